@@ -1,0 +1,103 @@
+// Command orchestrator is Slipway's one binary: it validates, renders and
+// applies site designs, and (as the project grows) serves the control and
+// introspection APIs and drives deployments.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes shared by every command.
+const (
+	exitOK      = 0
+	exitInvalid = 1 // the design has errors
+	exitUsage   = 2 // bad usage, unreadable files, state store problems
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// invalid is returned when a design has errors that were already printed.
+var errInvalid = &exitError{code: exitInvalid}
+
+func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// app holds what every command shares.
+type app struct {
+	stdout, stderr io.Writer
+	log            zerolog.Logger
+	logLevel       string
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command line and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(stderr, "error:", ee.err)
+		}
+		return ee.code
+	}
+	// cobra's own errors: unknown command or flag, wrong argument count.
+	fmt.Fprintln(stderr, "error:", err)
+	fmt.Fprintln(stderr, "run 'orchestrator --help' for usage")
+	return exitUsage
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "orchestrator",
+		Short:         "Slipway: inventory-driven bare-metal orchestration",
+		Long:          "Slipway ingests a site design kept in YAML, validates it whole, stores it, and drives servers through IPMI, MAAS and network drivers.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			lvl, err := zerolog.ParseLevel(a.logLevel)
+			if err != nil {
+				return usageErr(fmt.Errorf("--log-level %q: use debug, info, warn or error", a.logLevel))
+			}
+			a.log = zerolog.New(zerolog.ConsoleWriter{Out: a.stderr, NoColor: true, TimeFormat: "15:04:05"}).
+				Level(lvl).With().Timestamp().Logger()
+			return nil
+		},
+	}
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	root.AddCommand(a.validateCmd(), a.renderCmd(), a.applyCmd(), a.designsCmd(), a.diffCmd(), a.genSiteCmd(), a.demoCmd())
+	return root
+}

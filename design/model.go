@@ -1,0 +1,391 @@
+package design
+
+// APIVersion is the only apiVersion of site documents this build reads.
+const APIVersion = "slipway/v1"
+
+// The document kinds.
+const (
+	KindSite            = "Site"
+	KindNetwork         = "Network"
+	KindNetworkLink     = "NetworkLink"
+	KindHardwareProfile = "HardwareProfile"
+	KindHostProfile     = "HostProfile"
+	KindNode            = "Node"
+	KindBootAction      = "BootAction"
+)
+
+// Kinds lists the document kinds in the order they are reported.
+var Kinds = []string{KindSite, KindNetwork, KindNetworkLink, KindHardwareProfile, KindHostProfile, KindNode, KindBootAction}
+
+// Design is a fully resolved, validated site. Host profiles are resolved
+// along their chains; nodes carry their profile chain and hardware profile.
+type Design struct {
+	Site             *Site                       `json:"site"`
+	Networks         map[string]*Network         `json:"networks"`
+	NetworkLinks     map[string]*NetworkLink     `json:"networkLinks"`
+	HardwareProfiles map[string]*HardwareProfile `json:"hardwareProfiles"`
+	HostProfiles     map[string]*HostProfile     `json:"hostProfiles"`
+	Nodes            map[string]*Node            `json:"nodes"`
+	BootActions      map[string]*BootAction      `json:"bootActions"`
+}
+
+// ObjectMeta is the metadata of every document.
+type ObjectMeta struct {
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels,omitempty"`
+	// Pos is where the document starts (the first layer that defined it).
+	Pos Pos `json:"-"`
+}
+
+// Site is the one Site document.
+type Site struct {
+	Metadata ObjectMeta `json:"metadata"`
+	Spec     SiteSpec   `json:"spec"`
+}
+
+// SiteSpec holds site-wide settings.
+type SiteSpec struct {
+	Domain        string              `json:"domain,omitempty"`
+	DNS           DNSConfig           `json:"dns,omitzero"`
+	NTP           NTPConfig           `json:"ntp,omitzero"`
+	SSHKeys       []string            `json:"sshKeys,omitempty"`
+	Drivers       DriverNames         `json:"drivers"`
+	MAAS          MAASConfig          `json:"maas,omitzero"`
+	Introspection IntrospectionConfig `json:"introspection,omitzero"`
+	Defaults      SiteDefaults        `json:"defaults,omitzero"`
+}
+
+// DNSConfig names DNS servers and search domains.
+type DNSConfig struct {
+	Servers []string `json:"servers,omitempty"`
+	Search  []string `json:"search,omitempty"`
+}
+
+// NTPConfig names NTP servers.
+type NTPConfig struct {
+	Servers []string `json:"servers,omitempty"`
+}
+
+// DriverNames selects the driver of each kind.
+type DriverNames struct {
+	Server  string `json:"server"`
+	OOB     string `json:"oob"`
+	Network string `json:"network"`
+}
+
+// MAASConfig tells how to reach MAAS. APIKey is a secret reference.
+type MAASConfig struct {
+	URL    string `json:"url,omitempty"`
+	APIKey string `json:"apiKey,omitempty"`
+	Pos    Pos    `json:"-" pos:"apiKey"`
+}
+
+// IntrospectionConfig is the base URL nodes use to reach the introspection API.
+type IntrospectionConfig struct {
+	URL string `json:"url,omitempty"`
+}
+
+// SiteDefaults apply to every node.
+type SiteDefaults struct {
+	Platform    Platform `json:"platform,omitzero"`
+	HostProfile string   `json:"hostProfile,omitempty"`
+}
+
+// Network is an L3 network.
+type Network struct {
+	Metadata ObjectMeta  `json:"metadata"`
+	Spec     NetworkSpec `json:"spec"`
+}
+
+// NetworkSpec describes one network.
+type NetworkSpec struct {
+	CIDR    string         `json:"cidr" required:"true"`
+	VLAN    int            `json:"vlan,omitempty"`
+	MTU     int            `json:"mtu"`
+	Gateway string         `json:"gateway,omitempty"`
+	DNS     NetworkDNS     `json:"dns,omitzero"`
+	Ranges  []AddressRange `json:"ranges,omitempty"`
+	Routes  []Route        `json:"routes,omitempty"`
+
+	Pos        Pos `json:"-"`
+	CIDRPos    Pos `json:"-" pos:"cidr"`
+	VLANPos    Pos `json:"-" pos:"vlan"`
+	MTUPos     Pos `json:"-" pos:"mtu"`
+	GatewayPos Pos `json:"-" pos:"gateway"`
+}
+
+// NetworkDNS is per-network DNS, used when the network is a node's primary one.
+type NetworkDNS struct {
+	Domain  string   `json:"domain,omitempty"`
+	Servers []string `json:"servers,omitempty"`
+}
+
+// AddressRange is a range of addresses reserved for a purpose.
+type AddressRange struct {
+	Type  string `json:"type" enum:"static|dhcp|reserved" required:"true"`
+	Start string `json:"start" required:"true"`
+	End   string `json:"end" required:"true"`
+	Pos   Pos    `json:"-"`
+}
+
+// Route is a static route.
+type Route struct {
+	To     string `json:"to" required:"true"`
+	Via    string `json:"via" required:"true"`
+	Metric int    `json:"metric,omitempty"`
+	Pos    Pos    `json:"-"`
+}
+
+// NetworkLink is a physical link or bond and the networks it carries.
+type NetworkLink struct {
+	Metadata ObjectMeta      `json:"metadata"`
+	Spec     NetworkLinkSpec `json:"spec"`
+}
+
+// NetworkLinkSpec describes a link.
+type NetworkLinkSpec struct {
+	Bonding         Bonding  `json:"bonding"`
+	MTU             int      `json:"mtu"`
+	Trunking        Trunking `json:"trunking"`
+	AllowedNetworks []string `json:"allowedNetworks,omitempty"`
+
+	Pos                Pos `json:"-"`
+	MTUPos             Pos `json:"-" pos:"mtu"`
+	AllowedNetworksPos Pos `json:"-" pos:"allowedNetworks"`
+}
+
+// Bonding configures a bond.
+type Bonding struct {
+	Mode      string `json:"mode" enum:"disabled|802.3ad|active-backup|balance-rr"`
+	Hash      string `json:"hash,omitempty"`
+	LACPRate  string `json:"lacpRate,omitempty" enum:"fast|slow"`
+	MIIMon    int    `json:"miimon,omitempty"`
+	UpDelay   int    `json:"updelay,omitempty"`
+	DownDelay int    `json:"downdelay,omitempty"`
+	Pos       Pos    `json:"-"`
+}
+
+// Trunking configures 802.1q tagging.
+type Trunking struct {
+	Mode          string `json:"mode" enum:"disabled|802.1q"`
+	NativeNetwork string `json:"nativeNetwork,omitempty"`
+	Pos           Pos    `json:"-"`
+}
+
+// HardwareProfile is a hardware definition.
+type HardwareProfile struct {
+	Metadata ObjectMeta          `json:"metadata"`
+	Spec     HardwareProfileSpec `json:"spec"`
+}
+
+// HardwareProfileSpec tells how to reach, boot and name a model of server.
+type HardwareProfileSpec struct {
+	Vendor        string                 `json:"vendor,omitempty"`
+	Model         string                 `json:"model,omitempty"`
+	BootMode      string                 `json:"bootMode" enum:"uefi|bios"`
+	OOB           HardwareOOB            `json:"oob"`
+	PXE           PXEConfig              `json:"pxe"`
+	DeviceAliases map[string]DeviceAlias `json:"deviceAliases,omitempty"`
+	Pos           Pos                    `json:"-"`
+}
+
+// HardwareOOB is the out-of-band access method of a hardware model.
+type HardwareOOB struct {
+	Type        string `json:"type"`
+	Protocol    string `json:"protocol" enum:"lanplus|lan"`
+	Port        int    `json:"port"`
+	CipherSuite int    `json:"cipherSuite"`
+	Privilege   string `json:"privilege" enum:"administrator|operator"`
+}
+
+// PXEConfig tells which device PXE boots.
+type PXEConfig struct {
+	Interface  string `json:"interface,omitempty"`
+	Persistent bool   `json:"persistent"`
+	Pos        Pos    `json:"-" pos:"interface"`
+}
+
+// DeviceAlias is a stable name for a NIC or disk.
+type DeviceAlias struct {
+	Bus     string `json:"bus" enum:"pci|scsi|nvme" required:"true"`
+	Address string `json:"address" required:"true"`
+	Pos     Pos    `json:"-"`
+}
+
+// HostProfile is a named set of host settings, possibly with a parent.
+type HostProfile struct {
+	Metadata ObjectMeta      `json:"metadata"`
+	Spec     HostProfileSpec `json:"spec"`
+}
+
+// HostProfileSpec is a host profile; after resolution its Parent is the
+// profile it was resolved from and HostSpec holds the whole chain's values.
+type HostProfileSpec struct {
+	Parent string `json:"parent,omitempty"`
+	HostSpec
+	OOB       HostOOB `json:"oob,omitzero"`
+	ParentPos Pos     `json:"-" pos:"parent"`
+}
+
+// HostSpec holds the fields shared by host profiles and nodes.
+type HostSpec struct {
+	HardwareProfile string               `json:"hardwareProfile,omitempty"`
+	PrimaryNetwork  string               `json:"primaryNetwork,omitempty"`
+	Interfaces      map[string]Interface `json:"interfaces,omitempty"`
+	Storage         Storage              `json:"storage,omitzero"`
+	Platform        Platform             `json:"platform,omitzero"`
+	Tags            []string             `json:"tags,omitempty"`
+	OwnerData       map[string]string    `json:"ownerData,omitempty"`
+
+	Pos                Pos `json:"-"`
+	HardwareProfilePos Pos `json:"-" pos:"hardwareProfile"`
+	PrimaryNetworkPos  Pos `json:"-" pos:"primaryNetwork"`
+	OwnerDataPos       Pos `json:"-" pos:"ownerData"`
+}
+
+// HostOOB is the out-of-band part a host profile may set.
+type HostOOB struct {
+	Credentials *Credentials `json:"credentials,omitempty"`
+}
+
+// Credentials are BMC credentials. Password is a secret reference.
+type Credentials struct {
+	Username string `json:"username,omitempty" required:"true"`
+	Password string `json:"password,omitempty" required:"true"`
+	Pos      Pos    `json:"-" pos:"password"`
+}
+
+// Interface is one host interface: a link, its devices and its networks.
+type Interface struct {
+	Link     string   `json:"link" required:"true"`
+	Devices  []string `json:"devices,omitempty"`
+	Networks []string `json:"networks,omitempty"`
+	Pos      Pos      `json:"-"`
+}
+
+// Storage is a host's disk layout.
+type Storage struct {
+	Devices      map[string]StorageDevice `json:"devices,omitempty"`
+	VolumeGroups map[string]VolumeGroup   `json:"volumeGroups,omitempty"`
+}
+
+// StorageDevice is a disk: either partitioned or a whole-disk LVM PV.
+type StorageDevice struct {
+	Partitions  map[string]Partition `json:"partitions,omitempty"`
+	VolumeGroup string               `json:"volumeGroup,omitempty"`
+	Pos         Pos                  `json:"-"`
+}
+
+// Partition is one partition of a device.
+type Partition struct {
+	Size        string      `json:"size,omitempty" required:"true"`
+	Bootable    bool        `json:"bootable,omitempty"`
+	Filesystem  *Filesystem `json:"filesystem,omitempty"`
+	VolumeGroup string      `json:"volumeGroup,omitempty"`
+	Pos         Pos         `json:"-"`
+	SizePos     Pos         `json:"-" pos:"size"`
+}
+
+// Filesystem formats and mounts a partition or logical volume.
+type Filesystem struct {
+	FSType     string `json:"fstype,omitempty"`
+	Mountpoint string `json:"mountpoint,omitempty"`
+	Options    string `json:"options,omitempty"`
+	Label      string `json:"label,omitempty"`
+	Pos        Pos    `json:"-" pos:"mountpoint"`
+}
+
+// VolumeGroup is an LVM volume group.
+type VolumeGroup struct {
+	LogicalVolumes map[string]LogicalVolume `json:"logicalVolumes,omitempty"`
+	Pos            Pos                      `json:"-"`
+}
+
+// LogicalVolume is an LVM logical volume.
+type LogicalVolume struct {
+	Size       string      `json:"size,omitempty" required:"true"`
+	Filesystem *Filesystem `json:"filesystem,omitempty"`
+	Pos        Pos         `json:"-"`
+	SizePos    Pos         `json:"-" pos:"size"`
+}
+
+// Platform selects the OS image and kernel.
+type Platform struct {
+	Image        string            `json:"image,omitempty"`
+	Kernel       string            `json:"kernel,omitempty"`
+	KernelParams map[string]string `json:"kernelParams,omitempty"`
+}
+
+// Node is one server, resolved over its host profile chain.
+type Node struct {
+	Metadata ObjectMeta `json:"metadata"`
+	Spec     NodeSpec   `json:"spec"`
+	// Chain is the host profile chain, root ancestor first.
+	Chain []string `json:"-"`
+}
+
+// NodeSpec is a node's resolved spec.
+type NodeSpec struct {
+	HostProfile string `json:"hostProfile"`
+	HostSpec
+	OOB        NodeOOB   `json:"oob,omitzero"`
+	Addressing []Address `json:"addressing"`
+	BootMAC    string    `json:"bootMac,omitempty"`
+	Rack       string    `json:"rack,omitempty"`
+	// Hardware is the node's hardware profile, attached after resolution.
+	Hardware *HardwareProfileSpec `json:"hardware,omitempty" design:"computed"`
+
+	HostProfilePos Pos `json:"-" pos:"hostProfile"`
+	BootMACPos     Pos `json:"-" pos:"bootMac"`
+	AddressingPos  Pos `json:"-" pos:"addressing"`
+}
+
+// NodeOOB is a node's BMC.
+type NodeOOB struct {
+	Address     string       `json:"address,omitempty"`
+	Port        int          `json:"port,omitempty"`
+	Credentials *Credentials `json:"credentials,omitempty"`
+	Pos         Pos          `json:"-"`
+	AddressPos  Pos          `json:"-" pos:"address"`
+}
+
+// Address is a node's address on one network: an IP or "dhcp".
+type Address struct {
+	Network string `json:"network" required:"true"`
+	Address string `json:"address" required:"true"`
+	Pos     Pos    `json:"-"`
+}
+
+// BootAction delivers assets to nodes during bootstrap.
+type BootAction struct {
+	Metadata ObjectMeta     `json:"metadata"`
+	Spec     BootActionSpec `json:"spec"`
+}
+
+// BootActionSpec selects nodes and lists the assets.
+type BootActionSpec struct {
+	NodeFilter *NodeFilter `json:"nodeFilter,omitempty"`
+	Signaling  bool        `json:"signaling"`
+	Assets     []Asset     `json:"assets,omitempty"`
+	Pos        Pos         `json:"-"`
+}
+
+// NodeFilter selects nodes; every given criterion must match.
+type NodeFilter struct {
+	Names  []string          `json:"names,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+	Tags   []string          `json:"tags,omitempty"`
+	Racks  []string          `json:"racks,omitempty"`
+	Pos    Pos               `json:"-"`
+}
+
+// Asset is one file, unit or package list delivered to a node.
+type Asset struct {
+	Path        string `json:"path" required:"true"`
+	Type        string `json:"type" enum:"file|unit|pkgList" required:"true"`
+	Permissions string `json:"permissions,omitempty"`
+	Data        string `json:"data,omitempty"`
+	Template    string `json:"template,omitempty"`
+	Pos         Pos    `json:"-"`
+	TemplatePos Pos    `json:"-" pos:"template"`
+}

@@ -1,0 +1,53 @@
+package design
+
+import (
+	"fmt"
+	"path"
+	"text/template"
+)
+
+// bootActions checks every boot action and returns the nodes they target.
+func (v *validator) bootActions() map[string]bool {
+	targeted := map[string]bool{}
+	for _, an := range sortedNames(v.d.BootActions) {
+		a := v.d.BootActions[an]
+		s := &a.Spec
+		for i, as := range s.Assets {
+			what := fmt.Sprintf("assets[%d]", i)
+			switch {
+			case as.Data == "" && as.Template == "":
+				v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s has neither data nor template; give it one", what)
+			case as.Data != "" && as.Template != "":
+				v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s has both data and template; keep one", what)
+			}
+			if as.Template != "" {
+				if _, err := template.New(what).Option("missingkey=error").Parse(as.Template); err != nil {
+					pos := as.TemplatePos
+					if !pos.IsSet() {
+						pos = as.Pos
+					}
+					v.r.errorf(RuleBootAction, KindBootAction, an, pos, "%s: template does not parse: %v", what, err)
+				}
+			}
+			if as.Path != "" && (!path.IsAbs(as.Path) || path.Clean(as.Path) != as.Path) {
+				v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s: path %q must be absolute and clean, like /etc/motd", what, as.Path)
+			}
+			if as.Permissions != "" && !permsRE.MatchString(as.Permissions) {
+				v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s: permissions %q must be octal, like \"0644\"", what, as.Permissions)
+			}
+		}
+		if f := s.NodeFilter; f != nil {
+			for _, n := range f.Names {
+				if v.d.Nodes[n] == nil {
+					v.r.warnf(RuleReference, KindBootAction, an, f.Pos, "nodeFilter names node %q, which does not exist", n)
+				}
+			}
+		}
+		for name, n := range v.d.Nodes {
+			if !targeted[name] && s.NodeFilter.Matches(n) {
+				targeted[name] = true
+			}
+		}
+	}
+	return targeted
+}

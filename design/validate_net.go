@@ -1,0 +1,169 @@
+package design
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+func (v *validator) network(n *Network) {
+	name, s := n.Metadata.Name, &n.Spec
+	ni := &netInfo{}
+	v.nets[name] = ni
+	if s.CIDR != "" {
+		p, err := netip.ParsePrefix(s.CIDR)
+		switch {
+		case err != nil:
+			v.r.errorf(RuleCIDR, KindNetwork, name, s.CIDRPos, "cidr %q does not parse: write an address and prefix length, like 10.20.0.0/24", s.CIDR)
+		case p.Masked() != p:
+			v.r.errorf(RuleCIDR, KindNetwork, name, s.CIDRPos, "cidr %q has host bits set; did you mean %s?", s.CIDR, p.Masked())
+		default:
+			ni.prefix, ni.ok = p, true
+		}
+	}
+	if s.VLANPos.IsSet() && (s.VLAN < 1 || s.VLAN > 4094) {
+		v.r.errorf(RuleVLAN, KindNetwork, name, s.VLANPos, "vlan %d is outside 1..4094; remove it for an untagged network", s.VLAN)
+	}
+	checkMTU(v.r, KindNetwork, name, s.MTUPos, s.MTU)
+	if s.Gateway != "" {
+		if a, ok := v.inNetwork(KindNetwork, name, name, s.GatewayPos, "gateway", s.Gateway); ok {
+			v.useStatic(a, addrUse{KindNetwork, name, s.GatewayPos}, "gateway")
+		}
+	}
+	for i, a := range s.DNS.Servers {
+		if _, err := netip.ParseAddr(a); err != nil {
+			v.r.errorf(RuleSchema, KindNetwork, name, s.Pos, "dns.servers[%d] %q is not an IP address", i, a)
+		}
+	}
+	for i, rg := range s.Ranges {
+		what := fmt.Sprintf("ranges[%d]", i)
+		start, ok1 := v.inNetwork(KindNetwork, name, name, rg.Pos, what+".start", rg.Start)
+		end, ok2 := v.inNetwork(KindNetwork, name, name, rg.Pos, what+".end", rg.End)
+		if !ok1 || !ok2 {
+			continue
+		}
+		if end.Less(start) {
+			v.r.errorf(RuleIPRange, KindNetwork, name, rg.Pos, "%s starts at %s after its end %s; swap them", what, start, end)
+			continue
+		}
+		for _, o := range ni.ranges {
+			if !end.Less(o.start) && !o.end.Less(start) {
+				v.r.errorf(RuleIPRange, KindNetwork, name, rg.Pos, "%s %s-%s overlaps the %s range %s-%s at %s", what, start, end, o.typ, o.start, o.end, o.pos)
+			}
+		}
+		ni.ranges = append(ni.ranges, parsedRange{typ: rg.Type, start: start, end: end, pos: rg.Pos})
+	}
+	for i, rt := range s.Routes {
+		if _, err := netip.ParsePrefix(rt.To); err != nil {
+			v.r.errorf(RuleCIDR, KindNetwork, name, rt.Pos, "routes[%d].to %q is not a CIDR like 10.30.0.0/16", i, rt.To)
+		} else if p, _ := netip.ParsePrefix(rt.To); p.Masked() != p {
+			v.r.errorf(RuleCIDR, KindNetwork, name, rt.Pos, "routes[%d].to %q has host bits set; did you mean %s?", i, rt.To, p.Masked())
+		}
+		v.inNetwork(KindNetwork, name, name, rt.Pos, fmt.Sprintf("routes[%d].via", i), rt.Via)
+	}
+}
+
+func checkMTU(r *report, kind, name string, pos Pos, mtu int) {
+	if mtu < 1280 || mtu > 9216 {
+		r.errorf(RuleMTU, kind, name, pos, "mtu %d is outside 1280..9216", mtu)
+	}
+}
+
+// inNetwork parses an address that must lie inside network netName.
+func (v *validator) inNetwork(kind, name, netName string, pos Pos, what, s string) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		v.r.errorf(RuleSchema, kind, name, pos, "%s %q is not an IP address", what, s)
+		return netip.Addr{}, false
+	}
+	ni := v.nets[netName]
+	if ni != nil && ni.ok && !ni.prefix.Contains(a) {
+		v.r.errorf(RuleIPInNetwork, kind, name, pos, "%s %s is outside network %s (%s)", what, a, netName, ni.prefix)
+	}
+	return a, true
+}
+
+func (v *validator) link(l *NetworkLink) {
+	name, s := l.Metadata.Name, &l.Spec
+	checkMTU(v.r, KindNetworkLink, name, s.MTUPos, s.MTU)
+	vlans := map[int]string{}
+	untagged := 0
+	for _, nn := range s.AllowedNetworks {
+		n := v.d.Networks[nn]
+		if n == nil {
+			v.r.errorf(RuleReference, KindNetworkLink, name, s.AllowedNetworksPos, "allowedNetworks names Network %q, which does not exist", nn)
+			continue
+		}
+		v.carriers[nn] = append(v.carriers[nn], name)
+		if n.Spec.VLAN == 0 {
+			untagged++
+			if s.Trunking.Mode == "802.1q" && nn != s.Trunking.NativeNetwork {
+				v.r.errorf(RuleTrunking, KindNetworkLink, name, s.AllowedNetworksPos, "network %q has no vlan; on an 802.1q trunk only the nativeNetwork may be untagged", nn)
+			}
+		} else if other, dup := vlans[n.Spec.VLAN]; dup {
+			v.r.errorf(RuleVLAN, KindNetworkLink, name, s.AllowedNetworksPos, "networks %q and %q share VLAN %d on this link; give each its own VLAN", other, nn, n.Spec.VLAN)
+		} else {
+			vlans[n.Spec.VLAN] = nn
+		}
+		if n.Spec.MTU > s.MTU {
+			v.r.errorf(RuleMTU, KindNetwork, nn, n.Spec.MTUPos, "mtu %d is larger than the mtu %d of NetworkLink %q that carries it", n.Spec.MTU, s.MTU, name)
+		}
+	}
+	t := s.Trunking
+	switch {
+	case t.Mode != "802.1q" && len(s.AllowedNetworks) > 1:
+		v.r.errorf(RuleTrunking, KindNetworkLink, name, s.AllowedNetworksPos, "the link carries %d networks (%s) without trunking; set trunking.mode: 802.1q or carry one network", len(s.AllowedNetworks), strings.Join(s.AllowedNetworks, ", "))
+	case t.Mode != "802.1q" && t.NativeNetwork != "":
+		v.r.errorf(RuleTrunking, KindNetworkLink, name, t.Pos, "trunking.nativeNetwork is set but trunking.mode is %s; set mode: 802.1q or remove it", t.Mode)
+	case t.NativeNetwork != "" && !contains(s.AllowedNetworks, t.NativeNetwork):
+		v.r.errorf(RuleTrunking, KindNetworkLink, name, t.Pos, "trunking.nativeNetwork %q is not in allowedNetworks; add it there", t.NativeNetwork)
+	}
+	b := s.Bonding
+	if b.Mode == "disabled" {
+		var set []string
+		for _, o := range []struct {
+			n  string
+			on bool
+		}{{"hash", b.Hash != ""}, {"lacpRate", b.LACPRate != ""}, {"miimon", b.MIIMon != 0}, {"updelay", b.UpDelay != 0}, {"downdelay", b.DownDelay != 0}} {
+			if o.on {
+				set = append(set, o.n)
+			}
+		}
+		if len(set) > 0 {
+			v.r.errorf(RuleBonding, KindNetworkLink, name, b.Pos, "bonding options %s need a bonding.mode (802.3ad, active-backup or balance-rr)", strings.Join(set, ", "))
+		}
+		return
+	}
+	if b.LACPRate != "" && b.Mode != "802.3ad" {
+		v.r.errorf(RuleBonding, KindNetworkLink, name, b.Pos, "lacpRate applies only to mode 802.3ad, not %s", b.Mode)
+	}
+	if b.Mode == "802.3ad" {
+		if b.UpDelay != 0 && b.UpDelay < b.MIIMon {
+			v.r.errorf(RuleBonding, KindNetworkLink, name, b.Pos, "updelay %d ms is shorter than miimon %d ms; make it at least miimon", b.UpDelay, b.MIIMon)
+		}
+		if b.DownDelay != 0 && b.DownDelay < b.MIIMon {
+			v.r.errorf(RuleBonding, KindNetworkLink, name, b.Pos, "downdelay %d ms is shorter than miimon %d ms; make it at least miimon", b.DownDelay, b.MIIMon)
+		}
+	}
+}
+
+func (v *validator) hardware(h *HardwareProfile) {
+	name, s := h.Metadata.Name, &h.Spec
+	if s.PXE.Interface != "" {
+		if _, ok := s.DeviceAliases[s.PXE.Interface]; !ok {
+			v.r.errorf(RuleReference, KindHardwareProfile, name, s.PXE.Pos, "pxe.interface %q is not one of this profile's deviceAliases", s.PXE.Interface)
+		}
+	}
+	if s.OOB.Port < 1 || s.OOB.Port > 65535 {
+		v.r.errorf(RuleOOB, KindHardwareProfile, name, s.Pos, "oob.port %d is not a TCP/UDP port (1..65535)", s.OOB.Port)
+	}
+	if s.OOB.CipherSuite <= 0 || s.OOB.CipherSuite > 17 {
+		v.r.errorf(RuleOOB, KindHardwareProfile, name, s.Pos, "oob.cipherSuite %d is not usable: 0 authenticates nothing and IPMI defines 1..17; use 3 or 17", s.OOB.CipherSuite)
+	}
+	for _, alias := range sortedNames(s.DeviceAliases) {
+		da := s.DeviceAliases[alias]
+		if da.Bus == "pci" && da.Address != "" && !pciAddrRE.MatchString(da.Address) {
+			v.r.errorf(RuleSchema, KindHardwareProfile, name, da.Pos, "deviceAliases.%s: pci address %q must look like 0000:3b:00.0", alias, da.Address)
+		}
+	}
+}

@@ -1,0 +1,37 @@
+// Package bolt is a [statestore.Store] kept in a single bbolt file
+// (go.etcd.io/bbolt).
+//
+// Only one process can have the file open: [Open] takes an exclusive lock
+// and fails after [Options.Timeout] if another process (typically a running
+// `orchestrator serve`) holds it.
+//
+// The file is created with mode 0600, its parent directory (if missing)
+// with mode 0700. Each Store method runs in a single bbolt transaction.
+//
+// # Layout
+//
+// All keys and values are bytes as described; JSON is encoded with
+// encoding/json, times as RFC 3339 with nanoseconds, in UTC.
+//
+//	bucket "meta"
+//	    key "schema_version"  value: decimal ASCII, currently "1".
+//	                          Written when the file is created. Open refuses
+//	                          a file whose version is newer than it knows.
+//	bucket "revisions"
+//	    key: revision ID (64 lowercase hex characters, ASCII)
+//	    value: JSON object
+//	        {"id": string, "created": time, "roots": [string] or null,
+//	         "git_commit": string, "git_dirty": bool,
+//	         "counts": {kind: int} or null}
+//	bucket "revision_designs"
+//	    key: revision ID, as in "revisions"
+//	    value: the revision's Design bytes, gzip-compressed (level BestSpeed)
+//	bucket "history"
+//	    key: 8-byte big-endian uint64 from the bucket's NextSequence
+//	         (1, 2, 3, ...), so key order is apply order
+//	    value: JSON object {"id": string, "applied": time}
+//
+// A revision is written once, when its content is first applied, and never
+// changed afterwards. The current revision is the one named by the last
+// entry of "history".
+package bolt
