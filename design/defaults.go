@@ -6,8 +6,8 @@ package design
 
 var defaultPos = Pos{File: "(default)"}
 
-func dStr(s string) *Value { return NewScalar(TagStr, s, defaultPos) }
-func dInt(n string) *Value { return NewScalar(TagInt, n, defaultPos) }
+func dStr(s string) *Value  { return NewScalar(TagStr, s, defaultPos) }
+func dInt(n string) *Value  { return NewScalar(TagInt, n, defaultPos) }
 func dBool(b string) *Value { return NewScalar(TagBool, b, defaultPos) }
 
 // dMap builds a mapping from key, value pairs.

@@ -97,8 +97,8 @@ func (fs Findings) Sort() {
 type report struct {
 	scratch []Finding // the decoder's sink, flushed into list
 	list    Findings
-	seen map[findingKey]int // index into list
-	dups map[int]int
+	seen    map[findingKey]int // index into list
+	dups    map[int]int
 }
 
 type findingKey struct {

@@ -187,7 +187,7 @@ type builder struct {
 	d    *Design
 	// nodeBase is the tree every host profile chain starts from (site defaults).
 	nodeBase *Value
-	resolved map[string]*Value // host profile name -> resolved document
+	resolved map[string]*Value   // host profile name -> resolved document
 	chains   map[string][]string // host profile name -> chain, root first
 }
 
