@@ -99,12 +99,33 @@ func (d *decoder) report(pos Pos, format string, args ...any) {
 	})
 }
 
-// decodeInto decodes v into the value pointed to by out.
-func (d *decoder) decodeInto(v *Value, out any, path string) {
-	d.decode(v, reflect.ValueOf(out).Elem(), path, nil)
+// path is where the decoder is, built as a chain and spelled out only when
+// a finding needs it.
+type pathT struct {
+	parent *pathT
+	key    string
+	index  int // for list items, with key ""
 }
 
-func (d *decoder) decode(v *Value, rv reflect.Value, path string, fi *fieldInfo) {
+func (p *pathT) String() string {
+	if p == nil {
+		return ""
+	}
+	if p.key == "" {
+		return fmt.Sprintf("%s[%d]", p.parent, p.index)
+	}
+	if p.parent == nil {
+		return p.key
+	}
+	return p.parent.String() + "." + p.key
+}
+
+// decodeInto decodes v into the value pointed to by out.
+func (d *decoder) decodeInto(v *Value, out any, root string) {
+	d.decode(v, reflect.ValueOf(out).Elem(), &pathT{key: root}, nil)
+}
+
+func (d *decoder) decode(v *Value, rv reflect.Value, path *pathT, fi *fieldInfo) {
 	if v == nil || v.Kind == NullValue {
 		return // absent, or a removal that resolution acts on
 	}
@@ -143,7 +164,7 @@ func (d *decoder) decode(v *Value, rv reflect.Value, path string, fi *fieldInfo)
 		}
 		s := reflect.MakeSlice(rv.Type(), len(v.Items), len(v.Items))
 		for i, it := range v.Items {
-			d.decode(it, s.Index(i), fmt.Sprintf("%s[%d]", path, i), nil)
+			d.decode(it, s.Index(i), &pathT{parent: path, index: i}, nil)
 		}
 		rv.Set(s)
 	case reflect.Map:
@@ -158,7 +179,7 @@ func (d *decoder) decode(v *Value, rv reflect.Value, path string, fi *fieldInfo)
 				continue
 			}
 			ev := reflect.New(et).Elem()
-			d.decode(e.Value, ev, path+"."+e.Key, nil)
+			d.decode(e.Value, ev, &pathT{parent: path, key: e.Key}, nil)
 			m.SetMapIndex(reflect.ValueOf(e.Key), ev)
 		}
 		rv.Set(m)
@@ -173,7 +194,7 @@ func (d *decoder) decode(v *Value, rv reflect.Value, path string, fi *fieldInfo)
 	}
 }
 
-func (d *decoder) decodeStruct(v *Value, rv reflect.Value, path string) {
+func (d *decoder) decodeStruct(v *Value, rv reflect.Value, path *pathT) {
 	if v.Kind != MapValue {
 		d.errorf(v.Pos, "%s must be a mapping, not %s", path, describe(v))
 		return
@@ -195,7 +216,7 @@ func (d *decoder) decodeStruct(v *Value, rv reflect.Value, path string) {
 			d.errorf(e.KeyPos, "unknown field %q in %s (known fields: %s)", e.Key, path, strings.Join(si.names, ", "))
 			continue
 		}
-		d.decode(e.Value, rv.FieldByIndex(fi.index), path+"."+e.Key, fi)
+		d.decode(e.Value, rv.FieldByIndex(fi.index), &pathT{parent: path, key: e.Key}, fi)
 		if pi, ok := si.keyPos[e.Key]; ok {
 			rv.FieldByIndex(pi).Set(reflect.ValueOf(e.Value.Pos))
 		}

@@ -57,12 +57,27 @@ func ParseFile(name string, data []byte, root int) ([]design.Source, []design.Fi
 	return out, findings
 }
 
+// parserProblems are the yaml.v3 parser's (not scanner's) messages: for
+// those yaml.v3 prints a 0-based line number (and none for the first line),
+// so one is added.
+var parserProblems = []string{
+	"did not find expected <", "did not find expected node content", "did not find expected key",
+	"did not find expected '-' indicator", "did not find expected ',' or", "found undefined tag handle",
+	"found incompatible YAML document", "found duplicate %", "did not find expected <document start>",
+}
+
 func syntaxFinding(name string, err error) design.Finding {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
-	if m := lineRE.FindStringSubmatch(msg); m != nil {
+	if m := lineRE.FindStringSubmatch(msg); m != nil && strings.HasPrefix(msg, m[0]) {
 		line, _ = strconv.Atoi(m[1])
 		msg = strings.TrimSpace(strings.Replace(msg, m[0]+":", "", 1))
+	}
+	for _, p := range parserProblems {
+		if strings.HasPrefix(msg, p) {
+			line++
+			break
+		}
 	}
 	return design.Finding{Rule: design.RuleSchema, Severity: design.SeverityError, File: name, Line: line,
 		Message: "malformed YAML: " + msg}

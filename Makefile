@@ -1,0 +1,42 @@
+# Slipway developer commands. `make help` lists them.
+GO       ?= go
+BIN      ?= bin/orchestrator
+FUZZTIME ?= 30s
+BENCH_NODES ?= 10000
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build the orchestrator binary into bin/
+	$(GO) build -o $(BIN) ./cmd/orchestrator
+
+.PHONY: test
+test: ## Run vet and every test (what CI runs)
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+.PHONY: lint
+lint: ## gofmt, go vet, and golangci-lint when it is installed
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@if command -v golangci-lint >/dev/null; then golangci-lint run ./...; else echo "golangci-lint not installed: skipped"; fi
+
+.PHONY: bench
+bench: build ## Benchmarks, then validate of a 10,000-node site measured as a whole process
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./...
+	scripts/bench-validate.sh $(BIN) $(BENCH_NODES)
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (default 30s)
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ingest/yaml
+	$(GO) test -run '^$$' -fuzz '^FuzzIngestResolve$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ingest/yaml
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSize$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./design
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSecretRef$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./design
+
+.PHONY: demo
+demo: build ## Run the end-to-end demo on the example site
+	$(BIN) demo --site examples/site-yaml
