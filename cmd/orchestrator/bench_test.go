@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/gensite"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
+	"github.com/slipway-dev/slipway/internal/gensite"
 	yamlv3 "gopkg.in/yaml.v3"
 )
 
