@@ -155,30 +155,24 @@ func Build(sources []Source) (*Design, Findings) {
 	}
 	b := &builder{r: r, objs: objs, d: d}
 	b.site()
-	for _, n := range sortedNames(objs[KindNetwork]) {
-		x := &Network{}
-		decodeObject(r, objs[KindNetwork][n], networkDefaults, &x.Metadata, &x.Spec)
-		d.Networks[n] = x
-	}
-	for _, n := range sortedNames(objs[KindNetworkLink]) {
-		x := &NetworkLink{}
-		decodeObject(r, objs[KindNetworkLink][n], linkDefaults, &x.Metadata, &x.Spec)
-		d.NetworkLinks[n] = x
-	}
-	for _, n := range sortedNames(objs[KindHardwareProfile]) {
-		x := &HardwareProfile{}
-		decodeObject(r, objs[KindHardwareProfile][n], hardwareDefaults, &x.Metadata, &x.Spec)
-		d.HardwareProfiles[n] = x
-	}
-	for _, n := range sortedNames(objs[KindBootAction]) {
-		x := &BootAction{}
-		decodeObject(r, objs[KindBootAction][n], bootActionDefaults, &x.Metadata, &x.Spec)
-		d.BootActions[n] = x
-	}
+	decodeKind(r, objs[KindNetwork], networkDefaults, d.Networks, func(x *Network) (*ObjectMeta, any) { return &x.Metadata, &x.Spec })
+	decodeKind(r, objs[KindNetworkLink], linkDefaults, d.NetworkLinks, func(x *NetworkLink) (*ObjectMeta, any) { return &x.Metadata, &x.Spec })
+	decodeKind(r, objs[KindHardwareProfile], hardwareDefaults, d.HardwareProfiles, func(x *HardwareProfile) (*ObjectMeta, any) { return &x.Metadata, &x.Spec })
+	decodeKind(r, objs[KindBootAction], bootActionDefaults, d.BootActions, func(x *BootAction) (*ObjectMeta, any) { return &x.Metadata, &x.Spec })
 	b.hostProfiles()
 	b.nodes()
 	validate(r, d)
 	return d, r.findings()
+}
+
+// decodeKind decodes every object of one kind into the design's map.
+func decodeKind[T any](r *report, objs map[string]*object, defaults *Value, into map[string]*T, parts func(*T) (*ObjectMeta, any)) {
+	for _, n := range sortedNames(objs) {
+		x := new(T)
+		meta, spec := parts(x)
+		decodeObject(r, objs[n], defaults, meta, spec)
+		into[n] = x
+	}
 }
 
 type builder struct {

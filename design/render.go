@@ -50,3 +50,6 @@ func (d *Design) Counts() map[string]int {
 	}
 	return c
 }
+
+// NodeNames returns the names of the design's nodes in order.
+func (d *Design) NodeNames() []string { return sortedNames(d.Nodes) }

@@ -105,7 +105,7 @@ func TestRenderGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nodes = sortedKeys(l.design.Nodes)
+			nodes = l.design.NodeNames()
 			for _, n := range nodes {
 				code, out, errs := cli(t, "render", "-o", "json", "--node", n, root)
 				if code != 0 {
