@@ -15,7 +15,10 @@ import (
 // position of its mapping and one with `pos:"key"` the position of that key's
 // value. Fields tagged `design:"computed"` are not read from sources.
 
-var posType = reflect.TypeOf(Pos{})
+var (
+	posType    = reflect.TypeOf(Pos{})
+	posMapType = reflect.TypeOf(map[string]Pos(nil))
+)
 
 type fieldInfo struct {
 	name     string
@@ -29,6 +32,9 @@ type structInfo struct {
 	names   []string // sorted, for messages
 	selfPos []int    // index of the untagged Pos field, or nil
 	keyPos  map[string][]int
+	// keysPos: fields of type map[string]Pos tagged `pos:"key.*"` receive
+	// the position of every entry of the mapping under key.
+	keysPos map[string][]int
 }
 
 var structCache sync.Map // reflect.Type -> *structInfo
@@ -37,7 +43,7 @@ func infoFor(t reflect.Type) *structInfo {
 	if si, ok := structCache.Load(t); ok {
 		return si.(*structInfo)
 	}
-	si := &structInfo{fields: map[string]*fieldInfo{}, keyPos: map[string][]int{}}
+	si := &structInfo{fields: map[string]*fieldInfo{}, keyPos: map[string][]int{}, keysPos: map[string][]int{}}
 	collectFields(t, nil, si)
 	for n := range si.fields {
 		si.names = append(si.names, n)
@@ -53,6 +59,10 @@ func collectFields(t reflect.Type, prefix []int, si *structInfo) {
 		idx := append(append([]int(nil), prefix...), i)
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
 			collectFields(f.Type, idx, si)
+			continue
+		}
+		if k, ok := f.Tag.Lookup("pos"); ok && f.Type == posMapType {
+			si.keysPos[strings.TrimSuffix(k, ".*")] = idx
 			continue
 		}
 		if f.Type == posType {
@@ -125,79 +135,88 @@ func (d *decoder) decodeInto(v *Value, out any, root string) {
 	d.decode(v, reflect.ValueOf(out).Elem(), &pathT{key: root}, nil)
 }
 
-func (d *decoder) decode(v *Value, rv reflect.Value, path *pathT, fi *fieldInfo) {
+// decode fills rv from v and reports whether v had the right shape.
+func (d *decoder) decode(v *Value, rv reflect.Value, path *pathT, fi *fieldInfo) bool {
 	if v == nil || v.Kind == NullValue {
-		return // absent, or a removal that resolution acts on
+		return true // absent, or a removal that resolution acts on
 	}
 	switch rv.Kind() {
 	case reflect.String:
 		if v.Kind != ScalarValue {
 			d.errorf(v.Pos, "%s must be a string, not a %s", path, v.Kind)
-			return
+			return false
 		}
 		if fi != nil && fi.enum != nil && !contains(fi.enum, v.Str) {
 			d.errorf(v.Pos, "%s: %q is not one of %s", path, v.Str, strings.Join(fi.enum, ", "))
 		}
 		rv.SetString(v.Str)
+		return !(fi != nil && fi.enum != nil && !contains(fi.enum, v.Str))
 	case reflect.Int:
 		if v.Kind != ScalarValue || v.Tag != TagInt {
 			d.errorf(v.Pos, "%s must be an integer, not %s", path, describe(v))
-			return
+			return false
 		}
 		n, err := strconv.ParseInt(strings.ReplaceAll(v.Str, "_", ""), 0, 64)
 		if err != nil {
 			d.errorf(v.Pos, "%s: %q is not a valid integer", path, v.Str)
-			return
+			return false
 		}
 		rv.SetInt(n)
+		return true
 	case reflect.Bool:
 		b, err := strconv.ParseBool(strings.ToLower(v.Str))
 		if v.Kind != ScalarValue || v.Tag != TagBool || err != nil {
 			d.errorf(v.Pos, "%s must be true or false, not %s", path, describe(v))
-			return
+			return false
 		}
 		rv.SetBool(b)
+		return true
 	case reflect.Slice:
 		if v.Kind != ListValue {
 			d.errorf(v.Pos, "%s must be a list, not %s", path, describe(v))
-			return
+			return false
 		}
 		s := reflect.MakeSlice(rv.Type(), len(v.Items), len(v.Items))
+		ok := true
 		for i, it := range v.Items {
-			d.decode(it, s.Index(i), &pathT{parent: path, index: i}, nil)
+			ok = d.decode(it, s.Index(i), &pathT{parent: path, index: i}, nil) && ok
 		}
 		rv.Set(s)
+		return ok
 	case reflect.Map:
 		if v.Kind != MapValue {
 			d.errorf(v.Pos, "%s must be a mapping, not %s", path, describe(v))
-			return
+			return false
 		}
 		m := reflect.MakeMapWithSize(rv.Type(), len(v.Entries))
 		et := rv.Type().Elem()
+		ok := true
 		for _, e := range v.Entries {
 			if e.Value.Kind == NullValue {
 				continue
 			}
 			ev := reflect.New(et).Elem()
-			d.decode(e.Value, ev, &pathT{parent: path, key: e.Key}, nil)
+			ok = d.decode(e.Value, ev, &pathT{parent: path, key: e.Key}, nil) && ok
 			m.SetMapIndex(reflect.ValueOf(e.Key), ev)
 		}
 		rv.Set(m)
+		return ok
 	case reflect.Pointer:
 		p := reflect.New(rv.Type().Elem())
-		d.decode(v, p.Elem(), path, fi)
+		ok := d.decode(v, p.Elem(), path, fi)
 		rv.Set(p)
+		return ok
 	case reflect.Struct:
-		d.decodeStruct(v, rv, path)
+		return d.decodeStruct(v, rv, path)
 	default:
 		panic("design: decoder cannot fill " + rv.Type().String())
 	}
 }
 
-func (d *decoder) decodeStruct(v *Value, rv reflect.Value, path *pathT) {
+func (d *decoder) decodeStruct(v *Value, rv reflect.Value, path *pathT) bool {
 	if v.Kind != MapValue {
 		d.errorf(v.Pos, "%s must be a mapping, not %s", path, describe(v))
-		return
+		return false
 	}
 	si := infoFor(rv.Type())
 	if si.selfPos != nil {
@@ -210,17 +229,30 @@ func (d *decoder) decodeStruct(v *Value, rv reflect.Value, path *pathT) {
 			}
 		}
 	}
+	ok := true
 	for _, e := range v.Entries {
 		fi := si.fields[e.Key]
 		if fi == nil {
 			d.errorf(e.KeyPos, "unknown field %q in %s (known fields: %s)", e.Key, path, strings.Join(si.names, ", "))
+			ok = false
 			continue
 		}
-		d.decode(e.Value, rv.FieldByIndex(fi.index), &pathT{parent: path, key: e.Key}, fi)
-		if pi, ok := si.keyPos[e.Key]; ok {
-			rv.FieldByIndex(pi).Set(reflect.ValueOf(e.Value.Pos))
+		fieldOK := d.decode(e.Value, rv.FieldByIndex(fi.index), &pathT{parent: path, key: e.Key}, fi)
+		ok = ok && fieldOK
+		if pi, has := si.keyPos[e.Key]; has {
+			p := e.Value.Pos
+			p.Invalid = !fieldOK
+			rv.FieldByIndex(pi).Set(reflect.ValueOf(p))
+		}
+		if pi, has := si.keysPos[e.Key]; has && e.Value.Kind == MapValue {
+			m := make(map[string]Pos, len(e.Value.Entries))
+			for _, k := range e.Value.Entries {
+				m[k.Key] = k.KeyPos
+			}
+			rv.FieldByIndex(pi).Set(reflect.ValueOf(m))
 		}
 	}
+	return ok
 }
 
 func describe(v *Value) string {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sort"
 )
 
 // Severity of a finding.
@@ -99,6 +100,24 @@ type report struct {
 	list    Findings
 	seen    map[findingKey]int // index into list
 	dups    map[int]int
+	// objPos is where each kind/name is first defined: the position of a
+	// finding whose value has none of its own (a default, a removed key).
+	objPos map[string]Pos
+	// docs lists, per file, where each document starts, to find the
+	// object a line belongs to.
+	docs map[string][]docStart
+}
+
+type docStart struct {
+	line       int
+	kind, name string
+}
+
+// owns reports whether file:line lies in a document of kind/name.
+func (r *report) owns(kind, name string, p Pos) bool {
+	starts := r.docs[p.File]
+	i := sort.Search(len(starts), func(i int) bool { return starts[i].line > p.Line })
+	return i > 0 && starts[i-1].kind == kind && starts[i-1].name == name
 }
 
 type findingKey struct {
@@ -107,11 +126,14 @@ type findingKey struct {
 }
 
 func newReport() *report {
-	return &report{seen: map[findingKey]int{}, dups: map[int]int{}}
+	return &report{seen: map[findingKey]int{}, dups: map[int]int{}, objPos: map[string]Pos{}, docs: map[string][]docStart{}}
 }
 
 func (r *report) add(rule string, sev Severity, kind, name string, pos Pos, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	if !pos.IsSet() || pos.File == defaultPos.File {
+		pos = r.objPos[kind+"/"+name]
+	}
 	k := findingKey{rule: rule, file: pos.File, line: pos.Line, message: msg}
 	if i, ok := r.seen[k]; ok {
 		r.dups[i]++
@@ -142,9 +164,12 @@ func (r *report) flushScratch() {
 	r.scratch = r.scratch[:0]
 }
 
+// findings returns the sorted findings. A finding that several objects
+// share (a problem nodes inherit from a host profile) is reported once, for
+// the first object that showed it, with the number of others.
 func (r *report) findings() Findings {
 	for i, n := range r.dups {
-		r.list[i].Message += fmt.Sprintf(" (reported once; %d more objects inherit it)", n)
+		r.list[i].Message += fmt.Sprintf(" (reported once; %d more objects share it)", n)
 	}
 	r.list.Sort()
 	return r.list

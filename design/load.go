@@ -91,11 +91,13 @@ func layer(r *report, sources []Source) map[string]map[string]*object {
 	roots := map[*object]int{}
 	for _, s := range sources {
 		kind, name, ok := readEnvelope(r, s)
+		r.docs[s.Pos.File] = append(r.docs[s.Pos.File], docStart{line: s.Pos.Line, kind: kind, name: name})
 		if !ok {
 			continue
 		}
 		prev := objs[kind][name]
 		if prev == nil {
+			r.objPos[kind+"/"+name] = s.Pos
 			o := &object{kind: kind, name: name, doc: s.Doc, pos: s.Pos}
 			objs[kind][name] = o
 			roots[o] = s.Root
@@ -193,7 +195,7 @@ func (b *builder) site() {
 	}
 	for i, n := range names {
 		if i > 0 {
-			b.r.errorf(RuleSchema, KindSite, n, sites[n].pos, "a design has exactly one Site, but %q is also defined at %s", names[0], sites[names[0]].pos)
+			b.r.errorf(RuleSchema, KindSite, n, sites[n].pos, "a design has exactly one Site; %q is already defined at %s (layers of one Site must use its name)", names[0], sites[names[0]].pos)
 		}
 	}
 	s := &Site{}

@@ -11,8 +11,10 @@ package design
 //
 // Resolve applies a child over its parent and leaves no directive behind.
 // Overlay composes two layers of the same document (global, then site) and
-// keeps the directives that did not find their target, so that they still
-// act on the document's parents during resolution.
+// keeps the later layer's directives (a null, every "!x" and "!*") in the
+// result, so that they also act on the document's parents during chain
+// resolution: a site layer that removes an item removes it whether the
+// global layer or a parent profile supplied it.
 
 // Resolve returns child applied over parent. Either may be nil (absent).
 func Resolve(parent, child *Value) *Value { return merge(parent, child, false) }

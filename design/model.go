@@ -57,8 +57,9 @@ type SiteSpec struct {
 
 // DNSConfig names DNS servers and search domains.
 type DNSConfig struct {
-	Servers []string `json:"servers,omitempty"`
-	Search  []string `json:"search,omitempty"`
+	Servers    []string `json:"servers,omitempty"`
+	Search     []string `json:"search,omitempty"`
+	ServersPos Pos      `json:"-" pos:"servers"`
 }
 
 // NTPConfig names NTP servers.
@@ -87,8 +88,9 @@ type IntrospectionConfig struct {
 
 // SiteDefaults apply to every node.
 type SiteDefaults struct {
-	Platform    Platform `json:"platform,omitzero"`
-	HostProfile string   `json:"hostProfile,omitempty"`
+	Platform       Platform `json:"platform,omitzero"`
+	HostProfile    string   `json:"hostProfile,omitempty"`
+	HostProfilePos Pos      `json:"-" pos:"hostProfile"`
 }
 
 // Network is an L3 network.
@@ -116,8 +118,9 @@ type NetworkSpec struct {
 
 // NetworkDNS is per-network DNS, used when the network is a node's primary one.
 type NetworkDNS struct {
-	Domain  string   `json:"domain,omitempty"`
-	Servers []string `json:"servers,omitempty"`
+	Domain     string   `json:"domain,omitempty"`
+	Servers    []string `json:"servers,omitempty"`
+	ServersPos Pos      `json:"-" pos:"servers"`
 }
 
 // AddressRange is a range of addresses reserved for a purpose.
@@ -196,6 +199,10 @@ type HardwareOOB struct {
 	Port        int    `json:"port"`
 	CipherSuite int    `json:"cipherSuite"`
 	Privilege   string `json:"privilege" enum:"administrator|operator"`
+
+	Pos            Pos `json:"-"`
+	PortPos        Pos `json:"-" pos:"port"`
+	CipherSuitePos Pos `json:"-" pos:"cipherSuite"`
 }
 
 // PXEConfig tells which device PXE boots.
@@ -237,10 +244,11 @@ type HostSpec struct {
 	Tags            []string             `json:"tags,omitempty"`
 	OwnerData       map[string]string    `json:"ownerData,omitempty"`
 
-	Pos                Pos `json:"-"`
-	HardwareProfilePos Pos `json:"-" pos:"hardwareProfile"`
-	PrimaryNetworkPos  Pos `json:"-" pos:"primaryNetwork"`
-	OwnerDataPos       Pos `json:"-" pos:"ownerData"`
+	Pos                Pos            `json:"-"`
+	HardwareProfilePos Pos            `json:"-" pos:"hardwareProfile"`
+	PrimaryNetworkPos  Pos            `json:"-" pos:"primaryNetwork"`
+	OwnerDataPos       Pos            `json:"-" pos:"ownerData"`
+	OwnerDataKeys      map[string]Pos `json:"-" pos:"ownerData.*"`
 }
 
 // HostOOB is the out-of-band part a host profile may set.
@@ -347,6 +355,7 @@ type NodeOOB struct {
 	Credentials *Credentials `json:"credentials,omitempty"`
 	Pos         Pos          `json:"-"`
 	AddressPos  Pos          `json:"-" pos:"address"`
+	PortPos     Pos          `json:"-" pos:"port"`
 }
 
 // Address is a node's address on one network: an IP or "dhcp".

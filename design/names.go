@@ -36,12 +36,12 @@ func hostnameProblem(s string) string {
 	return ""
 }
 
-var macRE = regexp.MustCompile(`^[0-9a-fA-F]{2}([:-])[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){4}$`)
+var macRE = regexp.MustCompile(`^[0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){5}$`)
 
 // normalMAC returns the MAC in lower case with colons, or "" if s is not a
-// 48-bit MAC address.
+// 48-bit MAC address written with one separator throughout.
 func normalMAC(s string) string {
-	if !macRE.MatchString(s) {
+	if !macRE.MatchString(s) || (strings.Contains(s, ":") && strings.Contains(s, "-")) {
 		return ""
 	}
 	return strings.ToLower(strings.ReplaceAll(s, "-", ":"))

@@ -18,20 +18,20 @@ func (b *builder) chainOf(name string) []string {
 		o := profiles[cur]
 		if seen[cur] {
 			b.r.errorf(RuleInheritanceCycle, KindHostProfile, name, parentPos(profiles[name]),
-				"HostProfile chain %s -> %s never ends: break the cycle by changing one parent", strings.Join(reverse(chain), " -> "), cur)
+				"HostProfile chain %s -> %s never ends: break the cycle by changing one parent", strings.Join(chain, " -> "), cur)
 			break
 		}
 		seen[cur] = true
 		chain = append(chain, cur)
 		if len(chain) > MaxChainDepth {
 			b.r.errorf(RuleInheritanceCycle, KindHostProfile, name, parentPos(profiles[name]),
-				"HostProfile chain %s is deeper than %d profiles: flatten it", strings.Join(reverse(chain), " <- "), MaxChainDepth)
+				"HostProfile chain %s is deeper than %d profiles: flatten it", strings.Join(chain, " -> "), MaxChainDepth)
 			break
 		}
 		parent := o.spec().Text("parent")
 		if parent != "" && profiles[parent] == nil {
 			b.r.errorf(RuleReference, KindHostProfile, cur, parentPos(o),
-				"parent HostProfile %q does not exist (chain %s)", parent, strings.Join(reverse(append(chain, parent)), " -> "))
+				"parent HostProfile %q does not exist (chain %s)", parent, strings.Join(append(chain, parent), " -> "))
 			break
 		}
 		cur = parent
@@ -74,9 +74,10 @@ func (b *builder) hostProfiles() {
 		b.resolved[name] = doc
 		x := &HostProfile{}
 		decodeMeta(doc, objs[name], &x.Metadata)
-		d := decoder{kind: KindHostProfile, name: name, sink: &b.r.scratch, required: true}
+		// Silently: a profile may leave required fields to its children;
+		// they are checked on the nodes that inherit it.
+		d := decoder{kind: KindHostProfile, name: name}
 		d.decodeInto(doc.Get("spec"), &x.Spec, "spec")
-		b.r.flushScratch()
 		b.d.HostProfiles[name] = x
 	}
 }

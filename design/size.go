@@ -50,5 +50,8 @@ func ParseSize(s string) (Size, error) {
 		return Size{}, fmt.Errorf("size %q does not parse: write a positive number and a unit, like 10g, 512mi, 25%% or >20g", s)
 	}
 	sz.Bytes = int64(n * mult)
+	if sz.Bytes < 1 {
+		return Size{}, fmt.Errorf("size %q is less than one byte", s)
+	}
 	return sz, nil
 }

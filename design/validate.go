@@ -81,20 +81,23 @@ func (v *validator) site() {
 	name := s.Metadata.Name
 	for i, a := range s.Spec.DNS.Servers {
 		if _, err := netip.ParseAddr(a); err != nil {
-			v.r.errorf(RuleSchema, KindSite, name, s.Metadata.Pos, "dns.servers[%d] %q is not an IP address", i, a)
+			v.r.errorf(RuleSchema, KindSite, name, s.Spec.DNS.ServersPos, "dns.servers[%d] %q is not an IP address", i, a)
 		}
 	}
 	if k := s.Spec.MAAS.APIKey; k != "" {
 		v.secretRef(KindSite, name, s.Spec.MAAS.Pos, "maas.apiKey", k)
 	}
 	if hp := s.Spec.Defaults.HostProfile; hp != "" && v.d.HostProfiles[hp] == nil {
-		v.r.errorf(RuleReference, KindSite, name, s.Metadata.Pos, "defaults.hostProfile names HostProfile %q, which does not exist", hp)
+		v.r.errorf(RuleReference, KindSite, name, s.Spec.Defaults.HostProfilePos, "defaults.hostProfile names HostProfile %q, which does not exist", hp)
 	}
 }
 
 // secretRef checks a field that must hold a secret reference. The value is
 // never repeated in the message.
 func (v *validator) secretRef(kind, name string, pos Pos, field, val string) {
+	if val == "" {
+		return // a missing required field, reported as such
+	}
 	if _, err := ParseSecretRef(val); err != nil {
 		v.r.errorf(RuleSecretRef, kind, name, pos, "%s: %v", field, err)
 	}

@@ -22,11 +22,22 @@ func (v *validator) host(kind, name string, h *HostSpec, hw *HardwareProfileSpec
 	for _, key := range sortedNames(h.OwnerData) {
 		if looksSecret(key) {
 			if _, err := ParseSecretRef(h.OwnerData[key]); err != nil {
-				v.r.errorf(RuleSecretRef, kind, name, h.OwnerDataPos, "ownerData.%s looks like a credential but is not a secret reference: %v", key, err)
+				pos := h.OwnerDataKeys[key]
+				if !pos.IsSet() {
+					pos = h.OwnerDataPos
+				}
+				v.r.errorf(RuleSecretRef, kind, name, pos, "ownerData.%s looks like a credential but is not a secret reference: %v", key, strings.TrimPrefix(err.Error(), "not a secret reference; "))
 			}
 		}
 	}
 	v.storage(kind, name, &h.Storage, hw, kind == KindNode)
+}
+
+func fqdn(host, domain string) string {
+	if domain == "" {
+		return host
+	}
+	return host + "." + domain
 }
 
 func looksSecret(key string) bool {
@@ -72,8 +83,8 @@ func (v *validator) node(n *Node) {
 	name, s := n.Metadata.Name, &n.Spec
 	if p := hostnameProblem(name); p != "" {
 		v.r.errorf(RuleHostname, KindNode, name, n.Metadata.Pos, "node name %q is not a valid hostname: %s", name, p)
-	} else if d := v.d.Site.Spec.Domain; len(name)+1+len(d) > 253 {
-		v.r.errorf(RuleHostname, KindNode, name, n.Metadata.Pos, "FQDN %s.%s is longer than 253 characters", name, d)
+	} else if fqdn := fqdn(name, v.d.Site.Spec.Domain); len(fqdn) > 253 {
+		v.r.errorf(RuleHostname, KindNode, name, n.Metadata.Pos, "FQDN %s is longer than 253 characters (%d)", fqdn, len(fqdn))
 	}
 	carried := map[string]bool{}
 	for _, i := range s.Interfaces {
@@ -122,9 +133,9 @@ func (v *validator) node(n *Node) {
 func (v *validator) nodeOOB(n *Node) {
 	name, o := n.Metadata.Name, &n.Spec.OOB
 	ep := n.OOB(v.d.Site.Spec.Drivers.OOB)
-	pos := o.Pos
-	if !pos.IsSet() {
-		pos = n.Metadata.Pos
+	pos := n.Metadata.Pos // what is missing is missing on this node...
+	if v.r.owns(KindNode, name, o.Pos) {
+		pos = o.Pos // ...at its own oob block, if it has one
 	}
 	if ep.Type == "ipmi" {
 		if o.Address == "" {
@@ -138,7 +149,7 @@ func (v *validator) nodeOOB(n *Node) {
 		v.secretRef(KindNode, name, c.Pos, "oob.credentials.password", c.Password)
 	}
 	if o.Port != 0 && (o.Port < 1 || o.Port > 65535) {
-		v.r.errorf(RuleOOB, KindNode, name, pos, "oob.port %d is not a UDP port (1..65535)", o.Port)
+		v.r.errorf(RuleOOB, KindNode, name, o.PortPos, "oob.port %d is not a UDP port (1..65535)", o.Port)
 	}
 	if o.Address == "" {
 		return

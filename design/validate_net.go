@@ -21,10 +21,12 @@ func (v *validator) network(n *Network) {
 			ni.prefix, ni.ok = p, true
 		}
 	}
-	if s.VLANPos.IsSet() && (s.VLAN < 1 || s.VLAN > 4094) {
+	if s.VLANPos.Usable() && (s.VLAN < 1 || s.VLAN > 4094) {
 		v.r.errorf(RuleVLAN, KindNetwork, name, s.VLANPos, "vlan %d is outside 1..4094; remove it for an untagged network", s.VLAN)
 	}
-	checkMTU(v.r, KindNetwork, name, s.MTUPos, s.MTU)
+	if !s.MTUPos.Invalid {
+		checkMTU(v.r, KindNetwork, name, s.MTUPos, s.MTU)
+	}
 	if s.Gateway != "" {
 		if a, ok := v.inNetwork(KindNetwork, name, name, s.GatewayPos, "gateway", s.Gateway); ok {
 			v.useStatic(a, addrUse{KindNetwork, name, s.GatewayPos}, "gateway")
@@ -32,7 +34,7 @@ func (v *validator) network(n *Network) {
 	}
 	for i, a := range s.DNS.Servers {
 		if _, err := netip.ParseAddr(a); err != nil {
-			v.r.errorf(RuleSchema, KindNetwork, name, s.Pos, "dns.servers[%d] %q is not an IP address", i, a)
+			v.r.errorf(RuleSchema, KindNetwork, name, s.DNS.ServersPos, "dns.servers[%d] %q is not an IP address", i, a)
 		}
 	}
 	for i, rg := range s.Ranges {
@@ -71,6 +73,9 @@ func checkMTU(r *report, kind, name string, pos Pos, mtu int) {
 
 // inNetwork parses an address that must lie inside network netName.
 func (v *validator) inNetwork(kind, name, netName string, pos Pos, what, s string) (netip.Addr, bool) {
+	if s == "" {
+		return netip.Addr{}, false // a missing required field, reported as such
+	}
 	a, err := netip.ParseAddr(s)
 	if err != nil {
 		v.r.errorf(RuleSchema, kind, name, pos, "%s %q is not an IP address", what, s)
@@ -85,7 +90,9 @@ func (v *validator) inNetwork(kind, name, netName string, pos Pos, what, s strin
 
 func (v *validator) link(l *NetworkLink) {
 	name, s := l.Metadata.Name, &l.Spec
-	checkMTU(v.r, KindNetworkLink, name, s.MTUPos, s.MTU)
+	if !s.MTUPos.Invalid {
+		checkMTU(v.r, KindNetworkLink, name, s.MTUPos, s.MTU)
+	}
 	vlans := map[int]string{}
 	untagged := 0
 	for _, nn := range s.AllowedNetworks {
@@ -95,17 +102,20 @@ func (v *validator) link(l *NetworkLink) {
 			continue
 		}
 		v.carriers[nn] = append(v.carriers[nn], name)
-		if n.Spec.VLAN == 0 {
+		switch {
+		case n.Spec.VLANPos.Invalid:
+			// already a schema error; nothing to compare
+		case n.Spec.VLAN == 0 && !n.Spec.VLANPos.IsSet():
 			untagged++
 			if s.Trunking.Mode == "802.1q" && nn != s.Trunking.NativeNetwork {
 				v.r.errorf(RuleTrunking, KindNetworkLink, name, s.AllowedNetworksPos, "network %q has no vlan; on an 802.1q trunk only the nativeNetwork may be untagged", nn)
 			}
-		} else if other, dup := vlans[n.Spec.VLAN]; dup {
-			v.r.errorf(RuleVLAN, KindNetworkLink, name, s.AllowedNetworksPos, "networks %q and %q share VLAN %d on this link; give each its own VLAN", other, nn, n.Spec.VLAN)
-		} else {
+		case vlans[n.Spec.VLAN] != "":
+			v.r.errorf(RuleVLAN, KindNetworkLink, name, s.AllowedNetworksPos, "networks %q and %q share VLAN %d on this link; give each its own VLAN", vlans[n.Spec.VLAN], nn, n.Spec.VLAN)
+		default:
 			vlans[n.Spec.VLAN] = nn
 		}
-		if n.Spec.MTU > s.MTU {
+		if n.Spec.MTU > s.MTU && !n.Spec.MTUPos.Invalid && !s.MTUPos.Invalid {
 			v.r.errorf(RuleMTU, KindNetwork, nn, n.Spec.MTUPos, "mtu %d is larger than the mtu %d of NetworkLink %q that carries it", n.Spec.MTU, s.MTU, name)
 		}
 	}
@@ -155,10 +165,10 @@ func (v *validator) hardware(h *HardwareProfile) {
 		}
 	}
 	if s.OOB.Port < 1 || s.OOB.Port > 65535 {
-		v.r.errorf(RuleOOB, KindHardwareProfile, name, s.Pos, "oob.port %d is not a TCP/UDP port (1..65535)", s.OOB.Port)
+		v.r.errorf(RuleOOB, KindHardwareProfile, name, s.OOB.PortPos, "oob.port %d is not a TCP/UDP port (1..65535)", s.OOB.Port)
 	}
 	if s.OOB.CipherSuite <= 0 || s.OOB.CipherSuite > 17 {
-		v.r.errorf(RuleOOB, KindHardwareProfile, name, s.Pos, "oob.cipherSuite %d is not usable: 0 authenticates nothing and IPMI defines 1..17; use 3 or 17", s.OOB.CipherSuite)
+		v.r.errorf(RuleOOB, KindHardwareProfile, name, s.OOB.CipherSuitePos, "oob.cipherSuite %d is not usable: 0 authenticates nothing and IPMI defines 1..17; use 3 or 17", s.OOB.CipherSuite)
 	}
 	for _, alias := range sortedNames(s.DeviceAliases) {
 		da := s.DeviceAliases[alias]

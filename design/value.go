@@ -9,6 +9,9 @@ import (
 type Pos struct {
 	File string
 	Line int
+	// Invalid marks the position of a value that failed to decode (already
+	// reported as a schema error); rules skip such fields.
+	Invalid bool
 }
 
 func (p Pos) String() string {
@@ -172,4 +175,7 @@ func isScalarList(v *Value) bool {
 }
 
 // IsSet reports whether the position is known (the field was written).
-func (p Pos) IsSet() bool { return p != Pos{} }
+func (p Pos) IsSet() bool { return p.File != "" || p.Line != 0 }
+
+// Usable reports whether the field was written and decoded.
+func (p Pos) Usable() bool { return p.IsSet() && !p.Invalid }
