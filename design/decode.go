@@ -93,6 +93,15 @@ type decoder struct {
 	kind, name string
 	sink       *[]Finding
 	required   bool
+	// memo, when set, shares the decoded form of the top-level fields of
+	// a spec between the nodes that inherit the same subtree from a host
+	// profile. The design is immutable after Build, so sharing is safe.
+	memo map[memoKey]reflect.Value
+}
+
+type memoKey struct {
+	v *Value
+	t reflect.Type
 }
 
 func (d *decoder) errorf(pos Pos, format string, args ...any) {
@@ -237,7 +246,7 @@ func (d *decoder) decodeStruct(v *Value, rv reflect.Value, path *pathT) bool {
 			ok = false
 			continue
 		}
-		fieldOK := d.decode(e.Value, rv.FieldByIndex(fi.index), &pathT{parent: path, key: e.Key}, fi)
+		fieldOK := d.decodeField(e.Value, rv.FieldByIndex(fi.index), &pathT{parent: path, key: e.Key}, fi)
 		ok = ok && fieldOK
 		if pi, has := si.keyPos[e.Key]; has {
 			p := e.Value.Pos
@@ -245,11 +254,7 @@ func (d *decoder) decodeStruct(v *Value, rv reflect.Value, path *pathT) bool {
 			rv.FieldByIndex(pi).Set(reflect.ValueOf(p))
 		}
 		if pi, has := si.keysPos[e.Key]; has && e.Value.Kind == MapValue {
-			m := make(map[string]Pos, len(e.Value.Entries))
-			for _, k := range e.Value.Entries {
-				m[k.Key] = k.KeyPos
-			}
-			rv.FieldByIndex(pi).Set(reflect.ValueOf(m))
+			rv.FieldByIndex(pi).Set(d.keyPositions(e.Value))
 		}
 	}
 	return ok
@@ -269,4 +274,46 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// decodeField decodes one field of a struct, through the memo for the
+// top-level fields of a spec.
+func (d *decoder) decodeField(v *Value, rv reflect.Value, path *pathT, fi *fieldInfo) bool {
+	top := path.parent != nil && path.parent.parent == nil
+	if d.memo == nil || !top || (v.Kind != MapValue && v.Kind != ListValue) {
+		return d.decode(v, rv, path, fi)
+	}
+	k := memoKey{v, rv.Type()}
+	if c, ok := d.memo[k]; ok {
+		rv.Set(c)
+		return true
+	}
+	before := 0
+	if d.sink != nil {
+		before = len(*d.sink)
+	}
+	ok := d.decode(v, rv, path, fi)
+	if ok && (d.sink == nil || len(*d.sink) == before) {
+		c := reflect.New(rv.Type()).Elem()
+		c.Set(rv)
+		d.memo[k] = c
+	}
+	return ok
+}
+
+// keyPositions maps each key of a mapping to its position.
+func (d *decoder) keyPositions(v *Value) reflect.Value {
+	k := memoKey{v, posMapType}
+	if c, ok := d.memo[k]; ok {
+		return c
+	}
+	m := make(map[string]Pos, len(v.Entries))
+	for _, e := range v.Entries {
+		m[e.Key] = e.KeyPos
+	}
+	c := reflect.ValueOf(m)
+	if d.memo != nil {
+		d.memo[k] = c
+	}
+	return c
 }

@@ -1,6 +1,7 @@
 package design
 
 import (
+	"reflect"
 	"strings"
 )
 
@@ -106,6 +107,7 @@ func (b *builder) inheritable(name string) *Value {
 func (b *builder) nodes() {
 	objs := b.objs[KindNode]
 	defaultProfile := b.d.Site.Spec.Defaults.HostProfile
+	memo := map[memoKey]reflect.Value{}
 	for _, name := range sortedNames(objs) {
 		o := objs[name]
 		d := decoder{kind: KindNode, name: name, sink: &b.r.scratch}
@@ -133,7 +135,7 @@ func (b *builder) nodes() {
 		}
 		doc := Resolve(base, o.doc)
 		decodeMeta(doc, o, &x.Metadata)
-		d = decoder{kind: KindNode, name: name, sink: &b.r.scratch, required: true}
+		d = decoder{kind: KindNode, name: name, sink: &b.r.scratch, required: true, memo: memo}
 		d.decodeInto(doc.Get("spec"), &x.Spec, "spec")
 		b.r.flushScratch()
 		x.Spec.HostProfile = hp
