@@ -1,0 +1,67 @@
+package drivers
+
+import "context"
+
+// Driver kinds.
+const (
+	KindOOB     = "oob"
+	KindServer  = "server"
+	KindNetwork = "network"
+)
+
+// OOB drives a server's BMC: power and boot device.
+type OOB interface {
+	Probe(ctx context.Context, bmc BMC) (BMCInfo, error)
+	PowerStatus(ctx context.Context, bmc BMC) (PowerState, error)
+	PowerOn(ctx context.Context, bmc BMC) (Result, error)
+	PowerOff(ctx context.Context, bmc BMC) (Result, error)
+	PowerCycle(ctx context.Context, bmc BMC) (Result, error)
+	SetBootDevice(ctx context.Context, bmc BMC, dev BootDevice) (Result, error)
+}
+
+// ServerSite is the site-wide part of a server driver.
+type ServerSite interface {
+	ProbeSite(ctx context.Context) (SiteInfo, error)
+	PrepareSite(ctx context.Context, site SiteSpec) (Result, error)
+}
+
+// ServerNode is the per-node lifecycle of a server driver. IdentifyNode
+// finds the node's machine (or enlists it) and returns it with the ID.
+type ServerNode interface {
+	IdentifyNode(ctx context.Context, n Node) (Machine, Result, error)
+	Commission(ctx context.Context, n NodeRef) (Result, error)
+	ApplyNetworking(ctx context.Context, n Node) (Result, error)
+	ApplyStorage(ctx context.Context, n Node) (Result, error)
+	ApplyPlatform(ctx context.Context, n Node) (Result, error)
+	Deploy(ctx context.Context, n Node, d Deployment) (Result, error)
+	Release(ctx context.Context, n NodeRef, erase bool) (Result, error)
+}
+
+// ServerInventory reports machines.
+type ServerInventory interface {
+	// Status returns the machines of the given nodes, in order; a node
+	// whose machine is unknown gets a Machine with an empty MachineID.
+	Status(ctx context.Context, nodes []NodeRef) ([]Machine, error)
+	// Owned lists the machines carrying this orchestrator's marker.
+	Owned(ctx context.Context) ([]Machine, error)
+}
+
+// ServerRecovery runs recovery actions.
+type ServerRecovery interface {
+	Recover(ctx context.Context, n NodeRef, action Recovery) (Result, error)
+}
+
+// Server is a whole server provisioning driver. Consumers that need less
+// take the role interfaces above.
+type Server interface {
+	ServerSite
+	ServerNode
+	ServerInventory
+	ServerRecovery
+}
+
+// Network configures the switch ports of a node's interfaces.
+type Network interface {
+	Probe(ctx context.Context) (NetworkInfo, error)
+	ConfigurePorts(ctx context.Context, n Node, phase Phase) (Result, error)
+}

@@ -1,0 +1,223 @@
+package driverstest
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// Names the server suite uses for things that must not exist.
+const (
+	UnknownNode      = "conformance-no-such-node"
+	UnknownMachineID = "conformance-no-such-machine"
+	UnknownRecovery  = drivers.Recovery("conformance-not-an-action")
+)
+
+// RunServer runs the server conformance suite. open returns a driver that
+// can identify (find or enlist) node; it is called once per subtest. The
+// suite takes the node through its whole lifecycle and leaves it released
+// (with erase) and Ready.
+//
+// Subtests: ProbeSite, PrepareSite, Lifecycle, UnknownMachine, Concurrent,
+// CancelledContext, ExpiredDeadline, CancelDuringCall.
+func RunServer(t *testing.T, open func(t *testing.T) drivers.Server, node drivers.Node) {
+	t.Helper()
+	runServer(realT{t}, func(h tb) drivers.Server { return open(testingT(h)) }, node)
+}
+
+func runServer(h tb, open func(tb) drivers.Server, node drivers.Node) {
+	h.Run("ProbeSite", func(h tb) {
+		d := open(h)
+		c := newChecker(h)
+		ctx, cancel := ctxFor()
+		defer cancel()
+		info, err := d.ProbeSite(ctx)
+		c.checkErr("ProbeSite", err)
+		if err != nil || !info.Reachable || !info.Authenticated {
+			h.Errorf("ProbeSite: %+v, %v; want reachable and authenticated", info, err)
+		}
+	})
+
+	h.Run("PrepareSite", func(h tb) {
+		d := open(h)
+		c := newChecker(h)
+		prepare := func(ctx context.Context) (drivers.Result, error) { return d.PrepareSite(ctx, drivers.SiteSpec{}) }
+		c.mustPoll("PrepareSite(empty)", prepare)
+		c.done("PrepareSite(empty) after Done", prepare)
+	})
+
+	h.Run("Lifecycle", func(h tb) {
+		d := open(h)
+		c := newChecker(h)
+		m := c.mustIdentify(d, node)
+		id := m.MachineID
+		h.Logf("node %s is machine %s (%s)", node.Name, id, m.State)
+
+		again := func(what string, n drivers.Node) {
+			var m2 drivers.Machine
+			if c.done(what, func(ctx context.Context) (r drivers.Result, err error) {
+				m2, r, err = d.IdentifyNode(ctx, n)
+				return r, err
+			}) && m2.MachineID != id {
+				h.Errorf("%s: MachineID %q, want %q: IdentifyNode must find the same machine", what, m2.MachineID, id)
+			}
+		}
+		again("IdentifyNode after Done", node)
+		n := node
+		n.MachineID = id
+		ref := n.NodeRef
+		again("IdentifyNode with the MachineID", n)
+
+		c.mustPoll("Commission", func(ctx context.Context) (drivers.Result, error) { return d.Commission(ctx, ref) })
+		c.mustPoll("ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return d.ApplyNetworking(ctx, n) })
+		c.mustPoll("ApplyStorage", func(ctx context.Context) (drivers.Result, error) { return d.ApplyStorage(ctx, n) })
+		c.mustPoll("ApplyPlatform", func(ctx context.Context) (drivers.Result, error) { return d.ApplyPlatform(ctx, n) })
+		deploy := func(ctx context.Context) (drivers.Result, error) {
+			return d.Deploy(ctx, n, drivers.Deployment{UserData: []byte("#cloud-config\n{}\n")})
+		}
+		c.mustPoll("Deploy", deploy)
+		c.done("Deploy after Done", deploy)
+
+		ctx, cancel := ctxFor()
+		defer cancel()
+		ms, err := d.Status(ctx, []drivers.NodeRef{ref, {Name: UnknownNode}})
+		c.checkErr("Status", err)
+		switch {
+		case err != nil:
+			h.Errorf("Status: %v", err)
+		case len(ms) != 2:
+			h.Errorf("Status of 2 nodes: %d machines, want one per node in order", len(ms))
+		default:
+			if ms[0].MachineID != id || ms[0].State == "" {
+				h.Errorf("Status of %s: %+v, want machine %s with a state", node.Name, ms[0], id)
+			}
+			if ms[1].MachineID != "" {
+				h.Errorf("Status of an unknown node: %+v, want an empty MachineID", ms[1])
+			}
+		}
+
+		owned, err := d.Owned(ctx)
+		c.checkErr("Owned", err)
+		if err != nil {
+			h.Errorf("Owned: %v", err)
+		}
+		if !slices.ContainsFunc(owned, func(m drivers.Machine) bool { return m.MachineID == id }) {
+			h.Errorf("Owned: %d machines without %s, want the deployed machine", len(owned), id)
+		}
+		for _, m := range owned {
+			if m.MachineID == "" || !m.Owned {
+				h.Errorf("Owned lists %+v: want a MachineID and Owned true", m)
+			}
+		}
+
+		release := func(ctx context.Context) (drivers.Result, error) { return d.Release(ctx, ref, true) }
+		c.mustPoll("Release(erase)", release)
+		c.done("Release(erase) after Done", release)
+
+		rctx, rcancel := ctxFor()
+		defer rcancel()
+		r, err := d.Recover(rctx, ref, UnknownRecovery)
+		c.fails("Recover with an action that does not apply", r, err)
+	})
+
+	h.Run("UnknownMachine", func(h tb) {
+		d := open(h)
+		c := newChecker(h)
+		ctx, cancel := ctxFor()
+		defer cancel()
+		r, err := d.Commission(ctx, drivers.NodeRef{Name: node.Name, MachineID: UnknownMachineID})
+		c.fails("Commission of an unknown MachineID", r, err)
+	})
+
+	h.Run("Concurrent", func(h tb) {
+		d := open(h)
+		c := newChecker(h)
+		ids := make([]string, concurrency)
+		concurrently(concurrency, func(i int) {
+			if m, ok := c.identify(d, node); ok {
+				ids[i] = m.MachineID
+			}
+			ctx, cancel := ctxFor()
+			defer cancel()
+			if _, err := d.ProbeSite(ctx); err != nil {
+				c.checkErr("concurrent ProbeSite", err)
+				h.Errorf("concurrent ProbeSite: %v", err)
+			}
+			if ms, err := d.Status(ctx, []drivers.NodeRef{node.NodeRef}); err != nil || len(ms) != 1 {
+				c.checkErr("concurrent Status", err)
+				h.Errorf("concurrent Status: %d machines, %v", len(ms), err)
+			}
+			if _, err := d.Owned(ctx); err != nil {
+				c.checkErr("concurrent Owned", err)
+				h.Errorf("concurrent Owned: %v", err)
+			}
+		})
+		for i, id := range ids {
+			if id != ids[0] {
+				h.Errorf("concurrent IdentifyNode: goroutine %d got machine %q, goroutine 0 %q: want one machine", i, id, ids[0])
+			}
+		}
+	})
+
+	runContextChecks(h, func(h tb) ([]ctxCall, []string) {
+		return serverCtxCalls(open(h), node), nil
+	})
+}
+
+// serverCtxCalls are the calls of the context checks.
+func serverCtxCalls(d drivers.Server, n drivers.Node) []ctxCall {
+	ref := n.NodeRef
+	return []ctxCall{
+		{name: "ProbeSite", readOnly: true, call: func(ctx context.Context) (drivers.Result, error) {
+			_, err := d.ProbeSite(ctx)
+			return noResult(err)
+		}},
+		{name: "Status", readOnly: true, call: func(ctx context.Context) (drivers.Result, error) {
+			_, err := d.Status(ctx, []drivers.NodeRef{ref})
+			return noResult(err)
+		}},
+		{name: "Owned", readOnly: true, call: func(ctx context.Context) (drivers.Result, error) {
+			_, err := d.Owned(ctx)
+			return noResult(err)
+		}},
+		{name: "PrepareSite", call: func(ctx context.Context) (drivers.Result, error) { return d.PrepareSite(ctx, drivers.SiteSpec{}) }},
+		{name: "IdentifyNode", call: func(ctx context.Context) (drivers.Result, error) {
+			_, r, err := d.IdentifyNode(ctx, n)
+			return r, err
+		}},
+		{name: "Commission", call: func(ctx context.Context) (drivers.Result, error) { return d.Commission(ctx, ref) }},
+		{name: "ApplyNetworking", call: func(ctx context.Context) (drivers.Result, error) { return d.ApplyNetworking(ctx, n) }},
+		{name: "ApplyStorage", call: func(ctx context.Context) (drivers.Result, error) { return d.ApplyStorage(ctx, n) }},
+		{name: "ApplyPlatform", call: func(ctx context.Context) (drivers.Result, error) { return d.ApplyPlatform(ctx, n) }},
+		{name: "Deploy", call: func(ctx context.Context) (drivers.Result, error) { return d.Deploy(ctx, n, drivers.Deployment{}) }},
+		{name: "Recover", call: func(ctx context.Context) (drivers.Result, error) { return d.Recover(ctx, ref, drivers.RecoveryAbort) }},
+		{name: "Release", call: func(ctx context.Context) (drivers.Result, error) { return d.Release(ctx, ref, false) }},
+	}
+}
+
+// identify polls IdentifyNode until Done and returns the machine, which
+// must have an ID. Safe from any goroutine.
+func (c *checker) identify(d drivers.Server, n drivers.Node) (drivers.Machine, bool) {
+	c.h.Helper()
+	var m drivers.Machine
+	ok := c.poll("IdentifyNode", func(ctx context.Context) (r drivers.Result, err error) {
+		m, r, err = d.IdentifyNode(ctx, n)
+		return r, err
+	})
+	if ok && m.MachineID == "" {
+		c.h.Errorf("IdentifyNode: Done with %+v, want a MachineID", m)
+		ok = false
+	}
+	return m, ok
+}
+
+func (c *checker) mustIdentify(d drivers.Server, n drivers.Node) drivers.Machine {
+	c.h.Helper()
+	m, ok := c.identify(d, n)
+	if !ok {
+		c.h.FailNow()
+	}
+	return m
+}

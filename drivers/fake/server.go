@@ -1,0 +1,402 @@
+package fake
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// MAAS-like machine states the fake server driver uses.
+const (
+	StateNew           = "New"
+	StateCommissioning = "Commissioning"
+	StateReady         = "Ready"
+	StateAllocated     = "Allocated"
+	StateDeploying     = "Deploying"
+	StateDeployed      = "Deployed"
+	StateReleasing     = "Releasing"
+	StateBroken        = "Broken"
+)
+
+// Server is a fake server provisioning driver keeping machines in memory.
+type Server struct {
+	core
+	next     int
+	machines map[string]*machine // by MachineID
+	byNode   map[string]string   // node name -> MachineID
+	site     *drivers.SiteSpec   // the last prepared site
+}
+
+type machine struct {
+	drivers.Machine
+	enlisting bool // IdentifyNode is still enlisting it
+	polls     int  // InProgress answers given for the long step under way
+	applied   map[string]bool
+	erased    bool
+}
+
+var _ drivers.Server = (*Server)(nil)
+
+// NewServer returns a fake server driver following s.
+func NewServer(s Script) *Server {
+	return &Server{core: core{script: s}, machines: map[string]*machine{}, byNode: map[string]string{}}
+}
+
+// AddMachine adds a machine as if it had been enlisted outside this
+// orchestrator (State defaults to Ready; an empty MachineID gets the next
+// fake ID) and returns it. A machine with a Node is found by IdentifyNode.
+func (f *Server) AddMachine(m drivers.Machine) drivers.Machine {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if m.MachineID == "" {
+		m.MachineID = f.newID()
+	}
+	if m.State == "" {
+		m.State = StateReady
+	}
+	f.machines[m.MachineID] = &machine{Machine: m, applied: map[string]bool{}}
+	if m.Node != "" {
+		f.byNode[m.Node] = m.MachineID
+	}
+	return f.machines[m.MachineID].view()
+}
+
+// SetState forces a machine's state, e.g. to Broken.
+func (f *Server) SetState(machineID, state string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := f.machines[machineID]
+	if m == nil {
+		return fmt.Errorf("fake: unknown machine %q", machineID)
+	}
+	m.State, m.polls, m.enlisting = state, 0, false
+	return nil
+}
+
+// Machines returns all machines, owned or not, sorted by ID.
+func (f *Server) Machines() []drivers.Machine {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.list(false)
+}
+
+// Applied reports whether ApplyNetworking, ApplyStorage or ApplyPlatform
+// (what) was applied to the machine.
+func (f *Server) Applied(machineID, what string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := f.machines[machineID]
+	return m != nil && m.applied[what]
+}
+
+// Site returns the site last prepared, if any.
+func (f *Server) Site() (drivers.SiteSpec, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.site == nil {
+		return drivers.SiteSpec{}, false
+	}
+	return *f.site, true
+}
+
+func (f *Server) newID() string {
+	for {
+		f.next++
+		id := fmt.Sprintf("fake-%04d", f.next)
+		if f.machines[id] == nil {
+			return id
+		}
+	}
+}
+
+func (f *Server) list(ownedOnly bool) []drivers.Machine {
+	out := []drivers.Machine{}
+	for _, m := range f.machines {
+		if !ownedOnly || m.Owned {
+			out = append(out, m.view())
+		}
+	}
+	slices.SortFunc(out, func(a, b drivers.Machine) int { return cmp.Compare(a.MachineID, b.MachineID) })
+	return out
+}
+
+// view is the Machine the driver reports, with the power derived from the
+// state.
+func (m *machine) view() drivers.Machine {
+	v := m.Machine
+	switch m.State {
+	case StateCommissioning, StateDeploying, StateDeployed, StateReleasing:
+		v.Power = drivers.PowerOn
+	default:
+		v.Power = drivers.PowerOff
+	}
+	return v
+}
+
+// find returns the machine of ref: by MachineID when set, else by node
+// name. Called with f.mu held.
+func (f *Server) find(ref drivers.NodeRef) *machine {
+	if ref.MachineID != "" {
+		return f.machines[ref.MachineID]
+	}
+	if id, ok := f.byNode[ref.Name]; ok {
+		return f.machines[id]
+	}
+	return nil
+}
+
+// lookup is find for the steps: an unknown machine is a Permanent error,
+// one still enlisting a Transient one. Called with f.mu held.
+func (f *Server) lookup(ref drivers.NodeRef) (*machine, error) {
+	m := f.find(ref)
+	switch {
+	case m == nil && ref.MachineID != "":
+		return nil, drivers.Errorf(drivers.Permanent, "fake: unknown machine %q (node %q)", ref.MachineID, ref.Name)
+	case m == nil:
+		return nil, drivers.Errorf(drivers.Permanent, "fake: no machine for node %q; identify it first", ref.Name)
+	case m.enlisting:
+		return nil, drivers.Errorf(drivers.Transient, "fake: machine %s is still enlisting", m.MachineID)
+	}
+	return m, nil
+}
+
+// progress advances the long step under way on m: InProgress for
+// Script.Polls calls, then finish and Done. Called with f.mu held.
+func (f *Server) progress(m *machine, what string, finish func()) drivers.Result {
+	if m.polls < f.script.Polls {
+		m.polls++
+		return drivers.InProgress(RetryAfter, "fake: %s %s (%d/%d)", what, m.MachineID, m.polls, f.script.Polls)
+	}
+	m.polls = 0
+	finish()
+	return drivers.Done("fake: %s %s done, machine is %s", what, m.MachineID, m.State)
+}
+
+func notReady(m *machine) error {
+	return drivers.Errorf(drivers.Permanent, "fake: machine %s is %s, not %s", m.MachineID, m.State, StateReady)
+}
+
+// ProbeSite reports the fake provisioner reachable and authenticated.
+func (f *Server) ProbeSite(ctx context.Context) (drivers.SiteInfo, error) {
+	if _, stop, err := f.begin(ctx, "ProbeSite", "", false); stop {
+		return drivers.SiteInfo{}, err
+	}
+	return drivers.SiteInfo{Reachable: true, Authenticated: true, Version: "fake-1.0",
+		Capabilities: []string{"fake"}, BootImages: []string{"ubuntu/jammy", "ubuntu/noble"}}, nil
+}
+
+// PrepareSite records the site.
+func (f *Server) PrepareSite(ctx context.Context, site drivers.SiteSpec) (drivers.Result, error) {
+	if r, stop, err := f.begin(ctx, "PrepareSite", "", true); stop {
+		return r, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	site.Subnets = slices.Clone(site.Subnets)
+	f.site = &site
+	return drivers.Done("fake: site with %d subnets prepared", len(site.Subnets)), nil
+}
+
+// IdentifyNode finds the node's machine (by MachineID, then by node name)
+// or enlists a new one, InProgress for Script.Polls calls. The machine is
+// marked owned and carries the node's name.
+func (f *Server) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Machine, drivers.Result, error) {
+	if r, stop, err := f.begin(ctx, "IdentifyNode", n.Name, true); stop {
+		return drivers.Machine{}, r, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n.Name == "" {
+		return drivers.Machine{}, drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: node has no name")
+	}
+	m := f.find(n.NodeRef)
+	if m == nil && n.MachineID != "" {
+		m = f.find(drivers.NodeRef{Name: n.Name}) // a stale ID: look by name
+	}
+	if m == nil {
+		hostname := n.Hostname
+		if hostname == "" {
+			hostname = n.Name
+		}
+		m = &machine{Machine: drivers.Machine{MachineID: f.newID(), Hostname: hostname, State: StateNew},
+			enlisting: true, applied: map[string]bool{}}
+		f.machines[m.MachineID] = m
+	}
+	if m.Node != "" && m.Node != n.Name {
+		return drivers.Machine{}, drivers.Result{}, drivers.Errorf(drivers.Permanent,
+			"fake: machine %s belongs to node %q, not %q", m.MachineID, m.Node, n.Name)
+	}
+	m.Node, m.Owned = n.Name, true
+	f.byNode[n.Name] = m.MachineID
+	if m.enlisting {
+		r := f.progress(m, "enlisting", func() { m.enlisting = false })
+		return m.view(), r, nil
+	}
+	return m.view(), drivers.Done("fake: node %s is machine %s (%s)", n.Name, m.MachineID, m.State), nil
+}
+
+// Commission commissions a New or Broken machine (Commissioning, then
+// Ready); a Ready machine is already commissioned.
+func (f *Server) Commission(ctx context.Context, ref drivers.NodeRef) (drivers.Result, error) {
+	if r, stop, err := f.begin(ctx, "Commission", ref.Name, true); stop {
+		return r, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, err := f.lookup(ref)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	switch m.State {
+	case StateReady:
+		return drivers.Done("fake: machine %s already commissioned", m.MachineID), nil
+	case StateNew, StateBroken:
+		m.State, m.polls = StateCommissioning, 0
+	case StateCommissioning:
+	default:
+		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: machine %s is %s, cannot commission", m.MachineID, m.State)
+	}
+	return f.progress(m, "commissioning", func() { m.State = StateReady }), nil
+}
+
+func (f *Server) apply(ctx context.Context, method, what string, n drivers.Node) (drivers.Result, error) {
+	if r, stop, err := f.begin(ctx, method, n.Name, true); stop {
+		return r, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, err := f.lookup(n.NodeRef)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	if m.State != StateReady && m.State != StateAllocated {
+		return drivers.Result{}, notReady(m)
+	}
+	m.applied[what] = true
+	return drivers.Done("fake: %s applied to machine %s", what, m.MachineID), nil
+}
+
+// ApplyNetworking records the networking as applied (Ready or Allocated only).
+func (f *Server) ApplyNetworking(ctx context.Context, n drivers.Node) (drivers.Result, error) {
+	return f.apply(ctx, "ApplyNetworking", "networking", n)
+}
+
+// ApplyStorage records the storage as applied (Ready or Allocated only).
+func (f *Server) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Result, error) {
+	return f.apply(ctx, "ApplyStorage", "storage", n)
+}
+
+// ApplyPlatform records the platform as applied (Ready or Allocated only).
+func (f *Server) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Result, error) {
+	return f.apply(ctx, "ApplyPlatform", "platform", n)
+}
+
+// Deploy deploys a Ready or Allocated machine (Deploying, then Deployed).
+func (f *Server) Deploy(ctx context.Context, n drivers.Node, _ drivers.Deployment) (drivers.Result, error) {
+	if r, stop, err := f.begin(ctx, "Deploy", n.Name, true); stop {
+		return r, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, err := f.lookup(n.NodeRef)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	switch m.State {
+	case StateDeployed:
+		return drivers.Done("fake: machine %s already deployed", m.MachineID), nil
+	case StateReady, StateAllocated:
+		m.State, m.polls = StateDeploying, 0
+	case StateDeploying:
+	default:
+		return drivers.Result{}, notReady(m)
+	}
+	return f.progress(m, "deploying", func() { m.State = StateDeployed }), nil
+}
+
+// Release releases a Deployed or Allocated machine (Releasing, then
+// Ready); a Ready machine is already released.
+func (f *Server) Release(ctx context.Context, ref drivers.NodeRef, erase bool) (drivers.Result, error) {
+	if r, stop, err := f.begin(ctx, "Release", ref.Name, true); stop {
+		return r, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, err := f.lookup(ref)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	switch m.State {
+	case StateReady:
+		return drivers.Done("fake: machine %s already released", m.MachineID), nil
+	case StateDeployed, StateAllocated:
+		m.State, m.polls, m.erased = StateReleasing, 0, erase
+	case StateReleasing:
+	default:
+		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: machine %s is %s, cannot release", m.MachineID, m.State)
+	}
+	what := "releasing"
+	if m.erased {
+		what = "releasing and erasing"
+	}
+	return f.progress(m, what, func() { m.State = StateReady; clear(m.applied) }), nil
+}
+
+// Status returns one Machine per ref, in order; an unknown one is empty.
+func (f *Server) Status(ctx context.Context, refs []drivers.NodeRef) ([]drivers.Machine, error) {
+	if _, stop, err := f.begin(ctx, "Status", "", false); stop {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]drivers.Machine, len(refs))
+	for i, ref := range refs {
+		if m := f.find(ref); m != nil {
+			out[i] = m.view()
+		}
+	}
+	return out, nil
+}
+
+// Owned lists the owned machines sorted by MachineID.
+func (f *Server) Owned(ctx context.Context) ([]drivers.Machine, error) {
+	if _, stop, err := f.begin(ctx, "Owned", "", false); stop {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.list(true), nil
+}
+
+// Recover runs a recovery action: abort moves a Commissioning machine back
+// to Ready and a Deploying one to Allocated; mark-fixed moves a Broken
+// machine to Ready. Anything else is a Permanent error.
+func (f *Server) Recover(ctx context.Context, ref drivers.NodeRef, action drivers.Recovery) (drivers.Result, error) {
+	if r, stop, err := f.begin(ctx, "Recover", ref.Name, true); stop {
+		return r, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, err := f.lookup(ref)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	from := m.State
+	switch {
+	case action == drivers.RecoveryAbort && m.State == StateCommissioning:
+		m.State = StateReady
+	case action == drivers.RecoveryAbort && m.State == StateDeploying:
+		m.State = StateAllocated
+	case action == drivers.RecoveryMarkFixed && m.State == StateBroken:
+		m.State = StateReady
+	case action != drivers.RecoveryAbort && action != drivers.RecoveryMarkFixed:
+		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: unknown recovery action %q", action)
+	default:
+		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: cannot %s machine %s: it is %s", action, m.MachineID, m.State)
+	}
+	m.polls = 0
+	return drivers.Done("fake: %s: machine %s moved from %s to %s", action, m.MachineID, from, m.State), nil
+}

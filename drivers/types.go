@@ -1,0 +1,231 @@
+package drivers
+
+// Plain data the drivers exchange with the engine: no funcs, channels or
+// interfaces, so that it crosses the plugin boundary as JSON.
+
+// Config configures a driver instance: settings from the site design and
+// resolved secrets (e.g. the MAAS API key).
+type Config struct {
+	Settings map[string]string `json:"settings,omitempty"`
+	Secrets  map[string]Secret `json:"-"`
+}
+
+// BMC tells an OOB driver how to reach one node's BMC.
+type BMC struct {
+	Node        string `json:"node"`
+	Address     string `json:"address"`
+	Port        int    `json:"port"`
+	Protocol    string `json:"protocol"` // lanplus | lan
+	CipherSuite int    `json:"cipherSuite"`
+	Privilege   string `json:"privilege"` // administrator | operator
+	Username    string `json:"username"`
+	Password    Secret `json:"password"`
+}
+
+// BMCInfo is what a probe learned.
+type BMCInfo struct {
+	Reachable   bool   `json:"reachable"`
+	Authorized  bool   `json:"authorized"`
+	Vendor      string `json:"vendor,omitempty"`
+	Firmware    string `json:"firmware,omitempty"`
+	GUID        string `json:"guid,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// PowerState of a machine.
+type PowerState string
+
+// Power states.
+const (
+	PowerOn      PowerState = "on"
+	PowerOff     PowerState = "off"
+	PowerUnknown PowerState = "unknown"
+)
+
+// BootDevice selects the next boot device.
+type BootDevice struct {
+	Device     string `json:"device"` // pxe | disk
+	Persistent bool   `json:"persistent"`
+	EFI        bool   `json:"efi"`
+}
+
+// SiteInfo is what a server driver learned about its provisioner.
+type SiteInfo struct {
+	Reachable     bool     `json:"reachable"`
+	Authenticated bool     `json:"authenticated"`
+	Version       string   `json:"version,omitempty"`
+	Capabilities  []string `json:"capabilities,omitempty"`
+	BootImages    []string `json:"bootImages,omitempty"` // e.g. "ubuntu/jammy"
+}
+
+// SiteSpec is what a server driver prepares before any node: the networks.
+type SiteSpec struct {
+	Domain  string   `json:"domain,omitempty"`
+	Subnets []Subnet `json:"subnets"`
+}
+
+// Subnet is one of the design's L3 networks as drivers see it.
+type Subnet struct {
+	Name       string        `json:"name"`
+	CIDR       string        `json:"cidr"`
+	VLAN       int           `json:"vlan,omitempty"`
+	MTU        int           `json:"mtu"`
+	Gateway    string        `json:"gateway,omitempty"`
+	DNSServers []string      `json:"dnsServers,omitempty"`
+	Ranges     []AddressPool `json:"ranges,omitempty"`
+}
+
+// AddressPool is a typed range of addresses.
+type AddressPool struct {
+	Type  string `json:"type"` // static | dhcp | reserved
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
+
+// NodeRef names a node and, once known, its provisioner machine.
+type NodeRef struct {
+	Name      string `json:"name"`
+	MachineID string `json:"machineId,omitempty"`
+}
+
+// Node is everything a server or network driver needs about one node,
+// taken from the resolved design.
+type Node struct {
+	NodeRef
+	Hostname   string            `json:"hostname"`
+	Domain     string            `json:"domain,omitempty"`
+	BootMAC    string            `json:"bootMac,omitempty"`
+	BMCAddress string            `json:"bmcAddress,omitempty"`
+	Rack       string            `json:"rack,omitempty"`
+	Primary    string            `json:"primaryNetwork,omitempty"`
+	Interfaces []Interface       `json:"interfaces,omitempty"`
+	Storage    Storage           `json:"storage"`
+	Platform   Platform          `json:"platform"`
+	Tags       []string          `json:"tags,omitempty"`
+	OwnerData  map[string]string `json:"ownerData,omitempty"`
+}
+
+// Interface is a node interface with its devices and networks resolved.
+type Interface struct {
+	Name     string             `json:"name"`
+	Link     Link               `json:"link"`
+	Devices  []Device           `json:"devices"`
+	Networks []InterfaceNetwork `json:"networks,omitempty"`
+}
+
+// Link describes the physical link or bond an interface sits on.
+type Link struct {
+	Name          string `json:"name"`
+	MTU           int    `json:"mtu"`
+	BondMode      string `json:"bondMode"` // disabled | 802.3ad | active-backup | balance-rr
+	BondHash      string `json:"bondHash,omitempty"`
+	LACPRate      string `json:"lacpRate,omitempty"`
+	MIIMon        int    `json:"miimon,omitempty"`
+	UpDelay       int    `json:"updelay,omitempty"`
+	DownDelay     int    `json:"downdelay,omitempty"`
+	Trunking      string `json:"trunking"` // disabled | 802.1q
+	NativeNetwork string `json:"nativeNetwork,omitempty"`
+}
+
+// Device is a NIC or disk: the design's alias and where it sits, so the
+// driver can map it to the provisioner's name from commissioning data.
+type Device struct {
+	Alias   string `json:"alias"`
+	Bus     string `json:"bus,omitempty"`     // pci | scsi | nvme; "" for a kernel name
+	Address string `json:"address,omitempty"` // e.g. 0000:3b:00.0
+}
+
+// InterfaceNetwork is a network on an interface and the node's address there.
+type InterfaceNetwork struct {
+	Subnet
+	Address string `json:"address,omitempty"` // IP, "dhcp" or "" (carried, not addressed)
+}
+
+// Storage is a node's disk layout.
+type Storage struct {
+	Devices      []StorageDevice `json:"devices,omitempty"`
+	VolumeGroups []VolumeGroup   `json:"volumeGroups,omitempty"`
+}
+
+// StorageDevice is a disk: partitioned or a whole-disk physical volume.
+type StorageDevice struct {
+	Device      Device      `json:"device"`
+	Partitions  []Partition `json:"partitions,omitempty"`
+	VolumeGroup string      `json:"volumeGroup,omitempty"`
+}
+
+// Partition of a device. Size is as the design writes it (10g, 25%, >20g).
+type Partition struct {
+	Name        string      `json:"name"`
+	Size        string      `json:"size"`
+	Bootable    bool        `json:"bootable,omitempty"`
+	Filesystem  *Filesystem `json:"filesystem,omitempty"`
+	VolumeGroup string      `json:"volumeGroup,omitempty"`
+}
+
+// Filesystem to create and mount.
+type Filesystem struct {
+	FSType     string `json:"fstype"`
+	Mountpoint string `json:"mountpoint,omitempty"`
+	Options    string `json:"options,omitempty"`
+	Label      string `json:"label,omitempty"`
+}
+
+// VolumeGroup is an LVM volume group.
+type VolumeGroup struct {
+	Name           string          `json:"name"`
+	LogicalVolumes []LogicalVolume `json:"logicalVolumes,omitempty"`
+}
+
+// LogicalVolume is an LVM logical volume.
+type LogicalVolume struct {
+	Name       string      `json:"name"`
+	Size       string      `json:"size"`
+	Filesystem *Filesystem `json:"filesystem,omitempty"`
+}
+
+// Platform is the OS image and kernel.
+type Platform struct {
+	Image        string            `json:"image"`
+	Kernel       string            `json:"kernel,omitempty"`
+	KernelParams map[string]string `json:"kernelParams,omitempty"`
+}
+
+// Deployment is what Deploy needs beyond the node.
+type Deployment struct {
+	UserData []byte `json:"userData,omitempty"` // cloud-init user data
+}
+
+// Machine is a provisioner's view of one machine.
+type Machine struct {
+	MachineID string     `json:"machineId"`
+	Node      string     `json:"node,omitempty"` // the design node the machine's owner data names
+	Hostname  string     `json:"hostname,omitempty"`
+	State     string     `json:"state"` // the provisioner's state name, e.g. Ready, Deployed
+	Power     PowerState `json:"power,omitempty"`
+	Owned     bool       `json:"owned"` // carries this orchestrator's ownership marker
+}
+
+// Recovery is a recovery action on a machine.
+type Recovery string
+
+// Recovery actions.
+const (
+	RecoveryAbort     Recovery = "abort"      // stop a running operation
+	RecoveryMarkFixed Recovery = "mark-fixed" // clear a broken state after repair
+)
+
+// Phase of network port configuration.
+type Phase string
+
+// Network phases.
+const (
+	PhaseProvisioning Phase = "provisioning" // PXE network native, for commissioning and deploy
+	PhaseProduction   Phase = "production"   // the design's networks
+)
+
+// NetworkInfo is what a network driver learned when probed.
+type NetworkInfo struct {
+	Reachable   bool   `json:"reachable"`
+	Description string `json:"description,omitempty"`
+}
