@@ -1,0 +1,46 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDriversCommand(t *testing.T) {
+	dir := t.TempDir()
+	plug := filepath.Join(dir, "slipway-driver-network-ext")
+	if out, err := exec.Command("go", "build", "-o", plug, "github.com/slipway-dev/slipway/cmd/slipway-driver-network-noop").CombinedOutput(); err != nil {
+		t.Fatalf("build plugin: %v\n%s", err, out)
+	}
+	code, out, errs := cli(t, "drivers", "--plugin-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"network  ext   " + plug, "network  noop  builtin", "ok"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = cli(t, "drivers", "-o", "json", "--plugin-dir", dir)
+	var list []struct {
+		Kind, Name, Source string
+		Protocol           int
+		Error              string
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 {
+		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
+	}
+	if len(list) != 2 || list[0].Name != "ext" || list[0].Protocol != 1 || list[0].Source != plug || list[1].Source != "builtin" {
+		t.Errorf("json list: %+v", list)
+	}
+	t.Setenv("SLIPWAY_PLUGIN_DIR", filepath.Join(dir, "missing"))
+	code, out, _ = cli(t, "drivers")
+	if code != 0 || strings.Contains(out, "ext") || !strings.Contains(out, "noop") {
+		t.Errorf("env plugin dir: exit %d\n%s", code, out)
+	}
+	if code, _, _ := cli(t, "drivers", "-o", "xml"); code != exitUsage {
+		t.Errorf("-o xml: exit %d", code)
+	}
+}

@@ -1,0 +1,130 @@
+package drivers_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
+)
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want drivers.Class
+	}{
+		{"nil", nil, ""},
+		{"transient", drivers.Errorf(drivers.Transient, "x"), drivers.Transient},
+		{"permanent wrapped", fmt.Errorf("step: %w", drivers.Errorf(drivers.Permanent, "x")), drivers.Permanent},
+		{"needs intervention", drivers.NewError(drivers.NeedsIntervention, errors.New("x")), drivers.NeedsIntervention},
+		{"deadline", fmt.Errorf("call: %w", context.DeadlineExceeded), drivers.Transient},
+		{"cancelled", context.Canceled, drivers.Permanent},
+		{"unclassified", errors.New("boom"), drivers.Transient},
+	} {
+		if got := drivers.Classify(tc.err); got != tc.want {
+			t.Errorf("%s: Classify = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if drivers.NewError(drivers.Permanent, nil) != nil {
+		t.Error("NewError(nil) must be nil")
+	}
+}
+
+func TestResultValid(t *testing.T) {
+	for _, tc := range []struct {
+		r    drivers.Result
+		want bool
+	}{
+		{drivers.Done("ok"), true},
+		{drivers.InProgress(time.Second, "waiting"), true},
+		{drivers.InProgress(0, "waiting"), false},
+		{drivers.Failed("no image"), true},
+		{drivers.Failed(""), false},
+		{drivers.Result{Status: drivers.StatusDone, RetryAfter: time.Second}, false},
+		{drivers.Result{}, false},
+	} {
+		if got := tc.r.Valid(); got != tc.want {
+			t.Errorf("%+v: Valid = %v, want %v", tc.r, got, tc.want)
+		}
+	}
+}
+
+func TestSecretNeverShows(t *testing.T) {
+	b := drivers.BMC{Node: "n1", Username: "admin", Password: drivers.NewSecret("hunter2")}
+	j, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{fmt.Sprint(b), fmt.Sprintf("%+v", b), fmt.Sprintf("%#v", b), string(j), b.Password.String()} {
+		if strings.Contains(s, "hunter2") {
+			t.Errorf("secret shown: %s", s)
+		}
+	}
+	if b.Password.Reveal() != "hunter2" {
+		t.Error("Reveal lost the value")
+	}
+	var back drivers.BMC
+	if err := json.Unmarshal(j, &back); err != nil || !back.Password.IsZero() {
+		t.Errorf("unmarshal: %v, password zero = %v (JSON never carries secrets)", err, back.Password.IsZero())
+	}
+}
+
+func TestFromDesign(t *testing.T) {
+	res, err := yamlingest.Load(t.Context(), []string{"../examples/site-yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, fs := design.Build(res.Sources)
+	if fs.HasErrors() {
+		t.Fatal(fs)
+	}
+	n := d.Nodes["r01-cmp01"]
+	got := drivers.NodeFromDesign(d, n, "abc123")
+	if got.MachineID != "abc123" || got.Hostname != "r01-cmp01" || got.Domain != d.Site.Spec.Domain || got.Platform.Image == "" {
+		t.Errorf("node basics: %+v", got.NodeRef)
+	}
+	var bond *drivers.Interface
+	for i := range got.Interfaces {
+		if got.Interfaces[i].Link.BondMode == "802.3ad" {
+			bond = &got.Interfaces[i]
+		}
+	}
+	if bond == nil {
+		t.Fatal("no 802.3ad interface")
+	}
+	if len(bond.Devices) != 2 || bond.Devices[0].Bus != "pci" || bond.Devices[0].Address == "" {
+		t.Errorf("bond devices not resolved to PCI addresses: %+v", bond.Devices)
+	}
+	addressed := map[string]string{}
+	for _, nw := range bond.Networks {
+		addressed[nw.Name] = nw.Address
+	}
+	want := map[string]string{}
+	for _, a := range n.Spec.Addressing {
+		if _, ok := addressed[a.Network]; ok {
+			want[a.Network] = a.Address
+		}
+	}
+	if d := cmp.Diff(want, addressed); d != "" || len(want) == 0 {
+		t.Errorf("bond addresses (-want +got):\n%s", d)
+	}
+	if len(got.Storage.Devices) == 0 || len(got.Storage.VolumeGroups) == 0 {
+		t.Errorf("storage not carried: %+v", got.Storage)
+	}
+	site := drivers.SiteFromDesign(d)
+	if len(site.Subnets) != len(d.Networks) {
+		t.Errorf("site has %d subnets, design %d networks", len(site.Subnets), len(d.Networks))
+	}
+	bmc := drivers.BMCFromDesign(d, n, drivers.NewSecret("pw"))
+	if bmc.Address != n.Spec.OOB.Address || bmc.Port != 623 || bmc.CipherSuite != 3 || bmc.Username == "" || bmc.Password.Reveal() != "pw" {
+		t.Errorf("bmc: %+v", bmc)
+	}
+}
