@@ -104,25 +104,16 @@ func (f *OOB) PowerStatus(ctx context.Context, bmc drivers.BMC) (drivers.PowerSt
 
 // PowerOn turns the machine on; Done "already on" if it is.
 func (f *OOB) PowerOn(ctx context.Context, bmc drivers.BMC) (drivers.Result, error) {
-	if r, stop, err := f.begin(ctx, "PowerOn", bmc.Node, true); stop {
-		return r, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	b, err := f.bmc(bmc)
-	if err != nil {
-		return drivers.Result{}, err
-	}
-	if b.power == drivers.PowerOn && !b.cycling {
-		return drivers.Done("fake: %s already on", bmc.Address), nil
-	}
-	b.power, b.cycling, b.polls = drivers.PowerOn, false, 0
-	return drivers.Done("fake: powered %s on", bmc.Address), nil
+	return f.setPower(ctx, "PowerOn", bmc, drivers.PowerOn)
 }
 
 // PowerOff turns the machine off; Done "already off" if it is.
 func (f *OOB) PowerOff(ctx context.Context, bmc drivers.BMC) (drivers.Result, error) {
-	if r, stop, err := f.begin(ctx, "PowerOff", bmc.Node, true); stop {
+	return f.setPower(ctx, "PowerOff", bmc, drivers.PowerOff)
+}
+
+func (f *OOB) setPower(ctx context.Context, method string, bmc drivers.BMC, want drivers.PowerState) (drivers.Result, error) {
+	if r, stop, err := f.begin(ctx, method, bmc.Node, true); stop {
 		return r, err
 	}
 	f.mu.Lock()
@@ -131,11 +122,11 @@ func (f *OOB) PowerOff(ctx context.Context, bmc drivers.BMC) (drivers.Result, er
 	if err != nil {
 		return drivers.Result{}, err
 	}
-	if b.power == drivers.PowerOff && !b.cycling {
-		return drivers.Done("fake: %s already off", bmc.Address), nil
+	if b.power == want && !b.cycling {
+		return drivers.Done("fake: %s already %s", bmc.Address, want), nil
 	}
-	b.power, b.cycling, b.polls = drivers.PowerOff, false, 0
-	return drivers.Done("fake: powered %s off", bmc.Address), nil
+	b.power, b.cycling, b.polls = want, false, 0
+	return drivers.Done("fake: powered %s %s", bmc.Address, want), nil
 }
 
 // PowerCycle turns the machine off and on: off and InProgress for
