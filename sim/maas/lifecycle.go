@@ -1,0 +1,338 @@
+package maas
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/juju/mgo/v2/bson"
+)
+
+// schedule runs fn under the lock after d (scaled), unless the machine
+// moved on to another phase first.
+func (s *Server) schedule(m *machine, d time.Duration, fn func()) {
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	m.phase++
+	gen := m.phase
+	m.timer = time.AfterFunc(s.scale(d), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed || m.phase != gen || s.machines[m.SystemID] != m {
+			return
+		}
+		m.timer = nil
+		fn()
+	})
+}
+
+func (s *Server) cancelPhase(m *machine) {
+	if m.timer != nil {
+		m.timer.Stop()
+		m.timer = nil
+	}
+	m.phase++
+}
+
+// hardware finds the simulated machine behind m, by MAC.
+func (s *Server) hardware(m *machine) *Hardware {
+	if m.hw != nil || s.opts.Inventory == nil {
+		return m.hw
+	}
+	for _, i := range m.Interfaces {
+		if hw := s.opts.Inventory(i.MAC); hw != nil {
+			m.hw = hw
+			return hw
+		}
+	}
+	return nil
+}
+
+// startCommission powers the machine on to PXE-boot the commissioning
+// environment; after the commissioning time it is Ready with its hardware
+// discovered (or Failed commissioning when a fault says so).
+func (s *Server) startCommission(m *machine, skipBMC bool) {
+	s.move(m, StatusCommissioning)
+	m.StatusMessage = "Commissioning"
+	s.addEvent(m, "Commissioning", "INFO", "commissioning started")
+	s.bootPXE(m)
+	mf := s.faults.machine(m.Hostname)
+	s.schedule(m, s.dur.Commission, func() {
+		if m.failCommLeft == 0 && mf.FailCommissioning > 0 && !m.commissioned {
+			m.failCommLeft = mf.FailCommissioning + 1 // +1: this attempt counts
+		}
+		if m.failCommLeft > 1 {
+			m.failCommLeft--
+			s.move(m, StatusFailedCommissioning)
+			m.StatusMessage = "Failed commissioning: a commissioning script failed (injected fault)"
+			s.addEvent(m, "Failed commissioning", "ERROR", m.StatusMessage)
+			_ = s.power(m, "off")
+			return
+		}
+		m.failCommLeft = 0
+		hw := s.hardware(m)
+		if hw != nil {
+			m.CPUCount, m.MemoryMiB, m.Arch = hw.CPUs, hw.MemoryMiB, orDefault(hw.Arch, m.Arch)
+		} else if m.CPUCount == 0 {
+			m.CPUCount, m.MemoryMiB = 4, 8192
+		}
+		s.discoverInterfaces(m)
+		s.discoverDisks(m)
+		if !skipBMC && m.PowerType == "" {
+			m.PowerType = "manual"
+		}
+		m.commissioned = true
+		s.move(m, StatusReady)
+		m.StatusMessage = ""
+		s.addEvent(m, "Ready", "INFO", "commissioning complete")
+		_ = s.power(m, "off")
+	})
+}
+
+// bootPXE sets PXE boot and powers the machine on (or cycles it).
+func (s *Server) bootPXE(m *machine) {
+	if s.opts.Power != nil && m.PowerType != "" && m.PowerType != "manual" {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = s.opts.Power.SetBootDevice(ctx, m.PowerParams, "pxe")
+		cancel()
+	}
+	_ = s.power(m, "cycle")
+}
+
+// discoverInterfaces replaces the interfaces with what the hardware has,
+// named as commissioning finds them, each on the fabric's untagged VLAN.
+func (s *Server) discoverInterfaces(m *machine) {
+	hw := s.hardware(m)
+	if hw == nil {
+		return
+	}
+	old := map[string]*iface{}
+	for _, i := range m.Interfaces {
+		if i.Type == "physical" {
+			old[strings.ToLower(i.MAC)] = i
+		}
+	}
+	bootMAC := ""
+	for _, i := range m.Interfaces {
+		if i.ID == m.BootIfaceID {
+			bootMAC = strings.ToLower(i.MAC)
+		}
+	}
+	m.Interfaces = nil
+	for n, nic := range hw.NICs {
+		name := nic.Name
+		if name == "" {
+			name = fmt.Sprintf("eth%d", n)
+		}
+		id := s.nextID()
+		if o := old[strings.ToLower(nic.MAC)]; o != nil {
+			id = o.ID
+		}
+		i := &iface{ID: id, Name: name, Type: "physical", MAC: strings.ToLower(nic.MAC), VLANID: s.untaggedVLAN(nic.Network),
+			Enabled: true, MTU: 1500, PCI: nic.PCI, Vendor: nic.Vendor, Product: nic.Product}
+		m.Interfaces = append(m.Interfaces, i)
+		if strings.ToLower(nic.MAC) == bootMAC || (bootMAC == "" && n == 0) {
+			m.BootIfaceID = i.ID
+		}
+	}
+}
+
+// untaggedVLAN returns the untagged VLAN of the fabric named after a lab
+// network, creating the fabric when it is new (MAAS creates fabrics for
+// the networks commissioning finds).
+func (s *Server) untaggedVLAN(network string) int {
+	if network == "" {
+		return 5001
+	}
+	for _, f := range s.fabrics {
+		if f.Name == network {
+			for _, v := range s.vlans {
+				if v.FabricID == f.ID && v.VID == 0 {
+					return v.ID
+				}
+			}
+		}
+	}
+	f := &fabric{ID: s.nextID(), Name: network}
+	s.fabrics[f.ID] = f
+	v := &vlan{ID: s.nextID(), FabricID: f.ID, VID: 0, Name: "untagged", MTU: 1500}
+	s.vlans[v.ID] = v
+	return v.ID
+}
+
+// discoverDisks replaces the block devices with the hardware's disks.
+func (s *Server) discoverDisks(m *machine) {
+	hw := s.hardware(m)
+	if hw == nil {
+		if len(m.BlockDevices) == 0 {
+			m.BlockDevices = []*blockDevice{{ID: s.nextID(), Name: "sda", Type: "physical", Size: 500e9, BlockSize: 512,
+				Model: "QEMU HARDDISK", Serial: "QM0000" + m.SystemID, IDPath: "/dev/disk/by-id/wwn-0x5000c500" + m.SystemID}}
+		}
+		m.VolumeGroups = nil
+		return
+	}
+	m.BlockDevices, m.VolumeGroups = nil, nil
+	for _, d := range hw.Disks {
+		m.BlockDevices = append(m.BlockDevices, &blockDevice{ID: s.nextID(), Name: d.Name, Type: "physical", Model: d.Model,
+			Serial: d.Serial, Size: d.Size, BlockSize: 512, IDPath: "/dev/disk/by-id/" + strings.ReplaceAll(d.Model, " ", "_") + "_" + d.Serial,
+			PCI: d.Addr, Bus: d.Bus})
+	}
+}
+
+// startDeploy "installs" the OS: Deploying, then Deployed after the deploy
+// time (Failed deployment on a fault; a hang lasts until MAAS's node
+// timeout).
+func (s *Server) startDeploy(m *machine) {
+	s.move(m, StatusDeploying)
+	m.StatusMessage = "Deploying"
+	s.addEvent(m, "Deploying", "INFO", "deployment started")
+	s.bootPXE(m)
+	mf := s.faults.machine(m.Hostname)
+	if mf.HangDeploy {
+		s.schedule(m, s.dur.NodeTimeout, func() {
+			s.move(m, StatusFailedDeployment)
+			m.StatusMessage = "Node operation 'Deploying' timed out after 30 minutes."
+			s.addEvent(m, "Failed deployment", "ERROR", m.StatusMessage)
+		})
+		return
+	}
+	s.schedule(m, s.dur.Deploy, func() {
+		if m.failDeployLft == 0 && mf.FailDeploy > 0 {
+			m.failDeployLft = mf.FailDeploy + 1
+		}
+		if m.failDeployLft > 1 {
+			m.failDeployLft--
+			s.move(m, StatusFailedDeployment)
+			m.StatusMessage = "Failed deployment: curtin installation failed (injected fault)"
+			s.addEvent(m, "Failed deployment", "ERROR", m.StatusMessage)
+			return
+		}
+		m.failDeployLft = 0
+		s.move(m, StatusDeployed)
+		m.StatusMessage = ""
+		m.PowerState = "on"
+		s.addEvent(m, "Deployed", "INFO", "deployed "+m.OSystem+"/"+m.DistroSeries)
+		if s.opts.Hooks != nil {
+			id, host, ud := m.SystemID, m.Hostname, append([]byte(nil), m.UserData...)
+			go s.opts.Hooks.Deployed(id, host, ud)
+		}
+	})
+}
+
+// startRelease releases: Releasing (and Disk erasing), then Ready and off.
+func (s *Server) startRelease(m *machine, erase bool, comment string) {
+	s.cancelPhase(m)
+	s.move(m, StatusReleasing)
+	m.StatusMessage = "Releasing"
+	if comment != "" {
+		m.StatusMessage = comment
+	}
+	s.addEvent(m, "Releasing", "INFO", "release started")
+	finish := func() {
+		s.move(m, StatusReady)
+		m.Owner, m.AgentName, m.Comment, m.StatusMessage = "", "", "", ""
+		m.OwnerData = map[string]string{}
+		m.OSystem, m.DistroSeries, m.HWEKernel, m.UserData = "", "", "", nil
+		m.Locked = false
+		_ = s.power(m, "off")
+		s.addEvent(m, "Released", "INFO", "machine released")
+		if s.opts.Hooks != nil {
+			id, host := m.SystemID, m.Hostname
+			go s.opts.Hooks.Released(id, host)
+		}
+	}
+	s.schedule(m, s.dur.Release, func() {
+		if !erase {
+			finish()
+			return
+		}
+		s.move(m, StatusDiskErasing)
+		m.StatusMessage = "Erasing disks"
+		s.schedule(m, s.dur.Erase, finish)
+	})
+}
+
+// opDetails answers the commissioning details as BSON: lshw XML (whose
+// businfo ties PCI addresses to interface and disk names) and lldp XML.
+func (s *Server) opDetails(m *machine, _ *request) (any, *apiError) {
+	doc := bson.M{"lshw": []byte(s.lshw(m)), "lldp": []byte(`<?xml version="1.0" encoding="UTF-8"?><lldp label="LLDP neighbors"/>`)}
+	b, err := bson.Marshal(doc)
+	if err != nil {
+		return nil, errorf(500, "encode details: %v", err)
+	}
+	return rawBody{contentType: "application/bson", body: b}, nil
+}
+
+// lshw renders the hardware as lshw -xml would, as far as drivers read it.
+func (s *Server) lshw(m *machine) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" standalone="yes" ?>` + "\n<list>\n")
+	fmt.Fprintf(&b, `<node id="%s" class="system" handle="DMI:0001"><product>%s</product><vendor>%s</vendor>`+"\n",
+		m.Hostname, xmlEsc(product(m)), xmlEsc(vendor(m)))
+	b.WriteString(`<node id="core" class="bus"><node id="pci" class="bridge">` + "\n")
+	hw := m.hw
+	if hw != nil && m.commissioned {
+		nics := append([]NIC(nil), hw.NICs...)
+		sort.Slice(nics, func(i, j int) bool { return nics[i].PCI < nics[j].PCI })
+		for n, nic := range nics {
+			fmt.Fprintf(&b, `<node id="network:%d" claimed="true" class="network" handle="PCI:%s"><description>Ethernet interface</description><product>%s</product><vendor>%s</vendor><businfo>pci@%s</businfo><logicalname>%s</logicalname><serial>%s</serial></node>`+"\n",
+				n, nic.PCI, xmlEsc(nic.Product), xmlEsc(nic.Vendor), nic.PCI, nic.Name, nic.MAC)
+		}
+		for n, d := range hw.Disks {
+			bus := "scsi@" + d.Addr
+			if d.Bus == "pci" || d.Bus == "nvme" {
+				bus = "pci@" + d.Addr
+			}
+			fmt.Fprintf(&b, `<node id="disk:%d" claimed="true" class="disk" handle="GUID:%s"><description>Disk</description><product>%s</product><businfo>%s</businfo><logicalname>/dev/%s</logicalname><serial>%s</serial><size units="bytes">%d</size></node>`+"\n",
+				n, d.Serial, xmlEsc(d.Model), bus, d.Name, d.Serial, d.Size)
+		}
+	}
+	b.WriteString("</node></node></node>\n</list>\n")
+	return b.String()
+}
+
+func product(m *machine) string {
+	if m.hw != nil {
+		return m.hw.Product
+	}
+	return "Unknown"
+}
+
+func vendor(m *machine) string {
+	if m.hw != nil {
+		return m.hw.Vendor
+	}
+	return "Unknown"
+}
+
+func xmlEsc(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// Enlist is what a simulated machine does when it PXE-boots and MAAS does
+// not know it: it registers itself as New with its MACs and BMC. It returns
+// the new machine's system ID, or the known machine's.
+func (s *Server) Enlist(hw *Hardware, powerType string, params PowerParams) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.machines {
+		for _, nic := range hw.NICs {
+			if m.hasMAC(nic.MAC) {
+				return m.SystemID
+			}
+		}
+	}
+	var macs []string
+	for _, nic := range hw.NICs {
+		macs = append(macs, nic.MAC)
+	}
+	m := s.newMachine("", hw.Arch, macs)
+	m.hw = hw
+	m.PowerType, m.PowerParams = powerType, params
+	m.PowerState = "on"
+	s.addEvent(m, "Enlisting", "INFO", "machine enlisted itself")
+	return m.SystemID
+}

@@ -1,0 +1,638 @@
+package maas
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func (s *Server) routesMachines() {
+	s.handle("GET", "/machines/", "", (*Server).machinesRead)
+	s.handle("POST", "/machines/", "", (*Server).machinesCreate)
+	s.handle("POST", "/machines/", "allocate", (*Server).machinesAllocate)
+	s.handle("POST", "/machines/", "release", (*Server).machinesRelease)
+	s.handle("GET", "/machines/", "power_parameters", (*Server).machinesPowerParameters)
+	s.handle("GET", "/machines/{system_id}/", "", s.withMachine((*Server).machineRead))
+	s.handle("PUT", "/machines/{system_id}/", "", s.withMachine((*Server).machineUpdate))
+	s.handle("DELETE", "/machines/{system_id}/", "", s.withMachine((*Server).machineDelete))
+	for op, fn := range map[string]machineHandler{
+		"commission": (*Server).opCommission, "deploy": (*Server).opDeploy, "release": (*Server).opRelease,
+		"abort": (*Server).opAbort, "mark_broken": (*Server).opMarkBroken, "mark_fixed": (*Server).opMarkFixed,
+		"power_on": (*Server).opPowerOn, "power_off": (*Server).opPowerOff,
+		"set_owner_data": (*Server).opSetOwnerData, "set_workload_annotations": (*Server).opSetOwnerData,
+		"lock": (*Server).opLock, "unlock": (*Server).opUnlock,
+		"restore_networking_configuration": (*Server).opRestoreNetworking,
+		"restore_storage_configuration":    (*Server).opRestoreStorage,
+		"restore_default_configuration":    (*Server).opRestoreDefault,
+	} {
+		s.handle("POST", "/machines/{system_id}/", op, s.withMachine(fn))
+	}
+	s.handle("GET", "/machines/{system_id}/", "query_power_state", s.withMachine((*Server).opQueryPower))
+	s.handle("GET", "/machines/{system_id}/", "power_parameters", s.withMachine((*Server).opPowerParameters))
+	s.handle("GET", "/machines/{system_id}/", "details", s.withMachine((*Server).opDetails))
+}
+
+type machineHandler func(s *Server, m *machine, req *request) (any, *apiError)
+
+// withMachine looks the machine up (404 like MAAS) and runs fn under the lock.
+func (s *Server) withMachine(fn machineHandler) handler {
+	return func(s *Server, req *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		m := s.machines[req.params["system_id"]]
+		if m == nil {
+			return nil, notFound("Machine")
+		}
+		return fn(s, m, req)
+	}
+}
+
+func (s *Server) machineRead(m *machine, _ *request) (any, *apiError) { return s.renderMachine(m), nil }
+
+// machinesRead lists machines, filtered as MAAS filters them.
+func (s *Server) machinesRead(req *request) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := req.form
+	out := []any{}
+	for _, m := range sortedMachines(s.machines) {
+		if !s.matches(m, f) {
+			continue
+		}
+		out = append(out, s.renderMachine(m))
+	}
+	return out, nil
+}
+
+func (s *Server) matches(m *machine, f formValues) bool {
+	in := func(key, v string) bool {
+		vals, ok := f[key]
+		if !ok {
+			return true
+		}
+		for _, x := range vals {
+			if x == v {
+				return true
+			}
+		}
+		return false
+	}
+	if !in("id", m.SystemID) || !in("hostname", m.Hostname) || !in("agent_name", m.AgentName) ||
+		!in("zone", orDefault(m.Zone, "default")) || !in("pool", orDefault(m.Pool, "default")) || !in("domain", m.Domain) {
+		return false
+	}
+	if vals, ok := f["mac_address"]; ok {
+		found := false
+		for _, mac := range vals {
+			if m.hasMAC(mac) {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	if vals, ok := f["status"]; ok {
+		found := false
+		for _, v := range vals {
+			if st, ok := statusByName(v); ok && st == m.Status {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	for _, t := range splitList(f["tags"]) {
+		if !contains(m.Tags, t) {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *machine) hasMAC(mac string) bool {
+	for _, i := range m.Interfaces {
+		if strings.EqualFold(i.MAC, mac) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitList accepts repeated keys and comma-separated values.
+func splitList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, x := range strings.Split(v, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// machinesCreate enlists a machine (POST /machines/).
+func (s *Server) machinesCreate(req *request) (any, *apiError) {
+	f := req.form
+	macs := f["mac_addresses"]
+	if len(macs) == 0 {
+		return nil, badRequest("mac_addresses", "This field is required.")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, mac := range macs {
+		for _, o := range s.machines {
+			if o.hasMAC(mac) {
+				return nil, badRequest("mac_addresses", "One or more MAC addresses is invalid. ('MAC address %s already in use on %s.')", mac, o.Hostname)
+			}
+		}
+	}
+	m := s.newMachine(f.get("hostname"), f.get("architecture"), macs)
+	if d := f.get("domain"); d != "" {
+		if s.domains[d] == nil {
+			return nil, badRequest("domain", "Select a valid choice. That choice is not one of the available choices.")
+		}
+		m.Domain = d
+	}
+	m.Description = f.get("description")
+	m.PowerType = f.get("power_type")
+	m.PowerParams = powerParamsFrom(f)
+	s.addEvent(m, "Enlisting", "INFO", "Machine created by "+req.user)
+	if f.get("commission") == "true" || f.get("commission") == "1" {
+		s.startCommission(m, false)
+	}
+	return s.renderMachine(m), nil
+}
+
+// newMachine registers a New machine with one physical interface per MAC.
+func (s *Server) newMachine(hostname, arch string, macs []string) *machine {
+	id := s.newSystemID()
+	if hostname == "" {
+		hostname = "node-" + id
+	}
+	if arch == "" {
+		arch = "amd64/generic"
+	}
+	now := time.Now()
+	m := &machine{SystemID: id, Hostname: hostname, Domain: s.opts.Domain, Status: StatusNew, Arch: arch,
+		PowerState: "unknown", Zone: "default", Pool: "default", OwnerData: map[string]string{}, Netboot: true,
+		Created: now, Updated: now}
+	for n, mac := range macs {
+		i := &iface{ID: s.nextID(), Name: "eth" + strconv.Itoa(n), Type: "physical", MAC: strings.ToLower(mac),
+			VLANID: 5001, Enabled: true, MTU: 1500}
+		m.Interfaces = append(m.Interfaces, i)
+		if n == 0 {
+			m.BootIfaceID = i.ID
+		}
+	}
+	s.machines[id] = m
+	return m
+}
+
+func powerParamsFrom(f formValues) PowerParams {
+	p := PowerParams{}
+	for k := range f {
+		if name, ok := strings.CutPrefix(k, "power_parameters_"); ok {
+			p[name] = f.get(k)
+		}
+	}
+	return p
+}
+
+// machinesAllocate takes a Ready machine that matches the constraints.
+func (s *Server) machinesAllocate(req *request) (any, *apiError) {
+	f := req.form
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var cands []*machine
+	for _, m := range sortedMachines(s.machines) {
+		if m.Status != StatusReady || m.Locked {
+			continue
+		}
+		if id := f.get("system_id"); id != "" && m.SystemID != id {
+			continue
+		}
+		if n := f.get("name"); n != "" && m.Hostname != n && m.fqdn() != n {
+			continue
+		}
+		if z := f.get("zone"); z != "" && orDefault(m.Zone, "default") != z {
+			continue
+		}
+		if p := f.get("pool"); p != "" && orDefault(m.Pool, "default") != p {
+			continue
+		}
+		ok := true
+		for _, t := range splitList(f["tags"]) {
+			ok = ok && contains(m.Tags, t)
+		}
+		for _, t := range splitList(f["not_tags"]) {
+			ok = ok && !contains(m.Tags, t)
+		}
+		if c := f.get("cpu_count"); c != "" {
+			n, _ := strconv.ParseFloat(c, 64)
+			ok = ok && float64(m.CPUCount) >= n
+		}
+		if c := f.get("mem"); c != "" {
+			n, _ := strconv.ParseFloat(c, 64)
+			ok = ok && float64(m.MemoryMiB) >= n
+		}
+		if ok {
+			cands = append(cands, m)
+		}
+	}
+	if len(cands) == 0 {
+		return nil, conflict("No available machine matches constraints: %s", constraintsText(f))
+	}
+	m := cands[0]
+	if f.get("dry_run") == "true" {
+		return s.renderMachine(m), nil
+	}
+	s.move(m, StatusAllocated)
+	m.Owner, m.AgentName, m.Comment = req.user, f.get("agent_name"), f.get("comment")
+	s.addEvent(m, "Allocated", "INFO", "allocated to "+req.user)
+	return s.renderMachine(m), nil
+}
+
+func constraintsText(f formValues) string {
+	var parts []string
+	for _, k := range []string{"system_id", "name", "tags", "not_tags", "zone", "pool", "cpu_count", "mem", "agent_name"} {
+		if v, ok := f[k]; ok {
+			parts = append(parts, k+"="+strings.Join(v, ","))
+		}
+	}
+	sort.Strings(parts)
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// machinesRelease releases several machines (POST /machines/?op=release).
+func (s *Server) machinesRelease(req *request) (any, *apiError) {
+	ids := req.form["machines"]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var missing []string
+	for _, id := range ids {
+		if s.machines[id] == nil {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, badRequest("machines", "Unknown machine(s): %s.", strings.Join(missing, ", "))
+	}
+	for _, id := range ids {
+		m := s.machines[id]
+		if !releasable(m.Status) {
+			return nil, conflict("Machine(s) cannot be released in their current state: %s ('%s').", id, StatusName(m.Status))
+		}
+	}
+	for _, id := range ids {
+		s.startRelease(s.machines[id], req.form.get("erase") == "true", req.form.get("comment"))
+	}
+	return ids, nil
+}
+
+func (s *Server) machinesPowerParameters(req *request) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]any{}
+	ids := req.form["id"]
+	for _, m := range s.machines {
+		if len(ids) == 0 || contains(ids, m.SystemID) {
+			out[m.SystemID] = powerParamsJSON(m.PowerParams)
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) machineUpdate(m *machine, req *request) (any, *apiError) {
+	f := req.form
+	if h := f.get("hostname"); h != "" {
+		m.Hostname = h
+	}
+	if f.has("description") {
+		m.Description = f.get("description")
+	}
+	if pt := f.get("power_type"); pt != "" {
+		m.PowerType = pt
+	}
+	if p := powerParamsFrom(f); len(p) > 0 {
+		if m.PowerParams == nil {
+			m.PowerParams = PowerParams{}
+		}
+		for k, v := range p {
+			m.PowerParams[k] = v
+		}
+	}
+	if z := f.get("zone"); z != "" {
+		if s.zones[z] == nil {
+			return nil, badRequest("zone", "Select a valid choice. That choice is not one of the available choices.")
+		}
+		m.Zone = z
+	}
+	if p := f.get("pool"); p != "" {
+		if s.pools[p] == nil {
+			return nil, badRequest("pool", "Select a valid choice. That choice is not one of the available choices.")
+		}
+		m.Pool = p
+	}
+	if d := f.get("domain"); d != "" {
+		if s.domains[d] == nil {
+			return nil, badRequest("domain", "Select a valid choice. That choice is not one of the available choices.")
+		}
+		m.Domain = d
+	}
+	if a := f.get("architecture"); a != "" {
+		m.Arch = a
+	}
+	m.Updated = time.Now()
+	return s.renderMachine(m), nil
+}
+
+func (s *Server) machineDelete(m *machine, _ *request) (any, *apiError) {
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	delete(s.machines, m.SystemID)
+	return nil, nil
+}
+
+// move changes a machine's status, if MAAS allows it.
+func (s *Server) move(m *machine, to int) bool {
+	if !canMove(m.Status, to) {
+		return false
+	}
+	if to == StatusBroken {
+		m.PrevStatus = m.Status
+	}
+	m.Status = to
+	m.Updated = time.Now()
+	return true
+}
+
+func stateError(m *machine, action string) *apiError {
+	return conflict("%s: Cannot %s node because of its current state: '%s'.", m.Hostname, action, StatusName(m.Status))
+}
+
+func (s *Server) opCommission(m *machine, req *request) (any, *apiError) {
+	if !canMove(m.Status, StatusCommissioning) || m.Status == StatusCommissioning {
+		return nil, stateError(m, "commission")
+	}
+	if m.Locked {
+		return nil, conflict("Cannot commission a locked machine.")
+	}
+	s.startCommission(m, req.form.get("skip_bmc_config") == "1" || req.form.get("skip_bmc_config") == "true")
+	return s.renderMachine(m), nil
+}
+
+func (s *Server) opDeploy(m *machine, req *request) (any, *apiError) {
+	f := req.form
+	switch m.Status {
+	case StatusReady:
+		s.move(m, StatusAllocated)
+		m.Owner = req.user
+	case StatusAllocated, StatusFailedDeployment:
+	default:
+		return nil, stateError(m, "deploy")
+	}
+	if m.Owner != "" && m.Owner != req.user {
+		return nil, errorf(http.StatusForbidden, "Machine is allocated to a different user.")
+	}
+	series := orDefault(f.get("distro_series"), "jammy")
+	series = strings.TrimPrefix(series, "ubuntu/")
+	if !s.haveImage(series) {
+		return nil, badRequest("distro_series", "'%s' is not a valid distro_series.  It should be one of: %s.", series, strings.Join(s.seriesList(), ", "))
+	}
+	m.OSystem, m.DistroSeries, m.HWEKernel = "ubuntu", series, f.get("hwe_kernel")
+	if ud := f.get("user_data"); ud != "" {
+		if b, err := base64.StdEncoding.DecodeString(ud); err == nil {
+			m.UserData = b
+		} else {
+			m.UserData = []byte(ud)
+		}
+	}
+	if a := f.get("agent_name"); a != "" {
+		m.AgentName = a
+	}
+	s.startDeploy(m)
+	return s.renderMachine(m), nil
+}
+
+func releasable(st int) bool {
+	switch st {
+	case StatusAllocated, StatusDeployed, StatusDeploying, StatusFailedDeployment, StatusBroken, StatusFailedReleasing, StatusFailedDiskErasing:
+		return true
+	}
+	return false
+}
+
+func (s *Server) opRelease(m *machine, req *request) (any, *apiError) {
+	if !releasable(m.Status) {
+		return nil, conflict("Machine cannot be released in its current state ('%s').", StatusName(m.Status))
+	}
+	erase := req.form.get("erase") == "true" || req.form.get("erase") == "1"
+	s.startRelease(m, erase, req.form.get("comment"))
+	return s.renderMachine(m), nil
+}
+
+func (s *Server) opAbort(m *machine, _ *request) (any, *apiError) {
+	switch m.Status {
+	case StatusCommissioning:
+		s.cancelPhase(m)
+		m.Status = StatusNew
+		if m.commissioned {
+			m.Status = StatusReady
+		}
+	case StatusDeploying:
+		s.cancelPhase(m)
+		m.Status = StatusAllocated
+	case StatusDiskErasing:
+		s.cancelPhase(m)
+		m.Status = StatusFailedDiskErasing
+	case StatusTesting:
+		s.cancelPhase(m)
+		m.Status = StatusFailedTesting
+	default:
+		return nil, conflict("Cannot abort in current state: Node is not in a state that can be aborted ('%s').", StatusName(m.Status))
+	}
+	s.addEvent(m, "Aborted", "INFO", "operation aborted")
+	return s.renderMachine(m), nil
+}
+
+func (s *Server) opMarkBroken(m *machine, req *request) (any, *apiError) {
+	if m.Status == StatusBroken {
+		return s.renderMachine(m), nil
+	}
+	if !canMove(m.Status, StatusBroken) {
+		return nil, stateError(m, "mark broken")
+	}
+	s.cancelPhase(m)
+	s.move(m, StatusBroken)
+	m.StatusMessage = req.form.get("comment")
+	return s.renderMachine(m), nil
+}
+
+func (s *Server) opMarkFixed(m *machine, _ *request) (any, *apiError) {
+	if m.Status != StatusBroken {
+		return nil, conflict("Can't mark a non-broken node as 'Ready'.")
+	}
+	if m.PrevStatus == StatusDeployed {
+		m.Status = StatusDeployed
+	} else {
+		m.Status = StatusReady
+	}
+	m.StatusMessage = ""
+	return s.renderMachine(m), nil
+}
+
+func (s *Server) opPowerOn(m *machine, _ *request) (any, *apiError) {
+	if m.PowerType == "" {
+		return nil, errorf(http.StatusServiceUnavailable, "Unavailable power type: no power type set for %s", m.Hostname)
+	}
+	if err := s.power(m, "on"); err != nil {
+		return nil, err
+	}
+	return s.renderMachine(m), nil
+}
+
+func (s *Server) opPowerOff(m *machine, _ *request) (any, *apiError) {
+	if m.PowerType == "" {
+		return nil, errorf(http.StatusServiceUnavailable, "Unavailable power type: no power type set for %s", m.Hostname)
+	}
+	if err := s.power(m, "off"); err != nil {
+		return nil, err
+	}
+	return s.renderMachine(m), nil
+}
+
+func (s *Server) opQueryPower(m *machine, _ *request) (any, *apiError) {
+	if err := s.power(m, "query"); err != nil {
+		return nil, err
+	}
+	return map[string]any{"state": m.PowerState}, nil
+}
+
+func (s *Server) opPowerParameters(m *machine, _ *request) (any, *apiError) {
+	return powerParamsJSON(m.PowerParams), nil
+}
+
+func (s *Server) opSetOwnerData(m *machine, req *request) (any, *apiError) {
+	if m.OwnerData == nil {
+		m.OwnerData = map[string]string{}
+	}
+	for k := range req.form {
+		if k == "op" {
+			continue
+		}
+		if v := req.form.get(k); v == "" {
+			delete(m.OwnerData, k)
+		} else {
+			m.OwnerData[k] = v
+		}
+	}
+	return s.renderMachine(m), nil
+}
+
+func (s *Server) opLock(m *machine, _ *request) (any, *apiError) {
+	if m.Status != StatusDeployed && m.Status != StatusDeploying {
+		return nil, conflict("Cannot lock machine in state %s.", StatusName(m.Status))
+	}
+	m.Locked = true
+	return s.renderMachine(m), nil
+}
+
+func (s *Server) opUnlock(m *machine, _ *request) (any, *apiError) {
+	m.Locked = false
+	return s.renderMachine(m), nil
+}
+
+// configurable reports whether a machine's networking and storage may be
+// changed: MAAS allows it in Ready, Allocated, Broken (and a few more).
+func configurable(st int) bool {
+	switch st {
+	case StatusReady, StatusAllocated, StatusBroken, StatusFailedDeployment, StatusNew, StatusFailedCommissioning:
+		return true
+	}
+	return false
+}
+
+func (s *Server) opRestoreNetworking(m *machine, _ *request) (any, *apiError) {
+	if !configurable(m.Status) {
+		return nil, stateError(m, "restore networking configuration of")
+	}
+	s.discoverInterfaces(m)
+	return s.renderMachine(m), nil
+}
+
+func (s *Server) opRestoreStorage(m *machine, _ *request) (any, *apiError) {
+	if !configurable(m.Status) {
+		return nil, stateError(m, "restore storage configuration of")
+	}
+	s.discoverDisks(m)
+	return s.renderMachine(m), nil
+}
+
+func (s *Server) opRestoreDefault(m *machine, req *request) (any, *apiError) {
+	if !configurable(m.Status) {
+		return nil, stateError(m, "restore default configuration of")
+	}
+	s.discoverInterfaces(m)
+	s.discoverDisks(m)
+	return s.renderMachine(m), nil
+}
+
+// power acts through the power driver (the lab's BMCs) and records the state.
+func (s *Server) power(m *machine, action string) *apiError {
+	if s.faults.machine(m.Hostname).BMCUnreachable {
+		m.PowerState = "error"
+		return errorf(http.StatusServiceUnavailable, "Failed to query node's BMC - Power state could not be queried: connection timed out")
+	}
+	if s.opts.Power == nil || m.PowerType == "" {
+		switch action {
+		case "on", "cycle":
+			m.PowerState = "on"
+		case "off":
+			m.PowerState = "off"
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := s.opts.Power.Power(ctx, m.PowerParams, action)
+	if err != nil {
+		m.PowerState = "error"
+		return errorf(http.StatusServiceUnavailable, "Failed to %s %s: %v", action, m.Hostname, err)
+	}
+	m.PowerState = st
+	return nil
+}
+
+func (s *Server) haveImage(series string) bool {
+	for _, b := range s.bootRes {
+		if b.Name == "ubuntu/"+series {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) seriesList() []string {
+	var out []string
+	for _, b := range s.bootRes {
+		out = append(out, strings.TrimPrefix(b.Name, "ubuntu/"))
+	}
+	return out
+}

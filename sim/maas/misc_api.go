@@ -1,0 +1,336 @@
+package maas
+
+import (
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Capabilities MAAS 2.x+ regions announce at /version/.
+var Capabilities = []string{
+	"networks-management", "static-ipaddresses", "ipv6-deployment-ubuntu", "devices-management",
+	"storage-deployment-ubuntu", "network-deployment-ubuntu", "bridging-interface-ubuntu",
+	"bridging-automatic-ubuntu", "authenticate-api",
+}
+
+func (s *Server) routesMisc() {
+	s.handle("GET", "/version/", "", func(s *Server, _ *request) (any, *apiError) {
+		return map[string]any{"capabilities": Capabilities, "version": Version, "subversion": "",
+			"resource_uri": uri("/version/")}, nil
+	})
+	s.handle("GET", "/users/", "whoami", func(s *Server, req *request) (any, *apiError) {
+		return map[string]any{"username": req.user, "email": req.user + "@lab.invalid", "is_superuser": true,
+			"is_local": true, "resource_uri": uri("/users/%s/", req.user)}, nil
+	})
+	s.handle("GET", "/users/", "", func(s *Server, req *request) (any, *apiError) {
+		return []any{map[string]any{"username": s.opts.User, "email": s.opts.User + "@lab.invalid", "is_superuser": true,
+			"is_local": true, "resource_uri": uri("/users/%s/", s.opts.User)}}, nil
+	})
+	s.handle("POST", "/account/", "list_authorisation_tokens", func(s *Server, req *request) (any, *apiError) {
+		return []any{map[string]any{"name": "lab", "token": s.opts.APIKey.String()}}, nil
+	})
+	s.handle("GET", "/account/", "list_authorisation_tokens", func(s *Server, req *request) (any, *apiError) {
+		return []any{map[string]any{"name": "lab", "token": s.opts.APIKey.String()}}, nil
+	})
+	s.handle("GET", "/maas/", "get_config", func(s *Server, req *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		name := req.form.get("name")
+		v, ok := s.config[name]
+		if !ok {
+			return nil, badRequest("name", "%s is not a valid config setting (valid settings are: %s).", name, strings.Join(s.configNames(), ", "))
+		}
+		return v, nil
+	})
+	s.handle("POST", "/maas/", "set_config", func(s *Server, req *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		name := req.form.get("name")
+		if _, ok := s.config[name]; !ok {
+			return nil, badRequest("name", "%s is not a valid config setting.", name)
+		}
+		s.config[name] = req.form.get("value")
+		return "OK", nil
+	})
+	// Zones.
+	s.handle("GET", "/zones/", "", func(s *Server, _ *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		out := []any{}
+		for _, n := range sortedKeys(s.zones) {
+			out = append(out, s.renderZone(s.zones[n]))
+		}
+		return out, nil
+	})
+	s.handle("POST", "/zones/", "", func(s *Server, req *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		name := req.form.get("name")
+		if name == "" {
+			return nil, badRequest("name", "This field is required.")
+		}
+		if s.zones[name] != nil {
+			return nil, badRequest("name", "Zone with this Name already exists.")
+		}
+		z := &zone{ID: s.nextID(), Name: name, Description: req.form.get("description")}
+		s.zones[name] = z
+		return s.renderZone(z), nil
+	})
+	s.handle("GET", "/zones/{name}/", "", func(s *Server, req *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		z := s.zones[req.params["name"]]
+		if z == nil {
+			return nil, notFound("Zone")
+		}
+		return s.renderZone(z), nil
+	})
+	s.handle("DELETE", "/zones/{name}/", "", func(s *Server, req *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		name := req.params["name"]
+		if name == "default" {
+			return nil, errorf(http.StatusBadRequest, "This zone is the default zone, it cannot be deleted.")
+		}
+		delete(s.zones, name)
+		return nil, nil
+	})
+	// Resource pools.
+	s.handle("GET", "/resourcepools/", "", func(s *Server, _ *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		out := []any{}
+		for _, n := range sortedKeys(s.pools) {
+			out = append(out, s.renderPool(s.pools[n]))
+		}
+		return out, nil
+	})
+	s.handle("POST", "/resourcepools/", "", func(s *Server, req *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		name := req.form.get("name")
+		if name == "" {
+			return nil, badRequest("name", "This field is required.")
+		}
+		if s.pools[name] != nil {
+			return nil, badRequest("name", "Resource pool with this Name already exists.")
+		}
+		p := &pool{ID: s.nextID(), Name: name, Description: req.form.get("description")}
+		s.pools[name] = p
+		return s.renderPool(p), nil
+	})
+	// Domains.
+	s.handle("GET", "/domains/", "", func(s *Server, _ *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		out := []any{}
+		for _, n := range sortedKeys(s.domains) {
+			out = append(out, s.renderDomain(s.domains[n]))
+		}
+		return out, nil
+	})
+	s.handle("POST", "/domains/", "", func(s *Server, req *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		name := req.form.get("name")
+		if name == "" {
+			return nil, badRequest("name", "This field is required.")
+		}
+		if s.domains[name] != nil {
+			return nil, badRequest("name", "Domain with this Name already exists.")
+		}
+		d := &domain{ID: s.nextID(), Name: name, Authoritative: req.form.get("authoritative") != "false"}
+		s.domains[name] = d
+		return s.renderDomain(d), nil
+	})
+	// Boot resources.
+	s.handle("GET", "/boot-resources/", "", func(s *Server, _ *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		out := []any{}
+		for _, b := range s.bootRes {
+			out = append(out, map[string]any{"id": b.ID, "type": b.Type, "name": b.Name, "architecture": b.Architecture,
+				"subarches": b.Subarches, "kflavor": "generic", "resource_uri": uri("/boot-resources/%d/", b.ID)})
+		}
+		return out, nil
+	})
+	s.handle("GET", "/boot-resources/", "is_importing", func(s *Server, _ *request) (any, *apiError) { return false, nil })
+	// Rack controllers.
+	s.handle("GET", "/rackcontrollers/", "", func(s *Server, _ *request) (any, *apiError) {
+		return []any{map[string]any{"system_id": s.rackID, "hostname": "lab-rack", "fqdn": "lab-rack." + s.opts.Domain,
+			"node_type": 2, "node_type_name": "Rack controller", "version": Version, "status": StatusDeployed,
+			"status_name": "Deployed", "resource_uri": uri("/rackcontrollers/%s/", s.rackID)}}, nil
+	})
+	// SSH keys.
+	s.handle("GET", "/account/prefs/sshkeys/", "", func(s *Server, _ *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		out := []any{}
+		for _, id := range sortedIntKeys(s.sshKeys) {
+			k := s.sshKeys[id]
+			out = append(out, map[string]any{"id": k.ID, "key": k.Key, "keysource": nil, "resource_uri": uri("/account/prefs/sshkeys/%d/", k.ID)})
+		}
+		return out, nil
+	})
+	s.handle("POST", "/account/prefs/sshkeys/", "", func(s *Server, req *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		key := req.form.get("key")
+		if !strings.HasPrefix(key, "ssh-") && !strings.HasPrefix(key, "ecdsa-") {
+			return nil, badRequest("key", "Invalid SSH public key: Key should contain 2 or more space separated parts (key type, base64-encoded key, optional comments), not 1)")
+		}
+		k := &sshKey{ID: s.nextID(), Key: key}
+		s.sshKeys[k.ID] = k
+		return map[string]any{"id": k.ID, "key": k.Key, "keysource": nil, "resource_uri": uri("/account/prefs/sshkeys/%d/", k.ID)}, nil
+	})
+	// Events.
+	s.handle("GET", "/events/", "query", func(s *Server, req *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		limit := 100
+		if l, err := strconv.Atoi(req.form.get("limit")); err == nil && l > 0 {
+			limit = l
+		}
+		ids := req.form["id"]
+		var evs []any
+		for i := len(s.events) - 1; i >= 0 && len(evs) < limit; i-- {
+			e := s.events[i]
+			if len(ids) > 0 && !contains(ids, e.SystemID) {
+				continue
+			}
+			evs = append(evs, map[string]any{"id": e.ID, "node": e.SystemID, "hostname": e.Hostname, "type": e.Type,
+				"level": e.Level, "description": e.Description, "created": e.Created.UTC().Format("Mon, 02 Jan. 2006 15:04:05")})
+		}
+		if evs == nil {
+			evs = []any{}
+		}
+		return map[string]any{"count": len(evs), "events": evs, "next_uri": "", "prev_uri": ""}, nil
+	})
+	s.routesTags()
+}
+
+func (s *Server) configNames() []string {
+	out := make([]string, 0, len(s.config))
+	for k := range s.config {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys[T any](m map[string]T) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedIntKeys[T any](m map[int]T) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Tags.
+func (s *Server) renderTag(t *tag) map[string]any {
+	return map[string]any{"name": t.Name, "comment": t.Comment, "definition": t.Definition, "kernel_opts": t.KernelOpts,
+		"resource_uri": uri("/tags/%s/", t.Name)}
+}
+
+func (s *Server) routesTags() {
+	s.handle("GET", "/tags/", "", func(s *Server, _ *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		out := []any{}
+		for _, n := range sortedKeys(s.tags) {
+			out = append(out, s.renderTag(s.tags[n]))
+		}
+		return out, nil
+	})
+	s.handle("POST", "/tags/", "", func(s *Server, req *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		name := req.form.get("name")
+		if name == "" {
+			return nil, badRequest("name", "This field is required.")
+		}
+		if s.tags[name] != nil {
+			return nil, badRequest("name", "Tag with this Name already exists.")
+		}
+		t := &tag{Name: name, Comment: req.form.get("comment"), Definition: req.form.get("definition"), KernelOpts: req.form.get("kernel_opts")}
+		s.tags[name] = t
+		return s.renderTag(t), nil
+	})
+	withTag := func(fn func(s *Server, t *tag, req *request) (any, *apiError)) handler {
+		return func(s *Server, req *request) (any, *apiError) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			t := s.tags[req.params["name"]]
+			if t == nil {
+				return nil, notFound("Tag")
+			}
+			return fn(s, t, req)
+		}
+	}
+	s.handle("GET", "/tags/{name}/", "", withTag(func(s *Server, t *tag, _ *request) (any, *apiError) { return s.renderTag(t), nil }))
+	s.handle("PUT", "/tags/{name}/", "", withTag(func(s *Server, t *tag, req *request) (any, *apiError) {
+		if c := req.form.get("comment"); req.form.has("comment") {
+			t.Comment = c
+		}
+		if d := req.form.get("definition"); req.form.has("definition") {
+			t.Definition = d
+		}
+		return s.renderTag(t), nil
+	}))
+	s.handle("DELETE", "/tags/{name}/", "", withTag(func(s *Server, t *tag, _ *request) (any, *apiError) {
+		delete(s.tags, t.Name)
+		for _, m := range s.machines {
+			m.Tags = removeString(m.Tags, t.Name)
+		}
+		return nil, nil
+	}))
+	s.handle("GET", "/tags/{name}/", "machines", withTag(func(s *Server, t *tag, _ *request) (any, *apiError) {
+		out := []any{}
+		for _, m := range sortedMachines(s.machines) {
+			if contains(m.Tags, t.Name) {
+				out = append(out, s.renderMachine(m))
+			}
+		}
+		return out, nil
+	}))
+	s.handle("POST", "/tags/{name}/", "update_nodes", withTag(func(s *Server, t *tag, req *request) (any, *apiError) {
+		if t.Definition != "" {
+			return nil, conflict("Cannot add or remove nodes of a tag with a definition.")
+		}
+		added, removed := 0, 0
+		for _, id := range req.form["add"] {
+			if m := s.machines[id]; m != nil && !contains(m.Tags, t.Name) {
+				m.Tags = append(m.Tags, t.Name)
+				added++
+			}
+		}
+		for _, id := range req.form["remove"] {
+			if m := s.machines[id]; m != nil && contains(m.Tags, t.Name) {
+				m.Tags = removeString(m.Tags, t.Name)
+				removed++
+			}
+		}
+		return map[string]int{"added": added, "removed": removed}, nil
+	}))
+}
+
+func removeString(list []string, s string) []string {
+	out := list[:0:0]
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,290 @@
+package maas
+
+import (
+	"fmt"
+	"time"
+)
+
+// Hardware is what a simulated machine really has; MAAS learns it at
+// enlistment (MACs) and commissioning (everything else).
+type Hardware struct {
+	Arch      string // e.g. "amd64/generic"
+	CPUs      int
+	MemoryMiB int
+	Vendor    string
+	Product   string
+	NICs      []NIC
+	Disks     []Disk
+}
+
+// NIC is a network card.
+type NIC struct {
+	MAC     string
+	PCI     string // e.g. "0000:3b:00.0"
+	Name    string // the kernel name commissioning finds, e.g. "ens3f0"
+	Network string // the lab network (fabric) it plugs into
+	Vendor  string
+	Product string
+}
+
+// Disk is a block device.
+type Disk struct {
+	Name   string // kernel name, e.g. "sda", "nvme0n1"
+	Bus    string // pci | scsi | nvme
+	Addr   string // bus address, e.g. "0000:5e:00.0" or "2:0:0:0"
+	Size   int64  // bytes
+	Model  string
+	Serial string
+}
+
+// PowerParams tell MAAS how to reach a machine's BMC.
+type PowerParams map[string]string
+
+// machine is MAAS's record of a machine.
+type machine struct {
+	SystemID      string
+	Hostname      string
+	Domain        string
+	Status        int
+	PrevStatus    int
+	StatusMessage string
+	Owner         string
+	AgentName     string
+	Comment       string
+	OwnerData     map[string]string
+	Zone          string
+	Pool          string
+	Arch          string
+	CPUCount      int
+	MemoryMiB     int
+	PowerType     string
+	PowerParams   PowerParams
+	PowerState    string // on | off | unknown | error
+	OSystem       string
+	DistroSeries  string
+	HWEKernel     string
+	UserData      []byte
+	Tags          []string
+	Locked        bool
+	Netboot       bool
+	Description   string
+	Interfaces    []*iface
+	BlockDevices  []*blockDevice
+	VolumeGroups  []*volumeGroup
+	BootIfaceID   int
+	StorageLayout string
+	Created       time.Time
+	Updated       time.Time
+
+	hw            *Hardware // set for machines the lab simulates
+	commissioned  bool
+	failCommLeft  int
+	failDeployLft int
+	timer         *time.Timer // the running phase
+	phase         int         // generation counter: a stale timer does nothing
+	savedNet      []*iface    // for restore_networking_configuration
+	savedStorage  []*blockDevice
+}
+
+// iface is a machine interface.
+type iface struct {
+	ID      int
+	Name    string
+	Type    string // physical | bond | vlan | bridge
+	MAC     string
+	VLANID  int
+	Parents []string
+	Enabled bool
+	MTU     int
+	Params  map[string]any
+	Links   []*link
+	Tags    []string
+	PCI     string
+	Vendor  string
+	Product string
+}
+
+// link is an address configuration of an interface on a subnet.
+type link struct {
+	ID       int
+	Mode     string // auto | dhcp | static | link_up
+	SubnetID int    // 0 for link_up without subnet
+	IP       string
+	Gateway  bool
+}
+
+// filesystem on a block device or partition.
+type filesystem struct {
+	FSType       string
+	Label        string
+	UUID         string
+	MountPoint   string
+	MountOptions string
+}
+
+// blockDevice is a physical disk or a logical volume (Type virtual).
+type blockDevice struct {
+	ID         int
+	Name       string
+	Type       string // physical | virtual
+	Model      string
+	Serial     string
+	Size       int64
+	BlockSize  int
+	IDPath     string
+	Tags       []string
+	Partitions []*partition
+	FS         *filesystem
+	PCI        string
+	Bus        string
+	VGID       int // a logical volume's group, or the group this whole disk is a PV of
+	PTType     string
+	UUID       string
+}
+
+// partition of a block device.
+type partition struct {
+	ID       int
+	UUID     string
+	Size     int64
+	Bootable bool
+	FS       *filesystem
+	VGID     int // the volume group this partition is a PV of
+	Index    int
+}
+
+// volumeGroup is an LVM volume group.
+type volumeGroup struct {
+	ID   int
+	Name string
+	UUID string
+}
+
+// fabric, vlan, subnet, ipRange, space, staticRoute, zone, pool, domain, tag
+// are the site objects.
+type fabric struct {
+	ID        int
+	Name      string
+	ClassType string
+}
+
+type vlan struct {
+	ID       int
+	FabricID int
+	VID      int
+	Name     string
+	MTU      int
+	DHCPOn   bool
+	Space    string
+	Primary  string // primary rack controller system_id
+}
+
+type subnet struct {
+	ID          int
+	Name        string
+	CIDR        string
+	VLANID      int
+	GatewayIP   string
+	DNSServers  []string
+	Space       string
+	Managed     bool
+	AllowDNS    bool
+	AllowProxy  bool
+	RDNSMode    int
+	Description string
+}
+
+type ipRange struct {
+	ID       int
+	Type     string // dynamic | reserved
+	StartIP  string
+	EndIP    string
+	SubnetID int
+	Comment  string
+	User     string
+}
+
+type space struct {
+	ID   int
+	Name string
+}
+
+type staticRoute struct {
+	ID          int
+	SourceID    int
+	Destination int
+	GatewayIP   string
+	Metric      int
+}
+
+type zone struct {
+	ID          int
+	Name        string
+	Description string
+}
+
+type pool struct {
+	ID          int
+	Name        string
+	Description string
+}
+
+type domain struct {
+	ID            int
+	Name          string
+	Authoritative bool
+	TTL           *int
+}
+
+type tag struct {
+	Name       string
+	Comment    string
+	Definition string
+	KernelOpts string
+}
+
+type sshKey struct {
+	ID  int
+	Key string
+}
+
+type event struct {
+	ID          int
+	SystemID    string
+	Hostname    string
+	Type        string
+	Level       string
+	Description string
+	Created     time.Time
+}
+
+type bootResource struct {
+	ID           int
+	Type         string // Synced | Uploaded
+	Name         string // ubuntu/jammy
+	Architecture string // amd64/generic
+	Subarches    string
+}
+
+// newSystemID returns a MAAS-like system ID (six lower-case letters and digits).
+func (s *Server) newSystemID() string {
+	const alphabet = "abcdefghijkmnpqrstuvwxy3456789"
+	for {
+		b := make([]byte, 6)
+		for i := range b {
+			b[i] = alphabet[s.rnd.Intn(len(alphabet))]
+		}
+		id := string(b)
+		if s.machines[id] == nil {
+			return id
+		}
+	}
+}
+
+// nextID hands out object IDs.
+func (s *Server) nextID() int {
+	s.lastID++
+	return s.lastID
+}
+
+func (m *machine) fqdn() string { return fmt.Sprintf("%s.%s", m.Hostname, m.Domain) }

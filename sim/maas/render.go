@@ -1,0 +1,306 @@
+package maas
+
+import (
+	"fmt"
+	"strings"
+)
+
+// JSON shapes, field for field as MAAS serialises them.
+
+func uri(format string, args ...any) string { return APIPrefix + fmt.Sprintf(format, args...) }
+
+func (s *Server) renderZone(z *zone) map[string]any {
+	return map[string]any{"id": z.ID, "name": z.Name, "description": z.Description, "resource_uri": uri("/zones/%s/", z.Name)}
+}
+
+func (s *Server) renderPool(p *pool) map[string]any {
+	return map[string]any{"id": p.ID, "name": p.Name, "description": p.Description, "resource_uri": uri("/resourcepool/%d/", p.ID)}
+}
+
+func (s *Server) renderDomain(d *domain) map[string]any {
+	n := 0
+	for _, m := range s.machines {
+		if m.Domain == d.Name {
+			n++
+		}
+	}
+	return map[string]any{"id": d.ID, "name": d.Name, "authoritative": d.Authoritative, "ttl": d.TTL,
+		"is_default": d.Name == s.opts.Domain, "resource_record_count": n, "resource_uri": uri("/domains/%d/", d.ID)}
+}
+
+func (s *Server) renderVLAN(v *vlan) map[string]any {
+	f := s.fabrics[v.FabricID]
+	fname := ""
+	if f != nil {
+		fname = f.Name
+	}
+	var sp any
+	if v.Space != "" {
+		sp = v.Space
+	} else {
+		sp = "undefined"
+	}
+	var primary any
+	if v.Primary != "" {
+		primary = v.Primary
+	}
+	return map[string]any{"id": v.ID, "vid": v.VID, "name": v.Name, "mtu": v.MTU, "dhcp_on": v.DHCPOn,
+		"external_dhcp": nil, "relay_vlan": nil, "fabric": fname, "fabric_id": v.FabricID, "space": sp,
+		"primary_rack": primary, "secondary_rack": nil, "resource_uri": uri("/vlans/%d/", v.ID)}
+}
+
+func (s *Server) renderSubnet(sn *subnet) map[string]any {
+	var vl any
+	if v := s.vlans[sn.VLANID]; v != nil {
+		vl = s.renderVLAN(v)
+	}
+	var gw any
+	if sn.GatewayIP != "" {
+		gw = sn.GatewayIP
+	}
+	dns := sn.DNSServers
+	if dns == nil {
+		dns = []string{}
+	}
+	sp := sn.Space
+	if sp == "" {
+		sp = "undefined"
+	}
+	return map[string]any{"id": sn.ID, "name": sn.Name, "cidr": sn.CIDR, "vlan": vl, "gateway_ip": gw,
+		"dns_servers": dns, "rdns_mode": sn.RDNSMode, "allow_dns": sn.AllowDNS, "allow_proxy": sn.AllowProxy,
+		"active_discovery": false, "managed": sn.Managed, "space": sp, "description": sn.Description,
+		"disabled_boot_architectures": []string{}, "resource_uri": uri("/subnets/%d/", sn.ID)}
+}
+
+func (s *Server) renderLink(l *link) map[string]any {
+	out := map[string]any{"id": l.ID, "mode": l.Mode}
+	if l.IP != "" {
+		out["ip_address"] = l.IP
+	}
+	if sn := s.subnets[l.SubnetID]; sn != nil {
+		out["subnet"] = s.renderSubnet(sn)
+	}
+	return out
+}
+
+func (s *Server) renderInterface(m *machine, i *iface) map[string]any {
+	links := make([]any, 0, len(i.Links))
+	for _, l := range i.Links {
+		links = append(links, s.renderLink(l))
+	}
+	var vl any
+	if v := s.vlans[i.VLANID]; v != nil {
+		vl = s.renderVLAN(v)
+	}
+	children := []string{}
+	for _, o := range m.Interfaces {
+		for _, p := range o.Parents {
+			if p == i.Name {
+				children = append(children, o.Name)
+			}
+		}
+	}
+	parents := i.Parents
+	if parents == nil {
+		parents = []string{}
+	}
+	tags := i.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	params := any("")
+	if len(i.Params) > 0 {
+		params = i.Params
+	}
+	var mac any
+	if i.MAC != "" {
+		mac = i.MAC
+	}
+	return map[string]any{"id": i.ID, "name": i.Name, "type": i.Type, "enabled": i.Enabled, "mac_address": mac,
+		"vlan": vl, "links": links, "parents": parents, "children": children, "tags": tags, "params": params,
+		"effective_mtu": i.MTU, "system_id": m.SystemID, "vendor": nilIfEmpty(i.Vendor), "product": nilIfEmpty(i.Product),
+		"firmware_version": nil, "link_connected": true, "interface_speed": 10000, "link_speed": 10000,
+		"numa_node": 0, "sriov_max_vf": 0, "discovered": []any{},
+		"resource_uri": uri("/nodes/%s/interfaces/%d/", m.SystemID, i.ID)}
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func renderFS(f *filesystem) any {
+	if f == nil {
+		return nil
+	}
+	return map[string]any{"fstype": f.FSType, "label": f.Label, "uuid": f.UUID,
+		"mount_point": nilIfEmpty(f.MountPoint), "mount_options": nilIfEmpty(f.MountOptions)}
+}
+
+func (s *Server) renderPartition(m *machine, b *blockDevice, p *partition) map[string]any {
+	usedFor := "Unused"
+	switch {
+	case p.FS != nil && p.FS.MountPoint != "":
+		usedFor = fmt.Sprintf("%s formatted filesystem mounted at %s", p.FS.FSType, p.FS.MountPoint)
+	case p.FS != nil:
+		usedFor = fmt.Sprintf("Unmounted %s formatted filesystem", p.FS.FSType)
+	case p.VGID != 0:
+		usedFor = "LVM volume for " + s.vgName(m, p.VGID)
+	}
+	typ := "partition"
+	return map[string]any{"id": p.ID, "uuid": p.UUID, "size": p.Size, "bootable": p.Bootable, "type": typ,
+		"filesystem": renderFS(p.FS), "path": fmt.Sprintf("/dev/disk/by-dname/%s-part%d", b.Name, p.Index),
+		"used_for": usedFor, "tags": []string{}, "system_id": m.SystemID, "device_id": b.ID,
+		"resource_uri": uri("/nodes/%s/blockdevices/%d/partition/%d", m.SystemID, b.ID, p.ID)}
+}
+
+func (s *Server) vgName(m *machine, id int) string {
+	for _, v := range m.VolumeGroups {
+		if v.ID == id {
+			return v.Name
+		}
+	}
+	return ""
+}
+
+func (s *Server) renderBlockDevice(m *machine, b *blockDevice) map[string]any {
+	parts := make([]any, 0, len(b.Partitions))
+	var used int64
+	for _, p := range b.Partitions {
+		parts = append(parts, s.renderPartition(m, b, p))
+		used += p.Size
+	}
+	usedFor := "Unused"
+	switch {
+	case b.FS != nil && b.FS.MountPoint != "":
+		usedFor = fmt.Sprintf("%s formatted filesystem mounted at %s", b.FS.FSType, b.FS.MountPoint)
+		used = b.Size
+	case b.Type == "physical" && b.VGID != 0:
+		usedFor = "LVM volume for " + s.vgName(m, b.VGID)
+		used = b.Size
+	case len(b.Partitions) > 0:
+		usedFor = fmt.Sprintf("%s partitioned with %d partition(s)", orDefault(b.PTType, "GPT"), len(b.Partitions))
+	}
+	tags := b.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	out := map[string]any{"id": b.ID, "name": b.Name, "type": b.Type, "model": nilIfEmpty(b.Model), "serial": nilIfEmpty(b.Serial),
+		"size": b.Size, "block_size": b.BlockSize, "id_path": nilIfEmpty(b.IDPath), "path": "/dev/disk/by-dname/" + b.Name,
+		"uuid": nilIfEmpty(b.UUID), "tags": tags, "partitions": parts, "filesystem": renderFS(b.FS), "used_for": usedFor,
+		"used_size": used, "available_size": b.Size - used, "partition_table_type": nilIfEmpty(b.PTType),
+		"storage_pool": nil, "system_id": m.SystemID, "numa_node": 0, "firmware_version": nil,
+		"resource_uri": uri("/nodes/%s/blockdevices/%d/", m.SystemID, b.ID)}
+	return out
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// renderMachine is the machine as GET /machines/{system_id}/ answers it.
+func (s *Server) renderMachine(m *machine) map[string]any {
+	ifaces := make([]any, 0, len(m.Interfaces))
+	var boot any
+	var ips []string
+	for _, i := range m.Interfaces {
+		r := s.renderInterface(m, i)
+		ifaces = append(ifaces, r)
+		if i.ID == m.BootIfaceID {
+			boot = r
+		}
+		for _, l := range i.Links {
+			if l.IP != "" {
+				ips = append(ips, l.IP)
+			}
+		}
+	}
+	if ips == nil {
+		ips = []string{}
+	}
+	physical, all, virtual := []any{}, []any{}, []any{}
+	var storage float64
+	for _, b := range m.BlockDevices {
+		r := s.renderBlockDevice(m, b)
+		all = append(all, r)
+		if b.Type == "physical" {
+			physical = append(physical, r)
+			storage += float64(b.Size) / 1e6
+		} else {
+			virtual = append(virtual, r)
+		}
+	}
+	vgs := []any{}
+	for _, v := range m.VolumeGroups {
+		vgs = append(vgs, map[string]any{"system_id": m.SystemID, "id": v.ID, "__incomplete__": true})
+	}
+	z := s.zones[m.Zone]
+	if z == nil {
+		z = s.zones["default"]
+	}
+	p := s.pools[m.Pool]
+	if p == nil {
+		p = s.pools["default"]
+	}
+	d := s.domains[m.Domain]
+	if d == nil {
+		d = s.domains[s.opts.Domain]
+	}
+	tags := m.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	ownerData := m.OwnerData
+	if ownerData == nil {
+		ownerData = map[string]string{}
+	}
+	hwInfo := map[string]string{"system_vendor": "Unknown", "system_product": "Unknown", "cpu_model": "Unknown"}
+	if m.hw != nil && m.commissioned {
+		hwInfo["system_vendor"], hwInfo["system_product"] = m.hw.Vendor, m.hw.Product
+	}
+	return map[string]any{
+		"system_id": m.SystemID, "hostname": m.Hostname, "fqdn": m.fqdn(), "description": m.Description,
+		"domain": s.renderDomain(d), "status": m.Status, "status_name": StatusName(m.Status),
+		"status_message": nilIfEmpty(m.StatusMessage), "status_action": "", "owner": nilIfEmpty(m.Owner),
+		"owner_data": ownerData, "tag_names": tags, "zone": s.renderZone(z), "pool": s.renderPool(p),
+		"osystem": m.OSystem, "distro_series": m.DistroSeries, "hwe_kernel": nilIfEmpty(m.HWEKernel),
+		"min_hwe_kernel": "", "architecture": nilIfEmpty(m.Arch), "memory": m.MemoryMiB, "cpu_count": m.CPUCount,
+		"cpu_speed": 2400, "storage": storage, "ip_addresses": ips, "power_state": m.PowerState,
+		"power_type": m.PowerType, "boot_interface": boot, "interface_set": ifaces,
+		"physicalblockdevice_set": physical, "blockdevice_set": all, "virtualblockdevice_set": virtual,
+		"volume_groups": vgs, "raids": []any{}, "cache_sets": []any{}, "bcaches": []any{}, "special_filesystems": []any{},
+		"hardware_info": hwInfo, "node_type": 0, "node_type_name": "Machine", "locked": m.Locked,
+		"netboot": m.Netboot, "address_ttl": nil, "pod": nil, "swap_size": nil, "hardware_uuid": nil,
+		"current_commissioning_result_id": nil, "current_testing_result_id": nil, "current_installation_result_id": nil,
+		"commissioning_status": 2, "commissioning_status_name": "Passed", "testing_status": -1, "testing_status_name": "None",
+		"default_gateways": map[string]any{"ipv4": map[string]any{"gateway_ip": nil, "link_id": nil}, "ipv6": map[string]any{"gateway_ip": nil, "link_id": nil}},
+		"boot_disk":        s.bootDisk(m), "workload_annotations": ownerData, "created": m.Created.UTC().Format("2006-01-02T15:04:05.000"),
+		"last_sync": nil, "enable_hw_sync": false, "is_dpu": false, "ephemeral_deploy": false,
+		"resource_uri": uri("/machines/%s/", m.SystemID),
+	}
+}
+
+func (s *Server) bootDisk(m *machine) any {
+	for _, b := range m.BlockDevices {
+		if b.Type == "physical" {
+			return s.renderBlockDevice(m, b)
+		}
+	}
+	return nil
+}
+
+// powerParamsJSON is the power parameters as MAAS returns them.
+func powerParamsJSON(p PowerParams) map[string]any {
+	out := map[string]any{}
+	for k, v := range p {
+		out[k] = v
+	}
+	return out
+}
+
+var _ = strings.TrimSpace
