@@ -66,12 +66,16 @@ func (a *app) demoCmd() *cobra.Command {
 					return err
 				}
 			}
+			fmt.Fprintln(a.stdout, "\n== 6. the virtual lab: one simulated machine per node, enlisted and commissioned in a simulated MAAS")
+			if err := a.demoLab(ctx, l.design); err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("demo lab: %w", err)}
+			}
 			fmt.Fprintln(a.stdout, `
 == What comes next
-Today Slipway ingests, resolves, validates and stores site designs. The
-virtual lab (simulated MAAS, BMCs and machines), the drivers and the deploy
-engine are the next milestones; this demo will then deploy the example site
-into the lab end to end.`)
+Today Slipway ingests, resolves, validates and stores site designs, has its
+driver framework, and runs a virtual lab. The IPMI and MAAS drivers and the
+deploy engine are the next milestones; this demo will then deploy the
+example site into the lab end to end.`)
 			return nil
 		},
 	}

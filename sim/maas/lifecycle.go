@@ -81,6 +81,7 @@ func (s *Server) startCommission(m *machine, skipBMC bool) {
 		}
 		s.discoverInterfaces(m)
 		s.discoverDisks(m)
+		s.applyDefaultStorageLayout(m) // as MAAS does when commissioning ends
 		if !skipBMC && m.PowerType == "" {
 			m.PowerType = "manual"
 		}
@@ -121,6 +122,8 @@ func (s *Server) discoverInterfaces(m *machine) {
 			bootMAC = strings.ToLower(i.MAC)
 		}
 	}
+	s.unindexMACs(m)
+	defer s.indexMACs(m)
 	m.Interfaces = nil
 	for n, nic := range hw.NICs {
 		name := nic.Name
@@ -210,14 +213,16 @@ func (s *Server) startDeploy(m *machine) {
 			s.addEvent(m, "Failed deployment", "ERROR", m.StatusMessage)
 			return
 		}
-		m.failDeployLft = 0
+		if mf.FailDeploy > 0 {
+			m.failDeployLft = -1 // the script has played out: later deployments succeed
+		}
 		s.move(m, StatusDeployed)
 		m.StatusMessage = ""
 		m.PowerState = "on"
 		s.addEvent(m, "Deployed", "INFO", "deployed "+m.OSystem+"/"+m.DistroSeries)
 		if s.opts.Hooks != nil {
-			id, host, ud := m.SystemID, m.Hostname, append([]byte(nil), m.UserData...)
-			go s.opts.Hooks.Deployed(id, host, ud)
+			id, macs, ud := m.SystemID, m.macs(), append([]byte(nil), m.UserData...)
+			go s.opts.Hooks.Deployed(id, macs, ud)
 		}
 	})
 }
@@ -232,6 +237,7 @@ func (s *Server) startRelease(m *machine, erase bool, comment string) {
 	}
 	s.addEvent(m, "Releasing", "INFO", "release started")
 	finish := func() {
+		s.releaseAutoIPs(m)
 		s.move(m, StatusReady)
 		m.Owner, m.AgentName, m.Comment, m.StatusMessage = "", "", "", ""
 		m.OwnerData = map[string]string{}
@@ -240,8 +246,8 @@ func (s *Server) startRelease(m *machine, erase bool, comment string) {
 		_ = s.power(m, "off")
 		s.addEvent(m, "Released", "INFO", "machine released")
 		if s.opts.Hooks != nil {
-			id, host := m.SystemID, m.Hostname
-			go s.opts.Hooks.Released(id, host)
+			id, macs := m.SystemID, m.macs()
+			go s.opts.Hooks.Released(id, macs)
 		}
 	}
 	s.schedule(m, s.dur.Release, func() {
@@ -318,11 +324,9 @@ func xmlEsc(s string) string {
 func (s *Server) Enlist(hw *Hardware, powerType string, params PowerParams) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, m := range s.machines {
-		for _, nic := range hw.NICs {
-			if m.hasMAC(nic.MAC) {
-				return m.SystemID
-			}
+	for _, nic := range hw.NICs {
+		if m := s.machineWithMAC(nic.MAC, 0); m != nil {
+			return m.SystemID
 		}
 	}
 	var macs []string
@@ -335,4 +339,14 @@ func (s *Server) Enlist(hw *Hardware, powerType string, params PowerParams) stri
 	m.PowerState = "on"
 	s.addEvent(m, "Enlisting", "INFO", "machine enlisted itself")
 	return m.SystemID
+}
+
+func (m *machine) macs() []string {
+	var out []string
+	for _, i := range m.Interfaces {
+		if i.MAC != "" && i.Type == "physical" {
+			out = append(out, i.MAC)
+		}
+	}
+	return out
 }

@@ -57,6 +57,7 @@ func (s *Server) machineRead(m *machine, _ *request) (any, *apiError) { return s
 func (s *Server) machinesRead(req *request) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.beginListing()()
 	f := req.form
 	out := []any{}
 	for _, m := range sortedMachines(s.machines) {
@@ -156,24 +157,31 @@ func (s *Server) machinesCreate(req *request) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, mac := range macs {
-		for _, o := range s.machines {
-			if o.hasMAC(mac) {
-				return nil, badRequest("mac_addresses", "One or more MAC addresses is invalid. ('MAC address %s already in use on %s.')", mac, o.Hostname)
-			}
+		if o := s.machineWithMAC(mac, 1); o != nil {
+			return nil, badRequest("mac_addresses", "One or more MAC addresses is invalid. ('MAC address %s already in use on %s.')", mac, o.Hostname)
 		}
+	}
+	d := f.get("domain")
+	if d != "" && s.domains[d] == nil {
+		return nil, badRequest("domain", "Select a valid choice. That choice is not one of the available choices.")
+	}
+	z, p := f.get("zone"), f.get("pool")
+	if z != "" && s.zones[z] == nil {
+		return nil, badRequest("zone", "Select a valid choice. That choice is not one of the available choices.")
+	}
+	if p != "" && s.pools[p] == nil {
+		return nil, badRequest("pool", "Select a valid choice. That choice is not one of the available choices.")
 	}
 	m := s.newMachine(f.get("hostname"), f.get("architecture"), macs)
-	if d := f.get("domain"); d != "" {
-		if s.domains[d] == nil {
-			return nil, badRequest("domain", "Select a valid choice. That choice is not one of the available choices.")
-		}
+	if d != "" {
 		m.Domain = d
 	}
+	m.Zone, m.Pool = orDefault(z, m.Zone), orDefault(p, m.Pool)
 	m.Description = f.get("description")
 	m.PowerType = f.get("power_type")
 	m.PowerParams = powerParamsFrom(f)
 	s.addEvent(m, "Enlisting", "INFO", "Machine created by "+req.user)
-	if f.get("commission") == "true" || f.get("commission") == "1" {
+	if paramTrue(f.get("commission")) {
 		s.startCommission(m, false)
 	}
 	return s.renderMachine(m), nil
@@ -201,7 +209,69 @@ func (s *Server) newMachine(hostname, arch string, macs []string) *machine {
 		}
 	}
 	s.machines[id] = m
+	s.indexMACs(m)
 	return m
+}
+
+// machineWithMAC finds the machine with an interface of that MAC; call it
+// with s.mu held. An index makes it O(1) (enlisting 10,000 machines one by
+// one was quadratic with a scan of every interface). Handlers change
+// interfaces without telling the index, so it is trusted only while no
+// other write request is in flight and none has completed since it was
+// built; else it is rebuilt, or bypassed while writes are in flight. self
+// is 1 when the caller is itself a write request (whose own changes to
+// interfaces go through indexMACs), else 0.
+func (s *Server) machineWithMAC(mac string, self int64) *machine {
+	mac = strings.ToLower(mac)
+	scan := func() *machine {
+		for _, m := range s.machines {
+			if m.hasMAC(mac) {
+				return m
+			}
+		}
+		return nil
+	}
+	if s.writesInFlight.Load() > self {
+		return scan()
+	}
+	done := s.writes.Load()
+	gen := done + uint64(self) // the caller's own completion will not outdate the index
+	if s.macIdx != nil && s.macIdxGen == done {
+		s.macIdxGen = gen
+	}
+	if s.macIdx == nil || s.macIdxGen != gen {
+		s.macIdx = make(map[string]*machine, 4*len(s.machines))
+		for _, m := range s.machines {
+			s.indexMACs(m)
+		}
+		s.macIdxGen = gen
+	}
+	m := s.macIdx[mac]
+	if m != nil && (s.machines[m.SystemID] != m || !m.hasMAC(mac)) {
+		return scan() // a stale entry: the index missed a change after all
+	}
+	return m
+}
+
+// indexMACs adds m's interfaces to the MAC index.
+func (s *Server) indexMACs(m *machine) {
+	if s.macIdx == nil {
+		return
+	}
+	for _, i := range m.Interfaces {
+		if i.MAC != "" {
+			s.macIdx[strings.ToLower(i.MAC)] = m
+		}
+	}
+}
+
+// unindexMACs takes m's interfaces out of the MAC index.
+func (s *Server) unindexMACs(m *machine) {
+	for _, i := range m.Interfaces {
+		if k := strings.ToLower(i.MAC); s.macIdx[k] == m {
+			delete(s.macIdx, k)
+		}
+	}
 }
 
 func powerParamsFrom(f formValues) PowerParams {
@@ -259,13 +329,31 @@ func (s *Server) machinesAllocate(req *request) (any, *apiError) {
 		return nil, conflict("No available machine matches constraints: %s", constraintsText(f))
 	}
 	m := cands[0]
-	if f.get("dry_run") == "true" {
-		return s.renderMachine(m), nil
+	if paramTrue(f.get("dry_run")) {
+		return s.renderAllocated(m), nil
 	}
 	s.move(m, StatusAllocated)
 	m.Owner, m.AgentName, m.Comment = req.user, f.get("agent_name"), f.get("comment")
 	s.addEvent(m, "Allocated", "INFO", "allocated to "+req.user)
-	return s.renderMachine(m), nil
+	return s.renderAllocated(m), nil
+}
+
+// renderAllocated is the machine as allocate answers it: with the
+// constraints_by_type MAAS adds (which interfaces and storage matched the
+// interfaces and storage constraints; gomaasapi requires the key).
+func (s *Server) renderAllocated(m *machine) map[string]any {
+	out := s.renderMachine(m)
+	out["constraints_by_type"] = map[string]any{}
+	return out
+}
+
+// paramTrue reads a MAAS boolean parameter.
+func paramTrue(v string) bool {
+	switch strings.ToLower(v) {
+	case "true", "1", "on", "yes":
+		return true
+	}
+	return false
 }
 
 func constraintsText(f formValues) string {
@@ -300,7 +388,7 @@ func (s *Server) machinesRelease(req *request) (any, *apiError) {
 		}
 	}
 	for _, id := range ids {
-		s.startRelease(s.machines[id], req.form.get("erase") == "true", req.form.get("comment"))
+		s.startRelease(s.machines[id], paramTrue(req.form.get("erase")), req.form.get("comment"))
 	}
 	return ids, nil
 }
@@ -401,20 +489,22 @@ func (s *Server) opCommission(m *machine, req *request) (any, *apiError) {
 func (s *Server) opDeploy(m *machine, req *request) (any, *apiError) {
 	f := req.form
 	switch m.Status {
-	case StatusReady:
-		s.move(m, StatusAllocated)
-		m.Owner = req.user
-	case StatusAllocated, StatusFailedDeployment:
+	case StatusReady, StatusAllocated, StatusFailedDeployment:
 	default:
 		return nil, stateError(m, "deploy")
 	}
-	if m.Owner != "" && m.Owner != req.user {
+	if m.Status != StatusReady && m.Owner != "" && m.Owner != req.user {
 		return nil, errorf(http.StatusForbidden, "Machine is allocated to a different user.")
 	}
 	series := orDefault(f.get("distro_series"), "jammy")
 	series = strings.TrimPrefix(series, "ubuntu/")
 	if !s.haveImage(series) {
 		return nil, badRequest("distro_series", "'%s' is not a valid distro_series.  It should be one of: %s.", series, strings.Join(s.seriesList(), ", "))
+	}
+	// Validated: a Ready machine is allocated to the caller on the way.
+	if m.Status == StatusReady {
+		s.move(m, StatusAllocated)
+		m.Owner = req.user
 	}
 	m.OSystem, m.DistroSeries, m.HWEKernel = "ubuntu", series, f.get("hwe_kernel")
 	if ud := f.get("user_data"); ud != "" {
@@ -426,6 +516,9 @@ func (s *Server) opDeploy(m *machine, req *request) (any, *apiError) {
 	}
 	if a := f.get("agent_name"); a != "" {
 		m.AgentName = a
+	}
+	if err := s.claimAutoIPs(m); err != nil {
+		return nil, err
 	}
 	s.startDeploy(m)
 	return s.renderMachine(m), nil
@@ -443,7 +536,7 @@ func (s *Server) opRelease(m *machine, req *request) (any, *apiError) {
 	if !releasable(m.Status) {
 		return nil, conflict("Machine cannot be released in its current state ('%s').", StatusName(m.Status))
 	}
-	erase := req.form.get("erase") == "true" || req.form.get("erase") == "1"
+	erase := paramTrue(req.form.get("erase"))
 	s.startRelease(m, erase, req.form.get("comment"))
 	return s.renderMachine(m), nil
 }

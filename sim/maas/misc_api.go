@@ -93,6 +93,9 @@ func (s *Server) routesMisc() {
 		if name == "default" {
 			return nil, errorf(http.StatusBadRequest, "This zone is the default zone, it cannot be deleted.")
 		}
+		if s.zones[name] == nil {
+			return nil, notFound("Zone")
+		}
 		delete(s.zones, name)
 		return nil, nil
 	})
@@ -120,6 +123,60 @@ func (s *Server) routesMisc() {
 		s.pools[name] = p
 		return s.renderPool(p), nil
 	})
+	// A resource pool: /resourcepool/{id}/, by ID or name as MAAS takes it.
+	withPool := func(fn func(s *Server, p *pool, req *request) (any, *apiError)) handler {
+		return func(s *Server, req *request) (any, *apiError) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			key := req.params["id"]
+			p := s.pools[key]
+			if p == nil {
+				for _, x := range s.pools {
+					if strconv.Itoa(x.ID) == key {
+						p = x
+					}
+				}
+			}
+			if p == nil {
+				return nil, notFound("ResourcePool")
+			}
+			return fn(s, p, req)
+		}
+	}
+	s.handle("GET", "/resourcepool/{id}/", "", withPool(func(s *Server, p *pool, _ *request) (any, *apiError) {
+		return s.renderPool(p), nil
+	}))
+	s.handle("PUT", "/resourcepool/{id}/", "", withPool(func(s *Server, p *pool, req *request) (any, *apiError) {
+		if req.form.has("description") {
+			p.Description = req.form.get("description")
+		}
+		if n := req.form.get("name"); n != "" && n != p.Name {
+			if s.pools[n] != nil {
+				return nil, badRequest("name", "Resource pool with this Name already exists.")
+			}
+			for _, m := range s.machines {
+				if m.Pool == p.Name {
+					m.Pool = n
+				}
+			}
+			delete(s.pools, p.Name)
+			p.Name = n
+			s.pools[n] = p
+		}
+		return s.renderPool(p), nil
+	}))
+	s.handle("DELETE", "/resourcepool/{id}/", "", withPool(func(s *Server, p *pool, _ *request) (any, *apiError) {
+		if p.Name == "default" {
+			return nil, errorf(http.StatusBadRequest, "This is the default pool, it cannot be deleted.")
+		}
+		for _, m := range s.machines {
+			if m.Pool == p.Name {
+				return nil, errorf(http.StatusBadRequest, "Pool has machines in it, it cannot be deleted.")
+			}
+		}
+		delete(s.pools, p.Name)
+		return nil, nil
+	}))
 	// Domains.
 	s.handle("GET", "/domains/", "", func(s *Server, _ *request) (any, *apiError) {
 		s.mu.Lock()
@@ -192,11 +249,14 @@ func (s *Server) routesMisc() {
 		if l, err := strconv.Atoi(req.form.get("limit")); err == nil && l > 0 {
 			limit = l
 		}
-		ids := req.form["id"]
+		ids, hosts := req.form["id"], req.form["hostname"]
 		var evs []any
 		for i := len(s.events) - 1; i >= 0 && len(evs) < limit; i-- {
 			e := s.events[i]
 			if len(ids) > 0 && !contains(ids, e.SystemID) {
+				continue
+			}
+			if len(hosts) > 0 && !contains(hosts, e.Hostname) {
 				continue
 			}
 			evs = append(evs, map[string]any{"id": e.ID, "node": e.SystemID, "hostname": e.Hostname, "type": e.Type,
@@ -286,6 +346,24 @@ func (s *Server) routesTags() {
 		if d := req.form.get("definition"); req.form.has("definition") {
 			t.Definition = d
 		}
+		if k := req.form.get("kernel_opts"); req.form.has("kernel_opts") {
+			t.KernelOpts = k
+		}
+		if n := req.form.get("name"); n != "" && n != t.Name {
+			if s.tags[n] != nil {
+				return nil, badRequest("name", "Tag with this Name already exists.")
+			}
+			for _, m := range s.machines {
+				for i, x := range m.Tags {
+					if x == t.Name {
+						m.Tags[i] = n
+					}
+				}
+			}
+			delete(s.tags, t.Name)
+			t.Name = n
+			s.tags[n] = t
+		}
 		return s.renderTag(t), nil
 	}))
 	s.handle("DELETE", "/tags/{name}/", "", withTag(func(s *Server, t *tag, _ *request) (any, *apiError) {
@@ -296,6 +374,7 @@ func (s *Server) routesTags() {
 		return nil, nil
 	}))
 	s.handle("GET", "/tags/{name}/", "machines", withTag(func(s *Server, t *tag, _ *request) (any, *apiError) {
+		defer s.beginListing()()
 		out := []any{}
 		for _, m := range sortedMachines(s.machines) {
 			if contains(m.Tags, t.Name) {

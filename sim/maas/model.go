@@ -72,6 +72,7 @@ type machine struct {
 	BlockDevices  []*blockDevice
 	VolumeGroups  []*volumeGroup
 	BootIfaceID   int
+	BootDiskID    int // set_boot_disk; 0: the first physical disk of 512 MiB or more
 	StorageLayout string
 	Created       time.Time
 	Updated       time.Time
@@ -84,6 +85,7 @@ type machine struct {
 	phase         int         // generation counter: a stale timer does nothing
 	savedNet      []*iface    // for restore_networking_configuration
 	savedStorage  []*blockDevice
+	nodeDevices   []*nodeDevice // PCI inventory (GET /nodes/{system_id}/devices/)
 }
 
 // iface is a machine interface.
@@ -151,6 +153,7 @@ type partition struct {
 	FS       *filesystem
 	VGID     int // the volume group this partition is a PV of
 	Index    int
+	Tags     []string
 }
 
 // volumeGroup is an LVM volume group.

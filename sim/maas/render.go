@@ -18,10 +18,12 @@ func (s *Server) renderPool(p *pool) map[string]any {
 }
 
 func (s *Server) renderDomain(d *domain) map[string]any {
-	n := 0
-	for _, m := range s.machines {
-		if m.Domain == d.Name {
-			n++
+	n, ok := s.listingDomainCounts[d.Name]
+	if !ok && s.listingDomainCounts == nil {
+		for _, m := range s.machines {
+			if m.Domain == d.Name {
+				n++
+			}
 		}
 	}
 	return map[string]any{"id": d.ID, "name": d.Name, "authoritative": d.Authoritative, "ttl": d.TTL,
@@ -135,24 +137,24 @@ func renderFS(f *filesystem) any {
 	if f == nil {
 		return nil
 	}
-	return map[string]any{"fstype": f.FSType, "label": f.Label, "uuid": f.UUID,
+	var label any = f.Label
+	if f.FSType == "lvm-pv" && f.Label == "" {
+		label = nil // MAAS creates PV filesystems without a label
+	}
+	return map[string]any{"fstype": f.FSType, "label": label, "uuid": f.UUID,
 		"mount_point": nilIfEmpty(f.MountPoint), "mount_options": nilIfEmpty(f.MountOptions)}
 }
 
 func (s *Server) renderPartition(m *machine, b *blockDevice, p *partition) map[string]any {
-	usedFor := "Unused"
-	switch {
-	case p.FS != nil && p.FS.MountPoint != "":
-		usedFor = fmt.Sprintf("%s formatted filesystem mounted at %s", p.FS.FSType, p.FS.MountPoint)
-	case p.FS != nil:
-		usedFor = fmt.Sprintf("Unmounted %s formatted filesystem", p.FS.FSType)
-	case p.VGID != 0:
-		usedFor = "LVM volume for " + s.vgName(m, p.VGID)
-	}
+	usedFor := s.partitionUsedFor(m, p) // storage_usage.go
 	typ := "partition"
+	tags := p.Tags
+	if tags == nil {
+		tags = []string{}
+	}
 	return map[string]any{"id": p.ID, "uuid": p.UUID, "size": p.Size, "bootable": p.Bootable, "type": typ,
 		"filesystem": renderFS(p.FS), "path": fmt.Sprintf("/dev/disk/by-dname/%s-part%d", b.Name, p.Index),
-		"used_for": usedFor, "tags": []string{}, "system_id": m.SystemID, "device_id": b.ID,
+		"used_for": usedFor, "tags": tags, "system_id": m.SystemID, "device_id": b.ID,
 		"resource_uri": uri("/nodes/%s/blockdevices/%d/partition/%d", m.SystemID, b.ID, p.ID)}
 }
 
@@ -167,21 +169,13 @@ func (s *Server) vgName(m *machine, id int) string {
 
 func (s *Server) renderBlockDevice(m *machine, b *blockDevice) map[string]any {
 	parts := make([]any, 0, len(b.Partitions))
-	var used int64
 	for _, p := range b.Partitions {
 		parts = append(parts, s.renderPartition(m, b, p))
-		used += p.Size
 	}
-	usedFor := "Unused"
-	switch {
-	case b.FS != nil && b.FS.MountPoint != "":
-		usedFor = fmt.Sprintf("%s formatted filesystem mounted at %s", b.FS.FSType, b.FS.MountPoint)
-		used = b.Size
-	case b.Type == "physical" && b.VGID != 0:
-		usedFor = "LVM volume for " + s.vgName(m, b.VGID)
-		used = b.Size
-	case len(b.Partitions) > 0:
-		usedFor = fmt.Sprintf("%s partitioned with %d partition(s)", orDefault(b.PTType, "GPT"), len(b.Partitions))
+	usedFor, used, available := s.blockDeviceUsage(m, b) // storage_usage.go
+	var numa any = 0
+	if b.Type != "physical" {
+		numa = nil
 	}
 	tags := b.Tags
 	if tags == nil {
@@ -190,8 +184,8 @@ func (s *Server) renderBlockDevice(m *machine, b *blockDevice) map[string]any {
 	out := map[string]any{"id": b.ID, "name": b.Name, "type": b.Type, "model": nilIfEmpty(b.Model), "serial": nilIfEmpty(b.Serial),
 		"size": b.Size, "block_size": b.BlockSize, "id_path": nilIfEmpty(b.IDPath), "path": "/dev/disk/by-dname/" + b.Name,
 		"uuid": nilIfEmpty(b.UUID), "tags": tags, "partitions": parts, "filesystem": renderFS(b.FS), "used_for": usedFor,
-		"used_size": used, "available_size": b.Size - used, "partition_table_type": nilIfEmpty(b.PTType),
-		"storage_pool": nil, "system_id": m.SystemID, "numa_node": 0, "firmware_version": nil,
+		"used_size": used, "available_size": available, "partition_table_type": nilIfEmpty(b.PTType),
+		"storage_pool": nil, "system_id": m.SystemID, "numa_node": numa, "firmware_version": nil,
 		"resource_uri": uri("/nodes/%s/blockdevices/%d/", m.SystemID, b.ID)}
 	return out
 }
@@ -201,6 +195,18 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// beginListing prepares rendering many machines under one hold of the
+// lock: what every machine's JSON repeats is computed once (the domain's
+// record count). Call the returned func before unlocking.
+func (s *Server) beginListing() (end func()) {
+	counts := map[string]int{}
+	for _, m := range s.machines {
+		counts[m.Domain]++
+	}
+	s.listingDomainCounts = counts
+	return func() { s.listingDomainCounts = nil }
 }
 
 // renderMachine is the machine as GET /machines/{system_id}/ answers it.
@@ -278,18 +284,32 @@ func (s *Server) renderMachine(m *machine) map[string]any {
 		"netboot": m.Netboot, "address_ttl": nil, "pod": nil, "swap_size": nil, "hardware_uuid": nil,
 		"current_commissioning_result_id": nil, "current_testing_result_id": nil, "current_installation_result_id": nil,
 		"commissioning_status": 2, "commissioning_status_name": "Passed", "testing_status": -1, "testing_status_name": "None",
-		"default_gateways": map[string]any{"ipv4": map[string]any{"gateway_ip": nil, "link_id": nil}, "ipv6": map[string]any{"gateway_ip": nil, "link_id": nil}},
+		"default_gateways": s.defaultGateways(m),
 		"boot_disk":        s.bootDisk(m), "workload_annotations": ownerData, "created": m.Created.UTC().Format("2006-01-02T15:04:05.000"),
 		"last_sync": nil, "enable_hw_sync": false, "is_dpu": false, "ephemeral_deploy": false,
+		"bios_boot_method": "pxe", "disable_ipv4": false, "error_description": "", "parent": nil,
+		"virtualmachine_id": nil, "sync_interval": nil, "next_sync": nil, "enable_kernel_crash_dump": false,
+		"cpu_test_status": -1, "cpu_test_status_name": "Unknown", "memory_test_status": -1, "memory_test_status_name": "Unknown",
+		"network_test_status": -1, "network_test_status_name": "Unknown", "storage_test_status": -1, "storage_test_status_name": "Unknown",
+		"other_test_status": -1, "other_test_status_name": "Unknown", "interface_test_status": -1, "interface_test_status_name": "Unknown",
+		"numanode_set": renderNUMA(m),
 		"resource_uri": uri("/machines/%s/", m.SystemID),
 	}
 }
 
+// renderNUMA is the machine's NUMA nodes: one node with every core and all
+// the memory (MAAS always has node 0).
+func renderNUMA(m *machine) []any {
+	cores := make([]int, m.CPUCount)
+	for i := range cores {
+		cores[i] = i
+	}
+	return []any{map[string]any{"index": 0, "memory": m.MemoryMiB, "cores": cores, "hugepages_set": []any{}}}
+}
+
 func (s *Server) bootDisk(m *machine) any {
-	for _, b := range m.BlockDevices {
-		if b.Type == "physical" {
-			return s.renderBlockDevice(m, b)
-		}
+	if b := m.bootDisk(); b != nil { // storage_usage.go
+		return s.renderBlockDevice(m, b)
 	}
 	return nil
 }

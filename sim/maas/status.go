@@ -41,11 +41,26 @@ var statusNames = map[int]string{
 // StatusName is MAAS's label of a status.
 func StatusName(s int) string { return statusNames[s] }
 
-// statusByName resolves the names the machines read filter accepts
-// (lower case, spaces as underscores: "ready", "failed_commissioning").
+// statusEnumNames are the NODE_STATUS names where they differ from the
+// labels ("Releasing failed" is FAILED_RELEASING).
+var statusEnumNames = map[int]string{
+	StatusFailedReleasing:          "failed_releasing",
+	StatusFailedEnteringRescueMode: "failed_entering_rescue_mode",
+	StatusFailedExitingRescueMode:  "failed_exiting_rescue_mode",
+}
+
+// statusByName resolves the names the machines read filter accepts: the
+// NODE_STATUS names in lower case ("ready", "failed_commissioning",
+// "failed_releasing"), and the labels with spaces as underscores.
 func statusByName(name string) (int, bool) {
+	n := normalise(name)
+	for k, v := range statusEnumNames {
+		if v == n {
+			return k, true
+		}
+	}
 	for k, v := range statusNames {
-		if normalise(v) == normalise(name) {
+		if normalise(v) == n {
 			return k, true
 		}
 	}

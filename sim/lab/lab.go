@@ -1,0 +1,326 @@
+// Package lab is Slipway's virtual lab: a MAAS simulator, simulated
+// machines and their simulated BMCs (IPMI over UDP on loopback), in one
+// process. Built from a site design, it has one machine per Node with the
+// node's NICs and disks at their PCI addresses, so a design runs against
+// it unchanged.
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/sim/bmc"
+	"github.com/slipway-dev/slipway/sim/maas"
+)
+
+// Config configures a lab.
+type Config struct {
+	Design     *design.Design // one machine per Node; nil for generic machines
+	Machines   int            // generic machines (added to the design's)
+	MAASListen string         // default 127.0.0.1:0
+	APIKey     string         // consumer:token:secret; generated when empty
+	TimeScale  float64        // default 1; the demo uses ~0.01
+	Faults     *maas.Faults
+	Seed       int64
+	// Secrets resolves the design's secret references (BMC passwords);
+	// nil uses ResolveSecret.
+	Secrets func(ref string) (string, error)
+	Log     zerolog.Logger
+}
+
+// BMCInfo tells where a machine's simulated BMC listens.
+type BMCInfo struct {
+	Node       string `json:"node"`
+	Address    string `json:"address"`                 // always 127.0.0.1
+	Port       int    `json:"port"`                    // a free UDP port
+	DesignAddr string `json:"designAddress,omitempty"` // the address the design gives the BMC
+	Username   string `json:"-"`
+	password   string
+}
+
+// Info is what `orchestrator lab` prints.
+type Info struct {
+	MAASURL  string    `json:"maas_url"`
+	APIKey   string    `json:"api_key"`
+	BMCs     []BMCInfo `json:"bmcs"`
+	StatsURL string    `json:"stats_url"`
+}
+
+// Lab is a running virtual lab.
+type Lab struct {
+	cfg  Config
+	MAAS *maas.Server
+	srv  *http.Server
+	ln   net.Listener
+	log  zerolog.Logger
+
+	mu       sync.Mutex
+	machines []*Machine
+	byMAC    map[string]*Machine
+	byPower  map[string]*Machine // BMC addresses as MAAS may name them
+	byName   map[string]*Machine
+	bmcs     []*bmc.BMC
+	pending  map[*Machine]bool // enlisting
+}
+
+// Start builds and starts the lab.
+func Start(ctx context.Context, cfg Config) (*Lab, error) {
+	if cfg.TimeScale <= 0 {
+		cfg.TimeScale = 1
+	}
+	if cfg.MAASListen == "" {
+		cfg.MAASListen = "127.0.0.1:0"
+	}
+	if cfg.Secrets == nil {
+		cfg.Secrets = ResolveSecret
+	}
+	key := cfg.APIKey
+	if key == "" {
+		key = fmt.Sprintf("lab%06d:tok%06d:sec%010d", cfg.Seed%1000000, (cfg.Seed/7)%1000000, cfg.Seed*7919%10000000000)
+	}
+	creds, err := maas.ParseAPIKey(key)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lab{cfg: cfg, log: cfg.Log, byMAC: map[string]*Machine{}, byPower: map[string]*Machine{},
+		byName: map[string]*Machine{}, pending: map[*Machine]bool{}}
+	l.MAAS = maas.New(maas.Options{APIKey: creds, TimeScale: cfg.TimeScale, Faults: cfg.Faults, Seed: cfg.Seed,
+		Power: powerDriver{l}, Hooks: hooks{l}, Inventory: l.inventory, Log: cfg.Log,
+		Domain: domainOf(cfg.Design)})
+	specs, err := machineSpecs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, sp := range specs {
+		if err := l.addMachine(ctx, sp); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	l.ln, err = net.Listen("tcp", cfg.MAASListen)
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("lab MAAS listen on %s: %w", cfg.MAASListen, err)
+	}
+	l.srv = &http.Server{Handler: l.MAAS, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := l.srv.Serve(l.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			l.log.Error().Err(err).Msg("lab MAAS server stopped")
+		}
+	}()
+	return l, nil
+}
+
+func domainOf(d *design.Design) string {
+	if d != nil && d.Site != nil && d.Site.Spec.Domain != "" {
+		return d.Site.Spec.Domain
+	}
+	return "maas"
+}
+
+// addMachine creates the machine and starts its BMC.
+func (l *Lab) addMachine(ctx context.Context, sp machineSpec) error {
+	m := &Machine{Name: sp.name, Hardware: sp.hw, lab: l}
+	b, err := bmc.Start(ctx, m, bmc.Options{Addr: "127.0.0.1:0", Username: sp.user, Password: sp.password,
+		Unreachable: func() bool { return l.bmcUnreachable(m) }})
+	if err != nil {
+		return fmt.Errorf("start the BMC of %s: %w", sp.name, err)
+	}
+	port := b.Addr().Port
+	m.BMC = BMCInfo{Node: sp.name, Address: "127.0.0.1", Port: port, DesignAddr: sp.designBMC, Username: sp.user, password: sp.password}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.bmcs = append(l.bmcs, b)
+	l.machines = append(l.machines, m)
+	l.byName[m.Name] = m
+	for _, nic := range sp.hw.NICs {
+		l.byMAC[strings.ToLower(nic.MAC)] = m
+	}
+	for _, a := range []string{"127.0.0.1:" + strconv.Itoa(port), sp.designBMC, net.JoinHostPort(sp.designBMC, "623")} {
+		if a != "" {
+			l.byPower[a] = m
+		}
+	}
+	return nil
+}
+
+func (l *Lab) bmcUnreachable(m *Machine) bool {
+	if l.cfg.Faults == nil {
+		return false
+	}
+	return l.cfg.Faults.Machines[m.Name].BMCUnreachable
+}
+
+// Info describes the running lab.
+func (l *Lab) Info() Info {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	base := "http://" + l.ln.Addr().String()
+	info := Info{MAASURL: base + "/MAAS", APIKey: l.cfg.APIKey, StatsURL: base + "/sim/stats"}
+	if info.APIKey == "" {
+		info.APIKey = l.MAAS.APIKey().String()
+	}
+	for _, m := range l.machines {
+		info.BMCs = append(info.BMCs, m.BMC)
+	}
+	return info
+}
+
+// Machines returns the simulated machines.
+func (l *Lab) Machines() []*Machine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]*Machine(nil), l.machines...)
+}
+
+// Machine returns the machine standing for a node, or nil.
+func (l *Lab) Machine(name string) *Machine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.byName[name]
+}
+
+// Close stops the MAAS server, the BMCs and every timer.
+func (l *Lab) Close() {
+	if l.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = l.srv.Shutdown(ctx)
+		cancel()
+	}
+	l.MAAS.Close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, b := range l.bmcs {
+		_ = b.Close()
+	}
+	l.bmcs = nil
+}
+
+// inventory lets MAAS discover a machine's hardware by MAC.
+func (l *Lab) inventory(mac string) *maas.Hardware {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if m := l.byMAC[strings.ToLower(mac)]; m != nil {
+		hw := m.Hardware
+		return &hw
+	}
+	return nil
+}
+
+// pxeBoot: a machine booting from the network that MAAS does not know
+// enlists itself (New, with its MACs and BMC) after the enlistment time.
+func (l *Lab) pxeBoot(m *Machine) {
+	l.mu.Lock()
+	if l.pending[m] {
+		l.mu.Unlock()
+		return
+	}
+	l.pending[m] = true
+	l.mu.Unlock()
+	l.timeAfter(maas.DefaultDurations.Enlist, func() {
+		l.mu.Lock()
+		delete(l.pending, m)
+		l.mu.Unlock()
+		if !m.IsPoweredOn() {
+			return
+		}
+		hw := m.Hardware
+		id := l.MAAS.Enlist(&hw, "ipmi", l.powerParams(m))
+		l.log.Debug().Str("machine", m.Name).Str("system_id", id).Msg("lab machine PXE-booted and enlisted")
+	})
+}
+
+func (l *Lab) powerParams(m *Machine) maas.PowerParams {
+	return maas.PowerParams{"power_address": "127.0.0.1:" + strconv.Itoa(m.BMC.Port), "power_user": m.BMC.Username,
+		"power_pass": m.BMC.password, "power_driver": "LAN_2_0", "cipher_suite_id": "3", "privilege_level": "ADMIN",
+		"power_boot_type": "efi", "mac_address": m.Hardware.NICs[0].MAC}
+}
+
+// machineFor finds the machine MAAS's power parameters name.
+func (l *Lab) machineFor(p maas.PowerParams) (*Machine, error) {
+	addr := p["power_address"]
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.byPower[addr]
+	if m == nil {
+		if host, _, err := net.SplitHostPort(addr); err == nil {
+			m = l.byPower[host]
+		}
+	}
+	if m == nil {
+		return nil, fmt.Errorf("no BMC answers at %q (connection timed out)", addr)
+	}
+	if p["power_user"] != m.BMC.Username || p["power_pass"] != m.BMC.password {
+		return nil, fmt.Errorf("BMC %s rejected the credentials for user %s", addr, p["power_user"])
+	}
+	return m, nil
+}
+
+// powerDriver is MAAS's power driver in the lab: it acts on the machines.
+type powerDriver struct{ l *Lab }
+
+func (d powerDriver) Power(_ context.Context, p maas.PowerParams, action string) (string, error) {
+	m, err := d.l.machineFor(p)
+	if err != nil {
+		return "error", err
+	}
+	if d.l.bmcUnreachable(m) {
+		return "error", fmt.Errorf("BMC %s unreachable (injected fault)", p["power_address"])
+	}
+	switch action {
+	case "on":
+		m.PowerOn()
+	case "off":
+		m.PowerOff()
+	case "cycle":
+		m.PowerCycle()
+	}
+	if m.IsPoweredOn() {
+		return "on", nil
+	}
+	return "off", nil
+}
+
+func (d powerDriver) SetBootDevice(_ context.Context, p maas.PowerParams, dev string) error {
+	m, err := d.l.machineFor(p)
+	if err != nil {
+		return err
+	}
+	m.SetBootDevice(dev, false, true)
+	return nil
+}
+
+// hooks follow MAAS's deployments into the machines.
+type hooks struct{ l *Lab }
+
+func (h hooks) Deployed(_ string, macs []string, userData []byte) {
+	if m := h.l.machineByMAC(macs); m != nil {
+		m.deployed("ubuntu", userData)
+	}
+}
+
+func (h hooks) Released(_ string, macs []string) {
+	if m := h.l.machineByMAC(macs); m != nil {
+		m.released()
+	}
+}
+
+func (l *Lab) machineByMAC(macs []string) *Machine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, mac := range macs {
+		if m := l.byMAC[strings.ToLower(mac)]; m != nil {
+			return m
+		}
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package lab
+
+import (
+	"sync"
+	"time"
+
+	"github.com/slipway-dev/slipway/sim/maas"
+)
+
+// Machine is a simulated server: hardware, power, a boot device, and what
+// runs on it. It implements bmc.Chassis, so its simulated BMC drives it.
+type Machine struct {
+	Name     string // the design node it stands for, or a generated name
+	Hardware maas.Hardware
+	BMC      BMCInfo
+
+	lab *Lab
+
+	mu         sync.Mutex
+	on         bool
+	bootDev    string
+	persistent bool
+	efi        bool
+	os         string // "" (nothing installed) or the deployed series
+	userData   []byte
+	boots      int
+}
+
+// PowerOn powers the machine on and boots it.
+func (m *Machine) PowerOn() {
+	m.mu.Lock()
+	was := m.on
+	m.on = true
+	m.mu.Unlock()
+	if !was {
+		m.boot()
+	}
+}
+
+// PowerOff cuts the power.
+func (m *Machine) PowerOff() {
+	m.mu.Lock()
+	m.on = false
+	m.mu.Unlock()
+}
+
+// PowerCycle turns the machine off and on again, whatever its state.
+func (m *Machine) PowerCycle() {
+	m.mu.Lock()
+	m.on = true
+	m.mu.Unlock()
+	m.boot()
+}
+
+// HardReset reboots a running machine; a machine that is off stays off.
+func (m *Machine) HardReset() {
+	m.mu.Lock()
+	on := m.on
+	m.mu.Unlock()
+	if on {
+		m.boot()
+	}
+}
+
+// IsPoweredOn reports the power state.
+func (m *Machine) IsPoweredOn() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.on
+}
+
+// SetBootDevice selects the next boot device.
+func (m *Machine) SetBootDevice(dev string, persistent, efi bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.bootDev, m.persistent, m.efi = dev, persistent, efi
+}
+
+// BootDevice returns the selected boot device.
+func (m *Machine) BootDevice() (string, bool, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.bootDev, m.persistent, m.efi
+}
+
+// boot is what happens at power on: from PXE, a machine MAAS doesn't know
+// enlists itself after the enlistment time; a one-time boot device reverts
+// to the default afterwards.
+func (m *Machine) boot() {
+	m.mu.Lock()
+	m.boots++
+	pxe := m.bootDev == "pxe"
+	if !m.persistent {
+		m.bootDev = ""
+	}
+	m.mu.Unlock()
+	if pxe && m.lab != nil {
+		m.lab.pxeBoot(m)
+	}
+}
+
+// UserData returns what the deployed OS received (the node agent's input;
+// the introspection work will act on it).
+func (m *Machine) UserData() []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]byte(nil), m.userData...)
+}
+
+// OS returns the installed OS series, "" when none.
+func (m *Machine) OS() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.os
+}
+
+func (m *Machine) deployed(series string, userData []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.os, m.userData, m.on = series, userData, true
+}
+
+func (m *Machine) released() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.os, m.userData, m.on = "", nil, false
+}
+
+// timeAfter is time.AfterFunc, scaled by the lab.
+func (l *Lab) timeAfter(d time.Duration, fn func()) {
+	time.AfterFunc(time.Duration(float64(d)*l.cfg.TimeScale), fn)
+}

@@ -1,0 +1,212 @@
+package lab
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/sim/maas"
+)
+
+// DefaultBMCUser and DefaultBMCPassword are the credentials of generic
+// lab machines and of design nodes whose password reference the lab can't
+// resolve.
+const (
+	DefaultBMCUser     = "admin"
+	DefaultBMCPassword = "lab-bmc-password"
+)
+
+type machineSpec struct {
+	name      string
+	hw        maas.Hardware
+	user      string
+	password  string
+	designBMC string
+}
+
+// machineSpecs lists the machines to build: one per design node, then the
+// generic ones.
+func machineSpecs(cfg Config) ([]machineSpec, error) {
+	var out []machineSpec
+	if d := cfg.Design; d != nil {
+		for _, name := range d.NodeNames() {
+			sp, err := nodeSpec(d, d.Nodes[name], cfg.Secrets)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sp)
+		}
+	}
+	for i := 0; i < cfg.Machines; i++ {
+		out = append(out, genericSpec(i))
+	}
+	return out, nil
+}
+
+// nodeSpec builds the hardware a design node describes: its interfaces'
+// devices become NICs at their PCI addresses, its storage devices disks.
+func nodeSpec(d *design.Design, n *design.Node, secrets func(string) (string, error)) (machineSpec, error) {
+	name := n.Metadata.Name
+	sp := machineSpec{name: name, designBMC: n.Spec.OOB.Address, user: DefaultBMCUser, password: DefaultBMCPassword}
+	if c := n.Spec.OOB.Credentials; c != nil {
+		sp.user = c.Username
+		if pw, err := secrets(c.Password); err == nil {
+			sp.password = pw
+		}
+	}
+	hw := maas.Hardware{Arch: "amd64/generic", CPUs: 32, MemoryMiB: 262144, Vendor: "Lab", Product: "Simulated"}
+	if h := n.Spec.Hardware; h != nil {
+		hw.Vendor, hw.Product = orDefault(h.Vendor, hw.Vendor), orDefault(h.Model, hw.Product)
+	}
+	seen := map[string]bool{}
+	ifaces := sortedKeys(n.Spec.Interfaces)
+	for _, in := range ifaces {
+		i := n.Spec.Interfaces[in]
+		for _, dev := range i.Devices {
+			if seen[dev] {
+				continue
+			}
+			seen[dev] = true
+			pci := aliasAddr(n, dev, "pci")
+			if pci == "" {
+				pci = fakePCI(name, dev)
+			}
+			network := i.Link
+			hw.NICs = append(hw.NICs, maas.NIC{MAC: mac(name, dev), PCI: pci, Name: pciName(pci), Network: network,
+				Vendor: "Intel Corporation", Product: "Ethernet Controller E810-XXV"})
+		}
+	}
+	if len(hw.NICs) == 0 {
+		hw.NICs = []maas.NIC{{MAC: mac(name, "eth0"), PCI: fakePCI(name, "eth0"), Name: "eno1", Network: "lab"}}
+	}
+	nvme, scsi := 0, 0
+	for _, dn := range sortedKeys(n.Spec.Storage.Devices) {
+		disk := maas.Disk{Size: 960e9, Model: "Lab SSD", Serial: serial(name, dn)}
+		if a, ok := alias(n, dn); ok {
+			disk.Bus, disk.Addr = a.Bus, a.Address
+		}
+		switch disk.Bus {
+		case "nvme", "pci":
+			disk.Name = fmt.Sprintf("nvme%dn1", nvme)
+			nvme++
+		default:
+			disk.Name = "sd" + string(rune('a'+scsi))
+			if disk.Addr == "" {
+				disk.Bus, disk.Addr = "scsi", fmt.Sprintf("%d:0:0:0", scsi)
+			}
+			scsi++
+		}
+		hw.Disks = append(hw.Disks, disk)
+	}
+	if len(hw.Disks) == 0 {
+		hw.Disks = []maas.Disk{{Name: "sda", Bus: "scsi", Addr: "0:0:0:0", Size: 960e9, Model: "Lab SSD", Serial: serial(name, "sda")}}
+	}
+	sp.hw = hw
+	return sp, nil
+}
+
+func genericSpec(i int) machineSpec {
+	name := fmt.Sprintf("lab-%04d", i+1)
+	return machineSpec{name: name, user: DefaultBMCUser, password: DefaultBMCPassword, hw: maas.Hardware{
+		Arch: "amd64/generic", CPUs: 16, MemoryMiB: 65536, Vendor: "Lab", Product: "Generic",
+		NICs: []maas.NIC{
+			{MAC: mac(name, "nic0"), PCI: fmt.Sprintf("0000:%02x:00.0", 0x18+i%200), Name: "eno1", Network: "lab"},
+			{MAC: mac(name, "nic1"), PCI: fmt.Sprintf("0000:%02x:00.1", 0x18+i%200), Name: "eno2", Network: "lab"},
+		},
+		Disks: []maas.Disk{{Name: "sda", Bus: "scsi", Addr: "0:0:0:0", Size: 480e9, Model: "Lab SSD", Serial: serial(name, "sda")}},
+	}}
+}
+
+func alias(n *design.Node, dev string) (design.DeviceAlias, bool) {
+	if n.Spec.Hardware == nil {
+		return design.DeviceAlias{}, false
+	}
+	a, ok := n.Spec.Hardware.DeviceAliases[dev]
+	return a, ok
+}
+
+func aliasAddr(n *design.Node, dev, bus string) string {
+	if a, ok := alias(n, dev); ok && a.Bus == bus {
+		return a.Address
+	}
+	return ""
+}
+
+// mac is a stable, locally administered MAC for a node's device.
+func mac(node, dev string) string {
+	h := sha256.Sum256([]byte(node + "/" + dev))
+	return fmt.Sprintf("52:54:%02x:%02x:%02x:%02x", h[0], h[1], h[2], h[3])
+}
+
+func serial(node, dev string) string {
+	h := sha256.Sum256([]byte("serial/" + node + "/" + dev))
+	return fmt.Sprintf("LAB%X", h[:6])
+}
+
+func fakePCI(node, dev string) string {
+	h := sha256.Sum256([]byte("pci/" + node + "/" + dev))
+	return fmt.Sprintf("0000:%02x:%02x.%d", h[0], h[1]&0x1f, h[2]&0x7)
+}
+
+// pciName is the predictable interface name udev gives a PCI NIC:
+// 0000:3b:00.1 -> enp59s0f1.
+func pciName(pci string) string {
+	parts := strings.FieldsFunc(pci, func(r rune) bool { return r == ':' || r == '.' })
+	if len(parts) != 4 {
+		return "eth0"
+	}
+	bus, _ := strconv.ParseInt(parts[1], 16, 32)
+	dev, _ := strconv.ParseInt(parts[2], 16, 32)
+	fn, _ := strconv.ParseInt(parts[3], 16, 32)
+	return fmt.Sprintf("enp%ds%df%d", bus, dev, fn)
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func sortedKeys[T any](m map[string]T) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ResolveSecret resolves env:VAR and file:/path references. secret:NAME
+// references (the orchestrator's store) resolve from the environment
+// variable SLIPWAY_SECRET_<NAME> (upper case, '-' and '.' as '_').
+func ResolveSecret(ref string) (string, error) {
+	r, err := design.ParseSecretRef(ref)
+	if err != nil {
+		return "", err
+	}
+	switch r.Scheme {
+	case "env":
+		v, ok := os.LookupEnv(r.Name)
+		if !ok {
+			return "", fmt.Errorf("environment variable %s is not set", r.Name)
+		}
+		return v, nil
+	case "file":
+		b, err := os.ReadFile(r.Name)
+		if err != nil {
+			return "", fmt.Errorf("read secret file: %w", err)
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	}
+	env := "SLIPWAY_SECRET_" + strings.NewReplacer("-", "_", ".", "_").Replace(strings.ToUpper(r.Name))
+	v, ok := os.LookupEnv(env)
+	if !ok {
+		return "", fmt.Errorf("secret %s is not set (the lab reads it from %s)", r.Name, env)
+	}
+	return v, nil
+}

@@ -1,0 +1,158 @@
+package maas
+
+// Benchmarks of the lab's scale: reading 1,000 machines in one request (a
+// driver's inventory poll), and the memory 10,000 simulated machines take.
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"testing"
+)
+
+// benchHardware is a server with a few NICs and disks, as the lab builds.
+func benchHardware(i int) *Hardware {
+	nic := func(port int, pci, name, network string) NIC {
+		return NIC{MAC: fmt.Sprintf("02:00:%02x:%02x:%02x:%02x", i>>16&0xff, i>>8&0xff, i&0xff, port), PCI: pci, Name: name,
+			Network: network, Vendor: "Intel Corporation", Product: "Ethernet Controller X710 for 10GbE SFP+"}
+	}
+	return &Hardware{
+		Arch: "amd64/generic", CPUs: 32, MemoryMiB: 262144, Vendor: "Dell Inc.", Product: "PowerEdge R650",
+		NICs: []NIC{
+			nic(1, "0000:19:00.0", "eno1", "oob"),
+			nic(2, "0000:3b:00.0", "ens3f0", "prov"),
+			nic(3, "0000:3b:00.1", "ens3f1", "data"),
+			nic(4, "0000:5e:00.0", "ens4f0", "storage"),
+		},
+		Disks: []Disk{
+			{Name: "sda", Bus: "scsi", Addr: "2:0:0:0", Size: 480_103_981_056, Model: "MZ7LH480HAHQ0D3", Serial: fmt.Sprintf("S45PNA0M%06d", i)},
+			{Name: "nvme0n1", Bus: "nvme", Addr: "0000:b1:00.0", Size: 1_600_321_314_816, Model: "Dell Ent NVMe P5600 MU U.2 1.6TB", Serial: fmt.Sprintf("PHAB%06dA", i)},
+			{Name: "nvme1n1", Bus: "nvme", Addr: "0000:b2:00.0", Size: 1_600_321_314_816, Model: "Dell Ent NVMe P5600 MU U.2 1.6TB", Serial: fmt.Sprintf("PHAB%06dB", i)},
+		},
+	}
+}
+
+// addReadyMachines puts n commissioned, Ready machines into s the way the
+// lab does (the machine enlists itself; commissioning discovers it),
+// without waiting on phase timers.
+func addReadyMachines(s *Server, hw []*Hardware) {
+	for i, h := range hw {
+		id := s.Enlist(h, "ipmi", PowerParams{"power_address": fmt.Sprintf("10.99.%d.%d", i/250, i%250+1), "power_user": "root", "power_pass": "calvin"})
+		s.mu.Lock()
+		m := s.machines[id]
+		m.CPUCount, m.MemoryMiB = h.CPUs, h.MemoryMiB
+		s.discoverInterfaces(m)
+		s.discoverDisks(m)
+		m.commissioned = true
+		m.Status, m.PowerState = StatusReady, "off"
+		s.mu.Unlock()
+	}
+}
+
+// addLinks gives every machine's provisioning NIC an address on a subnet
+// of its VLAN, as a deployed site has.
+func addLinks(s *Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, m := range sortedMachines(s.machines) {
+		for _, i := range m.Interfaces {
+			if i.Name != "ens3f0" {
+				continue
+			}
+			var sn *subnet
+			for _, x := range s.subnets {
+				if x.VLANID == i.VLANID {
+					sn = x
+				}
+			}
+			if sn == nil {
+				sn = &subnet{ID: s.nextID(), Name: "prov", CIDR: "10.10.0.0/16", VLANID: i.VLANID, GatewayIP: "10.10.0.1",
+					DNSServers: []string{"10.10.0.2"}, Managed: true, AllowDNS: true}
+				s.subnets[sn.ID] = sn
+			}
+			n++
+			i.Links = append(i.Links, &link{ID: s.nextID(), Mode: "auto", SubnetID: sn.ID, IP: fmt.Sprintf("10.10.%d.%d", n/250, n%250+2)})
+		}
+	}
+}
+
+// BenchmarkMachinesRead1000 is GET /machines/ on a site of 1,000 machines
+// (4 NICs, 3 disks each), through HTTP with the OAuth header. Target: under
+// 200 ms per read.
+func BenchmarkMachinesRead1000(b *testing.B) {
+	const n = 1000
+	s := New(Options{APIKey: labCreds, TimeScale: labTimeScale, Durations: labDurations()})
+	defer s.Close()
+	hw := make([]*Hardware, n)
+	for i := range hw {
+		hw[i] = benchHardware(i)
+	}
+	addReadyMachines(s, hw)
+	addLinks(s)
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	cl := hs.Client()
+	read := func() int {
+		req, _ := http.NewRequest("GET", hs.URL+APIPrefix+"/machines/", nil)
+		req.Header.Set("Authorization", oauthHeader(labCreds))
+		resp, err := cl.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		nb, _ := io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("GET /machines/: %d", resp.StatusCode)
+		}
+		return int(nb)
+	}
+	size := read()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		read()
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+	b.ReportMetric(float64(size)/(1<<20), "MiB/response")
+}
+
+// BenchmarkLab10000 measures the memory of 10,000 machines: the simulator's
+// records of them (B/machine) and the simulated hardware behind them
+// (hw-B/machine), from the live heap before and after.
+func BenchmarkLab10000(b *testing.B) {
+	const n = 10000
+	var perMachine, hwPerMachine float64
+	for b.Loop() {
+		heap0 := liveHeap()
+		hw := make([]*Hardware, n)
+		for i := range hw {
+			hw[i] = benchHardware(i)
+		}
+		heap1 := liveHeap()
+		s := New(Options{APIKey: labCreds, TimeScale: labTimeScale, Durations: labDurations()})
+		addReadyMachines(s, hw)
+		heap2 := liveHeap()
+		if len(s.machines) != n {
+			b.Fatalf("%d machines", len(s.machines))
+		}
+		hwPerMachine = float64(heap1-heap0) / n
+		perMachine = float64(heap2-heap1) / n
+		runtime.KeepAlive(hw)
+		runtime.KeepAlive(s)
+		s.Close()
+	}
+	b.ReportMetric(perMachine, "B/machine")
+	b.ReportMetric(hwPerMachine, "hw-B/machine")
+}
+
+// liveHeap is the heap in use after a full collection.
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
