@@ -1,7 +1,8 @@
 package design
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -115,12 +116,7 @@ func layer(r *report, sources []Source) map[string]map[string]*object {
 
 // sortedNames returns the keys of m in order.
 func sortedNames[T any](m map[string]T) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
 
 // decodeObject decodes a layered object (with defaults beneath it) into its

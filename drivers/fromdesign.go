@@ -1,7 +1,8 @@
 package drivers
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/slipway-dev/slipway/design"
 )
@@ -117,10 +118,5 @@ func filesystem(f *design.Filesystem) *Filesystem {
 }
 
 func sortedKeys[T any](m map[string]T) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
