@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/slipway-dev/slipway/drivers/network/noop"
+	"github.com/slipway-dev/slipway/drivers/oob/ipmi"
 	"github.com/slipway-dev/slipway/drivers/registry"
 	"github.com/spf13/cobra"
 )
@@ -19,6 +20,7 @@ const defaultPluginDir = "/usr/local/lib/slipway/drivers"
 // init() registration: this map is the whole list.
 func builtins() registry.Builtins {
 	return registry.Builtins{
+		OOB: map[string]registry.OOBFactory{ipmi.Name: ipmi.New},
 		Network: map[string]registry.NetworkFactory{
 			noop.Name: noop.New,
 		},

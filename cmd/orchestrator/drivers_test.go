@@ -32,7 +32,8 @@ func TestDriversCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 {
 		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
 	}
-	if len(list) != 2 || list[0].Name != "ext" || list[0].Protocol != 1 || list[0].Source != plug || list[1].Source != "builtin" {
+	if len(list) != 3 || list[0].Name != "ext" || list[0].Protocol != 1 || list[0].Source != plug || list[1].Source != "builtin" ||
+		list[2].Kind != "oob" || list[2].Name != "ipmi" || list[2].Source != "builtin" {
 		t.Errorf("json list: %+v", list)
 	}
 	t.Setenv("SLIPWAY_PLUGIN_DIR", filepath.Join(dir, "missing"))

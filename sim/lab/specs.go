@@ -3,12 +3,12 @@ package lab
 import (
 	"crypto/sha256"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/secrets"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
@@ -181,32 +181,13 @@ func sortedKeys[T any](m map[string]T) []string {
 	return out
 }
 
-// ResolveSecret resolves env:VAR and file:/path references. secret:NAME
-// references (the orchestrator's store) resolve from the environment
-// variable SLIPWAY_SECRET_<NAME> (upper case, '-' and '.' as '_').
+// ResolveSecret resolves a secret reference with secrets.Resolve: env:VAR,
+// file:/path, and secret:NAME from the environment variable
+// SLIPWAY_SECRET_<NAME> (upper case, '-' and '.' as '_').
 func ResolveSecret(ref string) (string, error) {
-	r, err := design.ParseSecretRef(ref)
+	v, err := secrets.Resolve(ref)
 	if err != nil {
 		return "", err
 	}
-	switch r.Scheme {
-	case "env":
-		v, ok := os.LookupEnv(r.Name)
-		if !ok {
-			return "", fmt.Errorf("environment variable %s is not set", r.Name)
-		}
-		return v, nil
-	case "file":
-		b, err := os.ReadFile(r.Name)
-		if err != nil {
-			return "", fmt.Errorf("read secret file: %w", err)
-		}
-		return strings.TrimRight(string(b), "\r\n"), nil
-	}
-	env := "SLIPWAY_SECRET_" + strings.NewReplacer("-", "_", ".", "_").Replace(strings.ToUpper(r.Name))
-	v, ok := os.LookupEnv(env)
-	if !ok {
-		return "", fmt.Errorf("secret %s is not set (the lab reads it from %s)", r.Name, env)
-	}
-	return v, nil
+	return v.Reveal(), nil
 }

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/slipway-dev/slipway/sim/bmc"
+)
+
+// powerChassis is a bmc.Chassis for the power command's tests.
+type powerChassis struct {
+	mu              sync.Mutex
+	on              bool
+	dev             string
+	persistent, efi bool
+	cycles          int
+}
+
+func (c *powerChassis) PowerOn()  { c.mu.Lock(); c.on = true; c.mu.Unlock() }
+func (c *powerChassis) PowerOff() { c.mu.Lock(); c.on = false; c.mu.Unlock() }
+func (c *powerChassis) PowerCycle() {
+	c.mu.Lock()
+	c.on = true
+	c.cycles++
+	c.mu.Unlock()
+}
+func (c *powerChassis) HardReset() {}
+func (c *powerChassis) cycleCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cycles
+}
+func (c *powerChassis) IsPoweredOn() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.on
+}
+func (c *powerChassis) SetBootDevice(dev string, persistent, efi bool) {
+	c.mu.Lock()
+	c.dev, c.persistent, c.efi = dev, persistent, efi
+	c.mu.Unlock()
+}
+func (c *powerChassis) BootDevice() (string, bool, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dev, c.persistent, c.efi
+}
+
+// The example site's nodes use user admin and secret:bmc-admin.
+const powerTestPassword = "cli-bmc-pw-8Hq"
+
+func startPowerBMC(t *testing.T, password string) (*bmc.BMC, *powerChassis) {
+	t.Helper()
+	ch := &powerChassis{dev: "none"}
+	b, err := bmc.Start(context.Background(), ch, bmc.Options{Addr: "127.0.0.1:0", Username: "admin", Password: password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b, ch
+}
+
+var fastIPMI = []string{"--driver-setting", "timeout=300ms", "--driver-setting", "retries=1",
+	"--driver-setting", "pollInterval=50ms", "--driver-setting", "backoff=20ms"}
+
+func powerCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return cli(t, append(append([]string{"power"}, args...), fastIPMI...)...)
+}
+
+func TestPowerCommand(t *testing.T) {
+	b, ch := startPowerBMC(t, powerTestPassword)
+	t.Setenv("SLIPWAY_SECRET_BMC_ADMIN", powerTestPassword)
+	bmcFlag := fmt.Sprintf("127.0.0.1:%d", b.Addr().Port)
+	base := []string{"--node", "r01-cmp01", "--design", exampleSite, "--bmc", bmcFlag}
+
+	step := func(action, wantOut string) {
+		t.Helper()
+		code, out, errs := powerCLI(t, append([]string{action}, base...)...)
+		if code != 0 || !strings.Contains(out, wantOut) {
+			t.Fatalf("power %s: exit %d, stdout %q, stderr %q; want %q", action, code, out, errs, wantOut)
+		}
+		if strings.Contains(out+errs, powerTestPassword) {
+			t.Fatalf("power %s printed the password", action)
+		}
+	}
+	step("status", "off")
+	step("on", "powered on")
+	step("status", "on")
+	step("on", "already on")
+	step("cycle", "power cycled")
+	if ch.cycleCount() != 1 || !ch.IsPoweredOn() {
+		t.Errorf("after cycle: cycles %d, on %v", ch.cycleCount(), ch.IsPoweredOn())
+	}
+	step("off", "powered off")
+	step("status", "off")
+	step("cycle", "was off: powered it on")
+	// r01-cmp01's hardware profile: bootMode uefi, pxe.persistent true.
+	step("pxe", "boots from pxe persistently (EFI)")
+	if dev, p, efi := ch.BootDevice(); dev != "pxe" || !p || !efi {
+		t.Errorf("boot device %s persistent=%v efi=%v, want pxe persistent, EFI", dev, p, efi)
+	}
+	code, out, errs := powerCLI(t, append([]string{"pxe", "--persistent=false", "--efi=false"}, base...)...)
+	if dev, p, efi := ch.BootDevice(); code != 0 || dev != "pxe" || p || efi {
+		t.Errorf("pxe --persistent=false --efi=false: exit %d %q %q; boot %s persistent=%v efi=%v", code, out, errs, dev, p, efi)
+	}
+}
+
+func TestPowerCommandFailures(t *testing.T) {
+	b, _ := startPowerBMC(t, powerTestPassword)
+	bmcFlag := fmt.Sprintf("127.0.0.1:%d", b.Addr().Port)
+	base := []string{"--node", "r01-cmp01", "--design", exampleSite, "--bmc", bmcFlag}
+	pwFile := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pwFile, []byte("wrong-password-77\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// A wrong password: exit 1, the driver's message, no password.
+	t.Setenv("SLIPWAY_SECRET_BMC_ADMIN", "wrong-password-77")
+	code, out, errs := powerCLI(t, append([]string{"status"}, base...)...)
+	want := fmt.Sprintf("BMC %s rejected the credentials for user admin", bmcFlag)
+	if code != exitInvalid || out != "" || !strings.Contains(errs, want) || strings.Contains(errs, "wrong-password-77") {
+		t.Errorf("wrong password: exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errs, want)
+	}
+
+	// Unresolvable secret: exit 1 naming the variable.
+	os.Unsetenv("SLIPWAY_SECRET_BMC_ADMIN")
+	code, _, errs = powerCLI(t, append([]string{"status"}, base...)...)
+	if code != exitInvalid || !strings.Contains(errs, "SLIPWAY_SECRET_BMC_ADMIN") {
+		t.Errorf("unset secret: exit %d, %q", code, errs)
+	}
+
+	// Nobody listens: exit 1, transient, within the timeout.
+	t.Setenv("SLIPWAY_SECRET_BMC_ADMIN", powerTestPassword)
+	code, _, errs = powerCLI(t, "status", "--node", "r01-cmp01", "--design", exampleSite, "--bmc", "127.0.0.1:1", "--timeout", "2s")
+	if code != exitInvalid || !strings.Contains(errs, "127.0.0.1:1") {
+		t.Errorf("unreachable: exit %d, %q", code, errs)
+	}
+
+	for _, args := range [][]string{
+		{"status"}, // no --node
+		{"reboot", "--node", "r01-cmp01", "--design", exampleSite},
+		{"status", "--node", "r01-cmp01"}, // no design
+		{"status", "--node", "nosuchnode", "--design", exampleSite},
+		{"status", "--node", "r01-cmp01", "--design", exampleSite, "--bmc", "127.0.0.1"},
+		{"on", "--persistent", "--node", "r01-cmp01", "--design", exampleSite},
+		{"status", "--node", "r01-cmp01", "--design", exampleSite, "--driver-setting", "bogus"},
+		{"status", "on", "--node", "r01-cmp01", "--design", exampleSite},
+	} {
+		if code, _, errs := cli(t, append([]string{"power"}, args...)...); code != exitUsage || errs == "" {
+			t.Errorf("power %q: exit %d, stderr %q; want exit 2", args, code, errs)
+		}
+	}
+	// An unknown driver setting is the driver's error: exit 1.
+	code, _, errs = cli(t, append([]string{"power", "status", "--driver-setting", "speed=11"}, base...)...)
+	if code != exitInvalid || !strings.Contains(errs, `unknown setting "speed"`) {
+		t.Errorf("bad setting: exit %d, %q", code, errs)
+	}
+}
+
+// TestPowerCommandLab drives a virtual lab machine's BMC with the lab's
+// --bmc address, the credentials coming from the design and the secret.
+func TestPowerCommandLab(t *testing.T) {
+	t.Setenv("SLIPWAY_SECRET_BMC_ADMIN", powerTestPassword)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"lab", "--design", exampleSite, "--maas-listen", "127.0.0.1:0"}, pw, io.Discard)
+		pw.Close()
+	}()
+	defer func() {
+		cancel()
+		go io.Copy(io.Discard, pr)
+		<-done
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no JSON line: %v", err)
+	}
+	var info struct {
+		BMCs []struct {
+			Node    string `json:"node"`
+			Address string `json:"address"`
+			Port    int    `json:"port"`
+		} `json:"bmcs"`
+	}
+	if err := json.Unmarshal([]byte(line), &info); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range info.BMCs {
+		if m.Node != "r02-gpu01" {
+			continue
+		}
+		base := []string{"--node", m.Node, "--design", exampleSite, "--bmc", fmt.Sprintf("%s:%d", m.Address, m.Port)}
+		for _, s := range []struct{ action, want string }{{"status", "off"}, {"on", "powered on"}, {"status", "on"}, {"off", "powered off"}} {
+			code, out, errs := powerCLI(t, append([]string{s.action}, base...)...)
+			if code != 0 || !strings.Contains(out, s.want) {
+				t.Errorf("lab %s: power %s: exit %d %q %q", m.Node, s.action, code, out, errs)
+			}
+		}
+		return
+	}
+	t.Fatalf("no BMC for r02-gpu01 in %s", line)
+}
