@@ -11,6 +11,8 @@ import (
 
 	"github.com/juju/gomaasapi/v2"
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/drivers/oob/ipmi"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
@@ -30,10 +32,25 @@ func (a *app) demoLab(ctx context.Context, d *design.Design) error {
 	if err != nil {
 		return err
 	}
-	for _, m := range lb.Machines() {
-		m.SetBootDevice("pxe", false, true)
-		m.PowerOn()
+	// Slipway's IPMI driver sets PXE boot and powers each machine on
+	// through its simulated BMC (RMCP+, cipher suite 3, on loopback).
+	oob, err := ipmi.New(drivers.Config{})
+	if err != nil {
+		return err
 	}
+	start := time.Now()
+	for _, m := range lb.Machines() {
+		user, pw := m.BMCCredentials()
+		b := drivers.BMC{Node: m.Name, Address: m.BMC.Address, Port: m.BMC.Port, Protocol: "lanplus", CipherSuite: 3,
+			Privilege: "administrator", Username: user, Password: drivers.NewSecret(pw)}
+		if _, err := oob.SetBootDevice(ctx, b, drivers.BootDevice{Device: "pxe", EFI: true}); err != nil {
+			return fmt.Errorf("set PXE boot on %s: %w", m.Name, err)
+		}
+		if _, err := oob.PowerOn(ctx, b); err != nil {
+			return fmt.Errorf("power on %s: %w", m.Name, err)
+		}
+	}
+	fmt.Fprintf(a.stdout, "IPMI: set PXE boot and powered on %d machines through their BMCs in %s\n", len(info.BMCs), time.Since(start).Round(time.Millisecond))
 	ids, err := waitMachines(ctx, c, len(info.BMCs), "New", 30*time.Second)
 	if err != nil {
 		return err

@@ -130,3 +130,9 @@ func (m *Machine) released() {
 func (l *Lab) timeAfter(d time.Duration, fn func()) {
 	time.AfterFunc(time.Duration(float64(d)*l.cfg.TimeScale), fn)
 }
+
+// BMCCredentials returns the user and password the machine's simulated BMC
+// accepts (lab fixtures: the design's, or the lab defaults).
+func (m *Machine) BMCCredentials() (user, password string) {
+	return m.BMC.Username, m.BMC.password
+}
