@@ -1,0 +1,173 @@
+// Package maas is the MAAS server driver: it drives a MAAS region (2.x and
+// 3.x, API 2.0) through the whole machine lifecycle from the resolved
+// design, with gomaasapi's signed client.
+package maas
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/juju/gomaasapi/v2"
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// client wraps gomaasapi's signed low-level client. gomaasapi has no
+// context: each call gets a copy of the client whose HTTP transport
+// carries the caller's context (and so its deadline and cancellation).
+type client struct {
+	base    gomaasapi.Client
+	timeout time.Duration // per request, when the caller's deadline is later
+	retries int           // for 503/429 (honouring Retry-After) and network errors
+	maxWait time.Duration // cap of one Retry-After wait
+}
+
+func newClient(apiURL, apiKey string, timeout time.Duration, retries int) (*client, error) {
+	u := strings.TrimSuffix(apiURL, "/")
+	if !strings.HasSuffix(u, "/api/2.0") {
+		u += "/api/2.0"
+	}
+	c, err := gomaasapi.NewAuthenticatedClient(u+"/", apiKey)
+	if err != nil {
+		return nil, drivers.Errorf(drivers.Permanent, "maas: %s (check maas.apiKey: consumer:token:secret)", redactKey(err.Error(), apiKey))
+	}
+	return &client{base: *c, timeout: timeout, retries: retries, maxWait: 30 * time.Second}, nil
+}
+
+func redactKey(s, key string) string {
+	if key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "[redacted]")
+}
+
+type ctxTransport struct {
+	ctx  context.Context
+	base http.RoundTripper
+}
+
+func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return t.base.RoundTrip(r.WithContext(t.ctx))
+}
+
+// bound returns a copy of the client whose requests carry ctx.
+func (c *client) bound(ctx context.Context) gomaasapi.Client {
+	cl := c.base
+	cl.HTTPClient = &http.Client{Transport: ctxTransport{ctx: ctx, base: http.DefaultTransport}}
+	return cl
+}
+
+// call runs one request with the per-request timeout and the retry rules,
+// and decodes the JSON answer into out (when out is not nil). path is
+// relative to /api/2.0/ and ends in "/".
+func (c *client) call(ctx context.Context, method, path, op string, params url.Values, out any) error {
+	var lastErr error
+	uri := &url.URL{Path: strings.TrimPrefix(path, "/")}
+	for attempt := 0; attempt <= c.retries; attempt++ {
+		rctx, cancel := context.WithTimeout(ctx, c.timeout)
+		cl := c.bound(rctx)
+		var body []byte
+		var err error
+		switch method {
+		case http.MethodGet:
+			body, err = cl.Get(uri, op, params)
+		case http.MethodPost:
+			body, err = cl.Post(uri, op, params, nil)
+		case http.MethodPut:
+			body, err = cl.Put(uri, params, nil)
+		case http.MethodDelete:
+			err = cl.Delete(uri)
+		}
+		cancel()
+		if err == nil {
+			if out == nil || len(body) == 0 {
+				return nil
+			}
+			if jerr := json.Unmarshal(body, out); jerr != nil {
+				return drivers.Errorf(drivers.Permanent, "maas %s %s: decode the answer: %v", method, path, jerr)
+			}
+			return nil
+		}
+		lastErr = c.classify(ctx, method, path, op, err)
+		wait, retry := c.retryAfter(err, attempt)
+		if !retry || ctx.Err() != nil || attempt == c.retries {
+			return lastErr
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("maas %s %s: %w", method, path, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+	return lastErr
+}
+
+// retryAfter decides whether to retry and after how long: 503 and 429 wait
+// as long as Retry-After says (capped), network errors back off.
+func (c *client) retryAfter(err error, attempt int) (time.Duration, bool) {
+	backoff := time.Duration(250*(1<<attempt)) * time.Millisecond
+	if se, ok := gomaasapi.GetServerError(err); ok {
+		if se.StatusCode != http.StatusServiceUnavailable && se.StatusCode != http.StatusTooManyRequests {
+			return 0, false
+		}
+		if s, perr := strconv.Atoi(se.Header.Get("Retry-After")); perr == nil && s >= 0 {
+			return min(time.Duration(s)*time.Second, c.maxWait), true
+		}
+		return backoff, true
+	}
+	return backoff, true // a network error or timeout
+}
+
+// classify turns gomaasapi's errors into classified driver errors.
+func (c *client) classify(ctx context.Context, method, path, op string, err error) error {
+	what := method + " " + path
+	if op != "" {
+		what += "?op=" + op
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("maas %s: %w", what, ctx.Err())
+	}
+	if se, ok := gomaasapi.GetServerError(err); ok {
+		msg := strings.TrimSpace(se.BodyMessage)
+		switch {
+		case se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden:
+			return drivers.Errorf(drivers.Permanent, "maas %s: MAAS refused the API key (%d %s); check maas.apiKey", what, se.StatusCode, msg)
+		case se.StatusCode == http.StatusNotFound:
+			return &notFoundError{drivers.Errorf(drivers.Permanent, "maas %s: not found: %s", what, msg)}
+		case se.StatusCode == http.StatusConflict:
+			return &conflictError{drivers.Errorf(drivers.Permanent, "maas %s: %s", what, msg)}
+		case se.StatusCode == http.StatusBadRequest:
+			return drivers.Errorf(drivers.Permanent, "maas %s: MAAS rejected the request: %s", what, msg)
+		case se.StatusCode >= 500 || se.StatusCode == http.StatusTooManyRequests:
+			return drivers.Errorf(drivers.Transient, "maas %s: %d %s", what, se.StatusCode, msg)
+		}
+		return drivers.Errorf(drivers.Permanent, "maas %s: %d %s", what, se.StatusCode, msg)
+	}
+	return drivers.Errorf(drivers.Transient, "maas %s: %v", what, err)
+}
+
+// notFoundError and conflictError let steps tell 404 and 409 apart.
+type notFoundError struct{ error }
+
+func (e *notFoundError) Unwrap() error { return e.error }
+
+type conflictError struct{ error }
+
+func (e *conflictError) Unwrap() error { return e.error }
+
+func isNotFound(err error) bool {
+	var e *notFoundError
+	return errors.As(err, &e)
+}
+
+func isConflict(err error) bool {
+	var e *conflictError
+	return errors.As(err, &e)
+}
+

@@ -1,0 +1,91 @@
+package maas
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// Name is the driver's registry name.
+const Name = "maas"
+
+// Settings of the driver (drivers.Config.Settings) and their defaults.
+const (
+	SettingURL        = "url"        // MAAS URL, e.g. http://maas:5240/MAAS (required)
+	SettingInstance   = "instanceID" // this orchestrator's ID: the agent_name of the machines it owns (default "slipway")
+	SettingTimeout    = "timeout"    // per request (default 30s)
+	SettingRetries    = "retries"    // on 503/429 and network errors (default 4)
+	SettingQuickErase = "quickErase" // release with quick_erase (default false: full erase)
+	SettingErase      = "erase"      // erase disks on release (default true)
+	SecretAPIKey      = "apiKey"     // drivers.Config.Secrets key of the MAAS API key
+)
+
+// OwnerDataNode is the owner data key naming the design node of a machine.
+const OwnerDataNode = "slipway_node"
+
+// Driver is the MAAS server driver.
+type Driver struct {
+	c          *client
+	instance   string
+	erase      bool
+	quickErase bool
+}
+
+// NewDriver configures a driver from its settings and the API key secret.
+func NewDriver(cfg drivers.Config) (*Driver, error) {
+	u := cfg.Settings[SettingURL]
+	if u == "" {
+		return nil, drivers.Errorf(drivers.Permanent, "maas: setting %q is required (the Site's maas.url)", SettingURL)
+	}
+	key := cfg.Secrets[SecretAPIKey]
+	if key.IsZero() {
+		return nil, drivers.Errorf(drivers.Permanent, "maas: the API key is missing (the Site's maas.apiKey secret reference)")
+	}
+	timeout, err := durationSetting(cfg, SettingTimeout, 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	retries, err := intSetting(cfg, SettingRetries, 4)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newClient(u, key.Reveal(), timeout, retries)
+	if err != nil {
+		return nil, err
+	}
+	d := &Driver{c: c, instance: cfg.Settings[SettingInstance], erase: cfg.Settings[SettingErase] != "false",
+		quickErase: cfg.Settings[SettingQuickErase] == "true"}
+	if d.instance == "" {
+		d.instance = "slipway"
+	}
+	return d, nil
+}
+
+func durationSetting(cfg drivers.Config, key string, def time.Duration) (time.Duration, error) {
+	v, ok := cfg.Settings[key]
+	if !ok || v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, drivers.Errorf(drivers.Permanent, "maas: setting %s=%q is not a positive duration like 30s", key, v)
+	}
+	return d, nil
+}
+
+func intSetting(cfg drivers.Config, key string, def int) (int, error) {
+	v, ok := cfg.Settings[key]
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, drivers.Errorf(drivers.Permanent, "maas: setting %s=%q is not a non-negative integer", key, v)
+	}
+	return n, nil
+}
+
+// String names the driver.
+func (d *Driver) String() string { return fmt.Sprintf("server driver %q (built in)", Name) }

@@ -1,0 +1,90 @@
+package maas
+
+// The parts of MAAS's JSON the driver reads.
+
+type mMachine struct {
+	SystemID     string            `json:"system_id"`
+	Hostname     string            `json:"hostname"`
+	Status       int               `json:"status"`
+	StatusName   string            `json:"status_name"`
+	StatusMsg    *string           `json:"status_message"`
+	PowerState   string            `json:"power_state"`
+	PowerType    string            `json:"power_type"`
+	OwnerData    map[string]string `json:"owner_data"`
+	TagNames     []string          `json:"tag_names"`
+	OSystem      string            `json:"osystem"`
+	DistroSeries string            `json:"distro_series"`
+	Interfaces   []mInterface      `json:"interface_set"`
+	BlockDevices []mBlockDevice    `json:"blockdevice_set"`
+	BootIface    *mInterface       `json:"boot_interface"`
+	Domain       struct {
+		Name string `json:"name"`
+	} `json:"domain"`
+}
+
+type mInterface struct {
+	ID       int            `json:"id"`
+	Name     string         `json:"name"`
+	Type     string         `json:"type"`
+	MAC      string         `json:"mac_address"`
+	Parents  []string       `json:"parents"`
+	Children []string       `json:"children"`
+	MTU      int            `json:"effective_mtu"`
+	Params   any            `json:"params"`
+	VLAN     *mVLAN         `json:"vlan"`
+	Links    []mLink        `json:"links"`
+	Enabled  bool           `json:"enabled"`
+	Extra    map[string]any `json:"-"`
+}
+
+type mLink struct {
+	ID     int      `json:"id"`
+	Mode   string   `json:"mode"`
+	IP     string   `json:"ip_address"`
+	Subnet *mSubnet `json:"subnet"`
+}
+
+type mVLAN struct {
+	ID       int    `json:"id"`
+	VID      int    `json:"vid"`
+	MTU      int    `json:"mtu"`
+	FabricID int    `json:"fabric_id"`
+	Fabric   string `json:"fabric"`
+	DHCPOn   bool   `json:"dhcp_on"`
+	Name     string `json:"name"`
+}
+
+type mSubnet struct {
+	ID        int      `json:"id"`
+	Name      string   `json:"name"`
+	CIDR      string   `json:"cidr"`
+	GatewayIP *string  `json:"gateway_ip"`
+	DNS       []string `json:"dns_servers"`
+	VLAN      *mVLAN   `json:"vlan"`
+}
+
+type mBlockDevice struct {
+	ID         int          `json:"id"`
+	Name       string       `json:"name"`
+	Type       string       `json:"type"`
+	Size       int64        `json:"size"`
+	Available  int64        `json:"available_size"`
+	IDPath     *string      `json:"id_path"`
+	Serial     *string      `json:"serial"`
+	Model      *string      `json:"model"`
+	Partitions []mPartition `json:"partitions"`
+	FS         *mFS         `json:"filesystem"`
+}
+
+type mPartition struct {
+	ID   int    `json:"id"`
+	Size int64  `json:"size"`
+	Path string `json:"path"`
+	FS   *mFS   `json:"filesystem"`
+}
+
+type mFS struct {
+	FSType     string  `json:"fstype"`
+	MountPoint *string `json:"mount_point"`
+	Label      *string `json:"label"`
+}
