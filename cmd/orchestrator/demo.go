@@ -73,9 +73,9 @@ func (a *app) demoCmd() *cobra.Command {
 			fmt.Fprintln(a.stdout, `
 == What comes next
 Today Slipway ingests, resolves, validates and stores site designs, has its
-driver framework and IPMI driver, and runs a virtual lab. The MAAS driver
-and the deploy engine are the next milestones; this demo will then deploy
-the example site into the lab end to end.`)
+driver framework, IPMI and MAAS drivers, and runs a virtual lab. The deploy
+engine is the next milestone; this demo will then deploy the example site
+into the lab end to end.`)
 			return nil
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers/network/noop"
 	"github.com/slipway-dev/slipway/drivers/oob/ipmi"
 	"github.com/slipway-dev/slipway/drivers/registry"
+	"github.com/slipway-dev/slipway/drivers/server/maas"
 	"github.com/spf13/cobra"
 )
 
@@ -20,7 +21,8 @@ const defaultPluginDir = "/usr/local/lib/slipway/drivers"
 // init() registration: this map is the whole list.
 func builtins() registry.Builtins {
 	return registry.Builtins{
-		OOB: map[string]registry.OOBFactory{ipmi.Name: ipmi.New},
+		OOB:    map[string]registry.OOBFactory{ipmi.Name: ipmi.New},
+		Server: map[string]registry.ServerFactory{maas.Name: maas.New},
 		Network: map[string]registry.NetworkFactory{
 			noop.Name: noop.New,
 		},

@@ -32,8 +32,9 @@ func TestDriversCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 {
 		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
 	}
-	if len(list) != 3 || list[0].Name != "ext" || list[0].Protocol != 1 || list[0].Source != plug || list[1].Source != "builtin" ||
-		list[2].Kind != "oob" || list[2].Name != "ipmi" || list[2].Source != "builtin" {
+	if len(list) != 4 || list[0].Name != "ext" || list[0].Protocol != 1 || list[0].Source != plug || list[1].Source != "builtin" ||
+		list[2].Kind != "oob" || list[2].Name != "ipmi" || list[2].Source != "builtin" ||
+		list[3].Kind != "server" || list[3].Name != "maas" || list[3].Source != "builtin" {
 		t.Errorf("json list: %+v", list)
 	}
 	t.Setenv("SLIPWAY_PLUGIN_DIR", filepath.Join(dir, "missing"))

@@ -52,8 +52,18 @@ type ctxTransport struct {
 	base http.RoundTripper
 }
 
+// hdrRetryAfter carries MAAS's Retry-After past gomaasapi, which would
+// otherwise sleep it out itself (uncapped, deaf to the context, up to four
+// times) on every 503 and 409; call's loop honours it instead.
+const hdrRetryAfter = "X-Slipway-Retry-After"
+
 func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	return t.base.RoundTrip(r.WithContext(t.ctx))
+	resp, err := t.base.RoundTrip(r.WithContext(t.ctx))
+	if err == nil && resp.Header.Get("Retry-After") != "" {
+		resp.Header.Set(hdrRetryAfter, resp.Header.Get("Retry-After"))
+		resp.Header.Del("Retry-After")
+	}
+	return resp, err
 }
 
 // bound returns a copy of the client whose requests carry ctx.
@@ -76,7 +86,9 @@ func (c *client) call(ctx context.Context, method, path, op string, params url.V
 		var err error
 		switch method {
 		case http.MethodGet:
-			body, err = cl.Get(uri, op, params)
+			// gomaasapi's Get sets "op" in the values it is given and
+			// refuses values that carry one: a fresh copy per attempt.
+			body, err = cl.Get(uri, op, cloneValues(params))
 		case http.MethodPost:
 			body, err = cl.Post(uri, op, params, nil)
 		case http.MethodPut:
@@ -108,6 +120,14 @@ func (c *client) call(ctx context.Context, method, path, op string, params url.V
 	return lastErr
 }
 
+func cloneValues(v url.Values) url.Values {
+	out := make(url.Values, len(v))
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
+
 // retryAfter decides whether to retry and after how long: 503 and 429 wait
 // as long as Retry-After says (capped), network errors back off.
 func (c *client) retryAfter(err error, attempt int) (time.Duration, bool) {
@@ -116,7 +136,7 @@ func (c *client) retryAfter(err error, attempt int) (time.Duration, bool) {
 		if se.StatusCode != http.StatusServiceUnavailable && se.StatusCode != http.StatusTooManyRequests {
 			return 0, false
 		}
-		if s, perr := strconv.Atoi(se.Header.Get("Retry-After")); perr == nil && s >= 0 {
+		if s, perr := strconv.Atoi(se.Header.Get(hdrRetryAfter)); perr == nil && s >= 0 {
 			return min(time.Duration(s)*time.Second, c.maxWait), true
 		}
 		return backoff, true
@@ -170,4 +190,3 @@ func isConflict(err error) bool {
 	var e *conflictError
 	return errors.As(err, &e)
 }
-

@@ -31,6 +31,8 @@ type Driver struct {
 	instance   string
 	erase      bool
 	quickErase bool
+
+	commissionRetries int // SettingCommissionRetries (lifecycle.go)
 }
 
 // NewDriver configures a driver from its settings and the API key secret.
@@ -51,12 +53,16 @@ func NewDriver(cfg drivers.Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	commRetries, err := intSetting(cfg, SettingCommissionRetries, defaultCommissionRetries)
+	if err != nil {
+		return nil, err
+	}
 	c, err := newClient(u, key.Reveal(), timeout, retries)
 	if err != nil {
 		return nil, err
 	}
 	d := &Driver{c: c, instance: cfg.Settings[SettingInstance], erase: cfg.Settings[SettingErase] != "false",
-		quickErase: cfg.Settings[SettingQuickErase] == "true"}
+		quickErase: cfg.Settings[SettingQuickErase] == "true", commissionRetries: commRetries}
 	if d.instance == "" {
 		d.instance = "slipway"
 	}

@@ -8,6 +8,7 @@ type mMachine struct {
 	Status       int               `json:"status"`
 	StatusName   string            `json:"status_name"`
 	StatusMsg    *string           `json:"status_message"`
+	Owner        *string           `json:"owner"`
 	PowerState   string            `json:"power_state"`
 	PowerType    string            `json:"power_type"`
 	OwnerData    map[string]string `json:"owner_data"`
@@ -17,7 +18,12 @@ type mMachine struct {
 	Interfaces   []mInterface      `json:"interface_set"`
 	BlockDevices []mBlockDevice    `json:"blockdevice_set"`
 	BootIface    *mInterface       `json:"boot_interface"`
-	Domain       struct {
+	Gateways     struct {
+		IPv4 struct {
+			LinkID *int `json:"link_id"`
+		} `json:"ipv4"`
+	} `json:"default_gateways"`
+	Domain struct {
 		Name string `json:"name"`
 	} `json:"domain"`
 }
@@ -77,14 +83,16 @@ type mBlockDevice struct {
 }
 
 type mPartition struct {
-	ID   int    `json:"id"`
-	Size int64  `json:"size"`
-	Path string `json:"path"`
-	FS   *mFS   `json:"filesystem"`
+	ID       int    `json:"id"`
+	Size     int64  `json:"size"`
+	Path     string `json:"path"`
+	FS       *mFS   `json:"filesystem"`
+	Bootable bool   `json:"bootable"`
 }
 
 type mFS struct {
 	FSType     string  `json:"fstype"`
 	MountPoint *string `json:"mount_point"`
 	Label      *string `json:"label"`
+	MountOpts  *string `json:"mount_options"`
 }

@@ -1,0 +1,159 @@
+package maas
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/juju/mgo/v2/bson"
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// Device aliases: the design names NICs and disks by bus address (pci,
+// nvme, scsi); MAAS by the kernel names commissioning found. The node
+// devices (GET nodes/{id}/devices/, MAAS 3.x) tie PCI addresses to
+// interfaces and block devices; the commissioning details (lshw XML in the
+// BSON of op=details) are the fallback, for SCSI addresses and MAAS 2.x.
+
+// resolved is the MAAS side of a design device.
+type resolved struct {
+	Name string // MAAS name (interface or block device)
+	ID   int    // MAAS ID when the node devices gave it, else 0
+	MAC  string // NICs: the MAC, lower case, when known
+}
+
+// nodeDevice is the part of a MAAS node device the driver reads.
+type nodeDevice struct {
+	PCIAddress string        `json:"pci_address"`
+	Interface  *mInterface   `json:"physical_interface"`
+	Disk       *mBlockDevice `json:"physical_blockdevice"`
+}
+
+// resolveDevices maps each device (by alias) to its MAAS name. disks
+// selects block devices, else interfaces. A device with no bus is a kernel
+// name used as is.
+func (d *Driver) resolveDevices(ctx context.Context, systemID string, devs []drivers.Device, disks bool) (map[string]resolved, error) {
+	out := map[string]resolved{}
+	var pending []drivers.Device
+	for _, dev := range devs {
+		if dev.Bus == "" {
+			out[dev.Alias] = resolved{Name: dev.Alias}
+			continue
+		}
+		pending = append(pending, dev)
+	}
+	if len(pending) == 0 {
+		return out, nil
+	}
+	var nds []nodeDevice
+	if err := d.c.call(ctx, http.MethodGet, "nodes/"+systemID+"/devices/", "", nil, &nds); err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	byPCI := map[string]nodeDevice{}
+	for _, nd := range nds {
+		byPCI[strings.ToLower(nd.PCIAddress)] = nd
+	}
+	var left []drivers.Device
+	for _, dev := range pending {
+		nd, ok := byPCI[strings.ToLower(dev.Address)]
+		switch {
+		case ok && disks && nd.Disk != nil && dev.Bus != "scsi":
+			out[dev.Alias] = resolved{Name: nd.Disk.Name, ID: nd.Disk.ID}
+		case ok && !disks && nd.Interface != nil && dev.Bus == "pci":
+			out[dev.Alias] = resolved{Name: nd.Interface.Name, ID: nd.Interface.ID, MAC: strings.ToLower(nd.Interface.MAC)}
+		default:
+			left = append(left, dev)
+		}
+	}
+	if len(left) == 0 {
+		return out, nil
+	}
+	hw, err := d.lshw(ctx, systemID)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, dev := range left {
+		bus := "pci@"
+		if dev.Bus == "scsi" {
+			bus = "scsi@"
+		}
+		n, ok := hw[strings.ToLower(bus+dev.Address)]
+		if !ok || n.name == "" {
+			missing = append(missing, fmt.Sprintf("%s (%s %s)", dev.Alias, dev.Bus, dev.Address))
+			continue
+		}
+		r := resolved{Name: strings.TrimPrefix(n.name, "/dev/")}
+		if !disks {
+			r.MAC = strings.ToLower(n.serial)
+		}
+		out[dev.Alias] = r
+	}
+	if len(missing) > 0 {
+		return nil, drivers.Errorf(drivers.Permanent, "maas: machine %s has no device at %s: check the hardware profile's deviceAliases against the commissioning data",
+			systemID, strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+type lshwEntry struct{ name, serial string }
+
+type lshwNode struct {
+	BusInfo      string     `xml:"businfo"`
+	LogicalNames []string   `xml:"logicalname"`
+	Serial       string     `xml:"serial"`
+	Nodes        []lshwNode `xml:"node"`
+}
+
+// lshw reads the machine's commissioning details and indexes the lshw
+// nodes by businfo (pci@0000:3b:00.0, scsi@2:0.0.0).
+func (d *Driver) lshw(ctx context.Context, systemID string) (map[string]lshwEntry, error) {
+	body, err := d.c.getRaw(ctx, "machines/"+systemID+"/", "details")
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		LSHW []byte `bson:"lshw"`
+	}
+	if err := bson.Unmarshal(body, &doc); err != nil {
+		return nil, drivers.Errorf(drivers.Permanent, "maas: machine %s: decode the commissioning details: %v", systemID, err)
+	}
+	out := map[string]lshwEntry{}
+	if len(doc.LSHW) == 0 {
+		return out, nil
+	}
+	var root struct {
+		Nodes []lshwNode `xml:"node"`
+	}
+	if err := xml.Unmarshal(doc.LSHW, &root); err != nil {
+		return nil, drivers.Errorf(drivers.Permanent, "maas: machine %s: parse the lshw data: %v", systemID, err)
+	}
+	var walk func([]lshwNode)
+	walk = func(ns []lshwNode) {
+		for _, n := range ns {
+			if n.BusInfo != "" && len(n.LogicalNames) > 0 {
+				if _, seen := out[strings.ToLower(n.BusInfo)]; !seen {
+					out[strings.ToLower(n.BusInfo)] = lshwEntry{name: n.LogicalNames[0], serial: n.Serial}
+				}
+			}
+			walk(n.Nodes)
+		}
+	}
+	walk(root.Nodes)
+	return out, nil
+}
+
+// getRaw is a GET whose answer is not JSON (op=details answers BSON).
+func (c *client) getRaw(ctx context.Context, path, op string) ([]byte, error) {
+	rctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	cl := c.bound(rctx)
+	body, err := cl.Get(&url.URL{Path: strings.TrimPrefix(path, "/")}, op, nil)
+	if err != nil {
+		return nil, c.classify(ctx, http.MethodGet, path, op, err)
+	}
+	return body, nil
+}

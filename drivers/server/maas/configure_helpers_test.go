@@ -1,0 +1,145 @@
+package maas
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
+	"github.com/slipway-dev/slipway/sim/lab"
+)
+
+// cfgDesign loads the example site design.
+func cfgDesign(t *testing.T) *design.Design {
+	t.Helper()
+	res, err := yamlingest.Load(t.Context(), []string{"../../../examples/site-yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, fs := design.Build(res.Sources)
+	if fs.HasErrors() {
+		t.Fatal(fs)
+	}
+	return d
+}
+
+// cfgLab starts a lab from the design and a driver on its MAAS.
+func cfgLab(t *testing.T, d *design.Design) (*lab.Lab, *Driver) {
+	t.Helper()
+	l, err := lab.Start(t.Context(), lab.Config{Design: d, TimeScale: 0.0005, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	info := l.Info()
+	drv, err := NewDriver(drivers.Config{Settings: map[string]string{SettingURL: info.MAASURL, SettingTimeout: "10s"},
+		Secrets: map[string]drivers.Secret{SecretAPIKey: drivers.NewSecret(info.APIKey)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, drv
+}
+
+func cfgWait(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func cfgCall(t *testing.T, d *Driver, method, path, op string, p url.Values, out any) {
+	t.Helper()
+	if err := d.c.call(t.Context(), method, path, op, p, out); err != nil {
+		t.Fatalf("%s %s op=%s: %v", method, path, op, err)
+	}
+}
+
+func cfgMachine(t *testing.T, d *Driver, id string) mMachine {
+	t.Helper()
+	var m mMachine
+	cfgCall(t, d, http.MethodGet, "machines/"+id+"/", "", nil, &m)
+	return m
+}
+
+// cfgCommission PXE-boots the node's machine, finds it by MAC and
+// commissions it to Ready; it returns the system ID.
+func cfgCommission(t *testing.T, l *lab.Lab, d *Driver, node string) string {
+	t.Helper()
+	m := l.Machine(node)
+	m.SetBootDevice("pxe", false, true)
+	m.PowerOn()
+	var id string
+	cfgWait(t, "enlistment", func() bool {
+		var ms []mMachine
+		if err := d.c.call(t.Context(), http.MethodGet, "machines/", "", url.Values{"mac_address": {m.Hardware.NICs[0].MAC}}, &ms); err != nil || len(ms) != 1 {
+			return false
+		}
+		id = ms[0].SystemID
+		return ms[0].StatusName == "New"
+	})
+	cfgCall(t, d, http.MethodPost, "machines/"+id+"/", "commission", nil, nil)
+	cfgWait(t, "Ready", func() bool { return cfgMachine(t, d, id).StatusName == "Ready" })
+	return id
+}
+
+// cfgSubnets creates the design's subnets as a prepared site would: pxe on
+// the pxe-link fabric, mgmt untagged and storage/public on their VLANs of
+// the data-bond fabric (the fabrics commissioning found).
+func cfgSubnets(t *testing.T, d *Driver, site drivers.SiteSpec) {
+	t.Helper()
+	var fabrics []struct {
+		ID    int     `json:"id"`
+		Name  string  `json:"name"`
+		VLANs []mVLAN `json:"vlans"`
+	}
+	cfgCall(t, d, http.MethodGet, "fabrics/", "", nil, &fabrics)
+	fab := map[string]int{}
+	untagged := map[string]int{}
+	for _, f := range fabrics {
+		fab[f.Name] = f.ID
+		var vs []mVLAN
+		cfgCall(t, d, http.MethodGet, "fabrics/"+strconv.Itoa(f.ID)+"/vlans/", "", nil, &vs)
+		for _, v := range vs {
+			if v.VID == 0 {
+				untagged[f.Name] = v.ID
+			}
+		}
+	}
+	for _, s := range site.Subnets {
+		var vlan int
+		switch {
+		case s.Name == "oob":
+			continue
+		case s.Name == "pxe":
+			vlan = untagged["pxe-link"]
+		case s.VLAN == 0:
+			vlan = untagged["data-bond"]
+		default:
+			var v mVLAN
+			cfgCall(t, d, http.MethodPost, "fabrics/"+strconv.Itoa(fab["data-bond"])+"/vlans/", "", url.Values{"vid": {strconv.Itoa(s.VLAN)}, "mtu": {strconv.Itoa(s.MTU)}}, &v)
+			vlan = v.ID
+		}
+		cfgCall(t, d, http.MethodPost, "subnets/", "", url.Values{"cidr": {s.CIDR}, "vlan": {strconv.Itoa(vlan)},
+			"gateway_ip": {s.Gateway}, "name": {s.Name}}, nil)
+	}
+}
+
+// cfgWrites counts the POST, PUT and DELETE requests MAAS served so far,
+// and all requests.
+func cfgWrites(l *lab.Lab) (writes, total int) {
+	s := l.MAAS.Stats().Snapshot()
+	for _, r := range s.Requests {
+		if len(r.Request) > 3 && r.Request[:3] != "GET" {
+			writes += r.Count
+		}
+	}
+	return writes, s.Total
+}

@@ -1,0 +1,242 @@
+package maas
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// IdentifyNode finds the node's machine: by the known MachineID, else by
+// hostname (MAAS cannot filter on owner data; hostnames are unique), else
+// by boot MAC, else by BMC address (the power_address of every machine's
+// power parameters, one request, host or host:port). A machine found by
+// hostname must not carry another node's owner data mark.
+//
+// When none is found and the node has a boot MAC, the machine is enlisted
+// (POST machines/ with the MAC, hostname, amd64/generic, domain) and
+// commissioning later discovers the rest; without one the answer is
+// InProgress until the machine PXE-boots and enlists itself. Enlisting by
+// MAC leaves MAAS without the BMC's power parameters (they are the OOB
+// driver's, not in the Node): power is then the orchestrator's business.
+//
+// Once found, the hostname (and domain, when it exists in MAAS) are set
+// if different. Owner data is not set here: it marks allocation (Deploy).
+func (d *Driver) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Machine, drivers.Result, error) {
+	m, how, err := d.findMachine(ctx, n)
+	if err != nil {
+		return drivers.Machine{}, drivers.Result{}, err
+	}
+	if m == nil {
+		if n.BootMAC == "" {
+			return drivers.Machine{}, drivers.InProgress(pollEnlist,
+				"waiting for the machine of node %s to enlist; power it on with PXE (BMC %s)", n.Name, orText(n.BMCAddress, "unknown")), nil
+		}
+		m, err = d.enlist(ctx, n)
+		how = "enlisted with boot MAC " + n.BootMAC
+		if err != nil && ctx.Err() == nil {
+			// Perhaps enlisted meanwhile (by itself, or a concurrent
+			// call): MAAS refuses a MAC in use. Look once more.
+			fm, fhow, ferr := d.findMachine(ctx, n)
+			if ferr != nil || fm == nil {
+				return drivers.Machine{}, drivers.Result{}, err
+			}
+			m, how, err = fm, fhow, nil
+		}
+		if err != nil {
+			return drivers.Machine{}, drivers.Result{}, err
+		}
+	}
+	if v := m.OwnerData[OwnerDataNode]; v != "" && v != n.Name && m.OwnerData[OwnerDataInstance] == d.instance {
+		return drivers.Machine{}, drivers.Result{}, drivers.Errorf(drivers.Permanent,
+			"maas: machine %s (found by %s) is marked for node %q, not %q", m.SystemID, how, v, n.Name)
+	}
+	changed, err := d.ensureName(ctx, m, n)
+	if err != nil {
+		return drivers.Machine{}, drivers.Result{}, err
+	}
+	msg := fmt.Sprintf("node %s is machine %s (%s), found by %s", n.Name, m.SystemID, m.StatusName, how)
+	if changed != "" {
+		msg += "; set " + changed
+	}
+	return d.toMachine(m, n.Name), drivers.Done("%s", msg), nil
+}
+
+// findMachine runs the look-ups in order; nil when none matches.
+func (d *Driver) findMachine(ctx context.Context, n drivers.Node) (*mMachine, string, error) {
+	list := func(p url.Values) ([]mMachine, error) {
+		var ms []mMachine
+		err := d.c.call(ctx, http.MethodGet, "machines/", "", p, &ms)
+		return ms, err
+	}
+	one := func(ms []mMachine, how string) (*mMachine, string, error) {
+		if len(ms) > 1 {
+			ids := make([]string, len(ms))
+			for i := range ms {
+				ids[i] = ms[i].SystemID
+			}
+			return nil, "", drivers.Errorf(drivers.NeedsIntervention, "maas: %s matches several machines (%s)", how, strings.Join(ids, ", "))
+		}
+		return &ms[0], how, nil
+	}
+	if n.MachineID != "" {
+		ms, err := list(url.Values{"id": {n.MachineID}})
+		if err != nil {
+			return nil, "", err
+		}
+		if len(ms) > 0 {
+			return one(ms, "machine ID")
+		}
+	}
+	if h := n.Hostname; h != "" {
+		ms, err := list(url.Values{"hostname": {h}})
+		if err != nil {
+			return nil, "", err
+		}
+		if len(ms) > 0 {
+			return one(ms, "hostname "+h)
+		}
+	}
+	if mac := n.BootMAC; mac != "" {
+		ms, err := list(url.Values{"mac_address": {strings.ToLower(mac)}})
+		if err != nil {
+			return nil, "", err
+		}
+		if len(ms) > 0 {
+			return one(ms, "boot MAC "+mac)
+		}
+	}
+	if n.BMCAddress != "" {
+		var params map[string]map[string]any
+		if err := d.c.call(ctx, http.MethodGet, "machines/", "power_parameters", nil, &params); err != nil {
+			return nil, "", err
+		}
+		var ids []string
+		for id, p := range params {
+			if addr, _ := p["power_address"].(string); addr != "" && sameBMC(addr, n.BMCAddress) {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) > 0 {
+			ms, err := list(url.Values{"id": ids})
+			if err != nil {
+				return nil, "", err
+			}
+			if len(ms) > 0 {
+				return one(ms, "BMC address "+n.BMCAddress)
+			}
+		}
+	}
+	return nil, "", nil
+}
+
+// sameBMC compares a MAAS power_address with the node's BMC address: the
+// same host, and the same port when both name one (a missing port on
+// MAAS's side is IPMI's 623). An IPMI URL's host part counts.
+func sameBMC(powerAddr, want string) bool {
+	split := func(s string) (string, string) {
+		if u, err := url.Parse(s); err == nil && u.Host != "" {
+			s = u.Host
+		}
+		if h, p, err := net.SplitHostPort(s); err == nil {
+			return strings.ToLower(h), p
+		}
+		return strings.ToLower(strings.Trim(s, "[]")), ""
+	}
+	ph, pp := split(powerAddr)
+	wh, wp := split(want)
+	if ph == "" || ph != wh {
+		return false
+	}
+	return wp == "" || wp == pp || (pp == "" && wp == "623")
+}
+
+func (d *Driver) enlist(ctx context.Context, n drivers.Node) (*mMachine, error) {
+	p := url.Values{"mac_addresses": {strings.ToLower(n.BootMAC)}, "architecture": {"amd64/generic"}}
+	if n.Hostname != "" {
+		p.Set("hostname", n.Hostname)
+	}
+	if n.Domain != "" {
+		ok, err := d.domainExists(ctx, n.Domain)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			p.Set("domain", n.Domain)
+		}
+	}
+	var m mMachine
+	if err := d.c.call(ctx, http.MethodPost, "machines/", "", p, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+func (d *Driver) domainExists(ctx context.Context, name string) (bool, error) {
+	var ds []mDomain
+	if err := d.c.call(ctx, http.MethodGet, "domains/", "", nil, &ds); err != nil {
+		return false, err
+	}
+	for _, x := range ds {
+		if x.Name == name {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// ensureName sets the hostname and domain when they differ; it answers
+// what it changed.
+func (d *Driver) ensureName(ctx context.Context, m *mMachine, n drivers.Node) (string, error) {
+	p := url.Values{}
+	var what []string
+	if n.Hostname != "" && m.Hostname != n.Hostname {
+		p.Set("hostname", n.Hostname)
+		what = append(what, "hostname "+n.Hostname)
+	}
+	if n.Domain != "" && m.Domain.Name != n.Domain {
+		ok, err := d.domainExists(ctx, n.Domain)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			p.Set("domain", n.Domain)
+			what = append(what, "domain "+n.Domain)
+		}
+	}
+	if len(p) == 0 {
+		return "", nil
+	}
+	var nm mMachine
+	if err := d.c.call(ctx, http.MethodPut, "machines/"+url.PathEscape(m.SystemID)+"/", "", p, &nm); err != nil {
+		return "", err
+	}
+	*m = nm
+	return strings.Join(what, ", "), nil
+}
+
+// toMachine is the drivers' view of a MAAS machine. Owned means it
+// carries this instance's owner data mark (set by Deploy after allocating
+// it); node is the design node asked about, or the mark's.
+func (d *Driver) toMachine(m *mMachine, node string) drivers.Machine {
+	out := drivers.Machine{MachineID: m.SystemID, Node: node, Hostname: m.Hostname, State: m.StatusName,
+		Power: powerState(m.PowerState), Owned: m.OwnerData[OwnerDataNode] != "" && m.OwnerData[OwnerDataInstance] == d.instance}
+	if out.Node == "" {
+		out.Node = m.OwnerData[OwnerDataNode]
+	}
+	return out
+}
+
+func powerState(s string) drivers.PowerState {
+	switch s {
+	case "on":
+		return drivers.PowerOn
+	case "off":
+		return drivers.PowerOff
+	}
+	return drivers.PowerUnknown
+}

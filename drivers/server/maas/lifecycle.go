@@ -1,0 +1,421 @@
+package maas
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// MAAS machine statuses (src/maascommon/enums/node.py). The driver maps
+// state on these integers, never on status_name.
+const (
+	stNew                      = 0
+	stCommissioning            = 1
+	stFailedCommissioning      = 2
+	stMissing                  = 3
+	stReady                    = 4
+	stReserved                 = 5
+	stDeployed                 = 6
+	stRetired                  = 7
+	stBroken                   = 8
+	stDeploying                = 9
+	stAllocated                = 10
+	stFailedDeployment         = 11
+	stReleasing                = 12
+	stFailedReleasing          = 13
+	stDiskErasing              = 14
+	stFailedDiskErasing        = 15
+	stRescueMode               = 16
+	stEnteringRescueMode       = 17
+	stFailedEnteringRescueMode = 18
+	stExitingRescueMode        = 19
+	stFailedExitingRescueMode  = 20
+	stTesting                  = 21
+	stFailedTesting            = 22
+)
+
+// statusText says what a status means for the orchestrator. MAAS's own
+// 30-minute node timeout shows up as a failed state whose status_message
+// says so; it is passed on verbatim.
+var statusText = map[int]string{
+	stNew:                      "enlisted, not yet commissioned",
+	stCommissioning:            "commissioning: MAAS runs the commissioning scripts",
+	stFailedCommissioning:      "commissioning failed",
+	stMissing:                  "missing: MAAS lost contact with the machine",
+	stReady:                    "ready: commissioned and unallocated",
+	stReserved:                 "reserved",
+	stDeployed:                 "deployed",
+	stRetired:                  "retired",
+	stBroken:                   "broken: an operator marked it, or MAAS gave up; mark it fixed after repair",
+	stDeploying:                "deploying: curtin installs the OS",
+	stAllocated:                "allocated, not yet deployed",
+	stFailedDeployment:         "deployment failed",
+	stReleasing:                "releasing",
+	stFailedReleasing:          "releasing failed",
+	stDiskErasing:              "erasing disks",
+	stFailedDiskErasing:        "disk erasing failed",
+	stRescueMode:               "in rescue mode",
+	stEnteringRescueMode:       "entering rescue mode",
+	stFailedEnteringRescueMode: "failed to enter rescue mode",
+	stExitingRescueMode:        "exiting rescue mode",
+	stFailedExitingRescueMode:  "failed to exit rescue mode",
+	stTesting:                  "testing: MAAS runs the hardware tests",
+	stFailedTesting:            "hardware testing failed",
+}
+
+// Polling intervals MAAS's phases deserve (a commissioning takes minutes,
+// a deployment several).
+const (
+	pollCommission = 10 * time.Second
+	pollDeploy     = 15 * time.Second
+	pollRelease    = 10 * time.Second
+	pollEnlist     = 15 * time.Second
+)
+
+// OwnerDataInstance is the owner data key naming the orchestrator
+// instance (instanceID) that allocated the machine, next to OwnerDataNode:
+// the mark is "ours" only when both match.
+const OwnerDataInstance = "slipway_instance"
+
+// SettingCommissionRetries is how many times Commission restarts a failed
+// commissioning before it reports Failed (default 2).
+const SettingCommissionRetries = "commissionRetries"
+
+const defaultCommissionRetries = 2
+
+// describe is a machine's state for messages: its status name, what it
+// means, and MAAS's status message when there is one.
+func describe(m *mMachine) string {
+	s := fmt.Sprintf("machine %s is %s", m.SystemID, m.StatusName)
+	if t := statusText[m.Status]; t != "" && !strings.EqualFold(t, m.StatusName) {
+		s += " (" + t + ")"
+	}
+	if msg := statusMessage(m); msg != "" && !strings.EqualFold(msg, m.StatusName) {
+		s += ": " + msg
+	}
+	return s
+}
+
+func statusMessage(m *mMachine) string {
+	if m.StatusMsg == nil {
+		return ""
+	}
+	return strings.TrimSpace(*m.StatusMsg)
+}
+
+// fetchMachine reads one machine. An unknown ID is a Permanent error: the
+// engine's MachineID is stale (IdentifyNode finds the machine again).
+func (d *Driver) fetchMachine(ctx context.Context, id string) (*mMachine, error) {
+	if id == "" {
+		return nil, drivers.Errorf(drivers.Permanent, "maas: the node has no machine ID yet (IdentifyNode first)")
+	}
+	var m mMachine
+	if err := d.c.call(ctx, http.MethodGet, "machines/"+url.PathEscape(id)+"/", "", nil, &m); err != nil {
+		if isNotFound(err) {
+			return nil, drivers.Errorf(drivers.Permanent, "maas: machine %s does not exist (deleted from MAAS?); identify the node again", id)
+		}
+		return nil, err
+	}
+	return &m, nil
+}
+
+// machineOp runs POST machines/{id}/?op=... and decodes the machine it answers.
+func (d *Driver) machineOp(ctx context.Context, id, op string, params url.Values) (*mMachine, error) {
+	var m mMachine
+	if err := d.c.call(ctx, http.MethodPost, "machines/"+url.PathEscape(id)+"/", op, params, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Commission brings a machine to Ready. Look first: Ready or later is
+// Done; a running commissioning (or testing) is InProgress; New, Broken
+// and Failed commissioning start one (skip_bmc_config: the orchestrator
+// owns the BMC). Failed commissioning is retried until the machine's
+// failed attempts since its last success exceed the commissionRetries
+// setting (counted from MAAS's events, so a restarted orchestrator counts
+// the same), then Failed with MAAS's status message.
+func (d *Driver) Commission(ctx context.Context, n drivers.NodeRef) (drivers.Result, error) {
+	m, err := d.fetchMachine(ctx, n.MachineID)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	switch m.Status {
+	case stReady, stAllocated, stDeployed, stDeploying, stReserved:
+		return drivers.Done("%s", describe(m)), nil
+	case stCommissioning, stTesting:
+		return drivers.InProgress(pollCommission, "%s", describe(m)), nil
+	case stFailedCommissioning, stFailedTesting:
+		failures, err := d.commissionFailures(ctx, m.SystemID)
+		if err != nil {
+			return drivers.Result{}, err
+		}
+		if failures > d.commissionRetries {
+			return drivers.Failed("commissioning of machine %s failed %d times: %s", m.SystemID, failures,
+				orText(statusMessage(m), m.StatusName)), nil
+		}
+		return d.startCommission(ctx, m, fmt.Sprintf(" (retry %d of %d after: %s)", failures, d.commissionRetries,
+			orText(statusMessage(m), m.StatusName)))
+	case stNew, stBroken, stMissing:
+		return d.startCommission(ctx, m, "")
+	}
+	return drivers.Failed("cannot commission: %s", describe(m)), nil
+}
+
+func (d *Driver) startCommission(ctx context.Context, m *mMachine, note string) (drivers.Result, error) {
+	nm, err := d.machineOp(ctx, m.SystemID, "commission", url.Values{"skip_bmc_config": {"1"}})
+	if err != nil {
+		if isConflict(err) { // it moved on meanwhile: look again soon
+			return drivers.InProgress(pollCommission, "machine %s changed state while commissioning started: %v", m.SystemID, err), nil
+		}
+		return drivers.Result{}, err
+	}
+	return drivers.InProgress(pollCommission, "commissioning machine %s started%s; now %s", m.SystemID, note, nm.StatusName), nil
+}
+
+// commissionFailures counts the machine's "Failed commissioning" events
+// since its last "Ready" (newest first).
+func (d *Driver) commissionFailures(ctx context.Context, id string) (int, error) {
+	var evs struct {
+		Events []struct {
+			Type string `json:"type"`
+		} `json:"events"`
+	}
+	if err := d.c.call(ctx, http.MethodGet, "events/", "query", url.Values{"id": {id}, "limit": {"100"}}, &evs); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range evs.Events {
+		switch e.Type {
+		case "Ready":
+			return n, nil
+		case "Failed commissioning", "Failed testing":
+			n++
+		}
+	}
+	return n, nil
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Deploy installs the node's OS. Look first: Ready is allocated to this
+// orchestrator (agent_name = instanceID) and marked with owner data
+// slipway_node=<node>, then deployed in the same call; Allocated (to us)
+// is deployed; Deploying is InProgress; Deployed is Done; Failed
+// deployment is Failed with MAAS's message (the engine decides to retry
+// or release). A machine allocated to another agent is a Permanent error.
+// Each step is safe to repeat.
+func (d *Driver) Deploy(ctx context.Context, n drivers.Node, dep drivers.Deployment) (drivers.Result, error) {
+	m, err := d.fetchMachine(ctx, n.MachineID)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	ours := false // known to be ours without asking
+	switch m.Status {
+	case stDeployed:
+		if err := d.checkOurs(ctx, m, n.Name); err != nil {
+			return drivers.Result{}, err
+		}
+		return drivers.Done("%s", describe(m)), nil
+	case stDeploying:
+		if err := d.checkOurs(ctx, m, n.Name); err != nil {
+			return drivers.Result{}, err
+		}
+		return drivers.InProgress(pollDeploy, "%s", describe(m)), nil
+	case stFailedDeployment:
+		return drivers.Failed("deployment of machine %s failed: %s", m.SystemID, orText(statusMessage(m), m.StatusName)), nil
+	case stReady:
+		am, fresh, err := d.allocate(ctx, m, n.Name)
+		if err != nil {
+			return drivers.Result{}, err
+		}
+		if am == nil { // someone else took it meanwhile
+			return drivers.Result{}, drivers.Errorf(drivers.Permanent,
+				"maas: machine %s was allocated by another agent while this one allocated it", m.SystemID)
+		}
+		m, ours = am, fresh
+		fallthrough
+	case stAllocated:
+		if !ours {
+			if err := d.checkOurs(ctx, m, n.Name); err != nil {
+				return drivers.Result{}, err
+			}
+		}
+		if m.OwnerData[OwnerDataNode] != n.Name || m.OwnerData[OwnerDataInstance] != d.instance {
+			if err := d.setOwnerData(ctx, m.SystemID, n); err != nil {
+				return drivers.Result{}, err
+			}
+		}
+		return d.startDeploy(ctx, m, n, dep)
+	case stCommissioning, stTesting, stReleasing, stDiskErasing:
+		return drivers.InProgress(pollDeploy, "waiting before deploying: %s", describe(m)), nil
+	}
+	return drivers.Failed("cannot deploy: %s", describe(m)), nil
+}
+
+// allocate takes a Ready machine for this orchestrator; fresh says this
+// call allocated it. It answers nil when the machine is no longer
+// available and not Allocated (taken and moved on meanwhile).
+func (d *Driver) allocate(ctx context.Context, m *mMachine, node string) (am *mMachine, fresh bool, err error) {
+	var out mMachine
+	err = d.c.call(ctx, http.MethodPost, "machines/", "allocate", url.Values{
+		"system_id": {m.SystemID}, "agent_name": {d.instance},
+		"comment": {"slipway " + d.instance + ": node " + node},
+	}, &out)
+	if isConflict(err) {
+		// Not available: look at it again; perhaps ours, allocated by a
+		// call whose answer was lost (checkOurs decides).
+		cur, rerr := d.fetchMachine(ctx, m.SystemID)
+		if rerr != nil {
+			return nil, false, rerr
+		}
+		if cur.Status == stAllocated {
+			return cur, false, nil
+		}
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return &out, true, nil
+}
+
+// checkOurs makes sure an allocated or deployed machine belongs to this
+// orchestrator: its owner data names the node (set only after our
+// allocation), or else MAAS lists it under our agent_name (the owner data
+// may be missing when the orchestrator stopped between allocate and
+// set_owner_data). Anything else is a Permanent error: never deploy
+// another agent's machine.
+func (d *Driver) checkOurs(ctx context.Context, m *mMachine, node string) error {
+	if v := m.OwnerData[OwnerDataNode]; v != "" && m.OwnerData[OwnerDataInstance] == d.instance {
+		if v == node {
+			return nil
+		}
+		return drivers.Errorf(drivers.Permanent, "maas: machine %s belongs to node %q of this site, not %q", m.SystemID, v, node)
+	}
+	var ms []mMachine
+	if err := d.c.call(ctx, http.MethodGet, "machines/", "", url.Values{"id": {m.SystemID}, "agent_name": {d.instance}}, &ms); err != nil {
+		return err
+	}
+	if len(ms) == 0 {
+		return drivers.Errorf(drivers.Permanent, "maas: machine %s is %s by another agent (not %q); refusing to touch it",
+			m.SystemID, strings.ToLower(m.StatusName), d.instance)
+	}
+	return nil
+}
+
+// setOwnerData marks the machine with the node's name and the design's
+// owner data. It is set after allocation only: MAAS clears owner data on
+// release, and marks on an unowned machine would claim what we don't own.
+func (d *Driver) setOwnerData(ctx context.Context, id string, n drivers.Node) error {
+	p := url.Values{OwnerDataNode: {n.Name}, OwnerDataInstance: {d.instance}}
+	for k, v := range n.OwnerData {
+		if k != OwnerDataNode && k != OwnerDataInstance && k != "op" {
+			p.Set(k, v)
+		}
+	}
+	_, err := d.machineOp(ctx, id, "set_owner_data", p)
+	return err
+}
+
+func (d *Driver) startDeploy(ctx context.Context, m *mMachine, n drivers.Node, dep drivers.Deployment) (drivers.Result, error) {
+	p := url.Values{"agent_name": {d.instance}}
+	if len(dep.UserData) > 0 {
+		p.Set("user_data", base64.StdEncoding.EncodeToString(dep.UserData))
+	}
+	if img := n.Platform.Image; img != "" {
+		if os, series, ok := strings.Cut(img, "/"); ok {
+			p.Set("osystem", os)
+			p.Set("distro_series", series)
+		} else {
+			p.Set("distro_series", img)
+		}
+	}
+	if k := n.Platform.Kernel; k != "" {
+		p.Set("hwe_kernel", k)
+	}
+	nm, err := d.machineOp(ctx, m.SystemID, "deploy", p)
+	if err != nil {
+		if isConflict(err) {
+			cur, rerr := d.fetchMachine(ctx, m.SystemID)
+			if rerr != nil {
+				return drivers.Result{}, rerr
+			}
+			if cur.Status == stDeploying || cur.Status == stDeployed {
+				return drivers.InProgress(pollDeploy, "%s", describe(cur)), nil
+			}
+		}
+		return drivers.Result{}, err
+	}
+	return drivers.InProgress(pollDeploy, "deploying machine %s (%s) started; now %s", m.SystemID,
+		orText(n.Platform.Image, "MAAS's default image"), nm.StatusName), nil
+}
+
+// Release gives the machine back to MAAS (erasing its disks when erase
+// is asked and the erase setting allows it; quick_erase per setting).
+// Ready (or never allocated: New, Failed commissioning) is Done;
+// Releasing and Disk erasing are InProgress; releasable states are
+// released. MAAS's 409 "cannot be released" on a machine that meanwhile
+// became Ready counts as done.
+func (d *Driver) Release(ctx context.Context, n drivers.NodeRef, erase bool) (drivers.Result, error) {
+	m, err := d.fetchMachine(ctx, n.MachineID)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	switch m.Status {
+	case stReady, stNew, stFailedCommissioning, stCommissioning, stTesting, stFailedTesting:
+		return drivers.Done("%s: nothing to release", describe(m)), nil
+	case stReleasing, stDiskErasing:
+		return drivers.InProgress(pollRelease, "%s", describe(m)), nil
+	case stAllocated, stDeployed, stDeploying, stFailedDeployment, stBroken, stFailedReleasing, stFailedDiskErasing:
+		// A Broken machine may never have been allocated (broken while
+		// commissioning): check it only when it has an owner.
+		if m.Status != stBroken || (m.Owner != nil && *m.Owner != "") {
+			if err := d.checkOurs(ctx, m, n.Name); err != nil {
+				return drivers.Result{}, err
+			}
+		}
+		p := url.Values{"comment": {"released by slipway " + d.instance}}
+		erase = erase && d.erase
+		if erase {
+			p.Set("erase", "true")
+			if d.quickErase {
+				p.Set("quick_erase", "true")
+			}
+		}
+		nm, err := d.machineOp(ctx, m.SystemID, "release", p)
+		if isConflict(err) {
+			cur, rerr := d.fetchMachine(ctx, m.SystemID)
+			if rerr != nil {
+				return drivers.Result{}, rerr
+			}
+			switch cur.Status {
+			case stReady:
+				return drivers.Done("%s", describe(cur)), nil
+			case stReleasing, stDiskErasing:
+				return drivers.InProgress(pollRelease, "%s", describe(cur)), nil
+			}
+			return drivers.Result{}, err
+		}
+		if err != nil {
+			return drivers.Result{}, err
+		}
+		what := "releasing"
+		if erase {
+			what = "releasing (with disk erase)"
+		}
+		return drivers.InProgress(pollRelease, "%s machine %s; now %s", what, m.SystemID, nm.StatusName), nil
+	}
+	return drivers.Failed("cannot release: %s", describe(m)), nil
+}

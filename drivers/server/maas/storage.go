@@ -1,0 +1,367 @@
+package maas
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// MAAS aligns partitions and logical volumes down to 4 MiB, and a GPT
+// partition table takes 5 MiB (4 at the start, 1 at the end).
+const (
+	mib            = 1 << 20
+	alignment      = 4 * mib
+	gptOverhead    = 5 * mib
+	sizeTolerance  = 2 * alignment // what alignment (and MAAS's last-block rule) may take off a size
+	storageLayoutB = "blank"
+)
+
+// mVolumeGroup is a MAAS volume group as GET nodes/{id}/volume-groups/ answers.
+type mVolumeGroup struct {
+	ID       int            `json:"id"`
+	Name     string         `json:"name"`
+	Size     int64          `json:"size"`
+	Devices  []mVGMember    `json:"devices"`
+	LVs      []mBlockDevice `json:"logical_volumes"`
+	Avail    int64          `json:"available_size"`
+	SystemID string         `json:"system_id"`
+}
+
+type mVGMember struct {
+	ID   int    `json:"id"`
+	Type string `json:"type"` // partition | physical
+}
+
+// sized is a partition or logical volume with its parsed size.
+type sized struct {
+	name string
+	size design.Size
+	boot bool
+	fs   *drivers.Filesystem
+	vg   string
+}
+
+// ordered puts bootable partitions first and "the rest" (>N) last.
+func ordered(items []sized) []sized {
+	out := slices.Clone(items)
+	slices.SortStableFunc(out, func(a, b sized) int {
+		rank := func(s sized) int {
+			switch {
+			case s.boot:
+				return 0
+			case s.size.AtLeast:
+				return 2
+			}
+			return 1
+		}
+		return rank(a) - rank(b)
+	})
+	return out
+}
+
+// want is the size to ask for out of base (the device or VG size); 0: the rest.
+func (s sized) want(base int64) int64 {
+	switch {
+	case s.size.AtLeast:
+		return 0
+	case s.size.Percent > 0:
+		return int64(float64(base)*s.size.Percent/100) / alignment * alignment
+	}
+	return s.size.Bytes / alignment * alignment
+}
+
+// fits tells whether an actual size is what s asks for out of base.
+func (s sized) fits(actual, base int64) bool {
+	if s.size.AtLeast {
+		return actual >= s.size.Bytes-sizeTolerance
+	}
+	w := s.want(base)
+	return actual <= w && actual >= w-sizeTolerance || (s.size.Percent > 0 && actual >= w-sizeTolerance && actual <= w+sizeTolerance)
+}
+
+func fsMatches(want *drivers.Filesystem, have *mFS) bool {
+	if want == nil {
+		return have == nil
+	}
+	if have == nil || !strings.EqualFold(have.FSType, want.FSType) {
+		return false
+	}
+	if str(have.MountPoint) != want.Mountpoint {
+		return false
+	}
+	if want.Options != "" && str(have.MountOpts) != want.Options {
+		return false
+	}
+	return want.Label == "" || str(have.Label) == want.Label
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+type storagePlan struct {
+	disks []struct {
+		dev   drivers.StorageDevice
+		bd    *mBlockDevice
+		parts []sized
+	}
+	vgs map[string][]sized
+}
+
+// ApplyStorage makes the machine's storage layout what the design says. It
+// compares the current layout with the design first; when they differ it
+// starts from MAAS's blank layout and builds the partitions, filesystems,
+// volume groups and logical volumes.
+func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Result, error) {
+	m, wait, err := d.configurable(ctx, n, "storage")
+	if err != nil || wait != nil {
+		return cfgResult(wait), err
+	}
+	id := m.SystemID
+	var devs []drivers.Device
+	for _, sd := range n.Storage.Devices {
+		devs = append(devs, sd.Device)
+	}
+	names, err := d.resolveDevices(ctx, id, devs, true)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	var plan storagePlan
+	plan.vgs = map[string][]sized{}
+	for _, sd := range n.Storage.Devices {
+		r := names[sd.Device.Alias]
+		var bd *mBlockDevice
+		for i := range m.BlockDevices {
+			b := &m.BlockDevices[i]
+			if b.Type == "physical" && ((r.ID != 0 && b.ID == r.ID) || (r.ID == 0 && b.Name == r.Name)) {
+				bd = b
+			}
+		}
+		if bd == nil {
+			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: machine %s has no disk %s for device %s", id, r.Name, sd.Device.Alias)
+		}
+		var parts []sized
+		for _, p := range sd.Partitions {
+			sz, err := design.ParseSize(p.Size)
+			if err != nil {
+				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s: %v", p.Name, sd.Device.Alias, err)
+			}
+			parts = append(parts, sized{name: p.Name, size: sz, boot: p.Bootable, fs: p.Filesystem, vg: p.VolumeGroup})
+		}
+		plan.disks = append(plan.disks, struct {
+			dev   drivers.StorageDevice
+			bd    *mBlockDevice
+			parts []sized
+		}{sd, bd, ordered(parts)})
+	}
+	for _, vg := range n.Storage.VolumeGroups {
+		var lvs []sized
+		for _, lv := range vg.LogicalVolumes {
+			sz, err := design.ParseSize(lv.Size)
+			if err != nil {
+				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: logical volume %s of %s: %v", lv.Name, vg.Name, err)
+			}
+			lvs = append(lvs, sized{name: lv.Name, size: sz, fs: lv.Filesystem})
+		}
+		plan.vgs[vg.Name] = ordered(lvs)
+	}
+	var vgs []mVolumeGroup
+	if err := d.c.call(ctx, http.MethodGet, "nodes/"+id+"/volume-groups/", "", nil, &vgs); err != nil {
+		return drivers.Result{}, err
+	}
+	diff := plan.compare(m, vgs)
+	if diff == "" {
+		return drivers.Done("storage of machine %s already configured", id), nil
+	}
+	if err := d.c.call(ctx, http.MethodPost, "machines/"+id+"/", "set_storage_layout", url.Values{"storage_layout": {storageLayoutB}}, nil); err != nil {
+		return drivers.Result{}, err
+	}
+	var done cfgChanges
+	done.add("blank layout (%s)", diff)
+	members := map[string]url.Values{}
+	member := func(vg string) url.Values {
+		if members[vg] == nil {
+			members[vg] = url.Values{}
+		}
+		return members[vg]
+	}
+	bds := "nodes/" + id + "/blockdevices/"
+	for _, dk := range plan.disks {
+		if len(dk.parts) == 0 {
+			if dk.dev.VolumeGroup != "" {
+				member(dk.dev.VolumeGroup).Add("block_devices", strconv.Itoa(dk.bd.ID))
+			}
+			continue
+		}
+		free := (dk.bd.Size - gptOverhead) / alignment * alignment
+		for k, p := range dk.parts {
+			size := p.want(dk.bd.Size)
+			last := k == len(dk.parts)-1
+			if size == 0 && !last {
+				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s takes the rest of the disk but is not the last", p.name, dk.dev.Device.Alias)
+			}
+			if p.size.AtLeast && free < p.size.Bytes {
+				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s needs at least %d bytes, %d are left", p.name, dk.dev.Device.Alias, p.size.Bytes, free)
+			}
+			params := url.Values{}
+			if size > 0 && (size < free || !last) {
+				if size > free {
+					return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s does not fit: %d bytes left", p.name, dk.dev.Device.Alias, free)
+				}
+				params.Set("size", strconv.FormatInt(size, 10))
+			}
+			if p.boot {
+				params.Set("bootable", "true")
+			}
+			var out mPartition
+			if err := d.c.call(ctx, http.MethodPost, bds+strconv.Itoa(dk.bd.ID)+"/partitions/", "", params, &out); err != nil {
+				return drivers.Result{}, err
+			}
+			free -= out.Size
+			done.add("partition %s on %s (%d MiB)", p.name, dk.bd.Name, out.Size/mib)
+			pp := bds + strconv.Itoa(dk.bd.ID) + "/partition/" + strconv.Itoa(out.ID) + "/"
+			if err := d.formatMount(ctx, pp, p.fs); err != nil {
+				return drivers.Result{}, err
+			}
+			if p.vg != "" {
+				member(p.vg).Add("partitions", strconv.Itoa(out.ID))
+			}
+		}
+	}
+	for _, vg := range n.Storage.VolumeGroups {
+		params := member(vg.Name)
+		if len(params) == 0 {
+			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: volume group %s has no partition or disk", vg.Name)
+		}
+		params.Set("name", vg.Name)
+		var out mVolumeGroup
+		if err := d.c.call(ctx, http.MethodPost, "nodes/"+id+"/volume-groups/", "", params, &out); err != nil {
+			return drivers.Result{}, err
+		}
+		done.add("volume group %s (%d MiB)", vg.Name, out.Size/mib)
+		free := out.Size
+		lvs := plan.vgs[vg.Name]
+		for k, lv := range lvs {
+			size := lv.want(out.Size)
+			last := k == len(lvs)-1
+			p := url.Values{"name": {lv.name}}
+			if lv.size.AtLeast && free < lv.size.Bytes {
+				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: logical volume %s needs at least %d bytes, %d are left in %s", lv.name, lv.size.Bytes, free, vg.Name)
+			}
+			if size == 0 && !last {
+				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: logical volume %s takes the rest of %s but is not the last", lv.name, vg.Name)
+			}
+			if size > 0 && (size < free || !last) {
+				p.Set("size", strconv.FormatInt(size, 10))
+			}
+			var bd mBlockDevice
+			if err := d.c.call(ctx, http.MethodPost, "nodes/"+id+"/volume-group/"+strconv.Itoa(out.ID)+"/", "create_logical_volume", p, &bd); err != nil {
+				return drivers.Result{}, err
+			}
+			free -= bd.Size
+			done.add("logical volume %s (%d MiB)", bd.Name, bd.Size/mib)
+			if err := d.formatMount(ctx, bds+strconv.Itoa(bd.ID)+"/", lv.fs); err != nil {
+				return drivers.Result{}, err
+			}
+		}
+	}
+	return done.result("storage", id), nil
+}
+
+// formatMount formats and mounts a partition or block device (path ends in /).
+func (d *Driver) formatMount(ctx context.Context, path string, fs *drivers.Filesystem) error {
+	if fs == nil {
+		return nil
+	}
+	p := url.Values{"fstype": {fs.FSType}}
+	if fs.Label != "" {
+		p.Set("label", fs.Label)
+	}
+	if err := d.c.call(ctx, http.MethodPost, path, "format", p, nil); err != nil {
+		return err
+	}
+	if fs.Mountpoint == "" {
+		return nil
+	}
+	mp := url.Values{"mount_point": {fs.Mountpoint}}
+	if fs.Options != "" {
+		mp.Set("mount_options", fs.Options)
+	}
+	return d.c.call(ctx, http.MethodPost, path, "mount", mp, nil)
+}
+
+// compare says how the machine's layout differs from the plan ("" if not).
+func (p *storagePlan) compare(m *mMachine, vgs []mVolumeGroup) string {
+	used := map[int]bool{}
+	partID := map[string]int{} // design partition -> MAAS ID, for VG membership
+	for _, dk := range p.disks {
+		b := dk.bd
+		used[b.ID] = true
+		if len(dk.parts) == 0 {
+			if dk.dev.VolumeGroup != "" && (b.FS == nil || b.FS.FSType != "lvm-pv") {
+				return fmt.Sprintf("disk %s is not a physical volume", b.Name)
+			}
+			continue
+		}
+		if len(b.Partitions) != len(dk.parts) {
+			return fmt.Sprintf("disk %s has %d partitions, the design %d", b.Name, len(b.Partitions), len(dk.parts))
+		}
+		for k, want := range dk.parts {
+			have := b.Partitions[k]
+			if have.Bootable != want.boot || !want.fits(have.Size, b.Size) {
+				return fmt.Sprintf("partition %d of %s differs from %s", k+1, b.Name, want.name)
+			}
+			if want.vg != "" {
+				if have.FS == nil || have.FS.FSType != "lvm-pv" {
+					return fmt.Sprintf("partition %d of %s is not a physical volume", k+1, b.Name)
+				}
+				partID[want.vg+"/"+strconv.Itoa(have.ID)] = have.ID
+			} else if !fsMatches(want.fs, have.FS) {
+				return fmt.Sprintf("filesystem of partition %d of %s differs", k+1, b.Name)
+			}
+		}
+	}
+	for _, b := range m.BlockDevices {
+		if b.Type == "physical" && !used[b.ID] && (len(b.Partitions) > 0 || b.FS != nil) {
+			return fmt.Sprintf("disk %s outside the design is in use", b.Name)
+		}
+	}
+	if len(vgs) != len(p.vgs) {
+		return fmt.Sprintf("%d volume groups, the design %d", len(vgs), len(p.vgs))
+	}
+	for _, vg := range vgs {
+		lvs, ok := p.vgs[vg.Name]
+		if !ok {
+			return fmt.Sprintf("volume group %s is not in the design", vg.Name)
+		}
+		for _, mem := range vg.Devices {
+			if mem.Type == "partition" && partID[vg.Name+"/"+strconv.Itoa(mem.ID)] == 0 {
+				return fmt.Sprintf("volume group %s has another partition", vg.Name)
+			}
+		}
+		if len(vg.LVs) != len(lvs) {
+			return fmt.Sprintf("volume group %s has %d logical volumes, the design %d", vg.Name, len(vg.LVs), len(lvs))
+		}
+		for _, want := range lvs {
+			i := slices.IndexFunc(vg.LVs, func(b mBlockDevice) bool { return b.Name == vg.Name+"-"+want.name || b.Name == want.name })
+			if i < 0 {
+				return fmt.Sprintf("logical volume %s is missing", want.name)
+			}
+			have := vg.LVs[i]
+			if !want.fits(have.Size, vg.Size) || !fsMatches(want.fs, have.FS) {
+				return fmt.Sprintf("logical volume %s differs", want.name)
+			}
+		}
+	}
+	return ""
+}
