@@ -119,8 +119,7 @@ func maasOp(ctx context.Context, info lab.Info, path, op string) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Authorization", fmt.Sprintf(`OAuth oauth_version="1.0", oauth_signature_method="PLAINTEXT", oauth_consumer_key=%q, oauth_token=%q, oauth_signature="&%s", oauth_nonce="demo", oauth_timestamp="%d"`,
-		creds.ConsumerKey, creds.TokenKey, creds.TokenSecret, time.Now().Unix()))
+	creds.Sign(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

@@ -45,8 +45,7 @@ func post(t *testing.T, info Info, path, op string, form url.Values) (int, strin
 	creds, _ := maas.ParseAPIKey(info.APIKey)
 	req, _ := http.NewRequest("POST", info.MAASURL+"/api/2.0"+path+"?op="+op, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Authorization", `OAuth oauth_version="1.0", oauth_signature_method="PLAINTEXT", oauth_consumer_key="`+creds.ConsumerKey+
-		`", oauth_token="`+creds.TokenKey+`", oauth_signature="&`+creds.TokenSecret+`", oauth_nonce="n", oauth_timestamp="1"`)
+	creds.Sign(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Credentials is a MAAS API key: consumer_key:token_key:token_secret.
@@ -64,4 +65,11 @@ type apiUser struct {
 	name  string
 	creds Credentials
 	admin bool
+}
+
+// Sign sets the OAuth 1.0 PLAINTEXT Authorization header MAAS expects, for
+// clients that speak to the simulator (or a MAAS) without gomaasapi.
+func (c Credentials) Sign(r *http.Request) {
+	r.Header.Set("Authorization", fmt.Sprintf(`OAuth oauth_version="1.0", oauth_signature_method="PLAINTEXT", oauth_consumer_key=%q, oauth_token=%q, oauth_signature="&%s", oauth_nonce="%d", oauth_timestamp="%d"`,
+		c.ConsumerKey, c.TokenKey, url.QueryEscape(c.TokenSecret), time.Now().UnixNano(), time.Now().Unix()))
 }
