@@ -3,20 +3,87 @@ package drivers
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/slipway-dev/slipway/design"
 )
 
-// SiteFromDesign returns the site-wide data a server driver prepares.
+// SiteFromDesign returns the site-wide data a server driver prepares: the
+// networks, the links carrying them (a link's networks are its
+// allowedNetworks; its NativeNetwork is the trunk's native network, or,
+// on a link without 802.1q, its first network), the domain and the SSH
+// keys.
+//
+// PXENetwork, the network machines PXE-boot on, is the first of:
+//  1. for the first node (by name) whose hardware profile names a PXE
+//     device, the network its interface with that device carries
+//     untagged: the link's native network on an 802.1q trunk, else the
+//     interface's first network;
+//  2. the network named "pxe";
+//  3. the native network, else the only network, of the first link (by
+//     name) whose name contains "pxe".
 func SiteFromDesign(d *design.Design) SiteSpec {
 	s := SiteSpec{}
 	if d.Site != nil {
 		s.Domain = d.Site.Spec.Domain
+		s.SSHKeys = slices.Clone(d.Site.Spec.SSHKeys)
 	}
 	for _, name := range sortedKeys(d.Networks) {
 		s.Subnets = append(s.Subnets, subnet(name, d.Networks[name]))
 	}
+	for _, name := range sortedKeys(d.NetworkLinks) {
+		l := d.NetworkLinks[name]
+		sl := SiteLink{Name: name, MTU: l.Spec.MTU, Networks: slices.Clone(l.Spec.AllowedNetworks),
+			NativeNetwork: l.Spec.Trunking.NativeNetwork}
+		if l.Spec.Trunking.Mode != "802.1q" && len(sl.Networks) > 0 {
+			sl.NativeNetwork = sl.Networks[0] // no tagging: the link carries its network untagged
+		}
+		s.Links = append(s.Links, sl)
+	}
+	s.PXENetwork = pxeNetwork(d)
 	return s
+}
+
+// pxeNetwork applies SiteFromDesign's rule.
+func pxeNetwork(d *design.Design) string {
+	for _, nn := range sortedKeys(d.Nodes) {
+		n := d.Nodes[nn]
+		if n == nil || n.Spec.Hardware == nil || n.Spec.Hardware.PXE.Interface == "" {
+			continue
+		}
+		dev := n.Spec.Hardware.PXE.Interface
+		for _, in := range sortedKeys(n.Spec.Interfaces) {
+			i := n.Spec.Interfaces[in]
+			if !slices.Contains(i.Devices, dev) {
+				continue
+			}
+			if l := d.NetworkLinks[i.Link]; l != nil && l.Spec.Trunking.Mode == "802.1q" {
+				if nat := l.Spec.Trunking.NativeNetwork; nat != "" && d.Networks[nat] != nil {
+					return nat
+				}
+				continue
+			}
+			if len(i.Networks) > 0 && d.Networks[i.Networks[0]] != nil {
+				return i.Networks[0]
+			}
+		}
+	}
+	if d.Networks["pxe"] != nil {
+		return "pxe"
+	}
+	for _, name := range sortedKeys(d.NetworkLinks) {
+		if !strings.Contains(name, "pxe") {
+			continue
+		}
+		l := d.NetworkLinks[name]
+		if nat := l.Spec.Trunking.NativeNetwork; nat != "" {
+			return nat
+		}
+		if len(l.Spec.AllowedNetworks) == 1 {
+			return l.Spec.AllowedNetworks[0]
+		}
+	}
+	return ""
 }
 
 func subnet(name string, n *design.Network) Subnet {
@@ -24,6 +91,9 @@ func subnet(name string, n *design.Network) Subnet {
 		Gateway: n.Spec.Gateway, DNSServers: n.Spec.DNS.Servers}
 	for _, r := range n.Spec.Ranges {
 		out.Ranges = append(out.Ranges, AddressPool{Type: r.Type, Start: r.Start, End: r.End})
+	}
+	for _, r := range n.Spec.Routes {
+		out.Routes = append(out.Routes, Route{To: r.To, Via: r.Via, Metric: r.Metric})
 	}
 	return out
 }

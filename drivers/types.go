@@ -58,10 +58,25 @@ type SiteInfo struct {
 	BootImages    []string `json:"bootImages,omitempty"` // e.g. "ubuntu/jammy"
 }
 
-// SiteSpec is what a server driver prepares before any node: the networks.
+// SiteSpec is what a server driver prepares before any node: the networks,
+// the links (fabrics) carrying them, the DNS domain and the SSH keys.
 type SiteSpec struct {
-	Domain  string   `json:"domain,omitempty"`
-	Subnets []Subnet `json:"subnets"`
+	Domain  string     `json:"domain,omitempty"`
+	Subnets []Subnet   `json:"subnets"`
+	Links   []SiteLink `json:"links,omitempty"`
+	SSHKeys []string   `json:"sshKeys,omitempty"`
+	// PXENetwork is the network machines PXE-boot on: the provisioner
+	// serves DHCP there. See SiteFromDesign for how it is chosen.
+	PXENetwork string `json:"pxeNetwork,omitempty"`
+}
+
+// SiteLink is one of the design's NetworkLinks: an L2 domain (a MAAS
+// fabric) and the networks it carries.
+type SiteLink struct {
+	Name          string   `json:"name"`
+	MTU           int      `json:"mtu,omitempty"`
+	Networks      []string `json:"networks,omitempty"`
+	NativeNetwork string   `json:"nativeNetwork,omitempty"` // carried untagged
 }
 
 // Subnet is one of the design's L3 networks as drivers see it.
@@ -73,6 +88,14 @@ type Subnet struct {
 	Gateway    string        `json:"gateway,omitempty"`
 	DNSServers []string      `json:"dnsServers,omitempty"`
 	Ranges     []AddressPool `json:"ranges,omitempty"`
+	Routes     []Route       `json:"routes,omitempty"`
+}
+
+// Route is a static route from a subnet.
+type Route struct {
+	To     string `json:"to"`
+	Via    string `json:"via"`
+	Metric int    `json:"metric,omitempty"`
 }
 
 // AddressPool is a typed range of addresses.

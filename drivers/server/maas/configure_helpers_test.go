@@ -3,7 +3,6 @@ package maas
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"testing"
 	"time"
 
@@ -90,45 +89,14 @@ func cfgCommission(t *testing.T, l *lab.Lab, d *Driver, node string) string {
 	return id
 }
 
-// cfgSubnets creates the design's subnets as a prepared site would: pxe on
-// the pxe-link fabric, mgmt untagged and storage/public on their VLANs of
-// the data-bond fabric (the fabrics commissioning found).
+// cfgSubnets prepares the site from the design: pxe on the pxe-link
+// fabric, mgmt untagged and storage/public on their VLANs of the data-bond
+// fabric (the fabrics commissioning found, named after the links).
 func cfgSubnets(t *testing.T, d *Driver, site drivers.SiteSpec) {
 	t.Helper()
-	var fabrics []struct {
-		ID    int     `json:"id"`
-		Name  string  `json:"name"`
-		VLANs []mVLAN `json:"vlans"`
-	}
-	cfgCall(t, d, http.MethodGet, "fabrics/", "", nil, &fabrics)
-	fab := map[string]int{}
-	untagged := map[string]int{}
-	for _, f := range fabrics {
-		fab[f.Name] = f.ID
-		var vs []mVLAN
-		cfgCall(t, d, http.MethodGet, "fabrics/"+strconv.Itoa(f.ID)+"/vlans/", "", nil, &vs)
-		for _, v := range vs {
-			if v.VID == 0 {
-				untagged[f.Name] = v.ID
-			}
-		}
-	}
-	for _, s := range site.Subnets {
-		var vlan int
-		switch {
-		case s.Name == "oob":
-			continue
-		case s.Name == "pxe":
-			vlan = untagged["pxe-link"]
-		case s.VLAN == 0:
-			vlan = untagged["data-bond"]
-		default:
-			var v mVLAN
-			cfgCall(t, d, http.MethodPost, "fabrics/"+strconv.Itoa(fab["data-bond"])+"/vlans/", "", url.Values{"vid": {strconv.Itoa(s.VLAN)}, "mtu": {strconv.Itoa(s.MTU)}}, &v)
-			vlan = v.ID
-		}
-		cfgCall(t, d, http.MethodPost, "subnets/", "", url.Values{"cidr": {s.CIDR}, "vlan": {strconv.Itoa(vlan)},
-			"gateway_ip": {s.Gateway}, "name": {s.Name}}, nil)
+	r, err := d.PrepareSite(t.Context(), site)
+	if err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("PrepareSite: %+v %v", r, err)
 	}
 }
 

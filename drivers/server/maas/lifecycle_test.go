@@ -55,11 +55,27 @@ func TestPrepareSiteTwice(t *testing.T) {
 	l := startLab(t, lab.Config{Design: des})
 	d := newTestDriver(t, l, nil)
 	site := drivers.SiteFromDesign(des)
+	if site.PXENetwork != "pxe" || len(site.Links) != 2 || len(site.SSHKeys) == 0 {
+		t.Fatalf("SiteFromDesign: pxe %q links %+v keys %v", site.PXENetwork, site.Links, site.SSHKeys)
+	}
+	// A route MAAS can hold: mgmt -> storage (both design subnets).
+	for i := range site.Subnets {
+		if site.Subnets[i].Name == "mgmt" {
+			site.Subnets[i].Routes = append(site.Subnets[i].Routes, drivers.Route{To: "10.13.0.0/24", Via: "10.12.0.254", Metric: 50})
+		}
+	}
+	// The pxe subnet already exists on the wrong fabric: it is moved.
+	if err := d.c.call(testCtx(t), "POST", "subnets/", "", url.Values{"cidr": {"10.11.0.0/24"}, "vlan": {"5001"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := l.MAAS.Stats().Snapshot().Total
 	r, err := d.PrepareSite(testCtx(t), site)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != drivers.StatusDone || r.Message == "no changes" || !strings.Contains(r.Message, "created subnet") {
+	t.Logf("first PrepareSite: %d requests", l.MAAS.Stats().Snapshot().Total-first)
+	if r.Status != drivers.StatusDone || r.Message == "no changes" || !strings.Contains(r.Message, "created subnet") ||
+		!strings.Contains(r.Message, "skipped: destination is not a MAAS subnet") {
 		t.Fatalf("first PrepareSite: %+v", r)
 	}
 	t.Logf("first PrepareSite: %s", r.Message)
@@ -91,6 +107,59 @@ func TestPrepareSiteTwice(t *testing.T) {
 		if sn.CIDR == "10.13.0.0/24" && (sn.VLAN == nil || sn.VLAN.VID != 30 || sn.VLAN.MTU != 9000 || sn.GatewayIP == nil || *sn.GatewayIP != "10.13.0.1") {
 			t.Errorf("storage subnet: %+v vlan %+v", sn, sn.VLAN)
 		}
+	}
+	// A fabric per link; each network's VLAN on its link's fabric; DHCP on
+	// the PXE VLAN.
+	var fabrics []mFabric
+	if err := d.c.call(testCtx(t), "GET", "fabrics/", "", nil, &fabrics); err != nil {
+		t.Fatal(err)
+	}
+	fabID := map[string]int{}
+	for _, f := range fabrics {
+		fabID[f.Name] = f.ID
+	}
+	if _, ok := fabID["pxe-link"]; !ok {
+		t.Errorf("no fabric pxe-link: %+v", fabrics)
+	}
+	if _, ok := fabID["data-bond"]; !ok {
+		t.Errorf("no fabric data-bond: %+v", fabrics)
+	}
+	wantOn := map[string]struct {
+		fabric string
+		vid    int
+	}{"10.11.0.0/24": {"pxe-link", 0}, "10.12.0.0/24": {"data-bond", 0}, "10.13.0.0/24": {"data-bond", 30},
+		"10.14.0.0/24": {"data-bond", 40}, "10.10.0.0/24": {"fabric-0", 10}}
+	subnetID := map[string]int{}
+	for _, sn := range subnets {
+		subnetID[sn.CIDR] = sn.ID
+		w, ok := wantOn[sn.CIDR]
+		if !ok {
+			continue
+		}
+		if sn.VLAN == nil || sn.VLAN.FabricID != fabID[w.fabric] || sn.VLAN.VID != w.vid {
+			t.Errorf("subnet %s on %+v, want VID %d of fabric %s", sn.CIDR, sn.VLAN, w.vid, w.fabric)
+		}
+		if dhcp := sn.VLAN != nil && sn.VLAN.DHCPOn && sn.VLAN.Primary != nil; dhcp != (sn.CIDR == "10.11.0.0/24") {
+			t.Errorf("subnet %s: DHCP on its VLAN %v", sn.CIDR, dhcp)
+		}
+	}
+	var routes []mStaticRoute
+	if err := d.c.call(testCtx(t), "GET", "static-routes/", "", nil, &routes); err != nil {
+		t.Fatal(err)
+	}
+	if len(routes) != 1 || routes[0].Source == nil || routes[0].Source.ID != subnetID["10.12.0.0/24"] || routes[0].Destination == nil ||
+		routes[0].Destination.ID != subnetID["10.13.0.0/24"] || routes[0].GatewayIP != "10.12.0.254" || routes[0].Metric != 50 {
+		t.Errorf("static routes: %+v", routes)
+	}
+	if ok, err := d.domainExists(testCtx(t), "lab.example.net"); err != nil || !ok {
+		t.Errorf("domain lab.example.net: %v %v", ok, err)
+	}
+	var keys []mSSHKey
+	if err := d.c.call(testCtx(t), "GET", "account/prefs/sshkeys/", "", nil, &keys); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 1 || keyID(keys[0].Key) != keyID(site.SSHKeys[0]) {
+		t.Errorf("ssh keys: %+v", keys)
 	}
 	types := map[string]string{}
 	for _, rg := range ranges {

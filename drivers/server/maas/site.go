@@ -32,32 +32,61 @@ type mIPRange struct {
 	Subnet  *mSubnet `json:"subnet"`
 }
 
+type mStaticRoute struct {
+	ID          int      `json:"id"`
+	Source      *mSubnet `json:"source"`
+	Destination *mSubnet `json:"destination"`
+	GatewayIP   string   `json:"gateway_ip"`
+	Metric      int      `json:"metric"`
+}
+
+type mSSHKey struct {
+	ID  int    `json:"id"`
+	Key string `json:"key"`
+}
+
+type mRackController struct {
+	SystemID string `json:"system_id"`
+}
+
 // PrepareSite makes MAAS's networks match the site's, looking before
-// acting (four GETs: domains, fabrics with their VLANs, subnets, IP
-// ranges) so that a second run changes nothing and answers Done
+// acting (one GET per collection it needs: domains, SSH keys, fabrics with
+// their VLANs, subnets, IP ranges, static routes; rack controllers only
+// to turn DHCP on) so that a second run changes nothing and answers Done
 // "no changes".
 //
-//   - The domain is created when missing (authoritative).
+//   - The domain is created when missing (authoritative); SSH keys are
+//     added to the API user's keys when missing (compared by type and
+//     key, not comment).
+//   - A fabric per link, named after it, created when missing.
+//   - A network carried by a link lives on that link's fabric: on its
+//     untagged VLAN when it is the link's native network (or has no VID),
+//     else on the VLAN with its VID there, created when missing. A network
+//     carried by several links goes on the first (by order in the spec).
+//     A network no link carries goes on the default fabric (fabric ID 0,
+//     else the lowest ID) the same way.
 //   - A subnet is found by CIDR wherever it is. A missing one is created
-//     on the default fabric (fabric ID 0, else the lowest ID): on its
-//     untagged VLAN when the design gives no VLAN, else on the VLAN with
-//     that VID there, created when missing. SiteSpec has subnets, not
-//     the design's NetworkLinks, so one fabric carries every tagged VLAN;
-//     MAAS's "a fabric per link" layout would need the links. An
-//     existing subnet is not moved to another VLAN (that would re-home
-//     machines' links); a VID mismatch is reported.
+//     on its VLAN; an existing one of a network a link carries is moved
+//     there (PUT vlan) when it is elsewhere; one no link carries is not
+//     moved, a VID mismatch is reported.
 //   - Gateway and DNS servers are set on the subnet; the MTU on its VLAN
 //     (several subnets sharing a VLAN with different MTUs: the last wins).
 //   - Ranges: design dhcp -> MAAS dynamic, reserved -> reserved; static
 //     ranges are the design's own assignments, not MAAS ranges. A range
 //     is matched by start and end; a wrong type is corrected; ranges the
-//     design doesn't name are left alone. DHCP on the VLAN is not turned
-//     on here.
+//     design doesn't name are left alone.
+//   - DHCP is turned on on the PXE network's VLAN, with the first rack
+//     controller as primary rack (MAAS needs a dynamic range there).
+//   - Static routes: from a network's subnet to the MAAS subnet whose CIDR
+//     is the route's "to", via its gateway; a route to anything else is
+//     skipped with a note (MAAS routes go between subnets). A route is
+//     matched by source, destination and gateway; a wrong metric is
+//     corrected.
 func (d *Driver) PrepareSite(ctx context.Context, site drivers.SiteSpec) (drivers.Result, error) {
 	if err := ctx.Err(); err != nil { // even when there is nothing to do
 		return drivers.Result{}, err
 	}
-	var changes, notes []string
+	p := &sitePrep{d: d}
 	if site.Domain != "" {
 		ok, err := d.domainExists(ctx, site.Domain)
 		if err != nil {
@@ -67,44 +96,115 @@ func (d *Driver) PrepareSite(ctx context.Context, site drivers.SiteSpec) (driver
 			if err := d.c.call(ctx, http.MethodPost, "domains/", "", url.Values{"name": {site.Domain}, "authoritative": {"true"}}, nil); err != nil {
 				return drivers.Result{}, err
 			}
-			changes = append(changes, "created domain "+site.Domain)
+			p.changed("created domain %s", site.Domain)
 		}
 	}
-	if len(site.Subnets) > 0 {
-		var fabrics []mFabric
-		var subnets []mSubnet
-		var ranges []mIPRange
-		for _, g := range []struct {
-			path string
-			out  any
-		}{{"fabrics/", &fabrics}, {"subnets/", &subnets}, {"ipranges/", &ranges}} {
-			if err := d.c.call(ctx, http.MethodGet, g.path, "", nil, g.out); err != nil {
-				return drivers.Result{}, err
-			}
+	if len(site.SSHKeys) > 0 {
+		if err := p.sshKeys(ctx, site.SSHKeys); err != nil {
+			return drivers.Result{}, err
 		}
-		p := &sitePrep{d: d, fabrics: fabrics, subnets: subnets, ranges: ranges}
-		for _, sn := range site.Subnets {
-			if err := p.subnet(ctx, sn); err != nil {
-				return drivers.Result{}, err
-			}
+	}
+	if len(site.Subnets) > 0 || len(site.Links) > 0 {
+		if err := p.networks(ctx, site); err != nil {
+			return drivers.Result{}, err
 		}
-		changes, notes = append(changes, p.changes...), p.notes
 	}
 	msg := "no changes"
-	if len(changes) > 0 {
-		msg = strings.Join(changes, "; ")
+	if len(p.changes) > 0 {
+		msg = strings.Join(p.changes, "; ")
 	}
-	if len(notes) > 0 {
-		msg += " (" + strings.Join(notes, "; ") + ")"
+	if len(p.notes) > 0 {
+		msg += " (" + strings.Join(p.notes, "; ") + ")"
 	}
 	return drivers.Done("%s", msg), nil
 }
 
+// placement is where a network's subnet goes: a link's fabric and a VID.
+type placement struct {
+	link string
+	vid  int
+}
+
+func (p *sitePrep) networks(ctx context.Context, site drivers.SiteSpec) error {
+	hasRoutes := false
+	for _, sn := range site.Subnets {
+		hasRoutes = hasRoutes || len(sn.Routes) > 0
+	}
+	gets := []struct {
+		path string
+		out  any
+	}{{"fabrics/", &p.fabrics}, {"subnets/", &p.subnets}, {"ipranges/", &p.ranges}}
+	if hasRoutes {
+		gets = append(gets, struct {
+			path string
+			out  any
+		}{"static-routes/", &p.routes})
+	}
+	for _, g := range gets {
+		if err := p.d.c.call(ctx, http.MethodGet, g.path, "", nil, g.out); err != nil {
+			return err
+		}
+	}
+	for _, f := range p.fabrics {
+		for i := range f.VLANs {
+			f.VLANs[i].FabricID, f.VLANs[i].Fabric = f.ID, f.Name
+		}
+	}
+	vids := map[string]int{}
+	for _, sn := range site.Subnets {
+		vids[sn.Name] = sn.VLAN
+	}
+	place := map[string]placement{}
+	for _, l := range site.Links {
+		if err := p.fabric(ctx, l.Name); err != nil {
+			return err
+		}
+		for _, n := range l.Networks {
+			if pl, ok := place[n]; ok {
+				if pl.link != l.Name {
+					p.notes = append(p.notes, fmt.Sprintf("network %s is carried by links %s and %s: its subnet is on fabric %s", n, pl.link, l.Name, pl.link))
+				}
+				continue
+			}
+			vid := vids[n]
+			if n == l.NativeNetwork {
+				vid = 0
+			}
+			place[n] = placement{link: l.Name, vid: vid}
+		}
+	}
+	p.byName = map[string]int{}
+	for _, sn := range site.Subnets {
+		var pl *placement
+		if x, ok := place[sn.Name]; ok {
+			pl = &x
+		}
+		if err := p.subnet(ctx, sn, pl); err != nil {
+			return err
+		}
+	}
+	if site.PXENetwork != "" {
+		if err := p.dhcp(ctx, site); err != nil {
+			return err
+		}
+	}
+	if hasRoutes {
+		for _, sn := range site.Subnets {
+			if err := p.staticRoutes(ctx, sn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 type sitePrep struct {
 	d       *Driver
-	fabrics []mFabric
-	subnets []mSubnet
+	fabrics []*mFabric
+	subnets []*mSubnet
 	ranges  []mIPRange
+	routes  []mStaticRoute
+	byName  map[string]int // design network -> MAAS subnet ID
 	changes []string
 	notes   []string
 }
@@ -113,45 +213,132 @@ func (p *sitePrep) changed(format string, args ...any) {
 	p.changes = append(p.changes, fmt.Sprintf(format, args...))
 }
 
+func (p *sitePrep) sshKeys(ctx context.Context, keys []string) error {
+	var have []mSSHKey
+	if err := p.d.c.call(ctx, http.MethodGet, "account/prefs/sshkeys/", "", nil, &have); err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, k := range have {
+		known[keyID(k.Key)] = true
+	}
+	for _, k := range keys {
+		k = strings.TrimSpace(k)
+		if k == "" || known[keyID(k)] {
+			continue
+		}
+		if err := p.d.c.call(ctx, http.MethodPost, "account/prefs/sshkeys/", "", url.Values{"key": {k}}, nil); err != nil {
+			return err
+		}
+		known[keyID(k)] = true
+		label := strings.Fields(k)
+		name := label[0]
+		if len(label) > 2 {
+			name = label[len(label)-1]
+		}
+		p.changed("added SSH key %s", name)
+	}
+	return nil
+}
+
+// keyID is an SSH public key without its comment.
+func keyID(k string) string {
+	f := strings.Fields(k)
+	if len(f) > 2 {
+		f = f[:2]
+	}
+	return strings.Join(f, " ")
+}
+
+func (p *sitePrep) fabricByName(name string) *mFabric {
+	for _, f := range p.fabrics {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// fabric creates the link's fabric when missing.
+func (p *sitePrep) fabric(ctx context.Context, name string) error {
+	if p.fabricByName(name) != nil {
+		return nil
+	}
+	var f mFabric
+	if err := p.d.c.call(ctx, http.MethodPost, "fabrics/", "", url.Values{"name": {name}}, &f); err != nil {
+		return err
+	}
+	for i := range f.VLANs {
+		f.VLANs[i].FabricID, f.VLANs[i].Fabric = f.ID, f.Name
+	}
+	p.fabrics = append(p.fabrics, &f)
+	p.changed("created fabric %s", name)
+	return nil
+}
+
 func (p *sitePrep) defaultFabric() *mFabric {
 	var best *mFabric
-	for i := range p.fabrics {
-		if best == nil || p.fabrics[i].ID < best.ID {
-			best = &p.fabrics[i]
+	for _, f := range p.fabrics {
+		if best == nil || f.ID < best.ID {
+			best = f
 		}
 	}
 	return best
 }
 
 func (p *sitePrep) vlanByID(id int) *mVLAN {
-	for i := range p.fabrics {
-		for j := range p.fabrics[i].VLANs {
-			if p.fabrics[i].VLANs[j].ID == id {
-				return &p.fabrics[i].VLANs[j]
+	for _, f := range p.fabrics {
+		for j := range f.VLANs {
+			if f.VLANs[j].ID == id {
+				return &f.VLANs[j]
 			}
 		}
 	}
 	return nil
 }
 
-func (p *sitePrep) subnet(ctx context.Context, want drivers.Subnet) error {
+func (p *sitePrep) subnetByID(id int) *mSubnet {
+	for _, sn := range p.subnets {
+		if sn.ID == id {
+			return sn
+		}
+	}
+	return nil
+}
+
+func (p *sitePrep) subnetByCIDR(cidr string) *mSubnet {
+	pfx, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return nil
+	}
+	for _, sn := range p.subnets {
+		if sp, err := netip.ParsePrefix(sn.CIDR); err == nil && sp.Masked() == pfx.Masked() {
+			return sn
+		}
+	}
+	return nil
+}
+
+func (p *sitePrep) subnet(ctx context.Context, want drivers.Subnet, pl *placement) error {
 	pfx, err := netip.ParsePrefix(want.CIDR)
 	if err != nil {
 		return drivers.Errorf(drivers.Permanent, "maas: subnet %s: CIDR %q: %v", want.Name, want.CIDR, err)
 	}
 	cidr := pfx.Masked().String()
-	var cur *mSubnet
-	for i := range p.subnets {
-		if sp, err := netip.ParsePrefix(p.subnets[i].CIDR); err == nil && sp.Masked().String() == cidr {
-			cur = &p.subnets[i]
-		}
-	}
+	cur := p.subnetByCIDR(cidr)
 	label := want.Name
 	if label == "" {
 		label = cidr
 	}
+	fab, vid := p.defaultFabric(), want.VLAN
+	if pl != nil {
+		fab, vid = p.fabricByName(pl.link), pl.vid
+	}
+	if fab == nil {
+		return drivers.Errorf(drivers.Permanent, "maas: the region has no fabric to put subnet %s on", label)
+	}
 	if cur == nil {
-		v, err := p.vlanFor(ctx, want)
+		v, err := p.vlanOn(ctx, fab, vid, want)
 		if err != nil {
 			return err
 		}
@@ -169,10 +356,11 @@ func (p *sitePrep) subnet(ctx context.Context, want drivers.Subnet) error {
 		if err := p.d.c.call(ctx, http.MethodPost, "subnets/", "", f, &sn); err != nil {
 			return err
 		}
-		sn.VLAN = v
-		p.subnets = append(p.subnets, sn)
-		cur = &p.subnets[len(p.subnets)-1]
-		p.changed("created subnet %s (%s) on VLAN %d of fabric %s", label, cidr, v.VID, v.Fabric)
+		vc := *v
+		sn.VLAN = &vc
+		p.subnets = append(p.subnets, &sn)
+		cur = &sn
+		p.changed("created subnet %s (%s) on VLAN %d of fabric %s", label, cidr, v.VID, fab.Name)
 	} else {
 		f := url.Values{}
 		if want.Name != "" && cur.Name != want.Name {
@@ -188,6 +376,13 @@ func (p *sitePrep) subnet(ctx context.Context, want drivers.Subnet) error {
 		if len(want.DNSServers) > 0 && !slices.Equal(normIPs(cur.DNS), normIPs(want.DNSServers)) {
 			f.Set("dns_servers", strings.Join(want.DNSServers, ","))
 		}
+		var moveTo *mVLAN
+		if pl != nil && (cur.VLAN == nil || cur.VLAN.FabricID != fab.ID || cur.VLAN.VID != vid) {
+			if moveTo, err = p.vlanOn(ctx, fab, vid, want); err != nil {
+				return err
+			}
+			f.Set("vlan", strconv.Itoa(moveTo.ID))
+		}
 		if len(f) > 0 {
 			if err := p.d.c.call(ctx, http.MethodPut, "subnets/"+strconv.Itoa(cur.ID)+"/", "", f, nil); err != nil {
 				return err
@@ -197,12 +392,19 @@ func (p *sitePrep) subnet(ctx context.Context, want drivers.Subnet) error {
 				keys = append(keys, k)
 			}
 			slices.Sort(keys)
-			p.changed("updated subnet %s (%s): %s", label, cidr, strings.Join(keys, ", "))
+			if moveTo != nil {
+				vc := *moveTo
+				cur.VLAN = &vc
+				p.changed("updated subnet %s (%s): %s (now VLAN %d of fabric %s)", label, cidr, strings.Join(keys, ", "), vid, fab.Name)
+			} else {
+				p.changed("updated subnet %s (%s): %s", label, cidr, strings.Join(keys, ", "))
+			}
 		}
-		if cur.VLAN != nil && cur.VLAN.VID != want.VLAN {
+		if pl == nil && cur.VLAN != nil && cur.VLAN.VID != want.VLAN {
 			p.notes = append(p.notes, fmt.Sprintf("subnet %s is on VLAN %d in MAAS, the design says %d; not moved", label, cur.VLAN.VID, want.VLAN))
 		}
 	}
+	p.byName[want.Name] = cur.ID
 	if cur.VLAN != nil && want.MTU > 0 {
 		v := p.vlanByID(cur.VLAN.ID)
 		if v == nil {
@@ -219,25 +421,17 @@ func (p *sitePrep) subnet(ctx context.Context, want drivers.Subnet) error {
 	return p.ipRanges(ctx, want, cur, label)
 }
 
-// vlanFor is the VLAN a new subnet goes on (created when missing).
-func (p *sitePrep) vlanFor(ctx context.Context, want drivers.Subnet) (*mVLAN, error) {
-	fab := p.defaultFabric()
-	if fab == nil {
-		return nil, drivers.Errorf(drivers.Permanent, "maas: the region has no fabric to put subnet %s on", want.Name)
-	}
+// vlanOn is the VLAN with the VID on the fabric, created when missing.
+func (p *sitePrep) vlanOn(ctx context.Context, fab *mFabric, vid int, want drivers.Subnet) (*mVLAN, error) {
 	for i := range fab.VLANs {
-		if fab.VLANs[i].VID == want.VLAN {
-			v := &fab.VLANs[i]
-			if v.Fabric == "" {
-				v.Fabric = fab.Name
-			}
-			return v, nil
+		if fab.VLANs[i].VID == vid {
+			return &fab.VLANs[i], nil
 		}
 	}
-	if want.VLAN == 0 {
+	if vid == 0 {
 		return nil, drivers.Errorf(drivers.Permanent, "maas: fabric %s has no untagged VLAN", fab.Name)
 	}
-	f := url.Values{"vid": {strconv.Itoa(want.VLAN)}}
+	f := url.Values{"vid": {strconv.Itoa(vid)}}
 	if want.Name != "" {
 		f.Set("name", want.Name)
 	}
@@ -248,12 +442,92 @@ func (p *sitePrep) vlanFor(ctx context.Context, want drivers.Subnet) (*mVLAN, er
 	if err := p.d.c.call(ctx, http.MethodPost, "fabrics/"+strconv.Itoa(fab.ID)+"/vlans/", "", f, &v); err != nil {
 		return nil, err
 	}
-	if v.Fabric == "" {
-		v.Fabric = fab.Name
-	}
+	v.FabricID, v.Fabric = fab.ID, fab.Name
 	fab.VLANs = append(fab.VLANs, v)
 	p.changed("created VLAN %d on fabric %s", v.VID, fab.Name)
 	return &fab.VLANs[len(fab.VLANs)-1], nil
+}
+
+// dhcp turns DHCP on on the PXE network's VLAN.
+func (p *sitePrep) dhcp(ctx context.Context, site drivers.SiteSpec) error {
+	id, ok := p.byName[site.PXENetwork]
+	sn := p.subnetByID(id)
+	if !ok || sn == nil || sn.VLAN == nil {
+		p.notes = append(p.notes, fmt.Sprintf("DHCP not enabled: the PXE network %s is not among the site's subnets", site.PXENetwork))
+		return nil
+	}
+	v := p.vlanByID(sn.VLAN.ID)
+	if v == nil {
+		v = sn.VLAN
+	}
+	if v.DHCPOn && v.Primary != nil && *v.Primary != "" {
+		return nil
+	}
+	dynamic := false
+	for _, r := range p.ranges {
+		if r.Type == "dynamic" && r.Subnet != nil && (r.Subnet.ID == sn.ID || r.Subnet.VLAN != nil && r.Subnet.VLAN.ID == v.ID) {
+			dynamic = true
+		}
+	}
+	if !dynamic {
+		p.notes = append(p.notes, fmt.Sprintf("DHCP not enabled on VLAN %d of fabric %s: the PXE network %s has no dhcp range", v.VID, v.Fabric, site.PXENetwork))
+		return nil
+	}
+	var racks []mRackController
+	if err := p.d.c.call(ctx, http.MethodGet, "rackcontrollers/", "", nil, &racks); err != nil {
+		return err
+	}
+	if len(racks) == 0 || racks[0].SystemID == "" {
+		p.notes = append(p.notes, fmt.Sprintf("DHCP not enabled on VLAN %d of fabric %s: MAAS has no rack controller", v.VID, v.Fabric))
+		return nil
+	}
+	rack := racks[0].SystemID
+	if err := p.d.c.call(ctx, http.MethodPut, "vlans/"+strconv.Itoa(v.ID)+"/", "", url.Values{"dhcp_on": {"true"}, "primary_rack": {rack}}, nil); err != nil {
+		return err
+	}
+	v.DHCPOn, v.Primary = true, &rack
+	p.changed("enabled DHCP on VLAN %d of fabric %s (network %s, rack %s)", v.VID, v.Fabric, site.PXENetwork, rack)
+	return nil
+}
+
+// staticRoutes makes the network's routes MAAS static routes.
+func (p *sitePrep) staticRoutes(ctx context.Context, want drivers.Subnet) error {
+	src := p.subnetByID(p.byName[want.Name])
+	if src == nil {
+		return nil
+	}
+	for _, r := range want.Routes {
+		dst := p.subnetByCIDR(r.To)
+		if dst == nil || dst.ID == src.ID {
+			p.notes = append(p.notes, fmt.Sprintf("route %s -> %s via %s skipped: destination is not a MAAS subnet", want.Name, r.To, r.Via))
+			continue
+		}
+		var cur *mStaticRoute
+		for i := range p.routes {
+			x := &p.routes[i]
+			if x.Source != nil && x.Destination != nil && x.Source.ID == src.ID && x.Destination.ID == dst.ID && sameIP(x.GatewayIP, r.Via) {
+				cur = x
+			}
+		}
+		switch {
+		case cur == nil:
+			f := url.Values{"source": {strconv.Itoa(src.ID)}, "destination": {strconv.Itoa(dst.ID)}, "gateway_ip": {r.Via},
+				"metric": {strconv.Itoa(r.Metric)}}
+			var nr mStaticRoute
+			if err := p.d.c.call(ctx, http.MethodPost, "static-routes/", "", f, &nr); err != nil {
+				return err
+			}
+			p.routes = append(p.routes, nr)
+			p.changed("created static route %s -> %s via %s", want.Name, dst.CIDR, r.Via)
+		case cur.Metric != r.Metric:
+			if err := p.d.c.call(ctx, http.MethodPut, "static-routes/"+strconv.Itoa(cur.ID)+"/", "", url.Values{"metric": {strconv.Itoa(r.Metric)}}, nil); err != nil {
+				return err
+			}
+			cur.Metric = r.Metric
+			p.changed("set metric %d on static route %s -> %s via %s", r.Metric, want.Name, dst.CIDR, r.Via)
+		}
+	}
+	return nil
 }
 
 func (p *sitePrep) ipRanges(ctx context.Context, want drivers.Subnet, sn *mSubnet, label string) error {

@@ -51,13 +51,14 @@ type mLink struct {
 }
 
 type mVLAN struct {
-	ID       int    `json:"id"`
-	VID      int    `json:"vid"`
-	MTU      int    `json:"mtu"`
-	FabricID int    `json:"fabric_id"`
-	Fabric   string `json:"fabric"`
-	DHCPOn   bool   `json:"dhcp_on"`
-	Name     string `json:"name"`
+	ID       int     `json:"id"`
+	VID      int     `json:"vid"`
+	MTU      int     `json:"mtu"`
+	FabricID int     `json:"fabric_id"`
+	Fabric   string  `json:"fabric"`
+	DHCPOn   bool    `json:"dhcp_on"`
+	Name     string  `json:"name"`
+	Primary  *string `json:"primary_rack"`
 }
 
 type mSubnet struct {
