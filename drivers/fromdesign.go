@@ -171,6 +171,20 @@ func BMCFromDesign(d *design.Design, n *design.Node, password Secret) BMC {
 		CipherSuite: ep.CipherSuite, Privilege: ep.Privilege, Username: ep.Username, Password: password}
 }
 
+// PowerFromDesign returns the power settings a provisioner needs for a
+// node's BMC; the password is the resolved secret.
+func PowerFromDesign(d *design.Design, n *design.Node, password Secret) *PowerSettings {
+	b := BMCFromDesign(d, n, password)
+	driver := "ipmi"
+	if d.Site != nil {
+		driver = d.Site.Spec.Drivers.OOB
+	}
+	ep := n.OOB(driver)
+	efi := n.Spec.Hardware == nil || n.Spec.Hardware.BootMode != "bios"
+	return &PowerSettings{Type: ep.Type, Address: b.Address, Port: b.Port, Protocol: b.Protocol, CipherSuite: b.CipherSuite,
+		Privilege: b.Privilege, Username: b.Username, Password: password, EFI: efi}
+}
+
 func device(hw *design.HardwareProfileSpec, name string) Device {
 	if hw != nil {
 		if a, ok := hw.DeviceAliases[name]; ok {

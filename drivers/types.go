@@ -126,6 +126,22 @@ type Node struct {
 	Platform   Platform          `json:"platform"`
 	Tags       []string          `json:"tags,omitempty"`
 	OwnerData  map[string]string `json:"ownerData,omitempty"`
+	// Power is how the provisioner reaches the BMC (nil: leave it alone).
+	Power *PowerSettings `json:"power,omitempty"`
+}
+
+// PowerSettings tell a provisioner how to power the machine through its
+// BMC. The password crosses the plugin boundary in its own field.
+type PowerSettings struct {
+	Type        string `json:"type"` // ipmi
+	Address     string `json:"address"`
+	Port        int    `json:"port"`
+	Protocol    string `json:"protocol"` // lanplus | lan
+	CipherSuite int    `json:"cipherSuite"`
+	Privilege   string `json:"privilege"` // administrator | operator
+	Username    string `json:"username"`
+	Password    Secret `json:"password"`
+	EFI         bool   `json:"efi"`
 }
 
 // Interface is a node interface with its devices and networks resolved.

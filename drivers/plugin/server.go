@@ -25,7 +25,7 @@ func (s *serverClient) PrepareSite(ctx context.Context, site drivers.SiteSpec) (
 }
 
 func (s *serverClient) IdentifyNode(ctx context.Context, n drivers.Node) (m drivers.Machine, r drivers.Result, err error) {
-	err = call(ctx, s.c.IdentifyNode, []any{n}, &m, &r)
+	err = callSecrets(ctx, s.c.IdentifyNode, []any{n}, nodeSecrets(n), &m, &r)
 	return m, r, err
 }
 
@@ -112,6 +112,7 @@ func (s *serverServer) PrepareSite(ctx context.Context, req *pb.Request) (*pb.Re
 func (s *serverServer) IdentifyNode(ctx context.Context, req *pb.Request) (*pb.Reply, error) {
 	var n drivers.Node
 	return s.run(req, []any{&n}, func(d drivers.Server) ([]any, error) {
+		restoreNodeSecrets(&n, req.GetSecrets())
 		m, r, err := d.IdentifyNode(ctx, n)
 		return []any{m, r}, err
 	})

@@ -142,11 +142,36 @@ func configFromRequest(req *pb.ConfigureRequest) drivers.Config {
 
 // call encodes args, calls the RPC and decodes the results.
 func call(ctx context.Context, rpc rpcFunc[*pb.Request], args []any, results ...any) error {
+	return callSecrets(ctx, rpc, args, nil, results...)
+}
+
+// callSecrets is call with named credentials beside the arguments.
+func callSecrets(ctx context.Context, rpc rpcFunc[*pb.Request], args []any, secrets map[string]string, results ...any) error {
 	b, err := encodeArgs(args...)
 	if err != nil {
 		return err
 	}
-	return invoke(ctx, rpc, &pb.Request{Args: b}, results...)
+	return invoke(ctx, rpc, &pb.Request{Args: b, Secrets: secrets}, results...)
+}
+
+// The names of credentials carried beside the arguments.
+const secretPowerPassword = "node.power.password"
+
+// nodeSecrets takes the credentials out of a node for the wire.
+func nodeSecrets(n drivers.Node) map[string]string {
+	if n.Power == nil || n.Power.Password.IsZero() {
+		return nil
+	}
+	return map[string]string{secretPowerPassword: n.Power.Password.Reveal()}
+}
+
+// restoreNodeSecrets puts them back on the plugin's side.
+func restoreNodeSecrets(n *drivers.Node, secrets map[string]string) {
+	if n.Power != nil {
+		if pw, ok := secrets[secretPowerPassword]; ok {
+			n.Power.Password = drivers.NewSecret(pw)
+		}
+	}
 }
 
 // serve decodes a request's arguments into ptrs, runs f and replies.

@@ -184,10 +184,12 @@ func (x *ConfigureRequest) GetSecrets() map[string]string {
 	return nil
 }
 
-// Request carries a method's arguments as a JSON array.
+// Request carries a method's arguments as a JSON array, and the
+// credentials inside them (e.g. a node's BMC password) by name.
 type Request struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Args          []byte                 `protobuf:"bytes,1,opt,name=args,proto3" json:"args,omitempty"`
+	Secrets       map[string]string      `protobuf:"bytes,2,rep,name=secrets,proto3" json:"secrets,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -225,6 +227,13 @@ func (*Request) Descriptor() ([]byte, []int) {
 func (x *Request) GetArgs() []byte {
 	if x != nil {
 		return x.Args
+	}
+	return nil
+}
+
+func (x *Request) GetSecrets() map[string]string {
+	if x != nil {
+		return x.Secrets
 	}
 	return nil
 }
@@ -360,9 +369,13 @@ const file_driver_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a:\n" +
 	"\fSecretsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x1d\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x9c\x01\n" +
 	"\aRequest\x12\x12\n" +
-	"\x04args\x18\x01 \x01(\fR\x04args\"N\n" +
+	"\x04args\x18\x01 \x01(\fR\x04args\x12A\n" +
+	"\asecrets\x18\x02 \x03(\v2'.slipway.driver.v1.Request.SecretsEntryR\asecrets\x1a:\n" +
+	"\fSecretsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"N\n" +
 	"\n" +
 	"OOBRequest\x12\x10\n" +
 	"\x03bmc\x18\x01 \x01(\fR\x03bmc\x12\x1a\n" +
@@ -419,7 +432,7 @@ func file_driver_proto_rawDescGZIP() []byte {
 }
 
 var file_driver_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_driver_proto_goTypes = []any{
 	(ErrorClass)(0),          // 0: slipway.driver.v1.ErrorClass
 	(*DriverError)(nil),      // 1: slipway.driver.v1.DriverError
@@ -429,63 +442,65 @@ var file_driver_proto_goTypes = []any{
 	(*Reply)(nil),            // 5: slipway.driver.v1.Reply
 	nil,                      // 6: slipway.driver.v1.ConfigureRequest.SettingsEntry
 	nil,                      // 7: slipway.driver.v1.ConfigureRequest.SecretsEntry
+	nil,                      // 8: slipway.driver.v1.Request.SecretsEntry
 }
 var file_driver_proto_depIdxs = []int32{
 	0,  // 0: slipway.driver.v1.DriverError.class:type_name -> slipway.driver.v1.ErrorClass
 	6,  // 1: slipway.driver.v1.ConfigureRequest.settings:type_name -> slipway.driver.v1.ConfigureRequest.SettingsEntry
 	7,  // 2: slipway.driver.v1.ConfigureRequest.secrets:type_name -> slipway.driver.v1.ConfigureRequest.SecretsEntry
-	1,  // 3: slipway.driver.v1.Reply.error:type_name -> slipway.driver.v1.DriverError
-	2,  // 4: slipway.driver.v1.OOB.Configure:input_type -> slipway.driver.v1.ConfigureRequest
-	4,  // 5: slipway.driver.v1.OOB.Probe:input_type -> slipway.driver.v1.OOBRequest
-	4,  // 6: slipway.driver.v1.OOB.PowerStatus:input_type -> slipway.driver.v1.OOBRequest
-	4,  // 7: slipway.driver.v1.OOB.PowerOn:input_type -> slipway.driver.v1.OOBRequest
-	4,  // 8: slipway.driver.v1.OOB.PowerOff:input_type -> slipway.driver.v1.OOBRequest
-	4,  // 9: slipway.driver.v1.OOB.PowerCycle:input_type -> slipway.driver.v1.OOBRequest
-	4,  // 10: slipway.driver.v1.OOB.SetBootDevice:input_type -> slipway.driver.v1.OOBRequest
-	2,  // 11: slipway.driver.v1.Server.Configure:input_type -> slipway.driver.v1.ConfigureRequest
-	3,  // 12: slipway.driver.v1.Server.ProbeSite:input_type -> slipway.driver.v1.Request
-	3,  // 13: slipway.driver.v1.Server.PrepareSite:input_type -> slipway.driver.v1.Request
-	3,  // 14: slipway.driver.v1.Server.IdentifyNode:input_type -> slipway.driver.v1.Request
-	3,  // 15: slipway.driver.v1.Server.Commission:input_type -> slipway.driver.v1.Request
-	3,  // 16: slipway.driver.v1.Server.ApplyNetworking:input_type -> slipway.driver.v1.Request
-	3,  // 17: slipway.driver.v1.Server.ApplyStorage:input_type -> slipway.driver.v1.Request
-	3,  // 18: slipway.driver.v1.Server.ApplyPlatform:input_type -> slipway.driver.v1.Request
-	3,  // 19: slipway.driver.v1.Server.Deploy:input_type -> slipway.driver.v1.Request
-	3,  // 20: slipway.driver.v1.Server.Release:input_type -> slipway.driver.v1.Request
-	3,  // 21: slipway.driver.v1.Server.Status:input_type -> slipway.driver.v1.Request
-	3,  // 22: slipway.driver.v1.Server.Owned:input_type -> slipway.driver.v1.Request
-	3,  // 23: slipway.driver.v1.Server.Recover:input_type -> slipway.driver.v1.Request
-	2,  // 24: slipway.driver.v1.Network.Configure:input_type -> slipway.driver.v1.ConfigureRequest
-	3,  // 25: slipway.driver.v1.Network.Probe:input_type -> slipway.driver.v1.Request
-	3,  // 26: slipway.driver.v1.Network.ConfigurePorts:input_type -> slipway.driver.v1.Request
-	5,  // 27: slipway.driver.v1.OOB.Configure:output_type -> slipway.driver.v1.Reply
-	5,  // 28: slipway.driver.v1.OOB.Probe:output_type -> slipway.driver.v1.Reply
-	5,  // 29: slipway.driver.v1.OOB.PowerStatus:output_type -> slipway.driver.v1.Reply
-	5,  // 30: slipway.driver.v1.OOB.PowerOn:output_type -> slipway.driver.v1.Reply
-	5,  // 31: slipway.driver.v1.OOB.PowerOff:output_type -> slipway.driver.v1.Reply
-	5,  // 32: slipway.driver.v1.OOB.PowerCycle:output_type -> slipway.driver.v1.Reply
-	5,  // 33: slipway.driver.v1.OOB.SetBootDevice:output_type -> slipway.driver.v1.Reply
-	5,  // 34: slipway.driver.v1.Server.Configure:output_type -> slipway.driver.v1.Reply
-	5,  // 35: slipway.driver.v1.Server.ProbeSite:output_type -> slipway.driver.v1.Reply
-	5,  // 36: slipway.driver.v1.Server.PrepareSite:output_type -> slipway.driver.v1.Reply
-	5,  // 37: slipway.driver.v1.Server.IdentifyNode:output_type -> slipway.driver.v1.Reply
-	5,  // 38: slipway.driver.v1.Server.Commission:output_type -> slipway.driver.v1.Reply
-	5,  // 39: slipway.driver.v1.Server.ApplyNetworking:output_type -> slipway.driver.v1.Reply
-	5,  // 40: slipway.driver.v1.Server.ApplyStorage:output_type -> slipway.driver.v1.Reply
-	5,  // 41: slipway.driver.v1.Server.ApplyPlatform:output_type -> slipway.driver.v1.Reply
-	5,  // 42: slipway.driver.v1.Server.Deploy:output_type -> slipway.driver.v1.Reply
-	5,  // 43: slipway.driver.v1.Server.Release:output_type -> slipway.driver.v1.Reply
-	5,  // 44: slipway.driver.v1.Server.Status:output_type -> slipway.driver.v1.Reply
-	5,  // 45: slipway.driver.v1.Server.Owned:output_type -> slipway.driver.v1.Reply
-	5,  // 46: slipway.driver.v1.Server.Recover:output_type -> slipway.driver.v1.Reply
-	5,  // 47: slipway.driver.v1.Network.Configure:output_type -> slipway.driver.v1.Reply
-	5,  // 48: slipway.driver.v1.Network.Probe:output_type -> slipway.driver.v1.Reply
-	5,  // 49: slipway.driver.v1.Network.ConfigurePorts:output_type -> slipway.driver.v1.Reply
-	27, // [27:50] is the sub-list for method output_type
-	4,  // [4:27] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	8,  // 3: slipway.driver.v1.Request.secrets:type_name -> slipway.driver.v1.Request.SecretsEntry
+	1,  // 4: slipway.driver.v1.Reply.error:type_name -> slipway.driver.v1.DriverError
+	2,  // 5: slipway.driver.v1.OOB.Configure:input_type -> slipway.driver.v1.ConfigureRequest
+	4,  // 6: slipway.driver.v1.OOB.Probe:input_type -> slipway.driver.v1.OOBRequest
+	4,  // 7: slipway.driver.v1.OOB.PowerStatus:input_type -> slipway.driver.v1.OOBRequest
+	4,  // 8: slipway.driver.v1.OOB.PowerOn:input_type -> slipway.driver.v1.OOBRequest
+	4,  // 9: slipway.driver.v1.OOB.PowerOff:input_type -> slipway.driver.v1.OOBRequest
+	4,  // 10: slipway.driver.v1.OOB.PowerCycle:input_type -> slipway.driver.v1.OOBRequest
+	4,  // 11: slipway.driver.v1.OOB.SetBootDevice:input_type -> slipway.driver.v1.OOBRequest
+	2,  // 12: slipway.driver.v1.Server.Configure:input_type -> slipway.driver.v1.ConfigureRequest
+	3,  // 13: slipway.driver.v1.Server.ProbeSite:input_type -> slipway.driver.v1.Request
+	3,  // 14: slipway.driver.v1.Server.PrepareSite:input_type -> slipway.driver.v1.Request
+	3,  // 15: slipway.driver.v1.Server.IdentifyNode:input_type -> slipway.driver.v1.Request
+	3,  // 16: slipway.driver.v1.Server.Commission:input_type -> slipway.driver.v1.Request
+	3,  // 17: slipway.driver.v1.Server.ApplyNetworking:input_type -> slipway.driver.v1.Request
+	3,  // 18: slipway.driver.v1.Server.ApplyStorage:input_type -> slipway.driver.v1.Request
+	3,  // 19: slipway.driver.v1.Server.ApplyPlatform:input_type -> slipway.driver.v1.Request
+	3,  // 20: slipway.driver.v1.Server.Deploy:input_type -> slipway.driver.v1.Request
+	3,  // 21: slipway.driver.v1.Server.Release:input_type -> slipway.driver.v1.Request
+	3,  // 22: slipway.driver.v1.Server.Status:input_type -> slipway.driver.v1.Request
+	3,  // 23: slipway.driver.v1.Server.Owned:input_type -> slipway.driver.v1.Request
+	3,  // 24: slipway.driver.v1.Server.Recover:input_type -> slipway.driver.v1.Request
+	2,  // 25: slipway.driver.v1.Network.Configure:input_type -> slipway.driver.v1.ConfigureRequest
+	3,  // 26: slipway.driver.v1.Network.Probe:input_type -> slipway.driver.v1.Request
+	3,  // 27: slipway.driver.v1.Network.ConfigurePorts:input_type -> slipway.driver.v1.Request
+	5,  // 28: slipway.driver.v1.OOB.Configure:output_type -> slipway.driver.v1.Reply
+	5,  // 29: slipway.driver.v1.OOB.Probe:output_type -> slipway.driver.v1.Reply
+	5,  // 30: slipway.driver.v1.OOB.PowerStatus:output_type -> slipway.driver.v1.Reply
+	5,  // 31: slipway.driver.v1.OOB.PowerOn:output_type -> slipway.driver.v1.Reply
+	5,  // 32: slipway.driver.v1.OOB.PowerOff:output_type -> slipway.driver.v1.Reply
+	5,  // 33: slipway.driver.v1.OOB.PowerCycle:output_type -> slipway.driver.v1.Reply
+	5,  // 34: slipway.driver.v1.OOB.SetBootDevice:output_type -> slipway.driver.v1.Reply
+	5,  // 35: slipway.driver.v1.Server.Configure:output_type -> slipway.driver.v1.Reply
+	5,  // 36: slipway.driver.v1.Server.ProbeSite:output_type -> slipway.driver.v1.Reply
+	5,  // 37: slipway.driver.v1.Server.PrepareSite:output_type -> slipway.driver.v1.Reply
+	5,  // 38: slipway.driver.v1.Server.IdentifyNode:output_type -> slipway.driver.v1.Reply
+	5,  // 39: slipway.driver.v1.Server.Commission:output_type -> slipway.driver.v1.Reply
+	5,  // 40: slipway.driver.v1.Server.ApplyNetworking:output_type -> slipway.driver.v1.Reply
+	5,  // 41: slipway.driver.v1.Server.ApplyStorage:output_type -> slipway.driver.v1.Reply
+	5,  // 42: slipway.driver.v1.Server.ApplyPlatform:output_type -> slipway.driver.v1.Reply
+	5,  // 43: slipway.driver.v1.Server.Deploy:output_type -> slipway.driver.v1.Reply
+	5,  // 44: slipway.driver.v1.Server.Release:output_type -> slipway.driver.v1.Reply
+	5,  // 45: slipway.driver.v1.Server.Status:output_type -> slipway.driver.v1.Reply
+	5,  // 46: slipway.driver.v1.Server.Owned:output_type -> slipway.driver.v1.Reply
+	5,  // 47: slipway.driver.v1.Server.Recover:output_type -> slipway.driver.v1.Reply
+	5,  // 48: slipway.driver.v1.Network.Configure:output_type -> slipway.driver.v1.Reply
+	5,  // 49: slipway.driver.v1.Network.Probe:output_type -> slipway.driver.v1.Reply
+	5,  // 50: slipway.driver.v1.Network.ConfigurePorts:output_type -> slipway.driver.v1.Reply
+	28, // [28:51] is the sub-list for method output_type
+	5,  // [5:28] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_driver_proto_init() }
@@ -499,7 +514,7 @@ func file_driver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_driver_proto_rawDesc), len(file_driver_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -20,12 +20,10 @@ import (
 // When none is found and the node has a boot MAC, the machine is enlisted
 // (POST machines/ with the MAC, hostname, amd64/generic, domain) and
 // commissioning later discovers the rest; without one the answer is
-// InProgress until the machine PXE-boots and enlists itself. Enlisting by
-// MAC leaves MAAS without the BMC's power parameters (they are the OOB
-// driver's, not in the Node): power is then the orchestrator's business.
+// InProgress until the machine PXE-boots and enlists itself.
 //
-// Once found, the hostname (and domain, when it exists in MAAS) are set
-// if different. Owner data is not set here: it marks allocation (Deploy).
+// Once found, the hostname (and domain, when it exists in MAAS) and the
+// power parameters (from Node.Power, when given) are set if different. Owner data is not set here: it marks allocation (Deploy).
 func (d *Driver) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Machine, drivers.Result, error) {
 	m, how, err := d.findMachine(ctx, n)
 	if err != nil {
@@ -58,6 +56,13 @@ func (d *Driver) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Mach
 	changed, err := d.ensureName(ctx, m, n)
 	if err != nil {
 		return drivers.Machine{}, drivers.Result{}, err
+	}
+	power, err := d.ensurePower(ctx, m, n)
+	if err != nil {
+		return drivers.Machine{}, drivers.Result{}, err
+	}
+	if power != "" {
+		changed = strings.TrimPrefix(changed+", "+power, ", ")
 	}
 	msg := fmt.Sprintf("node %s is machine %s (%s), found by %s", n.Name, m.SystemID, m.StatusName, how)
 	if changed != "" {
@@ -167,6 +172,12 @@ func (d *Driver) enlist(ctx context.Context, n drivers.Node) (*mMachine, error) 
 		}
 		if ok {
 			p.Set("domain", n.Domain)
+		}
+	}
+	if n.Power != nil && n.Power.Type == "ipmi" && n.Power.Address != "" {
+		p.Set("power_type", "ipmi")
+		for k, v := range powerParams(n.Power) {
+			p[k] = v
 		}
 	}
 	var m mMachine
