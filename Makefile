@@ -36,6 +36,9 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 30s)
 	$(GO) test -run '^$$' -fuzz '^FuzzIngestResolve$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ingest/yaml
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSize$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./design
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSecretRef$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./design
+	$(GO) test -run '^$$' -fuzz '^FuzzRequests$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./sim/maas
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePackets$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./sim/bmc
+	$(GO) test -run '^$$' -fuzz '^FuzzParseReplies$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./drivers/oob/ipmi
 
 .PHONY: demo
 demo: build ## Run the end-to-end demo on the example site

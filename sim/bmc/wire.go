@@ -136,6 +136,9 @@ type v15Packet struct {
 }
 
 func parseV15(b []byte) (*v15Packet, error) {
+	if len(b) < rmcpHeaderLen {
+		return nil, errMalformed
+	}
 	b = b[rmcpHeaderLen:]
 	if len(b) < v15HeaderLen+1 {
 		return nil, errMalformed
@@ -229,6 +232,9 @@ type v20Packet struct {
 }
 
 func parseV20(b []byte) (*v20Packet, error) {
+	if len(b) < rmcpHeaderLen {
+		return nil, errMalformed
+	}
 	h := b[rmcpHeaderLen:]
 	if len(h) < v20HeaderLen {
 		return nil, errMalformed
