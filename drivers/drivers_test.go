@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/testsite"
+
 	"github.com/google/go-cmp/cmp"
-	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
-	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 )
 
 func TestClassify(t *testing.T) {
@@ -78,14 +78,7 @@ func TestSecretNeverShows(t *testing.T) {
 }
 
 func TestFromDesign(t *testing.T) {
-	res, err := yamlingest.Load(t.Context(), []string{"../examples/site-yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, fs := design.Build(res.Sources)
-	if fs.HasErrors() {
-		t.Fatal(fs)
-	}
+	d := testsite.Example(t)
 	n := d.Nodes["r01-cmp01"]
 	got := drivers.NodeFromDesign(d, n, "abc123")
 	if got.MachineID != "abc123" || got.Hostname != "r01-cmp01" || got.Domain != d.Site.Spec.Domain || got.Platform.Image == "" {

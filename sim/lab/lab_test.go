@@ -9,24 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/testsite"
+
 	"github.com/juju/gomaasapi/v2"
 	"github.com/slipway-dev/slipway/design"
-	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
-func exampleDesign(t *testing.T) *design.Design {
-	t.Helper()
-	res, err := yamlingest.Load(t.Context(), []string{"../../examples/site-yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, fs := design.Build(res.Sources)
-	if fs.HasErrors() {
-		t.Fatal(fs)
-	}
-	return d
-}
+func exampleDesign(t *testing.T) *design.Design { return testsite.Example(t) }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()

@@ -227,18 +227,7 @@ func (s *v15Session) do(r request) (reply, error) {
 			s.outSeq = 1
 		}
 		return s.packet(authMD5, seq, msg)
-	}, func(pkt []byte) (bool, error) {
-		m, ok := s.open(pkt, false)
-		if !ok {
-			return false, nil
-		}
-		p, ok := parseReply(m)
-		if !ok || !p.answers(r, rqSeq) {
-			return false, nil
-		}
-		out = p
-		return true, nil
-	})
+	}, acceptReply(func(pkt []byte) ([]byte, bool) { return s.open(pkt, false) }, r, rqSeq, &out))
 	return out, err
 }
 

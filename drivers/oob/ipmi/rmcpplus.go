@@ -557,18 +557,7 @@ func (s *v2Session) do(r request) (reply, error) {
 	rqSeq := s.rqSeq
 	msg := r.message(rqSeq)
 	var out reply
-	err := s.l.exchange(r.name, func(int) []byte { return s.packet(msg) }, func(pkt []byte) (bool, error) {
-		m, ok := s.open(pkt)
-		if !ok {
-			return false, nil
-		}
-		p, ok := parseReply(m)
-		if !ok || !p.answers(r, rqSeq) {
-			return false, nil
-		}
-		out = p
-		return true, nil
-	})
+	err := s.l.exchange(r.name, func(int) []byte { return s.packet(msg) }, acceptReply(s.open, r, rqSeq, &out))
 	return out, err
 }
 

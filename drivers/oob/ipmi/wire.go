@@ -134,3 +134,21 @@ func ccError(cc goipmi.CompletionCode) string {
 }
 
 func le32(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+
+// acceptReply returns the packet filter of a session's exchange: it opens
+// a datagram with the session's keys and accepts the response to r (with
+// sequence rqSeq) into out, ignoring anything else.
+func acceptReply(open func([]byte) ([]byte, bool), r request, rqSeq byte, out *reply) func([]byte) (bool, error) {
+	return func(pkt []byte) (bool, error) {
+		m, ok := open(pkt)
+		if !ok {
+			return false, nil
+		}
+		p, ok := parseReply(m)
+		if !ok || !p.answers(r, rqSeq) {
+			return false, nil
+		}
+		*out = p
+		return true, nil
+	}
+}

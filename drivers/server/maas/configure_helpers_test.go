@@ -6,25 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/testsite"
+
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
-	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
 
 // cfgDesign loads the example site design.
-func cfgDesign(t *testing.T) *design.Design {
-	t.Helper()
-	res, err := yamlingest.Load(t.Context(), []string{"../../../examples/site-yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, fs := design.Build(res.Sources)
-	if fs.HasErrors() {
-		t.Fatal(fs)
-	}
-	return d
-}
+func cfgDesign(t *testing.T) *design.Design { return testsite.Example(t) }
 
 // cfgLab starts a lab from the design and a driver on its MAAS.
 func cfgLab(t *testing.T, d *design.Design) (*lab.Lab, *Driver) {

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/testsite"
+
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
-	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
 
@@ -172,15 +173,4 @@ func genericNode(m *lab.Machine) drivers.Node {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // exampleDesign loads examples/site-yaml.
-func exampleDesign(t *testing.T) *design.Design {
-	t.Helper()
-	res, err := yamlingest.Load(t.Context(), []string{"../../../examples/site-yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, fs := design.Build(res.Sources)
-	if fs.HasErrors() {
-		t.Fatal(fs)
-	}
-	return d
-}
+func exampleDesign(t *testing.T) *design.Design { return testsite.Example(t) }

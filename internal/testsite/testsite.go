@@ -1,0 +1,34 @@
+// Package testsite loads the project's example site design for tests, from
+// any package directory.
+package testsite
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/slipway-dev/slipway/design"
+	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
+)
+
+// ExampleDir is the path of examples/site-yaml.
+func ExampleDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "examples", "site-yaml")
+}
+
+// Example returns the example site, resolved; it fails the test if the
+// example has any error.
+func Example(tb testing.TB) *design.Design {
+	tb.Helper()
+	res, err := yamlingest.Load(context.Background(), []string{ExampleDir()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d, fs := design.Build(res.Sources)
+	if fs.HasErrors() {
+		tb.Fatal(fs)
+	}
+	return d
+}
