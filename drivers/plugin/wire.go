@@ -91,6 +91,11 @@ func invoke[Req any](ctx context.Context, call rpcFunc[Req], req Req, results ..
 		return transportError(ctx, err)
 	}
 	if e := rep.GetError(); e != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			// The deadline reached the plugin first (gRPC carries it):
+			// its error is the caller's context ending, as in-process.
+			return fmt.Errorf("plugin call: %w", ctxErr)
+		}
 		c, ok := classFromWire[e.GetClass()]
 		if !ok {
 			c = drivers.Transient
