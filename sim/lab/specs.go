@@ -76,7 +76,11 @@ func nodeSpec(d *design.Design, n *design.Node, secrets func(string) (string, er
 				pci = fakePCI(name, dev)
 			}
 			network := i.Link
-			hw.NICs = append(hw.NICs, maas.NIC{MAC: mac(name, dev), PCI: pci, Name: pciName(pci), Network: network,
+			m := mac(name, dev)
+			if bm := n.Spec.BootMAC; bm != "" && dev == pxeDevice(n) {
+				m = strings.ToLower(bm) // the design identifies the machine by this NIC
+			}
+			hw.NICs = append(hw.NICs, maas.NIC{MAC: m, PCI: pci, Name: pciName(pci), Network: network,
 				Vendor: "Intel Corporation", Product: "Ethernet Controller E810-XXV"})
 		}
 	}
@@ -119,6 +123,20 @@ func genericSpec(i int) machineSpec {
 		},
 		Disks: []maas.Disk{{Name: "sda", Bus: "scsi", Addr: "0:0:0:0", Size: 480e9, Model: "Lab SSD", Serial: serial(name, "sda")}},
 	}}
+}
+
+// pxeDevice is the device the node PXE-boots from: the hardware
+// profile's, else the first device of its first interface.
+func pxeDevice(n *design.Node) string {
+	if hw := n.Spec.Hardware; hw != nil && hw.PXE.Interface != "" {
+		return hw.PXE.Interface
+	}
+	for _, in := range sortedKeys(n.Spec.Interfaces) {
+		if devs := n.Spec.Interfaces[in].Devices; len(devs) > 0 {
+			return devs[0]
+		}
+	}
+	return ""
 }
 
 func alias(n *design.Node, dev string) (design.DeviceAlias, bool) {

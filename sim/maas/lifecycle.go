@@ -55,7 +55,9 @@ func (s *Server) hardware(m *machine) *Hardware {
 // environment; after the commissioning time it is Ready with its hardware
 // discovered (or Failed commissioning when a fault says so).
 func (s *Server) startCommission(m *machine, skipBMC bool) {
-	s.move(m, StatusCommissioning)
+	if s.move(m, StatusCommissioning) {
+		s.lifecycleOf(m).CommissionStarts++
+	}
 	m.StatusMessage = "Commissioning"
 	s.addEvent(m, "Commissioning", "INFO", "commissioning started")
 	s.bootPXE(m)
@@ -189,14 +191,18 @@ func (s *Server) discoverDisks(m *machine) {
 // time (Failed deployment on a fault; a hang lasts until MAAS's node
 // timeout).
 func (s *Server) startDeploy(m *machine) {
-	s.move(m, StatusDeploying)
+	if s.move(m, StatusDeploying) {
+		s.lifecycleOf(m).DeployStarts++
+	}
 	m.StatusMessage = "Deploying"
 	s.addEvent(m, "Deploying", "INFO", "deployment started")
 	s.bootPXE(m)
 	mf := s.faults.machine(m.Hostname)
 	if mf.HangDeploy {
 		s.schedule(m, s.dur.NodeTimeout, func() {
-			s.move(m, StatusFailedDeployment)
+			if s.move(m, StatusFailedDeployment) {
+				s.lifecycleOf(m).DeployFailures++
+			}
 			m.StatusMessage = "Node operation 'Deploying' timed out after 30 minutes."
 			s.addEvent(m, "Failed deployment", "ERROR", m.StatusMessage)
 		})
@@ -208,7 +214,9 @@ func (s *Server) startDeploy(m *machine) {
 		}
 		if m.failDeployLft > 1 {
 			m.failDeployLft--
-			s.move(m, StatusFailedDeployment)
+			if s.move(m, StatusFailedDeployment) {
+				s.lifecycleOf(m).DeployFailures++
+			}
 			m.StatusMessage = "Failed deployment: curtin installation failed (injected fault)"
 			s.addEvent(m, "Failed deployment", "ERROR", m.StatusMessage)
 			return
@@ -230,6 +238,7 @@ func (s *Server) startDeploy(m *machine) {
 // startRelease releases: Releasing (and Disk erasing), then Ready and off.
 func (s *Server) startRelease(m *machine, erase bool, comment string) {
 	s.cancelPhase(m)
+	s.lifecycleOf(m).Releases++ // accepted, even from a state MAAS ends without Releasing (Failed disk erasing)
 	s.move(m, StatusReleasing)
 	m.StatusMessage = "Releasing"
 	if comment != "" {

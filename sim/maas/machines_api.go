@@ -332,7 +332,9 @@ func (s *Server) machinesAllocate(req *request) (any, *apiError) {
 	if paramTrue(f.get("dry_run")) {
 		return s.renderAllocated(m), nil
 	}
-	s.move(m, StatusAllocated)
+	if s.move(m, StatusAllocated) {
+		s.lifecycleOf(m).Allocations++
+	}
 	m.Owner, m.AgentName, m.Comment = req.user, f.get("agent_name"), f.get("comment")
 	s.addEvent(m, "Allocated", "INFO", "allocated to "+req.user)
 	return s.renderAllocated(m), nil
@@ -491,9 +493,11 @@ func (s *Server) opDeploy(m *machine, req *request) (any, *apiError) {
 	switch m.Status {
 	case StatusReady, StatusAllocated, StatusFailedDeployment:
 	default:
+		s.lifecycleOf(m).DeployRefused++
 		return nil, stateError(m, "deploy")
 	}
 	if m.Status != StatusReady && m.Owner != "" && m.Owner != req.user {
+		s.lifecycleOf(m).DeployRefused++
 		return nil, errorf(http.StatusForbidden, "Machine is allocated to a different user.")
 	}
 	series := orDefault(f.get("distro_series"), "jammy")
@@ -503,7 +507,9 @@ func (s *Server) opDeploy(m *machine, req *request) (any, *apiError) {
 	}
 	// Validated: a Ready machine is allocated to the caller on the way.
 	if m.Status == StatusReady {
-		s.move(m, StatusAllocated)
+		if s.move(m, StatusAllocated) {
+			s.lifecycleOf(m).Allocations++
+		}
 		m.Owner = req.user
 	}
 	m.OSystem, m.DistroSeries, m.HWEKernel = "ubuntu", series, f.get("hwe_kernel")

@@ -47,6 +47,32 @@ type Durations struct {
 	ReleaseTimeout time.Duration // RELEASING fails after this
 }
 
+// IdealDeploySeconds is the wall time, in seconds, one machine needs in
+// this simulator (with sim/lab's machines) from being powered on to boot
+// from PXE to Deployed, at unlimited concurrency: the sum of the phases it
+// waits through, scaled like the simulator scales them (timeScale <= 0
+// counts as 1, as in New):
+//
+//   - d.Enlist: a machine MAAS does not know PXE-boots and enlists itself
+//     (New) after the enlistment time (sim/lab pxeBoot; the lab schedules
+//     it with DefaultDurations.Enlist, and its simulator runs with
+//     DefaultDurations, so d is DefaultDurations there).
+//   - d.Commission: commission runs from New to Ready (startCommission).
+//   - d.Deploy: deploy runs from Allocated to Deployed (startDeploy);
+//     allocating takes no time.
+//
+// d.PowerCycle is no term: the simulator's power actions (the power cycle
+// that PXE-boots commissioning and deployment, the power off after
+// commissioning) take effect at once, and nothing waits on d.PowerCycle.
+// Release, Erase and the timeouts do not apply to a first deployment that
+// succeeds. Request latency and the client's polling interval come on top.
+func IdealDeploySeconds(d Durations, timeScale float64) float64 {
+	if timeScale <= 0 {
+		timeScale = 1
+	}
+	return (d.Enlist + d.Commission + d.Deploy).Seconds() * timeScale
+}
+
 // PowerDriver is how the simulator acts on a machine's BMC (real MAAS runs
 // its power drivers; the lab's talks to the simulated machines).
 type PowerDriver interface {
@@ -110,6 +136,7 @@ type Server struct {
 	config       map[string]any
 	rackID       string
 	closed       bool
+	lifecycle    map[string]*MachineLifecycle // by system ID (lifecycleOf)
 
 	listingDomainCounts map[string]int // machines per domain, while a listing renders (beginListing)
 
@@ -145,6 +172,7 @@ func New(o Options) *Server {
 		subnets: map[int]*subnet{}, ipRanges: map[int]*ipRange{}, spaces: map[int]*space{},
 		staticRoutes: map[int]*staticRoute{}, zones: map[string]*zone{}, pools: map[string]*pool{},
 		domains: map[string]*domain{}, tags: map[string]*tag{}, sshKeys: map[int]*sshKey{},
+		lifecycle: map[string]*MachineLifecycle{},
 		config: map[string]any{
 			"maas_name": "slipway-lab", "default_osystem": "ubuntu", "default_distro_series": "jammy",
 			"default_min_hwe_kernel": "", "enable_disk_erasing_on_release": false, "node_timeout": 30,

@@ -30,6 +30,9 @@ type StatsSnapshot struct {
 	Total    int            `json:"total"`
 	Requests []RequestCount `json:"requests"`
 	Statuses map[int]int    `json:"statuses"`
+	// Lifecycle is Server.Lifecycle, by system ID. /sim/stats fills it
+	// in; Stats.Snapshot, which counts requests only, leaves it nil.
+	Lifecycle map[string]MachineLifecycle `json:"lifecycle"`
 }
 
 // RequestCount is the count of one kind of request.
@@ -54,5 +57,70 @@ func (st *Stats) Snapshot() StatsSnapshot {
 }
 
 func (s *Server) serveStats(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.stats.Snapshot())
+	snap := s.stats.Snapshot()
+	snap.Lifecycle = s.Lifecycle()
+	writeJSON(w, http.StatusOK, snap)
+}
+
+// MachineLifecycle counts what the simulator did to one machine, recorded
+// where its state changes: what a deploy engine's tests need to prove that
+// no machine was allocated or deployed twice.
+type MachineLifecycle struct {
+	Hostname string `json:"hostname"` // as of the last count
+	// Allocations: moves to Allocated, by allocate (not dry_run) or by a
+	// deploy of a Ready machine, which allocates it on the way.
+	Allocations int `json:"allocations"`
+	// DeployStarts: deploy ops accepted (the machine moved to Deploying).
+	DeployStarts int `json:"deploy_starts"`
+	// DeployRefused: deploy ops refused because of the machine's state
+	// (409) or owner (403). Validation errors (400 on distro_series),
+	// injected faults and unknown machines (404) are not counted.
+	DeployRefused int `json:"deploy_refused"`
+	// DeployFailures: deployments that ended in Failed deployment, by a
+	// failing installation or by MAAS's node timeout.
+	DeployFailures int `json:"deploy_failures"`
+	// Releases: release ops accepted (machine or machines op).
+	Releases int `json:"releases"`
+	// CommissionStarts: commissionings started (commission op, or create
+	// with commission=true).
+	CommissionStarts int `json:"commission_starts"`
+}
+
+// lifecycleOf returns m's counters, creating them; call it with s.mu held.
+func (s *Server) lifecycleOf(m *machine) *MachineLifecycle {
+	lc := s.lifecycle[m.SystemID]
+	if lc == nil {
+		lc = &MachineLifecycle{}
+		s.lifecycle[m.SystemID] = lc
+	}
+	lc.Hostname = m.Hostname
+	return lc
+}
+
+// Lifecycle returns a copy of the per-machine counters, by system ID
+// (machines deleted since keep theirs).
+func (s *Server) Lifecycle() map[string]MachineLifecycle {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]MachineLifecycle, len(s.lifecycle))
+	for id, lc := range s.lifecycle {
+		out[id] = *lc
+	}
+	return out
+}
+
+// DuplicateAllocations counts the allocations and deployments of a machine
+// that were not preceded by a release or a failed deployment of that
+// machine: per machine, max(0, Allocations-1-Releases) plus
+// max(0, DeployStarts-1-DeployFailures-Releases), summed. It is 0 when
+// every machine was allocated and deployed at most once per release, and
+// redeployed only after a failed deployment. (A deployment aborted and
+// started again counts as a duplicate.)
+func DuplicateAllocations(lc map[string]MachineLifecycle) int {
+	n := 0
+	for _, c := range lc {
+		n += max(0, c.Allocations-1-c.Releases)
+		n += max(0, c.DeployStarts-1-c.DeployFailures-c.Releases)
+	}
+	return n
 }
