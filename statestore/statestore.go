@@ -1,9 +1,12 @@
 // Package statestore defines where the orchestrator keeps its durable state.
 //
-// For now the state is the history of applied designs: every design that is
-// applied is stored once as a content-addressed [Revision], and every apply
-// appends an entry to the apply history. The most recent history entry is the
-// current revision.
+// The state has two parts. The first is the history of applied designs:
+// every design that is applied is stored once as a content-addressed
+// [Revision], and every apply appends an entry to the apply history. The
+// most recent history entry is the current revision. The second is the
+// engine's working state, kept through [Records]: keyed records in named
+// collections (e.g. node records, tasks) and append-only logs (e.g.
+// events), changed together by atomic writes.
 //
 // Implementations live in sub-packages: [github.com/slipway-dev/slipway/statestore/bolt]
 // keeps the state in a single bbolt file, and
@@ -73,11 +76,14 @@ func (r PutResult) String() string {
 	return fmt.Sprintf("PutResult(%d)", int(r))
 }
 
-// Store keeps design revisions and the apply history.
+// Store keeps design revisions, the apply history and the engine's
+// [Records].
 //
 // Every method returns ctx.Err() if ctx is already done. Returned values are
 // copies: callers may modify them freely.
 type Store interface {
+	Records
+
 	// PutRevision applies rev: it becomes the current revision.
 	// rev.ID must be a lowercase hex sha256 (64 characters) and rev.Design
 	// must not be empty. A zero rev.Created is replaced by the apply time.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,19 +10,39 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/sim/maas"
+	"github.com/slipway-dev/slipway/statestore/bolt"
 )
 
-// demoCmd runs what works today end to end on the example site: validate,
-// render one node, apply twice. The virtual lab (simulated MAAS, BMCs and
-// machines) takes over this command once it lands.
+// demoCmd runs the example site end to end: validation (with a layer of
+// mistakes), render, apply twice, then a deployment of every node into the
+// virtual lab with live progress and a summary table.
 func (a *app) demoCmd() *cobra.Command {
-	var site, state string
+	var site, state, faultsFile, output string
+	var nodes int
+	var timeScale float64
 	cmd := &cobra.Command{
-		Use:   "demo [--site DIR]",
+		Use:   "demo [--site DIR] | demo --nodes N [--faults FILE] [-o json]",
 		Short: "Run the end-to-end demo on the example site",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if output != "text" && output != "json" {
+				return usageErr(fmt.Errorf("-o %q: use text or json", output))
+			}
+			if timeScale <= 0 || timeScale > 1 {
+				return usageErr(fmt.Errorf("--time-scale %g: use a number in (0, 1]", timeScale))
+			}
+			var faults *maas.Faults
+			if faultsFile != "" {
+				f, err := maas.LoadFaults(faultsFile)
+				if err != nil {
+					return usageErr(err)
+				}
+				faults = f
+			}
 			dir, err := os.MkdirTemp("", "slipway-demo-")
 			if err != nil {
 				return usageErr(err)
@@ -28,6 +50,9 @@ func (a *app) demoCmd() *cobra.Command {
 			defer os.RemoveAll(dir)
 			if state == "" {
 				state = filepath.Join(dir, "state.db")
+			}
+			if nodes > 0 {
+				return a.demoGenerated(ctx, dir, state, nodes, timeScale, faults, output)
 			}
 			step := func(title string, args ...string) error {
 				fmt.Fprintf(a.stdout, "\n== %s\n$ orchestrator %s\n", title, joinArgs(args))
@@ -66,21 +91,33 @@ func (a *app) demoCmd() *cobra.Command {
 					return err
 				}
 			}
-			fmt.Fprintln(a.stdout, "\n== 6. the virtual lab: one simulated machine per node, enlisted and commissioned in a simulated MAAS")
-			if err := a.demoLab(ctx, l.design); err != nil {
-				return &exitError{code: exitUsage, err: fmt.Errorf("demo lab: %w", err)}
+			fmt.Fprintln(a.stdout, "\n== 6. deploy every node into the virtual lab: IPMI PXE boot, MAAS enlist, commission, configure, deploy")
+			st, err := bolt.Open(state, bolt.Options{})
+			if err != nil {
+				return usageErr(err)
+			}
+			defer st.Close()
+			res, err := a.demoDeploy(ctx, l.design, st, timeScale, faults, true)
+			if err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
+			}
+			a.printSummary(res)
+			if res.Deployed != res.Nodes || res.Leaked > 0 || res.DuplicateAllocations > 0 {
+				return &exitError{code: exitInvalid, err: fmt.Errorf("demo: %d of %d nodes deployed", res.Deployed, res.Nodes)}
 			}
 			fmt.Fprintln(a.stdout, `
 == What comes next
-Today Slipway ingests, resolves, validates and stores site designs, has its
-driver framework, IPMI and MAAS drivers, and runs a virtual lab. The deploy
-engine is the next milestone; this demo will then deploy the example site
-into the lab end to end.`)
+The control API (HTTP, tokens, audit) and the introspection API that
+deployed nodes call for their boot actions are the next milestones.`)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&site, "site", "examples/site-yaml", "design root to demonstrate with")
 	cmd.Flags().StringVar(&state, "state", "", "state database (default: a temporary one)")
+	cmd.Flags().IntVar(&nodes, "nodes", 0, "deploy a generated site of N nodes instead of the example (prints a summary only)")
+	cmd.Flags().StringVar(&faultsFile, "faults", "", "inject the MAAS and BMC faults of this JSON file (see docs/lab.md)")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "with --nodes: text or json")
+	cmd.Flags().Float64Var(&timeScale, "time-scale", 0.002, "multiplies the lab's phase durations (1 = real MAAS timing)")
 	return cmd
 }
 
@@ -127,4 +164,35 @@ func joinArgs(args []string) string {
 		s += a
 	}
 	return s
+}
+
+// demoGenerated deploys a generated site of n nodes and prints the summary
+// (JSON with -o json).
+func (a *app) demoGenerated(ctx context.Context, dir, state string, n int, scale float64, faults *maas.Faults, output string) error {
+	d, err := labrun.Generated(ctx, filepath.Join(dir, "site"), n)
+	if err != nil {
+		return usageErr(err)
+	}
+	st, err := bolt.Open(state, bolt.Options{})
+	if err != nil {
+		return usageErr(err)
+	}
+	defer st.Close()
+	res, err := a.demoDeploy(ctx, d, st, scale, faults, output == "text")
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
+	}
+	if output == "json" {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		a.printSummary(res)
+	}
+	if res.Deployed != res.Nodes || res.Leaked > 0 || res.DuplicateAllocations > 0 {
+		return &exitError{code: exitInvalid}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,6 +33,12 @@ var (
 	bucketDesigns   = []byte("revision_designs")
 	bucketHistory   = []byte("history")
 	keySchema       = []byte("schema_version")
+)
+
+// Prefixes of the bucket names of statestore.Records collections and logs.
+const (
+	collPrefix = "c/"
+	logPrefix  = "l/"
 )
 
 // Options configure Open.
@@ -147,7 +154,7 @@ func (s *Store) PutRevision(ctx context.Context, rev statestore.Revision) (state
 		if err != nil {
 			return err
 		}
-		return hist.Put(binary.BigEndian.AppendUint64(nil, seq), v)
+		return hist.Put(seqKey(seq), v)
 	})
 	if errors.Is(err, errUnchanged) {
 		return statestore.Unchanged, nil
@@ -321,10 +328,212 @@ func loadRevision(tx *bbolt.Tx, id string, withDesign bool) (statestore.Revision
 	return rev, nil
 }
 
+// Write implements statestore.Records. It runs in a bbolt Batch: writes
+// from concurrent goroutines share one transaction (and one fsync). If one
+// Write of a batch fails, bbolt rolls the batch back and re-runs the others,
+// so the function given to Batch may run more than once.
+//
+// A batch starts when it is full or bbolt's MaxBatchDelay (10ms) after its
+// first Write, so a Write takes at least that long even when it is alone:
+// put the changes that belong together in one Write, and write many
+// records in few Writes rather than one Write each.
+func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := statestore.ValidateOps(ops); err != nil {
+		return nil, err
+	}
+	if len(ops) == 0 {
+		// Nothing to write, but fail like a Write would on a closed store.
+		return nil, s.wrap("write records", s.db.View(func(*bbolt.Tx) error { return nil }))
+	}
+	var seqs []uint64
+	err := s.db.Batch(func(tx *bbolt.Tx) error {
+		seqs = seqs[:0] // forget the seqs of a rolled-back run
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for _, op := range ops {
+			switch op.Kind {
+			case statestore.OpPut:
+				b, err := tx.CreateBucketIfNotExists([]byte(collPrefix + op.Coll))
+				if err != nil {
+					return fmt.Errorf("create collection %q: %w", op.Coll, err)
+				}
+				if err := b.Put([]byte(op.Key), op.Value); err != nil {
+					return fmt.Errorf("put key %q in collection %q: %w", op.Key, op.Coll, err)
+				}
+			case statestore.OpDelete:
+				b := tx.Bucket([]byte(collPrefix + op.Coll))
+				if b == nil {
+					continue
+				}
+				if err := b.Delete([]byte(op.Key)); err != nil {
+					return fmt.Errorf("delete key %q in collection %q: %w", op.Key, op.Coll, err)
+				}
+			case statestore.OpAppend:
+				b, err := tx.CreateBucketIfNotExists([]byte(logPrefix + op.Coll))
+				if err != nil {
+					return fmt.Errorf("create log %q: %w", op.Coll, err)
+				}
+				seq, err := b.NextSequence()
+				if err == nil {
+					err = b.Put(seqKey(seq), op.Value)
+				}
+				if err != nil {
+					return fmt.Errorf("append to log %q: %w", op.Coll, err)
+				}
+				seqs = append(seqs, seq)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.wrap("write records", err)
+	}
+	return seqs, nil
+}
+
+// Get implements statestore.Records.
+func (s *Store) Get(ctx context.Context, coll, key string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := statestore.ValidateName("collection", coll); err != nil {
+		return nil, err
+	}
+	if err := statestore.ValidateKey(coll, key); err != nil {
+		return nil, err
+	}
+	var v []byte
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte(collPrefix + coll))
+		if b == nil {
+			return statestore.NoRecordError(coll, key)
+		}
+		val := b.Get([]byte(key))
+		if val == nil {
+			return statestore.NoRecordError(coll, key)
+		}
+		v = clone(val)
+		return nil
+	})
+	if err != nil {
+		return nil, s.wrap("", err)
+	}
+	return v, nil
+}
+
+// List implements statestore.Records.
+func (s *Store) List(ctx context.Context, coll, prefix string) ([]statestore.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := statestore.ValidateName("collection", coll); err != nil {
+		return nil, err
+	}
+	recs := []statestore.Record{}
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte(collPrefix + coll))
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		p := []byte(prefix)
+		for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
+			recs = append(recs, statestore.Record{Key: string(k), Value: clone(v)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.wrap(fmt.Sprintf("list collection %q", coll), err)
+	}
+	return recs, nil
+}
+
+// ReadLog implements statestore.Records. It seeks to the first entry after
+// after, so reading the tail of a long log is cheap.
+func (s *Store) ReadLog(ctx context.Context, log string, after uint64, limit int) ([]statestore.LogEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := statestore.ValidateName("log", log); err != nil {
+		return nil, err
+	}
+	entries := []statestore.LogEntry{}
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte(logPrefix + log))
+		if b == nil || after == math.MaxUint64 {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Seek(seqKey(after + 1)); k != nil; k, v = c.Next() {
+			if limit > 0 && len(entries) == limit {
+				break
+			}
+			if len(k) != 8 {
+				return fmt.Errorf("corrupt key %x in log %q", k, log)
+			}
+			entries = append(entries, statestore.LogEntry{Seq: binary.BigEndian.Uint64(k), Value: clone(v)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.wrap(fmt.Sprintf("read log %q", log), err)
+	}
+	return entries, nil
+}
+
+// LastSeq implements statestore.Records.
+func (s *Store) LastSeq(ctx context.Context, log string) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := statestore.ValidateName("log", log); err != nil {
+		return 0, err
+	}
+	var seq uint64
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte(logPrefix + log))
+		if b == nil {
+			return nil
+		}
+		k, _ := b.Cursor().Last()
+		if k == nil {
+			return nil
+		}
+		if len(k) != 8 {
+			return fmt.Errorf("corrupt key %x in log %q", k, log)
+		}
+		seq = binary.BigEndian.Uint64(k)
+		return nil
+	})
+	if err != nil {
+		return 0, s.wrap(fmt.Sprintf("read log %q", log), err)
+	}
+	return seq, nil
+}
+
+// seqKey returns the key of a log entry: seq as 8 bytes, big-endian.
+func seqKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), seq)
+}
+
+// clone returns a copy of b that is never nil. Values read from bbolt are
+// only valid during their transaction.
+func clone(b []byte) []byte {
+	return append([]byte{}, b...)
+}
+
 // wrap adds the file path to internal errors; statestore sentinel errors and
 // context errors are returned as they are.
 func (s *Store) wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
 	if errors.Is(err, statestore.ErrNotFound) || errors.Is(err, statestore.ErrAmbiguous) ||
+		errors.Is(err, statestore.ErrNoRecord) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}

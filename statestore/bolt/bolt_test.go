@@ -1,11 +1,18 @@
 package bolt_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,5 +209,287 @@ func BenchmarkPutRevision(b *testing.B) {
 		if res, err := s.PutRevision(b.Context(), r); err != nil || res != statestore.Created {
 			b.Fatalf("PutRevision = %v, %v", res, err)
 		}
+	}
+}
+
+func mustWrite(t testing.TB, s *bolt.Store, ops ...statestore.Op) []uint64 {
+	t.Helper()
+	seqs, err := s.Write(t.Context(), ops...)
+	if err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	return seqs
+}
+
+func TestRecordsReopen(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := open(t, path, bolt.Options{})
+	mustWrite(t, s,
+		statestore.Put("nodes", "n1", []byte("node 1")),
+		statestore.Put("nodes", "n2", []byte("node 2")),
+		statestore.Put("tasks", "t1", []byte("task 1")),
+		statestore.Append("events", []byte("e1")),
+		statestore.Append("audit", []byte("a1")),
+	)
+	mustWrite(t, s, statestore.Append("events", []byte("e2")), statestore.Delete("nodes", "n2"))
+	if _, err := s.PutRevision(ctx, rev("{}", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = open(t, path, bolt.Options{})
+	defer s.Close()
+	if v, err := s.Get(ctx, "tasks", "t1"); err != nil || string(v) != "task 1" {
+		t.Errorf("Get(tasks, t1) after reopen = %q, %v; want \"task 1\"", v, err)
+	}
+	if _, err := s.Get(ctx, "nodes", "n2"); !errors.Is(err, statestore.ErrNoRecord) {
+		t.Errorf("Get(nodes, n2) after reopen: error = %v, want ErrNoRecord (it was deleted)", err)
+	}
+	recs, err := s.List(ctx, "nodes", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]statestore.Record{{Key: "n1", Value: []byte("node 1")}}, recs); diff != "" {
+		t.Errorf("List(nodes) after reopen (-want +got):\n%s", diff)
+	}
+	es, err := s.ReadLog(ctx, "events", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []statestore.LogEntry{{Seq: 1, Value: []byte("e1")}, {Seq: 2, Value: []byte("e2")}}
+	if diff := cmp.Diff(want, es); diff != "" {
+		t.Errorf("ReadLog(events) after reopen (-want +got):\n%s", diff)
+	}
+	for log, want := range map[string]uint64{"events": 2, "audit": 1} {
+		if got, err := s.LastSeq(ctx, log); err != nil || got != want {
+			t.Errorf("LastSeq(%s) after reopen = %d, %v; want %d", log, got, err, want)
+		}
+	}
+	// Sequences continue where they were.
+	if diff := cmp.Diff([]uint64{3, 2}, mustWrite(t, s,
+		statestore.Append("events", []byte("e3")), statestore.Append("audit", []byte("a2")))); diff != "" {
+		t.Errorf("seqs of appends after reopen (-want +got):\n%s", diff)
+	}
+	if _, err := s.Current(ctx); err != nil {
+		t.Errorf("Current after reopen: %v", err)
+	}
+}
+
+// buckets returns the names of the top-level buckets of the file at path.
+func buckets(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var names []string
+	err = db.View(func(tx *bbolt.Tx) error {
+		return tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
+			names = append(names, string(name))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// TestRecordsLayout checks the file layout documented in doc.go.
+func TestRecordsLayout(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := open(t, path, bolt.Options{})
+	s.Close()
+	initial := []string{"history", "meta", "revision_designs", "revisions"}
+	if diff := cmp.Diff(initial, buckets(t, path)); diff != "" {
+		t.Fatalf("buckets of a new file (-want +got):\n%s", diff)
+	}
+
+	// A file without record buckets (as written before they existed) reads
+	// as empty, and reading creates no buckets.
+	s = open(t, path, bolt.Options{})
+	if _, err := s.Get(ctx, "nodes", "n1"); !errors.Is(err, statestore.ErrNoRecord) {
+		t.Errorf("Get on a file without records: error = %v, want ErrNoRecord", err)
+	}
+	if recs, err := s.List(ctx, "nodes", ""); err != nil || len(recs) != 0 {
+		t.Errorf("List on a file without records = %v, %v; want none", recs, err)
+	}
+	if es, err := s.ReadLog(ctx, "events", 0, 0); err != nil || len(es) != 0 {
+		t.Errorf("ReadLog on a file without logs = %v, %v; want none", es, err)
+	}
+	if seq, err := s.LastSeq(ctx, "events"); err != nil || seq != 0 {
+		t.Errorf("LastSeq on a file without logs = %d, %v; want 0", seq, err)
+	}
+	mustWrite(t, s, statestore.Delete("gone", "k")) // deleting creates nothing either
+	s.Close()
+	if diff := cmp.Diff(initial, buckets(t, path)); diff != "" {
+		t.Fatalf("buckets after reads (-want +got):\n%s", diff)
+	}
+
+	s = open(t, path, bolt.Options{})
+	mustWrite(t, s,
+		statestore.Put("nodes", "n1", []byte("v1")),
+		statestore.Append("events", []byte("e1")),
+		statestore.Append("events", []byte("e2")),
+	)
+	s.Close()
+	if diff := cmp.Diff(append(slices.Clone(initial), "c/nodes", "l/events"), buckets(t, path), cmpSorted); diff != "" {
+		t.Errorf("buckets after Write (-want +got):\n%s", diff)
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bbolt.Tx) error {
+		if got := string(tx.Bucket([]byte("c/nodes")).Get([]byte("n1"))); got != "v1" {
+			t.Errorf("c/nodes n1 = %q, want v1", got)
+		}
+		var keys []uint64
+		var values []string
+		err := tx.Bucket([]byte("l/events")).ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				t.Errorf("l/events key %x: want 8 bytes", k)
+				return nil
+			}
+			keys = append(keys, binary.BigEndian.Uint64(k))
+			values = append(values, string(v))
+			return nil
+		})
+		if diff := cmp.Diff([]uint64{1, 2}, keys); diff != "" {
+			t.Errorf("l/events keys (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"e1", "e2"}, values); diff != "" {
+			t.Errorf("l/events values (-want +got):\n%s", diff)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var cmpSorted = cmp.Transformer("sorted", func(in []string) []string {
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return out
+})
+
+// countingCtx counts the calls of Err. From call failAt on (0: never), Err
+// reports context.Canceled.
+type countingCtx struct {
+	context.Context
+	calls  atomic.Int32
+	failAt int32
+}
+
+func (c *countingCtx) Err() error {
+	if n := c.calls.Add(1); c.failAt > 0 && n >= c.failAt {
+		return context.Canceled
+	}
+	return c.Context.Err()
+}
+
+// TestWriteBatchRerun makes one Write of a bbolt batch fail inside the
+// transaction, so that bbolt rolls the batch back and runs the other Writes
+// again: they must still be applied once and report their seqs once.
+func TestWriteBatchRerun(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "state.db"), bolt.Options{})
+	defer s.Close()
+	want := map[uint64]string{} // events seq -> value, from what Write returned
+	rerun := false
+	for attempt := 0; attempt < 10 && !rerun; attempt++ {
+		const writers = 20
+		ctxs := make([]*countingCtx, writers)
+		seqs := make([][]uint64, writers)
+		errs := make([]error, writers)
+		var wg sync.WaitGroup
+		for i := range writers {
+			ctxs[i] = &countingCtx{Context: t.Context()}
+			value := fmt.Sprintf("attempt %d writer %d", attempt, i)
+			wg.Go(func() {
+				seqs[i], errs[i] = s.Write(ctxs[i],
+					statestore.Put("nodes", value, []byte(value)),
+					statestore.Append("events", []byte(value)))
+			})
+		}
+		// Join the batch last (bbolt waits up to 10ms before running it).
+		time.Sleep(2 * time.Millisecond)
+		// Err is called once before the transaction: that call passes.
+		bad := &countingCtx{Context: t.Context(), failAt: 2}
+		if _, err := s.Write(bad, statestore.Put("nodes", "bad", nil), statestore.Append("events", []byte("bad"))); !errors.Is(err, context.Canceled) {
+			t.Errorf("Write cancelled during its transaction: error = %v, want context.Canceled", err)
+		}
+		wg.Wait()
+		for i := range writers {
+			if errs[i] != nil {
+				t.Fatalf("writer %d: %v", i, errs[i])
+			}
+			if len(seqs[i]) != 1 {
+				t.Fatalf("writer %d: Write returned seqs %v for its one append", i, seqs[i])
+			}
+			want[seqs[i][0]] = fmt.Sprintf("attempt %d writer %d", attempt, i)
+			if ctxs[i].calls.Load() > 2 {
+				rerun = true
+			}
+		}
+	}
+	if !rerun {
+		t.Skip("no batch was re-run in 10 attempts: the writers never shared a batch with the failing Write")
+	}
+	es, err := s.ReadLog(t.Context(), "events", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint64]string{}
+	for _, e := range es {
+		got[e.Seq] = string(e.Value)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events vs seqs returned by Write (-returned +log):\n%s", diff)
+	}
+	if _, err := s.Get(t.Context(), "nodes", "bad"); !errors.Is(err, statestore.ErrNoRecord) {
+		t.Errorf("record of the failed Write: error = %v, want ErrNoRecord", err)
+	}
+}
+
+// BenchmarkWriteConcurrent measures Write throughput when many goroutines
+// write: each Write puts a 1 KiB node record (4096 distinct keys) and
+// appends an event, as the orchestrator engine does for node transitions.
+func BenchmarkWriteConcurrent(b *testing.B) {
+	for _, goroutines := range []int{1, 8, 64, 256} {
+		b.Run(fmt.Sprint("goroutines=", goroutines), func(b *testing.B) {
+			s := open(b, filepath.Join(b.TempDir(), "state.db"), bolt.Options{})
+			defer s.Close()
+			record := bytes.Repeat([]byte("r"), 1024)
+			event := []byte(`{"time":"2026-01-02T03:04:05.123456789Z","kind":"stage","node":"node-00042","stage":"deploying"}`)
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for range goroutines {
+				wg.Go(func() {
+					for {
+						i := next.Add(1)
+						if i > int64(b.N) {
+							return
+						}
+						_, err := s.Write(b.Context(),
+							statestore.Put("nodes", fmt.Sprintf("node-%05d", i%4096), record),
+							statestore.Append("events", event))
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+		})
 	}
 }

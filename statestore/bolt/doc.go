@@ -7,6 +7,12 @@
 //
 // The file is created with mode 0600, its parent directory (if missing)
 // with mode 0700. Each Store method runs in a single bbolt transaction.
+// [Store.Write] uses bbolt's Batch: Writes from concurrent goroutines are
+// coalesced into one transaction, and so one fsync, after waiting up to
+// bbolt's MaxBatchDelay (10ms) for company. This multiplies throughput when
+// many goroutines write, but even a lone Write takes about 10ms. Each Write
+// is still all-or-none: when one Write of a batch fails, bbolt rolls the
+// batch back and runs the others again without it.
 //
 // # Layout
 //
@@ -30,8 +36,22 @@
 //	    key: 8-byte big-endian uint64 from the bucket's NextSequence
 //	         (1, 2, 3, ...), so key order is apply order
 //	    value: JSON object {"id": string, "applied": time}
+//	bucket "c/<collection>", one per statestore.Records collection
+//	    key: record key (bytes as given)
+//	    value: record value (bytes as given)
+//	bucket "l/<log>", one per statestore.Records log
+//	    key: 8-byte big-endian uint64 sequence number from the bucket's
+//	         NextSequence (1, 2, 3, ...), so key order is append order
+//	    value: entry value (bytes as given)
 //
 // A revision is written once, when its content is first applied, and never
 // changed afterwards. The current revision is the one named by the last
 // entry of "history".
+//
+// Collection and log names are [a-z0-9_-]+, so the "c/" and "l/" buckets
+// cannot clash with each other or with the buckets above. They are created
+// by the first Write to them, not by Open: files written before they
+// existed (still schema version 1) read as having no records and empty
+// logs. A collection bucket stays when its last record is deleted. Log
+// entries are never deleted.
 package bolt

@@ -22,6 +22,7 @@ type applied struct {
 }
 
 // Store is an in-memory statestore.Store. It is safe for concurrent use.
+// It keeps copies of the values written to it and returns copies.
 // The zero value is not usable; call [New].
 type Store struct {
 	mu      sync.Mutex
@@ -29,11 +30,17 @@ type Store struct {
 	revs    map[string]statestore.Revision // owned copies
 	history []applied
 	seq     uint64
+	colls   map[string]map[string][]byte     // collection -> key -> owned value
+	logs    map[string][]statestore.LogEntry // log -> entries (owned values), Seq i+1 at index i
 }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{revs: make(map[string]statestore.Revision)}
+	return &Store{
+		revs:  make(map[string]statestore.Revision),
+		colls: make(map[string]map[string][]byte),
+		logs:  make(map[string][]statestore.LogEntry),
+	}
 }
 
 // lock locks s after checking ctx; on success the caller must unlock.
@@ -148,7 +155,138 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.revs = nil
 	s.history = nil
+	s.colls = nil
+	s.logs = nil
 	return nil
+}
+
+// Write implements statestore.Records. Ops are validated before anything
+// is changed, so a Write is all-or-none.
+func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := statestore.ValidateOps(ops); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+
+	var seqs []uint64
+	for _, op := range ops {
+		switch op.Kind {
+		case statestore.OpPut:
+			coll := s.colls[op.Coll]
+			if coll == nil {
+				coll = make(map[string][]byte)
+				s.colls[op.Coll] = coll
+			}
+			coll[op.Key] = clone(op.Value)
+		case statestore.OpDelete:
+			delete(s.colls[op.Coll], op.Key)
+		case statestore.OpAppend:
+			seq := uint64(len(s.logs[op.Coll])) + 1
+			s.logs[op.Coll] = append(s.logs[op.Coll], statestore.LogEntry{Seq: seq, Value: clone(op.Value)})
+			seqs = append(seqs, seq)
+		}
+	}
+	return seqs, nil
+}
+
+// Get implements statestore.Records.
+func (s *Store) Get(ctx context.Context, coll, key string) ([]byte, error) {
+	if err := validateRecord(ctx, coll, key); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+
+	v, ok := s.colls[coll][key]
+	if !ok {
+		return nil, statestore.NoRecordError(coll, key)
+	}
+	return clone(v), nil
+}
+
+// List implements statestore.Records.
+func (s *Store) List(ctx context.Context, coll, prefix string) ([]statestore.Record, error) {
+	if err := validateName(ctx, "collection", coll); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+
+	recs := []statestore.Record{}
+	for k, v := range s.colls[coll] {
+		if strings.HasPrefix(k, prefix) {
+			recs = append(recs, statestore.Record{Key: k, Value: clone(v)})
+		}
+	}
+	slices.SortFunc(recs, func(a, b statestore.Record) int { return strings.Compare(a.Key, b.Key) })
+	return recs, nil
+}
+
+// ReadLog implements statestore.Records.
+func (s *Store) ReadLog(ctx context.Context, log string, after uint64, limit int) ([]statestore.LogEntry, error) {
+	if err := validateName(ctx, "log", log); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+
+	entries := s.logs[log]
+	if after >= uint64(len(entries)) {
+		return []statestore.LogEntry{}, nil
+	}
+	entries = entries[after:] // entry i has Seq i+1
+	if limit > 0 && limit < len(entries) {
+		entries = entries[:limit]
+	}
+	out := make([]statestore.LogEntry, len(entries))
+	for i, e := range entries {
+		out[i] = statestore.LogEntry{Seq: e.Seq, Value: clone(e.Value)}
+	}
+	return out, nil
+}
+
+// LastSeq implements statestore.Records.
+func (s *Store) LastSeq(ctx context.Context, log string) (uint64, error) {
+	if err := validateName(ctx, "log", log); err != nil {
+		return 0, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+
+	return uint64(len(s.logs[log])), nil
+}
+
+func validateName(ctx context.Context, what, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return statestore.ValidateName(what, name)
+}
+
+func validateRecord(ctx context.Context, coll, key string) error {
+	if err := validateName(ctx, "collection", coll); err != nil {
+		return err
+	}
+	return statestore.ValidateKey(coll, key)
+}
+
+// clone returns a copy of b that is never nil.
+func clone(b []byte) []byte {
+	return append([]byte{}, b...)
 }
 
 var _ statestore.Store = (*Store)(nil)

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/sim/maas"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// demoStages are the deploy workflow's stages in the order the progress
+// shows them.
+var demoStages = []orchestrator.Stage{orchestrator.StagePending, orchestrator.StageOOBPrepare, orchestrator.StageIdentify,
+	orchestrator.StageCommission, orchestrator.StageConfigure, orchestrator.StageDeploy, orchestrator.StageBootstrap,
+	orchestrator.StageDeployed}
+
+// deployRun is the outcome of a demo deployment.
+type deployRun struct {
+	Nodes                int     `json:"nodes"`
+	Deployed             int     `json:"deployed"`
+	Failed               int     `json:"failed"`
+	Leaked               int     `json:"leaked"`
+	DuplicateAllocations int     `json:"duplicate_allocations"`
+	WallSeconds          float64 `json:"wall_seconds"`
+	IdealSeconds         float64 `json:"ideal_seconds"`
+	MAASRequests         int     `json:"maas_requests"`
+
+	results []orchestrator.NodeResult
+}
+
+// demoDeploy starts the lab from d, prepares the site and deploys every
+// node with the engine, showing progress when show is set.
+func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore.Store, scale float64, faults *maas.Faults, show bool) (deployRun, error) {
+	var out deployRun
+	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: scale, Faults: faults, Seed: 1, Log: a.log})
+	if err != nil {
+		return out, err
+	}
+	defer env.Close()
+	info := env.Lab.Info()
+	if show {
+		fmt.Fprintf(a.stdout, "virtual lab: simulated MAAS at %s, %d machines with simulated BMCs on 127.0.0.1; time runs %gx faster\n",
+			info.MAASURL, len(info.BMCs), 1/scale)
+	}
+	e, err := env.Engine(ctx)
+	if err != nil {
+		return out, err
+	}
+	defer e.Close()
+	site, err := e.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Revision: env.Revision, Requester: "demo"})
+	if err != nil {
+		return out, err
+	}
+	if site, err = e.Wait(ctx, site.ID); err != nil {
+		return out, err
+	}
+	if site.Status != orchestrator.TaskSucceeded {
+		return out, fmt.Errorf("prepare_site %s: %s", site.Status, site.Message)
+	}
+	if show {
+		fmt.Fprintf(a.stdout, "prepare_site: %s\n\n", site.Message)
+	}
+	before := env.Lab.MAAS.Stats().Snapshot().Total
+	start := time.Now()
+	task, err := e.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Revision: env.Revision, Requester: "demo"})
+	if err != nil {
+		return out, err
+	}
+	var r *progress.Renderer
+	if show {
+		f, ok := a.stdout.(*os.File)
+		r = progress.New(a.stdout, ok && progress.IsTerminal(f))
+	}
+	done := make(chan error, 1)
+	go func() { _, err := e.Wait(ctx, task.ID); done <- err }()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for waiting := true; waiting; {
+		select {
+		case err := <-done:
+			if err != nil {
+				return out, err
+			}
+			waiting = false
+		case <-tick.C:
+		}
+		_, res, err := e.Task(ctx, task.ID)
+		if err != nil {
+			return out, err
+		}
+		if r != nil {
+			snap := snapshot(res, time.Since(start))
+			if waiting {
+				r.Update(snap)
+			} else {
+				r.Finish(snap)
+			}
+		}
+		out.results = res
+	}
+	out.WallSeconds = time.Since(start).Seconds()
+	out.IdealSeconds = maas.IdealDeploySeconds(maas.DefaultDurations, scale)
+	aud, err := env.Audit(ctx, e)
+	if err != nil {
+		return out, err
+	}
+	out.Nodes = len(out.results)
+	for _, res := range out.results {
+		if res.Outcome == orchestrator.OutcomeSucceeded && res.Stage == orchestrator.StageDeployed {
+			out.Deployed++
+		} else {
+			out.Failed++
+		}
+	}
+	out.Leaked, out.DuplicateAllocations = len(aud.Leaked), aud.DuplicateAllocations
+	out.MAASRequests = aud.MAASRequests - before
+	return out, nil
+}
+
+// snapshot counts the nodes in each stage.
+func snapshot(res []orchestrator.NodeResult, elapsed time.Duration) progress.Snapshot {
+	count := map[orchestrator.Stage]int{}
+	s := progress.Snapshot{Total: len(res), Elapsed: elapsed}
+	for _, r := range res {
+		switch r.Outcome {
+		case orchestrator.OutcomeSucceeded:
+			s.Done++
+			count[r.Stage]++
+		case orchestrator.OutcomeFailed, orchestrator.OutcomeCancelled, orchestrator.OutcomeManual:
+			s.Failed = append(s.Failed, progress.Failure{Node: r.Node, Stage: string(r.Stage), Reason: r.Reason})
+		default:
+			count[r.Stage]++
+		}
+	}
+	for _, st := range demoStages {
+		s.Stages = append(s.Stages, progress.Stage{Name: string(st), Count: count[st]})
+	}
+	return s
+}
+
+// printSummary writes the per-node table and the totals.
+func (a *app) printSummary(run deployRun) {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nNODE\tSTAGE\tOUTCOME\tFAILED CALLS\tTIME\tREASON")
+	for _, r := range run.results {
+		took := ""
+		if !r.Started.IsZero() && !r.Finished.IsZero() {
+			took = r.Finished.Sub(r.Started).Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Node, r.Stage, r.Outcome, r.Attempts, took, r.Reason)
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(a.stdout, "\n%d of %d nodes deployed, %d failed; %d leaked machines, %d duplicate allocations\n",
+		run.Deployed, run.Nodes, run.Failed, run.Leaked, run.DuplicateAllocations)
+	fmt.Fprintf(a.stdout, "wall time %.2fs against an ideal of %.2fs (the lab's enlist+commission+deploy of one machine); %d MAAS requests (%.1f per node)\n",
+		run.WallSeconds, run.IdealSeconds, run.MAASRequests, float64(run.MAASRequests)/float64(max(run.Nodes, 1)))
+}

@@ -1,0 +1,118 @@
+package orchestrator_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/sim/maas"
+	"github.com/slipway-dev/slipway/statestore"
+	"github.com/slipway-dev/slipway/statestore/memory"
+)
+
+func startEnv(t *testing.T, d *design.Design, store statestore.Store, faults *maas.Faults, tune func(*orchestrator.Config)) *labrun.Env {
+	t.Helper()
+	if store == nil {
+		store = memory.New()
+	}
+	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: store, TimeScale: 0.001, Faults: faults, Seed: 7, Tune: tune})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Close)
+	return env
+}
+
+func engine(t *testing.T, env *labrun.Env) *orchestrator.Engine {
+	t.Helper()
+	e, err := env.Engine(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+func run(t *testing.T, e *orchestrator.Engine, req orchestrator.Request, want orchestrator.TaskStatus) (orchestrator.Task, []orchestrator.NodeResult) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	task, err := e.Submit(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Wait(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	task, res, err := e.Task(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Status != want {
+		for _, r := range res {
+			t.Logf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
+		}
+		t.Fatalf("task %s %s: status %s (%s), want %s", task.ID, task.Action, task.Status, task.Message, want)
+	}
+	return task, res
+}
+
+func audit(t *testing.T, env *labrun.Env, e *orchestrator.Engine, deployed int) {
+	t.Helper()
+	a, err := env.Audit(t.Context(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Deployed != deployed || len(a.Leaked) != 0 || a.DuplicateAllocations != 0 {
+		t.Fatalf("audit: %d deployed (want %d), leaked %v, %d duplicate allocations", a.Deployed, deployed, a.Leaked, a.DuplicateAllocations)
+	}
+}
+
+func TestDeployExampleSite(t *testing.T) {
+	d := testsite.Example(t)
+	env := startEnv(t, d, nil, nil, nil)
+	e := engine(t, env)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskSucceeded)
+	if len(res) != len(d.Nodes) {
+		t.Fatalf("%d results for %d nodes", len(res), len(d.Nodes))
+	}
+	for _, r := range res {
+		if r.Stage != orchestrator.StageDeployed || r.Outcome != orchestrator.OutcomeSucceeded {
+			t.Errorf("%s: %s %s", r.Node, r.Stage, r.Outcome)
+		}
+	}
+	audit(t, env, e, len(d.Nodes))
+	// Destroy releases every machine.
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Requester: "test"}, orchestrator.TaskSucceeded)
+	audit(t, env, e, 0)
+}
+
+func generated(t *testing.T, n int) *design.Design {
+	t.Helper()
+	d, err := labrun.Generated(t.Context(), t.TempDir(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestDeploy50Nodes(t *testing.T) {
+	d := generated(t, 50)
+	env := startEnv(t, d, nil, nil, nil)
+	e := engine(t, env)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	start := time.Now()
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskSucceeded)
+	t.Logf("50 nodes deployed in %s", time.Since(start).Round(time.Millisecond))
+	audit(t, env, e, 50)
+	// Redeploy: release, then the whole path again.
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionRedeployNodes, Requester: "test",
+		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Racks: []string{d.Nodes[d.NodeNames()[0]].Spec.Rack}}}}},
+		orchestrator.TaskSucceeded)
+	audit(t, env, e, 50)
+}

@@ -1,0 +1,339 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/secrets"
+)
+
+// Drivers are the drivers the engine drives, by role.
+type Drivers struct {
+	OOB     drivers.OOB
+	Server  drivers.Server
+	Network drivers.Network
+}
+
+// Bootstrapper tells when a deployed node has finished its boot actions
+// (the introspection API implements it). Result Done: every signalling
+// action reported success; Failed: one reported failure; InProgress:
+// still waiting.
+type Bootstrapper interface {
+	BootstrapStatus(ctx context.Context, node string) (drivers.Result, error)
+}
+
+// UserDataFunc returns the cloud-init user data a node is deployed with.
+type UserDataFunc func(ctx context.Context, d *design.Design, node string) ([]byte, error)
+
+// Config configures an Engine.
+type Config struct {
+	Store   Store
+	Drivers Drivers
+	// Secrets resolves the design's secret references (BMC passwords);
+	// nil uses secrets.Resolve.
+	Secrets func(ref string) (drivers.Secret, error)
+	// BMCEndpoint rewrites where a node's BMC is reached (the virtual lab
+	// maps the design's addresses to its loopback ports); nil keeps the
+	// design's.
+	BMCEndpoint func(b drivers.BMC) drivers.BMC
+	Limits      Limits
+	Retry       RetryPolicy
+	// DeployRetries is how many times a failed deployment is released
+	// and deployed again before the node fails (default 1).
+	DeployRetries int
+	// Timeouts per stage; missing stages use DefaultTimeouts. They are
+	// longer than MAAS's own (30 minutes) so that MAAS's verdict, with
+	// its reason, arrives first.
+	Timeouts map[Stage]time.Duration
+	// PollInterval is how often waiting nodes' machines are polled, in
+	// one batched call (default 10s).
+	PollInterval time.Duration
+	// MaxWait caps how long a waiting node sleeps before it looks again
+	// itself, whatever its driver suggested (default 1m).
+	MaxWait time.Duration
+	// TimeScale multiplies every duration the engine waits: driver hints,
+	// backoff, poll interval, timeouts (default 1; the virtual lab runs
+	// its phases faster and the engine follows).
+	TimeScale float64
+	// SweepInterval is how often the leak and drift sweep runs while the
+	// engine runs (default 10m; negative: only at start).
+	SweepInterval time.Duration
+	// ReleaseLeaks: the sweep releases leaked machines (default: report only).
+	ReleaseLeaks bool
+	Bootstrap    Bootstrapper // nil: the bootstrap stage has nothing to wait for
+	UserData     UserDataFunc // nil: no user data
+	Log          zerolog.Logger
+}
+
+// DefaultTimeouts per stage.
+var DefaultTimeouts = map[Stage]time.Duration{
+	StageVerify:     5 * time.Minute,
+	StageOOBPrepare: 10 * time.Minute,
+	StageIdentify:   30 * time.Minute, // a machine PXE-boots and enlists
+	StageCommission: 45 * time.Minute,
+	StageConfigure:  20 * time.Minute,
+	StageDeploy:     60 * time.Minute, // MAAS gives up after 30
+	StageBootstrap:  60 * time.Minute,
+	StageReleasing:  45 * time.Minute, // erasing disks takes a while
+	StagePower:      10 * time.Minute,
+}
+
+// Engine runs tasks. It is safe for concurrent use.
+type Engine struct {
+	cfg  Config
+	rec  records
+	log  zerolog.Logger
+	glob sem
+	prov sem
+	bmcs keyedLocks
+	poll *poller
+
+	mu      sync.Mutex
+	runs    map[string]*taskRun // running tasks
+	leases  map[string]string   // node → task holding it
+	leaseCh chan struct{}       // closed and replaced when a lease is released
+	frozen  map[string]string   // node → why it is frozen
+	designs map[string]*design.Design
+
+	ctx    context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// New returns an engine; Start resumes its unfinished tasks.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("orchestrator: no state store")
+	}
+	if cfg.Secrets == nil {
+		cfg.Secrets = secrets.Resolve
+	}
+	if cfg.TimeScale <= 0 {
+		cfg.TimeScale = 1
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	cfg.Retry = cfg.Retry.withDefaults()
+	if cfg.DeployRetries == 0 {
+		cfg.DeployRetries = 1
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = time.Duration(float64(10*time.Second) * cfg.TimeScale)
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = time.Minute
+	}
+	if cfg.SweepInterval == 0 {
+		cfg.SweepInterval = 10 * time.Minute
+	}
+	e := &Engine{cfg: cfg, rec: records{cfg.Store}, log: cfg.Log,
+		glob: make(sem, cfg.Limits.Global), prov: make(sem, cfg.Limits.Provisioner),
+		runs: map[string]*taskRun{}, leases: map[string]string{}, leaseCh: make(chan struct{}),
+		frozen: map[string]string{}, designs: map[string]*design.Design{}}
+	e.poll = newPoller(e, cfg.PollInterval)
+	return e, nil
+}
+
+// scaled applies the time scale.
+func (e *Engine) scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * e.cfg.TimeScale)
+}
+
+// minTimeout floors scaled stage timeouts: a stage's API calls take real
+// time whatever the time scale.
+const minTimeout = time.Minute
+
+func (e *Engine) timeout(s Stage) time.Duration {
+	if d, ok := e.cfg.Timeouts[s]; ok {
+		return d
+	}
+	d, ok := DefaultTimeouts[s]
+	if !ok {
+		d = 30 * time.Minute
+	}
+	return max(e.scaled(d), min(d, minTimeout))
+}
+
+// Start loads the engine's state and resumes every task that was queued
+// or running when the process stopped; it then runs the leak and drift
+// sweep, and periodically afterwards. ctx bounds the engine's life.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	e.ctx, e.stop = context.WithCancel(ctx)
+	e.mu.Unlock()
+	nodes, err := e.rec.nodes(ctx)
+	if err != nil {
+		return fmt.Errorf("load node records: %w", err)
+	}
+	tasks, err := e.rec.tasks(ctx)
+	if err != nil {
+		return fmt.Errorf("load tasks: %w", err)
+	}
+	live := map[string]bool{}
+	for _, t := range tasks {
+		if !t.Status.Finished() {
+			live[t.ID] = true
+		}
+	}
+	e.mu.Lock()
+	for _, n := range nodes {
+		if n.Frozen {
+			e.frozen[n.Name] = n.FrozenWhy
+		}
+		if n.Task != "" && live[n.Task] {
+			e.leases[n.Name] = n.Task
+		}
+	}
+	e.mu.Unlock()
+	e.wg.Add(1)
+	go func() { defer e.wg.Done(); e.poll.run(e.ctx) }()
+	for _, t := range tasks {
+		if !t.Status.Finished() {
+			e.log.Info().Str("task", t.ID).Str("action", string(t.Action)).Msg("resuming task after restart")
+			e.launch(t)
+		}
+	}
+	e.wg.Add(1)
+	go func() { defer e.wg.Done(); e.sweepLoop(e.ctx) }()
+	return nil
+}
+
+// Close stops every task where it stands, without compensation: they
+// resume at the next Start. It waits for the goroutines to end.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	if e.closed || e.stop == nil {
+		e.closed = true
+		e.mu.Unlock()
+		return
+	}
+	e.closed = true
+	e.mu.Unlock()
+	e.stop()
+	e.wg.Wait()
+}
+
+// design returns the resolved design of a stored revision.
+func (e *Engine) design(ctx context.Context, rev string) (*design.Design, string, error) {
+	e.mu.Lock()
+	d := e.designs[rev]
+	e.mu.Unlock()
+	if d != nil {
+		return d, rev, nil
+	}
+	r, err := e.cfg.Store.Revision(ctx, rev)
+	if err != nil {
+		return nil, "", err
+	}
+	d = &design.Design{}
+	if err := json.Unmarshal(r.Design, d); err != nil {
+		return nil, "", fmt.Errorf("design revision %s: %w", r.ID, err)
+	}
+	e.mu.Lock()
+	e.designs[r.ID] = d
+	e.mu.Unlock()
+	return d, r.ID, nil
+}
+
+// callServer runs fn under the global and provisioner limits.
+func (e *Engine) callServer(ctx context.Context, fn func(context.Context) error) error {
+	if e.cfg.Drivers.Server == nil {
+		return drivers.Errorf(drivers.Permanent, "no server driver configured")
+	}
+	if err := e.glob.acquire(ctx); err != nil {
+		return err
+	}
+	defer e.glob.release()
+	if err := e.prov.acquire(ctx); err != nil {
+		return err
+	}
+	defer e.prov.release()
+	return fn(ctx)
+}
+
+// callBMC runs fn under the global limit and the BMC's own lock.
+func (e *Engine) callBMC(ctx context.Context, b drivers.BMC, fn func(context.Context) error) error {
+	if e.cfg.Drivers.OOB == nil {
+		return drivers.Errorf(drivers.Permanent, "no OOB driver configured")
+	}
+	unlock, err := e.bmcs.lock(ctx, fmt.Sprintf("%s:%d", b.Address, b.Port))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := e.glob.acquire(ctx); err != nil {
+		return err
+	}
+	defer e.glob.release()
+	return fn(ctx)
+}
+
+// status asks the server driver about machines, in one call.
+func (e *Engine) status(ctx context.Context, refs []drivers.NodeRef) ([]drivers.Machine, error) {
+	var ms []drivers.Machine
+	err := e.callServer(ctx, func(ctx context.Context) error {
+		var err error
+		ms, err = e.cfg.Drivers.Server.Status(ctx, refs)
+		return err
+	})
+	return ms, err
+}
+
+// bmc returns how to reach a node's BMC, with its password resolved.
+func (e *Engine) bmc(d *design.Design, n *design.Node) (drivers.BMC, error) {
+	pw, err := e.password(d, n)
+	if err != nil {
+		return drivers.BMC{}, err
+	}
+	b := drivers.BMCFromDesign(d, n, pw)
+	if e.cfg.BMCEndpoint != nil {
+		b = e.cfg.BMCEndpoint(b)
+	}
+	return b, nil
+}
+
+func (e *Engine) password(d *design.Design, n *design.Node) (drivers.Secret, error) {
+	driver := "ipmi"
+	if d.Site != nil && d.Site.Spec.Drivers.OOB != "" {
+		driver = d.Site.Spec.Drivers.OOB
+	}
+	ref := n.OOB(driver).PasswordRef
+	if ref == "" {
+		return drivers.Secret{}, nil
+	}
+	pw, err := e.cfg.Secrets(ref)
+	if err != nil {
+		return drivers.Secret{}, drivers.Errorf(drivers.Permanent,
+			"node %s: BMC password %s: %v (set the secret, then retry the task)", n.Metadata.Name, ref, err)
+	}
+	return pw, nil
+}
+
+// serverNode is what the server driver needs of a node.
+func (e *Engine) serverNode(d *design.Design, n *design.Node, machineID string) (drivers.Node, error) {
+	dn := drivers.NodeFromDesign(d, n, machineID)
+	pw, err := e.password(d, n)
+	if err != nil {
+		return drivers.Node{}, err
+	}
+	dn.Power = drivers.PowerFromDesign(d, n, pw)
+	if e.cfg.BMCEndpoint != nil { // the provisioner reaches the BMC where the engine does
+		b := e.cfg.BMCEndpoint(drivers.BMCFromDesign(d, n, pw))
+		dn.Power.Address, dn.Power.Port = b.Address, b.Port
+		dn.BMCAddress = b.Address
+		if b.Port != 0 {
+			dn.BMCAddress = net.JoinHostPort(b.Address, strconv.Itoa(b.Port))
+		}
+	}
+	return dn, nil
+}

@@ -1,0 +1,118 @@
+package orchestrator
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Limits bound how much the engine does at once.
+type Limits struct {
+	// Global bounds driver calls in flight, of every kind (default 64).
+	Global int
+	// Provisioner bounds calls to the server driver (default 32): MAAS
+	// serves a region's API from a few workers.
+	Provisioner int
+	// One operation per BMC is always enforced: BMCs handle few sessions.
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Global <= 0 {
+		l.Global = 64
+	}
+	if l.Provisioner <= 0 {
+		l.Provisioner = 32
+	}
+	return l
+}
+
+// sem is a counting semaphore.
+type sem chan struct{}
+
+func (s sem) acquire(ctx context.Context) error {
+	select {
+	case s <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s sem) release() { <-s }
+
+// keyedLocks gives one lock per key (a BMC address), created on demand and
+// dropped when unused.
+type keyedLocks struct {
+	mu    sync.Mutex
+	locks map[string]*keyLock
+}
+
+type keyLock struct {
+	ch    chan struct{}
+	users int
+}
+
+func (k *keyedLocks) lock(ctx context.Context, key string) (func(), error) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyLock{ch: make(chan struct{}, 1)}
+		k.locks[key] = l
+	}
+	l.users++
+	k.mu.Unlock()
+	drop := func() {
+		k.mu.Lock()
+		l.users--
+		if l.users == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; drop() }, nil
+	case <-ctx.Done():
+		drop()
+		return nil, ctx.Err()
+	}
+}
+
+// RetryPolicy is the per-stage retry budget for transient errors.
+type RetryPolicy struct {
+	Attempts int           // failed calls allowed per stage before the node fails (default 6)
+	Base     time.Duration // first backoff (default 2s)
+	Max      time.Duration // backoff cap (default 2m)
+}
+
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	if p.Attempts <= 0 {
+		p.Attempts = 6
+	}
+	if p.Base <= 0 {
+		p.Base = 2 * time.Second
+	}
+	if p.Max <= 0 {
+		p.Max = 2 * time.Minute
+	}
+	return p
+}
+
+// backoff returns the wait before attempt n+1 after n failures: capped
+// exponential with full jitter in [d/2, d].
+func (p RetryPolicy) backoff(n int) time.Duration {
+	d := p.Base
+	for i := 1; i < n && d < p.Max; i++ {
+		d *= 2
+	}
+	d = min(d, p.Max)
+	half := d / 2
+	if half <= 0 {
+		return d
+	}
+	return half + time.Duration(rand.Int64N(int64(half)+1))
+}

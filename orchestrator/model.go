@@ -1,0 +1,245 @@
+package orchestrator
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/slipway-dev/slipway/design"
+)
+
+// Action is what a task does.
+type Action string
+
+// Actions.
+const (
+	ActionValidateDesign Action = "validate_design"
+	ActionVerifySite     Action = "verify_site"
+	ActionPrepareSite    Action = "prepare_site"
+	ActionVerifyNodes    Action = "verify_nodes"
+	ActionPrepareNodes   Action = "prepare_nodes"
+	ActionDeployNodes    Action = "deploy_nodes"
+	ActionRedeployNodes  Action = "redeploy_nodes"
+	ActionDestroyNodes   Action = "destroy_nodes"
+	ActionPowerOn        Action = "power_on"
+	ActionPowerOff       Action = "power_off"
+	ActionPowerCycle     Action = "power_cycle"
+)
+
+// Actions lists every action in the order an operator meets them.
+var Actions = []Action{ActionValidateDesign, ActionVerifySite, ActionPrepareSite, ActionVerifyNodes,
+	ActionPrepareNodes, ActionDeployNodes, ActionRedeployNodes, ActionDestroyNodes,
+	ActionPowerOn, ActionPowerOff, ActionPowerCycle}
+
+// SiteAction reports whether a acts on the site rather than on nodes.
+func (a Action) SiteAction() bool {
+	return a == ActionValidateDesign || a == ActionVerifySite || a == ActionPrepareSite
+}
+
+// ParseAction checks an action name.
+func ParseAction(s string) (Action, error) {
+	if slices.Contains(Actions, Action(s)) {
+		return Action(s), nil
+	}
+	return "", fmt.Errorf("unknown action %q: use one of %v", s, Actions)
+}
+
+// TaskStatus is where a task is.
+type TaskStatus string
+
+// Task statuses.
+const (
+	TaskQueued             TaskStatus = "queued"
+	TaskRunning            TaskStatus = "running"
+	TaskSucceeded          TaskStatus = "succeeded"
+	TaskPartiallySucceeded TaskStatus = "partially_succeeded"
+	TaskFailed             TaskStatus = "failed"
+	TaskCancelled          TaskStatus = "cancelled"
+)
+
+// Finished reports a terminal status.
+func (s TaskStatus) Finished() bool {
+	return s == TaskSucceeded || s == TaskPartiallySucceeded || s == TaskFailed || s == TaskCancelled
+}
+
+// Stage is a step of a node workflow.
+type Stage string
+
+// Stages. The deploy workflow runs pending → oob-prepare → identify →
+// commission → configure → deploy → bootstrap → deployed.
+const (
+	StagePending    Stage = "pending"
+	StageVerify     Stage = "verify"
+	StageOOBPrepare Stage = "oob-prepare"
+	StageIdentify   Stage = "identify"
+	StageCommission Stage = "commission"
+	StageConfigure  Stage = "configure"
+	StageDeploy     Stage = "deploy"
+	StageBootstrap  Stage = "bootstrap"
+	StageReleasing  Stage = "releasing"
+	StagePower      Stage = "power"
+	// Terminal stages.
+	StageDeployed Stage = "deployed"
+	StageReady    Stage = "ready"    // prepare_nodes: commissioned, unallocated
+	StageVerified Stage = "verified" // verify_nodes
+	StageReleased Stage = "released"
+	StagePowered  Stage = "powered"
+)
+
+// Outcome of a node within a task.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeQueued    Outcome = "queued"  // selected, waiting for its lease or a slot
+	OutcomeRunning   Outcome = "running" // advancing (or waiting on the provisioner)
+	OutcomeSucceeded Outcome = "succeeded"
+	OutcomeFailed    Outcome = "failed"
+	OutcomeCancelled Outcome = "cancelled"
+	// OutcomeManual: frozen until an operator releases it; nothing
+	// automatic touches the node.
+	OutcomeManual Outcome = "manual-intervention"
+)
+
+// Finished reports whether a node result is final for its task.
+func (o Outcome) Finished() bool {
+	return o == OutcomeSucceeded || o == OutcomeFailed || o == OutcomeCancelled || o == OutcomeManual
+}
+
+// Filter selects nodes: each set is a design.NodeFilter (all of its
+// criteria must hold: names, labels, tags, racks); the sets combine as a
+// union (default: a node matching any set) or an intersection. No sets
+// selects every node.
+type Filter struct {
+	Type string              `json:"type,omitempty"` // union | intersection
+	Sets []design.NodeFilter `json:"sets,omitempty"`
+}
+
+// Select returns the names of d's nodes the filter selects, sorted.
+func (f Filter) Select(d *design.Design) ([]string, error) {
+	if f.Type != "" && f.Type != "union" && f.Type != "intersection" {
+		return nil, fmt.Errorf("node filter type %q: use union or intersection", f.Type)
+	}
+	var out []string
+	for _, name := range d.NodeNames() {
+		if f.matches(d.Nodes[name]) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+func (f Filter) matches(n *design.Node) bool {
+	if len(f.Sets) == 0 {
+		return true
+	}
+	inter := f.Type == "intersection"
+	for i := range f.Sets {
+		m := f.Sets[i].Matches(n)
+		if m && !inter {
+			return true
+		}
+		if !m && inter {
+			return false
+		}
+	}
+	return inter
+}
+
+// Task is one request to act on the site or on a set of nodes.
+type Task struct {
+	ID        string     `json:"id"`
+	Action    Action     `json:"action"`
+	Filter    Filter     `json:"nodeFilter"`
+	Revision  string     `json:"designRevision"`
+	Requester string     `json:"requester"`
+	Status    TaskStatus `json:"status"`
+	Nodes     []string   `json:"nodes,omitempty"` // selected when the task was created
+	Message   string     `json:"message,omitempty"`
+	Created   time.Time  `json:"created"`
+	Started   time.Time  `json:"started,omitzero"`
+	Finished  time.Time  `json:"finished,omitzero"`
+	// Cancel asks the engine to stop the task and compensate.
+	Cancel bool `json:"cancel,omitempty"`
+}
+
+// NodeResult is one node's result within a task.
+type NodeResult struct {
+	Node     string    `json:"node"`
+	Stage    Stage     `json:"stage"`
+	Outcome  Outcome   `json:"outcome"`
+	Attempts int       `json:"attempts"` // driver calls that failed, over all stages
+	Class    string    `json:"class,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	Started  time.Time `json:"started,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
+}
+
+// Intent is a provisioner mutation about to be made, persisted first.
+type Intent struct {
+	Op   string    `json:"op"` // deploy (allocates when needed) | release
+	Task string    `json:"task"`
+	At   time.Time `json:"at"`
+}
+
+// Transition is one entry of a node's workflow history.
+type Transition struct {
+	At      time.Time `json:"at"`
+	Task    string    `json:"task,omitempty"`
+	From    Stage     `json:"from"`
+	To      Stage     `json:"to"`
+	Message string    `json:"message,omitempty"`
+}
+
+// historyLen is how many transitions a node record keeps.
+const historyLen = 30
+
+// NodeRecord is the engine's durable view of one node, written after
+// every transition: the workflow checkpoint, the lease, the provisioner
+// machine, the intent in flight.
+type NodeRecord struct {
+	Name      string `json:"name"`
+	MachineID string `json:"machineId,omitempty"`
+	Observed  string `json:"observed,omitempty"` // provisioner state last seen
+	// Task holds the node's lease: the task driving it ("" when free).
+	Task     string  `json:"task,omitempty"`
+	Action   Action  `json:"action,omitempty"` // the workflow running or last run
+	Stage    Stage   `json:"stage"`
+	Step     int     `json:"step,omitempty"` // sub-step within the stage
+	Outcome  Outcome `json:"outcome,omitempty"`
+	Attempts int     `json:"attempts,omitempty"` // failed calls in this stage
+	Total    int     `json:"totalAttempts,omitempty"`
+	// Rounds counts failed deployments released and retried.
+	Rounds int `json:"rounds,omitempty"`
+	// PXEKicked: the OOB prepare powered the machine into PXE for this run.
+	Intent      *Intent      `json:"intent,omitempty"`
+	AllocatedBy string       `json:"allocatedBy,omitempty"` // task whose deploy intent took the machine
+	Class       string       `json:"class,omitempty"`
+	Reason      string       `json:"reason,omitempty"`
+	Frozen      bool         `json:"frozen,omitempty"`
+	FrozenWhy   string       `json:"frozenReason,omitempty"`
+	StageStart  time.Time    `json:"stageStarted,omitzero"`
+	NextAt      time.Time    `json:"nextAt,omitzero"`
+	Updated     time.Time    `json:"updated,omitzero"`
+	History     []Transition `json:"history,omitempty"`
+}
+
+// addHistory appends a transition, keeping the last historyLen.
+func (r *NodeRecord) addHistory(t Transition) {
+	r.History = append(r.History, t)
+	if n := len(r.History); n > historyLen {
+		r.History = slices.Clone(r.History[n-historyLen:])
+	}
+}
+
+// Event is one entry of the engine's event log.
+type Event struct {
+	Seq     uint64    `json:"seq"`
+	Time    time.Time `json:"time"`
+	Task    string    `json:"task,omitempty"`
+	Node    string    `json:"node,omitempty"`
+	Stage   Stage     `json:"stage,omitempty"`
+	Level   string    `json:"level"` // info | warn | error
+	Kind    string    `json:"kind"`  // e.g. transition, retry, failed, leak, drift, task
+	Message string    `json:"message"`
+}

@@ -1,0 +1,345 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// sequence is the state table's path for an action: the stages a node
+// passes through, the last one terminal.
+func sequence(a Action) []Stage {
+	build := []Stage{StageOOBPrepare, StageIdentify, StageCommission, StageConfigure, StageDeploy, StageBootstrap, StageDeployed}
+	switch a {
+	case ActionDeployNodes:
+		return build
+	case ActionRedeployNodes:
+		return append([]Stage{StageReleasing}, build...)
+	case ActionPrepareNodes:
+		return []Stage{StageOOBPrepare, StageIdentify, StageCommission, StageReady}
+	case ActionVerifyNodes:
+		return []Stage{StageVerify, StageVerified}
+	case ActionDestroyNodes:
+		return []Stage{StageReleasing, StageReleased}
+	case ActionPowerOn, ActionPowerOff, ActionPowerCycle:
+		return []Stage{StagePower, StagePowered}
+	}
+	return nil
+}
+
+// next is the stage after s in seq; a stage not on the path (releasing
+// before a clean restart) leads to the path's start.
+func next(seq []Stage, s Stage) Stage {
+	i := slices.Index(seq, s)
+	if i < 0 {
+		return seq[0]
+	}
+	return seq[min(i+1, len(seq)-1)]
+}
+
+// nodeRun drives one node of a task.
+type nodeRun struct {
+	e   *Engine
+	run *taskRun
+	d   *design.Design
+	n   *design.Node
+	seq []Stage
+	log zerolog.Logger
+
+	rec NodeRecord
+	res NodeResult
+}
+
+// stepKind is what a stage handler decided.
+type stepKind int
+
+const (
+	stepAdvance stepKind = iota // to the next stage
+	stepSub                     // to the next sub-step of this stage
+	stepWait                    // in progress: call again later
+	stepFail                    // failed: the driver's verdict
+	stepAgain                   // call the stage again now (the handler saved its progress)
+)
+
+type step struct {
+	kind stepKind
+	msg  string
+	wait time.Duration // stepWait: the driver's hint
+	poll bool          // stepWait: wake on a status change of the machine
+}
+
+func advance(format string, args ...any) step {
+	return step{kind: stepAdvance, msg: fmt.Sprintf(format, args...)}
+}
+func sub(format string, args ...any) step {
+	return step{kind: stepSub, msg: fmt.Sprintf(format, args...)}
+}
+func waitFor(r drivers.Result, poll bool) step {
+	return step{kind: stepWait, msg: r.Message, wait: r.RetryAfter, poll: poll}
+}
+func failed(format string, args ...any) step {
+	return step{kind: stepFail, msg: fmt.Sprintf(format, args...)}
+}
+
+// drive runs the node to a final outcome, or returns when the engine
+// stops (the checkpoint stays; the next start resumes it).
+func (r *nodeRun) drive() {
+	ctx := r.run.ctx
+	name := r.n.Metadata.Name
+	r.res = r.run.result(name)
+	r.res.Node = name
+	if !r.lease(ctx) {
+		if r.run.isCancelled() && r.e.ctx.Err() == nil {
+			r.res.Outcome, r.res.Finished, r.res.Reason = OutcomeCancelled, now(), "cancelled before it started"
+			r.saveResultOnly()
+		}
+		return
+	}
+	rec, _, err := r.e.rec.node(r.e.ctx, name)
+	if err != nil {
+		r.log.Error().Err(err).Msg("load node record")
+		r.unlease()
+		return
+	}
+	r.rec = rec
+	if r.rec.Task != r.run.id { // a fresh start; else resume from the checkpoint
+		r.rec.Task, r.rec.Action = r.run.id, r.run.task.Action
+		r.rec.Stage, r.rec.Step, r.rec.Attempts, r.rec.Rounds = r.seq[0], 0, 0, 0
+		r.rec.Outcome, r.rec.Class, r.rec.Reason, r.rec.NextAt = OutcomeRunning, "", "", time.Time{}
+		r.rec.StageStart = now()
+		r.res.Started, r.res.Stage, r.res.Outcome = now(), r.rec.Stage, OutcomeRunning
+		if !r.save(r.event("info", "transition", "%s started at %s", r.run.task.Action, r.rec.Stage)) {
+			return
+		}
+	} else if r.res.Outcome != OutcomeRunning {
+		r.res.Outcome, r.res.Stage = OutcomeRunning, r.rec.Stage
+		if r.res.Started.IsZero() {
+			r.res.Started = now()
+		}
+	}
+	for {
+		if r.e.ctx.Err() != nil {
+			return
+		}
+		if r.run.isCancelled() {
+			r.compensate()
+			return
+		}
+		if why, ok := r.e.frozenReason(name); ok {
+			r.finish(OutcomeManual, string(drivers.NeedsIntervention), "frozen for manual intervention: "+why)
+			return
+		}
+		if r.rec.Stage == r.seq[len(r.seq)-1] {
+			r.finish(OutcomeSucceeded, "", "")
+			return
+		}
+		if d := time.Until(r.rec.NextAt); d > 0 {
+			if !sleep(ctx, d) {
+				continue
+			}
+		}
+		if lim := r.e.timeout(r.rec.Stage); !r.rec.StageStart.IsZero() && time.Since(r.rec.StageStart) > lim {
+			r.fail(drivers.Transient, fmt.Sprintf("stage %s did not finish within %s; look at the machine in the provisioner, then retry the task", r.rec.Stage, lim.Round(time.Millisecond)))
+			return
+		}
+		st, err := r.stage(ctx)
+		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				continue // cancelled or stopping: the loop head decides
+			}
+			if !r.callFailed(err) {
+				return
+			}
+			continue
+		}
+		switch st.kind {
+		case stepAdvance:
+			to := next(r.seq, r.rec.Stage)
+			if !r.transition(to, st.msg) {
+				return
+			}
+		case stepSub:
+			r.rec.Step++
+			r.rec.Attempts = 0
+			if !r.save(r.event("info", "step", "%s", st.msg)) {
+				return
+			}
+		case stepWait:
+			r.waitStep(ctx, st)
+		case stepFail:
+			r.fail(drivers.Permanent, st.msg)
+			return
+		case stepAgain:
+		}
+	}
+}
+
+// waitStep sleeps as an in-progress result asks: on the batched poller
+// when the machine is known, else on a timer.
+func (r *nodeRun) waitStep(ctx context.Context, st step) {
+	d := min(r.e.scaled(max(st.wait, time.Second)), r.e.cfg.MaxWait)
+	if st.poll && r.rec.MachineID != "" {
+		s, err := r.e.poll.wait(ctx, r.ref(), r.rec.Observed, d)
+		if err == nil && s != "" {
+			r.rec.Observed = s
+		}
+		return
+	}
+	sleep(ctx, d)
+}
+
+// callFailed applies a driver error's class; false when the node is done.
+func (r *nodeRun) callFailed(err error) bool {
+	class := drivers.Classify(err)
+	switch class {
+	case drivers.NeedsIntervention:
+		r.e.freeze(r.rec.Name, err.Error())
+		r.rec.Frozen, r.rec.FrozenWhy = true, err.Error()
+		r.finish(OutcomeManual, string(class), fmt.Sprintf("%s: %v (fix it, then `release-manual` the node and retry)", r.rec.Stage, err))
+		return false
+	case drivers.Permanent:
+		r.fail(class, err.Error())
+		return false
+	}
+	r.rec.Attempts++
+	r.rec.Total++
+	r.res.Attempts++
+	budget := r.e.cfg.Retry.Attempts
+	if r.rec.Attempts >= budget {
+		r.fail(class, fmt.Sprintf("gave up after %d attempts: %v", r.rec.Attempts, err))
+		return false
+	}
+	wait := r.e.scaled(r.e.cfg.Retry.backoff(r.rec.Attempts))
+	r.rec.NextAt = now().Add(wait)
+	return r.save(r.event("warn", "retry", "attempt %d of %d failed (%v); next in %s", r.rec.Attempts, budget, err, wait.Round(time.Millisecond)))
+}
+
+// transition moves to a stage and persists it.
+func (r *nodeRun) transition(to Stage, msg string) bool {
+	from := r.rec.Stage
+	r.rec.Stage, r.rec.Step, r.rec.Attempts, r.rec.NextAt, r.rec.StageStart = to, 0, 0, time.Time{}, now()
+	r.rec.addHistory(Transition{At: now(), Task: r.run.id, From: from, To: to, Message: msg})
+	r.res.Stage = to
+	text := fmt.Sprintf("%s → %s", from, to)
+	if msg != "" {
+		text += ": " + msg
+	}
+	return r.save(r.event("info", "transition", "%s", text))
+}
+
+func (r *nodeRun) fail(class drivers.Class, reason string) {
+	r.finish(OutcomeFailed, string(class), reason)
+}
+
+// finish records the node's final outcome in this task and frees it.
+func (r *nodeRun) finish(o Outcome, class, reason string) {
+	r.rec.Outcome, r.rec.Class, r.rec.Reason, r.rec.Task = o, class, reason, ""
+	r.res.Outcome, r.res.Class, r.res.Reason, r.res.Finished, r.res.Stage = o, class, reason, now(), r.rec.Stage
+	level, text := "info", fmt.Sprintf("%s at %s", o, r.rec.Stage)
+	if o != OutcomeSucceeded {
+		level, text = "error", fmt.Sprintf("%s at %s: %s", o, r.rec.Stage, reason)
+	}
+	if r.save(r.event(level, string(o), "%s", text)) {
+		r.unlease()
+	}
+}
+
+func (r *nodeRun) event(level, kind, format string, args ...any) Event {
+	return Event{Time: now(), Task: r.run.id, Node: r.rec.Name, Stage: r.rec.Stage, Level: level, Kind: kind,
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// save persists the record, the task's node result and an event in one
+// write. It fails only when the engine is stopping (or the store broke):
+// the caller then returns, and the checkpoint before stands.
+func (r *nodeRun) save(ev Event) bool {
+	if why, ok := r.e.frozenReason(r.rec.Name); ok {
+		r.rec.Frozen, r.rec.FrozenWhy = true, why
+	}
+	r.rec.Updated = now()
+	var b batch
+	b.node(r.rec)
+	b.result(r.run.id, r.res)
+	b.event(ev)
+	if err := r.e.rec.write(r.e.ctx, &b); err != nil {
+		if r.e.ctx.Err() == nil {
+			r.log.Error().Err(err).Msg("store node checkpoint")
+		}
+		return false
+	}
+	r.run.setResult(r.res)
+	ll := r.log.Debug()
+	if ev.Level != "info" {
+		ll = r.log.Info()
+	}
+	ll.Str("stage", string(r.rec.Stage)).Str("kind", ev.Kind).Msg(ev.Message)
+	return true
+}
+
+func (r *nodeRun) saveResultOnly() {
+	var b batch
+	b.result(r.run.id, r.res)
+	if err := r.e.rec.write(r.e.ctx, &b); err == nil {
+		r.run.setResult(r.res)
+	}
+}
+
+// lease takes the node for this task, waiting while another task holds it.
+func (r *nodeRun) lease(ctx context.Context) bool {
+	name := r.n.Metadata.Name
+	for {
+		r.e.mu.Lock()
+		holder := r.e.leases[name]
+		if holder == "" || holder == r.run.id {
+			r.e.leases[name] = r.run.id
+			r.e.mu.Unlock()
+			return true
+		}
+		ch := r.e.leaseCh
+		r.e.mu.Unlock()
+		if r.res.Reason == "" {
+			r.res.Reason = "waiting for task " + holder + ", which holds the node"
+			r.run.setResult(r.res)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (r *nodeRun) unlease() {
+	r.e.mu.Lock()
+	defer r.e.mu.Unlock()
+	if r.e.leases[r.rec.Name] == r.run.id {
+		delete(r.e.leases, r.rec.Name)
+		close(r.e.leaseCh)
+		r.e.leaseCh = make(chan struct{})
+	}
+}
+
+func (r *nodeRun) ref() drivers.NodeRef {
+	return drivers.NodeRef{Name: r.rec.Name, MachineID: r.rec.MachineID}
+}
+
+func now() time.Time { return time.Now().UTC() }
+
+// sleep waits d; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

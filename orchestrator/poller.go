@@ -1,0 +1,130 @@
+package orchestrator
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// statusBatch is the most machines asked about in one Status call (a
+// MAAS machines read with one id= per machine: 500 keeps the URL near
+// 5 KB, under the 8 KB request line proxies commonly allow).
+const statusBatch = 500
+
+// poller watches the machines of waiting nodes with one batched Status
+// call per interval for all of them, and wakes a node when its machine's
+// state changes (or its wait runs out), so N waiting nodes cost one
+// request per interval, not N.
+type poller struct {
+	e        *Engine
+	interval time.Duration
+
+	mu      sync.Mutex
+	waiters map[*waiter]struct{}
+	kick    chan struct{}
+}
+
+type waiter struct {
+	ref   drivers.NodeRef
+	last  string // state the node last saw
+	until time.Time
+	done  chan string // receives the new state ("" on timeout)
+}
+
+func newPoller(e *Engine, interval time.Duration) *poller {
+	return &poller{e: e, interval: interval, waiters: map[*waiter]struct{}{}, kick: make(chan struct{}, 1)}
+}
+
+// wait blocks until the machine's state differs from last, maxWait
+// passes, or ctx ends. It returns the state seen ("" when none).
+func (p *poller) wait(ctx context.Context, ref drivers.NodeRef, last string, maxWait time.Duration) (string, error) {
+	w := &waiter{ref: ref, last: last, until: time.Now().Add(maxWait), done: make(chan string, 1)}
+	p.mu.Lock()
+	p.waiters[w] = struct{}{}
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case s := <-w.done:
+		return s, nil
+	case <-ctx.Done():
+		p.mu.Lock()
+		delete(p.waiters, w)
+		p.mu.Unlock()
+		return "", ctx.Err()
+	}
+}
+
+// run polls until ctx ends.
+func (p *poller) run(ctx context.Context) {
+	t := time.NewTicker(p.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.kick:
+			// A new waiter: let others gather for one interval, then poll.
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		case <-t.C:
+		}
+		p.pollOnce(ctx)
+	}
+}
+
+func (p *poller) pollOnce(ctx context.Context) {
+	p.mu.Lock()
+	ws := make([]*waiter, 0, len(p.waiters))
+	for w := range p.waiters {
+		ws = append(ws, w)
+	}
+	p.mu.Unlock()
+	if len(ws) == 0 {
+		return
+	}
+	now := time.Now()
+	for start := 0; start < len(ws); start += statusBatch {
+		chunk := ws[start:min(start+statusBatch, len(ws))]
+		refs := make([]drivers.NodeRef, len(chunk))
+		for i, w := range chunk {
+			refs[i] = w.ref
+		}
+		ms, err := p.e.status(ctx, refs)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.e.log.Warn().Err(err).Int("machines", len(refs)).Msg("batched status poll failed; waiting nodes fall back to their own timers")
+		}
+		for i, w := range chunk {
+			state := ""
+			if err == nil && i < len(ms) {
+				state = ms[i].State
+			}
+			switch {
+			case state != "" && state != w.last:
+				p.finish(w, state)
+			case now.After(w.until):
+				p.finish(w, state)
+			}
+		}
+	}
+}
+
+func (p *poller) finish(w *waiter, state string) {
+	p.mu.Lock()
+	_, ok := p.waiters[w]
+	delete(p.waiters, w)
+	p.mu.Unlock()
+	if ok {
+		w.done <- state
+	}
+}

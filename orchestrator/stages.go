@@ -1,0 +1,380 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// stage runs one call of the current stage's handler: the state table.
+func (r *nodeRun) stage(ctx context.Context) (step, error) {
+	switch r.rec.Stage {
+	case StageVerify:
+		return r.verify(ctx)
+	case StageOOBPrepare:
+		return r.oobPrepare(ctx)
+	case StageIdentify:
+		return r.identify(ctx)
+	case StageCommission:
+		return r.commission(ctx)
+	case StageConfigure:
+		return r.configure(ctx)
+	case StageDeploy:
+		return r.deploy(ctx)
+	case StageBootstrap:
+		return r.bootstrap(ctx)
+	case StageReleasing:
+		return r.releasing(ctx)
+	case StagePower:
+		return r.power(ctx)
+	case StagePending:
+		return advance(""), nil
+	}
+	return step{}, drivers.Errorf(drivers.Permanent, "stage %q has no handler in the %s workflow", r.rec.Stage, r.rec.Action)
+}
+
+func (r *nodeRun) verify(ctx context.Context) (step, error) {
+	b, err := r.e.bmc(r.d, r.n)
+	if err != nil {
+		return step{}, err
+	}
+	var info drivers.BMCInfo
+	err = r.e.callBMC(ctx, b, func(ctx context.Context) error {
+		info, err = r.e.cfg.Drivers.OOB.Probe(ctx, b)
+		return err
+	})
+	switch {
+	case err != nil:
+		return step{}, err
+	case !info.Reachable:
+		return step{}, drivers.Errorf(drivers.Transient, "BMC %s:%d does not answer", b.Address, b.Port)
+	case !info.Authorized:
+		return step{}, drivers.Errorf(drivers.Permanent, "BMC %s:%d rejected the credentials for user %s", b.Address, b.Port, b.Username)
+	}
+	return advance("BMC %s:%d answers (%s)", b.Address, b.Port, orDefault(info.Description, "reachable, authorized")), nil
+}
+
+// oobPrepare: (0) the switch ports carry the provisioning network;
+// (1) when the provisioner doesn't know the machine yet, boot from PXE
+// next; (2) power it on, or cycle it when on, so it PXE-boots and enlists.
+func (r *nodeRun) oobPrepare(ctx context.Context) (step, error) {
+	switch r.rec.Step {
+	case 0:
+		if r.e.cfg.Drivers.Network == nil {
+			return sub("no network driver: switch ports left as they are"), nil
+		}
+		dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+		if err != nil {
+			return step{}, err
+		}
+		res, err := r.e.cfg.Drivers.Network.ConfigurePorts(ctx, dn, drivers.PhaseProvisioning)
+		if err != nil {
+			return step{}, err
+		}
+		return r.result(res, false, func() step { return sub("switch ports: %s", res.Message) })
+	case 1:
+		if r.rec.MachineID != "" {
+			ms, err := r.e.status(ctx, []drivers.NodeRef{r.ref()})
+			if err != nil {
+				return step{}, err
+			}
+			if len(ms) == 1 && ms[0].MachineID != "" && ms[0].State != "New" {
+				r.rec.Observed = ms[0].State
+				return advance("machine %s is known to the provisioner (%s): no PXE boot needed", r.rec.MachineID, ms[0].State), nil
+			}
+		}
+		b, err := r.e.bmc(r.d, r.n)
+		if err != nil {
+			return step{}, err
+		}
+		efi := r.n.Spec.Hardware == nil || r.n.Spec.Hardware.BootMode != "bios"
+		var res drivers.Result
+		err = r.e.callBMC(ctx, b, func(ctx context.Context) error {
+			res, err = r.e.cfg.Drivers.OOB.SetBootDevice(ctx, b, drivers.BootDevice{Device: "pxe", EFI: efi})
+			return err
+		})
+		if err != nil {
+			return step{}, err
+		}
+		return r.result(res, false, func() step { return sub("next boot from PXE") })
+	default:
+		b, err := r.e.bmc(r.d, r.n)
+		if err != nil {
+			return step{}, err
+		}
+		var res drivers.Result
+		var state drivers.PowerState
+		err = r.e.callBMC(ctx, b, func(ctx context.Context) error {
+			if state, err = r.e.cfg.Drivers.OOB.PowerStatus(ctx, b); err != nil {
+				return err
+			}
+			if r.rec.Step == 3 && state == drivers.PowerOn { // confirming an earlier cycle
+				res = drivers.Done("powered on")
+				return nil
+			}
+			if state == drivers.PowerOn {
+				res, err = r.e.cfg.Drivers.OOB.PowerCycle(ctx, b)
+			} else {
+				res, err = r.e.cfg.Drivers.OOB.PowerOn(ctx, b)
+			}
+			return err
+		})
+		if err != nil {
+			return step{}, err
+		}
+		if res.Status == drivers.StatusInProgress && r.rec.Step == 2 {
+			r.rec.Step = 3
+		}
+		return r.result(res, false, func() step {
+			return advance("power %s → on through the BMC; the machine boots from PXE", state)
+		})
+	}
+}
+
+// result maps a driver result: Done → done(), InProgress → wait,
+// Failed → fail.
+func (r *nodeRun) result(res drivers.Result, poll bool, done func() step) (step, error) {
+	switch res.Status {
+	case drivers.StatusDone:
+		return done(), nil
+	case drivers.StatusInProgress:
+		return waitFor(res, poll), nil
+	case drivers.StatusFailed:
+		return failed("%s", res.Message), nil
+	}
+	return step{}, drivers.Errorf(drivers.Transient, "driver returned an invalid result %+v", res)
+}
+
+func (r *nodeRun) identify(ctx context.Context) (step, error) {
+	dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+	if err != nil {
+		return step{}, err
+	}
+	var m drivers.Machine
+	var res drivers.Result
+	err = r.e.callServer(ctx, func(ctx context.Context) error {
+		m, res, err = r.e.cfg.Drivers.Server.IdentifyNode(ctx, dn)
+		return err
+	})
+	if err != nil {
+		return step{}, err
+	}
+	return r.result(res, false, func() step {
+		r.rec.MachineID, r.rec.Observed = m.MachineID, m.State
+		return advance("%s", res.Message)
+	})
+}
+
+func (r *nodeRun) commission(ctx context.Context) (step, error) {
+	var res drivers.Result
+	err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
+		res, err = r.e.cfg.Drivers.Server.Commission(ctx, r.ref())
+		return err
+	})
+	if err != nil {
+		return step{}, err
+	}
+	return r.result(res, true, func() step { return advance("%s", res.Message) })
+}
+
+// configure applies networking, storage and platform while the machine
+// is Ready (MAAS accepts storage changes only then).
+func (r *nodeRun) configure(ctx context.Context) (step, error) {
+	dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+	if err != nil {
+		return step{}, err
+	}
+	s := r.e.cfg.Drivers.Server
+	calls := []struct {
+		what string
+		fn   func(context.Context, drivers.Node) (drivers.Result, error)
+	}{{"networking", s.ApplyNetworking}, {"storage", s.ApplyStorage}, {"platform", s.ApplyPlatform}}
+	if r.rec.Step >= len(calls) {
+		return advance("configured"), nil
+	}
+	c := calls[r.rec.Step]
+	var res drivers.Result
+	err = r.e.callServer(ctx, func(ctx context.Context) (err error) {
+		res, err = c.fn(ctx, dn)
+		return err
+	})
+	if err != nil {
+		return step{}, err
+	}
+	return r.result(res, false, func() step {
+		if r.rec.Step == len(calls)-1 {
+			return advance("%s: %s", c.what, res.Message)
+		}
+		return sub("%s: %s", c.what, res.Message)
+	})
+}
+
+// deploy: (0) record the intent, then deploy (allocating when needed);
+// a failed deployment within DeployRetries goes to (1): record the
+// release intent, release, and back to (0).
+func (r *nodeRun) deploy(ctx context.Context) (step, error) {
+	if r.rec.Step == 1 {
+		res, err := r.release(ctx, false)
+		if err != nil {
+			return step{}, err
+		}
+		if res.Status != drivers.StatusDone {
+			return r.result(res, true, nil)
+		}
+		r.rec.Rounds++
+		r.rec.Step, r.rec.Intent, r.rec.AllocatedBy = 0, nil, ""
+		return step{kind: stepAgain}, r.saveErr("released after the failed deployment; deploying again (round %d)", r.rec.Rounds+1)
+	}
+	if r.rec.Intent == nil || r.rec.Intent.Op != "deploy" {
+		r.rec.Intent = &Intent{Op: "deploy", Task: r.run.id, At: now()}
+		if r.rec.AllocatedBy == "" {
+			r.rec.AllocatedBy = r.run.id
+		}
+		if err := r.saveErr("intent: deploy machine %s", r.rec.MachineID); err != nil {
+			return step{}, err
+		}
+	}
+	dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+	if err != nil {
+		return step{}, err
+	}
+	var dep drivers.Deployment
+	if r.e.cfg.UserData != nil {
+		if dep.UserData, err = r.e.cfg.UserData(ctx, r.d, r.rec.Name); err != nil {
+			return step{}, err
+		}
+	}
+	var res drivers.Result
+	err = r.e.callServer(ctx, func(ctx context.Context) (err error) {
+		res, err = r.e.cfg.Drivers.Server.Deploy(ctx, dn, dep)
+		return err
+	})
+	if err != nil {
+		return step{}, err
+	}
+	switch res.Status {
+	case drivers.StatusDone:
+		r.rec.Intent, r.rec.Observed = nil, "Deployed"
+		return advance("%s", res.Message), nil
+	case drivers.StatusFailed:
+		if r.rec.Rounds < r.e.cfg.DeployRetries {
+			r.rec.Step = 1
+			r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
+			return step{kind: stepAgain}, r.saveErr("deployment failed (%s); releasing machine %s to deploy again (%d of %d)",
+				res.Message, r.rec.MachineID, r.rec.Rounds+1, r.e.cfg.DeployRetries)
+		}
+		return failed("%s (after %d deployment(s); the machine stays allocated to this node: `restart-clean` or destroy releases it)", res.Message, r.rec.Rounds+1), nil
+	}
+	return r.result(res, true, nil)
+}
+
+// saveErr persists the record with an event; an error when it could not.
+func (r *nodeRun) saveErr(format string, args ...any) error {
+	if !r.save(r.event("info", "intent", format, args...)) {
+		if err := r.e.ctx.Err(); err != nil {
+			return err
+		}
+		return drivers.Errorf(drivers.Transient, "could not store the node's checkpoint")
+	}
+	return nil
+}
+
+// release calls Release under the limits.
+func (r *nodeRun) release(ctx context.Context, erase bool) (drivers.Result, error) {
+	var res drivers.Result
+	err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
+		res, err = r.e.cfg.Drivers.Server.Release(ctx, r.ref(), erase)
+		return err
+	})
+	return res, err
+}
+
+func (r *nodeRun) bootstrap(ctx context.Context) (step, error) {
+	if r.rec.Step == 0 {
+		if r.e.cfg.Drivers.Network == nil {
+			return sub("no network driver: switch ports left as they are"), nil
+		}
+		dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+		if err != nil {
+			return step{}, err
+		}
+		res, err := r.e.cfg.Drivers.Network.ConfigurePorts(ctx, dn, drivers.PhaseProduction)
+		if err != nil {
+			return step{}, err
+		}
+		return r.result(res, false, func() step { return sub("switch ports: %s", res.Message) })
+	}
+	if r.e.cfg.Bootstrap == nil {
+		return advance("no boot actions to wait for"), nil
+	}
+	res, err := r.e.cfg.Bootstrap.BootstrapStatus(ctx, r.rec.Name)
+	if err != nil {
+		return step{}, err
+	}
+	return r.result(res, false, func() step { return advance("%s", res.Message) })
+}
+
+// releasing gives the machine back (erasing disks for destroy_nodes).
+func (r *nodeRun) releasing(ctx context.Context) (step, error) {
+	if r.rec.MachineID == "" {
+		return advance("no machine recorded for the node: nothing to release"), nil
+	}
+	if r.rec.Intent == nil || r.rec.Intent.Op != "release" {
+		r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
+		if err := r.saveErr("intent: release machine %s", r.rec.MachineID); err != nil {
+			return step{}, err
+		}
+	}
+	res, err := r.release(ctx, r.rec.Action == ActionDestroyNodes)
+	if err != nil {
+		return step{}, err
+	}
+	return r.result(res, true, func() step {
+		r.rec.Intent, r.rec.AllocatedBy, r.rec.Observed = nil, "", "Ready"
+		return advance("%s", res.Message)
+	})
+}
+
+func (r *nodeRun) power(ctx context.Context) (step, error) {
+	b, err := r.e.bmc(r.d, r.n)
+	if err != nil {
+		return step{}, err
+	}
+	oob := r.e.cfg.Drivers.OOB
+	var res drivers.Result
+	err = r.e.callBMC(ctx, b, func(ctx context.Context) (err error) {
+		if r.rec.Step == 1 { // confirming
+			var st drivers.PowerState
+			if st, err = oob.PowerStatus(ctx, b); err != nil {
+				return err
+			}
+			want := drivers.PowerOn
+			if r.rec.Action == ActionPowerOff {
+				want = drivers.PowerOff
+			}
+			if st == want {
+				res = drivers.Done("power is %s", st)
+			} else {
+				res = drivers.InProgress(5e9, "power is %s, waiting for %s", st, want)
+			}
+			return nil
+		}
+		switch r.rec.Action {
+		case ActionPowerOn:
+			res, err = oob.PowerOn(ctx, b)
+		case ActionPowerOff:
+			res, err = oob.PowerOff(ctx, b)
+		default:
+			res, err = oob.PowerCycle(ctx, b)
+		}
+		return err
+	})
+	if err != nil {
+		return step{}, err
+	}
+	if res.Status == drivers.StatusInProgress {
+		r.rec.Step = 1
+	}
+	return r.result(res, false, func() step { return advance("%s", orDefault(res.Message, fmt.Sprint(r.rec.Action))) })
+}

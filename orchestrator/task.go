@@ -1,0 +1,333 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Request asks for a task.
+type Request struct {
+	Action    Action `json:"action"`
+	Filter    Filter `json:"nodeFilter"`
+	Revision  string `json:"designRevision,omitempty"` // "" means the current revision
+	Requester string `json:"requester,omitempty"`
+}
+
+// taskRun is a task being run by this process.
+type taskRun struct {
+	id     string
+	ctx    context.Context // ends on cancel or engine stop
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu        sync.Mutex
+	task      Task
+	results   map[string]NodeResult
+	cancelled bool
+}
+
+func (t *taskRun) setResult(nr NodeResult) {
+	t.mu.Lock()
+	t.results[nr.Node] = nr
+	t.mu.Unlock()
+}
+
+func (t *taskRun) result(node string) NodeResult {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.results[node]
+}
+
+func (t *taskRun) isCancelled() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cancelled
+}
+
+// Submit validates and stores a task, then starts it.
+func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
+	if _, err := ParseAction(string(req.Action)); err != nil {
+		return Task{}, err
+	}
+	rev := req.Revision
+	if rev == "" {
+		cur, err := e.currentRevision(ctx)
+		if err != nil {
+			return Task{}, err
+		}
+		rev = cur
+	}
+	d, id, err := e.design(ctx, rev)
+	if err != nil {
+		return Task{}, err
+	}
+	now := time.Now().UTC()
+	t := Task{ID: newTaskID(now), Action: req.Action, Filter: req.Filter, Revision: id,
+		Requester: orDefault(req.Requester, "unknown"), Status: TaskQueued, Created: now}
+	if !req.Action.SiteAction() {
+		t.Nodes, err = req.Filter.Select(d)
+		if err != nil {
+			return Task{}, err
+		}
+		if len(t.Nodes) == 0 {
+			return Task{}, fmt.Errorf("the node filter selects none of the design's %d nodes; check names, labels, tags and racks (`orchestrator render` shows a node)", len(d.Nodes))
+		}
+	}
+	var b batch
+	b.task(t)
+	for _, n := range t.Nodes {
+		b.result(t.ID, NodeResult{Node: n, Stage: StagePending, Outcome: OutcomeQueued})
+	}
+	b.event(Event{Time: now, Task: t.ID, Level: "info", Kind: "task",
+		Message: fmt.Sprintf("task %s: %s of %d node(s) on design %s, requested by %s", t.ID, t.Action, len(t.Nodes), short(id), t.Requester)})
+	if err := e.rec.write(ctx, &b); err != nil {
+		return Task{}, fmt.Errorf("store task: %w", err)
+	}
+	e.launch(t)
+	return t, nil
+}
+
+// currentRevision returns the ID of the most recently applied design.
+func (e *Engine) currentRevision(ctx context.Context) (string, error) {
+	r, err := e.cfg.Store.Current(ctx)
+	if err != nil {
+		return "", fmt.Errorf("no design revision given and %w (run `orchestrator apply` first)", err)
+	}
+	return r.ID, nil
+}
+
+// launch runs a stored task in the background.
+func (e *Engine) launch(t Task) {
+	e.mu.Lock()
+	if e.ctx == nil || e.closed {
+		e.mu.Unlock()
+		return
+	}
+	if _, ok := e.runs[t.ID]; ok {
+		e.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	run := &taskRun{id: t.ID, ctx: ctx, cancel: cancel, done: make(chan struct{}), task: t,
+		results: map[string]NodeResult{}, cancelled: t.Cancel}
+	e.runs[t.ID] = run
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		defer cancel()
+		e.runTask(run)
+	}()
+}
+
+// runTask drives a task to its end (or until the engine stops).
+func (e *Engine) runTask(run *taskRun) {
+	defer func() {
+		e.mu.Lock()
+		delete(e.runs, run.id)
+		e.mu.Unlock()
+		close(run.done)
+	}()
+	ectx := e.ctx
+	t := run.task
+	log := e.log.With().Str("task", t.ID).Str("action", string(t.Action)).Logger()
+	results, err := e.rec.results(ectx, t.ID)
+	if err != nil {
+		log.Error().Err(err).Msg("load task results")
+		return
+	}
+	for _, r := range results {
+		run.setResult(r)
+	}
+	if t.Status == TaskQueued {
+		t.Status, t.Started = TaskRunning, time.Now().UTC()
+		var b batch
+		b.task(t)
+		b.event(Event{Time: t.Started, Task: t.ID, Level: "info", Kind: "task", Message: "task started"})
+		if err := e.rec.write(ectx, &b); err != nil {
+			log.Error().Err(err).Msg("store task start")
+			return
+		}
+		run.mu.Lock()
+		run.task = t
+		run.mu.Unlock()
+	}
+	d, _, err := e.design(ectx, t.Revision)
+	if err != nil {
+		e.finishTask(run, TaskFailed, "design revision: "+err.Error())
+		return
+	}
+	if t.Action.SiteAction() {
+		status, msg := e.runSite(run, d)
+		if ectx.Err() != nil {
+			return
+		}
+		e.finishTask(run, status, msg)
+		return
+	}
+	var wg sync.WaitGroup
+	for _, name := range t.Nodes {
+		if run.result(name).Outcome.Finished() {
+			continue
+		}
+		n := d.Nodes[name]
+		if n == nil {
+			e.finishNodeMissing(run, name)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nr := &nodeRun{e: e, run: run, d: d, n: n, seq: sequence(t.Action), log: log.With().Str("node", name).Logger()}
+			nr.drive()
+		}()
+	}
+	wg.Wait()
+	if ectx.Err() != nil {
+		return // stopped: the task resumes at the next start
+	}
+	run.mu.Lock()
+	var ok, bad, cancelled int
+	for _, r := range run.results {
+		switch r.Outcome {
+		case OutcomeSucceeded:
+			ok++
+		case OutcomeCancelled:
+			cancelled++
+		default:
+			bad++
+		}
+	}
+	wasCancelled := run.cancelled
+	run.mu.Unlock()
+	status := TaskSucceeded
+	switch {
+	case wasCancelled:
+		status = TaskCancelled
+	case ok == 0:
+		status = TaskFailed
+	case bad > 0 || cancelled > 0:
+		status = TaskPartiallySucceeded
+	}
+	e.finishTask(run, status, fmt.Sprintf("%d succeeded, %d failed, %d cancelled", ok, bad, cancelled))
+}
+
+func (e *Engine) finishNodeMissing(run *taskRun, name string) {
+	now := time.Now().UTC()
+	nr := NodeResult{Node: name, Stage: StagePending, Outcome: OutcomeFailed, Class: "permanent",
+		Reason: "node is not in the task's design revision", Finished: now}
+	var b batch
+	b.result(run.id, nr)
+	if err := e.rec.write(e.ctx, &b); err == nil {
+		run.setResult(nr)
+	}
+}
+
+func (e *Engine) finishTask(run *taskRun, status TaskStatus, msg string) {
+	run.mu.Lock()
+	t := run.task
+	run.mu.Unlock()
+	t.Status, t.Message, t.Finished = status, msg, time.Now().UTC()
+	var b batch
+	b.task(t)
+	level := "info"
+	if status != TaskSucceeded {
+		level = "warn"
+	}
+	b.event(Event{Time: t.Finished, Task: t.ID, Level: level, Kind: "task", Message: fmt.Sprintf("task %s: %s", status, msg)})
+	if err := e.rec.write(e.ctx, &b); err != nil {
+		e.log.Error().Err(err).Str("task", t.ID).Msg("store task end")
+		return
+	}
+	run.mu.Lock()
+	run.task = t
+	run.mu.Unlock()
+	e.log.Info().Str("task", t.ID).Str("status", string(status)).Msg(msg)
+}
+
+// Wait blocks until the task finishes, ctx ends or the engine stops, and
+// returns the task as it then stands.
+func (e *Engine) Wait(ctx context.Context, id string) (Task, error) {
+	e.mu.Lock()
+	run := e.runs[id]
+	stopped := e.ctx
+	e.mu.Unlock()
+	if run != nil {
+		var stop <-chan struct{}
+		if stopped != nil {
+			stop = stopped.Done()
+		}
+		select {
+		case <-run.done:
+		case <-ctx.Done():
+			return Task{}, ctx.Err()
+		case <-stop:
+			return Task{}, errors.New("the engine stopped before the task finished; it resumes when the engine starts again")
+		}
+	}
+	return e.rec.task(ctx, id)
+}
+
+// Task returns a task and its per-node results.
+func (e *Engine) Task(ctx context.Context, id string) (Task, []NodeResult, error) {
+	e.mu.Lock()
+	run := e.runs[id]
+	e.mu.Unlock()
+	if run != nil {
+		run.mu.Lock()
+		t := run.task
+		res := make([]NodeResult, 0, len(run.results))
+		for _, r := range run.results {
+			res = append(res, r)
+		}
+		run.mu.Unlock()
+		sort.Slice(res, func(i, j int) bool { return res[i].Node < res[j].Node })
+		return t, res, nil
+	}
+	t, err := e.rec.task(ctx, id)
+	if err != nil {
+		return Task{}, nil, err
+	}
+	res, err := e.rec.results(ctx, id)
+	return t, res, err
+}
+
+// Tasks lists every task, oldest first.
+func (e *Engine) Tasks(ctx context.Context) ([]Task, error) { return e.rec.tasks(ctx) }
+
+// Node returns a node's record.
+func (e *Engine) Node(ctx context.Context, name string) (NodeRecord, error) {
+	n, ok, err := e.rec.node(ctx, name)
+	if err == nil && !ok {
+		return n, fmt.Errorf("%w: node %q has no record yet (no task has selected it)", ErrNotFound, name)
+	}
+	return n, err
+}
+
+// Nodes lists every node record.
+func (e *Engine) Nodes(ctx context.Context) ([]NodeRecord, error) { return e.rec.nodes(ctx) }
+
+// Events returns events after seq (0: from the start), filtered by task
+// and node when given; limit <= 0 returns all.
+func (e *Engine) Events(ctx context.Context, after uint64, limit int, task, node string) ([]Event, error) {
+	return e.rec.events(ctx, after, limit, task, node)
+}
+
+func orDefault(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

@@ -1,0 +1,376 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// Verb is a recovery operation on a task.
+type Verb string
+
+// Task verbs. Each is its own operation:
+//   - retry: failed nodes only, from the stage that failed, with a fresh
+//     retry budget;
+//   - resume: nodes that had not finished (a cancelled or interrupted
+//     task) continue from their last checkpoint; failed nodes stay failed;
+//   - rerun: every node from the top of the workflow, adopting what the
+//     provisioner already has (look-then-act skips what is done);
+//   - restart-clean: every node's machine is released first, then the
+//     workflow runs from the top;
+//   - cancel: stop the task and release what it allocated that did not
+//     reach its goal.
+const (
+	VerbRetry        Verb = "retry"
+	VerbResume       Verb = "resume"
+	VerbRerun        Verb = "rerun"
+	VerbRestartClean Verb = "restart-clean"
+	VerbCancel       Verb = "cancel"
+)
+
+// ErrConflict is wrapped by errors for verbs the task's or node's state
+// does not allow.
+var ErrConflict = errors.New("conflict")
+
+// TaskVerb applies a verb to a task.
+func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (Task, error) {
+	if v == VerbCancel {
+		return e.cancelTask(ctx, id, who)
+	}
+	e.mu.Lock()
+	_, running := e.runs[id]
+	e.mu.Unlock()
+	t, err := e.rec.task(ctx, id)
+	if err != nil {
+		return Task{}, err
+	}
+	if running || !t.Status.Finished() {
+		return Task{}, fmt.Errorf("%w: task %s is %s; %s applies to a finished task (cancel it first)", ErrConflict, id, t.Status, v)
+	}
+	if t.Action.SiteAction() {
+		if v != VerbRerun && v != VerbRetry {
+			return Task{}, fmt.Errorf("%w: %s is a site task; only retry and rerun apply", ErrConflict, t.Action)
+		}
+	}
+	results, err := e.rec.results(ctx, id)
+	if err != nil {
+		return Task{}, err
+	}
+	seq := sequence(t.Action)
+	var b batch
+	var picked []string
+	for _, res := range results {
+		var take bool
+		switch v {
+		case VerbRetry:
+			take = res.Outcome == OutcomeFailed
+		case VerbResume:
+			take = !res.Outcome.Finished() || res.Outcome == OutcomeCancelled
+		case VerbRerun, VerbRestartClean:
+			take = res.Outcome != OutcomeManual
+		default:
+			return Task{}, fmt.Errorf("unknown verb %q: use retry, resume, rerun, restart-clean or cancel", v)
+		}
+		if !take {
+			continue
+		}
+		rec, _, err := e.rec.node(ctx, res.Node)
+		if err != nil {
+			return Task{}, err
+		}
+		if rec.Frozen {
+			continue // manual intervention: nothing automatic touches it
+		}
+		if holder := e.holder(rec); holder != "" && holder != id {
+			return Task{}, fmt.Errorf("%w: node %s is held by running task %s; wait for it or cancel it", ErrConflict, res.Node, holder)
+		}
+		rec.Task, rec.Action, rec.Outcome, rec.Attempts, rec.NextAt = id, t.Action, OutcomeRunning, 0, time.Time{}
+		rec.Class, rec.Reason, rec.StageStart = "", "", now()
+		switch v {
+		case VerbRerun:
+			rec.Stage, rec.Step, rec.Rounds = seq[0], 0, 0
+		case VerbRestartClean:
+			rec.Stage, rec.Step, rec.Rounds = StageReleasing, 0, 0
+			if t.Action == ActionDestroyNodes {
+				rec.Stage = seq[0]
+			}
+		}
+		res.Outcome, res.Class, res.Reason, res.Finished, res.Stage = OutcomeRunning, "", "", time.Time{}, rec.Stage
+		b.node(rec)
+		b.result(id, res)
+		picked = append(picked, res.Node)
+	}
+	if !t.Action.SiteAction() && len(picked) == 0 {
+		return Task{}, fmt.Errorf("%w: %s selects no node of task %s (outcomes: %s)", ErrConflict, v, id, outcomes(results))
+	}
+	t.Status, t.Finished, t.Message, t.Cancel = TaskRunning, time.Time{}, "", false
+	b.task(t)
+	b.event(Event{Time: now(), Task: id, Level: "info", Kind: "verb",
+		Message: fmt.Sprintf("%s by %s: %d node(s): %s", v, orDefault(who, "unknown"), len(picked), strings.Join(limitList(picked, 10), ", "))})
+	if err := e.rec.write(ctx, &b); err != nil {
+		return Task{}, err
+	}
+	e.mu.Lock()
+	for _, n := range picked {
+		e.leases[n] = id
+	}
+	e.mu.Unlock()
+	e.launch(t)
+	return t, nil
+}
+
+// holder is the running task holding a node, "" when none.
+func (e *Engine) holder(rec NodeRecord) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.leases[rec.Name]
+}
+
+func (e *Engine) cancelTask(ctx context.Context, id, who string) (Task, error) {
+	t, err := e.rec.task(ctx, id)
+	if err != nil {
+		return Task{}, err
+	}
+	if t.Status.Finished() {
+		return Task{}, fmt.Errorf("%w: task %s already ended (%s)", ErrConflict, id, t.Status)
+	}
+	t.Cancel = true
+	var b batch
+	b.task(t)
+	b.event(Event{Time: now(), Task: id, Level: "warn", Kind: "verb",
+		Message: fmt.Sprintf("cancel by %s: stopping; machines this task allocated and did not finish are released", orDefault(who, "unknown"))})
+	if err := e.rec.write(ctx, &b); err != nil {
+		return Task{}, err
+	}
+	e.mu.Lock()
+	run := e.runs[id]
+	e.mu.Unlock()
+	if run != nil {
+		run.mu.Lock()
+		run.cancelled = true
+		run.task.Cancel = true
+		run.mu.Unlock()
+		run.cancel()
+	}
+	return t, nil
+}
+
+// compensate ends a cancelled node: what this task allocated and did not
+// bring to its goal is released (the intent first), then the node is
+// marked cancelled.
+func (r *nodeRun) compensate() {
+	ctx := r.e.ctx
+	if r.rec.AllocatedBy == r.run.id && r.rec.MachineID != "" && r.rec.Stage != StageDeployed {
+		if r.rec.Intent == nil || r.rec.Intent.Op != "release" {
+			r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
+			if !r.save(r.event("warn", "intent", "cancelled: releasing machine %s, which this task allocated", r.rec.MachineID)) {
+				return
+			}
+		}
+		for attempt := 1; ; attempt++ {
+			res, err := r.release(ctx, false)
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil && res.Status == drivers.StatusDone {
+				break
+			}
+			if err == nil && res.Status == drivers.StatusFailed || attempt >= r.e.cfg.Retry.Attempts && err != nil {
+				why := res.Message
+				if err != nil {
+					why = err.Error()
+				}
+				r.fail(drivers.Permanent, "cancelled, but releasing machine "+r.rec.MachineID+" failed: "+why+"; release it in the provisioner")
+				return
+			}
+			d := r.e.scaled(r.e.cfg.Retry.backoff(attempt))
+			if err == nil {
+				d = min(r.e.scaled(max(res.RetryAfter, time.Second)), r.e.cfg.MaxWait)
+			}
+			if !sleep(ctx, d) {
+				return
+			}
+		}
+		r.rec.Intent, r.rec.AllocatedBy, r.rec.Observed = nil, "", "Ready"
+		r.rec.addHistory(Transition{At: now(), Task: r.run.id, From: r.rec.Stage, To: StageReleased, Message: "cancelled"})
+		r.rec.Stage = StageReleased
+	}
+	r.finish(OutcomeCancelled, "", "task cancelled")
+}
+
+// freeze records a node as frozen for manual intervention (in memory;
+// the caller persists the record).
+func (e *Engine) freeze(node, why string) {
+	e.mu.Lock()
+	e.frozen[node] = why
+	e.mu.Unlock()
+}
+
+func (e *Engine) frozenReason(node string) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	why, ok := e.frozen[node]
+	return why, ok
+}
+
+// MarkManual freezes a node: nothing automatic touches it until
+// ReleaseManual. A task driving it stops at its next step.
+func (e *Engine) MarkManual(ctx context.Context, node, why, who string) (NodeRecord, error) {
+	why = orDefault(why, "marked by "+orDefault(who, "an operator"))
+	rec, _, err := e.rec.node(ctx, node)
+	if err != nil {
+		return NodeRecord{}, err
+	}
+	e.freeze(node, why)
+	rec.Frozen, rec.FrozenWhy, rec.Updated = true, why, now()
+	var b batch
+	b.node(rec)
+	b.event(Event{Time: now(), Node: node, Stage: rec.Stage, Level: "warn", Kind: "verb",
+		Message: fmt.Sprintf("mark-manual-intervention by %s: %s", orDefault(who, "unknown"), why)})
+	if err := e.rec.write(ctx, &b); err != nil {
+		return NodeRecord{}, err
+	}
+	return rec, nil
+}
+
+// ReleaseManual unfreezes a node. Its outcome becomes failed with a note
+// to retry or rerun the task that was driving it.
+func (e *Engine) ReleaseManual(ctx context.Context, node, who string) (NodeRecord, error) {
+	rec, ok, err := e.rec.node(ctx, node)
+	if err != nil {
+		return NodeRecord{}, err
+	}
+	if !ok || !rec.Frozen {
+		return NodeRecord{}, fmt.Errorf("%w: node %s is not frozen for manual intervention", ErrConflict, node)
+	}
+	if e.holder(rec) != "" {
+		return NodeRecord{}, fmt.Errorf("%w: node %s is still held by a running task; wait a moment and try again", ErrConflict, node)
+	}
+	e.mu.Lock()
+	delete(e.frozen, node)
+	e.mu.Unlock()
+	rec.Frozen, rec.FrozenWhy, rec.Updated = false, "", now()
+	if rec.Outcome == OutcomeManual {
+		rec.Outcome, rec.Reason = OutcomeFailed, "released from manual intervention: retry or rerun the task to continue"
+	}
+	var b batch
+	b.node(rec)
+	b.event(Event{Time: now(), Node: node, Stage: rec.Stage, Level: "info", Kind: "verb",
+		Message: fmt.Sprintf("release-manual by %s", orDefault(who, "unknown"))})
+	// The node's last task result moves from manual to failed, so retry picks it.
+	if rec.History != nil {
+		if t := rec.History[len(rec.History)-1].Task; t != "" {
+			if res, err := e.rec.results(ctx, t); err == nil {
+				for _, r := range res {
+					if r.Node == node && r.Outcome == OutcomeManual {
+						r.Outcome, r.Reason = OutcomeFailed, rec.Reason
+						b.result(t, r)
+					}
+				}
+			}
+		}
+	}
+	if err := e.rec.write(ctx, &b); err != nil {
+		return NodeRecord{}, err
+	}
+	return rec, nil
+}
+
+// Adopt takes the provisioner's observed state of the node's machine as
+// truth: the record gets the machine and the stage that state means.
+func (e *Engine) Adopt(ctx context.Context, node, revision, who string) (NodeRecord, error) {
+	if revision == "" {
+		var err error
+		if revision, err = e.currentRevision(ctx); err != nil {
+			return NodeRecord{}, err
+		}
+	}
+	d, _, err := e.design(ctx, revision)
+	if err != nil {
+		return NodeRecord{}, err
+	}
+	n := d.Nodes[node]
+	if n == nil {
+		return NodeRecord{}, fmt.Errorf("%w: node %q is not in design %s", ErrNotFound, node, short(revision))
+	}
+	rec, _, err := e.rec.node(ctx, node)
+	if err != nil {
+		return NodeRecord{}, err
+	}
+	if h := e.holder(rec); h != "" {
+		return NodeRecord{}, fmt.Errorf("%w: node %s is held by running task %s", ErrConflict, node, h)
+	}
+	dn, err := e.serverNode(d, n, rec.MachineID)
+	if err != nil {
+		return NodeRecord{}, err
+	}
+	var m drivers.Machine
+	var res drivers.Result
+	err = e.callServer(ctx, func(ctx context.Context) (err error) {
+		m, res, err = e.cfg.Drivers.Server.IdentifyNode(ctx, dn)
+		return err
+	})
+	if err != nil {
+		return NodeRecord{}, err
+	}
+	if res.Status != drivers.StatusDone {
+		return NodeRecord{}, fmt.Errorf("%w: the provisioner has no machine for node %s yet: %s", ErrConflict, node, res.Message)
+	}
+	from := rec.Stage
+	rec.MachineID, rec.Observed = m.MachineID, m.State
+	rec.Stage, rec.Outcome = stageOf(m.State)
+	rec.Intent, rec.Class, rec.Reason, rec.Updated = nil, "", "", now()
+	rec.addHistory(Transition{At: now(), From: from, To: rec.Stage, Message: "adopted: machine " + m.MachineID + " is " + m.State})
+	var b batch
+	b.node(rec)
+	b.event(Event{Time: now(), Node: node, Stage: rec.Stage, Level: "info", Kind: "verb",
+		Message: fmt.Sprintf("adopt by %s: machine %s is %s → stage %s", orDefault(who, "unknown"), m.MachineID, m.State, rec.Stage)})
+	if err := e.rec.write(ctx, &b); err != nil {
+		return NodeRecord{}, err
+	}
+	return rec, nil
+}
+
+// stageOf maps a provisioner state to the workflow stage it means.
+func stageOf(state string) (Stage, Outcome) {
+	switch state {
+	case "Deployed":
+		return StageDeployed, OutcomeSucceeded
+	case "Ready":
+		return StageReady, OutcomeSucceeded
+	case "Allocated", "Deploying":
+		return StageDeploy, OutcomeRunning
+	case "Failed deployment":
+		return StageDeploy, OutcomeFailed
+	case "Commissioning", "Testing":
+		return StageCommission, OutcomeRunning
+	case "Releasing", "Disk erasing":
+		return StageReleasing, OutcomeRunning
+	}
+	return StageIdentify, OutcomeFailed
+}
+
+func outcomes(rs []NodeResult) string {
+	c := map[Outcome]int{}
+	for _, r := range rs {
+		c[r.Outcome]++
+	}
+	var parts []string
+	for _, o := range []Outcome{OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomeManual, OutcomeRunning, OutcomeQueued} {
+		if c[o] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c[o], o))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func limitList(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("… %d more", len(s)-n))
+}
