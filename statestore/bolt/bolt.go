@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -50,8 +51,9 @@ type Options struct {
 // Store is a statestore.Store backed by a bbolt file. It is safe for
 // concurrent use within one process.
 type Store struct {
-	db   *bbolt.DB
-	path string
+	db       *bbolt.DB
+	path     string
+	inflight atomic.Int64 // Writes under way: alone, a Write commits at once
 }
 
 // Open opens the state file at path, creating it (and its parent directory)
@@ -74,6 +76,7 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open state database %s: %w", path, err)
 	}
+	db.MaxBatchDelay = 2 * time.Millisecond
 	return &Store{db: db, path: path}, nil
 }
 
@@ -333,10 +336,10 @@ func loadRevision(tx *bbolt.Tx, id string, withDesign bool) (statestore.Revision
 // Write of a batch fails, bbolt rolls the batch back and re-runs the others,
 // so the function given to Batch may run more than once.
 //
-// A batch starts when it is full or bbolt's MaxBatchDelay (10ms) after its
-// first Write, so a Write takes at least that long even when it is alone:
-// put the changes that belong together in one Write, and write many
-// records in few Writes rather than one Write each.
+// A Write that finds no other Write under way commits at once in its own
+// transaction; overlapping Writes are coalesced by bbolt's Batch, which
+// commits when the batch is full or MaxBatchDelay (set to 2ms by Open)
+// after its first Write: one fsync for many writers.
 func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -349,7 +352,14 @@ func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, erro
 		return nil, s.wrap("write records", s.db.View(func(*bbolt.Tx) error { return nil }))
 	}
 	var seqs []uint64
-	err := s.db.Batch(func(tx *bbolt.Tx) error {
+	// A Write alone commits in its own transaction at once; Writes that
+	// overlap share a batched commit (one fsync for many).
+	commit := s.db.Batch
+	if s.inflight.Add(1) == 1 {
+		commit = s.db.Update
+	}
+	defer s.inflight.Add(-1)
+	err := commit(func(tx *bbolt.Tx) error {
 		seqs = seqs[:0] // forget the seqs of a rolled-back run
 		if err := ctx.Err(); err != nil {
 			return err
