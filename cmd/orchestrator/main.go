@@ -99,5 +99,6 @@ func (a *app) rootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	root.AddCommand(a.validateCmd(), a.renderCmd(), a.applyCmd(), a.designsCmd(), a.diffCmd(), a.genSiteCmd(), a.driversCmd(), a.labCmd(), a.demoCmd(), a.powerCmd())
+	root.AddCommand(a.engineCmds()...)
 	return root
 }

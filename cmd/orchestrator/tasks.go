@@ -1,0 +1,471 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/progress"
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+// engineFlags are the flags of every command that runs the engine in-process.
+type engineFlags struct {
+	cfgFile, state, pluginDir, output string
+	noWait                            bool
+}
+
+func (f *engineFlags) add(cmd *cobra.Command, wait bool) {
+	cmd.Flags().StringVar(&f.cfgFile, "config", "", "engine configuration file (YAML; see docs/operations.md)")
+	stateFlag(cmd, &f.state)
+	pluginDirFlag(cmd, &f.pluginDir)
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	if wait {
+		cmd.Flags().BoolVar(&f.noWait, "no-wait", false, "store the task and return; `orchestrator serve` runs it")
+	}
+}
+
+func (f *engineFlags) config() (engineConfig, error) {
+	if f.output != "text" && f.output != "json" {
+		return engineConfig{}, usageErr(fmt.Errorf("-o %q: use text or json", f.output))
+	}
+	c, err := loadEngineConfig(f.cfgFile)
+	if err != nil {
+		return c, usageErr(err)
+	}
+	if c.State == "" {
+		c.State = f.state
+	}
+	if c.PluginDir == "" {
+		c.PluginDir = f.pluginDir
+	}
+	return c, nil
+}
+
+// filterFlags build a node filter from the command line: one set whose
+// criteria all hold (several --node values are alternatives, and so on).
+type filterFlags struct {
+	nodes, racks, tags, labels []string
+}
+
+func (f *filterFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringSliceVar(&f.nodes, "node", nil, "node name (repeatable)")
+	cmd.Flags().StringSliceVar(&f.racks, "rack", nil, "rack (repeatable)")
+	cmd.Flags().StringSliceVar(&f.tags, "tag", nil, "tag (repeatable; any of them)")
+	cmd.Flags().StringSliceVar(&f.labels, "label", nil, "label key=value (repeatable; all of them)")
+}
+
+func (f *filterFlags) filter() (orchestrator.Filter, error) {
+	set := design.NodeFilter{Names: f.nodes, Racks: f.racks, Tags: f.tags}
+	for _, l := range f.labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return orchestrator.Filter{}, usageErr(fmt.Errorf("--label %q: want key=value", l))
+		}
+		if set.Labels == nil {
+			set.Labels = map[string]string{}
+		}
+		set.Labels[k] = v
+	}
+	if len(set.Names)+len(set.Racks)+len(set.Tags)+len(set.Labels) == 0 {
+		return orchestrator.Filter{}, nil
+	}
+	return orchestrator.Filter{Sets: []design.NodeFilter{set}}, nil
+}
+
+// taskCmd: `task ACTION`, and the shortcuts deploy/destroy/... (action fixed).
+func (a *app) taskCmd(use string, fixed orchestrator.Action, short string) *cobra.Command {
+	var ef engineFlags
+	var ff filterFlags
+	var revision string
+	args := cobra.ExactArgs(1)
+	if fixed != "" {
+		args = cobra.NoArgs
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  args,
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			action := fixed
+			if action == "" {
+				var err error
+				if action, err = orchestrator.ParseAction(argv[0]); err != nil {
+					return usageErr(err)
+				}
+			}
+			c, err := ef.config()
+			if err != nil {
+				return err
+			}
+			filter, err := ff.filter()
+			if err != nil {
+				return err
+			}
+			env, err := a.openEngine(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			defer env.close()
+			t, err := env.engine.Submit(cmd.Context(), orchestrator.Request{Action: action, Filter: filter, Revision: revision, Requester: requester()})
+			if err != nil {
+				return usageErr(err)
+			}
+			if ef.noWait {
+				fmt.Fprintf(a.stdout, "task %s stored (%s of %d nodes)\n", t.ID, t.Action, len(t.Nodes))
+				return nil
+			}
+			return a.follow(cmd.Context(), env.engine, t.ID, ef.output)
+		},
+	}
+	ef.add(cmd, true)
+	ff.add(cmd)
+	cmd.Flags().StringVar(&revision, "revision", "", "design revision (default: the current one)")
+	return cmd
+}
+
+func requester() string {
+	u := os.Getenv("USER")
+	if u == "" {
+		u = "unknown"
+	}
+	return "cli:" + u
+}
+
+// follow shows a task's progress until it ends, then its results; the
+// exit status is 0 only when it succeeded.
+func (a *app) follow(ctx context.Context, e *orchestrator.Engine, id, output string) error {
+	var r *progress.Renderer
+	if output == "text" {
+		f, ok := a.stdout.(*os.File)
+		r = progress.New(a.stdout, ok && progress.IsTerminal(f))
+	}
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { _, err := e.Wait(ctx, id); done <- err }()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var finished bool
+		select {
+		case err := <-done:
+			if err != nil {
+				return usageErr(err)
+			}
+			finished = true
+		case <-tick.C:
+		}
+		t, res, err := e.Task(ctx, id)
+		if err != nil {
+			return usageErr(err)
+		}
+		if r != nil && !t.Action.SiteAction() {
+			if finished {
+				r.Finish(snapshot(res, time.Since(start)))
+			} else {
+				r.Update(snapshot(res, time.Since(start)))
+			}
+		}
+		if !finished {
+			continue
+		}
+		if err := a.printTask(t, res, output); err != nil {
+			return err
+		}
+		if t.Status != orchestrator.TaskSucceeded {
+			return &exitError{code: exitInvalid}
+		}
+		return nil
+	}
+}
+
+func (a *app) printTask(t orchestrator.Task, res []orchestrator.NodeResult, output string) error {
+	if output == "json" {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			orchestrator.Task
+			Results []orchestrator.NodeResult `json:"results"`
+		}{t, res})
+	}
+	fmt.Fprintf(a.stdout, "task %s  %s  %s  by %s  design %.12s\n%s\n", t.ID, t.Action, t.Status, t.Requester, t.Revision, t.Message)
+	if len(res) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tSTAGE\tOUTCOME\tFAILED CALLS\tREASON")
+	for _, r := range res {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Node, r.Stage, r.Outcome, r.Attempts, r.Reason)
+	}
+	return tw.Flush()
+}
+
+// readEngine is an engine that is not started: it reads the state.
+func (a *app) readEngine(state string) (*orchestrator.Engine, func(), error) {
+	st, err := openStore(state)
+	if err != nil {
+		return nil, nil, usageErr(err)
+	}
+	e, err := orchestrator.New(orchestrator.Config{Store: st, Log: a.log})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return e, func() { st.Close() }, nil
+}
+
+func (a *app) tasksCmd() *cobra.Command {
+	var state, output string
+	cmd := &cobra.Command{
+		Use:   "tasks [TASK-ID]",
+		Short: "List tasks, or show one with its per-node results",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, closeFn, err := a.readEngine(state)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			if len(argv) == 1 {
+				t, res, err := e.Task(cmd.Context(), argv[0])
+				if err != nil {
+					return usageErr(err)
+				}
+				return a.printTask(t, res, output)
+			}
+			ts, err := e.Tasks(cmd.Context())
+			if err != nil {
+				return usageErr(err)
+			}
+			if output == "json" {
+				return json.NewEncoder(a.stdout).Encode(ts)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TASK\tACTION\tSTATUS\tNODES\tREQUESTER\tCREATED\tMESSAGE")
+			for _, t := range ts {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", t.ID, t.Action, t.Status, len(t.Nodes), t.Requester, t.Created.Format("2006-01-02 15:04:05"), t.Message)
+			}
+			return tw.Flush()
+		},
+	}
+	stateFlag(cmd, &state)
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func (a *app) nodesCmd() *cobra.Command {
+	var state, output string
+	cmd := &cobra.Command{
+		Use:   "nodes [NAME]",
+		Short: "List the engine's node records, or show one with its history",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			e, closeFn, err := a.readEngine(state)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			if len(argv) == 1 {
+				n, err := e.Node(cmd.Context(), argv[0])
+				if err != nil {
+					return usageErr(err)
+				}
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(n)
+			}
+			ns, err := e.Nodes(cmd.Context())
+			if err != nil {
+				return usageErr(err)
+			}
+			if output == "json" {
+				return json.NewEncoder(a.stdout).Encode(ns)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NODE\tSTAGE\tOUTCOME\tMACHINE\tOBSERVED\tTASK\tREASON")
+			for _, n := range ns {
+				outcome := string(n.Outcome)
+				if n.Frozen {
+					outcome += " (frozen)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Stage, outcome, n.MachineID, n.Observed, n.Task, n.Reason)
+			}
+			return tw.Flush()
+		},
+	}
+	stateFlag(cmd, &state)
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func (a *app) eventsCmd() *cobra.Command {
+	var state, output, task, node string
+	var after uint64
+	cmd := &cobra.Command{
+		Use:   "events [--task ID] [--node NAME] [--since SEQ]",
+		Short: "Show the engine's event log",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, closeFn, err := a.readEngine(state)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			evs, err := e.Events(cmd.Context(), after, 0, task, node)
+			if err != nil {
+				return usageErr(err)
+			}
+			if output == "json" {
+				return json.NewEncoder(a.stdout).Encode(evs)
+			}
+			for _, ev := range evs {
+				fmt.Fprintf(a.stdout, "%6d %s %-5s %-10s %-12s %-12s %s\n", ev.Seq, ev.Time.Format("15:04:05.000"), ev.Level, ev.Kind, ev.Node, ev.Stage, ev.Message)
+			}
+			return nil
+		},
+	}
+	stateFlag(cmd, &state)
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVar(&task, "task", "", "only this task's events")
+	cmd.Flags().StringVar(&node, "node", "", "only this node's events")
+	cmd.Flags().Uint64Var(&after, "since", 0, "only events after this sequence number")
+	return cmd
+}
+
+// verbCmd runs a recovery verb on a task, then follows the task.
+func (a *app) verbCmd(v orchestrator.Verb, short string) *cobra.Command {
+	var ef engineFlags
+	cmd := &cobra.Command{
+		Use:   string(v) + " TASK-ID",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			c, err := ef.config()
+			if err != nil {
+				return err
+			}
+			env, err := a.openEngine(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			defer env.close()
+			t, err := env.engine.TaskVerb(cmd.Context(), argv[0], v, requester())
+			if err != nil {
+				return usageErr(err)
+			}
+			if ef.noWait {
+				fmt.Fprintf(a.stdout, "task %s: %s stored\n", t.ID, v)
+				return nil
+			}
+			return a.follow(cmd.Context(), env.engine, t.ID, ef.output)
+		},
+	}
+	ef.add(cmd, true)
+	return cmd
+}
+
+// nodeVerbCmd runs adopt, mark-manual-intervention or release-manual.
+func (a *app) nodeVerbCmd(use, short string, fn func(ctx context.Context, e *orchestrator.Engine, node, reason string) (orchestrator.NodeRecord, error)) *cobra.Command {
+	var ef engineFlags
+	var reason string
+	cmd := &cobra.Command{
+		Use:   use + " NODE",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			c, err := ef.config()
+			if err != nil {
+				return err
+			}
+			env, err := a.openEngine(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			defer env.close()
+			n, err := fn(cmd.Context(), env.engine, argv[0], reason)
+			if err != nil {
+				return usageErr(err)
+			}
+			enc := json.NewEncoder(a.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(n)
+		},
+	}
+	ef.add(cmd, false)
+	if use == "mark-manual-intervention" {
+		cmd.Flags().StringVar(&reason, "reason", "", "why the node is frozen (shown with it)")
+	}
+	return cmd
+}
+
+func (a *app) sweepCmd() *cobra.Command {
+	var ef engineFlags
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Find leaked machines and drifted nodes now",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := ef.config()
+			if err != nil {
+				return err
+			}
+			env, err := a.openEngine(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			defer env.close()
+			rep, err := env.engine.Sweep(cmd.Context())
+			if err != nil {
+				return usageErr(err)
+			}
+			enc := json.NewEncoder(a.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(rep)
+		},
+	}
+	ef.add(cmd, false)
+	return cmd
+}
+
+// engineCmds are the commands that drive or read the engine.
+func (a *app) engineCmds() []*cobra.Command {
+	who := requester()
+	return []*cobra.Command{
+		a.serveCmd(),
+		a.taskCmd("task ACTION", "", "Run a task: "+actionList()),
+		a.taskCmd("deploy", orchestrator.ActionDeployNodes, "Deploy the selected nodes (deploy_nodes)"),
+		a.taskCmd("destroy", orchestrator.ActionDestroyNodes, "Release the selected nodes' machines, erasing disks (destroy_nodes)"),
+		a.taskCmd("redeploy", orchestrator.ActionRedeployNodes, "Release and deploy again (redeploy_nodes)"),
+		a.taskCmd("prepare-site", orchestrator.ActionPrepareSite, "Create the design's networks, DHCP and keys in the provisioner (prepare_site)"),
+		a.tasksCmd(), a.nodesCmd(), a.eventsCmd(), a.sweepCmd(),
+		a.verbCmd(orchestrator.VerbRetry, "Run a finished task's failed nodes again from the stage that failed"),
+		a.verbCmd(orchestrator.VerbResume, "Continue a cancelled or interrupted task's unfinished nodes from their checkpoints"),
+		a.verbCmd(orchestrator.VerbRerun, "Run every node of a task again from the top, adopting what the provisioner has"),
+		a.verbCmd(orchestrator.VerbRestartClean, "Release every node's machine, then run the task from the top"),
+		a.verbCmd(orchestrator.VerbCancel, "Stop a task and release what it allocated and did not finish"),
+		a.nodeVerbCmd("adopt", "Take the provisioner's state of a node's machine as the truth", func(ctx context.Context, e *orchestrator.Engine, n, _ string) (orchestrator.NodeRecord, error) {
+			return e.Adopt(ctx, n, "", who)
+		}),
+		a.nodeVerbCmd("mark-manual-intervention", "Freeze a node: nothing automatic touches it until release-manual", func(ctx context.Context, e *orchestrator.Engine, n, why string) (orchestrator.NodeRecord, error) {
+			return e.MarkManual(ctx, n, why, who)
+		}),
+		a.nodeVerbCmd("release-manual", "Unfreeze a node marked for manual intervention", func(ctx context.Context, e *orchestrator.Engine, n, _ string) (orchestrator.NodeRecord, error) {
+			return e.ReleaseManual(ctx, n, who)
+		}),
+	}
+}
+
+func actionList() string {
+	s := make([]string, len(orchestrator.Actions))
+	for i, a := range orchestrator.Actions {
+		s[i] = string(a)
+	}
+	return strings.Join(s, ", ")
+}
