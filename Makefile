@@ -3,6 +3,8 @@ GO       ?= go
 BIN      ?= bin/orchestrator
 FUZZTIME ?= 30s
 BENCH_NODES ?= 10000
+BENCH_DEPLOY_NODES ?= 1000
+BENCH_TIME_SCALE ?= 0.1
 
 .DEFAULT_GOAL := help
 
@@ -26,9 +28,10 @@ lint: ## gofmt, go vet, and golangci-lint when it is installed
 	@if command -v golangci-lint >/dev/null; then golangci-lint run ./...; else echo "golangci-lint not installed: skipped"; fi
 
 .PHONY: bench
-bench: build ## Benchmarks, then validate of a 10,000-node site measured as a whole process
+bench: build ## Benchmarks; validate of 10,000 nodes and a 1,000-node lab deploy as whole processes
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./...
 	scripts/bench-validate.sh $(BIN) $(BENCH_NODES)
+	scripts/bench-deploy.sh $(BIN) $(BENCH_DEPLOY_NODES) $(BENCH_TIME_SCALE)
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 30s)

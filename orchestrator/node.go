@@ -186,7 +186,9 @@ func (r *nodeRun) drive() {
 func (r *nodeRun) waitStep(ctx context.Context, st step) {
 	d := min(r.e.scaled(max(st.wait, time.Second)), r.e.cfg.MaxWait)
 	if st.poll && r.rec.MachineID != "" {
-		s, err := r.e.poll.wait(ctx, r.ref(), r.rec.Observed, d)
+		// The batched poll sees the change; MaxWait is only the fallback
+		// (the driver's hint is for a caller that polls on its own).
+		s, err := r.e.poll.wait(ctx, r.ref(), r.rec.Observed, r.e.cfg.MaxWait)
 		if err == nil && s != "" {
 			r.rec.Observed = s
 		}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Deploys a generated site into the virtual lab as a whole process and
+# prints the demo's JSON summary (wall time against the ideal: the lab's
+# enlist+commission+deploy of one machine at unlimited concurrency; MAAS
+# requests) plus the ratio and the peak RSS. Target ratio: at most 1.25.
+set -euo pipefail
+bin=${1:-bin/orchestrator}
+nodes=${2:-1000}
+scale=${3:-0.1}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+if [ -x /usr/bin/time ]; then
+  /usr/bin/time -f "deploy $nodes nodes: %e s wall, %M KiB peak RSS" -o "$out.time" \
+    "$bin" demo --nodes "$nodes" --time-scale "$scale" -o json >"$out"
+else
+  "$bin" demo --nodes "$nodes" --time-scale "$scale" -o json >"$out"
+fi
+cat "$out"
+python3 - "$out" <<'PY' 2>/dev/null || true
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("deploy %d nodes: wall/ideal %.2f, %.1f MAAS requests per node" % (r["nodes"], r["wall_seconds"] / r["ideal_seconds"], r["maas_requests"] / r["nodes"]))
+PY
+[ -f "$out.time" ] && cat "$out.time" && rm -f "$out.time"
