@@ -121,8 +121,9 @@ func (env *Env) Config() orchestrator.Config {
 		},
 		TimeScale:     s,
 		PollInterval:  max(time.Duration(float64(5*time.Second)*s), 20*time.Millisecond),
-		MaxWait:       max(time.Duration(float64(time.Minute)*s), 200*time.Millisecond),
+		MaxWait:       max(time.Duration(float64(2*time.Minute)*s), 200*time.Millisecond),
 		SweepInterval: -1,
+		Limits:        orchestrator.Limits{Global: 128, Provisioner: 64},
 		Log:           env.opts.Log,
 	}
 	if env.opts.Tune != nil {
