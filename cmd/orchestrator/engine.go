@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,6 +36,9 @@ type engineConfig struct {
 	PollInterval  string `yaml:"pollInterval"`
 	SweepInterval string `yaml:"sweepInterval"`
 	ReleaseLeaks  bool   `yaml:"releaseLeaks"`
+	// BMCEndpoints overrides where a node's BMC is reached (host:port),
+	// e.g. through a NAT or, in tests, the virtual lab's loopback ports.
+	BMCEndpoints map[string]string `yaml:"bmcEndpoints"`
 }
 
 func loadEngineConfig(path string) (engineConfig, error) {
@@ -100,6 +105,19 @@ func (a *app) openEngine(ctx context.Context, c engineConfig) (*engineEnv, error
 	cfg := orchestrator.Config{Store: st, Drivers: drv, Log: a.log, DeployRetries: c.DeployRetries, ReleaseLeaks: c.ReleaseLeaks,
 		Limits: orchestrator.Limits{Global: c.GlobalLimit, Provisioner: c.MAASLimit}}
 	cfg.Retry.Attempts = c.RetryAttempts
+	if len(c.BMCEndpoints) > 0 {
+		eps, err := parseEndpoints(c.BMCEndpoints)
+		if err != nil {
+			reg.Close()
+			return fail(usageErr(err))
+		}
+		cfg.BMCEndpoint = func(b drivers.BMC) drivers.BMC {
+			if ep, ok := eps[b.Node]; ok {
+				b.Address, b.Port = ep.host, ep.port
+			}
+			return b
+		}
+	}
 	for _, f := range []struct {
 		name string
 		val  string
@@ -209,4 +227,22 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+type endpoint struct {
+	host string
+	port int
+}
+
+func parseEndpoints(m map[string]string) (map[string]endpoint, error) {
+	out := make(map[string]endpoint, len(m))
+	for node, hp := range m {
+		h, p, err := net.SplitHostPort(hp)
+		port, perr := strconv.Atoi(p)
+		if err != nil || perr != nil || port < 1 || port > 65535 {
+			return nil, fmt.Errorf("config bmcEndpoints.%s %q: want host:port", node, hp)
+		}
+		out[node] = endpoint{h, port}
+	}
+	return out, nil
 }

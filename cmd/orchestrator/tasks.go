@@ -444,7 +444,7 @@ func (a *app) engineCmds() []*cobra.Command {
 		a.taskCmd("destroy", orchestrator.ActionDestroyNodes, "Release the selected nodes' machines, erasing disks (destroy_nodes)"),
 		a.taskCmd("redeploy", orchestrator.ActionRedeployNodes, "Release and deploy again (redeploy_nodes)"),
 		a.taskCmd("prepare-site", orchestrator.ActionPrepareSite, "Create the design's networks, DHCP and keys in the provisioner (prepare_site)"),
-		a.tasksCmd(), a.nodesCmd(), a.eventsCmd(), a.sweepCmd(),
+		a.tasksCmd(), a.nodesCmd(), a.eventsCmd(), a.sweepCmd(), a.waitCmd(),
 		a.verbCmd(orchestrator.VerbRetry, "Run a finished task's failed nodes again from the stage that failed"),
 		a.verbCmd(orchestrator.VerbResume, "Continue a cancelled or interrupted task's unfinished nodes from their checkpoints"),
 		a.verbCmd(orchestrator.VerbRerun, "Run every node of a task again from the top, adopting what the provisioner has"),
@@ -468,4 +468,29 @@ func actionList() string {
 		s[i] = string(a)
 	}
 	return strings.Join(s, ", ")
+}
+
+// waitCmd runs the engine (which resumes every unfinished task) until the
+// given task ends.
+func (a *app) waitCmd() *cobra.Command {
+	var ef engineFlags
+	cmd := &cobra.Command{
+		Use:   "wait TASK-ID",
+		Short: "Run the engine until a task ends (unfinished tasks resume from their checkpoints)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			c, err := ef.config()
+			if err != nil {
+				return err
+			}
+			env, err := a.openEngine(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			defer env.close()
+			return a.follow(cmd.Context(), env.engine, argv[0], ef.output)
+		},
+	}
+	ef.add(cmd, false)
+	return cmd
 }
