@@ -32,6 +32,30 @@ func (f *engineFlags) add(cmd *cobra.Command, wait bool) {
 	}
 }
 
+// withEngine opens the engine the flags describe, runs fn, and closes it.
+func (a *app) withEngine(ctx context.Context, f *engineFlags, fn func(*engineEnv) error) error {
+	c, err := f.config()
+	if err != nil {
+		return err
+	}
+	env, err := a.openEngine(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	return fn(env)
+}
+
+// withReader opens the state read-only for the engine's records.
+func (a *app) withReader(state string, fn func(*orchestrator.Engine) error) error {
+	e, closeFn, err := a.readEngine(state)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	return fn(e)
+}
+
 func (f *engineFlags) config() (engineConfig, error) {
 	if f.output != "text" && f.output != "json" {
 		return engineConfig{}, usageErr(fmt.Errorf("-o %q: use text or json", f.output))
@@ -228,31 +252,28 @@ func (a *app) tasksCmd() *cobra.Command {
 		Short: "List tasks, or show one with its per-node results",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, closeFn, err := a.readEngine(state)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			if len(argv) == 1 {
-				t, res, err := e.Task(cmd.Context(), argv[0])
+			return a.withReader(state, func(e *orchestrator.Engine) error {
+				if len(argv) == 1 {
+					t, res, err := e.Task(cmd.Context(), argv[0])
+					if err != nil {
+						return usageErr(err)
+					}
+					return a.printTask(t, res, output)
+				}
+				ts, err := e.Tasks(cmd.Context())
 				if err != nil {
 					return usageErr(err)
 				}
-				return a.printTask(t, res, output)
-			}
-			ts, err := e.Tasks(cmd.Context())
-			if err != nil {
-				return usageErr(err)
-			}
-			if output == "json" {
-				return json.NewEncoder(a.stdout).Encode(ts)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TASK\tACTION\tSTATUS\tNODES\tREQUESTER\tCREATED\tMESSAGE")
-			for _, t := range ts {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", t.ID, t.Action, t.Status, len(t.Nodes), t.Requester, t.Created.Format("2006-01-02 15:04:05"), t.Message)
-			}
-			return tw.Flush()
+				if output == "json" {
+					return json.NewEncoder(a.stdout).Encode(ts)
+				}
+				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "TASK\tACTION\tSTATUS\tNODES\tREQUESTER\tCREATED\tMESSAGE")
+				for _, t := range ts {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", t.ID, t.Action, t.Status, len(t.Nodes), t.Requester, t.Created.Format("2006-01-02 15:04:05"), t.Message)
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	stateFlag(cmd, &state)
@@ -267,37 +288,34 @@ func (a *app) nodesCmd() *cobra.Command {
 		Short: "List the engine's node records, or show one with its history",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			e, closeFn, err := a.readEngine(state)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			if len(argv) == 1 {
-				n, err := e.Node(cmd.Context(), argv[0])
+			return a.withReader(state, func(e *orchestrator.Engine) error {
+				if len(argv) == 1 {
+					n, err := e.Node(cmd.Context(), argv[0])
+					if err != nil {
+						return usageErr(err)
+					}
+					enc := json.NewEncoder(a.stdout)
+					enc.SetIndent("", "  ")
+					return enc.Encode(n)
+				}
+				ns, err := e.Nodes(cmd.Context())
 				if err != nil {
 					return usageErr(err)
 				}
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(n)
-			}
-			ns, err := e.Nodes(cmd.Context())
-			if err != nil {
-				return usageErr(err)
-			}
-			if output == "json" {
-				return json.NewEncoder(a.stdout).Encode(ns)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NODE\tSTAGE\tOUTCOME\tMACHINE\tOBSERVED\tTASK\tREASON")
-			for _, n := range ns {
-				outcome := string(n.Outcome)
-				if n.Frozen {
-					outcome += " (frozen)"
+				if output == "json" {
+					return json.NewEncoder(a.stdout).Encode(ns)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Stage, outcome, n.MachineID, n.Observed, n.Task, n.Reason)
-			}
-			return tw.Flush()
+				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "NODE\tSTAGE\tOUTCOME\tMACHINE\tOBSERVED\tTASK\tREASON")
+				for _, n := range ns {
+					outcome := string(n.Outcome)
+					if n.Frozen {
+						outcome += " (frozen)"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Stage, outcome, n.MachineID, n.Observed, n.Task, n.Reason)
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	stateFlag(cmd, &state)
@@ -313,22 +331,19 @@ func (a *app) eventsCmd() *cobra.Command {
 		Short: "Show the engine's event log",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, closeFn, err := a.readEngine(state)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			evs, err := e.Events(cmd.Context(), after, 0, task, node)
-			if err != nil {
-				return usageErr(err)
-			}
-			if output == "json" {
-				return json.NewEncoder(a.stdout).Encode(evs)
-			}
-			for _, ev := range evs {
-				fmt.Fprintf(a.stdout, "%6d %s %-5s %-10s %-12s %-12s %s\n", ev.Seq, ev.Time.Format("15:04:05.000"), ev.Level, ev.Kind, ev.Node, ev.Stage, ev.Message)
-			}
-			return nil
+			return a.withReader(state, func(e *orchestrator.Engine) error {
+				evs, err := e.Events(cmd.Context(), after, 0, task, node)
+				if err != nil {
+					return usageErr(err)
+				}
+				if output == "json" {
+					return json.NewEncoder(a.stdout).Encode(evs)
+				}
+				for _, ev := range evs {
+					fmt.Fprintf(a.stdout, "%6d %s %-5s %-10s %-12s %-12s %s\n", ev.Seq, ev.Time.Format("15:04:05.000"), ev.Level, ev.Kind, ev.Node, ev.Stage, ev.Message)
+				}
+				return nil
+			})
 		},
 	}
 	stateFlag(cmd, &state)
@@ -347,24 +362,17 @@ func (a *app) verbCmd(v orchestrator.Verb, short string) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			c, err := ef.config()
-			if err != nil {
-				return err
-			}
-			env, err := a.openEngine(cmd.Context(), c)
-			if err != nil {
-				return err
-			}
-			defer env.close()
-			t, err := env.engine.TaskVerb(cmd.Context(), argv[0], v, requester())
-			if err != nil {
-				return usageErr(err)
-			}
-			if ef.noWait {
-				fmt.Fprintf(a.stdout, "task %s: %s stored\n", t.ID, v)
-				return nil
-			}
-			return a.follow(cmd.Context(), env.engine, t.ID, ef.output)
+			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
+				t, err := env.engine.TaskVerb(cmd.Context(), argv[0], v, requester())
+				if err != nil {
+					return usageErr(err)
+				}
+				if ef.noWait {
+					fmt.Fprintf(a.stdout, "task %s: %s stored\n", t.ID, v)
+					return nil
+				}
+				return a.follow(cmd.Context(), env.engine, t.ID, ef.output)
+			})
 		},
 	}
 	ef.add(cmd, true)
@@ -380,22 +388,15 @@ func (a *app) nodeVerbCmd(use, short string, fn func(ctx context.Context, e *orc
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			c, err := ef.config()
-			if err != nil {
-				return err
-			}
-			env, err := a.openEngine(cmd.Context(), c)
-			if err != nil {
-				return err
-			}
-			defer env.close()
-			n, err := fn(cmd.Context(), env.engine, argv[0], reason)
-			if err != nil {
-				return usageErr(err)
-			}
-			enc := json.NewEncoder(a.stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(n)
+			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
+				n, err := fn(cmd.Context(), env.engine, argv[0], reason)
+				if err != nil {
+					return usageErr(err)
+				}
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(n)
+			})
 		},
 	}
 	ef.add(cmd, false)
@@ -412,22 +413,15 @@ func (a *app) sweepCmd() *cobra.Command {
 		Short: "Find leaked machines and drifted nodes now",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := ef.config()
-			if err != nil {
-				return err
-			}
-			env, err := a.openEngine(cmd.Context(), c)
-			if err != nil {
-				return err
-			}
-			defer env.close()
-			rep, err := env.engine.Sweep(cmd.Context())
-			if err != nil {
-				return usageErr(err)
-			}
-			enc := json.NewEncoder(a.stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(rep)
+			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
+				rep, err := env.engine.Sweep(cmd.Context())
+				if err != nil {
+					return usageErr(err)
+				}
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			})
 		},
 	}
 	ef.add(cmd, false)
@@ -479,16 +473,9 @@ func (a *app) waitCmd() *cobra.Command {
 		Short: "Run the engine until a task ends (unfinished tasks resume from their checkpoints)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			c, err := ef.config()
-			if err != nil {
-				return err
-			}
-			env, err := a.openEngine(cmd.Context(), c)
-			if err != nil {
-				return err
-			}
-			defer env.close()
-			return a.follow(cmd.Context(), env.engine, argv[0], ef.output)
+			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
+				return a.follow(cmd.Context(), env.engine, argv[0], ef.output)
+			})
 		},
 	}
 	ef.add(cmd, false)
