@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -178,6 +179,10 @@ func (r *nodeRun) commission(ctx context.Context) (step, error) {
 	return r.result(res, true, func() step { return advance("%s", res.Message) })
 }
 
+// configured are the states of a machine configured earlier: the deploy
+// stage takes it from there.
+var configured = []string{"Allocated", "Deploying", "Deployed", "Failed deployment"}
+
 // configure applies networking, storage and platform while the machine
 // is Ready (MAAS accepts storage changes only then).
 func (r *nodeRun) configure(ctx context.Context) (step, error) {
@@ -192,6 +197,16 @@ func (r *nodeRun) configure(ctx context.Context) (step, error) {
 	}{{"networking", s.ApplyNetworking}, {"storage", s.ApplyStorage}, {"platform", s.ApplyPlatform}}
 	if r.rec.Step >= len(calls) {
 		return advance("configured"), nil
+	}
+	if r.rec.Step == 0 { // look first: past Ready, MAAS accepts no changes and the node was configured before
+		ms, err := r.e.status(ctx, []drivers.NodeRef{r.ref()})
+		if err != nil {
+			return step{}, err
+		}
+		if len(ms) == 1 && slices.Contains(configured, ms[0].State) {
+			r.rec.Observed = ms[0].State
+			return advance("machine %s is %s: configuration kept as it was applied", r.rec.MachineID, ms[0].State), nil
+		}
 	}
 	c := calls[r.rec.Step]
 	var res drivers.Result

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,6 +92,24 @@ func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (T
 		rec.Task, rec.Action, rec.Outcome, rec.Attempts, rec.NextAt = id, t.Action, OutcomeRunning, 0, time.Time{}
 		rec.Class, rec.Reason, rec.StageStart = "", "", now()
 		switch v {
+		case VerbRetry:
+			// A fresh budget: the failed deployments counted against
+			// DeployRetries are spent, the retry gets its own.
+			rec.Rounds = 0
+		case VerbResume:
+			switch {
+			case res.Started.IsZero():
+				// Cancelled before it started (it waited for another
+				// task's lease): the record's checkpoint is another
+				// task's, so this task's workflow starts at its top.
+				rec.Stage, rec.Step, rec.Rounds = seq[0], 0, 0
+			case rec.Stage == StageReleased && !slices.Contains(seq, StageReleased):
+				// Cancelled after its deploy intent: the compensation
+				// released the machine, which stays commissioned and
+				// configured, so the workflow continues at deploy
+				// (allocating it again).
+				rec.Stage, rec.Step, rec.Intent = StageDeploy, 0, nil
+			}
 		case VerbRerun:
 			rec.Stage, rec.Step, rec.Rounds = seq[0], 0, 0
 		case VerbRestartClean:
@@ -100,6 +119,9 @@ func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (T
 			}
 		}
 		res.Outcome, res.Class, res.Reason, res.Finished, res.Stage = OutcomeRunning, "", "", time.Time{}, rec.Stage
+		if res.Started.IsZero() {
+			res.Outcome = OutcomeQueued // the node run stamps its start
+		}
 		b.node(rec)
 		b.result(id, res)
 		picked = append(picked, res.Node)
@@ -261,21 +283,47 @@ func (e *Engine) ReleaseManual(ctx context.Context, node, who string) (NodeRecor
 	b.node(rec)
 	b.event(Event{Time: now(), Node: node, Stage: rec.Stage, Level: "info", Kind: "verb",
 		Message: fmt.Sprintf("release-manual by %s", orDefault(who, "unknown"))})
-	// The node's last task result moves from manual to failed, so retry picks it.
-	if rec.History != nil {
-		if t := rec.History[len(rec.History)-1].Task; t != "" {
-			if res, err := e.rec.results(ctx, t); err == nil {
-				for _, r := range res {
-					if r.Node == node && r.Outcome == OutcomeManual {
-						r.Outcome, r.Reason = OutcomeFailed, rec.Reason
-						b.result(t, r)
-					}
-				}
+	// The node's results that froze in their tasks move from manual to
+	// failed, so retry picks them. The record does not name the task (a
+	// node frozen before a task reached it has no transition of that task
+	// in its history), so every task that selected the node is looked at.
+	tasks, err := e.rec.tasks(ctx)
+	if err != nil {
+		return NodeRecord{}, err
+	}
+	type moved struct {
+		task string
+		res  NodeResult
+	}
+	var mv []moved
+	for _, t := range tasks {
+		if !slices.Contains(t.Nodes, node) {
+			continue
+		}
+		var r NodeResult
+		if err := e.rec.getJSON(ctx, collTaskNodes, t.ID+"/"+node, &r); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				continue
 			}
+			return NodeRecord{}, err
+		}
+		if r.Outcome == OutcomeManual {
+			r.Outcome, r.Reason = OutcomeFailed, "released from manual intervention: retry or rerun the task to continue"
+			b.result(t.ID, r)
+			mv = append(mv, moved{t.ID, r})
 		}
 	}
 	if err := e.rec.write(ctx, &b); err != nil {
 		return NodeRecord{}, err
+	}
+	// A task still running its other nodes reports from memory.
+	for _, m := range mv {
+		e.mu.Lock()
+		run := e.runs[m.task]
+		e.mu.Unlock()
+		if run != nil {
+			run.setResult(m.res)
+		}
 	}
 	return rec, nil
 }

@@ -147,7 +147,7 @@ func (d *Driver) Commission(ctx context.Context, n drivers.NodeRef) (drivers.Res
 		return drivers.Result{}, err
 	}
 	switch m.Status {
-	case stReady, stAllocated, stDeployed, stDeploying, stReserved:
+	case stReady, stAllocated, stDeployed, stDeploying, stReserved, stFailedDeployment:
 		return drivers.Done("%s", describe(m)), nil
 	case stCommissioning, stTesting:
 		return drivers.InProgress(pollCommission, "%s", describe(m)), nil
