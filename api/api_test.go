@@ -1,0 +1,515 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/statestore"
+	"github.com/slipway-dev/slipway/statestore/memory"
+)
+
+// Test tokens, one per role.
+var tokens = map[string]api.Principal{
+	"tok-viewer":   {ID: "v1", Name: "viewer", Role: api.RoleViewer},
+	"tok-operator": {ID: "o1", Name: "operator", Role: api.RoleOperator},
+	"tok-admin":    {ID: "a1", Name: "admin", Role: api.RoleAdmin},
+}
+
+func authenticate(_ context.Context, tok string) (api.Principal, error) {
+	tokMu.Lock()
+	defer tokMu.Unlock()
+	if p, ok := tokens[tok]; ok {
+		return p, nil
+	}
+	return api.Principal{}, errors.New("unknown token")
+}
+
+// memSecrets is an in-memory secret store for the API tests (the
+// encrypted store has its own tests).
+type memSecrets struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (m *memSecrets) Put(_ context.Context, name, value string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.m[name] = value
+	return nil
+}
+
+func (m *memSecrets) Delete(_ context.Context, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.m[name]; !ok {
+		return fmt.Errorf("secret %s: %w", name, orchestrator.ErrNotFound)
+	}
+	delete(m.m, name)
+	return nil
+}
+
+func (m *memSecrets) Names(context.Context) ([]api.SecretInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []api.SecretInfo
+	for n := range m.m {
+		out = append(out, api.SecretInfo{Name: n})
+	}
+	return out, nil
+}
+
+// memTokens is the test's token table: the fixed role tokens plus those
+// created through the API.
+type memTokens struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (m *memTokens) Create(_ context.Context, role api.Role, name string) (string, api.Principal, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.n++
+	p := api.Principal{ID: fmt.Sprintf("t%d", m.n), Name: name, Role: role}
+	tokMu.Lock()
+	tokens[fmt.Sprintf("tok-created-%d", m.n)] = p
+	tokMu.Unlock()
+	return fmt.Sprintf("tok-created-%d", m.n), p, nil
+}
+
+func (m *memTokens) List(context.Context) ([]api.Principal, error) {
+	tokMu.Lock()
+	defer tokMu.Unlock()
+	var out []api.Principal
+	for _, p := range tokens {
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (m *memTokens) Revoke(_ context.Context, id string) error {
+	tokMu.Lock()
+	defer tokMu.Unlock()
+	for k, p := range tokens {
+		if p.ID == id && strings.HasPrefix(k, "tok-created-") {
+			delete(tokens, k)
+			return nil
+		}
+	}
+	return fmt.Errorf("token %s: %w", id, orchestrator.ErrNotFound)
+}
+
+var tokMu sync.Mutex
+
+type fixture struct {
+	srv    *api.Server
+	ts     *httptest.Server
+	store  statestore.Store
+	engine *orchestrator.Engine
+	env    *labrun.Env
+	logs   *bytes.Buffer
+	node   string
+}
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	d := testsite.Example(t)
+	store := memory.New()
+	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: store, TimeScale: 0.001, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Close)
+	e, err := env.Engine(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	logs := &bytes.Buffer{}
+	srv, err := api.New(api.Config{Engine: e, Store: store, Authenticate: authenticate,
+		Secrets: &memSecrets{m: map[string]string{}}, Tokens: &memTokens{}, Log: zerolog.New(&lockedWriter{w: logs}).Level(zerolog.DebugLevel),
+		EventPoll: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return &fixture{srv: srv, ts: ts, store: store, engine: e, env: env, logs: logs, node: d.NodeNames()[0]}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (f *fixture) do(t testing.TB, method, path, token, ctype string, body []byte) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, f.ts.URL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func (f *fixture) json(t *testing.T, method, path, token string, in, out any) int {
+	t.Helper()
+	var body []byte
+	if in != nil {
+		body, _ = json.Marshal(in)
+	}
+	code, b := f.do(t, method, path, token, "application/json", body)
+	if out != nil && code < 300 {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, b)
+		}
+	}
+	return code
+}
+
+var paramRE = regexp.MustCompile(`\{([a-zA-Z]+)\}`)
+
+type filledRoute struct {
+	api.RouteInfo
+	url string
+}
+
+// routes returns every route with its path parameters filled.
+func (f *fixture) routes(task string) []filledRoute {
+	var out []filledRoute
+	for _, r := range f.srv.Routes() {
+		url := paramRE.ReplaceAllStringFunc(r.Path, func(s string) string {
+			switch s {
+			case "{rev}":
+				return "current"
+			case "{name}":
+				if strings.HasPrefix(r.Path, "/api/v1/secrets") {
+					return "bmc-admin"
+				}
+				return f.node
+			case "{id}":
+				if strings.HasPrefix(r.Path, "/api/v1/tokens") {
+					return "nope"
+				}
+				return task
+			case "{verb}":
+				return "retry"
+			}
+			return "x"
+		})
+		out = append(out, filledRoute{r, url})
+	}
+	return out
+}
+
+func body(method, path string) (string, []byte) {
+	switch {
+	case method == "POST" && strings.HasSuffix(path, "/designs"), strings.HasSuffix(path, "/designs/validate"):
+		return "application/json", []byte(`[{"apiVersion":"slipway/v1","kind":"Network","metadata":{"name":"n1"},"spec":{"cidr":"10.99.0.0/24"}}]`)
+	case method == "POST" && strings.HasSuffix(path, "/tasks"):
+		return "application/json", []byte(`{"action":"verify_site"}`)
+	case method == "PUT":
+		return "application/json", []byte(`{"value":"s3cr3t-value-xyz"}`)
+	case method == "POST" && strings.HasSuffix(path, "/tokens"):
+		return "application/json", []byte(`{"role":"viewer","name":"t"}`)
+	}
+	return "", nil
+}
+
+// TestAuthorizationMatrix: every route × no token × each role.
+func TestAuthorizationMatrix(t *testing.T) {
+	f := newFixture(t)
+	var task orchestrator.Task
+	if code := f.json(t, "POST", "/api/v1/tasks", "tok-operator", map[string]any{"action": "validate_design"}, &task); code != http.StatusCreated {
+		t.Fatalf("create task: %d", code)
+	}
+	if _, err := f.engine.Wait(t.Context(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	roles := []struct {
+		token string
+		role  api.Role
+	}{{"", ""}, {"tok-viewer", api.RoleViewer}, {"tok-operator", api.RoleOperator}, {"tok-admin", api.RoleAdmin}, {"tok-bogus", ""}}
+	for _, r := range f.routes(task.ID) {
+		if strings.HasSuffix(r.url, "/events/stream") {
+			continue // a stream; covered by TestEventStream
+		}
+		for _, who := range roles {
+			ctype, b := body(r.Method, r.url)
+			code, resp := f.do(t, r.Method, r.url, who.token, ctype, b)
+			var want string
+			switch {
+			case r.Role == "":
+				want = "open"
+			case who.role == "":
+				want = "401"
+			case !who.role.Allows(r.Role):
+				want = "403"
+			default:
+				want = "allowed"
+			}
+			ok := true
+			switch want {
+			case "401":
+				ok = code == http.StatusUnauthorized
+			case "403":
+				ok = code == http.StatusForbidden
+			default:
+				ok = code != http.StatusUnauthorized && code != http.StatusForbidden && code < 500
+			}
+			if !ok {
+				t.Errorf("%s %s as %q: %d (want %s): %s", r.Method, r.url, who.token, code, want, resp)
+			}
+		}
+	}
+}
+
+// TestAuditEveryMutatingRoute: each mutating call, allowed or refused,
+// leaves exactly one audit record naming who, what and the outcome.
+func TestAuditEveryMutatingRoute(t *testing.T) {
+	f := newFixture(t)
+	var task orchestrator.Task
+	f.json(t, "POST", "/api/v1/tasks", "tok-operator", map[string]any{"action": "validate_design"}, &task)
+	if _, err := f.engine.Wait(t.Context(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.routes(task.ID) {
+		if strings.HasSuffix(r.url, "/events/stream") {
+			continue
+		}
+		before, _ := f.store.LastSeq(t.Context(), "audit")
+		for _, tok := range []string{"tok-admin", ""} {
+			ctype, b := body(r.Method, r.url)
+			f.do(t, r.Method, r.url, tok, ctype, b)
+		}
+		after, _ := f.store.LastSeq(t.Context(), "audit")
+		want := uint64(0)
+		if r.Mutating {
+			want = 2
+		}
+		if after-before != want {
+			t.Errorf("%s %s: %d audit records for 2 calls, want %d", r.Method, r.url, after-before, want)
+		}
+	}
+	var recs []api.AuditRecord
+	if code := f.json(t, "GET", "/api/v1/audit", "tok-admin", nil, &recs); code != 200 || len(recs) == 0 {
+		t.Fatalf("audit: %d, %d records", code, len(recs))
+	}
+	for _, r := range recs {
+		if r.RequestID == "" || r.Method == "" || r.Remote == "" || r.Status == 0 || r.Outcome == "" {
+			t.Errorf("incomplete audit record %+v", r)
+		}
+		if r.Outcome == "denied" && r.Status != 401 && r.Status != 403 {
+			t.Errorf("denied with status %d", r.Status)
+		}
+	}
+}
+
+// TestOpenAPICoversEveryRoute: the document lists every route the router
+// serves, and nothing else.
+func TestOpenAPICoversEveryRoute(t *testing.T) {
+	f := newFixture(t)
+	var doc map[string]any
+	if code := f.json(t, "GET", "/openapi.json", "", nil, &doc); code != 200 {
+		t.Fatalf("openapi.json: %d", code)
+	}
+	paths := doc["paths"].(map[string]any)
+	n := 0
+	for p, item := range paths {
+		for m := range item.(map[string]any) {
+			n++
+			if !strings.HasPrefix(p, "/") || m != strings.ToLower(m) {
+				t.Errorf("bad path item %s %s", m, p)
+			}
+		}
+	}
+	served := f.srv.Served()
+	if len(served) != n {
+		t.Errorf("the router serves %d routes, the document lists %d", len(served), n)
+	}
+	for _, r := range served {
+		method, p, _ := strings.Cut(r, " ")
+		item, _ := paths[p].(map[string]any)
+		if item == nil || item[strings.ToLower(method)] == nil {
+			t.Errorf("route %s is not in openapi.json", r)
+		}
+	}
+}
+
+// TestSecretsNeverLeak: a stored secret's value is in no response and no
+// log line.
+func TestSecretsNeverLeak(t *testing.T) {
+	f := newFixture(t)
+	const value = "hunter2-very-secret-value"
+	if code := f.json(t, "PUT", "/api/v1/secrets/bmc-admin", "tok-admin", map[string]string{"value": value}, nil); code != 200 {
+		t.Fatalf("put secret: %d", code)
+	}
+	var all []byte
+	for _, p := range []string{"/api/v1/secrets", "/api/v1/audit", "/api/v1/events", "/metrics"} {
+		_, b := f.do(t, "GET", p, "tok-admin", "", nil)
+		all = append(all, b...)
+	}
+	if bytes.Contains(all, []byte(value)) {
+		t.Errorf("the secret's value appears in a response")
+	}
+	if strings.Contains(f.logs.String(), value) || strings.Contains(f.logs.String(), "tok-admin") {
+		t.Errorf("a secret or token appears in the logs")
+	}
+	var names []api.SecretInfo
+	f.json(t, "GET", "/api/v1/secrets", "tok-admin", nil, &names)
+	if len(names) != 1 || names[0].Name != "bmc-admin" {
+		t.Errorf("secret names: %+v", names)
+	}
+}
+
+// TestTaskFlow: apply, a deploy task over the API, its results, events.
+func TestTaskFlow(t *testing.T) {
+	f := newFixture(t)
+	for _, a := range []string{"prepare_site", "deploy_nodes"} {
+		var task orchestrator.Task
+		code := f.json(t, "POST", "/api/v1/tasks", "tok-operator", map[string]any{"action": a,
+			"nodeFilter": map[string]any{"sets": []any{map[string]any{"names": []string{f.node}}}}}, &task)
+		if code != http.StatusCreated {
+			t.Fatalf("POST /tasks %s: %d", a, code)
+		}
+		if _, err := f.engine.Wait(t.Context(), task.ID); err != nil {
+			t.Fatal(err)
+		}
+		var got api.TaskDetail
+		f.json(t, "GET", "/api/v1/tasks/"+task.ID, "tok-viewer", nil, &got)
+		if got.Status != orchestrator.TaskSucceeded {
+			t.Fatalf("task %s: %s %s", a, got.Status, got.Message)
+		}
+		if !strings.HasPrefix(got.Requester, "api:operator") {
+			t.Errorf("requester %q", got.Requester)
+		}
+	}
+	var nodes api.Page[api.NodeSummary]
+	f.json(t, "GET", "/api/v1/nodes?stage=deployed", "tok-viewer", nil, &nodes)
+	if nodes.Total != 1 || nodes.Items[0].Name != f.node || nodes.Items[0].MachineID == "" {
+		t.Fatalf("deployed nodes: %+v", nodes)
+	}
+	var nd api.NodeDetail
+	f.json(t, "GET", "/api/v1/nodes/"+f.node, "tok-viewer", nil, &nd)
+	if nd.Design == nil || nd.Record == nil || len(nd.Events) == 0 {
+		t.Fatalf("node detail incomplete: %+v", nd)
+	}
+	// Invalid requests are problems, not 500s.
+	for _, c := range []struct{ body string }{{`{"action":"nope"}`}, {`{"action":"deploy_nodes","nodeFilter":{"sets":[{"names":["ghost"]}]}}`}, {`{"bad":1}`}, {`[`}} {
+		code, b := f.do(t, "POST", "/api/v1/tasks", "tok-operator", "application/json", []byte(c.body))
+		if code < 400 || code >= 500 || !strings.Contains(string(b), `"detail"`) {
+			t.Errorf("POST /tasks %s: %d %s", c.body, code, b)
+		}
+	}
+}
+
+// TestDesignUpload: a JSON list of documents with an error gives 422 with
+// the findings; validate reports without storing.
+func TestDesignUpload(t *testing.T) {
+	f := newFixture(t)
+	bad := `[{"apiVersion":"slipway/v1","kind":"Network","metadata":{"name":"n1"},"spec":{"cidr":"10.99.0.1/24"}}]`
+	code, b := f.do(t, "POST", "/api/v1/designs", "tok-operator", "application/json", []byte(bad))
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), "documents.yaml") {
+		t.Fatalf("invalid design: %d %s", code, b)
+	}
+	code, b = f.do(t, "POST", "/api/v1/designs/validate", "tok-viewer", "application/json", []byte(bad))
+	if code != 200 || !strings.Contains(string(b), `"valid":false`) {
+		t.Fatalf("validate: %d %s", code, b)
+	}
+	code, b = f.do(t, "POST", "/api/v1/designs", "tok-operator", "text/plain", []byte("x"))
+	if code != http.StatusUnsupportedMediaType {
+		t.Fatalf("text/plain design: %d %s", code, b)
+	}
+}
+
+// TestEventStream: the SSE stream sends stored events with their IDs.
+func TestEventStream(t *testing.T) {
+	f := newFixture(t)
+	var task orchestrator.Task
+	f.json(t, "POST", "/api/v1/tasks", "tok-operator", map[string]any{"action": "validate_design"}, &task)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.ts.URL+"/api/v1/events/stream?task="+task.ID, nil)
+	req.Header.Set("Authorization", "Bearer tok-viewer")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	buf := make([]byte, 4096)
+	var got strings.Builder
+	for !strings.Contains(got.String(), "task succeeded") {
+		n, err := resp.Body.Read(buf)
+		got.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("stream ended before the task's end: %v\n%s", err, got.String())
+		}
+	}
+	if !strings.Contains(got.String(), "id: ") || !strings.Contains(got.String(), "event: task") {
+		t.Errorf("stream: %s", got.String())
+	}
+}
+
+// FuzzRequestBodies: no body makes a mutating route answer 500.
+func FuzzRequestBodies(f *testing.F) {
+	for _, s := range []string{`{}`, `{"action":"deploy_nodes"}`, `[]`, `[{}]`, `{"value":""}`, `{"role":"admin"}`, "\x1f\x8b",
+		`{"nodeFilter":{"type":"x"}}`, `null`, `{"action":"power_on","nodeFilter":{"sets":[{"labels":{"a":"b"}}]}}`, `[{"kind":"Node"}]`} {
+		for i := range 8 {
+			f.Add(uint8(i), s)
+		}
+	}
+	fx := newFixture(f)
+	var targets []filledRoute
+	for _, r := range fx.routes("no-such-task") {
+		if r.Mutating && r.Method != "DELETE" {
+			targets = append(targets, r)
+		}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, body string) {
+		r := targets[int(which)%len(targets)]
+		ctype := "application/json"
+		if strings.HasPrefix(body, "\x1f\x8b") {
+			ctype = "application/gzip"
+		}
+		code, b := fx.do(t, r.Method, r.url, "tok-admin", ctype, []byte(body))
+		if code >= 500 {
+			t.Fatalf("%s %s with %q: %d %s", r.Method, r.url, body, code, b)
+		}
+	})
+}

@@ -1,0 +1,112 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the API's Prometheus metrics.
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	handler  http.Handler
+}
+
+func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
+	m := &metrics{reg: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "slipway_http_requests_total",
+			Help: "Control API requests by route, method and status code."}, []string{"route", "method", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "slipway_http_request_duration_seconds",
+			Help: "Control API request latency by route and method.", Buckets: prometheus.DefBuckets}, []string{"route", "method"}),
+	}
+	reg.MustRegister(m.requests, m.latency, &stateCollector{s: s})
+	// The process and Go runtime collectors, unless the caller registered them.
+	_ = reg.Register(collectors.NewGoCollector())
+	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	return m
+}
+
+// instrument counts and times a route's requests.
+func (s *Server) instrument(r *route) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			start := time.Now()
+			err := next(c)
+			code := c.Response().Status
+			if err != nil {
+				code, _ = statusOf(err)
+			}
+			s.metrics.requests.WithLabelValues(r.Path, r.Method, strconv.Itoa(code)).Inc()
+			s.metrics.latency.WithLabelValues(r.Path, r.Method).Observe(time.Since(start).Seconds())
+			return err
+		}
+	}
+}
+
+func (s *Server) metricsHandler(c echo.Context) error {
+	s.metrics.handler.ServeHTTP(c.Response(), c.Request())
+	return nil
+}
+
+// stateCollector reports tasks by status and nodes by stage and outcome,
+// read from the engine at scrape time.
+type stateCollector struct{ s *Server }
+
+var (
+	descTasks = prometheus.NewDesc("slipway_tasks", "Tasks by action and status.", []string{"action", "status"}, nil)
+	descNodes = prometheus.NewDesc("slipway_nodes", "Node records by workflow stage and outcome.", []string{"stage", "outcome"}, nil)
+)
+
+func (sc *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descTasks; ch <- descNodes }
+
+func (sc *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	type key struct{ a, b string }
+	if ts, err := sc.s.cfg.Engine.Tasks(ctx); err == nil {
+		n := map[key]int{}
+		for _, t := range ts {
+			n[key{string(t.Action), string(t.Status)}]++
+		}
+		for k, v := range n {
+			ch <- prometheus.MustNewConstMetric(descTasks, prometheus.GaugeValue, float64(v), k.a, k.b)
+		}
+	}
+	if rs, err := sc.s.cfg.Engine.Nodes(ctx); err == nil {
+		n := map[key]int{}
+		for _, r := range rs {
+			n[key{string(r.Stage), string(r.Outcome)}]++
+		}
+		for k, v := range n {
+			ch <- prometheus.MustNewConstMetric(descNodes, prometheus.GaugeValue, float64(v), k.a, k.b)
+		}
+	}
+}
+
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz: the state store answers and, when configured, the drivers do.
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 10*time.Second)
+	defer cancel()
+	if _, err := s.cfg.Store.LastSeq(ctx, logAudit); err != nil {
+		return problem(http.StatusServiceUnavailable, "state store: "+err.Error())
+	}
+	if s.cfg.Ready != nil {
+		if err := s.cfg.Ready(ctx); err != nil {
+			return problem(http.StatusServiceUnavailable, "drivers: "+err.Error())
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}

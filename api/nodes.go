@@ -1,0 +1,195 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// NodeSummary is one node in a list: its design identity and its
+// workflow state.
+type NodeSummary struct {
+	Name      string               `json:"name"`
+	Rack      string               `json:"rack,omitempty"`
+	Labels    map[string]string    `json:"labels,omitempty"`
+	Tags      []string             `json:"tags,omitempty"`
+	Stage     orchestrator.Stage   `json:"stage"`
+	Outcome   orchestrator.Outcome `json:"outcome,omitempty"`
+	MachineID string               `json:"machineId,omitempty"`
+	Observed  string               `json:"observed,omitempty"`
+	Task      string               `json:"task,omitempty"`
+	Frozen    bool                 `json:"frozen,omitempty"`
+	Reason    string               `json:"reason,omitempty"`
+}
+
+// Page wraps a list with its paging.
+type Page[T any] struct {
+	Items  []T `json:"items"`
+	Total  int `json:"total"` // matching items, all pages
+	Offset int `json:"offset"`
+	Limit  int `json:"limit"`
+}
+
+func paging(c echo.Context) (offset, limit int, err error) {
+	offset, limit = 0, 100
+	if v := c.QueryParam("offset"); v != "" {
+		if offset, err = strconv.Atoi(v); err != nil || offset < 0 {
+			return 0, 0, problem(http.StatusBadRequest, "offset: want a number ≥ 0")
+		}
+	}
+	if v := c.QueryParam("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 10000 {
+			return 0, 0, problem(http.StatusBadRequest, "limit: want a number from 1 to 10000")
+		}
+	}
+	return offset, limit, nil
+}
+
+func page[T any](items []T, offset, limit int) Page[T] {
+	p := Page[T]{Total: len(items), Offset: offset, Limit: limit, Items: []T{}}
+	if offset < len(items) {
+		p.Items = items[offset:min(offset+limit, len(items))]
+	}
+	return p
+}
+
+// listNodes: ?name=&label=k=v&tag=&rack=&stage=&outcome=&offset=&limit=
+func (s *Server) listNodes(c echo.Context) error {
+	ctx := c.Request().Context()
+	offset, limit, err := paging(c)
+	if err != nil {
+		return err
+	}
+	cur, err := s.cfg.Store.Current(ctx)
+	if err != nil {
+		if errors.Is(err, statestore.ErrNotFound) {
+			return c.JSON(http.StatusOK, page([]NodeSummary{}, offset, limit))
+		}
+		return err
+	}
+	d, err := s.design(ctx, cur.ID)
+	if err != nil {
+		return err
+	}
+	recs, err := s.cfg.Engine.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	byName := make(map[string]orchestrator.NodeRecord, len(recs))
+	for _, r := range recs {
+		byName[r.Name] = r
+	}
+	q := c.QueryParams()
+	f := design.NodeFilter{Names: q["name"], Tags: q["tag"], Racks: q["rack"]}
+	for _, l := range q["label"] {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			return problem(http.StatusBadRequest, fmt.Sprintf("label %q: want key=value", l))
+		}
+		if f.Labels == nil {
+			f.Labels = map[string]string{}
+		}
+		f.Labels[k] = v
+	}
+	var out []NodeSummary
+	for _, name := range d.NodeNames() {
+		n := d.Nodes[name]
+		if !f.Matches(n) {
+			continue
+		}
+		r, ok := byName[name]
+		if !ok {
+			r = orchestrator.NodeRecord{Stage: orchestrator.StagePending}
+		}
+		if st := q["stage"]; len(st) > 0 && !slices.Contains(st, string(r.Stage)) {
+			continue
+		}
+		if oc := q["outcome"]; len(oc) > 0 && !slices.Contains(oc, string(r.Outcome)) {
+			continue
+		}
+		out = append(out, NodeSummary{Name: name, Rack: n.Spec.Rack, Labels: n.Metadata.Labels, Tags: n.Spec.Tags,
+			Stage: r.Stage, Outcome: r.Outcome, MachineID: r.MachineID, Observed: r.Observed, Task: r.Task, Frozen: r.Frozen, Reason: r.Reason})
+	}
+	return c.JSON(http.StatusOK, page(out, offset, limit))
+}
+
+// NodeDetail is one node in full.
+type NodeDetail struct {
+	Name     string                   `json:"name"`
+	Revision string                   `json:"designRevision"`
+	Design   *design.RenderedNode     `json:"design,omitempty"` // nil when the current design lacks the node
+	Record   *orchestrator.NodeRecord `json:"workflow,omitempty"`
+	Events   []orchestrator.Event     `json:"events"`
+}
+
+func (s *Server) getNode(c echo.Context) error {
+	ctx := c.Request().Context()
+	name := c.Param("name")
+	out := NodeDetail{Name: name, Events: []orchestrator.Event{}}
+	if cur, err := s.cfg.Store.Current(ctx); err == nil {
+		d, err := s.design(ctx, cur.ID)
+		if err != nil {
+			return err
+		}
+		out.Revision = cur.ID
+		if rn, err := d.RenderNode(name); err == nil {
+			out.Design = &rn
+		}
+	}
+	rec, err := s.cfg.Engine.Node(ctx, name)
+	switch {
+	case err == nil:
+		out.Record = &rec
+	case !errors.Is(err, orchestrator.ErrNotFound):
+		return err
+	}
+	if out.Design == nil && out.Record == nil {
+		return problem(http.StatusNotFound, fmt.Sprintf("node %q is neither in the current design nor known to the engine", name))
+	}
+	evs, err := s.cfg.Engine.Events(ctx, 0, 0, "", name)
+	if err != nil {
+		return err
+	}
+	out.Events = append(out.Events, evs[max(0, len(evs)-20):]...)
+	return c.JSON(http.StatusOK, out)
+}
+
+// reasonBody is the optional body of mark-manual-intervention.
+type reasonBody struct {
+	Reason   string `json:"reason"`
+	Revision string `json:"designRevision"`
+}
+
+func (s *Server) nodeVerb(verb string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		var b reasonBody
+		if err := bindOptional(c, &b); err != nil {
+			return err
+		}
+		name := c.Param("name")
+		var rec orchestrator.NodeRecord
+		var err error
+		switch verb {
+		case "adopt":
+			rec, err = s.cfg.Engine.Adopt(ctx, name, b.Revision, who(c))
+		case "mark-manual-intervention":
+			rec, err = s.cfg.Engine.MarkManual(ctx, name, b.Reason, who(c))
+		default:
+			rec, err = s.cfg.Engine.ReleaseManual(ctx, name, who(c))
+		}
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, rec)
+	}
+}

@@ -1,0 +1,74 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// Problem is an RFC 9457 problem details body.
+type Problem struct {
+	Type      string `json:"type"`
+	Title     string `json:"title"`
+	Status    int    `json:"status"`
+	Detail    string `json:"detail,omitempty"`
+	Instance  string `json:"instance,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+	// Findings carries validation findings (422 on a design).
+	Findings any `json:"findings,omitempty"`
+}
+
+// problemError is an error with its HTTP status and detail.
+type problemError struct {
+	status   int
+	detail   string
+	findings any
+}
+
+func (p *problemError) Error() string { return p.detail }
+
+func problem(status int, detail string) error { return &problemError{status: status, detail: detail} }
+
+// statusOf maps an error to its HTTP status.
+func statusOf(err error) (int, string) {
+	var pe *problemError
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &pe):
+		return pe.status, pe.detail
+	case errors.As(err, &he):
+		msg, _ := he.Message.(string)
+		if msg == "" {
+			msg = http.StatusText(he.Code)
+		}
+		return he.Code, msg
+	case errors.Is(err, orchestrator.ErrNotFound), errors.Is(err, statestore.ErrNotFound), errors.Is(err, statestore.ErrNoRecord):
+		return http.StatusNotFound, err.Error()
+	case errors.Is(err, orchestrator.ErrConflict), errors.Is(err, statestore.ErrAmbiguous):
+		return http.StatusConflict, err.Error()
+	}
+	return http.StatusInternalServerError, "internal error: " + err.Error()
+}
+
+// errorHandler writes every error as problem details.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, detail := statusOf(err)
+	p := Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail,
+		Instance: c.Request().URL.Path, RequestID: c.Response().Header().Get(echo.HeaderXRequestID)}
+	var pe *problemError
+	if errors.As(err, &pe) {
+		p.Findings = pe.findings
+	}
+	if status >= 500 {
+		s.log.Error().Str("request_id", p.RequestID).Str("path", p.Instance).Err(err).Msg("request failed")
+	}
+	c.Response().Header().Set(echo.HeaderContentType, "application/problem+json")
+	_ = c.JSON(status, p)
+}

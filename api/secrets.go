@@ -1,0 +1,113 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+)
+
+var errNoSecrets = problem(http.StatusNotImplemented, "this server has no secret store configured")
+var errNoTokens = problem(http.StatusNotImplemented, "this server has no token store configured")
+
+func (s *Server) listSecrets(c echo.Context) error {
+	if s.cfg.Secrets == nil {
+		return errNoSecrets
+	}
+	names, err := s.cfg.Secrets.Names(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if names == nil {
+		names = []SecretInfo{}
+	}
+	return c.JSON(http.StatusOK, names)
+}
+
+// secretValue is the body of PUT /secrets/{name}.
+type secretValue struct {
+	Value string `json:"value"`
+}
+
+func (s *Server) putSecret(c echo.Context) error {
+	if s.cfg.Secrets == nil {
+		return errNoSecrets
+	}
+	var b secretValue
+	if err := bindStrict(c, &b); err != nil {
+		return err
+	}
+	if b.Value == "" {
+		return problem(http.StatusBadRequest, "value is empty: send {\"value\": \"...\"}")
+	}
+	if err := s.cfg.Secrets.Put(c.Request().Context(), c.Param("name"), b.Value); err != nil {
+		return problem(http.StatusBadRequest, err.Error())
+	}
+	return c.JSON(http.StatusOK, map[string]string{"name": c.Param("name"), "status": "stored"})
+}
+
+func (s *Server) deleteSecret(c echo.Context) error {
+	if s.cfg.Secrets == nil {
+		return errNoSecrets
+	}
+	if err := s.cfg.Secrets.Delete(c.Request().Context(), c.Param("name")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// tokenRequest is the body of POST /tokens.
+type tokenRequest struct {
+	Role string `json:"role"`
+	Name string `json:"name"`
+}
+
+// createdToken is shown once.
+type createdToken struct {
+	Principal
+	Token string `json:"token"`
+}
+
+func (s *Server) createToken(c echo.Context) error {
+	if s.cfg.Tokens == nil {
+		return errNoTokens
+	}
+	var b tokenRequest
+	if err := bindStrict(c, &b); err != nil {
+		return err
+	}
+	role := Role(b.Role)
+	if !slices.Contains([]Role{RoleViewer, RoleOperator, RoleAdmin}, role) {
+		return problem(http.StatusBadRequest, "role "+b.Role+": use viewer, operator or admin")
+	}
+	plain, p, err := s.cfg.Tokens.Create(c.Request().Context(), role, b.Name)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusCreated, createdToken{Principal: p, Token: plain})
+}
+
+func (s *Server) listTokens(c echo.Context) error {
+	if s.cfg.Tokens == nil {
+		return errNoTokens
+	}
+	ts, err := s.cfg.Tokens.List(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if ts == nil {
+		ts = []Principal{}
+	}
+	return c.JSON(http.StatusOK, ts)
+}
+
+func (s *Server) revokeToken(c echo.Context) error {
+	if s.cfg.Tokens == nil {
+		return errNoTokens
+	}
+	if err := s.cfg.Tokens.Revoke(c.Request().Context(), c.Param("id")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

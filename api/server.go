@@ -1,0 +1,237 @@
+package api
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// Engine is what the API needs of the orchestrator engine.
+type Engine interface {
+	Submit(ctx context.Context, req orchestrator.Request) (orchestrator.Task, error)
+	Task(ctx context.Context, id string) (orchestrator.Task, []orchestrator.NodeResult, error)
+	Tasks(ctx context.Context) ([]orchestrator.Task, error)
+	TaskVerb(ctx context.Context, id string, v orchestrator.Verb, who string) (orchestrator.Task, error)
+	Node(ctx context.Context, name string) (orchestrator.NodeRecord, error)
+	Nodes(ctx context.Context) ([]orchestrator.NodeRecord, error)
+	Events(ctx context.Context, after uint64, limit int, task, node string) ([]orchestrator.Event, error)
+	Adopt(ctx context.Context, node, revision, who string) (orchestrator.NodeRecord, error)
+	MarkManual(ctx context.Context, node, why, who string) (orchestrator.NodeRecord, error)
+	ReleaseManual(ctx context.Context, node, who string) (orchestrator.NodeRecord, error)
+}
+
+// Role of a token. Each role includes the ones below it.
+type Role string
+
+// Roles.
+const (
+	RoleViewer   Role = "viewer"
+	RoleOperator Role = "operator"
+	RoleAdmin    Role = "admin"
+)
+
+var rank = map[Role]int{RoleViewer: 1, RoleOperator: 2, RoleAdmin: 3}
+
+// Allows reports whether r may do what need requires.
+func (r Role) Allows(need Role) bool { return rank[r] > 0 && rank[r] >= rank[need] }
+
+// Principal is who a token stands for.
+type Principal struct {
+	ID   string `json:"id"`   // token ID (never the token)
+	Name string `json:"name"` // the token's name
+	Role Role   `json:"role"`
+}
+
+// Authenticator checks a bearer token; any error is a 401.
+type Authenticator func(ctx context.Context, token string) (Principal, error)
+
+// Secrets is the encrypted secret store: values go in, never out.
+type Secrets interface {
+	Put(ctx context.Context, name, value string) error
+	Delete(ctx context.Context, name string) error
+	Names(ctx context.Context) ([]SecretInfo, error)
+}
+
+// SecretInfo describes a stored secret, without its value.
+type SecretInfo struct {
+	Name    string    `json:"name"`
+	Created time.Time `json:"created,omitzero"`
+	Updated time.Time `json:"updated,omitzero"`
+}
+
+// Tokens manages API tokens (admin only).
+type Tokens interface {
+	Create(ctx context.Context, role Role, name string) (plaintext string, p Principal, err error)
+	List(ctx context.Context) ([]Principal, error)
+	Revoke(ctx context.Context, id string) error
+}
+
+// Config configures the API.
+type Config struct {
+	Engine       Engine
+	Store        statestore.Store // designs, audit log
+	Authenticate Authenticator
+	Secrets      Secrets // nil: the secret routes answer 501
+	Tokens       Tokens  // nil: the token routes answer 501
+	// Ready reports whether the drivers answer (nil: not checked).
+	Ready func(ctx context.Context) error
+	// TrustedProxies are CIDRs whose X-Forwarded-For is believed for the
+	// audit's remote address.
+	TrustedProxies []string
+	Log            zerolog.Logger
+	// Registry receives the API's metrics (nil: a new one).
+	Registry *prometheus.Registry
+	// EventPoll is how often the event stream looks for new events (default 500ms).
+	EventPoll time.Duration
+}
+
+// Server is the control API.
+type Server struct {
+	cfg     Config
+	e       *echo.Echo
+	log     zerolog.Logger
+	metrics *metrics
+	routes  []route
+
+	mu      sync.Mutex
+	designs map[string]*design.Design // by revision ID
+}
+
+// Body limits.
+const (
+	maxBody       = 1 << 20  // JSON requests
+	maxDesignBody = 64 << 20 // a design archive
+)
+
+// New builds the API.
+func New(cfg Config) (*Server, error) {
+	if cfg.Engine == nil || cfg.Store == nil || cfg.Authenticate == nil {
+		return nil, errors.New("api: Engine, Store and Authenticate are required")
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if cfg.EventPoll <= 0 {
+		cfg.EventPoll = 500 * time.Millisecond
+	}
+	s := &Server{cfg: cfg, log: cfg.Log, designs: map[string]*design.Design{}}
+	s.metrics = newMetrics(cfg.Registry, s)
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.IPExtractor = ipExtractor(cfg.TrustedProxies)
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{}))
+	e.Use(s.logRequests)
+	s.routes = s.table()
+	for i := range s.routes {
+		r := &s.routes[i]
+		limit := int64(maxBody)
+		if r.Path == "/api/v1/designs" && r.Method == http.MethodPost {
+			limit = maxDesignBody
+		}
+		// Outermost first: the audit sees requests that authorisation refuses.
+		mw := []echo.MiddlewareFunc{s.instrument(r), bodyLimit(limit)}
+		if r.Mutating {
+			mw = append(mw, s.audit(r))
+		}
+		if r.Role != "" {
+			mw = append(mw, s.authorize(r))
+		}
+		e.Add(r.Method, r.Path, r.handler, mw...)
+	}
+	s.e = e
+	return s, nil
+}
+
+// Handler is the API as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.e }
+
+// Serve serves on ln until ctx ends; with certFile and keyFile it speaks
+// TLS. Read, write and idle timeouts are set (the event stream extends its
+// own write deadline).
+func (s *Server) Serve(ctx context.Context, ln net.Listener, certFile, keyFile string) error {
+	srv := &http.Server{Handler: s.e, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, ErrorLog: nil}
+	if certFile != "" || keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return fmt.Errorf("TLS certificate %s / key %s: %w", certFile, keyFile, err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return nil
+	}
+}
+
+// logRequests logs every request with its request ID (never a header or body).
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		status := c.Response().Status
+		if err != nil {
+			status, _ = statusOf(err)
+		}
+		ev := s.log.Debug()
+		if status >= 500 {
+			ev = s.log.Warn()
+		}
+		ev.Str("request_id", c.Response().Header().Get(echo.HeaderXRequestID)).Str("method", c.Request().Method).
+			Str("path", c.Request().URL.Path).Int("status", status).Dur("took", time.Since(start)).
+			Str("remote", c.RealIP()).Msg("api request")
+		return err
+	}
+}
+
+func bodyLimit(n int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if r.ContentLength > n {
+				return problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over the limit of %d bytes", r.ContentLength, n))
+			}
+			r.Body = http.MaxBytesReader(c.Response(), r.Body, n)
+			return next(c)
+		}
+	}
+}
+
+// ipExtractor believes X-Forwarded-For only from trusted proxies.
+func ipExtractor(cidrs []string) echo.IPExtractor {
+	if len(cidrs) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	var opts []echo.TrustOption
+	opts = append(opts, echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false))
+	for _, c := range cidrs {
+		if _, n, err := net.ParseCIDR(strings.TrimSpace(c)); err == nil {
+			opts = append(opts, echo.TrustIPRange(n))
+		}
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}

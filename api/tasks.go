@@ -1,0 +1,133 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+// bindStrict decodes a JSON body, refusing unknown fields.
+func bindStrict(c echo.Context, v any) error {
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return problem(http.StatusRequestEntityTooLarge, "request body over the limit")
+		}
+		return problem(http.StatusBadRequest, "request body: "+err.Error())
+	}
+	return nil
+}
+
+// bindOptional is bindStrict for a body that may be empty.
+func bindOptional(c echo.Context, v any) error {
+	r := c.Request()
+	if r.ContentLength == 0 {
+		return nil
+	}
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return problem(http.StatusBadRequest, "request body: "+err.Error())
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return problem(http.StatusBadRequest, "request body: "+err.Error())
+	}
+	return nil
+}
+
+// taskRequest is the body of POST /tasks.
+type taskRequest struct {
+	Action         string              `json:"action"`
+	NodeFilter     orchestrator.Filter `json:"nodeFilter"`
+	DesignRevision string              `json:"designRevision"`
+}
+
+func (s *Server) createTask(c echo.Context) error {
+	var b taskRequest
+	if err := bindStrict(c, &b); err != nil {
+		return err
+	}
+	a, err := orchestrator.ParseAction(b.Action)
+	if err != nil {
+		return problem(http.StatusBadRequest, err.Error())
+	}
+	t, err := s.cfg.Engine.Submit(c.Request().Context(), orchestrator.Request{Action: a, Filter: b.NodeFilter,
+		Revision: b.DesignRevision, Requester: who(c)})
+	if err != nil {
+		status, _ := statusOf(err)
+		if status == http.StatusInternalServerError { // the engine's refusals are the caller's to fix
+			return problem(http.StatusUnprocessableEntity, err.Error())
+		}
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/tasks/"+t.ID)
+	return c.JSON(http.StatusCreated, t)
+}
+
+func (s *Server) listTasks(c echo.Context) error {
+	offset, limit, err := paging(c)
+	if err != nil {
+		return err
+	}
+	ts, err := s.cfg.Engine.Tasks(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	q := c.QueryParams()
+	out := make([]orchestrator.Task, 0, len(ts))
+	for i := len(ts) - 1; i >= 0; i-- { // newest first
+		t := ts[i]
+		if st := q["status"]; len(st) > 0 && !slices.Contains(st, string(t.Status)) {
+			continue
+		}
+		if ac := q["action"]; len(ac) > 0 && !slices.Contains(ac, string(t.Action)) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return c.JSON(http.StatusOK, page(out, offset, limit))
+}
+
+// TaskDetail is a task with its per-node results.
+type TaskDetail struct {
+	orchestrator.Task
+	Results []orchestrator.NodeResult `json:"results"`
+}
+
+func (s *Server) getTask(c echo.Context) error {
+	t, res, err := s.cfg.Engine.Task(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if res == nil {
+		res = []orchestrator.NodeResult{}
+	}
+	return c.JSON(http.StatusOK, TaskDetail{Task: t, Results: res})
+}
+
+func (s *Server) taskVerb(c echo.Context) error {
+	v := orchestrator.Verb(c.Param("verb"))
+	switch v {
+	case orchestrator.VerbRetry, orchestrator.VerbResume, orchestrator.VerbRerun, orchestrator.VerbRestartClean, orchestrator.VerbCancel:
+	default:
+		return problem(http.StatusNotFound, "unknown task verb "+string(v)+": use retry, resume, rerun, restart-clean or cancel")
+	}
+	t, err := s.cfg.Engine.TaskVerb(c.Request().Context(), c.Param("id"), v, who(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, t)
+}
