@@ -69,14 +69,14 @@ func (s *Server) listNodes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cur, err := s.cfg.Store.Current(ctx)
+	cur, err := s.currentID(ctx)
 	if err != nil {
 		if errors.Is(err, statestore.ErrNotFound) {
 			return c.JSON(http.StatusOK, page([]NodeSummary{}, offset, limit))
 		}
 		return err
 	}
-	d, err := s.design(ctx, cur.ID)
+	d, err := s.design(ctx, cur)
 	if err != nil {
 		return err
 	}
@@ -100,15 +100,14 @@ func (s *Server) listNodes(c echo.Context) error {
 		}
 		f.Labels[k] = v
 	}
-	var out []NodeSummary
+	var match []string // the filter is applied to all; summaries are built for the page only
 	for _, name := range d.NodeNames() {
-		n := d.Nodes[name]
-		if !f.Matches(n) {
+		if !f.Matches(d.Nodes[name]) {
 			continue
 		}
-		r, ok := byName[name]
-		if !ok {
-			r = orchestrator.NodeRecord{Stage: orchestrator.StagePending}
+		r := byName[name]
+		if r.Stage == "" {
+			r.Stage = orchestrator.StagePending
 		}
 		if st := q["stage"]; len(st) > 0 && !slices.Contains(st, string(r.Stage)) {
 			continue
@@ -116,10 +115,19 @@ func (s *Server) listNodes(c echo.Context) error {
 		if oc := q["outcome"]; len(oc) > 0 && !slices.Contains(oc, string(r.Outcome)) {
 			continue
 		}
-		out = append(out, NodeSummary{Name: name, Rack: n.Spec.Rack, Labels: n.Metadata.Labels, Tags: n.Spec.Tags,
+		match = append(match, name)
+	}
+	p := page(match, offset, limit)
+	items := make([]NodeSummary, 0, len(p.Items))
+	for _, name := range p.Items {
+		n, r := d.Nodes[name], byName[name]
+		if r.Stage == "" {
+			r.Stage = orchestrator.StagePending
+		}
+		items = append(items, NodeSummary{Name: name, Rack: n.Spec.Rack, Labels: n.Metadata.Labels, Tags: n.Spec.Tags,
 			Stage: r.Stage, Outcome: r.Outcome, MachineID: r.MachineID, Observed: r.Observed, Task: r.Task, Frozen: r.Frozen, Reason: r.Reason})
 	}
-	return c.JSON(http.StatusOK, page(out, offset, limit))
+	return c.JSON(http.StatusOK, Page[NodeSummary]{Items: items, Total: p.Total, Offset: offset, Limit: limit})
 }
 
 // NodeDetail is one node in full.
@@ -135,12 +143,12 @@ func (s *Server) getNode(c echo.Context) error {
 	ctx := c.Request().Context()
 	name := c.Param("name")
 	out := NodeDetail{Name: name, Events: []orchestrator.Event{}}
-	if cur, err := s.cfg.Store.Current(ctx); err == nil {
-		d, err := s.design(ctx, cur.ID)
+	if cur, err := s.currentID(ctx); err == nil {
+		d, err := s.design(ctx, cur)
 		if err != nil {
 			return err
 		}
-		out.Revision = cur.ID
+		out.Revision = cur
 		if rn, err := d.RenderNode(name); err == nil {
 			out.Design = &rn
 		}

@@ -19,7 +19,7 @@ import (
 type Store interface {
 	statestore.Records
 	Revision(ctx context.Context, idOrPrefix string) (statestore.Revision, error)
-	Current(ctx context.Context) (statestore.Revision, error)
+	History(ctx context.Context) ([]statestore.RevisionInfo, error)
 }
 
 // Collections and logs the engine keeps in the store.

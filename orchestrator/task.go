@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/slipway-dev/slipway/statestore"
 )
 
 // Request asks for a task.
@@ -94,11 +96,15 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 
 // currentRevision returns the ID of the most recently applied design.
 func (e *Engine) currentRevision(ctx context.Context) (string, error) {
-	r, err := e.cfg.Store.Current(ctx)
+	// The history names it without loading the design itself.
+	h, err := e.cfg.Store.History(ctx)
+	if err == nil && len(h) == 0 {
+		err = statestore.NoCurrentError()
+	}
 	if err != nil {
 		return "", fmt.Errorf("no design revision given and %w (run `orchestrator apply` first)", err)
 	}
-	return r.ID, nil
+	return h[len(h)-1].ID, nil
 }
 
 // launch runs a stored task in the background.

@@ -1,0 +1,108 @@
+package api_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/statestore"
+	"github.com/slipway-dev/slipway/statestore/bolt"
+)
+
+// benchServer serves the API over a stored 10,000-node design (bbolt on
+// disk, no drivers: the benchmarks measure the API and the store).
+func benchServer(b *testing.B) *httptest.Server {
+	b.Helper()
+	d, err := labrun.Generated(b.Context(), b.TempDir(), 10000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := bolt.Open(b.TempDir()+"/state.db", bolt.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	raw, id, err := d.Canonical()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := st.PutRevision(b.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts()}); err != nil {
+		b.Fatal(err)
+	}
+	e, err := orchestrator.New(orchestrator.Config{Store: st, SweepInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Start(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(e.Close)
+	srv, err := api.New(api.Config{Engine: e, Store: st, Authenticate: authenticate, Log: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	b.Cleanup(ts.Close)
+	request(b, "GET", ts.URL+"/api/v1/nodes?limit=1", nil) // decode the design once, outside the timings
+	return ts
+}
+
+func timed(b *testing.B, do func() int) {
+	b.Helper()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		if code := do(); code >= 300 {
+			b.Fatalf("status %d", code)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+func request(b *testing.B, method, url string, body []byte) int {
+	req, _ := http.NewRequestWithContext(b.Context(), method, url, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer tok-operator")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// BenchmarkListNodes10k: GET /nodes (a page of 100, and a rack filter)
+// over 10,000 nodes.
+func BenchmarkListNodes10k(b *testing.B) {
+	ts := benchServer(b)
+	b.Run("page", func(b *testing.B) {
+		timed(b, func() int { return request(b, "GET", ts.URL+"/api/v1/nodes?offset=5000&limit=100", nil) })
+	})
+	b.Run("rack-filter", func(b *testing.B) {
+		timed(b, func() int { return request(b, "GET", ts.URL+"/api/v1/nodes?rack=r0007&stage=pending", nil) })
+	})
+}
+
+// BenchmarkCreateTask: POST /tasks (verify_site: stored, audited and run;
+// without drivers it ends at once, so the API and the store are measured).
+func BenchmarkCreateTask(b *testing.B) {
+	ts := benchServer(b)
+	timed(b, func() int {
+		return request(b, "POST", ts.URL+"/api/v1/tasks", []byte(`{"action":"verify_site"}`))
+	})
+}
