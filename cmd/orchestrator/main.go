@@ -44,6 +44,7 @@ func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
 
 // app holds what every command shares.
 type app struct {
+	stdin          io.Reader // nil: empty
 	stdout, stderr io.Writer
 	log            zerolog.Logger
 	logLevel       string
@@ -51,14 +52,20 @@ type app struct {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := runIn(ctx, os.Stdin, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-// run executes one command line and returns the process exit code.
+// run executes one command line, with an empty standard input, and
+// returns the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr}
+	return runIn(ctx, nil, args, stdout, stderr)
+}
+
+// runIn is run with stdin as the standard input.
+func runIn(ctx context.Context, stdin io.Reader, args []string, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -100,5 +107,6 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	root.AddCommand(a.validateCmd(), a.renderCmd(), a.applyCmd(), a.designsCmd(), a.diffCmd(), a.genSiteCmd(), a.driversCmd(), a.labCmd(), a.demoCmd(), a.powerCmd())
 	root.AddCommand(a.engineCmds()...)
+	root.AddCommand(a.tokenCmd(), a.secretCmd())
 	return root
 }

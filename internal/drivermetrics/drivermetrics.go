@@ -1,0 +1,179 @@
+// Package drivermetrics wraps the engine's drivers to export each call's
+// latency and error class to Prometheus:
+// slipway_driver_call_duration_seconds{kind,method} and
+// slipway_driver_errors_total{kind,method,class}.
+package drivermetrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+// Metrics holds the collectors.
+type Metrics struct {
+	latency *prometheus.HistogramVec
+	errors  *prometheus.CounterVec
+}
+
+// New registers the collectors.
+func New(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "slipway_driver_call_duration_seconds",
+			Help:    "Driver call latency by driver kind and method.",
+			Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, []string{"kind", "method"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "slipway_driver_errors_total",
+			Help: "Driver call errors by driver kind, method and error class."}, []string{"kind", "method", "class"}),
+	}
+	reg.MustRegister(m.latency, m.errors)
+	return m
+}
+
+func (m *Metrics) observe(kind, method string, start time.Time, err error) {
+	m.latency.WithLabelValues(kind, method).Observe(time.Since(start).Seconds())
+	if err != nil {
+		m.errors.WithLabelValues(kind, method, string(drivers.Classify(err))).Inc()
+	}
+}
+
+// Wrap returns the drivers with every call measured (nil drivers stay nil).
+func (m *Metrics) Wrap(d orchestrator.Drivers) orchestrator.Drivers {
+	out := d
+	if d.OOB != nil {
+		out.OOB = oob{d.OOB, m}
+	}
+	if d.Server != nil {
+		out.Server = server{d.Server, m}
+	}
+	if d.Network != nil {
+		out.Network = network{d.Network, m}
+	}
+	return out
+}
+
+type oob struct {
+	d drivers.OOB
+	m *Metrics
+}
+
+func (o oob) Probe(ctx context.Context, b drivers.BMC) (i drivers.BMCInfo, err error) {
+	defer func(t time.Time) { o.m.observe(drivers.KindOOB, "Probe", t, err) }(time.Now())
+	return o.d.Probe(ctx, b)
+}
+
+func (o oob) PowerStatus(ctx context.Context, b drivers.BMC) (s drivers.PowerState, err error) {
+	defer func(t time.Time) { o.m.observe(drivers.KindOOB, "PowerStatus", t, err) }(time.Now())
+	return o.d.PowerStatus(ctx, b)
+}
+
+func (o oob) PowerOn(ctx context.Context, b drivers.BMC) (r drivers.Result, err error) {
+	defer func(t time.Time) { o.m.observe(drivers.KindOOB, "PowerOn", t, err) }(time.Now())
+	return o.d.PowerOn(ctx, b)
+}
+
+func (o oob) PowerOff(ctx context.Context, b drivers.BMC) (r drivers.Result, err error) {
+	defer func(t time.Time) { o.m.observe(drivers.KindOOB, "PowerOff", t, err) }(time.Now())
+	return o.d.PowerOff(ctx, b)
+}
+
+func (o oob) PowerCycle(ctx context.Context, b drivers.BMC) (r drivers.Result, err error) {
+	defer func(t time.Time) { o.m.observe(drivers.KindOOB, "PowerCycle", t, err) }(time.Now())
+	return o.d.PowerCycle(ctx, b)
+}
+
+func (o oob) SetBootDevice(ctx context.Context, b drivers.BMC, dev drivers.BootDevice) (r drivers.Result, err error) {
+	defer func(t time.Time) { o.m.observe(drivers.KindOOB, "SetBootDevice", t, err) }(time.Now())
+	return o.d.SetBootDevice(ctx, b, dev)
+}
+
+type server struct {
+	d drivers.Server
+	m *Metrics
+}
+
+func (s server) obs(method string, t time.Time, err error) { s.m.observe(drivers.KindServer, method, t, err) }
+
+func (s server) ProbeSite(ctx context.Context) (i drivers.SiteInfo, err error) {
+	defer func(t time.Time) { s.obs("ProbeSite", t, err) }(time.Now())
+	return s.d.ProbeSite(ctx)
+}
+
+func (s server) PrepareSite(ctx context.Context, site drivers.SiteSpec) (r drivers.Result, err error) {
+	defer func(t time.Time) { s.obs("PrepareSite", t, err) }(time.Now())
+	return s.d.PrepareSite(ctx, site)
+}
+
+func (s server) IdentifyNode(ctx context.Context, n drivers.Node) (m drivers.Machine, r drivers.Result, err error) {
+	defer func(t time.Time) { s.obs("IdentifyNode", t, err) }(time.Now())
+	return s.d.IdentifyNode(ctx, n)
+}
+
+func (s server) Commission(ctx context.Context, n drivers.NodeRef) (r drivers.Result, err error) {
+	defer func(t time.Time) { s.obs("Commission", t, err) }(time.Now())
+	return s.d.Commission(ctx, n)
+}
+
+func (s server) ApplyNetworking(ctx context.Context, n drivers.Node) (r drivers.Result, err error) {
+	defer func(t time.Time) { s.obs("ApplyNetworking", t, err) }(time.Now())
+	return s.d.ApplyNetworking(ctx, n)
+}
+
+func (s server) ApplyStorage(ctx context.Context, n drivers.Node) (r drivers.Result, err error) {
+	defer func(t time.Time) { s.obs("ApplyStorage", t, err) }(time.Now())
+	return s.d.ApplyStorage(ctx, n)
+}
+
+func (s server) ApplyPlatform(ctx context.Context, n drivers.Node) (r drivers.Result, err error) {
+	defer func(t time.Time) { s.obs("ApplyPlatform", t, err) }(time.Now())
+	return s.d.ApplyPlatform(ctx, n)
+}
+
+func (s server) Deploy(ctx context.Context, n drivers.Node, dep drivers.Deployment) (r drivers.Result, err error) {
+	defer func(t time.Time) { s.obs("Deploy", t, err) }(time.Now())
+	return s.d.Deploy(ctx, n, dep)
+}
+
+func (s server) Release(ctx context.Context, n drivers.NodeRef, erase bool) (r drivers.Result, err error) {
+	defer func(t time.Time) { s.obs("Release", t, err) }(time.Now())
+	return s.d.Release(ctx, n, erase)
+}
+
+func (s server) Status(ctx context.Context, nodes []drivers.NodeRef) (ms []drivers.Machine, err error) {
+	defer func(t time.Time) { s.obs("Status", t, err) }(time.Now())
+	return s.d.Status(ctx, nodes)
+}
+
+func (s server) Owned(ctx context.Context) (ms []drivers.Machine, err error) {
+	defer func(t time.Time) { s.obs("Owned", t, err) }(time.Now())
+	return s.d.Owned(ctx)
+}
+
+func (s server) Recover(ctx context.Context, n drivers.NodeRef, a drivers.Recovery) (r drivers.Result, err error) {
+	defer func(t time.Time) { s.obs("Recover", t, err) }(time.Now())
+	return s.d.Recover(ctx, n, a)
+}
+
+type network struct {
+	d drivers.Network
+	m *Metrics
+}
+
+func (n network) Probe(ctx context.Context) (i drivers.NetworkInfo, err error) {
+	defer func(t time.Time) { n.m.observe(drivers.KindNetwork, "Probe", t, err) }(time.Now())
+	return n.d.Probe(ctx)
+}
+
+func (n network) ConfigurePorts(ctx context.Context, node drivers.Node, p drivers.Phase) (r drivers.Result, err error) {
+	defer func(t time.Time) { n.m.observe(drivers.KindNetwork, "ConfigurePorts", t, err) }(time.Now())
+	return n.d.ConfigurePorts(ctx, node, p)
+}
+
+var (
+	_ drivers.OOB     = oob{}
+	_ drivers.Server  = server{}
+	_ drivers.Network = network{}
+)
