@@ -3,8 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"path/filepath"
+
+	"github.com/prometheus/client_golang/prometheus"
+
 	"encoding/json"
 	"fmt"
+	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/internal/drivermetrics"
+	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"net"
 	"os"
 	"strconv"
@@ -36,6 +45,13 @@ type engineConfig struct {
 	PollInterval  string `yaml:"pollInterval"`
 	SweepInterval string `yaml:"sweepInterval"`
 	ReleaseLeaks  bool   `yaml:"releaseLeaks"`
+	// Control API (serve).
+	Listen         string   `yaml:"listen"`         // default 127.0.0.1:8700
+	TLSCert        string   `yaml:"tlsCert"`        // with tlsKey: serve HTTPS
+	TLSKey         string   `yaml:"tlsKey"`         //
+	AdminTokenFile string   `yaml:"adminTokenFile"` // default: admin.token next to the state database
+	KeyFile        string   `yaml:"keyFile"`        // secret encryption key; default: slipway.key next to the state database
+	TrustedProxies []string `yaml:"trustedProxies"` // CIDRs whose X-Forwarded-For the audit believes
 	// BMCEndpoints overrides where a node's BMC is reached (host:port),
 	// e.g. through a NAT or, in tests, the virtual lab's loopback ports.
 	BMCEndpoints map[string]string `yaml:"bmcEndpoints"`
@@ -71,20 +87,53 @@ func duration(field, s string) (time.Duration, error) {
 
 // engineEnv is an engine with what it was built from.
 type engineEnv struct {
-	engine *orchestrator.Engine
-	store  statestore.Store
-	close  func()
+	engine  *orchestrator.Engine
+	store   statestore.Store
+	secrets *secretstore.Store // nil without a key
+	drivers orchestrator.Drivers
+	metrics *prometheus.Registry
+	close   func()
+}
+
+// keyFile is where the secret encryption key lives.
+func (c engineConfig) keyFile() string {
+	if c.KeyFile != "" {
+		return c.KeyFile
+	}
+	return filepath.Join(filepath.Dir(c.State), secretstore.DefaultKeyFile)
 }
 
 // openEngine opens the state store, builds the drivers the current
 // design's Site names (with their secrets resolved) and starts an engine,
 // which resumes every unfinished task.
 func (a *app) openEngine(ctx context.Context, c engineConfig) (*engineEnv, error) {
+	return a.openEngineKey(ctx, c, false)
+}
+
+// openEngineKey is openEngine; createKey makes the secret key at first
+// start (serve) instead of using it only when it exists.
+func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool) (*engineEnv, error) {
 	st, err := openStore(c.State)
 	if err != nil {
 		return nil, usageErr(err)
 	}
 	fail := func(err error) (*engineEnv, error) { st.Close(); return nil, err }
+	// Secrets: the encrypted store when a key exists (SLIPWAY_SECRET_KEY
+	// or the key file), then the environment.
+	var sec *secretstore.Store
+	if _, err := os.Stat(c.keyFile()); createKey || err == nil || os.Getenv(secretstore.KeyEnv) != "" {
+		key, src, err := secretstore.LoadKey(c.keyFile())
+		if err != nil {
+			return fail(usageErr(fmt.Errorf("secret key %s: %w", src, err)))
+		}
+		if sec, err = secretstore.New(st, key); err != nil {
+			return fail(usageErr(err))
+		}
+	}
+	resolver := secrets.Resolver{}
+	if sec != nil {
+		resolver.Store = sec
+	}
 	cur, err := st.Current(ctx)
 	if err != nil {
 		return fail(usageErr(fmt.Errorf("%w (apply a design first: `orchestrator apply --state %s ROOT`)", err, c.State)))
@@ -97,13 +146,16 @@ func (a *app) openEngine(ctx context.Context, c engineConfig) (*engineEnv, error
 	if err != nil {
 		return fail(err)
 	}
-	drv, err := siteDrivers(reg, d, c.InstanceID)
+	drv, err := siteDrivers(reg, d, c.InstanceID, resolver.Resolve)
 	if err != nil {
 		reg.Close()
 		return fail(usageErr(err))
 	}
+	metrics := prometheus.NewRegistry()
+	drv = drivermetrics.New(metrics).Wrap(drv)
 	cfg := orchestrator.Config{Store: st, Drivers: drv, Log: a.log, DeployRetries: c.DeployRetries, ReleaseLeaks: c.ReleaseLeaks,
-		Limits: orchestrator.Limits{Global: c.GlobalLimit, Provisioner: c.MAASLimit}}
+		Secrets: resolver.Resolve,
+		Limits:  orchestrator.Limits{Global: c.GlobalLimit, Provisioner: c.MAASLimit}}
 	cfg.Retry.Attempts = c.RetryAttempts
 	if len(c.BMCEndpoints) > 0 {
 		eps, err := parseEndpoints(c.BMCEndpoints)
@@ -138,7 +190,8 @@ func (a *app) openEngine(ctx context.Context, c engineConfig) (*engineEnv, error
 		reg.Close()
 		return fail(err)
 	}
-	return &engineEnv{engine: e, store: st, close: func() { e.Close(); reg.Close(); st.Close() }}, nil
+	return &engineEnv{engine: e, store: st, secrets: sec, drivers: drv, metrics: metrics,
+		close: func() { e.Close(); reg.Close(); st.Close() }}, nil
 }
 
 // registryLike is what siteDrivers needs of the driver registry.
@@ -150,7 +203,7 @@ type registryLike interface {
 
 // siteDrivers builds the drivers the Site names; the MAAS API key is the
 // Site's secret reference, resolved here.
-func siteDrivers(reg registryLike, d *design.Design, instance string) (orchestrator.Drivers, error) {
+func siteDrivers(reg registryLike, d *design.Design, instance string, resolve func(string) (drivers.Secret, error)) (orchestrator.Drivers, error) {
 	var out orchestrator.Drivers
 	if d.Site == nil {
 		return out, fmt.Errorf("the design has no Site: it names the drivers and how to reach MAAS")
@@ -165,7 +218,7 @@ func siteDrivers(reg registryLike, d *design.Design, instance string) (orchestra
 		scfg.Settings[maasdrv.SettingInstance] = instance
 	}
 	if ref := d.Site.Spec.MAAS.APIKey; ref != "" {
-		key, err := secrets.Resolve(ref)
+		key, err := resolve(ref)
 		if err != nil {
 			return out, fmt.Errorf("the Site's maas.apiKey %s: %w", ref, err)
 		}
@@ -183,43 +236,162 @@ func siteDrivers(reg registryLike, d *design.Design, instance string) (orchestra
 }
 
 func (a *app) serveCmd() *cobra.Command {
-	var cfgFile, state, dir string
+	var cfgFile, state, dir, listen, tlsCert, tlsKey string
 	cmd := &cobra.Command{
-		Use:   "serve [--config FILE]",
-		Short: "Run the engine: resume unfinished tasks, sweep for leaks and drift",
-		Long: `Serve runs the deploy engine on the state database until interrupted. At
-start it resumes every task that was queued or running when the last
-process stopped (each node from its last checkpoint), then runs the leak
-and drift sweep, and again every sweepInterval. The control API will be
-served from this process; until then, task commands run the engine
-in-process (stop serve first: the state database has one owner).`,
+		Use:   "serve [--config FILE] [--listen ADDR] [--tls-cert FILE --tls-key FILE]",
+		Short: "Run the engine and the control API",
+		Long: `Serve runs the deploy engine and the control API (/api/v1) until
+interrupted. At start it resumes every task that was queued or running when
+the last process stopped (each node from its last checkpoint), runs the
+leak and drift sweep (again every sweepInterval), creates the secret
+encryption key if there is none, and writes a first admin token to a 0600
+file when no admin token exists yet.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
 			c, err := loadEngineConfig(cfgFile)
 			if err != nil {
 				return usageErr(err)
 			}
-			if c.State == "" || cmd.Flags().Changed("state") {
-				c.State = state
+			for _, f := range []struct {
+				flag string
+				dst  *string
+				val  string
+			}{{"state", &c.State, state}, {"plugin-dir", &c.PluginDir, dir}, {"listen", &c.Listen, listen},
+				{"tls-cert", &c.TLSCert, tlsCert}, {"tls-key", &c.TLSKey, tlsKey}} {
+				if *f.dst == "" || cmd.Flags().Changed(f.flag) {
+					*f.dst = f.val
+				}
 			}
-			if c.PluginDir == "" || cmd.Flags().Changed("plugin-dir") {
-				c.PluginDir = dir
+			if (c.TLSCert == "") != (c.TLSKey == "") {
+				return usageErr(fmt.Errorf("TLS needs both --tls-cert and --tls-key"))
 			}
-			env, err := a.openEngine(cmd.Context(), c)
+			env, err := a.openEngineKey(ctx, c, true)
 			if err != nil {
 				return err
 			}
 			defer env.close()
-			a.log.Info().Str("state", c.State).Msg("engine running; interrupt to stop (tasks resume at the next start)")
-			fmt.Fprintf(a.stderr, "slipway engine running on %s; Ctrl-C stops it (tasks resume at the next start)\n", c.State)
-			<-cmd.Context().Done()
+			tokens := auth.NewStore(env.store)
+			tokenFile := c.AdminTokenFile
+			if tokenFile == "" {
+				tokenFile = filepath.Join(filepath.Dir(c.State), "admin.token")
+			}
+			if created, err := tokens.EnsureAdmin(ctx, tokenFile); err != nil {
+				return usageErr(err)
+			} else if created {
+				fmt.Fprintf(a.stderr, "first start: an admin token was written to %s (mode 0600); create others with `orchestrator token create`\n", tokenFile)
+			}
+			srv, err := api.New(api.Config{Engine: env.engine, Store: env.store, Log: a.log, Registry: env.metrics,
+				Authenticate: authenticator(tokens), Tokens: tokenAdmin{tokens}, Secrets: secretAdmin{env.secrets},
+				Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", c.Listen)
+			if err != nil {
+				return usageErr(fmt.Errorf("listen on %s: %w (another process there? use --listen)", c.Listen, err))
+			}
+			scheme := "http"
+			if c.TLSCert != "" {
+				scheme = "https"
+			}
+			fmt.Fprintf(a.stderr, "slipway: engine on %s; control API on %s://%s/api/v1 (Ctrl-C stops; tasks resume at the next start)\n", c.State, scheme, ln.Addr())
+			if err := srv.Serve(ctx, ln, c.TLSCert, c.TLSKey); err != nil {
+				return usageErr(err)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&cfgFile, "config", "", "engine configuration file (YAML; see docs/operations.md)")
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8700", "address of the control API")
+	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
+	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	stateFlag(cmd, &state)
 	pluginDirFlag(cmd, &dir)
 	return cmd
+}
+
+// authenticator checks API tokens against the token store.
+func authenticator(s *auth.Store) api.Authenticator {
+	return func(ctx context.Context, tok string) (api.Principal, error) {
+		t, err := s.Verify(ctx, tok)
+		if err != nil {
+			return api.Principal{}, err
+		}
+		return api.Principal{ID: t.ID, Name: t.Name, Role: api.Role(t.Role)}, nil
+	}
+}
+
+// tokenAdmin adapts the token store to the API.
+type tokenAdmin struct{ s *auth.Store }
+
+func (t tokenAdmin) Create(ctx context.Context, role api.Role, name string) (string, api.Principal, error) {
+	plain, tok, err := t.s.Create(ctx, auth.Role(role), name)
+	return plain, api.Principal{ID: tok.ID, Name: tok.Name, Role: api.Role(tok.Role)}, err
+}
+
+func (t tokenAdmin) List(ctx context.Context) ([]api.Principal, error) {
+	ts, err := t.s.List(ctx)
+	out := make([]api.Principal, 0, len(ts))
+	for _, tok := range ts {
+		out = append(out, api.Principal{ID: tok.ID, Name: tok.Name, Role: api.Role(tok.Role)})
+	}
+	return out, err
+}
+
+func (t tokenAdmin) Revoke(ctx context.Context, id string) error {
+	if err := t.s.Revoke(ctx, id); errors.Is(err, auth.ErrNotFound) {
+		return fmt.Errorf("%w: %v", orchestrator.ErrNotFound, err)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// secretAdmin adapts the encrypted secret store to the API.
+type secretAdmin struct{ s *secretstore.Store }
+
+func (s secretAdmin) Put(ctx context.Context, name, value string) error {
+	return s.s.Put(ctx, name, value)
+}
+
+func (s secretAdmin) Delete(ctx context.Context, name string) error {
+	if err := s.s.Delete(ctx, name); errors.Is(err, secretstore.ErrNotFound) {
+		return fmt.Errorf("%w: %v", orchestrator.ErrNotFound, err)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s secretAdmin) Names(ctx context.Context) ([]api.SecretInfo, error) {
+	is, err := s.s.List(ctx)
+	out := make([]api.SecretInfo, 0, len(is))
+	for _, i := range is {
+		out = append(out, api.SecretInfo{Name: i.Name, Created: i.Created, Updated: i.Updated})
+	}
+	return out, err
+}
+
+// ready probes the provisioner and the network driver.
+func ready(d orchestrator.Drivers) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		if d.Server != nil {
+			info, err := d.Server.ProbeSite(ctx)
+			if err != nil {
+				return err
+			}
+			if !info.Reachable || !info.Authenticated {
+				return fmt.Errorf("the provisioner is not reachable or refuses the credentials")
+			}
+		}
+		if d.Network != nil {
+			if _, err := d.Network.Probe(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 func orDefault(s, def string) string {

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/sim/lab"
+)
+
+// TestServe runs `serve` against the lab's MAAS: the first admin token is
+// written 0600, the API answers with it (and refuses without), a task runs
+// through the API, a secret is stored encrypted and only its name returns.
+func TestServe(t *testing.T) {
+	lb, err := lab.Start(t.Context(), lab.Config{Design: testsite.Example(t), TimeScale: 0.001, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lb.Close()
+	info := lb.Info()
+	t.Setenv("SLIPWAY_TEST_MAAS_KEY", info.APIKey)
+	dir := t.TempDir()
+	layer := filepath.Join(dir, "layer")
+	os.MkdirAll(layer, 0o755)
+	body := "apiVersion: slipway/v1\nkind: Site\nmetadata: {name: lab}\nspec:\n  maas: {url: \"" + info.MAASURL + "\", apiKey: \"env:SLIPWAY_TEST_MAAS_KEY\"}\n"
+	if err := os.WriteFile(filepath.Join(layer, "site.yaml"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state", "slipway.db")
+	if code, out, errs := cli(t, "apply", "--state", state, exampleSite, layer); code != 0 {
+		t.Fatalf("apply: %d %s %s", code, out, errs)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	var stderr bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"serve", "--state", state, "--listen", addr, "--plugin-dir", dir}, &bytes.Buffer{}, &stderr)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exit %d: %s", code, stderr.String())
+		}
+	}()
+	tokFile := filepath.Join(dir, "state", "admin.token")
+	var tok string
+	for i := 0; i < 100; i++ {
+		if b, err := os.ReadFile(tokFile); err == nil && len(b) > 0 {
+			tok = strings.TrimSpace(string(b))
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if tok == "" {
+		t.Fatalf("no admin token file: %s", stderr.String())
+	}
+	if st, _ := os.Stat(tokFile); st.Mode().Perm() != 0o600 {
+		t.Errorf("admin token file mode %v", st.Mode().Perm())
+	}
+	base := "http://" + addr
+	call := func(method, path, token, body string) (int, string) {
+		t.Helper()
+		var resp *http.Response
+		for i := 0; i < 50; i++ {
+			req, _ := http.NewRequestWithContext(t.Context(), method, base+path, strings.NewReader(body))
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err = http.DefaultClient.Do(req); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	if code, _ := call("GET", "/healthz", "", ""); code != 200 {
+		t.Fatalf("healthz: %d", code)
+	}
+	if code, b := call("GET", "/readyz", "", ""); code != 200 {
+		t.Fatalf("readyz: %d %s", code, b)
+	}
+	if code, _ := call("GET", "/api/v1/tasks", "", ""); code != 401 {
+		t.Fatalf("no token: %d", code)
+	}
+	code, b := call("POST", "/api/v1/tasks", tok, `{"action":"prepare_site"}`)
+	if code != 201 {
+		t.Fatalf("POST /tasks: %d %s", code, b)
+	}
+	var task struct{ ID, Status string }
+	json.Unmarshal([]byte(b), &task)
+	for i := 0; i < 200 && task.Status != "succeeded"; i++ {
+		time.Sleep(50 * time.Millisecond)
+		_, b = call("GET", "/api/v1/tasks/"+task.ID, tok, "")
+		json.Unmarshal([]byte(b), &task)
+	}
+	if task.Status != "succeeded" {
+		t.Fatalf("prepare_site over the API: %s", b)
+	}
+	const value = "an-encrypted-bmc-password"
+	if code, b := call("PUT", "/api/v1/secrets/bmc-admin", tok, `{"value":"`+value+`"}`); code != 200 {
+		t.Fatalf("PUT secret: %d %s", code, b)
+	}
+	if _, b := call("GET", "/api/v1/secrets", tok, ""); !strings.Contains(b, "bmc-admin") || strings.Contains(b, value) {
+		t.Fatalf("GET secrets: %s", b)
+	}
+	code, b = call("POST", "/api/v1/tokens", tok, `{"role":"viewer","name":"dash"}`)
+	var created struct{ Token string }
+	if json.Unmarshal([]byte(b), &created); code != 201 || created.Token == "" {
+		t.Fatalf("POST /tokens: %d %s", code, b)
+	}
+	if code, _ := call("POST", "/api/v1/tasks", created.Token, `{"action":"verify_site"}`); code != 403 {
+		t.Fatalf("viewer creating a task: %d", code)
+	}
+	if code, b := call("GET", "/metrics", "", ""); code != 200 || !strings.Contains(b, "slipway_driver_call_duration_seconds") || !strings.Contains(b, "slipway_http_requests_total") {
+		t.Fatalf("metrics: %d", code)
+	}
+	if _, b := call("GET", "/api/v1/audit", tok, ""); !strings.Contains(b, `"outcome":"denied"`) {
+		t.Fatalf("audit lacks the denied call: %s", b)
+	}
+	raw, _ := os.ReadFile(state)
+	if bytes.Contains(raw, []byte(value)) || bytes.Contains(raw, []byte(tok)) {
+		t.Fatal("the state file holds a secret or a token in clear")
+	}
+	if strings.Contains(stderr.String(), tok) {
+		t.Fatal("the token appears on stderr")
+	}
+}
