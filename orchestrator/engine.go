@@ -24,16 +24,22 @@ type Drivers struct {
 	Network drivers.Network
 }
 
-// Bootstrapper tells when a deployed node has finished its boot actions
-// (the introspection API implements it). Result Done: every signalling
-// action reported success; Failed: one reported failure; InProgress:
-// still waiting.
+// Bootstrapper is the node side of a deployment (the introspection API
+// implements it). A deployment is one allocation of the node's machine:
+// its ID changes after every release, so a node's token and its boot
+// action reports belong to one deployment.
 type Bootstrapper interface {
-	BootstrapStatus(ctx context.Context, node string) (drivers.Result, error)
+	// UserData returns the cloud-init user data the node is deployed
+	// with; it issues the node's token for the deployment (the same
+	// deployment gives the same data, however often it is asked).
+	UserData(ctx context.Context, d *design.Design, node, deployment string) ([]byte, error)
+	// BootstrapStatus: Done when every signalling boot action of the
+	// node reported success in this deployment; Failed when one reported
+	// failure; InProgress otherwise.
+	BootstrapStatus(ctx context.Context, d *design.Design, node, deployment string) (drivers.Result, error)
+	// EndDeployment revokes the node's token: its machine was released.
+	EndDeployment(ctx context.Context, node string) error
 }
-
-// UserDataFunc returns the cloud-init user data a node is deployed with.
-type UserDataFunc func(ctx context.Context, d *design.Design, node string) ([]byte, error)
 
 // Config configures an Engine.
 type Config struct {
@@ -70,8 +76,9 @@ type Config struct {
 	SweepInterval time.Duration
 	// ReleaseLeaks: the sweep releases leaked machines (default: report only).
 	ReleaseLeaks bool
-	Bootstrap    Bootstrapper // nil: the bootstrap stage has nothing to wait for
-	UserData     UserDataFunc // nil: no user data
+	// Bootstrap delivers user data and reports boot actions (nil: no user
+	// data, and the bootstrap stage has nothing to wait for).
+	Bootstrap Bootstrapper
 	Log          zerolog.Logger
 }
 

@@ -211,7 +211,10 @@ type NodeRecord struct {
 	Total    int     `json:"totalAttempts,omitempty"`
 	// Rounds counts failed deployments released and retried.
 	Rounds int `json:"rounds,omitempty"`
-	// PXEKicked: the OOB prepare powered the machine into PXE for this run.
+	// Deployment numbers the allocations of the node's machine; Ended
+	// says the last one was released (the next deploy starts a new one).
+	Deployment      int  `json:"deployment,omitempty"`
+	DeploymentEnded bool `json:"deploymentEnded,omitempty"`
 	Intent      *Intent      `json:"intent,omitempty"`
 	AllocatedBy string       `json:"allocatedBy,omitempty"` // task whose deploy intent took the machine
 	Class       string       `json:"class,omitempty"`

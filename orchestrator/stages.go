@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -237,11 +238,17 @@ func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 		if res.Status != drivers.StatusDone {
 			return r.result(res, true, nil)
 		}
+		if err := r.endDeployment(ctx); err != nil {
+			return step{}, err
+		}
 		r.rec.Rounds++
 		r.rec.Step, r.rec.Intent, r.rec.AllocatedBy = 0, nil, ""
 		return step{kind: stepAgain}, r.saveErr("released after the failed deployment; deploying again (round %d)", r.rec.Rounds+1)
 	}
 	if r.rec.Intent == nil || r.rec.Intent.Op != "deploy" {
+		if r.rec.Deployment == 0 || r.rec.DeploymentEnded {
+			r.rec.Deployment, r.rec.DeploymentEnded = r.rec.Deployment+1, false
+		}
 		r.rec.Intent = &Intent{Op: "deploy", Task: r.run.id, At: now()}
 		if r.rec.AllocatedBy == "" {
 			r.rec.AllocatedBy = r.run.id
@@ -255,8 +262,8 @@ func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 		return step{}, err
 	}
 	var dep drivers.Deployment
-	if r.e.cfg.UserData != nil {
-		if dep.UserData, err = r.e.cfg.UserData(ctx, r.d, r.rec.Name); err != nil {
+	if r.e.cfg.Bootstrap != nil {
+		if dep.UserData, err = r.e.cfg.Bootstrap.UserData(ctx, r.d, r.rec.Name, r.deployment()); err != nil {
 			return step{}, err
 		}
 	}
@@ -323,7 +330,7 @@ func (r *nodeRun) bootstrap(ctx context.Context) (step, error) {
 	if r.e.cfg.Bootstrap == nil {
 		return advance("no boot actions to wait for"), nil
 	}
-	res, err := r.e.cfg.Bootstrap.BootstrapStatus(ctx, r.rec.Name)
+	res, err := r.e.cfg.Bootstrap.BootstrapStatus(ctx, r.d, r.rec.Name, r.deployment())
 	if err != nil {
 		return step{}, err
 	}
@@ -345,10 +352,30 @@ func (r *nodeRun) releasing(ctx context.Context) (step, error) {
 	if err != nil {
 		return step{}, err
 	}
+	if res.Status == drivers.StatusDone {
+		if err := r.endDeployment(ctx); err != nil {
+			return step{}, err
+		}
+	}
 	return r.result(res, true, func() step {
 		r.rec.Intent, r.rec.AllocatedBy, r.rec.Observed = nil, "", "Ready"
 		return advance("%s", res.Message)
 	})
+}
+
+// deployment is the ID of the node's current deployment.
+func (r *nodeRun) deployment() string { return strconv.Itoa(r.rec.Deployment) }
+
+// endDeployment records that the machine was released: the node's token
+// is revoked and the next deploy starts a new deployment.
+func (r *nodeRun) endDeployment(ctx context.Context) error {
+	if r.e.cfg.Bootstrap != nil {
+		if err := r.e.cfg.Bootstrap.EndDeployment(ctx, r.rec.Name); err != nil {
+			return err
+		}
+	}
+	r.rec.DeploymentEnded = true
+	return nil
 }
 
 func (r *nodeRun) power(ctx context.Context) (step, error) {

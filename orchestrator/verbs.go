@@ -217,6 +217,9 @@ func (r *nodeRun) compensate() {
 				return
 			}
 		}
+		if err := r.endDeployment(ctx); err != nil && ctx.Err() != nil {
+			return
+		}
 		r.rec.Intent, r.rec.AllocatedBy, r.rec.Observed = nil, "", "Ready"
 		r.rec.addHistory(Transition{At: now(), Task: r.run.id, From: r.rec.Stage, To: StageReleased, Message: "cancelled"})
 		r.rec.Stage = StageReleased
