@@ -21,7 +21,7 @@ func (v *validator) bootActions() map[string]bool {
 				v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s has both data and template; keep one", what)
 			}
 			if as.Template != "" {
-				if _, err := template.New(what).Option("missingkey=error").Parse(as.Template); err != nil {
+				if _, err := template.New(what).Option("missingkey=error").Funcs(TemplateFuncs(nil)).Parse(as.Template); err != nil {
 					pos := as.TemplatePos
 					if !pos.IsSet() {
 						pos = as.Pos
@@ -50,4 +50,15 @@ func (v *validator) bootActions() map[string]bool {
 		}
 	}
 	return targeted
+}
+
+// TemplateFuncs are the functions a boot action template may call:
+// `secret "NAME"` is the value of the secret NAME (resolved when the
+// introspection API renders the asset for a node; validation only checks
+// the template parses). A nil resolve gives a function that fails.
+func TemplateFuncs(resolve func(name string) (string, error)) template.FuncMap {
+	if resolve == nil {
+		resolve = func(name string) (string, error) { return "", fmt.Errorf("secret %q: no secret store here", name) }
+	}
+	return template.FuncMap{"secret": resolve}
 }
