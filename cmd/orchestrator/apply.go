@@ -47,6 +47,11 @@ the revision ID and what changed since the current revision. Applying the
 same content again stores nothing.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, roots []string) error {
+			if c, err := a.remote(); err != nil {
+				return usageErr(err)
+			} else if c != nil {
+				return a.remoteApply(cmd, c, roots)
+			}
 			ctx := cmd.Context()
 			l, err := a.load(ctx, roots)
 			if err != nil {
@@ -142,6 +147,11 @@ func (a *app) designsCmd() *cobra.Command {
 		Short: "List applied design revisions, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if c, err := a.remote(); err != nil {
+				return usageErr(err)
+			} else if c != nil {
+				return a.remoteDesigns(cmd, c)
+			}
 			store, err := openStore(state)
 			if err != nil {
 				return err
@@ -187,6 +197,11 @@ func (a *app) diffCmd() *cobra.Command {
 		Long:  "Diff compares two stored revisions, given by ID or unique ID prefix (at least 4 characters).",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if c, err := a.remote(); err != nil {
+				return usageErr(err)
+			} else if c != nil {
+				return a.remoteDiff(cmd, c, args[0], args[1])
+			}
 			store, err := openStore(state)
 			if err != nil {
 				return err

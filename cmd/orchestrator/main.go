@@ -48,6 +48,7 @@ type app struct {
 	stdout, stderr io.Writer
 	log            zerolog.Logger
 	logLevel       string
+	remoteOpts     // --server, --token, --ca-file (remote.go)
 }
 
 func main() {
@@ -105,6 +106,7 @@ func (a *app) rootCmd() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	a.remoteFlags(root)
 	root.AddCommand(a.validateCmd(), a.renderCmd(), a.applyCmd(), a.designsCmd(), a.diffCmd(), a.genSiteCmd(), a.driversCmd(), a.labCmd(), a.demoCmd(), a.powerCmd())
 	root.AddCommand(a.engineCmds()...)
 	root.AddCommand(a.tokenCmd(), a.secretCmd())

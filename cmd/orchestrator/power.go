@@ -56,6 +56,11 @@ or refuses the action; exit 2 for bad usage.`,
 				return usageErr(fmt.Errorf("give one action: %s", strings.Join(powerActions, ", ")))
 			}
 			action := args[0]
+			if c, err := a.remote(); err != nil {
+				return usageErr(err)
+			} else if c != nil {
+				return a.remotePower(cmd, c, action, node)
+			}
 			if node == "" {
 				return usageErr(errors.New("--node NAME is required"))
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -124,6 +125,11 @@ func (a *app) taskCmd(use string, fixed orchestrator.Action, short string) *cobr
 				if action, err = orchestrator.ParseAction(argv[0]); err != nil {
 					return usageErr(err)
 				}
+			}
+			if c, err := a.remote(); err != nil {
+				return usageErr(err)
+			} else if c != nil {
+				return a.remoteTask(cmd, c, action, &ff, revision, &ef)
 			}
 			c, err := ef.config()
 			if err != nil {
@@ -252,6 +258,11 @@ func (a *app) tasksCmd() *cobra.Command {
 		Short: "List tasks, or show one with its per-node results",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if c, err := a.remote(); err != nil {
+				return usageErr(err)
+			} else if c != nil {
+				return a.remoteTasks(cmd, c, argv, output)
+			}
 			return a.withReader(state, func(e *orchestrator.Engine) error {
 				if len(argv) == 1 {
 					t, res, err := e.Task(cmd.Context(), argv[0])
@@ -283,11 +294,19 @@ func (a *app) tasksCmd() *cobra.Command {
 
 func (a *app) nodesCmd() *cobra.Command {
 	var state, output string
+	var nq nodeQueryFlags
 	cmd := &cobra.Command{
 		Use:   "nodes [NAME]",
 		Short: "List the engine's node records, or show one with its history",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if c, err := a.remote(); err != nil {
+				return usageErr(err)
+			} else if c != nil {
+				return a.remoteNodes(cmd, c, argv, output, &nq)
+			} else if err := nq.localErr(); err != nil {
+				return err
+			}
 			return a.withReader(state, func(e *orchestrator.Engine) error {
 				if len(argv) == 1 {
 					n, err := e.Node(cmd.Context(), argv[0])
@@ -320,17 +339,26 @@ func (a *app) nodesCmd() *cobra.Command {
 	}
 	stateFlag(cmd, &state)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	nq.add(cmd)
 	return cmd
 }
 
 func (a *app) eventsCmd() *cobra.Command {
 	var state, output, task, node string
 	var after uint64
+	var follow bool
 	cmd := &cobra.Command{
 		Use:   "events [--task ID] [--node NAME] [--since SEQ]",
 		Short: "Show the engine's event log",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if c, err := a.remote(); err != nil {
+				return usageErr(err)
+			} else if c != nil {
+				return a.remoteEvents(cmd, c, after, task, node, output, follow)
+			} else if follow {
+				return usageErr(errors.New("--follow streams the events of a running server: give --server (or set " + envServer + ")"))
+			}
 			return a.withReader(state, func(e *orchestrator.Engine) error {
 				evs, err := e.Events(cmd.Context(), after, 0, task, node)
 				if err != nil {
@@ -351,6 +379,7 @@ func (a *app) eventsCmd() *cobra.Command {
 	cmd.Flags().StringVar(&task, "task", "", "only this task's events")
 	cmd.Flags().StringVar(&node, "node", "", "only this node's events")
 	cmd.Flags().Uint64Var(&after, "since", 0, "only events after this sequence number")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "with --server: keep streaming new events until interrupted")
 	return cmd
 }
 
@@ -362,6 +391,11 @@ func (a *app) verbCmd(v orchestrator.Verb, short string) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if c, err := a.remote(); err != nil {
+				return usageErr(err)
+			} else if c != nil {
+				return a.remoteVerb(cmd, c, argv[0], v, &ef)
+			}
 			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
 				t, err := env.engine.TaskVerb(cmd.Context(), argv[0], v, requester())
 				if err != nil {
@@ -388,6 +422,11 @@ func (a *app) nodeVerbCmd(use, short string, fn func(ctx context.Context, e *orc
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if c, err := a.remote(); err != nil {
+				return usageErr(err)
+			} else if c != nil {
+				return a.remoteNodeVerb(cmd, c, use, argv[0], reason, ef.output)
+			}
 			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
 				n, err := fn(cmd.Context(), env.engine, argv[0], reason)
 				if err != nil {
@@ -473,6 +512,11 @@ func (a *app) waitCmd() *cobra.Command {
 		Short: "Run the engine until a task ends (unfinished tasks resume from their checkpoints)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if c, err := a.remote(); err != nil {
+				return usageErr(err)
+			} else if c != nil {
+				return a.remoteWait(cmd, c, argv[0], &ef)
+			}
 			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
 				return a.follow(cmd.Context(), env.engine, argv[0], ef.output)
 			})

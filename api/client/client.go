@@ -1,0 +1,654 @@
+// Package client is a typed Go client for Slipway's control API
+// (/api/v1, package api). Every method takes a context first; errors the
+// server reports are *ProblemError (RFC 9457 problem details with the
+// request ID and, for a design, its findings).
+//
+// The bearer token is sent in the Authorization header only: it is never
+// part of an error, a URL or anything the client prints.
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// Defaults.
+const (
+	DefaultTimeout   = 2 * time.Minute // one call, its answer read in full
+	DefaultIdle      = 30 * time.Second
+	maxResponse      = 64 << 20 // bytes of one JSON answer
+	maxProblemBody   = 1 << 20
+	userAgentDefault = "slipway-client/v1"
+)
+
+// Client talks to one Slipway server. It is safe for concurrent use.
+type Client struct {
+	base      *url.URL // scheme://host[:port][/prefix], no trailing slash
+	token     string
+	hc        *http.Client
+	timeout   time.Duration
+	idle      time.Duration // event stream: reconnect after this long without a byte
+	reconnect time.Duration // event stream: first wait before a reconnect
+	userAgent string
+}
+
+// Option configures a Client.
+type Option func(*config) error
+
+type config struct {
+	caFile    string
+	hc        *http.Client
+	timeout   time.Duration
+	idle      time.Duration
+	reconnect time.Duration
+	userAgent string
+	insecure  bool
+}
+
+// WithCAFile trusts the PEM certificates in path as well as the system's
+// (e.g. a site's own certificate authority).
+func WithCAFile(path string) Option {
+	return func(c *config) error { c.caFile = path; return nil }
+}
+
+// WithHTTPClient uses hc instead of the client's own (its transport then
+// decides TLS and connection timeouts; WithCAFile does not apply). Leave
+// hc.Timeout zero: it would cut the event stream; calls have their own
+// deadline (WithTimeout).
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *config) error {
+		if hc == nil {
+			return errors.New("client: nil http.Client")
+		}
+		c.hc = hc
+		return nil
+	}
+}
+
+// WithTimeout bounds each call (not an event stream), default 2 minutes.
+func WithTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("client: timeout %v: want a positive duration", d)
+		}
+		c.timeout = d
+		return nil
+	}
+}
+
+// WithStreamTiming sets how the event stream reconnects: the first wait
+// after a dropped connection (doubling up to 10 s while the server stays
+// away) and how long the stream may stay silent before it is taken for
+// dead (the server sends a keep-alive at least every few seconds).
+func WithStreamTiming(reconnect, idle time.Duration) Option {
+	return func(c *config) error {
+		if reconnect <= 0 || idle <= 0 {
+			return errors.New("client: stream timings must be positive")
+		}
+		c.reconnect, c.idle = reconnect, idle
+		return nil
+	}
+}
+
+// WithUserAgent sets the User-Agent header.
+func WithUserAgent(ua string) Option {
+	return func(c *config) error { c.userAgent = ua; return nil }
+}
+
+// New returns a client of the server at baseURL (http:// or https://,
+// optionally with a path prefix when the API sits behind a proxy), sending
+// token as the bearer token.
+func New(baseURL, token string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("server URL %q: want http(s)://HOST[:PORT]", redactURL(baseURL))
+	}
+	if u.User != nil {
+		return nil, errors.New("server URL: give the token separately, not as user information in the URL")
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("server URL %q: no query or fragment", u.Redacted())
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	if strings.ContainsAny(token, "\r\n") {
+		return nil, errors.New("the token holds a line break")
+	}
+	cfg := config{timeout: DefaultTimeout, idle: DefaultIdle, reconnect: 500 * time.Millisecond, userAgent: userAgentDefault}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	hc := cfg.hc
+	if hc == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		tr.TLSHandshakeTimeout = 10 * time.Second
+		tr.ResponseHeaderTimeout = cfg.timeout
+		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		if cfg.caFile != "" {
+			pool, err := caPool(cfg.caFile)
+			if err != nil {
+				return nil, err
+			}
+			tr.TLSClientConfig.RootCAs = pool
+		}
+		// No overall Timeout: it would cut the event stream. Each call
+		// has a deadline of its own (see do).
+		hc = &http.Client{Transport: tr}
+	}
+	return &Client{base: u, token: token, hc: hc, timeout: cfg.timeout, idle: cfg.idle, reconnect: cfg.reconnect, userAgent: cfg.userAgent}, nil
+}
+
+func caPool(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("CA file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("CA file %s holds no PEM certificate", path)
+	}
+	return pool, nil
+}
+
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return "(unparsable)"
+}
+
+// String names the server, never the token.
+func (c *Client) String() string { return "slipway API at " + c.base.Redacted() }
+
+// GoString is String, so that %#v does not print the token either.
+func (c *Client) GoString() string { return c.String() }
+
+// BaseURL is the server's URL as given to New.
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// ProblemError is an error answer of the API.
+type ProblemError struct {
+	Status    int
+	Title     string
+	Detail    string
+	Type      string
+	Instance  string
+	RequestID string
+	// Findings are a design's validation findings (422 on apply).
+	Findings design.Findings
+}
+
+func (e *ProblemError) Error() string {
+	msg := e.Detail
+	if msg == "" {
+		msg = e.Title
+	}
+	if msg == "" {
+		msg = http.StatusText(e.Status)
+	}
+	s := fmt.Sprintf("HTTP %d: %s", e.Status, msg)
+	if e.RequestID != "" {
+		s += " (request " + e.RequestID + ")"
+	}
+	return s
+}
+
+// IsStatus reports whether err is a *ProblemError with that status.
+func IsStatus(err error, status int) bool {
+	var pe *ProblemError
+	return errors.As(err, &pe) && pe.Status == status
+}
+
+// request is one call.
+type request struct {
+	method, path string
+	query        url.Values
+	ctype        string
+	body         []byte
+	header       http.Header
+}
+
+// send makes the HTTP request; the caller closes the body of the answer.
+func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
+	// r.path is escaped already (seg); the base URL's own path is kept.
+	target := c.base.String() + r.path
+	if len(r.query) > 0 {
+		target += "?" + r.query.Encode()
+	}
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, target, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	if r.ctype != "" {
+		req.Header.Set("Content-Type", r.ctype)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s%s: %w", r.method, c.base.Redacted(), r.path, unwrapURLError(err))
+	}
+	return resp, nil
+}
+
+// unwrapURLError drops *url.Error's repetition of the method and URL.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// do makes a call and decodes a 2xx JSON answer into out (nil: discard).
+func (c *Client) do(ctx context.Context, r request, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	resp, err := c.send(ctx, r)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return readProblem(resp)
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	if err != nil {
+		return fmt.Errorf("%s %s: reading the answer: %w", r.method, r.path, err)
+	}
+	if len(b) > maxResponse {
+		return fmt.Errorf("%s %s: the answer is over %d bytes", r.method, r.path, maxResponse)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("%s %s: the answer is not the JSON expected: %w", r.method, r.path, err)
+	}
+	return nil
+}
+
+// readProblem turns an error answer into a *ProblemError, whether or not
+// the body is problem details (a proxy's HTML page is summarised).
+func readProblem(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxProblemBody))
+	pe := &ProblemError{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode), RequestID: resp.Header.Get("X-Request-Id")}
+	var p struct {
+		Type      string          `json:"type"`
+		Title     string          `json:"title"`
+		Status    int             `json:"status"`
+		Detail    string          `json:"detail"`
+		Instance  string          `json:"instance"`
+		RequestID string          `json:"requestId"`
+		Findings  design.Findings `json:"findings"`
+	}
+	if err := json.Unmarshal(b, &p); err == nil && (p.Title != "" || p.Detail != "") {
+		pe.Type, pe.Instance, pe.Detail, pe.Findings = p.Type, p.Instance, p.Detail, p.Findings
+		if p.Title != "" {
+			pe.Title = p.Title
+		}
+		if p.RequestID != "" {
+			pe.RequestID = p.RequestID
+		}
+		return pe
+	}
+	// Not problem details: the first line of the body, if it is text.
+	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	if len(line) > 200 {
+		line = line[:200] + "…"
+	}
+	if line != "" && !strings.HasPrefix(line, "<") {
+		pe.Detail = line
+	} else {
+		pe.Detail = pe.Title + " (not an answer of the Slipway API: check the server URL)"
+	}
+	return pe
+}
+
+func jsonBody(v any) (request, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return request{}, err
+	}
+	return request{ctype: "application/json", body: b}, nil
+}
+
+func (c *Client) get(ctx context.Context, path string, q url.Values, out any) error {
+	return c.do(ctx, request{method: http.MethodGet, path: path, query: q}, out)
+}
+
+func (c *Client) sendJSON(ctx context.Context, method, path string, in, out any) error {
+	r := request{method: method, path: path}
+	if in != nil {
+		var err error
+		if r, err = jsonBody(in); err != nil {
+			return err
+		}
+		r.method, r.path = method, path
+	}
+	return c.do(ctx, r, out)
+}
+
+const v1 = "/api/v1"
+
+func seg(s string) string { return url.PathEscape(s) }
+
+// ---- designs ----
+
+// ApplyResult is the answer of a successful apply.
+type ApplyResult struct {
+	Revision string          `json:"revision"`
+	Result   string          `json:"result"` // created | restored | unchanged
+	Warnings design.Findings `json:"warnings,omitempty"`
+	Diff     *design.Diff    `json:"diff,omitempty"` // against the revision that was current; nil when unchanged
+}
+
+// Validation is the answer of ValidateDesign.
+type Validation struct {
+	Valid    bool            `json:"valid"`
+	Errors   int             `json:"errors"`
+	Warnings int             `json:"warnings"`
+	Nodes    int             `json:"nodes"`
+	Findings design.Findings `json:"findings"`
+}
+
+// ApplyDesign uploads the design roots (directories or files of YAML,
+// later ones layered over earlier ones) and stores them as the current
+// revision. A design with errors is refused with a *ProblemError of status
+// 422 whose Findings name the local files.
+func (c *Client) ApplyDesign(ctx context.Context, roots []string) (ApplyResult, error) {
+	var out ApplyResult
+	ar, err := Archive(roots)
+	if err != nil {
+		return out, err
+	}
+	err = c.do(ctx, request{method: http.MethodPost, path: v1 + "/designs", ctype: "application/gzip", body: ar.Data}, &out)
+	var pe *ProblemError
+	if errors.As(err, &pe) {
+		ar.Localize(pe.Findings)
+	}
+	ar.Localize(out.Warnings)
+	return out, err
+}
+
+// ValidateDesign validates the design roots on the server without storing
+// them; the findings name the local files.
+func (c *Client) ValidateDesign(ctx context.Context, roots []string) (Validation, error) {
+	var out Validation
+	ar, err := Archive(roots)
+	if err != nil {
+		return out, err
+	}
+	err = c.do(ctx, request{method: http.MethodPost, path: v1 + "/designs/validate", ctype: "application/gzip", body: ar.Data}, &out)
+	ar.Localize(out.Findings)
+	return out, err
+}
+
+// Designs is the apply history, oldest first.
+func (c *Client) Designs(ctx context.Context) ([]statestore.RevisionInfo, error) {
+	var out []statestore.RevisionInfo
+	return out, c.get(ctx, v1+"/designs", nil, &out)
+}
+
+// RevisionDetail is a stored revision without its design.
+type RevisionDetail struct {
+	ID        string         `json:"id"`
+	Created   time.Time      `json:"created"`
+	Roots     []string       `json:"roots"`
+	GitCommit string         `json:"gitCommit,omitempty"`
+	GitDirty  bool           `json:"gitDirty,omitempty"`
+	Counts    map[string]int `json:"counts"`
+	Nodes     []string       `json:"nodes"`
+}
+
+// Design is a stored revision: its ID, a unique prefix of it, or "current".
+func (c *Client) Design(ctx context.Context, rev string) (RevisionDetail, error) {
+	var out RevisionDetail
+	return out, c.get(ctx, v1+"/designs/"+seg(rev), nil, &out)
+}
+
+// Diff is what changed from revision against to revision rev (against
+// "": the revision applied before rev).
+func (c *Client) Diff(ctx context.Context, rev, against string) (design.Diff, error) {
+	var out design.Diff
+	q := url.Values{}
+	if against != "" {
+		q.Set("against", against)
+	}
+	return out, c.get(ctx, v1+"/designs/"+seg(rev)+"/diff", q, &out)
+}
+
+// DesignNode is a node of a revision, resolved.
+func (c *Client) DesignNode(ctx context.Context, rev, name string) (design.RenderedNode, error) {
+	var out design.RenderedNode
+	return out, c.get(ctx, v1+"/designs/"+seg(rev)+"/nodes/"+seg(name), nil, &out)
+}
+
+// ---- nodes ----
+
+// NodeQuery filters the node list. Several values of one field are
+// alternatives; Label holds key=value pairs, all of which must hold.
+type NodeQuery struct {
+	Name, Label, Tag, Rack, Stage, Outcome []string
+	Offset, Limit                          int // Limit 0: the server's default (100)
+}
+
+func (q NodeQuery) values() url.Values {
+	v := url.Values{}
+	add := func(k string, vals []string) {
+		for _, s := range vals {
+			v.Add(k, s)
+		}
+	}
+	add("name", q.Name)
+	add("label", q.Label)
+	add("tag", q.Tag)
+	add("rack", q.Rack)
+	add("stage", q.Stage)
+	add("outcome", q.Outcome)
+	paging(v, q.Offset, q.Limit)
+	return v
+}
+
+func paging(v url.Values, offset, limit int) {
+	if offset > 0 {
+		v.Set("offset", strconv.Itoa(offset))
+	}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+}
+
+// Nodes lists the current design's nodes with their workflow state, one
+// page.
+func (c *Client) Nodes(ctx context.Context, q NodeQuery) (api.Page[api.NodeSummary], error) {
+	var out api.Page[api.NodeSummary]
+	return out, c.get(ctx, v1+"/nodes", q.values(), &out)
+}
+
+// Node is one node in full.
+func (c *Client) Node(ctx context.Context, name string) (api.NodeDetail, error) {
+	var out api.NodeDetail
+	return out, c.get(ctx, v1+"/nodes/"+seg(name), nil, &out)
+}
+
+// Node verbs.
+const (
+	NodeAdopt         = "adopt"
+	NodeMarkManual    = "mark-manual-intervention"
+	NodeReleaseManual = "release-manual"
+)
+
+// NodeVerb runs adopt, mark-manual-intervention (with its reason) or
+// release-manual on a node.
+func (c *Client) NodeVerb(ctx context.Context, name, verb, reason string) (orchestrator.NodeRecord, error) {
+	var out orchestrator.NodeRecord
+	switch verb {
+	case NodeAdopt, NodeMarkManual, NodeReleaseManual:
+	default:
+		return out, fmt.Errorf("unknown node verb %q: use adopt, mark-manual-intervention or release-manual", verb)
+	}
+	var in any
+	if reason != "" {
+		in = map[string]string{"reason": reason}
+	}
+	return out, c.sendJSON(ctx, http.MethodPost, v1+"/nodes/"+seg(name)+"/"+verb, in, &out)
+}
+
+// ---- tasks ----
+
+// TaskRequest is the body of a new task.
+type TaskRequest struct {
+	Action         orchestrator.Action `json:"action"`
+	NodeFilter     orchestrator.Filter `json:"nodeFilter"`
+	DesignRevision string              `json:"designRevision,omitempty"` // "": the current revision
+}
+
+// CreateTask creates a task; the server runs it.
+func (c *Client) CreateTask(ctx context.Context, req TaskRequest) (orchestrator.Task, error) {
+	var out orchestrator.Task
+	return out, c.sendJSON(ctx, http.MethodPost, v1+"/tasks", req, &out)
+}
+
+// Task is a task with its per-node results.
+func (c *Client) Task(ctx context.Context, id string) (api.TaskDetail, error) {
+	var out api.TaskDetail
+	return out, c.get(ctx, v1+"/tasks/"+seg(id), nil, &out)
+}
+
+// TaskQuery filters the task list (several values are alternatives).
+type TaskQuery struct {
+	Status, Action []string
+	Offset, Limit  int // Limit 0: the server's default (100)
+}
+
+// Tasks lists tasks, newest first, one page.
+func (c *Client) Tasks(ctx context.Context, q TaskQuery) (api.Page[orchestrator.Task], error) {
+	var out api.Page[orchestrator.Task]
+	v := url.Values{}
+	for _, s := range q.Status {
+		v.Add("status", s)
+	}
+	for _, a := range q.Action {
+		v.Add("action", a)
+	}
+	paging(v, q.Offset, q.Limit)
+	return out, c.get(ctx, v1+"/tasks", v, &out)
+}
+
+// TaskVerb applies retry, resume, rerun, restart-clean or cancel to a task.
+func (c *Client) TaskVerb(ctx context.Context, id string, verb orchestrator.Verb) (orchestrator.Task, error) {
+	var out orchestrator.Task
+	return out, c.do(ctx, request{method: http.MethodPost, path: v1 + "/tasks/" + seg(id) + "/" + seg(string(verb))}, &out)
+}
+
+// ---- events, audit ----
+
+// Events are the events after sequence number since (0: from the start),
+// of one task and/or node when given, at most limit of them (0: the
+// server's default, 1000).
+func (c *Client) Events(ctx context.Context, since uint64, task, node string, limit int) ([]orchestrator.Event, error) {
+	var out []orchestrator.Event
+	return out, c.get(ctx, v1+"/events", eventQuery(since, task, node, limit), &out)
+}
+
+func eventQuery(since uint64, task, node string, limit int) url.Values {
+	v := url.Values{}
+	if since > 0 {
+		v.Set("since", strconv.FormatUint(since, 10))
+	}
+	if task != "" {
+		v.Set("task", task)
+	}
+	if node != "" {
+		v.Set("node", node)
+	}
+	paging(v, 0, limit)
+	return v
+}
+
+// Audit is the audit log after sequence number since, at most limit
+// records (0: the server's default, 1000). It needs an admin token.
+func (c *Client) Audit(ctx context.Context, since uint64, limit int) ([]api.AuditRecord, error) {
+	var out []api.AuditRecord
+	v := url.Values{}
+	if since > 0 {
+		v.Set("since", strconv.FormatUint(since, 10))
+	}
+	paging(v, 0, limit)
+	return out, c.get(ctx, v1+"/audit", v, &out)
+}
+
+// ---- secrets, tokens (admin) ----
+
+// Secrets lists the stored secrets' names (never their values).
+func (c *Client) Secrets(ctx context.Context) ([]api.SecretInfo, error) {
+	var out []api.SecretInfo
+	return out, c.get(ctx, v1+"/secrets", nil, &out)
+}
+
+// PutSecret stores a secret, encrypted on the server.
+func (c *Client) PutSecret(ctx context.Context, name, value string) error {
+	return c.sendJSON(ctx, http.MethodPut, v1+"/secrets/"+seg(name), map[string]string{"value": value}, nil)
+}
+
+// DeleteSecret deletes a secret.
+func (c *Client) DeleteSecret(ctx context.Context, name string) error {
+	return c.do(ctx, request{method: http.MethodDelete, path: v1 + "/secrets/" + seg(name)}, nil)
+}
+
+// Tokens lists the API tokens (never their values).
+func (c *Client) Tokens(ctx context.Context) ([]api.Principal, error) {
+	var out []api.Principal
+	return out, c.get(ctx, v1+"/tokens", nil, &out)
+}
+
+// CreatedToken is a new token: Token is its value, shown this once.
+type CreatedToken struct {
+	api.Principal
+	Token string `json:"token"`
+}
+
+// CreateToken creates a token with a role and a name.
+func (c *Client) CreateToken(ctx context.Context, role api.Role, name string) (CreatedToken, error) {
+	var out CreatedToken
+	return out, c.sendJSON(ctx, http.MethodPost, v1+"/tokens", map[string]string{"role": string(role), "name": name}, &out)
+}
+
+// RevokeToken revokes a token by its ID.
+func (c *Client) RevokeToken(ctx context.Context, id string) error {
+	return c.do(ctx, request{method: http.MethodDelete, path: v1 + "/tokens/" + seg(id)}, nil)
+}

@@ -1,0 +1,191 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+// ErrStop, returned by a StreamEvents callback, ends the stream without
+// an error.
+var ErrStop = errors.New("stop the stream")
+
+// maxReconnectWait caps the wait between two attempts to reconnect.
+const maxReconnectWait = 10 * time.Second
+
+// StreamEvents calls fn with each event after sequence number since (0:
+// from the start), of one task and/or node when given, as the server
+// sends them (server-sent events), until ctx ends or fn returns an error.
+// A dropped or silent connection is opened again with Last-Event-ID, so no
+// event is missed or repeated. It returns ctx's error when ctx ends, nil
+// when fn returns ErrStop, fn's error otherwise, and a *ProblemError when
+// the server refuses the stream (a bad token, a bad query).
+func (c *Client) StreamEvents(ctx context.Context, since uint64, task, node string, fn func(orchestrator.Event) error) error {
+	last := since
+	base := c.reconnect // the server may ask for another with retry:
+	wait := base
+	for {
+		got, err := c.streamOnce(ctx, last, task, node, func(ev orchestrator.Event) error {
+			if ev.Seq != 0 && ev.Seq <= last {
+				return nil // sent again after a reconnect
+			}
+			if err := fn(ev); err != nil {
+				return err
+			}
+			if ev.Seq > last {
+				last = ev.Seq
+			}
+			return nil
+		}, &base)
+		var ce *callbackError
+		switch {
+		case errors.As(err, &ce):
+			if errors.Is(ce.err, ErrStop) {
+				return nil
+			}
+			return ce.err
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+		var pe *ProblemError
+		if errors.As(err, &pe) && pe.Status < 500 && pe.Status != http.StatusTooManyRequests && pe.Status != http.StatusRequestTimeout {
+			return err // the server refuses: retrying would not help
+		}
+		if got {
+			wait = base // it was working: reconnect promptly
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(wait*2, maxReconnectWait)
+	}
+}
+
+// callbackError marks an error that the caller's function returned.
+type callbackError struct{ err error }
+
+func (e *callbackError) Error() string { return e.err.Error() }
+
+// streamOnce reads one connection of the stream until it ends; got
+// reports whether it delivered anything (an event or a keep-alive).
+func (c *Client) streamOnce(ctx context.Context, last uint64, task, node string, fn func(orchestrator.Event) error, retry *time.Duration) (got bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r := request{method: http.MethodGet, path: v1 + "/events/stream", query: eventQuery(0, task, node, 0),
+		header: http.Header{"Accept": {"text/event-stream"}, "Cache-Control": {"no-cache"}}}
+	if last > 0 {
+		r.query.Set("since", strconv.FormatUint(last, 10))
+		r.header.Set("Last-Event-ID", strconv.FormatUint(last, 10))
+	}
+	resp, err := c.send(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, readProblem(resp)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		return false, fmt.Errorf("the event stream answered %q, not text/event-stream: check the server URL", ct)
+	}
+	// A connection that stays silent longer than c.idle is dead (the
+	// server sends keep-alives): closing the body ends the read.
+	idle := time.AfterFunc(c.idle, cancel)
+	defer idle.Stop()
+
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	var id, event string
+	var data strings.Builder
+	hasData := false
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return got, io.ErrUnexpectedEOF
+			}
+			return got, err
+		}
+		idle.Reset(c.idle)
+		if line == "" { // dispatch
+			if hasData {
+				got = true
+				// The event type is the event's kind; the data is the
+				// event. Data that is not an event is skipped.
+				var ev orchestrator.Event
+				if err := json.Unmarshal([]byte(data.String()), &ev); err == nil {
+					if ev.Seq == 0 && id != "" {
+						ev.Seq, _ = strconv.ParseUint(id, 10, 64)
+					}
+					if ev.Kind == "" {
+						ev.Kind = event
+					}
+					idle.Stop() // the caller's time is not the server's silence
+					err := fn(ev)
+					idle.Reset(c.idle)
+					if err != nil {
+						return got, &callbackError{err}
+					}
+				}
+			}
+			event, hasData = "", false
+			data.Reset()
+			continue
+		}
+		if strings.HasPrefix(line, ":") { // a comment: the keep-alive
+			got = true
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "id":
+			id = value
+		case "event":
+			event = value
+		case "data":
+			if hasData {
+				data.WriteByte('\n')
+			}
+			data.WriteString(value)
+			hasData = true
+		case "retry":
+			if ms, err := strconv.Atoi(value); err == nil && ms > 0 {
+				*retry = min(time.Duration(ms)*time.Millisecond, maxReconnectWait)
+			}
+		}
+	}
+}
+
+// maxLine bounds one line of the stream.
+const maxLine = 4 << 20
+
+// readLine reads one line without its LF or CR LF ending.
+func readLine(br *bufio.Reader) (string, error) {
+	var b []byte
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err != nil {
+			return "", err
+		}
+		b = append(b, chunk...)
+		if len(b) > maxLine {
+			return "", fmt.Errorf("an event stream line is over %d bytes", maxLine)
+		}
+		if !isPrefix {
+			return string(b), nil
+		}
+	}
+}
