@@ -42,6 +42,7 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 30s)
 	$(GO) test -run '^$$' -fuzz '^FuzzRequests$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./sim/maas
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePackets$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./sim/bmc
 	$(GO) test -run '^$$' -fuzz '^FuzzParseReplies$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./drivers/oob/ipmi
+	$(GO) test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./api
 
 .PHONY: demo
 demo: build ## Run the end-to-end demo on the example site
