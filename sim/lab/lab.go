@@ -34,7 +34,15 @@ type Config struct {
 	// Secrets resolves the design's secret references (BMC passwords);
 	// nil uses ResolveSecret.
 	Secrets func(ref string) (string, error)
-	Log     zerolog.Logger
+	// BootDelay is how long a deployed machine boots before its node
+	// agent starts (scaled by TimeScale); 0 means DefaultBootDelay, a
+	// negative value no delay.
+	BootDelay time.Duration
+	// BootstrapFail scripts failing boot actions: node (machine) name →
+	// the action its agent reports as "failure" with the message
+	// InjectedFailure, instead of "success".
+	BootstrapFail map[string]string
+	Log           zerolog.Logger
 }
 
 // BMCInfo tells where a machine's simulated BMC listens.
@@ -70,6 +78,8 @@ type Lab struct {
 	byName   map[string]*Machine
 	bmcs     []*bmc.BMC
 	pending  map[*Machine]bool // enlisting
+
+	agentClient *http.Client // the node agents'
 }
 
 // Start builds and starts the lab.
@@ -83,6 +93,9 @@ func Start(ctx context.Context, cfg Config) (*Lab, error) {
 	if cfg.Secrets == nil {
 		cfg.Secrets = ResolveSecret
 	}
+	if cfg.BootDelay == 0 {
+		cfg.BootDelay = DefaultBootDelay
+	}
 	key := cfg.APIKey
 	if key == "" {
 		key = fmt.Sprintf("lab%06d:tok%06d:sec%010d", cfg.Seed%1000000, (cfg.Seed/7)%1000000, cfg.Seed*7919%10000000000)
@@ -92,7 +105,7 @@ func Start(ctx context.Context, cfg Config) (*Lab, error) {
 		return nil, err
 	}
 	l := &Lab{cfg: cfg, log: cfg.Log, byMAC: map[string]*Machine{}, byPower: map[string]*Machine{},
-		byName: map[string]*Machine{}, pending: map[*Machine]bool{}}
+		byName: map[string]*Machine{}, pending: map[*Machine]bool{}, agentClient: newAgentClient()}
 	l.MAAS = maas.New(maas.Options{APIKey: creds, TimeScale: cfg.TimeScale, Faults: cfg.Faults, Seed: cfg.Seed,
 		Power: powerDriver{l}, Hooks: hooks{l}, Inventory: l.inventory, Log: cfg.Log,
 		Domain: domainOf(cfg.Design)})
@@ -189,8 +202,10 @@ func (l *Lab) Machine(name string) *Machine {
 	return l.byName[name]
 }
 
-// Close stops the MAAS server, the BMCs and every timer.
+// Close stops the MAAS server, the BMCs, the node agents and every timer.
 func (l *Lab) Close() {
+	l.stopAgents()
+	l.agentClient.CloseIdleConnections()
 	if l.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = l.srv.Shutdown(ctx)

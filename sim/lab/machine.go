@@ -24,6 +24,7 @@ type Machine struct {
 	os         string // "" (nothing installed) or the deployed series
 	userData   []byte
 	boots      int
+	agent      *agentRun // the node agent of the current (or last) deployment
 }
 
 // PowerOn powers the machine on and boots it.
@@ -99,8 +100,7 @@ func (m *Machine) boot() {
 	}
 }
 
-// UserData returns what the deployed OS received (the node agent's input;
-// the introspection work will act on it).
+// UserData returns what the deployed OS received (the node agent's input).
 func (m *Machine) UserData() []byte {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -114,21 +114,27 @@ func (m *Machine) OS() string {
 	return m.os
 }
 
+// deployed: the OS is installed and boots; a node agent starts when the
+// user data carries a bootstrap.env (agent.go).
 func (m *Machine) deployed(series string, userData []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.os, m.userData, m.on = series, userData, true
+	m.startAgentLocked(userData)
 }
 
+// released: erased and off; a running node agent is cancelled (its record
+// stays until the next deployment).
 func (m *Machine) released() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.os, m.userData, m.on = "", nil, false
+	m.stopAgentLocked("machine released")
 }
 
 // timeAfter is time.AfterFunc, scaled by the lab.
 func (l *Lab) timeAfter(d time.Duration, fn func()) {
-	time.AfterFunc(time.Duration(float64(d)*l.cfg.TimeScale), fn)
+	time.AfterFunc(l.scaled(d), fn)
 }
 
 // BMCCredentials returns the user and password the machine's simulated BMC
