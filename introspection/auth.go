@@ -1,0 +1,125 @@
+package introspection
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// session is an authenticated request: the token's record, the design
+// revision it was issued from and the node.
+type session struct {
+	rec tokenRecord
+	d   *design.Design
+	n   *design.Node
+}
+
+func sessionOf(c echo.Context) *session { ss, _ := c.Get(ctxSession).(*session); return ss }
+
+// authenticate checks the node token, from the Authorization header or,
+// for the NoCloud routes, from the path; with CheckSource, the source
+// address too.
+func (s *Server) authenticate(fromPath bool) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			tok, ok := "", false
+			if fromPath {
+				tok, ok = c.Param("token"), true
+			} else {
+				tok, ok = bearer(c.Request().Header)
+			}
+			if !ok {
+				return errUnauthorized
+			}
+			ctx := c.Request().Context()
+			rec, err := s.verify(ctx, tok)
+			if err != nil {
+				return err
+			}
+			d, err := s.designs.get(ctx, rec.Revision)
+			if err != nil {
+				if errors.Is(err, statestore.ErrNotFound) {
+					return internal(http.StatusInternalServerError, "the design revision of this deployment is not stored any more", err)
+				}
+				return internal(http.StatusServiceUnavailable, "the design of this deployment could not be loaded; try again", err)
+			}
+			n := d.Nodes[rec.Node]
+			if n == nil {
+				return internal(http.StatusInternalServerError, "this node is not in the design revision of its deployment",
+					fmt.Errorf("node %s not in revision %s", rec.Node, rec.Revision))
+			}
+			if s.cfg.CheckSource {
+				src := c.RealIP()
+				if !sourceAllowed(d, n, src) {
+					s.log.Warn().Str("request_id", requestIDOf(c)).Str("node", rec.Node).Str("remote", src).
+						Str("route", routeOf(c)).Msg("node token used from an address that is not the node's: refused")
+					return problem(http.StatusForbidden, fmt.Sprintf("this token's requests must come from one of its node's design addresses; this one came from %s", src))
+				}
+			}
+			c.Set(ctxSession, &session{rec: rec, d: d, n: n})
+			return next(c)
+		}
+	}
+}
+
+// bearer returns the token of the one Authorization header, if it is a
+// bearer credential.
+func bearer(h http.Header) (string, bool) {
+	v := h.Values(echo.HeaderAuthorization)
+	if len(v) != 1 {
+		return "", false
+	}
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(v[0]), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// sourceAllowed reports whether addr is one of the node's design
+// addresses: a static address, or an address inside the dhcp ranges (the
+// whole network when it declares none) of a network it addresses by DHCP.
+func sourceAllowed(d *design.Design, n *design.Node, addr string) bool {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return false
+	}
+	a = a.Unmap()
+	for _, ad := range n.Spec.Addressing {
+		if !strings.EqualFold(ad.Address, "dhcp") {
+			if s, err := netip.ParseAddr(ad.Address); err == nil && s.Unmap() == a {
+				return true
+			}
+			continue
+		}
+		nw := d.Networks[ad.Network]
+		if nw == nil {
+			continue
+		}
+		ranged := false
+		for _, r := range nw.Spec.Ranges {
+			if r.Type != "dhcp" {
+				continue
+			}
+			ranged = true
+			lo, err1 := netip.ParseAddr(r.Start)
+			hi, err2 := netip.ParseAddr(r.End)
+			if err1 == nil && err2 == nil && lo.Unmap().Compare(a) <= 0 && a.Compare(hi.Unmap()) <= 0 {
+				return true
+			}
+		}
+		if !ranged {
+			if p, err := netip.ParsePrefix(nw.Spec.CIDR); err == nil && p.Contains(a) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,233 @@
+package introspection
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// Report statuses.
+const (
+	StatusRunning = "running"
+	StatusSuccess = "success"
+	StatusFailure = "failure"
+)
+
+// maxMessage is how much of a report's message is kept, in bytes.
+const maxMessage = 4096
+
+// ReportRequest is the body of POST /v1/self/actions/{action}.
+type ReportRequest struct {
+	Status  string `json:"status"` // running | success | failure
+	Message string `json:"message,omitempty"`
+}
+
+// Report is a stored report of one boot action in one deployment.
+type Report struct {
+	Node       string    `json:"node"`
+	Deployment string    `json:"deployment"`
+	Action     string    `json:"action"`
+	Status     string    `json:"status"`
+	Message    string    `json:"message,omitempty"`
+	Time       time.Time `json:"time"`
+}
+
+func reportKey(node, deployment, action string) string {
+	return node + "/" + deployment + "/" + action
+}
+
+func (s *Server) postReport(c echo.Context) error {
+	ss := sessionOf(c)
+	action := c.Param("action")
+	ba := ss.d.BootActions[action]
+	if ba == nil || !ba.Spec.NodeFilter.Matches(ss.n) {
+		return problem(http.StatusNotFound, fmt.Sprintf("boot action %s does not target this node", echoName(action)))
+	}
+	req, err := decodeReport(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	rep := Report{Node: ss.rec.Node, Deployment: ss.rec.Deployment, Action: action, Status: req.Status,
+		Message: cleanMessage(req.Message), Time: statestore.StoreTime(time.Now())}
+	ctx := c.Request().Context()
+	key := reportKey(rep.Node, rep.Deployment, action)
+	var prev Report
+	found, err := s.getJSON(ctx, collReports, key, &prev)
+	if err != nil {
+		return internal(http.StatusServiceUnavailable, "the state store did not answer; try again", err)
+	}
+	if found && prev.Status == rep.Status && prev.Message == rep.Message {
+		return c.JSON(http.StatusOK, prev) // a retry: already recorded
+	}
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	level := "info"
+	if rep.Status == StatusFailure {
+		level = "error"
+	}
+	msg := fmt.Sprintf("boot action %s: %s", action, rep.Status)
+	if rep.Message != "" {
+		msg += ": " + rep.Message
+	}
+	ev, err := json.Marshal(orchestrator.Event{Time: rep.Time, Node: rep.Node, Stage: orchestrator.StageBootstrap,
+		Level: level, Kind: "action", Message: msg})
+	if err != nil {
+		return err
+	}
+	// The report and its event are one write; it must land even when
+	// the node hangs up.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := s.store.Write(wctx, statestore.Put(collReports, key, raw), statestore.Append(logEvents, ev)); err != nil {
+		return internal(http.StatusServiceUnavailable, "the report could not be stored; send it again", err)
+	}
+	return c.JSON(http.StatusOK, rep)
+}
+
+// decodeReport reads a report body strictly: one JSON object, known
+// fields only, a known status.
+func decodeReport(r io.Reader) (ReportRequest, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return ReportRequest{}, problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the report is over the limit of %d bytes", mbe.Limit))
+		}
+		return ReportRequest{}, problem(http.StatusBadRequest, "the report body could not be read")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var req ReportRequest
+	if err := dec.Decode(&req); err != nil {
+		return ReportRequest{}, problem(http.StatusBadRequest, "the report is not a JSON object {\"status\": \"success\"|\"failure\"|\"running\", \"message\": \"...\"}: "+jsonProblem(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return ReportRequest{}, problem(http.StatusBadRequest, "the report has data after its JSON object")
+	}
+	switch req.Status {
+	case StatusRunning, StatusSuccess, StatusFailure:
+	default:
+		return ReportRequest{}, problem(http.StatusBadRequest, "the report's status must be success, failure or running")
+	}
+	return req, nil
+}
+
+// jsonProblem describes a decoding error without echoing the body.
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("syntax error at byte %d", se.Offset)
+	case errors.As(err, &te):
+		return fmt.Sprintf("field %s has the wrong type", echoName(te.Field))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the body ends early"
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return "unknown field " + echoName(strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`))
+	}
+	return "not valid JSON"
+}
+
+// nameRE is what a name from the caller must look like to be echoed in
+// an answer: a DNS label or a JSON field name. A token never does (its
+// prefix has '_'), so a token put in the wrong place is not echoed.
+var nameRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]{0,62}$`)
+
+// echoName quotes a name from the caller for an answer, or says "(name
+// not shown)" for anything else.
+func echoName(s string) string {
+	if nameRE.MatchString(s) {
+		return `"` + s + `"`
+	}
+	return "(name not shown)"
+}
+
+// cleanMessage keeps a report's message printable, on one line and at
+// most maxMessage bytes.
+func cleanMessage(m string) string {
+	m = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, m)
+	m = strings.TrimSpace(m)
+	if len(m) > maxMessage {
+		cut := maxMessage
+		for cut > 0 && !utf8.RuneStart(m[cut]) {
+			cut--
+		}
+		m = m[:cut] + "…"
+	}
+	return m
+}
+
+// BootstrapStatus implements orchestrator.Bootstrapper: Done when every
+// signalling boot action that targets the node reported success in this
+// deployment (at once when there is none), Failed when one reported
+// failure, InProgress otherwise.
+func (s *Server) BootstrapStatus(ctx context.Context, d *design.Design, node, deployment string) (drivers.Result, error) {
+	n := d.Nodes[node]
+	if n == nil {
+		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "node %s is not in the design", node)
+	}
+	var signalling []string
+	for _, name := range d.BootActionsFor(n) {
+		if d.BootActions[name].Spec.Signaling {
+			signalling = append(signalling, name)
+		}
+	}
+	if len(signalling) == 0 {
+		return drivers.Done("no signalling boot action targets %s: nothing to wait for", node), nil
+	}
+	recs, err := s.store.List(ctx, collReports, node+"/"+deployment+"/")
+	if err != nil {
+		return drivers.Result{}, drivers.NewError(drivers.Transient, fmt.Errorf("read the boot action reports of %s: %w", node, err))
+	}
+	got := map[string]Report{}
+	for _, r := range recs {
+		var rep Report
+		if json.Unmarshal(r.Value, &rep) == nil {
+			got[rep.Action] = rep
+		}
+	}
+	var waiting []string
+	for _, name := range signalling {
+		rep, ok := got[name]
+		switch {
+		case !ok:
+			waiting = append(waiting, name+" (no report yet)")
+		case rep.Status == StatusFailure:
+			msg := rep.Message
+			if msg == "" {
+				msg = "no message"
+			}
+			return drivers.Failed("boot action %s failed on %s: %s", name, node, msg), nil
+		case rep.Status != StatusSuccess:
+			waiting = append(waiting, name+" ("+rep.Status+")")
+		}
+	}
+	if len(waiting) > 0 {
+		return drivers.InProgress(10*time.Second, "waiting for boot action reports from %s: %s", node, strings.Join(waiting, ", ")), nil
+	}
+	return drivers.Done("every signalling boot action reported success: %s", strings.Join(signalling, ", ")), nil
+}

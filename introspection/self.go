@@ -1,0 +1,133 @@
+package introspection
+
+import (
+	"net/http"
+	"net/netip"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// Self is a node's resolved design, as GET /v1/self answers it.
+type Self struct {
+	Name       string            `json:"name"`
+	Hostname   string            `json:"hostname"`
+	Domain     string            `json:"domain,omitempty"`
+	FQDN       string            `json:"fqdn"`
+	Deployment string            `json:"deployment"`
+	Rack       string            `json:"rack,omitempty"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	Tags       []string          `json:"tags,omitempty"`
+	// PrimaryNetwork carries the default route and the DNS settings.
+	PrimaryNetwork string           `json:"primaryNetwork,omitempty"`
+	DNS            DNS              `json:"dns"`
+	NTPServers     []string         `json:"ntpServers,omitempty"`
+	Interfaces     []Interface      `json:"interfaces"`
+	Storage        drivers.Storage  `json:"storage"`
+	Platform       drivers.Platform `json:"platform"`
+	BootActions    []ActionRef      `json:"bootActions"`
+}
+
+// DNS is the resolver configuration of a node: its primary network's DNS
+// servers (the site's when the network names none) and the search domains
+// (the network's DNS domain first, then the site's).
+type DNS struct {
+	Servers []string `json:"servers,omitempty"`
+	Search  []string `json:"search,omitempty"`
+}
+
+// Interface is a node interface with its devices resolved through the
+// hardware profile's aliases.
+type Interface struct {
+	Name     string           `json:"name"`
+	Link     drivers.Link     `json:"link"`
+	Devices  []drivers.Device `json:"devices"`
+	Networks []Network        `json:"networks,omitempty"`
+}
+
+// Network is a network on an interface and the node's address there.
+type Network struct {
+	Name   string `json:"name"`
+	CIDR   string `json:"cidr"`
+	Prefix int    `json:"prefix"` // the CIDR's prefix length
+	VLAN   int    `json:"vlan,omitempty"`
+	// Tagged: carried with its VLAN tag on the interface (an 802.1q trunk
+	// and not the trunk's native network); else untagged.
+	Tagged  bool            `json:"tagged"`
+	MTU     int             `json:"mtu"`
+	Address string          `json:"address,omitempty"` // IP, "dhcp", or "" (carried, not addressed)
+	Gateway string          `json:"gateway,omitempty"`
+	DNS     NetworkDNS      `json:"dns,omitzero"`
+	Routes  []drivers.Route `json:"routes,omitempty"`
+}
+
+// NetworkDNS is a network's own DNS settings.
+type NetworkDNS struct {
+	Domain  string   `json:"domain,omitempty"`
+	Servers []string `json:"servers,omitempty"`
+}
+
+// ActionRef is a boot action that targets the node.
+type ActionRef struct {
+	Name      string `json:"name"`
+	Signaling bool   `json:"signaling"`
+}
+
+func (s *Server) getSelf(c echo.Context) error {
+	ss := sessionOf(c)
+	return c.JSON(http.StatusOK, selfOf(ss.d, ss.n, ss.rec.Deployment))
+}
+
+// selfOf builds the node's view from the drivers' resolution of it.
+func selfOf(d *design.Design, n *design.Node, deployment string) Self {
+	dn := drivers.NodeFromDesign(d, n, "")
+	out := Self{Name: n.Metadata.Name, Hostname: dn.Hostname, Domain: dn.Domain, FQDN: dn.Hostname,
+		Deployment: deployment, Rack: dn.Rack, Labels: n.Metadata.Labels, Tags: dn.Tags,
+		PrimaryNetwork: dn.Primary, Storage: dn.Storage, Platform: dn.Platform, Interfaces: []Interface{}}
+	if dn.Domain != "" {
+		out.FQDN = dn.Hostname + "." + dn.Domain
+	}
+	if d.Site != nil {
+		out.NTPServers = d.Site.Spec.NTP.Servers
+		out.DNS = DNS{Servers: d.Site.Spec.DNS.Servers, Search: d.Site.Spec.DNS.Search}
+	}
+	if p := d.Networks[dn.Primary]; p != nil {
+		if len(p.Spec.DNS.Servers) > 0 {
+			out.DNS.Servers = p.Spec.DNS.Servers
+		}
+		if dom := p.Spec.DNS.Domain; dom != "" && !slices.Contains(out.DNS.Search, dom) {
+			out.DNS.Search = append([]string{dom}, out.DNS.Search...)
+		}
+	}
+	for _, in := range dn.Interfaces {
+		oi := Interface{Name: in.Name, Link: in.Link, Devices: in.Devices}
+		for _, nw := range in.Networks {
+			net := Network{Name: nw.Name, CIDR: nw.CIDR, VLAN: nw.VLAN, MTU: nw.MTU, Address: nw.Address,
+				Gateway: nw.Gateway, Routes: nw.Routes, Tagged: tagged(in.Link, nw.Name, nw.VLAN)}
+			if p, err := netip.ParsePrefix(nw.CIDR); err == nil {
+				net.Prefix = p.Bits()
+			}
+			if dn := d.Networks[nw.Name]; dn != nil {
+				net.DNS = NetworkDNS{Domain: dn.Spec.DNS.Domain, Servers: dn.Spec.DNS.Servers}
+			}
+			oi.Networks = append(oi.Networks, net)
+		}
+		out.Interfaces = append(out.Interfaces, oi)
+	}
+	for _, name := range d.BootActionsFor(n) {
+		out.BootActions = append(out.BootActions, ActionRef{Name: name, Signaling: d.BootActions[name].Spec.Signaling})
+	}
+	if out.BootActions == nil {
+		out.BootActions = []ActionRef{}
+	}
+	return out
+}
+
+// tagged reports whether a network rides tagged on a link: only on an
+// 802.1q trunk, and never the trunk's native network.
+func tagged(l drivers.Link, network string, vlan int) bool {
+	return l.Trunking == "802.1q" && network != l.NativeNetwork && vlan > 0
+}

@@ -1,0 +1,284 @@
+package introspection
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// Store is the part of [statestore.Records] the introspection API uses.
+type Store interface {
+	Write(ctx context.Context, ops ...statestore.Op) ([]uint64, error)
+	Get(ctx context.Context, coll, key string) ([]byte, error)
+	List(ctx context.Context, coll, prefix string) ([]statestore.Record, error)
+	ReadLog(ctx context.Context, log string, after uint64, limit int) ([]statestore.LogEntry, error)
+}
+
+// Revisions loads stored design revisions (a [statestore.Store] is one).
+type Revisions interface {
+	Revision(ctx context.Context, id string) (statestore.Revision, error)
+}
+
+// KeyLen is the length of [Config.Key].
+const KeyLen = 32
+
+// Config configures a Server.
+type Config struct {
+	// Store keeps the token hashes and the reports; the events go to the
+	// engine's log "events" in it.
+	Store Store
+	// Revisions loads the design revision a token was issued with (nil:
+	// Store, which must then implement Revisions).
+	Revisions Revisions
+	// URL is the base URL nodes reach this API at, e.g.
+	// http://10.11.0.1:8701; it is written into the user data.
+	URL string
+	// Key is the HMAC key tokens are derived from: KeyLen random bytes,
+	// kept secret and stable across restarts (a new key invalidates every
+	// issued token).
+	Key []byte
+	// TrustedProxies are CIDRs whose X-Forwarded-For is believed for the
+	// request's source address.
+	TrustedProxies []string
+	// CheckSource: a request must also come from one of its node's design
+	// addresses (a static address, or an address inside the dhcp ranges of
+	// a network the node addresses by DHCP), else 403.
+	CheckSource bool
+	// Secret resolves the `secret "NAME"` calls of boot action templates
+	// (nil: such templates fail to render).
+	Secret func(ctx context.Context, name string) (string, error)
+	// DeviceNames returns the kernel names of a node's devices by alias
+	// (e.g. from the provisioner's commissioning data), for the NoCloud
+	// network-config; nil or a missing alias: the alias is the name.
+	DeviceNames func(ctx context.Context, node string) (map[string]string, error)
+	Log         zerolog.Logger
+}
+
+// Server is the introspection API. It is safe for concurrent use.
+type Server struct {
+	cfg     Config
+	key     []byte
+	baseURL string
+	store   Store
+	designs *designCache
+	log     zerolog.Logger
+	e       *echo.Echo
+	locks   stripedLock
+	udParts [][]byte // the user data around the token's two places
+}
+
+// Body limit of every request (reports are small).
+const maxBody = 64 << 10
+
+// New checks cfg and builds the API.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("introspection: no state store")
+	}
+	if cfg.Revisions == nil {
+		r, ok := cfg.Store.(Revisions)
+		if !ok {
+			return nil, errors.New("introspection: no Revisions and the store keeps none")
+		}
+		cfg.Revisions = r
+	}
+	if len(cfg.Key) != KeyLen {
+		return nil, fmt.Errorf("introspection: the token key is %d bytes long: give %d random bytes", len(cfg.Key), KeyLen)
+	}
+	base, err := checkURL(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cfg.TrustedProxies {
+		if _, _, err := net.ParseCIDR(strings.TrimSpace(c)); err != nil {
+			return nil, fmt.Errorf("introspection: trusted proxy %q: not a CIDR (like 10.0.0.0/24)", c)
+		}
+	}
+	ud, err := encodeUserData(base)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, key: append([]byte(nil), cfg.Key...), baseURL: base, store: cfg.Store,
+		designs: newDesignCache(cfg.Revisions), log: cfg.Log, udParts: ud}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.IPExtractor = ipExtractor(cfg.TrustedProxies)
+	e.Use(s.requestID, s.logRequests, s.recoverPanics, bodyLimit(maxBody))
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	self := s.authenticate(false)
+	e.GET("/v1/self", s.getSelf, self)
+	e.GET("/v1/self/assets", s.getAssets, self)
+	e.GET("/v1/self/packages", s.getPackages, self)
+	e.POST("/v1/self/actions/:action", s.postReport, self)
+	seed := s.authenticate(true)
+	e.GET("/v1/nocloud/:token/meta-data", s.metaData, seed)
+	e.GET("/v1/nocloud/:token/user-data", s.seedUserData, seed)
+	e.GET("/v1/nocloud/:token/vendor-data", s.vendorData, seed)
+	e.GET("/v1/nocloud/:token/network-config", s.networkConfig, seed)
+	s.e = e
+	return s, nil
+}
+
+// checkURL checks the base URL nodes use and returns it without a
+// trailing slash. It is written into a shell environment file, so it is
+// held to a plain form.
+func checkURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("introspection: URL %q: give the base URL nodes reach the API at, like http://10.11.0.1:8701", raw)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("introspection: URL %q: give no user, query or fragment", raw)
+	}
+	for _, r := range raw {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`'"\$`+"`", r) {
+			return "", fmt.Errorf("introspection: URL %q has a character nodes can't take in a shell environment file", raw)
+		}
+	}
+	return strings.TrimSuffix(raw, "/"), nil
+}
+
+// Handler is the API as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.e }
+
+// Serve serves on ln until ctx ends, then shuts down gracefully. Read,
+// write and idle timeouts are set; headers are limited to 64 KiB.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.e, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		ErrorLog: log.New(zlWriter{s.log}, "", 0)}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return nil
+	}
+}
+
+// zlWriter sends net/http's own messages (never a URL) to the logger.
+type zlWriter struct{ log zerolog.Logger }
+
+func (w zlWriter) Write(p []byte) (int, error) {
+	w.log.Warn().Msg(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+const (
+	ctxRequestID = "slipway.request_id"
+	ctxSession   = "slipway.session"
+)
+
+// requestID gives every request an ID of the server's own (an incoming
+// X-Request-Id is ignored: nothing a node sends is logged).
+func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		id := hex.EncodeToString(b[:])
+		c.Set(ctxRequestID, id)
+		h := c.Response().Header()
+		h.Set(echo.HeaderXRequestID, id)
+		h.Set("Cache-Control", "no-store")
+		return next(c)
+	}
+}
+
+func requestIDOf(c echo.Context) string { id, _ := c.Get(ctxRequestID).(string); return id }
+
+// routeOf names the request's route by its pattern: the NoCloud paths
+// carry the token, so the path itself is never logged or echoed.
+func routeOf(c echo.Context) string {
+	if p := c.Path(); p != "" {
+		return p
+	}
+	return "(no route)"
+}
+
+// logRequests logs every request: method, route pattern, status, node
+// (once authenticated), source address. Never a path, header or body.
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		status := c.Response().Status
+		if err != nil {
+			status, _ = statusOf(err)
+		}
+		ev := s.log.Debug()
+		switch {
+		case status >= 500:
+			ev = s.log.Warn()
+		case status >= 400:
+			ev = s.log.Info()
+		}
+		if ss := sessionOf(c); ss != nil {
+			ev = ev.Str("node", ss.rec.Node).Str("deployment", ss.rec.Deployment)
+		}
+		ev.Str("request_id", requestIDOf(c)).Str("method", c.Request().Method).Str("route", routeOf(c)).
+			Int("status", status).Dur("took", time.Since(start)).Str("remote", c.RealIP()).Msg("introspection request")
+		return err
+	}
+}
+
+// recoverPanics turns a handler's panic into a 500.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				s.log.Error().Str("request_id", requestIDOf(c)).Str("route", routeOf(c)).
+					Str("panic", fmt.Sprintf("%T", r)).Msg("handler panicked")
+				err = problem(http.StatusInternalServerError, "internal error (request "+requestIDOf(c)+")")
+			}
+		}()
+		return next(c)
+	}
+}
+
+func bodyLimit(n int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if r.ContentLength > n {
+				return problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over the limit of %d bytes", r.ContentLength, n))
+			}
+			r.Body = http.MaxBytesReader(c.Response(), r.Body, n)
+			return next(c)
+		}
+	}
+}
+
+// ipExtractor believes X-Forwarded-For only from trusted proxies.
+func ipExtractor(cidrs []string) echo.IPExtractor {
+	if len(cidrs) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, c := range cidrs {
+		if _, n, err := net.ParseCIDR(strings.TrimSpace(c)); err == nil {
+			opts = append(opts, echo.TrustIPRange(n))
+		}
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}

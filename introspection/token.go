@@ -1,0 +1,248 @@
+package introspection
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+const (
+	// TokenPrefix starts every node token.
+	TokenPrefix = "sni_"
+	// TokenLen is the length of a node token: the prefix and 43
+	// base64url characters (an HMAC-SHA256).
+	TokenLen = len(TokenPrefix) + 43
+
+	collTokens  = "node_tokens"
+	collTokenOf = "node_token_of"
+	collReports = "node_actions"
+	logEvents   = "events"
+)
+
+// errUnauthorized is the one answer to a missing, malformed, unknown,
+// rotated or revoked token.
+var errUnauthorized = problem(401, "no valid node token: send the token of this node's deployment (Authorization: Bearer <token>); tokens are rotated on every deployment and revoked when the machine is released")
+
+// tokenRecord is what the state keeps of an issued token (never the token).
+type tokenRecord struct {
+	Node       string    `json:"node"`
+	Deployment string    `json:"deployment"`
+	Revision   string    `json:"revision"`
+	Issued     time.Time `json:"issued"`
+}
+
+// Token returns the node's token for a deployment. It is deterministic
+// (derived from the key) and is what UserData hands the node; it is
+// exported for the virtual lab, tests and benchmarks, which need the
+// tokens of many nodes without parsing user data. A token is only
+// accepted after UserData issued it for that deployment, and until the
+// deployment ends or the next one is issued.
+func (s *Server) Token(node, deployment string) string {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte(node))
+	m.Write([]byte{0})
+	m.Write([]byte(deployment))
+	return TokenPrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func hashToken(tok string) string {
+	h := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(h[:])
+}
+
+// wellFormed reports whether s has the form of a token (the form is
+// public; checking it says nothing about any token's value).
+func wellFormed(s string) bool {
+	if len(s) != TokenLen || !strings.HasPrefix(s, TokenPrefix) {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s[len(TokenPrefix):])
+	return err == nil && len(b) == sha256.Size
+}
+
+// checkName rejects a node or deployment name that could make two
+// (node, deployment) pairs derive the same token, or break a record key.
+func checkName(what, s string) error {
+	if s == "" || len(s) > 253 || strings.ContainsAny(s, "\x00/") {
+		return fmt.Errorf("introspection: %s %q: give 1..253 characters without NUL or '/'", what, s)
+	}
+	return nil
+}
+
+// issue records the node's token for a deployment issued from revision,
+// replacing (revoking) the token of any other deployment of the node and
+// dropping that deployment's reports. Issuing again for the same
+// deployment and revision writes nothing.
+func (s *Server) issue(ctx context.Context, node, deployment, revision string) (string, error) {
+	if err := checkName("node", node); err != nil {
+		return "", drivers.NewError(drivers.Permanent, err)
+	}
+	if err := checkName("deployment", deployment); err != nil {
+		return "", drivers.NewError(drivers.Permanent, err)
+	}
+	tok := s.Token(node, deployment)
+	h := hashToken(tok)
+	unlock := s.locks.lock(node)
+	defer unlock()
+	old, err := s.getString(ctx, collTokenOf, node)
+	if err != nil {
+		return "", err
+	}
+	rec := tokenRecord{Node: node, Deployment: deployment, Revision: revision, Issued: statestore.StoreTime(time.Now())}
+	if old == h {
+		var cur tokenRecord
+		found, err := s.getJSON(ctx, collTokens, h, &cur)
+		if err != nil {
+			return "", err
+		}
+		if found && cur.Node == node && cur.Deployment == deployment {
+			if cur.Revision == revision {
+				return tok, nil
+			}
+			rec.Issued = cur.Issued
+		}
+	}
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return "", err
+	}
+	ops := []statestore.Op{statestore.Put(collTokens, h, raw), statestore.Put(collTokenOf, node, []byte(h))}
+	if old != "" && old != h {
+		ops = append(ops, statestore.Delete(collTokens, old))
+		stale, err := s.reportKeys(ctx, node, func(dep string) bool { return dep != deployment })
+		if err != nil {
+			return "", err
+		}
+		for _, k := range stale {
+			ops = append(ops, statestore.Delete(collReports, k))
+		}
+	}
+	if _, err := s.store.Write(ctx, ops...); err != nil {
+		return "", drivers.NewError(drivers.Transient, fmt.Errorf("store the token of node %s: %w", node, err))
+	}
+	return tok, nil
+}
+
+// revoke deletes the node's token and reports: later calls get 401.
+func (s *Server) revoke(ctx context.Context, node string) error {
+	unlock := s.locks.lock(node)
+	defer unlock()
+	old, err := s.getString(ctx, collTokenOf, node)
+	if err != nil {
+		return err
+	}
+	var ops []statestore.Op
+	if old != "" {
+		ops = append(ops, statestore.Delete(collTokens, old), statestore.Delete(collTokenOf, node))
+	}
+	keys, err := s.reportKeys(ctx, node, func(string) bool { return true })
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		ops = append(ops, statestore.Delete(collReports, k))
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	if _, err := s.store.Write(ctx, ops...); err != nil {
+		return drivers.NewError(drivers.Transient, fmt.Errorf("revoke the token of node %s: %w", node, err))
+	}
+	return nil
+}
+
+// reportKeys lists the keys of the node's reports whose deployment pick
+// selects.
+func (s *Server) reportKeys(ctx context.Context, node string, pick func(deployment string) bool) ([]string, error) {
+	recs, err := s.store.List(ctx, collReports, node+"/")
+	if err != nil {
+		return nil, drivers.NewError(drivers.Transient, fmt.Errorf("list the reports of node %s: %w", node, err))
+	}
+	var out []string
+	for _, r := range recs {
+		dep, _, _ := strings.Cut(strings.TrimPrefix(r.Key, node+"/"), "/")
+		if pick(dep) {
+			out = append(out, r.Key)
+		}
+	}
+	return out, nil
+}
+
+// verify returns the record of a presented token. The token is hashed and
+// the hash looked up, so the lookup compares hashes, never the secret;
+// the record found is then checked against the token recomputed from the
+// key, in constant time. Any failure is errUnauthorized, except a store
+// that does not answer (503).
+func (s *Server) verify(ctx context.Context, presented string) (tokenRecord, error) {
+	if !wellFormed(presented) {
+		return tokenRecord{}, errUnauthorized
+	}
+	var rec tokenRecord
+	found, err := s.getJSON(ctx, collTokens, hashToken(presented), &rec)
+	if err != nil {
+		return tokenRecord{}, internal(503, "the state store did not answer; try again", err)
+	}
+	if !found {
+		return tokenRecord{}, errUnauthorized
+	}
+	want := s.Token(rec.Node, rec.Deployment)
+	if subtle.ConstantTimeCompare([]byte(want), []byte(presented)) != 1 {
+		// A record the key did not derive: written by someone else, or
+		// the key changed since it was issued.
+		s.log.Warn().Str("node", rec.Node).Str("deployment", rec.Deployment).
+			Msg("a stored node token does not match the key: refused (was the introspection key changed?)")
+		return tokenRecord{}, errUnauthorized
+	}
+	return rec, nil
+}
+
+// getString returns a record as a string, "" when absent.
+func (s *Server) getString(ctx context.Context, coll, key string) (string, error) {
+	b, err := s.store.Get(ctx, coll, key)
+	switch {
+	case errors.Is(err, statestore.ErrNoRecord):
+		return "", nil
+	case err != nil:
+		return "", drivers.NewError(drivers.Transient, fmt.Errorf("read %s: %w", coll, err))
+	}
+	return string(b), nil
+}
+
+// getJSON decodes a record into v; false when absent.
+func (s *Server) getJSON(ctx context.Context, coll, key string, v any) (bool, error) {
+	b, err := s.store.Get(ctx, coll, key)
+	switch {
+	case errors.Is(err, statestore.ErrNoRecord):
+		return false, nil
+	case err != nil:
+		return false, drivers.NewError(drivers.Transient, fmt.Errorf("read %s: %w", coll, err))
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("decode a record of %s: %w", coll, err)
+	}
+	return true, nil
+}
+
+// stripedLock serialises the token changes of one node.
+type stripedLock [64]sync.Mutex
+
+func (l *stripedLock) lock(key string) func() {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	m := &l[h.Sum32()%uint32(len(l))]
+	m.Lock()
+	return m.Unlock
+}
