@@ -2,6 +2,9 @@ package orchestrator_test
 
 import (
 	"context"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
@@ -87,6 +91,19 @@ func TestDeployExampleSite(t *testing.T) {
 		}
 	}
 	audit(t, env, e, len(d.Nodes))
+	// Every node fetched its assets and reported its boot actions through
+	// the introspection API before the engine called it deployed.
+	for _, m := range env.Lab.Machines() {
+		b := m.Bootstrap()
+		if b.State != lab.BootstrapDone || len(b.Reports) == 0 || len(b.Files) == 0 {
+			t.Errorf("%s: bootstrap %s (%s), %d reports, %d files", m.Name, b.State, b.Err, len(b.Reports), len(b.Files))
+		}
+		for _, r := range b.Reports {
+			if r.Status == "failure" || r.Code >= 300 {
+				t.Errorf("%s: report %+v", m.Name, r)
+			}
+		}
+	}
 	// Destroy releases every machine.
 	run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Requester: "test"}, orchestrator.TaskSucceeded)
 	audit(t, env, e, 0)
@@ -115,4 +132,52 @@ func TestDeploy50Nodes(t *testing.T) {
 		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Racks: []string{d.Nodes[d.NodeNames()[0]].Spec.Rack}}}}},
 		orchestrator.TaskSucceeded)
 	audit(t, env, e, 50)
+}
+
+// TestBootActionFailureFailsTheNode: a node whose boot action reports
+// failure ends failed at bootstrap with the action's message; its token is
+// revoked when destroy releases the machine.
+func TestBootActionFailureFailsTheNode(t *testing.T) {
+	d := testsite.Example(t)
+	bad := d.NodeNames()[0]
+	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.001, Seed: 7,
+		BootstrapFail: map[string]string{bad: "node-bootstrap"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Close)
+	e := engine(t, env)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
+	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes}, orchestrator.TaskPartiallySucceeded)
+	for _, r := range res {
+		if r.Node == bad {
+			if r.Outcome != orchestrator.OutcomeFailed || r.Stage != orchestrator.StageBootstrap || !strings.Contains(r.Reason, "injected failure") {
+				t.Fatalf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
+			}
+		} else if r.Outcome != orchestrator.OutcomeSucceeded {
+			t.Errorf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
+		}
+	}
+	rec, err := e.Node(t.Context(), bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := env.Introspection.Token(bad, strconv.Itoa(rec.Deployment))
+	get := func() int {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", env.Lab.Machine(bad).Bootstrap().URL+"/v1/self", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(); code != http.StatusOK {
+		t.Fatalf("the deployed node's token: %d", code)
+	}
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{bad}}}}}, orchestrator.TaskSucceeded)
+	if code := get(); code != http.StatusUnauthorized {
+		t.Fatalf("after destroy the token answers %d, want 401", code)
+	}
 }

@@ -311,7 +311,7 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo: exit %d\n%s%s", code, out, errs)
 	}
-	for _, want := range []string{"== 1. validate", "kind: Node", "revision", "nothing stored", "8 of 8 nodes deployed", "0 leaked machines, 0 duplicate allocations", "What comes next"} {
+	for _, want := range []string{"== 1. validate", "kind: Node", "revision", "nothing stored", "8 of 8 nodes deployed", "0 leaked machines, 0 duplicate allocations", "reported", "== Next"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q", want)
 		}

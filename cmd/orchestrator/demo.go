@@ -91,7 +91,7 @@ func (a *app) demoCmd() *cobra.Command {
 					return err
 				}
 			}
-			fmt.Fprintln(a.stdout, "\n== 6. deploy every node into the virtual lab: IPMI PXE boot, MAAS enlist, commission, configure, deploy")
+			fmt.Fprintln(a.stdout, "\n== 6. deploy every node into the virtual lab: IPMI PXE boot, MAAS enlist, commission, configure, deploy, boot actions")
 			st, err := bolt.Open(state, bolt.Options{})
 			if err != nil {
 				return usageErr(err)
@@ -106,9 +106,10 @@ func (a *app) demoCmd() *cobra.Command {
 				return &exitError{code: exitInvalid, err: fmt.Errorf("demo: %d of %d nodes deployed", res.Deployed, res.Nodes)}
 			}
 			fmt.Fprintln(a.stdout, `
-== What comes next
-The control API (HTTP, tokens, audit) and the introspection API that
-deployed nodes call for their boot actions are the next milestones.`)
+== Next
+Run the same against a real MAAS: 'orchestrator serve' (engine, control API
+and introspection API), then 'orchestrator deploy --server URL --token T'.
+See README.md and docs/.`)
 			return nil
 		},
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -33,6 +34,8 @@ type deployRun struct {
 	MAASRequests         int     `json:"maas_requests"`
 
 	results []orchestrator.NodeResult
+	reports int // boot action reports the node agents sent
+	agents  int // machines whose agent finished
 }
 
 // demoDeploy starts the lab from d, prepares the site and deploys every
@@ -120,6 +123,17 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 		}
 	}
 	out.Leaked, out.DuplicateAllocations = len(aud.Leaked), aud.DuplicateAllocations
+	for _, m := range env.Lab.Machines() {
+		b := m.Bootstrap()
+		if b.State == lab.BootstrapDone {
+			out.agents++
+		}
+		for _, r := range b.Reports {
+			if r.Status == "success" {
+				out.reports++
+			}
+		}
+	}
 	out.MAASRequests = aud.MAASRequests - before
 	return out, nil
 }
@@ -159,6 +173,7 @@ func (a *app) printSummary(run deployRun) {
 	_ = tw.Flush()
 	fmt.Fprintf(a.stdout, "\n%d of %d nodes deployed, %d failed; %d leaked machines, %d duplicate allocations\n",
 		run.Deployed, run.Nodes, run.Failed, run.Leaked, run.DuplicateAllocations)
+	fmt.Fprintf(a.stdout, "%d nodes fetched their data and assets from the introspection API and reported %d boot actions\n", run.agents, run.reports)
 	fmt.Fprintf(a.stdout, "wall time %.2fs against an ideal of %.2fs (the lab's enlist+commission+deploy of one machine); %d MAAS requests (%.1f per node)\n",
 		run.WallSeconds, run.IdealSeconds, run.MAASRequests, float64(run.MAASRequests)/float64(max(run.Nodes, 1)))
 }

@@ -13,10 +13,12 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/internal/drivermetrics"
+	"github.com/slipway-dev/slipway/introspection"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,7 +53,13 @@ type engineConfig struct {
 	TLSKey         string   `yaml:"tlsKey"`         //
 	AdminTokenFile string   `yaml:"adminTokenFile"` // default: admin.token next to the state database
 	KeyFile        string   `yaml:"keyFile"`        // secret encryption key; default: slipway.key next to the state database
-	TrustedProxies []string `yaml:"trustedProxies"` // CIDRs whose X-Forwarded-For the audit believes
+	TrustedProxies []string `yaml:"trustedProxies"` // CIDRs whose X-Forwarded-For the audit and introspection believe
+	// Introspection API (what deploying nodes call). Served when
+	// introspectionListen is set (serve: default :8701).
+	IntrospectionListen      string `yaml:"introspectionListen"`
+	IntrospectionURL         string `yaml:"introspectionURL"`         // what nodes call; default: the Site's introspection.url
+	IntrospectionKeyFile     string `yaml:"introspectionKeyFile"`     // token key; default: introspection.key next to the state database
+	IntrospectionCheckSource bool   `yaml:"introspectionCheckSource"` // a node's calls must come from one of its addresses
 	// BMCEndpoints overrides where a node's BMC is reached (host:port),
 	// e.g. through a NAT or, in tests, the virtual lab's loopback ports.
 	BMCEndpoints map[string]string `yaml:"bmcEndpoints"`
@@ -181,17 +189,68 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 			return fail(usageErr(err))
 		}
 	}
+	stopIntro := func() {}
+	if c.IntrospectionListen != "" {
+		srv, stop, err := a.startIntrospection(c, st, d, resolver)
+		if err != nil {
+			reg.Close()
+			return fail(usageErr(err))
+		}
+		cfg.Bootstrap, stopIntro = srv, stop
+	}
 	e, err := orchestrator.New(cfg)
 	if err != nil {
+		stopIntro()
 		reg.Close()
 		return fail(err)
 	}
 	if err := e.Start(ctx); err != nil {
+		stopIntro()
 		reg.Close()
 		return fail(err)
 	}
 	return &engineEnv{engine: e, store: st, secrets: sec, drivers: drv, metrics: metrics,
-		close: func() { e.Close(); reg.Close(); st.Close() }}, nil
+		close: func() { e.Close(); stopIntro(); reg.Close(); st.Close() }}, nil
+}
+
+// startIntrospection serves the introspection API: its key (created at
+// first use, 0600) signs the nodes' tokens; nodes call the configured URL,
+// else the Site's, else the listener's address.
+func (a *app) startIntrospection(c engineConfig, st statestore.Store, d *design.Design, resolver secrets.Resolver) (*introspection.Server, func(), error) {
+	keyFile := c.IntrospectionKeyFile
+	if keyFile == "" {
+		keyFile = filepath.Join(filepath.Dir(c.State), "introspection.key")
+	}
+	key, err := secretstore.LoadOrCreateKey(keyFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("introspection key %s: %w", keyFile, err)
+	}
+	ln, err := net.Listen("tcp", c.IntrospectionListen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("introspection API: listen on %s: %w (set introspectionListen)", c.IntrospectionListen, err)
+	}
+	url := c.IntrospectionURL
+	if url == "" && d.Site != nil {
+		url = d.Site.Spec.Introspection.URL
+	}
+	if url == "" {
+		url = "http://" + ln.Addr().String()
+	}
+	srv, err := introspection.New(introspection.Config{Store: st, URL: strings.TrimSuffix(url, "/"), Key: key,
+		TrustedProxies: c.TrustedProxies, CheckSource: c.IntrospectionCheckSource, Log: a.log,
+		Secret: func(ctx context.Context, name string) (string, error) {
+			v, err := resolver.ResolveContext(ctx, "secret:"+name)
+			return v.Reveal(), err
+		}})
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
+	fmt.Fprintf(a.stderr, "slipway: introspection API on %s (nodes call %s)\n", ln.Addr(), url)
+	return srv, func() { cancel(); <-done }, nil
 }
 
 // registryLike is what siteDrivers needs of the driver registry.
@@ -236,9 +295,9 @@ func siteDrivers(reg registryLike, d *design.Design, instance string, resolve fu
 }
 
 func (a *app) serveCmd() *cobra.Command {
-	var cfgFile, state, dir, listen, tlsCert, tlsKey string
+	var cfgFile, state, dir, listen, tlsCert, tlsKey, introListen string
 	cmd := &cobra.Command{
-		Use:   "serve [--config FILE] [--listen ADDR] [--tls-cert FILE --tls-key FILE]",
+		Use:   "serve [--config FILE] [--listen ADDR] [--introspection-listen ADDR] [--tls-cert FILE --tls-key FILE]",
 		Short: "Run the engine and the control API",
 		Long: `Serve runs the deploy engine and the control API (/api/v1) until
 interrupted. At start it resumes every task that was queued or running when
@@ -258,7 +317,7 @@ file when no admin token exists yet.`,
 				dst  *string
 				val  string
 			}{{"state", &c.State, state}, {"plugin-dir", &c.PluginDir, dir}, {"listen", &c.Listen, listen},
-				{"tls-cert", &c.TLSCert, tlsCert}, {"tls-key", &c.TLSKey, tlsKey}} {
+				{"tls-cert", &c.TLSCert, tlsCert}, {"tls-key", &c.TLSKey, tlsKey}, {"introspection-listen", &c.IntrospectionListen, introListen}} {
 				if *f.dst == "" || cmd.Flags().Changed(f.flag) {
 					*f.dst = f.val
 				}
@@ -304,6 +363,7 @@ file when no admin token exists yet.`,
 	}
 	cmd.Flags().StringVar(&cfgFile, "config", "", "engine configuration file (YAML; see docs/operations.md)")
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8700", "address of the control API")
+	cmd.Flags().StringVar(&introListen, "introspection-listen", ":8701", "address of the introspection API (deploying nodes call it)")
 	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
 	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	stateFlag(cmd, &state)

@@ -48,7 +48,7 @@ func TestServe(t *testing.T) {
 	done := make(chan int, 1)
 	var stderr bytes.Buffer
 	go func() {
-		done <- run(ctx, []string{"serve", "--state", state, "--listen", addr, "--plugin-dir", dir}, &bytes.Buffer{}, &stderr)
+		done <- run(ctx, []string{"serve", "--state", state, "--listen", addr, "--introspection-listen", "127.0.0.1:0", "--plugin-dir", dir}, &bytes.Buffer{}, &stderr)
 	}()
 	defer func() {
 		cancel()
@@ -141,6 +141,12 @@ func TestServe(t *testing.T) {
 	raw, _ := os.ReadFile(state)
 	if bytes.Contains(raw, []byte(value)) || bytes.Contains(raw, []byte(tok)) {
 		t.Fatal("the state file holds a secret or a token in clear")
+	}
+	if !strings.Contains(stderr.String(), "introspection API on 127.0.0.1:") {
+		t.Errorf("serve did not start the introspection API: %s", stderr.String())
+	}
+	if st, err := os.Stat(filepath.Join(dir, "state", "introspection.key")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("introspection key: %v %v", err, st)
 	}
 	if strings.Contains(stderr.String(), tok) {
 		t.Fatal("the token appears on stderr")

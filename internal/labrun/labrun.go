@@ -7,7 +7,9 @@ package labrun
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
+	stdnet "net"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -19,6 +21,7 @@ import (
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 	"github.com/slipway-dev/slipway/internal/gensite"
+	"github.com/slipway-dev/slipway/introspection"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/secrets"
 	"github.com/slipway-dev/slipway/sim/lab"
@@ -33,7 +36,9 @@ type Options struct {
 	TimeScale float64 // the lab's and the engine's (default 0.002)
 	Faults    *maas.Faults
 	Seed      int64
-	Log       zerolog.Logger
+	// BootstrapFail scripts a failing boot action: node → action.
+	BootstrapFail map[string]string
+	Log           zerolog.Logger
 	// Tune adjusts each engine's configuration before it is built.
 	Tune func(*orchestrator.Config)
 }
@@ -44,7 +49,11 @@ type Env struct {
 	Store    statestore.Store
 	Revision string
 	Drivers  orchestrator.Drivers
-	opts     Options
+	// Introspection is the introspection API the lab's node agents call
+	// (on 127.0.0.1; the engine's Bootstrapper).
+	Introspection *introspection.Server
+	opts          Options
+	stop          context.CancelFunc
 }
 
 // Start starts the lab and stores the design.
@@ -53,7 +62,7 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 		o.TimeScale = 0.002
 	}
 	lb, err := lab.Start(ctx, lab.Config{Design: o.Design, TimeScale: o.TimeScale, Faults: o.Faults, Seed: o.Seed,
-		Secrets: labSecret, Log: o.Log})
+		Secrets: labSecret, BootstrapFail: o.BootstrapFail, Log: o.Log})
 	if err != nil {
 		return nil, fmt.Errorf("start the lab: %w", err)
 	}
@@ -89,7 +98,35 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 		return nil, err
 	}
 	env.Drivers = orchestrator.Drivers{OOB: oob, Server: srv, Network: net}
+	if err := env.startIntrospection(o); err != nil {
+		lb.Close()
+		return nil, err
+	}
 	return env, nil
+}
+
+// startIntrospection serves the introspection API on a loopback port
+// for the lab's node agents.
+func (env *Env) startIntrospection(o Options) error {
+	ln, err := stdnet.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("introspection listener: %w", err)
+	}
+	key := make([]byte, introspection.KeyLen)
+	if _, err := rand.Read(key); err != nil {
+		ln.Close()
+		return err
+	}
+	srv, err := introspection.New(introspection.Config{Store: o.Store, URL: "http://" + ln.Addr().String(), Key: key,
+		Secret: func(_ context.Context, name string) (string, error) { return labSecret("secret:" + name) }, Log: o.Log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	env.Introspection, env.stop = srv, cancel
+	go func() { _ = srv.Serve(ctx, ln) }()
+	return nil
 }
 
 // labSecret resolves a reference like the engine does, and falls back to
@@ -98,6 +135,9 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 func labSecret(ref string) (string, error) {
 	if v, err := secrets.Resolve(ref); err == nil {
 		return v.Reveal(), nil
+	}
+	if ref == "secret:kubeadm-join-token" { // the example's boot action
+		return "abcdef.0123456789abcdef", nil
 	}
 	return lab.DefaultBMCPassword, nil
 }
@@ -119,6 +159,7 @@ func (env *Env) Config() orchestrator.Config {
 			}
 			return b
 		},
+		Bootstrap:     env.Introspection,
 		TimeScale:     s,
 		PollInterval:  max(time.Duration(float64(5*time.Second)*s), 20*time.Millisecond),
 		MaxWait:       max(time.Duration(float64(2*time.Minute)*s), 200*time.Millisecond),
@@ -145,8 +186,13 @@ func (env *Env) Engine(ctx context.Context) (*orchestrator.Engine, error) {
 	return e, nil
 }
 
-// Close stops the lab.
-func (env *Env) Close() { env.Lab.Close() }
+// Close stops the lab and the introspection API.
+func (env *Env) Close() {
+	env.Lab.Close()
+	if env.stop != nil {
+		env.stop()
+	}
+}
 
 // Audit is what the provisioner says about the run: machines deployed,
 // leaked (owned by the orchestrator, claimed by no node record) and
