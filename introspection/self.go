@@ -1,9 +1,11 @@
 package introspection
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/netip"
 	"slices"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -78,7 +80,43 @@ type ActionRef struct {
 
 func (s *Server) getSelf(c echo.Context) error {
 	ss := sessionOf(c)
-	return c.JSON(http.StatusOK, selfOf(ss.d, ss.n, ss.rec.Deployment))
+	key := ss.rec.Revision + "\x00" + ss.rec.Node + "\x00" + ss.rec.Deployment
+	b, ok := s.selves.get(key)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(selfOf(ss.d, ss.n, ss.rec.Deployment)); err != nil {
+			return err
+		}
+		b = append(b, '\n')
+		s.selves.put(key, b)
+	}
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
+}
+
+// selfCache keeps rendered /v1/self answers: an answer depends only on the
+// design revision, the node and the deployment, all immutable. Bounded:
+// when full it starts over.
+type selfCache struct {
+	mu sync.RWMutex
+	m  map[string][]byte
+}
+
+const selfCacheMax = 100000
+
+func (c *selfCache) get(k string) ([]byte, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	b, ok := c.m[k]
+	return b, ok
+}
+
+func (c *selfCache) put(k string, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= selfCacheMax {
+		c.m = make(map[string][]byte)
+	}
+	c.m[k] = b
 }
 
 // selfOf builds the node's view from the drivers' resolution of it.

@@ -78,6 +78,8 @@ type Server struct {
 	e       *echo.Echo
 	locks   stripedLock
 	udParts [][]byte // the user data around the token's two places
+	selves  selfCache
+	tokens  tokenCache
 }
 
 // Body limit of every request (reports are small).

@@ -133,6 +133,7 @@ func (s *Server) issue(ctx context.Context, node, deployment, revision string) (
 	if _, err := s.store.Write(ctx, ops...); err != nil {
 		return "", drivers.NewError(drivers.Transient, fmt.Errorf("store the token of node %s: %w", node, err))
 	}
+	s.tokens.forget(old, h)
 	return tok, nil
 }
 
@@ -161,6 +162,7 @@ func (s *Server) revoke(ctx context.Context, node string) error {
 	if _, err := s.store.Write(ctx, ops...); err != nil {
 		return drivers.NewError(drivers.Transient, fmt.Errorf("revoke the token of node %s: %w", node, err))
 	}
+	s.tokens.forget(old)
 	return nil
 }
 
@@ -190,13 +192,19 @@ func (s *Server) verify(ctx context.Context, presented string) (tokenRecord, err
 	if !wellFormed(presented) {
 		return tokenRecord{}, errUnauthorized
 	}
-	var rec tokenRecord
-	found, err := s.getJSON(ctx, collTokens, hashToken(presented), &rec)
-	if err != nil {
-		return tokenRecord{}, internal(503, "the state store did not answer; try again", err)
-	}
+	h := hashToken(presented)
+	rec, found := s.tokens.get(h)
 	if !found {
-		return tokenRecord{}, errUnauthorized
+		gen := s.tokens.generation()
+		var err error
+		found, err = s.getJSON(ctx, collTokens, h, &rec)
+		if err != nil {
+			return tokenRecord{}, internal(503, "the state store did not answer; try again", err)
+		}
+		if !found {
+			return tokenRecord{}, errUnauthorized
+		}
+		s.tokens.put(h, rec, gen)
 	}
 	want := s.Token(rec.Node, rec.Deployment)
 	if subtle.ConstantTimeCompare([]byte(want), []byte(presented)) != 1 {
@@ -245,4 +253,50 @@ func (l *stripedLock) lock(key string) func() {
 	m := &l[h.Sum32()%uint32(len(l))]
 	m.Lock()
 	return m.Unlock
+}
+
+// tokenCache keeps token records read from the store, by hash. Issue and
+// revoke forget what they change after writing; a record read before such
+// a change is not cached (the generation moved), so a revoked token is
+// never served from the cache.
+type tokenCache struct {
+	mu  sync.RWMutex
+	gen uint64
+	m   map[string]tokenRecord
+}
+
+const tokenCacheMax = 200000
+
+func (c *tokenCache) get(h string) (tokenRecord, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	r, ok := c.m[h]
+	return r, ok
+}
+
+func (c *tokenCache) generation() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.gen
+}
+
+func (c *tokenCache) put(h string, r tokenRecord, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if c.m == nil || len(c.m) >= tokenCacheMax {
+		c.m = make(map[string]tokenRecord)
+	}
+	c.m[h] = r
+}
+
+func (c *tokenCache) forget(hashes ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	for _, h := range hashes {
+		delete(c.m, h)
+	}
 }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/introspection"
+	"github.com/slipway-dev/slipway/statestore"
+	"github.com/slipway-dev/slipway/statestore/bolt"
+)
+
+// benchIntrospectionCmd serves the introspection API for a generated
+// site with a token issued for every node, and writes what a load
+// generator needs: the tokens, one per line, and each node's /v1/self
+// answer as a static file (for a static server to compare with). It
+// serves until interrupted. scripts/bench-introspection.sh drives it.
+func (a *app) benchIntrospectionCmd() *cobra.Command {
+	var nodes int
+	var listen, out string
+	cmd := &cobra.Command{
+		Use:    "bench-introspection --nodes N --out DIR [--listen ADDR]",
+		Short:  "Serve the introspection API for a generated site, for load tests",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if out == "" {
+				return usageErr(fmt.Errorf("--out DIR is required"))
+			}
+			d, err := labrun.Generated(ctx, filepath.Join(out, "site"), nodes)
+			if err != nil {
+				return usageErr(err)
+			}
+			st, err := bolt.Open(filepath.Join(out, "state.db"), bolt.Options{})
+			if err != nil {
+				return usageErr(err)
+			}
+			defer st.Close()
+			raw, id, err := d.Canonical()
+			if err != nil {
+				return err
+			}
+			if _, err := st.PutRevision(ctx, statestore.Revision{ID: id, Design: raw, Counts: d.Counts()}); err != nil {
+				return usageErr(err)
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return usageErr(err)
+			}
+			key := make([]byte, introspection.KeyLen)
+			_, _ = rand.Read(key)
+			srv, err := introspection.New(introspection.Config{Store: st, URL: "http://" + ln.Addr().String(), Key: key, Log: zerolog.Nop()})
+			if err != nil {
+				return err
+			}
+			names := d.NodeNames()
+			tokens := make([]string, len(names))
+			var wg sync.WaitGroup
+			errs := make(chan error, 1)
+			sem := make(chan struct{}, 64)
+			for i, n := range names {
+				wg.Add(1)
+				sem <- struct{}{}
+				go func() {
+					defer func() { <-sem; wg.Done() }()
+					if _, err := srv.UserData(ctx, d, n, "1"); err != nil {
+						select {
+						case errs <- err:
+						default:
+						}
+					}
+					tokens[i] = srv.Token(n, "1")
+				}()
+			}
+			wg.Wait()
+			select {
+			case err := <-errs:
+				return err
+			default:
+			}
+			// The server keeps its own copy of the design: drop this one so
+			// the heap the collector scans is what a real server holds.
+			d, raw = nil, nil
+			runtime.GC()
+			sctx, stop := context.WithCancel(ctx)
+			defer stop()
+			go func() { _ = srv.Serve(sctx, ln) }()
+			// Each node's answer, fetched once, as static files self/<i>.json.
+			if err := os.MkdirAll(filepath.Join(out, "static", "self"), 0o755); err != nil {
+				return err
+			}
+			base := "http://" + ln.Addr().String()
+			for i, tok := range tokens {
+				req, _ := http.NewRequestWithContext(ctx, "GET", base+"/v1/self", nil)
+				req.Header.Set("Authorization", "Bearer "+tok)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return err
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != 200 {
+					return fmt.Errorf("GET /v1/self for %s: %d %v", names[i], resp.StatusCode, err)
+				}
+				if err := os.WriteFile(filepath.Join(out, "static", "self", fmt.Sprintf("%d.json", i)), b, 0o644); err != nil {
+					return err
+				}
+			}
+			// Tokens last: the script waits for this file.
+			tmp := filepath.Join(out, "tokens.txt.tmp")
+			if err := os.WriteFile(tmp, []byte(strings.Join(tokens, "\n")+"\n"), 0o600); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, filepath.Join(out, "tokens.txt")); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "serving the introspection API for %d nodes on %s\n", len(names), ln.Addr())
+			<-ctx.Done()
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&nodes, "nodes", 10000, "nodes in the generated site")
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:18701", "address to serve on")
+	cmd.Flags().StringVar(&out, "out", "", "directory for the site, the state, tokens.txt and static/")
+	return cmd
+}
