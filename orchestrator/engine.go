@@ -79,7 +79,7 @@ type Config struct {
 	// Bootstrap delivers user data and reports boot actions (nil: no user
 	// data, and the bootstrap stage has nothing to wait for).
 	Bootstrap Bootstrapper
-	Log          zerolog.Logger
+	Log       zerolog.Logger
 }
 
 // DefaultTimeouts per stage.

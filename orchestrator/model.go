@@ -213,18 +213,18 @@ type NodeRecord struct {
 	Rounds int `json:"rounds,omitempty"`
 	// Deployment numbers the allocations of the node's machine; Ended
 	// says the last one was released (the next deploy starts a new one).
-	Deployment      int  `json:"deployment,omitempty"`
-	DeploymentEnded bool `json:"deploymentEnded,omitempty"`
-	Intent      *Intent      `json:"intent,omitempty"`
-	AllocatedBy string       `json:"allocatedBy,omitempty"` // task whose deploy intent took the machine
-	Class       string       `json:"class,omitempty"`
-	Reason      string       `json:"reason,omitempty"`
-	Frozen      bool         `json:"frozen,omitempty"`
-	FrozenWhy   string       `json:"frozenReason,omitempty"`
-	StageStart  time.Time    `json:"stageStarted,omitzero"`
-	NextAt      time.Time    `json:"nextAt,omitzero"`
-	Updated     time.Time    `json:"updated,omitzero"`
-	History     []Transition `json:"history,omitempty"`
+	Deployment      int          `json:"deployment,omitempty"`
+	DeploymentEnded bool         `json:"deploymentEnded,omitempty"`
+	Intent          *Intent      `json:"intent,omitempty"`
+	AllocatedBy     string       `json:"allocatedBy,omitempty"` // task whose deploy intent took the machine
+	Class           string       `json:"class,omitempty"`
+	Reason          string       `json:"reason,omitempty"`
+	Frozen          bool         `json:"frozen,omitempty"`
+	FrozenWhy       string       `json:"frozenReason,omitempty"`
+	StageStart      time.Time    `json:"stageStarted,omitzero"`
+	NextAt          time.Time    `json:"nextAt,omitzero"`
+	Updated         time.Time    `json:"updated,omitzero"`
+	History         []Transition `json:"history,omitempty"`
 }
 
 // addHistory appends a transition, keeping the last historyLen.

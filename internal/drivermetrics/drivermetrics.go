@@ -95,7 +95,9 @@ type server struct {
 	m *Metrics
 }
 
-func (s server) obs(method string, t time.Time, err error) { s.m.observe(drivers.KindServer, method, t, err) }
+func (s server) obs(method string, t time.Time, err error) {
+	s.m.observe(drivers.KindServer, method, t, err)
+}
 
 func (s server) ProbeSite(ctx context.Context) (i drivers.SiteInfo, err error) {
 	defer func(t time.Time) { s.obs("ProbeSite", t, err) }(time.Now())
