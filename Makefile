@@ -32,6 +32,8 @@ bench: build ## Benchmarks; validate of 10,000 nodes and a 1,000-node lab deploy
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./...
 	scripts/bench-validate.sh $(BIN) $(BENCH_NODES)
 	scripts/bench-deploy.sh $(BIN) $(BENCH_DEPLOY_NODES) $(BENCH_TIME_SCALE)
+	@if command -v wrk >/dev/null && command -v nginx >/dev/null; then scripts/bench-introspection.sh $(BIN) 10000 15; \
+	else echo "wrk or nginx not installed (apt-get install -y wrk nginx): introspection load test skipped"; fi
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 30s)
@@ -43,6 +45,8 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 30s)
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePackets$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./sim/bmc
 	$(GO) test -run '^$$' -fuzz '^FuzzParseReplies$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./drivers/oob/ipmi
 	$(GO) test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./api
+	$(GO) test -run '^$$' -fuzz '^FuzzActionReport$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./introspection
+	$(GO) test -run '^$$' -fuzz '^FuzzToken$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./introspection
 
 .PHONY: demo
 demo: build ## Run the end-to-end demo on the example site
