@@ -7,14 +7,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"github.com/slipway-dev/slipway/internal/httpx"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/orchestrator"
@@ -134,7 +135,7 @@ func New(cfg Config) (*Server, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.IPExtractor = ipExtractor(cfg.TrustedProxies)
+	e.IPExtractor = httpx.IPExtractor(cfg.TrustedProxies)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{}))
 	e.Use(s.logRequests)
 	s.routes = s.table()
@@ -145,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 			limit = maxDesignBody
 		}
 		// Outermost first: the audit sees requests that authorisation refuses.
-		mw := []echo.MiddlewareFunc{s.instrument(r), bodyLimit(limit)}
+		mw := []echo.MiddlewareFunc{s.instrument(r), httpx.BodyLimit(limit)}
 		if r.Mutating {
 			mw = append(mw, s.audit(r))
 		}
@@ -206,32 +207,4 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			Str("remote", c.RealIP()).Msg("api request")
 		return err
 	}
-}
-
-func bodyLimit(n int64) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			r := c.Request()
-			if r.ContentLength > n {
-				return problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over the limit of %d bytes", r.ContentLength, n))
-			}
-			r.Body = http.MaxBytesReader(c.Response(), r.Body, n)
-			return next(c)
-		}
-	}
-}
-
-// ipExtractor believes X-Forwarded-For only from trusted proxies.
-func ipExtractor(cidrs []string) echo.IPExtractor {
-	if len(cidrs) == 0 {
-		return echo.ExtractIPDirect()
-	}
-	var opts []echo.TrustOption
-	opts = append(opts, echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false))
-	for _, c := range cidrs {
-		if _, n, err := net.ParseCIDR(strings.TrimSpace(c)); err == nil {
-			opts = append(opts, echo.TrustIPRange(n))
-		}
-	}
-	return echo.ExtractIPFromXFFHeader(opts...)
 }

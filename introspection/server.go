@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/rs/zerolog"
+	"github.com/slipway-dev/slipway/internal/httpx"
 
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -118,8 +120,8 @@ func New(cfg Config) (*Server, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.IPExtractor = ipExtractor(cfg.TrustedProxies)
-	e.Use(s.requestID, s.logRequests, s.recoverPanics, bodyLimit(maxBody))
+	e.IPExtractor = httpx.IPExtractor(cfg.TrustedProxies)
+	e.Use(s.requestID, s.logRequests, s.recoverPanics, httpx.BodyLimit(maxBody))
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	self := s.authenticate(false)
 	e.GET("/v1/self", s.getSelf, self)
@@ -256,31 +258,4 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 		}()
 		return next(c)
 	}
-}
-
-func bodyLimit(n int64) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			r := c.Request()
-			if r.ContentLength > n {
-				return problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over the limit of %d bytes", r.ContentLength, n))
-			}
-			r.Body = http.MaxBytesReader(c.Response(), r.Body, n)
-			return next(c)
-		}
-	}
-}
-
-// ipExtractor believes X-Forwarded-For only from trusted proxies.
-func ipExtractor(cidrs []string) echo.IPExtractor {
-	if len(cidrs) == 0 {
-		return echo.ExtractIPDirect()
-	}
-	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
-	for _, c := range cidrs {
-		if _, n, err := net.ParseCIDR(strings.TrimSpace(c)); err == nil {
-			opts = append(opts, echo.TrustIPRange(n))
-		}
-	}
-	return echo.ExtractIPFromXFFHeader(opts...)
 }
