@@ -4,169 +4,29 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/internal/labrun"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/api/apitest"
 	"github.com/slipway-dev/slipway/orchestrator"
-	"github.com/slipway-dev/slipway/statestore"
-	"github.com/slipway-dev/slipway/statestore/memory"
 )
 
-// Test tokens, one per role.
-var tokens = map[string]api.Principal{
-	"tok-viewer":   {ID: "v1", Name: "viewer", Role: api.RoleViewer},
-	"tok-operator": {ID: "o1", Name: "operator", Role: api.RoleOperator},
-	"tok-admin":    {ID: "a1", Name: "admin", Role: api.RoleAdmin},
-}
-
-func authenticate(_ context.Context, tok string) (api.Principal, error) {
-	tokMu.Lock()
-	defer tokMu.Unlock()
-	if p, ok := tokens[tok]; ok {
-		return p, nil
-	}
-	return api.Principal{}, errors.New("unknown token")
-}
-
-// memSecrets is an in-memory secret store for the API tests (the
-// encrypted store has its own tests).
-type memSecrets struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (m *memSecrets) Put(_ context.Context, name, value string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.m[name] = value
-	return nil
-}
-
-func (m *memSecrets) Delete(_ context.Context, name string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.m[name]; !ok {
-		return fmt.Errorf("secret %s: %w", name, orchestrator.ErrNotFound)
-	}
-	delete(m.m, name)
-	return nil
-}
-
-func (m *memSecrets) Names(context.Context) ([]api.SecretInfo, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []api.SecretInfo
-	for n := range m.m {
-		out = append(out, api.SecretInfo{Name: n})
-	}
-	return out, nil
-}
-
-// memTokens is the test's token table: the fixed role tokens plus those
-// created through the API.
-type memTokens struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (m *memTokens) Create(_ context.Context, role api.Role, name string) (string, api.Principal, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.n++
-	p := api.Principal{ID: fmt.Sprintf("t%d", m.n), Name: name, Role: role}
-	tokMu.Lock()
-	tokens[fmt.Sprintf("tok-created-%d", m.n)] = p
-	tokMu.Unlock()
-	return fmt.Sprintf("tok-created-%d", m.n), p, nil
-}
-
-func (m *memTokens) List(context.Context) ([]api.Principal, error) {
-	tokMu.Lock()
-	defer tokMu.Unlock()
-	var out []api.Principal
-	for _, p := range tokens {
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-func (m *memTokens) Revoke(_ context.Context, id string) error {
-	tokMu.Lock()
-	defer tokMu.Unlock()
-	for k, p := range tokens {
-		if p.ID == id && strings.HasPrefix(k, "tok-created-") {
-			delete(tokens, k)
-			return nil
-		}
-	}
-	return fmt.Errorf("token %s: %w", id, orchestrator.ErrNotFound)
-}
-
-var tokMu sync.Mutex
-
-type fixture struct {
-	srv    *api.Server
-	ts     *httptest.Server
-	store  statestore.Store
-	engine *orchestrator.Engine
-	env    *labrun.Env
-	logs   *bytes.Buffer
-	node   string
-}
+// fixture is the served API with the request helpers the tests share.
+type fixture struct{ *apitest.Server }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	d := testsite.Example(t)
-	store := memory.New()
-	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: store, TimeScale: 0.001, Seed: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(env.Close)
-	e, err := env.Engine(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	logs := &bytes.Buffer{}
-	srv, err := api.New(api.Config{Engine: e, Store: store, Authenticate: authenticate,
-		Secrets: &memSecrets{m: map[string]string{}}, Tokens: &memTokens{}, Log: zerolog.New(&lockedWriter{w: logs}).Level(zerolog.DebugLevel),
-		EventPoll: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	return &fixture{srv: srv, ts: ts, store: store, engine: e, env: env, logs: logs, node: d.NodeNames()[0]}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return &fixture{apitest.Start(t, apitest.WithSeed(9))}
 }
 
 func (f *fixture) do(t testing.TB, method, path, token, ctype string, body []byte) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, f.ts.URL+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(t.Context(), method, f.URL+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +70,7 @@ type filledRoute struct {
 // routes returns every route with its path parameters filled.
 func (f *fixture) routes(task string) []filledRoute {
 	var out []filledRoute
-	for _, r := range f.srv.Routes() {
+	for _, r := range f.API.Routes() {
 		url := paramRE.ReplaceAllStringFunc(r.Path, func(s string) string {
 			switch s {
 			case "{rev}":
@@ -219,7 +79,7 @@ func (f *fixture) routes(task string) []filledRoute {
 				if strings.HasPrefix(r.Path, "/api/v1/secrets") {
 					return "bmc-admin"
 				}
-				return f.node
+				return f.Node
 			case "{id}":
 				if strings.HasPrefix(r.Path, "/api/v1/tokens") {
 					return "nope"
@@ -253,16 +113,16 @@ func body(method, path string) (string, []byte) {
 func TestAuthorizationMatrix(t *testing.T) {
 	f := newFixture(t)
 	var task orchestrator.Task
-	if code := f.json(t, "POST", "/api/v1/tasks", "tok-operator", map[string]any{"action": "validate_design"}, &task); code != http.StatusCreated {
+	if code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "validate_design"}, &task); code != http.StatusCreated {
 		t.Fatalf("create task: %d", code)
 	}
-	if _, err := f.engine.Wait(t.Context(), task.ID); err != nil {
+	if _, err := f.Engine.Wait(t.Context(), task.ID); err != nil {
 		t.Fatal(err)
 	}
 	roles := []struct {
 		token string
 		role  api.Role
-	}{{"", ""}, {"tok-viewer", api.RoleViewer}, {"tok-operator", api.RoleOperator}, {"tok-admin", api.RoleAdmin}, {"tok-bogus", ""}}
+	}{{"", ""}, {f.Token[api.RoleViewer], api.RoleViewer}, {f.Token[api.RoleOperator], api.RoleOperator}, {f.Token[api.RoleAdmin], api.RoleAdmin}, {"tok-bogus", ""}}
 	for _, r := range f.routes(task.ID) {
 		if strings.HasSuffix(r.url, "/events/stream") {
 			continue // a stream; covered by TestEventStream
@@ -302,20 +162,20 @@ func TestAuthorizationMatrix(t *testing.T) {
 func TestAuditEveryMutatingRoute(t *testing.T) {
 	f := newFixture(t)
 	var task orchestrator.Task
-	f.json(t, "POST", "/api/v1/tasks", "tok-operator", map[string]any{"action": "validate_design"}, &task)
-	if _, err := f.engine.Wait(t.Context(), task.ID); err != nil {
+	f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "validate_design"}, &task)
+	if _, err := f.Engine.Wait(t.Context(), task.ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range f.routes(task.ID) {
 		if strings.HasSuffix(r.url, "/events/stream") {
 			continue
 		}
-		before, _ := f.store.LastSeq(t.Context(), "audit")
-		for _, tok := range []string{"tok-admin", ""} {
+		before, _ := f.Store.LastSeq(t.Context(), "audit")
+		for _, tok := range []string{f.Token[api.RoleAdmin], ""} {
 			ctype, b := body(r.Method, r.url)
 			f.do(t, r.Method, r.url, tok, ctype, b)
 		}
-		after, _ := f.store.LastSeq(t.Context(), "audit")
+		after, _ := f.Store.LastSeq(t.Context(), "audit")
 		want := uint64(0)
 		if r.Mutating {
 			want = 2
@@ -325,7 +185,7 @@ func TestAuditEveryMutatingRoute(t *testing.T) {
 		}
 	}
 	var recs []api.AuditRecord
-	if code := f.json(t, "GET", "/api/v1/audit", "tok-admin", nil, &recs); code != 200 || len(recs) == 0 {
+	if code := f.json(t, "GET", "/api/v1/audit", f.Token[api.RoleAdmin], nil, &recs); code != 200 || len(recs) == 0 {
 		t.Fatalf("audit: %d, %d records", code, len(recs))
 	}
 	for _, r := range recs {
@@ -356,7 +216,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 			}
 		}
 	}
-	served := f.srv.Served()
+	served := f.API.Served()
 	if len(served) != n {
 		t.Errorf("the router serves %d routes, the document lists %d", len(served), n)
 	}
@@ -374,22 +234,28 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 func TestSecretsNeverLeak(t *testing.T) {
 	f := newFixture(t)
 	const value = "hunter2-very-secret-value"
-	if code := f.json(t, "PUT", "/api/v1/secrets/bmc-admin", "tok-admin", map[string]string{"value": value}, nil); code != 200 {
+	if code := f.json(t, "PUT", "/api/v1/secrets/bmc-admin", f.Token[api.RoleAdmin], map[string]string{"value": value}, nil); code != 200 {
 		t.Fatalf("put secret: %d", code)
 	}
 	var all []byte
 	for _, p := range []string{"/api/v1/secrets", "/api/v1/audit", "/api/v1/events", "/metrics"} {
-		_, b := f.do(t, "GET", p, "tok-admin", "", nil)
+		_, b := f.do(t, "GET", p, f.Token[api.RoleAdmin], "", nil)
 		all = append(all, b...)
 	}
 	if bytes.Contains(all, []byte(value)) {
 		t.Errorf("the secret's value appears in a response")
 	}
-	if strings.Contains(f.logs.String(), value) || strings.Contains(f.logs.String(), "tok-admin") {
-		t.Errorf("a secret or token appears in the logs")
+	logs := f.LogText()
+	if strings.Contains(logs, value) {
+		t.Errorf("the secret's value appears in the logs")
+	}
+	for role, tok := range f.Token {
+		if strings.Contains(logs, tok) {
+			t.Errorf("the %s token appears in the logs", role)
+		}
 	}
 	var names []api.SecretInfo
-	f.json(t, "GET", "/api/v1/secrets", "tok-admin", nil, &names)
+	f.json(t, "GET", "/api/v1/secrets", f.Token[api.RoleAdmin], nil, &names)
 	if len(names) != 1 || names[0].Name != "bmc-admin" {
 		t.Errorf("secret names: %+v", names)
 	}
@@ -400,16 +266,16 @@ func TestTaskFlow(t *testing.T) {
 	f := newFixture(t)
 	for _, a := range []string{"prepare_site", "deploy_nodes"} {
 		var task orchestrator.Task
-		code := f.json(t, "POST", "/api/v1/tasks", "tok-operator", map[string]any{"action": a,
-			"nodeFilter": map[string]any{"sets": []any{map[string]any{"names": []string{f.node}}}}}, &task)
+		code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": a,
+			"nodeFilter": map[string]any{"sets": []any{map[string]any{"names": []string{f.Node}}}}}, &task)
 		if code != http.StatusCreated {
 			t.Fatalf("POST /tasks %s: %d", a, code)
 		}
-		if _, err := f.engine.Wait(t.Context(), task.ID); err != nil {
+		if _, err := f.Engine.Wait(t.Context(), task.ID); err != nil {
 			t.Fatal(err)
 		}
 		var got api.TaskDetail
-		f.json(t, "GET", "/api/v1/tasks/"+task.ID, "tok-viewer", nil, &got)
+		f.json(t, "GET", "/api/v1/tasks/"+task.ID, f.Token[api.RoleViewer], nil, &got)
 		if got.Status != orchestrator.TaskSucceeded {
 			t.Fatalf("task %s: %s %s", a, got.Status, got.Message)
 		}
@@ -418,18 +284,18 @@ func TestTaskFlow(t *testing.T) {
 		}
 	}
 	var nodes api.Page[api.NodeSummary]
-	f.json(t, "GET", "/api/v1/nodes?stage=deployed", "tok-viewer", nil, &nodes)
-	if nodes.Total != 1 || nodes.Items[0].Name != f.node || nodes.Items[0].MachineID == "" {
+	f.json(t, "GET", "/api/v1/nodes?stage=deployed", f.Token[api.RoleViewer], nil, &nodes)
+	if nodes.Total != 1 || nodes.Items[0].Name != f.Node || nodes.Items[0].MachineID == "" {
 		t.Fatalf("deployed nodes: %+v", nodes)
 	}
 	var nd api.NodeDetail
-	f.json(t, "GET", "/api/v1/nodes/"+f.node, "tok-viewer", nil, &nd)
+	f.json(t, "GET", "/api/v1/nodes/"+f.Node, f.Token[api.RoleViewer], nil, &nd)
 	if nd.Design == nil || nd.Record == nil || len(nd.Events) == 0 {
 		t.Fatalf("node detail incomplete: %+v", nd)
 	}
 	// Invalid requests are problems, not 500s.
 	for _, c := range []struct{ body string }{{`{"action":"nope"}`}, {`{"action":"deploy_nodes","nodeFilter":{"sets":[{"names":["ghost"]}]}}`}, {`{"bad":1}`}, {`[`}} {
-		code, b := f.do(t, "POST", "/api/v1/tasks", "tok-operator", "application/json", []byte(c.body))
+		code, b := f.do(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], "application/json", []byte(c.body))
 		if code < 400 || code >= 500 || !strings.Contains(string(b), `"detail"`) {
 			t.Errorf("POST /tasks %s: %d %s", c.body, code, b)
 		}
@@ -441,15 +307,15 @@ func TestTaskFlow(t *testing.T) {
 func TestDesignUpload(t *testing.T) {
 	f := newFixture(t)
 	bad := `[{"apiVersion":"slipway/v1","kind":"Network","metadata":{"name":"n1"},"spec":{"cidr":"10.99.0.1/24"}}]`
-	code, b := f.do(t, "POST", "/api/v1/designs", "tok-operator", "application/json", []byte(bad))
+	code, b := f.do(t, "POST", "/api/v1/designs", f.Token[api.RoleOperator], "application/json", []byte(bad))
 	if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), "documents.yaml") {
 		t.Fatalf("invalid design: %d %s", code, b)
 	}
-	code, b = f.do(t, "POST", "/api/v1/designs/validate", "tok-viewer", "application/json", []byte(bad))
+	code, b = f.do(t, "POST", "/api/v1/designs/validate", f.Token[api.RoleViewer], "application/json", []byte(bad))
 	if code != 200 || !strings.Contains(string(b), `"valid":false`) {
 		t.Fatalf("validate: %d %s", code, b)
 	}
-	code, b = f.do(t, "POST", "/api/v1/designs", "tok-operator", "text/plain", []byte("x"))
+	code, b = f.do(t, "POST", "/api/v1/designs", f.Token[api.RoleOperator], "text/plain", []byte("x"))
 	if code != http.StatusUnsupportedMediaType {
 		t.Fatalf("text/plain design: %d %s", code, b)
 	}
@@ -459,11 +325,11 @@ func TestDesignUpload(t *testing.T) {
 func TestEventStream(t *testing.T) {
 	f := newFixture(t)
 	var task orchestrator.Task
-	f.json(t, "POST", "/api/v1/tasks", "tok-operator", map[string]any{"action": "validate_design"}, &task)
+	f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "validate_design"}, &task)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", f.ts.URL+"/api/v1/events/stream?task="+task.ID, nil)
-	req.Header.Set("Authorization", "Bearer tok-viewer")
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.URL+"/api/v1/events/stream?task="+task.ID, nil)
+	req.Header.Set("Authorization", "Bearer "+f.Token[api.RoleViewer])
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -507,7 +373,7 @@ func FuzzRequestBodies(f *testing.F) {
 		if strings.HasPrefix(body, "\x1f\x8b") {
 			ctype = "application/gzip"
 		}
-		code, b := fx.do(t, r.Method, r.url, "tok-admin", ctype, []byte(body))
+		code, b := fx.do(t, r.Method, r.url, fx.Token[api.RoleAdmin], ctype, []byte(body))
 		if code >= 500 {
 			t.Fatalf("%s %s with %q: %d %s", r.Method, r.url, body, code, b)
 		}

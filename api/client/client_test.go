@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,156 +20,31 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/api/apitest"
 	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
-	"github.com/slipway-dev/slipway/statestore/memory"
 )
 
-// Test tokens, one per role. The values are long and distinctive so that a
-// leak into an error message would be seen.
+// Tokens for the tests against fake servers. They are long and
+// distinctive so that a leak into an error message would be seen.
 const (
-	tokViewer   = "tok-viewer-8c1f0d2e9a"
-	tokOperator = "tok-operator-5b7e3a1c44"
-	tokAdmin    = "tok-admin-0f9d8e7c6b"
+	tokViewer = "tok-viewer-8c1f0d2e9a"
+	tokAdmin  = "tok-admin-0f9d8e7c6b"
 )
-
-type tokenTable struct {
-	mu sync.Mutex
-	m  map[string]api.Principal
-	n  int
-}
-
-func (tt *tokenTable) authenticate(_ context.Context, tok string) (api.Principal, error) {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	if p, ok := tt.m[tok]; ok {
-		return p, nil
-	}
-	return api.Principal{}, errors.New("unknown token")
-}
-
-func (tt *tokenTable) Create(_ context.Context, role api.Role, name string) (string, api.Principal, error) {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	tt.n++
-	p := api.Principal{ID: fmt.Sprintf("t%d", tt.n), Name: name, Role: role}
-	tok := fmt.Sprintf("tok-created-%d", tt.n)
-	tt.m[tok] = p
-	return tok, p, nil
-}
-
-func (tt *tokenTable) List(context.Context) ([]api.Principal, error) {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	var out []api.Principal
-	for _, p := range tt.m {
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-func (tt *tokenTable) Revoke(_ context.Context, id string) error {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	for k, p := range tt.m {
-		if p.ID == id {
-			delete(tt.m, k)
-			return nil
-		}
-	}
-	return fmt.Errorf("token %s: %w", id, orchestrator.ErrNotFound)
-}
-
-type memSecrets struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (m *memSecrets) Put(_ context.Context, name, value string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.m[name] = value
-	return nil
-}
-
-func (m *memSecrets) Delete(_ context.Context, name string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.m[name]; !ok {
-		return fmt.Errorf("secret %s: %w", name, orchestrator.ErrNotFound)
-	}
-	delete(m.m, name)
-	return nil
-}
-
-func (m *memSecrets) Names(context.Context) ([]api.SecretInfo, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []api.SecretInfo
-	for n := range m.m {
-		out = append(out, api.SecretInfo{Name: n})
-	}
-	return out, nil
-}
-
-type fixture struct {
-	ts     *httptest.Server
-	engine *orchestrator.Engine
-	node   string
-
-	mu      sync.Mutex
-	streams []string // Last-Event-ID of each stream request
-}
 
 // newFixture serves a real api.Server over the virtual lab running the
-// example site, like the api package's own tests.
-func newFixture(t *testing.T) *fixture {
+// example site.
+func newFixture(t *testing.T) *apitest.Server {
 	t.Helper()
-	d := testsite.Example(t)
-	store := memory.New()
-	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: store, TimeScale: 0.001, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(env.Close)
-	e, err := env.Engine(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	tt := &tokenTable{m: map[string]api.Principal{
-		tokViewer:   {ID: "v1", Name: "viewer", Role: api.RoleViewer},
-		tokOperator: {ID: "o1", Name: "operator", Role: api.RoleOperator},
-		tokAdmin:    {ID: "a1", Name: "admin", Role: api.RoleAdmin},
-	}}
-	srv, err := api.New(api.Config{Engine: e, Store: store, Authenticate: tt.authenticate,
-		Secrets: &memSecrets{m: map[string]string{}}, Tokens: tt, Log: zerolog.Nop(), EventPoll: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{engine: e, node: d.NodeNames()[0]}
-	h := srv.Handler()
-	f.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/events/stream") {
-			f.mu.Lock()
-			f.streams = append(f.streams, r.Header.Get("Last-Event-ID"))
-			f.mu.Unlock()
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(f.ts.Close)
-	return f
+	return apitest.Start(t, apitest.WithSeed(5))
 }
 
-func (f *fixture) client(t *testing.T, token string, opts ...client.Option) *client.Client {
+func newClient(t *testing.T, url, token string, opts ...client.Option) *client.Client {
 	t.Helper()
-	c, err := client.New(f.ts.URL, token, opts...)
+	c, err := client.New(url, token, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,13 +70,13 @@ func waitTask(t *testing.T, c *client.Client, id string) api.TaskDetail {
 	}
 }
 
-// noToken fails if an error's text holds a token.
-func noToken(t *testing.T, err error) {
+// noToken fails if an error's text holds one of the tokens.
+func noToken(t *testing.T, err error, tokens ...string) {
 	t.Helper()
 	if err == nil {
 		return
 	}
-	for _, tok := range []string{tokViewer, tokOperator, tokAdmin} {
+	for _, tok := range tokens {
 		if strings.Contains(err.Error(), tok) || strings.Contains(fmt.Sprintf("%+v %#v", err, err), tok) {
 			t.Errorf("an error shows a token: %v", err)
 		}
@@ -288,9 +164,9 @@ func TestArchiveLayout(t *testing.T) {
 }
 
 func TestDesigns(t *testing.T) {
-	f := newFixture(t)
+	s := newFixture(t)
 	ctx := t.Context()
-	op := f.client(t, tokOperator)
+	op := newClient(t, s.URL, s.Token[api.RoleOperator])
 	site := copyExample(t)
 
 	first, err := op.ApplyDesign(ctx, []string{site})
@@ -315,11 +191,11 @@ func TestDesigns(t *testing.T) {
 	if err != nil || second.Result != "created" || second.Diff == nil {
 		t.Fatalf("third apply: %+v %v", second, err)
 	}
-	if s := second.Diff.Summary(); !strings.Contains(s, "Node: 0 added, 0 removed, 1 changed") {
-		t.Errorf("diff summary %q", s)
+	if sum := second.Diff.Summary(); !strings.Contains(sum, "Node: 0 added, 0 removed, 1 changed") {
+		t.Errorf("diff summary %q", sum)
 	}
 
-	viewer := f.client(t, tokViewer)
+	viewer := newClient(t, s.URL, s.Token[api.RoleViewer])
 	hist, err := viewer.Designs(ctx)
 	if err != nil || len(hist) < 2 || hist[len(hist)-1].ID != second.Revision {
 		t.Fatalf("designs: %+v %v", hist, err)
@@ -361,7 +237,7 @@ func TestDesigns(t *testing.T) {
 	if pe.RequestID == "" || !strings.Contains(pe.Error(), "HTTP 422: ") || !strings.Contains(pe.Error(), "(request "+pe.RequestID+")") {
 		t.Errorf("problem error %q", pe.Error())
 	}
-	noToken(t, err)
+	noToken(t, err, slices.Collect(maps.Values(s.Token))...)
 	v, err := viewer.ValidateDesign(ctx, []string{site, layer})
 	if err != nil || v.Valid || v.Errors != 1 || v.Nodes != 8 || v.Findings[0].File != badFile {
 		t.Fatalf("validate: %+v %v", v, err)
@@ -374,14 +250,14 @@ func TestDesigns(t *testing.T) {
 	if !client.IsStatus(err, http.StatusForbidden) {
 		t.Fatalf("viewer apply: %v", err)
 	}
-	noToken(t, err)
+	noToken(t, err, slices.Collect(maps.Values(s.Token))...)
 }
 
 func TestTasksNodesEvents(t *testing.T) {
-	f := newFixture(t)
+	s := newFixture(t)
 	ctx := t.Context()
-	op := f.client(t, tokOperator)
-	viewer := f.client(t, tokViewer)
+	op := newClient(t, s.URL, s.Token[api.RoleOperator])
+	viewer := newClient(t, s.URL, s.Token[api.RoleViewer])
 
 	prep, err := op.CreateTask(ctx, client.TaskRequest{Action: orchestrator.ActionPrepareSite})
 	if err != nil {
@@ -391,12 +267,12 @@ func TestTasksNodesEvents(t *testing.T) {
 		t.Fatalf("prepare_site: %s %s", td.Status, td.Message)
 	}
 	dep, err := op.CreateTask(ctx, client.TaskRequest{Action: orchestrator.ActionDeployNodes,
-		NodeFilter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{f.node}}}}})
+		NodeFilter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{s.Node}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	td := waitTask(t, viewer, dep.ID)
-	if td.Status != orchestrator.TaskSucceeded || len(td.Results) != 1 || td.Results[0].Node != f.node || !strings.HasPrefix(td.Requester, "api:operator") {
+	if td.Status != orchestrator.TaskSucceeded || len(td.Results) != 1 || td.Results[0].Node != s.Node || !strings.HasPrefix(td.Requester, "api:operator") {
 		t.Fatalf("deploy: %+v", td)
 	}
 
@@ -410,7 +286,7 @@ func TestTasksNodesEvents(t *testing.T) {
 	}
 
 	nodes, err := viewer.Nodes(ctx, client.NodeQuery{Stage: []string{"deployed"}})
-	if err != nil || nodes.Total != 1 || nodes.Items[0].Name != f.node || nodes.Items[0].MachineID == "" {
+	if err != nil || nodes.Total != 1 || nodes.Items[0].Name != s.Node || nodes.Items[0].MachineID == "" {
 		t.Fatalf("deployed nodes: %+v %v", nodes, err)
 	}
 	all, err := viewer.Nodes(ctx, client.NodeQuery{Offset: 2, Limit: 3})
@@ -423,7 +299,7 @@ func TestTasksNodesEvents(t *testing.T) {
 			t.Fatalf("nodes in rack %s: %+v %v", rack, inRack, err)
 		}
 	}
-	nd, err := viewer.Node(ctx, f.node)
+	nd, err := viewer.Node(ctx, s.Node)
 	if err != nil || nd.Design == nil || nd.Record == nil || nd.Record.Stage != orchestrator.StageDeployed || len(nd.Events) == 0 {
 		t.Fatalf("node: %+v %v", nd, err)
 	}
@@ -437,17 +313,17 @@ func TestTasksNodesEvents(t *testing.T) {
 	if !client.IsStatus(err, http.StatusConflict) {
 		t.Fatalf("resume of a site task: %v", err)
 	}
-	rec, err := op.NodeVerb(ctx, f.node, client.NodeMarkManual, "disk swap")
+	rec, err := op.NodeVerb(ctx, s.Node, client.NodeMarkManual, "disk swap")
 	if err != nil || !rec.Frozen || rec.FrozenWhy != "disk swap" {
 		t.Fatalf("mark-manual-intervention: %+v %v", rec, err)
 	}
-	if rec, err = op.NodeVerb(ctx, f.node, client.NodeReleaseManual, ""); err != nil || rec.Frozen {
+	if rec, err = op.NodeVerb(ctx, s.Node, client.NodeReleaseManual, ""); err != nil || rec.Frozen {
 		t.Fatalf("release-manual: %+v %v", rec, err)
 	}
-	if _, err = op.NodeVerb(ctx, f.node, client.NodeAdopt, ""); err != nil {
+	if _, err = op.NodeVerb(ctx, s.Node, client.NodeAdopt, ""); err != nil {
 		t.Fatalf("adopt: %v", err)
 	}
-	if _, err = op.NodeVerb(ctx, f.node, "explode", ""); err == nil {
+	if _, err = op.NodeVerb(ctx, s.Node, "explode", ""); err == nil {
 		t.Fatal("an unknown node verb was sent")
 	}
 
@@ -455,9 +331,9 @@ func TestTasksNodesEvents(t *testing.T) {
 	if err != nil || len(evs) == 0 || evs[len(evs)-1].Message == "" {
 		t.Fatalf("events: %d %v", len(evs), err)
 	}
-	two, err := viewer.Events(ctx, evs[0].Seq, "", f.node, 2)
-	if err != nil || len(two) != 2 || two[0].Seq <= evs[0].Seq || two[0].Node != f.node {
-		t.Fatalf("events after %d of %s: %+v %v", evs[0].Seq, f.node, two, err)
+	two, err := viewer.Events(ctx, evs[0].Seq, "", s.Node, 2)
+	if err != nil || len(two) != 2 || two[0].Seq <= evs[0].Seq || two[0].Node != s.Node {
+		t.Fatalf("events after %d of %s: %+v %v", evs[0].Seq, s.Node, two, err)
 	}
 
 	// Refusals are problems with the status, the detail and the request.
@@ -467,8 +343,8 @@ func TestTasksNodesEvents(t *testing.T) {
 		err.Error() != "HTTP 403: "+pe.Detail+" (request "+pe.RequestID+")" || !strings.Contains(pe.Detail, "needs operator") {
 		t.Fatalf("viewer deploy: %v", err)
 	}
-	noToken(t, err)
-	_, err = f.client(t, "tok-bogus-value-123").Tasks(ctx, client.TaskQuery{})
+	noToken(t, err, slices.Collect(maps.Values(s.Token))...)
+	_, err = newClient(t, s.URL, "tok-bogus-value-123").Tasks(ctx, client.TaskQuery{})
 	if !client.IsStatus(err, http.StatusUnauthorized) || strings.Contains(err.Error(), "tok-bogus-value-123") {
 		t.Fatalf("bogus token: %v", err)
 	}
@@ -483,9 +359,9 @@ func TestTasksNodesEvents(t *testing.T) {
 }
 
 func TestAdminCalls(t *testing.T) {
-	f := newFixture(t)
+	s := newFixture(t)
 	ctx := t.Context()
-	admin := f.client(t, tokAdmin)
+	admin := newClient(t, s.URL, s.Token[api.RoleAdmin])
 	const value = "s3cr3t-value-never-shown"
 	if err := admin.PutSecret(ctx, "bmc-admin", value); err != nil {
 		t.Fatal(err)
@@ -506,7 +382,7 @@ func TestAdminCalls(t *testing.T) {
 	if err != nil || ct.Token == "" || ct.ID == "" || ct.Role != api.RoleViewer || ct.Name != "ci" {
 		t.Fatalf("create token: %+v %v", ct, err)
 	}
-	fresh := f.client(t, ct.Token)
+	fresh := newClient(t, s.URL, ct.Token)
 	if _, err := fresh.Nodes(ctx, client.NodeQuery{}); err != nil {
 		t.Fatalf("the new token: %v", err)
 	}
@@ -514,6 +390,11 @@ func TestAdminCalls(t *testing.T) {
 	if err != nil || !slices.ContainsFunc(toks, func(p api.Principal) bool { return p.ID == ct.ID }) {
 		t.Fatalf("tokens: %+v %v", toks, err)
 	}
+	i := slices.IndexFunc(toks, func(p api.Principal) bool { return p.Role == api.RoleAdmin && p.Name == "admin" })
+	if i < 0 {
+		t.Fatalf("no admin token in %+v", toks)
+	}
+	adminID := toks[i].ID
 	if err := admin.RevokeToken(ctx, ct.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -529,26 +410,40 @@ func TestAdminCalls(t *testing.T) {
 	if err != nil || len(recs) < 5 {
 		t.Fatalf("audit: %d %v", len(recs), err)
 	}
-	if r := recs[0]; r.Seq == 0 || r.Who.ID != "a1" || r.Method != "PUT" || r.Outcome != "ok" {
+	if r := recs[0]; r.Seq == 0 || r.Who.ID != adminID || r.Method != "PUT" || r.Outcome != "ok" {
 		t.Errorf("first audit record %+v", r)
 	}
 	tail, err := admin.Audit(ctx, recs[1].Seq, 1)
 	if err != nil || len(tail) != 1 || tail[0].Seq != recs[2].Seq {
 		t.Fatalf("audit after %d: %+v %v", recs[1].Seq, tail, err)
 	}
-	_, err = f.client(t, tokOperator).Audit(ctx, 0, 0)
+	_, err = newClient(t, s.URL, s.Token[api.RoleOperator]).Audit(ctx, 0, 0)
 	if !client.IsStatus(err, http.StatusForbidden) {
 		t.Fatalf("operator audit: %v", err)
 	}
-	noToken(t, err)
+	noToken(t, err, slices.Collect(maps.Values(s.Token))...)
 }
 
 // TestStreamReconnect: the event stream survives a dropped connection,
 // resuming with Last-Event-ID, without a gap or a repeat.
 func TestStreamReconnect(t *testing.T) {
-	f := newFixture(t)
-	c := f.client(t, tokViewer, client.WithStreamTiming(20*time.Millisecond, 5*time.Second))
-	first, err := f.engine.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionValidateDesign, Requester: "test"})
+	s := newFixture(t)
+	// A server of its own, to drop connections and record the stream
+	// requests' Last-Event-ID.
+	var mu sync.Mutex
+	var lastIDs []string
+	h := s.API.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/events/stream") {
+			mu.Lock()
+			lastIDs = append(lastIDs, r.Header.Get("Last-Event-ID"))
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	c := newClient(t, ts.URL, s.Token[api.RoleViewer], client.WithStreamTiming(20*time.Millisecond, 5*time.Second))
+	first, err := s.Engine.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionValidateDesign, Requester: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,8 +456,8 @@ func TestStreamReconnect(t *testing.T) {
 		got = append(got, ev)
 		if !dropped && ev.Task == first.ID {
 			dropped = true
-			f.ts.CloseClientConnections()
-			t2, err := f.engine.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionValidateDesign, Requester: "test"})
+			ts.CloseClientConnections()
+			t2, err := s.Engine.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionValidateDesign, Requester: "test"})
 			if err != nil {
 				return err
 			}
@@ -576,9 +471,9 @@ func TestStreamReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stream: %v (%d events)", err, len(got))
 	}
-	f.mu.Lock()
-	streams := slices.Clone(f.streams)
-	f.mu.Unlock()
+	mu.Lock()
+	streams := slices.Clone(lastIDs)
+	mu.Unlock()
 	if len(streams) < 2 || streams[0] != "" || streams[1] == "" {
 		t.Fatalf("stream requests' Last-Event-ID: %q (want a reconnect carrying the last ID)", streams)
 	}
@@ -681,7 +576,7 @@ func TestTLSWithCAFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("without the CA: %v", err)
 	}
-	noToken(t, err)
+	noToken(t, err, tokViewer, tokAdmin)
 	notPEM := filepath.Join(t.TempDir(), "x.pem")
 	os.WriteFile(notPEM, []byte("hello"), 0o600)
 	if _, err := client.New(ts.URL, tokAdmin, client.WithCAFile(notPEM)); err == nil {
@@ -695,7 +590,7 @@ func TestNewAndOddAnswers(t *testing.T) {
 		if err == nil {
 			t.Errorf("New(%q) accepted", u)
 		}
-		noToken(t, err)
+		noToken(t, err, tokViewer, tokAdmin)
 	}
 	if _, err := client.New("http://h", "a\nb"); err == nil {
 		t.Error("a token with a line break was accepted")
@@ -730,5 +625,5 @@ func TestNewAndOddAnswers(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "GET http://") {
 		t.Fatalf("no server: %v", err)
 	}
-	noToken(t, err)
+	noToken(t, err, tokViewer, tokAdmin)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"path/filepath"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -340,8 +339,9 @@ file when no admin token exists yet.`,
 			} else if created {
 				fmt.Fprintf(a.stderr, "first start: an admin token was written to %s (mode 0600); create others with `orchestrator token create`\n", tokenFile)
 			}
+			authenticate, tokenAdmin := api.TokenStore(tokens)
 			srv, err := api.New(api.Config{Engine: env.engine, Store: env.store, Log: a.log, Registry: env.metrics,
-				Authenticate: authenticator(tokens), Tokens: tokenAdmin{tokens}, Secrets: secretAdmin{env.secrets},
+				Authenticate: authenticate, Tokens: tokenAdmin, Secrets: api.SecretStore(env.secrets),
 				Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies})
 			if err != nil {
 				return err
@@ -369,68 +369,6 @@ file when no admin token exists yet.`,
 	stateFlag(cmd, &state)
 	pluginDirFlag(cmd, &dir)
 	return cmd
-}
-
-// authenticator checks API tokens against the token store.
-func authenticator(s *auth.Store) api.Authenticator {
-	return func(ctx context.Context, tok string) (api.Principal, error) {
-		t, err := s.Verify(ctx, tok)
-		if err != nil {
-			return api.Principal{}, err
-		}
-		return api.Principal{ID: t.ID, Name: t.Name, Role: api.Role(t.Role)}, nil
-	}
-}
-
-// tokenAdmin adapts the token store to the API.
-type tokenAdmin struct{ s *auth.Store }
-
-func (t tokenAdmin) Create(ctx context.Context, role api.Role, name string) (string, api.Principal, error) {
-	plain, tok, err := t.s.Create(ctx, auth.Role(role), name)
-	return plain, api.Principal{ID: tok.ID, Name: tok.Name, Role: api.Role(tok.Role)}, err
-}
-
-func (t tokenAdmin) List(ctx context.Context) ([]api.Principal, error) {
-	ts, err := t.s.List(ctx)
-	out := make([]api.Principal, 0, len(ts))
-	for _, tok := range ts {
-		out = append(out, api.Principal{ID: tok.ID, Name: tok.Name, Role: api.Role(tok.Role)})
-	}
-	return out, err
-}
-
-func (t tokenAdmin) Revoke(ctx context.Context, id string) error {
-	if err := t.s.Revoke(ctx, id); errors.Is(err, auth.ErrNotFound) {
-		return fmt.Errorf("%w: %v", orchestrator.ErrNotFound, err)
-	} else if err != nil {
-		return err
-	}
-	return nil
-}
-
-// secretAdmin adapts the encrypted secret store to the API.
-type secretAdmin struct{ s *secretstore.Store }
-
-func (s secretAdmin) Put(ctx context.Context, name, value string) error {
-	return s.s.Put(ctx, name, value)
-}
-
-func (s secretAdmin) Delete(ctx context.Context, name string) error {
-	if err := s.s.Delete(ctx, name); errors.Is(err, secretstore.ErrNotFound) {
-		return fmt.Errorf("%w: %v", orchestrator.ErrNotFound, err)
-	} else if err != nil {
-		return err
-	}
-	return nil
-}
-
-func (s secretAdmin) Names(ctx context.Context) ([]api.SecretInfo, error) {
-	is, err := s.s.List(ctx)
-	out := make([]api.SecretInfo, 0, len(is))
-	for _, i := range is {
-		out = append(out, api.SecretInfo{Name: i.Name, Created: i.Created, Updated: i.Updated})
-	}
-	return out, err
 }
 
 // ready probes the provisioner and the network driver.

@@ -4,75 +4,34 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/internal/labrun"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/api/apitest"
 	"github.com/slipway-dev/slipway/orchestrator"
-	"github.com/slipway-dev/slipway/statestore/memory"
-)
-
-// Distinctive test tokens: none may ever show in the CLI's output.
-const (
-	rtViewer   = "tok-viewer-remote-4d2a9c"
-	rtOperator = "tok-operator-remote-7e1b3f"
-	rtAdmin    = "tok-admin-remote-0c8d5a"
 )
 
 // remoteServer serves a real control API over the virtual lab running the
-// example site, as the api package's tests do, and returns its URL and
-// the design's first node.
-func remoteServer(t *testing.T) (string, string) {
+// example site (see apitest), with the remote mode's environment cleared.
+func remoteServer(t *testing.T) *apitest.Server {
 	t.Helper()
 	// The remote mode follows the environment: start from none.
 	t.Setenv(envServer, "")
 	t.Setenv(envToken, "")
 	t.Setenv(envCAFile, "")
-	d := testsite.Example(t)
-	store := memory.New()
-	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: store, TimeScale: 0.001, Seed: 11})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(env.Close)
-	e, err := env.Engine(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	principals := map[string]api.Principal{
-		rtViewer:   {ID: "v1", Name: "viewer", Role: api.RoleViewer},
-		rtOperator: {ID: "o1", Name: "operator", Role: api.RoleOperator},
-		rtAdmin:    {ID: "a1", Name: "admin", Role: api.RoleAdmin},
-	}
-	srv, err := api.New(api.Config{Engine: e, Store: store, Log: zerolog.Nop(), EventPoll: 20 * time.Millisecond,
-		Authenticate: func(_ context.Context, tok string) (api.Principal, error) {
-			if p, ok := principals[tok]; ok {
-				return p, nil
-			}
-			return api.Principal{}, errors.New("unknown token")
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	return ts.URL, d.NodeNames()[0]
+	return apitest.Start(t, apitest.WithSeed(11))
 }
 
 // TestRemoteCommands drives the CLI against a served API: apply, tasks
 // to a deployed node, the lists, events, audit, refusals.
 func TestRemoteCommands(t *testing.T) {
-	url, node := remoteServer(t)
+	s := remoteServer(t)
+	url, node := s.URL, s.Node
+	tokViewer, tokOperator, tokAdmin := s.Token[api.RoleViewer], s.Token[api.RoleOperator], s.Token[api.RoleAdmin]
 	var seen bytes.Buffer // every output, to look for tokens
 	as := func(tok string, args ...string) (int, string, string) {
 		t.Helper()
@@ -91,7 +50,7 @@ func TestRemoteCommands(t *testing.T) {
 
 	// Designs: apply, apply a change, diff, and back.
 	site := copyExample(t)
-	out := must(rtOperator, "apply", site)
+	out := must(tokOperator, "apply", site)
 	if !strings.Contains(out, "revision ") {
 		t.Fatalf("apply:\n%s", out)
 	}
@@ -100,106 +59,106 @@ func TestRemoteCommands(t *testing.T) {
 	orig, _ := os.ReadFile(p)
 	changed := strings.Replace(string(orig), "address: 10.13.0.101", "address: 10.13.0.150", 1)
 	os.WriteFile(p, []byte(changed), 0o644)
-	out = must(rtOperator, "apply", site)
+	out = must(tokOperator, "apply", site)
 	if !strings.Contains(out, "stored") || !strings.Contains(out, "Node: 0 added, 0 removed, 1 changed") || !strings.Contains(out, "~ node r01-cmp01: spec.addressing") {
 		t.Fatalf("apply of a change:\n%s", out)
 	}
 	second := strings.Fields(out)[1]
-	if out = must(rtViewer, "diff", first, second); !strings.Contains(out, first+" -> "+second) || !strings.Contains(out, "~ node r01-cmp01: spec.addressing") {
+	if out = must(tokViewer, "diff", first, second); !strings.Contains(out, first+" -> "+second) || !strings.Contains(out, "~ node r01-cmp01: spec.addressing") {
 		t.Errorf("diff:\n%s", out)
 	}
 	os.WriteFile(p, orig, 0o644)
-	if out = must(rtOperator, "apply", site); !strings.Contains(out, "is current again") {
+	if out = must(tokOperator, "apply", site); !strings.Contains(out, "is current again") {
 		t.Errorf("apply of the first design again:\n%s", out)
 	}
-	if out = must(rtViewer, "designs"); !strings.Contains(out, "*"+first) || !strings.Contains(out, " "+second) {
+	if out = must(tokViewer, "designs"); !strings.Contains(out, "*"+first) || !strings.Contains(out, " "+second) {
 		t.Errorf("designs:\n%s", out)
 	}
 	// An invalid design: the findings by local file and line, exit 1.
 	bad := filepath.Join(site, "zz-bad.yaml")
 	os.WriteFile(bad, []byte("apiVersion: slipway/v1\nkind: Network\nmetadata: {name: extra}\nspec:\n  cidr: 10.50.0.1/24\n"), 0o644)
-	code, _, errs := as(rtOperator, "apply", site)
+	code, _, errs := as(tokOperator, "apply", site)
 	if code != exitInvalid || !strings.Contains(errs, bad+":5: error cidr") || !strings.Contains(errs, "nothing applied") {
 		t.Errorf("invalid apply: exit %d\n%s", code, errs)
 	}
 	os.Remove(bad)
 
 	// A viewer may not deploy: exit 2 with the server's 403.
-	code, _, errs = as(rtViewer, "deploy", "--node", node)
+	code, _, errs = as(tokViewer, "deploy", "--node", node)
 	if code != exitUsage || !strings.Contains(errs, "HTTP 403") || !strings.Contains(errs, "(request ") {
 		t.Errorf("viewer deploy: exit %d: %s", code, errs)
 	}
 
 	// Tasks, followed to the end.
-	out = must(rtOperator, "prepare-site")
+	out = must(tokOperator, "prepare-site")
 	if !strings.Contains(out, "prepare_site  succeeded") {
 		t.Fatalf("prepare-site:\n%s", out)
 	}
 	prep := taskID(t, out)
-	out = must(rtOperator, "deploy", "--node", node)
+	out = must(tokOperator, "deploy", "--node", node)
 	if !strings.Contains(out, "deploy_nodes  succeeded") || !strings.Contains(out, node) || !strings.Contains(out, "deployed") {
 		t.Fatalf("deploy:\n%s", out)
 	}
 	deploy := taskID(t, out)
-	if out = must(rtOperator, "rerun", prep, "-o", "json"); !strings.Contains(out, `"status": "succeeded"`) {
+	if out = must(tokOperator, "rerun", prep, "-o", "json"); !strings.Contains(out, `"status": "succeeded"`) {
 		t.Errorf("rerun -o json:\n%s", out)
 	}
-	if out = must(rtOperator, "task", "verify_site", "--no-wait"); !strings.Contains(out, "stored (verify_site") {
+	if out = must(tokOperator, "task", "verify_site", "--no-wait"); !strings.Contains(out, "stored (verify_site") {
 		t.Errorf("task --no-wait:\n%s", out)
 	}
 	verify := strings.Fields(out)[1]
-	if out = must(rtViewer, "wait", verify); !strings.Contains(out, "succeeded") {
+	if out = must(tokViewer, "wait", verify); !strings.Contains(out, "succeeded") {
 		t.Errorf("wait:\n%s", out)
 	}
 
 	// The lists.
 	var tasks []orchestrator.Task
-	if err := json.Unmarshal([]byte(must(rtViewer, "tasks", "-o", "json")), &tasks); err != nil || len(tasks) != 3 || tasks[0].ID != prep || tasks[1].ID != deploy {
+	if err := json.Unmarshal([]byte(must(tokViewer, "tasks", "-o", "json")), &tasks); err != nil || len(tasks) != 3 || tasks[0].ID != prep || tasks[1].ID != deploy {
 		t.Errorf("tasks -o json: %v %+v", err, tasks)
 	}
-	if out = must(rtViewer, "tasks"); !strings.Contains(out, "TASK") || strings.Count(out, "\n") != 4 {
+	if out = must(tokViewer, "tasks"); !strings.Contains(out, "TASK") || strings.Count(out, "\n") != 4 {
 		t.Errorf("tasks:\n%s", out)
 	}
-	if out = must(rtViewer, "tasks", deploy, "-o", "yaml"); !strings.Contains(out, "status: succeeded") || !strings.Contains(out, "results:") {
+	if out = must(tokViewer, "tasks", deploy, "-o", "yaml"); !strings.Contains(out, "status: succeeded") || !strings.Contains(out, "results:") {
 		t.Errorf("tasks ID -o yaml:\n%s", out)
 	}
 	var nodes []api.NodeSummary
-	if err := json.Unmarshal([]byte(must(rtViewer, "nodes", "-o", "json")), &nodes); err != nil || len(nodes) != 8 {
+	if err := json.Unmarshal([]byte(must(tokViewer, "nodes", "-o", "json")), &nodes); err != nil || len(nodes) != 8 {
 		t.Errorf("nodes -o json: %v %d", err, len(nodes))
 	}
 	nodes = nil
-	if err := json.Unmarshal([]byte(must(rtViewer, "nodes", "-o", "json", "--stage", "deployed")), &nodes); err != nil || len(nodes) != 1 || nodes[0].Name != node {
+	if err := json.Unmarshal([]byte(must(tokViewer, "nodes", "-o", "json", "--stage", "deployed")), &nodes); err != nil || len(nodes) != 1 || nodes[0].Name != node {
 		t.Errorf("nodes --stage deployed: %v %+v", err, nodes)
 	}
-	if out = must(rtViewer, "nodes", "-o", "table"); !strings.Contains(out, "RACK") || !strings.Contains(out, node) {
+	if out = must(tokViewer, "nodes", "-o", "table"); !strings.Contains(out, "RACK") || !strings.Contains(out, node) {
 		t.Errorf("nodes table:\n%s", out)
 	}
-	if out = must(rtViewer, "nodes", node); !strings.Contains(out, `"workflow"`) || !strings.Contains(out, `"stage": "deployed"`) {
+	if out = must(tokViewer, "nodes", node); !strings.Contains(out, `"workflow"`) || !strings.Contains(out, `"stage": "deployed"`) {
 		t.Errorf("nodes NAME:\n%s", out)
 	}
-	if out = must(rtViewer, "events", "--task", deploy); !strings.Contains(out, "task succeeded") {
+	if out = must(tokViewer, "events", "--task", deploy); !strings.Contains(out, "task succeeded") {
 		t.Errorf("events:\n%s", out)
 	}
 
 	// Node verbs.
-	if out = must(rtOperator, "mark-manual-intervention", node, "--reason", "disk swap"); !strings.Contains(out, `"frozenReason": "disk swap"`) {
+	if out = must(tokOperator, "mark-manual-intervention", node, "--reason", "disk swap"); !strings.Contains(out, `"frozenReason": "disk swap"`) {
 		t.Errorf("mark-manual-intervention:\n%s", out)
 	}
-	if out = must(rtOperator, "release-manual", node, "-o", "yaml"); strings.Contains(out, "frozen: true") || !strings.Contains(out, "name: "+node) {
+	if out = must(tokOperator, "release-manual", node, "-o", "yaml"); strings.Contains(out, "frozen: true") || !strings.Contains(out, "name: "+node) {
 		t.Errorf("release-manual:\n%s", out)
 	}
 
 	// Power through the server's engine; status needs the BMC from here.
-	if out = must(rtOperator, "power", "cycle", "--node", node); !strings.Contains(out, "power_cycle  succeeded") {
+	if out = must(tokOperator, "power", "cycle", "--node", node); !strings.Contains(out, "power_cycle  succeeded") {
 		t.Errorf("power cycle:\n%s", out)
 	}
-	if code, _, errs := as(rtOperator, "power", "status", "--node", node); code != exitUsage || !strings.Contains(errs, "without --server") {
+	if code, _, errs := as(tokOperator, "power", "status", "--node", node); code != exitUsage || !strings.Contains(errs, "without --server") {
 		t.Errorf("power status: exit %d: %s", code, errs)
 	}
 
 	// Audit: admin only.
 	var recs []api.AuditRecord
-	if err := json.Unmarshal([]byte(must(rtAdmin, "audit", "-o", "json")), &recs); err != nil || len(recs) < 8 {
+	if err := json.Unmarshal([]byte(must(tokAdmin, "audit", "-o", "json")), &recs); err != nil || len(recs) < 8 {
 		t.Fatalf("audit -o json: %v %d", err, len(recs))
 	}
 	denied := false
@@ -209,23 +168,23 @@ func TestRemoteCommands(t *testing.T) {
 	if !denied {
 		t.Errorf("the audit lacks the viewer's refused deploy: %+v", recs)
 	}
-	if out = must(rtAdmin, "audit", "--limit", "2"); strings.Count(out, "\n") != 3 || !strings.Contains(out, "POST /api/v1/designs") {
+	if out = must(tokAdmin, "audit", "--limit", "2"); strings.Count(out, "\n") != 3 || !strings.Contains(out, "POST /api/v1/designs") {
 		t.Errorf("audit --limit 2:\n%s", out)
 	}
-	if code, _, errs := as(rtOperator, "audit"); code != exitUsage || !strings.Contains(errs, "HTTP 403") {
+	if code, _, errs := as(tokOperator, "audit"); code != exitUsage || !strings.Contains(errs, "HTTP 403") {
 		t.Errorf("operator audit: exit %d: %s", code, errs)
 	}
 
 	// The environment instead of the flags.
 	t.Setenv(envServer, url)
-	t.Setenv(envToken, rtViewer)
+	t.Setenv(envToken, tokViewer)
 	code, out, errs = cli(t, "tasks")
 	seen.WriteString(out + errs)
 	if code != 0 || !strings.Contains(out, deploy) {
 		t.Errorf("tasks with %s and %s: exit %d\n%s%s", envServer, envToken, code, out, errs)
 	}
 
-	for _, tok := range []string{rtViewer, rtOperator, rtAdmin} {
+	for _, tok := range []string{tokViewer, tokOperator, tokAdmin} {
 		if strings.Contains(seen.String(), tok) {
 			t.Fatalf("a token appears in the output")
 		}
@@ -247,14 +206,15 @@ func taskID(t *testing.T, out string) string {
 
 // TestRemoteFollowEvents: events -f streams until interrupted, then exits 0.
 func TestRemoteFollowEvents(t *testing.T) {
-	url, _ := remoteServer(t)
-	if code, out, errs := cli(t, "--server", url, "--token", rtOperator, "task", "validate_design"); code != 0 {
+	s := remoteServer(t)
+	url, tokViewer, tokOperator := s.URL, s.Token[api.RoleViewer], s.Token[api.RoleOperator]
+	if code, out, errs := cli(t, "--server", url, "--token", tokOperator, "task", "validate_design"); code != 0 {
 		t.Fatalf("validate_design: exit %d\n%s%s", code, out, errs)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
 	defer cancel()
 	var out, errb bytes.Buffer
-	code := run(ctx, []string{"--server", url, "--token", rtViewer, "events", "-f", "-o", "json"}, &out, &errb)
+	code := run(ctx, []string{"--server", url, "--token", tokViewer, "events", "-f", "-o", "json"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("events -f: exit %d: %s", code, errb.String())
 	}
@@ -269,14 +229,15 @@ func TestRemoteFollowEvents(t *testing.T) {
 func TestRemoteUsage(t *testing.T) {
 	t.Setenv(envServer, "")
 	t.Setenv(envToken, "")
+	const tokAdmin = "tok-admin-remote-0c8d5a" // distinctive: it may not show in the output
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--server", "http://127.0.0.1:1", "deploy"}, "pass --token or set SLIPWAY_TOKEN"},
-		{[]string{"--server", "http://127.0.0.1:1", "--token", rtAdmin, "tasks", "-o", "xml"}, "use table, json or yaml"},
-		{[]string{"--server", "127.0.0.1:1", "--token", rtAdmin, "tasks"}, "want http(s)://"},
-		{[]string{"--server", "http://127.0.0.1:1", "--token", rtAdmin, "tasks"}, "connection refused"},
+		{[]string{"--server", "http://127.0.0.1:1", "--token", tokAdmin, "tasks", "-o", "xml"}, "use table, json or yaml"},
+		{[]string{"--server", "127.0.0.1:1", "--token", tokAdmin, "tasks"}, "want http(s)://"},
+		{[]string{"--server", "http://127.0.0.1:1", "--token", tokAdmin, "tasks"}, "connection refused"},
 		{[]string{"audit"}, "give --server"},
 		{[]string{"events", "-f"}, "give --server"},
 		{[]string{"nodes", "--stage", "deployed"}, "give --server"},
@@ -285,7 +246,7 @@ func TestRemoteUsage(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", c.args, code, errs, c.want)
 		}
-		if strings.Contains(out+errs, rtAdmin) {
+		if strings.Contains(out+errs, tokAdmin) {
 			t.Errorf("%v: the token appears in the output", c.args)
 		}
 	}

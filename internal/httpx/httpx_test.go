@@ -26,7 +26,7 @@ func TestBodyLimitAndIP(t *testing.T) {
 		code              int
 		ip                string
 	}{
-		{"small", "10.1.2.3:5", "192.0.2.7", 200, "192.0.2.7"},     // a trusted proxy: its XFF counts
+		{"small", "10.1.2.3:5", "192.0.2.7", 200, "192.0.2.7"},      // a trusted proxy: its XFF counts
 		{"small", "203.0.113.9:5", "192.0.2.7", 200, "203.0.113.9"}, // not trusted: the connection counts
 		{"far too large", "10.1.2.3:5", "", 413, ""},
 	} {

@@ -1,0 +1,121 @@
+// Package apitest is a test fixture: a real control API ([api.Server])
+// served over the virtual lab running the example site, with the real
+// token and secret stores on the lab's memory state store and a token for
+// each role.
+package apitest
+
+import (
+	"bytes"
+	"crypto/rand"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/orchestrator"
+	secretstore "github.com/slipway-dev/slipway/secrets/store"
+	"github.com/slipway-dev/slipway/statestore"
+	"github.com/slipway-dev/slipway/statestore/memory"
+)
+
+// Server is a served control API and what it runs on.
+type Server struct {
+	URL    string // the httptest server's base URL
+	API    *api.Server
+	Engine *orchestrator.Engine
+	Env    *labrun.Env
+	Store  statestore.Store
+	// Token holds a real token per role, created through the token store;
+	// each is named after its role.
+	Token map[api.Role]string
+	Node  string        // the example site's first node
+	Logs  *bytes.Buffer // the API's log (zerolog JSON, debug level); read it with LogText
+
+	logMu *sync.Mutex
+}
+
+// LogText returns what the API has logged so far.
+func (s *Server) LogText() string {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return s.Logs.String()
+}
+
+type options struct {
+	seed int64
+}
+
+// Option changes what Start builds.
+type Option func(*options)
+
+// WithSeed seeds the virtual lab.
+func WithSeed(seed int64) Option {
+	return func(o *options) { o.seed = seed }
+}
+
+// Start serves the API over a new virtual lab and engine; tb's cleanup
+// stops everything.
+func Start(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	ctx := tb.Context()
+	d := testsite.Example(tb)
+	store := memory.New()
+	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: 0.001, Seed: o.seed})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(env.Close)
+	e, err := env.Engine(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(e.Close)
+
+	tokens := auth.NewStore(store)
+	tok := map[api.Role]string{}
+	for _, r := range []api.Role{api.RoleViewer, api.RoleOperator, api.RoleAdmin} {
+		plain, _, err := tokens.Create(ctx, auth.Role(r), string(r))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tok[r] = plain
+	}
+	key := make([]byte, secretstore.KeySize)
+	rand.Read(key)
+	sec, err := secretstore.New(store, key)
+	if err != nil {
+		tb.Fatal(err)
+	}
+
+	s := &Server{Engine: e, Env: env, Store: store, Token: tok, Node: d.NodeNames()[0], Logs: &bytes.Buffer{}, logMu: &sync.Mutex{}}
+	authenticate, tokenAdmin := api.TokenStore(tokens)
+	s.API, err = api.New(api.Config{Engine: e, Store: store, Authenticate: authenticate, Tokens: tokenAdmin,
+		Secrets: api.SecretStore(sec), Log: zerolog.New(lockedWriter{s}).Level(zerolog.DebugLevel),
+		EventPoll: 20 * time.Millisecond})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ts := httptest.NewServer(s.API.Handler())
+	tb.Cleanup(ts.Close)
+	s.URL = ts.URL
+	return s
+}
+
+// lockedWriter writes to the Server's Logs under its lock.
+type lockedWriter struct{ s *Server }
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.s.logMu.Lock()
+	defer w.s.logMu.Unlock()
+	return w.s.Logs.Write(p)
+}
