@@ -50,19 +50,26 @@ http {
   server { listen 127.0.0.1:$nport; root $dir/static; default_type application/json; }
 }
 CONF
-run() { # run NAME URL SCRIPT [ARGS]
-  wrk -t2 -c"${CONNS:-64}" -d"${secs}s" --latency -s "$3" "$2" -- "${@:4}" >"$dir/$1.txt"
+run() { # run NAME URL SCRIPT [ARGS]; THREADS and CONNS set wrk's load
+  wrk -t"$THREADS" -c"$CONNS" -d"${secs}s" --latency -s "$3" "$2" -- "${@:4}" >"$dir/$1.txt"
   rps=$(awk '/Requests\/sec/ {print $2}' "$dir/$1.txt")
   p99=$(awk '$1 == "99%" {print $2}' "$dir/$1.txt")
   p50=$(awk '$1 == "50%" {print $2}' "$dir/$1.txt")
   non2xx=$(awk '/Non-2xx/ {print $NF}' "$dir/$1.txt")
   echo "$1: ${rps} requests/s, p50 ${p50}, p99 ${p99}${non2xx:+, non-2xx $non2xx}"
 }
-run slipway "http://127.0.0.1:$port" "$dir/tokens.lua" "$dir/tokens.txt"
 nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" &
 pids+=($!)
 sleep 1
-run nginx "http://127.0.0.1:$nport" "$dir/paths.lua"
-ours=$(awk '/Requests\/sec/ {print $2}' "$dir/slipway.txt")
-theirs=$(awk '/Requests\/sec/ {print $2}' "$dir/nginx.txt")
-awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "slipway/nginx throughput ratio: %.2f\n", a / b }'
+# Two loads: wrk with 1 thread and 16 connections (it takes about one of the
+# two cores, the server the other), and wrk with 2 threads and 64
+# connections (wrk competes with the server for both cores).
+for load in "1 16" "2 64"; do
+  read -r THREADS CONNS <<<"$load"
+  echo "== wrk -t$THREADS -c$CONNS, ${secs}s"
+  run slipway "http://127.0.0.1:$port" "$dir/tokens.lua" "$dir/tokens.txt"
+  run nginx "http://127.0.0.1:$nport" "$dir/paths.lua"
+  ours=$(awk '/Requests\/sec/ {print $2}' "$dir/slipway.txt")
+  theirs=$(awk '/Requests\/sec/ {print $2}' "$dir/nginx.txt")
+  awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "slipway/nginx throughput ratio: %.2f\n", a / b }'
+done
