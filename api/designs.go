@@ -348,17 +348,9 @@ func (s *Server) revision(ctx context.Context, ref string) (statestore.Revision,
 	return s.cfg.Store.Revision(ctx, ref)
 }
 
-// currentID is the current revision's ID, read from the apply history
-// (the revision itself carries the whole design: too heavy per request).
+// currentID is the current revision's ID (without loading its design).
 func (s *Server) currentID(ctx context.Context) (string, error) {
-	h, err := s.cfg.Store.History(ctx)
-	if err != nil {
-		return "", err
-	}
-	if len(h) == 0 {
-		return "", statestore.NoCurrentError()
-	}
-	return h[len(h)-1].ID, nil
+	return statestore.CurrentID(ctx, s.cfg.Store)
 }
 
 // design returns a revision's design, decoded once and cached.

@@ -96,15 +96,11 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 
 // currentRevision returns the ID of the most recently applied design.
 func (e *Engine) currentRevision(ctx context.Context) (string, error) {
-	// The history names it without loading the design itself.
-	h, err := e.cfg.Store.History(ctx)
-	if err == nil && len(h) == 0 {
-		err = statestore.NoCurrentError()
-	}
+	id, err := statestore.CurrentID(ctx, e.cfg.Store)
 	if err != nil {
 		return "", fmt.Errorf("no design revision given and %w (run `orchestrator apply` first)", err)
 	}
-	return h[len(h)-1].ID, nil
+	return id, nil
 }
 
 // launch runs a stored task in the background.

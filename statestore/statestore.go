@@ -205,3 +205,19 @@ func isLowerHex(s string) bool {
 	}
 	return true
 }
+
+// CurrentID returns the ID of the most recently applied revision from the
+// apply history, without loading the design itself (Current does). The
+// error wraps ErrNotFound when nothing was applied yet.
+func CurrentID(ctx context.Context, s interface {
+	History(ctx context.Context) ([]RevisionInfo, error)
+}) (string, error) {
+	h, err := s.History(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(h) == 0 {
+		return "", NoCurrentError()
+	}
+	return h[len(h)-1].ID, nil
+}

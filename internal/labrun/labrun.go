@@ -130,14 +130,12 @@ func (env *Env) startIntrospection(o Options) error {
 }
 
 // labSecret resolves a reference like the engine does, and falls back to
-// the lab's default BMC password, so the example design runs without
-// setting its secrets (the lab and the engine agree on the value).
+// the lab's default BMC password for any secret that is not set, so the
+// example design runs without setting its secrets (the lab's BMCs and the
+// engine agree on the value; boot action templates get it too).
 func labSecret(ref string) (string, error) {
 	if v, err := secrets.Resolve(ref); err == nil {
 		return v.Reveal(), nil
-	}
-	if ref == "secret:kubeadm-join-token" { // the example's boot action
-		return "abcdef.0123456789abcdef", nil
 	}
 	return lab.DefaultBMCPassword, nil
 }
