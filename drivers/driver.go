@@ -46,6 +46,14 @@ type ServerInventory interface {
 	Owned(ctx context.Context) ([]Machine, error)
 }
 
+// ServerHardware reports a machine's hardware.
+type ServerHardware interface {
+	// Inventory returns what commissioning found on the node's machine,
+	// the NICs tied to the design's device aliases. The machine must
+	// have been commissioned.
+	Inventory(ctx context.Context, n Node) (Inventory, error)
+}
+
 // ServerRecovery runs recovery actions.
 type ServerRecovery interface {
 	Recover(ctx context.Context, n NodeRef, action Recovery) (Result, error)
@@ -57,6 +65,7 @@ type Server interface {
 	ServerSite
 	ServerNode
 	ServerInventory
+	ServerHardware
 	ServerRecovery
 }
 

@@ -145,6 +145,13 @@ type PowerSettings struct {
 }
 
 // Interface is a node interface with its devices and networks resolved.
+//
+// Naming contract of server drivers (what ApplyNetworking leaves on the
+// machine, and what the node's served network-config mirrors, see
+// OSNames): the interface that carries the untagged traffic is named
+// Name: the NIC itself when the link is not bonded, else a bond of that
+// name whose members keep the kernel names commissioning gave them; a
+// tagged network rides on a VLAN interface named <carrier>.<vlan id>.
 type Interface struct {
 	Name     string             `json:"name"`
 	Link     Link               `json:"link"`
@@ -243,6 +250,35 @@ type Machine struct {
 	State     string     `json:"state"` // the provisioner's state name, e.g. Ready, Deployed
 	Power     PowerState `json:"power,omitempty"`
 	Owned     bool       `json:"owned"` // carries this orchestrator's ownership marker
+}
+
+// Inventory is what a provisioner found on a node's machine when it
+// commissioned it. A node's NICs are tied to the design's device aliases
+// here once, so that what the node is served later (its netplan matched
+// by MAC) never needs the provisioner at request time.
+type Inventory struct {
+	MachineID string `json:"machineId"`
+	NICs      []NIC  `json:"nics"`
+}
+
+// NIC is a physical network interface found by commissioning.
+type NIC struct {
+	// Alias is the design's device alias of this NIC ("" when the
+	// design does not name it).
+	Alias string `json:"alias,omitempty"`
+	// Name is the kernel name commissioning saw (e.g. enp65s0f0).
+	Name string `json:"name"`
+	MAC  string `json:"mac"` // lower case, colon separated
+}
+
+// NIC returns the inventory's NIC of a design alias.
+func (inv Inventory) NIC(alias string) (NIC, bool) {
+	for _, n := range inv.NICs {
+		if n.Alias == alias {
+			return n, true
+		}
+	}
+	return NIC{}, false
 }
 
 // Recovery is a recovery action on a machine.

@@ -2,6 +2,7 @@ package driverstest
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -71,6 +72,7 @@ func runServer(h tb, open func(tb) drivers.Server, node drivers.Node) {
 		again("IdentifyNode with the MachineID", n)
 
 		c.mustPoll("Commission", func(ctx context.Context) (drivers.Result, error) { return d.Commission(ctx, ref) })
+		c.inventory(d, n)
 		c.mustPoll("ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return d.ApplyNetworking(ctx, n) })
 		c.mustPoll("ApplyStorage", func(ctx context.Context) (drivers.Result, error) { return d.ApplyStorage(ctx, n) })
 		c.mustPoll("ApplyPlatform", func(ctx context.Context) (drivers.Result, error) { return d.ApplyPlatform(ctx, n) })
@@ -129,6 +131,10 @@ func runServer(h tb, open func(tb) drivers.Server, node drivers.Node) {
 		defer cancel()
 		r, err := d.Commission(ctx, drivers.NodeRef{Name: node.Name, MachineID: UnknownMachineID})
 		c.fails("Commission of an unknown MachineID", r, err)
+		unknown := node
+		unknown.MachineID = UnknownMachineID
+		_, err = d.Inventory(ctx, unknown)
+		c.fails("Inventory of an unknown MachineID", drivers.Result{}, err)
 	})
 
 	h.Run("Concurrent", func(h tb) {
@@ -182,6 +188,10 @@ func serverCtxCalls(d drivers.Server, n drivers.Node) []ctxCall {
 			_, err := d.Owned(ctx)
 			return noResult(err)
 		}},
+		{name: "Inventory", readOnly: true, call: func(ctx context.Context) (drivers.Result, error) {
+			_, err := d.Inventory(ctx, n)
+			return noResult(err)
+		}},
 		{name: "PrepareSite", call: func(ctx context.Context) (drivers.Result, error) { return d.PrepareSite(ctx, drivers.SiteSpec{}) }},
 		{name: "IdentifyNode", call: func(ctx context.Context) (drivers.Result, error) {
 			_, r, err := d.IdentifyNode(ctx, n)
@@ -220,4 +230,42 @@ func (c *checker) mustIdentify(d drivers.Server, n drivers.Node) drivers.Machine
 		c.h.FailNow()
 	}
 	return m
+}
+
+// macRE is the form of an inventory's MAC addresses.
+var macRE = regexp.MustCompile(`^[0-9a-f]{2}(:[0-9a-f]{2}){5}$`)
+
+// inventory checks Inventory of a commissioned node: its machine, and a
+// NIC with a well-formed MAC (lower case, unique) for every device alias
+// of the node's interfaces.
+func (c *checker) inventory(d drivers.Server, n drivers.Node) {
+	h := c.h
+	ctx, cancel := ctxFor()
+	defer cancel()
+	inv, err := d.Inventory(ctx, n)
+	c.checkErr("Inventory", err)
+	if err != nil {
+		h.Errorf("Inventory of commissioned node %s: %v", n.Name, err)
+		return
+	}
+	if inv.MachineID != n.MachineID {
+		h.Errorf("Inventory: machine %q, want %q", inv.MachineID, n.MachineID)
+	}
+	macs := map[string]string{}
+	for _, nic := range inv.NICs {
+		if !macRE.MatchString(nic.MAC) || nic.Name == "" {
+			h.Errorf("Inventory: NIC %+v: want a kernel name and a lower-case MAC like 0c:c4:7a:00:00:01", nic)
+		}
+		if prev, dup := macs[nic.MAC]; dup {
+			h.Errorf("Inventory: NICs %s and %s share MAC %s", prev, nic.Name, nic.MAC)
+		}
+		macs[nic.MAC] = nic.Name
+	}
+	for _, in := range n.Interfaces {
+		for _, dev := range in.Devices {
+			if _, ok := inv.NIC(dev.Alias); !ok {
+				h.Errorf("Inventory: no NIC for device %s of interface %s", dev.Alias, in.Name)
+			}
+		}
+	}
 }

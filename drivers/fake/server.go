@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"slices"
 
 	"github.com/slipway-dev/slipway/drivers"
@@ -399,4 +400,30 @@ func (f *Server) Recover(ctx context.Context, ref drivers.NodeRef, action driver
 	}
 	m.polls = 0
 	return drivers.Done("fake: %s: machine %s moved from %s to %s", action, m.MachineID, from, m.State), nil
+}
+
+// Inventory gives each device alias of the node's interfaces a NIC with
+// a MAC derived from the machine and the alias (stable across calls) and
+// a kernel name eth0, eth1, ... in the order of the interfaces.
+func (f *Server) Inventory(ctx context.Context, n drivers.Node) (drivers.Inventory, error) {
+	if _, stop, err := f.begin(ctx, "Inventory", n.Name, false); stop {
+		return drivers.Inventory{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, err := f.lookup(n.NodeRef)
+	if err != nil {
+		return drivers.Inventory{}, err
+	}
+	inv := drivers.Inventory{MachineID: m.MachineID, NICs: []drivers.NIC{}}
+	for _, in := range n.Interfaces {
+		for _, dev := range in.Devices {
+			h := fnv.New32a()
+			h.Write([]byte(m.MachineID + "/" + dev.Alias))
+			s := h.Sum32()
+			mac := fmt.Sprintf("02:fa:%02x:%02x:%02x:%02x", byte(s>>24), byte(s>>16), byte(s>>8), byte(s))
+			inv.NICs = append(inv.NICs, drivers.NIC{Alias: dev.Alias, Name: fmt.Sprintf("eth%d", len(inv.NICs)), MAC: mac})
+		}
+	}
+	return inv, nil
 }

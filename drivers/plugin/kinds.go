@@ -117,6 +117,11 @@ func (s Server) Owned(ctx context.Context) ([]drivers.Machine, error) {
 	return use(ctx, s.External, func(c *serverClient) ([]drivers.Machine, error) { return c.Owned(ctx) })
 }
 
+// Inventory implements drivers.Server.
+func (s Server) Inventory(ctx context.Context, n drivers.Node) (drivers.Inventory, error) {
+	return use(ctx, s.External, func(c *serverClient) (drivers.Inventory, error) { return c.Inventory(ctx, n) })
+}
+
 // Recover implements drivers.Server.
 func (s Server) Recover(ctx context.Context, n drivers.NodeRef, a drivers.Recovery) (drivers.Result, error) {
 	return use(ctx, s.External, func(c *serverClient) (drivers.Result, error) { return c.Recover(ctx, n, a) })

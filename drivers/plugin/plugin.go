@@ -13,7 +13,7 @@ import (
 // ProtocolVersion is the version of the plugin protocol this build speaks.
 // A plugin built against another version is refused at start with a
 // message naming both.
-const ProtocolVersion = 1
+const ProtocolVersion = 2 // 2: server drivers gained Inventory
 
 // Handshake is the go-plugin handshake: the magic cookie keeps a plugin
 // binary started by hand from waiting for a client forever.

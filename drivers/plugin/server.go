@@ -54,6 +54,11 @@ func (s *serverClient) Deploy(ctx context.Context, n drivers.Node, d drivers.Dep
 	return r, err
 }
 
+func (s *serverClient) Inventory(ctx context.Context, n drivers.Node) (inv drivers.Inventory, err error) {
+	err = call(ctx, s.c.Inventory, []any{n}, &inv)
+	return inv, err
+}
+
 func (s *serverClient) Release(ctx context.Context, n drivers.NodeRef, erase bool) (r drivers.Result, err error) {
 	err = call(ctx, s.c.Release, []any{n, erase}, &r)
 	return r, err
@@ -169,6 +174,14 @@ func (s *serverServer) Recover(ctx context.Context, req *pb.Request) (*pb.Reply,
 	var n drivers.NodeRef
 	var a drivers.Recovery
 	return s.run(req, []any{&n, &a}, func(d drivers.Server) ([]any, error) { return result(d.Recover(ctx, n, a)) })
+}
+
+func (s *serverServer) Inventory(ctx context.Context, req *pb.Request) (*pb.Reply, error) {
+	var n drivers.Node
+	return s.run(req, []any{&n}, func(d drivers.Server) ([]any, error) {
+		inv, err := d.Inventory(ctx, n)
+		return []any{inv}, err
+	})
 }
 
 var _ drivers.Server = (*serverClient)(nil)

@@ -367,6 +367,7 @@ const (
 	Server_Status_FullMethodName          = "/slipway.driver.v1.Server/Status"
 	Server_Owned_FullMethodName           = "/slipway.driver.v1.Server/Owned"
 	Server_Recover_FullMethodName         = "/slipway.driver.v1.Server/Recover"
+	Server_Inventory_FullMethodName       = "/slipway.driver.v1.Server/Inventory"
 )
 
 // ServerClient is the client API for Server service.
@@ -386,6 +387,7 @@ type ServerClient interface {
 	Status(ctx context.Context, in *Request, opts ...grpc.CallOption) (*Reply, error)
 	Owned(ctx context.Context, in *Request, opts ...grpc.CallOption) (*Reply, error)
 	Recover(ctx context.Context, in *Request, opts ...grpc.CallOption) (*Reply, error)
+	Inventory(ctx context.Context, in *Request, opts ...grpc.CallOption) (*Reply, error)
 }
 
 type serverClient struct {
@@ -526,6 +528,16 @@ func (c *serverClient) Recover(ctx context.Context, in *Request, opts ...grpc.Ca
 	return out, nil
 }
 
+func (c *serverClient) Inventory(ctx context.Context, in *Request, opts ...grpc.CallOption) (*Reply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Reply)
+	err := c.cc.Invoke(ctx, Server_Inventory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ServerServer is the server API for Server service.
 // All implementations must embed UnimplementedServerServer
 // for forward compatibility.
@@ -543,6 +555,7 @@ type ServerServer interface {
 	Status(context.Context, *Request) (*Reply, error)
 	Owned(context.Context, *Request) (*Reply, error)
 	Recover(context.Context, *Request) (*Reply, error)
+	Inventory(context.Context, *Request) (*Reply, error)
 	mustEmbedUnimplementedServerServer()
 }
 
@@ -591,6 +604,9 @@ func (UnimplementedServerServer) Owned(context.Context, *Request) (*Reply, error
 }
 func (UnimplementedServerServer) Recover(context.Context, *Request) (*Reply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Recover not implemented")
+}
+func (UnimplementedServerServer) Inventory(context.Context, *Request) (*Reply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Inventory not implemented")
 }
 func (UnimplementedServerServer) mustEmbedUnimplementedServerServer() {}
 func (UnimplementedServerServer) testEmbeddedByValue()                {}
@@ -847,6 +863,24 @@ func _Server_Recover_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Server_Inventory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(Request)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ServerServer).Inventory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Server_Inventory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ServerServer).Inventory(ctx, req.(*Request))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Server_ServiceDesc is the grpc.ServiceDesc for Server service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -905,6 +939,10 @@ var Server_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Recover",
 			Handler:    _Server_Recover_Handler,
+		},
+		{
+			MethodName: "Inventory",
+			Handler:    _Server_Inventory_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
