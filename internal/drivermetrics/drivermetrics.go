@@ -154,6 +154,11 @@ func (s server) Owned(ctx context.Context) (ms []drivers.Machine, err error) {
 	return s.d.Owned(ctx)
 }
 
+func (s server) Inventory(ctx context.Context, n drivers.Node) (inv drivers.Inventory, err error) {
+	defer func(t time.Time) { s.obs("Inventory", t, err) }(time.Now())
+	return s.d.Inventory(ctx, n)
+}
+
 func (s server) Recover(ctx context.Context, n drivers.NodeRef, a drivers.Recovery) (r drivers.Result, err error) {
 	defer func(t time.Time) { s.obs("Recover", t, err) }(time.Now())
 	return s.d.Recover(ctx, n, a)
