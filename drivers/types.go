@@ -56,6 +56,15 @@ type SiteInfo struct {
 	Version       string   `json:"version,omitempty"`
 	Capabilities  []string `json:"capabilities,omitempty"`
 	BootImages    []string `json:"bootImages,omitempty"` // e.g. "ubuntu/jammy"
+	// Kernels lists, by boot image, the kernels the provisioner has for
+	// it (e.g. "ubuntu/jammy": ga-22.04, hwe-22.04). An image the map
+	// does not name has kernels the driver can't tell (nil: none known).
+	Kernels map[string][]string `json:"kernels,omitempty"`
+	// DefaultOS is the operating system of an image named without one
+	// ("jammy" is DefaultOS/jammy); DefaultImage is what a node that
+	// names no image gets. "" when the driver can't tell.
+	DefaultOS    string `json:"defaultOS,omitempty"`
+	DefaultImage string `json:"defaultImage,omitempty"`
 }
 
 // SiteSpec is what a server driver prepares before any node: the networks,

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -27,6 +28,12 @@ import (
 
 // EnvPrefix starts the environment variable that holds secret:NAME.
 const EnvPrefix = "SLIPWAY_SECRET_"
+
+// ErrNotSet is wrapped by the errors for references whose value is
+// nowhere to be found (a secret neither stored nor in the environment, an
+// unset environment variable, a missing file), as opposed to values that
+// exist but can't be read (a wrong key, a damaged record).
+var ErrNotSet = errors.New("not set")
 
 // EnvName is the environment variable secret:name is read from.
 func EnvName(name string) string {
@@ -88,7 +95,7 @@ func (r Resolver) ResolveContext(ctx context.Context, ref string) (drivers.Secre
 	if v, ok := os.LookupEnv(EnvName(sr.Name)); ok {
 		return drivers.NewSecret(v), nil
 	}
-	return drivers.Secret{}, fmt.Errorf("secret %s is not set: store it with `orchestrator secret set %s` (value on standard input), or set the environment variable %s", sr.Name, name, EnvName(sr.Name))
+	return drivers.Secret{}, notSet("secret %s is not set: store it with `orchestrator secret set %s` (value on standard input), or set the environment variable %s", sr.Name, name, EnvName(sr.Name))
 }
 
 // resolveRef reads env:, file: and (from the environment) secret: references.
@@ -97,11 +104,14 @@ func resolveRef(r design.SecretRef) (drivers.Secret, error) {
 	case "env":
 		v, ok := os.LookupEnv(r.Name)
 		if !ok {
-			return drivers.Secret{}, fmt.Errorf("environment variable %s is not set", r.Name)
+			return drivers.Secret{}, notSet("environment variable %s is not set", r.Name)
 		}
 		return drivers.NewSecret(v), nil
 	case "file":
 		b, err := os.ReadFile(r.Name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return drivers.Secret{}, notSet("read secret file: %s does not exist", r.Name)
+		}
 		if err != nil {
 			return drivers.Secret{}, fmt.Errorf("read secret file: %w", err)
 		}
@@ -110,7 +120,17 @@ func resolveRef(r design.SecretRef) (drivers.Secret, error) {
 	env := EnvName(r.Name)
 	v, ok := os.LookupEnv(env)
 	if !ok {
-		return drivers.Secret{}, fmt.Errorf("secret %s is not set (it is read from the environment variable %s)", r.Name, env)
+		return drivers.Secret{}, notSet("secret %s is not set (it is read from the environment variable %s)", r.Name, env)
 	}
 	return drivers.NewSecret(v), nil
 }
+
+// notSet is an error wrapping ErrNotSet with a message of its own.
+func notSet(format string, args ...any) error {
+	return &notSetError{fmt.Sprintf(format, args...)}
+}
+
+type notSetError struct{ msg string }
+
+func (e *notSetError) Error() string        { return e.msg }
+func (e *notSetError) Is(target error) bool { return target == ErrNotSet }

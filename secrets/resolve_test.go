@@ -45,6 +45,10 @@ func TestResolve(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error with %q", ref, err, want)
 		}
+		// Values nowhere to be found are ErrNotSet; malformed references are not.
+		if notSet := !strings.Contains(want, "reference") && !strings.Contains(want, "scheme") && !strings.Contains(want, "absolute"); errors.Is(err, ErrNotSet) != notSet {
+			t.Errorf("%s: errors.Is(%v, ErrNotSet) = %t, want %t", ref, err, !notSet, notSet)
+		}
 	}
 	if _, err := Resolve("hunter2"); err != nil && strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("the error repeats a clear-text input: %v", err)
@@ -114,9 +118,15 @@ func TestResolverStoreFirst(t *testing.T) {
 	if !errors.Is(err, store.ErrWrongKey) {
 		t.Errorf("wrong key: %v, want the store's error", err)
 	}
+	if errors.Is(err, ErrNotSet) {
+		t.Errorf("wrong key: %v says the secret is not set", err)
+	}
 	_, err = r.Resolve("secret:nowhere")
 	if err == nil || !strings.Contains(err.Error(), "orchestrator secret set nowhere") || !strings.Contains(err.Error(), "SLIPWAY_SECRET_NOWHERE") {
 		t.Errorf("missing everywhere: %v", err)
+	}
+	if !errors.Is(err, ErrNotSet) {
+		t.Errorf("missing everywhere: %v does not wrap ErrNotSet", err)
 	}
 	if _, err := r.Resolve("hunter2"); err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("clear text: %v", err)

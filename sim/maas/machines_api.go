@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -505,6 +506,9 @@ func (s *Server) opDeploy(m *machine, req *request) (any, *apiError) {
 	if !s.haveImage(series) {
 		return nil, badRequest("distro_series", "'%s' is not a valid distro_series.  It should be one of: %s.", series, strings.Join(s.seriesList(), ", "))
 	}
+	if k := f.get("hwe_kernel"); (strings.HasPrefix(k, "ga-") || strings.HasPrefix(k, "hwe-")) && !s.haveKernel(series, k) {
+		return nil, badRequest("hwe_kernel", "%s is not available for ubuntu/%s on %s.", k, series, orDefault(m.Arch, "amd64/generic"))
+	}
 	// Validated: a Ready machine is allocated to the caller on the way.
 	if m.Status == StatusReady {
 		if s.move(m, StatusAllocated) {
@@ -728,10 +732,24 @@ func (s *Server) haveImage(series string) bool {
 	return false
 }
 
+// haveKernel: like MAAS (validate_hwe_kernel), a ga-/hwe- kernel is
+// available for a series when a boot resource of the image has it as
+// its subarchitecture.
+func (s *Server) haveKernel(series, kernel string) bool {
+	for _, b := range s.bootRes {
+		if _, k, _ := strings.Cut(b.Architecture, "/"); b.Name == "ubuntu/"+series && k == kernel {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Server) seriesList() []string {
 	var out []string
 	for _, b := range s.bootRes {
-		out = append(out, strings.TrimPrefix(b.Name, "ubuntu/"))
+		if series := strings.TrimPrefix(b.Name, "ubuntu/"); !slices.Contains(out, series) {
+			out = append(out, series)
+		}
 	}
 	return out
 }

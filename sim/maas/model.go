@@ -265,8 +265,28 @@ type bootResource struct {
 	ID           int
 	Type         string // Synced | Uploaded
 	Name         string // ubuntu/jammy
-	Architecture string // amd64/generic
-	Subarches    string
+	Architecture string // amd64/ga-22.04: the architecture, then the kernel
+	Subarches    string // the kernel's compatibility levels
+}
+
+// defaultBootResources are what a region that synced Ubuntu 20.04, 22.04
+// and 24.04 lists, as MAAS does: one resource per image and kernel, its
+// architecture naming the kernel (amd64/ga-22.04 is the release's own
+// kernel, amd64/hwe-22.04 the hardware enablement one); subarches lists
+// the compatibility levels the kernel satisfies.
+func defaultBootResources(nextID func() int) []*bootResource {
+	var out []*bootResource
+	levels := "generic,hwe-p,hwe-q,hwe-r,hwe-s,hwe-t,hwe-u,hwe-v,hwe-w,ga-16.04,ga-16.10,ga-17.04,ga-17.10,ga-18.04,ga-18.10,ga-19.04,ga-19.10,ga-20.04"
+	for _, r := range []struct{ series, version string }{{"focal", "20.04"}, {"jammy", "22.04"}, {"noble", "24.04"}} {
+		if r.version != "20.04" {
+			levels += ",ga-" + r.version
+		}
+		for _, k := range []string{"ga-", "hwe-"} {
+			out = append(out, &bootResource{ID: nextID(), Type: "Synced", Name: "ubuntu/" + r.series,
+				Architecture: "amd64/" + k + r.version, Subarches: levels})
+		}
+	}
+	return out
 }
 
 // newSystemID returns a MAAS-like system ID (six lower-case letters and digits).

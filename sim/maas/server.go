@@ -186,10 +186,7 @@ func New(o Options) *Server {
 	s.fabrics[0] = f
 	s.vlans[5001] = &vlan{ID: 5001, FabricID: 0, VID: 0, Name: "untagged", MTU: 1500}
 	s.rackID = s.newSystemID()
-	for _, series := range []string{"jammy", "noble", "focal"} {
-		s.bootRes = append(s.bootRes, &bootResource{ID: s.nextID(), Type: "Synced", Name: "ubuntu/" + series,
-			Architecture: "amd64/generic", Subarches: "generic,hwe-p,hwe-q,hwe-r,hwe-s,hwe-t,hwe-u,hwe-v,hwe-w,ga-16.04,ga-18.04,ga-20.04,ga-22.04,ga-24.04"})
-	}
+	s.bootRes = defaultBootResources(s.nextID)
 	s.routesMachines()
 	s.routesMisc()
 	s.routesNetworking()

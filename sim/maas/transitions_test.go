@@ -72,6 +72,32 @@ func TestIllegalDeployBadSeriesLeavesReady(t *testing.T) {
 	}
 }
 
+// TestDeployKernelMustBeSynced: like MAAS, a deploy's hwe_kernel must be
+// the kernel of a boot resource of the series (amd64/hwe-22.04 for
+// hwe-22.04 on jammy); another is refused with 400 on hwe_kernel and the
+// machine stays Ready.
+func TestDeployKernelMustBeSynced(t *testing.T) {
+	l := newSimLab(t, nil)
+	id := l.ready(1, "kernel")
+	r := l.do("POST", "/machines/"+id+"/?op=deploy", url.Values{"distro_series": {"jammy"}, "hwe_kernel": {"hwe-24.04"}})
+	if r.code != http.StatusBadRequest || !strings.Contains(string(r.body), "hwe_kernel") || !strings.Contains(string(r.body), "hwe-24.04 is not available for ubuntu/jammy") {
+		t.Fatalf("deploy jammy with hwe-24.04: %s, want 400 on hwe_kernel", r)
+	}
+	l.wantStill(t, "a deploy with a kernel not synced", id, StatusReady)
+	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=deploy", url.Values{"distro_series": {"jammy"}, "hwe_kernel": {"hwe-22.04"}}, nil)
+	var res []map[string]any
+	l.must(http.StatusOK, "GET", "/boot-resources/", nil, &res)
+	var jammy []string
+	for _, b := range res {
+		if b["name"] == "ubuntu/jammy" {
+			jammy = append(jammy, b["architecture"].(string))
+		}
+	}
+	if strings.Join(jammy, " ") != "amd64/ga-22.04 amd64/hwe-22.04" {
+		t.Errorf("ubuntu/jammy's boot resources: %v, want one per kernel like MAAS's", jammy)
+	}
+}
+
 func TestIllegalCommission(t *testing.T) {
 	l := newSimLab(t, nil)
 	dep := l.deployed(1, "deployed")

@@ -3,15 +3,21 @@ package maas
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
 
 // ProbeSite asks the region what it is (version/, which MAAS answers
 // without authentication), whether the API key works (users/?op=whoami),
-// which boot images it has synced (boot-resources/) and whether a rack
-// controller is registered (rackcontrollers/): four GETs.
+// which boot images and kernels it has synced (boot-resources/), which
+// image a node gets that names none or names a series without its
+// operating system (maas/?op=get_config of default_osystem and
+// default_distro_series) and whether a rack controller is registered
+// (rackcontrollers/): six GETs.
 //
 // A refused API key answers the info (Reachable, not Authenticated) with
 // a Permanent error; an unreachable region a Transient error.
@@ -38,22 +44,9 @@ func (d *Driver) ProbeSite(ctx context.Context) (drivers.SiteInfo, error) {
 		return info, err
 	}
 	info.Authenticated = true
-	var res []struct {
-		Name         string `json:"name"`
-		Type         string `json:"type"`
-		Architecture string `json:"architecture"`
-	}
-	if err := d.c.call(ctx, http.MethodGet, "boot-resources/", "", nil, &res); err != nil {
+	if err := d.probeImages(ctx, &info); err != nil {
 		return info, err
 	}
-	seen := map[string]bool{}
-	for _, r := range res {
-		if r.Name != "" && !seen[r.Name] {
-			seen[r.Name] = true
-			info.BootImages = append(info.BootImages, r.Name)
-		}
-	}
-	sort.Strings(info.BootImages)
 	var racks []struct {
 		SystemID string `json:"system_id"`
 	}
@@ -70,4 +63,64 @@ func (d *Driver) ProbeSite(ctx context.Context) (drivers.SiteInfo, error) {
 			"maas: the region has no synced boot images: import images (boot-resources) before deploying")
 	}
 	return info, nil
+}
+
+// bootResource is an entry of boot-resources/: one per image and
+// architecture, e.g. ubuntu/jammy on amd64/ga-22.04 and on
+// amd64/hwe-22.04 (the part after the slash names the kernel).
+type bootResource struct {
+	Name         string `json:"name"`
+	Type         string `json:"type"`
+	Architecture string `json:"architecture"`
+}
+
+// probeImages fills the boot images, their kernels and the defaults.
+func (d *Driver) probeImages(ctx context.Context, info *drivers.SiteInfo) error {
+	var res []bootResource
+	if err := d.c.call(ctx, http.MethodGet, "boot-resources/", "", nil, &res); err != nil {
+		return err
+	}
+	info.BootImages, info.Kernels = imagesAndKernels(res)
+	var osys, series string
+	for _, c := range []struct {
+		name string
+		dst  *string
+	}{{"default_osystem", &osys}, {"default_distro_series", &series}} {
+		if err := d.c.call(ctx, http.MethodGet, "maas/", "get_config", url.Values{"name": {c.name}}, c.dst); err != nil {
+			return err
+		}
+	}
+	info.DefaultOS = osys
+	if osys != "" && series != "" {
+		info.DefaultImage = osys + "/" + series
+	}
+	return nil
+}
+
+// imagesAndKernels lists the image names, sorted, and by image the
+// kernels (ga-* and hwe-* subarchitectures: what MAAS accepts as a
+// deploy's hwe_kernel), sorted; an image with none is left out of the
+// map (a custom image: MAAS picks its kernel itself).
+func imagesAndKernels(res []bootResource) ([]string, map[string][]string) {
+	var images []string
+	kernels := map[string][]string{}
+	seen := map[string]bool{}
+	for _, r := range res {
+		if r.Name == "" {
+			continue
+		}
+		if !seen[r.Name] {
+			seen[r.Name] = true
+			images = append(images, r.Name)
+		}
+		_, k, _ := strings.Cut(r.Architecture, "/")
+		if (strings.HasPrefix(k, "ga-") || strings.HasPrefix(k, "hwe-")) && !slices.Contains(kernels[r.Name], k) {
+			kernels[r.Name] = append(kernels[r.Name], k)
+		}
+	}
+	sort.Strings(images)
+	for _, ks := range kernels {
+		sort.Strings(ks)
+	}
+	return images, kernels
 }
