@@ -1,5 +1,7 @@
 package drivers
 
+import "strconv"
+
 // Plain data the drivers exchange with the engine: no funcs, channels or
 // interfaces, so that it crosses the plugin boundary as JSON.
 
@@ -181,6 +183,14 @@ type Link struct {
 	Trunking      string `json:"trunking"` // disabled | 802.1q
 	NativeNetwork string `json:"nativeNetwork,omitempty"`
 }
+
+// Bonded reports whether the link bonds its devices.
+func (l Link) Bonded() bool { return l.BondMode != "" && l.BondMode != "disabled" }
+
+// VLANName is the name of the VLAN interface of a tagged network on a
+// carrier interface (see Interface): <carrier>.<vlan id>, as MAAS names
+// them.
+func VLANName(carrier string, vid int) string { return carrier + "." + strconv.Itoa(vid) }
 
 // Device is a NIC or disk: the design's alias and where it sits, so the
 // driver can map it to the provisioner's name from commissioning data.

@@ -18,8 +18,9 @@
 #   SLIPWAY_ROOT  install under this directory instead of / (default /);
 #                 under another root, packages and units are not activated
 #
-# Needs only sh, curl, tar, gzip, sed, grep, tail and mktemp. The token
-# goes to curl in a header file, never on a command line.
+# Needs only sh, curl, tar, gzip, sed, grep, tail, mktemp, tr, cut, cp,
+# mkdir, chmod, rm and, when installing live, apt-get and systemctl. The
+# token goes to curl in a header file, never on a command line.
 set -eu
 
 env_file=${SLIPWAY_ENV:-/etc/slipway/bootstrap.env}

@@ -15,6 +15,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
@@ -59,6 +61,19 @@ type env struct {
 	rev  string
 	srv  *Server
 	logs *syncBuffer
+}
+
+// inventory stores what commissioning found on a node's machine, as the
+// engine does.
+func (e *env) inventory(node string, inv drivers.Inventory) {
+	e.t.Helper()
+	op, err := orchestrator.InventoryOp(node, inv)
+	if err == nil {
+		_, err = e.st.Write(context.Background(), op)
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 func newEnv(t testing.TB, tune ...func(*Config)) *env {

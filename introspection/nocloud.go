@@ -2,15 +2,18 @@ package introspection
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/netip"
-	"strconv"
+	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"gopkg.in/yaml.v3"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator"
 )
 
 // The NoCloud-net seed: cloud-init can't send headers, so these routes
@@ -19,41 +22,72 @@ import (
 
 const yamlType = "text/yaml; charset=utf-8"
 
-func (s *Server) metaData(c echo.Context) error {
+// The parts of the seed, as BootData names them.
+const (
+	PartSelf          = "self"
+	PartMetaData      = "meta-data"
+	PartUserData      = "user-data"
+	PartVendorData    = "vendor-data"
+	PartNetworkConfig = "network-config"
+)
+
+// Parts lists the parts BootData renders.
+var Parts = []string{PartSelf, PartMetaData, PartUserData, PartVendorData, PartNetworkConfig}
+
+func (s *Server) metaData(c echo.Context) error { return s.servePart(c, PartMetaData) }
+
+func (s *Server) seedUserData(c echo.Context) error { return s.servePart(c, PartUserData) }
+
+func (s *Server) vendorData(c echo.Context) error { return s.servePart(c, PartVendorData) }
+
+func (s *Server) networkConfig(c echo.Context) error { return s.servePart(c, PartNetworkConfig) }
+
+func (s *Server) servePart(c echo.Context, part string) error {
 	ss := sessionOf(c)
-	b, err := marshalYAML(struct {
-		InstanceID    string `yaml:"instance-id"`
-		LocalHostname string `yaml:"local-hostname"`
-	}{ss.rec.Node + "-" + ss.rec.Deployment, ss.n.Metadata.Name})
+	b, err := s.renderPart(c.Request().Context(), ss, part, s.Token(ss.rec.Node, ss.rec.Deployment))
 	if err != nil {
 		return err
 	}
 	return c.Blob(http.StatusOK, yamlType, b)
 }
 
-func (s *Server) seedUserData(c echo.Context) error {
-	ss := sessionOf(c)
-	return c.Blob(http.StatusOK, yamlType, s.userData(s.Token(ss.rec.Node, ss.rec.Deployment)))
+// metaData is the NoCloud meta-data: the instance (one per deployment),
+// the host name and the site's SSH keys.
+type metaData struct {
+	InstanceID    string   `yaml:"instance-id"`
+	LocalHostname string   `yaml:"local-hostname"`
+	PublicKeys    []string `yaml:"public-keys,omitempty"`
 }
 
-func (s *Server) vendorData(c echo.Context) error {
-	return c.Blob(http.StatusOK, yamlType, []byte(cloudConfigH+"{}\n"))
-}
-
-func (s *Server) networkConfig(c echo.Context) error {
-	ss := sessionOf(c)
-	var names map[string]string
-	if s.cfg.DeviceNames != nil {
-		var err error
-		if names, err = s.cfg.DeviceNames(c.Request().Context(), ss.rec.Node); err != nil {
-			return internal(http.StatusServiceUnavailable, "the node's device names could not be looked up; try again", err)
+// renderPart renders one part of what the node is served for the
+// session's deployment; tok goes into the user data.
+func (s *Server) renderPart(ctx context.Context, ss *session, part, tok string) ([]byte, error) {
+	switch part {
+	case PartSelf:
+		return s.selfJSON(ss)
+	case PartMetaData:
+		self := selfOf(ss.d, ss.n, ss.rec.Deployment)
+		return marshalYAML(metaData{InstanceID: ss.rec.Node + "-" + ss.rec.Deployment, LocalHostname: self.Hostname,
+			PublicKeys: self.SSHKeys})
+	case PartUserData:
+		return s.userData(selfOf(ss.d, ss.n, ss.rec.Deployment), tok)
+	case PartVendorData:
+		return []byte(cloudConfigH + "{}\n"), nil
+	case PartNetworkConfig:
+		inv, ok, err := orchestrator.NodeInventory(ctx, s.store, ss.rec.Node)
+		if err != nil {
+			return nil, internal(http.StatusServiceUnavailable, "the node's inventory could not be read; try again", err)
 		}
+		if !ok {
+			return nil, problem(http.StatusNotFound, "no network-config: the node's NICs were never inventoried (commission or deploy it with this orchestrator); MAAS configures its network")
+		}
+		np, err := netplan(selfOf(ss.d, ss.n, ss.rec.Deployment), inv)
+		if err != nil {
+			return nil, problem(http.StatusConflict, "no network-config: "+err.Error())
+		}
+		return marshalYAML(np)
 	}
-	b, err := marshalYAML(netplan(selfOf(ss.d, ss.n, ss.rec.Deployment), names))
-	if err != nil {
-		return err
-	}
-	return c.Blob(http.StatusOK, yamlType, b)
+	return nil, problem(http.StatusNotFound, fmt.Sprintf("no part %q: use one of %s", echoName(part), strings.Join(Parts, ", ")))
 }
 
 // npConfig is a netplan (network config version 2) document.
@@ -88,7 +122,7 @@ type npEthernet struct {
 
 // npMatch selects a NIC.
 type npMatch struct {
-	Name string `yaml:"name,omitempty"`
+	MACAddress string `yaml:"macaddress"`
 }
 
 // npBond is a bond of NICs.
@@ -128,55 +162,62 @@ type npNameservers struct {
 	Search    []string `yaml:"search,omitempty"`
 }
 
-// netplan renders a node's networking as netplan v2:
-//   - every device of an interface is an ethernet named by its alias,
-//     matched by its kernel name when names knows it (set-name renames it
-//     to the alias), else by the alias;
+// netplan renders a node's networking as netplan v2, mirroring what the
+// server driver configured in the provisioner (the naming contract of
+// drivers.Interface), so that an image that reads it agrees with what
+// MAAS renders:
+//   - every NIC is matched by the MAC the inventory recorded and named
+//     with set-name: a NIC carrying an interface on its own gets the
+//     interface's name, a bond member keeps its kernel name;
 //   - an interface on a bonded link is a bond (named like the interface)
-//     of its devices; otherwise its first device carries its networks;
+//     of its NICs;
 //   - untagged networks (the native network of an 802.1q trunk, or the
-//     one network of a link without trunking) are addressed on that
-//     device; tagged ones on a VLAN <device>.<vlan id>;
+//     one network of a link without trunking) are addressed on the
+//     carrier; tagged ones on a VLAN <carrier>.<vlan id>;
 //   - a static address gets its CIDR's prefix, "dhcp" turns on DHCP; the
 //     network's routes follow it; the primary network also carries the
 //     default route through its gateway (static addresses only: DHCP
 //     brings its own) and the node's DNS settings;
 //   - MTUs: the link's on NICs and bonds, the network's on VLANs.
-func netplan(self Self, names map[string]string) npConfig {
+func netplan(self Self, inv drivers.Inventory) (npConfig, error) {
 	nw := npNetwork{Version: 2, Ethernets: map[string]*npEthernet{}, Bonds: map[string]*npBond{},
 		VLANs: map[string]*npVLAN{}}
 	for _, in := range self.Interfaces {
 		if len(in.Devices) == 0 {
 			continue
 		}
+		carrier := in.Name
+		var members []string
 		for _, dev := range in.Devices {
-			e := &npEthernet{Match: &npMatch{Name: dev.Alias}}
-			if k := names[dev.Alias]; k != "" && k != dev.Alias {
-				e.Match.Name, e.SetName = k, dev.Alias
+			nic, ok := inv.NIC(dev.Alias)
+			if !ok {
+				return npConfig{}, fmt.Errorf("machine %s has no NIC recorded for device %s of interface %s", inv.MachineID, dev.Alias, in.Name)
 			}
+			name := carrier
+			if in.Link.Bonded() {
+				name = nic.Name
+				members = append(members, name)
+			}
+			e := &npEthernet{Match: &npMatch{MACAddress: nic.MAC}, SetName: name}
 			e.MTU = in.Link.MTU
-			nw.Ethernets[dev.Alias] = e
+			nw.Ethernets[name] = e
 		}
 		var parent *npCommon
-		parentName := in.Devices[0].Alias
-		if bonded(in.Link) {
-			parentName = in.Name
-			b := &npBond{Parameters: bondParams(in.Link)}
-			for _, dev := range in.Devices {
-				b.Interfaces = append(b.Interfaces, dev.Alias)
-			}
+		if in.Link.Bonded() {
+			slices.Sort(members)
+			b := &npBond{Interfaces: members, Parameters: bondParams(in.Link)}
 			b.MTU = in.Link.MTU
-			nw.Bonds[parentName] = b
+			nw.Bonds[carrier] = b
 			parent = &b.npCommon
 		} else {
-			parent = &nw.Ethernets[parentName].npCommon
+			parent = &nw.Ethernets[carrier].npCommon
 		}
 		for _, n := range in.Networks {
 			target := parent
 			if n.Tagged {
-				v := &npVLAN{ID: n.VLAN, Link: parentName}
+				v := &npVLAN{ID: n.VLAN, Link: carrier}
 				v.MTU = n.MTU
-				nw.VLANs[vlanName(nw.VLANs, parentName, n.VLAN)] = v
+				nw.VLANs[drivers.VLANName(carrier, n.VLAN)] = v
 				target = &v.npCommon
 			}
 			address(target, n, n.Name == self.PrimaryNetwork, self.DNS)
@@ -188,7 +229,7 @@ func netplan(self Self, names map[string]string) npConfig {
 	if len(nw.VLANs) == 0 {
 		nw.VLANs = nil
 	}
-	return npConfig{Network: nw}
+	return npConfig{Network: nw}, nil
 }
 
 // marshalYAML encodes v with the 2-space indentation of cloud-init's and
@@ -206,8 +247,6 @@ func marshalYAML(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func bonded(l drivers.Link) bool { return l.BondMode != "" && l.BondMode != "disabled" }
-
 func bondParams(l drivers.Link) *npBondParams {
 	p := &npBondParams{Mode: l.BondMode, MIIMonitorInterval: l.MIIMon, TransmitHashPolicy: l.BondHash,
 		UpDelay: l.UpDelay, DownDelay: l.DownDelay}
@@ -215,20 +254,6 @@ func bondParams(l drivers.Link) *npBondParams {
 		p.LACPRate = l.LACPRate
 	}
 	return p
-}
-
-// vlanName names a VLAN device <parent>.<id>, or vlan<id> when that is
-// longer than a kernel interface name (15 bytes).
-func vlanName(taken map[string]*npVLAN, parent string, id int) string {
-	name := parent + "." + strconv.Itoa(id)
-	if len(name) <= 15 {
-		return name
-	}
-	name = "vlan" + strconv.Itoa(id)
-	for i := 1; taken[name] != nil; i++ {
-		name = fmt.Sprintf("vlan%d-%d", id, i)
-	}
-	return name
 }
 
 // address puts a network's address, routes and (on the primary network)
@@ -248,7 +273,7 @@ func address(c *npCommon, n Network, primary bool, dns DNS) {
 		}
 	}
 	if primary && n.Gateway != "" && n.Address != "" && n.Address != "dhcp" {
-		c.Routes = append(c.Routes, npRoute{To: "default", Via: n.Gateway})
+		c.Routes = append(c.Routes, npRoute{To: defaultRoute(n.Gateway), Via: n.Gateway})
 	}
 	if n.Address != "" {
 		for _, r := range n.Routes {
@@ -258,4 +283,13 @@ func address(c *npCommon, n Network, primary bool, dns DNS) {
 	if primary && (len(dns.Servers) > 0 || len(dns.Search) > 0) {
 		c.Nameservers = &npNameservers{Addresses: dns.Servers, Search: dns.Search}
 	}
+}
+
+// defaultRoute is the destination of a default route through gw, written
+// out (cloud-init's older netplan converters refuse "default").
+func defaultRoute(gw string) string {
+	if a, err := netip.ParseAddr(gw); err == nil && a.Is6() {
+		return "::/0"
+	}
+	return "0.0.0.0/0"
 }

@@ -1,12 +1,13 @@
 package introspection
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
+
+	"github.com/slipway-dev/slipway/drivers"
 )
 
 func getYAML(t *testing.T, e *env, path string, v any) string {
@@ -27,9 +28,10 @@ func TestNoCloudSeed(t *testing.T) {
 	e := newEnv(t)
 	tok := e.issue("r01-cmp01", "5")
 	base := "/v1/nocloud/" + tok + "/"
-	var meta map[string]string
+	var meta map[string]any
 	getYAML(t, e, base+"meta-data", &meta)
-	if diff := cmp.Diff(map[string]string{"instance-id": "r01-cmp01-5", "local-hostname": "r01-cmp01"}, meta); diff != "" {
+	wantMeta := map[string]any{"instance-id": "r01-cmp01-5", "local-hostname": "r01-cmp01", "public-keys": []any{e.d.Site.Spec.SSHKeys[0]}}
+	if diff := cmp.Diff(wantMeta, meta); diff != "" {
 		t.Errorf("meta-data (-want +got):\n%s", diff)
 	}
 	ud, err := e.srv.UserData(t.Context(), e.d, "r01-cmp01", "5")
@@ -44,9 +46,18 @@ func TestNoCloudSeed(t *testing.T) {
 	}
 }
 
+// cmp01NICs is what commissioning found on r01-cmp01's machine.
+var cmp01NICs = drivers.Inventory{MachineID: "abc123", NICs: []drivers.NIC{
+	{Alias: "pxe0", Name: "eno1", MAC: "0c:c4:7a:00:00:01"},
+	{Alias: "data0", Name: "enp65s0f0", MAC: "0c:c4:7a:00:00:02"},
+	{Alias: "data1", Name: "enp65s0f1", MAC: "0c:c4:7a:00:00:03"},
+	{Name: "eno2", MAC: "0c:c4:7a:00:00:04"}, // not in the design
+}}
+
 func TestNetworkConfig(t *testing.T) {
 	e := newEnv(t)
 	tok := e.issue("r01-cmp01", "5")
+	e.inventory("r01-cmp01", cmp01NICs)
 	var nc struct {
 		Network struct {
 			Version   int
@@ -60,22 +71,25 @@ func TestNetworkConfig(t *testing.T) {
 	if n.Version != 2 {
 		t.Fatalf("version %d:\n%s", n.Version, raw)
 	}
+	// Matched by MAC, named as the MAAS driver names them: the NIC
+	// carrying interface pxe on its own is renamed pxe, bond members keep
+	// their kernel names.
 	want := map[string]map[string]any{
-		"pxe0":  {"match": map[string]any{"name": "pxe0"}, "mtu": 1500, "dhcp4": true},
-		"data0": {"match": map[string]any{"name": "data0"}, "mtu": 9000},
-		"data1": {"match": map[string]any{"name": "data1"}, "mtu": 9000},
+		"pxe":       {"match": map[string]any{"macaddress": "0c:c4:7a:00:00:01"}, "set-name": "pxe", "mtu": 1500, "dhcp4": true},
+		"enp65s0f0": {"match": map[string]any{"macaddress": "0c:c4:7a:00:00:02"}, "set-name": "enp65s0f0", "mtu": 9000},
+		"enp65s0f1": {"match": map[string]any{"macaddress": "0c:c4:7a:00:00:03"}, "set-name": "enp65s0f1", "mtu": 9000},
 	}
 	if diff := cmp.Diff(want, n.Ethernets); diff != "" {
 		t.Errorf("ethernets (-want +got):\n%s\n%s", diff, raw)
 	}
 	wantBonds := map[string]map[string]any{"bond0": {
-		"interfaces": []any{"data0", "data1"},
+		"interfaces": []any{"enp65s0f0", "enp65s0f1"},
 		"mtu":        9000,
 		"parameters": map[string]any{"mode": "802.3ad", "lacp-rate": "fast", "mii-monitor-interval": 100,
 			"transmit-hash-policy": "layer3+4", "up-delay": 200, "down-delay": 200},
 		"addresses": []any{"10.12.0.101/24"},
 		"routes": []any{
-			map[string]any{"to": "default", "via": "10.12.0.1"},
+			map[string]any{"to": "0.0.0.0/0", "via": "10.12.0.1"},
 			map[string]any{"to": "10.0.0.0/24", "via": "10.12.0.254", "metric": 100},
 		},
 		"nameservers": map[string]any{"addresses": []any{"10.12.0.10", "10.12.0.11"}, "search": []any{"lab.example.net"}},
@@ -92,29 +106,20 @@ func TestNetworkConfig(t *testing.T) {
 	}
 }
 
-func TestNetworkConfigDeviceNames(t *testing.T) {
-	e := newEnv(t, func(c *Config) {
-		c.DeviceNames = func(_ context.Context, node string) (map[string]string, error) {
-			if node != "r01-cmp01" {
-				t.Errorf("device names asked for %s", node)
-			}
-			return map[string]string{"pxe0": "eno1", "data0": "enp65s0f0"}, nil
-		}
-	})
+// A node whose NICs were never inventoried gets no network-config (404:
+// cloud-init then keeps its fallback) rather than one naming NICs that
+// may not exist; one whose inventory lacks a design device gets 409.
+func TestNetworkConfigNeedsInventory(t *testing.T) {
+	e := newEnv(t)
 	tok := e.issue("r01-cmp01", "5")
-	var nc struct {
-		Network struct{ Ethernets map[string]map[string]any }
+	if r := e.do("GET", "/v1/nocloud/"+tok+"/network-config", "", nil); r.code != 404 || !strings.Contains(string(r.body), "inventoried") {
+		t.Errorf("without an inventory: %d %s", r.code, r.body)
 	}
-	getYAML(t, e, "/v1/nocloud/"+tok+"/network-config", &nc)
-	eth := nc.Network.Ethernets
-	for alias, kernel := range map[string]string{"pxe0": "eno1", "data0": "enp65s0f0", "data1": "data1"} {
-		m, _ := eth[alias]["match"].(map[string]any)
-		if m["name"] != kernel {
-			t.Errorf("%s matched by %v, want %s", alias, m["name"], kernel)
-		}
-		if set, _ := eth[alias]["set-name"].(string); (kernel != alias) != (set == alias) {
-			t.Errorf("%s: set-name %q", alias, set)
-		}
+	partial := cmp01NICs
+	partial.NICs = partial.NICs[1:]
+	e.inventory("r01-cmp01", partial)
+	if r := e.do("GET", "/v1/nocloud/"+tok+"/network-config", "", nil); r.code != 409 || !strings.Contains(string(r.body), "device pxe0") {
+		t.Errorf("without pxe0 in the inventory: %d %s", r.code, r.body)
 	}
 }
 

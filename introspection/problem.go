@@ -30,6 +30,9 @@ type problemError struct {
 func (p *problemError) Error() string { return p.detail }
 func (p *problemError) Unwrap() error { return p.cause }
 
+// HTTPStatus is the status an API answers the error with.
+func (p *problemError) HTTPStatus() int { return p.status }
+
 func problem(status int, detail string) error { return &problemError{status: status, detail: detail} }
 
 // internal is a 5xx whose cause is logged but not shown.

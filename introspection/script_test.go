@@ -31,6 +31,33 @@ func needTools(t *testing.T) {
 	}
 }
 
+// needTool returns the path of a validator the tests run, skipping when
+// it is missing, except in CI (env CI set), where it is required.
+func needTool(t *testing.T, tool, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(tool)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is needed (CI is set): install the Debian package %s", tool, pkg)
+		}
+		t.Skipf("%s not found (Debian package %s): skipped", tool, pkg)
+	}
+	return p
+}
+
+// The bootstrap script passes shellcheck as a POSIX sh script.
+func TestBootstrapScriptShellcheck(t *testing.T) {
+	sc := needTool(t, "shellcheck", "shellcheck")
+	script := filepath.Join(t.TempDir(), "slipway-bootstrap")
+	if err := os.WriteFile(script, []byte(BootstrapScript()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(t.Context(), sc, "--shell=sh", "--severity=style", script).CombinedOutput()
+	if err != nil {
+		t.Errorf("shellcheck: %v\n%s", err, out)
+	}
+}
+
 // serveEnv is an env whose server listens on 127.0.0.1, its URL the
 // one in the user data.
 func serveEnv(t *testing.T) *env {
@@ -93,10 +120,38 @@ func runScript(t *testing.T, envFile, root string) (string, error) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", script)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir(),
+	cmd.Env = []string{"PATH=" + headerTools(t), "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir(),
 		"SLIPWAY_ROOT=" + root, "SLIPWAY_ENV=" + envFile, "no_proxy=*", "NO_PROXY=*", "LC_ALL=C"}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// headerTools makes a directory holding only the tools the script's
+// header says it needs ("# Needs only sh, curl, ... and mktemp."), linked
+// to the real ones, for the script's PATH: a tool the script uses but its
+// header does not list is "not found" in every script test.
+func headerTools(t *testing.T) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(BootstrapScript(), "# Needs only ")
+	list, _, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 {
+		t.Fatal(`the script's header has no "# Needs only ... ." line`)
+	}
+	dir := t.TempDir()
+	for _, f := range strings.FieldsFunc(strings.ReplaceAll(list, " and", ","), func(r rune) bool { return r == ',' || r == '\n' || r == '#' }) {
+		tool := strings.TrimSpace(f)
+		if tool == "" || strings.Contains(tool, " ") {
+			continue // words of the sentence, like "when installing live:"
+		}
+		real, err := exec.LookPath(tool)
+		if err != nil {
+			continue // apt-get, systemctl: run only on a live node
+		}
+		if err := os.Symlink(real, filepath.Join(dir, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 func reportsOf(t *testing.T, e *env, node, deployment string) map[string]Report {

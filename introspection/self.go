@@ -27,6 +27,7 @@ type Self struct {
 	PrimaryNetwork string           `json:"primaryNetwork,omitempty"`
 	DNS            DNS              `json:"dns"`
 	NTPServers     []string         `json:"ntpServers,omitempty"`
+	SSHKeys        []string         `json:"sshKeys,omitempty"` // the site's, authorized on the node
 	Interfaces     []Interface      `json:"interfaces"`
 	Storage        drivers.Storage  `json:"storage"`
 	Platform       drivers.Platform `json:"platform"`
@@ -79,18 +80,26 @@ type ActionRef struct {
 }
 
 func (s *Server) getSelf(c echo.Context) error {
-	ss := sessionOf(c)
-	key := ss.rec.Revision + "\x00" + ss.rec.Node + "\x00" + ss.rec.Deployment
-	b, ok := s.selves.get(key)
-	if !ok {
-		var err error
-		if b, err = json.Marshal(selfOf(ss.d, ss.n, ss.rec.Deployment)); err != nil {
-			return err
-		}
-		b = append(b, '\n')
-		s.selves.put(key, b)
+	b, err := s.selfJSON(sessionOf(c))
+	if err != nil {
+		return err
 	}
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
+}
+
+// selfJSON is the session's /v1/self answer, cached.
+func (s *Server) selfJSON(ss *session) ([]byte, error) {
+	key := ss.rec.Revision + "\x00" + ss.rec.Node + "\x00" + ss.rec.Deployment
+	if b, ok := s.selves.get(key); ok {
+		return b, nil
+	}
+	b, err := json.Marshal(selfOf(ss.d, ss.n, ss.rec.Deployment))
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, '\n')
+	s.selves.put(key, b)
+	return b, nil
 }
 
 // selfCache keeps rendered /v1/self answers: an answer depends only on the
@@ -130,6 +139,7 @@ func selfOf(d *design.Design, n *design.Node, deployment string) Self {
 	}
 	if d.Site != nil {
 		out.NTPServers = d.Site.Spec.NTP.Servers
+		out.SSHKeys = d.Site.Spec.SSHKeys
 		out.DNS = DNS{Servers: d.Site.Spec.DNS.Servers, Search: d.Site.Spec.DNS.Search}
 	}
 	if p := d.Networks[dn.Primary]; p != nil {

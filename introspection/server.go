@@ -62,10 +62,6 @@ type Config struct {
 	// Secret resolves the `secret "NAME"` calls of boot action templates
 	// (nil: such templates fail to render).
 	Secret func(ctx context.Context, name string) (string, error)
-	// DeviceNames returns the kernel names of a node's devices by alias
-	// (e.g. from the provisioner's commissioning data), for the NoCloud
-	// network-config; nil or a missing alias: the alias is the name.
-	DeviceNames func(ctx context.Context, node string) (map[string]string, error)
 	Log         zerolog.Logger
 }
 

@@ -40,6 +40,22 @@ type cloudConfig struct {
 	RunCmd     []string    `yaml:"runcmd"`
 }
 
+// nodeConfig is the node's part of the cloud-config: its names (the short
+// host name stays the host name; the FQDN goes to /etc/hosts), the
+// site's SSH keys and NTP servers.
+type nodeConfig struct {
+	Hostname   string     `yaml:"hostname"`
+	FQDN       string     `yaml:"fqdn"`
+	PreferFQDN bool       `yaml:"prefer_fqdn_over_hostname"`
+	SSHKeys    []string   `yaml:"ssh_authorized_keys,omitempty"`
+	NTP        *ntpConfig `yaml:"ntp,omitempty"`
+}
+
+type ntpConfig struct {
+	Enabled bool     `yaml:"enabled"`
+	Servers []string `yaml:"servers"`
+}
+
 // UserData implements orchestrator.Bootstrapper: it issues the node's
 // token for the deployment (replacing the token of its previous
 // deployment) and returns the cloud-config that installs and runs the
@@ -56,7 +72,7 @@ func (s *Server) UserData(ctx context.Context, d *design.Design, node, deploymen
 	if err != nil {
 		return nil, err
 	}
-	return s.userData(tok), nil
+	return s.userData(selfOf(d, d.Nodes[node], deployment), tok)
 }
 
 // tokenSlot stands for the token in the pre-encoded user data: it has a
@@ -81,16 +97,28 @@ func encodeUserData(baseURL string) ([][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("introspection: encode user data: %w", err)
 	}
-	parts := bytes.Split(append([]byte(cloudConfigH), b...), []byte(tokenSlot))
+	parts := bytes.Split(b, []byte(tokenSlot))
 	if len(parts) != 3 {
 		return nil, fmt.Errorf("introspection: encode user data: the token goes %d places, want 2", len(parts)-1)
 	}
 	return parts, nil
 }
 
-// userData is the cloud-config holding a token.
-func (s *Server) userData(tok string) []byte {
-	return bytes.Join(s.udParts, []byte(tok))
+// userData is the node's cloud-config holding a token: the node's part,
+// then the pre-encoded bootstrap part (both are top-level mappings with
+// their own keys, so they concatenate into one).
+func (s *Server) userData(self Self, tok string) ([]byte, error) {
+	nc := nodeConfig{Hostname: self.Hostname, FQDN: self.FQDN, SSHKeys: self.SSHKeys}
+	if len(self.NTPServers) > 0 {
+		nc.NTP = &ntpConfig{Enabled: true, Servers: self.NTPServers}
+	}
+	head, err := marshalYAML(nc)
+	if err != nil {
+		return nil, fmt.Errorf("introspection: encode the user data of node %s: %w", self.Name, err)
+	}
+	out := make([]byte, 0, len(cloudConfigH)+len(head)+len(s.udParts[0])+len(s.udParts[1])+len(s.udParts[2])+2*len(tok))
+	out = append(append(out, cloudConfigH...), head...)
+	return append(out, bytes.Join(s.udParts, []byte(tok))...), nil
 }
 
 // EndDeployment implements orchestrator.Bootstrapper: the node's machine

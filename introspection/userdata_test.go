@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 )
 
@@ -19,9 +20,16 @@ func TestUserData(t *testing.T) {
 	var cc struct {
 		WriteFiles []struct{ Path, Owner, Permissions, Content string } `yaml:"write_files"`
 		RunCmd     []string                                             `yaml:"runcmd"`
+		nodeConfig `yaml:",inline"`
 	}
 	if err := yaml.Unmarshal(ud, &cc); err != nil {
 		t.Fatal(err)
+	}
+	site := e.d.Site.Spec
+	wantNode := nodeConfig{Hostname: "r02-cmp01", FQDN: "r02-cmp01.lab.example.net", SSHKeys: site.SSHKeys,
+		NTP: &ntpConfig{Enabled: true, Servers: site.NTP.Servers}}
+	if diff := cmp.Diff(wantNode, cc.nodeConfig); diff != "" || !strings.Contains(string(ud), "\nprefer_fqdn_over_hostname: false\n") {
+		t.Errorf("the node's names, keys and NTP (-want +got):\n%s\n%s", diff, ud)
 	}
 	tok := e.srv.Token("r02-cmp01", "3")
 	want := map[string]struct{ perm, content string }{

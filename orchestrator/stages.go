@@ -177,6 +177,15 @@ func (r *nodeRun) commission(ctx context.Context) (step, error) {
 	if err != nil {
 		return step{}, err
 	}
+	if res.Status == drivers.StatusDone { // what commissioning found, for the node's served network-config
+		dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+		if err != nil {
+			return step{}, err
+		}
+		if err := r.recordInventory(ctx, dn); err != nil {
+			return step{}, err
+		}
+	}
 	return r.result(res, true, func() step { return advance("%s", res.Message) })
 }
 
@@ -263,6 +272,9 @@ func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 	}
 	var dep drivers.Deployment
 	if r.e.cfg.Bootstrap != nil {
+		if err := r.ensureInventory(ctx, dn); err != nil {
+			return step{}, err
+		}
 		if dep.UserData, err = r.e.cfg.Bootstrap.UserData(ctx, r.d, r.rec.Name, r.deployment()); err != nil {
 			return step{}, err
 		}

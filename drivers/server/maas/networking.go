@@ -106,7 +106,7 @@ func (d *Driver) ApplyNetworking(ctx context.Context, n drivers.Node) (drivers.R
 		if len(parents) == 0 {
 			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: interface %s of node %s names no device", in.Name, n.Name)
 		}
-		bonded := in.Link.BondMode != "" && in.Link.BondMode != "disabled"
+		bonded := in.Link.Bonded()
 		trunk := in.Link.Trunking == "802.1q"
 		var native *drivers.InterfaceNetwork
 		var tagged []drivers.InterfaceNetwork
