@@ -62,7 +62,7 @@ type Config struct {
 	// Secret resolves the `secret "NAME"` calls of boot action templates
 	// (nil: such templates fail to render).
 	Secret func(ctx context.Context, name string) (string, error)
-	Log         zerolog.Logger
+	Log    zerolog.Logger
 }
 
 // Server is the introspection API. It is safe for concurrent use.
