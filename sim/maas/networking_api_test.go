@@ -741,3 +741,22 @@ func TestNetworkingInterfaceStateGuard(t *testing.T) {
 	e.s.mu.Unlock()
 	e.textErr(409, "POST", eth0+"?op=set_default_gateway", nil, fmt.Sprintf(msg, "set default gateway"))
 }
+
+// effective_mtu is MAAS's get_effective_mtu: a bond member's own MTU is
+// 1500, but it carries the bond's 9000-byte frames, so its effective MTU
+// is 9000 (the maximum over the interfaces built on it).
+func TestEffectiveMTUOfBondMembers(t *testing.T) {
+	e := newNetEnv(t)
+	m := e.readyMachine("web1", "52:54:00:aa:00:01", "52:54:00:aa:00:02")
+	base := "/nodes/" + m.SystemID + "/interfaces/"
+	ifs := e.list("GET", base, nil)
+	id := func(n int) string { return strconv.Itoa(idIn(ifs[n].(map[string]any))) }
+	e.obj(200, "POST", base+"?op=create_bond", url.Values{"name": {"bond0"}, "parents": {id(0), id(1)},
+		"bond_mode": {"active-backup"}, "mtu": {"9000"}})
+	for _, i := range e.list("GET", base, nil) {
+		i := i.(map[string]any)
+		if i["effective_mtu"] != 9000.0 {
+			t.Errorf("%s (%s): effective_mtu %v, want 9000", i["name"], i["type"], i["effective_mtu"])
+		}
+	}
+}

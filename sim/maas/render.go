@@ -2,6 +2,7 @@ package maas
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -120,10 +121,27 @@ func (s *Server) renderInterface(m *machine, i *iface) map[string]any {
 	}
 	return map[string]any{"id": i.ID, "name": i.Name, "type": i.Type, "enabled": i.Enabled, "mac_address": mac,
 		"vlan": vl, "links": links, "parents": parents, "children": children, "tags": tags, "params": params,
-		"effective_mtu": i.MTU, "system_id": m.SystemID, "vendor": nilIfEmpty(i.Vendor), "product": nilIfEmpty(i.Product),
+		"effective_mtu": effectiveMTU(m, i, 0), "system_id": m.SystemID, "vendor": nilIfEmpty(i.Vendor), "product": nilIfEmpty(i.Product),
 		"firmware_version": nil, "link_connected": true, "interface_speed": 10000, "link_speed": 10000,
 		"numa_node": 0, "sriov_max_vf": 0, "discovered": []any{},
 		"resource_uri": uri("/nodes/%s/interfaces/%d/", m.SystemID, i.ID)}
+}
+
+// effectiveMTU is MAAS's Interface.get_effective_mtu: the interface's own
+// MTU (its mtu parameter, else its VLAN's) or, when larger, the effective
+// MTU of any interface built on it (a bond member carries the bond's and
+// its VLANs' frames). depth bounds a cycle the API should never let in.
+func effectiveMTU(m *machine, i *iface, depth int) int {
+	mtu := i.MTU
+	if depth > len(m.Interfaces) {
+		return mtu
+	}
+	for _, o := range m.Interfaces {
+		if slices.Contains(o.Parents, i.Name) {
+			mtu = max(mtu, effectiveMTU(m, o, depth+1))
+		}
+	}
+	return mtu
 }
 
 func nilIfEmpty(s string) any {
