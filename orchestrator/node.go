@@ -318,15 +318,7 @@ func (r *nodeRun) lease(ctx context.Context) bool {
 	}
 }
 
-func (r *nodeRun) unlease() {
-	r.e.mu.Lock()
-	defer r.e.mu.Unlock()
-	if r.e.leases[r.rec.Name] == r.run.id {
-		delete(r.e.leases, r.rec.Name)
-		close(r.e.leaseCh)
-		r.e.leaseCh = make(chan struct{})
-	}
-}
+func (r *nodeRun) unlease() { r.e.unleaseFor(r.rec.Name, r.run.id) }
 
 func (r *nodeRun) ref() drivers.NodeRef {
 	return drivers.NodeRef{Name: r.rec.Name, MachineID: r.rec.MachineID}

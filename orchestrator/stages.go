@@ -255,7 +255,11 @@ func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 		return step{kind: stepAgain}, r.saveErr("released after the failed deployment; deploying again (round %d)", r.rec.Rounds+1)
 	}
 	if r.rec.Intent == nil || r.rec.Intent.Op != "deploy" {
-		if r.rec.Deployment == 0 || r.rec.DeploymentEnded {
+		fresh, err := r.freshDeployment(ctx)
+		if err != nil {
+			return step{}, err
+		}
+		if fresh {
 			r.rec.Deployment, r.rec.DeploymentEnded = r.rec.Deployment+1, false
 		}
 		r.rec.Intent = &Intent{Op: "deploy", Task: r.run.id, At: now()}
@@ -373,6 +377,27 @@ func (r *nodeRun) releasing(ctx context.Context) (step, error) {
 		r.rec.Intent, r.rec.AllocatedBy, r.rec.Observed = nil, "", "Ready"
 		return advance("%s", res.Message)
 	})
+}
+
+// freshDeployment reports whether the deploy about to be recorded opens
+// a new deployment: the node's first, one after a release, or one of a
+// machine that no longer runs the current deployment (released behind
+// the engine's back, or adopted as Ready or Allocated), whose token and
+// reports must not serve the new one. Only the last case asks the
+// provisioner.
+func (r *nodeRun) freshDeployment(ctx context.Context) (bool, error) {
+	if r.rec.Deployment == 0 || r.rec.DeploymentEnded {
+		return true, nil
+	}
+	ms, err := r.e.status(ctx, []drivers.NodeRef{r.ref()})
+	if err != nil {
+		return false, err
+	}
+	if len(ms) != 1 || ms[0].MachineID == "" {
+		return true, nil
+	}
+	r.rec.Observed = ms[0].State
+	return ms[0].State != "Deploying" && !slices.Contains(deployedStates, ms[0].State), nil
 }
 
 // deployment is the ID of the node's current deployment.

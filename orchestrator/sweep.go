@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
@@ -56,12 +57,12 @@ func (e *Engine) Sweep(ctx context.Context) (SweepReport, error) {
 		return rep, err
 	}
 	claimed := map[string]bool{}
-	var settled []NodeRecord
+	var watched []NodeRecord // settled nodes, and nodes whose deployment goes on
 	for _, r := range recs {
 		if r.MachineID != "" {
 			claimed[r.MachineID] = true
-			if e.holder(r) == "" && r.Outcome == OutcomeSucceeded && expected[r.Stage] != nil {
-				settled = append(settled, r)
+			if e.holder(r) == "" && (settled(r) || liveDeployment(r)) {
+				watched = append(watched, r)
 			}
 		}
 	}
@@ -89,8 +90,8 @@ func (e *Engine) Sweep(ctx context.Context) (SweepReport, error) {
 		}
 		b.event(Event{Time: rep.Time, Node: m.Node, Level: "warn", Kind: "leak", Message: msg})
 	}
-	for start := 0; start < len(settled); start += statusBatch {
-		chunk := settled[start:min(start+statusBatch, len(settled))]
+	for start := 0; start < len(watched); start += statusBatch {
+		chunk := watched[start:min(start+statusBatch, len(watched))]
 		refs := make([]drivers.NodeRef, len(chunk))
 		for i, r := range chunk {
 			refs[i] = drivers.NodeRef{Name: r.Name, MachineID: r.MachineID}
@@ -107,21 +108,94 @@ func (e *Engine) Sweep(ctx context.Context) (SweepReport, error) {
 			if ms[i].MachineID == "" {
 				st = "(gone)"
 			}
-			ok := false
-			for _, want := range expected[r.Stage] {
-				ok = ok || st == want
+			lost := liveDeployment(r) && !slices.Contains(deployedStates, st)
+			if !lost && (!settled(r) || slices.Contains(expected[r.Stage], st)) {
+				continue
 			}
-			if !ok {
-				rep.Drift = append(rep.Drift, Drift{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage, Observed: st})
-				b.event(Event{Time: rep.Time, Node: r.Name, Stage: r.Stage, Level: "warn", Kind: "drift",
-					Message: fmt.Sprintf("drift: the record says %s but machine %s is %s; `adopt` takes the provisioner's state, a task puts the machine back", r.Stage, r.MachineID, st)})
+			rep.Drift = append(rep.Drift, Drift{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage, Observed: st})
+			msg := fmt.Sprintf("drift: the record says %s but machine %s is %s; `adopt` takes the provisioner's state, a task puts the machine back", r.Stage, r.MachineID, st)
+			if lost {
+				msg += e.endLostDeployment(ctx, r)
 			}
+			b.event(Event{Time: rep.Time, Node: r.Name, Stage: r.Stage, Level: "warn", Kind: "drift", Message: msg})
 		}
 	}
 	if err := e.rec.write(ctx, &b); err != nil {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// settled: a finished node whose stage implies a machine state.
+func settled(r NodeRecord) bool { return r.Outcome == OutcomeSucceeded && expected[r.Stage] != nil }
+
+// liveDeployment: the record says the node's machine runs the OS of its
+// current deployment (the node's introspection token is valid).
+func liveDeployment(r NodeRecord) bool {
+	return (r.Stage == StageDeployed || r.Stage == StageBootstrap) && r.Deployment > 0 && !r.DeploymentEnded
+}
+
+// deployedStates are the machine states in which a deployment goes on:
+// rescue mode boots the machine into an ephemeral system and returns it
+// to Deployed; a deployed machine marked Broken keeps its OS. Any other
+// state (released, Ready, redeployed, gone) ends it.
+var deployedStates = []string{"Deployed", "Entering rescue mode", "Rescue mode", "Exiting rescue mode",
+	"Failed to enter rescue mode", "Failed to exit rescue mode", "Broken"}
+
+// endLostDeployment ends the deployment of a node whose machine left it
+// behind the engine's back: the node's introspection token is revoked and
+// the record says the deployment ended (the next deploy opens a new one).
+// It holds the node's lease meanwhile, and leaves a node a task took, or
+// whose record changed, since the sweep read it. It returns what it did,
+// for the drift event.
+func (e *Engine) endLostDeployment(ctx context.Context, r NodeRecord) string {
+	const by = "(sweep)"
+	if !e.leaseFor(r.Name, by) {
+		return "; a task holds the node now: its deployment is left to it"
+	}
+	defer e.unleaseFor(r.Name, by)
+	cur, ok, err := e.rec.node(ctx, r.Name)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("; reading the node's record failed (%v): the next sweep ends its deployment", err)
+	case !ok || !cur.Updated.Equal(r.Updated):
+		return "; the node's record changed meanwhile: the next sweep looks again"
+	}
+	if e.cfg.Bootstrap != nil {
+		if err := e.cfg.Bootstrap.EndDeployment(ctx, r.Name); err != nil {
+			return fmt.Sprintf("; revoking the node's introspection token failed (%v): the next sweep tries again", err)
+		}
+	}
+	cur.DeploymentEnded, cur.Updated = true, now()
+	var b batch
+	b.node(cur)
+	if err := e.rec.write(ctx, &b); err != nil {
+		return fmt.Sprintf("; the node's introspection token is revoked, but recording that its deployment ended failed (%v)", err)
+	}
+	return fmt.Sprintf("; deployment %d is over: the node's introspection token is revoked", r.Deployment)
+}
+
+// leaseFor takes a free node for a short operation of the engine's own
+// (by names it); false when a task holds the node.
+func (e *Engine) leaseFor(node, by string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.leases[node] != "" {
+		return false
+	}
+	e.leases[node] = by
+	return true
+}
+
+// unleaseFor frees a node that by holds, waking the tasks waiting for it.
+func (e *Engine) unleaseFor(node, by string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.leases[node] == by {
+		delete(e.leases, node)
+		close(e.leaseCh)
+		e.leaseCh = make(chan struct{})
+	}
 }
 
 func (e *Engine) sweepLoop(ctx context.Context) {

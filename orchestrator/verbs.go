@@ -96,6 +96,11 @@ func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (T
 			// A fresh budget: the failed deployments counted against
 			// DeployRetries are spent, the retry gets its own.
 			rec.Rounds = 0
+			if res.Started.IsZero() {
+				// Failed before it started (the task's preflight): the
+				// record's checkpoint is another task's; start at the top.
+				rec.Stage, rec.Step = seq[0], 0
+			}
 		case VerbResume:
 			switch {
 			case res.Started.IsZero():
@@ -332,7 +337,9 @@ func (e *Engine) ReleaseManual(ctx context.Context, node, who string) (NodeRecor
 }
 
 // Adopt takes the provisioner's observed state of the node's machine as
-// truth: the record gets the machine and the stage that state means.
+// truth: the record gets the machine and the stage that state means. A
+// machine that no longer runs the recorded deployment (Ready, Allocated,
+// released) ends it: the node's introspection token is revoked.
 func (e *Engine) Adopt(ctx context.Context, node, revision, who string) (NodeRecord, error) {
 	if revision == "" {
 		var err error
@@ -372,6 +379,18 @@ func (e *Engine) Adopt(ctx context.Context, node, revision, who string) (NodeRec
 		return NodeRecord{}, fmt.Errorf("%w: the provisioner has no machine for node %s yet: %s", ErrConflict, node, res.Message)
 	}
 	from := rec.Stage
+	ended := ""
+	if rec.Deployment > 0 && !rec.DeploymentEnded && m.State != "Deploying" && !slices.Contains(deployedStates, m.State) {
+		// The machine left the recorded deployment: its token and reports
+		// must not serve the next one.
+		if e.cfg.Bootstrap != nil {
+			if err := e.cfg.Bootstrap.EndDeployment(ctx, node); err != nil {
+				return NodeRecord{}, err
+			}
+		}
+		rec.DeploymentEnded = true
+		ended = fmt.Sprintf("; deployment %d is over: the node's introspection token is revoked", rec.Deployment)
+	}
 	rec.MachineID, rec.Observed = m.MachineID, m.State
 	rec.Stage, rec.Outcome = stageOf(m.State)
 	rec.Intent, rec.Class, rec.Reason, rec.Updated = nil, "", "", now()
@@ -379,7 +398,7 @@ func (e *Engine) Adopt(ctx context.Context, node, revision, who string) (NodeRec
 	var b batch
 	b.node(rec)
 	b.event(Event{Time: now(), Node: node, Stage: rec.Stage, Level: "info", Kind: "verb",
-		Message: fmt.Sprintf("adopt by %s: machine %s is %s → stage %s", orDefault(who, "unknown"), m.MachineID, m.State, rec.Stage)})
+		Message: fmt.Sprintf("adopt by %s: machine %s is %s → stage %s%s", orDefault(who, "unknown"), m.MachineID, m.State, rec.Stage, ended)})
 	if err := e.rec.write(ctx, &b); err != nil {
 		return NodeRecord{}, err
 	}
