@@ -3,6 +3,7 @@ package maas
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"sync"
@@ -75,7 +76,7 @@ func TestPrepareSiteTwice(t *testing.T) {
 	}
 	t.Logf("first PrepareSite: %d requests", l.MAAS.Stats().Snapshot().Total-first)
 	if r.Status != drivers.StatusDone || r.Message == "no changes" || !strings.Contains(r.Message, "created subnet") ||
-		!strings.Contains(r.Message, "skipped: destination is not a MAAS subnet") {
+		!strings.Contains(r.Message, "created subnet 10.0.0.0/24 on fabric "+RouteFabric+" as the destination of static routes") {
 		t.Fatalf("first PrepareSite: %+v", r)
 	}
 	t.Logf("first PrepareSite: %s", r.Message)
@@ -147,9 +148,22 @@ func TestPrepareSiteTwice(t *testing.T) {
 	if err := d.c.call(testCtx(t), "GET", "static-routes/", "", nil, &routes); err != nil {
 		t.Fatal(err)
 	}
-	if len(routes) != 1 || routes[0].Source == nil || routes[0].Source.ID != subnetID["10.12.0.0/24"] || routes[0].Destination == nil ||
-		routes[0].Destination.ID != subnetID["10.13.0.0/24"] || routes[0].GatewayIP != "10.12.0.254" || routes[0].Metric != 50 {
-		t.Errorf("static routes: %+v", routes)
+	// The design's routes to networks outside the design (10.0.0.0/24,
+	// 10.113.0.0/24) got destination subnets, so MAAS has every route.
+	got := map[string]bool{}
+	for _, r := range routes {
+		if r.Source != nil && r.Destination != nil {
+			got[fmt.Sprintf("%s -> %s via %s metric %d", r.Source.CIDR, r.Destination.CIDR, r.GatewayIP, r.Metric)] = true
+		}
+	}
+	for _, w := range []string{"10.12.0.0/24 -> 10.13.0.0/24 via 10.12.0.254 metric 50", "10.12.0.0/24 -> 10.0.0.0/24 via 10.12.0.254 metric 100",
+		"10.10.0.0/24 -> 10.0.0.0/24 via 10.10.0.254 metric 100", "10.13.0.0/24 -> 10.113.0.0/24 via 10.13.0.254 metric 100"} {
+		if !got[w] {
+			t.Errorf("no static route %s in %v", w, got)
+		}
+	}
+	if len(routes) != 4 {
+		t.Errorf("%d static routes, want 4", len(routes))
 	}
 	if ok, err := d.domainExists(testCtx(t), "lab.example.net"); err != nil || !ok {
 		t.Errorf("domain lab.example.net: %v %v", ok, err)

@@ -497,9 +497,12 @@ func (p *sitePrep) staticRoutes(ctx context.Context, want drivers.Subnet) error 
 		return nil
 	}
 	for _, r := range want.Routes {
-		dst := p.subnetByCIDR(r.To)
-		if dst == nil || dst.ID == src.ID {
-			p.notes = append(p.notes, fmt.Sprintf("route %s -> %s via %s skipped: destination is not a MAAS subnet", want.Name, r.To, r.Via))
+		dst, err := p.routeDestination(ctx, r.To)
+		if err != nil {
+			return err
+		}
+		if dst.ID == src.ID {
+			p.notes = append(p.notes, fmt.Sprintf("route %s -> %s via %s skipped: it leads to the network itself", want.Name, r.To, r.Via))
 			continue
 		}
 		var cur *mStaticRoute
@@ -528,6 +531,42 @@ func (p *sitePrep) staticRoutes(ctx context.Context, want drivers.Subnet) error 
 		}
 	}
 	return nil
+}
+
+// RouteFabric holds the subnets Slipway creates as destinations of static
+// routes: MAAS routes only to a subnet it knows, and renders a route on
+// the interfaces that address its source subnet.
+const RouteFabric = "slipway-route-destinations"
+
+// routeDestination is the MAAS subnet of a route's destination, created
+// (unmanaged, on RouteFabric, which no machine is linked to) when MAAS has
+// none, so that the route reaches the deployed node as the design says.
+func (p *sitePrep) routeDestination(ctx context.Context, cidr string) (*mSubnet, error) {
+	pfx, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return nil, drivers.Errorf(drivers.Permanent, "maas: route destination %q: %v", cidr, err)
+	}
+	if sn := p.subnetByCIDR(cidr); sn != nil {
+		return sn, nil
+	}
+	if err := p.fabric(ctx, RouteFabric); err != nil {
+		return nil, err
+	}
+	v, err := p.vlanOn(ctx, p.fabricByName(RouteFabric), 0, drivers.Subnet{})
+	if err != nil {
+		return nil, err
+	}
+	f := url.Values{"cidr": {pfx.Masked().String()}, "vlan": {strconv.Itoa(v.ID)}, "managed": {"false"},
+		"description": {"destination of static routes of the Slipway design (no machine is linked here)"}}
+	var sn mSubnet
+	if err := p.d.c.call(ctx, http.MethodPost, "subnets/", "", f, &sn); err != nil {
+		return nil, err
+	}
+	vc := *v
+	sn.VLAN = &vc
+	p.subnets = append(p.subnets, &sn)
+	p.changed("created subnet %s on fabric %s as the destination of static routes", sn.CIDR, RouteFabric)
+	return &sn, nil
 }
 
 func (p *sitePrep) ipRanges(ctx context.Context, want drivers.Subnet, sn *mSubnet, label string) error {
