@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -200,4 +201,25 @@ func (s *Server) nodeVerb(verb string) echo.HandlerFunc {
 		}
 		return c.JSON(http.StatusOK, rec)
 	}
+}
+
+// BootData renders what the introspection API serves a node (the
+// introspection server is one). Its errors may carry an HTTPStatus.
+type BootData interface {
+	BootData(ctx context.Context, node, part string) ([]byte, string, error)
+}
+
+func (s *Server) bootData(c echo.Context) error {
+	if s.cfg.BootData == nil {
+		return problem(http.StatusNotImplemented, "this server does not serve the introspection API (set introspectionListen)")
+	}
+	b, ctype, err := s.cfg.BootData.BootData(c.Request().Context(), c.Param("name"), c.Param("part"))
+	var st interface{ HTTPStatus() int }
+	switch {
+	case errors.As(err, &st):
+		return problem(st.HTTPStatus(), err.Error())
+	case err != nil:
+		return err
+	}
+	return c.Blob(http.StatusOK, ctype, b)
 }

@@ -45,7 +45,7 @@ func (s *Server) OpenAPI() map[string]any {
 		} else {
 			op["security"] = []any{}
 		}
-		if r.Mutating {
+		if r.Mutating || r.Audited {
 			op["x-slipway-audited"] = true
 		}
 		if r.Body != "" {
@@ -99,13 +99,14 @@ type RouteInfo struct {
 	Path     string // OpenAPI form: /api/v1/tasks/{id}
 	Role     Role   // "" for the open probes
 	Mutating bool
+	Audited  bool // audited although it changes nothing
 }
 
 // Routes lists the route table.
 func (s *Server) Routes() []RouteInfo {
 	out := make([]RouteInfo, len(s.routes))
 	for i, r := range s.routes {
-		out[i] = RouteInfo{Method: r.Method, Path: openapiPath(r.Path), Role: r.Role, Mutating: r.Mutating}
+		out[i] = RouteInfo{Method: r.Method, Path: openapiPath(r.Path), Role: r.Role, Mutating: r.Mutating, Audited: r.Audited}
 	}
 	return out
 }

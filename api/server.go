@@ -87,8 +87,9 @@ type Config struct {
 	Engine       Engine
 	Store        statestore.Store // designs, audit log
 	Authenticate Authenticator
-	Secrets      Secrets // nil: the secret routes answer 501
-	Tokens       Tokens  // nil: the token routes answer 501
+	Secrets      Secrets  // nil: the secret routes answer 501
+	Tokens       Tokens   // nil: the token routes answer 501
+	BootData     BootData // nil: the bootdata route answers 501
 	// Ready reports whether the drivers answer (nil: not checked).
 	Ready func(ctx context.Context) error
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed for the
@@ -147,7 +148,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		// Outermost first: the audit sees requests that authorisation refuses.
 		mw := []echo.MiddlewareFunc{s.instrument(r), httpx.BodyLimit(limit)}
-		if r.Mutating {
+		if r.Mutating || r.Audited {
 			mw = append(mw, s.audit(r))
 		}
 		if r.Role != "" {

@@ -274,31 +274,41 @@ func unwrapURLError(err error) error {
 
 // do makes a call and decodes a 2xx JSON answer into out (nil: discard).
 func (c *Client) do(ctx context.Context, r request, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	resp, err := c.send(ctx, r)
-	if err != nil {
+	b, err := c.doRaw(ctx, r, out != nil)
+	if err != nil || out == nil || b == nil {
 		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return readProblem(resp)
-	}
-	if out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
-		return nil
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
-	if err != nil {
-		return fmt.Errorf("%s %s: reading the answer: %w", r.method, r.path, err)
-	}
-	if len(b) > maxResponse {
-		return fmt.Errorf("%s %s: the answer is over %d bytes", r.method, r.path, maxResponse)
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		return fmt.Errorf("%s %s: the answer is not the JSON expected: %w", r.method, r.path, err)
 	}
 	return nil
+}
+
+// doRaw makes a call and returns a 2xx answer's body when keep is set
+// (nil for 204 No Content).
+func (c *Client) doRaw(ctx context.Context, r request, keep bool) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	resp, err := c.send(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return nil, readProblem(resp)
+	}
+	if !keep || resp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
+		return nil, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the answer: %w", r.method, r.path, err)
+	}
+	if len(b) > maxResponse {
+		return nil, fmt.Errorf("%s %s: the answer is over %d bytes", r.method, r.path, maxResponse)
+	}
+	return b, nil
 }
 
 // readProblem turns an error answer into a *ProblemError, whether or not
@@ -511,6 +521,13 @@ const (
 	NodeMarkManual    = "mark-manual-intervention"
 	NodeReleaseManual = "release-manual"
 )
+
+// BootData is what the introspection API serves a node in its current
+// deployment: part is self, meta-data, user-data (its token redacted),
+// vendor-data or network-config. Admins only.
+func (c *Client) BootData(ctx context.Context, node, part string) ([]byte, error) {
+	return c.doRaw(ctx, request{method: http.MethodGet, path: v1 + "/nodes/" + seg(node) + "/bootdata/" + seg(part)}, true)
+}
 
 // NodeVerb runs adopt, mark-manual-intervention (with its reason) or
 // release-manual on a node.
