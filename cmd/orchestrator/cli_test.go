@@ -307,7 +307,8 @@ func TestGenSiteValidates(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
-	code, out, errs := cli(t, "demo", "--site", exampleSite)
+	state := filepath.Join(t.TempDir(), "state.db")
+	code, out, errs := cli(t, "demo", "--site", exampleSite, "--state", state)
 	if code != 0 {
 		t.Fatalf("demo: exit %d\n%s%s", code, out, errs)
 	}
@@ -315,5 +316,32 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q", want)
 		}
+	}
+	// What a demo node is served: netplan matching its NICs by MAC.
+	code, out, errs = cli(t, "bootdata", "r01-cmp01", "--state", state, "--part", "network-config")
+	var np struct {
+		Network struct {
+			Ethernets map[string]struct {
+				Match struct {
+					MACAddress string `yaml:"macaddress"`
+				}
+				SetName string `yaml:"set-name"`
+			}
+		}
+	}
+	if code != 0 || yamlUnmarshal([]byte(out), &np) != nil || len(np.Network.Ethernets) != 3 {
+		t.Fatalf("bootdata network-config: exit %d\n%s%s", code, out, errs)
+	}
+	for name, e := range np.Network.Ethernets {
+		if e.Match.MACAddress == "" || e.SetName != name {
+			t.Errorf("ethernet %s: matched by MAC %q, set-name %q", name, e.Match.MACAddress, e.SetName)
+		}
+	}
+	code, out, errs = cli(t, "bootdata", "r01-cmp01", "--state", state, "--part", "user-data")
+	if code != 0 || !strings.HasPrefix(out, "#cloud-config\n") || !strings.Contains(out, "SLIPWAY_TOKEN='REDACTED-node-token'") || strings.Contains(out, "sni_") {
+		t.Errorf("bootdata user-data: exit %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs = cli(t, "bootdata", "r01-cmp01", "--state", state, "--part", "secrets"); code != exitUsage || !strings.Contains(errs, "use one of self") {
+		t.Errorf("bootdata --part secrets: exit %d %s", code, errs)
 	}
 }
