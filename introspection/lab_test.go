@@ -11,6 +11,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/introspection"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore/memory"
@@ -45,28 +46,14 @@ func deployExample(t *testing.T) (*labrun.Env, []string) {
 	return env, d.NodeNames()
 }
 
-// needTool returns a validator's path; missing, it fails in CI (CI set)
-// and skips elsewhere.
-func needTool(t *testing.T, tool, pkg string) string {
-	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is needed (CI is set): install the Debian package %s", tool, pkg)
-		}
-		t.Skipf("%s not found (Debian package %s): skipped", tool, pkg)
-	}
-	return p
-}
-
 // The tools that consume the seed accept what every node of the example
 // site is served after a deployment in the lab: netplan generate (netplan
 // 0.106) the network-config, and cloud-init's schema check (22.4) the
 // user-data and vendor-data. The parts come from BootData, the code path
 // of the seed routes and of `orchestrator bootdata`.
 func TestSeedPassesNetplanAndCloudInit(t *testing.T) {
-	netplan := needTool(t, "netplan", "netplan.io")
-	cloudInit := needTool(t, "cloud-init", "cloud-init")
+	netplan := testtool.Need(t, "netplan", "netplan.io")
+	cloudInit := testtool.Need(t, "cloud-init", "cloud-init")
 	env, nodes := deployExample(t)
 	for _, node := range nodes {
 		t.Run(node, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/testtool"
 )
 
 // needTools skips when sh, curl or tar is missing, except in CI (env CI
@@ -31,23 +32,9 @@ func needTools(t *testing.T) {
 	}
 }
 
-// needTool returns the path of a validator the tests run, skipping when
-// it is missing, except in CI (env CI set), where it is required.
-func needTool(t *testing.T, tool, pkg string) string {
-	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is needed (CI is set): install the Debian package %s", tool, pkg)
-		}
-		t.Skipf("%s not found (Debian package %s): skipped", tool, pkg)
-	}
-	return p
-}
-
 // The bootstrap script passes shellcheck as a POSIX sh script.
 func TestBootstrapScriptShellcheck(t *testing.T) {
-	sc := needTool(t, "shellcheck", "shellcheck")
+	sc := testtool.Need(t, "shellcheck", "shellcheck")
 	script := filepath.Join(t.TempDir(), "slipway-bootstrap")
 	if err := os.WriteFile(script, []byte(BootstrapScript()), 0o755); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,24 @@
+// Package testtool finds the third-party tools tests run (validators such
+// as netplan, cloud-init and shellcheck; curl and tar for the bootstrap
+// script): in CI (env CI set) a missing tool fails the test, elsewhere it
+// skips it.
+package testtool
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// Need returns the path of tool, which the Debian package pkg installs.
+func Need(t testing.TB, tool, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(tool)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is needed (CI is set): install the Debian package %s", tool, pkg)
+		}
+		t.Skipf("%s not found (Debian package %s): skipped", tool, pkg)
+	}
+	return p
+}
