@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,9 +82,19 @@ func TestDeployExampleSite(t *testing.T) {
 	env := startEnv(t, d, nil, nil, nil)
 	e := engine(t, env)
 	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
-	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskSucceeded)
+	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskSucceeded)
 	if len(res) != len(d.Nodes) {
 		t.Fatalf("%d results for %d nodes", len(res), len(d.Nodes))
+	}
+	// The preflight found the secrets the lab set explicitly (no fallback).
+	evs, err := e.Events(t.Context(), 0, 0, task.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool {
+		return ev.Kind == "preflight" && strings.Contains(ev.Message, "the 2 secret(s) and 1 image(s) the 8 node(s) need are all there")
+	}) {
+		t.Errorf("no preflight event among the task's %d events", len(evs))
 	}
 	for _, r := range res {
 		if r.Stage != orchestrator.StageDeployed || r.Outcome != orchestrator.OutcomeSucceeded {

@@ -13,9 +13,15 @@ import (
 // runSite runs a site action with the retry policy; it returns the
 // task's final status and message.
 func (e *Engine) runSite(run *taskRun, d *design.Design) (TaskStatus, string) {
+	return e.retrySite(run, func(ctx context.Context) (string, error) { return e.siteOnce(ctx, run.task.Action, d) })
+}
+
+// retrySite runs fn until it succeeds, fails other than transiently or
+// spends the retry policy's attempts.
+func (e *Engine) retrySite(run *taskRun, fn func(context.Context) (string, error)) (TaskStatus, string) {
 	ctx := run.ctx
 	for attempt := 1; ; attempt++ {
-		msg, err := e.siteOnce(ctx, run.task.Action, d)
+		msg, err := fn(ctx)
 		if err == nil {
 			return TaskSucceeded, msg
 		}
@@ -62,21 +68,16 @@ func (e *Engine) siteOnce(ctx context.Context, a Action, d *design.Design) (stri
 		}
 		return fmt.Sprintf("design valid: %d nodes, %d networks", len(d.Nodes), len(d.Networks)), nil
 	case ActionVerifySite:
-		var info drivers.SiteInfo
-		err := e.callServer(ctx, func(ctx context.Context) (err error) {
-			info, err = e.cfg.Drivers.Server.ProbeSite(ctx)
-			return err
-		})
+		info, err := e.probeSite(ctx)
 		if err != nil {
 			return "", err
 		}
-		if !info.Reachable {
-			return "", drivers.Errorf(drivers.Transient, "the provisioner does not answer")
-		}
-		if !info.Authenticated {
-			return "", drivers.Errorf(drivers.Permanent, "the provisioner rejected the credentials (check the MAAS API key secret)")
-		}
 		msg := fmt.Sprintf("provisioner %s reachable and authenticated; boot images %s", orDefault(info.Version, "(version unknown)"), strings.Join(info.BootImages, ", "))
+		pre, err := e.verifyPreflight(d, info)
+		if err != nil {
+			return "", err
+		}
+		msg += "; " + pre
 		if e.cfg.Drivers.Network != nil {
 			ni, err := e.cfg.Drivers.Network.Probe(ctx)
 			if err != nil {
@@ -115,4 +116,23 @@ func oobDriver(d *design.Design) string {
 		return d.Site.Spec.Drivers.OOB
 	}
 	return "ipmi"
+}
+
+// verifyPreflight runs the deploy preflight for every node of the design:
+// a Permanent error naming what is missing.
+func (e *Engine) verifyPreflight(d *design.Design, info drivers.SiteInfo) (string, error) {
+	p := planPreflight(d, d.NodeNames(), true)
+	findings, warnings := e.checkPreflight(p, info, true)
+	if len(findings) > 0 {
+		texts := make([]string, len(findings))
+		for i, f := range findings {
+			texts[i] = f.String()
+		}
+		return "", drivers.Errorf(drivers.Permanent, "preflight: %s", strings.Join(texts, "; "))
+	}
+	msg := fmt.Sprintf("preflight: the %d secret(s) and %d image(s) the %d node(s) need are all there", len(p.secrets), len(p.images), p.nodes)
+	for _, w := range warnings {
+		msg += "; " + w
+	}
+	return msg, nil
 }

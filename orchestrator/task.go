@@ -172,6 +172,9 @@ func (e *Engine) runTask(run *taskRun) {
 		e.finishTask(run, status, msg)
 		return
 	}
+	if !e.preflightTask(run, d) {
+		return
+	}
 	var wg sync.WaitGroup
 	for _, name := range t.Nodes {
 		if run.result(name).Outcome.Finished() {

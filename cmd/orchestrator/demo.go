@@ -97,7 +97,7 @@ func (a *app) demoCmd() *cobra.Command {
 				return usageErr(err)
 			}
 			defer st.Close()
-			res, err := a.demoDeploy(ctx, l.design, st, timeScale, faults, true)
+			res, err := a.demoDeploy(ctx, l.design, st, state, timeScale, faults, true)
 			if err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
 			}
@@ -179,7 +179,7 @@ func (a *app) demoGenerated(ctx context.Context, dir, state string, n int, scale
 		return usageErr(err)
 	}
 	defer st.Close()
-	res, err := a.demoDeploy(ctx, d, st, scale, faults, output == "text")
+	res, err := a.demoDeploy(ctx, d, st, state, scale, faults, output == "text")
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/orchestrator"
+	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
@@ -36,13 +39,22 @@ type deployRun struct {
 	results []orchestrator.NodeResult
 	reports int // boot action reports the node agents sent
 	agents  int // machines whose agent finished
+	task    orchestrator.Task
 }
 
 // demoDeploy starts the lab from d, prepares the site and deploys every
 // node with the engine, showing progress when show is set.
-func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore.Store, scale float64, faults *maas.Faults, show bool) (deployRun, error) {
+func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore.Store, state string, scale float64, faults *maas.Faults, show bool) (deployRun, error) {
 	var out deployRun
-	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: scale, Faults: faults, Seed: 1, Log: a.log})
+	// The lab's secrets go into the state's encrypted secret store under
+	// the operator's key (the key file next to the state database, or
+	// SLIPWAY_SECRET_KEY): a secret the site needs and the lab does not
+	// set is missing, as it would be at a real site.
+	key, src, err := secretstore.LoadKey(filepath.Join(filepath.Dir(state), secretstore.DefaultKeyFile))
+	if err != nil {
+		return out, fmt.Errorf("secret key %s: %w", src, err)
+	}
+	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: scale, Faults: faults, Seed: 1, Log: a.log, SecretKey: key})
 	if err != nil {
 		return out, err
 	}
@@ -51,6 +63,13 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 	if show {
 		fmt.Fprintf(a.stdout, "virtual lab: simulated MAAS at %s, %d machines with simulated BMCs on 127.0.0.1; time runs %gx faster\n",
 			info.MAASURL, len(info.BMCs), 1/scale)
+		if stored, err := env.SecretStore.List(ctx); err == nil {
+			names := make([]string, len(stored))
+			for i, s := range stored {
+				names[i] = s.Name
+			}
+			fmt.Fprintf(a.stdout, "secrets the lab set, encrypted in the state database (as `orchestrator secret set` does): %s\n", strings.Join(names, ", "))
+		}
 	}
 	e, err := env.Engine(ctx)
 	if err != nil {
@@ -107,6 +126,9 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 			}
 		}
 		out.results = res
+	}
+	if out.task, _, err = e.Task(ctx, task.ID); err != nil {
+		return out, err
 	}
 	out.WallSeconds = time.Since(start).Seconds()
 	out.IdealSeconds = maas.IdealDeploySeconds(maas.DefaultDurations, scale)
@@ -171,6 +193,9 @@ func (a *app) printSummary(run deployRun) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Node, r.Stage, r.Outcome, r.Attempts, took, r.Reason)
 	}
 	_ = tw.Flush()
+	if run.task.Status != orchestrator.TaskSucceeded {
+		fmt.Fprintf(a.stdout, "\n%s %s: %s\n", run.task.Action, run.task.Status, run.task.Message)
+	}
 	fmt.Fprintf(a.stdout, "\n%d of %d nodes deployed, %d failed; %d leaked machines, %d duplicate allocations\n",
 		run.Deployed, run.Nodes, run.Failed, run.Leaked, run.DuplicateAllocations)
 	fmt.Fprintf(a.stdout, "%d nodes fetched their data and assets from the introspection API and reported %d boot actions\n", run.agents, run.reports)

@@ -30,21 +30,33 @@ func TestTaskCommands(t *testing.T) {
 	if code, out, errs := cli(t, "apply", "--state", state, exampleSite, layer); code != 0 {
 		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
 	}
+	// verify_site's preflight: the example's secrets are not set yet.
+	t.Setenv("SLIPWAY_SECRET_KUBEADM_JOIN_TOKEN", "")
+	os.Unsetenv("SLIPWAY_SECRET_KUBEADM_JOIN_TOKEN")
+	code, out, errs := cli(t, "task", "verify_site", "--state", state, "--plugin-dir", t.TempDir())
+	if code == 0 || !strings.Contains(out, `secret "kubeadm-join-token" is not set (needed by boot action kubernetes-join on nodes`) {
+		t.Fatalf("verify_site without the secrets: exit %d\n%s%s", code, out, errs)
+	}
+	for name, value := range map[string]string{"bmc-admin": lab.DefaultBMCPassword, "kubeadm-join-token": "abcdef.0123456789abcdef"} {
+		if code, out, errs := cliIn(t, strings.NewReader(value), "secret", "set", name, "--state", state); code != 0 {
+			t.Fatalf("secret set %s: exit %d\n%s%s", name, code, out, errs)
+		}
+	}
 	for _, action := range []string{"validate_design", "verify_site", "prepare_site"} {
 		code, out, errs := cli(t, "task", action, "--state", state, "--plugin-dir", t.TempDir())
 		if code != 0 || !strings.Contains(out, "succeeded") {
 			t.Fatalf("task %s: exit %d\n%s%s", action, code, out, errs)
 		}
 	}
-	code, out, errs := cli(t, "tasks", "--state", state, "-o", "json")
+	code, out, errs = cli(t, "tasks", "--state", state, "-o", "json")
 	if code != 0 {
 		t.Fatalf("tasks: exit %d %s", code, errs)
 	}
 	var tasks []struct{ ID, Action, Status string }
-	if err := json.Unmarshal([]byte(out), &tasks); err != nil || len(tasks) != 3 {
+	if err := json.Unmarshal([]byte(out), &tasks); err != nil || len(tasks) != 4 {
 		t.Fatalf("tasks -o json: %v %s", err, out)
 	}
-	if code, out, _ := cli(t, "events", "--state", state, "--task", tasks[2].ID); code != 0 || !strings.Contains(out, "task succeeded") {
+	if code, out, _ := cli(t, "events", "--state", state, "--task", tasks[3].ID); code != 0 || !strings.Contains(out, "task succeeded") {
 		t.Fatalf("events: exit %d\n%s", code, out)
 	}
 	// A filter that selects nothing is refused with the reason.

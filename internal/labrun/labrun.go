@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	stdnet "net"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -24,6 +25,7 @@ import (
 	"github.com/slipway-dev/slipway/introspection"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/secrets"
+	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
@@ -41,6 +43,23 @@ type Options struct {
 	Log           zerolog.Logger
 	// Tune adjusts each engine's configuration before it is built.
 	Tune func(*orchestrator.Config)
+	// Secrets are stored in Store's encrypted secret store before the
+	// lab starts, as an operator stores them (`orchestrator secret
+	// set`); nil stores DefaultSecrets. The engine, the introspection API
+	// and the lab's BMCs resolve secret references from that store, then
+	// from the environment, like `orchestrator serve`: a secret set
+	// nowhere is missing in the lab too.
+	Secrets map[string]string
+	// SecretKey encrypts the secret store (nil: a random key).
+	SecretKey []byte
+}
+
+// DefaultSecrets are the secrets the example site and generated sites
+// need: the BMC password, which the lab's BMCs take, and a kubeadm join
+// token of the shape kubeadm gives. The lab's MAAS API key is stored
+// besides (see Start).
+func DefaultSecrets() map[string]string {
+	return map[string]string{"bmc-admin": lab.DefaultBMCPassword, "kubeadm-join-token": "lab0ab.0123456789abcdef"}
 }
 
 // Env is a running lab with the drivers an engine needs.
@@ -52,8 +71,12 @@ type Env struct {
 	// Introspection is the introspection API the lab's node agents call
 	// (on 127.0.0.1; the engine's Bootstrapper).
 	Introspection *introspection.Server
-	opts          Options
-	stop          context.CancelFunc
+	// SecretStore holds the lab's secrets (Options.Secrets and the MAAS
+	// API key), encrypted in Store.
+	SecretStore *secretstore.Store
+	resolver    secrets.Resolver
+	opts        Options
+	stop        context.CancelFunc
 }
 
 // Start starts the lab and stores the design.
@@ -61,12 +84,16 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	if o.TimeScale <= 0 {
 		o.TimeScale = 0.002
 	}
+	env := &Env{Store: o.Store, opts: o}
+	if err := env.storeSecrets(ctx, o); err != nil {
+		return nil, err
+	}
 	lb, err := lab.Start(ctx, lab.Config{Design: o.Design, TimeScale: o.TimeScale, Faults: o.Faults, Seed: o.Seed,
-		Secrets: labSecret, BootstrapFail: o.BootstrapFail, Log: o.Log})
+		Secrets: env.reveal, BootstrapFail: o.BootstrapFail, Log: o.Log})
 	if err != nil {
 		return nil, fmt.Errorf("start the lab: %w", err)
 	}
-	env := &Env{Lab: lb, Store: o.Store, opts: o}
+	env.Lab = lb
 	raw, id, err := o.Design.Canonical()
 	if err != nil {
 		lb.Close()
@@ -86,8 +113,13 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 		lb.Close()
 		return nil, err
 	}
+	key, err := env.maasKey(ctx, info.APIKey)
+	if err != nil {
+		lb.Close()
+		return nil, err
+	}
 	srv, err := maasdrv.New(drivers.Config{Settings: map[string]string{maasdrv.SettingURL: info.MAASURL,
-		maasdrv.SettingTimeout: "20s"}, Secrets: map[string]drivers.Secret{maasdrv.SecretAPIKey: drivers.NewSecret(info.APIKey)}})
+		maasdrv.SettingTimeout: "20s"}, Secrets: map[string]drivers.Secret{maasdrv.SecretAPIKey: key}})
 	if err != nil {
 		lb.Close()
 		return nil, err
@@ -118,7 +150,10 @@ func (env *Env) startIntrospection(o Options) error {
 		return err
 	}
 	srv, err := introspection.New(introspection.Config{Store: o.Store, URL: "http://" + ln.Addr().String(), Key: key,
-		Secret: func(_ context.Context, name string) (string, error) { return labSecret("secret:" + name) }, Log: o.Log})
+		Secret: func(ctx context.Context, name string) (string, error) {
+			v, err := env.resolver.ResolveContext(ctx, "secret:"+name)
+			return v.Reveal(), err
+		}, Log: o.Log})
 	if err != nil {
 		ln.Close()
 		return err
@@ -129,15 +164,54 @@ func (env *Env) startIntrospection(o Options) error {
 	return nil
 }
 
-// labSecret resolves a reference like the engine does, and falls back to
-// the lab's default BMC password for any secret that is not set, so the
-// example design runs without setting its secrets (the lab's BMCs and the
-// engine agree on the value; boot action templates get it too).
-func labSecret(ref string) (string, error) {
-	if v, err := secrets.Resolve(ref); err == nil {
-		return v.Reveal(), nil
+// storeSecrets opens the encrypted secret store in the state store and
+// stores the options' secrets in it.
+func (env *Env) storeSecrets(ctx context.Context, o Options) error {
+	key := o.SecretKey
+	if key == nil {
+		key = make([]byte, secretstore.KeySize)
+		if _, err := rand.Read(key); err != nil {
+			return err
+		}
 	}
-	return lab.DefaultBMCPassword, nil
+	st, err := secretstore.New(o.Store, key)
+	if err != nil {
+		return fmt.Errorf("the lab's secret store: %w", err)
+	}
+	vals := o.Secrets
+	if vals == nil {
+		vals = DefaultSecrets()
+	}
+	for name, v := range vals {
+		if err := st.Put(ctx, name, v); err != nil {
+			return fmt.Errorf("the lab's secrets: %w", err)
+		}
+	}
+	env.SecretStore, env.resolver = st, secrets.Resolver{Store: st}
+	return nil
+}
+
+// reveal resolves a reference for the lab's BMCs (a BMC whose password
+// reference resolves nowhere keeps the lab's default password).
+func (env *Env) reveal(ref string) (string, error) {
+	v, err := env.resolver.Resolve(ref)
+	return v.Reveal(), err
+}
+
+// maasKey stores the lab's MAAS API key as the secret the design's Site
+// names (maas.apiKey: secret:NAME; maas-api-key when it names none) and
+// reads it back as the engine's CLI does.
+func (env *Env) maasKey(ctx context.Context, apiKey string) (drivers.Secret, error) {
+	name := "maas-api-key"
+	if d := env.opts.Design; d != nil && d.Site != nil {
+		if ref, err := design.ParseSecretRef(d.Site.Spec.MAAS.APIKey); err == nil && ref.Scheme == "secret" {
+			name = strings.ToLower(ref.Name)
+		}
+	}
+	if err := env.SecretStore.Put(ctx, name, apiKey); err != nil {
+		return drivers.Secret{}, fmt.Errorf("the lab's MAAS API key: %w", err)
+	}
+	return env.resolver.ResolveContext(ctx, "secret:"+name)
 }
 
 // Config returns an engine configuration for the lab: the BMCs at the
@@ -147,10 +221,7 @@ func (env *Env) Config() orchestrator.Config {
 	cfg := orchestrator.Config{
 		Store:   env.Store,
 		Drivers: env.Drivers,
-		Secrets: func(ref string) (drivers.Secret, error) {
-			v, err := labSecret(ref)
-			return drivers.NewSecret(v), err
-		},
+		Secrets: env.resolver.Resolve,
 		BMCEndpoint: func(b drivers.BMC) drivers.BMC {
 			if m := env.Lab.Machine(b.Node); m != nil {
 				b.Address, b.Port = m.BMC.Address, m.BMC.Port
