@@ -6,7 +6,6 @@ package apitest
 
 import (
 	"bytes"
-	"crypto/rand"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -19,7 +18,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
-	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
@@ -90,12 +88,9 @@ func Start(tb testing.TB, opts ...Option) *Server {
 		}
 		tok[r] = plain
 	}
-	key := make([]byte, secretstore.KeySize)
-	rand.Read(key)
-	sec, err := secretstore.New(store, key)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	// The API sets the secrets the engine resolves, as under serve: the
+	// lab's encrypted store, which holds the example's secrets.
+	sec := env.SecretStore
 
 	s := &Server{Engine: e, Env: env, Store: store, Token: tok, Node: d.NodeNames()[0], Logs: &bytes.Buffer{}, logMu: &sync.Mutex{}}
 	authenticate, tokenAdmin := api.TokenStore(tokens)
