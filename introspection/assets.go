@@ -6,10 +6,12 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -116,9 +118,16 @@ func (s *Server) templateData(self Self, action string) TemplateData {
 // in the order of the actions' names, then of their assets.
 func (s *Server) render(ctx context.Context, d *design.Design, n *design.Node, deployment string) ([]renderedAction, error) {
 	self := selfOf(d, n, deployment)
+	revealed := map[string]string{} // secret value → its name, to keep values out of errors
 	funcs := design.TemplateFuncs(nil)
 	if s.cfg.Secret != nil {
-		funcs = design.TemplateFuncs(func(name string) (string, error) { return s.cfg.Secret(ctx, name) })
+		funcs = design.TemplateFuncs(func(name string) (string, error) {
+			v, err := s.cfg.Secret(ctx, name)
+			if err == nil && v != "" {
+				revealed[v] = name
+			}
+			return v, err
+		})
 	}
 	owner := map[string]string{} // path → action, to refuse two actions writing one file
 	var out []renderedAction
@@ -127,7 +136,9 @@ func (s *Server) render(ctx context.Context, d *design.Design, n *design.Node, d
 		ra := renderedAction{Name: name, Signaling: ba.Spec.Signaling, Units: []string{}, Packages: []string{}, Files: []renderedFile{}}
 		td := s.templateData(self, name)
 		for i, as := range ba.Spec.Assets {
-			fail := func(err error) error { return &renderError{action: name, index: i, path: as.Path, err: err} }
+			fail := func(err error) error {
+				return &renderError{action: name, index: i, path: as.Path, err: redact(err, revealed)}
+			}
 			body := []byte(as.Data)
 			if as.Template != "" {
 				t, err := template.New(fmt.Sprintf("%s/assets[%d]", name, i)).Option("missingkey=error").Funcs(funcs).Parse(as.Template)
@@ -177,6 +188,30 @@ func (s *Server) render(ctx context.Context, d *design.Design, n *design.Node, d
 	return out, nil
 }
 
+// redact replaces the secret values a template received in err's text
+// by "(secret NAME)", as they are and as %q quotes them (a rendered
+// asset that does not parse is quoted in its error).
+func redact(err error, revealed map[string]string) error {
+	if len(revealed) == 0 {
+		return err
+	}
+	values := make([]string, 0, 2*len(revealed))
+	name := map[string]string{}
+	for v, n := range revealed {
+		values, name[v] = append(values, v), n
+		if q := strconv.Quote(v); q[1:len(q)-1] != v {
+			values, name[q[1:len(q)-1]] = append(values, q[1:len(q)-1]), n
+		}
+	}
+	// The longest first: a value inside another is not cut out of it.
+	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
+	var pairs []string
+	for _, v := range values {
+		pairs = append(pairs, v, "(secret "+name[v]+")")
+	}
+	return errors.New(strings.NewReplacer(pairs...).Replace(err.Error()))
+}
+
 // checkAssetPath holds a path to what the bootstrap script handles
 // safely: absolute and clean (validation checks that too), no control
 // characters or backslashes, nothing under /.slipway, no first element
@@ -216,7 +251,8 @@ func parsePackages(b []byte) ([]string, error) {
 }
 
 // renderFor renders the session's node's assets, mapping a render failure
-// to a 500 that names the action and asset.
+// to a 500 that names the action and asset. The failure is recorded for
+// the node's deployment: its bootstrap can't succeed, and fails at once.
 func (s *Server) renderFor(c echo.Context) ([]renderedAction, error) {
 	ss := sessionOf(c)
 	acts, err := s.render(c.Request().Context(), ss.d, ss.n, ss.rec.Deployment)
@@ -224,6 +260,10 @@ func (s *Server) renderFor(c echo.Context) ([]renderedAction, error) {
 		if re, ok := err.(*renderError); ok {
 			s.log.Error().Str("request_id", requestIDOf(c)).Str("node", ss.rec.Node).Str("action", re.action).
 				Int("asset", re.index).Err(re.err).Msg("boot action asset did not render")
+			if err := s.recordRenderFailure(c.Request().Context(), ss.rec, re); err != nil {
+				s.log.Warn().Str("request_id", requestIDOf(c)).Str("node", ss.rec.Node).Err(err).
+					Msg("the render failure could not be recorded: the node's bootstrap waits until its deadline")
+			}
 			return nil, problem(http.StatusInternalServerError, re.Error())
 		}
 		return nil, err

@@ -3,7 +3,8 @@
 # introspection API and reports each action's result. Installed and run by
 # the cloud-init user data Slipway deploys the node with.
 #
-#   1. read SLIPWAY_URL and SLIPWAY_TOKEN from the environment file
+#   1. read SLIPWAY_URL and SLIPWAY_TOKEN from the environment file (and
+#      write the token to /etc/slipway/auth.header for the units)
 #   2. GET /v1/self (saved as /etc/slipway/self.json) and /v1/self/assets
 #      (a tar.gz: the files, plus .slipway/ with the manifest)
 #   3. report "running" for every boot action
@@ -76,6 +77,10 @@ report() { # report ACTION STATUS MESSAGE
 
 meta=$work/.slipway
 mkdir -p "$root/etc/slipway"
+# The units of boot actions report with /etc/slipway/auth.header: it holds
+# the environment file's token (after a rebootstrap, only that file is new).
+(umask 077 && cp "$hdr" "$root/etc/slipway/auth.header")
+chmod 600 "$root/etc/slipway/auth.header"
 fetch /v1/self "$work/self.json" || die "could not fetch /v1/self from $SLIPWAY_URL"
 cp "$work/self.json" "$root/etc/slipway/self.json"
 fetch /v1/self/assets "$work/assets.tar.gz" || die "could not fetch /v1/self/assets from $SLIPWAY_URL"

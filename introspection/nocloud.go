@@ -44,7 +44,7 @@ func (s *Server) networkConfig(c echo.Context) error { return s.servePart(c, Par
 
 func (s *Server) servePart(c echo.Context, part string) error {
 	ss := sessionOf(c)
-	b, err := s.renderPart(c.Request().Context(), ss, part, s.Token(ss.rec.Node, ss.rec.Deployment))
+	b, err := s.renderPart(c.Request().Context(), ss, part, s.tokenOf(ss.rec))
 	if err != nil {
 		return err
 	}

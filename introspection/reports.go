@@ -46,6 +46,9 @@ type Report struct {
 	Status     string    `json:"status"`
 	Message    string    `json:"message,omitempty"`
 	Time       time.Time `json:"time"`
+	// Server: recorded by this server, not reported by the node: the
+	// action's assets could not be rendered for it (Status failure).
+	Server bool `json:"server,omitempty"`
 }
 
 func reportKey(node, deployment, action string) string {
@@ -65,41 +68,61 @@ func (s *Server) postReport(c echo.Context) error {
 	}
 	rep := Report{Node: ss.rec.Node, Deployment: ss.rec.Deployment, Action: action, Status: req.Status,
 		Message: cleanMessage(req.Message), Time: statestore.StoreTime(time.Now())}
-	ctx := c.Request().Context()
-	key := reportKey(rep.Node, rep.Deployment, action)
+	stored, err := s.storeReport(c.Request().Context(), rep)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, stored)
+}
+
+// storeReport stores a report with its event, and returns it; a report
+// equal to the stored one (a retry) writes nothing and returns that one.
+func (s *Server) storeReport(ctx context.Context, rep Report) (Report, error) {
+	key := reportKey(rep.Node, rep.Deployment, rep.Action)
 	var prev Report
 	found, err := s.getJSON(ctx, collReports, key, &prev)
 	if err != nil {
-		return internal(http.StatusServiceUnavailable, "the state store did not answer; try again", err)
+		return Report{}, internal(http.StatusServiceUnavailable, "the state store did not answer; try again", err)
 	}
-	if found && prev.Status == rep.Status && prev.Message == rep.Message {
-		return c.JSON(http.StatusOK, prev) // a retry: already recorded
+	if found && prev.Status == rep.Status && prev.Message == rep.Message && prev.Server == rep.Server {
+		return prev, nil // a retry: already recorded
 	}
 	raw, err := json.Marshal(rep)
 	if err != nil {
-		return err
+		return Report{}, err
 	}
 	level := "info"
 	if rep.Status == StatusFailure {
 		level = "error"
 	}
-	msg := fmt.Sprintf("boot action %s: %s", action, rep.Status)
+	msg := fmt.Sprintf("boot action %s: %s", rep.Action, rep.Status)
 	if rep.Message != "" {
 		msg += ": " + rep.Message
 	}
 	ev, err := json.Marshal(orchestrator.Event{Time: rep.Time, Node: rep.Node, Stage: orchestrator.StageBootstrap,
 		Level: level, Kind: "action", Message: msg})
 	if err != nil {
-		return err
+		return Report{}, err
 	}
 	// The report and its event are one write; it must land even when
 	// the node hangs up.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if _, err := s.store.Write(wctx, statestore.Put(collReports, key, raw), statestore.Append(logEvents, ev)); err != nil {
-		return internal(http.StatusServiceUnavailable, "the report could not be stored; send it again", err)
+		return Report{}, internal(http.StatusServiceUnavailable, "the report could not be stored; send it again", err)
 	}
-	return c.JSON(http.StatusOK, rep)
+	return rep, nil
+}
+
+// recordRenderFailure records, as a failure of the action whose asset did
+// not render, that the node's assets can't be served in this deployment:
+// its bootstrap can't succeed, and BootstrapStatus says so at once. The
+// message is the render error, which names no secret value.
+func (s *Server) recordRenderFailure(ctx context.Context, rec tokenRecord, re *renderError) error {
+	rep := Report{Node: rec.Node, Deployment: rec.Deployment, Action: re.action, Status: StatusFailure, Server: true,
+		Message: cleanMessage("the assets could not be rendered: " + re.Error()), Time: statestore.StoreTime(time.Now())}
+	_, err := s.storeReport(ctx, rep)
+	return err
 }
 
 // decodeReport reads a report body strictly: one JSON object, known
@@ -184,11 +207,14 @@ func cleanMessage(m string) string {
 // BootstrapStatus implements orchestrator.Bootstrapper: Done when every
 // signalling boot action that targets the node reported success in this
 // deployment (at once when there is none), Failed when one reported
-// failure, InProgress otherwise.
-func (s *Server) BootstrapStatus(ctx context.Context, d *design.Design, node, deployment string) (drivers.Result, error) {
+// failure or when the node's assets could not be rendered, InProgress
+// otherwise. It says when the node last reported and when its token was
+// issued.
+func (s *Server) BootstrapStatus(ctx context.Context, d *design.Design, node, deployment string) (orchestrator.BootstrapProgress, error) {
+	p := orchestrator.BootstrapProgress{URL: s.baseURL}
 	n := d.Nodes[node]
 	if n == nil {
-		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "node %s is not in the design", node)
+		return p, drivers.Errorf(drivers.Permanent, "node %s is not in the design", node)
 	}
 	var signalling []string
 	for _, name := range d.BootActionsFor(n) {
@@ -197,19 +223,47 @@ func (s *Server) BootstrapStatus(ctx context.Context, d *design.Design, node, de
 		}
 	}
 	if len(signalling) == 0 {
-		return drivers.Done("no signalling boot action targets %s: nothing to wait for", node), nil
+		p.Result = drivers.Done("no signalling boot action targets %s: nothing to wait for", node)
+		return p, nil
 	}
 	recs, err := s.store.List(ctx, collReports, node+"/"+deployment+"/")
 	if err != nil {
-		return drivers.Result{}, drivers.NewError(drivers.Transient, fmt.Errorf("read the boot action reports of %s: %w", node, err))
+		return p, drivers.NewError(drivers.Transient, fmt.Errorf("read the boot action reports of %s: %w", node, err))
 	}
 	got := map[string]Report{}
 	for _, r := range recs {
 		var rep Report
-		if json.Unmarshal(r.Value, &rep) == nil {
-			got[rep.Action] = rep
+		if json.Unmarshal(r.Value, &rep) != nil {
+			continue
+		}
+		if rep.Server && rep.Status == StatusFailure {
+			p.Result = drivers.Failed("%s: %s; set the missing secret and `rebootstrap` the node, or correct the design and redeploy it", node, rep.Message)
+			return p, nil
+		}
+		got[rep.Action] = rep
+		if rep.Time.After(p.LastReport) {
+			p.LastReport = rep.Time
 		}
 	}
+	if p.Issued, err = s.issuedAt(ctx, node, deployment); err != nil {
+		return p, err
+	}
+	p.Result = s.signalled(node, signalling, got)
+	return p, nil
+}
+
+// issuedAt is when the node's token for the deployment was last issued
+// (zero when it has none).
+func (s *Server) issuedAt(ctx context.Context, node, deployment string) (time.Time, error) {
+	_, cur, err := s.currentRecord(ctx, node)
+	if err != nil || cur == nil || cur.Deployment != deployment {
+		return time.Time{}, err
+	}
+	return cur.Issued, nil
+}
+
+// signalled judges the reports of the signalling actions.
+func (s *Server) signalled(node string, signalling []string, got map[string]Report) drivers.Result {
 	var waiting []string
 	for _, name := range signalling {
 		rep, ok := got[name]
@@ -221,13 +275,13 @@ func (s *Server) BootstrapStatus(ctx context.Context, d *design.Design, node, de
 			if msg == "" {
 				msg = "no message"
 			}
-			return drivers.Failed("boot action %s failed on %s: %s", name, node, msg), nil
+			return drivers.Failed("boot action %s failed on %s: %s", name, node, msg)
 		case rep.Status != StatusSuccess:
 			waiting = append(waiting, name+" ("+rep.Status+")")
 		}
 	}
 	if len(waiting) > 0 {
-		return drivers.InProgress(10*time.Second, "waiting for boot action reports from %s: %s", node, strings.Join(waiting, ", ")), nil
+		return drivers.InProgress(10*time.Second, "waiting for boot action reports from %s: %s", node, strings.Join(waiting, ", "))
 	}
-	return drivers.Done("every signalling boot action reported success: %s", strings.Join(signalling, ", ")), nil
+	return drivers.Done("every signalling boot action reported success: %s", strings.Join(signalling, ", "))
 }

@@ -45,7 +45,7 @@ func TestReportsAndStatus(t *testing.T) {
 		if !res.Valid() {
 			t.Fatalf("invalid result %+v", res)
 		}
-		return res
+		return res.Result
 	}
 	if res := status(); res.Status != drivers.StatusInProgress || res.RetryAfter != 10*time.Second ||
 		!strings.Contains(res.Message, acts[0]+" (no report yet)") {

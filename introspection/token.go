@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,20 +43,35 @@ type tokenRecord struct {
 	Deployment string    `json:"deployment"`
 	Revision   string    `json:"revision"`
 	Issued     time.Time `json:"issued"`
+	// Issue counts the reissues of the deployment's token (0: the first).
+	Issue int `json:"issue,omitempty"`
 }
 
-// Token returns the node's token for a deployment. It is deterministic
-// (derived from the key) and is what UserData hands the node; it is
-// exported for the virtual lab, tests and benchmarks, which need the
-// tokens of many nodes without parsing user data. A token is only
-// accepted after UserData issued it for that deployment, and until the
-// deployment ends or the next one is issued.
-func (s *Server) Token(node, deployment string) string {
+// Token returns the node's token for a deployment, as first issued. It
+// is deterministic (derived from the key) and is what UserData hands the
+// node; it is exported for the virtual lab, tests and benchmarks, which
+// need the tokens of many nodes without parsing user data. A token is
+// only accepted after UserData issued it for that deployment, and until
+// the deployment ends, the next one is issued or Reissue replaces it.
+func (s *Server) Token(node, deployment string) string { return s.tokenFor(node, deployment, 0) }
+
+// tokenFor derives the token of a deployment's issue-th reissue (names
+// hold no NUL: every input gives its own token).
+func (s *Server) tokenFor(node, deployment string, issue int) string {
 	m := hmac.New(sha256.New, s.key)
 	m.Write([]byte(node))
 	m.Write([]byte{0})
 	m.Write([]byte(deployment))
+	if issue > 0 {
+		m.Write([]byte{0})
+		m.Write([]byte(strconv.Itoa(issue)))
+	}
 	return TokenPrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// tokenOf is the token a record was issued for.
+func (s *Server) tokenOf(rec tokenRecord) string {
+	return s.tokenFor(rec.Node, rec.Deployment, rec.Issue)
 }
 
 func hashToken(tok string) string {
@@ -93,28 +109,21 @@ func (s *Server) issue(ctx context.Context, node, deployment, revision string) (
 	if err := checkName("deployment", deployment); err != nil {
 		return "", drivers.NewError(drivers.Permanent, err)
 	}
-	tok := s.Token(node, deployment)
-	h := hashToken(tok)
 	unlock := s.locks.lock(node)
 	defer unlock()
-	old, err := s.getString(ctx, collTokenOf, node)
+	old, cur, err := s.currentRecord(ctx, node)
 	if err != nil {
 		return "", err
 	}
 	rec := tokenRecord{Node: node, Deployment: deployment, Revision: revision, Issued: statestore.StoreTime(time.Now())}
-	if old == h {
-		var cur tokenRecord
-		found, err := s.getJSON(ctx, collTokens, h, &cur)
-		if err != nil {
-			return "", err
+	if cur != nil && cur.Deployment == deployment { // the same deployment keeps its token
+		if cur.Revision == revision {
+			return s.tokenOf(*cur), nil
 		}
-		if found && cur.Node == node && cur.Deployment == deployment {
-			if cur.Revision == revision {
-				return tok, nil
-			}
-			rec.Issued = cur.Issued
-		}
+		rec.Issued, rec.Issue = cur.Issued, cur.Issue
 	}
+	tok := s.tokenOf(rec)
+	h := hashToken(tok)
 	raw, err := json.Marshal(rec)
 	if err != nil {
 		return "", err
@@ -135,6 +144,21 @@ func (s *Server) issue(ctx context.Context, node, deployment, revision string) (
 	}
 	s.tokens.forget(old, h)
 	return tok, nil
+}
+
+// currentRecord returns the hash and the record of the node's token (nil
+// when it has none); the caller holds the node's lock.
+func (s *Server) currentRecord(ctx context.Context, node string) (string, *tokenRecord, error) {
+	h, err := s.getString(ctx, collTokenOf, node)
+	if err != nil || h == "" {
+		return h, nil, err
+	}
+	var cur tokenRecord
+	found, err := s.getJSON(ctx, collTokens, h, &cur)
+	if err != nil || !found || cur.Node != node {
+		return h, nil, err
+	}
+	return h, &cur, nil
 }
 
 // revoke deletes the node's token and reports: later calls get 401.
@@ -206,7 +230,7 @@ func (s *Server) verify(ctx context.Context, presented string) (tokenRecord, err
 		}
 		s.tokens.put(h, rec, gen)
 	}
-	want := s.Token(rec.Node, rec.Deployment)
+	want := s.tokenOf(rec)
 	if subtle.ConstantTimeCompare([]byte(want), []byte(presented)) != 1 {
 		// A record the key did not derive: written by someone else, or
 		// the key changed since it was issued.

@@ -1,6 +1,8 @@
 package orchestrator_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -166,4 +168,215 @@ func TestRerunAfterReleaseBehindTheBack(t *testing.T) {
 		}
 	}
 	audit(t, env, e, 2)
+}
+
+// silent is a Bootstrapper whose user data for one node carries no
+// bootstrap: that node never reports, like a machine whose cloud-init
+// did not run the script or that can't reach the introspection API.
+type silent struct {
+	orchestrator.Bootstrapper
+	node string
+}
+
+func (s silent) UserData(ctx context.Context, d *design.Design, node, deployment string) ([]byte, error) {
+	ud, err := s.Bootstrapper.UserData(ctx, d, node, deployment)
+	if err != nil || node != s.node {
+		return ud, err
+	}
+	return []byte("#cloud-config\n{}\n"), nil
+}
+
+// envToken reads SLIPWAY_TOKEN from a bootstrap environment file.
+func envToken(t *testing.T, env string) string {
+	t.Helper()
+	for line := range strings.Lines(env) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "SLIPWAY_TOKEN="); ok {
+			return strings.Trim(v, "'")
+		}
+	}
+	t.Fatalf("no SLIPWAY_TOKEN in the environment file")
+	return ""
+}
+
+// noSecretIn fails the test when a node's events or the engine's records
+// carry one of the tokens.
+func noSecretIn(t *testing.T, e *orchestrator.Engine, node string, secrets ...string) {
+	t.Helper()
+	evs, err := e.Events(t.Context(), 0, 0, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(t, e, node)
+	var all strings.Builder
+	for _, ev := range evs {
+		all.WriteString(ev.Message + "\n")
+	}
+	all.WriteString(rec.Reason)
+	for _, tr := range rec.History {
+		all.WriteString(tr.Message)
+	}
+	for _, s := range secrets {
+		if s != "" && strings.Contains(all.String(), s) {
+			t.Errorf("a secret of %s is in an event, its reason or its history", node)
+		}
+	}
+}
+
+// TestBootstrapDeadlineThenRebootstrap: a node that never reports fails
+// at bootstrap once the bootstrap deadline passed (2 s in the lab: the
+// scaled default is below the floor), long before the stage timeout, with
+// what to check and do. Rebootstrap reissues its token (the previous one
+// is refused), puts it back at bootstrap in its deploy task, and once the
+// new environment file runs on the node, the node reports and the task
+// succeeds. No token is in any event or reason.
+func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
+	t.Parallel()
+	const node, other = "r01-cmp01", "r02-cmp02"
+	env := startEnv(t, testsite.Example(t), nil, nil, func(c *orchestrator.Config) {
+		c.Bootstrap = silent{c.Bootstrap, node}
+	})
+	e := engine(t, env)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	start := time.Now()
+	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only(node, other), Requester: "test"}, orchestrator.TaskPartiallySucceeded)
+	took := time.Since(start)
+	r := byNode(res)[node]
+	url := introspectionURL(t, env)
+	if r.Outcome != orchestrator.OutcomeFailed || r.Stage != orchestrator.StageBootstrap ||
+		!strings.Contains(r.Reason, "no report from the node since ") || !strings.Contains(r.Reason, "(deployment 1)") ||
+		!strings.Contains(r.Reason, "can reach "+url) || !strings.Contains(r.Reason, "`rebootstrap`") {
+		t.Fatalf("%s: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
+	}
+	if took > 30*time.Second { // the bootstrap stage's timeout is a minute here
+		t.Errorf("the silent node failed after %s", took)
+	}
+	if o := byNode(res)[other]; o.Outcome != orchestrator.OutcomeSucceeded {
+		t.Errorf("%s: %s at %s: %s", other, o.Outcome, o.Stage, o.Reason)
+	}
+
+	oldTok, _ := token(t, env, e, node)
+	out, err := e.Rebootstrap(t.Context(), node, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Task != task.ID || out.Node.Stage != orchestrator.StageBootstrap || out.Node.Outcome != orchestrator.OutcomeRunning ||
+		!strings.Contains(out.Env, "SLIPWAY_URL='"+url+"'") || !strings.Contains(out.UserData, envToken(t, out.Env)) {
+		t.Fatalf("rebootstrap: task %s (want %s), node %s/%s, env has the URL: %v", out.Task, task.ID, out.Node.Stage, out.Node.Outcome,
+			strings.Contains(out.Env, url))
+	}
+	newTok := envToken(t, out.Env)
+	if code := selfStatus(t, env, oldTok); code != http.StatusUnauthorized {
+		t.Errorf("the previous token answers %d, want 401", code)
+	}
+	if code := selfStatus(t, env, newTok); code != http.StatusOK {
+		t.Errorf("the reissued token answers %d, want 200", code)
+	}
+	if err := env.Lab.Machine(node).RunBootstrap([]byte(out.Env)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != orchestrator.TaskSucceeded {
+		t.Fatalf("after the node ran its bootstrap again, task %s: %s (%s) %v", task.ID, got.Status, got.Message, err)
+	}
+	if rec := record(t, e, node); rec.Stage != orchestrator.StageDeployed || rec.Deployment != 1 {
+		t.Errorf("%s: stage %s, deployment %d; want deployed, still deployment 1", node, rec.Stage, rec.Deployment)
+	}
+	if b := env.Lab.Machine(node).Bootstrap(); b.State != lab.BootstrapDone || len(b.Reports) == 0 {
+		t.Errorf("%s's bootstrap: %s %s", node, b.State, b.Err)
+	}
+	noSecretIn(t, e, node, oldTok, newTok)
+	audit(t, env, e, 2)
+}
+
+// TestRebootstrapWhileWaiting: a node waiting at bootstrap in a running
+// task gets its new token at once, and the running task sees its new
+// reports; a deployed node is put back at bootstrap in its finished task,
+// which runs again. Nodes with no deployment are refused.
+func TestRebootstrapWhileWaiting(t *testing.T) {
+	t.Parallel()
+	const node = "r01-cmp03"
+	env := startEnv(t, testsite.Example(t), nil, nil, func(c *orchestrator.Config) {
+		c.Bootstrap = silent{c.Bootstrap, node}
+		c.BootstrapDeadline = time.Minute
+	})
+	e := engine(t, env)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	for _, n := range []string{node, "no-such-node"} {
+		if _, err := e.Rebootstrap(t.Context(), n, "test"); !errors.Is(err, orchestrator.ErrConflict) {
+			t.Errorf("rebootstrap of %s, which has no deployment: %v, want ErrConflict", n, err)
+		}
+	}
+	task, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only(node), Requester: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, node+" to wait at bootstrap", func() bool {
+		rec, err := e.Node(t.Context(), node)
+		return err == nil && rec.Stage == orchestrator.StageBootstrap && rec.Task == task.ID
+	})
+	out, err := e.Rebootstrap(t.Context(), node, "test")
+	if err != nil || out.Task != task.ID {
+		t.Fatalf("rebootstrap while waiting: task %q, %v", out.Task, err)
+	}
+	if err := env.Lab.Machine(node).RunBootstrap([]byte(out.Env)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != orchestrator.TaskSucceeded {
+		t.Fatalf("task %s: %s (%s) %v", task.ID, got.Status, got.Message, err)
+	}
+
+	// Deployed: back at bootstrap in the finished task, which runs again.
+	out, err = e.Rebootstrap(t.Context(), node, "test")
+	if err != nil || out.Task != task.ID || out.Node.Stage != orchestrator.StageBootstrap {
+		t.Fatalf("rebootstrap of the deployed node: task %q, stage %s, %v", out.Task, out.Node.Stage, err)
+	}
+	if rec := record(t, e, node); rec.Outcome != orchestrator.OutcomeRunning || rec.Task != task.ID {
+		t.Errorf("record while waiting again: %s in task %q", rec.Outcome, rec.Task)
+	}
+	second, err := e.Rebootstrap(t.Context(), node, "test")
+	if err != nil {
+		t.Fatalf("a second rebootstrap while the task waits: %v", err)
+	}
+	m := env.Lab.Machine(node)
+	if err := m.RunBootstrap([]byte(out.Env)); err != nil { // the replaced token
+		t.Fatal(err)
+	}
+	if b, _ := m.WaitBootstrap(ctx); b.State != lab.BootstrapFailed || !strings.Contains(b.Err, "401") {
+		t.Errorf("the agent with the replaced token: %s %s", b.State, b.Err)
+	}
+	if err := m.RunBootstrap([]byte(second.Env)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != orchestrator.TaskSucceeded {
+		t.Fatalf("task %s run again: %s (%s) %v", task.ID, got.Status, got.Message, err)
+	}
+	if _, err := e.Rebootstrap(t.Context(), "r02-gpu02", "test"); !errors.Is(err, orchestrator.ErrConflict) {
+		t.Errorf("rebootstrap of a node no task deployed: %v, want ErrConflict", err)
+	}
+}
+
+// TestRenderFailureFailsNodeAtBootstrap: a boot action asset that can't
+// be rendered when the node asks for it fails the node at bootstrap at
+// once (not at the deadline, not at the stage timeout), with the action,
+// the asset and the reason, and without the secret's value.
+func TestRenderFailureFailsNodeAtBootstrap(t *testing.T) {
+	t.Parallel()
+	const node = "r02-gpu01"
+	d := testsite.Example(t)
+	d.BootActions["broken"] = &design.BootAction{Metadata: design.ObjectMeta{Name: "broken"},
+		Spec: design.BootActionSpec{NodeFilter: &design.NodeFilter{Names: []string{node}},
+			Assets: []design.Asset{{Path: "/etc/broken.list", Type: "pkgList", Template: `{{ secret "kubeadm-join-token" }}!`}}}}
+	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.BootstrapDeadline = time.Minute })
+	e := engine(t, env)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only(node), Requester: "test"}, orchestrator.TaskFailed)
+	r := res[0]
+	want := `boot action broken, assets[0] (/etc/broken.list): package name "(secret kubeadm-join-token)!"`
+	if r.Stage != orchestrator.StageBootstrap || !strings.Contains(r.Reason, want) || !strings.Contains(r.Reason, "`rebootstrap`") {
+		t.Fatalf("%s: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
+	}
+	noSecretIn(t, e, node, lab.DefaultBMCPassword) // the lab's value of every unset secret
 }

@@ -35,10 +35,37 @@ type Bootstrapper interface {
 	UserData(ctx context.Context, d *design.Design, node, deployment string) ([]byte, error)
 	// BootstrapStatus: Done when every signalling boot action of the
 	// node reported success in this deployment; Failed when one reported
-	// failure; InProgress otherwise.
-	BootstrapStatus(ctx context.Context, d *design.Design, node, deployment string) (drivers.Result, error)
+	// failure, or when the node's assets could not be rendered for it;
+	// InProgress otherwise.
+	BootstrapStatus(ctx context.Context, d *design.Design, node, deployment string) (BootstrapProgress, error)
+	// Reissue gives the node a new token for its deployment without a
+	// redeploy: the previous token is revoked and the deployment's
+	// reports are dropped, so BootstrapStatus waits for new ones.
+	Reissue(ctx context.Context, d *design.Design, node, deployment string) (Reissued, error)
 	// EndDeployment revokes the node's token: its machine was released.
 	EndDeployment(ctx context.Context, node string) error
+}
+
+// BootstrapProgress is what BootstrapStatus found.
+type BootstrapProgress struct {
+	drivers.Result
+	// LastReport is when the node last reported in this deployment (zero:
+	// never); Issued is when its token was last issued or reissued.
+	LastReport time.Time
+	Issued     time.Time
+	// URL is where the node reaches the introspection API.
+	URL string
+}
+
+// Reissued are a node's new bootstrap credentials. Both hold the node's
+// token: they go to the node (through an operator) and nowhere else.
+type Reissued struct {
+	// Env is the bootstrap environment file (/etc/slipway/bootstrap.env:
+	// the introspection URL and the token).
+	Env []byte
+	// UserData is the cloud-config the node was deployed with, carrying
+	// the new token.
+	UserData []byte
 }
 
 // Config configures an Engine.
@@ -79,7 +106,13 @@ type Config struct {
 	// Bootstrap delivers user data and reports boot actions (nil: no user
 	// data, and the bootstrap stage has nothing to wait for).
 	Bootstrap Bootstrapper
-	Log       zerolog.Logger
+	// BootstrapDeadline is how long a node at the bootstrap stage may stay
+	// silent: no boot action report since the later of the stage's start,
+	// its last report, its token's (re)issue and the engine's start. Then
+	// it fails, saying so. 0: DefaultBootstrapDeadline scaled by TimeScale,
+	// at least minBootstrapDeadline; a value given is taken as it is.
+	BootstrapDeadline time.Duration
+	Log               zerolog.Logger
 }
 
 // DefaultTimeouts per stage.
@@ -94,6 +127,17 @@ var DefaultTimeouts = map[Stage]time.Duration{
 	StageReleasing:  45 * time.Minute, // erasing disks takes a while
 	StagePower:      10 * time.Minute,
 }
+
+// DefaultBootstrapDeadline is how long a bootstrapping node may stay
+// silent at time scale 1: a real machine reports within minutes of its
+// deployment (cloud-init runs the bootstrap at first boot).
+const DefaultBootstrapDeadline = 20 * time.Minute
+
+// minBootstrapDeadline floors the scaled default: a node's first report
+// costs a few real HTTP round trips after its boot, whatever the time
+// scale (the lab's agents answer within milliseconds; 2 s leaves room
+// for a loaded test machine and lets lab tests see the deadline pass).
+const minBootstrapDeadline = 2 * time.Second
 
 // Engine runs tasks. It is safe for concurrent use.
 type Engine struct {
@@ -112,10 +156,11 @@ type Engine struct {
 	frozen  map[string]string   // node → why it is frozen
 	designs map[string]*design.Design
 
-	ctx    context.Context
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
-	closed bool
+	ctx     context.Context
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	closed  bool
+	started time.Time // when Start ran (a bootstrap deadline counts from it at the earliest)
 }
 
 // New returns an engine; Start resumes its unfinished tasks.
@@ -171,12 +216,21 @@ func (e *Engine) timeout(s Stage) time.Duration {
 	return max(e.scaled(d), min(d, minTimeout))
 }
 
+// bootstrapDeadline is how long a bootstrapping node may stay silent.
+func (e *Engine) bootstrapDeadline() time.Duration {
+	if e.cfg.BootstrapDeadline > 0 {
+		return e.cfg.BootstrapDeadline
+	}
+	return max(e.scaled(DefaultBootstrapDeadline), minBootstrapDeadline)
+}
+
 // Start loads the engine's state and resumes every task that was queued
 // or running when the process stopped; it then runs the leak and drift
 // sweep, and periodically afterwards. ctx bounds the engine's life.
 func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	e.ctx, e.stop = context.WithCancel(ctx)
+	e.started = now()
 	e.mu.Unlock()
 	nodes, err := e.rec.nodes(ctx)
 	if err != nil {

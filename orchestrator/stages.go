@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -346,11 +347,31 @@ func (r *nodeRun) bootstrap(ctx context.Context) (step, error) {
 	if r.e.cfg.Bootstrap == nil {
 		return advance("no boot actions to wait for"), nil
 	}
-	res, err := r.e.cfg.Bootstrap.BootstrapStatus(ctx, r.d, r.rec.Name, r.deployment())
+	p, err := r.e.cfg.Bootstrap.BootstrapStatus(ctx, r.d, r.rec.Name, r.deployment())
 	if err != nil {
 		return step{}, err
 	}
-	return r.result(res, false, func() step { return advance("%s", res.Message) })
+	if p.Status == drivers.StatusInProgress {
+		if since := r.silentSince(p); time.Since(since) > r.e.bootstrapDeadline() {
+			return failed("no report from the node since %s (deployment %s): check that it booted and can reach %s; `rebootstrap` re-issues its user data",
+				since.Format(time.RFC3339), r.deployment(), orDefault(p.URL, "the introspection API")), nil
+		}
+	}
+	return r.result(p.Result, false, func() step { return advance("%s", p.Message) })
+}
+
+// silentSince is when the node's silence began: the latest of the stage's
+// start (the deploy finished), its last report in this deployment, its
+// token's (re)issue and the engine's start (the introspection API may have
+// been down with it).
+func (r *nodeRun) silentSince(p BootstrapProgress) time.Time {
+	t := r.rec.StageStart
+	for _, u := range []time.Time{p.LastReport, p.Issued, r.e.started} {
+		if u.After(t) {
+			t = u
+		}
+	}
+	return t
 }
 
 // releasing gives the machine back (erasing disks for destroy_nodes).

@@ -184,6 +184,28 @@ func (m *Machine) startAgentLocked(userData []byte) {
 	if !found || m.lab == nil {
 		return
 	}
+	m.runAgentLocked(env, err)
+}
+
+// RunBootstrap plays an operator who installs a new bootstrap
+// environment file on the deployed machine (e.g. the one `orchestrator
+// rebootstrap` wrote) and runs the bootstrap script again: the current
+// agent is cancelled and a new one runs with env's URL and token, after
+// the boot delay like at first boot. An error when no OS is installed.
+func (m *Machine) RunBootstrap(env []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.os == "" || m.lab == nil {
+		return fmt.Errorf("machine %s runs no deployed OS: there is no bootstrap to run", m.Name)
+	}
+	m.stopAgentLocked("bootstrap run again")
+	m.runAgentLocked(parseEnv(env), nil)
+	return nil
+}
+
+// runAgentLocked starts an agent with the environment file's settings;
+// err says why the file could not be read; m.mu is held.
+func (m *Machine) runAgentLocked(env map[string]string, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	run := &agentRun{cancel: cancel, done: make(chan struct{}), rec: BootstrapRecord{State: BootstrapBooting}}
 	m.agent = run

@@ -446,3 +446,24 @@ func TestUntarRejectsUnsafePaths(t *testing.T) {
 		}
 	}
 }
+
+// TestRunBootstrapAgain: an operator runs the bootstrap again on a
+// deployed machine with a new environment file (a reissued token): a new
+// agent runs with it; on a machine with no OS there is nothing to run.
+func TestRunBootstrapAgain(t *testing.T) {
+	api := newIntrospection(t)
+	l, m := agentLab(t, Config{})
+	if err := m.RunBootstrap([]byte("SLIPWAY_URL='" + api.url + "'\nSLIPWAY_TOKEN='" + testToken + "'\n")); err == nil {
+		t.Fatal("a bootstrap ran on a machine with no OS")
+	}
+	deploy(l, m, []byte("#cloud-config\nhostname: n1\n")) // no bootstrap in the user data: silent
+	if rec := m.Bootstrap(); rec.State != BootstrapNone {
+		t.Fatalf("record: %+v", rec)
+	}
+	if err := m.RunBootstrap([]byte("SLIPWAY_URL='" + api.url + "'\nSLIPWAY_TOKEN='" + testToken + "'\n")); err != nil {
+		t.Fatal(err)
+	}
+	if rec := waitAgent(t, m); rec.State != BootstrapDone || rec.URL != api.url || len(rec.Reports) == 0 {
+		t.Errorf("record after the bootstrap ran again: %+v", rec)
+	}
+}
