@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/slipway-dev/slipway/drivers/plugin"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ func TestDriversCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 {
 		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
 	}
-	if len(list) != 4 || list[0].Name != "ext" || list[0].Protocol != 1 || list[0].Source != plug || list[1].Source != "builtin" ||
+	if len(list) != 4 || list[0].Name != "ext" || list[0].Protocol != plugin.ProtocolVersion || list[0].Source != plug || list[1].Source != "builtin" ||
 		list[2].Kind != "oob" || list[2].Name != "ipmi" || list[2].Source != "builtin" ||
 		list[3].Kind != "server" || list[3].Name != "maas" || list[3].Source != "builtin" {
 		t.Errorf("json list: %+v", list)
