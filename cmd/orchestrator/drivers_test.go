@@ -2,11 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/slipway-dev/slipway/drivers/plugin"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/slipway-dev/slipway/drivers/plugin"
 )
 
 func TestDriversCommand(t *testing.T) {
