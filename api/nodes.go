@@ -178,6 +178,18 @@ type reasonBody struct {
 	Revision string `json:"designRevision"`
 }
 
+// rebootstrap answers with the node's new bootstrap environment and user
+// data. They hold the node's introspection token, with which its boot
+// actions' rendered secrets can be fetched: the route is for admins,
+// like the secrets, and the answer is never logged or audited.
+func (s *Server) rebootstrap(c echo.Context) error {
+	out, err := s.cfg.Engine.Rebootstrap(c.Request().Context(), c.Param("name"), who(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
 func (s *Server) nodeVerb(verb string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()

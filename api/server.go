@@ -34,6 +34,7 @@ type Engine interface {
 	Adopt(ctx context.Context, node, revision, who string) (orchestrator.NodeRecord, error)
 	MarkManual(ctx context.Context, node, why, who string) (orchestrator.NodeRecord, error)
 	ReleaseManual(ctx context.Context, node, who string) (orchestrator.NodeRecord, error)
+	Rebootstrap(ctx context.Context, node, who string) (orchestrator.Rebootstrapped, error)
 }
 
 // Role of a token. Each role includes the ones below it.

@@ -378,5 +378,5 @@ func TestRenderFailureFailsNodeAtBootstrap(t *testing.T) {
 	if r.Stage != orchestrator.StageBootstrap || !strings.Contains(r.Reason, want) || !strings.Contains(r.Reason, "`rebootstrap`") {
 		t.Fatalf("%s: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
 	}
-	noSecretIn(t, e, node, lab.DefaultBMCPassword) // the lab's value of every unset secret
+	noSecretIn(t, e, node, labrun.DefaultSecrets()["kubeadm-join-token"])
 }

@@ -522,6 +522,14 @@ const (
 	NodeReleaseManual = "release-manual"
 )
 
+// Rebootstrap reissues a node's introspection token for its current
+// deployment and puts it back at bootstrap (admins only). The answer's
+// Env and UserData hold the new token: for the node, never for a log.
+func (c *Client) Rebootstrap(ctx context.Context, name string) (orchestrator.Rebootstrapped, error) {
+	var out orchestrator.Rebootstrapped
+	return out, c.sendJSON(ctx, http.MethodPost, v1+"/nodes/"+seg(name)+"/rebootstrap", nil, &out)
+}
+
 // BootData is what the introspection API serves a node in its current
 // deployment: part is self, meta-data, user-data (its token redacted),
 // vendor-data or network-config. Admins only.

@@ -326,6 +326,13 @@ func TestTasksNodesEvents(t *testing.T) {
 	if _, err = op.NodeVerb(ctx, s.Node, "explode", ""); err == nil {
 		t.Fatal("an unknown node verb was sent")
 	}
+	if _, err = op.Rebootstrap(ctx, s.Node); !client.IsStatus(err, http.StatusForbidden) {
+		t.Fatalf("rebootstrap as an operator: %v", err)
+	}
+	rb, err := newClient(t, s.URL, s.Token[api.RoleAdmin]).Rebootstrap(ctx, s.Node)
+	if err != nil || rb.Task != dep.ID || !strings.Contains(rb.Env, "SLIPWAY_TOKEN='sni_") || rb.Node.Stage != orchestrator.StageBootstrap {
+		t.Fatalf("rebootstrap: task %q, stage %s, %v", rb.Task, rb.Node.Stage, err)
+	}
 
 	evs, err := viewer.Events(ctx, 0, dep.ID, "", 0)
 	if err != nil || len(evs) == 0 || evs[len(evs)-1].Message == "" {

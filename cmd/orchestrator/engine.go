@@ -46,6 +46,9 @@ type engineConfig struct {
 	PollInterval  string `yaml:"pollInterval"`
 	SweepInterval string `yaml:"sweepInterval"`
 	ReleaseLeaks  bool   `yaml:"releaseLeaks"`
+	// BootstrapDeadline: how long a bootstrapping node may stay silent
+	// (default 20m).
+	BootstrapDeadline string `yaml:"bootstrapDeadline"`
 	// Control API (serve).
 	Listen         string   `yaml:"listen"`         // default 127.0.0.1:8700
 	TLSCert        string   `yaml:"tlsCert"`        // with tlsKey: serve HTTPS
@@ -90,6 +93,23 @@ func duration(field, s string) (time.Duration, error) {
 		return 0, fmt.Errorf("config %s %q: want a duration like 10s or 2m", field, s)
 	}
 	return d, nil
+}
+
+// durations sets cfg's durations from the file's.
+func (c engineConfig) durations(cfg *orchestrator.Config) error {
+	for _, f := range []struct {
+		name string
+		val  string
+		dst  *time.Duration
+	}{{"retryBase", c.RetryBase, &cfg.Retry.Base}, {"retryMax", c.RetryMax, &cfg.Retry.Max},
+		{"pollInterval", c.PollInterval, &cfg.PollInterval}, {"sweepInterval", c.SweepInterval, &cfg.SweepInterval},
+		{"bootstrapDeadline", c.BootstrapDeadline, &cfg.BootstrapDeadline}} {
+		var err error
+		if *f.dst, err = duration(f.name, f.val); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // engineEnv is an engine with what it was built from.
@@ -177,16 +197,9 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 			return b
 		}
 	}
-	for _, f := range []struct {
-		name string
-		val  string
-		dst  *time.Duration
-	}{{"retryBase", c.RetryBase, &cfg.Retry.Base}, {"retryMax", c.RetryMax, &cfg.Retry.Max},
-		{"pollInterval", c.PollInterval, &cfg.PollInterval}, {"sweepInterval", c.SweepInterval, &cfg.SweepInterval}} {
-		if *f.dst, err = duration(f.name, f.val); err != nil {
-			reg.Close()
-			return fail(usageErr(err))
-		}
+	if err := c.durations(&cfg); err != nil {
+		reg.Close()
+		return fail(usageErr(err))
 	}
 	stopIntro := func() {}
 	if c.IntrospectionListen != "" {

@@ -477,7 +477,7 @@ func (a *app) engineCmds() []*cobra.Command {
 		a.taskCmd("destroy", orchestrator.ActionDestroyNodes, "Release the selected nodes' machines, erasing disks (destroy_nodes)"),
 		a.taskCmd("redeploy", orchestrator.ActionRedeployNodes, "Release and deploy again (redeploy_nodes)"),
 		a.taskCmd("prepare-site", orchestrator.ActionPrepareSite, "Create the design's networks, DHCP and keys in the provisioner (prepare_site)"),
-		a.tasksCmd(), a.nodesCmd(), a.eventsCmd(), a.sweepCmd(), a.waitCmd(),
+		a.tasksCmd(), a.nodesCmd(), a.eventsCmd(), a.sweepCmd(), a.waitCmd(), a.rebootstrapCmd(),
 		a.verbCmd(orchestrator.VerbRetry, "Run a finished task's failed nodes again from the stage that failed"),
 		a.verbCmd(orchestrator.VerbResume, "Continue a cancelled or interrupted task's unfinished nodes from their checkpoints"),
 		a.verbCmd(orchestrator.VerbRerun, "Run every node of a task again from the top, adopting what the provisioner has"),
