@@ -9,6 +9,11 @@
 // store, under the name in lower case, and falls back to the environment
 // variable only when the store does not hold it.
 //
+// Some references never resolve: the secret store's own key
+// (secret:key and env:SLIPWAY_SECRET_KEY, see [store.KeyEnv]) and any
+// value that is one of [Resolver.ServerKeys]. A Resolver with a
+// [Policy] (the server's) resolves env: and file: only as it allows.
+//
 // Errors name the reference and where its value was looked for, never a
 // value: a reference written wrong may be a clear-text secret.
 package secrets
@@ -17,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -54,6 +60,13 @@ type Resolver struct {
 	Store interface {
 		Get(ctx context.Context, name string) (drivers.Secret, error)
 	}
+	// Policy limits env: and file: references. Nil: every one resolves
+	// (the CLI's local commands, which run with their user's rights).
+	Policy *Policy
+	// ServerKeys are the server's own keys (the secret store's, the
+	// introspection token key): a value holding one is never returned,
+	// whatever reference led to it.
+	ServerKeys [][]byte
 }
 
 // Resolve is ResolveContext with a background context.
@@ -62,8 +75,8 @@ func (r Resolver) Resolve(ref string) (drivers.Secret, error) {
 }
 
 // ResolveContext returns the value ref refers to. env:VAR and file:/path
-// are read as by the package-level Resolve. secret:NAME is looked up, in
-// this order:
+// are read as by the package-level Resolve, when r.Policy allows them.
+// secret:NAME is looked up, in this order:
 //
 //  1. in r.Store (when not nil), under NAME in lower case: a stored
 //     secret is returned, and an error other than "not found" (e.g. the
@@ -72,17 +85,41 @@ func (r Resolver) Resolve(ref string) (drivers.Secret, error) {
 //  2. in the environment variable SLIPWAY_SECRET_<NAME> (see EnvName).
 //
 // A NAME that can't name a stored secret (see store.ValidateName; e.g.
-// longer than 63 characters) is only looked up in the environment.
+// longer than 63 characters) is only looked up in the environment. The
+// secret store's key never resolves (secret:key, env:SLIPWAY_SECRET_KEY),
+// nor does a value holding one of r.ServerKeys.
 func (r Resolver) ResolveContext(ctx context.Context, ref string) (drivers.Secret, error) {
 	sr, err := design.ParseSecretRef(ref)
 	if err != nil {
 		return drivers.Secret{}, err
 	}
-	if sr.Scheme != "secret" || r.Store == nil {
+	if err := reserved(sr); err != nil {
+		return drivers.Secret{}, err
+	}
+	v, err := r.lookup(ctx, sr)
+	if err == nil && serverKey(v.Reveal(), r.ServerKeys) {
+		return drivers.Secret{}, fmt.Errorf("%s: %w: its value is one of the server's own keys, which are never handed out; refer to another secret", sr, ErrServerKey)
+	}
+	return v, err
+}
+
+// lookup finds the value of sr where ResolveContext says.
+func (r Resolver) lookup(ctx context.Context, sr design.SecretRef) (drivers.Secret, error) {
+	switch sr.Scheme {
+	case "env":
+		if err := r.Policy.allowEnv(sr.Name); err != nil {
+			return drivers.Secret{}, err
+		}
 		return resolveRef(sr)
+	case "file":
+		p, err := r.Policy.allowFile(sr.Name)
+		if err != nil {
+			return drivers.Secret{}, err
+		}
+		return readFile(sr.Name, p)
 	}
 	name := strings.ToLower(sr.Name)
-	if store.ValidateName(name) != nil {
+	if r.Store == nil || store.ValidateName(name) != nil {
 		return resolveRef(sr)
 	}
 	v, err := r.Store.Get(ctx, name)
@@ -108,19 +145,35 @@ func resolveRef(r design.SecretRef) (drivers.Secret, error) {
 		}
 		return drivers.NewSecret(v), nil
 	case "file":
-		b, err := os.ReadFile(r.Name)
-		if errors.Is(err, fs.ErrNotExist) {
-			return drivers.Secret{}, notSet("read secret file: %s does not exist", r.Name)
-		}
-		if err != nil {
-			return drivers.Secret{}, fmt.Errorf("read secret file: %w", err)
-		}
-		return drivers.NewSecret(strings.TrimRight(string(b), "\r\n")), nil
+		return readFile(r.Name, r.Name)
 	}
 	env := EnvName(r.Name)
 	v, ok := os.LookupEnv(env)
 	if !ok {
 		return drivers.Secret{}, notSet("secret %s is not set (it is read from the environment variable %s)", r.Name, env)
+	}
+	return drivers.NewSecret(v), nil
+}
+
+// readFile reads the secret file name (at path, name with its links
+// resolved): at most store.MaxValueLen bytes, without its trailing
+// newline.
+func readFile(name, path string) (drivers.Secret, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return drivers.Secret{}, notSet("read secret file: %s does not exist", name)
+	}
+	if err != nil {
+		return drivers.Secret{}, fmt.Errorf("read secret file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, store.MaxValueLen+2))
+	if err != nil {
+		return drivers.Secret{}, fmt.Errorf("read secret file %s: %w", name, err)
+	}
+	v := strings.TrimRight(string(b), "\r\n")
+	if len(v) > store.MaxValueLen {
+		return drivers.Secret{}, fmt.Errorf("read secret file %s: it is over %d bytes long: a secret file holds one value", name, store.MaxValueLen)
 	}
 	return drivers.NewSecret(v), nil
 }

@@ -68,6 +68,10 @@ var (
 	ErrNoKey = errors.New("no secret key")
 )
 
+// ReservedName is the one valid name Put refuses: secret:key never
+// resolves, as its environment fallback would be KeyEnv.
+const ReservedName = "key"
+
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
 // ValidateName reports whether name can name a secret: 1 to 63
@@ -146,6 +150,9 @@ func (s *Store) needKey(what, name string) error {
 func (s *Store) Put(ctx context.Context, name, value string) error {
 	if err := ValidateName(name); err != nil {
 		return err
+	}
+	if name == ReservedName {
+		return fmt.Errorf("store secret %s: the name is reserved (secret:%s would be looked for in %s, which holds this store's key): use another name", name, name, KeyEnv)
 	}
 	if err := s.needKey("store", name); err != nil {
 		return err
