@@ -55,7 +55,7 @@ func (p *Policy) allowEnv(name string) error {
 	if p == nil || slices.Contains(p.Env, name) {
 		return nil
 	}
-	return fmt.Errorf("env:%s: %w on this server: add %s to secretRefs.env in serve's configuration (docs/operations.md), or store the value (`orchestrator secret set NAME`) and refer to it as secret:NAME", name, ErrNotAllowed, name)
+	return notAllowed("env:%s is not allowed on this server: add %s to secretRefs.env in serve's configuration (docs/operations.md), or store the value (`orchestrator secret set NAME`) and refer to it as secret:NAME", name, name)
 }
 
 // allowFile checks file:path against the policy and returns the path to
@@ -68,7 +68,7 @@ func (p *Policy) allowFile(path string) (string, error) {
 	}
 	for _, n := range p.Never {
 		if real == realPath(n) || filepath.Clean(path) == filepath.Clean(n) {
-			return "", fmt.Errorf("file:%s: %w: it is one of the server's own key, token or state files, never read as a secret", path, ErrNotAllowed)
+			return "", notAllowed("file:%s is one of the server's own key, token or state files, never read as a secret", path)
 		}
 	}
 	for _, a := range p.Files {
@@ -77,8 +77,18 @@ func (p *Policy) allowFile(path string) (string, error) {
 			return real, nil
 		}
 	}
-	return "", fmt.Errorf("file:%s: %w on this server: add the file or its directory to secretRefs.files in serve's configuration (docs/operations.md), or store the value (`orchestrator secret set NAME`) and refer to it as secret:NAME", path, ErrNotAllowed)
+	return "", notAllowed("file:%s is not allowed on this server: add the file or its directory to secretRefs.files in serve's configuration (docs/operations.md), or store the value (`orchestrator secret set NAME`) and refer to it as secret:NAME", path)
 }
+
+// notAllowed is an error wrapping ErrNotAllowed with a message of its own.
+func notAllowed(format string, args ...any) error {
+	return &notAllowedError{fmt.Sprintf(format, args...)}
+}
+
+type notAllowedError struct{ msg string }
+
+func (e *notAllowedError) Error() string        { return e.msg }
+func (e *notAllowedError) Is(target error) bool { return target == ErrNotAllowed }
 
 // realPath is path cleaned, with its symbolic links resolved when it
 // exists.

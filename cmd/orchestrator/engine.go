@@ -65,6 +65,12 @@ type engineConfig struct {
 	// BMCEndpoints overrides where a node's BMC is reached (host:port),
 	// e.g. through a NAT or, in tests, the virtual lab's loopback ports.
 	BMCEndpoints map[string]string `yaml:"bmcEndpoints"`
+	// SecretRefs lists the env: and file: references serve resolves
+	// (default none: only secret:NAME; see secretrefs.go).
+	SecretRefs secretRefsConfig `yaml:"secretRefs"`
+	// serving: the engine runs under serve, which holds references to
+	// SecretRefs (the CLI's local commands resolve every one).
+	serving bool
 }
 
 func loadEngineConfig(path string) (engineConfig, error) {
@@ -148,6 +154,7 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 	// Secrets: the encrypted store when a key exists (SLIPWAY_SECRET_KEY
 	// or the key file), then the environment.
 	var sec *secretstore.Store
+	var keys [][]byte
 	if _, err := os.Stat(c.keyFile()); createKey || err == nil || os.Getenv(secretstore.KeyEnv) != "" {
 		key, src, err := secretstore.LoadKey(c.keyFile())
 		if err != nil {
@@ -156,10 +163,11 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 		if sec, err = secretstore.New(st, key); err != nil {
 			return fail(usageErr(err))
 		}
+		keys = append(keys, key)
 	}
-	resolver := secrets.Resolver{}
-	if sec != nil {
-		resolver.Store = sec
+	resolver, err := c.resolver(sec, keys)
+	if err != nil {
+		return fail(usageErr(err))
 	}
 	cur, err := st.Current(ctx)
 	if err != nil {
@@ -229,10 +237,7 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 // first use, 0600) signs the nodes' tokens; nodes call the configured URL,
 // else the Site's, else the listener's address.
 func (a *app) startIntrospection(c engineConfig, st statestore.Store, d *design.Design, resolver secrets.Resolver) (*introspection.Server, func(), error) {
-	keyFile := c.IntrospectionKeyFile
-	if keyFile == "" {
-		keyFile = filepath.Join(filepath.Dir(c.State), "introspection.key")
-	}
+	keyFile := c.introspectionKeyFile()
 	key, err := secretstore.LoadOrCreateKey(keyFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("introspection key %s: %w", keyFile, err)
@@ -337,16 +342,14 @@ file when no admin token exists yet.`,
 			if (c.TLSCert == "") != (c.TLSKey == "") {
 				return usageErr(fmt.Errorf("TLS needs both --tls-cert and --tls-key"))
 			}
+			c.serving = true
 			env, err := a.openEngineKey(ctx, c, true)
 			if err != nil {
 				return err
 			}
 			defer env.close()
 			tokens := auth.NewStore(env.store)
-			tokenFile := c.AdminTokenFile
-			if tokenFile == "" {
-				tokenFile = filepath.Join(filepath.Dir(c.State), "admin.token")
-			}
+			tokenFile := c.adminTokenFile()
 			if created, err := tokens.EnsureAdmin(ctx, tokenFile); err != nil {
 				return usageErr(err)
 			} else if created {

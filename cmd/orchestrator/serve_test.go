@@ -38,6 +38,11 @@ func TestServe(t *testing.T) {
 	if code, out, errs := cli(t, "apply", "--state", state, exampleSite, layer); code != 0 {
 		t.Fatalf("apply: %d %s %s", code, out, errs)
 	}
+	// serve resolves env: references only when its configuration lists them.
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("secretRefs: {env: [SLIPWAY_TEST_MAAS_KEY]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +53,7 @@ func TestServe(t *testing.T) {
 	done := make(chan int, 1)
 	var stderr bytes.Buffer
 	go func() {
-		done <- run(ctx, []string{"serve", "--state", state, "--listen", addr, "--introspection-listen", "127.0.0.1:0", "--plugin-dir", dir}, &bytes.Buffer{}, &stderr)
+		done <- run(ctx, []string{"serve", "--config", cfg, "--state", state, "--listen", addr, "--introspection-listen", "127.0.0.1:0", "--plugin-dir", dir}, &bytes.Buffer{}, &stderr)
 	}()
 	defer func() {
 		cancel()
