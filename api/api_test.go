@@ -185,11 +185,11 @@ func TestAuditEveryMutatingRoute(t *testing.T) {
 			t.Errorf("%s %s: %d audit records for 2 calls, want %d", r.Method, r.url, after-before, want)
 		}
 	}
-	var recs []api.AuditRecord
-	if code := f.json(t, "GET", "/api/v1/audit", f.Token[api.RoleAdmin], nil, &recs); code != 200 || len(recs) == 0 {
-		t.Fatalf("audit: %d, %d records", code, len(recs))
+	var page api.AuditPage
+	if code := f.json(t, "GET", "/api/v1/audit", f.Token[api.RoleAdmin], nil, &page); code != 200 || len(page.Items) == 0 {
+		t.Fatalf("audit: %d, %d records", code, len(page.Items))
 	}
-	for _, r := range recs {
+	for _, r := range page.Items {
 		if r.RequestID == "" || r.Method == "" || r.Remote == "" || r.Status == 0 || r.Outcome == "" {
 			t.Errorf("incomplete audit record %+v", r)
 		}

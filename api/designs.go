@@ -248,15 +248,29 @@ func (s *Server) applyDesign(c echo.Context) error {
 	return c.JSON(status, out)
 }
 
+// RevisionSummary is one entry of GET /designs: an apply of a revision.
+type RevisionSummary struct {
+	ID        string         `json:"id"`
+	Created   time.Time      `json:"created"` // when the content was first stored
+	Applied   time.Time      `json:"applied"` // when this apply happened
+	Roots     []string       `json:"roots"`
+	GitCommit string         `json:"gitCommit,omitempty"`
+	GitDirty  bool           `json:"gitDirty,omitempty"`
+	Counts    map[string]int `json:"counts"`
+	Seq       uint64         `json:"seq"` // position in the history
+}
+
 func (s *Server) listDesigns(c echo.Context) error {
 	h, err := s.cfg.Store.History(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	if h == nil {
-		h = []statestore.RevisionInfo{}
+	out := make([]RevisionSummary, 0, len(h))
+	for _, r := range h {
+		out = append(out, RevisionSummary{ID: r.ID, Created: r.Created, Applied: r.Applied, Roots: r.Roots,
+			GitCommit: r.GitCommit, GitDirty: r.GitDirty, Counts: r.Counts, Seq: r.Seq})
 	}
-	return c.JSON(http.StatusOK, h)
+	return c.JSON(http.StatusOK, out)
 }
 
 // revisionInfo is a revision without its design bytes.

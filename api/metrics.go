@@ -17,7 +17,11 @@ type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
-	handler  http.Handler
+	// unauthenticated counts refusals for want of a valid token, by
+	// route; auditDropped the ones the audit did not record (sampling).
+	unauthenticated *prometheus.CounterVec
+	auditDropped    prometheus.Counter
+	handler         http.Handler
 }
 
 func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
@@ -26,8 +30,12 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 			Help: "Control API requests by route, method and status code."}, []string{"route", "method", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "slipway_http_request_duration_seconds",
 			Help: "Control API request latency by route and method.", Buckets: prometheus.DefBuckets}, []string{"route", "method"}),
+		unauthenticated: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "slipway_http_unauthenticated_total",
+			Help: "Control API requests refused for want of a valid token (401), by route."}, []string{"route"}),
+		auditDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "slipway_audit_refusals_dropped_total",
+			Help: "Unauthenticated refusals the audit log did not record (over the per-address or total rate)."}),
 	}
-	reg.MustRegister(m.requests, m.latency, &stateCollector{s: s})
+	reg.MustRegister(m.requests, m.latency, m.unauthenticated, m.auditDropped, &stateCollector{s: s})
 	// The process and Go runtime collectors, unless the caller registered them.
 	_ = reg.Register(collectors.NewGoCollector())
 	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

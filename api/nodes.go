@@ -172,6 +172,9 @@ func (s *Server) getNode(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// maxReason bounds a mark-manual-intervention reason, in bytes.
+const maxReason = 1024
+
 // reasonBody is the optional body of mark-manual-intervention.
 type reasonBody struct {
 	Reason   string `json:"reason"`
@@ -196,6 +199,9 @@ func (s *Server) nodeVerb(verb string) echo.HandlerFunc {
 		var b reasonBody
 		if err := bindOptional(c, &b); err != nil {
 			return err
+		}
+		if len(b.Reason) > maxReason || len(b.Revision) > statestore.IDLen {
+			return problem(http.StatusBadRequest, fmt.Sprintf("reason (%d bytes) or designRevision (%d) too long: use at most %d and %d", len(b.Reason), len(b.Revision), maxReason, statestore.IDLen))
 		}
 		name := c.Param("name")
 		var rec orchestrator.NodeRecord

@@ -1,15 +1,10 @@
 package api
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/slipway-dev/slipway/statestore"
 )
 
 // route is one entry of the route table.
@@ -70,18 +65,20 @@ func (s *Server) table() []route {
 
 const principalKey = "slipway.principal"
 
-// authorize checks the bearer token and the route's role.
+// authorize checks the bearer token and the route's role. Refusals for
+// want of a valid token are counted (slipway_http_unauthenticated_total).
 func (s *Server) authorize(r *route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			h := c.Request().Header.Get(echo.HeaderAuthorization)
-			tok, ok := strings.CutPrefix(h, "Bearer ")
-			if !ok || strings.TrimSpace(tok) == "" {
+			tok, ok := bearerToken(c.Request())
+			if !ok {
+				s.metrics.unauthenticated.WithLabelValues(r.Path).Inc()
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="slipway"`)
 				return problem(http.StatusUnauthorized, "no bearer token: send Authorization: Bearer <token> (create one with `orchestrator token create`)")
 			}
-			p, err := s.cfg.Authenticate(c.Request().Context(), strings.TrimSpace(tok))
+			p, err := s.cfg.Authenticate(c.Request().Context(), tok)
 			if err != nil {
+				s.metrics.unauthenticated.WithLabelValues(r.Path).Inc()
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="slipway", error="invalid_token"`)
 				return problem(http.StatusUnauthorized, "the bearer token is not valid (unknown, revoked or malformed)")
 			}
@@ -92,6 +89,13 @@ func (s *Server) authorize(r *route) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// bearerToken is the request's bearer token; false when there is none.
+func bearerToken(req *http.Request) (string, bool) {
+	tok, ok := strings.CutPrefix(req.Header.Get(echo.HeaderAuthorization), "Bearer ")
+	tok = strings.TrimSpace(tok)
+	return tok, ok && tok != ""
 }
 
 func principal(c echo.Context) Principal {
@@ -106,56 +110,4 @@ func who(c echo.Context) string {
 		return "api:" + p.Name + " (" + p.ID + ")"
 	}
 	return "api:" + p.ID
-}
-
-// AuditRecord is one entry of the audit log.
-type AuditRecord struct {
-	Seq       uint64    `json:"seq"`
-	Time      time.Time `json:"time"`
-	RequestID string    `json:"requestId"`
-	Who       Principal `json:"who"`
-	Method    string    `json:"method"`
-	Route     string    `json:"route"`
-	Path      string    `json:"path"`
-	Remote    string    `json:"remote"`
-	Status    int       `json:"status"`
-	Outcome   string    `json:"outcome"` // ok | denied | failed
-	Detail    string    `json:"detail,omitempty"`
-}
-
-const logAudit = "audit"
-
-// audit writes one record for the call, whatever its outcome.
-func (s *Server) audit(r *route) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			err := next(c)
-			status := c.Response().Status
-			detail := ""
-			if err != nil {
-				status, detail = statusOf(err)
-			}
-			outcome := "ok"
-			switch {
-			case status == http.StatusUnauthorized || status == http.StatusForbidden:
-				outcome = "denied"
-			case status >= 400:
-				outcome = "failed"
-			}
-			rec := AuditRecord{Time: time.Now().UTC(), RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
-				Who: principal(c), Method: r.Method, Route: r.Path, Path: c.Request().URL.Path, Remote: c.RealIP(),
-				Status: status, Outcome: outcome, Detail: detail}
-			raw, _ := json.Marshal(rec)
-			// The audit must be written even when the client went away.
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 5*time.Second)
-			defer cancel()
-			if _, werr := s.cfg.Store.Write(ctx, statestore.Append(logAudit, raw)); werr != nil {
-				s.log.Error().Err(werr).Str("request_id", rec.RequestID).Msg("audit record not written")
-				if err == nil {
-					return problem(http.StatusInternalServerError, "the audit record could not be written; the change was made: check the state store")
-				}
-			}
-			return err
-		}
-	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/slipway-dev/slipway/internal/httpx"
@@ -101,6 +100,19 @@ type Config struct {
 	Registry *prometheus.Registry
 	// EventPoll is how often the event stream looks for new events (default 500ms).
 	EventPoll time.Duration
+	// StreamMaxLifetime is how long one event stream connection lasts at
+	// most before the server closes it; the client reconnects with
+	// Last-Event-ID (default DefaultStreamMaxLifetime).
+	StreamMaxLifetime time.Duration
+	// StreamRecheck is how often an event stream checks its token again;
+	// a revoked token's stream ends (default DefaultStreamRecheck).
+	StreamRecheck time.Duration
+	// AuditRefusalsPerAddress and AuditRefusalsTotal bound the audit
+	// records of unauthenticated refusals (401) per minute: per source
+	// address and in all (defaults DefaultAuditRefusalsPerAddress and
+	// DefaultAuditRefusalsTotal). The rest are counted, not recorded.
+	AuditRefusalsPerAddress int
+	AuditRefusalsTotal      int
 }
 
 // Server is the control API.
@@ -110,6 +122,8 @@ type Server struct {
 	log     zerolog.Logger
 	metrics *metrics
 	routes  []route
+	// refusals samples the audit records of unauthenticated refusals.
+	refusals *refusalSampler
 
 	mu      sync.Mutex
 	designs map[string]*design.Design // by revision ID
@@ -117,8 +131,15 @@ type Server struct {
 
 // Body limits.
 const (
-	maxBody       = 1 << 20  // JSON requests
-	maxDesignBody = 64 << 20 // a design archive
+	maxBody       = 1 << 20   // JSON requests
+	maxTaskBody   = 512 << 10 // POST /tasks (its node filter)
+	maxDesignBody = 64 << 20  // a design archive
+)
+
+// Event stream defaults (Config.StreamMaxLifetime, Config.StreamRecheck).
+const (
+	DefaultStreamMaxLifetime = 15 * time.Minute
+	DefaultStreamRecheck     = 5 * time.Second
 )
 
 // New builds the API.
@@ -129,36 +150,67 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	if cfg.EventPoll <= 0 {
-		cfg.EventPoll = 500 * time.Millisecond
-	}
-	s := &Server{cfg: cfg, log: cfg.Log, designs: map[string]*design.Design{}}
+	defaults(&cfg)
+	s := &Server{cfg: cfg, log: cfg.Log, designs: map[string]*design.Design{},
+		refusals: newRefusalSampler(cfg.AuditRefusalsPerAddress, cfg.AuditRefusalsTotal)}
 	s.metrics = newMetrics(cfg.Registry, s)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.IPExtractor = httpx.IPExtractor(cfg.TrustedProxies)
-	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{}))
+	e.Use(requestID)
 	e.Use(s.logRequests)
 	s.routes = s.table()
 	for i := range s.routes {
 		r := &s.routes[i]
-		limit := int64(maxBody)
-		if r.Path == "/api/v1/designs" && r.Method == http.MethodPost {
-			limit = maxDesignBody
-		}
-		// Outermost first: the audit sees requests that authorisation refuses.
-		mw := []echo.MiddlewareFunc{s.instrument(r), httpx.BodyLimit(limit)}
-		if r.Mutating || r.Audited {
-			mw = append(mw, s.audit(r))
-		}
-		if r.Role != "" {
-			mw = append(mw, s.authorize(r))
-		}
-		e.Add(r.Method, r.Path, r.handler, mw...)
+		e.Add(r.Method, r.Path, r.handler, s.middleware(r)...)
 	}
 	s.e = e
 	return s, nil
+}
+
+// defaults fills cfg's unset durations and limits.
+func defaults(cfg *Config) {
+	for _, d := range []struct {
+		p   *time.Duration
+		def time.Duration
+	}{{&cfg.EventPoll, 500 * time.Millisecond}, {&cfg.StreamMaxLifetime, DefaultStreamMaxLifetime},
+		{&cfg.StreamRecheck, DefaultStreamRecheck}} {
+		if *d.p <= 0 {
+			*d.p = d.def
+		}
+	}
+	if cfg.AuditRefusalsPerAddress <= 0 {
+		cfg.AuditRefusalsPerAddress = DefaultAuditRefusalsPerAddress
+	}
+	if cfg.AuditRefusalsTotal <= 0 {
+		cfg.AuditRefusalsTotal = DefaultAuditRefusalsTotal
+	}
+}
+
+// middleware is a route's chain, outermost first: metrics, the audit (so
+// that it sees what authorisation or the body limit refuses), the token
+// check, then the body limit (no body is read for a caller without a
+// valid token).
+func (s *Server) middleware(r *route) []echo.MiddlewareFunc {
+	mw := []echo.MiddlewareFunc{s.instrument(r)}
+	if r.Mutating || r.Audited {
+		mw = append(mw, s.audit(r))
+	}
+	if r.Role != "" {
+		mw = append(mw, s.authorize(r))
+	}
+	return append(mw, httpx.BodyLimit(bodyLimit(r)))
+}
+
+func bodyLimit(r *route) int64 {
+	switch {
+	case r.Path == "/api/v1/designs" && r.Method == http.MethodPost:
+		return maxDesignBody
+	case r.Path == "/api/v1/tasks" && r.Method == http.MethodPost:
+		return maxTaskBody
+	}
+	return maxBody
 }
 
 // Handler is the API as an http.Handler.
@@ -204,8 +256,11 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		if status >= 500 {
 			ev = s.log.Warn()
 		}
+		if id := clientRequestID(c); id != "" {
+			ev = ev.Str("client_request_id", id)
+		}
 		ev.Str("request_id", c.Response().Header().Get(echo.HeaderXRequestID)).Str("method", c.Request().Method).
-			Str("path", c.Request().URL.Path).Int("status", status).Dur("took", time.Since(start)).
+			Str("path", clampJSON(c.Request().URL.Path, maxAuditPath)).Int("status", status).Dur("took", time.Since(start)).
 			Str("remote", c.RealIP()).Msg("api request")
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/orchestrator"
@@ -12,7 +13,8 @@ import (
 
 // TokenStore adapts the token store to the API: the Authenticator checks
 // bearer tokens against it and the Tokens manage them. Revoking an unknown
-// ID wraps orchestrator.ErrNotFound, so the API answers 404.
+// ID wraps orchestrator.ErrNotFound, so the API answers 404; revoking the
+// last admin token is a 409 and a bad role or name a 400.
 func TokenStore(s *auth.Store) (Authenticator, Tokens) {
 	authenticate := func(ctx context.Context, tok string) (Principal, error) {
 		t, err := s.Verify(ctx, tok)
@@ -33,6 +35,9 @@ type tokenAdmin struct{ s *auth.Store }
 
 func (t tokenAdmin) Create(ctx context.Context, role Role, name string) (string, Principal, error) {
 	plain, tok, err := t.s.Create(ctx, auth.Role(role), name)
+	if errors.Is(err, auth.ErrInvalid) {
+		return "", Principal{}, problem(http.StatusBadRequest, err.Error())
+	}
 	return plain, tokenPrincipal(tok), err
 }
 
@@ -46,7 +51,11 @@ func (t tokenAdmin) List(ctx context.Context) ([]Principal, error) {
 }
 
 func (t tokenAdmin) Revoke(ctx context.Context, id string) error {
-	return notFound(t.s.Revoke(ctx, id), auth.ErrNotFound)
+	err := t.s.Revoke(ctx, id)
+	if errors.Is(err, auth.ErrLastAdmin) {
+		return problem(http.StatusConflict, err.Error())
+	}
+	return notFound(err, auth.ErrNotFound)
 }
 
 // SecretStore adapts the encrypted secret store to the API. Deleting a

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/statestore"
 )
 
 // bindStrict decodes a JSON body, refusing unknown fields.
@@ -35,6 +37,10 @@ func bindOptional(c echo.Context, v any) error {
 	}
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over the limit of %d bytes", mbe.Limit))
+		}
 		return problem(http.StatusBadRequest, "request body: "+err.Error())
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {
@@ -63,6 +69,12 @@ func (s *Server) createTask(c echo.Context) error {
 	a, err := orchestrator.ParseAction(b.Action)
 	if err != nil {
 		return problem(http.StatusBadRequest, err.Error())
+	}
+	if err := b.NodeFilter.Validate(); err != nil {
+		return problem(http.StatusBadRequest, err.Error())
+	}
+	if len(b.DesignRevision) > statestore.IDLen {
+		return problem(http.StatusBadRequest, fmt.Sprintf("designRevision is %d bytes long: give a revision ID (%d hex characters) or a prefix of one", len(b.DesignRevision), statestore.IDLen))
 	}
 	t, err := s.cfg.Engine.Submit(c.Request().Context(), orchestrator.Request{Action: a, Filter: b.NodeFilter,
 		Revision: b.DesignRevision, Requester: who(c)})

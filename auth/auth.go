@@ -82,6 +82,13 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 	// ErrNotFound is wrapped by Revoke's error when no token has the ID.
 	ErrNotFound = errors.New("token not found")
+	// ErrInvalid is wrapped by Create's error for an unknown role or a
+	// name ValidateName refuses.
+	ErrInvalid = errors.New("invalid token request")
+	// ErrLastAdmin is wrapped by Revoke's error when the token is the
+	// last admin token: revoking it would leave nobody able to manage
+	// tokens and secrets.
+	ErrLastAdmin = errors.New("last admin token")
 )
 
 // Token describes an API token. It never holds the token's secret.
@@ -101,6 +108,9 @@ type Store struct {
 
 	mu   sync.Mutex
 	used map[string]time.Time // hash -> when its use was last written
+	// revokeMu makes Revoke's check for another admin token and its
+	// delete one step.
+	revokeMu sync.Mutex
 }
 
 // NewStore returns a token store keeping its records in r.
@@ -138,10 +148,10 @@ func ValidateName(name string) error {
 // plaintext, which is shown to nobody else and can't be recovered later.
 func (s *Store) Create(ctx context.Context, role Role, name string) (string, Token, error) {
 	if !role.Valid() {
-		return "", Token{}, fmt.Errorf("create token: unknown role %q: use admin, operator or viewer", role)
+		return "", Token{}, fmt.Errorf("create token: %w: unknown role %q: use admin, operator or viewer", ErrInvalid, role)
 	}
 	if err := ValidateName(name); err != nil {
-		return "", Token{}, fmt.Errorf("create token: %w", err)
+		return "", Token{}, fmt.Errorf("create token: %w: %w", ErrInvalid, err)
 	}
 	for range 5 {
 		b := make([]byte, secretLen)
@@ -267,13 +277,22 @@ func (s *Store) List(ctx context.Context) ([]Token, error) {
 
 // Revoke deletes the token with the given ID (as shown by List; a longer
 // prefix of the hash works too). The error wraps ErrNotFound when no
-// token has that ID.
+// token has that ID, and ErrLastAdmin when it is the last admin token
+// (create another admin token first).
 func (s *Store) Revoke(ctx context.Context, id string) error {
+	return s.revoke(ctx, id, true)
+}
+
+// revoke is Revoke; keepAdmin false lets it revoke the last admin token
+// (EnsureAdmin's cleanup).
+func (s *Store) revoke(ctx context.Context, id string, keepAdmin bool) error {
 	ref := strings.ToLower(strings.TrimSpace(id))
 	if len(ref) < IDLen || len(ref) > sha256.Size*2 || strings.Trim(ref, "0123456789abcdef") != "" {
 		// The input is not repeated: it may be a token pasted by mistake.
 		return fmt.Errorf("%w: not a token ID: give the %d-character hex ID shown by `orchestrator token list`", ErrNotFound, IDLen)
 	}
+	s.revokeMu.Lock()
+	defer s.revokeMu.Unlock()
 	recs, err := s.r.List(ctx, collTokens, ref)
 	if err != nil {
 		return fmt.Errorf("revoke token %s: %w", ref, err)
@@ -286,6 +305,11 @@ func (s *Store) Revoke(ctx context.Context, id string) error {
 		return fmt.Errorf("revoke token %s: the ID matches %d tokens: give more characters of the token's hash", ref, len(recs))
 	}
 	h := recs[0].Key
+	if keepAdmin {
+		if err := s.anotherAdmin(ctx, recs[0]); err != nil {
+			return err
+		}
+	}
 	if _, err := s.r.Write(ctx, statestore.Delete(collTokens, h), statestore.Delete(collUsed, h)); err != nil {
 		return fmt.Errorf("revoke token %s: %w", ref, err)
 	}
@@ -293,6 +317,28 @@ func (s *Store) Revoke(ctx context.Context, id string) error {
 	delete(s.used, h)
 	s.mu.Unlock()
 	return nil
+}
+
+// anotherAdmin returns an error wrapping ErrLastAdmin when rec is an
+// admin token and no other admin token is readable.
+func (s *Store) anotherAdmin(ctx context.Context, rec statestore.Record) error {
+	var t Token
+	if json.Unmarshal(rec.Value, &t) != nil || t.Role != RoleAdmin {
+		return nil // an unreadable record can always be revoked
+	}
+	all, err := s.r.List(ctx, collTokens, "")
+	if err != nil {
+		return fmt.Errorf("revoke token %s: %w", rec.Key[:min(len(rec.Key), IDLen)], err)
+	}
+	for _, o := range all {
+		var ot Token
+		if o.Key != rec.Key && json.Unmarshal(o.Value, &ot) == nil && ot.Role == RoleAdmin {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: token %s is the only admin token, and without one nobody can manage tokens and secrets: "+
+		"create another admin token first (`orchestrator token create --role admin`, or POST /api/v1/tokens as an admin), then revoke this one",
+		ErrLastAdmin, rec.Key[:min(len(rec.Key), IDLen)])
 }
 
 // EnsureAdmin makes sure there is an admin token. When there is none (at
@@ -339,7 +385,7 @@ func (s *Store) EnsureAdmin(ctx context.Context, path string) (created bool, err
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
 		os.Remove(path)
-		if rerr := s.Revoke(ctx, tok.ID); rerr != nil {
+		if rerr := s.revoke(ctx, tok.ID, false); rerr != nil {
 			return false, fmt.Errorf("create the initial admin token: write %s: %w; revoke token %s with `orchestrator token revoke %s`", path, err, tok.ID, tok.ID)
 		}
 		return false, fmt.Errorf("create the initial admin token: write %s: %w", path, err)

@@ -292,8 +292,9 @@ func TestEnsureAdmin(t *testing.T) {
 		t.Errorf("%d tokens, want 1", len(list))
 	}
 
-	// No admin token, but the file exists: refused, file untouched.
-	if err := s.Revoke(ctx, tok.ID); err != nil {
+	// No admin token (Revoke keeps the last one: the state is made by
+	// hand), but the file exists: refused, file untouched.
+	if err := s.revoke(ctx, tok.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Create(ctx, RoleOperator, "op"); err != nil {
@@ -311,5 +312,47 @@ func TestEnsureAdmin(t *testing.T) {
 	}
 	if list, _ := s.List(ctx); len(list) != 1 || list[0].Role != RoleOperator {
 		t.Errorf("tokens after the refusal: %+v", list)
+	}
+}
+
+// TestRevokeKeepsAnAdmin: the last admin token can't be revoked; with
+// another admin token it can, and other roles always can.
+func TestRevokeKeepsAnAdmin(t *testing.T) {
+	ctx := t.Context()
+	s := NewStore(memory.New())
+	_, admin, err := s.Create(ctx, RoleAdmin, "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, op, _ := s.Create(ctx, RoleOperator, "op")
+	err = s.Revoke(ctx, admin.ID)
+	if !errors.Is(err, ErrLastAdmin) || !strings.Contains(err.Error(), "create another admin token first") {
+		t.Fatalf("revoke of the only admin token: %v", err)
+	}
+	if list, _ := s.List(ctx); len(list) != 2 {
+		t.Fatalf("tokens after the refusal: %+v", list)
+	}
+	if err := s.Revoke(ctx, op.ID); err != nil {
+		t.Fatalf("revoke of an operator token: %v", err)
+	}
+	_, second, _ := s.Create(ctx, RoleAdmin, "second")
+	if err := s.Revoke(ctx, admin.ID); err != nil {
+		t.Fatalf("revoke of an admin token with another left: %v", err)
+	}
+	if err := s.Revoke(ctx, second.ID); !errors.Is(err, ErrLastAdmin) {
+		t.Fatalf("revoke of the now last admin token: %v", err)
+	}
+}
+
+// TestCreateInvalid: a bad role or name is ErrInvalid (the API's 400).
+func TestCreateInvalid(t *testing.T) {
+	s := NewStore(memory.New())
+	for _, c := range []struct {
+		role Role
+		name string
+	}{{"root", "x"}, {RoleViewer, strings.Repeat("n", MaxNameLen+1)}, {RoleViewer, "a\x01b"}} {
+		if _, _, err := s.Create(t.Context(), c.role, c.name); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Create(%q, %q): %v, want ErrInvalid", c.role, c.name, err)
+		}
 	}
 }

@@ -118,7 +118,7 @@ type Filter struct {
 // Select returns the names of d's nodes the filter selects, sorted.
 func (f Filter) Select(d *design.Design) ([]string, error) {
 	if f.Type != "" && f.Type != "union" && f.Type != "intersection" {
-		return nil, fmt.Errorf("node filter type %q: use union or intersection", f.Type)
+		return nil, fmt.Errorf("node filter type %.40q: use union or intersection", f.Type)
 	}
 	var out []string
 	for _, name := range d.NodeNames() {

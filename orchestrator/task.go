@@ -68,6 +68,9 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
+	if err := checkFilter(req.Filter, d, id); err != nil {
+		return Task{}, err
+	}
 	now := time.Now().UTC()
 	t := Task{ID: newTaskID(now), Action: req.Action, Filter: req.Filter, Revision: id,
 		Requester: orDefault(req.Requester, "unknown"), Status: TaskQueued, Created: now}

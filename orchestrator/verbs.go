@@ -250,6 +250,9 @@ func (e *Engine) frozenReason(node string) (string, bool) {
 // MarkManual freezes a node: nothing automatic touches it until
 // ReleaseManual. A task driving it stops at its next step.
 func (e *Engine) MarkManual(ctx context.Context, node, why, who string) (NodeRecord, error) {
+	if err := e.inCurrentDesign(ctx, node); err != nil {
+		return NodeRecord{}, err
+	}
 	why = orDefault(why, "marked by "+orDefault(who, "an operator"))
 	rec, _, err := e.rec.node(ctx, node)
 	if err != nil {
@@ -267,12 +270,37 @@ func (e *Engine) MarkManual(ctx context.Context, node, why, who string) (NodeRec
 	return rec, nil
 }
 
+// inCurrentDesign returns an error wrapping ErrNotFound when node is not
+// in the current design revision (or there is none).
+func (e *Engine) inCurrentDesign(ctx context.Context, node string) error {
+	rev, err := e.currentRevision(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: node %.80q: %v", ErrNotFound, node, err)
+	}
+	d, _, err := e.design(ctx, rev)
+	if err != nil {
+		return err
+	}
+	if d.Nodes[node] == nil {
+		return fmt.Errorf("%w: node %.80q is not in the current design %s: check the name (`orchestrator nodes` lists them)", ErrNotFound, node, short(rev))
+	}
+	return nil
+}
+
 // ReleaseManual unfreezes a node. Its outcome becomes failed with a note
 // to retry or rerun the task that was driving it.
 func (e *Engine) ReleaseManual(ctx context.Context, node, who string) (NodeRecord, error) {
+	inDesign := e.inCurrentDesign(ctx, node)
+	if inDesign != nil && len(node) > MaxFilterValueLen { // no record can have that name
+		return NodeRecord{}, inDesign
+	}
 	rec, ok, err := e.rec.node(ctx, node)
 	if err != nil {
 		return NodeRecord{}, err
+	}
+	if inDesign != nil && !rec.Frozen {
+		// A frozen node that left the design can still be released.
+		return NodeRecord{}, inDesign
 	}
 	if !ok || !rec.Frozen {
 		return NodeRecord{}, fmt.Errorf("%w: node %s is not frozen for manual intervention", ErrConflict, node)

@@ -46,7 +46,8 @@ func (s *Server) LogText() string {
 }
 
 type options struct {
-	seed int64
+	seed   int64
+	config func(*api.Config)
 }
 
 // Option changes what Start builds.
@@ -55,6 +56,12 @@ type Option func(*options)
 // WithSeed seeds the virtual lab.
 func WithSeed(seed int64) Option {
 	return func(o *options) { o.seed = seed }
+}
+
+// WithConfig lets f change the API's configuration (stream timings,
+// audit sampling) before the server is built.
+func WithConfig(f func(*api.Config)) Option {
+	return func(o *options) { o.config = f }
 }
 
 // Start serves the API over a new virtual lab and engine; tb's cleanup
@@ -94,9 +101,13 @@ func Start(tb testing.TB, opts ...Option) *Server {
 
 	s := &Server{Engine: e, Env: env, Store: store, Token: tok, Node: d.NodeNames()[0], Logs: &bytes.Buffer{}, logMu: &sync.Mutex{}}
 	authenticate, tokenAdmin := api.TokenStore(tokens)
-	s.API, err = api.New(api.Config{Engine: e, Store: store, Authenticate: authenticate, Tokens: tokenAdmin,
+	cfg := api.Config{Engine: e, Store: store, Authenticate: authenticate, Tokens: tokenAdmin,
 		Secrets: api.SecretStore(sec), BootData: env.Introspection, Log: zerolog.New(lockedWriter{s}).Level(zerolog.DebugLevel),
-		EventPoll: 20 * time.Millisecond})
+		EventPoll: 20 * time.Millisecond}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	s.API, err = api.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

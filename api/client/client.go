@@ -429,8 +429,16 @@ func (c *Client) ValidateDesign(ctx context.Context, roots []string) (Validation
 
 // Designs is the apply history, oldest first.
 func (c *Client) Designs(ctx context.Context) ([]statestore.RevisionInfo, error) {
-	var out []statestore.RevisionInfo
-	return out, c.get(ctx, v1+"/designs", nil, &out)
+	var in []api.RevisionSummary
+	if err := c.get(ctx, v1+"/designs", nil, &in); err != nil {
+		return nil, err
+	}
+	out := make([]statestore.RevisionInfo, 0, len(in))
+	for _, r := range in {
+		out = append(out, statestore.RevisionInfo{ID: r.ID, Created: r.Created, Applied: r.Applied, Roots: r.Roots,
+			GitCommit: r.GitCommit, GitDirty: r.GitDirty, Counts: r.Counts, Seq: r.Seq})
+	}
+	return out, nil
 }
 
 // RevisionDetail is a stored revision without its design.
@@ -625,10 +633,12 @@ func eventQuery(since uint64, task, node string, limit int) url.Values {
 	return v
 }
 
-// Audit is the audit log after sequence number since, at most limit
-// records (0: the server's default, 1000). It needs an admin token.
-func (c *Client) Audit(ctx context.Context, since uint64, limit int) ([]api.AuditRecord, error) {
-	var out []api.AuditRecord
+// Audit is a page of the audit log after sequence number since: at most
+// limit records (0: the server's maximum, api.MaxAuditPageRecords) and
+// api.MaxAuditPageBytes. When its More is set, the next page starts after
+// its Next. It needs an admin token.
+func (c *Client) Audit(ctx context.Context, since uint64, limit int) (api.AuditPage, error) {
+	var out api.AuditPage
 	v := url.Values{}
 	if since > 0 {
 		v.Set("since", strconv.FormatUint(since, 10))

@@ -200,6 +200,9 @@ func TestDesigns(t *testing.T) {
 	if err != nil || len(hist) < 2 || hist[len(hist)-1].ID != second.Revision {
 		t.Fatalf("designs: %+v %v", hist, err)
 	}
+	if h := hist[len(hist)-1]; h.Applied.IsZero() || h.Created.IsZero() || h.Counts[design.KindNode] != 8 || h.Seq == 0 || len(h.Roots) == 0 {
+		t.Errorf("the last apply decoded incompletely: %+v", h)
+	}
 	cur, err := viewer.Design(ctx, "current")
 	if err != nil || cur.ID != second.Revision || len(cur.Nodes) != 8 {
 		t.Fatalf("design current: %+v %v", cur, err)
@@ -413,15 +416,16 @@ func TestAdminCalls(t *testing.T) {
 		t.Fatalf("a token with a bad role: %v", err)
 	}
 
-	recs, err := admin.Audit(ctx, 0, 0)
-	if err != nil || len(recs) < 5 {
-		t.Fatalf("audit: %d %v", len(recs), err)
+	page, err := admin.Audit(ctx, 0, 0)
+	recs := page.Items
+	if err != nil || len(recs) < 5 || page.More || page.Next != recs[len(recs)-1].Seq {
+		t.Fatalf("audit: %d records, more %v, next %d: %v", len(recs), page.More, page.Next, err)
 	}
 	if r := recs[0]; r.Seq == 0 || r.Who.ID != adminID || r.Method != "PUT" || r.Outcome != "ok" {
 		t.Errorf("first audit record %+v", r)
 	}
 	tail, err := admin.Audit(ctx, recs[1].Seq, 1)
-	if err != nil || len(tail) != 1 || tail[0].Seq != recs[2].Seq {
+	if err != nil || len(tail.Items) != 1 || tail.Items[0].Seq != recs[2].Seq || !tail.More || tail.Next != recs[2].Seq {
 		t.Fatalf("audit after %d: %+v %v", recs[1].Seq, tail, err)
 	}
 	_, err = newClient(t, s.URL, s.Token[api.RoleOperator]).Audit(ctx, 0, 0)

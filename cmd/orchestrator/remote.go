@@ -570,7 +570,7 @@ reads the log through the API: give --server and an admin --token.`,
 			}
 			var recs []api.AuditRecord
 			for {
-				n := 1000
+				n := api.MaxAuditPageRecords
 				if limit > 0 {
 					n = min(n, limit-len(recs))
 				}
@@ -578,11 +578,11 @@ reads the log through the API: give --server and an admin --token.`,
 				if err != nil {
 					return apiErr(err)
 				}
-				recs = append(recs, p...)
-				if len(p) < n || (limit > 0 && len(recs) >= limit) {
+				recs = append(recs, p.Items...)
+				if !p.More || (limit > 0 && len(recs) >= limit) {
 					break
 				}
-				since = p[len(p)-1].Seq
+				since = p.Next
 			}
 			if output != "table" {
 				if recs == nil {

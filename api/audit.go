@@ -1,0 +1,238 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// AuditRecord is one entry of the audit log. Every field is bounded (see
+// MaxAuditRecordBytes): text is cut and its control characters replaced.
+type AuditRecord struct {
+	Seq       uint64    `json:"seq"`
+	Time      time.Time `json:"time"`
+	RequestID string    `json:"requestId"` // the server's
+	// ClientRequestID is the client's X-Request-Id when it was short and
+	// of a safe charset (see requestID); never echoed.
+	ClientRequestID string    `json:"clientRequestId,omitempty"`
+	Who             Principal `json:"who"`
+	Method          string    `json:"method"`
+	Route           string    `json:"route"`
+	Path            string    `json:"path"`
+	Remote          string    `json:"remote"`
+	Status          int       `json:"status"`
+	Outcome         string    `json:"outcome"` // ok | denied | failed
+	Detail          string    `json:"detail,omitempty"`
+	// Suppressed counts the unauthenticated refusals that were not
+	// recorded (sampling, see Config.AuditRefusalsPerAddress) since the
+	// previous recorded one; only on an unauthenticated refusal's record.
+	Suppressed uint64 `json:"suppressed,omitempty"`
+}
+
+// Audit bounds.
+const (
+	// MaxAuditRecordBytes bounds one audit record's JSON.
+	MaxAuditRecordBytes = 2048
+	// MaxAuditPageRecords and MaxAuditPageBytes bound a page of GET /audit.
+	MaxAuditPageRecords = 1000
+	MaxAuditPageBytes   = 1 << 20
+)
+
+// Bounds of the audit record's fields, in bytes of their JSON encoding.
+// With the keys, time and numbers they stay under MaxAuditRecordBytes.
+const (
+	maxAuditID     = 64
+	maxAuditShort  = 16 // method, role, outcome
+	maxAuditRoute  = 128
+	maxAuditPath   = 256
+	maxAuditDetail = 512
+)
+
+const logAudit = "audit"
+
+// bound cuts every text field of r to its bound.
+func (r *AuditRecord) bound() {
+	for _, f := range []struct {
+		p *string
+		n int
+	}{{&r.RequestID, maxAuditID}, {&r.ClientRequestID, maxAuditID}, {&r.Who.ID, maxAuditID}, {&r.Who.Name, maxAuditID},
+		{(*string)(&r.Who.Role), maxAuditShort}, {&r.Method, maxAuditShort}, {&r.Route, maxAuditRoute},
+		{&r.Path, maxAuditPath}, {&r.Remote, maxAuditID}, {&r.Outcome, maxAuditShort}, {&r.Detail, maxAuditDetail}} {
+		*f.p = clampJSON(*f.p, f.n)
+	}
+}
+
+// clampJSON returns s with invalid UTF-8 and control characters replaced
+// by '?', cut so that its JSON encoding (json.Marshal's, quotes aside)
+// takes at most n bytes; a cut string ends in "…".
+func clampJSON(s string, n int) string {
+	limit := n
+	if jsonLen(s) > n {
+		limit = n - len("…")
+	}
+	var b strings.Builder
+	used := 0
+	for _, r := range s {
+		r = safeRune(r)
+		if used += jsonCost(r); used > limit {
+			b.WriteString("…")
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func jsonLen(s string) int {
+	n := 0
+	for _, r := range s {
+		n += jsonCost(safeRune(r))
+	}
+	return n
+}
+
+func safeRune(r rune) rune {
+	if r == utf8.RuneError || unicode.IsControl(r) {
+		return '?'
+	}
+	return r
+}
+
+// jsonCost is the bytes json.Marshal writes for r (HTML escaping on).
+func jsonCost(r rune) int {
+	switch r {
+	case '"', '\\':
+		return 2
+	case '<', '>', '&', '\u2028', '\u2029':
+		return 6
+	}
+	return utf8.RuneLen(r)
+}
+
+// audit writes one record for the call, whatever its outcome;
+// unauthenticated refusals are sampled (see refusalSampler).
+func (s *Server) audit(r *route) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			err := next(c)
+			rec := auditRecord(c, r, err)
+			if rec.Status == http.StatusUnauthorized && rec.Who.ID == "" {
+				ok, dropped := s.refusals.admit(rec.Remote)
+				if !ok {
+					s.metrics.auditDropped.Inc()
+					return err
+				}
+				rec.Suppressed = dropped
+			}
+			if werr := s.writeAudit(c, rec); werr != nil && err == nil {
+				return problem(http.StatusInternalServerError, "the audit record could not be written; the change was made: check the state store")
+			}
+			return err
+		}
+	}
+}
+
+// auditRecord describes the call, bounded.
+func auditRecord(c echo.Context, r *route, err error) AuditRecord {
+	status := c.Response().Status
+	detail := ""
+	if err != nil {
+		status, detail = statusOf(err)
+	}
+	outcome := "ok"
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		outcome = "denied"
+	case status >= 400:
+		outcome = "failed"
+	}
+	rec := AuditRecord{Time: time.Now().UTC(), RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
+		ClientRequestID: clientRequestID(c), Who: principal(c), Method: r.Method, Route: r.Path,
+		Path: c.Request().URL.Path, Remote: c.RealIP(), Status: status, Outcome: outcome, Detail: detail}
+	rec.bound()
+	return rec
+}
+
+func (s *Server) writeAudit(c echo.Context, rec AuditRecord) error {
+	raw, _ := json.Marshal(rec)
+	// The audit must be written even when the client went away.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 5*time.Second)
+	defer cancel()
+	_, err := s.cfg.Store.Write(ctx, statestore.Append(logAudit, raw))
+	if err != nil {
+		s.log.Error().Err(err).Str("request_id", rec.RequestID).Msg("audit record not written")
+	}
+	return err
+}
+
+// AuditPage is a page of the audit log.
+type AuditPage struct {
+	Items []AuditRecord `json:"items"`
+	// Next is the sequence number to pass as ?since= for the next page:
+	// the last record's here (the given since when the page is empty).
+	Next uint64 `json:"next"`
+	// More says the page was cut by MaxAuditPageRecords, the limit or
+	// MaxAuditPageBytes: more records follow now.
+	More bool `json:"more"`
+}
+
+// auditPageSlack is what the page's envelope takes besides its records.
+const auditPageSlack = 128
+
+// listAudit: ?since=SEQ&limit=N, a page of at most N (≤
+// MaxAuditPageRecords) records and MaxAuditPageBytes.
+func (s *Server) listAudit(c echo.Context) error {
+	since, err := uintParam(c, "since")
+	if err != nil {
+		return err
+	}
+	_, limit, err := paging(c)
+	if err != nil {
+		return err
+	}
+	if c.QueryParam("limit") == "" || limit > MaxAuditPageRecords {
+		limit = MaxAuditPageRecords
+	}
+	entries, err := s.cfg.Store.ReadLog(c.Request().Context(), logAudit, since, limit+1)
+	if err != nil {
+		return err
+	}
+	p, err := auditPage(entries, since, limit)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+// auditPage takes up to limit of entries, within MaxAuditPageBytes (at
+// least one, so that the cursor moves).
+func auditPage(entries []statestore.LogEntry, since uint64, limit int) (AuditPage, error) {
+	p := AuditPage{Items: []AuditRecord{}, Next: since}
+	size := auditPageSlack
+	for i, e := range entries {
+		var r AuditRecord
+		if err := json.Unmarshal(e.Value, &r); err != nil {
+			return p, fmt.Errorf("audit record %d is unreadable: %w; report it (the log is kept as written)", e.Seq, err)
+		}
+		r.Seq = e.Seq
+		r.bound() // records written before the bounds
+		b, _ := json.Marshal(r)
+		if i == limit || (len(p.Items) > 0 && size+len(b)+1 > MaxAuditPageBytes) {
+			p.More = true
+			break
+		}
+		size += len(b) + 1
+		p.Items = append(p.Items, r)
+		p.Next = e.Seq
+	}
+	return p, nil
+}
