@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"path"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -21,6 +20,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
 )
 
 // TemplateData is what a boot action template is rendered with.
@@ -190,26 +190,21 @@ func (s *Server) render(ctx context.Context, d *design.Design, n *design.Node, d
 
 // redact replaces the secret values a template received in err's text
 // by "(secret NAME)", as they are and as %q quotes them (a rendered
-// asset that does not parse is quoted in its error).
+// asset that does not parse is quoted in its error). Values shorter than
+// drivers.MinRedactLen are replaced where they stand alone, not inside
+// words (see drivers.Redact).
 func redact(err error, revealed map[string]string) error {
 	if len(revealed) == 0 {
 		return err
 	}
-	values := make([]string, 0, 2*len(revealed))
-	name := map[string]string{}
+	repl := map[string]string{}
 	for v, n := range revealed {
-		values, name[v] = append(values, v), n
+		repl[v] = "(secret " + n + ")"
 		if q := strconv.Quote(v); q[1:len(q)-1] != v {
-			values, name[q[1:len(q)-1]] = append(values, q[1:len(q)-1]), n
+			repl[q[1:len(q)-1]] = "(secret " + n + ")"
 		}
 	}
-	// The longest first: a value inside another is not cut out of it.
-	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
-	var pairs []string
-	for _, v := range values {
-		pairs = append(pairs, v, "(secret "+name[v]+")")
-	}
-	return errors.New(strings.NewReplacer(pairs...).Replace(err.Error()))
+	return errors.New(drivers.Redact(err.Error(), repl))
 }
 
 // checkAssetPath holds a path to what the bootstrap script handles
