@@ -6,6 +6,10 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/statestore"
 )
 
 var paramRE = regexp.MustCompile(`:([a-zA-Z]+)`)
@@ -65,14 +69,15 @@ func (s *Server) OpenAPI() map[string]any {
 					"type": str(), "title": str(), "status": map[string]any{"type": "integer"}, "detail": str(),
 					"instance": str(), "requestId": str(), "findings": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}}},
 				"TaskRequest": map[string]any{"type": "object", "required": []any{"action"}, "properties": map[string]any{
-					"action": str(), "designRevision": str(),
+					"action": str(), "designRevision": maxStr(statestore.IDLen),
 					"nodeFilter": map[string]any{"type": "object", "properties": map[string]any{
 						"type": map[string]any{"type": "string", "enum": []any{"union", "intersection"}},
-						"sets": map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": map[string]any{
-							"names": strs(), "tags": strs(), "racks": strs(), "labels": map[string]any{"type": "object", "additionalProperties": str()}}}}}}}},
+						"sets": map[string]any{"type": "array", "maxItems": orchestrator.MaxFilterSets, "items": map[string]any{"type": "object", "properties": map[string]any{
+							"names": maxStrs(orchestrator.MaxFilterNames), "tags": maxStrs(orchestrator.MaxFilterValues), "racks": maxStrs(orchestrator.MaxFilterValues),
+							"labels": map[string]any{"type": "object", "maxProperties": orchestrator.MaxFilterValues, "additionalProperties": maxStr(orchestrator.MaxFilterValueLen)}}}}}}}},
 				"SecretValue":  map[string]any{"type": "object", "required": []any{"value"}, "properties": map[string]any{"value": str()}},
-				"TokenRequest": map[string]any{"type": "object", "required": []any{"role"}, "properties": map[string]any{"role": map[string]any{"type": "string", "enum": []any{"viewer", "operator", "admin"}}, "name": str()}},
-				"Reason":       map[string]any{"type": "object", "properties": map[string]any{"reason": str(), "designRevision": str()}},
+				"TokenRequest": map[string]any{"type": "object", "required": []any{"role"}, "properties": map[string]any{"role": map[string]any{"type": "string", "enum": []any{"viewer", "operator", "admin"}}, "name": maxStr(auth.MaxNameLen)}},
+				"Reason":       map[string]any{"type": "object", "properties": map[string]any{"reason": maxStr(maxReason), "designRevision": maxStr(statestore.IDLen)}},
 			},
 		},
 	}
@@ -88,8 +93,16 @@ func bodyContent(schema string) map[string]any {
 	return map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/" + schema}}}
 }
 
-func str() map[string]any  { return map[string]any{"type": "string"} }
-func strs() map[string]any { return map[string]any{"type": "array", "items": str()} }
+func str() map[string]any { return map[string]any{"type": "string"} }
+
+// maxStr is a string of at most n bytes (OpenAPI counts characters: the
+// server counts bytes).
+func maxStr(n int) map[string]any { return map[string]any{"type": "string", "maxLength": n} }
+
+// maxStrs is a list of at most n strings of orchestrator.MaxFilterValueLen.
+func maxStrs(n int) map[string]any {
+	return map[string]any{"type": "array", "maxItems": n, "items": maxStr(orchestrator.MaxFilterValueLen)}
+}
 
 func (s *Server) openapi(c echo.Context) error { return c.JSON(http.StatusOK, s.OpenAPI()) }
 

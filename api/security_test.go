@@ -297,6 +297,10 @@ func TestOversizeBodyIsAudited(t *testing.T) {
 			t.Errorf("%s %s: audit record %+v", c.method, c.path, r)
 		}
 	}
+	// Without a token the body is not read: 401, not 413.
+	if resp, b := f.request(t, "POST", "/api/v1/tasks", "", nil, bytes.NewReader(big)); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("an oversize POST without a token: %d %.200s", resp.StatusCode, b)
+	}
 }
 
 // F8: a bad token name is the caller's mistake: 400 with a problem detail.

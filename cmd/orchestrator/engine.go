@@ -56,6 +56,12 @@ type engineConfig struct {
 	AdminTokenFile string   `yaml:"adminTokenFile"` // default: admin.token next to the state database
 	KeyFile        string   `yaml:"keyFile"`        // secret encryption key; default: slipway.key next to the state database
 	TrustedProxies []string `yaml:"trustedProxies"` // CIDRs whose X-Forwarded-For the audit and introspection believe
+	// Event stream lifetime and token recheck; audit records of
+	// unauthenticated refusals per minute (see apilimits.go).
+	EventStreamMaxLifetime  string `yaml:"eventStreamMaxLifetime"`  // default 15m
+	EventStreamRecheck      string `yaml:"eventStreamRecheck"`      // default 5s
+	AuditRefusalsPerAddress int    `yaml:"auditRefusalsPerAddress"` // default 20
+	AuditRefusalsTotal      int    `yaml:"auditRefusalsTotal"`      // default 60
 	// Introspection API (what deploying nodes call). Served when
 	// introspectionListen is set (serve: default :8701).
 	IntrospectionListen      string `yaml:"introspectionListen"`
@@ -356,9 +362,13 @@ file when no admin token exists yet.`,
 				fmt.Fprintf(a.stderr, "first start: an admin token was written to %s (mode 0600); create others with `orchestrator token create`\n", tokenFile)
 			}
 			authenticate, tokenAdmin := api.TokenStore(tokens)
-			srv, err := api.New(api.Config{Engine: env.engine, Store: env.store, Log: a.log, Registry: env.metrics,
+			apiCfg := api.Config{Engine: env.engine, Store: env.store, Log: a.log, Registry: env.metrics,
 				Authenticate: authenticate, Tokens: tokenAdmin, Secrets: api.SecretStore(env.secrets),
-				Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies})
+				Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies}
+			if err := c.apiLimits(&apiCfg); err != nil {
+				return usageErr(err)
+			}
+			srv, err := api.New(apiCfg)
 			if err != nil {
 				return err
 			}
