@@ -109,27 +109,6 @@ tags:
 	}
 }
 
-func TestParseFileAliasBomb(t *testing.T) {
-	// A billion-laughs document must neither hang nor blow up memory:
-	// aliases share their anchor's value instead of copying it.
-	var b strings.Builder
-	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
-	for i := 1; i < 10; i++ {
-		b.WriteString("a" + string(rune('0'+i)) + ": &a" + string(rune('0'+i)) + " [")
-		for j := 0; j < 10; j++ {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("*a" + string(rune('0'+i-1)))
-		}
-		b.WriteString("]\n")
-	}
-	srcs, _ := ParseFile("bomb.yaml", []byte(b.String()), 0)
-	if len(srcs) != 1 {
-		t.Fatalf("got %d documents", len(srcs))
-	}
-}
-
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	write := func(rel, body string) {
