@@ -57,6 +57,9 @@ func reportKey(node, deployment, action string) string {
 
 func (s *Server) postReport(c echo.Context) error {
 	ss := sessionOf(c)
+	if err := s.limitReports(c, ss.rec.Node); err != nil {
+		return err
+	}
 	action := c.Param("action")
 	ba := ss.d.BootActions[action]
 	if ba == nil || !ba.Spec.NodeFilter.Matches(ss.n) {

@@ -62,7 +62,11 @@ type Config struct {
 	// Secret resolves the `secret "NAME"` calls of boot action templates
 	// (nil: such templates fail to render).
 	Secret func(ctx context.Context, name string) (string, error)
-	Log    zerolog.Logger
+	// ReportBurst and ReportEvery limit each node's boot action reports
+	// (see DefaultReportBurst; zero: the defaults).
+	ReportBurst int
+	ReportEvery time.Duration
+	Log         zerolog.Logger
 }
 
 // Server is the introspection API. It is safe for concurrent use.
@@ -78,6 +82,7 @@ type Server struct {
 	udParts [][]byte // the user data around the token's two places
 	selves  selfCache
 	tokens  tokenCache
+	reports *reportLimiter
 }
 
 // Body limit of every request (reports are small).
@@ -112,7 +117,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, key: append([]byte(nil), cfg.Key...), baseURL: base, store: cfg.Store,
-		designs: newDesignCache(cfg.Revisions), log: cfg.Log, udParts: ud}
+		designs: newDesignCache(cfg.Revisions), log: cfg.Log, udParts: ud, reports: newReportLimiter(cfg.ReportBurst, cfg.ReportEvery)}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
