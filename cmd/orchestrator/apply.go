@@ -29,7 +29,12 @@ func stateFlag(cmd *cobra.Command, p *string) {
 }
 
 func openStore(path string) (statestore.Store, error) {
-	s, err := bolt.Open(path, bolt.Options{})
+	return openStoreOpts(path, bolt.Options{})
+}
+
+// openStoreOpts is openStore with options (serve verifies every page).
+func openStoreOpts(path string, opts bolt.Options) (statestore.Store, error) {
+	s, err := bolt.Open(path, opts)
 	if err != nil {
 		return nil, usageErr(err)
 	}

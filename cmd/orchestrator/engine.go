@@ -29,6 +29,7 @@ import (
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/secrets"
 	"github.com/slipway-dev/slipway/statestore"
+	"github.com/slipway-dev/slipway/statestore/bolt"
 )
 
 // engineConfig is the file `serve --config` reads (YAML). Durations are
@@ -152,7 +153,7 @@ func (a *app) openEngine(ctx context.Context, c engineConfig) (*engineEnv, error
 // openEngineKey is openEngine; createKey makes the secret key at first
 // start (serve) instead of using it only when it exists.
 func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool) (*engineEnv, error) {
-	st, err := openStore(c.State)
+	st, err := openStoreOpts(c.State, bolt.Options{Verify: c.serving})
 	if err != nil {
 		return nil, usageErr(err)
 	}
