@@ -144,7 +144,7 @@ func (s *Server) audit(r *route) echo.MiddlewareFunc {
 // auditRecord describes the call, bounded.
 func auditRecord(c echo.Context, r *route, err error) AuditRecord {
 	status := c.Response().Status
-	detail := ""
+	detail, _ := c.Get(auditDetailKey).(string) // what a handler notes (bindings.go)
 	if err != nil {
 		status, detail = statusOf(err)
 	}

@@ -230,6 +230,9 @@ func (s *Server) applyDesign(c echo.Context) error {
 	} else if !errors.Is(err, statestore.ErrNotFound) {
 		return err
 	}
+	if err := s.checkBindings(c, prev, d); err != nil {
+		return err
+	}
 	res, err := s.cfg.Store.PutRevision(ctx, statestore.Revision{ID: id, Created: time.Now(), Roots: []string{"(api upload by " + principal(c).Name + ")"},
 		Counts: d.Counts(), Design: body})
 	if err != nil {

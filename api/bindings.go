@@ -1,0 +1,170 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/design"
+)
+
+// Credential bindings. A design says where credentials go (the
+// provisioner's URL and driver, each node's BMC address) and which ones
+// (secret references; the secrets boot action templates ask for). An
+// operator who could change both could have the server send a stored
+// secret to an address of theirs, so a design that changes a binding,
+// compared with the current revision (or any binding, when there is
+// none), needs the admin role. A later change moves endpoints and
+// credentials into admin-owned site records; until then this check
+// guards the design.
+
+// auditDetailKey holds, in the request's context, what the audit record
+// of a successful call says besides its outcome.
+const auditDetailKey = "slipway.audit.detail"
+
+// checkBindings refuses, unless the caller is an admin, a design next
+// that changes a credential binding of the current design prev (JSON;
+// nil when there is none). An admin's change is noted for the audit.
+func (s *Server) checkBindings(c echo.Context, prev []byte, next *design.Design) error {
+	var old *design.Design
+	if prev != nil {
+		old = &design.Design{}
+		if err := json.Unmarshal(prev, old); err != nil {
+			return fmt.Errorf("the current design revision can't be read: %w", err)
+		}
+	}
+	changes := credentialChanges(old, next)
+	if len(changes) == 0 {
+		return nil
+	}
+	what := "the design changes where credentials go or which ones are used: " + shortJoin(changes, 5)
+	if !principal(c).Role.Allows(RoleAdmin) {
+		return problem(http.StatusForbidden, what+"; applying it needs an admin token (docs/api.md, Credential bindings)")
+	}
+	c.Set(auditDetailKey, "admin applied a credential or endpoint change: "+shortJoin(changes, 5))
+	return nil
+}
+
+// credentialChanges lists the bindings of next that prev (nil: none) does
+// not have, each naming its field.
+func credentialChanges(prev, next *design.Design) []string {
+	var out []string
+	p, n := siteBindings(prev), siteBindings(next)
+	for _, f := range [][3]string{{"maas.url", p.url, n.url}, {"maas.apiKey", p.apiKey, n.apiKey},
+		{"drivers.server", p.server, n.server}, {"drivers.oob", p.oob, n.oob}} {
+		if f[1] != f[2] {
+			out = append(out, "the Site's "+f[0])
+		}
+	}
+	if nodes := newBMCBindings(prev, next); len(nodes) > 0 {
+		out = append(out, "the BMC address or oob.credentials of node "+shortJoin(nodes, 5))
+	}
+	return append(out, newTemplateSecrets(prev, next)...)
+}
+
+type siteBinding struct{ url, apiKey, server, oob string }
+
+func siteBindings(d *design.Design) siteBinding {
+	if d == nil || d.Site == nil {
+		return siteBinding{}
+	}
+	s := d.Site.Spec
+	return siteBinding{url: s.MAAS.URL, apiKey: s.MAAS.APIKey, server: s.Drivers.Server, oob: s.Drivers.OOB}
+}
+
+// bmcBindings are the (BMC endpoint, user, password reference) triples of
+// d's nodes that have a password.
+func bmcBindings(d *design.Design) map[string]string {
+	out := map[string]string{}
+	if d == nil {
+		return out
+	}
+	driver := ""
+	if d.Site != nil {
+		driver = d.Site.Spec.Drivers.OOB
+	}
+	for name, n := range d.Nodes {
+		ep := n.OOB(driver)
+		if ep.PasswordRef != "" {
+			out[name] = net.JoinHostPort(ep.Address, strconv.Itoa(ep.Port)) + " " + ep.Username + " " + ep.PasswordRef
+		}
+	}
+	return out
+}
+
+// newBMCBindings names the nodes of next whose BMC password would go to
+// an endpoint (or as a reference) no node of prev had it for.
+func newBMCBindings(prev, next *design.Design) []string {
+	known := map[string]bool{}
+	for _, b := range bmcBindings(prev) {
+		known[b] = true
+	}
+	var nodes []string
+	for name, b := range bmcBindings(next) {
+		if !known[b] {
+			nodes = append(nodes, name)
+		}
+	}
+	slices.Sort(nodes)
+	return nodes
+}
+
+// templateSecrets are the secret names d's boot action templates ask for,
+// and the actions' templates that ask with a name that is not a constant.
+func templateSecrets(d *design.Design) (names, dynamic map[string]bool) {
+	names, dynamic = map[string]bool{}, map[string]bool{}
+	if d == nil {
+		return names, dynamic
+	}
+	for action, ba := range d.BootActions {
+		for i, as := range ba.Spec.Assets {
+			if as.Template == "" {
+				continue
+			}
+			ns, dyn, err := design.TemplateSecrets(fmt.Sprintf("%s/assets[%d]", action, i), as.Template)
+			for _, n := range ns {
+				names[strings.ToLower(n)] = true
+			}
+			if dyn || err != nil {
+				dynamic[action+"\x00"+as.Template] = true
+			}
+		}
+	}
+	return names, dynamic
+}
+
+// newTemplateSecrets says which secrets next's templates ask for that
+// prev's do not, and which templates newly ask with a non-constant name.
+func newTemplateSecrets(prev, next *design.Design) []string {
+	pn, pd := templateSecrets(prev)
+	nn, nd := templateSecrets(next)
+	var out []string
+	for n := range nn {
+		if !pn[strings.ToLower(n)] {
+			out = append(out, fmt.Sprintf("a boot action template asks for secret %q", n))
+		}
+	}
+	for k := range nd {
+		if !pd[k] {
+			action, _, _ := strings.Cut(k, "\x00")
+			out = append(out, fmt.Sprintf("boot action %s calls secret with a name that is not a constant", action))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// shortJoin joins at most show items, saying how many more there are.
+func shortJoin(items []string, show int) string {
+	s := strings.Join(items[:min(len(items), show)], ", ")
+	if len(items) > show {
+		s += fmt.Sprintf(" (and %d more)", len(items)-show)
+	}
+	return s
+}

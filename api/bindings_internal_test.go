@@ -1,0 +1,51 @@
+package api
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/testsite"
+)
+
+func copyDesign(t *testing.T, d *design.Design) *design.Design {
+	t.Helper()
+	raw, _, err := d.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &design.Design{}
+	if err := json.Unmarshal(raw, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestCredentialChanges: with no current revision every binding is new;
+// the same design changes none; two nodes swapping BMC addresses send no
+// credential anywhere new.
+func TestCredentialChanges(t *testing.T) {
+	d := testsite.Example(t)
+	all := strings.Join(credentialChanges(nil, d), "\n")
+	for _, want := range []string{"maas.url", "maas.apiKey", "drivers.server", "drivers.oob", "node r01-cmp01", `secret "kubeadm-join-token"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("first design: no change names %q:\n%s", want, all)
+		}
+	}
+	if c := credentialChanges(d, copyDesign(t, d)); len(c) != 0 {
+		t.Errorf("the same design: %v", c)
+	}
+	sw := copyDesign(t, d)
+	a, b := sw.Nodes["r01-cmp01"], sw.Nodes["r01-cmp02"]
+	a.Spec.OOB.Address, b.Spec.OOB.Address = b.Spec.OOB.Address, a.Spec.OOB.Address
+	if c := credentialChanges(d, sw); len(c) != 0 {
+		t.Errorf("two nodes swapping BMC addresses: %v", c)
+	}
+	// A node removed is no new binding either.
+	rm := copyDesign(t, d)
+	delete(rm.Nodes, "r01-cmp01")
+	if c := credentialChanges(d, rm); len(c) != 0 {
+		t.Errorf("a node removed: %v", c)
+	}
+}
