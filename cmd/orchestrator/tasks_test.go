@@ -61,7 +61,7 @@ func TestTaskCommands(t *testing.T) {
 	}
 	// A filter that selects nothing is refused with the reason.
 	code, _, errs = cli(t, "deploy", "--state", state, "--plugin-dir", t.TempDir(), "--node", "no-such-node")
-	if code != exitUsage || !strings.Contains(errs, "selects none") {
+	if code != exitUsage || !strings.Contains(errs, "not in design") || !strings.Contains(errs, "no-such-node") {
 		t.Fatalf("deploy of an unknown node: exit %d: %s", code, errs)
 	}
 	// Without a design applied, the engine says what to do.
