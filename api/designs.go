@@ -1,170 +1,18 @@
 package api
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path"
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/slipway-dev/slipway/design"
-	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 	"github.com/slipway-dev/slipway/statestore"
 )
-
-// Archive limits: a design is YAML text; these stop a hostile archive.
-const (
-	maxArchiveFiles = 20000
-	maxArchiveBytes = 256 << 20 // uncompressed
-)
-
-// uploaded reads a design from the request into a temporary directory:
-// a tar.gz of the roots (Content-Type application/gzip; each top-level
-// directory of the archive is a root, in name order, later ones layered
-// over earlier ones) or a JSON array of documents.
-func uploaded(c echo.Context) (dir string, roots []string, err error) {
-	dir, err = os.MkdirTemp("", "slipway-design-")
-	if err != nil {
-		return "", nil, err
-	}
-	ct := c.Request().Header.Get(echo.HeaderContentType)
-	switch {
-	case strings.Contains(ct, "gzip") || strings.Contains(ct, "tar"):
-		roots, err = untar(c.Request().Body, dir)
-	case strings.HasPrefix(ct, echo.MIMEApplicationJSON):
-		roots, err = documents(c.Request().Body, dir)
-	default:
-		err = problem(http.StatusUnsupportedMediaType, "send the design as application/gzip (a tar.gz of the roots) or application/json (an array of documents)")
-	}
-	if err != nil {
-		os.RemoveAll(dir)
-		return "", nil, err
-	}
-	return dir, roots, nil
-}
-
-func untar(body io.Reader, dir string) ([]string, error) {
-	zr, err := gzip.NewReader(body)
-	if err != nil {
-		return nil, problem(http.StatusBadRequest, "the body is not gzip: "+err.Error())
-	}
-	tr := tar.NewReader(zr)
-	var total int64
-	files := 0
-	tops := map[string]bool{}
-	flat := false
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, problem(http.StatusBadRequest, "the tar archive is damaged: "+err.Error())
-		}
-		name := path.Clean(strings.TrimPrefix(h.Name, "./"))
-		if name == "." {
-			continue
-		}
-		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
-			return nil, problem(http.StatusBadRequest, fmt.Sprintf("archive entry %q leaves the archive", h.Name))
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			continue
-		case tar.TypeReg:
-		default:
-			continue // links and devices are not design files
-		}
-		if files++; files > maxArchiveFiles {
-			return nil, problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the archive has more than %d files", maxArchiveFiles))
-		}
-		if total += h.Size; total > maxArchiveBytes {
-			return nil, problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the archive holds more than %d bytes", maxArchiveBytes))
-		}
-		top, _, nested := strings.Cut(name, "/")
-		if nested {
-			tops[top] = true
-		} else {
-			flat = true
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-			return nil, err
-		}
-		f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-		if err != nil {
-			return nil, err
-		}
-		_, err = io.Copy(f, io.LimitReader(tr, h.Size))
-		f.Close()
-		if err != nil {
-			return nil, problem(http.StatusBadRequest, "reading the archive: "+err.Error())
-		}
-	}
-	if files == 0 {
-		return nil, problem(http.StatusBadRequest, "the archive holds no files")
-	}
-	if flat || len(tops) == 0 { // files at the top: the archive is one root
-		return []string{dir}, nil
-	}
-	roots := make([]string, 0, len(tops))
-	for t := range tops {
-		roots = append(roots, filepath.Join(dir, t))
-	}
-	slices.Sort(roots)
-	return roots, nil
-}
-
-func documents(body io.Reader, dir string) ([]string, error) {
-	var docs []json.RawMessage
-	dec := json.NewDecoder(body)
-	if err := dec.Decode(&docs); err != nil {
-		return nil, problem(http.StatusBadRequest, "the body is not a JSON array of documents: "+err.Error())
-	}
-	if len(docs) == 0 {
-		return nil, problem(http.StatusBadRequest, "the array holds no documents")
-	}
-	var b strings.Builder
-	for i, d := range docs {
-		if len(d) == 0 || d[0] != '{' {
-			return nil, problem(http.StatusBadRequest, fmt.Sprintf("document %d is not a JSON object", i))
-		}
-		b.WriteString("---\n")
-		b.Write(d) // JSON is YAML: each document on its own lines keeps line numbers meaningful
-		b.WriteString("\n")
-	}
-	if err := os.WriteFile(filepath.Join(dir, "documents.yaml"), []byte(b.String()), 0o600); err != nil {
-		return nil, err
-	}
-	return []string{dir}, nil
-}
-
-// build loads and validates an uploaded design; findings name files as
-// they are in the archive.
-func build(ctx context.Context, dir string, roots []string) (*design.Design, design.Findings, error) {
-	res, err := yamlingest.Load(ctx, roots)
-	if err != nil {
-		return nil, nil, problem(http.StatusBadRequest, strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""))
-	}
-	d, fs := design.Build(res.Sources)
-	all := append(design.Findings(res.Findings), fs...)
-	for i := range all {
-		all[i].File = strings.TrimPrefix(all[i].File, dir+string(filepath.Separator))
-	}
-	all.Sort()
-	return d, all, nil
-}
 
 // validationResult is the answer of validate and of an invalid apply.
 type validationResult struct {
@@ -184,15 +32,11 @@ func result(d *design.Design, fs design.Findings) validationResult {
 }
 
 func (s *Server) validateDesign(c echo.Context) error {
-	dir, roots, err := uploaded(c)
+	d, fs, done, err := s.loadUpload(c)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	d, fs, err := build(c.Request().Context(), dir, roots)
-	if err != nil {
-		return err
-	}
+	defer done()
 	return c.JSON(http.StatusOK, result(d, fs))
 }
 
@@ -206,15 +50,11 @@ type applied struct {
 
 func (s *Server) applyDesign(c echo.Context) error {
 	ctx := c.Request().Context()
-	dir, roots, err := uploaded(c)
+	d, fs, done, err := s.loadUpload(c)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	d, fs, err := build(ctx, dir, roots)
-	if err != nil {
-		return err
-	}
+	defer done()
 	if fs.HasErrors() {
 		r := result(d, fs)
 		return &problemError{status: http.StatusUnprocessableEntity, findings: r.Findings,

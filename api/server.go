@@ -17,6 +17,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/httpx"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/ingest/archive"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -113,6 +114,23 @@ type Config struct {
 	// DefaultAuditRefusalsTotal). The rest are counted, not recorded.
 	AuditRefusalsPerAddress int
 	AuditRefusalsTotal      int
+
+	// Design uploads (validate and apply). DesignLimits bound the YAML of
+	// one file and of the whole design, counted while decompressing, and
+	// the files of an archive (defaults in ingest/archive); DesignBodyBytes
+	// bounds the request body (default DefaultDesignBodyBytes). Over a
+	// limit: 413. At most DesignParses uploads are read and parsed at once
+	// (default DefaultDesignParses); one more waits DesignWait (default
+	// DefaultDesignWait), then gets a 503 with Retry-After.
+	DesignLimits    archive.Limits
+	DesignBodyBytes int64
+	DesignParses    int
+	DesignWait      time.Duration
+	// UploadDir holds uploads while they are parsed, each in a directory
+	// of its own removed when the request ends. When set, New removes what
+	// a previous process left there (a crash mid-upload): give each server
+	// its own. Empty: the system's temporary directory, never swept.
+	UploadDir string
 }
 
 // Server is the control API.
@@ -124,6 +142,7 @@ type Server struct {
 	routes  []route
 	// refusals samples the audit records of unauthenticated refusals.
 	refusals *refusalSampler
+	uploads  *uploads
 
 	mu      sync.Mutex
 	designs map[string]*design.Design // by revision ID
@@ -131,9 +150,8 @@ type Server struct {
 
 // Body limits.
 const (
-	maxBody       = 1 << 20   // JSON requests
-	maxTaskBody   = 512 << 10 // POST /tasks (its node filter)
-	maxDesignBody = 64 << 20  // a design archive
+	maxBody     = 1 << 20   // JSON requests
+	maxTaskBody = 512 << 10 // POST /tasks (its node filter)
 )
 
 // Event stream defaults (Config.StreamMaxLifetime, Config.StreamRecheck).
@@ -153,6 +171,9 @@ func New(cfg Config) (*Server, error) {
 	defaults(&cfg)
 	s := &Server{cfg: cfg, log: cfg.Log, designs: map[string]*design.Design{},
 		refusals: newRefusalSampler(cfg.AuditRefusalsPerAddress, cfg.AuditRefusalsTotal)}
+	if err := s.startUploads(); err != nil {
+		return nil, err
+	}
 	s.metrics = newMetrics(cfg.Registry, s)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -186,6 +207,7 @@ func defaults(cfg *Config) {
 	if cfg.AuditRefusalsTotal <= 0 {
 		cfg.AuditRefusalsTotal = DefaultAuditRefusalsTotal
 	}
+	designDefaults(cfg)
 }
 
 // middleware is a route's chain, outermost first: metrics, the audit (so
@@ -200,13 +222,13 @@ func (s *Server) middleware(r *route) []echo.MiddlewareFunc {
 	if r.Role != "" {
 		mw = append(mw, s.authorize(r))
 	}
-	return append(mw, httpx.BodyLimit(bodyLimit(r)))
+	return append(mw, httpx.BodyLimit(s.bodyLimit(r)))
 }
 
-func bodyLimit(r *route) int64 {
+func (s *Server) bodyLimit(r *route) int64 {
 	switch {
-	case r.Path == "/api/v1/designs" && r.Method == http.MethodPost:
-		return maxDesignBody
+	case (r.Path == "/api/v1/designs" || r.Path == "/api/v1/designs/validate") && r.Method == http.MethodPost:
+		return s.cfg.DesignBodyBytes
 	case r.Path == "/api/v1/tasks" && r.Method == http.MethodPost:
 		return maxTaskBody
 	}
