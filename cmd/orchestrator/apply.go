@@ -112,6 +112,7 @@ same content again stores nothing.`,
 		},
 	}
 	stateFlag(cmd, &state)
+	a.designLimitFlags(cmd)
 	return cmd
 }
 

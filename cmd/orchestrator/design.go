@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,7 +22,12 @@ type loaded struct {
 // problems reading files (exit 2); design problems are findings.
 func (a *app) load(ctx context.Context, roots []string) (*loaded, error) {
 	start := time.Now()
-	res, err := yamlingest.Load(ctx, roots)
+	res, err := yamlingest.LoadLimited(ctx, roots, a.limits)
+	var le *yamlingest.LimitError
+	if errors.As(err, &le) {
+		flag := map[bool]string{false: "--max-file-bytes", true: "--max-design-bytes"}[le.Design]
+		return nil, usageErr(fmt.Errorf("%w; if it is meant to be this large, raise %s", err, flag))
+	}
 	if err != nil {
 		return nil, usageErr(err)
 	}

@@ -75,6 +75,9 @@ type engineConfig struct {
 	// SecretRefs lists the env: and file: references serve resolves
 	// (default none: only secret:NAME; see secretrefs.go).
 	SecretRefs secretRefsConfig `yaml:"secretRefs"`
+	// Design uploads: size limits, parses at once, upload directory
+	// (designlimits.go).
+	designConfig `yaml:",inline"`
 	// serving: the engine runs under serve, which holds references to
 	// SecretRefs (the CLI's local commands resolve every one).
 	serving bool
@@ -367,6 +370,9 @@ file when no admin token exists yet.`,
 				Authenticate: authenticate, Tokens: tokenAdmin, Secrets: api.SecretStore(env.secrets),
 				Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies}
 			if err := c.apiLimits(&apiCfg); err != nil {
+				return usageErr(err)
+			}
+			if err := c.designLimits(&apiCfg); err != nil {
 				return usageErr(err)
 			}
 			srv, err := api.New(apiCfg)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
+
+	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 )
 
 // Exit codes shared by every command.
@@ -48,7 +50,8 @@ type app struct {
 	stdout, stderr io.Writer
 	log            zerolog.Logger
 	logLevel       string
-	remoteOpts     // --server, --token, --ca-file (remote.go)
+	remoteOpts                       // --server, --token, --ca-file (remote.go)
+	limits         yamlingest.Limits // --max-file-bytes, --max-design-bytes (designlimits.go)
 }
 
 func main() {
@@ -109,6 +112,6 @@ func (a *app) rootCmd() *cobra.Command {
 	a.remoteFlags(root)
 	root.AddCommand(a.validateCmd(), a.renderCmd(), a.applyCmd(), a.designsCmd(), a.diffCmd(), a.genSiteCmd(), a.driversCmd(), a.labCmd(), a.demoCmd(), a.powerCmd())
 	root.AddCommand(a.engineCmds()...)
-	root.AddCommand(a.tokenCmd(), a.secretCmd(), a.bootdataCmd(), a.benchIntrospectionCmd())
+	root.AddCommand(a.tokenCmd(), a.secretCmd(), a.bootdataCmd(), a.benchIntrospectionCmd(), a.genHostileCmd())
 	return root
 }

@@ -43,6 +43,7 @@ spec.hardware. Exit 1 with the findings if the design has errors.`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json or yaml")
 	cmd.Flags().StringVar(&node, "node", "", "name of the node to render")
+	a.designLimitFlags(cmd)
 	return cmd
 }
 

@@ -45,6 +45,7 @@ errors, 2 for usage or I/O problems.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	a.designLimitFlags(cmd)
 	return cmd
 }
 

@@ -74,7 +74,8 @@ const (
 	DefaultDesignBytes = 16 << 20
 )
 
-// OrDefault fills the zero fields with the defaults.
+// OrDefault fills the zero fields with the defaults; a file may be no
+// larger than the design.
 func (l Limits) OrDefault() Limits {
 	if l.FileBytes <= 0 {
 		l.FileBytes = DefaultFileBytes
@@ -82,6 +83,7 @@ func (l Limits) OrDefault() Limits {
 	if l.DesignBytes <= 0 {
 		l.DesignBytes = DefaultDesignBytes
 	}
+	l.FileBytes = min(l.FileBytes, l.DesignBytes)
 	return l
 }
 
