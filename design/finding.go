@@ -97,6 +97,7 @@ func (fs Findings) Sort() {
 // in every node that inherits it into one finding.
 type report struct {
 	scratch []Finding // the decoder's sink, flushed into list
+	dropped int       // findings past MaxFindings, counted only
 	list    Findings
 	seen    map[findingKey]int // index into list
 	dups    map[int]int
@@ -129,7 +130,17 @@ func newReport() *report {
 	return &report{seen: map[findingKey]int{}, dups: map[int]int{}, objPos: map[string]Pos{}, docs: map[string][]docStart{}}
 }
 
+// MaxFindings bounds the findings of one Build; past it they are counted
+// and one last finding says how many were left out. A design with errors
+// on every one of 10,000 nodes reports each once (see findings), so only
+// a hostile or generated-wrong design comes near it.
+const MaxFindings = 10000
+
 func (r *report) add(rule string, sev Severity, kind, name string, pos Pos, format string, args ...any) {
+	if len(r.list) >= MaxFindings {
+		r.dropped++
+		return
+	}
 	msg := fmt.Sprintf(format, args...)
 	if !pos.IsSet() || pos.File == defaultPos.File {
 		pos = r.objPos[kind+"/"+name]
@@ -170,6 +181,10 @@ func (r *report) flushScratch() {
 func (r *report) findings() Findings {
 	for i, n := range r.dups {
 		r.list[i].Message += fmt.Sprintf(" (reported once; %d more objects share it)", n)
+	}
+	if r.dropped > 0 {
+		r.list = append(r.list, Finding{Rule: RuleSchema, Severity: SeverityError,
+			Message: fmt.Sprintf("%d more findings are not shown: only the first %d are; fix these and validate again", r.dropped, MaxFindings)})
 	}
 	r.list.Sort()
 	return r.list
