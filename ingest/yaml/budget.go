@@ -62,9 +62,7 @@ func overBudget(data []byte, fileLimit, docLimit int) (line int, perDoc bool) {
 				n++
 				inWord = true
 			}
-			if b == ':' && (prev == '"' || prev == '\'' || i+1 == len(data) || endsWord(data[i+1])) {
-				n++
-			}
+			n += keyWeight(data, i, prev)
 			count += n
 			doc += n
 		}
@@ -89,6 +87,41 @@ func docMarker(rest []byte) bool {
 		return true
 	}
 	return false
+}
+
+// keyWeight is what data[i] adds as a key indicator: a colon that ends a
+// word or follows a quote is a key, one more value; at the end of a line
+// the key's value is empty or a block below, so two more (a mapping of
+// `key:` lines would otherwise be two nodes per count). A lone "?" is an
+// explicit key, whose key and value may both be empty.
+func keyWeight(data []byte, i int, prev byte) int {
+	b := data[i]
+	last := i+1 == len(data) || endsWord(data[i+1])
+	switch {
+	case b == ':' && (last || prev == '"' || prev == '\''):
+		if lineEnds(data[i+1:]) {
+			return 2
+		}
+		return 1
+	case b == '?' && last && (i == 0 || endsWord(prev)):
+		return 1
+	}
+	return 0
+}
+
+// lineEnds reports whether rest holds only blanks or a comment before the
+// end of the line.
+func lineEnds(rest []byte) bool {
+	for _, b := range rest {
+		switch b {
+		case ' ', '\t':
+		case '\n', '\r', '#':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func endsWord(b byte) bool {

@@ -1,9 +1,15 @@
 package yaml
 
 import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
+
+	yamlv3 "gopkg.in/yaml.v3"
 
 	"github.com/slipway-dev/slipway/design"
 )
@@ -55,6 +61,59 @@ func FuzzIngestResolve(f *testing.F) {
 			if _, _, err := d.Canonical(); err != nil {
 				t.Fatal(err)
 			}
+		}
+	})
+}
+
+// estimate is the value estimate of data (the least limit overBudget
+// lets pass).
+func estimate(data []byte) int {
+	lo, hi := 0, 2*len(data)+2
+	for lo < hi {
+		if m := (lo + hi) / 2; line(overBudget(data, m, math.MaxInt)) == 0 {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
+func line(l int, _ bool) int { return l }
+
+func nodes(n *yamlv3.Node) int {
+	c := 1
+	for _, k := range n.Content {
+		c += nodes(k)
+	}
+	return c
+}
+
+// FuzzValueEstimate: for any input yaml.v3 reads, the nodes it builds are
+// at most twice the estimate plus two per document (budget.go's claim,
+// which makes the estimate a bound on the tree).
+func FuzzValueEstimate(f *testing.F) {
+	addExampleSeeds(f)
+	for _, s := range []string{"{a, b, c}\n", "- \n- \n-\n", "? \n? \n", "[: , : ]\n", "a:\nb:\n", `{"a":"","b":[]}`, "- - - -\n", "*a\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dec := yamlv3.NewDecoder(bytes.NewReader(data))
+		total, docs := 0, 0
+		for {
+			var doc yamlv3.Node
+			err := dec.Decode(&doc)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return // only what yaml.v3 reads whole is bounded here
+			}
+			total += nodes(&doc)
+			docs++
+		}
+		if est := estimate(data); total > 2*est+2*docs {
+			t.Fatalf("%d nodes in %d documents for an estimate of %d", total, docs, est)
 		}
 	})
 }

@@ -56,18 +56,23 @@ var shapes = map[string]func(b *bytes.Buffer, size int){
 			}
 		}
 	},
-	// dense-keys: four-character keys without values, a document per
-	// 36^4 keys: as dense in values as a file may be (one estimated value
-	// per three bytes), the worst that is accepted.
+	// dense-keys: flow mappings of five-character keys without values
+	// ({aaaaa,aaaab,...}), 60,000 keys to a document: two values per six
+	// bytes, as dense as a file may be (one estimated value per three
+	// bytes) in documents under their limits, the worst input the parser
+	// accepts.
 	"dense-keys": func(b *bytes.Buffer, size int) {
-		const n = len(keyChars) * len(keyChars) * len(keyChars) * len(keyChars)
-		for i := 0; b.Len() < size; i++ {
-			if i%n == 0 && i > 0 {
-				b.WriteString("---\n")
+		const perDoc = 60000
+		for i := 0; b.Len() < size-3; i++ {
+			switch {
+			case i == 0:
+				b.WriteString("x: {")
+			case i%perDoc == 0:
+				b.WriteString("k}\n---\nx: {")
 			}
-			j := i % n
-			b.WriteString(key2(j/(len(keyChars)*len(keyChars))) + key2(j%(len(keyChars)*len(keyChars))) + ":\n")
+			b.WriteString(key5(i%perDoc) + ",")
 		}
+		b.WriteString("k}\n")
 	},
 	// aliases: one anchor and a flow list of aliases to it.
 	"aliases": func(b *bytes.Buffer, size int) {
@@ -91,6 +96,15 @@ var shapes = map[string]func(b *bytes.Buffer, size int){
 }
 
 const keyChars = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+func key5(j int) string {
+	k := make([]byte, 5)
+	for i := 4; i >= 0; i-- {
+		k[i] = keyChars[j%len(keyChars)]
+		j /= len(keyChars)
+	}
+	return string(k)
+}
 
 func key2(j int) string {
 	return string([]byte{keyChars[j/len(keyChars)], keyChars[j%len(keyChars)]})
