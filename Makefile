@@ -5,6 +5,7 @@ FUZZTIME ?= 30s
 BENCH_NODES ?= 10000
 BENCH_DEPLOY_NODES ?= 1000
 BENCH_TIME_SCALE ?= 0.1
+BENCH_HOSTILE_MIB ?= 1 16 64
 
 .DEFAULT_GOAL := help
 
@@ -28,9 +29,10 @@ lint: ## gofmt, go vet, and golangci-lint when it is installed
 	@if command -v golangci-lint >/dev/null; then golangci-lint run ./...; else echo "golangci-lint not installed: skipped"; fi
 
 .PHONY: bench
-bench: build ## Benchmarks; validate of 10,000 nodes and a 1,000-node lab deploy as whole processes
+bench: build ## Benchmarks; validate of 10,000 nodes and of hostile YAML, and a 1,000-node lab deploy, as whole processes
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./...
 	scripts/bench-validate.sh $(BIN) $(BENCH_NODES)
+	scripts/bench-hostile.sh $(BIN) $(BENCH_HOSTILE_MIB)
 	scripts/bench-deploy.sh $(BIN) $(BENCH_DEPLOY_NODES) $(BENCH_TIME_SCALE)
 	@if command -v wrk >/dev/null && command -v nginx >/dev/null; then scripts/bench-introspection.sh $(BIN) 10000 15; \
 	else echo "wrk or nginx not installed (apt-get install -y wrk nginx): introspection load test skipped"; fi
@@ -39,6 +41,8 @@ bench: build ## Benchmarks; validate of 10,000 nodes and a 1,000-node lab deploy
 fuzz: ## Run every fuzz target for FUZZTIME each (default 30s)
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ingest/yaml
 	$(GO) test -run '^$$' -fuzz '^FuzzIngestResolve$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ingest/yaml
+	$(GO) test -run '^$$' -fuzz '^FuzzValueEstimate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ingest/yaml
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ingest/archive
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSize$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./design
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSecretRef$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./design
 	$(GO) test -run '^$$' -fuzz '^FuzzRequests$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./sim/maas
