@@ -17,17 +17,13 @@ var shapes = map[string]func(b *bytes.Buffer, size int){
 	// two bytes per value.
 	"flow-list": func(b *bytes.Buffer, size int) {
 		b.WriteString("a: [")
-		for b.Len() < size-3 {
-			b.WriteString("0,")
-		}
+		b.WriteString(strings.Repeat("0,", max(0, (size-7+1)/2)))
 		b.WriteString("0]\n")
 	},
 	// block-list: many tiny scalars, one per line.
 	"block-list": func(b *bytes.Buffer, size int) {
 		b.WriteString("a:\n")
-		for b.Len() < size {
-			b.WriteString("- 0\n")
-		}
+		b.WriteString(strings.Repeat("- 0\n", (size-3+3)/4))
 	},
 	// nested: lines of flow mappings nested 150 deep (under the converter's
 	// 200 levels), two bytes per level.
