@@ -120,6 +120,8 @@ func sweepUploads(dir string) (int, error) {
 // happened. Findings name files as they are in the upload.
 func (s *Server) loadUpload(c echo.Context) (*design.Design, design.Findings, func(), error) {
 	if err := s.uploads.acquire(c); err != nil {
+		s.log.Warn().Int("slots", cap(s.uploads.slots)).Str("request_id", c.Response().Header().Get(echo.HeaderXRequestID)).
+			Msg("design upload refused: every parse slot is taken (designParses)")
 		return nil, nil, nil, err
 	}
 	var dir string
@@ -255,19 +257,16 @@ func uploadError(err error, dir string, lim archive.Limits) error {
 	case errors.As(err, &mbe):
 		return problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes for a design upload: "+
 			"send a tar.gz of the roots (their YAML may be %d bytes in all)", mbe.Limit, lim.DesignBytes))
+	case errors.As(err, &le) && le.Design:
+		return problem(http.StatusRequestEntityTooLarge, clean(le.Error())+": split the design or ask the operator to raise designMaxBytes (docs/api.md)")
 	case errors.As(err, &le):
-		return problem(http.StatusRequestEntityTooLarge, clean(le.Error())+limitHint(le.Design))
+		return problem(http.StatusRequestEntityTooLarge, clean(le.Error())+": split the file or ask the operator to raise designMaxFileBytes (docs/api.md)")
+	case errors.Is(err, archive.ErrTooManyFiles):
+		return problem(http.StatusRequestEntityTooLarge, err.Error()+": send only the design's files, or ask the operator to raise designMaxFiles")
 	case errors.Is(err, archive.ErrTooLarge):
-		return problem(http.StatusRequestEntityTooLarge, clean(err.Error())+limitHint(true))
+		return problem(http.StatusRequestEntityTooLarge, err.Error()+": send a tar.gz of the design's .yaml files only")
 	case errors.Is(err, context.Canceled):
 		return problem(http.StatusBadRequest, "the upload was interrupted")
 	}
 	return problem(http.StatusBadRequest, clean(err.Error()))
-}
-
-func limitHint(design bool) string {
-	if design {
-		return ": split the design or ask the operator to raise designMaxBytes (docs/api.md)"
-	}
-	return ": split the file or ask the operator to raise designMaxFileBytes (docs/api.md)"
 }

@@ -45,6 +45,10 @@ func (l Limits) OrDefault() Limits {
 var (
 	ErrTooLarge  = errors.New("the archive is too large")
 	ErrMalformed = errors.New("the archive is not a tar.gz of design files")
+	// ErrTooManyFiles is the files limit (and ErrTooLarge).
+	ErrTooManyFiles = fmt.Errorf("%w: too many files", ErrTooLarge)
+	// ErrStream is the cap on the decompressed stream (and ErrTooLarge).
+	ErrStream = fmt.Errorf("%w: too much besides the design files", ErrTooLarge)
 )
 
 // Unpacked is what Extract wrote.
@@ -114,7 +118,7 @@ type extractor struct {
 
 func (x *extractor) damaged(stream *capped, err error) error {
 	if stream.left < 0 {
-		return fmt.Errorf("%w: it decompresses to more than %d bytes of tar stream", ErrTooLarge, streamBytes(x.lim))
+		return fmt.Errorf("%w: it decompresses to more than %d bytes of tar stream", ErrStream, streamBytes(x.lim))
 	}
 	return fmt.Errorf("%w: the tar archive is damaged: %w", ErrMalformed, err)
 }
@@ -133,7 +137,7 @@ func (x *extractor) entry(h *tar.Header, r io.Reader) error {
 		return x.drain(r, name) // directories, links and devices are not design files
 	}
 	if x.u.Files++; x.u.Files > x.lim.Files {
-		return fmt.Errorf("%w: it holds more than %d files", ErrTooLarge, x.lim.Files)
+		return fmt.Errorf("%w: it holds more than %d", ErrTooManyFiles, x.lim.Files)
 	}
 	if ext := path.Ext(name); ext != ".yaml" && ext != ".yml" {
 		return x.drain(r, name)

@@ -112,7 +112,7 @@ func TestExtractRefuses(t *testing.T) {
 		{"escape", tarGz(t, entry{name: "../x.yaml", body: "a: 1\n"}), ErrMalformed, "leaves the archive"},
 		{"absolute", tarGz(t, entry{name: "/etc/x.yaml", body: "a: 1\n"}), ErrMalformed, "leaves the archive"},
 		{"no yaml", tarGz(t, entry{name: "a.txt", body: "a"}), ErrMalformed, "no .yaml"},
-		{"too many files", tarGz(t, entry{name: "a.yaml", body: "a: 1\n"}, entry{name: "b.yaml", body: "b: 1\n"}, entry{name: "c.yaml", body: "c: 1\n"}), ErrTooLarge, "more than 2 files"},
+		{"too many files", tarGz(t, entry{name: "a.yaml", body: "a: 1\n"}, entry{name: "b.yaml", body: "b: 1\n"}, entry{name: "c.yaml", body: "c: 1\n"}), ErrTooManyFiles, "too many files: it holds more than 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Extract(bytes.NewReader(tc.body), t.TempDir(), Limits{Files: 2})
