@@ -85,11 +85,7 @@ func TestPreflightFailsBeforeAnyMachine(t *testing.T) {
 			if c.edit != nil {
 				c.edit(d)
 			}
-			env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.001, Seed: 7, Secrets: c.secrets})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(env.Close)
+			env := secretsEnv(t, d, c.secrets)
 			e := engine(t, env)
 			before := env.Lab.MAAS.Stats().Snapshot()
 			task, res := run(t, e, orchestrator.Request{Action: c.action}, orchestrator.TaskFailed)
@@ -117,12 +113,7 @@ func TestPreflightFailsBeforeAnyMachine(t *testing.T) {
 func TestPreflightRetryAfterFix(t *testing.T) {
 	unsetEnv(t, "SLIPWAY_SECRET_KUBEADM_JOIN_TOKEN")
 	d := testsite.Example(t)
-	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.001, Seed: 7,
-		Secrets: map[string]string{"bmc-admin": lab.DefaultBMCPassword}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(env.Close)
+	env := secretsEnv(t, d, map[string]string{"bmc-admin": lab.DefaultBMCPassword})
 	e := engine(t, env)
 	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
 	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes}, orchestrator.TaskFailed)
@@ -148,12 +139,7 @@ func TestPreflightRetryAfterFix(t *testing.T) {
 func TestVerifySitePreflight(t *testing.T) {
 	unsetEnv(t, "SLIPWAY_SECRET_KUBEADM_JOIN_TOKEN")
 	d := testsite.Example(t)
-	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.001, Seed: 7,
-		Secrets: map[string]string{"bmc-admin": lab.DefaultBMCPassword}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(env.Close)
+	env := secretsEnv(t, d, map[string]string{"bmc-admin": lab.DefaultBMCPassword})
 	e := engine(t, env)
 	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionVerifySite}, orchestrator.TaskFailed)
 	if !strings.Contains(task.Message, `secret "kubeadm-join-token" is not set (needed by boot action kubernetes-join`) {
@@ -166,4 +152,15 @@ func TestVerifySitePreflight(t *testing.T) {
 	if !strings.Contains(task.Message, "preflight: the 2 secret(s) and 1 image(s) the 8 node(s) need are all there") {
 		t.Errorf("verify_site: %s", task.Message)
 	}
+}
+
+// secretsEnv starts the lab with only the given secrets stored.
+func secretsEnv(t *testing.T, d *design.Design, secrets map[string]string) *labrun.Env {
+	t.Helper()
+	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.001, Seed: 7, Secrets: secrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Close)
+	return env
 }
