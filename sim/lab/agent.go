@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/slipway-dev/slipway/sim/maas"
 )
 
 // The node agent: what a deployed machine's bootstrap script does against
@@ -120,6 +122,9 @@ type BootstrapRecord struct {
 	Units   []string // from .slipway/units.txt
 	Reports []Report // in the order sent
 	Err     string   // why the agent failed or was cancelled
+	// Finished is when the agent finished (done, failed or cancelled);
+	// zero while it runs.
+	Finished time.Time
 }
 
 func (r BootstrapRecord) clone() BootstrapRecord {
@@ -228,9 +233,11 @@ func (m *Machine) runAgentLocked(env map[string]string, err error) {
 	a := &agent{m: m, run: run, client: l.agentClient, base: base, token: token, scale: l.cfg.TimeScale,
 		fail: l.cfg.BootstrapFail[m.Name]}
 	go func() {
+		start := time.Now()
 		if sleepCtx(ctx, l.scaled(l.cfg.BootDelay)) != nil {
 			return // cancelled while booting: the canceller recorded why
 		}
+		m.waited(maas.Phase{Name: PhaseBoot, Start: start, End: time.Now(), Nominal: max(l.scaled(l.cfg.BootDelay), 0)})
 		a.update(func(r *BootstrapRecord) { r.State = BootstrapRunning })
 		if err := a.do(ctx); err != nil {
 			a.finish(BootstrapFailed, err.Error())
@@ -261,7 +268,7 @@ func (m *Machine) finishLocked(run *agentRun, state BootstrapState, why string) 
 		return
 	}
 	run.finished = true
-	run.rec.State, run.rec.Err = state, why
+	run.rec.State, run.rec.Err, run.rec.Finished = state, why, time.Now()
 	close(run.done)
 	run.cancel()
 }

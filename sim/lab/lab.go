@@ -241,6 +241,7 @@ func (l *Lab) pxeBoot(m *Machine) {
 	}
 	l.pending[m] = true
 	l.mu.Unlock()
+	start := time.Now()
 	l.timeAfter(maas.DefaultDurations.Enlist, func() {
 		l.mu.Lock()
 		delete(l.pending, m)
@@ -249,7 +250,11 @@ func (l *Lab) pxeBoot(m *Machine) {
 			return
 		}
 		hw := m.Hardware
-		id := l.MAAS.Enlist(&hw, "ipmi", l.powerParams(m))
+		id, enlisted := l.MAAS.EnlistNew(&hw, "ipmi", l.powerParams(m))
+		if !enlisted {
+			return // MAAS knew it already: the machine waited for nothing
+		}
+		m.waited(maas.Phase{Name: PhaseEnlist, Start: start, End: time.Now(), Nominal: l.scaled(maas.DefaultDurations.Enlist)})
 		l.log.Debug().Str("machine", m.Name).Str("system_id", id).Msg("lab machine PXE-booted and enlisted")
 	})
 }
@@ -317,9 +322,9 @@ func (d powerDriver) SetBootDevice(_ context.Context, p maas.PowerParams, dev st
 // hooks follow MAAS's deployments into the machines.
 type hooks struct{ l *Lab }
 
-func (h hooks) Deployed(_ string, macs []string, userData []byte) {
+func (h hooks) Deployed(id string, macs []string, userData []byte) {
 	if m := h.l.machineByMAC(macs); m != nil {
-		m.deployed("ubuntu", userData)
+		m.deployed(id, "ubuntu", userData)
 	}
 }
 

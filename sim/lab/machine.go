@@ -25,6 +25,8 @@ type Machine struct {
 	userData   []byte
 	boots      int
 	agent      *agentRun // the node agent of the current (or last) deployment
+	systemID   string    // MAAS's, as of the last deployment
+	phases     []maas.Phase
 }
 
 // PowerOn powers the machine on and boots it.
@@ -116,10 +118,10 @@ func (m *Machine) OS() string {
 
 // deployed: the OS is installed and boots; a node agent starts when the
 // user data carries a bootstrap.env (agent.go).
-func (m *Machine) deployed(series string, userData []byte) {
+func (m *Machine) deployed(systemID, series string, userData []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.os, m.userData, m.on = series, userData, true
+	m.os, m.userData, m.on, m.systemID = series, userData, true, systemID
 	m.startAgentLocked(userData)
 }
 

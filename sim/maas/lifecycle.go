@@ -11,13 +11,15 @@ import (
 )
 
 // schedule runs fn under the lock after d (scaled), unless the machine
-// moved on to another phase first.
-func (s *Server) schedule(m *machine, d time.Duration, fn func()) {
+// moved on to another phase first; a phase that ran its course is told
+// to the hooks (phaseWaited) as one the machine waited.
+func (s *Server) schedule(m *machine, name string, d time.Duration, fn func()) {
 	if m.timer != nil {
 		m.timer.Stop()
 	}
 	m.phase++
 	gen := m.phase
+	start := time.Now()
 	m.timer = time.AfterFunc(s.scale(d), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -25,6 +27,7 @@ func (s *Server) schedule(m *machine, d time.Duration, fn func()) {
 			return
 		}
 		m.timer = nil
+		s.phaseWaited(m, Phase{Name: name, Start: start, End: time.Now(), Nominal: s.scale(d)})
 		fn()
 	})
 }
@@ -62,7 +65,7 @@ func (s *Server) startCommission(m *machine, skipBMC bool) {
 	s.addEvent(m, "Commissioning", "INFO", "commissioning started")
 	s.bootPXE(m)
 	mf := s.faults.machine(m.Hostname)
-	s.schedule(m, s.dur.Commission, func() {
+	s.schedule(m, PhaseCommission, s.dur.Commission, func() {
 		if m.failCommLeft == 0 && mf.FailCommissioning > 0 && !m.commissioned {
 			m.failCommLeft = mf.FailCommissioning + 1 // +1: this attempt counts
 		}
@@ -192,30 +195,30 @@ func (s *Server) discoverDisks(m *machine) {
 // timeout).
 func (s *Server) startDeploy(m *machine) {
 	if s.move(m, StatusDeploying) {
-		s.lifecycleOf(m).DeployStarts++
+		s.lifecycleOf(m).deployStarted()
 	}
 	m.StatusMessage = "Deploying"
 	s.addEvent(m, "Deploying", "INFO", "deployment started")
 	s.bootPXE(m)
 	mf := s.faults.machine(m.Hostname)
 	if mf.HangDeploy {
-		s.schedule(m, s.dur.NodeTimeout, func() {
+		s.schedule(m, PhaseDeploy, s.dur.NodeTimeout, func() {
 			if s.move(m, StatusFailedDeployment) {
-				s.lifecycleOf(m).DeployFailures++
+				s.lifecycleOf(m).deployFailed()
 			}
 			m.StatusMessage = "Node operation 'Deploying' timed out after 30 minutes."
 			s.addEvent(m, "Failed deployment", "ERROR", m.StatusMessage)
 		})
 		return
 	}
-	s.schedule(m, s.dur.Deploy, func() {
+	s.schedule(m, PhaseDeploy, s.dur.Deploy, func() {
 		if m.failDeployLft == 0 && mf.FailDeploy > 0 {
 			m.failDeployLft = mf.FailDeploy + 1
 		}
 		if m.failDeployLft > 1 {
 			m.failDeployLft--
 			if s.move(m, StatusFailedDeployment) {
-				s.lifecycleOf(m).DeployFailures++
+				s.lifecycleOf(m).deployFailed()
 			}
 			m.StatusMessage = "Failed deployment: curtin installation failed (injected fault)"
 			s.addEvent(m, "Failed deployment", "ERROR", m.StatusMessage)
@@ -259,14 +262,14 @@ func (s *Server) startRelease(m *machine, erase bool, comment string) {
 			go s.opts.Hooks.Released(id, macs)
 		}
 	}
-	s.schedule(m, s.dur.Release, func() {
+	s.schedule(m, PhaseRelease, s.dur.Release, func() {
 		if !erase {
 			finish()
 			return
 		}
 		s.move(m, StatusDiskErasing)
 		m.StatusMessage = "Erasing disks"
-		s.schedule(m, s.dur.Erase, finish)
+		s.schedule(m, PhaseErase, s.dur.Erase, finish)
 	})
 }
 
@@ -331,11 +334,18 @@ func xmlEsc(s string) string {
 // not know it: it registers itself as New with its MACs and BMC. It returns
 // the new machine's system ID, or the known machine's.
 func (s *Server) Enlist(hw *Hardware, powerType string, params PowerParams) string {
+	id, _ := s.EnlistNew(hw, powerType, params)
+	return id
+}
+
+// EnlistNew is Enlist, and tells whether the machine was new (false: MAAS
+// knew one of its MACs already, and nothing was enlisted).
+func (s *Server) EnlistNew(hw *Hardware, powerType string, params PowerParams) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, nic := range hw.NICs {
 		if m := s.machineWithMAC(nic.MAC, 0); m != nil {
-			return m.SystemID
+			return m.SystemID, false
 		}
 	}
 	var macs []string
@@ -347,7 +357,7 @@ func (s *Server) Enlist(hw *Hardware, powerType string, params PowerParams) stri
 	m.PowerType, m.PowerParams = powerType, params
 	m.PowerState = "on"
 	s.addEvent(m, "Enlisting", "INFO", "machine enlisted itself")
-	return m.SystemID
+	return m.SystemID, true
 }
 
 func (m *machine) macs() []string {

@@ -3,6 +3,7 @@ package maas
 import (
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -84,6 +85,60 @@ type MachineLifecycle struct {
 	// CommissionStarts: commissionings started (commission op, or create
 	// with commission=true).
 	CommissionStarts int `json:"commission_starts"`
+	// DuplicateDeploys: deploy starts of a machine whose previous
+	// deployment did not end in Failed deployment (it succeeded, or was
+	// still running, or was aborted by a release). The first deploy start
+	// and the redeploy of a failed deployment are not counted; a
+	// deliberate redeploy of a healthy machine is, and only the engine's
+	// request can excuse it (see DuplicateDeploys).
+	DuplicateDeploys int `json:"duplicate_deploys"`
+
+	lastFailed bool // the last deployment ended in Failed deployment
+}
+
+// deployStarted counts an accepted deploy start.
+func (lc *MachineLifecycle) deployStarted() {
+	if lc.DeployStarts > 0 && !lc.lastFailed {
+		lc.DuplicateDeploys++
+	}
+	lc.DeployStarts++
+	lc.lastFailed = false
+}
+
+// deployFailed counts a deployment that ended in Failed deployment.
+func (lc *MachineLifecycle) deployFailed() {
+	lc.DeployFailures++
+	lc.lastFailed = true
+}
+
+// DuplicateDeploys sums, over machines, the deploy starts not explained
+// by a failed deployment (MachineLifecycle.DuplicateDeploys), less the
+// redeploys the engine explicitly requested of that machine (explicit, by
+// system ID; nil when none), never below 0 per machine.
+func DuplicateDeploys(lc map[string]MachineLifecycle, explicit map[string]int) int {
+	n := 0
+	for id, c := range lc {
+		n += max(0, c.DuplicateDeploys-explicit[id])
+	}
+	return n
+}
+
+// ByKind sums the request counts by method and op ("POST deploy"), or by
+// method and path template for requests without an op ("GET
+// /machines/{system_id}/").
+func (st *Stats) ByKind() map[string]int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range st.requests {
+		method, rest, _ := strings.Cut(k, " ")
+		path, op, _ := strings.Cut(rest, "?op=")
+		if op == "" {
+			op = path
+		}
+		out[method+" "+op] += v
+	}
+	return out
 }
 
 // lifecycleOf returns m's counters, creating them; call it with s.mu held.
