@@ -167,8 +167,8 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Leaked) != 0 || a.DuplicateAllocations != 0 {
-		t.Fatalf("leaked %v, %d duplicate allocations", a.Leaked, a.DuplicateAllocations)
+	if len(a.Leaked) != 0 || a.DuplicateAllocations != 0 || a.DuplicateDeploys != 0 || len(a.Stuck) != 0 {
+		t.Fatalf("leaked %v, %d duplicate allocations, %d duplicate deploys, stuck %v", a.Leaked, a.DuplicateAllocations, a.DuplicateDeploys, a.Stuck)
 	}
 	if a.Deployed != deployed {
 		t.Errorf("the lab has %d deployed machines, the task says %d", a.Deployed, deployed)

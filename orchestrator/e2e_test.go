@@ -72,8 +72,9 @@ func audit(t *testing.T, env *labrun.Env, e *orchestrator.Engine, deployed int) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Deployed != deployed || len(a.Leaked) != 0 || a.DuplicateAllocations != 0 {
-		t.Fatalf("audit: %d deployed (want %d), leaked %v, %d duplicate allocations", a.Deployed, deployed, a.Leaked, a.DuplicateAllocations)
+	if a.Deployed != deployed || len(a.Leaked) != 0 || a.DuplicateAllocations != 0 || a.DuplicateDeploys != 0 || len(a.Stuck) != 0 {
+		t.Fatalf("audit: %d deployed (want %d), leaked %v, %d duplicate allocations, %d duplicate deploys, stuck %v",
+			a.Deployed, deployed, a.Leaked, a.DuplicateAllocations, a.DuplicateDeploys, a.Stuck)
 	}
 }
 

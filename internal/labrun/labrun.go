@@ -263,48 +263,6 @@ func (env *Env) Close() {
 	}
 }
 
-// Audit is what the provisioner says about the run: machines deployed,
-// leaked (owned by the orchestrator, claimed by no node record) and
-// allocated or deployed twice.
-type Audit struct {
-	Deployed             int
-	Leaked               []string
-	DuplicateAllocations int
-	MAASRequests         int
-}
-
-// Audit inspects the lab's MAAS against the engine's node records.
-func (env *Env) Audit(ctx context.Context, e *orchestrator.Engine) (Audit, error) {
-	var a Audit
-	owned, err := env.Drivers.Server.Owned(ctx)
-	if err != nil {
-		return a, err
-	}
-	recs, err := e.Nodes(ctx)
-	if err != nil {
-		return a, err
-	}
-	claimed := map[string]bool{}
-	for _, r := range recs {
-		if r.MachineID != "" {
-			claimed[r.MachineID] = true
-		}
-	}
-	for _, m := range owned {
-		if !claimed[m.MachineID] {
-			a.Leaked = append(a.Leaked, m.MachineID)
-		}
-	}
-	for _, m := range env.Lab.Machines() {
-		if m.OS() != "" {
-			a.Deployed++
-		}
-	}
-	a.DuplicateAllocations = maas.DuplicateAllocations(env.Lab.MAAS.Lifecycle())
-	a.MAASRequests = env.Lab.MAAS.Stats().Snapshot().Total
-	return a, nil
-}
-
 // Generated writes a synthetic site of n nodes (internal/gensite) into dir
 // and returns it resolved and validated.
 func Generated(ctx context.Context, dir string, n int) (*design.Design, error) {

@@ -195,7 +195,7 @@ func (s *Server) discoverDisks(m *machine) {
 // timeout).
 func (s *Server) startDeploy(m *machine) {
 	if s.move(m, StatusDeploying) {
-		s.lifecycleOf(m).deployStarted()
+		s.deployStarted(m)
 	}
 	m.StatusMessage = "Deploying"
 	s.addEvent(m, "Deploying", "INFO", "deployment started")
@@ -204,7 +204,7 @@ func (s *Server) startDeploy(m *machine) {
 	if mf.HangDeploy {
 		s.schedule(m, PhaseDeploy, s.dur.NodeTimeout, func() {
 			if s.move(m, StatusFailedDeployment) {
-				s.lifecycleOf(m).deployFailed()
+				s.deployFailed(m)
 			}
 			m.StatusMessage = "Node operation 'Deploying' timed out after 30 minutes."
 			s.addEvent(m, "Failed deployment", "ERROR", m.StatusMessage)
@@ -218,7 +218,7 @@ func (s *Server) startDeploy(m *machine) {
 		if m.failDeployLft > 1 {
 			m.failDeployLft--
 			if s.move(m, StatusFailedDeployment) {
-				s.lifecycleOf(m).deployFailed()
+				s.deployFailed(m)
 			}
 			m.StatusMessage = "Failed deployment: curtin installation failed (injected fault)"
 			s.addEvent(m, "Failed deployment", "ERROR", m.StatusMessage)

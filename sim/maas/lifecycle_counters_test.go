@@ -26,9 +26,7 @@ func (l *simLab) lifecycle(id string) MachineLifecycle {
 // simulator counts dups duplicates over all machines.
 func (l *simLab) wantLifecycle(t *testing.T, what, id string, want MachineLifecycle, dups int) {
 	t.Helper()
-	got := l.lifecycle(id)
-	got.lastFailed = false // internal
-	if got != want {
+	if got := l.lifecycle(id); got != want {
 		t.Errorf("%s: lifecycle %+v, want %+v", what, got, want)
 	}
 	if got := DuplicateAllocations(l.s.Lifecycle()); got != dups {

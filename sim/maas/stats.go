@@ -92,23 +92,23 @@ type MachineLifecycle struct {
 	// deliberate redeploy of a healthy machine is, and only the engine's
 	// request can excuse it (see DuplicateDeploys).
 	DuplicateDeploys int `json:"duplicate_deploys"`
-
-	lastFailed bool // the last deployment ended in Failed deployment
 }
 
-// deployStarted counts an accepted deploy start.
-func (lc *MachineLifecycle) deployStarted() {
-	if lc.DeployStarts > 0 && !lc.lastFailed {
+// deployStarted counts an accepted deploy start of m; s.mu is held.
+func (s *Server) deployStarted(m *machine) {
+	lc := s.lifecycleOf(m)
+	if lc.DeployStarts > 0 && !m.lastDeployBad {
 		lc.DuplicateDeploys++
 	}
 	lc.DeployStarts++
-	lc.lastFailed = false
+	m.lastDeployBad = false
 }
 
-// deployFailed counts a deployment that ended in Failed deployment.
-func (lc *MachineLifecycle) deployFailed() {
-	lc.DeployFailures++
-	lc.lastFailed = true
+// deployFailed counts a deployment of m that ended in Failed deployment;
+// s.mu is held.
+func (s *Server) deployFailed(m *machine) {
+	s.lifecycleOf(m).DeployFailures++
+	m.lastDeployBad = true
 }
 
 // DuplicateDeploys sums, over machines, the deploy starts not explained
