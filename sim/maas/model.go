@@ -81,7 +81,7 @@ type machine struct {
 	commissioned  bool
 	failCommLeft  int
 	failDeployLft int
-	lastDeployBad bool // the last deployment ended in Failed deployment (DuplicateDeploys)
+	lastDeployBad bool        // the last deployment ended in Failed deployment (DuplicateDeploys)
 	timer         *time.Timer // the running phase
 	phase         int         // generation counter: a stale timer does nothing
 	savedNet      []*iface    // for restore_networking_configuration
