@@ -37,6 +37,10 @@ bench: build ## Benchmarks; validate of 10,000 nodes and of hostile YAML, and a 
 	@if command -v wrk >/dev/null && command -v nginx >/dev/null; then scripts/bench-introspection.sh $(BIN) 10000 15; \
 	else echo "wrk or nginx not installed (apt-get install -y wrk nginx): introspection load test skipped"; fi
 
+.PHONY: chaos
+chaos: ## 200 nodes, faults, 3 real SIGKILLs of the engine (SLIPWAY_CHAOS_SEED=N replays a seed)
+	SLIPWAY_CHAOS=1 $(GO) test -count=1 -v -timeout 10m -run '^TestChaosKill9$$' ./cmd/orchestrator
+
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 30s)
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ingest/yaml
