@@ -312,7 +312,7 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo: exit %d\n%s%s", code, out, errs)
 	}
-	for _, want := range []string{"== 1. validate", "kind: Node", "revision", "nothing stored", "8 of 8 nodes deployed", "0 leaked machines, 0 duplicate allocations", "reported", "== Next"} {
+	for _, want := range []string{"== 1. validate", "kind: Node", "revision", "nothing stored", "8 of 8 nodes deployed, 0 failed, 0 stuck (counted by the lab; the engine says 8 deployed)", "0 leaked machines, 0 duplicate deploys", "against a floor of", "reported", "== Next"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q", want)
 		}

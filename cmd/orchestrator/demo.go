@@ -102,7 +102,7 @@ func (a *app) demoCmd() *cobra.Command {
 				return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
 			}
 			a.printSummary(res)
-			if res.Deployed != res.Nodes || res.Leaked > 0 || res.DuplicateAllocations > 0 {
+			if !res.ok() {
 				return &exitError{code: exitInvalid, err: fmt.Errorf("demo: %d of %d nodes deployed", res.Deployed, res.Nodes)}
 			}
 			fmt.Fprintln(a.stdout, `
@@ -192,7 +192,7 @@ func (a *app) demoGenerated(ctx context.Context, dir, state string, n int, scale
 	} else {
 		a.printSummary(res)
 	}
-	if res.Deployed != res.Nodes || res.Leaked > 0 || res.DuplicateAllocations > 0 {
+	if !res.ok() {
 		return &exitError{code: exitInvalid}
 	}
 	return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,16 +26,27 @@ var demoStages = []orchestrator.Stage{orchestrator.StagePending, orchestrator.St
 	orchestrator.StageCommission, orchestrator.StageConfigure, orchestrator.StageDeploy, orchestrator.StageBootstrap,
 	orchestrator.StageDeployed}
 
-// deployRun is the outcome of a demo deployment.
+// deployRun is the outcome of a demo deployment. The outcome counts come
+// from the lab (labrun.Audit: the machines, their node agents and the
+// simulated MAAS), not from the engine's task results, which only
+// engine_deployed reports.
 type deployRun struct {
 	Nodes                int     `json:"nodes"`
-	Deployed             int     `json:"deployed"`
+	Deployed             int     `json:"deployed"`        // the lab's: agents reported every boot action a success
+	EngineDeployed       int     `json:"engine_deployed"` // the engine's task results, for comparison
 	Failed               int     `json:"failed"`
+	Stuck                int     `json:"stuck"`
 	Leaked               int     `json:"leaked"`
-	DuplicateAllocations int     `json:"duplicate_allocations"`
+	DuplicateDeploys     int     `json:"duplicate_deploys"`
+	DuplicateAllocations int     `json:"duplicate_allocations"` // the older, weaker measure
 	WallSeconds          float64 `json:"wall_seconds"`
-	IdealSeconds         float64 `json:"ideal_seconds"`
-	MAASRequests         int     `json:"maas_requests"`
+	// FloorSeconds is the longest time any machine spent in the lab's
+	// phases during the deployment (lab.Timeline.Floor): a lower bound
+	// of the wall time.
+	FloorSeconds       float64        `json:"floor_seconds"`
+	WallOverFloor      float64        `json:"wall_over_floor"`
+	MAASRequests       int            `json:"maas_requests"`
+	MAASRequestsByKind map[string]int `json:"maas_requests_by_kind"`
 
 	results []orchestrator.NodeResult
 	reports int // boot action reports the node agents sent
@@ -89,7 +101,7 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 	if show {
 		fmt.Fprintf(a.stdout, "prepare_site: %s\n\n", site.Message)
 	}
-	before := env.Lab.MAAS.Stats().Snapshot().Total
+	before, beforeKinds := env.Lab.MAAS.Stats().Snapshot().Total, env.Lab.MAAS.Stats().ByKind()
 	start := time.Now()
 	task, err := e.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Revision: env.Revision, Requester: "demo"})
 	if err != nil {
@@ -131,21 +143,33 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 		return out, err
 	}
 	out.WallSeconds = time.Since(start).Seconds()
-	out.IdealSeconds = maas.IdealDeploySeconds(maas.DefaultDurations, scale)
 	aud, err := env.Audit(ctx, e)
 	if err != nil {
 		return out, err
 	}
+	out.count(aud, env.Lab.Machines(), start)
+	out.MAASRequests = aud.MAASRequests - before
+	out.MAASRequestsByKind = since(aud.MAASRequestsByKind, beforeKinds)
+	a.log.Info().Int("nodes", out.Nodes).Int("deployed", out.Deployed).Int("engine_deployed", out.EngineDeployed).
+		Int("failed", out.Failed).Int("stuck", out.Stuck).Int("leaked", out.Leaked).Int("duplicate_deploys", out.DuplicateDeploys).
+		Float64("wall_seconds", out.WallSeconds).Float64("floor_seconds", out.FloorSeconds).Msg("demo deployment audited by the lab")
+	return out, nil
+}
+
+// count fills the outcome counts from the lab's audit, the floor from
+// the machines' timelines since start, and the engine's own count.
+func (out *deployRun) count(aud labrun.Audit, machines []*lab.Machine, start time.Time) {
 	out.Nodes = len(out.results)
 	for _, res := range out.results {
 		if res.Outcome == orchestrator.OutcomeSucceeded && res.Stage == orchestrator.StageDeployed {
-			out.Deployed++
-		} else {
-			out.Failed++
+			out.EngineDeployed++
 		}
 	}
-	out.Leaked, out.DuplicateAllocations = len(aud.Leaked), aud.DuplicateAllocations
-	for _, m := range env.Lab.Machines() {
+	out.Deployed, out.Failed, out.Stuck = aud.Deployed, len(aud.Failed), len(aud.Stuck)
+	out.Leaked, out.DuplicateDeploys, out.DuplicateAllocations = len(aud.Leaked), aud.DuplicateDeploys, aud.DuplicateAllocations
+	var floor time.Duration
+	for _, m := range machines {
+		floor = max(floor, m.Timeline().Since(start).Floor())
 		b := m.Bootstrap()
 		if b.State == lab.BootstrapDone {
 			out.agents++
@@ -156,8 +180,27 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 			}
 		}
 	}
-	out.MAASRequests = aud.MAASRequests - before
-	return out, nil
+	out.FloorSeconds = floor.Seconds()
+	if out.FloorSeconds > 0 {
+		out.WallOverFloor = math.Round(out.WallSeconds/out.FloorSeconds*1000) / 1000
+	}
+}
+
+// since subtracts the counts before from the counts after.
+func since(after, before map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// ok: every node deployed by the lab's count, nothing leaked or deployed
+// twice.
+func (out deployRun) ok() bool {
+	return out.Deployed == out.Nodes && out.Leaked == 0 && out.DuplicateDeploys == 0 && out.DuplicateAllocations == 0
 }
 
 // snapshot counts the nodes in each stage.
@@ -196,9 +239,9 @@ func (a *app) printSummary(run deployRun) {
 	if run.task.Status != orchestrator.TaskSucceeded {
 		fmt.Fprintf(a.stdout, "\n%s %s: %s\n", run.task.Action, run.task.Status, run.task.Message)
 	}
-	fmt.Fprintf(a.stdout, "\n%d of %d nodes deployed, %d failed; %d leaked machines, %d duplicate allocations\n",
-		run.Deployed, run.Nodes, run.Failed, run.Leaked, run.DuplicateAllocations)
+	fmt.Fprintf(a.stdout, "\n%d of %d nodes deployed, %d failed, %d stuck (counted by the lab; the engine says %d deployed); %d leaked machines, %d duplicate deploys\n",
+		run.Deployed, run.Nodes, run.Failed, run.Stuck, run.EngineDeployed, run.Leaked, run.DuplicateDeploys)
 	fmt.Fprintf(a.stdout, "%d nodes fetched their data and assets from the introspection API and reported %d boot actions\n", run.agents, run.reports)
-	fmt.Fprintf(a.stdout, "wall time %.2fs against an ideal of %.2fs (the lab's enlist+commission+deploy of one machine); %d MAAS requests (%.1f per node)\n",
-		run.WallSeconds, run.IdealSeconds, run.MAASRequests, float64(run.MAASRequests)/float64(max(run.Nodes, 1)))
+	fmt.Fprintf(a.stdout, "wall time %.2fs against a floor of %.2fs (the longest a machine waited in the lab's phases), %.2fx; %d MAAS requests (%.1f per node)\n",
+		run.WallSeconds, run.FloorSeconds, run.WallOverFloor, run.MAASRequests, float64(run.MAASRequests)/float64(max(run.Nodes, 1)))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,5 +55,38 @@ func TestDemoMissingSecret(t *testing.T) {
 	}
 	if strings.Contains(out+errs, lab.DefaultBMCPassword) || strings.Contains(out+errs, "0123456789abcdef") {
 		t.Error("the demo printed a secret's value")
+	}
+}
+
+// TestDemoJSONFigures: the JSON summary of a generated site counts
+// outcomes from the lab, and its floor is below the wall time.
+func TestDemoJSONFigures(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := cli(t, "demo", "--nodes", "3", "--time-scale", "0.001", "--state", filepath.Join(dir, "state.db"), "-o", "json")
+	if code != 0 {
+		t.Fatalf("demo: exit %d\n%s%s", code, out, errs)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for k, want := range map[string]float64{"nodes": 3, "deployed": 3, "engine_deployed": 3, "failed": 0, "stuck": 0,
+		"leaked": 0, "duplicate_deploys": 0, "duplicate_allocations": 0} {
+		if got, _ := r[k].(float64); got != want {
+			t.Errorf("%s = %v, want %v", k, r[k], want)
+		}
+	}
+	wall, _ := r["wall_seconds"].(float64)
+	floor, _ := r["floor_seconds"].(float64)
+	// commission 5 min + deploy 8 min + boot 30 s, scaled by 0.001.
+	if floor < 0.81 || floor > wall || r["wall_over_floor"].(float64) < 1 {
+		t.Errorf("wall %v, floor %v, ratio %v: want 0.81 <= floor <= wall", wall, floor, r["wall_over_floor"])
+	}
+	kinds, _ := r["maas_requests_by_kind"].(map[string]any)
+	if kinds["POST deploy"] != 3.0 {
+		t.Errorf("maas_requests_by_kind: %v, want POST deploy: 3", kinds)
+	}
+	if _, ok := r["ideal_seconds"]; ok {
+		t.Error("ideal_seconds is still reported")
 	}
 }

@@ -76,3 +76,14 @@ func (h hooks) PhaseWaited(_ string, macs []string, p maas.Phase) {
 		m.waited(p)
 	}
 }
+
+// Since keeps the phases that started at or after t.
+func (tl Timeline) Since(t time.Time) Timeline {
+	out := Timeline{SystemID: tl.SystemID}
+	for _, p := range tl.Phases {
+		if !p.Start.Before(t) {
+			out.Phases = append(out.Phases, p)
+		}
+	}
+	return out
+}
