@@ -41,8 +41,8 @@ func TestChaosKill9(t *testing.T) {
 	}
 	start := time.Now()
 	res := runChaos(t, chaosSpec{nodes: 200, kills: 3, earliest: 1500 * time.Millisecond, spread: 12 * time.Second, budget: 8 * time.Minute})
-	t.Logf("chaos: seed %d, %d nodes: %d deployed, %d failed (%d scripted to fail), %d leaked, %d duplicate deploys, %d duplicate allocations, %d MAAS requests, %s",
-		res.seed, res.nodes, res.deployed, res.failed, res.scripted, res.leaks, res.dupDeploys, res.dupAllocs, res.requests, time.Since(start).Round(time.Second))
+	t.Logf("chaos: seed %d, %d nodes: %d deployed, %d failed (%d scripted to fail), %d leaked, %d duplicate deploys, %d duplicate allocations; %s; wall %s",
+		res.seed, res.nodes, res.deployed, res.failed, res.scripted, res.leaks, res.dupDeploys, res.dupAllocs, res.faulted, time.Since(start).Round(time.Second))
 }
 
 // chaosSpec sizes a run: kill instants are drawn in
@@ -58,6 +58,7 @@ type chaosResult struct {
 	seed                                   uint64
 	nodes, deployed, failed, scripted      int
 	leaks, dupDeploys, dupAllocs, requests int
+	faulted                                string // what the lab's faults did
 	kills                                  []killReport
 }
 
@@ -85,6 +86,17 @@ func runChaos(t *testing.T, spec chaosSpec) chaosResult {
 	return res
 }
 
+// faulted says what the faults did, from the lab's counters: answers 500
+// and 503, commissionings and deploys started, deployments failed.
+func faulted(s maas.StatsSnapshot) string {
+	var comm, deploys, failed int
+	for _, c := range s.Lifecycle {
+		comm, deploys, failed = comm+c.CommissionStarts, deploys+c.DeployStarts, failed+c.DeployFailures
+	}
+	return fmt.Sprintf("%d answers 500 and %d 503 (Retry-After) of %d MAAS requests; %d commissionings, %d deploys started, %d failed deployments",
+		s.Statuses[500], s.Statuses[503], s.Total, comm, deploys, failed)
+}
+
 // chaosSeed is SLIPWAY_CHAOS_SEED when set, else random; it is logged.
 func chaosSeed(t *testing.T) uint64 {
 	var seed uint64
@@ -99,7 +111,7 @@ func chaosSeed(t *testing.T) uint64 {
 		_, _ = rand.Read(b[:])
 		seed = binary.LittleEndian.Uint64(b[:]) >> 1 // fits an int64 too
 	}
-	t.Logf("seed %d (SLIPWAY_CHAOS_SEED=%d replays the faults and kill instants)", seed, seed)
+	t.Logf("seed %d (SLIPWAY_CHAOS_SEED=%d replays the fault script and the kill instants drawn; timing still varies)", seed, seed)
 	return seed
 }
 
@@ -411,6 +423,7 @@ func auditLab(t *testing.T, lv *labView, state, taskID string, names []string, d
 	res.leaks = leaked(t, byID, recs)
 	s := lv.stats(t)
 	res.dupDeploys, res.dupAllocs, res.requests = duplicateDeploys(t, s.Lifecycle), maas.DuplicateAllocations(s.Lifecycle), s.Total
+	res.faulted = faulted(s)
 	if res.leaks != 0 || res.dupDeploys != 0 || res.dupAllocs != 0 {
 		t.Errorf("%d leaked machines, %d duplicate deploys, %d duplicate allocations", res.leaks, res.dupDeploys, res.dupAllocs)
 	}
