@@ -2,13 +2,19 @@ package labrun_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
 
@@ -54,6 +60,72 @@ func TestAuditCountsFromTheLab(t *testing.T) {
 	}
 	if len(a.Leaked) != 0 || a.DuplicateDeploys != 0 || a.Floor <= 0 {
 		t.Errorf("audit: leaked %v, %d duplicate deploys, floor %v", a.Leaked, a.DuplicateDeploys, a.Floor)
+	}
+
+	// A machine allocated with the engine's key but without its agent
+	// name is invisible to the driver's Owned() (the old audit's source);
+	// the simulator's own state shows it leaked.
+	id := allocateStray(t, env)
+	if a, err = env.Audit(t.Context(), e); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Leaked, []string{id}) {
+		t.Errorf("leaked %v, want [%s]", a.Leaked, id)
+	}
+	owned, err := env.Drivers.Server.Owned(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range owned {
+		if m.MachineID == id {
+			t.Errorf("the driver's Owned() lists the stray %s: the test no longer shows the difference", id)
+		}
+	}
+}
+
+// allocateStray creates, commissions and allocates a machine through the
+// lab's MAAS API with no agent name, and returns its system ID.
+func allocateStray(t *testing.T, env *labrun.Env) string {
+	t.Helper()
+	var m struct {
+		SystemID string `json:"system_id"`
+	}
+	maasPost(t, env, "/machines/", "", url.Values{"mac_addresses": {"52:54:00:ff:00:01"}, "commission": {"true"}}, &m)
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.ContainsFunc(env.Lab.MAAS.Machines(), func(ms maas.MachineState) bool { return ms.SystemID == m.SystemID && ms.Status == "Ready" }) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never got Ready", m.SystemID)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	maasPost(t, env, "/machines/", "allocate", url.Values{"system_id": {m.SystemID}}, nil)
+	return m.SystemID
+}
+
+// maasPost sends a signed form request to the lab's MAAS.
+func maasPost(t *testing.T, env *labrun.Env, path, op string, form url.Values, out any) {
+	t.Helper()
+	info := env.Lab.Info()
+	creds, err := maas.ParseAPIKey(info.APIKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", info.MAASURL+"/api/2.0"+path+"?op="+op, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	creds.Sign(req)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s op=%s: %d %s", path, op, resp.StatusCode, body)
+	}
+	if out != nil {
+		if err := json.Unmarshal(body, out); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -66,6 +66,12 @@ type Durations struct {
 // commissioning) take effect at once, and nothing waits on d.PowerCycle.
 // Release, Erase and the timeouts do not apply to a first deployment that
 // succeeds. Request latency and the client's polling interval come on top.
+//
+// It is no lower bound of a deployment: a machine created with its boot
+// MAC never waits d.Enlist, and the boot of the deployed OS before its
+// node agent reports (sim/lab's BootDelay) is not counted. The demo
+// reports sim/lab's Timeline.Floor instead, from the phases each machine
+// did wait.
 func IdealDeploySeconds(d Durations, timeScale float64) float64 {
 	if timeScale <= 0 {
 		timeScale = 1
