@@ -317,8 +317,8 @@ func deployWithKills(ctx context.Context, t *testing.T, bin string, common []str
 		}
 		at := spec.earliest + time.Duration(rnd.Int64N(int64(spec.spread)))
 		k := killInFlight(t, lv, cmd, at)
-		t.Logf("kill %d (pid %d): %s after start, %d MAAS requests served in the 100 ms before it, %d machines mid-phase after it %v",
-			run+1, cmd.Process.Pid, k.after.Round(time.Millisecond), k.requests, k.midPhase, k.statuses)
+		t.Logf("kill %d (pid %d): drawn at %s, landed %s after start, %d MAAS requests served in the 100 ms before it, %d machines mid-phase after it %v",
+			run+1, cmd.Process.Pid, at.Round(time.Millisecond), k.after.Round(time.Millisecond), k.requests, k.midPhase, k.statuses)
 		kills = append(kills, k)
 		if taskID == "" {
 			taskID = deployTask(t, state)
@@ -331,18 +331,19 @@ func deployWithKills(ctx context.Context, t *testing.T, bin string, common []str
 	return taskID, kills
 }
 
-// killInFlight waits until at, then until the lab has served MAAS
-// requests within 100 ms (at most 50 tries), and kills the engine with
-// SIGKILL. The process must still be running at the kill, requests must
-// have been served just before it, and (the engine being dead, only the
-// lab's timers move machines) machines the lab shows mid-phase right after
-// it were mid-phase at it.
+// killInFlight waits until at, then (at most 50 tries) until the lab
+// shows machines mid-phase and has served MAAS requests in the 100 ms
+// since, and kills the engine with SIGKILL at once. The process must
+// still be running at the kill. Machines the lab shows mid-phase right
+// after the kill were mid-phase at it: the engine dead, only the lab's
+// timers move machines, and no phase here is shorter than 0.6 s.
 func killInFlight(t *testing.T, lv *labView, cmd *exec.Cmd, at time.Duration) killReport {
 	begun := time.Now()
 	time.Sleep(at)
 	k := killReport{}
-	for try := 0; try < 50 && k.requests == 0; try++ {
-		before := lv.stats(t).Total
+	for try := 0; try < 50 && (k.requests == 0 || k.midPhase == 0); try++ {
+		k.midPhase, _ = phases(lv.machines(t))
+		before := lv.stats(t).Total // after the listing: it is not counted
 		time.Sleep(100 * time.Millisecond)
 		k.requests = lv.stats(t).Total - before
 	}
@@ -355,17 +356,23 @@ func killInFlight(t *testing.T, lv *labView, cmd *exec.Cmd, at time.Duration) ki
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the run ended before the kill landed: %v", err)
 	}
-	k.statuses = map[string]int{}
-	for _, m := range lv.machines(t) {
-		k.statuses[m.StatusName]++
-		if midPhase[m.StatusName] {
-			k.midPhase++
-		}
-	}
+	k.midPhase, k.statuses = phases(lv.machines(t))
 	if k.requests == 0 || k.midPhase == 0 {
 		t.Errorf("kill at %s: %d MAAS requests served in the 100 ms before it, %d machines mid-phase: not in flight", k.after, k.requests, k.midPhase)
 	}
 	return k
+}
+
+// phases counts the machines mid-phase and the machines by status.
+func phases(ms []simMachine) (mid int, statuses map[string]int) {
+	statuses = map[string]int{}
+	for _, m := range ms {
+		statuses[m.StatusName]++
+		if midPhase[m.StatusName] {
+			mid++
+		}
+	}
+	return mid, statuses
 }
 
 // midPhase are the statuses a machine leaves on a timer of the lab's.
