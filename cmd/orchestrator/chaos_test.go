@@ -40,7 +40,7 @@ func TestChaosKill9(t *testing.T) {
 		t.Skip("the 200-node chaos run: set SLIPWAY_CHAOS=1 (make chaos)")
 	}
 	start := time.Now()
-	res := runChaos(t, chaosSpec{nodes: 200, kills: 3, earliest: 1500 * time.Millisecond, spread: 12 * time.Second, budget: 8 * time.Minute})
+	res := runChaos(t, chaosSpec{nodes: 200, kills: 3, scale: 0.02, earliest: 1500 * time.Millisecond, spread: 6 * time.Second, budget: 8 * time.Minute})
 	t.Logf("chaos: seed %d, %d nodes: %d deployed, %d failed (%d scripted to fail), %d leaked, %d duplicate deploys, %d duplicate allocations; %s; wall %s",
 		res.seed, res.nodes, res.deployed, res.failed, res.scripted, res.leaks, res.dupDeploys, res.dupAllocs, res.faulted, time.Since(start).Round(time.Second))
 }
@@ -49,6 +49,7 @@ func TestChaosKill9(t *testing.T) {
 // [earliest, earliest+spread) after each engine run starts.
 type chaosSpec struct {
 	nodes, kills     int
+	scale            float64 // the lab's time scale: phases must outlast the kills
 	earliest, spread time.Duration
 	budget           time.Duration // the whole run, kills and resumes
 }
@@ -76,7 +77,7 @@ func runChaos(t *testing.T, spec chaosSpec) chaosResult {
 	}
 	names := d.NodeNames()
 	faults, dead := faultMix(int64(seed), names)
-	lv := startLabProc(t, bin, dir, faults, int64(seed))
+	lv := startLabProc(t, bin, dir, faults, int64(seed), spec.scale)
 	state, common := writeEngineFiles(t, dir, d.Site.Metadata.Name, lv.info)
 	ctx, cancel := context.WithTimeout(t.Context(), spec.budget)
 	defer cancel()
@@ -160,14 +161,14 @@ type labView struct {
 
 // startLabProc runs `orchestrator lab` on the generated site with the
 // faults, reads its JSON line, and stops it (by its PID) at cleanup.
-func startLabProc(t *testing.T, bin, dir string, faults *maas.Faults, seed int64) *labView {
+func startLabProc(t *testing.T, bin, dir string, faults *maas.Faults, seed int64, scale float64) *labView {
 	fp := filepath.Join(dir, "faults.json")
 	b, _ := json.Marshal(faults)
 	if err := os.WriteFile(fp, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "lab", "--design", filepath.Join(dir, "site"), "--maas-listen", "127.0.0.1:0",
-		"--time-scale", "0.01", "--faults", fp, "--seed", strconv.FormatInt(seed, 10))
+		"--time-scale", strconv.FormatFloat(scale, 'g', -1, 64), "--faults", fp, "--seed", strconv.FormatInt(seed, 10))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -336,7 +337,7 @@ func deployWithKills(ctx context.Context, t *testing.T, bin string, common []str
 // since, and kills the engine with SIGKILL at once. The process must
 // still be running at the kill. Machines the lab shows mid-phase right
 // after the kill were mid-phase at it: the engine dead, only the lab's
-// timers move machines, and no phase here is shorter than 0.6 s.
+// timers move machines, and no phase here is shorter than 0.6 s (a release at time scale 0.01).
 func killInFlight(t *testing.T, lv *labView, cmd *exec.Cmd, at time.Duration) killReport {
 	begun := time.Now()
 	time.Sleep(at)

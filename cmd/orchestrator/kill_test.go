@@ -17,7 +17,7 @@ func TestKill9Resume(t *testing.T) {
 		t.Skip("builds the binary and deploys 40 nodes: skipped with -short")
 	}
 	start := time.Now()
-	res := runChaos(t, chaosSpec{nodes: 40, kills: 3, earliest: 300 * time.Millisecond, spread: 2500 * time.Millisecond, budget: 3 * time.Minute})
+	res := runChaos(t, chaosSpec{nodes: 40, kills: 3, scale: 0.01, earliest: 300 * time.Millisecond, spread: 2500 * time.Millisecond, budget: 3 * time.Minute})
 	t.Logf("seed %d, %d nodes: %d deployed, %d failed (%d scripted to fail), %d leaked, %d duplicate deploys; %s; wall %s",
 		res.seed, res.nodes, res.deployed, res.failed, res.scripted, res.leaks, res.dupDeploys, res.faulted, time.Since(start).Round(time.Second))
 }
