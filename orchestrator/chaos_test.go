@@ -45,8 +45,11 @@ func (c *crashStore) Write(ctx context.Context, ops ...statestore.Op) ([]uint64,
 }
 
 // TestChaos deploys 200 nodes through injected MAAS 5xx errors, BMCs that
-// do not answer, commissioning and deployment failures, with the
-// orchestrator killed at 3 random points and restarted each time. Every
+// do not answer, commissioning and deployment failures, with a crash of
+// the engine simulated at 3 random points (a store that stops taking
+// writes, then Close; requests in flight still reach MAAS) and a new
+// engine started each time; the real SIGKILL run is TestChaosKill9 in
+// cmd/orchestrator (make chaos). Every
 // node must end deployed or failed with a reason; no machine may leak or
 // be allocated twice; the task and its events must survive.
 func TestChaos(t *testing.T) {
