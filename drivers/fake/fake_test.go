@@ -551,9 +551,9 @@ func TestBlock(t *testing.T) {
 	for name, call := range calls {
 		wg.Go(func() {
 			const d = 30 * time.Millisecond
+			start := time.Now() // before the deadline starts: the call can't return before d of it
 			ctx, cancel := context.WithTimeout(context.Background(), d)
 			defer cancel()
-			start := time.Now()
 			err := call(ctx)
 			el := time.Since(start)
 			if !errors.Is(err, context.DeadlineExceeded) {
