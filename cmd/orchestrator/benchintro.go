@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -40,7 +42,11 @@ func (a *app) benchIntrospectionCmd() *cobra.Command {
 			if out == "" {
 				return usageErr(fmt.Errorf("--out DIR is required"))
 			}
-			d, err := labrun.Generated(ctx, filepath.Join(out, "site"), nodes)
+			// One node more than asked: its token (not in tokens.txt)
+			// primes a fresh server's design cache, so that the cold
+			// requests measured pay for their token and their answer,
+			// not for decoding the design once.
+			d, err := labrun.Generated(ctx, filepath.Join(out, "site"), nodes+1)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -62,7 +68,8 @@ func (a *app) benchIntrospectionCmd() *cobra.Command {
 			}
 			key := make([]byte, introspection.KeyLen)
 			_, _ = rand.Read(key)
-			srv, err := introspection.New(introspection.Config{Store: st, URL: "http://" + ln.Addr().String(), Key: key, Log: zerolog.Nop()})
+			cfg := introspection.Config{Store: st, URL: "http://" + ln.Addr().String(), Key: key, Log: zerolog.Nop()}
+			srv, err := introspection.New(cfg)
 			if err != nil {
 				return err
 			}
@@ -93,11 +100,12 @@ func (a *app) benchIntrospectionCmd() *cobra.Command {
 			}
 			// The server keeps its own copy of the design: drop this one so
 			// the heap the collector scans is what a real server holds.
+			primer := tokens[len(tokens)-1]
+			names, tokens = names[:nodes], tokens[:nodes]
 			d, raw = nil, nil
 			runtime.GC()
-			sctx, stop := context.WithCancel(ctx)
-			defer stop()
-			go func() { _ = srv.Serve(sctx, ln) }()
+			stop := serveUntilStopped(ctx, srv, ln)
+			defer func() { stop() }()
 			// Each node's answer, fetched once, as static files self/<i>.json.
 			if err := os.MkdirAll(filepath.Join(out, "static", "self"), 0o755); err != nil {
 				return err
@@ -128,12 +136,68 @@ func (a *app) benchIntrospectionCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "serving the introspection API for %d nodes on %s\n", len(names), ln.Addr())
-			<-ctx.Done()
-			return nil
+			// SIGUSR1 restarts the server in the process: a new Server
+			// (empty token and answer caches) on the same store, key and
+			// address, its design cache primed with the extra node's
+			// token; then it writes DIR/fresh. The load test measures the
+			// first request of every token after it.
+			usr1 := make(chan os.Signal, 1)
+			signal.Notify(usr1, syscall.SIGUSR1)
+			defer signal.Stop(usr1)
+			addr := ln.Addr().String()
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-usr1:
+				}
+				stop()
+				srv, ln = nil, nil
+				runtime.GC()
+				if srv, err = introspection.New(cfg); err != nil {
+					return err
+				}
+				if ln, err = net.Listen("tcp", addr); err != nil {
+					return err
+				}
+				stop = serveUntilStopped(ctx, srv, ln)
+				if err := fetchSelf(ctx, base, primer); err != nil {
+					return fmt.Errorf("prime the restarted server: %w", err)
+				}
+				http.DefaultClient.CloseIdleConnections()
+				if err := os.WriteFile(filepath.Join(out, "fresh"), nil, 0o600); err != nil {
+					return err
+				}
+			}
 		},
 	}
 	cmd.Flags().IntVar(&nodes, "nodes", 10000, "nodes in the generated site")
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:18701", "address to serve on")
 	cmd.Flags().StringVar(&out, "out", "", "directory for the site, the state, tokens.txt and static/")
 	return cmd
+}
+
+// serveUntilStopped serves srv on ln until the function it returns is
+// called; that function returns when the server has shut down and closed ln.
+func serveUntilStopped(ctx context.Context, srv *introspection.Server, ln net.Listener) func() {
+	sctx, cancel := context.WithCancel(ctx)
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(sctx, ln) }()
+	return func() { cancel(); <-served }
+}
+
+// fetchSelf gets /v1/self with a token and checks the answer is 200.
+func fetchSelf(ctx context.Context, base, tok string) error {
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/v1/self", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("GET /v1/self: %s", resp.Status)
+	}
+	return nil
 }
