@@ -64,6 +64,7 @@ error_log $dir/nginx/logs/error.log;
 events { worker_connections 1024; }
 http {
   access_log off;
+  keepalive_requests 1000000; # like our server: no limit (the default, 1000, closes connections under load)
   server { listen 127.0.0.1:$nport; root $dir/static; default_type application/json; }
 }
 CONF
