@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
 	"github.com/slipway-dev/slipway/internal/hostileyaml"
+	"github.com/slipway-dev/slipway/internal/testtool"
 )
 
 // designTarGz is a tar.gz holding one file per name.
@@ -90,15 +90,6 @@ func problemOf(t *testing.T, b []byte) api.Problem {
 	return p
 }
 
-func allocatedBy(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 func empty(t *testing.T, dir string) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
@@ -131,7 +122,7 @@ func TestHostileUploadServerStaysUp(t *testing.T) {
 	t.Logf("upload: %d bytes", len(body))
 	var resp *http.Response
 	var b []byte
-	n := allocatedBy(func() {
+	n := testtool.Allocated(func() {
 		resp, b = f.post(t, "/api/v1/designs/validate", f.Token[api.RoleViewer], "application/gzip", body, false)
 	})
 	p := problemOf(t, b)
@@ -145,7 +136,7 @@ func TestHostileUploadServerStaysUp(t *testing.T) {
 
 	dense, _ := hostileyaml.Generate("flow-list", 4<<20)
 	body = designTarGz(t, map[string][]byte{"00-site/a.yaml": dense})
-	n = allocatedBy(func() {
+	n = testtool.Allocated(func() {
 		resp, b = f.post(t, "/api/v1/designs/validate", f.Token[api.RoleViewer], "application/gzip", body, false)
 	})
 	type finding struct {

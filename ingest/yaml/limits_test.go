@@ -5,25 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/hostileyaml"
+	"github.com/slipway-dev/slipway/internal/testtool"
 )
-
-// allocated returns the bytes f allocates (the package's tests do not
-// run in parallel, so the process's count is f's).
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // TestParseFileHostileShapes: one MiB of each hostile shape costs at most
 // 20 times its size, and is refused with a finding at a line of the file
@@ -40,7 +29,7 @@ func TestParseFileHostileShapes(t *testing.T) {
 			}
 			var srcs []design.Source
 			var fs []design.Finding
-			n := allocated(func() { srcs, fs = ParseFile("h.yaml", data, 0) })
+			n := testtool.Allocated(func() { srcs, fs = ParseFile("h.yaml", data, 0) })
 			want := map[string]float64{"dense-keys": 120}[shape]
 			if ratio := float64(n) / float64(len(data)); ratio > max(want, 20) {
 				t.Errorf("allocated %d bytes for %d, %.0f times the input (want at most %.0f)", n, len(data), ratio, max(want, 20))

@@ -7,6 +7,7 @@ package testtool
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 )
 
@@ -21,4 +22,15 @@ func Need(t testing.TB, tool, pkg string) string {
 		t.Skipf("%s not found (Debian package %s): skipped", tool, pkg)
 	}
 	return p
+}
+
+// Allocated returns the bytes the process allocates while f runs (after
+// a GC): f's own when nothing else in the test binary runs meanwhile.
+func Allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
