@@ -322,9 +322,9 @@ func siteDrivers(reg registryLike, d *design.Design, instance string, resolve fu
 }
 
 func (a *app) serveCmd() *cobra.Command {
-	var cfgFile, state, dir, listen, tlsCert, tlsKey, introListen string
+	var cfgFile, state, dir, listen, tlsCert, tlsKey, introListen, cpuProfile string
 	cmd := &cobra.Command{
-		Use:   "serve [--config FILE] [--listen ADDR] [--introspection-listen ADDR] [--tls-cert FILE --tls-key FILE]",
+		Use:   "serve [--config FILE] [--listen ADDR] [--introspection-listen ADDR] [--tls-cert FILE --tls-key FILE] [--cpu-profile FILE]",
 		Short: "Run the engine and the control API",
 		Long: `Serve runs the deploy engine and the control API (/api/v1) until
 interrupted. At start it resumes every task that was queued or running when
@@ -353,6 +353,13 @@ file when no admin token exists yet.`,
 				return usageErr(fmt.Errorf("TLS needs both --tls-cert and --tls-key"))
 			}
 			c.serving = true
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return usageErr(err)
+				}
+				defer stop()
+			}
 			env, err := a.openEngineKey(ctx, c, true)
 			if err != nil {
 				return err
@@ -399,6 +406,7 @@ file when no admin token exists yet.`,
 	cmd.Flags().StringVar(&introListen, "introspection-listen", ":8701", "address of the introspection API (deploying nodes call it)")
 	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
 	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "TLS private key file (PEM)")
+	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the process to FILE until it stops (runtime/pprof)")
 	stateFlag(cmd, &state)
 	pluginDirFlag(cmd, &dir)
 	return cmd

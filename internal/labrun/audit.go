@@ -44,6 +44,9 @@ type Audit struct {
 	// Floor is the longest time any machine waited in its phases
 	// (lab.Timeline.Floor): no engine could have finished sooner.
 	Floor time.Duration
+	// LastAgent is when the last node agent finished (zero when none
+	// did): the lab's view of the last node's outcome.
+	LastAgent time.Time
 }
 
 // atRest are the MAAS states in which nothing happens to a machine by
@@ -53,40 +56,58 @@ var atRest = map[string]bool{"": true, "New": true, "Ready": true, "Deployed": t
 
 // Audit counts the run's outcomes from the lab.
 func (env *Env) Audit(ctx context.Context, e *orchestrator.Engine) (Audit, error) {
-	a := Audit{MAASRequests: env.Lab.MAAS.Stats().Snapshot().Total, MAASRequestsByKind: env.Lab.MAAS.Stats().ByKind()}
 	recs, err := e.Nodes(ctx)
 	if err != nil {
-		return a, err
+		return Audit{}, err
 	}
-	claims, claimed := map[string]string{}, map[string]bool{}
+	claims := map[string]string{}
 	for _, r := range recs {
 		if r.MachineID != "" {
-			claims[r.Name], claimed[r.MachineID] = r.MachineID, true
+			claims[r.Name] = r.MachineID
 		}
 	}
-	states := env.Lab.MAAS.Machines()
+	requests, err := deployRequests(ctx, e, claims)
+	if err != nil {
+		return Audit{}, err
+	}
+	return AuditLab(ctx, env.Lab, claims, beyondFirst(requests), time.Time{}), nil
+}
+
+// AuditLab counts a run's outcomes from the lab's state alone, given
+// which machine (system ID) each node's record claims and the deploy
+// starts per system ID the engine's explicit requests excuse (nil: none,
+// a single deploy task). Floor is over the phases that started at or
+// after since (zero: all). The engine may run in another process: its
+// node records are all this needs of it.
+func AuditLab(ctx context.Context, lb *lab.Lab, claims map[string]string, excused map[string]int, since time.Time) Audit {
+	a := Audit{MAASRequests: lb.MAAS.Stats().Snapshot().Total, MAASRequestsByKind: lb.MAAS.Stats().ByKind()}
+	claimed := make(map[string]bool, len(claims))
+	for _, id := range claims {
+		claimed[id] = true
+	}
+	states := lb.MAAS.Machines()
 	for _, ms := range states {
 		if ms.Owned() && !claimed[ms.SystemID] {
 			a.Leaked = append(a.Leaked, ms.SystemID)
 		}
 	}
-	env.settleAgents(ctx)
-	for _, m := range env.Lab.Machines() {
-		a.count(m, stateOf(states, m), claims[m.Name])
+	settleAgents(ctx, lb)
+	byMAC := statesByMAC(states)
+	for _, m := range lb.Machines() {
+		a.count(m, stateOf(byMAC, m), claims[m.Name], since)
 	}
-	requests, err := deployRequests(ctx, e, claims)
-	if err != nil {
-		return a, err
-	}
-	lc := env.Lab.MAAS.Lifecycle()
-	a.DuplicateAllocations, a.DuplicateDeploys = maas.DuplicateAllocations(lc), maas.DuplicateDeploys(lc, beyondFirst(requests))
-	return a, nil
+	lc := lb.MAAS.Lifecycle()
+	a.DuplicateAllocations, a.DuplicateDeploys = maas.DuplicateAllocations(lc), maas.DuplicateDeploys(lc, excused)
+	return a
 }
 
 // count classifies one machine.
-func (a *Audit) count(m *lab.Machine, ms maas.MachineState, claim string) {
+func (a *Audit) count(m *lab.Machine, ms maas.MachineState, claim string, since time.Time) {
 	rec, tl := m.Bootstrap(), m.Timeline()
-	a.Floor = max(a.Floor, tl.Floor())
+	a.Floor = max(a.Floor, tl.Since(since).Floor())
+	if rec.Finished.After(a.LastAgent) {
+		a.LastAgent = rec.Finished
+	}
 	switch {
 	case rec.State == lab.BootstrapDone && allSucceeded(rec) && claim != "" && tl.SystemID == claim &&
 		ms.SystemID == claim && ms.Status == "Deployed":
@@ -113,17 +134,25 @@ func allSucceeded(rec lab.BootstrapRecord) bool {
 	return true
 }
 
-// stateOf finds the simulator's machine with one of m's MACs.
-func stateOf(states []maas.MachineState, m *lab.Machine) maas.MachineState {
-	macs := map[string]bool{}
-	for _, n := range m.Hardware.NICs {
-		macs[strings.ToLower(n.MAC)] = true
-	}
+// statesByMAC indexes the simulator's machines by their MACs (lower
+// case).
+func statesByMAC(states []maas.MachineState) map[string]maas.MachineState {
+	out := make(map[string]maas.MachineState, len(states)*2)
 	for _, ms := range states {
 		for _, mac := range ms.MACs {
-			if macs[strings.ToLower(mac)] {
-				return ms
+			if _, ok := out[strings.ToLower(mac)]; !ok { // the first, as a scan would find
+				out[strings.ToLower(mac)] = ms
 			}
+		}
+	}
+	return out
+}
+
+// stateOf finds the simulator's machine with one of m's MACs.
+func stateOf(byMAC map[string]maas.MachineState, m *lab.Machine) maas.MachineState {
+	for _, n := range m.Hardware.NICs {
+		if ms, ok := byMAC[strings.ToLower(n.MAC)]; ok {
+			return ms
 		}
 	}
 	return maas.MachineState{}
@@ -132,10 +161,10 @@ func stateOf(states []maas.MachineState, m *lab.Machine) maas.MachineState {
 // settleAgents gives node agents that are talking to the introspection
 // API a moment to finish: the engine may have seen an agent's last report
 // before the agent read the answer.
-func (env *Env) settleAgents(ctx context.Context) {
+func settleAgents(ctx context.Context, lb *lab.Lab) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	for _, m := range env.Lab.Machines() {
+	for _, m := range lb.Machines() {
 		if m.Bootstrap().State == lab.BootstrapRunning {
 			_, _ = m.WaitBootstrap(ctx)
 		}

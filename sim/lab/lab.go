@@ -80,6 +80,8 @@ type Lab struct {
 	pending  map[*Machine]bool // enlisting
 
 	agentClient *http.Client // the node agents'
+
+	routes sync.Map // path → http.Handler served besides MAAS (Handle)
 }
 
 // Start builds and starts the lab.
@@ -124,13 +126,29 @@ func Start(ctx context.Context, cfg Config) (*Lab, error) {
 		l.Close()
 		return nil, fmt.Errorf("lab MAAS listen on %s: %w", cfg.MAASListen, err)
 	}
-	l.srv = &http.Server{Handler: l.MAAS, ReadHeaderTimeout: 10 * time.Second}
+	l.srv = &http.Server{Handler: http.HandlerFunc(l.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := l.srv.Serve(l.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			l.log.Error().Err(err).Msg("lab MAAS server stopped")
 		}
 	}()
 	return l, nil
+}
+
+// Handle serves h at path (exactly) on the lab's MAAS listener besides
+// the simulated MAAS: the lab's own endpoints under /sim/ (the audit of
+// `orchestrator lab`). A request there is no MAAS request: not counted,
+// never faulted.
+func (l *Lab) Handle(path string, h http.Handler) {
+	l.routes.Store(path, h)
+}
+
+func (l *Lab) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if h, ok := l.routes.Load(r.URL.Path); ok {
+		h.(http.Handler).ServeHTTP(w, r)
+		return
+	}
+	l.MAAS.ServeHTTP(w, r)
 }
 
 func domainOf(d *design.Design) string {
