@@ -1,24 +1,25 @@
 package introspection
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/statestore"
 )
 
 // session is an authenticated request: the token's record, the design
 // revision it was issued from and the node.
 type session struct {
-	rec tokenRecord
-	d   *design.Design
-	n   *design.Node
+	hash tokenHash // of the token; zero when the session is not a request's
+	rec  tokenRecord
+	d    *design.Design
+	n    *design.Node
+	self atomic.Pointer[selfAnswer] // the /v1/self answer, once rendered
 }
 
 func sessionOf(c echo.Context) *session { ss, _ := c.Get(ctxSession).(*session); return ss }
@@ -38,23 +39,11 @@ func (s *Server) authenticate(fromPath bool) echo.MiddlewareFunc {
 			if !ok {
 				return errUnauthorized
 			}
-			ctx := c.Request().Context()
-			rec, err := s.verify(ctx, tok)
+			ss, err := s.authenticateToken(c.Request().Context(), tok)
 			if err != nil {
 				return err
 			}
-			d, err := s.designs.get(ctx, rec.Revision)
-			if err != nil {
-				if errors.Is(err, statestore.ErrNotFound) {
-					return internal(http.StatusInternalServerError, "the design revision of this deployment is not stored any more", err)
-				}
-				return internal(http.StatusServiceUnavailable, "the design of this deployment could not be loaded; try again", err)
-			}
-			n := d.Nodes[rec.Node]
-			if n == nil {
-				return internal(http.StatusInternalServerError, "this node is not in the design revision of its deployment",
-					fmt.Errorf("node %s not in revision %s", rec.Node, rec.Revision))
-			}
+			d, n, rec := ss.d, ss.n, ss.rec
 			if s.cfg.CheckSource {
 				src := c.RealIP()
 				if !sourceAllowed(d, n, src) {
@@ -63,7 +52,7 @@ func (s *Server) authenticate(fromPath bool) echo.MiddlewareFunc {
 					return problem(http.StatusForbidden, fmt.Sprintf("this token's requests must come from one of its node's design addresses; this one came from %s", src))
 				}
 			}
-			c.Set(ctxSession, &session{rec: rec, d: d, n: n})
+			c.Set(ctxSession, ss)
 			return next(c)
 		}
 	}

@@ -1,11 +1,10 @@
 package introspection
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/netip"
 	"slices"
-	"sync"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -79,54 +78,46 @@ type ActionRef struct {
 	Signaling bool   `json:"signaling"`
 }
 
+// getSelf answers the session's cached bytes, headers and all: nothing is
+// encoded, allocated or looked up again for a token seen before.
 func (s *Server) getSelf(c echo.Context) error {
-	b, err := s.selfJSON(sessionOf(c))
-	if err != nil {
-		return err
-	}
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
+	a := sessionOf(c).answer()
+	w := c.Response()
+	h := w.Header()
+	h[echo.HeaderContentType] = jsonType
+	h[echo.HeaderContentLength] = a.length
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(a.body)
+	return err
 }
 
-// selfJSON is the session's /v1/self answer, cached.
-func (s *Server) selfJSON(ss *session) ([]byte, error) {
-	key := ss.rec.Revision + "\x00" + ss.rec.Node + "\x00" + ss.rec.Deployment
-	if b, ok := s.selves.get(key); ok {
-		return b, nil
+// jsonType is the Content-Type of /v1/self, shared by every answer (a
+// header value slice is only ever replaced, never written to).
+var jsonType = []string{echo.MIMEApplicationJSON}
+
+// selfAnswer is a rendered /v1/self answer and its Content-Length.
+type selfAnswer struct {
+	body   []byte
+	length []string
+}
+
+// answer is the session's /v1/self answer, rendered on first use. It
+// depends only on the design revision, the node and the deployment, all
+// fixed for a session (a new revision or deployment is a new record, so
+// a new session).
+func (ss *session) answer() *selfAnswer {
+	if a := ss.self.Load(); a != nil {
+		return a
 	}
-	b, err := json.Marshal(selfOf(ss.d, ss.n, ss.rec.Deployment))
-	if err != nil {
-		return nil, err
-	}
+	b := appendSelf(make([]byte, 0, 4096), ss.d, ss.n, ss.rec.Deployment)
 	b = append(b, '\n')
-	s.selves.put(key, b)
-	return b, nil
+	a := &selfAnswer{body: b[:len(b):len(b)], length: []string{strconv.Itoa(len(b))}}
+	ss.self.Store(a)
+	return a
 }
 
-// selfCache keeps rendered /v1/self answers: an answer depends only on the
-// design revision, the node and the deployment, all immutable. Bounded:
-// when full it starts over.
-type selfCache struct {
-	mu sync.RWMutex
-	m  map[string][]byte
-}
-
-const selfCacheMax = 100000
-
-func (c *selfCache) get(k string) ([]byte, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	b, ok := c.m[k]
-	return b, ok
-}
-
-func (c *selfCache) put(k string, b []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= selfCacheMax {
-		c.m = make(map[string][]byte)
-	}
-	c.m[k] = b
-}
+// selfJSON is the session's /v1/self answer.
+func (s *Server) selfJSON(ss *session) ([]byte, error) { return ss.answer().body, nil }
 
 // selfOf builds the node's view from the drivers' resolution of it.
 func selfOf(d *design.Design, n *design.Node, deployment string) Self {

@@ -2,11 +2,12 @@ package introspection
 
 import (
 	"context"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -80,7 +81,6 @@ type Server struct {
 	e       *echo.Echo
 	locks   stripedLock
 	udParts [][]byte // the user data around the token's two places
-	selves  selfCache
 	tokens  tokenCache
 	reports *reportLimiter
 }
@@ -122,7 +122,7 @@ func New(cfg Config) (*Server, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.IPExtractor = httpx.IPExtractor(cfg.TrustedProxies)
-	e.Use(s.requestID, s.logRequests, s.recoverPanics, httpx.BodyLimit(maxBody))
+	e.Use(s.requestID, s.logRequests, s.recoverPanics, bodyLimit(maxBody))
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	self := s.authenticate(false)
 	e.GET("/v1/self", s.getSelf, self)
@@ -193,17 +193,40 @@ const (
 )
 
 // requestID gives every request an ID of the server's own (an incoming
-// X-Request-Id is ignored: nothing a node sends is logged).
+// X-Request-Id is ignored: nothing a node sends is logged): 96 bits from
+// the runtime's ChaCha8 generator (seeded from the OS; an ID only has to
+// be unique, and this costs no system call).
 func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var b [12]byte
-		_, _ = rand.Read(b[:])
+		binary.LittleEndian.PutUint64(b[:8], mrand.Uint64())
+		binary.LittleEndian.PutUint32(b[8:], mrand.Uint32())
 		id := hex.EncodeToString(b[:])
 		c.Set(ctxRequestID, id)
 		h := c.Response().Header()
-		h.Set(echo.HeaderXRequestID, id)
-		h.Set("Cache-Control", "no-store")
+		h[echo.HeaderXRequestID] = []string{id}
+		h["Cache-Control"] = noStore
 		return next(c)
+	}
+}
+
+// noStore is every answer's Cache-Control (shared: a header value slice
+// is only ever replaced, never written to).
+var noStore = []string{"no-store"}
+
+// bodyLimit is httpx.BodyLimit for requests that have a body (a request
+// without one, such as every GET a node sends, needs no reader wrapped
+// around its empty body).
+func bodyLimit(n int64) echo.MiddlewareFunc {
+	limit := httpx.BodyLimit(n)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		limited := limit(next)
+		return func(c echo.Context) error {
+			if r := c.Request(); r.Body == http.NoBody || r.Body == nil {
+				return next(c)
+			}
+			return limited(c)
+		}
 	}
 }
 
@@ -234,6 +257,9 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			ev = s.log.Warn()
 		case status >= 400:
 			ev = s.log.Info()
+		}
+		if !ev.Enabled() {
+			return err
 		}
 		if ss := sessionOf(c); ss != nil {
 			ev = ev.Str("node", ss.rec.Node).Str("deployment", ss.rec.Deployment)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,19 +75,29 @@ func (s *Server) tokenOf(rec tokenRecord) string {
 	return s.tokenFor(rec.Node, rec.Deployment, rec.Issue)
 }
 
-func hashToken(tok string) string {
-	h := sha256.Sum256([]byte(tok))
-	return hex.EncodeToString(h[:])
-}
+// tokenHash is the SHA-256 of a token: what the state keeps (in hex, as
+// the key of its record) and what the cache is keyed by.
+type tokenHash [sha256.Size]byte
+
+func hashOf(tok string) tokenHash { return sha256.Sum256([]byte(tok)) }
+
+func (h tokenHash) String() string { return hex.EncodeToString(h[:]) }
+
+func hashToken(tok string) string { return hashOf(tok).String() }
 
 // wellFormed reports whether s has the form of a token (the form is
-// public; checking it says nothing about any token's value).
+// public; checking it says nothing about any token's value): the prefix
+// and 43 base64url characters, which always decode to 32 bytes.
 func wellFormed(s string) bool {
 	if len(s) != TokenLen || !strings.HasPrefix(s, TokenPrefix) {
 		return false
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s[len(TokenPrefix):])
-	return err == nil && len(b) == sha256.Size
+	for i := len(TokenPrefix); i < len(s); i++ {
+		if c := s[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // checkName rejects a node or deployment name that could make two
@@ -207,28 +218,31 @@ func (s *Server) reportKeys(ctx context.Context, node string, pick func(deployme
 	return out, nil
 }
 
-// verify returns the record of a presented token. The token is hashed and
-// the hash looked up, so the lookup compares hashes, never the secret;
-// the record found is then checked against the token recomputed from the
-// key, in constant time. Any failure is errUnauthorized, except a store
-// that does not answer (503).
+// verify returns the record of a presented token (see authenticateToken).
 func (s *Server) verify(ctx context.Context, presented string) (tokenRecord, error) {
 	if !wellFormed(presented) {
 		return tokenRecord{}, errUnauthorized
 	}
-	h := hashToken(presented)
-	rec, found := s.tokens.get(h)
+	h := hashOf(presented)
+	if ss, ok := s.tokens.get(h); ok {
+		return ss.rec, nil
+	}
+	return s.verifyStored(ctx, presented, h)
+}
+
+// verifyStored reads the record of a presented token by its hash, so the
+// lookup compares hashes, never the secret; the record found is then
+// checked against the token recomputed from the key, in constant time.
+// Any failure is errUnauthorized, except a store that does not answer
+// (503).
+func (s *Server) verifyStored(ctx context.Context, presented string, h tokenHash) (tokenRecord, error) {
+	var rec tokenRecord
+	found, err := s.getJSON(ctx, collTokens, h.String(), &rec)
+	if err != nil {
+		return tokenRecord{}, internal(503, "the state store did not answer; try again", err)
+	}
 	if !found {
-		gen := s.tokens.generation()
-		var err error
-		found, err = s.getJSON(ctx, collTokens, h, &rec)
-		if err != nil {
-			return tokenRecord{}, internal(503, "the state store did not answer; try again", err)
-		}
-		if !found {
-			return tokenRecord{}, errUnauthorized
-		}
-		s.tokens.put(h, rec, gen)
+		return tokenRecord{}, errUnauthorized
 	}
 	want := s.tokenOf(rec)
 	if subtle.ConstantTimeCompare([]byte(want), []byte(presented)) != 1 {
@@ -239,6 +253,41 @@ func (s *Server) verify(ctx context.Context, presented string) (tokenRecord, err
 		return tokenRecord{}, errUnauthorized
 	}
 	return rec, nil
+}
+
+// authenticateToken returns the session of a presented token: from the
+// cache when its hash is there (an entry is only cached once its record
+// was read from the store and checked against the key, and issue, reissue
+// and revoke drop it before they return), else read and checked
+// (verifyStored), with its design revision and node, and cached.
+func (s *Server) authenticateToken(ctx context.Context, presented string) (*session, error) {
+	if !wellFormed(presented) {
+		return nil, errUnauthorized
+	}
+	h := hashOf(presented)
+	if ss, ok := s.tokens.get(h); ok && subtle.ConstantTimeCompare(ss.hash[:], h[:]) == 1 {
+		return ss, nil
+	}
+	gen := s.tokens.generation()
+	rec, err := s.verifyStored(ctx, presented, h)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.designs.get(ctx, rec.Revision)
+	if err != nil {
+		if errors.Is(err, statestore.ErrNotFound) {
+			return nil, internal(http.StatusInternalServerError, "the design revision of this deployment is not stored any more", err)
+		}
+		return nil, internal(http.StatusServiceUnavailable, "the design of this deployment could not be loaded; try again", err)
+	}
+	n := d.Nodes[rec.Node]
+	if n == nil {
+		return nil, internal(http.StatusInternalServerError, "this node is not in the design revision of its deployment",
+			fmt.Errorf("node %s not in revision %s", rec.Node, rec.Revision))
+	}
+	ss := &session{hash: h, rec: rec, d: d, n: n}
+	s.tokens.put(h, ss, gen)
+	return ss, nil
 }
 
 // getString returns a record as a string, "" when absent.
@@ -279,23 +328,26 @@ func (l *stripedLock) lock(key string) func() {
 	return m.Unlock
 }
 
-// tokenCache keeps token records read from the store, by hash. Issue and
-// revoke forget what they change after writing; a record read before such
-// a change is not cached (the generation moved), so a revoked token is
-// never served from the cache.
+// tokenCache keeps the sessions of verified tokens, by the token's hash:
+// the record, its design revision and node, and the node's /v1/self
+// answer once rendered (all immutable for a record: a new design revision
+// or deployment writes a new record, and drops the cached one). Issue,
+// reissue and revoke forget what they change after writing; a record read
+// before such a change is not cached (the generation moved), so a revoked
+// or replaced token is never served from the cache.
 type tokenCache struct {
 	mu  sync.RWMutex
 	gen uint64
-	m   map[string]tokenRecord
+	m   map[tokenHash]*session
 }
 
 const tokenCacheMax = 200000
 
-func (c *tokenCache) get(h string) (tokenRecord, bool) {
+func (c *tokenCache) get(h tokenHash) (*session, bool) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	r, ok := c.m[h]
-	return r, ok
+	ss, ok := c.m[h]
+	c.mu.RUnlock()
+	return ss, ok
 }
 
 func (c *tokenCache) generation() uint64 {
@@ -304,23 +356,28 @@ func (c *tokenCache) generation() uint64 {
 	return c.gen
 }
 
-func (c *tokenCache) put(h string, r tokenRecord, gen uint64) {
+func (c *tokenCache) put(h tokenHash, ss *session, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if gen != c.gen {
 		return
 	}
 	if c.m == nil || len(c.m) >= tokenCacheMax {
-		c.m = make(map[string]tokenRecord)
+		c.m = make(map[tokenHash]*session)
 	}
-	c.m[h] = r
+	c.m[h] = ss
 }
 
+// forget drops the sessions of the tokens whose hashes (hex, as stored)
+// are given; "" is ignored.
 func (c *tokenCache) forget(hashes ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	for _, h := range hashes {
-		delete(c.m, h)
+	for _, x := range hashes {
+		var h tokenHash
+		if n, err := hex.Decode(h[:], []byte(x)); err == nil && n == len(h) {
+			delete(c.m, h)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -31,9 +32,9 @@ import (
 // serves until interrupted. scripts/bench-introspection.sh drives it.
 func (a *app) benchIntrospectionCmd() *cobra.Command {
 	var nodes int
-	var listen, out string
+	var listen, out, pprofAddr string
 	cmd := &cobra.Command{
-		Use:    "bench-introspection --nodes N --out DIR [--listen ADDR]",
+		Use:    "bench-introspection --nodes N --out DIR [--listen ADDR] [--pprof ADDR]",
 		Short:  "Serve the introspection API for a generated site, for load tests",
 		Hidden: true,
 		Args:   cobra.NoArgs,
@@ -41,6 +42,18 @@ func (a *app) benchIntrospectionCmd() *cobra.Command {
 			ctx := cmd.Context()
 			if out == "" {
 				return usageErr(fmt.Errorf("--out DIR is required"))
+			}
+			if pprofAddr != "" {
+				// net/http/pprof's handlers, on an address of their own, to
+				// profile the server under load.
+				pl, err := net.Listen("tcp", pprofAddr)
+				if err != nil {
+					return usageErr(err)
+				}
+				mux := http.NewServeMux()
+				mux.HandleFunc("/debug/pprof/", pprof.Index)
+				mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+				go func() { _ = http.Serve(pl, mux) }()
 			}
 			// One node more than asked: its token (not in tokens.txt)
 			// primes a fresh server's design cache, so that the cold
@@ -173,6 +186,7 @@ func (a *app) benchIntrospectionCmd() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&nodes, "nodes", 10000, "nodes in the generated site")
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:18701", "address to serve on")
+	cmd.Flags().StringVar(&pprofAddr, "pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060)")
 	cmd.Flags().StringVar(&out, "out", "", "directory for the site, the state, tokens.txt and static/")
 	return cmd
 }

@@ -1,0 +1,286 @@
+package introspection
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
+	"github.com/slipway-dev/slipway/internal/gensite"
+	"github.com/slipway-dev/slipway/internal/testsite"
+)
+
+// cached reports whether the token's session is in the cache, and its
+// rendered answer when it has one.
+func (e *env) cached(tok string) (*session, []byte) {
+	ss, ok := e.srv.tokens.get(hashOf(tok))
+	if !ok {
+		return nil, nil
+	}
+	if a := ss.self.Load(); a != nil {
+		return ss, a.body
+	}
+	return ss, nil
+}
+
+// TestSelfCacheRevoked: a token whose session and answer are cached is
+// refused as soon as it is rotated, reissued or revoked, on every route.
+func TestSelfCacheRevoked(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	t1 := e.issue("r01-cmp01", "1")
+	for range 3 {
+		e.self(t1)
+	}
+	if ss, b := e.cached(t1); ss == nil || b == nil {
+		t.Fatal("the session and answer of a token used are not cached: the test tests nothing")
+	}
+	refused := func(what, tok string) {
+		t.Helper()
+		for _, path := range []string{"/v1/self", "/v1/self/packages", "/v1/nocloud/" + tok + "/meta-data"} {
+			hdr := tok
+			if strings.HasPrefix(path, "/v1/nocloud/") {
+				hdr = ""
+			}
+			if r := e.do("GET", path, hdr, nil); r.code != 401 {
+				t.Errorf("%s token on %s: %d %s, want 401", what, strings.ReplaceAll(path, tok, "TOKEN"), r.code, r.body)
+			}
+		}
+		if ss, _ := e.cached(tok); ss != nil {
+			t.Errorf("%s token still cached", what)
+		}
+	}
+	// Rotated by the next deployment.
+	t2 := e.issue("r01-cmp01", "2")
+	refused("a rotated", t1)
+	if s := e.self(t2); s.Deployment != "2" {
+		t.Errorf("the new token answers deployment %q", s.Deployment)
+	}
+	// Reissued for the same deployment.
+	if _, err := e.srv.Reissue(ctx, e.d, "r01-cmp01", "2"); err != nil {
+		t.Fatal(err)
+	}
+	refused("a reissued", t2)
+	t3 := e.srv.tokenFor("r01-cmp01", "2", 1)
+	if s := e.self(t3); s.Deployment != "2" || s.Name != "r01-cmp01" {
+		t.Errorf("the reissued token answers %s/%s", s.Name, s.Deployment)
+	}
+	// Revoked.
+	if err := e.srv.EndDeployment(ctx, "r01-cmp01"); err != nil {
+		t.Fatal(err)
+	}
+	refused("a revoked", t3)
+}
+
+// TestSelfCacheNewRevision: the same token issued again for its
+// deployment with a changed design answers the new design at once, not
+// the cached answer of the old one; another node's token never gets this
+// node's cached answer.
+func TestSelfCacheNewRevision(t *testing.T) {
+	e := newEnv(t)
+	tok := e.issue("r01-cmp01", "1")
+	other := e.issue("r01-cmp02", "1")
+	before := e.do("GET", "/v1/self", tok, nil).body
+	if _, b := e.cached(tok); string(b) != string(before) {
+		t.Fatal("the answer is not cached: the test tests nothing")
+	}
+	d2 := *e.d
+	d2.Nodes = cloneNodes(e.d.Nodes)
+	n := *e.d.Nodes["r01-cmp01"]
+	n.Spec.Rack = "r77"
+	d2.Nodes["r01-cmp01"] = &n
+	e.store(&d2)
+	if e.issueWith(&d2, "r01-cmp01", "1") != tok {
+		t.Fatal("another token for the same deployment")
+	}
+	if s := e.self(tok); s.Rack != "r77" {
+		t.Errorf("rack %q: the cached answer of the old revision was served", s.Rack)
+	}
+	if s := e.self(other); s.Name != "r01-cmp02" {
+		t.Errorf("r01-cmp02's token answered %s", s.Name)
+	}
+	// And back: the answer follows the record, whatever is cached.
+	e.issueWith(e.d, "r01-cmp01", "1")
+	if got := e.do("GET", "/v1/self", tok, nil).body; string(got) != string(before) {
+		t.Errorf("back on the first revision: %s, want %s", got, before)
+	}
+}
+
+func cloneNodes(m map[string]*design.Node) map[string]*design.Node {
+	out := make(map[string]*design.Node, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// TestTokenCacheGeneration: a record read before a change (issue,
+// reissue, revoke) and put after it is not cached.
+func TestTokenCacheGeneration(t *testing.T) {
+	var c tokenCache
+	h := hashOf("sni_x")
+	gen := c.generation()
+	c.forget(h.String()) // the change lands between the read and the put
+	c.put(h, &session{hash: h}, gen)
+	if _, ok := c.get(h); ok {
+		t.Error("a session read before a revocation was cached")
+	}
+	c.put(h, &session{hash: h}, c.generation())
+	if _, ok := c.get(h); !ok {
+		t.Fatal("not cached")
+	}
+	c.forget("", "zz", h.String())
+	if _, ok := c.get(h); ok {
+		t.Error("forget left it")
+	}
+}
+
+// TestAppendSelf: appendSelf writes the bytes json.Marshal(selfOf(...))
+// does, for every node of the example design, of variants of it that
+// take the rarer branches, and of a generated site.
+func TestAppendSelf(t *testing.T) {
+	check := func(what string, d *design.Design) {
+		t.Helper()
+		for _, name := range d.NodeNames() {
+			want, err := json.Marshal(selfOf(d, d.Nodes[name], "dep-1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendSelf(nil, d, d.Nodes[name], "dep-1"); string(got) != string(want) {
+				t.Errorf("%s, node %s:\n got %s\nwant %s", what, name, got, want)
+				return
+			}
+		}
+	}
+	ex := testsite.Example(t)
+	check("example", ex)
+
+	// Variants: no site; odd strings; a missing link and network; network
+	// DNS with an empty server list; kernel parameters; duplicate
+	// addressing; an empty interface; storage without partitions.
+	v := *ex
+	v.Site = nil
+	check("no site", &v)
+	v = *ex
+	site := *ex.Site
+	site.Spec.Domain = "<ex&mple>.net"
+	site.Spec.DNS.Search = []string{"a.example", "b.example"}
+	v.Site = &site
+	v.Networks = map[string]*design.Network{}
+	for k, nw := range ex.Networks {
+		c := *nw
+		c.Spec.DNS = design.NetworkDNS{Domain: k + ".example", Servers: []string{}}
+		c.Spec.Routes = append(c.Spec.Routes, design.Route{To: "0.0.0.0/0", Via: "10.0.0.1", Metric: 7}, design.Route{To: "10/8", Via: "x"})
+		c.Spec.CIDR += "\u2028"
+		v.Networks[k] = &c
+	}
+	v.Nodes = cloneNodes(ex.Nodes)
+	for k, n := range ex.Nodes {
+		c := *n
+		c.Metadata.Labels = map[string]string{"z": "\x01\"\\\t\n\r\b\f", "a": "\xff<>&é\u2029"}
+		c.Spec.Platform.Kernel = "hwe"
+		c.Spec.Platform.KernelParams = map[string]string{"quiet": "", "console": "ttyS0,115200"}
+		c.Spec.Addressing = append(slices.Clone(c.Spec.Addressing), design.Address{Network: c.Spec.PrimaryNetwork, Address: "10.9.9.9"})
+		c.Spec.Interfaces = make(map[string]design.Interface, len(n.Spec.Interfaces)+2)
+		for in, i := range n.Spec.Interfaces {
+			c.Spec.Interfaces[in] = i
+		}
+		c.Spec.Interfaces["zz-missing"] = design.Interface{Link: "no-such-link", Networks: []string{"no-such-net", c.Spec.PrimaryNetwork}}
+		c.Spec.Interfaces["aa-empty"] = design.Interface{Link: "no-such-link"}
+		c.Spec.Storage.Devices = map[string]design.StorageDevice{"sdz": {VolumeGroup: "vgz"}}
+		for dn, sd := range n.Spec.Storage.Devices {
+			c.Spec.Storage.Devices[dn] = sd
+		}
+		v.Nodes[k] = &c
+	}
+	check("variants", &v)
+
+	dir := t.TempDir()
+	if _, err := gensite.Write(dir, gensite.Options{Nodes: 300}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := yamlingest.Load(context.Background(), []string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, fs := design.Build(res.Sources)
+	if fs.HasErrors() {
+		t.Fatal(fs[0])
+	}
+	check("generated", g)
+}
+
+// TestAppendString: appendString writes what json.Marshal does.
+func TestAppendString(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"a", "é", "\u2028", "\u2029", "<", ">", "&", "\"", "\\", "\x00", "\x1f", "\x7f", "\b", "\f", "\n", "\r", "\t",
+		"\xff", "\xe2\x80", "\xed\xa0\x80", "😀", "\U0010ffff", " ", "/"}
+	for i := range 20000 {
+		var b strings.Builder
+		for range rnd.IntN(8) {
+			if i%2 == 0 {
+				b.WriteString(pieces[rnd.IntN(len(pieces))])
+			} else {
+				b.WriteByte(byte(rnd.IntN(256)))
+			}
+		}
+		s := b.String()
+		want, _ := json.Marshal(s)
+		if got := appendString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: got %s, want %s", s, got, want)
+		}
+	}
+	if !utf8.ValidString(string(appendString(nil, "\xff"))) {
+		t.Error("invalid UTF-8 out")
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	f.Add("a<b>\u2028\xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: got %s, want %s", s, got, want)
+		}
+	})
+}
+
+// TestSelfFields fails when a type of the /v1/self view gains, loses or
+// renames a field: appendSelf writes each field by hand and must be
+// taught the change (TestAppendSelf then checks it).
+func TestSelfFields(t *testing.T) {
+	want := map[reflect.Type]string{
+		reflect.TypeFor[Self]():                  "name hostname domain,omitempty fqdn deployment rack,omitempty labels,omitempty tags,omitempty primaryNetwork,omitempty dns ntpServers,omitempty sshKeys,omitempty interfaces storage platform bootActions",
+		reflect.TypeFor[DNS]():                   "servers,omitempty search,omitempty",
+		reflect.TypeFor[Interface]():             "name link devices networks,omitempty",
+		reflect.TypeFor[Network]():               "name cidr prefix vlan,omitempty tagged mtu address,omitempty gateway,omitempty dns,omitzero routes,omitempty",
+		reflect.TypeFor[NetworkDNS]():            "domain,omitempty servers,omitempty",
+		reflect.TypeFor[ActionRef]():             "name signaling",
+		reflect.TypeFor[drivers.Link]():          "name mtu bondMode bondHash,omitempty lacpRate,omitempty miimon,omitempty updelay,omitempty downdelay,omitempty trunking nativeNetwork,omitempty",
+		reflect.TypeFor[drivers.Device]():        "alias bus,omitempty address,omitempty",
+		reflect.TypeFor[drivers.Route]():         "to via metric,omitempty",
+		reflect.TypeFor[drivers.Storage]():       "devices,omitempty volumeGroups,omitempty",
+		reflect.TypeFor[drivers.StorageDevice](): "device partitions,omitempty volumeGroup,omitempty",
+		reflect.TypeFor[drivers.Partition]():     "name size bootable,omitempty filesystem,omitempty volumeGroup,omitempty",
+		reflect.TypeFor[drivers.Filesystem]():    "fstype mountpoint,omitempty options,omitempty label,omitempty",
+		reflect.TypeFor[drivers.VolumeGroup]():   "name logicalVolumes,omitempty",
+		reflect.TypeFor[drivers.LogicalVolume](): "name size filesystem,omitempty",
+		reflect.TypeFor[drivers.Platform]():      "image kernel,omitempty kernelParams,omitempty",
+	}
+	for typ, w := range want {
+		var got []string
+		for i := range typ.NumField() {
+			got = append(got, typ.Field(i).Tag.Get("json"))
+		}
+		if g := strings.Join(got, " "); g != w {
+			t.Errorf("%v has the fields %q; appendSelf writes %q: teach it the change", typ, g, w)
+		}
+	}
+}

@@ -1,0 +1,499 @@
+package introspection
+
+import (
+	"maps"
+	"net/netip"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/slipway-dev/slipway/design"
+)
+
+// appendSelf appends the JSON of the node's /v1/self view to dst: the
+// bytes json.Marshal(selfOf(d, n, deployment)) gives, written straight
+// from the design. selfOf builds the view through drivers.NodeFromDesign
+// (maps, sorted key lists and structs, then reflection to encode them),
+// which cost about 20 µs of the 25 µs a first request of a token took;
+// this takes a few. TestAppendSelf holds the two to the same bytes over
+// the example design and a generated site, and TestSelfFields fails when
+// a type of the view gains a field this does not write.
+func appendSelf(dst []byte, d *design.Design, n *design.Node, deployment string) []byte {
+	s := &n.Spec
+	var domain string
+	var site *design.SiteSpec
+	if d.Site != nil {
+		site = &d.Site.Spec
+		domain = site.Domain
+	}
+	dst = append(dst, `{"name":`...)
+	dst = appendString(dst, n.Metadata.Name)
+	dst = append(dst, `,"hostname":`...)
+	dst = appendString(dst, n.Metadata.Name)
+	if domain != "" {
+		dst = append(dst, `,"domain":`...)
+		dst = appendString(dst, domain)
+		dst = append(dst, `,"fqdn":`...)
+		dst = appendString(dst, n.Metadata.Name+"."+domain)
+	} else {
+		dst = append(dst, `,"fqdn":`...)
+		dst = appendString(dst, n.Metadata.Name)
+	}
+	dst = append(dst, `,"deployment":`...)
+	dst = appendString(dst, deployment)
+	if s.Rack != "" {
+		dst = append(dst, `,"rack":`...)
+		dst = appendString(dst, s.Rack)
+	}
+	if len(n.Metadata.Labels) > 0 {
+		dst = append(dst, `,"labels":`...)
+		dst = appendStringMap(dst, n.Metadata.Labels)
+	}
+	if len(s.Tags) > 0 {
+		dst = append(dst, `,"tags":`...)
+		dst = appendStrings(dst, s.Tags)
+	}
+	if s.PrimaryNetwork != "" {
+		dst = append(dst, `,"primaryNetwork":`...)
+		dst = appendString(dst, s.PrimaryNetwork)
+	}
+	// DNS: the site's, the primary network's servers instead when it
+	// names some, its domain searched first.
+	var servers, search []string
+	var ntp, keys []string
+	if site != nil {
+		servers, search = site.DNS.Servers, site.DNS.Search
+		ntp, keys = site.NTP.Servers, site.SSHKeys
+	}
+	var primaryDomain string
+	if p := d.Networks[s.PrimaryNetwork]; p != nil {
+		if len(p.Spec.DNS.Servers) > 0 {
+			servers = p.Spec.DNS.Servers
+		}
+		if dom := p.Spec.DNS.Domain; dom != "" && !slices.Contains(search, dom) {
+			primaryDomain = dom
+		}
+	}
+	dst = append(dst, `,"dns":{`...)
+	comma := false
+	if len(servers) > 0 {
+		dst = append(dst, `"servers":`...)
+		dst = appendStrings(dst, servers)
+		comma = true
+	}
+	if primaryDomain != "" || len(search) > 0 {
+		if comma {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"search":[`...)
+		if primaryDomain != "" {
+			dst = appendString(dst, primaryDomain)
+		}
+		for i, v := range search {
+			if i > 0 || primaryDomain != "" {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, v)
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, '}')
+	if len(ntp) > 0 {
+		dst = append(dst, `,"ntpServers":`...)
+		dst = appendStrings(dst, ntp)
+	}
+	if len(keys) > 0 {
+		dst = append(dst, `,"sshKeys":`...)
+		dst = appendStrings(dst, keys)
+	}
+	dst = append(dst, `,"interfaces":[`...)
+	var kb [16]string
+	for i, name := range sortedKeys(kb[:0], s.Interfaces) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendInterface(dst, d, s, name)
+	}
+	dst = append(dst, `],"storage":{`...)
+	comma = false
+	if len(s.Storage.Devices) > 0 {
+		dst = append(dst, `"devices":[`...)
+		for i, name := range sortedKeys(kb[:0], s.Storage.Devices) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			sd := s.Storage.Devices[name]
+			dst = append(dst, `{"device":`...)
+			dst = appendDevice(dst, s.Hardware, name)
+			if len(sd.Partitions) > 0 {
+				dst = append(dst, `,"partitions":[`...)
+				var pb [16]string
+				for j, pn := range sortedKeys(pb[:0], sd.Partitions) {
+					if j > 0 {
+						dst = append(dst, ',')
+					}
+					p := sd.Partitions[pn]
+					dst = append(dst, `{"name":`...)
+					dst = appendString(dst, pn)
+					dst = append(dst, `,"size":`...)
+					dst = appendString(dst, p.Size)
+					if p.Bootable {
+						dst = append(dst, `,"bootable":true`...)
+					}
+					dst = appendFilesystem(dst, p.Filesystem)
+					if p.VolumeGroup != "" {
+						dst = append(dst, `,"volumeGroup":`...)
+						dst = appendString(dst, p.VolumeGroup)
+					}
+					dst = append(dst, '}')
+				}
+				dst = append(dst, ']')
+			}
+			if sd.VolumeGroup != "" {
+				dst = append(dst, `,"volumeGroup":`...)
+				dst = appendString(dst, sd.VolumeGroup)
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+		comma = true
+	}
+	if len(s.Storage.VolumeGroups) > 0 {
+		if comma {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"volumeGroups":[`...)
+		for i, vn := range sortedKeys(kb[:0], s.Storage.VolumeGroups) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"name":`...)
+			dst = appendString(dst, vn)
+			if lvs := s.Storage.VolumeGroups[vn].LogicalVolumes; len(lvs) > 0 {
+				dst = append(dst, `,"logicalVolumes":[`...)
+				var lb [16]string
+				for j, ln := range sortedKeys(lb[:0], lvs) {
+					if j > 0 {
+						dst = append(dst, ',')
+					}
+					dst = append(dst, `{"name":`...)
+					dst = appendString(dst, ln)
+					dst = append(dst, `,"size":`...)
+					dst = appendString(dst, lvs[ln].Size)
+					dst = appendFilesystem(dst, lvs[ln].Filesystem)
+					dst = append(dst, '}')
+				}
+				dst = append(dst, ']')
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `},"platform":{"image":`...)
+	dst = appendString(dst, s.Platform.Image)
+	if s.Platform.Kernel != "" {
+		dst = append(dst, `,"kernel":`...)
+		dst = appendString(dst, s.Platform.Kernel)
+	}
+	if len(s.Platform.KernelParams) > 0 {
+		dst = append(dst, `,"kernelParams":`...)
+		dst = appendStringMap(dst, s.Platform.KernelParams)
+	}
+	dst = append(dst, `},"bootActions":[`...)
+	for i, name := range d.BootActionsFor(n) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"name":`...)
+		dst = appendString(dst, name)
+		dst = append(dst, `,"signaling":`...)
+		dst = strconv.AppendBool(dst, d.BootActions[name].Spec.Signaling)
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}"...)
+}
+
+// appendInterface writes one of the node's interfaces: its link, its
+// devices resolved through the hardware profile's aliases, its networks
+// with the node's address on each.
+func appendInterface(dst []byte, d *design.Design, s *design.NodeSpec, name string) []byte {
+	in := s.Interfaces[name]
+	dst = append(dst, `{"name":`...)
+	dst = appendString(dst, name)
+	dst = append(dst, `,"link":{"name":`...)
+	dst = appendString(dst, in.Link)
+	var trunking, native string
+	if l := d.NetworkLinks[in.Link]; l != nil {
+		b := &l.Spec.Bonding
+		trunking, native = l.Spec.Trunking.Mode, l.Spec.Trunking.NativeNetwork
+		dst = append(dst, `,"mtu":`...)
+		dst = strconv.AppendInt(dst, int64(l.Spec.MTU), 10)
+		dst = append(dst, `,"bondMode":`...)
+		dst = appendString(dst, b.Mode)
+		if b.Hash != "" {
+			dst = append(dst, `,"bondHash":`...)
+			dst = appendString(dst, b.Hash)
+		}
+		if b.LACPRate != "" {
+			dst = append(dst, `,"lacpRate":`...)
+			dst = appendString(dst, b.LACPRate)
+		}
+		if b.MIIMon != 0 {
+			dst = append(dst, `,"miimon":`...)
+			dst = strconv.AppendInt(dst, int64(b.MIIMon), 10)
+		}
+		if b.UpDelay != 0 {
+			dst = append(dst, `,"updelay":`...)
+			dst = strconv.AppendInt(dst, int64(b.UpDelay), 10)
+		}
+		if b.DownDelay != 0 {
+			dst = append(dst, `,"downdelay":`...)
+			dst = strconv.AppendInt(dst, int64(b.DownDelay), 10)
+		}
+		dst = append(dst, `,"trunking":`...)
+		dst = appendString(dst, trunking)
+		if native != "" {
+			dst = append(dst, `,"nativeNetwork":`...)
+			dst = appendString(dst, native)
+		}
+		dst = append(dst, '}')
+	} else {
+		dst = append(dst, `,"mtu":0,"bondMode":"","trunking":""}`...)
+	}
+	dst = append(dst, `,"devices":`...)
+	if len(in.Devices) == 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i, dev := range in.Devices {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendDevice(dst, s.Hardware, dev)
+		}
+		dst = append(dst, ']')
+	}
+	first := true
+	for _, nn := range in.Networks {
+		nw := d.Networks[nn]
+		if nw == nil {
+			continue
+		}
+		if first {
+			dst = append(dst, `,"networks":[`...)
+			first = false
+		} else {
+			dst = append(dst, ',')
+		}
+		ns := &nw.Spec
+		dst = append(dst, `{"name":`...)
+		dst = appendString(dst, nn)
+		dst = append(dst, `,"cidr":`...)
+		dst = appendString(dst, ns.CIDR)
+		dst = append(dst, `,"prefix":`...)
+		prefix := 0
+		if p, err := netip.ParsePrefix(ns.CIDR); err == nil {
+			prefix = p.Bits()
+		}
+		dst = strconv.AppendInt(dst, int64(prefix), 10)
+		if ns.VLAN != 0 {
+			dst = append(dst, `,"vlan":`...)
+			dst = strconv.AppendInt(dst, int64(ns.VLAN), 10)
+		}
+		dst = append(dst, `,"tagged":`...)
+		dst = strconv.AppendBool(dst, trunking == "802.1q" && nn != native && ns.VLAN > 0)
+		dst = append(dst, `,"mtu":`...)
+		dst = strconv.AppendInt(dst, int64(ns.MTU), 10)
+		if a := addressOn(s, nn); a != "" {
+			dst = append(dst, `,"address":`...)
+			dst = appendString(dst, a)
+		}
+		if ns.Gateway != "" {
+			dst = append(dst, `,"gateway":`...)
+			dst = appendString(dst, ns.Gateway)
+		}
+		if ns.DNS.Domain != "" || ns.DNS.Servers != nil {
+			dst = append(dst, `,"dns":{`...)
+			if ns.DNS.Domain != "" {
+				dst = append(dst, `"domain":`...)
+				dst = appendString(dst, ns.DNS.Domain)
+			}
+			if len(ns.DNS.Servers) > 0 {
+				if ns.DNS.Domain != "" {
+					dst = append(dst, ',')
+				}
+				dst = append(dst, `"servers":`...)
+				dst = appendStrings(dst, ns.DNS.Servers)
+			}
+			dst = append(dst, '}')
+		}
+		if len(ns.Routes) > 0 {
+			dst = append(dst, `,"routes":[`...)
+			for i, r := range ns.Routes {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = append(dst, `{"to":`...)
+				dst = appendString(dst, r.To)
+				dst = append(dst, `,"via":`...)
+				dst = appendString(dst, r.Via)
+				if r.Metric != 0 {
+					dst = append(dst, `,"metric":`...)
+					dst = strconv.AppendInt(dst, int64(r.Metric), 10)
+				}
+				dst = append(dst, '}')
+			}
+			dst = append(dst, ']')
+		}
+		dst = append(dst, '}')
+	}
+	if !first {
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// addressOn is the node's address on a network: the last addressing
+// entry naming it, as drivers.NodeFromDesign takes it.
+func addressOn(s *design.NodeSpec, network string) string {
+	for i := len(s.Addressing) - 1; i >= 0; i-- {
+		if s.Addressing[i].Network == network {
+			return s.Addressing[i].Address
+		}
+	}
+	return ""
+}
+
+// appendDevice writes a device name resolved through the hardware
+// profile's aliases.
+func appendDevice(dst []byte, hw *design.HardwareProfileSpec, name string) []byte {
+	dst = append(dst, `{"alias":`...)
+	dst = appendString(dst, name)
+	if hw != nil {
+		if a, ok := hw.DeviceAliases[name]; ok {
+			if a.Bus != "" {
+				dst = append(dst, `,"bus":`...)
+				dst = appendString(dst, a.Bus)
+			}
+			if a.Address != "" {
+				dst = append(dst, `,"address":`...)
+				dst = appendString(dst, a.Address)
+			}
+		}
+	}
+	return append(dst, '}')
+}
+
+// appendFilesystem writes `,"filesystem":{...}` when f is set.
+func appendFilesystem(dst []byte, f *design.Filesystem) []byte {
+	if f == nil {
+		return dst
+	}
+	dst = append(dst, `,"filesystem":{"fstype":`...)
+	dst = appendString(dst, f.FSType)
+	if f.Mountpoint != "" {
+		dst = append(dst, `,"mountpoint":`...)
+		dst = appendString(dst, f.Mountpoint)
+	}
+	if f.Options != "" {
+		dst = append(dst, `,"options":`...)
+		dst = appendString(dst, f.Options)
+	}
+	if f.Label != "" {
+		dst = append(dst, `,"label":`...)
+		dst = appendString(dst, f.Label)
+	}
+	return append(dst, '}')
+}
+
+// sortedKeys appends m's keys to buf and sorts them (buf on the caller's
+// stack: no allocation for small maps).
+func sortedKeys[T any](buf []string, m map[string]T) []string {
+	for k := range m {
+		buf = append(buf, k)
+	}
+	slices.Sort(buf)
+	return buf
+}
+
+func appendStrings(dst []byte, vs []string) []byte {
+	dst = append(dst, '[')
+	for i, v := range vs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, v)
+	}
+	return append(dst, ']')
+}
+
+// appendStringMap writes a map as encoding/json does: keys sorted.
+func appendStringMap(dst []byte, m map[string]string) []byte {
+	dst = append(dst, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, k)
+		dst = append(dst, ':')
+		dst = appendString(dst, m[k])
+	}
+	return append(dst, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string exactly as encoding/json does
+// (HTML-safe: <, > and & escaped; U+2028 and U+2029 escaped; invalid
+// UTF-8 replaced by U+FFFD). TestAppendString checks it against
+// json.Marshal.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
