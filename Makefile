@@ -37,6 +37,10 @@ bench: build ## Benchmarks; validate of 10,000 nodes and of hostile YAML, and a 
 	@if command -v wrk >/dev/null && command -v nginx >/dev/null; then scripts/bench-introspection.sh $(BIN) 10000 15; \
 	else echo "wrk or nginx not installed (apt-get install -y wrk nginx): introspection load test skipped"; fi
 
+.PHONY: bench-scale
+bench-scale: build ## 10,000 nodes at time scale 0.5, engine (serve) and lab in processes of their own; wall/floor, RSS, CPU, profiles
+	scripts/bench-scale.sh $(BIN) $(or $(BENCH_SCALE_NODES),10000) $(or $(BENCH_SCALE_TIME_SCALE),0.5)
+
 .PHONY: chaos
 chaos: ## 200 nodes, faults, 3 real SIGKILLs of the engine (SLIPWAY_CHAOS_SEED=N replays a seed)
 	SLIPWAY_CHAOS=1 $(GO) test -count=1 -v -timeout 10m -run '^TestChaosKill9$$' ./cmd/orchestrator

@@ -49,6 +49,7 @@ func (s *Server) withNode(what string, fn machineHandler) handler {
 		if m == nil {
 			return nil, notFound(what)
 		}
+		m.rev++ // whatever fn changes: see listing.go
 		return fn(s, m, req)
 	}
 }

@@ -29,6 +29,7 @@ func (s *Server) schedule(m *machine, name string, d time.Duration, fn func()) {
 		m.timer = nil
 		s.phaseWaited(m, Phase{Name: name, Start: start, End: time.Now(), Nominal: s.scale(d)})
 		fn()
+		m.rev++ // see listing.go
 	})
 }
 
@@ -129,6 +130,7 @@ func (s *Server) discoverInterfaces(m *machine) {
 	}
 	s.unindexMACs(m)
 	defer s.indexMACs(m)
+	m.rev++ // its MACs change (machineMACs)
 	m.Interfaces = nil
 	for n, nic := range hw.NICs {
 		name := nic.Name
@@ -353,6 +355,7 @@ func (s *Server) EnlistNew(hw *Hardware, powerType string, params PowerParams) (
 		macs = append(macs, nic.MAC)
 	}
 	m := s.newMachine("", hw.Arch, macs)
+	s.sharedRev.Add(1) // its domain's record count changed (listing.go)
 	m.hw = hw
 	m.PowerType, m.PowerParams = powerType, params
 	m.PowerState = "on"

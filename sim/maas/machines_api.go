@@ -48,30 +48,50 @@ func (s *Server) withMachine(fn machineHandler) handler {
 		if m == nil {
 			return nil, notFound("Machine")
 		}
+		m.rev++ // whatever fn changes: see listing.go
 		return fn(s, m, req)
 	}
 }
 
 func (s *Server) machineRead(m *machine, _ *request) (any, *apiError) { return s.renderMachine(m), nil }
 
-// machinesRead lists machines, filtered as MAAS filters them.
+// machinesRead lists machines, filtered as MAAS filters them. With an id
+// filter only the machines named are looked at (the engine's batched
+// status poll names thousands); each machine's JSON comes from the
+// listing cache when nothing changed it since the last listing.
 func (s *Server) machinesRead(req *request) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.beginListing()()
 	f := req.form
-	out := []any{}
-	for _, m := range sortedMachines(s.machines) {
-		if !s.matches(m, f) {
-			continue
+	var ms []*machine
+	if ids, ok := f["id"]; ok {
+		seen := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			if m := s.machines[id]; m != nil && !seen[id] && s.matchesBut(m, f, "id") {
+				seen[id] = true
+				ms = append(ms, m)
+			}
 		}
-		out = append(out, s.renderMachine(m))
+	} else {
+		for _, m := range s.machines {
+			if s.matches(m, f) {
+				ms = append(ms, m)
+			}
+		}
 	}
-	return out, nil
+	sort.Slice(ms, func(i, j int) bool { return ms[i].SystemID < ms[j].SystemID })
+	return s.listMachines(ms), nil
 }
 
-func (s *Server) matches(m *machine, f formValues) bool {
+func (s *Server) matches(m *machine, f formValues) bool { return s.matchesBut(m, f, "") }
+
+// matchesBut is matches without the filter skip (already applied).
+func (s *Server) matchesBut(m *machine, f formValues, skip string) bool {
 	in := func(key, v string) bool {
+		if key == skip {
+			return true
+		}
 		vals, ok := f[key]
 		if !ok {
 			return true
@@ -90,7 +110,7 @@ func (s *Server) matches(m *machine, f formValues) bool {
 	if vals, ok := f["mac_address"]; ok {
 		found := false
 		for _, mac := range vals {
-			if m.hasMAC(mac) {
+			if m.hasMACNeedle(mac, s.macNeedleOf(mac)) {
 				found = true
 			}
 		}
@@ -119,11 +139,92 @@ func (s *Server) matches(m *machine, f formValues) bool {
 
 func (m *machine) hasMAC(mac string) bool {
 	for _, i := range m.Interfaces {
-		if strings.EqualFold(i.MAC, mac) {
+		if mayFoldEqual(i.MAC, mac) && strings.EqualFold(i.MAC, mac) {
 			return true
 		}
 	}
 	return false
+}
+
+// hasMACNeedle is hasMAC with macNeedle(mac) made once for a scan of
+// every machine: a look in the machine's MACs joined in one string
+// (machineMACs) instead of a walk through its interfaces.
+func (m *machine) hasMACNeedle(mac, needle string) bool {
+	c := m.machineMACs()
+	if needle == "" || c.slow {
+		return m.hasMAC(mac)
+	}
+	got := strings.Contains(c.joined, needle)
+	if verifyListingCache && got != m.hasMAC(mac) {
+		listingCacheStale.Add(1)
+	}
+	return got
+}
+
+// macNeedleOf is macNeedle(mac), made once for the machines a listing
+// scans (the last one is kept; call it under the lock).
+func (s *Server) macNeedleOf(mac string) string {
+	if s.needleOf != mac || s.needle == "" {
+		s.needleOf, s.needle = mac, macNeedle(mac)
+	}
+	return s.needle
+}
+
+// macNeedle is ",mac," in lower case, or "" when mac is not plain ASCII
+// without commas (then only strings.EqualFold decides).
+func macNeedle(mac string) string {
+	for i := 0; i < len(mac); i++ {
+		if mac[i] >= 0x80 || mac[i] == ',' {
+			return ""
+		}
+	}
+	return "," + strings.ToLower(mac) + ","
+}
+
+// machineMACs is the machine's MACs as ",mac1,mac2,", in lower case,
+// kept while its rev stays (every change of its interfaces is a request
+// on it, a phase's end or discoverInterfaces, which bump it); slow when
+// a MAC is not plain ASCII without commas.
+func (m *machine) machineMACs() *macSet {
+	c := &m.macSet
+	if c.valid && c.rev == m.rev {
+		return c
+	}
+	var b strings.Builder
+	b.WriteByte(',')
+	slow := false
+	for _, i := range m.Interfaces {
+		if i.MAC == "" {
+			continue
+		}
+		if macNeedle(i.MAC) == "" {
+			slow = true
+		}
+		b.WriteString(strings.ToLower(i.MAC))
+		b.WriteByte(',')
+	}
+	*c = macSet{joined: b.String(), rev: m.rev, valid: true, slow: slow}
+	return c
+}
+
+// macSet is what machineMACs keeps.
+type macSet struct {
+	joined      string
+	rev         uint64
+	valid, slow bool
+}
+
+// mayFoldEqual is false when a and b can't be equal under case folding
+// because their last bytes differ, as ASCII, by more than case: MACs
+// differ at the end, and a scan of 10,000 machines' MACs mostly stops
+// there. (A last byte of 0x80 or above ends a longer rune that may fold
+// to ASCII: no verdict.)
+func mayFoldEqual(a, b string) bool {
+	if a == "" || b == "" {
+		return a == b
+	}
+	x, y := a[len(a)-1], b[len(b)-1]
+	return x >= 0x80 || y >= 0x80 || x|0x20 == y|0x20
 }
 
 // splitList accepts repeated keys and comma-separated values.
@@ -176,6 +277,7 @@ func (s *Server) machinesCreate(req *request) (any, *apiError) {
 	m := s.newMachine(f.get("hostname"), f.get("architecture"), macs)
 	if d != "" {
 		m.Domain = d
+		s.domainCounts = nil
 	}
 	m.Zone, m.Pool = orDefault(z, m.Zone), orDefault(p, m.Pool)
 	m.Description = f.get("description")
@@ -210,6 +312,7 @@ func (s *Server) newMachine(hostname, arch string, macs []string) *machine {
 		}
 	}
 	s.machines[id] = m
+	s.domainCounts = nil
 	s.indexMACs(m)
 	return m
 }
@@ -224,9 +327,10 @@ func (s *Server) newMachine(hostname, arch string, macs []string) *machine {
 // interfaces go through indexMACs), else 0.
 func (s *Server) machineWithMAC(mac string, self int64) *machine {
 	mac = strings.ToLower(mac)
+	needle := macNeedle(mac)
 	scan := func() *machine {
 		for _, m := range s.machines {
-			if m.hasMAC(mac) {
+			if m.hasMACNeedle(mac, needle) {
 				return m
 			}
 		}
@@ -291,7 +395,16 @@ func (s *Server) machinesAllocate(req *request) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var cands []*machine
-	for _, m := range sortedMachines(s.machines) {
+	pool := sortedMachines
+	if id := f.get("system_id"); id != "" { // only that one can match: don't sort 10,000
+		pool = func(ms map[string]*machine) []*machine {
+			if m := ms[id]; m != nil {
+				return []*machine{m}
+			}
+			return nil
+		}
+	}
+	for _, m := range pool(s.machines) {
 		if m.Status != StatusReady || m.Locked {
 			continue
 		}
@@ -333,6 +446,7 @@ func (s *Server) machinesAllocate(req *request) (any, *apiError) {
 	if paramTrue(f.get("dry_run")) {
 		return s.renderAllocated(m), nil
 	}
+	m.rev++ // a write of one machine's (listing.go)
 	if s.move(m, StatusAllocated) {
 		s.lifecycleOf(m).Allocations++
 	}
@@ -391,6 +505,7 @@ func (s *Server) machinesRelease(req *request) (any, *apiError) {
 		}
 	}
 	for _, id := range ids {
+		s.machines[id].rev++ // a write of these machines' (listing.go)
 		s.startRelease(s.machines[id], paramTrue(req.form.get("erase")), req.form.get("comment"))
 	}
 	return ids, nil
@@ -399,14 +514,35 @@ func (s *Server) machinesRelease(req *request) (any, *apiError) {
 func (s *Server) machinesPowerParameters(req *request) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[string]any{}
 	ids := req.form["id"]
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	var ms []*machine
 	for _, m := range s.machines {
-		if len(ids) == 0 || contains(ids, m.SystemID) {
-			out[m.SystemID] = powerParamsJSON(m.PowerParams)
+		if len(ids) == 0 || want[m.SystemID] {
+			ms = append(ms, m)
 		}
 	}
-	return out, nil
+	sort.Slice(ms, func(i, j int) bool { return ms[i].SystemID < ms[j].SystemID })
+	// An object keyed by system ID, in order, as appendJSON writes a map;
+	// each entry from the machine's cache (listing.go).
+	parts := make([]rawJSON, len(ms))
+	size := 2
+	for i, m := range ms {
+		parts[i] = s.cachedPowerParams(m)
+		size += len(parts[i]) + 1
+	}
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, p...)
+	}
+	return rawJSON(append(b, '}')), nil
 }
 
 func (s *Server) machineUpdate(m *machine, req *request) (any, *apiError) {
@@ -445,6 +581,7 @@ func (s *Server) machineUpdate(m *machine, req *request) (any, *apiError) {
 			return nil, badRequest("domain", "Select a valid choice. That choice is not one of the available choices.")
 		}
 		m.Domain = d
+		s.domainCounts = nil
 	}
 	if a := f.get("architecture"); a != "" {
 		m.Arch = a
@@ -458,6 +595,7 @@ func (s *Server) machineDelete(m *machine, _ *request) (any, *apiError) {
 		m.timer.Stop()
 	}
 	delete(s.machines, m.SystemID)
+	s.domainCounts = nil
 	return nil, nil
 }
 

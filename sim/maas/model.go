@@ -2,6 +2,7 @@ package maas
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 )
 
@@ -87,6 +88,11 @@ type machine struct {
 	savedNet      []*iface    // for restore_networking_configuration
 	savedStorage  []*blockDevice
 	nodeDevices   []*nodeDevice // PCI inventory (GET /nodes/{system_id}/devices/)
+
+	rev       uint64 // bumped by every request on the machine and every phase end (listing.go)
+	rendered  listed // the machine's JSON as the last listing rendered it
+	powerJSON listed // its entry in the power_parameters op's answer
+	macSet    macSet // its MACs for a scan of every machine (machineMACs)
 }
 
 // iface is a machine interface.
@@ -114,6 +120,24 @@ type link struct {
 	SubnetID int    // 0 for link_up without subnet
 	IP       string
 	Gateway  bool
+
+	// IP parsed, and the IP it was parsed from (parsedIP).
+	addr   netip.Addr
+	addrOK bool
+	addrOf string
+}
+
+// parsedIP is parseAddr(l.IP), parsed once per value of IP: ipInUse and
+// assignedIPs look at every link of every machine.
+func (l *link) parsedIP() (netip.Addr, bool) {
+	if l.IP == "" {
+		return netip.Addr{}, false
+	}
+	if l.addrOf != l.IP {
+		l.addr, l.addrOK = parseAddr(l.IP)
+		l.addrOf = l.IP
+	}
+	return l.addr, l.addrOK
 }
 
 // filesystem on a block device or partition.

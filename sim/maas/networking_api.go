@@ -1241,7 +1241,7 @@ func (s *Server) assignedIPs(sn *subnet) []netip.Addr {
 		for _, i := range m.Interfaces {
 			for _, l := range i.Links {
 				if l.SubnetID == sn.ID && l.IP != "" {
-					if a, ok := parseAddr(l.IP); ok {
+					if a, ok := l.parsedIP(); ok {
 						out = append(out, a)
 					}
 				}
@@ -1256,7 +1256,7 @@ func (s *Server) ipInUse(a netip.Addr) bool {
 	for _, m := range s.machines {
 		for _, i := range m.Interfaces {
 			for _, l := range i.Links {
-				if b, ok := parseAddr(l.IP); ok && b == a {
+				if b, ok := l.parsedIP(); ok && b == a {
 					return true
 				}
 			}

@@ -19,14 +19,7 @@ func (s *Server) renderPool(p *pool) map[string]any {
 }
 
 func (s *Server) renderDomain(d *domain) map[string]any {
-	n, ok := s.listingDomainCounts[d.Name]
-	if !ok && s.listingDomainCounts == nil {
-		for _, m := range s.machines {
-			if m.Domain == d.Name {
-				n++
-			}
-		}
-	}
+	n := s.domainCount(d.Name)
 	return map[string]any{"id": d.ID, "name": d.Name, "authoritative": d.Authoritative, "ttl": d.TTL,
 		"is_default": d.Name == s.opts.Domain, "resource_record_count": n, "resource_uri": uri("/domains/%d/", d.ID)}
 }
@@ -225,6 +218,23 @@ func (s *Server) beginListing() (end func()) {
 	}
 	s.listingDomainCounts = counts
 	return func() { s.listingDomainCounts = nil }
+}
+
+// domainCount is the number of machines in the domain: the listing's
+// counts while one renders, else the kept counts (domainCounts, dropped
+// when a machine is added or deleted or changes domain), so that
+// rendering one machine does not count 10,000.
+func (s *Server) domainCount(name string) int {
+	if s.listingDomainCounts != nil {
+		return s.listingDomainCounts[name]
+	}
+	if s.domainCounts == nil {
+		s.domainCounts = map[string]int{}
+		for _, m := range s.machines {
+			s.domainCounts[m.Domain]++
+		}
+	}
+	return s.domainCounts[name]
 }
 
 // renderMachine is the machine as GET /machines/{system_id}/ answers it.

@@ -145,6 +145,8 @@ type Server struct {
 	lifecycle    map[string]*MachineLifecycle // by system ID (lifecycleOf)
 
 	listingDomainCounts map[string]int // machines per domain, while a listing renders (beginListing)
+	domainCounts        map[string]int // machines per domain (domainCount); nil when a machine came, went or moved
+	needleOf, needle    string         // the last macNeedleOf
 
 	// The MAC index (machineWithMAC), and the write requests it must not
 	// miss: completed, and in flight.
@@ -152,6 +154,12 @@ type Server struct {
 	macIdxGen      uint64
 	writes         atomic.Uint64
 	writesInFlight atomic.Int64
+
+	// The listing cache (listing.go): sharedRev counts the completed
+	// writes that are not scoped to one machine, sharedWrites those in
+	// flight.
+	sharedRev    atomic.Uint64
+	sharedWrites atomic.Int64
 }
 
 // New returns a simulator with a default zone, pool, domain, fabric and
@@ -278,6 +286,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.writes.Add(1)
 			s.writesInFlight.Add(-1)
 		}()
+		if params["system_id"] == "" && !oneMachineWrites[key] { // may change what any machine renders: see listing.go
+			s.sharedWrites.Add(1)
+			defer func() { // in this order: see cachedMachine
+				s.sharedRev.Add(1)
+				s.sharedWrites.Add(-1)
+			}()
+		}
 	}
 	out, herr := fn(s, &request{r: r, params: params, form: form, user: user, op: op})
 	if herr != nil {
@@ -292,6 +307,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", v.contentType)
 		w.WriteHeader(status)
 		_, _ = w.Write(v.body)
+	case pooledJSON:
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(status)
+		*v.buf = append(*v.buf, '\n')
+		_, _ = w.Write(*v.buf)
+		v.release()
 	default:
 		buf := jsonBuffers.Get().(*[]byte)
 		body, err := appendJSON((*buf)[:0], v)
@@ -325,6 +346,8 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return append(b, "null"...), nil
+	case rawJSON:
+		return append(b, x...), nil
 	case string:
 		return appendJSONString(b, x), nil
 	case bool:

@@ -1,0 +1,190 @@
+package maas
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+)
+
+// The listing cache. A read of 10,000 machines (the engine's batched
+// status poll) rendered and encoded some 100 MiB of JSON under the lock,
+// though between two polls most machines sit in a phase and change
+// nothing. Each machine keeps the JSON the last listing made of it, and
+// a listing reuses it while it is still what renderMachine would give:
+//
+//   - every request on the machine (withMachine, withNode: the only
+//     handlers of /machines/{system_id}/ and /nodes/{system_id}/ paths)
+//     and every phase end (schedule) bumps its rev, under the lock, in
+//     the same hold as the change;
+//   - every other write request (networking, tags, zones, allocation,
+//     machine creation ...) may change any machine's JSON (its VLANs,
+//     subnets, tags, domain): while one is in flight no listing uses the
+//     cache, and when it ends sharedRev moves on, so nothing cached
+//     before it is used again; EnlistNew moves it on too;
+//   - the machine's domain, with its record count that changes with
+//     every machine enlisted, is rendered once per listing and put
+//     between the head and the tail the cache keeps.
+
+// rawJSON is JSON already encoded; appendJSON copies it as it is.
+type rawJSON []byte
+
+// MarshalJSON makes encoding/json copy it too (writeJSON's fallback).
+func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
+
+// listed is a machine's JSON as a listing rendered it, and what it was
+// rendered from. Every machine's JSON repeats its domain with the
+// domain's record count, which changes with every machine enlisted: the
+// JSON is kept around it (head, tail) and the domain rendered once per
+// listing.
+type listed struct {
+	json   rawJSON // the whole (power parameters), or the head up to the domain
+	tail   rawJSON // after the domain
+	rev    uint64
+	shared uint64
+	valid  bool
+}
+
+// domainMark stands for the domain in a machine's JSON while it is
+// encoded: appendJSON escapes a NUL in any string, so the only raw NUL
+// is the mark.
+var domainMark = rawJSON{0}
+
+// cachedMachine is renderMachine(m) encoded in three parts, head and
+// tail from the cache when they are current, the domain from the
+// listing's (domains). Call it under the lock, within beginListing.
+func (s *Server) cachedMachine(m *machine, domains map[string]rawJSON) (head, domain, tail rawJSON, ok bool) {
+	// Read sharedWrites before sharedRev: a write that ends in between
+	// moves sharedRev on, and the cache is not used.
+	busy := s.sharedWrites.Load() > 0
+	shared := s.sharedRev.Load()
+	d := s.domains[m.Domain]
+	if d == nil {
+		d = s.domains[s.opts.Domain]
+	}
+	domain, ok = domains[d.Name]
+	if !ok {
+		b, err := appendJSON(nil, s.renderDomain(d))
+		if err != nil {
+			return nil, nil, nil, false
+		}
+		domain, domains[d.Name] = b, b
+	}
+	c := &m.rendered
+	if !busy && c.valid && c.rev == m.rev && c.shared == shared {
+		if verifyListingCache {
+			s.verifyCached(m, c.json, domain, c.tail)
+		}
+		return c.json, domain, c.tail, true
+	}
+	r := s.renderMachine(m)
+	r["domain"] = domainMark
+	b, err := appendJSON(nil, r)
+	i := bytes.IndexByte(b, 0)
+	if err != nil || i < 0 || bytes.IndexByte(b[i+1:], 0) >= 0 {
+		c.valid = false
+		return nil, nil, nil, false
+	}
+	*c = listed{json: b[:i:i], tail: b[i+1:], rev: m.rev, shared: shared, valid: !busy}
+	return c.json, domain, c.tail, true
+}
+
+// verifyListingCache makes every cache hit check itself against a fresh
+// rendering (the package's tests set it for every test: TestMain).
+var verifyListingCache = false
+
+// listingCacheStale counts the hits verifyCached found stale.
+var listingCacheStale atomic.Int64
+
+func (s *Server) verifyCached(m *machine, head, domain, tail []byte) {
+	fresh, err := appendJSON(nil, s.renderMachine(m))
+	cached := append(append(append([]byte(nil), head...), domain...), tail...)
+	if err == nil && !bytes.Equal(fresh, cached) {
+		listingCacheStale.Add(1)
+		s.log.Error().Str("system_id", m.SystemID).Msg("listing cache: stale JSON served")
+	}
+}
+
+// listMachines is the JSON array of the machines, each from the cache
+// when current, in a buffer of listingBuffers sized once (a poll of
+// 10,000 machines is some 100 MiB: grown by doubling and copied again
+// into the response buffer, it cost more than the rest of the listing).
+func (s *Server) listMachines(ms []*machine) any {
+	type part struct{ head, domain, tail rawJSON }
+	parts := make([]part, len(ms))
+	domains := map[string]rawJSON{}
+	size := 2
+	for i, m := range ms {
+		h, d, t, ok := s.cachedMachine(m, domains)
+		if !ok { // not expected: appendJSON failed, encoding/json decides
+			out := make([]any, len(ms))
+			for i, m := range ms {
+				out[i] = s.renderMachine(m)
+			}
+			return out
+		}
+		parts[i] = part{h, d, t}
+		size += len(h) + len(d) + len(t) + 1
+	}
+	buf := listingBuffers.Get().(*[]byte)
+	b := (*buf)[:0]
+	if cap(b) < size {
+		b = make([]byte, 0, size+size/8)
+	}
+	b = append(b, '[')
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, p.head...), p.domain...), p.tail...)
+	}
+	b = append(b, ']')
+	*buf = b
+	return pooledJSON{buf}
+}
+
+// pooledJSON is JSON in a buffer of listingBuffers: ServeHTTP writes it
+// as it is and puts the buffer back.
+type pooledJSON struct{ buf *[]byte }
+
+var listingBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1<<16); return &b }}
+
+// release puts the buffer back (ServeHTTP, after writing it).
+func (p pooledJSON) release() {
+	if cap(*p.buf) <= 256<<20 {
+		listingBuffers.Put(p.buf)
+	}
+}
+
+// MarshalJSON makes encoding/json copy it (tests that decode answers).
+func (p pooledJSON) MarshalJSON() ([]byte, error) { return *p.buf, nil }
+
+// cachedPowerParams is `"SYSTEM_ID":{power parameters}`, as the
+// power_parameters op lists a machine, kept while the machine is not
+// written (its rev; power parameters change only by requests on it or
+// its creation).
+func (s *Server) cachedPowerParams(m *machine) rawJSON {
+	c := &m.powerJSON
+	if c.valid && c.rev == m.rev {
+		return c.json
+	}
+	b := appendJSONString(nil, m.SystemID)
+	b = append(b, ':')
+	b, err := appendJSON(b, powerParamsJSON(m.PowerParams))
+	if err != nil { // not expected: encoding/json decides
+		j, _ := json.Marshal(powerParamsJSON(m.PowerParams))
+		b = append(append(appendJSONString(nil, m.SystemID), ':'), j...)
+	}
+	*c = listed{json: b, rev: m.rev, valid: err == nil}
+	return c.json
+}
+
+// oneMachineWrites are the writes without a system ID in their path that
+// change only the machines they bump the rev of (allocate, release) or
+// create (POST /machines/: a new machine, and its domain's record count,
+// which is in the cache's key), by ServeHTTP's request key.
+var oneMachineWrites = map[string]bool{
+	"POST /machines/":             true,
+	"POST /machines/?op=allocate": true,
+	"POST /machines/?op=release":  true,
+}

@@ -1,0 +1,114 @@
+package maas
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestMain checks every listing cache hit of every test of the package
+// against a fresh rendering; a stale one fails the run.
+func TestMain(m *testing.M) {
+	verifyListingCache = true
+	code := m.Run()
+	if n := listingCacheStale.Load(); n > 0 && code == 0 {
+		fmt.Fprintf(os.Stderr, "listing cache: %d stale machines served\n", n)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// TestListingCacheFollowsChanges: a listing shows every change made
+// since the last one, whether by a request on the machine, a write
+// elsewhere (a VLAN, a tag), a phase's end or a new machine in the
+// domain; unchanged machines come from the cache.
+func TestListingCacheFollowsChanges(t *testing.T) {
+	l := newSimLab(t, nil)
+	a, b := l.ready(1, "a"), l.enlist(2, "b")
+	list := func(q url.Values) map[string]map[string]any {
+		t.Helper()
+		var ms []map[string]any
+		l.must(http.StatusOK, "GET", "/machines/", q, &ms)
+		out := map[string]map[string]any{}
+		for _, m := range ms {
+			out[m["system_id"].(string)] = m
+		}
+		return out
+	}
+	before := listingCacheStale.Load()
+	list(nil) // fills the cache
+	hitsBefore := func() bool {
+		l.s.mu.Lock()
+		defer l.s.mu.Unlock()
+		m := l.s.machines[a]
+		return m.rendered.valid && m.rendered.rev == m.rev
+	}
+	if !hitsBefore() {
+		t.Fatal("a listing did not cache machine a")
+	}
+	// A request on the machine.
+	l.must(http.StatusOK, "POST", "/machines/"+a+"/?op=set_owner_data", url.Values{"team": {"x"}}, nil)
+	if got := list(nil)[a]["owner_data"].(map[string]any)["team"]; got != "x" {
+		t.Errorf("owner_data after set_owner_data: %v", got)
+	}
+	// A write elsewhere: a tag applied to b through the tags API.
+	l.must(http.StatusOK, "POST", "/tags/", url.Values{"name": {"fast"}}, nil)
+	l.must(http.StatusOK, "POST", "/tags/fast/?op=update_nodes", url.Values{"add": {b}}, nil)
+	if got := list(url.Values{"id": {b}})[b]["tag_names"]; fmt.Sprint(got) != "[fast]" {
+		t.Errorf("tag_names after update_nodes: %v", got)
+	}
+	// A phase's end: b commissions to Ready by a timer.
+	l.must(http.StatusOK, "POST", "/machines/"+b+"/?op=commission", nil, nil)
+	l.waitStatus(b, StatusReady)
+	if got := list(nil)[b]["status_name"]; got != "Ready" {
+		t.Errorf("status_name after commissioning: %v", got)
+	}
+	// A new machine changes the domain's record count every machine shows.
+	l.enlist(3, "c")
+	if got := list(url.Values{"id": {a}})[a]["domain"].(map[string]any)["resource_record_count"]; got != float64(3) {
+		t.Errorf("resource_record_count after a third machine: %v", got)
+	}
+	// The id filter: repeated and unknown ids, answered in system ID order.
+	var ms []map[string]any
+	l.must(http.StatusOK, "GET", "/machines/", url.Values{"id": {b, a, b, "nosuch"}}, &ms)
+	if len(ms) != 2 || ms[0]["system_id"].(string) > ms[1]["system_id"].(string) {
+		t.Errorf("id filter: %d machines %v", len(ms), ms)
+	}
+	// Every listing's JSON equals a fresh rendering of the machine.
+	for id, m := range list(nil) {
+		l.s.mu.Lock()
+		fresh, _ := appendJSON(nil, l.s.renderMachine(l.s.machines[id]))
+		l.s.mu.Unlock()
+		got, _ := json.Marshal(m)
+		var want map[string]any
+		_ = json.Unmarshal(fresh, &want)
+		w, _ := json.Marshal(want)
+		if string(got) != string(w) {
+			t.Errorf("machine %s listed differs from its fresh rendering", id)
+		}
+	}
+	if n := listingCacheStale.Load() - before; n > 0 {
+		t.Errorf("%d stale machines served", n)
+	}
+}
+
+// TestMayFoldEqual: the MAC scan's shortcut never says no where
+// strings.EqualFold says yes.
+func TestMayFoldEqual(t *testing.T) {
+	words := []string{"", "a", "A", "k", "K", "\u212a", "02:00:AA:bb:0c:0F", "02:00:aa:BB:0C:0f", "02:00:aa:bb:0c:0e",
+		"x@", "x`", "ſ", "s", "S", "1", "01", "ǅ", "ǆ", "Ǆ"}
+	for _, a := range words {
+		for _, b := range words {
+			if strings.EqualFold(a, b) && !mayFoldEqual(a, b) {
+				t.Errorf("mayFoldEqual(%q, %q) = false, EqualFold says equal", a, b)
+			}
+		}
+	}
+	if mayFoldEqual("02:00:aa:bb:0c:0f", "02:00:aa:bb:0c:0e") {
+		t.Error("different last hex digits: want false")
+	}
+}
