@@ -47,6 +47,9 @@ type deployRun struct {
 	WallOverFloor      float64        `json:"wall_over_floor"`
 	MAASRequests       int            `json:"maas_requests"`
 	MAASRequestsByKind map[string]int `json:"maas_requests_by_kind"`
+	// Gaps is where the wall time beyond the floor went, read from the
+	// machines' timelines (gapStats).
+	Gaps gapStats `json:"gaps"`
 
 	results []orchestrator.NodeResult
 	reports int // boot action reports the node agents sent
@@ -181,6 +184,7 @@ func (out *deployRun) count(aud labrun.Audit, machines []*lab.Machine, start tim
 		}
 	}
 	out.FloorSeconds = floor.Seconds()
+	out.Gaps = gaps(machines, start, out.WallSeconds)
 	if out.FloorSeconds > 0 {
 		out.WallOverFloor = math.Round(out.WallSeconds/out.FloorSeconds*1000) / 1000
 	}

@@ -169,12 +169,14 @@ spec:
   interfaces:
     pxe: {link: pxe-link, devices: [pxe0], networks: [pxe]}
     bond0: {link: data-bond, devices: [data0, data1], networks: [mgmt, storage]}
+  # MAAS's lvm layout plus a logical volume: the MAAS driver applies it
+  # with set_storage_layout and adds /var (drivers/server/maas/storage_layout.go)
   storage:
     devices:
       bootdisk:
         partitions:
-          efi: {size: 512mi, bootable: true, filesystem: {fstype: vfat, mountpoint: /boot/efi}}
-          boot: {size: 1g, filesystem: {fstype: ext4, mountpoint: /boot}}
+          efi: {size: 512mi, bootable: true, filesystem: {fstype: fat32, mountpoint: /boot/efi}}
+          boot: {size: 1g, bootable: true, filesystem: {fstype: ext4, mountpoint: /boot}}
           pv0: {size: ">20g", volumeGroup: vg0}
     volumeGroups:
       vg0:

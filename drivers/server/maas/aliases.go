@@ -48,9 +48,13 @@ func (d *Driver) resolveDevices(ctx context.Context, systemID string, devs []dri
 	if len(pending) == 0 {
 		return out, nil
 	}
-	var nds []nodeDevice
-	if err := d.c.call(ctx, http.MethodGet, "nodes/"+systemID+"/devices/", "", nil, &nds); err != nil && !isNotFound(err) {
-		return nil, err
+	nds, ok := d.c.cache.nodeDevices(systemID)
+	if !ok {
+		since := d.c.cache.begin()
+		if err := d.c.call(ctx, http.MethodGet, "nodes/"+systemID+"/devices/", "", nil, &nds); err != nil && !isNotFound(err) {
+			return nil, err
+		}
+		d.c.cache.putDevices(since, systemID, nds)
 	}
 	byPCI := map[string]nodeDevice{}
 	for _, nd := range nds {

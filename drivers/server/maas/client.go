@@ -26,6 +26,7 @@ type client struct {
 	timeout time.Duration // per request, when the caller's deadline is later
 	retries int           // for 503/429 (honouring Retry-After) and network errors
 	maxWait time.Duration // cap of one Retry-After wait
+	cache   *readCache    // told of every write (nil: no cache)
 }
 
 func newClient(apiURL, apiKey string, timeout time.Duration, retries int) (*client, error) {
@@ -76,6 +77,10 @@ func (c *client) bound(ctx context.Context) gomaasapi.Client {
 func (c *client) call(ctx context.Context, method, path, op string, params url.Values, out any) error {
 	var lastErr error
 	uri := &url.URL{Path: strings.TrimPrefix(path, "/")}
+	if method != http.MethodGet {
+		c.cache.wrote(path, op, params)
+		defer c.cache.wrote(path, op, params)
+	}
 	for attempt := 0; attempt <= c.retries; attempt++ {
 		rctx, cancel := context.WithTimeout(ctx, c.timeout)
 		cl := c.bound(rctx)

@@ -112,20 +112,20 @@ func TestConfigureAgainstLab(t *testing.T) {
 		t.Errorf("volume groups: %+v", vgs)
 	}
 
-	// Platform: tags, the kernel tag, owner data.
-	for _, tag := range append(slices.Clone(n.Tags), KernelTagPrefix+name) {
+	// Platform: tags and the kernel tag; no owner data before allocation.
+	for _, tag := range append(slices.Clone(n.Tags), kernelTag(kernelOpts(n.Platform.KernelParams))) {
 		if !slices.Contains(m.TagNames, tag) {
 			t.Errorf("tags %v lack %s", m.TagNames, tag)
 		}
 	}
 	var kt mTag
-	cfgCall(t, drv, http.MethodGet, "tags/"+KernelTagPrefix+name+"/", "", nil, &kt)
+	cfgCall(t, drv, http.MethodGet, "tags/"+kernelTag(kernelOpts(n.Platform.KernelParams))+"/", "", nil, &kt)
 	if kt.KernelOpts != kernelOpts(n.Platform.KernelParams) || !strings.Contains(kt.KernelOpts, "console=ttyS1,115200n8") {
 		t.Errorf("kernel opts %q", kt.KernelOpts)
 	}
-	for k, v := range n.OwnerData {
-		if m.OwnerData[k] != v {
-			t.Errorf("owner data %s=%q, want %q", k, m.OwnerData[k], v)
+	for k := range n.OwnerData { // set by Deploy, after allocation (MAAS clears it on release)
+		if _, ok := m.OwnerData[k]; ok {
+			t.Errorf("owner data %s set on a Ready machine", k)
 		}
 	}
 
@@ -181,7 +181,7 @@ func TestConfigureSCSIBootDiskThroughDetails(t *testing.T) {
 		t.Errorf("mounts %v", mounts)
 	}
 	var kt mTag
-	cfgCall(t, drv, http.MethodGet, "tags/"+KernelTagPrefix+name+"/", "", nil, &kt)
+	cfgCall(t, drv, http.MethodGet, "tags/"+kernelTag(kernelOpts(n.Platform.KernelParams))+"/", "", nil, &kt)
 	if !strings.Contains(kt.KernelOpts, " nomodeset") || !strings.Contains(kt.KernelOpts, "intel_iommu=on") {
 		t.Errorf("kernel opts %q", kt.KernelOpts)
 	}

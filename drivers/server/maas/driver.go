@@ -19,6 +19,7 @@ const (
 	SettingRetries    = "retries"    // on 503/429 and network errors (default 4)
 	SettingQuickErase = "quickErase" // release with quick_erase (default false: full erase)
 	SettingErase      = "erase"      // erase disks on release (default true)
+	SettingCacheTTL   = "cacheTTL"   // how long a machine read answers repeated reads (default 2s; 0s: no read cache; cache.go)
 	SecretAPIKey      = "apiKey"     // drivers.Config.Secrets key of the MAAS API key
 )
 
@@ -33,6 +34,8 @@ type Driver struct {
 	quickErase bool
 
 	commissionRetries int // SettingCommissionRetries (lifecycle.go)
+
+	tagBatches batcher // tags.go
 }
 
 // NewDriver configures a driver from its settings and the API key secret.
@@ -61,6 +64,13 @@ func NewDriver(cfg drivers.Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	ttl := defaultMachineTTL
+	if v, ok := cfg.Settings[SettingCacheTTL]; ok && v != "" {
+		if ttl, err = time.ParseDuration(v); err != nil || ttl < 0 {
+			return nil, drivers.Errorf(drivers.Permanent, "maas: setting %s=%q is not a duration like 2s (0s turns the read cache off)", SettingCacheTTL, v)
+		}
+	}
+	c.cache = newReadCache(ttl)
 	d := &Driver{c: c, instance: cfg.Settings[SettingInstance], erase: cfg.Settings[SettingErase] != "false",
 		quickErase: cfg.Settings[SettingQuickErase] == "true", commissionRetries: commRetries}
 	if d.instance == "" {

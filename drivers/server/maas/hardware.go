@@ -2,7 +2,6 @@ package maas
 
 import (
 	"context"
-	"net/http"
 	"strings"
 
 	"github.com/slipway-dev/slipway/drivers"
@@ -18,8 +17,8 @@ func (d *Driver) Inventory(ctx context.Context, n drivers.Node) (drivers.Invento
 	if n.MachineID == "" {
 		return drivers.Inventory{}, drivers.Errorf(drivers.Permanent, "maas: inventory of node %s: the node has no machine yet (identify it first)", n.Name)
 	}
-	var m mMachine
-	if err := d.c.call(ctx, http.MethodGet, "machines/"+n.MachineID+"/", "", nil, &m); err != nil {
+	m, err := d.machine(ctx, n.MachineID)
+	if err != nil {
 		return drivers.Inventory{}, err
 	}
 	var devs []drivers.Device

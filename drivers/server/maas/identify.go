@@ -29,13 +29,14 @@ func (d *Driver) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Mach
 	if err != nil {
 		return drivers.Machine{}, drivers.Result{}, err
 	}
+	enlisted := false
 	if m == nil {
 		if n.BootMAC == "" {
 			return drivers.Machine{}, drivers.InProgress(pollEnlist,
 				"waiting for the machine of node %s to enlist; power it on with PXE (BMC %s)", n.Name, orText(n.BMCAddress, "unknown")), nil
 		}
 		m, err = d.enlist(ctx, n)
-		how = "enlisted with boot MAC " + n.BootMAC
+		how, enlisted = "enlisted with boot MAC "+n.BootMAC, err == nil
 		if err != nil && ctx.Err() == nil {
 			// Perhaps enlisted meanwhile (by itself, or a concurrent
 			// call): MAAS refuses a MAC in use. Look once more.
@@ -57,9 +58,11 @@ func (d *Driver) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Mach
 	if err != nil {
 		return drivers.Machine{}, drivers.Result{}, err
 	}
-	power, err := d.ensurePower(ctx, m, n)
-	if err != nil {
-		return drivers.Machine{}, drivers.Result{}, err
+	power := ""
+	if !enlisted { // else enlist gave MAAS the power parameters
+		if power, err = d.ensurePower(ctx, m, n); err != nil {
+			return drivers.Machine{}, drivers.Result{}, err
+		}
 	}
 	if power != "" {
 		changed = strings.TrimPrefix(changed+", "+power, ", ")
@@ -116,15 +119,12 @@ func (d *Driver) findMachine(ctx context.Context, n drivers.Node) (*mMachine, st
 		}
 	}
 	if n.BMCAddress != "" {
-		var params map[string]map[string]any
-		if err := d.c.call(ctx, http.MethodGet, "machines/", "power_parameters", nil, &params); err != nil {
-			return nil, "", err
+		ids, err := d.machinesWithBMC(ctx, n.BMCAddress, false)
+		if err == nil && len(ids) == 0 { // a miss is never answered from the cache
+			ids, err = d.machinesWithBMC(ctx, n.BMCAddress, true)
 		}
-		var ids []string
-		for id, p := range params {
-			if addr, _ := p["power_address"].(string); addr != "" && sameBMC(addr, n.BMCAddress) {
-				ids = append(ids, id)
-			}
+		if err != nil {
+			return nil, "", err
 		}
 		if len(ids) > 0 {
 			ms, err := list(url.Values{"id": ids})
@@ -137,6 +137,26 @@ func (d *Driver) findMachine(ctx context.Context, n drivers.Node) (*mMachine, st
 		}
 	}
 	return nil, "", nil
+}
+
+// machinesWithBMC lists the machines whose power address is the BMC's,
+// from every machine's power parameters (one request shared by the nodes
+// identified at the same time; fresh forces a new read).
+func (d *Driver) machinesWithBMC(ctx context.Context, bmc string, fresh bool) ([]string, error) {
+	if fresh {
+		d.c.cache.forget("machines/", "power_parameters")
+	}
+	var params map[string]map[string]any
+	if err := d.c.cache.list(ctx, d.c, "machines/", "power_parameters", &params); err != nil {
+		return nil, err
+	}
+	var ids []string
+	for id, p := range params {
+		if addr, _ := p["power_address"].(string); addr != "" && sameBMC(addr, bmc) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // sameBMC compares a MAAS power_address with the node's BMC address: the
@@ -189,7 +209,7 @@ func (d *Driver) enlist(ctx context.Context, n drivers.Node) (*mMachine, error) 
 
 func (d *Driver) domainExists(ctx context.Context, name string) (bool, error) {
 	var ds []mDomain
-	if err := d.c.call(ctx, http.MethodGet, "domains/", "", nil, &ds); err != nil {
+	if err := d.c.cache.list(ctx, d.c, "domains/", "", &ds); err != nil {
 		return false, err
 	}
 	for _, x := range ds {

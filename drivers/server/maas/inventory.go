@@ -27,10 +27,12 @@ func (d *Driver) Status(ctx context.Context, nodes []drivers.NodeRef) ([]drivers
 	if len(p) == 0 {
 		return out, nil
 	}
+	since := d.c.cache.begin()
 	var ms []mMachine
 	if err := d.c.call(ctx, http.MethodGet, "machines/", "", p, &ms); err != nil {
 		return nil, err
 	}
+	d.c.cache.putMachines(since, ms)
 	byID := make(map[string]*mMachine, len(ms))
 	for i := range ms {
 		byID[ms[i].SystemID] = &ms[i]

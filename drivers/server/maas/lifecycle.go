@@ -115,6 +115,7 @@ func (d *Driver) fetchMachine(ctx context.Context, id string) (*mMachine, error)
 	if id == "" {
 		return nil, drivers.Errorf(drivers.Permanent, "maas: the node has no machine ID yet (IdentifyNode first)")
 	}
+	since := d.c.cache.begin()
 	var m mMachine
 	if err := d.c.call(ctx, http.MethodGet, "machines/"+url.PathEscape(id)+"/", "", nil, &m); err != nil {
 		if isNotFound(err) {
@@ -122,7 +123,18 @@ func (d *Driver) fetchMachine(ctx context.Context, id string) (*mMachine, error)
 		}
 		return nil, err
 	}
+	d.c.cache.putMachines(since, []mMachine{m})
 	return &m, nil
+}
+
+// machine is fetchMachine answered from the read cache when it holds a
+// recent read of the machine (cache.go): the read a stage starts with.
+// Where MAAS answered that the state moved, fetchMachine reads again.
+func (d *Driver) machine(ctx context.Context, id string) (*mMachine, error) {
+	if m, ok := d.c.cache.machine(id); ok {
+		return m, nil
+	}
+	return d.fetchMachine(ctx, id)
 }
 
 // machineOp runs POST machines/{id}/?op=... and decodes the machine it answers.
@@ -142,7 +154,7 @@ func (d *Driver) machineOp(ctx context.Context, id, op string, params url.Values
 // setting (counted from MAAS's events, so a restarted orchestrator counts
 // the same), then Failed with MAAS's status message.
 func (d *Driver) Commission(ctx context.Context, n drivers.NodeRef) (drivers.Result, error) {
-	m, err := d.fetchMachine(ctx, n.MachineID)
+	m, err := d.machine(ctx, n.MachineID)
 	if err != nil {
 		return drivers.Result{}, err
 	}
@@ -217,7 +229,7 @@ func orText(s, def string) string {
 // or release). A machine allocated to another agent is a Permanent error.
 // Each step is safe to repeat.
 func (d *Driver) Deploy(ctx context.Context, n drivers.Node, dep drivers.Deployment) (drivers.Result, error) {
-	m, err := d.fetchMachine(ctx, n.MachineID)
+	m, err := d.machine(ctx, n.MachineID)
 	if err != nil {
 		return drivers.Result{}, err
 	}
@@ -369,7 +381,7 @@ func (d *Driver) startDeploy(ctx context.Context, m *mMachine, n drivers.Node, d
 // released. MAAS's 409 "cannot be released" on a machine that meanwhile
 // became Ready counts as done.
 func (d *Driver) Release(ctx context.Context, n drivers.NodeRef, erase bool) (drivers.Result, error) {
-	m, err := d.fetchMachine(ctx, n.MachineID)
+	m, err := d.machine(ctx, n.MachineID)
 	if err != nil {
 		return drivers.Result{}, err
 	}

@@ -229,6 +229,7 @@ func TestLifecycle(t *testing.T) {
 	if s := stateOf(t, d, mA.MachineID); s != "Ready" {
 		t.Fatalf("after Commission: %s", s)
 	}
+	nA.OwnerData = map[string]string{"team": "lab"}
 	deployA := step("deploy", func(ctx context.Context) (drivers.Result, error) {
 		return d.Deploy(ctx, nA, drivers.Deployment{UserData: []byte("#cloud-config\nhostname: a\n")})
 	})
@@ -237,6 +238,11 @@ func TestLifecycle(t *testing.T) {
 	t.Logf("node A New -> Deployed: %d requests, %d of them state polls, %d without", total, polls, total-polls)
 	if total-polls > 40 {
 		t.Errorf("New -> Deployed took %d requests besides polls, want <= 40", total-polls)
+	}
+	if m, err := d.fetchMachine(testCtx(t), mA.MachineID); err != nil {
+		t.Errorf("read machine A: %v", err)
+	} else if m.OwnerData["team"] != "lab" || m.OwnerData[OwnerDataNode] != nA.Name {
+		t.Errorf("owner data after Deploy (the design's and the node's mark): %v", m.OwnerData)
 	}
 	if ms[0].OS() == "" || !strings.Contains(string(ms[0].UserData()), "hostname: a") {
 		t.Errorf("deployed machine: os %q, user data %q", ms[0].OS(), ms[0].UserData())

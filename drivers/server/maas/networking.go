@@ -20,13 +20,13 @@ func (d *Driver) configurable(ctx context.Context, n drivers.Node, what string) 
 	if n.MachineID == "" {
 		return nil, nil, drivers.Errorf(drivers.Permanent, "maas: %s of node %s: the node has no machine yet (identify it first)", what, n.Name)
 	}
-	var m mMachine
-	if err := d.c.call(ctx, http.MethodGet, "machines/"+n.MachineID+"/", "", nil, &m); err != nil {
+	m, err := d.machine(ctx, n.MachineID)
+	if err != nil {
 		return nil, nil, err
 	}
 	switch m.StatusName {
 	case "Ready":
-		return &m, nil, nil
+		return m, nil, nil
 	case "Commissioning", "Testing":
 		r := drivers.InProgress(30*time.Second, "%s of %s: waiting for machine %s to finish %s", what, n.Name, n.MachineID, strings.ToLower(m.StatusName))
 		return nil, &r, nil
@@ -68,7 +68,7 @@ func (d *Driver) ApplyNetworking(ctx context.Context, n drivers.Node) (drivers.R
 		return drivers.Result{}, err
 	}
 	var subnets []mSubnet
-	if err := d.c.call(ctx, http.MethodGet, "subnets/", "", nil, &subnets); err != nil {
+	if err := d.c.cache.list(ctx, d.c, "subnets/", "", &subnets); err != nil {
 		return drivers.Result{}, err
 	}
 	byCIDR := map[string]*mSubnet{}

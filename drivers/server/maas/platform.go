@@ -2,6 +2,8 @@ package maas
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"net/url"
 	"slices"
@@ -10,7 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 )
 
-// KernelTagPrefix names the per-node tag that carries a node's kernel
+// KernelTagPrefix starts the names of the tags that carry kernel
 // parameters (MAAS applies a tag's kernel_opts to the machines it tags).
 const KernelTagPrefix = "slipway-kernel-"
 
@@ -39,13 +41,16 @@ func kernelOpts(params map[string]string) string {
 	return strings.Join(out, " ")
 }
 
-// ApplyPlatform gives the machine the design's tags, its kernel parameters
-// (through the per-node tag slipway-kernel-<hostname>) and its owner data.
-// The image and kernel are chosen at deploy time (Deploy), not here.
+// ApplyPlatform gives the machine the design's tags and its kernel
+// parameters (through a tag carrying them as kernel_opts, named after
+// them: slipway-kernel-<hash>, shared by every machine with the same
+// parameters). The image and kernel are chosen at deploy time (Deploy),
+// not here, and so is the owner data: MAAS clears it when the machine is
+// released, and Deploy sets it, the design's with this orchestrator's
+// mark, right after it allocates the machine.
 //
-// Owner data: MAAS (and the simulator) accept set_owner_data in any state,
-// but MAAS clears a machine's owner data when it is released, so it is set
-// again at every provisioning.
+// Tagging is batched: the machines tagged with the same tag at the same
+// time are added in one update_nodes request (tags.go).
 func (d *Driver) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Result, error) {
 	m, wait, err := d.configurable(ctx, n, "platform")
 	if err != nil || wait != nil {
@@ -53,7 +58,7 @@ func (d *Driver) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Res
 	}
 	id := m.SystemID
 	var tags []mTag
-	if err := d.c.call(ctx, http.MethodGet, "tags/", "", nil, &tags); err != nil {
+	if err := d.c.cache.list(ctx, d.c, "tags/", "", &tags); err != nil {
 		return drivers.Result{}, err
 	}
 	exists := map[string]mTag{}
@@ -62,33 +67,21 @@ func (d *Driver) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Res
 	}
 	var done cfgChanges
 	want := slices.Clone(n.Tags)
-	host := n.Hostname
-	if host == "" {
-		host = n.Name
-	}
-	ktag := KernelTagPrefix + host
-	opts := kernelOpts(n.Platform.KernelParams)
-	if opts != "" {
-		t, ok := exists[ktag]
-		switch {
-		case !ok:
-			if err := d.c.call(ctx, http.MethodPost, "tags/", "", url.Values{"name": {ktag}, "kernel_opts": {opts},
-				"comment": {"kernel parameters of node " + n.Name + " (slipway)"}}, nil); err != nil && !isConflict(err) {
-				return drivers.Result{}, err
-			}
-			done.add("tag %s kernel_opts=%q", ktag, opts)
-		case t.KernelOpts != opts:
-			if err := d.c.call(ctx, http.MethodPut, "tags/"+url.PathEscape(ktag)+"/", "", url.Values{"kernel_opts": {opts}}, nil); err != nil {
-				return drivers.Result{}, err
-			}
-			done.add("tag %s kernel_opts=%q (was %q)", ktag, opts, t.KernelOpts)
-		}
-		want = append(want, ktag)
-	} else if slices.Contains(m.TagNames, ktag) {
-		if err := d.c.call(ctx, http.MethodPost, "tags/"+url.PathEscape(ktag)+"/", "update_nodes", url.Values{"remove": {id}}, nil); err != nil {
+	ktag := ""
+	if opts := kernelOpts(n.Platform.KernelParams); opts != "" {
+		ktag = kernelTag(opts)
+		if err := d.ensureKernelTag(ctx, exists, ktag, opts, &done); err != nil {
 			return drivers.Result{}, err
 		}
-		done.add("untagged %s (no kernel parameters)", ktag)
+		want = append(want, ktag)
+	}
+	for _, t := range m.TagNames { // kernel parameters the node no longer has
+		if strings.HasPrefix(t, KernelTagPrefix) && t != ktag {
+			if err := d.tagNodes(ctx, t, "remove", id); err != nil {
+				return drivers.Result{}, err
+			}
+			done.add("untagged %s", t)
+		}
 	}
 	for _, t := range want {
 		if slices.Contains(m.TagNames, t) {
@@ -102,31 +95,47 @@ func (d *Driver) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Res
 		} else if ok && exists[t].Definition != "" {
 			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: tag %s is an automatic tag (definition %q): MAAS does not let it be set on a machine", t, exists[t].Definition)
 		}
-		if err := d.c.call(ctx, http.MethodPost, "tags/"+url.PathEscape(t)+"/", "update_nodes", url.Values{"add": {id}}, nil); err != nil {
+		if err := d.tagNodes(ctx, t, "add", id); err != nil {
 			return drivers.Result{}, err
 		}
 		done.add("tagged %s", t)
 	}
-	od := url.Values{}
-	for k, v := range n.OwnerData {
-		if m.OwnerData[k] != v {
-			od.Set(k, v)
-		}
-	}
-	if len(od) > 0 {
-		if err := d.c.call(ctx, http.MethodPost, "machines/"+id+"/", "set_owner_data", od, nil); err != nil {
-			return drivers.Result{}, err
-		}
-		keys := make([]string, 0, len(od))
-		for k := range od {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		done.add("owner data %s", strings.Join(keys, ", "))
-	}
 	r := done.result("platform", id)
 	r.Message += "; image " + orNone(n.Platform.Image) + " and kernel " + orNone(n.Platform.Kernel) + " are applied at deploy"
 	return r, nil
+}
+
+// kernelTag names the tag of a set of kernel parameters.
+func kernelTag(opts string) string {
+	sum := sha256.Sum256([]byte(opts))
+	return KernelTagPrefix + hex.EncodeToString(sum[:6])
+}
+
+// ensureKernelTag creates the kernel parameters' tag, or gives it back
+// its kernel_opts when someone changed them.
+func (d *Driver) ensureKernelTag(ctx context.Context, exists map[string]mTag, ktag, opts string, done *cfgChanges) error {
+	t, ok := exists[ktag]
+	if ok && t.KernelOpts == opts {
+		return nil
+	}
+	var err error
+	if !ok {
+		err = d.c.call(ctx, http.MethodPost, "tags/", "", url.Values{"name": {ktag}, "kernel_opts": {opts},
+			"comment": {"kernel parameters set by slipway"}}, nil)
+		if isConflict(err) || isBadRequestExists(err) { // created meanwhile: check it
+			if err = d.c.call(ctx, http.MethodGet, "tags/"+url.PathEscape(ktag)+"/", "", nil, &t); err == nil && t.KernelOpts == opts {
+				return nil
+			}
+		}
+	}
+	if err == nil {
+		err = d.c.call(ctx, http.MethodPut, "tags/"+url.PathEscape(ktag)+"/", "", url.Values{"kernel_opts": {opts}}, nil)
+	}
+	if err != nil {
+		return err
+	}
+	done.add("tag %s kernel_opts=%q", ktag, opts)
+	return nil
 }
 
 // isBadRequestExists: MAAS answers 400 "Tag with this Name already exists."

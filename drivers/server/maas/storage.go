@@ -48,12 +48,15 @@ type sized struct {
 	vg   string
 }
 
-// ordered puts bootable partitions first and "the rest" (>N) last.
+// ordered puts the EFI system partition first, then the other bootable
+// partitions, and "the rest" (>N) last (as MAAS's layouts do).
 func ordered(items []sized) []sized {
 	out := slices.Clone(items)
 	slices.SortStableFunc(out, func(a, b sized) int {
 		rank := func(s sized) int {
 			switch {
+			case s.boot && s.fs != nil && s.fs.Mountpoint == "/boot/efi":
+				return -1
 			case s.boot:
 				return 0
 			case s.size.AtLeast:
@@ -183,10 +186,24 @@ func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Resu
 	if diff == "" {
 		return drivers.Done("storage of machine %s already configured", id), nil
 	}
-	if err := d.c.call(ctx, http.MethodPost, "machines/"+id+"/", "set_storage_layout", url.Values{"storage_layout": {storageLayoutB}}, nil); err != nil {
-		return drivers.Result{}, err
+	if params, rest, ok := plan.lvmLayout(m); ok {
+		done, applied, err := d.applyLVMLayout(ctx, id, &plan, params, rest)
+		if err != nil || applied {
+			return done.result("storage", id), err
+		}
+		// MAAS built something else than the design: build it part by part
 	}
+	done, err := d.applyCustom(ctx, id, n, &plan, diff)
+	return done.result("storage", id), err
+}
+
+// applyCustom starts from MAAS's blank layout and builds the design's
+// partitions, filesystems, volume groups and logical volumes one by one.
+func (d *Driver) applyCustom(ctx context.Context, id string, n drivers.Node, plan *storagePlan, diff string) (cfgChanges, error) {
 	var done cfgChanges
+	if err := d.c.call(ctx, http.MethodPost, "machines/"+id+"/", "set_storage_layout", url.Values{"storage_layout": {storageLayoutB}}, nil); err != nil {
+		return done, err
+	}
 	done.add("blank layout (%s)", diff)
 	members := map[string]url.Values{}
 	member := func(vg string) url.Values {
@@ -208,15 +225,15 @@ func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Resu
 			size := p.want(dk.bd.Size)
 			last := k == len(dk.parts)-1
 			if size == 0 && !last {
-				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s takes the rest of the disk but is not the last", p.name, dk.dev.Device.Alias)
+				return done, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s takes the rest of the disk but is not the last", p.name, dk.dev.Device.Alias)
 			}
 			if p.size.AtLeast && free < p.size.Bytes {
-				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s needs at least %d bytes, %d are left", p.name, dk.dev.Device.Alias, p.size.Bytes, free)
+				return done, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s needs at least %d bytes, %d are left", p.name, dk.dev.Device.Alias, p.size.Bytes, free)
 			}
 			params := url.Values{}
 			if size > 0 && (size < free || !last) {
 				if size > free {
-					return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s does not fit: %d bytes left", p.name, dk.dev.Device.Alias, free)
+					return done, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s does not fit: %d bytes left", p.name, dk.dev.Device.Alias, free)
 				}
 				params.Set("size", strconv.FormatInt(size, 10))
 			}
@@ -225,13 +242,13 @@ func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Resu
 			}
 			var out mPartition
 			if err := d.c.call(ctx, http.MethodPost, bds+strconv.Itoa(dk.bd.ID)+"/partitions/", "", params, &out); err != nil {
-				return drivers.Result{}, err
+				return done, err
 			}
 			free -= out.Size
 			done.add("partition %s on %s (%d MiB)", p.name, dk.bd.Name, out.Size/mib)
 			pp := bds + strconv.Itoa(dk.bd.ID) + "/partition/" + strconv.Itoa(out.ID) + "/"
 			if err := d.formatMount(ctx, pp, p.fs); err != nil {
-				return drivers.Result{}, err
+				return done, err
 			}
 			if p.vg != "" {
 				member(p.vg).Add("partitions", strconv.Itoa(out.ID))
@@ -241,41 +258,48 @@ func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Resu
 	for _, vg := range n.Storage.VolumeGroups {
 		params := member(vg.Name)
 		if len(params) == 0 {
-			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: volume group %s has no partition or disk", vg.Name)
+			return done, drivers.Errorf(drivers.Permanent, "maas: volume group %s has no partition or disk", vg.Name)
 		}
 		params.Set("name", vg.Name)
 		var out mVolumeGroup
 		if err := d.c.call(ctx, http.MethodPost, "nodes/"+id+"/volume-groups/", "", params, &out); err != nil {
-			return drivers.Result{}, err
+			return done, err
 		}
 		done.add("volume group %s (%d MiB)", vg.Name, out.Size/mib)
-		free := out.Size
-		lvs := plan.vgs[vg.Name]
-		for k, lv := range lvs {
-			size := lv.want(out.Size)
-			last := k == len(lvs)-1
-			p := url.Values{"name": {lv.name}}
-			if lv.size.AtLeast && free < lv.size.Bytes {
-				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: logical volume %s needs at least %d bytes, %d are left in %s", lv.name, lv.size.Bytes, free, vg.Name)
-			}
-			if size == 0 && !last {
-				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: logical volume %s takes the rest of %s but is not the last", lv.name, vg.Name)
-			}
-			if size > 0 && (size < free || !last) {
-				p.Set("size", strconv.FormatInt(size, 10))
-			}
-			var bd mBlockDevice
-			if err := d.c.call(ctx, http.MethodPost, "nodes/"+id+"/volume-group/"+strconv.Itoa(out.ID)+"/", "create_logical_volume", p, &bd); err != nil {
-				return drivers.Result{}, err
-			}
-			free -= bd.Size
-			done.add("logical volume %s (%d MiB)", bd.Name, bd.Size/mib)
-			if err := d.formatMount(ctx, bds+strconv.Itoa(bd.ID)+"/", lv.fs); err != nil {
-				return drivers.Result{}, err
-			}
+		if err := d.createLVs(ctx, id, out, out.Size, plan.vgs[vg.Name], &done); err != nil {
+			return done, err
 		}
 	}
-	return done.result("storage", id), nil
+	return done, nil
+}
+
+// createLVs creates the logical volumes lvs in the volume group vg, of
+// which free bytes are left, and formats and mounts them.
+func (d *Driver) createLVs(ctx context.Context, id string, vg mVolumeGroup, free int64, lvs []sized, done *cfgChanges) error {
+	for k, lv := range lvs {
+		size := lv.want(vg.Size)
+		last := k == len(lvs)-1
+		p := url.Values{"name": {lv.name}}
+		if lv.size.AtLeast && free < lv.size.Bytes {
+			return drivers.Errorf(drivers.Permanent, "maas: logical volume %s needs at least %d bytes, %d are left in %s", lv.name, lv.size.Bytes, free, vg.Name)
+		}
+		if size == 0 && !last {
+			return drivers.Errorf(drivers.Permanent, "maas: logical volume %s takes the rest of %s but is not the last", lv.name, vg.Name)
+		}
+		if size > 0 && (size < free || !last) {
+			p.Set("size", strconv.FormatInt(size, 10))
+		}
+		var bd mBlockDevice
+		if err := d.c.call(ctx, http.MethodPost, "nodes/"+id+"/volume-group/"+strconv.Itoa(vg.ID)+"/", "create_logical_volume", p, &bd); err != nil {
+			return err
+		}
+		free -= bd.Size
+		done.add("logical volume %s (%d MiB)", bd.Name, bd.Size/mib)
+		if err := d.formatMount(ctx, "nodes/"+id+"/blockdevices/"+strconv.Itoa(bd.ID)+"/", lv.fs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // formatMount formats and mounts a partition or block device (path ends in /).

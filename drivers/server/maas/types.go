@@ -17,6 +17,7 @@ type mMachine struct {
 	DistroSeries string            `json:"distro_series"`
 	Interfaces   []mInterface      `json:"interface_set"`
 	BlockDevices []mBlockDevice    `json:"blockdevice_set"`
+	BootDisk     *mBlockDevice     `json:"boot_disk"`
 	BootIface    *mInterface       `json:"boot_interface"`
 	Gateways     struct {
 		IPv4 struct {

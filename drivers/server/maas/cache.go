@@ -1,0 +1,230 @@
+package maas
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// Read cache. A fleet's nodes ask MAAS the same things at the same time:
+// the batched status poll has just read the machine that a node woken by
+// it reads again; every node of a site reads the same subnets, tags and
+// domains. The cache answers such repeated reads from a recent answer:
+//
+//   - a machine, for machineTTL after MAAS sent it (the poll's batched
+//     read counts), unless this driver wrote to the machine since: any
+//     write under machines/{id}/ or nodes/{id}/, an allocation naming it,
+//     a tag change of it. A read that a write overlapped is not kept.
+//   - a machine's node devices (PCI addresses to interfaces and disks),
+//     until its commissioning restarts or its interfaces are written.
+//   - site-wide lists (subnets, tags, domains, every machine's power
+//     parameters), for siteTTL, shared by concurrent callers (one request
+//     in flight answers them all), dropped when this driver writes to
+//     them. Changes made by others show within siteTTL.
+//
+// Decisions that act on a state read once more without the cache where
+// MAAS answered 409 (the state moved), and MAAS refuses a write the state
+// does not allow, so a cached read is never more than a slightly older
+// one.
+type readCache struct {
+	machineTTL, deviceTTL, siteTTL time.Duration
+
+	mu       sync.Mutex
+	epoch    uint64            // counts writes
+	dropped  map[string]uint64 // system ID or list key → epoch of its last write
+	machines map[string]cachedMachine
+	devices  map[string]cachedDevices
+	lists    map[string]cachedList
+	flight   singleflight.Group
+}
+
+type cachedMachine struct {
+	m  mMachine
+	at time.Time
+}
+
+type cachedDevices struct {
+	nds []nodeDevice
+	at  time.Time
+}
+
+type cachedList struct {
+	body []byte
+	at   time.Time
+}
+
+// Default lifetimes: a machine's phases last minutes, a status poll runs
+// every few seconds, and site objects change when an operator changes
+// the site.
+const (
+	defaultMachineTTL = 2 * time.Second
+	defaultDeviceTTL  = 10 * time.Minute
+	defaultSiteTTL    = 30 * time.Second
+)
+
+func newReadCache(machineTTL time.Duration) *readCache {
+	return &readCache{machineTTL: machineTTL, deviceTTL: defaultDeviceTTL, siteTTL: defaultSiteTTL,
+		dropped: map[string]uint64{}, machines: map[string]cachedMachine{}, devices: map[string]cachedDevices{}, lists: map[string]cachedList{}}
+}
+
+func (c *readCache) enabled() bool { return c != nil && c.machineTTL > 0 }
+
+// begin is taken before a read: put keeps the answer only when nothing
+// it holds was written to since.
+func (c *readCache) begin() uint64 {
+	if !c.enabled() {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.epoch
+}
+
+func (c *readCache) putMachines(since uint64, ms []mMachine) {
+	if !c.enabled() {
+		return
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range ms {
+		if id := ms[i].SystemID; id != "" && c.dropped[id] <= since {
+			c.machines[id] = cachedMachine{m: ms[i], at: now}
+		}
+	}
+}
+
+// machine answers a copy of the cached machine when fresh.
+func (c *readCache) machine(id string) (*mMachine, bool) {
+	if !c.enabled() {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.machines[id]
+	if !ok || time.Since(e.at) > c.machineTTL {
+		return nil, false
+	}
+	m := e.m
+	return &m, true
+}
+
+func (c *readCache) putDevices(since uint64, id string, nds []nodeDevice) {
+	if !c.enabled() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dropped["devices:"+id] <= since {
+		c.devices[id] = cachedDevices{nds: nds, at: time.Now()}
+	}
+}
+
+func (c *readCache) nodeDevices(id string) ([]nodeDevice, bool) {
+	if !c.enabled() {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.devices[id]
+	if !ok || time.Since(e.at) > c.deviceTTL {
+		return nil, false
+	}
+	return e.nds, true
+}
+
+// list answers a site-wide GET (path, op) from the cache when fresh, else
+// reads it once for every concurrent caller.
+func (c *readCache) list(ctx context.Context, cl *client, path, op string, out any) error {
+	if !c.enabled() {
+		return cl.call(ctx, http.MethodGet, path, op, nil, out)
+	}
+	key := path + "?op=" + op
+	c.mu.Lock()
+	e, ok := c.lists[key]
+	c.mu.Unlock()
+	if !ok || time.Since(e.at) > c.siteTTL {
+		v, err, _ := c.flight.Do(key, func() (any, error) {
+			since := c.begin()
+			var raw json.RawMessage
+			if err := cl.call(ctx, http.MethodGet, path, op, nil, &raw); err != nil {
+				return nil, err
+			}
+			c.mu.Lock()
+			if c.dropped[key] <= since {
+				c.lists[key] = cachedList{body: raw, at: time.Now()}
+			}
+			c.mu.Unlock()
+			return []byte(raw), nil
+		})
+		if err != nil {
+			return err
+		}
+		e.body = v.([]byte)
+	}
+	return json.Unmarshal(e.body, out)
+}
+
+// forget drops a site-wide list: the next list call reads it again.
+func (c *readCache) forget(path, op string) {
+	if !c.enabled() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.lists, path+"?op="+op)
+}
+
+// wrote drops what a write (method, path, op, params) may change; the
+// client calls it before the write is sent and after it ends.
+func (c *readCache) wrote(path, op string, params url.Values) {
+	if !c.enabled() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch++
+	drop := func(key string) {
+		c.dropped[key] = c.epoch
+		delete(c.machines, key)
+		delete(c.lists, key)
+		if id, ok := strings.CutPrefix(key, "devices:"); ok {
+			delete(c.devices, id)
+		}
+	}
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch parts[0] {
+	case "machines", "nodes":
+		if len(parts) > 1 {
+			id := parts[1]
+			drop(id)
+			if op == "commission" || (len(parts) > 2 && parts[2] == "interfaces") {
+				drop("devices:" + id)
+			}
+			if parts[0] == "machines" && (op == "" || op == "power_parameters") && params.Has("power_type") {
+				drop("machines/?op=power_parameters")
+			}
+		}
+		for _, id := range params["system_id"] { // allocate
+			drop(id)
+		}
+	case "tags":
+		if op == "update_nodes" {
+			for _, id := range append(params["add"], params["remove"]...) {
+				drop(id)
+			}
+		} else {
+			drop("tags/?op=")
+		}
+	case "subnets", "fabrics", "vlans", "spaces", "ipranges", "static-routes":
+		drop("subnets/?op=")
+	case "domains":
+		drop("domains/?op=")
+	}
+}

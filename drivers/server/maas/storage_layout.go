@@ -1,0 +1,110 @@
+package maas
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MAAS's LVM storage layout (set_storage_layout storage_layout=lvm,
+// maasserver/storage_layouts.py) builds in one request what takes a dozen
+// one by one: on the boot disk of a UEFI machine a 512 MiB bootable fat32
+// partition at /boot/efi (label efi), with boot_size a bootable ext4
+// partition at /boot (label boot), then a partition (root_size, or the
+// rest) that is the only member of the volume group vg_name, and in it
+// the logical volume lv_name (lv_size, or the whole group) in ext4 at /
+// (label root). A design whose storage starts with exactly that uses the
+// layout and adds its other logical volumes after; anything else is built
+// part by part. The result is compared with the design before the rest is
+// added: where MAAS built something else (a BIOS machine has no EFI
+// partition), the design is built part by part after all.
+const efiSize = 512 * mib
+
+// lvmLayout answers the layout's parameters and the logical volumes to
+// add after it, when the plan starts with what the layout builds.
+func (p *storagePlan) lvmLayout(m *mMachine) (url.Values, []sized, bool) {
+	if len(p.disks) != 1 || len(p.vgs) != 1 || m.BootDisk == nil {
+		return nil, nil, false
+	}
+	dk := p.disks[0]
+	parts := dk.parts
+	if dk.bd.ID != m.BootDisk.ID || len(parts) < 2 || len(parts) > 3 {
+		return nil, nil, false
+	}
+	params := url.Values{"storage_layout": {"lvm"}}
+	if !layoutFS(parts[0], "fat32", "/boot/efi", "efi") || !parts[0].boot || parts[0].size.Percent > 0 || parts[0].size.AtLeast || parts[0].size.Bytes != efiSize {
+		return nil, nil, false
+	}
+	if len(parts) == 3 {
+		b := parts[1]
+		if !layoutFS(b, "ext4", "/boot", "boot") || !b.boot || b.size.AtLeast || b.vg != "" {
+			return nil, nil, false
+		}
+		params.Set("boot_size", strconv.FormatInt(b.want(dk.bd.Size), 10))
+	}
+	pv := parts[len(parts)-1]
+	lvs, ok := p.vgs[pv.vg]
+	if pv.vg == "" || pv.boot || pv.fs != nil || !ok || len(lvs) == 0 {
+		return nil, nil, false
+	}
+	if !pv.size.AtLeast {
+		params.Set("root_size", strconv.FormatInt(pv.want(dk.bd.Size), 10))
+	}
+	root := lvs[0]
+	if !layoutFS(root, "ext4", "/", "root") || (root.size.AtLeast && len(lvs) > 1) || root.size.Percent > 0 {
+		return nil, nil, false
+	}
+	params.Set("vg_name", pv.vg)
+	params.Set("lv_name", root.name)
+	if !root.size.AtLeast {
+		params.Set("lv_size", strconv.FormatInt(root.want(0), 10))
+	}
+	return params, lvs[1:], true
+}
+
+// layoutFS: the item is a filesystem as MAAS's layout makes it (the
+// label the layout sets, or none asked for; no mount options).
+func layoutFS(s sized, fstype, mount, label string) bool {
+	f := s.fs
+	return f != nil && s.vg == "" && strings.EqualFold(f.FSType, fstype) && f.Mountpoint == mount &&
+		(f.Label == "" || f.Label == label) && f.Options == ""
+}
+
+// applyLVMLayout applies the LVM layout, checks it against the design's
+// start, then adds the other logical volumes. applied is false when MAAS
+// built something else (nothing more was changed).
+func (d *Driver) applyLVMLayout(ctx context.Context, id string, plan *storagePlan, params url.Values, rest []sized) (cfgChanges, bool, error) {
+	var done cfgChanges
+	var m mMachine
+	if err := d.c.call(ctx, http.MethodPost, "machines/"+id+"/", "set_storage_layout", params, &m); err != nil {
+		return done, false, err
+	}
+	var vgs []mVolumeGroup
+	if err := d.c.call(ctx, http.MethodGet, "nodes/"+id+"/volume-groups/", "", nil, &vgs); err != nil {
+		return done, false, err
+	}
+	name := params.Get("vg_name")
+	start := storagePlan{disks: slices.Clone(plan.disks), vgs: map[string][]sized{name: plan.vgs[name][:1]}}
+	for i := range start.disks { // as the layout left them
+		k := slices.IndexFunc(m.BlockDevices, func(b mBlockDevice) bool { return b.ID == start.disks[i].bd.ID })
+		if k < 0 {
+			return done, false, nil
+		}
+		start.disks[i].bd = &m.BlockDevices[k]
+	}
+	if diff := start.compare(&m, vgs); diff != "" || len(vgs) != 1 {
+		return done, false, nil
+	}
+	parts := "efi"
+	if params.Has("boot_size") {
+		parts += ", boot"
+	}
+	done.add("MAAS's lvm layout (%s, volume group %s, logical volume %s)", parts, name, params.Get("lv_name"))
+	if err := d.createLVs(ctx, id, vgs[0], vgs[0].Avail, rest, &done); err != nil {
+		return done, true, err
+	}
+	return done, true, nil
+}
