@@ -182,9 +182,15 @@ func (s *Server) cachedPowerParams(m *machine) rawJSON {
 // oneMachineWrites are the writes without a system ID in their path that
 // change only the machines they bump the rev of (allocate, release) or
 // create (POST /machines/: a new machine, and its domain's record count,
-// which is in the cache's key), by ServeHTTP's request key.
+// which each listing renders anew), by ServeHTTP's request key (the
+// stats' request template).
+//
+// A new tag is on no machine; update_nodes bumps the rev of the machines
+// it names.
 var oneMachineWrites = map[string]bool{
-	"POST /machines/":             true,
-	"POST /machines/?op=allocate": true,
-	"POST /machines/?op=release":  true,
+	"POST /tags/":                       true,
+	"POST /tags/{tag}/?op=update_nodes": true,
+	"POST /machines/":                   true,
+	"POST /machines/?op=allocate":       true,
+	"POST /machines/?op=release":        true,
 }

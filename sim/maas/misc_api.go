@@ -307,11 +307,19 @@ func (s *Server) routesTags() {
 	s.handle("GET", "/tags/", "", func(s *Server, _ *request) (any, *apiError) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if s.tagsJSON != nil { // kept until a tag is created, changed or deleted
+			return s.tagsJSON, nil
+		}
 		out := []any{}
 		for _, n := range sortedKeys(s.tags) {
 			out = append(out, s.renderTag(s.tags[n]))
 		}
-		return out, nil
+		b, err := appendJSON(nil, out)
+		if err != nil {
+			return out, nil
+		}
+		s.tagsJSON = b
+		return s.tagsJSON, nil
 	})
 	s.handle("POST", "/tags/", "", func(s *Server, req *request) (any, *apiError) {
 		s.mu.Lock()
@@ -325,6 +333,7 @@ func (s *Server) routesTags() {
 		}
 		t := &tag{Name: name, Comment: req.form.get("comment"), Definition: req.form.get("definition"), KernelOpts: req.form.get("kernel_opts")}
 		s.tags[name] = t
+		s.tagsJSON = nil
 		return s.renderTag(t), nil
 	})
 	withTag := func(fn func(s *Server, t *tag, req *request) (any, *apiError)) handler {
@@ -340,6 +349,7 @@ func (s *Server) routesTags() {
 	}
 	s.handle("GET", "/tags/{name}/", "", withTag(func(s *Server, t *tag, _ *request) (any, *apiError) { return s.renderTag(t), nil }))
 	s.handle("PUT", "/tags/{name}/", "", withTag(func(s *Server, t *tag, req *request) (any, *apiError) {
+		s.tagsJSON = nil
 		if c := req.form.get("comment"); req.form.has("comment") {
 			t.Comment = c
 		}
@@ -367,6 +377,7 @@ func (s *Server) routesTags() {
 		return s.renderTag(t), nil
 	}))
 	s.handle("DELETE", "/tags/{name}/", "", withTag(func(s *Server, t *tag, _ *request) (any, *apiError) {
+		s.tagsJSON = nil
 		delete(s.tags, t.Name)
 		for _, m := range s.machines {
 			m.Tags = removeString(m.Tags, t.Name)
@@ -388,6 +399,13 @@ func (s *Server) routesTags() {
 			return nil, conflict("Cannot add or remove nodes of a tag with a definition.")
 		}
 		added, removed := 0, 0
+		for _, k := range []string{"add", "remove"} {
+			for _, id := range req.form[k] {
+				if m := s.machines[id]; m != nil {
+					m.rev++ // its tag_names may change (listing.go)
+				}
+			}
+		}
 		for _, id := range req.form["add"] {
 			if m := s.machines[id]; m != nil && !contains(m.Tags, t.Name) {
 				m.Tags = append(m.Tags, t.Name)

@@ -147,6 +147,7 @@ type Server struct {
 	listingDomainCounts map[string]int // machines per domain, while a listing renders (beginListing)
 	domainCounts        map[string]int // machines per domain (domainCount); nil when a machine came, went or moved
 	needleOf, needle    string         // the last macNeedleOf
+	tagsJSON            rawJSON        // GET /tags/'s answer; nil when a tag came, changed or went
 
 	// The MAC index (machineWithMAC), and the write requests it must not
 	// miss: completed, and in flight.
