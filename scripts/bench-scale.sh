@@ -21,14 +21,18 @@
 #
 # BENCH_SCALE_OUT: where the profiles and logs stay (default: a new
 # directory under /tmp); BENCH_SCALE_TIMEOUT: seconds the deploy may take
-# (default: 3 floors + 120 s). Exit status 1 when not every node deployed
+# (default: 3 floors + 120 s); BENCH_SCALE_LAB_BIN: another build for the
+# lab (default BIN), to compare simulators under one engine. Exit status 1 when not every node deployed
 # by the lab's count or the deploy timed out.
 set -euo pipefail
 bin=${1:-bin/orchestrator}
 nodes=${2:-10000}
 scale=${3:-0.5}
 case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
+lab_bin=${BENCH_SCALE_LAB_BIN:-$bin}
+case $lab_bin in /*) ;; *) lab_bin=$PWD/$lab_bin ;; esac
 [ -x "$bin" ] || { echo "bench-scale: no binary at $bin (make build)" >&2; exit 2; }
+[ -x "$lab_bin" ] || { echo "bench-scale: no binary at $lab_bin" >&2; exit 2; }
 for tool in jq curl awk python3; do
   command -v "$tool" >/dev/null || { echo "bench-scale: needs $tool" >&2; exit 2; }
 done
@@ -91,7 +95,7 @@ now() { date +%s.%N; }
 
 # 1. The lab: the generated site, in its own process.
 t0=$(now)
-"$bin" lab --nodes "$nodes" --site-dir "$work/site" --maas-listen 127.0.0.1:0 \
+"$lab_bin" lab --nodes "$nodes" --site-dir "$work/site" --maas-listen 127.0.0.1:0 \
   --time-scale "$scale" --cpu-profile "$out/lab.pprof" >"$work/lab.json" 2>"$out/lab.log" &
 lab_pid=$!
 wait_for "$work/lab.json" '^\{' 600
@@ -193,7 +197,7 @@ serve_pid=
 stop "$lab_pid"
 lab_pid=
 go tool pprof -top -nodecount 25 "$bin" "$out/engine.pprof" >"$out/engine-top.txt" 2>/dev/null || true
-go tool pprof -top -nodecount 25 "$bin" "$out/lab.pprof" >"$out/lab-top.txt" 2>/dev/null || true
+go tool pprof -top -nodecount 25 "$lab_bin" "$out/lab.pprof" >"$out/lab-top.txt" 2>/dev/null || true
 
 jq -n \
   --slurpfile task "$out/task.json" --slurpfile audit "$out/audit.json" --slurpfile before "$out/audit-before.json" \
@@ -205,6 +209,7 @@ jq -n \
   --argjson lab_cpu_total "$lab_cpu1" --argjson lab_start "$lab_start" \
   --argjson requests "$((req1 - req0))" \
   --arg engine_profile "$out/engine.pprof" --arg lab_profile "$out/lab.pprof" \
+  --arg engine_bin "$bin" --arg lab_bin "$lab_bin" \
   --rawfile engine_top "$out/engine-top.txt" --rawfile lab_top "$out/lab-top.txt" '
   def secs: sub("\\.[0-9]+"; "") | sub("Z$"; "Z") | fromdateiso8601;
   # RFC 3339 with nanoseconds: whole seconds plus the fraction.
@@ -214,6 +219,7 @@ jq -n \
   (($last // ($t.finished | ts)) - ($t.started | ts)) as $wall |
   {
     nodes: $nodes, time_scale: $scale, task_status: $status, timed_out: ($timed_out == "true"),
+    engine_bin: $engine_bin, lab_bin: $lab_bin,
     deployed: $a.deployed, failed: $a.failed, stuck: $a.stuck, leaked: $a.leaked,
     duplicate_deploys: $a.duplicate_deploys, duplicate_allocations: $a.duplicate_allocations,
     failed_nodes: $a.failed_nodes, stuck_nodes: $a.stuck_nodes,
