@@ -19,7 +19,9 @@ type session struct {
 	rec  tokenRecord
 	d    *design.Design
 	n    *design.Node
-	self atomic.Pointer[selfAnswer] // the /v1/self answer, once rendered
+	// parts are d's parts of /v1/self answers (nil: looked up when needed).
+	parts *selfParts
+	self  atomic.Pointer[selfAnswer] // the /v1/self answer, once rendered
 }
 
 func sessionOf(c echo.Context) *session { ss, _ := c.Get(ctxSession).(*session); return ss }

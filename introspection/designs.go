@@ -32,6 +32,7 @@ type designCache struct {
 	tick  uint64
 	byID  map[string]*designEntry
 	byPtr map[*design.Design]*ptrEntry
+	parts map[*design.Design]*selfParts
 }
 
 type designEntry struct {
@@ -42,7 +43,8 @@ type designEntry struct {
 }
 
 func newDesignCache(r Revisions) *designCache {
-	return &designCache{revs: r, byID: map[string]*designEntry{}, byPtr: map[*design.Design]*ptrEntry{}}
+	return &designCache{revs: r, byID: map[string]*designEntry{}, byPtr: map[*design.Design]*ptrEntry{},
+		parts: map[*design.Design]*selfParts{}}
 }
 
 // idOf returns the revision ID of a design the engine passed in, and
@@ -197,4 +199,27 @@ func (c *designCache) put(id string, e *designEntry) {
 		}
 		delete(c.byID, oldest)
 	}
+}
+
+// selfParts returns the parts of /v1/self answers design d shares between
+// its nodes, encoded once (designs are immutable once decoded or passed
+// in). At most maxPointers designs' parts are kept.
+func (c *designCache) selfParts(d *design.Design) *selfParts {
+	c.mu.Lock()
+	p := c.parts[d]
+	c.mu.Unlock()
+	if p != nil {
+		return p
+	}
+	p = newSelfParts(d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if q := c.parts[d]; q != nil {
+		return q
+	}
+	if len(c.parts) >= maxPointers {
+		clear(c.parts)
+	}
+	c.parts[d] = p
+	return p
 }

@@ -1,10 +1,12 @@
 package introspection
 
 import (
+	"bytes"
 	"net/http"
 	"net/netip"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -81,7 +83,7 @@ type ActionRef struct {
 // getSelf answers the session's cached bytes, headers and all: nothing is
 // encoded, allocated or looked up again for a token seen before.
 func (s *Server) getSelf(c echo.Context) error {
-	a := sessionOf(c).answer()
+	a := s.answer(sessionOf(c))
 	w := c.Response()
 	h := w.Header()
 	h[echo.HeaderContentType] = jsonType
@@ -105,19 +107,30 @@ type selfAnswer struct {
 // depends only on the design revision, the node and the deployment, all
 // fixed for a session (a new revision or deployment is a new record, so
 // a new session).
-func (ss *session) answer() *selfAnswer {
+func (s *Server) answer(ss *session) *selfAnswer {
 	if a := ss.self.Load(); a != nil {
 		return a
 	}
-	b := appendSelf(make([]byte, 0, 4096), ss.d, ss.n, ss.rec.Deployment)
+	p := ss.parts
+	if p == nil {
+		p = s.designs.selfParts(ss.d)
+	}
+	scratch := scratchBufs.Get().(*[]byte)
+	b := appendSelf((*scratch)[:0], p, ss.n, ss.rec.Deployment)
 	b = append(b, '\n')
-	a := &selfAnswer{body: b[:len(b):len(b)], length: []string{strconv.Itoa(len(b))}}
+	a := &selfAnswer{body: bytes.Clone(b), length: []string{strconv.Itoa(len(b))}}
+	*scratch = b
+	scratchBufs.Put(scratch)
 	ss.self.Store(a)
 	return a
 }
 
+// scratchBufs are the buffers answers are rendered in; each answer keeps
+// a copy of its exact size.
+var scratchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8192); return &b }}
+
 // selfJSON is the session's /v1/self answer.
-func (s *Server) selfJSON(ss *session) ([]byte, error) { return ss.answer().body, nil }
+func (s *Server) selfJSON(ss *session) ([]byte, error) { return s.answer(ss).body, nil }
 
 // selfOf builds the node's view from the drivers' resolution of it.
 func selfOf(d *design.Design, n *design.Node, deployment string) Self {

@@ -2,13 +2,18 @@ package introspection
 
 import (
 	"context"
+	"io"
 	"encoding/json"
 	"math/rand/v2"
+	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
@@ -148,12 +153,13 @@ func TestTokenCacheGeneration(t *testing.T) {
 func TestAppendSelf(t *testing.T) {
 	check := func(what string, d *design.Design) {
 		t.Helper()
+		parts := newSelfParts(d)
 		for _, name := range d.NodeNames() {
 			want, err := json.Marshal(selfOf(d, d.Nodes[name], "dep-1"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := appendSelf(nil, d, d.Nodes[name], "dep-1"); string(got) != string(want) {
+			if got := appendSelf(nil, parts, d.Nodes[name], "dep-1"); string(got) != string(want) {
 				t.Errorf("%s, node %s:\n got %s\nwant %s", what, name, got, want)
 				return
 			}
@@ -185,6 +191,9 @@ func TestAppendSelf(t *testing.T) {
 	for k, n := range ex.Nodes {
 		c := *n
 		c.Metadata.Labels = map[string]string{"z": "\x01\"\\\t\n\r\b\f", "a": "\xff<>&é\u2029"}
+		if len(k)%2 == 0 {
+			c.Spec.PrimaryNetwork = "no-such-net"
+		}
 		c.Spec.Platform.Kernel = "hwe"
 		c.Spec.Platform.KernelParams = map[string]string{"quiet": "", "console": "ttyS0,115200"}
 		c.Spec.Addressing = append(slices.Clone(c.Spec.Addressing), design.Address{Network: c.Spec.PrimaryNetwork, Address: "10.9.9.9"})
@@ -282,5 +291,119 @@ func TestSelfFields(t *testing.T) {
 		if g := strings.Join(got, " "); g != w {
 			t.Errorf("%v has the fields %q; appendSelf writes %q: teach it the change", typ, g, w)
 		}
+	}
+}
+
+// TestSelfFastPath: with the request log above Debug, GET /v1/self with
+// a valid token is answered without echo, with the same bytes and headers;
+// everything else still goes through echo and its middleware.
+func TestSelfFastPath(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Log = c.Log.Level(zerolog.InfoLevel) })
+	tok := e.issue("r01-cmp01", "1")
+	want, err := json.Marshal(selfOf(e.d, e.d.Nodes["r01-cmp01"], "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, '\n')
+	req := httptest.NewRequest("GET", "/v1/self", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	for i := range 2 { // the first renders, the second is cached
+		rec := httptest.NewRecorder()
+		if !e.srv.fastSelf(rec, req, tok) {
+			t.Fatal("a valid token was not answered on the fast path")
+		}
+		if rec.Code != 200 || rec.Body.String() != string(want) {
+			t.Fatalf("request %d: %d %s, want %s", i, rec.Code, rec.Body, want)
+		}
+		h := rec.Header()
+		if id := h.Get("X-Request-Id"); len(id) != 24 || h.Get("Cache-Control") != "no-store" ||
+			h.Get("Content-Type") != "application/json" || h.Get("Content-Length") != strconv.Itoa(len(want)) {
+			t.Errorf("headers %v", h)
+		}
+	}
+	// Which requests take it.
+	for _, c := range []struct {
+		name   string
+		method string
+		path   string
+		body   io.Reader
+		tune   func(*Config)
+		want   bool
+	}{
+		{"GET /v1/self", "GET", "/v1/self", nil, nil, true},
+		{"a query", "GET", "/v1/self?x=1", nil, nil, true},
+		{"HEAD", "HEAD", "/v1/self", nil, nil, false},
+		{"POST", "POST", "/v1/self", nil, nil, false},
+		{"a body", "GET", "/v1/self", strings.NewReader("{}"), nil, false},
+		{"another route", "GET", "/v1/self/packages", nil, nil, false},
+		{"an escaped path", "GET", "/v1/%73elf", nil, nil, false},
+		{"Debug log", "GET", "/v1/self", nil, func(c *Config) { c.Log = c.Log.Level(zerolog.DebugLevel) }, false},
+		{"Trace log", "GET", "/v1/self", nil, func(c *Config) { c.Log = c.Log.Level(zerolog.TraceLevel) }, false},
+		{"Warn log", "GET", "/v1/self", nil, func(c *Config) { c.Log = c.Log.Level(zerolog.WarnLevel) }, true},
+		{"no log", "GET", "/v1/self", nil, func(c *Config) { c.Log = zerolog.Nop() }, true},
+		{"source checked", "GET", "/v1/self", nil, func(c *Config) { c.CheckSource = true }, false},
+	} {
+		srv := e.srv
+		if c.tune != nil {
+			cfg := e.srv.cfg
+			c.tune(&cfg)
+			if srv, err = New(cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := srv.fastPath(httptest.NewRequest(c.method, c.path, c.body)); got != c.want {
+			t.Errorf("%s: fast path %v, want %v", c.name, got, c.want)
+		}
+	}
+	// The same through the handler and through echo (a Debug log).
+	r := e.do("GET", "/v1/self", tok, nil)
+	dbg := newEnv(t)
+	dbg.st, dbg.srv = e.st, nil
+	srv, err := New(Config{Store: e.st, URL: testURL, Key: testKey, Log: zerolog.New(dbg.logs).Level(zerolog.DebugLevel)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbg.srv = srv
+	r2 := dbg.do("GET", "/v1/self", tok, nil)
+	if r.code != 200 || r2.code != 200 || string(r.body) != string(r2.body) {
+		t.Errorf("fast path %d, echo %d: bodies differ", r.code, r2.code)
+	}
+	for _, k := range []string{"Cache-Control", "Content-Type", "Content-Length"} {
+		if r.hdr.Get(k) != r2.hdr.Get(k) {
+			t.Errorf("%s: fast path %q, echo %q", k, r.hdr.Get(k), r2.hdr.Get(k))
+		}
+	}
+	if !contains(dbg.logs.String(), `"status":200`) {
+		t.Error("with a Debug log, the request was not logged: it did not go through echo")
+	}
+	// Anything else goes through echo: refusals get their problem details.
+	for _, c := range []struct {
+		name, tok string
+	}{{"no token", ""}, {"malformed", "sni_short"}, {"unknown", e.srv.Token("r01-cmp01", "2")}} {
+		if e.srv.fastSelf(httptest.NewRecorder(), req, c.tok) {
+			t.Errorf("%s: answered on the fast path", c.name)
+		}
+		r := e.do("GET", "/v1/self", c.tok, nil)
+		if r.code != 401 || r.problem(t).Status != 401 || r.hdr.Get("WWW-Authenticate") == "" {
+			t.Errorf("%s: %d %s", c.name, r.code, r.body)
+		}
+	}
+	if err := e.srv.EndDeployment(t.Context(), "r01-cmp01"); err != nil {
+		t.Fatal(err)
+	}
+	if e.srv.fastSelf(httptest.NewRecorder(), req, tok) {
+		t.Error("a revoked token was answered on the fast path")
+	}
+	if r := e.do("GET", "/v1/self", tok, nil); r.code != 401 {
+		t.Errorf("revoked: %d", r.code)
+	}
+	if !contains(e.logs.String(), `"status":401`) {
+		t.Error("the refusals were not logged")
+	}
+	// A body goes through echo's body limit.
+	tok = e.issue("r01-cmp01", "3")
+	big := strings.Repeat("x", maxBody+1)
+	if r := e.do("GET", "/v1/self", tok, []byte(big)); r.code != 413 {
+		t.Errorf("GET with a body over the limit: %d", r.code)
 	}
 }

@@ -10,67 +10,166 @@ import (
 	"github.com/slipway-dev/slipway/design"
 )
 
-// appendSelf appends the JSON of the node's /v1/self view to dst: the
-// bytes json.Marshal(selfOf(d, n, deployment)) gives, written straight
-// from the design. selfOf builds the view through drivers.NodeFromDesign
-// (maps, sorted key lists and structs, then reflection to encode them),
-// which cost about 20 µs of the 25 µs a first request of a token took;
-// this takes a few. TestAppendSelf holds the two to the same bytes over
-// the example design and a generated site, and TestSelfFields fails when
-// a type of the view gains a field this does not write.
-func appendSelf(dst []byte, d *design.Design, n *design.Node, deployment string) []byte {
-	s := &n.Spec
-	var domain string
+// selfParts are the parts of the /v1/self answers that a design revision
+// shares between its nodes, encoded once per design: each link, each
+// network (but the node's address and the tagging of its link), the DNS,
+// NTP and SSH keys per primary network, the boot actions sorted by name.
+type selfParts struct {
+	domain  string
+	links   map[string]*linkPart
+	nets    map[string]*netPart
+	dns     map[string][]byte // by primary network; "" for one not in the design
+	actions []actionPart
+}
+
+type linkPart struct {
+	json             []byte // the "link" object
+	trunking, native string
+}
+
+type netPart struct {
+	head []byte // {"name":…,"cidr":…,"prefix":…[,"vlan":…]
+	vlan int
+	mtu  []byte // ,"mtu":…
+	tail []byte // [,"gateway":…][,"dns":…][,"routes":…]}
+}
+
+type actionPart struct {
+	ba   *design.BootAction
+	json []byte // {"name":…,"signaling":…}
+}
+
+// newSelfParts encodes a design's shared parts.
+func newSelfParts(d *design.Design) *selfParts {
+	p := &selfParts{links: map[string]*linkPart{}, nets: map[string]*netPart{}, dns: map[string][]byte{}}
 	var site *design.SiteSpec
 	if d.Site != nil {
 		site = &d.Site.Spec
-		domain = site.Domain
+		p.domain = site.Domain
 	}
-	dst = append(dst, `{"name":`...)
-	dst = appendString(dst, n.Metadata.Name)
-	dst = append(dst, `,"hostname":`...)
-	dst = appendString(dst, n.Metadata.Name)
-	if domain != "" {
-		dst = append(dst, `,"domain":`...)
-		dst = appendString(dst, domain)
-		dst = append(dst, `,"fqdn":`...)
-		dst = appendString(dst, n.Metadata.Name+"."+domain)
-	} else {
-		dst = append(dst, `,"fqdn":`...)
-		dst = appendString(dst, n.Metadata.Name)
+	for name, l := range d.NetworkLinks {
+		b := &l.Spec.Bonding
+		lp := &linkPart{trunking: l.Spec.Trunking.Mode, native: l.Spec.Trunking.NativeNetwork}
+		j := append([]byte(`{"name":`), appendString(nil, name)...)
+		j = append(j, `,"mtu":`...)
+		j = strconv.AppendInt(j, int64(l.Spec.MTU), 10)
+		j = append(j, `,"bondMode":`...)
+		j = appendString(j, b.Mode)
+		if b.Hash != "" {
+			j = append(j, `,"bondHash":`...)
+			j = appendString(j, b.Hash)
+		}
+		if b.LACPRate != "" {
+			j = append(j, `,"lacpRate":`...)
+			j = appendString(j, b.LACPRate)
+		}
+		if b.MIIMon != 0 {
+			j = append(j, `,"miimon":`...)
+			j = strconv.AppendInt(j, int64(b.MIIMon), 10)
+		}
+		if b.UpDelay != 0 {
+			j = append(j, `,"updelay":`...)
+			j = strconv.AppendInt(j, int64(b.UpDelay), 10)
+		}
+		if b.DownDelay != 0 {
+			j = append(j, `,"downdelay":`...)
+			j = strconv.AppendInt(j, int64(b.DownDelay), 10)
+		}
+		j = append(j, `,"trunking":`...)
+		j = appendString(j, lp.trunking)
+		if lp.native != "" {
+			j = append(j, `,"nativeNetwork":`...)
+			j = appendString(j, lp.native)
+		}
+		lp.json = append(j, '}')
+		p.links[name] = lp
 	}
-	dst = append(dst, `,"deployment":`...)
-	dst = appendString(dst, deployment)
-	if s.Rack != "" {
-		dst = append(dst, `,"rack":`...)
-		dst = appendString(dst, s.Rack)
+	for name, nw := range d.Networks {
+		ns := &nw.Spec
+		np := &netPart{vlan: ns.VLAN}
+		h := append([]byte(`{"name":`), appendString(nil, name)...)
+		h = append(h, `,"cidr":`...)
+		h = appendString(h, ns.CIDR)
+		h = append(h, `,"prefix":`...)
+		prefix := 0
+		if pf, err := netip.ParsePrefix(ns.CIDR); err == nil {
+			prefix = pf.Bits()
+		}
+		h = strconv.AppendInt(h, int64(prefix), 10)
+		if ns.VLAN != 0 {
+			h = append(h, `,"vlan":`...)
+			h = strconv.AppendInt(h, int64(ns.VLAN), 10)
+		}
+		np.head = h
+		np.mtu = strconv.AppendInt([]byte(`,"mtu":`), int64(ns.MTU), 10)
+		var t []byte
+		if ns.Gateway != "" {
+			t = append(t, `,"gateway":`...)
+			t = appendString(t, ns.Gateway)
+		}
+		if ns.DNS.Domain != "" || ns.DNS.Servers != nil { // omitzero
+			t = append(t, `,"dns":{`...)
+			if ns.DNS.Domain != "" {
+				t = append(t, `"domain":`...)
+				t = appendString(t, ns.DNS.Domain)
+			}
+			if len(ns.DNS.Servers) > 0 {
+				if ns.DNS.Domain != "" {
+					t = append(t, ',')
+				}
+				t = append(t, `"servers":`...)
+				t = appendStrings(t, ns.DNS.Servers)
+			}
+			t = append(t, '}')
+		}
+		if len(ns.Routes) > 0 {
+			t = append(t, `,"routes":[`...)
+			for i, r := range ns.Routes {
+				if i > 0 {
+					t = append(t, ',')
+				}
+				t = append(t, `{"to":`...)
+				t = appendString(t, r.To)
+				t = append(t, `,"via":`...)
+				t = appendString(t, r.Via)
+				if r.Metric != 0 {
+					t = append(t, `,"metric":`...)
+					t = strconv.AppendInt(t, int64(r.Metric), 10)
+				}
+				t = append(t, '}')
+			}
+			t = append(t, ']')
+		}
+		np.tail = append(t, '}')
+		p.nets[name] = np
+		p.dns[name] = appendSiteParts(nil, site, nw)
 	}
-	if len(n.Metadata.Labels) > 0 {
-		dst = append(dst, `,"labels":`...)
-		dst = appendStringMap(dst, n.Metadata.Labels)
+	p.dns[""] = appendSiteParts(nil, site, nil)
+	for _, name := range slices.Sorted(maps.Keys(d.BootActions)) {
+		ba := d.BootActions[name]
+		j := append([]byte(`{"name":`), appendString(nil, name)...)
+		j = append(j, `,"signaling":`...)
+		j = strconv.AppendBool(j, ba.Spec.Signaling)
+		p.actions = append(p.actions, actionPart{ba: ba, json: append(j, '}')})
 	}
-	if len(s.Tags) > 0 {
-		dst = append(dst, `,"tags":`...)
-		dst = appendStrings(dst, s.Tags)
-	}
-	if s.PrimaryNetwork != "" {
-		dst = append(dst, `,"primaryNetwork":`...)
-		dst = appendString(dst, s.PrimaryNetwork)
-	}
-	// DNS: the site's, the primary network's servers instead when it
-	// names some, its domain searched first.
-	var servers, search []string
-	var ntp, keys []string
+	return p
+}
+
+// appendSiteParts writes "dns" (the site's servers, the primary
+// network's instead when it names some; its domain searched first), then
+// "ntpServers" and "sshKeys".
+func appendSiteParts(dst []byte, site *design.SiteSpec, primary *design.Network) []byte {
+	var servers, search, ntp, keys []string
 	if site != nil {
 		servers, search = site.DNS.Servers, site.DNS.Search
 		ntp, keys = site.NTP.Servers, site.SSHKeys
 	}
 	var primaryDomain string
-	if p := d.Networks[s.PrimaryNetwork]; p != nil {
-		if len(p.Spec.DNS.Servers) > 0 {
-			servers = p.Spec.DNS.Servers
+	if primary != nil {
+		if len(primary.Spec.DNS.Servers) > 0 {
+			servers = primary.Spec.DNS.Servers
 		}
-		if dom := p.Spec.DNS.Domain; dom != "" && !slices.Contains(search, dom) {
+		if dom := primary.Spec.DNS.Domain; dom != "" && !slices.Contains(search, dom) {
 			primaryDomain = dom
 		}
 	}
@@ -106,16 +205,66 @@ func appendSelf(dst []byte, d *design.Design, n *design.Node, deployment string)
 		dst = append(dst, `,"sshKeys":`...)
 		dst = appendStrings(dst, keys)
 	}
+	return dst
+}
+
+// appendSelf appends the JSON of the node's /v1/self view to dst: the
+// bytes json.Marshal(selfOf(d, n, deployment)) gives, written straight
+// from the design (p holds its shared parts, encoded once). selfOf builds
+// the view through drivers.NodeFromDesign (maps, sorted key lists and
+// structs, then reflection to encode them), which cost about 20 µs of the
+// 25 µs a first request of a token took. TestAppendSelf holds the two to
+// the same bytes over the example design and a generated site, and
+// TestSelfFields fails when a type of the view gains a field this does
+// not write.
+func appendSelf(dst []byte, p *selfParts, n *design.Node, deployment string) []byte {
+	s := &n.Spec
+	dst = append(dst, `{"name":`...)
+	dst = appendString(dst, n.Metadata.Name)
+	dst = append(dst, `,"hostname":`...)
+	dst = appendString(dst, n.Metadata.Name)
+	if p.domain != "" {
+		dst = append(dst, `,"domain":`...)
+		dst = appendString(dst, p.domain)
+		dst = append(dst, `,"fqdn":`...)
+		dst = appendString(dst, n.Metadata.Name+"."+p.domain)
+	} else {
+		dst = append(dst, `,"fqdn":`...)
+		dst = appendString(dst, n.Metadata.Name)
+	}
+	dst = append(dst, `,"deployment":`...)
+	dst = appendString(dst, deployment)
+	if s.Rack != "" {
+		dst = append(dst, `,"rack":`...)
+		dst = appendString(dst, s.Rack)
+	}
+	if len(n.Metadata.Labels) > 0 {
+		dst = append(dst, `,"labels":`...)
+		dst = appendStringMap(dst, n.Metadata.Labels)
+	}
+	if len(s.Tags) > 0 {
+		dst = append(dst, `,"tags":`...)
+		dst = appendStrings(dst, s.Tags)
+	}
+	if s.PrimaryNetwork != "" {
+		dst = append(dst, `,"primaryNetwork":`...)
+		dst = appendString(dst, s.PrimaryNetwork)
+	}
+	if site, ok := p.dns[s.PrimaryNetwork]; ok {
+		dst = append(dst, site...)
+	} else {
+		dst = append(dst, p.dns[""]...)
+	}
 	dst = append(dst, `,"interfaces":[`...)
 	var kb [16]string
 	for i, name := range sortedKeys(kb[:0], s.Interfaces) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendInterface(dst, d, s, name)
+		dst = appendInterface(dst, p, s, name)
 	}
 	dst = append(dst, `],"storage":{`...)
-	comma = false
+	comma := false
 	if len(s.Storage.Devices) > 0 {
 		dst = append(dst, `"devices":[`...)
 		for i, name := range sortedKeys(kb[:0], s.Storage.Devices) {
@@ -200,15 +349,16 @@ func appendSelf(dst []byte, d *design.Design, n *design.Node, deployment string)
 		dst = appendStringMap(dst, s.Platform.KernelParams)
 	}
 	dst = append(dst, `},"bootActions":[`...)
-	for i, name := range d.BootActionsFor(n) {
-		if i > 0 {
+	first := true
+	for _, a := range p.actions { // design.BootActionsFor, over the sorted list
+		if !a.ba.Spec.NodeFilter.Matches(n) {
+			continue
+		}
+		if !first {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, `{"name":`...)
-		dst = appendString(dst, name)
-		dst = append(dst, `,"signaling":`...)
-		dst = strconv.AppendBool(dst, d.BootActions[name].Spec.Signaling)
-		dst = append(dst, '}')
+		first = false
+		dst = append(dst, a.json...)
 	}
 	return append(dst, "]}"...)
 }
@@ -216,48 +366,18 @@ func appendSelf(dst []byte, d *design.Design, n *design.Node, deployment string)
 // appendInterface writes one of the node's interfaces: its link, its
 // devices resolved through the hardware profile's aliases, its networks
 // with the node's address on each.
-func appendInterface(dst []byte, d *design.Design, s *design.NodeSpec, name string) []byte {
+func appendInterface(dst []byte, p *selfParts, s *design.NodeSpec, name string) []byte {
 	in := s.Interfaces[name]
 	dst = append(dst, `{"name":`...)
 	dst = appendString(dst, name)
-	dst = append(dst, `,"link":{"name":`...)
-	dst = appendString(dst, in.Link)
+	dst = append(dst, `,"link":`...)
 	var trunking, native string
-	if l := d.NetworkLinks[in.Link]; l != nil {
-		b := &l.Spec.Bonding
-		trunking, native = l.Spec.Trunking.Mode, l.Spec.Trunking.NativeNetwork
-		dst = append(dst, `,"mtu":`...)
-		dst = strconv.AppendInt(dst, int64(l.Spec.MTU), 10)
-		dst = append(dst, `,"bondMode":`...)
-		dst = appendString(dst, b.Mode)
-		if b.Hash != "" {
-			dst = append(dst, `,"bondHash":`...)
-			dst = appendString(dst, b.Hash)
-		}
-		if b.LACPRate != "" {
-			dst = append(dst, `,"lacpRate":`...)
-			dst = appendString(dst, b.LACPRate)
-		}
-		if b.MIIMon != 0 {
-			dst = append(dst, `,"miimon":`...)
-			dst = strconv.AppendInt(dst, int64(b.MIIMon), 10)
-		}
-		if b.UpDelay != 0 {
-			dst = append(dst, `,"updelay":`...)
-			dst = strconv.AppendInt(dst, int64(b.UpDelay), 10)
-		}
-		if b.DownDelay != 0 {
-			dst = append(dst, `,"downdelay":`...)
-			dst = strconv.AppendInt(dst, int64(b.DownDelay), 10)
-		}
-		dst = append(dst, `,"trunking":`...)
-		dst = appendString(dst, trunking)
-		if native != "" {
-			dst = append(dst, `,"nativeNetwork":`...)
-			dst = appendString(dst, native)
-		}
-		dst = append(dst, '}')
+	if l := p.links[in.Link]; l != nil {
+		trunking, native = l.trunking, l.native
+		dst = append(dst, l.json...)
 	} else {
+		dst = append(dst, `{"name":`...)
+		dst = appendString(dst, in.Link)
 		dst = append(dst, `,"mtu":0,"bondMode":"","trunking":""}`...)
 	}
 	dst = append(dst, `,"devices":`...)
@@ -275,8 +395,8 @@ func appendInterface(dst []byte, d *design.Design, s *design.NodeSpec, name stri
 	}
 	first := true
 	for _, nn := range in.Networks {
-		nw := d.Networks[nn]
-		if nw == nil {
+		np := p.nets[nn]
+		if np == nil {
 			continue
 		}
 		if first {
@@ -285,67 +405,18 @@ func appendInterface(dst []byte, d *design.Design, s *design.NodeSpec, name stri
 		} else {
 			dst = append(dst, ',')
 		}
-		ns := &nw.Spec
-		dst = append(dst, `{"name":`...)
-		dst = appendString(dst, nn)
-		dst = append(dst, `,"cidr":`...)
-		dst = appendString(dst, ns.CIDR)
-		dst = append(dst, `,"prefix":`...)
-		prefix := 0
-		if p, err := netip.ParsePrefix(ns.CIDR); err == nil {
-			prefix = p.Bits()
+		dst = append(dst, np.head...)
+		if trunking == "802.1q" && nn != native && np.vlan > 0 {
+			dst = append(dst, `,"tagged":true`...)
+		} else {
+			dst = append(dst, `,"tagged":false`...)
 		}
-		dst = strconv.AppendInt(dst, int64(prefix), 10)
-		if ns.VLAN != 0 {
-			dst = append(dst, `,"vlan":`...)
-			dst = strconv.AppendInt(dst, int64(ns.VLAN), 10)
-		}
-		dst = append(dst, `,"tagged":`...)
-		dst = strconv.AppendBool(dst, trunking == "802.1q" && nn != native && ns.VLAN > 0)
-		dst = append(dst, `,"mtu":`...)
-		dst = strconv.AppendInt(dst, int64(ns.MTU), 10)
+		dst = append(dst, np.mtu...)
 		if a := addressOn(s, nn); a != "" {
 			dst = append(dst, `,"address":`...)
 			dst = appendString(dst, a)
 		}
-		if ns.Gateway != "" {
-			dst = append(dst, `,"gateway":`...)
-			dst = appendString(dst, ns.Gateway)
-		}
-		if ns.DNS.Domain != "" || ns.DNS.Servers != nil {
-			dst = append(dst, `,"dns":{`...)
-			if ns.DNS.Domain != "" {
-				dst = append(dst, `"domain":`...)
-				dst = appendString(dst, ns.DNS.Domain)
-			}
-			if len(ns.DNS.Servers) > 0 {
-				if ns.DNS.Domain != "" {
-					dst = append(dst, ',')
-				}
-				dst = append(dst, `"servers":`...)
-				dst = appendStrings(dst, ns.DNS.Servers)
-			}
-			dst = append(dst, '}')
-		}
-		if len(ns.Routes) > 0 {
-			dst = append(dst, `,"routes":[`...)
-			for i, r := range ns.Routes {
-				if i > 0 {
-					dst = append(dst, ',')
-				}
-				dst = append(dst, `{"to":`...)
-				dst = appendString(dst, r.To)
-				dst = append(dst, `,"via":`...)
-				dst = appendString(dst, r.Via)
-				if r.Metric != 0 {
-					dst = append(dst, `,"metric":`...)
-					dst = strconv.AppendInt(dst, int64(r.Metric), 10)
-				}
-				dst = append(dst, '}')
-			}
-			dst = append(dst, ']')
-		}
-		dst = append(dst, '}')
+		dst = append(dst, np.tail...)
 	}
 	if !first {
 		dst = append(dst, ']')
@@ -430,7 +501,8 @@ func appendStrings(dst []byte, vs []string) []byte {
 // appendStringMap writes a map as encoding/json does: keys sorted.
 func appendStringMap(dst []byte, m map[string]string) []byte {
 	dst = append(dst, '{')
-	for i, k := range slices.Sorted(maps.Keys(m)) {
+	var kb [16]string
+	for i, k := range sortedKeys(kb[:0], m) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}

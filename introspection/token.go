@@ -10,12 +10,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/statestore"
@@ -59,15 +61,43 @@ func (s *Server) Token(node, deployment string) string { return s.tokenFor(node,
 // tokenFor derives the token of a deployment's issue-th reissue (names
 // hold no NUL: every input gives its own token).
 func (s *Server) tokenFor(node, deployment string, issue int) string {
-	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte(node))
-	m.Write([]byte{0})
-	m.Write([]byte(deployment))
+	var enc [TokenLen]byte
+	s.encodedToken(&enc, node, deployment, issue)
+	return string(enc[:])
+}
+
+// encodedToken writes the token of (node, deployment, issue) into enc:
+// TokenPrefix and the base64url HMAC-SHA256 under the key of the node's
+// name, a NUL, the deployment, and for a reissue a NUL and its number. The
+// HMAC states are pooled (keyed once; Reset returns to the keyed state),
+// so deriving a token allocates nothing.
+func (s *Server) encodedToken(enc *[TokenLen]byte, node, deployment string, issue int) {
+	m := s.macs.Get().(*macState)
+	m.h.Reset()
+	m.buf = append(m.buf[:0], node...)
+	m.buf = append(m.buf, 0)
+	m.buf = append(m.buf, deployment...)
 	if issue > 0 {
-		m.Write([]byte{0})
-		m.Write([]byte(strconv.Itoa(issue)))
+		m.buf = append(m.buf, 0)
+		m.buf = strconv.AppendInt(m.buf, int64(issue), 10)
 	}
-	return TokenPrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	m.h.Write(m.buf)
+	m.sum = m.h.Sum(m.sum[:0])
+	copy(enc[:], TokenPrefix)
+	base64.RawURLEncoding.Encode(enc[len(TokenPrefix):], m.sum)
+	s.macs.Put(m)
+}
+
+// macState is a keyed HMAC-SHA256 and its buffers.
+type macState struct {
+	h        hash.Hash
+	buf, sum []byte
+}
+
+func newMACs(key []byte) *sync.Pool {
+	return &sync.Pool{New: func() any {
+		return &macState{h: hmac.New(sha256.New, key), buf: make([]byte, 0, 256), sum: make([]byte, 0, sha256.Size)}
+	}}
 }
 
 // tokenOf is the token a record was issued for.
@@ -237,15 +267,23 @@ func (s *Server) verify(ctx context.Context, presented string) (tokenRecord, err
 // (503).
 func (s *Server) verifyStored(ctx context.Context, presented string, h tokenHash) (tokenRecord, error) {
 	var rec tokenRecord
-	found, err := s.getJSON(ctx, collTokens, h.String(), &rec)
-	if err != nil {
-		return tokenRecord{}, internal(503, "the state store did not answer; try again", err)
-	}
-	if !found {
+	var key [2 * sha256.Size]byte
+	hex.Encode(key[:], h[:])
+	b, err := s.store.Get(ctx, collTokens, string(key[:]))
+	switch {
+	case errors.Is(err, statestore.ErrNoRecord):
 		return tokenRecord{}, errUnauthorized
+	case err != nil:
+		return tokenRecord{}, internal(503, "the state store did not answer; try again",
+			drivers.NewError(drivers.Transient, fmt.Errorf("read %s: %w", collTokens, err)))
 	}
-	want := s.tokenOf(rec)
-	if subtle.ConstantTimeCompare([]byte(want), []byte(presented)) != 1 {
+	if err := decodeRecord(b, &rec); err != nil {
+		return tokenRecord{}, internal(503, "the state store did not answer; try again",
+			fmt.Errorf("decode a record of %s: %w", collTokens, err))
+	}
+	var want [TokenLen]byte
+	s.encodedToken(&want, rec.Node, rec.Deployment, rec.Issue)
+	if subtle.ConstantTimeCompare(want[:], unsafe.Slice(unsafe.StringData(presented), len(presented))) != 1 {
 		// A record the key did not derive: written by someone else, or
 		// the key changed since it was issued.
 		s.log.Warn().Str("node", rec.Node).Str("deployment", rec.Deployment).
@@ -285,7 +323,7 @@ func (s *Server) authenticateToken(ctx context.Context, presented string) (*sess
 		return nil, internal(http.StatusInternalServerError, "this node is not in the design revision of its deployment",
 			fmt.Errorf("node %s not in revision %s", rec.Node, rec.Revision))
 	}
-	ss := &session{hash: h, rec: rec, d: d, n: n}
+	ss := &session{hash: h, rec: rec, d: d, n: n, parts: s.designs.selfParts(d)}
 	s.tokens.put(h, ss, gen)
 	return ss, nil
 }
