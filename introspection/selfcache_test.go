@@ -2,8 +2,8 @@ package introspection
 
 import (
 	"context"
-	"io"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"net/http/httptest"
 	"reflect"
