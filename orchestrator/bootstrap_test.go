@@ -282,8 +282,9 @@ func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
 	if rec := record(t, e, node); rec.Stage != orchestrator.StageDeployed || rec.Deployment != 1 {
 		t.Errorf("%s: stage %s, deployment %d; want deployed, still deployment 1", node, rec.Stage, rec.Deployment)
 	}
-	if b := env.Lab.Machine(node).Bootstrap(); b.State != lab.BootstrapDone || len(b.Reports) == 0 {
-		t.Errorf("%s's bootstrap: %s %s", node, b.State, b.Err)
+	// The engine saw the last report; the agent may still be finishing.
+	if b, err := env.Lab.Machine(node).WaitBootstrap(ctx); err != nil || b.State != lab.BootstrapDone || len(b.Reports) == 0 {
+		t.Errorf("%s's bootstrap: %s %s (%v)", node, b.State, b.Err, err)
 	}
 	noSecretIn(t, e, node, oldTok, newTok)
 	audit(t, env, e, 2)

@@ -48,7 +48,7 @@ func (d *Driver) resolveDevices(ctx context.Context, systemID string, devs []dri
 	if len(pending) == 0 {
 		return out, nil
 	}
-	nds, ok := d.c.cache.nodeDevices(systemID)
+	nds, ok := d.c.cache.nodeDevices(systemID, !disks)
 	if !ok {
 		since := d.c.cache.begin()
 		if err := d.c.call(ctx, http.MethodGet, "nodes/"+systemID+"/devices/", "", nil, &nds); err != nil && !isNotFound(err) {

@@ -21,8 +21,12 @@ import (
 //     read counts), unless this driver wrote to the machine since: any
 //     write under machines/{id}/ or nodes/{id}/, an allocation naming it,
 //     a tag change of it. A read that a write overlapped is not kept.
+//     Writes of its interfaces, its storage or its tags make only that
+//     part stale: a caller says which parts it reads.
 //   - a machine's node devices (PCI addresses to interfaces and disks),
-//     until its commissioning restarts or its interfaces are written.
+//     until its commissioning restarts; the interfaces' names in them
+//     are not read from the cache after the machine's interfaces were
+//     written.
 //   - site-wide lists (subnets, tags, domains, every machine's power
 //     parameters), for siteTTL, shared by concurrent callers (one request
 //     in flight answers them all), dropped when this driver writes to
@@ -36,8 +40,9 @@ type readCache struct {
 	machineTTL, deviceTTL, siteTTL time.Duration
 
 	mu       sync.Mutex
-	epoch    uint64            // counts writes
-	dropped  map[string]uint64 // system ID or list key → epoch of its last write
+	epoch    uint64                // counts writes
+	dropped  map[string]uint64     // system ID or list key → epoch of its last write
+	touched  map[string][3]uint64  // system ID → epoch of its last write of each part
 	machines map[string]cachedMachine
 	devices  map[string]cachedDevices
 	lists    map[string]cachedList
@@ -45,13 +50,38 @@ type readCache struct {
 }
 
 type cachedMachine struct {
-	m  mMachine
-	at time.Time
+	m     mMachine
+	at    time.Time
+	stale part // parts written since the read
+}
+
+// part is a part of a machine that a write changes without changing the
+// rest: configuring its interfaces leaves its disks, tags and state as
+// they were. A write of anything else drops the whole machine.
+type part uint8
+
+const (
+	partInterfaces part = 1 << iota
+	partStorage
+	partTags
+	partAll = partInterfaces | partStorage | partTags
+)
+
+// partOf is the part a write of a machine changes (0: more than one).
+func partOf(sub, op string) part {
+	switch {
+	case sub == "interfaces":
+		return partInterfaces
+	case sub == "blockdevices" || sub == "volume-groups" || sub == "volume-group" || op == "set_storage_layout":
+		return partStorage
+	}
+	return 0
 }
 
 type cachedDevices struct {
-	nds []nodeDevice
-	at  time.Time
+	nds   []nodeDevice
+	at    time.Time
+	since uint64 // the epoch when it was read
 }
 
 type cachedList struct {
@@ -70,7 +100,7 @@ const (
 
 func newReadCache(machineTTL time.Duration) *readCache {
 	return &readCache{machineTTL: machineTTL, deviceTTL: defaultDeviceTTL, siteTTL: defaultSiteTTL,
-		dropped: map[string]uint64{}, machines: map[string]cachedMachine{}, devices: map[string]cachedDevices{}, lists: map[string]cachedList{}}
+		dropped: map[string]uint64{}, touched: map[string][3]uint64{}, machines: map[string]cachedMachine{}, devices: map[string]cachedDevices{}, lists: map[string]cachedList{}}
 }
 
 func (c *readCache) enabled() bool { return c != nil && c.machineTTL > 0 }
@@ -94,21 +124,30 @@ func (c *readCache) putMachines(since uint64, ms []mMachine) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range ms {
-		if id := ms[i].SystemID; id != "" && c.dropped[id] <= since {
-			c.machines[id] = cachedMachine{m: ms[i], at: now}
+		id := ms[i].SystemID
+		if id == "" || c.dropped[id] > since {
+			continue
 		}
+		var stale part
+		for k, e := range c.touched[id] {
+			if e > since { // written while it was read
+				stale |= 1 << k
+			}
+		}
+		c.machines[id] = cachedMachine{m: ms[i], at: now, stale: stale}
 	}
 }
 
-// machine answers a copy of the cached machine when fresh.
-func (c *readCache) machine(id string) (*mMachine, bool) {
+// machine answers a copy of the cached machine when fresh and none of
+// the parts the caller needs was written since.
+func (c *readCache) machine(id string, need part) (*mMachine, bool) {
 	if !c.enabled() {
 		return nil, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.machines[id]
-	if !ok || time.Since(e.at) > c.machineTTL {
+	if !ok || time.Since(e.at) > c.machineTTL || e.stale&need != 0 {
 		return nil, false
 	}
 	m := e.m
@@ -122,18 +161,20 @@ func (c *readCache) putDevices(since uint64, id string, nds []nodeDevice) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dropped["devices:"+id] <= since {
-		c.devices[id] = cachedDevices{nds: nds, at: time.Now()}
+		c.devices[id] = cachedDevices{nds: nds, at: time.Now(), since: since}
 	}
 }
 
-func (c *readCache) nodeDevices(id string) ([]nodeDevice, bool) {
+// nodeDevices answers the machine's node devices when fresh; nics asks
+// for the interfaces' names too, which a write of them changes.
+func (c *readCache) nodeDevices(id string, nics bool) ([]nodeDevice, bool) {
 	if !c.enabled() {
 		return nil, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.devices[id]
-	if !ok || time.Since(e.at) > c.deviceTTL {
+	if !ok || time.Since(e.at) > c.deviceTTL || (nics && c.touched[id][0] > e.since) {
 		return nil, false
 	}
 	return e.nds, true
@@ -198,13 +239,33 @@ func (c *readCache) wrote(path, op string, params url.Values) {
 			delete(c.devices, id)
 		}
 	}
+	touch := func(id string, p part) {
+		if p == 0 {
+			drop(id)
+			return
+		}
+		t := c.touched[id]
+		for k := range t {
+			if p&(1<<k) != 0 {
+				t[k] = c.epoch
+			}
+		}
+		c.touched[id] = t
+		if e, ok := c.machines[id]; ok {
+			e.stale |= p
+			c.machines[id] = e
+		}
+	}
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch parts[0] {
 	case "machines", "nodes":
 		if len(parts) > 1 {
-			id := parts[1]
-			drop(id)
-			if op == "commission" || (len(parts) > 2 && parts[2] == "interfaces") {
+			id, sub := parts[1], ""
+			if len(parts) > 2 {
+				sub = parts[2]
+			}
+			touch(id, partOf(sub, op))
+			if op == "commission" {
 				drop("devices:" + id)
 			}
 			if parts[0] == "machines" && (op == "" || op == "power_parameters") && params.Has("power_type") {
@@ -217,7 +278,7 @@ func (c *readCache) wrote(path, op string, params url.Values) {
 	case "tags":
 		if op == "update_nodes" {
 			for _, id := range append(params["add"], params["remove"]...) {
-				drop(id)
+				touch(id, partTags)
 			}
 		} else {
 			drop("tags/?op=")

@@ -17,7 +17,7 @@ func (d *Driver) Inventory(ctx context.Context, n drivers.Node) (drivers.Invento
 	if n.MachineID == "" {
 		return drivers.Inventory{}, drivers.Errorf(drivers.Permanent, "maas: inventory of node %s: the node has no machine yet (identify it first)", n.Name)
 	}
-	m, err := d.machine(ctx, n.MachineID)
+	m, err := d.machine(ctx, n.MachineID, partInterfaces)
 	if err != nil {
 		return drivers.Inventory{}, err
 	}

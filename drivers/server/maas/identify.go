@@ -200,10 +200,12 @@ func (d *Driver) enlist(ctx context.Context, n drivers.Node) (*mMachine, error) 
 			p[k] = v
 		}
 	}
+	since := d.c.cache.begin()
 	var m mMachine
 	if err := d.c.call(ctx, http.MethodPost, "machines/", "", p, &m); err != nil {
 		return nil, err
 	}
+	d.c.cache.putMachines(since, []mMachine{m}) // MAAS answers the new machine in full
 	return &m, nil
 }
 

@@ -130,8 +130,10 @@ func (d *Driver) fetchMachine(ctx context.Context, id string) (*mMachine, error)
 // machine is fetchMachine answered from the read cache when it holds a
 // recent read of the machine (cache.go): the read a stage starts with.
 // Where MAAS answered that the state moved, fetchMachine reads again.
-func (d *Driver) machine(ctx context.Context, id string) (*mMachine, error) {
-	if m, ok := d.c.cache.machine(id); ok {
+// need names the parts of the machine the caller reads besides its
+// state and owner.
+func (d *Driver) machine(ctx context.Context, id string, need part) (*mMachine, error) {
+	if m, ok := d.c.cache.machine(id, need); ok {
 		return m, nil
 	}
 	return d.fetchMachine(ctx, id)
@@ -154,7 +156,7 @@ func (d *Driver) machineOp(ctx context.Context, id, op string, params url.Values
 // setting (counted from MAAS's events, so a restarted orchestrator counts
 // the same), then Failed with MAAS's status message.
 func (d *Driver) Commission(ctx context.Context, n drivers.NodeRef) (drivers.Result, error) {
-	m, err := d.machine(ctx, n.MachineID)
+	m, err := d.machine(ctx, n.MachineID, 0)
 	if err != nil {
 		return drivers.Result{}, err
 	}
@@ -229,7 +231,7 @@ func orText(s, def string) string {
 // or release). A machine allocated to another agent is a Permanent error.
 // Each step is safe to repeat.
 func (d *Driver) Deploy(ctx context.Context, n drivers.Node, dep drivers.Deployment) (drivers.Result, error) {
-	m, err := d.machine(ctx, n.MachineID)
+	m, err := d.machine(ctx, n.MachineID, 0)
 	if err != nil {
 		return drivers.Result{}, err
 	}
@@ -381,7 +383,7 @@ func (d *Driver) startDeploy(ctx context.Context, m *mMachine, n drivers.Node, d
 // released. MAAS's 409 "cannot be released" on a machine that meanwhile
 // became Ready counts as done.
 func (d *Driver) Release(ctx context.Context, n drivers.NodeRef, erase bool) (drivers.Result, error) {
-	m, err := d.machine(ctx, n.MachineID)
+	m, err := d.machine(ctx, n.MachineID, 0)
 	if err != nil {
 		return drivers.Result{}, err
 	}

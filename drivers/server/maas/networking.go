@@ -16,11 +16,11 @@ import (
 // configurable reads the machine and checks that MAAS lets its networking,
 // storage and platform be changed: it must be Ready (commissioned). While
 // it commissions the step is in progress; any other state is permanent.
-func (d *Driver) configurable(ctx context.Context, n drivers.Node, what string) (*mMachine, *drivers.Result, error) {
+func (d *Driver) configurable(ctx context.Context, n drivers.Node, what string, need part) (*mMachine, *drivers.Result, error) {
 	if n.MachineID == "" {
 		return nil, nil, drivers.Errorf(drivers.Permanent, "maas: %s of node %s: the node has no machine yet (identify it first)", what, n.Name)
 	}
-	m, err := d.machine(ctx, n.MachineID)
+	m, err := d.machine(ctx, n.MachineID, need)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -54,7 +54,7 @@ func (c cfgChanges) result(what, id string) drivers.Result {
 // the default gateway on the primary network. It compares first and
 // cfgChanges only what differs.
 func (d *Driver) ApplyNetworking(ctx context.Context, n drivers.Node) (drivers.Result, error) {
-	m, wait, err := d.configurable(ctx, n, "networking")
+	m, wait, err := d.configurable(ctx, n, "networking", partInterfaces)
 	if err != nil || wait != nil {
 		return cfgResult(wait), err
 	}

@@ -52,7 +52,7 @@ func kernelOpts(params map[string]string) string {
 // Tagging is batched: the machines tagged with the same tag at the same
 // time are added in one update_nodes request (tags.go).
 func (d *Driver) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Result, error) {
-	m, wait, err := d.configurable(ctx, n, "platform")
+	m, wait, err := d.configurable(ctx, n, "platform", partTags)
 	if err != nil || wait != nil {
 		return cfgResult(wait), err
 	}

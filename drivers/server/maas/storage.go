@@ -126,7 +126,7 @@ type storagePlan struct {
 // starts from MAAS's blank layout and builds the partitions, filesystems,
 // volume groups and logical volumes.
 func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Result, error) {
-	m, wait, err := d.configurable(ctx, n, "storage")
+	m, wait, err := d.configurable(ctx, n, "storage", partStorage)
 	if err != nil || wait != nil {
 		return cfgResult(wait), err
 	}
@@ -139,44 +139,18 @@ func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Resu
 	if err != nil {
 		return drivers.Result{}, err
 	}
-	var plan storagePlan
-	plan.vgs = map[string][]sized{}
-	for _, sd := range n.Storage.Devices {
-		r := names[sd.Device.Alias]
-		var bd *mBlockDevice
+	plan, err := buildPlan(n.Storage, func(dev drivers.Device) *mBlockDevice {
+		r := names[dev.Alias]
 		for i := range m.BlockDevices {
 			b := &m.BlockDevices[i]
 			if b.Type == "physical" && ((r.ID != 0 && b.ID == r.ID) || (r.ID == 0 && b.Name == r.Name)) {
-				bd = b
+				return b
 			}
 		}
-		if bd == nil {
-			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: machine %s has no disk %s for device %s", id, r.Name, sd.Device.Alias)
-		}
-		var parts []sized
-		for _, p := range sd.Partitions {
-			sz, err := design.ParseSize(p.Size)
-			if err != nil {
-				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s: %v", p.Name, sd.Device.Alias, err)
-			}
-			parts = append(parts, sized{name: p.Name, size: sz, boot: p.Bootable, fs: p.Filesystem, vg: p.VolumeGroup})
-		}
-		plan.disks = append(plan.disks, struct {
-			dev   drivers.StorageDevice
-			bd    *mBlockDevice
-			parts []sized
-		}{sd, bd, ordered(parts)})
-	}
-	for _, vg := range n.Storage.VolumeGroups {
-		var lvs []sized
-		for _, lv := range vg.LogicalVolumes {
-			sz, err := design.ParseSize(lv.Size)
-			if err != nil {
-				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: logical volume %s of %s: %v", lv.Name, vg.Name, err)
-			}
-			lvs = append(lvs, sized{name: lv.Name, size: sz, fs: lv.Filesystem})
-		}
-		plan.vgs[vg.Name] = ordered(lvs)
+		return nil
+	})
+	if err != nil {
+		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: machine %s: %v", id, err)
 	}
 	var vgs []mVolumeGroup
 	if err := d.c.call(ctx, http.MethodGet, "nodes/"+id+"/volume-groups/", "", nil, &vgs); err != nil {
@@ -300,6 +274,43 @@ func (d *Driver) createLVs(ctx context.Context, id string, vg mVolumeGroup, free
 		}
 	}
 	return nil
+}
+
+// buildPlan parses the design's storage sizes and ties each device to
+// its disk (disk answers nil when the machine has none).
+func buildPlan(s drivers.Storage, disk func(drivers.Device) *mBlockDevice) (storagePlan, error) {
+	plan := storagePlan{vgs: map[string][]sized{}}
+	for _, sd := range s.Devices {
+		bd := disk(sd.Device)
+		if bd == nil {
+			return plan, fmt.Errorf("no disk for device %s", sd.Device.Alias)
+		}
+		var parts []sized
+		for _, p := range sd.Partitions {
+			sz, err := design.ParseSize(p.Size)
+			if err != nil {
+				return plan, fmt.Errorf("partition %s of %s: %v", p.Name, sd.Device.Alias, err)
+			}
+			parts = append(parts, sized{name: p.Name, size: sz, boot: p.Bootable, fs: p.Filesystem, vg: p.VolumeGroup})
+		}
+		plan.disks = append(plan.disks, struct {
+			dev   drivers.StorageDevice
+			bd    *mBlockDevice
+			parts []sized
+		}{sd, bd, ordered(parts)})
+	}
+	for _, vg := range s.VolumeGroups {
+		var lvs []sized
+		for _, lv := range vg.LogicalVolumes {
+			sz, err := design.ParseSize(lv.Size)
+			if err != nil {
+				return plan, fmt.Errorf("logical volume %s of %s: %v", lv.Name, vg.Name, err)
+			}
+			lvs = append(lvs, sized{name: lv.Name, size: sz, fs: lv.Filesystem})
+		}
+		plan.vgs[vg.Name] = ordered(lvs)
+	}
+	return plan, nil
 }
 
 // formatMount formats and mounts a partition or block device (path ends in /).
