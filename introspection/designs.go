@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
@@ -33,6 +34,32 @@ type designCache struct {
 	byID  map[string]*designEntry
 	byPtr map[*design.Design]*ptrEntry
 	parts map[*design.Design]*selfParts
+
+	// last is the design get returned last, with its answer parts: the
+	// first request of every token of a deployment wave asks for the same
+	// one, and takes it without the lock (a revision's design never
+	// changes; it may outlive its place in byID by one entry).
+	last atomic.Pointer[lastDesign]
+}
+
+type lastDesign struct {
+	id    string
+	d     *design.Design
+	parts *selfParts
+}
+
+// getWithParts is get, with the design's answer parts.
+func (c *designCache) getWithParts(ctx context.Context, id string) (*design.Design, *selfParts, error) {
+	if l := c.last.Load(); l != nil && l.id == id {
+		return l.d, l.parts, nil
+	}
+	d, err := c.get(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := c.selfParts(d)
+	c.last.Store(&lastDesign{id: id, d: d, parts: p})
+	return d, p, nil
 }
 
 type designEntry struct {

@@ -131,13 +131,26 @@ func cloneNodes(m map[string]*design.Node) map[string]*design.Node {
 func TestTokenCacheGeneration(t *testing.T) {
 	var c tokenCache
 	h := hashOf("sni_x")
-	gen := c.generation()
+	gen := c.generation(h)
 	c.forget(h.String()) // the change lands between the read and the put
 	c.put(h, &session{hash: h}, gen)
 	if _, ok := c.get(h); ok {
 		t.Error("a session read before a revocation was cached")
 	}
-	c.put(h, &session{hash: h}, c.generation())
+	// A change to a token of the same shard counts too (conservative).
+	var other tokenHash
+	for i := 0; ; i++ {
+		if other = hashOf(strconv.Itoa(i)); other != h && c.shard(other) == c.shard(h) {
+			break
+		}
+	}
+	gen = c.generation(h)
+	c.forget(other.String())
+	c.put(h, &session{hash: h}, gen)
+	if _, ok := c.get(h); ok {
+		t.Error("a session read before a change in its shard was cached")
+	}
+	c.put(h, &session{hash: h}, c.generation(h))
 	if _, ok := c.get(h); !ok {
 		t.Fatal("not cached")
 	}

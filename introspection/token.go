@@ -306,12 +306,12 @@ func (s *Server) authenticateToken(ctx context.Context, presented string) (*sess
 	if ss, ok := s.tokens.get(h); ok && subtle.ConstantTimeCompare(ss.hash[:], h[:]) == 1 {
 		return ss, nil
 	}
-	gen := s.tokens.generation()
+	gen := s.tokens.generation(h)
 	rec, err := s.verifyStored(ctx, presented, h)
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.designs.get(ctx, rec.Revision)
+	d, parts, err := s.designs.getWithParts(ctx, rec.Revision)
 	if err != nil {
 		if errors.Is(err, statestore.ErrNotFound) {
 			return nil, internal(http.StatusInternalServerError, "the design revision of this deployment is not stored any more", err)
@@ -323,7 +323,7 @@ func (s *Server) authenticateToken(ctx context.Context, presented string) (*sess
 		return nil, internal(http.StatusInternalServerError, "this node is not in the design revision of its deployment",
 			fmt.Errorf("node %s not in revision %s", rec.Node, rec.Revision))
 	}
-	ss := &session{hash: h, rec: rec, d: d, n: n, parts: s.designs.selfParts(d)}
+	ss := &session{hash: h, rec: rec, d: d, n: n, parts: parts}
 	s.tokens.put(h, ss, gen)
 	return ss, nil
 }
@@ -371,51 +371,71 @@ func (l *stripedLock) lock(key string) func() {
 // answer once rendered (all immutable for a record: a new design revision
 // or deployment writes a new record, and drops the cached one). Issue,
 // reissue and revoke forget what they change after writing; a record read
-// before such a change is not cached (the generation moved), so a revoked
-// or replaced token is never served from the cache.
+// before such a change is not cached (the generation of its shard moved),
+// so a revoked or replaced token is never served from the cache. Sharded
+// by the hash's first byte, so that concurrent first requests of many
+// tokens seldom wait for one another.
 type tokenCache struct {
+	shards [tokenShards]tokenShard
+}
+
+const (
+	tokenShards   = 32
+	tokenCacheMax = 200000 // sessions, over all shards
+)
+
+type tokenShard struct {
 	mu  sync.RWMutex
 	gen uint64
 	m   map[tokenHash]*session
+	_   [64]byte // one shard a cache line (or more): no false sharing
 }
 
-const tokenCacheMax = 200000
+func (c *tokenCache) shard(h tokenHash) *tokenShard { return &c.shards[h[0]%tokenShards] }
 
 func (c *tokenCache) get(h tokenHash) (*session, bool) {
-	c.mu.RLock()
-	ss, ok := c.m[h]
-	c.mu.RUnlock()
+	sh := c.shard(h)
+	sh.mu.RLock()
+	ss, ok := sh.m[h]
+	sh.mu.RUnlock()
 	return ss, ok
 }
 
-func (c *tokenCache) generation() uint64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.gen
+// generation is h's shard's generation, to give put.
+func (c *tokenCache) generation(h tokenHash) uint64 {
+	sh := c.shard(h)
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	return sh.gen
 }
 
+// put caches a session read when h's shard was at generation gen, unless
+// a change was forgotten in it since.
 func (c *tokenCache) put(h tokenHash, ss *session, gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen {
+	sh := c.shard(h)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if gen != sh.gen {
 		return
 	}
-	if c.m == nil || len(c.m) >= tokenCacheMax {
-		c.m = make(map[tokenHash]*session)
+	if sh.m == nil || len(sh.m) >= tokenCacheMax/tokenShards {
+		sh.m = make(map[tokenHash]*session)
 	}
-	c.m[h] = ss
+	sh.m[h] = ss
 }
 
 // forget drops the sessions of the tokens whose hashes (hex, as stored)
-// are given; "" is ignored.
+// are given and moves their shards' generations; "" is ignored.
 func (c *tokenCache) forget(hashes ...string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
 	for _, x := range hashes {
 		var h tokenHash
-		if n, err := hex.Decode(h[:], []byte(x)); err == nil && n == len(h) {
-			delete(c.m, h)
+		if n, err := hex.Decode(h[:], []byte(x)); err != nil || n != len(h) {
+			continue
 		}
+		sh := c.shard(h)
+		sh.mu.Lock()
+		sh.gen++
+		delete(sh.m, h)
+		sh.mu.Unlock()
 	}
 }
