@@ -91,8 +91,17 @@ once() { # once NAME URL ARGS...: each request once, THREADS and CONNS as for wr
   echo "$1: ${rps} requests/s, p50 ${p50}, p99 ${p99}$([ "$bad" = 0 ] || echo ", non-200 $bad")"
 }
 ratio() { awk -v a="$1" -v b="$2" -v w="$3" 'BEGIN { printf "%s slipway/nginx throughput ratio: %.2f\n", w, a / b }'; }
+# CPU time (user + system, in clock ticks) a server used: ours, or nginx's
+# master and workers. Printed per request after each measurement: less
+# sensitive than throughput to whatever else the machine runs.
+hz=$(getconf CLK_TCK)
+ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
+ours_ticks() { ticks "$spid"; }
+nginx_ticks() { ticks "$npid" $(pgrep -P "$npid"); }
+per_req() { awk -v t="$1" -v n="$2" -v hz="$hz" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }'; }
 nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" &
-pids+=($!)
+npid=$!
+pids+=($npid)
 sleep 1
 # Two loads: wrk with 1 thread and 16 connections (it takes about one of the
 # two cores, the server the other), and wrk with 2 threads and 64
@@ -102,14 +111,22 @@ for load in "1 16" "2 64"; do
   echo "== cold: each of the $nodes tokens once after a restart, $CONNS connections, generator on $THREADS cores ($cold_runs runs)"
   for r in $(seq 1 "$cold_runs"); do
     restart
+    t0=$(ours_ticks)
     once "cold slipway" "http://127.0.0.1:$port" --tokens "$dir/tokens.txt"
-    ours=$rps
+    ours=$rps ours_cpu=$(per_req $(($(ours_ticks) - t0)) "$nodes")
+    t0=$(nginx_ticks)
     once "cold nginx" "http://127.0.0.1:$nport" --path '/self/%d.json' --count "$nodes"
+    nginx_cpu=$(per_req $(($(nginx_ticks) - t0)) "$nodes")
     ratio "$ours" "$rps" "cold"
+    echo "cold server CPU per request: slipway ${ours_cpu} us, nginx ${nginx_cpu} us"
   done
   echo "== warm (steady state): wrk -t$THREADS -c$CONNS, ${secs}s"
+  t0=$(ours_ticks)
   run "warm slipway" "http://127.0.0.1:$port" "$dir/tokens.lua" "$dir/tokens.txt"
-  ours=$rps
+  ours=$rps ours_cpu=$(per_req $(($(ours_ticks) - t0)) "$(awk -v r="$rps" -v s="$secs" 'BEGIN { print r * s }')")
+  t0=$(nginx_ticks)
   run "warm nginx" "http://127.0.0.1:$nport" "$dir/paths.lua"
+  nginx_cpu=$(per_req $(($(nginx_ticks) - t0)) "$(awk -v r="$rps" -v s="$secs" 'BEGIN { print r * s }')")
   ratio "$ours" "$rps" "warm"
+  echo "warm server CPU per request: slipway ${ours_cpu} us, nginx ${nginx_cpu} us"
 done
