@@ -20,7 +20,7 @@ import (
 // mistakes), render, apply twice, then a deployment of every node into the
 // virtual lab with live progress and a summary table.
 func (a *app) demoCmd() *cobra.Command {
-	var site, state, faultsFile, output string
+	var site, state, faultsFile, output, cpuProfile string
 	var nodes int
 	var timeScale float64
 	cmd := &cobra.Command{
@@ -52,6 +52,13 @@ func (a *app) demoCmd() *cobra.Command {
 				state = filepath.Join(dir, "state.db")
 			}
 			if nodes > 0 {
+				if cpuProfile != "" {
+					stop, err := startCPUProfile(cpuProfile)
+					if err != nil {
+						return usageErr(err)
+					}
+					defer stop()
+				}
 				return a.demoGenerated(ctx, dir, state, nodes, timeScale, faults, output)
 			}
 			step := func(title string, args ...string) error {
@@ -118,6 +125,7 @@ See README.md and docs/.`)
 	cmd.Flags().IntVar(&nodes, "nodes", 0, "deploy a generated site of N nodes instead of the example (prints a summary only)")
 	cmd.Flags().StringVar(&faultsFile, "faults", "", "inject the MAAS and BMC faults of this JSON file (see docs/lab.md)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "with --nodes: text or json")
+	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "with --nodes: write a CPU profile of the whole run (lab and engine) to FILE")
 	cmd.Flags().Float64Var(&timeScale, "time-scale", 0.002, "multiplies the lab's phase durations (1 = real MAAS timing)")
 	return cmd
 }

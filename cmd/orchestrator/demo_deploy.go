@@ -47,8 +47,8 @@ type deployRun struct {
 	WallOverFloor      float64        `json:"wall_over_floor"`
 	MAASRequests       int            `json:"maas_requests"`
 	MAASRequestsByKind map[string]int `json:"maas_requests_by_kind"`
-	// Gaps is where the wall time beyond the floor went, read from the
-	// machines' timelines (gapStats).
+	// Gaps is where the wall time beyond the floor went: the machines'
+	// timelines against the engine's transitions (gapStats).
 	Gaps gapStats `json:"gaps"`
 
 	results []orchestrator.NodeResult
@@ -151,6 +151,15 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 		return out, err
 	}
 	out.count(aud, env.Lab.Machines(), start)
+	recs, err := e.Nodes(ctx)
+	if err != nil {
+		return out, err
+	}
+	byName := make(map[string]orchestrator.NodeRecord, len(recs))
+	for _, r := range recs {
+		byName[r.Name] = r
+	}
+	out.Gaps = gaps(env.Lab.Machines(), byName, start)
 	out.MAASRequests = aud.MAASRequests - before
 	out.MAASRequestsByKind = since(aud.MAASRequestsByKind, beforeKinds)
 	a.log.Info().Int("nodes", out.Nodes).Int("deployed", out.Deployed).Int("engine_deployed", out.EngineDeployed).
@@ -184,7 +193,6 @@ func (out *deployRun) count(aud labrun.Audit, machines []*lab.Machine, start tim
 		}
 	}
 	out.FloorSeconds = floor.Seconds()
-	out.Gaps = gaps(machines, start, out.WallSeconds)
 	if out.FloorSeconds > 0 {
 		out.WallOverFloor = math.Round(out.WallSeconds/out.FloorSeconds*1000) / 1000
 	}

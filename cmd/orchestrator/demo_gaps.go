@@ -4,32 +4,50 @@ import (
 	"math"
 	"time"
 
+	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
-// gapStats says where the wall time beyond the floor went, from the
-// machines' timelines: the time from the task's start to a machine's
-// first commissioning, from its commissioning's end to its deployment's
-// start (identification aside, the engine's configuration of the
-// machine and the detection of both ends), and from the last machine's
-// boot to the task's end (the node agents' reports and their detection).
+// gapStats says where the wall time beyond the floor went: the lab's
+// phases of each machine (what it had to wait) against the engine's
+// stage transitions of its node. Each gap is a mean and a maximum over
+// the nodes that had both ends.
 type gapStats struct {
-	ToCommission       gap     `json:"to_commission"`
-	CommissionToDeploy gap     `json:"commission_to_deploy"`
-	DeployToBoot       gap     `json:"deploy_to_boot"`
-	TailSeconds        float64 `json:"tail_seconds"`
+	// ToCommission: the task's start to the machine's commissioning
+	// (preparing the BMC, identifying or enlisting the machine).
+	ToCommission gap `json:"to_commission"`
+	// CommissionSeen: commissioning's end to the engine leaving the
+	// commission stage (noticing it, reading the inventory).
+	CommissionSeen gap `json:"commission_seen"`
+	// Configure: the configure stage (networking, storage, platform).
+	Configure gap `json:"configure"`
+	// DeployStart: the deploy stage's start to the deployment's start in
+	// MAAS (allocation, user data, the deploy request).
+	DeployStart gap `json:"deploy_start"`
+	// DeploySeen: the deployment's end to the engine leaving the deploy
+	// stage.
+	DeploySeen gap `json:"deploy_seen"`
+	// ReportSeen: the end of the boot (the node agent starts) to the
+	// node deployed: the agent's run and the engine noticing its reports.
+	ReportSeen gap `json:"report_seen"`
+	// PhaseOverrun: how much longer the machine's phases took in wall
+	// time than their nominal (scaled) durations: the simulator's own
+	// lateness, not the engine's.
+	PhaseOverrun gap `json:"phase_overrun"`
 }
 
-// gap is a mean and a maximum over the machines that had both ends.
 type gap struct {
 	MeanSeconds float64 `json:"mean_seconds"`
 	MaxSeconds  float64 `json:"max_seconds"`
 	n           int
 }
 
-func (g *gap) add(d time.Duration) {
-	s := d.Seconds()
+func (g *gap) add(from, to time.Time) {
+	if from.IsZero() || to.IsZero() {
+		return
+	}
+	s := to.Sub(from).Seconds()
 	g.MeanSeconds += s
 	g.MaxSeconds = max(g.MaxSeconds, s)
 	g.n++
@@ -42,38 +60,64 @@ func (g *gap) done() {
 	g.MaxSeconds = math.Round(g.MaxSeconds*1000) / 1000
 }
 
-func gaps(machines []*lab.Machine, start time.Time, wall float64) gapStats {
+// nodeTimes are a node's moments that the gaps are measured between.
+type nodeTimes struct {
+	comStart, comEnd, depStart, depEnd, bootEnd     time.Time // the lab's
+	leftCommission, leftConfigure, leftDeploy, done time.Time // the engine's
+	overrun                                         time.Duration
+}
+
+func gaps(machines []*lab.Machine, records map[string]orchestrator.NodeRecord, start time.Time) gapStats {
 	var g gapStats
-	var lastBoot time.Time
 	for _, m := range machines {
-		var com, dep *maas.Phase
-		for _, p := range m.Timeline().Since(start).Phases {
-			switch p.Name {
-			case maas.PhaseCommission:
-				if com == nil {
-					g.ToCommission.add(p.Start.Sub(start))
-				}
-				com = &p
-			case maas.PhaseDeploy:
-				dep = &p
-				if com != nil {
-					g.CommissionToDeploy.add(p.Start.Sub(com.End))
-				}
-			case lab.PhaseBoot:
-				if dep != nil {
-					g.DeployToBoot.add(p.Start.Sub(dep.End))
-				}
-				if p.End.After(lastBoot) {
-					lastBoot = p.End
-				}
-			}
-		}
+		t := labTimes(m.Timeline().Since(start))
+		engineTimes(&t, records[m.Name], start)
+		g.ToCommission.add(start, t.comStart)
+		g.CommissionSeen.add(t.comEnd, t.leftCommission)
+		g.Configure.add(t.leftCommission, t.leftConfigure)
+		g.DeployStart.add(t.leftConfigure, t.depStart)
+		g.DeploySeen.add(t.depEnd, t.leftDeploy)
+		g.ReportSeen.add(t.bootEnd, t.done)
+		g.PhaseOverrun.add(start, start.Add(t.overrun))
 	}
-	g.ToCommission.done()
-	g.CommissionToDeploy.done()
-	g.DeployToBoot.done()
-	if !lastBoot.IsZero() {
-		g.TailSeconds = math.Round((wall-lastBoot.Sub(start).Seconds())*1000) / 1000
+	for _, x := range []*gap{&g.ToCommission, &g.CommissionSeen, &g.Configure, &g.DeployStart, &g.DeploySeen, &g.ReportSeen, &g.PhaseOverrun} {
+		x.done()
 	}
 	return g
+}
+
+// labTimes reads the last commissioning, deployment and boot.
+func labTimes(tl lab.Timeline) nodeTimes {
+	var t nodeTimes
+	for _, p := range tl.Phases {
+		t.overrun += p.End.Sub(p.Start) - p.Nominal
+		switch p.Name {
+		case maas.PhaseCommission:
+			t.comStart, t.comEnd = p.Start, p.End
+		case maas.PhaseDeploy:
+			t.depStart, t.depEnd = p.Start, p.End
+		case lab.PhaseBoot:
+			t.bootEnd = p.End
+		}
+	}
+	return t
+}
+
+// engineTimes reads when the node left each stage in this run.
+func engineTimes(t *nodeTimes, rec orchestrator.NodeRecord, start time.Time) {
+	for _, tr := range rec.History {
+		if tr.At.Before(start) {
+			continue
+		}
+		switch tr.From {
+		case orchestrator.StageCommission:
+			t.leftCommission = tr.At
+		case orchestrator.StageConfigure:
+			t.leftConfigure = tr.At
+		case orchestrator.StageDeploy:
+			t.leftDeploy = tr.At
+		case orchestrator.StageBootstrap:
+			t.done = tr.At
+		}
+	}
 }

@@ -40,9 +40,9 @@ type readCache struct {
 	machineTTL, deviceTTL, siteTTL time.Duration
 
 	mu       sync.Mutex
-	epoch    uint64                // counts writes
-	dropped  map[string]uint64     // system ID or list key → epoch of its last write
-	touched  map[string][3]uint64  // system ID → epoch of its last write of each part
+	epoch    uint64               // counts writes
+	dropped  map[string]uint64    // system ID or list key → epoch of its last write
+	touched  map[string][3]uint64 // system ID → epoch of its last write of each part
 	machines map[string]cachedMachine
 	devices  map[string]cachedDevices
 	lists    map[string]cachedList
@@ -85,8 +85,9 @@ type cachedDevices struct {
 }
 
 type cachedList struct {
-	body []byte
-	at   time.Time
+	body    []byte
+	at      time.Time
+	derived any // what derive built from body (one kind per list)
 }
 
 // Default lifetimes: a machine's phases last minutes, a status poll runs
@@ -186,30 +187,76 @@ func (c *readCache) list(ctx context.Context, cl *client, path, op string, out a
 	if !c.enabled() {
 		return cl.call(ctx, http.MethodGet, path, op, nil, out)
 	}
+	body, err := c.raw(ctx, cl, path, op)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(body, out)
+}
+
+// derive answers what build makes of a site-wide list, built once per
+// read of the list (a large list is then not decoded by every caller).
+func (c *readCache) derive(ctx context.Context, cl *client, path, op string, build func([]byte) (any, error)) (any, error) {
+	if !c.enabled() {
+		var raw json.RawMessage
+		if err := cl.call(ctx, http.MethodGet, path, op, nil, &raw); err != nil {
+			return nil, err
+		}
+		return build(raw)
+	}
+	body, err := c.raw(ctx, cl, path, op)
+	if err != nil {
+		return nil, err
+	}
+	key := path + "?op=" + op
+	c.mu.Lock()
+	if e, ok := c.lists[key]; ok && e.derived != nil && sameBytes(e.body, body) {
+		c.mu.Unlock()
+		return e.derived, nil
+	}
+	c.mu.Unlock()
+	v, err := build(body)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if e, ok := c.lists[key]; ok && sameBytes(e.body, body) {
+		e.derived = v
+		c.lists[key] = e
+	}
+	c.mu.Unlock()
+	return v, nil
+}
+
+// sameBytes: the same read (not equal contents).
+func sameBytes(a, b []byte) bool { return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0] }
+
+// raw is the list's body, from the cache when fresh.
+func (c *readCache) raw(ctx context.Context, cl *client, path, op string) ([]byte, error) {
 	key := path + "?op=" + op
 	c.mu.Lock()
 	e, ok := c.lists[key]
 	c.mu.Unlock()
-	if !ok || time.Since(e.at) > c.siteTTL {
-		v, err, _ := c.flight.Do(key, func() (any, error) {
-			since := c.begin()
-			var raw json.RawMessage
-			if err := cl.call(ctx, http.MethodGet, path, op, nil, &raw); err != nil {
-				return nil, err
-			}
-			c.mu.Lock()
-			if c.dropped[key] <= since {
-				c.lists[key] = cachedList{body: raw, at: time.Now()}
-			}
-			c.mu.Unlock()
-			return []byte(raw), nil
-		})
-		if err != nil {
-			return err
-		}
-		e.body = v.([]byte)
+	if ok && time.Since(e.at) <= c.siteTTL {
+		return e.body, nil
 	}
-	return json.Unmarshal(e.body, out)
+	v, err, _ := c.flight.Do(key, func() (any, error) {
+		since := c.begin()
+		var raw json.RawMessage
+		if err := cl.call(ctx, http.MethodGet, path, op, nil, &raw); err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		if c.dropped[key] <= since {
+			c.lists[key] = cachedList{body: raw, at: time.Now()}
+		}
+		c.mu.Unlock()
+		return []byte(raw), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]byte), nil
 }
 
 // forget drops a site-wide list: the next list call reads it again.

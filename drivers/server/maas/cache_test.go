@@ -135,7 +135,11 @@ func TestBatcher(t *testing.T) {
 	for _, id := range []string{"b", "c", "d"} {
 		go func() { errs <- b.do(t.Context(), "k", id, send) }()
 	}
-	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.waiting["k"] != nil && len(b.waiting["k"].items) == 3 })
+	waitFor(t, func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.waiting["k"] != nil && len(b.waiting["k"].items) == 3
+	})
 	close(release)
 	var failed int
 	for range 4 {

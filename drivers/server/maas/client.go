@@ -5,7 +5,6 @@ package maas
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/juju/gomaasapi/v2"
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -27,7 +27,14 @@ type client struct {
 	retries int           // for 503/429 (honouring Retry-After) and network errors
 	maxWait time.Duration // cap of one Retry-After wait
 	cache   *readCache    // told of every write (nil: no cache)
+	conns   http.RoundTripper
 }
+
+// maxIdleConns is how many connections to MAAS are kept open for reuse:
+// as many as the engine has requests in flight (Limits.Provisioner), so
+// that a busy engine does not open a TCP connection per request (Go's
+// default keeps 2).
+const maxIdleConns = 128
 
 func newClient(apiURL, apiKey string, timeout time.Duration, retries int) (*client, error) {
 	u := strings.TrimSuffix(apiURL, "/")
@@ -42,7 +49,9 @@ func newClient(apiURL, apiKey string, timeout time.Duration, retries int) (*clie
 	if err != nil {
 		return nil, drivers.Errorf(drivers.Permanent, "maas: the MAAS URL %q can't be used: check maas.url", u)
 	}
-	return &client{base: *c, timeout: timeout, retries: retries, maxWait: 30 * time.Second}, nil
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
+	return &client{base: *c, timeout: timeout, retries: retries, maxWait: 30 * time.Second, conns: t}, nil
 }
 
 type ctxTransport struct {
@@ -67,7 +76,7 @@ func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // bound returns a copy of the client whose requests carry ctx.
 func (c *client) bound(ctx context.Context) gomaasapi.Client {
 	cl := c.base
-	cl.HTTPClient = &http.Client{Transport: ctxTransport{ctx: ctx, base: http.DefaultTransport}}
+	cl.HTTPClient = &http.Client{Transport: ctxTransport{ctx: ctx, base: c.conns}}
 	return cl
 }
 
@@ -103,7 +112,7 @@ func (c *client) call(ctx context.Context, method, path, op string, params url.V
 			if out == nil || len(body) == 0 {
 				return nil
 			}
-			if jerr := json.Unmarshal(body, out); jerr != nil {
+			if jerr := gojson.Unmarshal(body, out); jerr != nil {
 				return drivers.Errorf(drivers.Permanent, "maas %s %s: decode the answer: %v", method, path, jerr)
 			}
 			return nil

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/slipway-dev/slipway/drivers"
 )
 
@@ -146,38 +147,58 @@ func (d *Driver) machinesWithBMC(ctx context.Context, bmc string, fresh bool) ([
 	if fresh {
 		d.c.cache.forget("machines/", "power_parameters")
 	}
-	var params map[string]map[string]any
-	if err := d.c.cache.list(ctx, d.c, "machines/", "power_parameters", &params); err != nil {
+	v, err := d.c.cache.derive(ctx, d.c, "machines/", "power_parameters", func(body []byte) (any, error) {
+		var params map[string]struct {
+			Address string `json:"power_address"`
+		}
+		if err := gojson.Unmarshal(body, &params); err != nil {
+			return nil, drivers.Errorf(drivers.Permanent, "maas GET machines/?op=power_parameters: decode the answer: %v", err)
+		}
+		byHost := map[string][]bmcEntry{} // the power addresses by host, lower case
+		for id, p := range params {
+			if p.Address != "" {
+				h, _ := splitBMC(p.Address)
+				byHost[h] = append(byHost[h], bmcEntry{id: id, addr: p.Address})
+			}
+		}
+		return byHost, nil
+	})
+	if err != nil {
 		return nil, err
 	}
+	h, _ := splitBMC(bmc)
 	var ids []string
-	for id, p := range params {
-		if addr, _ := p["power_address"].(string); addr != "" && sameBMC(addr, bmc) {
-			ids = append(ids, id)
+	for _, e := range v.(map[string][]bmcEntry)[h] {
+		if sameBMC(e.addr, bmc) {
+			ids = append(ids, e.id)
 		}
 	}
 	return ids, nil
 }
 
+type bmcEntry struct{ id, addr string }
+
 // sameBMC compares a MAAS power_address with the node's BMC address: the
 // same host, and the same port when both name one (a missing port on
 // MAAS's side is IPMI's 623). An IPMI URL's host part counts.
 func sameBMC(powerAddr, want string) bool {
-	split := func(s string) (string, string) {
-		if u, err := url.Parse(s); err == nil && u.Host != "" {
-			s = u.Host
-		}
-		if h, p, err := net.SplitHostPort(s); err == nil {
-			return strings.ToLower(h), p
-		}
-		return strings.ToLower(strings.Trim(s, "[]")), ""
-	}
-	ph, pp := split(powerAddr)
-	wh, wp := split(want)
+	ph, pp := splitBMC(powerAddr)
+	wh, wp := splitBMC(want)
 	if ph == "" || ph != wh {
 		return false
 	}
 	return wp == "" || wp == pp || (pp == "" && wp == "623")
+}
+
+// splitBMC is a BMC address's host (lower case) and port ("" if none).
+func splitBMC(s string) (string, string) {
+	if u, err := url.Parse(s); err == nil && u.Host != "" {
+		s = u.Host
+	}
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		return strings.ToLower(h), p
+	}
+	return strings.ToLower(strings.Trim(s, "[]")), ""
 }
 
 func (d *Driver) enlist(ctx context.Context, n drivers.Node) (*mMachine, error) {

@@ -81,7 +81,9 @@ func TestLVMLayoutShape(t *testing.T) {
 		want bool
 	}{
 		{"as MAAS builds it", func(*drivers.Storage) {}, true},
-		{"no /boot", func(s *drivers.Storage) { s.Devices[0].Partitions = append(s.Devices[0].Partitions[:0], s.Devices[0].Partitions[1:]...) }, true},
+		{"no /boot", func(s *drivers.Storage) {
+			s.Devices[0].Partitions = append(s.Devices[0].Partitions[:0], s.Devices[0].Partitions[1:]...)
+		}, true},
 		{"EFI of another size", func(s *drivers.Storage) { s.Devices[0].Partitions[1].Size = "1g" }, false},
 		{"mount options", func(s *drivers.Storage) { s.VolumeGroups[0].LogicalVolumes[0].Filesystem.Options = "noatime" }, false},
 		{"root not ext4", func(s *drivers.Storage) { s.VolumeGroups[0].LogicalVolumes[0].Filesystem.FSType = "xfs" }, false},
