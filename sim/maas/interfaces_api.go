@@ -49,7 +49,8 @@ func (s *Server) withNode(what string, fn machineHandler) handler {
 		if m == nil {
 			return nil, notFound(what)
 		}
-		m.rev++ // whatever fn changes: see listing.go
+		s.touch(m) // whatever fn changes, before (a look at the IP index in fn) and after: see listing.go, ipindex.go
+		defer s.touch(m)
 		return fn(s, m, req)
 	}
 }

@@ -29,7 +29,7 @@ func (s *Server) schedule(m *machine, name string, d time.Duration, fn func()) {
 		m.timer = nil
 		s.phaseWaited(m, Phase{Name: name, Start: start, End: time.Now(), Nominal: s.scale(d)})
 		fn()
-		m.rev++ // see listing.go
+		s.touch(m) // see listing.go
 	})
 }
 
@@ -130,7 +130,7 @@ func (s *Server) discoverInterfaces(m *machine) {
 	}
 	s.unindexMACs(m)
 	defer s.indexMACs(m)
-	m.rev++ // its MACs change (machineMACs)
+	s.touch(m) // its MACs change (machineMACs)
 	m.Interfaces = nil
 	for n, nic := range hw.NICs {
 		name := nic.Name

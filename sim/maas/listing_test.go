@@ -112,3 +112,40 @@ func TestMayFoldEqual(t *testing.T) {
 		t.Error("different last hex digits: want false")
 	}
 }
+
+// TestIPIndexFollowsLinks: an address linked on one machine is in use
+// for the next, through the index (and TestMain's check of every answer
+// against a walk through every link), also after the first machine's
+// link is gone.
+func TestIPIndexFollowsLinks(t *testing.T) {
+	l := newSimLab(t, nil)
+	a, b := l.ready(1, "a"), l.ready(2, "b")
+	nic := func(id string) (string, string) {
+		var ifs []map[string]any
+		l.must(http.StatusOK, "GET", "/nodes/"+id+"/interfaces/", nil, &ifs)
+		return fmt.Sprint(ifs[0]["id"]), fmt.Sprint(ifs[0]["vlan"].(map[string]any)["id"])
+	}
+	_, vlan := nic(a)
+	var sn map[string]any
+	l.must(http.StatusOK, "POST", "/subnets/", url.Values{"cidr": {"10.77.0.0/24"}, "vlan": {vlan}}, &sn)
+	subnet, ip := fmt.Sprint(sn["id"]), "10.77.0.77"
+	link := func(id string) rawResp {
+		n, _ := nic(id)
+		return l.do("POST", "/nodes/"+id+"/interfaces/"+n+"/?op=link_subnet", url.Values{"mode": {"static"}, "subnet": {subnet}, "ip_address": {ip}})
+	}
+	before := listingCacheStale.Load()
+	if r := link(a); r.code != http.StatusOK {
+		t.Fatalf("link %s on a: %s", ip, r)
+	}
+	if r := link(b); r.code != http.StatusNotFound || !strings.Contains(string(r.body), "already in use") {
+		t.Errorf("the same address on b: %s, want 404 already in use", r)
+	}
+	na, _ := nic(a)
+	l.must(http.StatusOK, "POST", "/nodes/"+a+"/interfaces/"+na+"/?op=disconnect", nil, nil)
+	if r := link(b); r.code != http.StatusOK {
+		t.Errorf("the address on b after a let it go: %s", r)
+	}
+	if n := listingCacheStale.Load() - before; n > 0 {
+		t.Errorf("%d wrong answers of the index", n)
+	}
+}

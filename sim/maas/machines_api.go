@@ -48,7 +48,8 @@ func (s *Server) withMachine(fn machineHandler) handler {
 		if m == nil {
 			return nil, notFound("Machine")
 		}
-		m.rev++ // whatever fn changes: see listing.go
+		s.touch(m) // whatever fn changes, before (a look at the IP index in fn) and after: see listing.go, ipindex.go
+		defer s.touch(m)
 		return fn(s, m, req)
 	}
 }
@@ -313,6 +314,7 @@ func (s *Server) newMachine(hostname, arch string, macs []string) *machine {
 	}
 	s.machines[id] = m
 	s.domainCounts = nil
+	s.touch(m)
 	s.indexMACs(m)
 	return m
 }
@@ -446,7 +448,7 @@ func (s *Server) machinesAllocate(req *request) (any, *apiError) {
 	if paramTrue(f.get("dry_run")) {
 		return s.renderAllocated(m), nil
 	}
-	m.rev++ // a write of one machine's (listing.go)
+	s.touch(m) // a write of one machine's (listing.go)
 	if s.move(m, StatusAllocated) {
 		s.lifecycleOf(m).Allocations++
 	}
@@ -505,7 +507,7 @@ func (s *Server) machinesRelease(req *request) (any, *apiError) {
 		}
 	}
 	for _, id := range ids {
-		s.machines[id].rev++ // a write of these machines' (listing.go)
+		s.touch(s.machines[id]) // a write of these machines' (listing.go)
 		s.startRelease(s.machines[id], paramTrue(req.form.get("erase")), req.form.get("comment"))
 	}
 	return ids, nil

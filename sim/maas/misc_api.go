@@ -402,7 +402,7 @@ func (s *Server) routesTags() {
 		for _, k := range []string{"add", "remove"} {
 			for _, id := range req.form[k] {
 				if m := s.machines[id]; m != nil {
-					m.rev++ // its tag_names may change (listing.go)
+					s.touch(m) // its tag_names may change (listing.go)
 				}
 			}
 		}

@@ -89,10 +89,12 @@ type machine struct {
 	savedStorage  []*blockDevice
 	nodeDevices   []*nodeDevice // PCI inventory (GET /nodes/{system_id}/devices/)
 
-	rev       uint64 // bumped by every request on the machine and every phase end (listing.go)
-	rendered  listed // the machine's JSON as the last listing rendered it
-	powerJSON listed // its entry in the power_parameters op's answer
-	macSet    macSet // its MACs for a scan of every machine (machineMACs)
+	rev       uint64       // bumped by every request on the machine and every phase end (listing.go)
+	rendered  listed       // the machine's JSON as the last listing rendered it
+	powerJSON listed       // its entry in the power_parameters op's answer
+	macSet    macSet       // its MACs for a scan of every machine (machineMACs)
+	ipAddrs   []netip.Addr // its links' addresses as the IP index holds them (ipindex.go)
+	ipDirty   bool         // on s.ipDirty
 }
 
 // iface is a machine interface.

@@ -1251,8 +1251,9 @@ func (s *Server) assignedIPs(sn *subnet) []netip.Addr {
 	return out
 }
 
-// ipInUse reports whether an interface link holds the address.
-func (s *Server) ipInUse(a netip.Addr) bool {
+// ipInUseScan reports whether an interface link holds the address, by
+// looking at every link of every machine (ipInUse asks the index).
+func (s *Server) ipInUseScan(a netip.Addr) bool {
 	for _, m := range s.machines {
 		for _, i := range m.Interfaces {
 			for _, l := range i.Links {
