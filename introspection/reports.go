@@ -114,8 +114,16 @@ func (s *Server) storeReport(ctx context.Context, rep Report) (Report, error) {
 	if _, err := s.store.Write(wctx, statestore.Put(collReports, key, raw), statestore.Append(logEvents, ev)); err != nil {
 		return Report{}, internal(http.StatusServiceUnavailable, "the report could not be stored; send it again", err)
 	}
+	if fn, _ := s.onReport.Load().(func(string)); fn != nil {
+		fn(rep.Node)
+	}
 	return rep, nil
 }
+
+// NotifyReports makes the server call fn with the node's name after it
+// stored one of its reports (orchestrator.ReportNotifier): the engine
+// wakes the node waiting for them.
+func (s *Server) NotifyReports(fn func(node string)) { s.onReport.Store(fn) }
 
 // recordRenderFailure records, as a failure of the action whose asset did
 // not render, that the node's assets can't be served in this deployment:
@@ -288,3 +296,6 @@ func (s *Server) signalled(node string, signalling []string, got map[string]Repo
 	}
 	return drivers.Done("every signalling boot action reported success: %s", strings.Join(signalling, ", "))
 }
+
+// The engine wakes a node at its reports.
+var _ orchestrator.ReportNotifier = (*Server)(nil)

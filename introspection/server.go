@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -85,6 +86,8 @@ type Server struct {
 	tokens  tokenCache
 	reports *reportLimiter
 	macs    *sync.Pool // of *macState, keyed with key
+	// onReport is called after a report is stored (NotifyReports).
+	onReport atomic.Value // of func(node string)
 }
 
 // Body limit of every request (reports are small).

@@ -381,3 +381,29 @@ func TestRenderFailureFailsNodeAtBootstrap(t *testing.T) {
 	}
 	noSecretIn(t, e, node, labrun.DefaultSecrets()["kubeadm-join-token"])
 }
+
+// TestReportWakesBootstrap: a node waiting for its boot action reports
+// is woken by the report itself. The engine's look-ups are made 30 s
+// apart (time scale 1 for the engine; the lab runs fast): without the
+// wake-up the node would finish 10 s after its first look, the deadline
+// of this test.
+func TestReportWakesBootstrap(t *testing.T) {
+	t.Parallel()
+	const node = "r01-cmp01"
+	env := startEnv(t, testsite.Example(t), nil, nil, func(c *orchestrator.Config) {
+		c.TimeScale, c.MaxWait = 1, 30*time.Second
+	})
+	e := engine(t, env)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	start := time.Now()
+	task, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only(node), Requester: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 9*time.Second)
+	defer cancel()
+	got, err := e.Wait(ctx, task.ID)
+	if err != nil || got.Status != orchestrator.TaskSucceeded {
+		t.Fatalf("deploy with bootstrap look-ups 10 s apart: %s %v after %s (the report did not wake the node?)", got.Status, err, time.Since(start).Round(time.Millisecond))
+	}
+}

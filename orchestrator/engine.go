@@ -155,6 +155,7 @@ type Engine struct {
 	leaseCh chan struct{}       // closed and replaced when a lease is released
 	frozen  map[string]string   // node → why it is frozen
 	designs map[string]*design.Design
+	wakes   map[string]chan struct{} // node → its wake-up (wake.go)
 
 	ctx     context.Context
 	stop    context.CancelFunc
@@ -191,7 +192,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, rec: records{cfg.Store}, log: cfg.Log,
 		glob: make(sem, cfg.Limits.Global), prov: make(sem, cfg.Limits.Provisioner),
 		runs: map[string]*taskRun{}, leases: map[string]string{}, leaseCh: make(chan struct{}),
-		frozen: map[string]string{}, designs: map[string]*design.Design{}}
+		frozen: map[string]string{}, designs: map[string]*design.Design{}, wakes: map[string]chan struct{}{}}
 	e.poll = newPoller(e, cfg.PollInterval)
 	return e, nil
 }
@@ -256,6 +257,9 @@ func (e *Engine) Start(ctx context.Context) error {
 		}
 	}
 	e.mu.Unlock()
+	if n, ok := e.cfg.Bootstrap.(ReportNotifier); ok {
+		n.NotifyReports(e.wake)
+	}
 	e.wg.Add(1)
 	go func() { defer e.wg.Done(); e.poll.run(e.ctx) }()
 	for _, t := range tasks {

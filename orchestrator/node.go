@@ -194,7 +194,13 @@ func (r *nodeRun) waitStep(ctx context.Context, st step) {
 		}
 		return
 	}
-	sleep(ctx, d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select { // a report of the node wakes it (ReportNotifier)
+	case <-t.C:
+	case <-r.e.wakeCh(r.rec.Name):
+	case <-ctx.Done():
+	}
 }
 
 // callFailed applies a driver error's class; false when the node is done.
