@@ -212,11 +212,8 @@ func orDefault(s, d string) string {
 // lock: what every machine's JSON repeats is computed once (the domain's
 // record count). Call the returned func before unlocking.
 func (s *Server) beginListing() (end func()) {
-	counts := map[string]int{}
-	for _, m := range s.machines {
-		counts[m.Domain]++
-	}
-	s.listingDomainCounts = counts
+	s.domainCount("") // fills s.domainCounts, kept until a machine comes, goes or moves
+	s.listingDomainCounts = s.domainCounts
 	return func() { s.listingDomainCounts = nil }
 }
 
