@@ -14,6 +14,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	group "github.com/slipway-dev/slipway/internal/batch"
 	"github.com/slipway-dev/slipway/secrets"
 )
 
@@ -149,6 +150,8 @@ type Engine struct {
 	bmcs keyedLocks
 	poll *poller
 
+	statusOne group.Batcher[drivers.NodeRef, drivers.Machine] // status of one machine
+
 	mu      sync.Mutex
 	runs    map[string]*taskRun // running tasks
 	leases  map[string]string   // node → task holding it
@@ -193,6 +196,7 @@ func New(cfg Config) (*Engine, error) {
 		glob: make(sem, cfg.Limits.Global), prov: make(sem, cfg.Limits.Provisioner),
 		runs: map[string]*taskRun{}, leases: map[string]string{}, leaseCh: make(chan struct{}),
 		frozen: map[string]string{}, designs: map[string]*design.Design{}, wakes: map[string]chan struct{}{}}
+	e.statusOne.Max = statusBatch
 	e.poll = newPoller(e, cfg.PollInterval)
 	return e, nil
 }
@@ -343,8 +347,21 @@ func (e *Engine) callBMC(ctx context.Context, b drivers.BMC, fn func(context.Con
 	return fn(ctx)
 }
 
-// status asks the server driver about machines, in one call.
+// status asks the server driver about machines, in one call. The nodes
+// that ask about their own machine at the same time (woken by the same
+// poll, they move on together) are asked about together (internal/batch).
 func (e *Engine) status(ctx context.Context, refs []drivers.NodeRef) ([]drivers.Machine, error) {
+	if len(refs) != 1 {
+		return e.statusCall(ctx, refs)
+	}
+	m, err := e.statusOne.Do(ctx, "", refs[0], e.statusCall)
+	if err != nil {
+		return nil, err
+	}
+	return []drivers.Machine{m}, nil
+}
+
+func (e *Engine) statusCall(ctx context.Context, refs []drivers.NodeRef) ([]drivers.Machine, error) {
 	var ms []drivers.Machine
 	err := e.callServer(ctx, func(ctx context.Context) error {
 		var err error

@@ -1,11 +1,7 @@
 package maas
 
 import (
-	"context"
-	"errors"
 	"net/url"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 )
@@ -108,58 +104,5 @@ func TestReadCacheListsDroppedByWrites(t *testing.T) {
 	c.wrote("tags/x/", "update_nodes", url.Values{"add": {"a"}})
 	if _, ok := c.lists["tags/?op="]; !ok {
 		t.Error("tagging a machine dropped the tag list")
-	}
-}
-
-// TestBatcher: the callers that come while a request is in flight go in
-// the next one together; an error reaches every caller of its request.
-func TestBatcher(t *testing.T) {
-	var b batcher
-	release := make(chan struct{})
-	var mu sync.Mutex
-	var sent [][]string
-	send := func(_ context.Context, items []string) error {
-		mu.Lock()
-		sent = append(sent, slices.Clone(items))
-		first := len(sent) == 1
-		mu.Unlock()
-		if first {
-			<-release
-			return nil
-		}
-		return errors.New("boom")
-	}
-	errs := make(chan error, 5)
-	go func() { errs <- b.do(t.Context(), "k", "a", send) }()
-	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(sent) == 1 })
-	for _, id := range []string{"b", "c", "d"} {
-		go func() { errs <- b.do(t.Context(), "k", id, send) }()
-	}
-	waitFor(t, func() bool {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return b.waiting["k"] != nil && len(b.waiting["k"].items) == 3
-	})
-	close(release)
-	var failed int
-	for range 4 {
-		if err := <-errs; err != nil {
-			failed++
-		}
-	}
-	if len(sent) != 2 || len(sent[1]) != 3 || failed != 3 {
-		t.Errorf("requests %v, %d callers failed; want [a] then the other three together, which fail", sent, failed)
-	}
-	if err := b.do(t.Context(), "k", "e", func(context.Context, []string) error { return nil }); err != nil {
-		t.Errorf("a later call: %v", err)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
-		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/batch"
 )
 
 // Name is the driver's registry name.
@@ -35,7 +36,8 @@ type Driver struct {
 
 	commissionRetries int // SettingCommissionRetries (lifecycle.go)
 
-	tagBatches batcher // tags.go
+	tagBatches batch.Batcher[string, struct{}]   // tags.go: machine IDs by tag and op
+	lookups    batch.Batcher[string, []mMachine] // identify.go: machines by hostname or MAC
 }
 
 // NewDriver configures a driver from its settings and the API key secret.
@@ -73,6 +75,7 @@ func NewDriver(cfg drivers.Config) (*Driver, error) {
 	c.cache = newReadCache(ttl)
 	d := &Driver{c: c, instance: cfg.Settings[SettingInstance], erase: cfg.Settings[SettingErase] != "false",
 		quickErase: cfg.Settings[SettingQuickErase] == "true", commissionRetries: commRetries}
+	d.lookups.Max = lookupBatch
 	if d.instance == "" {
 		d.instance = "slipway"
 	}

@@ -102,7 +102,7 @@ func (d *Driver) findMachine(ctx context.Context, n drivers.Node) (*mMachine, st
 		}
 	}
 	if h := n.Hostname; h != "" {
-		ms, err := list(url.Values{"hostname": {h}})
+		ms, err := d.lookup(ctx, "hostname", h)
 		if err != nil {
 			return nil, "", err
 		}
@@ -111,7 +111,7 @@ func (d *Driver) findMachine(ctx context.Context, n drivers.Node) (*mMachine, st
 		}
 	}
 	if mac := n.BootMAC; mac != "" {
-		ms, err := list(url.Values{"mac_address": {strings.ToLower(mac)}})
+		ms, err := d.lookup(ctx, "mac_address", strings.ToLower(mac))
 		if err != nil {
 			return nil, "", err
 		}
@@ -177,6 +177,47 @@ func (d *Driver) machinesWithBMC(ctx context.Context, bmc string, fresh bool) ([
 }
 
 type bmcEntry struct{ id, addr string }
+
+// lookupBatch is the most values of one filter in a lookup request (the
+// URL stays under 4 KB).
+const lookupBatch = 100
+
+// lookup answers the machines whose hostname or MAC (field: hostname,
+// mac_address) is value, in one request with the lookups of other nodes
+// made at the same time (internal/batch): MAAS answers the machines that
+// match any of a filter's values, and each caller takes its own.
+func (d *Driver) lookup(ctx context.Context, field, value string) ([]mMachine, error) {
+	return d.lookups.Do(ctx, field, value, func(ctx context.Context, values []string) ([][]mMachine, error) {
+		since := d.c.cache.begin()
+		var ms []mMachine
+		if err := d.c.call(ctx, http.MethodGet, "machines/", "", url.Values{field: values}, &ms); err != nil {
+			return nil, err
+		}
+		d.c.cache.putMachines(since, ms)
+		out := make([][]mMachine, len(values))
+		for i, v := range values {
+			for _, m := range ms {
+				if matches(&m, field, v) {
+					out[i] = append(out[i], m)
+				}
+			}
+		}
+		return out, nil
+	})
+}
+
+// matches: the machine has the hostname or MAC.
+func matches(m *mMachine, field, v string) bool {
+	if field == "hostname" {
+		return strings.EqualFold(m.Hostname, v)
+	}
+	for _, in := range m.Interfaces {
+		if strings.EqualFold(in.MAC, v) {
+			return true
+		}
+	}
+	return false
+}
 
 // sameBMC compares a MAAS power_address with the node's BMC address: the
 // same host, and the same port when both name one (a missing port on
