@@ -16,6 +16,10 @@
 #    Repeated COLD_RUNS times (a restart each).
 #  - warm (steady state): wrk for SECS seconds, every token cycled; nginx
 #    the same way.
+# After each measurement: the CPU time (user + system, from /proc) each
+# server spent per request, less sensitive than throughput to whatever
+# else the machine runs. `orchestrator bench-introspection --pprof ADDR`
+# serves net/http/pprof, to profile the server under this load.
 # Targets (issue "[3/10] Honest figures", 2 cores, wrk -t2 -c64): p99
 # under 20 ms and at least 0.6 of nginx's throughput.
 # Needs wrk and nginx (Debian packages).
