@@ -50,11 +50,21 @@ type deployRun struct {
 	// Gaps is where the wall time beyond the floor went: the machines'
 	// timelines against the engine's transitions (gapStats).
 	Gaps gapStats `json:"gaps"`
+	// Failures are the engine's reasons for the nodes it did not deploy
+	// (the first 20).
+	Failures []nodeFailure `json:"failures,omitempty"`
 
 	results []orchestrator.NodeResult
 	reports int // boot action reports the node agents sent
 	agents  int // machines whose agent finished
 	task    orchestrator.Task
+}
+
+// nodeFailure is a node the engine did not deploy, and why.
+type nodeFailure struct {
+	Node   string `json:"node"`
+	Stage  string `json:"stage"`
+	Reason string `json:"reason"`
 }
 
 // demoDeploy starts the lab from d, prepares the site and deploys every
@@ -175,6 +185,8 @@ func (out *deployRun) count(aud labrun.Audit, machines []*lab.Machine, start tim
 	for _, res := range out.results {
 		if res.Outcome == orchestrator.OutcomeSucceeded && res.Stage == orchestrator.StageDeployed {
 			out.EngineDeployed++
+		} else if len(out.Failures) < 20 {
+			out.Failures = append(out.Failures, nodeFailure{Node: res.Node, Stage: string(res.Stage), Reason: res.Reason})
 		}
 	}
 	out.Deployed, out.Failed, out.Stuck = aud.Deployed, len(aud.Failed), len(aud.Stuck)

@@ -17,7 +17,7 @@ import (
 // it reads again; every node of a site reads the same subnets, tags and
 // domains. The cache answers such repeated reads from a recent answer:
 //
-//   - a machine, for machineTTL after MAAS sent it (the poll's batched
+//   - a machine, for machineTTL (5 s) after MAAS sent it (the poll's batched
 //     read counts), unless this driver wrote to the machine since: any
 //     write under machines/{id}/ or nodes/{id}/, an allocation naming it,
 //     a tag change of it. A read that a write overlapped is not kept.
@@ -94,7 +94,7 @@ type cachedList struct {
 // every few seconds, and site objects change when an operator changes
 // the site.
 const (
-	defaultMachineTTL = 2 * time.Second
+	defaultMachineTTL = 5 * time.Second
 	defaultDeviceTTL  = 10 * time.Minute
 	defaultSiteTTL    = 30 * time.Second
 )

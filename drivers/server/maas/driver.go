@@ -20,7 +20,7 @@ const (
 	SettingRetries    = "retries"    // on 503/429 and network errors (default 4)
 	SettingQuickErase = "quickErase" // release with quick_erase (default false: full erase)
 	SettingErase      = "erase"      // erase disks on release (default true)
-	SettingCacheTTL   = "cacheTTL"   // how long a machine read answers repeated reads (default 2s; 0s: no read cache; cache.go)
+	SettingCacheTTL   = "cacheTTL"   // how long a machine read answers repeated reads (default 5s; 0s: no read cache; cache.go)
 	SecretAPIKey      = "apiKey"     // drivers.Config.Secrets key of the MAAS API key
 )
 
@@ -69,7 +69,7 @@ func NewDriver(cfg drivers.Config) (*Driver, error) {
 	ttl := defaultMachineTTL
 	if v, ok := cfg.Settings[SettingCacheTTL]; ok && v != "" {
 		if ttl, err = time.ParseDuration(v); err != nil || ttl < 0 {
-			return nil, drivers.Errorf(drivers.Permanent, "maas: setting %s=%q is not a duration like 2s (0s turns the read cache off)", SettingCacheTTL, v)
+			return nil, drivers.Errorf(drivers.Permanent, "maas: setting %s=%q is not a duration like 5s (0s turns the read cache off)", SettingCacheTTL, v)
 		}
 	}
 	c.cache = newReadCache(ttl)

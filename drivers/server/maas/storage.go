@@ -153,8 +153,10 @@ func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Resu
 		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: machine %s: %v", id, err)
 	}
 	var vgs []mVolumeGroup
-	if err := d.c.call(ctx, http.MethodGet, "nodes/"+id+"/volume-groups/", "", nil, &vgs); err != nil {
-		return drivers.Result{}, err
+	if hasPV(m) { // else no volume group can exist
+		if err := d.c.call(ctx, http.MethodGet, "nodes/"+id+"/volume-groups/", "", nil, &vgs); err != nil {
+			return drivers.Result{}, err
+		}
 	}
 	diff := plan.compare(m, vgs)
 	if diff == "" {
@@ -274,6 +276,22 @@ func (d *Driver) createLVs(ctx context.Context, id string, vg mVolumeGroup, free
 		}
 	}
 	return nil
+}
+
+// hasPV: a disk, partition or other block device of the machine is an
+// LVM physical volume (a volume group has one at least).
+func hasPV(m *mMachine) bool {
+	for _, b := range m.BlockDevices {
+		if b.FS != nil && b.FS.FSType == "lvm-pv" {
+			return true
+		}
+		for _, p := range b.Partitions {
+			if p.FS != nil && p.FS.FSType == "lvm-pv" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // buildPlan parses the design's storage sizes and ties each device to
