@@ -35,6 +35,11 @@ type designCache struct {
 	byPtr map[*design.Design]*ptrEntry
 	parts map[*design.Design]*selfParts
 
+	// evicted is told of each design that leaves the cache, with c.mu
+	// held (the Server drops the token sessions that hold it, so that at
+	// most maxDesigns designs stay in memory, as before sessions held one).
+	evicted func(*design.Design)
+
 	// last is the design get returned last, with its answer parts: the
 	// first request of every token of a deployment wave asks for the same
 	// one, and takes it without the lock (a revision's design never
@@ -224,7 +229,23 @@ func (c *designCache) put(id string, e *designEntry) {
 				oldest = k
 			}
 		}
+		if d := c.byID[oldest].d; d != nil {
+			c.forgetDesign(d)
+		}
 		delete(c.byID, oldest)
+	}
+}
+
+// forgetDesign drops what is kept of a design leaving the cache: its
+// answer parts, the last-used shortcut and, through evicted, the sessions
+// that hold it. c.mu is held.
+func (c *designCache) forgetDesign(d *design.Design) {
+	delete(c.parts, d)
+	if l := c.last.Load(); l != nil && l.d == d {
+		c.last.Store(nil)
+	}
+	if c.evicted != nil {
+		c.evicted(d)
 	}
 }
 

@@ -420,3 +420,58 @@ func TestSelfFastPath(t *testing.T) {
 		t.Errorf("GET with a body over the limit: %d", r.code)
 	}
 }
+
+// TestSessionsFollowDesignCache: sessions hold their design; when a
+// design leaves the design cache, the sessions holding it are dropped (so
+// no more than maxDesigns designs stay in memory), and their tokens still
+// answer, from the design loaded again.
+func TestSessionsFollowDesignCache(t *testing.T) {
+	e := newEnv(t)
+	names := e.d.NodeNames()
+	if len(names) < maxDesigns+2 {
+		t.Fatalf("%d nodes: too few for %d revisions", len(names), maxDesigns+2)
+	}
+	type issued struct {
+		tok, rack string
+		d         *design.Design
+	}
+	var toks []issued
+	for i, name := range names[:maxDesigns+2] {
+		d := *e.d
+		d.Nodes = cloneNodes(e.d.Nodes)
+		n := *e.d.Nodes[name]
+		n.Spec.Rack = "rack-" + strconv.Itoa(i)
+		d.Nodes[name] = &n
+		e.store(&d)
+		tok := e.issueWith(&d, name, "1")
+		if s := e.self(tok); s.Rack != n.Spec.Rack {
+			t.Fatalf("%s: rack %q, want %q", name, s.Rack, n.Spec.Rack)
+		}
+		toks = append(toks, issued{tok, n.Spec.Rack, &d})
+	}
+	held := map[*design.Design]bool{}
+	for i := range e.srv.tokens.shards {
+		for _, ss := range e.srv.tokens.shards[i].m {
+			held[ss.d] = true
+		}
+	}
+	e.srv.designs.mu.Lock()
+	cached := map[*design.Design]bool{}
+	for _, de := range e.srv.designs.byID {
+		cached[de.d] = true
+	}
+	e.srv.designs.mu.Unlock()
+	for d := range held {
+		if !cached[d] {
+			t.Error("a session holds a design that left the design cache")
+		}
+	}
+	if len(held) > maxDesigns {
+		t.Errorf("sessions hold %d designs, more than the cache's %d", len(held), maxDesigns)
+	}
+	for _, it := range toks {
+		if s := e.self(it.tok); s.Rack != it.rack {
+			t.Errorf("rack %q, want %q", s.Rack, it.rack)
+		}
+	}
+}

@@ -124,6 +124,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, key: append([]byte(nil), cfg.Key...), baseURL: base, store: cfg.Store,
 		designs: newDesignCache(cfg.Revisions), log: cfg.Log, udParts: ud, reports: newReportLimiter(cfg.ReportBurst, cfg.ReportEvery)}
 	s.macs = newMACs(s.key)
+	s.designs.evicted = s.tokens.dropDesign
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler

@@ -19,6 +19,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -436,6 +437,23 @@ func (c *tokenCache) forget(hashes ...string) {
 		sh.mu.Lock()
 		sh.gen++
 		delete(sh.m, h)
+		sh.mu.Unlock()
+	}
+}
+
+// dropDesign drops the sessions that hold design d (leaving the design
+// cache) and moves every shard's generation, so that a session being
+// built on d is not cached either.
+func (c *tokenCache) dropDesign(d *design.Design) {
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		sh.gen++
+		for h, ss := range sh.m {
+			if ss.d == d {
+				delete(sh.m, h)
+			}
+		}
 		sh.mu.Unlock()
 	}
 }
