@@ -99,8 +99,9 @@ var jsonType = []string{echo.MIMEApplicationJSON}
 
 // selfAnswer is a rendered /v1/self answer and its Content-Length.
 type selfAnswer struct {
-	body   []byte
-	length []string
+	body      []byte
+	length    []string // lengthArr[:]
+	lengthArr [1]string
 }
 
 // answer is the session's /v1/self answer, rendered on first use. It
@@ -118,7 +119,8 @@ func (s *Server) answer(ss *session) *selfAnswer {
 	scratch := scratchBufs.Get().(*[]byte)
 	b := appendSelf((*scratch)[:0], p, ss.n, ss.rec.Deployment)
 	b = append(b, '\n')
-	a := &selfAnswer{body: bytes.Clone(b), length: []string{strconv.Itoa(len(b))}}
+	a := &selfAnswer{body: bytes.Clone(b), lengthArr: [1]string{strconv.Itoa(len(b))}}
+	a.length = a.lengthArr[:]
 	*scratch = b
 	scratchBufs.Put(scratch)
 	ss.self.Store(a)
