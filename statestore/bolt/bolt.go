@@ -13,11 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
+	group "github.com/slipway-dev/slipway/internal/batch"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -55,9 +55,9 @@ type Options struct {
 // Store is a statestore.Store backed by a bbolt file. It is safe for
 // concurrent use within one process.
 type Store struct {
-	db       *bbolt.DB
-	path     string
-	inflight atomic.Int64 // Writes under way: alone, a Write commits at once
+	db      *bbolt.DB
+	path    string
+	commits group.Batcher[func(*bbolt.Tx) error, error] // Writes sharing a commit (Write)
 }
 
 // Open opens the state file at path, creating it (and its parent directory)
@@ -83,7 +83,6 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, s.wrap("open", err)
 	}
-	db.MaxBatchDelay = 2 * time.Millisecond
 	return s, nil
 }
 
@@ -338,15 +337,14 @@ func loadRevision(tx *bbolt.Tx, id string, withDesign bool) (statestore.Revision
 	return rev, nil
 }
 
-// Write implements statestore.Records. It runs in a bbolt Batch: writes
-// from concurrent goroutines share one transaction (and one fsync). If one
-// Write of a batch fails, bbolt rolls the batch back and re-runs the others,
-// so the function given to Batch may run more than once.
-//
-// A Write that finds no other Write under way commits at once in its own
-// transaction; overlapping Writes are coalesced by bbolt's Batch, which
-// commits when the batch is full or MaxBatchDelay (set to 2ms by Open)
-// after its first Write: one fsync for many writers.
+// Write implements statestore.Records. Writes share commits (group
+// commit, internal/batch): a Write that finds no commit under way commits
+// at once in its own transaction; the Writes made while a commit is under
+// way wait for it and then commit together in one transaction (one fsync
+// for all of them, however long the disk takes: with bbolt's Batch, which
+// commits every 2 ms, commits queued behind a slow fsync). If one Write of
+// a shared commit fails, the transaction is rolled back and each of the
+// others commits alone, so its function may run more than once.
 func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -359,13 +357,6 @@ func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, erro
 		return nil, s.wrap("write records", s.view(func(*bbolt.Tx) error { return nil }))
 	}
 	var seqs []uint64
-	// A Write alone commits in its own transaction at once; Writes that
-	// overlap share a batched commit (one fsync for many).
-	commit := s.db.Batch
-	if s.inflight.Add(1) == 1 {
-		commit = s.db.Update
-	}
-	defer s.inflight.Add(-1)
 	apply := func(tx *bbolt.Tx) error {
 		seqs = seqs[:0] // forget the seqs of a rolled-back run
 		if err := ctx.Err(); err != nil {
@@ -406,10 +397,40 @@ func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, erro
 		}
 		return nil
 	}
-	if err := guard(s.path, func() error { return commit(apply) }); err != nil {
+	werr, err := s.commits.Do(ctx, "", apply, s.commitAll)
+	if err == nil {
+		err = werr
+	}
+	if err != nil {
 		return nil, s.wrap("write records", err)
 	}
 	return seqs, nil
+}
+
+// commitAll commits the Writes' functions in one transaction; when one
+// fails, each commits alone (the failing one fails on its own).
+func (s *Store) commitAll(_ context.Context, applies []func(*bbolt.Tx) error) ([]error, error) {
+	errs := make([]error, len(applies))
+	err := guard(s.path, func() error {
+		return s.db.Update(func(tx *bbolt.Tx) error {
+			for _, a := range applies {
+				if err := a(tx); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	switch {
+	case err == nil:
+	case len(applies) == 1:
+		errs[0] = err
+	default:
+		for i, a := range applies {
+			errs[i] = guard(s.path, func() error { return s.db.Update(a) })
+		}
+	}
+	return errs, nil
 }
 
 // Get implements statestore.Records.

@@ -7,12 +7,12 @@
 //
 // The file is created with mode 0600, its parent directory (if missing)
 // with mode 0700. Each Store method runs in a single bbolt transaction.
-// [Store.Write] uses bbolt's Batch: Writes from concurrent goroutines are
-// coalesced into one transaction, and so one fsync, after waiting up to
-// bbolt's MaxBatchDelay (10ms) for company. This multiplies throughput when
-// many goroutines write, but even a lone Write takes about 10ms. Each Write
-// is still all-or-none: when one Write of a batch fails, bbolt rolls the
-// batch back and runs the others again without it.
+// [Store.Write] commits at once when no commit is under way; Writes made
+// while one is under way wait for it and then share one transaction, and
+// so one fsync (group commit): the slower the disk, the more Writes each
+// commit carries. Each Write is still all-or-none: when one Write of a
+// shared commit fails, the transaction is rolled back and each of the
+// others commits alone.
 //
 // # Layout
 //
