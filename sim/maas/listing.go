@@ -194,3 +194,18 @@ var oneMachineWrites = map[string]bool{
 	"POST /machines/?op=allocate":       true,
 	"POST /machines/?op=release":        true,
 }
+
+// verifyCandidates checks a listing the indexes answered against a walk
+// through every machine (tests: verifyListingCache).
+func (s *Server) verifyCandidates(f formValues, got []*machine) {
+	n := 0
+	for _, m := range s.machines {
+		if s.matches(m, f) {
+			n++
+		}
+	}
+	if n != len(got) {
+		listingCacheStale.Add(1)
+		s.log.Error().Int("indexed", len(got)).Int("walked", n).Msg("hostname/MAC index: wrong listing")
+	}
+}

@@ -74,6 +74,15 @@ func (s *Server) machinesRead(req *request) (any, *apiError) {
 				ms = append(ms, m)
 			}
 		}
+	} else if cands, ok := s.candidates(f); ok {
+		for _, m := range cands {
+			if s.matches(m, f) {
+				ms = append(ms, m)
+			}
+		}
+		if verifyListingCache {
+			s.verifyCandidates(f, ms)
+		}
 	} else {
 		for _, m := range s.machines {
 			if s.matches(m, f) {
@@ -335,6 +344,21 @@ func (s *Server) machineWithMAC(mac string, self int64) *machine {
 			if m.hasMACNeedle(mac, needle) {
 				return m
 			}
+		}
+		return nil
+	}
+	if needle != "" && s.indexCurrent() {
+		for _, m := range s.macMachines[mac] {
+			if s.machines[m.SystemID] == m && m.hasMAC(mac) {
+				if verifyListingCache && scan() == nil {
+					listingCacheStale.Add(1)
+				}
+				return m
+			}
+		}
+		if verifyListingCache && scan() != nil {
+			listingCacheStale.Add(1)
+			s.log.Error().Str("mac", mac).Msg("MAC index: missed a machine")
 		}
 		return nil
 	}

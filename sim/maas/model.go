@@ -95,6 +95,8 @@ type machine struct {
 	macSet    macSet       // its MACs for a scan of every machine (machineMACs)
 	ipAddrs   []netip.Addr // its links' addresses as the IP index holds them (ipindex.go)
 	ipDirty   bool         // on s.ipDirty
+	idxMACs   []string     // its MACs (lower case) as the MAC index holds them
+	idxHost   string       // its hostname as the hostname index holds it
 }
 
 // iface is a machine interface.

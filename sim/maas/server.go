@@ -145,13 +145,15 @@ type Server struct {
 	closed       bool
 	lifecycle    map[string]*MachineLifecycle // by system ID (lifecycleOf)
 
-	listingDomainCounts map[string]int     // machines per domain, while a listing renders (beginListing)
-	domainCounts        map[string]int     // machines per domain (domainCount); nil when a machine came, went or moved
-	needleOf, needle    string             // the last macNeedleOf
-	tagsJSON            rawJSON            // GET /tags/'s answer; nil when a tag came, changed or went
-	ipIdx               map[netip.Addr]int // links holding each address (ipindex.go)
-	ipIdxShared         uint64             // sharedRev when ipIdx was built
-	ipDirty             []*machine         // touched since their addresses were indexed
+	listingDomainCounts map[string]int        // machines per domain, while a listing renders (beginListing)
+	domainCounts        map[string]int        // machines per domain (domainCount); nil when a machine came, went or moved
+	needleOf, needle    string                // the last macNeedleOf
+	tagsJSON            rawJSON               // GET /tags/'s answer; nil when a tag came, changed or went
+	ipIdx               map[netip.Addr]int    // links holding each address (ipindex.go)
+	ipIdxShared         uint64                // sharedRev when ipIdx was built
+	ipDirty             []*machine            // touched since their addresses were indexed
+	macMachines         map[string][]*machine // by lower-case MAC (ipindex.go)
+	hostMachines        map[string][]*machine // by hostname (ipindex.go)
 
 	// The MAC index (machineWithMAC), and the write requests it must not
 	// miss: completed, and in flight.
