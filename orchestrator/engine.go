@@ -147,6 +147,7 @@ type Engine struct {
 	log  zerolog.Logger
 	glob sem
 	prov sem
+	oob  sem
 	bmcs keyedLocks
 	poll *poller
 
@@ -193,7 +194,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.SweepInterval = 10 * time.Minute
 	}
 	e := &Engine{cfg: cfg, rec: records{cfg.Store}, log: cfg.Log,
-		glob: make(sem, cfg.Limits.Global), prov: make(sem, cfg.Limits.Provisioner),
+		glob: make(sem, cfg.Limits.Global), prov: make(sem, cfg.Limits.Provisioner), oob: make(sem, cfg.Limits.OOB),
 		runs: map[string]*taskRun{}, leases: map[string]string{}, leaseCh: make(chan struct{}),
 		frozen: map[string]string{}, designs: map[string]*design.Design{}, wakes: map[string]chan struct{}{}}
 	e.statusOne.Max = statusBatch
@@ -330,7 +331,8 @@ func (e *Engine) callServer(ctx context.Context, fn func(context.Context) error)
 	return fn(ctx)
 }
 
-// callBMC runs fn under the global limit and the BMC's own lock.
+// callBMC runs fn under the BMC's own lock, the OOB limit and the global
+// limit.
 func (e *Engine) callBMC(ctx context.Context, b drivers.BMC, fn func(context.Context) error) error {
 	if e.cfg.Drivers.OOB == nil {
 		return drivers.Errorf(drivers.Permanent, "no OOB driver configured")
@@ -340,6 +342,10 @@ func (e *Engine) callBMC(ctx context.Context, b drivers.BMC, fn func(context.Con
 		return err
 	}
 	defer unlock()
+	if err := e.oob.acquire(ctx); err != nil {
+		return err
+	}
+	defer e.oob.release()
 	if err := e.glob.acquire(ctx); err != nil {
 		return err
 	}

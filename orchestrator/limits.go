@@ -14,6 +14,11 @@ type Limits struct {
 	// Provisioner bounds calls to the server driver (default 32): MAAS
 	// serves a region's API from a few workers.
 	Provisioner int
+	// OOB bounds calls to the OOB driver (default 32, the IPMI driver's
+	// own maxConcurrent): BMC calls are slow (sessions, power waits), and
+	// beyond what the driver runs at once they would only hold slots of
+	// the global limit that provisioner calls need.
+	OOB int
 	// One operation per BMC is always enforced: BMCs handle few sessions.
 }
 
@@ -23,6 +28,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Provisioner <= 0 {
 		l.Provisioner = 32
+	}
+	if l.OOB <= 0 {
+		l.OOB = 32
 	}
 	return l
 }

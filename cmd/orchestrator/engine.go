@@ -40,6 +40,7 @@ type engineConfig struct {
 	InstanceID    string `yaml:"instanceID"` // the MAAS agent_name of owned machines
 	GlobalLimit   int    `yaml:"globalLimit"`
 	MAASLimit     int    `yaml:"provisionerLimit"`
+	OOBLimit      int    `yaml:"oobLimit"`
 	RetryAttempts int    `yaml:"retryAttempts"`
 	RetryBase     string `yaml:"retryBase"`
 	RetryMax      string `yaml:"retryMax"`
@@ -200,7 +201,7 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 	drv = drivermetrics.New(metrics).Wrap(drv)
 	cfg := orchestrator.Config{Store: st, Drivers: drv, Log: a.log, DeployRetries: c.DeployRetries, ReleaseLeaks: c.ReleaseLeaks,
 		Secrets: resolver.Resolve,
-		Limits:  orchestrator.Limits{Global: c.GlobalLimit, Provisioner: c.MAASLimit}}
+		Limits:  orchestrator.Limits{Global: c.GlobalLimit, Provisioner: c.MAASLimit, OOB: c.OOBLimit}}
 	cfg.Retry.Attempts = c.RetryAttempts
 	if len(c.BMCEndpoints) > 0 {
 		eps, err := parseEndpoints(c.BMCEndpoints)

@@ -108,7 +108,8 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	// The lab's BMCs answer on loopback within a millisecond: a lost
 	// reply is known quickly (real BMCs get the driver's defaults).
 	oob, err := ipmi.New(drivers.Config{Settings: map[string]string{ipmi.SettingTimeout: "150ms", ipmi.SettingRetries: "2",
-		ipmi.SettingBackoff: "20ms", ipmi.SettingPollInterval: "20ms", ipmi.SettingPowerWait: "2s"}})
+		ipmi.SettingBackoff: "20ms", ipmi.SettingPollInterval: "20ms", ipmi.SettingPowerWait: "2s",
+		ipmi.SettingMaxConcurrent: "64"}})
 	if err != nil {
 		lb.Close()
 		return nil, err
@@ -233,7 +234,7 @@ func (env *Env) Config() orchestrator.Config {
 		PollInterval:  max(time.Duration(float64(5*time.Second)*s), 20*time.Millisecond),
 		MaxWait:       max(time.Duration(float64(2*time.Minute)*s), 200*time.Millisecond),
 		SweepInterval: -1,
-		Limits:        orchestrator.Limits{Global: 128, Provisioner: 64},
+		Limits:        orchestrator.Limits{Global: 128, Provisioner: 64, OOB: 64},
 		Log:           env.opts.Log,
 	}
 	if env.opts.Tune != nil {

@@ -120,8 +120,13 @@ func (d *Driver) findMachine(ctx context.Context, n drivers.Node) (*mMachine, st
 		}
 	}
 	if n.BMCAddress != "" {
+		// From the power parameters read for every node identified in
+		// the last 30 s; a node that waits for its machine to enlist
+		// itself (no boot MAC) reads them afresh on a miss. A node with
+		// a boot MAC is not found by it only when its machine enlisted
+		// with another MAC, under another hostname, in the last 30 s.
 		ids, err := d.machinesWithBMC(ctx, n.BMCAddress, false)
-		if err == nil && len(ids) == 0 { // a miss is never answered from the cache
+		if err == nil && len(ids) == 0 && n.BootMAC == "" {
 			ids, err = d.machinesWithBMC(ctx, n.BMCAddress, true)
 		}
 		if err != nil {
