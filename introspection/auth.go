@@ -13,7 +13,9 @@ import (
 )
 
 // session is an authenticated request: the token's record, the design
-// revision it was issued from and the node.
+// revision it was issued from and the node. A session read with its
+// stored /v1/self answer has no design (d and n nil) until a route that
+// needs it asks (authenticateToken); self or d is always set.
 type session struct {
 	hash tokenHash // of the token; zero when the session is not a request's
 	rec  tokenRecord
@@ -28,8 +30,9 @@ func sessionOf(c echo.Context) *session { ss, _ := c.Get(ctxSession).(*session);
 
 // authenticate checks the node token, from the Authorization header or,
 // for the NoCloud routes, from the path; with CheckSource, the source
-// address too.
-func (s *Server) authenticate(fromPath bool) echo.MiddlewareFunc {
+// address too. withDesign: the route needs the session's design and node
+// (every route but /v1/self, which answers the stored rendering).
+func (s *Server) authenticate(fromPath, withDesign bool) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			tok, ok := "", false
@@ -41,7 +44,7 @@ func (s *Server) authenticate(fromPath bool) echo.MiddlewareFunc {
 			if !ok {
 				return errUnauthorized
 			}
-			ss, err := s.authenticateToken(c.Request().Context(), tok)
+			ss, err := s.authenticateToken(c.Request().Context(), tok, withDesign || s.cfg.CheckSource)
 			if err != nil {
 				return err
 			}

@@ -32,7 +32,7 @@ func (s *Server) Reissue(ctx context.Context, d *design.Design, node, deployment
 	if err != nil {
 		return orchestrator.Reissued{}, err
 	}
-	if err := s.reissue(ctx, node, deployment, rev); err != nil {
+	if err := s.reissue(ctx, node, deployment, rev, s.renderSelf(d, d.Nodes[node], deployment)); err != nil {
 		return orchestrator.Reissued{}, err
 	}
 	ud, err := s.UserData(ctx, d, node, deployment) // the reissued token, as recorded
@@ -46,8 +46,9 @@ func (s *Server) Reissue(ctx context.Context, d *design.Design, node, deployment
 	return orchestrator.Reissued{Env: env, UserData: ud}, nil
 }
 
-// reissue records the token of the deployment's next issue.
-func (s *Server) reissue(ctx context.Context, node, deployment, revision string) error {
+// reissue records the token of the deployment's next issue, with self,
+// its /v1/self answer rendered from revision.
+func (s *Server) reissue(ctx context.Context, node, deployment, revision string, self []byte) error {
 	unlock := s.locks.lock(node)
 	defer unlock()
 	old, cur, err := s.currentRecord(ctx, node)
@@ -63,9 +64,10 @@ func (s *Server) reissue(ctx context.Context, node, deployment, revision string)
 	if err != nil {
 		return err
 	}
-	ops := []statestore.Op{statestore.Put(collTokens, h, raw), statestore.Put(collTokenOf, node, []byte(h))}
+	ops := []statestore.Op{statestore.Put(collTokens, h, raw), statestore.Put(collSelf, h, encodeStoredSelf(revision, self)),
+		statestore.Put(collTokenOf, node, []byte(h))}
 	if old != "" {
-		ops = append(ops, statestore.Delete(collTokens, old))
+		ops = append(ops, statestore.Delete(collTokens, old), statestore.Delete(collSelf, old))
 	}
 	stale, err := s.reportKeys(ctx, node, func(string) bool { return true })
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -104,7 +103,8 @@ type selfAnswer struct {
 	lengthArr [1]string
 }
 
-// answer is the session's /v1/self answer, rendered on first use. It
+// answer is the session's /v1/self answer: the one stored at issue time
+// (set when the session was read), else rendered on first use. It
 // depends only on the design revision, the node and the deployment, all
 // fixed for a session (a new revision or deployment is a new record, so
 // a new session).
@@ -119,8 +119,7 @@ func (s *Server) answer(ss *session) *selfAnswer {
 	scratch := scratchBufs.Get().(*[]byte)
 	b := appendSelf((*scratch)[:0], p, ss.n, ss.rec.Deployment)
 	b = append(b, '\n')
-	a := &selfAnswer{body: bytes.Clone(b), lengthArr: [1]string{strconv.Itoa(len(b))}}
-	a.length = a.lengthArr[:]
+	a := newSelfAnswer(bytes.Clone(b))
 	*scratch = b
 	scratchBufs.Put(scratch)
 	ss.self.Store(a)

@@ -447,13 +447,22 @@ func TestSessionsFollowDesignCache(t *testing.T) {
 		if s := e.self(tok); s.Rack != n.Spec.Rack {
 			t.Fatalf("%s: rack %q, want %q", name, s.Rack, n.Spec.Rack)
 		}
+		// A route that needs the design: the session takes it.
+		if r := e.do("GET", "/v1/self/packages", tok, nil); r.code != 200 {
+			t.Fatalf("%s: packages: %d %s", name, r.code, r.body)
+		}
 		toks = append(toks, issued{tok, n.Spec.Rack, &d})
 	}
 	held := map[*design.Design]bool{}
 	for i := range e.srv.tokens.shards {
 		for _, ss := range e.srv.tokens.shards[i].m {
-			held[ss.d] = true
+			if ss.d != nil {
+				held[ss.d] = true
+			}
 		}
+	}
+	if len(held) == 0 {
+		t.Fatal("no session holds a design: the test tests nothing")
 	}
 	e.srv.designs.mu.Lock()
 	cached := map[*design.Design]bool{}

@@ -131,12 +131,12 @@ func New(cfg Config) (*Server, error) {
 	e.IPExtractor = httpx.IPExtractor(cfg.TrustedProxies)
 	e.Use(s.requestID, s.logRequests, s.recoverPanics, bodyLimit(maxBody))
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
-	self := s.authenticate(false)
-	e.GET("/v1/self", s.getSelf, self)
+	self := s.authenticate(false, true)
+	e.GET("/v1/self", s.getSelf, s.authenticate(false, s.cfg.CheckSource))
 	e.GET("/v1/self/assets", s.getAssets, self)
 	e.GET("/v1/self/packages", s.getPackages, self)
 	e.POST("/v1/self/actions/:action", s.postReport, self)
-	seed := s.authenticate(true)
+	seed := s.authenticate(true, true)
 	e.GET("/v1/nocloud/:token/meta-data", s.metaData, seed)
 	e.GET("/v1/nocloud/:token/user-data", s.seedUserData, seed)
 	e.GET("/v1/nocloud/:token/vendor-data", s.vendorData, seed)
@@ -219,7 +219,7 @@ func (s *Server) fastAnswer(ctx context.Context, tok string) (a *selfAnswer) {
 			a = nil
 		}
 	}()
-	ss, err := s.authenticateToken(ctx, tok)
+	ss, err := s.authenticateToken(ctx, tok, false)
 	if err != nil {
 		return nil
 	}

@@ -143,10 +143,12 @@ func checkName(what, s string) error {
 }
 
 // issue records the node's token for a deployment issued from revision,
+// with self, the node's /v1/self answer rendered from it (renderSelf),
 // replacing (revoking) the token of any other deployment of the node and
 // dropping that deployment's reports. Issuing again for the same
-// deployment and revision writes nothing.
-func (s *Server) issue(ctx context.Context, node, deployment, revision string) (string, error) {
+// deployment and revision writes nothing, unless the stored answer is
+// missing or of another render version (then it alone is written).
+func (s *Server) issue(ctx context.Context, node, deployment, revision string, self []byte) (string, error) {
 	if err := checkName("node", node); err != nil {
 		return "", drivers.NewError(drivers.Permanent, err)
 	}
@@ -162,7 +164,18 @@ func (s *Server) issue(ctx context.Context, node, deployment, revision string) (
 	rec := tokenRecord{Node: node, Deployment: deployment, Revision: revision, Issued: statestore.StoreTime(time.Now())}
 	if cur != nil && cur.Deployment == deployment { // the same deployment keeps its token
 		if cur.Revision == revision {
-			return s.tokenOf(*cur), nil
+			tok := s.tokenOf(*cur)
+			h := hashToken(tok)
+			ok, err := s.hasStoredSelf(ctx, h, revision)
+			if err != nil {
+				return "", drivers.NewError(drivers.Transient, fmt.Errorf("read %s: %w", collSelf, err))
+			}
+			if !ok { // stored by an older version, or not at all
+				if _, err := s.store.Write(ctx, statestore.Put(collSelf, h, encodeStoredSelf(revision, self))); err != nil {
+					return "", drivers.NewError(drivers.Transient, fmt.Errorf("store the /v1/self answer of node %s: %w", node, err))
+				}
+			}
+			return tok, nil
 		}
 		rec.Issued, rec.Issue = cur.Issued, cur.Issue
 	}
@@ -172,9 +185,10 @@ func (s *Server) issue(ctx context.Context, node, deployment, revision string) (
 	if err != nil {
 		return "", err
 	}
-	ops := []statestore.Op{statestore.Put(collTokens, h, raw), statestore.Put(collTokenOf, node, []byte(h))}
+	ops := []statestore.Op{statestore.Put(collTokens, h, raw), statestore.Put(collSelf, h, encodeStoredSelf(revision, self)),
+		statestore.Put(collTokenOf, node, []byte(h))}
 	if old != "" && old != h {
-		ops = append(ops, statestore.Delete(collTokens, old))
+		ops = append(ops, statestore.Delete(collTokens, old), statestore.Delete(collSelf, old))
 		stale, err := s.reportKeys(ctx, node, func(dep string) bool { return dep != deployment })
 		if err != nil {
 			return "", err
@@ -215,7 +229,7 @@ func (s *Server) revoke(ctx context.Context, node string) error {
 	}
 	var ops []statestore.Op
 	if old != "" {
-		ops = append(ops, statestore.Delete(collTokens, old), statestore.Delete(collTokenOf, node))
+		ops = append(ops, statestore.Delete(collTokens, old), statestore.Delete(collSelf, old), statestore.Delete(collTokenOf, node))
 	}
 	keys, err := s.reportKeys(ctx, node, func(string) bool { return true })
 	if err != nil {
@@ -300,13 +314,21 @@ func (s *Server) verifyStored(ctx context.Context, presented string, h tokenHash
 // cache when its hash is there (an entry is only cached once its record
 // was read from the store and checked against the key, and issue, reissue
 // and revoke drop it before they return), else read and checked
-// (verifyStored), with its design revision and node, and cached.
-func (s *Server) authenticateToken(ctx context.Context, presented string) (*session, error) {
+// (verifyStored) and cached. A session read from the store holds the
+// /v1/self answer stored when the token was issued, and no design
+// (nothing else is looked up); one without a stored answer (issued by an
+// older version, or of another render version), or asked for withDesign,
+// holds its design revision and node (loaded, or taken from the design
+// cache), from which its answer is rendered when needed.
+func (s *Server) authenticateToken(ctx context.Context, presented string, withDesign bool) (*session, error) {
 	if !wellFormed(presented) {
 		return nil, errUnauthorized
 	}
 	h := hashOf(presented)
 	if ss, ok := s.tokens.get(h); ok && subtle.ConstantTimeCompare(ss.hash[:], h[:]) == 1 {
+		if withDesign && ss.d == nil {
+			return s.addDesign(ctx, ss)
+		}
 		return ss, nil
 	}
 	gen := s.tokens.generation(h)
@@ -314,6 +336,25 @@ func (s *Server) authenticateToken(ctx context.Context, presented string) (*sess
 	if err != nil {
 		return nil, err
 	}
+	if !withDesign {
+		if a := s.storedAnswer(ctx, h, rec.Revision); a != nil {
+			ss := &session{hash: h, rec: rec}
+			ss.self.Store(a)
+			s.tokens.put(h, ss, gen)
+			return ss, nil
+		}
+	}
+	ss, err := s.sessionWithDesign(ctx, h, rec)
+	if err != nil {
+		return nil, err
+	}
+	s.tokens.put(h, ss, gen)
+	return ss, nil
+}
+
+// sessionWithDesign is the session of a verified record, with its design
+// revision and node.
+func (s *Server) sessionWithDesign(ctx context.Context, h tokenHash, rec tokenRecord) (*session, error) {
 	d, parts, err := s.designs.getWithParts(ctx, rec.Revision)
 	if err != nil {
 		if errors.Is(err, statestore.ErrNotFound) {
@@ -326,9 +367,23 @@ func (s *Server) authenticateToken(ctx context.Context, presented string) (*sess
 		return nil, internal(http.StatusInternalServerError, "this node is not in the design revision of its deployment",
 			fmt.Errorf("node %s not in revision %s", rec.Node, rec.Revision))
 	}
-	ss := &session{hash: h, rec: rec, d: d, n: n, parts: parts}
-	s.tokens.put(h, ss, gen)
-	return ss, nil
+	return &session{hash: h, rec: rec, d: d, n: n, parts: parts}, nil
+}
+
+// addDesign is a cached session without a design (read with its stored
+// answer) with its design revision and node, for the routes that need
+// them; it replaces the cached one unless that was dropped meanwhile (by
+// issue, reissue or revoke: the request is answered, nothing is cached).
+func (s *Server) addDesign(ctx context.Context, ss *session) (*session, error) {
+	full, err := s.sessionWithDesign(ctx, ss.hash, ss.rec)
+	if err != nil {
+		return nil, err
+	}
+	if a := ss.self.Load(); a != nil {
+		full.self.Store(a)
+	}
+	s.tokens.replace(ss.hash, ss, full)
+	return full, nil
 }
 
 // getString returns a record as a string, "" when absent.
@@ -425,6 +480,17 @@ func (c *tokenCache) put(h tokenHash, ss *session, gen uint64) {
 		sh.m = make(map[tokenHash]*session)
 	}
 	sh.m[h] = ss
+}
+
+// replace caches session repl for h when old is still cached for it (a
+// session is dropped, never changed, when its token changes).
+func (c *tokenCache) replace(h tokenHash, old, repl *session) {
+	sh := c.shard(h)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.m[h] == old {
+		sh.m[h] = repl
+	}
 }
 
 // forget drops the sessions of the tokens whose hashes (hex, as stored)

@@ -68,7 +68,7 @@ func (s *Server) UserData(ctx context.Context, d *design.Design, node, deploymen
 	if err != nil {
 		return nil, err
 	}
-	tok, err := s.issue(ctx, node, deployment, rev)
+	tok, err := s.issue(ctx, node, deployment, rev, s.renderSelf(d, d.Nodes[node], deployment))
 	if err != nil {
 		return nil, err
 	}
