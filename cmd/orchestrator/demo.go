@@ -20,7 +20,7 @@ import (
 // mistakes), render, apply twice, then a deployment of every node into the
 // virtual lab with live progress and a summary table.
 func (a *app) demoCmd() *cobra.Command {
-	var site, state, faultsFile, output, cpuProfile string
+	var site, state, faultsFile, output, cpuProfile, pprofAddr string
 	var nodes int
 	var timeScale float64
 	cmd := &cobra.Command{
@@ -52,6 +52,11 @@ func (a *app) demoCmd() *cobra.Command {
 				state = filepath.Join(dir, "state.db")
 			}
 			if nodes > 0 {
+				if pprofAddr != "" {
+					if err := servePprof(pprofAddr); err != nil {
+						return usageErr(err)
+					}
+				}
 				if cpuProfile != "" {
 					stop, err := startCPUProfile(cpuProfile)
 					if err != nil {
@@ -126,6 +131,7 @@ See README.md and docs/.`)
 	cmd.Flags().StringVar(&faultsFile, "faults", "", "inject the MAAS and BMC faults of this JSON file (see docs/lab.md)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "with --nodes: text or json")
 	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "with --nodes: write a CPU profile of the whole run (lab and engine) to FILE")
+	cmd.Flags().StringVar(&pprofAddr, "pprof", "", "with --nodes: serve net/http/pprof on this loopback address (heap, goroutines) during the run")
 	cmd.Flags().Float64Var(&timeScale, "time-scale", 0.002, "multiplies the lab's phase durations (1 = real MAAS timing)")
 	return cmd
 }

@@ -47,6 +47,7 @@ type readCache struct {
 	devices  map[string]cachedDevices
 	lists    map[string]cachedList
 	flight   singleflight.Group
+	puts     int // machines put since the last sweep of old entries
 }
 
 type cachedMachine struct {
@@ -124,6 +125,14 @@ func (c *readCache) putMachines(since uint64, ms []mMachine) {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.puts += len(ms); c.puts > max(1024, len(c.machines)) { // drop what aged out (memory)
+		c.puts = 0
+		for id, e := range c.machines {
+			if now.Sub(e.at) > c.machineTTL {
+				delete(c.machines, id)
+			}
+		}
+	}
 	for i := range ms {
 		id := ms[i].SystemID
 		if id == "" || c.dropped[id] > since {

@@ -2,6 +2,7 @@ package maas
 
 import (
 	"net/url"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -104,5 +105,20 @@ func TestReadCacheListsDroppedByWrites(t *testing.T) {
 	c.wrote("tags/x/", "update_nodes", url.Values{"add": {"a"}})
 	if _, ok := c.lists["tags/?op="]; !ok {
 		t.Error("tagging a machine dropped the tag list")
+	}
+}
+
+// TestReadCacheForgetsOldMachines: machines older than the TTL do not
+// stay in memory.
+func TestReadCacheForgetsOldMachines(t *testing.T) {
+	c := newReadCache(time.Millisecond)
+	for i := range 6000 {
+		c.putMachines(c.begin(), []mMachine{{SystemID: strconv.Itoa(i)}})
+		if i == 1500 {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if n := len(c.machines); n >= 6000 {
+		t.Errorf("%d machines kept, the old ones were never dropped", n)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	gojson "github.com/goccy/go-json"
+	gojson "github.com/segmentio/encoding/json"
 	"github.com/juju/gomaasapi/v2"
 	"github.com/slipway-dev/slipway/drivers"
 )

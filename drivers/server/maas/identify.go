@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	gojson "github.com/goccy/go-json"
+	gojson "github.com/segmentio/encoding/json"
 	"github.com/slipway-dev/slipway/drivers"
 )
 
