@@ -125,7 +125,7 @@ func (c *readCache) putMachines(since uint64, ms []mMachine) {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.puts += len(ms); c.puts > max(1024, len(c.machines)) { // drop what aged out (memory)
+	if c.puts += len(ms); c.puts > 1024 && c.puts > len(c.machines)/2 { // drop what aged out (memory)
 		c.puts = 0
 		for id, e := range c.machines {
 			if now.Sub(e.at) > c.machineTTL {
