@@ -55,8 +55,7 @@ func (s *Server) current(ctx context.Context, node string) (tokenRecord, error) 
 	if h == "" {
 		return tokenRecord{}, none
 	}
-	var rec tokenRecord
-	found, err := s.getJSON(ctx, collTokens, h, &rec)
+	rec, _, found, err := s.getRecord(ctx, h)
 	if err != nil {
 		return tokenRecord{}, internal(http.StatusServiceUnavailable, "the node's token record could not be read", err)
 	}

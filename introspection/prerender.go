@@ -2,36 +2,48 @@ package introspection
 
 import (
 	"bytes"
-	"context"
-	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/statestore"
 )
 
-// collSelf keeps each issued token's /v1/self answer, rendered when the
-// token is issued or reissued (UserData, Reissue), under the same key as
-// the token's record in collTokens (the token's SHA-256, hex) and written
-// in the same store write. Issue, reissue and revoke delete it with the
-// record. A token's first request then reads the record, checks it
-// against the key and writes these bytes: no design is looked up, decoded
-// or rendered from. A few KB a node: about 25 MB of the state for a
-// 10,000-node site (docs/bootstrap.md).
-const collSelf = "node_self"
+// A token's record (collTokens) carries its node's /v1/self answer,
+// rendered when the token is issued or reissued (UserData, Reissue) from
+// the design revision the record names, in the same record and so the
+// same write: a token's first request reads its record, checks it against
+// the key and writes the answer, with no design looked up, decoded or
+// rendered from, and nothing else read. The stored form is JSON, the
+// record's fields then the answer and where it is:
+//
+//	{"node":…,"deployment":…,"revision":…,"issued":…[,"issue":N],"self":<answer>,"selfAt":"v01.0000000123.0000003456"}
+//
+// "selfAt" (fixed width, last) gives the render version, the offset of
+// the answer and its length, so the answer is found without reading it
+// and served as stored, final newline included (JSON whitespace). A
+// version that only knows the record's fields reads it with
+// json.Unmarshal, which ignores the two, and writes records without
+// them; a record without an answer, or with one of another render
+// version, is served by rendering from the design as before. The answer
+// can only be of another revision or deployment than the record if the
+// record was changed without it: every write of a record writes the
+// record whole. A few KB a node: about 30 MB more state for a 10,000-node
+// site (docs/bootstrap.md).
 
-// selfRenderVersion is the version of appendSelf's output. Bump it with
-// any change that makes appendSelf write other bytes for the same design,
-// node and deployment: stored renderings of another version are not
+// selfRenderVersion is the version of appendSelf's output (1..99). Bump
+// it with any change that makes appendSelf write other bytes for the same
+// design, node and deployment: stored answers of another version are not
 // served (the answer is rendered from the design again), so a server
 // upgraded with a changed renderer never serves what the previous one
 // stored. TestSelfRenderVersion fails when the output changes.
 const selfRenderVersion = 1
 
-// storedSelfHead starts a stored rendering: "v<version> "; the design
-// revision it was rendered from and a newline follow, then the answer
-// exactly as served (its final newline included).
-var storedSelfHead = "v" + strconv.Itoa(selfRenderVersion) + " "
+const (
+	selfKey        = `,"self":`
+	selfAtPrefix   = `,"selfAt":"v`
+	selfTrailerFmt = `,"selfAt":"v%02d.%010d.%010d"}`
+	selfTrailerLen = len(selfAtPrefix) + len(`00.0000000000.0000000000"}`)
+)
 
 // renderSelf is the node's /v1/self answer for the deployment, from d,
 // as served (appendSelf and a newline).
@@ -45,68 +57,61 @@ func (s *Server) renderSelf(d *design.Design, n *design.Node, deployment string)
 	return out
 }
 
-// encodeStoredSelf is the stored form of an answer rendered from
-// revision rev.
-func encodeStoredSelf(rev string, body []byte) []byte {
-	out := make([]byte, 0, len(storedSelfHead)+len(rev)+1+len(body))
-	out = append(out, storedSelfHead...)
-	out = append(out, rev...)
-	out = append(out, '\n')
-	return append(out, body...)
+// withSelf is a record as json.Marshal wrote it (raw) carrying the answer
+// self (an object and a newline, as renderSelf returns it).
+func withSelf(raw, self []byte) []byte {
+	out := make([]byte, 0, len(raw)+len(selfKey)+len(self)+selfTrailerLen)
+	out = append(out, raw[:len(raw)-1]...)
+	out = append(out, selfKey...)
+	off := len(out)
+	out = append(out, self...)
+	return fmt.Appendf(out, selfTrailerFmt, selfRenderVersion, off, len(self))
 }
 
-// decodeStoredSelf returns the answer of a stored rendering when it is of
-// this selfRenderVersion and was rendered from revision rev; false
-// otherwise (another version: the code was upgraded; another revision:
-// read across a concurrent reissue; anything malformed).
-func decodeStoredSelf(b []byte, rev string) ([]byte, bool) {
-	n := len(storedSelfHead)
-	if len(b) < n+len(rev)+2 || string(b[:n]) != storedSelfHead || string(b[n:n+len(rev)]) != rev || b[n+len(rev)] != '\n' {
-		return nil, false
+// splitSelf separates a stored record from the answer it carries: the
+// record's own JSON (a copy, when there was an answer) and the answer
+// when it is of this selfRenderVersion (nil otherwise: none, another
+// version, or anything malformed, which leaves the whole to the record's
+// decoder).
+func splitSelf(b []byte) (rec, self []byte) {
+	n := len(b)
+	if n < selfTrailerLen+len(selfKey)+3 || b[n-1] != '}' {
+		return b, nil
 	}
-	body := b[n+len(rev)+1:]
-	if body[0] != '{' || body[len(body)-1] != '\n' {
-		return nil, false
+	t := b[n-selfTrailerLen:]
+	if string(t[:len(selfAtPrefix)]) != selfAtPrefix {
+		return b, nil
 	}
-	return body, true
+	d := t[len(selfAtPrefix):]
+	version, ok1 := digits(d[0:2])
+	off, ok2 := digits(d[3:13])
+	length, ok3 := digits(d[14:24])
+	if !ok1 || !ok2 || !ok3 || d[2] != '.' || d[13] != '.' || string(d[24:]) != `"}` ||
+		off < 1+len(selfKey) || off+length != n-selfTrailerLen || length < 2 ||
+		string(b[off-len(selfKey):off]) != selfKey || b[off] != '{' || b[off+length-1] != '\n' {
+		return b, nil
+	}
+	cut := off - len(selfKey)
+	rec = append(b[:cut:cut], '}') // a copy: b's bytes stay the answer's
+	if version != selfRenderVersion {
+		return rec, nil
+	}
+	return rec, b[off : off+length]
 }
 
-// storedAnswer is the stored rendering of the token whose hash is h, for
-// revision rev; nil when there is none that may be served (absent, of
-// another version or revision, or the store did not answer: the caller
-// renders from the design instead).
-func (s *Server) storedAnswer(ctx context.Context, h tokenHash, rev string) *selfAnswer {
-	b, err := s.store.Get(ctx, collSelf, h.String())
-	if err != nil {
-		if !errors.Is(err, statestore.ErrNoRecord) {
-			s.log.Warn().Err(err).Msg("a stored /v1/self answer could not be read: rendered from the design")
+// digits is the value of a string of ASCII digits.
+func digits(b []byte) (int, bool) {
+	v := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
 		}
-		return nil
+		v = v*10 + int(c-'0')
 	}
-	body, ok := decodeStoredSelf(b, rev)
-	if !ok {
-		return nil
-	}
-	return newSelfAnswer(body)
+	return v, true
 }
 
-// hasStoredSelf reports whether the token whose hash (hex) is h has a
-// rendering of this version for revision rev. The caller holds the
-// node's lock.
-func (s *Server) hasStoredSelf(ctx context.Context, h, rev string) (bool, error) {
-	b, err := s.store.Get(ctx, collSelf, h)
-	switch {
-	case errors.Is(err, statestore.ErrNoRecord):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	_, ok := decodeStoredSelf(b, rev)
-	return ok, nil
-}
-
-// newSelfAnswer is the answer body (kept, not copied) with its
-// Content-Length.
+// newSelfAnswer is an answer (kept, not copied) with its Content-Length.
 func newSelfAnswer(body []byte) *selfAnswer {
 	a := &selfAnswer{body: body, lengthArr: [1]string{strconv.Itoa(len(body))}}
 	a.length = a.lengthArr[:]

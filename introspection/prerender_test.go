@@ -5,6 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -49,11 +53,13 @@ func decodedRevision(t *testing.T, st Revisions, rev string) *design.Design {
 	return d
 }
 
-// TestStoredSelf: UserData stores each node's /v1/self answer with its
-// token; after a restart the first request of a token answers it without
-// loading the design, byte for byte what json.Marshal(selfOf(...)) gives
-// for the stored revision, on the fast path and through echo; the routes
-// that need the design still get it.
+// TestStoredSelf: UserData keeps each node's /v1/self answer in its
+// token's record; after a restart the first request of a token answers
+// it without loading the design, byte for byte what
+// json.Marshal(selfOf(...)) gives for the stored revision, on the fast
+// path and through echo; the routes that need the design still get it;
+// json.Unmarshal (a version that only knows the record) reads the record
+// as before.
 func TestStoredSelf(t *testing.T) {
 	e := newEnv(t)
 	toks := map[string]string{}
@@ -69,17 +75,25 @@ func TestStoredSelf(t *testing.T) {
 				t.Fatal(err)
 			}
 			want = append(want, '\n')
-			stored, err := e.st.Get(t.Context(), collSelf, hashToken(toks[n]))
+			stored, err := e.st.Get(t.Context(), collTokens, hashToken(toks[n]))
 			if err != nil {
-				t.Fatalf("%s: no stored answer: %v", n, err)
+				t.Fatal(err)
 			}
-			if body, ok := decodeStoredSelf(stored, e.rev); !ok || string(body) != string(want) {
-				t.Fatalf("%s: stored %q, want %s", n, stored, want)
+			raw, self := splitSelf(slices.Clone(stored))
+			if string(self) != string(want) {
+				t.Fatalf("%s: stored answer %q, want %s", n, self, want)
+			}
+			var rec, old tokenRecord
+			if !decodeRecordFast(raw, &rec) || rec.Node != n || rec.Deployment != "1" || rec.Revision != e.rev {
+				t.Fatalf("%s: stored record %s", n, raw)
+			}
+			if err := json.Unmarshal(stored, &old); err != nil || !reflect.DeepEqual(old, rec) {
+				t.Fatalf("%s: json.Unmarshal of the stored record: %+v %v, want %+v", n, old, err, rec)
 			}
 			for i := range 2 {
 				got := r.do("GET", "/v1/self", toks[n], nil)
-				if got.code != 200 || string(got.body) != string(want) {
-					t.Fatalf("%v log, %s, request %d: %d %s, want %s", level, n, i, got.code, got.body, want)
+				if got.code != 200 || string(got.body) != string(want) || got.hdr.Get("Content-Length") != strconv.Itoa(len(want)) {
+					t.Fatalf("%v log, %s, request %d: %d %v %s, want %s", level, n, i, got.code, got.hdr, got.body, want)
 				}
 			}
 		}
@@ -98,31 +112,51 @@ func TestStoredSelf(t *testing.T) {
 			t.Errorf("self after packages: %d", got.code)
 		}
 	}
+	// bootdata reads the record too.
+	if b, _, err := e.srv.BootData(t.Context(), "r01-cmp01", PartSelf); err != nil || !json.Valid(b) {
+		t.Errorf("bootdata self: %v", err)
+	}
 }
 
-// TestStoredSelfFallback: a stored answer that is missing, of another
-// render version or of another revision than the record is not served:
-// the answer is rendered from the design, and is the same bytes.
+// TestStoredSelfFallback: a record without an answer (written by an
+// older version), with one of another render version, or with a trailer
+// that does not hold is answered by rendering from the design, the same
+// bytes; issuing the same deployment again writes the record with its
+// answer.
 func TestStoredSelfFallback(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
 	tok := e.issue("r01-cmp01", "1")
 	h := hashToken(tok)
+	stored, err := e.st.Get(ctx, collTokens, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, self := splitSelf(slices.Clone(stored))
+	if self == nil {
+		t.Fatal("no answer stored")
+	}
 	want := string(e.restarted(zerolog.InfoLevel).do("GET", "/v1/self", tok, nil).body)
+	if want != string(self) {
+		t.Fatalf("served %s, stored %s", want, self)
+	}
 	bogus := []byte(`{"name":"bogus"}` + "\n")
+	withVersion := func(v int) []byte {
+		b := withSelf(raw, bogus)
+		return fmt.Appendf(b[:len(b)-selfTrailerLen], selfTrailerFmt, v, len(b)-selfTrailerLen-len(bogus), len(bogus))
+	}
+	shifted := withSelf(raw, bogus)
+	shifted[len(shifted)-3]++ // the length off by one
 	for _, c := range []struct {
-		name string
-		op   statestore.Op
+		name  string
+		value []byte
 	}{
-		{"missing", statestore.Delete(collSelf, h)},
-		{"another version", statestore.Put(collSelf, h, append([]byte("v0 "+e.rev+"\n"), bogus...))},
-		{"a later version", statestore.Put(collSelf, h, append([]byte("v99 "+e.rev+"\n"), bogus...))},
-		{"another revision", statestore.Put(collSelf, h, encodeStoredSelf("0123abcd", bogus))},
-		{"truncated", statestore.Put(collSelf, h, []byte(storedSelfHead+e.rev))},
-		{"empty body", statestore.Put(collSelf, h, []byte(storedSelfHead+e.rev+"\n"))},
-		{"garbage", statestore.Put(collSelf, h, []byte("\x00\xff"))},
+		{"no answer (an older version)", raw},
+		{"another render version", withVersion(selfRenderVersion + 1)},
+		{"render version 0", withVersion(0)},
+		{"a trailer that does not hold", shifted},
 	} {
-		if _, err := e.st.Write(ctx, c.op); err != nil {
+		if _, err := e.st.Write(ctx, statestore.Put(collTokens, h, c.value)); err != nil {
 			t.Fatal(err)
 		}
 		for _, level := range []zerolog.Level{zerolog.InfoLevel, zerolog.DebugLevel} {
@@ -135,15 +169,17 @@ func TestStoredSelfFallback(t *testing.T) {
 			}
 		}
 	}
-	// Issuing again for the same deployment and revision writes the
-	// answer (and only it) when it is not current.
-	rec1, _ := e.st.Get(ctx, collTokens, h)
+	// Issuing again for the same deployment and revision writes the same
+	// record with its answer.
+	if _, err := e.st.Write(ctx, statestore.Put(collTokens, h, raw)); err != nil {
+		t.Fatal(err)
+	}
 	if again := e.issue("r01-cmp01", "1"); again != tok {
 		t.Fatal("another token")
 	}
-	rec2, _ := e.st.Get(ctx, collTokens, h)
-	if string(rec1) != string(rec2) {
-		t.Error("the record was rewritten")
+	b, _ := e.st.Get(ctx, collTokens, h)
+	if raw2, self2 := splitSelf(b); string(raw2) != string(raw) || string(self2) != want {
+		t.Errorf("issued again: %s + %s, want %s + %s", raw2, self2, raw, want)
 	}
 	r := e.restarted(zerolog.InfoLevel)
 	if got := r.do("GET", "/v1/self", tok, nil); string(got.body) != want || r.designsLoaded() {
@@ -151,53 +187,62 @@ func TestStoredSelfFallback(t *testing.T) {
 	}
 }
 
-// TestStoredSelfFollowsToken: the stored answer is written, replaced and
-// deleted with its token's record: rotation, reissue, a new revision and
-// revocation, each taking effect at once.
+// TestSplitSelf: withSelf and splitSelf round-trip; a change anywhere
+// in the trailer or the key before the answer is not taken for an answer.
+func TestSplitSelf(t *testing.T) {
+	raw := []byte(`{"node":"n1","deployment":"1","revision":"abc","issued":"2026-11-23T16:33:00Z","issue":2}`)
+	self := []byte(`{"name":"n1","x":"}\n"}` + "\n")
+	b := withSelf(raw, self)
+	if r, s := splitSelf(slices.Clone(b)); string(r) != string(raw) || string(s) != string(self) {
+		t.Fatalf("%s: split as %s + %s", b, r, s)
+	}
+	if !json.Valid(b) {
+		t.Errorf("%s is not JSON", b)
+	}
+	from := len(b) - selfTrailerLen - len(self) - len(selfKey)
+	for i := from; i < len(b); i++ {
+		if i >= len(b)-selfTrailerLen-len(self) && i < len(b)-selfTrailerLen && i != len(b)-selfTrailerLen-len(self) && i != len(b)-selfTrailerLen-1 {
+			continue // inside the answer: not checked
+		}
+		c := slices.Clone(b)
+		c[i] ^= 0x01
+		if r, s := splitSelf(c); s != nil && (string(r) != string(raw) || string(s) != string(self)) {
+			t.Errorf("byte %d changed (%q): split as %s + %s", i, c[i], r, s)
+		}
+	}
+	for _, v := range [][]byte{nil, []byte("{}"), raw, b[:len(b)-1], b[1:]} {
+		if _, s := splitSelf(slices.Clone(v)); s != nil {
+			t.Errorf("%q: an answer", v)
+		}
+	}
+}
+
+// TestStoredSelfFollowsToken: the stored answer goes with its token's
+// record: rotation, reissue, a new revision and revocation take effect at
+// once, for the server that issues and one restarted.
 func TestStoredSelfFollowsToken(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
 	const node = "r01-cmp01"
-	count := func() int {
-		t.Helper()
-		recs, err := e.st.List(ctx, collSelf, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		toks, _ := e.st.List(ctx, collTokens, "")
-		if len(recs) != len(toks) {
-			t.Errorf("%d stored answers for %d token records", len(recs), len(toks))
-		}
-		for i := range recs {
-			if i < len(toks) && recs[i].Key != toks[i].Key {
-				t.Errorf("stored answer %s has no token record", recs[i].Key)
-			}
-		}
-		return len(recs)
-	}
 	t1 := e.issue(node, "1")
-	e.issue("r01-cmp02", "1")
-	if n := count(); n != 2 {
-		t.Fatalf("%d stored answers, want 2", n)
-	}
+	e.self(t1)
 	t2 := e.issue(node, "2")
-	if n := count(); n != 2 {
-		t.Errorf("after a rotation: %d stored answers, want 2", n)
+	for _, srv := range []*env{e, e.restarted(zerolog.InfoLevel)} {
+		if r := srv.do("GET", "/v1/self", t1, nil); r.code != 401 {
+			t.Errorf("rotated: %d", r.code)
+		}
 	}
-	if r := e.restarted(zerolog.InfoLevel).do("GET", "/v1/self", t1, nil); r.code != 401 {
-		t.Errorf("rotated: %d", r.code)
-	}
+	e.self(t2)
 	re, err := e.srv.Reissue(ctx, e.d, node, "2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t3 := tokenOfEnv(t, re.Env)
-	if n := count(); n != 2 {
-		t.Errorf("after a reissue: %d stored answers, want 2", n)
-	}
 	r := e.restarted(zerolog.InfoLevel)
-	if got := r.do("GET", "/v1/self", t2, nil); got.code != 401 {
-		t.Errorf("reissued: %d", got.code)
+	for _, srv := range []*env{e, r} {
+		if got := srv.do("GET", "/v1/self", t2, nil); got.code != 401 {
+			t.Errorf("reissued: %d", got.code)
+		}
 	}
 	if s := r.self(t3); s.Name != node || s.Deployment != "2" || r.designsLoaded() {
 		t.Errorf("the reissued token: %s %s (design loaded: %v)", s.Name, s.Deployment, r.designsLoaded())
@@ -213,22 +258,23 @@ func TestStoredSelfFollowsToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t4 := e.srv.tokenFor(node, "2", 2)
-	if s := r.self(t4); s.Rack != "r42" {
+	if s := e.self(t4); s.Rack != "r42" {
 		t.Errorf("after a reissue from a new revision, rack %q", s.Rack)
 	}
 	r = e.restarted(zerolog.InfoLevel)
 	if s := r.self(t4); s.Rack != "r42" || r.designsLoaded() {
 		t.Errorf("restarted: rack %q (design loaded: %v)", s.Rack, r.designsLoaded())
 	}
-	// Revocation: gone, and refused at once by a server that cached it.
+	// Revocation: refused at once, by the server that served it and after
+	// a restart.
+	e.self(t4)
 	if err := e.srv.EndDeployment(ctx, node); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.do("GET", "/v1/self", t4, nil); got.code != 401 {
-		t.Errorf("revoked: %d", got.code)
-	}
-	if n := count(); n != 1 {
-		t.Errorf("after revocation: %d stored answers, want 1", n)
+	for _, srv := range []*env{e, e.restarted(zerolog.InfoLevel)} {
+		if got := srv.do("GET", "/v1/self", t4, nil); got.code != 401 {
+			t.Errorf("revoked: %d", got.code)
+		}
 	}
 }
 
@@ -250,4 +296,25 @@ func TestSelfRenderVersion(t *testing.T) {
 	if got := hex.EncodeToString(h.Sum(nil)); got != selfRenderGolden {
 		t.Errorf("the /v1/self answers of the example design changed (hash %s, was %s): if appendSelf writes other bytes, bump selfRenderVersion (answers stored by the previous version must not be served); either way, set selfRenderGolden to the new hash", got, selfRenderGolden)
 	}
+}
+
+// FuzzSplitSelf: splitSelf never panics, and takes an answer only from
+// exactly what withSelf writes.
+func FuzzSplitSelf(f *testing.F) {
+	f.Add([]byte(`{"node":"n1","issue":2}`), []byte(`{"name":"n1"}`+"\n"))
+	f.Add([]byte(`{}`), []byte(`{}`+"\n"))
+	f.Fuzz(func(t *testing.T, raw, self []byte) {
+		if len(raw) < 2 || raw[len(raw)-1] != '}' {
+			return
+		}
+		b := withSelf(raw, self)
+		r, s := splitSelf(slices.Clone(b))
+		if s != nil && (string(r) != string(raw) || string(s) != string(self)) {
+			t.Fatalf("%q: split as %q + %q", b, r, s)
+		}
+		r, s = splitSelf(slices.Clone(raw))
+		if s != nil && string(withSelf(r, s)) != string(raw) {
+			t.Fatalf("%q: split as %q + %q", raw, r, s)
+		}
+	})
 }

@@ -47,11 +47,11 @@ func (s *Server) Reissue(ctx context.Context, d *design.Design, node, deployment
 }
 
 // reissue records the token of the deployment's next issue, with self,
-// its /v1/self answer rendered from revision.
+// its /v1/self answer rendered from revision (kept in the record).
 func (s *Server) reissue(ctx context.Context, node, deployment, revision string, self []byte) error {
 	unlock := s.locks.lock(node)
 	defer unlock()
-	old, cur, err := s.currentRecord(ctx, node)
+	old, cur, _, err := s.currentRecord(ctx, node)
 	if err != nil {
 		return err
 	}
@@ -64,10 +64,9 @@ func (s *Server) reissue(ctx context.Context, node, deployment, revision string,
 	if err != nil {
 		return err
 	}
-	ops := []statestore.Op{statestore.Put(collTokens, h, raw), statestore.Put(collSelf, h, encodeStoredSelf(revision, self)),
-		statestore.Put(collTokenOf, node, []byte(h))}
+	ops := []statestore.Op{statestore.Put(collTokens, h, withSelf(raw, self)), statestore.Put(collTokenOf, node, []byte(h))}
 	if old != "" {
-		ops = append(ops, statestore.Delete(collTokens, old), statestore.Delete(collSelf, old))
+		ops = append(ops, statestore.Delete(collTokens, old))
 	}
 	stale, err := s.reportKeys(ctx, node, func(string) bool { return true })
 	if err != nil {

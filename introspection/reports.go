@@ -266,7 +266,7 @@ func (s *Server) BootstrapStatus(ctx context.Context, d *design.Design, node, de
 // issuedAt is when the node's token for the deployment was last issued
 // (zero when it has none).
 func (s *Server) issuedAt(ctx context.Context, node, deployment string) (time.Time, error) {
-	_, cur, err := s.currentRecord(ctx, node)
+	_, cur, _, err := s.currentRecord(ctx, node)
 	if err != nil || cur == nil || cur.Deployment != deployment {
 		return time.Time{}, err
 	}

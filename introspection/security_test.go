@@ -157,7 +157,7 @@ func TestRevocationAndRotation(t *testing.T) {
 	if r := e.do("GET", "/v1/nocloud/"+t2+"/meta-data", "", nil); r.code != 401 {
 		t.Errorf("revoked token on nocloud: %d", r.code)
 	}
-	for _, coll := range []string{collTokens, collSelf, collTokenOf, collReports} {
+	for _, coll := range []string{collTokens, collTokenOf, collReports} {
 		if recs, _ := e.st.List(ctx, coll, ""); len(recs) != 0 {
 			t.Errorf("%s after revocation: %v", coll, recs)
 		}
@@ -365,7 +365,7 @@ func TestTokensNeverLogged(t *testing.T) {
 		t.Fatalf("the requests were not logged as expected:\n%.2000s", logs)
 	}
 	var state strings.Builder
-	for _, coll := range []string{collTokens, collSelf, collTokenOf, collReports} {
+	for _, coll := range []string{collTokens, collTokenOf, collReports} {
 		recs, _ := e.st.List(t.Context(), coll, "")
 		for _, r := range recs {
 			state.WriteString(r.Key + "=" + string(r.Value) + "\n")

@@ -143,11 +143,12 @@ func checkName(what, s string) error {
 }
 
 // issue records the node's token for a deployment issued from revision,
-// with self, the node's /v1/self answer rendered from it (renderSelf),
-// replacing (revoking) the token of any other deployment of the node and
-// dropping that deployment's reports. Issuing again for the same
-// deployment and revision writes nothing, unless the stored answer is
-// missing or of another render version (then it alone is written).
+// with self, the node's /v1/self answer rendered from it (renderSelf, kept
+// in the record: withSelf), replacing (revoking) the token of any other
+// deployment of the node and dropping that deployment's reports. Issuing
+// again for the same deployment and revision writes nothing, unless the
+// record carries no answer of this render version (written by an older
+// version): then the same record is written with it.
 func (s *Server) issue(ctx context.Context, node, deployment, revision string, self []byte) (string, error) {
 	if err := checkName("node", node); err != nil {
 		return "", drivers.NewError(drivers.Permanent, err)
@@ -157,25 +158,14 @@ func (s *Server) issue(ctx context.Context, node, deployment, revision string, s
 	}
 	unlock := s.locks.lock(node)
 	defer unlock()
-	old, cur, err := s.currentRecord(ctx, node)
+	old, cur, answered, err := s.currentRecord(ctx, node)
 	if err != nil {
 		return "", err
 	}
 	rec := tokenRecord{Node: node, Deployment: deployment, Revision: revision, Issued: statestore.StoreTime(time.Now())}
 	if cur != nil && cur.Deployment == deployment { // the same deployment keeps its token
-		if cur.Revision == revision {
-			tok := s.tokenOf(*cur)
-			h := hashToken(tok)
-			ok, err := s.hasStoredSelf(ctx, h, revision)
-			if err != nil {
-				return "", drivers.NewError(drivers.Transient, fmt.Errorf("read %s: %w", collSelf, err))
-			}
-			if !ok { // stored by an older version, or not at all
-				if _, err := s.store.Write(ctx, statestore.Put(collSelf, h, encodeStoredSelf(revision, self))); err != nil {
-					return "", drivers.NewError(drivers.Transient, fmt.Errorf("store the /v1/self answer of node %s: %w", node, err))
-				}
-			}
-			return tok, nil
+		if cur.Revision == revision && answered {
+			return s.tokenOf(*cur), nil
 		}
 		rec.Issued, rec.Issue = cur.Issued, cur.Issue
 	}
@@ -185,10 +175,9 @@ func (s *Server) issue(ctx context.Context, node, deployment, revision string, s
 	if err != nil {
 		return "", err
 	}
-	ops := []statestore.Op{statestore.Put(collTokens, h, raw), statestore.Put(collSelf, h, encodeStoredSelf(revision, self)),
-		statestore.Put(collTokenOf, node, []byte(h))}
+	ops := []statestore.Op{statestore.Put(collTokens, h, withSelf(raw, self)), statestore.Put(collTokenOf, node, []byte(h))}
 	if old != "" && old != h {
-		ops = append(ops, statestore.Delete(collTokens, old), statestore.Delete(collSelf, old))
+		ops = append(ops, statestore.Delete(collTokens, old))
 		stale, err := s.reportKeys(ctx, node, func(dep string) bool { return dep != deployment })
 		if err != nil {
 			return "", err
@@ -205,18 +194,37 @@ func (s *Server) issue(ctx context.Context, node, deployment, revision string, s
 }
 
 // currentRecord returns the hash and the record of the node's token (nil
-// when it has none); the caller holds the node's lock.
-func (s *Server) currentRecord(ctx context.Context, node string) (string, *tokenRecord, error) {
+// when it has none), and whether the record carries its /v1/self answer
+// of this render version; the caller holds the node's lock.
+func (s *Server) currentRecord(ctx context.Context, node string) (string, *tokenRecord, bool, error) {
 	h, err := s.getString(ctx, collTokenOf, node)
 	if err != nil || h == "" {
-		return h, nil, err
+		return h, nil, false, err
 	}
-	var cur tokenRecord
-	found, err := s.getJSON(ctx, collTokens, h, &cur)
+	cur, self, found, err := s.getRecord(ctx, h)
 	if err != nil || !found || cur.Node != node {
-		return h, nil, err
+		return h, nil, false, err
 	}
-	return h, &cur, nil
+	return h, &cur, self != nil, nil
+}
+
+// getRecord reads the token record whose key is h, and the /v1/self
+// answer it carries (nil: none of this render version); false when
+// absent.
+func (s *Server) getRecord(ctx context.Context, h string) (tokenRecord, []byte, bool, error) {
+	var rec tokenRecord
+	b, err := s.store.Get(ctx, collTokens, h)
+	switch {
+	case errors.Is(err, statestore.ErrNoRecord):
+		return rec, nil, false, nil
+	case err != nil:
+		return rec, nil, false, drivers.NewError(drivers.Transient, fmt.Errorf("read %s: %w", collTokens, err))
+	}
+	raw, self := splitSelf(b)
+	if err := decodeRecord(raw, &rec); err != nil {
+		return rec, nil, false, fmt.Errorf("decode a record of %s: %w", collTokens, err)
+	}
+	return rec, self, true, nil
 }
 
 // revoke deletes the node's token and reports: later calls get 401.
@@ -229,7 +237,7 @@ func (s *Server) revoke(ctx context.Context, node string) error {
 	}
 	var ops []statestore.Op
 	if old != "" {
-		ops = append(ops, statestore.Delete(collTokens, old), statestore.Delete(collSelf, old), statestore.Delete(collTokenOf, node))
+		ops = append(ops, statestore.Delete(collTokens, old), statestore.Delete(collTokenOf, node))
 	}
 	keys, err := s.reportKeys(ctx, node, func(string) bool { return true })
 	if err != nil {
@@ -283,19 +291,27 @@ func (s *Server) verify(ctx context.Context, presented string) (tokenRecord, err
 // Any failure is errUnauthorized, except a store that does not answer
 // (503).
 func (s *Server) verifyStored(ctx context.Context, presented string, h tokenHash) (tokenRecord, error) {
+	rec, _, err := s.verifyStoredSelf(ctx, presented, h)
+	return rec, err
+}
+
+// verifyStoredSelf is verifyStored, also returning the /v1/self answer
+// the record carries (nil: none of this render version).
+func (s *Server) verifyStoredSelf(ctx context.Context, presented string, h tokenHash) (tokenRecord, []byte, error) {
 	var rec tokenRecord
 	var key [2 * sha256.Size]byte
 	hex.Encode(key[:], h[:])
 	b, err := s.store.Get(ctx, collTokens, string(key[:]))
 	switch {
 	case errors.Is(err, statestore.ErrNoRecord):
-		return tokenRecord{}, errUnauthorized
+		return tokenRecord{}, nil, errUnauthorized
 	case err != nil:
-		return tokenRecord{}, internal(503, "the state store did not answer; try again",
+		return tokenRecord{}, nil, internal(503, "the state store did not answer; try again",
 			drivers.NewError(drivers.Transient, fmt.Errorf("read %s: %w", collTokens, err)))
 	}
-	if err := decodeRecord(b, &rec); err != nil {
-		return tokenRecord{}, internal(503, "the state store did not answer; try again",
+	raw, self := splitSelf(b)
+	if err := decodeRecord(raw, &rec); err != nil {
+		return tokenRecord{}, nil, internal(503, "the state store did not answer; try again",
 			fmt.Errorf("decode a record of %s: %w", collTokens, err))
 	}
 	var want [TokenLen]byte
@@ -305,9 +321,9 @@ func (s *Server) verifyStored(ctx context.Context, presented string, h tokenHash
 		// the key changed since it was issued.
 		s.log.Warn().Str("node", rec.Node).Str("deployment", rec.Deployment).
 			Msg("a stored node token does not match the key: refused (was the introspection key changed?)")
-		return tokenRecord{}, errUnauthorized
+		return tokenRecord{}, nil, errUnauthorized
 	}
-	return rec, nil
+	return rec, self, nil
 }
 
 // authenticateToken returns the session of a presented token: from the
@@ -315,11 +331,12 @@ func (s *Server) verifyStored(ctx context.Context, presented string, h tokenHash
 // was read from the store and checked against the key, and issue, reissue
 // and revoke drop it before they return), else read and checked
 // (verifyStored) and cached. A session read from the store holds the
-// /v1/self answer stored when the token was issued, and no design
-// (nothing else is looked up); one without a stored answer (issued by an
-// older version, or of another render version), or asked for withDesign,
-// holds its design revision and node (loaded, or taken from the design
-// cache), from which its answer is rendered when needed.
+// /v1/self answer its record carries (rendered when the token was
+// issued), and no design: nothing else is looked up. One whose record
+// carries none of this render version (issued by an older version), or
+// asked for withDesign, holds its design revision and node (loaded, or
+// taken from the design cache), from which its answer is rendered when
+// needed.
 func (s *Server) authenticateToken(ctx context.Context, presented string, withDesign bool) (*session, error) {
 	if !wellFormed(presented) {
 		return nil, errUnauthorized
@@ -332,21 +349,22 @@ func (s *Server) authenticateToken(ctx context.Context, presented string, withDe
 		return ss, nil
 	}
 	gen := s.tokens.generation(h)
-	rec, err := s.verifyStored(ctx, presented, h)
+	rec, self, err := s.verifyStoredSelf(ctx, presented, h)
 	if err != nil {
 		return nil, err
 	}
-	if !withDesign {
-		if a := s.storedAnswer(ctx, h, rec.Revision); a != nil {
-			ss := &session{hash: h, rec: rec}
-			ss.self.Store(a)
-			s.tokens.put(h, ss, gen)
-			return ss, nil
-		}
+	if self != nil && !withDesign {
+		ss := &session{hash: h, rec: rec}
+		ss.self.Store(newSelfAnswer(self))
+		s.tokens.put(h, ss, gen)
+		return ss, nil
 	}
 	ss, err := s.sessionWithDesign(ctx, h, rec)
 	if err != nil {
 		return nil, err
+	}
+	if self != nil {
+		ss.self.Store(newSelfAnswer(self))
 	}
 	s.tokens.put(h, ss, gen)
 	return ss, nil
