@@ -148,8 +148,10 @@ type Engine struct {
 	glob sem
 	prov sem
 	oob  sem
-	bmcs keyedLocks
-	poll *poller
+
+	pollLane sem // the poller's calls (pollStatus)
+	bmcs     keyedLocks
+	poll     *poller
 
 	statusOne group.Batcher[drivers.NodeRef, drivers.Machine] // status of one machine
 
@@ -194,7 +196,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.SweepInterval = 10 * time.Minute
 	}
 	e := &Engine{cfg: cfg, rec: records{cfg.Store}, log: cfg.Log,
-		glob: make(sem, cfg.Limits.Global), prov: make(sem, cfg.Limits.Provisioner), oob: make(sem, cfg.Limits.OOB),
+		glob: make(sem, cfg.Limits.Global), prov: make(sem, cfg.Limits.Provisioner), oob: make(sem, cfg.Limits.OOB), pollLane: make(sem, 1),
 		runs: map[string]*taskRun{}, leases: map[string]string{}, leaseCh: make(chan struct{}),
 		frozen: map[string]string{}, designs: map[string]*design.Design{}, wakes: map[string]chan struct{}{}}
 	e.statusOne.Max = statusBatch
@@ -365,6 +367,19 @@ func (e *Engine) status(ctx context.Context, refs []drivers.NodeRef) ([]drivers.
 		return nil, err
 	}
 	return []drivers.Machine{m}, nil
+}
+
+// pollStatus is the poller's Status call. It does not queue behind the
+// nodes' calls for the provisioner limit (when many nodes move at once,
+// hundreds wait there, and the poll that sees their machines' next
+// change would wait with them): polls have a lane of their own, one
+// call at a time.
+func (e *Engine) pollStatus(ctx context.Context, refs []drivers.NodeRef) ([]drivers.Machine, error) {
+	if err := e.pollLane.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer e.pollLane.release()
+	return e.cfg.Drivers.Server.Status(ctx, refs)
 }
 
 func (e *Engine) statusCall(ctx context.Context, refs []drivers.NodeRef) ([]drivers.Machine, error) {

@@ -104,7 +104,7 @@ func (p *poller) pollOnce(ctx context.Context) {
 		for i, w := range chunk {
 			refs[i] = w.ref
 		}
-		ms, err := p.e.status(ctx, refs)
+		ms, err := p.e.pollStatus(ctx, refs)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
