@@ -225,6 +225,7 @@ jq -n \
     failed_nodes: $a.failed_nodes, stuck_nodes: $a.stuck_nodes,
     wall_seconds: ($wall * 1000 | round / 1000),
     lab_last_agent_seconds: $a.last_agent_seconds,
+    phase_starts: $a.phase_starts,
     floor_seconds: $a.floor_seconds,
     wall_over_floor: (if $a.floor_seconds > 0 then ($wall / $a.floor_seconds * 1000 | round / 1000) else null end),
     engine_peak_rss_mib: ($engine_hwm / 1024 | round),

@@ -47,6 +47,10 @@ type Audit struct {
 	// LastAgent is when the last node agent finished (zero when none
 	// did): the lab's view of the last node's outcome.
 	LastAgent time.Time
+	// PhaseStarts are, per phase name (enlist, commission, deploy, boot
+	// ...), when each machine's first such phase since the audit's since
+	// began: how the machines were spread over the run.
+	PhaseStarts map[string][]time.Time
 }
 
 // atRest are the MAAS states in which nothing happens to a machine by
@@ -105,6 +109,16 @@ func AuditLab(ctx context.Context, lb *lab.Lab, claims map[string]string, excuse
 func (a *Audit) count(m *lab.Machine, ms maas.MachineState, claim string, since time.Time) {
 	rec, tl := m.Bootstrap(), m.Timeline()
 	a.Floor = max(a.Floor, tl.Since(since).Floor())
+	seen := map[string]bool{}
+	for _, p := range tl.Since(since).Phases {
+		if !seen[p.Name] {
+			seen[p.Name] = true
+			if a.PhaseStarts == nil {
+				a.PhaseStarts = map[string][]time.Time{}
+			}
+			a.PhaseStarts[p.Name] = append(a.PhaseStarts[p.Name], p.Start)
+		}
+	}
 	if rec.Finished.After(a.LastAgent) {
 		a.LastAgent = rec.Finished
 	}

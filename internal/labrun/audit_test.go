@@ -49,6 +49,13 @@ func TestAuditCountsFromTheLab(t *testing.T) {
 	if a.Deployed != len(d.Nodes)-1 || !slices.Equal(a.Failed, []string{bad}) || len(a.Stuck) != 0 {
 		t.Errorf("audit: %d deployed (want %d), failed %v (want [%s]), stuck %v", a.Deployed, len(d.Nodes)-1, a.Failed, bad, a.Stuck)
 	}
+	if n := len(a.PhaseStarts["deploy"]); n != len(d.Nodes) {
+		t.Errorf("%d machines started a deployment, want %d", n, len(d.Nodes))
+	}
+	rep := a.Report(len(d.Nodes), a.PhaseStarts["commission"][0].Add(-time.Second))
+	if sp := rep.PhaseStarts["deploy"]; sp.N != len(d.Nodes) || sp.Min <= 0 || sp.Min > sp.P50 || sp.P50 > sp.Max {
+		t.Errorf("deploy starts: %+v", sp)
+	}
 	installed := 0 // the old audit's "deployed"
 	for _, m := range env.Lab.Machines() {
 		if m.OS() != "" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"sort"
 	"time"
 
 	"github.com/slipway-dev/slipway/sim/lab"
@@ -42,6 +43,32 @@ type AuditReport struct {
 	LastAgentSeconds   float64        `json:"last_agent_seconds"`
 	MAASRequests       int            `json:"maas_requests"`
 	MAASRequestsByKind map[string]int `json:"maas_requests_by_kind"`
+	// PhaseStarts: per phase, when the machines began it (their first
+	// since since), in seconds since since: count, min, p10, p50, p90,
+	// max. Where the wall time over the floor went: a spread of
+	// commission starts is the identification's, of deploy starts the
+	// configuration's.
+	PhaseStarts map[string]Spread `json:"phase_starts,omitempty"`
+}
+
+// Spread summarises times in seconds since an instant.
+type Spread struct {
+	N   int     `json:"n"`
+	Min float64 `json:"min"`
+	P10 float64 `json:"p10"`
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	Max float64 `json:"max"`
+}
+
+func spreadOf(ts []time.Time, since time.Time) Spread {
+	d := make([]float64, len(ts))
+	for i, t := range ts {
+		d[i] = t.Sub(since).Seconds()
+	}
+	sort.Float64s(d)
+	at := func(p float64) float64 { return round3(d[min(len(d)-1, int(p*float64(len(d))))]) }
+	return Spread{N: len(d), Min: at(0), P10: at(0.1), P50: at(0.5), P90: at(0.9), Max: round3(d[len(d)-1])}
 }
 
 // Report turns an audit into its JSON form.
@@ -52,6 +79,12 @@ func (a Audit) Report(machines int, since time.Time) AuditReport {
 		FloorSeconds: round3(a.Floor.Seconds()), MAASRequests: a.MAASRequests, MAASRequestsByKind: a.MAASRequestsByKind}
 	if !a.LastAgent.IsZero() && !since.IsZero() {
 		r.LastAgentSeconds = round3(a.LastAgent.Sub(since).Seconds())
+	}
+	if !since.IsZero() && len(a.PhaseStarts) > 0 {
+		r.PhaseStarts = map[string]Spread{}
+		for name, ts := range a.PhaseStarts {
+			r.PhaseStarts[name] = spreadOf(ts, since)
+		}
 	}
 	return r
 }
