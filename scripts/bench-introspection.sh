@@ -4,8 +4,10 @@
 # as static files, measured in the same run; prints our throughput as a
 # ratio to nginx's. Two phases at each load:
 #  - cold: the server is restarted in its process (SIGUSR1: a new Server on
-#    the same store and key, its token and answer caches empty, its design
-#    cache primed by a token not in the list), then every token is sent
+#    the same store and key, its token and answer caches empty, then one
+#    request with a token not in the list; every token's answer was
+#    rendered and stored when it was issued, so that request loads no design,
+#    and neither do the measured ones), then every token is sent
 #    exactly once. wrk cannot send each request once (it runs for a
 #    duration and divides by it), so `orchestrator bench-once` does: a
 #    fixed number of kept-alive connections, each with one request at a
@@ -18,7 +20,8 @@
 #    the same way.
 # After each measurement: the CPU time (user + system, from /proc) each
 # server spent per request, less sensitive than throughput to whatever
-# else the machine runs. `orchestrator bench-introspection --pprof ADDR`
+# else the machine runs, and our server's garbage collections during it
+# (cycles, their CPU per request, the live heap after). `orchestrator bench-introspection --pprof ADDR`
 # serves net/http/pprof, to profile the server under this load.
 # Targets (issue "[3/10] Honest figures", 2 cores, wrk -t2 -c64): p99
 # under 20 ms and at least 0.6 of nginx's throughput.
@@ -102,6 +105,15 @@ hz=$(getconf CLK_TCK)
 ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
 ours_ticks() { ticks "$spid"; }
 nginx_ticks() { ticks "$npid" $(pgrep -P "$npid"); }
+gc_stats() { # cycles, GC CPU seconds and live heap of our server so far (SIGUSR2 writes them)
+  rm -f "$dir/gc"; kill -USR2 "$spid"
+  for _ in $(seq 1 100); do [ -f "$dir/gc" ] && { cat "$dir/gc"; return 0; }; sleep 0.05; done
+  echo "0 0 0"
+}
+gc_delta() { # gc_delta "BEFORE" "AFTER" REQUESTS
+  awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { split(a, x, " "); split(b, y, " ")
+    printf "slipway GC: %d cycles, %.0f us CPU a request, live heap %.0f MB\n", y[1] - x[1], (y[2] - x[2]) * 1e6 / n, y[3] / 1048576 }'
+}
 per_req() { awk -v t="$1" -v n="$2" -v hz="$hz" 'BEGIN { printf "%.0f", t / hz * 1e6 / n }'; }
 nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" &
 npid=$!
@@ -115,9 +127,11 @@ for load in "1 16" "2 64"; do
   echo "== cold: each of the $nodes tokens once after a restart, $CONNS connections, generator on $THREADS cores ($cold_runs runs)"
   for r in $(seq 1 "$cold_runs"); do
     restart
+    g0=$(gc_stats)
     t0=$(ours_ticks)
     once "cold slipway" "http://127.0.0.1:$port" --tokens "$dir/tokens.txt"
     ours=$rps ours_cpu=$(per_req $(($(ours_ticks) - t0)) "$nodes")
+    gc_delta "$g0" "$(gc_stats)" "$nodes"
     t0=$(nginx_ticks)
     once "cold nginx" "http://127.0.0.1:$nport" --path '/self/%d.json' --count "$nodes"
     nginx_cpu=$(per_req $(($(nginx_ticks) - t0)) "$nodes")
@@ -125,9 +139,11 @@ for load in "1 16" "2 64"; do
     echo "cold server CPU per request: slipway ${ours_cpu} us, nginx ${nginx_cpu} us"
   done
   echo "== warm (steady state): wrk -t$THREADS -c$CONNS, ${secs}s"
+  g0=$(gc_stats)
   t0=$(ours_ticks)
   run "warm slipway" "http://127.0.0.1:$port" "$dir/tokens.lua" "$dir/tokens.txt"
   ours=$rps ours_cpu=$(per_req $(($(ours_ticks) - t0)) "$(awk -v r="$rps" -v s="$secs" 'BEGIN { print r * s }')")
+  gc_delta "$g0" "$(gc_stats)" "$(awk -v r="$rps" -v s="$secs" 'BEGIN { print r * s }')"
   t0=$(nginx_ticks)
   run "warm nginx" "http://127.0.0.1:$nport" "$dir/paths.lua"
   nginx_cpu=$(per_req $(($(nginx_ticks) - t0)) "$(awk -v r="$rps" -v s="$secs" 'BEGIN { print r * s }')")

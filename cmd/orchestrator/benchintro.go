@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,9 +57,10 @@ func (a *app) benchIntrospectionCmd() *cobra.Command {
 				go func() { _ = http.Serve(pl, mux) }()
 			}
 			// One node more than asked: its token (not in tokens.txt)
-			// primes a fresh server's design cache, so that the cold
-			// requests measured pay for their token and their answer,
-			// not for decoding the design once.
+			// is a fresh server's first request, outside the
+			// measurement. (Its answer was stored when it was issued,
+			// like every node's, so it loads no design: no cold request
+			// does, unless a token was issued without a stored answer.)
 			d, err := labrun.Generated(ctx, filepath.Join(out, "site"), nodes+1)
 			if err != nil {
 				return usageErr(err)
@@ -150,18 +152,29 @@ func (a *app) benchIntrospectionCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "serving the introspection API for %d nodes on %s\n", len(names), ln.Addr())
 			// SIGUSR1 restarts the server in the process: a new Server
-			// (empty token and answer caches) on the same store, key and
-			// address, its design cache primed with the extra node's
+			// (empty token, answer and design caches) on the same store,
+			// key and address, and one request with the extra node's
 			// token; then it writes DIR/fresh. The load test measures the
 			// first request of every token after it.
+			// SIGUSR2 writes DIR/gc: the process's garbage collections so
+			// far, the CPU seconds they took and the live heap (the load
+			// test prints them per measurement).
 			usr1 := make(chan os.Signal, 1)
 			signal.Notify(usr1, syscall.SIGUSR1)
 			defer signal.Stop(usr1)
+			usr2 := make(chan os.Signal, 1)
+			signal.Notify(usr2, syscall.SIGUSR2)
+			defer signal.Stop(usr2)
 			addr := ln.Addr().String()
 			for {
 				select {
 				case <-ctx.Done():
 					return nil
+				case <-usr2:
+					if err := writeGCStats(filepath.Join(out, "gc")); err != nil {
+						return err
+					}
+					continue
 				case <-usr1:
 				}
 				stop()
@@ -189,6 +202,18 @@ func (a *app) benchIntrospectionCmd() *cobra.Command {
 	cmd.Flags().StringVar(&pprofAddr, "pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060)")
 	cmd.Flags().StringVar(&out, "out", "", "directory for the site, the state, tokens.txt and static/")
 	return cmd
+}
+
+// writeGCStats writes "CYCLES GC_CPU_SECONDS LIVE_HEAP_BYTES" to path
+// (through a rename: the reader never sees half of it).
+func writeGCStats(path string) error {
+	ms := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(ms)
+	line := fmt.Sprintf("%d %.6f %d\n", ms[0].Value.Uint64(), ms[1].Value.Float64(), ms[2].Value.Uint64())
+	if err := os.WriteFile(path+".tmp", []byte(line), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
 }
 
 // serveUntilStopped serves srv on ln until the function it returns is
