@@ -118,7 +118,11 @@ func (c *readCache) begin() uint64 {
 	return c.epoch
 }
 
-func (c *readCache) putMachines(since uint64, ms []mMachine) {
+func (c *readCache) putMachines(since uint64, ms []mMachine) { c.putRead(since, ms, 0) }
+
+// putRead keeps machines read without some parts (missing: their
+// interfaces and storage, for a status read that decoded only the state).
+func (c *readCache) putRead(since uint64, ms []mMachine, missing part) {
 	if !c.enabled() {
 		return
 	}
@@ -138,7 +142,7 @@ func (c *readCache) putMachines(since uint64, ms []mMachine) {
 		if id == "" || c.dropped[id] > since {
 			continue
 		}
-		var stale part
+		stale := missing
 		for k, e := range c.touched[id] {
 			if e > since { // written while it was read
 				stale |= 1 << k

@@ -122,3 +122,19 @@ func TestReadCacheForgetsOldMachines(t *testing.T) {
 		t.Errorf("%d machines kept, the old ones were never dropped", n)
 	}
 }
+
+// TestReadCacheStatusReads: a machine read by a status poll (state only)
+// answers the state, never its interfaces or storage.
+func TestReadCacheStatusReads(t *testing.T) {
+	c := newReadCache(time.Hour)
+	st := mMachineState{SystemID: "a", StatusName: "Ready", OwnerData: map[string]string{"k": "v"}}
+	c.putRead(c.begin(), []mMachine{st.machine()}, partInterfaces|partStorage)
+	if m, ok := c.machine("a", 0); !ok || m.StatusName != "Ready" || m.OwnerData["k"] != "v" {
+		t.Errorf("the state is not answered: %+v %v", m, ok)
+	}
+	for _, p := range []part{partInterfaces, partStorage} {
+		if _, ok := c.machine("a", p); ok {
+			t.Errorf("a status read answered part %d", p)
+		}
+	}
+}

@@ -11,7 +11,9 @@ import (
 // Status reads the machines of the nodes in ONE request (GET machines/
 // with a repeated id filter) and answers them in the nodes' order; a node
 // without a MachineID, or whose machine MAAS no longer has, gets a
-// Machine with an empty MachineID.
+// Machine with an empty MachineID. Only the machines' state, owner and
+// tags are decoded (mMachineState): a poll of thousands of machines
+// neither decodes nor keeps their interfaces and disks.
 func (d *Driver) Status(ctx context.Context, nodes []drivers.NodeRef) ([]drivers.Machine, error) {
 	if err := ctx.Err(); err != nil { // even when there is nothing to ask
 		return nil, err
@@ -28,11 +30,15 @@ func (d *Driver) Status(ctx context.Context, nodes []drivers.NodeRef) ([]drivers
 		return out, nil
 	}
 	since := d.c.cache.begin()
-	var ms []mMachine
-	if err := d.c.call(ctx, http.MethodGet, "machines/", "", p, &ms); err != nil {
+	var st []mMachineState
+	if err := d.c.call(ctx, http.MethodGet, "machines/", "", p, &st); err != nil {
 		return nil, err
 	}
-	d.c.cache.putMachines(since, ms)
+	ms := make([]mMachine, len(st))
+	for i := range st {
+		ms[i] = st[i].machine()
+	}
+	d.c.cache.putRead(since, ms, partInterfaces|partStorage)
 	byID := make(map[string]*mMachine, len(ms))
 	for i := range ms {
 		byID[ms[i].SystemID] = &ms[i]

@@ -29,6 +29,31 @@ type mMachine struct {
 	} `json:"domain"`
 }
 
+// mMachineState is the part of a machine that a status read decodes.
+type mMachineState struct {
+	SystemID   string            `json:"system_id"`
+	Hostname   string            `json:"hostname"`
+	Status     int               `json:"status"`
+	StatusName string            `json:"status_name"`
+	StatusMsg  *string           `json:"status_message"`
+	Owner      *string           `json:"owner"`
+	PowerState string            `json:"power_state"`
+	PowerType  string            `json:"power_type"`
+	OwnerData  map[string]string `json:"owner_data"`
+	TagNames   []string          `json:"tag_names"`
+	Domain     struct {
+		Name string `json:"name"`
+	} `json:"domain"`
+}
+
+// machine is the state as a machine without interfaces and disks.
+func (s *mMachineState) machine() mMachine {
+	m := mMachine{SystemID: s.SystemID, Hostname: s.Hostname, Status: s.Status, StatusName: s.StatusName, StatusMsg: s.StatusMsg,
+		Owner: s.Owner, PowerState: s.PowerState, PowerType: s.PowerType, OwnerData: s.OwnerData, TagNames: s.TagNames}
+	m.Domain.Name = s.Domain.Name
+	return m
+}
+
 type mInterface struct {
 	ID       int            `json:"id"`
 	Name     string         `json:"name"`
