@@ -318,3 +318,29 @@ func FuzzSplitSelf(f *testing.F) {
 		}
 	})
 }
+
+// TestTokenCacheReplace: a session given its design replaces the cached
+// one only if that is still cached and nothing was forgotten in its
+// shard since it was built.
+func TestTokenCacheReplace(t *testing.T) {
+	var c tokenCache
+	h := hashOf("sni_y")
+	light := &session{hash: h}
+	c.put(h, light, c.generation(h))
+	full := &session{hash: h, d: &design.Design{}}
+	gen := c.generation(h)
+	c.dropDesign(&design.Design{}) // another design left the design cache meanwhile
+	c.replace(h, light, full, gen)
+	if ss, _ := c.get(h); ss != light {
+		t.Error("replaced after the shard's generation moved")
+	}
+	c.replace(h, light, full, c.generation(h))
+	if ss, _ := c.get(h); ss != full {
+		t.Error("not replaced")
+	}
+	c.forget(h.String())
+	c.replace(h, full, &session{hash: h}, c.generation(h))
+	if _, ok := c.get(h); ok {
+		t.Error("a dropped session was brought back")
+	}
+}

@@ -393,6 +393,7 @@ func (s *Server) sessionWithDesign(ctx context.Context, h tokenHash, rec tokenRe
 // them; it replaces the cached one unless that was dropped meanwhile (by
 // issue, reissue or revoke: the request is answered, nothing is cached).
 func (s *Server) addDesign(ctx context.Context, ss *session) (*session, error) {
+	gen := s.tokens.generation(ss.hash)
 	full, err := s.sessionWithDesign(ctx, ss.hash, ss.rec)
 	if err != nil {
 		return nil, err
@@ -400,7 +401,7 @@ func (s *Server) addDesign(ctx context.Context, ss *session) (*session, error) {
 	if a := ss.self.Load(); a != nil {
 		full.self.Store(a)
 	}
-	s.tokens.replace(ss.hash, ss, full)
+	s.tokens.replace(ss.hash, ss, full, gen)
 	return full, nil
 }
 
@@ -443,9 +444,10 @@ func (l *stripedLock) lock(key string) func() {
 }
 
 // tokenCache keeps the sessions of verified tokens, by the token's hash:
-// the record, its design revision and node, and the node's /v1/self
-// answer once rendered (all immutable for a record: a new design revision
-// or deployment writes a new record, and drops the cached one). Issue,
+// the record and the node's /v1/self answer (stored with the record, or
+// rendered), and once a route needed them its design revision and node
+// (all immutable for a record: a new design revision or deployment writes
+// a new record, and drops the cached one). Issue,
 // reissue and revoke forget what they change after writing; a record read
 // before such a change is not cached (the generation of its shard moved),
 // so a revoked or replaced token is never served from the cache. Sharded
@@ -500,13 +502,15 @@ func (c *tokenCache) put(h tokenHash, ss *session, gen uint64) {
 	sh.m[h] = ss
 }
 
-// replace caches session repl for h when old is still cached for it (a
-// session is dropped, never changed, when its token changes).
-func (c *tokenCache) replace(h tokenHash, old, repl *session) {
+// replace caches session repl, built when h's shard was at generation
+// gen, in place of old, unless old was dropped or anything was forgotten
+// in the shard since (a token changed, or repl's design left the design
+// cache).
+func (c *tokenCache) replace(h tokenHash, old, repl *session, gen uint64) {
 	sh := c.shard(h)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.m[h] == old {
+	if gen == sh.gen && sh.m[h] == old {
 		sh.m[h] = repl
 	}
 }
