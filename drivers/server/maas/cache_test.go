@@ -10,7 +10,7 @@ import (
 func TestReadCacheMachine(t *testing.T) {
 	c := newReadCache(time.Hour)
 	put := func(id, state string) {
-		c.putMachines(c.begin(), []mMachine{{SystemID: id, StatusName: state}})
+		c.putMachines(c.begin(), []mMachine{{mMachineState: mMachineState{SystemID: id, StatusName: state}}})
 	}
 	hit := func(id string, need part) bool { _, ok := c.machine(id, need); return ok }
 
@@ -41,26 +41,26 @@ func TestReadCacheMachine(t *testing.T) {
 	// written marked stale).
 	since := c.begin()
 	c.wrote("machines/c/", "deploy", nil)
-	c.putMachines(since, []mMachine{{SystemID: "c"}})
+	c.putMachines(since, []mMachine{{mMachineState: mMachineState{SystemID: "c"}}})
 	if hit("c", 0) {
 		t.Error("a read overlapped by a write was kept")
 	}
 	since = c.begin()
 	c.wrote("machines/d/", "set_storage_layout", nil)
-	c.putMachines(since, []mMachine{{SystemID: "d"}})
+	c.putMachines(since, []mMachine{{mMachineState: mMachineState{SystemID: "d"}}})
 	if hit("d", partStorage) || !hit("d", partInterfaces) {
 		t.Error("a read overlapped by a storage write: storage must be stale, the rest not")
 	}
 	// Reads age out.
 	short := newReadCache(time.Millisecond)
-	short.putMachines(short.begin(), []mMachine{{SystemID: "e"}})
+	short.putMachines(short.begin(), []mMachine{{mMachineState: mMachineState{SystemID: "e"}}})
 	time.Sleep(5 * time.Millisecond)
 	if _, ok := short.machine("e", 0); ok {
 		t.Error("a read older than the TTL was answered")
 	}
 	// Off: nothing is kept.
 	off := newReadCache(0)
-	off.putMachines(off.begin(), []mMachine{{SystemID: "f"}})
+	off.putMachines(off.begin(), []mMachine{{mMachineState: mMachineState{SystemID: "f"}}})
 	if _, ok := off.machine("f", 0); ok {
 		t.Error("cacheTTL=0 still caches")
 	}
@@ -113,7 +113,7 @@ func TestReadCacheListsDroppedByWrites(t *testing.T) {
 func TestReadCacheForgetsOldMachines(t *testing.T) {
 	c := newReadCache(time.Millisecond)
 	for i := range 6000 {
-		c.putMachines(c.begin(), []mMachine{{SystemID: strconv.Itoa(i)}})
+		c.putMachines(c.begin(), []mMachine{{mMachineState: mMachineState{SystemID: strconv.Itoa(i)}}})
 		if i == 1500 {
 			time.Sleep(5 * time.Millisecond)
 		}

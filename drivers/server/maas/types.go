@@ -3,30 +3,18 @@ package maas
 // The parts of MAAS's JSON the driver reads.
 
 type mMachine struct {
-	SystemID     string            `json:"system_id"`
-	Hostname     string            `json:"hostname"`
-	Status       int               `json:"status"`
-	StatusName   string            `json:"status_name"`
-	StatusMsg    *string           `json:"status_message"`
-	Owner        *string           `json:"owner"`
-	PowerState   string            `json:"power_state"`
-	PowerType    string            `json:"power_type"`
-	OwnerData    map[string]string `json:"owner_data"`
-	TagNames     []string          `json:"tag_names"`
-	OSystem      string            `json:"osystem"`
-	DistroSeries string            `json:"distro_series"`
-	Interfaces   []mInterface      `json:"interface_set"`
-	BlockDevices []mBlockDevice    `json:"blockdevice_set"`
-	BootDisk     *mBlockDevice     `json:"boot_disk"`
-	BootIface    *mInterface       `json:"boot_interface"`
+	mMachineState
+	OSystem      string         `json:"osystem"`
+	DistroSeries string         `json:"distro_series"`
+	Interfaces   []mInterface   `json:"interface_set"`
+	BlockDevices []mBlockDevice `json:"blockdevice_set"`
+	BootDisk     *mBlockDevice  `json:"boot_disk"`
+	BootIface    *mInterface    `json:"boot_interface"`
 	Gateways     struct {
 		IPv4 struct {
 			LinkID *int `json:"link_id"`
 		} `json:"ipv4"`
 	} `json:"default_gateways"`
-	Domain struct {
-		Name string `json:"name"`
-	} `json:"domain"`
 }
 
 // mMachineState is the part of a machine that a status read decodes.
@@ -47,12 +35,7 @@ type mMachineState struct {
 }
 
 // machine is the state as a machine without interfaces and disks.
-func (s *mMachineState) machine() mMachine {
-	m := mMachine{SystemID: s.SystemID, Hostname: s.Hostname, Status: s.Status, StatusName: s.StatusName, StatusMsg: s.StatusMsg,
-		Owner: s.Owner, PowerState: s.PowerState, PowerType: s.PowerType, OwnerData: s.OwnerData, TagNames: s.TagNames}
-	m.Domain.Name = s.Domain.Name
-	return m
-}
+func (s *mMachineState) machine() mMachine { return mMachine{mMachineState: *s} }
 
 type mInterface struct {
 	ID       int            `json:"id"`
