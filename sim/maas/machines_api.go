@@ -286,8 +286,8 @@ func (s *Server) machinesCreate(req *request) (any, *apiError) {
 	}
 	m := s.newMachine(f.get("hostname"), f.get("architecture"), macs)
 	if d != "" {
+		s.domainMoved(m.Domain, d)
 		m.Domain = d
-		s.domainCounts = nil
 	}
 	m.Zone, m.Pool = orDefault(z, m.Zone), orDefault(p, m.Pool)
 	m.Description = f.get("description")
@@ -322,7 +322,7 @@ func (s *Server) newMachine(hostname, arch string, macs []string) *machine {
 		}
 	}
 	s.machines[id] = m
-	s.domainCounts = nil
+	s.domainMoved("", m.Domain)
 	s.touch(m)
 	s.indexMACs(m)
 	return m
@@ -606,8 +606,8 @@ func (s *Server) machineUpdate(m *machine, req *request) (any, *apiError) {
 		if s.domains[d] == nil {
 			return nil, badRequest("domain", "Select a valid choice. That choice is not one of the available choices.")
 		}
+		s.domainMoved(m.Domain, d)
 		m.Domain = d
-		s.domainCounts = nil
 	}
 	if a := f.get("architecture"); a != "" {
 		m.Arch = a
@@ -621,7 +621,7 @@ func (s *Server) machineDelete(m *machine, _ *request) (any, *apiError) {
 		m.timer.Stop()
 	}
 	delete(s.machines, m.SystemID)
-	s.domainCounts = nil
+	s.domainMoved(m.Domain, "")
 	return nil, nil
 }
 

@@ -217,9 +217,26 @@ func (s *Server) beginListing() (end func()) {
 	return func() { s.listingDomainCounts = nil }
 }
 
+// domainMoved keeps the per-domain machine counts as a machine joins
+// a domain (from ""), leaves one (to "") or moves: 10,000 enlistments
+// each dropping them made every next rendering count 10,000 machines.
+func (s *Server) domainMoved(from, to string) {
+	if s.domainCounts == nil || from == to {
+		return
+	}
+	if from != "" {
+		if s.domainCounts[from]--; s.domainCounts[from] <= 0 {
+			delete(s.domainCounts, from)
+		}
+	}
+	if to != "" {
+		s.domainCounts[to]++
+	}
+}
+
 // domainCount is the number of machines in the domain: the listing's
-// counts while one renders, else the kept counts (domainCounts, dropped
-// when a machine is added or deleted or changes domain), so that
+// counts while one renders, else the kept counts (domainCounts, kept
+// up to date by domainMoved), so that
 // rendering one machine does not count 10,000.
 func (s *Server) domainCount(name string) int {
 	if s.listingDomainCounts != nil {
@@ -229,6 +246,17 @@ func (s *Server) domainCount(name string) int {
 		s.domainCounts = map[string]int{}
 		for _, m := range s.machines {
 			s.domainCounts[m.Domain]++
+		}
+	} else if verifyListingCache {
+		n := 0
+		for _, m := range s.machines {
+			if m.Domain == name {
+				n++
+			}
+		}
+		if n != s.domainCounts[name] {
+			listingCacheStale.Add(1)
+			s.log.Error().Str("domain", name).Msg("kept domain count is wrong")
 		}
 	}
 	return s.domainCounts[name]
