@@ -64,8 +64,14 @@ type ctxTransport struct {
 // times) on every 503 and 409; call's loop honours it instead.
 const hdrRetryAfter = "X-Slipway-Retry-After"
 
+// RoundTrip sends the request with the bound context, on a kept
+// connection: gomaasapi asks for the connection to be closed after every
+// request (Request.Close), which made a busy engine dial MAAS for each
+// one (17,800 sockets in TIME_WAIT while 10,000 nodes deployed).
 func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(r.WithContext(t.ctx))
+	r = r.WithContext(t.ctx) // a shallow copy: the caller's request is not changed
+	r.Close = false
+	resp, err := t.base.RoundTrip(r)
 	if err == nil && resp.Header.Get("Retry-After") != "" {
 		resp.Header.Set(hdrRetryAfter, resp.Header.Get("Retry-After"))
 		resp.Header.Del("Retry-After")
