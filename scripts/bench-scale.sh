@@ -126,10 +126,14 @@ poll_ms=$(awk -v s="$scale" 'BEGIN { p = 5000 * s; if (p < 20) p = 20; printf "%
   echo "listen: 127.0.0.1:0"
   echo "introspectionListen: 127.0.0.1:$intro_port"
   # As the demo's engine (internal/labrun): poll every 5 s scaled, 128
-  # driver calls in flight, 64 to MAAS, the sweep only at start.
+  # driver calls in flight, 64 to MAAS, 32 to BMCs (the IPMI driver's own
+  # maxConcurrent), waits at the
+  # lab's time scale, the sweep only at start.
   echo "pollInterval: ${poll_ms}ms"
   echo "globalLimit: 128"
   echo "provisionerLimit: 64"
+  echo "oobLimit: 32"
+  echo "timeScale: $scale"
   echo "sweepInterval: 24h"
   echo "bmcEndpoints:"
   jq -r '.bmcs[] | "  \(.node): 127.0.0.1:\(.port)"' "$work/lab.json"

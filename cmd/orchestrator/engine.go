@@ -51,6 +51,10 @@ type engineConfig struct {
 	// BootstrapDeadline: how long a bootstrapping node may stay silent
 	// (default 20m).
 	BootstrapDeadline string `yaml:"bootstrapDeadline"`
+	// TimeScale multiplies the engine's own waits (drivers' hints,
+	// back-off, stage timeouts, maxWait) for the virtual lab, whose
+	// phases run at the lab's --time-scale; 1 (the default) for a site.
+	TimeScale float64 `yaml:"timeScale"`
 	// Control API (serve).
 	Listen         string   `yaml:"listen"`         // default 127.0.0.1:8700
 	TLSCert        string   `yaml:"tlsCert"`        // with tlsKey: serve HTTPS
@@ -125,6 +129,13 @@ func (c engineConfig) durations(cfg *orchestrator.Config) error {
 		if *f.dst, err = duration(f.name, f.val); err != nil {
 			return err
 		}
+	}
+	if c.TimeScale < 0 || c.TimeScale > 1 {
+		return fmt.Errorf("config timeScale %g: want a number in (0, 1] (1 for a real site)", c.TimeScale)
+	}
+	if c.TimeScale > 0 && c.TimeScale < 1 {
+		cfg.TimeScale = c.TimeScale
+		cfg.MaxWait = max(time.Duration(float64(2*time.Minute)*c.TimeScale), 200*time.Millisecond)
 	}
 	return nil
 }
