@@ -322,15 +322,43 @@ func (e *Engine) callServer(ctx context.Context, fn func(context.Context) error)
 	if e.cfg.Drivers.Server == nil {
 		return drivers.Errorf(drivers.Permanent, "no server driver configured")
 	}
-	if err := e.glob.acquire(ctx); err != nil {
+	s := &serverSlot{e: e}
+	if err := s.take(ctx); err != nil {
 		return err
 	}
-	defer e.glob.release()
-	if err := e.prov.acquire(ctx); err != nil {
+	defer s.give()
+	// A driver that waits for another call's batch lends the slot.
+	return fn(drivers.WithWaiting(ctx, func() func() {
+		s.give()
+		return func() { _ = s.take(ctx) }
+	}))
+}
+
+// serverSlot is a server call's slot of the global and provisioner
+// limits, which the call can give back while it waits.
+type serverSlot struct {
+	e    *Engine
+	held bool
+}
+
+func (s *serverSlot) take(ctx context.Context) error {
+	if err := s.e.glob.acquire(ctx); err != nil {
 		return err
 	}
-	defer e.prov.release()
-	return fn(ctx)
+	if err := s.e.prov.acquire(ctx); err != nil {
+		s.e.glob.release()
+		return err
+	}
+	s.held = true
+	return nil
+}
+
+func (s *serverSlot) give() {
+	if s.held {
+		s.e.prov.release()
+		s.e.glob.release()
+		s.held = false
+	}
 }
 
 // callBMC runs fn under the BMC's own lock, the OOB limit and the global

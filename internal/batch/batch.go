@@ -15,6 +15,11 @@ import (
 type Batcher[I, R any] struct {
 	// Max is the most items one call carries (0: no limit).
 	Max int
+	// Wait, when set, is called when a caller starts waiting for another
+	// caller's call; the function it returns when the wait ends (before
+	// the caller sends a call itself). The MAAS driver lends the engine's
+	// provisioner slot with it (drivers.Waiting).
+	Wait func(ctx context.Context) (resume func())
 
 	mu      sync.Mutex
 	waiting map[string][]*call[I, R] // key → the calls gathered
@@ -42,19 +47,28 @@ func (b *Batcher[I, R]) Do(ctx context.Context, key string, item I, send Send[I,
 		b.waiting, b.sending = map[string][]*call[I, R]{}, map[string]bool{}
 	}
 	b.waiting[key] = append(b.waiting[key], c)
-	if !b.sending[key] {
+	leading := !b.sending[key]
+	if leading {
 		b.sending[key] = true
 		close(c.lead)
 	}
 	b.mu.Unlock()
-	select {
-	case <-c.done:
-		return c.res, c.err
-	case <-c.lead:
-		b.sendNext(ctx, key, send)
-		<-c.done // it was in the call
-		return c.res, c.err
+	if !leading {
+		resume := func() {}
+		if b.Wait != nil {
+			resume = b.Wait(ctx)
+		}
+		select {
+		case <-c.done:
+			resume()
+			return c.res, c.err
+		case <-c.lead:
+			resume()
+		}
 	}
+	b.sendNext(ctx, key, send)
+	<-c.done // it was in the call
+	return c.res, c.err
 }
 
 // sendNext sends the key's gathered calls (the sender's among them), then

@@ -111,3 +111,39 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// TestWaitHook: a caller that waits for another's call is told so (and
+// told when the wait ends, before it returns or sends); the sender is not.
+func TestWaitHook(t *testing.T) {
+	var mu sync.Mutex
+	waiting, resumed := 0, 0
+	b := Batcher[int, int]{Wait: func(context.Context) func() {
+		mu.Lock()
+		waiting++
+		mu.Unlock()
+		return func() { mu.Lock(); resumed++; mu.Unlock() }
+	}}
+	release := make(chan struct{})
+	send := func(_ context.Context, items []int) ([]int, error) {
+		if slices.Contains(items, 0) {
+			<-release
+		}
+		return items, nil
+	}
+	done := make(chan struct{}, 3)
+	go func() { _, _ = b.Do(t.Context(), "k", 0, send); done <- struct{}{} }()
+	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.sending["k"] && len(b.waiting["k"]) == 0 })
+	for i := 1; i <= 2; i++ {
+		go func() { _, _ = b.Do(t.Context(), "k", i, send); done <- struct{}{} }()
+	}
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return waiting == 2 })
+	close(release)
+	for range 3 {
+		<-done
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if waiting != 2 || resumed != 2 {
+		t.Errorf("waits %d, resumed %d; want the two callers that waited", waiting, resumed)
+	}
+}

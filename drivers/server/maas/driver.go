@@ -76,6 +76,7 @@ func NewDriver(cfg drivers.Config) (*Driver, error) {
 	d := &Driver{c: c, instance: cfg.Settings[SettingInstance], erase: cfg.Settings[SettingErase] != "false",
 		quickErase: cfg.Settings[SettingQuickErase] == "true", commissionRetries: commRetries}
 	d.lookups.Max = lookupBatch
+	d.lookups.Wait, d.tagBatches.Wait = drivers.Waiting, drivers.Waiting // the engine's slot serves others meanwhile
 	if d.instance == "" {
 		d.instance = "slipway"
 	}
