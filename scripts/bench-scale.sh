@@ -120,6 +120,7 @@ spec:
   maas: {url: "$maas_url", apiKey: "secret:maas-api-key"}
   introspection: {url: "http://127.0.0.1:$intro_port"}
 EOF
+mem_limit=${BENCH_SCALE_MEMORY_LIMIT:-900MiB}
 poll_ms=$(awk -v s="$scale" 'BEGIN { p = 5000 * s; if (p < 20) p = 20; printf "%d", p }')
 {
   echo "state: $state"
@@ -134,6 +135,9 @@ poll_ms=$(awk -v s="$scale" 'BEGIN { p = 5000 * s; if (p < 20) p = 20; printf "%
   echo "provisionerLimit: 64"
   echo "oobLimit: 32"
   echo "timeScale: $scale"
+  # Go's soft memory limit (BENCH_SCALE_MEMORY_LIMIT; 0: none), so that
+  # the peak RSS measured is the engine's need, not the GC's headroom.
+  [ "$mem_limit" = 0 ] || echo "memoryLimit: $mem_limit"
   echo "sweepInterval: 24h"
   echo "bmcEndpoints:"
   jq -r '.bmcs[] | "  \(.node): 127.0.0.1:\(.port)"' "$work/lab.json"
@@ -213,7 +217,7 @@ jq -n \
   --argjson lab_cpu_total "$lab_cpu1" --argjson lab_start "$lab_start" \
   --argjson requests "$((req1 - req0))" \
   --arg engine_profile "$out/engine.pprof" --arg lab_profile "$out/lab.pprof" \
-  --arg engine_bin "$bin" --arg lab_bin "$lab_bin" \
+  --arg engine_bin "$bin" --arg lab_bin "$lab_bin" --arg mem_limit "$mem_limit" \
   --rawfile engine_top "$out/engine-top.txt" --rawfile lab_top "$out/lab-top.txt" '
   def secs: sub("\\.[0-9]+"; "") | sub("Z$"; "Z") | fromdateiso8601;
   # RFC 3339 with nanoseconds: whole seconds plus the fraction.
@@ -222,7 +226,7 @@ jq -n \
   ([$t.results[]?.finished | select(. != null)] | map(ts) | max) as $last |
   (($last // ($t.finished | ts)) - ($t.started | ts)) as $wall |
   {
-    nodes: $nodes, time_scale: $scale, task_status: $status, timed_out: ($timed_out == "true"),
+    nodes: $nodes, time_scale: $scale, engine_memory_limit: $mem_limit, task_status: $status, timed_out: ($timed_out == "true"),
     engine_bin: $engine_bin, lab_bin: $lab_bin,
     deployed: $a.deployed, failed: $a.failed, stuck: $a.stuck, leaked: $a.leaked,
     duplicate_deploys: $a.duplicate_deploys, duplicate_allocations: $a.duplicate_allocations,

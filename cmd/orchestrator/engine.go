@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -55,6 +56,10 @@ type engineConfig struct {
 	// back-off, stage timeouts, maxWait) for the virtual lab, whose
 	// phases run at the lab's --time-scale; 1 (the default) for a site.
 	TimeScale float64 `yaml:"timeScale"`
+	// MemoryLimit is Go's soft memory limit for serve (runtime/debug
+	// SetMemoryLimit, like GOMEMLIMIT): the garbage collector works harder
+	// as the heap nears it, instead of letting it double. 0: none.
+	MemoryLimit byteSize `yaml:"memoryLimit"`
 	// Control API (serve).
 	Listen         string   `yaml:"listen"`         // default 127.0.0.1:8700
 	TLSCert        string   `yaml:"tlsCert"`        // with tlsKey: serve HTTPS
@@ -365,6 +370,9 @@ file when no admin token exists yet.`,
 				return usageErr(fmt.Errorf("TLS needs both --tls-cert and --tls-key"))
 			}
 			c.serving = true
+			if c.MemoryLimit > 0 {
+				debug.SetMemoryLimit(int64(c.MemoryLimit))
+			}
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)
 				if err != nil {
