@@ -120,7 +120,7 @@ spec:
   maas: {url: "$maas_url", apiKey: "secret:maas-api-key"}
   introspection: {url: "http://127.0.0.1:$intro_port"}
 EOF
-mem_limit=${BENCH_SCALE_MEMORY_LIMIT:-900MiB}
+mem_limit=${BENCH_SCALE_MEMORY_LIMIT:-800MiB}
 poll_ms=$(awk -v s="$scale" 'BEGIN { p = 5000 * s; if (p < 20) p = 20; printf "%d", p }')
 {
   echo "state: $state"
