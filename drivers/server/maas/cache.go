@@ -22,7 +22,9 @@ import (
 //     write under machines/{id}/ or nodes/{id}/, an allocation naming it,
 //     a tag change of it. A read that a write overlapped is not kept.
 //     Writes of its interfaces, its storage or its tags make only that
-//     part stale: a caller says which parts it reads.
+//     part stale: a caller says which parts it reads. A status poll
+//     decodes only the machines' state, so what it read answers only the
+//     callers that need no more.
 //   - a machine's node devices (PCI addresses to interfaces and disks),
 //     until its commissioning restarts; the interfaces' names in them
 //     are not read from the cache after the machine's interfaces were
