@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	gojson "github.com/segmentio/encoding/json"
 	"github.com/juju/gomaasapi/v2"
+	segjson "github.com/segmentio/encoding/json"
 	"github.com/slipway-dev/slipway/drivers"
 )
 
@@ -118,7 +118,7 @@ func (c *client) call(ctx context.Context, method, path, op string, params url.V
 			if out == nil || len(body) == 0 {
 				return nil
 			}
-			if jerr := gojson.Unmarshal(body, out); jerr != nil {
+			if jerr := segjson.Unmarshal(body, out); jerr != nil {
 				return drivers.Errorf(drivers.Permanent, "maas %s %s: decode the answer: %v", method, path, jerr)
 			}
 			return nil

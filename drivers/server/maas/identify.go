@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	gojson "github.com/segmentio/encoding/json"
+	segjson "github.com/segmentio/encoding/json"
 	"github.com/slipway-dev/slipway/drivers"
 )
 
@@ -156,7 +156,7 @@ func (d *Driver) machinesWithBMC(ctx context.Context, bmc string, fresh bool) ([
 		var params map[string]struct {
 			Address string `json:"power_address"`
 		}
-		if err := gojson.Unmarshal(body, &params); err != nil {
+		if err := segjson.Unmarshal(body, &params); err != nil {
 			return nil, drivers.Errorf(drivers.Permanent, "maas GET machines/?op=power_parameters: decode the answer: %v", err)
 		}
 		byHost := map[string][]bmcEntry{} // the power addresses by host, lower case
