@@ -1,11 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"math"
-	"net"
-	"net/http"
-	"net/http/pprof"
 	"time"
 
 	"github.com/slipway-dev/slipway/orchestrator"
@@ -124,25 +120,4 @@ func engineTimes(t *nodeTimes, rec orchestrator.NodeRecord, start time.Time) {
 			t.done = tr.At
 		}
 	}
-}
-
-// servePprof serves net/http/pprof on addr, which must be a loopback
-// address (profiles name what the process holds).
-func servePprof(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--pprof %s: give a loopback address, like 127.0.0.1:6060", addr)
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	go func() { _ = http.Serve(l, mux) }()
-	return nil
 }

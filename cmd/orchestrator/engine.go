@@ -339,7 +339,7 @@ func siteDrivers(reg registryLike, d *design.Design, instance string, resolve fu
 }
 
 func (a *app) serveCmd() *cobra.Command {
-	var cfgFile, state, dir, listen, tlsCert, tlsKey, introListen, cpuProfile string
+	var cfgFile, state, dir, listen, tlsCert, tlsKey, introListen, cpuProfile, pprofAddr string
 	cmd := &cobra.Command{
 		Use:   "serve [--config FILE] [--listen ADDR] [--introspection-listen ADDR] [--tls-cert FILE --tls-key FILE] [--cpu-profile FILE]",
 		Short: "Run the engine and the control API",
@@ -372,6 +372,11 @@ file when no admin token exists yet.`,
 			c.serving = true
 			if c.MemoryLimit > 0 {
 				debug.SetMemoryLimit(int64(c.MemoryLimit))
+			}
+			if pprofAddr != "" {
+				if err := servePprof(pprofAddr); err != nil {
+					return usageErr(err)
+				}
 			}
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)
@@ -427,6 +432,7 @@ file when no admin token exists yet.`,
 	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
 	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the process to FILE until it stops (runtime/pprof)")
+	cmd.Flags().StringVar(&pprofAddr, "pprof", "", "serve net/http/pprof (heap, goroutines, CPU) on this loopback address, e.g. 127.0.0.1:6060")
 	stateFlag(cmd, &state)
 	pluginDirFlag(cmd, &dir)
 	return cmd

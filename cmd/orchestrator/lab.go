@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime/pprof"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/labrun"
@@ -119,20 +118,6 @@ It runs until interrupted.`,
 	f.StringVar(&siteDir, "site-dir", "", "with --nodes: write the generated site here (default: a temporary directory)")
 	f.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the lab to FILE until it stops")
 	return cmd
-}
-
-// startCPUProfile profiles the process's CPU into path until the
-// returned stop is called.
-func startCPUProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
 
 var _ = design.APIVersion
