@@ -52,18 +52,11 @@ func (a *app) demoCmd() *cobra.Command {
 				state = filepath.Join(dir, "state.db")
 			}
 			if nodes > 0 {
-				if pprofAddr != "" {
-					if err := servePprof(pprofAddr); err != nil {
-						return usageErr(err)
-					}
+				stop, err := startProfiling(pprofAddr, cpuProfile)
+				if err != nil {
+					return usageErr(err)
 				}
-				if cpuProfile != "" {
-					stop, err := startCPUProfile(cpuProfile)
-					if err != nil {
-						return usageErr(err)
-					}
-					defer stop()
-				}
+				defer stop()
 				return a.demoGenerated(ctx, dir, state, nodes, timeScale, faults, output)
 			}
 			step := func(title string, args ...string) error {

@@ -373,18 +373,11 @@ file when no admin token exists yet.`,
 			if c.MemoryLimit > 0 {
 				debug.SetMemoryLimit(int64(c.MemoryLimit))
 			}
-			if pprofAddr != "" {
-				if err := servePprof(pprofAddr); err != nil {
-					return usageErr(err)
-				}
+			stop, err := startProfiling(pprofAddr, cpuProfile)
+			if err != nil {
+				return usageErr(err)
 			}
-			if cpuProfile != "" {
-				stop, err := startCPUProfile(cpuProfile)
-				if err != nil {
-					return usageErr(err)
-				}
-				defer stop()
-			}
+			defer stop()
 			env, err := a.openEngineKey(ctx, c, true)
 			if err != nil {
 				return err

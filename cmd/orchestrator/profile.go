@@ -43,3 +43,17 @@ func servePprof(addr string) error {
 	go func() { _ = http.Serve(l, mux) }()
 	return nil
 }
+
+// startProfiling serves pprof on pprofAddr and writes a CPU profile to
+// cpuProfile, each when given; stop ends the CPU profile.
+func startProfiling(pprofAddr, cpuProfile string) (stop func(), err error) {
+	if pprofAddr != "" {
+		if err := servePprof(pprofAddr); err != nil {
+			return nil, err
+		}
+	}
+	if cpuProfile == "" {
+		return func() {}, nil
+	}
+	return startCPUProfile(cpuProfile)
+}
