@@ -161,6 +161,9 @@ type Task struct {
 	Finished  time.Time  `json:"finished,omitzero"`
 	// Cancel asks the engine to stop the task and compensate.
 	Cancel bool `json:"cancel,omitempty"`
+	// Correlation is the ID of the API request that created the task (its
+	// audit record's requestId); the task's events carry it.
+	Correlation string `json:"correlationId,omitempty"`
 }
 
 // NodeResult is one node's result within a task.
@@ -245,4 +248,31 @@ type Event struct {
 	Level   string    `json:"level"` // info | warn | error
 	Kind    string    `json:"kind"`  // e.g. transition, retry, failed, leak, drift, task
 	Message string    `json:"message"`
+	// Type is the event's stable, typed name (one of EventTypes), set on
+	// the events that mark a lifecycle milestone; "" on the others.
+	Type string `json:"type,omitempty"`
+	// Correlation links the event to the API request (its audit record's
+	// requestId) that created the task, and so to the task and node.
+	Correlation string `json:"correlationId,omitempty"`
 }
+
+// Typed event names. A node's deploy workflow is its onboarding; its
+// destroy or decommission workflow is its decommission. docs/asyncapi.yaml
+// describes them.
+const (
+	EventOnboardingStarted     = "node.onboarding.started"
+	EventOnboardingCompleted   = "node.onboarding.completed"
+	EventOnboardingFailed      = "node.onboarding.failed"
+	EventOnboardingManual      = "node.onboarding.manual_intervention_required"
+	EventDecommissionStarted   = "node.decommission.started"
+	EventDecommissionCompleted = "node.decommission.completed"
+	EventDecommissionFailed    = "node.decommission.failed"
+	EventDecommissionManual    = "node.decommission.manual_intervention_required"
+	EventDriftDetected         = "node.drift.detected"
+	EventDriftResolved         = "node.drift.resolved"
+)
+
+// EventTypes lists every typed event name.
+var EventTypes = []string{EventOnboardingStarted, EventOnboardingCompleted, EventOnboardingFailed, EventOnboardingManual,
+	EventDecommissionStarted, EventDecommissionCompleted, EventDecommissionFailed, EventDecommissionManual,
+	EventDriftDetected, EventDriftResolved}
