@@ -34,7 +34,9 @@ type ServerNode interface {
 	ApplyStorage(ctx context.Context, n Node) (Result, error)
 	ApplyPlatform(ctx context.Context, n Node) (Result, error)
 	Deploy(ctx context.Context, n Node, d Deployment) (Result, error)
-	Release(ctx context.Context, n NodeRef, erase bool) (Result, error)
+	// Release gives the machine back to the provisioner's pool,
+	// erasing its disks as erase says ("": the driver's default).
+	Release(ctx context.Context, n NodeRef, erase Erase) (Result, error)
 }
 
 // ServerInventory reports machines.

@@ -1,6 +1,9 @@
 package drivers
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // Plain data the drivers exchange with the engine: no funcs, channels or
 // interfaces, so that it crosses the plugin boundary as JSON.
@@ -120,6 +123,12 @@ type AddressPool struct {
 type NodeRef struct {
 	Name      string `json:"name"`
 	MachineID string `json:"machineId,omitempty"`
+	// BudgetFrom opens a fresh failure budget: a driver that counts
+	// earlier failures of a step to decide when to stop retrying it (e.g.
+	// commissioning) counts none from before this time. The engine sets
+	// it when an operator's retry or restart-clean starts the node's
+	// step again; zero counts every failure the driver can see.
+	BudgetFrom time.Time `json:"budgetFrom,omitzero"`
 }
 
 // Node is everything a server or network driver needs about one node,
@@ -269,6 +278,16 @@ type Machine struct {
 	State     string     `json:"state"` // the provisioner's state name, e.g. Ready, Deployed
 	Power     PowerState `json:"power,omitempty"`
 	Owned     bool       `json:"owned"` // carries this orchestrator's ownership marker
+	// OwnerNode is the node this orchestrator's ownership marker names
+	// ("" when the machine carries no marker of this orchestrator); Node
+	// is the node asked about when there was one.
+	OwnerNode string `json:"ownerNode,omitempty"`
+	// Tags are the machine's tags, sorted, without the driver's own
+	// (kernel parameter tags); KernelOptions are the kernel parameters
+	// the provisioner boots it with ("" none), as key=value words sorted
+	// by key, a flag bare. Filled by Status and Owned.
+	Tags          []string `json:"tags,omitempty"`
+	KernelOptions string   `json:"kernelOptions,omitempty"`
 }
 
 // Inventory is what a provisioner found on a node's machine when it
@@ -303,11 +322,47 @@ func (inv Inventory) NIC(alias string) (NIC, bool) {
 // Recovery is a recovery action on a machine.
 type Recovery string
 
-// Recovery actions.
+// Recovery actions. Each is idempotent: asked again once its goal is
+// reached it reports Done; while the provisioner is getting there
+// (entering rescue mode, testing, ...) it reports InProgress and the
+// caller polls by asking for the same action again.
 const (
-	RecoveryAbort     Recovery = "abort"      // stop a running operation
-	RecoveryMarkFixed Recovery = "mark-fixed" // clear a broken state after repair
+	RecoveryAbort      Recovery = "abort"       // stop a running operation
+	RecoveryMarkFixed  Recovery = "mark-fixed"  // clear a broken state after repair
+	RecoveryMarkBroken Recovery = "mark-broken" // take a machine out of service for repair
+	RecoveryRescue     Recovery = "rescue"      // boot the machine into the provisioner's rescue environment
+	RecoveryExitRescue Recovery = "exit-rescue" // leave rescue mode, back to the state before it
+	RecoveryTest       Recovery = "test"        // run the provisioner's hardware tests
+	RecoveryDelete     Recovery = "delete"      // remove the machine from the provisioner
 )
+
+// Recoveries lists the recovery actions, in the order above.
+var Recoveries = []Recovery{
+	RecoveryAbort, RecoveryMarkFixed, RecoveryMarkBroken,
+	RecoveryRescue, RecoveryExitRescue, RecoveryTest, RecoveryDelete,
+}
+
+// Erase is what a release does to the machine's disks.
+type Erase string
+
+// Erase policies.
+const (
+	// EraseDefault ("") leaves it to the driver's own setting (the MAAS
+	// driver's erase/quickErase settings).
+	EraseDefault Erase = ""
+	EraseNone    Erase = "none"   // release without erasing
+	EraseQuick   Erase = "quick"  // wipe the start and end of each disk
+	EraseSecure  Erase = "secure" // the disks' secure erase, falling back to a full overwrite
+)
+
+// Valid reports whether e is one of the erase policies.
+func (e Erase) Valid() bool {
+	switch e {
+	case EraseDefault, EraseNone, EraseQuick, EraseSecure:
+		return true
+	}
+	return false
+}
 
 // Phase of network port configuration.
 type Phase string

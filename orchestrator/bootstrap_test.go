@@ -61,7 +61,7 @@ func token(t *testing.T, env *labrun.Env, e *orchestrator.Engine, node string) (
 func releaseBehindTheBack(t *testing.T, env *labrun.Env, e *orchestrator.Engine, node string) {
 	t.Helper()
 	ref := drivers.NodeRef{Name: node, MachineID: record(t, e, node).MachineID}
-	res, err := env.Drivers.Server.Release(t.Context(), ref, false)
+	res, err := env.Drivers.Server.Release(t.Context(), ref, drivers.EraseNone)
 	if err != nil || res.Status == drivers.StatusFailed {
 		t.Fatalf("release %s behind the engine's back: %+v, %v", node, res, err)
 	}

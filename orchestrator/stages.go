@@ -323,7 +323,7 @@ func (r *nodeRun) saveErr(format string, args ...any) error {
 func (r *nodeRun) release(ctx context.Context, erase bool) (drivers.Result, error) {
 	var res drivers.Result
 	err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
-		res, err = r.e.cfg.Drivers.Server.Release(ctx, r.ref(), erase)
+		res, err = r.e.cfg.Drivers.Server.Release(ctx, r.ref(), map[bool]drivers.Erase{true: drivers.EraseDefault, false: drivers.EraseNone}[erase])
 		return err
 	})
 	return res, err

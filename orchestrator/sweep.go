@@ -76,7 +76,7 @@ func (e *Engine) Sweep(ctx context.Context) (SweepReport, error) {
 		if e.cfg.ReleaseLeaks {
 			var res drivers.Result
 			err := e.callServer(ctx, func(ctx context.Context) (err error) {
-				res, err = e.cfg.Drivers.Server.Release(ctx, drivers.NodeRef{Name: m.Node, MachineID: m.MachineID}, false)
+				res, err = e.cfg.Drivers.Server.Release(ctx, drivers.NodeRef{Name: m.Node, MachineID: m.MachineID}, drivers.EraseNone)
 				return err
 			})
 			if err == nil && res.Status != drivers.StatusFailed {

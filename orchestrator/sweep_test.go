@@ -33,7 +33,7 @@ func TestSweepDrift(t *testing.T) {
 	}
 
 	id := record(t, e, node).MachineID
-	res, err := env.Drivers.Server.Release(t.Context(), drivers.NodeRef{Name: node, MachineID: id}, false)
+	res, err := env.Drivers.Server.Release(t.Context(), drivers.NodeRef{Name: node, MachineID: id}, drivers.EraseNone)
 	if err != nil || res.Status == drivers.StatusFailed {
 		t.Fatalf("release %s behind the engine's back: %+v, %v", id, res, err)
 	}

@@ -114,7 +114,7 @@ func runServer(h tb, open func(tb) drivers.Server, node drivers.Node) {
 			}
 		}
 
-		release := func(ctx context.Context) (drivers.Result, error) { return d.Release(ctx, ref, true) }
+		release := func(ctx context.Context) (drivers.Result, error) { return d.Release(ctx, ref, drivers.EraseDefault) }
 		c.mustPoll("Release(erase)", release)
 		c.done("Release(erase) after Done", release)
 
@@ -203,7 +203,7 @@ func serverCtxCalls(d drivers.Server, n drivers.Node) []ctxCall {
 		{name: "ApplyPlatform", call: func(ctx context.Context) (drivers.Result, error) { return d.ApplyPlatform(ctx, n) }},
 		{name: "Deploy", call: func(ctx context.Context) (drivers.Result, error) { return d.Deploy(ctx, n, drivers.Deployment{}) }},
 		{name: "Recover", call: func(ctx context.Context) (drivers.Result, error) { return d.Recover(ctx, ref, drivers.RecoveryAbort) }},
-		{name: "Release", call: func(ctx context.Context) (drivers.Result, error) { return d.Release(ctx, ref, false) }},
+		{name: "Release", call: func(ctx context.Context) (drivers.Result, error) { return d.Release(ctx, ref, drivers.EraseNone) }},
 	}
 }
 

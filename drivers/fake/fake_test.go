@@ -259,7 +259,7 @@ func TestPolls(t *testing.T) {
 		state(t, f, n, fake.StateReady)
 		pollDone(t, "Deploy", polls, func() (drivers.Result, error) { return f.Deploy(ctx, n, drivers.Deployment{}) })
 		state(t, f, n, fake.StateDeployed)
-		pollDone(t, "Release", polls, func() (drivers.Result, error) { return f.Release(ctx, n.NodeRef, true) })
+		pollDone(t, "Release", polls, func() (drivers.Result, error) { return f.Release(ctx, n.NodeRef, drivers.EraseDefault) })
 		state(t, f, n, fake.StateReady)
 		// Apply* are not long steps.
 		r, err = f.ApplyStorage(ctx, n)
@@ -318,7 +318,7 @@ func TestServerState(t *testing.T) {
 	mustClass(t, "ApplyNetworking on New", err, drivers.Permanent, "machine fake-0002 is New, not Ready")
 	_, err = f.Deploy(ctx, na, drivers.Deployment{})
 	mustClass(t, "Deploy on New", err, drivers.Permanent, "is New, not Ready")
-	_, err = f.Release(ctx, na.NodeRef, false)
+	_, err = f.Release(ctx, na.NodeRef, drivers.EraseNone)
 	mustClass(t, "Release on New", err, drivers.Permanent, "cannot release")
 
 	r, err = f.Commission(ctx, na.NodeRef)
@@ -381,12 +381,12 @@ func TestServerState(t *testing.T) {
 	_, _, err = f.IdentifyNode(ctx, steal)
 	mustClass(t, "IdentifyNode of another node's machine", err, drivers.Permanent, "belongs to node")
 
-	r, err = f.Release(ctx, na.NodeRef, true)
+	r, err = f.Release(ctx, na.NodeRef, drivers.EraseDefault)
 	mustDone(t, "Release", r, err)
 	if !strings.Contains(r.Message, "erasing") {
 		t.Errorf("Release message %q", r.Message)
 	}
-	r, err = f.Release(ctx, na.NodeRef, true)
+	r, err = f.Release(ctx, na.NodeRef, drivers.EraseDefault)
 	mustDone(t, "Release again", r, err)
 	if f.Applied(a.MachineID, "storage") {
 		t.Error("Release kept the applied configuration")
@@ -683,7 +683,7 @@ func TestConcurrency(t *testing.T) {
 				s.Deploy(ctx, n, drivers.Deployment{})
 				s.Status(ctx, []drivers.NodeRef{n.NodeRef})
 				s.Owned(ctx)
-				s.Release(ctx, n.NodeRef, false)
+				s.Release(ctx, n.NodeRef, drivers.EraseNone)
 				s.Machines()
 				nw.Probe(ctx)
 				nw.ConfigurePorts(ctx, n, drivers.PhaseProduction)

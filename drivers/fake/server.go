@@ -36,7 +36,7 @@ type machine struct {
 	enlisting bool // IdentifyNode is still enlisting it
 	polls     int  // InProgress answers given for the long step under way
 	applied   map[string]bool
-	erased    bool
+	erase     drivers.Erase // the last release's erase policy
 }
 
 var _ drivers.Server = (*Server)(nil)
@@ -320,7 +320,7 @@ func (f *Server) Deploy(ctx context.Context, n drivers.Node, _ drivers.Deploymen
 
 // Release releases a Deployed or Allocated machine (Releasing, then
 // Ready); a Ready machine is already released.
-func (f *Server) Release(ctx context.Context, ref drivers.NodeRef, erase bool) (drivers.Result, error) {
+func (f *Server) Release(ctx context.Context, ref drivers.NodeRef, erase drivers.Erase) (drivers.Result, error) {
 	if r, stop, err := f.begin(ctx, "Release", ref.Name, true); stop {
 		return r, err
 	}
@@ -334,14 +334,14 @@ func (f *Server) Release(ctx context.Context, ref drivers.NodeRef, erase bool) (
 	case StateReady:
 		return drivers.Done("fake: machine %s already released", m.MachineID), nil
 	case StateDeployed, StateAllocated:
-		m.State, m.polls, m.erased = StateReleasing, 0, erase
+		m.State, m.polls, m.erase = StateReleasing, 0, erase
 	case StateReleasing:
 	default:
 		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: machine %s is %s, cannot release", m.MachineID, m.State)
 	}
-	what := "releasing"
-	if m.erased {
-		what = "releasing and erasing"
+	what := "releasing and erasing (" + orDefault(string(m.erase)) + ")"
+	if m.erase == drivers.EraseNone {
+		what = "releasing"
 	}
 	return f.progress(m, what, func() { m.State = StateReady; clear(m.applied) }), nil
 }
@@ -426,4 +426,11 @@ func (f *Server) Inventory(ctx context.Context, n drivers.Node) (drivers.Invento
 		}
 	}
 	return inv, nil
+}
+
+func orDefault(s string) string {
+	if s == "" {
+		return "default"
+	}
+	return s
 }

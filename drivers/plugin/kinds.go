@@ -103,7 +103,7 @@ func (s Server) Deploy(ctx context.Context, n drivers.Node, d drivers.Deployment
 }
 
 // Release implements drivers.Server.
-func (s Server) Release(ctx context.Context, n drivers.NodeRef, erase bool) (drivers.Result, error) {
+func (s Server) Release(ctx context.Context, n drivers.NodeRef, erase drivers.Erase) (drivers.Result, error) {
 	return use(ctx, s.External, func(c *serverClient) (drivers.Result, error) { return c.Release(ctx, n, erase) })
 }
 

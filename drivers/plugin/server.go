@@ -59,7 +59,7 @@ func (s *serverClient) Inventory(ctx context.Context, n drivers.Node) (inv drive
 	return inv, err
 }
 
-func (s *serverClient) Release(ctx context.Context, n drivers.NodeRef, erase bool) (r drivers.Result, err error) {
+func (s *serverClient) Release(ctx context.Context, n drivers.NodeRef, erase drivers.Erase) (r drivers.Result, err error) {
 	err = call(ctx, s.c.Release, []any{n, erase}, &r)
 	return r, err
 }
@@ -151,7 +151,7 @@ func (s *serverServer) Deploy(ctx context.Context, req *pb.Request) (*pb.Reply, 
 
 func (s *serverServer) Release(ctx context.Context, req *pb.Request) (*pb.Reply, error) {
 	var n drivers.NodeRef
-	var erase bool
+	var erase drivers.Erase
 	return s.run(req, []any{&n, &erase}, func(d drivers.Server) ([]any, error) { return result(d.Release(ctx, n, erase)) })
 }
 

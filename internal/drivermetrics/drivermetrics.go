@@ -139,7 +139,7 @@ func (s server) Deploy(ctx context.Context, n drivers.Node, dep drivers.Deployme
 	return s.d.Deploy(ctx, n, dep)
 }
 
-func (s server) Release(ctx context.Context, n drivers.NodeRef, erase bool) (r drivers.Result, err error) {
+func (s server) Release(ctx context.Context, n drivers.NodeRef, erase drivers.Erase) (r drivers.Result, err error) {
 	defer func(t time.Time) { s.obs("Release", t, err) }(time.Now())
 	return s.d.Release(ctx, n, erase)
 }

@@ -376,13 +376,15 @@ func (d *Driver) startDeploy(ctx context.Context, m *mMachine, n drivers.Node, d
 		orText(n.Platform.Image, "MAAS's default image"), nm.StatusName), nil
 }
 
-// Release gives the machine back to MAAS (erasing its disks when erase
-// is asked and the erase setting allows it; quick_erase per setting).
-// Ready (or never allocated: New, Failed commissioning) is Done;
-// Releasing and Disk erasing are InProgress; releasable states are
-// released. MAAS's 409 "cannot be released" on a machine that meanwhile
-// became Ready counts as done.
-func (d *Driver) Release(ctx context.Context, n drivers.NodeRef, erase bool) (drivers.Result, error) {
+// Release gives the machine back to MAAS, erasing its disks as erase
+// says (see releaseErase). Ready (or never allocated: New, Failed
+// commissioning) is Done; Releasing and Disk erasing are InProgress;
+// releasable states are released. MAAS's 409 "cannot be released" on a
+// machine that meanwhile became Ready counts as done.
+func (d *Driver) Release(ctx context.Context, n drivers.NodeRef, erase drivers.Erase) (drivers.Result, error) {
+	if !erase.Valid() {
+		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "release node %s: unknown erase policy %q (want none, quick, secure or empty for the driver's default)", n.Name, erase)
+	}
 	m, err := d.machine(ctx, n.MachineID, 0)
 	if err != nil {
 		return drivers.Result{}, err
@@ -401,13 +403,7 @@ func (d *Driver) Release(ctx context.Context, n drivers.NodeRef, erase bool) (dr
 			}
 		}
 		p := url.Values{"comment": {"released by slipway " + d.instance}}
-		erase = erase && d.erase
-		if erase {
-			p.Set("erase", "true")
-			if d.quickErase {
-				p.Set("quick_erase", "true")
-			}
-		}
+		how := d.releaseErase(erase, p)
 		nm, err := d.machineOp(ctx, m.SystemID, "release", p)
 		if isConflict(err) {
 			cur, rerr := d.fetchMachine(ctx, m.SystemID)
@@ -425,11 +421,43 @@ func (d *Driver) Release(ctx context.Context, n drivers.NodeRef, erase bool) (dr
 		if err != nil {
 			return drivers.Result{}, err
 		}
-		what := "releasing"
-		if erase {
-			what = "releasing (with disk erase)"
-		}
-		return drivers.InProgress(pollRelease, "%s machine %s; now %s", what, m.SystemID, nm.StatusName), nil
+		return drivers.InProgress(pollRelease, "releasing machine %s (%s); now %s", m.SystemID, how, nm.StatusName), nil
 	}
 	return drivers.Failed("cannot release: %s", describe(m)), nil
+}
+
+// releaseErase sets MAAS's release parameters of an erase policy and
+// says what they ask for. In MAAS (ReleaseForm, Node.start_releasing)
+// erase, quick_erase and secure_erase each make the release run the
+// wipe-disks script; quick_erase wipes 2 MiB at each end of a disk,
+// secure_erase uses the disk's secure erase, and a disk without one
+// falls back to quick when both are set, else to a full overwrite with
+// zeros (also what erase alone does). The default ("") is the driver's
+// settings: erase unless erase=false, quick when quickErase=true. An
+// explicit policy overrides the settings. What no parameter can undo is
+// MAAS's own enable_disk_erasing_on_release: with it on, MAAS erases on
+// every release, "none" included.
+func (d *Driver) releaseErase(erase drivers.Erase, p url.Values) string {
+	if erase == drivers.EraseDefault {
+		switch {
+		case !d.erase:
+			erase = drivers.EraseNone
+		case d.quickErase:
+			erase = drivers.EraseQuick
+		default:
+			p.Set("erase", "true")
+			return "full disk erase"
+		}
+	}
+	switch erase {
+	case drivers.EraseQuick:
+		p.Set("erase", "true")
+		p.Set("quick_erase", "true")
+		return "quick disk erase"
+	case drivers.EraseSecure:
+		p.Set("erase", "true")
+		p.Set("secure_erase", "true")
+		return "secure disk erase"
+	}
+	return "no disk erase"
 }

@@ -320,21 +320,21 @@ func TestLifecycle(t *testing.T) {
 	}
 	strip := nB
 	strip.Name = "imposter"
-	if _, err := d.Release(testCtx(t), strip.NodeRef, false); drivers.Classify(err) != drivers.Permanent {
+	if _, err := d.Release(testCtx(t), strip.NodeRef, drivers.EraseNone); drivers.Classify(err) != drivers.Permanent {
 		t.Errorf("Release of another node's machine: %v, want Permanent", err)
 	}
 
 	// Release with erase, then again.
 	sawErase := false
 	mustDone(t, "Release A", func(ctx context.Context) (drivers.Result, error) {
-		r, err := d.Release(ctx, nA.NodeRef, true)
+		r, err := d.Release(ctx, nA.NodeRef, drivers.EraseDefault)
 		sawErase = sawErase || strings.Contains(r.Message, "Disk erasing") || strings.Contains(r.Message, "disk erase")
 		return r, err
 	})
 	if s := stateOf(t, d, mA.MachineID); s != "Ready" || !sawErase {
 		t.Errorf("after Release: %s (saw erase: %v)", s, sawErase)
 	}
-	if r, err := d.Release(testCtx(t), nA.NodeRef, true); err != nil || r.Status != drivers.StatusDone {
+	if r, err := d.Release(testCtx(t), nA.NodeRef, drivers.EraseDefault); err != nil || r.Status != drivers.StatusDone {
 		t.Errorf("Release again: %+v, %v", r, err)
 	}
 	if ms[0].OS() != "" {
@@ -397,7 +397,7 @@ func TestDeployFailures(t *testing.T) {
 				t.Fatalf("Deploy: %+v, want Failed with %q", r, tc.expect)
 			}
 			// The engine's choice: release (no erase), then deploy again.
-			mustDone(t, "Release", func(ctx context.Context) (drivers.Result, error) { return d.Release(ctx, n.NodeRef, false) })
+			mustDone(t, "Release", func(ctx context.Context) (drivers.Result, error) { return d.Release(ctx, n.NodeRef, drivers.EraseNone) })
 			if tc.fault.FailDeploy > 0 {
 				mustDone(t, "Deploy again", deploy)
 			}
