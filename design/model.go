@@ -53,6 +53,31 @@ type SiteSpec struct {
 	MAAS          MAASConfig          `json:"maas,omitzero"`
 	Introspection IntrospectionConfig `json:"introspection,omitzero"`
 	Defaults      SiteDefaults        `json:"defaults,omitzero"`
+	// Lifecycle: the site's erase policy, retry budgets and stage
+	// timeouts (validate_lifecycle.go).
+	Lifecycle Lifecycle `json:"lifecycle,omitzero"`
+}
+
+// Lifecycle holds the site's lifecycle settings. Absent fields leave the
+// engine's and the driver's own defaults.
+type Lifecycle struct {
+	// Erase is what a release does to the disks of the site's nodes
+	// (none | quick | secure); a host profile or node overrides it.
+	Erase string `json:"erase,omitempty" enum:"none|quick|secure"`
+	// CommissionRetries: how many times a failed commissioning is
+	// started again before the node fails.
+	CommissionRetries *int `json:"commissionRetries,omitempty"`
+	// DeployRetries: how many times a failed deployment is released and
+	// deployed again before the node fails.
+	DeployRetries *int `json:"deployRetries,omitempty"`
+	// Timeouts per workflow stage (Go durations: 40m, 1h30m).
+	Timeouts map[string]string `json:"timeouts,omitempty"`
+
+	Pos                  Pos            `json:"-"`
+	CommissionRetriesPos Pos            `json:"-" pos:"commissionRetries"`
+	DeployRetriesPos     Pos            `json:"-" pos:"deployRetries"`
+	TimeoutsPos          Pos            `json:"-" pos:"timeouts"`
+	TimeoutKeys          map[string]Pos `json:"-" pos:"timeouts.*"`
 }
 
 // DNSConfig names DNS servers and search domains.
@@ -243,6 +268,9 @@ type HostSpec struct {
 	Platform        Platform             `json:"platform,omitzero"`
 	Tags            []string             `json:"tags,omitempty"`
 	OwnerData       map[string]string    `json:"ownerData,omitempty"`
+	// Erase overrides the Site's lifecycle.erase for the nodes of a
+	// profile, or for one node.
+	Erase string `json:"erase,omitempty" enum:"none|quick|secure"`
 
 	Pos                Pos            `json:"-"`
 	HardwareProfilePos Pos            `json:"-" pos:"hardwareProfile"`

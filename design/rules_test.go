@@ -1112,7 +1112,7 @@ var ruleCases = []ruleCase{
 // ruleIDs are the rule IDs of the site schema's "Validation rules" table.
 var ruleIDs = []string{"schema", "reference", "inheritance-cycle", "cidr", "vlan", "mtu",
 	"ip-in-network", "ip-duplicate", "ip-range", "trunking", "bonding", "network-on-link",
-	"hostname", "storage", "oob", "secret-ref", "boot-action", "mac", "no-boot-action"}
+	"hostname", "storage", "oob", "secret-ref", "boot-action", "mac", "no-boot-action", "lifecycle"}
 
 func TestRules(t *testing.T) {
 	failing, passing := map[string]int{}, map[string]int{}
@@ -1175,4 +1175,74 @@ func TestRulesInheritedProblemReportedOnce(t *testing.T) {
 	checkFindings(t, f, got, []exp{
 		fail("storage", "HostProfile", "compute", profF+"@root-size", `size "50q" does not parse`),
 	})
+}
+
+// lifecycleSite is the base Site with a lifecycle section appended.
+func lifecycleSite(lines string) edit {
+	return rep(siteF, "      kernel: ga-22.04\n", "      kernel: ga-22.04\n  lifecycle:\n"+lines)
+}
+
+// The lifecycle rule's cases: the Site's retry budgets and stage timeouts.
+var lifecycleCases = []ruleCase{
+	{rule: "lifecycle", name: "commissionRetries above the bound",
+		edits: []edit{lifecycleSite("    commissionRetries: 11 # @comm-retries\n")},
+		want:  []exp{fail("lifecycle", "Site", "lab", siteF+"@comm-retries", "lifecycle.commissionRetries 11 is outside 0..10")}},
+	{rule: "lifecycle", name: "negative deployRetries",
+		edits: []edit{lifecycleSite("    deployRetries: -1 # @deploy-retries\n")},
+		want:  []exp{fail("lifecycle", "Site", "lab", siteF+"@deploy-retries", "lifecycle.deployRetries -1 is outside 0..10")}},
+	{rule: "lifecycle", name: "timeout of an unknown stage",
+		edits: []edit{lifecycleSite("    timeouts:\n      comission: 40m # @typo\n")},
+		want:  []exp{fail("lifecycle", "Site", "lab", siteF+"@typo", "lifecycle.timeouts.comission: no such stage")}},
+	{rule: "lifecycle", name: "timeout that is not a duration",
+		edits: []edit{lifecycleSite("    timeouts:\n      deploy: forty # @bad-dur\n")},
+		want:  []exp{fail("lifecycle", "Site", "lab", siteF+"@bad-dur", `"forty" is not a duration`)}},
+	{rule: "lifecycle", name: "timeout below a minute",
+		edits: []edit{lifecycleSite("    timeouts:\n      deploy: 30s # @short\n")},
+		want:  []exp{fail("lifecycle", "Site", "lab", siteF+"@short", "30s is outside 1m0s..24h0m0s")}},
+	{rule: "lifecycle", name: "ok: every setting within bounds",
+		edits: []edit{lifecycleSite("    erase: quick\n    commissionRetries: 0\n    deployRetries: 3\n    timeouts: {commission: 40m, deploy: 1h30m, releasing: 2h}\n")}},
+	{rule: "schema", name: "erase policy not one of none, quick, secure",
+		edits: []edit{rep(profF, "  tags: [managed]\n", "  tags: [managed]\n  erase: wipe # @erase\n")},
+		want:  []exp{fail("schema", "HostProfile", "base", profF+"@erase", `"wipe" is not one of none, quick, secure`)}},
+	{rule: "schema", name: "ok: erase policy on a profile and a node",
+		edits: []edit{
+			rep(profF, "  tags: [managed]\n", "  tags: [managed]\n  erase: secure\n"),
+			rep(nodesF, "  hostProfile: compute # @n2-hp\n", "  hostProfile: compute # @n2-hp\n  erase: none\n"),
+		}},
+}
+
+func init() { ruleCases = append(ruleCases, lifecycleCases...) }
+
+// The erase policy inherits like the other host fields: the Site's is
+// the default, a profile's overrides it for the nodes below, a node's for
+// itself; the Site's budgets and timeouts are read back as set.
+func TestLifecycleInheritance(t *testing.T) {
+	f := baseDesign.clone()
+	lifecycleSite("    erase: quick\n    deployRetries: 3\n    timeouts: {deploy: 90m}\n")(t, f)
+	add(profF, "apiVersion: slipway/v1\nkind: HostProfile\nmetadata:\n  name: secure\nspec:\n  parent: compute\n  erase: secure\n")(t, f)
+	rep(nodesF, "  hostProfile: compute # @n2-hp\n", "  hostProfile: secure # @n2-hp\n")(t, f)
+	rep(nodesF, "  hostProfile: compute # @n3-hp\n", "  hostProfile: secure # @n3-hp\n  erase: none\n")(t, f)
+	d, fs := buildRoots(t, f)
+	checkFindings(t, f, fs, nil)
+	for node, want := range map[string]string{"n1": "quick", "n2": "secure", "n3": "none"} {
+		if got := d.EraseOf(d.Nodes[node]); got != want {
+			t.Errorf("EraseOf(%s) = %q, want %q", node, got, want)
+		}
+	}
+	if n, ok := d.DeployRetries(); !ok || n != 3 {
+		t.Errorf("DeployRetries() = %d, %v; want 3, true", n, ok)
+	}
+	if _, ok := d.CommissionRetries(); ok {
+		t.Errorf("CommissionRetries() set, want unset")
+	}
+	if got, ok := d.StageTimeout("deploy"); !ok || got.Minutes() != 90 {
+		t.Errorf("StageTimeout(deploy) = %s, %v; want 1h30m, true", got, ok)
+	}
+	if _, ok := d.StageTimeout("commission"); ok {
+		t.Errorf("StageTimeout(commission) set, want unset")
+	}
+	plain, _ := buildRoots(t, baseDesign)
+	if got := plain.EraseOf(plain.Nodes["n1"]); got != "" {
+		t.Errorf("EraseOf without a policy = %q, want \"\" (the driver's default)", got)
+	}
 }
