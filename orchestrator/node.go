@@ -115,7 +115,7 @@ func (r *nodeRun) drive() {
 		r.rec.Outcome, r.rec.Class, r.rec.Reason, r.rec.NextAt = OutcomeRunning, "", "", time.Time{}
 		r.rec.StageStart = now()
 		r.res.Started, r.res.Stage, r.res.Outcome = now(), r.rec.Stage, OutcomeRunning
-		if !r.save(r.event("info", "transition", "%s started at %s", r.run.task.Action, r.rec.Stage)) {
+		if !r.save(r.started(r.event("info", "transition", "%s started at %s", r.run.task.Action, r.rec.Stage))) {
 			return
 		}
 	} else if r.res.Outcome != OutcomeRunning {
@@ -254,14 +254,14 @@ func (r *nodeRun) finish(o Outcome, class, reason string) {
 	if o != OutcomeSucceeded {
 		level, text = "error", fmt.Sprintf("%s at %s: %s", o, r.rec.Stage, reason)
 	}
-	if r.save(r.event(level, string(o), "%s", text)) {
+	if r.save(r.ended(o, r.event(level, string(o), "%s", text))) {
 		r.unlease()
 	}
 }
 
 func (r *nodeRun) event(level, kind, format string, args ...any) Event {
 	return Event{Time: now(), Task: r.run.id, Node: r.rec.Name, Stage: r.rec.Stage, Level: level, Kind: kind,
-		Message: fmt.Sprintf(format, args...)}
+		Message: fmt.Sprintf(format, args...), Correlation: r.run.corr}
 }
 
 // save persists the record, the task's node result and an event in one

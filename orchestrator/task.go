@@ -18,6 +18,11 @@ type Request struct {
 	Filter    Filter `json:"nodeFilter"`
 	Revision  string `json:"designRevision,omitempty"` // "" means the current revision
 	Requester string `json:"requester,omitempty"`
+	// Correlation is the ID of the API request that asks for the task
+	// (its audit record's requestId), at most MaxCorrelationLen bytes;
+	// the task and every event written for it carry it. "" for tasks
+	// started outside the API (the CLI).
+	Correlation string `json:"correlationId,omitempty"`
 }
 
 // taskRun is a task being run by this process.
@@ -26,6 +31,10 @@ type taskRun struct {
 	ctx    context.Context // ends on cancel or engine stop
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// corr is the task's Correlation, fixed at launch: the node runs
+	// stamp it on their events without taking mu.
+	corr string
 
 	mu        sync.Mutex
 	task      Task
@@ -56,6 +65,9 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 	if _, err := ParseAction(string(req.Action)); err != nil {
 		return Task{}, err
 	}
+	if err := checkCorrelation(req.Correlation); err != nil {
+		return Task{}, err
+	}
 	rev := req.Revision
 	if rev == "" {
 		cur, err := e.currentRevision(ctx)
@@ -73,7 +85,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 	}
 	now := time.Now().UTC()
 	t := Task{ID: newTaskID(now), Action: req.Action, Filter: req.Filter, Revision: id,
-		Requester: orDefault(req.Requester, "unknown"), Status: TaskQueued, Created: now}
+		Requester: orDefault(req.Requester, "unknown"), Status: TaskQueued, Created: now, Correlation: req.Correlation}
 	if !req.Action.SiteAction() {
 		t.Nodes, err = req.Filter.Select(d)
 		if err != nil {
@@ -88,7 +100,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 	for _, n := range t.Nodes {
 		b.result(t.ID, NodeResult{Node: n, Stage: StagePending, Outcome: OutcomeQueued})
 	}
-	b.event(Event{Time: now, Task: t.ID, Level: "info", Kind: "task",
+	b.event(Event{Time: now, Task: t.ID, Level: "info", Kind: "task", Correlation: t.Correlation,
 		Message: fmt.Sprintf("task %s: %s of %d node(s) on design %s, requested by %s", t.ID, t.Action, len(t.Nodes), short(id), t.Requester)})
 	if err := e.rec.write(ctx, &b); err != nil {
 		return Task{}, fmt.Errorf("store task: %w", err)
@@ -118,7 +130,7 @@ func (e *Engine) launch(t Task) {
 		return
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
-	run := &taskRun{id: t.ID, ctx: ctx, cancel: cancel, done: make(chan struct{}), task: t,
+	run := &taskRun{id: t.ID, ctx: ctx, cancel: cancel, done: make(chan struct{}), task: t, corr: t.Correlation,
 		results: map[string]NodeResult{}, cancelled: t.Cancel}
 	e.runs[t.ID] = run
 	e.wg.Add(1)
@@ -153,7 +165,7 @@ func (e *Engine) runTask(run *taskRun) {
 		t.Status, t.Started = TaskRunning, time.Now().UTC()
 		var b batch
 		b.task(t)
-		b.event(Event{Time: t.Started, Task: t.ID, Level: "info", Kind: "task", Message: "task started"})
+		b.event(Event{Time: t.Started, Task: t.ID, Level: "info", Kind: "task", Message: "task started", Correlation: run.corr})
 		if err := e.rec.write(ectx, &b); err != nil {
 			log.Error().Err(err).Msg("store task start")
 			return
@@ -247,7 +259,7 @@ func (e *Engine) finishTask(run *taskRun, status TaskStatus, msg string) {
 	if status != TaskSucceeded {
 		level = "warn"
 	}
-	b.event(Event{Time: t.Finished, Task: t.ID, Level: level, Kind: "task", Message: fmt.Sprintf("task %s: %s", status, msg)})
+	b.event(Event{Time: t.Finished, Task: t.ID, Level: level, Kind: "task", Message: fmt.Sprintf("task %s: %s", status, msg), Correlation: run.corr})
 	if err := e.rec.write(e.ctx, &b); err != nil {
 		e.log.Error().Err(err).Str("task", t.ID).Msg("store task end")
 		return

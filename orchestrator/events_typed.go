@@ -1,0 +1,72 @@
+package orchestrator
+
+import "fmt"
+
+// MaxCorrelationLen bounds a Request's Correlation (the API's request IDs
+// are 26 characters).
+const MaxCorrelationLen = 64
+
+// checkCorrelation refuses a correlation ID that is too long or holds
+// anything but [A-Za-z0-9._:-].
+func checkCorrelation(s string) error {
+	if len(s) > MaxCorrelationLen {
+		return fmt.Errorf("correlation ID is %d bytes long: at most %d", len(s), MaxCorrelationLen)
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return fmt.Errorf("correlation ID holds %q: use letters, digits and . _ : -", c)
+		}
+	}
+	return nil
+}
+
+// lifecycle names the typed events that mark the milestones of a node's
+// workflow in a task.
+type lifecycle struct{ started, completed, failed, manual string }
+
+// onboarding is the deploy workflow's: a node's deploy (or redeploy) is
+// its onboarding.
+var onboarding = &lifecycle{EventOnboardingStarted, EventOnboardingCompleted, EventOnboardingFailed, EventOnboardingManual}
+
+// lifecycles maps the actions whose node workflow is a lifecycle to its
+// typed events. The other actions' events stay untyped.
+var lifecycles = map[Action]*lifecycle{
+	ActionDeployNodes:   onboarding,
+	ActionRedeployNodes: onboarding,
+}
+
+// started types ev, the event of a node's fresh start in its task, as the
+// start of its lifecycle. The event is written with the checkpoint that
+// records the start (the node record names the task), so a resumed node
+// never announces it twice; a verb (retry, resume, ...) continues the
+// node's workflow in the same task and does not announce it again.
+func (r *nodeRun) started(ev Event) Event {
+	if lc := lifecycles[r.rec.Action]; lc != nil {
+		ev.Type = lc.started
+	}
+	return ev
+}
+
+// ended types ev, the event of the node's final outcome o in its task:
+// completed when it reached its goal, failed, or manual intervention
+// required. A cancelled node's end is untyped (the task's cancel says
+// it). The event is written with the checkpoint that ends the node's run,
+// so a resumed task does not repeat it; a verb that runs the node again
+// ends in a new one.
+func (r *nodeRun) ended(o Outcome, ev Event) Event {
+	lc := lifecycles[r.rec.Action]
+	if lc == nil {
+		return ev
+	}
+	switch o {
+	case OutcomeSucceeded:
+		ev.Type = lc.completed
+	case OutcomeFailed:
+		ev.Type = lc.failed
+	case OutcomeManual:
+		ev.Type = lc.manual
+	}
+	return ev
+}
