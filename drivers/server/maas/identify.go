@@ -325,9 +325,13 @@ func (d *Driver) ensureName(ctx context.Context, m *mMachine, n drivers.Node) (s
 func (d *Driver) toMachine(m *mMachine, node string) drivers.Machine {
 	out := drivers.Machine{MachineID: m.SystemID, Node: node, Hostname: m.Hostname, State: m.StatusName,
 		Power: powerState(m.PowerState), Owned: m.OwnerData[OwnerDataNode] != "" && m.OwnerData[OwnerDataInstance] == d.instance}
+	if out.Owned {
+		out.OwnerNode = m.OwnerData[OwnerDataNode]
+	}
 	if out.Node == "" {
 		out.Node = m.OwnerData[OwnerDataNode]
 	}
+	out.Tags = userTags(m.TagNames)
 	return out
 }
 

@@ -13,7 +13,9 @@ import (
 // without a MachineID, or whose machine MAAS no longer has, gets a
 // Machine with an empty MachineID. Only the machines' state, owner and
 // tags are decoded (mMachineState): a poll of thousands of machines
-// neither decodes nor keeps their interfaces and disks.
+// neither decodes nor keeps their interfaces and disks. The kernel
+// parameters of deployed machines come from their kernel tag, read in
+// the (cached) tag list (kernelOptions).
 func (d *Driver) Status(ctx context.Context, nodes []drivers.NodeRef) ([]drivers.Machine, error) {
 	if err := ctx.Err(); err != nil { // even when there is nothing to ask
 		return nil, err
@@ -43,10 +45,14 @@ func (d *Driver) Status(ctx context.Context, nodes []drivers.NodeRef) ([]drivers
 	for i := range ms {
 		byID[ms[i].SystemID] = &ms[i]
 	}
+	src := make([]*mMachine, len(nodes))
 	for i, n := range nodes {
 		if m := byID[n.MachineID]; m != nil && n.MachineID != "" {
-			out[i] = d.toMachine(m, n.Name)
+			out[i], src[i] = d.toMachine(m, n.Name), m
 		}
+	}
+	if err := d.kernelOptions(ctx, out, src); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -59,10 +65,17 @@ func (d *Driver) Owned(ctx context.Context) ([]drivers.Machine, error) {
 		return nil, err
 	}
 	out := make([]drivers.Machine, 0, len(ms))
+	src := make([]*mMachine, 0, len(ms))
 	for i := range ms {
 		m := d.toMachine(&ms[i], "")
 		m.Owned = true
-		out = append(out, m)
+		if m.OwnerNode == "" { // allocated to us, its marker not (yet) set
+			m.OwnerNode = ms[i].OwnerData[OwnerDataNode]
+		}
+		out, src = append(out, m), append(src, &ms[i])
+	}
+	if err := d.kernelOptions(ctx, out, src); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -1,0 +1,195 @@
+package maas
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// userTags are a machine's tags without the driver's kernel parameter
+// tags, sorted (nil when none).
+func userTags(names []string) []string {
+	var out []string
+	for _, t := range names {
+		if !strings.HasPrefix(t, KernelTagPrefix) {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// kernelOptions fills the KernelOptions of the deployed machines among
+// out (src[i] is MAAS's machine of out[i], nil when there is none) from
+// their kernel tags' kernel_opts: one read of the tag list (cached), and
+// none when no deployed machine has a kernel tag. Reconciliation compares
+// them with the design; the status polls of machines on their way to
+// deployment do not pay for it.
+func (d *Driver) kernelOptions(ctx context.Context, out []drivers.Machine, src []*mMachine) error {
+	need := false
+	for i, m := range src {
+		if m != nil && out[i].State == "Deployed" && slices.ContainsFunc(m.TagNames, isKernelTag) {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return nil
+	}
+	var tags []mTag
+	if err := d.c.cache.list(ctx, d.c, "tags/", "", &tags); err != nil {
+		return err
+	}
+	opts := make(map[string]string, len(tags))
+	for _, t := range tags {
+		if isKernelTag(t.Name) {
+			opts[t.Name] = t.KernelOpts
+		}
+	}
+	for i, m := range src {
+		if m == nil || out[i].State != "Deployed" {
+			continue
+		}
+		var words []string
+		for _, t := range m.TagNames {
+			if isKernelTag(t) && opts[t] != "" {
+				words = append(words, strings.Fields(opts[t])...)
+			}
+		}
+		out[i].KernelOptions = strings.Join(words, " ")
+	}
+	return nil
+}
+
+func isKernelTag(t string) bool { return strings.HasPrefix(t, KernelTagPrefix) }
+
+// Repairable drift: what RepairMachine puts back.
+const (
+	RepairHostname      = "hostname"
+	RepairTags          = "tags"
+	RepairKernelOptions = "kernel-options"
+	RepairPower         = "power"
+	RepairOwner         = "owner"
+)
+
+// RepairMachine puts back, on a machine that may be deployed, what the
+// node's design says and someone changed in MAAS behind the
+// orchestrator's back: its hostname, its tags (the design's that are
+// missing are added), its kernel parameters tag, its power (on) and this
+// orchestrator's ownership marker (owner data). Each part is asked for by
+// name (RepairHostname...). It refuses a machine that is not deployed, or
+// that is allocated to another agent.
+func (d *Driver) RepairMachine(ctx context.Context, n drivers.Node, parts []string) (drivers.Result, error) {
+	if n.MachineID == "" {
+		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: repair of node %s: the node has no machine", n.Name)
+	}
+	m, err := d.fetchMachine(ctx, n.MachineID) // what MAAS has now, not a cached read
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	if m.StatusName != "Deployed" {
+		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: repair of node %s: machine %s is %s, not Deployed; a task puts it back (deploy or redeploy the node)",
+			n.Name, m.SystemID, m.StatusName)
+	}
+	var done cfgChanges
+	for _, part := range parts {
+		switch part {
+		case RepairOwner:
+			if m.OwnerData[OwnerDataNode] == n.Name && m.OwnerData[OwnerDataInstance] == d.instance {
+				continue
+			}
+			if v := m.OwnerData[OwnerDataNode]; v != "" && m.OwnerData[OwnerDataInstance] == d.instance && v != n.Name {
+				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: machine %s is marked for node %q of this site, not %q: resolve that node first", m.SystemID, v, n.Name)
+			}
+			if err := d.checkOurs(ctx, m, n.Name); err != nil {
+				return drivers.Result{}, err
+			}
+			if err := d.setOwnerData(ctx, m.SystemID, n); err != nil {
+				return drivers.Result{}, err
+			}
+			done.add("owner data marks node %s", n.Name)
+		case RepairHostname:
+			if n.Hostname == "" || m.Hostname == n.Hostname {
+				continue
+			}
+			if err := d.c.call(ctx, http.MethodPut, "machines/"+url.PathEscape(m.SystemID)+"/", "", url.Values{"hostname": {n.Hostname}}, nil); err != nil {
+				return drivers.Result{}, err
+			}
+			done.add("hostname %s (was %s)", n.Hostname, m.Hostname)
+		case RepairTags, RepairKernelOptions:
+			if err := d.repairTags(ctx, m, n, part, &done); err != nil {
+				return drivers.Result{}, err
+			}
+		case RepairPower:
+			if m.PowerState == "on" {
+				continue
+			}
+			if _, err := d.machineOp(ctx, m.SystemID, "power_on", nil); err != nil {
+				return drivers.Result{}, err
+			}
+			done.add("powered on (was %s)", m.PowerState)
+		default:
+			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: repair of %q: the driver repairs %s, %s, %s, %s and %s",
+				part, RepairHostname, RepairTags, RepairKernelOptions, RepairPower, RepairOwner)
+		}
+	}
+	return done.result("repair", m.SystemID), nil
+}
+
+// repairTags adds the design's missing tags (tags), or makes the machine's
+// kernel parameter tag the design's (kernel-options).
+func (d *Driver) repairTags(ctx context.Context, m *mMachine, n drivers.Node, part string, done *cfgChanges) error {
+	var tags []mTag
+	if err := d.c.cache.list(ctx, d.c, "tags/", "", &tags); err != nil {
+		return err
+	}
+	exists := map[string]mTag{}
+	for _, t := range tags {
+		exists[t.Name] = t
+	}
+	if part == RepairKernelOptions {
+		ktag := ""
+		if opts := kernelOpts(n.Platform.KernelParams); opts != "" {
+			ktag = kernelTag(opts)
+			if err := d.ensureKernelTag(ctx, exists, ktag, opts, done); err != nil {
+				return err
+			}
+		}
+		for _, t := range m.TagNames {
+			if isKernelTag(t) && t != ktag {
+				if err := d.tagNodes(ctx, t, "remove", m.SystemID); err != nil {
+					return err
+				}
+				done.add("untagged %s", t)
+			}
+		}
+		if ktag != "" && !slices.Contains(m.TagNames, ktag) {
+			if err := d.tagNodes(ctx, ktag, "add", m.SystemID); err != nil {
+				return err
+			}
+			done.add("tagged %s", ktag)
+		}
+		return nil
+	}
+	for _, t := range n.Tags {
+		if slices.Contains(m.TagNames, t) {
+			continue
+		}
+		if et, ok := exists[t]; !ok {
+			if err := d.c.call(ctx, http.MethodPost, "tags/", "", url.Values{"name": {t}}, nil); err != nil && !isConflict(err) && !isBadRequestExists(err) {
+				return err
+			}
+		} else if et.Definition != "" {
+			return drivers.Errorf(drivers.Permanent, "maas: tag %s is an automatic tag (definition %q): MAAS does not let it be set on a machine", t, et.Definition)
+		}
+		if err := d.tagNodes(ctx, t, "add", m.SystemID); err != nil {
+			return err
+		}
+		done.add("tagged %s", t)
+	}
+	return nil
+}
