@@ -56,6 +56,10 @@ type SiteSpec struct {
 	// Lifecycle: the site's erase policy, retry budgets and stage
 	// timeouts (validate_lifecycle.go).
 	Lifecycle Lifecycle `json:"lifecycle,omitzero"`
+	// Reconciliation: how often serve compares the provisioner with the
+	// design and what it does with each kind of drift
+	// (validate_reconcile.go).
+	Reconciliation Reconciliation `json:"reconciliation,omitzero"`
 }
 
 // Lifecycle holds the site's lifecycle settings. Absent fields leave the

@@ -1112,7 +1112,8 @@ var ruleCases = []ruleCase{
 // ruleIDs are the rule IDs of the site schema's "Validation rules" table.
 var ruleIDs = []string{"schema", "reference", "inheritance-cycle", "cidr", "vlan", "mtu",
 	"ip-in-network", "ip-duplicate", "ip-range", "trunking", "bonding", "network-on-link",
-	"hostname", "storage", "oob", "secret-ref", "boot-action", "mac", "no-boot-action", "lifecycle"}
+	"hostname", "storage", "oob", "secret-ref", "boot-action", "mac", "no-boot-action", "lifecycle",
+	"reconciliation"}
 
 func TestRules(t *testing.T) {
 	failing, passing := map[string]int{}, map[string]int{}

@@ -45,6 +45,7 @@ func validate(r *report, d *Design) {
 		macs: map[string]addrUse{}, carriers: map[string][]string{}}
 	v.site()
 	v.lifecycle() // validate_lifecycle.go
+	v.reconciliation() // validate_reconcile.go
 	for _, n := range sortedNames(d.Networks) {
 		v.network(d.Networks[n])
 	}
