@@ -29,7 +29,8 @@ const (
 // Actions lists every action in the order an operator meets them.
 var Actions = []Action{ActionValidateDesign, ActionVerifySite, ActionPrepareSite, ActionVerifyNodes,
 	ActionPrepareNodes, ActionDeployNodes, ActionRedeployNodes, ActionDestroyNodes,
-	ActionPowerOn, ActionPowerOff, ActionPowerCycle}
+	ActionPowerOn, ActionPowerOff, ActionPowerCycle,
+	ActionDecommissionNodes, ActionRescueEnter, ActionRescueExit, ActionTestNodes} // the last four: decommission.go
 
 // SiteAction reports whether a acts on the site rather than on nodes.
 func (a Action) SiteAction() bool {
@@ -164,6 +165,8 @@ type Task struct {
 	// Correlation is the ID of the API request that created the task (its
 	// audit record's requestId); the task's events carry it.
 	Correlation string `json:"correlationId,omitempty"`
+	// Options are the action's options (decommission.go), nil when none.
+	Options *TaskOptions `json:"options,omitempty"`
 }
 
 // NodeResult is one node's result within a task.

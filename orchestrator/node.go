@@ -31,7 +31,7 @@ func sequence(a Action) []Stage {
 	case ActionPowerOn, ActionPowerOff, ActionPowerCycle:
 		return []Stage{StagePower, StagePowered}
 	}
-	return nil
+	return lifecycleSequence(a) // decommission.go
 }
 
 // next is the stage after s in seq; a stage not on the path (releasing
@@ -145,7 +145,7 @@ func (r *nodeRun) drive() {
 				continue
 			}
 		}
-		if lim := r.e.timeout(r.rec.Stage); !r.rec.StageStart.IsZero() && time.Since(r.rec.StageStart) > lim {
+		if lim := r.stageTimeout(); !r.rec.StageStart.IsZero() && time.Since(r.rec.StageStart) > lim {
 			r.fail(drivers.Transient, fmt.Sprintf("stage %s did not finish within %s; look at the machine in the provisioner, then retry the task", r.rec.Stage, lim.Round(time.Millisecond)))
 			return
 		}

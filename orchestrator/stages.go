@@ -34,6 +34,9 @@ func (r *nodeRun) stage(ctx context.Context) (step, error) {
 	case StagePending:
 		return advance(""), nil
 	}
+	if st, ok, err := r.lifecycleStage(ctx); ok { // decommission.go
+		return st, err
+	}
 	return step{}, drivers.Errorf(drivers.Permanent, "stage %q has no handler in the %s workflow", r.rec.Stage, r.rec.Action)
 }
 
@@ -297,11 +300,11 @@ func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 		r.rec.Intent, r.rec.Observed = nil, "Deployed"
 		return advance("%s", res.Message), nil
 	case drivers.StatusFailed:
-		if r.rec.Rounds < r.e.cfg.DeployRetries {
+		if r.rec.Rounds < r.deployRetries() {
 			r.rec.Step = 1
 			r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
 			return step{kind: stepAgain}, r.saveErr("deployment failed (%s); releasing machine %s to deploy again (%d of %d)",
-				res.Message, r.rec.MachineID, r.rec.Rounds+1, r.e.cfg.DeployRetries)
+				res.Message, r.rec.MachineID, r.rec.Rounds+1, r.deployRetries())
 		}
 		return failed("%s (after %d deployment(s); the machine stays allocated to this node: `restart-clean` or destroy releases it)", res.Message, r.rec.Rounds+1), nil
 	}
@@ -385,7 +388,7 @@ func (r *nodeRun) releasing(ctx context.Context) (step, error) {
 			return step{}, err
 		}
 	}
-	res, err := r.release(ctx, r.rec.Action == ActionDestroyNodes)
+	res, err := r.releaseWith(ctx, r.erasePolicy())
 	if err != nil {
 		return step{}, err
 	}

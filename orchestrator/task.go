@@ -23,6 +23,9 @@ type Request struct {
 	// the task and every event written for it carry it. "" for tasks
 	// started outside the API (the CLI).
 	Correlation string `json:"correlationId,omitempty"`
+	// Options are the action's options (decommission_nodes: erase,
+	// delete; destroy_nodes: erase); nil for none (decommission.go).
+	Options *TaskOptions `json:"options,omitempty"`
 }
 
 // taskRun is a task being run by this process.
@@ -65,6 +68,12 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 	if _, err := ParseAction(string(req.Action)); err != nil {
 		return Task{}, err
 	}
+	if err := req.Options.check(req.Action); err != nil {
+		return Task{}, err
+	}
+	if req.Options != nil && *req.Options == (TaskOptions{}) {
+		req.Options = nil
+	}
 	if err := checkCorrelation(req.Correlation); err != nil {
 		return Task{}, err
 	}
@@ -85,7 +94,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 	}
 	now := time.Now().UTC()
 	t := Task{ID: newTaskID(now), Action: req.Action, Filter: req.Filter, Revision: id,
-		Requester: orDefault(req.Requester, "unknown"), Status: TaskQueued, Created: now, Correlation: req.Correlation}
+		Requester: orDefault(req.Requester, "unknown"), Status: TaskQueued, Created: now, Correlation: req.Correlation, Options: req.Options}
 	if !req.Action.SiteAction() {
 		t.Nodes, err = req.Filter.Select(d)
 		if err != nil {

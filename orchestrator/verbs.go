@@ -119,7 +119,7 @@ func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (T
 			rec.Stage, rec.Step, rec.Rounds = seq[0], 0, 0
 		case VerbRestartClean:
 			rec.Stage, rec.Step, rec.Rounds = StageReleasing, 0, 0
-			if t.Action == ActionDestroyNodes {
+			if t.Action == ActionDestroyNodes || !restartReleases(t.Action) { // decommission.go
 				rec.Stage = seq[0]
 			}
 		}

@@ -1,0 +1,251 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// Lifecycle depth (#16): decommissioning, rescue mode and hardware tests.
+// Each is a node workflow like deploy's: a sequence of checkpointed
+// stages, so the task verbs (retry, resume, rerun, restart-clean, cancel)
+// and manual intervention apply to them as they do to a deploy.
+//
+//	decommission_nodes: releasing (erasing the disks as the node's policy
+//	    says) → deleting (only with options.delete) → decommissioned
+//	rescue_enter:       rescue → rescue-mode
+//	rescue_exit:        rescue-exit → deployed
+//	test_nodes:         testing → tested
+const (
+	ActionDecommissionNodes Action = "decommission_nodes"
+	ActionRescueEnter       Action = "rescue_enter"
+	ActionRescueExit        Action = "rescue_exit"
+	ActionTestNodes         Action = "test_nodes"
+)
+
+// The stages of those workflows.
+const (
+	StageDeleting   Stage = "deleting"    // decommission: the machine is removed from the provisioner
+	StageRescue     Stage = "rescue"      // rescue_enter: the machine boots the rescue system
+	StageRescueExit Stage = "rescue-exit" // rescue_exit: back to its deployed OS
+	StageTesting    Stage = "testing"     // test_nodes: the provisioner's hardware tests run
+	// Terminal stages.
+	StageDecommissioned Stage = "decommissioned" // released (and erased), or deleted when asked
+	StageRescueMode     Stage = "rescue-mode"    // in the rescue system; rescue_exit leaves it
+	StageTested         Stage = "tested"         // every hardware test passed
+)
+
+// TaskOptions are an action's options. Only decommission_nodes and
+// destroy_nodes take any.
+type TaskOptions struct {
+	// Erase overrides the design's erase policy for this task's releases
+	// (none | quick | secure; "" keeps the design's).
+	Erase string `json:"erase,omitempty"`
+	// Delete removes the machine from the provisioner once it is
+	// released (decommission_nodes only). Without it the machine stays
+	// in the provisioner, Ready, its disks erased as the policy says: the
+	// storage-only cleanup.
+	Delete bool `json:"delete,omitempty"`
+}
+
+// check validates the options of action a.
+func (o *TaskOptions) check(a Action) error {
+	if o == nil {
+		return nil
+	}
+	if o.Erase != "" && !drivers.Erase(o.Erase).Valid() {
+		return fmt.Errorf("options.erase %.40q: use none, quick or secure (or leave it out for the design's policy)", o.Erase)
+	}
+	switch {
+	case o.Delete && a != ActionDecommissionNodes:
+		return fmt.Errorf("options.delete applies to %s only, not %s", ActionDecommissionNodes, a)
+	case o.Erase != "" && a != ActionDecommissionNodes && a != ActionDestroyNodes:
+		return fmt.Errorf("options.erase applies to %s and %s only, not %s", ActionDecommissionNodes, ActionDestroyNodes, a)
+	}
+	return nil
+}
+
+// lifecycleSequence is the state table's path of the actions above (nil
+// for any other).
+func lifecycleSequence(a Action) []Stage {
+	switch a {
+	case ActionDecommissionNodes:
+		return []Stage{StageReleasing, StageDeleting, StageDecommissioned}
+	case ActionRescueEnter:
+		return []Stage{StageRescue, StageRescueMode}
+	case ActionRescueExit:
+		return []Stage{StageRescueExit, StageDeployed}
+	case ActionTestNodes:
+		return []Stage{StageTesting, StageTested}
+	}
+	return nil
+}
+
+// lifecycleStage runs the handler of the stages above; ok is false for a
+// stage that is not one of them.
+func (r *nodeRun) lifecycleStage(ctx context.Context) (st step, ok bool, err error) {
+	switch r.rec.Stage {
+	case StageDeleting:
+		st, err = r.deleting(ctx)
+	case StageRescue:
+		st, err = r.recoverStage(ctx, drivers.RecoveryRescue, "rescue mode")
+	case StageRescueExit:
+		st, err = r.recoverStage(ctx, drivers.RecoveryExitRescue, "the deployed OS")
+	case StageTesting:
+		st, err = r.testing(ctx)
+	default:
+		return step{}, false, nil
+	}
+	return st, true, err
+}
+
+// restartReleases reports whether restart-clean releases the node's
+// machine before running a's workflow again. Rescue and tests act on a
+// machine as it is (a deployed one keeps its deployment): restart-clean
+// runs them from the top like rerun.
+func restartReleases(a Action) bool {
+	switch a {
+	case ActionRescueEnter, ActionRescueExit, ActionTestNodes:
+		return false
+	}
+	return true
+}
+
+// options is the task's options (zero when it has none).
+func (r *nodeRun) options() TaskOptions {
+	r.run.mu.Lock()
+	defer r.run.mu.Unlock()
+	if o := r.run.task.Options; o != nil {
+		return *o
+	}
+	return TaskOptions{}
+}
+
+// erasePolicy is how the releasing stage erases the node's disks: a
+// redeploy's release keeps them (the new deployment overwrites them);
+// destroy_nodes and decommission_nodes erase as the task's options say,
+// else as the design's policy for the node says, else as the server
+// driver's default.
+func (r *nodeRun) erasePolicy() drivers.Erase {
+	switch r.rec.Action {
+	case ActionDestroyNodes, ActionDecommissionNodes:
+		if o := r.options(); o.Erase != "" {
+			return drivers.Erase(o.Erase)
+		}
+		return drivers.Erase(r.d.EraseOf(r.n))
+	}
+	return drivers.EraseNone
+}
+
+// releaseWith calls Release with an erase policy under the limits.
+func (r *nodeRun) releaseWith(ctx context.Context, erase drivers.Erase) (drivers.Result, error) {
+	var res drivers.Result
+	err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
+		res, err = r.e.cfg.Drivers.Server.Release(ctx, r.ref(), erase)
+		return err
+	})
+	return res, err
+}
+
+// deleting removes the machine from the provisioner when the task asks
+// for it, the intent recorded first; without options.delete the machine
+// stays, released.
+func (r *nodeRun) deleting(ctx context.Context) (step, error) {
+	if !r.options().Delete {
+		return advance("machine %s stays in the provisioner, released (no delete asked)", orDefault(r.rec.MachineID, "(none)")), nil
+	}
+	if r.rec.MachineID == "" {
+		return advance("no machine recorded for the node: nothing to delete"), nil
+	}
+	if r.rec.Intent == nil || r.rec.Intent.Op != "delete" {
+		r.rec.Intent = &Intent{Op: "delete", Task: r.run.id, At: now()}
+		if err := r.saveErr("intent: delete machine %s from the provisioner", r.rec.MachineID); err != nil {
+			return step{}, err
+		}
+	}
+	var res drivers.Result
+	err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
+		res, err = r.e.cfg.Drivers.Server.Recover(ctx, r.ref(), drivers.RecoveryDelete)
+		return err
+	})
+	if err != nil {
+		return step{}, err
+	}
+	return r.result(res, false, func() step {
+		id := r.rec.MachineID
+		r.rec.Intent, r.rec.AllocatedBy, r.rec.MachineID, r.rec.Observed = nil, "", "", ObservedDeleted
+		return advance("machine %s deleted from the provisioner: %s", id, res.Message)
+	})
+}
+
+// ObservedDeleted is a node record's observed state once decommission
+// deleted its machine.
+const ObservedDeleted = "(deleted)"
+
+// recoverStage runs a recovery action on the node's machine until the
+// driver reports it done: the driver answers InProgress while the
+// machine is on its way (the engine wakes on the machine's next state
+// change and asks again), Failed with the provisioner's reason.
+func (r *nodeRun) recoverStage(ctx context.Context, action drivers.Recovery, goal string) (step, error) {
+	if r.rec.MachineID == "" {
+		return failed("node %s has no provisioner machine recorded: deploy it first (or `adopt` its machine), then retry", r.rec.Name), nil
+	}
+	var res drivers.Result
+	err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
+		res, err = r.e.cfg.Drivers.Server.Recover(ctx, r.ref(), action)
+		return err
+	})
+	if err != nil {
+		return step{}, err
+	}
+	if res.Status == drivers.StatusFailed {
+		return failed("%s on machine %s: %s", action, r.rec.MachineID, res.Message), nil
+	}
+	return r.result(res, true, func() step { return advance("machine %s is in %s: %s", r.rec.MachineID, goal, res.Message) })
+}
+
+// stageTimeout is the current stage's time limit: the design's
+// lifecycle.timeouts (following the time scale like the defaults), else
+// the engine's.
+func (r *nodeRun) stageTimeout() time.Duration {
+	if _, set := r.e.cfg.Timeouts[r.rec.Stage]; !set && r.d != nil {
+		if d, ok := r.d.StageTimeout(string(r.rec.Stage)); ok {
+			return max(r.e.scaled(d), min(d, minTimeout))
+		}
+	}
+	return r.e.timeout(r.rec.Stage)
+}
+
+// deployRetries is the node's budget of failed deployments released and
+// deployed again: the design's lifecycle.deployRetries, else the engine's.
+func (r *nodeRun) deployRetries() int {
+	if r.d != nil {
+		if n, ok := r.d.DeployRetries(); ok {
+			return n
+		}
+	}
+	return r.e.cfg.DeployRetries
+}
+
+// designTimeoutStages checks that the design's stage names are the
+// engine's (a test holds them together).
+func designTimeoutStages() []Stage {
+	out := make([]Stage, len(design.TimeoutStages))
+	for i, s := range design.TimeoutStages {
+		out[i] = Stage(s)
+	}
+	return out
+}
+
+// decommissioning types the events of a node's decommission: its
+// destroy_nodes or decommission_nodes workflow starting, completing,
+// failing or needing an operator (events_typed.go writes them).
+var decommissioning = &lifecycle{EventDecommissionStarted, EventDecommissionCompleted, EventDecommissionFailed, EventDecommissionManual}
+
+func init() {
+	lifecycles[ActionDestroyNodes] = decommissioning
+	lifecycles[ActionDecommissionNodes] = decommissioning
+}
