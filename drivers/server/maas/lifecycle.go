@@ -154,7 +154,8 @@ func (d *Driver) machineOp(ctx context.Context, id, op string, params url.Values
 // owns the BMC). Failed commissioning is retried until the machine's
 // failed attempts since its last success exceed the commissionRetries
 // setting (counted from MAAS's events, so a restarted orchestrator counts
-// the same), then Failed with MAAS's status message.
+// the same), then Failed with MAAS's status message. Failures before
+// n.BudgetFrom do not count: an operator's retry opens a fresh budget.
 func (d *Driver) Commission(ctx context.Context, n drivers.NodeRef) (drivers.Result, error) {
 	m, err := d.machine(ctx, n.MachineID, 0)
 	if err != nil {
@@ -166,7 +167,7 @@ func (d *Driver) Commission(ctx context.Context, n drivers.NodeRef) (drivers.Res
 	case stCommissioning, stTesting:
 		return drivers.InProgress(pollCommission, "%s", describe(m)), nil
 	case stFailedCommissioning, stFailedTesting:
-		failures, err := d.commissionFailures(ctx, m.SystemID)
+		failures, err := d.commissionFailures(ctx, m.SystemID, n.BudgetFrom)
 		if err != nil {
 			return drivers.Result{}, err
 		}
@@ -193,19 +194,30 @@ func (d *Driver) startCommission(ctx context.Context, m *mMachine, note string) 
 	return drivers.InProgress(pollCommission, "commissioning machine %s started%s; now %s", m.SystemID, note, nm.StatusName), nil
 }
 
-// commissionFailures counts the machine's "Failed commissioning" events
-// since its last "Ready" (newest first).
-func (d *Driver) commissionFailures(ctx context.Context, id string) (int, error) {
+// commissionFailures counts the machine's "Failed commissioning" (and
+// "Failed testing") events since its last "Ready", newest first, leaving
+// out those from before since (when set). MAAS stamps events in UTC to
+// the second ("Mon, 02 Jan. 2006 15:04:05"): an event of since's own
+// second counts, so a failure is never forgotten by rounding; one whose
+// time does not parse counts too.
+func (d *Driver) commissionFailures(ctx context.Context, id string, since time.Time) (int, error) {
 	var evs struct {
 		Events []struct {
-			Type string `json:"type"`
+			Type    string `json:"type"`
+			Created string `json:"created"`
 		} `json:"events"`
 	}
 	if err := d.c.call(ctx, http.MethodGet, "events/", "query", url.Values{"id": {id}, "limit": {"100"}}, &evs); err != nil {
 		return 0, err
 	}
+	floor := since.UTC().Truncate(time.Second)
 	n := 0
 	for _, e := range evs.Events {
+		if !since.IsZero() {
+			if t, err := time.Parse(eventTime, e.Created); err == nil && t.Before(floor) {
+				return n, nil // older events are older still (newest first)
+			}
+		}
 		switch e.Type {
 		case "Ready":
 			return n, nil
@@ -215,6 +227,10 @@ func (d *Driver) commissionFailures(ctx context.Context, id string) (int, error)
 	}
 	return n, nil
 }
+
+// eventTime is the layout of an event's created time (MAAS's
+// api/events.py DATETIME_FORMAT, UTC).
+const eventTime = "Mon, 02 Jan. 2006 15:04:05"
 
 func orText(s, def string) string {
 	if s == "" {

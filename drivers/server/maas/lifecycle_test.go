@@ -369,6 +369,31 @@ func TestFailCommissioningAfterRetries(t *testing.T) {
 	}
 }
 
+// TestCommissionBudgetFrom: once the retries are spent Commission is
+// Failed, and stays so for the same budget; an operator's retry opens a
+// fresh budget (NodeRef.BudgetFrom) and the machine commissions again.
+func TestCommissionBudgetFrom(t *testing.T) {
+	l := startLab(t, lab.Config{Machines: 1, Faults: &maas.Faults{Machines: map[string]maas.MachineFaults{"lab-0001": {FailCommissioning: 3}}}})
+	d := newTestDriver(t, l, map[string]string{SettingCommissionRetries: "1"})
+	n := enlistAndIdentify(t, d, l.Machines()[0])
+	commission := func(ctx context.Context) (drivers.Result, error) { return d.Commission(ctx, n.NodeRef) }
+	if r, _ := poll(t, "Commission", commission); r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "2 times") {
+		t.Fatalf("Commission with its budget spent: %+v, want Failed after 2 attempts", r)
+	}
+	if r, err := commission(testCtx(t)); err != nil || r.Status != drivers.StatusFailed {
+		t.Fatalf("Commission again, same budget: %+v %v, want Failed at once", r, err)
+	}
+	// MAAS stamps events to the second: the fresh budget starts in a
+	// second after the last failure.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	n.BudgetFrom = time.Now()
+	before := count(l, "POST /machines/{machine}/?op=commission")
+	mustDone(t, "Commission with a fresh budget", func(ctx context.Context) (drivers.Result, error) { return d.Commission(ctx, n.NodeRef) })
+	if got := count(l, "POST /machines/{machine}/?op=commission") - before; got != 2 {
+		t.Errorf("%d commissionings with the fresh budget, want 2 (the third fault, then a success)", got)
+	}
+}
+
 func TestCommissionRetrySucceeds(t *testing.T) {
 	l := startLab(t, lab.Config{Machines: 1, Faults: &maas.Faults{Machines: map[string]maas.MachineFaults{"lab-0001": {FailCommissioning: 1}}}})
 	d := newTestDriver(t, l, nil)
