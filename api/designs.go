@@ -64,6 +64,7 @@ func (s *Server) applyDesign(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	auditWhat(c, AuditWhat{Action: "design.apply", Targets: []string{id}})
 	var prev []byte
 	if cur, err := s.cfg.Store.Current(ctx); err == nil {
 		prev = cur.Design

@@ -186,6 +186,7 @@ type reasonBody struct {
 // actions' rendered secrets can be fetched: the route is for admins,
 // like the secrets, and the answer is never logged or audited.
 func (s *Server) rebootstrap(c echo.Context) error {
+	auditWhat(c, AuditWhat{Action: "node.rebootstrap", Verb: "rebootstrap", Targets: []string{c.Param("name")}})
 	out, err := s.cfg.Engine.Rebootstrap(c.Request().Context(), c.Param("name"), who(c))
 	if err != nil {
 		return err
@@ -196,6 +197,7 @@ func (s *Server) rebootstrap(c echo.Context) error {
 func (s *Server) nodeVerb(verb string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
+		auditWhat(c, AuditWhat{Action: "node." + verb, Verb: verb, Targets: []string{c.Param("name")}})
 		var b reasonBody
 		if err := bindOptional(c, &b); err != nil {
 			return err

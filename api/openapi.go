@@ -69,7 +69,10 @@ func (s *Server) OpenAPI() map[string]any {
 					"type": str(), "title": str(), "status": map[string]any{"type": "integer"}, "detail": str(),
 					"instance": str(), "requestId": str(), "findings": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}}},
 				"TaskRequest": map[string]any{"type": "object", "required": []any{"action"}, "properties": map[string]any{
-					"action": str(), "designRevision": maxStr(statestore.IDLen),
+					"action": actionEnum(), "designRevision": maxStr(statestore.IDLen),
+					"options": map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{
+						"erase":  map[string]any{"type": "string", "enum": []any{"none", "quick", "secure"}},
+						"delete": map[string]any{"type": "boolean"}}},
 					"nodeFilter": map[string]any{"type": "object", "properties": map[string]any{
 						"type": map[string]any{"type": "string", "enum": []any{"union", "intersection"}},
 						"sets": map[string]any{"type": "array", "maxItems": orchestrator.MaxFilterSets, "items": map[string]any{"type": "object", "properties": map[string]any{
@@ -132,4 +135,13 @@ func (s *Server) Served() []string {
 		out = append(out, r.Method+" "+openapiPath(r.Path))
 	}
 	return out
+}
+
+// actionEnum is the task actions as the engine knows them.
+func actionEnum() map[string]any {
+	e := make([]any, len(orchestrator.Actions))
+	for i, a := range orchestrator.Actions {
+		e[i] = string(a)
+	}
+	return map[string]any{"type": "string", "enum": e}
 }

@@ -33,6 +33,7 @@ func (s *Server) putSecret(c echo.Context) error {
 	if s.cfg.Secrets == nil {
 		return errNoSecrets
 	}
+	auditWhat(c, AuditWhat{Action: "secret.put", Targets: []string{c.Param("name")}}) // the name, never the value
 	var b secretValue
 	if err := bindStrict(c, &b); err != nil {
 		return err
@@ -50,6 +51,7 @@ func (s *Server) deleteSecret(c echo.Context) error {
 	if s.cfg.Secrets == nil {
 		return errNoSecrets
 	}
+	auditWhat(c, AuditWhat{Action: "secret.delete", Targets: []string{c.Param("name")}})
 	if err := s.cfg.Secrets.Delete(c.Request().Context(), c.Param("name")); err != nil {
 		return err
 	}
@@ -77,6 +79,7 @@ func (s *Server) createToken(c echo.Context) error {
 		return err
 	}
 	role := Role(b.Role)
+	auditWhat(c, AuditWhat{Action: "token.create", Verb: b.Role})
 	if !slices.Contains([]Role{RoleViewer, RoleOperator, RoleAdmin}, role) {
 		return problem(http.StatusBadRequest, "role "+b.Role+": use viewer, operator or admin")
 	}
@@ -84,6 +87,7 @@ func (s *Server) createToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	auditWhat(c, AuditWhat{Action: "token.create", Verb: string(role), Targets: []string{p.ID}}) // the ID, never the token
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusCreated, createdToken{Principal: p, Token: plain})
 }
@@ -106,6 +110,7 @@ func (s *Server) revokeToken(c echo.Context) error {
 	if s.cfg.Tokens == nil {
 		return errNoTokens
 	}
+	auditWhat(c, AuditWhat{Action: "token.revoke", Targets: []string{c.Param("id")}})
 	if err := s.cfg.Tokens.Revoke(c.Request().Context(), c.Param("id")); err != nil {
 		return err
 	}

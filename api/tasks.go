@@ -70,6 +70,7 @@ func (s *Server) createTask(c echo.Context) error {
 	if err != nil {
 		return problem(http.StatusBadRequest, err.Error())
 	}
+	auditWhat(c, AuditWhat{Action: "task.create", Verb: string(a)})
 	if err := b.NodeFilter.Validate(); err != nil {
 		return problem(http.StatusBadRequest, err.Error())
 	}
@@ -77,7 +78,7 @@ func (s *Server) createTask(c echo.Context) error {
 		return problem(http.StatusBadRequest, fmt.Sprintf("designRevision is %d bytes long: give a revision ID (%d hex characters) or a prefix of one", len(b.DesignRevision), statestore.IDLen))
 	}
 	t, err := s.cfg.Engine.Submit(c.Request().Context(), orchestrator.Request{Action: a, Filter: b.NodeFilter,
-		Revision: b.DesignRevision, Requester: who(c)})
+		Revision: b.DesignRevision, Requester: who(c), Correlation: requestIDOf(c)})
 	if err != nil {
 		status, _ := statusOf(err)
 		if status == http.StatusInternalServerError { // the engine's refusals are the caller's to fix
@@ -85,6 +86,7 @@ func (s *Server) createTask(c echo.Context) error {
 		}
 		return err
 	}
+	auditWhat(c, AuditWhat{Action: "task.create", Verb: string(a), Task: t.ID, Targets: t.Nodes})
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/tasks/"+t.ID)
 	return c.JSON(http.StatusCreated, t)
 }
@@ -137,6 +139,9 @@ func (s *Server) taskVerb(c echo.Context) error {
 	default:
 		return problem(http.StatusNotFound, "unknown task verb "+string(v)+": use retry, resume, rerun, restart-clean or cancel")
 	}
+	// The task's events keep the correlation ID of the call that created
+	// it; this call's record names the task.
+	auditWhat(c, AuditWhat{Action: "task." + string(v), Verb: string(v), Task: c.Param("id"), Targets: []string{c.Param("id")}})
 	t, err := s.cfg.Engine.TaskVerb(c.Request().Context(), c.Param("id"), v, who(c))
 	if err != nil {
 		return err

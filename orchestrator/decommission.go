@@ -51,8 +51,8 @@ type TaskOptions struct {
 	Delete bool `json:"delete,omitempty"`
 }
 
-// check validates the options of action a.
-func (o *TaskOptions) check(a Action) error {
+// Check validates the options of action a (nil: none).
+func (o *TaskOptions) Check(a Action) error {
 	if o == nil {
 		return nil
 	}

@@ -68,7 +68,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 	if _, err := ParseAction(string(req.Action)); err != nil {
 		return Task{}, err
 	}
-	if err := req.Options.check(req.Action); err != nil {
+	if err := req.Options.Check(req.Action); err != nil {
 		return Task{}, err
 	}
 	if req.Options != nil && *req.Options == (TaskOptions{}) {

@@ -568,6 +568,8 @@ type TaskRequest struct {
 	Action         orchestrator.Action `json:"action"`
 	NodeFilter     orchestrator.Filter `json:"nodeFilter"`
 	DesignRevision string              `json:"designRevision,omitempty"` // "": the current revision
+	// Options: decommission_nodes {erase, delete}, destroy_nodes {erase}.
+	Options *orchestrator.TaskOptions `json:"options,omitempty"`
 }
 
 // CreateTask creates a task; the server runs it.

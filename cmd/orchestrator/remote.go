@@ -213,7 +213,7 @@ func (a *app) remoteTask(cmd *cobra.Command, c *client.Client, action orchestrat
 	if err != nil {
 		return err
 	}
-	t, err := c.CreateTask(cmd.Context(), client.TaskRequest{Action: action, NodeFilter: filter, DesignRevision: revision})
+	t, err := c.CreateTask(cmd.Context(), client.TaskRequest{Action: action, NodeFilter: filter, DesignRevision: revision, Options: ef.options})
 	if err != nil {
 		return apiErr(err)
 	}

@@ -21,6 +21,9 @@ import (
 type engineFlags struct {
 	cfgFile, state, pluginDir, output string
 	noWait                            bool
+	// options are the task's options (decommission, destroy), nil when
+	// none; set by the command before it submits.
+	options *orchestrator.TaskOptions
 }
 
 func (f *engineFlags) add(cmd *cobra.Command, wait bool) {
@@ -107,24 +110,32 @@ func (f *filterFlags) filter() (orchestrator.Filter, error) {
 
 // taskCmd: `task ACTION`, and the shortcuts deploy/destroy/... (action fixed).
 func (a *app) taskCmd(use string, fixed orchestrator.Action, short string) *cobra.Command {
+	args := cobra.ExactArgs(1)
+	pick := func(argv []string) (orchestrator.Action, error) { return orchestrator.ParseAction(argv[0]) }
+	if fixed != "" {
+		args = cobra.NoArgs
+		pick = func([]string) (orchestrator.Action, error) { return fixed, nil }
+	}
+	return a.taskCmdWith(use, short, args, pick, nil)
+}
+
+// taskCmdWith builds a task command: pick chooses the action from the
+// arguments; opts, when not nil, adds the task option flags.
+func (a *app) taskCmdWith(use, short string, args cobra.PositionalArgs, pick func([]string) (orchestrator.Action, error), opts *optionFlags) *cobra.Command {
 	var ef engineFlags
 	var ff filterFlags
 	var revision string
-	args := cobra.ExactArgs(1)
-	if fixed != "" {
-		args = cobra.NoArgs
-	}
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  args,
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			action := fixed
-			if action == "" {
-				var err error
-				if action, err = orchestrator.ParseAction(argv[0]); err != nil {
-					return usageErr(err)
-				}
+			action, err := pick(argv)
+			if err != nil {
+				return usageErr(err)
+			}
+			if ef.options, err = opts.options(action); err != nil {
+				return usageErr(err)
 			}
 			if c, err := a.remote(); err != nil {
 				return usageErr(err)
@@ -144,7 +155,7 @@ func (a *app) taskCmd(use string, fixed orchestrator.Action, short string) *cobr
 				return err
 			}
 			defer env.close()
-			t, err := env.engine.Submit(cmd.Context(), orchestrator.Request{Action: action, Filter: filter, Revision: revision, Requester: requester()})
+			t, err := env.engine.Submit(cmd.Context(), orchestrator.Request{Action: action, Filter: filter, Revision: revision, Requester: requester(), Options: ef.options})
 			if err != nil {
 				return usageErr(err)
 			}
@@ -157,8 +168,54 @@ func (a *app) taskCmd(use string, fixed orchestrator.Action, short string) *cobr
 	}
 	ef.add(cmd, true)
 	ff.add(cmd)
+	opts.add(cmd)
 	cmd.Flags().StringVar(&revision, "revision", "", "design revision (default: the current one)")
 	return cmd
+}
+
+// optionFlags are the task option flags of decommission (--erase,
+// --delete) and destroy (--erase).
+type optionFlags struct {
+	erase     string
+	delete    bool
+	canDelete bool
+}
+
+func (o *optionFlags) add(cmd *cobra.Command) {
+	if o == nil {
+		return
+	}
+	cmd.Flags().StringVar(&o.erase, "erase", "", "erase the disks on release: none, quick or secure (default: the design's lifecycle.erase policy of each node)")
+	if o.canDelete {
+		cmd.Flags().BoolVar(&o.delete, "delete", false, "delete the machines from the provisioner once released (default: keep them, Ready)")
+	}
+}
+
+// options are the task options the flags give action (nil: none).
+func (o *optionFlags) options(action orchestrator.Action) (*orchestrator.TaskOptions, error) {
+	if o == nil || (o.erase == "" && !o.delete) {
+		return nil, nil
+	}
+	opt := &orchestrator.TaskOptions{Erase: o.erase, Delete: o.delete}
+	if err := opt.Check(action); err != nil {
+		return nil, err
+	}
+	return opt, nil
+}
+
+// rescueCmd: `rescue enter|exit`, the rescue_enter and rescue_exit tasks.
+func (a *app) rescueCmd() *cobra.Command {
+	pick := func(argv []string) (orchestrator.Action, error) {
+		switch argv[0] {
+		case "enter":
+			return orchestrator.ActionRescueEnter, nil
+		case "exit":
+			return orchestrator.ActionRescueExit, nil
+		}
+		return "", fmt.Errorf("rescue %.20q: use enter or exit", argv[0])
+	}
+	return a.taskCmdWith("rescue enter|exit", "Boot the selected deployed nodes into the provisioner's rescue system, or back to their OS (rescue_enter, rescue_exit)",
+		cobra.ExactArgs(1), pick, nil)
 }
 
 func requester() string {
@@ -474,7 +531,12 @@ func (a *app) engineCmds() []*cobra.Command {
 		a.serveCmd(),
 		a.taskCmd("task ACTION", "", "Run a task: "+actionList()),
 		a.taskCmd("deploy", orchestrator.ActionDeployNodes, "Deploy the selected nodes (deploy_nodes)"),
-		a.taskCmd("destroy", orchestrator.ActionDestroyNodes, "Release the selected nodes' machines, erasing disks (destroy_nodes)"),
+		a.taskCmdWith("destroy [--erase MODE]", "Release the selected nodes' machines, erasing disks (destroy_nodes)", cobra.NoArgs,
+			func([]string) (orchestrator.Action, error) { return orchestrator.ActionDestroyNodes, nil }, &optionFlags{}),
+		a.taskCmdWith("decommission [--delete] [--erase MODE]", "Take the selected nodes out of service: release with their erase policy, delete the machines with --delete (decommission_nodes)", cobra.NoArgs,
+			func([]string) (orchestrator.Action, error) { return orchestrator.ActionDecommissionNodes, nil }, &optionFlags{canDelete: true}),
+		a.rescueCmd(),
+		a.taskCmd("test", orchestrator.ActionTestNodes, "Run the provisioner's hardware tests on the selected nodes' machines (test_nodes)"),
 		a.taskCmd("redeploy", orchestrator.ActionRedeployNodes, "Release and deploy again (redeploy_nodes)"),
 		a.taskCmd("prepare-site", orchestrator.ActionPrepareSite, "Create the design's networks, DHCP and keys in the provisioner (prepare_site)"),
 		a.tasksCmd(), a.nodesCmd(), a.eventsCmd(), a.sweepCmd(), a.waitCmd(), a.rebootstrapCmd(),
