@@ -32,6 +32,15 @@ type AuditRecord struct {
 	Status          int       `json:"status"`
 	Outcome         string    `json:"outcome"` // ok | denied | failed
 	Detail          string    `json:"detail,omitempty"`
+	// What the call did, besides its route (see AuditWhat): set by the
+	// handlers of the mutating routes, also on a call that failed once
+	// the handler knew what it was asked.
+	Action      string   `json:"action,omitempty"`
+	Verb        string   `json:"verb,omitempty"`
+	Task        string   `json:"task,omitempty"`
+	Targets     []string `json:"targets,omitempty"`
+	TargetCount int      `json:"targetCount,omitempty"`
+	Resolution  string   `json:"resolution,omitempty"`
 	// Suppressed counts the unauthenticated refusals that were not
 	// recorded (sampling, see Config.AuditRefusalsPerAddress) since the
 	// previous recorded one; only on an unauthenticated refusal's record.
@@ -41,7 +50,7 @@ type AuditRecord struct {
 // Audit bounds.
 const (
 	// MaxAuditRecordBytes bounds one audit record's JSON.
-	MaxAuditRecordBytes = 2048
+	MaxAuditRecordBytes = 3072
 	// MaxAuditPageRecords and MaxAuditPageBytes bound a page of GET /audit.
 	MaxAuditPageRecords = 1000
 	MaxAuditPageBytes   = 1 << 20
@@ -55,6 +64,12 @@ const (
 	maxAuditRoute  = 128
 	maxAuditPath   = 256
 	maxAuditDetail = 512
+	// What the call did: the action, verb, task and resolution are
+	// short names; at most maxAuditTargets targets of maxAuditTarget
+	// each (TargetCount says how many there were).
+	maxAuditAction  = 48
+	maxAuditTarget  = 64
+	maxAuditTargets = 8
 )
 
 const logAudit = "audit"
@@ -66,9 +81,60 @@ func (r *AuditRecord) bound() {
 		n int
 	}{{&r.RequestID, maxAuditID}, {&r.ClientRequestID, maxAuditID}, {&r.Who.ID, maxAuditID}, {&r.Who.Name, maxAuditID},
 		{(*string)(&r.Who.Role), maxAuditShort}, {&r.Method, maxAuditShort}, {&r.Route, maxAuditRoute},
-		{&r.Path, maxAuditPath}, {&r.Remote, maxAuditID}, {&r.Outcome, maxAuditShort}, {&r.Detail, maxAuditDetail}} {
+		{&r.Path, maxAuditPath}, {&r.Remote, maxAuditID}, {&r.Outcome, maxAuditShort}, {&r.Detail, maxAuditDetail},
+		{&r.Action, maxAuditAction}, {&r.Verb, maxAuditAction}, {&r.Task, maxAuditID}, {&r.Resolution, maxAuditAction}} {
 		*f.p = clampJSON(*f.p, f.n)
 	}
+	if len(r.Targets) > maxAuditTargets {
+		r.TargetCount = max(r.TargetCount, len(r.Targets))
+		r.Targets = r.Targets[:maxAuditTargets:maxAuditTargets]
+	}
+	for i := range r.Targets {
+		r.Targets[i] = clampJSON(r.Targets[i], maxAuditTarget)
+	}
+	r.TargetCount = max(r.TargetCount, len(r.Targets))
+}
+
+// AuditWhat is what a mutating call did, for its audit record.
+type AuditWhat struct {
+	// Action names the operation: task.create, task.<verb>, node.<verb>,
+	// node.rebootstrap, design.apply, secret.put, secret.delete,
+	// token.create, token.revoke, drift.resolve, ...
+	Action string
+	// Verb is the task's action (deploy_nodes, power_on, ...) for
+	// task.create, the verb for a task or node verb.
+	Verb string
+	// Task is the task the call created or acted on; its events carry
+	// the correlation ID of the call that created it.
+	Task string
+	// Targets names what the call acted on: nodes, a secret's name (never
+	// its value), a token's ID, a design revision. Only the first
+	// maxAuditTargets are kept; the record's targetCount says how many.
+	Targets []string
+	// Resolution is how a drift was resolved.
+	Resolution string
+}
+
+const auditWhatKey = "slipway.audit.what"
+
+// auditWhat notes, for the call's audit record, what it did. A handler
+// may call it more than once (what it was asked first, what it did
+// once done): the last call counts. Targets are copied, only the first
+// maxAuditTargets of them.
+func auditWhat(c echo.Context, w AuditWhat) {
+	n := len(w.Targets)
+	w.Targets = append([]string(nil), w.Targets[:min(n, maxAuditTargets)]...)
+	c.Set(auditWhatKey, auditNoted{w, n})
+}
+
+// requestIDOf is the server's ID of the call (its X-Request-Id answer
+// header and audit record's requestId): the correlation ID of the task
+// the call creates.
+func requestIDOf(c echo.Context) string { return c.Response().Header().Get(echo.HeaderXRequestID) }
+
+type auditNoted struct {
+	AuditWhat
+	count int
 }
 
 // clampJSON returns s with invalid UTF-8 and control characters replaced
@@ -158,6 +224,10 @@ func auditRecord(c echo.Context, r *route, err error) AuditRecord {
 	rec := AuditRecord{Time: time.Now().UTC(), RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
 		ClientRequestID: clientRequestID(c), Who: principal(c), Method: r.Method, Route: r.Path,
 		Path: c.Request().URL.Path, Remote: c.RealIP(), Status: status, Outcome: outcome, Detail: detail}
+	if w, ok := c.Get(auditWhatKey).(auditNoted); ok {
+		rec.Action, rec.Verb, rec.Task, rec.Resolution = w.Action, w.Verb, w.Task, w.Resolution
+		rec.Targets, rec.TargetCount = w.Targets, w.count
+	}
 	rec.bound()
 	return rec
 }
