@@ -320,6 +320,9 @@ func siteDrivers(reg registryLike, d *design.Design, instance string, resolve fu
 	if instance != "" {
 		scfg.Settings[maasdrv.SettingInstance] = instance
 	}
+	if n, ok := d.CommissionRetries(); ok { // the Site's lifecycle.commissionRetries
+		scfg.Settings[maasdrv.SettingCommissionRetries] = strconv.Itoa(n)
+	}
 	if ref := d.Site.Spec.MAAS.APIKey; ref != "" {
 		key, err := resolve(ref)
 		if err != nil {
