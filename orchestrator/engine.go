@@ -154,6 +154,7 @@ type Engine struct {
 	poll     *poller
 
 	statusOne group.Batcher[drivers.NodeRef, drivers.Machine] // status of one machine
+	recon     reconcileState                                  // reconcile.go
 
 	mu      sync.Mutex
 	runs    map[string]*taskRun // running tasks

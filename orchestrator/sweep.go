@@ -3,19 +3,30 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
 
-// SweepReport is what a leak and drift sweep found.
+// SweepReport is what a reconciliation run found (reconcile.go).
 type SweepReport struct {
-	Time  time.Time         `json:"time"`
-	Owned int               `json:"owned"` // machines carrying this orchestrator's marker
-	Leaks []drivers.Machine `json:"leaks,omitempty"`
-	Drift []Drift           `json:"drift,omitempty"`
-	// Released lists leaked machines released under the ReleaseLeaks policy.
+	Time     time.Time         `json:"time"`
+	Trigger  string            `json:"trigger,omitempty"`
+	Owned    int               `json:"owned"`    // machines carrying this orchestrator's marker
+	Examined int               `json:"examined"` // node records whose machine was looked at
+	Leaks    []drivers.Machine `json:"leaks,omitempty"`
+	// Drift lists the nodes whose machine is not in the state their
+	// record says (the status drift of Records).
+	Drift []Drift `json:"drift,omitempty"`
+	// Records are the open drift records after the run, every kind.
+	Records []DriftRecord `json:"records,omitempty"`
+	// Detected, Cleared and Repaired name drift (node/kind) first seen,
+	// gone, and repaired under the Site's policy in this run.
+	Detected []string `json:"detected,omitempty"`
+	Cleared  []string `json:"cleared,omitempty"`
+	Repaired []string `json:"repaired,omitempty"`
+	// Released lists leaked machines released under the leak repair
+	// policy (or the engine's ReleaseLeaks).
 	Released []string `json:"released,omitempty"`
 }
 
@@ -32,98 +43,6 @@ var expected = map[Stage][]string{
 	StageDeployed: {"Deployed"},
 	StageReady:    {"Ready", "Allocated"},
 	StageReleased: {"Ready", "New"},
-}
-
-// Sweep compares the provisioner with the node records: machines owned
-// by this orchestrator that no record claims are leaks; settled nodes
-// whose machine is in another state have drifted. Both are reported as
-// events; leaks are released only when Config.ReleaseLeaks is set.
-func (e *Engine) Sweep(ctx context.Context) (SweepReport, error) {
-	rep := SweepReport{Time: now()}
-	if e.cfg.Drivers.Server == nil {
-		return rep, nil
-	}
-	var owned []drivers.Machine
-	err := e.callServer(ctx, func(ctx context.Context) (err error) {
-		owned, err = e.cfg.Drivers.Server.Owned(ctx)
-		return err
-	})
-	if err != nil {
-		return rep, fmt.Errorf("sweep: list owned machines: %w", err)
-	}
-	rep.Owned = len(owned)
-	recs, err := e.rec.nodes(ctx)
-	if err != nil {
-		return rep, err
-	}
-	claimed := map[string]bool{}
-	var watched []NodeRecord // settled nodes, and nodes whose deployment goes on
-	for _, r := range recs {
-		if r.MachineID != "" {
-			claimed[r.MachineID] = true
-			if e.holder(r) == "" && (settled(r) || liveDeployment(r)) {
-				watched = append(watched, r)
-			}
-		}
-	}
-	var b batch
-	for _, m := range owned {
-		if claimed[m.MachineID] {
-			continue
-		}
-		rep.Leaks = append(rep.Leaks, m)
-		msg := fmt.Sprintf("leak: machine %s (%s, marked for node %q) is owned by this orchestrator but no node record claims it", m.MachineID, m.State, m.Node)
-		if e.cfg.ReleaseLeaks {
-			var res drivers.Result
-			err := e.callServer(ctx, func(ctx context.Context) (err error) {
-				res, err = e.cfg.Drivers.Server.Release(ctx, drivers.NodeRef{Name: m.Node, MachineID: m.MachineID}, drivers.EraseNone)
-				return err
-			})
-			if err == nil && res.Status != drivers.StatusFailed {
-				rep.Released = append(rep.Released, m.MachineID)
-				msg += "; released (release-leaks policy)"
-			} else {
-				msg += fmt.Sprintf("; release failed: %v %s", err, res.Message)
-			}
-		} else {
-			msg += "; release it, or adopt it into a node"
-		}
-		b.event(Event{Time: rep.Time, Node: m.Node, Level: "warn", Kind: "leak", Message: msg})
-	}
-	for start := 0; start < len(watched); start += statusBatch {
-		chunk := watched[start:min(start+statusBatch, len(watched))]
-		refs := make([]drivers.NodeRef, len(chunk))
-		for i, r := range chunk {
-			refs[i] = drivers.NodeRef{Name: r.Name, MachineID: r.MachineID}
-		}
-		ms, err := e.status(ctx, refs)
-		if err != nil {
-			return rep, fmt.Errorf("sweep: status: %w", err)
-		}
-		for i, r := range chunk {
-			if i >= len(ms) {
-				break
-			}
-			st := ms[i].State
-			if ms[i].MachineID == "" {
-				st = "(gone)"
-			}
-			lost := liveDeployment(r) && !slices.Contains(deployedStates, st)
-			if !lost && (!settled(r) || slices.Contains(expected[r.Stage], st)) {
-				continue
-			}
-			rep.Drift = append(rep.Drift, Drift{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage, Observed: st})
-			msg := fmt.Sprintf("drift: the record says %s but machine %s is %s; `adopt` takes the provisioner's state, a task puts the machine back", r.Stage, r.MachineID, st)
-			if lost {
-				msg += e.endLostDeployment(ctx, r)
-			}
-			b.event(Event{Time: rep.Time, Node: r.Name, Stage: r.Stage, Level: "warn", Kind: "drift", Message: msg})
-		}
-	}
-	if err := e.rec.write(ctx, &b); err != nil {
-		return rep, err
-	}
-	return rep, nil
 }
 
 // settled: a finished node whose stage implies a machine state.
@@ -195,21 +114,5 @@ func (e *Engine) unleaseFor(node, by string) {
 		delete(e.leases, node)
 		close(e.leaseCh)
 		e.leaseCh = make(chan struct{})
-	}
-}
-
-func (e *Engine) sweepLoop(ctx context.Context) {
-	for {
-		if rep, err := e.Sweep(ctx); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			e.log.Warn().Err(err).Msg("leak and drift sweep failed")
-		} else if len(rep.Leaks)+len(rep.Drift) > 0 {
-			e.log.Warn().Int("leaks", len(rep.Leaks)).Int("drift", len(rep.Drift)).Msg("sweep found leaked machines or drifted nodes (see events)")
-		}
-		if e.cfg.SweepInterval < 0 || !sleep(ctx, e.cfg.SweepInterval) {
-			return
-		}
 	}
 }

@@ -89,7 +89,11 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	if err := checkFilter(req.Filter, d, id); err != nil {
+	orphans, err := e.orphansNamed(ctx, req, d) // destroy may name them (drift_orphan.go)
+	if err != nil {
+		return Task{}, err
+	}
+	if err := checkFilter(withoutNames(req.Filter, orphans), d, id); err != nil {
 		return Task{}, err
 	}
 	now := time.Now().UTC()
@@ -100,6 +104,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 		if err != nil {
 			return Task{}, err
 		}
+		t.Nodes = withOrphans(t.Nodes, orphans)
 		if len(t.Nodes) == 0 {
 			return Task{}, fmt.Errorf("the node filter selects none of the design's %d nodes; check names, labels, tags and racks (`orchestrator render` shows a node)", len(d.Nodes))
 		}
@@ -204,7 +209,10 @@ func (e *Engine) runTask(run *taskRun) {
 		if run.result(name).Outcome.Finished() {
 			continue
 		}
-		n := d.Nodes[name]
+		nd, n := d, d.Nodes[name]
+		if n == nil && t.Action == ActionDestroyNodes { // an orphan: the design it was deployed with (drift_orphan.go)
+			nd, n = e.lastDesignOf(ectx, name)
+		}
 		if n == nil {
 			e.finishNodeMissing(run, name)
 			continue
@@ -212,7 +220,7 @@ func (e *Engine) runTask(run *taskRun) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nr := &nodeRun{e: e, run: run, d: d, n: n, seq: sequence(t.Action), log: log.With().Str("node", name).Logger()}
+			nr := &nodeRun{e: e, run: run, d: nd, n: n, seq: sequence(t.Action), log: log.With().Str("node", name).Logger()}
 			nr.drive()
 		}()
 	}

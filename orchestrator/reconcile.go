@@ -1,0 +1,537 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// reconcileState serialises reconciliation runs and says when the next
+// scheduled one is due.
+type reconcileState struct {
+	run     sync.Mutex // one run at a time
+	mu      sync.Mutex
+	next    time.Time
+	running bool
+}
+
+// machineRepairer is a server driver that can put back, on a deployed
+// machine, what the design says (the MAAS driver is one).
+type machineRepairer interface {
+	RepairMachine(ctx context.Context, n drivers.Node, parts []string) (drivers.Result, error)
+}
+
+// Reconcile compares the provisioner with the node records and the
+// current design, keeps one drift record per node and kind (its LastSeen
+// moves while the drift lasts; it is dropped, with an event, when the
+// drift is gone), updates the records' Observed state, and repairs the
+// drift the Site's policy says to repair. trigger says who asked
+// (schedule, cli, api:...). One run at a time: a second caller waits.
+func (e *Engine) Reconcile(ctx context.Context, trigger string) (SweepReport, error) {
+	e.recon.run.Lock()
+	defer e.recon.run.Unlock()
+	e.recon.mu.Lock()
+	e.recon.running = true
+	e.recon.mu.Unlock()
+	defer func() {
+		e.recon.mu.Lock()
+		e.recon.running = false
+		e.recon.mu.Unlock()
+	}()
+	rep, err := e.reconcile(ctx, trigger)
+	run := ReconcileRun{Started: rep.Time, Finished: now(), Trigger: trigger, Owned: rep.Owned, Examined: rep.Examined,
+		Open: len(rep.Records), Detected: rep.Detected, Cleared: rep.Cleared, Repaired: rep.Repaired}
+	if err != nil {
+		run.Error = err.Error()
+	}
+	var b batch
+	b.put(collReconcile, "last", run)
+	if werr := e.rec.write(context.WithoutCancel(ctx), &b); werr != nil && err == nil {
+		err = werr
+	}
+	return rep, err
+}
+
+// Sweep is a reconciliation run asked for by the CLI (`orchestrator
+// sweep`, `orchestrator reconcile` without a server).
+func (e *Engine) Sweep(ctx context.Context) (SweepReport, error) { return e.Reconcile(ctx, "cli") }
+
+// found is a drift seen in this run, with what repairs it.
+type found struct {
+	DriftRecord
+	lost bool // a status drift that ended the node's deployment
+	rec  NodeRecord
+}
+
+func (e *Engine) reconcile(ctx context.Context, trigger string) (SweepReport, error) {
+	rep := SweepReport{Time: now(), Trigger: trigger}
+	if e.cfg.Drivers.Server == nil {
+		return rep, nil
+	}
+	d := e.currentDesign(ctx)
+	var owned []drivers.Machine
+	err := e.callServer(ctx, func(ctx context.Context) (err error) {
+		owned, err = e.cfg.Drivers.Server.Owned(ctx)
+		return err
+	})
+	if err != nil {
+		return rep, fmt.Errorf("reconcile: list owned machines: %w", err)
+	}
+	rep.Owned = len(owned)
+	recs, err := e.rec.nodes(ctx)
+	if err != nil {
+		return rep, err
+	}
+	claimed := map[string]bool{}
+	var watched []NodeRecord // settled nodes, and nodes whose deployment goes on
+	for _, r := range recs {
+		if r.MachineID != "" {
+			claimed[r.MachineID] = true
+			if e.holder(r) == "" && (settled(r) || liveDeployment(r)) {
+				watched = append(watched, r)
+			}
+		}
+	}
+	seen := map[string]found{}
+	add := func(f found) {
+		if _, dup := seen[f.key()]; dup && f.Kind == DriftLeak { // two leaks marked for one node
+			f.Node += "@" + f.MachineID
+		}
+		f.Policy = policyOf(d, f.Kind, e.cfg.ReleaseLeaks)
+		seen[f.key()] = f
+	}
+	for _, m := range owned {
+		if claimed[m.MachineID] {
+			continue
+		}
+		rep.Leaks = append(rep.Leaks, m)
+		node := orDefault(m.OwnerNode, orDefault(m.Node, "machine-"+m.MachineID))
+		add(found{DriftRecord: DriftRecord{Node: node, Kind: DriftLeak, MachineID: m.MachineID,
+			Expected: "no machine of this orchestrator without a node record",
+			Observed: fmt.Sprintf("machine %s (%s) marked for node %q, claimed by no node record", m.MachineID, m.State, m.Node)}})
+	}
+	examined := map[string]bool{}
+	for start := 0; start < len(watched); start += statusBatch {
+		chunk := watched[start:min(start+statusBatch, len(watched))]
+		refs := make([]drivers.NodeRef, len(chunk))
+		for i, r := range chunk {
+			refs[i] = drivers.NodeRef{Name: r.Name, MachineID: r.MachineID}
+		}
+		ms, err := e.status(ctx, refs)
+		if err != nil {
+			return rep, fmt.Errorf("reconcile: status: %w", err)
+		}
+		for i, r := range chunk {
+			if i >= len(ms) {
+				break
+			}
+			examined[r.Name] = true
+			m := ms[i]
+			st := m.State
+			if m.MachineID == "" {
+				st = "(gone)"
+			}
+			if r.Observed != st && m.MachineID != "" {
+				e.observe(ctx, r, st)
+			}
+			lost := liveDeployment(r) && !slices.Contains(deployedStates, st)
+			if lost || settled(r) && !slices.Contains(expected[r.Stage], st) {
+				rep.Drift = append(rep.Drift, Drift{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage, Observed: st})
+				want := strings.Join(expected[r.Stage], " or ")
+				if lost && !settled(r) {
+					want = "Deployed"
+				}
+				add(found{DriftRecord: DriftRecord{Node: r.Name, Kind: DriftStatus, MachineID: r.MachineID, Stage: r.Stage,
+					Expected: want, Observed: st}, lost: lost, rec: r})
+				continue
+			}
+			if r.Stage != StageDeployed || st != "Deployed" || d == nil {
+				continue
+			}
+			n := d.Nodes[r.Name]
+			if n == nil {
+				add(found{DriftRecord: DriftRecord{Node: r.Name, Kind: DriftOrphan, MachineID: r.MachineID, Stage: r.Stage,
+					Expected: "the node in the current design, or its machine released",
+					Observed: "machine " + r.MachineID + " is Deployed; the current design has no node " + r.Name}, rec: r})
+				continue
+			}
+			for _, f := range attributeDrift(d, n, r, m) {
+				f.rec = r
+				add(f)
+			}
+		}
+	}
+	rep.Examined = len(examined)
+	return rep, e.settle(ctx, d, &rep, seen, examined)
+}
+
+// attributeDrift compares a deployed machine with its node's design.
+func attributeDrift(d *design.Design, n *design.Node, r NodeRecord, m drivers.Machine) []found {
+	dn := drivers.NodeFromDesign(d, n, r.MachineID)
+	base := DriftRecord{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage}
+	var out []found
+	with := func(kind DriftKind, want, got string) {
+		f := found{DriftRecord: base}
+		f.Kind, f.Expected, f.Observed = kind, want, got
+		out = append(out, f)
+	}
+	if dn.Hostname != "" && m.Hostname != "" && m.Hostname != dn.Hostname {
+		with(DriftHostname, dn.Hostname, m.Hostname)
+	}
+	var missing []string
+	for _, t := range dn.Tags {
+		if !slices.Contains(m.Tags, t) {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		want := slices.Sorted(slices.Values(dn.Tags))
+		with(DriftTags, strings.Join(want, ","), strings.Join(m.Tags, ",")+" (missing: "+strings.Join(missing, ",")+")")
+	}
+	if m.Power == drivers.PowerOff {
+		with(DriftPower, string(drivers.PowerOn), string(m.Power))
+	}
+	if !m.Owned || m.OwnerNode != r.Name {
+		got := "no ownership marker of this orchestrator"
+		if m.Owned {
+			got = fmt.Sprintf("the marker names node %q", m.OwnerNode)
+		}
+		with(DriftOwner, "marker of this orchestrator for node "+r.Name, got)
+	}
+	if want, got := kernelWords(dn.Platform.KernelParams), canonicalKernel(m.KernelOptions); want != got {
+		with(DriftKernelOptions, orDefault(want, "(none)"), orDefault(got, "(none)"))
+	}
+	return out
+}
+
+// kernelWords renders kernel parameters as key=value words sorted by key,
+// a "true" value as a bare flag (the drivers' KernelOptions form).
+func kernelWords(params map[string]string) string {
+	words := make([]string, 0, len(params))
+	for k, v := range params {
+		if v == "true" {
+			words = append(words, k)
+		} else {
+			words = append(words, k+"="+v)
+		}
+	}
+	return canonicalKernel(strings.Join(words, " "))
+}
+
+// canonicalKernel sorts kernel command line words by key.
+func canonicalKernel(s string) string {
+	words := strings.Fields(s)
+	sort.SliceStable(words, func(i, j int) bool {
+		ki, _, _ := strings.Cut(words[i], "=")
+		kj, _, _ := strings.Cut(words[j], "=")
+		return ki < kj
+	})
+	return strings.Join(words, " ")
+}
+
+// policyOf is the Site's policy for a kind; the engine's ReleaseLeaks
+// setting makes leaks repaired whatever the Site says.
+func policyOf(d *design.Design, kind DriftKind, releaseLeaks bool) string {
+	if kind == DriftLeak && releaseLeaks {
+		return design.PolicyRepair
+	}
+	return d.DriftPolicy(string(kind))
+}
+
+// settle writes what the run found against the stored drift records:
+// new drift is recorded (with a detected event), lasting drift gets its
+// LastSeen, drift that is gone is dropped (with a resolved event), and
+// the drift the policy repairs is repaired.
+func (e *Engine) settle(ctx context.Context, d *design.Design, rep *SweepReport, seen map[string]found, examined map[string]bool) error {
+	stored, err := e.rec.drift(ctx)
+	if err != nil {
+		return err
+	}
+	accepted, err := e.rec.accepted(ctx)
+	if err != nil {
+		return err
+	}
+	at := rep.Time
+	var b batch
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var repairs []found
+	for _, k := range keys {
+		f := seen[k]
+		if v, ok := accepted[k]; ok {
+			if v == f.Observed {
+				continue // an operator accepted this very state
+			}
+			b.del(collAccepted, k) // it changed since: report it again
+		}
+		dr := f.DriftRecord
+		old, had := stored[k]
+		ended := ""
+		if f.lost { // until it is over (endLostDeployment says why not)
+			ended = e.endLostDeployment(ctx, f.rec)
+		}
+		if had {
+			dr.FirstSeen, dr.Note = old.FirstSeen, old.Note
+		} else {
+			dr.FirstSeen = at
+			msg := fmt.Sprintf("%s drift: expected %s, observed %s", dr.Kind, dr.Expected, dr.Observed)
+			switch {
+			case f.lost:
+				msg += ended
+			case dr.Kind == DriftStatus:
+				msg += "; `adopt` (or resolve with accept) takes the provisioner's state, a task puts the machine back"
+			}
+			rep.Detected = append(rep.Detected, k)
+			b.event(Event{Time: at, Node: dr.Node, Stage: dr.Stage, Level: "warn", Kind: "drift", Type: EventDriftDetected, Message: msg})
+		}
+		dr.LastSeen = at
+		b.put(collDrift, k, dr)
+		if dr.Policy == design.PolicyRepair {
+			f.DriftRecord = dr
+			repairs = append(repairs, f)
+		}
+		rep.Records = append(rep.Records, dr)
+	}
+	for k, old := range stored {
+		if _, still := seen[k]; still {
+			continue
+		}
+		if old.Kind != DriftLeak && !examined[old.Node] && e.holder(NodeRecord{Name: old.Node}) != "" {
+			rep.Records = append(rep.Records, old) // a task drives the node: it is looked at again after
+			continue
+		}
+		b.del(collDrift, k)
+		rep.Cleared = append(rep.Cleared, k)
+		b.event(Event{Time: at, Node: old.Node, Stage: old.Stage, Level: "info", Kind: "drift", Type: EventDriftResolved,
+			Message: fmt.Sprintf("%s drift is gone: %s no longer observed (first seen %s)", old.Kind, old.Observed, old.FirstSeen.Format(time.RFC3339))})
+	}
+	for k := range accepted {
+		if _, still := seen[k]; !still {
+			b.del(collAccepted, k) // the accepted state is gone: a new one is reported
+		}
+	}
+	if err := e.rec.write(ctx, &b); err != nil {
+		return err
+	}
+	for _, f := range repairs {
+		msg, err := e.repair(ctx, d, f.DriftRecord)
+		if err != nil {
+			f.Note = "automatic repair failed: " + err.Error()
+			var nb batch
+			nb.put(collDrift, f.key(), f.DriftRecord)
+			nb.event(Event{Time: now(), Node: f.Node, Stage: f.Stage, Level: "warn", Kind: "drift",
+				Message: fmt.Sprintf("%s drift: automatic repair failed: %v; resolve it (`orchestrator drift resolve %s --kind %s --resolution ...`)", f.Kind, err, f.Node, f.Kind)})
+			if werr := e.rec.write(ctx, &nb); werr != nil {
+				return werr
+			}
+			continue
+		}
+		if err := e.dropDrift(ctx, f.DriftRecord, "repaired (site policy): "+msg, ""); err != nil {
+			return err
+		}
+		rep.Repaired = append(rep.Repaired, f.key())
+		rep.Records = slices.DeleteFunc(rep.Records, func(r DriftRecord) bool { return r.key() == f.key() })
+		if f.Kind == DriftLeak {
+			rep.Released = append(rep.Released, f.MachineID)
+		}
+	}
+	return nil
+}
+
+// dropDrift deletes a drift record with a resolved event.
+func (e *Engine) dropDrift(ctx context.Context, dr DriftRecord, why, correlation string) error {
+	var b batch
+	b.del(collDrift, dr.key())
+	b.event(Event{Time: now(), Node: dr.Node, Stage: dr.Stage, Level: "info", Kind: "drift", Type: EventDriftResolved,
+		Correlation: correlation, Message: fmt.Sprintf("%s drift resolved: %s", dr.Kind, why)})
+	return e.rec.write(ctx, &b)
+}
+
+// observe records the provisioner state last seen on a free node's
+// record, unless a task took the node or its record changed meanwhile.
+func (e *Engine) observe(ctx context.Context, r NodeRecord, state string) {
+	const by = "(reconcile)"
+	if !e.leaseFor(r.Name, by) {
+		return
+	}
+	defer e.unleaseFor(r.Name, by)
+	cur, ok, err := e.rec.node(ctx, r.Name)
+	if err != nil || !ok || !cur.Updated.Equal(r.Updated) {
+		return
+	}
+	cur.Observed = state
+	var b batch
+	b.node(cur)
+	if err := e.rec.write(ctx, &b); err != nil {
+		e.log.Warn().Err(err).Str("node", r.Name).Msg("reconcile: recording the observed state failed")
+	}
+}
+
+// repair puts back what the design says about a drift: it releases a
+// leaked machine, or has the server driver repair a deployed machine.
+func (e *Engine) repair(ctx context.Context, d *design.Design, dr DriftRecord) (string, error) {
+	switch dr.Kind {
+	case DriftLeak:
+		var res drivers.Result
+		err := e.callServer(ctx, func(ctx context.Context) (err error) {
+			res, err = e.cfg.Drivers.Server.Release(ctx, drivers.NodeRef{Name: dr.Node, MachineID: dr.MachineID}, drivers.EraseNone)
+			return err
+		})
+		if err == nil && res.Status == drivers.StatusFailed {
+			err = fmt.Errorf("%s", res.Message)
+		}
+		if err != nil {
+			return "", fmt.Errorf("releasing leaked machine %s: %w", dr.MachineID, err)
+		}
+		return "machine " + dr.MachineID + " released", nil
+	case DriftStatus:
+		return "", fmt.Errorf("%w: node %s: status drift is put back by a task (deploy, or destroy the node), or accepted (adopt)", ErrConflict, dr.Node)
+	case DriftOrphan:
+		return "", fmt.Errorf("%w: node %s is not in the current design: put it back in the design, or release its machine (resolution release, or `orchestrator destroy --node %s`)", ErrConflict, dr.Node, dr.Node)
+	}
+	if d == nil || d.Nodes[dr.Node] == nil {
+		return "", fmt.Errorf("%w: node %s is not in the current design: nothing to repair its machine to", ErrConflict, dr.Node)
+	}
+	fix, ok := e.cfg.Drivers.Server.(machineRepairer)
+	if !ok {
+		return "", fmt.Errorf("%w: the server driver cannot repair a deployed machine; redeploy node %s (`orchestrator redeploy --node %s`)", ErrConflict, dr.Node, dr.Node)
+	}
+	const by = "(reconcile)"
+	if !e.leaseFor(dr.Node, by) {
+		return "", fmt.Errorf("%w: node %s is held by a running task; repair it after the task", ErrConflict, dr.Node)
+	}
+	defer e.unleaseFor(dr.Node, by)
+	rec, _, err := e.rec.node(ctx, dr.Node)
+	if err != nil {
+		return "", err
+	}
+	if rec.MachineID == "" {
+		return "", fmt.Errorf("%w: node %s has no machine", ErrConflict, dr.Node)
+	}
+	dn, err := e.serverNode(d, d.Nodes[dr.Node], rec.MachineID)
+	if err != nil {
+		return "", err
+	}
+	var res drivers.Result
+	err = e.callServer(ctx, func(ctx context.Context) (err error) {
+		res, err = fix.RepairMachine(ctx, dn, []string{string(dr.Kind)})
+		return err
+	})
+	if err == nil && res.Status == drivers.StatusFailed {
+		err = fmt.Errorf("%s", res.Message)
+	}
+	if err != nil {
+		return "", fmt.Errorf("node %s: repairing %s: %w", dr.Node, dr.Kind, err)
+	}
+	return res.Message, nil
+}
+
+// DriftResolved is what resolving a drift did.
+type DriftResolved struct {
+	Drift      DriftRecord `json:"drift"`
+	Resolution Resolution  `json:"resolution"`
+	Message    string      `json:"message"`
+	// Task is the destroy_nodes task a release started ("" otherwise).
+	Task string `json:"task,omitempty"`
+}
+
+// ResolveDrift applies an operator's resolution to a node's open drift of
+// one kind. correlation is the API request's ID ("" from the CLI); the
+// resolved event carries it.
+func (e *Engine) ResolveDrift(ctx context.Context, node string, kind DriftKind, res Resolution, who, correlation string) (DriftResolved, error) {
+	if len(node) > MaxFilterValueLen {
+		return DriftResolved{}, fmt.Errorf("%w: node name of %d bytes: at most %d", ErrNotFound, len(node), MaxFilterValueLen)
+	}
+	if _, err := ParseDriftKind(string(kind)); err != nil {
+		return DriftResolved{}, err
+	}
+	if _, err := ParseResolution(string(res)); err != nil {
+		return DriftResolved{}, err
+	}
+	if err := checkCorrelation(correlation); err != nil {
+		return DriftResolved{}, err
+	}
+	e.recon.run.Lock() // not while a run settles its records
+	defer e.recon.run.Unlock()
+	var dr DriftRecord
+	if err := e.rec.getJSON(ctx, collDrift, driftKey(node, kind), &dr); err != nil {
+		return DriftResolved{}, fmt.Errorf("%w: node %.80q has no open %s drift (`orchestrator drift` lists the open drift)", ErrNotFound, node, kind)
+	}
+	out := DriftResolved{Drift: dr, Resolution: res}
+	who = orDefault(who, "unknown")
+	switch {
+	case res == ResolveAccept && kind == DriftStatus:
+		rec, err := e.Adopt(ctx, node, "", who)
+		if err != nil {
+			return out, fmt.Errorf("accept status drift of node %s: adopt: %w", node, err)
+		}
+		out.Message = fmt.Sprintf("adopted: the record takes machine %s as %s (stage %s)", rec.MachineID, rec.Observed, rec.Stage)
+	case res == ResolveAccept:
+		var b batch
+		b.put(collAccepted, dr.key(), dr.Observed)
+		if err := e.rec.write(ctx, &b); err != nil {
+			return out, err
+		}
+		out.Message = "accepted: " + dr.Observed + " is not reported again while it lasts"
+	case res == ResolveRepair:
+		msg, err := e.repair(ctx, e.currentDesign(ctx), dr)
+		if err != nil {
+			return out, err
+		}
+		out.Message = "repaired: " + msg
+	case kind == DriftLeak: // release
+		msg, err := e.repair(ctx, nil, dr)
+		if err != nil {
+			return out, err
+		}
+		out.Message = msg
+	default: // release a node's machine: the destroy workflow
+		t, err := e.Submit(ctx, Request{Action: ActionDestroyNodes, Requester: who, Correlation: correlation,
+			Filter: Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}})
+		if err != nil {
+			return out, fmt.Errorf("release node %s: %w", node, err)
+		}
+		out.Task, out.Message = t.ID, "destroy_nodes task "+t.ID+" releases machine "+dr.MachineID
+	}
+	if err := e.dropDrift(ctx, dr, fmt.Sprintf("%s by %s: %s", res, who, out.Message), correlation); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// sweepLoop reconciles at start, then every interval (the current
+// design's reconciliation interval, else SweepInterval; a negative
+// SweepInterval: only at start).
+func (e *Engine) sweepLoop(ctx context.Context) {
+	for {
+		if rep, err := e.Reconcile(ctx, "schedule"); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			e.log.Warn().Err(err).Msg("reconciliation failed; it runs again at the next interval")
+		} else if len(rep.Records) > 0 || len(rep.Cleared) > 0 {
+			e.log.Warn().Int("open", len(rep.Records)).Int("detected", len(rep.Detected)).Int("cleared", len(rep.Cleared)).
+				Int("repaired", len(rep.Repaired)).Int("leaks", len(rep.Leaks)).Msg("reconciliation found drift (see `orchestrator drift` and the events)")
+		}
+		if e.cfg.SweepInterval < 0 {
+			return
+		}
+		every := e.reconcileInterval(ctx)
+		e.recon.mu.Lock()
+		e.recon.next = now().Add(every)
+		e.recon.mu.Unlock()
+		if !sleep(ctx, every) {
+			return
+		}
+	}
+}
