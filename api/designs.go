@@ -50,6 +50,7 @@ type applied struct {
 
 func (s *Server) applyDesign(c echo.Context) error {
 	ctx := c.Request().Context()
+	auditWhat(c, AuditWhat{Action: "design.apply"})
 	d, fs, done, err := s.loadUpload(c)
 	if err != nil {
 		return err
