@@ -207,11 +207,12 @@ func (r *nodeRun) recoverStage(ctx context.Context, action drivers.Recovery, goa
 	return r.result(res, true, func() step { return advance("machine %s is in %s: %s", r.rec.MachineID, goal, res.Message) })
 }
 
-// stageTimeout is the current stage's time limit: the design's
-// lifecycle.timeouts (following the time scale like the defaults), else
-// the engine's.
+// stageTimeout is the current stage's time limit: the Site's
+// lifecycle.timeouts in the task's design revision (following the time
+// scale like the defaults), else the engine's (Config.Timeouts, then
+// DefaultTimeouts).
 func (r *nodeRun) stageTimeout() time.Duration {
-	if _, set := r.e.cfg.Timeouts[r.rec.Stage]; !set && r.d != nil {
+	if r.d != nil {
 		if d, ok := r.d.StageTimeout(string(r.rec.Stage)); ok {
 			return max(r.e.scaled(d), min(d, minTimeout))
 		}
