@@ -218,13 +218,8 @@ func (a *app) rescueCmd() *cobra.Command {
 		cobra.ExactArgs(1), pick, nil)
 }
 
-func requester() string {
-	u := os.Getenv("USER")
-	if u == "" {
-		u = "unknown"
-	}
-	return "cli:" + u
-}
+// requester names the local operator: cli:<OS user> (see osUser).
+func requester() string { return localRequester() }
 
 // follow shows a task's progress until it ends, then its results; the
 // exit status is 0 only when it succeeded.
