@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
@@ -203,13 +204,24 @@ const historyLen = 30
 // NodeRecord is the engine's durable view of one node, written after
 // every transition: the workflow checkpoint, the lease, the provisioner
 // machine, the intent in flight.
+//
+// Two things are kept apart: Lifecycle is where the node's machine is
+// in its life (deployed, ready, released...), which only the workflows
+// that own the machine change (prepare, deploy, redeploy, destroy);
+// LastTask, Action, Stage and Outcome are the result of the last task
+// that drove the node, whatever it was (a power_cycle or verify_nodes
+// task leaves a deployed node deployed, at stage powered or verified).
 type NodeRecord struct {
 	Name      string `json:"name"`
 	MachineID string `json:"machineId,omitempty"`
 	Observed  string `json:"observed,omitempty"` // provisioner state last seen
+	// Lifecycle is the node's lifecycle state. A record written before
+	// the field existed has none: LifecycleState derives it.
+	Lifecycle Lifecycle `json:"lifecycle,omitempty"`
 	// Task holds the node's lease: the task driving it ("" when free).
 	Task     string  `json:"task,omitempty"`
-	Action   Action  `json:"action,omitempty"` // the workflow running or last run
+	LastTask string  `json:"lastTask,omitempty"` // the task running or last run
+	Action   Action  `json:"action,omitempty"`   // the workflow running or last run
 	Stage    Stage   `json:"stage"`
 	Step     int     `json:"step,omitempty"` // sub-step within the stage
 	Outcome  Outcome `json:"outcome,omitempty"`
@@ -219,18 +231,27 @@ type NodeRecord struct {
 	Rounds int `json:"rounds,omitempty"`
 	// Deployment numbers the allocations of the node's machine; Ended
 	// says the last one was released (the next deploy starts a new one).
-	Deployment      int          `json:"deployment,omitempty"`
-	DeploymentEnded bool         `json:"deploymentEnded,omitempty"`
-	Intent          *Intent      `json:"intent,omitempty"`
-	AllocatedBy     string       `json:"allocatedBy,omitempty"` // task whose deploy intent took the machine
-	Class           string       `json:"class,omitempty"`
-	Reason          string       `json:"reason,omitempty"`
-	Frozen          bool         `json:"frozen,omitempty"`
-	FrozenWhy       string       `json:"frozenReason,omitempty"`
-	StageStart      time.Time    `json:"stageStarted,omitzero"`
-	NextAt          time.Time    `json:"nextAt,omitzero"`
-	Updated         time.Time    `json:"updated,omitzero"`
-	History         []Transition `json:"history,omitempty"`
+	Deployment      int       `json:"deployment,omitempty"`
+	DeploymentEnded bool      `json:"deploymentEnded,omitempty"`
+	Intent          *Intent   `json:"intent,omitempty"`
+	AllocatedBy     string    `json:"allocatedBy,omitempty"` // task whose deploy intent took the machine
+	Class           string    `json:"class,omitempty"`
+	Reason          string    `json:"reason,omitempty"`
+	Frozen          bool      `json:"frozen,omitempty"`
+	FrozenWhy       string    `json:"frozenReason,omitempty"`
+	StageStart      time.Time `json:"stageStarted,omitzero"`
+	// BudgetFrom opens the node's commissioning budget: the provisioner's
+	// commissioning failures before it do not count against the driver's
+	// retries. A new prepare or deploy task, and an operator's retry or
+	// restart-clean, set it to their start.
+	BudgetFrom time.Time `json:"budgetFrom,omitzero"`
+	// Recovery is the recovery in progress on the node's machine (its
+	// plan and how far it got), nil when none: a restarted engine
+	// resumes it at the step it had reached.
+	Recovery *Recovery    `json:"recovery,omitempty"`
+	NextAt   time.Time    `json:"nextAt,omitzero"`
+	Updated  time.Time    `json:"updated,omitzero"`
+	History  []Transition `json:"history,omitempty"`
 }
 
 // addHistory appends a transition, keeping the last historyLen.
@@ -279,3 +300,98 @@ const (
 var EventTypes = []string{EventOnboardingStarted, EventOnboardingCompleted, EventOnboardingFailed, EventOnboardingManual,
 	EventDecommissionStarted, EventDecommissionCompleted, EventDecommissionFailed, EventDecommissionManual,
 	EventDriftDetected, EventDriftResolved}
+
+// Lifecycle is where a node's machine is in its life, as the workflows
+// that own the machine left it. Tasks that only look at or power the
+// machine (verify_nodes, power_*) do not change it.
+type Lifecycle string
+
+// Lifecycle states.
+const (
+	LifecycleNew       Lifecycle = "new"       // no workflow has taken the machine anywhere yet
+	LifecyclePreparing Lifecycle = "preparing" // prepare_nodes running
+	LifecycleReady     Lifecycle = "ready"     // commissioned, unallocated
+	LifecycleDeploying Lifecycle = "deploying" // deploy_nodes or redeploy_nodes running
+	LifecycleDeployed  Lifecycle = "deployed"
+	LifecycleReleasing Lifecycle = "releasing" // destroy_nodes running
+	LifecycleReleased  Lifecycle = "released"
+	LifecycleFailed    Lifecycle = "failed"    // the owning workflow failed or needs an operator (see the record's reason)
+	LifecycleCancelled Lifecycle = "cancelled" // the owning workflow was cancelled before its goal
+)
+
+// lifecycleActions are the workflows that own the machine's lifecycle,
+// with the state a node is in while each runs.
+var lifecycleActions = map[Action]Lifecycle{
+	ActionPrepareNodes:  LifecyclePreparing,
+	ActionDeployNodes:   LifecycleDeploying,
+	ActionRedeployNodes: LifecycleDeploying,
+	ActionDestroyNodes:  LifecycleReleasing,
+}
+
+// ownsLifecycle reports whether a's workflow changes the node's
+// lifecycle state. Workflows added later that take a machine out of
+// service (decommissioning) own it too; looking and powering do not.
+func ownsLifecycle(a Action) bool {
+	if _, ok := lifecycleActions[a]; ok {
+		return true
+	}
+	return strings.Contains(string(a), "decommission")
+}
+
+// lifecycleAt is the lifecycle state a workflow of action a means at
+// stage s with outcome o; ok is false when a does not own the lifecycle.
+// A terminal stage that names a lifecycle state is that state whatever
+// the workflow (adopt, and a resumed node, get there too).
+func lifecycleAt(a Action, s Stage, o Outcome) (Lifecycle, bool) {
+	if l, ok := stageLifecycle[s]; ok && (o == OutcomeSucceeded || o == "") {
+		return l, true
+	}
+	if !ownsLifecycle(a) {
+		return "", false
+	}
+	switch o {
+	case OutcomeFailed, OutcomeManual:
+		return LifecycleFailed, true
+	case OutcomeCancelled:
+		if s == StageReleased {
+			return LifecycleReleased, true
+		}
+		return LifecycleCancelled, true
+	}
+	if l, ok := lifecycleActions[a]; ok {
+		return l, true
+	}
+	return LifecycleReleasing, true // decommissioning
+}
+
+// stageLifecycle maps the terminal stages that are lifecycle states.
+var stageLifecycle = map[Stage]Lifecycle{
+	StageDeployed: LifecycleDeployed,
+	StageReady:    LifecycleReady,
+	StageReleased: LifecycleReleased,
+}
+
+// LifecycleState is the node's lifecycle state: the recorded one, or,
+// for a record written before the engine kept it apart (only a stage),
+// the one its last lifecycle workflow left: its stage when that workflow
+// was the last one, else the newest lifecycle stage in its history.
+func (r NodeRecord) LifecycleState() Lifecycle {
+	if r.Lifecycle != "" {
+		return r.Lifecycle
+	}
+	if r.Stage == "" || r.Stage == StagePending {
+		return LifecycleNew
+	}
+	if l, ok := lifecycleAt(r.Action, r.Stage, r.Outcome); ok && (ownsLifecycle(r.Action) || r.Action == "") {
+		return l
+	}
+	for i := len(r.History) - 1; i >= 0; i-- {
+		if l, ok := stageLifecycle[r.History[i].To]; ok {
+			return l
+		}
+	}
+	if r.MachineID == "" {
+		return LifecycleNew
+	}
+	return "" // unknown: the history no longer reaches back to a lifecycle stage
+}

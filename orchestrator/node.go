@@ -110,7 +110,16 @@ func (r *nodeRun) drive() {
 	}
 	r.rec = rec
 	if r.rec.Task != r.run.id { // a fresh start; else resume from the checkpoint
-		r.rec.Task, r.rec.Action = r.run.id, r.run.task.Action
+		if r.rec.Lifecycle == "" { // a record of an earlier version: derived before the stage moves on
+			r.rec.Lifecycle = r.rec.LifecycleState()
+		}
+		if opensBudget(r.run.task.Action) {
+			// A new prepare or deploy task: the provisioner's earlier
+			// commissioning failures do not count against it.
+			r.rec.BudgetFrom = now()
+		}
+		r.rec.Recovery = nil // another task's recovery: its node was finished
+		r.rec.Task, r.rec.LastTask, r.rec.Action = r.run.id, r.run.id, r.run.task.Action
 		r.rec.Stage, r.rec.Step, r.rec.Attempts, r.rec.Rounds = r.seq[0], 0, 0, 0
 		r.rec.Outcome, r.rec.Class, r.rec.Reason, r.rec.NextAt = OutcomeRunning, "", "", time.Time{}
 		r.rec.StageStart = now()
@@ -136,6 +145,12 @@ func (r *nodeRun) drive() {
 			r.finish(OutcomeManual, string(drivers.NeedsIntervention), "frozen for manual intervention: "+why)
 			return
 		}
+		if r.rec.Recovery != nil { // a recovery the engine's stop interrupted: resume it at its step
+			if !r.runRecovery(ctx) {
+				return
+			}
+			continue
+		}
 		if r.rec.Stage == r.seq[len(r.seq)-1] {
 			r.finish(OutcomeSucceeded, "", "")
 			return
@@ -146,10 +161,20 @@ func (r *nodeRun) drive() {
 			}
 		}
 		if lim := r.stageTimeout(); !r.rec.StageStart.IsZero() && time.Since(r.rec.StageStart) > lim {
-			r.fail(drivers.Transient, fmt.Sprintf("stage %s did not finish within %s; look at the machine in the provisioner, then retry the task", r.rec.Stage, lim.Round(time.Millisecond)))
+			trigger := fmt.Sprintf("stage %s did not finish within %s", r.rec.Stage, lim.Round(time.Millisecond))
+			if r.rec.MachineID != "" && slices.Contains(stuckStages, r.rec.Stage) {
+				// The machine may be stuck in the provisioner: get it
+				// moving again (abort, release...) before failing.
+				r.startRecovery(ctx, trigger, recoveryThenFail)
+				return
+			}
+			r.fail(drivers.Transient, trigger+"; look at the machine in the provisioner, then retry the task")
 			return
 		}
 		st, err := r.stage(ctx)
+		if errors.Is(err, errRecovered) {
+			return // a recovery failed the node or froze it
+		}
 		if err != nil {
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 				continue // cancelled or stopping: the loop head decides
@@ -259,6 +284,16 @@ func (r *nodeRun) finish(o Outcome, class, reason string) {
 	}
 }
 
+// opensBudget: a new task of action a gives the node a fresh
+// commissioning budget.
+func opensBudget(a Action) bool {
+	return a == ActionPrepareNodes || a == ActionDeployNodes || a == ActionRedeployNodes
+}
+
+// stuckStages are the stages whose deadline may mean a machine stuck in
+// the provisioner, which a recovery gets moving again.
+var stuckStages = []Stage{StageCommission, StageDeploy, StageReleasing}
+
 func (r *nodeRun) event(level, kind, format string, args ...any) Event {
 	return Event{Time: now(), Task: r.run.id, Node: r.rec.Name, Stage: r.rec.Stage, Level: level, Kind: kind,
 		Message: fmt.Sprintf(format, args...), Correlation: r.run.corr}
@@ -270,6 +305,9 @@ func (r *nodeRun) event(level, kind, format string, args ...any) Event {
 func (r *nodeRun) save(ev Event) bool {
 	if why, ok := r.e.frozenReason(r.rec.Name); ok {
 		r.rec.Frozen, r.rec.FrozenWhy = true, why
+	}
+	if l, ok := lifecycleAt(r.rec.Action, r.rec.Stage, r.rec.Outcome); ok {
+		r.rec.Lifecycle = l
 	}
 	r.rec.Updated = now()
 	var b batch
@@ -327,7 +365,7 @@ func (r *nodeRun) lease(ctx context.Context) bool {
 func (r *nodeRun) unlease() { r.e.unleaseFor(r.rec.Name, r.run.id) }
 
 func (r *nodeRun) ref() drivers.NodeRef {
-	return drivers.NodeRef{Name: r.rec.Name, MachineID: r.rec.MachineID}
+	return drivers.NodeRef{Name: r.rec.Name, MachineID: r.rec.MachineID, BudgetFrom: r.rec.BudgetFrom}
 }
 
 func now() time.Time { return time.Now().UTC() }

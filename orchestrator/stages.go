@@ -248,6 +248,9 @@ func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 		if err != nil {
 			return step{}, err
 		}
+		if res.Status == drivers.StatusFailed {
+			return r.releaseRefused(ctx, res)
+		}
 		if res.Status != drivers.StatusDone {
 			return r.result(res, true, nil)
 		}
@@ -300,6 +303,24 @@ func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 		r.rec.Intent, r.rec.Observed = nil, "Deployed"
 		return advance("%s", res.Message), nil
 	case drivers.StatusFailed:
+		state, err := r.observe(ctx)
+		if err != nil {
+			return step{}, err
+		}
+		if state == "Broken" {
+			// Broken mid-deployment (MAAS, or an operator, marked it):
+			// release takes it back only once it is marked fixed.
+			then := recoveryThenFail
+			if r.rec.Rounds < r.deployRetries() {
+				then = recoveryThenContinue
+				r.rec.Step = 1 // released, the round's release is done and the node deploys again
+				r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
+			}
+			if !r.startRecovery(ctx, fmt.Sprintf("machine %s turned Broken while deploying (%s)", r.rec.MachineID, res.Message), then) {
+				return step{}, errRecovered
+			}
+			return step{kind: stepAgain}, nil
+		}
 		if r.rec.Rounds < r.deployRetries() {
 			r.rec.Step = 1
 			r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
@@ -330,6 +351,16 @@ func (r *nodeRun) release(ctx context.Context, erase bool) (drivers.Result, erro
 		return err
 	})
 	return res, err
+}
+
+// releaseRefused handles a release the provisioner refused (Failed): the
+// machine's recovery (e.g. mark broken, mark fixed) runs, then the
+// stage asks for the release again.
+func (r *nodeRun) releaseRefused(ctx context.Context, res drivers.Result) (step, error) {
+	if !r.startRecovery(ctx, fmt.Sprintf("the provisioner refused to release machine %s (%s)", r.rec.MachineID, res.Message), recoveryThenContinue) {
+		return step{}, errRecovered
+	}
+	return step{kind: stepAgain}, nil
 }
 
 func (r *nodeRun) bootstrap(ctx context.Context) (step, error) {
@@ -391,6 +422,9 @@ func (r *nodeRun) releasing(ctx context.Context) (step, error) {
 	res, err := r.releaseWith(ctx, r.erasePolicy())
 	if err != nil {
 		return step{}, err
+	}
+	if res.Status == drivers.StatusFailed {
+		return r.releaseRefused(ctx, res)
 	}
 	if res.Status == drivers.StatusDone {
 		if err := r.endDeployment(ctx); err != nil {

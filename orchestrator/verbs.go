@@ -90,7 +90,17 @@ func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (T
 			return Task{}, fmt.Errorf("%w: node %s is held by running task %s; wait for it or cancel it", ErrConflict, res.Node, holder)
 		}
 		rec.Task, rec.Action, rec.Outcome, rec.Attempts, rec.NextAt = id, t.Action, OutcomeRunning, 0, time.Time{}
-		rec.Class, rec.Reason, rec.StageStart = "", "", now()
+		rec.Class, rec.Reason, rec.StageStart, rec.LastTask = "", "", now(), id
+		if rec.Lifecycle == "" {
+			rec.Lifecycle = rec.LifecycleState()
+		}
+		if v != VerbResume {
+			// The operator asks again: the provisioner's commissioning
+			// failures so far do not count against this attempt (without
+			// it the driver's spent budget fails the node at once).
+			rec.BudgetFrom = now()
+			rec.Recovery = nil
+		}
 		switch v {
 		case VerbRetry:
 			// A fresh budget: the failed deployments counted against
@@ -369,6 +379,19 @@ func (e *Engine) ReleaseManual(ctx context.Context, node, who string) (NodeRecor
 // machine that no longer runs the recorded deployment (Ready, Allocated,
 // released) ends it: the node's introspection token is revoked.
 func (e *Engine) Adopt(ctx context.Context, node, revision, who string) (NodeRecord, error) {
+	return e.AdoptMachine(ctx, node, "", revision, who)
+}
+
+// AdoptMachine is Adopt; given a machine (its provisioner ID), it
+// attaches that machine to the node instead of the one the provisioner
+// finds for the node: a machine the sweep reports leaked ("owned by this
+// orchestrator but no node record claims it") becomes the node's. The
+// machine must carry this orchestrator's marker naming the node, or no
+// marker at all, and no other node's record may claim it; a node whose
+// record holds another machine still in service is refused. The node
+// takes the machine's state (its stage and lifecycle), and the adoption
+// is an event naming who did it.
+func (e *Engine) AdoptMachine(ctx context.Context, node, machineID, revision, who string) (NodeRecord, error) {
 	if revision == "" {
 		var err error
 		if revision, err = e.currentRevision(ctx); err != nil {
@@ -381,36 +404,49 @@ func (e *Engine) Adopt(ctx context.Context, node, revision, who string) (NodeRec
 	}
 	n := d.Nodes[node]
 	if n == nil {
-		return NodeRecord{}, fmt.Errorf("%w: node %q is not in design %s", ErrNotFound, node, short(revision))
+		return NodeRecord{}, fmt.Errorf("%w: node %q is not in design %s: adopt a machine into a node of the current design (`orchestrator nodes` lists them)", ErrNotFound, node, short(revision))
 	}
 	rec, _, err := e.rec.node(ctx, node)
 	if err != nil {
 		return NodeRecord{}, err
 	}
 	if h := e.holder(rec); h != "" {
-		return NodeRecord{}, fmt.Errorf("%w: node %s is held by running task %s", ErrConflict, node, h)
-	}
-	dn, err := e.serverNode(d, n, rec.MachineID)
-	if err != nil {
-		return NodeRecord{}, err
+		return NodeRecord{}, fmt.Errorf("%w: node %s is held by running task %s; wait for it or cancel it, then adopt", ErrConflict, node, h)
 	}
 	var m drivers.Machine
-	var res drivers.Result
-	err = e.callServer(ctx, func(ctx context.Context) (err error) {
-		m, res, err = e.cfg.Drivers.Server.IdentifyNode(ctx, dn)
-		return err
-	})
-	if err != nil {
-		return NodeRecord{}, err
-	}
-	if res.Status != drivers.StatusDone {
-		return NodeRecord{}, fmt.Errorf("%w: the provisioner has no machine for node %s yet: %s", ErrConflict, node, res.Message)
+	how := ""
+	if machineID == "" {
+		dn, err := e.serverNode(d, n, rec.MachineID)
+		if err != nil {
+			return NodeRecord{}, err
+		}
+		var res drivers.Result
+		err = e.callServer(ctx, func(ctx context.Context) (err error) {
+			m, res, err = e.cfg.Drivers.Server.IdentifyNode(ctx, dn)
+			return err
+		})
+		if err != nil {
+			return NodeRecord{}, err
+		}
+		if res.Status != drivers.StatusDone {
+			return NodeRecord{}, fmt.Errorf("%w: the provisioner has no machine for node %s yet: %s", ErrConflict, node, res.Message)
+		}
+	} else {
+		if m, err = e.adoptable(ctx, node, machineID, rec); err != nil {
+			return NodeRecord{}, err
+		}
+		how = " (adopted by machine ID"
+		if m.OwnerNode != "" {
+			how += ", marked for the node"
+		}
+		how += ")"
 	}
 	from := rec.Stage
 	ended := ""
-	if rec.Deployment > 0 && !rec.DeploymentEnded && m.State != "Deploying" && !slices.Contains(deployedStates, m.State) {
-		// The machine left the recorded deployment: its token and reports
-		// must not serve the next one.
+	replaced := rec.MachineID != "" && rec.MachineID != m.MachineID
+	if rec.Deployment > 0 && !rec.DeploymentEnded && (replaced || m.State != "Deploying" && !slices.Contains(deployedStates, m.State)) {
+		// The machine left the recorded deployment (or is another
+		// machine): its token and reports must not serve the next one.
 		if e.cfg.Bootstrap != nil {
 			if err := e.cfg.Bootstrap.EndDeployment(ctx, node); err != nil {
 				return NodeRecord{}, err
@@ -419,18 +455,100 @@ func (e *Engine) Adopt(ctx context.Context, node, revision, who string) (NodeRec
 		rec.DeploymentEnded = true
 		ended = fmt.Sprintf("; deployment %d is over: the node's introspection token is revoked", rec.Deployment)
 	}
+	if replaced || rec.Name == "" {
+		rec.Name = node
+	}
 	rec.MachineID, rec.Observed = m.MachineID, m.State
 	rec.Stage, rec.Outcome = stageOf(m.State)
+	if replaced || machineID != "" {
+		rec.Step, rec.Rounds, rec.Attempts = 0, 0, 0
+		if slices.Contains([]string{"Allocated", "Deploying", "Deployed", "Failed deployment", "Broken"}, m.State) {
+			rec.AllocatedBy = "adopted" // ours now: a cancel or recovery may release it
+		} else {
+			rec.AllocatedBy = ""
+		}
+	}
+	rec.Lifecycle = adoptedLifecycle(m.State)
+	rec.Recovery = nil
 	rec.Intent, rec.Class, rec.Reason, rec.Updated = nil, "", "", now()
-	rec.addHistory(Transition{At: now(), From: from, To: rec.Stage, Message: "adopted: machine " + m.MachineID + " is " + m.State})
+	rec.addHistory(Transition{At: now(), From: from, To: rec.Stage, Message: "adopted: machine " + m.MachineID + " is " + m.State + how})
 	var b batch
 	b.node(rec)
 	b.event(Event{Time: now(), Node: node, Stage: rec.Stage, Level: "info", Kind: "verb",
-		Message: fmt.Sprintf("adopt by %s: machine %s is %s → stage %s%s", orDefault(who, "unknown"), m.MachineID, m.State, rec.Stage, ended)})
+		Message: fmt.Sprintf("adopt by %s: machine %s is %s%s → stage %s, lifecycle %s%s", orDefault(who, "unknown"), m.MachineID, m.State, how, rec.Stage, rec.Lifecycle, ended)})
 	if err := e.rec.write(ctx, &b); err != nil {
 		return NodeRecord{}, err
 	}
+	e.log.Info().Str("node", node).Str("machine", m.MachineID).Str("state", m.State).Str("by", orDefault(who, "unknown")).
+		Str("lifecycle", string(rec.Lifecycle)).Msg("node adopted its machine")
 	return rec, nil
+}
+
+// adoptable checks that machineID may become node's machine and returns
+// it: the provisioner has it; it carries this orchestrator's marker for
+// this node, or none (another orchestrator's, or one naming another
+// node, is refused); no other node's record claims it; and the node's
+// record holds no other machine still in service.
+func (e *Engine) adoptable(ctx context.Context, node, machineID string, rec NodeRecord) (drivers.Machine, error) {
+	if len(machineID) > 200 || strings.ContainsAny(machineID, "/?# \t\n") {
+		return drivers.Machine{}, fmt.Errorf("%w: machine ID %.40q is not a provisioner machine ID", ErrConflict, machineID)
+	}
+	recs, err := e.rec.nodes(ctx)
+	if err != nil {
+		return drivers.Machine{}, err
+	}
+	for _, o := range recs {
+		if o.MachineID == machineID && o.Name != node {
+			return drivers.Machine{}, fmt.Errorf("%w: machine %s is node %s's (its record claims it): it is not leaked; adopt another machine, or destroy %s first", ErrConflict, machineID, o.Name, o.Name)
+		}
+	}
+	if rec.MachineID != "" && rec.MachineID != machineID {
+		switch rec.LifecycleState() {
+		case LifecycleNew, LifecycleReleased, LifecycleCancelled, "":
+		default:
+			return drivers.Machine{}, fmt.Errorf("%w: node %s already has machine %s (lifecycle %s): destroy the node first (its machine is released), then adopt %s",
+				ErrConflict, node, rec.MachineID, rec.LifecycleState(), machineID)
+		}
+	}
+	var ms []drivers.Machine
+	err = e.callServer(ctx, func(ctx context.Context) (err error) {
+		ms, err = e.cfg.Drivers.Server.Status(ctx, []drivers.NodeRef{{MachineID: machineID}})
+		return err
+	})
+	if err != nil {
+		return drivers.Machine{}, err
+	}
+	if len(ms) != 1 || ms[0].MachineID == "" {
+		return drivers.Machine{}, fmt.Errorf("%w: the provisioner has no machine %s: check the ID (the sweep's leak events name them)", ErrNotFound, machineID)
+	}
+	m := ms[0]
+	switch {
+	case m.Owned && m.OwnerNode != "" && m.OwnerNode != node:
+		return drivers.Machine{}, fmt.Errorf("%w: machine %s is marked for node %s, not %s: adopt it into %s", ErrConflict, machineID, m.OwnerNode, node, m.OwnerNode)
+	case !m.Owned && m.Node != "":
+		return drivers.Machine{}, fmt.Errorf("%w: machine %s carries another orchestrator's marker (node %q): refusing to take it", ErrConflict, machineID, m.Node)
+	}
+	return m, nil
+}
+
+// adoptedLifecycle is the lifecycle state a machine's provisioner state
+// means for the node that adopts it.
+func adoptedLifecycle(state string) Lifecycle {
+	switch state {
+	case "Deployed", "Entering rescue mode", "Rescue mode", "Exiting rescue mode", "Failed to enter rescue mode", "Failed to exit rescue mode":
+		return LifecycleDeployed
+	case "Ready":
+		return LifecycleReady
+	case "New":
+		return LifecycleNew
+	case "Allocated", "Deploying":
+		return LifecycleDeploying
+	case "Commissioning", "Testing":
+		return LifecyclePreparing
+	case "Releasing", "Disk erasing":
+		return LifecycleReleasing
+	}
+	return LifecycleFailed
 }
 
 // stageOf maps a provisioner state to the workflow stage it means.

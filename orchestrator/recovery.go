@@ -1,0 +1,262 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// RecoveryStep is one step of a recovery plan: a provisioner recovery
+// action (abort, mark-broken, mark-fixed) or a release.
+type RecoveryStep string
+
+// Recovery steps.
+const (
+	RecAbort      RecoveryStep = RecoveryStep(drivers.RecoveryAbort)
+	RecMarkBroken RecoveryStep = RecoveryStep(drivers.RecoveryMarkBroken)
+	RecMarkFixed  RecoveryStep = RecoveryStep(drivers.RecoveryMarkFixed)
+	RecRelease    RecoveryStep = "release"
+)
+
+// What a node does once its recovery's steps are done.
+const (
+	recoveryThenFail     = "fail"     // the node fails with the recovery's reason (retry deploys again)
+	recoveryThenContinue = "continue" // the stage goes on (a release that was refused is asked again)
+)
+
+// Recovery is a recovery of a node's machine in progress, checkpointed
+// in the node's record after each step.
+type Recovery struct {
+	// Trigger says what started it, e.g. "stage deploy did not finish
+	// within 1h0m0s".
+	Trigger string `json:"trigger"`
+	// Observed is the machine's state the plan was made for.
+	Observed string         `json:"observed"`
+	Steps    []RecoveryStep `json:"steps"`
+	Done     int            `json:"done"` // steps completed
+	Then     string         `json:"then"` // fail | continue
+	Started  time.Time      `json:"started"`
+}
+
+// planRecovery is the one place that says how the engine gets a stuck
+// machine moving again, as a MAAS operator would: it maps the machine's
+// observed state to the steps that bring it back to Ready. ours says the
+// node's current deployment allocated the machine: nothing that only an
+// allocation allows (abort of a deployment, marking, releasing) is
+// planned for another's machine. An empty plan with no reason means
+// there is nothing to do; a reason means the engine gives up and an
+// operator must act (the reason says what to do).
+func planRecovery(state string, ours bool) ([]RecoveryStep, string) {
+	notOurs := func(what string) string {
+		return fmt.Sprintf("the machine is %s, and this node's deployment did not allocate it: %s in the provisioner, then `release-manual` the node and retry", state, what)
+	}
+	switch state {
+	case "Ready", "New", "":
+		return nil, ""
+	case "Commissioning", "Testing":
+		return []RecoveryStep{RecAbort}, "" // nothing allocated: aborting leaves it as it was before
+	case "Deploying", "Disk erasing":
+		if !ours {
+			return nil, notOurs("abort the operation and release it")
+		}
+		return []RecoveryStep{RecAbort, RecRelease}, ""
+	case "Allocated":
+		if !ours {
+			return nil, notOurs("release it")
+		}
+		return []RecoveryStep{RecRelease}, ""
+	case "Broken":
+		if !ours {
+			return nil, notOurs("repair it, mark it fixed and release it")
+		}
+		return []RecoveryStep{RecMarkFixed, RecRelease}, ""
+	case "Failed deployment", "Failed releasing", "Failed disk erasing":
+		// The provisioner refuses to release it as it is: marking it
+		// broken, then fixed, returns it to Ready (MAAS's way out).
+		if !ours {
+			return nil, notOurs("mark it broken, then fixed, and release it")
+		}
+		return []RecoveryStep{RecMarkBroken, RecMarkFixed, RecRelease}, ""
+	}
+	return nil, fmt.Sprintf("the machine is %s, a state the engine has no recovery for: bring it to Ready in the provisioner (or release it), then `release-manual` the node and retry", state)
+}
+
+// stepReached reports whether a step's goal holds for a machine in
+// state: a step asked again after a crash, or answered Failed because
+// the machine is already past it, counts as done.
+func stepReached(s RecoveryStep, state string) bool {
+	switch s {
+	case RecAbort:
+		return state != "Deploying" && state != "Commissioning" && state != "Testing" && state != "Disk erasing"
+	case RecMarkBroken:
+		return state == "Broken" || state == "Ready" || state == "Deployed"
+	case RecMarkFixed:
+		return state != "Broken"
+	case RecRelease:
+		return state == "Ready" || state == "New"
+	}
+	return false
+}
+
+// ours says the node's current deployment allocated its machine.
+func (r *nodeRun) ours() bool {
+	return r.rec.MachineID != "" && (r.rec.AllocatedBy != "" || r.rec.Deployment > 0 && !r.rec.DeploymentEnded)
+}
+
+// observe reads the machine's state from the provisioner ("" when it has
+// no such machine).
+func (r *nodeRun) observe(ctx context.Context) (string, error) {
+	ms, err := r.e.status(ctx, []drivers.NodeRef{r.ref()})
+	if err != nil {
+		return "", err
+	}
+	if len(ms) != 1 || ms[0].MachineID == "" {
+		return "", nil
+	}
+	r.rec.Observed = ms[0].State
+	return ms[0].State, nil
+}
+
+// startRecovery looks at the machine, plans its recovery and records the
+// plan (the checkpoint a restarted engine resumes from), then runs it.
+// It returns false when the node is done (failed, or frozen for manual
+// intervention); true when its stage goes on.
+func (r *nodeRun) startRecovery(ctx context.Context, trigger, then string) bool {
+	state, err := r.observe(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		r.fail(drivers.Classify(err), fmt.Sprintf("%s; reading machine %s's state to recover it failed: %v; look at the machine in the provisioner, then retry the task", trigger, r.rec.MachineID, err))
+		return false
+	}
+	steps, why := planRecovery(state, r.ours())
+	if why != "" {
+		r.manual(fmt.Sprintf("%s; %s", trigger, why))
+		return false
+	}
+	r.rec.Recovery = &Recovery{Trigger: trigger, Observed: state, Steps: steps, Then: then, Started: now()}
+	if !r.save(r.event("warn", "recovery", "%s; machine %s is %s: recovering (%s)", trigger, r.rec.MachineID, orDefault(state, "unknown"), planText(steps))) {
+		return false
+	}
+	return r.runRecovery(ctx)
+}
+
+func planText(steps []RecoveryStep) string {
+	if len(steps) == 0 {
+		return "nothing to do"
+	}
+	s := make([]string, len(steps))
+	for i, st := range steps {
+		s[i] = string(st)
+	}
+	return strings.Join(s, ", then ")
+}
+
+// runRecovery applies the recorded plan from the step it reached, saving
+// after each step. A step answered Failed is looked at again (the
+// machine may be past it); one that cannot be done freezes the node for
+// manual intervention. It returns as startRecovery.
+func (r *nodeRun) runRecovery(ctx context.Context) bool {
+	rc := r.rec.Recovery
+	for rc.Done < len(rc.Steps) {
+		st := rc.Steps[rc.Done]
+		ok, err := r.recoveryStep(ctx, st)
+		if err != nil {
+			if ctx.Err() != nil {
+				return false // stopping: the checkpoint resumes this step
+			}
+			if drivers.Classify(err) == drivers.NeedsIntervention {
+				r.manual(fmt.Sprintf("%s; recovery step %s of machine %s failed: %v", rc.Trigger, st, r.rec.MachineID, err))
+				return false
+			}
+			r.manual(fmt.Sprintf("%s; recovery step %s of machine %s kept failing: %v; finish it in the provisioner (%s), then `release-manual` the node and retry",
+				rc.Trigger, st, r.rec.MachineID, err, planText(rc.Steps[rc.Done:])))
+			return false
+		}
+		if !ok {
+			r.manual(fmt.Sprintf("%s; recovery step %s of machine %s was refused (the machine is %s): finish it in the provisioner (%s), then `release-manual` the node and retry",
+				rc.Trigger, st, r.rec.MachineID, orDefault(r.rec.Observed, "in an unknown state"), planText(rc.Steps[rc.Done:])))
+			return false
+		}
+		rc.Done++
+		if st == RecRelease {
+			if err := r.endDeployment(ctx); err != nil {
+				if ctx.Err() != nil {
+					return false
+				}
+				rc.Done-- // the release stands; ending the deployment is asked again
+				r.manual(fmt.Sprintf("%s; machine %s is released, but ending the node's deployment failed: %v; `release-manual` the node and retry", rc.Trigger, r.rec.MachineID, err))
+				return false
+			}
+			r.rec.Intent, r.rec.AllocatedBy, r.rec.Observed = nil, "", "Ready"
+		}
+		if !r.save(r.event("info", "recovery", "recovery step %d of %d done: %s of machine %s", rc.Done, len(rc.Steps), st, r.rec.MachineID)) {
+			return false
+		}
+	}
+	r.rec.Recovery = nil
+	if rc.Then == recoveryThenFail {
+		r.fail(drivers.Transient, fmt.Sprintf("%s; machine %s was %s: %s done, it is back in the pool; look at why it stuck, then `retry` the task",
+			rc.Trigger, r.rec.MachineID, orDefault(rc.Observed, "unknown"), planText(rc.Steps)))
+		return false
+	}
+	return r.save(r.event("info", "recovery", "recovered machine %s (%s); %s goes on", r.rec.MachineID, planText(rc.Steps), r.rec.Stage))
+}
+
+// recoveryStep runs one step until the provisioner reports it done
+// (polling while in progress, retrying transient errors within the
+// retry budget). ok is false when the provisioner refused it and the
+// machine is not past it.
+func (r *nodeRun) recoveryStep(ctx context.Context, st RecoveryStep) (bool, error) {
+	for attempt := 1; ; {
+		var res drivers.Result
+		err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
+			if st == RecRelease {
+				res, err = r.e.cfg.Drivers.Server.Release(ctx, r.ref(), r.erasePolicy())
+			} else {
+				res, err = r.e.cfg.Drivers.Server.Recover(ctx, r.ref(), drivers.Recovery(st))
+			}
+			return err
+		})
+		var wait time.Duration
+		switch {
+		case err != nil:
+			if ctx.Err() != nil || drivers.Classify(err) != drivers.Transient || attempt >= r.e.cfg.Retry.Attempts {
+				return false, err
+			}
+			wait = r.e.scaled(r.e.cfg.Retry.backoff(attempt))
+			attempt++
+			r.log.Warn().Err(err).Str("step", string(st)).Int("attempt", attempt).Msg("recovery step failed; retrying")
+		case res.Status == drivers.StatusDone:
+			return true, nil
+		case res.Status == drivers.StatusFailed:
+			state, oerr := r.observe(ctx)
+			if oerr != nil {
+				return false, oerr
+			}
+			return stepReached(st, state), nil
+		default:
+			wait = min(r.e.scaled(max(res.RetryAfter, time.Second)), r.e.cfg.MaxWait)
+		}
+		if !sleep(ctx, wait) {
+			return false, ctx.Err()
+		}
+	}
+}
+
+// manual freezes the node for manual intervention with why, which names
+// the machine and what the operator does next.
+func (r *nodeRun) manual(why string) {
+	r.e.freeze(r.rec.Name, why)
+	r.rec.Frozen, r.rec.FrozenWhy = true, why
+	r.finish(OutcomeManual, string(drivers.NeedsIntervention), fmt.Sprintf("%s: %s", r.rec.Stage, why))
+}
+
+// errRecovered tells the drive loop that a stage handler ran a recovery
+// and the node is done (failed or frozen).
+var errRecovered = errors.New("recovery ended the node")
