@@ -68,6 +68,7 @@ func (s *Server) OpenAPI() map[string]any {
 				"Problem": map[string]any{"type": "object", "properties": map[string]any{
 					"type": str(), "title": str(), "status": map[string]any{"type": "integer"}, "detail": str(),
 					"instance": str(), "requestId": str(), "findings": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}}},
+				"DriftResolution": driftResolutionSchema(), // reconcile.go
 				"TaskRequest": map[string]any{"type": "object", "required": []any{"action"}, "properties": map[string]any{
 					"action": actionEnum(), "designRevision": maxStr(statestore.IDLen),
 					"options": map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{

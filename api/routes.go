@@ -23,7 +23,7 @@ type route struct {
 func (s *Server) table() []route {
 	const v1 = "/api/v1"
 	op, view, admin := RoleOperator, RoleViewer, RoleAdmin
-	return []route{
+	return append([]route{
 		{Method: "GET", Path: "/healthz", Summary: "process is up", handler: s.healthz},
 		{Method: "GET", Path: "/readyz", Summary: "state store open, drivers answer", handler: s.readyz},
 		{Method: "GET", Path: "/metrics", Summary: "Prometheus metrics", handler: s.metricsHandler},
@@ -60,7 +60,7 @@ func (s *Server) table() []route {
 		{Method: "GET", Path: v1 + "/tokens", Role: admin, Summary: "API tokens (never their values)", handler: s.listTokens},
 		{Method: "POST", Path: v1 + "/tokens", Role: admin, Mutating: true, Body: "TokenRequest", Summary: "create a token (its value is shown once)", handler: s.createToken},
 		{Method: "DELETE", Path: v1 + "/tokens/:id", Role: admin, Mutating: true, Summary: "revoke a token", handler: s.revokeToken},
-	}
+	}, s.reconcileRoutes(v1)...) // reconcile.go
 }
 
 const principalKey = "slipway.principal"

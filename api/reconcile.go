@@ -1,0 +1,148 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+// Reconciler is what the reconciliation routes need of the engine (the
+// orchestrator's Engine is one). An Engine that is not one answers 501.
+type Reconciler interface {
+	Reconcile(ctx context.Context, trigger string) (orchestrator.SweepReport, error)
+	ReconcileStatus(ctx context.Context) (orchestrator.ReconcileStatus, error)
+	Drift(ctx context.Context) ([]orchestrator.DriftRecord, error)
+	ResolveDrift(ctx context.Context, node string, kind orchestrator.DriftKind, res orchestrator.Resolution, who, correlation string) (orchestrator.DriftResolved, error)
+}
+
+// reconcileRoutes are the reconciliation routes (in table()).
+func (s *Server) reconcileRoutes(v1 string) []route {
+	op, view := RoleOperator, RoleViewer
+	return []route{
+		{Method: "GET", Path: v1 + "/reconciliation/status", Role: view, Summary: "reconciliation: the last run, the next, the open drift by kind", handler: s.reconcileStatus},
+		{Method: "GET", Path: v1 + "/reconciliation/drift", Role: view, Summary: "open drift records (?node=&kind=, pages)", handler: s.listDrift},
+		{Method: "POST", Path: v1 + "/reconciliation/run", Role: op, Mutating: true, Summary: "reconcile now; answers the run's report", handler: s.runReconcile},
+		{Method: "POST", Path: v1 + "/reconciliation/drift/:node/resolve", Role: op, Mutating: true, Body: "DriftResolution", Summary: "resolve a node's drift of one kind: accept, repair or release", handler: s.resolveDrift},
+	}
+}
+
+// driftResolutionSchema is the OpenAPI schema of a resolve body.
+func driftResolutionSchema() map[string]any {
+	kinds := make([]any, len(orchestrator.DriftKinds))
+	for i, k := range orchestrator.DriftKinds {
+		kinds[i] = string(k)
+	}
+	res := make([]any, len(orchestrator.Resolutions))
+	for i, r := range orchestrator.Resolutions {
+		res[i] = string(r)
+	}
+	return map[string]any{"type": "object", "required": []any{"kind", "resolution"}, "properties": map[string]any{
+		"kind": map[string]any{"type": "string", "enum": kinds}, "resolution": map[string]any{"type": "string", "enum": res}}}
+}
+
+func (s *Server) reconciler() (Reconciler, error) {
+	r, ok := s.cfg.Engine.(Reconciler)
+	if !ok {
+		return nil, problem(http.StatusNotImplemented, "this server's engine does not reconcile")
+	}
+	return r, nil
+}
+
+func (s *Server) reconcileStatus(c echo.Context) error {
+	r, err := s.reconciler()
+	if err != nil {
+		return err
+	}
+	st, err := r.ReconcileStatus(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+// listDrift: ?node=&kind=&offset=&limit= (several values are alternatives).
+func (s *Server) listDrift(c echo.Context) error {
+	r, err := s.reconciler()
+	if err != nil {
+		return err
+	}
+	offset, limit, err := paging(c)
+	if err != nil {
+		return err
+	}
+	q := c.QueryParams()
+	for _, k := range q["kind"] {
+		if _, err := orchestrator.ParseDriftKind(k); err != nil {
+			return problem(http.StatusBadRequest, err.Error())
+		}
+	}
+	ds, err := r.Drift(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	ds = slices.DeleteFunc(ds, func(d orchestrator.DriftRecord) bool {
+		return len(q["node"]) > 0 && !slices.Contains(q["node"], d.Node) || len(q["kind"]) > 0 && !slices.Contains(q["kind"], string(d.Kind))
+	})
+	return c.JSON(http.StatusOK, page(ds, offset, limit))
+}
+
+func (s *Server) runReconcile(c echo.Context) error {
+	r, err := s.reconciler()
+	if err != nil {
+		return err
+	}
+	auditWhat(c, AuditWhat{Action: "reconciliation.run", Targets: []string{"reconciliation"}})
+	rep, err := r.Reconcile(c.Request().Context(), who(c))
+	if err != nil {
+		return err
+	}
+	// What the run changed: drift recorded, cleared, repaired (node/kind).
+	if changed := slices.Concat(rep.Detected, rep.Cleared, rep.Repaired); len(changed) > 0 {
+		auditWhat(c, AuditWhat{Action: "reconciliation.run", Targets: changed})
+	}
+	return c.JSON(http.StatusOK, rep)
+}
+
+// DriftResolutionBody is the body of a resolve.
+type DriftResolutionBody struct {
+	Kind       string `json:"kind"`
+	Resolution string `json:"resolution"`
+}
+
+func (s *Server) resolveDrift(c echo.Context) error {
+	r, err := s.reconciler()
+	if err != nil {
+		return err
+	}
+	node := c.Param("node")
+	auditWhat(c, AuditWhat{Action: "drift.resolve", Targets: []string{node}})
+	var b DriftResolutionBody
+	if err := bindStrict(c, &b); err != nil {
+		return err
+	}
+	if len(node) > orchestrator.MaxFilterValueLen {
+		return problem(http.StatusBadRequest, fmt.Sprintf("node name of %d bytes: at most %d", len(node), orchestrator.MaxFilterValueLen))
+	}
+	kind, err := orchestrator.ParseDriftKind(b.Kind)
+	if err != nil {
+		return problem(http.StatusBadRequest, err.Error())
+	}
+	res, err := orchestrator.ParseResolution(b.Resolution)
+	if err != nil {
+		return problem(http.StatusBadRequest, err.Error())
+	}
+	auditWhat(c, AuditWhat{Action: "drift.resolve", Verb: string(res), Targets: []string{node + "/" + string(kind)}})
+	out, err := r.ResolveDrift(c.Request().Context(), node, kind, res, who(c), requestIDOf(c))
+	if err != nil {
+		return err
+	}
+	if out.Task != "" {
+		auditWhat(c, AuditWhat{Action: "drift.resolve", Verb: string(res), Task: out.Task, Targets: []string{node + "/" + string(kind)}})
+	}
+	return c.JSON(http.StatusOK, out)
+}
