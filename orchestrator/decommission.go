@@ -14,8 +14,9 @@ import (
 // stages, so the task verbs (retry, resume, rerun, restart-clean, cancel)
 // and manual intervention apply to them as they do to a deploy.
 //
-//	decommission_nodes: releasing (erasing the disks as the node's policy
-//	    says) → deleting (only with options.delete) → decommissioned
+//	decommission_nodes: releasing (erasing the disks as the node's
+//	    policy says) → released; with options.delete:
+//	    releasing → deleting → deleted
 //	rescue_enter:       rescue → rescue-mode
 //	rescue_exit:        rescue-exit → deployed
 //	test_nodes:         testing → tested
@@ -33,10 +34,15 @@ const (
 	StageRescueExit Stage = "rescue-exit" // rescue_exit: back to its deployed OS
 	StageTesting    Stage = "testing"     // test_nodes: the provisioner's hardware tests run
 	// Terminal stages.
-	StageDecommissioned Stage = "decommissioned" // released (and erased), or deleted when asked
-	StageRescueMode     Stage = "rescue-mode"    // in the rescue system; rescue_exit leaves it
-	StageTested         Stage = "tested"         // every hardware test passed
+	StageDeleted    Stage = "deleted"     // decommission with delete: the machine is gone from the provisioner
+	StageRescueMode Stage = "rescue-mode" // in the rescue system; rescue_exit leaves it
+	StageTested     Stage = "tested"      // every hardware test passed
 )
+
+// LifecycleDeleted: decommissioned, the machine removed from the
+// provisioner (a decommission without delete leaves it released).
+const LifecycleDeleted Lifecycle = "deleted"
+
 
 // TaskOptions are an action's options. Only decommission_nodes and
 // destroy_nodes take any.
@@ -69,11 +75,12 @@ func (o *TaskOptions) Check(a Action) error {
 }
 
 // lifecycleSequence is the state table's path of the actions above (nil
-// for any other).
+// for any other); decommission_nodes's without options.delete (see
+// taskSequence).
 func lifecycleSequence(a Action) []Stage {
 	switch a {
 	case ActionDecommissionNodes:
-		return []Stage{StageReleasing, StageDeleting, StageDecommissioned}
+		return []Stage{StageReleasing, StageReleased}
 	case ActionRescueEnter:
 		return []Stage{StageRescue, StageRescueMode}
 	case ActionRescueExit:
@@ -82,6 +89,15 @@ func lifecycleSequence(a Action) []Stage {
 		return []Stage{StageTesting, StageTested}
 	}
 	return nil
+}
+
+// taskSequence is the path of t's nodes: its action's, except for a
+// decommission that deletes the machines.
+func taskSequence(t Task) []Stage {
+	if t.Action == ActionDecommissionNodes && t.Options != nil && t.Options.Delete {
+		return []Stage{StageReleasing, StageDeleting, StageDeleted}
+	}
+	return sequence(t.Action)
 }
 
 // lifecycleStage runs the handler of the stages above; ok is false for a
@@ -249,4 +265,8 @@ var decommissioning = &lifecycle{EventDecommissionStarted, EventDecommissionComp
 func init() {
 	lifecycles[ActionDestroyNodes] = decommissioning
 	lifecycles[ActionDecommissionNodes] = decommissioning
+	// While it runs a decommission is releasing (model.go's default for
+	// it); a deleted machine is a lifecycle state of its own.
+	lifecycleActions[ActionDecommissionNodes] = LifecycleReleasing
+	stageLifecycle[StageDeleted] = LifecycleDeleted
 }

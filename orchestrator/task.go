@@ -220,7 +220,7 @@ func (e *Engine) runTask(run *taskRun) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nr := &nodeRun{e: e, run: run, d: nd, n: n, seq: sequence(t.Action), log: log.With().Str("node", name).Logger()}
+			nr := &nodeRun{e: e, run: run, d: nd, n: n, seq: taskSequence(t), log: log.With().Str("node", name).Logger()}
 			nr.drive()
 		}()
 	}

@@ -703,13 +703,18 @@ func TestConformanceGomaasapiLifecycle(t *testing.T) {
 	}
 	waitFor(t, "the Released hooks", func() bool { return l.hooks.releases(id1) == 1 && l.hooks.releases(id2) == 1 })
 
-	// Release again: 409, which gomaasapi turns into CannotCompleteError
-	// wrapping the ServerError.
-	err = c.ReleaseMachines(gomaasapi.ReleaseMachinesArgs{SystemIDs: []string{id1}})
-	if !gomaasapi.IsCannotCompleteError(err) {
-		t.Errorf("second release: %v, want a CannotCompleteError", err)
+	// Release again: MAAS skips a Ready machine (no error); a machine
+	// that cannot be released is a 409, which gomaasapi turns into a
+	// CannotCompleteError wrapping the ServerError.
+	if err := c.ReleaseMachines(gomaasapi.ReleaseMachinesArgs{SystemIDs: []string{id1}}); err != nil {
+		t.Errorf("second release of a Ready machine: %v, want none", err)
 	}
-	wantServerError(t, "second release", err, http.StatusConflict, id1, "Ready")
+	newID := l.enlist(9, "never-allocated")
+	err = c.ReleaseMachines(gomaasapi.ReleaseMachinesArgs{SystemIDs: []string{newID}})
+	if !gomaasapi.IsCannotCompleteError(err) {
+		t.Errorf("release of a New machine: %v, want a CannotCompleteError", err)
+	}
+	wantServerError(t, "release of a New machine", err, http.StatusConflict, newID, "New")
 	// Releasing an unknown machine is a 400 (BadRequestError).
 	if err := c.ReleaseMachines(gomaasapi.ReleaseMachinesArgs{SystemIDs: []string{"nosuch"}}); !gomaasapi.IsBadRequestError(err) {
 		t.Errorf("releasing an unknown machine: %v, want a BadRequestError", err)
@@ -741,8 +746,8 @@ func TestConformanceGomaasapiLifecycle(t *testing.T) {
 	if err := c.DeleteMachine(id2); err != nil {
 		t.Fatalf("DeleteMachine: %v", err)
 	}
-	if ms, _ := c.Machines(gomaasapi.MachinesArgs{}); len(ms) != 1 {
-		t.Errorf("after delete %d machines, want 1", len(ms))
+	if ms, _ := c.Machines(gomaasapi.MachinesArgs{}); len(ms) != 2 { // id1 and newID
+		t.Errorf("after delete %d machines, want 2", len(ms))
 	}
 }
 
@@ -934,18 +939,20 @@ func TestConformanceGomaasclientLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Machine.Release: %v", err)
 	}
-	if rel.Status != node.StatusReleasing {
-		t.Errorf("after Release status %d (%s), want Releasing", rel.Status, rel.StatusName)
+	if rel.Status != node.StatusDiskErasing { // MAAS erases first, then releases
+		t.Errorf("after Release with erase status %d (%s), want Disk erasing", rel.Status, rel.StatusName)
 	}
 	released := waitGomaasclient(t, gc, id, node.StatusReady)
 	if released.Owner != "" || len(released.WorkloadAnnotations) != 0 || released.OSystem != "" || released.PowerState != "off" {
 		t.Errorf("released machine: owner %q annotations %v os %q power %q", released.Owner, released.WorkloadAnnotations, released.OSystem, released.PowerState)
 	}
-	// Released again: 409 both ways.
-	_, err = gc.Machine.Release(id, &entity.MachineReleaseParams{})
-	wantServerError(t, "second Machine.Release", err, http.StatusConflict, "Ready")
-	err = gc.Machines.Release([]string{id}, "again")
-	wantServerError(t, "second Machines.Release", err, http.StatusConflict, id)
+	// Released again: MAAS answers success both ways (nothing to do).
+	if _, err = gc.Machine.Release(id, &entity.MachineReleaseParams{}); err != nil {
+		t.Errorf("second Machine.Release: %v, want none", err)
+	}
+	if err = gc.Machines.Release([]string{id}, "again"); err != nil {
+		t.Errorf("second Machines.Release: %v, want none", err)
+	}
 
 	// Nothing matches.
 	_, err = gc.Machines.Allocate(&entity.MachineAllocateParams{Tags: []string{"no-such-tag"}})

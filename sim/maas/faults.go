@@ -36,6 +36,9 @@ type MachineFaults struct {
 	FailDeploy        int  `json:"failDeploy"`        // the first N deployments fail
 	HangDeploy        bool `json:"hangDeploy"`        // stay in Deploying until MAAS times it out
 	BMCUnreachable    bool `json:"bmcUnreachable"`    // power actions fail
+	FailTesting       int  `json:"failTesting"`       // the first N hardware testings fail (Failed testing)
+	FailRescue        int  `json:"failRescue"`        // the first N rescue mode entries fail (Failed to enter rescue mode)
+	FailErase         int  `json:"failErase"`         // the first N disk erasures fail (Failed disk erasing)
 }
 
 // LoadFaults reads a faults file (JSON).

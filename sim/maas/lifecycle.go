@@ -240,16 +240,77 @@ func (s *Server) startDeploy(m *machine) {
 	})
 }
 
-// startRelease releases: Releasing (and Disk erasing), then Ready and off.
-func (s *Server) startRelease(m *machine, erase bool, comment string) {
+// eraseMode is what a release does to the disks.
+type eraseMode int
+
+const (
+	eraseNone   eraseMode = iota
+	eraseFull             // erase: overwrite every disk with zeros
+	eraseQuick            // quick_erase: 2 MiB at each end of every disk
+	eraseSecure           // secure_erase: the disks' own secure erase
+)
+
+// eraseOf reads a release's erase parameters as MAAS 3.4 (the version
+// the simulator reports) does (api/machines.py release,
+// Node.release_or_erase, start_disk_erasing): erase, or MAAS's
+// enable_disk_erasing_on_release setting, erases; secure_erase and
+// quick_erase, when given, choose how (else the disk_erase_with_*
+// settings). Secure erase wins where the disk has one (the lab's disks
+// all do), else quick, else a full overwrite. (Later MAAS releases erase
+// on quick_erase or secure_erase alone too.)
+func (s *Server) eraseOf(f formValues) eraseMode {
+	if !paramTrue(f.get("erase")) && !s.configTrue("enable_disk_erasing_on_release") {
+		return eraseNone
+	}
+	quick, secure := s.configTrue("disk_erase_with_quick_erase"), s.configTrue("disk_erase_with_secure_erase")
+	if f.has("quick_erase") {
+		quick = paramTrue(f.get("quick_erase"))
+	}
+	if f.has("secure_erase") {
+		secure = paramTrue(f.get("secure_erase"))
+	}
+	switch {
+	case secure:
+		return eraseSecure
+	case quick:
+		return eraseQuick
+	}
+	return eraseFull
+}
+
+// configTrue reads a boolean MAAS setting (set_config stores strings).
+func (s *Server) configTrue(name string) bool {
+	switch v := s.config[name].(type) {
+	case bool:
+		return v
+	case string:
+		return paramTrue(v)
+	}
+	return false
+}
+
+// eraseTime is how long an erasure of the mode takes.
+func (s *Server) eraseTime(e eraseMode) time.Duration {
+	switch e {
+	case eraseQuick:
+		return or(s.dur.EraseQuick, DefaultDurations.EraseQuick)
+	case eraseSecure:
+		return or(s.dur.EraseSecure, DefaultDurations.EraseSecure)
+	}
+	return s.dur.Erase
+}
+
+func (e eraseMode) String() string {
+	return [...]string{"none", "full", "quick", "secure"}[e]
+}
+
+// startRelease releases: Releasing, then Ready and off. A release that
+// erases goes to Disk erasing first, as MAAS does when wipe-disks is its
+// only release script: the machine PXE-boots, wipes its disks (Failed
+// disk erasing on a fault), then releases.
+func (s *Server) startRelease(m *machine, erase eraseMode, comment string) {
 	s.cancelPhase(m)
 	s.lifecycleOf(m).Releases++ // accepted, even from a state MAAS ends without Releasing (Failed disk erasing)
-	s.move(m, StatusReleasing)
-	m.StatusMessage = "Releasing"
-	if comment != "" {
-		m.StatusMessage = comment
-	}
-	s.addEvent(m, "Releasing", "INFO", "release started")
 	finish := func() {
 		s.releaseAutoIPs(m)
 		s.move(m, StatusReady)
@@ -264,14 +325,37 @@ func (s *Server) startRelease(m *machine, erase bool, comment string) {
 			go s.opts.Hooks.Released(id, macs)
 		}
 	}
-	s.schedule(m, PhaseRelease, s.dur.Release, func() {
-		if !erase {
-			finish()
+	release := func() {
+		s.move(m, StatusReleasing)
+		m.StatusMessage = "Releasing"
+		if comment != "" {
+			m.StatusMessage = comment
+		}
+		s.addEvent(m, "Releasing", "INFO", "release started")
+		s.schedule(m, PhaseRelease, s.dur.Release, finish)
+	}
+	if erase == eraseNone {
+		release()
+		return
+	}
+	s.move(m, StatusDiskErasing)
+	m.StatusMessage = "Erasing disks"
+	if comment != "" {
+		m.StatusMessage = comment
+	}
+	s.addEvent(m, "Erasing disks", "INFO", "disk erasing started ("+erase.String()+")")
+	s.bootPXE(m)
+	mf := s.faults.machine(m.Hostname)
+	s.schedule(m, PhaseErase, s.eraseTime(erase), func() {
+		if m.failErases < mf.FailErase {
+			m.failErases++
+			s.move(m, StatusFailedDiskErasing)
+			m.StatusMessage = "Failed to erase disks."
+			s.addEvent(m, "Failed disk erasing", "ERROR", "Failed to erase disks: wipe-disks failed (injected fault)")
 			return
 		}
-		s.move(m, StatusDiskErasing)
-		m.StatusMessage = "Erasing disks"
-		s.schedule(m, PhaseErase, s.dur.Erase, finish)
+		s.addEvent(m, "Disks erased", "INFO", "disks erased ("+erase.String()+")")
+		release()
 	})
 }
 

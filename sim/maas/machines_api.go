@@ -3,6 +3,7 @@ package maas
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"slices"
 	"sort"
@@ -23,6 +24,7 @@ func (s *Server) routesMachines() {
 	for op, fn := range map[string]machineHandler{
 		"commission": (*Server).opCommission, "deploy": (*Server).opDeploy, "release": (*Server).opRelease,
 		"abort": (*Server).opAbort, "mark_broken": (*Server).opMarkBroken, "mark_fixed": (*Server).opMarkFixed,
+		"rescue_mode": (*Server).opRescueMode, "exit_rescue_mode": (*Server).opExitRescueMode, "test": (*Server).opTest,
 		"power_on": (*Server).opPowerOn, "power_off": (*Server).opPowerOff,
 		"set_owner_data": (*Server).opSetOwnerData, "set_workload_annotations": (*Server).opSetOwnerData,
 		"lock": (*Server).opLock, "unlock": (*Server).opUnlock,
@@ -524,17 +526,31 @@ func (s *Server) machinesRelease(req *request) (any, *apiError) {
 	if len(missing) > 0 {
 		return nil, badRequest("machines", "Unknown machine(s): %s.", strings.Join(missing, ", "))
 	}
+	// As MAAS: a Ready machine needs nothing; any other that cannot be
+	// released fails the whole request (its transaction changes nothing).
+	// The bulk op takes no erase parameters: MAAS's settings decide.
+	var failed, released []string
 	for _, id := range ids {
 		m := s.machines[id]
-		if !releasable(m.Status) {
-			return nil, conflict("Machine(s) cannot be released in their current state: %s ('%s').", id, StatusName(m.Status))
+		if m.Status != StatusReady && !releasable(m.Status) {
+			failed = append(failed, fmt.Sprintf("%s ('%s')", id, StatusName(m.Status)))
 		}
 	}
-	for _, id := range ids {
-		s.touch(s.machines[id]) // a write of these machines' (listing.go)
-		s.startRelease(s.machines[id], paramTrue(req.form.get("erase")), req.form.get("comment"))
+	if len(failed) > 0 {
+		return nil, conflict("Machine(s) cannot be released in their current state: %s.", strings.Join(failed, ", "))
 	}
-	return ids, nil
+	for _, id := range ids {
+		if s.machines[id].Status == StatusReady {
+			continue
+		}
+		s.touch(s.machines[id]) // a write of these machines' (listing.go)
+		s.startRelease(s.machines[id], s.eraseOf(formValues{}), req.form.get("comment"))
+		released = append(released, id)
+	}
+	if released == nil {
+		released = []string{}
+	}
+	return released, nil
 }
 
 func (s *Server) machinesPowerParameters(req *request) (any, *apiError) {
@@ -630,8 +646,8 @@ func (s *Server) move(m *machine, to int) bool {
 	if !canMove(m.Status, to) {
 		return false
 	}
-	if to == StatusBroken {
-		m.PrevStatus = m.Status
+	if m.Status != to && !rescueOrTesting(m.Status) {
+		m.PrevStatus = m.Status // as MAAS's pre_save_update_status
 	}
 	m.Status = to
 	m.Updated = time.Now()
@@ -707,14 +723,22 @@ func releasable(st int) bool {
 }
 
 func (s *Server) opRelease(m *machine, req *request) (any, *apiError) {
+	if m.Status == StatusReady || m.Status == StatusReleasing {
+		// MAAS: nothing to do, a redundant retry whose postcondition holds.
+		return s.renderMachine(m), nil
+	}
 	if !releasable(m.Status) {
 		return nil, conflict("Machine cannot be released in its current state ('%s').", StatusName(m.Status))
 	}
-	erase := paramTrue(req.form.get("erase"))
-	s.startRelease(m, erase, req.form.get("comment"))
+	s.startRelease(m, s.eraseOf(req.form), req.form.get("comment"))
 	return s.renderMachine(m), nil
 }
 
+// opAbort stops a running operation as Node.abort_operation does:
+// commissioning goes back to New (Ready once commissioned), deploying to
+// Allocated, disk erasing to Failed disk erasing, testing to the status
+// before it (Ready when testing followed commissioning), the machine
+// powered off. Any other state is MAAS's NodeStateViolation (409).
 func (s *Server) opAbort(m *machine, _ *request) (any, *apiError) {
 	switch m.Status {
 	case StatusCommissioning:
@@ -729,26 +753,53 @@ func (s *Server) opAbort(m *machine, _ *request) (any, *apiError) {
 	case StatusDiskErasing:
 		s.cancelPhase(m)
 		m.Status = StatusFailedDiskErasing
+		_ = s.power(m, "off")
 	case StatusTesting:
 		s.cancelPhase(m)
-		m.Status = StatusFailedTesting
+		m.Status = m.PrevStatus
+		if m.PrevStatus == StatusCommissioning {
+			m.Status = StatusReady
+		}
+		m.StatusMessage = ""
+		_ = s.power(m, "off")
 	default:
-		return nil, conflict("Cannot abort in current state: Node is not in a state that can be aborted ('%s').", StatusName(m.Status))
+		return nil, conflict("Cannot abort in current state: node %s is in state %s.", m.SystemID, StatusName(m.Status))
 	}
+	m.Updated = time.Now()
 	s.addEvent(m, "Aborted", "INFO", "operation aborted")
 	return s.renderMachine(m), nil
 }
 
+// opMarkBroken marks the machine Broken as MAAS does: only its owner may
+// (the API answers 403 to anyone else, admins included, and so for an
+// unowned machine); a machine in a releasable state is released on the
+// way (agent name and OS cleared, powered off; one already off is
+// released at once, losing its owner and owner data) and keeps its
+// earlier status for mark_fixed.
 func (s *Server) opMarkBroken(m *machine, req *request) (any, *apiError) {
+	if m.Owner != req.user {
+		return nil, errorf(http.StatusForbidden, "")
+	}
 	if m.Status == StatusBroken {
 		return s.renderMachine(m), nil
 	}
 	if !canMove(m.Status, StatusBroken) {
-		return nil, stateError(m, "mark broken")
+		return nil, transitionError(m.Status, StatusBroken)
 	}
 	s.cancelPhase(m)
+	if releasable(m.Status) {
+		wasOff := m.PowerState == "off"
+		m.AgentName, m.OSystem, m.DistroSeries, m.HWEKernel, m.UserData = "", "", "", "", nil
+		if wasOff {
+			s.releaseAutoIPs(m)
+			m.Owner, m.OwnerData = "", map[string]string{}
+		} else {
+			_ = s.power(m, "off")
+		}
+	}
 	s.move(m, StatusBroken)
 	m.StatusMessage = req.form.get("comment")
+	s.addEvent(m, "Marked broken", "INFO", orDefault(m.StatusMessage, "marked broken"))
 	return s.renderMachine(m), nil
 }
 
@@ -757,11 +808,13 @@ func (s *Server) opMarkFixed(m *machine, _ *request) (any, *apiError) {
 		return nil, conflict("Can't mark a non-broken node as 'Ready'.")
 	}
 	if m.PrevStatus == StatusDeployed {
-		m.Status = StatusDeployed
+		s.move(m, StatusDeployed)
 	} else {
-		m.Status = StatusReady
+		s.move(m, StatusReady)
 	}
 	m.StatusMessage = ""
+	m.OSystem, m.DistroSeries, m.HWEKernel = "", "", "" // as MAAS's mark_fixed, even back to Deployed
+	s.addEvent(m, "Marked fixed", "INFO", "marked fixed")
 	return s.renderMachine(m), nil
 }
 

@@ -82,6 +82,9 @@ type machine struct {
 	commissioned  bool
 	failCommLeft  int
 	failDeployLft int
+	failTests     int         // testings failed so far (MachineFaults.FailTesting)
+	failRescues   int         // rescue mode entries failed so far (MachineFaults.FailRescue)
+	failErases    int         // disk erasures failed so far (MachineFaults.FailErase)
 	lastDeployBad bool        // the last deployment ended in Failed deployment (DuplicateDeploys)
 	timer         *time.Timer // the running phase
 	phase         int         // generation counter: a stale timer does nothing

@@ -34,6 +34,10 @@ var DefaultDurations = Durations{
 	Erase:          4 * time.Minute,
 	NodeTimeout:    30 * time.Minute,
 	ReleaseTimeout: 5 * time.Minute,
+	Rescue:         2 * time.Minute,
+	Test:           6 * time.Minute,
+	EraseQuick:     30 * time.Second,
+	EraseSecure:    90 * time.Second,
 }
 
 // Durations of the phases a machine goes through.
@@ -45,7 +49,21 @@ type Durations struct {
 	Release        time.Duration
 	Erase          time.Duration
 	NodeTimeout    time.Duration // COMMISSIONING, DEPLOYING, TESTING fail after this
-	ReleaseTimeout time.Duration // RELEASING fails after this
+	ReleaseTimeout time.Duration // RELEASING (and EXITING_RESCUE_MODE) fail after this
+	// The phases of recovery (recovery.go). Zero takes DefaultDurations'
+	// (a Durations written before they existed keeps working).
+	Rescue      time.Duration // ENTERING_RESCUE_MODE: PXE-boot the rescue environment
+	Test        time.Duration // TESTING: the hardware tests
+	EraseQuick  time.Duration // DISK_ERASING with quick_erase (Erase is the full overwrite)
+	EraseSecure time.Duration // DISK_ERASING with secure_erase (the lab's disks have it)
+}
+
+// or returns d, or def when d is zero.
+func or(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
 }
 
 // IdealDeploySeconds is the wall time, in seconds, one machine needs in
@@ -197,6 +215,7 @@ func New(o Options) *Server {
 		config: map[string]any{
 			"maas_name": "slipway-lab", "default_osystem": "ubuntu", "default_distro_series": "jammy",
 			"default_min_hwe_kernel": "", "enable_disk_erasing_on_release": false, "node_timeout": 30,
+			"disk_erase_with_quick_erase": false, "disk_erase_with_secure_erase": false,
 			"commissioning_distro_series": "jammy", "ntp_servers": "", "upstream_dns": "", "default_storage_layout": "flat",
 		},
 	}

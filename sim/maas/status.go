@@ -83,27 +83,71 @@ func normalise(s string) string {
 	return string(out)
 }
 
-// transitions is MAAS's table of allowed status changes (the subset of
-// NODE_TRANSITIONS in src/maasserver/node_status.py this simulator uses).
+// transitions is MAAS's table of allowed status changes
+// (NODE_TRANSITIONS in src/maasserver/node_status.py), with a few moves
+// the simulator makes in one step where MAAS passes through another
+// state (Ready -> Deploying, Failed deployment -> Deploying, Disk erasing
+// -> Allocated, and to Retired).
 var transitions = map[int][]int{
-	StatusNew:                 {StatusCommissioning, StatusMissing, StatusReady, StatusRetired, StatusBroken, StatusTesting},
-	StatusCommissioning:       {StatusFailedCommissioning, StatusReady, StatusNew, StatusBroken, StatusTesting},
-	StatusFailedCommissioning: {StatusCommissioning, StatusMissing, StatusRetired, StatusBroken, StatusTesting},
-	StatusMissing:             {StatusNew, StatusReady, StatusBroken, StatusCommissioning},
-	StatusReady:               {StatusCommissioning, StatusAllocated, StatusReserved, StatusRetired, StatusMissing, StatusBroken, StatusDeploying, StatusTesting},
-	StatusReserved:            {StatusAllocated, StatusReady, StatusRetired, StatusBroken},
-	StatusAllocated:           {StatusReady, StatusRetired, StatusMissing, StatusBroken, StatusDeploying, StatusReleasing, StatusDiskErasing},
-	StatusDeploying:           {StatusAllocated, StatusDeployed, StatusFailedDeployment, StatusReleasing, StatusBroken},
-	StatusFailedDeployment:    {StatusAllocated, StatusDeploying, StatusReleasing, StatusBroken, StatusRetired},
-	StatusDeployed:            {StatusAllocated, StatusReleasing, StatusBroken, StatusDiskErasing, StatusRetired},
-	StatusReleasing:           {StatusReady, StatusFailedReleasing, StatusDiskErasing, StatusBroken},
-	StatusFailedReleasing:     {StatusReleasing, StatusReady, StatusBroken, StatusDiskErasing},
-	StatusDiskErasing:         {StatusFailedDiskErasing, StatusReady, StatusBroken, StatusAllocated},
-	StatusFailedDiskErasing:   {StatusDiskErasing, StatusReady, StatusBroken},
-	StatusBroken:              {StatusCommissioning, StatusReady, StatusDeployed, StatusReleasing, StatusTesting, StatusRetired},
-	StatusRetired:             {StatusReady, StatusBroken, StatusCommissioning},
-	StatusTesting:             {StatusFailedTesting, StatusReady, StatusDeployed, StatusBroken},
-	StatusFailedTesting:       {StatusTesting, StatusCommissioning, StatusBroken, StatusReady},
+	StatusNew: {StatusCommissioning, StatusTesting, StatusMissing, StatusReady, StatusRetired, StatusBroken,
+		StatusEnteringRescueMode},
+	StatusCommissioning: {StatusFailedCommissioning, StatusReady, StatusRetired, StatusMissing, StatusNew, StatusBroken,
+		StatusTesting},
+	StatusFailedCommissioning: {StatusCommissioning, StatusMissing, StatusRetired, StatusBroken, StatusEnteringRescueMode,
+		StatusTesting},
+	StatusReady: {StatusEnteringRescueMode, StatusCommissioning, StatusAllocated, StatusReserved, StatusRetired,
+		StatusMissing, StatusBroken, StatusTesting, StatusDeploying},
+	StatusReserved: {StatusReady, StatusAllocated, StatusRetired, StatusMissing, StatusBroken, StatusDiskErasing,
+		StatusReleasing, StatusEnteringRescueMode, StatusTesting},
+	StatusAllocated: {StatusReady, StatusRetired, StatusMissing, StatusBroken, StatusDeploying, StatusDiskErasing,
+		StatusReleasing, StatusEnteringRescueMode, StatusTesting},
+	StatusReleasing: {StatusNew, StatusAllocated, StatusReserved, StatusDeployed, StatusReady, StatusBroken,
+		StatusMissing, StatusFailedDeployment, StatusFailedDiskErasing, StatusFailedReleasing, StatusDiskErasing},
+	StatusDeploying: {StatusAllocated, StatusMissing, StatusBroken, StatusFailedDeployment, StatusDeployed, StatusReady,
+		StatusDiskErasing, StatusReleasing},
+	StatusFailedDeployment: {StatusAllocated, StatusMissing, StatusBroken, StatusReady, StatusDiskErasing,
+		StatusReleasing, StatusEnteringRescueMode, StatusTesting, StatusDeploying, StatusRetired},
+	StatusDeployed: {StatusAllocated, StatusMissing, StatusBroken, StatusReady, StatusDiskErasing, StatusReleasing,
+		StatusEnteringRescueMode, StatusTesting, StatusRetired},
+	StatusMissing: {StatusNew, StatusReady, StatusAllocated, StatusCommissioning, StatusBroken,
+		StatusEnteringRescueMode, StatusTesting},
+	StatusRetired: {StatusNew, StatusReady, StatusMissing, StatusBroken, StatusEnteringRescueMode, StatusTesting,
+		StatusCommissioning},
+	StatusBroken: {StatusCommissioning, StatusReady, StatusDiskErasing, StatusReleasing, StatusEnteringRescueMode,
+		StatusTesting, StatusDeployed, StatusRetired},
+	StatusFailedReleasing: {StatusReleasing, StatusDiskErasing, StatusReady, StatusBroken, StatusTesting},
+	StatusDiskErasing: {StatusBroken, StatusDiskErasing, StatusFailedDiskErasing, StatusReady, StatusReleasing,
+		StatusAllocated},
+	StatusFailedDiskErasing: {StatusDiskErasing, StatusReleasing, StatusBroken, StatusAllocated, StatusReady,
+		StatusEnteringRescueMode, StatusTesting},
+	StatusEnteringRescueMode: {StatusReady, StatusBroken, StatusDeployed, StatusRescueMode,
+		StatusFailedEnteringRescueMode, StatusExitingRescueMode},
+	StatusFailedEnteringRescueMode: {StatusBroken, StatusEnteringRescueMode, StatusExitingRescueMode, StatusTesting},
+	StatusRescueMode:               {StatusBroken, StatusExitingRescueMode, StatusTesting},
+	StatusExitingRescueMode: {StatusNew, StatusBroken, StatusFailedCommissioning, StatusReady, StatusReserved,
+		StatusAllocated, StatusFailedDeployment, StatusDeployed, StatusMissing, StatusRetired, StatusFailedReleasing,
+		StatusFailedDiskErasing, StatusRescueMode, StatusFailedEnteringRescueMode, StatusFailedExitingRescueMode,
+		StatusFailedTesting},
+	StatusFailedExitingRescueMode: {StatusBroken, StatusExitingRescueMode, StatusTesting},
+	StatusTesting: {StatusBroken, StatusNew, StatusReady, StatusReserved, StatusAllocated, StatusDeployed,
+		// NODE_TESTING_RESET_READY_TRANSITIONS
+		StatusCommissioning, StatusFailedDeployment, StatusMissing, StatusRetired, StatusFailedReleasing,
+		StatusFailedDiskErasing, StatusFailedEnteringRescueMode, StatusFailedExitingRescueMode, StatusFailedTesting},
+	StatusFailedTesting: {StatusCommissioning, StatusBroken, StatusMissing, StatusEnteringRescueMode, StatusTesting,
+		StatusReady, StatusDeployed},
+}
+
+// rescueOrTesting are the statuses MAAS does not record as a machine's
+// previous status when it leaves them (pre_save_update_status in
+// src/maasserver/models/signals/nodes.py): leaving rescue mode or testing
+// goes back to the status before it.
+func rescueOrTesting(st int) bool {
+	switch st {
+	case StatusRescueMode, StatusEnteringRescueMode, StatusFailedEnteringRescueMode, StatusExitingRescueMode,
+		StatusFailedExitingRescueMode, StatusTesting:
+		return true
+	}
+	return false
 }
 
 // canMove reports whether MAAS allows from -> to.

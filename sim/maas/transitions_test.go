@@ -117,9 +117,15 @@ func TestIllegalCommission(t *testing.T) {
 
 func TestIllegalRelease(t *testing.T) {
 	l := newSimLab(t, nil)
+	// MAAS: releasing a Ready machine is a redundant retry whose
+	// postcondition holds: 200, nothing changes (both ops).
 	ready := l.ready(1, "ready")
-	wantConflict(t, "release a Ready machine", l.do("POST", "/machines/"+ready+"/?op=release", nil), "'Ready'")
-	wantConflict(t, "release a Ready machine (machines op)", l.do("POST", "/machines/?op=release", url.Values{"machines": {ready}}), ready, "'Ready'")
+	l.must(http.StatusOK, "POST", "/machines/"+ready+"/?op=release", nil, nil)
+	var ids []string
+	l.must(http.StatusOK, "POST", "/machines/?op=release", url.Values{"machines": {ready}}, &ids)
+	if len(ids) != 0 {
+		t.Errorf("releasing a Ready machine (machines op) released %v", ids)
+	}
 	l.wantStill(t, "release of a Ready machine", ready, StatusReady)
 
 	newID := l.enlist(2, "new")
@@ -127,7 +133,7 @@ func TestIllegalRelease(t *testing.T) {
 
 	// One machine that cannot be released fails the whole request.
 	dep := l.deployed(3, "deployed")
-	wantConflict(t, "release Deployed and Ready together", l.do("POST", "/machines/?op=release", url.Values{"machines": {dep, ready}}), ready)
+	wantConflict(t, "release Deployed and New together", l.do("POST", "/machines/?op=release", url.Values{"machines": {dep, newID}}), newID, "'New'")
 	l.wantStill(t, "a failed release of several machines", dep, StatusDeployed)
 
 	// Unknown machines are a 400 naming them.
@@ -149,7 +155,9 @@ func TestIllegalAbort(t *testing.T) {
 		{StatusDeployed, l.deployed(3, "deployed")},
 	} {
 		name := StatusName(c.state)
-		wantConflict(t, "abort a "+name+" machine", l.do("POST", "/machines/"+c.id+"/?op=abort", nil), "Cannot abort", "'"+name+"'")
+		// MAAS's NodeStateViolation: "Cannot abort in current state: node
+		// <system_id> is in state <status>."
+		wantConflict(t, "abort a "+name+" machine", l.do("POST", "/machines/"+c.id+"/?op=abort", nil), "Cannot abort in current state: node "+c.id+" is in state "+name+".")
 		l.wantStill(t, "abort of a "+name+" machine", c.id, c.state)
 	}
 }
@@ -282,8 +290,15 @@ func TestMarkBrokenMarkFixed(t *testing.T) {
 		fixed int
 	}{
 		{"Deployed", l.deployed(1, "deployed"), StatusDeployed},
-		{"Ready", l.ready(2, "ready"), StatusReady},
-		{"New", l.enlist(3, "new"), StatusReady},
+	}
+	// MAAS lets only the owner mark a machine broken: 403 for an unowned
+	// one, admin or not.
+	for _, id := range []string{l.ready(2, "ready"), l.enlist(3, "new")} {
+		before := l.statusOf(id)
+		if r := l.do("POST", "/machines/"+id+"/?op=mark_broken", nil); r.code != http.StatusForbidden {
+			t.Errorf("mark_broken of an unowned %s machine: %s, want 403", StatusName(before), r)
+		}
+		l.wantStill(t, "a refused mark_broken", id, before)
 	}
 	alloc := l.ready(4, "allocated")
 	l.must(http.StatusOK, "POST", "/machines/?op=allocate", url.Values{"system_id": {alloc}}, nil)
@@ -299,8 +314,16 @@ func TestMarkBrokenMarkFixed(t *testing.T) {
 		if st := int(m["status"].(float64)); st != StatusBroken || m["status_message"] != "bad DIMM" {
 			t.Errorf("mark_broken of a %s machine: %s %v", c.name, StatusName(st), m["status_message"])
 		}
-		// Marking a broken machine broken again changes nothing.
-		l.must(http.StatusOK, "POST", "/machines/"+c.id+"/?op=mark_broken", nil, nil)
+		if c.name == "Allocated" {
+			// Powered off, it was released at once: no owner any more, so
+			// marking it broken again is the 403 of an unowned machine.
+			if m["owner"] != nil || len(m["owner_data"].(map[string]any)) != 0 {
+				t.Errorf("mark_broken of a powered-off Allocated machine kept owner %v, owner data %v", m["owner"], m["owner_data"])
+			}
+		} else {
+			// Marking its own broken machine broken again changes nothing.
+			l.must(http.StatusOK, "POST", "/machines/"+c.id+"/?op=mark_broken", nil, nil)
+		}
 		l.must(http.StatusOK, "POST", "/machines/"+c.id+"/?op=mark_fixed", nil, &m)
 		if st := int(m["status"].(float64)); st != c.fixed {
 			t.Errorf("mark_fixed of a machine that was %s: %s, want %s", c.name, StatusName(st), StatusName(c.fixed))

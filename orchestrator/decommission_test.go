@@ -1,0 +1,347 @@
+package orchestrator_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/sim/maas"
+)
+
+// dcWatchLab records every status the lab's machines pass through, by
+// hostname, until the test ends: what MAAS itself showed, not what the
+// engine says.
+type dcLabWatch struct {
+	mu   sync.Mutex
+	seen map[string][]string
+}
+
+func dcWatchLab(t *testing.T, env *labrun.Env) *dcLabWatch {
+	t.Helper()
+	w := &dcLabWatch{seen: map[string][]string{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			for _, m := range env.Lab.MAAS.Machines() {
+				w.mu.Lock()
+				if s := w.seen[m.Hostname]; len(s) == 0 || s[len(s)-1] != m.Status {
+					w.seen[m.Hostname] = append(s, m.Status)
+				}
+				w.mu.Unlock()
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return w
+}
+
+// statuses returns the statuses a machine went through since the last
+// reset.
+func (w *dcLabWatch) statuses(host string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.seen[host])
+}
+
+// reset forgets what was seen, keeping each machine's current status.
+func (w *dcLabWatch) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for h, s := range w.seen {
+		w.seen[h] = s[len(s)-1:]
+	}
+}
+
+// dcMachine is the lab's machine of a hostname; ok is false when the
+// lab has none (deleted).
+func dcMachine(env *labrun.Env, host string) (maas.MachineState, bool) {
+	for _, m := range env.Lab.MAAS.Machines() {
+		if m.Hostname == host {
+			return m, true
+		}
+	}
+	return maas.MachineState{}, false
+}
+
+func dcNodes(ns ...string) orchestrator.Filter {
+	return orchestrator.Filter{Sets: []design.NodeFilter{{Names: ns}}}
+}
+
+// dcTypedEvents returns the typed events of a task by node.
+func dcTypedEvents(t *testing.T, e *orchestrator.Engine, task string) map[string][]orchestrator.Event {
+	t.Helper()
+	evs, err := e.Events(t.Context(), 0, 0, task, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]orchestrator.Event{}
+	for _, ev := range evs {
+		if ev.Type != "" {
+			out[ev.Node] = append(out[ev.Node], ev)
+		}
+	}
+	return out
+}
+
+func dcTypes(evs []orchestrator.Event) []string {
+	var out []string
+	for _, ev := range evs {
+		out = append(out, ev.Type)
+	}
+	return out
+}
+
+// TestDecommissionEraseModes: decommission without delete (the
+// storage-only cleanup) releases each machine with its node's erase
+// policy, the Site's unless a profile or node says otherwise: the lab
+// shows Disk erasing then Ready for quick and secure, Ready without
+// erasing for none. The machines stay in the lab; the records end at
+// released (stage and lifecycle) with the machine kept, and each node's decommission is
+// announced by typed events carrying the request's correlation ID.
+func TestDecommissionEraseModes(t *testing.T) {
+	t.Parallel()
+	quick, secure, none := "r01-cmp01", "r01-cmp02", "r01-cmp03"
+	d := testsite.Example(t)
+	d.Site.Spec.Lifecycle.Erase = design.EraseQuick
+	d.Nodes[secure].Spec.Erase = design.EraseSecure
+	d.Nodes[none].Spec.Erase = design.EraseNone
+	env, e := prepared(t, d, nil)
+	sel := dcNodes(quick, secure, none)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: sel, Requester: "test"}, orchestrator.TaskSucceeded)
+	ids := machines(t, e)
+	w := dcWatchLab(t, env)
+	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(quick)) > 0 })
+	w.reset()
+
+	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDecommissionNodes, Filter: sel, Requester: "test",
+		Correlation: "req-decommission-1"}, orchestrator.TaskSucceeded)
+	for _, r := range res {
+		if r.Stage != orchestrator.StageReleased || r.Outcome != orchestrator.OutcomeSucceeded {
+			t.Errorf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
+		}
+	}
+	for _, n := range []string{quick, secure, none} {
+		m, ok := dcMachine(env, n)
+		if !ok || m.Status != "Ready" || m.SystemID != ids[n] {
+			t.Errorf("%s: lab machine %+v (present %v), want %s Ready", n, m, ok, ids[n])
+		}
+		seen := w.statuses(n)
+		erased := slices.Contains(seen, "Disk erasing")
+		if want := n != none; erased != want {
+			t.Errorf("%s: the lab showed %v; Disk erasing seen %v, want %v", n, seen, erased, want)
+		}
+		if i := slices.Index(seen, "Disk erasing"); erased && !slices.Contains(seen[i:], "Ready") {
+			t.Errorf("%s: the lab showed %v, want Ready after Disk erasing", n, seen)
+		}
+		rec := record(t, e, n)
+		if rec.MachineID != ids[n] || rec.Observed != "Ready" || rec.Stage != orchestrator.StageReleased || rec.LifecycleState() != orchestrator.LifecycleReleased {
+			t.Errorf("%s: record machine %q observed %q stage %s lifecycle %s, want %s Ready released released", n, rec.MachineID, rec.Observed, rec.Stage, rec.LifecycleState(), ids[n])
+		}
+		if !rec.DeploymentEnded {
+			t.Errorf("%s: the deployment did not end with the release", n)
+		}
+	}
+	// ERASE-MODES-CHECK
+	evs := dcTypedEvents(t, e, task.ID)
+	for _, n := range []string{quick, secure, none} {
+		want := []string{orchestrator.EventDecommissionStarted, orchestrator.EventDecommissionCompleted}
+		if got := dcTypes(evs[n]); !slices.Equal(got, want) {
+			t.Errorf("%s: typed events %v, want %v", n, got, want)
+		}
+		for _, ev := range evs[n] {
+			if ev.Correlation != "req-decommission-1" {
+				t.Errorf("%s: event %s has correlation %q", n, ev.Type, ev.Correlation)
+			}
+		}
+	}
+	audit(t, env, e, 0)
+}
+
+// TestDecommissionDelete: with options.delete the released machine is
+// removed from the lab; the record keeps no machine and says it was
+// deleted. The task's erase option overrides the design's policy.
+func TestDecommissionDelete(t *testing.T) {
+	t.Parallel()
+	node := "r02-cmp01"
+	d := testsite.Example(t)
+	d.Site.Spec.Lifecycle.Erase = design.EraseNone
+	env, e := prepared(t, d, nil)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	id := record(t, e, node).MachineID
+	w := dcWatchLab(t, env)
+	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(node)) > 0 })
+
+	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDecommissionNodes, Filter: dcNodes(node), Requester: "test",
+		Options: &orchestrator.TaskOptions{Delete: true, Erase: "quick"}}, orchestrator.TaskSucceeded)
+	if r := res[0]; r.Stage != orchestrator.StageDeleted || r.Outcome != orchestrator.OutcomeSucceeded {
+		t.Fatalf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
+	}
+	if m, ok := dcMachine(env, node); ok {
+		t.Errorf("%s: the lab still has machine %+v", node, m)
+	}
+	if seen := w.statuses(node); !slices.Contains(seen, "Disk erasing") {
+		t.Errorf("%s: the lab showed %v, want Disk erasing (the task's erase option)", node, seen)
+	}
+	rec := record(t, e, node)
+	if rec.MachineID != "" || rec.Observed != orchestrator.ObservedDeleted || rec.LifecycleState() != orchestrator.LifecycleDeleted {
+		t.Errorf("%s: record machine %q observed %q lifecycle %s, want none, %q, deleted", node, rec.MachineID, rec.Observed, rec.LifecycleState(), orchestrator.ObservedDeleted)
+	}
+	if !slices.ContainsFunc(rec.History, func(tr orchestrator.Transition) bool {
+		return tr.To == orchestrator.StageDeleted && strings.Contains(tr.Message, id)
+	}) {
+		t.Errorf("%s: no transition to deleted naming machine %s: %v", node, id, rec.History)
+	}
+	// The sweep finds nothing to say: no record claims the machine, and
+	// the lab has none left.
+	rep, err := e.Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Leaks)+len(rep.Drift) != 0 {
+		t.Errorf("sweep after the delete: leaks %v, drift %v", rep.Leaks, rep.Drift)
+	}
+}
+
+// TestDecommissionRetry: a disk erasure the lab fails fails the node at
+// releasing, naming the stage and what MAAS said; retry releases it again
+// and the decommission completes: the node's typed events say failed,
+// then (in the retry) completed.
+func TestDecommissionRetry(t *testing.T) {
+	t.Parallel()
+	node := "r02-cmp02"
+	d := testsite.Example(t)
+	d.Site.Spec.Lifecycle.Erase = design.EraseQuick
+	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{node: {FailErase: 1}}})
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDecommissionNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskFailed)
+	if r := res[0]; r.Outcome != orchestrator.OutcomeFailed || r.Stage != orchestrator.StageReleasing || r.Reason == "" {
+		t.Fatalf("%s: %s at %s (%q), want failed at releasing with a reason", node, r.Outcome, r.Stage, r.Reason)
+	}
+	if m, _ := dcMachine(env, node); m.Status != "Failed disk erasing" {
+		t.Fatalf("%s: lab status %q, want Failed disk erasing", node, m.Status)
+	}
+	after := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskSucceeded)
+	if r := after[node]; r.Outcome != orchestrator.OutcomeSucceeded || r.Stage != orchestrator.StageReleased {
+		t.Fatalf("%s after retry: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
+	}
+	if m, _ := dcMachine(env, node); m.Status != "Ready" {
+		t.Errorf("%s: lab status %q after the retry, want Ready", node, m.Status)
+	}
+	want := []string{orchestrator.EventDecommissionStarted, orchestrator.EventDecommissionFailed, orchestrator.EventDecommissionCompleted}
+	if got := dcTypes(dcTypedEvents(t, e, task.ID)[node]); !slices.Equal(got, want) {
+		t.Errorf("%s: typed events %v, want %v", node, got, want)
+	}
+}
+
+// TestRescueEnterExit: rescue_enter takes a deployed node's machine into
+// rescue mode (the lab shows Rescue mode), the sweep does not count it as
+// lost (its deployment goes on), and rescue_exit brings it back to
+// Deployed.
+func TestRescueEnterExit(t *testing.T) {
+	t.Parallel()
+	node := "r01-gpu01"
+	d := testsite.Example(t)
+	env, e := prepared(t, d, nil)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	dep := record(t, e, node).Deployment
+
+	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionRescueEnter, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	if r := res[0]; r.Stage != orchestrator.StageRescueMode || r.Outcome != orchestrator.OutcomeSucceeded {
+		t.Fatalf("%s: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
+	}
+	if m, _ := dcMachine(env, node); m.Status != "Rescue mode" {
+		t.Fatalf("%s: lab status %q, want Rescue mode", node, m.Status)
+	}
+	rec := record(t, e, node)
+	if !rec.InRescue() || rec.Observed != "Rescue mode" {
+		t.Errorf("%s: record stage %s observed %q, want rescue-mode, Rescue mode", node, rec.Stage, rec.Observed)
+	}
+	rep, err := e.Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dr := range rep.Drift {
+		if dr.Node == node {
+			t.Errorf("sweep reports %s in rescue mode as drift: %+v", node, dr)
+		}
+	}
+	if rec := record(t, e, node); rec.DeploymentEnded || rec.Deployment != dep {
+		t.Errorf("%s: deployment %d ended %v after the sweep, want %d going on", node, rec.Deployment, rec.DeploymentEnded, dep)
+	}
+
+	_, res = run(t, e, orchestrator.Request{Action: orchestrator.ActionRescueExit, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	if r := res[0]; r.Stage != orchestrator.StageDeployed || r.Outcome != orchestrator.OutcomeSucceeded {
+		t.Fatalf("%s: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
+	}
+	if m, _ := dcMachine(env, node); m.Status != "Deployed" {
+		t.Errorf("%s: lab status %q after rescue_exit, want Deployed", node, m.Status)
+	}
+	audit(t, env, e, 1)
+}
+
+// TestHardwareTests: test_nodes on Ready machines: the node whose tests
+// pass ends at tested, the machine Ready again; the node whose tests the
+// lab fails fails with MAAS's reason, its machine left Failed testing.
+func TestHardwareTests(t *testing.T) {
+	t.Parallel()
+	good, bad := "r02-gpu01", "r02-gpu02"
+	d := testsite.Example(t)
+	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailTesting: 1}}})
+	sel := dcNodes(good, bad)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareNodes, Filter: sel, Requester: "test"}, orchestrator.TaskSucceeded)
+	w := dcWatchLab(t, env)
+	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(good)) > 0 })
+
+	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionTestNodes, Filter: sel, Requester: "test"}, orchestrator.TaskPartiallySucceeded)
+	r := byNode(res)
+	if g := r[good]; g.Outcome != orchestrator.OutcomeSucceeded || g.Stage != orchestrator.StageTested {
+		t.Errorf("%s: %s at %s: %s", good, g.Outcome, g.Stage, g.Reason)
+	}
+	if seen := w.statuses(good); !slices.Contains(seen, "Testing") {
+		t.Errorf("%s: the lab showed %v, want Testing", good, seen)
+	}
+	if m, _ := dcMachine(env, good); m.Status != "Ready" {
+		t.Errorf("%s: lab status %q after its tests, want Ready", good, m.Status)
+	}
+	b := r[bad]
+	if b.Outcome != orchestrator.OutcomeFailed || b.Stage != orchestrator.StageTesting || !strings.Contains(b.Reason, "hardware tests") {
+		t.Errorf("%s: %s at %s (%q), want failed at testing naming the tests", bad, b.Outcome, b.Stage, b.Reason)
+	}
+	if m, _ := dcMachine(env, bad); m.Status != "Failed testing" {
+		t.Errorf("%s: lab status %q, want Failed testing", bad, m.Status)
+	}
+}
+
+// The task options are checked before anything is stored.
+func TestTaskOptionsRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		action orchestrator.Action
+		opt    orchestrator.TaskOptions
+		want   string // "" for accepted
+	}{
+		{orchestrator.ActionDecommissionNodes, orchestrator.TaskOptions{Erase: "secure", Delete: true}, ""},
+		{orchestrator.ActionDestroyNodes, orchestrator.TaskOptions{Erase: "none"}, ""},
+		{orchestrator.ActionDecommissionNodes, orchestrator.TaskOptions{Erase: "wipe"}, "use none, quick or secure"},
+		{orchestrator.ActionDestroyNodes, orchestrator.TaskOptions{Delete: true}, "applies to decommission_nodes only"},
+		{orchestrator.ActionDeployNodes, orchestrator.TaskOptions{Erase: "quick"}, "applies to decommission_nodes and destroy_nodes only"},
+	} {
+		err := tc.opt.Check(tc.action)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %+v: %v, want accepted", tc.action, tc.opt, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s %+v: %v, want an error saying %q", tc.action, tc.opt, err, tc.want)
+		}
+	}
+}
