@@ -13,6 +13,7 @@ require (
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/rs/zerolog v1.35.1
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/segmentio/encoding v0.4.0
 	github.com/spf13/cobra v1.10.2
 	github.com/vmware/goipmi v0.0.0-20181114221114-2333cd82d702

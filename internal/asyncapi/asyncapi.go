@@ -1,0 +1,270 @@
+// Package asyncapi builds docs/asyncapi.yaml, the AsyncAPI 3.0 document
+// of the control API's event stream, from the code: the event payload's
+// schema is reflected from orchestrator.Event, and there is one message
+// per typed event name of orchestrator.EventTypes. A test checks that the
+// committed document is the generated one; `go run ./internal/asyncapi/gen`
+// writes it.
+package asyncapi
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+// Path is the committed document, relative to the repository's root.
+const Path = "docs/asyncapi.yaml"
+
+// Version is the AsyncAPI version the document follows.
+const Version = "3.0.0"
+
+// fieldDocs describes the event's fields, by JSON name. Every field of
+// orchestrator.Event must have one (Document fails otherwise).
+var fieldDocs = map[string]string{
+	"seq":           "The event's position in the event log; pass it as ?since= (or Last-Event-ID on the stream) to read what follows.",
+	"time":          "When the engine wrote the event (UTC).",
+	"task":          "The task the event belongs to, when it belongs to one.",
+	"node":          "The node the event is about, when it is about one.",
+	"stage":         "The node's workflow stage when the event was written.",
+	"level":         "info, warn or error.",
+	"kind":          "The event's untyped kind (transition, retry, failed, drift, task, verb, ...); the stream's SSE event name.",
+	"message":       "What happened, for a person.",
+	"type":          "The stable, typed name of a lifecycle milestone; absent on the other events.",
+	"correlationId": "The server's ID of the API request that created the event's task (that request's X-Request-Id answer header and audit record's requestId), or that resolved the drift; absent for tasks started outside the API (the CLI).",
+}
+
+// typed describes each typed event: its summary and the fields it always
+// carries besides type. Every name of orchestrator.EventTypes must have
+// one (Document fails otherwise).
+var typed = map[string]struct {
+	summary  string
+	required []string
+}{
+	orchestrator.EventOnboardingStarted:     {"A node started its deploy (onboarding) workflow in a task: once per node and task.", []string{"task", "node"}},
+	orchestrator.EventOnboardingCompleted:   {"A node reached deployed: its onboarding in the task is complete.", []string{"task", "node"}},
+	orchestrator.EventOnboardingFailed:      {"A node's onboarding failed in the task (its result says why); a verb may run it again.", []string{"task", "node"}},
+	orchestrator.EventOnboardingManual:      {"A node's onboarding stopped for manual intervention: it is frozen until an operator releases it.", []string{"task", "node"}},
+	orchestrator.EventDecommissionStarted:   {"A node started its destroy or decommission workflow in a task: once per node and task.", []string{"task", "node"}},
+	orchestrator.EventDecommissionCompleted: {"A node's decommission in the task is complete.", []string{"task", "node"}},
+	orchestrator.EventDecommissionFailed:    {"A node's decommission failed in the task (its result says why).", []string{"task", "node"}},
+	orchestrator.EventDecommissionManual:    {"A node's decommission stopped for manual intervention: it is frozen until an operator releases it.", []string{"task", "node"}},
+	orchestrator.EventDriftDetected:         {"Reconciliation found that a node's machine no longer matches the engine's record.", []string{"node"}},
+	orchestrator.EventDriftResolved:         {"A node's drift was resolved (repaired, accepted, or no longer seen).", []string{"node"}},
+}
+
+// Document returns the AsyncAPI document.
+func Document() (map[string]any, error) {
+	event, err := schemaOf(reflect.TypeFor[orchestrator.Event]())
+	if err != nil {
+		return nil, err
+	}
+	props := event["properties"].(map[string]any)
+	for name, p := range props {
+		p.(map[string]any)["description"] = fieldDocs[name]
+	}
+	props["level"].(map[string]any)["enum"] = []any{"info", "warn", "error"}
+	props["type"].(map[string]any)["enum"] = anys(orchestrator.EventTypes)
+	props["correlationId"].(map[string]any)["maxLength"] = orchestrator.MaxCorrelationLen
+	props["correlationId"].(map[string]any)["pattern"] = "^[A-Za-z0-9._:-]+$"
+
+	messages := map[string]any{
+		"event": map[string]any{
+			"name": "event", "title": "Event",
+			"summary": "Any event of the log; a lifecycle milestone's carries its typed name (see the typed messages).",
+			"payload": map[string]any{"$ref": "#/components/schemas/Event"},
+		},
+	}
+	refs := map[string]any{"event": map[string]any{"$ref": "#/components/messages/event"}}
+	for _, name := range orchestrator.EventTypes {
+		tp, ok := typed[name]
+		if !ok {
+			return nil, fmt.Errorf("asyncapi: typed event %s has no description in internal/asyncapi", name)
+		}
+		messages[name] = map[string]any{
+			"name": name, "title": name, "summary": tp.summary,
+			"payload": map[string]any{"allOf": []any{
+				map[string]any{"$ref": "#/components/schemas/Event"},
+				map[string]any{"type": "object", "required": anys(append([]string{"type"}, tp.required...)),
+					"properties": map[string]any{"type": map[string]any{"const": name}}},
+			}},
+		}
+		refs[name] = map[string]any{"$ref": "#/components/messages/" + name}
+	}
+	if len(typed) != len(orchestrator.EventTypes) {
+		return nil, fmt.Errorf("asyncapi: %d typed event descriptions for %d typed events", len(typed), len(orchestrator.EventTypes))
+	}
+	opMessages := func(channel string) []any {
+		keys := sortedKeys(refs)
+		out := make([]any, len(keys))
+		for i, k := range keys {
+			out[i] = map[string]any{"$ref": "#/channels/" + channel + "/messages/" + k}
+		}
+		return out
+	}
+	return map[string]any{
+		"asyncapi": Version,
+		"info": map[string]any{
+			"title":   "Slipway events",
+			"version": "v1",
+			"description": "The engine's event log, as the control API serves it: every event is an Event; the events that mark a " +
+				"node's lifecycle milestones carry a stable typed name (type) and the correlation ID (correlationId) of the API " +
+				"request that created their task, which links them to that request's audit record, the task and the node. " +
+				"A node's deploy workflow is its onboarding; its destroy or decommission workflow is its decommission. " +
+				"Generated from the code (internal/asyncapi); see docs/api.md.",
+		},
+		"defaultContentType": "application/json",
+		"servers": map[string]any{
+			"control-api": map[string]any{"host": "localhost:8443", "protocol": "https",
+				"description": "orchestrator serve (its listen address); bearer token of role viewer or above",
+				"security":    []any{map[string]any{"$ref": "#/components/securitySchemes/bearer"}}},
+		},
+		"channels": map[string]any{
+			"eventStream": map[string]any{
+				"address": "/api/v1/events/stream",
+				"title":   "Event stream (server-sent events)",
+				"description": "GET /api/v1/events/stream?since=SEQ&task=&node=: text/event-stream; each SSE message has id: the " +
+					"event's seq, event: its kind, data: the Event as JSON. Reconnect with Last-Event-ID to miss nothing.",
+				"messages": refs,
+			},
+			"eventLog": map[string]any{
+				"address":     "/api/v1/events",
+				"title":       "Event log (polled)",
+				"description": "GET /api/v1/events?since=SEQ&task=&node=&limit=: a JSON array of Event, oldest first.",
+				"messages":    refs,
+			},
+		},
+		"operations": map[string]any{
+			"receiveEventStream": map[string]any{"action": "receive", "channel": map[string]any{"$ref": "#/channels/eventStream"},
+				"summary": "Follow the events as they are written.", "messages": opMessages("eventStream")},
+			"receiveEventLog": map[string]any{"action": "receive", "channel": map[string]any{"$ref": "#/channels/eventLog"},
+				"summary": "Read the events after a sequence number.", "messages": opMessages("eventLog")},
+		},
+		"components": map[string]any{
+			"schemas":         map[string]any{"Event": event},
+			"messages":        messages,
+			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
+		},
+	}, nil
+}
+
+// YAML returns the document as committed.
+func YAML() ([]byte, error) {
+	doc, err := Document()
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString("# Generated by `go run ./internal/asyncapi/gen` from the code; do not edit.\n")
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// schemaOf reflects a JSON schema from a Go type as encoding/json writes
+// it: a struct's fields by their JSON names, required unless omitempty or
+// omitzero, and no other property.
+func schemaOf(t reflect.Type) (map[string]any, error) {
+	if t == timeType {
+		return map[string]any{"type": "string", "format": "date-time"}, nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return schemaOf(t.Elem())
+	case reflect.String:
+		return map[string]any{"type": "string"}, nil
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return map[string]any{"type": "integer"}, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return map[string]any{"type": "integer", "minimum": 0}, nil
+	case reflect.Float32, reflect.Float64:
+		return map[string]any{"type": "number"}, nil
+	case reflect.Slice, reflect.Array:
+		items, err := schemaOf(t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"type": "array", "items": items}, nil
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return nil, fmt.Errorf("asyncapi: map key %s is not a string", t.Key())
+		}
+		v, err := schemaOf(t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"type": "object", "additionalProperties": v}, nil
+	case reflect.Struct:
+		props := map[string]any{}
+		var required []string
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			if name == "" {
+				name = f.Name
+			}
+			if f.Anonymous && name == f.Name {
+				return nil, fmt.Errorf("asyncapi: embedded field %s of %s is not supported", f.Name, t)
+			}
+			s, err := schemaOf(f.Type)
+			if err != nil {
+				return nil, fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
+			}
+			props[name] = s
+			if !slices.Contains(strings.Split(opts, ","), "omitempty") && !slices.Contains(strings.Split(opts, ","), "omitzero") {
+				required = append(required, name)
+			}
+		}
+		for name := range props {
+			if _, ok := fieldDocs[name]; !ok && t == reflect.TypeFor[orchestrator.Event]() {
+				return nil, fmt.Errorf("asyncapi: Event field %s has no description in internal/asyncapi", name)
+			}
+		}
+		out := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+		if len(required) > 0 {
+			out["required"] = anys(required)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("asyncapi: type %s is not supported", t)
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
