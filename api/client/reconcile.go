@@ -1,0 +1,53 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+// ---- reconciliation ----
+
+// ReconcileStatus is where reconciliation stands: the last run, the next,
+// the open drift by kind.
+func (c *Client) ReconcileStatus(ctx context.Context) (orchestrator.ReconcileStatus, error) {
+	var out orchestrator.ReconcileStatus
+	return out, c.get(ctx, v1+"/reconciliation/status", nil, &out)
+}
+
+// DriftQuery filters the drift list (several values are alternatives).
+type DriftQuery struct {
+	Node, Kind    []string
+	Offset, Limit int // Limit 0: the server's default (100)
+}
+
+// Drift lists the open drift records, one page.
+func (c *Client) Drift(ctx context.Context, q DriftQuery) (api.Page[orchestrator.DriftRecord], error) {
+	var out api.Page[orchestrator.DriftRecord]
+	v := url.Values{}
+	for _, n := range q.Node {
+		v.Add("node", n)
+	}
+	for _, k := range q.Kind {
+		v.Add("kind", k)
+	}
+	paging(v, q.Offset, q.Limit)
+	return out, c.get(ctx, v1+"/reconciliation/drift", v, &out)
+}
+
+// Reconcile runs a reconciliation on the server now and answers its report.
+func (c *Client) Reconcile(ctx context.Context) (orchestrator.SweepReport, error) {
+	var out orchestrator.SweepReport
+	return out, c.do(ctx, request{method: http.MethodPost, path: v1 + "/reconciliation/run"}, &out)
+}
+
+// ResolveDrift resolves a node's drift of one kind: accept, repair or
+// release.
+func (c *Client) ResolveDrift(ctx context.Context, node string, kind orchestrator.DriftKind, res orchestrator.Resolution) (orchestrator.DriftResolved, error) {
+	var out orchestrator.DriftResolved
+	in := api.DriftResolutionBody{Kind: string(kind), Resolution: string(res)}
+	return out, c.sendJSON(ctx, http.MethodPost, v1+"/reconciliation/drift/"+seg(node)+"/resolve", in, &out)
+}
