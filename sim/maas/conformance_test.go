@@ -54,6 +54,10 @@ func labDurations() *Durations {
 		Erase:          3 * time.Second,  // 3 ms
 		NodeTimeout:    60 * time.Second, // 60 ms
 		ReleaseTimeout: 60 * time.Second, // 60 ms
+		Rescue:         5 * time.Second,  // 5 ms
+		Test:           5 * time.Second,  // 5 ms
+		EraseQuick:     time.Second,      // 1 ms
+		EraseSecure:    2 * time.Second,  // 2 ms
 	}
 }
 
