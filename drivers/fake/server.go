@@ -37,6 +37,7 @@ type machine struct {
 	polls     int  // InProgress answers given for the long step under way
 	applied   map[string]bool
 	erase     drivers.Erase // the last release's erase policy
+	unmarked  bool          // its ownership marker was removed (Tamper)
 }
 
 var _ drivers.Server = (*Server)(nil)
@@ -128,6 +129,9 @@ func (f *Server) list(ownedOnly bool) []drivers.Machine {
 // state.
 func (m *machine) view() drivers.Machine {
 	v := m.Machine
+	if v.Owned && v.OwnerNode == "" && !m.unmarked { // the marker names its node (tamper.go)
+		v.OwnerNode = v.Node
+	}
 	switch m.State {
 	case StateCommissioning, StateDeploying, StateDeployed, StateReleasing:
 		v.Power = drivers.PowerOn
@@ -291,8 +295,13 @@ func (f *Server) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Resu
 }
 
 // ApplyPlatform records the platform as applied (Ready or Allocated only).
+// The machine then reports the node's tags and kernel parameters (tamper.go).
 func (f *Server) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Result, error) {
-	return f.apply(ctx, "ApplyPlatform", "platform", n)
+	r, err := f.apply(ctx, "ApplyPlatform", "platform", n)
+	if err == nil && r.Status == drivers.StatusDone {
+		f.platformApplied(n)
+	}
+	return r, err
 }
 
 // Deploy deploys a Ready or Allocated machine (Deploying, then Deployed).
