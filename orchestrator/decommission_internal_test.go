@@ -1,0 +1,65 @@
+package orchestrator
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/slipway-dev/slipway/design"
+)
+
+// The Site's lifecycle.timeouts name the engine's stages: every stage a
+// workflow waits in can be given a timeout, and no other name is
+// accepted (design.TimeoutStages is the design package's copy).
+func TestTimeoutStagesAreTheWorkflowStages(t *testing.T) {
+	var waits []Stage
+	paths := [][]Stage{taskSequence(Task{Action: ActionDecommissionNodes, Options: &TaskOptions{Delete: true}})}
+	for _, a := range Actions {
+		paths = append(paths, sequence(a))
+	}
+	for _, p := range paths {
+		for _, s := range p[:max(len(p)-1, 0)] { // the last stage is terminal: nothing waits there
+			if !slices.Contains(waits, s) {
+				waits = append(waits, s)
+			}
+		}
+	}
+	for _, s := range waits {
+		if !slices.Contains(design.TimeoutStages, string(s)) {
+			t.Errorf("stage %s of a workflow cannot be given a timeout in the Site (design.TimeoutStages)", s)
+		}
+	}
+	for _, s := range designTimeoutStages() {
+		if !slices.Contains(waits, s) {
+			t.Errorf("the Site accepts a timeout for %q, which no workflow waits in", s)
+		}
+	}
+}
+
+// A decommission's path follows its options; the other lifecycle
+// actions have one path each, ending at their goal.
+func TestLifecyclePaths(t *testing.T) {
+	for _, tc := range []struct {
+		task Task
+		want []Stage
+	}{
+		{Task{Action: ActionDecommissionNodes}, []Stage{StageReleasing, StageReleased}},
+		{Task{Action: ActionDecommissionNodes, Options: &TaskOptions{Erase: "quick"}}, []Stage{StageReleasing, StageReleased}},
+		{Task{Action: ActionDecommissionNodes, Options: &TaskOptions{Delete: true}}, []Stage{StageReleasing, StageDeleting, StageDeleted}},
+		{Task{Action: ActionRescueEnter}, []Stage{StageRescue, StageRescueMode}},
+		{Task{Action: ActionRescueExit}, []Stage{StageRescueExit, StageDeployed}},
+		{Task{Action: ActionTestNodes}, []Stage{StageTesting, StageTested}},
+		{Task{Action: ActionDestroyNodes, Options: &TaskOptions{Erase: "secure"}}, []Stage{StageReleasing, StageReleased}},
+	} {
+		if got := taskSequence(tc.task); !slices.Equal(got, tc.want) {
+			t.Errorf("%s %+v: path %v, want %v", tc.task.Action, tc.task.Options, got, tc.want)
+		}
+	}
+	for _, a := range []Action{ActionRescueEnter, ActionRescueExit, ActionTestNodes} {
+		if restartReleases(a) {
+			t.Errorf("restart-clean of %s releases the machine", a)
+		}
+	}
+	if !restartReleases(ActionDecommissionNodes) {
+		t.Errorf("restart-clean of %s does not start from its release", ActionDecommissionNodes)
+	}
+}
