@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
@@ -36,6 +37,25 @@ func TestSiteCommissionRetriesReachTheDriver(t *testing.T) {
 		got, set := reg.server[maasdrv.SettingCommissionRetries]
 		if got != tc.want || set != tc.set {
 			t.Errorf("%s: commissionRetries setting %q (set %v), want %q (set %v)", tc.name, got, set, tc.want, tc.set)
+		}
+	}
+}
+
+// The lifecycle commands refuse bad options before they open any state.
+func TestLifecycleCommandUsage(t *testing.T) {
+	state := t.TempDir() + "/none.db"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"decommission", "--erase", "wipe", "--state", state}, "use none, quick or secure"},
+		{[]string{"rescue", "sideways", "--state", state}, "use enter or exit"},
+		{[]string{"destroy", "--delete", "--state", state}, "unknown flag: --delete"},
+		{[]string{"test", "extra", "--state", state}, "unknown command"},
+	} {
+		code, out, errs := cli(t, tc.args...)
+		if code != exitUsage || !strings.Contains(out+errs, tc.want) {
+			t.Errorf("%v: exit %d, output %q %q; want %d saying %q", tc.args, code, out, errs, exitUsage, tc.want)
 		}
 	}
 }
