@@ -68,8 +68,25 @@ func TestOnboardingEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ev := range evs {
-		if ev.Correlation != corr && ev.Kind != "preflight" && ev.Kind != "site" {
+		if ev.Correlation != corr {
 			t.Errorf("event %d (%s, %s): correlation %q, want %q", ev.Seq, ev.Kind, ev.Message, ev.Correlation, corr)
+		}
+	}
+
+	// A verb continues the task's workflow: its events keep the
+	// correlation ID of the request that created the task, the node's
+	// start is not announced again, its new end is.
+	applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskPartiallySucceeded)
+	if got := typedByNode(t, e, task.ID)[bad]; !slices.Equal(got, []string{orchestrator.EventOnboardingStarted, orchestrator.EventOnboardingFailed, orchestrator.EventOnboardingFailed}) {
+		t.Errorf("%s after a retry: typed events %v", bad, got)
+	}
+	evs, err = e.Events(t.Context(), 0, 0, task.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Correlation != corr {
+			t.Errorf("event %d (%s, %s) after the retry: correlation %q, want %q", ev.Seq, ev.Kind, ev.Message, ev.Correlation, corr)
 		}
 	}
 

@@ -80,7 +80,7 @@ func (e *Engine) probeSite(ctx context.Context) (drivers.SiteInfo, error) {
 func (e *Engine) preflightEvents(run *taskRun, p preflightPlan, findings []finding, warnings []string) {
 	var b batch
 	ev := func(level, msg string) {
-		b.event(Event{Time: now(), Task: run.id, Level: level, Kind: "preflight", Message: "preflight: " + msg})
+		b.event(Event{Time: now(), Task: run.id, Level: level, Kind: "preflight", Message: "preflight: " + msg, Correlation: run.corr})
 	}
 	for _, f := range findings {
 		ev("error", f.String())

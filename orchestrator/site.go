@@ -45,7 +45,7 @@ func (e *Engine) retrySite(run *taskRun, fn func(context.Context) (string, error
 
 func (e *Engine) siteEvent(run *taskRun, level, msg string) {
 	var b batch
-	b.event(Event{Time: now(), Task: run.id, Level: level, Kind: "site", Message: msg})
+	b.event(Event{Time: now(), Task: run.id, Level: level, Kind: "site", Message: msg, Correlation: run.corr})
 	_ = e.rec.write(e.ctx, &b)
 }
 

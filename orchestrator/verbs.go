@@ -146,7 +146,7 @@ func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (T
 	}
 	t.Status, t.Finished, t.Message, t.Cancel = TaskRunning, time.Time{}, "", false
 	b.task(t)
-	b.event(Event{Time: now(), Task: id, Level: "info", Kind: "verb",
+	b.event(Event{Time: now(), Task: id, Level: "info", Kind: "verb", Correlation: t.Correlation,
 		Message: fmt.Sprintf("%s by %s: %d node(s): %s", v, orDefault(who, "unknown"), len(picked), strings.Join(limitList(picked, 10), ", "))})
 	if err := e.rec.write(ctx, &b); err != nil {
 		return Task{}, err
@@ -178,7 +178,7 @@ func (e *Engine) cancelTask(ctx context.Context, id, who string) (Task, error) {
 	t.Cancel = true
 	var b batch
 	b.task(t)
-	b.event(Event{Time: now(), Task: id, Level: "warn", Kind: "verb",
+	b.event(Event{Time: now(), Task: id, Level: "warn", Kind: "verb", Correlation: t.Correlation,
 		Message: fmt.Sprintf("cancel by %s: stopping; machines this task allocated and did not finish are released", orDefault(who, "unknown"))})
 	if err := e.rec.write(ctx, &b); err != nil {
 		return Task{}, err
