@@ -16,15 +16,21 @@ import (
 	"github.com/slipway-dev/slipway/statestore"
 )
 
-// NodeSummary is one node in a list: its design identity and its
-// workflow state.
+// NodeSummary is one node in a list: its design identity, its
+// lifecycle state (deployed, ready, released...: what the workflows that
+// own its machine left) and the result of the last task that drove it
+// (action, stage, outcome: a power_cycle leaves a deployed node
+// deployed, at stage powered).
 type NodeSummary struct {
-	Name      string               `json:"name"`
-	Rack      string               `json:"rack,omitempty"`
-	Labels    map[string]string    `json:"labels,omitempty"`
-	Tags      []string             `json:"tags,omitempty"`
-	Stage     orchestrator.Stage   `json:"stage"`
-	Outcome   orchestrator.Outcome `json:"outcome,omitempty"`
+	Name      string                 `json:"name"`
+	Rack      string                 `json:"rack,omitempty"`
+	Labels    map[string]string      `json:"labels,omitempty"`
+	Tags      []string               `json:"tags,omitempty"`
+	Lifecycle orchestrator.Lifecycle `json:"lifecycle,omitempty"`
+	LastTask  string                 `json:"lastTask,omitempty"`
+	Action    orchestrator.Action    `json:"action,omitempty"`
+	Stage     orchestrator.Stage     `json:"stage"`
+	Outcome   orchestrator.Outcome   `json:"outcome,omitempty"`
 	MachineID string               `json:"machineId,omitempty"`
 	Observed  string               `json:"observed,omitempty"`
 	Task      string               `json:"task,omitempty"`
@@ -63,7 +69,7 @@ func page[T any](items []T, offset, limit int) Page[T] {
 	return p
 }
 
-// listNodes: ?name=&label=k=v&tag=&rack=&stage=&outcome=&offset=&limit=
+// listNodes: ?name=&label=k=v&tag=&rack=&lifecycle=&stage=&outcome=&offset=&limit=
 func (s *Server) listNodes(c echo.Context) error {
 	ctx := c.Request().Context()
 	offset, limit, err := paging(c)
@@ -116,6 +122,9 @@ func (s *Server) listNodes(c echo.Context) error {
 		if oc := q["outcome"]; len(oc) > 0 && !slices.Contains(oc, string(r.Outcome)) {
 			continue
 		}
+		if lc := q["lifecycle"]; len(lc) > 0 && !slices.Contains(lc, string(r.LifecycleState())) {
+			continue
+		}
 		match = append(match, name)
 	}
 	p := page(match, offset, limit)
@@ -126,7 +135,7 @@ func (s *Server) listNodes(c echo.Context) error {
 			r.Stage = orchestrator.StagePending
 		}
 		items = append(items, NodeSummary{Name: name, Rack: n.Spec.Rack, Labels: n.Metadata.Labels, Tags: n.Spec.Tags,
-			Stage: r.Stage, Outcome: r.Outcome, MachineID: r.MachineID, Observed: r.Observed, Task: r.Task, Frozen: r.Frozen, Reason: r.Reason})
+			Lifecycle: r.LifecycleState(), LastTask: r.LastTask, Action: r.Action, Stage: r.Stage, Outcome: r.Outcome, MachineID: r.MachineID, Observed: r.Observed, Task: r.Task, Frozen: r.Frozen, Reason: r.Reason})
 	}
 	return c.JSON(http.StatusOK, Page[NodeSummary]{Items: items, Total: p.Total, Offset: offset, Limit: limit})
 }
@@ -175,11 +184,16 @@ func (s *Server) getNode(c echo.Context) error {
 // maxReason bounds a mark-manual-intervention reason, in bytes.
 const maxReason = 1024
 
-// reasonBody is the optional body of mark-manual-intervention.
+// reasonBody is the optional body of mark-manual-intervention and adopt
+// (machine: the provisioner machine to attach, e.g. a leaked one).
 type reasonBody struct {
 	Reason   string `json:"reason"`
 	Revision string `json:"designRevision"`
+	Machine  string `json:"machine"`
 }
+
+// maxMachineID bounds an adopted machine's ID, in bytes.
+const maxMachineID = 200
 
 // rebootstrap answers with the node's new bootstrap environment and user
 // data. They hold the node's introspection token, with which its boot
@@ -202,6 +216,9 @@ func (s *Server) nodeVerb(verb string) echo.HandlerFunc {
 		if err := bindOptional(c, &b); err != nil {
 			return err
 		}
+		if len(b.Machine) > maxMachineID {
+			return problem(http.StatusBadRequest, fmt.Sprintf("machine (%d bytes) too long: use at most %d", len(b.Machine), maxMachineID))
+		}
 		if len(b.Reason) > maxReason || len(b.Revision) > statestore.IDLen {
 			return problem(http.StatusBadRequest, fmt.Sprintf("reason (%d bytes) or designRevision (%d) too long: use at most %d and %d", len(b.Reason), len(b.Revision), maxReason, statestore.IDLen))
 		}
@@ -210,7 +227,10 @@ func (s *Server) nodeVerb(verb string) echo.HandlerFunc {
 		var err error
 		switch verb {
 		case "adopt":
-			rec, err = s.cfg.Engine.Adopt(ctx, name, b.Revision, who(c))
+			if b.Machine != "" { // the audit record names the machine attached too
+				auditWhat(c, AuditWhat{Action: "node." + verb, Verb: verb, Targets: []string{name, "machine:" + b.Machine}})
+			}
+			rec, err = s.cfg.Engine.AdoptMachine(ctx, name, b.Machine, b.Revision, who(c))
 		case "mark-manual-intervention":
 			rec, err = s.cfg.Engine.MarkManual(ctx, name, b.Reason, who(c))
 		default:

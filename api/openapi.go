@@ -81,7 +81,7 @@ func (s *Server) OpenAPI() map[string]any {
 							"labels": map[string]any{"type": "object", "maxProperties": orchestrator.MaxFilterValues, "additionalProperties": maxStr(orchestrator.MaxFilterValueLen)}}}}}}}},
 				"SecretValue":  map[string]any{"type": "object", "required": []any{"value"}, "properties": map[string]any{"value": str()}},
 				"TokenRequest": map[string]any{"type": "object", "required": []any{"role"}, "properties": map[string]any{"role": map[string]any{"type": "string", "enum": []any{"viewer", "operator", "admin"}}, "name": maxStr(auth.MaxNameLen)}},
-				"Reason":       map[string]any{"type": "object", "properties": map[string]any{"reason": maxStr(maxReason), "designRevision": maxStr(statestore.IDLen)}},
+				"Reason":       map[string]any{"type": "object", "properties": map[string]any{"reason": maxStr(maxReason), "designRevision": maxStr(statestore.IDLen), "machine": maxStr(maxMachineID)}},
 			},
 		},
 	}

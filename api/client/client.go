@@ -561,6 +561,13 @@ func (c *Client) NodeVerb(ctx context.Context, name, verb, reason string) (orche
 	return out, c.sendJSON(ctx, http.MethodPost, v1+"/nodes/"+seg(name)+"/"+verb, in, &out)
 }
 
+// AdoptMachine attaches a provisioner machine (e.g. one the sweep reports
+// leaked) to a node: adopt with a machine.
+func (c *Client) AdoptMachine(ctx context.Context, name, machine string) (orchestrator.NodeRecord, error) {
+	var out orchestrator.NodeRecord
+	return out, c.sendJSON(ctx, http.MethodPost, v1+"/nodes/"+seg(name)+"/"+NodeAdopt, map[string]string{"machine": machine}, &out)
+}
+
 // ---- tasks ----
 
 // TaskRequest is the body of a new task.

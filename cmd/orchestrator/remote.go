@@ -428,14 +428,14 @@ func (a *app) remoteNodes(cmd *cobra.Command, c *client.Client, argv []string, o
 		return a.writeOut(output, ns)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tRACK\tSTAGE\tOUTCOME\tMACHINE\tOBSERVED\tTASK\tREASON")
+	fmt.Fprintln(tw, "NODE\tRACK\tLIFECYCLE\tLAST ACTION\tSTAGE\tOUTCOME\tMACHINE\tOBSERVED\tTASK\tREASON")
 	for _, n := range ns {
 		outcome := string(n.Outcome)
 		if n.Frozen {
 			outcome += " (frozen)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, orDefault(n.Rack, "-"), n.Stage, outcome, n.MachineID,
-			printable(n.Observed), n.Task, printable(n.Reason))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, orDefault(n.Rack, "-"), orDefault(string(n.Lifecycle), "-"),
+			orDefault(string(n.Action), "-"), n.Stage, outcome, n.MachineID, printable(n.Observed), n.Task, printable(n.Reason))
 	}
 	return tw.Flush()
 }

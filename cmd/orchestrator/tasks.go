@@ -377,13 +377,14 @@ func (a *app) nodesCmd() *cobra.Command {
 					return json.NewEncoder(a.stdout).Encode(ns)
 				}
 				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NODE\tSTAGE\tOUTCOME\tMACHINE\tOBSERVED\tTASK\tREASON")
+				fmt.Fprintln(tw, "NODE\tLIFECYCLE\tLAST ACTION\tSTAGE\tOUTCOME\tMACHINE\tOBSERVED\tTASK\tREASON")
 				for _, n := range ns {
 					outcome := string(n.Outcome)
 					if n.Frozen {
 						outcome += " (frozen)"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Stage, outcome, n.MachineID, n.Observed, n.Task, n.Reason)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, orDefault(string(n.LifecycleState()), "-"), orDefault(string(n.Action), "-"),
+						n.Stage, outcome, n.MachineID, n.Observed, n.Task, n.Reason)
 				}
 				return tw.Flush()
 			})
@@ -477,6 +478,17 @@ func (a *app) nodeVerbCmd(use, short string, fn func(ctx context.Context, e *orc
 			if c, err := a.remote(); err != nil {
 				return usageErr(err)
 			} else if c != nil {
+				if use == "adopt" && reason != "" {
+					rec, err := c.AdoptMachine(cmd.Context(), argv[0], reason)
+					if err != nil {
+						return apiErr(err)
+					}
+					out, err := remoteOutput(ef.output)
+					if err != nil {
+						return err
+					}
+					return a.writeOut(out, rec)
+				}
 				return a.remoteNodeVerb(cmd, c, use, argv[0], reason, ef.output)
 			}
 			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
@@ -491,8 +503,12 @@ func (a *app) nodeVerbCmd(use, short string, fn func(ctx context.Context, e *orc
 		},
 	}
 	ef.add(cmd, false)
-	if use == "mark-manual-intervention" {
+	switch use {
+	case "mark-manual-intervention":
 		cmd.Flags().StringVar(&reason, "reason", "", "why the node is frozen (shown with it)")
+	case "adopt": // the verb's one option travels as reason does
+		cmd.Use = use + " NODE [--machine SYSTEM_ID]"
+		cmd.Flags().StringVar(&reason, "machine", "", "attach this provisioner machine to the node (a leaked machine the sweep reports: it must carry this orchestrator's marker for the node, or none, and no other node may claim it)")
 	}
 	return cmd
 }
@@ -540,8 +556,8 @@ func (a *app) engineCmds() []*cobra.Command {
 		a.verbCmd(orchestrator.VerbRerun, "Run every node of a task again from the top, adopting what the provisioner has"),
 		a.verbCmd(orchestrator.VerbRestartClean, "Release every node's machine, then run the task from the top"),
 		a.verbCmd(orchestrator.VerbCancel, "Stop a task and release what it allocated and did not finish"),
-		a.nodeVerbCmd("adopt", "Take the provisioner's state of a node's machine as the truth", func(ctx context.Context, e *orchestrator.Engine, n, _ string) (orchestrator.NodeRecord, error) {
-			return e.Adopt(ctx, n, "", who)
+		a.nodeVerbCmd("adopt", "Take the provisioner's state of a node's machine as the truth, or attach a leaked machine to the node (--machine)", func(ctx context.Context, e *orchestrator.Engine, n, machine string) (orchestrator.NodeRecord, error) {
+			return e.AdoptMachine(ctx, n, machine, "", who)
 		}),
 		a.nodeVerbCmd("mark-manual-intervention", "Freeze a node: nothing automatic touches it until release-manual", func(ctx context.Context, e *orchestrator.Engine, n, why string) (orchestrator.NodeRecord, error) {
 			return e.MarkManual(ctx, n, why, who)
