@@ -351,7 +351,7 @@ func (s *Server) startRelease(m *machine, erase eraseMode, comment string) {
 			m.failErases++
 			s.move(m, StatusFailedDiskErasing)
 			m.StatusMessage = "Failed to erase disks."
-			s.addEvent(m, "Failed disk erasing", "ERROR", "Failed to erase disks: wipe-disks failed (injected fault)")
+			s.addEvent(m, "Marking node failed", "ERROR", "Failed to erase disks: wipe-disks failed (injected fault)") // mark_failed
 			return
 		}
 		s.addEvent(m, "Disks erased", "INFO", "disks erased ("+erase.String()+")")

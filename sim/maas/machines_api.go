@@ -740,6 +740,8 @@ func (s *Server) opRelease(m *machine, req *request) (any, *apiError) {
 // before it (Ready when testing followed commissioning), the machine
 // powered off. Any other state is MAAS's NodeStateViolation (409).
 func (s *Server) opAbort(m *machine, _ *request) (any, *apiError) {
+	aborted := map[int]string{StatusCommissioning: "commissioning", StatusDeploying: "deployment",
+		StatusDiskErasing: "disk erasing", StatusTesting: "testing"}[m.Status]
 	switch m.Status {
 	case StatusCommissioning:
 		s.cancelPhase(m)
@@ -766,7 +768,7 @@ func (s *Server) opAbort(m *machine, _ *request) (any, *apiError) {
 		return nil, conflict("Cannot abort in current state: node %s is in state %s.", m.SystemID, StatusName(m.Status))
 	}
 	m.Updated = time.Now()
-	s.addEvent(m, "Aborted", "INFO", "operation aborted")
+	s.addEvent(m, "Aborted "+aborted, "INFO", "operation aborted")
 	return s.renderMachine(m), nil
 }
 

@@ -50,7 +50,7 @@ func (s *Server) opRescueMode(m *machine, req *request) (any, *apiError) {
 			m.failRescues++
 			s.move(m, StatusFailedEnteringRescueMode)
 			m.StatusMessage = "Failed to enter rescue mode."
-			s.addEvent(m, "Failed to enter rescue mode", "ERROR", "Failed to enter rescue mode: the rescue environment did not boot (injected fault)")
+			s.addEvent(m, "Marking node failed", "ERROR", "Failed to enter rescue mode: the rescue environment did not boot (injected fault)") // mark_failed
 			return
 		}
 		s.move(m, StatusRescueMode)
@@ -107,7 +107,7 @@ func (s *Server) opExitRescueMode(m *machine, req *request) (any, *apiError) {
 func (s *Server) failExitRescue(m *machine) {
 	s.move(m, StatusFailedExitingRescueMode)
 	m.StatusMessage = "Failed to exit rescue mode."
-	s.addEvent(m, "Failed to exit rescue mode", "ERROR", fmt.Sprintf("Failed to exit rescue mode: the machine is still powered %s", m.PowerState))
+	s.addEvent(m, "Failed exiting rescue mode", "ERROR", fmt.Sprintf("Failed to exit rescue mode: the machine is still powered %s", m.PowerState))
 }
 
 // testable are the statuses MAAS lets a machine start testing from
@@ -165,7 +165,11 @@ func (s *Server) opTest(m *machine, req *request) (any, *apiError) {
 		}
 		s.move(m, s.testedTo(m))
 		m.StatusMessage = ""
-		s.addEvent(m, "Tested", "INFO", "testing passed")
+		if m.Status == StatusReady { // MAAS's signal handler tells only of these
+			s.addEvent(m, "Ready", "INFO", "testing passed")
+		} else if m.Status == StatusNew {
+			s.addEvent(m, "New", "INFO", "testing passed")
+		}
 		if m.Status == StatusDeployed {
 			_ = s.power(m, "cycle") // back to its OS
 		} else {

@@ -107,7 +107,7 @@ func TestRescueModeFails(t *testing.T) {
 	if m["status_name"] != "Failed to enter rescue mode" {
 		t.Errorf("status_name %v", m["status_name"])
 	}
-	if typ, desc := l.latestEvent(id); typ != "Failed to enter rescue mode" || !strings.Contains(desc, "injected fault") {
+	if typ, desc := l.latestEvent(id); typ != "Marking node failed" || !strings.Contains(desc, "injected fault") {
 		t.Errorf("latest event %q %q", typ, desc)
 	}
 	// MAAS allows entering again from the failed state; the fault played out.
