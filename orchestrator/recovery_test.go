@@ -1,6 +1,8 @@
 package orchestrator_test
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -8,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +20,8 @@ import (
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/sim/maas"
+	"github.com/slipway-dev/slipway/statestore"
+	"github.com/slipway-dev/slipway/statestore/memory"
 )
 
 // labState is the MAAS simulator's status name of a node's machine.
@@ -340,4 +345,93 @@ func leak(t *testing.T, env *labrun.Env, d *design.Design, node string) string {
 	poll("commission", func() (drivers.Result, error) { return srv.Commission(ctx, dn.NodeRef) })
 	poll("deploy", func() (drivers.Result, error) { return srv.Deploy(ctx, dn, drivers.Deployment{}) })
 	return dn.MachineID
+}
+
+// recoveryCrashStore "kills the process" at the write that would record
+// a recovery's first step done (the step itself reached MAAS).
+type recoveryCrashStore struct {
+	statestore.Store
+	tripped atomic.Bool
+	onTrip  func()
+}
+
+func (c *recoveryCrashStore) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, error) {
+	if c.tripped.Load() {
+		return nil, errCrashed
+	}
+	for _, op := range ops {
+		if op.Kind == statestore.OpPut && bytes.Contains(op.Value, []byte(`"recovery":{`)) && bytes.Contains(op.Value, []byte(`"done":1`)) {
+			c.tripped.Store(true)
+			c.onTrip()
+			return nil, errCrashed
+		}
+	}
+	return c.Store.Write(ctx, ops...)
+}
+
+// TestRecoveryResumesAfterCrash: the engine dies right after a stuck
+// deployment's abort reached MAAS, before it recorded the step; the next
+// engine resumes the recorded plan at that step (the abort, asked again,
+// is found done) and releases the machine once.
+func TestRecoveryResumesAfterCrash(t *testing.T) {
+	t.Parallel()
+	const bad = "r01-cmp01"
+	d := testsite.Example(t)
+	base := memory.New()
+	tune := func(c *orchestrator.Config) {
+		c.Timeouts = map[orchestrator.Stage]time.Duration{orchestrator.StageDeploy: 700 * time.Millisecond}
+	}
+	env := startEnv(t, d, base, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}}}, tune)
+	e := engine(t, env)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	e.Close()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cs := &recoveryCrashStore{Store: base, onTrip: cancel}
+	cfg := env.Config()
+	cfg.Store = cs
+	e1, err := orchestrator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e1.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	task, err := e1.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e1.Wait(ctx, task.ID); err == nil {
+		t.Fatal("the task finished: the crash point was never reached")
+	}
+	e1.Close()
+	if !cs.tripped.Load() {
+		t.Fatal("no crash")
+	}
+	if s := labState(env, bad); s != "Allocated" {
+		t.Fatalf("after the crash the machine is %s, want Allocated (aborted, not yet released)", s)
+	}
+
+	e2 := engine(t, env) // on the surviving state
+	rec := record(t, e2, bad)
+	if rec.Recovery == nil || rec.Recovery.Done != 0 || len(rec.Recovery.Steps) != 2 {
+		t.Fatalf("the surviving checkpoint's recovery: %+v", rec.Recovery)
+	}
+	wctx, wcancel := context.WithTimeout(t.Context(), time.Minute)
+	defer wcancel()
+	if _, err := e2.Wait(wctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	r := results(t, e2, task.ID)[bad]
+	if r.Outcome != orchestrator.OutcomeFailed || !strings.Contains(r.Reason, "abort, then release") {
+		t.Fatalf("%s: %s at %s: %s", bad, r.Outcome, r.Stage, r.Reason)
+	}
+	eventually(t, 10*time.Second, "the machine to be Ready", func() bool { return labState(env, bad) == "Ready" })
+	if lc := lifecycle(env)[bad]; lc.Releases != 1 || lc.DeployStarts != 1 {
+		t.Errorf("%s: %+v, want one deployment and one release", bad, lc)
+	}
+	if rec := record(t, e2, bad); rec.Recovery != nil {
+		t.Errorf("the recovery is still recorded: %+v", rec.Recovery)
+	}
 }
