@@ -59,6 +59,8 @@ type taskRequest struct {
 	Action         string              `json:"action"`
 	NodeFilter     orchestrator.Filter `json:"nodeFilter"`
 	DesignRevision string              `json:"designRevision"`
+	// Options: decommission_nodes {erase, delete}, destroy_nodes {erase}.
+	Options *orchestrator.TaskOptions `json:"options"`
 }
 
 func (s *Server) createTask(c echo.Context) error {
@@ -74,11 +76,14 @@ func (s *Server) createTask(c echo.Context) error {
 	if err := b.NodeFilter.Validate(); err != nil {
 		return problem(http.StatusBadRequest, err.Error())
 	}
+	if err := b.Options.Check(a); err != nil {
+		return problem(http.StatusBadRequest, err.Error())
+	}
 	if len(b.DesignRevision) > statestore.IDLen {
 		return problem(http.StatusBadRequest, fmt.Sprintf("designRevision is %d bytes long: give a revision ID (%d hex characters) or a prefix of one", len(b.DesignRevision), statestore.IDLen))
 	}
 	t, err := s.cfg.Engine.Submit(c.Request().Context(), orchestrator.Request{Action: a, Filter: b.NodeFilter,
-		Revision: b.DesignRevision, Requester: who(c), Correlation: requestIDOf(c)})
+		Revision: b.DesignRevision, Requester: who(c), Correlation: requestIDOf(c), Options: b.Options})
 	if err != nil {
 		status, _ := statusOf(err)
 		if status == http.StatusInternalServerError { // the engine's refusals are the caller's to fix
