@@ -31,11 +31,14 @@ type NodeSummary struct {
 	Action    orchestrator.Action    `json:"action,omitempty"`
 	Stage     orchestrator.Stage     `json:"stage"`
 	Outcome   orchestrator.Outcome   `json:"outcome,omitempty"`
-	MachineID string               `json:"machineId,omitempty"`
-	Observed  string               `json:"observed,omitempty"`
-	Task      string               `json:"task,omitempty"`
-	Frozen    bool                 `json:"frozen,omitempty"`
-	Reason    string               `json:"reason,omitempty"`
+	MachineID string                 `json:"machineId,omitempty"`
+	Observed  string                 `json:"observed,omitempty"`
+	Task      string                 `json:"task,omitempty"`
+	Frozen    bool                   `json:"frozen,omitempty"`
+	Reason    string                 `json:"reason,omitempty"`
+	// Orphan: the current design no longer has the node, its machine is
+	// still held (reconcile.go).
+	Orphan bool `json:"orphan,omitempty"`
 }
 
 // Page wraps a list with its paging.
@@ -127,10 +130,15 @@ func (s *Server) listNodes(c echo.Context) error {
 		}
 		match = append(match, name)
 	}
+	match = append(match, orphans(d, recs, q)...) // reconcile.go
 	p := page(match, offset, limit)
 	items := make([]NodeSummary, 0, len(p.Items))
 	for _, name := range p.Items {
 		n, r := d.Nodes[name], byName[name]
+		if n == nil {
+			items = append(items, orphanSummary(r))
+			continue
+		}
 		if r.Stage == "" {
 			r.Stage = orchestrator.StagePending
 		}

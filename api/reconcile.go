@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/orchestrator"
 )
 
@@ -145,4 +147,42 @@ func (s *Server) resolveDrift(c echo.Context) error {
 		auditWhat(c, AuditWhat{Action: "drift.resolve", Verb: string(res), Task: out.Task, Targets: []string{node + "/" + string(kind)}})
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// orphans are the nodes the design d no longer has whose machine a node
+// record still holds (not released): GET /nodes lists them after the
+// design's, flagged, so that removing a node from the design does not
+// hide its machine. The name, stage, outcome and lifecycle filters apply;
+// label, tag and rack filters (the design's) select none of them.
+func orphans(d *design.Design, recs []orchestrator.NodeRecord, q url.Values) []string {
+	if len(q["label"])+len(q["tag"])+len(q["rack"]) > 0 {
+		return nil
+	}
+	var out []string
+	for _, r := range recs {
+		if d.Nodes[r.Name] != nil || r.MachineID == "" || r.Stage == orchestrator.StageReleased {
+			continue
+		}
+		if v := q["name"]; len(v) > 0 && !slices.Contains(v, r.Name) {
+			continue
+		}
+		if v := q["stage"]; len(v) > 0 && !slices.Contains(v, string(r.Stage)) {
+			continue
+		}
+		if v := q["outcome"]; len(v) > 0 && !slices.Contains(v, string(r.Outcome)) {
+			continue
+		}
+		if v := q["lifecycle"]; len(v) > 0 && !slices.Contains(v, string(r.LifecycleState())) {
+			continue
+		}
+		out = append(out, r.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func orphanSummary(r orchestrator.NodeRecord) NodeSummary {
+	why := "orphan: not in the current design, machine " + r.MachineID + " is still held; `orchestrator destroy --node " + r.Name + "` releases it"
+	return NodeSummary{Name: r.Name, Orphan: true, Lifecycle: r.LifecycleState(), LastTask: r.LastTask, Action: r.Action, Stage: r.Stage,
+		Outcome: r.Outcome, MachineID: r.MachineID, Observed: r.Observed, Task: r.Task, Frozen: r.Frozen, Reason: why}
 }

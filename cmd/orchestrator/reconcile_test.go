@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +13,10 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/sim/maas"
+	"github.com/slipway-dev/slipway/statestore"
 )
 
 // labMAAS sends a signed request to the lab's MAAS behind Slipway's back
@@ -161,5 +164,36 @@ func TestReconcileCommands(t *testing.T) {
 	}
 	if out = must(viewer, "drift"); !strings.Contains(out, "no open drift") {
 		t.Errorf("drift after the resolutions:\n%s", out)
+	}
+
+	// A deployed node removed from the design: listed, flagged, orphan
+	// drift, destroyed without naming the old revision.
+	smaller := testsite.Example(t)
+	delete(smaller.Nodes, off)
+	raw, rev, err := smaller.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Store.PutRevision(ctx, statestore.Revision{ID: rev, Design: raw, Counts: smaller.Counts(), Roots: []string{"(test)"}}); err != nil {
+		t.Fatal(err)
+	}
+	var ns []api.NodeSummary
+	if err := json.Unmarshal([]byte(must(viewer, "nodes", "-o", "json")), &ns); err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(ns, func(n api.NodeSummary) bool { return n.Name == off }); i < 0 || !ns[i].Orphan || ns[i].MachineID != ids[off] {
+		t.Errorf("nodes after %s left the design: %+v", off, ns)
+	}
+	if out = must(operator, "reconcile"); !strings.Contains(out, "detected: "+off+"/orphan") {
+		t.Errorf("reconcile after %s left the design:\n%s", off, out)
+	}
+	if code, out, errs := as(operator, "destroy", "--node", off); code != 0 {
+		t.Fatalf("destroy --node %s: exit %d\n%s%s", off, code, out, errs)
+	}
+	if m := labMAAS(t, s, "GET", "/machines/"+ids[off]+"/", "", nil); m["status_name"] != "Ready" {
+		t.Errorf("after destroy the lab says %s is %v", off, m["status_name"])
+	}
+	if out = must(operator, "reconcile"); !strings.Contains(out, "cleared: "+off+"/orphan") || !strings.Contains(out, "no open drift") {
+		t.Errorf("reconcile after the orphan's destroy:\n%s", out)
 	}
 }
