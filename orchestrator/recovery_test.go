@@ -435,3 +435,36 @@ func TestRecoveryResumesAfterCrash(t *testing.T) {
 		t.Errorf("the recovery is still recorded: %+v", rec.Recovery)
 	}
 }
+
+// TestRetryAfterAnotherTask: a deploy whose node failed, then a
+// power_cycle of that node, then the deploy's retry: the retry resumes
+// from the stage the deploy failed at, not from the power task's
+// checkpoint (before, it failed: stage "powered" has no handler in the
+// deploy workflow); the node's lifecycle ends deployed.
+func TestRetryAfterAnotherTask(t *testing.T) {
+	t.Parallel()
+	const bad = "r01-cmp02"
+	d := testsite.Example(t)
+	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 2}}})
+	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)}, orchestrator.TaskFailed)
+	if res[0].Stage != orchestrator.StageDeploy {
+		t.Fatalf("%s: %s at %s: %s", bad, res[0].Outcome, res[0].Stage, res[0].Reason)
+	}
+	if l := record(t, e, bad).Lifecycle; l != orchestrator.LifecycleFailed {
+		t.Errorf("after the failed deploy: lifecycle %s, want failed", l)
+	}
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPowerCycle, Requester: "test", Filter: only(bad)}, orchestrator.TaskSucceeded)
+	if l := record(t, e, bad).Lifecycle; l != orchestrator.LifecycleFailed {
+		t.Errorf("after power_cycle: lifecycle %s, want still failed", l)
+	}
+	after := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskSucceeded)
+	if r := after[bad]; r.Stage != orchestrator.StageDeployed {
+		t.Fatalf("%s after retry: %s at %s: %s", bad, r.Outcome, r.Stage, r.Reason)
+	}
+	if rec := record(t, e, bad); rec.Lifecycle != orchestrator.LifecycleDeployed || rec.LastTask != task.ID {
+		t.Errorf("lifecycle %s, last task %s", rec.Lifecycle, rec.LastTask)
+	}
+	if s := labState(env, bad); s != "Deployed" {
+		t.Errorf("lab: %s, want Deployed", s)
+	}
+}

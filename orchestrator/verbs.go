@@ -89,6 +89,10 @@ func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (T
 		if holder := e.holder(rec); holder != "" && holder != id {
 			return Task{}, fmt.Errorf("%w: node %s is held by running task %s; wait for it or cancel it", ErrConflict, res.Node, holder)
 		}
+		// Another task drove the node since this one (e.g. a rescue_exit
+		// after a decommission stopped): the record's checkpoint is that
+		// task's, not this one's.
+		otherSince := rec.LastTask != "" && rec.LastTask != id || !slices.Contains(seq, rec.Stage)
 		rec.Task, rec.Action, rec.Outcome, rec.Attempts, rec.NextAt = id, t.Action, OutcomeRunning, 0, time.Time{}
 		rec.Class, rec.Reason, rec.StageStart, rec.LastTask = "", "", now(), id
 		if rec.Lifecycle == "" {
@@ -106,10 +110,17 @@ func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (T
 			// A fresh budget: the failed deployments counted against
 			// DeployRetries are spent, the retry gets its own.
 			rec.Rounds = 0
-			if res.Started.IsZero() {
+			switch {
+			case res.Started.IsZero():
 				// Failed before it started (the task's preflight): the
 				// record's checkpoint is another task's; start at the top.
 				rec.Stage, rec.Step = seq[0], 0
+			case otherSince:
+				// From the stage this task's node failed at.
+				rec.Stage, rec.Step, rec.Intent = res.Stage, 0, nil
+				if !slices.Contains(seq, rec.Stage) {
+					rec.Stage = seq[0]
+				}
 			}
 		case VerbResume:
 			switch {
