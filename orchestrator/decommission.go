@@ -211,7 +211,7 @@ func (r *nodeRun) recoverStage(ctx context.Context, action drivers.Recovery, goa
 	}
 	var res drivers.Result
 	err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
-		res, err = r.e.cfg.Drivers.Server.Recover(ctx, r.ref(), action)
+		res, err = r.e.cfg.Drivers.Server.Recover(ctx, r.attemptRef(), action)
 		return err
 	})
 	if err != nil {
@@ -221,6 +221,21 @@ func (r *nodeRun) recoverStage(ctx context.Context, action drivers.Recovery, goa
 		return failed("%s on machine %s: %s", action, r.rec.MachineID, res.Message), nil
 	}
 	return r.result(res, true, func() step { return advance("machine %s is in %s: %s", r.rec.MachineID, goal, res.Message) })
+}
+
+// attemptRef is the node's machine for a recovery action of this
+// attempt at the stage: the driver counts the action's earlier runs
+// (a test run, a failed rescue) only from the stage's start on, so a
+// fresh task, or an operator's retry (which restarts the stage's clock),
+// runs the action again instead of taking an old run's outcome, while a
+// resumed one (after a restart of the engine) picks up the run in
+// progress.
+func (r *nodeRun) attemptRef() drivers.NodeRef {
+	ref := r.ref()
+	if r.rec.StageStart.After(ref.BudgetFrom) {
+		ref.BudgetFrom = r.rec.StageStart
+	}
+	return ref
 }
 
 // stageTimeout is the current stage's time limit: the Site's

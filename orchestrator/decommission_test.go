@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"context"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -71,6 +72,34 @@ func dcMachine(env *labrun.Env, host string) (maas.MachineState, bool) {
 		}
 	}
 	return maas.MachineState{}, false
+}
+
+// dcCheckEraseModes checks, in the lab's MAAS event log, how each
+// machine's disks were erased ("" for not at all): the lab records the
+// release's quick_erase and secure_erase parameters there as MAAS
+// chose from them.
+func dcCheckEraseModes(t *testing.T, env *labrun.Env, want map[string]string) {
+	t.Helper()
+	for host, mode := range want {
+		var evs struct {
+			Events []struct {
+				Type        string `json:"type"`
+				Description string `json:"description"`
+			} `json:"events"`
+		}
+		labCall(t, env, "GET", "/events/", "query&limit=100&hostname="+url.QueryEscape(host), nil, &evs)
+		got := ""
+		for _, ev := range evs.Events {
+			if ev.Type == "Erasing disks" {
+				_, m, _ := strings.Cut(ev.Description, "(")
+				got = strings.TrimSuffix(m, ")")
+				break // newest first
+			}
+		}
+		if got != mode {
+			t.Errorf("%s: the lab erased its disks %q, want %q", host, got, mode)
+		}
+	}
 }
 
 func dcNodes(ns ...string) orchestrator.Filter {
@@ -151,7 +180,7 @@ func TestDecommissionEraseModes(t *testing.T) {
 			t.Errorf("%s: the deployment did not end with the release", n)
 		}
 	}
-	// ERASE-MODES-CHECK
+	dcCheckEraseModes(t, env, map[string]string{quick: "quick", secure: "secure", none: ""})
 	evs := dcTypedEvents(t, e, task.ID)
 	for _, n := range []string{quick, secure, none} {
 		want := []string{orchestrator.EventDecommissionStarted, orchestrator.EventDecommissionCompleted}
@@ -212,24 +241,37 @@ func TestDecommissionDelete(t *testing.T) {
 	}
 }
 
-// TestDecommissionRetry: a disk erasure the lab fails fails the node at
-// releasing, naming the stage and what MAAS said; retry releases it again
-// and the decommission completes: the node's typed events say failed,
-// then (in the retry) completed.
+// TestDecommissionRetry: a node whose machine is in rescue mode cannot
+// be released: the decommission stops it for manual intervention at
+// releasing, naming the machine's state (typed event: manual
+// intervention required). The operator brings the machine out of rescue
+// (release-manual, then rescue_exit), retries the task, and the
+// decommission completes from releasing: the lab shows Disk erasing,
+// then Ready.
 func TestDecommissionRetry(t *testing.T) {
 	t.Parallel()
 	node := "r02-cmp02"
 	d := testsite.Example(t)
 	d.Site.Spec.Lifecycle.Erase = design.EraseQuick
-	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{node: {FailErase: 1}}})
+	env, e := prepared(t, d, nil)
 	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionRescueEnter, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+
 	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDecommissionNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskFailed)
-	if r := res[0]; r.Outcome != orchestrator.OutcomeFailed || r.Stage != orchestrator.StageReleasing || r.Reason == "" {
-		t.Fatalf("%s: %s at %s (%q), want failed at releasing with a reason", node, r.Outcome, r.Stage, r.Reason)
+	if r := res[0]; r.Outcome != orchestrator.OutcomeManual || r.Stage != orchestrator.StageReleasing || !strings.Contains(r.Reason, "Rescue mode") {
+		t.Fatalf("%s: %s at %s (%q), want manual-intervention at releasing naming Rescue mode", node, r.Outcome, r.Stage, r.Reason)
 	}
-	if m, _ := dcMachine(env, node); m.Status != "Failed disk erasing" {
-		t.Fatalf("%s: lab status %q, want Failed disk erasing", node, m.Status)
+	if m, _ := dcMachine(env, node); m.Status != "Rescue mode" {
+		t.Fatalf("%s: lab status %q, want Rescue mode (untouched)", node, m.Status)
 	}
+	if _, err := e.ReleaseManual(t.Context(), node, "test"); err != nil {
+		t.Fatal(err)
+	}
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionRescueExit, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	w := dcWatchLab(t, env)
+	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(node)) > 0 })
+
+	t0 := time.Now().UTC()
 	after := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskSucceeded)
 	if r := after[node]; r.Outcome != orchestrator.OutcomeSucceeded || r.Stage != orchestrator.StageReleased {
 		t.Fatalf("%s after retry: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
@@ -237,7 +279,13 @@ func TestDecommissionRetry(t *testing.T) {
 	if m, _ := dcMachine(env, node); m.Status != "Ready" {
 		t.Errorf("%s: lab status %q after the retry, want Ready", node, m.Status)
 	}
-	want := []string{orchestrator.EventDecommissionStarted, orchestrator.EventDecommissionFailed, orchestrator.EventDecommissionCompleted}
+	if seen := w.statuses(node); !slices.Contains(seen, "Disk erasing") {
+		t.Errorf("%s: the lab showed %v during the retry, want Disk erasing", node, seen)
+	}
+	if trs := since(record(t, e, node), t0); len(trs) == 0 || trs[0].From != orchestrator.StageReleasing {
+		t.Errorf("%s: transitions of the retry %v, want the first from releasing", node, trs)
+	}
+	want := []string{orchestrator.EventDecommissionStarted, orchestrator.EventDecommissionManual, orchestrator.EventDecommissionCompleted}
 	if got := dcTypes(dcTypedEvents(t, e, task.ID)[node]); !slices.Equal(got, want) {
 		t.Errorf("%s: typed events %v, want %v", node, got, want)
 	}
@@ -314,8 +362,9 @@ func TestHardwareTests(t *testing.T) {
 		t.Errorf("%s: lab status %q after its tests, want Ready", good, m.Status)
 	}
 	b := r[bad]
-	if b.Outcome != orchestrator.OutcomeFailed || b.Stage != orchestrator.StageTesting || !strings.Contains(b.Reason, "hardware tests") {
-		t.Errorf("%s: %s at %s (%q), want failed at testing naming the tests", bad, b.Outcome, b.Stage, b.Reason)
+	if b.Outcome != orchestrator.OutcomeFailed || b.Stage != orchestrator.StageTesting || !strings.Contains(b.Reason, "hardware tests") ||
+		!strings.Contains(b.Reason, "Failed testing") {
+		t.Errorf("%s: %s at %s (%q), want failed at testing with MAAS's reason", bad, b.Outcome, b.Stage, b.Reason)
 	}
 	if m, _ := dcMachine(env, bad); m.Status != "Failed testing" {
 		t.Errorf("%s: lab status %q, want Failed testing", bad, m.Status)

@@ -18,7 +18,7 @@ func (r *nodeRun) testing(ctx context.Context) (step, error) {
 	}
 	var res drivers.Result
 	err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
-		res, err = r.e.cfg.Drivers.Server.Recover(ctx, r.ref(), drivers.RecoveryTest)
+		res, err = r.e.cfg.Drivers.Server.Recover(ctx, r.attemptRef(), drivers.RecoveryTest)
 		return err
 	})
 	if err != nil {
