@@ -234,6 +234,14 @@ func New(o Options) *Server {
 	return s
 }
 
+// SetDurations changes the phase durations of a running simulator; a
+// phase already under way keeps its length.
+func (s *Server) SetDurations(f func(*Durations)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.dur)
+}
+
 // scale converts a phase duration to wall time.
 func (s *Server) scale(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * s.opts.TimeScale)
