@@ -197,7 +197,9 @@ func TestRecoverDelete(t *testing.T) {
 		t.Errorf("delete of a Deploying machine: %+v %v, want Failed naming Deploying", r, err)
 	}
 	mustDone(t, "abort", recoverStep(d, &mine, drivers.RecoveryAbort))
-	mustDone(t, "release", func(ctx context.Context) (drivers.Result, error) { return d.Release(ctx, mine.NodeRef, drivers.EraseNone) })
+	mustDone(t, "release", func(ctx context.Context) (drivers.Result, error) {
+		return d.Release(ctx, mine.NodeRef, drivers.EraseNone)
+	})
 	mustDone(t, "delete after release", recoverStep(d, &mine, drivers.RecoveryDelete))
 	var gone map[string]any
 	if err := d.c.call(testCtx(t), http.MethodGet, "machines/"+url.PathEscape(mine.MachineID)+"/", "", nil, &gone); !isNotFound(err) {
