@@ -443,6 +443,79 @@ func TestServerRecover(t *testing.T) {
 	mustClass(t, "unknown machine", err, drivers.Permanent, "unknown machine")
 }
 
+// pollRecover calls Recover until it is no longer InProgress.
+func pollRecover(t *testing.T, f *fake.Server, ref drivers.NodeRef, a drivers.Recovery) drivers.Result {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		r, err := f.Recover(context.Background(), ref, a)
+		if err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		if r.Status != drivers.StatusInProgress {
+			return r
+		}
+	}
+	t.Fatalf("%s: still in progress after 100 calls", a)
+	return drivers.Result{}
+}
+
+func TestServerRecoverRescueTestDelete(t *testing.T) {
+	ctx := context.Background()
+	f := fake.NewServer(fake.Script{Polls: 2})
+	n := node("a")
+	for {
+		m, r, err := f.IdentifyNode(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.MachineID = m.MachineID
+		if r.Status == drivers.StatusDone {
+			break
+		}
+	}
+	if r := pollRecover(t, f, n.NodeRef, drivers.RecoveryTest); r.Status != drivers.StatusFailed {
+		t.Errorf("test of a New machine: %+v, want Failed", r)
+	}
+	if r := pollRecover(t, f, n.NodeRef, drivers.RecoveryMarkBroken); r.Status != drivers.StatusFailed {
+		t.Errorf("mark-broken of an unowned machine: %+v, want Failed", r)
+	}
+	for {
+		r, err := f.Commission(ctx, n.NodeRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status == drivers.StatusDone {
+			break
+		}
+	}
+	// Rescue and back.
+	if r, _ := f.Recover(ctx, n.NodeRef, drivers.RecoveryRescue); r.Status != drivers.StatusInProgress {
+		t.Errorf("rescue: %+v, want InProgress", r)
+	}
+	state(t, f, n, fake.StateEnteringRescue)
+	mustDone(t, "rescue", pollRecover(t, f, n.NodeRef, drivers.RecoveryRescue), nil)
+	state(t, f, n, fake.StateRescue)
+	mustDone(t, "rescue again", pollRecover(t, f, n.NodeRef, drivers.RecoveryRescue), nil)
+	mustDone(t, "exit-rescue", pollRecover(t, f, n.NodeRef, drivers.RecoveryExitRescue), nil)
+	state(t, f, n, fake.StateReady)
+	mustDone(t, "exit-rescue again", pollRecover(t, f, n.NodeRef, drivers.RecoveryExitRescue), nil)
+	// Test once; asked again it does not run again, unless a fresh budget asks.
+	mustDone(t, "test", pollRecover(t, f, n.NodeRef, drivers.RecoveryTest), nil)
+	if r, _ := f.Recover(ctx, n.NodeRef, drivers.RecoveryTest); r.Status != drivers.StatusDone {
+		t.Errorf("test again: %+v, want Done at once", r)
+	}
+	fresh := n.NodeRef
+	fresh.BudgetFrom = time.Now().Add(time.Millisecond)
+	time.Sleep(2 * time.Millisecond)
+	if r, _ := f.Recover(ctx, fresh, drivers.RecoveryTest); r.Status != drivers.StatusInProgress {
+		t.Errorf("test with a fresh budget: %+v, want a new run", r)
+	}
+	mustDone(t, "test (fresh)", pollRecover(t, f, fresh, drivers.RecoveryTest), nil)
+	// Delete; gone is Done.
+	mustDone(t, "delete", pollRecover(t, f, n.NodeRef, drivers.RecoveryDelete), nil)
+	mustDone(t, "delete again", pollRecover(t, f, n.NodeRef, drivers.RecoveryDelete), nil)
+}
+
 func TestEnlistingMachineIsNotReadyForSteps(t *testing.T) {
 	ctx := context.Background()
 	f := fake.NewServer(fake.Script{Polls: 2})

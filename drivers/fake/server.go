@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -20,6 +21,11 @@ const (
 	StateDeployed      = "Deployed"
 	StateReleasing     = "Releasing"
 	StateBroken        = "Broken"
+	// Recovery (recover.go).
+	StateEnteringRescue = "Entering rescue mode"
+	StateRescue         = "Rescue mode"
+	StateExitingRescue  = "Exiting rescue mode"
+	StateTesting        = "Testing"
 )
 
 // Server is a fake server provisioning driver keeping machines in memory.
@@ -37,6 +43,9 @@ type machine struct {
 	polls     int  // InProgress answers given for the long step under way
 	applied   map[string]bool
 	erase     drivers.Erase // the last release's erase policy
+	before    string        // the state before rescue mode or testing
+	testedAt  time.Time     // the last test run finished then, the machine in testedIn
+	testedIn  string
 	unmarked  bool          // its ownership marker was removed (Tamper)
 }
 
@@ -133,7 +142,8 @@ func (m *machine) view() drivers.Machine {
 		v.OwnerNode = v.Node
 	}
 	switch m.State {
-	case StateCommissioning, StateDeploying, StateDeployed, StateReleasing:
+	case StateCommissioning, StateDeploying, StateDeployed, StateReleasing,
+		StateEnteringRescue, StateRescue, StateExitingRescue, StateTesting:
 		v.Power = drivers.PowerOn
 	default:
 		v.Power = drivers.PowerOff
@@ -382,14 +392,19 @@ func (f *Server) Owned(ctx context.Context) ([]drivers.Machine, error) {
 }
 
 // Recover runs a recovery action: abort moves a Commissioning machine back
-// to Ready and a Deploying one to Allocated; mark-fixed moves a Broken
-// machine to Ready. Anything else is a Permanent error.
+// to Ready, a Deploying one to Allocated and a Testing one to where it
+// was; mark-fixed moves a Broken machine to Ready; abort or mark-fixed
+// of another state is a Permanent error. The other actions are in
+// recover.go.
 func (f *Server) Recover(ctx context.Context, ref drivers.NodeRef, action drivers.Recovery) (drivers.Result, error) {
 	if r, stop, err := f.begin(ctx, "Recover", ref.Name, true); stop {
 		return r, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if action == drivers.RecoveryDelete && ref.MachineID != "" && f.find(ref) == nil {
+		return drivers.Done("fake: machine %s is gone (already deleted)", ref.MachineID), nil
+	}
 	m, err := f.lookup(ref)
 	if err != nil {
 		return drivers.Result{}, err
@@ -402,8 +417,13 @@ func (f *Server) Recover(ctx context.Context, ref drivers.NodeRef, action driver
 		m.State = StateAllocated
 	case action == drivers.RecoveryMarkFixed && m.State == StateBroken:
 		m.State = StateReady
+	case action == drivers.RecoveryAbort && m.State == StateTesting:
+		m.State = m.before
 	case action != drivers.RecoveryAbort && action != drivers.RecoveryMarkFixed:
-		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: unknown recovery action %q", action)
+		if !slices.Contains(drivers.Recoveries, action) {
+			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: unknown recovery action %q", action)
+		}
+		return f.recoverMore(ref, m, action)
 	default:
 		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: cannot %s machine %s: it is %s", action, m.MachineID, m.State)
 	}

@@ -1,0 +1,98 @@
+package fake
+
+import (
+	"slices"
+	"time"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// recoverMore runs the recovery actions beyond abort and mark-fixed, as
+// the MAAS driver does them (each idempotent; the long ones InProgress
+// for Script.Polls calls):
+//
+//   - mark-broken: an owned, allocated machine (Allocated, Deploying,
+//     Deployed) becomes Broken; Broken is Done; another is Failed (MAAS
+//     lets only the owner mark it).
+//   - rescue: Entering rescue mode, then Rescue mode; from New, Ready,
+//     Allocated, Deployed or Broken.
+//   - exit-rescue: Exiting rescue mode, then the state before rescue;
+//     a machine not in rescue mode is Done.
+//   - test: Testing, then back where it was; Done without a new run when
+//     the last run finished in the machine's current state at or after
+//     ref.BudgetFrom.
+//   - delete: removes a machine this orchestrator owns for the node, or
+//     an unowned one at rest; gone is Done; another node's or a busy one
+//     is refused.
+//
+// Called with f.mu held.
+func (f *Server) recoverMore(ref drivers.NodeRef, m *machine, action drivers.Recovery) (drivers.Result, error) {
+	rest := []string{StateNew, StateReady, StateAllocated, StateDeployed, StateBroken}
+	switch action {
+	case drivers.RecoveryMarkBroken:
+		switch {
+		case m.State == StateBroken:
+			return drivers.Done("fake: machine %s is Broken", m.MachineID), nil
+		case !m.Owned || !slices.Contains([]string{StateAllocated, StateDeploying, StateDeployed}, m.State):
+			return drivers.Failed("fake: cannot mark-broken machine %s: it is %s and has no owner (only the owner may mark it broken)", m.MachineID, m.State), nil
+		}
+		from := m.State
+		m.State, m.polls = StateBroken, 0
+		return drivers.Done("fake: mark-broken: machine %s moved from %s to Broken", m.MachineID, from), nil
+
+	case drivers.RecoveryRescue:
+		switch {
+		case m.State == StateRescue:
+			return drivers.Done("fake: machine %s is in Rescue mode", m.MachineID), nil
+		case m.State == StateEnteringRescue:
+		case slices.Contains(rest, m.State):
+			m.before, m.State, m.polls = m.State, StateEnteringRescue, 0
+		default:
+			return drivers.Failed("fake: cannot enter rescue mode: machine %s is %s", m.MachineID, m.State), nil
+		}
+		return f.progress(m, "entering rescue mode", func() { m.State = StateRescue }), nil
+
+	case drivers.RecoveryExitRescue:
+		switch m.State {
+		case StateRescue, StateEnteringRescue:
+			m.State, m.polls = StateExitingRescue, 0
+		case StateExitingRescue:
+		default:
+			return drivers.Done("fake: machine %s is not in rescue mode (%s)", m.MachineID, m.State), nil
+		}
+		return f.progress(m, "exiting rescue mode", func() { m.State = m.before }), nil
+
+	case drivers.RecoveryTest:
+		switch {
+		case m.State == StateTesting:
+		case !m.testedAt.IsZero() && m.testedIn == m.State && !m.testedAt.Before(ref.BudgetFrom):
+			return drivers.Done("fake: hardware tests of machine %s passed; it is %s", m.MachineID, m.State), nil
+		case m.State == StateNew:
+			return drivers.Failed("fake: cannot test machine %s: it is New (commission it first)", m.MachineID), nil
+		case slices.Contains(rest, m.State) || m.State == StateRescue:
+			m.before, m.State, m.polls = m.State, StateTesting, 0
+		default:
+			return drivers.Failed("fake: cannot test machine %s: it is %s", m.MachineID, m.State), nil
+		}
+		return f.progress(m, "testing", func() {
+			m.State = m.before
+			m.testedAt, m.testedIn = time.Now(), m.State
+		}), nil
+
+	case drivers.RecoveryDelete:
+		switch {
+		case m.Owned && m.Node != ref.Name:
+			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: machine %s belongs to node %q, not %q; refusing to delete it", m.MachineID, m.Node, ref.Name)
+		case !slices.Contains(rest, m.State):
+			return drivers.Failed("fake: will not delete machine %s: it is %s (an operation runs)", m.MachineID, m.State), nil
+		case !m.Owned && m.State != StateNew && m.State != StateReady && m.State != StateBroken:
+			return drivers.Failed("fake: will not delete machine %s: it is %s and not this orchestrator's", m.MachineID, m.State), nil
+		}
+		delete(f.machines, m.MachineID)
+		if f.byNode[m.Node] == m.MachineID {
+			delete(f.byNode, m.Node)
+		}
+		return drivers.Done("fake: machine %s deleted", m.MachineID), nil
+	}
+	return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: unknown recovery action %q", action)
+}
