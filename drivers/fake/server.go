@@ -45,7 +45,7 @@ type machine struct {
 	erase     drivers.Erase // the last release's erase policy
 	before    string        // the state before rescue mode or testing
 	testedAt  time.Time     // the last test run finished then, the machine in testedIn
-	testedIn  string
+	testedIn  string        // see testedAt
 	unmarked  bool          // its ownership marker was removed (Tamper)
 }
 
