@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
@@ -72,6 +73,24 @@ func (o *TaskOptions) Check(a Action) error {
 		return fmt.Errorf("options.erase applies to %s and %s only, not %s", ActionDecommissionNodes, ActionDestroyNodes, a)
 	}
 	return nil
+}
+
+// describe says the options for the task's event ("" for none).
+func (o *TaskOptions) describe() string {
+	if o == nil {
+		return ""
+	}
+	var parts []string
+	if o.Erase != "" {
+		parts = append(parts, "erase "+o.Erase)
+	}
+	if o.Delete {
+		parts = append(parts, "delete")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // lifecycleSequence is the state table's path of the actions above (nil

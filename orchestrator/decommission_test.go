@@ -335,6 +335,20 @@ func TestRescueEnterExit(t *testing.T) {
 		t.Errorf("%s: lab status %q after rescue_exit, want Deployed", node, m.Status)
 	}
 	audit(t, env, e, 1)
+
+	// destroy_nodes is a decommission too (typed events); its erase
+	// option overrides the design's (the lab's default erases).
+	w := dcWatchLab(t, env)
+	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(node)) > 0 })
+	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Filter: dcNodes(node), Requester: "test",
+		Options: &orchestrator.TaskOptions{Erase: "none"}}, orchestrator.TaskSucceeded)
+	if m, _ := dcMachine(env, node); m.Status != "Ready" || slices.Contains(w.statuses(node), "Disk erasing") {
+		t.Errorf("%s: the lab showed %v, want Ready without Disk erasing", node, w.statuses(node))
+	}
+	want := []string{orchestrator.EventDecommissionStarted, orchestrator.EventDecommissionCompleted}
+	if got := dcTypes(dcTypedEvents(t, e, task.ID)[node]); !slices.Equal(got, want) {
+		t.Errorf("%s: destroy's typed events %v, want %v", node, got, want)
+	}
 }
 
 // TestHardwareTests: test_nodes on Ready machines: the node whose tests

@@ -115,7 +115,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 		b.result(t.ID, NodeResult{Node: n, Stage: StagePending, Outcome: OutcomeQueued})
 	}
 	b.event(Event{Time: now, Task: t.ID, Level: "info", Kind: "task", Correlation: t.Correlation,
-		Message: fmt.Sprintf("task %s: %s of %d node(s) on design %s, requested by %s", t.ID, t.Action, len(t.Nodes), short(id), t.Requester)})
+		Message: fmt.Sprintf("task %s: %s of %d node(s) on design %s, requested by %s%s", t.ID, t.Action, len(t.Nodes), short(id), t.Requester, t.Options.describe())})
 	if err := e.rec.write(ctx, &b); err != nil {
 		return Task{}, fmt.Errorf("store task: %w", err)
 	}
