@@ -237,7 +237,7 @@ func (r *nodeRun) recoverStage(ctx context.Context, action drivers.Recovery, goa
 		return step{}, err
 	}
 	if res.Status == drivers.StatusFailed {
-		return failed("%s on machine %s: %s", action, r.rec.MachineID, res.Message), nil
+		return failed("%s of machine %s failed: %s; once the machine is fixed in the provisioner, retry the task", action, r.rec.MachineID, res.Message), nil
 	}
 	return r.result(res, true, func() step { return advance("machine %s is in %s: %s", r.rec.MachineID, goal, res.Message) })
 }
@@ -303,4 +303,11 @@ func init() {
 	// it); a deleted machine is a lifecycle state of its own.
 	lifecycleActions[ActionDecommissionNodes] = LifecycleReleasing
 	stageLifecycle[StageDeleted] = LifecycleDeleted
+	// Default timeouts of the stages above: MAAS's hardware tests can
+	// run for hours on large disks; rescue mode is a PXE boot and a
+	// power cycle; a delete is one call.
+	DefaultTimeouts[StageTesting] = 4 * time.Hour
+	DefaultTimeouts[StageRescue] = 30 * time.Minute
+	DefaultTimeouts[StageRescueExit] = 30 * time.Minute
+	DefaultTimeouts[StageDeleting] = 10 * time.Minute
 }
