@@ -18,8 +18,10 @@ const (
 
 // RunServer runs the server conformance suite. open returns a driver that
 // can identify (find or enlist) node; it is called once per subtest. The
-// suite takes the node through its whole lifecycle and leaves it released
-// (with erase) and Ready.
+// suite takes the node through its whole lifecycle (with the recovery
+// actions rescue, exit-rescue and test on the deployed machine) and
+// leaves it released (with erase) and Ready. Delete is not run: the
+// other subtests identify the same machine.
 //
 // Subtests: ProbeSite, PrepareSite, Lifecycle, UnknownMachine, Concurrent,
 // CancelledContext, ExpiredDeadline, CancelDuringCall.
@@ -113,6 +115,18 @@ func runServer(h tb, open func(tb) drivers.Server, node drivers.Node) {
 				h.Errorf("Owned lists %+v: want a MachineID and Owned true", m)
 			}
 		}
+
+		// Recovery on the deployed machine: each action reaches its goal
+		// by polling and is Done when asked again.
+		for _, a := range []drivers.Recovery{drivers.RecoveryRescue, drivers.RecoveryExitRescue, drivers.RecoveryTest} {
+			act := func(ctx context.Context) (drivers.Result, error) { return d.Recover(ctx, ref, a) }
+			c.mustPoll("Recover("+string(a)+")", act)
+			c.done("Recover("+string(a)+") after Done", act)
+		}
+		c.done("Recover(exit-rescue) out of rescue mode", func(ctx context.Context) (drivers.Result, error) {
+			return d.Recover(ctx, ref, drivers.RecoveryExitRescue)
+		})
+		c.mustPoll("Deploy after recovery", deploy)
 
 		release := func(ctx context.Context) (drivers.Result, error) { return d.Release(ctx, ref, drivers.EraseDefault) }
 		c.mustPoll("Release(erase)", release)
