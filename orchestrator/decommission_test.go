@@ -383,6 +383,14 @@ func TestHardwareTests(t *testing.T) {
 	if m, _ := dcMachine(env, bad); m.Status != "Failed testing" {
 		t.Errorf("%s: lab status %q, want Failed testing", bad, m.Status)
 	}
+	// Rescue mode is for deployed nodes: a Ready one is refused, untouched.
+	_, res = run(t, e, orchestrator.Request{Action: orchestrator.ActionRescueEnter, Filter: dcNodes(good), Requester: "test"}, orchestrator.TaskFailed)
+	if r := res[0]; r.Stage != orchestrator.StageRescue || !strings.Contains(r.Reason, "not deployed") {
+		t.Errorf("%s: rescue_enter of a ready node: %s at %s (%q), want failed at rescue saying it is not deployed", good, r.Outcome, r.Stage, r.Reason)
+	}
+	if m, _ := dcMachine(env, good); m.Status != "Ready" {
+		t.Errorf("%s: lab status %q after a refused rescue, want Ready", good, m.Status)
+	}
 }
 
 // The task options are checked before anything is stored.
