@@ -44,7 +44,7 @@ func validate(r *report, d *Design) {
 		static: map[netip.Addr]addrUse{}, bmcs: map[netip.Addr]addrUse{},
 		macs: map[string]addrUse{}, carriers: map[string][]string{}}
 	v.site()
-	v.lifecycle() // validate_lifecycle.go
+	v.lifecycle()      // validate_lifecycle.go
 	v.reconciliation() // validate_reconcile.go
 	for _, n := range sortedNames(d.Networks) {
 		v.network(d.Networks[n])

@@ -44,7 +44,6 @@ const (
 // provisioner (a decommission without delete leaves it released).
 const LifecycleDeleted Lifecycle = "deleted"
 
-
 // TaskOptions are an action's options. Only decommission_nodes and
 // destroy_nodes take any.
 type TaskOptions struct {
