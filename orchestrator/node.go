@@ -55,6 +55,10 @@ type nodeRun struct {
 
 	rec NodeRecord
 	res NodeResult
+	// recoveries counts the recoveries this run started whose stage goes
+	// on (startRecovery caps them: a machine that is recovered and still
+	// refuses is an operator's).
+	recoveries int
 }
 
 // stepKind is what a stage handler decided.
@@ -238,6 +242,12 @@ func (r *nodeRun) callFailed(err error) bool {
 		r.finish(OutcomeManual, string(class), fmt.Sprintf("%s: %v (fix it, then `release-manual` the node and retry)", r.rec.Stage, err))
 		return false
 	case drivers.Permanent:
+		if r.releaseCall() {
+			// The provisioner refuses the release (MAAS's 409 "cannot be
+			// released" in Failed deployment, say): recover the machine
+			// (mark broken, then fixed...), then release again.
+			return r.startRecovery(r.run.ctx, fmt.Sprintf("the provisioner refused to release machine %s (%v)", r.rec.MachineID, err), recoveryThenContinue)
+		}
 		r.fail(class, err.Error())
 		return false
 	}
@@ -246,6 +256,12 @@ func (r *nodeRun) callFailed(err error) bool {
 	r.res.Attempts++
 	budget := r.e.cfg.Retry.Attempts
 	if r.rec.Attempts >= budget {
+		if r.releaseCall() {
+			// A release that keeps failing (MAAS answering 409 "cannot be
+			// released", say): the machine's recovery, then release again.
+			r.rec.Attempts = 0
+			return r.startRecovery(r.run.ctx, fmt.Sprintf("releasing machine %s failed %d times (%v)", r.rec.MachineID, budget, err), recoveryThenContinue)
+		}
 		r.fail(class, fmt.Sprintf("gave up after %d attempts: %v", r.rec.Attempts, err))
 		return false
 	}
@@ -282,6 +298,12 @@ func (r *nodeRun) finish(o Outcome, class, reason string) {
 	if r.save(r.ended(o, r.event(level, string(o), "%s", text))) {
 		r.unlease()
 	}
+}
+
+// releaseCall reports whether the node's current step releases its
+// machine: the releasing stage, or a deploy round's release.
+func (r *nodeRun) releaseCall() bool {
+	return r.rec.MachineID != "" && (r.rec.Stage == StageReleasing || r.rec.Stage == StageDeploy && r.rec.Step == 1)
 }
 
 // opensBudget: a new task of action a gives the node a fresh

@@ -102,6 +102,10 @@ func stepReached(s RecoveryStep, state string) bool {
 	return false
 }
 
+// maxRecoveries caps the recoveries a node run starts whose stage goes
+// on: one that still finds the machine stuck after them gives up.
+const maxRecoveries = 2
+
 // ours says the node's current deployment allocated its machine.
 func (r *nodeRun) ours() bool {
 	return r.rec.MachineID != "" && (r.rec.AllocatedBy != "" || r.rec.Deployment > 0 && !r.rec.DeploymentEnded)
@@ -138,6 +142,14 @@ func (r *nodeRun) startRecovery(ctx context.Context, trigger, then string) bool 
 	if why != "" {
 		r.manual(fmt.Sprintf("%s; %s", trigger, why))
 		return false
+	}
+	if then == recoveryThenContinue {
+		if r.recoveries >= maxRecoveries {
+			r.manual(fmt.Sprintf("%s; machine %s is %s after %d recoveries (%s): bring it to Ready in the provisioner, then `release-manual` the node and retry",
+				trigger, r.rec.MachineID, orDefault(state, "unknown"), r.recoveries, planText(steps)))
+			return false
+		}
+		r.recoveries++
 	}
 	r.rec.Recovery = &Recovery{Trigger: trigger, Observed: state, Steps: steps, Then: then, Started: now()}
 	if !r.save(r.event("warn", "recovery", "%s; machine %s is %s: recovering (%s)", trigger, r.rec.MachineID, orDefault(state, "unknown"), planText(steps))) {
@@ -200,6 +212,11 @@ func (r *nodeRun) runRecovery(ctx context.Context) bool {
 		}
 	}
 	r.rec.Recovery = nil
+	if rc.Then == recoveryThenFail && len(rc.Steps) == 0 {
+		r.fail(drivers.Transient, fmt.Sprintf("%s; machine %s is %s: nothing to recover; look at why the stage did not finish, then `retry` the task",
+			rc.Trigger, r.rec.MachineID, orDefault(rc.Observed, "unknown to the provisioner")))
+		return false
+	}
 	if rc.Then == recoveryThenFail {
 		r.fail(drivers.Transient, fmt.Sprintf("%s; machine %s was %s: %s done, it is back in the pool; look at why it stuck, then `retry` the task",
 			rc.Trigger, r.rec.MachineID, orDefault(rc.Observed, "unknown"), planText(rc.Steps)))

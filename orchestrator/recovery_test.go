@@ -75,6 +75,15 @@ func hasEvent(t *testing.T, e *orchestrator.Engine, node, kind, text string) boo
 	})
 }
 
+// nextSecond waits for the next second: MAAS's event times have
+// seconds only, and the driver counts the failures of the second a budget
+// opens in (it cannot tell them apart), so in the lab, where a task fails
+// within milliseconds, the retry waits for the next second as an
+// operator's would have.
+func nextSecond() {
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+}
+
 // TestCommissioningBudgetRetry: a machine whose commissioning fails
 // more often than the driver's retries fails the task with its budget
 // spent; the operator's retry opens a fresh budget and commissions it
@@ -92,6 +101,7 @@ func TestCommissioningBudgetRetry(t *testing.T) {
 	if n := lifecycle(env)[bad].CommissionStarts; n != 3 {
 		t.Fatalf("%s: %d commissionings before the retry, want 3", bad, n)
 	}
+	nextSecond()
 	t0 := time.Now().UTC()
 	after := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskSucceeded)
 	if r := after[bad]; r.Stage != orchestrator.StageReady {
@@ -117,6 +127,7 @@ func TestCommissioningBudgetNewTask(t *testing.T) {
 	d := testsite.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailCommissioning: 3}}})
 	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareNodes, Requester: "test", Filter: only(bad)}, orchestrator.TaskFailed)
+	nextSecond()
 	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)}, orchestrator.TaskSucceeded)
 	if n := lifecycle(env)[bad].CommissionStarts; n != 4 {
 		t.Errorf("%s: %d commissionings, want 4", bad, n)
@@ -466,5 +477,38 @@ func TestRetryAfterAnotherTask(t *testing.T) {
 	}
 	if s := labState(env, bad); s != "Deployed" {
 		t.Errorf("lab: %s, want Deployed", s)
+	}
+}
+
+// TestFailedDeploymentRefusingRelease: after a failed deployment MAAS
+// refuses every release (409); the engine marks the machine broken, then
+// fixed (back to Ready, as a MAAS operator would), and the deploy round
+// goes on: the second deployment succeeds. Before, the node failed with
+// the 409 and the machine stayed in Failed deployment.
+func TestFailedDeploymentRefusingRelease(t *testing.T) {
+	t.Parallel()
+	const bad = "r01-cmp02"
+	d := testsite.Example(t)
+	env, e := prepared(t, d, &maas.Faults{
+		Ops:      map[string]maas.OpFaults{"POST release": {Error409: 1}},
+		Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 1}},
+	})
+	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)}, orchestrator.TaskSucceeded)
+	if r := res[0]; r.Stage != orchestrator.StageDeployed {
+		t.Fatalf("%s: %s at %s: %s", bad, r.Outcome, r.Stage, r.Reason)
+	}
+	for _, step := range []string{"mark-broken", "mark-fixed"} {
+		if !hasEvent(t, e, bad, "recovery", step+" of machine") {
+			t.Errorf("%s: no recovery event for %s", bad, step)
+		}
+	}
+	if s := labState(env, bad); s != "Deployed" {
+		t.Errorf("lab: %s, want Deployed", s)
+	}
+	if lc := lifecycle(env)[bad]; lc.DeployStarts != 2 || lc.DeployFailures != 1 || lc.Releases != 0 {
+		t.Errorf("%s: %+v, want 2 deployments, 1 failed, no release accepted", bad, lc)
+	}
+	if rec := record(t, e, bad); rec.Lifecycle != orchestrator.LifecycleDeployed || rec.Recovery != nil {
+		t.Errorf("record: lifecycle %s, recovery %+v", rec.Lifecycle, rec.Recovery)
 	}
 }
