@@ -16,6 +16,7 @@ import (
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
+	"github.com/slipway-dev/slipway/statestore/memory"
 )
 
 // labMachine is a machine as the lab's MAAS answers it over its API (the
@@ -315,3 +316,66 @@ func TestReconcileOrphanAndPolicy(t *testing.T) {
 }
 
 func short(id string) string { return id[:min(12, len(id))] }
+
+// TestReconcileLeakAndStatusResolutions: machines an engine owns and has
+// no record of are leak drift, one record each; release frees the
+// machine in the lab and the next run clears nothing left behind. A
+// machine released behind the engine's back is status drift; accept
+// adopts it (the record takes the machine's state).
+func TestReconcileLeakAndStatusResolutions(t *testing.T) {
+	t.Parallel()
+	d := testsite.Example(t)
+	env, e := prepared(t, d, nil)
+	two := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{"r01-cmp01", "r02-cmp01"}}}}
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: two, Requester: "test"}, orchestrator.TaskSucceeded)
+	ids := machines(t, e)
+
+	// status: released in the lab, then accepted.
+	const released = "r02-cmp01"
+	labCall(t, env, "POST", "/machines/"+ids[released]+"/", "release", url.Values{}, nil)
+	eventually(t, 30*time.Second, "the machine to be Ready", func() bool { return labGet(t, env, ids[released]).StatusName == "Ready" })
+	if _, open := reconcile(t, e); !slices.Equal(keys(open), []string{released + "/status"}) {
+		t.Fatalf("drift %v, want %s/status", keys(open), released)
+	}
+	res, err := e.ResolveDrift(t.Context(), released, orchestrator.DriftStatus, orchestrator.ResolveAccept, "test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := record(t, e, released); rec.Stage != orchestrator.StageReady || rec.Observed != "Ready" {
+		t.Errorf("accepted (%s): the record is %s, observed %q; want ready, Ready", res.Message, rec.Stage, rec.Observed)
+	}
+	if _, open := reconcile(t, e); len(open) != 0 {
+		t.Errorf("drift after accepting the release: %v", keys(open))
+	}
+
+	// leak: a second engine on an empty store owns r01-cmp01's machine
+	// without a record of it.
+	store := memory.New()
+	rev, err := env.Store.Revision(t.Context(), env.Revision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PutRevision(t.Context(), rev); err != nil {
+		t.Fatal(err)
+	}
+	cfg := env.Config()
+	cfg.Store = store
+	fresh, err := orchestrator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, open := reconcile(t, fresh); !slices.Equal(keys(open), []string{"r01-cmp01/leak"}) {
+			t.Fatalf("drift %v, want r01-cmp01/leak", keys(open))
+		}
+	}
+	if _, err := fresh.ResolveDrift(t.Context(), "r01-cmp01", orchestrator.DriftLeak, orchestrator.ResolveRelease, "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the leaked machine to be released in the lab", func() bool {
+		return labGet(t, env, ids["r01-cmp01"]).StatusName == "Ready"
+	})
+	if _, open := reconcile(t, fresh); len(open) != 0 {
+		t.Errorf("drift after releasing the leak: %v", keys(open))
+	}
+}
