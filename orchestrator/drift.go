@@ -130,7 +130,7 @@ type ReconcileRun struct {
 type ReconcileStatus struct {
 	LastRun  *ReconcileRun     `json:"lastRun,omitempty"`
 	NextRun  time.Time         `json:"nextRun,omitzero"` // zero: not scheduled (the engine does not run)
-	Interval string            `json:"interval"`
+	Interval string            `json:"interval"`         // between scheduled runs, e.g. 10m0s
 	Running  bool              `json:"running"`
 	Open     int               `json:"open"`
 	Counts   map[DriftKind]int `json:"counts"`
@@ -210,6 +210,9 @@ func (e *Engine) ReconcileStatus(ctx context.Context) (ReconcileStatus, error) {
 	st.NextRun, st.Running = e.recon.next, e.recon.running
 	e.recon.mu.Unlock()
 	st.Interval = e.reconcileInterval(ctx).String()
+	if e.cfg.SweepInterval < 0 {
+		st.Interval = "none (at start only)"
+	}
 	ds, err := e.rec.drift(ctx)
 	if err != nil {
 		return st, err
