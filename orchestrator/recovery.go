@@ -138,6 +138,10 @@ func (r *nodeRun) startRecovery(ctx context.Context, trigger, then string) bool 
 		r.fail(drivers.Classify(err), fmt.Sprintf("%s; reading machine %s's state to recover it failed: %v; look at the machine in the provisioner, then retry the task", trigger, r.rec.MachineID, err))
 		return false
 	}
+	if state == "" {
+		r.fail(drivers.Permanent, fmt.Sprintf("%s; the provisioner has no machine %s any more: `rerun` the task to identify the node's machine again", trigger, r.rec.MachineID))
+		return false
+	}
 	steps, why := planRecovery(state, r.ours())
 	if why != "" {
 		r.manual(fmt.Sprintf("%s; %s", trigger, why))
