@@ -480,8 +480,8 @@ func (c *Client) DesignNode(ctx context.Context, rev, name string) (design.Rende
 // NodeQuery filters the node list. Several values of one field are
 // alternatives; Label holds key=value pairs, all of which must hold.
 type NodeQuery struct {
-	Name, Label, Tag, Rack, Stage, Outcome []string
-	Offset, Limit                          int // Limit 0: the server's default (100)
+	Name, Label, Tag, Rack, Stage, Outcome, Lifecycle []string
+	Offset, Limit                                     int // Limit 0: the server's default (100)
 }
 
 func (q NodeQuery) values() url.Values {
@@ -497,6 +497,7 @@ func (q NodeQuery) values() url.Values {
 	add("rack", q.Rack)
 	add("stage", q.Stage)
 	add("outcome", q.Outcome)
+	add("lifecycle", q.Lifecycle)
 	paging(v, q.Offset, q.Limit)
 	return v
 }

@@ -367,13 +367,14 @@ func (a *app) remoteWait(cmd *cobra.Command, c *client.Client, id string, ef *en
 
 // nodeQueryFlags filter the API's node list.
 type nodeQueryFlags struct {
-	stages, outcomes, racks, tags, labels []string
+	stages, outcomes, racks, tags, labels, lifecycles []string
 }
 
 func (q *nodeQueryFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringSliceVar(&q.stages, "stage", nil, "with --server: only nodes in this stage (repeatable)")
 	f.StringSliceVar(&q.outcomes, "outcome", nil, "with --server: only nodes with this outcome (repeatable)")
+	f.StringSliceVar(&q.lifecycles, "lifecycle", nil, "with --server: only nodes in this lifecycle state: new, preparing, ready, deploying, deployed, releasing, released, failed, cancelled (repeatable)")
 	f.StringSliceVar(&q.racks, "rack", nil, "with --server: only nodes in this rack (repeatable)")
 	f.StringSliceVar(&q.tags, "tag", nil, "with --server: only nodes with this tag (repeatable; any of them)")
 	f.StringSliceVar(&q.labels, "label", nil, "with --server: only nodes with this label key=value (repeatable; all of them)")
@@ -381,10 +382,10 @@ func (q *nodeQueryFlags) add(cmd *cobra.Command) {
 
 // localErr refuses the filters without a server.
 func (q *nodeQueryFlags) localErr() error {
-	if len(q.stages)+len(q.outcomes)+len(q.racks)+len(q.tags)+len(q.labels) == 0 {
+	if len(q.stages)+len(q.outcomes)+len(q.racks)+len(q.tags)+len(q.labels)+len(q.lifecycles) == 0 {
 		return nil
 	}
-	return usageErr(errors.New("--stage, --outcome, --rack, --tag and --label filter the API's node list: give --server (or set " + envServer + ")"))
+	return usageErr(errors.New("--lifecycle, --stage, --outcome, --rack, --tag and --label filter the API's node list: give --server (or set " + envServer + ")"))
 }
 
 func (a *app) remoteNodes(cmd *cobra.Command, c *client.Client, argv []string, output string, nq *nodeQueryFlags) error {
@@ -408,7 +409,7 @@ func (a *app) remoteNodes(cmd *cobra.Command, c *client.Client, argv []string, o
 			return usageErr(fmt.Errorf("--label %q: want key=value", l))
 		}
 	}
-	q := client.NodeQuery{Stage: nq.stages, Outcome: nq.outcomes, Rack: nq.racks, Tag: nq.tags, Label: nq.labels, Limit: 1000}
+	q := client.NodeQuery{Stage: nq.stages, Outcome: nq.outcomes, Lifecycle: nq.lifecycles, Rack: nq.racks, Tag: nq.tags, Label: nq.labels, Limit: 1000}
 	var ns []api.NodeSummary
 	for {
 		p, err := c.Nodes(ctx, q)
