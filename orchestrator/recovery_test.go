@@ -512,3 +512,41 @@ func TestFailedDeploymentRefusingRelease(t *testing.T) {
 		t.Errorf("record: lifecycle %s, recovery %+v", rec.Lifecycle, rec.Recovery)
 	}
 }
+
+// TestRecoveryGivesUpToOperator: MAAS refuses the release after a failed
+// deployment and refuses to mark the machine broken too: the engine gives
+// up and the node goes to manual intervention (frozen), its reason naming
+// the machine, the refused step, what is left to do and the next step;
+// the machine is left as it was.
+func TestRecoveryGivesUpToOperator(t *testing.T) {
+	t.Parallel()
+	const bad = "r02-cmp02"
+	d := testsite.Example(t)
+	env, e := prepared(t, d, &maas.Faults{
+		Ops:      map[string]maas.OpFaults{"POST release": {Error409: 1}, "POST mark_broken": {Error409: 1}},
+		Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 1}},
+	})
+	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)}, orchestrator.TaskFailed)
+	r := res[0]
+	id := record(t, e, bad).MachineID
+	if r.Outcome != orchestrator.OutcomeManual || r.Stage != orchestrator.StageDeploy {
+		t.Fatalf("%s: %s at %s: %s; want manual-intervention at deploy", bad, r.Outcome, r.Stage, r.Reason)
+	}
+	for _, want := range []string{id, "mark-broken", "mark-fixed, then release", "release-manual"} {
+		if !strings.Contains(r.Reason, want) {
+			t.Errorf("reason %q does not name %q", r.Reason, want)
+		}
+	}
+	rec := record(t, e, bad)
+	if !rec.Frozen || rec.Recovery == nil || rec.Recovery.Done != 0 || rec.Lifecycle != orchestrator.LifecycleFailed {
+		t.Errorf("record: frozen %v, recovery %+v, lifecycle %s", rec.Frozen, rec.Recovery, rec.Lifecycle)
+	}
+	if s := labState(env, bad); s != "Failed deployment" {
+		t.Errorf("lab: %s, want Failed deployment (left as it was)", s)
+	}
+	// The operator fixes it (here: gives up on it), releases the node
+	// from manual intervention: its next task starts no stale recovery.
+	if _, err := e.ReleaseManual(t.Context(), bad, "test"); err != nil {
+		t.Fatal(err)
+	}
+}
