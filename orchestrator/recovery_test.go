@@ -550,3 +550,31 @@ func TestRecoveryGivesUpToOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOldRecordLifecycle: a record written by the previous version (no
+// lifecycle; its last task a power_cycle after a deploy) reads with the
+// lifecycle its history means, and a verify task keeps it.
+func TestOldRecordLifecycle(t *testing.T) {
+	t.Parallel()
+	const node = "r01-cmp01"
+	d := testsite.Example(t)
+	store := memory.New()
+	old := `{"name":"` + node + `","machineId":"abc123","observed":"Deployed","action":"power_cycle","stage":"powered","outcome":"succeeded",
+	 "deployment":1,"history":[{"at":"2026-01-01T00:00:00Z","from":"bootstrap","to":"deployed"},{"at":"2026-01-02T00:00:00Z","from":"power","to":"powered"}]}`
+	if _, err := store.Write(t.Context(), statestore.Put("nodes", node, []byte(old))); err != nil {
+		t.Fatal(err)
+	}
+	env := startEnv(t, d, store, nil, nil)
+	e := engine(t, env)
+	if rec := record(t, e, node); rec.Lifecycle != orchestrator.LifecycleDeployed || rec.Stage != orchestrator.StagePowered {
+		t.Fatalf("old record reads as lifecycle %q, stage %s; want deployed, powered", rec.Lifecycle, rec.Stage)
+	}
+	recs, err := e.Nodes(t.Context())
+	if err != nil || len(recs) != 1 || recs[0].Lifecycle != orchestrator.LifecycleDeployed {
+		t.Fatalf("Nodes: %v %+v", err, recs)
+	}
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionVerifyNodes, Requester: "test", Filter: only(node)}, orchestrator.TaskSucceeded)
+	if rec := record(t, e, node); rec.Lifecycle != orchestrator.LifecycleDeployed || rec.Stage != orchestrator.StageVerified {
+		t.Errorf("after verify_nodes: lifecycle %q, stage %s; want deployed, verified", rec.Lifecycle, rec.Stage)
+	}
+}

@@ -337,17 +337,29 @@ func (e *Engine) Task(ctx context.Context, id string) (Task, []NodeResult, error
 // Tasks lists every task, oldest first.
 func (e *Engine) Tasks(ctx context.Context) ([]Task, error) { return e.rec.tasks(ctx) }
 
-// Node returns a node's record.
+// Node returns a node's record (a record of an earlier version gets its
+// lifecycle derived: LifecycleState).
 func (e *Engine) Node(ctx context.Context, name string) (NodeRecord, error) {
 	n, ok, err := e.rec.node(ctx, name)
 	if err == nil && !ok {
 		return n, fmt.Errorf("%w: node %q has no record yet (no task has selected it)", ErrNotFound, name)
 	}
+	if err == nil && n.Lifecycle == "" {
+		n.Lifecycle = n.LifecycleState()
+	}
 	return n, err
 }
 
-// Nodes lists every node record.
-func (e *Engine) Nodes(ctx context.Context) ([]NodeRecord, error) { return e.rec.nodes(ctx) }
+// Nodes lists every node record (lifecycles derived as Node does).
+func (e *Engine) Nodes(ctx context.Context) ([]NodeRecord, error) {
+	ns, err := e.rec.nodes(ctx)
+	for i := range ns {
+		if ns[i].Lifecycle == "" {
+			ns[i].Lifecycle = ns[i].LifecycleState()
+		}
+	}
+	return ns, err
+}
 
 // Events returns events after seq (0: from the start), filtered by task
 // and node when given; limit <= 0 returns all.
