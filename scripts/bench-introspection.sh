@@ -31,13 +31,16 @@ bin=${1:-bin/orchestrator}
 nodes=${2:-10000}
 secs=${3:-15}
 cold_runs=${COLD_RUNS:-3}
+# LOADS: the "THREADS CONNS" loads to run, separated by commas (default both).
+IFS=, read -r -a loads <<<"${LOADS:-1 16,2 64}"
+# PPROF=ADDR: serve net/http/pprof of our server there (to profile it under this load).
 for t in wrk nginx; do command -v $t >/dev/null || { echo "install $t (apt-get install -y wrk nginx)"; exit 2; }; done
 dir=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
 trap cleanup EXIT
 port=18701; nport=18702
-"$bin" bench-introspection --nodes "$nodes" --out "$dir" --listen 127.0.0.1:$port >"$dir/serve.log" 2>&1 &
+"$bin" bench-introspection --nodes "$nodes" --out "$dir" --listen 127.0.0.1:$port ${PPROF:+--pprof "$PPROF"} >"$dir/serve.log" 2>&1 &
 spid=$!
 pids+=($spid)
 for _ in $(seq 1 600); do [ -f "$dir/tokens.txt" ] && break; sleep 0.2; done
@@ -122,7 +125,7 @@ sleep 1
 # Two loads: wrk with 1 thread and 16 connections (it takes about one of the
 # two cores, the server the other), and wrk with 2 threads and 64
 # connections (wrk competes with the server for both cores).
-for load in "1 16" "2 64"; do
+for load in "${loads[@]}"; do
   read -r THREADS CONNS <<<"$load"
   echo "== cold: each of the $nodes tokens once after a restart, $CONNS connections, generator on $THREADS cores ($cold_runs runs)"
   for r in $(seq 1 "$cold_runs"); do

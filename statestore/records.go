@@ -100,6 +100,18 @@ type Records interface {
 	LastSeq(ctx context.Context, log string) (uint64, error)
 }
 
+// RecordViewer is implemented by stores that can lend a record's value
+// to a function instead of copying it, for callers that only read it
+// (both stores here do).
+type RecordViewer interface {
+	// ViewRecord calls fn with the value of key in coll, which is only
+	// valid during the call: fn must not modify or keep it (copy what it
+	// keeps), and must not call the store. It returns fn's error, or an
+	// error wrapping ErrNoRecord (fn not called) when the record is absent;
+	// names and keys are checked as for Get.
+	ViewRecord(ctx context.Context, coll, key string, fn func(value []byte) error) error
+}
+
 // ErrNoRecord is wrapped by errors for records that are not stored.
 var ErrNoRecord = errors.New("record not found")
 

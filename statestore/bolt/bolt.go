@@ -58,6 +58,7 @@ type Store struct {
 	db      *bbolt.DB
 	path    string
 	commits group.Batcher[func(*bbolt.Tx) error, error] // Writes sharing a commit (Write)
+	snaps   snapshots                                   // the read transaction Gets share (snapshot.go)
 }
 
 // Open opens the state file at path, creating it (and its parent directory)
@@ -292,6 +293,7 @@ func (s *Store) History(ctx context.Context) ([]statestore.RevisionInfo, error) 
 
 // Close implements statestore.Store.
 func (s *Store) Close() error {
+	s.closeSnapshots()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close state database %s: %w", s.path, err)
 	}
@@ -411,6 +413,8 @@ func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, erro
 // fails, each commits alone (the failing one fails on its own).
 func (s *Store) commitAll(_ context.Context, applies []func(*bbolt.Tx) error) ([]error, error) {
 	errs := make([]error, len(applies))
+	s.beginWrite()
+	defer s.endWrite()
 	err := guard(s.path, func() error {
 		return s.db.Update(func(tx *bbolt.Tx) error {
 			for _, a := range applies {
@@ -445,18 +449,7 @@ func (s *Store) Get(ctx context.Context, coll, key string) ([]byte, error) {
 		return nil, err
 	}
 	var v []byte
-	err := s.view(func(tx *bbolt.Tx) error {
-		b := tx.Bucket([]byte(collPrefix + coll))
-		if b == nil {
-			return statestore.NoRecordError(coll, key)
-		}
-		val := b.Get([]byte(key))
-		if val == nil {
-			return statestore.NoRecordError(coll, key)
-		}
-		v = clone(val)
-		return nil
-	})
+	err := s.readRecord(coll, key, func(val []byte) error { v = clone(val); return nil })
 	if err != nil {
 		return nil, s.wrap("", err)
 	}

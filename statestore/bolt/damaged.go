@@ -152,7 +152,10 @@ func (s *Store) view(fn func(*bbolt.Tx) error) error {
 	return guard(s.path, func() error { return s.db.View(fn) })
 }
 
-// update is db.Update, guarded.
+// update is db.Update, guarded, with no snapshot shared meanwhile
+// (snapshot.go).
 func (s *Store) update(fn func(*bbolt.Tx) error) error {
+	s.beginWrite()
+	defer s.endWrite()
 	return guard(s.path, func() error { return s.db.Update(fn) })
 }

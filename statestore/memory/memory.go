@@ -212,6 +212,23 @@ func (s *Store) Get(ctx context.Context, coll, key string) ([]byte, error) {
 	return clone(v), nil
 }
 
+// ViewRecord implements statestore.RecordViewer. fn runs with the
+// store locked.
+func (s *Store) ViewRecord(ctx context.Context, coll, key string, fn func(value []byte) error) error {
+	if err := validateRecord(ctx, coll, key); err != nil {
+		return err
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	v, ok := s.colls[coll][key]
+	if !ok {
+		return statestore.NoRecordError(coll, key)
+	}
+	return fn(v)
+}
+
 // List implements statestore.Records.
 func (s *Store) List(ctx context.Context, coll, prefix string) ([]statestore.Record, error) {
 	if err := validateName(ctx, "collection", coll); err != nil {
@@ -289,4 +306,7 @@ func clone(b []byte) []byte {
 	return append([]byte{}, b...)
 }
 
-var _ statestore.Store = (*Store)(nil)
+var (
+	_ statestore.Store        = (*Store)(nil)
+	_ statestore.RecordViewer = (*Store)(nil)
+)
