@@ -578,3 +578,41 @@ func TestOldRecordLifecycle(t *testing.T) {
 		t.Errorf("after verify_nodes: lifecycle %q, stage %s; want deployed, verified", rec.Lifecycle, rec.Stage)
 	}
 }
+
+// TestCancelReleaseRefused: a deploy cancelled while its machine hangs in
+// Deploying, with MAAS refusing every release: the cancel's compensation
+// recovers the machine (aborts the deployment) and, the release still
+// refused, leaves the node to an operator (manual intervention naming
+// the machine and the step) instead of failing it with the machine still
+// deploying.
+func TestCancelReleaseRefused(t *testing.T) {
+	t.Parallel()
+	const bad = "r01-cmp01"
+	d := testsite.Example(t)
+	env, e := prepared(t, d, &maas.Faults{
+		Ops:      map[string]maas.OpFaults{"POST release": {Error409: 1}},
+		Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}},
+	})
+	task, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the machine to be Deploying", func() bool { return labState(env, bad) == "Deploying" })
+	if _, err := e.TaskVerb(t.Context(), task.ID, orchestrator.VerbCancel, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Wait(t.Context(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	r := results(t, e, task.ID)[bad]
+	id := record(t, e, bad).MachineID
+	if r.Outcome != orchestrator.OutcomeManual || !strings.Contains(r.Reason, id) || !strings.Contains(r.Reason, "release-manual") {
+		t.Fatalf("%s: %s at %s: %s; want manual-intervention naming the machine and release-manual", bad, r.Outcome, r.Stage, r.Reason)
+	}
+	if s := labState(env, bad); s != "Allocated" {
+		t.Errorf("lab: %s, want Allocated (the deployment aborted)", s)
+	}
+	if !hasEvent(t, e, bad, "recovery", "abort of machine") {
+		t.Errorf("no abort recovery event")
+	}
+}

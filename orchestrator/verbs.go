@@ -227,11 +227,21 @@ func (r *nodeRun) compensate() {
 			if err == nil && res.Status == drivers.StatusDone {
 				break
 			}
-			if err == nil && res.Status == drivers.StatusFailed || attempt >= r.e.cfg.Retry.Attempts && err != nil {
-				why := res.Message
-				if err != nil {
-					why = err.Error()
+			why := res.Message
+			if err != nil {
+				why = err.Error()
+			}
+			if err == nil && res.Status == drivers.StatusFailed || err != nil && drivers.Classify(err) == drivers.Permanent {
+				// Refused: the machine's recovery (abort, mark broken and
+				// fixed...), then release again; one that gives up leaves
+				// the node to an operator.
+				if !r.startRecovery(ctx, fmt.Sprintf("cancelled, but the provisioner refused to release machine %s (%s)", r.rec.MachineID, why), recoveryThenContinue) {
+					return
 				}
+				attempt = 0
+				continue
+			}
+			if attempt >= r.e.cfg.Retry.Attempts && err != nil {
 				r.fail(drivers.Permanent, "cancelled, but releasing machine "+r.rec.MachineID+" failed: "+why+"; release it in the provisioner")
 				return
 			}
