@@ -253,3 +253,46 @@ func eventsOf(t *testing.T, d *Driver, id string) []mEvent {
 	}
 	return evs
 }
+
+// TestRecoverRescueAllocated: an Allocated machine's rescue mode cannot
+// be left the way MAAS leaves it (no power action for that earlier
+// state): exit-rescue is Failed naming what to do, and so it stays
+// without a fresh budget. Rescue is refused while an operation runs.
+func TestRecoverRescueAllocated(t *testing.T) {
+	l := startLab(t, lab.Config{Machines: 2})
+	d := newTestDriver(t, l, nil)
+	n := commissioned(t, d, l.Machines()[0])
+	if err := d.c.call(testCtx(t), http.MethodPost, "machines/", "allocate", url.Values{"system_id": {n.MachineID}, "agent_name": {d.instance}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, "rescue", recoverStep(d, &n, drivers.RecoveryRescue))
+	r, _ := poll(t, "exit-rescue", recoverStep(d, &n, drivers.RecoveryExitRescue))
+	if r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "failed to exit rescue mode") || !strings.Contains(r.Message, "power") {
+		t.Fatalf("exit-rescue of a machine that was Allocated: %+v, want Failed saying what to power", r)
+	}
+	before := count(l, "POST /machines/{machine}/?op=exit_rescue_mode")
+	if r, err := d.Recover(testCtx(t), n.NodeRef, drivers.RecoveryExitRescue); err != nil || r.Status != drivers.StatusFailed {
+		t.Errorf("exit-rescue again, same budget: %+v %v, want Failed", r, err)
+	}
+	if got := count(l, "POST /machines/{machine}/?op=exit_rescue_mode") - before; got != 0 {
+		t.Errorf("exit-rescue with its budget spent asked MAAS %d times", got)
+	}
+	if r, err := d.Recover(testCtx(t), n.NodeRef, drivers.RecoveryRescue); err != nil || r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "exit-rescue first") {
+		t.Errorf("rescue of a machine that failed to exit: %+v %v, want Failed naming exit-rescue", r, err)
+	}
+
+	other := enlistAndIdentify(t, d, l.Machines()[1])
+	l.MAAS.SetDurations(func(du *maas.Durations) { du.Commission = 1000 * time.Hour })
+	if r, err := d.Commission(testCtx(t), other.NodeRef); err != nil || r.Status != drivers.StatusInProgress {
+		t.Fatalf("Commission: %+v %v", r, err)
+	}
+	for _, a := range []drivers.Recovery{drivers.RecoveryRescue, drivers.RecoveryTest} {
+		if r, err := d.Recover(testCtx(t), other.NodeRef, a); err != nil || r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "Commissioning") {
+			t.Errorf("%s while commissioning: %+v %v, want Failed naming Commissioning", a, r, err)
+		}
+	}
+	mustDone(t, "abort", recoverStep(d, &other, drivers.RecoveryAbort))
+	if s := stateOf(t, d, other.MachineID); s != "New" {
+		t.Errorf("after abort of a first commissioning: %s, want New", s)
+	}
+}
