@@ -801,7 +801,7 @@ func (s *Server) opMarkBroken(m *machine, req *request) (any, *apiError) {
 	}
 	s.move(m, StatusBroken)
 	m.StatusMessage = req.form.get("comment")
-	s.addEvent(m, "Marked broken", "INFO", orDefault(m.StatusMessage, "marked broken"))
+	s.addEvent(m, "User marking node broken", "DEBUG", orDefault(m.StatusMessage, "mark broken"))
 	return s.renderMachine(m), nil
 }
 
@@ -816,7 +816,7 @@ func (s *Server) opMarkFixed(m *machine, _ *request) (any, *apiError) {
 	}
 	m.StatusMessage = ""
 	m.OSystem, m.DistroSeries, m.HWEKernel = "", "", "" // as MAAS's mark_fixed, even back to Deployed
-	s.addEvent(m, "Marked fixed", "INFO", "marked fixed")
+	s.addEvent(m, "User marking node fixed", "DEBUG", "mark fixed")
 	return s.renderMachine(m), nil
 }
 

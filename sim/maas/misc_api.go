@@ -250,9 +250,18 @@ func (s *Server) routesMisc() {
 			limit = l
 		}
 		ids, hosts := req.form["id"], req.form["hostname"]
+		// MAAS returns the events of the level asked for and above,
+		// INFO by default (api/events.py query).
+		min, ok := eventLevels[strings.ToUpper(orDefault(req.form.get("level"), "INFO"))]
+		if !ok {
+			return nil, errorf(http.StatusBadRequest, "Unrecognised log level: %s", req.form.get("level"))
+		}
 		var evs []any
 		for i := len(s.events) - 1; i >= 0 && len(evs) < limit; i-- {
 			e := s.events[i]
+			if eventLevels[e.Level] < min {
+				continue
+			}
 			if len(ids) > 0 && !contains(ids, e.SystemID) {
 				continue
 			}
@@ -431,3 +440,6 @@ func removeString(list []string, s string) []string {
 	}
 	return out
 }
+
+// eventLevels orders MAAS's event levels.
+var eventLevels = map[string]int{"DEBUG": 10, "INFO": 20, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}

@@ -42,6 +42,7 @@ func (s *Server) opRescueMode(m *machine, req *request) (any, *apiError) {
 	s.move(m, StatusEnteringRescueMode)
 	m.Owner = req.user
 	m.StatusMessage = "Entering rescue mode"
+	s.addEvent(m, "User starting rescue mode", "DEBUG", "start rescue mode")
 	s.addEvent(m, "Entering rescue mode", "INFO", "rescue mode started by "+req.user)
 	s.bootPXE(m)
 	mf := s.faults.machine(m.Hostname)
@@ -75,7 +76,7 @@ func (s *Server) opExitRescueMode(m *machine, req *request) (any, *apiError) {
 	s.cancelPhase(m)
 	s.move(m, StatusExitingRescueMode)
 	m.StatusMessage = "Exiting rescue mode"
-	s.addEvent(m, "Exiting rescue mode", "INFO", "rescue mode stopped by "+req.user)
+	s.addEvent(m, "User stopping rescue mode", "DEBUG", "stop rescue mode by "+req.user)
 	prev := m.PrevStatus
 	switch prev {
 	case StatusDeployed:
@@ -151,6 +152,7 @@ func (s *Server) opTest(m *machine, req *request) (any, *apiError) {
 		m.Owner = req.user
 	}
 	m.StatusMessage = "Testing"
+	s.addEvent(m, "User starting node testing", "DEBUG", "start testing")
 	s.addEvent(m, "Testing", "INFO", "testing started")
 	s.bootPXE(m)
 	mf := s.faults.machine(m.Hostname)

@@ -252,6 +252,9 @@ func (d *Driver) test(ctx context.Context, n drivers.NodeRef, m *mMachine) (driv
 	}
 	floor := n.BudgetFrom.UTC().Truncate(time.Second)
 	for _, e := range evs {
+		if m.Status == stBroken {
+			break // marked broken since (MAAS logs that below INFO): test again
+		}
 		if testEnds[e.Type] {
 			break
 		}
