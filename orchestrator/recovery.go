@@ -234,6 +234,16 @@ func (r *nodeRun) runRecovery(ctx context.Context) bool {
 // retry budget). ok is false when the provisioner refused it and the
 // machine is not past it.
 func (r *nodeRun) recoveryStep(ctx context.Context, st RecoveryStep) (bool, error) {
+	// A step gets its stage's time (a release the releasing stage's):
+	// one still in progress after it (an erase that hangs again, say) is
+	// the operator's.
+	lim, start := r.stageTimeout(), time.Now()
+	if st == RecRelease {
+		saved := r.rec.Stage
+		r.rec.Stage = StageReleasing
+		lim = r.stageTimeout()
+		r.rec.Stage = saved
+	}
 	for attempt := 1; ; {
 		var res drivers.Result
 		err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
@@ -262,6 +272,9 @@ func (r *nodeRun) recoveryStep(ctx context.Context, st RecoveryStep) (bool, erro
 			}
 			return stepReached(st, state), nil
 		default:
+			if time.Since(start) > lim {
+				return false, fmt.Errorf("still in progress after %s: %s", lim.Round(time.Millisecond), res.Message)
+			}
 			wait = min(r.e.scaled(max(res.RetryAfter, time.Second)), r.e.cfg.MaxWait)
 		}
 		if !sleep(ctx, wait) {
