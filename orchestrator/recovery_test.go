@@ -544,6 +544,15 @@ func TestRecoveryGivesUpToOperator(t *testing.T) {
 	if s := labState(env, bad); s != "Failed deployment" {
 		t.Errorf("lab: %s, want Failed deployment (left as it was)", s)
 	}
+	evs, err := e.Events(t.Context(), 0, 0, "", bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool {
+		return ev.Type == orchestrator.EventOnboardingManual && strings.Contains(ev.Message, "release-manual")
+	}) {
+		t.Error("no typed manual-intervention-required event naming the next step")
+	}
 	// The operator fixes it (here: gives up on it), releases the node
 	// from manual intervention: its next task starts no stale recovery.
 	if _, err := e.ReleaseManual(t.Context(), bad, "test"); err != nil {
