@@ -187,7 +187,8 @@ func (r *nodeRun) runRecovery(ctx context.Context) bool {
 				return false // stopping: the checkpoint resumes this step
 			}
 			if drivers.Classify(err) == drivers.NeedsIntervention {
-				r.manual(fmt.Sprintf("%s; recovery step %s of machine %s failed: %v", rc.Trigger, st, r.rec.MachineID, err))
+				r.manual(fmt.Sprintf("%s; recovery step %s of machine %s failed: %v; fix that, finish it in the provisioner (%s), then `release-manual` the node and retry",
+					rc.Trigger, st, r.rec.MachineID, err, planText(rc.Steps[rc.Done:])))
 				return false
 			}
 			r.manual(fmt.Sprintf("%s; recovery step %s of machine %s kept failing: %v; finish it in the provisioner (%s), then `release-manual` the node and retry",
