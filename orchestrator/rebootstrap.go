@@ -85,8 +85,8 @@ func rebootstrappable(rec NodeRecord, ok bool, node string) error {
 		return fmt.Errorf("%w: node %s is frozen for manual intervention (%s): `release-manual` it first", ErrConflict, node, rec.FrozenWhy)
 	case rec.MachineID == "" || rec.Deployment == 0 || rec.DeploymentEnded:
 		return fmt.Errorf("%w: node %s has no deployment to bootstrap (its machine was released, or never deployed): deploy it", ErrConflict, node)
-	case rec.Stage != StageBootstrap && rec.Stage != StageDeployed:
-		return fmt.Errorf("%w: node %s is at stage %s: rebootstrap applies at bootstrap or once deployed", ErrConflict, node, rec.Stage)
+	case rec.Stage != StageBootstrap && rec.LifecycleState() != LifecycleDeployed: // a power or verify task since leaves it deployed
+		return fmt.Errorf("%w: node %s is at stage %s (lifecycle %s): rebootstrap applies at bootstrap or once deployed", ErrConflict, node, rec.Stage, rec.LifecycleState())
 	}
 	return nil
 }

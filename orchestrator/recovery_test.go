@@ -625,3 +625,33 @@ func TestCancelReleaseRefused(t *testing.T) {
 		t.Errorf("no abort recovery event")
 	}
 }
+
+// TestRebootstrapAfterPowerCycle: a deployed node power_cycle'd since
+// (its last task's stage: powered) is still deployed: rebootstrap
+// applies (before, it was refused: "at stage powered"), and its deploy
+// task waits for the node's new reports.
+func TestRebootstrapAfterPowerCycle(t *testing.T) {
+	t.Parallel()
+	const node = "r01-cmp01"
+	env, e := prepared(t, testsite.Example(t), nil)
+	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(node)}, orchestrator.TaskSucceeded)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPowerCycle, Requester: "test", Filter: only(node)}, orchestrator.TaskSucceeded)
+	out, err := e.Rebootstrap(t.Context(), node, "test")
+	if err != nil {
+		t.Fatalf("rebootstrap after power_cycle: %v", err)
+	}
+	if out.Task != task.ID || out.Node.Stage != orchestrator.StageBootstrap {
+		t.Fatalf("rebootstrap: task %s (want %s), stage %s", out.Task, task.ID, out.Node.Stage)
+	}
+	if err := env.Lab.Machine(node).RunBootstrap([]byte(out.Env)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != orchestrator.TaskSucceeded {
+		t.Fatalf("task %s: %s (%s) %v", task.ID, got.Status, got.Message, err)
+	}
+	if rec := record(t, e, node); rec.Lifecycle != orchestrator.LifecycleDeployed || rec.Stage != orchestrator.StageDeployed {
+		t.Errorf("lifecycle %s, stage %s", rec.Lifecycle, rec.Stage)
+	}
+}
