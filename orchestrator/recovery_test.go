@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -34,9 +35,9 @@ func labState(env *labrun.Env, node string) string {
 	return ""
 }
 
-// maasOp runs a machine op on the lab's MAAS as an operator would (its
-// API, the lab's key).
-func maasOp(t *testing.T, env *labrun.Env, id, op string, form url.Values) {
+// maasRequest is a request to the lab's MAAS API as an operator makes it
+// (the lab's key, PLAINTEXT OAuth); path is relative to /api/2.0.
+func maasRequest(t *testing.T, env *labrun.Env, method, path string, form url.Values) *http.Request {
 	t.Helper()
 	info := env.Lab.Info()
 	c, err := maas.ParseAPIKey(info.APIKey)
@@ -47,14 +48,22 @@ func maasOp(t *testing.T, env *labrun.Env, id, op string, form url.Values) {
 	if !strings.HasSuffix(base, "/api/2.0") {
 		base += "/api/2.0"
 	}
-	req, err := http.NewRequestWithContext(t.Context(), "POST", base+"/machines/"+id+"/?op="+op, strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(t.Context(), method, base+path, strings.NewReader(form.Encode()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
 	req.Header.Set("Authorization", fmt.Sprintf(`OAuth oauth_version="1.0", oauth_signature_method="PLAINTEXT", oauth_consumer_key=%q, oauth_token=%q, oauth_signature="&%s", oauth_nonce="%d", oauth_timestamp="%d"`,
 		c.ConsumerKey, c.TokenKey, c.TokenSecret, time.Now().UnixNano(), time.Now().Unix()))
-	resp, err := http.DefaultClient.Do(req)
+	return req
+}
+
+// maasOp runs a machine op on the lab's MAAS as an operator would.
+func maasOp(t *testing.T, env *labrun.Env, id, op string, form url.Values) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(maasRequest(t, env, "POST", "/machines/"+id+"/?op="+op, form))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,6 +289,20 @@ func TestAdoptLeakedMachine(t *testing.T) {
 	if _, err := e.AdoptMachine(t.Context(), "r02-cmp02", id, "", "test"); err == nil || !strings.Contains(err.Error(), "marked for node "+node) {
 		t.Errorf("adopt into another node than the marker's: %v", err)
 	}
+
+	// Another orchestrator's marker: refused, nothing recorded.
+	ours := ownerData(t, env, id)["slipway_instance"]
+	if ours == "" {
+		t.Fatalf("machine %s carries no instance marker: %v", id, ownerData(t, env, id))
+	}
+	maasOp(t, env, id, "set_owner_data", url.Values{"slipway_instance": {"another-orchestrator"}})
+	if _, err := e.AdoptMachine(t.Context(), node, id, "", "test"); err == nil || !strings.Contains(err.Error(), "another orchestrator") {
+		t.Errorf("adopt of another orchestrator's machine: %v", err)
+	}
+	if rec, err := e.Node(t.Context(), node); err == nil && rec.MachineID == id {
+		t.Errorf("a refused adopt recorded the machine")
+	}
+	maasOp(t, env, id, "set_owner_data", url.Values{"slipway_instance": {ours}})
 
 	rec, err := e.AdoptMachine(t.Context(), node, id, "", "test")
 	if err != nil {
@@ -654,4 +677,22 @@ func TestRebootstrapAfterPowerCycle(t *testing.T) {
 	if rec := record(t, e, node); rec.Lifecycle != orchestrator.LifecycleDeployed || rec.Stage != orchestrator.StageDeployed {
 		t.Errorf("lifecycle %s, stage %s", rec.Lifecycle, rec.Stage)
 	}
+}
+
+// ownerData reads a machine's owner data from the lab's MAAS API.
+func ownerData(t *testing.T, env *labrun.Env, id string) map[string]string {
+	t.Helper()
+	req := maasRequest(t, env, "GET", "/machines/"+id+"/", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m struct {
+		OwnerData map[string]string `json:"owner_data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.OwnerData
 }
