@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
@@ -427,12 +428,16 @@ func (e *Engine) AdoptMachine(ctx context.Context, node, machineID, revision, wh
 	if n == nil {
 		return NodeRecord{}, fmt.Errorf("%w: node %q is not in design %s: adopt a machine into a node of the current design (`orchestrator nodes` lists them)", ErrNotFound, node, short(revision))
 	}
+	// The node's lease for the adoption: no task starts on the node
+	// between the checks below and the record's write.
+	const by = "(adopt)"
+	if !e.leaseFor(node, by) {
+		return NodeRecord{}, fmt.Errorf("%w: node %s is held by running task %s; wait for it or cancel it, then adopt", ErrConflict, node, e.holder(NodeRecord{Name: node}))
+	}
+	defer e.unleaseFor(node, by)
 	rec, _, err := e.rec.node(ctx, node)
 	if err != nil {
 		return NodeRecord{}, err
-	}
-	if h := e.holder(rec); h != "" {
-		return NodeRecord{}, fmt.Errorf("%w: node %s is held by running task %s; wait for it or cancel it, then adopt", ErrConflict, node, h)
 	}
 	var m drivers.Machine
 	how := ""
@@ -453,6 +458,10 @@ func (e *Engine) AdoptMachine(ctx context.Context, node, machineID, revision, wh
 			return NodeRecord{}, fmt.Errorf("%w: the provisioner has no machine for node %s yet: %s", ErrConflict, node, res.Message)
 		}
 	} else {
+		// One adoption of a machine at a time: two nodes adopting one
+		// machine would both find it unclaimed.
+		adoptMu.Lock()
+		defer adoptMu.Unlock()
 		if m, err = e.adoptable(ctx, node, machineID, rec); err != nil {
 			return NodeRecord{}, err
 		}
@@ -504,6 +513,9 @@ func (e *Engine) AdoptMachine(ctx context.Context, node, machineID, revision, wh
 		Str("lifecycle", string(rec.Lifecycle)).Msg("node adopted its machine")
 	return rec, nil
 }
+
+// adoptMu serializes adoptions by machine ID (see AdoptMachine).
+var adoptMu sync.Mutex
 
 // adoptable checks that machineID may become node's machine and returns
 // it: the provisioner has it; it carries this orchestrator's marker for
