@@ -649,6 +649,9 @@ func (s *Server) move(m *machine, to int) bool {
 	if m.Status != to && !rescueOrTesting(m.Status) {
 		m.PrevStatus = m.Status // as MAAS's pre_save_update_status
 	}
+	if m.Status != to && (to == StatusNew || to == StatusReady) {
+		m.Owner = "" // as MAAS's clear_owner_when_status_changes_to_new_or_ready
+	}
 	m.Status = to
 	m.Updated = time.Now()
 	return true
@@ -758,10 +761,14 @@ func (s *Server) opAbort(m *machine, _ *request) (any, *apiError) {
 		_ = s.power(m, "off")
 	case StatusTesting:
 		s.cancelPhase(m)
-		m.Status = m.PrevStatus
-		if m.PrevStatus == StatusCommissioning {
-			m.Status = StatusReady
+		to := m.PrevStatus
+		if to == StatusCommissioning {
+			to = StatusReady
 		}
+		if to == StatusNew || to == StatusReady {
+			m.Owner = "" // the owner testing gave it (clear_owner_when_status_changes_to_new_or_ready)
+		}
+		m.Status = to
 		m.StatusMessage = ""
 		_ = s.power(m, "off")
 	default:

@@ -157,10 +157,17 @@ func TestTestingReturnsToEarlierStatus(t *testing.T) {
 		}
 	}
 	// A Broken machine that passes its tests is Ready (MAAS's
-	// NODE_TESTING_RESET_READY_TRANSITIONS).
+	// NODE_TESTING_RESET_READY_TRANSITIONS), and like any machine that
+	// becomes Ready it has no owner any more.
 	l.must(http.StatusOK, "POST", "/machines/"+dep+"/?op=mark_broken", nil, nil)
 	l.must(http.StatusOK, "POST", "/machines/"+dep+"/?op=test", nil, nil)
-	l.waitStatus(dep, StatusReady)
+	if m := l.waitStatus(dep, StatusReady); m["owner"] != nil {
+		t.Errorf("Ready after testing with owner %v", m["owner"])
+	}
+	// A tested Ready machine loses the owner testing gave it.
+	if m := l.machine(ready); m["owner"] != nil {
+		t.Errorf("Ready machine after its tests: owner %v", m["owner"])
+	}
 }
 
 func TestTestingFails(t *testing.T) {
