@@ -114,7 +114,14 @@ func digits(b []byte) (int, bool) {
 
 // newSelfAnswer is an answer (kept, not copied) with its Content-Length.
 func newSelfAnswer(body []byte) *selfAnswer {
-	a := &selfAnswer{body: body, lengthArr: [1]string{strconv.Itoa(len(body))}}
-	a.length = a.lengthArr[:]
+	a := &selfAnswer{}
+	a.init(body)
 	return a
+}
+
+// init sets a to the answer body (kept, not copied) with its
+// Content-Length.
+func (a *selfAnswer) init(body []byte) {
+	a.body, a.lengthArr = body, [1]string{strconv.Itoa(len(body))}
+	a.length = a.lengthArr[:]
 }

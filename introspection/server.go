@@ -78,6 +78,7 @@ type Server struct {
 	key     []byte
 	baseURL string
 	store   Store
+	viewer  statestore.RecordViewer // store, when it lends records (nil: Get)
 	designs *designCache
 	log     zerolog.Logger
 	e       *echo.Echo
@@ -124,6 +125,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, key: append([]byte(nil), cfg.Key...), baseURL: base, store: cfg.Store,
 		designs: newDesignCache(cfg.Revisions), log: cfg.Log, udParts: ud, reports: newReportLimiter(cfg.ReportBurst, cfg.ReportEvery)}
 	s.macs = newMACs(s.key)
+	s.viewer, _ = cfg.Store.(statestore.RecordViewer)
 	s.designs.evicted = s.tokens.dropDesign
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -1,6 +1,7 @@
 package introspection
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -212,20 +213,60 @@ func (s *Server) currentRecord(ctx context.Context, node string) (string, *token
 // answer it carries (nil: none of this render version); false when
 // absent.
 func (s *Server) getRecord(ctx context.Context, h string) (tokenRecord, []byte, bool, error) {
-	var rec tokenRecord
-	b, err := s.store.Get(ctx, collTokens, h)
+	rec, self, err := s.loadRecord(ctx, h)
+	var bad badRecordError
 	switch {
 	case errors.Is(err, statestore.ErrNoRecord):
 		return rec, nil, false, nil
+	case errors.As(err, &bad):
+		return rec, nil, false, bad.err
 	case err != nil:
 		return rec, nil, false, drivers.NewError(drivers.Transient, fmt.Errorf("read %s: %w", collTokens, err))
 	}
-	raw, self := splitSelf(b)
-	if err := decodeRecord(raw, &rec); err != nil {
-		return rec, nil, false, fmt.Errorf("decode a record of %s: %w", collTokens, err)
-	}
 	return rec, self, true, nil
 }
+
+// loadRecord reads and decodes the token record whose key is h, with a
+// copy of the /v1/self answer it carries (nil: none of this render
+// version). The store lends the record when it can
+// (statestore.RecordViewer): only the answer and the record's fields are
+// copied out of it. An error wraps statestore.ErrNoRecord when the record
+// is absent, is a badRecordError when it does not decode, else is the
+// store's.
+func (s *Server) loadRecord(ctx context.Context, h string) (tokenRecord, []byte, error) {
+	var rec tokenRecord
+	var self []byte
+	decode := func(b []byte, lent bool) error {
+		raw, answer := splitSelf(b)
+		if err := decodeRecord(raw, &rec); err != nil {
+			return badRecordError{fmt.Errorf("decode a record of %s: %w", collTokens, err)}
+		}
+		if answer != nil && lent {
+			answer = bytes.Clone(answer)
+		}
+		self = answer
+		return nil
+	}
+	var err error
+	if s.viewer != nil {
+		err = s.viewer.ViewRecord(ctx, collTokens, h, func(v []byte) error { return decode(v, true) })
+	} else {
+		var b []byte
+		if b, err = s.store.Get(ctx, collTokens, h); err == nil {
+			err = decode(b, false)
+		}
+	}
+	if err != nil {
+		return tokenRecord{}, nil, err
+	}
+	return rec, self, nil
+}
+
+// badRecordError is a stored token record that does not decode.
+type badRecordError struct{ err error }
+
+func (e badRecordError) Error() string { return e.err.Error() }
+func (e badRecordError) Unwrap() error { return e.err }
 
 // revoke deletes the node's token and reports: later calls get 401.
 func (s *Server) revoke(ctx context.Context, node string) error {
@@ -298,21 +339,18 @@ func (s *Server) verifyStored(ctx context.Context, presented string, h tokenHash
 // verifyStoredSelf is verifyStored, also returning the /v1/self answer
 // the record carries (nil: none of this render version).
 func (s *Server) verifyStoredSelf(ctx context.Context, presented string, h tokenHash) (tokenRecord, []byte, error) {
-	var rec tokenRecord
 	var key [2 * sha256.Size]byte
 	hex.Encode(key[:], h[:])
-	b, err := s.store.Get(ctx, collTokens, string(key[:]))
+	rec, self, err := s.loadRecord(ctx, string(key[:]))
+	var bad badRecordError
 	switch {
 	case errors.Is(err, statestore.ErrNoRecord):
 		return tokenRecord{}, nil, errUnauthorized
+	case errors.As(err, &bad):
+		return tokenRecord{}, nil, internal(503, "the state store did not answer; try again", bad.err)
 	case err != nil:
 		return tokenRecord{}, nil, internal(503, "the state store did not answer; try again",
 			drivers.NewError(drivers.Transient, fmt.Errorf("read %s: %w", collTokens, err)))
-	}
-	raw, self := splitSelf(b)
-	if err := decodeRecord(raw, &rec); err != nil {
-		return tokenRecord{}, nil, internal(503, "the state store did not answer; try again",
-			fmt.Errorf("decode a record of %s: %w", collTokens, err))
 	}
 	var want [TokenLen]byte
 	s.encodedToken(&want, rec.Node, rec.Deployment, rec.Issue)
@@ -354,8 +392,7 @@ func (s *Server) authenticateToken(ctx context.Context, presented string, withDe
 		return nil, err
 	}
 	if self != nil && !withDesign {
-		ss := &session{hash: h, rec: rec}
-		ss.self.Store(newSelfAnswer(self))
+		ss := newAnsweredSession(h, rec, self)
 		s.tokens.put(h, ss, gen)
 		return ss, nil
 	}
@@ -368,6 +405,19 @@ func (s *Server) authenticateToken(ctx context.Context, presented string, withDe
 	}
 	s.tokens.put(h, ss, gen)
 	return ss, nil
+}
+
+// newAnsweredSession is the session of a verified record and its stored
+// answer (kept, not copied), without a design: the session and the
+// answer in one allocation.
+func newAnsweredSession(h tokenHash, rec tokenRecord, self []byte) *session {
+	x := &struct {
+		ss session
+		a  selfAnswer
+	}{ss: session{hash: h, rec: rec}}
+	x.a.init(self)
+	x.ss.self.Store(&x.a)
+	return &x.ss
 }
 
 // sessionWithDesign is the session of a verified record, with its design
