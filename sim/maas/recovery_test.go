@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -279,4 +280,44 @@ func TestDeleteInAnyState(t *testing.T) {
 	if r := l.do("DELETE", "/machines/"+id+"/", nil); r.code != http.StatusNotFound {
 		t.Errorf("DELETE of a deleted machine: %s, want 404", r)
 	}
+}
+
+// phaseRecorder hears the phases machines waited (PhaseHooks).
+type phaseRecorder struct {
+	*hookRecorder
+	mu     sync.Mutex
+	phases map[string][]string
+}
+
+func (p *phaseRecorder) PhaseWaited(id string, _ []string, ph Phase) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.phases[id] = append(p.phases[id], ph.Name)
+}
+
+func (p *phaseRecorder) of(id string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.phases[id]...)
+}
+
+// The recovery phases are phases a machine waits, told to the hooks like
+// the others (the lab's per-machine timeline).
+func TestRecoveryPhasesInTimeline(t *testing.T) {
+	rec := &phaseRecorder{hookRecorder: newHookRecorder(), phases: map[string][]string{}}
+	l := newSimLab(t, func(o *Options) { o.Hooks = rec })
+	id := l.deployed(1, "phases")
+	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=rescue_mode", nil, nil)
+	l.waitStatus(id, StatusRescueMode)
+	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=exit_rescue_mode", nil, nil)
+	l.waitStatus(id, StatusDeployed)
+	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=test", nil, nil)
+	l.waitStatus(id, StatusDeployed)
+	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=release", url.Values{"erase": {"true"}, "quick_erase": {"true"}}, nil)
+	l.waitStatus(id, StatusReady)
+	want := []string{PhaseRescue, PhaseExitRescue, PhaseTest, PhaseErase, PhaseRelease}
+	waitFor(t, "the phases told to the hooks", func() bool {
+		got := rec.of(id)
+		return len(got) >= len(want) && strings.Join(got[len(got)-len(want):], ",") == strings.Join(want, ",")
+	})
 }
