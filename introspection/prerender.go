@@ -75,13 +75,26 @@ func withSelf(raw, self []byte) []byte {
 // version, or anything malformed, which leaves the whole to the record's
 // decoder).
 func splitSelf(b []byte) (rec, self []byte) {
+	cut, self, ok := cutSelf(b)
+	if !ok {
+		return b, nil
+	}
+	return append(b[:cut:cut], '}'), self // a copy: b's bytes stay the answer's
+}
+
+// cutSelf finds the answer a stored record carries: b[:cut] is the
+// record's own JSON up to its last field (its closing brace not
+// included), and self the answer when it is of this selfRenderVersion
+// (nil otherwise); ok is false when b carries no answer in the stored
+// form (none, or anything malformed: b is the record's whole JSON).
+func cutSelf(b []byte) (cut int, self []byte, ok bool) {
 	n := len(b)
 	if n < selfTrailerLen+len(selfKey)+3 || b[n-1] != '}' {
-		return b, nil
+		return 0, nil, false
 	}
 	t := b[n-selfTrailerLen:]
 	if string(t[:len(selfAtPrefix)]) != selfAtPrefix {
-		return b, nil
+		return 0, nil, false
 	}
 	d := t[len(selfAtPrefix):]
 	version, ok1 := digits(d[0:2])
@@ -90,14 +103,13 @@ func splitSelf(b []byte) (rec, self []byte) {
 	if !ok1 || !ok2 || !ok3 || d[2] != '.' || d[13] != '.' || string(d[24:]) != `"}` ||
 		off < 1+len(selfKey) || off+length != n-selfTrailerLen || length < 2 ||
 		string(b[off-len(selfKey):off]) != selfKey || b[off] != '{' || b[off+length-1] != '\n' {
-		return b, nil
+		return 0, nil, false
 	}
-	cut := off - len(selfKey)
-	rec = append(b[:cut:cut], '}') // a copy: b's bytes stay the answer's
+	cut = off - len(selfKey)
 	if version != selfRenderVersion {
-		return rec, nil
+		return cut, nil, true
 	}
-	return rec, b[off : off+length]
+	return cut, b[off : off+length], true
 }
 
 // digits is the value of a string of ASCII digits.

@@ -3,6 +3,7 @@ package introspection
 import (
 	"encoding/json"
 	"strconv"
+	"unsafe"
 )
 
 // decodeRecord decodes a stored token record. Records are written by
@@ -23,53 +24,65 @@ func decodeRecord(b []byte, rec *tokenRecord) error {
 // (each once at most, lower case as written) with plain ASCII string
 // values (no escapes) and a plain decimal "issue"; false otherwise.
 func decodeRecordFast(b []byte, rec *tokenRecord) bool {
-	var r tokenRecord
-	if len(b) < 2 || b[0] != '{' {
+	if len(b) < 2 || b[len(b)-1] != '}' {
 		return false
 	}
-	if len(b) == 2 && b[1] == '}' {
+	return decodeRecordOpen(string(b[:len(b)-1]), rec)
+}
+
+// decodeRecordOpen is decodeRecordFast of s and a closing brace (s is
+// the record as stored up to its last field, its closing brace not
+// included). The strings decoded are substrings of s: one allocation, s,
+// for all of them.
+func decodeRecordOpen(s string, rec *tokenRecord) bool {
+	var r tokenRecord
+	if len(s) < 1 || s[0] != '{' {
+		return false
+	}
+	if len(s) == 1 {
 		*rec = r
 		return true
 	}
 	var seen uint8
 	i := 1
 	for {
-		k, j, ok := plainString(b, i)
-		if !ok || j >= len(b) || b[j] != ':' {
+		k, j, ok := plainString(s, i)
+		if !ok || j >= len(s) || s[j] != ':' {
 			return false
 		}
 		i = j + 1
 		var bit uint8
-		switch string(k) {
+		switch k {
 		case "node", "deployment", "revision":
-			v, j, ok := plainString(b, i)
+			v, j, ok := plainString(s, i)
 			if !ok {
 				return false
 			}
-			switch string(k) {
+			switch k {
 			case "node":
-				r.Node, bit = string(v), 1
+				r.Node, bit = v, 1
 			case "deployment":
-				r.Deployment, bit = string(v), 2
+				r.Deployment, bit = v, 2
 			default:
-				r.Revision, bit = string(v), 4
+				r.Revision, bit = v, 4
 			}
 			i = j
 		case "issued":
-			_, j, ok := plainString(b, i)
-			if !ok || r.Issued.UnmarshalJSON(b[i:j]) != nil {
+			_, j, ok := plainString(s, i)
+			// UnmarshalJSON only reads its argument: no copy of it.
+			if !ok || r.Issued.UnmarshalJSON(unsafe.Slice(unsafe.StringData(s[i:j]), j-i)) != nil {
 				return false
 			}
 			i, bit = j, 8
 		case "issue":
 			j := i
-			for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+			for j < len(s) && '0' <= s[j] && s[j] <= '9' {
 				j++
 			}
-			if j == i || j-i > 9 || (b[i] == '0' && j-i > 1) {
+			if j == i || j-i > 9 || (s[i] == '0' && j-i > 1) {
 				return false
 			}
-			n, err := strconv.Atoi(string(b[i:j]))
+			n, err := strconv.Atoi(s[i:j])
 			if err != nil {
 				return false
 			}
@@ -81,38 +94,31 @@ func decodeRecordFast(b []byte, rec *tokenRecord) bool {
 			return false
 		}
 		seen |= bit
-		if i >= len(b) {
-			return false
-		}
-		switch b[i] {
-		case ',':
-			i++
-		case '}':
-			if i+1 != len(b) {
-				return false
-			}
+		if i == len(s) { // the closing brace
 			*rec = r
 			return true
-		default:
+		}
+		if s[i] != ',' {
 			return false
 		}
+		i++
 	}
 }
 
-// plainString returns the contents of the JSON string starting at b[i]
+// plainString returns the contents of the JSON string starting at s[i]
 // and the index after it, when it holds printable ASCII only, without
 // escapes; false otherwise.
-func plainString(b []byte, i int) ([]byte, int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return nil, 0, false
+func plainString(s string, i int) (string, int, bool) {
+	if i >= len(s) || s[i] != '"' {
+		return "", 0, false
 	}
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
+	for j := i + 1; j < len(s); j++ {
+		switch c := s[j]; {
 		case c == '"':
-			return b[i+1 : j], j + 1, true
+			return s[i+1 : j], j + 1, true
 		case c < 0x20 || c == '\\' || c >= 0x7f:
-			return nil, 0, false
+			return "", 0, false
 		}
 	}
-	return nil, 0, false
+	return "", 0, false
 }

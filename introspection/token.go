@@ -237,9 +237,18 @@ func (s *Server) loadRecord(ctx context.Context, h string) (tokenRecord, []byte,
 	var rec tokenRecord
 	var self []byte
 	decode := func(b []byte, lent bool) error {
-		raw, answer := splitSelf(b)
-		if err := decodeRecord(raw, &rec); err != nil {
-			return badRecordError{fmt.Errorf("decode a record of %s: %w", collTokens, err)}
+		cut, answer, ok := cutSelf(b)
+		// The record's fields decoded from the stored bytes (their
+		// strings copied once, together), else from a copy closed with
+		// its brace.
+		if !ok || !decodeRecordOpen(string(b[:cut]), &rec) {
+			raw := b
+			if ok {
+				raw = append(b[:cut:cut], '}')
+			}
+			if err := decodeRecord(raw, &rec); err != nil {
+				return badRecordError{fmt.Errorf("decode a record of %s: %w", collTokens, err)}
+			}
 		}
 		if answer != nil && lent {
 			answer = bytes.Clone(answer)
