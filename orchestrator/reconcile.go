@@ -142,9 +142,9 @@ func (e *Engine) reconcile(ctx context.Context, trigger string) (SweepReport, er
 				e.observe(ctx, r, st)
 			}
 			lost := liveDeployment(r) && !slices.Contains(deployedStates, st)
-			if lost || settled(r) && !slices.Contains(expected[r.Stage], st) {
+			if lost || settled(r) && !slices.Contains(expected[settledStage(r)], st) {
 				rep.Drift = append(rep.Drift, Drift{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage, Observed: st})
-				want := strings.Join(expected[r.Stage], " or ")
+				want := strings.Join(expected[settledStage(r)], " or ")
 				if lost && !settled(r) {
 					want = "Deployed"
 				}
@@ -152,7 +152,7 @@ func (e *Engine) reconcile(ctx context.Context, trigger string) (SweepReport, er
 					Expected: want, Observed: st}, lost: lost, rec: r})
 				continue
 			}
-			if r.Stage != StageDeployed || st != "Deployed" || d == nil {
+			if settledStage(r) != StageDeployed || st != "Deployed" || d == nil {
 				continue
 			}
 			n := d.Nodes[r.Name]

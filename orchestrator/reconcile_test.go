@@ -379,3 +379,47 @@ func TestReconcileLeakAndStatusResolutions(t *testing.T) {
 		t.Errorf("drift after releasing the leak: %v", keys(open))
 	}
 }
+
+// TestReconcileAfterPowerAndVerify: a power_cycle and a verify_nodes task
+// leave a deployed node at stages powered and verified; its machine is
+// still watched as a deployed one: a hostname changed in the lab is
+// drift, and a machine released behind the engine's back ends the
+// deployment (status drift). Before, neither was seen: the sweep looked
+// only at nodes whose last stage was deployed.
+func TestReconcileAfterPowerAndVerify(t *testing.T) {
+	t.Parallel()
+	d := testsite.Example(t)
+	env, e := prepared(t, d, nil)
+	deployAll(t, e)
+	ids := machines(t, e)
+	names := slices.Sorted(func(yield func(string) bool) {
+		for n := range ids {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	cycled, verified := names[0], names[1]
+	only := func(n string) orchestrator.Filter {
+		return orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{n}}}}
+	}
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPowerCycle, Filter: only(cycled), Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionVerifyNodes, Filter: only(verified), Requester: "test"}, orchestrator.TaskSucceeded)
+	if _, open := reconcile(t, e); len(open) != 0 {
+		t.Fatalf("drift after power_cycle and verify: %v", keys(open))
+	}
+	labCall(t, env, "PUT", "/machines/"+ids[cycled]+"/", "", url.Values{"hostname": {"renamed-by-hand"}}, nil)
+	labCall(t, env, "POST", "/machines/"+ids[verified]+"/", "release", url.Values{}, nil)
+	_, open := reconcile(t, e)
+	want := []string{cycled + "/hostname", verified + "/status"}
+	slices.Sort(want)
+	if got := keys(open); !slices.Equal(got, want) {
+		t.Fatalf("drift %v, want %v", got, want)
+	}
+	if r := open[verified+"/status"]; r.Expected != "Deployed" {
+		t.Errorf("status drift of a verified deployed node expects %q, want Deployed", r.Expected)
+	}
+	if rec := record(t, e, verified); !rec.DeploymentEnded {
+		t.Errorf("%s: the machine was released in the lab but the record's deployment goes on", verified)
+	}
+}

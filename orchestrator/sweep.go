@@ -40,18 +40,39 @@ type Drift struct {
 
 // expected is the provisioner state a settled node's stage implies.
 var expected = map[Stage][]string{
-	StageDeployed: {"Deployed"},
-	StageReady:    {"Ready", "Allocated"},
-	StageReleased: {"Ready", "New"},
+	StageDeployed:   {"Deployed"},
+	StageReady:      {"Ready", "Allocated"},
+	StageReleased:   {"Ready", "New"},
+	StageRescueMode: {"Rescue mode"},
 }
 
-// settled: a finished node whose stage implies a machine state.
-func settled(r NodeRecord) bool { return r.Outcome == OutcomeSucceeded && expected[r.Stage] != nil }
+// lifecycleStage is the stage whose machine state a lifecycle state implies.
+var lifecycleStage = map[Lifecycle]Stage{
+	LifecycleDeployed: StageDeployed,
+	LifecycleReady:    StageReady,
+	LifecycleReleased: StageReleased,
+}
+
+// settledStage is the stage whose machine state a node at rest implies:
+// its own stage when its last task ended there, else its lifecycle's (a
+// power, verify or test task since leaves a deployed node deployed, and
+// the machine must still be Deployed); "" when neither implies one.
+func settledStage(r NodeRecord) Stage {
+	if r.Outcome == OutcomeSucceeded && expected[r.Stage] != nil {
+		return r.Stage
+	}
+	return lifecycleStage[r.LifecycleState()]
+}
+
+// settled: a node at rest whose stage or lifecycle implies a machine state.
+func settled(r NodeRecord) bool { return settledStage(r) != "" }
 
 // liveDeployment: the record says the node's machine runs the OS of its
-// current deployment (the node's introspection token is valid).
+// current deployment (the node's introspection token is valid), whatever
+// task last looked at or powered it.
 func liveDeployment(r NodeRecord) bool {
-	return (r.Stage == StageDeployed || r.Stage == StageBootstrap) && r.Deployment > 0 && !r.DeploymentEnded
+	atDeployment := r.Stage == StageBootstrap || r.Stage == StageDeployed || r.LifecycleState() == LifecycleDeployed
+	return atDeployment && r.Deployment > 0 && !r.DeploymentEnded
 }
 
 // deployedStates are the machine states in which a deployment goes on:
