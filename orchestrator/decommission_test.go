@@ -159,6 +159,16 @@ func TestDecommissionEraseModes(t *testing.T) {
 			t.Errorf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
 		}
 	}
+	// The watch samples the lab every millisecond: let it catch up with
+	// the machines' last move before reading what it saw.
+	eventually(t, 5*time.Second, "the lab watch sees the machines Ready", func() bool {
+		for _, n := range []string{quick, secure, none} {
+			if s := w.statuses(n); len(s) == 0 || s[len(s)-1] != "Ready" {
+				return false
+			}
+		}
+		return true
+	})
 	for _, n := range []string{quick, secure, none} {
 		m, ok := dcMachine(env, n)
 		if !ok || m.Status != "Ready" || m.SystemID != ids[n] {
