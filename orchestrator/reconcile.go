@@ -290,6 +290,8 @@ func (e *Engine) settle(ctx context.Context, d *design.Design, rep *SweepReport,
 				msg += ended
 			case dr.Kind == DriftStatus:
 				msg += "; `adopt` (or resolve with accept) takes the provisioner's state, a task puts the machine back"
+			case dr.Kind == DriftLeak:
+				msg += fmt.Sprintf("; resolve with release to free it, or `adopt NODE --machine %s` to attach it to a node of the design", dr.MachineID)
 			}
 			rep.Detected = append(rep.Detected, k)
 			b.event(Event{Time: at, Node: dr.Node, Stage: dr.Stage, Level: "warn", Kind: "drift", Type: EventDriftDetected, Message: msg})

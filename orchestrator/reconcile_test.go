@@ -369,6 +369,10 @@ func TestReconcileLeakAndStatusResolutions(t *testing.T) {
 			t.Fatalf("drift %v, want r01-cmp01/leak", keys(open))
 		}
 	}
+	if evs := typedEvents(t, fresh, "r01-cmp01", orchestrator.EventDriftDetected); len(evs) != 1 ||
+		!strings.Contains(evs[0].Message, "adopt NODE --machine "+ids["r01-cmp01"]) {
+		t.Errorf("leak detected events %+v, want one naming adopt --machine %s", evs, ids["r01-cmp01"])
+	}
 	if _, err := fresh.ResolveDrift(t.Context(), "r01-cmp01", orchestrator.DriftLeak, orchestrator.ResolveRelease, "test", ""); err != nil {
 		t.Fatal(err)
 	}
