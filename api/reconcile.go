@@ -160,7 +160,7 @@ func orphans(d *design.Design, recs []orchestrator.NodeRecord, q url.Values) []s
 	}
 	var out []string
 	for _, r := range recs {
-		if d.Nodes[r.Name] != nil || r.MachineID == "" || r.Stage == orchestrator.StageReleased {
+		if !orchestrator.Orphaned(d, r) {
 			continue
 		}
 		if v := q["name"]; len(v) > 0 && !slices.Contains(v, r.Name) {

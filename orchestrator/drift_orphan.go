@@ -104,3 +104,31 @@ func (e *Engine) lastDesignOf(ctx context.Context, name string) (*design.Design,
 	}
 	return nil, nil
 }
+
+// Orphaned reports whether a node record is an orphan of design d: d no
+// longer has the node, and its machine is still held (not released or
+// deleted).
+func Orphaned(d *design.Design, r NodeRecord) bool {
+	if d == nil || d.Nodes[r.Name] != nil || r.MachineID == "" {
+		return false
+	}
+	l := r.LifecycleState()
+	return l != LifecycleReleased && l != LifecycleDeleted && r.Stage != StageReleased
+}
+
+// Orphans returns the records of nodes the current design no longer has
+// whose machines are still held (none when there is no current design).
+func (e *Engine) Orphans(ctx context.Context) (map[string]bool, error) {
+	d := e.currentDesign(ctx)
+	recs, err := e.rec.nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, r := range recs {
+		if Orphaned(d, r) {
+			out[r.Name] = true
+		}
+	}
+	return out, nil
+}

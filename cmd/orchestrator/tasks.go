@@ -373,6 +373,10 @@ func (a *app) nodesCmd() *cobra.Command {
 				if err != nil {
 					return usageErr(err)
 				}
+				orphans, err := e.Orphans(cmd.Context())
+				if err != nil {
+					return usageErr(err)
+				}
 				if output == "json" {
 					return json.NewEncoder(a.stdout).Encode(ns)
 				}
@@ -383,8 +387,12 @@ func (a *app) nodesCmd() *cobra.Command {
 					if n.Frozen {
 						outcome += " (frozen)"
 					}
+					reason := n.Reason
+					if orphans[n.Name] {
+						reason = "orphan: not in the current design, machine " + n.MachineID + " still held; `orchestrator destroy --node " + n.Name + "` releases it"
+					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, orDefault(string(n.LifecycleState()), "-"), orDefault(string(n.Action), "-"),
-						n.Stage, outcome, n.MachineID, n.Observed, n.Task, n.Reason)
+						n.Stage, outcome, n.MachineID, n.Observed, n.Task, reason)
 				}
 				return tw.Flush()
 			})
