@@ -48,9 +48,13 @@ type MachineState struct {
 	MACs     []string
 }
 
-// Owned tells whether MAAS counts the machine as someone's (Allocated,
-// Deploying, Deployed or Failed deployment).
+// Owned tells whether MAAS counts the machine as someone's: it has an
+// owner (a deployed machine in rescue mode or testing keeps its owner),
+// or it is Allocated, Deploying, Deployed or Failed deployment.
 func (ms MachineState) Owned() bool {
+	if ms.Owner != "" {
+		return true
+	}
 	switch ms.Status {
 	case StatusName(StatusAllocated), StatusName(StatusDeploying), StatusName(StatusDeployed),
 		StatusName(StatusFailedDeployment):
