@@ -176,7 +176,10 @@ func (r *nodeRun) erasePolicy() drivers.Erase {
 		if o := r.options(); o.Erase != "" {
 			return drivers.Erase(o.Erase)
 		}
-		return drivers.Erase(r.d.EraseOf(r.n))
+		if e := r.d.EraseOf(r.n); e != "" {
+			return drivers.Erase(e)
+		}
+		return r.e.cfg.Erase
 	}
 	return drivers.EraseNone
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
 )
 
 // The Site's lifecycle.timeouts name the engine's stages: every stage a
@@ -62,4 +63,29 @@ func TestLifecyclePaths(t *testing.T) {
 	if !restartReleases(ActionDecommissionNodes) {
 		t.Errorf("restart-clean of %s does not start from its release", ActionDecommissionNodes)
 	}
+}
+
+// The erase policy of a release: the task's option, then the node's (or
+// its profile's, resolved into the node), then the Site's, then the
+// engine's configured default; a redeploy's release keeps the disks.
+func TestErasePolicyOrder(t *testing.T) {
+	d := &design.Design{Site: &design.Site{}}
+	n := &design.Node{}
+	r := &nodeRun{e: &Engine{cfg: Config{Erase: drivers.EraseSecure}}, run: &taskRun{task: Task{}}, d: d, n: n,
+		rec: NodeRecord{Action: ActionDecommissionNodes}}
+	check := func(what string, want drivers.Erase) {
+		t.Helper()
+		if got := r.erasePolicy(); got != want {
+			t.Errorf("%s: erase %q, want %q", what, got, want)
+		}
+	}
+	check("engine default", drivers.EraseSecure)
+	d.Site.Spec.Lifecycle.Erase = design.EraseQuick
+	check("the Site's", drivers.EraseQuick)
+	n.Spec.Erase = design.EraseNone
+	check("the node's", drivers.EraseNone)
+	r.run.task.Options = &TaskOptions{Erase: "secure"}
+	check("the task's option", drivers.EraseSecure)
+	r.rec.Action = ActionRedeployNodes
+	check("a redeploy's release", drivers.EraseNone)
 }

@@ -104,6 +104,10 @@ type Config struct {
 	SweepInterval time.Duration
 	// ReleaseLeaks: the sweep releases leaked machines (default: report only).
 	ReleaseLeaks bool
+	// Erase is the erase policy of destroy and decommission when neither
+	// the task, the node, its host profile nor the Site names one (""
+	// leaves it to the server driver's default).
+	Erase drivers.Erase
 	// Bootstrap delivers user data and reports boot actions (nil: no user
 	// data, and the bootstrap stage has nothing to wait for).
 	Bootstrap Bootstrapper

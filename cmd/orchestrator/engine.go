@@ -15,8 +15,10 @@ import (
 	"github.com/slipway-dev/slipway/internal/drivermetrics"
 	"github.com/slipway-dev/slipway/introspection"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
+	"maps"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,9 +48,15 @@ type engineConfig struct {
 	RetryBase     string `yaml:"retryBase"`
 	RetryMax      string `yaml:"retryMax"`
 	DeployRetries int    `yaml:"deployRetries"`
-	PollInterval  string `yaml:"pollInterval"`
-	SweepInterval string `yaml:"sweepInterval"`
-	ReleaseLeaks  bool   `yaml:"releaseLeaks"`
+	// Lifecycle defaults the Site's spec.lifecycle overrides: failed
+	// commissionings retried (the MAAS driver's budget), the erase policy
+	// of destroy and decommission, and stage timeouts (stage: duration).
+	CommissionRetries *int              `yaml:"commissionRetries"`
+	Erase             string            `yaml:"erase"`
+	Timeouts          map[string]string `yaml:"timeouts"`
+	PollInterval      string            `yaml:"pollInterval"`
+	SweepInterval     string            `yaml:"sweepInterval"`
+	ReleaseLeaks      bool              `yaml:"releaseLeaks"`
 	// BootstrapDeadline: how long a bootstrapping node may stay silent
 	// (default 20m).
 	BootstrapDeadline string `yaml:"bootstrapDeadline"`
@@ -135,12 +143,44 @@ func (c engineConfig) durations(cfg *orchestrator.Config) error {
 			return err
 		}
 	}
+	if err := c.lifecycle(cfg); err != nil {
+		return err
+	}
 	if c.TimeScale < 0 || c.TimeScale > 1 {
 		return fmt.Errorf("config timeScale %g: want a number in (0, 1] (1 for a real site)", c.TimeScale)
 	}
 	if c.TimeScale > 0 && c.TimeScale < 1 {
 		cfg.TimeScale = c.TimeScale
 		cfg.MaxWait = max(time.Duration(float64(2*time.Minute)*c.TimeScale), 200*time.Millisecond)
+	}
+	return nil
+}
+
+// lifecycle checks the lifecycle defaults and puts them in cfg, with the
+// bounds the Site's lifecycle rule applies.
+func (c engineConfig) lifecycle(cfg *orchestrator.Config) error {
+	if n := c.CommissionRetries; n != nil && (*n < 0 || *n > design.MaxRetries) {
+		return fmt.Errorf("config commissionRetries %d: want 0..%d", *n, design.MaxRetries)
+	}
+	if c.Erase != "" && !drivers.Erase(c.Erase).Valid() {
+		return fmt.Errorf("config erase %.40q: use none, quick or secure (or leave it out for the driver's default)", c.Erase)
+	}
+	cfg.Erase = drivers.Erase(c.Erase)
+	for stage, v := range c.Timeouts {
+		if !slices.Contains(design.TimeoutStages, stage) {
+			return fmt.Errorf("config timeouts.%.40s: no such stage; use one of %s", stage, strings.Join(design.TimeoutStages, ", "))
+		}
+		d, err := duration("timeouts."+stage, v)
+		if err != nil {
+			return err
+		}
+		if d < design.MinStageTimeout || d > design.MaxStageTimeout {
+			return fmt.Errorf("config timeouts.%s %s: want %s..%s", stage, d, design.MinStageTimeout, design.MaxStageTimeout)
+		}
+		if cfg.Timeouts == nil {
+			cfg.Timeouts = map[orchestrator.Stage]time.Duration{}
+		}
+		cfg.Timeouts[orchestrator.Stage(stage)] = d
 	}
 	return nil
 }
@@ -153,6 +193,18 @@ type engineEnv struct {
 	drivers orchestrator.Drivers
 	metrics *prometheus.Registry
 	close   func()
+}
+
+// driverSettings are the server driver settings the configuration gives.
+func (c engineConfig) driverSettings() map[string]string {
+	out := map[string]string{}
+	if c.InstanceID != "" {
+		out[maasdrv.SettingInstance] = c.InstanceID
+	}
+	if c.CommissionRetries != nil {
+		out[maasdrv.SettingCommissionRetries] = strconv.Itoa(*c.CommissionRetries)
+	}
+	return out
 }
 
 // keyFile is where the secret encryption key lives.
@@ -208,7 +260,7 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 	if err != nil {
 		return fail(err)
 	}
-	drv, err := siteDrivers(reg, d, c.InstanceID, resolver.Resolve)
+	drv, err := siteDrivers(reg, d, c.driverSettings(), resolver.Resolve)
 	if err != nil {
 		reg.Close()
 		return fail(usageErr(err))
@@ -306,7 +358,9 @@ type registryLike interface {
 
 // siteDrivers builds the drivers the Site names; the MAAS API key is the
 // Site's secret reference, resolved here.
-func siteDrivers(reg registryLike, d *design.Design, instance string, resolve func(string) (drivers.Secret, error)) (orchestrator.Drivers, error) {
+// base holds the engine configuration's server driver settings, which the
+// Site's override.
+func siteDrivers(reg registryLike, d *design.Design, base map[string]string, resolve func(string) (drivers.Secret, error)) (orchestrator.Drivers, error) {
 	var out orchestrator.Drivers
 	if d.Site == nil {
 		return out, fmt.Errorf("the design has no Site: it names the drivers and how to reach MAAS")
@@ -316,10 +370,11 @@ func siteDrivers(reg registryLike, d *design.Design, instance string, resolve fu
 	if err != nil {
 		return out, err
 	}
-	scfg := drivers.Config{Settings: map[string]string{maasdrv.SettingURL: d.Site.Spec.MAAS.URL}, Secrets: map[string]drivers.Secret{}}
-	if instance != "" {
-		scfg.Settings[maasdrv.SettingInstance] = instance
+	scfg := drivers.Config{Settings: maps.Clone(base), Secrets: map[string]drivers.Secret{}}
+	if scfg.Settings == nil {
+		scfg.Settings = map[string]string{}
 	}
+	scfg.Settings[maasdrv.SettingURL] = d.Site.Spec.MAAS.URL
 	if n, ok := d.CommissionRetries(); ok { // the Site's lifecycle.commissionRetries
 		scfg.Settings[maasdrv.SettingCommissionRetries] = strconv.Itoa(n)
 	}
