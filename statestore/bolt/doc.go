@@ -8,9 +8,9 @@
 // The file is created with mode 0600, its parent directory (if missing)
 // with mode 0700. Each Store method runs in a single bbolt transaction;
 // reads of one record (Get, ViewRecord) share a read transaction until
-// the next commit starts, and none is shared after a commit ended that
-// began before it: a read that starts after a Write returned sees it
-// (snapshot.go).
+// the next commit starts, and a read transaction that began before a
+// commit ended is never shared after it: a read that starts after a
+// Write returned sees it (snapshot.go).
 // [Store.Write] commits at once when no commit is under way; Writes made
 // while one is under way wait for it and then share one transaction, and
 // so one fsync (group commit): the slower the disk, the more Writes each
