@@ -148,6 +148,19 @@ type Node struct {
 	OwnerData  map[string]string `json:"ownerData,omitempty"`
 	// Power is how the provisioner reaches the BMC (nil: leave it alone).
 	Power *PowerSettings `json:"power,omitempty"`
+	// Constraints choose the machine of a node the design does not pin
+	// (no boot MAC or BMC that identifies one): the provisioner allocates
+	// any machine that satisfies them (nil: the node must be pinned).
+	Constraints *Constraints `json:"constraints,omitempty"`
+}
+
+// Constraints select a machine to allocate, as MAAS's allocate takes them.
+type Constraints struct {
+	Zone         string   `json:"zone,omitempty"`
+	Pool         string   `json:"pool,omitempty"`
+	Tags         []string `json:"tags,omitempty"` // every one required
+	MinCPU       int      `json:"minCpu,omitempty"`
+	MinMemoryMiB int64    `json:"minMemoryMiB,omitempty"`
 }
 
 // PowerSettings tell a provisioner how to power the machine through its
@@ -294,9 +307,63 @@ type Machine struct {
 // commissioned it. A node's NICs are tied to the design's device aliases
 // here once, so that what the node is served later (its netplan matched
 // by MAC) never needs the provisioner at request time.
+//
+// The hardware facts (system, firmware, CPU, memory, GPUs, disks, the
+// NICs' details) are what commissioning reported; a driver fills what its
+// provisioner knows and leaves the rest zero.
 type Inventory struct {
-	MachineID string `json:"machineId"`
-	NICs      []NIC  `json:"nics"`
+	MachineID string      `json:"machineId"`
+	NICs      []NIC       `json:"nics"`
+	System    System      `json:"system,omitzero"`
+	Firmware  Firmware    `json:"firmware,omitzero"`
+	CPU       CPU         `json:"cpu,omitzero"`
+	MemoryMiB int64       `json:"memoryMiB,omitempty"`
+	GPUs      []PCIDevice `json:"gpus,omitempty"` // GPUs and other PCI accelerators
+	Disks     []Disk      `json:"disks,omitempty"`
+}
+
+// System is the machine's DMI identity.
+type System struct {
+	Vendor  string `json:"vendor,omitempty"`
+	Product string `json:"product,omitempty"`
+	Serial  string `json:"serial,omitempty"`
+}
+
+// Firmware versions.
+type Firmware struct {
+	BIOSVendor  string `json:"biosVendor,omitempty"`
+	BIOSVersion string `json:"biosVersion,omitempty"`
+	BIOSDate    string `json:"biosDate,omitempty"`
+	BMCVersion  string `json:"bmcVersion,omitempty"`
+}
+
+// CPU is the machine's processors.
+type CPU struct {
+	Model   string `json:"model,omitempty"`
+	Sockets int    `json:"sockets,omitempty"`
+	Cores   int    `json:"cores,omitempty"`   // physical cores, all sockets
+	Threads int    `json:"threads,omitempty"` // logical CPUs
+}
+
+// PCIDevice is a PCI device such as a GPU.
+type PCIDevice struct {
+	Vendor    string `json:"vendor,omitempty"` // e.g. NVIDIA Corporation
+	Model     string `json:"model,omitempty"`  // e.g. GH100 [H100 SXM5 80GB]
+	VendorID  string `json:"vendorId,omitempty"`
+	ProductID string `json:"productId,omitempty"`
+	Address   string `json:"address"` // PCI address, 0000:ca:00.0
+	NUMANode  int    `json:"numaNode"`
+}
+
+// Disk is a block device found by commissioning.
+type Disk struct {
+	Alias      string `json:"alias,omitempty"` // the design's device alias ("" when none)
+	Name       string `json:"name"`            // e.g. sda, nvme0n1
+	Model      string `json:"model,omitempty"`
+	Serial     string `json:"serial,omitempty"`
+	SizeBytes  int64  `json:"sizeBytes"`
+	BusAddress string `json:"busAddress,omitempty"` // PCI or SCSI address the design's aliases name
+	Rotational bool   `json:"rotational,omitempty"`
 }
 
 // NIC is a physical network interface found by commissioning.
@@ -305,8 +372,24 @@ type NIC struct {
 	// design does not name it).
 	Alias string `json:"alias,omitempty"`
 	// Name is the kernel name commissioning saw (e.g. enp65s0f0).
-	Name string `json:"name"`
-	MAC  string `json:"mac"` // lower case, colon separated
+	Name       string `json:"name"`
+	MAC        string `json:"mac"` // lower case, colon separated
+	PCIAddress string `json:"pciAddress,omitempty"`
+	Driver     string `json:"driver,omitempty"`
+	Vendor     string `json:"vendor,omitempty"`
+	Product    string `json:"product,omitempty"`
+	Firmware   string `json:"firmware,omitempty"`
+	SpeedMbps  int    `json:"speedMbps,omitempty"` // the link's negotiated speed (0: unknown or down)
+	LinkUp     bool   `json:"linkUp,omitempty"`
+	// Neighbor is the switch port LLDP saw on the other end (nil: none).
+	Neighbor *Neighbor `json:"neighbor,omitempty"`
+}
+
+// Neighbor is an LLDP neighbour: the switch and port a NIC is cabled to.
+type Neighbor struct {
+	Switch    string `json:"switch"` // LLDP system name
+	Port      string `json:"port"`   // LLDP port ID or description, e.g. Ethernet12
+	ChassisID string `json:"chassisId,omitempty"`
 }
 
 // NIC returns the inventory's NIC of a design alias.
