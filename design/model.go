@@ -218,7 +218,81 @@ type HardwareProfileSpec struct {
 	OOB           HardwareOOB            `json:"oob"`
 	PXE           PXEConfig              `json:"pxe"`
 	DeviceAliases map[string]DeviceAlias `json:"deviceAliases,omitempty"`
-	Pos           Pos                    `json:"-"`
+	// Expect is what a machine of this model must have; the as-built
+	// stage checks it against the inventory commissioning found.
+	Expect *HardwareExpect `json:"expect,omitempty"`
+	Pos    Pos             `json:"-"`
+}
+
+// HardwareExpect is a hardware profile's expectation of its machines.
+// Every part is optional; model fields are regular expressions matched
+// against what commissioning reported.
+type HardwareExpect struct {
+	CPU       *ExpectCPU            `json:"cpu,omitempty"`
+	MemoryMin string                `json:"memoryMin,omitempty"` // a size, e.g. 512GiB
+	GPUs      *ExpectGPUs           `json:"gpus,omitempty"`
+	NICs      map[string]ExpectNIC  `json:"nics,omitempty"`  // by device alias
+	Disks     map[string]ExpectDisk `json:"disks,omitempty"` // by device alias
+	Firmware  *ExpectFirmware       `json:"firmware,omitempty"`
+	// LLDP: every NIC a node's cabling names must see that switch port as
+	// its LLDP neighbour.
+	LLDP bool `json:"lldp,omitempty"`
+	Pos  Pos  `json:"-"`
+}
+
+// ExpectCPU: logical CPUs at least Count, model matching Model.
+type ExpectCPU struct {
+	Count int    `json:"count,omitempty"`
+	Model string `json:"model,omitempty"`
+	Pos   Pos    `json:"-"`
+}
+
+// ExpectGPUs: exactly Count GPUs whose model matches Model.
+type ExpectGPUs struct {
+	Count int    `json:"count"`
+	Model string `json:"model,omitempty"`
+	Pos   Pos    `json:"-"`
+}
+
+// ExpectNIC is one device alias's NIC: at least SpeedMinMbps, its driver.
+type ExpectNIC struct {
+	SpeedMinMbps int    `json:"speedMinMbps,omitempty"`
+	Driver       string `json:"driver,omitempty"`
+	Pos          Pos    `json:"-"`
+}
+
+// ExpectDisk is one device alias's disk: at least SizeMin, its model.
+type ExpectDisk struct {
+	SizeMin string `json:"sizeMin,omitempty"`
+	Model   string `json:"model,omitempty"`
+	Pos     Pos    `json:"-"`
+}
+
+// ExpectFirmware holds minimum versions (compared field by field as
+// dotted numbers).
+type ExpectFirmware struct {
+	BIOSMin string `json:"biosMin,omitempty"`
+	BMCMin  string `json:"bmcMin,omitempty"`
+	Pos     Pos    `json:"-"`
+}
+
+// Cable is where a node's NIC is cabled: a switch (its LLDP system name)
+// and port.
+type Cable struct {
+	Switch string `json:"switch" required:"true"`
+	Port   string `json:"port" required:"true"`
+	Pos    Pos    `json:"-"`
+}
+
+// Constraints choose the machine of a node that is not pinned (no boot
+// MAC): MAAS allocates any machine satisfying them.
+type Constraints struct {
+	Zone      string   `json:"zone,omitempty"`
+	Pool      string   `json:"pool,omitempty"`
+	Tags      []string `json:"tags,omitempty"`
+	MinCPU    int      `json:"minCpu,omitempty"`
+	MinMemory string   `json:"minMemory,omitempty"` // a size, e.g. 256GiB
+	Pos       Pos      `json:"-"`
 }
 
 // HardwareOOB is the out-of-band access method of a hardware model.
@@ -372,6 +446,11 @@ type NodeSpec struct {
 	Addressing []Address `json:"addressing"`
 	BootMAC    string    `json:"bootMac,omitempty"`
 	Rack       string    `json:"rack,omitempty"`
+	// Cabling names the switch port each NIC (by device alias) is cabled
+	// to: the lab's LLDP neighbours, and the as-built check's expectation.
+	Cabling map[string]Cable `json:"cabling,omitempty"`
+	// Constraints select the machine of a node without a boot MAC.
+	Constraints *Constraints `json:"constraints,omitempty"`
 	// Hardware is the node's hardware profile, attached after resolution.
 	Hardware *HardwareProfileSpec `json:"hardware,omitempty" design:"computed"`
 
