@@ -2,8 +2,6 @@ package orchestrator_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
-	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
@@ -33,32 +30,9 @@ type labMachine struct {
 // labCall sends a signed request to the lab's MAAS, behind Slipway's back.
 func labCall(t *testing.T, env *labrun.Env, method, path, op string, form url.Values, out any) {
 	t.Helper()
-	info := env.Lab.Info()
-	creds, err := maas.ParseAPIKey(info.APIKey)
+	raw, err := env.MAASCall(t.Context(), method, path, op, form)
 	if err != nil {
 		t.Fatal(err)
-	}
-	u := info.MAASURL + "/api/2.0" + path
-	if op != "" {
-		u += "?op=" + op
-	}
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, _ := http.NewRequestWithContext(t.Context(), method, u, body)
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	creds.Sign(req)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s op=%s: %d %s", method, path, op, resp.StatusCode, raw)
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {

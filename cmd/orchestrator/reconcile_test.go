@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -15,7 +13,6 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
-	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -23,26 +20,12 @@ import (
 // and decodes the machine it answers.
 func labMAAS(t *testing.T, s *apitest.Server, method, path, op string, form url.Values) map[string]any {
 	t.Helper()
-	info := s.Env.Lab.Info()
-	creds, err := maas.ParseAPIKey(info.APIKey)
+	if form == nil {
+		form = url.Values{}
+	}
+	raw, err := s.Env.MAASCall(t.Context(), method, path, op, form)
 	if err != nil {
 		t.Fatal(err)
-	}
-	u := info.MAASURL + "/api/2.0" + path
-	if op != "" {
-		u += "?op=" + op
-	}
-	req, _ := http.NewRequestWithContext(t.Context(), method, u, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	creds.Sign(req)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s op=%s: %d %s", method, path, op, resp.StatusCode, raw)
 	}
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
