@@ -49,7 +49,7 @@ func (a *app) reconcileCmd() *cobra.Command {
 				return nil
 			}
 			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
-				rep, err := env.engine.Reconcile(cmd.Context(), "cli:"+requester())
+				rep, err := env.engine.Reconcile(cmd.Context(), requester())
 				if err != nil {
 					return usageErr(err)
 				}
