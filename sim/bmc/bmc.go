@@ -42,6 +42,9 @@ type Options struct {
 	Unreachable func() bool
 	// Latency is added before each reply (fault injection).
 	Latency time.Duration
+	// Firmware is the firmware revision Get Device ID reports, "major.minor"
+	// (major 0-127, minor two decimal digits); "" reports 1.00.
+	Firmware string
 
 	sessionTimeout time.Duration // tests only; 0 means defaultSessionTimeout
 }

@@ -3,6 +3,8 @@ package bmc
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Network functions and commands (IPMI v2.0 appendix G).
@@ -92,7 +94,7 @@ func (b *BMC) execute(s *session, req *ipmiRequest) (byte, []byte) {
 		return ccOK, []byte{
 			0x20,       // device ID
 			0x01,       // device revision; no device SDRs
-			0x01, 0x00, // firmware 1.00, device available
+			fwMajor(b.opts.Firmware), fwMinor(b.opts.Firmware), // firmware revision, device available
 			0x02,    // IPMI version 2.0
 			0x80,    // additional device support: chassis device
 			0, 0, 0, // manufacturer ID (unspecified)
@@ -342,4 +344,30 @@ func (b *BMC) getBootOptions(d []byte) (byte, []byte) {
 		return ccOK, append(r, f[:]...)
 	}
 	return ccParamNotSupp, nil
+}
+
+// fwMajor and fwMinor encode a "major.minor" firmware revision as Get
+// Device ID does: the major in bits 6:0, the minor as two BCD digits.
+func fwMajor(v string) byte {
+	major, _, _ := strings.Cut(v, ".")
+	n, err := strconv.Atoi(major)
+	if err != nil || n < 0 || n > 127 {
+		return 0x01
+	}
+	return byte(n)
+}
+
+func fwMinor(v string) byte {
+	major, minor, _ := strings.Cut(v, ".")
+	if _, err := strconv.Atoi(major); err != nil {
+		return 0
+	}
+	if len(minor) == 1 {
+		minor += "0"
+	}
+	n, err := strconv.Atoi(minor)
+	if err != nil || n < 0 || n > 99 || len(minor) != 2 {
+		return 0
+	}
+	return byte(n/10<<4 | n%10)
 }

@@ -160,9 +160,10 @@ func domainOf(d *design.Design) string {
 
 // addMachine creates the machine and starts its BMC.
 func (l *Lab) addMachine(ctx context.Context, sp machineSpec) error {
+	l.cfg.Faults.Machine(sp.name).ApplyHardware(&sp.hw) // the machine differs from its design as the faults say
 	m := &Machine{Name: sp.name, Hardware: sp.hw, lab: l}
 	b, err := bmc.Start(ctx, m, bmc.Options{Addr: "127.0.0.1:0", Username: sp.user, Password: sp.password,
-		Unreachable: func() bool { return l.bmcUnreachable(m) }})
+		Unreachable: func() bool { return l.bmcUnreachable(m) }, Firmware: sp.hw.BMC()})
 	if err != nil {
 		return fmt.Errorf("start the BMC of %s: %w", sp.name, err)
 	}

@@ -81,15 +81,33 @@ func nodeSpec(d *design.Design, n *design.Node, secrets func(string) (string, er
 				m = strings.ToLower(bm) // the design identifies the machine by this NIC
 			}
 			hw.NICs = append(hw.NICs, maas.NIC{MAC: m, PCI: pci, Name: pciName(pci), Network: network,
-				Vendor: "Intel Corporation", Product: "Ethernet Controller E810-XXV"})
+				Vendor: "Intel Corporation", Product: "Ethernet Controller E810-XXV", Alias: dev})
 		}
+	}
+	// NICs the design cables or expects without an interface on them.
+	var extra []string
+	if h := n.Spec.Hardware; h != nil && h.Expect != nil {
+		extra = append(extra, sortedKeys(h.Expect.NICs)...)
+	}
+	extra = append(extra, sortedKeys(n.Spec.Cabling)...)
+	for _, dev := range extra {
+		if _, disk := n.Spec.Storage.Devices[dev]; seen[dev] || disk {
+			continue
+		}
+		seen[dev] = true
+		pci := aliasAddr(n, dev, "pci")
+		if pci == "" {
+			pci = fakePCI(name, dev)
+		}
+		hw.NICs = append(hw.NICs, maas.NIC{MAC: mac(name, dev), PCI: pci, Name: pciName(pci),
+			Vendor: "Intel Corporation", Product: "Ethernet Controller E810-XXV", Alias: dev})
 	}
 	if len(hw.NICs) == 0 {
 		hw.NICs = []maas.NIC{{MAC: mac(name, "eth0"), PCI: fakePCI(name, "eth0"), Name: "eno1", Network: "lab"}}
 	}
 	nvme, scsi := 0, 0
 	for _, dn := range sortedKeys(n.Spec.Storage.Devices) {
-		disk := maas.Disk{Size: 960e9, Model: "Lab SSD", Serial: serial(name, dn)}
+		disk := maas.Disk{Size: defaultDiskBytes, Model: "Lab SSD", Serial: serial(name, dn), Alias: dn}
 		if a, ok := alias(n, dn); ok {
 			disk.Bus, disk.Addr = a.Bus, a.Address
 		}
@@ -109,6 +127,7 @@ func nodeSpec(d *design.Design, n *design.Node, secrets func(string) (string, er
 	if len(hw.Disks) == 0 {
 		hw.Disks = []maas.Disk{{Name: "sda", Bus: "scsi", Addr: "0:0:0:0", Size: 960e9, Model: "Lab SSD", Serial: serial(name, "sda")}}
 	}
+	applyProfile(&hw, n) // hardware.go
 	sp.hw = hw
 	return sp, nil
 }
@@ -116,7 +135,7 @@ func nodeSpec(d *design.Design, n *design.Node, secrets func(string) (string, er
 func genericSpec(i int) machineSpec {
 	name := fmt.Sprintf("lab-%04d", i+1)
 	return machineSpec{name: name, user: DefaultBMCUser, password: DefaultBMCPassword, hw: maas.Hardware{
-		Arch: "amd64/generic", CPUs: 16, MemoryMiB: 65536, Vendor: "Lab", Product: "Generic",
+		Arch: "amd64/generic", CPUs: 16, MemoryMiB: 65536, Vendor: "Lab", Product: "Generic", Serial: serial(name, "system"),
 		NICs: []maas.NIC{
 			{MAC: mac(name, "nic0"), PCI: fmt.Sprintf("0000:%02x:00.0", 0x18+i%200), Name: "eno1", Network: "lab"},
 			{MAC: mac(name, "nic1"), PCI: fmt.Sprintf("0000:%02x:00.1", 0x18+i%200), Name: "eno2", Network: "lab"},

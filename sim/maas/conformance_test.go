@@ -725,11 +725,14 @@ func TestConformanceGomaasapiLifecycle(t *testing.T) {
 	}
 
 	// Nothing matches: 409 "No available machine matches constraints", a NoMatchError.
-	_, _, err = c.AllocateMachine(gomaasapi.AllocateMachineArgs{Tags: []string{"no-such-tag"}})
+	_, _, err = c.AllocateMachine(gomaasapi.AllocateMachineArgs{MinCPUCount: 100000})
 	if !gomaasapi.IsNoMatchError(err) {
 		t.Errorf("allocate with nothing matching: %v, want a NoMatchError", err)
 	}
-	wantServerError(t, "allocate with nothing matching", err, http.StatusConflict, "No available machine matches constraints")
+	wantServerError(t, "allocate with nothing matching", err, http.StatusConflict, "No available machine matches constraints", `(resolved to "cpu_count=100000.0")`)
+	// A tag MAAS does not have is the form's error: 400.
+	_, _, err = c.AllocateMachine(gomaasapi.AllocateMachineArgs{Tags: []string{"no-such-tag"}})
+	wantServerError(t, "allocate with an unknown tag", err, http.StatusBadRequest, "No such tag(s): 'no-such-tag'.")
 
 	// Events of a machine.
 	var evs struct {
@@ -959,10 +962,10 @@ func TestConformanceGomaasclientLifecycle(t *testing.T) {
 	}
 
 	// Nothing matches.
-	_, err = gc.Machines.Allocate(&entity.MachineAllocateParams{Tags: []string{"no-such-tag"}})
+	_, err = gc.Machines.Allocate(&entity.MachineAllocateParams{CPUCount: 100000})
 	wantServerError(t, "allocate with nothing matching", err, http.StatusConflict, "No available machine matches constraints")
 	_, err = gc.Machines.Allocate(&entity.MachineAllocateParams{Zone: "elsewhere"})
-	wantServerError(t, "allocate in an empty zone", err, http.StatusConflict, "No available machine matches constraints")
+	wantServerError(t, "allocate in a zone MAAS lacks", err, http.StatusBadRequest, "No such zone: 'elsewhere'.")
 
 	// Lifecycle ops the provider uses around a deployment.
 	if _, err := gc.Machine.PowerOn(other, &entity.MachinePowerOnParams{}); err != nil {

@@ -1,12 +1,13 @@
 package maas
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 )
@@ -39,21 +40,155 @@ type MachineFaults struct {
 	FailTesting       int  `json:"failTesting"`       // the first N hardware testings fail (Failed testing)
 	FailRescue        int  `json:"failRescue"`        // the first N rescue mode entries fail (Failed to enter rescue mode)
 	FailErase         int  `json:"failErase"`         // the first N disk erasures fail (Failed disk erasing)
+
+	// Hardware faults: the machine is built differently from its design
+	// (the lab applies them when it builds the machine; ApplyHardware).
+	MissingGPUs  int            `json:"missingGPUs,omitempty"`  // N fewer GPUs than the profile: the highest PCI addresses are gone
+	NICSpeedMbps map[string]int `json:"nicSpeedMbps,omitempty"` // device alias -> the link speed it negotiates
+	SwapCables   []string       `json:"swapCables,omitempty"`   // two device aliases whose LLDP neighbours are swapped
+	Firmware     *FirmwareFault `json:"firmware,omitempty"`     // firmware versions other than the lab's
 }
 
-// LoadFaults reads a faults file (JSON).
+// FirmwareFault sets a machine's firmware versions ("" keeps the lab's).
+type FirmwareFault struct {
+	BIOS string `json:"bios,omitempty"`
+	BMC  string `json:"bmc,omitempty"`
+}
+
+// Bounds of a faults file.
+const (
+	MaxFaultsFileBytes = 4 << 20
+	maxFaultEntries    = 100000
+	maxFaultString     = 256
+	maxNICSpeedMbps    = 1600000
+)
+
+// ApplyHardware changes hw as the faults say: it drops the MissingGPUs
+// GPUs of highest PCI address, sets the link speed of the NICs named,
+// swaps the LLDP neighbours of the two NICs SwapCables names and sets the
+// firmware versions. NICs are named by their design device alias.
+func (mf MachineFaults) ApplyHardware(hw *Hardware) {
+	if n := mf.MissingGPUs; n > 0 && len(hw.GPUs) > 0 {
+		gpus := sortedGPUs(hw.GPUs)
+		hw.GPUs = gpus[:max(len(gpus)-n, 0)]
+	}
+	if len(mf.NICSpeedMbps) > 0 || len(mf.SwapCables) == 2 {
+		hw.NICs = append([]NIC(nil), hw.NICs...) // hw may share them with another Hardware
+	}
+	for i := range hw.NICs {
+		if sp, ok := mf.NICSpeedMbps[hw.NICs[i].Alias]; ok && hw.NICs[i].Alias != "" {
+			hw.NICs[i].SpeedMbps = sp
+			hw.NICs[i].MaxMbps = max(hw.NICs[i].MaxMbps, sp)
+		}
+	}
+	if len(mf.SwapCables) == 2 {
+		a, b := -1, -1
+		for i := range hw.NICs {
+			switch hw.NICs[i].Alias {
+			case "":
+			case mf.SwapCables[0]:
+				a = i
+			case mf.SwapCables[1]:
+				b = i
+			}
+		}
+		if a >= 0 && b >= 0 {
+			hw.NICs[a].Neighbor, hw.NICs[b].Neighbor = hw.NICs[b].Neighbor, hw.NICs[a].Neighbor
+		}
+	}
+	if f := mf.Firmware; f != nil {
+		if f.BIOS != "" {
+			hw.BIOSVersion = f.BIOS
+		}
+		if f.BMC != "" {
+			hw.BMCVersion = f.BMC
+		}
+	}
+}
+
+// LoadFaults reads a faults file (JSON, at most MaxFaultsFileBytes).
 func LoadFaults(path string) (*Faults, error) {
-	b, err := os.ReadFile(path)
+	fh, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read faults file: %w", err)
 	}
-	var f Faults
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, MaxFaultsFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read faults file: %w", err)
+	}
+	f, err := ParseFaults(b)
+	if err != nil {
 		return nil, fmt.Errorf("faults file %s: %w", path, err)
 	}
+	return f, nil
+}
+
+// ParseFaults parses and checks a faults file's content: unknown fields,
+// trailing data, negative counts, rates outside [0, 1], a swapCables that
+// does not name two different aliases and oversized content are errors.
+func ParseFaults(b []byte) (*Faults, error) {
+	if len(b) > MaxFaultsFileBytes {
+		return nil, fmt.Errorf("larger than %d bytes", MaxFaultsFileBytes)
+	}
+	var f Faults
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after the faults object")
+	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
 	return &f, nil
+}
+
+func (f *Faults) check() error {
+	if len(f.Ops)+len(f.Machines) > maxFaultEntries {
+		return fmt.Errorf("more than %d entries", maxFaultEntries)
+	}
+	for k, o := range f.Ops {
+		for _, r := range []float64{o.Error500, o.Error503, o.Error409} {
+			if !(r >= 0 && r <= 1) {
+				return fmt.Errorf("ops[%q]: a rate must be in [0, 1]", k)
+			}
+		}
+		if o.RetryAfter < 0 || o.Latency < 0 {
+			return fmt.Errorf("ops[%q]: retryAfter and latency must not be negative", k)
+		}
+	}
+	for name, m := range f.Machines {
+		if len(name) > maxFaultString {
+			return fmt.Errorf("machine name longer than %d bytes", maxFaultString)
+		}
+		if m.FailCommissioning < 0 || m.FailDeploy < 0 || m.FailTesting < 0 || m.FailRescue < 0 || m.FailErase < 0 || m.MissingGPUs < 0 {
+			return fmt.Errorf("machines[%q]: counts must not be negative", name)
+		}
+		for alias, sp := range m.NICSpeedMbps {
+			if alias == "" || len(alias) > maxFaultString || sp <= 0 || sp > maxNICSpeedMbps {
+				return fmt.Errorf("machines[%q].nicSpeedMbps[%q]: a device alias and a speed in (0, %d] Mbps", name, alias, maxNICSpeedMbps)
+			}
+		}
+		if m.SwapCables != nil && (len(m.SwapCables) != 2 || m.SwapCables[0] == m.SwapCables[1] || m.SwapCables[0] == "" || m.SwapCables[1] == "" ||
+			len(m.SwapCables[0]) > maxFaultString || len(m.SwapCables[1]) > maxFaultString) {
+			return fmt.Errorf("machines[%q].swapCables: name two different device aliases", name)
+		}
+		if fw := m.Firmware; fw != nil && (len(fw.BIOS) > maxFaultString || len(fw.BMC) > maxFaultString) {
+			return fmt.Errorf("machines[%q].firmware: versions longer than %d bytes", name, maxFaultString)
+		}
+	}
+	return nil
+}
+
+// Machine returns the faults of the machine of that name (zero: none).
+func (f *Faults) Machine(name string) MachineFaults {
+	if f == nil {
+		return MachineFaults{}
+	}
+	return f.Machines[name]
 }
 
 // injector draws from the seeded source.

@@ -3,11 +3,8 @@ package maas
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
-
-	"github.com/juju/mgo/v2/bson"
 )
 
 // schedule runs fn under the lock after d (scaled), unless the machine
@@ -188,7 +185,7 @@ func (s *Server) discoverDisks(m *machine) {
 	for _, d := range hw.Disks {
 		m.BlockDevices = append(m.BlockDevices, &blockDevice{ID: s.nextID(), Name: d.Name, Type: "physical", Model: d.Model,
 			Serial: d.Serial, Size: d.Size, BlockSize: 512, IDPath: "/dev/disk/by-id/" + strings.ReplaceAll(d.Model, " ", "_") + "_" + d.Serial,
-			PCI: d.Addr, Bus: d.Bus})
+			PCI: d.Addr, Bus: d.Bus, Tags: diskTags(&d), Firmware: orDefault(d.Firmware, "1.0")})
 	}
 }
 
@@ -359,63 +356,6 @@ func (s *Server) startRelease(m *machine, erase eraseMode, comment string) {
 	})
 }
 
-// opDetails answers the commissioning details as BSON: lshw XML (whose
-// businfo ties PCI addresses to interface and disk names) and lldp XML.
-func (s *Server) opDetails(m *machine, _ *request) (any, *apiError) {
-	doc := bson.M{"lshw": []byte(s.lshw(m)), "lldp": []byte(`<?xml version="1.0" encoding="UTF-8"?><lldp label="LLDP neighbors"/>`)}
-	b, err := bson.Marshal(doc)
-	if err != nil {
-		return nil, errorf(500, "encode details: %v", err)
-	}
-	return rawBody{contentType: "application/bson", body: b}, nil
-}
-
-// lshw renders the hardware as lshw -xml would, as far as drivers read it.
-func (s *Server) lshw(m *machine) string {
-	var b strings.Builder
-	b.WriteString(`<?xml version="1.0" standalone="yes" ?>` + "\n<list>\n")
-	fmt.Fprintf(&b, `<node id="%s" class="system" handle="DMI:0001"><product>%s</product><vendor>%s</vendor>`+"\n",
-		m.Hostname, xmlEsc(product(m)), xmlEsc(vendor(m)))
-	b.WriteString(`<node id="core" class="bus"><node id="pci" class="bridge">` + "\n")
-	hw := m.hw
-	if hw != nil && m.commissioned {
-		nics := append([]NIC(nil), hw.NICs...)
-		sort.Slice(nics, func(i, j int) bool { return nics[i].PCI < nics[j].PCI })
-		for n, nic := range nics {
-			fmt.Fprintf(&b, `<node id="network:%d" claimed="true" class="network" handle="PCI:%s"><description>Ethernet interface</description><product>%s</product><vendor>%s</vendor><businfo>pci@%s</businfo><logicalname>%s</logicalname><serial>%s</serial></node>`+"\n",
-				n, nic.PCI, xmlEsc(nic.Product), xmlEsc(nic.Vendor), nic.PCI, nic.Name, nic.MAC)
-		}
-		for n, d := range hw.Disks {
-			bus := "scsi@" + d.Addr
-			if d.Bus == "pci" || d.Bus == "nvme" {
-				bus = "pci@" + d.Addr
-			}
-			fmt.Fprintf(&b, `<node id="disk:%d" claimed="true" class="disk" handle="GUID:%s"><description>Disk</description><product>%s</product><businfo>%s</businfo><logicalname>/dev/%s</logicalname><serial>%s</serial><size units="bytes">%d</size></node>`+"\n",
-				n, d.Serial, xmlEsc(d.Model), bus, d.Name, d.Serial, d.Size)
-		}
-	}
-	b.WriteString("</node></node></node>\n</list>\n")
-	return b.String()
-}
-
-func product(m *machine) string {
-	if m.hw != nil {
-		return m.hw.Product
-	}
-	return "Unknown"
-}
-
-func vendor(m *machine) string {
-	if m.hw != nil {
-		return m.hw.Vendor
-	}
-	return "Unknown"
-}
-
-func xmlEsc(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
-}
-
 // Enlist is what a simulated machine does when it PXE-boots and MAAS does
 // not know it: it registers itself as New with its MACs and BMC. It returns
 // the new machine's system ID, or the known machine's.
@@ -441,6 +381,7 @@ func (s *Server) EnlistNew(hw *Hardware, powerType string, params PowerParams) (
 	m := s.newMachine("", hw.Arch, macs)
 	s.sharedRev.Add(1) // its domain's record count changed (listing.go)
 	m.hw = hw
+	s.place(m, hw)
 	m.PowerType, m.PowerParams = powerType, params
 	m.PowerState = "on"
 	s.addEvent(m, "Enlisting", "INFO", "machine enlisted itself")
@@ -455,4 +396,33 @@ func (m *machine) macs() []string {
 		}
 	}
 	return out
+}
+
+// place puts an enlisting machine in the zone, pool and tags its
+// hardware names, creating those MAAS lacks (an administrator's work in
+// a real MAAS: the lab's fixture).
+func (s *Server) place(m *machine, hw *Hardware) {
+	if hw.Zone != "" {
+		if s.zones[hw.Zone] == nil {
+			s.zones[hw.Zone] = &zone{ID: s.nextID(), Name: hw.Zone}
+		}
+		m.Zone = hw.Zone
+	}
+	if hw.Pool != "" {
+		if s.pools[hw.Pool] == nil {
+			s.pools[hw.Pool] = &pool{ID: s.nextID(), Name: hw.Pool}
+		}
+		m.Pool = hw.Pool
+	}
+	for _, t := range hw.Tags {
+		if t == "" {
+			continue
+		}
+		if s.tags[t] == nil {
+			s.tags[t] = &tag{Name: t}
+		}
+		if !contains(m.Tags, t) {
+			m.Tags = append(m.Tags, t)
+		}
+	}
 }

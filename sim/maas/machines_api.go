@@ -417,72 +417,6 @@ func powerParamsFrom(f formValues) PowerParams {
 	return p
 }
 
-// machinesAllocate takes a Ready machine that matches the constraints.
-func (s *Server) machinesAllocate(req *request) (any, *apiError) {
-	f := req.form
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var cands []*machine
-	pool := sortedMachines
-	if id := f.get("system_id"); id != "" { // only that one can match: don't sort 10,000
-		pool = func(ms map[string]*machine) []*machine {
-			if m := ms[id]; m != nil {
-				return []*machine{m}
-			}
-			return nil
-		}
-	}
-	for _, m := range pool(s.machines) {
-		if m.Status != StatusReady || m.Locked {
-			continue
-		}
-		if id := f.get("system_id"); id != "" && m.SystemID != id {
-			continue
-		}
-		if n := f.get("name"); n != "" && m.Hostname != n && m.fqdn() != n {
-			continue
-		}
-		if z := f.get("zone"); z != "" && orDefault(m.Zone, "default") != z {
-			continue
-		}
-		if p := f.get("pool"); p != "" && orDefault(m.Pool, "default") != p {
-			continue
-		}
-		ok := true
-		for _, t := range splitList(f["tags"]) {
-			ok = ok && contains(m.Tags, t)
-		}
-		for _, t := range splitList(f["not_tags"]) {
-			ok = ok && !contains(m.Tags, t)
-		}
-		if c := f.get("cpu_count"); c != "" {
-			n, _ := strconv.ParseFloat(c, 64)
-			ok = ok && float64(m.CPUCount) >= n
-		}
-		if c := f.get("mem"); c != "" {
-			n, _ := strconv.ParseFloat(c, 64)
-			ok = ok && float64(m.MemoryMiB) >= n
-		}
-		if ok {
-			cands = append(cands, m)
-		}
-	}
-	if len(cands) == 0 {
-		return nil, conflict("No available machine matches constraints: %s", constraintsText(f))
-	}
-	m := cands[0]
-	if paramTrue(f.get("dry_run")) {
-		return s.renderAllocated(m), nil
-	}
-	s.touch(m) // a write of one machine's (listing.go)
-	if s.move(m, StatusAllocated) {
-		s.lifecycleOf(m).Allocations++
-	}
-	m.Owner, m.AgentName, m.Comment = req.user, f.get("agent_name"), f.get("comment")
-	s.addEvent(m, "Allocated", "INFO", "allocated to "+req.user)
-	return s.renderAllocated(m), nil
-}
-
 // renderAllocated is the machine as allocate answers it: with the
 // constraints_by_type MAAS adds (which interfaces and storage matched the
 // interfaces and storage constraints; gomaasapi requires the key).
@@ -499,17 +433,6 @@ func paramTrue(v string) bool {
 		return true
 	}
 	return false
-}
-
-func constraintsText(f formValues) string {
-	var parts []string
-	for _, k := range []string{"system_id", "name", "tags", "not_tags", "zone", "pool", "cpu_count", "mem", "agent_name"} {
-		if v, ok := f[k]; ok {
-			parts = append(parts, k+"="+strings.Join(v, ","))
-		}
-	}
-	sort.Strings(parts)
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // machinesRelease releases several machines (POST /machines/?op=release).

@@ -7,35 +7,90 @@ import (
 )
 
 // Hardware is what a simulated machine really has; MAAS learns it at
-// enlistment (MACs) and commissioning (everything else).
+// enlistment (MACs) and commissioning (everything else). Zero fields
+// take the lab's defaults when rendered (see hwdefaults.go).
 type Hardware struct {
 	Arch      string // e.g. "amd64/generic"
-	CPUs      int
+	CPUs      int    // logical CPUs (threads, all sockets): MAAS's cpu_count
 	MemoryMiB int
-	Vendor    string
-	Product   string
+	Vendor    string // DMI system vendor
+	Product   string // DMI system product
+	Serial    string // DMI system serial
 	NICs      []NIC
 	Disks     []Disk
+
+	CPUModel    string // e.g. "Intel(R) Xeon(R) Gold 6430"
+	CPUSockets  int    // 0: 1
+	CPUCores    int    // physical cores, all sockets (0: CPUs/2)
+	CPUSpeedMHz int    // MAAS's cpu_speed (0: 2400)
+
+	BIOSVendor  string
+	BIOSVersion string // mainboard_firmware_version
+	BIOSDate    string // mainboard_firmware_date, MM/DD/YYYY as DMI has it
+	BMCVersion  string // the BMC's firmware revision (IPMI Get Device ID)
+
+	GPUs []PCIDevice // GPUs and other accelerators
+
+	// Zone, Pool and Tags place the machine in MAAS when it enlists (an
+	// administrator's doing in a real MAAS; the lab's fixture).
+	Zone string
+	Pool string
+	Tags []string
+}
+
+// PCIDevice is a PCI device besides NICs and disks: a GPU.
+type PCIDevice struct {
+	PCI       string // 0000:ca:00.0
+	Vendor    string // NVIDIA Corporation
+	Product   string // GH100 [H100 SXM5 80GB]
+	VendorID  string // 10de
+	ProductID string // 2330
+	Driver    string // nvidia
+	NUMANode  int
 }
 
 // NIC is a network card.
 type NIC struct {
-	MAC     string
-	PCI     string // e.g. "0000:3b:00.0"
-	Name    string // the kernel name commissioning finds, e.g. "ens3f0"
-	Network string // the lab network (fabric) it plugs into
-	Vendor  string
-	Product string
+	MAC      string
+	PCI      string // e.g. "0000:3b:00.0"
+	Name     string // the kernel name commissioning finds, e.g. "ens3f0"
+	Network  string // the lab network (fabric) it plugs into
+	Vendor   string
+	Product  string
+	Driver   string // kernel driver, e.g. ice
+	Firmware string // firmware version as ethtool reports it
+	// SpeedMbps is the negotiated link speed (MAAS's link_speed); MaxMbps
+	// the card's fastest mode (interface_speed). 0: the lab's default.
+	SpeedMbps int
+	MaxMbps   int
+	LinkDown  bool // no carrier (link_connected false)
+	NUMANode  int
+	Alias     string // the design's device alias (the lab's; MAAS never sees it)
+	// Neighbor is the switch port LLDP hears on this NIC (nil: none).
+	Neighbor *LLDPNeighbor
+}
+
+// LLDPNeighbor is what lldpd reports of the other end of a cable.
+type LLDPNeighbor struct {
+	ChassisID string // the switch's MAC
+	SysName   string // the switch's LLDP system name
+	PortID    string // e.g. Ethernet12 (ifname)
+	PortDescr string
 }
 
 // Disk is a block device.
 type Disk struct {
-	Name   string // kernel name, e.g. "sda", "nvme0n1"
-	Bus    string // pci | scsi | nvme
-	Addr   string // bus address, e.g. "0000:5e:00.0" or "2:0:0:0"
-	Size   int64  // bytes
-	Model  string
-	Serial string
+	Name       string // kernel name, e.g. "sda", "nvme0n1"
+	Bus        string // pci | scsi | nvme
+	Addr       string // bus address, e.g. "0000:5e:00.0" or "2:0:0:0"
+	Size       int64  // bytes
+	Model      string
+	Serial     string
+	Vendor     string
+	Firmware   string
+	Rotational bool
+	RPM        int    // a rotational disk's speed (0: 7200)
+	Alias      string // the design's device alias (the lab's; MAAS never sees it)
 }
 
 // PowerParams tell MAAS how to reach a machine's BMC.
@@ -174,6 +229,7 @@ type blockDevice struct {
 	VGID       int // a logical volume's group, or the group this whole disk is a PV of
 	PTType     string
 	UUID       string
+	Firmware   string
 }
 
 // partition of a block device.

@@ -112,11 +112,12 @@ func (s *Server) renderInterface(m *machine, i *iface) map[string]any {
 	if i.MAC != "" {
 		mac = i.MAC
 	}
+	connected, speed, maxSpeed, firmware, numa := nicFacts(m, i) // hardware.go
 	return map[string]any{"id": i.ID, "name": i.Name, "type": i.Type, "enabled": i.Enabled, "mac_address": mac,
 		"vlan": vl, "links": links, "parents": parents, "children": children, "tags": tags, "params": params,
 		"effective_mtu": effectiveMTU(m, i, 0), "system_id": m.SystemID, "vendor": nilIfEmpty(i.Vendor), "product": nilIfEmpty(i.Product),
-		"firmware_version": nil, "link_connected": true, "interface_speed": 10000, "link_speed": 10000,
-		"numa_node": 0, "sriov_max_vf": 0, "discovered": []any{},
+		"firmware_version": firmware, "link_connected": connected, "interface_speed": maxSpeed, "link_speed": speed,
+		"numa_node": numa, "sriov_max_vf": 0, "discovered": []any{},
 		"resource_uri": uri("/nodes/%s/interfaces/%d/", m.SystemID, i.ID)}
 }
 
@@ -196,7 +197,7 @@ func (s *Server) renderBlockDevice(m *machine, b *blockDevice) map[string]any {
 		"size": b.Size, "block_size": b.BlockSize, "id_path": nilIfEmpty(b.IDPath), "path": "/dev/disk/by-dname/" + b.Name,
 		"uuid": nilIfEmpty(b.UUID), "tags": tags, "partitions": parts, "filesystem": renderFS(b.FS), "used_for": usedFor,
 		"used_size": used, "available_size": available, "partition_table_type": nilIfEmpty(b.PTType),
-		"storage_pool": nil, "system_id": m.SystemID, "numa_node": numa, "firmware_version": nil,
+		"storage_pool": nil, "system_id": m.SystemID, "numa_node": numa, "firmware_version": nilIfEmpty(b.Firmware),
 		"resource_uri": uri("/nodes/%s/blockdevices/%d/", m.SystemID, b.ID)}
 	return out
 }
@@ -318,10 +319,7 @@ func (s *Server) renderMachine(m *machine) map[string]any {
 	if ownerData == nil {
 		ownerData = map[string]string{}
 	}
-	hwInfo := map[string]string{"system_vendor": "Unknown", "system_product": "Unknown", "cpu_model": "Unknown"}
-	if m.hw != nil && m.commissioned {
-		hwInfo["system_vendor"], hwInfo["system_product"] = m.hw.Vendor, m.hw.Product
-	}
+	hwInfo := hardwareInfo(m) // hardware.go
 	return map[string]any{
 		"system_id": m.SystemID, "hostname": m.Hostname, "fqdn": m.fqdn(), "description": m.Description,
 		"domain": s.renderDomain(d), "status": m.Status, "status_name": StatusName(m.Status),
@@ -329,7 +327,7 @@ func (s *Server) renderMachine(m *machine) map[string]any {
 		"owner_data": ownerData, "tag_names": tags, "zone": s.renderZone(z), "pool": s.renderPool(p),
 		"osystem": m.OSystem, "distro_series": m.DistroSeries, "hwe_kernel": nilIfEmpty(m.HWEKernel),
 		"min_hwe_kernel": "", "architecture": nilIfEmpty(m.Arch), "memory": m.MemoryMiB, "cpu_count": m.CPUCount,
-		"cpu_speed": 2400, "storage": storage, "ip_addresses": ips, "power_state": m.PowerState,
+		"cpu_speed": cpuSpeed(m), "storage": storage, "ip_addresses": ips, "power_state": m.PowerState,
 		"power_type": m.PowerType, "boot_interface": boot, "interface_set": ifaces,
 		"physicalblockdevice_set": physical, "blockdevice_set": all, "virtualblockdevice_set": virtual,
 		"volume_groups": vgs, "raids": []any{}, "cache_sets": []any{}, "bcaches": []any{}, "special_filesystems": []any{},
@@ -350,14 +348,29 @@ func (s *Server) renderMachine(m *machine) map[string]any {
 	}
 }
 
-// renderNUMA is the machine's NUMA nodes: one node with every core and all
-// the memory (MAAS always has node 0).
+// renderNUMA is the machine's NUMA nodes: one per socket once
+// commissioning found the CPUs (cores and memory shared out evenly),
+// else one node with every core and all the memory (MAAS always has
+// node 0).
 func renderNUMA(m *machine) []any {
-	cores := make([]int, m.CPUCount)
-	for i := range cores {
-		cores[i] = i
+	n := 1
+	if hw := commissionedHW(m); hw != nil {
+		n = min(hw.sockets(), max(m.CPUCount, 1))
 	}
-	return []any{map[string]any{"index": 0, "memory": m.MemoryMiB, "cores": cores, "hugepages_set": []any{}}}
+	out := make([]any, 0, n)
+	per := m.CPUCount / n
+	for k := 0; k < n; k++ {
+		hi := (k + 1) * per
+		if k == n-1 {
+			hi = m.CPUCount
+		}
+		cores := make([]int, 0, hi-k*per)
+		for c := k * per; c < hi; c++ {
+			cores = append(cores, c)
+		}
+		out = append(out, map[string]any{"index": k, "memory": m.MemoryMiB / n, "cores": cores, "hugepages_set": []any{}})
+	}
+	return out
 }
 
 func (s *Server) bootDisk(m *machine) any {

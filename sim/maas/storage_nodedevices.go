@@ -28,6 +28,7 @@ type nodeDevice struct {
 	PCIAddress   string
 	MAC          string // a NIC: its interface
 	Disk         string // an NVMe disk: its block device's name
+	NUMANode     int
 }
 
 const (
@@ -51,7 +52,7 @@ var hardwareTypeNames = map[int]string{hwNode: "Node", hwCPU: "CPU", hwMemory: "
 // devices the lab describes by name; others get stable made-up IDs.
 var pciVendors = map[string]string{
 	"Intel Corporation": "8086", "Mellanox Technologies": "15b3", "Broadcom Inc. and subsidiaries": "14e4",
-	"Red Hat, Inc.": "1af4", "Samsung Electronics Co Ltd": "144d", "Micron Technology Inc": "1344",
+	"Red Hat, Inc.": "1af4", "NVIDIA Corporation": "10de", "Samsung Electronics Co Ltd": "144d", "Micron Technology Inc": "1344",
 }
 
 var pciProducts = map[string][2]string{ // product name -> device id, driver
@@ -129,6 +130,24 @@ func (s *Server) syncNodeDevices(m *machine) []*nodeDevice {
 		} else {
 			d.ProductID = madeUpID("product:" + nic.Product)
 		}
+		if nic.Driver != "" {
+			d.Driver = nic.Driver
+		}
+		d.NUMANode = nic.NUMANode
+		add(d)
+	}
+	for _, g := range m.hw.GPUs {
+		if g.PCI == "" {
+			continue
+		}
+		d := &nodeDevice{HardwareType: hwGPU, PCIAddress: g.PCI, VendorName: g.Vendor, ProductName: g.Product,
+			VendorID: g.VendorID, ProductID: g.ProductID, Driver: orDefault(g.Driver, "nvidia"), NUMANode: g.NUMANode}
+		if d.VendorID == "" {
+			d.VendorID = madeUpID("vendor:" + g.Vendor)
+		}
+		if d.ProductID == "" {
+			d.ProductID = madeUpID("product:" + g.Product)
+		}
 		add(d)
 	}
 	for _, disk := range m.hw.Disks {
@@ -164,7 +183,7 @@ func (s *Server) renderNodeDevice(m *machine, d *nodeDevice) map[string]any {
 	}
 	return map[string]any{"id": d.ID, "bus": d.Bus, "bus_name": busNames[d.Bus],
 		"hardware_type": d.HardwareType, "hardware_type_name": hardwareTypeNames[d.HardwareType],
-		"system_id": m.SystemID, "numa_node": 0, "physical_blockdevice": disk, "physical_interface": iface,
+		"system_id": m.SystemID, "numa_node": d.NUMANode, "physical_blockdevice": disk, "physical_interface": iface,
 		"vendor_id": d.VendorID, "product_id": d.ProductID, "vendor_name": d.VendorName, "product_name": d.ProductName,
 		"commissioning_driver": d.Driver, "bus_number": d.BusNumber, "device_number": d.DeviceNumber,
 		"pci_address": d.PCIAddress, "resource_uri": uri("/nodes/%s/devices/%d/", m.SystemID, d.ID)}

@@ -176,14 +176,15 @@ func TestIllegalMarkFixed(t *testing.T) {
 func TestIllegalAllocateOnlyDeployed(t *testing.T) {
 	l := newSimLab(t, nil)
 	a, b := l.deployed(1, "a"), l.deployed(2, "b")
-	wantConflict(t, "allocate with only Deployed machines", l.do("POST", "/machines/?op=allocate", nil), "No available machine matches constraints")
-	wantConflict(t, "allocate a Deployed machine by system_id", l.do("POST", "/machines/?op=allocate", url.Values{"system_id": {a}}), "No available machine matches constraints", "system_id="+a)
+	// MAAS's messages: no constraints, a system_id, others (machines.py).
+	wantConflict(t, "allocate with only Deployed machines", l.do("POST", "/machines/?op=allocate", nil), "No machine available.")
+	wantConflict(t, "allocate a Deployed machine by system_id", l.do("POST", "/machines/?op=allocate", url.Values{"system_id": {a}}), "No machine with system ID "+a+" available.")
 	wantConflict(t, "allocate a Deployed machine by name", l.do("POST", "/machines/?op=allocate", url.Values{"name": {"b"}}), "No available machine matches constraints")
 	l.wantStill(t, "a failed allocation", a, StatusDeployed)
 	l.wantStill(t, "a failed allocation", b, StatusDeployed)
 	// New and commissioning machines are not available either.
 	l.enlist(3, "new")
-	wantConflict(t, "allocate with only Deployed and New machines", l.do("POST", "/machines/?op=allocate", nil), "No available machine matches constraints")
+	wantConflict(t, "allocate with only Deployed and New machines", l.do("POST", "/machines/?op=allocate", nil), "No machine available.")
 }
 
 func TestIllegalLockAndLockedMachine(t *testing.T) {
