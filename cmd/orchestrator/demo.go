@@ -24,7 +24,7 @@ func (a *app) demoCmd() *cobra.Command {
 	var nodes int
 	var timeScale float64
 	cmd := &cobra.Command{
-		Use:   "demo [--site DIR] | demo --nodes N [--faults FILE] [-o json]",
+		Use:   "demo [--site DIR] [--faults FILE] | demo --nodes N [--faults FILE] [-o json]",
 		Short: "Run the end-to-end demo on the example site",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

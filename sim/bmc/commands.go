@@ -92,8 +92,8 @@ func (b *BMC) execute(s *session, req *ipmiRequest) (byte, []byte) {
 	switch [2]byte{req.netFn, req.cmd} {
 	case [2]byte{netFnApp, cmdGetDeviceID}:
 		return ccOK, []byte{
-			0x20,       // device ID
-			0x01,       // device revision; no device SDRs
+			0x20,                                               // device ID
+			0x01,                                               // device revision; no device SDRs
 			fwMajor(b.opts.Firmware), fwMinor(b.opts.Firmware), // firmware revision, device available
 			0x02,    // IPMI version 2.0
 			0x80,    // additional device support: chassis device
