@@ -46,6 +46,7 @@ func (s *Server) hardware(m *machine) *Hardware {
 	for _, i := range m.Interfaces {
 		if hw := s.opts.Inventory(i.MAC); hw != nil {
 			m.hw = hw
+			s.place(m, hw)
 			return hw
 		}
 	}
