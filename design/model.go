@@ -60,6 +60,24 @@ type SiteSpec struct {
 	// design and what it does with each kind of drift
 	// (validate_reconcile.go).
 	Reconciliation Reconciliation `json:"reconciliation,omitzero"`
+	// HardwareTags name hardware facts: the engine tags a machine in the
+	// provisioner with every tag whose facts its inventory has
+	// (validate_hardware.go).
+	HardwareTags    []HardwareTag `json:"hardwareTags,omitempty"`
+	HardwareTagsPos Pos           `json:"-" pos:"hardwareTags"`
+}
+
+// HardwareTag is a provisioner tag given to every machine whose
+// inventory has all of its facts: at least Count GPUs whose model
+// matches, a NIC of at least NICSpeedMinMbps, at least CPU.Count logical
+// CPUs of a matching model, at least MemoryMin of memory.
+type HardwareTag struct {
+	Name            string      `json:"name" required:"true"`
+	GPUs            *ExpectGPUs `json:"gpus,omitempty"`
+	NICSpeedMinMbps int         `json:"nicSpeedMinMbps,omitempty"`
+	CPU             *ExpectCPU  `json:"cpu,omitempty"`
+	MemoryMin       string      `json:"memoryMin,omitempty"`
+	Pos             Pos         `json:"-"`
 }
 
 // Lifecycle holds the site's lifecycle settings. Absent fields leave the
@@ -229,7 +247,7 @@ type HardwareProfileSpec struct {
 // against what commissioning reported.
 type HardwareExpect struct {
 	CPU       *ExpectCPU            `json:"cpu,omitempty"`
-	MemoryMin string                `json:"memoryMin,omitempty"` // a size, e.g. 512GiB
+	MemoryMin string                `json:"memoryMin,omitempty"` // a size, e.g. 512gi
 	GPUs      *ExpectGPUs           `json:"gpus,omitempty"`
 	NICs      map[string]ExpectNIC  `json:"nics,omitempty"`  // by device alias
 	Disks     map[string]ExpectDisk `json:"disks,omitempty"` // by device alias
@@ -238,6 +256,9 @@ type HardwareExpect struct {
 	// its LLDP neighbour.
 	LLDP bool `json:"lldp,omitempty"`
 	Pos  Pos  `json:"-"`
+
+	MemoryMinPos Pos `json:"-" pos:"memoryMin"`
+	LLDPPos      Pos `json:"-" pos:"lldp"`
 }
 
 // ExpectCPU: logical CPUs at least Count, model matching Model.
@@ -291,8 +312,11 @@ type Constraints struct {
 	Pool      string   `json:"pool,omitempty"`
 	Tags      []string `json:"tags,omitempty"`
 	MinCPU    int      `json:"minCpu,omitempty"`
-	MinMemory string   `json:"minMemory,omitempty"` // a size, e.g. 256GiB
+	MinMemory string   `json:"minMemory,omitempty"` // a size, e.g. 256gi
 	Pos       Pos      `json:"-"`
+
+	MinMemoryPos Pos `json:"-" pos:"minMemory"`
+	TagsPos      Pos `json:"-" pos:"tags"`
 }
 
 // HardwareOOB is the out-of-band access method of a hardware model.
@@ -457,6 +481,7 @@ type NodeSpec struct {
 	HostProfilePos Pos `json:"-" pos:"hostProfile"`
 	BootMACPos     Pos `json:"-" pos:"bootMac"`
 	AddressingPos  Pos `json:"-" pos:"addressing"`
+	CablingPos     Pos `json:"-" pos:"cabling"`
 }
 
 // NodeOOB is a node's BMC.

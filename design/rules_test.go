@@ -1113,7 +1113,7 @@ var ruleCases = []ruleCase{
 var ruleIDs = []string{"schema", "reference", "inheritance-cycle", "cidr", "vlan", "mtu",
 	"ip-in-network", "ip-duplicate", "ip-range", "trunking", "bonding", "network-on-link",
 	"hostname", "storage", "oob", "secret-ref", "boot-action", "mac", "no-boot-action", "lifecycle",
-	"reconciliation"}
+	"reconciliation", "expect", "cabling", "constraints", "hardware-tags"}
 
 func TestRules(t *testing.T) {
 	failing, passing := map[string]int{}, map[string]int{}

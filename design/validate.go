@@ -46,6 +46,7 @@ func validate(r *report, d *Design) {
 	v.site()
 	v.lifecycle()      // validate_lifecycle.go
 	v.reconciliation() // validate_reconcile.go
+	v.hardwareTags()   // validate_hardware.go
 	for _, n := range sortedNames(d.Networks) {
 		v.network(d.Networks[n])
 	}
@@ -54,6 +55,7 @@ func validate(r *report, d *Design) {
 	}
 	for _, n := range sortedNames(d.HardwareProfiles) {
 		v.hardware(d.HardwareProfiles[n])
+		v.expect(d.HardwareProfiles[n]) // validate_hardware.go
 	}
 	for _, n := range sortedNames(d.HostProfiles) {
 		p := d.HostProfiles[n]
@@ -67,10 +69,13 @@ func validate(r *report, d *Design) {
 		}
 	}
 	targeted := v.bootActions()
+	ports := map[string]cabled{}
 	for _, n := range sortedNames(d.Nodes) {
 		node := d.Nodes[n]
 		v.host(KindNode, n, &node.Spec.HostSpec, node.Spec.Hardware)
 		v.node(node)
+		v.cabling(node, ports) // validate_hardware.go
+		v.constraints(node)
 		if !targeted[n] {
 			v.r.warnf(RuleNoBootAction, KindNode, n, node.Metadata.Pos,
 				"no BootAction targets this node, so nothing confirms its bootstrap; add one or widen a nodeFilter")

@@ -116,6 +116,12 @@ func NodeFromDesign(d *design.Design, n *design.Node, machineID string) Node {
 	if d.Site != nil {
 		out.Domain = d.Site.Spec.Domain
 	}
+	if c := s.Constraints; c != nil {
+		out.Constraints = &Constraints{Zone: c.Zone, Pool: c.Pool, Tags: slices.Clone(c.Tags), MinCPU: c.MinCPU}
+		if sz, err := design.ParseSize(c.MinMemory); c.MinMemory != "" && err == nil && sz.Bytes > 0 {
+			out.Constraints.MinMemoryMiB = (sz.Bytes + 1<<20 - 1) >> 20 // rounded up: at least what the design asks
+		}
+	}
 	addr := map[string]string{}
 	for _, a := range s.Addressing {
 		addr[a.Network] = a.Address
