@@ -359,7 +359,7 @@ func fwMajor(v string) byte {
 
 func fwMinor(v string) byte {
 	major, minor, _ := strings.Cut(v, ".")
-	if _, err := strconv.Atoi(major); err != nil {
+	if n, err := strconv.Atoi(major); err != nil || n < 0 || n > 127 {
 		return 0
 	}
 	if len(minor) == 1 {
