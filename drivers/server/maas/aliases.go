@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -152,12 +153,39 @@ func (d *Driver) lshw(ctx context.Context, systemID string) (map[string]lshwEntr
 
 // getRaw is a GET whose answer is not JSON (op=details answers BSON).
 func (c *client) getRaw(ctx context.Context, path, op string) ([]byte, error) {
+	return c.getRawLimit(ctx, path, op, maxDetailsBytes)
+}
+
+// getRawLimit is getRaw whose answer may not be longer than limit bytes:
+// the body is cut at limit+1 and refused (gomaasapi reads it whole).
+func (c *client) getRawLimit(ctx context.Context, path, op string, limit int64) ([]byte, error) {
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cl := c.bound(rctx)
+	cl.HTTPClient = &http.Client{Transport: limitTransport{base: cl.HTTPClient.Transport, limit: limit}}
 	body, err := cl.Get(&url.URL{Path: strings.TrimPrefix(path, "/")}, op, nil)
 	if err != nil {
 		return nil, c.classify(ctx, http.MethodGet, path, op, err)
 	}
+	if int64(len(body)) > limit {
+		return nil, drivers.Errorf(drivers.Permanent, "maas GET %s op=%s: the answer is larger than %d bytes", path, op, limit)
+	}
 	return body, nil
+}
+
+// limitTransport cuts response bodies after limit+1 bytes.
+type limitTransport struct {
+	base  http.RoundTripper
+	limit int64
+}
+
+func (t limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err == nil && resp.Body != nil {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(resp.Body, t.limit+1), resp.Body}
+	}
+	return resp, err
 }
