@@ -2,6 +2,7 @@ package lab
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -167,5 +168,15 @@ func TestSampleMatches(t *testing.T) {
 	}
 	if compareVersions("2.10.3", "2.9") <= 0 || compareVersions("1.0", "1.0.0") != 0 || compareVersions("1.2a", "1.10") == 0 {
 		t.Error("compareVersions")
+	}
+}
+
+// TestLabFaultsNameMachines: faults of a machine the lab lacks are
+// refused, not ignored.
+func TestLabFaultsNameMachines(t *testing.T) {
+	d, _ := gpuDesign(t)
+	f := &maas.Faults{Machines: map[string]maas.MachineFaults{"no-such-node": {MissingGPUs: 1}}}
+	if _, err := Start(t.Context(), Config{Design: d, TimeScale: 0.0005, Faults: f}); err == nil || !strings.Contains(err.Error(), "no-such-node") {
+		t.Errorf("Start with faults of an unknown machine: %v", err)
 	}
 }

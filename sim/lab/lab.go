@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,6 +114,9 @@ func Start(ctx context.Context, cfg Config) (*Lab, error) {
 		Domain: domainOf(cfg.Design)})
 	specs, err := machineSpecs(cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkFaultNames(cfg.Faults, specs); err != nil {
 		return nil, err
 	}
 	for _, sp := range specs {
@@ -362,4 +366,31 @@ func (l *Lab) machineByMAC(macs []string) *Machine {
 		}
 	}
 	return nil
+}
+
+// checkFaultNames refuses faults of a machine the lab does not have: a
+// misspelt node name would otherwise fault nothing, silently.
+func checkFaultNames(f *maas.Faults, specs []machineSpec) error {
+	if f == nil || len(f.Machines) == 0 {
+		return nil
+	}
+	have := make(map[string]bool, len(specs))
+	for _, sp := range specs {
+		have[sp.name] = true
+	}
+	var missing []string
+	for name := range f.Machines {
+		if !have[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	sort.Strings(missing)
+	if len(missing) > 5 {
+		missing = append(missing[:5], "...")
+	}
+	return fmt.Errorf("faults name machines the lab does not have: %s (machines are named after the design's nodes; generic ones lab-0001, ...)",
+		strings.Join(missing, ", "))
 }
