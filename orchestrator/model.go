@@ -68,13 +68,14 @@ func (s TaskStatus) Finished() bool {
 type Stage string
 
 // Stages. The deploy workflow runs pending → oob-prepare → identify →
-// commission → configure → deploy → bootstrap → deployed.
+// commission → as-built → configure → deploy → bootstrap → deployed.
 const (
 	StagePending    Stage = "pending"
 	StageVerify     Stage = "verify"
 	StageOOBPrepare Stage = "oob-prepare"
 	StageIdentify   Stage = "identify"
 	StageCommission Stage = "commission"
+	StageAsBuilt    Stage = "as-built" // the inventory against the design (asbuilt.go)
 	StageConfigure  Stage = "configure"
 	StageDeploy     Stage = "deploy"
 	StageBootstrap  Stage = "bootstrap"

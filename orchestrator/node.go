@@ -16,14 +16,14 @@ import (
 // sequence is the state table's path for an action: the stages a node
 // passes through, the last one terminal.
 func sequence(a Action) []Stage {
-	build := []Stage{StageOOBPrepare, StageIdentify, StageCommission, StageConfigure, StageDeploy, StageBootstrap, StageDeployed}
+	build := []Stage{StageOOBPrepare, StageIdentify, StageCommission, StageAsBuilt, StageConfigure, StageDeploy, StageBootstrap, StageDeployed}
 	switch a {
 	case ActionDeployNodes:
 		return build
 	case ActionRedeployNodes:
 		return append([]Stage{StageReleasing}, build...)
 	case ActionPrepareNodes:
-		return []Stage{StageOOBPrepare, StageIdentify, StageCommission, StageReady}
+		return []Stage{StageOOBPrepare, StageIdentify, StageCommission, StageAsBuilt, StageReady}
 	case ActionVerifyNodes:
 		return []Stage{StageVerify, StageVerified}
 	case ActionDestroyNodes:

@@ -21,6 +21,8 @@ func (r *nodeRun) stage(ctx context.Context) (step, error) {
 		return r.identify(ctx)
 	case StageCommission:
 		return r.commission(ctx)
+	case StageAsBuilt:
+		return r.asBuilt(ctx) // asbuilt.go
 	case StageConfigure:
 		return r.configure(ctx)
 	case StageDeploy:
