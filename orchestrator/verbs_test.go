@@ -143,7 +143,7 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 
 // The deploy workflow's stages, in order.
 var deployPath = []orchestrator.Stage{orchestrator.StageOOBPrepare, orchestrator.StageIdentify, orchestrator.StageCommission,
-	orchestrator.StageConfigure, orchestrator.StageDeploy, orchestrator.StageBootstrap, orchestrator.StageDeployed}
+	orchestrator.StageAsBuilt, orchestrator.StageConfigure, orchestrator.StageDeploy, orchestrator.StageBootstrap, orchestrator.StageDeployed}
 
 // TestVerbRetry: a node whose deployments fail beyond the engine's deploy
 // retries fails the task partially; retry runs that node only, from the

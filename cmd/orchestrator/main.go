@@ -112,7 +112,8 @@ func (a *app) rootCmd() *cobra.Command {
 	a.remoteFlags(root)
 	root.AddCommand(a.validateCmd(), a.renderCmd(), a.applyCmd(), a.designsCmd(), a.diffCmd(), a.genSiteCmd(), a.driversCmd(), a.labCmd(), a.demoCmd(), a.powerCmd())
 	root.AddCommand(a.engineCmds()...)
-	root.AddCommand(a.reconcileCmds()...) // reconcile.go
+	root.AddCommand(a.reconcileCmds()...)  // reconcile.go
+	root.AddCommand(a.acceptHardwareCmd()) // asbuilt.go
 	root.AddCommand(a.tokenCmd(), a.secretCmd(), a.bootdataCmd(), a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd())
 	return root
 }

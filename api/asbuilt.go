@@ -1,0 +1,35 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+// HardwareAcceptor is what the as-built routes need of the engine (the
+// orchestrator's Engine is one). An Engine that is not one answers 501.
+type HardwareAcceptor interface {
+	AcceptHardware(ctx context.Context, node, who string) (orchestrator.AsBuiltRecord, error)
+}
+
+// acceptHardware records that an operator accepts the machine of a node
+// as it was found by its last as-built check (the inventory's digest):
+// the next check of that inventory passes, retried with the task's
+// retry. 409 when the last check found nothing to accept.
+func (s *Server) acceptHardware(c echo.Context) error {
+	name := c.Param("name")
+	auditWhat(c, AuditWhat{Action: "node.accept-hardware", Verb: "accept-hardware", Targets: []string{name}})
+	a, ok := s.cfg.Engine.(HardwareAcceptor)
+	if !ok {
+		return problem(http.StatusNotImplemented, "this server's engine has no as-built check")
+	}
+	ab, err := a.AcceptHardware(c.Request().Context(), name, who(c))
+	if err != nil {
+		return err
+	}
+	auditWhat(c, AuditWhat{Action: "node.accept-hardware", Verb: "accept-hardware", Targets: []string{name, "inventory:" + ab.Inventory}})
+	return c.JSON(http.StatusOK, ab)
+}

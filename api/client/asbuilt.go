@@ -1,0 +1,16 @@
+package client
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+// AcceptHardware accepts a node's machine as its last as-built check
+// found it: the next check of the same inventory passes (retry the
+// task), one of any other fails.
+func (c *Client) AcceptHardware(ctx context.Context, name string) (orchestrator.AsBuiltRecord, error) {
+	var out orchestrator.AsBuiltRecord
+	return out, c.sendJSON(ctx, http.MethodPost, v1+"/nodes/"+seg(name)+"/as-built/accept", nil, &out)
+}
