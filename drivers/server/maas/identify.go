@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	segjson "github.com/segmentio/encoding/json"
@@ -31,6 +32,14 @@ func (d *Driver) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Mach
 		return drivers.Machine{}, drivers.Result{}, err
 	}
 	enlisted := false
+	if m == nil && n.BootMAC == "" && n.Constraints != nil {
+		// Not pinned: allocate any machine the constraints match.
+		am, res, err := d.allocateBy(ctx, n)
+		if err != nil || am == nil {
+			return drivers.Machine{}, res, err
+		}
+		m, how, enlisted = am, "allocation by constraints ("+describeConstraints(n.Constraints)+")", true
+	}
 	if m == nil {
 		if n.BootMAC == "" {
 			return drivers.Machine{}, drivers.InProgress(pollEnlist,
@@ -60,7 +69,7 @@ func (d *Driver) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Mach
 		return drivers.Machine{}, drivers.Result{}, err
 	}
 	power := ""
-	if !enlisted { // else enlist gave MAAS the power parameters
+	if !enlisted { // else enlist gave MAAS the power parameters (or the machine was allocated by constraints: its own are kept)
 		if power, err = d.ensurePower(ctx, m, n); err != nil {
 			return drivers.Machine{}, drivers.Result{}, err
 		}
@@ -343,4 +352,72 @@ func powerState(s string) drivers.PowerState {
 		return drivers.PowerOff
 	}
 	return drivers.PowerUnknown
+}
+
+// constraintParams are MAAS's allocate parameters of the constraints.
+func constraintParams(c *drivers.Constraints) url.Values {
+	p := url.Values{}
+	if c.Zone != "" {
+		p.Set("zone", c.Zone)
+	}
+	if c.Pool != "" {
+		p.Set("pool", c.Pool)
+	}
+	for _, t := range c.Tags {
+		if t != "" {
+			p.Add("tags", t)
+		}
+	}
+	if c.MinCPU > 0 {
+		p.Set("cpu_count", strconv.Itoa(c.MinCPU))
+	}
+	if c.MinMemoryMiB > 0 {
+		p.Set("mem", strconv.FormatInt(c.MinMemoryMiB, 10))
+	}
+	return p
+}
+
+func describeConstraints(c *drivers.Constraints) string {
+	var parts []string
+	p := constraintParams(c)
+	for _, k := range []string{"zone", "pool", "tags", "cpu_count", "mem"} {
+		if vs := p[k]; len(vs) > 0 {
+			parts = append(parts, k+"="+strings.Join(vs, ","))
+		}
+	}
+	if len(parts) == 0 {
+		return "any machine"
+	}
+	return strings.Join(parts, " ")
+}
+
+// allocateBy allocates a Ready machine that matches the node's
+// constraints to this orchestrator and marks it with the node (owner
+// data) at once, so that the next identify finds it by hostname or mark.
+// No match (MAAS's 409) is InProgress: a machine may be released or
+// commissioned later.
+func (d *Driver) allocateBy(ctx context.Context, n drivers.Node) (*mMachine, drivers.Result, error) {
+	p := constraintParams(n.Constraints)
+	p.Set("agent_name", d.instance)
+	p.Set("comment", "slipway "+d.instance+": node "+n.Name)
+	var out mMachine
+	err := d.c.call(ctx, http.MethodPost, "machines/", "allocate", p, &out)
+	if isConflict(err) {
+		return nil, drivers.InProgress(pollEnlist, "no Ready machine matches the constraints of node %s (%s): %v",
+			n.Name, describeConstraints(n.Constraints), err), nil
+	}
+	if err != nil {
+		return nil, drivers.Result{}, err
+	}
+	if out.SystemID == "" {
+		return nil, drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: allocate answered no machine for node %s", n.Name)
+	}
+	if err := d.setOwnerData(ctx, out.SystemID, n); err != nil {
+		return nil, drivers.Result{}, err
+	}
+	if out.OwnerData == nil {
+		out.OwnerData = map[string]string{}
+	}
+	out.OwnerData[OwnerDataNode], out.OwnerData[OwnerDataInstance] = n.Name, d.instance
+	return &out, drivers.Result{}, nil
 }
