@@ -282,4 +282,28 @@ func (c *checker) inventory(d drivers.Server, n drivers.Node) {
 			}
 		}
 	}
+	// The hardware facts commissioning reports: every machine has CPUs,
+	// memory and a disk; GPUs only some.
+	if inv.CPU.Threads <= 0 || inv.MemoryMiB <= 0 {
+		h.Errorf("Inventory: CPU %+v, %d MiB of memory: want the logical CPUs and the memory commissioning found", inv.CPU, inv.MemoryMiB)
+	}
+	if inv.CPU.Cores > inv.CPU.Threads || inv.CPU.Sockets > max(inv.CPU.Cores, 1) {
+		h.Errorf("Inventory: CPU %+v: sockets <= cores <= threads", inv.CPU)
+	}
+	if inv.System.Vendor == "" && inv.System.Product == "" {
+		h.Errorf("Inventory: system %+v: want the DMI vendor or product", inv.System)
+	}
+	if len(inv.Disks) == 0 {
+		h.Errorf("Inventory: no disks")
+	}
+	for _, d := range inv.Disks {
+		if d.Name == "" || d.SizeBytes <= 0 {
+			h.Errorf("Inventory: disk %+v: want a kernel name and a size", d)
+		}
+	}
+	for _, g := range inv.GPUs {
+		if g.Address == "" || g.NUMANode < 0 {
+			h.Errorf("Inventory: GPU %+v: want a PCI address and a NUMA node", g)
+		}
+	}
 }

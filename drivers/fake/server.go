@@ -32,9 +32,10 @@ const (
 type Server struct {
 	core
 	next     int
-	machines map[string]*machine // by MachineID
-	byNode   map[string]string   // node name -> MachineID
-	site     *drivers.SiteSpec   // the last prepared site
+	machines map[string]*machine          // by MachineID
+	byNode   map[string]string            // node name -> MachineID
+	site     *drivers.SiteSpec            // the last prepared site
+	hardware map[string]drivers.Inventory // SetHardware's, by node
 }
 
 type machine struct {
@@ -433,7 +434,10 @@ func (f *Server) Recover(ctx context.Context, ref drivers.NodeRef, action driver
 
 // Inventory gives each device alias of the node's interfaces a NIC with
 // a MAC derived from the machine and the alias (stable across calls) and
-// a kernel name eth0, eth1, ... in the order of the interfaces.
+// a kernel name eth0, eth1, ... in the order of the interfaces; its
+// hardware facts are a plausible server's (see fakeHardware), or those
+// SetHardware gave the node, and a disk for each of the node's storage
+// devices.
 func (f *Server) Inventory(ctx context.Context, n drivers.Node) (drivers.Inventory, error) {
 	if _, stop, err := f.begin(ctx, "Inventory", n.Name, false); stop {
 		return drivers.Inventory{}, err
@@ -444,17 +448,66 @@ func (f *Server) Inventory(ctx context.Context, n drivers.Node) (drivers.Invento
 	if err != nil {
 		return drivers.Inventory{}, err
 	}
-	inv := drivers.Inventory{MachineID: m.MachineID, NICs: []drivers.NIC{}}
+	inv := fakeHardware(m.MachineID)
+	if hw, ok := f.hardware[n.Name]; ok {
+		inv = hw
+		inv.GPUs = slices.Clone(hw.GPUs)
+		inv.Disks = slices.Clone(hw.Disks)
+	}
+	inv.MachineID = m.MachineID
+	nics := []drivers.NIC{}
 	for _, in := range n.Interfaces {
 		for _, dev := range in.Devices {
 			h := fnv.New32a()
 			h.Write([]byte(m.MachineID + "/" + dev.Alias))
 			s := h.Sum32()
 			mac := fmt.Sprintf("02:fa:%02x:%02x:%02x:%02x", byte(s>>24), byte(s>>16), byte(s>>8), byte(s))
-			inv.NICs = append(inv.NICs, drivers.NIC{Alias: dev.Alias, Name: fmt.Sprintf("eth%d", len(inv.NICs)), MAC: mac})
+			nic := drivers.NIC{Alias: dev.Alias, Name: fmt.Sprintf("eth%d", len(nics)), MAC: mac,
+				Driver: "fakenic", Vendor: "Slipway", Product: "Fake 25GbE", Firmware: "1.0.0", SpeedMbps: 25000, LinkUp: true}
+			if dev.Bus == "pci" {
+				nic.PCIAddress = dev.Address
+			}
+			if len(inv.NICs) > len(nics) { // SetHardware's details, in order
+				d := inv.NICs[len(nics)]
+				nic.Driver, nic.Vendor, nic.Product, nic.Firmware, nic.SpeedMbps, nic.LinkUp, nic.Neighbor = d.Driver, d.Vendor, d.Product, d.Firmware, d.SpeedMbps, d.LinkUp, d.Neighbor
+			}
+			nics = append(nics, nic)
+		}
+	}
+	inv.NICs = nics
+	if len(inv.Disks) == 0 {
+		for i, sd := range n.Storage.Devices {
+			inv.Disks = append(inv.Disks, drivers.Disk{Alias: sd.Device.Alias, Name: fmt.Sprintf("sd%c", 'a'+i%26), Model: "FAKE SSD 1.92TB",
+				Serial: fmt.Sprintf("FAKE%s%02d", m.MachineID, i), SizeBytes: 1_920_383_410_176, BusAddress: sd.Device.Address})
+		}
+		if len(inv.Disks) == 0 {
+			inv.Disks = []drivers.Disk{{Name: "sda", Model: "FAKE SSD 1.92TB", Serial: "FAKE" + m.MachineID + "00", SizeBytes: 1_920_383_410_176}}
 		}
 	}
 	return inv, nil
+}
+
+// SetHardware makes Inventory of the node answer hw's facts (its system,
+// firmware, CPU, memory, GPUs and disks; its NICs' details in the order
+// of the node's device aliases): a test's machine that differs from its
+// design.
+func (f *Server) SetHardware(node string, hw drivers.Inventory) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hardware == nil {
+		f.hardware = map[string]drivers.Inventory{}
+	}
+	f.hardware[node] = hw
+}
+
+// fakeHardware is a plausible two-socket server.
+func fakeHardware(id string) drivers.Inventory {
+	return drivers.Inventory{
+		System:    drivers.System{Vendor: "Slipway", Product: "Fake Server", Serial: "FAKE-" + id},
+		Firmware:  drivers.Firmware{BIOSVendor: "Slipway", BIOSVersion: "1.0.0", BIOSDate: "01/01/2026", BMCVersion: "1.00"},
+		CPU:       drivers.CPU{Model: "Fake CPU @ 2.40GHz", Sockets: 2, Cores: 64, Threads: 128},
+		MemoryMiB: 512 * 1024,
+	}
 }
 
 func orDefault(s string) string {
