@@ -1,0 +1,140 @@
+package orchestrator_test
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/sim/maas"
+)
+
+// machineTags reads a machine's tags from the lab's MAAS, behind the
+// engine's back.
+func machineTags(t *testing.T, env *labrun.Env, id string) []string {
+	t.Helper()
+	raw, err := env.MAASCall(t.Context(), "GET", "/machines/"+id+"/", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Tags []string `json:"tag_names"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Tags
+}
+
+// TestAsBuiltAgainstTheLab: the example's two 8-GPU nodes are built wrong
+// in the lab (one lacks a GPU, the other has its data cables swapped):
+// they fail at as-built, each naming what differs, while every other
+// node deploys and machines with the Site's hardware facts get their
+// tags. accept-hardware and retry deploy the GPU node as it is, the other
+// still fails; accepting a node whose check passed is refused.
+func TestAsBuiltAgainstTheLab(t *testing.T) {
+	t.Parallel()
+	d := testsite.Example(t)
+	short, swapped := "r01-gpu01", "r02-gpu01"
+	for _, n := range []string{short, swapped} {
+		if h := d.Nodes[n].Spec.Hardware; h == nil || h.Expect == nil || h.Expect.GPUs == nil || h.Expect.GPUs.Count != 8 || !h.Expect.LLDP {
+			t.Fatalf("the example's %s no longer expects 8 GPUs and LLDP", n)
+		}
+	}
+	// A hardware tag every lab machine has (25G NICs), one only the full
+	// GPU nodes have (the example's).
+	d.Site.Spec.HardwareTags = append(d.Site.Spec.HardwareTags, design.HardwareTag{Name: "nic-25g", NICSpeedMinMbps: 25000})
+	faults := &maas.Faults{Machines: map[string]maas.MachineFaults{
+		short:   {MissingGPUs: 1},
+		swapped: {SwapCables: []string{"data0", "data1"}},
+	}}
+	env, e := prepared(t, d, faults)
+	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskPartiallySucceeded)
+	byNode := map[string]orchestrator.NodeResult{}
+	for _, r := range res {
+		byNode[r.Node] = r
+		switch r.Node {
+		case short, swapped:
+			if r.Outcome != orchestrator.OutcomeFailed || r.Stage != orchestrator.StageAsBuilt {
+				t.Errorf("%s: %s at %s (%s), want failed at as-built", r.Node, r.Outcome, r.Stage, r.Reason)
+			}
+		default:
+			if r.Outcome != orchestrator.OutcomeSucceeded || r.Stage != orchestrator.StageDeployed {
+				t.Errorf("%s: %s at %s (%s), want deployed", r.Node, r.Outcome, r.Stage, r.Reason)
+			}
+		}
+	}
+	if r := byNode[short].Reason; !strings.Contains(r, "expected 8 x GPU matching H100, found 7") || !strings.Contains(r, "accept-hardware "+short) {
+		t.Errorf("%s: reason %q does not name the GPUs found and the way out", short, r)
+	}
+	for _, want := range []string{"data0 cabled to leaf-r02:Ethernet13, expected leaf-r02:Ethernet12", "data1 cabled to leaf-r02:Ethernet12, expected leaf-r02:Ethernet13"} {
+		if r := byNode[swapped].Reason; !strings.Contains(r, want) {
+			t.Errorf("%s: reason %q lacks %q", swapped, r, want)
+		}
+	}
+	if strings.Contains(byNode[swapped].Reason, "GPU") {
+		t.Errorf("%s: its GPUs are all there, yet: %s", swapped, byNode[swapped].Reason)
+	}
+	evs, err := e.Events(t.Context(), 0, 0, task.ID, short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool {
+		return ev.Kind == "as-built" && ev.Stage == orchestrator.StageAsBuilt && ev.Level == "error" && strings.Contains(ev.Message, "found 7")
+	}) {
+		t.Errorf("no as-built event for %s among %d", short, len(evs))
+	}
+	// Deployed machines carry the hardware tags their inventory has.
+	ids := machines(t, e)
+	for _, n := range []string{"r01-cmp01", "r02-gpu02"} {
+		if tags := machineTags(t, env, ids[n]); !slices.Contains(tags, "nic-25g") || slices.Contains(tags, "gpu-h100x8") {
+			t.Errorf("%s: machine tags %v, want nic-25g and not gpu-h100x8", n, tags)
+		}
+	}
+	// A node whose check passed has nothing to accept.
+	if _, err := e.AcceptHardware(t.Context(), "r01-cmp01", "test"); !errors.Is(err, orchestrator.ErrConflict) {
+		t.Errorf("accept-hardware of a node as built: %v, want a conflict", err)
+	}
+
+	// Retried without an acceptance, the GPU node fails again, now naming
+	// the missing GPU from its peer's layout (the other node of the
+	// profile has all 8).
+	res2 := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskPartiallySucceeded)
+	if r := res2[short].Reason; res2[short].Stage != orchestrator.StageAsBuilt || !strings.Contains(r, "expected 8 x GPU matching H100, found 7: missing 0000:db:00.0") {
+		t.Errorf("%s after a retry: %s at %s: %s", short, res2[short].Outcome, res2[short].Stage, r)
+	}
+
+	ab, err := e.AcceptHardware(t.Context(), short, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ab.Accepted == nil || ab.Accepted.Inventory != ab.Inventory || len(ab.Accepted.Mismatches) != 1 || ab.Accepted.By != "test" {
+		t.Fatalf("acceptance %+v", ab)
+	}
+	res3 := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskPartiallySucceeded)
+	if r := res3[short]; r.Outcome != orchestrator.OutcomeSucceeded || r.Stage != orchestrator.StageDeployed {
+		t.Errorf("%s after accept-hardware and retry: %s at %s (%s)", short, r.Outcome, r.Stage, r.Reason)
+	}
+	if r := res3[swapped]; r.Outcome != orchestrator.OutcomeFailed || r.Stage != orchestrator.StageAsBuilt {
+		t.Errorf("%s (not accepted) after a retry: %s at %s (%s)", swapped, r.Outcome, r.Stage, r.Reason)
+	}
+	evs, err = e.Events(t.Context(), 0, 0, "", short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool {
+		return ev.Kind == "as-built" && ev.Level == "warn" && strings.Contains(ev.Message, "accepted as built by test")
+	}) {
+		t.Errorf("no event of the accepted check for %s", short)
+	}
+	// Accepted with 7 GPUs, the machine is not tagged as an 8-GPU one.
+	if tags := machineTags(t, env, machines(t, e)[short]); slices.Contains(tags, "gpu-h100x8") || !slices.Contains(tags, "nic-25g") {
+		t.Errorf("%s: machine tags %v", short, tags)
+	}
+	audit(t, env, e, len(d.Nodes)-1)
+}
