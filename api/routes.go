@@ -39,6 +39,7 @@ func (s *Server) table() []route {
 		{Method: "GET", Path: v1 + "/nodes", Role: view, Summary: "nodes of the current design with their workflow state (filters, pages)", handler: s.listNodes},
 		{Method: "GET", Path: v1 + "/nodes/:name", Role: view, Summary: "a node: resolved design, stage and history, machine, last events", handler: s.getNode},
 		{Method: "GET", Path: v1 + "/nodes/:name/bootdata/:part", Role: admin, Audited: true, Summary: "what the introspection API serves the node in its current deployment: self, meta-data, user-data (token redacted), vendor-data or network-config", handler: s.bootData},
+		{Method: "GET", Path: v1 + "/nodes/:name/inventory", Role: view, Summary: "what commissioning found on the node's machine (system, firmware, CPU, memory, GPUs, disks, NICs with their LLDP neighbours); 404 when not commissioned yet", handler: s.nodeInventory}, // inventory.go
 		{Method: "POST", Path: v1 + "/nodes/:name/adopt", Role: op, Mutating: true, Summary: "take the provisioner's state of the node's machine as the truth", handler: s.nodeVerb("adopt")},
 		{Method: "POST", Path: v1 + "/nodes/:name/mark-manual-intervention", Role: op, Mutating: true, Body: "Reason", Summary: "freeze the node", handler: s.nodeVerb("mark-manual-intervention")},
 		{Method: "POST", Path: v1 + "/nodes/:name/release-manual", Role: op, Mutating: true, Summary: "unfreeze the node", handler: s.nodeVerb("release-manual")},
