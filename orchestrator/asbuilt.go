@@ -71,7 +71,23 @@ func (r *nodeRun) asBuilt(ctx context.Context) (step, error) {
 	if err != nil {
 		return step{}, err
 	}
-	if err := r.ensureInventory(ctx, dn); err != nil {
+	// A check again after a failed one (a retry once the machine was
+	// fixed and commissioned again) reads what the provisioner has now;
+	// else the inventory commissioning just stored is the machine's.
+	refresh := false
+	if r.rec.Step == 0 {
+		last, ok, err := r.e.asBuiltRecord(ctx, r.rec.Name)
+		if err != nil {
+			return step{}, err
+		}
+		refresh = ok && len(last.Mismatches) > 0 && last.MachineID == r.rec.MachineID
+	}
+	if refresh {
+		err = r.recordInventory(ctx, dn)
+	} else {
+		err = r.ensureInventory(ctx, dn)
+	}
+	if err != nil {
 		return step{}, err
 	}
 	inv, ok, err := NodeInventory(ctx, r.e.rec.s, r.rec.Name)
