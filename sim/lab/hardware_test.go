@@ -1,11 +1,17 @@
 package lab
 
 import (
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/juju/gomaasapi/v2"
+	"github.com/juju/mgo/v2/bson"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
@@ -178,5 +184,115 @@ func TestLabFaultsNameMachines(t *testing.T) {
 	f := &maas.Faults{Machines: map[string]maas.MachineFaults{"no-such-node": {MissingGPUs: 1}}}
 	if _, err := Start(t.Context(), Config{Design: d, TimeScale: 0.0005, Faults: f}); err == nil || !strings.Contains(err.Error(), "no-such-node") {
 		t.Errorf("Start with faults of an unknown machine: %v", err)
+	}
+}
+
+// TestLabHardwareThroughMAAS: a lab machine built from the GPU node, with
+// faults, enlists and commissions; MAAS's machine read and op=details
+// then report its hardware, faults included.
+func TestLabHardwareThroughMAAS(t *testing.T) {
+	d, name := gpuDesign(t)
+	f := &maas.Faults{Machines: map[string]maas.MachineFaults{name: {MissingGPUs: 2, SwapCables: []string{"data0", "data1"},
+		Firmware: &maas.FirmwareFault{BIOS: "1.0"}}}}
+	l, err := Start(t.Context(), Config{Design: d, TimeScale: 0.0005, Seed: 3, Faults: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	info := l.Info()
+	m := l.Machine(name)
+	c, err := gomaasapi.NewController(gomaasapi.ControllerArgs{BaseURL: info.MAASURL, APIKey: info.APIKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetBootDevice("pxe", false, true)
+	m.PowerOn()
+	var sysID string
+	waitFor(t, "enlistment", func() bool {
+		ms, err := c.Machines(gomaasapi.MachinesArgs{MACAddresses: []string{m.Hardware.NICs[0].MAC}})
+		if err == nil && len(ms) == 1 {
+			sysID = ms[0].SystemID()
+			return true
+		}
+		return false
+	})
+	get := func(op string) []byte {
+		t.Helper()
+		creds, _ := maas.ParseAPIKey(info.APIKey)
+		u := info.MAASURL + "/api/2.0/machines/" + sysID + "/"
+		if op != "" {
+			u += "?op=" + op
+		}
+		req, _ := http.NewRequest("GET", u, nil)
+		creds.Sign(req)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s", u, resp.StatusCode, b)
+		}
+		return b
+	}
+	if code, body := post(t, info, "/machines/"+sysID+"/", "commission", nil); code != 200 {
+		t.Fatalf("commission: %d %s", code, body)
+	}
+	var read map[string]any
+	waitFor(t, "Ready", func() bool {
+		_ = json.Unmarshal(get(""), &read)
+		return read["status_name"] == "Ready"
+	})
+	hi := read["hardware_info"].(map[string]any)
+	if hi["system_product"] != d.Nodes[name].Spec.Hardware.Model || hi["mainboard_firmware_version"] != "1.0" ||
+		read["cpu_count"].(float64) != 128 || read["memory"].(float64) != 1536*1024 {
+		t.Errorf("machine read: hardware_info %v cpu_count %v memory %v", hi, read["cpu_count"], read["memory"])
+	}
+	var doc struct {
+		LSHW []byte `bson:"lshw"`
+		LLDP []byte `bson:"lldp"`
+	}
+	if err := bson.Unmarshal(get("details"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(doc.LSHW), `class="display"`); n != 6 {
+		t.Errorf("lshw has %d GPUs, want 8-2", n)
+	}
+	if strings.Contains(string(doc.LSHW), "0000:db:00.0") || !strings.Contains(string(doc.LSHW), "<businfo>pci@0000:18:00.0</businfo>") {
+		t.Error("the wrong GPUs went missing")
+	}
+	// data0 now hears data1's switch port and the other way round.
+	cab := d.Nodes[name].Spec.Cabling
+	for alias, other := range map[string]string{"data0": "data1", "data1": "data0"} {
+		var nicName string
+		for _, nic := range m.Hardware.NICs {
+			if nic.Alias == alias {
+				nicName = nic.Name
+			}
+		}
+		var ld struct {
+			Interfaces []struct {
+				Name    string `xml:"name,attr"`
+				Chassis struct {
+					Name string `xml:"name"`
+				} `xml:"chassis"`
+				Port struct {
+					ID string `xml:"id"`
+				} `xml:"port"`
+			} `xml:"interface"`
+		}
+		if err := xml.Unmarshal(doc.LLDP, &ld); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, in := range ld.Interfaces {
+			if in.Name == nicName {
+				found = in.Chassis.Name == cab[other].Switch && in.Port.ID == cab[other].Port
+			}
+		}
+		if !found {
+			t.Errorf("lldp of %s (%s) does not name %+v:\n%s", alias, nicName, cab[other], doc.LLDP)
+		}
 	}
 }
