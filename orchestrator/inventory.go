@@ -1,10 +1,15 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/statestore"
@@ -81,4 +86,104 @@ func (r *nodeRun) ensureInventory(ctx context.Context, dn drivers.Node) error {
 		return nil
 	}
 	return r.recordInventory(ctx, dn)
+}
+
+// InventoryOddity is one fact in which a node differs from the majority
+// of the nodes it is compared with (those of its hardware profile).
+type InventoryOddity struct {
+	Node     string `json:"node"`
+	Field    string `json:"field"`    // e.g. gpus.count, nic[nic0].firmware, disk[data].model
+	Value    string `json:"value"`    // the node's ("" when it has none)
+	Majority string `json:"majority"` // the value most nodes have ("" when none)
+	Of       string `json:"of"`       // how many nodes have it, e.g. "7/8"
+}
+
+// InventoryFacts flattens the facts of an inventory that machines of one
+// model should share: not serials, MACs, machine IDs or LLDP neighbours,
+// which differ by nature. NICs and disks are keyed by their design alias,
+// else their kernel name.
+func InventoryFacts(inv drivers.Inventory) map[string]string {
+	f := map[string]string{
+		"system.vendor":        inv.System.Vendor,
+		"system.product":       inv.System.Product,
+		"firmware.biosVendor":  inv.Firmware.BIOSVendor,
+		"firmware.biosVersion": inv.Firmware.BIOSVersion,
+		"firmware.bmcVersion":  inv.Firmware.BMCVersion,
+		"cpu.model":            inv.CPU.Model,
+		"cpu.sockets":          strconv.Itoa(inv.CPU.Sockets),
+		"cpu.cores":            strconv.Itoa(inv.CPU.Cores),
+		"cpu.threads":          strconv.Itoa(inv.CPU.Threads),
+		"memoryMiB":            strconv.FormatInt(inv.MemoryMiB, 10),
+		"gpus.count":           strconv.Itoa(len(inv.GPUs)),
+		"nics.count":           strconv.Itoa(len(inv.NICs)),
+		"disks.count":          strconv.Itoa(len(inv.Disks)),
+	}
+	models := map[string]int{}
+	for _, g := range inv.GPUs {
+		models[g.Model]++
+	}
+	var ms []string
+	for m, n := range models {
+		ms = append(ms, fmt.Sprintf("%d x %s", n, m))
+	}
+	slices.Sort(ms)
+	f["gpus.models"] = strings.Join(ms, ", ")
+	for _, n := range inv.NICs {
+		k := "nic[" + cmp.Or(n.Alias, n.Name) + "]"
+		f[k+".driver"], f[k+".firmware"], f[k+".product"] = n.Driver, n.Firmware, n.Product
+		f[k+".speedMbps"], f[k+".linkUp"] = strconv.Itoa(n.SpeedMbps), strconv.FormatBool(n.LinkUp)
+	}
+	for _, d := range inv.Disks {
+		k := "disk[" + cmp.Or(d.Alias, d.Name) + "]"
+		f[k+".model"], f[k+".sizeBytes"], f[k+".rotational"] = d.Model, strconv.FormatInt(d.SizeBytes, 10), strconv.FormatBool(d.Rotational)
+	}
+	return f
+}
+
+// InventoryDiff compares the inventories of the nodes of one hardware
+// profile and answers, per fact, the nodes whose value is not the
+// majority's (all of them when no value has more nodes than every other),
+// ordered by field then node. A fact a node lacks counts as "".
+func InventoryDiff(invs map[string]drivers.Inventory) []InventoryOddity {
+	if len(invs) < 2 {
+		return nil
+	}
+	facts := make(map[string]map[string]string, len(invs))
+	fields := map[string]bool{}
+	for node, inv := range invs {
+		facts[node] = InventoryFacts(inv)
+		for k := range facts[node] {
+			fields[k] = true
+		}
+	}
+	nodes := slices.Sorted(maps.Keys(invs))
+	var out []InventoryOddity
+	for _, field := range slices.Sorted(maps.Keys(fields)) {
+		count := map[string]int{}
+		for _, n := range nodes {
+			count[facts[n][field]]++
+		}
+		if len(count) < 2 {
+			continue
+		}
+		major, best, tie := "", 0, false
+		for _, v := range slices.Sorted(maps.Keys(count)) {
+			switch c := count[v]; {
+			case c > best:
+				major, best, tie = v, c, false
+			case c == best:
+				tie = true
+			}
+		}
+		if tie {
+			major, best = "", 0
+		}
+		for _, n := range nodes {
+			if v := facts[n][field]; tie || v != major {
+				out = append(out, InventoryOddity{Node: n, Field: field, Value: v, Majority: major,
+					Of: fmt.Sprintf("%d/%d", best, len(nodes))})
+			}
+		}
+	}
+	return out
 }
