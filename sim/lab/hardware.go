@@ -101,6 +101,7 @@ func applyProfile(hw *maas.Hardware, n *design.Node) {
 			}
 		}
 		nic.SpeedMbps = nic.MaxMbps
+		nic.Vendor, nic.Product = nicModel(nic.Driver, nic.MaxMbps)
 		if c, ok := cabling[nic.Alias]; ok && nic.Alias != "" {
 			nic.Neighbor = &maas.LLDPNeighbor{ChassisID: mac("switch", c.Switch), SysName: c.Switch, PortID: c.Port, PortDescr: c.Port}
 		}
@@ -298,4 +299,29 @@ func compareVersions(a, b string) int {
 		}
 	}
 	return 0
+}
+
+// nicModel is a card that the driver drives at that speed.
+func nicModel(driver string, mbps int) (vendor, product string) {
+	switch driver {
+	case "mlx5_core":
+		if mbps > 100000 {
+			return "Mellanox Technologies", "MT2910 Family [ConnectX-7]"
+		}
+		return "Mellanox Technologies", "MT2892 Family [ConnectX-6 Dx]"
+	case "i40e":
+		if mbps > 10000 {
+			return "Intel Corporation", "Ethernet Controller XL710 for 40GbE QSFP+"
+		}
+		return "Intel Corporation", "Ethernet Controller X710 for 10GbE SFP+"
+	case "bnxt_en":
+		return "Broadcom Inc. and subsidiaries", "BCM57508 NetXtreme-E 10Gb/25Gb/40Gb/50Gb/100Gb/200Gb Ethernet"
+	case "igb":
+		return "Intel Corporation", "I350 Gigabit Network Connection"
+	case "ice", "":
+		if mbps > 25000 {
+			return "Intel Corporation", "Ethernet Controller E810-C for QSFP"
+		}
+	}
+	return "Intel Corporation", "Ethernet Controller E810-XXV"
 }

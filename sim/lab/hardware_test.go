@@ -101,6 +101,9 @@ func TestLabHardwareFromDesign(t *testing.T) {
 	if nics["data0"].Driver != "mlx5_core" || nics["data0"].SpeedMbps != 100000 || nics["data1"].SpeedMbps != 100000 || nics["pxe0"].SpeedMbps != 25000 || nics["data1"].Driver != "ice" {
 		t.Errorf("NIC speeds/drivers: %+v", nics)
 	}
+	if nics["data0"].Vendor != "Mellanox Technologies" || nics["data1"].Product != "Ethernet Controller E810-C for QSFP" || nics["pxe0"].Product != "Ethernet Controller E810-XXV" {
+		t.Errorf("NIC models follow the driver and speed: %+v", nics)
+	}
 	disks := map[string]maas.Disk{}
 	for _, dk := range hw.Disks {
 		disks[dk.Alias] = dk

@@ -56,14 +56,16 @@ var pciVendors = map[string]string{
 }
 
 var pciProducts = map[string][2]string{ // product name -> device id, driver
-	"Ethernet Controller E810-XXV":              {"159b", "ice"},
-	"Ethernet Controller E810-C for QSFP":       {"1592", "ice"},
-	"Ethernet Controller X710 for 10GbE SFP+":   {"1572", "i40e"},
-	"Ethernet Controller XL710 for 40GbE QSFP+": {"1583", "i40e"},
-	"I350 Gigabit Network Connection":           {"1521", "igb"},
-	"MT27800 Family [ConnectX-5]":               {"1017", "mlx5_core"},
-	"MT2892 Family [ConnectX-6 Dx]":             {"101d", "mlx5_core"},
-	"Virtio network device":                     {"1000", "virtio-pci"},
+	"Ethernet Controller E810-XXV":                                  {"159b", "ice"},
+	"Ethernet Controller E810-C for QSFP":                           {"1592", "ice"},
+	"Ethernet Controller X710 for 10GbE SFP+":                       {"1572", "i40e"},
+	"Ethernet Controller XL710 for 40GbE QSFP+":                     {"1583", "i40e"},
+	"I350 Gigabit Network Connection":                               {"1521", "igb"},
+	"MT27800 Family [ConnectX-5]":                                   {"1017", "mlx5_core"},
+	"MT2892 Family [ConnectX-6 Dx]":                                 {"101d", "mlx5_core"},
+	"MT2910 Family [ConnectX-7]":                                    {"1021", "mlx5_core"},
+	"BCM57508 NetXtreme-E 10Gb/25Gb/40Gb/50Gb/100Gb/200Gb Ethernet": {"1750", "bnxt_en"},
+	"Virtio network device":                                         {"1000", "virtio-pci"},
 }
 
 func madeUpID(s string) string {
