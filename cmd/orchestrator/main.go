@@ -114,6 +114,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.engineCmds()...)
 	root.AddCommand(a.reconcileCmds()...)  // reconcile.go
 	root.AddCommand(a.acceptHardwareCmd()) // asbuilt.go
+	root.AddCommand(a.inventoryCmd())      // inventory.go
 	root.AddCommand(a.tokenCmd(), a.secretCmd(), a.bootdataCmd(), a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd())
 	return root
 }

@@ -1,0 +1,391 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/api/client"
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// inventoryCmd: `inventory NODE` prints what commissioning found on the
+// node's machine; `inventory --diff [--profile HW]` the facts in which
+// nodes of a hardware profile differ from most of its nodes. Through the
+// API with --server, else from the state database.
+func (a *app) inventoryCmd() *cobra.Command {
+	var state, output, profile string
+	var diff bool
+	cmd := &cobra.Command{
+		Use:   "inventory (NODE | --diff [--profile HW]) [-o table|json|yaml]",
+		Short: "Print the hardware commissioning found on a node's machine, or the odd ones out of a hardware profile",
+		Long: `Inventory prints what commissioning found on a node's machine, as the
+engine recorded it when commissioning ended: system (DMI vendor, product,
+serial), BIOS and BMC firmware, CPUs, memory, GPUs and other accelerators
+(PCI address, NUMA node), disks, and NICs (driver, firmware, negotiated
+speed, link, and the switch port LLDP heard).
+
+--diff compares the nodes of each hardware profile of the current design
+(or only --profile's) and prints the facts in which a node differs from
+the majority of its profile's nodes: a missing GPU, an old NIC firmware, a
+smaller disk. Serials, MACs and LLDP neighbours differ by nature and are
+not compared. Nodes not commissioned yet are left out.
+
+With --server it asks the control API (viewer token); else it reads the
+state database, which 'serve' must not hold open.`,
+		Args: func(cmd *cobra.Command, argv []string) error {
+			switch {
+			case diff && len(argv) > 0:
+				return errors.New("inventory --diff takes no node: it compares the nodes of each hardware profile (choose one with --profile)")
+			case !diff && len(argv) != 1:
+				return errors.New("inventory takes one node (or --diff)")
+			case !diff && profile != "":
+				return errors.New("--profile goes with --diff")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			if !slices.Contains([]string{"table", "json", "yaml"}, output) {
+				return usageErr(fmt.Errorf("-o %q: use table, json or yaml", output))
+			}
+			c, err := a.remote()
+			if err != nil {
+				return usageErr(err)
+			}
+			var src inventorySource
+			if c != nil {
+				src = remoteInventories{c}
+			} else {
+				st, err := openStore(state)
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				src = localInventories{st}
+			}
+			if diff {
+				return a.inventoryDiff(cmd.Context(), src, profile, output)
+			}
+			ni, err := src.inventory(cmd.Context(), argv[0])
+			if err != nil {
+				return err
+			}
+			if output != "table" {
+				return a.writeOut(output, ni)
+			}
+			printInventory(a.stdout, ni)
+			return nil
+		},
+	}
+	stateFlag(cmd, &state)
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
+	cmd.Flags().BoolVar(&diff, "diff", false, "compare the nodes of each hardware profile and print the odd ones out")
+	cmd.Flags().StringVar(&profile, "profile", "", "with --diff: only this hardware profile's nodes")
+	return cmd
+}
+
+// inventorySource reads inventories from the API or the state database.
+type inventorySource interface {
+	inventory(ctx context.Context, node string) (api.NodeInventory, error)
+	// profiles answers the current design's nodes by hardware profile.
+	profiles(ctx context.Context) (map[string][]string, error)
+}
+
+type remoteInventories struct{ c *client.Client }
+
+func (r remoteInventories) inventory(ctx context.Context, node string) (api.NodeInventory, error) {
+	ni, err := r.c.Inventory(ctx, node)
+	if err != nil {
+		return api.NodeInventory{}, apiErr(err)
+	}
+	return ni, nil
+}
+
+// profiles reads each node of the current revision's inventory (its
+// answer names the hardware profile), eight at a time; the inventories
+// are kept for the diff.
+func (r remoteInventories) profiles(ctx context.Context) (map[string][]string, error) {
+	rev, err := r.c.Design(ctx, "current")
+	if err != nil {
+		return nil, apiErr(err)
+	}
+	out := map[string][]string{}
+	for _, n := range rev.Nodes {
+		out[""] = append(out[""], n) // the profile is learnt with the inventory
+	}
+	return out, nil
+}
+
+type localInventories struct{ st statestore.Store }
+
+func (l localInventories) inventory(ctx context.Context, node string) (api.NodeInventory, error) {
+	inv, ok, err := orchestrator.NodeInventory(ctx, l.st, node)
+	if err != nil {
+		return api.NodeInventory{}, err
+	}
+	if !ok {
+		return api.NodeInventory{}, usageErr(fmt.Errorf("node %q has no inventory: not commissioned yet", node))
+	}
+	ni := api.NodeInventory{Node: node, Inventory: inv}
+	if d, err := currentDesign(ctx, l.st); err == nil {
+		if n := d.Nodes[node]; n != nil {
+			ni.HardwareProfile = n.Spec.HardwareProfile
+		}
+	}
+	return ni, nil
+}
+
+func (l localInventories) profiles(ctx context.Context) (map[string][]string, error) {
+	d, err := currentDesign(ctx, l.st)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	out := map[string][]string{}
+	for _, name := range d.NodeNames() {
+		hw := d.Nodes[name].Spec.HardwareProfile
+		out[hw] = append(out[hw], name)
+	}
+	return out, nil
+}
+
+// currentDesign decodes the state database's current revision.
+func currentDesign(ctx context.Context, st statestore.Store) (*design.Design, error) {
+	rev, err := st.Current(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("no design applied: %w", err)
+	}
+	d := &design.Design{}
+	if err := json.Unmarshal(rev.Design, d); err != nil {
+		return nil, fmt.Errorf("decode design revision %s: %w", rev.ID, err)
+	}
+	return d, nil
+}
+
+// inventoryDiffReport is --diff's answer for -o json and yaml.
+type inventoryDiffReport struct {
+	Profiles []profileDiff `json:"profiles"`
+}
+
+type profileDiff struct {
+	Profile        string                         `json:"profile"`
+	Nodes          int                            `json:"nodes"`          // with an inventory
+	NotInventoried []string                       `json:"notInventoried"` // not commissioned yet
+	OddOnesOut     []orchestrator.InventoryOddity `json:"oddOnesOut"`
+}
+
+func (a *app) inventoryDiff(ctx context.Context, src inventorySource, only, output string) error {
+	groups, err := src.profiles(ctx)
+	if err != nil {
+		return err
+	}
+	// Read every node's inventory (the API's answer names its profile).
+	type got struct {
+		ni  api.NodeInventory
+		ok  bool
+		err error
+	}
+	var names []string
+	for _, ns := range groups {
+		names = append(names, ns...)
+	}
+	slices.Sort(names)
+	res := make([]got, len(names))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, n := range names {
+		g.Go(func() error {
+			ni, err := src.inventory(gctx, n)
+			switch {
+			case err == nil:
+				res[i] = got{ni: ni, ok: true}
+			case isNotCommissioned(err):
+				res[i] = got{ni: api.NodeInventory{Node: n}}
+			default:
+				return err
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	profileOf := map[string]string{}
+	for hw, ns := range groups {
+		for _, n := range ns {
+			profileOf[n] = hw
+		}
+	}
+	byProfile := map[string]*profileDiff{}
+	invs := map[string]map[string]drivers.Inventory{}
+	for _, r := range res {
+		hw := r.ni.HardwareProfile
+		if hw == "" {
+			hw = profileOf[r.ni.Node]
+		}
+		if only != "" && hw != only {
+			continue
+		}
+		pd := byProfile[hw]
+		if pd == nil {
+			pd = &profileDiff{Profile: hw, NotInventoried: []string{}, OddOnesOut: []orchestrator.InventoryOddity{}}
+			byProfile[hw], invs[hw] = pd, map[string]drivers.Inventory{}
+		}
+		if !r.ok {
+			pd.NotInventoried = append(pd.NotInventoried, r.ni.Node)
+			continue
+		}
+		pd.Nodes++
+		invs[hw][r.ni.Node] = r.ni.Inventory
+	}
+	if only != "" && byProfile[only] == nil {
+		return usageErr(fmt.Errorf("--profile %q: no node of the current design has that hardware profile", only))
+	}
+	var rep inventoryDiffReport
+	for _, hw := range slices.Sorted(maps.Keys(byProfile)) {
+		pd := byProfile[hw]
+		pd.OddOnesOut = append(pd.OddOnesOut, orchestrator.InventoryDiff(invs[hw])...)
+		rep.Profiles = append(rep.Profiles, *pd)
+	}
+	if output != "table" {
+		return a.writeOut(output, rep)
+	}
+	for _, pd := range rep.Profiles {
+		fmt.Fprintf(a.stdout, "hardware profile %s: %d node(s) inventoried", orDefault(pd.Profile, "(none)"), pd.Nodes)
+		if len(pd.NotInventoried) > 0 {
+			fmt.Fprintf(a.stdout, ", %d not commissioned yet", len(pd.NotInventoried))
+		}
+		if len(pd.OddOnesOut) == 0 {
+			fmt.Fprintln(a.stdout, ": no odd ones out")
+			continue
+		}
+		fmt.Fprintln(a.stdout, ":")
+		tw := tabwriter.NewWriter(a.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NODE\tFIELD\tVALUE\tMAJORITY\tOF")
+		for _, o := range pd.OddOnesOut {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", printable(o.Node), printable(o.Field), printable(orDefault(o.Value, "-")),
+				printable(orDefault(o.Majority, "(no majority)")), o.Of)
+		}
+		tw.Flush()
+	}
+	return nil
+}
+
+// isNotCommissioned: the node has no inventory (the API's 404, or the
+// local read's refusal).
+func isNotCommissioned(err error) bool {
+	return client.IsStatus(err, http.StatusNotFound) || strings.Contains(err.Error(), "not commissioned yet")
+}
+
+// printInventory writes a node's inventory as short tables.
+func printInventory(w io.Writer, ni api.NodeInventory) {
+	inv := ni.Inventory
+	p := printable
+	fmt.Fprintf(w, "node %s  machine %s", p(ni.Node), p(inv.MachineID))
+	if ni.HardwareProfile != "" {
+		fmt.Fprintf(w, "  hardware profile %s", p(ni.HardwareProfile))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  system\t%s\n", p(joinNonEmpty(" ", inv.System.Vendor, inv.System.Product, paren("serial", inv.System.Serial))))
+	fmt.Fprintf(tw, "  firmware\t%s\n", p(orDefault(joinNonEmpty(" ", prefixed("BIOS ", joinNonEmpty(" ", inv.Firmware.BIOSVendor, inv.Firmware.BIOSVersion, paren("", inv.Firmware.BIOSDate))),
+		prefixed("BMC ", inv.Firmware.BMCVersion)), "-")))
+	fmt.Fprintf(tw, "  cpu\t%d x %s, %d cores, %d threads\n", inv.CPU.Sockets, p(orDefault(inv.CPU.Model, "?")), inv.CPU.Cores, inv.CPU.Threads)
+	fmt.Fprintf(tw, "  memory\t%s\n", formatBytes(inv.MemoryMiB<<20))
+	tw.Flush()
+	if len(inv.GPUs) > 0 {
+		fmt.Fprintf(w, "GPUs (%d)\n", len(inv.GPUs))
+		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  ADDRESS\tNUMA\tVENDOR\tMODEL\tID")
+		for _, g := range inv.GPUs {
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\n", p(g.Address), g.NUMANode, p(g.Vendor), p(g.Model), p(joinNonEmpty(":", g.VendorID, g.ProductID)))
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "NICs (%d)\n", len(inv.NICs))
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ALIAS\tNAME\tMAC\tPCI\tDRIVER\tFIRMWARE\tSPEED\tLINK\tNEIGHBOR")
+	for _, n := range inv.NICs {
+		link, speed, nb := "down", "-", "-"
+		if n.LinkUp {
+			link = "up"
+		}
+		if n.SpeedMbps > 0 {
+			speed = fmt.Sprintf("%dG", n.SpeedMbps/1000)
+			if n.SpeedMbps < 1000 {
+				speed = fmt.Sprintf("%dM", n.SpeedMbps)
+			}
+		}
+		if n.Neighbor != nil {
+			nb = n.Neighbor.Switch + " " + n.Neighbor.Port
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p(orDefault(n.Alias, "-")), p(n.Name), p(n.MAC), p(orDefault(n.PCIAddress, "-")),
+			p(orDefault(n.Driver, "-")), p(orDefault(n.Firmware, "-")), speed, link, p(nb))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "Disks (%d)\n", len(inv.Disks))
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ALIAS\tNAME\tMODEL\tSIZE\tBUS\tTYPE\tSERIAL")
+	for _, d := range inv.Disks {
+		kind := "ssd"
+		if d.Rotational {
+			kind = "hdd"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", p(orDefault(d.Alias, "-")), p(d.Name), p(orDefault(d.Model, "-")), decimalSize(d.SizeBytes),
+			p(orDefault(d.BusAddress, "-")), kind, p(orDefault(d.Serial, "-")))
+	}
+	tw.Flush()
+}
+
+// decimalSize is a disk's size as vendors state it (1.92 TB).
+func decimalSize(n int64) string {
+	for _, u := range []struct {
+		name string
+		size float64
+	}{{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}} {
+		if float64(n) >= u.size {
+			return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", float64(n)/u.size), "0"), ".") + " " + u.name
+		}
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var out []string
+	for _, s := range parts {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, sep)
+}
+
+func paren(label, s string) string {
+	if s == "" {
+		return ""
+	}
+	if label != "" {
+		return "(" + label + " " + s + ")"
+	}
+	return "(" + s + ")"
+}
+
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}

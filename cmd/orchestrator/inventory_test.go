@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+func testInventory(serial string, gpus int, fw string) drivers.Inventory {
+	inv := drivers.Inventory{MachineID: "m" + serial, System: drivers.System{Vendor: "Dell Inc.", Product: "PowerEdge R650", Serial: "SN" + serial},
+		Firmware: drivers.Firmware{BIOSVendor: "Dell Inc.", BIOSVersion: "1.13.2", BIOSDate: "05/10/2024"},
+		CPU:      drivers.CPU{Model: "Intel(R) Xeon(R) Gold 6430", Sockets: 2, Cores: 64, Threads: 128}, MemoryMiB: 512 << 10,
+		NICs: []drivers.NIC{{Alias: "nic0", Name: "ens3f0", MAC: "0c:c4:7a:00:00:" + serial, PCIAddress: "0000:3b:00.0", Driver: "ice", Firmware: fw,
+			SpeedMbps: 25000, LinkUp: true, Neighbor: &drivers.Neighbor{Switch: "leaf-r01", Port: "Ethernet" + serial}}},
+		Disks: []drivers.Disk{{Alias: "data", Name: "nvme0n1", Model: "Dell Ent NVMe CM6", SizeBytes: 3840755982336, BusAddress: "0000:5e:00.0", Serial: "D" + serial}}}
+	for i := 0; i < gpus; i++ {
+		inv.GPUs = append(inv.GPUs, drivers.PCIDevice{Vendor: "NVIDIA Corporation", Model: "GA100 [A100 PCIe 80GB]", VendorID: "10de", ProductID: "20b5",
+			Address: []string{"0000:17:00.0", "0000:ca:00.0"}[i%2], NUMANode: i % 2})
+	}
+	return inv
+}
+
+// TestInventoryCommand: inventory NODE prints the recorded inventory as a
+// table, JSON or YAML; a node not commissioned is refused by name;
+// --diff names the odd one out of a hardware profile.
+func TestInventoryCommand(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.db")
+	if code, _, errs := cli(t, "apply", "--state", state, exampleSite); code != 0 {
+		t.Fatalf("apply: %s", errs)
+	}
+	st, err := openStore(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := currentDesign(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The nodes of the largest hardware profile: the first has a GPU
+	// fewer than the others.
+	groups := map[string][]string{}
+	hw := ""
+	for _, n := range d.NodeNames() {
+		p := d.Nodes[n].Spec.HardwareProfile
+		groups[p] = append(groups[p], n)
+		if len(groups[p]) > len(groups[hw]) || hw == "" {
+			hw = p
+		}
+	}
+	nodes := groups[hw]
+	if len(nodes) < 3 {
+		t.Fatalf("profile %s has nodes %v: want 3 or more", hw, nodes)
+	}
+	odd, shown, other := nodes[0], nodes[1], ""
+	for _, n := range d.NodeNames() {
+		if d.Nodes[n].Spec.HardwareProfile != hw {
+			other = n
+		}
+	}
+	for i, n := range nodes {
+		gpus := 2
+		if n == odd {
+			gpus = 1
+		}
+		op, err := orchestrator.InventoryOp(n, testInventory(string(rune('a'+i))+"1", gpus, "4.40"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Write(t.Context(), op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+
+	code, out, errs := cli(t, "inventory", "--state", state, shown)
+	if code != 0 {
+		t.Fatalf("inventory: %d %s", code, errs)
+	}
+	t.Logf("inventory %s:\n%s", shown, out)
+	for _, want := range []string{"node "+shown, "hardware profile " + hw, "Dell Inc. PowerEdge R650", "BIOS Dell Inc. 1.13.2", "2 x Intel(R) Xeon(R) Gold 6430, 64 cores, 128 threads",
+		"512GiB", "GPUs (2)", "0000:ca:00.0", "GA100 [A100 PCIe 80GB]", "10de:20b5", "ice", "25G", "leaf-r01 Ethernet", "3.84 TB", "0000:5e:00.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = cli(t, "inventory", "--state", state, shown, "-o", "json")
+	var ni api.NodeInventory
+	if code != 0 || json.Unmarshal([]byte(out), &ni) != nil || len(ni.Inventory.GPUs) != 2 || ni.HardwareProfile != hw {
+		t.Errorf("-o json: %d %s", code, out)
+	}
+	if code, out, _ = cli(t, "inventory", "--state", state, shown, "-o", "yaml"); code != 0 || !strings.Contains(out, "hardwareProfile: "+hw) || !strings.Contains(out, "numaNode: 1") {
+		t.Errorf("-o yaml: %d %s", code, out)
+	}
+	if code, _, errs = cli(t, "inventory", "--state", state, other); code == 0 || !strings.Contains(errs, other) || !strings.Contains(errs, "not commissioned yet") {
+		t.Errorf("a node not commissioned: %d %s", code, errs)
+	}
+
+	code, out, errs = cli(t, "inventory", "--state", state, "--diff", "--profile", hw)
+	if code != 0 {
+		t.Fatalf("--diff: %d %s", code, errs)
+	}
+	t.Logf("inventory --diff:\n%s", out)
+	if !strings.Contains(out, odd) || !strings.Contains(out, "gpus.count") || strings.Contains(out, shown+" ") || strings.Contains(out, "serial") {
+		t.Errorf("--diff should name %s's GPU count only:\n%s", odd, out)
+	}
+	var rep inventoryDiffReport
+	if code, out, _ = cli(t, "inventory", "--state", state, "--diff", "-o", "json"); code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("--diff -o json: %d %s", code, out)
+	}
+	oddOnes := 0
+	for _, p := range rep.Profiles {
+		if p.Profile != hw && p.Nodes > 0 {
+			t.Errorf("profile %s has %d inventories, want none", p.Profile, p.Nodes)
+		}
+		oddOnes += len(p.OddOnesOut)
+	}
+	if oddOnes != 2 { // gpus.count and gpus.models of the odd node
+		t.Errorf("%d odd ones out, want 2: %s", oddOnes, out)
+	}
+	if code, _, errs = cli(t, "inventory", "--state", state, "--diff", odd); code == 0 {
+		t.Errorf("--diff with a node: accepted")
+	}
+	if code, _, errs = cli(t, "inventory", "--state", state, "--diff", "--profile", "nosuch"); code == 0 || !strings.Contains(errs, "nosuch") {
+		t.Errorf("--profile nosuch: %d %s", code, errs)
+	}
+}
