@@ -220,6 +220,11 @@ func TestHardwareDetails(t *testing.T) {
 	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=commission", nil, nil)
 	l.waitStatus(id, StatusReady)
 	doc := details(t, l, id)
+	if r := l.do("GET", "/nodes/"+id+"/?op=details", nil); r.code != http.StatusOK || r.header.Get("Content-Type") != "application/bson" {
+		t.Errorf("nodes/{id}/?op=details: %d %s", r.code, r.header.Get("Content-Type"))
+	} else if viaMachines := l.do("GET", "/machines/"+id+"/?op=details", nil); string(viaMachines.body) != string(r.body) {
+		t.Error("nodes and machines details differ")
+	}
 	lshwB, ok1 := doc["lshw"].([]byte)
 	lldpB, ok2 := doc["lldp"].([]byte)
 	if !ok1 || !ok2 {

@@ -37,6 +37,7 @@ func (s *Server) routesMachines() {
 	s.handle("GET", "/machines/{system_id}/", "query_power_state", s.withMachine((*Server).opQueryPower))
 	s.handle("GET", "/machines/{system_id}/", "power_parameters", s.withMachine((*Server).opPowerParameters))
 	s.handle("GET", "/machines/{system_id}/", "details", s.withMachine((*Server).opDetails))
+	s.handle("GET", "/nodes/{system_id}/", "details", s.withMachine((*Server).opDetails)) // NodeHandler's, which machines inherit
 }
 
 type machineHandler func(s *Server, m *machine, req *request) (any, *apiError)
