@@ -107,6 +107,7 @@ func (a *app) demoCmd() *cobra.Command {
 				return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
 			}
 			a.printSummary(res)
+			a.printGPUInventory(ctx, st, l.design.NodeNames()) // inventory.go
 			if !res.ok() {
 				return &exitError{code: exitInvalid, err: fmt.Errorf("demo: %d of %d nodes deployed", res.Deployed, res.Nodes)}
 			}

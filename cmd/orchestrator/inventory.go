@@ -389,3 +389,18 @@ func prefixed(prefix, s string) string {
 	}
 	return prefix + s
 }
+
+// printGPUInventory prints the inventory of the first of the nodes whose
+// machine has GPUs (the demo's), under a heading; nothing when none has.
+func (a *app) printGPUInventory(ctx context.Context, st statestore.Store, nodes []string) {
+	src := localInventories{st}
+	for _, n := range nodes {
+		ni, err := src.inventory(ctx, n)
+		if err != nil || len(ni.Inventory.GPUs) == 0 {
+			continue
+		}
+		fmt.Fprintf(a.stdout, "\n== Inventory of a GPU node (orchestrator inventory %s; --diff for the odd ones out)\n", n)
+		printInventory(a.stdout, ni)
+		return
+	}
+}
