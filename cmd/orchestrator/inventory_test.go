@@ -129,3 +129,44 @@ func TestInventoryCommand(t *testing.T) {
 		t.Errorf("--profile nosuch: %d %s", code, errs)
 	}
 }
+
+// TestInventoryAfterDemo: the demo (lab MAAS, real driver) prints a GPU
+// node's inventory, and inventory reads the state it leaves: the GPU
+// node's GPUs, NIC drivers and LLDP neighbours, and --diff of the site.
+func TestInventoryAfterDemo(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.db")
+	code, out, errs := cli(t, "demo", "--site", exampleSite, "--state", state, "--time-scale", "0.001")
+	if code != 0 {
+		t.Fatalf("demo: %d %s\n%s", code, errs, out)
+	}
+	i := strings.Index(out, "== Inventory of a GPU node")
+	if i < 0 || !strings.Contains(out[i:], "GPUs (") || !strings.Contains(out[i:], "NEIGHBOR") {
+		t.Fatalf("the demo prints no GPU node inventory:\n%s", out)
+	}
+	node := strings.TrimSuffix(strings.Fields(out[i:])[8], ";")
+	code, out, errs = cli(t, "inventory", "--state", state, node, "-o", "json")
+	var ni api.NodeInventory
+	if code != 0 || json.Unmarshal([]byte(out), &ni) != nil {
+		t.Fatalf("inventory %s: %d %s %s", node, code, errs, out)
+	}
+	inv := ni.Inventory
+	if len(inv.GPUs) == 0 || inv.CPU.Threads == 0 || inv.MemoryMiB == 0 || len(inv.Disks) == 0 || inv.System.Vendor == "" {
+		t.Errorf("inventory of %s lacks hardware facts: %+v", node, inv)
+	}
+	neighbours := 0
+	for _, n := range inv.NICs {
+		if n.Driver == "" || n.PCIAddress == "" || n.MAC == "" {
+			t.Errorf("NIC %+v: no driver, PCI address or MAC", n)
+		}
+		if n.Neighbor != nil {
+			neighbours++
+		}
+	}
+	if neighbours == 0 {
+		t.Errorf("no NIC of %s has an LLDP neighbour: %+v", node, inv.NICs)
+	}
+	if code, out, errs = cli(t, "inventory", "--state", state, "--diff"); code != 0 || !strings.Contains(out, "hardware profile "+ni.HardwareProfile) {
+		t.Errorf("inventory --diff: %d %s %s", code, errs, out)
+	}
+	t.Logf("inventory --diff of the demo site:\n%s", out)
+}
