@@ -103,6 +103,9 @@ type inventorySource interface {
 	inventory(ctx context.Context, node string) (api.NodeInventory, error)
 	// profiles answers the current design's nodes by hardware profile.
 	profiles(ctx context.Context) (map[string][]string, error)
+	// profileOf is a node's hardware profile ("" when unknown) when it
+	// has no inventory to say it.
+	profileOf(ctx context.Context, node string) string
 }
 
 type remoteInventories struct{ c *client.Client }
@@ -115,9 +118,9 @@ func (r remoteInventories) inventory(ctx context.Context, node string) (api.Node
 	return ni, nil
 }
 
-// profiles reads each node of the current revision's inventory (its
-// answer names the hardware profile), eight at a time; the inventories
-// are kept for the diff.
+// profiles lists the current revision's nodes in one group: each node's
+// inventory answer names its hardware profile (profileOf asks the design
+// for a node without one).
 func (r remoteInventories) profiles(ctx context.Context) (map[string][]string, error) {
 	rev, err := r.c.Design(ctx, "current")
 	if err != nil {
@@ -130,7 +133,17 @@ func (r remoteInventories) profiles(ctx context.Context) (map[string][]string, e
 	return out, nil
 }
 
+func (r remoteInventories) profileOf(ctx context.Context, node string) string {
+	n, err := r.c.DesignNode(ctx, "current", node)
+	if err != nil {
+		return ""
+	}
+	return n.Spec.HardwareProfile
+}
+
 type localInventories struct{ st statestore.Store }
+
+func (localInventories) profileOf(context.Context, string) string { return "" } // profiles knows
 
 func (l localInventories) inventory(ctx context.Context, node string) (api.NodeInventory, error) {
 	inv, ok, err := orchestrator.NodeInventory(ctx, l.st, node)
@@ -213,7 +226,7 @@ func (a *app) inventoryDiff(ctx context.Context, src inventorySource, only, outp
 			case err == nil:
 				res[i] = got{ni: ni, ok: true}
 			case isNotCommissioned(err):
-				res[i] = got{ni: api.NodeInventory{Node: n}}
+				res[i] = got{ni: api.NodeInventory{Node: n, HardwareProfile: src.profileOf(gctx, n)}}
 			default:
 				return err
 			}

@@ -170,3 +170,54 @@ func TestInventoryAfterDemo(t *testing.T) {
 	}
 	t.Logf("inventory --diff of the demo site:\n%s", out)
 }
+
+// TestInventoryRemote: inventory and --diff through the control API with
+// a viewer token.
+func TestInventoryRemote(t *testing.T) {
+	srv := remoteServer(t)
+	ctx := t.Context()
+	d, err := currentDesign(ctx, srv.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw := d.Nodes[srv.Node].Spec.HardwareProfile
+	var same []string
+	for _, n := range d.NodeNames() {
+		if d.Nodes[n].Spec.HardwareProfile == hw {
+			same = append(same, n)
+		}
+	}
+	if len(same) < 3 {
+		t.Skipf("profile %s has %d nodes", hw, len(same))
+	}
+	for i, n := range same[:3] {
+		fw := "4.40"
+		if i == 2 {
+			fw = "4.10"
+		}
+		op, err := orchestrator.InventoryOp(n, testInventory(string(rune('a'+i))+"2", 0, fw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := srv.Store.Write(ctx, op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remote := []string{"--server", srv.URL, "--token", srv.Token[api.RoleViewer]}
+	code, out, errs := cli(t, append(remote, "inventory", same[0])...)
+	if code != 0 || !strings.Contains(out, "node "+same[0]) || !strings.Contains(out, "hardware profile "+hw) {
+		t.Errorf("remote inventory: %d %s %s", code, errs, out)
+	}
+	code, out, errs = cli(t, append(remote, "inventory", "--diff", "--profile", hw, "-o", "json")...)
+	var rep inventoryDiffReport
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Profiles) != 1 {
+		t.Fatalf("remote --diff: %d %s %s", code, errs, out)
+	}
+	p := rep.Profiles[0]
+	if p.Nodes != 3 || len(p.NotInventoried) != len(same)-3 || len(p.OddOnesOut) != 1 || p.OddOnesOut[0].Node != same[2] || p.OddOnesOut[0].Field != "nic[nic0].firmware" {
+		t.Errorf("remote --diff: %+v", p)
+	}
+	if code, _, errs = cli(t, append(remote, "inventory", same[len(same)-1])...); len(same) > 3 && (code == 0 || !strings.Contains(errs, "not commissioned yet")) {
+		t.Errorf("remote inventory of a node not commissioned: %d %s", code, errs)
+	}
+}
