@@ -784,3 +784,48 @@ func TestConcurrency(t *testing.T) {
 		t.Errorf("%d Probe calls recorded, want %d", failed, 16*20)
 	}
 }
+
+// TestServerInventory: a plausible server's facts, a NIC per device alias
+// and a disk per storage device; SetHardware's facts for an odd machine,
+// the NICs still the node's.
+func TestServerInventory(t *testing.T) {
+	ctx := t.Context()
+	f := fake.NewServer(fake.Script{})
+	n := node("a")
+	n.Interfaces = []drivers.Interface{{Name: "bond0", Devices: []drivers.Device{{Alias: "nic0", Bus: "pci", Address: "0000:3b:00.0"}, {Alias: "nic1"}}}}
+	n.Storage.Devices = []drivers.StorageDevice{{Device: drivers.Device{Alias: "boot", Bus: "scsi", Address: "2:0.0.0"}}, {Device: drivers.Device{Alias: "data"}}}
+	m, r, err := f.IdentifyNode(ctx, n)
+	mustDone(t, "IdentifyNode", r, err)
+	n.MachineID = m.MachineID
+	inv, err := f.Inventory(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.CPU.Threads == 0 || inv.MemoryMiB == 0 || inv.System.Vendor == "" || len(inv.GPUs) != 0 {
+		t.Errorf("facts %+v", inv)
+	}
+	if len(inv.NICs) != 2 || inv.NICs[0].PCIAddress != "0000:3b:00.0" || inv.NICs[0].Driver == "" || !inv.NICs[1].LinkUp {
+		t.Errorf("nics %+v", inv.NICs)
+	}
+	if len(inv.Disks) != 2 || inv.Disks[0].Alias != "boot" || inv.Disks[0].BusAddress != "2:0.0.0" || inv.Disks[1].SizeBytes <= 0 {
+		t.Errorf("disks %+v", inv.Disks)
+	}
+	odd := drivers.Inventory{CPU: drivers.CPU{Model: "X", Sockets: 1, Cores: 8, Threads: 16}, MemoryMiB: 1024,
+		GPUs:  []drivers.PCIDevice{{Model: "H100", Address: "0000:ca:00.0"}},
+		NICs:  []drivers.NIC{{Driver: "ice", SpeedMbps: 10000, Neighbor: &drivers.Neighbor{Switch: "leaf", Port: "Ethernet1"}}},
+		Disks: []drivers.Disk{{Name: "sda", SizeBytes: 1 << 30}}}
+	f.SetHardware("a", odd)
+	inv, err = f.Inventory(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.MachineID != m.MachineID || inv.CPU != odd.CPU || len(inv.GPUs) != 1 || len(inv.Disks) != 1 || len(inv.NICs) != 2 {
+		t.Errorf("with SetHardware: %+v", inv)
+	}
+	if nic := inv.NICs[0]; nic.Alias != "nic0" || nic.Driver != "ice" || nic.SpeedMbps != 10000 || nic.LinkUp || nic.Neighbor == nil || nic.MAC == "" {
+		t.Errorf("nic0 with SetHardware: %+v", nic)
+	}
+	if inv.NICs[1].Driver != "fakenic" {
+		t.Errorf("nic1 has no SetHardware details, keeps the defaults: %+v", inv.NICs[1])
+	}
+}
