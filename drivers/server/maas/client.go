@@ -90,6 +90,12 @@ func (c *client) bound(ctx context.Context) gomaasapi.Client {
 // and decodes the JSON answer into out (when out is not nil). path is
 // relative to /api/2.0/ and ends in "/".
 func (c *client) call(ctx context.Context, method, path, op string, params url.Values, out any) error {
+	return c.callLimit(ctx, method, path, op, params, out, 0)
+}
+
+// callLimit is call whose answer may not be longer than limit bytes (0:
+// no limit): the body is cut at limit+1 and refused (Permanent).
+func (c *client) callLimit(ctx context.Context, method, path, op string, params url.Values, out any, limit int64) error {
 	var lastErr error
 	uri := &url.URL{Path: strings.TrimPrefix(path, "/")}
 	if method != http.MethodGet {
@@ -99,6 +105,9 @@ func (c *client) call(ctx context.Context, method, path, op string, params url.V
 	for attempt := 0; attempt <= c.retries; attempt++ {
 		rctx, cancel := context.WithTimeout(ctx, c.timeout)
 		cl := c.bound(rctx)
+		if limit > 0 {
+			cl.HTTPClient = &http.Client{Transport: limitTransport{base: cl.HTTPClient.Transport, limit: limit}}
+		}
 		var body []byte
 		var err error
 		switch method {
@@ -114,6 +123,9 @@ func (c *client) call(ctx context.Context, method, path, op string, params url.V
 			err = cl.Delete(uri)
 		}
 		cancel()
+		if err == nil && limit > 0 && int64(len(body)) > limit {
+			return drivers.Errorf(drivers.Permanent, "maas %s %s: the answer is larger than %d bytes", method, path, limit)
+		}
 		if err == nil {
 			if out == nil || len(body) == 0 {
 				return nil

@@ -109,16 +109,25 @@ const hwTypeGPU = 5
 // and lldp documents, and of the other commissioning outputs).
 const maxDetailsBytes = 16 << 20
 
+// Bounds of the machine and node device reads of Inventory.
+const (
+	maxMachineReadBytes = 8 << 20
+	maxNodeDevices      = 4096
+)
+
 // hardwareFacts fills the inventory's hardware facts beside its NICs.
 func (d *Driver) hardwareFacts(ctx context.Context, n drivers.Node, inv *drivers.Inventory) error {
 	id := inv.MachineID
 	var hw mHardware
-	if err := d.c.call(ctx, http.MethodGet, "machines/"+id+"/", "", nil, &hw); err != nil {
+	if err := d.c.callLimit(ctx, http.MethodGet, "machines/"+id+"/", "", nil, &hw, maxMachineReadBytes); err != nil {
 		return err
 	}
 	var ndevs []hwDevice
-	if err := d.c.call(ctx, http.MethodGet, "nodes/"+id+"/devices/", "", nil, &ndevs); err != nil && !isNotFound(err) {
+	if err := d.c.callLimit(ctx, http.MethodGet, "nodes/"+id+"/devices/", "", nil, &ndevs, maxMachineReadBytes); err != nil && !isNotFound(err) {
 		return err // MAAS 2.x has none: 404
+	}
+	if len(ndevs) > maxNodeDevices {
+		ndevs = ndevs[:maxNodeDevices]
 	}
 	facts, lldp, err := d.details(ctx, id)
 	if err != nil {
