@@ -111,6 +111,12 @@ var hardwareCases = []ruleCase{
 	{rule: "constraints", name: "ok: constraints on a node that is not pinned",
 		edits: []edit{rep(nodesF, "  hostProfile: compute # @n2-hp\n", "  hostProfile: compute # @n2-hp\n  constraints: {zone: default, pool: gpu, tags: [gpu-h100x8], minCpu: 64, minMemory: 512gi}\n")}},
 
+	{rule: "constraints", name: "ok: an unpinned node needs no BMC address",
+		edits: []edit{rep(nodesF, "  hostProfile: compute # @n3-hp\n  oob:\n    address: 10.10.0.103 # @n3-bmc\n", "  hostProfile: compute # @n3-hp\n  constraints: {tags: [gpu-h100x8]}\n")}},
+	{rule: "oob", name: "a node without constraints still needs its BMC address",
+		edits: []edit{rep(nodesF, "  hostProfile: compute # @n3-hp\n  oob:\n    address: 10.10.0.103 # @n3-bmc\n", "  hostProfile: compute # @n3-hp\n")},
+		want:  []exp{fail("oob", "Node", "n3", nodesF+"@n3", "an ipmi node needs oob.address")}},
+
 	// hardware-tags
 	{rule: "hardware-tags", name: "tag name, duplicate, no fact, bad pattern",
 		edits: []edit{hwTagsSite(`    - {name: "gpu h100", gpus: {count: 8}} # @t0

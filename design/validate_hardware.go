@@ -169,6 +169,15 @@ func (v *validator) cabling(n *Node, ports map[string]cabled) {
 	}
 }
 
+// Unpinned reports whether the node's machine is the provisioner's
+// choice: the node has allocation constraints, and neither a boot MAC nor
+// a BMC address that would identify one machine. Such a node needs no
+// oob block: the provisioner allocates a commissioned machine and powers
+// it through the BMC it knows.
+func (n *Node) Unpinned() bool {
+	return n != nil && n.Spec.Constraints != nil && n.Spec.BootMAC == "" && n.Spec.OOB.Address == ""
+}
+
 // constraints checks a node's allocation constraints.
 func (v *validator) constraints(n *Node) {
 	name, c := n.Metadata.Name, n.Spec.Constraints

@@ -137,7 +137,7 @@ func (v *validator) nodeOOB(n *Node) {
 	if v.r.owns(KindNode, name, o.Pos) {
 		pos = o.Pos // ...at its own oob block, if it has one
 	}
-	if ep.Type == "ipmi" {
+	if ep.Type == "ipmi" && !n.Unpinned() { // an unpinned node's machine, and its BMC, are the provisioner's choice
 		if o.Address == "" {
 			v.r.errorf(RuleOOB, KindNode, name, pos, "an ipmi node needs oob.address, the IP address of its BMC")
 		}

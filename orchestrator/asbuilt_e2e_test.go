@@ -12,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/sim/maas"
+	"github.com/slipway-dev/slipway/statestore"
 )
 
 // machineTags reads a machine's tags from the lab's MAAS, behind the
@@ -137,4 +138,52 @@ func TestAsBuiltAgainstTheLab(t *testing.T) {
 		t.Errorf("%s: machine tags %v", short, tags)
 	}
 	audit(t, env, e, len(d.Nodes)-1)
+}
+
+// TestAllocationByConstraintsAgainstTheLab: a GPU node prepared in the
+// lab leaves a commissioned machine tagged gpu-h100x8 (a hardware tag of
+// the example's Site). A design revision that drops it and adds a node
+// that is not pinned (no boot MAC, no BMC) but asks for that tag deploys
+// the new node on that machine: MAAS's allocate matched its constraints.
+func TestAllocationByConstraintsAgainstTheLab(t *testing.T) {
+	t.Parallel()
+	d := testsite.Example(t)
+	const gpu, any = "r01-gpu01", "r01-any01"
+	env, e := prepared(t, d, nil)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareNodes, Requester: "test",
+		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}}, orchestrator.TaskSucceeded)
+	id := machines(t, e)[gpu]
+	if tags := machineTags(t, env, id); !slices.Contains(tags, "gpu-h100x8") {
+		t.Fatalf("prepared %s: machine %s tags %v, want gpu-h100x8", gpu, id, tags)
+	}
+
+	d2 := testsite.Example(t)
+	n := *d2.Nodes[gpu]
+	delete(d2.Nodes, gpu)
+	n.Metadata.Name = any
+	n.Spec.OOB.Address = ""
+	n.Spec.Constraints = &design.Constraints{Tags: []string{"gpu-h100x8"}, MinCPU: 64}
+	d2.Nodes[any] = &n
+	raw, rev, err := d2.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Store.PutRevision(t.Context(), statestore.Revision{ID: rev, Design: raw, Counts: d2.Counts(), Roots: []string{"(test)"}}); err != nil {
+		t.Fatal(err)
+	}
+	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Revision: rev,
+		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{any}}}}}, orchestrator.TaskSucceeded)
+	if len(res) != 1 || res[0].Stage != orchestrator.StageDeployed {
+		t.Fatalf("results %+v", res)
+	}
+	if got := record(t, e, any).MachineID; got != id {
+		t.Errorf("%s deployed on machine %q, want %q (the only one tagged gpu-h100x8)", any, got, id)
+	}
+	evs, err := e.Events(t.Context(), 0, 0, task.ID, any)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool { return strings.Contains(ev.Message, "allocation by constraints") }) {
+		t.Errorf("no event says how %s's machine was found", any)
+	}
 }

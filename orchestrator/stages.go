@@ -43,6 +43,9 @@ func (r *nodeRun) stage(ctx context.Context) (step, error) {
 }
 
 func (r *nodeRun) verify(ctx context.Context) (step, error) {
+	if r.n.Unpinned() {
+		return advance("node %s is not pinned: its BMC is the provisioner's, nothing to verify", r.rec.Name), nil
+	}
 	b, err := r.e.bmc(r.d, r.n)
 	if err != nil {
 		return step{}, err
@@ -82,6 +85,9 @@ func (r *nodeRun) oobPrepare(ctx context.Context) (step, error) {
 		}
 		return r.result(res, false, func() step { return sub("switch ports: %s", res.Message) })
 	case 1:
+		if r.n.Unpinned() { // design/validate_hardware.go
+			return advance("node %s is not pinned: the provisioner allocates it a commissioned machine by its constraints, and powers it", r.rec.Name), nil
+		}
 		if r.rec.MachineID != "" {
 			ms, err := r.e.status(ctx, []drivers.NodeRef{r.ref()})
 			if err != nil {
