@@ -12,7 +12,30 @@ import (
 // HardwareAcceptor is what the as-built routes need of the engine (the
 // orchestrator's Engine is one). An Engine that is not one answers 501.
 type HardwareAcceptor interface {
+	AsBuilt(ctx context.Context, node string) (orchestrator.AsBuiltRecord, error)
 	AcceptHardware(ctx context.Context, node, who string) (orchestrator.AsBuiltRecord, error)
+}
+
+func (s *Server) acceptor() (HardwareAcceptor, error) {
+	a, ok := s.cfg.Engine.(HardwareAcceptor)
+	if !ok {
+		return nil, problem(http.StatusNotImplemented, "this server's engine has no as-built check")
+	}
+	return a, nil
+}
+
+// asBuilt answers a node's last as-built check: the inventory's digest,
+// the differences found, the acceptance. 404 when it had none.
+func (s *Server) asBuilt(c echo.Context) error {
+	a, err := s.acceptor()
+	if err != nil {
+		return err
+	}
+	ab, err := a.AsBuilt(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, ab)
 }
 
 // acceptHardware records that an operator accepts the machine of a node
@@ -22,9 +45,9 @@ type HardwareAcceptor interface {
 func (s *Server) acceptHardware(c echo.Context) error {
 	name := c.Param("name")
 	auditWhat(c, AuditWhat{Action: "node.accept-hardware", Verb: "accept-hardware", Targets: []string{name}})
-	a, ok := s.cfg.Engine.(HardwareAcceptor)
-	if !ok {
-		return problem(http.StatusNotImplemented, "this server's engine has no as-built check")
+	a, err := s.acceptor()
+	if err != nil {
+		return err
 	}
 	ab, err := a.AcceptHardware(c.Request().Context(), name, who(c))
 	if err != nil {

@@ -35,6 +35,10 @@ func TestAcceptHardwareRoute(t *testing.T) {
 	if rec.Action != "node.accept-hardware" || len(rec.Targets) == 0 || rec.Targets[0] != f.Node {
 		t.Errorf("audit record %+v, want node.accept-hardware naming %s", rec, f.Node)
 	}
+	code, body = f.do(t, "GET", "/api/v1/nodes/"+f.Node+"/as-built", f.Token[api.RoleViewer], "", nil)
+	if code != http.StatusNotFound || !strings.Contains(string(body), "has had no as-built check") {
+		t.Errorf("GET as-built before any check: %d %s, want 404", code, body)
+	}
 	if code := f.json(t, "POST", "/api/v1/nodes/no-such-node/as-built/accept", f.Token[api.RoleOperator], nil, nil); code != http.StatusNotFound {
 		t.Errorf("unknown node: %d, want 404", code)
 	}

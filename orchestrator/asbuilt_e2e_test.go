@@ -138,6 +138,20 @@ func TestAsBuiltAgainstTheLab(t *testing.T) {
 		t.Errorf("%s: machine tags %v", short, tags)
 	}
 	audit(t, env, e, len(d.Nodes)-1)
+	// Hardware tags are no design tags: reconciliation sees no tags drift
+	// on the machines that carry them.
+	if _, err := e.Reconcile(t.Context(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	drift, err := e.Drift(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dr := range drift {
+		if dr.Kind == orchestrator.DriftTags {
+			t.Errorf("tags drift on %s: expected %s, observed %s", dr.Node, dr.Expected, dr.Observed)
+		}
+	}
 }
 
 // TestAllocationByConstraintsAgainstTheLab: a GPU node prepared in the

@@ -14,3 +14,9 @@ func (c *Client) AcceptHardware(ctx context.Context, name string) (orchestrator.
 	var out orchestrator.AsBuiltRecord
 	return out, c.sendJSON(ctx, http.MethodPost, v1+"/nodes/"+seg(name)+"/as-built/accept", nil, &out)
 }
+
+// AsBuilt is a node's last as-built check (404 when it had none).
+func (c *Client) AsBuilt(ctx context.Context, name string) (orchestrator.AsBuiltRecord, error) {
+	var out orchestrator.AsBuiltRecord
+	return out, c.get(ctx, v1+"/nodes/"+seg(name)+"/as-built", nil, &out)
+}
