@@ -17,6 +17,8 @@ func FuzzRequests(f *testing.F) {
 	f.Add("POST", "/MAAS/api/2.0/machines/abc/", "deploy", "user_data=%%%", true)
 	f.Add("PUT", "/MAAS/api/2.0/subnets/cidr:10.0.0.0%2F24/", "", "gateway_ip=1", false)
 	f.Add("GET", "/MAAS/api/2.0/nodes/x/blockdevices/1/partition/2", "", "", true)
+	f.Add("POST", "/MAAS/api/2.0/machines/", "allocate", "cpu_count=NaN&mem=1e400&zone=a&zone=default&tags=x+y,z&dry_run=1", true)
+	f.Add("GET", "/MAAS/api/2.0/nodes/x/", "details", "", true)
 	creds := Credentials{"ck", "tk", "ts"}
 	s := New(Options{APIKey: creds, TimeScale: 1e-6})
 	defer s.Close()
