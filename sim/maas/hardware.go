@@ -142,7 +142,7 @@ func cpuSpeed(m *machine) int {
 func nicFacts(m *machine, i *iface) (connected bool, speed, maxSpeed int, firmware any, numa int) {
 	hw := commissionedHW(m)
 	if hw == nil || i.Type != "physical" {
-		return i.Type == "physical" || i.Type == "", 0, 0, nil, 0
+		return true, 0, 0, nil, 0 // MAAS's defaults: link_connected true, speeds 0
 	}
 	n := hw.nicOf(i.MAC)
 	if n == nil {
