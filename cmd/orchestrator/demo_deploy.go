@@ -23,7 +23,7 @@ import (
 // demoStages are the deploy workflow's stages in the order the progress
 // shows them.
 var demoStages = []orchestrator.Stage{orchestrator.StagePending, orchestrator.StageOOBPrepare, orchestrator.StageIdentify,
-	orchestrator.StageCommission, orchestrator.StageConfigure, orchestrator.StageDeploy, orchestrator.StageBootstrap,
+	orchestrator.StageCommission, orchestrator.StageAsBuilt, orchestrator.StageConfigure, orchestrator.StageDeploy, orchestrator.StageBootstrap,
 	orchestrator.StageDeployed}
 
 // deployRun is the outcome of a demo deployment. The outcome counts come
