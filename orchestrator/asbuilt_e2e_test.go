@@ -33,7 +33,8 @@ func machineTags(t *testing.T, env *labrun.Env, id string) []string {
 }
 
 // TestAsBuiltAgainstTheLab: the example's two 8-GPU nodes are built wrong
-// in the lab (one lacks a GPU, the other has its data cables swapped):
+// in the lab (one lacks a GPU; the other has its data cables swapped, a
+// slow link and old firmware):
 // they fail at as-built, each naming what differs, while every other
 // node deploys and machines with the Site's hardware facts get their
 // tags. accept-hardware and retry deploy the GPU node as it is, the other
@@ -52,7 +53,7 @@ func TestAsBuiltAgainstTheLab(t *testing.T) {
 	d.Site.Spec.HardwareTags = append(d.Site.Spec.HardwareTags, design.HardwareTag{Name: "nic-25g", NICSpeedMinMbps: 25000})
 	faults := &maas.Faults{Machines: map[string]maas.MachineFaults{
 		short:   {MissingGPUs: 1},
-		swapped: {SwapCables: []string{"data0", "data1"}},
+		swapped: {SwapCables: []string{"data0", "data1"}, NICSpeedMbps: map[string]int{"data0": 10000}, Firmware: &maas.FirmwareFault{BIOS: "1.0"}},
 	}}
 	env, e := prepared(t, d, faults)
 	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskPartiallySucceeded)
@@ -73,7 +74,8 @@ func TestAsBuiltAgainstTheLab(t *testing.T) {
 	if r := byNode[short].Reason; !strings.Contains(r, "expected 8 x GPU matching H100, found 7") || !strings.Contains(r, "accept-hardware "+short) {
 		t.Errorf("%s: reason %q does not name the GPUs found and the way out", short, r)
 	}
-	for _, want := range []string{"data0 cabled to leaf-r02:Ethernet13, expected leaf-r02:Ethernet12", "data1 cabled to leaf-r02:Ethernet12, expected leaf-r02:Ethernet13"} {
+	for _, want := range []string{"data0 cabled to leaf-r02:Ethernet13, expected leaf-r02:Ethernet12", "data1 cabled to leaf-r02:Ethernet12, expected leaf-r02:Ethernet13",
+		"data0 at 10000 Mb/s, expected at least 25000", "BIOS 1.0 below 2.1.0"} {
 		if r := byNode[swapped].Reason; !strings.Contains(r, want) {
 			t.Errorf("%s: reason %q lacks %q", swapped, r, want)
 		}
