@@ -149,6 +149,7 @@ func (d *Driver) hardwareFacts(ctx context.Context, n drivers.Node, inv *drivers
 	// NICs: MAAS's interface details, then lshw's driver and firmware,
 	// and the LLDP neighbour by kernel name.
 	byMAC := map[string]*drivers.NIC{}
+	linkKnown := map[string]bool{} // MAAS said (link_connected, MAAS 2.7 and later)
 	for i := range inv.NICs {
 		byMAC[inv.NICs[i].MAC] = &inv.NICs[i]
 	}
@@ -158,8 +159,10 @@ func (d *Driver) hardwareFacts(ctx context.Context, n drivers.Node, inv *drivers
 			continue
 		}
 		nic.Vendor, nic.Product, nic.Firmware = bound(deref(i.Vendor)), bound(deref(i.Product)), bound(deref(i.Firmware))
-		nic.LinkUp = i.LinkConnected == nil || *i.LinkConnected
-		if nic.LinkUp && i.LinkSpeed > 0 {
+		if i.LinkConnected != nil {
+			nic.LinkUp, linkKnown[nic.MAC] = *i.LinkConnected, true
+		}
+		if (nic.LinkUp || i.LinkConnected == nil) && i.LinkSpeed > 0 {
 			nic.SpeedMbps = i.LinkSpeed
 		}
 	}
@@ -169,6 +172,9 @@ func (d *Driver) hardwareFacts(ctx context.Context, n drivers.Node, inv *drivers
 			continue
 		}
 		nic.PCIAddress, nic.Driver = h.PCI, h.Driver
+		if !linkKnown[nic.MAC] {
+			nic.LinkUp = h.Link == "yes" || nic.SpeedMbps > 0
+		}
 		nic.Vendor, nic.Product, nic.Firmware = or(nic.Vendor, h.Vendor), or(nic.Product, h.Product), or(nic.Firmware, h.Firmware)
 		if nb, ok := lldp[h.Name]; ok {
 			nb := nb

@@ -32,8 +32,8 @@ func TestParseLSHW(t *testing.T) {
 			{Vendor: "NVIDIA Corporation", Model: "GH100 [H100 SXM5 80GB]", Address: "0000:ca:00.0", NUMANode: 1},
 		},
 		NICs: []hwNIC{
-			{Name: "enp25s0np0", MAC: "a0:88:c2:1e:00:10", PCI: "0000:19:00.0", Driver: "mlx5_core", Firmware: "28.39.1002 (DEL0000000031)", Vendor: "Mellanox Technologies", Product: "MT2910 Family [ConnectX-7]"},
-			{Name: "ens3f0", MAC: "b4:96:91:aa:00:01", PCI: "0000:cb:00.0", Driver: "ice", Firmware: "4.40 0x8001c967 1.3534.0", Vendor: "Intel Corporation", Product: "Ethernet Controller E810-C for QSFP"},
+			{Name: "enp25s0np0", MAC: "a0:88:c2:1e:00:10", PCI: "0000:19:00.0", Driver: "mlx5_core", Firmware: "28.39.1002 (DEL0000000031)", Vendor: "Mellanox Technologies", Product: "MT2910 Family [ConnectX-7]", Link: "yes"},
+			{Name: "ens3f0", MAC: "b4:96:91:aa:00:01", PCI: "0000:cb:00.0", Driver: "ice", Firmware: "4.40 0x8001c967 1.3534.0", Vendor: "Intel Corporation", Product: "Ethernet Controller E810-C for QSFP", Link: "no"},
 		},
 		DiskBus: map[string]string{"ng0n1": "0000:5e:00.0", "nvme0n1": "0000:5e:00.0", "sda": "2:0.0.0"},
 	}
@@ -120,7 +120,7 @@ func TestParseLLDP(t *testing.T) {
 	want := map[string]drivers.Neighbor{
 		"enp25s0np0": {Switch: "leaf-r07-a", Port: "Ethernet12", ChassisID: "0c:42:a1:5e:00:01"},
 		"ens3f0":     {Switch: "leaf-r07-b", Port: "Ethernet48", ChassisID: "0c:42:a1:5e:00:02"}, // MAC port ID: the description
-		"eno1":       {Switch: "0c:42:a1:5e:00:03", Port: "17", ChassisID: "0c:42:a1:5e:00:03"},   // no system name: the chassis ID
+		"eno1":       {Switch: "0c:42:a1:5e:00:03", Port: "17", ChassisID: "0c:42:a1:5e:00:03"},  // no system name: the chassis ID
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("parseLLDP (-want +got):\n%s", d)

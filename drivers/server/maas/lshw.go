@@ -70,6 +70,7 @@ type hwFacts struct {
 // hwNIC is a network node of lshw.
 type hwNIC struct {
 	Name, MAC, PCI, Driver, Firmware, Vendor, Product string
+	Link                                              string // lshw's link setting: yes, no or ""
 }
 
 // parseLSHW reads an lshw XML document (a <list> of nodes, or lshw's older
@@ -130,7 +131,7 @@ func parseLSHW(doc []byte) (hwFacts, error) {
 			}
 		case n.Class == "network" && len(f.NICs) < maxHWNICs:
 			nic := hwNIC{MAC: strings.ToLower(clean(n.Serial)), Driver: n.setting("driver"), Firmware: clean(n.setting("firmware")),
-				Vendor: clean(n.Vendor), Product: clean(n.Product)}
+				Vendor: clean(n.Vendor), Product: clean(n.Product), Link: n.setting("link")}
 			if len(n.LogicalNames) > 0 {
 				nic.Name = n.LogicalNames[0]
 			}
