@@ -265,6 +265,13 @@ func (e *Engine) AcceptHardware(ctx context.Context, node, who string) (AsBuiltR
 	if err := e.inCurrentDesign(ctx, node); err != nil {
 		return AsBuiltRecord{}, err
 	}
+	rec, _, err := e.rec.node(ctx, node)
+	if err != nil {
+		return AsBuiltRecord{}, err
+	}
+	if h := e.holder(rec); h != "" && rec.Stage == StageAsBuilt {
+		return AsBuiltRecord{}, fmt.Errorf("%w: node %s is being checked by task %s; accept its machine once the check has failed", ErrConflict, node, h)
+	}
 	ab, ok, err := e.asBuiltRecord(ctx, node)
 	if err != nil {
 		return AsBuiltRecord{}, err
