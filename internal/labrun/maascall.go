@@ -17,7 +17,9 @@ const maxMAASAnswer = 16 << 20
 // MAASCall sends a request to the lab's MAAS, signed with the lab's API
 // key, as an operator's client would behind the orchestrator's back
 // (tests change the lab's state with it and read it back without the
-// driver under test). op is MAAS's ?op= ("" for none); form, when not
+// driver under test). op is MAAS's ?op= ("" for none), as written into
+// the URL, so it may carry further query parameters
+// ("query&hostname=h"); form, when not
 // nil, is the url-encoded body. A status other than 200 is an error
 // naming the request and MAAS's answer.
 func (e *Env) MAASCall(ctx context.Context, method, path, op string, form url.Values) ([]byte, error) {
@@ -28,7 +30,7 @@ func (e *Env) MAASCall(ctx context.Context, method, path, op string, form url.Va
 	}
 	u := info.MAASURL + "/api/2.0" + path
 	if op != "" {
-		u += "?op=" + url.QueryEscape(op)
+		u += "?op=" + op
 	}
 	var body io.Reader
 	if form != nil {
