@@ -268,11 +268,14 @@ type ExpectCPU struct {
 	Pos   Pos    `json:"-"`
 }
 
-// ExpectGPUs: exactly Count GPUs whose model matches Model.
+// ExpectGPUs: exactly Count GPUs whose model matches Model; Addresses,
+// when given, are their PCI addresses (the board's GPU slots), so that a
+// missing GPU is named by its slot.
 type ExpectGPUs struct {
-	Count int    `json:"count"`
-	Model string `json:"model,omitempty"`
-	Pos   Pos    `json:"-"`
+	Count     int      `json:"count"`
+	Model     string   `json:"model,omitempty"`
+	Addresses []string `json:"addresses,omitempty"`
+	Pos       Pos      `json:"-"`
 }
 
 // ExpectNIC is one device alias's NIC: at least SpeedMinMbps, its driver.

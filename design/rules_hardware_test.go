@@ -63,6 +63,17 @@ var hardwareCases = []ruleCase{
 	{rule: "schema", name: "unknown field in expect",
 		edits: []edit{expectHW("    gpu: {count: 8} # @gpu\n")},
 		want:  []exp{fail("schema", "HardwareProfile", "hw1", hwF+"@gpu", `unknown field "gpu" in spec.expect`)}},
+	{rule: "expect", name: "gpu addresses: not an address, twice",
+		edits: []edit{expectHW("    gpus: {count: 3, addresses: [\"0000:18:00.0\", \"18:00\", \"0000:18:00.0\"]} # @gpus\n")},
+		want: []exp{
+			fail("expect", "HardwareProfile", "hw1", hwF+"@gpus", `expect.gpus.addresses: "18:00" is not a PCI address`),
+			fail("expect", "HardwareProfile", "hw1", hwF+"@gpus", `expect.gpus.addresses: 0000:18:00.0 is listed twice`),
+		}},
+	{rule: "expect", name: "gpu addresses fewer than the count",
+		edits: []edit{expectHW("    gpus: {count: 2, addresses: [\"0000:18:00.0\"]} # @gpus\n")},
+		want:  []exp{fail("expect", "HardwareProfile", "hw1", hwF+"@gpus", `expect.gpus.addresses lists 1 addresses for count 2`)}},
+	{rule: "expect", name: "ok: gpus in named slots",
+		edits: []edit{expectHW("    gpus: {count: 2, model: H100, addresses: [\"0000:18:00.0\", \"0000:2A:00.0\"]}\n")}},
 	{rule: "expect", name: "ok: every part of an expect block",
 		edits: []edit{expectHW(`    cpu: {count: 64, model: "Xeon|EPYC"}
     memoryMin: 512gi

@@ -65,6 +65,18 @@ func (v *validator) expect(h *HardwareProfile) {
 			bad(g.Pos, "expect.gpus.count %d is negative (0 expects no GPU)", g.Count)
 		}
 		v.pattern(g.Model, func(err string) { bad(g.Pos, "expect.gpus.model %.60q is not a regular expression: %s", g.Model, err) })
+		if len(g.Addresses) > 0 && len(g.Addresses) != g.Count {
+			bad(g.Pos, "expect.gpus.addresses lists %d addresses for count %d: list every GPU's, or none", len(g.Addresses), g.Count)
+		}
+		seen := map[string]bool{}
+		for _, a := range g.Addresses {
+			if !pciAddrRE.MatchString(a) {
+				bad(g.Pos, "expect.gpus.addresses: %.40q is not a PCI address (dddd:bb:dd.f)", a)
+			} else if seen[strings.ToLower(a)] {
+				bad(g.Pos, "expect.gpus.addresses: %s is listed twice", a)
+			}
+			seen[strings.ToLower(a)] = true
+		}
 	}
 	aliases := strings.Join(sortedNames(h.Spec.DeviceAliases), ", ")
 	for _, alias := range sortedNames(e.NICs) {

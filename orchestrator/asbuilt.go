@@ -217,6 +217,9 @@ func (r *nodeRun) peerGPUs(ctx context.Context, exp *design.HardwareExpect, inv 
 	if exp == nil || exp.GPUs == nil || exp.GPUs.Count <= 0 || len(matchingGPUs(exp.GPUs, inv)) >= exp.GPUs.Count {
 		return nil
 	}
+	if len(exp.GPUs.Addresses) > 0 { // the design names the slots
+		return normalPCI(exp.GPUs.Addresses)
+	}
 	for _, name := range r.d.NodeNames() {
 		n := r.d.Nodes[name]
 		if name == r.rec.Name || n.Spec.HardwareProfile != r.n.Spec.HardwareProfile {
@@ -521,4 +524,13 @@ func gb(b int64) string {
 		return fmt.Sprintf("%.2f TB", float64(b)/1e12)
 	}
 	return fmt.Sprintf("%.0f GB", float64(b)/1e9)
+}
+
+// normalPCI returns PCI addresses in the lower case inventories use.
+func normalPCI(addrs []string) []string {
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = strings.ToLower(a)
+	}
+	return out
 }

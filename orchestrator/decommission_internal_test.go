@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
@@ -88,4 +89,17 @@ func TestErasePolicyOrder(t *testing.T) {
 	check("the task's option", drivers.EraseSecure)
 	r.rec.Action = ActionRedeployNodes
 	check("a redeploy's release", drivers.EraseNone)
+}
+
+// A GPU missing from a profile that names its GPUs' slots is named by the
+// design's slot, without looking for another node of the profile.
+func TestMissingGPUFromTheDesign(t *testing.T) {
+	exp := &design.HardwareExpect{GPUs: &design.ExpectGPUs{Count: 2, Model: "H100", Addresses: []string{"0000:18:00.0", "0000:2A:00.0"}}}
+	inv := drivers.Inventory{GPUs: []drivers.PCIDevice{{Address: "0000:18:00.0", Model: "GH100 [H100 SXM5 80GB]"}}}
+	r := &nodeRun{} // no engine, design or store: the design's slots are enough
+	peer := r.peerGPUs(t.Context(), exp, inv)
+	got := AsBuiltMismatches(exp, nil, inv, peer)
+	if len(got) != 1 || !strings.Contains(got[0], "expected 2 x GPU matching H100, found 1: missing 0000:2a:00.0") {
+		t.Errorf("mismatches %q, want the slot 0000:2a:00.0 named", got)
+	}
 }

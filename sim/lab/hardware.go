@@ -158,7 +158,10 @@ func gpus(hw *maas.Hardware, exp *design.HardwareExpect) []maas.PCIDevice {
 	var out []maas.PCIDevice
 	for i := 0; len(out) < count && i < 256*4; i++ {
 		addr := fmt.Sprintf("0000:%02x:00.0", (0x18+i*0x11)%256)
-		if i < len(gpuSlots) {
+		switch {
+		case i < len(exp.GPUs.Addresses): // the design names the board's slots
+			addr = strings.ToLower(exp.GPUs.Addresses[i])
+		case len(exp.GPUs.Addresses) == 0 && i < len(gpuSlots):
 			addr = gpuSlots[i]
 		}
 		if used[addr] {
