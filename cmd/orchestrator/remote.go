@@ -43,7 +43,7 @@ func (a *app) remoteFlags(root *cobra.Command) {
 	// The token's default is never the environment's value: cobra would
 	// print it in --help.
 	pf.StringVar(&a.server, "server", "", "URL of an orchestrator's API, e.g. https://slipway.example:8443 (env "+envServer+"); "+
-		"apply, designs, diff, task commands, tasks, nodes, events, verbs, power and audit then act through it, and their -o also takes table and yaml")
+		"apply, designs, diff, task commands, tasks, nodes, inventory, accept-hardware, events, reconcile, drift, verbs, power and audit then act through it, and their -o also takes table and yaml")
 	pf.StringVar(&a.token, "token", "", "bearer token for --server (env "+envToken+", which keeps it out of the process list)")
 	pf.StringVar(&a.caFile, "ca-file", "", "PEM certificates trusted for an https --server besides the system's (env "+envCAFile+")")
 	root.AddCommand(a.auditCmd())
