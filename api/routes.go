@@ -43,7 +43,7 @@ func (s *Server) table() []route {
 		{Method: "POST", Path: v1 + "/nodes/:name/adopt", Role: op, Mutating: true, Summary: "take the provisioner's state of the node's machine as the truth", handler: s.nodeVerb("adopt")},
 		{Method: "POST", Path: v1 + "/nodes/:name/mark-manual-intervention", Role: op, Mutating: true, Body: "Reason", Summary: "freeze the node", handler: s.nodeVerb("mark-manual-intervention")},
 		{Method: "POST", Path: v1 + "/nodes/:name/release-manual", Role: op, Mutating: true, Summary: "unfreeze the node", handler: s.nodeVerb("release-manual")},
-		{Method: "GET", Path: v1 + "/nodes/:name/as-built", Role: view, Summary: "the node's last as-built check: inventory digest, differences from the design, acceptance", handler: s.asBuilt}, // asbuilt.go
+		{Method: "GET", Path: v1 + "/nodes/:name/as-built", Role: view, Summary: "the node's last as-built check: inventory digest, differences from the design, acceptance", handler: s.asBuilt},                                                 // asbuilt.go
 		{Method: "POST", Path: v1 + "/nodes/:name/as-built/accept", Role: op, Mutating: true, Summary: "accept the node's machine as its last as-built check found it (that inventory only); retry the task to go on", handler: s.acceptHardware}, // asbuilt.go
 		{Method: "POST", Path: v1 + "/nodes/:name/rebootstrap", Role: admin, Mutating: true, Summary: "reissue the node's introspection token for its current deployment and wait at bootstrap again; the answer holds the new token (bootstrapEnv, userData) to install on the node", handler: s.rebootstrap},
 

@@ -82,7 +82,7 @@ func TestInventoryCommand(t *testing.T) {
 		t.Fatalf("inventory: %d %s", code, errs)
 	}
 	t.Logf("inventory %s:\n%s", shown, out)
-	for _, want := range []string{"node "+shown, "hardware profile " + hw, "Dell Inc. PowerEdge R650", "BIOS Dell Inc. 1.13.2", "2 x Intel(R) Xeon(R) Gold 6430, 64 cores, 128 threads",
+	for _, want := range []string{"node " + shown, "hardware profile " + hw, "Dell Inc. PowerEdge R650", "BIOS Dell Inc. 1.13.2", "2 x Intel(R) Xeon(R) Gold 6430, 64 cores, 128 threads",
 		"512GiB", "GPUs (2)", "0000:ca:00.0", "GA100 [A100 PCIe 80GB]", "10de:20b5", "ice", "25G", "leaf-r01 Ethernet", "3.84 TB", "0000:5e:00.0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
