@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -172,6 +173,20 @@ func TestAllocationByConstraintsAgainstTheLab(t *testing.T) {
 	if tags := machineTags(t, env, id); !slices.Contains(tags, "gpu-h100x8") {
 		t.Fatalf("prepared %s: machine %s tags %v, want gpu-h100x8", gpu, id, tags)
 	}
+	// What the pinned node gets configured: deployed, read from the lab's
+	// MAAS, destroyed, and the machine's configuration put back to MAAS's
+	// defaults behind the engine's back: the new node must configure it.
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test",
+		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}}, orchestrator.TaskSucceeded)
+	want := labConfig(t, env, id)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Requester: "test",
+		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}}, orchestrator.TaskSucceeded)
+	if _, err := env.MAASCall(t.Context(), "POST", "/machines/"+id+"/", "restore_default_configuration", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := labConfig(t, env, id); got == want {
+		t.Fatalf("restore_default_configuration left the configuration as configured:\n%s", got)
+	}
 
 	d2 := testsite.Example(t)
 	n := *d2.Nodes[gpu]
@@ -202,4 +217,110 @@ func TestAllocationByConstraintsAgainstTheLab(t *testing.T) {
 	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool { return strings.Contains(ev.Message, "allocation by constraints") }) {
 		t.Errorf("no event says how %s's machine was found", any)
 	}
+	// From the lab's MAAS: the machine has the design's networking and
+	// storage, as the pinned node had (it was chosen while Ready and
+	// configured before deploy allocated it).
+	if got := labConfig(t, env, id); got != want {
+		t.Errorf("machine %s deployed for %s is not configured as the design says:\n got: %s\nwant: %s", id, any, got, want)
+	}
+	if tags := machineTags(t, env, id); !slices.ContainsFunc(tags, func(s string) bool { return strings.HasPrefix(s, "slipway-claimed-") }) {
+		t.Errorf("machine %s tags %v: no claim tag", id, tags)
+	}
+	// Destroyed: released, its claim tag gone so it may be chosen again.
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Requester: "test", Revision: rev,
+		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{any}}}}}, orchestrator.TaskSucceeded)
+	if tags := machineTags(t, env, id); slices.ContainsFunc(tags, func(s string) bool { return strings.HasPrefix(s, "slipway-claimed-") }) {
+		t.Errorf("destroyed %s: machine %s keeps its claim tag (%v)", any, id, tags)
+	}
+}
+
+// labConfig is a machine's networking (interfaces: name, type, VLAN,
+// parents, links with their mode, subnet and static address) and storage
+// (block devices' partitions and file systems, volume groups) as the
+// lab's MAAS answers them, in one comparable string.
+func labConfig(t *testing.T, env *labrun.Env, id string) string {
+	t.Helper()
+	raw, err := env.MAASCall(t.Context(), "GET", "/machines/"+id+"/", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type fs struct {
+		FSType     string  `json:"fstype"`
+		MountPoint *string `json:"mount_point"`
+	}
+	var m struct {
+		Interfaces []struct {
+			Name    string   `json:"name"`
+			Type    string   `json:"type"`
+			Parents []string `json:"parents"`
+			VLAN    *struct {
+				VID int `json:"vid"`
+			} `json:"vlan"`
+			Links []struct {
+				Mode   string `json:"mode"`
+				IP     string `json:"ip_address"`
+				Subnet *struct {
+					CIDR string `json:"cidr"`
+				} `json:"subnet"`
+			} `json:"links"`
+		} `json:"interface_set"`
+		Blocks []struct {
+			Name       string `json:"name"`
+			FS         *fs    `json:"filesystem"`
+			Partitions []struct {
+				Size int64 `json:"size"`
+				FS   *fs   `json:"filesystem"`
+			} `json:"partitions"`
+		} `json:"blockdevice_set"`
+		VGs []struct {
+			Name string `json:"name"`
+		} `json:"volume_groups"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	fsText := func(f *fs) string {
+		if f == nil {
+			return "-"
+		}
+		mp := ""
+		if f.MountPoint != nil {
+			mp = *f.MountPoint
+		}
+		return f.FSType + ":" + mp
+	}
+	var parts []string
+	for _, in := range m.Interfaces {
+		p := slices.Clone(in.Parents)
+		slices.Sort(p)
+		vid := -1
+		if in.VLAN != nil {
+			vid = in.VLAN.VID
+		}
+		var links []string
+		for _, l := range in.Links {
+			cidr, ip := "", ""
+			if l.Subnet != nil {
+				cidr = l.Subnet.CIDR
+			}
+			if l.Mode == "static" {
+				ip = l.IP
+			}
+			links = append(links, l.Mode+"/"+cidr+"/"+ip)
+		}
+		slices.Sort(links)
+		parts = append(parts, fmt.Sprintf("if %s %s vlan %d parents %v links %v", in.Name, in.Type, vid, p, links))
+	}
+	for _, b := range m.Blocks {
+		var ps []string
+		for _, p := range b.Partitions {
+			ps = append(ps, fmt.Sprintf("%d %s", p.Size, fsText(p.FS)))
+		}
+		parts = append(parts, fmt.Sprintf("disk %s %s partitions %v", b.Name, fsText(b.FS), ps))
+	}
+	for _, vg := range m.VGs {
+		parts = append(parts, "vg "+vg.Name)
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "; ")
 }

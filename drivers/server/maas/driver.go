@@ -3,6 +3,7 @@ package maas
 import (
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
@@ -38,6 +39,7 @@ type Driver struct {
 
 	tagBatches batch.Batcher[string, struct{}]   // tags.go: machine IDs by tag and op
 	lookups    batch.Batcher[string, []mMachine] // identify.go: machines by hostname or MAC
+	claimMu    sync.Mutex                        // identify.go: one choice by constraints at a time (claimBy)
 }
 
 // NewDriver configures a driver from its settings and the API key secret.

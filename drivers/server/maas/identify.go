@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,12 +34,14 @@ func (d *Driver) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Mach
 	}
 	enlisted := false
 	if m == nil && n.BootMAC == "" && n.Constraints != nil {
-		// Not pinned: allocate any machine the constraints match.
-		am, res, err := d.allocateBy(ctx, n)
-		if err != nil || am == nil {
+		// Not pinned: choose a Ready machine the constraints match and
+		// claim it (hostname and claim tag); it stays Ready for
+		// commissioning and configuration, and Deploy allocates it.
+		cm, res, err := d.claimBy(ctx, n)
+		if err != nil || cm == nil {
 			return drivers.Machine{}, res, err
 		}
-		m, how, enlisted = am, "allocation by constraints ("+describeConstraints(n.Constraints)+")", true
+		m, how, enlisted = cm, "allocation by constraints ("+describeConstraints(n.Constraints)+"), claimed", true
 	}
 	if m == nil {
 		if n.BootMAC == "" {
@@ -68,8 +71,21 @@ func (d *Driver) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Mach
 	if err != nil {
 		return drivers.Machine{}, drivers.Result{}, err
 	}
+	if n.BootMAC == "" && n.Constraints != nil && !slices.Contains(m.TagNames, d.claimTag()) {
+		// An unpinned node's machine found again after a release took
+		// its claim (a redeploy): claim it again, so no other node's dry
+		// run chooses it.
+		if err := d.ensureClaimTag(ctx, d.claimTag()); err != nil {
+			return drivers.Machine{}, drivers.Result{}, err
+		}
+		if err := d.tagNodes(ctx, d.claimTag(), "add", m.SystemID); err != nil {
+			return drivers.Machine{}, drivers.Result{}, err
+		}
+		m.TagNames = append(m.TagNames, d.claimTag())
+		changed = strings.TrimPrefix(changed+", claim tag "+d.claimTag(), ", ")
+	}
 	power := ""
-	if !enlisted { // else enlist gave MAAS the power parameters (or the machine was allocated by constraints: its own are kept)
+	if !enlisted { // else enlist gave MAAS the power parameters (or the machine was chosen by constraints: its own are kept)
 		if power, err = d.ensurePower(ctx, m, n); err != nil {
 			return drivers.Machine{}, drivers.Result{}, err
 		}
@@ -391,33 +407,103 @@ func describeConstraints(c *drivers.Constraints) string {
 	return strings.Join(parts, " ")
 }
 
-// allocateBy allocates a Ready machine that matches the node's
-// constraints to this orchestrator and marks it with the node (owner
-// data) at once, so that the next identify finds it by hostname or mark.
-// No match (MAAS's 409) is InProgress: a machine may be released or
-// commissioned later.
-func (d *Driver) allocateBy(ctx context.Context, n drivers.Node) (*mMachine, drivers.Result, error) {
-	p := constraintParams(n.Constraints)
-	p.Set("agent_name", d.instance)
-	p.Set("comment", "slipway "+d.instance+": node "+n.Name)
-	var out mMachine
-	err := d.c.call(ctx, http.MethodPost, "machines/", "allocate", p, &out)
-	if isConflict(err) {
-		return nil, drivers.InProgress(pollEnlist, "no Ready machine matches the constraints of node %s (%s): %v",
-			n.Name, describeConstraints(n.Constraints), err), nil
+// ClaimTagPrefix begins the tag that marks the machines this
+// orchestrator chose by constraints (ClaimTagPrefix + instance): the dry
+// runs of other nodes exclude them (not_tags).
+const ClaimTagPrefix = "slipway-claimed-"
+
+func (d *Driver) claimTag() string { return ClaimTagPrefix + d.instance }
+
+// claimBy chooses a Ready machine that matches the node's constraints
+// (MAAS's allocate with dry_run: the machine MAAS would allocate, not
+// allocated) among those no node of this orchestrator claimed, and
+// claims it while it is Ready: the node's hostname (the next identify
+// finds it by hostname, as a pinned node's) and the claim tag. The
+// machine stays Ready so that commissioning, storage and networking
+// apply as for a pinned node; Deploy allocates it by system ID. Pick and
+// claim are serialized in the driver, so two nodes of this process never
+// claim one machine; a machine renamed meanwhile by someone else (another
+// orchestrator) is left and another chosen. No match (MAAS's 409) is
+// InProgress: a machine may be released or commissioned later.
+func (d *Driver) claimBy(ctx context.Context, n drivers.Node) (*mMachine, drivers.Result, error) {
+	if n.Hostname == "" {
+		return nil, drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: node %s has constraints but no hostname to claim its machine with", n.Name)
 	}
-	if err != nil {
+	d.claimMu.Lock()
+	defer d.claimMu.Unlock()
+	// A concurrent identify of this node may have claimed it meanwhile.
+	if ms, err := d.lookup(ctx, "hostname", n.Hostname); err != nil || len(ms) > 0 {
+		if err != nil || len(ms) > 1 {
+			return nil, drivers.Result{}, err
+		}
+		return &ms[0], drivers.Result{}, nil
+	}
+	tag := d.claimTag()
+	if err := d.ensureClaimTag(ctx, tag); err != nil {
 		return nil, drivers.Result{}, err
 	}
-	if out.SystemID == "" {
-		return nil, drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: allocate answered no machine for node %s", n.Name)
+	for range 5 {
+		p := constraintParams(n.Constraints)
+		p.Set("not_tags", tag)
+		p.Set("dry_run", "true")
+		var out mMachine
+		err := d.c.call(ctx, http.MethodPost, "machines/", "allocate", p, &out)
+		if isConflict(err) {
+			return nil, drivers.InProgress(pollEnlist, "no Ready machine matches the constraints of node %s (%s): %v",
+				n.Name, describeConstraints(n.Constraints), err), nil
+		}
+		if err != nil {
+			return nil, drivers.Result{}, err
+		}
+		if out.SystemID == "" {
+			return nil, drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: allocate (dry run) answered no machine for node %s", n.Name)
+		}
+		if err := d.tagNodes(ctx, tag, "add", out.SystemID); err != nil {
+			return nil, drivers.Result{}, err
+		}
+		var nm mMachine
+		if err := d.c.call(ctx, http.MethodPut, "machines/"+url.PathEscape(out.SystemID)+"/", "", url.Values{"hostname": {n.Hostname}}, &nm); err != nil {
+			return nil, drivers.Result{}, err
+		}
+		cur, err := d.fetchMachine(ctx, out.SystemID)
+		if err != nil {
+			return nil, drivers.Result{}, err
+		}
+		if strings.EqualFold(cur.Hostname, n.Hostname) {
+			return cur, drivers.Result{}, nil
+		}
+		// Renamed by someone else between our rename and the check: it is
+		// theirs; it keeps our claim tag, so the next dry run passes it.
 	}
-	if err := d.setOwnerData(ctx, out.SystemID, n); err != nil {
-		return nil, drivers.Result{}, err
+	return nil, drivers.InProgress(pollEnlist, "the machines chosen for node %s (%s) were claimed by others meanwhile; choosing again",
+		n.Name, describeConstraints(n.Constraints)), nil
+}
+
+// ensureClaimTag creates the claim tag when MAAS does not have it.
+func (d *Driver) ensureClaimTag(ctx context.Context, tag string) error {
+	var tags []mTag
+	if err := d.c.cache.list(ctx, d.c, "tags/", "", &tags); err != nil {
+		return err
 	}
-	if out.OwnerData == nil {
-		out.OwnerData = map[string]string{}
+	for _, t := range tags {
+		if t.Name == tag {
+			return nil
+		}
 	}
-	out.OwnerData[OwnerDataNode], out.OwnerData[OwnerDataInstance] = n.Name, d.instance
-	return &out, drivers.Result{}, nil
+	err := d.c.call(ctx, http.MethodPost, "tags/", "", url.Values{"name": {tag},
+		"comment": {"machines chosen by constraints by slipway " + d.instance}}, nil)
+	if err != nil && !isConflict(err) && !isBadRequestExists(err) {
+		return err
+	}
+	d.c.cache.forget("tags/", "")
+	return nil
+}
+
+// unclaim removes the claim tag from a machine being released, so that
+// it may be chosen again.
+func (d *Driver) unclaim(ctx context.Context, m *mMachine) error {
+	if !slices.Contains(m.TagNames, d.claimTag()) {
+		return nil
+	}
+	return d.tagNodes(ctx, d.claimTag(), "remove", m.SystemID)
 }

@@ -407,6 +407,9 @@ func (d *Driver) Release(ctx context.Context, n drivers.NodeRef, erase drivers.E
 	}
 	switch m.Status {
 	case stReady, stNew, stFailedCommissioning, stCommissioning, stTesting, stFailedTesting:
+		if err := d.unclaim(ctx, m); err != nil {
+			return drivers.Result{}, err
+		}
 		return drivers.Done("%s: nothing to release", describe(m)), nil
 	case stReleasing, stDiskErasing:
 		return drivers.InProgress(pollRelease, "%s", describe(m)), nil
@@ -435,6 +438,9 @@ func (d *Driver) Release(ctx context.Context, n drivers.NodeRef, erase drivers.E
 			return drivers.Result{}, err
 		}
 		if err != nil {
+			return drivers.Result{}, err
+		}
+		if err := d.unclaim(ctx, m); err != nil { // chosen by constraints: it may be chosen again
 			return drivers.Result{}, err
 		}
 		return drivers.InProgress(pollRelease, "releasing machine %s (%s); now %s", m.SystemID, how, nm.StatusName), nil

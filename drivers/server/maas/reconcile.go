@@ -11,11 +11,11 @@ import (
 )
 
 // userTags are a machine's tags without the driver's kernel parameter
-// tags, sorted (nil when none).
+// and claim tags, sorted (nil when none).
 func userTags(names []string) []string {
 	var out []string
 	for _, t := range names {
-		if !strings.HasPrefix(t, KernelTagPrefix) {
+		if !strings.HasPrefix(t, KernelTagPrefix) && !strings.HasPrefix(t, ClaimTagPrefix) {
 			out = append(out, t)
 		}
 	}
