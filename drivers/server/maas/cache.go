@@ -181,6 +181,20 @@ func (c *readCache) putDevices(since uint64, id string, nds []nodeDevice) {
 	}
 }
 
+// forgetDevices drops a machine's node devices: the next read asks MAAS
+// (its block devices were replaced behind the driver's back, e.g. by a
+// restore of the default configuration).
+func (c *readCache) forgetDevices(id string) {
+	if !c.enabled() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch++
+	c.dropped["devices:"+id] = c.epoch
+	delete(c.devices, id)
+}
+
 // nodeDevices answers the machine's node devices when fresh; nics asks
 // for the interfaces' names too, which a write of them changes.
 func (c *readCache) nodeDevices(id string, nics bool) ([]nodeDevice, bool) {

@@ -186,3 +186,30 @@ func TestConfigureSCSIBootDiskThroughDetails(t *testing.T) {
 		t.Errorf("kernel opts %q", kt.KernelOpts)
 	}
 }
+
+// TestStorageAfterRestoreBehindOurBack: the machine's default
+// configuration restored in MAAS by someone else (new block device IDs)
+// after the driver read its node devices: storage is applied again to the
+// new disks instead of failing "no disk for device" from the cached IDs.
+func TestStorageAfterRestoreBehindOurBack(t *testing.T) {
+	d := cfgDesign(t)
+	l, drv := cfgLab(t, d)
+	const name = "r01-cmp01"
+	id := cfgCommission(t, l, drv, name)
+	n := drivers.NodeFromDesign(d, d.Nodes[name], id)
+	ctx := t.Context()
+	if r, err := drv.ApplyStorage(ctx, n); err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("storage: %+v %v", r, err)
+	}
+	other := newTestDriver(t, l, nil) // another MAAS client: this driver's cache does not see its write
+	if _, err := other.machineOp(ctx, id, "restore_default_configuration", nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := drv.ApplyStorage(ctx, n)
+	if err != nil || r.Status != drivers.StatusDone || strings.Contains(r.Message, "already configured") {
+		t.Fatalf("storage after a restore behind the driver's back: %+v %v", r, err)
+	}
+	if r, err := drv.ApplyStorage(ctx, n); err != nil || !strings.Contains(r.Message, "already configured") {
+		t.Errorf("storage again: %+v %v", r, err)
+	}
+}

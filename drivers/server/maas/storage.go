@@ -2,6 +2,7 @@ package maas
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -131,26 +132,17 @@ func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Resu
 		return cfgResult(wait), err
 	}
 	id := m.SystemID
-	var devs []drivers.Device
-	for _, sd := range n.Storage.Devices {
-		devs = append(devs, sd.Device)
+	plan, err := d.storagePlan(ctx, m, n.Storage)
+	if errors.Is(err, errNoDisk) { // the machine's disks may have new IDs since the devices were read
+		d.c.cache.forgetDevices(id)
+		plan, err = d.storagePlan(ctx, m, n.Storage)
 	}
-	names, err := d.resolveDevices(ctx, id, devs, true)
+	var bad planError
+	if errors.As(err, &bad) {
+		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: machine %s: %v", id, bad.error)
+	}
 	if err != nil {
 		return drivers.Result{}, err
-	}
-	plan, err := buildPlan(n.Storage, func(dev drivers.Device) *mBlockDevice {
-		r := names[dev.Alias]
-		for i := range m.BlockDevices {
-			b := &m.BlockDevices[i]
-			if b.Type == "physical" && ((r.ID != 0 && b.ID == r.ID) || (r.ID == 0 && b.Name == r.Name)) {
-				return b
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: machine %s: %v", id, err)
 	}
 	var vgs []mVolumeGroup
 	if hasPV(m) { // else no volume group can exist
@@ -301,7 +293,7 @@ func buildPlan(s drivers.Storage, disk func(drivers.Device) *mBlockDevice) (stor
 	for _, sd := range s.Devices {
 		bd := disk(sd.Device)
 		if bd == nil {
-			return plan, fmt.Errorf("no disk for device %s", sd.Device.Alias)
+			return plan, fmt.Errorf("%w %s", errNoDisk, sd.Device.Alias)
 		}
 		var parts []sized
 		for _, p := range sd.Partitions {
@@ -418,3 +410,39 @@ func (p *storagePlan) compare(m *mMachine, vgs []mVolumeGroup) string {
 	}
 	return ""
 }
+
+// errNoDisk: a design's storage device has no disk on the machine.
+var errNoDisk = errors.New("no disk for device")
+
+// storagePlan ties the design's storage devices to the machine's disks
+// (through the node devices' bus addresses) and parses their sizes.
+func (d *Driver) storagePlan(ctx context.Context, m *mMachine, s drivers.Storage) (storagePlan, error) {
+	var devs []drivers.Device
+	for _, sd := range s.Devices {
+		devs = append(devs, sd.Device)
+	}
+	names, err := d.resolveDevices(ctx, m.SystemID, devs, true)
+	if err != nil {
+		return storagePlan{}, err
+	}
+	plan, err := buildPlan(s, func(dev drivers.Device) *mBlockDevice {
+		r := names[dev.Alias]
+		for i := range m.BlockDevices {
+			b := &m.BlockDevices[i]
+			if b.Type == "physical" && ((r.ID != 0 && b.ID == r.ID) || (r.ID == 0 && b.Name == r.Name)) {
+				return b
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return plan, planError{err}
+	}
+	return plan, nil
+}
+
+// planError: the design's storage does not fit the machine (a Permanent
+// error), as opposed to a failed read.
+type planError struct{ error }
+
+func (e planError) Unwrap() error { return e.error }
