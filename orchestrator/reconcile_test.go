@@ -13,7 +13,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
-	"github.com/slipway-dev/slipway/statestore/memory"
 )
 
 // labMachine is a machine as the lab's MAAS answers it over its API (the
@@ -324,20 +323,7 @@ func TestReconcileLeakAndStatusResolutions(t *testing.T) {
 
 	// leak: a second engine on an empty store owns r01-cmp01's machine
 	// without a record of it.
-	store := memory.New()
-	rev, err := env.Store.Revision(t.Context(), env.Revision)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.PutRevision(t.Context(), rev); err != nil {
-		t.Fatal(err)
-	}
-	cfg := env.Config()
-	cfg.Store = store
-	fresh, err := orchestrator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := emptyStoreEngine(t, env, nil)
 	for range 2 {
 		if _, open := reconcile(t, fresh); !slices.Equal(keys(open), []string{"r01-cmp01/leak"}) {
 			t.Fatalf("drift %v, want r01-cmp01/leak", keys(open))

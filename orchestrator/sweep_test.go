@@ -9,6 +9,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore/memory"
@@ -100,22 +101,8 @@ func TestSweepReleasesLeaks(t *testing.T) {
 	ids := machines(t, e)
 	e.Close()
 
-	fresh := func(release bool) *orchestrator.Engine {
-		store := memory.New()
-		rev, err := env.Store.Revision(t.Context(), env.Revision)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := store.PutRevision(t.Context(), rev); err != nil {
-			t.Fatal(err)
-		}
-		cfg := env.Config()
-		cfg.Store, cfg.ReleaseLeaks = store, release
-		e, err := orchestrator.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e // not started: the sweep is called directly
+	fresh := func(release bool) *orchestrator.Engine { // not started: the sweep is called directly
+		return emptyStoreEngine(t, env, func(c *orchestrator.Config) { c.ReleaseLeaks = release })
 	}
 	rep, err := fresh(false).Sweep(t.Context())
 	if err != nil {
@@ -148,4 +135,30 @@ func TestSweepReleasesLeaks(t *testing.T) {
 		owned, err := env.Drivers.Server.Owned(t.Context())
 		return err == nil && len(owned) == 0
 	})
+}
+
+// emptyStoreEngine is a new engine (not started) on the lab of env with an
+// empty memory store holding only the design revision: it has no record
+// of the machines env's engine deployed (a lost or restored database).
+// edit, when not nil, changes its configuration.
+func emptyStoreEngine(t *testing.T, env *labrun.Env, edit func(*orchestrator.Config)) *orchestrator.Engine {
+	t.Helper()
+	store := memory.New()
+	rev, err := env.Store.Revision(t.Context(), env.Revision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PutRevision(t.Context(), rev); err != nil {
+		t.Fatal(err)
+	}
+	cfg := env.Config()
+	cfg.Store = store
+	if edit != nil {
+		edit(&cfg)
+	}
+	e, err := orchestrator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

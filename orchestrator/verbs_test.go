@@ -15,7 +15,6 @@ import (
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/sim/maas"
-	"github.com/slipway-dev/slipway/statestore/memory"
 )
 
 // prepared starts the lab on d with a prepared site and an engine.
@@ -674,20 +673,7 @@ func TestAdopt(t *testing.T) {
 	ids := machines(t, e)
 	e.Close()
 
-	store := memory.New()
-	rev, err := env.Store.Revision(t.Context(), env.Revision)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.PutRevision(t.Context(), rev); err != nil {
-		t.Fatal(err)
-	}
-	cfg := env.Config()
-	cfg.Store = store
-	fresh, err := orchestrator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := emptyStoreEngine(t, env, nil)
 	if err := fresh.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
