@@ -81,7 +81,7 @@ func DiffCanonical(old, new []byte) (Diff, error) {
 	}
 	var out Diff
 	for _, kind := range Kinds {
-		kd := KindDiff{Kind: kind}
+		var kd KindDiff
 		if kind == KindSite {
 			kd = diffObjects(kind, siteMap(a["site"]), siteMap(b["site"]))
 		} else {

@@ -21,7 +21,7 @@ func TemplateSecrets(name, text string) (names []string, dynamic bool, err error
 	s := secretScan{names: map[string]bool{}}
 	for _, tt := range t.Templates() { // the template and those it defines
 		if tt.Tree != nil {
-			s.node(tt.Tree.Root)
+			s.node(tt.Root)
 		}
 	}
 	for n := range s.names {

@@ -33,7 +33,9 @@ func TestMasterKeyNeverResolves(t *testing.T) {
 	}
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "copy.key")
-	os.WriteFile(keyFile, []byte(enc+"\n"), 0o600)
+	if err := os.WriteFile(keyFile, []byte(enc+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("HOLDS_THE_KEY", "SLIPWAY_SECRET_KEY="+enc)
 	for _, r := range []Resolver{{}, {Store: s}, {Store: s, ServerKeys: [][]byte{key}}} {
 		for _, ref := range []string{"secret:key", "secret:KEY", "secret:Key", "env:" + store.KeyEnv} {
@@ -75,7 +77,9 @@ func TestMasterKeyNeverResolves(t *testing.T) {
 func TestPolicy(t *testing.T) {
 	dir := t.TempDir()
 	allowed := filepath.Join(dir, "allowed")
-	os.MkdirAll(filepath.Join(allowed, "sub"), 0o700)
+	if err := os.MkdirAll(filepath.Join(allowed, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	write := func(p, v string) string {
 		t.Helper()
 		if err := os.WriteFile(p, []byte(v), 0o600); err != nil {
@@ -92,7 +96,9 @@ func TestPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	neverLink := filepath.Join(dir, "never-link")
-	os.Symlink(never, neverLink)
+	if err := os.Symlink(never, neverLink); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("POLICY_OK", "env-ok")
 	t.Setenv("POLICY_NO", "env-no")
 	r := Resolver{Policy: &Policy{Env: []string{"POLICY_OK"}, Files: []string{allowed + "/", single}, Never: []string{never}}}
@@ -144,11 +150,15 @@ func TestPolicy(t *testing.T) {
 // TestFileSizeBound: a file reference reads at most store.MaxValueLen bytes.
 func TestFileSizeBound(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "big")
-	os.WriteFile(p, []byte(strings.Repeat("x", store.MaxValueLen+1)), 0o600)
+	if err := os.WriteFile(p, []byte(strings.Repeat("x", store.MaxValueLen+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Resolve("file:" + p); err == nil || !strings.Contains(err.Error(), "over") {
 		t.Errorf("a file over the bound: %v", err)
 	}
-	os.WriteFile(p, []byte(strings.Repeat("x", store.MaxValueLen)+"\n"), 0o600)
+	if err := os.WriteFile(p, []byte(strings.Repeat("x", store.MaxValueLen)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if v, err := Resolve("file:" + p); err != nil || len(v.Reveal()) != store.MaxValueLen {
 		t.Errorf("a file at the bound: %d bytes, %v", len(v.Reveal()), err)
 	}

@@ -14,13 +14,12 @@ import (
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 )
 
-// entry is one tar entry to write; body is written as is, size (when
-// set) is the header's.
+// entry is one tar entry to write; body is written as is (regular files
+// only: other types get size 0).
 type entry struct {
 	name string
 	body string
 	typ  byte
-	size int64
 }
 
 func tarGz(t testing.TB, entries ...entry) []byte {
@@ -126,8 +125,12 @@ func TestExtractRefuses(t *testing.T) {
 func gzipOf(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	zw.Write(b)
-	zw.Close()
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return buf.Bytes()
 }
 

@@ -76,6 +76,8 @@ func ungz(t testing.TB, b []byte) []byte {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	out.ReadFrom(zr)
+	if _, err := out.ReadFrom(zr); err != nil {
+		t.Fatal(err)
+	}
 	return out.Bytes()
 }

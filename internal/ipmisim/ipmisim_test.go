@@ -406,8 +406,10 @@ func TestNoOrphansWhenTestBinaryDies(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Wait()
-	defer cmd.Process.Kill()
+	defer func() { // the helper dies by our kill: its exit error is expected
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
 	var pids []int
 	buf := make([]byte, 4096)
 	var out []byte
@@ -434,7 +436,7 @@ func TestNoOrphansWhenTestBinaryDies(t *testing.T) {
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait()
+	_ = cmd.Wait() // "signal: killed", as meant
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		left := ourProcesses(t, dir)
@@ -443,7 +445,7 @@ func TestNoOrphansWhenTestBinaryDies(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			for _, pid := range left { // don't leave them behind either way
-				syscall.Kill(pid, syscall.SIGKILL)
+				_ = syscall.Kill(pid, syscall.SIGKILL) // the test fails below anyway
 			}
 			t.Fatalf("ipmi_sim processes %v outlived their test binary", left)
 		}

@@ -66,7 +66,7 @@ func parseGUIDResponse(p []byte, seq byte) ([16]byte, error) {
 		return guid, fmt.Errorf("not a Get System GUID reply to seq %d: % x", seq&0x3f, msg)
 	}
 	if msg[6] != 0 {
-		return guid, fmt.Errorf("Get System GUID failed: completion code %#02x", msg[6])
+		return guid, fmt.Errorf("the Get System GUID command failed: completion code %#02x", msg[6])
 	}
 	if len(msg) < 7+16+1 {
 		return guid, fmt.Errorf("short Get System GUID reply: % x", msg)

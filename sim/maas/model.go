@@ -137,14 +137,12 @@ type machine struct {
 	commissioned  bool
 	failCommLeft  int
 	failDeployLft int
-	failTests     int         // testings failed so far (MachineFaults.FailTesting)
-	failRescues   int         // rescue mode entries failed so far (MachineFaults.FailRescue)
-	failErases    int         // disk erasures failed so far (MachineFaults.FailErase)
-	lastDeployBad bool        // the last deployment ended in Failed deployment (DuplicateDeploys)
-	timer         *time.Timer // the running phase
-	phase         int         // generation counter: a stale timer does nothing
-	savedNet      []*iface    // for restore_networking_configuration
-	savedStorage  []*blockDevice
+	failTests     int           // testings failed so far (MachineFaults.FailTesting)
+	failRescues   int           // rescue mode entries failed so far (MachineFaults.FailRescue)
+	failErases    int           // disk erasures failed so far (MachineFaults.FailErase)
+	lastDeployBad bool          // the last deployment ended in Failed deployment (DuplicateDeploys)
+	timer         *time.Timer   // the running phase
+	phase         int           // generation counter: a stale timer does nothing
 	nodeDevices   []*nodeDevice // PCI inventory (GET /nodes/{system_id}/devices/)
 
 	rev       uint64       // bumped by every request on the machine and every phase end (listing.go)

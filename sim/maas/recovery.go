@@ -167,9 +167,10 @@ func (s *Server) opTest(m *machine, req *request) (any, *apiError) {
 		}
 		s.move(m, s.testedTo(m))
 		m.StatusMessage = ""
-		if m.Status == StatusReady { // MAAS's signal handler tells only of these
+		switch m.Status { // MAAS's signal handler tells only of these
+		case StatusReady:
 			s.addEvent(m, "Ready", "INFO", "testing passed")
-		} else if m.Status == StatusNew {
+		case StatusNew:
 			s.addEvent(m, "New", "INFO", "testing passed")
 		}
 		if m.Status == StatusDeployed {

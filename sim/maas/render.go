@@ -3,7 +3,6 @@ package maas
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // JSON shapes, field for field as MAAS serialises them.
@@ -388,5 +387,3 @@ func powerParamsJSON(p PowerParams) map[string]any {
 	}
 	return out
 }
-
-var _ = strings.TrimSpace

@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -657,6 +656,3 @@ func sortedMachines(ms map[string]*machine) []*machine {
 	sort.Slice(out, func(i, j int) bool { return out[i].SystemID < out[j].SystemID })
 	return out
 }
-
-var _ = url.Values{}
-var _ = fmt.Sprintf

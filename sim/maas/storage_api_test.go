@@ -393,6 +393,9 @@ func TestStorageLayouts(t *testing.T) {
 	// lvm with a /boot partition, named group and volume, and a sized LV.
 	m = st.ok("POST", machine, "set_storage_layout", url.Values{"storage_layout": {"lvm"}, "boot_size": {"1G"},
 		"vg_name": {"vgsys"}, "lv_name": {"root"}, "lv_size": {"100G"}})
+	if vgs, _ := m["volume_groups"].([]any); len(vgs) != 1 {
+		t.Fatalf("the machine set_storage_layout answers lists volume groups %v, want vgsys", m["volume_groups"])
+	}
 	sda = st.ok("GET", st.bd("sda"), "", nil)
 	parts = sda["partitions"].([]any)
 	if len(parts) != 3 {

@@ -122,7 +122,9 @@ func TestGarbagePages(t *testing.T) {
 			b[i] = byte(0xA5 ^ i)
 		}
 		p := filepath.Join(dir, fmt.Sprintf("garbage-%d.db", page))
-		os.WriteFile(p, b, 0o600)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		if err := openAndRead(t, p); err != nil && !errors.Is(err, bolt.ErrDamaged) {
 			t.Errorf("page %d: %v: want ErrDamaged", page, err)
 		}
