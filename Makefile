@@ -22,11 +22,29 @@ test: ## Run vet and every test (what CI runs)
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
+# Linters, at the versions .ci/run installs. Found on PATH or in
+# $(go env GOPATH)/bin; a missing one is skipped on a workstation and fails
+# under CI=true.
+GOLANGCI_LINT_VERSION ?= v2.15.0
+STATICCHECK_VERSION   ?= v0.8.2
+GOBIN_DIR := $(shell $(GO) env GOPATH)/bin
+lint_tool = $(or $(shell command -v $(1) 2>/dev/null),$(wildcard $(GOBIN_DIR)/$(1)))
+
 .PHONY: lint
-lint: ## gofmt, go vet, and golangci-lint when it is installed
+lint: ## gofmt, go vet, golangci-lint and staticcheck (a missing linter fails when CI=true)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@if command -v golangci-lint >/dev/null; then golangci-lint run ./...; else echo "golangci-lint not installed: skipped"; fi
+	@$(call run_lint,golangci-lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION),run ./...)
+	@$(call run_lint,staticcheck,honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION),./...)
+
+# run_lint runs tool $(1) with arguments $(3); when it is not installed it
+# names the go install line ($(2)) and fails under CI=true.
+define run_lint
+tool="$(call lint_tool,$(1))"; \
+if [ -n "$$tool" ]; then echo "$(1) $(3)"; "$$tool" $(3); \
+elif [ "$$CI" = true ]; then echo "$(1) is not installed: go install $(2)"; exit 1; \
+else echo "$(1) not installed (go install $(2)): skipped"; fi
+endef
 
 .PHONY: bench
 bench: build ## Benchmarks; validate of 10,000 nodes and of hostile YAML, and a 1,000-node lab deploy, as whole processes
