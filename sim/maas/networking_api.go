@@ -445,83 +445,117 @@ func (s *Server) vlansCreate(f *fabric, req *request) (any, *apiError) {
 	return s.renderVLAN(v), nil
 }
 
+// vlanForm is a VLAN form read and checked; each has* tells whether the
+// form set that field validly.
+type vlanForm struct {
+	vid, mtu             int
+	name, space, primary string
+	dhcpOn               bool
+	hasVID, hasMTU       bool
+	hasName, hasSpace    bool
+	hasPrimary, hasDHCP  bool
+}
+
 // applyVLANForm validates the VLAN form and applies it to v (not yet
 // registered when creating).
 func (s *Server) applyVLANForm(v *vlan, f formValues, creating bool) *apiError {
 	errs := fieldErrors{}
-	oldVID := v.VID
-	vid, hasVID := intField(errs, f, "vid", math.MinInt, math.MaxInt)
-	if hasVID && (vid < 0 || vid > 4094) {
-		errs.add("vid", "VID must be between 0 and 4094.")
-		hasVID = false
-	}
-	if hasVID && !creating && oldVID == 0 && vid != 0 {
-		errs.add("vid", "Cannot change the VID of the default VLAN of a fabric.")
-		hasVID = false
-	}
-	if hasVID {
-		for _, o := range s.fabricVLANs(v.FabricID) {
-			if o != v && o.VID == vid {
-				errs.add("__all__", "VLAN with this Vid and Fabric already exists.")
-				hasVID = false
-				break
-			}
-		}
-	}
-	mtu, hasMTU := intField(errs, f, "mtu", 552, 65535)
-	name, hasName := strings.TrimSpace(f.get("name")), f.has("name")
-	if hasName && name != "" && strings.Trim(name, " _-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != "" {
+	var vf vlanForm
+	vf.vid, vf.hasVID = s.vlanVIDField(errs, v, f, creating)
+	vf.mtu, vf.hasMTU = intField(errs, f, "mtu", 552, 65535)
+	vf.name, vf.hasName = strings.TrimSpace(f.get("name")), f.has("name")
+	if vf.hasName && vf.name != "" && strings.Trim(vf.name, " _-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != "" {
 		errs.add("name", "Enter a valid value.")
-		hasName = false
+		vf.hasName = false
 	}
-	spaceName, hasSpace := "", f.has("space")
-	if hasSpace {
-		sp := strings.TrimSpace(f.get("space"))
-		if sp != "" && sp != "undefined" {
-			if o := s.findSpace(sp); o != nil {
-				spaceName = o.Name
-			} else {
-				errs.add("space", msgInvalidModel)
-				hasSpace = false
-			}
-		}
-	}
-	primary, hasPrimary := strings.TrimSpace(f.get("primary_rack")), f.has("primary_rack")
-	if hasPrimary && primary != "" && primary != s.rackID {
+	vf.space, vf.hasSpace = s.vlanSpaceField(errs, f)
+	vf.primary, vf.hasPrimary = strings.TrimSpace(f.get("primary_rack")), f.has("primary_rack")
+	if vf.hasPrimary && vf.primary != "" && vf.primary != s.rackID {
 		errs.add("primary_rack", msgInvalidModel)
-		hasPrimary = false
+		vf.hasPrimary = false
 	}
-	if f.has("relay_vlan") {
-		if r := strings.TrimSpace(f.get("relay_vlan")); r != "" {
-			if n, ok := idOf(r); !ok || s.vlans[n] == nil || s.vlans[n] == v {
-				errs.add("relay_vlan", msgInvalidModel)
-			}
+	if r := strings.TrimSpace(f.get("relay_vlan")); f.has("relay_vlan") && r != "" {
+		if n, ok := idOf(r); !ok || s.vlans[n] == nil || s.vlans[n] == v {
+			errs.add("relay_vlan", msgInvalidModel)
 		}
 	}
-	dhcpOn, hasDHCP := formBool(f.get("dhcp_on")), f.has("dhcp_on")
-	if hasDHCP && dhcpOn {
-		rack := v.Primary
-		if hasPrimary {
-			rack = primary
-		}
-		if rack == "" {
-			errs.add("__all__", "dhcp can only be turned on when a primary rack controller is set.")
-		} else if !s.vlanHasDynamicRange(v) {
-			errs.add("dhcp_on", "dhcp can only be turned on when a dynamic IP range is defined.")
-		}
+	vf.dhcpOn, vf.hasDHCP = formBool(f.get("dhcp_on")), f.has("dhcp_on")
+	if vf.hasDHCP && vf.dhcpOn {
+		s.checkVLANDHCP(errs, v, vf)
 	}
 	if e := errs.err(); e != nil {
 		return e
 	}
-	if hasVID {
-		autoName := v.Name == "" || v.Name == strconv.Itoa(oldVID)
-		v.VID = vid
-		if autoName && !hasName && vid != 0 {
-			v.Name = strconv.Itoa(vid)
+	s.applyVLANValues(v, vf)
+	return nil
+}
+
+// vlanVIDField reads the VLAN's new vid: 0 to 4094, not the default VLAN's
+// changed, not another's on the fabric.
+func (s *Server) vlanVIDField(errs fieldErrors, v *vlan, f formValues, creating bool) (int, bool) {
+	vid, hasVID := intField(errs, f, "vid", math.MinInt, math.MaxInt)
+	if !hasVID {
+		return 0, false
+	}
+	if vid < 0 || vid > 4094 {
+		errs.add("vid", "VID must be between 0 and 4094.")
+		return 0, false
+	}
+	if !creating && v.VID == 0 && vid != 0 {
+		errs.add("vid", "Cannot change the VID of the default VLAN of a fabric.")
+		return 0, false
+	}
+	for _, o := range s.fabricVLANs(v.FabricID) {
+		if o != v && o.VID == vid {
+			errs.add("__all__", "VLAN with this Vid and Fabric already exists.")
+			return 0, false
 		}
 	}
-	if hasName {
-		v.Name = name
+	return vid, true
+}
+
+// vlanSpaceField reads the VLAN's space: a space's name, or "" for none
+// ("" and "undefined" in the form).
+func (s *Server) vlanSpaceField(errs fieldErrors, f formValues) (string, bool) {
+	if !f.has("space") {
+		return "", false
+	}
+	sp := strings.TrimSpace(f.get("space"))
+	if sp == "" || sp == "undefined" {
+		return "", true
+	}
+	if o := s.findSpace(sp); o != nil {
+		return o.Name, true
+	}
+	errs.add("space", msgInvalidModel)
+	return "", false
+}
+
+// checkVLANDHCP: DHCP turns on only with a primary rack and a dynamic range.
+func (s *Server) checkVLANDHCP(errs fieldErrors, v *vlan, vf vlanForm) {
+	rack := v.Primary
+	if vf.hasPrimary {
+		rack = vf.primary
+	}
+	if rack == "" {
+		errs.add("__all__", "dhcp can only be turned on when a primary rack controller is set.")
+	} else if !s.vlanHasDynamicRange(v) {
+		errs.add("dhcp_on", "dhcp can only be turned on when a dynamic IP range is defined.")
+	}
+}
+
+// applyVLANValues applies a checked VLAN form to v. A VLAN named after its vid
+// (or not named) follows a new vid.
+func (s *Server) applyVLANValues(v *vlan, vf vlanForm) {
+	if vf.hasVID {
+		autoName := v.Name == "" || v.Name == strconv.Itoa(v.VID)
+		v.VID = vf.vid
+		if autoName && !vf.hasName && vf.vid != 0 {
+			v.Name = strconv.Itoa(vf.vid)
+		}
+	}
+	if vf.hasName {
+		v.Name = vf.name
 	}
 	if v.Name == "" {
 		if v.VID == 0 {
@@ -530,21 +564,20 @@ func (s *Server) applyVLANForm(v *vlan, f formValues, creating bool) *apiError {
 			v.Name = strconv.Itoa(v.VID)
 		}
 	}
-	if hasMTU {
-		v.MTU = mtu
+	if vf.hasMTU {
+		v.MTU = vf.mtu
 		s.vlanMTUChanged(v)
 	}
-	if hasSpace {
-		v.Space = spaceName
+	if vf.hasSpace {
+		v.Space = vf.space
 		s.syncSubnetSpaces()
 	}
-	if hasPrimary {
-		v.Primary = primary
+	if vf.hasPrimary {
+		v.Primary = vf.primary
 	}
-	if hasDHCP {
-		v.DHCPOn = dhcpOn
+	if vf.hasDHCP {
+		v.DHCPOn = vf.dhcpOn
 	}
-	return nil
 }
 
 func (s *Server) vlanHasDynamicRange(v *vlan) bool {
@@ -900,111 +933,10 @@ func (s *Server) applySubnetForm(sn *subnet, f formValues, creating bool) *apiEr
 	if f.has("space") {
 		errs.add("space", "Spaces may no longer be set on subnets. Set the space on the underlying VLAN.")
 	}
-	// cidr
-	cidr := sn.CIDR
-	if f.has("cidr") || creating {
-		v := strings.TrimSpace(f.get("cidr"))
-		if v == "" {
-			errs.add("cidr", msgRequired)
-			cidr = ""
-		} else if p, msg := parseCIDR(v); msg != "" {
-			errs.add("cidr", "%s", msg)
-			cidr = ""
-		} else {
-			cidr = p.String()
-			for _, o := range s.subnets {
-				if o != sn && o.CIDR == cidr {
-					errs.add("cidr", "Subnet with this Cidr already exists.")
-					break
-				}
-			}
-		}
-	}
-	// vlan (fabric and vid are helpers when creating)
-	vlanID := sn.VLANID
-	var fab *fabric
-	if f.has("fabric") && creating {
-		if v := strings.TrimSpace(f.get("fabric")); v != "" {
-			if fab = s.findFabric(v); fab == nil {
-				errs.add("fabric", msgInvalidModel)
-			}
-		}
-	}
-	var vl *vlan
-	if f.has("vlan") {
-		if v := strings.TrimSpace(f.get("vlan")); v != "" {
-			n, ok := idOf(v)
-			if vl = s.vlans[n]; !ok || vl == nil {
-				errs.add("vlan", msgInvalidModel)
-				vl = nil
-			}
-		} else if !creating {
-			errs.add("vlan", msgRequired)
-		}
-	}
-	vid, hasVID := 0, false
-	if creating {
-		vid, hasVID = intField(errs, f, "vid", 0, 4094)
-	}
-	if creating && len(errs["fabric"])+len(errs["vlan"])+len(errs["vid"]) == 0 {
-		switch {
-		case vl != nil && fab != nil && vl.FabricID != fab.ID:
-			errs.add("vlan", "VLAN %s is not in fabric %s.", s.vlanString(vl), fab.Name)
-		case vl != nil:
-			vlanID = vl.ID
-		default:
-			fid := 0
-			if fab != nil {
-				fid = fab.ID
-			}
-			if !hasVID || vid == 0 {
-				if d := s.defaultVLAN(fid); d != nil {
-					vlanID = d.ID
-				}
-			} else if v := s.findVLAN(fid, strconv.Itoa(vid)); v != nil {
-				vlanID = v.ID
-			} else if fab == nil {
-				errs.add("vid", "No VLAN with vid %d in default fabric.", vid)
-			} else {
-				errs.add("vid", "No VLAN with vid %d in fabric %s.", vid, fab.Name)
-			}
-		}
-	} else if vl != nil {
-		vlanID = vl.ID
-	}
-	// gateway_ip
-	gw := sn.GatewayIP
-	if f.has("gateway_ip") {
-		v := strings.TrimSpace(f.get("gateway_ip"))
-		if v == "" {
-			gw = ""
-		} else if a, ok := parseAddr(v); !ok {
-			errs.add("gateway_ip", msgInvalidIP)
-		} else {
-			gw = a.String()
-		}
-	}
-	if gw != "" && cidr != "" && len(errs["gateway_ip"]) == 0 {
-		a, _ := parseAddr(gw)
-		p := mustPrefix(cidr)
-		if !p.Contains(a) && !(p.Addr().Is6() && a.IsLinkLocalUnicast()) {
-			errs.add("gateway_ip", "Gateway IP must be within CIDR range.")
-		}
-	}
-	// dns_servers: repeated, comma- or space-separated
-	dns, hasDNS := sn.DNSServers, false
-	if f.has("dns_servers") {
-		hasDNS, dns = true, []string{}
-		for _, v := range f["dns_servers"] {
-			for _, x := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-				if a, ok := parseAddr(x); ok {
-					dns = append(dns, a.String())
-				} else {
-					errs.add("dns_servers", "Invalid IP address: %s.", x)
-				}
-			}
-		}
-	}
+	cidr := s.subnetCIDRField(errs, sn, f, creating)
+	vlanID := s.subnetVLANField(errs, sn, f, creating)
+	gw := subnetGatewayField(errs, sn.GatewayIP, cidr, f)
+	dns, hasDNS := subnetDNSField(errs, sn.DNSServers, f)
 	rdns, hasRDNS := sn.RDNSMode, false
 	if v := strings.TrimSpace(f.get("rdns_mode")); f.has("rdns_mode") && v != "" {
 		if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 2 {
@@ -1029,6 +961,12 @@ func (s *Server) applySubnetForm(sn *subnet, f formValues, creating bool) *apiEr
 	} else if creating || sn.Name == "" || sn.Name == oldCIDR {
 		sn.Name = cidr
 	}
+	applySubnetFlags(sn, f)
+	return nil
+}
+
+// applySubnetFlags sets the subnet's description and flags the form names.
+func applySubnetFlags(sn *subnet, f formValues) {
 	if f.has("description") {
 		sn.Description = f.get("description")
 	}
@@ -1042,7 +980,146 @@ func (s *Server) applySubnetForm(sn *subnet, f formValues, creating bool) *apiEr
 	if f.has("managed") {
 		sn.Managed = formBool(f.get("managed"))
 	}
-	return nil
+}
+
+// subnetCIDRField is the subnet's CIDR after the form ("" when the form's
+// is missing or wrong, with the error added).
+func (s *Server) subnetCIDRField(errs fieldErrors, sn *subnet, f formValues, creating bool) string {
+	if !f.has("cidr") && !creating {
+		return sn.CIDR
+	}
+	v := strings.TrimSpace(f.get("cidr"))
+	if v == "" {
+		errs.add("cidr", msgRequired)
+		return ""
+	}
+	p, msg := parseCIDR(v)
+	if msg != "" {
+		errs.add("cidr", "%s", msg)
+		return ""
+	}
+	cidr := p.String()
+	for _, o := range s.subnets {
+		if o != sn && o.CIDR == cidr {
+			errs.add("cidr", "Subnet with this Cidr already exists.")
+			break
+		}
+	}
+	return cidr
+}
+
+// subnetVLANField is the subnet's VLAN after the form: "vlan" names it;
+// when creating, "fabric" and "vid" are helpers that find it.
+func (s *Server) subnetVLANField(errs fieldErrors, sn *subnet, f formValues, creating bool) int {
+	var fab *fabric
+	if f.has("fabric") && creating {
+		if v := strings.TrimSpace(f.get("fabric")); v != "" {
+			if fab = s.findFabric(v); fab == nil {
+				errs.add("fabric", msgInvalidModel)
+			}
+		}
+	}
+	var vl *vlan
+	if f.has("vlan") {
+		if v := strings.TrimSpace(f.get("vlan")); v != "" {
+			n, ok := idOf(v)
+			if vl = s.vlans[n]; !ok || vl == nil {
+				errs.add("vlan", msgInvalidModel)
+				vl = nil
+			}
+		} else if !creating {
+			errs.add("vlan", msgRequired)
+		}
+	}
+	if !creating {
+		if vl != nil {
+			return vl.ID
+		}
+		return sn.VLANID
+	}
+	vid, hasVID := intField(errs, f, "vid", 0, 4094)
+	if len(errs["fabric"])+len(errs["vlan"])+len(errs["vid"]) > 0 {
+		if vl != nil {
+			return vl.ID
+		}
+		return sn.VLANID
+	}
+	return s.newSubnetVLAN(errs, sn.VLANID, fab, vl, vid, hasVID)
+}
+
+// newSubnetVLAN resolves a new subnet's VLAN from the form's vlan, fabric
+// and vid (all valid on their own): the VLAN if named, else the vid's VLAN
+// on the fabric (the default fabric when none is named), else the fabric's
+// default VLAN.
+func (s *Server) newSubnetVLAN(errs fieldErrors, vlanID int, fab *fabric, vl *vlan, vid int, hasVID bool) int {
+	switch {
+	case vl != nil && fab != nil && vl.FabricID != fab.ID:
+		errs.add("vlan", "VLAN %s is not in fabric %s.", s.vlanString(vl), fab.Name)
+		return vlanID
+	case vl != nil:
+		return vl.ID
+	}
+	fid := 0
+	if fab != nil {
+		fid = fab.ID
+	}
+	if !hasVID || vid == 0 {
+		if d := s.defaultVLAN(fid); d != nil {
+			return d.ID
+		}
+		return vlanID
+	}
+	if v := s.findVLAN(fid, strconv.Itoa(vid)); v != nil {
+		return v.ID
+	}
+	if fab == nil {
+		errs.add("vid", "No VLAN with vid %d in default fabric.", vid)
+	} else {
+		errs.add("vid", "No VLAN with vid %d in fabric %s.", vid, fab.Name)
+	}
+	return vlanID
+}
+
+// subnetGatewayField is the subnet's gateway after the form: an address in
+// the CIDR (or an IPv6 link-local one), or "" for none.
+func subnetGatewayField(errs fieldErrors, gw, cidr string, f formValues) string {
+	if f.has("gateway_ip") {
+		v := strings.TrimSpace(f.get("gateway_ip"))
+		if v == "" {
+			gw = ""
+		} else if a, ok := parseAddr(v); !ok {
+			errs.add("gateway_ip", msgInvalidIP)
+		} else {
+			gw = a.String()
+		}
+	}
+	if gw != "" && cidr != "" && len(errs["gateway_ip"]) == 0 {
+		a, _ := parseAddr(gw)
+		p := mustPrefix(cidr)
+		if !p.Contains(a) && !(p.Addr().Is6() && a.IsLinkLocalUnicast()) {
+			errs.add("gateway_ip", "Gateway IP must be within CIDR range.")
+		}
+	}
+	return gw
+}
+
+// subnetDNSField reads dns_servers (repeated, comma- or space-separated);
+// the bool tells whether the form named them.
+func subnetDNSField(errs fieldErrors, dns []string, f formValues) ([]string, bool) {
+	if !f.has("dns_servers") {
+		return dns, false
+	}
+	dns = []string{}
+	for _, v := range f["dns_servers"] {
+		for _, x := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+			if a, ok := parseAddr(x); ok {
+				dns = append(dns, a.String())
+			} else {
+				errs.add("dns_servers", "Invalid IP address: %s.", x)
+			}
+		}
+	}
+	return dns, true
 }
 
 // subnetTruthy is how MAAS reads allow_dns and allow_proxy.
@@ -1462,34 +1539,9 @@ func (s *Server) ipRangesCreate(req *request) (any, *apiError) {
 
 func (s *Server) applyIPRangeForm(r *ipRange, f formValues, creating bool) *apiError {
 	errs := fieldErrors{}
-	typ := r.Type
-	if f.has("type") || creating {
-		typ = strings.TrimSpace(f.get("type"))
-		switch typ {
-		case "dynamic", "reserved":
-		case "":
-			errs.add("type", msgRequired)
-		default:
-			errs.add("type", "%s", msgInvalidChoice(typ))
-		}
-	}
-	ip := func(key, cur string) (netip.Addr, bool) {
-		v := cur
-		if f.has(key) || creating {
-			v = strings.TrimSpace(f.get(key))
-		}
-		if v == "" {
-			errs.add(key, msgRequired)
-			return netip.Addr{}, false
-		}
-		a, ok := parseAddr(v)
-		if !ok {
-			errs.add(key, msgInvalidIP)
-		}
-		return a, ok
-	}
-	start, okStart := ip("start_ip", r.StartIP)
-	end, okEnd := ip("end_ip", r.EndIP)
+	typ := ipRangeTypeField(errs, r.Type, f, creating)
+	start, okStart := ipRangeAddrField(errs, f, "start_ip", r.StartIP, creating)
+	end, okEnd := ipRangeAddrField(errs, f, "end_ip", r.EndIP, creating)
 	sn := s.subnets[r.SubnetID]
 	if v := strings.TrimSpace(f.get("subnet")); f.has("subnet") && v != "" {
 		if sn = s.findSubnet(v); sn == nil {
@@ -1505,7 +1557,14 @@ func (s *Server) applyIPRangeForm(r *ipRange, f formValues, creating bool) *apiE
 		return e
 	}
 	// The model's clean(): the first failure is the answer.
-	fail := func(msg string, fields ...string) *apiError {
+	msg, fields := ipRangeBoundsError(typ, start, end, okStart && okEnd, mustPrefix(sn.CIDR))
+	if msg == "" && s.ipRangeConflicts(r, sn, typ, start, end) {
+		msg = "Requested dynamic range conflicts with an existing IP address or range."
+		if typ == "reserved" {
+			msg = "Requested reserved range conflicts with an existing range."
+		}
+	}
+	if msg != "" {
 		if len(fields) == 0 {
 			fields = []string{"start_ip", "end_ip"}
 		}
@@ -1514,34 +1573,77 @@ func (s *Server) applyIPRangeForm(r *ipRange, f formValues, creating bool) *apiE
 		}
 		return errs.err()
 	}
-	if !okStart || !okEnd {
-		return fail("Start IP address and end IP address are both required.")
+	r.Type, r.StartIP, r.EndIP, r.SubnetID = typ, start.String(), end.String(), sn.ID
+	if f.has("comment") {
+		r.Comment = f.get("comment")
 	}
-	if start.Is4() != end.Is4() {
-		return fail("Start IP address and end IP address must be in the same address family.")
+	return nil
+}
+
+// ipRangeTypeField reads the range's type: dynamic or reserved.
+func ipRangeTypeField(errs fieldErrors, typ string, f formValues, creating bool) string {
+	if !f.has("type") && !creating {
+		return typ
 	}
-	if end.Less(start) {
-		return fail("End IP address must not be less than Start IP address.", "end_ip")
+	typ = strings.TrimSpace(f.get("type"))
+	switch typ {
+	case "dynamic", "reserved":
+	case "":
+		errs.add("type", msgRequired)
+	default:
+		errs.add("type", "%s", msgInvalidChoice(typ))
 	}
-	p := mustPrefix(sn.CIDR)
+	return typ
+}
+
+// ipRangeAddrField reads one end of the range (key), cur when the form
+// leaves it.
+func ipRangeAddrField(errs fieldErrors, f formValues, key, cur string, creating bool) (netip.Addr, bool) {
+	v := cur
+	if f.has(key) || creating {
+		v = strings.TrimSpace(f.get(key))
+	}
+	if v == "" {
+		errs.add(key, msgRequired)
+		return netip.Addr{}, false
+	}
+	a, ok := parseAddr(v)
+	if !ok {
+		errs.add(key, msgInvalidIP)
+	}
+	return a, ok
+}
+
+// ipRangeBoundsError is the first of MAAS's checks of a range's ends that
+// fails, as its message and the fields it names (none: both ends), or "".
+func ipRangeBoundsError(typ string, start, end netip.Addr, both bool, p netip.Prefix) (string, []string) {
 	switch {
+	case !both:
+		return "Start IP address and end IP address are both required.", nil
+	case start.Is4() != end.Is4():
+		return "Start IP address and end IP address must be in the same address family.", nil
+	case end.Less(start):
+		return "End IP address must not be less than Start IP address.", []string{"end_ip"}
 	case !p.Contains(start) && !p.Contains(end):
-		return fail(fmt.Sprintf("IP addresses must be within subnet: %s.", p))
+		return fmt.Sprintf("IP addresses must be within subnet: %s.", p), nil
 	case !p.Contains(start):
-		return fail(fmt.Sprintf("Start IP address must be within subnet: %s.", p), "start_ip")
+		return fmt.Sprintf("Start IP address must be within subnet: %s.", p), []string{"start_ip"}
 	case !p.Contains(end):
-		return fail(fmt.Sprintf("End IP address must be within subnet: %s.", p), "end_ip")
+		return fmt.Sprintf("End IP address must be within subnet: %s.", p), []string{"end_ip"}
 	case start == p.Masked().Addr():
-		return fail("Reserved network address cannot be included in IP range.", "start_ip")
+		return "Reserved network address cannot be included in IP range.", []string{"start_ip"}
 	case p.Addr().Is4() && end == lastAddr(p) && p.Bits() < 31:
-		return fail("Broadcast address cannot be included in IP range.", "end_ip")
+		return "Broadcast address cannot be included in IP range.", []string{"end_ip"}
 	case start.Is6() && typ == "dynamic" && spanSize(start, end).Cmp(big.NewInt(256)) < 0:
-		return fail("IPv6 dynamic range must be at least 256 addresses in size.")
+		return "IPv6 dynamic range must be at least 256 addresses in size.", nil
 	}
-	// Reserved ranges may not overlap other ranges; dynamic ranges may not
-	// overlap ranges nor addresses in use.
+	return "", nil
+}
+
+// ipRangeConflicts tells whether start-end overlaps another range of the
+// subnet or, for a dynamic range, an address in use (the gateway's too).
+func (s *Server) ipRangeConflicts(r *ipRange, sn *subnet, typ string, start, end netip.Addr) bool {
 	overlaps := func(a, b netip.Addr) bool { return !(b.Less(start) || end.Less(a)) }
-	conflict := false
 	for _, o := range s.ipRanges {
 		if o == r || o.SubnetID != sn.ID {
 			continue
@@ -1549,32 +1651,22 @@ func (s *Server) applyIPRangeForm(r *ipRange, f formValues, creating bool) *apiE
 		a, _ := parseAddr(o.StartIP)
 		b, _ := parseAddr(o.EndIP)
 		if overlaps(a, b) {
-			conflict = true
+			return true
 		}
 	}
-	if typ == "dynamic" {
-		var used []netip.Addr
-		if a, ok := parseAddr(sn.GatewayIP); ok {
-			used = append(used, a)
-		}
-		used = append(used, s.assignedIPs(sn)...)
-		for _, a := range used {
-			if overlaps(a, a) {
-				conflict = true
-			}
+	if typ != "dynamic" {
+		return false
+	}
+	used := s.assignedIPs(sn)
+	if a, ok := parseAddr(sn.GatewayIP); ok {
+		used = append(used, a)
+	}
+	for _, a := range used {
+		if overlaps(a, a) {
+			return true
 		}
 	}
-	if conflict {
-		if typ == "reserved" {
-			return fail("Requested reserved range conflicts with an existing range.")
-		}
-		return fail("Requested dynamic range conflicts with an existing IP address or range.")
-	}
-	r.Type, r.StartIP, r.EndIP, r.SubnetID = typ, start.String(), end.String(), sn.ID
-	if f.has("comment") {
-		r.Comment = f.get("comment")
-	}
-	return nil
+	return false
 }
 
 func (s *Server) ipRangeRead(r *ipRange, _ *request) (any, *apiError) { return s.renderIPRange(r), nil }
