@@ -667,64 +667,16 @@ func (s *Server) interfaceUpdate(m *machine, i *iface, req *request) (any, *apiE
 	if i.Type != "vlan" {
 		mac, hasMAC = s.macField(errs, m, i, f)
 	}
-	if m.Status == StatusDeployed {
-		// A deployed machine's interface may only be renamed or get
-		// another MAC (to replace a broken NIC).
-		if e := errs.err(); e != nil {
-			return nil, e
-		}
-		if hasName {
-			s.renameInterface(m, i, name)
-		}
-		if hasMAC {
-			i.MAC = mac
-		}
-		return s.renderInterface(m, i), nil
-	}
-	vlanID, hasVLAN := s.vlanField(errs, f)
-	mtu, hasMTU := mtuField(errs, f)
+	// A deployed machine's interface may only be renamed or get another
+	// MAC (to replace a broken NIC).
+	deployed := m.Status == StatusDeployed
+	var vlanID, mtu int
+	var hasVLAN, hasMTU, hasParents bool
 	var parents []*iface
-	hasParents := false
-	switch i.Type {
-	case "bond":
-		parents, hasParents = s.parentsField(errs, m, f, "parents")
-		if hasParents && len(errs["parents"]) == 0 {
-			if len(parents) == 0 {
-				errs.add("parents", "A bond interface must have one or more parents.")
-			}
-			var busy []string
-			for _, p := range parents {
-				for _, c := range children(m, p) {
-					if c != i {
-						busy = append(busy, p.Name)
-						break
-					}
-				}
-			}
-			if len(busy) > 0 {
-				sort.Strings(busy)
-				errs.add("parents", "Interfaces already in-use: %s.", strings.Join(busy, ", "))
-			}
-		}
-		paramFields(errs, f, i.Params, false, bondSpecs)
-	case "bridge":
-		parents, hasParents = s.parentField(errs, m, f)
-		if hasParents && len(errs["parent"]) == 0 && len(parents) != 1 {
-			errs.add("parent", "A bridge interface must have exactly one parent.")
-		}
-		paramFields(errs, f, i.Params, false, bridgeSpecs)
-	case "vlan":
-		parents, hasParents = s.parentField(errs, m, f)
-		if len(errs["parent"])+len(errs["vlan"]) == 0 && (hasParents || hasVLAN) {
-			ps, vid := s.parentsOf(m, i), i.VLANID
-			if hasParents {
-				ps = parents
-			}
-			if hasVLAN {
-				vid = vlanID
-			}
-			s.vlanIfaceErrors(errs, m, ps, vid)
-		}
+	if !deployed {
+		vlanID, hasVLAN = s.vlanField(errs, f)
+		mtu, hasMTU = mtuField(errs, f)
+		parents, hasParents = s.updateParentsField(errs, m, i, f, vlanID, hasVLAN)
 	}
 	if e := errs.err(); e != nil {
 		return nil, e
@@ -735,14 +687,11 @@ func (s *Server) interfaceUpdate(m *machine, i *iface, req *request) (any, *apiE
 	if hasMAC {
 		i.MAC = mac
 	}
+	if deployed {
+		return s.renderInterface(m, i), nil
+	}
 	if hasParents {
-		i.Parents = nil
-		for _, p := range parents {
-			i.Parents = append(i.Parents, p.Name)
-		}
-		if i.Type != "vlan" {
-			s.adopt(parents, i)
-		}
+		s.setParents(i, parents)
 	}
 	if hasVLAN {
 		s.setVLAN(i, vlanID)
@@ -764,6 +713,73 @@ func (s *Server) interfaceUpdate(m *machine, i *iface, req *request) (any, *apiE
 	return s.renderInterface(m, i), nil
 }
 
+// setParents gives an updated interface its new parents.
+func (s *Server) setParents(i *iface, parents []*iface) {
+	i.Parents = nil
+	for _, p := range parents {
+		i.Parents = append(i.Parents, p.Name)
+	}
+	if i.Type != "vlan" {
+		s.adopt(parents, i)
+	}
+}
+
+// updateParentsField reads and checks the parents (and the params) of an
+// updated bond, bridge or VLAN interface; vlanID is the form's VLAN.
+func (s *Server) updateParentsField(errs fieldErrors, m *machine, i *iface, f formValues, vlanID int, hasVLAN bool) ([]*iface, bool) {
+	switch i.Type {
+	case "bond":
+		parents, ok := s.parentsField(errs, m, f, "parents")
+		if ok && len(errs["parents"]) == 0 {
+			checkBondParents(errs, m, i, parents)
+		}
+		paramFields(errs, f, i.Params, false, bondSpecs)
+		return parents, ok
+	case "bridge":
+		parents, ok := s.parentField(errs, m, f)
+		if ok && len(errs["parent"]) == 0 && len(parents) != 1 {
+			errs.add("parent", "A bridge interface must have exactly one parent.")
+		}
+		paramFields(errs, f, i.Params, false, bridgeSpecs)
+		return parents, ok
+	case "vlan":
+		parents, ok := s.parentField(errs, m, f)
+		if len(errs["parent"])+len(errs["vlan"]) == 0 && (ok || hasVLAN) {
+			ps, vid := s.parentsOf(m, i), i.VLANID
+			if ok {
+				ps = parents
+			}
+			if hasVLAN {
+				vid = vlanID
+			}
+			s.vlanIfaceErrors(errs, m, ps, vid)
+		}
+		return parents, ok
+	}
+	return nil, false
+}
+
+// checkBondParents: a bond has parents, none of them in use by another
+// interface than the bond.
+func checkBondParents(errs fieldErrors, m *machine, bond *iface, parents []*iface) {
+	if len(parents) == 0 {
+		errs.add("parents", "A bond interface must have one or more parents.")
+	}
+	var busy []string
+	for _, p := range parents {
+		for _, c := range children(m, p) {
+			if c != bond {
+				busy = append(busy, p.Name)
+				break
+			}
+		}
+	}
+	if len(busy) > 0 {
+		sort.Strings(busy)
+		errs.add("parents", "Interfaces already in-use: %s.", strings.Join(busy, ", "))
+	}
+}
+
 func (s *Server) interfaceDelete(m *machine, i *iface, _ *request) (any, *apiError) {
 	if e := ifaceGuard(m, "delete interface"); e != nil {
 		return nil, e
@@ -777,125 +793,193 @@ func (s *Server) interfaceDelete(m *machine, i *iface, _ *request) (any, *apiErr
 
 var linkModes = []string{"auto", "dhcp", "static", "link_up"}
 
+// linkForm is a link_subnet form as read.
+type linkForm struct {
+	mode           string
+	sn             *subnet
+	ip             netip.Addr
+	force, gateway bool
+}
+
 func (s *Server) interfaceLinkSubnet(m *machine, i *iface, req *request) (any, *apiError) {
 	if e := ifaceGuard(m, "link subnet"); e != nil {
 		return nil, e
 	}
-	f, errs := req.form, fieldErrors{}
-	force := formBool(f.get("force"))
+	errs := fieldErrors{}
+	lf := s.readLinkForm(errs, m, i, req.form)
+	s.checkLinkMode(errs, i, lf)
+	s.checkLinkGateway(errs, lf)
+	if e := errs.err(); e != nil {
+		return nil, e
+	}
+	if e := s.staticIPUnavailable(lf); e != nil {
+		return nil, e
+	}
+	if lf.mode == "link_up" || lf.force {
+		i.Links = nil
+	}
+	if lf.force && lf.sn != nil {
+		i.VLANID = 0
+	}
+	l, e := s.newLink(lf)
+	if e != nil {
+		return nil, e
+	}
+	i.Links = append(s.linksKeptBeside(i, lf.sn), l)
+	if lf.sn != nil && s.vlans[i.VLANID] == nil {
+		i.VLANID = lf.sn.VLANID
+		if v := s.vlans[lf.sn.VLANID]; v != nil {
+			if _, own := i.Params["mtu"]; !own {
+				i.MTU = v.MTU
+			}
+		}
+	}
+	if lf.gateway {
+		s.setGatewayLink(m, l)
+	}
+	return s.renderInterface(m, i), nil
+}
+
+// readLinkForm reads the mode, subnet and address of a link_subnet form;
+// an interface in a bond is not linked.
+func (s *Server) readLinkForm(errs fieldErrors, m *machine, i *iface, f formValues) linkForm {
+	lf := linkForm{force: formBool(f.get("force")), gateway: formBool(f.get("default_gateway"))}
 	for _, c := range children(m, i) {
 		if c.Type == "bond" {
 			errs.add("bond", "Cannot link interface(%s) when interface is in a bond(%s).", i.Name, c.Name)
 		}
 	}
-	mode := strings.ToLower(strings.TrimSpace(f.get("mode")))
-	if mode == "" {
+	lf.mode = strings.ToLower(strings.TrimSpace(f.get("mode")))
+	if lf.mode == "" {
 		errs.add("mode", msgRequired)
-	} else if !contains(linkModes, mode) {
+	} else if !contains(linkModes, lf.mode) {
 		errs.add("mode", "%s", msgInvalidChoiceOf(f.get("mode"), "mode", linkModes))
-		mode = ""
+		lf.mode = ""
 	}
-	var sn *subnet
 	if v := strings.TrimSpace(f.get("subnet")); v != "" {
-		sn = s.findSubnet(v)
+		lf.sn = s.findSubnet(v)
 		// Without force, only the subnets of the interface's VLAN.
-		if sn == nil || (i.VLANID != 0 && s.vlans[i.VLANID] != nil && !force && sn.VLANID != i.VLANID) {
+		if lf.sn == nil || (i.VLANID != 0 && s.vlans[i.VLANID] != nil && !lf.force && lf.sn.VLANID != i.VLANID) {
 			errs.add("subnet", msgInvalidModel)
-			sn = nil
+			lf.sn = nil
 		}
 	}
-	var ip netip.Addr
 	if v := strings.TrimSpace(f.get("ip_address")); v != "" {
 		a, ok := parseAddr(v)
 		if !ok {
 			errs.add("ip_address", msgInvalidIP)
 		}
-		ip = a
+		lf.ip = a
 	}
-	gateway := formBool(f.get("default_gateway"))
-	subnetOK := len(errs["subnet"]) == 0
-	switch mode {
+	return lf
+}
+
+// checkLinkMode checks what each mode needs: auto and static a subnet (a
+// static address in it, outside dynamic ranges), dhcp no DHCP link yet,
+// link_up no other link unless forced.
+func (s *Server) checkLinkMode(errs fieldErrors, i *iface, lf linkForm) {
+	needSubnet := lf.sn == nil && len(errs["subnet"]) == 0
+	switch lf.mode {
 	case "auto":
-		if sn == nil && subnetOK {
+		if needSubnet {
 			errs.add("subnet", msgRequired)
 		}
 	case "dhcp":
-		for _, l := range i.Links {
-			if l.Mode == "dhcp" {
-				if o := s.subnets[l.SubnetID]; o != nil {
-					errs.add("mode", "Interface is already set to DHCP from '%s'.", s.subnetString(o))
-				} else {
-					errs.add("mode", "Interface is already set to DHCP.")
-				}
-				break
-			}
-		}
+		s.checkNoDHCPLink(errs, i)
 	case "static":
-		if sn == nil && subnetOK {
+		if needSubnet {
 			errs.add("subnet", msgRequired)
-		} else if sn != nil && ip.IsValid() {
-			if !mustPrefix(sn.CIDR).Contains(ip) {
-				errs.add("ip_address", "IP address is not in the given subnet '%s'.", s.subnetString(sn))
+		} else if lf.sn != nil && lf.ip.IsValid() {
+			if !mustPrefix(lf.sn.CIDR).Contains(lf.ip) {
+				errs.add("ip_address", "IP address is not in the given subnet '%s'.", s.subnetString(lf.sn))
 			}
-			if r := s.rangeHolding(sn, ip, "dynamic"); r != nil {
+			if r := s.rangeHolding(lf.sn, lf.ip, "dynamic"); r != nil {
 				errs.add("ip_address", "IP address is inside a dynamic range %s to %s.", r.StartIP, r.EndIP)
 			}
 		}
 	case "link_up":
-		if !force {
-			for _, l := range i.Links {
-				if l.Mode != "link_up" {
-					errs.add("mode", "Cannot configure interface to link up (with no IP address) while other links are already configured. Specify force=True to override this behavior and delete all links.")
-					break
-				}
+		if lf.force {
+			return
+		}
+		for _, l := range i.Links {
+			if l.Mode != "link_up" {
+				errs.add("mode", "Cannot configure interface to link up (with no IP address) while other links are already configured. Specify force=True to override this behavior and delete all links.")
+				return
 			}
 		}
 	}
-	if gateway && mode != "" {
-		switch {
-		case mode != "auto" && mode != "static":
-			errs.add("default_gateway", "Cannot use in mode '%s'.", mode)
-		case sn == nil:
-			errs.add("default_gateway", "Subnet is required when default_gateway is True.")
-		case sn.GatewayIP == "":
-			errs.add("default_gateway", "Cannot set as default gateway because subnet %s doesn't provide a gateway IP address.", s.subnetString(sn))
+}
+
+func (s *Server) checkNoDHCPLink(errs fieldErrors, i *iface) {
+	for _, l := range i.Links {
+		if l.Mode != "dhcp" {
+			continue
 		}
-	}
-	if e := errs.err(); e != nil {
-		return nil, e
-	}
-	// Model-level checks of a requested static address (MAAS answers 404
-	// StaticIPAddressUnavailable for these).
-	if mode == "static" && ip.IsValid() {
-		if s.ipInUse(ip) {
-			return nil, errorf(http.StatusNotFound, "IP address is already in use.")
-		}
-		if r := s.rangeHolding(sn, ip, "reserved"); r != nil {
-			return nil, errorf(http.StatusNotFound, "%s is within the reserved range from %s to %s", ip, r.StartIP, r.EndIP)
-		}
-	}
-	if mode == "link_up" || force {
-		i.Links = nil
-	}
-	if force && sn != nil {
-		i.VLANID = 0
-	}
-	l := &link{ID: s.nextID(), Mode: mode}
-	if sn != nil {
-		l.SubnetID = sn.ID
-	}
-	if mode == "static" {
-		if ip.IsValid() {
-			l.IP = ip.String()
+		if o := s.subnets[l.SubnetID]; o != nil {
+			errs.add("mode", "Interface is already set to DHCP from '%s'.", s.subnetString(o))
 		} else {
-			a, ok := s.allocateIP(sn)
-			if !ok {
-				return nil, errorf(http.StatusServiceUnavailable, "No more IPs available in subnet: %s.", sn.CIDR)
-			}
-			l.IP = a
+			errs.add("mode", "Interface is already set to DHCP.")
 		}
+		return
 	}
-	// A new link replaces the LINK_UP link and the DHCP link of its family.
+}
+
+// checkLinkGateway: a default gateway needs mode auto or static and a
+// subnet with a gateway.
+func (s *Server) checkLinkGateway(errs fieldErrors, lf linkForm) {
+	if !lf.gateway || lf.mode == "" {
+		return
+	}
+	switch {
+	case lf.mode != "auto" && lf.mode != "static":
+		errs.add("default_gateway", "Cannot use in mode '%s'.", lf.mode)
+	case lf.sn == nil:
+		errs.add("default_gateway", "Subnet is required when default_gateway is True.")
+	case lf.sn.GatewayIP == "":
+		errs.add("default_gateway", "Cannot set as default gateway because subnet %s doesn't provide a gateway IP address.", s.subnetString(lf.sn))
+	}
+}
+
+// staticIPUnavailable is the model-level check of a requested static
+// address (MAAS answers 404 StaticIPAddressUnavailable for these).
+func (s *Server) staticIPUnavailable(lf linkForm) *apiError {
+	if lf.mode != "static" || !lf.ip.IsValid() {
+		return nil
+	}
+	if s.ipInUse(lf.ip) {
+		return errorf(http.StatusNotFound, "IP address is already in use.")
+	}
+	if r := s.rangeHolding(lf.sn, lf.ip, "reserved"); r != nil {
+		return errorf(http.StatusNotFound, "%s is within the reserved range from %s to %s", lf.ip, r.StartIP, r.EndIP)
+	}
+	return nil
+}
+
+// newLink makes the link: a static one gets the asked address or the
+// subnet's next free one.
+func (s *Server) newLink(lf linkForm) (*link, *apiError) {
+	l := &link{ID: s.nextID(), Mode: lf.mode}
+	if lf.sn != nil {
+		l.SubnetID = lf.sn.ID
+	}
+	if lf.mode != "static" {
+		return l, nil
+	}
+	if lf.ip.IsValid() {
+		l.IP = lf.ip.String()
+		return l, nil
+	}
+	a, ok := s.allocateIP(lf.sn)
+	if !ok {
+		return nil, errorf(http.StatusServiceUnavailable, "No more IPs available in subnet: %s.", lf.sn.CIDR)
+	}
+	l.IP = a
+	return l, nil
+}
+
+// linksKeptBeside is what stays of the interface's links beside a new link
+// on sn: not the LINK_UP link, nor the DHCP link of sn's family.
+func (s *Server) linksKeptBeside(i *iface, sn *subnet) []*link {
 	kept := i.Links[:0]
 	for _, o := range i.Links {
 		if o.Mode == "link_up" {
@@ -909,19 +993,7 @@ func (s *Server) interfaceLinkSubnet(m *machine, i *iface, req *request) (any, *
 		}
 		kept = append(kept, o)
 	}
-	i.Links = append(kept, l)
-	if sn != nil && s.vlans[i.VLANID] == nil {
-		i.VLANID = sn.VLANID
-		if v := s.vlans[sn.VLANID]; v != nil {
-			if _, own := i.Params["mtu"]; !own {
-				i.MTU = v.MTU
-			}
-		}
-	}
-	if gateway {
-		s.setGatewayLink(m, l)
-	}
-	return s.renderInterface(m, i), nil
+	return kept
 }
 
 func (s *Server) interfaceUnlinkSubnet(m *machine, i *iface, req *request) (any, *apiError) {
