@@ -52,187 +52,333 @@ func (c cfgChanges) result(what, id string) drivers.Result {
 // interfaces for the tagged networks of 802.1q trunks, MTUs, and a link
 // per network (static address, DHCP, or link up when only carried), with
 // the default gateway on the primary network. It compares first and
-// cfgChanges only what differs.
+// changes only what differs.
+//
+// The work goes in two phases, each planned before it is applied: the
+// interfaces themselves (planInterfaces, then one handler per kind:
+// bond, interface settings, VLAN interfaces), then the links
+// (planLinks, then unlink, link and default gateway).
 func (d *Driver) ApplyNetworking(ctx context.Context, n drivers.Node) (drivers.Result, error) {
 	m, wait, err := d.configurable(ctx, n, "networking", partInterfaces)
 	if err != nil || wait != nil {
 		return cfgResult(wait), err
 	}
-	id := m.SystemID
+	plan, err := d.networkPlan(ctx, m, n)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	r := &netRun{d: d, id: m.SystemID, base: "nodes/" + m.SystemID + "/interfaces/", ifaces: m.Interfaces}
+	for _, ip := range plan {
+		if err := r.applyInterface(ctx, ip); err != nil {
+			return drivers.Result{}, err
+		}
+	}
+	// Structural changes move links around (a bond takes its parents'
+	// links): read the interfaces again before linking.
+	if len(r.done) > 0 {
+		if err := d.c.call(ctx, http.MethodGet, r.base, "", nil, &r.ifaces); err != nil {
+			return drivers.Result{}, err
+		}
+	}
+	links, err := planLinks(r.id, r.wants, r.ifaces, n.Primary)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	if err := r.applyLinks(ctx, links, gatewayLinkOf(m)); err != nil {
+		return drivers.Result{}, err
+	}
+	return r.done.result("networking", r.id), nil
+}
+
+// networkPlan reads what the plan needs besides the machine (the node
+// devices behind the design's aliases and the MAAS subnets) and plans.
+func (d *Driver) networkPlan(ctx context.Context, m *mMachine, n drivers.Node) ([]ifacePlan, error) {
 	var devs []drivers.Device
 	for _, in := range n.Interfaces {
 		devs = append(devs, in.Devices...)
 	}
-	names, err := d.resolveDevices(ctx, id, devs, false)
+	names, err := d.resolveDevices(ctx, m.SystemID, devs, false)
 	if err != nil {
-		return drivers.Result{}, err
+		return nil, err
 	}
 	var subnets []mSubnet
 	if err := d.c.cache.list(ctx, d.c, "subnets/", "", &subnets); err != nil {
-		return drivers.Result{}, err
+		return nil, err
 	}
+	return planInterfaces(m.SystemID, n, names, m.Interfaces, subnets)
+}
+
+// netWant is a design network with the MAAS subnet it maps to.
+type netWant struct {
+	net    drivers.InterfaceNetwork
+	subnet *mSubnet
+}
+
+// ifacePlan is what one design interface asks of the machine: the
+// physical interfaces it is built on (MAAS IDs), the network it carries
+// untagged, and the networks it carries tagged (802.1q trunks only).
+type ifacePlan struct {
+	in      drivers.Interface
+	parents []int
+	native  *netWant
+	tagged  []netWant
+}
+
+// planInterfaces ties each design interface to the machine's physical
+// interfaces and each network to its MAAS subnet, and checks what can be
+// checked before anything is changed. It reads nothing and writes nothing.
+func planInterfaces(id string, n drivers.Node, names map[string]resolved, ifaces []mInterface, subnets []mSubnet) ([]ifacePlan, error) {
 	byCIDR := map[string]*mSubnet{}
 	for i := range subnets {
 		byCIDR[subnets[i].CIDR] = &subnets[i]
 	}
-	subnetOf := func(net drivers.InterfaceNetwork) (*mSubnet, error) {
-		s := byCIDR[net.CIDR]
-		if s == nil || s.VLAN == nil {
-			return nil, drivers.Errorf(drivers.Permanent, "maas: network %s (%s) has no MAAS subnet: prepare the site first", net.Name, net.CIDR)
-		}
-		return s, nil
-	}
-	var done cfgChanges
-	ifaces := m.Interfaces
-	base := "nodes/" + id + "/interfaces/"
-
-	// Phase 1: the interfaces themselves.
-	type linkWant struct {
-		iface  string // MAAS name of the interface carrying it
-		net    drivers.InterfaceNetwork
-		subnet *mSubnet
-	}
-	var wants []linkWant
+	var plan []ifacePlan
 	for _, in := range n.Interfaces {
-		var parents []*mInterface
+		ip := ifacePlan{in: in}
 		for _, dev := range in.Devices {
 			r := names[dev.Alias]
 			p := findPhysical(ifaces, r)
 			if p == nil {
-				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: machine %s has no interface %s for device %s of %s", id, r.Name, dev.Alias, in.Name)
+				return nil, drivers.Errorf(drivers.Permanent, "maas: machine %s has no interface %s for device %s of %s", id, r.Name, dev.Alias, in.Name)
 			}
-			parents = append(parents, p)
+			ip.parents = append(ip.parents, p.ID)
 		}
-		if len(parents) == 0 {
-			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: interface %s of node %s names no device", in.Name, n.Name)
+		if len(ip.parents) == 0 {
+			return nil, drivers.Errorf(drivers.Permanent, "maas: interface %s of node %s names no device", in.Name, n.Name)
 		}
-		bonded := in.Link.Bonded()
-		trunk := in.Link.Trunking == "802.1q"
-		var native *drivers.InterfaceNetwork
-		var tagged []drivers.InterfaceNetwork
-		for i := range in.Networks {
-			switch {
-			case !trunk && native == nil:
-				native = &in.Networks[i]
-			case trunk && in.Networks[i].Name == in.Link.NativeNetwork:
-				native = &in.Networks[i]
-			case trunk:
-				tagged = append(tagged, in.Networks[i])
-			default:
-				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: interface %s carries several networks without 802.1q trunking", in.Name)
-			}
+		if !in.Link.Bonded() && len(ip.parents) != 1 {
+			return nil, drivers.Errorf(drivers.Permanent, "maas: interface %s has %d devices but link %s does not bond them", in.Name, len(ip.parents), in.Link.Name)
 		}
-		var nativeSubnet *mSubnet
-		if native != nil {
-			if nativeSubnet, err = subnetOf(*native); err != nil {
-				return drivers.Result{}, err
-			}
+		var err error
+		if ip.native, ip.tagged, err = splitNetworks(in, byCIDR); err != nil {
+			return nil, err
 		}
-		// The interface that carries the untagged traffic: the NIC or the bond.
-		var target *mInterface
-		if !bonded {
-			if len(parents) != 1 {
-				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: interface %s has %d devices but link %s does not bond them", in.Name, len(parents), in.Link.Name)
-			}
-			target = parents[0]
-		} else {
-			target, ifaces, err = d.ensureBond(ctx, id, in, parents, ifaces, &done)
-			if err != nil {
-				return drivers.Result{}, err
-			}
-		}
-		// Name, VLAN and MTU of the target, in one PUT.
-		put := url.Values{}
-		if target.Name != in.Name {
-			put.Set("name", in.Name)
-		}
-		if nativeSubnet != nil && (target.VLAN == nil || target.VLAN.ID != nativeSubnet.VLAN.ID) {
-			put.Set("vlan", strconv.Itoa(nativeSubnet.VLAN.ID))
-		}
-		if in.Link.MTU > 0 && target.MTU != in.Link.MTU {
-			put.Set("mtu", strconv.Itoa(in.Link.MTU))
-		}
-		if len(put) > 0 {
-			var out mInterface
-			if err := d.c.call(ctx, http.MethodPut, base+strconv.Itoa(target.ID)+"/", "", put, &out); err != nil {
-				return drivers.Result{}, err
-			}
-			done.add("interface %s (was %s): %s", in.Name, target.Name, describePut(put))
-			ifaces = replaceIface(ifaces, target.Name, out)
-			target = ifaceByID(ifaces, out.ID)
-		}
-		if native != nil {
-			wants = append(wants, linkWant{iface: target.Name, net: *native, subnet: nativeSubnet})
-		}
-		// VLAN interfaces for the tagged networks; stale ones go.
-		keep := map[int]bool{}
-		for _, net := range tagged {
-			s, err := subnetOf(net)
-			if err != nil {
-				return drivers.Result{}, err
-			}
-			if net.VLAN == 0 || s.VLAN.VID != net.VLAN {
-				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: network %s is tagged VLAN %d but its MAAS subnet %s is on VID %d", net.Name, net.VLAN, s.CIDR, s.VLAN.VID)
-			}
-			if target.VLAN == nil || s.VLAN.FabricID != target.VLAN.FabricID {
-				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: subnet %s (VLAN %d) is on fabric %q, not on the fabric of %s: put the networks of link %s on one fabric",
-					s.CIDR, net.VLAN, s.VLAN.Fabric, in.Name, in.Link.Name)
-			}
-			keep[s.VLAN.ID] = true
-			v := childVLAN(ifaces, target.Name, s.VLAN.ID)
-			mtu := net.MTU
-			if v == nil {
-				p := url.Values{"parent": {strconv.Itoa(target.ID)}, "vlan": {strconv.Itoa(s.VLAN.ID)}}
-				if mtu > 0 {
-					p.Set("mtu", strconv.Itoa(mtu))
-				}
-				var out mInterface
-				if err := d.c.call(ctx, http.MethodPost, base, "create_vlan", p, &out); err != nil {
-					return drivers.Result{}, err
-				}
-				done.add("VLAN interface %s", out.Name)
-				ifaces = append(ifaces, out)
-				v = &ifaces[len(ifaces)-1]
-			} else if mtu > 0 && v.MTU != mtu {
-				var out mInterface
-				if err := d.c.call(ctx, http.MethodPut, base+strconv.Itoa(v.ID)+"/", "", url.Values{"mtu": {strconv.Itoa(mtu)}}, &out); err != nil {
-					return drivers.Result{}, err
-				}
-				done.add("interface %s: mtu=%d", v.Name, mtu)
-				ifaces = replaceIface(ifaces, v.Name, out)
-				v = ifaceByID(ifaces, out.ID)
-			}
-			wants = append(wants, linkWant{iface: v.Name, net: net, subnet: s})
-		}
-		for _, c := range slices.Clone(ifaces) {
-			if c.Type == "vlan" && slices.Contains(c.Parents, target.Name) && (c.VLAN == nil || !keep[c.VLAN.ID]) {
-				if err := d.c.call(ctx, http.MethodDelete, base+strconv.Itoa(c.ID)+"/", "", nil, nil); err != nil {
-					return drivers.Result{}, err
-				}
-				done.add("removed VLAN interface %s", c.Name)
-				ifaces = slices.DeleteFunc(ifaces, func(o mInterface) bool { return o.ID == c.ID })
-			}
-		}
+		plan = append(plan, ip)
 	}
-	// Structural cfgChanges move links around (a bond takes its parents'
-	// links): read the interfaces again before linking.
-	if len(done) > 0 {
-		if err := d.c.call(ctx, http.MethodGet, base, "", nil, &ifaces); err != nil {
-			return drivers.Result{}, err
-		}
-	}
+	return plan, nil
+}
 
-	// Phase 2: the links, stale ones first (an address may move).
-	gatewayLink := 0
-	if m.Gateways.IPv4.LinkID != nil {
-		gatewayLink = *m.Gateways.IPv4.LinkID
+// splitNetworks sorts the networks of an interface into the untagged one
+// and the tagged ones, each with its MAAS subnet. Without 802.1q trunking
+// an interface carries one network; on a trunk the link's native network
+// is untagged and every other one must be on the VLAN its subnet is on.
+func splitNetworks(in drivers.Interface, byCIDR map[string]*mSubnet) (*netWant, []netWant, error) {
+	trunk := in.Link.Trunking == "802.1q"
+	var native *netWant
+	var tagged []netWant
+	for _, net := range in.Networks {
+		s := byCIDR[net.CIDR]
+		if s == nil || s.VLAN == nil {
+			return nil, nil, drivers.Errorf(drivers.Permanent, "maas: network %s (%s) has no MAAS subnet: prepare the site first", net.Name, net.CIDR)
+		}
+		w := netWant{net: net, subnet: s}
+		switch {
+		case !trunk && native == nil, trunk && net.Name == in.Link.NativeNetwork:
+			native = &w
+		case trunk:
+			if net.VLAN == 0 || s.VLAN.VID != net.VLAN {
+				return nil, nil, drivers.Errorf(drivers.Permanent, "maas: network %s is tagged VLAN %d but its MAAS subnet %s is on VID %d", net.Name, net.VLAN, s.CIDR, s.VLAN.VID)
+			}
+			tagged = append(tagged, w)
+		default:
+			return nil, nil, drivers.Errorf(drivers.Permanent, "maas: interface %s carries several networks without 802.1q trunking", in.Name)
+		}
 	}
-	type pendingLink struct {
-		want linkWant
-		id   int
+	return native, tagged, nil
+}
+
+// netRun is one application of a networking plan: the machine's
+// interfaces as they are now, what was changed, and the links wanted.
+type netRun struct {
+	d      *Driver
+	id     string
+	base   string // nodes/{id}/interfaces/
+	ifaces []mInterface
+	done   cfgChanges
+	wants  []linkWant
+}
+
+// linkWant is a network to link on the MAAS interface (by name) that
+// carries it.
+type linkWant struct {
+	iface string
+	netWant
+}
+
+// applyInterface builds one design interface: its bond (if bonded), its
+// name, VLAN and MTU, and the VLAN interfaces of its tagged networks.
+func (r *netRun) applyInterface(ctx context.Context, ip ifacePlan) error {
+	target, err := r.ensureTarget(ctx, ip)
+	if err != nil {
+		return err
 	}
-	var toLink []linkWant
-	var primary *pendingLink
+	if target, err = r.updateInterface(ctx, target, ip.in.Name, ifaceUpdate(target, ip)); err != nil {
+		return err
+	}
+	if ip.native != nil {
+		r.wants = append(r.wants, linkWant{iface: target.Name, netWant: *ip.native})
+	}
+	keep := map[int]bool{}
+	for _, w := range ip.tagged {
+		if err := checkFabric(target, ip.in, w); err != nil {
+			return err
+		}
+		keep[w.subnet.VLAN.ID] = true
+		v, err := r.ensureVLAN(ctx, target, w)
+		if err != nil {
+			return err
+		}
+		r.wants = append(r.wants, linkWant{iface: v.Name, netWant: w})
+	}
+	return r.removeStaleVLANs(ctx, target.Name, keep)
+}
+
+// ensureTarget answers the interface that carries the untagged traffic
+// of ip: the NIC itself, or the bond over the NICs (made if need be).
+func (r *netRun) ensureTarget(ctx context.Context, ip ifacePlan) (*mInterface, error) {
+	var parents []*mInterface
+	for _, pid := range ip.parents {
+		p := ifaceByID(r.ifaces, pid)
+		if p == nil {
+			return nil, drivers.Errorf(drivers.Transient, "maas: machine %s: interface %d vanished while configuring", r.id, pid)
+		}
+		parents = append(parents, p)
+	}
+	if !ip.in.Link.Bonded() {
+		return parents[0], nil
+	}
+	b, ifaces, err := r.d.ensureBond(ctx, r.id, ip.in, parents, r.ifaces, &r.done)
+	if err != nil {
+		return nil, err
+	}
+	r.ifaces = ifaces
+	return b, nil
+}
+
+// ifaceUpdate is what the target interface of ip must change: its name,
+// its VLAN (the untagged network's) and its MTU. Empty: nothing.
+func ifaceUpdate(target *mInterface, ip ifacePlan) url.Values {
+	put := url.Values{}
+	if target.Name != ip.in.Name {
+		put.Set("name", ip.in.Name)
+	}
+	if ip.native != nil && (target.VLAN == nil || target.VLAN.ID != ip.native.subnet.VLAN.ID) {
+		put.Set("vlan", strconv.Itoa(ip.native.subnet.VLAN.ID))
+	}
+	if ip.in.Link.MTU > 0 && target.MTU != ip.in.Link.MTU {
+		put.Set("mtu", strconv.Itoa(ip.in.Link.MTU))
+	}
+	return put
+}
+
+// updateInterface applies put (from ifaceUpdate) to the interface that
+// becomes name, in one PUT, and answers the interface as MAAS left it.
+func (r *netRun) updateInterface(ctx context.Context, target *mInterface, name string, put url.Values) (*mInterface, error) {
+	if len(put) == 0 {
+		return target, nil
+	}
+	var out mInterface
+	if err := r.d.c.call(ctx, http.MethodPut, r.base+strconv.Itoa(target.ID)+"/", "", put, &out); err != nil {
+		return nil, err
+	}
+	r.done.add("interface %s (was %s): %s", name, target.Name, describePut(put))
+	r.ifaces = replaceIface(r.ifaces, target.Name, out)
+	return ifaceByID(r.ifaces, out.ID), nil
+}
+
+// checkFabric: a tagged network's VLAN must be on the fabric of the
+// interface that carries it (MAAS puts a VLAN interface on its parent's
+// fabric).
+func checkFabric(target *mInterface, in drivers.Interface, w netWant) error {
+	s := w.subnet
+	if target.VLAN == nil || s.VLAN.FabricID != target.VLAN.FabricID {
+		return drivers.Errorf(drivers.Permanent, "maas: subnet %s (VLAN %d) is on fabric %q, not on the fabric of %s: put the networks of link %s on one fabric",
+			s.CIDR, w.net.VLAN, s.VLAN.Fabric, in.Name, in.Link.Name)
+	}
+	return nil
+}
+
+// ensureVLAN finds or creates the VLAN interface of a tagged network on
+// target and sets its MTU.
+func (r *netRun) ensureVLAN(ctx context.Context, target *mInterface, w netWant) (*mInterface, error) {
+	v := childVLAN(r.ifaces, target.Name, w.subnet.VLAN.ID)
+	mtu := w.net.MTU
+	if v == nil {
+		p := url.Values{"parent": {strconv.Itoa(target.ID)}, "vlan": {strconv.Itoa(w.subnet.VLAN.ID)}}
+		if mtu > 0 {
+			p.Set("mtu", strconv.Itoa(mtu))
+		}
+		var out mInterface
+		if err := r.d.c.call(ctx, http.MethodPost, r.base, "create_vlan", p, &out); err != nil {
+			return nil, err
+		}
+		r.done.add("VLAN interface %s", out.Name)
+		r.ifaces = append(r.ifaces, out)
+		return &r.ifaces[len(r.ifaces)-1], nil
+	}
+	if mtu <= 0 || v.MTU == mtu {
+		return v, nil
+	}
+	var out mInterface
+	if err := r.d.c.call(ctx, http.MethodPut, r.base+strconv.Itoa(v.ID)+"/", "", url.Values{"mtu": {strconv.Itoa(mtu)}}, &out); err != nil {
+		return nil, err
+	}
+	r.done.add("interface %s: mtu=%d", v.Name, mtu)
+	r.ifaces = replaceIface(r.ifaces, v.Name, out)
+	return ifaceByID(r.ifaces, out.ID), nil
+}
+
+// staleVLANs are the VLAN interfaces on parent whose VLAN is not in keep.
+func staleVLANs(ifaces []mInterface, parent string, keep map[int]bool) []mInterface {
+	var out []mInterface
+	for _, c := range ifaces {
+		if c.Type == "vlan" && slices.Contains(c.Parents, parent) && (c.VLAN == nil || !keep[c.VLAN.ID]) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// removeStaleVLANs deletes the VLAN interfaces on parent that no tagged
+// network of the design asks for.
+func (r *netRun) removeStaleVLANs(ctx context.Context, parent string, keep map[int]bool) error {
+	for _, c := range staleVLANs(r.ifaces, parent, keep) {
+		if err := r.d.c.call(ctx, http.MethodDelete, r.base+strconv.Itoa(c.ID)+"/", "", nil, nil); err != nil {
+			return err
+		}
+		r.done.add("removed VLAN interface %s", c.Name)
+		r.ifaces = slices.DeleteFunc(r.ifaces, func(o mInterface) bool { return o.ID == c.ID })
+	}
+	return nil
+}
+
+// unlinkStep is a link of a MAAS interface that the design does not ask for.
+type unlinkStep struct {
+	ifaceID   int
+	ifaceName string
+	link      mLink
+}
+
+// linkPlan is the second phase: stale links to remove first (an address
+// may move), links to make, and the link of the primary network when it
+// exists already.
+type linkPlan struct {
+	unlink     []unlinkStep
+	link       []linkWant
+	primary    *pendingLink
+	primaryNet string // the node's primary network
+}
+
+// pendingLink is the link (by ID) that carries the primary network.
+type pendingLink struct {
+	want linkWant
+	id   int
+}
+
+// planLinks compares the wanted links with the links of the machine's
+// interfaces. It reads nothing and writes nothing.
+func planLinks(id string, wants []linkWant, ifaces []mInterface, primary string) (linkPlan, error) {
+	plan := linkPlan{primaryNet: primary}
 	byIface := map[string][]linkWant{}
 	var order []string
 	for _, w := range wants {
@@ -244,78 +390,127 @@ func (d *Driver) ApplyNetworking(ctx context.Context, n drivers.Node) (drivers.R
 	for _, name := range order {
 		i := ifaceByName(ifaces, name)
 		if i == nil {
-			return drivers.Result{}, drivers.Errorf(drivers.Transient, "maas: machine %s: interface %s vanished while configuring", id, name)
+			return plan, drivers.Errorf(drivers.Transient, "maas: machine %s: interface %s vanished while configuring", id, name)
 		}
 		matched := map[int]bool{}
 		for _, w := range byIface[name] {
-			mode, ip := linkMode(w.net.Address)
-			found := 0
-			for _, l := range i.Links {
-				if !matched[l.ID] && strings.EqualFold(l.Mode, mode) && l.Subnet != nil && l.Subnet.ID == w.subnet.ID && (ip == "" || l.IP == ip) {
-					found = l.ID
-					break
-				}
-			}
-			if found != 0 {
-				matched[found] = true
-				if w.net.Name == n.Primary && mode != "link_up" {
-					primary = &pendingLink{want: w, id: found}
-				}
+			found := matchLink(i.Links, w, matched)
+			if found == 0 {
+				plan.link = append(plan.link, w)
 				continue
 			}
-			toLink = append(toLink, w)
+			matched[found] = true
+			if mode, _ := linkMode(w.net.Address); w.net.Name == primary && mode != "link_up" {
+				plan.primary = &pendingLink{want: w, id: found}
+			}
 		}
 		for _, l := range i.Links {
 			if matched[l.ID] || (l.Subnet == nil && strings.EqualFold(l.Mode, "link_up")) {
 				continue // a bare LINK_UP link goes by itself when a subnet is linked
 			}
-			p := url.Values{"id": {strconv.Itoa(l.ID)}}
-			if err := d.c.call(ctx, http.MethodPost, base+strconv.Itoa(i.ID)+"/", "unlink_subnet", p, nil); err != nil {
-				return drivers.Result{}, err
+			plan.unlink = append(plan.unlink, unlinkStep{ifaceID: i.ID, ifaceName: name, link: l})
+		}
+	}
+	return plan, nil
+}
+
+// matchLink answers the ID of a link, not yet matched, that is what w
+// asks for (mode, subnet and address), or 0.
+func matchLink(links []mLink, w linkWant, matched map[int]bool) int {
+	mode, ip := linkMode(w.net.Address)
+	for _, l := range links {
+		if !matched[l.ID] && strings.EqualFold(l.Mode, mode) && l.Subnet != nil && l.Subnet.ID == w.subnet.ID && (ip == "" || l.IP == ip) {
+			return l.ID
+		}
+	}
+	return 0
+}
+
+// linkParams are the link_subnet parameters of w; primary tells whether
+// it carries the primary network (and so may take the default gateway).
+func linkParams(w linkWant, primaryNet string) (p url.Values, primary bool) {
+	mode, ip := linkMode(w.net.Address)
+	p = url.Values{"mode": {mode}, "subnet": {strconv.Itoa(w.subnet.ID)}}
+	if ip != "" {
+		p.Set("ip_address", ip)
+	}
+	primary = w.net.Name == primaryNet && mode != "link_up"
+	if primary && mode == "static" && hasGateway(w.subnet) {
+		p.Set("default_gateway", "true")
+	}
+	return p, primary
+}
+
+func hasGateway(s *mSubnet) bool { return s.GatewayIP != nil && *s.GatewayIP != "" }
+
+// gatewayLinkOf is the ID of the link that holds the machine's IPv4
+// default gateway (0: none).
+func gatewayLinkOf(m *mMachine) int {
+	if m.Gateways.IPv4.LinkID != nil {
+		return *m.Gateways.IPv4.LinkID
+	}
+	return 0
+}
+
+// applyLinks removes the stale links, makes the missing ones and puts
+// the default gateway on the primary network's link.
+func (r *netRun) applyLinks(ctx context.Context, plan linkPlan, gatewayLink int) error {
+	for _, u := range plan.unlink {
+		p := url.Values{"id": {strconv.Itoa(u.link.ID)}}
+		if err := r.d.c.call(ctx, http.MethodPost, r.base+strconv.Itoa(u.ifaceID)+"/", "unlink_subnet", p, nil); err != nil {
+			return err
+		}
+		r.done.add("unlinked %s from %s", linkString(u.link), u.ifaceName)
+	}
+	primary := plan.primary
+	for _, w := range plan.link {
+		linked, gw, err := r.link(ctx, w, plan.primaryNet)
+		if err != nil {
+			return err
+		}
+		if linked != nil {
+			primary = linked
+			if gw {
+				gatewayLink = linked.id
 			}
-			done.add("unlinked %s from %s", linkString(l), name)
 		}
 	}
-	for _, w := range toLink {
-		i := ifaceByName(ifaces, w.iface)
-		mode, ip := linkMode(w.net.Address)
-		p := url.Values{"mode": {mode}, "subnet": {strconv.Itoa(w.subnet.ID)}}
-		if ip != "" {
-			p.Set("ip_address", ip)
-		}
-		isPrimary := w.net.Name == n.Primary && mode != "link_up"
-		if isPrimary && mode == "static" && w.subnet.GatewayIP != nil && *w.subnet.GatewayIP != "" {
-			p.Set("default_gateway", "true")
-		}
-		var out mInterface
-		if err := d.c.call(ctx, http.MethodPost, base+strconv.Itoa(i.ID)+"/", "link_subnet", p, &out); err != nil {
-			return drivers.Result{}, err
-		}
-		desc := mode
-		if ip != "" {
-			desc += " " + ip
-		}
-		done.add("linked %s to %s (%s)", w.iface, w.subnet.CIDR, desc)
-		if isPrimary {
-			for _, l := range out.Links {
-				if l.Subnet != nil && l.Subnet.ID == w.subnet.ID && strings.EqualFold(l.Mode, mode) {
-					primary = &pendingLink{want: w, id: l.ID}
-					if p.Get("default_gateway") == "true" {
-						gatewayLink = l.ID
-					}
-				}
-			}
+	if primary == nil || primary.id == gatewayLink || !hasGateway(primary.want.subnet) {
+		return nil
+	}
+	i := ifaceByName(r.ifaces, primary.want.iface)
+	p := url.Values{"link_id": {strconv.Itoa(primary.id)}}
+	if err := r.d.c.call(ctx, http.MethodPost, r.base+strconv.Itoa(i.ID)+"/", "set_default_gateway", p, nil); err != nil {
+		return err
+	}
+	r.done.add("default gateway %s via %s", *primary.want.subnet.GatewayIP, primary.want.iface)
+	return nil
+}
+
+// link links w on its interface. For the primary network it answers the
+// new link, and whether MAAS was asked to put the default gateway on it.
+func (r *netRun) link(ctx context.Context, w linkWant, primaryNet string) (*pendingLink, bool, error) {
+	i := ifaceByName(r.ifaces, w.iface)
+	p, isPrimary := linkParams(w, primaryNet)
+	var out mInterface
+	if err := r.d.c.call(ctx, http.MethodPost, r.base+strconv.Itoa(i.ID)+"/", "link_subnet", p, &out); err != nil {
+		return nil, false, err
+	}
+	desc := p.Get("mode")
+	if ip := p.Get("ip_address"); ip != "" {
+		desc += " " + ip
+	}
+	r.done.add("linked %s to %s (%s)", w.iface, w.subnet.CIDR, desc)
+	if !isPrimary {
+		return nil, false, nil
+	}
+	var found *pendingLink
+	for _, l := range out.Links {
+		if l.Subnet != nil && l.Subnet.ID == w.subnet.ID && strings.EqualFold(l.Mode, p.Get("mode")) {
+			found = &pendingLink{want: w, id: l.ID}
 		}
 	}
-	if primary != nil && primary.id != gatewayLink && primary.want.subnet.GatewayIP != nil && *primary.want.subnet.GatewayIP != "" {
-		i := ifaceByName(ifaces, primary.want.iface)
-		p := url.Values{"link_id": {strconv.Itoa(primary.id)}}
-		if err := d.c.call(ctx, http.MethodPost, base+strconv.Itoa(i.ID)+"/", "set_default_gateway", p, nil); err != nil {
-			return drivers.Result{}, err
-		}
-		done.add("default gateway %s via %s", *primary.want.subnet.GatewayIP, primary.want.iface)
-	}
-	return done.result("networking", id), nil
+	return found, found != nil && p.Get("default_gateway") == "true", nil
 }
 
 // ensureBond finds or creates the bond of in over parents; a bond of that
@@ -327,22 +522,10 @@ func (d *Driver) ensureBond(ctx context.Context, id string, in drivers.Interface
 		pnames = append(pnames, p.Name)
 	}
 	want := bondParams(in.Link)
-	if b := ifaceByName(ifaces, in.Name); b != nil {
-		if b.Type == "bond" && sameNames(b.Parents, pnames) && bondMatches(b, want) {
-			return b, ifaces, nil
-		}
+	if b := ifaceByName(ifaces, in.Name); b != nil && b.Type == "bond" && sameNames(b.Parents, pnames) && bondMatches(b, want) {
+		return b, ifaces, nil
 	}
-	// Remove what stands in the way: the interface of that name and the
-	// bonds, bridges and VLANs on the parents.
-	var remove []mInterface
-	for _, o := range ifaces {
-		if o.Type == "physical" {
-			continue
-		}
-		if o.Name == in.Name || slices.ContainsFunc(o.Parents, func(p string) bool { return slices.Contains(pnames, p) }) {
-			remove = append(remove, o)
-		}
-	}
+	remove := inTheWay(ifaces, in.Name, pnames)
 	for _, o := range remove {
 		if err := d.c.call(ctx, http.MethodDelete, base+strconv.Itoa(o.ID)+"/", "", nil, nil); err != nil && !isNotFound(err) {
 			return nil, nil, err
@@ -372,6 +555,22 @@ func (d *Driver) ensureBond(ctx context.Context, id string, in drivers.Interface
 	// The parents lost their links: take the bond's answer and keep the rest.
 	ifaces = append(ifaces, out)
 	return &ifaces[len(ifaces)-1], ifaces, nil
+}
+
+// inTheWay are the interfaces a new bond named name over the parents
+// pnames must replace: the interface of that name and the bonds, bridges
+// and VLANs on the parents.
+func inTheWay(ifaces []mInterface, name string, pnames []string) []mInterface {
+	var remove []mInterface
+	for _, o := range ifaces {
+		if o.Type == "physical" {
+			continue
+		}
+		if o.Name == name || slices.ContainsFunc(o.Parents, func(p string) bool { return slices.Contains(pnames, p) }) {
+			remove = append(remove, o)
+		}
+	}
+	return remove
 }
 
 func bondParams(l drivers.Link) map[string]string {

@@ -113,13 +113,19 @@ func str(p *string) string {
 	return *p
 }
 
+// storagePlan is the design's storage tied to the machine's disks: the
+// partitions of each disk in the order they are made, and the logical
+// volumes of each volume group.
 type storagePlan struct {
-	disks []struct {
-		dev   drivers.StorageDevice
-		bd    *mBlockDevice
-		parts []sized
-	}
-	vgs map[string][]sized
+	disks []diskPlan
+	vgs   map[string][]sized
+}
+
+// diskPlan is one design storage device and the disk it is on.
+type diskPlan struct {
+	dev   drivers.StorageDevice
+	bd    *mBlockDevice
+	parts []sized
 }
 
 // ApplyStorage makes the machine's storage layout what the design says. It
@@ -173,72 +179,102 @@ func (d *Driver) applyCustom(ctx context.Context, id string, n drivers.Node, pla
 		return done, err
 	}
 	done.add("blank layout (%s)", diff)
-	members := map[string]url.Values{}
-	member := func(vg string) url.Values {
-		if members[vg] == nil {
-			members[vg] = url.Values{}
-		}
-		return members[vg]
-	}
-	bds := "nodes/" + id + "/blockdevices/"
+	members := vgMembers{}
 	for _, dk := range plan.disks {
-		if len(dk.parts) == 0 {
-			if dk.dev.VolumeGroup != "" {
-				member(dk.dev.VolumeGroup).Add("block_devices", strconv.Itoa(dk.bd.ID))
-			}
-			continue
-		}
-		free := (dk.bd.Size - gptOverhead) / alignment * alignment
-		for k, p := range dk.parts {
-			size := p.want(dk.bd.Size)
-			last := k == len(dk.parts)-1
-			if size == 0 && !last {
-				return done, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s takes the rest of the disk but is not the last", p.name, dk.dev.Device.Alias)
-			}
-			if p.size.AtLeast && free < p.size.Bytes {
-				return done, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s needs at least %d bytes, %d are left", p.name, dk.dev.Device.Alias, p.size.Bytes, free)
-			}
-			params := url.Values{}
-			if size > 0 && (size < free || !last) {
-				if size > free {
-					return done, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s does not fit: %d bytes left", p.name, dk.dev.Device.Alias, free)
-				}
-				params.Set("size", strconv.FormatInt(size, 10))
-			}
-			if p.boot {
-				params.Set("bootable", "true")
-			}
-			var out mPartition
-			if err := d.c.call(ctx, http.MethodPost, bds+strconv.Itoa(dk.bd.ID)+"/partitions/", "", params, &out); err != nil {
-				return done, err
-			}
-			free -= out.Size
-			done.add("partition %s on %s (%d MiB)", p.name, dk.bd.Name, out.Size/mib)
-			pp := bds + strconv.Itoa(dk.bd.ID) + "/partition/" + strconv.Itoa(out.ID) + "/"
-			if err := d.formatMount(ctx, pp, p.fs); err != nil {
-				return done, err
-			}
-			if p.vg != "" {
-				member(p.vg).Add("partitions", strconv.Itoa(out.ID))
-			}
+		if err := d.partitionDisk(ctx, id, dk, members, &done); err != nil {
+			return done, err
 		}
 	}
 	for _, vg := range n.Storage.VolumeGroups {
-		params := member(vg.Name)
-		if len(params) == 0 {
-			return done, drivers.Errorf(drivers.Permanent, "maas: volume group %s has no partition or disk", vg.Name)
-		}
-		params.Set("name", vg.Name)
-		var out mVolumeGroup
-		if err := d.c.call(ctx, http.MethodPost, "nodes/"+id+"/volume-groups/", "", params, &out); err != nil {
-			return done, err
-		}
-		done.add("volume group %s (%d MiB)", vg.Name, out.Size/mib)
-		if err := d.createLVs(ctx, id, out, out.Size, plan.vgs[vg.Name], &done); err != nil {
+		if err := d.createVG(ctx, id, vg.Name, members[vg.Name], plan.vgs[vg.Name], &done); err != nil {
 			return done, err
 		}
 	}
 	return done, nil
+}
+
+// vgMembers are the create parameters of each volume group as its
+// members are made: block_devices and partitions by MAAS ID.
+type vgMembers map[string]url.Values
+
+func (v vgMembers) add(vg, kind string, id int) {
+	if v[vg] == nil {
+		v[vg] = url.Values{}
+	}
+	v[vg].Add(kind, strconv.Itoa(id))
+}
+
+// partitionDisk makes the partitions of one disk, formats and mounts
+// them, and notes the physical volumes in members. A disk without
+// partitions that is a volume group's member is one whole.
+func (d *Driver) partitionDisk(ctx context.Context, id string, dk diskPlan, members vgMembers, done *cfgChanges) error {
+	if len(dk.parts) == 0 {
+		if dk.dev.VolumeGroup != "" {
+			members.add(dk.dev.VolumeGroup, "block_devices", dk.bd.ID)
+		}
+		return nil
+	}
+	disk := "nodes/" + id + "/blockdevices/" + strconv.Itoa(dk.bd.ID) + "/"
+	free := (dk.bd.Size - gptOverhead) / alignment * alignment
+	for k, p := range dk.parts {
+		params, err := partitionParams(dk, k, free)
+		if err != nil {
+			return err
+		}
+		var out mPartition
+		if err := d.c.call(ctx, http.MethodPost, disk+"partitions/", "", params, &out); err != nil {
+			return err
+		}
+		free -= out.Size
+		done.add("partition %s on %s (%d MiB)", p.name, dk.bd.Name, out.Size/mib)
+		if err := d.formatMount(ctx, disk+"partition/"+strconv.Itoa(out.ID)+"/", p.fs); err != nil {
+			return err
+		}
+		if p.vg != "" {
+			members.add(p.vg, "partitions", out.ID)
+		}
+	}
+	return nil
+}
+
+// partitionParams are the create parameters of the k-th partition of dk
+// when free bytes are left on the disk: its size (none: the rest, which
+// only the last may take) and whether it is bootable.
+func partitionParams(dk diskPlan, k int, free int64) (url.Values, error) {
+	p := dk.parts[k]
+	size := p.want(dk.bd.Size)
+	last := k == len(dk.parts)-1
+	if size == 0 && !last {
+		return nil, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s takes the rest of the disk but is not the last", p.name, dk.dev.Device.Alias)
+	}
+	if p.size.AtLeast && free < p.size.Bytes {
+		return nil, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s needs at least %d bytes, %d are left", p.name, dk.dev.Device.Alias, p.size.Bytes, free)
+	}
+	params := url.Values{}
+	if size > 0 && (size < free || !last) {
+		if size > free {
+			return nil, drivers.Errorf(drivers.Permanent, "maas: partition %s of %s does not fit: %d bytes left", p.name, dk.dev.Device.Alias, free)
+		}
+		params.Set("size", strconv.FormatInt(size, 10))
+	}
+	if p.boot {
+		params.Set("bootable", "true")
+	}
+	return params, nil
+}
+
+// createVG makes a volume group of its members and then its logical volumes.
+func (d *Driver) createVG(ctx context.Context, id, name string, params url.Values, lvs []sized, done *cfgChanges) error {
+	if len(params) == 0 {
+		return drivers.Errorf(drivers.Permanent, "maas: volume group %s has no partition or disk", name)
+	}
+	params.Set("name", name)
+	var out mVolumeGroup
+	if err := d.c.call(ctx, http.MethodPost, "nodes/"+id+"/volume-groups/", "", params, &out); err != nil {
+		return err
+	}
+	done.add("volume group %s (%d MiB)", name, out.Size/mib)
+	return d.createLVs(ctx, id, out, out.Size, lvs, done)
 }
 
 // createLVs creates the logical volumes lvs in the volume group vg, of
@@ -274,11 +310,11 @@ func (d *Driver) createLVs(ctx context.Context, id string, vg mVolumeGroup, free
 // LVM physical volume (a volume group has one at least).
 func hasPV(m *mMachine) bool {
 	for _, b := range m.BlockDevices {
-		if b.FS != nil && b.FS.FSType == "lvm-pv" {
+		if isPV(b.FS) {
 			return true
 		}
 		for _, p := range b.Partitions {
-			if p.FS != nil && p.FS.FSType == "lvm-pv" {
+			if isPV(p.FS) {
 				return true
 			}
 		}
@@ -303,11 +339,7 @@ func buildPlan(s drivers.Storage, disk func(drivers.Device) *mBlockDevice) (stor
 			}
 			parts = append(parts, sized{name: p.Name, size: sz, boot: p.Bootable, fs: p.Filesystem, vg: p.VolumeGroup})
 		}
-		plan.disks = append(plan.disks, struct {
-			dev   drivers.StorageDevice
-			bd    *mBlockDevice
-			parts []sized
-		}{sd, bd, ordered(parts)})
+		plan.disks = append(plan.disks, diskPlan{sd, bd, ordered(parts)})
 	}
 	for _, vg := range s.VolumeGroups {
 		var lvs []sized
@@ -345,35 +377,16 @@ func (d *Driver) formatMount(ctx context.Context, path string, fs *drivers.Files
 	return d.c.call(ctx, http.MethodPost, path, "mount", mp, nil)
 }
 
-// compare says how the machine's layout differs from the plan ("" if not).
+// compare says how the machine's layout differs from the plan ("" if
+// not): the partitions of the design's disks, the disks outside the
+// design, then the volume groups and their logical volumes.
 func (p *storagePlan) compare(m *mMachine, vgs []mVolumeGroup) string {
 	used := map[int]bool{}
-	partID := map[string]int{} // design partition -> MAAS ID, for VG membership
+	pvs := map[string]bool{} // volume group/MAAS partition ID of the design's physical volumes
 	for _, dk := range p.disks {
-		b := dk.bd
-		used[b.ID] = true
-		if len(dk.parts) == 0 {
-			if dk.dev.VolumeGroup != "" && (b.FS == nil || b.FS.FSType != "lvm-pv") {
-				return fmt.Sprintf("disk %s is not a physical volume", b.Name)
-			}
-			continue
-		}
-		if len(b.Partitions) != len(dk.parts) {
-			return fmt.Sprintf("disk %s has %d partitions, the design %d", b.Name, len(b.Partitions), len(dk.parts))
-		}
-		for k, want := range dk.parts {
-			have := b.Partitions[k]
-			if have.Bootable != want.boot || !want.fits(have.Size, b.Size) {
-				return fmt.Sprintf("partition %d of %s differs from %s", k+1, b.Name, want.name)
-			}
-			if want.vg != "" {
-				if have.FS == nil || have.FS.FSType != "lvm-pv" {
-					return fmt.Sprintf("partition %d of %s is not a physical volume", k+1, b.Name)
-				}
-				partID[want.vg+"/"+strconv.Itoa(have.ID)] = have.ID
-			} else if !fsMatches(want.fs, have.FS) {
-				return fmt.Sprintf("filesystem of partition %d of %s differs", k+1, b.Name)
-			}
+		used[dk.bd.ID] = true
+		if diff := dk.compare(pvs); diff != "" {
+			return diff
 		}
 	}
 	for _, b := range m.BlockDevices {
@@ -389,27 +402,69 @@ func (p *storagePlan) compare(m *mMachine, vgs []mVolumeGroup) string {
 		if !ok {
 			return fmt.Sprintf("volume group %s is not in the design", vg.Name)
 		}
-		for _, mem := range vg.Devices {
-			if mem.Type == "partition" && partID[vg.Name+"/"+strconv.Itoa(mem.ID)] == 0 {
-				return fmt.Sprintf("volume group %s has another partition", vg.Name)
-			}
-		}
-		if len(vg.LVs) != len(lvs) {
-			return fmt.Sprintf("volume group %s has %d logical volumes, the design %d", vg.Name, len(vg.LVs), len(lvs))
-		}
-		for _, want := range lvs {
-			i := slices.IndexFunc(vg.LVs, func(b mBlockDevice) bool { return b.Name == vg.Name+"-"+want.name || b.Name == want.name })
-			if i < 0 {
-				return fmt.Sprintf("logical volume %s is missing", want.name)
-			}
-			have := vg.LVs[i]
-			if !want.fits(have.Size, vg.Size) || !fsMatches(want.fs, have.FS) {
-				return fmt.Sprintf("logical volume %s differs", want.name)
-			}
+		if diff := compareVG(vg, lvs, pvs); diff != "" {
+			return diff
 		}
 	}
 	return ""
 }
+
+// compare says how a disk differs from its plan, and notes in pvs the
+// partitions that are the design's physical volumes.
+func (dk diskPlan) compare(pvs map[string]bool) string {
+	b := dk.bd
+	if len(dk.parts) == 0 {
+		if dk.dev.VolumeGroup != "" && !isPV(b.FS) {
+			return fmt.Sprintf("disk %s is not a physical volume", b.Name)
+		}
+		return ""
+	}
+	if len(b.Partitions) != len(dk.parts) {
+		return fmt.Sprintf("disk %s has %d partitions, the design %d", b.Name, len(b.Partitions), len(dk.parts))
+	}
+	for k, want := range dk.parts {
+		have := b.Partitions[k]
+		switch {
+		case have.Bootable != want.boot || !want.fits(have.Size, b.Size):
+			return fmt.Sprintf("partition %d of %s differs from %s", k+1, b.Name, want.name)
+		case want.vg != "" && !isPV(have.FS):
+			return fmt.Sprintf("partition %d of %s is not a physical volume", k+1, b.Name)
+		case want.vg != "":
+			pvs[pvKey(want.vg, have.ID)] = true
+		case !fsMatches(want.fs, have.FS):
+			return fmt.Sprintf("filesystem of partition %d of %s differs", k+1, b.Name)
+		}
+	}
+	return ""
+}
+
+// compareVG says how a volume group differs from the design's: a member
+// partition that is not one of the design's, or its logical volumes.
+func compareVG(vg mVolumeGroup, lvs []sized, pvs map[string]bool) string {
+	for _, mem := range vg.Devices {
+		if mem.Type == "partition" && !pvs[pvKey(vg.Name, mem.ID)] {
+			return fmt.Sprintf("volume group %s has another partition", vg.Name)
+		}
+	}
+	if len(vg.LVs) != len(lvs) {
+		return fmt.Sprintf("volume group %s has %d logical volumes, the design %d", vg.Name, len(vg.LVs), len(lvs))
+	}
+	for _, want := range lvs {
+		i := slices.IndexFunc(vg.LVs, func(b mBlockDevice) bool { return b.Name == vg.Name+"-"+want.name || b.Name == want.name })
+		if i < 0 {
+			return fmt.Sprintf("logical volume %s is missing", want.name)
+		}
+		have := vg.LVs[i]
+		if !want.fits(have.Size, vg.Size) || !fsMatches(want.fs, have.FS) {
+			return fmt.Sprintf("logical volume %s differs", want.name)
+		}
+	}
+	return ""
+}
+
+func isPV(fs *mFS) bool { return fs != nil && fs.FSType == "lvm-pv" }
+
+func pvKey(vg string, partID int) string { return vg + "/" + strconv.Itoa(partID) }
 
 // errNoDisk: a design's storage device has no disk on the machine.
 var errNoDisk = errors.New("no disk for device")

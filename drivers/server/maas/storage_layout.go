@@ -24,45 +24,57 @@ import (
 const efiSize = 512 * mib
 
 // lvmLayout answers the layout's parameters and the logical volumes to
-// add after it, when the plan starts with what the layout builds.
+// add after it, when the plan starts with what the layout builds: one
+// disk, the boot disk, with the EFI partition, maybe /boot, and the
+// physical volume of the one volume group, whose first logical volume is /.
 func (p *storagePlan) lvmLayout(m *mMachine) (url.Values, []sized, bool) {
 	if len(p.disks) != 1 || len(p.vgs) != 1 || m.BootDisk == nil {
 		return nil, nil, false
 	}
 	dk := p.disks[0]
 	parts := dk.parts
-	if dk.bd.ID != m.BootDisk.ID || len(parts) < 2 || len(parts) > 3 {
+	if dk.bd.ID != m.BootDisk.ID || len(parts) < 2 || len(parts) > 3 || !layoutEFI(parts[0]) {
 		return nil, nil, false
 	}
 	params := url.Values{"storage_layout": {"lvm"}}
-	if !layoutFS(parts[0], "fat32", "/boot/efi", "efi") || !parts[0].boot || parts[0].size.Percent > 0 || parts[0].size.AtLeast || parts[0].size.Bytes != efiSize {
-		return nil, nil, false
-	}
 	if len(parts) == 3 {
-		b := parts[1]
-		if !layoutFS(b, "ext4", "/boot", "boot") || !b.boot || b.size.AtLeast || b.vg != "" {
+		if !layoutBoot(parts[1]) {
 			return nil, nil, false
 		}
-		params.Set("boot_size", strconv.FormatInt(b.want(dk.bd.Size), 10))
+		params.Set("boot_size", strconv.FormatInt(parts[1].want(dk.bd.Size), 10))
 	}
 	pv := parts[len(parts)-1]
-	lvs, ok := p.vgs[pv.vg]
-	if pv.vg == "" || pv.boot || pv.fs != nil || !ok || len(lvs) == 0 {
+	lvs := p.vgs[pv.vg]
+	if pv.vg == "" || pv.boot || pv.fs != nil || len(lvs) == 0 || !layoutRoot(lvs) {
 		return nil, nil, false
 	}
 	if !pv.size.AtLeast {
 		params.Set("root_size", strconv.FormatInt(pv.want(dk.bd.Size), 10))
 	}
 	root := lvs[0]
-	if !layoutFS(root, "ext4", "/", "root") || (root.size.AtLeast && len(lvs) > 1) || root.size.Percent > 0 {
-		return nil, nil, false
-	}
 	params.Set("vg_name", pv.vg)
 	params.Set("lv_name", root.name)
 	if !root.size.AtLeast {
 		params.Set("lv_size", strconv.FormatInt(root.want(0), 10))
 	}
 	return params, lvs[1:], true
+}
+
+// layoutEFI: the partition is the layout's EFI system partition.
+func layoutEFI(s sized) bool {
+	return layoutFS(s, "fat32", "/boot/efi", "efi") && s.boot && s.size.Percent == 0 && !s.size.AtLeast && s.size.Bytes == efiSize
+}
+
+// layoutBoot: the partition is the layout's /boot (of a fixed size).
+func layoutBoot(s sized) bool {
+	return layoutFS(s, "ext4", "/boot", "boot") && s.boot && !s.size.AtLeast
+}
+
+// layoutRoot: the first logical volume is the layout's root (a size in
+// bytes, or the rest when it is the only one).
+func layoutRoot(lvs []sized) bool {
+	root := lvs[0]
+	return layoutFS(root, "ext4", "/", "root") && (!root.size.AtLeast || len(lvs) == 1) && root.size.Percent == 0
 }
 
 // layoutFS: the item is a filesystem as MAAS's layout makes it (the
