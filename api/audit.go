@@ -15,38 +15,6 @@ import (
 	"github.com/slipway-dev/slipway/statestore"
 )
 
-// AuditRecord is one entry of the audit log. Every field is bounded (see
-// MaxAuditRecordBytes): text is cut and its control characters replaced.
-type AuditRecord struct {
-	Seq       uint64    `json:"seq"`
-	Time      time.Time `json:"time"`
-	RequestID string    `json:"requestId"` // the server's
-	// ClientRequestID is the client's X-Request-Id when it was short and
-	// of a safe charset (see requestID); never echoed.
-	ClientRequestID string    `json:"clientRequestId,omitempty"`
-	Who             Principal `json:"who"`
-	Method          string    `json:"method"`
-	Route           string    `json:"route"`
-	Path            string    `json:"path"`
-	Remote          string    `json:"remote"`
-	Status          int       `json:"status"`
-	Outcome         string    `json:"outcome"` // ok | denied | failed
-	Detail          string    `json:"detail,omitempty"`
-	// What the call did, besides its route (see AuditWhat): set by the
-	// handlers of the mutating routes, also on a call that failed once
-	// the handler knew what it was asked.
-	Action      string   `json:"action,omitempty"`
-	Verb        string   `json:"verb,omitempty"`
-	Task        string   `json:"task,omitempty"`
-	Targets     []string `json:"targets,omitempty"`
-	TargetCount int      `json:"targetCount,omitempty"`
-	Resolution  string   `json:"resolution,omitempty"`
-	// Suppressed counts the unauthenticated refusals that were not
-	// recorded (sampling, see Config.AuditRefusalsPerAddress) since the
-	// previous recorded one; only on an unauthenticated refusal's record.
-	Suppressed uint64 `json:"suppressed,omitempty"`
-}
-
 // Audit bounds.
 const (
 	// MaxAuditRecordBytes bounds one audit record's JSON.
@@ -75,7 +43,7 @@ const (
 const logAudit = "audit"
 
 // bound cuts every text field of r to its bound.
-func (r *AuditRecord) bound() {
+func bound(r *AuditRecord) {
 	for _, f := range []struct {
 		p *string
 		n int
@@ -228,7 +196,7 @@ func auditRecord(c echo.Context, r *route, err error) AuditRecord {
 		rec.Action, rec.Verb, rec.Task, rec.Resolution = w.Action, w.Verb, w.Task, w.Resolution
 		rec.Targets, rec.TargetCount = w.Targets, w.count
 	}
-	rec.bound()
+	bound(&rec)
 	return rec
 }
 
@@ -242,17 +210,6 @@ func (s *Server) writeAudit(c echo.Context, rec AuditRecord) error {
 		s.log.Error().Err(err).Str("request_id", rec.RequestID).Msg("audit record not written")
 	}
 	return err
-}
-
-// AuditPage is a page of the audit log.
-type AuditPage struct {
-	Items []AuditRecord `json:"items"`
-	// Next is the sequence number to pass as ?since= for the next page:
-	// the last record's here (the given since when the page is empty).
-	Next uint64 `json:"next"`
-	// More says the page was cut by MaxAuditPageRecords, the limit or
-	// MaxAuditPageBytes: more records follow now.
-	More bool `json:"more"`
 }
 
 // auditPageSlack is what the page's envelope takes besides its records.
@@ -294,7 +251,7 @@ func auditPage(entries []statestore.LogEntry, since uint64, limit int) (AuditPag
 			return p, fmt.Errorf("audit record %d is unreadable: %w; report it (the log is kept as written)", e.Seq, err)
 		}
 		r.Seq = e.Seq
-		r.bound() // records written before the bounds
+		bound(&r) // records written before the bounds
 		b, _ := json.Marshal(r)
 		if i == limit || (len(p.Items) > 0 && size+len(b)+1 > MaxAuditPageBytes) {
 			p.More = true

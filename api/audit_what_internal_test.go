@@ -21,7 +21,7 @@ func TestAuditRecordBoundWithWhat(t *testing.T) {
 		r := AuditRecord{Time: time.Now(), RequestID: big, ClientRequestID: big, Who: Principal{ID: big, Name: big, Role: Role(big)},
 			Method: big, Route: big, Path: big, Remote: big, Status: 401, Outcome: big, Detail: big, Suppressed: 1 << 63,
 			Action: big, Verb: big, Task: big, Targets: targets, TargetCount: 1 << 40, Resolution: big}
-		r.bound()
+		bound(&r)
 		b, err := json.Marshal(r)
 		if err != nil || len(b) > MaxAuditRecordBytes || !json.Valid(b) {
 			t.Errorf("filled with %q: %d bytes (max %d), %v", fill, len(b), MaxAuditRecordBytes, err)
@@ -31,7 +31,7 @@ func TestAuditRecordBoundWithWhat(t *testing.T) {
 		}
 	}
 	r := AuditRecord{Targets: make([]string, 20)}
-	r.bound()
+	bound(&r)
 	if len(r.Targets) != maxAuditTargets || r.TargetCount != 20 {
 		t.Errorf("20 targets: kept %d, count %d", len(r.Targets), r.TargetCount)
 	}

@@ -10,25 +10,17 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
-// validationResult is the answer of validate and of an invalid apply.
-type validationResult struct {
-	Valid    bool            `json:"valid"`
-	Errors   int             `json:"errors"`
-	Warnings int             `json:"warnings"`
-	Nodes    int             `json:"nodes"`
-	Findings design.Findings `json:"findings"`
-}
-
-func result(d *design.Design, fs design.Findings) validationResult {
+func result(d *design.Design, fs design.Findings) apitypes.ValidationResult {
 	e, w := fs.Count()
 	if fs == nil {
 		fs = design.Findings{}
 	}
-	return validationResult{Valid: !fs.HasErrors(), Errors: e, Warnings: w, Nodes: len(d.Nodes), Findings: fs}
+	return apitypes.ValidationResult{Valid: !fs.HasErrors(), Errors: e, Warnings: w, Nodes: len(d.Nodes), Findings: fs}
 }
 
 func (s *Server) validateDesign(c echo.Context) error {
@@ -38,14 +30,6 @@ func (s *Server) validateDesign(c echo.Context) error {
 	}
 	defer done()
 	return c.JSON(http.StatusOK, result(d, fs))
-}
-
-// applied is the answer of a successful apply.
-type applied struct {
-	Revision string          `json:"revision"`
-	Result   string          `json:"result"` // created | restored | unchanged
-	Warnings design.Findings `json:"warnings,omitempty"`
-	Diff     *design.Diff    `json:"diff,omitempty"`
 }
 
 func (s *Server) applyDesign(c echo.Context) error {
@@ -80,7 +64,7 @@ func (s *Server) applyDesign(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := applied{Revision: id, Result: res.String(), Warnings: fs}
+	out := apitypes.Applied{Revision: id, Result: res.String(), Warnings: fs}
 	if res != statestore.Unchanged {
 		if df, err := design.DiffCanonical(prev, body); err == nil {
 			out.Diff = &df
@@ -91,18 +75,6 @@ func (s *Server) applyDesign(c echo.Context) error {
 		status = http.StatusOK
 	}
 	return c.JSON(status, out)
-}
-
-// RevisionSummary is one entry of GET /designs: an apply of a revision.
-type RevisionSummary struct {
-	ID        string         `json:"id"`
-	Created   time.Time      `json:"created"` // when the content was first stored
-	Applied   time.Time      `json:"applied"` // when this apply happened
-	Roots     []string       `json:"roots"`
-	GitCommit string         `json:"gitCommit,omitempty"`
-	GitDirty  bool           `json:"gitDirty,omitempty"`
-	Counts    map[string]int `json:"counts"`
-	Seq       uint64         `json:"seq"` // position in the history
 }
 
 func (s *Server) listDesigns(c echo.Context) error {
@@ -118,17 +90,6 @@ func (s *Server) listDesigns(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// revisionInfo is a revision without its design bytes.
-type revisionInfo struct {
-	ID        string         `json:"id"`
-	Created   time.Time      `json:"created"`
-	Roots     []string       `json:"roots"`
-	GitCommit string         `json:"gitCommit,omitempty"`
-	GitDirty  bool           `json:"gitDirty,omitempty"`
-	Counts    map[string]int `json:"counts"`
-	Nodes     []string       `json:"nodes"`
-}
-
 func (s *Server) getDesign(c echo.Context) error {
 	ctx := c.Request().Context()
 	r, err := s.revision(ctx, c.Param("rev"))
@@ -139,7 +100,7 @@ func (s *Server) getDesign(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, revisionInfo{ID: r.ID, Created: r.Created, Roots: r.Roots, GitCommit: r.GitCommit,
+	return c.JSON(http.StatusOK, apitypes.RevisionInfo{ID: r.ID, Created: r.Created, Roots: r.Roots, GitCommit: r.GitCommit,
 		GitDirty: r.GitDirty, Counts: r.Counts, Nodes: d.NodeNames()})
 }
 

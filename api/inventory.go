@@ -6,18 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator"
 )
-
-// NodeInventory is what commissioning found on a node's machine, as the
-// engine recorded it, with the node's hardware profile in the current
-// design (the group `inventory --diff` compares it within).
-type NodeInventory struct {
-	Node            string            `json:"node"`
-	HardwareProfile string            `json:"hardwareProfile,omitempty"`
-	Inventory       drivers.Inventory `json:"inventory"`
-}
 
 // nodeInventory answers GET /nodes/:name/inventory: read from the
 // store's inventory collection (never held in the engine's memory); 404

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/slipway-dev/slipway/api/types"
 )
 
 // metrics are the API's Prometheus metrics.
@@ -101,7 +103,7 @@ func (sc *stateCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (s *Server) healthz(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	return c.JSON(http.StatusOK, apitypes.Status{Status: "ok"})
 }
 
 // readyz: the state store answers and, when configured, the drivers do.
@@ -116,5 +118,5 @@ func (s *Server) readyz(c echo.Context) error {
 			return problem(http.StatusServiceUnavailable, "drivers: "+err.Error())
 		}
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+	return c.JSON(http.StatusOK, apitypes.Status{Status: "ready"})
 }

@@ -11,43 +11,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
 )
-
-// NodeSummary is one node in a list: its design identity, its
-// lifecycle state (deployed, ready, released...: what the workflows that
-// own its machine left) and the result of the last task that drove it
-// (action, stage, outcome: a power_cycle leaves a deployed node
-// deployed, at stage powered).
-type NodeSummary struct {
-	Name      string                 `json:"name"`
-	Rack      string                 `json:"rack,omitempty"`
-	Labels    map[string]string      `json:"labels,omitempty"`
-	Tags      []string               `json:"tags,omitempty"`
-	Lifecycle orchestrator.Lifecycle `json:"lifecycle,omitempty"`
-	LastTask  string                 `json:"lastTask,omitempty"`
-	Action    orchestrator.Action    `json:"action,omitempty"`
-	Stage     orchestrator.Stage     `json:"stage"`
-	Outcome   orchestrator.Outcome   `json:"outcome,omitempty"`
-	MachineID string                 `json:"machineId,omitempty"`
-	Observed  string                 `json:"observed,omitempty"`
-	Task      string                 `json:"task,omitempty"`
-	Frozen    bool                   `json:"frozen,omitempty"`
-	Reason    string                 `json:"reason,omitempty"`
-	// Orphan: the current design no longer has the node, its machine is
-	// still held (reconcile.go).
-	Orphan bool `json:"orphan,omitempty"`
-}
-
-// Page wraps a list with its paging.
-type Page[T any] struct {
-	Items  []T `json:"items"`
-	Total  int `json:"total"` // matching items, all pages
-	Offset int `json:"offset"`
-	Limit  int `json:"limit"`
-}
 
 func paging(c echo.Context) (offset, limit int, err error) {
 	offset, limit = 0, 100
@@ -148,15 +116,6 @@ func (s *Server) listNodes(c echo.Context) error {
 	return c.JSON(http.StatusOK, Page[NodeSummary]{Items: items, Total: p.Total, Offset: offset, Limit: limit})
 }
 
-// NodeDetail is one node in full.
-type NodeDetail struct {
-	Name     string                   `json:"name"`
-	Revision string                   `json:"designRevision"`
-	Design   *design.RenderedNode     `json:"design,omitempty"` // nil when the current design lacks the node
-	Record   *orchestrator.NodeRecord `json:"workflow,omitempty"`
-	Events   []orchestrator.Event     `json:"events"`
-}
-
 func (s *Server) getNode(c echo.Context) error {
 	ctx := c.Request().Context()
 	name := c.Param("name")
@@ -192,14 +151,6 @@ func (s *Server) getNode(c echo.Context) error {
 // maxReason bounds a mark-manual-intervention reason, in bytes.
 const maxReason = 1024
 
-// reasonBody is the optional body of mark-manual-intervention and adopt
-// (machine: the provisioner machine to attach, e.g. a leaked one).
-type reasonBody struct {
-	Reason   string `json:"reason"`
-	Revision string `json:"designRevision"`
-	Machine  string `json:"machine"`
-}
-
 // maxMachineID bounds an adopted machine's ID, in bytes.
 const maxMachineID = 200
 
@@ -220,7 +171,7 @@ func (s *Server) nodeVerb(verb string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		auditWhat(c, AuditWhat{Action: "node." + verb, Verb: verb, Targets: []string{c.Param("name")}})
-		var b reasonBody
+		var b apitypes.NodeVerbRequest
 		if err := bindOptional(c, &b); err != nil {
 			return err
 		}

@@ -110,12 +110,6 @@ func (s *Server) runReconcile(c echo.Context) error {
 	return c.JSON(http.StatusOK, rep)
 }
 
-// DriftResolutionBody is the body of a resolve.
-type DriftResolutionBody struct {
-	Kind       string `json:"kind"`
-	Resolution string `json:"resolution"`
-}
-
 func (s *Server) resolveDrift(c echo.Context) error {
 	r, err := s.reconciler()
 	if err != nil {

@@ -44,7 +44,7 @@ func TestAuditRecordBound(t *testing.T) {
 		big := strings.Repeat(fill, 100000)
 		r := AuditRecord{Time: time.Now(), RequestID: big, ClientRequestID: big, Who: Principal{ID: big, Name: big, Role: Role(big)},
 			Method: big, Route: big, Path: big, Remote: big, Status: 401, Outcome: big, Detail: big, Suppressed: 1 << 63}
-		r.bound()
+		bound(&r)
 		b, err := json.Marshal(r)
 		if err != nil || len(b) > MaxAuditRecordBytes || !json.Valid(b) {
 			t.Errorf("filled with %q: %d bytes (max %d), %v", fill, len(b), MaxAuditRecordBytes, err)

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/api/types"
 )
 
 var errNoSecrets = problem(http.StatusNotImplemented, "this server has no secret store configured")
@@ -24,17 +26,12 @@ func (s *Server) listSecrets(c echo.Context) error {
 	return c.JSON(http.StatusOK, names)
 }
 
-// secretValue is the body of PUT /secrets/{name}.
-type secretValue struct {
-	Value string `json:"value"`
-}
-
 func (s *Server) putSecret(c echo.Context) error {
 	if s.cfg.Secrets == nil {
 		return errNoSecrets
 	}
 	auditWhat(c, AuditWhat{Action: "secret.put", Targets: []string{c.Param("name")}}) // the name, never the value
-	var b secretValue
+	var b apitypes.SecretValue
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
@@ -44,7 +41,7 @@ func (s *Server) putSecret(c echo.Context) error {
 	if err := s.cfg.Secrets.Put(c.Request().Context(), c.Param("name"), b.Value); err != nil {
 		return problem(http.StatusBadRequest, err.Error())
 	}
-	return c.JSON(http.StatusOK, map[string]string{"name": c.Param("name"), "status": "stored"})
+	return c.JSON(http.StatusOK, apitypes.SecretStored{Name: c.Param("name"), Status: "stored"})
 }
 
 func (s *Server) deleteSecret(c echo.Context) error {
@@ -58,23 +55,11 @@ func (s *Server) deleteSecret(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// tokenRequest is the body of POST /tokens.
-type tokenRequest struct {
-	Role string `json:"role"`
-	Name string `json:"name"`
-}
-
-// createdToken is shown once.
-type createdToken struct {
-	Principal
-	Token string `json:"token"`
-}
-
 func (s *Server) createToken(c echo.Context) error {
 	if s.cfg.Tokens == nil {
 		return errNoTokens
 	}
-	var b tokenRequest
+	var b apitypes.TokenRequest
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
@@ -89,7 +74,7 @@ func (s *Server) createToken(c echo.Context) error {
 	}
 	auditWhat(c, AuditWhat{Action: "token.create", Verb: string(role), Targets: []string{p.ID}}) // the ID, never the token
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusCreated, createdToken{Principal: p, Token: plain})
+	return c.JSON(http.StatusCreated, apitypes.CreatedToken{Principal: p, Token: plain})
 }
 
 func (s *Server) listTokens(c echo.Context) error {

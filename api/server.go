@@ -38,28 +38,6 @@ type Engine interface {
 	Rebootstrap(ctx context.Context, node, who string) (orchestrator.Rebootstrapped, error)
 }
 
-// Role of a token. Each role includes the ones below it.
-type Role string
-
-// Roles.
-const (
-	RoleViewer   Role = "viewer"
-	RoleOperator Role = "operator"
-	RoleAdmin    Role = "admin"
-)
-
-var rank = map[Role]int{RoleViewer: 1, RoleOperator: 2, RoleAdmin: 3}
-
-// Allows reports whether r may do what need requires.
-func (r Role) Allows(need Role) bool { return rank[r] > 0 && rank[r] >= rank[need] }
-
-// Principal is who a token stands for.
-type Principal struct {
-	ID   string `json:"id"`   // token ID (never the token)
-	Name string `json:"name"` // the token's name
-	Role Role   `json:"role"`
-}
-
 // Authenticator checks a bearer token; any error is a 401.
 type Authenticator func(ctx context.Context, token string) (Principal, error)
 
@@ -68,13 +46,6 @@ type Secrets interface {
 	Put(ctx context.Context, name, value string) error
 	Delete(ctx context.Context, name string) error
 	Names(ctx context.Context) ([]SecretInfo, error)
-}
-
-// SecretInfo describes a stored secret, without its value.
-type SecretInfo struct {
-	Name    string    `json:"name"`
-	Created time.Time `json:"created,omitzero"`
-	Updated time.Time `json:"updated,omitzero"`
 }
 
 // Tokens manages API tokens (admin only).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -54,17 +55,8 @@ func bindOptional(c echo.Context, v any) error {
 	return nil
 }
 
-// taskRequest is the body of POST /tasks.
-type taskRequest struct {
-	Action         string              `json:"action"`
-	NodeFilter     orchestrator.Filter `json:"nodeFilter"`
-	DesignRevision string              `json:"designRevision"`
-	// Options: decommission_nodes {erase, delete}, destroy_nodes {erase}.
-	Options *orchestrator.TaskOptions `json:"options"`
-}
-
 func (s *Server) createTask(c echo.Context) error {
-	var b taskRequest
+	var b apitypes.TaskRequest
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
@@ -118,12 +110,6 @@ func (s *Server) listTasks(c echo.Context) error {
 		out = append(out, t)
 	}
 	return c.JSON(http.StatusOK, page(out, offset, limit))
-}
-
-// TaskDetail is a task with its per-node results.
-type TaskDetail struct {
-	orchestrator.Task
-	Results []orchestrator.NodeResult `json:"results"`
 }
 
 func (s *Server) getTask(c echo.Context) error {

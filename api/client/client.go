@@ -24,7 +24,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
@@ -429,7 +430,7 @@ func (c *Client) ValidateDesign(ctx context.Context, roots []string) (Validation
 
 // Designs is the apply history, oldest first.
 func (c *Client) Designs(ctx context.Context) ([]statestore.RevisionInfo, error) {
-	var in []api.RevisionSummary
+	var in []apitypes.RevisionSummary
 	if err := c.get(ctx, v1+"/designs", nil, &in); err != nil {
 		return nil, err
 	}
@@ -513,14 +514,14 @@ func paging(v url.Values, offset, limit int) {
 
 // Nodes lists the current design's nodes with their workflow state, one
 // page.
-func (c *Client) Nodes(ctx context.Context, q NodeQuery) (api.Page[api.NodeSummary], error) {
-	var out api.Page[api.NodeSummary]
+func (c *Client) Nodes(ctx context.Context, q NodeQuery) (apitypes.Page[apitypes.NodeSummary], error) {
+	var out apitypes.Page[apitypes.NodeSummary]
 	return out, c.get(ctx, v1+"/nodes", q.values(), &out)
 }
 
 // Node is one node in full.
-func (c *Client) Node(ctx context.Context, name string) (api.NodeDetail, error) {
-	var out api.NodeDetail
+func (c *Client) Node(ctx context.Context, name string) (apitypes.NodeDetail, error) {
+	var out apitypes.NodeDetail
 	return out, c.get(ctx, v1+"/nodes/"+seg(name), nil, &out)
 }
 
@@ -587,8 +588,8 @@ func (c *Client) CreateTask(ctx context.Context, req TaskRequest) (orchestrator.
 }
 
 // Task is a task with its per-node results.
-func (c *Client) Task(ctx context.Context, id string) (api.TaskDetail, error) {
-	var out api.TaskDetail
+func (c *Client) Task(ctx context.Context, id string) (apitypes.TaskDetail, error) {
+	var out apitypes.TaskDetail
 	return out, c.get(ctx, v1+"/tasks/"+seg(id), nil, &out)
 }
 
@@ -599,8 +600,8 @@ type TaskQuery struct {
 }
 
 // Tasks lists tasks, newest first, one page.
-func (c *Client) Tasks(ctx context.Context, q TaskQuery) (api.Page[orchestrator.Task], error) {
-	var out api.Page[orchestrator.Task]
+func (c *Client) Tasks(ctx context.Context, q TaskQuery) (apitypes.Page[orchestrator.Task], error) {
+	var out apitypes.Page[orchestrator.Task]
 	v := url.Values{}
 	for _, s := range q.Status {
 		v.Add("status", s)
@@ -644,11 +645,11 @@ func eventQuery(since uint64, task, node string, limit int) url.Values {
 }
 
 // Audit is a page of the audit log after sequence number since: at most
-// limit records (0: the server's maximum, api.MaxAuditPageRecords) and
-// api.MaxAuditPageBytes. When its More is set, the next page starts after
+// limit records (0: the server's maximum, apitypes.MaxAuditPageRecords) and
+// apitypes.MaxAuditPageBytes. When its More is set, the next page starts after
 // its Next. It needs an admin token.
-func (c *Client) Audit(ctx context.Context, since uint64, limit int) (api.AuditPage, error) {
-	var out api.AuditPage
+func (c *Client) Audit(ctx context.Context, since uint64, limit int) (apitypes.AuditPage, error) {
+	var out apitypes.AuditPage
 	v := url.Values{}
 	if since > 0 {
 		v.Set("since", strconv.FormatUint(since, 10))
@@ -660,8 +661,8 @@ func (c *Client) Audit(ctx context.Context, since uint64, limit int) (api.AuditP
 // ---- secrets, tokens (admin) ----
 
 // Secrets lists the stored secrets' names (never their values).
-func (c *Client) Secrets(ctx context.Context) ([]api.SecretInfo, error) {
-	var out []api.SecretInfo
+func (c *Client) Secrets(ctx context.Context) ([]apitypes.SecretInfo, error) {
+	var out []apitypes.SecretInfo
 	return out, c.get(ctx, v1+"/secrets", nil, &out)
 }
 
@@ -676,19 +677,19 @@ func (c *Client) DeleteSecret(ctx context.Context, name string) error {
 }
 
 // Tokens lists the API tokens (never their values).
-func (c *Client) Tokens(ctx context.Context) ([]api.Principal, error) {
-	var out []api.Principal
+func (c *Client) Tokens(ctx context.Context) ([]apitypes.Principal, error) {
+	var out []apitypes.Principal
 	return out, c.get(ctx, v1+"/tokens", nil, &out)
 }
 
 // CreatedToken is a new token: Token is its value, shown this once.
 type CreatedToken struct {
-	api.Principal
+	apitypes.Principal
 	Token string `json:"token"`
 }
 
 // CreateToken creates a token with a role and a name.
-func (c *Client) CreateToken(ctx context.Context, role api.Role, name string) (CreatedToken, error) {
+func (c *Client) CreateToken(ctx context.Context, role auth.Role, name string) (CreatedToken, error) {
 	var out CreatedToken
 	return out, c.sendJSON(ctx, http.MethodPost, v1+"/tokens", map[string]string{"role": string(role), "name": name}, &out)
 }

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/orchestrator"
 )
 
@@ -25,8 +25,8 @@ type DriftQuery struct {
 }
 
 // Drift lists the open drift records, one page.
-func (c *Client) Drift(ctx context.Context, q DriftQuery) (api.Page[orchestrator.DriftRecord], error) {
-	var out api.Page[orchestrator.DriftRecord]
+func (c *Client) Drift(ctx context.Context, q DriftQuery) (apitypes.Page[orchestrator.DriftRecord], error) {
+	var out apitypes.Page[orchestrator.DriftRecord]
 	v := url.Values{}
 	for _, n := range q.Node {
 		v.Add("node", n)
@@ -48,6 +48,6 @@ func (c *Client) Reconcile(ctx context.Context) (orchestrator.SweepReport, error
 // release.
 func (c *Client) ResolveDrift(ctx context.Context, node string, kind orchestrator.DriftKind, res orchestrator.Resolution) (orchestrator.DriftResolved, error) {
 	var out orchestrator.DriftResolved
-	in := api.DriftResolutionBody{Kind: string(kind), Resolution: string(res)}
+	in := apitypes.DriftResolutionBody{Kind: string(kind), Resolution: string(res)}
 	return out, c.sendJSON(ctx, http.MethodPost, v1+"/reconciliation/drift/"+seg(node)+"/resolve", in, &out)
 }

@@ -1,0 +1,224 @@
+// Package apitypes holds the control API's wire types: the bodies its
+// routes read and answer. The server (package api) and its client
+// (api/client) share them, and the OpenAPI document's schemas are derived
+// from them, so the three cannot disagree. The package imports neither the
+// HTTP framework nor the metrics library nor the server.
+package apitypes
+
+import (
+	"time"
+
+	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+// Principal is who a token stands for.
+type Principal struct {
+	ID   string    `json:"id"`   // token ID (never the token)
+	Name string    `json:"name"` // the token's name
+	Role auth.Role `json:"role"`
+}
+
+// SecretInfo describes a stored secret, without its value.
+type SecretInfo struct {
+	Name    string    `json:"name"`
+	Created time.Time `json:"created,omitzero"`
+	Updated time.Time `json:"updated,omitzero"`
+}
+
+// SecretValue is the body of PUT /secrets/{name}.
+type SecretValue struct {
+	Value string `json:"value"`
+}
+
+// SecretStored is the answer of PUT /secrets/{name}.
+type SecretStored struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // stored
+}
+
+// TokenRequest is the body of POST /tokens.
+type TokenRequest struct {
+	Role string `json:"role"`
+	Name string `json:"name"`
+}
+
+// CreatedToken is the answer of POST /tokens: the token's value is shown
+// this once.
+type CreatedToken struct {
+	Principal
+	Token string `json:"token"`
+}
+
+// Status is the answer of the probes (/healthz, /readyz).
+type Status struct {
+	Status string `json:"status"` // ok | ready
+}
+
+// Page wraps a list with its paging.
+type Page[T any] struct {
+	Items  []T `json:"items"`
+	Total  int `json:"total"` // matching items, all pages
+	Offset int `json:"offset"`
+	Limit  int `json:"limit"`
+}
+
+// NodeSummary is one node in a list: its design identity, its
+// lifecycle state (deployed, ready, released...: what the workflows that
+// own its machine left) and the result of the last task that drove it
+// (action, stage, outcome: a power_cycle leaves a deployed node
+// deployed, at stage powered).
+type NodeSummary struct {
+	Name      string                 `json:"name"`
+	Rack      string                 `json:"rack,omitempty"`
+	Labels    map[string]string      `json:"labels,omitempty"`
+	Tags      []string               `json:"tags,omitempty"`
+	Lifecycle orchestrator.Lifecycle `json:"lifecycle,omitempty"`
+	LastTask  string                 `json:"lastTask,omitempty"`
+	Action    orchestrator.Action    `json:"action,omitempty"`
+	Stage     orchestrator.Stage     `json:"stage"`
+	Outcome   orchestrator.Outcome   `json:"outcome,omitempty"`
+	MachineID string                 `json:"machineId,omitempty"`
+	Observed  string                 `json:"observed,omitempty"`
+	Task      string                 `json:"task,omitempty"`
+	Frozen    bool                   `json:"frozen,omitempty"`
+	Reason    string                 `json:"reason,omitempty"`
+	// Orphan: the current design no longer has the node, its machine is
+	// still held.
+	Orphan bool `json:"orphan,omitempty"`
+}
+
+// NodeDetail is one node in full.
+type NodeDetail struct {
+	Name     string                   `json:"name"`
+	Revision string                   `json:"designRevision"`
+	Design   *design.RenderedNode     `json:"design,omitempty"` // nil when the current design lacks the node
+	Record   *orchestrator.NodeRecord `json:"workflow,omitempty"`
+	Events   []orchestrator.Event     `json:"events"`
+}
+
+// NodeVerbRequest is the optional body of the node verbs
+// (mark-manual-intervention, adopt: machine is the provisioner machine to
+// attach, e.g. a leaked one).
+type NodeVerbRequest struct {
+	Reason   string `json:"reason"`
+	Revision string `json:"designRevision"`
+	Machine  string `json:"machine"`
+}
+
+// NodeInventory is what commissioning found on a node's machine, as the
+// engine recorded it, with the node's hardware profile in the current
+// design (the group `inventory --diff` compares it within).
+type NodeInventory struct {
+	Node            string            `json:"node"`
+	HardwareProfile string            `json:"hardwareProfile,omitempty"`
+	Inventory       drivers.Inventory `json:"inventory"`
+}
+
+// TaskRequest is the body of POST /tasks.
+type TaskRequest struct {
+	Action         string              `json:"action"`
+	NodeFilter     orchestrator.Filter `json:"nodeFilter"`
+	DesignRevision string              `json:"designRevision"`
+	// Options: decommission_nodes {erase, delete}, destroy_nodes {erase}.
+	Options *orchestrator.TaskOptions `json:"options"`
+}
+
+// TaskDetail is a task with its per-node results.
+type TaskDetail struct {
+	orchestrator.Task
+	Results []orchestrator.NodeResult `json:"results"`
+}
+
+// DriftResolutionBody is the body of a drift resolve.
+type DriftResolutionBody struct {
+	Kind       string `json:"kind"`
+	Resolution string `json:"resolution"`
+}
+
+// ValidationResult is the answer of a design validate.
+type ValidationResult struct {
+	Valid    bool            `json:"valid"`
+	Errors   int             `json:"errors"`
+	Warnings int             `json:"warnings"`
+	Nodes    int             `json:"nodes"`
+	Findings design.Findings `json:"findings"`
+}
+
+// Applied is the answer of a successful design apply.
+type Applied struct {
+	Revision string          `json:"revision"`
+	Result   string          `json:"result"` // created | restored | unchanged
+	Warnings design.Findings `json:"warnings,omitempty"`
+	Diff     *design.Diff    `json:"diff,omitempty"`
+}
+
+// RevisionSummary is one entry of GET /designs: an apply of a revision.
+type RevisionSummary struct {
+	ID        string         `json:"id"`
+	Created   time.Time      `json:"created"` // when the content was first stored
+	Applied   time.Time      `json:"applied"` // when this apply happened
+	Roots     []string       `json:"roots"`
+	GitCommit string         `json:"gitCommit,omitempty"`
+	GitDirty  bool           `json:"gitDirty,omitempty"`
+	Counts    map[string]int `json:"counts"`
+	Seq       uint64         `json:"seq"` // position in the history
+}
+
+// RevisionInfo is a stored revision without its design bytes (GET
+// /designs/{rev}).
+type RevisionInfo struct {
+	ID        string         `json:"id"`
+	Created   time.Time      `json:"created"`
+	Roots     []string       `json:"roots"`
+	GitCommit string         `json:"gitCommit,omitempty"`
+	GitDirty  bool           `json:"gitDirty,omitempty"`
+	Counts    map[string]int `json:"counts"`
+	Nodes     []string       `json:"nodes"`
+}
+
+// AuditRecord is one entry of the audit log. Every field is bounded by the
+// server (see api.MaxAuditRecordBytes): text is cut and its control
+// characters replaced.
+type AuditRecord struct {
+	Seq       uint64    `json:"seq"`
+	Time      time.Time `json:"time"`
+	RequestID string    `json:"requestId"` // the server's
+	// ClientRequestID is the client's X-Request-Id when it was short and
+	// of a safe charset; never echoed.
+	ClientRequestID string    `json:"clientRequestId,omitempty"`
+	Who             Principal `json:"who"`
+	Method          string    `json:"method"`
+	Route           string    `json:"route"`
+	Path            string    `json:"path"`
+	Remote          string    `json:"remote"`
+	Status          int       `json:"status"`
+	Outcome         string    `json:"outcome"` // ok | denied | failed
+	Detail          string    `json:"detail,omitempty"`
+	// What the call did, besides its route: set by the handlers of the
+	// mutating routes, also on a call that failed once the handler knew
+	// what it was asked.
+	Action      string   `json:"action,omitempty"`
+	Verb        string   `json:"verb,omitempty"`
+	Task        string   `json:"task,omitempty"`
+	Targets     []string `json:"targets,omitempty"`
+	TargetCount int      `json:"targetCount,omitempty"`
+	Resolution  string   `json:"resolution,omitempty"`
+	// Suppressed counts the unauthenticated refusals that were not
+	// recorded (sampling) since the previous recorded one; only on an
+	// unauthenticated refusal's record.
+	Suppressed uint64 `json:"suppressed,omitempty"`
+}
+
+// AuditPage is a page of the audit log.
+type AuditPage struct {
+	Items []AuditRecord `json:"items"`
+	// Next is the sequence number to pass as ?since= for the next page:
+	// the last record's here (the given since when the page is empty).
+	Next uint64 `json:"next"`
+	// More says the page was cut by the server's record or byte bound, or
+	// the limit: more records follow now.
+	More bool `json:"more"`
+}
