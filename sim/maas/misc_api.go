@@ -15,6 +15,16 @@ var Capabilities = []string{
 }
 
 func (s *Server) routesMisc() {
+	s.routesAccount()
+	s.routesZones()
+	s.routesPools()
+	s.routesDomainsAndKeys()
+	s.handle("GET", "/events/", "query", (*Server).eventsQuery)
+	s.routesTags()
+}
+
+// routesAccount: the version, the user, the API tokens and the config.
+func (s *Server) routesAccount() {
 	s.handle("GET", "/version/", "", func(s *Server, _ *request) (any, *apiError) {
 		return map[string]any{"capabilities": Capabilities, "version": Version, "subversion": "",
 			"resource_uri": uri("/version/")}, nil
@@ -53,7 +63,10 @@ func (s *Server) routesMisc() {
 		s.config[name] = req.form.get("value")
 		return "OK", nil
 	})
-	// Zones.
+}
+
+// routesZones: availability zones.
+func (s *Server) routesZones() {
 	s.handle("GET", "/zones/", "", func(s *Server, _ *request) (any, *apiError) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -99,7 +112,10 @@ func (s *Server) routesMisc() {
 		delete(s.zones, name)
 		return nil, nil
 	})
-	// Resource pools.
+}
+
+// routesPools: resource pools.
+func (s *Server) routesPools() {
 	s.handle("GET", "/resourcepools/", "", func(s *Server, _ *request) (any, *apiError) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -177,7 +193,11 @@ func (s *Server) routesMisc() {
 		delete(s.pools, p.Name)
 		return nil, nil
 	}))
-	// Domains.
+}
+
+// routesDomainsAndKeys: DNS domains, boot resources, the rack controller
+// and SSH keys.
+func (s *Server) routesDomainsAndKeys() {
 	s.handle("GET", "/domains/", "", func(s *Server, _ *request) (any, *apiError) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -241,42 +261,43 @@ func (s *Server) routesMisc() {
 		s.sshKeys[k.ID] = k
 		return map[string]any{"id": k.ID, "key": k.Key, "keysource": nil, "resource_uri": uri("/account/prefs/sshkeys/%d/", k.ID)}, nil
 	})
-	// Events.
-	s.handle("GET", "/events/", "query", func(s *Server, req *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		limit := 100
-		if l, err := strconv.Atoi(req.form.get("limit")); err == nil && l > 0 {
-			limit = l
+}
+
+// eventsQuery is GET /events/?op=query: the newest events first, at most
+// limit (100 by default), filtered by machine, hostname and level.
+func (s *Server) eventsQuery(req *request) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	limit := 100
+	if l, err := strconv.Atoi(req.form.get("limit")); err == nil && l > 0 {
+		limit = l
+	}
+	ids, hosts := req.form["id"], req.form["hostname"]
+	// MAAS returns the events of the level asked for and above,
+	// INFO by default (api/events.py query).
+	min, ok := eventLevels[strings.ToUpper(orDefault(req.form.get("level"), "INFO"))]
+	if !ok {
+		return nil, errorf(http.StatusBadRequest, "Unrecognised log level: %s", req.form.get("level"))
+	}
+	var evs []any
+	for i := len(s.events) - 1; i >= 0 && len(evs) < limit; i-- {
+		e := s.events[i]
+		if eventLevels[e.Level] < min {
+			continue
 		}
-		ids, hosts := req.form["id"], req.form["hostname"]
-		// MAAS returns the events of the level asked for and above,
-		// INFO by default (api/events.py query).
-		min, ok := eventLevels[strings.ToUpper(orDefault(req.form.get("level"), "INFO"))]
-		if !ok {
-			return nil, errorf(http.StatusBadRequest, "Unrecognised log level: %s", req.form.get("level"))
+		if len(ids) > 0 && !contains(ids, e.SystemID) {
+			continue
 		}
-		var evs []any
-		for i := len(s.events) - 1; i >= 0 && len(evs) < limit; i-- {
-			e := s.events[i]
-			if eventLevels[e.Level] < min {
-				continue
-			}
-			if len(ids) > 0 && !contains(ids, e.SystemID) {
-				continue
-			}
-			if len(hosts) > 0 && !contains(hosts, e.Hostname) {
-				continue
-			}
-			evs = append(evs, map[string]any{"id": e.ID, "node": e.SystemID, "hostname": e.Hostname, "type": e.Type,
-				"level": e.Level, "description": e.Description, "created": e.Created.UTC().Format("Mon, 02 Jan. 2006 15:04:05")})
+		if len(hosts) > 0 && !contains(hosts, e.Hostname) {
+			continue
 		}
-		if evs == nil {
-			evs = []any{}
-		}
-		return map[string]any{"count": len(evs), "events": evs, "next_uri": "", "prev_uri": ""}, nil
-	})
-	s.routesTags()
+		evs = append(evs, map[string]any{"id": e.ID, "node": e.SystemID, "hostname": e.Hostname, "type": e.Type,
+			"level": e.Level, "description": e.Description, "created": e.Created.UTC().Format("Mon, 02 Jan. 2006 15:04:05")})
+	}
+	if evs == nil {
+		evs = []any{}
+	}
+	return map[string]any{"count": len(evs), "events": evs, "next_uri": "", "prev_uri": ""}, nil
 }
 
 func (s *Server) configNames() []string {
@@ -313,23 +334,7 @@ func (s *Server) renderTag(t *tag) map[string]any {
 }
 
 func (s *Server) routesTags() {
-	s.handle("GET", "/tags/", "", func(s *Server, _ *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.tagsJSON != nil { // kept until a tag is created, changed or deleted
-			return s.tagsJSON, nil
-		}
-		out := []any{}
-		for _, n := range sortedKeys(s.tags) {
-			out = append(out, s.renderTag(s.tags[n]))
-		}
-		b, err := appendJSON(nil, out)
-		if err != nil {
-			return out, nil
-		}
-		s.tagsJSON = b
-		return s.tagsJSON, nil
-	})
+	s.handle("GET", "/tags/", "", (*Server).tagsList)
 	s.handle("POST", "/tags/", "", func(s *Server, req *request) (any, *apiError) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -357,34 +362,7 @@ func (s *Server) routesTags() {
 		}
 	}
 	s.handle("GET", "/tags/{name}/", "", withTag(func(s *Server, t *tag, _ *request) (any, *apiError) { return s.renderTag(t), nil }))
-	s.handle("PUT", "/tags/{name}/", "", withTag(func(s *Server, t *tag, req *request) (any, *apiError) {
-		s.tagsJSON = nil
-		if c := req.form.get("comment"); req.form.has("comment") {
-			t.Comment = c
-		}
-		if d := req.form.get("definition"); req.form.has("definition") {
-			t.Definition = d
-		}
-		if k := req.form.get("kernel_opts"); req.form.has("kernel_opts") {
-			t.KernelOpts = k
-		}
-		if n := req.form.get("name"); n != "" && n != t.Name {
-			if s.tags[n] != nil {
-				return nil, badRequest("name", "Tag with this Name already exists.")
-			}
-			for _, m := range s.machines {
-				for i, x := range m.Tags {
-					if x == t.Name {
-						m.Tags[i] = n
-					}
-				}
-			}
-			delete(s.tags, t.Name)
-			t.Name = n
-			s.tags[n] = t
-		}
-		return s.renderTag(t), nil
-	}))
+	s.handle("PUT", "/tags/{name}/", "", withTag((*Server).tagUpdate))
 	s.handle("DELETE", "/tags/{name}/", "", withTag(func(s *Server, t *tag, _ *request) (any, *apiError) {
 		s.tagsJSON = nil
 		delete(s.tags, t.Name)
@@ -403,32 +381,86 @@ func (s *Server) routesTags() {
 		}
 		return out, nil
 	}))
-	s.handle("POST", "/tags/{name}/", "update_nodes", withTag(func(s *Server, t *tag, req *request) (any, *apiError) {
-		if t.Definition != "" {
-			return nil, conflict("Cannot add or remove nodes of a tag with a definition.")
+	s.handle("POST", "/tags/{name}/", "update_nodes", withTag((*Server).tagUpdateNodes))
+}
+
+// tagsList is GET /tags/, its JSON kept until a tag is created, changed
+// or deleted.
+func (s *Server) tagsList(_ *request) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tagsJSON != nil {
+		return s.tagsJSON, nil
+	}
+	out := []any{}
+	for _, n := range sortedKeys(s.tags) {
+		out = append(out, s.renderTag(s.tags[n]))
+	}
+	b, err := appendJSON(nil, out)
+	if err != nil {
+		return out, nil
+	}
+	s.tagsJSON = b
+	return s.tagsJSON, nil
+}
+
+// tagUpdate renames a tag (on its machines too) and sets its fields.
+func (s *Server) tagUpdate(t *tag, req *request) (any, *apiError) {
+	s.tagsJSON = nil
+	if c := req.form.get("comment"); req.form.has("comment") {
+		t.Comment = c
+	}
+	if d := req.form.get("definition"); req.form.has("definition") {
+		t.Definition = d
+	}
+	if k := req.form.get("kernel_opts"); req.form.has("kernel_opts") {
+		t.KernelOpts = k
+	}
+	if n := req.form.get("name"); n != "" && n != t.Name {
+		if s.tags[n] != nil {
+			return nil, badRequest("name", "Tag with this Name already exists.")
 		}
-		added, removed := 0, 0
-		for _, k := range []string{"add", "remove"} {
-			for _, id := range req.form[k] {
-				if m := s.machines[id]; m != nil {
-					s.touch(m) // its tag_names may change (listing.go)
+		for _, m := range s.machines {
+			for i, x := range m.Tags {
+				if x == t.Name {
+					m.Tags[i] = n
 				}
 			}
 		}
-		for _, id := range req.form["add"] {
-			if m := s.machines[id]; m != nil && !contains(m.Tags, t.Name) {
-				m.Tags = append(m.Tags, t.Name)
-				added++
+		delete(s.tags, t.Name)
+		t.Name = n
+		s.tags[n] = t
+	}
+	return s.renderTag(t), nil
+}
+
+// tagUpdateNodes adds machines to a tag and removes them from it (a tag
+// without a definition only).
+func (s *Server) tagUpdateNodes(t *tag, req *request) (any, *apiError) {
+	if t.Definition != "" {
+		return nil, conflict("Cannot add or remove nodes of a tag with a definition.")
+	}
+	added, removed := 0, 0
+	for _, k := range []string{"add", "remove"} {
+		for _, id := range req.form[k] {
+			if m := s.machines[id]; m != nil {
+				s.touch(m) // its tag_names may change (listing.go)
 			}
 		}
-		for _, id := range req.form["remove"] {
-			if m := s.machines[id]; m != nil && contains(m.Tags, t.Name) {
-				m.Tags = removeString(m.Tags, t.Name)
-				removed++
-			}
+	}
+	for _, id := range req.form["add"] {
+		if m := s.machines[id]; m != nil && !contains(m.Tags, t.Name) {
+			m.Tags = append(m.Tags, t.Name)
+			added++
 		}
-		return map[string]int{"added": added, "removed": removed}, nil
-	}))
+	}
+	for _, id := range req.form["remove"] {
+		if m := s.machines[id]; m != nil && contains(m.Tags, t.Name) {
+			m.Tags = removeString(m.Tags, t.Name)
+			removed++
+		}
+	}
+	return map[string]int{"added": added, "removed": removed}, nil
 }
 
 func removeString(list []string, s string) []string {
