@@ -5,9 +5,9 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/jsonenc"
 )
 
 // selfParts are the parts of the /v1/self answers that a design revision
@@ -211,7 +211,7 @@ func appendSiteParts(dst []byte, site *design.SiteSpec, primary *design.Network)
 // appendSelf appends the JSON of the node's /v1/self view to dst: the
 // bytes json.Marshal(selfOf(d, n, deployment)) gives, written straight
 // from the design (p holds its shared parts, encoded once). selfOf builds
-// the view through drivers.NodeFromDesign (maps, sorted key lists and
+// the view through driverspec.Node (maps, sorted key lists and
 // structs, then reflection to encode them), which cost about 20 µs of the
 // 25 µs a first request of a token took. TestAppendSelf holds the two to
 // the same bytes over the example design and a generated site, and
@@ -425,7 +425,7 @@ func appendInterface(dst []byte, p *selfParts, s *design.NodeSpec, name string) 
 }
 
 // addressOn is the node's address on a network: the last addressing
-// entry naming it, as drivers.NodeFromDesign takes it.
+// entry naming it, as driverspec.Node takes it.
 func addressOn(s *design.NodeSpec, network string) string {
 	for i := len(s.Addressing) - 1; i >= 0; i-- {
 		if s.Addressing[i].Network == network {
@@ -513,59 +513,6 @@ func appendStringMap(dst []byte, m map[string]string) []byte {
 	return append(dst, '}')
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendString writes s as a JSON string exactly as encoding/json does
-// (HTML-safe: <, > and & escaped; U+2028 and U+2029 escaped; invalid
-// UTF-8 replaced by U+FFFD). TestAppendString checks it against
-// json.Marshal.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// (jsonenc.AppendString; TestAppendString checks it against json.Marshal).
+func appendString(dst []byte, s string) []byte { return jsonenc.AppendString(dst, s) }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
+
+	"github.com/slipway-dev/slipway/internal/jsonenc"
 )
 
 // The listing cache. A read of 10,000 machines (the engine's batched
@@ -168,12 +170,12 @@ func (s *Server) cachedPowerParams(m *machine) rawJSON {
 	if c.valid && c.rev == m.rev {
 		return c.json
 	}
-	b := appendJSONString(nil, m.SystemID)
+	b := jsonenc.AppendString(nil, m.SystemID)
 	b = append(b, ':')
 	b, err := appendJSON(b, powerParamsJSON(m.PowerParams))
 	if err != nil { // not expected: encoding/json decides
 		j, _ := json.Marshal(powerParamsJSON(m.PowerParams))
-		b = append(append(appendJSONString(nil, m.SystemID), ':'), j...)
+		b = append(append(jsonenc.AppendString(nil, m.SystemID), ':'), j...)
 	}
 	*c = listed{json: b, rev: m.rev, valid: err == nil}
 	return c.json

@@ -15,9 +15,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rs/zerolog"
+
+	"github.com/slipway-dev/slipway/internal/jsonenc"
 )
 
 // Version is the MAAS version the simulator reports.
@@ -382,7 +383,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	case rawJSON:
 		return append(b, x...), nil
 	case string:
-		return appendJSONString(b, x), nil
+		return jsonenc.AppendString(b, x), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case int:
@@ -400,7 +401,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonenc.AppendString(b, k)
 			b = append(b, ':')
 			if b, err = appendJSON(b, x[k]); err != nil {
 				return b, err
@@ -430,7 +431,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, e)
+			b = jsonenc.AppendString(b, e)
 		}
 		return append(b, ']'), nil
 	case map[string]string:
@@ -447,9 +448,9 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonenc.AppendString(b, k)
 			b = append(b, ':')
-			b = appendJSONString(b, x[k])
+			b = jsonenc.AppendString(b, x[k])
 		}
 		return append(b, '}'), nil
 	}
@@ -514,59 +515,6 @@ func appendJSONFloat(b []byte, f float64) ([]byte, error) {
 		}
 	}
 	return b, nil
-}
-
-// appendJSONString is encoding/json's string encoding with HTML escaping.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // rawBody is a non-JSON answer (BSON details, plain text).
