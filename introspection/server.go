@@ -26,9 +26,7 @@ import (
 
 // Store is the part of [statestore.Records] the introspection API uses.
 type Store interface {
-	Write(ctx context.Context, ops ...statestore.Op) ([]uint64, error)
-	Get(ctx context.Context, coll, key string) ([]byte, error)
-	List(ctx context.Context, coll, prefix string) ([]statestore.Record, error)
+	statestore.KeyedRecords
 	ReadLog(ctx context.Context, log string, after uint64, limit int) ([]statestore.LogEntry, error)
 }
 

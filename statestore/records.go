@@ -21,15 +21,17 @@ const (
 
 // String returns "put", "delete" or "append".
 func (k OpKind) String() string {
-	switch k {
-	case OpPut:
-		return "put"
-	case OpDelete:
-		return "delete"
-	case OpAppend:
-		return "append"
+	return enumName("OpKind", int(k), int(OpPut), "put", "delete", "append")
+}
+
+// enumName is the name of value v of an enumeration whose values start at
+// first and are named by names in order; a value outside them reads as
+// typ(v).
+func enumName(typ string, v, first int, names ...string) string {
+	if i := v - first; i >= 0 && i < len(names) {
+		return names[i]
 	}
-	return fmt.Sprintf("OpKind(%d)", int(k))
+	return fmt.Sprintf("%s(%d)", typ, v)
 }
 
 // Op is one change in a [Records.Write]. Build it with [Put], [Delete] or
@@ -81,6 +83,18 @@ type LogEntry struct {
 // Values may be empty. Values passed in are copied before Write returns and
 // values returned are copies: callers may modify them freely.
 type Records interface {
+	KeyedRecords
+	// ReadLog returns up to limit entries (limit <= 0: all) of log with
+	// Seq > after, oldest first. Unknown log: empty, no error.
+	ReadLog(ctx context.Context, log string, after uint64, limit int) ([]LogEntry, error)
+	// LastSeq returns the log's highest sequence number, 0 when empty.
+	LastSeq(ctx context.Context, log string) (uint64, error)
+}
+
+// KeyedRecords is the part of [Records] that reads and writes keyed
+// collections: all the token store (auth), the secret store and the
+// introspection API's reports need of it.
+type KeyedRecords interface {
 	// Write applies ops atomically (all or none), in order, and returns the
 	// sequence numbers given to the Append ops, in order (none when there
 	// are no Append ops). Appends of one Write to the same log get
@@ -93,11 +107,6 @@ type Records interface {
 	// List returns the records of coll whose key starts with prefix, in key
 	// order (byte order). Unknown coll: empty, no error.
 	List(ctx context.Context, coll, prefix string) ([]Record, error)
-	// ReadLog returns up to limit entries (limit <= 0: all) of log with
-	// Seq > after, oldest first. Unknown log: empty, no error.
-	ReadLog(ctx context.Context, log string, after uint64, limit int) ([]LogEntry, error)
-	// LastSeq returns the log's highest sequence number, 0 when empty.
-	LastSeq(ctx context.Context, log string) (uint64, error)
 }
 
 // RecordViewer is implemented by stores that can lend a record's value

@@ -65,15 +65,7 @@ const (
 
 // String returns "unchanged", "created" or "restored".
 func (r PutResult) String() string {
-	switch r {
-	case Unchanged:
-		return "unchanged"
-	case Created:
-		return "created"
-	case Restored:
-		return "restored"
-	}
-	return fmt.Sprintf("PutResult(%d)", int(r))
+	return enumName("PutResult", int(r), int(Unchanged), "unchanged", "created", "restored")
 }
 
 // Store keeps design revisions, the apply history and the engine's

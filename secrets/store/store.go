@@ -47,11 +47,7 @@ import (
 )
 
 // Records is the part of [statestore.Records] the secret store uses.
-type Records interface {
-	Write(ctx context.Context, ops ...statestore.Op) ([]uint64, error)
-	Get(ctx context.Context, coll, key string) ([]byte, error)
-	List(ctx context.Context, coll, prefix string) ([]statestore.Record, error)
-}
+type Records = statestore.KeyedRecords
 
 const (
 	coll = "secrets"
