@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 )
 
@@ -38,112 +39,33 @@ const (
 // does not allow.
 var ErrConflict = errors.New("conflict")
 
-// TaskVerb applies a verb to a task.
+// TaskVerb applies a verb to a task: it checks that the task may take
+// it, picks the nodes the verb selects and sets each one's checkpoint
+// (verbNode), then starts the task again on them (relaunch).
 func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (Task, error) {
 	if v == VerbCancel {
 		return e.cancelTask(ctx, id, who)
 	}
-	e.mu.Lock()
-	_, running := e.runs[id]
-	e.mu.Unlock()
-	t, err := e.rec.task(ctx, id)
+	t, err := e.verbTask(ctx, id, v)
 	if err != nil {
 		return Task{}, err
-	}
-	if running || !t.Status.Finished() {
-		return Task{}, fmt.Errorf("%w: task %s is %s; %s applies to a finished task (cancel it first)", ErrConflict, id, t.Status, v)
-	}
-	if t.Action.SiteAction() {
-		if v != VerbRerun && v != VerbRetry {
-			return Task{}, fmt.Errorf("%w: %s is a site task; only retry and rerun apply", ErrConflict, t.Action)
-		}
 	}
 	results, err := e.rec.results(ctx, id)
 	if err != nil {
 		return Task{}, err
 	}
-	seq := sequence(t.Action)
 	var b batch
 	var picked []string
 	for _, res := range results {
-		var take bool
-		switch v {
-		case VerbRetry:
-			take = res.Outcome == OutcomeFailed
-		case VerbResume:
-			take = !res.Outcome.Finished() || res.Outcome == OutcomeCancelled
-		case VerbRerun, VerbRestartClean:
-			take = res.Outcome != OutcomeManual
-		default:
-			return Task{}, fmt.Errorf("unknown verb %q: use retry, resume, rerun, restart-clean or cancel", v)
-		}
-		if !take {
+		if !verbTakes(v, res) {
 			continue
 		}
-		rec, _, err := e.rec.node(ctx, res.Node)
+		rec, ok, err := e.verbNode(ctx, t, v, res)
 		if err != nil {
 			return Task{}, err
 		}
-		if rec.Frozen {
-			continue // manual intervention: nothing automatic touches it
-		}
-		if holder := e.holder(rec); holder != "" && holder != id {
-			return Task{}, fmt.Errorf("%w: node %s is held by running task %s; wait for it or cancel it", ErrConflict, res.Node, holder)
-		}
-		// Another task drove the node since this one (e.g. a rescue_exit
-		// after a decommission stopped): the record's checkpoint is that
-		// task's, not this one's.
-		otherSince := rec.LastTask != "" && rec.LastTask != id || !slices.Contains(seq, rec.Stage)
-		rec.Task, rec.Action, rec.Outcome, rec.Attempts, rec.NextAt = id, t.Action, OutcomeRunning, 0, time.Time{}
-		rec.Class, rec.Reason, rec.StageStart, rec.LastTask = "", "", now(), id
-		if rec.Lifecycle == "" {
-			rec.Lifecycle = rec.LifecycleState()
-		}
-		if v != VerbResume {
-			// The operator asks again: the provisioner's commissioning
-			// failures so far do not count against this attempt (without
-			// it the driver's spent budget fails the node at once).
-			rec.BudgetFrom = now()
-			rec.Recovery = nil
-		}
-		switch v {
-		case VerbRetry:
-			// A fresh budget: the failed deployments counted against
-			// DeployRetries are spent, the retry gets its own.
-			rec.Rounds = 0
-			switch {
-			case res.Started.IsZero():
-				// Failed before it started (the task's preflight): the
-				// record's checkpoint is another task's; start at the top.
-				rec.Stage, rec.Step = seq[0], 0
-			case otherSince:
-				// From the stage this task's node failed at.
-				rec.Stage, rec.Step, rec.Intent = res.Stage, 0, nil
-				if !slices.Contains(seq, rec.Stage) {
-					rec.Stage = seq[0]
-				}
-			}
-		case VerbResume:
-			switch {
-			case res.Started.IsZero():
-				// Cancelled before it started (it waited for another
-				// task's lease): the record's checkpoint is another
-				// task's, so this task's workflow starts at its top.
-				rec.Stage, rec.Step, rec.Rounds = seq[0], 0, 0
-			case rec.Stage == StageReleased && !slices.Contains(seq, StageReleased):
-				// Cancelled after its deploy intent: the compensation
-				// released the machine, which stays commissioned and
-				// configured, so the workflow continues at deploy
-				// (allocating it again).
-				rec.Stage, rec.Step, rec.Intent = StageDeploy, 0, nil
-			}
-		case VerbRerun:
-			rec.Stage, rec.Step, rec.Rounds = seq[0], 0, 0
-		case VerbRestartClean:
-			rec.Stage, rec.Step, rec.Rounds = StageReleasing, 0, 0
-			if t.Action == ActionDestroyNodes || !restartReleases(t.Action) { // decommission.go
-				rec.Stage = seq[0]
-			}
+		if !ok {
+			continue
 		}
 		res.Outcome, res.Class, res.Reason, res.Finished, res.Stage = OutcomeRunning, "", "", time.Time{}, rec.Stage
 		if res.Started.IsZero() {
@@ -156,16 +78,143 @@ func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (T
 	if !t.Action.SiteAction() && len(picked) == 0 {
 		return Task{}, fmt.Errorf("%w: %s selects no node of task %s (outcomes: %s)", ErrConflict, v, id, outcomes(results))
 	}
+	return e.relaunch(ctx, t, v, who, picked, &b)
+}
+
+// verbTask reads the task a verb (other than cancel) applies to and
+// checks that it may take it: the task is finished, the verb is known,
+// and a site task takes only retry and rerun.
+func (e *Engine) verbTask(ctx context.Context, id string, v Verb) (Task, error) {
+	switch v {
+	case VerbRetry, VerbResume, VerbRerun, VerbRestartClean:
+	default:
+		return Task{}, fmt.Errorf("unknown verb %q: use retry, resume, rerun, restart-clean or cancel", v)
+	}
+	e.mu.Lock()
+	_, running := e.runs[id]
+	e.mu.Unlock()
+	t, err := e.rec.task(ctx, id)
+	if err != nil {
+		return Task{}, err
+	}
+	if running || !t.Status.Finished() {
+		return Task{}, fmt.Errorf("%w: task %s is %s; %s applies to a finished task (cancel it first)", ErrConflict, id, t.Status, v)
+	}
+	if t.Action.SiteAction() && v != VerbRerun && v != VerbRetry {
+		return Task{}, fmt.Errorf("%w: %s is a site task; only retry and rerun apply", ErrConflict, t.Action)
+	}
+	return t, nil
+}
+
+// verbTakes tells whether the verb selects a node of the task by its
+// result: retry the failed ones, resume the unfinished and cancelled
+// ones, rerun and restart-clean all but those left to manual care.
+func verbTakes(v Verb, res NodeResult) bool {
+	switch v {
+	case VerbRetry:
+		return res.Outcome == OutcomeFailed
+	case VerbResume:
+		return !res.Outcome.Finished() || res.Outcome == OutcomeCancelled
+	case VerbRerun, VerbRestartClean:
+		return res.Outcome != OutcomeManual
+	}
+	return false
+}
+
+// verbNode reads the record of a node the verb selected and makes it the
+// task's again, at the checkpoint the verb starts from. ok is false for
+// a frozen node (manual intervention: nothing automatic touches it).
+func (e *Engine) verbNode(ctx context.Context, t Task, v Verb, res NodeResult) (NodeRecord, bool, error) {
+	rec, _, err := e.rec.node(ctx, res.Node)
+	if err != nil || rec.Frozen {
+		return rec, false, err
+	}
+	if holder := e.holder(rec); holder != "" && holder != t.ID {
+		return rec, false, fmt.Errorf("%w: node %s is held by running task %s; wait for it or cancel it", ErrConflict, res.Node, holder)
+	}
+	seq := sequence(t.Action)
+	// Another task drove the node since this one (e.g. a rescue_exit
+	// after a decommission stopped): the record's checkpoint is that
+	// task's, not this one's.
+	otherSince := rec.LastTask != "" && rec.LastTask != t.ID || !slices.Contains(seq, rec.Stage)
+	rec.Task, rec.Action, rec.Outcome, rec.Attempts, rec.NextAt = t.ID, t.Action, OutcomeRunning, 0, time.Time{}
+	rec.Class, rec.Reason, rec.StageStart, rec.LastTask = "", "", now(), t.ID
+	if rec.Lifecycle == "" {
+		rec.Lifecycle = rec.LifecycleState()
+	}
+	if v != VerbResume {
+		// The operator asks again: the provisioner's commissioning
+		// failures so far do not count against this attempt (without
+		// it the driver's spent budget fails the node at once).
+		rec.BudgetFrom = now()
+		rec.Recovery = nil
+	}
+	verbCheckpoint(&rec, v, t.Action, res, seq, otherSince)
+	return rec, true, nil
+}
+
+// verbCheckpoint sets the stage a node starts from under the verb; seq is
+// the task's workflow and otherSince tells whether another task drove the
+// node since this one.
+func verbCheckpoint(rec *NodeRecord, v Verb, action Action, res NodeResult, seq []Stage, otherSince bool) {
+	switch v {
+	case VerbRetry:
+		// A fresh budget: the failed deployments counted against
+		// DeployRetries are spent, the retry gets its own.
+		rec.Rounds = 0
+		switch {
+		case res.Started.IsZero():
+			// Failed before it started (the task's preflight): the
+			// record's checkpoint is another task's; start at the top.
+			rec.Stage, rec.Step = seq[0], 0
+		case otherSince:
+			// From the stage this task's node failed at.
+			rec.Stage, rec.Step, rec.Intent = res.Stage, 0, nil
+			if !slices.Contains(seq, rec.Stage) {
+				rec.Stage = seq[0]
+			}
+		}
+	case VerbResume:
+		resumeCheckpoint(rec, res, seq)
+	case VerbRerun:
+		rec.Stage, rec.Step, rec.Rounds = seq[0], 0, 0
+	case VerbRestartClean:
+		rec.Stage, rec.Step, rec.Rounds = StageReleasing, 0, 0
+		if action == ActionDestroyNodes || !restartReleases(action) { // decommission.go
+			rec.Stage = seq[0]
+		}
+	}
+}
+
+// resumeCheckpoint is verbCheckpoint for resume.
+func resumeCheckpoint(rec *NodeRecord, res NodeResult, seq []Stage) {
+	switch {
+	case res.Started.IsZero():
+		// Cancelled before it started (it waited for another task's
+		// lease): the record's checkpoint is another task's, so this
+		// task's workflow starts at its top.
+		rec.Stage, rec.Step, rec.Rounds = seq[0], 0, 0
+	case rec.Stage == StageReleased && !slices.Contains(seq, StageReleased):
+		// Cancelled after its deploy intent: the compensation released
+		// the machine, which stays commissioned and configured, so the
+		// workflow continues at deploy (allocating it again).
+		rec.Stage, rec.Step, rec.Intent = StageDeploy, 0, nil
+	}
+}
+
+// relaunch writes the task running again with the picked nodes' records
+// (in b), leases the nodes to it and starts it.
+func (e *Engine) relaunch(ctx context.Context, t Task, v Verb, who string, picked []string, b *batch) (Task, error) {
 	t.Status, t.Finished, t.Message, t.Cancel = TaskRunning, time.Time{}, "", false
 	b.task(t)
-	b.event(Event{Time: now(), Task: id, Level: "info", Kind: "verb", Correlation: t.Correlation,
+	b.event(Event{Time: now(), Task: t.ID, Level: "info", Kind: "verb", Correlation: t.Correlation,
 		Message: fmt.Sprintf("%s by %s: %d node(s): %s", v, orDefault(who, "unknown"), len(picked), strings.Join(limitList(picked, 10), ", "))})
-	if err := e.rec.write(ctx, &b); err != nil {
+	if err := e.rec.write(ctx, b); err != nil {
 		return Task{}, err
 	}
 	e.mu.Lock()
 	for _, n := range picked {
-		e.leases[n] = id
+		e.leases[n] = t.ID
 	}
 	e.mu.Unlock()
 	e.launch(t)
@@ -414,19 +463,9 @@ func (e *Engine) Adopt(ctx context.Context, node, revision, who string) (NodeRec
 // takes the machine's state (its stage and lifecycle), and the adoption
 // is an event naming who did it.
 func (e *Engine) AdoptMachine(ctx context.Context, node, machineID, revision, who string) (NodeRecord, error) {
-	if revision == "" {
-		var err error
-		if revision, err = e.currentRevision(ctx); err != nil {
-			return NodeRecord{}, err
-		}
-	}
-	d, _, err := e.design(ctx, revision)
+	d, n, err := e.adoptNode(ctx, node, revision)
 	if err != nil {
 		return NodeRecord{}, err
-	}
-	n := d.Nodes[node]
-	if n == nil {
-		return NodeRecord{}, fmt.Errorf("%w: node %q is not in design %s: adopt a machine into a node of the current design (`orchestrator nodes` lists them)", ErrNotFound, node, short(revision))
 	}
 	// The node's lease for the adoption: no task starts on the node
 	// between the checks below and the record's write.
@@ -442,65 +481,25 @@ func (e *Engine) AdoptMachine(ctx context.Context, node, machineID, revision, wh
 	var m drivers.Machine
 	how := ""
 	if machineID == "" {
-		dn, err := e.serverNode(d, n, rec.MachineID)
-		if err != nil {
-			return NodeRecord{}, err
-		}
-		var res drivers.Result
-		err = e.callServer(ctx, func(ctx context.Context) (err error) {
-			m, res, err = e.cfg.Drivers.Server.IdentifyNode(ctx, dn)
-			return err
-		})
-		if err != nil {
-			return NodeRecord{}, err
-		}
-		if res.Status != drivers.StatusDone {
-			return NodeRecord{}, fmt.Errorf("%w: the provisioner has no machine for node %s yet: %s", ErrConflict, node, res.Message)
-		}
+		m, err = e.adoptIdentified(ctx, d, n, node, rec)
 	} else {
 		// One adoption of a machine at a time: two nodes adopting one
 		// machine would both find it unclaimed.
 		adoptMu.Lock()
 		defer adoptMu.Unlock()
-		if m, err = e.adoptable(ctx, node, machineID, rec); err != nil {
-			return NodeRecord{}, err
-		}
-		how = " (adopted by machine ID"
-		if m.OwnerNode != "" {
-			how += ", marked for the node"
-		}
-		how += ")"
+		m, err = e.adoptable(ctx, node, machineID, rec)
+		how = adoptedHow(m)
+	}
+	if err != nil {
+		return NodeRecord{}, err
 	}
 	from := rec.Stage
-	ended := ""
 	replaced := rec.MachineID != "" && rec.MachineID != m.MachineID
-	if rec.Deployment > 0 && !rec.DeploymentEnded && (replaced || m.State != "Deploying" && !slices.Contains(deployedStates, m.State)) {
-		// The machine left the recorded deployment (or is another
-		// machine): its token and reports must not serve the next one.
-		if e.cfg.Bootstrap != nil {
-			if err := e.cfg.Bootstrap.EndDeployment(ctx, node); err != nil {
-				return NodeRecord{}, err
-			}
-		}
-		rec.DeploymentEnded = true
-		ended = fmt.Sprintf("; deployment %d is over: the node's introspection token is revoked", rec.Deployment)
+	ended, err := e.endLeftDeployment(ctx, &rec, node, m, replaced)
+	if err != nil {
+		return NodeRecord{}, err
 	}
-	if replaced || rec.Name == "" {
-		rec.Name = node
-	}
-	rec.MachineID, rec.Observed = m.MachineID, m.State
-	rec.Stage, rec.Outcome = stageOf(m.State)
-	if replaced || machineID != "" {
-		rec.Step, rec.Rounds, rec.Attempts = 0, 0, 0
-		if slices.Contains([]string{"Allocated", "Deploying", "Deployed", "Failed deployment", "Broken"}, m.State) {
-			rec.AllocatedBy = "adopted" // ours now: a cancel or recovery may release it
-		} else {
-			rec.AllocatedBy = ""
-		}
-	}
-	rec.Lifecycle = adoptedLifecycle(m.State)
-	rec.Recovery = nil
-	rec.Intent, rec.Class, rec.Reason, rec.Updated = nil, "", "", now()
+	adoptInto(&rec, node, m, replaced || machineID != "")
 	rec.addHistory(Transition{At: now(), From: from, To: rec.Stage, Message: "adopted: machine " + m.MachineID + " is " + m.State + how})
 	var b batch
 	b.node(rec)
@@ -512,6 +511,93 @@ func (e *Engine) AdoptMachine(ctx context.Context, node, machineID, revision, wh
 	e.log.Info().Str("node", node).Str("machine", m.MachineID).Str("state", m.State).Str("by", orDefault(who, "unknown")).
 		Str("lifecycle", string(rec.Lifecycle)).Msg("node adopted its machine")
 	return rec, nil
+}
+
+// adoptNode reads the design revision (the current one when revision is
+// "") and the node in it that a machine is adopted into.
+func (e *Engine) adoptNode(ctx context.Context, node, revision string) (*design.Design, *design.Node, error) {
+	if revision == "" {
+		var err error
+		if revision, err = e.currentRevision(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	d, _, err := e.design(ctx, revision)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := d.Nodes[node]
+	if n == nil {
+		return nil, nil, fmt.Errorf("%w: node %q is not in design %s: adopt a machine into a node of the current design (`orchestrator nodes` lists them)", ErrNotFound, node, short(revision))
+	}
+	return d, n, nil
+}
+
+// adoptIdentified asks the provisioner which machine is the node's.
+func (e *Engine) adoptIdentified(ctx context.Context, d *design.Design, n *design.Node, node string, rec NodeRecord) (drivers.Machine, error) {
+	dn, err := e.serverNode(d, n, rec.MachineID)
+	if err != nil {
+		return drivers.Machine{}, err
+	}
+	var m drivers.Machine
+	var res drivers.Result
+	err = e.callServer(ctx, func(ctx context.Context) (err error) {
+		m, res, err = e.cfg.Drivers.Server.IdentifyNode(ctx, dn)
+		return err
+	})
+	if err != nil {
+		return drivers.Machine{}, err
+	}
+	if res.Status != drivers.StatusDone {
+		return drivers.Machine{}, fmt.Errorf("%w: the provisioner has no machine for node %s yet: %s", ErrConflict, node, res.Message)
+	}
+	return m, nil
+}
+
+// adoptedHow is what the adoption event says of a machine adopted by ID.
+func adoptedHow(m drivers.Machine) string {
+	if m.OwnerNode != "" {
+		return " (adopted by machine ID, marked for the node)"
+	}
+	return " (adopted by machine ID)"
+}
+
+// endLeftDeployment ends the recorded deployment when the machine left it
+// (or is another machine): its token and reports must not serve the next
+// one. It answers what the adoption event adds ("" when nothing ended).
+func (e *Engine) endLeftDeployment(ctx context.Context, rec *NodeRecord, node string, m drivers.Machine, replaced bool) (string, error) {
+	if rec.Deployment == 0 || rec.DeploymentEnded || !replaced && (m.State == "Deploying" || slices.Contains(deployedStates, m.State)) {
+		return "", nil
+	}
+	if e.cfg.Bootstrap != nil {
+		if err := e.cfg.Bootstrap.EndDeployment(ctx, node); err != nil {
+			return "", err
+		}
+	}
+	rec.DeploymentEnded = true
+	return fmt.Sprintf("; deployment %d is over: the node's introspection token is revoked", rec.Deployment), nil
+}
+
+// adoptInto makes the record the node's with machine m in the state m is
+// in; fresh (another machine, or one adopted by ID) starts its counters
+// anew and owns the machine when it is allocated.
+func adoptInto(rec *NodeRecord, node string, m drivers.Machine, fresh bool) {
+	if fresh || rec.Name == "" {
+		rec.Name = node
+	}
+	rec.MachineID, rec.Observed = m.MachineID, m.State
+	rec.Stage, rec.Outcome = stageOf(m.State)
+	if fresh {
+		rec.Step, rec.Rounds, rec.Attempts = 0, 0, 0
+		if slices.Contains([]string{"Allocated", "Deploying", "Deployed", "Failed deployment", "Broken"}, m.State) {
+			rec.AllocatedBy = "adopted" // ours now: a cancel or recovery may release it
+		} else {
+			rec.AllocatedBy = ""
+		}
+	}
+	rec.Lifecycle = adoptedLifecycle(m.State)
+	rec.Recovery = nil
+	rec.Intent, rec.Class, rec.Reason, rec.Updated = nil, "", "", now()
 }
 
 // adoptMu serializes adoptions by machine ID (see AdoptMachine).
