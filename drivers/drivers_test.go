@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
-
-	"github.com/google/go-cmp/cmp"
 	"github.com/slipway-dev/slipway/drivers"
 )
 
@@ -74,50 +71,5 @@ func TestSecretNeverShows(t *testing.T) {
 	var back drivers.BMC
 	if err := json.Unmarshal(j, &back); err != nil || !back.Password.IsZero() {
 		t.Errorf("unmarshal: %v, password zero = %v (JSON never carries secrets)", err, back.Password.IsZero())
-	}
-}
-
-func TestFromDesign(t *testing.T) {
-	d := testsite.Example(t)
-	n := d.Nodes["r01-cmp01"]
-	got := drivers.NodeFromDesign(d, n, "abc123")
-	if got.MachineID != "abc123" || got.Hostname != "r01-cmp01" || got.Domain != d.Site.Spec.Domain || got.Platform.Image == "" {
-		t.Errorf("node basics: %+v", got.NodeRef)
-	}
-	var bond *drivers.Interface
-	for i := range got.Interfaces {
-		if got.Interfaces[i].Link.BondMode == "802.3ad" {
-			bond = &got.Interfaces[i]
-		}
-	}
-	if bond == nil {
-		t.Fatal("no 802.3ad interface")
-	}
-	if len(bond.Devices) != 2 || bond.Devices[0].Bus != "pci" || bond.Devices[0].Address == "" {
-		t.Errorf("bond devices not resolved to PCI addresses: %+v", bond.Devices)
-	}
-	addressed := map[string]string{}
-	for _, nw := range bond.Networks {
-		addressed[nw.Name] = nw.Address
-	}
-	want := map[string]string{}
-	for _, a := range n.Spec.Addressing {
-		if _, ok := addressed[a.Network]; ok {
-			want[a.Network] = a.Address
-		}
-	}
-	if d := cmp.Diff(want, addressed); d != "" || len(want) == 0 {
-		t.Errorf("bond addresses (-want +got):\n%s", d)
-	}
-	if len(got.Storage.Devices) == 0 || len(got.Storage.VolumeGroups) == 0 {
-		t.Errorf("storage not carried: %+v", got.Storage)
-	}
-	site := drivers.SiteFromDesign(d)
-	if len(site.Subnets) != len(d.Networks) {
-		t.Errorf("site has %d subnets, design %d networks", len(site.Subnets), len(d.Networks))
-	}
-	bmc := drivers.BMCFromDesign(d, n, drivers.NewSecret("pw"))
-	if bmc.Address != n.Spec.OOB.Address || bmc.Port != 623 || bmc.CipherSuite != 3 || bmc.Username == "" || bmc.Password.Reveal() != "pw" {
-		t.Errorf("bmc: %+v", bmc)
 	}
 }

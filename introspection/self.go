@@ -11,6 +11,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 )
 
 // Self is a node's resolved design, as GET /v1/self answers it.
@@ -135,7 +136,7 @@ func (s *Server) selfJSON(ss *session) ([]byte, error) { return s.answer(ss).bod
 
 // selfOf builds the node's view from the drivers' resolution of it.
 func selfOf(d *design.Design, n *design.Node, deployment string) Self {
-	dn := drivers.NodeFromDesign(d, n, "")
+	dn := driverspec.Node(d, n, "")
 	out := Self{Name: n.Metadata.Name, Hostname: dn.Hostname, Domain: dn.Domain, FQDN: dn.Hostname,
 		Deployment: deployment, Rack: dn.Rack, Labels: n.Metadata.Labels, Tags: dn.Tags,
 		PrimaryNetwork: dn.Primary, Storage: dn.Storage, Platform: dn.Platform, Interfaces: []Interface{}}

@@ -15,6 +15,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	group "github.com/slipway-dev/slipway/internal/batch"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/secrets"
 )
 
@@ -431,7 +432,7 @@ func (e *Engine) bmc(d *design.Design, n *design.Node) (drivers.BMC, error) {
 	if err != nil {
 		return drivers.BMC{}, err
 	}
-	b := drivers.BMCFromDesign(d, n, pw)
+	b := driverspec.BMC(d, n, pw)
 	if e.cfg.BMCEndpoint != nil {
 		b = e.cfg.BMCEndpoint(b)
 	}
@@ -457,14 +458,14 @@ func (e *Engine) password(d *design.Design, n *design.Node) (drivers.Secret, err
 
 // serverNode is what the server driver needs of a node.
 func (e *Engine) serverNode(d *design.Design, n *design.Node, machineID string) (drivers.Node, error) {
-	dn := drivers.NodeFromDesign(d, n, machineID)
+	dn := driverspec.Node(d, n, machineID)
 	pw, err := e.password(d, n)
 	if err != nil {
 		return drivers.Node{}, err
 	}
-	dn.Power = drivers.PowerFromDesign(d, n, pw)
+	dn.Power = driverspec.Power(d, n, pw)
 	if e.cfg.BMCEndpoint != nil { // the provisioner reaches the BMC where the engine does
-		b := e.cfg.BMCEndpoint(drivers.BMCFromDesign(d, n, pw))
+		b := e.cfg.BMCEndpoint(driverspec.BMC(d, n, pw))
 		dn.Power.Address, dn.Power.Port = b.Address, b.Port
 		dn.BMCAddress = b.Address
 		if b.Port != 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 )
 
 // reconcileState serialises reconciliation runs and says when the next
@@ -174,7 +175,7 @@ func (e *Engine) reconcile(ctx context.Context, trigger string) (SweepReport, er
 
 // attributeDrift compares a deployed machine with its node's design.
 func attributeDrift(d *design.Design, n *design.Node, r NodeRecord, m drivers.Machine) []found {
-	dn := drivers.NodeFromDesign(d, n, r.MachineID)
+	dn := driverspec.Node(d, n, r.MachineID)
 	base := DriftRecord{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage}
 	var out []found
 	with := func(kind DriftKind, want, got string) {

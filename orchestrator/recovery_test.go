@@ -17,6 +17,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
@@ -338,14 +339,14 @@ func leak(t *testing.T, env *labrun.Env, d *design.Design, node string) string {
 	ctx := t.Context()
 	n := d.Nodes[node]
 	pw := drivers.NewSecret(labrun.DefaultSecrets()["bmc-admin"])
-	dn := drivers.NodeFromDesign(d, n, "")
-	dn.Power = drivers.PowerFromDesign(d, n, pw)
+	dn := driverspec.Node(d, n, "")
+	dn.Power = driverspec.Power(d, n, pw)
 	if m := env.Lab.Machine(node); m != nil {
 		dn.Power.Address, dn.Power.Port = m.BMC.Address, m.BMC.Port
 		dn.BMCAddress = net.JoinHostPort(m.BMC.Address, strconv.Itoa(m.BMC.Port)) // as the engine's lab config has it
 	}
 	// No boot MAC in the design: the machine enlists when it PXE-boots.
-	b := drivers.BMCFromDesign(d, n, pw)
+	b := driverspec.BMC(d, n, pw)
 	b.Address, b.Port = dn.Power.Address, dn.Power.Port
 	if _, err := env.Drivers.OOB.SetBootDevice(ctx, b, drivers.BootDevice{Device: "pxe", EFI: true}); err != nil {
 		t.Fatal(err)

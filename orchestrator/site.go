@@ -8,6 +8,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 )
 
 // runSite runs a site action with the retry policy; it returns the
@@ -87,7 +88,7 @@ func (e *Engine) siteOnce(ctx context.Context, a Action, d *design.Design) (stri
 		}
 		return msg, nil
 	case ActionPrepareSite:
-		site := drivers.SiteFromDesign(d)
+		site := driverspec.Site(d)
 		for {
 			var res drivers.Result
 			err := e.callServer(ctx, func(ctx context.Context) (err error) {

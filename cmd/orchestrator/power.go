@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/secrets"
 	"github.com/spf13/cobra"
 )
@@ -110,7 +111,7 @@ or refuses the action; exit 2 for bad usage.`,
 			if err != nil {
 				return powerFailure(fmt.Errorf("node %s: BMC password %s: %w", node, ref, err))
 			}
-			bmc := drivers.BMCFromDesign(d, n, pw)
+			bmc := driverspec.BMC(d, n, pw)
 			// pxe: the hardware profile's boot mode and PXE persistence,
 			// unless the flags say otherwise.
 			if hw := n.Spec.Hardware; hw != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 )
 
 func TestConfigureAgainstLab(t *testing.T) {
@@ -15,8 +16,8 @@ func TestConfigureAgainstLab(t *testing.T) {
 	l, drv := cfgLab(t, d)
 	const name = "r01-cmp01"
 	id := cfgCommission(t, l, drv, name)
-	cfgSubnets(t, drv, drivers.SiteFromDesign(d))
-	n := drivers.NodeFromDesign(d, d.Nodes[name], id)
+	cfgSubnets(t, drv, driverspec.Site(d))
+	n := driverspec.Node(d, d.Nodes[name], id)
 	ctx := t.Context()
 
 	steps := []struct {
@@ -154,8 +155,8 @@ func TestConfigureSCSIBootDiskThroughDetails(t *testing.T) {
 	l, drv := cfgLab(t, d)
 	const name = "r01-gpu01"
 	id := cfgCommission(t, l, drv, name)
-	cfgSubnets(t, drv, drivers.SiteFromDesign(d))
-	n := drivers.NodeFromDesign(d, d.Nodes[name], id)
+	cfgSubnets(t, drv, driverspec.Site(d))
+	n := driverspec.Node(d, d.Nodes[name], id)
 	for _, fn := range []func() (drivers.Result, error){
 		func() (drivers.Result, error) { return drv.ApplyNetworking(t.Context(), n) },
 		func() (drivers.Result, error) { return drv.ApplyStorage(t.Context(), n) },
@@ -196,7 +197,7 @@ func TestStorageAfterRestoreBehindOurBack(t *testing.T) {
 	l, drv := cfgLab(t, d)
 	const name = "r01-cmp01"
 	id := cfgCommission(t, l, drv, name)
-	n := drivers.NodeFromDesign(d, d.Nodes[name], id)
+	n := driverspec.Node(d, d.Nodes[name], id)
 	ctx := t.Context()
 	if r, err := drv.ApplyStorage(ctx, n); err != nil || r.Status != drivers.StatusDone {
 		t.Fatalf("storage: %+v %v", r, err)

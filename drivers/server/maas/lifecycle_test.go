@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
@@ -56,7 +57,7 @@ func TestPrepareSiteTwice(t *testing.T) {
 	des := exampleDesign(t)
 	l := startLab(t, lab.Config{Design: des})
 	d := newTestDriver(t, l, nil)
-	site := drivers.SiteFromDesign(des)
+	site := driverspec.Site(des)
 	if site.PXENetwork != "pxe" || len(site.Links) != 2 || len(site.SSHKeys) == 0 {
 		t.Fatalf("SiteFromDesign: pxe %q links %+v keys %v", site.PXENetwork, site.Links, site.SSHKeys)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 )
 
 // lvmShaped is MAAS's lvm layout (efi, boot, a volume group with the root
@@ -46,7 +47,7 @@ func TestStorageThroughLVMLayout(t *testing.T) {
 			l, drv := cfgLab(t, d)
 			const name = "r01-cmp01"
 			id := cfgCommission(t, l, drv, name)
-			n := drivers.NodeFromDesign(d, d.Nodes[name], id)
+			n := driverspec.Node(d, d.Nodes[name], id)
 			n.Storage = lvmShaped(n.Storage.Devices[0].Device)
 			tc.edit(&n.Storage)
 			parts0, layouts0 := count(l, "POST /nodes/{node}/blockdevices/{blockdevice}/partitions/"), count(l, "POST /machines/{machine}/?op=set_storage_layout")
