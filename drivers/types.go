@@ -80,7 +80,7 @@ type SiteSpec struct {
 	Links   []SiteLink `json:"links,omitempty"`
 	SSHKeys []string   `json:"sshKeys,omitempty"`
 	// PXENetwork is the network machines PXE-boot on: the provisioner
-	// serves DHCP there. See SiteFromDesign for how it is chosen.
+	// serves DHCP there. internal/driverspec.Site says how the engine chooses it.
 	PXENetwork string `json:"pxeNetwork,omitempty"`
 }
 

@@ -59,7 +59,7 @@ func TestPrepareSiteTwice(t *testing.T) {
 	d := newTestDriver(t, l, nil)
 	site := driverspec.Site(des)
 	if site.PXENetwork != "pxe" || len(site.Links) != 2 || len(site.SSHKeys) == 0 {
-		t.Fatalf("SiteFromDesign: pxe %q links %+v keys %v", site.PXENetwork, site.Links, site.SSHKeys)
+		t.Fatalf("driverspec.Site: pxe %q links %+v keys %v", site.PXENetwork, site.Links, site.SSHKeys)
 	}
 	// A route MAAS can hold: mgmt -> storage (both design subnets).
 	for i := range site.Subnets {
