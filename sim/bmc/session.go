@@ -201,22 +201,38 @@ func (b *BMC) processV15(pkt []byte) []byte {
 		b.countCommand(req.netFn, req.cmd)
 		return buildV15(s.authType, pw, s.id, 0, req.response(cc, data))
 	}
-	if s.state != stateActive || !s.acceptSeqLocked(p.seq) {
+	if s.state != stateActive {
 		b.mu.Unlock()
 		return nil
+	}
+	msg, seq := b.runInSessionLocked(s, req, p.seq, now)
+	if msg == nil {
+		return nil
+	}
+	return buildV15(s.authType, pw, s.id, seq, msg)
+}
+
+// runInSessionLocked runs req in session s if inSeq is a sequence number
+// the session accepts, and returns the reply with the session's sequence
+// number for it; nil when the request is dropped or has no reply. b.mu is
+// held on entry and released before the command runs.
+func (b *BMC) runInSessionLocked(s *session, req *ipmiRequest, inSeq uint32, now time.Time) ([]byte, uint32) {
+	if !s.acceptSeqLocked(inSeq) {
+		b.mu.Unlock()
+		return nil, 0
 	}
 	s.lastUsed = now
 	b.mu.Unlock()
 
 	msg := b.sessionCommand(s, req)
 	if msg == nil {
-		return nil
+		return nil, 0
 	}
 	b.mu.Lock()
 	seq := s.outSeq
 	s.outSeq++
 	b.mu.Unlock()
-	return buildV15(s.authType, pw, s.id, seq, msg)
+	return msg, seq
 }
 
 // activateLocked handles Activate Session (IPMI v2.0 section 22.17) for a
@@ -418,21 +434,10 @@ func (b *BMC) processV20(pkt []byte) []byte {
 		return nil
 	}
 	b.mu.Lock()
-	if !s.acceptSeqLocked(p.seq) {
-		b.mu.Unlock()
-		return nil
-	}
-	s.lastUsed = now
-	b.mu.Unlock()
-
-	msg := b.sessionCommand(s, req)
+	msg, seq := b.runInSessionLocked(s, req, p.seq, now)
 	if msg == nil {
 		return nil
 	}
-	b.mu.Lock()
-	seq := s.outSeq
-	s.outSeq++
-	b.mu.Unlock()
 	return buildV20(payloadIPMI, s.remoteID, seq, msg, &cs)
 }
 
