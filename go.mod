@@ -3,7 +3,6 @@ module github.com/slipway-dev/slipway
 go 1.26.8
 
 require (
-	dario.cat/mergo v1.0.2
 	github.com/canonical/gomaasclient v0.20.0
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-hclog v1.6.3

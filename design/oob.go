@@ -1,6 +1,6 @@
 package design
 
-import "dario.cat/mergo"
+import "cmp"
 
 // OOBEndpoint is what an out-of-band driver needs to reach a node's BMC:
 // the node's own settings completed by its hardware profile's.
@@ -16,21 +16,34 @@ type OOBEndpoint struct {
 	PasswordRef string `json:"passwordRef,omitempty"`
 }
 
+// IPMI defaults of an endpoint that neither the node nor its hardware
+// profile completes.
+const (
+	defaultOOBProtocol    = "lanplus"
+	defaultOOBPort        = 623
+	defaultOOBCipherSuite = 3
+	defaultOOBPrivilege   = "administrator"
+)
+
 // OOB returns the node's effective BMC endpoint. Fields the node sets win;
 // the rest come from the hardware profile, then from the site's OOB driver
-// name and the IPMI defaults. (mergo fills only the empty fields, which is
-// exactly "node first, then hardware": a port or cipher suite of 0 is never
-// meant.)
+// name and the IPMI defaults. Each field takes the first value that is not
+// the zero value (cmp.Or): a port or cipher suite of 0 is never meant.
 func (n *Node) OOB(siteDriver string) OOBEndpoint {
-	ep := OOBEndpoint{Address: n.Spec.OOB.Address, Port: n.Spec.OOB.Port}
+	var hw HardwareOOB
+	if n.Spec.Hardware != nil {
+		hw = n.Spec.Hardware.OOB
+	}
+	ep := OOBEndpoint{
+		Type:        cmp.Or(hw.Type, siteDriver),
+		Protocol:    cmp.Or(hw.Protocol, defaultOOBProtocol),
+		Address:     n.Spec.OOB.Address,
+		Port:        cmp.Or(n.Spec.OOB.Port, hw.Port, defaultOOBPort),
+		CipherSuite: cmp.Or(hw.CipherSuite, defaultOOBCipherSuite),
+		Privilege:   cmp.Or(hw.Privilege, defaultOOBPrivilege),
+	}
 	if c := n.Spec.OOB.Credentials; c != nil {
 		ep.Username, ep.PasswordRef = c.Username, c.Password
 	}
-	if hw := n.Spec.Hardware; hw != nil {
-		from := OOBEndpoint{Type: hw.OOB.Type, Protocol: hw.OOB.Protocol, Port: hw.OOB.Port,
-			CipherSuite: hw.OOB.CipherSuite, Privilege: hw.OOB.Privilege}
-		_ = mergo.Merge(&ep, from) // cannot fail: same struct type
-	}
-	_ = mergo.Merge(&ep, OOBEndpoint{Type: siteDriver, Protocol: "lanplus", Port: 623, CipherSuite: 3, Privilege: "administrator"})
 	return ep
 }
