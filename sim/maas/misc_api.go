@@ -67,29 +67,12 @@ func (s *Server) routesAccount() {
 
 // routesZones: availability zones.
 func (s *Server) routesZones() {
-	s.handle("GET", "/zones/", "", func(s *Server, _ *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		out := []any{}
-		for _, n := range sortedKeys(s.zones) {
-			out = append(out, s.renderZone(s.zones[n]))
-		}
-		return out, nil
-	})
-	s.handle("POST", "/zones/", "", func(s *Server, req *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		name := req.form.get("name")
-		if name == "" {
-			return nil, badRequest("name", "This field is required.")
-		}
-		if s.zones[name] != nil {
-			return nil, badRequest("name", "Zone with this Name already exists.")
-		}
-		z := &zone{ID: s.nextID(), Name: name, Description: req.form.get("description")}
-		s.zones[name] = z
-		return s.renderZone(z), nil
-	})
+	zones := byName[zone]{what: "Zone", objs: func(s *Server) map[string]*zone { return s.zones }, render: (*Server).renderZone,
+		build: func(s *Server, name string, f formValues) *zone {
+			return &zone{ID: s.nextID(), Name: name, Description: f.get("description")}
+		}}
+	s.handle("GET", "/zones/", "", zones.list)
+	s.handle("POST", "/zones/", "", zones.create)
 	s.handle("GET", "/zones/{name}/", "", func(s *Server, req *request) (any, *apiError) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -116,29 +99,12 @@ func (s *Server) routesZones() {
 
 // routesPools: resource pools.
 func (s *Server) routesPools() {
-	s.handle("GET", "/resourcepools/", "", func(s *Server, _ *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		out := []any{}
-		for _, n := range sortedKeys(s.pools) {
-			out = append(out, s.renderPool(s.pools[n]))
-		}
-		return out, nil
-	})
-	s.handle("POST", "/resourcepools/", "", func(s *Server, req *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		name := req.form.get("name")
-		if name == "" {
-			return nil, badRequest("name", "This field is required.")
-		}
-		if s.pools[name] != nil {
-			return nil, badRequest("name", "Resource pool with this Name already exists.")
-		}
-		p := &pool{ID: s.nextID(), Name: name, Description: req.form.get("description")}
-		s.pools[name] = p
-		return s.renderPool(p), nil
-	})
+	pools := byName[pool]{what: "Resource pool", objs: func(s *Server) map[string]*pool { return s.pools }, render: (*Server).renderPool,
+		build: func(s *Server, name string, f formValues) *pool {
+			return &pool{ID: s.nextID(), Name: name, Description: f.get("description")}
+		}}
+	s.handle("GET", "/resourcepools/", "", pools.list)
+	s.handle("POST", "/resourcepools/", "", pools.create)
 	// A resource pool: /resourcepool/{id}/, by ID or name as MAAS takes it.
 	withPool := func(fn func(s *Server, p *pool, req *request) (any, *apiError)) handler {
 		return func(s *Server, req *request) (any, *apiError) {
@@ -198,29 +164,12 @@ func (s *Server) routesPools() {
 // routesDomainsAndKeys: DNS domains, boot resources, the rack controller
 // and SSH keys.
 func (s *Server) routesDomainsAndKeys() {
-	s.handle("GET", "/domains/", "", func(s *Server, _ *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		out := []any{}
-		for _, n := range sortedKeys(s.domains) {
-			out = append(out, s.renderDomain(s.domains[n]))
-		}
-		return out, nil
-	})
-	s.handle("POST", "/domains/", "", func(s *Server, req *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		name := req.form.get("name")
-		if name == "" {
-			return nil, badRequest("name", "This field is required.")
-		}
-		if s.domains[name] != nil {
-			return nil, badRequest("name", "Domain with this Name already exists.")
-		}
-		d := &domain{ID: s.nextID(), Name: name, Authoritative: req.form.get("authoritative") != "false"}
-		s.domains[name] = d
-		return s.renderDomain(d), nil
-	})
+	domains := byName[domain]{what: "Domain", objs: func(s *Server) map[string]*domain { return s.domains }, render: (*Server).renderDomain,
+		build: func(s *Server, name string, f formValues) *domain {
+			return &domain{ID: s.nextID(), Name: name, Authoritative: f.get("authoritative") != "false"}
+		}}
+	s.handle("GET", "/domains/", "", domains.list)
+	s.handle("POST", "/domains/", "", domains.create)
 	// Boot resources.
 	s.handle("GET", "/boot-resources/", "", func(s *Server, _ *request) (any, *apiError) {
 		s.mu.Lock()
@@ -300,6 +249,44 @@ func (s *Server) eventsQuery(req *request) (any, *apiError) {
 	return map[string]any{"count": len(evs), "events": evs, "next_uri": "", "prev_uri": ""}, nil
 }
 
+// byName serves the listing and creation of the objects MAAS keeps by a
+// unique name (zones, resource pools, domains, tags).
+type byName[T any] struct {
+	what   string // as MAAS names the kind in "<what> with this Name already exists."
+	objs   func(*Server) map[string]*T
+	render func(*Server, *T) map[string]any
+	build  func(s *Server, name string, f formValues) *T // a new object from the form
+}
+
+// list answers every object, by name.
+func (b byName[T]) list(s *Server, _ *request) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	objs := b.objs(s)
+	out := []any{}
+	for _, n := range sortedKeys(objs) {
+		out = append(out, b.render(s, objs[n]))
+	}
+	return out, nil
+}
+
+// create makes the object the form names, refusing a name in use.
+func (b byName[T]) create(s *Server, req *request) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name := req.form.get("name")
+	if name == "" {
+		return nil, badRequest("name", "This field is required.")
+	}
+	objs := b.objs(s)
+	if objs[name] != nil {
+		return nil, badRequest("name", "%s with this Name already exists.", b.what)
+	}
+	o := b.build(s, name, req.form)
+	objs[name] = o
+	return b.render(s, o), nil
+}
+
 func (s *Server) configNames() []string {
 	out := make([]string, 0, len(s.config))
 	for k := range s.config {
@@ -335,21 +322,12 @@ func (s *Server) renderTag(t *tag) map[string]any {
 
 func (s *Server) routesTags() {
 	s.handle("GET", "/tags/", "", (*Server).tagsList)
-	s.handle("POST", "/tags/", "", func(s *Server, req *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		name := req.form.get("name")
-		if name == "" {
-			return nil, badRequest("name", "This field is required.")
-		}
-		if s.tags[name] != nil {
-			return nil, badRequest("name", "Tag with this Name already exists.")
-		}
-		t := &tag{Name: name, Comment: req.form.get("comment"), Definition: req.form.get("definition"), KernelOpts: req.form.get("kernel_opts")}
-		s.tags[name] = t
-		s.tagsJSON = nil
-		return s.renderTag(t), nil
-	})
+	tags := byName[tag]{what: "Tag", objs: func(s *Server) map[string]*tag { return s.tags }, render: (*Server).renderTag,
+		build: func(s *Server, name string, f formValues) *tag {
+			s.tagsJSON = nil // the listing changes
+			return &tag{Name: name, Comment: f.get("comment"), Definition: f.get("definition"), KernelOpts: f.get("kernel_opts")}
+		}}
+	s.handle("POST", "/tags/", "", tags.create)
 	withTag := func(fn func(s *Server, t *tag, req *request) (any, *apiError)) handler {
 		return func(s *Server, req *request) (any, *apiError) {
 			s.mu.Lock()
