@@ -107,23 +107,18 @@ func (s *Server) routesPools() {
 	s.handle("POST", "/resourcepools/", "", pools.create)
 	// A resource pool: /resourcepool/{id}/, by ID or name as MAAS takes it.
 	withPool := func(fn func(s *Server, p *pool, req *request) (any, *apiError)) handler {
-		return func(s *Server, req *request) (any, *apiError) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
+		return withFound("ResourcePool", func(s *Server, req *request) *pool {
 			key := req.params["id"]
-			p := s.pools[key]
-			if p == nil {
-				for _, x := range s.pools {
-					if strconv.Itoa(x.ID) == key {
-						p = x
-					}
+			if p := s.pools[key]; p != nil {
+				return p
+			}
+			for _, p := range s.pools {
+				if strconv.Itoa(p.ID) == key {
+					return p
 				}
 			}
-			if p == nil {
-				return nil, notFound("ResourcePool")
-			}
-			return fn(s, p, req)
-		}
+			return nil
+		}, fn)
 	}
 	s.handle("GET", "/resourcepool/{id}/", "", withPool(func(s *Server, p *pool, _ *request) (any, *apiError) {
 		return s.renderPool(p), nil
@@ -329,15 +324,7 @@ func (s *Server) routesTags() {
 		}}
 	s.handle("POST", "/tags/", "", tags.create)
 	withTag := func(fn func(s *Server, t *tag, req *request) (any, *apiError)) handler {
-		return func(s *Server, req *request) (any, *apiError) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			t := s.tags[req.params["name"]]
-			if t == nil {
-				return nil, notFound("Tag")
-			}
-			return fn(s, t, req)
-		}
+		return withFound("Tag", func(s *Server, req *request) *tag { return s.tags[req.params["name"]] }, fn)
 	}
 	s.handle("GET", "/tags/{name}/", "", withTag(func(s *Server, t *tag, _ *request) (any, *apiError) { return s.renderTag(t), nil }))
 	s.handle("PUT", "/tags/{name}/", "", withTag((*Server).tagUpdate))

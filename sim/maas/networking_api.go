@@ -182,32 +182,52 @@ func idOf(v string) (int, bool) {
 
 type fabricHandler func(s *Server, f *fabric, req *request) (any, *apiError)
 
-func (s *Server) withFabric(fn fabricHandler) handler {
+// withFound runs fn on the object find picks out of the request, under
+// the server's lock; when there is none, the answer is MAAS's 404 naming
+// what.
+func withFound[T any](what string, find func(s *Server, req *request) *T, fn func(*Server, *T, *request) (any, *apiError)) handler {
 	return func(s *Server, req *request) (any, *apiError) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		o := find(s, req)
+		if o == nil {
+			return nil, notFound(what)
+		}
+		return fn(s, o, req)
+	}
+}
+
+// byID is the object of objs the request's {id} names.
+func byID[T any](objs map[int]*T, req *request) *T {
+	n, ok := idOf(req.params["id"])
+	if !ok {
+		return nil
+	}
+	return objs[n]
+}
+
+func (s *Server) withFabric(fn fabricHandler) handler {
+	return withFound("Fabric", func(s *Server, req *request) *fabric {
 		spec := req.params["id"]
 		if spec == "" {
 			spec = req.params["fabric_id"]
 		}
-		f := s.findFabric(spec)
-		if f == nil {
-			return nil, notFound("Fabric")
-		}
-		return fn(s, f, req)
-	}
+		return s.findFabric(spec)
+	}, fn)
 }
 
-// findFabric resolves a fabric specifier: an ID, a name, "id:" or "name:".
-func (s *Server) findFabric(spec string) *fabric {
+// findBySpec resolves a MAAS object specifier among objects kept by ID
+// that have a name: an ID, a name, "id:N" or "name:X" (a bare number that
+// is no object's ID may still be a name).
+func findBySpec[T any](objs map[int]*T, name func(*T) string, spec string) *T {
 	key, val, ok := strings.Cut(spec, ":")
 	if !ok {
 		key, val = "", spec
 	}
 	if key == "" || key == "id" {
 		if n, ok := idOf(val); ok {
-			if f := s.fabrics[n]; f != nil {
-				return f
+			if o := objs[n]; o != nil {
+				return o
 			}
 			if key == "id" {
 				return nil
@@ -215,13 +235,18 @@ func (s *Server) findFabric(spec string) *fabric {
 		}
 	}
 	if key == "" || key == "name" {
-		for _, f := range s.fabrics {
-			if f.Name == val {
-				return f
+		for _, o := range objs {
+			if name(o) == val {
+				return o
 			}
 		}
 	}
 	return nil
+}
+
+// findFabric resolves a fabric specifier: an ID, a name, "id:" or "name:".
+func (s *Server) findFabric(spec string) *fabric {
+	return findBySpec(s.fabrics, func(o *fabric) string { return o.Name }, spec)
 }
 
 func (s *Server) fabricVLANs(fabricID int) []*vlan {
@@ -651,40 +676,11 @@ func (s *Server) vlanDelete(v *vlan, _ *request) (any, *apiError) {
 type spaceHandler func(s *Server, sp *space, req *request) (any, *apiError)
 
 func (s *Server) withSpace(fn spaceHandler) handler {
-	return func(s *Server, req *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		sp := s.findSpace(req.params["id"])
-		if sp == nil {
-			return nil, notFound("Space")
-		}
-		return fn(s, sp, req)
-	}
+	return withFound("Space", func(s *Server, req *request) *space { return s.findSpace(req.params["id"]) }, fn)
 }
 
 func (s *Server) findSpace(spec string) *space {
-	key, val, ok := strings.Cut(spec, ":")
-	if !ok {
-		key, val = "", spec
-	}
-	if key == "" || key == "id" {
-		if n, ok := idOf(val); ok {
-			if sp := s.spaces[n]; sp != nil {
-				return sp
-			}
-			if key == "id" {
-				return nil
-			}
-		}
-	}
-	if key == "" || key == "name" {
-		for _, sp := range s.spaces {
-			if sp.Name == val {
-				return sp
-			}
-		}
-	}
-	return nil
+	return findBySpec(s.spaces, func(o *space) string { return o.Name }, spec)
 }
 
 // syncSubnetSpaces puts every subnet in its VLAN's space.
@@ -814,19 +810,13 @@ func (s *Server) spaceDelete(sp *space, _ *request) (any, *apiError) {
 type subnetHandler func(s *Server, sn *subnet, req *request) (any, *apiError)
 
 func (s *Server) withSubnet(fn subnetHandler) handler {
-	return func(s *Server, req *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+	return withFound("Subnet", func(s *Server, req *request) *subnet {
 		spec := req.params["id"]
 		if pl, ok := req.params["prefixlen"]; ok {
 			spec += "/" + pl
 		}
-		sn := s.findSubnet(spec)
-		if sn == nil {
-			return nil, notFound("Subnet")
-		}
-		return fn(s, sn, req)
-	}
+		return s.findSubnet(spec)
+	}, fn)
 }
 
 // findSubnet resolves a subnet specifier: an ID, a CIDR, a name, or
@@ -1486,16 +1476,7 @@ func (s *Server) subnetIPAddresses(sn *subnet, req *request) (any, *apiError) {
 type ipRangeHandler func(s *Server, r *ipRange, req *request) (any, *apiError)
 
 func (s *Server) withIPRange(fn ipRangeHandler) handler {
-	return func(s *Server, req *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		n, ok := idOf(req.params["id"])
-		r := s.ipRanges[n]
-		if !ok || r == nil {
-			return nil, notFound("IPRange")
-		}
-		return fn(s, r, req)
-	}
+	return withFound("IPRange", func(s *Server, req *request) *ipRange { return byID(s.ipRanges, req) }, fn)
 }
 
 func (s *Server) renderUser(name string) any {
@@ -1689,16 +1670,7 @@ func (s *Server) ipRangeDelete(r *ipRange, _ *request) (any, *apiError) {
 type staticRouteHandler func(s *Server, r *staticRoute, req *request) (any, *apiError)
 
 func (s *Server) withStaticRoute(fn staticRouteHandler) handler {
-	return func(s *Server, req *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		n, ok := idOf(req.params["id"])
-		r := s.staticRoutes[n]
-		if !ok || r == nil {
-			return nil, notFound("StaticRoute")
-		}
-		return fn(s, r, req)
-	}
+	return withFound("StaticRoute", func(s *Server, req *request) *staticRoute { return byID(s.staticRoutes, req) }, fn)
 }
 
 func (s *Server) renderStaticRoute(r *staticRoute) map[string]any {
