@@ -257,7 +257,25 @@ func (f *Server) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Mach
 // Commission commissions a New or Broken machine (Commissioning, then
 // Ready); a Ready machine is already commissioned.
 func (f *Server) Commission(ctx context.Context, ref drivers.NodeRef) (drivers.Result, error) {
-	if r, stop, err := f.begin(ctx, "Commission", ref.Name, true); stop {
+	return f.onMachine(ctx, "Commission", ref, func(m *machine) (drivers.Result, error) {
+		switch m.State {
+		case StateReady:
+			return drivers.Done("fake: machine %s already commissioned", m.MachineID), nil
+		case StateNew, StateBroken:
+			m.State, m.polls = StateCommissioning, 0
+		case StateCommissioning:
+		default:
+			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: machine %s is %s, cannot commission", m.MachineID, m.State)
+		}
+		return f.progress(m, "commissioning", func() { m.State = StateReady }), nil
+	})
+}
+
+// onMachine runs a lifecycle step of the node's machine: the scripted
+// failures and delays first (begin), then fn on the machine with the
+// server's lock held.
+func (f *Server) onMachine(ctx context.Context, method string, ref drivers.NodeRef, fn func(m *machine) (drivers.Result, error)) (drivers.Result, error) {
+	if r, stop, err := f.begin(ctx, method, ref.Name, true); stop {
 		return r, err
 	}
 	f.mu.Lock()
@@ -266,33 +284,17 @@ func (f *Server) Commission(ctx context.Context, ref drivers.NodeRef) (drivers.R
 	if err != nil {
 		return drivers.Result{}, err
 	}
-	switch m.State {
-	case StateReady:
-		return drivers.Done("fake: machine %s already commissioned", m.MachineID), nil
-	case StateNew, StateBroken:
-		m.State, m.polls = StateCommissioning, 0
-	case StateCommissioning:
-	default:
-		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: machine %s is %s, cannot commission", m.MachineID, m.State)
-	}
-	return f.progress(m, "commissioning", func() { m.State = StateReady }), nil
+	return fn(m)
 }
 
 func (f *Server) apply(ctx context.Context, method, what string, n drivers.Node) (drivers.Result, error) {
-	if r, stop, err := f.begin(ctx, method, n.Name, true); stop {
-		return r, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	m, err := f.lookup(n.NodeRef)
-	if err != nil {
-		return drivers.Result{}, err
-	}
-	if m.State != StateReady && m.State != StateAllocated {
-		return drivers.Result{}, notReady(m)
-	}
-	m.applied[what] = true
-	return drivers.Done("fake: %s applied to machine %s", what, m.MachineID), nil
+	return f.onMachine(ctx, method, n.NodeRef, func(m *machine) (drivers.Result, error) {
+		if m.State != StateReady && m.State != StateAllocated {
+			return drivers.Result{}, notReady(m)
+		}
+		m.applied[what] = true
+		return drivers.Done("fake: %s applied to machine %s", what, m.MachineID), nil
+	})
 }
 
 // ApplyNetworking records the networking as applied (Ready or Allocated only).
@@ -317,53 +319,39 @@ func (f *Server) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Res
 
 // Deploy deploys a Ready or Allocated machine (Deploying, then Deployed).
 func (f *Server) Deploy(ctx context.Context, n drivers.Node, _ drivers.Deployment) (drivers.Result, error) {
-	if r, stop, err := f.begin(ctx, "Deploy", n.Name, true); stop {
-		return r, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	m, err := f.lookup(n.NodeRef)
-	if err != nil {
-		return drivers.Result{}, err
-	}
-	switch m.State {
-	case StateDeployed:
-		return drivers.Done("fake: machine %s already deployed", m.MachineID), nil
-	case StateReady, StateAllocated:
-		m.State, m.polls = StateDeploying, 0
-	case StateDeploying:
-	default:
-		return drivers.Result{}, notReady(m)
-	}
-	return f.progress(m, "deploying", func() { m.State = StateDeployed }), nil
+	return f.onMachine(ctx, "Deploy", n.NodeRef, func(m *machine) (drivers.Result, error) {
+		switch m.State {
+		case StateDeployed:
+			return drivers.Done("fake: machine %s already deployed", m.MachineID), nil
+		case StateReady, StateAllocated:
+			m.State, m.polls = StateDeploying, 0
+		case StateDeploying:
+		default:
+			return drivers.Result{}, notReady(m)
+		}
+		return f.progress(m, "deploying", func() { m.State = StateDeployed }), nil
+	})
 }
 
 // Release releases a Deployed or Allocated machine (Releasing, then
 // Ready); a Ready machine is already released.
 func (f *Server) Release(ctx context.Context, ref drivers.NodeRef, erase drivers.Erase) (drivers.Result, error) {
-	if r, stop, err := f.begin(ctx, "Release", ref.Name, true); stop {
-		return r, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	m, err := f.lookup(ref)
-	if err != nil {
-		return drivers.Result{}, err
-	}
-	switch m.State {
-	case StateReady:
-		return drivers.Done("fake: machine %s already released", m.MachineID), nil
-	case StateDeployed, StateAllocated:
-		m.State, m.polls, m.erase = StateReleasing, 0, erase
-	case StateReleasing:
-	default:
-		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: machine %s is %s, cannot release", m.MachineID, m.State)
-	}
-	what := "releasing and erasing (" + orDefault(string(m.erase)) + ")"
-	if m.erase == drivers.EraseNone {
-		what = "releasing"
-	}
-	return f.progress(m, what, func() { m.State = StateReady; clear(m.applied) }), nil
+	return f.onMachine(ctx, "Release", ref, func(m *machine) (drivers.Result, error) {
+		switch m.State {
+		case StateReady:
+			return drivers.Done("fake: machine %s already released", m.MachineID), nil
+		case StateDeployed, StateAllocated:
+			m.State, m.polls, m.erase = StateReleasing, 0, erase
+		case StateReleasing:
+		default:
+			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: machine %s is %s, cannot release", m.MachineID, m.State)
+		}
+		what := "releasing and erasing (" + orDefault(string(m.erase)) + ")"
+		if m.erase == drivers.EraseNone {
+			what = "releasing"
+		}
+		return f.progress(m, what, func() { m.State = StateReady; clear(m.applied) }), nil
+	})
 }
 
 // Status returns one Machine per ref, in order; an unknown one is empty.

@@ -14,46 +14,35 @@ func (n *networkClient) configure(ctx context.Context, cfg drivers.Config) error
 	return invoke(ctx, n.c.Configure, configureRequest(cfg))
 }
 
-func (n *networkClient) Probe(ctx context.Context) (info drivers.NetworkInfo, err error) {
-	err = call(ctx, n.c.Probe, nil, &info)
-	return info, err
+func (n *networkClient) Probe(ctx context.Context) (drivers.NetworkInfo, error) {
+	return callOne[drivers.NetworkInfo](ctx, n.c.Probe)
 }
 
-func (n *networkClient) ConfigurePorts(ctx context.Context, node drivers.Node, phase drivers.Phase) (r drivers.Result, err error) {
-	err = call(ctx, n.c.ConfigurePorts, []any{node, phase}, &r)
-	return r, err
+func (n *networkClient) ConfigurePorts(ctx context.Context, node drivers.Node, phase drivers.Phase) (drivers.Result, error) {
+	return callOne[drivers.Result](ctx, n.c.ConfigurePorts, node, phase)
 }
 
 // networkServer is the plugin's side.
 type networkServer struct {
 	pb.UnimplementedNetworkServer
-	factory func(drivers.Config) (drivers.Network, error)
-	inst    instance[drivers.Network]
+	inst instance[drivers.Network]
 }
 
 func (s *networkServer) Configure(_ context.Context, req *pb.ConfigureRequest) (*pb.Reply, error) {
-	return s.inst.configure(s.factory, req)
+	return s.inst.configure(req)
 }
 
 func (s *networkServer) Probe(ctx context.Context, req *pb.Request) (*pb.Reply, error) {
-	d, err := s.inst.get()
-	if err != nil {
-		return reply(err)
-	}
-	return serve(req.GetArgs(), nil, func() ([]any, error) {
+	return s.inst.run(req, nil, func(d drivers.Network) ([]any, error) {
 		info, err := d.Probe(ctx)
 		return []any{info}, err
 	})
 }
 
 func (s *networkServer) ConfigurePorts(ctx context.Context, req *pb.Request) (*pb.Reply, error) {
-	d, err := s.inst.get()
-	if err != nil {
-		return reply(err)
-	}
 	var node drivers.Node
 	var phase drivers.Phase
-	return serve(req.GetArgs(), []any{&node, &phase}, func() ([]any, error) {
+	return s.inst.run(req, []any{&node, &phase}, func(d drivers.Network) ([]any, error) {
 		r, err := d.ConfigurePorts(ctx, node, phase)
 		return []any{r}, err
 	})

@@ -28,45 +28,45 @@ func oobCall(ctx context.Context, rpc rpcFunc[*pb.OOBRequest], bmc drivers.BMC, 
 	return invoke(ctx, rpc, &pb.OOBRequest{Bmc: b, Password: bmc.Password.Reveal(), Args: a}, results...)
 }
 
-func (o *oobClient) Probe(ctx context.Context, bmc drivers.BMC) (info drivers.BMCInfo, err error) {
-	err = oobCall(ctx, o.c.Probe, bmc, nil, &info)
-	return info, err
-}
-
-func (o *oobClient) PowerStatus(ctx context.Context, bmc drivers.BMC) (p drivers.PowerState, err error) {
-	err = oobCall(ctx, o.c.PowerStatus, bmc, nil, &p)
-	return p, err
-}
-
-func (o *oobClient) PowerOn(ctx context.Context, bmc drivers.BMC) (r drivers.Result, err error) {
-	err = oobCall(ctx, o.c.PowerOn, bmc, nil, &r)
+// oobOne is oobCall for an RPC that answers one result.
+func oobOne[R any](ctx context.Context, rpc rpcFunc[*pb.OOBRequest], bmc drivers.BMC, args []any) (R, error) {
+	var r R
+	err := oobCall(ctx, rpc, bmc, args, &r)
 	return r, err
 }
 
-func (o *oobClient) PowerOff(ctx context.Context, bmc drivers.BMC) (r drivers.Result, err error) {
-	err = oobCall(ctx, o.c.PowerOff, bmc, nil, &r)
-	return r, err
+func (o *oobClient) Probe(ctx context.Context, bmc drivers.BMC) (drivers.BMCInfo, error) {
+	return oobOne[drivers.BMCInfo](ctx, o.c.Probe, bmc, nil)
 }
 
-func (o *oobClient) PowerCycle(ctx context.Context, bmc drivers.BMC) (r drivers.Result, err error) {
-	err = oobCall(ctx, o.c.PowerCycle, bmc, nil, &r)
-	return r, err
+func (o *oobClient) PowerStatus(ctx context.Context, bmc drivers.BMC) (drivers.PowerState, error) {
+	return oobOne[drivers.PowerState](ctx, o.c.PowerStatus, bmc, nil)
 }
 
-func (o *oobClient) SetBootDevice(ctx context.Context, bmc drivers.BMC, dev drivers.BootDevice) (r drivers.Result, err error) {
-	err = oobCall(ctx, o.c.SetBootDevice, bmc, []any{dev}, &r)
-	return r, err
+func (o *oobClient) PowerOn(ctx context.Context, bmc drivers.BMC) (drivers.Result, error) {
+	return oobOne[drivers.Result](ctx, o.c.PowerOn, bmc, nil)
+}
+
+func (o *oobClient) PowerOff(ctx context.Context, bmc drivers.BMC) (drivers.Result, error) {
+	return oobOne[drivers.Result](ctx, o.c.PowerOff, bmc, nil)
+}
+
+func (o *oobClient) PowerCycle(ctx context.Context, bmc drivers.BMC) (drivers.Result, error) {
+	return oobOne[drivers.Result](ctx, o.c.PowerCycle, bmc, nil)
+}
+
+func (o *oobClient) SetBootDevice(ctx context.Context, bmc drivers.BMC, dev drivers.BootDevice) (drivers.Result, error) {
+	return oobOne[drivers.Result](ctx, o.c.SetBootDevice, bmc, []any{dev})
 }
 
 // oobServer is the plugin's side.
 type oobServer struct {
 	pb.UnimplementedOOBServer
-	factory func(drivers.Config) (drivers.OOB, error)
-	inst    instance[drivers.OOB]
+	inst instance[drivers.OOB]
 }
 
 func (s *oobServer) Configure(_ context.Context, req *pb.ConfigureRequest) (*pb.Reply, error) {
-	return s.inst.configure(s.factory, req)
+	return s.inst.configure(req)
 }
 
 // serveOOB decodes the BMC and the args, then runs f.

@@ -36,7 +36,7 @@ type oobPlugin struct {
 }
 
 func (p *oobPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterOOBServer(s, &oobServer{factory: p.factory})
+	pb.RegisterOOBServer(s, &oobServer{inst: instance[drivers.OOB]{factory: p.factory}})
 	return nil
 }
 
@@ -50,7 +50,7 @@ type serverPlugin struct {
 }
 
 func (p *serverPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterServerServer(s, &serverServer{factory: p.factory})
+	pb.RegisterServerServer(s, &serverServer{inst: instance[drivers.Server]{factory: p.factory}})
 	return nil
 }
 
@@ -64,7 +64,7 @@ type networkPlugin struct {
 }
 
 func (p *networkPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterNetworkServer(s, &networkServer{factory: p.factory})
+	pb.RegisterNetworkServer(s, &networkServer{inst: instance[drivers.Network]{factory: p.factory}})
 	return nil
 }
 

@@ -150,6 +150,13 @@ func call(ctx context.Context, rpc rpcFunc[*pb.Request], args []any, results ...
 	return callSecrets(ctx, rpc, args, nil, results...)
 }
 
+// callOne is call for an RPC that answers one result.
+func callOne[R any](ctx context.Context, rpc rpcFunc[*pb.Request], args ...any) (R, error) {
+	var r R
+	err := call(ctx, rpc, args, &r)
+	return r, err
+}
+
 // callSecrets is call with named credentials beside the arguments.
 func callSecrets(ctx context.Context, rpc rpcFunc[*pb.Request], args []any, secrets map[string]string, results ...any) error {
 	b, err := encodeArgs(args...)
@@ -188,11 +195,12 @@ func serve(args []byte, ptrs []any, f func() ([]any, error)) (*pb.Reply, error) 
 	return reply(err, results...)
 }
 
-// instance holds the configured driver of a plugin server.
+// instance holds the factory and the configured driver of a plugin server.
 type instance[T any] struct {
-	mu   sync.Mutex
-	impl T
-	set  bool
+	factory func(drivers.Config) (T, error)
+	mu      sync.Mutex
+	impl    T
+	set     bool
 }
 
 func (i *instance[T]) get() (T, error) {
@@ -205,8 +213,8 @@ func (i *instance[T]) get() (T, error) {
 	return i.impl, nil
 }
 
-func (i *instance[T]) configure(factory func(drivers.Config) (T, error), req *pb.ConfigureRequest) (*pb.Reply, error) {
-	impl, err := factory(configFromRequest(req))
+func (i *instance[T]) configure(req *pb.ConfigureRequest) (*pb.Reply, error) {
+	impl, err := i.factory(configFromRequest(req))
 	if err != nil {
 		return reply(err)
 	}
@@ -214,4 +222,14 @@ func (i *instance[T]) configure(factory func(drivers.Config) (T, error), req *pb
 	i.impl, i.set = impl, true
 	i.mu.Unlock()
 	return reply(nil)
+}
+
+// run decodes a request's arguments into ptrs and runs f on the
+// configured driver (refused before Configure).
+func (i *instance[T]) run(req *pb.Request, ptrs []any, f func(d T) ([]any, error)) (*pb.Reply, error) {
+	d, err := i.get()
+	if err != nil {
+		return reply(err)
+	}
+	return serve(req.GetArgs(), ptrs, func() ([]any, error) { return f(d) })
 }
