@@ -197,6 +197,15 @@ func withFound[T any](what string, find func(s *Server, req *request) *T, fn fun
 	}
 }
 
+// renderedByID renders every object of objs, in the order of their IDs.
+func renderedByID[T any](objs map[int]*T, render func(*T) map[string]any) []any {
+	out := []any{}
+	for _, id := range sortedIntKeys(objs) {
+		out = append(out, render(objs[id]))
+	}
+	return out
+}
+
 // byID is the object of objs the request's {id} names.
 func byID[T any](objs map[int]*T, req *request) *T {
 	n, ok := idOf(req.params["id"])
@@ -281,11 +290,7 @@ func (s *Server) renderFabric(f *fabric) map[string]any {
 func (s *Server) fabricsRead(_ *request) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := []any{}
-	for _, id := range sortedIntKeys(s.fabrics) {
-		out = append(out, s.renderFabric(s.fabrics[id]))
-	}
-	return out, nil
+	return renderedByID(s.fabrics, s.renderFabric), nil
 }
 
 // newObjectID hands out an ID not yet taken in one of the maps keyed by ID.
@@ -898,11 +903,7 @@ func (s *Server) vlanString(v *vlan) string {
 func (s *Server) subnetsRead(_ *request) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := []any{}
-	for _, id := range sortedIntKeys(s.subnets) {
-		out = append(out, s.renderSubnet(s.subnets[id]))
-	}
-	return out, nil
+	return renderedByID(s.subnets, s.renderSubnet), nil
 }
 
 func (s *Server) subnetsCreate(req *request) (any, *apiError) {
@@ -1499,11 +1500,7 @@ func (s *Server) renderIPRange(r *ipRange) map[string]any {
 func (s *Server) ipRangesRead(_ *request) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := []any{}
-	for _, id := range sortedIntKeys(s.ipRanges) {
-		out = append(out, s.renderIPRange(s.ipRanges[id]))
-	}
-	return out, nil
+	return renderedByID(s.ipRanges, s.renderIPRange), nil
 }
 
 func (s *Server) ipRangesCreate(req *request) (any, *apiError) {
@@ -1688,11 +1685,7 @@ func (s *Server) renderStaticRoute(r *staticRoute) map[string]any {
 func (s *Server) staticRoutesRead(_ *request) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := []any{}
-	for _, id := range sortedIntKeys(s.staticRoutes) {
-		out = append(out, s.renderStaticRoute(s.staticRoutes[id]))
-	}
-	return out, nil
+	return renderedByID(s.staticRoutes, s.renderStaticRoute), nil
 }
 
 func (s *Server) staticRoutesCreate(req *request) (any, *apiError) {
