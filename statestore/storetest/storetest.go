@@ -1025,43 +1025,24 @@ func testRecordClose(t *testing.T, s statestore.Store) {
 	}
 }
 
+// concurrentResult is what one writer of testRecordConcurrent was told:
+// the seqs of its two events entries and of its own log's entry.
+type concurrentResult struct{ events, own []uint64 }
+
+const (
+	concurrentWriters = 50
+	concurrentLogs    = 5 // writer i also appends to log "log-<i%concurrentLogs>"
+)
+
 func testRecordConcurrent(t *testing.T, s statestore.Store) {
-	const (
-		writers = 50
-		logs    = 5 // writer i also appends to log "log-<i%logs>"
-	)
-	type result struct{ events, own []uint64 }
-	results := make([]result, writers)
+	const writers, logs = concurrentWriters, concurrentLogs
+	results := make([]concurrentResult, writers)
 	var (
 		writersWG, readersWG sync.WaitGroup
 		done                 = make(chan struct{})
 	)
 	for range 4 { // readers, racing with the writers
-		readersWG.Go(func() {
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				if _, err := s.List(t.Context(), "nodes", "node-"); err != nil {
-					t.Errorf("List: %v", err)
-				}
-				es, err := s.ReadLog(t.Context(), "events", 0, 0)
-				if err != nil {
-					t.Errorf("ReadLog: %v", err)
-				}
-				for i, e := range es {
-					if e.Seq != uint64(i+1) {
-						t.Errorf("ReadLog while writing: entry %d has Seq %d", i, e.Seq)
-						break
-					}
-				}
-				if _, err := s.LastSeq(t.Context(), "events"); err != nil {
-					t.Errorf("LastSeq: %v", err)
-				}
-			}
-		})
+		readersWG.Go(func() { readWhileWriting(t, s, done) })
 	}
 	for i := range writers {
 		writersWG.Go(func() {
@@ -1079,7 +1060,7 @@ func testRecordConcurrent(t *testing.T, s statestore.Store) {
 				t.Errorf("writer %d: Write returned %d seqs %v, want 3", i, len(seqs), seqs)
 				return
 			}
-			results[i] = result{events: []uint64{seqs[0], seqs[2]}, own: seqs[1:2]}
+			results[i] = concurrentResult{events: []uint64{seqs[0], seqs[2]}, own: seqs[1:2]}
 			if v, err := s.Get(t.Context(), "nodes", fmt.Sprintf("node-%02d", i)); err != nil || string(v) != fmt.Sprintf("record %d", i) {
 				t.Errorf("writer %d: Get own record after Write = %q, %v", i, v, err)
 			}
@@ -1095,6 +1076,41 @@ func testRecordConcurrent(t *testing.T, s statestore.Store) {
 	if got := len(list(t, s, "nodes", "")); got != writers {
 		t.Errorf("List(nodes) has %d records, want %d", got, writers)
 	}
+	checkConcurrentLogs(t, s, results)
+}
+
+// readWhileWriting lists, reads the events log and its last seq until done
+// is closed: what a reader sees must be whole (seqs 1, 2, ... in order).
+func readWhileWriting(t *testing.T, s statestore.Store, done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if _, err := s.List(t.Context(), "nodes", "node-"); err != nil {
+			t.Errorf("List: %v", err)
+		}
+		es, err := s.ReadLog(t.Context(), "events", 0, 0)
+		if err != nil {
+			t.Errorf("ReadLog: %v", err)
+		}
+		for i, e := range es {
+			if e.Seq != uint64(i+1) {
+				t.Errorf("ReadLog while writing: entry %d has Seq %d", i, e.Seq)
+				break
+			}
+		}
+		if _, err := s.LastSeq(t.Context(), "events"); err != nil {
+			t.Errorf("LastSeq: %v", err)
+		}
+	}
+}
+
+// checkConcurrentLogs checks the logs testRecordConcurrent's writers left
+// against the seqs each was told.
+func checkConcurrentLogs(t *testing.T, s statestore.Store, results []concurrentResult) {
+	const writers, logs = concurrentWriters, concurrentLogs
 	// Every events entry is where its writer was told it is; the two
 	// appends of one Write are consecutive.
 	want := map[uint64]string{}
