@@ -141,6 +141,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	defaults(&cfg)
+	cfg.Authenticate = localFirst(cfg.Authenticate) // the local socket's callers (local.go)
 	s := &Server{cfg: cfg, log: cfg.Log, designs: map[string]*design.Design{},
 		refusals: newRefusalSampler(cfg.AuditRefusalsPerAddress, cfg.AuditRefusalsTotal)}
 	if err := s.startUploads(); err != nil {
