@@ -372,19 +372,28 @@ func (s *Store) EnsureAdmin(ctx context.Context, path string) (created bool, err
 	}
 	plain, tok, err := s.Create(ctx, RoleAdmin, InitialAdminName)
 	if err != nil {
-		f.Close()
-		os.Remove(path)
-		return false, err
+		_ = f.Close() // empty, and removed next
+		return false, discardTokenFile(path, err)
 	}
 	_, werr := f.WriteString(plain + "\n")
 	serr := f.Sync()
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(path)
+		err = fmt.Errorf("create the initial admin token: write %s: %w", path, err)
 		if rerr := s.revoke(ctx, tok.ID, false); rerr != nil {
-			return false, fmt.Errorf("create the initial admin token: write %s: %w; revoke token %s with `orchestrator token revoke %s`", path, err, tok.ID, tok.ID)
+			err = fmt.Errorf("%w; revoke token %s with `orchestrator token revoke %s`", err, tok.ID, tok.ID)
 		}
-		return false, fmt.Errorf("create the initial admin token: write %s: %w", path, err)
+		return false, discardTokenFile(path, err)
 	}
 	return true, nil
+}
+
+// discardTokenFile removes the file a failed EnsureAdmin created and
+// returns err, saying so when the file stays: it would make the next start
+// refuse to write the token.
+func discardTokenFile(path string, err error) error {
+	if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		return fmt.Errorf("%w; remove %s by hand before the next start (%v)", err, path, rerr)
+	}
+	return err
 }

@@ -356,3 +356,45 @@ func TestCreateInvalid(t *testing.T) {
 		}
 	}
 }
+
+// failingRecords fails every Write, after running before.
+type failingRecords struct {
+	statestore.Records
+	before func()
+}
+
+func (f *failingRecords) Write(context.Context, ...statestore.Op) ([]uint64, error) {
+	if f.before != nil {
+		f.before()
+	}
+	return nil, errors.New("disk full")
+}
+
+// TestEnsureAdminCleansUp: when the token cannot be stored, the file made
+// for it is removed; when even that fails, the error says to remove it
+// (it would stop the next start).
+func TestEnsureAdminCleansUp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "admin-token")
+	created, err := NewStore(&failingRecords{Records: memory.New()}).EnsureAdmin(t.Context(), path)
+	if err == nil || created || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("EnsureAdmin with a failing store: %v, %v", created, err)
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("the token file was left behind: %v", err)
+	}
+
+	// Something puts a non-empty directory where the file was: it can't be
+	// removed, and the error names it.
+	stuck := &failingRecords{Records: memory.New(), before: func() {
+		if err := os.Remove(path); err != nil {
+			t.Error(err)
+		}
+		if err := os.MkdirAll(filepath.Join(path, "x"), 0o700); err != nil {
+			t.Error(err)
+		}
+	}}
+	_, err = NewStore(stuck).EnsureAdmin(t.Context(), path)
+	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "remove "+path+" by hand") {
+		t.Errorf("EnsureAdmin whose file can't be removed: %v", err)
+	}
+}
