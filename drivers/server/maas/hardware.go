@@ -67,26 +67,32 @@ type mHardware struct {
 	CPUCount     int               `json:"cpu_count"`
 	Memory       int64             `json:"memory"` // MiB
 	HardwareInfo map[string]string `json:"hardware_info"`
-	Interfaces   []struct {
-		Name     string  `json:"name"`
-		Type     string  `json:"type"`
-		MAC      string  `json:"mac_address"`
-		Vendor   *string `json:"vendor"`
-		Product  *string `json:"product"`
-		Firmware *string `json:"firmware_version"`
-		// link_connected is absent before MAAS 2.7: nil, unknown.
-		LinkConnected *bool `json:"link_connected"`
-		LinkSpeed     int   `json:"link_speed"` // Mbit/s
-	} `json:"interface_set"`
-	Disks []struct {
-		Name   string   `json:"name"`
-		Type   string   `json:"type"`
-		Model  *string  `json:"model"`
-		Serial *string  `json:"serial"`
-		Size   int64    `json:"size"`
-		IDPath *string  `json:"id_path"`
-		Tags   []string `json:"tags"` // rotary, ssd, removable
-	} `json:"physicalblockdevice_set"`
+	Interfaces   []hwInterface     `json:"interface_set"`
+	Disks        []hwDisk          `json:"physicalblockdevice_set"`
+}
+
+// hwInterface is an interface of a machine read, as inventory takes it.
+type hwInterface struct {
+	Name     string  `json:"name"`
+	Type     string  `json:"type"`
+	MAC      string  `json:"mac_address"`
+	Vendor   *string `json:"vendor"`
+	Product  *string `json:"product"`
+	Firmware *string `json:"firmware_version"`
+	// link_connected is absent before MAAS 2.7: nil, unknown.
+	LinkConnected *bool `json:"link_connected"`
+	LinkSpeed     int   `json:"link_speed"` // Mbit/s
+}
+
+// hwDisk is a physical block device of a machine read.
+type hwDisk struct {
+	Name   string   `json:"name"`
+	Type   string   `json:"type"`
+	Model  *string  `json:"model"`
+	Serial *string  `json:"serial"`
+	Size   int64    `json:"size"`
+	IDPath *string  `json:"id_path"`
+	Tags   []string `json:"tags"` // rotary, ssd, removable
 }
 
 // hwDevice is a node device (GET nodes/{id}/devices/, MAAS 3.x).
@@ -133,7 +139,24 @@ func (d *Driver) hardwareFacts(ctx context.Context, n drivers.Node, inv *drivers
 	if err != nil {
 		return err
 	}
+	systemFacts(inv, hw, facts)
+	pciDev := map[string]hwDevice{}
+	for _, nd := range ndevs {
+		pciDev[strings.ToLower(nd.PCIAddress)] = nd
+	}
+	nicFacts(inv.NICs, hw.Interfaces, facts.NICs, lldp, pciDev)
+	inv.GPUs = gpuFacts(facts.GPUs, ndevs, pciDev)
+	diskAlias, err := d.diskAliases(ctx, id, n.Storage)
+	if err != nil {
+		return err
+	}
+	inv.Disks = diskFacts(hw.Disks, diskAlias, facts.DiskBus)
+	return nil
+}
 
+// systemFacts fills the system, firmware, CPU and memory: the machine
+// read's hardware_info first, else lshw's.
+func systemFacts(inv *drivers.Inventory, hw mHardware, facts hwFacts) {
 	hi := func(k string) string { return clean(bound(hw.HardwareInfo[k])) }
 	inv.System = drivers.System{Vendor: or(hi("system_vendor"), facts.System.Vendor), Product: or(hi("system_product"), facts.System.Product),
 		Serial: or(hi("system_serial"), facts.System.Serial)}
@@ -145,15 +168,48 @@ func (d *Driver) hardwareFacts(ctx context.Context, n drivers.Node, inv *drivers
 		inv.CPU.Threads = hw.CPUCount // what MAAS counted is what allocation matches
 	}
 	inv.MemoryMiB = max(hw.Memory, 0)
+}
 
-	// NICs: MAAS's interface details, then lshw's driver and firmware,
-	// and the LLDP neighbour by kernel name.
+// nicFacts completes the NICs: MAAS's interface details, then lshw's
+// driver and firmware, the LLDP neighbour by kernel name, and the node
+// devices' driver where lshw has none.
+func nicFacts(nics []drivers.NIC, ifaces []hwInterface, lshw []hwNIC, lldp map[string]drivers.Neighbor, pciDev map[string]hwDevice) {
 	byMAC := map[string]*drivers.NIC{}
-	linkKnown := map[string]bool{} // MAAS said (link_connected, MAAS 2.7 and later)
-	for i := range inv.NICs {
-		byMAC[inv.NICs[i].MAC] = &inv.NICs[i]
+	for i := range nics {
+		byMAC[nics[i].MAC] = &nics[i]
 	}
-	for _, i := range hw.Interfaces {
+	linkKnown := maasNICFacts(byMAC, ifaces)
+	for _, h := range lshw {
+		nic := byMAC[h.MAC]
+		if nic == nil {
+			continue
+		}
+		nic.PCIAddress, nic.Driver = h.PCI, h.Driver
+		if !linkKnown[nic.MAC] {
+			nic.LinkUp = h.Link == "yes" || nic.SpeedMbps > 0
+		}
+		nic.Vendor, nic.Product, nic.Firmware = or(nic.Vendor, h.Vendor), or(nic.Product, h.Product), or(nic.Firmware, h.Firmware)
+		if nb, ok := lldp[h.Name]; ok {
+			nic.Neighbor = &nb
+		}
+	}
+	for i := range nics {
+		nic := &nics[i]
+		if nb, ok := lldp[nic.Name]; ok && nic.Neighbor == nil {
+			nic.Neighbor = &nb
+		}
+		if nd, ok := pciDev[nic.PCIAddress]; ok && nic.Driver == "" {
+			nic.Driver = bound(nd.Driver)
+		}
+	}
+}
+
+// maasNICFacts takes MAAS's details of the physical interfaces into the
+// NICs (by MAC) and answers the MACs whose link state MAAS knows
+// (link_connected, MAAS 2.7 and later).
+func maasNICFacts(byMAC map[string]*drivers.NIC, ifaces []hwInterface) map[string]bool {
+	linkKnown := map[string]bool{}
+	for _, i := range ifaces {
 		nic := byMAC[strings.ToLower(i.MAC)]
 		if nic == nil || i.Type != "physical" {
 			continue
@@ -166,41 +222,12 @@ func (d *Driver) hardwareFacts(ctx context.Context, n drivers.Node, inv *drivers
 			nic.SpeedMbps = i.LinkSpeed
 		}
 	}
-	for _, h := range facts.NICs {
-		nic := byMAC[h.MAC]
-		if nic == nil {
-			continue
-		}
-		nic.PCIAddress, nic.Driver = h.PCI, h.Driver
-		if !linkKnown[nic.MAC] {
-			nic.LinkUp = h.Link == "yes" || nic.SpeedMbps > 0
-		}
-		nic.Vendor, nic.Product, nic.Firmware = or(nic.Vendor, h.Vendor), or(nic.Product, h.Product), or(nic.Firmware, h.Firmware)
-		if nb, ok := lldp[h.Name]; ok {
-			nb := nb
-			nic.Neighbor = &nb
-		}
-	}
-	for i := range inv.NICs {
-		nic := &inv.NICs[i]
-		if nb, ok := lldp[nic.Name]; ok && nic.Neighbor == nil {
-			nb := nb
-			nic.Neighbor = &nb
-		}
-	}
-	pciDev := map[string]hwDevice{}
-	for _, nd := range ndevs {
-		pciDev[strings.ToLower(nd.PCIAddress)] = nd
-	}
-	for i := range inv.NICs {
-		if nd, ok := pciDev[inv.NICs[i].PCIAddress]; ok && inv.NICs[i].Driver == "" {
-			inv.NICs[i].Driver = bound(nd.Driver)
-		}
-	}
+	return linkKnown
+}
 
-	// GPUs: lshw's display and processing accelerators, completed (IDs,
-	// NUMA node) and added to by MAAS's GPU node devices.
-	gpus := facts.GPUs
+// gpuFacts are lshw's display and processing accelerators, completed (IDs,
+// NUMA node) and added to by MAAS's GPU node devices, by PCI address.
+func gpuFacts(gpus []drivers.PCIDevice, ndevs []hwDevice, pciDev map[string]hwDevice) []drivers.PCIDevice {
 	for i := range gpus {
 		if nd, ok := pciDev[gpus[i].Address]; ok {
 			gpus[i].VendorID, gpus[i].ProductID = bound(nd.VendorID), bound(nd.ProductID)
@@ -224,37 +251,47 @@ func (d *Driver) hardwareFacts(ctx context.Context, n drivers.Node, inv *drivers
 		gpus = append(gpus, g)
 	}
 	slices.SortFunc(gpus, func(a, b drivers.PCIDevice) int { return strings.Compare(a.Address, b.Address) })
-	inv.GPUs = gpus
+	return gpus
+}
 
-	// Disks, with the design's aliases where they resolve (a disk the
-	// design names but the machine lacks is the as-built check's to
-	// report, not a reason to fail the inventory).
+// diskAliases are the design's disk aliases by MAAS name, where they
+// resolve (a disk the design names but the machine lacks is the as-built
+// check's to report, not a reason to fail the inventory).
+func (d *Driver) diskAliases(ctx context.Context, id string, s drivers.Storage) (map[string]string, error) {
 	diskAlias := map[string]string{}
 	var ddevs []drivers.Device
-	for _, sd := range n.Storage.Devices {
+	for _, sd := range s.Devices {
 		ddevs = append(ddevs, sd.Device)
 	}
-	if len(ddevs) > 0 {
-		dn, err := d.resolveDevices(ctx, id, ddevs, true)
-		if err != nil && drivers.Classify(err) != drivers.Permanent {
-			return err
-		}
-		for a, r := range dn {
-			diskAlias[r.Name] = a
-		}
+	if len(ddevs) == 0 {
+		return diskAlias, nil
 	}
-	for _, b := range hw.Disks {
-		if len(inv.Disks) >= maxHWDisks {
+	dn, err := d.resolveDevices(ctx, id, ddevs, true)
+	if err != nil && drivers.Classify(err) != drivers.Permanent {
+		return nil, err
+	}
+	for a, r := range dn {
+		diskAlias[r.Name] = a
+	}
+	return diskAlias, nil
+}
+
+// diskFacts are the machine's physical disks with their aliases and lshw
+// bus addresses.
+func diskFacts(disks []hwDisk, alias, bus map[string]string) []drivers.Disk {
+	var out []drivers.Disk
+	for _, b := range disks {
+		if len(out) >= maxHWDisks {
 			break
 		}
 		if b.Type != "" && b.Type != "physical" {
 			continue
 		}
 		name := bound(b.Name)
-		inv.Disks = append(inv.Disks, drivers.Disk{Alias: diskAlias[name], Name: name, Model: bound(deref(b.Model)), Serial: bound(deref(b.Serial)),
-			SizeBytes: max(b.Size, 0), BusAddress: facts.DiskBus[name], Rotational: slices.Contains(b.Tags, "rotary")})
+		out = append(out, drivers.Disk{Alias: alias[name], Name: name, Model: bound(deref(b.Model)), Serial: bound(deref(b.Serial)),
+			SizeBytes: max(b.Size, 0), BusAddress: bus[name], Rotational: slices.Contains(b.Tags, "rotary")})
 	}
-	return nil
+	return out
 }
 
 // details reads the commissioning details once and parses their lshw and

@@ -77,92 +77,140 @@ type hwNIC struct {
 // single root <node>). Missing parts are left zero; a document larger
 // than maxLSHWBytes, or not XML, is an error.
 func parseLSHW(doc []byte) (hwFacts, error) {
-	var f hwFacts
 	if len(doc) > maxLSHWBytes {
-		return f, fmt.Errorf("lshw document of %d bytes is larger than %d", len(doc), maxLSHWBytes)
+		return hwFacts{}, fmt.Errorf("lshw document of %d bytes is larger than %d", len(doc), maxLSHWBytes)
 	}
 	if len(bytes.TrimSpace(doc)) == 0 {
-		return f, nil
+		return hwFacts{}, nil
 	}
+	tops, err := lshwTops(doc)
+	if err != nil {
+		return hwFacts{}, err
+	}
+	w := lshwWalk{f: hwFacts{DiskBus: map[string]string{}}}
+	for _, t := range tops {
+		w.walk(t, 0, "")
+	}
+	w.f.CPU.Sockets, w.f.CPU.Cores, w.f.CPU.Threads = w.sockets, w.cores, w.threads
+	return w.f, nil
+}
+
+// lshwTops decodes the document's top nodes.
+func lshwTops(doc []byte) ([]*lshwXNode, error) {
 	var root struct {
 		XMLName xml.Name
 		lshwXNode
 	}
 	if err := xml.Unmarshal(doc, &root); err != nil {
-		return f, fmt.Errorf("parse lshw: %w", err)
+		return nil, fmt.Errorf("parse lshw: %w", err)
 	}
-	var tops []*lshwXNode
 	switch root.XMLName.Local {
 	case "list":
-		tops = root.Nodes
+		return root.Nodes, nil
 	case "node":
-		tops = []*lshwXNode{&root.lshwXNode}
-	default:
-		return f, fmt.Errorf("parse lshw: root element <%s>, not <list> or <node>", root.XMLName.Local)
+		return []*lshwXNode{&root.lshwXNode}, nil
 	}
-	seen := 0
-	var sockets, cores, threads int
-	f.DiskBus = map[string]string{}
-	var walk func(n *lshwXNode, depth int, parentBus string)
-	walk = func(n *lshwXNode, depth int, parentBus string) {
-		if seen++; seen > maxLSHWNodes || n == nil {
-			return
+	return nil, fmt.Errorf("parse lshw: root element <%s>, not <list> or <node>", root.XMLName.Local)
+}
+
+// lshwWalk gathers the facts of an lshw tree, at most maxLSHWNodes nodes.
+type lshwWalk struct {
+	f                       hwFacts
+	seen                    int
+	sockets, cores, threads int
+}
+
+// walk visits n and its children; parentBus is the PCI bus address of
+// the nearest PCI ancestor (an NVMe namespace takes its controller's).
+func (w *lshwWalk) walk(n *lshwXNode, depth int, parentBus string) {
+	if w.seen++; w.seen > maxLSHWNodes || n == nil {
+		return
+	}
+	w.visit(n, depth, parentBus)
+	pb := parentBus
+	if strings.HasPrefix(n.BusInfo, "pci@") {
+		pb = n.BusInfo
+	}
+	for _, c := range n.Nodes {
+		w.walk(c, depth+1, pb)
+	}
+}
+
+// visit takes the facts of one node by its class.
+func (w *lshwWalk) visit(n *lshwXNode, depth int, parentBus string) {
+	f := &w.f
+	switch {
+	case n.Class == "system" && depth == 0:
+		f.System = drivers.System{Vendor: clean(n.Vendor), Product: clean(n.Product), Serial: clean(n.Serial)}
+	case isFirmware(n) && f.Firmware.BIOSVersion == "":
+		f.Firmware.BIOSVendor, f.Firmware.BIOSVersion, f.Firmware.BIOSDate = clean(n.Vendor), clean(n.Version), clean(n.Date)
+	case n.Class == "processor" && !disabledCPU(n):
+		w.processor(n)
+	case isAccelerator(n):
+		if addr, ok := pciAddress(n.BusInfo); ok && len(f.GPUs) < maxPCIDevices {
+			f.GPUs = append(f.GPUs, drivers.PCIDevice{Vendor: clean(n.Vendor), Model: clean(n.Product), Address: addr, NUMANode: numaNode(n)})
 		}
-		switch {
-		case n.Class == "system" && depth == 0:
-			f.System = drivers.System{Vendor: clean(n.Vendor), Product: clean(n.Product), Serial: clean(n.Serial)}
-		case n.Class == "memory" && (n.ID == "firmware" || strings.HasPrefix(n.ID, "firmware:")) && f.Firmware.BIOSVersion == "":
-			f.Firmware.BIOSVendor, f.Firmware.BIOSVersion, f.Firmware.BIOSDate = clean(n.Vendor), clean(n.Version), clean(n.Date)
-		case n.Class == "processor" && !disabledCPU(n):
-			sockets++
-			if f.CPU.Model == "" {
-				f.CPU.Model = clean(n.Product)
-			}
-			c, _ := strconv.Atoi(n.setting("cores"))
-			t, _ := strconv.Atoi(n.setting("threads"))
-			cores, threads = cores+bounded(c), threads+bounded(t)
-		case isAccelerator(n) && len(f.GPUs) < maxPCIDevices:
-			if addr, ok := pciAddress(n.BusInfo); ok {
-				numa, err := strconv.Atoi(n.setting("numa_node"))
-				if err != nil || numa < 0 || numa > 1024 {
-					numa = 0 // MAAS's index of the only node
-				}
-				f.GPUs = append(f.GPUs, drivers.PCIDevice{Vendor: clean(n.Vendor), Model: clean(n.Product), Address: addr, NUMANode: numa})
-			}
-		case n.Class == "network" && len(f.NICs) < maxHWNICs:
-			nic := hwNIC{MAC: strings.ToLower(clean(n.Serial)), Driver: n.setting("driver"), Firmware: clean(n.setting("firmware")),
-				Vendor: clean(n.Vendor), Product: clean(n.Product), Link: n.setting("link")}
-			if len(n.LogicalNames) > 0 {
-				nic.Name = n.LogicalNames[0]
-			}
-			nic.PCI, _ = pciAddress(n.BusInfo)
-			f.NICs = append(f.NICs, nic)
-		case n.Class == "disk" && len(n.LogicalNames) > 0 && len(f.DiskBus) < maxHWDisks:
-			bus := n.BusInfo
-			if !strings.HasPrefix(bus, "scsi@") && !strings.HasPrefix(bus, "pci@") {
-				bus = parentBus // an NVMe namespace: its controller's
-			}
-			if _, a, ok := strings.Cut(bus, "@"); ok && a != "" && len(a) <= 32 {
-				for _, ln := range n.LogicalNames {
-					if name, ok := strings.CutPrefix(ln, "/dev/"); ok && !strings.Contains(name, "/") && len(f.DiskBus) < maxHWDisks {
-						f.DiskBus[name] = strings.ToLower(a)
-					}
-				}
-			}
-		}
-		pb := parentBus
-		if strings.HasPrefix(n.BusInfo, "pci@") {
-			pb = n.BusInfo
-		}
-		for _, c := range n.Nodes {
-			walk(c, depth+1, pb)
+	case n.Class == "network" && len(f.NICs) < maxHWNICs:
+		f.NICs = append(f.NICs, lshwNIC(n))
+	case n.Class == "disk" && len(n.LogicalNames) > 0 && len(f.DiskBus) < maxHWDisks:
+		w.disk(n, parentBus)
+	}
+}
+
+// isFirmware: the node is the BIOS (lshw's memory node "firmware").
+func isFirmware(n *lshwXNode) bool {
+	return n.Class == "memory" && (n.ID == "firmware" || strings.HasPrefix(n.ID, "firmware:"))
+}
+
+// processor counts a populated socket with its cores and threads; the
+// first one's product is the CPU model.
+func (w *lshwWalk) processor(n *lshwXNode) {
+	w.sockets++
+	if w.f.CPU.Model == "" {
+		w.f.CPU.Model = clean(n.Product)
+	}
+	c, _ := strconv.Atoi(n.setting("cores"))
+	t, _ := strconv.Atoi(n.setting("threads"))
+	w.cores, w.threads = w.cores+bounded(c), w.threads+bounded(t)
+}
+
+// numaNode is an accelerator's NUMA node, 0 (MAAS's index of the only
+// node) when lshw gives none or an implausible one.
+func numaNode(n *lshwXNode) int {
+	numa, err := strconv.Atoi(n.setting("numa_node"))
+	if err != nil || numa < 0 || numa > 1024 {
+		return 0
+	}
+	return numa
+}
+
+// lshwNIC is a network node as a NIC: MAC, kernel name, PCI address,
+// driver, firmware and link.
+func lshwNIC(n *lshwXNode) hwNIC {
+	nic := hwNIC{MAC: strings.ToLower(clean(n.Serial)), Driver: n.setting("driver"), Firmware: clean(n.setting("firmware")),
+		Vendor: clean(n.Vendor), Product: clean(n.Product), Link: n.setting("link")}
+	if len(n.LogicalNames) > 0 {
+		nic.Name = n.LogicalNames[0]
+	}
+	nic.PCI, _ = pciAddress(n.BusInfo)
+	return nic
+}
+
+// disk notes the bus address of a disk node under each of its /dev names.
+func (w *lshwWalk) disk(n *lshwXNode, parentBus string) {
+	bus := n.BusInfo
+	if !strings.HasPrefix(bus, "scsi@") && !strings.HasPrefix(bus, "pci@") {
+		bus = parentBus // an NVMe namespace: its controller's
+	}
+	_, a, ok := strings.Cut(bus, "@")
+	if !ok || a == "" || len(a) > 32 {
+		return
+	}
+	for _, ln := range n.LogicalNames {
+		if name, ok := strings.CutPrefix(ln, "/dev/"); ok && !strings.Contains(name, "/") && len(w.f.DiskBus) < maxHWDisks {
+			w.f.DiskBus[name] = strings.ToLower(a)
 		}
 	}
-	for _, t := range tops {
-		walk(t, 0, "")
-	}
-	f.CPU.Sockets, f.CPU.Cores, f.CPU.Threads = sockets, cores, threads
-	return f, nil
 }
 
 // bounded is a per-socket core or thread count, 0 when implausible.

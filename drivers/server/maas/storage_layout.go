@@ -28,12 +28,12 @@ const efiSize = 512 * mib
 // disk, the boot disk, with the EFI partition, maybe /boot, and the
 // physical volume of the one volume group, whose first logical volume is /.
 func (p *storagePlan) lvmLayout(m *mMachine) (url.Values, []sized, bool) {
-	if len(p.disks) != 1 || len(p.vgs) != 1 || m.BootDisk == nil {
+	if !p.onBootDisk(m) {
 		return nil, nil, false
 	}
 	dk := p.disks[0]
 	parts := dk.parts
-	if dk.bd.ID != m.BootDisk.ID || len(parts) < 2 || len(parts) > 3 || !layoutEFI(parts[0]) {
+	if len(parts) < 2 || len(parts) > 3 || !layoutEFI(parts[0]) {
 		return nil, nil, false
 	}
 	params := url.Values{"storage_layout": {"lvm"}}
@@ -58,6 +58,12 @@ func (p *storagePlan) lvmLayout(m *mMachine) (url.Values, []sized, bool) {
 		params.Set("lv_size", strconv.FormatInt(root.want(0), 10))
 	}
 	return params, lvs[1:], true
+}
+
+// onBootDisk: the plan has one disk, the machine's boot disk, and one
+// volume group.
+func (p *storagePlan) onBootDisk(m *mMachine) bool {
+	return len(p.disks) == 1 && len(p.vgs) == 1 && m.BootDisk != nil && p.disks[0].bd.ID == m.BootDisk.ID
 }
 
 // layoutEFI: the partition is the layout's EFI system partition.
