@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 )
@@ -164,24 +165,39 @@ func (f *Faults) check() error {
 		if len(name) > maxFaultString {
 			return fmt.Errorf("machine name longer than %d bytes", maxFaultString)
 		}
-		if m.FailCommissioning < 0 || m.FailDeploy < 0 || m.FailTesting < 0 || m.FailRescue < 0 || m.FailErase < 0 || m.MissingGPUs < 0 {
-			return fmt.Errorf("machines[%q]: counts must not be negative", name)
-		}
-		for alias, sp := range m.NICSpeedMbps {
-			if alias == "" || len(alias) > maxFaultString || sp <= 0 || sp > maxNICSpeedMbps {
-				return fmt.Errorf("machines[%q].nicSpeedMbps[%q]: a device alias and a speed in (0, %d] Mbps", name, alias, maxNICSpeedMbps)
-			}
-		}
-		if m.SwapCables != nil && (len(m.SwapCables) != 2 || m.SwapCables[0] == m.SwapCables[1] || m.SwapCables[0] == "" || m.SwapCables[1] == "" ||
-			len(m.SwapCables[0]) > maxFaultString || len(m.SwapCables[1]) > maxFaultString) {
-			return fmt.Errorf("machines[%q].swapCables: name two different device aliases", name)
-		}
-		if fw := m.Firmware; fw != nil && (len(fw.BIOS) > maxFaultString || len(fw.BMC) > maxFaultString) {
-			return fmt.Errorf("machines[%q].firmware: versions longer than %d bytes", name, maxFaultString)
+		if err := m.check(name); err != nil {
+			return err
 		}
 	}
 	return nil
 }
+
+// check checks the faults of the machine of that name.
+func (m MachineFaults) check(name string) error {
+	if slices.Min([]int{m.FailCommissioning, m.FailDeploy, m.FailTesting, m.FailRescue, m.FailErase, m.MissingGPUs}) < 0 {
+		return fmt.Errorf("machines[%q]: counts must not be negative", name)
+	}
+	for alias, sp := range m.NICSpeedMbps {
+		if !validAlias(alias) || sp <= 0 || sp > maxNICSpeedMbps {
+			return fmt.Errorf("machines[%q].nicSpeedMbps[%q]: a device alias and a speed in (0, %d] Mbps", name, alias, maxNICSpeedMbps)
+		}
+	}
+	if sw := m.SwapCables; sw != nil && !validSwap(sw) {
+		return fmt.Errorf("machines[%q].swapCables: name two different device aliases", name)
+	}
+	if fw := m.Firmware; fw != nil && (len(fw.BIOS) > maxFaultString || len(fw.BMC) > maxFaultString) {
+		return fmt.Errorf("machines[%q].firmware: versions longer than %d bytes", name, maxFaultString)
+	}
+	return nil
+}
+
+// validSwap: a cable swap names two different device aliases.
+func validSwap(sw []string) bool {
+	return len(sw) == 2 && sw[0] != sw[1] && validAlias(sw[0]) && validAlias(sw[1])
+}
+
+// validAlias: a device alias is non-empty and at most maxFaultString bytes.
+func validAlias(a string) bool { return a != "" && len(a) <= maxFaultString }
 
 // Machine returns the faults of the machine of that name (zero: none).
 func (f *Faults) Machine(name string) MachineFaults {

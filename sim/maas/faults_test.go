@@ -340,3 +340,28 @@ func TestFaultsNotDrawnForRejectedRequests(t *testing.T) {
 		t.Errorf("unauthenticated requests shifted the fault sequence:\n%v\n%v", a, b)
 	}
 }
+
+// TestParseFaultsRefuses: each malformed machine fault is refused, naming
+// the machine and the field.
+func TestParseFaultsRefuses(t *testing.T) {
+	long := strings.Repeat("x", maxFaultString+1)
+	for _, c := range []struct{ json, want string }{
+		{`{"machines":{"n1":{"failDeploy":-1}}}`, `machines["n1"]: counts must not be negative`},
+		{`{"machines":{"n1":{"missingGPUs":-2}}}`, `machines["n1"]: counts must not be negative`},
+		{`{"machines":{"n1":{"nicSpeedMbps":{"eth0":0}}}}`, `machines["n1"].nicSpeedMbps["eth0"]`},
+		{`{"machines":{"n1":{"nicSpeedMbps":{"":1000}}}}`, `machines["n1"].nicSpeedMbps[""]`},
+		{`{"machines":{"n1":{"swapCables":["a","a"]}}}`, `machines["n1"].swapCables`},
+		{`{"machines":{"n1":{"swapCables":["a"]}}}`, `machines["n1"].swapCables`},
+		{`{"machines":{"n1":{"swapCables":["a","` + long + `"]}}}`, `machines["n1"].swapCables`},
+		{`{"machines":{"n1":{"firmware":{"bios":"` + long + `"}}}}`, `machines["n1"].firmware`},
+		{`{"ops":{"deploy":{"error500":1.5}}}`, `ops["deploy"]: a rate must be in [0, 1]`},
+	} {
+		if _, err := ParseFaults([]byte(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseFaults(%.80s): %v, want an error with %q", c.json, err, c.want)
+		}
+	}
+	ok := `{"machines":{"n1":{"failDeploy":1,"nicSpeedMbps":{"eth0":25000},"swapCables":["eth0","eth1"],"firmware":{"bios":"2.1"}}}}`
+	if _, err := ParseFaults([]byte(ok)); err != nil {
+		t.Errorf("ParseFaults(%s): %v", ok, err)
+	}
+}

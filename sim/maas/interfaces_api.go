@@ -662,8 +662,7 @@ func (s *Server) interfaceUpdate(m *machine, i *iface, req *request) (any, *apiE
 	if hasName {
 		s.checkIfaceName(errs, m, i, name)
 	}
-	var mac string
-	var hasMAC bool
+	mac, hasMAC := "", false
 	if i.Type != "vlan" {
 		mac, hasMAC = s.macField(errs, m, i, f)
 	}
@@ -704,13 +703,19 @@ func (s *Server) interfaceUpdate(m *machine, i *iface, req *request) (any, *apiE
 	if hasMTU {
 		s.applyMTU(i, mtu)
 	}
+	applyIfaceFlags(i, f)
+	return s.renderInterface(m, i), nil
+}
+
+// applyIfaceFlags sets what an update may change on any interface: a
+// physical one's enabled flag, and the tags.
+func applyIfaceFlags(i *iface, f formValues) {
 	if i.Type == "physical" && f.has("enabled") {
 		i.Enabled = formBool(f.get("enabled"))
 	}
 	if tags, ok := tagsField(f); ok {
 		i.Tags = tags
 	}
-	return s.renderInterface(m, i), nil
 }
 
 // setParents gives an updated interface its new parents.

@@ -1520,17 +1520,7 @@ func (s *Server) applyIPRangeForm(r *ipRange, f formValues, creating bool) *apiE
 	typ := ipRangeTypeField(errs, r.Type, f, creating)
 	start, okStart := ipRangeAddrField(errs, f, "start_ip", r.StartIP, creating)
 	end, okEnd := ipRangeAddrField(errs, f, "end_ip", r.EndIP, creating)
-	sn := s.subnets[r.SubnetID]
-	if v := strings.TrimSpace(f.get("subnet")); f.has("subnet") && v != "" {
-		if sn = s.findSubnet(v); sn == nil {
-			errs.add("subnet", msgInvalidModel)
-		}
-	} else if creating && okStart {
-		sn = s.bestSubnetFor(start)
-	}
-	if sn == nil && len(errs["subnet"]) == 0 {
-		errs.add("subnet", msgRequired)
-	}
+	sn := s.ipRangeSubnetField(errs, r, f, creating && okStart, start)
 	if e := errs.err(); e != nil {
 		return e
 	}
@@ -1556,6 +1546,23 @@ func (s *Server) applyIPRangeForm(r *ipRange, f formValues, creating bool) *apiE
 		r.Comment = f.get("comment")
 	}
 	return nil
+}
+
+// ipRangeSubnetField is the range's subnet: the form's, else (guess) the
+// most specific one holding start.
+func (s *Server) ipRangeSubnetField(errs fieldErrors, r *ipRange, f formValues, guess bool, start netip.Addr) *subnet {
+	sn := s.subnets[r.SubnetID]
+	if v := strings.TrimSpace(f.get("subnet")); f.has("subnet") && v != "" {
+		if sn = s.findSubnet(v); sn == nil {
+			errs.add("subnet", msgInvalidModel)
+		}
+	} else if guess {
+		sn = s.bestSubnetFor(start)
+	}
+	if sn == nil && len(errs["subnet"]) == 0 {
+		errs.add("subnet", msgRequired)
+	}
+	return sn
 }
 
 // ipRangeTypeField reads the range's type: dynamic or reserved.
