@@ -12,6 +12,8 @@ import (
 	"time"
 
 	ipmi "github.com/vmware/goipmi"
+
+	"github.com/slipway-dev/slipway/internal/testtool"
 )
 
 // fakeChassis records what the BMC asked of it.
@@ -112,12 +114,7 @@ func startBMC(t testing.TB, mod func(*Options)) (*BMC, *fakeChassis) {
 
 func needIpmitool(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("ipmitool"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ipmitool not on PATH (apt-get install ipmitool)")
-		}
-		t.Skip("ipmitool not on PATH")
-	}
+	testtool.Need(t, "ipmitool", "ipmitool")
 }
 
 type toolResult struct {
