@@ -376,7 +376,6 @@ var jsonBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return
 // reflective map encoding was most of its cost. Other types go through
 // encoding/json.
 func appendJSON(b []byte, v any) ([]byte, error) {
-	var err error
 	switch x := v.(type) {
 	case nil:
 		return append(b, "null"...), nil
@@ -393,72 +392,88 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	case float64:
 		return appendJSONFloat(b, x)
 	case map[string]any:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '{')
-		for i, k := range sortedKeysOf(x) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, k)
-			b = append(b, ':')
-			if b, err = appendJSON(b, x[k]); err != nil {
-				return b, err
-			}
-		}
-		return append(b, '}'), nil
+		return appendJSONObject(b, x)
 	case []any:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendJSON(b, e); err != nil {
-				return b, err
-			}
-		}
-		return append(b, ']'), nil
+		return appendJSONArray(b, x)
 	case []string:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, e)
-		}
-		return append(b, ']'), nil
+		return appendJSONStrings(b, x), nil
 	case map[string]string:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, k)
-			b = append(b, ':')
-			b = jsonenc.AppendString(b, x[k])
-		}
-		return append(b, '}'), nil
+		return appendJSONStringMap(b, x), nil
 	}
 	j, err := json.Marshal(v)
 	if err != nil {
 		return b, err
 	}
 	return append(b, j...), nil
+}
+
+func appendJSONObject(b []byte, m map[string]any) ([]byte, error) {
+	if m == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	b = append(b, '{')
+	for i, k := range sortedKeysOf(m) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(jsonenc.AppendString(b, k), ':')
+		if b, err = appendJSON(b, m[k]); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendJSONArray(b []byte, list []any) ([]byte, error) {
+	if list == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	b = append(b, '[')
+	for i, e := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = appendJSON(b, e); err != nil {
+			return b, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+func appendJSONStrings(b []byte, list []string) []byte {
+	if list == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, e := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, e)
+	}
+	return append(b, ']')
+}
+
+func appendJSONStringMap(b []byte, m map[string]string) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(jsonenc.AppendString(b, k), ':')
+		b = jsonenc.AppendString(b, m[k])
+	}
+	return append(b, '}')
 }
 
 // keyOrders remembers the sorted keys of the maps the renderers build, a
