@@ -115,47 +115,11 @@ func (b *BMC) execute(s *session, req *ipmiRequest) (byte, []byte) {
 	case [2]byte{netFnApp, cmdActivateSession}:
 		return ccInvalidCommand, nil // only valid in its own packet framing
 	case [2]byte{netFnApp, cmdSetSessionPriv}:
-		if len(d) < 1 {
-			return ccReqDataLen, nil
-		}
-		want := d[0] & 0x0f
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		switch {
-		case want == 0: // report only
-		case want > privOEM:
-			return ccInvalidData, nil
-		case want > s.maxPriv:
-			return 0x81, nil // exceeds the session's privilege limit
-		default:
-			s.priv = want
-		}
-		return ccOK, []byte{s.priv}
+		return b.setSessionPriv(s, d)
 	case [2]byte{netFnApp, cmdCloseSession}:
-		if len(d) < 4 {
-			return ccReqDataLen, nil
-		}
-		id := binary.LittleEndian.Uint32(d)
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		t := b.sessions[id]
-		if id == 0 || t == nil {
-			return 0x87, nil // invalid session ID in request
-		}
-		if t != s && s.priv < privAdmin {
-			return ccInsufficientPrv, nil
-		}
-		b.deleteSessionLocked(t)
-		return ccOK, nil
+		return b.closeSession(s, d)
 	case [2]byte{netFnChassis, cmdGetChassisStatus}:
-		power := byte(0x20) // power restore policy: previous
-		if b.chassis.IsPoweredOn() {
-			power |= 0x01
-		}
-		b.mu.Lock()
-		last := b.lastPowerEvent
-		b.mu.Unlock()
-		return ccOK, []byte{power, last, 0x40, 0x00}
+		return b.chassisStatus()
 	case [2]byte{netFnChassis, cmdChassisControl}:
 		return b.chassisControl(d)
 	case [2]byte{netFnChassis, cmdChassisIdentify}:
@@ -166,6 +130,59 @@ func (b *BMC) execute(s *session, req *ipmiRequest) (byte, []byte) {
 		return b.getBootOptions(d)
 	}
 	return ccInvalidCommand, nil
+}
+
+// setSessionPriv answers Set Session Privilege Level (section 22.18):
+// level 0 reports the current one.
+func (b *BMC) setSessionPriv(s *session, d []byte) (byte, []byte) {
+	if len(d) < 1 {
+		return ccReqDataLen, nil
+	}
+	want := d[0] & 0x0f
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case want == 0: // report only
+	case want > privOEM:
+		return ccInvalidData, nil
+	case want > s.maxPriv:
+		return 0x81, nil // exceeds the session's privilege limit
+	default:
+		s.priv = want
+	}
+	return ccOK, []byte{s.priv}
+}
+
+// closeSession answers Close Session (section 22.19): a session closes
+// itself; closing another takes the admin privilege.
+func (b *BMC) closeSession(s *session, d []byte) (byte, []byte) {
+	if len(d) < 4 {
+		return ccReqDataLen, nil
+	}
+	id := binary.LittleEndian.Uint32(d)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.sessions[id]
+	if id == 0 || t == nil {
+		return 0x87, nil // invalid session ID in request
+	}
+	if t != s && s.priv < privAdmin {
+		return ccInsufficientPrv, nil
+	}
+	b.deleteSessionLocked(t)
+	return ccOK, nil
+}
+
+// chassisStatus answers Get Chassis Status (section 28.2).
+func (b *BMC) chassisStatus() (byte, []byte) {
+	power := byte(0x20) // power restore policy: previous
+	if b.chassis.IsPoweredOn() {
+		power |= 0x01
+	}
+	b.mu.Lock()
+	last := b.lastPowerEvent
+	b.mu.Unlock()
+	return ccOK, []byte{power, last, 0x40, 0x00}
 }
 
 // getChannelAuthCaps answers Get Channel Authentication Capabilities
