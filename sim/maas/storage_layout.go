@@ -114,51 +114,20 @@ func (m *machine) layoutParams(layout string, f formValues) (*layoutParams, *api
 	if p.boot != nil {
 		base = p.boot.Size - efiPartitionSize
 	}
-	checkRange := func(key string, n, min, max int64) {
-		if n < min {
-			errs.add(key, "Size is too small. Minimum size is %d.", min)
-		} else if n > max {
-			errs.add(key, "Size is too large. Maximum size is %d.", max)
-		}
-	}
 	if n, ok := sizeOrPercent(f, errs, "boot_size", base); ok && p.boot != nil {
-		checkRange("boot_size", n, minBootPartition, base-minRootPartition)
+		checkSizeRange(errs, "boot_size", n, minBootPartition, base-minRootPartition)
 		p.bootSize = n
 	}
 	if n, ok := sizeOrPercent(f, errs, "root_size", base); ok && p.boot != nil {
-		checkRange("root_size", n, minRootPartition, base-minBootPartition)
+		checkSizeRange(errs, "root_size", n, minRootPartition, base-minBootPartition)
 		p.rootSize = n
 	}
 	p.root = p.boot
 	if v := f.get("root_device"); v != "" {
-		var found *blockDevice
-		ids := make([]string, len(p.physical))
-		for i, b := range p.physical {
-			ids[i] = fmt.Sprintf("'%d'", b.ID)
-			if strconv.Itoa(b.ID) == v {
-				found = b
-			}
-		}
-		if found == nil {
-			errs.add("root_device", "'%s' is not a valid root_device.  It should be one of: %s.", v, strings.Join(ids, ", "))
-		}
-		p.root = found
+		p.root = rootDeviceField(errs, p.physical, v)
 	}
 	if layout == "lvm" {
-		if v := f.get("vg_name"); v != "" {
-			p.vgName = v
-		}
-		if v := f.get("lv_name"); v != "" {
-			p.lvName = v
-		}
-		rootBase := p.rootSize
-		if rootBase == 0 && p.boot != nil {
-			rootBase = p.boot.Size - efiPartitionSize - p.bootSize
-		}
-		if n, ok := sizeOrPercent(f, errs, "lv_size", rootBase); ok && p.boot != nil {
-			checkRange("lv_size", n, minRootPartition, rootBase)
-			p.lvSize, p.haveLVSize = n, true
-		}
+		p.lvmFields(errs, f)
 	}
 	if len(p.physical) == 0 || p.boot == nil {
 		return nil, plainBadRequest("Machine is missing a boot disk; no storage layout can be applied.")
@@ -170,6 +139,51 @@ func (m *machine) layoutParams(layout string, f formValues) (*layoutParams, *api
 		return nil, formError("__all__", "Size of the boot partition and root partition are larger than the available space on the boot disk.")
 	}
 	return p, nil
+}
+
+// checkSizeRange: a size must be in [least, most].
+func checkSizeRange(errs formErrors, key string, n, least, most int64) {
+	if n < least {
+		errs.add(key, "Size is too small. Minimum size is %d.", least)
+	} else if n > most {
+		errs.add(key, "Size is too large. Maximum size is %d.", most)
+	}
+}
+
+// rootDeviceField is the physical device whose ID is v, or nil (with the
+// error MAAS gives, listing the IDs).
+func rootDeviceField(errs formErrors, physical []*blockDevice, v string) *blockDevice {
+	var found *blockDevice
+	ids := make([]string, len(physical))
+	for i, b := range physical {
+		ids[i] = fmt.Sprintf("'%d'", b.ID)
+		if strconv.Itoa(b.ID) == v {
+			found = b
+		}
+	}
+	if found == nil {
+		errs.add("root_device", "'%s' is not a valid root_device.  It should be one of: %s.", v, strings.Join(ids, ", "))
+	}
+	return found
+}
+
+// lvmFields reads the LVM layout's volume group and logical volume: names
+// and the volume's size (within what the root partition would have).
+func (p *layoutParams) lvmFields(errs formErrors, f formValues) {
+	if v := f.get("vg_name"); v != "" {
+		p.vgName = v
+	}
+	if v := f.get("lv_name"); v != "" {
+		p.lvName = v
+	}
+	rootBase := p.rootSize
+	if rootBase == 0 && p.boot != nil {
+		rootBase = p.boot.Size - efiPartitionSize - p.bootSize
+	}
+	if n, ok := sizeOrPercent(f, errs, "lv_size", rootBase); ok && p.boot != nil {
+		checkSizeRange(errs, "lv_size", n, minRootPartition, rootBase)
+		p.lvSize, p.haveLVSize = n, true
+	}
 }
 
 // clearStorage is Node._clear_full_storage_configuration: no partition
