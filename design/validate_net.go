@@ -93,8 +93,16 @@ func (v *validator) link(l *NetworkLink) {
 	if !s.MTUPos.Invalid {
 		checkMTU(v.r, KindNetworkLink, name, s.MTUPos, s.MTU)
 	}
+	v.linkNetworks(name, s)
+	v.linkTrunking(name, s)
+	v.linkBonding(name, s.Bonding)
+}
+
+// linkNetworks checks the networks a link carries: they exist, have VLANs
+// of their own (only an 802.1q trunk's native network is untagged), and
+// MTUs the link can carry.
+func (v *validator) linkNetworks(name string, s *NetworkLinkSpec) {
 	vlans := map[int]string{}
-	untagged := 0
 	for _, nn := range s.AllowedNetworks {
 		n := v.d.Networks[nn]
 		if n == nil {
@@ -106,7 +114,6 @@ func (v *validator) link(l *NetworkLink) {
 		case n.Spec.VLANPos.Invalid:
 			// already a schema error; nothing to compare
 		case n.Spec.VLAN == 0 && !n.Spec.VLANPos.IsSet():
-			untagged++
 			if s.Trunking.Mode == "802.1q" && nn != s.Trunking.NativeNetwork {
 				v.r.errorf(RuleTrunking, KindNetworkLink, name, s.AllowedNetworksPos, "network %q has no vlan; on an 802.1q trunk only the nativeNetwork may be untagged", nn)
 			}
@@ -119,6 +126,11 @@ func (v *validator) link(l *NetworkLink) {
 			v.r.errorf(RuleMTU, KindNetwork, nn, n.Spec.MTUPos, "mtu %d is larger than the mtu %d of NetworkLink %q that carries it", n.Spec.MTU, s.MTU, name)
 		}
 	}
+}
+
+// linkTrunking: several networks, or a native network, need an 802.1q
+// trunk, whose native network is one of those carried.
+func (v *validator) linkTrunking(name string, s *NetworkLinkSpec) {
 	t := s.Trunking
 	switch {
 	case t.Mode != "802.1q" && len(s.AllowedNetworks) > 1:
@@ -128,7 +140,11 @@ func (v *validator) link(l *NetworkLink) {
 	case t.NativeNetwork != "" && !contains(s.AllowedNetworks, t.NativeNetwork):
 		v.r.errorf(RuleTrunking, KindNetworkLink, name, t.Pos, "trunking.nativeNetwork %q is not in allowedNetworks; add it there", t.NativeNetwork)
 	}
-	b := s.Bonding
+}
+
+// linkBonding: bonding options need a bonding mode that uses them; an
+// 802.3ad bond's delays are at least its miimon.
+func (v *validator) linkBonding(name string, b Bonding) {
 	if b.Mode == "disabled" {
 		var set []string
 		for _, o := range []struct {
@@ -147,13 +163,14 @@ func (v *validator) link(l *NetworkLink) {
 	if b.LACPRate != "" && b.Mode != "802.3ad" {
 		v.r.errorf(RuleBonding, KindNetworkLink, name, b.Pos, "lacpRate applies only to mode 802.3ad, not %s", b.Mode)
 	}
-	if b.Mode == "802.3ad" {
-		if b.UpDelay != 0 && b.UpDelay < b.MIIMon {
-			v.r.errorf(RuleBonding, KindNetworkLink, name, b.Pos, "updelay %d ms is shorter than miimon %d ms; make it at least miimon", b.UpDelay, b.MIIMon)
-		}
-		if b.DownDelay != 0 && b.DownDelay < b.MIIMon {
-			v.r.errorf(RuleBonding, KindNetworkLink, name, b.Pos, "downdelay %d ms is shorter than miimon %d ms; make it at least miimon", b.DownDelay, b.MIIMon)
-		}
+	if b.Mode != "802.3ad" {
+		return
+	}
+	if b.UpDelay != 0 && b.UpDelay < b.MIIMon {
+		v.r.errorf(RuleBonding, KindNetworkLink, name, b.Pos, "updelay %d ms is shorter than miimon %d ms; make it at least miimon", b.UpDelay, b.MIIMon)
+	}
+	if b.DownDelay != 0 && b.DownDelay < b.MIIMon {
+		v.r.errorf(RuleBonding, KindNetworkLink, name, b.Pos, "downdelay %d ms is shorter than miimon %d ms; make it at least miimon", b.DownDelay, b.MIIMon)
 	}
 }
 
