@@ -151,27 +151,9 @@ func (d *decoder) decode(v *Value, rv reflect.Value, path *pathT, fi *fieldInfo)
 	}
 	switch rv.Kind() {
 	case reflect.String:
-		if v.Kind != ScalarValue {
-			d.errorf(v.Pos, "%s must be a string, not a %s", path, v.Kind)
-			return false
-		}
-		if fi != nil && fi.enum != nil && !contains(fi.enum, v.Str) {
-			d.errorf(v.Pos, "%s: %q is not one of %s", path, v.Str, strings.Join(fi.enum, ", "))
-		}
-		rv.SetString(v.Str)
-		return !(fi != nil && fi.enum != nil && !contains(fi.enum, v.Str))
+		return d.decodeString(v, rv, path, fi)
 	case reflect.Int:
-		if v.Kind != ScalarValue || v.Tag != TagInt {
-			d.errorf(v.Pos, "%s must be an integer, not %s", path, describe(v))
-			return false
-		}
-		n, err := strconv.ParseInt(strings.ReplaceAll(v.Str, "_", ""), 0, 64)
-		if err != nil {
-			d.errorf(v.Pos, "%s: %q is not a valid integer", path, v.Str)
-			return false
-		}
-		rv.SetInt(n)
-		return true
+		return d.decodeInt(v, rv, path)
 	case reflect.Bool:
 		b, err := strconv.ParseBool(strings.ToLower(v.Str))
 		if v.Kind != ScalarValue || v.Tag != TagBool || err != nil {
@@ -181,35 +163,9 @@ func (d *decoder) decode(v *Value, rv reflect.Value, path *pathT, fi *fieldInfo)
 		rv.SetBool(b)
 		return true
 	case reflect.Slice:
-		if v.Kind != ListValue {
-			d.errorf(v.Pos, "%s must be a list, not %s", path, describe(v))
-			return false
-		}
-		s := reflect.MakeSlice(rv.Type(), len(v.Items), len(v.Items))
-		ok := true
-		for i, it := range v.Items {
-			ok = d.decode(it, s.Index(i), &pathT{parent: path, index: i}, nil) && ok
-		}
-		rv.Set(s)
-		return ok
+		return d.decodeSlice(v, rv, path)
 	case reflect.Map:
-		if v.Kind != MapValue {
-			d.errorf(v.Pos, "%s must be a mapping, not %s", path, describe(v))
-			return false
-		}
-		m := reflect.MakeMapWithSize(rv.Type(), len(v.Entries))
-		et := rv.Type().Elem()
-		ok := true
-		for _, e := range v.Entries {
-			if e.Value.Kind == NullValue {
-				continue
-			}
-			ev := reflect.New(et).Elem()
-			ok = d.decode(e.Value, ev, &pathT{parent: path, key: e.Key}, nil) && ok
-			m.SetMapIndex(reflect.ValueOf(e.Key), ev)
-		}
-		rv.Set(m)
-		return ok
+		return d.decodeMap(v, rv, path)
 	case reflect.Pointer:
 		p := reflect.New(rv.Type().Elem())
 		ok := d.decode(v, p.Elem(), path, fi)
@@ -220,6 +176,71 @@ func (d *decoder) decode(v *Value, rv reflect.Value, path *pathT, fi *fieldInfo)
 	default:
 		panic("design: decoder cannot fill " + rv.Type().String())
 	}
+}
+
+// decodeString fills a string, one of the field's enum when it has one.
+func (d *decoder) decodeString(v *Value, rv reflect.Value, path *pathT, fi *fieldInfo) bool {
+	if v.Kind != ScalarValue {
+		d.errorf(v.Pos, "%s must be a string, not a %s", path, v.Kind)
+		return false
+	}
+	rv.SetString(v.Str)
+	if fi != nil && fi.enum != nil && !contains(fi.enum, v.Str) {
+		d.errorf(v.Pos, "%s: %q is not one of %s", path, v.Str, strings.Join(fi.enum, ", "))
+		return false
+	}
+	return true
+}
+
+// decodeInt fills an int from an integer scalar (with _ separators, in
+// any base Go's literals have).
+func (d *decoder) decodeInt(v *Value, rv reflect.Value, path *pathT) bool {
+	if v.Kind != ScalarValue || v.Tag != TagInt {
+		d.errorf(v.Pos, "%s must be an integer, not %s", path, describe(v))
+		return false
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(v.Str, "_", ""), 0, 64)
+	if err != nil {
+		d.errorf(v.Pos, "%s: %q is not a valid integer", path, v.Str)
+		return false
+	}
+	rv.SetInt(n)
+	return true
+}
+
+func (d *decoder) decodeSlice(v *Value, rv reflect.Value, path *pathT) bool {
+	if v.Kind != ListValue {
+		d.errorf(v.Pos, "%s must be a list, not %s", path, describe(v))
+		return false
+	}
+	s := reflect.MakeSlice(rv.Type(), len(v.Items), len(v.Items))
+	ok := true
+	for i, it := range v.Items {
+		ok = d.decode(it, s.Index(i), &pathT{parent: path, index: i}, nil) && ok
+	}
+	rv.Set(s)
+	return ok
+}
+
+// decodeMap fills a map; null entries are left out.
+func (d *decoder) decodeMap(v *Value, rv reflect.Value, path *pathT) bool {
+	if v.Kind != MapValue {
+		d.errorf(v.Pos, "%s must be a mapping, not %s", path, describe(v))
+		return false
+	}
+	m := reflect.MakeMapWithSize(rv.Type(), len(v.Entries))
+	et := rv.Type().Elem()
+	ok := true
+	for _, e := range v.Entries {
+		if e.Value.Kind == NullValue {
+			continue
+		}
+		ev := reflect.New(et).Elem()
+		ok = d.decode(e.Value, ev, &pathT{parent: path, key: e.Key}, nil) && ok
+		m.SetMapIndex(reflect.ValueOf(e.Key), ev)
+	}
+	rv.Set(m)
+	return ok
 }
 
 func (d *decoder) decodeStruct(v *Value, rv reflect.Value, path *pathT) bool {
