@@ -264,52 +264,13 @@ func (s *Server) domainCount(name string) int {
 
 // renderMachine is the machine as GET /machines/{system_id}/ answers it.
 func (s *Server) renderMachine(m *machine) map[string]any {
-	ifaces := make([]any, 0, len(m.Interfaces))
-	var boot any
-	var ips []string
-	for _, i := range m.Interfaces {
-		r := s.renderInterface(m, i)
-		ifaces = append(ifaces, r)
-		if i.ID == m.BootIfaceID {
-			boot = r
-		}
-		for _, l := range i.Links {
-			if l.IP != "" {
-				ips = append(ips, l.IP)
-			}
-		}
-	}
-	if ips == nil {
-		ips = []string{}
-	}
-	physical, all, virtual := []any{}, []any{}, []any{}
-	var storage float64
-	for _, b := range m.BlockDevices {
-		r := s.renderBlockDevice(m, b)
-		all = append(all, r)
-		if b.Type == "physical" {
-			physical = append(physical, r)
-			storage += float64(b.Size) / 1e6
-		} else {
-			virtual = append(virtual, r)
-		}
-	}
+	ifaces, boot, ips := s.renderMachineInterfaces(m)
+	physical, all, virtual, storage := s.renderMachineDisks(m)
 	vgs := []any{}
 	for _, v := range m.VolumeGroups {
 		vgs = append(vgs, map[string]any{"system_id": m.SystemID, "id": v.ID, "__incomplete__": true})
 	}
-	z := s.zones[m.Zone]
-	if z == nil {
-		z = s.zones["default"]
-	}
-	p := s.pools[m.Pool]
-	if p == nil {
-		p = s.pools["default"]
-	}
-	d := s.domains[m.Domain]
-	if d == nil {
-		d = s.domains[s.opts.Domain]
-	}
+	z, p, d := s.machinePlace(m)
 	tags := m.Tags
 	if tags == nil {
 		tags = []string{}
@@ -345,6 +306,60 @@ func (s *Server) renderMachine(m *machine) map[string]any {
 		"numanode_set": renderNUMA(m),
 		"resource_uri": uri("/machines/%s/", m.SystemID),
 	}
+}
+
+// renderMachineInterfaces is a machine's interface_set, its
+// boot_interface and its ip_addresses.
+func (s *Server) renderMachineInterfaces(m *machine) (ifaces []any, boot any, ips []string) {
+	ifaces, ips = make([]any, 0, len(m.Interfaces)), []string{}
+	for _, i := range m.Interfaces {
+		r := s.renderInterface(m, i)
+		ifaces = append(ifaces, r)
+		if i.ID == m.BootIfaceID {
+			boot = r
+		}
+		for _, l := range i.Links {
+			if l.IP != "" {
+				ips = append(ips, l.IP)
+			}
+		}
+	}
+	return ifaces, boot, ips
+}
+
+// renderMachineDisks is a machine's physical, all and virtual block device
+// sets, and its storage: the physical disks' MB.
+func (s *Server) renderMachineDisks(m *machine) (physical, all, virtual []any, storage float64) {
+	physical, all, virtual = []any{}, []any{}, []any{}
+	for _, b := range m.BlockDevices {
+		r := s.renderBlockDevice(m, b)
+		all = append(all, r)
+		if b.Type == "physical" {
+			physical = append(physical, r)
+			storage += float64(b.Size) / 1e6
+		} else {
+			virtual = append(virtual, r)
+		}
+	}
+	return physical, all, virtual, storage
+}
+
+// machinePlace is a machine's zone, pool and domain, the defaults for
+// those it names that are gone.
+func (s *Server) machinePlace(m *machine) (*zone, *pool, *domain) {
+	z := s.zones[m.Zone]
+	if z == nil {
+		z = s.zones["default"]
+	}
+	p := s.pools[m.Pool]
+	if p == nil {
+		p = s.pools["default"]
+	}
+	d := s.domains[m.Domain]
+	if d == nil {
+		d = s.domains[s.opts.Domain]
+	}
+	return z, p, d
 }
 
 // renderNUMA is the machine's NUMA nodes: one per socket once
