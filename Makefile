@@ -46,6 +46,19 @@ elif [ "$$CI" = true ]; then echo "$(1) is not installed: go install $(2)"; exit
 else echo "$(1) not installed (go install $(2)): skipped"; fi
 endef
 
+# The control API's contract: docs/openapi.json regenerated from the route
+# table, linted with Redocly's CLI (the one .ci/run installs when
+# SLIPWAY_REDOCLY is set, else npx at the same version), and the api tests,
+# every request and answer of which is checked against the document.
+REDOCLY_VERSION ?= 2.77.0
+.PHONY: contract
+contract: ## Regenerate docs/openapi.json, lint it with Redocly, run the API's contract tests
+	$(GO) run ./api/openapigen
+	@if [ -n "$$SLIPWAY_REDOCLY" ]; then redocly="$$SLIPWAY_REDOCLY/node_modules/.bin/redocly"; \
+	else redocly="npx --yes @redocly/cli@$(REDOCLY_VERSION)"; fi; \
+	$$redocly lint --config redocly.yaml docs/openapi.json
+	$(GO) test -count=1 ./api/...
+
 .PHONY: bench
 bench: build ## Benchmarks; validate of 10,000 nodes and of hostile YAML, and a 1,000-node lab deploy, as whole processes
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./...

@@ -199,34 +199,36 @@ func TestAuditEveryMutatingRoute(t *testing.T) {
 	}
 }
 
-// TestOpenAPICoversEveryRoute: the document lists every route the router
-// serves, and nothing else.
+// TestOpenAPICoversEveryRoute: the document served at /openapi.json
+// lists every route the router serves, and nothing else.
 func TestOpenAPICoversEveryRoute(t *testing.T) {
 	f := newFixture(t)
-	var doc map[string]any
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
 	if code := f.json(t, "GET", "/openapi.json", "", nil, &doc); code != 200 {
 		t.Fatalf("openapi.json: %d", code)
 	}
-	paths := doc["paths"].(map[string]any)
-	n := 0
-	for p, item := range paths {
-		for m := range item.(map[string]any) {
-			n++
-			if !strings.HasPrefix(p, "/") || m != strings.ToLower(m) {
-				t.Errorf("bad path item %s %s", m, p)
-			}
+	documented := map[string]bool{}
+	for p, item := range doc.Paths {
+		for m := range item {
+			documented[strings.ToUpper(m)+" "+p] = true
 		}
 	}
-	served := f.API.Served()
-	if len(served) != n {
-		t.Errorf("the router serves %d routes, the document lists %d", len(served), n)
-	}
-	for _, r := range served {
-		method, p, _ := strings.Cut(r, " ")
-		item, _ := paths[p].(map[string]any)
-		if item == nil || item[strings.ToLower(method)] == nil {
-			t.Errorf("route %s is not in openapi.json", r)
+	served := map[string]bool{}
+	for _, r := range f.API.Served() {
+		served[r] = true
+		if !documented[r] {
+			t.Errorf("the router serves %s; the document does not list it", r)
 		}
+	}
+	for r := range documented {
+		if !served[r] {
+			t.Errorf("the document lists %s; the router does not serve it", r)
+		}
+	}
+	if len(served) < 30 {
+		t.Errorf("only %d routes served: %v", len(served), served)
 	}
 }
 

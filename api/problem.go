@@ -6,21 +6,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slipway-dev/slipway/internal/httpx"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
 )
-
-// Problem is an RFC 9457 problem details body.
-type Problem struct {
-	Type      string `json:"type"`
-	Title     string `json:"title"`
-	Status    int    `json:"status"`
-	Detail    string `json:"detail,omitempty"`
-	Instance  string `json:"instance,omitempty"`
-	RequestID string `json:"requestId,omitempty"`
-	// Findings carries validation findings (422 on a design).
-	Findings any `json:"findings,omitempty"`
-}
 
 // problemError is an error with its HTTP status and detail.
 type problemError struct {
@@ -60,8 +49,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	status, detail := statusOf(err)
-	p := Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail,
-		Instance: c.Request().URL.Path, RequestID: c.Response().Header().Get(echo.HeaderXRequestID)}
+	p := httpx.NewProblem(status, detail, c.Request().URL.Path, c.Response().Header().Get(echo.HeaderXRequestID))
 	var pe *problemError
 	if errors.As(err, &pe) {
 		p.Findings = pe.findings
@@ -69,6 +57,5 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if status >= 500 {
 		s.log.Error().Str("request_id", p.RequestID).Str("path", p.Instance).Err(err).Msg("request failed")
 	}
-	c.Response().Header().Set(echo.HeaderContentType, "application/problem+json")
-	_ = c.JSON(status, p)
+	httpx.WriteProblem(c, p)
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/orchestrator"
 )
@@ -24,27 +26,20 @@ type Reconciler interface {
 
 // reconcileRoutes are the reconciliation routes (in table()).
 func (s *Server) reconcileRoutes(v1 string) []route {
-	op, view := RoleOperator, RoleViewer
+	op, view := auth.RoleOperator, auth.RoleViewer
+	none := []int{http.StatusNotImplemented}
 	return []route{
-		{Method: "GET", Path: v1 + "/reconciliation/status", Role: view, Summary: "reconciliation: the last run, the next, the open drift by kind", handler: s.reconcileStatus},
-		{Method: "GET", Path: v1 + "/reconciliation/drift", Role: view, Summary: "open drift records (?node=&kind=, pages)", handler: s.listDrift},
-		{Method: "POST", Path: v1 + "/reconciliation/run", Role: op, Mutating: true, Summary: "reconcile now; answers the run's report", handler: s.runReconcile},
-		{Method: "POST", Path: v1 + "/reconciliation/drift/:node/resolve", Role: op, Mutating: true, Body: "DriftResolution", Summary: "resolve a node's drift of one kind: accept, repair or release", handler: s.resolveDrift},
+		{Method: "GET", Path: v1 + "/reconciliation/status", Role: view, Response: orchestrator.ReconcileStatus{}, Problems: none,
+			Summary: "reconciliation: the last run, the next, the open drift by kind", handler: s.reconcileStatus},
+		{Method: "GET", Path: v1 + "/reconciliation/drift", Role: view, Response: apitypes.Page[orchestrator.DriftRecord]{}, Problems: none,
+			Query:   []param{{Name: "node", Many: true}, {Name: "kind", Many: true, Enum: enum(orchestrator.DriftKinds)}, offsetParam, limitParam},
+			Summary: "open drift records (filters, pages)", handler: s.listDrift},
+		{Method: "POST", Path: v1 + "/reconciliation/run", Role: op, Mutating: true, Response: orchestrator.SweepReport{}, Problems: none,
+			Summary: "reconcile now; answers the run's report", handler: s.runReconcile},
+		{Method: "POST", Path: v1 + "/reconciliation/drift/:node/resolve", Role: op, Mutating: true, Request: apitypes.DriftResolutionBody{},
+			Response: orchestrator.DriftResolved{}, Problems: []int{http.StatusConflict, http.StatusNotImplemented},
+			Summary: "resolve a node's drift of one kind: accept, repair or release", handler: s.resolveDrift},
 	}
-}
-
-// driftResolutionSchema is the OpenAPI schema of a resolve body.
-func driftResolutionSchema() map[string]any {
-	kinds := make([]any, len(orchestrator.DriftKinds))
-	for i, k := range orchestrator.DriftKinds {
-		kinds[i] = string(k)
-	}
-	res := make([]any, len(orchestrator.Resolutions))
-	for i, r := range orchestrator.Resolutions {
-		res[i] = string(r)
-	}
-	return map[string]any{"type": "object", "required": []any{"kind", "resolution"}, "properties": map[string]any{
-		"kind": map[string]any{"type": "string", "enum": kinds}, "resolution": map[string]any{"type": "string", "enum": res}}}
 }
 
 func (s *Server) reconciler() (Reconciler, error) {
@@ -124,11 +119,11 @@ func (s *Server) resolveDrift(c echo.Context) error {
 	if len(node) > orchestrator.MaxFilterValueLen {
 		return problem(http.StatusBadRequest, fmt.Sprintf("node name of %d bytes: at most %d", len(node), orchestrator.MaxFilterValueLen))
 	}
-	kind, err := orchestrator.ParseDriftKind(b.Kind)
+	kind, err := orchestrator.ParseDriftKind(string(b.Kind))
 	if err != nil {
 		return problem(http.StatusBadRequest, err.Error())
 	}
-	res, err := orchestrator.ParseResolution(b.Resolution)
+	res, err := orchestrator.ParseResolution(string(b.Resolution))
 	if err != nil {
 		return problem(http.StatusBadRequest, err.Error())
 	}

@@ -2,68 +2,193 @@ package api
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/orchestrator"
 )
 
-// route is one entry of the route table.
+// route is one entry of the route table: the router, the authorisation,
+// the audit and the OpenAPI document are all built from it.
 type route struct {
 	Method   string
-	Path     string // echo syntax (:param)
-	Role     Role   // "" for the unauthenticated probes
-	Mutating bool   // audited
-	Audited  bool   // a read that is audited too (it shows what a node is served)
+	Path     string    // echo syntax (:param)
+	Role     auth.Role // "" for the unauthenticated probes
+	Mutating bool      // audited
+	Audited  bool      // a read that is audited too (it shows what a node is served)
 	Summary  string
-	Body     string // request body schema name in the OpenAPI document
+	// OK are the success statuses the handler answers (none: 200).
+	OK []int
+	// Request is a zero value of the JSON body's Go type (nil: no body);
+	// OptionalBody: the body may be left out.
+	Request      any
+	OptionalBody bool
+	// Upload: the body is a design upload (tar.gz or a JSON array).
+	Upload bool
+	// Response is a zero value of the answer's Go type (nil: no body, or
+	// a body in Produces that is not JSON).
+	Response any
+	// Produces is the answer's media type when it is not JSON.
+	Produces string
+	Query    []param
+	// Problems are the problem statuses the route answers besides those
+	// every route of its kind does (see problemStatuses).
+	Problems []int
 	handler  echo.HandlerFunc
 }
 
+// param is a query parameter (or, with In "header", a header).
+type param struct {
+	Name string
+	In   string // query (default) or header
+	Type string // string (default), integer
+	Many bool   // may repeat: ?stage=a&stage=b
+	Enum []string
+	Min  *float64
+	Max  *float64
+	Doc  string
+}
+
+// Query parameters the list routes share.
+var (
+	offsetParam = param{Name: "offset", Type: "integer", Min: ptr(0.0), Doc: "items to skip"}
+	limitParam  = param{Name: "limit", Type: "integer", Min: ptr(1.0), Max: ptr(10000.0), Doc: "items in the page (default 100)"}
+	sinceParam  = param{Name: "since", Type: "integer", Min: ptr(0.0), Doc: "answer what follows this sequence number"}
+	taskParam   = param{Name: "task", Doc: "only this task's"}
+	nodeParam   = param{Name: "node", Doc: "only this node's"}
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// enum lists a string type's values for the OpenAPI document.
+func enum[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}
+
+// taskVerbs are the verbs POST /tasks/{id}/{verb} knows.
+var taskVerbs = []orchestrator.Verb{orchestrator.VerbRetry, orchestrator.VerbResume, orchestrator.VerbRerun,
+	orchestrator.VerbRestartClean, orchestrator.VerbCancel}
+
 // table is every route of the API.
 func (s *Server) table() []route {
-	const v1 = "/api/v1"
-	op, view, admin := RoleOperator, RoleViewer, RoleAdmin
-	return append([]route{
-		{Method: "GET", Path: "/healthz", Summary: "process is up", handler: s.healthz},
-		{Method: "GET", Path: "/readyz", Summary: "state store open, drivers answer", handler: s.readyz},
-		{Method: "GET", Path: "/metrics", Summary: "Prometheus metrics", handler: s.metricsHandler},
-		{Method: "GET", Path: "/openapi.json", Summary: "this API as OpenAPI 3", handler: s.openapi},
+	return slices.Concat(s.probeRoutes(), s.designRoutes(), s.nodeRoutes(), s.taskRoutes(), s.adminRoutes(),
+		s.reconcileRoutes(v1)) // reconcile.go
+}
 
-		{Method: "POST", Path: v1 + "/designs", Role: op, Mutating: true, Body: "DesignUpload", Summary: "apply a design (tar.gz of the roots, or a JSON list of documents); findings on 422", handler: s.applyDesign},
-		{Method: "POST", Path: v1 + "/designs/validate", Role: view, Body: "DesignUpload", Summary: "validate a design without storing it", handler: s.validateDesign},
-		{Method: "GET", Path: v1 + "/designs", Role: view, Summary: "apply history", handler: s.listDesigns},
-		{Method: "GET", Path: v1 + "/designs/:rev", Role: view, Summary: "a stored revision", handler: s.getDesign},
-		{Method: "GET", Path: v1 + "/designs/:rev/diff", Role: view, Summary: "what changed against ?against=REV (default: the previous revision)", handler: s.diffDesign},
-		{Method: "GET", Path: v1 + "/designs/:rev/nodes/:name", Role: view, Summary: "a node of a revision, resolved", handler: s.designNode},
+// v1 prefixes the API's versioned routes.
+const v1 = "/api/v1"
 
-		{Method: "GET", Path: v1 + "/nodes", Role: view, Summary: "nodes of the current design with their workflow state (filters, pages)", handler: s.listNodes},
-		{Method: "GET", Path: v1 + "/nodes/:name", Role: view, Summary: "a node: resolved design, stage and history, machine, last events", handler: s.getNode},
-		{Method: "GET", Path: v1 + "/nodes/:name/bootdata/:part", Role: admin, Audited: true, Summary: "what the introspection API serves the node in its current deployment: self, meta-data, user-data (token redacted), vendor-data or network-config", handler: s.bootData},
-		{Method: "GET", Path: v1 + "/nodes/:name/inventory", Role: view, Summary: "what commissioning found on the node's machine (system, firmware, CPU, memory, GPUs, disks, NICs with their LLDP neighbours); 404 when not commissioned yet", handler: s.nodeInventory}, // inventory.go
-		{Method: "POST", Path: v1 + "/nodes/:name/adopt", Role: op, Mutating: true, Summary: "take the provisioner's state of the node's machine as the truth", handler: s.nodeVerb("adopt")},
-		{Method: "POST", Path: v1 + "/nodes/:name/mark-manual-intervention", Role: op, Mutating: true, Body: "Reason", Summary: "freeze the node", handler: s.nodeVerb("mark-manual-intervention")},
-		{Method: "POST", Path: v1 + "/nodes/:name/release-manual", Role: op, Mutating: true, Summary: "unfreeze the node", handler: s.nodeVerb("release-manual")},
-		{Method: "GET", Path: v1 + "/nodes/:name/as-built", Role: view, Summary: "the node's last as-built check: inventory digest, differences from the design, acceptance", handler: s.asBuilt},                                                 // asbuilt.go
-		{Method: "POST", Path: v1 + "/nodes/:name/as-built/accept", Role: op, Mutating: true, Summary: "accept the node's machine as its last as-built check found it (that inventory only); retry the task to go on", handler: s.acceptHardware}, // asbuilt.go
-		{Method: "POST", Path: v1 + "/nodes/:name/rebootstrap", Role: admin, Mutating: true, Summary: "reissue the node's introspection token for its current deployment and wait at bootstrap again; the answer holds the new token (bootstrapEnv, userData) to install on the node", handler: s.rebootstrap},
+func (s *Server) probeRoutes() []route {
+	return []route{
+		{Method: "GET", Path: "/healthz", Summary: "process is up", Response: apitypes.Status{}, handler: s.healthz},
+		{Method: "GET", Path: "/readyz", Summary: "state store open, drivers answer", Response: apitypes.Status{},
+			Problems: []int{http.StatusServiceUnavailable}, handler: s.readyz},
+		{Method: "GET", Path: "/metrics", Summary: "Prometheus metrics", Produces: "text/plain", handler: s.metricsHandler},
+		{Method: "GET", Path: "/openapi.json", Summary: "this API as OpenAPI 3", Response: map[string]any{}, handler: s.openapi},
+	}
+}
 
-		{Method: "POST", Path: v1 + "/tasks", Role: op, Mutating: true, Body: "TaskRequest", Summary: "create a task", handler: s.createTask},
-		{Method: "GET", Path: v1 + "/tasks", Role: view, Summary: "tasks (filters: status, action; pages)", handler: s.listTasks},
-		{Method: "GET", Path: v1 + "/tasks/:id", Role: view, Summary: "a task with its per-node results", handler: s.getTask},
-		{Method: "POST", Path: v1 + "/tasks/:id/:verb", Role: op, Mutating: true, Summary: "retry, resume, rerun, restart-clean or cancel", handler: s.taskVerb},
+func (s *Server) designRoutes() []route {
+	op, view := auth.RoleOperator, auth.RoleViewer
+	busy := []int{http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
+	return []route{
+		{Method: "POST", Path: v1 + "/designs", Role: op, Mutating: true, Upload: true, OK: []int{http.StatusOK, http.StatusCreated},
+			Response: apitypes.Applied{}, Problems: append(busy, http.StatusConflict),
+			Summary: "apply a design (tar.gz of the roots, or a JSON list of documents): 201 when stored, 200 when unchanged; findings on 422", handler: s.applyDesign},
+		{Method: "POST", Path: v1 + "/designs/validate", Role: view, Upload: true, Response: apitypes.ValidationResult{}, Problems: busy,
+			Summary: "validate a design without storing it", handler: s.validateDesign},
+		{Method: "GET", Path: v1 + "/designs", Role: view, Response: []apitypes.RevisionSummary{}, Summary: "apply history", handler: s.listDesigns},
+		{Method: "GET", Path: v1 + "/designs/:rev", Role: view, Response: apitypes.RevisionInfo{}, Problems: []int{http.StatusConflict},
+			Summary: "a stored revision (an ID, a prefix of one, or current)", handler: s.getDesign},
+		{Method: "GET", Path: v1 + "/designs/:rev/diff", Role: view, Response: design.Diff{}, Problems: []int{http.StatusConflict},
+			Query:   []param{{Name: "against", Doc: "the revision to compare with (default: the previous apply)"}},
+			Summary: "what changed against another revision", handler: s.diffDesign},
+		{Method: "GET", Path: v1 + "/designs/:rev/nodes/:name", Role: view, Response: design.RenderedNode{}, Problems: []int{http.StatusConflict},
+			Summary: "a node of a revision, resolved", handler: s.designNode},
+	}
+}
 
-		{Method: "GET", Path: v1 + "/events", Role: view, Summary: "events (?since=SEQ&task=&node=&limit=)", handler: s.listEvents},
-		{Method: "GET", Path: v1 + "/events/stream", Role: view, Summary: "events as server-sent events", handler: s.streamEvents},
-		{Method: "GET", Path: v1 + "/audit", Role: admin, Summary: "the audit log (?since=SEQ&limit=)", handler: s.listAudit},
+func (s *Server) nodeRoutes() []route {
+	op, view, admin := auth.RoleOperator, auth.RoleViewer, auth.RoleAdmin
+	nodeQuery := []param{{Name: "name", Many: true}, {Name: "label", Many: true, Doc: "key=value"}, {Name: "tag", Many: true},
+		{Name: "rack", Many: true}, {Name: "lifecycle", Many: true}, {Name: "stage", Many: true}, {Name: "outcome", Many: true},
+		offsetParam, limitParam}
+	verb := func(name, summary string) route {
+		return route{Method: "POST", Path: v1 + "/nodes/:name/" + name, Role: op, Mutating: true, Request: apitypes.NodeVerbRequest{},
+			OptionalBody: true, Response: orchestrator.NodeRecord{}, Problems: []int{http.StatusConflict}, Summary: summary, handler: s.nodeVerb(name)}
+	}
+	return []route{
+		{Method: "GET", Path: v1 + "/nodes", Role: view, Query: nodeQuery, Response: apitypes.Page[apitypes.NodeSummary]{},
+			Summary: "nodes of the current design with their workflow state (filters, pages)", handler: s.listNodes},
+		{Method: "GET", Path: v1 + "/nodes/:name", Role: view, Response: apitypes.NodeDetail{},
+			Summary: "a node: resolved design, stage and history, machine, last events", handler: s.getNode},
+		{Method: "GET", Path: v1 + "/nodes/:name/bootdata/:part", Role: admin, Audited: true, Response: map[string]any{}, Produces: "text/yaml",
+			Problems: []int{http.StatusConflict, http.StatusNotImplemented, http.StatusServiceUnavailable},
+			Summary:  "what the introspection API serves the node in its current deployment: self (JSON), meta-data, user-data (token redacted), vendor-data or network-config (YAML)", handler: s.bootData},
+		{Method: "GET", Path: v1 + "/nodes/:name/inventory", Role: view, Response: apitypes.NodeInventory{},
+			Summary: "what commissioning found on the node's machine; 404 when not commissioned yet", handler: s.nodeInventory}, // inventory.go
+		verb("adopt", "take the provisioner's state of the node's machine as the truth (optionally attaching a machine)"),
+		verb("mark-manual-intervention", "freeze the node"),
+		verb("release-manual", "unfreeze the node"),
+		{Method: "GET", Path: v1 + "/nodes/:name/as-built", Role: view, Response: orchestrator.AsBuiltRecord{}, Problems: []int{http.StatusNotImplemented},
+			Summary: "the node's last as-built check: inventory digest, differences from the design, acceptance", handler: s.asBuilt}, // asbuilt.go
+		{Method: "POST", Path: v1 + "/nodes/:name/as-built/accept", Role: op, Mutating: true, Response: orchestrator.AsBuiltRecord{},
+			Problems: []int{http.StatusConflict, http.StatusNotImplemented},
+			Summary:  "accept the node's machine as its last as-built check found it (that inventory only); retry the task to go on", handler: s.acceptHardware}, // asbuilt.go
+		{Method: "POST", Path: v1 + "/nodes/:name/rebootstrap", Role: admin, Mutating: true, Response: orchestrator.Rebootstrapped{}, Problems: []int{http.StatusConflict},
+			Summary: "reissue the node's introspection token for its current deployment and wait at bootstrap again; the answer holds the new token to install on the node", handler: s.rebootstrap},
+	}
+}
 
-		{Method: "GET", Path: v1 + "/secrets", Role: admin, Summary: "secret names (values are never returned)", handler: s.listSecrets},
-		{Method: "PUT", Path: v1 + "/secrets/:name", Role: admin, Mutating: true, Body: "SecretValue", Summary: "store a secret, encrypted", handler: s.putSecret},
-		{Method: "DELETE", Path: v1 + "/secrets/:name", Role: admin, Mutating: true, Summary: "delete a secret", handler: s.deleteSecret},
+func (s *Server) taskRoutes() []route {
+	op, view, admin := auth.RoleOperator, auth.RoleViewer, auth.RoleAdmin
+	return []route{
+		{Method: "POST", Path: v1 + "/tasks", Role: op, Mutating: true, Request: apitypes.TaskRequest{}, OK: []int{http.StatusCreated},
+			Response: orchestrator.Task{}, Problems: []int{http.StatusConflict, http.StatusUnprocessableEntity}, Summary: "create a task", handler: s.createTask},
+		{Method: "GET", Path: v1 + "/tasks", Role: view, Response: apitypes.Page[orchestrator.Task]{},
+			Query:   []param{{Name: "status", Many: true}, {Name: "action", Many: true, Enum: enum(orchestrator.Actions)}, offsetParam, limitParam},
+			Summary: "tasks, newest first (filters, pages)", handler: s.listTasks},
+		{Method: "GET", Path: v1 + "/tasks/:id", Role: view, Response: apitypes.TaskDetail{}, Summary: "a task with its per-node results", handler: s.getTask},
+		{Method: "POST", Path: v1 + "/tasks/:id/:verb", Role: op, Mutating: true, OK: []int{http.StatusAccepted}, Response: orchestrator.Task{},
+			Problems: []int{http.StatusConflict}, Summary: "retry, resume, rerun, restart-clean or cancel", handler: s.taskVerb},
 
-		{Method: "GET", Path: v1 + "/tokens", Role: admin, Summary: "API tokens (never their values)", handler: s.listTokens},
-		{Method: "POST", Path: v1 + "/tokens", Role: admin, Mutating: true, Body: "TokenRequest", Summary: "create a token (its value is shown once)", handler: s.createToken},
-		{Method: "DELETE", Path: v1 + "/tokens/:id", Role: admin, Mutating: true, Summary: "revoke a token", handler: s.revokeToken},
-	}, s.reconcileRoutes(v1)...) // reconcile.go
+		{Method: "GET", Path: v1 + "/events", Role: view, Response: []orchestrator.Event{}, Query: []param{sinceParam, taskParam, nodeParam, limitParam},
+			Summary: "events, oldest first", handler: s.listEvents},
+		{Method: "GET", Path: v1 + "/events/stream", Role: view, Produces: "text/event-stream",
+			Query:   []param{sinceParam, taskParam, nodeParam, {Name: "Last-Event-ID", In: "header", Type: "integer", Min: ptr(0.0), Doc: "resume after this event"}},
+			Summary: "events as server-sent events (id: the sequence number)", handler: s.streamEvents},
+		{Method: "GET", Path: v1 + "/audit", Role: admin, Response: apitypes.AuditPage{}, Query: []param{sinceParam, limitParam},
+			Summary: "the audit log, a page at a time", handler: s.listAudit},
+	}
+}
+
+func (s *Server) adminRoutes() []route {
+	admin := auth.RoleAdmin
+	none := []int{http.StatusNotImplemented}
+	return []route{
+		{Method: "GET", Path: v1 + "/secrets", Role: admin, Response: []apitypes.SecretInfo{}, Problems: none,
+			Summary: "secret names (values are never returned)", handler: s.listSecrets},
+		{Method: "PUT", Path: v1 + "/secrets/:name", Role: admin, Mutating: true, Request: apitypes.SecretValue{}, Response: apitypes.SecretStored{},
+			Problems: none, Summary: "store a secret, encrypted", handler: s.putSecret},
+		{Method: "DELETE", Path: v1 + "/secrets/:name", Role: admin, Mutating: true, OK: []int{http.StatusNoContent}, Problems: none,
+			Summary: "delete a secret", handler: s.deleteSecret},
+
+		{Method: "GET", Path: v1 + "/tokens", Role: admin, Response: []apitypes.Principal{}, Problems: none,
+			Summary: "API tokens (never their values)", handler: s.listTokens},
+		{Method: "POST", Path: v1 + "/tokens", Role: admin, Mutating: true, Request: apitypes.TokenRequest{}, OK: []int{http.StatusCreated},
+			Response: apitypes.CreatedToken{}, Problems: none, Summary: "create a token (its value is shown once)", handler: s.createToken},
+		{Method: "DELETE", Path: v1 + "/tokens/:id", Role: admin, Mutating: true, OK: []int{http.StatusNoContent},
+			Problems: []int{http.StatusConflict, http.StatusNotImplemented}, Summary: "revoke a token", handler: s.revokeToken},
+	}
 }
 
 const principalKey = "slipway.principal"

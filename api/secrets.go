@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -63,10 +62,10 @@ func (s *Server) createToken(c echo.Context) error {
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
-	role := Role(b.Role)
-	auditWhat(c, AuditWhat{Action: "token.create", Verb: b.Role})
-	if !slices.Contains([]Role{RoleViewer, RoleOperator, RoleAdmin}, role) {
-		return problem(http.StatusBadRequest, "role "+b.Role+": use viewer, operator or admin")
+	role := b.Role
+	auditWhat(c, AuditWhat{Action: "token.create", Verb: string(role)})
+	if !role.Valid() {
+		return problem(http.StatusBadRequest, "role "+string(role)+": use viewer, operator or admin")
 	}
 	plain, p, err := s.cfg.Tokens.Create(c.Request().Context(), role, b.Name)
 	if err != nil {

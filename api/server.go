@@ -153,7 +153,7 @@ func New(cfg Config) (*Server, error) {
 	e.HTTPErrorHandler = s.errorHandler
 	e.IPExtractor = httpx.IPExtractor(cfg.TrustedProxies)
 	e.Use(requestID)
-	e.Use(s.logRequests)
+	e.Use(s.requestLog().Middleware)
 	s.routes = s.table()
 	for i := range s.routes {
 		r := &s.routes[i]
@@ -238,25 +238,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, certFile, keyFile s
 	}
 }
 
-// logRequests logs every request with its request ID (never a header or body).
-func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		status := c.Response().Status
-		if err != nil {
-			status, _ = statusOf(err)
-		}
-		ev := s.log.Debug()
-		if status >= 500 {
-			ev = s.log.Warn()
-		}
-		if id := clientRequestID(c); id != "" {
-			ev = ev.Str("client_request_id", id)
-		}
-		ev.Str("request_id", c.Response().Header().Get(echo.HeaderXRequestID)).Str("method", c.Request().Method).
-			Str("path", clampJSON(c.Request().URL.Path, maxAuditPath)).Int("status", status).Dur("took", time.Since(start)).
-			Str("remote", c.RealIP()).Msg("api request")
-		return err
-	}
+// requestLog logs every request with its request ID and path (never a
+// header or body).
+func (s *Server) requestLog() httpx.RequestLog {
+	return httpx.RequestLog{Log: s.log, Msg: "api request",
+		StatusOf:  func(err error) int { st, _ := statusOf(err); return st },
+		RequestID: requestIDOf,
+		Where:     func(c echo.Context) (string, string) { return "path", clampJSON(c.Request().URL.Path, maxAuditPath) },
+		Fields: func(c echo.Context, ev *zerolog.Event) *zerolog.Event {
+			if id := clientRequestID(c); id != "" {
+				ev = ev.Str("client_request_id", id)
+			}
+			return ev
+		}}
 }

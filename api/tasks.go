@@ -60,7 +60,7 @@ func (s *Server) createTask(c echo.Context) error {
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
-	a, err := orchestrator.ParseAction(b.Action)
+	a, err := orchestrator.ParseAction(string(b.Action))
 	if err != nil {
 		return problem(http.StatusBadRequest, err.Error())
 	}
@@ -125,9 +125,7 @@ func (s *Server) getTask(c echo.Context) error {
 
 func (s *Server) taskVerb(c echo.Context) error {
 	v := orchestrator.Verb(c.Param("verb"))
-	switch v {
-	case orchestrator.VerbRetry, orchestrator.VerbResume, orchestrator.VerbRerun, orchestrator.VerbRestartClean, orchestrator.VerbCancel:
-	default:
+	if !slices.Contains(taskVerbs, v) {
 		return problem(http.StatusNotFound, "unknown task verb "+string(v)+": use retry, resume, rerun, restart-clean or cancel")
 	}
 	// The task's events keep the correlation ID of the call that created

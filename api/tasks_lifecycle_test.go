@@ -56,7 +56,8 @@ func TestTaskOptionsOverTheAPI(t *testing.T) {
 	if code := f.json(t, "GET", "/openapi.json", "", nil, &doc); code != 200 {
 		t.Fatalf("openapi.json: %d", code)
 	}
-	props := doc["components"].(map[string]any)["schemas"].(map[string]any)["TaskRequest"].(map[string]any)["properties"].(map[string]any)
+	body := doc["paths"].(map[string]any)["/api/v1/tasks"].(map[string]any)["post"].(map[string]any)["requestBody"].(map[string]any)
+	props := body["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)["properties"].(map[string]any)
 	var enum []string
 	for _, a := range props["action"].(map[string]any)["enum"].([]any) {
 		enum = append(enum, a.(string))
@@ -67,6 +68,6 @@ func TestTaskOptionsOverTheAPI(t *testing.T) {
 		}
 	}
 	if _, ok := props["options"]; !ok {
-		t.Errorf("the OpenAPI TaskRequest has no options")
+		t.Errorf("the OpenAPI body of POST /tasks has no options")
 	}
 }

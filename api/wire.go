@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/internal/httpx"
 )
 
 // The wire types live in api/types (package apitypes), which the client
@@ -20,6 +21,8 @@ type (
 	RevisionSummary     = apitypes.RevisionSummary
 	AuditRecord         = apitypes.AuditRecord
 	AuditPage           = apitypes.AuditPage
+	// Problem is the problem details body every error is answered with.
+	Problem = httpx.Problem
 )
 
 // Role is a token's role: auth's type, one for the store and the API.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/httpx"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
@@ -133,9 +134,9 @@ type resp struct {
 	body []byte
 }
 
-func (r resp) problem(t testing.TB) Problem {
+func (r resp) problem(t testing.TB) httpx.Problem {
 	t.Helper()
-	var p Problem
+	var p httpx.Problem
 	if err := json.Unmarshal(r.body, &p); err != nil {
 		t.Fatalf("status %d, body %q: not problem details: %v", r.code, r.body, err)
 	}

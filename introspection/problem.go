@@ -5,19 +5,9 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-)
 
-// Problem is an RFC 9457 problem details body, as the control API writes
-// them. Instance is the route pattern, never the request's path (the
-// NoCloud paths carry the token).
-type Problem struct {
-	Type      string `json:"type"`
-	Title     string `json:"title"`
-	Status    int    `json:"status"`
-	Detail    string `json:"detail,omitempty"`
-	Instance  string `json:"instance,omitempty"`
-	RequestID string `json:"requestId,omitempty"`
-}
+	"github.com/slipway-dev/slipway/internal/httpx"
+)
 
 // problemError is an error with its HTTP status and a detail safe to show
 // the caller: it never holds a token.
@@ -61,8 +51,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	status, detail := statusOf(err)
-	p := Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail,
-		Instance: c.Path(), RequestID: requestIDOf(c)}
+	// Instance is the route pattern, never the request's path (the
+	// NoCloud paths carry the token).
+	p := httpx.NewProblem(status, detail, c.Path(), requestIDOf(c))
 	if status >= 500 {
 		ev := s.log.Error().Str("request_id", p.RequestID).Str("route", routeOf(c)).Str("detail", detail)
 		var pe *problemError
@@ -76,6 +67,5 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if status == http.StatusUnauthorized {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="slipway-introspection"`)
 	}
-	c.Response().Header().Set(echo.HeaderContentType, "application/problem+json")
-	_ = c.JSON(status, p)
+	httpx.WriteProblem(c, p)
 }

@@ -129,7 +129,7 @@ func New(cfg Config) (*Server, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.IPExtractor = httpx.IPExtractor(cfg.TrustedProxies)
-	e.Use(s.requestID, s.logRequests, s.recoverPanics, bodyLimit(maxBody))
+	e.Use(s.requestID, s.requestLog().Middleware, s.recoverPanics, bodyLimit(maxBody))
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	self := s.authenticate(false, true)
 	e.GET("/v1/self", s.getSelf, s.authenticate(false, s.cfg.CheckSource))
@@ -311,33 +311,19 @@ func routeOf(c echo.Context) string {
 	return "(no route)"
 }
 
-// logRequests logs every request: method, route pattern, status, node
+// requestLog logs every request: method, route pattern, status, node
 // (once authenticated), source address. Never a path, header or body.
-func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		status := c.Response().Status
-		if err != nil {
-			status, _ = statusOf(err)
-		}
-		ev := s.log.Debug()
-		switch {
-		case status >= 500:
-			ev = s.log.Warn()
-		case status >= 400:
-			ev = s.log.Info()
-		}
-		if !ev.Enabled() {
-			return err
-		}
-		if ss := sessionOf(c); ss != nil {
-			ev = ev.Str("node", ss.rec.Node).Str("deployment", ss.rec.Deployment)
-		}
-		ev.Str("request_id", requestIDOf(c)).Str("method", c.Request().Method).Str("route", routeOf(c)).
-			Int("status", status).Dur("took", time.Since(start)).Str("remote", c.RealIP()).Msg("introspection request")
-		return err
-	}
+func (s *Server) requestLog() httpx.RequestLog {
+	return httpx.RequestLog{Log: s.log, Msg: "introspection request", InfoOn4xx: true,
+		StatusOf:  func(err error) int { st, _ := statusOf(err); return st },
+		RequestID: requestIDOf,
+		Where:     func(c echo.Context) (string, string) { return "route", routeOf(c) },
+		Fields: func(c echo.Context, ev *zerolog.Event) *zerolog.Event {
+			if ss := sessionOf(c); ss != nil {
+				ev = ev.Str("node", ss.rec.Node).Str("deployment", ss.rec.Deployment)
+			}
+			return ev
+		}}
 }
 
 // recoverPanics turns a handler's panic into a 500.

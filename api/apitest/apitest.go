@@ -1,7 +1,9 @@
 // Package apitest is a test fixture: a real control API ([api.Server])
 // served over the virtual lab running the example site, with the real
 // token and secret stores on the lab's memory state store and a token for
-// each role.
+// each role. Every request and answer through it is checked against the
+// API's OpenAPI document (see Contract): a test whose calls drift from the
+// document fails.
 package apitest
 
 import (
@@ -111,8 +113,17 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ts := httptest.NewServer(s.API.Handler())
-	tb.Cleanup(ts.Close)
+	contract, err := NewContract()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ts := httptest.NewServer(contract.Wrap(s.API.Handler()))
+	tb.Cleanup(func() {
+		ts.Close()
+		for _, f := range contract.Failures() {
+			tb.Errorf("API contract (docs/openapi.json): %s", f)
+		}
+	})
 	s.URL = ts.URL
 	return s
 }

@@ -48,6 +48,6 @@ func (c *Client) Reconcile(ctx context.Context) (orchestrator.SweepReport, error
 // release.
 func (c *Client) ResolveDrift(ctx context.Context, node string, kind orchestrator.DriftKind, res orchestrator.Resolution) (orchestrator.DriftResolved, error) {
 	var out orchestrator.DriftResolved
-	in := apitypes.DriftResolutionBody{Kind: string(kind), Resolution: string(res)}
+	in := apitypes.DriftResolutionBody{Kind: kind, Resolution: res}
 	return out, c.sendJSON(ctx, http.MethodPost, v1+"/reconciliation/drift/"+seg(node)+"/resolve", in, &out)
 }

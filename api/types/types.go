@@ -16,9 +16,9 @@ import (
 
 // Principal is who a token stands for.
 type Principal struct {
-	ID   string    `json:"id"`   // token ID (never the token)
-	Name string    `json:"name"` // the token's name
-	Role auth.Role `json:"role"`
+	ID   string    `json:"id"`             // token ID (never the token)
+	Name string    `json:"name"`           // the token's name
+	Role auth.Role `json:"role,omitempty"` // none for an unknown caller (an audit record of a refusal)
 }
 
 // SecretInfo describes a stored secret, without its value.
@@ -41,8 +41,8 @@ type SecretStored struct {
 
 // TokenRequest is the body of POST /tokens.
 type TokenRequest struct {
-	Role string `json:"role"`
-	Name string `json:"name"`
+	Role auth.Role `json:"role"`
+	Name string    `json:"name,omitempty"`
 }
 
 // CreatedToken is the answer of POST /tokens: the token's value is shown
@@ -103,9 +103,9 @@ type NodeDetail struct {
 // (mark-manual-intervention, adopt: machine is the provisioner machine to
 // attach, e.g. a leaked one).
 type NodeVerbRequest struct {
-	Reason   string `json:"reason"`
-	Revision string `json:"designRevision"`
-	Machine  string `json:"machine"`
+	Reason   string `json:"reason,omitempty"`
+	Revision string `json:"designRevision,omitempty"`
+	Machine  string `json:"machine,omitempty"`
 }
 
 // NodeInventory is what commissioning found on a node's machine, as the
@@ -119,11 +119,11 @@ type NodeInventory struct {
 
 // TaskRequest is the body of POST /tasks.
 type TaskRequest struct {
-	Action         string              `json:"action"`
-	NodeFilter     orchestrator.Filter `json:"nodeFilter"`
-	DesignRevision string              `json:"designRevision"`
+	Action         orchestrator.Action `json:"action"`
+	NodeFilter     orchestrator.Filter `json:"nodeFilter,omitzero"`
+	DesignRevision string              `json:"designRevision,omitempty"`
 	// Options: decommission_nodes {erase, delete}, destroy_nodes {erase}.
-	Options *orchestrator.TaskOptions `json:"options"`
+	Options *orchestrator.TaskOptions `json:"options,omitempty"`
 }
 
 // TaskDetail is a task with its per-node results.
@@ -134,8 +134,8 @@ type TaskDetail struct {
 
 // DriftResolutionBody is the body of a drift resolve.
 type DriftResolutionBody struct {
-	Kind       string `json:"kind"`
-	Resolution string `json:"resolution"`
+	Kind       orchestrator.DriftKind  `json:"kind"`
+	Resolution orchestrator.Resolution `json:"resolution"`
 }
 
 // ValidationResult is the answer of a design validate.
