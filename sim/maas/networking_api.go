@@ -829,11 +829,10 @@ func (s *Server) withSubnet(fn subnetHandler) handler {
 func (s *Server) findSubnet(spec string) *subnet {
 	spec = strings.TrimSpace(spec)
 	key, val, ok := strings.Cut(spec, ":")
-	if !ok || !(key == "id" || key == "cidr" || key == "name" || key == "ip" || key == "vlan") {
+	if !ok || !subnetSpecKeys[key] {
 		key, val = "", spec
 	}
-	switch key {
-	case "", "id":
+	if key == "" || key == "id" {
 		if n, ok := idOf(val); ok {
 			if sn := s.subnets[n]; sn != nil || key == "id" {
 				return sn
@@ -844,15 +843,8 @@ func (s *Server) findSubnet(spec string) *subnet {
 		}
 	}
 	if key == "" || key == "cidr" {
-		if p, msg := parseCIDR(val); msg == "" && strings.Contains(val, "/") {
-			for _, id := range sortedIntKeys(s.subnets) {
-				if s.subnets[id].CIDR == p.String() {
-					return s.subnets[id]
-				}
-			}
-		}
-		if key == "cidr" {
-			return nil
+		if sn := s.subnetWithCIDR(val); sn != nil || key == "cidr" {
+			return sn
 		}
 	}
 	if key == "ip" {
@@ -863,6 +855,24 @@ func (s *Server) findSubnet(spec string) *subnet {
 	}
 	for _, id := range sortedIntKeys(s.subnets) {
 		if s.subnets[id].Name == val {
+			return s.subnets[id]
+		}
+	}
+	return nil
+}
+
+// subnetSpecKeys are the prefixes of MAAS's subnet specifiers; the
+// simulator takes "vlan:" but looks its value up among the names.
+var subnetSpecKeys = map[string]bool{"id": true, "cidr": true, "name": true, "ip": true, "vlan": true}
+
+// subnetWithCIDR is the subnet whose CIDR is v (an address/length), or nil.
+func (s *Server) subnetWithCIDR(v string) *subnet {
+	p, msg := parseCIDR(v)
+	if msg != "" || !strings.Contains(v, "/") {
+		return nil
+	}
+	for _, id := range sortedIntKeys(s.subnets) {
+		if s.subnets[id].CIDR == p.String() {
 			return s.subnets[id]
 		}
 	}
@@ -1709,34 +1719,9 @@ func (s *Server) staticRoutesCreate(req *request) (any, *apiError) {
 
 func (s *Server) applyStaticRouteForm(r *staticRoute, f formValues, creating bool) *apiError {
 	errs := fieldErrors{}
-	subnetField := func(key string, cur int) *subnet {
-		if !f.has(key) && !creating {
-			return s.subnets[cur]
-		}
-		v := strings.TrimSpace(f.get(key))
-		if v == "" {
-			errs.add(key, msgRequired)
-			return nil
-		}
-		sn := s.findSubnet(v)
-		if sn == nil {
-			errs.add(key, msgInvalidModel)
-		}
-		return sn
-	}
-	src := subnetField("source", r.SourceID)
-	dst := subnetField("destination", r.Destination)
-	gw := r.GatewayIP
-	if f.has("gateway_ip") || creating {
-		v := strings.TrimSpace(f.get("gateway_ip"))
-		if v == "" {
-			errs.add("gateway_ip", msgRequired)
-		} else if a, ok := parseAddr(v); !ok {
-			errs.add("gateway_ip", msgInvalidIP)
-		} else {
-			gw = a.String()
-		}
-	}
+	src := s.routeSubnetField(errs, f, "source", r.SourceID, creating)
+	dst := s.routeSubnetField(errs, f, "destination", r.Destination, creating)
+	gw := routeGatewayField(errs, f, r.GatewayIP, creating)
 	metric, hasMetric := intField(errs, f, "metric", 0, math.MaxInt32)
 	if src != nil && len(errs["gateway_ip"]) == 0 && gw != "" {
 		if a, _ := parseAddr(gw); !mustPrefix(src.CIDR).Contains(a) {
@@ -1766,6 +1751,41 @@ func (s *Server) applyStaticRouteForm(r *staticRoute, f formValues, creating boo
 		r.Metric = metric
 	}
 	return nil
+}
+
+// routeSubnetField reads a static route's source or destination (key):
+// the subnet cur when the form leaves it.
+func (s *Server) routeSubnetField(errs fieldErrors, f formValues, key string, cur int, creating bool) *subnet {
+	if !f.has(key) && !creating {
+		return s.subnets[cur]
+	}
+	v := strings.TrimSpace(f.get(key))
+	if v == "" {
+		errs.add(key, msgRequired)
+		return nil
+	}
+	sn := s.findSubnet(v)
+	if sn == nil {
+		errs.add(key, msgInvalidModel)
+	}
+	return sn
+}
+
+// routeGatewayField reads a static route's gateway_ip, gw when the form
+// leaves it.
+func routeGatewayField(errs fieldErrors, f formValues, gw string, creating bool) string {
+	if !f.has("gateway_ip") && !creating {
+		return gw
+	}
+	v := strings.TrimSpace(f.get("gateway_ip"))
+	if v == "" {
+		errs.add("gateway_ip", msgRequired)
+	} else if a, ok := parseAddr(v); !ok {
+		errs.add("gateway_ip", msgInvalidIP)
+	} else {
+		gw = a.String()
+	}
+	return gw
 }
 
 func (s *Server) staticRouteRead(r *staticRoute, _ *request) (any, *apiError) {
