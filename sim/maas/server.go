@@ -315,24 +315,39 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodGet {
-		s.writesInFlight.Add(1)
-		defer func() { // in this order: see machineWithMAC
-			s.writes.Add(1)
-			s.writesInFlight.Add(-1)
-		}()
-		if params["system_id"] == "" && !oneMachineWrites[key] { // may change what any machine renders: see listing.go
-			s.sharedWrites.Add(1)
-			defer func() { // in this order: see cachedMachine
-				s.sharedRev.Add(1)
-				s.sharedWrites.Add(-1)
-			}()
-		}
+		defer s.beginWrite(key, params)()
 	}
 	out, herr := fn(s, &request{r: r, params: params, form: form, user: user, op: op})
 	if herr != nil {
 		fail(herr)
 		return
 	}
+	status = writeAnswer(w, out)
+}
+
+// beginWrite counts a write request in flight, and one that may change
+// what any machine renders (no system_id, not one of oneMachineWrites:
+// see listing.go) as a shared write; the returned func ends it.
+func (s *Server) beginWrite(key string, params map[string]string) (end func()) {
+	s.writesInFlight.Add(1)
+	shared := params["system_id"] == "" && !oneMachineWrites[key]
+	if shared {
+		s.sharedWrites.Add(1)
+	}
+	return func() {
+		if shared { // in this order: see cachedMachine
+			s.sharedRev.Add(1)
+			s.sharedWrites.Add(-1)
+		}
+		s.writes.Add(1) // in this order: see machineWithMAC
+		s.writesInFlight.Add(-1)
+	}
+}
+
+// writeAnswer writes a handler's answer and returns its status: nil is 204
+// No Content, a rawBody goes as it is, anything else as JSON.
+func writeAnswer(w http.ResponseWriter, out any) int {
+	status := http.StatusOK
 	switch v := out.(type) {
 	case nil:
 		status = http.StatusNoContent
@@ -352,7 +367,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body, err := appendJSON((*buf)[:0], v)
 		if err != nil { // what appendJSON does not know: encoding/json decides
 			writeJSON(w, status, v)
-			return
+			return status
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.WriteHeader(status)
@@ -363,6 +378,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			jsonBuffers.Put(buf)
 		}
 	}
+	return status
 }
 
 // jsonBuffers recycles response buffers (a read of 1,000 machines is 10
