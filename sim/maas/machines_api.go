@@ -99,48 +99,25 @@ func (s *Server) machinesRead(req *request) (any, *apiError) {
 
 func (s *Server) matches(m *machine, f formValues) bool { return s.matchesBut(m, f, "") }
 
+// formAllows tells whether the form's filter key lets v through: it does
+// when the form does not name key, or names v among its values.
+func formAllows(f formValues, key, v string) bool {
+	vals, ok := f[key]
+	return !ok || slices.Contains(vals, v)
+}
+
 // matchesBut is matches without the filter skip (already applied).
 func (s *Server) matchesBut(m *machine, f formValues, skip string) bool {
-	in := func(key, v string) bool {
-		if key == skip {
-			return true
-		}
-		vals, ok := f[key]
-		if !ok {
-			return true
-		}
-		for _, x := range vals {
-			if x == v {
-				return true
-			}
-		}
-		return false
-	}
+	in := func(key, v string) bool { return key == skip || formAllows(f, key, v) }
 	if !in("id", m.SystemID) || !in("hostname", m.Hostname) || !in("agent_name", m.AgentName) ||
 		!in("zone", orDefault(m.Zone, "default")) || !in("pool", orDefault(m.Pool, "default")) || !in("domain", m.Domain) {
 		return false
 	}
-	if vals, ok := f["mac_address"]; ok {
-		found := false
-		for _, mac := range vals {
-			if m.hasMACNeedle(mac, s.macNeedleOf(mac)) {
-				found = true
-			}
-		}
-		if !found {
-			return false
-		}
+	if vals, ok := f["mac_address"]; ok && !slices.ContainsFunc(vals, func(mac string) bool { return m.hasMACNeedle(mac, s.macNeedleOf(mac)) }) {
+		return false
 	}
-	if vals, ok := f["status"]; ok {
-		found := false
-		for _, v := range vals {
-			if st, ok := statusByName(v); ok && st == m.Status {
-				found = true
-			}
-		}
-		if !found {
-			return false
-		}
+	if vals, ok := f["status"]; ok && !slices.ContainsFunc(vals, func(v string) bool { st, ok := statusByName(v); return ok && st == m.Status }) {
+		return false
 	}
 	for _, t := range splitList(f["tags"]) {
 		if !contains(m.Tags, t) {

@@ -61,30 +61,15 @@ func (s *Server) blockDeviceUpdate(m *machine, b *blockDevice, req *request) (an
 	if p := f.get("id_path"); p != "" && !absPathRE.MatchString(p) {
 		errs.add("id_path", "Enter a valid value.")
 	}
-	full := m.Status == StatusReady
-	var size, blockSize int64
-	var haveSize, haveBlockSize bool
-	if full {
-		size, haveSize = bytesField(f, errs, "size", false, minBlockDeviceSize, 0)
-		if b.Type == "physical" {
-			blockSize, haveBlockSize = bytesField(f, errs, "block_size", false, minBlockSize, 0)
-		}
-	}
-	ptType := ""
-	if full {
-		switch ptType = f.get("partition_table_type"); {
-		case ptType == "":
-		case ptType != "MBR" && ptType != "GPT":
-			errs.add("partition_table_type", "Select a valid choice. %s is not one of the available choices.", ptType)
-		case b.PTType == "":
-			errs.add("partition_table_type", "Block device has no partition table")
-		}
+	var bf blockDeviceForm
+	if m.Status == StatusReady { // a Deployed machine's disks keep their geometry
+		bf = readBlockDeviceGeometry(errs, b, f)
 	}
 	if e := errs.err(); e != nil {
 		return nil, e
 	}
 	if b.Type == "virtual" {
-		return s.updateLogicalVolume(m, b, f, size, haveSize)
+		return s.updateLogicalVolume(m, b, f, bf.size, bf.haveSize)
 	}
 	if name := f.get("name"); name != "" {
 		if m.nameTaken(name, b) {
@@ -92,6 +77,39 @@ func (s *Server) blockDeviceUpdate(m *machine, b *blockDevice, req *request) (an
 		}
 		b.Name = name
 	}
+	applyBlockDeviceForm(b, f, bf)
+	return s.renderBlockDevice(m, b), nil
+}
+
+// blockDeviceForm is the geometry an update of a Ready machine's block
+// device may change.
+type blockDeviceForm struct {
+	size, blockSize         int64
+	haveSize, haveBlockSize bool
+	ptType                  string
+}
+
+// readBlockDeviceGeometry reads size, block_size (physical disks only) and
+// partition_table_type (of a disk that has a table).
+func readBlockDeviceGeometry(errs formErrors, b *blockDevice, f formValues) blockDeviceForm {
+	var bf blockDeviceForm
+	bf.size, bf.haveSize = bytesField(f, errs, "size", false, minBlockDeviceSize, 0)
+	if b.Type == "physical" {
+		bf.blockSize, bf.haveBlockSize = bytesField(f, errs, "block_size", false, minBlockSize, 0)
+	}
+	switch bf.ptType = f.get("partition_table_type"); {
+	case bf.ptType == "":
+	case bf.ptType != "MBR" && bf.ptType != "GPT":
+		errs.add("partition_table_type", "Select a valid choice. %s is not one of the available choices.", bf.ptType)
+	case b.PTType == "":
+		errs.add("partition_table_type", "Block device has no partition table")
+	}
+	return bf
+}
+
+// applyBlockDeviceForm sets a physical block device's descriptive fields
+// and checked geometry.
+func applyBlockDeviceForm(b *blockDevice, f formValues, bf blockDeviceForm) {
 	if f.has("model") {
 		b.Model = f.get("model")
 	}
@@ -101,16 +119,15 @@ func (s *Server) blockDeviceUpdate(m *machine, b *blockDevice, req *request) (an
 	if f.has("id_path") {
 		b.IDPath = f.get("id_path")
 	}
-	if haveSize {
-		b.Size = size
+	if bf.haveSize {
+		b.Size = bf.size
 	}
-	if haveBlockSize {
-		b.BlockSize = int(blockSize)
+	if bf.haveBlockSize {
+		b.BlockSize = int(bf.blockSize)
 	}
-	if ptType != "" {
-		b.PTType = ptType
+	if bf.ptType != "" {
+		b.PTType = bf.ptType
 	}
-	return s.renderBlockDevice(m, b), nil
 }
 
 // updateLogicalVolume is UpdateVirtualBlockDeviceForm for a logical volume:
