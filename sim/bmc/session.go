@@ -376,28 +376,7 @@ func (b *BMC) processV20(pkt []byte) []byte {
 		return nil
 	}
 	if p.sid == 0 {
-		if p.encrypted || p.authenticated {
-			return nil
-		}
-		switch p.payloadType {
-		case payloadOpenSessReq:
-			return b.openSession(p.payload)
-		case payloadRAKP1:
-			return b.rakp1(p.payload)
-		case payloadRAKP3:
-			return b.rakp3(p.payload)
-		case payloadIPMI:
-			req, err := parseIPMIRequest(p.payload)
-			if err != nil {
-				return nil
-			}
-			msg := b.preSession(req, true)
-			if msg == nil {
-				return nil
-			}
-			return buildV20(payloadIPMI, 0, 0, msg, nil)
-		}
-		return nil
+		return b.processV20Sessionless(p)
 	}
 
 	now := time.Now()
@@ -411,23 +390,9 @@ func (b *BMC) processV20(pkt []byte) []byte {
 	cs := s.cs
 	b.mu.Unlock()
 
-	if cs.integ != integNone && (!p.authenticated || !cs.checkTrailer(p)) {
+	payload, ok := cs.open(p)
+	if !ok || p.payloadType != payloadIPMI { // SOL and OEM payloads are not supported
 		return nil
-	}
-	payload := p.payload
-	if cs.conf != confNone {
-		if !p.encrypted {
-			return nil
-		}
-		var ok bool
-		if payload, ok = cs.decrypt(payload); !ok {
-			return nil
-		}
-	} else if p.encrypted {
-		return nil
-	}
-	if p.payloadType != payloadIPMI {
-		return nil // SOL and OEM payloads are not supported
 	}
 	req, err := parseIPMIRequest(payload)
 	if err != nil {
@@ -439,6 +404,50 @@ func (b *BMC) processV20(pkt []byte) []byte {
 		return nil
 	}
 	return buildV20(payloadIPMI, s.remoteID, seq, msg, &cs)
+}
+
+// processV20Sessionless answers the v2.0 packets outside a session: the
+// RMCP+ handshake and the pre-session IPMI commands, none of them
+// authenticated or encrypted.
+func (b *BMC) processV20Sessionless(p *v20Packet) []byte {
+	if p.encrypted || p.authenticated {
+		return nil
+	}
+	switch p.payloadType {
+	case payloadOpenSessReq:
+		return b.openSession(p.payload)
+	case payloadRAKP1:
+		return b.rakp1(p.payload)
+	case payloadRAKP3:
+		return b.rakp3(p.payload)
+	case payloadIPMI:
+		req, err := parseIPMIRequest(p.payload)
+		if err != nil {
+			return nil
+		}
+		msg := b.preSession(req, true)
+		if msg == nil {
+			return nil
+		}
+		return buildV20(payloadIPMI, 0, 0, msg, nil)
+	}
+	return nil
+}
+
+// open checks a session packet's integrity trailer and decrypts its
+// payload as the session's cipher suite requires; false drops the packet
+// (a missing or wrong trailer, encryption missing or unexpected).
+func (c *cipherState) open(p *v20Packet) ([]byte, bool) {
+	if c.integ != integNone && (!p.authenticated || !c.checkTrailer(p)) {
+		return nil, false
+	}
+	if c.conf == confNone {
+		return p.payload, !p.encrypted
+	}
+	if !p.encrypted {
+		return nil, false
+	}
+	return c.decrypt(p.payload)
 }
 
 // openSession answers an RMCP+ Open Session Request (section 13.17).
