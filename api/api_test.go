@@ -142,7 +142,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 			default:
 				want = "allowed"
 			}
-			ok := true
+			var ok bool
 			switch want {
 			case "401":
 				ok = code == http.StatusUnauthorized

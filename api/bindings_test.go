@@ -38,8 +38,12 @@ func exampleArchive(t *testing.T, replace ...string) []byte {
 				s, done[i/2] = strings.Replace(s, replace[i], replace[i+1], 1), true
 			}
 		}
-		tw.WriteHeader(&tar.Header{Name: "site/" + filepath.Base(f), Mode: 0o644, Size: int64(len(s)), Typeflag: tar.TypeReg})
-		tw.Write([]byte(s))
+		if err := tw.WriteHeader(&tar.Header{Name: "site/" + filepath.Base(f), Mode: 0o644, Size: int64(len(s)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i, ok := range done {
 		if !ok {
@@ -84,7 +88,9 @@ func TestCredentialBindingsNeedAdmin(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			code, b := f.do(t, "POST", "/api/v1/designs", op, "application/gzip", exampleArchive(t, c.replace...))
 			var p api.Problem
-			json.Unmarshal(b, &p)
+			if err := json.Unmarshal(b, &p); err != nil {
+				t.Fatalf("operator: %d %s: not problem details: %v", code, b, err)
+			}
 			if code != http.StatusForbidden || !strings.Contains(p.Detail, c.want) || !strings.Contains(p.Detail, "admin") {
 				t.Fatalf("operator: %d %s; want 403 naming %q", code, b, c.want)
 			}

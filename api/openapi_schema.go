@@ -8,6 +8,13 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3gen"
+
+	"github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/statestore"
 )
 
 // customizer completes the generator's schema of each Go type: the
@@ -40,6 +47,9 @@ func customizer(out bool) openapi3gen.SchemaCustomizerFn {
 			sc.Type = &openapi3.Types{openapi3.TypeObject}
 			sc.AdditionalProperties = openapi3.AdditionalProperties{Has: new(false)}
 			sc.Required = required(t, sc.Properties)
+			if !out {
+				return applyBounds(t, sc)
+			}
 		}
 		return nil
 	}
@@ -84,4 +94,64 @@ func required(t reflect.Type, props openapi3.Schemas) []string {
 		}
 	}
 	return out
+}
+
+// fieldBound is a limit a handler enforces on a request field, which the
+// document states too (OpenAPI counts characters where the server counts
+// bytes: the server's fieldBound is the stricter one).
+type fieldBound struct {
+	maxLength     uint64 // of the string
+	maxItems      uint64 // of the list
+	maxProperties uint64 // of the map
+	eachMaxLength uint64 // of each string of the list or map
+	enum          []string
+}
+
+// requestBounds are the request fields' limits, by struct type and Go
+// field name (the property's name follows the json tag).
+var requestBounds = map[reflect.Type]map[string]fieldBound{
+	reflect.TypeFor[apitypes.TaskRequest](): {"DesignRevision": {maxLength: statestore.IDLen}},
+	reflect.TypeFor[apitypes.NodeVerbRequest](): {"Reason": {maxLength: maxReason}, "Revision": {maxLength: statestore.IDLen},
+		"Machine": {maxLength: maxMachineID}},
+	reflect.TypeFor[apitypes.TokenRequest]():    {"Name": {maxLength: auth.MaxNameLen}},
+	reflect.TypeFor[orchestrator.Filter]():      {"Sets": {maxItems: orchestrator.MaxFilterSets}},
+	reflect.TypeFor[orchestrator.TaskOptions](): {"Erase": {enum: enum([]drivers.Erase{drivers.EraseNone, drivers.EraseQuick, drivers.EraseSecure})}},
+	reflect.TypeFor[design.NodeFilter](): {
+		"Names":  {maxItems: orchestrator.MaxFilterNames, eachMaxLength: orchestrator.MaxFilterValueLen},
+		"Tags":   {maxItems: orchestrator.MaxFilterValues, eachMaxLength: orchestrator.MaxFilterValueLen},
+		"Racks":  {maxItems: orchestrator.MaxFilterValues, eachMaxLength: orchestrator.MaxFilterValueLen},
+		"Labels": {maxProperties: orchestrator.MaxFilterValues, eachMaxLength: orchestrator.MaxFilterValueLen}},
+}
+
+// applyBounds sets the limits of struct t's fields on its schema sc.
+func applyBounds(t reflect.Type, sc *openapi3.Schema) error {
+	for field, b := range requestBounds[t] {
+		f, ok := t.FieldByName(field)
+		name, _ := jsonField(f.Tag)
+		prop := sc.Properties[name]
+		if !ok || prop == nil || prop.Value == nil {
+			return fmt.Errorf("requestBounds: %s has no field %s in the document", t, field)
+		}
+		p := prop.Value
+		for _, v := range b.enum {
+			p.Enum = append(p.Enum, v)
+		}
+		if b.maxLength > 0 {
+			p.MaxLength = &b.maxLength
+		}
+		if b.maxItems > 0 {
+			p.MaxItems = &b.maxItems
+		}
+		if b.maxProperties > 0 {
+			p.MaxProps = &b.maxProperties
+		}
+		if b.eachMaxLength > 0 {
+			each := p.AdditionalProperties.Schema
+			if p.Items != nil {
+				each = p.Items
+			}
+			each.Value.MaxLength = &b.eachMaxLength
+		}
+	}
+	return nil
 }

@@ -118,7 +118,6 @@ func TestHostileUploadServerStaysUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := designTarGz(t, map[string][]byte{"00-site/a.yaml": huge})
-	huge = nil
 	t.Logf("upload: %d bytes", len(body))
 	var resp *http.Response
 	var b []byte
@@ -209,7 +208,9 @@ func TestDesignUploadsBounded(t *testing.T) {
 		resp.Body.Close()
 		held <- resp.StatusCode
 	}()
-	pw.Write(small[:10])
+	if _, err := pw.Write(small[:10]); err != nil {
+		t.Fatal(err)
+	}
 	var resp *http.Response
 	var b []byte
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -221,7 +222,9 @@ func TestDesignUploadsBounded(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "5" || !strings.Contains(problemOf(t, b).Detail, "try again") {
 		t.Errorf("with the slot held: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
 	}
-	pw.Write(small[10:])
+	if _, err := pw.Write(small[10:]); err != nil {
+		t.Fatal(err)
+	}
 	pw.Close()
 	if code := <-held; code != 200 {
 		t.Errorf("the held upload: %d", code)
@@ -239,7 +242,9 @@ func TestUploadDirectories(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(stale, "00-site"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(stale, "00-site", "a.yaml"), []byte("x: 1\n"), 0o600)
+	if err := os.WriteFile(filepath.Join(stale, "00-site", "a.yaml"), []byte("x: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	f := &fixture{apitest.Start(t, apitest.WithSeed(9), apitest.WithConfig(func(c *api.Config) { c.UploadDir = dir }))}
 	empty(t, dir)
 
@@ -270,7 +275,7 @@ func TestUploadDirectories(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+f.Token[api.RoleViewer])
 	req.Header.Set("Content-Type", "application/gzip")
 	go func() {
-		pw.Write(good[:20])
+		_, _ = pw.Write(good[:20]) // the server may stop reading first: what follows is the test
 		time.Sleep(200 * time.Millisecond)
 		cancel()
 		pw.CloseWithError(context.Canceled) // else the client's transport waits on the body
