@@ -64,47 +64,15 @@ func applyProfile(hw *maas.Hardware, n *design.Node) {
 		exp = h.Expect
 	}
 	if exp != nil {
-		if c := exp.CPU; c != nil {
-			if c.Count > 0 {
-				hw.CPUs = min(c.Count, 4096)
-			}
-			if c.Model != "" {
-				hw.CPUModel = matching(c.Model, cpuModels, hw.CPUModel)
-			}
-		}
-		if sz, err := design.ParseSize(exp.MemoryMin); err == nil && sz.Bytes > 0 {
-			hw.MemoryMiB = int(min((sz.Bytes+(1<<20)-1)>>20, 1<<30))
-		}
-		if f := exp.Firmware; f != nil {
-			hw.BIOSVersion = atLeast(hw.BIOSVersion, f.BIOSMin)
-			hw.BMCVersion = atLeast(hw.BMCVersion, f.BMCMin)
-		}
+		applyExpectedCore(hw, exp)
 	}
 	hw.CPUCores = max(hw.CPUs/2, 1)
 	if hw.CPUs < hw.CPUSockets {
 		hw.CPUSockets = 1
 	}
 	hw.GPUs = gpus(hw, exp)
-	cabling := n.Spec.Cabling
 	for i := range hw.NICs {
-		nic := &hw.NICs[i]
-		nic.Driver, nic.Firmware, nic.MaxMbps = "ice", nicFirmware, defaultNICMbps
-		nic.NUMANode = numaOf(nic.PCI)
-		if exp != nil {
-			if e, ok := exp.NICs[nic.Alias]; ok {
-				if e.SpeedMinMbps > 0 {
-					nic.MaxMbps = max(nic.MaxMbps, min(e.SpeedMinMbps, 1600000))
-				}
-				if e.Driver != "" {
-					nic.Driver = e.Driver
-				}
-			}
-		}
-		nic.SpeedMbps = nic.MaxMbps
-		nic.Vendor, nic.Product = nicModel(nic.Driver, nic.MaxMbps)
-		if c, ok := cabling[nic.Alias]; ok && nic.Alias != "" {
-			nic.Neighbor = &maas.LLDPNeighbor{ChassisID: mac("switch", c.Switch), SysName: c.Switch, PortID: c.Port, PortDescr: c.Port}
-		}
+		applyNICProfile(&hw.NICs[i], exp, n.Spec.Cabling)
 	}
 	for i := range hw.Disks {
 		d := &hw.Disks[i]
@@ -123,6 +91,48 @@ func applyProfile(hw *maas.Hardware, n *design.Node) {
 	}
 	if c := n.Spec.Constraints; c != nil {
 		hw.Zone, hw.Pool, hw.Tags = c.Zone, c.Pool, append([]string(nil), c.Tags...)
+	}
+}
+
+// applyExpectedCore gives the machine the CPUs, memory and firmware the
+// design expects of it (at least).
+func applyExpectedCore(hw *maas.Hardware, exp *design.HardwareExpect) {
+	if c := exp.CPU; c != nil {
+		if c.Count > 0 {
+			hw.CPUs = min(c.Count, 4096)
+		}
+		if c.Model != "" {
+			hw.CPUModel = matching(c.Model, cpuModels, hw.CPUModel)
+		}
+	}
+	if sz, err := design.ParseSize(exp.MemoryMin); err == nil && sz.Bytes > 0 {
+		hw.MemoryMiB = int(min((sz.Bytes+(1<<20)-1)>>20, 1<<30))
+	}
+	if f := exp.Firmware; f != nil {
+		hw.BIOSVersion = atLeast(hw.BIOSVersion, f.BIOSMin)
+		hw.BMCVersion = atLeast(hw.BMCVersion, f.BMCMin)
+	}
+}
+
+// applyNICProfile gives a NIC the driver and speed the design expects of
+// it (at least), and the switch port its cabling names as LLDP neighbour.
+func applyNICProfile(nic *maas.NIC, exp *design.HardwareExpect, cabling map[string]design.Cable) {
+	nic.Driver, nic.Firmware, nic.MaxMbps = "ice", nicFirmware, defaultNICMbps
+	nic.NUMANode = numaOf(nic.PCI)
+	if exp != nil {
+		if e, ok := exp.NICs[nic.Alias]; ok {
+			if e.SpeedMinMbps > 0 {
+				nic.MaxMbps = max(nic.MaxMbps, min(e.SpeedMinMbps, 1600000))
+			}
+			if e.Driver != "" {
+				nic.Driver = e.Driver
+			}
+		}
+	}
+	nic.SpeedMbps = nic.MaxMbps
+	nic.Vendor, nic.Product = nicModel(nic.Driver, nic.MaxMbps)
+	if c, ok := cabling[nic.Alias]; ok && nic.Alias != "" {
+		nic.Neighbor = &maas.LLDPNeighbor{ChassisID: mac("switch", c.Switch), SysName: c.Switch, PortID: c.Port, PortDescr: c.Port}
 	}
 }
 
