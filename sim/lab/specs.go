@@ -62,49 +62,62 @@ func nodeSpec(d *design.Design, n *design.Node, secrets func(string) (string, er
 	if h := n.Spec.Hardware; h != nil {
 		hw.Vendor, hw.Product = orDefault(h.Vendor, hw.Vendor), orDefault(h.Model, hw.Product)
 	}
+	hw.NICs = nodeNICs(n)
+	hw.Disks = nodeDisks(n)
+	applyProfile(&hw, n) // hardware.go
+	sp.hw = hw
+	return sp, nil
+}
+
+// nodeNICs are a node's NICs: those of its interfaces (on the interface's
+// link), then those the design cables or expects without an interface on
+// them; one on the lab network when there are none.
+func nodeNICs(n *design.Node) []maas.NIC {
+	name := n.Metadata.Name
+	var nics []maas.NIC
 	seen := map[string]bool{}
-	ifaces := sortedKeys(n.Spec.Interfaces)
-	for _, in := range ifaces {
+	add := func(dev, network string, onInterface bool) {
+		seen[dev] = true
+		pci := aliasAddr(n, dev, "pci")
+		if pci == "" {
+			pci = fakePCI(name, dev)
+		}
+		m := mac(name, dev)
+		if bm := n.Spec.BootMAC; bm != "" && onInterface && dev == pxeDevice(n) {
+			m = strings.ToLower(bm) // the design identifies the machine by this NIC
+		}
+		nics = append(nics, maas.NIC{MAC: m, PCI: pci, Name: pciName(pci), Network: network,
+			Vendor: "Intel Corporation", Product: "Ethernet Controller E810-XXV", Alias: dev})
+	}
+	for _, in := range sortedKeys(n.Spec.Interfaces) {
 		i := n.Spec.Interfaces[in]
 		for _, dev := range i.Devices {
-			if seen[dev] {
-				continue
+			if !seen[dev] {
+				add(dev, i.Link, true)
 			}
-			seen[dev] = true
-			pci := aliasAddr(n, dev, "pci")
-			if pci == "" {
-				pci = fakePCI(name, dev)
-			}
-			network := i.Link
-			m := mac(name, dev)
-			if bm := n.Spec.BootMAC; bm != "" && dev == pxeDevice(n) {
-				m = strings.ToLower(bm) // the design identifies the machine by this NIC
-			}
-			hw.NICs = append(hw.NICs, maas.NIC{MAC: m, PCI: pci, Name: pciName(pci), Network: network,
-				Vendor: "Intel Corporation", Product: "Ethernet Controller E810-XXV", Alias: dev})
 		}
 	}
-	// NICs the design cables or expects without an interface on them.
 	var extra []string
 	if h := n.Spec.Hardware; h != nil && h.Expect != nil {
 		extra = append(extra, sortedKeys(h.Expect.NICs)...)
 	}
 	extra = append(extra, sortedKeys(n.Spec.Cabling)...)
 	for _, dev := range extra {
-		if _, disk := n.Spec.Storage.Devices[dev]; seen[dev] || disk {
-			continue
+		if _, disk := n.Spec.Storage.Devices[dev]; !seen[dev] && !disk {
+			add(dev, "", false)
 		}
-		seen[dev] = true
-		pci := aliasAddr(n, dev, "pci")
-		if pci == "" {
-			pci = fakePCI(name, dev)
-		}
-		hw.NICs = append(hw.NICs, maas.NIC{MAC: mac(name, dev), PCI: pci, Name: pciName(pci),
-			Vendor: "Intel Corporation", Product: "Ethernet Controller E810-XXV", Alias: dev})
 	}
-	if len(hw.NICs) == 0 {
-		hw.NICs = []maas.NIC{{MAC: mac(name, "eth0"), PCI: fakePCI(name, "eth0"), Name: "eno1", Network: "lab"}}
+	if len(nics) == 0 {
+		nics = []maas.NIC{{MAC: mac(name, "eth0"), PCI: fakePCI(name, "eth0"), Name: "eno1", Network: "lab"}}
 	}
+	return nics
+}
+
+// nodeDisks are a node's disks, one per storage device: NVMe ones by their
+// alias's bus, SCSI ones otherwise; one SCSI disk when there are none.
+func nodeDisks(n *design.Node) []maas.Disk {
+	name := n.Metadata.Name
+	var disks []maas.Disk
 	nvme, scsi := 0, 0
 	for _, dn := range sortedKeys(n.Spec.Storage.Devices) {
 		disk := maas.Disk{Size: defaultDiskBytes, Model: "Lab SSD", Serial: serial(name, dn), Alias: dn}
@@ -122,14 +135,12 @@ func nodeSpec(d *design.Design, n *design.Node, secrets func(string) (string, er
 			}
 			scsi++
 		}
-		hw.Disks = append(hw.Disks, disk)
+		disks = append(disks, disk)
 	}
-	if len(hw.Disks) == 0 {
-		hw.Disks = []maas.Disk{{Name: "sda", Bus: "scsi", Addr: "0:0:0:0", Size: 960e9, Model: "Lab SSD", Serial: serial(name, "sda")}}
+	if len(disks) == 0 {
+		disks = []maas.Disk{{Name: "sda", Bus: "scsi", Addr: "0:0:0:0", Size: 960e9, Model: "Lab SSD", Serial: serial(name, "sda")}}
 	}
-	applyProfile(&hw, n) // hardware.go
-	sp.hw = hw
-	return sp, nil
+	return disks
 }
 
 func genericSpec(i int) machineSpec {
