@@ -61,22 +61,7 @@ func (v *validator) expect(h *HardwareProfile) {
 		}
 	}
 	if g := e.GPUs; g != nil {
-		if g.Count < 0 {
-			bad(g.Pos, "expect.gpus.count %d is negative (0 expects no GPU)", g.Count)
-		}
-		v.pattern(g.Model, func(err string) { bad(g.Pos, "expect.gpus.model %.60q is not a regular expression: %s", g.Model, err) })
-		if len(g.Addresses) > 0 && len(g.Addresses) != g.Count {
-			bad(g.Pos, "expect.gpus.addresses lists %d addresses for count %d: list every GPU's, or none", len(g.Addresses), g.Count)
-		}
-		seen := map[string]bool{}
-		for _, a := range g.Addresses {
-			if !pciAddrRE.MatchString(a) {
-				bad(g.Pos, "expect.gpus.addresses: %.40q is not a PCI address (dddd:bb:dd.f)", a)
-			} else if seen[strings.ToLower(a)] {
-				bad(g.Pos, "expect.gpus.addresses: %s is listed twice", a)
-			}
-			seen[strings.ToLower(a)] = true
-		}
+		v.expectGPUs(bad, g)
 	}
 	aliases := strings.Join(sortedNames(h.Spec.DeviceAliases), ", ")
 	for _, alias := range sortedNames(e.NICs) {
@@ -92,6 +77,44 @@ func (v *validator) expect(h *HardwareProfile) {
 			bad(n.Pos, "expect.nics.%s.speedMinMbps %d is negative", alias, n.SpeedMinMbps)
 		}
 	}
+	v.expectDisks(bad, h, aliases)
+	if f := e.Firmware; f != nil {
+		for _, fv := range []struct{ field, val string }{{"biosMin", f.BIOSMin}, {"bmcMin", f.BMCMin}} {
+			if fv.val != "" && !versionRE.MatchString(fv.val) {
+				bad(f.Pos, "expect.firmware.%s %.40q is not a version of dotted numbers like 2.1.0", fv.field, fv.val)
+			}
+		}
+	}
+}
+
+// expectReport reports a problem of a profile's expect block at pos.
+type expectReport func(pos Pos, format string, args ...any)
+
+// expectGPUs checks expect.gpus: a count not negative, a model pattern,
+// and as many distinct PCI addresses as the count, or none.
+func (v *validator) expectGPUs(bad expectReport, g *ExpectGPUs) {
+	if g.Count < 0 {
+		bad(g.Pos, "expect.gpus.count %d is negative (0 expects no GPU)", g.Count)
+	}
+	v.pattern(g.Model, func(err string) { bad(g.Pos, "expect.gpus.model %.60q is not a regular expression: %s", g.Model, err) })
+	if len(g.Addresses) > 0 && len(g.Addresses) != g.Count {
+		bad(g.Pos, "expect.gpus.addresses lists %d addresses for count %d: list every GPU's, or none", len(g.Addresses), g.Count)
+	}
+	seen := map[string]bool{}
+	for _, a := range g.Addresses {
+		if !pciAddrRE.MatchString(a) {
+			bad(g.Pos, "expect.gpus.addresses: %.40q is not a PCI address (dddd:bb:dd.f)", a)
+		} else if seen[strings.ToLower(a)] {
+			bad(g.Pos, "expect.gpus.addresses: %s is listed twice", a)
+		}
+		seen[strings.ToLower(a)] = true
+	}
+}
+
+// expectDisks checks expect.disks: each a device alias of the profile
+// (aliases lists them), with a fixed sizeMin and a model pattern.
+func (v *validator) expectDisks(bad expectReport, h *HardwareProfile, aliases string) {
+	e := h.Spec.Expect
 	for _, alias := range sortedNames(e.Disks) {
 		d := e.Disks[alias]
 		if _, ok := h.Spec.DeviceAliases[alias]; !ok {
@@ -105,13 +128,6 @@ func (v *validator) expect(h *HardwareProfile) {
 		v.pattern(d.Model, func(err string) {
 			bad(d.Pos, "expect.disks.%s.model %.60q is not a regular expression: %s", alias, d.Model, err)
 		})
-	}
-	if f := e.Firmware; f != nil {
-		for _, fv := range []struct{ field, val string }{{"biosMin", f.BIOSMin}, {"bmcMin", f.BMCMin}} {
-			if fv.val != "" && !versionRE.MatchString(fv.val) {
-				bad(f.Pos, "expect.firmware.%s %.40q is not a version of dotted numbers like 2.1.0", fv.field, fv.val)
-			}
-		}
 	}
 }
 
