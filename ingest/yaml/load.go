@@ -114,11 +114,7 @@ func Load(ctx context.Context, roots []string) (*Result, error) {
 // are Findings.
 func LoadLimited(ctx context.Context, roots []string, lim Limits) (*Result, error) {
 	lim = lim.OrDefault()
-	type job struct {
-		root int
-		path string
-	}
-	var jobs []job
+	var jobs []loadJob
 	res := &Result{}
 	for i, r := range roots {
 		files, err := Files(r)
@@ -126,26 +122,49 @@ func LoadLimited(ctx context.Context, roots []string, lim Limits) (*Result, erro
 			return nil, err
 		}
 		for _, f := range files {
-			jobs = append(jobs, job{i, f})
+			jobs = append(jobs, loadJob{i, f})
 			res.Files = append(res.Files, f)
 		}
 	}
 	if err := checkSizes(res.Files, lim); err != nil {
 		return nil, err
 	}
-	type parsed struct {
-		sources  []design.Source
-		findings []design.Finding
-		err      error
+	out, err := parseAll(ctx, jobs, lim)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]parsed, len(jobs))
+	for _, p := range out {
+		if p.err != nil {
+			return nil, p.err
+		}
+		res.Sources = append(res.Sources, p.sources...)
+		res.Findings = append(res.Findings, p.findings...)
+	}
+	return res, nil
+}
+
+// loadJob is a file to parse and the index of the root it is under.
+type loadJob struct {
+	root int
+	path string
+}
+
+// parsedFile is what parsing a loadJob gave.
+type parsedFile struct {
+	sources  []design.Source
+	findings []design.Finding
+	err      error
+}
+
+// parseAll reads and parses the files on GOMAXPROCS workers, all of them
+// counting against lim's total; the results are in the jobs' order.
+func parseAll(ctx context.Context, jobs []loadJob, lim Limits) ([]parsedFile, error) {
+	out := make([]parsedFile, len(jobs))
 	var total atomic.Int64
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < min(runtime.GOMAXPROCS(0), len(jobs)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
 				data, err := readFile(jobs[i].path, lim, &total)
 				if err != nil {
@@ -154,7 +173,7 @@ func LoadLimited(ctx context.Context, roots []string, lim Limits) (*Result, erro
 				}
 				out[i].sources, out[i].findings = ParseFile(jobs[i].path, data, jobs[i].root)
 			}
-		}()
+		})
 	}
 	var err error
 feed:
@@ -168,17 +187,7 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range out {
-		if p.err != nil {
-			return nil, p.err
-		}
-		res.Sources = append(res.Sources, p.sources...)
-		res.Findings = append(res.Findings, p.findings...)
-	}
-	return res, nil
+	return out, err
 }
 
 // checkSizes refuses, before anything is read, a file or a design whose
