@@ -12,29 +12,8 @@ func (v *validator) bootActions() map[string]bool {
 	for _, an := range sortedNames(v.d.BootActions) {
 		a := v.d.BootActions[an]
 		s := &a.Spec
-		for i, as := range s.Assets {
-			what := fmt.Sprintf("assets[%d]", i)
-			switch {
-			case as.Data == "" && as.Template == "":
-				v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s has neither data nor template; give it one", what)
-			case as.Data != "" && as.Template != "":
-				v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s has both data and template; keep one", what)
-			}
-			if as.Template != "" {
-				if _, err := template.New(what).Option("missingkey=error").Funcs(TemplateFuncs(nil)).Parse(as.Template); err != nil {
-					pos := as.TemplatePos
-					if !pos.IsSet() {
-						pos = as.Pos
-					}
-					v.r.errorf(RuleBootAction, KindBootAction, an, pos, "%s: template does not parse: %v", what, err)
-				}
-			}
-			if as.Path != "" && (!path.IsAbs(as.Path) || path.Clean(as.Path) != as.Path) {
-				v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s: path %q must be absolute and clean, like /etc/motd", what, as.Path)
-			}
-			if as.Permissions != "" && !permsRE.MatchString(as.Permissions) {
-				v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s: permissions %q must be octal, like \"0644\"", what, as.Permissions)
-			}
+		for i := range s.Assets {
+			v.asset(an, i, &s.Assets[i])
 		}
 		if f := s.NodeFilter; f != nil {
 			for _, n := range f.Names {
@@ -50,6 +29,29 @@ func (v *validator) bootActions() map[string]bool {
 		}
 	}
 	return targeted
+}
+
+// asset checks asset i of boot action an: data or a template that parses,
+// a clean absolute path, octal permissions.
+func (v *validator) asset(an string, i int, as *Asset) {
+	what := fmt.Sprintf("assets[%d]", i)
+	switch {
+	case as.Data == "" && as.Template == "":
+		v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s has neither data nor template; give it one", what)
+	case as.Data != "" && as.Template != "":
+		v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s has both data and template; keep one", what)
+	}
+	if as.Template != "" {
+		if _, err := template.New(what).Option("missingkey=error").Funcs(TemplateFuncs(nil)).Parse(as.Template); err != nil {
+			v.r.errorf(RuleBootAction, KindBootAction, an, orPos(as.TemplatePos, as.Pos), "%s: template does not parse: %v", what, err)
+		}
+	}
+	if as.Path != "" && (!path.IsAbs(as.Path) || path.Clean(as.Path) != as.Path) {
+		v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s: path %q must be absolute and clean, like /etc/motd", what, as.Path)
+	}
+	if as.Permissions != "" && !permsRE.MatchString(as.Permissions) {
+		v.r.errorf(RuleBootAction, KindBootAction, an, as.Pos, "%s: permissions %q must be octal, like \"0644\"", what, as.Permissions)
+	}
 }
 
 // TemplateFuncs are the functions a boot action template may call:

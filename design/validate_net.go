@@ -11,15 +11,7 @@ func (v *validator) network(n *Network) {
 	ni := &netInfo{}
 	v.nets[name] = ni
 	if s.CIDR != "" {
-		p, err := netip.ParsePrefix(s.CIDR)
-		switch {
-		case err != nil:
-			v.r.errorf(RuleCIDR, KindNetwork, name, s.CIDRPos, "cidr %q does not parse: write an address and prefix length, like 10.20.0.0/24", s.CIDR)
-		case p.Masked() != p:
-			v.r.errorf(RuleCIDR, KindNetwork, name, s.CIDRPos, "cidr %q has host bits set; did you mean %s?", s.CIDR, p.Masked())
-		default:
-			ni.prefix, ni.ok = p, true
-		}
+		ni.prefix, ni.ok = v.networkCIDR(name, s)
 	}
 	if s.VLANPos.Usable() && (s.VLAN < 1 || s.VLAN > 4094) {
 		v.r.errorf(RuleVLAN, KindNetwork, name, s.VLANPos, "vlan %d is outside 1..4094; remove it for an untagged network", s.VLAN)
@@ -37,23 +29,8 @@ func (v *validator) network(n *Network) {
 			v.r.errorf(RuleSchema, KindNetwork, name, s.DNS.ServersPos, "dns.servers[%d] %q is not an IP address", i, a)
 		}
 	}
-	for i, rg := range s.Ranges {
-		what := fmt.Sprintf("ranges[%d]", i)
-		start, ok1 := v.inNetwork(KindNetwork, name, name, rg.Pos, what+".start", rg.Start)
-		end, ok2 := v.inNetwork(KindNetwork, name, name, rg.Pos, what+".end", rg.End)
-		if !ok1 || !ok2 {
-			continue
-		}
-		if end.Less(start) {
-			v.r.errorf(RuleIPRange, KindNetwork, name, rg.Pos, "%s starts at %s after its end %s; swap them", what, start, end)
-			continue
-		}
-		for _, o := range ni.ranges {
-			if !end.Less(o.start) && !o.end.Less(start) {
-				v.r.errorf(RuleIPRange, KindNetwork, name, rg.Pos, "%s %s-%s overlaps the %s range %s-%s at %s", what, start, end, o.typ, o.start, o.end, o.pos)
-			}
-		}
-		ni.ranges = append(ni.ranges, parsedRange{typ: rg.Type, start: start, end: end, pos: rg.Pos})
+	for i := range s.Ranges {
+		v.networkRange(name, ni, i, &s.Ranges[i])
 	}
 	for i, rt := range s.Routes {
 		if _, err := netip.ParsePrefix(rt.To); err != nil {
@@ -63,6 +40,41 @@ func (v *validator) network(n *Network) {
 		}
 		v.inNetwork(KindNetwork, name, name, rt.Pos, fmt.Sprintf("routes[%d].via", i), rt.Via)
 	}
+}
+
+// networkCIDR parses network name's cidr, which must have no host bits.
+func (v *validator) networkCIDR(name string, s *NetworkSpec) (netip.Prefix, bool) {
+	p, err := netip.ParsePrefix(s.CIDR)
+	switch {
+	case err != nil:
+		v.r.errorf(RuleCIDR, KindNetwork, name, s.CIDRPos, "cidr %q does not parse: write an address and prefix length, like 10.20.0.0/24", s.CIDR)
+		return netip.Prefix{}, false
+	case p.Masked() != p:
+		v.r.errorf(RuleCIDR, KindNetwork, name, s.CIDRPos, "cidr %q has host bits set; did you mean %s?", s.CIDR, p.Masked())
+		return netip.Prefix{}, false
+	}
+	return p, true
+}
+
+// networkRange checks range i of network name (its ends in the network, in
+// order, overlapping none before it) and records it in ni.
+func (v *validator) networkRange(name string, ni *netInfo, i int, rg *AddressRange) {
+	what := fmt.Sprintf("ranges[%d]", i)
+	start, ok1 := v.inNetwork(KindNetwork, name, name, rg.Pos, what+".start", rg.Start)
+	end, ok2 := v.inNetwork(KindNetwork, name, name, rg.Pos, what+".end", rg.End)
+	if !ok1 || !ok2 {
+		return
+	}
+	if end.Less(start) {
+		v.r.errorf(RuleIPRange, KindNetwork, name, rg.Pos, "%s starts at %s after its end %s; swap them", what, start, end)
+		return
+	}
+	for _, o := range ni.ranges {
+		if !end.Less(o.start) && !o.end.Less(start) {
+			v.r.errorf(RuleIPRange, KindNetwork, name, rg.Pos, "%s %s-%s overlaps the %s range %s-%s at %s", what, start, end, o.typ, o.start, o.end, o.pos)
+		}
+	}
+	ni.ranges = append(ni.ranges, parsedRange{typ: rg.Type, start: start, end: end, pos: rg.Pos})
 }
 
 func checkMTU(r *report, kind, name string, pos Pos, mtu int) {
