@@ -35,7 +35,8 @@ type nodeDevice struct {
 
 // resolveDevices maps each device (by alias) to its MAAS name. disks
 // selects block devices, else interfaces. A device with no bus is a kernel
-// name used as is.
+// name used as is; the others resolve through the node devices, then the
+// lshw data of the commissioning details.
 func (d *Driver) resolveDevices(ctx context.Context, systemID string, devs []drivers.Device, disks bool) (map[string]resolved, error) {
 	out := map[string]resolved{}
 	var pending []drivers.Device
@@ -49,20 +50,50 @@ func (d *Driver) resolveDevices(ctx context.Context, systemID string, devs []dri
 	if len(pending) == 0 {
 		return out, nil
 	}
-	nds, ok := d.c.cache.nodeDevices(systemID, !disks)
-	if !ok {
-		since := d.c.cache.begin()
-		if err := d.c.call(ctx, http.MethodGet, "nodes/"+systemID+"/devices/", "", nil, &nds); err != nil && !isNotFound(err) {
-			return nil, err
-		}
-		d.c.cache.putDevices(since, systemID, nds)
+	nds, err := d.nodeDevicesOf(ctx, systemID, !disks)
+	if err != nil {
+		return nil, err
 	}
+	left := byNodeDevices(pending, nds, disks, out)
+	if len(left) == 0 {
+		return out, nil
+	}
+	hw, err := d.lshw(ctx, systemID)
+	if err != nil {
+		return nil, err
+	}
+	if missing := byLSHW(left, hw, disks, out); len(missing) > 0 {
+		return nil, drivers.Errorf(drivers.Permanent, "maas: machine %s has no device at %s: check the hardware profile's deviceAliases against the commissioning data",
+			systemID, strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// nodeDevicesOf reads the machine's node devices, from the cache when it
+// has them (MAAS 2.x has none: 404, no devices).
+func (d *Driver) nodeDevicesOf(ctx context.Context, systemID string, nics bool) ([]nodeDevice, error) {
+	nds, ok := d.c.cache.nodeDevices(systemID, nics)
+	if ok {
+		return nds, nil
+	}
+	since := d.c.cache.begin()
+	if err := d.c.call(ctx, http.MethodGet, "nodes/"+systemID+"/devices/", "", nil, &nds); err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	d.c.cache.putDevices(since, systemID, nds)
+	return nds, nil
+}
+
+// byNodeDevices resolves into out the devices whose PCI address a node
+// device has (a disk by any bus but SCSI, a NIC by PCI) and answers the
+// others.
+func byNodeDevices(devs []drivers.Device, nds []nodeDevice, disks bool, out map[string]resolved) []drivers.Device {
 	byPCI := map[string]nodeDevice{}
 	for _, nd := range nds {
 		byPCI[strings.ToLower(nd.PCIAddress)] = nd
 	}
 	var left []drivers.Device
-	for _, dev := range pending {
+	for _, dev := range devs {
 		nd, ok := byPCI[strings.ToLower(dev.Address)]
 		switch {
 		case ok && disks && nd.Disk != nil && dev.Bus != "scsi":
@@ -73,15 +104,14 @@ func (d *Driver) resolveDevices(ctx context.Context, systemID string, devs []dri
 			left = append(left, dev)
 		}
 	}
-	if len(left) == 0 {
-		return out, nil
-	}
-	hw, err := d.lshw(ctx, systemID)
-	if err != nil {
-		return nil, err
-	}
+	return left
+}
+
+// byLSHW resolves into out the devices lshw has at their bus address and
+// answers the ones it has not, as "alias (bus address)".
+func byLSHW(devs []drivers.Device, hw map[string]lshwEntry, disks bool, out map[string]resolved) []string {
 	var missing []string
-	for _, dev := range left {
+	for _, dev := range devs {
 		bus := "pci@"
 		if dev.Bus == "scsi" {
 			bus = "scsi@"
@@ -97,11 +127,7 @@ func (d *Driver) resolveDevices(ctx context.Context, systemID string, devs []dri
 		}
 		out[dev.Alias] = r
 	}
-	if len(missing) > 0 {
-		return nil, drivers.Errorf(drivers.Permanent, "maas: machine %s has no device at %s: check the hardware profile's deviceAliases against the commissioning data",
-			systemID, strings.Join(missing, ", "))
-	}
-	return out, nil
+	return missing
 }
 
 type lshwEntry struct{ name, serial string }

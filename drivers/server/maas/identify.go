@@ -28,70 +28,17 @@ import (
 // Once found, the hostname (and domain, when it exists in MAAS) and the
 // power parameters (from Node.Power, when given) are set if different. Owner data is not set here: it marks allocation (Deploy).
 func (d *Driver) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Machine, drivers.Result, error) {
-	m, how, err := d.findMachine(ctx, n)
-	if err != nil {
-		return drivers.Machine{}, drivers.Result{}, err
-	}
-	enlisted := false
-	if m == nil && n.BootMAC == "" && n.Constraints != nil {
-		// Not pinned: choose a Ready machine the constraints match and
-		// claim it (hostname and claim tag); it stays Ready for
-		// commissioning and configuration, and Deploy allocates it.
-		cm, res, err := d.claimBy(ctx, n)
-		if err != nil || cm == nil {
-			return drivers.Machine{}, res, err
-		}
-		m, how, enlisted = cm, "allocation by constraints ("+describeConstraints(n.Constraints)+"), claimed", true
-	}
-	if m == nil {
-		if n.BootMAC == "" {
-			return drivers.Machine{}, drivers.InProgress(pollEnlist,
-				"waiting for the machine of node %s to enlist; power it on with PXE (BMC %s)", n.Name, orText(n.BMCAddress, "unknown")), nil
-		}
-		m, err = d.enlist(ctx, n)
-		how, enlisted = "enlisted with boot MAC "+n.BootMAC, err == nil
-		if err != nil && ctx.Err() == nil {
-			// Perhaps enlisted meanwhile (by itself, or a concurrent
-			// call): MAAS refuses a MAC in use. Look once more.
-			fm, fhow, ferr := d.findMachine(ctx, n)
-			if ferr != nil || fm == nil {
-				return drivers.Machine{}, drivers.Result{}, err
-			}
-			m, how, err = fm, fhow, nil
-		}
-		if err != nil {
-			return drivers.Machine{}, drivers.Result{}, err
-		}
+	m, how, enlisted, wait, err := d.locate(ctx, n)
+	if err != nil || m == nil {
+		return drivers.Machine{}, wait, err
 	}
 	if v := m.OwnerData[OwnerDataNode]; v != "" && v != n.Name && m.OwnerData[OwnerDataInstance] == d.instance {
 		return drivers.Machine{}, drivers.Result{}, drivers.Errorf(drivers.Permanent,
 			"maas: machine %s (found by %s) is marked for node %q, not %q", m.SystemID, how, v, n.Name)
 	}
-	changed, err := d.ensureName(ctx, m, n)
+	changed, err := d.settleMachine(ctx, m, n, enlisted)
 	if err != nil {
 		return drivers.Machine{}, drivers.Result{}, err
-	}
-	if n.BootMAC == "" && n.Constraints != nil && !slices.Contains(m.TagNames, d.claimTag()) {
-		// An unpinned node's machine found again after a release took
-		// its claim (a redeploy): claim it again, so no other node's dry
-		// run chooses it.
-		if err := d.ensureClaimTag(ctx, d.claimTag()); err != nil {
-			return drivers.Machine{}, drivers.Result{}, err
-		}
-		if err := d.tagNodes(ctx, d.claimTag(), "add", m.SystemID); err != nil {
-			return drivers.Machine{}, drivers.Result{}, err
-		}
-		m.TagNames = append(m.TagNames, d.claimTag())
-		changed = strings.TrimPrefix(changed+", claim tag "+d.claimTag(), ", ")
-	}
-	power := ""
-	if !enlisted { // else enlist gave MAAS the power parameters (or the machine was chosen by constraints: its own are kept)
-		if power, err = d.ensurePower(ctx, m, n); err != nil {
-			return drivers.Machine{}, drivers.Result{}, err
-		}
-	}
-	if power != "" {
-		changed = strings.TrimPrefix(changed+", "+power, ", ")
 	}
 	msg := fmt.Sprintf("node %s is machine %s (%s), found by %s", n.Name, m.SystemID, m.StatusName, how)
 	if changed != "" {
@@ -100,74 +47,151 @@ func (d *Driver) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Mach
 	return d.toMachine(m, n.Name), drivers.Done("%s", msg), nil
 }
 
-// findMachine runs the look-ups in order; nil when none matches.
-func (d *Driver) findMachine(ctx context.Context, n drivers.Node) (*mMachine, string, error) {
-	list := func(p url.Values) ([]mMachine, error) {
-		var ms []mMachine
-		err := d.c.call(ctx, http.MethodGet, "machines/", "", p, &ms)
-		return ms, err
+// locate finds the node's machine; failing that, it chooses and claims
+// one by the node's constraints, or enlists one by its boot MAC. Without
+// a machine it answers the result to give (waiting for the machine to
+// enlist, or for one that matches). enlisted: MAAS got the machine's
+// power parameters from the enlistment, or the machine keeps its own.
+func (d *Driver) locate(ctx context.Context, n drivers.Node) (m *mMachine, how string, enlisted bool, wait drivers.Result, err error) {
+	if m, how, err = d.findMachine(ctx, n); err != nil || m != nil {
+		return m, how, false, drivers.Result{}, err
 	}
-	one := func(ms []mMachine, how string) (*mMachine, string, error) {
+	if n.BootMAC == "" && n.Constraints != nil {
+		// Not pinned: choose a Ready machine the constraints match and
+		// claim it (hostname and claim tag); it stays Ready for
+		// commissioning and configuration, and Deploy allocates it.
+		cm, res, err := d.claimBy(ctx, n)
+		if err != nil || cm == nil {
+			return nil, "", false, res, err
+		}
+		return cm, "allocation by constraints (" + describeConstraints(n.Constraints) + "), claimed", true, drivers.Result{}, nil
+	}
+	if n.BootMAC == "" {
+		return nil, "", false, drivers.InProgress(pollEnlist,
+			"waiting for the machine of node %s to enlist; power it on with PXE (BMC %s)", n.Name, orText(n.BMCAddress, "unknown")), nil
+	}
+	m, how, enlisted, err = d.enlistOrFind(ctx, n)
+	return m, how, enlisted, drivers.Result{}, err
+}
+
+// enlistOrFind enlists the node's machine by its boot MAC. MAAS refuses
+// a MAC in use: the machine may have enlisted meanwhile (by itself, or a
+// concurrent call), so a failed enlistment looks once more.
+func (d *Driver) enlistOrFind(ctx context.Context, n drivers.Node) (*mMachine, string, bool, error) {
+	m, err := d.enlist(ctx, n)
+	if err == nil {
+		return m, "enlisted with boot MAC " + n.BootMAC, true, nil
+	}
+	if ctx.Err() != nil {
+		return nil, "", false, err
+	}
+	fm, fhow, ferr := d.findMachine(ctx, n)
+	if ferr != nil || fm == nil {
+		return nil, "", false, err
+	}
+	return fm, fhow, false, nil
+}
+
+// settleMachine sets what identification owns on a found machine: its
+// hostname, an unpinned node's claim tag, and (unless enlisted) its power
+// parameters. It answers what it set, "" when nothing.
+func (d *Driver) settleMachine(ctx context.Context, m *mMachine, n drivers.Node, enlisted bool) (string, error) {
+	changed, err := d.ensureName(ctx, m, n)
+	if err != nil {
+		return "", err
+	}
+	if n.BootMAC == "" && n.Constraints != nil && !slices.Contains(m.TagNames, d.claimTag()) {
+		// An unpinned node's machine found again after a release took
+		// its claim (a redeploy): claim it again, so no other node's dry
+		// run chooses it.
+		if err := d.ensureClaimTag(ctx, d.claimTag()); err != nil {
+			return "", err
+		}
+		if err := d.tagNodes(ctx, d.claimTag(), "add", m.SystemID); err != nil {
+			return "", err
+		}
+		m.TagNames = append(m.TagNames, d.claimTag())
+		changed = joinChanged(changed, "claim tag "+d.claimTag())
+	}
+	if enlisted { // enlist gave MAAS the power parameters (or the machine was chosen by constraints: its own are kept)
+		return changed, nil
+	}
+	power, err := d.ensurePower(ctx, m, n)
+	if err != nil {
+		return "", err
+	}
+	return joinChanged(changed, power), nil
+}
+
+// joinChanged adds what was set to a list of them ("" adds nothing).
+func joinChanged(changed, more string) string {
+	if more == "" {
+		return changed
+	}
+	return strings.TrimPrefix(changed+", "+more, ", ")
+}
+
+// findMachine runs the look-ups in order (machine ID, hostname, boot MAC,
+// BMC address); nil when none matches.
+func (d *Driver) findMachine(ctx context.Context, n drivers.Node) (*mMachine, string, error) {
+	type look struct {
+		how  string
+		find func() ([]mMachine, error)
+	}
+	var looks []look
+	if n.MachineID != "" {
+		looks = append(looks, look{"machine ID", func() ([]mMachine, error) { return d.listMachines(ctx, url.Values{"id": {n.MachineID}}) }})
+	}
+	if h := n.Hostname; h != "" {
+		looks = append(looks, look{"hostname " + h, func() ([]mMachine, error) { return d.lookup(ctx, "hostname", h) }})
+	}
+	if mac := n.BootMAC; mac != "" {
+		looks = append(looks, look{"boot MAC " + mac, func() ([]mMachine, error) { return d.lookup(ctx, "mac_address", strings.ToLower(mac)) }})
+	}
+	if n.BMCAddress != "" {
+		looks = append(looks, look{"BMC address " + n.BMCAddress, func() ([]mMachine, error) { return d.machinesByBMC(ctx, n) }})
+	}
+	for _, l := range looks {
+		ms, err := l.find()
+		if err != nil {
+			return nil, "", err
+		}
 		if len(ms) > 1 {
 			ids := make([]string, len(ms))
 			for i := range ms {
 				ids[i] = ms[i].SystemID
 			}
-			return nil, "", drivers.Errorf(drivers.NeedsIntervention, "maas: %s matches several machines (%s)", how, strings.Join(ids, ", "))
+			return nil, "", drivers.Errorf(drivers.NeedsIntervention, "maas: %s matches several machines (%s)", l.how, strings.Join(ids, ", "))
 		}
-		return &ms[0], how, nil
-	}
-	if n.MachineID != "" {
-		ms, err := list(url.Values{"id": {n.MachineID}})
-		if err != nil {
-			return nil, "", err
-		}
-		if len(ms) > 0 {
-			return one(ms, "machine ID")
-		}
-	}
-	if h := n.Hostname; h != "" {
-		ms, err := d.lookup(ctx, "hostname", h)
-		if err != nil {
-			return nil, "", err
-		}
-		if len(ms) > 0 {
-			return one(ms, "hostname "+h)
-		}
-	}
-	if mac := n.BootMAC; mac != "" {
-		ms, err := d.lookup(ctx, "mac_address", strings.ToLower(mac))
-		if err != nil {
-			return nil, "", err
-		}
-		if len(ms) > 0 {
-			return one(ms, "boot MAC "+mac)
-		}
-	}
-	if n.BMCAddress != "" {
-		// From the power parameters read for every node identified in
-		// the last 30 s; a node that waits for its machine to enlist
-		// itself (no boot MAC) reads them afresh on a miss. A node with
-		// a boot MAC is not found by it only when its machine enlisted
-		// with another MAC, under another hostname, in the last 30 s.
-		ids, err := d.machinesWithBMC(ctx, n.BMCAddress, false)
-		if err == nil && len(ids) == 0 && n.BootMAC == "" {
-			ids, err = d.machinesWithBMC(ctx, n.BMCAddress, true)
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		if len(ids) > 0 {
-			ms, err := list(url.Values{"id": ids})
-			if err != nil {
-				return nil, "", err
-			}
-			if len(ms) > 0 {
-				return one(ms, "BMC address "+n.BMCAddress)
-			}
+		if len(ms) == 1 {
+			return &ms[0], l.how, nil
 		}
 	}
 	return nil, "", nil
+}
+
+// listMachines reads the machines the filter selects.
+func (d *Driver) listMachines(ctx context.Context, filter url.Values) ([]mMachine, error) {
+	var ms []mMachine
+	err := d.c.call(ctx, http.MethodGet, "machines/", "", filter, &ms)
+	return ms, err
+}
+
+// machinesByBMC reads the machines whose power address is the node's BMC,
+// from the power parameters read for every node identified in the last
+// 30 s; a node that waits for its machine to enlist itself (no boot MAC)
+// reads them afresh on a miss. A node with a boot MAC is not found by it
+// only when its machine enlisted with another MAC, under another
+// hostname, in the last 30 s.
+func (d *Driver) machinesByBMC(ctx context.Context, n drivers.Node) ([]mMachine, error) {
+	ids, err := d.machinesWithBMC(ctx, n.BMCAddress, false)
+	if err == nil && len(ids) == 0 && n.BootMAC == "" {
+		ids, err = d.machinesWithBMC(ctx, n.BMCAddress, true)
+	}
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	return d.listMachines(ctx, url.Values{"id": ids})
 }
 
 // machinesWithBMC lists the machines whose power address is the BMC's,

@@ -3,6 +3,7 @@ package maas
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -125,53 +126,17 @@ type placement struct {
 	vid  int
 }
 
+// networks reads the region's fabrics, subnets, IP ranges (and static
+// routes when the site has routes), places each network on a link's
+// fabric, then makes each subnet, DHCP and the static routes.
 func (p *sitePrep) networks(ctx context.Context, site drivers.SiteSpec) error {
-	hasRoutes := false
-	for _, sn := range site.Subnets {
-		hasRoutes = hasRoutes || len(sn.Routes) > 0
+	hasRoutes := slices.ContainsFunc(site.Subnets, func(sn drivers.Subnet) bool { return len(sn.Routes) > 0 })
+	if err := p.readNetworks(ctx, hasRoutes); err != nil {
+		return err
 	}
-	gets := []struct {
-		path string
-		out  any
-	}{{"fabrics/", &p.fabrics}, {"subnets/", &p.subnets}, {"ipranges/", &p.ranges}}
-	if hasRoutes {
-		gets = append(gets, struct {
-			path string
-			out  any
-		}{"static-routes/", &p.routes})
-	}
-	for _, g := range gets {
-		if err := p.d.c.call(ctx, http.MethodGet, g.path, "", nil, g.out); err != nil {
-			return err
-		}
-	}
-	for _, f := range p.fabrics {
-		for i := range f.VLANs {
-			f.VLANs[i].FabricID, f.VLANs[i].Fabric = f.ID, f.Name
-		}
-	}
-	vids := map[string]int{}
-	for _, sn := range site.Subnets {
-		vids[sn.Name] = sn.VLAN
-	}
-	place := map[string]placement{}
-	for _, l := range site.Links {
-		if err := p.fabric(ctx, l.Name); err != nil {
-			return err
-		}
-		for _, n := range l.Networks {
-			if pl, ok := place[n]; ok {
-				if pl.link != l.Name {
-					p.notes = append(p.notes, fmt.Sprintf("network %s is carried by links %s and %s: its subnet is on fabric %s", n, pl.link, l.Name, pl.link))
-				}
-				continue
-			}
-			vid := vids[n]
-			if n == l.NativeNetwork {
-				vid = 0
-			}
-			place[n] = placement{link: l.Name, vid: vid}
-		}
+	place, err := p.placements(ctx, site)
+	if err != nil {
+		return err
 	}
 	p.byName = map[string]int{}
 	for _, sn := range site.Subnets {
@@ -188,14 +153,68 @@ func (p *sitePrep) networks(ctx context.Context, site drivers.SiteSpec) error {
 			return err
 		}
 	}
-	if hasRoutes {
-		for _, sn := range site.Subnets {
-			if err := p.staticRoutes(ctx, sn); err != nil {
-				return err
-			}
+	if !hasRoutes {
+		return nil
+	}
+	for _, sn := range site.Subnets {
+		if err := p.staticRoutes(ctx, sn); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// readNetworks reads the collections networks compares with.
+func (p *sitePrep) readNetworks(ctx context.Context, routes bool) error {
+	type get struct {
+		path string
+		out  any
+	}
+	gets := []get{{"fabrics/", &p.fabrics}, {"subnets/", &p.subnets}, {"ipranges/", &p.ranges}}
+	if routes {
+		gets = append(gets, get{"static-routes/", &p.routes})
+	}
+	for _, g := range gets {
+		if err := p.d.c.call(ctx, http.MethodGet, g.path, "", nil, g.out); err != nil {
+			return err
+		}
+	}
+	for _, f := range p.fabrics {
+		for i := range f.VLANs {
+			f.VLANs[i].FabricID, f.VLANs[i].Fabric = f.ID, f.Name
+		}
+	}
+	return nil
+}
+
+// placements makes a fabric per link and places each network a link
+// carries on the first such link's fabric: untagged when it is the
+// link's native network, else on its VID.
+func (p *sitePrep) placements(ctx context.Context, site drivers.SiteSpec) (map[string]placement, error) {
+	vids := map[string]int{}
+	for _, sn := range site.Subnets {
+		vids[sn.Name] = sn.VLAN
+	}
+	place := map[string]placement{}
+	for _, l := range site.Links {
+		if err := p.fabric(ctx, l.Name); err != nil {
+			return nil, err
+		}
+		for _, n := range l.Networks {
+			if pl, ok := place[n]; ok {
+				if pl.link != l.Name {
+					p.notes = append(p.notes, fmt.Sprintf("network %s is carried by links %s and %s: its subnet is on fabric %s", n, pl.link, l.Name, pl.link))
+				}
+				continue
+			}
+			vid := vids[n]
+			if n == l.NativeNetwork {
+				vid = 0
+			}
+			place[n] = placement{link: l.Name, vid: vid}
+		}
+	}
+	return place, nil
 }
 
 type sitePrep struct {
@@ -319,106 +338,155 @@ func (p *sitePrep) subnetByCIDR(cidr string) *mSubnet {
 	return nil
 }
 
+// subnetAt is where a design subnet goes: its CIDR (masked), the label
+// messages name it by, the fabric and VID, and whether a link placed it
+// (else it is not moved when found elsewhere).
+type subnetAt struct {
+	cidr, label string
+	fab         *mFabric
+	vid         int
+	placed      bool
+}
+
+// subnet makes one design subnet what the design says: created on its
+// VLAN when missing, else updated (and moved when a link places it), then
+// its VLAN's MTU and its IP ranges.
 func (p *sitePrep) subnet(ctx context.Context, want drivers.Subnet, pl *placement) error {
-	pfx, err := netip.ParsePrefix(want.CIDR)
+	at, err := p.subnetPlace(want, pl)
 	if err != nil {
-		return drivers.Errorf(drivers.Permanent, "maas: subnet %s: CIDR %q: %v", want.Name, want.CIDR, err)
+		return err
 	}
-	cidr := pfx.Masked().String()
-	cur := p.subnetByCIDR(cidr)
-	label := want.Name
-	if label == "" {
-		label = cidr
-	}
-	fab, vid := p.defaultFabric(), want.VLAN
-	if pl != nil {
-		fab, vid = p.fabricByName(pl.link), pl.vid
-	}
-	if fab == nil {
-		return drivers.Errorf(drivers.Permanent, "maas: the region has no fabric to put subnet %s on", label)
-	}
+	cur := p.subnetByCIDR(at.cidr)
 	if cur == nil {
-		v, err := p.vlanOn(ctx, fab, vid, want)
-		if err != nil {
+		if cur, err = p.createSubnet(ctx, want, at); err != nil {
 			return err
 		}
-		f := url.Values{"cidr": {cidr}, "vlan": {strconv.Itoa(v.ID)}}
-		if want.Name != "" {
-			f.Set("name", want.Name)
-		}
-		if want.Gateway != "" {
-			f.Set("gateway_ip", want.Gateway)
-		}
-		if len(want.DNSServers) > 0 {
-			f.Set("dns_servers", strings.Join(want.DNSServers, ","))
-		}
-		var sn mSubnet
-		if err := p.d.c.call(ctx, http.MethodPost, "subnets/", "", f, &sn); err != nil {
-			return err
-		}
-		vc := *v
-		sn.VLAN = &vc
-		p.subnets = append(p.subnets, &sn)
-		cur = &sn
-		p.changed("created subnet %s (%s) on VLAN %d of fabric %s", label, cidr, v.VID, fab.Name)
-	} else {
-		f := url.Values{}
-		if want.Name != "" && cur.Name != want.Name {
-			f.Set("name", want.Name)
-		}
-		gw := ""
-		if cur.GatewayIP != nil {
-			gw = *cur.GatewayIP
-		}
-		if want.Gateway != "" && !sameIP(gw, want.Gateway) {
-			f.Set("gateway_ip", want.Gateway)
-		}
-		if len(want.DNSServers) > 0 && !slices.Equal(normIPs(cur.DNS), normIPs(want.DNSServers)) {
-			f.Set("dns_servers", strings.Join(want.DNSServers, ","))
-		}
-		var moveTo *mVLAN
-		if pl != nil && (cur.VLAN == nil || cur.VLAN.FabricID != fab.ID || cur.VLAN.VID != vid) {
-			if moveTo, err = p.vlanOn(ctx, fab, vid, want); err != nil {
-				return err
-			}
-			f.Set("vlan", strconv.Itoa(moveTo.ID))
-		}
-		if len(f) > 0 {
-			if err := p.d.c.call(ctx, http.MethodPut, "subnets/"+strconv.Itoa(cur.ID)+"/", "", f, nil); err != nil {
-				return err
-			}
-			keys := make([]string, 0, len(f))
-			for k := range f {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			if moveTo != nil {
-				vc := *moveTo
-				cur.VLAN = &vc
-				p.changed("updated subnet %s (%s): %s (now VLAN %d of fabric %s)", label, cidr, strings.Join(keys, ", "), vid, fab.Name)
-			} else {
-				p.changed("updated subnet %s (%s): %s", label, cidr, strings.Join(keys, ", "))
-			}
-		}
-		if pl == nil && cur.VLAN != nil && cur.VLAN.VID != want.VLAN {
-			p.notes = append(p.notes, fmt.Sprintf("subnet %s is on VLAN %d in MAAS, the design says %d; not moved", label, cur.VLAN.VID, want.VLAN))
-		}
+	} else if err := p.updateSubnet(ctx, want, cur, at); err != nil {
+		return err
 	}
 	p.byName[want.Name] = cur.ID
-	if cur.VLAN != nil && want.MTU > 0 {
-		v := p.vlanByID(cur.VLAN.ID)
-		if v == nil {
-			v = cur.VLAN
+	if err := p.subnetMTU(ctx, want, cur, at.label); err != nil {
+		return err
+	}
+	return p.ipRanges(ctx, want, cur, at.label)
+}
+
+// subnetPlace answers where a design subnet goes: on its link's fabric
+// with the placement's VID, else on the default fabric with its own.
+func (p *sitePrep) subnetPlace(want drivers.Subnet, pl *placement) (subnetAt, error) {
+	pfx, err := netip.ParsePrefix(want.CIDR)
+	if err != nil {
+		return subnetAt{}, drivers.Errorf(drivers.Permanent, "maas: subnet %s: CIDR %q: %v", want.Name, want.CIDR, err)
+	}
+	at := subnetAt{cidr: pfx.Masked().String(), label: want.Name, fab: p.defaultFabric(), vid: want.VLAN}
+	if at.label == "" {
+		at.label = at.cidr
+	}
+	if pl != nil {
+		at.fab, at.vid, at.placed = p.fabricByName(pl.link), pl.vid, true
+	}
+	if at.fab == nil {
+		return subnetAt{}, drivers.Errorf(drivers.Permanent, "maas: the region has no fabric to put subnet %s on", at.label)
+	}
+	return at, nil
+}
+
+// createSubnet creates a missing subnet on its VLAN (created when missing).
+func (p *sitePrep) createSubnet(ctx context.Context, want drivers.Subnet, at subnetAt) (*mSubnet, error) {
+	v, err := p.vlanOn(ctx, at.fab, at.vid, want)
+	if err != nil {
+		return nil, err
+	}
+	f := subnetFields(want, nil)
+	f.Set("cidr", at.cidr)
+	f.Set("vlan", strconv.Itoa(v.ID))
+	sn, err := p.postSubnet(ctx, f, v)
+	if err != nil {
+		return nil, err
+	}
+	p.changed("created subnet %s (%s) on VLAN %d of fabric %s", at.label, at.cidr, v.VID, at.fab.Name)
+	return sn, nil
+}
+
+// postSubnet creates a subnet of the form f on the VLAN v and keeps it
+// among the region's subnets.
+func (p *sitePrep) postSubnet(ctx context.Context, f url.Values, v *mVLAN) (*mSubnet, error) {
+	var sn mSubnet
+	if err := p.d.c.call(ctx, http.MethodPost, "subnets/", "", f, &sn); err != nil {
+		return nil, err
+	}
+	vc := *v
+	sn.VLAN = &vc
+	p.subnets = append(p.subnets, &sn)
+	return &sn, nil
+}
+
+// subnetFields are the name, gateway and DNS servers of want that cur
+// (nil: a new subnet) does not have yet.
+func subnetFields(want drivers.Subnet, cur *mSubnet) url.Values {
+	f := url.Values{}
+	if want.Name != "" && (cur == nil || cur.Name != want.Name) {
+		f.Set("name", want.Name)
+	}
+	if want.Gateway != "" && (cur == nil || !sameIP(str(cur.GatewayIP), want.Gateway)) {
+		f.Set("gateway_ip", want.Gateway)
+	}
+	if len(want.DNSServers) > 0 && (cur == nil || !slices.Equal(normIPs(cur.DNS), normIPs(want.DNSServers))) {
+		f.Set("dns_servers", strings.Join(want.DNSServers, ","))
+	}
+	return f
+}
+
+// updateSubnet sets what differs on an existing subnet, and moves it to
+// its VLAN when a link places it elsewhere; one no link places is not
+// moved (a VID mismatch is noted).
+func (p *sitePrep) updateSubnet(ctx context.Context, want drivers.Subnet, cur *mSubnet, at subnetAt) error {
+	f := subnetFields(want, cur)
+	var moveTo *mVLAN
+	if at.placed && (cur.VLAN == nil || cur.VLAN.FabricID != at.fab.ID || cur.VLAN.VID != at.vid) {
+		var err error
+		if moveTo, err = p.vlanOn(ctx, at.fab, at.vid, want); err != nil {
+			return err
 		}
-		if v.MTU != want.MTU {
-			if err := p.d.c.call(ctx, http.MethodPut, "vlans/"+strconv.Itoa(v.ID)+"/", "", url.Values{"mtu": {strconv.Itoa(want.MTU)}}, nil); err != nil {
-				return err
-			}
-			v.MTU = want.MTU
-			p.changed("set MTU %d on VLAN %d of fabric %s (subnet %s)", want.MTU, v.VID, v.Fabric, label)
+		f.Set("vlan", strconv.Itoa(moveTo.ID))
+	}
+	if len(f) > 0 {
+		if err := p.d.c.call(ctx, http.MethodPut, "subnets/"+strconv.Itoa(cur.ID)+"/", "", f, nil); err != nil {
+			return err
+		}
+		keys := slices.Sorted(maps.Keys(f))
+		if moveTo != nil {
+			vc := *moveTo
+			cur.VLAN = &vc
+			p.changed("updated subnet %s (%s): %s (now VLAN %d of fabric %s)", at.label, at.cidr, strings.Join(keys, ", "), at.vid, at.fab.Name)
+		} else {
+			p.changed("updated subnet %s (%s): %s", at.label, at.cidr, strings.Join(keys, ", "))
 		}
 	}
-	return p.ipRanges(ctx, want, cur, label)
+	if !at.placed && cur.VLAN != nil && cur.VLAN.VID != want.VLAN {
+		p.notes = append(p.notes, fmt.Sprintf("subnet %s is on VLAN %d in MAAS, the design says %d; not moved", at.label, cur.VLAN.VID, want.VLAN))
+	}
+	return nil
+}
+
+// subnetMTU sets the design's MTU on the subnet's VLAN.
+func (p *sitePrep) subnetMTU(ctx context.Context, want drivers.Subnet, cur *mSubnet, label string) error {
+	if cur.VLAN == nil || want.MTU <= 0 {
+		return nil
+	}
+	v := p.vlanByID(cur.VLAN.ID)
+	if v == nil {
+		v = cur.VLAN
+	}
+	if v.MTU == want.MTU {
+		return nil
+	}
+	if err := p.d.c.call(ctx, http.MethodPut, "vlans/"+strconv.Itoa(v.ID)+"/", "", url.Values{"mtu": {strconv.Itoa(want.MTU)}}, nil); err != nil {
+		return err
+	}
+	v.MTU = want.MTU
+	p.changed("set MTU %d on VLAN %d of fabric %s (subnet %s)", want.MTU, v.VID, v.Fabric, label)
+	return nil
 }
 
 // vlanOn is the VLAN with the VID on the fabric, created when missing.
@@ -448,6 +516,14 @@ func (p *sitePrep) vlanOn(ctx context.Context, fab *mFabric, vid int, want drive
 	return &fab.VLANs[len(fab.VLANs)-1], nil
 }
 
+// hasDynamicRange: MAAS has a dynamic range on the subnet or its VLAN
+// (DHCP needs one).
+func (p *sitePrep) hasDynamicRange(sn *mSubnet, v *mVLAN) bool {
+	return slices.ContainsFunc(p.ranges, func(r mIPRange) bool {
+		return r.Type == "dynamic" && r.Subnet != nil && (r.Subnet.ID == sn.ID || r.Subnet.VLAN != nil && r.Subnet.VLAN.ID == v.ID)
+	})
+}
+
 // dhcp turns DHCP on on the PXE network's VLAN.
 func (p *sitePrep) dhcp(ctx context.Context, site drivers.SiteSpec) error {
 	id, ok := p.byName[site.PXENetwork]
@@ -463,13 +539,7 @@ func (p *sitePrep) dhcp(ctx context.Context, site drivers.SiteSpec) error {
 	if v.DHCPOn && v.Primary != nil && *v.Primary != "" {
 		return nil
 	}
-	dynamic := false
-	for _, r := range p.ranges {
-		if r.Type == "dynamic" && r.Subnet != nil && (r.Subnet.ID == sn.ID || r.Subnet.VLAN != nil && r.Subnet.VLAN.ID == v.ID) {
-			dynamic = true
-		}
-	}
-	if !dynamic {
+	if !p.hasDynamicRange(sn, v) {
 		p.notes = append(p.notes, fmt.Sprintf("DHCP not enabled on VLAN %d of fabric %s: the PXE network %s has no dhcp range", v.VID, v.Fabric, site.PXENetwork))
 		return nil
 	}
@@ -558,15 +628,12 @@ func (p *sitePrep) routeDestination(ctx context.Context, cidr string) (*mSubnet,
 	}
 	f := url.Values{"cidr": {pfx.Masked().String()}, "vlan": {strconv.Itoa(v.ID)}, "managed": {"false"},
 		"description": {"destination of static routes of the Slipway design (no machine is linked here)"}}
-	var sn mSubnet
-	if err := p.d.c.call(ctx, http.MethodPost, "subnets/", "", f, &sn); err != nil {
+	sn, err := p.postSubnet(ctx, f, v)
+	if err != nil {
 		return nil, err
 	}
-	vc := *v
-	sn.VLAN = &vc
-	p.subnets = append(p.subnets, &sn)
 	p.changed("created subnet %s on fabric %s as the destination of static routes", sn.CIDR, RouteFabric)
-	return &sn, nil
+	return sn, nil
 }
 
 func (p *sitePrep) ipRanges(ctx context.Context, want drivers.Subnet, sn *mSubnet, label string) error {
