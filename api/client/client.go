@@ -61,7 +61,6 @@ type config struct {
 	idle      time.Duration
 	reconnect time.Duration
 	userAgent string
-	insecure  bool
 }
 
 // WithCAFile trusts the PEM certificates in path as well as the system's
