@@ -40,10 +40,14 @@ func TestStorageCompare(t *testing.T) {
 		{"partition count", func(m *mMachine, _ *[]mVolumeGroup, _ *drivers.Storage) {
 			m.BlockDevices[0].Partitions = m.BlockDevices[0].Partitions[:2]
 		}, "has 2 partitions, the design 3"},
-		{"not bootable", func(m *mMachine, _ *[]mVolumeGroup, _ *drivers.Storage) { m.BlockDevices[0].Partitions[1].Bootable = false }, "partition 2 of sda differs from boot"},
+		{"not bootable", func(m *mMachine, _ *[]mVolumeGroup, _ *drivers.Storage) {
+			m.BlockDevices[0].Partitions[1].Bootable = false
+		}, "partition 2 of sda differs from boot"},
 		{"size", func(m *mMachine, _ *[]mVolumeGroup, _ *drivers.Storage) { m.BlockDevices[0].Partitions[1].Size = 2e9 }, "partition 2 of sda differs"},
 		{"pv not lvm", func(m *mMachine, _ *[]mVolumeGroup, _ *drivers.Storage) { m.BlockDevices[0].Partitions[2].FS = nil }, "partition 3 of sda is not a physical volume"},
-		{"filesystem", func(m *mMachine, _ *[]mVolumeGroup, _ *drivers.Storage) { m.BlockDevices[0].Partitions[1].FS.FSType = "xfs" }, "filesystem of partition 2 of sda differs"},
+		{"filesystem", func(m *mMachine, _ *[]mVolumeGroup, _ *drivers.Storage) {
+			m.BlockDevices[0].Partitions[1].FS.FSType = "xfs"
+		}, "filesystem of partition 2 of sda differs"},
 		{"other disk used", func(m *mMachine, _ *[]mVolumeGroup, _ *drivers.Storage) { m.BlockDevices[1].FS = &mFS{FSType: "ext4"} }, "disk sdb outside the design is in use"},
 		{"whole disk pv", func(_ *mMachine, _ *[]mVolumeGroup, s *drivers.Storage) {
 			s.Devices = append(s.Devices, drivers.StorageDevice{Device: drivers.Device{Alias: "sdb"}, VolumeGroup: "vg0"})
