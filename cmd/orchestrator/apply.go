@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/ingest/gitinfo"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 	"github.com/spf13/cobra"
@@ -42,7 +43,7 @@ func openStoreOpts(path string, opts bolt.Options) (statestore.Store, error) {
 }
 
 func (a *app) applyCmd() *cobra.Command {
-	var state string
+	var sf stateFlags
 	cmd := &cobra.Command{
 		Use:   "apply [--state PATH] ROOT...",
 		Short: "Validate a design and store it as a new revision",
@@ -52,68 +53,50 @@ the revision ID and what changed since the current revision. Applying the
 same content again stores nothing.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, roots []string) error {
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				return a.remoteApply(cmd, c, roots)
-			}
-			ctx := cmd.Context()
-			l, err := a.load(ctx, roots)
+			s, err := a.connect(cmd.Context(), &sf, readState)
 			if err != nil {
 				return err
 			}
-			writeFindingsText(a.stderr, l.findings)
-			if l.findings.HasErrors() {
-				fmt.Fprintln(a.stderr, l.summary())
+			defer s.close()
+			res, err := s.c.ApplyDesign(cmd.Context(), roots)
+			var pe *client.ProblemError
+			if errors.As(err, &pe) && pe.Status == http.StatusUnprocessableEntity {
+				writeFindingsText(a.stderr, pe.Findings)
+				fmt.Fprintln(a.stderr, printable(pe.Detail))
 				fmt.Fprintln(a.stderr, "nothing applied: fix the errors above and apply again")
 				return errInvalid
 			}
-			body, id, err := l.design.Canonical()
+			if s.inProcess && client.IsStatus(err, http.StatusRequestEntityTooLarge) {
+				return usageErr(fmt.Errorf("%w; here, --max-file-bytes and --max-design-bytes set the limits", err))
+			}
 			if err != nil {
-				return usageErr(err)
+				return apiErr(err)
 			}
-			store, err := openStore(state)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			var prev []byte
-			cur, err := store.Current(ctx)
-			switch {
-			case err == nil:
-				prev = cur.Design
-			case !errors.Is(err, statestore.ErrNotFound):
-				return usageErr(err)
-			}
-			gi := gitinfo.Of(ctx, roots)
-			res, err := store.PutRevision(ctx, statestore.Revision{
-				ID: id, Created: time.Now(), Roots: roots, GitCommit: gi.Commit, GitDirty: gi.Dirty,
-				Counts: l.design.Counts(), Design: body,
-			})
-			if err != nil {
-				return usageErr(err)
-			}
-			a.log.Info().Str("revision", id).Str("result", res.String()).Str("state", state).Msg("design applied")
-			switch res {
-			case statestore.Unchanged:
-				fmt.Fprintf(a.stdout, "revision %s is already current: nothing stored\n", short(id))
-				return nil
-			case statestore.Restored:
-				fmt.Fprintf(a.stdout, "revision %s (stored before) is current again\n", short(id))
-			default:
-				fmt.Fprintf(a.stdout, "revision %s stored\n", short(id))
-			}
-			d, err := design.DiffCanonical(prev, body)
-			if err != nil {
-				return usageErr(err)
-			}
-			writeDiff(a.stdout, d)
+			a.printApplied(res)
 			return nil
 		},
 	}
-	stateFlag(cmd, &state)
+	sf.add(cmd)
 	a.designLimitFlags(cmd)
 	return cmd
+}
+
+// printApplied says what apply stored and what changed.
+func (a *app) printApplied(res client.ApplyResult) {
+	writeFindingsText(a.stderr, res.Warnings)
+	a.log.Info().Str("revision", res.Revision).Str("result", res.Result).Msg("design applied")
+	switch res.Result {
+	case "unchanged":
+		fmt.Fprintf(a.stdout, "revision %s is already current: nothing stored\n", short(res.Revision))
+		return
+	case "restored":
+		fmt.Fprintf(a.stdout, "revision %s (stored before) is current again\n", short(res.Revision))
+	default:
+		fmt.Fprintf(a.stdout, "revision %s stored\n", short(res.Revision))
+	}
+	if res.Diff != nil {
+		writeDiff(a.stdout, *res.Diff)
+	}
 }
 
 func short(id string) string {
@@ -147,90 +130,73 @@ func writeDiff(w io.Writer, d design.Diff) {
 }
 
 func (a *app) designsCmd() *cobra.Command {
-	var state string
+	var sf stateFlags
+	var output string
 	cmd := &cobra.Command{
 		Use:   "designs [--state PATH]",
 		Short: "List applied design revisions, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				return a.remoteDesigns(cmd, c)
-			}
-			store, err := openStore(state)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			hist, err := store.History(cmd.Context())
-			if err != nil {
-				return usageErr(err)
-			}
-			if len(hist) == 0 {
-				fmt.Fprintln(a.stdout, "no design applied yet: run 'orchestrator apply ROOT...'")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "REVISION\tAPPLIED\tNODES\tGIT\tROOTS")
-			for i, h := range hist {
-				mark := " "
-				if i == len(hist)-1 {
-					mark = "*"
-				}
-				git := "-"
-				if h.GitCommit != "" {
-					git = short(h.GitCommit)
-					if h.GitDirty {
-						git += "+dirty"
-					}
-				}
-				fmt.Fprintf(tw, "%s%s\t%s\t%d\t%s\t%s\n", mark, short(h.ID), h.Applied.Local().Format(time.DateTime),
-					h.Counts[design.KindNode], git, strings.Join(h.Roots, " "))
-			}
-			return tw.Flush()
+			return a.call(cmd.Context(), &sf, readState, output, func(s *session, output string) error {
+				hist, err := s.c.Designs(cmd.Context()) // never nil: [] in JSON
+				return a.show(output, hist, err, func() error { return a.printDesigns(hist) })
+			})
 		},
 	}
-	stateFlag(cmd, &state)
+	sf.add(cmd)
+	outputFlag(cmd, &output)
 	return cmd
 }
 
+func (a *app) printDesigns(hist []statestore.RevisionInfo) error {
+	rows := make([][]string, 0, len(hist))
+	for i, h := range hist {
+		mark := " "
+		if i == len(hist)-1 {
+			mark = "*"
+		}
+		git := "-"
+		if h.GitCommit != "" {
+			git = short(h.GitCommit)
+			if h.GitDirty {
+				git += "+dirty"
+			}
+		}
+		rows = append(rows, []string{mark + short(h.ID), h.Applied.Local().Format(time.DateTime), strconv.Itoa(h.Counts[design.KindNode]),
+			printable(git), printable(strings.Join(h.Roots, " "))})
+	}
+	return a.printTable("no design applied yet: run 'orchestrator apply ROOT...'", "REVISION\tAPPLIED\tNODES\tGIT\tROOTS", rows)
+}
+
 func (a *app) diffCmd() *cobra.Command {
-	var state string
+	var sf stateFlags
+	var output string
 	cmd := &cobra.Command{
 		Use:   "diff [--state PATH] REV1 REV2",
 		Short: "Show what changed between two stored revisions",
 		Long:  "Diff compares two stored revisions, given by ID or unique ID prefix (at least 4 characters).",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				return a.remoteDiff(cmd, c, args[0], args[1])
-			}
-			store, err := openStore(state)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			ctx := cmd.Context()
-			r1, err := store.Revision(ctx, args[0])
-			if err != nil {
-				return usageErr(err)
-			}
-			r2, err := store.Revision(ctx, args[1])
-			if err != nil {
-				return usageErr(err)
-			}
-			d, err := design.DiffCanonical(r1.Design, r2.Design)
-			if err != nil {
-				return usageErr(err)
-			}
-			fmt.Fprintf(a.stdout, "%s -> %s\n", short(r1.ID), short(r2.ID))
-			writeDiff(a.stdout, d)
-			return nil
+			return a.call(cmd.Context(), &sf, readState, output, func(s *session, output string) error {
+				ctx := cmd.Context()
+				r1, err := s.c.Design(ctx, args[0])
+				if err != nil {
+					return apiErr(err)
+				}
+				r2, err := s.c.Design(ctx, args[1])
+				if err != nil {
+					return apiErr(err)
+				}
+				d, err := s.c.Diff(ctx, r2.ID, r1.ID)
+				return a.show(output, d, err, func() error {
+					fmt.Fprintf(a.stdout, "%s -> %s\n", short(r1.ID), short(r2.ID))
+					writeDiff(a.stdout, d)
+					return nil
+				})
+			})
 		},
 	}
-	stateFlag(cmd, &state)
+	sf.add(cmd)
+	outputFlag(cmd, &output)
 	return cmd
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/slipway-dev/slipway/orchestrator"
 )
 
 // acceptHardwareCmd: `accept-hardware NODE`, in-process or through the
@@ -26,28 +24,18 @@ it. A different inventory (another machine, a part changed) fails again.
 The acceptance is audited and shown in the node's events.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			c, err := a.remote()
-			if err != nil {
-				return usageErr(err)
-			}
-			var ab orchestrator.AsBuiltRecord
-			if c != nil {
-				if ab, err = c.AcceptHardware(cmd.Context(), argv[0]); err != nil {
+			return a.call(cmd.Context(), &ef.stateFlags, runEngine, ef.output, func(s *session, output string) error {
+				ab, err := s.c.AcceptHardware(cmd.Context(), argv[0])
+				if err != nil {
 					return apiErr(err)
 				}
-			} else if err := a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
-				ab, err = env.engine.AcceptHardware(cmd.Context(), argv[0], requester())
-				return err
-			}); err != nil {
-				return usageErr(err)
-			}
-			switch ef.output {
-			case "json", "yaml":
-				return a.writeOut(ef.output, ab)
-			}
-			fmt.Fprintf(a.stdout, "node %s: machine %s accepted as built (inventory %s) with %d difference(s):\n  %s\nretry the node's task to go on (`orchestrator retry TASK-ID`)\n",
-				ab.Node, ab.MachineID, ab.Inventory, len(ab.Mismatches), strings.Join(ab.Mismatches, "\n  "))
-			return nil
+				if output != "text" {
+					return writeDoc(a.stdout, output, ab)
+				}
+				fmt.Fprintf(a.stdout, "node %s: machine %s accepted as built (inventory %s) with %d difference(s):\n  %s\nretry the node's task to go on (`orchestrator retry TASK-ID`)\n",
+					ab.Node, ab.MachineID, ab.Inventory, len(ab.Mismatches), strings.Join(ab.Mismatches, "\n  "))
+				return nil
+			})
 		},
 	}
 	ef.add(cmd, false)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/introspection"
 	"github.com/slipway-dev/slipway/statestore"
@@ -18,7 +19,8 @@ import (
 // bootdataCmd prints what the introspection API serves a node in its
 // current deployment, rendered by the introspection server's own code.
 func (a *app) bootdataCmd() *cobra.Command {
-	var state, cfgFile, part string
+	var sf stateFlags
+	var part string
 	cmd := &cobra.Command{
 		Use:   "bootdata NODE [--part " + strings.Join(introspection.Parts, "|") + "] [--state DB | --server URL]",
 		Short: "Print what a node is served in its current deployment (its token redacted)",
@@ -27,68 +29,48 @@ current deployment, exactly as the node gets it but with its token replaced
 by ` + introspection.RedactedToken + `: self (its resolved design), the
 NoCloud meta-data, user-data and vendor-data, or the netplan network-config
 (NICs matched by the MACs recorded when the node was commissioned). With
---server it asks the control API (admin token); else it reads the state
-database, which 'serve' must not hold open.`,
+--server it needs an admin token.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if !slices.Contains(introspection.Parts, part) {
 				return usageErr(fmt.Errorf("--part %q: use one of %s", part, strings.Join(introspection.Parts, ", ")))
 			}
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				b, err := c.BootData(cmd.Context(), argv[0], part)
-				if err != nil {
-					return apiErr(err)
-				}
-				_, err = a.stdout.Write(b)
-				return err
-			}
-			b, err := a.localBootData(cmd.Context(), cfgFile, state, argv[0], part)
+			s, err := a.connect(cmd.Context(), &sf, readState)
 			if err != nil {
 				return err
+			}
+			defer s.close()
+			b, err := s.c.BootData(cmd.Context(), argv[0], part)
+			if err != nil {
+				return apiErr(err)
 			}
 			_, err = a.stdout.Write(b)
 			return err
 		},
 	}
-	stateFlag(cmd, &state)
-	cmd.Flags().StringVar(&cfgFile, "config", "", "serve's configuration file (for introspectionURL and state)")
+	sf.add(cmd)
 	cmd.Flags().StringVar(&part, "part", introspection.PartSelf, "what to print: "+strings.Join(introspection.Parts, ", "))
 	return cmd
 }
 
-// localBootData renders a part from the state database with an
-// introspection server configured like serve's (the token key does not
-// matter: the token is redacted).
-func (a *app) localBootData(ctx context.Context, cfgFile, state, node, part string) ([]byte, error) {
-	c, err := loadEngineConfig(cfgFile)
-	if err != nil {
-		return nil, usageErr(err)
-	}
-	if c.State == "" {
-		c.State = state
-	}
-	st, err := openStore(c.State)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
+// bootData renders for the API what the introspection API serves nodes,
+// with an introspection server configured like serve's (its token key
+// does not matter: the API's answer has the token redacted). Nil when
+// no URL is known yet (no design applied): the route then answers 501.
+func (a *app) bootData(ctx context.Context, c engineConfig, st statestore.Store) api.BootData {
 	url, err := currentIntrospectionURL(ctx, c, st)
 	if err != nil {
-		return nil, usageErr(err)
+		a.log.Debug().Err(err).Msg("bootdata: no introspection URL")
+		return nil
 	}
 	key := make([]byte, introspection.KeyLen)
 	_, _ = rand.Read(key)
 	srv, err := introspection.New(introspection.Config{Store: st, URL: url, Key: key, Log: a.log})
 	if err != nil {
-		return nil, usageErr(err)
+		a.log.Debug().Err(err).Msg("bootdata")
+		return nil
 	}
-	b, _, err := srv.BootData(ctx, node, part)
-	if err != nil {
-		return nil, usageErr(fmt.Errorf("bootdata %s of node %s: %w", part, node, err))
-	}
-	return b, nil
+	return srv
 }
 
 // currentIntrospectionURL is the URL serve gives nodes: the config's,

@@ -10,11 +10,6 @@ import (
 
 	"encoding/json"
 	"fmt"
-	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/internal/drivermetrics"
-	"github.com/slipway-dev/slipway/introspection"
-	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"maps"
 	"net"
 	"os"
@@ -23,7 +18,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/internal/drivermetrics"
+	"github.com/slipway-dev/slipway/introspection"
+	secretstore "github.com/slipway-dev/slipway/secrets/store"
+
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	"gopkg.in/yaml.v3"
 
 	"github.com/slipway-dev/slipway/design"
@@ -396,8 +398,14 @@ func siteDrivers(reg registryLike, d *design.Design, base map[string]string, res
 	return orchestrator.Drivers{OOB: oob, Server: srv, Network: net}, nil
 }
 
+// serveFlags are serve's flags (the configuration file's keys win unless
+// a flag is given).
+type serveFlags struct {
+	cfgFile, state, dir, listen, tlsCert, tlsKey, introListen, cpuProfile, pprofAddr string
+}
+
 func (a *app) serveCmd() *cobra.Command {
-	var cfgFile, state, dir, listen, tlsCert, tlsKey, introListen, cpuProfile, pprofAddr string
+	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve [--config FILE] [--listen ADDR] [--introspection-listen ADDR] [--tls-cert FILE --tls-key FILE] [--cpu-profile FILE]",
 		Short: "Run the engine and the control API",
@@ -406,87 +414,105 @@ interrupted. At start it resumes every task that was queued or running when
 the last process stopped (each node from its last checkpoint), runs the
 leak and drift sweep (again every sweepInterval), creates the secret
 encryption key if there is none, and writes a first admin token to a 0600
-file when no admin token exists yet.`,
+file when no admin token exists yet.
+
+Besides --listen, the API answers on the Unix socket STATE.sock beside the
+state database (mode 0600), where the local CLI's commands reach it while
+serve holds the database: the caller's OS user (the server's own, or root)
+is an admin there, without a token.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			c, err := loadEngineConfig(cfgFile)
+			c, err := f.config(cmd)
 			if err != nil {
-				return usageErr(err)
+				return err
 			}
-			for _, f := range []struct {
-				flag string
-				dst  *string
-				val  string
-			}{{"state", &c.State, state}, {"plugin-dir", &c.PluginDir, dir}, {"listen", &c.Listen, listen},
-				{"tls-cert", &c.TLSCert, tlsCert}, {"tls-key", &c.TLSKey, tlsKey}, {"introspection-listen", &c.IntrospectionListen, introListen}} {
-				if *f.dst == "" || cmd.Flags().Changed(f.flag) {
-					*f.dst = f.val
-				}
-			}
-			if (c.TLSCert == "") != (c.TLSKey == "") {
-				return usageErr(fmt.Errorf("TLS needs both --tls-cert and --tls-key"))
-			}
-			c.serving = true
-			if c.MemoryLimit > 0 {
-				debug.SetMemoryLimit(int64(c.MemoryLimit))
-			}
-			stop, err := startProfiling(pprofAddr, cpuProfile)
+			stop, err := startProfiling(f.pprofAddr, f.cpuProfile)
 			if err != nil {
 				return usageErr(err)
 			}
 			defer stop()
-			env, err := a.openEngineKey(ctx, c, true)
-			if err != nil {
-				return err
-			}
-			defer env.close()
-			tokens := auth.NewStore(env.store)
-			tokenFile := c.adminTokenFile()
-			if created, err := tokens.EnsureAdmin(ctx, tokenFile); err != nil {
-				return usageErr(err)
-			} else if created {
-				fmt.Fprintf(a.stderr, "first start: an admin token was written to %s (mode 0600); create others with `orchestrator token create`\n", tokenFile)
-			}
-			authenticate, tokenAdmin := api.TokenStore(tokens)
-			apiCfg := api.Config{Engine: env.engine, Store: env.store, Log: a.log, Registry: env.metrics,
-				Authenticate: authenticate, Tokens: tokenAdmin, Secrets: api.SecretStore(env.secrets),
-				Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies}
-			if err := c.apiLimits(&apiCfg); err != nil {
-				return usageErr(err)
-			}
-			if err := c.designLimits(&apiCfg); err != nil {
-				return usageErr(err)
-			}
-			srv, err := api.New(apiCfg)
-			if err != nil {
-				return err
-			}
-			ln, err := net.Listen("tcp", c.Listen)
-			if err != nil {
-				return usageErr(fmt.Errorf("listen on %s: %w (another process there? use --listen)", c.Listen, err))
-			}
-			scheme := "http"
-			if c.TLSCert != "" {
-				scheme = "https"
-			}
-			fmt.Fprintf(a.stderr, "slipway: engine on %s; control API on %s://%s/api/v1 (Ctrl-C stops; tasks resume at the next start)\n", c.State, scheme, ln.Addr())
-			if err := srv.Serve(ctx, ln, c.TLSCert, c.TLSKey); err != nil {
-				return usageErr(err)
-			}
-			return nil
+			return a.serve(cmd.Context(), c)
 		},
 	}
-	cmd.Flags().StringVar(&cfgFile, "config", "", "engine configuration file (YAML; see docs/operations.md)")
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8700", "address of the control API")
-	cmd.Flags().StringVar(&introListen, "introspection-listen", ":8701", "address of the introspection API (deploying nodes call it)")
-	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
-	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "TLS private key file (PEM)")
-	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the process to FILE until it stops (runtime/pprof)")
-	cmd.Flags().StringVar(&pprofAddr, "pprof", "", "serve net/http/pprof (heap, goroutines, CPU) on this loopback address, e.g. 127.0.0.1:6060")
-	stateFlag(cmd, &state)
-	pluginDirFlag(cmd, &dir)
+	cmd.Flags().StringVar(&f.cfgFile, "config", "", "engine configuration file (YAML; see docs/operations.md)")
+	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8700", "address of the control API")
+	cmd.Flags().StringVar(&f.introListen, "introspection-listen", ":8701", "address of the introspection API (deploying nodes call it)")
+	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
+	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "TLS private key file (PEM)")
+	cmd.Flags().StringVar(&f.cpuProfile, "cpu-profile", "", "write a CPU profile of the process to FILE until it stops (runtime/pprof)")
+	cmd.Flags().StringVar(&f.pprofAddr, "pprof", "", "serve net/http/pprof (heap, goroutines, CPU) on this loopback address, e.g. 127.0.0.1:6060")
+	stateFlag(cmd, &f.state)
+	pluginDirFlag(cmd, &f.dir)
 	return cmd
+}
+
+// config is serve's configuration: the file's, a flag given on the
+// command line (or a key the file leaves out) taking the flag's value.
+func (f *serveFlags) config(cmd *cobra.Command) (engineConfig, error) {
+	c, err := loadEngineConfig(f.cfgFile)
+	if err != nil {
+		return c, usageErr(err)
+	}
+	for _, fl := range []struct {
+		flag string
+		dst  *string
+		val  string
+	}{{"state", &c.State, f.state}, {"plugin-dir", &c.PluginDir, f.dir}, {"listen", &c.Listen, f.listen},
+		{"tls-cert", &c.TLSCert, f.tlsCert}, {"tls-key", &c.TLSKey, f.tlsKey}, {"introspection-listen", &c.IntrospectionListen, f.introListen}} {
+		if *fl.dst == "" || cmd.Flags().Changed(fl.flag) {
+			*fl.dst = fl.val
+		}
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return c, usageErr(fmt.Errorf("TLS needs both --tls-cert and --tls-key"))
+	}
+	c.serving = true
+	if c.MemoryLimit > 0 {
+		debug.SetMemoryLimit(int64(c.MemoryLimit))
+	}
+	return c, nil
+}
+
+// serve runs the engine and the API (TCP and the local socket) until ctx
+// ends.
+func (a *app) serve(ctx context.Context, c engineConfig) error {
+	env, err := a.openEngineKey(ctx, c, true)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	tokenFile := c.adminTokenFile()
+	if created, err := auth.NewStore(env.store).EnsureAdmin(ctx, tokenFile); err != nil {
+		return usageErr(err)
+	} else if created {
+		fmt.Fprintf(a.stderr, "first start: an admin token was written to %s (mode 0600); create others with `orchestrator token create`\n", tokenFile)
+	}
+	srv, err := a.newAPI(c, env)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return usageErr(fmt.Errorf("listen on %s: %w (another process there? use --listen)", c.Listen, err))
+	}
+	local, err := api.ListenLocal(localSocket(c.State))
+	if err != nil {
+		ln.Close()
+		return usageErr(err)
+	}
+	scheme := "http"
+	if c.TLSCert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(a.stderr, "slipway: engine on %s; control API on %s://%s/api/v1 and %s (Ctrl-C stops; tasks resume at the next start)\n",
+		c.State, scheme, ln.Addr(), localSocket(c.State))
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return srv.Serve(gctx, ln, c.TLSCert, c.TLSKey) })
+	g.Go(func() error { return srv.ServeLocal(gctx, local, localName) })
+	if err := g.Wait(); err != nil {
+		return usageErr(err)
+	}
+	return nil
 }
 
 // ready probes the provisioner and the network driver.

@@ -28,7 +28,8 @@ import (
 // nodes of a hardware profile differ from most of its nodes. Through the
 // API with --server, else from the state database.
 func (a *app) inventoryCmd() *cobra.Command {
-	var state, output, profile string
+	var sf stateFlags
+	var output, profile string
 	var diff bool
 	cmd := &cobra.Command{
 		Use:   "inventory (NODE | --diff [--profile HW]) [-o table|json|yaml]",
@@ -45,8 +46,7 @@ the majority of its profile's nodes: a missing GPU, an old NIC firmware, a
 smaller disk. Serials, MACs and LLDP neighbours differ by nature and are
 not compared. Nodes not commissioned yet are left out.
 
-With --server it asks the control API (viewer token); else it reads the
-state database, which 'serve' must not hold open.`,
+With --server it needs a viewer token.`,
 		Args: func(cmd *cobra.Command, argv []string) error {
 			switch {
 			case diff && len(argv) > 0:
@@ -59,46 +59,27 @@ state database, which 'serve' must not hold open.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if !slices.Contains([]string{"table", "json", "yaml"}, output) {
-				return usageErr(fmt.Errorf("-o %q: use table, json or yaml", output))
-			}
-			c, err := a.remote()
-			if err != nil {
-				return usageErr(err)
-			}
-			var src inventorySource
-			if c != nil {
-				src = remoteInventories{c}
-			} else {
-				st, err := openStore(state)
+			return a.call(cmd.Context(), &sf, readState, output, func(s *session, output string) error {
+				src := apiInventories{s.c}
+				if diff {
+					return a.inventoryDiff(cmd.Context(), src, profile, output)
+				}
+				ni, err := src.inventory(cmd.Context(), argv[0])
 				if err != nil {
 					return err
 				}
-				defer st.Close()
-				src = localInventories{st}
-			}
-			if diff {
-				return a.inventoryDiff(cmd.Context(), src, profile, output)
-			}
-			ni, err := src.inventory(cmd.Context(), argv[0])
-			if err != nil {
-				return err
-			}
-			if output != "table" {
-				return a.writeOut(output, ni)
-			}
-			printInventory(a.stdout, ni)
-			return nil
+				return a.emit(output, ni, func() error { printInventory(a.stdout, ni); return nil })
+			})
 		},
 	}
-	stateFlag(cmd, &state)
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
+	sf.add(cmd)
+	outputFlag(cmd, &output)
 	cmd.Flags().BoolVar(&diff, "diff", false, "compare the nodes of each hardware profile and print the odd ones out")
 	cmd.Flags().StringVar(&profile, "profile", "", "with --diff: only this hardware profile's nodes")
 	return cmd
 }
 
-// inventorySource reads inventories from the API or the state database.
+// inventorySource reads inventories (from the API; tests give their own).
 type inventorySource interface {
 	inventory(ctx context.Context, node string) (api.NodeInventory, error)
 	// profiles answers the current design's nodes by hardware profile.
@@ -108,9 +89,9 @@ type inventorySource interface {
 	profileOf(ctx context.Context, node string) string
 }
 
-type remoteInventories struct{ c *client.Client }
+type apiInventories struct{ c *client.Client }
 
-func (r remoteInventories) inventory(ctx context.Context, node string) (api.NodeInventory, error) {
+func (r apiInventories) inventory(ctx context.Context, node string) (api.NodeInventory, error) {
 	ni, err := r.c.Inventory(ctx, node)
 	if err != nil {
 		return api.NodeInventory{}, apiErr(err)
@@ -121,7 +102,7 @@ func (r remoteInventories) inventory(ctx context.Context, node string) (api.Node
 // profiles lists the current revision's nodes in one group: each node's
 // inventory answer names its hardware profile (profileOf asks the design
 // for a node without one).
-func (r remoteInventories) profiles(ctx context.Context) (map[string][]string, error) {
+func (r apiInventories) profiles(ctx context.Context) (map[string][]string, error) {
 	rev, err := r.c.Design(ctx, "current")
 	if err != nil {
 		return nil, apiErr(err)
@@ -133,59 +114,12 @@ func (r remoteInventories) profiles(ctx context.Context) (map[string][]string, e
 	return out, nil
 }
 
-func (r remoteInventories) profileOf(ctx context.Context, node string) string {
+func (r apiInventories) profileOf(ctx context.Context, node string) string {
 	n, err := r.c.DesignNode(ctx, "current", node)
 	if err != nil {
 		return ""
 	}
 	return n.Spec.HardwareProfile
-}
-
-type localInventories struct{ st statestore.Store }
-
-func (localInventories) profileOf(context.Context, string) string { return "" } // profiles knows
-
-func (l localInventories) inventory(ctx context.Context, node string) (api.NodeInventory, error) {
-	inv, ok, err := orchestrator.NodeInventory(ctx, l.st, node)
-	if err != nil {
-		return api.NodeInventory{}, err
-	}
-	if !ok {
-		return api.NodeInventory{}, usageErr(fmt.Errorf("node %q has no inventory: not commissioned yet", node))
-	}
-	ni := api.NodeInventory{Node: node, Inventory: inv}
-	if d, err := currentDesign(ctx, l.st); err == nil {
-		if n := d.Nodes[node]; n != nil {
-			ni.HardwareProfile = n.Spec.HardwareProfile
-		}
-	}
-	return ni, nil
-}
-
-func (l localInventories) profiles(ctx context.Context) (map[string][]string, error) {
-	d, err := currentDesign(ctx, l.st)
-	if err != nil {
-		return nil, usageErr(err)
-	}
-	out := map[string][]string{}
-	for _, name := range d.NodeNames() {
-		hw := d.Nodes[name].Spec.HardwareProfile
-		out[hw] = append(out[hw], name)
-	}
-	return out, nil
-}
-
-// currentDesign decodes the state database's current revision.
-func currentDesign(ctx context.Context, st statestore.Store) (*design.Design, error) {
-	rev, err := st.Current(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("no design applied: %w", err)
-	}
-	d := &design.Design{}
-	if err := json.Unmarshal(rev.Design, d); err != nil {
-		return nil, fmt.Errorf("decode design revision %s: %w", rev.ID, err)
-	}
-	return d, nil
 }
 
 // inventoryDiffReport is --diff's answer for -o json and yaml.
@@ -205,18 +139,33 @@ func (a *app) inventoryDiff(ctx context.Context, src inventorySource, only, outp
 	if err != nil {
 		return err
 	}
-	// Read every node's inventory (the API's answer names its profile).
-	type got struct {
-		ni  api.NodeInventory
-		ok  bool
-		err error
+	res, err := readInventories(ctx, src, groups)
+	if err != nil {
+		return err
 	}
+	rep, err := diffProfiles(groups, res, only)
+	if err != nil {
+		return err
+	}
+	return a.emit(output, rep, func() error { a.printInventoryDiff(rep); return nil })
+}
+
+// nodeInventory is one node's inventory; ok is false when the node was
+// not commissioned yet (ni then names the node and its profile).
+type nodeInventory struct {
+	ni api.NodeInventory
+	ok bool
+}
+
+// readInventories reads every node's inventory (the API's answer names
+// its profile), by name.
+func readInventories(ctx context.Context, src inventorySource, groups map[string][]string) ([]nodeInventory, error) {
 	var names []string
 	for _, ns := range groups {
 		names = append(names, ns...)
 	}
 	slices.Sort(names)
-	res := make([]got, len(names))
+	res := make([]nodeInventory, len(names))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for i, n := range names {
@@ -224,18 +173,21 @@ func (a *app) inventoryDiff(ctx context.Context, src inventorySource, only, outp
 			ni, err := src.inventory(gctx, n)
 			switch {
 			case err == nil:
-				res[i] = got{ni: ni, ok: true}
+				res[i] = nodeInventory{ni: ni, ok: true}
 			case isNotCommissioned(err):
-				res[i] = got{ni: api.NodeInventory{Node: n, HardwareProfile: src.profileOf(gctx, n)}}
+				res[i] = nodeInventory{ni: api.NodeInventory{Node: n, HardwareProfile: src.profileOf(gctx, n)}}
 			default:
 				return err
 			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
+	return res, g.Wait()
+}
+
+// diffProfiles groups the inventories by hardware profile (only's alone,
+// when set) and finds each profile's odd ones out.
+func diffProfiles(groups map[string][]string, res []nodeInventory, only string) (inventoryDiffReport, error) {
 	profileOf := map[string]string{}
 	for hw, ns := range groups {
 		for _, n := range ns {
@@ -245,10 +197,7 @@ func (a *app) inventoryDiff(ctx context.Context, src inventorySource, only, outp
 	byProfile := map[string]*profileDiff{}
 	invs := map[string]map[string]drivers.Inventory{}
 	for _, r := range res {
-		hw := r.ni.HardwareProfile
-		if hw == "" {
-			hw = profileOf[r.ni.Node]
-		}
+		hw := orDefault(r.ni.HardwareProfile, profileOf[r.ni.Node])
 		if only != "" && hw != only {
 			continue
 		}
@@ -264,18 +213,19 @@ func (a *app) inventoryDiff(ctx context.Context, src inventorySource, only, outp
 		pd.Nodes++
 		invs[hw][r.ni.Node] = r.ni.Inventory
 	}
-	if only != "" && byProfile[only] == nil {
-		return usageErr(fmt.Errorf("--profile %q: no node of the current design has that hardware profile", only))
-	}
 	var rep inventoryDiffReport
+	if only != "" && byProfile[only] == nil {
+		return rep, usageErr(fmt.Errorf("--profile %q: no node of the current design has that hardware profile", only))
+	}
 	for _, hw := range slices.Sorted(maps.Keys(byProfile)) {
 		pd := byProfile[hw]
 		pd.OddOnesOut = append(pd.OddOnesOut, orchestrator.InventoryDiff(invs[hw])...)
 		rep.Profiles = append(rep.Profiles, *pd)
 	}
-	if output != "table" {
-		return a.writeOut(output, rep)
-	}
+	return rep, nil
+}
+
+func (a *app) printInventoryDiff(rep inventoryDiffReport) {
 	for _, pd := range rep.Profiles {
 		fmt.Fprintf(a.stdout, "hardware profile %s: %d node(s) inventoried", orDefault(pd.Profile, "(none)"), pd.Nodes)
 		if len(pd.NotInventoried) > 0 {
@@ -294,13 +244,11 @@ func (a *app) inventoryDiff(ctx context.Context, src inventorySource, only, outp
 		}
 		tw.Flush()
 	}
-	return nil
 }
 
-// isNotCommissioned: the node has no inventory (the API's 404, or the
-// local read's refusal).
+// isNotCommissioned: the node has no inventory (the API's 404).
 func isNotCommissioned(err error) bool {
-	return client.IsStatus(err, http.StatusNotFound) || strings.Contains(err.Error(), "not commissioned yet")
+	return client.IsStatus(err, http.StatusNotFound)
 }
 
 // printInventory writes a node's inventory as short tables.
@@ -406,9 +354,8 @@ func prefixed(prefix, s string) string {
 // printGPUInventory prints the inventory of the first of the nodes whose
 // machine has GPUs (the demo's), under a heading; nothing when none has.
 func (a *app) printGPUInventory(ctx context.Context, st statestore.Store, nodes []string) {
-	src := localInventories{st}
 	for _, n := range nodes {
-		ni, err := src.inventory(ctx, n)
+		ni, err := storedInventory(ctx, st, n)
 		if err != nil || len(ni.Inventory.GPUs) == 0 {
 			continue
 		}
@@ -416,4 +363,22 @@ func (a *app) printGPUInventory(ctx context.Context, st statestore.Store, nodes 
 		printInventory(a.stdout, ni)
 		return
 	}
+}
+
+// storedInventory reads a node's inventory straight from a state store
+// (the demo's, which runs the lab's engine in process), with the node's
+// hardware profile in the current design.
+func storedInventory(ctx context.Context, st statestore.Store, node string) (api.NodeInventory, error) {
+	inv, ok, err := orchestrator.NodeInventory(ctx, st, node)
+	if err != nil || !ok {
+		return api.NodeInventory{}, fmt.Errorf("node %q has no inventory (%v)", node, err)
+	}
+	ni := api.NodeInventory{Node: node, Inventory: inv}
+	if rev, err := st.Current(ctx); err == nil {
+		d := &design.Design{}
+		if json.Unmarshal(rev.Design, d) == nil && d.Nodes[node] != nil {
+			ni.HardwareProfile = d.Nodes[node].Spec.HardwareProfile
+		}
+	}
+	return ni, nil
 }

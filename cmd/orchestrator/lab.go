@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
@@ -119,5 +118,3 @@ It runs until interrupted.`,
 	f.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the lab to FILE until it stops")
 	return cmd
 }
-
-var _ = design.APIVersion

@@ -1,6 +1,13 @@
-// Command orchestrator is Slipway's one binary: it validates, renders and
-// applies site designs, and (as the project grows) serves the control and
-// introspection APIs and drives deployments.
+// Command orchestrator is Slipway's one binary. `serve` runs the deploy
+// engine with the control API (TCP, and a Unix socket beside the state
+// database for local callers) and the introspection API. Every command
+// that reads or changes the state (apply, designs, tasks, nodes, events,
+// the task commands and verbs, reconcile, drift, inventory, audit...) is a
+// client of the control API only (api/client): of --server, else of the
+// serve that holds the state database, else of an engine and API it runs
+// in process for the command's lifetime (connect.go). The rest need no
+// state: validate, render, gensite, drivers, power --design, the virtual
+// lab and the demo, the benchmark helpers.
 package main
 
 import (
@@ -115,6 +122,6 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.reconcileCmds()...)  // reconcile.go
 	root.AddCommand(a.acceptHardwareCmd()) // asbuilt.go
 	root.AddCommand(a.inventoryCmd())      // inventory.go
-	root.AddCommand(a.tokenCmd(), a.secretCmd(), a.bootdataCmd(), a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd())
+	root.AddCommand(a.auditCmd(), a.tokenCmd(), a.secretCmd(), a.bootdataCmd(), a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd())
 	return root
 }

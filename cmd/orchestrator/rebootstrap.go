@@ -33,27 +33,16 @@ root, install the first as /etc/slipway/bootstrap.env (mode 0600) and run
 With --server it needs an admin token.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if ef.output != "text" && ef.output != "json" {
-				return usageErr(fmt.Errorf("-o %q: use text or json", ef.output))
-			}
-			c, err := a.remote()
-			if err != nil {
-				return usageErr(err)
-			}
-			if c != nil {
-				out, err := c.Rebootstrap(cmd.Context(), argv[0])
+			return a.call(cmd.Context(), &ef.stateFlags, runEngine, ef.output, func(s *session, output string) error {
+				out, err := s.c.Rebootstrap(cmd.Context(), argv[0])
 				if err != nil {
 					return apiErr(err)
 				}
-				return a.writeRebootstrap(argv[0], out, dir, ef.output, "")
-			}
-			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
-				out, err := env.engine.Rebootstrap(cmd.Context(), argv[0], requester())
-				if err != nil {
-					return usageErr(err)
+				hint := ""
+				if s.inProcess {
+					hint = "`orchestrator serve` (or `orchestrator wait " + out.Task + "`) runs the task while the node reports"
 				}
-				return a.writeRebootstrap(argv[0], out, dir, ef.output,
-					"`orchestrator serve` (or `orchestrator wait "+out.Task+"`) runs the task while the node reports")
+				return a.writeRebootstrap(argv[0], out, dir, output, hint)
 			})
 		},
 	}
@@ -83,8 +72,8 @@ func (a *app) writeRebootstrap(node string, out orchestrator.Rebootstrapped, dir
 			return usageErr(fmt.Errorf("node %s has a new token, but %w: run rebootstrap again (with --out) for another", node, err))
 		}
 	}
-	if output == "json" {
-		return writeDoc(a.stdout, "json", res)
+	if output != "text" {
+		return writeDoc(a.stdout, output, res)
 	}
 	fmt.Fprintf(a.stdout, "node %s: deployment %d has a new introspection token (the previous one is revoked); task %s waits for its boot action reports\n",
 		node, res.Deployment, res.Task)

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,33 +30,9 @@ func (a *app) reconcileCmd() *cobra.Command {
 			"`serve` reconciles on its own every reconciliation interval; `orchestrator sweep` is the same run.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				out, err := remoteOutput(ef.output)
-				if err != nil {
-					return err
-				}
-				rep, err := c.Reconcile(cmd.Context())
-				if err != nil {
-					return apiErr(err)
-				}
-				if out != "table" {
-					return a.writeOut(out, rep)
-				}
-				a.printReconcile(rep)
-				return nil
-			}
-			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
-				rep, err := env.engine.Reconcile(cmd.Context(), requester())
-				if err != nil {
-					return usageErr(err)
-				}
-				if ef.output == "json" {
-					return writeIndented(a.stdout, rep)
-				}
-				a.printReconcile(rep)
-				return nil
+			return a.call(cmd.Context(), &ef.stateFlags, runEngine, ef.output, func(s *session, output string) error {
+				rep, err := s.c.Reconcile(cmd.Context())
+				return a.show(output, rep, err, func() error { a.printReconcile(rep); return nil })
 			})
 		},
 	}
@@ -67,54 +42,41 @@ func (a *app) reconcileCmd() *cobra.Command {
 }
 
 func (a *app) reconcileStatusCmd() *cobra.Command {
-	var state, output string
+	var sf stateFlags
+	var output string
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the last reconciliation run, the next, and the open drift by kind",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var st orchestrator.ReconcileStatus
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				if output, err = remoteOutput(output); err != nil {
-					return err
-				}
-				if st, err = c.ReconcileStatus(cmd.Context()); err != nil {
-					return apiErr(err)
-				}
-			} else if err := a.withReader(state, func(e *orchestrator.Engine) (err error) {
-				st, err = e.ReconcileStatus(cmd.Context())
-				return err
-			}); err != nil {
-				return usageErr(err)
-			}
-			switch output {
-			case "json", "yaml":
-				return a.writeOut(output, st)
-			}
-			if st.LastRun == nil {
-				fmt.Fprintln(a.stdout, "last run: never")
-			} else {
-				r := st.LastRun
-				fmt.Fprintf(a.stdout, "last run: %s by %s, %d owned machines, %d nodes examined, %d open", r.Started.Format(time.RFC3339), printable(r.Trigger), r.Owned, r.Examined, r.Open)
-				if r.Error != "" {
-					fmt.Fprintf(a.stdout, ", failed: %s", printable(r.Error))
-				}
-				fmt.Fprintln(a.stdout)
-			}
-			if st.NextRun.IsZero() {
-				fmt.Fprintf(a.stdout, "next run: not scheduled (no server runs; interval %s)\n", st.Interval)
-			} else {
-				fmt.Fprintf(a.stdout, "next run: %s (interval %s)\n", st.NextRun.Format(time.RFC3339), st.Interval)
-			}
-			fmt.Fprintf(a.stdout, "open drift: %d%s\n", st.Open, kindCounts(st.Counts))
-			return nil
+			return a.call(cmd.Context(), &sf, readState, output, func(s *session, output string) error {
+				st, err := s.c.ReconcileStatus(cmd.Context())
+				return a.show(output, st, err, func() error { a.printReconcileStatus(st); return nil })
+			})
 		},
 	}
-	stateFlag(cmd, &state)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json (or yaml with --server)")
+	sf.add(cmd)
+	outputFlag(cmd, &output)
 	return cmd
+}
+
+func (a *app) printReconcileStatus(st orchestrator.ReconcileStatus) {
+	if st.LastRun == nil {
+		fmt.Fprintln(a.stdout, "last run: never")
+	} else {
+		r := st.LastRun
+		fmt.Fprintf(a.stdout, "last run: %s by %s, %d owned machines, %d nodes examined, %d open", r.Started.Format(time.RFC3339), printable(r.Trigger), r.Owned, r.Examined, r.Open)
+		if r.Error != "" {
+			fmt.Fprintf(a.stdout, ", failed: %s", printable(r.Error))
+		}
+		fmt.Fprintln(a.stdout)
+	}
+	if st.NextRun.IsZero() {
+		fmt.Fprintf(a.stdout, "next run: not scheduled (no server runs; interval %s)\n", st.Interval)
+	} else {
+		fmt.Fprintf(a.stdout, "next run: %s (interval %s)\n", st.NextRun.Format(time.RFC3339), st.Interval)
+	}
+	fmt.Fprintf(a.stdout, "open drift: %d%s\n", st.Open, kindCounts(st.Counts))
 }
 
 func kindCounts(c map[orchestrator.DriftKind]int) string {
@@ -131,7 +93,8 @@ func kindCounts(c map[orchestrator.DriftKind]int) string {
 }
 
 func (a *app) driftCmd() *cobra.Command {
-	var state, output string
+	var sf stateFlags
+	var output string
 	var nodes, kinds []string
 	cmd := &cobra.Command{
 		Use:   "drift",
@@ -143,50 +106,33 @@ func (a *app) driftCmd() *cobra.Command {
 					return usageErr(err)
 				}
 			}
-			var ds []orchestrator.DriftRecord
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				if output, err = remoteOutput(output); err != nil {
-					return err
-				}
-				for off := 0; ; {
-					p, err := c.Drift(cmd.Context(), client.DriftQuery{Node: nodes, Kind: kinds, Offset: off, Limit: 1000})
-					if err != nil {
-						return apiErr(err)
-					}
-					ds = append(ds, p.Items...)
-					if off += len(p.Items); len(p.Items) == 0 || off >= p.Total {
-						break
-					}
-				}
-			} else if err := a.withReader(state, func(e *orchestrator.Engine) (err error) {
-				ds, err = e.Drift(cmd.Context())
-				return err
-			}); err != nil {
-				return usageErr(err)
-			} else {
-				ds = slices.DeleteFunc(ds, func(d orchestrator.DriftRecord) bool {
-					return len(nodes) > 0 && !slices.Contains(nodes, d.Node) || len(kinds) > 0 && !slices.Contains(kinds, string(d.Kind))
-				})
-			}
-			switch output {
-			case "json", "yaml":
-				if ds == nil {
-					ds = []orchestrator.DriftRecord{}
-				}
-				return a.writeOut(output, ds)
-			}
-			printDrift(a.stdout, ds)
-			return nil
+			return a.call(cmd.Context(), &sf, readState, output, func(s *session, output string) error {
+				ds, err := allDrift(cmd.Context(), s.c, client.DriftQuery{Node: nodes, Kind: kinds, Limit: 1000})
+				return a.show(output, ds, err, func() error { printDrift(a.stdout, ds); return nil })
+			})
 		},
 	}
-	stateFlag(cmd, &state)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json (or yaml with --server)")
+	sf.add(cmd)
+	outputFlag(cmd, &output)
 	cmd.Flags().StringSliceVar(&nodes, "node", nil, "only these nodes' drift")
 	cmd.Flags().StringSliceVar(&kinds, "kind", nil, "only drift of these kinds: "+kindNames())
 	cmd.AddCommand(a.driftResolveCmd())
 	return cmd
+}
+
+// allDrift lists the open drift q selects, every page.
+func allDrift(ctx context.Context, c *client.Client, q client.DriftQuery) ([]orchestrator.DriftRecord, error) {
+	ds := []orchestrator.DriftRecord{}
+	for {
+		p, err := c.Drift(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, p.Items...)
+		if q.Offset += len(p.Items); len(p.Items) == 0 || q.Offset >= p.Total {
+			return ds, nil
+		}
+	}
 }
 
 func kindNames() string {
@@ -216,37 +162,16 @@ func (a *app) driftResolveCmd() *cobra.Command {
 			if err != nil {
 				return usageErr(err)
 			}
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				out, err := remoteOutput(ef.output)
-				if err != nil {
-					return err
-				}
-				res, err := c.ResolveDrift(cmd.Context(), argv[0], k, r)
+			return a.call(cmd.Context(), &ef.stateFlags, runEngine, ef.output, func(s *session, output string) error {
+				res, err := s.c.ResolveDrift(cmd.Context(), argv[0], k, r)
 				if err != nil {
 					return apiErr(err)
 				}
-				if out != "table" {
-					return a.writeOut(out, res)
+				if err := a.emit(output, res, func() error { a.printResolved(res); return nil }); err != nil {
+					return err
 				}
-				a.printResolved(res)
-				return nil
-			}
-			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
-				res, err := env.engine.ResolveDrift(cmd.Context(), argv[0], k, r, requester(), "")
-				if err != nil {
-					return usageErr(err)
-				}
-				if ef.output == "json" {
-					if err := writeIndented(a.stdout, res); err != nil {
-						return err
-					}
-				} else {
-					a.printResolved(res)
-				}
-				if res.Task != "" { // this process runs the task: follow it to its end
-					return a.follow(cmd.Context(), env.engine, res.Task, ef.output)
+				if res.Task != "" && s.inProcess { // this process runs the task: follow it to its end
+					return a.follow(cmd.Context(), s, res.Task, output)
 				}
 				return nil
 			})
@@ -296,10 +221,4 @@ func printDrift(w io.Writer, ds []orchestrator.DriftRecord) {
 			d.Policy, d.FirstSeen.Format(time.RFC3339), d.LastSeen.Format(time.RFC3339))
 	}
 	_ = tw.Flush()
-}
-
-func writeIndented(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

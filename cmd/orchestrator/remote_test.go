@@ -152,7 +152,7 @@ func TestRemoteCommands(t *testing.T) {
 	if out = must(tokOperator, "power", "cycle", "--node", node); !strings.Contains(out, "power_cycle  succeeded") {
 		t.Errorf("power cycle:\n%s", out)
 	}
-	if code, _, errs := as(tokOperator, "power", "status", "--node", node); code != exitUsage || !strings.Contains(errs, "without --server") {
+	if code, _, errs := as(tokOperator, "power", "status", "--node", node); code != exitUsage || !strings.Contains(errs, "--design") {
 		t.Errorf("power status: exit %d: %s", code, errs)
 	}
 
@@ -230,17 +230,19 @@ func TestRemoteUsage(t *testing.T) {
 	t.Setenv(envServer, "")
 	t.Setenv(envToken, "")
 	const tokAdmin = "tok-admin-remote-0c8d5a" // distinctive: it may not show in the output
+	state := filepath.Join(t.TempDir(), "s.db")
+	if code, _, errs := cli(t, "apply", "--state", state, exampleSite); code != 0 {
+		t.Fatalf("apply: %s", errs)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--server", "http://127.0.0.1:1", "deploy"}, "pass --token or set SLIPWAY_TOKEN"},
-		{[]string{"--server", "http://127.0.0.1:1", "--token", tokAdmin, "tasks", "-o", "xml"}, "use table, json or yaml"},
+		{[]string{"--server", "http://127.0.0.1:1", "--token", tokAdmin, "tasks", "-o", "xml"}, "use text (or table), json or yaml"},
 		{[]string{"--server", "127.0.0.1:1", "--token", tokAdmin, "tasks"}, "want http(s)://"},
 		{[]string{"--server", "http://127.0.0.1:1", "--token", tokAdmin, "tasks"}, "connection refused"},
-		{[]string{"audit"}, "give --server"},
-		{[]string{"events", "-f"}, "give --server"},
-		{[]string{"nodes", "--stage", "deployed"}, "give --server"},
+		{[]string{"events", "-f", "--state", state}, "start `orchestrator serve`"},
 	} {
 		code, out, errs := cli(t, c.args...)
 		if code != exitUsage || !strings.Contains(errs, c.want) {

@@ -34,11 +34,11 @@ func TestRequesterIsTheOSUser(t *testing.T) {
 		}
 	}
 	// This process's: the real account, not "cli:unknown".
-	got := requester()
+	got := localRequester()
 	if got == "cli:unknown" || !strings.HasPrefix(got, "cli:") || len(got) <= len("cli:") {
-		t.Errorf("requester() = %q", got)
+		t.Errorf("localRequester() = %q", got)
 	}
 	if u, err := user.Current(); err == nil && u.Username != "" && got != "cli:"+u.Username {
-		t.Errorf("requester() = %q, want cli:%s", got, u.Username)
+		t.Errorf("localRequester() = %q, want cli:%s", got, u.Username)
 	}
 }

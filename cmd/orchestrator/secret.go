@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,13 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/secrets/store"
+	"github.com/slipway-dev/slipway/statestore"
 )
 
 func (a *app) secretCmd() *cobra.Command {
@@ -115,21 +114,18 @@ as secret:NAME.
 			if err != nil {
 				return err
 			}
-			st, err := openStore(state)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			s, err := store.New(st, key)
-			if err != nil {
-				return usageErr(err)
-			}
-			if err := s.Put(cmd.Context(), name, value); err != nil {
-				return usageErr(err)
-			}
-			a.log.Info().Str("secret", name).Msg("secret stored")
-			fmt.Fprintf(a.stdout, "secret %s stored (refer to it in the design as secret:%s)\n", name, name)
-			return nil
+			return withStore(state, func(st statestore.Store) error {
+				s, err := store.New(st, key)
+				if err != nil {
+					return usageErr(err)
+				}
+				if err := s.Put(cmd.Context(), name, value); err != nil {
+					return usageErr(err)
+				}
+				a.log.Info().Str("secret", name).Msg("secret stored")
+				fmt.Fprintf(a.stdout, "secret %s stored (refer to it in the design as secret:%s)\n", name, name)
+				return nil
+			})
 		},
 	}
 	stateFlag(cmd, &state)
@@ -207,49 +203,23 @@ func (a *app) promptLine(ctx context.Context, f *os.File, prompt string) (string
 }
 
 func (a *app) secretListCmd() *cobra.Command {
-	var state, output string
-	cmd := &cobra.Command{
-		Use:   "list [-o text|json]",
-		Short: "List the stored secrets' names and dates (never their values)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := credCheckOutput(output); err != nil {
-				return err
-			}
-			st, err := openStore(state)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
+	return a.storeListCmd("List the stored secrets' names and dates (never their values)",
+		func(ctx context.Context, st statestore.Store) (any, func() error, error) {
 			s, err := store.New(st, nil) // names and dates need no key
 			if err != nil {
-				return usageErr(err)
+				return nil, nil, err
 			}
-			infos, err := s.List(cmd.Context())
-			if err != nil {
-				return usageErr(err)
-			}
-			if output == "json" {
-				if infos == nil {
-					infos = []store.Info{}
-				}
-				return json.NewEncoder(a.stdout).Encode(infos)
-			}
-			if len(infos) == 0 {
-				fmt.Fprintln(a.stdout, "no secrets stored: store one with 'orchestrator secret set NAME < FILE'")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tCREATED\tUPDATED")
-			for _, in := range infos {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", in.Name, in.Created.Local().Format(time.DateTime), in.Updated.Local().Format(time.DateTime))
-			}
-			return tw.Flush()
-		},
+			infos, err := s.List(ctx)
+			return nonNil(infos), func() error { return a.printSecrets(infos) }, err
+		})
+}
+
+func (a *app) printSecrets(infos []store.Info) error {
+	rows := make([][]string, 0, len(infos))
+	for _, in := range infos {
+		rows = append(rows, []string{in.Name, in.Created.Local().Format(time.DateTime), in.Updated.Local().Format(time.DateTime)})
 	}
-	stateFlag(cmd, &state)
-	credOutputFlag(cmd, &output)
-	return cmd
+	return a.printTable("no secrets stored: store one with 'orchestrator secret set NAME < FILE'", "NAME\tCREATED\tUPDATED", rows)
 }
 
 func (a *app) secretDeleteCmd() *cobra.Command {
@@ -263,21 +233,18 @@ func (a *app) secretDeleteCmd() *cobra.Command {
 			if err := store.ValidateName(name); err != nil {
 				return usageErr(err)
 			}
-			st, err := openStore(state)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			s, err := store.New(st, nil) // deleting needs no key
-			if err != nil {
-				return usageErr(err)
-			}
-			if err := s.Delete(cmd.Context(), name); err != nil {
-				return usageErr(err)
-			}
-			a.log.Info().Str("secret", name).Msg("secret deleted")
-			fmt.Fprintf(a.stdout, "secret %s deleted\n", name)
-			return nil
+			return withStore(state, func(st statestore.Store) error {
+				s, err := store.New(st, nil) // deleting needs no key
+				if err != nil {
+					return usageErr(err)
+				}
+				if err := s.Delete(cmd.Context(), name); err != nil {
+					return usageErr(err)
+				}
+				a.log.Info().Str("secret", name).Msg("secret deleted")
+				fmt.Fprintf(a.stdout, "secret %s deleted\n", name)
+				return nil
+			})
 		},
 	}
 	stateFlag(cmd, &state)

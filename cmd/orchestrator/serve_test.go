@@ -156,4 +156,42 @@ func TestServe(t *testing.T) {
 	if strings.Contains(stderr.String(), tok) {
 		t.Fatal("the token appears on stderr")
 	}
+	serveLocalCommands(t, state, task.ID)
+}
+
+// serveLocalCommands: while serve holds the state database, the CLI's
+// commands without --server talk to it over the socket beside the
+// database (0600), as the local OS user, with no token; the audit names
+// that user.
+func serveLocalCommands(t *testing.T, state, taskID string) {
+	t.Helper()
+	sock := localSocket(state)
+	if st, err := os.Stat(sock); err != nil || st.Mode().Type() != os.ModeSocket || st.Mode().Perm() != 0o600 {
+		t.Fatalf("local socket %s: %v %v", sock, err, st)
+	}
+	code, out, errs := cli(t, "tasks", "--state", state)
+	if code != 0 || !strings.Contains(out, taskID) {
+		t.Fatalf("tasks while serve holds the database: exit %d: %s %s", code, out, errs)
+	}
+	node := testsite.Example(t).NodeNames()[0]
+	if code, _, errs := cli(t, "mark-manual-intervention", node, "--reason", "local socket", "--state", state); code != 0 {
+		t.Fatalf("mark-manual-intervention through the local socket: exit %d: %s", code, errs)
+	}
+	code, out, errs = cli(t, "audit", "-o", "json", "--state", state)
+	var recs []struct {
+		Path string
+		Who  struct{ ID, Name string }
+	}
+	if err := json.Unmarshal([]byte(out), &recs); code != 0 || err != nil {
+		t.Fatalf("audit through the local socket: exit %d %v: %s", code, err, errs)
+	}
+	found := false
+	for _, r := range recs {
+		if strings.HasSuffix(r.Path, "/mark-manual-intervention") {
+			found = r.Who.Name == localRequester()
+		}
+	}
+	if !found {
+		t.Errorf("the audit does not name the local user %s for the node verb: %+v", localRequester(), recs)
+	}
 }

@@ -2,79 +2,41 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/slipway-dev/slipway/api/client"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/orchestrator"
 )
 
-// engineFlags are the flags of every command that runs the engine in-process.
+// engineFlags are the flags of every command that drives the engine: the
+// in-process engine's (stateFlags), -o and, for the ones that make a
+// task, --no-wait.
 type engineFlags struct {
-	cfgFile, state, pluginDir, output string
-	noWait                            bool
+	stateFlags
+	output string
+	noWait bool
 	// options are the task's options (decommission, destroy), nil when
 	// none; set by the command before it submits.
 	options *orchestrator.TaskOptions
 }
 
 func (f *engineFlags) add(cmd *cobra.Command, wait bool) {
-	cmd.Flags().StringVar(&f.cfgFile, "config", "", "engine configuration file (YAML; see docs/operations.md)")
-	stateFlag(cmd, &f.state)
-	pluginDirFlag(cmd, &f.pluginDir)
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	f.stateFlags.add(cmd)
+	outputFlag(cmd, &f.output)
 	if wait {
-		cmd.Flags().BoolVar(&f.noWait, "no-wait", false, "store the task and return; `orchestrator serve` runs it")
+		cmd.Flags().BoolVar(&f.noWait, "no-wait", false, "store the task and return; the server (`orchestrator serve`) runs it")
 	}
-}
-
-// withEngine opens the engine the flags describe, runs fn, and closes it.
-func (a *app) withEngine(ctx context.Context, f *engineFlags, fn func(*engineEnv) error) error {
-	c, err := f.config()
-	if err != nil {
-		return err
-	}
-	env, err := a.openEngine(ctx, c)
-	if err != nil {
-		return err
-	}
-	defer env.close()
-	return fn(env)
-}
-
-// withReader opens the state read-only for the engine's records.
-func (a *app) withReader(state string, fn func(*orchestrator.Engine) error) error {
-	e, closeFn, err := a.readEngine(state)
-	if err != nil {
-		return err
-	}
-	defer closeFn()
-	return fn(e)
-}
-
-func (f *engineFlags) config() (engineConfig, error) {
-	if f.output != "text" && f.output != "json" {
-		return engineConfig{}, usageErr(fmt.Errorf("-o %q: use text or json", f.output))
-	}
-	c, err := loadEngineConfig(f.cfgFile)
-	if err != nil {
-		return c, usageErr(err)
-	}
-	if c.State == "" {
-		c.State = f.state
-	}
-	if c.PluginDir == "" {
-		c.PluginDir = f.pluginDir
-	}
-	return c, nil
 }
 
 // filterFlags build a node filter from the command line: one set whose
@@ -137,33 +99,15 @@ func (a *app) taskCmdWith(use, short string, args cobra.PositionalArgs, pick fun
 			if ef.options, err = opts.options(action); err != nil {
 				return usageErr(err)
 			}
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				return a.remoteTask(cmd, c, action, &ff, revision, &ef)
-			}
-			c, err := ef.config()
-			if err != nil {
-				return err
-			}
 			filter, err := ff.filter()
 			if err != nil {
 				return err
 			}
-			env, err := a.openEngine(cmd.Context(), c)
-			if err != nil {
-				return err
-			}
-			defer env.close()
-			t, err := env.engine.Submit(cmd.Context(), orchestrator.Request{Action: action, Filter: filter, Revision: revision, Requester: requester(), Options: ef.options})
-			if err != nil {
-				return usageErr(err)
-			}
-			if ef.noWait {
-				fmt.Fprintf(a.stdout, "task %s stored (%s of %d nodes)\n", t.ID, t.Action, len(t.Nodes))
-				return nil
-			}
-			return a.follow(cmd.Context(), env.engine, t.ID, ef.output)
+			req := client.TaskRequest{Action: action, NodeFilter: filter, DesignRevision: revision, Options: ef.options}
+			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (orchestrator.Task, string, error) {
+				t, err := c.CreateTask(ctx, req)
+				return t, fmt.Sprintf("task %s stored (%s of %d nodes)", t.ID, t.Action, len(t.Nodes)), err
+			})
 		},
 	}
 	ef.add(cmd, true)
@@ -171,6 +115,32 @@ func (a *app) taskCmdWith(use, short string, args cobra.PositionalArgs, pick fun
 	opts.add(cmd)
 	cmd.Flags().StringVar(&revision, "revision", "", "design revision (default: the current one)")
 	return cmd
+}
+
+// submitFunc makes a task through the API and says what it stored.
+type submitFunc func(ctx context.Context, c *client.Client) (t orchestrator.Task, stored string, err error)
+
+// runTask makes a task with submit, then (without --no-wait) follows it
+// to its end.
+func (a *app) runTask(ctx context.Context, ef *engineFlags, submit submitFunc) error {
+	output, err := checkOutput(ef.output)
+	if err != nil {
+		return err
+	}
+	s, err := a.connect(ctx, &ef.stateFlags, runEngine)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	t, stored, err := submit(ctx, s.c)
+	if err != nil {
+		return apiErr(err)
+	}
+	if ef.noWait {
+		fmt.Fprintln(a.stdout, stored)
+		return nil
+	}
+	return a.follow(ctx, s, t.ID, output)
 }
 
 // optionFlags are the task option flags of decommission (--erase,
@@ -218,230 +188,183 @@ func (a *app) rescueCmd() *cobra.Command {
 		cobra.ExactArgs(1), pick, nil)
 }
 
-// requester names the local operator: cli:<OS user> (see osUser).
-func requester() string { return localRequester() }
+// followPoll is how often follow asks for the task when no event came.
+const followPoll = 2 * time.Second
 
 // follow shows a task's progress until it ends, then its results; the
-// exit status is 0 only when it succeeded.
-func (a *app) follow(ctx context.Context, e *orchestrator.Engine, id, output string) error {
+// exit status is 0 only when it succeeded. The task's event stream says
+// when to look again (and followPoll when it is quiet); passing network
+// trouble is waited out (a minute).
+func (a *app) follow(ctx context.Context, s *session, id, output string) error {
 	var r *progress.Renderer
 	if output == "text" {
 		f, ok := a.stdout.(*os.File)
 		r = progress.New(a.stdout, ok && progress.IsTerminal(f))
 	}
 	start := time.Now()
-	done := make(chan error, 1)
-	go func() { _, err := e.Wait(ctx, id); done <- err }()
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
+	changed := watchTask(ctx, s.c, id)
+	var trouble time.Time
 	for {
-		var finished bool
+		td, err := s.c.Task(ctx, id)
+		switch {
+		case ctx.Err() != nil:
+			return stoppedFollowing(s, id)
+		case err != nil:
+			if err := a.taskTrouble(err, &trouble, id); err != nil {
+				return err
+			}
+		default:
+			trouble = time.Time{}
+			if finished := showProgress(r, td, start); finished {
+				return a.taskEnd(td, output)
+			}
+		}
 		select {
-		case err := <-done:
-			if err != nil {
-				return usageErr(err)
-			}
-			finished = true
-		case <-tick.C:
+		case <-ctx.Done():
+		case <-changed:
+		case <-time.After(followPoll):
 		}
-		t, res, err := e.Task(ctx, id)
-		if err != nil {
-			return usageErr(err)
-		}
-		if r != nil && !t.Action.SiteAction() {
-			if finished {
-				r.Finish(snapshot(res, time.Since(start)))
-			} else {
-				r.Update(snapshot(res, time.Since(start)))
-			}
-		}
-		if !finished {
-			continue
-		}
-		if err := a.printTask(t, res, output); err != nil {
-			return err
-		}
-		if t.Status != orchestrator.TaskSucceeded {
-			return &exitError{code: exitInvalid}
-		}
-		return nil
 	}
 }
 
-func (a *app) printTask(t orchestrator.Task, res []orchestrator.NodeResult, output string) error {
-	if output == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			orchestrator.Task
-			Results []orchestrator.NodeResult `json:"results"`
-		}{t, res})
-	}
-	fmt.Fprintf(a.stdout, "task %s  %s  %s  by %s  design %.12s\n%s\n", t.ID, t.Action, t.Status, t.Requester, t.Revision, t.Message)
-	if len(res) == 0 {
-		return nil
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tSTAGE\tOUTCOME\tFAILED CALLS\tREASON")
-	for _, r := range res {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Node, r.Stage, r.Outcome, r.Attempts, r.Reason)
-	}
-	return tw.Flush()
+// watchTask streams the task's events until ctx ends and signals each
+// (at most one waiting signal).
+func watchTask(ctx context.Context, c *client.Client, id string) <-chan struct{} {
+	changed := make(chan struct{}, 1)
+	go func() {
+		_ = c.StreamEvents(ctx, 0, id, "", func(orchestrator.Event) error {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+			return nil
+		})
+	}()
+	return changed
 }
 
-// readEngine is an engine that is not started: it reads the state.
-func (a *app) readEngine(state string) (*orchestrator.Engine, func(), error) {
-	st, err := openStore(state)
-	if err != nil {
-		return nil, nil, usageErr(err)
+func stoppedFollowing(s *session, id string) error {
+	where := "on the server"
+	if s.inProcess {
+		where = "at the next start of the engine (`orchestrator wait " + id + "` or serve)"
 	}
-	e, err := orchestrator.New(orchestrator.Config{Store: st, Log: a.log})
-	if err != nil {
-		st.Close()
-		return nil, nil, err
+	return &exitError{code: exitInvalid, err: fmt.Errorf("stopped following task %s; it goes on %s (see 'orchestrator tasks %s')", id, where, id)}
+}
+
+// taskTrouble waits out a failed look at the task for a minute; a refusal
+// (4xx) ends the follow at once.
+func (a *app) taskTrouble(err error, since *time.Time, id string) error {
+	var pe *client.ProblemError
+	if errors.As(err, &pe) && pe.Status < 500 {
+		return apiErr(err)
 	}
-	return e, func() { st.Close() }, nil
+	if since.IsZero() {
+		*since = time.Now()
+		fmt.Fprintf(a.stderr, "warning: %v; asking again\n", err)
+	} else if time.Since(*since) > time.Minute {
+		return apiErr(fmt.Errorf("following task %s: %w", id, err))
+	}
+	return nil
+}
+
+// showProgress draws the task's progress (r nil: not drawn) and says
+// whether it has finished.
+func showProgress(r *progress.Renderer, td apitypes.TaskDetail, start time.Time) bool {
+	finished := td.Status.Finished()
+	if r != nil && !td.Action.SiteAction() {
+		if finished {
+			r.Finish(snapshot(td.Results, time.Since(start)))
+		} else {
+			r.Update(snapshot(td.Results, time.Since(start)))
+		}
+	}
+	return finished
+}
+
+// taskEnd prints a finished task; its exit status is 0 only when it
+// succeeded.
+func (a *app) taskEnd(td apitypes.TaskDetail, output string) error {
+	if err := a.printTask(td, output); err != nil {
+		return err
+	}
+	if td.Status != orchestrator.TaskSucceeded {
+		return &exitError{code: exitInvalid}
+	}
+	return nil
+}
+
+// printTask prints a task with its per-node results.
+func (a *app) printTask(td apitypes.TaskDetail, output string) error {
+	if td.Results == nil {
+		td.Results = []orchestrator.NodeResult{}
+	}
+	return a.emit(output, td, func() error {
+		t := td.Task
+		fmt.Fprintf(a.stdout, "task %s  %s  %s  by %s  design %.12s\n%s\n", t.ID, t.Action, t.Status, printable(t.Requester), t.Revision, printable(t.Message))
+		if len(td.Results) == 0 {
+			return nil
+		}
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NODE\tSTAGE\tOUTCOME\tFAILED CALLS\tREASON")
+		for _, r := range td.Results {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Node, r.Stage, r.Outcome, r.Attempts, printable(r.Reason))
+		}
+		return tw.Flush()
+	})
 }
 
 func (a *app) tasksCmd() *cobra.Command {
-	var state, output string
+	var sf stateFlags
+	var output string
 	cmd := &cobra.Command{
 		Use:   "tasks [TASK-ID]",
 		Short: "List tasks, or show one with its per-node results",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				return a.remoteTasks(cmd, c, argv, output)
-			}
-			return a.withReader(state, func(e *orchestrator.Engine) error {
+			return a.call(cmd.Context(), &sf, readState, output, func(s *session, output string) error {
 				if len(argv) == 1 {
-					t, res, err := e.Task(cmd.Context(), argv[0])
+					td, err := s.c.Task(cmd.Context(), argv[0])
 					if err != nil {
-						return usageErr(err)
+						return apiErr(err)
 					}
-					return a.printTask(t, res, output)
+					return a.printTask(td, output)
 				}
-				ts, err := e.Tasks(cmd.Context())
-				if err != nil {
-					return usageErr(err)
-				}
-				if output == "json" {
-					return json.NewEncoder(a.stdout).Encode(ts)
-				}
-				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "TASK\tACTION\tSTATUS\tNODES\tREQUESTER\tCREATED\tMESSAGE")
-				for _, t := range ts {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", t.ID, t.Action, t.Status, len(t.Nodes), t.Requester, t.Created.Format("2006-01-02 15:04:05"), t.Message)
-				}
-				return tw.Flush()
+				ts, err := allTasks(cmd.Context(), s.c)
+				return a.show(output, ts, err, func() error { return a.printTasks(ts) })
 			})
 		},
 	}
-	stateFlag(cmd, &state)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	sf.add(cmd)
+	outputFlag(cmd, &output)
 	return cmd
 }
 
-func (a *app) nodesCmd() *cobra.Command {
-	var state, output string
-	var nq nodeQueryFlags
-	cmd := &cobra.Command{
-		Use:   "nodes [NAME]",
-		Short: "List the engine's node records, or show one with its history",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				return a.remoteNodes(cmd, c, argv, output, &nq)
-			} else if err := nq.localErr(); err != nil {
-				return err
-			}
-			return a.withReader(state, func(e *orchestrator.Engine) error {
-				if len(argv) == 1 {
-					n, err := e.Node(cmd.Context(), argv[0])
-					if err != nil {
-						return usageErr(err)
-					}
-					enc := json.NewEncoder(a.stdout)
-					enc.SetIndent("", "  ")
-					return enc.Encode(n)
-				}
-				ns, err := e.Nodes(cmd.Context())
-				if err != nil {
-					return usageErr(err)
-				}
-				orphans, err := e.Orphans(cmd.Context())
-				if err != nil {
-					return usageErr(err)
-				}
-				if output == "json" {
-					return json.NewEncoder(a.stdout).Encode(ns)
-				}
-				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NODE\tLIFECYCLE\tLAST ACTION\tSTAGE\tOUTCOME\tMACHINE\tOBSERVED\tTASK\tREASON")
-				for _, n := range ns {
-					outcome := string(n.Outcome)
-					if n.Frozen {
-						outcome += " (frozen)"
-					}
-					reason := n.Reason
-					if orphans[n.Name] {
-						reason = "orphan: not in the current design, machine " + n.MachineID + " still held; `orchestrator destroy --node " + n.Name + "` releases it"
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, orDefault(string(n.LifecycleState()), "-"), orDefault(string(n.Action), "-"),
-						n.Stage, outcome, n.MachineID, n.Observed, n.Task, reason)
-				}
-				return tw.Flush()
-			})
-		},
+// allTasks lists every task, oldest first.
+func allTasks(ctx context.Context, c *client.Client) ([]orchestrator.Task, error) {
+	ts := []orchestrator.Task{}
+	for offset := 0; ; {
+		p, err := c.Tasks(ctx, client.TaskQuery{Offset: offset, Limit: 1000})
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, p.Items...)
+		offset += len(p.Items)
+		if len(p.Items) == 0 || offset >= p.Total {
+			break
+		}
 	}
-	stateFlag(cmd, &state)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
-	nq.add(cmd)
-	return cmd
+	slices.Reverse(ts) // the API lists newest first
+	return ts, nil
 }
 
-func (a *app) eventsCmd() *cobra.Command {
-	var state, output, task, node string
-	var after uint64
-	var follow bool
-	cmd := &cobra.Command{
-		Use:   "events [--task ID] [--node NAME] [--since SEQ]",
-		Short: "Show the engine's event log",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				return a.remoteEvents(cmd, c, after, task, node, output, follow)
-			} else if follow {
-				return usageErr(errors.New("--follow streams the events of a running server: give --server (or set " + envServer + ")"))
-			}
-			return a.withReader(state, func(e *orchestrator.Engine) error {
-				evs, err := e.Events(cmd.Context(), after, 0, task, node)
-				if err != nil {
-					return usageErr(err)
-				}
-				if output == "json" {
-					return json.NewEncoder(a.stdout).Encode(evs)
-				}
-				for _, ev := range evs {
-					fmt.Fprintf(a.stdout, "%6d %s %-5s %-10s %-12s %-12s %s\n", ev.Seq, ev.Time.Format("15:04:05.000"), ev.Level, ev.Kind, ev.Node, ev.Stage, ev.Message)
-				}
-				return nil
-			})
-		},
+func (a *app) printTasks(ts []orchestrator.Task) error {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tACTION\tSTATUS\tNODES\tREQUESTER\tCREATED\tMESSAGE")
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", t.ID, t.Action, t.Status, len(t.Nodes), printable(t.Requester),
+			t.Created.Local().Format("2006-01-02 15:04:05"), printable(t.Message))
 	}
-	stateFlag(cmd, &state)
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
-	cmd.Flags().StringVar(&task, "task", "", "only this task's events")
-	cmd.Flags().StringVar(&node, "node", "", "only this node's events")
-	cmd.Flags().Uint64Var(&after, "since", 0, "only events after this sequence number")
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "with --server: keep streaming new events until interrupted")
-	return cmd
+	return tw.Flush()
 }
 
 // verbCmd runs a recovery verb on a task, then follows the task.
@@ -452,21 +375,9 @@ func (a *app) verbCmd(v orchestrator.Verb, short string) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				return a.remoteVerb(cmd, c, argv[0], v, &ef)
-			}
-			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
-				t, err := env.engine.TaskVerb(cmd.Context(), argv[0], v, requester())
-				if err != nil {
-					return usageErr(err)
-				}
-				if ef.noWait {
-					fmt.Fprintf(a.stdout, "task %s: %s stored\n", t.ID, v)
-					return nil
-				}
-				return a.follow(cmd.Context(), env.engine, t.ID, ef.output)
+			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (orchestrator.Task, string, error) {
+				t, err := c.TaskVerb(ctx, argv[0], v)
+				return t, fmt.Sprintf("task %s: %s stored", t.ID, v), err
 			})
 		},
 	}
@@ -474,68 +385,17 @@ func (a *app) verbCmd(v orchestrator.Verb, short string) *cobra.Command {
 	return cmd
 }
 
-// nodeVerbCmd runs adopt, mark-manual-intervention or release-manual.
-func (a *app) nodeVerbCmd(use, short string, fn func(ctx context.Context, e *orchestrator.Engine, node, reason string) (orchestrator.NodeRecord, error)) *cobra.Command {
+// waitCmd follows a task to its end; without a server the engine runs
+// here meanwhile (it resumes every unfinished task).
+func (a *app) waitCmd() *cobra.Command {
 	var ef engineFlags
-	var reason string
 	cmd := &cobra.Command{
-		Use:   use + " NODE",
-		Short: short,
+		Use:   "wait TASK-ID",
+		Short: "Follow a task until it ends (in process, the engine runs meanwhile: unfinished tasks resume from their checkpoints)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				if use == "adopt" && reason != "" {
-					rec, err := c.AdoptMachine(cmd.Context(), argv[0], reason)
-					if err != nil {
-						return apiErr(err)
-					}
-					out, err := remoteOutput(ef.output)
-					if err != nil {
-						return err
-					}
-					return a.writeOut(out, rec)
-				}
-				return a.remoteNodeVerb(cmd, c, use, argv[0], reason, ef.output)
-			}
-			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
-				n, err := fn(cmd.Context(), env.engine, argv[0], reason)
-				if err != nil {
-					return usageErr(err)
-				}
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(n)
-			})
-		},
-	}
-	ef.add(cmd, false)
-	switch use {
-	case "mark-manual-intervention":
-		cmd.Flags().StringVar(&reason, "reason", "", "why the node is frozen (shown with it)")
-	case "adopt": // the verb's one option travels as reason does
-		cmd.Use = use + " NODE [--machine SYSTEM_ID]"
-		cmd.Flags().StringVar(&reason, "machine", "", "attach this provisioner machine to the node (a leaked machine the sweep reports: it must carry this orchestrator's marker for the node, or none, and no other node may claim it)")
-	}
-	return cmd
-}
-
-func (a *app) sweepCmd() *cobra.Command {
-	var ef engineFlags
-	cmd := &cobra.Command{
-		Use:   "sweep",
-		Short: "Find leaked machines and drifted nodes now",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
-				rep, err := env.engine.Sweep(cmd.Context())
-				if err != nil {
-					return usageErr(err)
-				}
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (orchestrator.Task, string, error) {
+				return orchestrator.Task{ID: argv[0]}, "", nil
 			})
 		},
 	}
@@ -545,7 +405,6 @@ func (a *app) sweepCmd() *cobra.Command {
 
 // engineCmds are the commands that drive or read the engine.
 func (a *app) engineCmds() []*cobra.Command {
-	who := requester()
 	return []*cobra.Command{
 		a.serveCmd(),
 		a.taskCmd("task ACTION", "", "Run a task: "+actionList()),
@@ -564,15 +423,9 @@ func (a *app) engineCmds() []*cobra.Command {
 		a.verbCmd(orchestrator.VerbRerun, "Run every node of a task again from the top, adopting what the provisioner has"),
 		a.verbCmd(orchestrator.VerbRestartClean, "Release every node's machine, then run the task from the top"),
 		a.verbCmd(orchestrator.VerbCancel, "Stop a task and release what it allocated and did not finish"),
-		a.nodeVerbCmd("adopt", "Take the provisioner's state of a node's machine as the truth, or attach a leaked machine to the node (--machine)", func(ctx context.Context, e *orchestrator.Engine, n, machine string) (orchestrator.NodeRecord, error) {
-			return e.AdoptMachine(ctx, n, machine, "", who)
-		}),
-		a.nodeVerbCmd("mark-manual-intervention", "Freeze a node: nothing automatic touches it until release-manual", func(ctx context.Context, e *orchestrator.Engine, n, why string) (orchestrator.NodeRecord, error) {
-			return e.MarkManual(ctx, n, why, who)
-		}),
-		a.nodeVerbCmd("release-manual", "Unfreeze a node marked for manual intervention", func(ctx context.Context, e *orchestrator.Engine, n, _ string) (orchestrator.NodeRecord, error) {
-			return e.ReleaseManual(ctx, n, who)
-		}),
+		a.nodeVerbCmd(client.NodeAdopt, "Take the provisioner's state of a node's machine as the truth, or attach a leaked machine to the node (--machine)"),
+		a.nodeVerbCmd(client.NodeMarkManual, "Freeze a node: nothing automatic touches it until release-manual"),
+		a.nodeVerbCmd(client.NodeReleaseManual, "Unfreeze a node marked for manual intervention"),
 	}
 }
 
@@ -582,27 +435,4 @@ func actionList() string {
 		s[i] = string(a)
 	}
 	return strings.Join(s, ", ")
-}
-
-// waitCmd runs the engine (which resumes every unfinished task) until the
-// given task ends.
-func (a *app) waitCmd() *cobra.Command {
-	var ef engineFlags
-	cmd := &cobra.Command{
-		Use:   "wait TASK-ID",
-		Short: "Run the engine until a task ends (unfinished tasks resume from their checkpoints)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, argv []string) error {
-			if c, err := a.remote(); err != nil {
-				return usageErr(err)
-			} else if c != nil {
-				return a.remoteWait(cmd, c, argv[0], &ef)
-			}
-			return a.withEngine(cmd.Context(), &ef, func(env *engineEnv) error {
-				return a.follow(cmd.Context(), env.engine, argv[0], ef.output)
-			})
-		},
-	}
-	ef.add(cmd, false)
-	return cmd
 }

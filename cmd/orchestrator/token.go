@@ -1,16 +1,16 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/statestore"
 )
 
 // credGroupCmd is a command that only holds subcommands: alone it prints its
@@ -45,15 +45,14 @@ orchestrator's host, while 'orchestrator serve' is stopped, or use the API.`,
 	return cmd
 }
 
-func credOutputFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVarP(p, "output", "o", "text", "output format: text or json")
-}
-
-func credCheckOutput(output string) error {
-	if output != "text" && output != "json" {
-		return usageErr(fmt.Errorf("-o %q: use text or json", output))
+// withStore opens the state database for fn and closes it after.
+func withStore(state string, fn func(st statestore.Store) error) error {
+	st, err := openStore(state)
+	if err != nil {
+		return err
 	}
-	return nil
+	defer st.Close()
+	return fn(st)
 }
 
 func (a *app) tokenCreateCmd() *cobra.Command {
@@ -62,13 +61,14 @@ func (a *app) tokenCreateCmd() *cobra.Command {
 		Use:   "create --role admin|operator|viewer [--name NAME]",
 		Short: "Create an API token and print it (the only time it is shown)",
 		Long: `Create makes a new API token with the given role and prints it on
-standard output, alone on its line (with -o json: {"token", "id", "name",
-"role", "created"}). This is the only time the token is shown: store it
+standard output, alone on its line (with -o json or yaml: token, id, name,
+role, created). This is the only time the token is shown: store it
 (e.g. in a password manager or your CI's secret store) before anything
 else. The note about it goes to standard error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := credCheckOutput(output); err != nil {
+			output, err := checkOutput(output)
+			if err != nil {
 				return err
 			}
 			if role == "" {
@@ -81,87 +81,91 @@ else. The note about it goes to standard error.`,
 			if err := auth.ValidateName(name); err != nil {
 				return usageErr(fmt.Errorf("--name: %w", err))
 			}
-			st, err := openStore(state)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			plain, tok, err := auth.NewStore(st).Create(cmd.Context(), r, name)
-			if err != nil {
-				return usageErr(err)
-			}
-			a.log.Info().Str("token", tok.ID).Str("role", string(tok.Role)).Str("name", tok.Name).Msg("API token created")
-			if output == "json" {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(struct {
-					Token   string    `json:"token"`
-					ID      string    `json:"id"`
-					Name    string    `json:"name"`
-					Role    auth.Role `json:"role"`
-					Created time.Time `json:"created"`
-				}{plain, tok.ID, tok.Name, tok.Role, tok.Created}); err != nil {
+			return withStore(state, func(st statestore.Store) error {
+				plain, tok, err := auth.NewStore(st).Create(cmd.Context(), r, name)
+				if err != nil {
+					return usageErr(err)
+				}
+				a.log.Info().Str("token", tok.ID).Str("role", string(tok.Role)).Str("name", tok.Name).Msg("API token created")
+				doc := createdToken{plain, tok.ID, tok.Name, tok.Role, tok.Created}
+				if err := a.emit(output, doc, func() error { _, err := fmt.Fprintln(a.stdout, plain); return err }); err != nil {
 					return err
 				}
-			} else {
-				fmt.Fprintln(a.stdout, plain)
-			}
-			fmt.Fprintf(a.stderr, "token %s (role %s) created: store it now, it is not shown again (lost: revoke it with 'orchestrator token revoke %s' and create another)\n",
-				tok.ID, tok.Role, tok.ID)
-			return nil
+				fmt.Fprintf(a.stderr, "token %s (role %s) created: store it now, it is not shown again (lost: revoke it with 'orchestrator token revoke %s' and create another)\n",
+					tok.ID, tok.Role, tok.ID)
+				return nil
+			})
 		},
 	}
 	stateFlag(cmd, &state)
 	cmd.Flags().StringVar(&role, "role", "", "the token's role: admin, operator or viewer (required)")
 	cmd.Flags().StringVar(&name, "name", "", "what the token is for, shown in lists (e.g. ci, alice)")
-	credOutputFlag(cmd, &output)
+	outputFlag(cmd, &output)
 	return cmd
 }
 
+// createdToken is what token create prints with -o json or yaml.
+type createdToken struct {
+	Token   string    `json:"token"`
+	ID      string    `json:"id"`
+	Name    string    `json:"name"`
+	Role    auth.Role `json:"role"`
+	Created time.Time `json:"created"`
+}
+
 func (a *app) tokenListCmd() *cobra.Command {
+	return a.storeListCmd("List the API tokens (IDs, names, roles; never the tokens)",
+		func(ctx context.Context, st statestore.Store) (any, func() error, error) {
+			toks, err := auth.NewStore(st).List(ctx)
+			return nonNil(toks), func() error { return a.printTokens(toks) }, err
+		})
+}
+
+// storeListCmd is a `list` subcommand over the state database: list reads
+// the records and says how to print them as text.
+func (a *app) storeListCmd(short string, list func(ctx context.Context, st statestore.Store) (any, func() error, error)) *cobra.Command {
 	var state, output string
 	cmd := &cobra.Command{
-		Use:   "list [-o text|json]",
-		Short: "List the API tokens (IDs, names, roles; never the tokens)",
+		Use:   "list [-o text|json|yaml]",
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := credCheckOutput(output); err != nil {
-				return err
-			}
-			st, err := openStore(state)
+			output, err := checkOutput(output)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			toks, err := auth.NewStore(st).List(cmd.Context())
-			if err != nil {
-				return usageErr(err)
-			}
-			if output == "json" {
-				return json.NewEncoder(a.stdout).Encode(toks)
-			}
-			if len(toks) == 0 {
-				fmt.Fprintln(a.stdout, "no API tokens: create one with 'orchestrator token create --role admin'")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tROLE\tCREATED\tLAST USED")
-			for _, t := range toks {
-				name, used := t.Name, "never"
-				if name == "" {
-					name = "-"
+			return withStore(state, func(st statestore.Store) error {
+				v, text, err := list(cmd.Context(), st)
+				if err != nil {
+					return usageErr(err)
 				}
-				if !t.LastUsed.IsZero() {
-					used = t.LastUsed.Local().Format(time.DateTime)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, name, t.Role, t.Created.Local().Format(time.DateTime), used)
-			}
-			return tw.Flush()
+				return a.emit(output, v, text)
+			})
 		},
 	}
 	stateFlag(cmd, &state)
-	credOutputFlag(cmd, &output)
+	outputFlag(cmd, &output)
 	return cmd
+}
+
+func (a *app) printTokens(toks []auth.Token) error {
+	rows := make([][]string, 0, len(toks))
+	for _, t := range toks {
+		used := "never"
+		if !t.LastUsed.IsZero() {
+			used = t.LastUsed.Local().Format(time.DateTime)
+		}
+		rows = append(rows, []string{t.ID, orDefault(t.Name, "-"), string(t.Role), t.Created.Local().Format(time.DateTime), used})
+	}
+	return a.printTable("no API tokens: create one with 'orchestrator token create --role admin'", "ID\tNAME\tROLE\tCREATED\tLAST USED", rows)
+}
+
+// nonNil is s, or an empty slice (JSON [] rather than null).
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 func (a *app) tokenRevokeCmd() *cobra.Command {
@@ -171,19 +175,16 @@ func (a *app) tokenRevokeCmd() *cobra.Command {
 		Short: "Revoke an API token by its ID (see 'token list')",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			st, err := openStore(state)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if err := auth.NewStore(st).Revoke(cmd.Context(), argv[0]); err != nil {
-				return usageErr(err)
-			}
-			// Revoke accepted it: hex, not a token pasted by mistake.
-			id := strings.ToLower(strings.TrimSpace(argv[0]))
-			a.log.Info().Str("token", id).Msg("API token revoked")
-			fmt.Fprintf(a.stdout, "token %s revoked\n", id)
-			return nil
+			return withStore(state, func(st statestore.Store) error {
+				if err := auth.NewStore(st).Revoke(cmd.Context(), argv[0]); err != nil {
+					return usageErr(err)
+				}
+				// Revoke accepted it: hex, not a token pasted by mistake.
+				id := strings.ToLower(strings.TrimSpace(argv[0]))
+				a.log.Info().Str("token", id).Msg("API token revoked")
+				fmt.Fprintf(a.stdout, "token %s revoked\n", id)
+				return nil
+			})
 		},
 	}
 	stateFlag(cmd, &state)

@@ -44,7 +44,7 @@ func TestTokenCLI(t *testing.T) {
 	}{
 		{[]string{"token", "create", "--state", state}, "--role admin, operator or viewer"},
 		{[]string{"token", "create", "--role", "root", "--state", state}, "use admin, operator or viewer"},
-		{[]string{"token", "create", "--role", "viewer", "-o", "yaml", "--state", state}, "use text or json"},
+		{[]string{"token", "create", "--role", "viewer", "-o", "xml", "--state", state}, "use text (or table), json or yaml"},
 		{[]string{"token", "bogus"}, "use create, list or revoke"},
 	} {
 		code, _, errs := cli(t, tc.args...)

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/api/client"
+	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/orchestrator"
+	secretstore "github.com/slipway-dev/slipway/secrets/store"
+)
+
+// Every command that reads or changes the state is a client of the
+// control API (api/client). connect picks the server:
+//   - --server (or SLIPWAY_SERVER): that server, with the bearer token;
+//   - else a local `serve` listening on the socket beside the state
+//     database (localSocket): it holds the database, so the command
+//     talks to it, as the OS user the socket's peer credentials name;
+//   - else the engine and the API run in this process, on a private
+//     socket in a temporary directory, for as long as the command runs.
+
+// engineMode says what an in-process engine must do for a command.
+type engineMode int
+
+const (
+	// readState: the engine is built over the state but not started (no
+	// drivers, no task resumed): for commands that read records or store
+	// designs, tokens and secrets.
+	readState engineMode = iota
+	// runEngine: the engine starts with the current design's drivers and
+	// resumes unfinished tasks: for tasks, verbs and reconciliation.
+	runEngine
+)
+
+// localSocket is where serve listens for local clients: beside the state
+// database.
+func localSocket(state string) string { return state + ".sock" }
+
+// session is a command's API client and how to let go of it.
+type session struct {
+	c     *client.Client
+	close func()
+	// inProcess: the engine runs in this process and stops with it.
+	inProcess bool
+}
+
+// connect returns the client the command uses (see above). The caller
+// closes the session.
+func (a *app) connect(ctx context.Context, f *stateFlags, mode engineMode) (*session, error) {
+	if c, err := a.remote(); err != nil {
+		return nil, usageErr(err)
+	} else if c != nil {
+		return &session{c: c, close: func() {}}, nil
+	}
+	cfg, err := f.config()
+	if err != nil {
+		return nil, err
+	}
+	if s := a.dialServe(cfg.State); s != nil {
+		return s, nil
+	}
+	return a.inProcess(ctx, cfg, mode)
+}
+
+// dialServe is a session with the serve that answers on the socket
+// beside state; nil when none does.
+func (a *app) dialServe(state string) *session {
+	path := localSocket(state)
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Type() != os.ModeSocket {
+		return nil
+	}
+	conn, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return nil // a socket left by a serve that died: run in process
+	}
+	conn.Close()
+	c, err := client.New("http://local", "", client.WithHTTPClient(api.LocalClient(path)))
+	if err != nil {
+		return nil
+	}
+	a.log.Info().Str("socket", path).Msg("a local serve holds the state database: talking to it")
+	return &session{c: c, close: func() {}}
+}
+
+// inProcess runs the engine and the API in this process for one command.
+func (a *app) inProcess(ctx context.Context, cfg engineConfig, mode engineMode) (*session, error) {
+	var env *engineEnv
+	var err error
+	if mode == runEngine {
+		env, err = a.openEngine(ctx, cfg)
+	} else {
+		env, err = a.openReader(cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "slipway-cli-")
+	if err != nil {
+		env.close()
+		return nil, usageErr(err)
+	}
+	fail := func(err error) (*session, error) { env.close(); os.RemoveAll(dir); return nil, err }
+	cfg.UploadDir = filepath.Join(dir, "uploads") // this process's own
+	if a.limits.FileBytes > 0 {                   // apply's --max-file-bytes, --max-design-bytes
+		cfg.DesignMaxFileBytes, cfg.DesignMaxBytes = byteSize(a.limits.FileBytes), byteSize(a.limits.DesignBytes)
+	}
+	srv, err := a.newAPI(cfg, env)
+	if err != nil {
+		return fail(err)
+	}
+	path := filepath.Join(dir, "api.sock")
+	ln, err := api.ListenLocal(path)
+	if err != nil {
+		return fail(usageErr(err))
+	}
+	c, err := client.New("http://local", "", client.WithHTTPClient(api.LocalClient(path)))
+	if err != nil {
+		ln.Close()
+		return fail(err)
+	}
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.ServeLocal(sctx, ln, localName) }()
+	return &session{c: c, inProcess: true, close: func() { stop(); <-done; env.close(); os.RemoveAll(dir) }}, nil
+}
+
+// openReader opens the state for the API without starting the engine:
+// the stored records, designs, tokens and secrets (when a key exists).
+func (a *app) openReader(c engineConfig) (*engineEnv, error) {
+	st, err := openStore(c.State)
+	if err != nil {
+		return nil, err
+	}
+	env := &engineEnv{store: st, metrics: prometheus.NewRegistry(), close: func() { st.Close() }}
+	if _, err := os.Stat(c.keyFile()); err == nil || os.Getenv(secretstore.KeyEnv) != "" {
+		key, src, err := secretstore.LoadKey(c.keyFile())
+		if err != nil {
+			st.Close()
+			return nil, usageErr(fmt.Errorf("secret key %s: %w", src, err))
+		}
+		if env.secrets, err = secretstore.New(st, key); err != nil {
+			st.Close()
+			return nil, usageErr(err)
+		}
+	}
+	if env.engine, err = orchestrator.New(orchestrator.Config{Store: st, Log: a.log}); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return env, nil
+}
+
+// newAPI is the control API over env, configured from c: serve's, and
+// the in-process one of a command.
+func (a *app) newAPI(c engineConfig, env *engineEnv) (*api.Server, error) {
+	authenticate, tokenAdmin := api.TokenStore(auth.NewStore(env.store))
+	cfg := api.Config{Engine: env.engine, Store: env.store, Log: a.log, Registry: env.metrics,
+		Authenticate: authenticate, Tokens: tokenAdmin, Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies}
+	if env.secrets != nil {
+		cfg.Secrets = api.SecretStore(env.secrets)
+	}
+	if bd := a.bootData(context.Background(), c, env.store); bd != nil {
+		cfg.BootData = bd
+	}
+	if err := c.apiLimits(&cfg); err != nil {
+		return nil, usageErr(err)
+	}
+	if err := c.designLimits(&cfg); err != nil {
+		return nil, usageErr(err)
+	}
+	srv, err := api.New(cfg)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return srv, nil
+}
+
+// localName names the caller of the local socket as a local task's
+// requester: cli:<OS user>; the account of another uid (root) by lookup.
+func localName(uid int) string {
+	if uid == os.Getuid() {
+		return localRequester()
+	}
+	lookup := func() (*user.User, error) { return user.LookupId(strconv.Itoa(uid)) }
+	return osUser(lookup, func(string) string { return "" }, uid)
+}
+
+// stateFlags are --config, --state and --plugin-dir: the engine a command
+// runs in process when no server is given.
+type stateFlags struct {
+	cfgFile, state, pluginDir string
+}
+
+func (f *stateFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.cfgFile, "config", "", "engine configuration file (YAML; see docs/operations.md)")
+	stateFlag(cmd, &f.state)
+	pluginDirFlag(cmd, &f.pluginDir)
+}
+
+// config is the engine configuration: the file's, the flags filling what
+// it leaves out.
+func (f *stateFlags) config() (engineConfig, error) {
+	c, err := loadEngineConfig(f.cfgFile)
+	if err != nil {
+		return c, usageErr(err)
+	}
+	if c.State == "" {
+		c.State = f.state
+	}
+	if c.PluginDir == "" {
+		c.PluginDir = f.pluginDir
+	}
+	return c, nil
+}
+
+// ---- output: one formatter for every command that prints records ----
+
+// outputFlag adds -o.
+func outputFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVarP(p, "output", "o", "text", "output format: text (a table), json or yaml")
+}
+
+// checkOutput accepts -o text (or table), json and yaml, and says "text"
+// for the first two.
+func checkOutput(o string) (string, error) {
+	switch o {
+	case "", "text", "table":
+		return "text", nil
+	case "json", "yaml":
+		return o, nil
+	}
+	return "", usageErr(fmt.Errorf("-o %q: use text (or table), json or yaml", o))
+}
+
+// emit prints v as a JSON or YAML document, or runs text for -o text.
+func (a *app) emit(output string, v any, text func() error) error {
+	if output == "json" || output == "yaml" {
+		return writeDoc(a.stdout, output, v)
+	}
+	return text()
+}
+
+// printTable prints rows as aligned columns under header (tab-separated
+// column names); with no rows, empty when it is set.
+func (a *app) printTable(empty, header string, rows [][]string) error {
+	if len(rows) == 0 && empty != "" {
+		_, err := fmt.Fprintln(a.stdout, empty)
+		return err
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// apiErr is a failed API call: exit 2 with the server's answer (status,
+// detail, request ID).
+func apiErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return usageErr(err)
+}
+
+// printable drops control characters from text the server sends before it
+// goes to a terminal.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// call checks -o, connects (see connect) and runs fn with the session,
+// which it closes after.
+func (a *app) call(ctx context.Context, f *stateFlags, mode engineMode, output string, fn func(s *session, output string) error) error {
+	output, err := checkOutput(output)
+	if err != nil {
+		return err
+	}
+	s, err := a.connect(ctx, f, mode)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return fn(s, output)
+}
+
+// show prints what an API call answered (emit), or fails with its error.
+func (a *app) show(output string, v any, err error, text func() error) error {
+	if err != nil {
+		return apiErr(err)
+	}
+	return a.emit(output, v, text)
+}
