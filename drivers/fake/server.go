@@ -398,26 +398,35 @@ func (f *Server) Recover(ctx context.Context, ref drivers.NodeRef, action driver
 	if err != nil {
 		return drivers.Result{}, err
 	}
-	from := m.State
-	switch {
-	case action == drivers.RecoveryAbort && m.State == StateCommissioning:
-		m.State = StateReady
-	case action == drivers.RecoveryAbort && m.State == StateDeploying:
-		m.State = StateAllocated
-	case action == drivers.RecoveryMarkFixed && m.State == StateBroken:
-		m.State = StateReady
-	case action == drivers.RecoveryAbort && m.State == StateTesting:
-		m.State = m.before
-	case action != drivers.RecoveryAbort && action != drivers.RecoveryMarkFixed:
+	if action != drivers.RecoveryAbort && action != drivers.RecoveryMarkFixed {
 		if !slices.Contains(drivers.Recoveries, action) {
 			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: unknown recovery action %q", action)
 		}
 		return f.recoverMore(ref, m, action)
-	default:
+	}
+	from := m.State
+	to, ok := abortOrFix(m, action)
+	if !ok {
 		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: cannot %s machine %s: it is %s", action, m.MachineID, m.State)
 	}
-	m.polls = 0
+	m.State, m.polls = to, 0
 	return drivers.Done("fake: %s: machine %s moved from %s to %s", action, m.MachineID, from, m.State), nil
+}
+
+// abortOrFix is the state abort or mark-fixed moves m to; ok is false
+// where the action does not apply.
+func abortOrFix(m *machine, action drivers.Recovery) (string, bool) {
+	switch {
+	case action == drivers.RecoveryAbort && m.State == StateCommissioning:
+		return StateReady, true
+	case action == drivers.RecoveryAbort && m.State == StateDeploying:
+		return StateAllocated, true
+	case action == drivers.RecoveryMarkFixed && m.State == StateBroken:
+		return StateReady, true
+	case action == drivers.RecoveryAbort && m.State == StateTesting:
+		return m.before, true
+	}
+	return "", false
 }
 
 // Inventory gives each device alias of the node's interfaces a NIC with
