@@ -19,6 +19,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/client"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/orchestrator"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
@@ -267,6 +268,23 @@ func (a *app) printTable(empty, header string, rows [][]string) error {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
+}
+
+// allPages reads every page of an API list: fetch asks for the page at
+// an offset.
+func allPages[T any](fetch func(offset int) (apitypes.Page[T], error)) ([]T, error) {
+	out := []T{}
+	for offset := 0; ; {
+		p, err := fetch(offset)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p.Items...)
+		offset += len(p.Items)
+		if len(p.Items) == 0 || offset >= p.Total {
+			return out, nil
+		}
+	}
 }
 
 // apiErr is a failed API call: exit 2 with the server's answer (status,

@@ -85,18 +85,10 @@ func (a *app) nodesCmd() *cobra.Command {
 
 // allNodes lists the nodes q selects, every page.
 func allNodes(ctx context.Context, c *client.Client, q client.NodeQuery) ([]apitypes.NodeSummary, error) {
-	ns := []apitypes.NodeSummary{}
-	for {
-		p, err := c.Nodes(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		ns = append(ns, p.Items...)
-		q.Offset += len(p.Items)
-		if len(p.Items) == 0 || q.Offset >= p.Total {
-			return ns, nil
-		}
-	}
+	return allPages(func(offset int) (apitypes.Page[apitypes.NodeSummary], error) {
+		q.Offset = offset
+		return c.Nodes(ctx, q)
+	})
 }
 
 func (a *app) printNodes(ns []apitypes.NodeSummary) error {

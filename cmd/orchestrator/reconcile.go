@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/slipway-dev/slipway/api/client"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/orchestrator"
 )
 
@@ -122,17 +123,10 @@ func (a *app) driftCmd() *cobra.Command {
 
 // allDrift lists the open drift q selects, every page.
 func allDrift(ctx context.Context, c *client.Client, q client.DriftQuery) ([]orchestrator.DriftRecord, error) {
-	ds := []orchestrator.DriftRecord{}
-	for {
-		p, err := c.Drift(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		ds = append(ds, p.Items...)
-		if q.Offset += len(p.Items); len(p.Items) == 0 || q.Offset >= p.Total {
-			return ds, nil
-		}
-	}
+	return allPages(func(offset int) (apitypes.Page[orchestrator.DriftRecord], error) {
+		q.Offset = offset
+		return c.Drift(ctx, q)
+	})
 }
 
 func kindNames() string {

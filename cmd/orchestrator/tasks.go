@@ -341,20 +341,11 @@ func (a *app) tasksCmd() *cobra.Command {
 
 // allTasks lists every task, oldest first.
 func allTasks(ctx context.Context, c *client.Client) ([]orchestrator.Task, error) {
-	ts := []orchestrator.Task{}
-	for offset := 0; ; {
-		p, err := c.Tasks(ctx, client.TaskQuery{Offset: offset, Limit: 1000})
-		if err != nil {
-			return nil, err
-		}
-		ts = append(ts, p.Items...)
-		offset += len(p.Items)
-		if len(p.Items) == 0 || offset >= p.Total {
-			break
-		}
-	}
+	ts, err := allPages(func(offset int) (apitypes.Page[orchestrator.Task], error) {
+		return c.Tasks(ctx, client.TaskQuery{Offset: offset, Limit: 1000})
+	})
 	slices.Reverse(ts) // the API lists newest first
-	return ts, nil
+	return ts, err
 }
 
 func (a *app) printTasks(ts []orchestrator.Task) error {
