@@ -1255,6 +1255,12 @@ func (s *Server) reservedSpans(sn *subnet) []ipSpan {
 	for _, a := range s.assignedIPs(sn) {
 		addSpan(a, a, "assigned-ip")
 	}
+	return mergeSpans(spans)
+}
+
+// mergeSpans sorts spans and merges those that overlap, or touch with the
+// same purposes; a merged span has the purposes of all it holds.
+func mergeSpans(spans []ipSpan) []ipSpan {
 	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start.Less(spans[j].start) })
 	var out []ipSpan
 	for _, sp := range spans {
