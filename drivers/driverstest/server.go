@@ -31,159 +31,134 @@ func RunServer(t *testing.T, open func(t *testing.T) drivers.Server, node driver
 }
 
 func runServer(h tb, open func(tb) drivers.Server, node drivers.Node) {
-	h.Run("ProbeSite", func(h tb) {
-		d := open(h)
-		c := newChecker(h)
-		ctx, cancel := ctxFor()
-		defer cancel()
-		info, err := d.ProbeSite(ctx)
-		c.checkErr("ProbeSite", err)
-		if err != nil || !info.Reachable || !info.Authenticated {
-			h.Errorf("ProbeSite: %+v, %v; want reachable and authenticated", info, err)
-		}
-	})
-
-	h.Run("PrepareSite", func(h tb) {
-		d := open(h)
-		c := newChecker(h)
-		prepare := func(ctx context.Context) (drivers.Result, error) { return d.PrepareSite(ctx, drivers.SiteSpec{}) }
-		c.mustPoll("PrepareSite(empty)", prepare)
-		c.done("PrepareSite(empty) after Done", prepare)
-	})
-
-	h.Run("Lifecycle", func(h tb) {
-		d := open(h)
-		c := newChecker(h)
-		m := c.mustIdentify(d, node)
-		id := m.MachineID
-		h.Logf("node %s is machine %s (%s)", node.Name, id, m.State)
-
-		again := func(what string, n drivers.Node) {
-			var m2 drivers.Machine
-			if c.done(what, func(ctx context.Context) (r drivers.Result, err error) {
-				m2, r, err = d.IdentifyNode(ctx, n)
-				return r, err
-			}) && m2.MachineID != id {
-				h.Errorf("%s: MachineID %q, want %q: IdentifyNode must find the same machine", what, m2.MachineID, id)
-			}
-		}
-		again("IdentifyNode after Done", node)
-		n := node
-		n.MachineID = id
-		ref := n.NodeRef
-		again("IdentifyNode with the MachineID", n)
-
-		c.mustPoll("Commission", func(ctx context.Context) (drivers.Result, error) { return d.Commission(ctx, ref) })
-		c.inventory(d, n)
-		c.mustPoll("ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return d.ApplyNetworking(ctx, n) })
-		c.mustPoll("ApplyStorage", func(ctx context.Context) (drivers.Result, error) { return d.ApplyStorage(ctx, n) })
-		c.mustPoll("ApplyPlatform", func(ctx context.Context) (drivers.Result, error) { return d.ApplyPlatform(ctx, n) })
-		deploy := func(ctx context.Context) (drivers.Result, error) {
-			return d.Deploy(ctx, n, drivers.Deployment{UserData: []byte("#cloud-config\n{}\n")})
-		}
-		c.mustPoll("Deploy", deploy)
-		c.done("Deploy after Done", deploy)
-
-		ctx, cancel := ctxFor()
-		defer cancel()
-		ms, err := d.Status(ctx, []drivers.NodeRef{ref, {Name: UnknownNode}})
-		c.checkErr("Status", err)
-		switch {
-		case err != nil:
-			h.Errorf("Status: %v", err)
-		case len(ms) != 2:
-			h.Errorf("Status of 2 nodes: %d machines, want one per node in order", len(ms))
-		default:
-			if ms[0].MachineID != id || ms[0].State == "" {
-				h.Errorf("Status of %s: %+v, want machine %s with a state", node.Name, ms[0], id)
-			}
-			if ms[1].MachineID != "" {
-				h.Errorf("Status of an unknown node: %+v, want an empty MachineID", ms[1])
-			}
-		}
-
-		owned, err := d.Owned(ctx)
-		c.checkErr("Owned", err)
-		if err != nil {
-			h.Errorf("Owned: %v", err)
-		}
-		if !slices.ContainsFunc(owned, func(m drivers.Machine) bool { return m.MachineID == id }) {
-			h.Errorf("Owned: %d machines without %s, want the deployed machine", len(owned), id)
-		}
-		for _, m := range owned {
-			if m.MachineID == "" || !m.Owned {
-				h.Errorf("Owned lists %+v: want a MachineID and Owned true", m)
-			}
-		}
-
-		// Recovery on the deployed machine: each action reaches its goal
-		// by polling and is Done when asked again.
-		for _, a := range []drivers.Recovery{drivers.RecoveryRescue, drivers.RecoveryExitRescue, drivers.RecoveryTest} {
-			act := func(ctx context.Context) (drivers.Result, error) { return d.Recover(ctx, ref, a) }
-			c.mustPoll("Recover("+string(a)+")", act)
-			c.done("Recover("+string(a)+") after Done", act)
-		}
-		c.done("Recover(exit-rescue) out of rescue mode", func(ctx context.Context) (drivers.Result, error) {
-			return d.Recover(ctx, ref, drivers.RecoveryExitRescue)
-		})
-		c.mustPoll("Deploy after recovery", deploy)
-
-		release := func(ctx context.Context) (drivers.Result, error) { return d.Release(ctx, ref, drivers.EraseDefault) }
-		c.mustPoll("Release(erase)", release)
-		c.done("Release(erase) after Done", release)
-
-		rctx, rcancel := ctxFor()
-		defer rcancel()
-		r, err := d.Recover(rctx, ref, UnknownRecovery)
-		c.fails("Recover with an action that does not apply", r, err)
-	})
-
-	h.Run("UnknownMachine", func(h tb) {
-		d := open(h)
-		c := newChecker(h)
-		ctx, cancel := ctxFor()
-		defer cancel()
-		r, err := d.Commission(ctx, drivers.NodeRef{Name: node.Name, MachineID: UnknownMachineID})
-		c.fails("Commission of an unknown MachineID", r, err)
-		unknown := node
-		unknown.MachineID = UnknownMachineID
-		_, err = d.Inventory(ctx, unknown)
-		c.fails("Inventory of an unknown MachineID", drivers.Result{}, err)
-	})
-
-	h.Run("Concurrent", func(h tb) {
-		d := open(h)
-		c := newChecker(h)
-		ids := make([]string, concurrency)
-		concurrently(concurrency, func(i int) {
-			if m, ok := c.identify(d, node); ok {
-				ids[i] = m.MachineID
-			}
-			ctx, cancel := ctxFor()
-			defer cancel()
-			if _, err := d.ProbeSite(ctx); err != nil {
-				c.checkErr("concurrent ProbeSite", err)
-				h.Errorf("concurrent ProbeSite: %v", err)
-			}
-			if ms, err := d.Status(ctx, []drivers.NodeRef{node.NodeRef}); err != nil || len(ms) != 1 {
-				c.checkErr("concurrent Status", err)
-				h.Errorf("concurrent Status: %d machines, %v", len(ms), err)
-			}
-			if _, err := d.Owned(ctx); err != nil {
-				c.checkErr("concurrent Owned", err)
-				h.Errorf("concurrent Owned: %v", err)
-			}
-		})
-		for i, id := range ids {
-			if id != ids[0] {
-				h.Errorf("concurrent IdentifyNode: goroutine %d got machine %q, goroutine 0 %q: want one machine", i, id, ids[0])
-			}
-		}
-	})
-
+	h.Run("ProbeSite", func(h tb) { serverProbeSite(h, open, node) })
+	h.Run("PrepareSite", func(h tb) { serverPrepareSite(h, open, node) })
+	h.Run("Lifecycle", func(h tb) { serverLifecycle(h, open, node) })
+	h.Run("UnknownMachine", func(h tb) { serverUnknownMachine(h, open, node) })
+	h.Run("Concurrent", func(h tb) { serverConcurrent(h, open, node) })
 	runContextChecks(h, func(h tb) ([]ctxCall, []string) {
 		return serverCtxCalls(open(h), node), nil
 	})
+}
+
+// serverProbeSite: the driver reaches and authenticates.
+func serverProbeSite(h tb, open func(tb) drivers.Server, node drivers.Node) {
+	d := open(h)
+	c := newChecker(h)
+	ctx, cancel := ctxFor()
+	defer cancel()
+	info, err := d.ProbeSite(ctx)
+	c.checkErr("ProbeSite", err)
+	if err != nil || !info.Reachable || !info.Authenticated {
+		h.Errorf("ProbeSite: %+v, %v; want reachable and authenticated", info, err)
+	}
+}
+
+// serverPrepareSite: the driver prepares an empty site, Done when asked
+// again.
+func serverPrepareSite(h tb, open func(tb) drivers.Server, node drivers.Node) {
+	d := open(h)
+	c := newChecker(h)
+	prepare := func(ctx context.Context) (drivers.Result, error) { return d.PrepareSite(ctx, drivers.SiteSpec{}) }
+	c.mustPoll("PrepareSite(empty)", prepare)
+	c.done("PrepareSite(empty) after Done", prepare)
+}
+
+// serverLifecycle: the driver takes the node from identify to deployed,
+// through recovery, to released.
+func serverLifecycle(h tb, open func(tb) drivers.Server, node drivers.Node) {
+	d := open(h)
+	c := newChecker(h)
+	m := c.mustIdentify(d, node)
+	id := m.MachineID
+	h.Logf("node %s is machine %s (%s)", node.Name, id, m.State)
+
+	again := func(what string, n drivers.Node) {
+		var m2 drivers.Machine
+		if c.done(what, func(ctx context.Context) (r drivers.Result, err error) {
+			m2, r, err = d.IdentifyNode(ctx, n)
+			return r, err
+		}) && m2.MachineID != id {
+			h.Errorf("%s: MachineID %q, want %q: IdentifyNode must find the same machine", what, m2.MachineID, id)
+		}
+	}
+	again("IdentifyNode after Done", node)
+	n := node
+	n.MachineID = id
+	ref := n.NodeRef
+	again("IdentifyNode with the MachineID", n)
+
+	c.mustPoll("Commission", func(ctx context.Context) (drivers.Result, error) { return d.Commission(ctx, ref) })
+	c.inventory(d, n)
+	c.mustPoll("ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return d.ApplyNetworking(ctx, n) })
+	c.mustPoll("ApplyStorage", func(ctx context.Context) (drivers.Result, error) { return d.ApplyStorage(ctx, n) })
+	c.mustPoll("ApplyPlatform", func(ctx context.Context) (drivers.Result, error) { return d.ApplyPlatform(ctx, n) })
+	deploy := func(ctx context.Context) (drivers.Result, error) {
+		return d.Deploy(ctx, n, drivers.Deployment{UserData: []byte("#cloud-config\n{}\n")})
+	}
+	c.mustPoll("Deploy", deploy)
+	c.done("Deploy after Done", deploy)
+
+	c.statusAndOwned(d, node.Name, ref, id)
+
+	c.recoveries(d, ref)
+	c.mustPoll("Deploy after recovery", deploy)
+
+	release := func(ctx context.Context) (drivers.Result, error) { return d.Release(ctx, ref, drivers.EraseDefault) }
+	c.mustPoll("Release(erase)", release)
+	c.done("Release(erase) after Done", release)
+
+	rctx, rcancel := ctxFor()
+	defer rcancel()
+	r, err := d.Recover(rctx, ref, UnknownRecovery)
+	c.fails("Recover with an action that does not apply", r, err)
+}
+
+// serverUnknownMachine: the driver fails the steps of a machine it does
+// not have.
+func serverUnknownMachine(h tb, open func(tb) drivers.Server, node drivers.Node) {
+	d := open(h)
+	c := newChecker(h)
+	ctx, cancel := ctxFor()
+	defer cancel()
+	r, err := d.Commission(ctx, drivers.NodeRef{Name: node.Name, MachineID: UnknownMachineID})
+	c.fails("Commission of an unknown MachineID", r, err)
+	unknown := node
+	unknown.MachineID = UnknownMachineID
+	_, err = d.Inventory(ctx, unknown)
+	c.fails("Inventory of an unknown MachineID", drivers.Result{}, err)
+}
+
+// serverConcurrent: the driver serves concurrent calls for one node and
+// finds one machine.
+func serverConcurrent(h tb, open func(tb) drivers.Server, node drivers.Node) {
+	d := open(h)
+	c := newChecker(h)
+	ids := make([]string, concurrency)
+	concurrently(concurrency, func(i int) {
+		if m, ok := c.identify(d, node); ok {
+			ids[i] = m.MachineID
+		}
+		ctx, cancel := ctxFor()
+		defer cancel()
+		if _, err := d.ProbeSite(ctx); err != nil {
+			c.checkErr("concurrent ProbeSite", err)
+			h.Errorf("concurrent ProbeSite: %v", err)
+		}
+		if ms, err := d.Status(ctx, []drivers.NodeRef{node.NodeRef}); err != nil || len(ms) != 1 {
+			c.checkErr("concurrent Status", err)
+			h.Errorf("concurrent Status: %d machines, %v", len(ms), err)
+		}
+		if _, err := d.Owned(ctx); err != nil {
+			c.checkErr("concurrent Owned", err)
+			h.Errorf("concurrent Owned: %v", err)
+		}
+	})
+	for i, id := range ids {
+		if id != ids[0] {
+			h.Errorf("concurrent IdentifyNode: goroutine %d got machine %q, goroutine 0 %q: want one machine", i, id, ids[0])
+		}
+	}
 }
 
 // serverCtxCalls are the calls of the context checks.
@@ -265,6 +240,65 @@ func (c *checker) inventory(d drivers.Server, n drivers.Node) {
 	if inv.MachineID != n.MachineID {
 		h.Errorf("Inventory: machine %q, want %q", inv.MachineID, n.MachineID)
 	}
+	c.inventoryNICs(inv, n)
+	c.inventoryFacts(inv)
+}
+
+// statusAndOwned checks Status of the node (machine id) beside an unknown
+// node, and that Owned lists the machine.
+func (c *checker) statusAndOwned(d drivers.Server, name string, ref drivers.NodeRef, id string) {
+	h := c.h
+	ctx, cancel := ctxFor()
+	defer cancel()
+	ms, err := d.Status(ctx, []drivers.NodeRef{ref, {Name: UnknownNode}})
+	c.checkErr("Status", err)
+	switch {
+	case err != nil:
+		h.Errorf("Status: %v", err)
+	case len(ms) != 2:
+		h.Errorf("Status of 2 nodes: %d machines, want one per node in order", len(ms))
+	default:
+		if ms[0].MachineID != id || ms[0].State == "" {
+			h.Errorf("Status of %s: %+v, want machine %s with a state", name, ms[0], id)
+		}
+		if ms[1].MachineID != "" {
+			h.Errorf("Status of an unknown node: %+v, want an empty MachineID", ms[1])
+		}
+	}
+
+	owned, err := d.Owned(ctx)
+	c.checkErr("Owned", err)
+	if err != nil {
+		h.Errorf("Owned: %v", err)
+	}
+	if !slices.ContainsFunc(owned, func(m drivers.Machine) bool { return m.MachineID == id }) {
+		h.Errorf("Owned: %d machines without %s, want the deployed machine", len(owned), id)
+	}
+	for _, m := range owned {
+		if m.MachineID == "" || !m.Owned {
+			h.Errorf("Owned lists %+v: want a MachineID and Owned true", m)
+		}
+	}
+}
+
+// recoveries runs the recovery actions on the deployed machine: each
+// reaches its goal by polling and is Done when asked again.
+func (c *checker) recoveries(d drivers.Server, ref drivers.NodeRef) {
+	for _, a := range []drivers.Recovery{drivers.RecoveryRescue, drivers.RecoveryExitRescue, drivers.RecoveryTest} {
+		act := func(ctx context.Context) (drivers.Result, error) { return d.Recover(ctx, ref, a) }
+		c.mustPoll("Recover("+string(a)+")", act)
+		c.done("Recover("+string(a)+") after Done", act)
+	}
+	c.done("Recover(exit-rescue) out of rescue mode", func(ctx context.Context) (drivers.Result, error) {
+		return d.Recover(ctx, ref, drivers.RecoveryExitRescue)
+	})
+}
+
+// inventoryNICs checks the inventory's NICs: a kernel name and a unique,
+// lower-case MAC each, and one for every device alias of the node's
+// interfaces.
+func (c *checker) inventoryNICs(inv drivers.Inventory, n drivers.Node) {
+	h := c.h
 	macs := map[string]string{}
 	for _, nic := range inv.NICs {
 		if !macRE.MatchString(nic.MAC) || nic.Name == "" {
@@ -282,8 +316,12 @@ func (c *checker) inventory(d drivers.Server, n drivers.Node) {
 			}
 		}
 	}
-	// The hardware facts commissioning reports: every machine has CPUs,
-	// memory and a disk; GPUs only some.
+}
+
+// inventoryFacts checks the hardware facts commissioning reports: every
+// machine has CPUs, memory and a disk; GPUs only some.
+func (c *checker) inventoryFacts(inv drivers.Inventory) {
+	h := c.h
 	if inv.CPU.Threads <= 0 || inv.MemoryMiB <= 0 {
 		h.Errorf("Inventory: CPU %+v, %d MiB of memory: want the logical CPUs and the memory commissioning found", inv.CPU, inv.MemoryMiB)
 	}
