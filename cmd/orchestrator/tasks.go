@@ -202,7 +202,9 @@ func (a *app) follow(ctx context.Context, s *session, id, output string) error {
 		r = progress.New(a.stdout, ok && progress.IsTerminal(f))
 	}
 	start := time.Now()
-	changed := watchTask(ctx, s.c, id)
+	wctx, stopWatch := context.WithCancel(ctx) // the stream ends with the follow
+	defer stopWatch()
+	changed := watchTask(wctx, s.c, id)
 	var trouble time.Time
 	for {
 		td, err := s.c.Task(ctx, id)
