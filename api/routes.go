@@ -234,6 +234,9 @@ func principal(c echo.Context) Principal {
 // who names the caller for the engine's records.
 func who(c echo.Context) string {
 	p := principal(c)
+	if p.ID == LocalPrincipalID { // the local socket's OS user: cli:<user>, as the CLI always named it
+		return p.Name
+	}
 	if p.Name != "" {
 		return "api:" + p.Name + " (" + p.ID + ")"
 	}

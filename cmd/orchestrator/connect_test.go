@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/slipway-dev/slipway/internal/testsite"
 )
 
 // TestConnectStaleSocket: a socket file beside the state database that
@@ -61,5 +63,23 @@ func TestOutputFormats(t *testing.T) {
 	_, out, _ := cli(t, "nodes", "--state", state, "-o", "json")
 	if !strings.HasPrefix(strings.TrimSpace(out), "[") {
 		t.Errorf("nodes -o json is not a list: %.200s", out)
+	}
+}
+
+// TestLocalRequester: a task made through the in-process API records the
+// OS user as the CLI always did (cli:<user>), not an API token's name.
+func TestLocalRequester(t *testing.T) {
+	t.Setenv("SLIPWAY_SECRET_MAAS_API_KEY", "consumer:token:secret") // the engine's drivers; no MAAS call is made
+	state := filepath.Join(t.TempDir(), "s.db")
+	if code, _, errs := cli(t, "apply", "--state", state, exampleSite); code != 0 {
+		t.Fatalf("apply: %s", errs)
+	}
+	node := testsite.Example(t).NodeNames()[0]
+	if code, _, errs := cli(t, "mark-manual-intervention", node, "--state", state, "--reason", "r"); code != 0 {
+		t.Fatalf("mark-manual-intervention: %s", errs)
+	}
+	_, out, _ := cli(t, "events", "--state", state, "--node", node, "-o", "json")
+	if !strings.Contains(out, localRequester()) || strings.Contains(out, "api:cli:") {
+		t.Errorf("the node verb's event does not name %s as before: %.400s", localRequester(), out)
 	}
 }
