@@ -1,11 +1,16 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
@@ -135,4 +140,71 @@ func TestListenLocalStaleAndLive(t *testing.T) {
 	if _, err := api.ListenLocal(plain); err == nil {
 		t.Fatal("a regular file was replaced by a socket")
 	}
+}
+
+// TestLocalSocketOtherUser: as root, a process of another uid is kept off
+// the socket by its mode (0600), and, let through the file's permissions,
+// refused with a 403 by its peer credentials. The other process is this
+// test binary (copied where that uid may run it) in localSocketClient.
+func TestLocalSocketOtherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a client as another uid")
+	}
+	s := apitest.Start(t)
+	path := serveLocal(t, s)
+	dir := filepath.Dir(path)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "client.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const nobody = 65534
+	ask := func() string {
+		cmd := exec.Command(bin, "-test.run=^TestLocalSocketClient$", "-test.v")
+		cmd.Env = append(os.Environ(), "SLIPWAY_LOCAL_SOCKET_CLIENT="+path)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("client as uid %d: %v: %s", nobody, err, out)
+		}
+		return string(out)
+	}
+	if got := ask(); !strings.Contains(got, "answer: dial") {
+		t.Errorf("uid %d through a 0600 socket: %q, want the connection refused", nobody, got)
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if got := ask(); !strings.Contains(got, "answer: 403") {
+		t.Errorf("uid %d on the socket: %q, want 403", nobody, got)
+	}
+}
+
+// TestLocalSocketClient is TestLocalSocketOtherUser's client: it asks the
+// socket SLIPWAY_LOCAL_SOCKET_CLIENT names for the token list and prints
+// the answer's status (or the dial's error).
+func TestLocalSocketClient(t *testing.T) {
+	path := os.Getenv("SLIPWAY_LOCAL_SOCKET_CLIENT")
+	if path == "" {
+		t.Skip("run by TestLocalSocketOtherUser")
+	}
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		fmt.Println("answer: dial:", err)
+		return
+	}
+	defer c.Close()
+	fmt.Fprint(c, "GET /api/v1/tokens HTTP/1.0\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		fmt.Println("answer: read:", err)
+		return
+	}
+	fmt.Println("answer:", resp.StatusCode)
 }
