@@ -33,35 +33,64 @@ type v15Session struct {
 func openV15(l *link, user string, password []byte, priv byte) (*v15Session, error) {
 	s := &v15Session{l: l, user: user, priv: priv}
 	copy(s.password[:], password)
-
-	caps := &goipmi.AuthCapabilitiesResponse{}
-	if err := s.preSession(request{netFn: goipmi.NetworkFunctionApp, cmd: goipmi.CommandGetAuthCapabilities,
-		data: encode(goipmi.AuthCapabilitiesRequest{ChannelNumber: 0x0e, PrivLevel: priv}),
-		name: "Get Channel Authentication Capabilities"}, caps); err != nil {
+	if err := s.offersMD5(); err != nil {
 		return nil, err
 	}
-	if caps.AuthTypeSupport&(1<<authMD5) == 0 {
-		return nil, drivers.Errorf(drivers.Permanent,
-			"BMC %s does not offer MD5 authentication over IPMI 1.5 (offered: %s): use protocol lanplus",
-			l.target, authTypes(caps.AuthTypeSupport))
+	ch, err := s.challenge()
+	if err != nil {
+		return nil, err
 	}
+	if err := s.activate(ch); err != nil {
+		return nil, err
+	}
+	if err := setPrivilege(s, s.priv); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
 
+// offersMD5 asks the BMC's authentication capabilities: it must offer MD5
+// over IPMI 1.5.
+func (s *v15Session) offersMD5() error {
+	caps := &goipmi.AuthCapabilitiesResponse{}
+	if err := s.preSession(request{netFn: goipmi.NetworkFunctionApp, cmd: goipmi.CommandGetAuthCapabilities,
+		data: encode(goipmi.AuthCapabilitiesRequest{ChannelNumber: 0x0e, PrivLevel: s.priv}),
+		name: "Get Channel Authentication Capabilities"}, caps); err != nil {
+		return err
+	}
+	if caps.AuthTypeSupport&(1<<authMD5) == 0 {
+		return drivers.Errorf(drivers.Permanent,
+			"BMC %s does not offer MD5 authentication over IPMI 1.5 (offered: %s): use protocol lanplus",
+			s.l.target, authTypes(caps.AuthTypeSupport))
+	}
+	return nil
+}
+
+// challenge gets the session challenge for the user; an unknown user is
+// a credentials error.
+func (s *v15Session) challenge() (*goipmi.SessionChallengeResponse, error) {
 	chReq := goipmi.SessionChallengeRequest{AuthType: authMD5}
-	copy(chReq.Username[:], user)
+	copy(chReq.Username[:], s.user)
 	ch := &goipmi.SessionChallengeResponse{}
 	err := s.preSession(request{netFn: goipmi.NetworkFunctionApp, cmd: goipmi.CommandGetSessionChallenge,
 		data: encode(chReq), name: "Get Session Challenge"}, ch)
 	var cc goipmi.CompletionCode
 	if errors.As(err, &cc) && (cc == 0x81 || cc == 0x82) { // invalid or null user name
-		return nil, credentialsError(l.target, user)
+		return nil, credentialsError(s.l.target, s.user)
 	}
 	if err != nil {
 		return nil, err
 	}
+	return ch, nil
+}
 
-	// Activate Session: the first message authenticated with the password.
+// activate sends Activate Session, the first message authenticated with
+// the password, and takes the session ID and sequence number it answers.
+func (s *v15Session) activate(ch *goipmi.SessionChallengeResponse) error {
+	l := s.l
 	s.sid = ch.TemporarySessionID
-	act := goipmi.ActivateSessionRequest{AuthType: authMD5, PrivLevel: priv, AuthCode: ch.Challenge}
+	act := goipmi.ActivateSessionRequest{AuthType: authMD5, PrivLevel: s.priv, AuthCode: ch.Challenge}
 	for binary.LittleEndian.Uint32(act.InSeq[:]) == 0 {
 		copy(act.InSeq[:], random(4))
 	}
@@ -69,7 +98,7 @@ func openV15(l *link, user string, password []byte, priv byte) (*v15Session, err
 	s.rqSeq = (s.rqSeq + 1) & 0x3f
 	rqSeq := s.rqSeq
 	var p reply
-	err = l.exchange(r.name, func(int) []byte { return s.packet(authMD5, 0, r.message(rqSeq)) },
+	err := l.exchange(r.name, func(int) []byte { return s.packet(authMD5, 0, r.message(rqSeq)) },
 		func(pkt []byte) (bool, error) {
 			m, ok := s.open(pkt, false)
 			if !ok {
@@ -84,30 +113,26 @@ func openV15(l *link, user string, password []byte, priv byte) (*v15Session, err
 		// a v1.5 BMC drops a message whose auth code does not verify, so
 		// this is the answer to a wrong password (or the BMC went away
 		// exactly now, which the caller can't tell from it).
-		return nil, credentialsError(l.target, user)
+		return credentialsError(l.target, s.user)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res := &goipmi.ActivateSessionResponse{}
 	switch {
 	case p.cc == 0x81 || p.cc == 0x82 || p.cc == 0x83:
-		return nil, drivers.Errorf(drivers.Transient, "BMC %s has no free session: Activate Session: %s", l.target, ccError(p.cc))
+		return drivers.Errorf(drivers.Transient, "BMC %s has no free session: Activate Session: %s", l.target, ccError(p.cc))
 	case p.cc == 0x86:
-		return nil, privilegeError(l.target, user, priv, "Activate Session: "+ccError(p.cc))
+		return privilegeError(l.target, s.user, s.priv, "Activate Session: "+ccError(p.cc))
 	case p.cc != goipmi.CommandCompleted:
-		return nil, drivers.Errorf(drivers.Permanent, "BMC %s: Activate Session: %s", l.target, ccError(p.cc))
+		return drivers.Errorf(drivers.Permanent, "BMC %s: Activate Session: %s", l.target, ccError(p.cc))
 	case decode(p, res) != nil:
-		return nil, drivers.Errorf(drivers.Transient, "BMC %s: short Activate Session response", l.target)
+		return drivers.Errorf(drivers.Transient, "BMC %s: short Activate Session response", l.target)
 	}
 	s.sid = res.SessionID
 	s.outSeq = res.InboundSeq
 	s.active = true
-	if err := setPrivilege(s, priv); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
+	return nil
 }
 
 // preSession sends a session-less request (auth type none) and decodes

@@ -209,23 +209,8 @@ func (s *v2Session) openSession() error {
 		if !ok || len(p) < 8 || p[0] != cur || binary.LittleEndian.Uint32(p[4:8]) != s.consoleID {
 			return false, nil
 		}
-		switch st := p[1]; {
-		case st == rmcpOK:
-		case st == rmcpInsufficientRes || st == rmcpInsufficientRes2:
-			return true, drivers.Errorf(drivers.Transient, "BMC %s has no free session: %s", s.l.target, rmcpStatus(st))
-		case st == rmcpInvalidRole || st == rmcpUnauthorizedRole:
-			return true, privilegeError(s.l.target, s.user, s.priv, rmcpStatus(st))
-		case st >= 0x04 && st <= 0x07 || st == 0x10 || st == rmcpNoCipherSuiteMatch:
-			return true, drivers.Errorf(drivers.Permanent, "BMC %s does not support cipher suite %d: %s", s.l.target, s.suite.id, rmcpStatus(st))
-		default:
-			return true, drivers.Errorf(drivers.Permanent, "BMC %s refused RMCP+ Open Session: %s", s.l.target, rmcpStatus(st))
-		}
-		if len(p) < 36 {
-			return true, drivers.Errorf(drivers.Transient, "BMC %s: short Open Session Response", s.l.target)
-		}
-		if p[16]&0x3f != s.suite.auth || p[24]&0x3f != s.suite.integ || p[32]&0x3f != s.suite.conf {
-			return true, drivers.Errorf(drivers.Permanent, "BMC %s answered cipher suite %d with other algorithms (%d/%d/%d)",
-				s.l.target, s.suite.id, p[16]&0x3f, p[24]&0x3f, p[32]&0x3f)
+		if err := s.checkOpenSession(p); err != nil {
+			return true, err
 		}
 		bmcID = binary.LittleEndian.Uint32(p[8:12])
 		return true, nil
@@ -239,6 +224,30 @@ func (s *v2Session) openSession() error {
 		return err
 	}
 	s.bmcID = bmcID
+	return nil
+}
+
+// checkOpenSession checks an Open Session Response for this console: its
+// status, and the algorithms of the cipher suite asked for.
+func (s *v2Session) checkOpenSession(p []byte) error {
+	switch st := p[1]; {
+	case st == rmcpOK:
+	case st == rmcpInsufficientRes || st == rmcpInsufficientRes2:
+		return drivers.Errorf(drivers.Transient, "BMC %s has no free session: %s", s.l.target, rmcpStatus(st))
+	case st == rmcpInvalidRole || st == rmcpUnauthorizedRole:
+		return privilegeError(s.l.target, s.user, s.priv, rmcpStatus(st))
+	case st >= 0x04 && st <= 0x07 || st == 0x10 || st == rmcpNoCipherSuiteMatch:
+		return drivers.Errorf(drivers.Permanent, "BMC %s does not support cipher suite %d: %s", s.l.target, s.suite.id, rmcpStatus(st))
+	default:
+		return drivers.Errorf(drivers.Permanent, "BMC %s refused RMCP+ Open Session: %s", s.l.target, rmcpStatus(st))
+	}
+	if len(p) < 36 {
+		return drivers.Errorf(drivers.Transient, "BMC %s: short Open Session Response", s.l.target)
+	}
+	if p[16]&0x3f != s.suite.auth || p[24]&0x3f != s.suite.integ || p[32]&0x3f != s.suite.conf {
+		return drivers.Errorf(drivers.Permanent, "BMC %s answered cipher suite %d with other algorithms (%d/%d/%d)",
+			s.l.target, s.suite.id, p[16]&0x3f, p[24]&0x3f, p[32]&0x3f)
+	}
 	return nil
 }
 
@@ -321,39 +330,13 @@ func (s *v2Session) rakp3(auth3 []byte, verify func(icv []byte) bool) error {
 	saved := s.l.policy
 	defer func() { s.l.policy = saved }()
 	s.l.policy.retries = 0 // this loop retries
-	var icv []byte
-	var cur byte
 	for attempt := 0; attempt <= saved.retries; attempt++ {
 		if attempt > 0 {
 			if err := s.l.sleep(saved.pause(attempt)); err != nil {
 				return ctxError(s.l.ctx, s.l.target, "RAKP Message 3")
 			}
 		}
-		err := s.l.exchange("RAKP Message 3", func(int) []byte {
-			cur = tag(2, attempt)
-			p := append([]byte{cur, rmcpOK, 0, 0}, le32(s.bmcID)...)
-			p = append(p, auth3...)
-			return v2Packet(payloadRAKP3, 0, 0, p)
-		}, func(pkt []byte) (bool, error) {
-			p, ok := preSession(pkt, payloadRAKP4)
-			if !ok || len(p) < 8 || p[0] != cur {
-				return false, nil
-			}
-			if id := binary.LittleEndian.Uint32(p[4:8]); id != s.consoleID && (p[1] == rmcpOK || id != 0) {
-				return false, nil
-			}
-			if p[1] == rmcpInvalidSessionID && attempt > 0 {
-				return true, errRAKP4Lost
-			}
-			if p[1] != rmcpOK {
-				return true, s.rakpFailure("RAKP Message 4", p[1])
-			}
-			if len(p) < 8+s.suite.icvLen() {
-				return true, drivers.Errorf(drivers.Transient, "BMC %s: short RAKP Message 4", s.l.target)
-			}
-			icv = append([]byte(nil), p[8:8+s.suite.icvLen()]...)
-			return true, nil
-		})
+		icv, err := s.rakp3Once(attempt, auth3)
 		if err == nil {
 			if !verify(icv) {
 				return drivers.Errorf(drivers.Permanent, "BMC %s: RAKP Message 4 does not verify: the session keys differ", s.l.target)
@@ -367,22 +350,66 @@ func (s *v2Session) rakp3(auth3 []byte, verify func(icv []byte) bool) error {
 		if s.suite.integ == integNone {
 			continue
 		}
-		s.active = true
-		p, perr := s.do(privilegeRequest(s.priv))
-		if perr == nil {
-			s.privSet = p.cc == goipmi.CommandCompleted
-			if !s.privSet {
-				return privilegeError(s.l.target, s.user, s.priv, "Set Session Privilege Level: "+ccError(p.cc))
-			}
-			return nil
-		}
-		s.active = false
-		if s.l.ctx.Err() != nil {
-			return ctxError(s.l.ctx, s.l.target, "RAKP Message 3")
+		if ok, err := s.trySession(); ok || err != nil {
+			return err
 		}
 	}
 	return drivers.NewError(drivers.Transient, &noReplyError{target: s.l.target, what: "RAKP Message 3",
 		attempts: saved.retries + 1, timeout: saved.timeout})
+}
+
+// rakp3Once sends one RAKP Message 3 and answers RAKP Message 4's
+// integrity check value.
+func (s *v2Session) rakp3Once(attempt int, auth3 []byte) ([]byte, error) {
+	var icv []byte
+	var cur byte
+	err := s.l.exchange("RAKP Message 3", func(int) []byte {
+		cur = tag(2, attempt)
+		p := append([]byte{cur, rmcpOK, 0, 0}, le32(s.bmcID)...)
+		p = append(p, auth3...)
+		return v2Packet(payloadRAKP3, 0, 0, p)
+	}, func(pkt []byte) (bool, error) {
+		p, ok := preSession(pkt, payloadRAKP4)
+		if !ok || len(p) < 8 || p[0] != cur {
+			return false, nil
+		}
+		if id := binary.LittleEndian.Uint32(p[4:8]); id != s.consoleID && (p[1] == rmcpOK || id != 0) {
+			return false, nil
+		}
+		if p[1] == rmcpInvalidSessionID && attempt > 0 {
+			return true, errRAKP4Lost
+		}
+		if p[1] != rmcpOK {
+			return true, s.rakpFailure("RAKP Message 4", p[1])
+		}
+		if len(p) < 8+s.suite.icvLen() {
+			return true, drivers.Errorf(drivers.Transient, "BMC %s: short RAKP Message 4", s.l.target)
+		}
+		icv = append([]byte(nil), p[8:8+s.suite.icvLen()]...)
+		return true, nil
+	})
+	return icv, err
+}
+
+// trySession tries the session RAKP 4 of which did not come, with Set
+// Session Privilege Level in it: ok when an answer verified (the session
+// is active; err says whether the privilege was granted). Not ok: send
+// RAKP 3 again (err set only when the caller's context ended).
+func (s *v2Session) trySession() (bool, error) {
+	s.active = true
+	p, err := s.do(privilegeRequest(s.priv))
+	if err == nil {
+		s.privSet = p.cc == goipmi.CommandCompleted
+		if !s.privSet {
+			return true, privilegeError(s.l.target, s.user, s.priv, "Set Session Privilege Level: "+ccError(p.cc))
+		}
+		return true, nil
+	}
+	s.active = false
+	if s.l.ctx.Err() != nil {
+		return false, ctxError(s.l.ctx, s.l.target, "RAKP Message 3")
+	}
+	return false, nil
 }
 
 // rakpFailure maps a RAKP 2 or 4 status.
