@@ -307,61 +307,73 @@ func (c *readCache) wrote(path, op string, params url.Values) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.epoch++
-	drop := func(key string) {
-		c.dropped[key] = c.epoch
-		delete(c.machines, key)
-		delete(c.lists, key)
-		if id, ok := strings.CutPrefix(key, "devices:"); ok {
-			delete(c.devices, id)
-		}
-	}
-	touch := func(id string, p part) {
-		if p == 0 {
-			drop(id)
-			return
-		}
-		t := c.touched[id]
-		for k := range t {
-			if p&(1<<k) != 0 {
-				t[k] = c.epoch
-			}
-		}
-		c.touched[id] = t
-		if e, ok := c.machines[id]; ok {
-			e.stale |= p
-			c.machines[id] = e
-		}
-	}
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch parts[0] {
 	case "machines", "nodes":
-		if len(parts) > 1 {
-			id, sub := parts[1], ""
-			if len(parts) > 2 {
-				sub = parts[2]
-			}
-			touch(id, partOf(sub, op))
-			if op == "commission" {
-				drop("devices:" + id)
-			}
-			if parts[0] == "machines" && (op == "" || op == "power_parameters") && params.Has("power_type") {
-				drop("machines/?op=power_parameters")
-			}
-		}
-		for _, id := range params["system_id"] { // allocate
-			drop(id)
-		}
+		c.wroteMachine(parts, op, params)
 	case "tags":
-		if op == "update_nodes" {
-			for _, id := range append(params["add"], params["remove"]...) {
-				touch(id, partTags)
-			}
-		} else {
-			drop("tags/?op=")
+		if op != "update_nodes" {
+			c.drop("tags/?op=")
+			return
+		}
+		for _, id := range append(params["add"], params["remove"]...) {
+			c.touch(id, partTags)
 		}
 	case "subnets", "fabrics", "vlans", "spaces", "ipranges", "static-routes":
-		drop("subnets/?op=")
+		c.drop("subnets/?op=")
 	case "domains":
-		drop("domains/?op=")
+		c.drop("domains/?op=")
+	}
+}
+
+// wroteMachine is wrote for machines/... and nodes/... (path split at /).
+func (c *readCache) wroteMachine(parts []string, op string, params url.Values) {
+	if len(parts) > 1 {
+		id, sub := parts[1], ""
+		if len(parts) > 2 {
+			sub = parts[2]
+		}
+		c.touch(id, partOf(sub, op))
+		if op == "commission" {
+			c.drop("devices:" + id)
+		}
+		if parts[0] == "machines" && (op == "" || op == "power_parameters") && params.Has("power_type") {
+			c.drop("machines/?op=power_parameters")
+		}
+	}
+	for _, id := range params["system_id"] { // allocate
+		c.drop(id)
+	}
+}
+
+// drop forgets a machine, a list or a machine's devices ("devices:" + ID)
+// and notes when, so that a read the write overlapped is not kept. The
+// caller holds c.mu.
+func (c *readCache) drop(key string) {
+	c.dropped[key] = c.epoch
+	delete(c.machines, key)
+	delete(c.lists, key)
+	if id, ok := strings.CutPrefix(key, "devices:"); ok {
+		delete(c.devices, id)
+	}
+}
+
+// touch marks part p of machine id written (0: the whole machine). The
+// caller holds c.mu.
+func (c *readCache) touch(id string, p part) {
+	if p == 0 {
+		c.drop(id)
+		return
+	}
+	t := c.touched[id]
+	for k := range t {
+		if p&(1<<k) != 0 {
+			t[k] = c.epoch
+		}
+	}
+	c.touched[id] = t
+	if e, ok := c.machines[id]; ok {
+		e.stale |= p
+		c.machines[id] = e
 	}
 }

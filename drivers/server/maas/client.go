@@ -103,37 +103,9 @@ func (c *client) callLimit(ctx context.Context, method, path, op string, params 
 		defer c.cache.wrote(path, op, params)
 	}
 	for attempt := 0; attempt <= c.retries; attempt++ {
-		rctx, cancel := context.WithTimeout(ctx, c.timeout)
-		cl := c.bound(rctx)
-		if limit > 0 {
-			cl.HTTPClient = &http.Client{Transport: limitTransport{base: cl.HTTPClient.Transport, limit: limit}}
-		}
-		var body []byte
-		var err error
-		switch method {
-		case http.MethodGet:
-			// gomaasapi's Get sets "op" in the values it is given and
-			// refuses values that carry one: a fresh copy per attempt.
-			body, err = cl.Get(uri, op, cloneValues(params))
-		case http.MethodPost:
-			body, err = cl.Post(uri, op, params, nil)
-		case http.MethodPut:
-			body, err = cl.Put(uri, params, nil)
-		case http.MethodDelete:
-			err = cl.Delete(uri)
-		}
-		cancel()
-		if err == nil && limit > 0 && int64(len(body)) > limit {
-			return drivers.Errorf(drivers.Permanent, "maas %s %s: the answer is larger than %d bytes", method, path, limit)
-		}
+		body, err := c.send(ctx, method, uri, op, params, limit)
 		if err == nil {
-			if out == nil || len(body) == 0 {
-				return nil
-			}
-			if jerr := segjson.Unmarshal(body, out); jerr != nil {
-				return drivers.Errorf(drivers.Permanent, "maas %s %s: decode the answer: %v", method, path, jerr)
-			}
-			return nil
+			return decodeAnswer(method, path, body, out, limit)
 		}
 		lastErr = c.classify(ctx, method, path, op, err)
 		wait, retry := c.retryAfter(err, attempt)
@@ -147,6 +119,45 @@ func (c *client) callLimit(ctx context.Context, method, path, op string, params 
 		}
 	}
 	return lastErr
+}
+
+// send makes one attempt of a request, bounded by the per-request timeout
+// (and its answer by limit, 0: none).
+func (c *client) send(ctx context.Context, method string, uri *url.URL, op string, params url.Values, limit int64) ([]byte, error) {
+	rctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	cl := c.bound(rctx)
+	if limit > 0 {
+		cl.HTTPClient = &http.Client{Transport: limitTransport{base: cl.HTTPClient.Transport, limit: limit}}
+	}
+	switch method {
+	case http.MethodGet:
+		// gomaasapi's Get sets "op" in the values it is given and
+		// refuses values that carry one: a fresh copy per attempt.
+		return cl.Get(uri, op, cloneValues(params))
+	case http.MethodPost:
+		return cl.Post(uri, op, params, nil)
+	case http.MethodPut:
+		return cl.Put(uri, params, nil)
+	case http.MethodDelete:
+		return nil, cl.Delete(uri)
+	}
+	return nil, nil
+}
+
+// decodeAnswer checks an answer against limit and decodes it into out
+// (nil: the answer is not wanted).
+func decodeAnswer(method, path string, body []byte, out any, limit int64) error {
+	if limit > 0 && int64(len(body)) > limit {
+		return drivers.Errorf(drivers.Permanent, "maas %s %s: the answer is larger than %d bytes", method, path, limit)
+	}
+	if out == nil || len(body) == 0 {
+		return nil
+	}
+	if err := segjson.Unmarshal(body, out); err != nil {
+		return drivers.Errorf(drivers.Permanent, "maas %s %s: decode the answer: %v", method, path, err)
+	}
+	return nil
 }
 
 func cloneValues(v url.Values) url.Values {

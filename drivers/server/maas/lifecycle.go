@@ -251,7 +251,6 @@ func (d *Driver) Deploy(ctx context.Context, n drivers.Node, dep drivers.Deploym
 	if err != nil {
 		return drivers.Result{}, err
 	}
-	ours := false // known to be ours without asking
 	switch m.Status {
 	case stDeployed:
 		if err := d.checkOurs(ctx, m, n.Name); err != nil {
@@ -274,24 +273,30 @@ func (d *Driver) Deploy(ctx context.Context, n drivers.Node, dep drivers.Deploym
 			return drivers.Result{}, drivers.Errorf(drivers.Permanent,
 				"maas: machine %s was allocated by another agent while this one allocated it", m.SystemID)
 		}
-		m, ours = am, fresh
-		fallthrough
+		return d.deployAllocated(ctx, am, n, dep, fresh)
 	case stAllocated:
-		if !ours {
-			if err := d.checkOurs(ctx, m, n.Name); err != nil {
-				return drivers.Result{}, err
-			}
-		}
-		if m.OwnerData[OwnerDataNode] != n.Name || m.OwnerData[OwnerDataInstance] != d.instance {
-			if err := d.setOwnerData(ctx, m.SystemID, n); err != nil {
-				return drivers.Result{}, err
-			}
-		}
-		return d.startDeploy(ctx, m, n, dep)
+		return d.deployAllocated(ctx, m, n, dep, false)
 	case stCommissioning, stTesting, stReleasing, stDiskErasing:
 		return drivers.InProgress(pollDeploy, "waiting before deploying: %s", describe(m)), nil
 	}
 	return drivers.Failed("cannot deploy: %s", describe(m)), nil
+}
+
+// deployAllocated deploys an allocated machine: checked to be ours
+// (unless ours says this call just allocated it), marked with the node's
+// owner data when it lacks it, then started.
+func (d *Driver) deployAllocated(ctx context.Context, m *mMachine, n drivers.Node, dep drivers.Deployment, ours bool) (drivers.Result, error) {
+	if !ours {
+		if err := d.checkOurs(ctx, m, n.Name); err != nil {
+			return drivers.Result{}, err
+		}
+	}
+	if m.OwnerData[OwnerDataNode] != n.Name || m.OwnerData[OwnerDataInstance] != d.instance {
+		if err := d.setOwnerData(ctx, m.SystemID, n); err != nil {
+			return drivers.Result{}, err
+		}
+	}
+	return d.startDeploy(ctx, m, n, dep)
 }
 
 // allocate takes a Ready machine for this orchestrator; fresh says this
@@ -414,38 +419,50 @@ func (d *Driver) Release(ctx context.Context, n drivers.NodeRef, erase drivers.E
 	case stReleasing, stDiskErasing:
 		return drivers.InProgress(pollRelease, "%s", describe(m)), nil
 	case stAllocated, stDeployed, stDeploying, stFailedDeployment, stBroken, stFailedReleasing, stFailedDiskErasing:
-		// A Broken machine may never have been allocated (broken while
-		// commissioning): check it only when it has an owner.
-		if m.Status != stBroken || (m.Owner != nil && *m.Owner != "") {
-			if err := d.checkOurs(ctx, m, n.Name); err != nil {
-				return drivers.Result{}, err
-			}
-		}
-		p := url.Values{"comment": {"released by slipway " + d.instance}}
-		how := d.releaseErase(erase, p)
-		nm, err := d.machineOp(ctx, m.SystemID, "release", p)
-		if isConflict(err) {
-			cur, rerr := d.fetchMachine(ctx, m.SystemID)
-			if rerr != nil {
-				return drivers.Result{}, rerr
-			}
-			switch cur.Status {
-			case stReady:
-				return drivers.Done("%s", describe(cur)), nil
-			case stReleasing, stDiskErasing:
-				return drivers.InProgress(pollRelease, "%s", describe(cur)), nil
-			}
-			return drivers.Result{}, err
-		}
-		if err != nil {
-			return drivers.Result{}, err
-		}
-		if err := d.unclaim(ctx, m); err != nil { // chosen by constraints: it may be chosen again
-			return drivers.Result{}, err
-		}
-		return drivers.InProgress(pollRelease, "releasing machine %s (%s); now %s", m.SystemID, how, nm.StatusName), nil
+		return d.releaseHeld(ctx, m, n, erase)
 	}
 	return drivers.Failed("cannot release: %s", describe(m)), nil
+}
+
+// releaseHeld releases a machine that is allocated (or broken, or failed
+// on the way to or from being so), once it is known to be ours.
+func (d *Driver) releaseHeld(ctx context.Context, m *mMachine, n drivers.NodeRef, erase drivers.Erase) (drivers.Result, error) {
+	// A Broken machine may never have been allocated (broken while
+	// commissioning): check it only when it has an owner.
+	if m.Status != stBroken || (m.Owner != nil && *m.Owner != "") {
+		if err := d.checkOurs(ctx, m, n.Name); err != nil {
+			return drivers.Result{}, err
+		}
+	}
+	p := url.Values{"comment": {"released by slipway " + d.instance}}
+	how := d.releaseErase(erase, p)
+	nm, err := d.machineOp(ctx, m.SystemID, "release", p)
+	if isConflict(err) {
+		return d.releaseConflict(ctx, m.SystemID, err)
+	}
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	if err := d.unclaim(ctx, m); err != nil { // chosen by constraints: it may be chosen again
+		return drivers.Result{}, err
+	}
+	return drivers.InProgress(pollRelease, "releasing machine %s (%s); now %s", m.SystemID, how, nm.StatusName), nil
+}
+
+// releaseConflict reads a machine whose release MAAS refused with a 409:
+// one that became Ready or is on its way there meanwhile is fine.
+func (d *Driver) releaseConflict(ctx context.Context, id string, conflict error) (drivers.Result, error) {
+	cur, err := d.fetchMachine(ctx, id)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	switch cur.Status {
+	case stReady:
+		return drivers.Done("%s", describe(cur)), nil
+	case stReleasing, stDiskErasing:
+		return drivers.InProgress(pollRelease, "%s", describe(cur)), nil
+	}
+	return drivers.Result{}, conflict
 }
 
 // releaseErase sets MAAS's release parameters of an erase policy and

@@ -24,18 +24,21 @@ type lldpValue struct {
 }
 
 type lldpDoc struct {
-	XMLName    xml.Name `xml:"lldp"`
-	Interfaces []struct {
-		Name    string `xml:"name,attr"`
-		Chassis []struct {
-			ID   []lldpValue `xml:"id"`
-			Name []lldpValue `xml:"name"`
-		} `xml:"chassis"`
-		Port []struct {
-			ID    []lldpValue `xml:"id"`
-			Descr []lldpValue `xml:"descr"`
-		} `xml:"port"`
-	} `xml:"interface"`
+	XMLName    xml.Name        `xml:"lldp"`
+	Interfaces []lldpInterface `xml:"interface"`
+}
+
+// lldpInterface is a local interface and what it heard.
+type lldpInterface struct {
+	Name    string `xml:"name,attr"`
+	Chassis []struct {
+		ID   []lldpValue `xml:"id"`
+		Name []lldpValue `xml:"name"`
+	} `xml:"chassis"`
+	Port []struct {
+		ID    []lldpValue `xml:"id"`
+		Descr []lldpValue `xml:"descr"`
+	} `xml:"port"`
 }
 
 // parseLLDP answers each local interface's neighbour, by the interface's
@@ -61,38 +64,9 @@ func parseLLDP(doc []byte) (map[string]drivers.Neighbor, error) {
 		if _, dup := out[name]; dup || name == "" {
 			continue
 		}
-		var nb drivers.Neighbor
-		if len(in.Chassis) > 0 {
-			c := in.Chassis[0]
-			nb.Switch = first(c.Name)
-			if len(c.ID) > 0 {
-				nb.ChassisID = strings.TrimSpace(c.ID[0].Value)
-				if c.ID[0].Type == "mac" {
-					nb.ChassisID = strings.ToLower(nb.ChassisID)
-				}
-			}
+		if nb := in.neighbor(); nb.Switch != "" && nb.Port != "" {
+			out[name] = nb
 		}
-		if len(in.Port) > 0 {
-			p := in.Port[0]
-			id, descr := "", first(p.Descr)
-			idType := ""
-			if len(p.ID) > 0 {
-				id, idType = strings.TrimSpace(p.ID[0].Value), p.ID[0].Type
-			}
-			// A port ID that is a MAC (or absent) says less than the
-			// description, which switches set to the port's name.
-			nb.Port = id
-			if (idType == "mac" || id == "") && descr != "" {
-				nb.Port = descr
-			}
-		}
-		if nb.Switch == "" {
-			nb.Switch = nb.ChassisID
-		}
-		if nb.Switch == "" || nb.Port == "" {
-			continue
-		}
-		out[name] = nb
 	}
 	return out, nil
 }
@@ -104,4 +78,39 @@ func first(vs []lldpValue) string {
 		}
 	}
 	return ""
+}
+
+// neighbor is the first neighbour the interface heard: the chassis name
+// (else its ID) as the switch, and the port ID, or the port description
+// where the ID is a MAC or absent.
+func (in lldpInterface) neighbor() drivers.Neighbor {
+	var nb drivers.Neighbor
+	if len(in.Chassis) > 0 {
+		c := in.Chassis[0]
+		nb.Switch = first(c.Name)
+		if len(c.ID) > 0 {
+			nb.ChassisID = strings.TrimSpace(c.ID[0].Value)
+			if c.ID[0].Type == "mac" {
+				nb.ChassisID = strings.ToLower(nb.ChassisID)
+			}
+		}
+	}
+	if len(in.Port) > 0 {
+		p := in.Port[0]
+		id, descr := "", first(p.Descr)
+		idType := ""
+		if len(p.ID) > 0 {
+			id, idType = strings.TrimSpace(p.ID[0].Value), p.ID[0].Type
+		}
+		// A port ID that is a MAC (or absent) says less than the
+		// description, which switches set to the port's name.
+		nb.Port = id
+		if (idType == "mac" || id == "") && descr != "" {
+			nb.Port = descr
+		}
+	}
+	if nb.Switch == "" {
+		nb.Switch = nb.ChassisID
+	}
+	return nb
 }

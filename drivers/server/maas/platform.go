@@ -57,13 +57,9 @@ func (d *Driver) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Res
 		return cfgResult(wait), err
 	}
 	id := m.SystemID
-	var tags []mTag
-	if err := d.c.cache.list(ctx, d.c, "tags/", "", &tags); err != nil {
+	exists, err := d.knownTags(ctx)
+	if err != nil {
 		return drivers.Result{}, err
-	}
-	exists := map[string]mTag{}
-	for _, t := range tags {
-		exists[t.Name] = t
 	}
 	var done cfgChanges
 	want := slices.Clone(n.Tags)
@@ -87,22 +83,34 @@ func (d *Driver) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Res
 		if slices.Contains(m.TagNames, t) {
 			continue
 		}
-		if _, ok := exists[t]; !ok && t != ktag {
-			if err := d.c.call(ctx, http.MethodPost, "tags/", "", url.Values{"name": {t}}, nil); err != nil && !isConflict(err) && !isBadRequestExists(err) {
-				return drivers.Result{}, err
-			}
-			done.add("created tag %s", t)
-		} else if ok && exists[t].Definition != "" {
-			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: tag %s is an automatic tag (definition %q): MAAS does not let it be set on a machine", t, exists[t].Definition)
-		}
-		if err := d.tagNodes(ctx, t, "add", id); err != nil {
+		if err := d.addTag(ctx, id, t, exists, t == ktag, &done); err != nil {
 			return drivers.Result{}, err
 		}
-		done.add("tagged %s", t)
 	}
 	r := done.result("platform", id)
 	r.Message += "; image " + orNone(n.Platform.Image) + " and kernel " + orNone(n.Platform.Kernel) + " are applied at deploy"
 	return r, nil
+}
+
+// addTag tags the machine with t, creating the tag when MAAS lacks it (a
+// kernel tag, made by ensureKernelTag, never here). An automatic tag (one
+// with a definition) cannot be set on a machine: a Permanent error.
+func (d *Driver) addTag(ctx context.Context, id, t string, exists map[string]mTag, kernel bool, done *cfgChanges) error {
+	tag, ok := exists[t]
+	switch {
+	case !ok && !kernel:
+		if err := d.c.call(ctx, http.MethodPost, "tags/", "", url.Values{"name": {t}}, nil); err != nil && !isConflict(err) && !isBadRequestExists(err) {
+			return err
+		}
+		done.add("created tag %s", t)
+	case ok && tag.Definition != "":
+		return drivers.Errorf(drivers.Permanent, "maas: tag %s is an automatic tag (definition %q): MAAS does not let it be set on a machine", t, tag.Definition)
+	}
+	if err := d.tagNodes(ctx, t, "add", id); err != nil {
+		return err
+	}
+	done.add("tagged %s", t)
+	return nil
 }
 
 // kernelTag names the tag of a set of kernel parameters.

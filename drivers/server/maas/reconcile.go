@@ -97,99 +97,121 @@ func (d *Driver) RepairMachine(ctx context.Context, n drivers.Node, parts []stri
 	}
 	var done cfgChanges
 	for _, part := range parts {
-		switch part {
-		case RepairOwner:
-			if m.OwnerData[OwnerDataNode] == n.Name && m.OwnerData[OwnerDataInstance] == d.instance {
-				continue
-			}
-			if v := m.OwnerData[OwnerDataNode]; v != "" && m.OwnerData[OwnerDataInstance] == d.instance && v != n.Name {
-				return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: machine %s is marked for node %q of this site, not %q: resolve that node first", m.SystemID, v, n.Name)
-			}
-			if err := d.checkOurs(ctx, m, n.Name); err != nil {
-				return drivers.Result{}, err
-			}
-			if err := d.setOwnerData(ctx, m.SystemID, n); err != nil {
-				return drivers.Result{}, err
-			}
-			done.add("owner data marks node %s", n.Name)
-		case RepairHostname:
-			if n.Hostname == "" || m.Hostname == n.Hostname {
-				continue
-			}
-			if err := d.c.call(ctx, http.MethodPut, "machines/"+url.PathEscape(m.SystemID)+"/", "", url.Values{"hostname": {n.Hostname}}, nil); err != nil {
-				return drivers.Result{}, err
-			}
-			done.add("hostname %s (was %s)", n.Hostname, m.Hostname)
-		case RepairTags, RepairKernelOptions:
-			if err := d.repairTags(ctx, m, n, part, &done); err != nil {
-				return drivers.Result{}, err
-			}
-		case RepairPower:
-			if m.PowerState == "on" {
-				continue
-			}
-			if _, err := d.machineOp(ctx, m.SystemID, "power_on", nil); err != nil {
-				return drivers.Result{}, err
-			}
-			done.add("powered on (was %s)", m.PowerState)
-		default:
-			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: repair of %q: the driver repairs %s, %s, %s, %s and %s",
-				part, RepairHostname, RepairTags, RepairKernelOptions, RepairPower, RepairOwner)
+		if err := d.repairPart(ctx, m, n, part, &done); err != nil {
+			return drivers.Result{}, err
 		}
 	}
 	return done.result("repair", m.SystemID), nil
 }
 
-// repairTags adds the design's missing tags (tags), or makes the machine's
-// kernel parameter tag the design's (kernel-options).
-func (d *Driver) repairTags(ctx context.Context, m *mMachine, n drivers.Node, part string, done *cfgChanges) error {
+// repairPart repairs one part of a deployed machine (RepairOwner...).
+func (d *Driver) repairPart(ctx context.Context, m *mMachine, n drivers.Node, part string, done *cfgChanges) error {
+	switch part {
+	case RepairOwner:
+		return d.repairOwner(ctx, m, n, done)
+	case RepairHostname:
+		if n.Hostname == "" || m.Hostname == n.Hostname {
+			return nil
+		}
+		if err := d.c.call(ctx, http.MethodPut, "machines/"+url.PathEscape(m.SystemID)+"/", "", url.Values{"hostname": {n.Hostname}}, nil); err != nil {
+			return err
+		}
+		done.add("hostname %s (was %s)", n.Hostname, m.Hostname)
+	case RepairTags:
+		return d.repairTags(ctx, m, n, done)
+	case RepairKernelOptions:
+		return d.repairKernelTag(ctx, m, n, done)
+	case RepairPower:
+		if m.PowerState == "on" {
+			return nil
+		}
+		if _, err := d.machineOp(ctx, m.SystemID, "power_on", nil); err != nil {
+			return err
+		}
+		done.add("powered on (was %s)", m.PowerState)
+	default:
+		return drivers.Errorf(drivers.Permanent, "maas: repair of %q: the driver repairs %s, %s, %s, %s and %s",
+			part, RepairHostname, RepairTags, RepairKernelOptions, RepairPower, RepairOwner)
+	}
+	return nil
+}
+
+// repairOwner puts this orchestrator's marker for the node back on a
+// machine that is ours; a machine marked for another node of this site
+// is refused.
+func (d *Driver) repairOwner(ctx context.Context, m *mMachine, n drivers.Node, done *cfgChanges) error {
+	if m.OwnerData[OwnerDataNode] == n.Name && m.OwnerData[OwnerDataInstance] == d.instance {
+		return nil
+	}
+	if v := m.OwnerData[OwnerDataNode]; v != "" && m.OwnerData[OwnerDataInstance] == d.instance && v != n.Name {
+		return drivers.Errorf(drivers.Permanent, "maas: machine %s is marked for node %q of this site, not %q: resolve that node first", m.SystemID, v, n.Name)
+	}
+	if err := d.checkOurs(ctx, m, n.Name); err != nil {
+		return err
+	}
+	if err := d.setOwnerData(ctx, m.SystemID, n); err != nil {
+		return err
+	}
+	done.add("owner data marks node %s", n.Name)
+	return nil
+}
+
+// knownTags reads MAAS's tags by name.
+func (d *Driver) knownTags(ctx context.Context) (map[string]mTag, error) {
 	var tags []mTag
 	if err := d.c.cache.list(ctx, d.c, "tags/", "", &tags); err != nil {
-		return err
+		return nil, err
 	}
 	exists := map[string]mTag{}
 	for _, t := range tags {
 		exists[t.Name] = t
 	}
-	if part == RepairKernelOptions {
-		ktag := ""
-		if opts := kernelOpts(n.Platform.KernelParams); opts != "" {
-			ktag = kernelTag(opts)
-			if err := d.ensureKernelTag(ctx, exists, ktag, opts, done); err != nil {
-				return err
-			}
-		}
-		for _, t := range m.TagNames {
-			if isKernelTag(t) && t != ktag {
-				if err := d.tagNodes(ctx, t, "remove", m.SystemID); err != nil {
-					return err
-				}
-				done.add("untagged %s", t)
-			}
-		}
-		if ktag != "" && !slices.Contains(m.TagNames, ktag) {
-			if err := d.tagNodes(ctx, ktag, "add", m.SystemID); err != nil {
-				return err
-			}
-			done.add("tagged %s", ktag)
-		}
-		return nil
+	return exists, nil
+}
+
+// repairTags adds the design's missing tags.
+func (d *Driver) repairTags(ctx context.Context, m *mMachine, n drivers.Node, done *cfgChanges) error {
+	exists, err := d.knownTags(ctx)
+	if err != nil {
+		return err
 	}
 	for _, t := range n.Tags {
 		if slices.Contains(m.TagNames, t) {
 			continue
 		}
-		if et, ok := exists[t]; !ok {
-			if err := d.c.call(ctx, http.MethodPost, "tags/", "", url.Values{"name": {t}}, nil); err != nil && !isConflict(err) && !isBadRequestExists(err) {
-				return err
-			}
-		} else if et.Definition != "" {
-			return drivers.Errorf(drivers.Permanent, "maas: tag %s is an automatic tag (definition %q): MAAS does not let it be set on a machine", t, et.Definition)
-		}
-		if err := d.tagNodes(ctx, t, "add", m.SystemID); err != nil {
+		if err := d.addTag(ctx, m.SystemID, t, exists, false, done); err != nil {
 			return err
 		}
-		done.add("tagged %s", t)
+	}
+	return nil
+}
+
+// repairKernelTag makes the machine's kernel parameter tag the design's.
+func (d *Driver) repairKernelTag(ctx context.Context, m *mMachine, n drivers.Node, done *cfgChanges) error {
+	exists, err := d.knownTags(ctx)
+	if err != nil {
+		return err
+	}
+	ktag := ""
+	if opts := kernelOpts(n.Platform.KernelParams); opts != "" {
+		ktag = kernelTag(opts)
+		if err := d.ensureKernelTag(ctx, exists, ktag, opts, done); err != nil {
+			return err
+		}
+	}
+	for _, t := range m.TagNames {
+		if isKernelTag(t) && t != ktag {
+			if err := d.tagNodes(ctx, t, "remove", m.SystemID); err != nil {
+				return err
+			}
+			done.add("untagged %s", t)
+		}
+	}
+	if ktag != "" && !slices.Contains(m.TagNames, ktag) {
+		if err := d.tagNodes(ctx, ktag, "add", m.SystemID); err != nil {
+			return err
+		}
+		done.add("tagged %s", ktag)
 	}
 	return nil
 }
