@@ -269,39 +269,8 @@ func (r *nodeRun) compensate() {
 				return
 			}
 		}
-		for attempt := 1; ; attempt++ {
-			res, err := r.release(ctx, false)
-			if ctx.Err() != nil {
-				return
-			}
-			if err == nil && res.Status == drivers.StatusDone {
-				break
-			}
-			why := res.Message
-			if err != nil {
-				why = err.Error()
-			}
-			if err == nil && res.Status == drivers.StatusFailed || err != nil && drivers.Classify(err) == drivers.Permanent {
-				// Refused: the machine's recovery (abort, mark broken and
-				// fixed...), then release again; one that gives up leaves
-				// the node to an operator.
-				if !r.startRecovery(ctx, fmt.Sprintf("cancelled, but the provisioner refused to release machine %s (%s)", r.rec.MachineID, why), recoveryThenContinue) {
-					return
-				}
-				attempt = 0
-				continue
-			}
-			if attempt >= r.e.cfg.Retry.Attempts && err != nil {
-				r.fail(drivers.Permanent, "cancelled, but releasing machine "+r.rec.MachineID+" failed: "+why+"; release it in the provisioner")
-				return
-			}
-			d := r.e.scaled(r.e.cfg.Retry.backoff(attempt))
-			if err == nil {
-				d = min(r.e.scaled(max(res.RetryAfter, time.Second)), r.e.cfg.MaxWait)
-			}
-			if !sleep(ctx, d) {
-				return
-			}
+		if !r.releaseCancelled(ctx) {
+			return
 		}
 		if err := r.endDeployment(ctx); err != nil && ctx.Err() != nil {
 			return
@@ -311,6 +280,47 @@ func (r *nodeRun) compensate() {
 		r.rec.Stage = StageReleased
 	}
 	r.finish(OutcomeCancelled, "", "task cancelled")
+}
+
+// releaseCancelled releases the machine of a cancelled node until the
+// provisioner has it back: a refusal goes through the machine's recovery
+// and releases again, an error is retried with backoff. False: the engine
+// stops, or the node failed or went to an operator (recorded).
+func (r *nodeRun) releaseCancelled(ctx context.Context) bool {
+	for attempt := 1; ; attempt++ {
+		res, err := r.release(ctx, false)
+		if ctx.Err() != nil {
+			return false
+		}
+		if err == nil && res.Status == drivers.StatusDone {
+			return true
+		}
+		why := res.Message
+		if err != nil {
+			why = err.Error()
+		}
+		if err == nil && res.Status == drivers.StatusFailed || err != nil && drivers.Classify(err) == drivers.Permanent {
+			// Refused: the machine's recovery (abort, mark broken and
+			// fixed...), then release again; one that gives up leaves
+			// the node to an operator.
+			if !r.startRecovery(ctx, fmt.Sprintf("cancelled, but the provisioner refused to release machine %s (%s)", r.rec.MachineID, why), recoveryThenContinue) {
+				return false
+			}
+			attempt = 0
+			continue
+		}
+		if attempt >= r.e.cfg.Retry.Attempts && err != nil {
+			r.fail(drivers.Permanent, "cancelled, but releasing machine "+r.rec.MachineID+" failed: "+why+"; release it in the provisioner")
+			return false
+		}
+		d := r.e.scaled(r.e.cfg.Retry.backoff(attempt))
+		if err == nil {
+			d = min(r.e.scaled(max(res.RetryAfter, time.Second)), r.e.cfg.MaxWait)
+		}
+		if !sleep(ctx, d) {
+			return false
+		}
+	}
 }
 
 // freeze records a node as frozen for manual intervention (in memory;
@@ -371,6 +381,47 @@ func (e *Engine) inCurrentDesign(ctx context.Context, node string) error {
 // ReleaseManual unfreezes a node. Its outcome becomes failed with a note
 // to retry or rerun the task that was driving it.
 func (e *Engine) ReleaseManual(ctx context.Context, node, who string) (NodeRecord, error) {
+	rec, err := e.frozenRecord(ctx, node)
+	if err != nil {
+		return NodeRecord{}, err
+	}
+	e.mu.Lock()
+	delete(e.frozen, node)
+	e.mu.Unlock()
+	rec.Frozen, rec.FrozenWhy, rec.Updated = false, "", now()
+	if rec.Outcome == OutcomeManual {
+		rec.Outcome, rec.Reason = OutcomeFailed, releasedManual
+	}
+	var b batch
+	b.node(rec)
+	b.event(Event{Time: now(), Node: node, Stage: rec.Stage, Level: "info", Kind: "verb",
+		Message: fmt.Sprintf("release-manual by %s", orDefault(who, "unknown"))})
+	moved, err := e.releaseManualResults(ctx, node, &b)
+	if err != nil {
+		return NodeRecord{}, err
+	}
+	if err := e.rec.write(ctx, &b); err != nil {
+		return NodeRecord{}, err
+	}
+	// A task still running its other nodes reports from memory.
+	for task, r := range moved {
+		e.mu.Lock()
+		run := e.runs[task]
+		e.mu.Unlock()
+		if run != nil {
+			run.setResult(r)
+		}
+	}
+	return rec, nil
+}
+
+// releasedManual is the reason of what release-manual moves to failed.
+const releasedManual = "released from manual intervention: retry or rerun the task to continue"
+
+// frozenRecord reads the record of a node release-manual applies to: a
+// frozen node no task holds (a frozen node that left the design can still
+// be released).
+func (e *Engine) frozenRecord(ctx context.Context, node string) (NodeRecord, error) {
 	inDesign := e.inCurrentDesign(ctx, node)
 	if inDesign != nil && len(node) > MaxFilterValueLen { // no record can have that name
 		return NodeRecord{}, inDesign
@@ -380,7 +431,6 @@ func (e *Engine) ReleaseManual(ctx context.Context, node, who string) (NodeRecor
 		return NodeRecord{}, err
 	}
 	if inDesign != nil && !rec.Frozen {
-		// A frozen node that left the design can still be released.
 		return NodeRecord{}, inDesign
 	}
 	if !ok || !rec.Frozen {
@@ -389,30 +439,20 @@ func (e *Engine) ReleaseManual(ctx context.Context, node, who string) (NodeRecor
 	if e.holder(rec) != "" {
 		return NodeRecord{}, fmt.Errorf("%w: node %s is still held by a running task; wait a moment and try again", ErrConflict, node)
 	}
-	e.mu.Lock()
-	delete(e.frozen, node)
-	e.mu.Unlock()
-	rec.Frozen, rec.FrozenWhy, rec.Updated = false, "", now()
-	if rec.Outcome == OutcomeManual {
-		rec.Outcome, rec.Reason = OutcomeFailed, "released from manual intervention: retry or rerun the task to continue"
-	}
-	var b batch
-	b.node(rec)
-	b.event(Event{Time: now(), Node: node, Stage: rec.Stage, Level: "info", Kind: "verb",
-		Message: fmt.Sprintf("release-manual by %s", orDefault(who, "unknown"))})
-	// The node's results that froze in their tasks move from manual to
-	// failed, so retry picks them. The record does not name the task (a
-	// node frozen before a task reached it has no transition of that task
-	// in its history), so every task that selected the node is looked at.
+	return rec, nil
+}
+
+// releaseManualResults moves the node's results that froze in their tasks
+// from manual to failed (into b), so that retry picks them, and answers
+// them by task. The record does not name the task (a node frozen before a
+// task reached it has no transition of that task in its history), so
+// every task that selected the node is looked at.
+func (e *Engine) releaseManualResults(ctx context.Context, node string, b *batch) (map[string]NodeResult, error) {
 	tasks, err := e.rec.tasks(ctx)
 	if err != nil {
-		return NodeRecord{}, err
+		return nil, err
 	}
-	type moved struct {
-		task string
-		res  NodeResult
-	}
-	var mv []moved
+	moved := map[string]NodeResult{}
 	for _, t := range tasks {
 		if !slices.Contains(t.Nodes, node) {
 			continue
@@ -422,27 +462,15 @@ func (e *Engine) ReleaseManual(ctx context.Context, node, who string) (NodeRecor
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
-			return NodeRecord{}, err
+			return nil, err
 		}
 		if r.Outcome == OutcomeManual {
-			r.Outcome, r.Reason = OutcomeFailed, "released from manual intervention: retry or rerun the task to continue"
+			r.Outcome, r.Reason = OutcomeFailed, releasedManual
 			b.result(t.ID, r)
-			mv = append(mv, moved{t.ID, r})
+			moved[t.ID] = r
 		}
 	}
-	if err := e.rec.write(ctx, &b); err != nil {
-		return NodeRecord{}, err
-	}
-	// A task still running its other nodes reports from memory.
-	for _, m := range mv {
-		e.mu.Lock()
-		run := e.runs[m.task]
-		e.mu.Unlock()
-		if run != nil {
-			run.setResult(m.res)
-		}
-	}
-	return rec, nil
+	return moved, nil
 }
 
 // Adopt takes the provisioner's observed state of the node's machine as
@@ -612,25 +640,11 @@ func (e *Engine) adoptable(ctx context.Context, node, machineID string, rec Node
 	if len(machineID) > 200 || strings.ContainsAny(machineID, "/?# \t\n") {
 		return drivers.Machine{}, fmt.Errorf("%w: machine ID %.40q is not a provisioner machine ID", ErrConflict, machineID)
 	}
-	recs, err := e.rec.nodes(ctx)
-	if err != nil {
+	if err := e.unclaimed(ctx, node, machineID, rec); err != nil {
 		return drivers.Machine{}, err
 	}
-	for _, o := range recs {
-		if o.MachineID == machineID && o.Name != node {
-			return drivers.Machine{}, fmt.Errorf("%w: machine %s is node %s's (its record claims it): it is not leaked; adopt another machine, or destroy %s first", ErrConflict, machineID, o.Name, o.Name)
-		}
-	}
-	if rec.MachineID != "" && rec.MachineID != machineID {
-		switch rec.LifecycleState() {
-		case LifecycleNew, LifecycleReleased, LifecycleCancelled, "":
-		default:
-			return drivers.Machine{}, fmt.Errorf("%w: node %s already has machine %s (lifecycle %s): destroy the node first (its machine is released), then adopt %s",
-				ErrConflict, node, rec.MachineID, rec.LifecycleState(), machineID)
-		}
-	}
 	var ms []drivers.Machine
-	err = e.callServer(ctx, func(ctx context.Context) (err error) {
+	err := e.callServer(ctx, func(ctx context.Context) (err error) {
 		ms, err = e.cfg.Drivers.Server.Status(ctx, []drivers.NodeRef{{MachineID: machineID}})
 		return err
 	})
@@ -648,6 +662,29 @@ func (e *Engine) adoptable(ctx context.Context, node, machineID string, rec Node
 		return drivers.Machine{}, fmt.Errorf("%w: machine %s carries another orchestrator's marker (node %q): refusing to take it", ErrConflict, machineID, m.Node)
 	}
 	return m, nil
+}
+
+// unclaimed checks the records: no other node's claims machineID, and
+// the node's own holds no other machine still in service.
+func (e *Engine) unclaimed(ctx context.Context, node, machineID string, rec NodeRecord) error {
+	recs, err := e.rec.nodes(ctx)
+	if err != nil {
+		return err
+	}
+	for _, o := range recs {
+		if o.MachineID == machineID && o.Name != node {
+			return fmt.Errorf("%w: machine %s is node %s's (its record claims it): it is not leaked; adopt another machine, or destroy %s first", ErrConflict, machineID, o.Name, o.Name)
+		}
+	}
+	if rec.MachineID == "" || rec.MachineID == machineID {
+		return nil
+	}
+	switch rec.LifecycleState() {
+	case LifecycleNew, LifecycleReleased, LifecycleCancelled, "":
+		return nil
+	}
+	return fmt.Errorf("%w: node %s already has machine %s (lifecycle %s): destroy the node first (its machine is released), then adopt %s",
+		ErrConflict, node, rec.MachineID, rec.LifecycleState(), machineID)
 }
 
 // adoptedLifecycle is the lifecycle state a machine's provisioner state
