@@ -225,26 +225,32 @@ type ctxCall struct {
 	readOnly bool
 }
 
+// outcome is what within saw of a call: its answer when it returned in
+// time, and how long it ran (or was waited for).
+type outcome struct {
+	r        drivers.Result
+	err      error
+	elapsed  time.Duration
+	returned bool
+}
+
 // within runs f and waits at most d for it. A call that does not return is
 // left running.
-func within(d time.Duration, f func() (drivers.Result, error)) (r drivers.Result, err error, elapsed time.Duration, returned bool) {
-	type out struct {
-		r   drivers.Result
-		err error
-	}
-	ch := make(chan out, 1)
+func within(d time.Duration, f func() (drivers.Result, error)) outcome {
+	ch := make(chan outcome, 1)
 	start := time.Now()
 	go func() {
 		r, err := f()
-		ch <- out{r, err}
+		ch <- outcome{r: r, err: err, returned: true}
 	}()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case o := <-ch:
-		return o.r, o.err, time.Since(start), true
+		o.elapsed = time.Since(start)
+		return o
 	case <-t.C:
-		return drivers.Result{}, nil, time.Since(start), false
+		return outcome{elapsed: time.Since(start)}
 	}
 }
 
@@ -278,7 +284,8 @@ func runContextChecks(h tb, open func(tb) (calls []ctxCall, secrets []string)) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			timer := time.AfterFunc(20*time.Millisecond, cancel)
-			r, err, el, returned := within(20*time.Millisecond+cancelBound, func() (drivers.Result, error) { return m.call(ctx) })
+			o := within(20*time.Millisecond+cancelBound, func() (drivers.Result, error) { return m.call(ctx) })
+			r, err, el, returned := o.r, o.err, o.elapsed, o.returned
 			timer.Stop()
 			cancel()
 			switch {
@@ -301,7 +308,8 @@ func runContextChecks(h tb, open func(tb) (calls []ctxCall, secrets []string)) {
 // ctx's own or classified, within cancelBound.
 func (c *checker) doneCtx(ctx context.Context, m ctxCall, what string, want error) {
 	c.h.Helper()
-	_, err, el, returned := within(cancelBound, func() (drivers.Result, error) { return m.call(ctx) })
+	o := within(cancelBound, func() (drivers.Result, error) { return m.call(ctx) })
+	err, el, returned := o.err, o.elapsed, o.returned
 	switch {
 	case !returned:
 		c.h.Errorf("%s with %s: did not return within %v", m.name, what, cancelBound)

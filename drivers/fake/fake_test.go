@@ -551,11 +551,11 @@ func TestNetwork(t *testing.T) {
 func TestCalls(t *testing.T) {
 	ctx := context.Background()
 	f := fake.NewNetwork(fake.Script{FailAt: "Probe"})
-	f.Probe(ctx)
-	f.ConfigurePorts(ctx, node("a"), drivers.PhaseProduction)
+	_, _ = f.Probe(ctx)
+	_, _ = f.ConfigurePorts(ctx, node("a"), drivers.PhaseProduction)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	f.ConfigurePorts(cctx, node("b"), drivers.PhaseProduction)
+	_, _ = f.ConfigurePorts(cctx, node("b"), drivers.PhaseProduction)
 	want := []fake.Call{{"Probe", ""}, {"ConfigurePorts", "a"}, {"ConfigurePorts", "b"}}
 	got := f.Calls()
 	if !slices.Equal(got, want) {
@@ -567,15 +567,15 @@ func TestCalls(t *testing.T) {
 	}
 
 	o := fake.NewOOB(fake.Script{})
-	o.PowerOn(ctx, bmc)
-	o.PowerStatus(ctx, bmc)
+	_, _ = o.PowerOn(ctx, bmc)
+	_, _ = o.PowerStatus(ctx, bmc)
 	if got, want := o.Calls(), []fake.Call{{"PowerOn", "n1"}, {"PowerStatus", "n1"}}; !slices.Equal(got, want) {
 		t.Errorf("OOB Calls: %v, want %v", got, want)
 	}
 	s := fake.NewServer(fake.Script{})
-	s.ProbeSite(ctx)
-	s.IdentifyNode(ctx, node("a"))
-	s.Owned(ctx)
+	_, _ = s.ProbeSite(ctx)
+	_, _, _ = s.IdentifyNode(ctx, node("a"))
+	_, _ = s.Owned(ctx)
 	if got, want := s.Calls(), []fake.Call{{"ProbeSite", ""}, {"IdentifyNode", "a"}, {"Owned", ""}}; !slices.Equal(got, want) {
 		t.Errorf("Server Calls: %v, want %v", got, want)
 	}
@@ -641,7 +641,7 @@ func TestBlock(t *testing.T) {
 	wg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 		defer cancel()
-		o.PowerOff(ctx, bmc)
+		_, _ = o.PowerOff(ctx, bmc)
 		_ = o.Calls()
 		_ = o.Power(bmc.Address)
 	})
@@ -739,11 +739,11 @@ func TestConcurrency(t *testing.T) {
 			b.Address = fmt.Sprintf("10.0.0.%d", g%4)
 			n := node(fmt.Sprintf("n%d", g%4))
 			for range 20 {
-				o.PowerOn(ctx, b)
-				o.PowerCycle(ctx, b)
-				o.PowerStatus(ctx, b)
-				o.SetBootDevice(ctx, b, drivers.BootDevice{Device: "pxe"})
-				o.PowerOff(ctx, b)
+				_, _ = o.PowerOn(ctx, b)
+				_, _ = o.PowerCycle(ctx, b)
+				_, _ = o.PowerStatus(ctx, b)
+				_, _ = o.SetBootDevice(ctx, b, drivers.BootDevice{Device: "pxe"})
+				_, _ = o.PowerOff(ctx, b)
 				o.Calls()
 				m, _, err := s.IdentifyNode(ctx, n)
 				if err != nil {
@@ -751,15 +751,15 @@ func TestConcurrency(t *testing.T) {
 					return
 				}
 				ids[g] = m.MachineID
-				s.Commission(ctx, n.NodeRef)
-				s.ApplyNetworking(ctx, n)
-				s.Deploy(ctx, n, drivers.Deployment{})
-				s.Status(ctx, []drivers.NodeRef{n.NodeRef})
-				s.Owned(ctx)
-				s.Release(ctx, n.NodeRef, drivers.EraseNone)
+				_, _ = s.Commission(ctx, n.NodeRef)
+				_, _ = s.ApplyNetworking(ctx, n)
+				_, _ = s.Deploy(ctx, n, drivers.Deployment{})
+				_, _ = s.Status(ctx, []drivers.NodeRef{n.NodeRef})
+				_, _ = s.Owned(ctx)
+				_, _ = s.Release(ctx, n.NodeRef, drivers.EraseNone)
 				s.Machines()
-				nw.Probe(ctx)
-				nw.ConfigurePorts(ctx, n, drivers.PhaseProduction)
+				_, _ = nw.Probe(ctx)
+				_, _ = nw.ConfigurePorts(ctx, n, drivers.PhaseProduction)
 				nw.Phase(n.Name)
 			}
 		})

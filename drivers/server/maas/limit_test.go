@@ -16,7 +16,7 @@ func TestReadLimits(t *testing.T) {
 	big := `{"cpu_count": 4, "hardware_info": {"system_vendor": "` + strings.Repeat("x", 1<<20) + `"}}`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(big))
+		_, _ = w.Write([]byte(big))
 	}))
 	defer srv.Close()
 	c, err := newClient(srv.URL+"/MAAS", "a:b:c", 5*time.Second, 0)
