@@ -335,95 +335,141 @@ func InventoryDigest(inv drivers.Inventory) string {
 // that has them all: the missing ones are named by address. Every
 // message names the part, what was found and what was expected.
 func AsBuiltMismatches(exp *design.HardwareExpect, cabling map[string]design.Cable, inv drivers.Inventory, peerGPUs []string) []string {
-	var out []string
-	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	if exp == nil {
 		exp = &design.HardwareExpect{}
 	}
-	if c := exp.CPU; c != nil {
-		if c.Count > 0 && inv.CPU.Threads < c.Count {
-			if inv.CPU.Threads == 0 {
-				add("CPU count unknown (commissioning reported none), expected at least %d", c.Count)
-			} else {
-				add("%d logical CPUs, expected at least %d", inv.CPU.Threads, c.Count)
-			}
-		}
-		if c.Model != "" && !matches(c.Model, inv.CPU.Model) {
-			add("CPU model %q does not match %s", inv.CPU.Model, c.Model)
-		}
-	}
-	if exp.MemoryMin != "" {
-		if sz, err := design.ParseSize(exp.MemoryMin); err == nil && inv.MemoryMiB<<20 < sz.Bytes {
-			add("memory %s, expected at least %s", gib(inv.MemoryMiB<<20), exp.MemoryMin)
-		}
-	}
+	var out []string
+	out = append(out, cpuMismatch(exp.CPU, inv.CPU)...)
+	out = append(out, memoryMismatch(exp.MemoryMin, inv.MemoryMiB)...)
 	if g := exp.GPUs; g != nil {
 		out = append(out, gpuMismatch(g, inv, peerGPUs)...)
 	}
 	for _, alias := range slices.Sorted(maps.Keys(exp.NICs)) {
-		e := exp.NICs[alias]
-		nic, ok := inv.NIC(alias)
-		if !ok {
-			add("%s: no NIC found for the alias", alias)
-			continue
-		}
-		if e.SpeedMinMbps > 0 && nic.SpeedMbps < e.SpeedMinMbps {
-			if nic.SpeedMbps == 0 {
-				add("%s link down or speed unknown, expected at least %d Mb/s", alias, e.SpeedMinMbps)
-			} else {
-				add("%s at %d Mb/s, expected at least %d", alias, nic.SpeedMbps, e.SpeedMinMbps)
-			}
-		}
-		if e.Driver != "" && nic.Driver != e.Driver {
-			add("%s driver %s, expected %s", alias, orDefault(nic.Driver, "unknown"), e.Driver)
-		}
+		out = append(out, nicMismatch(alias, exp.NICs[alias], inv)...)
 	}
 	for _, alias := range slices.Sorted(maps.Keys(exp.Disks)) {
-		e := exp.Disks[alias]
-		var disk *drivers.Disk
-		for i := range inv.Disks {
-			if inv.Disks[i].Alias == alias {
-				disk = &inv.Disks[i]
-			}
-		}
-		if disk == nil {
-			add("%s: no disk found for the alias", alias)
-			continue
-		}
-		if sz, err := design.ParseSize(e.SizeMin); e.SizeMin != "" && err == nil && disk.SizeBytes < sz.Bytes {
-			add("%s (%s) is %s, expected at least %s", alias, disk.Name, gb(disk.SizeBytes), e.SizeMin)
-		}
-		if e.Model != "" && !matches(e.Model, disk.Model) {
-			add("%s (%s) model %q does not match %s", alias, disk.Name, disk.Model, e.Model)
-		}
+		out = append(out, diskMismatch(alias, exp.Disks[alias], inv)...)
 	}
-	if f := exp.Firmware; f != nil {
-		for _, fw := range []struct{ what, have, min string }{{"BIOS", inv.Firmware.BIOSVersion, f.BIOSMin}, {"BMC firmware", inv.Firmware.BMCVersion, f.BMCMin}} {
-			if fw.min == "" {
-				continue
-			}
-			ok, comparable := design.VersionAtLeast(fw.have, fw.min)
-			switch {
-			case !comparable:
-				add("%s version %s, expected at least %s", fw.what, orDefault(strings.TrimSpace(fw.have), "unknown"), fw.min)
-			case !ok:
-				add("%s %s below %s", fw.what, fw.have, fw.min)
-			}
-		}
-	}
+	out = append(out, firmwareMismatch(exp.Firmware, inv.Firmware)...)
 	for _, alias := range slices.Sorted(maps.Keys(cabling)) {
-		want := cabling[alias]
-		nic, ok := inv.NIC(alias)
-		switch {
-		case !ok:
-			add("%s: no NIC found for the alias, expected cabled to %s:%s", alias, want.Switch, want.Port)
-		case nic.Neighbor == nil:
-			add("%s sees no LLDP neighbour, expected %s:%s", alias, want.Switch, want.Port)
-		case !strings.EqualFold(nic.Neighbor.Switch, want.Switch) || !strings.EqualFold(nic.Neighbor.Port, want.Port):
-			add("%s cabled to %s:%s, expected %s:%s", alias, nic.Neighbor.Switch, nic.Neighbor.Port, want.Switch, want.Port)
-		}
+		out = append(out, cablingMismatch(alias, cabling[alias], inv)...)
 	}
 	return out
+}
+
+// mismatches collects the messages of one part's comparison.
+type mismatches []string
+
+func (m *mismatches) add(format string, args ...any) { *m = append(*m, fmt.Sprintf(format, args...)) }
+
+// cpuMismatch compares the logical CPU count and the model (nil c: no
+// expectation).
+func cpuMismatch(c *design.ExpectCPU, cpu drivers.CPU) (m mismatches) {
+	if c == nil {
+		return nil
+	}
+	if c.Count > 0 && cpu.Threads < c.Count {
+		if cpu.Threads == 0 {
+			m.add("CPU count unknown (commissioning reported none), expected at least %d", c.Count)
+		} else {
+			m.add("%d logical CPUs, expected at least %d", cpu.Threads, c.Count)
+		}
+	}
+	if c.Model != "" && !matches(c.Model, cpu.Model) {
+		m.add("CPU model %q does not match %s", cpu.Model, c.Model)
+	}
+	return m
+}
+
+// memoryMismatch compares the memory with its minimum ("": none; a size
+// that does not parse is left to the design's validation).
+func memoryMismatch(least string, memMiB int64) (m mismatches) {
+	if least == "" {
+		return nil
+	}
+	if sz, err := design.ParseSize(least); err == nil && memMiB<<20 < sz.Bytes {
+		m.add("memory %s, expected at least %s", gib(memMiB<<20), least)
+	}
+	return m
+}
+
+// nicMismatch compares the NIC of one alias: found, speed, driver.
+func nicMismatch(alias string, e design.ExpectNIC, inv drivers.Inventory) (m mismatches) {
+	nic, ok := inv.NIC(alias)
+	if !ok {
+		m.add("%s: no NIC found for the alias", alias)
+		return m
+	}
+	if e.SpeedMinMbps > 0 && nic.SpeedMbps < e.SpeedMinMbps {
+		if nic.SpeedMbps == 0 {
+			m.add("%s link down or speed unknown, expected at least %d Mb/s", alias, e.SpeedMinMbps)
+		} else {
+			m.add("%s at %d Mb/s, expected at least %d", alias, nic.SpeedMbps, e.SpeedMinMbps)
+		}
+	}
+	if e.Driver != "" && nic.Driver != e.Driver {
+		m.add("%s driver %s, expected %s", alias, orDefault(nic.Driver, "unknown"), e.Driver)
+	}
+	return m
+}
+
+// diskMismatch compares the disk of one alias (the last listed with it):
+// found, size, model.
+func diskMismatch(alias string, e design.ExpectDisk, inv drivers.Inventory) (m mismatches) {
+	var disk *drivers.Disk
+	for i := range inv.Disks {
+		if inv.Disks[i].Alias == alias {
+			disk = &inv.Disks[i]
+		}
+	}
+	if disk == nil {
+		m.add("%s: no disk found for the alias", alias)
+		return m
+	}
+	if sz, err := design.ParseSize(e.SizeMin); e.SizeMin != "" && err == nil && disk.SizeBytes < sz.Bytes {
+		m.add("%s (%s) is %s, expected at least %s", alias, disk.Name, gb(disk.SizeBytes), e.SizeMin)
+	}
+	if e.Model != "" && !matches(e.Model, disk.Model) {
+		m.add("%s (%s) model %q does not match %s", alias, disk.Name, disk.Model, e.Model)
+	}
+	return m
+}
+
+// firmwareMismatch compares the BIOS and BMC firmware versions with their
+// minimums (nil f: no expectation); a version that cannot be compared is
+// a difference too.
+func firmwareMismatch(f *design.ExpectFirmware, have drivers.Firmware) (m mismatches) {
+	if f == nil {
+		return nil
+	}
+	for _, fw := range []struct{ what, have, min string }{{"BIOS", have.BIOSVersion, f.BIOSMin}, {"BMC firmware", have.BMCVersion, f.BMCMin}} {
+		if fw.min == "" {
+			continue
+		}
+		ok, comparable := design.VersionAtLeast(fw.have, fw.min)
+		switch {
+		case !comparable:
+			m.add("%s version %s, expected at least %s", fw.what, orDefault(strings.TrimSpace(fw.have), "unknown"), fw.min)
+		case !ok:
+			m.add("%s %s below %s", fw.what, fw.have, fw.min)
+		}
+	}
+	return m
+}
+
+// cablingMismatch compares the LLDP neighbour of one alias's NIC with
+// the switch port the design cables it to.
+func cablingMismatch(alias string, want design.Cable, inv drivers.Inventory) (m mismatches) {
+	nic, ok := inv.NIC(alias)
+	switch {
+	case !ok:
+		m.add("%s: no NIC found for the alias, expected cabled to %s:%s", alias, want.Switch, want.Port)
+	case nic.Neighbor == nil:
+		m.add("%s sees no LLDP neighbour, expected %s:%s", alias, want.Switch, want.Port)
+	case !strings.EqualFold(nic.Neighbor.Switch, want.Switch) || !strings.EqualFold(nic.Neighbor.Port, want.Port):
+		m.add("%s cabled to %s:%s, expected %s:%s", alias, nic.Neighbor.Switch, nic.Neighbor.Port, want.Switch, want.Port)
+	}
+	return m
 }
 
 // gpuMismatch compares the GPUs: exactly Count matching the model.

@@ -59,7 +59,9 @@ func TestChaos(t *testing.T) {
 	const nodes = 200
 	seed := time.Now().UnixNano()
 	if s := os.Getenv("SLIPWAY_CHAOS_SEED"); s != "" {
-		fmt.Sscan(s, &seed)
+		if _, err := fmt.Sscan(s, &seed); err != nil {
+			t.Fatalf("SLIPWAY_CHAOS_SEED=%q is not a seed: %v (give the integer a failed run logged)", s, err)
+		}
 	}
 	t.Logf("seed %d (SLIPWAY_CHAOS_SEED reproduces the fault and crash points)", seed)
 	rnd := rand.New(rand.NewPCG(uint64(seed), 1))

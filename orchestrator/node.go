@@ -96,6 +96,17 @@ func failed(format string, args ...any) step {
 // stops (the checkpoint stays; the next start resumes it).
 func (r *nodeRun) drive() {
 	ctx := r.run.ctx
+	if !r.begin(ctx) {
+		return
+	}
+	for r.round(ctx) {
+	}
+}
+
+// begin leases the node and loads its record, starting the task's run
+// of it or resuming it from the checkpoint; false when the node is not
+// to be driven now.
+func (r *nodeRun) begin(ctx context.Context) bool {
 	name := r.n.Metadata.Name
 	r.res = r.run.result(name)
 	r.res.Node = name
@@ -104,110 +115,138 @@ func (r *nodeRun) drive() {
 			r.res.Outcome, r.res.Finished, r.res.Reason = OutcomeCancelled, now(), "cancelled before it started"
 			r.saveResultOnly()
 		}
-		return
+		return false
 	}
 	rec, _, err := r.e.rec.node(r.e.ctx, name)
 	if err != nil {
 		r.log.Error().Err(err).Msg("load node record")
 		r.unlease()
-		return
+		return false
 	}
 	r.rec = rec
-	if r.rec.Task != r.run.id { // a fresh start; else resume from the checkpoint
-		if r.rec.Lifecycle == "" { // a record of an earlier version: derived before the stage moves on
-			r.rec.Lifecycle = r.rec.LifecycleState()
-		}
-		if opensBudget(r.run.task.Action) {
-			// A new prepare or deploy task: the provisioner's earlier
-			// commissioning failures do not count against it.
-			r.rec.BudgetFrom = now()
-		}
-		r.rec.Recovery = nil // another task's recovery: its node was finished
-		r.rec.Task, r.rec.LastTask, r.rec.Action = r.run.id, r.run.id, r.run.task.Action
-		r.rec.Stage, r.rec.Step, r.rec.Attempts, r.rec.Rounds = r.seq[0], 0, 0, 0
-		r.rec.Outcome, r.rec.Class, r.rec.Reason, r.rec.NextAt = OutcomeRunning, "", "", time.Time{}
-		r.rec.StageStart = now()
-		r.res.Started, r.res.Stage, r.res.Outcome = now(), r.rec.Stage, OutcomeRunning
-		if !r.save(r.started(r.event("info", "transition", "%s started at %s", r.run.task.Action, r.rec.Stage))) {
-			return
-		}
-	} else if r.res.Outcome != OutcomeRunning {
+	if r.rec.Task != r.run.id {
+		return r.startFresh()
+	}
+	if r.res.Outcome != OutcomeRunning { // resume from the checkpoint
 		r.res.Outcome, r.res.Stage = OutcomeRunning, r.rec.Stage
 		if r.res.Started.IsZero() {
 			r.res.Started = now()
 		}
 	}
-	for {
-		if r.e.ctx.Err() != nil {
-			return
-		}
-		if r.run.isCancelled() {
-			r.compensate()
-			return
-		}
-		if why, ok := r.e.frozenReason(name); ok {
-			r.finish(OutcomeManual, string(drivers.NeedsIntervention), "frozen for manual intervention: "+why)
-			return
-		}
-		if r.rec.Recovery != nil { // a recovery the engine's stop interrupted: resume it at its step
-			if !r.runRecovery(ctx) {
-				return
-			}
-			continue
-		}
-		if r.rec.Stage == r.seq[len(r.seq)-1] {
-			r.finish(OutcomeSucceeded, "", "")
-			return
-		}
-		if d := time.Until(r.rec.NextAt); d > 0 {
-			if !sleep(ctx, d) {
-				continue
-			}
-		}
-		if lim := r.stageTimeout(); !r.rec.StageStart.IsZero() && time.Since(r.rec.StageStart) > lim {
-			trigger := fmt.Sprintf("stage %s did not finish within %s", r.rec.Stage, lim.Round(time.Millisecond))
-			if r.rec.MachineID != "" && slices.Contains(stuckStages, r.rec.Stage) {
-				// The machine may be stuck in the provisioner: get it
-				// moving again (abort, release...) before failing.
-				r.startRecovery(ctx, trigger, recoveryThenFail)
-				return
-			}
-			r.fail(drivers.Transient, trigger+"; look at the machine in the provisioner, then retry the task")
-			return
-		}
-		st, err := r.stage(ctx)
-		if errors.Is(err, errRecovered) {
-			return // a recovery failed the node or froze it
-		}
-		if err != nil {
-			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-				continue // cancelled or stopping: the loop head decides
-			}
-			if !r.callFailed(err) {
-				return
-			}
-			continue
-		}
-		switch st.kind {
-		case stepAdvance:
-			to := next(r.seq, r.rec.Stage)
-			if !r.transition(to, st.msg) {
-				return
-			}
-		case stepSub:
-			r.rec.Step++
-			r.rec.Attempts = 0
-			if !r.save(r.event("info", "step", "%s", st.msg)) {
-				return
-			}
-		case stepWait:
-			r.waitStep(ctx, st)
-		case stepFail:
-			r.fail(drivers.Permanent, st.msg)
-			return
-		case stepAgain:
-		}
+	return true
+}
+
+// startFresh starts the task's run of the node at its first stage and
+// saves it; false when the save failed.
+func (r *nodeRun) startFresh() bool {
+	if r.rec.Lifecycle == "" { // a record of an earlier version: derived before the stage moves on
+		r.rec.Lifecycle = r.rec.LifecycleState()
 	}
+	if opensBudget(r.run.task.Action) {
+		// A new prepare or deploy task: the provisioner's earlier
+		// commissioning failures do not count against it.
+		r.rec.BudgetFrom = now()
+	}
+	r.rec.Recovery = nil // another task's recovery: its node was finished
+	r.rec.Task, r.rec.LastTask, r.rec.Action = r.run.id, r.run.id, r.run.task.Action
+	r.rec.Stage, r.rec.Step, r.rec.Attempts, r.rec.Rounds = r.seq[0], 0, 0, 0
+	r.rec.Outcome, r.rec.Class, r.rec.Reason, r.rec.NextAt = OutcomeRunning, "", "", time.Time{}
+	r.rec.StageStart = now()
+	r.res.Started, r.res.Stage, r.res.Outcome = now(), r.rec.Stage, OutcomeRunning
+	return r.save(r.started(r.event("info", "transition", "%s started at %s", r.run.task.Action, r.rec.Stage)))
+}
+
+// round is one turn of the node's loop: stop, resume a recovery, finish,
+// wait its turn, time the stage out, or run the stage and act on its
+// step; false when the drive is over.
+func (r *nodeRun) round(ctx context.Context) bool {
+	if r.halted() {
+		return false
+	}
+	if r.rec.Recovery != nil { // a recovery the engine's stop interrupted: resume it at its step
+		return r.runRecovery(ctx)
+	}
+	if r.rec.Stage == r.seq[len(r.seq)-1] {
+		r.finish(OutcomeSucceeded, "", "")
+		return false
+	}
+	if d := time.Until(r.rec.NextAt); d > 0 && !sleep(ctx, d) {
+		return true
+	}
+	if r.stageTimedOut(ctx) {
+		return false
+	}
+	st, err := r.stage(ctx)
+	if err != nil {
+		return r.stageFailed(ctx, err)
+	}
+	return r.take(ctx, st)
+}
+
+// halted is true when the drive stops: the engine stopping, the task
+// cancelled (after compensating) or the node frozen (finished as
+// manual).
+func (r *nodeRun) halted() bool {
+	if r.e.ctx.Err() != nil {
+		return true
+	}
+	if r.run.isCancelled() {
+		r.compensate()
+		return true
+	}
+	if why, ok := r.e.frozenReason(r.n.Metadata.Name); ok {
+		r.finish(OutcomeManual, string(drivers.NeedsIntervention), "frozen for manual intervention: "+why)
+		return true
+	}
+	return false
+}
+
+// stageTimedOut fails the node (or recovers its machine first) when the
+// stage ran past its timeout; true when it did.
+func (r *nodeRun) stageTimedOut(ctx context.Context) bool {
+	lim := r.stageTimeout()
+	if r.rec.StageStart.IsZero() || time.Since(r.rec.StageStart) <= lim {
+		return false
+	}
+	trigger := fmt.Sprintf("stage %s did not finish within %s", r.rec.Stage, lim.Round(time.Millisecond))
+	if r.rec.MachineID != "" && slices.Contains(stuckStages, r.rec.Stage) {
+		// The machine may be stuck in the provisioner: get it
+		// moving again (abort, release...) before failing.
+		r.startRecovery(ctx, trigger, recoveryThenFail)
+		return true
+	}
+	r.fail(drivers.Transient, trigger+"; look at the machine in the provisioner, then retry the task")
+	return true
+}
+
+// stageFailed handles a stage's error; false when the drive is over.
+func (r *nodeRun) stageFailed(ctx context.Context, err error) bool {
+	switch {
+	case errors.Is(err, errRecovered):
+		return false // a recovery failed the node or froze it
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return true // cancelled or stopping: the next round decides
+	}
+	return r.callFailed(err)
+}
+
+// take acts on a stage's step; false when the drive is over.
+func (r *nodeRun) take(ctx context.Context, st step) bool {
+	switch st.kind {
+	case stepAdvance:
+		return r.transition(next(r.seq, r.rec.Stage), st.msg)
+	case stepSub:
+		r.rec.Step++
+		r.rec.Attempts = 0
+		return r.save(r.event("info", "step", "%s", st.msg))
+	case stepWait:
+		r.waitStep(ctx, st)
+	case stepFail:
+		r.fail(drivers.Permanent, st.msg)
+		return false
+	case stepAgain:
+	}
+	return true
 }
 
 // waitStep sleeps as an in-progress result asks: on the batched poller

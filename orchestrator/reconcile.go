@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -71,106 +72,150 @@ type found struct {
 	rec  NodeRecord
 }
 
+// reconcilePass is one reconciliation run: the design it compares with,
+// its report, the drift it has seen (by key) and the nodes it examined.
+type reconcilePass struct {
+	e        *Engine
+	d        *design.Design
+	rep      SweepReport
+	seen     map[string]found
+	examined map[string]bool
+}
+
 func (e *Engine) reconcile(ctx context.Context, trigger string) (SweepReport, error) {
-	rep := SweepReport{Time: now(), Trigger: trigger}
+	p := &reconcilePass{e: e, rep: SweepReport{Time: now(), Trigger: trigger}, seen: map[string]found{}, examined: map[string]bool{}}
 	if e.cfg.Drivers.Server == nil {
-		return rep, nil
+		return p.rep, nil
 	}
-	d := e.currentDesign(ctx)
+	p.d = e.currentDesign(ctx)
 	var owned []drivers.Machine
 	err := e.callServer(ctx, func(ctx context.Context) (err error) {
 		owned, err = e.cfg.Drivers.Server.Owned(ctx)
 		return err
 	})
 	if err != nil {
-		return rep, fmt.Errorf("reconcile: list owned machines: %w", err)
+		return p.rep, fmt.Errorf("reconcile: list owned machines: %w", err)
 	}
-	rep.Owned = len(owned)
+	p.rep.Owned = len(owned)
 	recs, err := e.rec.nodes(ctx)
 	if err != nil {
-		return rep, err
+		return p.rep, err
 	}
+	claimed, watched := e.claimedAndWatched(recs)
+	p.leaks(owned, claimed)
+	for start := 0; start < len(watched); start += statusBatch {
+		if err := p.examine(ctx, watched[start:min(start+statusBatch, len(watched))]); err != nil {
+			return p.rep, err
+		}
+	}
+	p.rep.Examined = len(p.examined)
+	err = p.settle(ctx)
+	return p.rep, err
+}
+
+// claimedAndWatched are the machines the node records claim, and the
+// records the run watches: free nodes that are settled, or whose
+// deployment goes on.
+func (e *Engine) claimedAndWatched(recs []NodeRecord) (map[string]bool, []NodeRecord) {
 	claimed := map[string]bool{}
-	var watched []NodeRecord // settled nodes, and nodes whose deployment goes on
+	var watched []NodeRecord
 	for _, r := range recs {
-		if r.MachineID != "" {
-			claimed[r.MachineID] = true
-			if e.holder(r) == "" && (settled(r) || liveDeployment(r)) {
-				watched = append(watched, r)
-			}
+		if r.MachineID == "" {
+			continue
+		}
+		claimed[r.MachineID] = true
+		if e.holder(r) == "" && (settled(r) || liveDeployment(r)) {
+			watched = append(watched, r)
 		}
 	}
-	seen := map[string]found{}
-	add := func(f found) {
-		if _, dup := seen[f.key()]; dup && f.Kind == DriftLeak { // two leaks marked for one node
-			f.Node += "@" + f.MachineID
-		}
-		f.Policy = policyOf(d, f.Kind, e.cfg.ReleaseLeaks)
-		seen[f.key()] = f
+	return claimed, watched
+}
+
+// add keeps a drift seen, with the Site's policy for its kind.
+func (p *reconcilePass) add(f found) {
+	if _, dup := p.seen[f.key()]; dup && f.Kind == DriftLeak { // two leaks marked for one node
+		f.Node += "@" + f.MachineID
 	}
+	f.Policy = policyOf(p.d, f.Kind, p.e.cfg.ReleaseLeaks)
+	p.seen[f.key()] = f
+}
+
+// leaks records the owned machines no node record claims.
+func (p *reconcilePass) leaks(owned []drivers.Machine, claimed map[string]bool) {
 	for _, m := range owned {
 		if claimed[m.MachineID] {
 			continue
 		}
-		rep.Leaks = append(rep.Leaks, m)
+		p.rep.Leaks = append(p.rep.Leaks, m)
 		node := orDefault(m.OwnerNode, orDefault(m.Node, "machine-"+m.MachineID))
-		add(found{DriftRecord: DriftRecord{Node: node, Kind: DriftLeak, MachineID: m.MachineID,
+		p.add(found{DriftRecord: DriftRecord{Node: node, Kind: DriftLeak, MachineID: m.MachineID,
 			Expected: "no machine of this orchestrator without a node record",
 			Observed: fmt.Sprintf("machine %s (%s) marked for node %q, claimed by no node record", m.MachineID, m.State, m.Node)}})
 	}
-	examined := map[string]bool{}
-	for start := 0; start < len(watched); start += statusBatch {
-		chunk := watched[start:min(start+statusBatch, len(watched))]
-		refs := make([]drivers.NodeRef, len(chunk))
-		for i, r := range chunk {
-			refs[i] = drivers.NodeRef{Name: r.Name, MachineID: r.MachineID}
-		}
-		ms, err := e.status(ctx, refs)
-		if err != nil {
-			return rep, fmt.Errorf("reconcile: status: %w", err)
-		}
-		for i, r := range chunk {
-			if i >= len(ms) {
-				break
-			}
-			examined[r.Name] = true
-			m := ms[i]
-			st := m.State
-			if m.MachineID == "" {
-				st = "(gone)"
-			}
-			if r.Observed != st && m.MachineID != "" {
-				e.observe(ctx, r, st)
-			}
-			lost := liveDeployment(r) && !slices.Contains(deployedStates, st)
-			if lost || settled(r) && !slices.Contains(expected[settledStage(r)], st) {
-				rep.Drift = append(rep.Drift, Drift{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage, Observed: st})
-				want := strings.Join(expected[settledStage(r)], " or ")
-				if lost && !settled(r) {
-					want = "Deployed"
-				}
-				add(found{DriftRecord: DriftRecord{Node: r.Name, Kind: DriftStatus, MachineID: r.MachineID, Stage: r.Stage,
-					Expected: want, Observed: st}, lost: lost, rec: r})
-				continue
-			}
-			if settledStage(r) != StageDeployed || st != "Deployed" || d == nil {
-				continue
-			}
-			n := d.Nodes[r.Name]
-			if n == nil {
-				add(found{DriftRecord: DriftRecord{Node: r.Name, Kind: DriftOrphan, MachineID: r.MachineID, Stage: r.Stage,
-					Expected: "the node in the current design, or its machine released",
-					Observed: "machine " + r.MachineID + " is Deployed; the current design has no node " + r.Name}, rec: r})
-				continue
-			}
-			for _, f := range attributeDrift(d, n, r, m) {
-				f.rec = r
-				add(f)
-			}
-		}
+}
+
+// examine reads the provisioner's status of a batch of watched nodes and
+// compares each with its record and design.
+func (p *reconcilePass) examine(ctx context.Context, chunk []NodeRecord) error {
+	refs := make([]drivers.NodeRef, len(chunk))
+	for i, r := range chunk {
+		refs[i] = drivers.NodeRef{Name: r.Name, MachineID: r.MachineID}
 	}
-	rep.Examined = len(examined)
-	return rep, e.settle(ctx, d, &rep, seen, examined)
+	ms, err := p.e.status(ctx, refs)
+	if err != nil {
+		return fmt.Errorf("reconcile: status: %w", err)
+	}
+	for i, r := range chunk[:min(len(chunk), len(ms))] {
+		p.examineNode(ctx, r, ms[i])
+	}
+	return nil
+}
+
+// examineNode compares one node's machine with its record (the state
+// observed, status drift) and, once deployed, with its design (orphan
+// and attribute drift).
+func (p *reconcilePass) examineNode(ctx context.Context, r NodeRecord, m drivers.Machine) {
+	p.examined[r.Name] = true
+	st := m.State
+	if m.MachineID == "" {
+		st = "(gone)"
+	}
+	if r.Observed != st && m.MachineID != "" {
+		p.e.observe(ctx, r, st)
+	}
+	if p.statusDrift(r, st) || settledStage(r) != StageDeployed || st != "Deployed" || p.d == nil {
+		return
+	}
+	n := p.d.Nodes[r.Name]
+	if n == nil {
+		p.add(found{DriftRecord: DriftRecord{Node: r.Name, Kind: DriftOrphan, MachineID: r.MachineID, Stage: r.Stage,
+			Expected: "the node in the current design, or its machine released",
+			Observed: "machine " + r.MachineID + " is Deployed; the current design has no node " + r.Name}, rec: r})
+		return
+	}
+	for _, f := range attributeDrift(p.d, n, r, m) {
+		f.rec = r
+		p.add(f)
+	}
+}
+
+// statusDrift records a machine whose state is not what its node's
+// stage expects, or that left a deployment that goes on; true when it
+// did.
+func (p *reconcilePass) statusDrift(r NodeRecord, st string) bool {
+	lost := liveDeployment(r) && !slices.Contains(deployedStates, st)
+	unexpected := settled(r) && !slices.Contains(expected[settledStage(r)], st)
+	if !lost && !unexpected {
+		return false
+	}
+	p.rep.Drift = append(p.rep.Drift, Drift{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage, Observed: st})
+	want := strings.Join(expected[settledStage(r)], " or ")
+	if lost && !settled(r) {
+		want = "Deployed"
+	}
+	p.add(found{DriftRecord: DriftRecord{Node: r.Name, Kind: DriftStatus, MachineID: r.MachineID, Stage: r.Stage,
+		Expected: want, Observed: st}, lost: lost, rec: r})
+	return true
 }
 
 // attributeDrift compares a deployed machine with its node's design.
@@ -250,103 +295,134 @@ func policyOf(d *design.Design, kind DriftKind, releaseLeaks bool) string {
 // new drift is recorded (with a detected event), lasting drift gets its
 // LastSeen, drift that is gone is dropped (with a resolved event), and
 // the drift the policy repairs is repaired.
-func (e *Engine) settle(ctx context.Context, d *design.Design, rep *SweepReport, seen map[string]found, examined map[string]bool) error {
-	stored, err := e.rec.drift(ctx)
+func (p *reconcilePass) settle(ctx context.Context) error {
+	stored, err := p.e.rec.drift(ctx)
 	if err != nil {
 		return err
 	}
-	accepted, err := e.rec.accepted(ctx)
+	accepted, err := p.e.rec.accepted(ctx)
 	if err != nil {
 		return err
 	}
-	at := rep.Time
 	var b batch
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
+	repairs := p.recordSeen(ctx, &b, stored, accepted)
+	p.clearGone(&b, stored)
+	for k := range accepted {
+		if _, still := p.seen[k]; !still {
+			b.del(collAccepted, k) // the accepted state is gone: a new one is reported
+		}
 	}
-	sort.Strings(keys)
+	if err := p.e.rec.write(ctx, &b); err != nil {
+		return err
+	}
+	for _, f := range repairs {
+		if err := p.repairDrift(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordSeen records the drift seen, in key order, but for a state an
+// operator accepted; it returns the drift the policy repairs.
+func (p *reconcilePass) recordSeen(ctx context.Context, b *batch, stored map[string]DriftRecord, accepted map[string]string) []found {
 	var repairs []found
-	for _, k := range keys {
-		f := seen[k]
+	for _, k := range slices.Sorted(maps.Keys(p.seen)) {
+		f := p.seen[k]
 		if v, ok := accepted[k]; ok {
 			if v == f.Observed {
 				continue // an operator accepted this very state
 			}
 			b.del(collAccepted, k) // it changed since: report it again
 		}
-		dr := f.DriftRecord
 		old, had := stored[k]
-		ended := ""
-		if f.lost { // until it is over (endLostDeployment says why not)
-			ended = e.endLostDeployment(ctx, f.rec)
-		}
-		if had {
-			dr.FirstSeen, dr.Note = old.FirstSeen, old.Note
-		} else {
-			dr.FirstSeen = at
-			msg := fmt.Sprintf("%s drift: expected %s, observed %s", dr.Kind, dr.Expected, dr.Observed)
-			switch {
-			case f.lost:
-				msg += ended
-			case dr.Kind == DriftStatus:
-				msg += "; `adopt` (or resolve with accept) takes the provisioner's state, a task puts the machine back"
-			case dr.Kind == DriftLeak:
-				msg += fmt.Sprintf("; resolve with release to free it, or `adopt NODE --machine %s` to attach it to a node of the design", dr.MachineID)
-			}
-			rep.Detected = append(rep.Detected, k)
-			b.event(Event{Time: at, Node: dr.Node, Stage: dr.Stage, Level: "warn", Kind: "drift", Type: EventDriftDetected, Message: msg})
-		}
-		dr.LastSeen = at
-		b.put(collDrift, k, dr)
+		dr := p.record(ctx, b, k, f, old, had)
 		if dr.Policy == design.PolicyRepair {
 			f.DriftRecord = dr
 			repairs = append(repairs, f)
 		}
-		rep.Records = append(rep.Records, dr)
+		p.rep.Records = append(p.rep.Records, dr)
 	}
+	return repairs
+}
+
+// record writes one drift seen: new (with a detected event, a lost
+// deployment ended first) or lasting since it was first seen.
+func (p *reconcilePass) record(ctx context.Context, b *batch, k string, f found, old DriftRecord, had bool) DriftRecord {
+	at := p.rep.Time
+	dr := f.DriftRecord
+	ended := ""
+	if f.lost { // until it is over (endLostDeployment says why not)
+		ended = p.e.endLostDeployment(ctx, f.rec)
+	}
+	if had {
+		dr.FirstSeen, dr.Note = old.FirstSeen, old.Note
+	} else {
+		dr.FirstSeen = at
+		p.rep.Detected = append(p.rep.Detected, k)
+		b.event(Event{Time: at, Node: dr.Node, Stage: dr.Stage, Level: "warn", Kind: "drift", Type: EventDriftDetected,
+			Message: driftDetectedMessage(dr, f.lost, ended)})
+	}
+	dr.LastSeen = at
+	b.put(collDrift, k, dr)
+	return dr
+}
+
+// driftDetectedMessage is the event text of a new drift: what was
+// expected and observed, then what ending a lost deployment did, or how
+// to resolve a status drift or a leak.
+func driftDetectedMessage(dr DriftRecord, lost bool, ended string) string {
+	msg := fmt.Sprintf("%s drift: expected %s, observed %s", dr.Kind, dr.Expected, dr.Observed)
+	switch {
+	case lost:
+		msg += ended
+	case dr.Kind == DriftStatus:
+		msg += "; `adopt` (or resolve with accept) takes the provisioner's state, a task puts the machine back"
+	case dr.Kind == DriftLeak:
+		msg += fmt.Sprintf("; resolve with release to free it, or `adopt NODE --machine %s` to attach it to a node of the design", dr.MachineID)
+	}
+	return msg
+}
+
+// clearGone drops the stored drift the run no longer saw (with a
+// resolved event), but keeps that of a node a task drives and the run
+// did not examine: it is looked at again after the task.
+func (p *reconcilePass) clearGone(b *batch, stored map[string]DriftRecord) {
 	for k, old := range stored {
-		if _, still := seen[k]; still {
+		if _, still := p.seen[k]; still {
 			continue
 		}
-		if old.Kind != DriftLeak && !examined[old.Node] && e.holder(NodeRecord{Name: old.Node}) != "" {
-			rep.Records = append(rep.Records, old) // a task drives the node: it is looked at again after
+		if old.Kind != DriftLeak && !p.examined[old.Node] && p.e.holder(NodeRecord{Name: old.Node}) != "" {
+			p.rep.Records = append(p.rep.Records, old)
 			continue
 		}
 		b.del(collDrift, k)
-		rep.Cleared = append(rep.Cleared, k)
-		b.event(Event{Time: at, Node: old.Node, Stage: old.Stage, Level: "info", Kind: "drift", Type: EventDriftResolved,
+		p.rep.Cleared = append(p.rep.Cleared, k)
+		b.event(Event{Time: p.rep.Time, Node: old.Node, Stage: old.Stage, Level: "info", Kind: "drift", Type: EventDriftResolved,
 			Message: fmt.Sprintf("%s drift is gone: %s no longer observed (first seen %s)", old.Kind, old.Observed, old.FirstSeen.Format(time.RFC3339))})
 	}
-	for k := range accepted {
-		if _, still := seen[k]; !still {
-			b.del(collAccepted, k) // the accepted state is gone: a new one is reported
-		}
+}
+
+// repairDrift repairs one drift as the Site's policy says and drops its
+// record; a repair that fails leaves the record with a note and a
+// warning event (the error returned is a failed write).
+func (p *reconcilePass) repairDrift(ctx context.Context, f found) error {
+	msg, err := p.e.repair(ctx, p.d, f.DriftRecord)
+	if err != nil {
+		f.Note = "automatic repair failed: " + err.Error()
+		var nb batch
+		nb.put(collDrift, f.key(), f.DriftRecord)
+		nb.event(Event{Time: now(), Node: f.Node, Stage: f.Stage, Level: "warn", Kind: "drift",
+			Message: fmt.Sprintf("%s drift: automatic repair failed: %v; resolve it (`orchestrator drift resolve %s --kind %s --resolution ...`)", f.Kind, err, f.Node, f.Kind)})
+		return p.e.rec.write(ctx, &nb)
 	}
-	if err := e.rec.write(ctx, &b); err != nil {
+	if err := p.e.dropDrift(ctx, f.DriftRecord, "repaired (site policy): "+msg, ""); err != nil {
 		return err
 	}
-	for _, f := range repairs {
-		msg, err := e.repair(ctx, d, f.DriftRecord)
-		if err != nil {
-			f.Note = "automatic repair failed: " + err.Error()
-			var nb batch
-			nb.put(collDrift, f.key(), f.DriftRecord)
-			nb.event(Event{Time: now(), Node: f.Node, Stage: f.Stage, Level: "warn", Kind: "drift",
-				Message: fmt.Sprintf("%s drift: automatic repair failed: %v; resolve it (`orchestrator drift resolve %s --kind %s --resolution ...`)", f.Kind, err, f.Node, f.Kind)})
-			if werr := e.rec.write(ctx, &nb); werr != nil {
-				return werr
-			}
-			continue
-		}
-		if err := e.dropDrift(ctx, f.DriftRecord, "repaired (site policy): "+msg, ""); err != nil {
-			return err
-		}
-		rep.Repaired = append(rep.Repaired, f.key())
-		rep.Records = slices.DeleteFunc(rep.Records, func(r DriftRecord) bool { return r.key() == f.key() })
-		if f.Kind == DriftLeak {
-			rep.Released = append(rep.Released, f.MachineID)
-		}
+	p.rep.Repaired = append(p.rep.Repaired, f.key())
+	p.rep.Records = slices.DeleteFunc(p.rep.Records, func(r DriftRecord) bool { return r.key() == f.key() })
+	if f.Kind == DriftLeak {
+		p.rep.Released = append(p.rep.Released, f.MachineID)
 	}
 	return nil
 }
