@@ -35,6 +35,10 @@ func (s *Server) validateDesign(c echo.Context) error {
 func (s *Server) applyDesign(c echo.Context) error {
 	ctx := c.Request().Context()
 	auditWhat(c, AuditWhat{Action: "design.apply"})
+	from, err := uploadProvenance(c, principal(c).Name) // provenance.go
+	if err != nil {
+		return err
+	}
 	d, fs, done, err := s.loadUpload(c)
 	if err != nil {
 		return err
@@ -59,8 +63,8 @@ func (s *Server) applyDesign(c echo.Context) error {
 	if err := s.checkBindings(c, prev, d); err != nil {
 		return err
 	}
-	res, err := s.cfg.Store.PutRevision(ctx, statestore.Revision{ID: id, Created: time.Now(), Roots: []string{"(api upload by " + principal(c).Name + ")"},
-		Counts: d.Counts(), Design: body})
+	res, err := s.cfg.Store.PutRevision(ctx, statestore.Revision{ID: id, Created: time.Now(), Roots: from.roots,
+		GitCommit: from.commit, GitDirty: from.dirty, Counts: d.Counts(), Design: body})
 	if err != nil {
 		return err
 	}

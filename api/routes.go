@@ -102,7 +102,7 @@ func (s *Server) designRoutes() []route {
 	busy := []int{http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
 	return []route{
 		{Method: "POST", Path: v1 + "/designs", Role: op, Mutating: true, Upload: true, OK: []int{http.StatusOK, http.StatusCreated},
-			Response: apitypes.Applied{}, Problems: append(busy, http.StatusConflict),
+			Response: apitypes.Applied{}, Problems: append(busy, http.StatusConflict), Query: provenanceParams,
 			Summary: "apply a design (tar.gz of the roots, or a JSON list of documents): 201 when stored, 200 when unchanged; findings on 422", handler: s.applyDesign},
 		{Method: "POST", Path: v1 + "/designs/validate", Role: view, Upload: true, Response: apitypes.ValidationResult{}, Problems: busy,
 			Summary: "validate a design without storing it", handler: s.validateDesign},

@@ -27,6 +27,7 @@ import (
 	"github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/ingest/gitinfo"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -405,13 +406,25 @@ func (c *Client) ApplyDesign(ctx context.Context, roots []string) (ApplyResult, 
 	if err != nil {
 		return out, err
 	}
-	err = c.do(ctx, request{method: http.MethodPost, path: v1 + "/designs", ctype: "application/gzip", body: ar.Data}, &out)
+	err = c.do(ctx, request{method: http.MethodPost, path: v1 + "/designs", query: provenance(ctx, roots), ctype: "application/gzip", body: ar.Data}, &out)
 	var pe *ProblemError
 	if errors.As(err, &pe) {
 		ar.Localize(pe.Findings)
 	}
 	ar.Localize(out.Warnings)
 	return out, err
+}
+
+// provenance tells the server where an applied design comes from: the
+// roots as given, and the git commit of their work tree (its history
+// shows them).
+func provenance(ctx context.Context, roots []string) url.Values {
+	v := url.Values{"root": roots}
+	if gi := gitinfo.Of(ctx, roots); gi.Commit != "" {
+		v.Set("git_commit", gi.Commit)
+		v.Set("git_dirty", strconv.FormatBool(gi.Dirty))
+	}
+	return v
 }
 
 // ValidateDesign validates the design roots on the server without storing

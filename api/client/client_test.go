@@ -203,6 +203,9 @@ func TestDesigns(t *testing.T) {
 	if h := hist[len(hist)-1]; h.Applied.IsZero() || h.Created.IsZero() || h.Counts[design.KindNode] != 8 || h.Seq == 0 || len(h.Roots) == 0 {
 		t.Errorf("the last apply decoded incompletely: %+v", h)
 	}
+	if h := hist[len(hist)-1]; len(h.Roots) != 1 || h.Roots[0] != site {
+		t.Errorf("the apply history names roots %q, want the client's %q", h.Roots, site)
+	}
 	cur, err := viewer.Design(ctx, "current")
 	if err != nil || cur.ID != second.Revision || len(cur.Nodes) != 8 {
 		t.Fatalf("design current: %+v %v", cur, err)
