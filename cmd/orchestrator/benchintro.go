@@ -117,7 +117,7 @@ func (a *app) benchIntrospectionCmd() *cobra.Command {
 			// the heap the collector scans is what a real server holds.
 			primer := tokens[len(tokens)-1]
 			names, tokens = names[:nodes], tokens[:nodes]
-			d, raw = nil, nil
+			d = nil // (raw is not used below either)
 			runtime.GC()
 			stop := serveUntilStopped(ctx, srv, ln)
 			defer func() { stop() }()

@@ -97,7 +97,7 @@ func TestRenderGolden(t *testing.T) {
 				t.Fatalf("validate exit %d: %s%s", code, out, errs)
 			}
 			var nodes []string
-			code, out, _ = cli(t, "render", "-o", "json", "--node", "does-not-exist", root)
+			code, _, _ = cli(t, "render", "-o", "json", "--node", "does-not-exist", root)
 			if code != exitUsage {
 				t.Errorf("render of a missing node: exit %d, want %d", code, exitUsage)
 			}

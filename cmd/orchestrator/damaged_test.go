@@ -24,7 +24,9 @@ func TestDamagedState(t *testing.T) {
 	}
 	for _, off := range []int{100, 8192, 32768, len(full) / 3, len(full) / 2} {
 		cut := filepath.Join(dir, "cut-"+strconv.Itoa(off), "slipway.db")
-		os.MkdirAll(filepath.Dir(cut), 0o700)
+		if err := os.MkdirAll(filepath.Dir(cut), 0o700); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(cut, full[:off], 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore/bolt"
@@ -19,115 +20,137 @@ import (
 // demoCmd runs the example site end to end: validation (with a layer of
 // mistakes), render, apply twice, then a deployment of every node into the
 // virtual lab with live progress and a summary table.
+// demoFlags are demo's flags.
+type demoFlags struct {
+	site, state, faultsFile, output, cpuProfile, pprofAddr string
+	nodes                                                  int
+	timeScale                                              float64
+}
+
 func (a *app) demoCmd() *cobra.Command {
-	var site, state, faultsFile, output, cpuProfile, pprofAddr string
-	var nodes int
-	var timeScale float64
+	var df demoFlags
 	cmd := &cobra.Command{
 		Use:   "demo [--site DIR] [--faults FILE] | demo --nodes N [--faults FILE] [-o json]",
 		Short: "Run the end-to-end demo on the example site",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			if output != "text" && output != "json" {
-				return usageErr(fmt.Errorf("-o %q: use text or json", output))
-			}
-			if timeScale <= 0 || timeScale > 1 {
-				return usageErr(fmt.Errorf("--time-scale %g: use a number in (0, 1]", timeScale))
-			}
-			var faults *maas.Faults
-			if faultsFile != "" {
-				f, err := maas.LoadFaults(faultsFile)
-				if err != nil {
-					return usageErr(err)
-				}
-				faults = f
-			}
-			dir, err := os.MkdirTemp("", "slipway-demo-")
-			if err != nil {
-				return usageErr(err)
-			}
-			defer os.RemoveAll(dir)
-			if state == "" {
-				state = filepath.Join(dir, "state.db")
-			}
-			if nodes > 0 {
-				stop, err := startProfiling(pprofAddr, cpuProfile)
-				if err != nil {
-					return usageErr(err)
-				}
-				defer stop()
-				return a.demoGenerated(ctx, dir, state, nodes, timeScale, faults, output)
-			}
-			step := func(title string, args ...string) error {
-				fmt.Fprintf(a.stdout, "\n== %s\n$ orchestrator %s\n", title, joinArgs(args))
-				if code := run(ctx, args, a.stdout, a.stdout); code != exitOK {
-					return &exitError{code: code, err: fmt.Errorf("demo step %q failed (exit %d)", title, code)}
-				}
-				return nil
-			}
-			l, err := a.load(ctx, []string{site})
-			if err != nil {
-				return err
-			}
-			names := l.design.NodeNames()
-			if len(names) == 0 {
-				return usageErr(fmt.Errorf("demo site %s has no nodes", site))
-			}
-			first := names[0]
-			// A layer with two mistakes shows that validation reports every
-			// problem at once with its file and line, before any hardware.
-			mistakes := filepath.Join(dir, "mistakes")
-			if err := writeMistakes(mistakes, l); err != nil {
-				return usageErr(err)
-			}
-			fmt.Fprintf(a.stdout, "\n== 0. validation catches mistakes before any hardware is touched\n$ orchestrator validate %s %s\n", site, mistakes)
-			if code := run(ctx, []string{"validate", site, mistakes}, a.stdout, a.stdout); code != exitInvalid {
-				return &exitError{code: exitUsage, err: fmt.Errorf("demo: the mistakes layer should be invalid, validate exit %d", code)}
-			}
-			for _, s := range [][]string{
-				{"1. validate the whole design", "validate", site},
-				{"2. render one node fully resolved", "render", "-o", "yaml", "--node", first, site},
-				{"3. apply: store the design as a revision", "apply", "--state", state, site},
-				{"4. apply again: identical content stores nothing", "apply", "--state", state, site},
-				{"5. list stored revisions", "designs", "--state", state},
-			} {
-				if err := step(s[0], s[1:]...); err != nil {
-					return err
-				}
-			}
-			fmt.Fprintln(a.stdout, "\n== 6. deploy every node into the virtual lab: IPMI PXE boot, MAAS enlist, commission, configure, deploy, boot actions")
-			st, err := bolt.Open(state, bolt.Options{})
-			if err != nil {
-				return usageErr(err)
-			}
-			defer st.Close()
-			res, err := a.demoDeploy(ctx, l.design, st, state, timeScale, faults, true)
-			if err != nil {
-				return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
-			}
-			a.printSummary(res)
-			a.printGPUInventory(ctx, st, l.design.NodeNames()) // inventory.go
-			if !res.ok() {
-				return &exitError{code: exitInvalid, err: fmt.Errorf("demo: %d of %d nodes deployed", res.Deployed, res.Nodes)}
-			}
-			fmt.Fprintln(a.stdout, `
+			return a.runDemo(cmd.Context(), &df)
+		},
+	}
+	cmd.Flags().StringVar(&df.site, "site", "examples/site-yaml", "design root to demonstrate with")
+	cmd.Flags().StringVar(&df.state, "state", "", "state database (default: a temporary one)")
+	cmd.Flags().IntVar(&df.nodes, "nodes", 0, "deploy a generated site of N nodes instead of the example (prints a summary only)")
+	cmd.Flags().StringVar(&df.faultsFile, "faults", "", "inject the MAAS and BMC faults of this JSON file (see docs/lab.md)")
+	cmd.Flags().StringVarP(&df.output, "output", "o", "text", "with --nodes: text or json")
+	cmd.Flags().StringVar(&df.cpuProfile, "cpu-profile", "", "with --nodes: write a CPU profile of the whole run (lab and engine) to FILE")
+	cmd.Flags().StringVar(&df.pprofAddr, "pprof", "", "with --nodes: serve net/http/pprof on this loopback address (heap, goroutines) during the run")
+	cmd.Flags().Float64Var(&df.timeScale, "time-scale", 0.002, "multiplies the lab's phase durations (1 = real MAAS timing)")
+	return cmd
+}
+
+// runDemo checks the flags and runs the demo of the example site, or of a
+// generated one (--nodes).
+func (a *app) runDemo(ctx context.Context, df *demoFlags) error {
+	if df.output != "text" && df.output != "json" {
+		return usageErr(fmt.Errorf("-o %q: use text or json", df.output))
+	}
+	if df.timeScale <= 0 || df.timeScale > 1 {
+		return usageErr(fmt.Errorf("--time-scale %g: use a number in (0, 1]", df.timeScale))
+	}
+	var faults *maas.Faults
+	if df.faultsFile != "" {
+		f, err := maas.LoadFaults(df.faultsFile)
+		if err != nil {
+			return usageErr(err)
+		}
+		faults = f
+	}
+	dir, err := os.MkdirTemp("", "slipway-demo-")
+	if err != nil {
+		return usageErr(err)
+	}
+	defer os.RemoveAll(dir)
+	if df.state == "" {
+		df.state = filepath.Join(dir, "state.db")
+	}
+	if df.nodes > 0 {
+		stop, err := startProfiling(df.pprofAddr, df.cpuProfile)
+		if err != nil {
+			return usageErr(err)
+		}
+		defer stop()
+		return a.demoGenerated(ctx, dir, df.state, df.nodes, df.timeScale, faults, df.output)
+	}
+	return a.demoExample(ctx, df, dir, faults)
+}
+
+// demoExample walks through the example site: validation (with a layer
+// of mistakes), render, apply twice, then the deployment.
+func (a *app) demoExample(ctx context.Context, df *demoFlags, dir string, faults *maas.Faults) error {
+	site, state := df.site, df.state
+	step := func(title string, args ...string) error {
+		fmt.Fprintf(a.stdout, "\n== %s\n$ orchestrator %s\n", title, joinArgs(args))
+		if code := run(ctx, args, a.stdout, a.stdout); code != exitOK {
+			return &exitError{code: code, err: fmt.Errorf("demo step %q failed (exit %d)", title, code)}
+		}
+		return nil
+	}
+	l, err := a.load(ctx, []string{site})
+	if err != nil {
+		return err
+	}
+	names := l.design.NodeNames()
+	if len(names) == 0 {
+		return usageErr(fmt.Errorf("demo site %s has no nodes", site))
+	}
+	// A layer with two mistakes shows that validation reports every
+	// problem at once with its file and line, before any hardware.
+	mistakes := filepath.Join(dir, "mistakes")
+	if err := writeMistakes(mistakes, l); err != nil {
+		return usageErr(err)
+	}
+	fmt.Fprintf(a.stdout, "\n== 0. validation catches mistakes before any hardware is touched\n$ orchestrator validate %s %s\n", site, mistakes)
+	if code := run(ctx, []string{"validate", site, mistakes}, a.stdout, a.stdout); code != exitInvalid {
+		return &exitError{code: exitUsage, err: fmt.Errorf("demo: the mistakes layer should be invalid, validate exit %d", code)}
+	}
+	for _, s := range [][]string{
+		{"1. validate the whole design", "validate", site},
+		{"2. render one node fully resolved", "render", "-o", "yaml", "--node", names[0], site},
+		{"3. apply: store the design as a revision", "apply", "--state", state, site},
+		{"4. apply again: identical content stores nothing", "apply", "--state", state, site},
+		{"5. list stored revisions", "designs", "--state", state},
+	} {
+		if err := step(s[0], s[1:]...); err != nil {
+			return err
+		}
+	}
+	return a.demoExampleDeploy(ctx, l.design, state, df.timeScale, faults)
+}
+
+// demoExampleDeploy is the demo's last step: every node deployed into the
+// virtual lab, the summary and a GPU node's inventory.
+func (a *app) demoExampleDeploy(ctx context.Context, d *design.Design, state string, timeScale float64, faults *maas.Faults) error {
+	fmt.Fprintln(a.stdout, "\n== 6. deploy every node into the virtual lab: IPMI PXE boot, MAAS enlist, commission, configure, deploy, boot actions")
+	st, err := bolt.Open(state, bolt.Options{})
+	if err != nil {
+		return usageErr(err)
+	}
+	defer st.Close()
+	res, err := a.demoDeploy(ctx, d, st, state, timeScale, faults, true)
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
+	}
+	a.printSummary(res)
+	a.printGPUInventory(ctx, st, d.NodeNames()) // inventory.go
+	if !res.ok() {
+		return &exitError{code: exitInvalid, err: fmt.Errorf("demo: %d of %d nodes deployed", res.Deployed, res.Nodes)}
+	}
+	fmt.Fprintln(a.stdout, `
 == Next
 Run the same against a real MAAS: 'orchestrator serve' (engine, control API
 and introspection API), then 'orchestrator deploy --server URL --token T'.
 See README.md and docs/.`)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&site, "site", "examples/site-yaml", "design root to demonstrate with")
-	cmd.Flags().StringVar(&state, "state", "", "state database (default: a temporary one)")
-	cmd.Flags().IntVar(&nodes, "nodes", 0, "deploy a generated site of N nodes instead of the example (prints a summary only)")
-	cmd.Flags().StringVar(&faultsFile, "faults", "", "inject the MAAS and BMC faults of this JSON file (see docs/lab.md)")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "with --nodes: text or json")
-	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "with --nodes: write a CPU profile of the whole run (lab and engine) to FILE")
-	cmd.Flags().StringVar(&pprofAddr, "pprof", "", "with --nodes: serve net/http/pprof on this loopback address (heap, goroutines) during the run")
-	cmd.Flags().Float64Var(&timeScale, "time-scale", 0.002, "multiplies the lab's phase durations (1 = real MAAS timing)")
-	return cmd
+	return nil
 }
 
 // writeMistakes writes a layer over the demo site that gives its first two

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/progress"
@@ -67,6 +68,74 @@ type nodeFailure struct {
 	Reason string `json:"reason"`
 }
 
+// demoPrepareSite runs prepare_site to its end.
+func (a *app) demoPrepareSite(ctx context.Context, e *orchestrator.Engine, revision string, show bool) error {
+	site, err := e.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Revision: revision, Requester: "demo"})
+	if err != nil {
+		return err
+	}
+	if site, err = e.Wait(ctx, site.ID); err != nil {
+		return err
+	}
+	if site.Status != orchestrator.TaskSucceeded {
+		return fmt.Errorf("prepare_site %s: %s", site.Status, site.Message)
+	}
+	if show {
+		fmt.Fprintf(a.stdout, "prepare_site: %s\n\n", site.Message)
+	}
+	return nil
+}
+
+// showLab says where the lab runs and which secrets it set.
+func (a *app) showLab(ctx context.Context, env *labrun.Env, scale float64) {
+	info := env.Lab.Info()
+	fmt.Fprintf(a.stdout, "virtual lab: simulated MAAS at %s, %d machines with simulated BMCs on 127.0.0.1; time runs %gx faster\n",
+		info.MAASURL, len(info.BMCs), 1/scale)
+	if stored, err := env.SecretStore.List(ctx); err == nil {
+		names := make([]string, len(stored))
+		for i, s := range stored {
+			names[i] = s.Name
+		}
+		fmt.Fprintf(a.stdout, "secrets the lab set, encrypted in the state database (as `orchestrator secret set` does): %s\n", strings.Join(names, ", "))
+	}
+}
+
+// watchDemoTask waits for the demo's deploy task, drawing its progress
+// when show is set, and returns its per-node results.
+func (a *app) watchDemoTask(ctx context.Context, e *orchestrator.Engine, id string, start time.Time, show bool) ([]orchestrator.NodeResult, error) {
+	var r *progress.Renderer
+	if show {
+		f, ok := a.stdout.(*os.File)
+		r = progress.New(a.stdout, ok && progress.IsTerminal(f))
+	}
+	done := make(chan error, 1)
+	go func() { _, err := e.Wait(ctx, id); done <- err }()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for waiting := true; ; {
+		select {
+		case err := <-done:
+			if err != nil {
+				return nil, err
+			}
+			waiting = false
+		case <-tick.C:
+		}
+		_, res, err := e.Task(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil && waiting {
+			r.Update(snapshot(res, time.Since(start)))
+		} else if r != nil {
+			r.Finish(snapshot(res, time.Since(start)))
+		}
+		if !waiting {
+			return res, nil
+		}
+	}
+}
+
 // demoDeploy starts the lab from d, prepares the site and deploys every
 // node with the engine, showing progress when show is set.
 func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore.Store, state string, scale float64, faults *maas.Faults, show bool) (deployRun, error) {
@@ -84,35 +153,16 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 		return out, err
 	}
 	defer env.Close()
-	info := env.Lab.Info()
 	if show {
-		fmt.Fprintf(a.stdout, "virtual lab: simulated MAAS at %s, %d machines with simulated BMCs on 127.0.0.1; time runs %gx faster\n",
-			info.MAASURL, len(info.BMCs), 1/scale)
-		if stored, err := env.SecretStore.List(ctx); err == nil {
-			names := make([]string, len(stored))
-			for i, s := range stored {
-				names[i] = s.Name
-			}
-			fmt.Fprintf(a.stdout, "secrets the lab set, encrypted in the state database (as `orchestrator secret set` does): %s\n", strings.Join(names, ", "))
-		}
+		a.showLab(ctx, env, scale)
 	}
 	e, err := env.Engine(ctx)
 	if err != nil {
 		return out, err
 	}
 	defer e.Close()
-	site, err := e.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Revision: env.Revision, Requester: "demo"})
-	if err != nil {
+	if err := a.demoPrepareSite(ctx, e, env.Revision, show); err != nil {
 		return out, err
-	}
-	if site, err = e.Wait(ctx, site.ID); err != nil {
-		return out, err
-	}
-	if site.Status != orchestrator.TaskSucceeded {
-		return out, fmt.Errorf("prepare_site %s: %s", site.Status, site.Message)
-	}
-	if show {
-		fmt.Fprintf(a.stdout, "prepare_site: %s\n\n", site.Message)
 	}
 	before, beforeKinds := env.Lab.MAAS.Stats().Snapshot().Total, env.Lab.MAAS.Stats().ByKind()
 	start := time.Now()
@@ -120,37 +170,8 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 	if err != nil {
 		return out, err
 	}
-	var r *progress.Renderer
-	if show {
-		f, ok := a.stdout.(*os.File)
-		r = progress.New(a.stdout, ok && progress.IsTerminal(f))
-	}
-	done := make(chan error, 1)
-	go func() { _, err := e.Wait(ctx, task.ID); done <- err }()
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for waiting := true; waiting; {
-		select {
-		case err := <-done:
-			if err != nil {
-				return out, err
-			}
-			waiting = false
-		case <-tick.C:
-		}
-		_, res, err := e.Task(ctx, task.ID)
-		if err != nil {
-			return out, err
-		}
-		if r != nil {
-			snap := snapshot(res, time.Since(start))
-			if waiting {
-				r.Update(snap)
-			} else {
-				r.Finish(snap)
-			}
-		}
-		out.results = res
+	if out.results, err = a.watchDemoTask(ctx, e, task.ID, start, show); err != nil {
+		return out, err
 	}
 	if out.task, _, err = e.Task(ctx, task.ID); err != nil {
 		return out, err
@@ -172,10 +193,15 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 	out.Gaps = gaps(env.Lab.Machines(), byName, start)
 	out.MAASRequests = aud.MAASRequests - before
 	out.MAASRequestsByKind = since(aud.MAASRequestsByKind, beforeKinds)
-	a.log.Info().Int("nodes", out.Nodes).Int("deployed", out.Deployed).Int("engine_deployed", out.EngineDeployed).
+	out.log(a.log)
+	return out, nil
+}
+
+// log logs the run's counts.
+func (out deployRun) log(l zerolog.Logger) {
+	l.Info().Int("nodes", out.Nodes).Int("deployed", out.Deployed).Int("engine_deployed", out.EngineDeployed).
 		Int("failed", out.Failed).Int("stuck", out.Stuck).Int("leaked", out.Leaked).Int("duplicate_deploys", out.DuplicateDeploys).
 		Float64("wall_seconds", out.WallSeconds).Float64("floor_seconds", out.FloorSeconds).Msg("demo deployment audited by the lab")
-	return out, nil
 }
 
 // count fills the outcome counts from the lab's audit, the floor from

@@ -107,11 +107,8 @@ func (r apiInventories) profiles(ctx context.Context) (map[string][]string, erro
 	if err != nil {
 		return nil, apiErr(err)
 	}
-	out := map[string][]string{}
-	for _, n := range rev.Nodes {
-		out[""] = append(out[""], n) // the profile is learnt with the inventory
-	}
-	return out, nil
+	// One group: each node's profile is learnt with its inventory.
+	return map[string][]string{"": rev.Nodes}, nil
 }
 
 func (r apiInventories) profileOf(ctx context.Context, node string) string {

@@ -122,7 +122,7 @@ func TestInventoryCommand(t *testing.T) {
 	if oddOnes != 2 { // gpus.count and gpus.models of the odd node
 		t.Errorf("%d odd ones out, want 2: %s", oddOnes, out)
 	}
-	if code, _, errs = cli(t, "inventory", "--state", state, "--diff", odd); code == 0 {
+	if code, _, _ = cli(t, "inventory", "--state", state, "--diff", odd); code == 0 {
 		t.Errorf("--diff with a node: accepted")
 	}
 	if code, _, errs = cli(t, "inventory", "--state", state, "--diff", "--profile", "nosuch"); code == 0 || !strings.Contains(errs, "nosuch") {

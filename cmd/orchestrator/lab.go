@@ -1,29 +1,34 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/spf13/cobra"
 )
 
+// labFlags are lab's flags.
+type labFlags struct {
+	roots      []string
+	machines   int
+	listen     string
+	apiKey     string
+	timeScale  float64
+	faultsFile string
+	seed       int64
+	nodes      int
+	siteDir    string
+	cpuProfile string
+}
+
 func (a *app) labCmd() *cobra.Command {
-	var (
-		roots      []string
-		machines   int
-		listen     string
-		apiKey     string
-		timeScale  float64
-		faultsFile string
-		seed       int64
-		nodes      int
-		siteDir    string
-		cpuProfile string
-	)
+	var lf labFlags
 	cmd := &cobra.Command{
 		Use:   "lab [--design ROOT... | --nodes N [--site-dir DIR]] [--machines N] [--maas-listen ADDR] [--api-key KEY] [--time-scale X] [--faults FILE]",
 		Short: "Run the virtual lab: a MAAS simulator with simulated machines and BMCs",
@@ -38,83 +43,101 @@ the engine). POST /sim/audit counts a run's outcomes from the lab's state.
 It runs until interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			cfg := lab.Config{Machines: machines, MAASListen: listen, APIKey: apiKey, TimeScale: timeScale, Seed: seed, Log: a.log}
-			if nodes > 0 {
-				if len(roots) > 0 {
-					return usageErr(fmt.Errorf("give --design or --nodes, not both"))
-				}
-				dir := siteDir
-				if dir == "" {
-					tmp, err := os.MkdirTemp("", "slipway-lab-site-")
-					if err != nil {
-						return usageErr(err)
-					}
-					defer os.RemoveAll(tmp)
-					dir = tmp
-				}
-				d, err := labrun.Generated(ctx, dir, nodes)
-				if err != nil {
-					return usageErr(err)
-				}
-				cfg.Design = d
-			} else if siteDir != "" {
-				return usageErr(fmt.Errorf("--site-dir goes with --nodes"))
-			}
-			if cpuProfile != "" {
-				stop, err := startCPUProfile(cpuProfile)
+			if lf.cpuProfile != "" {
+				stop, err := startCPUProfile(lf.cpuProfile)
 				if err != nil {
 					return usageErr(err)
 				}
 				defer stop()
 			}
-			if len(roots) > 0 {
-				l, err := a.load(ctx, roots)
-				if err != nil {
-					return err
-				}
-				if l.findings.HasErrors() {
-					writeFindingsText(a.stderr, l.findings)
-					return errInvalid
-				}
-				cfg.Design = l.design
-			}
-			if cfg.Design == nil && machines == 0 {
-				return usageErr(fmt.Errorf("give --design ROOT or --machines N (or both)"))
-			}
-			if faultsFile != "" {
-				f, err := maas.LoadFaults(faultsFile)
-				if err != nil {
-					return usageErr(err)
-				}
-				cfg.Faults = f
-			}
-			lb, err := lab.Start(ctx, cfg)
-			if err != nil {
-				return usageErr(err)
-			}
-			defer lb.Close()
-			lb.Handle(labrun.AuditPath, labrun.AuditHandler(lb))
-			b, err := json.Marshal(lb.Info())
-			if err != nil {
-				return usageErr(err)
-			}
-			fmt.Fprintf(a.stdout, "%s\n", b)
-			a.log.Info().Int("machines", len(lb.Machines())).Msg("virtual lab running; interrupt to stop")
-			<-ctx.Done()
-			return nil
+			return a.runLab(cmd.Context(), &lf)
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&roots, "design", nil, "design root (repeatable; later roots layer over earlier ones)")
-	f.IntVar(&machines, "machines", 0, "generic machines to add")
-	f.StringVar(&listen, "maas-listen", "127.0.0.1:5240", "address of the simulated MAAS")
-	f.StringVar(&apiKey, "api-key", "", "MAAS API key consumer:token:secret (default: generated from --seed)")
-	f.Float64Var(&timeScale, "time-scale", 0.01, "multiplies every MAAS phase duration (1 = real time)")
-	f.StringVar(&faultsFile, "faults", "", "JSON file of faults to inject (docs/lab.md)")
-	f.Int64Var(&seed, "seed", 1, "seed of the lab's random choices and faults")
-	f.IntVar(&nodes, "nodes", 0, "a generated site of N nodes (demo --nodes N's) instead of --design")
-	f.StringVar(&siteDir, "site-dir", "", "with --nodes: write the generated site here (default: a temporary directory)")
-	f.StringVar(&cpuProfile, "cpu-profile", "", "write a CPU profile of the lab to FILE until it stops")
+	f.StringArrayVar(&lf.roots, "design", nil, "design root (repeatable; later roots layer over earlier ones)")
+	f.IntVar(&lf.machines, "machines", 0, "generic machines to add")
+	f.StringVar(&lf.listen, "maas-listen", "127.0.0.1:5240", "address of the simulated MAAS")
+	f.StringVar(&lf.apiKey, "api-key", "", "MAAS API key consumer:token:secret (default: generated from --seed)")
+	f.Float64Var(&lf.timeScale, "time-scale", 0.01, "multiplies every MAAS phase duration (1 = real time)")
+	f.StringVar(&lf.faultsFile, "faults", "", "JSON file of faults to inject (docs/lab.md)")
+	f.Int64Var(&lf.seed, "seed", 1, "seed of the lab's random choices and faults")
+	f.IntVar(&lf.nodes, "nodes", 0, "a generated site of N nodes (demo --nodes N's) instead of --design")
+	f.StringVar(&lf.siteDir, "site-dir", "", "with --nodes: write the generated site here (default: a temporary directory)")
+	f.StringVar(&lf.cpuProfile, "cpu-profile", "", "write a CPU profile of the lab to FILE until it stops")
 	return cmd
+}
+
+// runLab starts the lab the flags describe, prints its JSON line and runs
+// until ctx ends.
+func (a *app) runLab(ctx context.Context, lf *labFlags) error {
+	cfg := lab.Config{Machines: lf.machines, MAASListen: lf.listen, APIKey: lf.apiKey, TimeScale: lf.timeScale, Seed: lf.seed, Log: a.log}
+	d, cleanup, err := a.labDesign(ctx, lf)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	cfg.Design = d
+	if cfg.Design == nil && lf.machines == 0 {
+		return usageErr(fmt.Errorf("give --design ROOT or --machines N (or both)"))
+	}
+	if lf.faultsFile != "" {
+		f, err := maas.LoadFaults(lf.faultsFile)
+		if err != nil {
+			return usageErr(err)
+		}
+		cfg.Faults = f
+	}
+	lb, err := lab.Start(ctx, cfg)
+	if err != nil {
+		return usageErr(err)
+	}
+	defer lb.Close()
+	lb.Handle(labrun.AuditPath, labrun.AuditHandler(lb))
+	b, err := json.Marshal(lb.Info())
+	if err != nil {
+		return usageErr(err)
+	}
+	fmt.Fprintf(a.stdout, "%s\n", b)
+	a.log.Info().Int("machines", len(lb.Machines())).Msg("virtual lab running; interrupt to stop")
+	<-ctx.Done()
+	return nil
+}
+
+// labDesign is the lab's design: --nodes N's generated site (written to
+// --site-dir, else a temporary directory cleanup removes), --design's, or
+// none.
+func (a *app) labDesign(ctx context.Context, lf *labFlags) (*design.Design, func(), error) {
+	cleanup := func() {}
+	switch {
+	case lf.nodes > 0 && len(lf.roots) > 0:
+		return nil, cleanup, usageErr(fmt.Errorf("give --design or --nodes, not both"))
+	case lf.nodes > 0:
+		dir := lf.siteDir
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "slipway-lab-site-")
+			if err != nil {
+				return nil, cleanup, usageErr(err)
+			}
+			dir, cleanup = tmp, func() { os.RemoveAll(tmp) }
+		}
+		d, err := labrun.Generated(ctx, dir, lf.nodes)
+		if err != nil {
+			cleanup()
+			return nil, func() {}, usageErr(err)
+		}
+		return d, cleanup, nil
+	case lf.siteDir != "":
+		return nil, cleanup, usageErr(fmt.Errorf("--site-dir goes with --nodes"))
+	case len(lf.roots) > 0:
+		l, err := a.load(ctx, lf.roots)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		if l.findings.HasErrors() {
+			writeFindingsText(a.stderr, l.findings)
+			return nil, cleanup, errInvalid
+		}
+		return l.design, cleanup, nil
+	}
+	return nil, cleanup, nil
 }

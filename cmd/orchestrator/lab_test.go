@@ -53,7 +53,7 @@ func TestLabCommand(t *testing.T) {
 	}
 	resp.Body.Close()
 	cancel()
-	go io.Copy(io.Discard, pr)
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	select {
 	case code := <-done:
 		if code != 0 {
@@ -118,7 +118,7 @@ func TestLabGeneratedNodes(t *testing.T) {
 		resp.Body.Close()
 	}
 	cancel()
-	go io.Copy(io.Discard, pr)
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	select {
 	case code := <-done:
 		if code != 0 {

@@ -180,7 +180,7 @@ func TestPowerCommandLab(t *testing.T) {
 	}()
 	defer func() {
 		cancel()
-		go io.Copy(io.Discard, pr)
+		go func() { _, _ = io.Copy(io.Discard, pr) }()
 		<-done
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')

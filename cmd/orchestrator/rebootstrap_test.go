@@ -92,7 +92,9 @@ func TestConfigBootstrapDeadline(t *testing.T) {
 	dir := t.TempDir()
 	for body, want := range map[string]time.Duration{"bootstrapDeadline: 45m\n": 45 * time.Minute, "pollInterval: 5s\n": 0} {
 		p := filepath.Join(dir, "c.yaml")
-		os.WriteFile(p, []byte(body), 0o644)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		c, err := loadEngineConfig(p)
 		var cfg orchestrator.Config
 		if err == nil {
@@ -103,7 +105,9 @@ func TestConfigBootstrapDeadline(t *testing.T) {
 		}
 	}
 	p := filepath.Join(dir, "bad.yaml")
-	os.WriteFile(p, []byte("bootstrapDeadline: soon\n"), 0o644)
+	if err := os.WriteFile(p, []byte("bootstrapDeadline: soon\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c, err := loadEngineConfig(p)
 	if err == nil {
 		err = c.durations(&orchestrator.Config{})

@@ -58,7 +58,9 @@ func TestRemoteCommands(t *testing.T) {
 	p := filepath.Join(site, "nodes-r01.yaml")
 	orig, _ := os.ReadFile(p)
 	changed := strings.Replace(string(orig), "address: 10.13.0.101", "address: 10.13.0.150", 1)
-	os.WriteFile(p, []byte(changed), 0o644)
+	if err := os.WriteFile(p, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out = must(tokOperator, "apply", site)
 	if !strings.Contains(out, "stored") || !strings.Contains(out, "Node: 0 added, 0 removed, 1 changed") || !strings.Contains(out, "~ node r01-cmp01: spec.addressing") {
 		t.Fatalf("apply of a change:\n%s", out)
@@ -67,7 +69,9 @@ func TestRemoteCommands(t *testing.T) {
 	if out = must(tokViewer, "diff", first, second); !strings.Contains(out, first+" -> "+second) || !strings.Contains(out, "~ node r01-cmp01: spec.addressing") {
 		t.Errorf("diff:\n%s", out)
 	}
-	os.WriteFile(p, orig, 0o644)
+	if err := os.WriteFile(p, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if out = must(tokOperator, "apply", site); !strings.Contains(out, "is current again") {
 		t.Errorf("apply of the first design again:\n%s", out)
 	}
@@ -76,7 +80,9 @@ func TestRemoteCommands(t *testing.T) {
 	}
 	// An invalid design: the findings by local file and line, exit 1.
 	bad := filepath.Join(site, "zz-bad.yaml")
-	os.WriteFile(bad, []byte("apiVersion: slipway/v1\nkind: Network\nmetadata: {name: extra}\nspec:\n  cidr: 10.50.0.1/24\n"), 0o644)
+	if err := os.WriteFile(bad, []byte("apiVersion: slipway/v1\nkind: Network\nmetadata: {name: extra}\nspec:\n  cidr: 10.50.0.1/24\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, _, errs := as(tokOperator, "apply", site)
 	if code != exitInvalid || !strings.Contains(errs, bad+":5: error cidr") || !strings.Contains(errs, "nothing applied") {
 		t.Errorf("invalid apply: exit %d\n%s", code, errs)

@@ -45,7 +45,9 @@ func labSite(t *testing.T, dir, ref string) (state, key string) {
 	t.Cleanup(lb.Close)
 	info := lb.Info()
 	layer := filepath.Join(dir, "layer")
-	os.MkdirAll(layer, 0o755)
+	if err := os.MkdirAll(layer, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	body := "apiVersion: slipway/v1\nkind: Site\nmetadata: {name: lab}\nspec:\n  maas: {url: \"" + info.MAASURL + "\", apiKey: \"" + ref + "\"}\n"
 	if err := os.WriteFile(filepath.Join(layer, "site.yaml"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -65,8 +67,12 @@ func TestServeSecretRefAllowList(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "secrets", "maas.key")
 	state, key := labSite(t, dir, "file:"+keyFile)
-	os.MkdirAll(filepath.Dir(keyFile), 0o700)
-	os.WriteFile(keyFile, []byte(key+"\n"), 0o600)
+	if err := os.MkdirAll(filepath.Dir(keyFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	code, errs := serveFor(t, 20*time.Second, "--state", state, "--plugin-dir", dir)
 	if code != exitUsage || !strings.Contains(errs, "file:"+keyFile) || !strings.Contains(errs, "secretRefs.files") {
@@ -76,7 +82,9 @@ func TestServeSecretRefAllowList(t *testing.T) {
 		t.Fatal("the key appears on stderr")
 	}
 	cfg := filepath.Join(dir, "serve.yaml")
-	os.WriteFile(cfg, []byte("secretRefs:\n  files: [\""+filepath.Dir(keyFile)+"\"]\n"), 0o600)
+	if err := os.WriteFile(cfg, []byte("secretRefs:\n  files: [\""+filepath.Dir(keyFile)+"\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if code, errs := serveFor(t, 3*time.Second, "--config", cfg, "--state", state, "--plugin-dir", dir); code != 0 {
 		t.Fatalf("serve with the file's directory allowed: exit %d, %s", code, errs)
 	}
@@ -85,9 +93,13 @@ func TestServeSecretRefAllowList(t *testing.T) {
 		t.Fatalf("local sweep: exit %d, %s %s", code, out, errs)
 	}
 	// The server's own files are never read, even when allowed.
-	os.WriteFile(cfg, []byte("secretRefs:\n  files: [\""+filepath.Dir(state)+"\"]\n"), 0o600)
+	if err := os.WriteFile(cfg, []byte("secretRefs:\n  files: [\""+filepath.Dir(state)+"\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	state2, _ := labSite(t, filepath.Join(dir, "two"), "file:"+filepath.Join(filepath.Dir(state), secretstore.DefaultKeyFile))
-	os.Rename(state2, filepath.Join(filepath.Dir(state), "two.db"))
+	if err := os.Rename(state2, filepath.Join(filepath.Dir(state), "two.db")); err != nil {
+		t.Fatal(err)
+	}
 	code, errs = serveFor(t, 20*time.Second, "--config", cfg, "--state", filepath.Join(filepath.Dir(state), "two.db"), "--plugin-dir", dir)
 	if code != exitUsage || !strings.Contains(errs, "never read") {
 		t.Fatalf("serve with maas.apiKey naming the secret key file: exit %d, %s", code, errs)
@@ -106,7 +118,9 @@ func TestServeEnvRefAndMasterKey(t *testing.T) {
 		t.Fatalf("serve with an env: reference not allowed: exit %d, %s", code, errs)
 	}
 	cfg := filepath.Join(dir, "serve.yaml")
-	os.WriteFile(cfg, []byte("secretRefs:\n  env: [SLIPWAY_TEST_MAAS_KEY]\n"), 0o600)
+	if err := os.WriteFile(cfg, []byte("secretRefs:\n  env: [SLIPWAY_TEST_MAAS_KEY]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if code, errs := serveFor(t, 3*time.Second, "--config", cfg, "--state", state, "--plugin-dir", dir); code != 0 {
 		t.Fatalf("serve with the variable allowed: exit %d, %s", code, errs)
 	}

@@ -29,7 +29,9 @@ func TestServe(t *testing.T) {
 	t.Setenv("SLIPWAY_TEST_MAAS_KEY", info.APIKey)
 	dir := t.TempDir()
 	layer := filepath.Join(dir, "layer")
-	os.MkdirAll(layer, 0o755)
+	if err := os.MkdirAll(layer, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	body := "apiVersion: slipway/v1\nkind: Site\nmetadata: {name: lab}\nspec:\n  maas: {url: \"" + info.MAASURL + "\", apiKey: \"env:SLIPWAY_TEST_MAAS_KEY\"}\n"
 	if err := os.WriteFile(filepath.Join(layer, "site.yaml"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -96,7 +98,9 @@ func TestServe(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		var b bytes.Buffer
-		b.ReadFrom(resp.Body)
+		if _, err := b.ReadFrom(resp.Body); err != nil {
+			t.Fatal(err)
+		}
 		return resp.StatusCode, b.String()
 	}
 	if code, _ := call("GET", "/healthz", "", ""); code != 200 {
@@ -113,11 +117,13 @@ func TestServe(t *testing.T) {
 		t.Fatalf("POST /tasks: %d %s", code, b)
 	}
 	var task struct{ ID, Status string }
-	json.Unmarshal([]byte(b), &task)
+	if err := json.Unmarshal([]byte(b), &task); err != nil {
+		t.Fatalf("POST /tasks answer: %v: %s", err, b)
+	}
 	for i := 0; i < 200 && task.Status != "succeeded"; i++ {
 		time.Sleep(50 * time.Millisecond)
 		_, b = call("GET", "/api/v1/tasks/"+task.ID, tok, "")
-		json.Unmarshal([]byte(b), &task)
+		_ = json.Unmarshal([]byte(b), &task) // checked below by its status
 	}
 	if task.Status != "succeeded" {
 		t.Fatalf("prepare_site over the API: %s", b)
@@ -131,7 +137,7 @@ func TestServe(t *testing.T) {
 	}
 	code, b = call("POST", "/api/v1/tokens", tok, `{"role":"viewer","name":"dash"}`)
 	var created struct{ Token string }
-	if json.Unmarshal([]byte(b), &created); code != 201 || created.Token == "" {
+	if err := json.Unmarshal([]byte(b), &created); err != nil || code != 201 || created.Token == "" {
 		t.Fatalf("POST /tokens: %d %s", code, b)
 	}
 	if code, _ := call("POST", "/api/v1/tasks", created.Token, `{"action":"verify_site"}`); code != 403 {
