@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
 	pb "github.com/slipway-dev/slipway/drivers/plugin/proto"
@@ -91,7 +93,7 @@ func invoke[Req any](ctx context.Context, call rpcFunc[Req], req Req, results ..
 		return transportError(ctx, err)
 	}
 	if e := rep.GetError(); e != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
+		if ctxErr := callerEnded(ctx, e.GetMessage()); ctxErr != nil {
 			// The deadline reached the plugin first (gRPC carries it):
 			// its error is the caller's context ending, as in-process.
 			return fmt.Errorf("plugin call: %w", ctxErr)
@@ -104,6 +106,24 @@ func invoke[Req any](ctx context.Context, call rpcFunc[Req], req Req, results ..
 	}
 	if err := decodeArgs(rep.GetResults(), results...); err != nil {
 		return drivers.NewError(drivers.Permanent, fmt.Errorf("plugin reply: %w", err))
+	}
+	return nil
+}
+
+// deadlineSkew is how far apart the caller's and the plugin's deadline
+// timers may fire: the plugin's context carries the caller's deadline, and
+// either side may see it pass first.
+const deadlineSkew = 50 * time.Millisecond
+
+// callerEnded is the caller's context error when the plugin's error is the
+// caller's context ending: it has ended, or its deadline is (within
+// deadlineSkew) what the plugin says passed. Else nil.
+func callerEnded(ctx context.Context, pluginMsg string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < deadlineSkew && strings.HasSuffix(pluginMsg, context.DeadlineExceeded.Error()) {
+		return context.DeadlineExceeded
 	}
 	return nil
 }
