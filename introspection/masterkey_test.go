@@ -48,7 +48,9 @@ func TestTemplateNeverGetsMasterKey(t *testing.T) {
 		var all strings.Builder
 		all.Write(resp.body)
 		if zr, err := gzip.NewReader(bytes.NewReader(resp.body)); err == nil {
-			io.Copy(&all, zr) // the assets archive, uncompressed
+			if _, err := io.Copy(&all, zr); err != nil { // the assets archive, uncompressed
+				t.Errorf("%s: the assets archive answered does not decompress: %v", tmpl, err)
+			}
 		}
 		for _, ev := range events(t, e) {
 			all.WriteString(ev.Message)

@@ -48,100 +48,10 @@ func newSelfParts(d *design.Design) *selfParts {
 		p.domain = site.Domain
 	}
 	for name, l := range d.NetworkLinks {
-		b := &l.Spec.Bonding
-		lp := &linkPart{trunking: l.Spec.Trunking.Mode, native: l.Spec.Trunking.NativeNetwork}
-		j := append([]byte(`{"name":`), appendString(nil, name)...)
-		j = append(j, `,"mtu":`...)
-		j = strconv.AppendInt(j, int64(l.Spec.MTU), 10)
-		j = append(j, `,"bondMode":`...)
-		j = appendString(j, b.Mode)
-		if b.Hash != "" {
-			j = append(j, `,"bondHash":`...)
-			j = appendString(j, b.Hash)
-		}
-		if b.LACPRate != "" {
-			j = append(j, `,"lacpRate":`...)
-			j = appendString(j, b.LACPRate)
-		}
-		if b.MIIMon != 0 {
-			j = append(j, `,"miimon":`...)
-			j = strconv.AppendInt(j, int64(b.MIIMon), 10)
-		}
-		if b.UpDelay != 0 {
-			j = append(j, `,"updelay":`...)
-			j = strconv.AppendInt(j, int64(b.UpDelay), 10)
-		}
-		if b.DownDelay != 0 {
-			j = append(j, `,"downdelay":`...)
-			j = strconv.AppendInt(j, int64(b.DownDelay), 10)
-		}
-		j = append(j, `,"trunking":`...)
-		j = appendString(j, lp.trunking)
-		if lp.native != "" {
-			j = append(j, `,"nativeNetwork":`...)
-			j = appendString(j, lp.native)
-		}
-		lp.json = append(j, '}')
-		p.links[name] = lp
+		p.links[name] = newLinkPart(name, &l.Spec)
 	}
 	for name, nw := range d.Networks {
-		ns := &nw.Spec
-		np := &netPart{vlan: ns.VLAN}
-		h := append([]byte(`{"name":`), appendString(nil, name)...)
-		h = append(h, `,"cidr":`...)
-		h = appendString(h, ns.CIDR)
-		h = append(h, `,"prefix":`...)
-		prefix := 0
-		if pf, err := netip.ParsePrefix(ns.CIDR); err == nil {
-			prefix = pf.Bits()
-		}
-		h = strconv.AppendInt(h, int64(prefix), 10)
-		if ns.VLAN != 0 {
-			h = append(h, `,"vlan":`...)
-			h = strconv.AppendInt(h, int64(ns.VLAN), 10)
-		}
-		np.head = h
-		np.mtu = strconv.AppendInt([]byte(`,"mtu":`), int64(ns.MTU), 10)
-		var t []byte
-		if ns.Gateway != "" {
-			t = append(t, `,"gateway":`...)
-			t = appendString(t, ns.Gateway)
-		}
-		if ns.DNS.Domain != "" || ns.DNS.Servers != nil { // omitzero
-			t = append(t, `,"dns":{`...)
-			if ns.DNS.Domain != "" {
-				t = append(t, `"domain":`...)
-				t = appendString(t, ns.DNS.Domain)
-			}
-			if len(ns.DNS.Servers) > 0 {
-				if ns.DNS.Domain != "" {
-					t = append(t, ',')
-				}
-				t = append(t, `"servers":`...)
-				t = appendStrings(t, ns.DNS.Servers)
-			}
-			t = append(t, '}')
-		}
-		if len(ns.Routes) > 0 {
-			t = append(t, `,"routes":[`...)
-			for i, r := range ns.Routes {
-				if i > 0 {
-					t = append(t, ',')
-				}
-				t = append(t, `{"to":`...)
-				t = appendString(t, r.To)
-				t = append(t, `,"via":`...)
-				t = appendString(t, r.Via)
-				if r.Metric != 0 {
-					t = append(t, `,"metric":`...)
-					t = strconv.AppendInt(t, int64(r.Metric), 10)
-				}
-				t = append(t, '}')
-			}
-			t = append(t, ']')
-		}
-		np.tail = append(t, '}')
-		p.nets[name] = np
+		p.nets[name] = newNetPart(name, &nw.Spec)
 		p.dns[name] = appendSiteParts(nil, site, nw)
 	}
 	p.dns[""] = appendSiteParts(nil, site, nil)
@@ -153,6 +63,90 @@ func newSelfParts(d *design.Design) *selfParts {
 		p.actions = append(p.actions, actionPart{ba: ba, json: append(j, '}')})
 	}
 	return p
+}
+
+// newLinkPart encodes a network link: its MTU, bonding and trunking.
+func newLinkPart(name string, ls *design.NetworkLinkSpec) *linkPart {
+	b := &ls.Bonding
+	lp := &linkPart{trunking: ls.Trunking.Mode, native: ls.Trunking.NativeNetwork}
+	j := append([]byte(`{"name":`), appendString(nil, name)...)
+	j = append(j, `,"mtu":`...)
+	j = strconv.AppendInt(j, int64(ls.MTU), 10)
+	j = append(j, `,"bondMode":`...)
+	j = appendString(j, b.Mode)
+	j = appendOptString(j, `,"bondHash":`, b.Hash)
+	j = appendOptString(j, `,"lacpRate":`, b.LACPRate)
+	j = appendOptInt(j, `,"miimon":`, b.MIIMon)
+	j = appendOptInt(j, `,"updelay":`, b.UpDelay)
+	j = appendOptInt(j, `,"downdelay":`, b.DownDelay)
+	j = append(j, `,"trunking":`...)
+	j = appendString(j, lp.trunking)
+	j = appendOptString(j, `,"nativeNetwork":`, lp.native)
+	lp.json = append(j, '}')
+	return lp
+}
+
+// newNetPart encodes a network around what is the node's: the head up to
+// the VLAN, the MTU, and the tail from the gateway on.
+func newNetPart(name string, ns *design.NetworkSpec) *netPart {
+	np := &netPart{vlan: ns.VLAN}
+	h := append([]byte(`{"name":`), appendString(nil, name)...)
+	h = append(h, `,"cidr":`...)
+	h = appendString(h, ns.CIDR)
+	h = append(h, `,"prefix":`...)
+	prefix := 0
+	if pf, err := netip.ParsePrefix(ns.CIDR); err == nil {
+		prefix = pf.Bits()
+	}
+	h = strconv.AppendInt(h, int64(prefix), 10)
+	np.head = appendOptInt(h, `,"vlan":`, ns.VLAN)
+	np.mtu = strconv.AppendInt([]byte(`,"mtu":`), int64(ns.MTU), 10)
+	t := appendOptString(nil, `,"gateway":`, ns.Gateway)
+	t = appendNetDNS(t, ns.DNS)
+	t = appendRoutes(t, ns.Routes)
+	np.tail = append(t, '}')
+	return np
+}
+
+// appendNetDNS writes a network's `,"dns":{...}` unless it is the zero
+// value (omitzero).
+func appendNetDNS(dst []byte, dns design.NetworkDNS) []byte {
+	if dns.Domain == "" && dns.Servers == nil {
+		return dst
+	}
+	dst = append(dst, `,"dns":{`...)
+	if dns.Domain != "" {
+		dst = append(dst, `"domain":`...)
+		dst = appendString(dst, dns.Domain)
+	}
+	if len(dns.Servers) > 0 {
+		if dns.Domain != "" {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"servers":`...)
+		dst = appendStrings(dst, dns.Servers)
+	}
+	return append(dst, '}')
+}
+
+// appendRoutes writes a network's `,"routes":[...]` when it has some.
+func appendRoutes(dst []byte, routes []design.Route) []byte {
+	if len(routes) == 0 {
+		return dst
+	}
+	dst = append(dst, `,"routes":[`...)
+	for i, r := range routes {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"to":`...)
+		dst = appendString(dst, r.To)
+		dst = append(dst, `,"via":`...)
+		dst = appendString(dst, r.Via)
+		dst = appendOptInt(dst, `,"metric":`, r.Metric)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
 }
 
 // appendSiteParts writes "dns" (the site's servers, the primary
@@ -184,17 +178,7 @@ func appendSiteParts(dst []byte, site *design.SiteSpec, primary *design.Network)
 		if comma {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, `"search":[`...)
-		if primaryDomain != "" {
-			dst = appendString(dst, primaryDomain)
-		}
-		for i, v := range search {
-			if i > 0 || primaryDomain != "" {
-				dst = append(dst, ',')
-			}
-			dst = appendString(dst, v)
-		}
-		dst = append(dst, ']')
+		dst = appendSearch(dst, primaryDomain, search)
 	}
 	dst = append(dst, '}')
 	if len(ntp) > 0 {
@@ -208,6 +192,22 @@ func appendSiteParts(dst []byte, site *design.SiteSpec, primary *design.Network)
 	return dst
 }
 
+// appendSearch writes the DNS search list: the primary network's domain
+// ("" for none) first, then the site's.
+func appendSearch(dst []byte, primaryDomain string, search []string) []byte {
+	dst = append(dst, `"search":[`...)
+	if primaryDomain != "" {
+		dst = appendString(dst, primaryDomain)
+	}
+	for i, v := range search {
+		if i > 0 || primaryDomain != "" {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, v)
+	}
+	return append(dst, ']')
+}
+
 // appendSelf appends the JSON of the node's /v1/self view to dst: the
 // bytes json.Marshal(selfOf(d, n, deployment)) gives, written straight
 // from the design (p holds its shared parts, encoded once). selfOf builds
@@ -219,37 +219,7 @@ func appendSiteParts(dst []byte, site *design.SiteSpec, primary *design.Network)
 // not write.
 func appendSelf(dst []byte, p *selfParts, n *design.Node, deployment string) []byte {
 	s := &n.Spec
-	dst = append(dst, `{"name":`...)
-	dst = appendString(dst, n.Metadata.Name)
-	dst = append(dst, `,"hostname":`...)
-	dst = appendString(dst, n.Metadata.Name)
-	if p.domain != "" {
-		dst = append(dst, `,"domain":`...)
-		dst = appendString(dst, p.domain)
-		dst = append(dst, `,"fqdn":`...)
-		dst = appendString(dst, n.Metadata.Name+"."+p.domain)
-	} else {
-		dst = append(dst, `,"fqdn":`...)
-		dst = appendString(dst, n.Metadata.Name)
-	}
-	dst = append(dst, `,"deployment":`...)
-	dst = appendString(dst, deployment)
-	if s.Rack != "" {
-		dst = append(dst, `,"rack":`...)
-		dst = appendString(dst, s.Rack)
-	}
-	if len(n.Metadata.Labels) > 0 {
-		dst = append(dst, `,"labels":`...)
-		dst = appendStringMap(dst, n.Metadata.Labels)
-	}
-	if len(s.Tags) > 0 {
-		dst = append(dst, `,"tags":`...)
-		dst = appendStrings(dst, s.Tags)
-	}
-	if s.PrimaryNetwork != "" {
-		dst = append(dst, `,"primaryNetwork":`...)
-		dst = appendString(dst, s.PrimaryNetwork)
-	}
+	dst = appendIdentity(dst, p.domain, n, deployment)
 	if site, ok := p.dns[s.PrimaryNetwork]; ok {
 		dst = append(dst, site...)
 	} else {
@@ -263,87 +233,11 @@ func appendSelf(dst []byte, p *selfParts, n *design.Node, deployment string) []b
 		}
 		dst = appendInterface(dst, p, s, name)
 	}
-	dst = append(dst, `],"storage":{`...)
-	comma := false
-	if len(s.Storage.Devices) > 0 {
-		dst = append(dst, `"devices":[`...)
-		for i, name := range sortedKeys(kb[:0], s.Storage.Devices) {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			sd := s.Storage.Devices[name]
-			dst = append(dst, `{"device":`...)
-			dst = appendDevice(dst, s.Hardware, name)
-			if len(sd.Partitions) > 0 {
-				dst = append(dst, `,"partitions":[`...)
-				var pb [16]string
-				for j, pn := range sortedKeys(pb[:0], sd.Partitions) {
-					if j > 0 {
-						dst = append(dst, ',')
-					}
-					p := sd.Partitions[pn]
-					dst = append(dst, `{"name":`...)
-					dst = appendString(dst, pn)
-					dst = append(dst, `,"size":`...)
-					dst = appendString(dst, p.Size)
-					if p.Bootable {
-						dst = append(dst, `,"bootable":true`...)
-					}
-					dst = appendFilesystem(dst, p.Filesystem)
-					if p.VolumeGroup != "" {
-						dst = append(dst, `,"volumeGroup":`...)
-						dst = appendString(dst, p.VolumeGroup)
-					}
-					dst = append(dst, '}')
-				}
-				dst = append(dst, ']')
-			}
-			if sd.VolumeGroup != "" {
-				dst = append(dst, `,"volumeGroup":`...)
-				dst = appendString(dst, sd.VolumeGroup)
-			}
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
-		comma = true
-	}
-	if len(s.Storage.VolumeGroups) > 0 {
-		if comma {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `"volumeGroups":[`...)
-		for i, vn := range sortedKeys(kb[:0], s.Storage.VolumeGroups) {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, `{"name":`...)
-			dst = appendString(dst, vn)
-			if lvs := s.Storage.VolumeGroups[vn].LogicalVolumes; len(lvs) > 0 {
-				dst = append(dst, `,"logicalVolumes":[`...)
-				var lb [16]string
-				for j, ln := range sortedKeys(lb[:0], lvs) {
-					if j > 0 {
-						dst = append(dst, ',')
-					}
-					dst = append(dst, `{"name":`...)
-					dst = appendString(dst, ln)
-					dst = append(dst, `,"size":`...)
-					dst = appendString(dst, lvs[ln].Size)
-					dst = appendFilesystem(dst, lvs[ln].Filesystem)
-					dst = append(dst, '}')
-				}
-				dst = append(dst, ']')
-			}
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
-	}
-	dst = append(dst, `},"platform":{"image":`...)
+	dst = append(dst, `],"storage":`...)
+	dst = appendStorage(dst, s)
+	dst = append(dst, `,"platform":{"image":`...)
 	dst = appendString(dst, s.Platform.Image)
-	if s.Platform.Kernel != "" {
-		dst = append(dst, `,"kernel":`...)
-		dst = appendString(dst, s.Platform.Kernel)
-	}
+	dst = appendOptString(dst, `,"kernel":`, s.Platform.Kernel)
 	if len(s.Platform.KernelParams) > 0 {
 		dst = append(dst, `,"kernelParams":`...)
 		dst = appendStringMap(dst, s.Platform.KernelParams)
@@ -361,6 +255,123 @@ func appendSelf(dst []byte, p *selfParts, n *design.Node, deployment string) []b
 		dst = append(dst, a.json...)
 	}
 	return append(dst, "]}"...)
+}
+
+// appendIdentity opens the view with who the node is: its names, the
+// deployment, rack, labels, tags and primary network.
+func appendIdentity(dst []byte, domain string, n *design.Node, deployment string) []byte {
+	s := &n.Spec
+	dst = append(dst, `{"name":`...)
+	dst = appendString(dst, n.Metadata.Name)
+	dst = append(dst, `,"hostname":`...)
+	dst = appendString(dst, n.Metadata.Name)
+	if domain != "" {
+		dst = append(dst, `,"domain":`...)
+		dst = appendString(dst, domain)
+		dst = append(dst, `,"fqdn":`...)
+		dst = appendString(dst, n.Metadata.Name+"."+domain)
+	} else {
+		dst = append(dst, `,"fqdn":`...)
+		dst = appendString(dst, n.Metadata.Name)
+	}
+	dst = append(dst, `,"deployment":`...)
+	dst = appendString(dst, deployment)
+	dst = appendOptString(dst, `,"rack":`, s.Rack)
+	if len(n.Metadata.Labels) > 0 {
+		dst = append(dst, `,"labels":`...)
+		dst = appendStringMap(dst, n.Metadata.Labels)
+	}
+	if len(s.Tags) > 0 {
+		dst = append(dst, `,"tags":`...)
+		dst = appendStrings(dst, s.Tags)
+	}
+	return appendOptString(dst, `,"primaryNetwork":`, s.PrimaryNetwork)
+}
+
+// appendStorage writes the node's storage object: its devices with their
+// partitions, then its volume groups with their logical volumes.
+func appendStorage(dst []byte, s *design.NodeSpec) []byte {
+	dst = append(dst, '{')
+	var kb [16]string
+	if len(s.Storage.Devices) > 0 {
+		dst = append(dst, `"devices":[`...)
+		for i, name := range sortedKeys(kb[:0], s.Storage.Devices) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendStorageDevice(dst, s.Hardware, name, s.Storage.Devices[name])
+		}
+		dst = append(dst, ']')
+		if len(s.Storage.VolumeGroups) > 0 {
+			dst = append(dst, ',')
+		}
+	}
+	if len(s.Storage.VolumeGroups) > 0 {
+		dst = append(dst, `"volumeGroups":[`...)
+		for i, vn := range sortedKeys(kb[:0], s.Storage.VolumeGroups) {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendVolumeGroup(dst, vn, s.Storage.VolumeGroups[vn])
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// appendStorageDevice writes one storage device: the device resolved
+// through the hardware profile, its partitions sorted by name, its volume
+// group.
+func appendStorageDevice(dst []byte, hw *design.HardwareProfileSpec, name string, sd design.StorageDevice) []byte {
+	dst = append(dst, `{"device":`...)
+	dst = appendDevice(dst, hw, name)
+	if len(sd.Partitions) > 0 {
+		dst = append(dst, `,"partitions":[`...)
+		var pb [16]string
+		for j, pn := range sortedKeys(pb[:0], sd.Partitions) {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			p := sd.Partitions[pn]
+			dst = append(dst, `{"name":`...)
+			dst = appendString(dst, pn)
+			dst = append(dst, `,"size":`...)
+			dst = appendString(dst, p.Size)
+			if p.Bootable {
+				dst = append(dst, `,"bootable":true`...)
+			}
+			dst = appendFilesystem(dst, p.Filesystem)
+			dst = appendOptString(dst, `,"volumeGroup":`, p.VolumeGroup)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	dst = appendOptString(dst, `,"volumeGroup":`, sd.VolumeGroup)
+	return append(dst, '}')
+}
+
+// appendVolumeGroup writes one volume group and its logical volumes
+// sorted by name.
+func appendVolumeGroup(dst []byte, name string, vg design.VolumeGroup) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = appendString(dst, name)
+	if lvs := vg.LogicalVolumes; len(lvs) > 0 {
+		dst = append(dst, `,"logicalVolumes":[`...)
+		var lb [16]string
+		for j, ln := range sortedKeys(lb[:0], lvs) {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"name":`...)
+			dst = appendString(dst, ln)
+			dst = append(dst, `,"size":`...)
+			dst = appendString(dst, lvs[ln].Size)
+			dst = appendFilesystem(dst, lvs[ln].Filesystem)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
 }
 
 // appendInterface writes one of the node's interfaces: its link, its
@@ -514,5 +525,23 @@ func appendStringMap(dst []byte, m map[string]string) []byte {
 }
 
 // appendString writes s as a JSON string exactly as encoding/json does
-// (jsonenc.AppendString; TestAppendString checks it against json.Marshal).
+// (jsonenc.AppendString, which jsonenc's tests check against
+// json.Marshal).
 func appendString(dst []byte, s string) []byte { return jsonenc.AppendString(dst, s) }
+
+// appendOptString writes key (`,"name":`) and s unless s is empty
+// (omitempty).
+func appendOptString(dst []byte, key, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	return appendString(append(dst, key...), s)
+}
+
+// appendOptInt writes key (`,"name":`) and v unless v is 0 (omitempty).
+func appendOptInt(dst []byte, key string, v int) []byte {
+	if v == 0 {
+		return dst
+	}
+	return strconv.AppendInt(append(dst, key...), int64(v), 10)
+}
