@@ -40,84 +40,24 @@ func (a *app) benchOnceCmd() *cobra.Command {
 			if err != nil || u.Scheme != "http" || u.Host == "" {
 				return usageErr(fmt.Errorf("URL %q: give http://HOST:PORT", args[0]))
 			}
-			var reqs [][]byte
-			switch {
-			case tokensFile != "" && path == "":
-				b, err := os.ReadFile(tokensFile)
-				if err != nil {
-					return usageErr(err)
-				}
-				for _, tok := range strings.Fields(string(b)) {
-					reqs = append(reqs, []byte("GET /v1/self HTTP/1.1\r\nHost: "+u.Host+"\r\nAuthorization: Bearer "+tok+"\r\n\r\n"))
-				}
-			case path != "" && tokensFile == "" && count > 0:
-				for i := range count {
-					reqs = append(reqs, []byte("GET "+fmt.Sprintf(path, i)+" HTTP/1.1\r\nHost: "+u.Host+"\r\n\r\n"))
-				}
-			default:
-				return usageErr(fmt.Errorf("give --tokens FILE, or --path FORMAT and --count N"))
+			reqs, err := benchRequests(u.Host, tokensFile, path, count)
+			if err != nil {
+				return err
 			}
 			if conns < 1 || procs < 1 {
 				return usageErr(fmt.Errorf("--conns and --procs: at least 1"))
 			}
 			runtime.GOMAXPROCS(procs)
-			cs := make([]net.Conn, conns)
-			for i := range cs {
-				if cs[i], err = net.DialTimeout("tcp", u.Host, 5*time.Second); err != nil {
-					return err
-				}
-				defer cs[i].Close()
+			all, bad, wall, err := sendOnce(u.Host, reqs, conns)
+			if err != nil {
+				return err
 			}
-			lat := make([][]time.Duration, conns)
-			var next, bad atomic.Int64
-			var firstErr atomic.Value
-			var wg sync.WaitGroup
-			start := time.Now()
-			deadline := start.Add(5 * time.Minute)
-			for i, c := range cs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					_ = c.SetDeadline(deadline)
-					br := bufio.NewReaderSize(c, 64<<10)
-					for {
-						k := next.Add(1) - 1
-						if k >= int64(len(reqs)) {
-							return
-						}
-						t := time.Now()
-						if _, err := c.Write(reqs[k]); err != nil {
-							firstErr.CompareAndSwap(nil, err)
-							return
-						}
-						code, err := readResponse(br)
-						if err != nil {
-							firstErr.CompareAndSwap(nil, err)
-							return
-						}
-						lat[i] = append(lat[i], time.Since(t))
-						if code != http.StatusOK {
-							bad.Add(1)
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			wall := time.Since(start)
-			if err, _ := firstErr.Load().(error); err != nil {
-				return fmt.Errorf("a connection failed: %w", err)
-			}
-			all := slices.Concat(lat...)
-			if len(all) != len(reqs) {
-				return fmt.Errorf("%d answers to %d requests", len(all), len(reqs))
-			}
-			slices.Sort(all)
 			pct := func(p float64) string {
 				i := int(p*float64(len(all))+0.999999) - 1
 				return fmt.Sprintf("%.2fms", float64(all[max(i, 0)].Microseconds())/1000)
 			}
 			fmt.Fprintf(a.stdout, "requests %d, non-200 %d, wall %.3fs, %.0f requests/s, p50 %s, p90 %s, p99 %s, max %s\n",
-				len(all), bad.Load(), wall.Seconds(), float64(len(all))/wall.Seconds(), pct(0.50), pct(0.90), pct(0.99), pct(1))
+				len(all), bad, wall.Seconds(), float64(len(all))/wall.Seconds(), pct(0.50), pct(0.90), pct(0.99), pct(1))
 			return nil
 		},
 	}
@@ -127,6 +67,95 @@ func (a *app) benchOnceCmd() *cobra.Command {
 	cmd.Flags().IntVar(&conns, "conns", 16, "connections, each with one request at a time")
 	cmd.Flags().IntVar(&procs, "procs", 1, "GOMAXPROCS of the generator (like wrk's threads)")
 	return cmd
+}
+
+// benchRequests are the raw requests to send: GET /v1/self with each
+// token of tokensFile, or GET path (with %d) for 0..count-1.
+func benchRequests(host, tokensFile, path string, count int) ([][]byte, error) {
+	var reqs [][]byte
+	switch {
+	case tokensFile != "" && path == "":
+		b, err := os.ReadFile(tokensFile)
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		for _, tok := range strings.Fields(string(b)) {
+			reqs = append(reqs, []byte("GET /v1/self HTTP/1.1\r\nHost: "+host+"\r\nAuthorization: Bearer "+tok+"\r\n\r\n"))
+		}
+	case path != "" && tokensFile == "" && count > 0:
+		for i := range count {
+			reqs = append(reqs, []byte("GET "+fmt.Sprintf(path, i)+" HTTP/1.1\r\nHost: "+host+"\r\n\r\n"))
+		}
+	default:
+		return nil, usageErr(fmt.Errorf("give --tokens FILE, or --path FORMAT and --count N"))
+	}
+	return reqs, nil
+}
+
+// sendOnce sends each request once over conns connections, each with one
+// request at a time, and returns the latencies (sorted), the non-200
+// answers and the wall time.
+func sendOnce(host string, reqs [][]byte, conns int) ([]time.Duration, int64, time.Duration, error) {
+	cs := make([]net.Conn, conns)
+	for i := range cs {
+		var err error
+		if cs[i], err = net.DialTimeout("tcp", host, 5*time.Second); err != nil {
+			return nil, 0, 0, err
+		}
+		defer cs[i].Close()
+	}
+	lat := make([][]time.Duration, conns)
+	var next, bad atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(5 * time.Minute)
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lat[i] = sendOn(c, deadline, reqs, &next, &bad, &firstErr)
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	if err, _ := firstErr.Load().(error); err != nil {
+		return nil, 0, 0, fmt.Errorf("a connection failed: %w", err)
+	}
+	all := slices.Concat(lat...)
+	if len(all) != len(reqs) {
+		return nil, 0, 0, fmt.Errorf("%d answers to %d requests", len(all), len(reqs))
+	}
+	slices.Sort(all)
+	return all, bad.Load(), wall, nil
+}
+
+// sendOn sends the next unsent request on c until none is left, and
+// returns the latencies it saw.
+func sendOn(c net.Conn, deadline time.Time, reqs [][]byte, next, bad *atomic.Int64, firstErr *atomic.Value) []time.Duration {
+	var lat []time.Duration
+	_ = c.SetDeadline(deadline)
+	br := bufio.NewReaderSize(c, 64<<10)
+	for {
+		k := next.Add(1) - 1
+		if k >= int64(len(reqs)) {
+			return lat
+		}
+		t := time.Now()
+		if _, err := c.Write(reqs[k]); err != nil {
+			firstErr.CompareAndSwap(nil, err)
+			return lat
+		}
+		code, err := readResponse(br)
+		if err != nil {
+			firstErr.CompareAndSwap(nil, err)
+			return lat
+		}
+		lat = append(lat, time.Since(t))
+		if code != http.StatusOK {
+			bad.Add(1)
+		}
+	}
 }
 
 // readResponse reads an HTTP/1.1 response with a Content-Length (what

@@ -22,7 +22,6 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/orchestrator"
-	secretstore "github.com/slipway-dev/slipway/secrets/store"
 )
 
 // Every command that reads or changes the state is a client of the
@@ -147,16 +146,9 @@ func (a *app) openReader(c engineConfig) (*engineEnv, error) {
 		return nil, err
 	}
 	env := &engineEnv{store: st, metrics: prometheus.NewRegistry(), close: func() { st.Close() }}
-	if _, err := os.Stat(c.keyFile()); err == nil || os.Getenv(secretstore.KeyEnv) != "" {
-		key, src, err := secretstore.LoadKey(c.keyFile())
-		if err != nil {
-			st.Close()
-			return nil, usageErr(fmt.Errorf("secret key %s: %w", src, err))
-		}
-		if env.secrets, err = secretstore.New(st, key); err != nil {
-			st.Close()
-			return nil, usageErr(err)
-		}
+	if env.secrets, _, err = c.secrets(st, false); err != nil {
+		st.Close()
+		return nil, usageErr(err)
 	}
 	if env.engine, err = orchestrator.New(orchestrator.Config{Store: st, Log: a.log}); err != nil {
 		st.Close()

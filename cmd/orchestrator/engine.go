@@ -231,44 +231,91 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 	if err != nil {
 		return nil, usageErr(err)
 	}
-	fail := func(err error) (*engineEnv, error) { st.Close(); return nil, err }
-	// Secrets: the encrypted store when a key exists (SLIPWAY_SECRET_KEY
-	// or the key file), then the environment.
-	var sec *secretstore.Store
-	var keys [][]byte
-	if _, err := os.Stat(c.keyFile()); createKey || err == nil || os.Getenv(secretstore.KeyEnv) != "" {
-		key, src, err := secretstore.LoadKey(c.keyFile())
-		if err != nil {
-			return fail(usageErr(fmt.Errorf("secret key %s: %w", src, err)))
-		}
-		if sec, err = secretstore.New(st, key); err != nil {
-			return fail(usageErr(err))
-		}
-		keys = append(keys, key)
-	}
-	resolver, err := c.resolver(sec, keys)
+	closers := []func(){func() { st.Close() }}
+	fail := func(err error) (*engineEnv, error) { closeAll(closers); return nil, err }
+	sec, resolver, err := c.secrets(st, createKey)
 	if err != nil {
 		return fail(usageErr(err))
 	}
-	cur, err := st.Current(ctx)
+	d, err := currentDesignIn(ctx, st, c.State)
 	if err != nil {
-		return fail(usageErr(fmt.Errorf("%w (apply a design first: `orchestrator apply --state %s ROOT`)", err, c.State)))
-	}
-	d := &design.Design{}
-	if err := json.Unmarshal(cur.Design, d); err != nil {
-		return fail(usageErr(fmt.Errorf("design revision %s: %w", cur.ID, err)))
+		return fail(usageErr(err))
 	}
 	reg, err := a.registry(c.PluginDir)
 	if err != nil {
 		return fail(err)
 	}
+	closers = append([]func(){func() { reg.Close() }}, closers...)
 	drv, err := siteDrivers(reg, d, c.driverSettings(), resolver.Resolve)
 	if err != nil {
-		reg.Close()
 		return fail(usageErr(err))
 	}
 	metrics := prometheus.NewRegistry()
 	drv = drivermetrics.New(metrics).Wrap(drv)
+	cfg, err := a.orchestratorConfig(c, st, drv, resolver)
+	if err != nil {
+		return fail(usageErr(err))
+	}
+	if c.IntrospectionListen != "" {
+		srv, stop, err := a.startIntrospection(c, st, d, resolver)
+		if err != nil {
+			return fail(usageErr(err))
+		}
+		cfg.Bootstrap, closers = srv, append([]func(){stop}, closers...)
+	}
+	e, err := orchestrator.New(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	if err := e.Start(ctx); err != nil {
+		return fail(err)
+	}
+	closers = append([]func(){e.Close}, closers...)
+	return &engineEnv{engine: e, store: st, secrets: sec, drivers: drv, metrics: metrics, close: func() { closeAll(closers) }}, nil
+}
+
+// closeAll runs the closers in order.
+func closeAll(closers []func()) {
+	for _, c := range closers {
+		c()
+	}
+}
+
+// secrets opens the encrypted secret store when a key exists
+// (SLIPWAY_SECRET_KEY or the key file; createKey makes the file) and the
+// resolver of the design's references: the store, then the environment.
+func (c engineConfig) secrets(st statestore.Store, createKey bool) (*secretstore.Store, secrets.Resolver, error) {
+	var sec *secretstore.Store
+	var keys [][]byte
+	if _, err := os.Stat(c.keyFile()); createKey || err == nil || os.Getenv(secretstore.KeyEnv) != "" {
+		key, src, err := secretstore.LoadKey(c.keyFile())
+		if err != nil {
+			return nil, secrets.Resolver{}, fmt.Errorf("secret key %s: %w", src, err)
+		}
+		if sec, err = secretstore.New(st, key); err != nil {
+			return nil, secrets.Resolver{}, err
+		}
+		keys = append(keys, key)
+	}
+	resolver, err := c.resolver(sec, keys)
+	return sec, resolver, err
+}
+
+// currentDesignIn decodes the store's current design.
+func currentDesignIn(ctx context.Context, st statestore.Store, state string) (*design.Design, error) {
+	cur, err := st.Current(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w (apply a design first: `orchestrator apply --state %s ROOT`)", err, state)
+	}
+	d := &design.Design{}
+	if err := json.Unmarshal(cur.Design, d); err != nil {
+		return nil, fmt.Errorf("design revision %s: %w", cur.ID, err)
+	}
+	return d, nil
+}
+
+// orchestratorConfig is the engine's configuration from the file's.
+func (a *app) orchestratorConfig(c engineConfig, st statestore.Store, drv orchestrator.Drivers, resolver secrets.Resolver) (orchestrator.Config, error) {
 	cfg := orchestrator.Config{Store: st, Drivers: drv, Log: a.log, DeployRetries: c.DeployRetries, ReleaseLeaks: c.ReleaseLeaks,
 		Secrets: resolver.Resolve,
 		Limits:  orchestrator.Limits{Global: c.GlobalLimit, Provisioner: c.MAASLimit, OOB: c.OOBLimit}}
@@ -276,8 +323,7 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 	if len(c.BMCEndpoints) > 0 {
 		eps, err := parseEndpoints(c.BMCEndpoints)
 		if err != nil {
-			reg.Close()
-			return fail(usageErr(err))
+			return cfg, err
 		}
 		cfg.BMCEndpoint = func(b drivers.BMC) drivers.BMC {
 			if ep, ok := eps[b.Node]; ok {
@@ -286,32 +332,7 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 			return b
 		}
 	}
-	if err := c.durations(&cfg); err != nil {
-		reg.Close()
-		return fail(usageErr(err))
-	}
-	stopIntro := func() {}
-	if c.IntrospectionListen != "" {
-		srv, stop, err := a.startIntrospection(c, st, d, resolver)
-		if err != nil {
-			reg.Close()
-			return fail(usageErr(err))
-		}
-		cfg.Bootstrap, stopIntro = srv, stop
-	}
-	e, err := orchestrator.New(cfg)
-	if err != nil {
-		stopIntro()
-		reg.Close()
-		return fail(err)
-	}
-	if err := e.Start(ctx); err != nil {
-		stopIntro()
-		reg.Close()
-		return fail(err)
-	}
-	return &engineEnv{engine: e, store: st, secrets: sec, drivers: drv, metrics: metrics,
-		close: func() { e.Close(); stopIntro(); reg.Close(); st.Close() }}, nil
+	return cfg, c.durations(&cfg)
 }
 
 // startIntrospection serves the introspection API: its key (created at
