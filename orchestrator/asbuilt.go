@@ -37,7 +37,7 @@ const maxMismatchesShown = 12
 // AsBuiltRecord is a node's last as-built check.
 type AsBuiltRecord struct {
 	Node      string `json:"node"`
-	MachineID string `json:"machineId,omitempty"`
+	MachineID string `json:"machine_id,omitempty"`
 	// Inventory is the digest of the inventory checked (InventoryDigest).
 	Inventory  string    `json:"inventory"`
 	Checked    time.Time `json:"checked"`
@@ -51,7 +51,7 @@ type AsBuiltRecord struct {
 // HardwareAcceptance is an operator's acceptance of a machine as built.
 type HardwareAcceptance struct {
 	Inventory  string    `json:"inventory"` // the digest accepted
-	MachineID  string    `json:"machineId,omitempty"`
+	MachineID  string    `json:"machine_id,omitempty"`
 	By         string    `json:"by"`
 	At         time.Time `json:"at"`
 	Mismatches []string  `json:"mismatches"` // what was accepted
@@ -527,26 +527,35 @@ func matchingGPUs(g *design.ExpectGPUs, inv drivers.Inventory) []drivers.PCIDevi
 func HardwareTagsOf(tags []design.HardwareTag, inv drivers.Inventory) []string {
 	var out []string
 	for _, t := range tags {
-		ok := t.GPUs != nil || t.NICSpeedMinMbps > 0 || t.CPU != nil || t.MemoryMin != ""
-		if g := t.GPUs; g != nil && len(matchingGPUs(g, inv)) < max(g.Count, 1) {
-			ok = false
-		}
-		if t.NICSpeedMinMbps > 0 && !slices.ContainsFunc(inv.NICs, func(n drivers.NIC) bool { return n.SpeedMbps >= t.NICSpeedMinMbps }) {
-			ok = false
-		}
-		if c := t.CPU; c != nil && (inv.CPU.Threads < c.Count || c.Model != "" && !matches(c.Model, inv.CPU.Model)) {
-			ok = false
-		}
-		if t.MemoryMin != "" {
-			if sz, err := design.ParseSize(t.MemoryMin); err != nil || inv.MemoryMiB<<20 < sz.Bytes {
-				ok = false
-			}
-		}
-		if ok && t.Name != "" {
+		if t.Name != "" && hardwareTagMatches(t, inv) {
 			out = append(out, t.Name)
 		}
 	}
 	return out
+}
+
+// hardwareTagMatches is true when a tag asks for some fact and the
+// inventory has every one it asks for (a minimum memory that does not
+// parse matches nothing).
+func hardwareTagMatches(t design.HardwareTag, inv drivers.Inventory) bool {
+	if t.GPUs == nil && t.NICSpeedMinMbps <= 0 && t.CPU == nil && t.MemoryMin == "" {
+		return false
+	}
+	if g := t.GPUs; g != nil && len(matchingGPUs(g, inv)) < max(g.Count, 1) {
+		return false
+	}
+	if t.NICSpeedMinMbps > 0 && !slices.ContainsFunc(inv.NICs, func(n drivers.NIC) bool { return n.SpeedMbps >= t.NICSpeedMinMbps }) {
+		return false
+	}
+	if c := t.CPU; c != nil && (inv.CPU.Threads < c.Count || c.Model != "" && !matches(c.Model, inv.CPU.Model)) {
+		return false
+	}
+	if t.MemoryMin != "" {
+		if sz, err := design.ParseSize(t.MemoryMin); err != nil || inv.MemoryMiB<<20 < sz.Bytes {
+			return false
+		}
+	}
+	return true
 }
 
 // matches reports whether s matches the design's pattern (validation

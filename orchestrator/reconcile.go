@@ -461,23 +461,35 @@ func (e *Engine) observe(ctx context.Context, r NodeRecord, state string) {
 func (e *Engine) repair(ctx context.Context, d *design.Design, dr DriftRecord) (string, error) {
 	switch dr.Kind {
 	case DriftLeak:
-		var res drivers.Result
-		err := e.callServer(ctx, func(ctx context.Context) (err error) {
-			res, err = e.cfg.Drivers.Server.Release(ctx, drivers.NodeRef{Name: dr.Node, MachineID: dr.MachineID}, drivers.EraseNone)
-			return err
-		})
-		if err == nil && res.Status == drivers.StatusFailed {
-			err = fmt.Errorf("%s", res.Message)
-		}
-		if err != nil {
-			return "", fmt.Errorf("releasing leaked machine %s: %w", dr.MachineID, err)
-		}
-		return "machine " + dr.MachineID + " released", nil
+		return e.releaseLeak(ctx, dr)
 	case DriftStatus:
 		return "", fmt.Errorf("%w: node %s: status drift is put back by a task (deploy, or destroy the node), or accepted (adopt)", ErrConflict, dr.Node)
 	case DriftOrphan:
 		return "", fmt.Errorf("%w: node %s is not in the current design: put it back in the design, or release its machine (resolution release, or `orchestrator destroy --node %s`)", ErrConflict, dr.Node, dr.Node)
 	}
+	return e.repairMachine(ctx, d, dr)
+}
+
+// releaseLeak releases a leaked machine.
+func (e *Engine) releaseLeak(ctx context.Context, dr DriftRecord) (string, error) {
+	var res drivers.Result
+	err := e.callServer(ctx, func(ctx context.Context) (err error) {
+		res, err = e.cfg.Drivers.Server.Release(ctx, drivers.NodeRef{Name: dr.Node, MachineID: dr.MachineID}, drivers.EraseNone)
+		return err
+	})
+	if err == nil && res.Status == drivers.StatusFailed {
+		err = fmt.Errorf("%s", res.Message)
+	}
+	if err != nil {
+		return "", fmt.Errorf("releasing leaked machine %s: %w", dr.MachineID, err)
+	}
+	return "machine " + dr.MachineID + " released", nil
+}
+
+// repairMachine has the server driver put back, on a node's deployed
+// machine, the part of the design a drift is about (with the node's
+// lease held).
+func (e *Engine) repairMachine(ctx context.Context, d *design.Design, dr DriftRecord) (string, error) {
 	if d == nil || d.Nodes[dr.Node] == nil {
 		return "", fmt.Errorf("%w: node %s is not in the current design: nothing to repair its machine to", ErrConflict, dr.Node)
 	}
@@ -528,16 +540,7 @@ type DriftResolved struct {
 // one kind. correlation is the API request's ID ("" from the CLI); the
 // resolved event carries it.
 func (e *Engine) ResolveDrift(ctx context.Context, node string, kind DriftKind, res Resolution, who, correlation string) (DriftResolved, error) {
-	if len(node) > MaxFilterValueLen {
-		return DriftResolved{}, fmt.Errorf("%w: node name of %d bytes: at most %d", ErrNotFound, len(node), MaxFilterValueLen)
-	}
-	if _, err := ParseDriftKind(string(kind)); err != nil {
-		return DriftResolved{}, err
-	}
-	if _, err := ParseResolution(string(res)); err != nil {
-		return DriftResolved{}, err
-	}
-	if err := checkCorrelation(correlation); err != nil {
+	if err := checkResolveDrift(node, kind, res, correlation); err != nil {
 		return DriftResolved{}, err
 	}
 	e.recon.run.Lock() // not while a run settles its records
@@ -548,44 +551,67 @@ func (e *Engine) ResolveDrift(ctx context.Context, node string, kind DriftKind, 
 	}
 	out := DriftResolved{Drift: dr, Resolution: res}
 	who = orDefault(who, "unknown")
-	switch {
-	case res == ResolveAccept && kind == DriftStatus:
-		rec, err := e.Adopt(ctx, node, "", who)
-		if err != nil {
-			return out, fmt.Errorf("accept status drift of node %s: adopt: %w", node, err)
-		}
-		out.Message = fmt.Sprintf("adopted: the record takes machine %s as %s (stage %s)", rec.MachineID, rec.Observed, rec.Stage)
-	case res == ResolveAccept:
-		var b batch
-		b.put(collAccepted, dr.key(), dr.Observed)
-		if err := e.rec.write(ctx, &b); err != nil {
-			return out, err
-		}
-		out.Message = "accepted: " + dr.Observed + " is not reported again while it lasts"
-	case res == ResolveRepair:
-		msg, err := e.repair(ctx, e.currentDesign(ctx), dr)
-		if err != nil {
-			return out, err
-		}
-		out.Message = "repaired: " + msg
-	case kind == DriftLeak: // release
-		msg, err := e.repair(ctx, nil, dr)
-		if err != nil {
-			return out, err
-		}
-		out.Message = msg
-	default: // release a node's machine: the destroy workflow
-		t, err := e.Submit(ctx, Request{Action: ActionDestroyNodes, Requester: who, Correlation: correlation,
-			Filter: Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}})
-		if err != nil {
-			return out, fmt.Errorf("release node %s: %w", node, err)
-		}
-		out.Task, out.Message = t.ID, "destroy_nodes task "+t.ID+" releases machine "+dr.MachineID
+	task, msg, err := e.resolveDrift(ctx, node, kind, dr, res, who, correlation)
+	if err != nil {
+		return out, err
 	}
+	out.Task, out.Message = task, msg
 	if err := e.dropDrift(ctx, dr, fmt.Sprintf("%s by %s: %s", res, who, out.Message), correlation); err != nil {
 		return out, err
 	}
 	return out, nil
+}
+
+// checkResolveDrift checks ResolveDrift's arguments before it reads.
+func checkResolveDrift(node string, kind DriftKind, res Resolution, correlation string) error {
+	if len(node) > MaxFilterValueLen {
+		return fmt.Errorf("%w: node name of %d bytes: at most %d", ErrNotFound, len(node), MaxFilterValueLen)
+	}
+	if _, err := ParseDriftKind(string(kind)); err != nil {
+		return err
+	}
+	if _, err := ParseResolution(string(res)); err != nil {
+		return err
+	}
+	return checkCorrelation(correlation)
+}
+
+// resolveDrift does what a resolution of a node's open drift (dr) says: adopt the
+// provisioner's status, accept the state observed, repair, release a
+// leaked machine, or submit a destroy_nodes task to release a node's
+// (the task's ID then). It returns what it did.
+func (e *Engine) resolveDrift(ctx context.Context, node string, kind DriftKind, dr DriftRecord, res Resolution, who, correlation string) (task, msg string, err error) {
+	switch {
+	case res == ResolveAccept && kind == DriftStatus:
+		rec, err := e.Adopt(ctx, node, "", who)
+		if err != nil {
+			return "", "", fmt.Errorf("accept status drift of node %s: adopt: %w", node, err)
+		}
+		return "", fmt.Sprintf("adopted: the record takes machine %s as %s (stage %s)", rec.MachineID, rec.Observed, rec.Stage), nil
+	case res == ResolveAccept:
+		var b batch
+		b.put(collAccepted, dr.key(), dr.Observed)
+		if err := e.rec.write(ctx, &b); err != nil {
+			return "", "", err
+		}
+		return "", "accepted: " + dr.Observed + " is not reported again while it lasts", nil
+	case res == ResolveRepair:
+		msg, err := e.repair(ctx, e.currentDesign(ctx), dr)
+		if err != nil {
+			return "", "", err
+		}
+		return "", "repaired: " + msg, nil
+	case kind == DriftLeak: // release
+		msg, err := e.repair(ctx, nil, dr)
+		return "", msg, err
+	}
+	// release a node's machine: the destroy workflow
+	t, err := e.Submit(ctx, Request{Action: ActionDestroyNodes, Requester: who, Correlation: correlation,
+		Filter: Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}})
+	if err != nil {
+		return "", "", fmt.Errorf("release node %s: %w", node, err)
+	}
+	return t.ID, "destroy_nodes task " + t.ID + " releases machine " + dr.MachineID, nil
 }
 
 // sweepLoop reconciles at start, then every interval (the current
