@@ -93,7 +93,7 @@ type Token struct {
 	Name     string    `json:"name"`
 	Role     Role      `json:"role"`
 	Created  time.Time `json:"created"`
-	LastUsed time.Time `json:"lastUsed,omitzero"` // zero: never verified (or not recorded yet)
+	LastUsed time.Time `json:"last_used,omitzero"` // zero: never verified (or not recorded yet)
 }
 
 // Store creates, verifies, lists and revokes tokens. It is safe for

@@ -90,8 +90,8 @@ func TestCreateVerifyRevoke(t *testing.T) {
 	if bytes.Contains(b, []byte(plain)) || bytes.Contains(b, []byte(plain[len(Prefix):])) {
 		t.Errorf("the list's JSON holds a token: %s", b)
 	}
-	if !bytes.Contains(b, []byte(`"lastUsed"`)) || !bytes.Contains(b, []byte(`"created"`)) {
-		t.Errorf("JSON is not camelCase: %s", b)
+	if !bytes.Contains(b, []byte(`"last_used"`)) || !bytes.Contains(b, []byte(`"created"`)) {
+		t.Errorf("JSON is not snake_case: %s", b)
 	}
 
 	for _, id := range []string{"", "xyz", tok.ID[:4], plain} {

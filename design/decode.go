@@ -10,7 +10,8 @@ import (
 )
 
 // The typed decoder: Value trees into the structs of model.go, strictly.
-// Field names come from the json tags (the same names the YAML uses), an
+// Field names come from the yaml tags, or the json tags where a field has
+// none (the YAML keeps camelCase where the API's JSON is snake_case), an
 // `enum:"a|b"` tag restricts a string, a Pos field without tag receives the
 // position of its mapping and one with `pos:"key"` the position of that key's
 // value. Fields tagged `design:"computed"` are not read from sources.
@@ -73,7 +74,7 @@ func collectFields(t reflect.Type, prefix []int, si *structInfo) {
 			}
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name := yamlName(f)
 		if name == "" || name == "-" || f.Tag.Get("design") == "computed" {
 			continue
 		}
@@ -337,4 +338,15 @@ func (d *decoder) keyPositions(v *Value) reflect.Value {
 		d.memo[k] = c
 	}
 	return c
+}
+
+// yamlName is a field's name in the site YAML: its yaml tag's, else its
+// json tag's ("" or "-" when the field is not read).
+func yamlName(f reflect.StructField) string {
+	if y, ok := f.Tag.Lookup("yaml"); ok {
+		name, _, _ := strings.Cut(y, ",")
+		return name
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
 }

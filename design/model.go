@@ -22,11 +22,11 @@ var Kinds = []string{KindSite, KindNetwork, KindNetworkLink, KindHardwareProfile
 type Design struct {
 	Site             *Site                       `json:"site"`
 	Networks         map[string]*Network         `json:"networks"`
-	NetworkLinks     map[string]*NetworkLink     `json:"networkLinks"`
-	HardwareProfiles map[string]*HardwareProfile `json:"hardwareProfiles"`
-	HostProfiles     map[string]*HostProfile     `json:"hostProfiles"`
+	NetworkLinks     map[string]*NetworkLink     `json:"network_links" yaml:"networkLinks"`
+	HardwareProfiles map[string]*HardwareProfile `json:"hardware_profiles" yaml:"hardwareProfiles"`
+	HostProfiles     map[string]*HostProfile     `json:"host_profiles" yaml:"hostProfiles"`
 	Nodes            map[string]*Node            `json:"nodes"`
-	BootActions      map[string]*BootAction      `json:"bootActions"`
+	BootActions      map[string]*BootAction      `json:"boot_actions" yaml:"bootActions"`
 }
 
 // ObjectMeta is the metadata of every document.
@@ -48,7 +48,7 @@ type SiteSpec struct {
 	Domain        string              `json:"domain,omitempty"`
 	DNS           DNSConfig           `json:"dns,omitzero"`
 	NTP           NTPConfig           `json:"ntp,omitzero"`
-	SSHKeys       []string            `json:"sshKeys,omitempty"`
+	SSHKeys       []string            `json:"ssh_keys,omitempty" yaml:"sshKeys"`
 	Drivers       DriverNames         `json:"drivers"`
 	MAAS          MAASConfig          `json:"maas,omitzero"`
 	Introspection IntrospectionConfig `json:"introspection,omitzero"`
@@ -63,7 +63,7 @@ type SiteSpec struct {
 	// HardwareTags name hardware facts: the engine tags a machine in the
 	// provisioner with every tag whose facts its inventory has
 	// (validate_hardware.go).
-	HardwareTags    []HardwareTag `json:"hardwareTags,omitempty"`
+	HardwareTags    []HardwareTag `json:"hardware_tags,omitempty" yaml:"hardwareTags"`
 	HardwareTagsPos Pos           `json:"-" pos:"hardwareTags"`
 }
 
@@ -74,9 +74,9 @@ type SiteSpec struct {
 type HardwareTag struct {
 	Name            string      `json:"name" required:"true"`
 	GPUs            *ExpectGPUs `json:"gpus,omitempty"`
-	NICSpeedMinMbps int         `json:"nicSpeedMinMbps,omitempty"`
+	NICSpeedMinMbps int         `json:"nic_speed_min_mbps,omitempty" yaml:"nicSpeedMinMbps"`
 	CPU             *ExpectCPU  `json:"cpu,omitempty"`
-	MemoryMin       string      `json:"memoryMin,omitempty"`
+	MemoryMin       string      `json:"memory_min,omitempty" yaml:"memoryMin"`
 	Pos             Pos         `json:"-"`
 }
 
@@ -88,10 +88,10 @@ type Lifecycle struct {
 	Erase string `json:"erase,omitempty" enum:"none|quick|secure"`
 	// CommissionRetries: how many times a failed commissioning is
 	// started again before the node fails.
-	CommissionRetries *int `json:"commissionRetries,omitempty"`
+	CommissionRetries *int `json:"commission_retries,omitempty" yaml:"commissionRetries"`
 	// DeployRetries: how many times a failed deployment is released and
 	// deployed again before the node fails.
-	DeployRetries *int `json:"deployRetries,omitempty"`
+	DeployRetries *int `json:"deploy_retries,omitempty" yaml:"deployRetries"`
 	// Timeouts per workflow stage (Go durations: 40m, 1h30m).
 	Timeouts map[string]string `json:"timeouts,omitempty"`
 
@@ -124,7 +124,7 @@ type DriverNames struct {
 // MAASConfig tells how to reach MAAS. APIKey is a secret reference.
 type MAASConfig struct {
 	URL    string `json:"url,omitempty"`
-	APIKey string `json:"apiKey,omitempty"`
+	APIKey string `json:"api_key,omitempty" yaml:"apiKey"`
 	Pos    Pos    `json:"-" pos:"apiKey"`
 }
 
@@ -136,7 +136,7 @@ type IntrospectionConfig struct {
 // SiteDefaults apply to every node.
 type SiteDefaults struct {
 	Platform       Platform `json:"platform,omitzero"`
-	HostProfile    string   `json:"hostProfile,omitempty"`
+	HostProfile    string   `json:"host_profile,omitempty" yaml:"hostProfile"`
 	HostProfilePos Pos      `json:"-" pos:"hostProfile"`
 }
 
@@ -197,7 +197,7 @@ type NetworkLinkSpec struct {
 	Bonding         Bonding  `json:"bonding"`
 	MTU             int      `json:"mtu"`
 	Trunking        Trunking `json:"trunking"`
-	AllowedNetworks []string `json:"allowedNetworks,omitempty"`
+	AllowedNetworks []string `json:"allowed_networks,omitempty" yaml:"allowedNetworks"`
 
 	Pos                Pos `json:"-"`
 	MTUPos             Pos `json:"-" pos:"mtu"`
@@ -208,7 +208,7 @@ type NetworkLinkSpec struct {
 type Bonding struct {
 	Mode      string `json:"mode" enum:"disabled|802.3ad|active-backup|balance-rr"`
 	Hash      string `json:"hash,omitempty"`
-	LACPRate  string `json:"lacpRate,omitempty" enum:"fast|slow"`
+	LACPRate  string `json:"lacp_rate,omitempty" yaml:"lacpRate" enum:"fast|slow"`
 	MIIMon    int    `json:"miimon,omitempty"`
 	UpDelay   int    `json:"updelay,omitempty"`
 	DownDelay int    `json:"downdelay,omitempty"`
@@ -218,7 +218,7 @@ type Bonding struct {
 // Trunking configures 802.1q tagging.
 type Trunking struct {
 	Mode          string `json:"mode" enum:"disabled|802.1q"`
-	NativeNetwork string `json:"nativeNetwork,omitempty"`
+	NativeNetwork string `json:"native_network,omitempty" yaml:"nativeNetwork"`
 	Pos           Pos    `json:"-"`
 }
 
@@ -232,10 +232,10 @@ type HardwareProfile struct {
 type HardwareProfileSpec struct {
 	Vendor        string                 `json:"vendor,omitempty"`
 	Model         string                 `json:"model,omitempty"`
-	BootMode      string                 `json:"bootMode" enum:"uefi|bios"`
+	BootMode      string                 `json:"boot_mode" yaml:"bootMode" enum:"uefi|bios"`
 	OOB           HardwareOOB            `json:"oob"`
 	PXE           PXEConfig              `json:"pxe"`
-	DeviceAliases map[string]DeviceAlias `json:"deviceAliases,omitempty"`
+	DeviceAliases map[string]DeviceAlias `json:"device_aliases,omitempty" yaml:"deviceAliases"`
 	// Expect is what a machine of this model must have; the as-built
 	// stage checks it against the inventory commissioning found.
 	Expect *HardwareExpect `json:"expect,omitempty"`
@@ -247,7 +247,7 @@ type HardwareProfileSpec struct {
 // against what commissioning reported.
 type HardwareExpect struct {
 	CPU       *ExpectCPU            `json:"cpu,omitempty"`
-	MemoryMin string                `json:"memoryMin,omitempty"` // a size, e.g. 512gi
+	MemoryMin string                `json:"memory_min,omitempty" yaml:"memoryMin"` // a size, e.g. 512gi
 	GPUs      *ExpectGPUs           `json:"gpus,omitempty"`
 	NICs      map[string]ExpectNIC  `json:"nics,omitempty"`  // by device alias
 	Disks     map[string]ExpectDisk `json:"disks,omitempty"` // by device alias
@@ -280,14 +280,14 @@ type ExpectGPUs struct {
 
 // ExpectNIC is one device alias's NIC: at least SpeedMinMbps, its driver.
 type ExpectNIC struct {
-	SpeedMinMbps int    `json:"speedMinMbps,omitempty"`
+	SpeedMinMbps int    `json:"speed_min_mbps,omitempty" yaml:"speedMinMbps"`
 	Driver       string `json:"driver,omitempty"`
 	Pos          Pos    `json:"-"`
 }
 
 // ExpectDisk is one device alias's disk: at least SizeMin, its model.
 type ExpectDisk struct {
-	SizeMin string `json:"sizeMin,omitempty"`
+	SizeMin string `json:"size_min,omitempty" yaml:"sizeMin"`
 	Model   string `json:"model,omitempty"`
 	Pos     Pos    `json:"-"`
 }
@@ -295,8 +295,8 @@ type ExpectDisk struct {
 // ExpectFirmware holds minimum versions (compared field by field as
 // dotted numbers).
 type ExpectFirmware struct {
-	BIOSMin string `json:"biosMin,omitempty"`
-	BMCMin  string `json:"bmcMin,omitempty"`
+	BIOSMin string `json:"bios_min,omitempty" yaml:"biosMin"`
+	BMCMin  string `json:"bmc_min,omitempty" yaml:"bmcMin"`
 	Pos     Pos    `json:"-"`
 }
 
@@ -314,8 +314,8 @@ type Constraints struct {
 	Zone      string   `json:"zone,omitempty"`
 	Pool      string   `json:"pool,omitempty"`
 	Tags      []string `json:"tags,omitempty"`
-	MinCPU    int      `json:"minCpu,omitempty"`
-	MinMemory string   `json:"minMemory,omitempty"` // a size, e.g. 256gi
+	MinCPU    int      `json:"min_cpu,omitempty" yaml:"minCpu"`
+	MinMemory string   `json:"min_memory,omitempty" yaml:"minMemory"` // a size, e.g. 256gi
 	Pos       Pos      `json:"-"`
 
 	MinMemoryPos Pos `json:"-" pos:"minMemory"`
@@ -327,7 +327,7 @@ type HardwareOOB struct {
 	Type        string `json:"type"`
 	Protocol    string `json:"protocol" enum:"lanplus|lan"`
 	Port        int    `json:"port"`
-	CipherSuite int    `json:"cipherSuite"`
+	CipherSuite int    `json:"cipher_suite" yaml:"cipherSuite"`
 	Privilege   string `json:"privilege" enum:"administrator|operator"`
 
 	Pos            Pos `json:"-"`
@@ -366,13 +366,13 @@ type HostProfileSpec struct {
 
 // HostSpec holds the fields shared by host profiles and nodes.
 type HostSpec struct {
-	HardwareProfile string               `json:"hardwareProfile,omitempty"`
-	PrimaryNetwork  string               `json:"primaryNetwork,omitempty"`
+	HardwareProfile string               `json:"hardware_profile,omitempty" yaml:"hardwareProfile"`
+	PrimaryNetwork  string               `json:"primary_network,omitempty" yaml:"primaryNetwork"`
 	Interfaces      map[string]Interface `json:"interfaces,omitempty"`
 	Storage         Storage              `json:"storage,omitzero"`
 	Platform        Platform             `json:"platform,omitzero"`
 	Tags            []string             `json:"tags,omitempty"`
-	OwnerData       map[string]string    `json:"ownerData,omitempty"`
+	OwnerData       map[string]string    `json:"owner_data,omitempty" yaml:"ownerData"`
 	// Erase overrides the Site's lifecycle.erase for the nodes of a
 	// profile, or for one node.
 	Erase string `json:"erase,omitempty" enum:"none|quick|secure"`
@@ -407,13 +407,13 @@ type Interface struct {
 // Storage is a host's disk layout.
 type Storage struct {
 	Devices      map[string]StorageDevice `json:"devices,omitempty"`
-	VolumeGroups map[string]VolumeGroup   `json:"volumeGroups,omitempty"`
+	VolumeGroups map[string]VolumeGroup   `json:"volume_groups,omitempty" yaml:"volumeGroups"`
 }
 
 // StorageDevice is a disk: either partitioned or a whole-disk LVM PV.
 type StorageDevice struct {
 	Partitions  map[string]Partition `json:"partitions,omitempty"`
-	VolumeGroup string               `json:"volumeGroup,omitempty"`
+	VolumeGroup string               `json:"volume_group,omitempty" yaml:"volumeGroup"`
 	Pos         Pos                  `json:"-"`
 }
 
@@ -422,7 +422,7 @@ type Partition struct {
 	Size        string      `json:"size,omitempty" required:"true"`
 	Bootable    bool        `json:"bootable,omitempty"`
 	Filesystem  *Filesystem `json:"filesystem,omitempty"`
-	VolumeGroup string      `json:"volumeGroup,omitempty"`
+	VolumeGroup string      `json:"volume_group,omitempty" yaml:"volumeGroup"`
 	Pos         Pos         `json:"-"`
 	SizePos     Pos         `json:"-" pos:"size"`
 }
@@ -438,7 +438,7 @@ type Filesystem struct {
 
 // VolumeGroup is an LVM volume group.
 type VolumeGroup struct {
-	LogicalVolumes map[string]LogicalVolume `json:"logicalVolumes,omitempty"`
+	LogicalVolumes map[string]LogicalVolume `json:"logical_volumes,omitempty" yaml:"logicalVolumes"`
 	Pos            Pos                      `json:"-"`
 }
 
@@ -454,7 +454,7 @@ type LogicalVolume struct {
 type Platform struct {
 	Image        string            `json:"image,omitempty"`
 	Kernel       string            `json:"kernel,omitempty"`
-	KernelParams map[string]string `json:"kernelParams,omitempty"`
+	KernelParams map[string]string `json:"kernel_params,omitempty" yaml:"kernelParams"`
 }
 
 // Node is one server, resolved over its host profile chain.
@@ -467,11 +467,11 @@ type Node struct {
 
 // NodeSpec is a node's resolved spec.
 type NodeSpec struct {
-	HostProfile string `json:"hostProfile"`
+	HostProfile string `json:"host_profile" yaml:"hostProfile"`
 	HostSpec
 	OOB        NodeOOB   `json:"oob,omitzero"`
 	Addressing []Address `json:"addressing"`
-	BootMAC    string    `json:"bootMac,omitempty"`
+	BootMAC    string    `json:"boot_mac,omitempty" yaml:"bootMac"`
 	Rack       string    `json:"rack,omitempty"`
 	// Cabling names the switch port each NIC (by device alias) is cabled
 	// to: the lab's LLDP neighbours, and the as-built check's expectation.
@@ -512,7 +512,7 @@ type BootAction struct {
 
 // BootActionSpec selects nodes and lists the assets.
 type BootActionSpec struct {
-	NodeFilter *NodeFilter `json:"nodeFilter,omitempty"`
+	NodeFilter *NodeFilter `json:"node_filter,omitempty" yaml:"nodeFilter"`
 	Signaling  bool        `json:"signaling"`
 	Assets     []Asset     `json:"assets,omitempty"`
 	Pos        Pos         `json:"-"`

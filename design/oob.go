@@ -9,11 +9,11 @@ type OOBEndpoint struct {
 	Protocol    string `json:"protocol"`
 	Address     string `json:"address"`
 	Port        int    `json:"port"`
-	CipherSuite int    `json:"cipherSuite"`
+	CipherSuite int    `json:"cipher_suite" yaml:"cipherSuite"`
 	Privilege   string `json:"privilege"`
 	Username    string `json:"username,omitempty"`
 	// PasswordRef is a secret reference, never the password.
-	PasswordRef string `json:"passwordRef,omitempty"`
+	PasswordRef string `json:"password_ref,omitempty" yaml:"passwordRef"`
 }
 
 // IPMI defaults of an endpoint that neither the node nor its hardware

@@ -11,7 +11,7 @@ import (
 // chain applied, defaults filled in and its hardware profile attached under
 // spec.hardware. Field names are those of the site YAML.
 type RenderedNode struct {
-	APIVersion string     `json:"apiVersion"`
+	APIVersion string     `json:"api_version" yaml:"apiVersion"`
 	Kind       string     `json:"kind"`
 	Metadata   ObjectMeta `json:"metadata"`
 	Spec       NodeSpec   `json:"spec"`

@@ -22,8 +22,8 @@ const (
 // reason, final for this attempt) are distinct values, never errors.
 type Result struct {
 	Status     Status        `json:"status"`
-	RetryAfter time.Duration `json:"retryAfter,omitempty"` // InProgress: look again after this
-	Message    string        `json:"message,omitempty"`    // what was done, what is awaited, or why it failed
+	RetryAfter time.Duration `json:"retry_after,omitempty"` // InProgress: look again after this
+	Message    string        `json:"message,omitempty"`     // what was done, what is awaited, or why it failed
 }
 
 // Done reports a step that reached its goal.

@@ -21,7 +21,7 @@ type BMC struct {
 	Address     string `json:"address"`
 	Port        int    `json:"port"`
 	Protocol    string `json:"protocol"` // lanplus | lan
-	CipherSuite int    `json:"cipherSuite"`
+	CipherSuite int    `json:"cipher_suite"`
 	Privilege   string `json:"privilege"` // administrator | operator
 	Username    string `json:"username"`
 	Password    Secret `json:"password"`
@@ -60,7 +60,7 @@ type SiteInfo struct {
 	Authenticated bool     `json:"authenticated"`
 	Version       string   `json:"version,omitempty"`
 	Capabilities  []string `json:"capabilities,omitempty"`
-	BootImages    []string `json:"bootImages,omitempty"` // e.g. "ubuntu/jammy"
+	BootImages    []string `json:"boot_images,omitempty"` // e.g. "ubuntu/jammy"
 	// Kernels lists, by boot image, the kernels the provisioner has for
 	// it (e.g. "ubuntu/jammy": ga-22.04, hwe-22.04). An image the map
 	// does not name has kernels the driver can't tell (nil: none known).
@@ -68,8 +68,8 @@ type SiteInfo struct {
 	// DefaultOS is the operating system of an image named without one
 	// ("jammy" is DefaultOS/jammy); DefaultImage is what a node that
 	// names no image gets. "" when the driver can't tell.
-	DefaultOS    string `json:"defaultOS,omitempty"`
-	DefaultImage string `json:"defaultImage,omitempty"`
+	DefaultOS    string `json:"default_os,omitempty"`
+	DefaultImage string `json:"default_image,omitempty"`
 }
 
 // SiteSpec is what a server driver prepares before any node: the networks,
@@ -78,10 +78,10 @@ type SiteSpec struct {
 	Domain  string     `json:"domain,omitempty"`
 	Subnets []Subnet   `json:"subnets"`
 	Links   []SiteLink `json:"links,omitempty"`
-	SSHKeys []string   `json:"sshKeys,omitempty"`
+	SSHKeys []string   `json:"ssh_keys,omitempty"`
 	// PXENetwork is the network machines PXE-boot on: the provisioner
 	// serves DHCP there. internal/driverspec.Site says how the engine chooses it.
-	PXENetwork string `json:"pxeNetwork,omitempty"`
+	PXENetwork string `json:"pxe_network,omitempty"`
 }
 
 // SiteLink is one of the design's NetworkLinks: an L2 domain (a MAAS
@@ -90,7 +90,7 @@ type SiteLink struct {
 	Name          string   `json:"name"`
 	MTU           int      `json:"mtu,omitempty"`
 	Networks      []string `json:"networks,omitempty"`
-	NativeNetwork string   `json:"nativeNetwork,omitempty"` // carried untagged
+	NativeNetwork string   `json:"native_network,omitempty"` // carried untagged
 }
 
 // Subnet is one of the design's L3 networks as drivers see it.
@@ -100,7 +100,7 @@ type Subnet struct {
 	VLAN       int           `json:"vlan,omitempty"`
 	MTU        int           `json:"mtu"`
 	Gateway    string        `json:"gateway,omitempty"`
-	DNSServers []string      `json:"dnsServers,omitempty"`
+	DNSServers []string      `json:"dns_servers,omitempty"`
 	Ranges     []AddressPool `json:"ranges,omitempty"`
 	Routes     []Route       `json:"routes,omitempty"`
 }
@@ -122,13 +122,13 @@ type AddressPool struct {
 // NodeRef names a node and, once known, its provisioner machine.
 type NodeRef struct {
 	Name      string `json:"name"`
-	MachineID string `json:"machineId,omitempty"`
+	MachineID string `json:"machine_id,omitempty"`
 	// BudgetFrom opens a fresh failure budget: a driver that counts
 	// earlier failures of a step to decide when to stop retrying it (e.g.
 	// commissioning) counts none from before this time. The engine sets
 	// it when an operator's retry or restart-clean starts the node's
 	// step again; zero counts every failure the driver can see.
-	BudgetFrom time.Time `json:"budgetFrom,omitzero"`
+	BudgetFrom time.Time `json:"budget_from,omitzero"`
 }
 
 // Node is everything a server or network driver needs about one node,
@@ -137,15 +137,15 @@ type Node struct {
 	NodeRef
 	Hostname   string            `json:"hostname"`
 	Domain     string            `json:"domain,omitempty"`
-	BootMAC    string            `json:"bootMac,omitempty"`
-	BMCAddress string            `json:"bmcAddress,omitempty"`
+	BootMAC    string            `json:"boot_mac,omitempty"`
+	BMCAddress string            `json:"bmc_address,omitempty"`
 	Rack       string            `json:"rack,omitempty"`
-	Primary    string            `json:"primaryNetwork,omitempty"`
+	Primary    string            `json:"primary_network,omitempty"`
 	Interfaces []Interface       `json:"interfaces,omitempty"`
 	Storage    Storage           `json:"storage"`
 	Platform   Platform          `json:"platform"`
 	Tags       []string          `json:"tags,omitempty"`
-	OwnerData  map[string]string `json:"ownerData,omitempty"`
+	OwnerData  map[string]string `json:"owner_data,omitempty"`
 	// Power is how the provisioner reaches the BMC (nil: leave it alone).
 	Power *PowerSettings `json:"power,omitempty"`
 	// Constraints choose the machine of a node the design does not pin
@@ -159,8 +159,8 @@ type Constraints struct {
 	Zone         string   `json:"zone,omitempty"`
 	Pool         string   `json:"pool,omitempty"`
 	Tags         []string `json:"tags,omitempty"` // every one required
-	MinCPU       int      `json:"minCpu,omitempty"`
-	MinMemoryMiB int64    `json:"minMemoryMiB,omitempty"`
+	MinCPU       int      `json:"min_cpu,omitempty"`
+	MinMemoryMiB int64    `json:"min_memory_mib,omitempty"`
 }
 
 // PowerSettings tell a provisioner how to power the machine through its
@@ -170,7 +170,7 @@ type PowerSettings struct {
 	Address     string `json:"address"`
 	Port        int    `json:"port"`
 	Protocol    string `json:"protocol"` // lanplus | lan
-	CipherSuite int    `json:"cipherSuite"`
+	CipherSuite int    `json:"cipher_suite"`
 	Privilege   string `json:"privilege"` // administrator | operator
 	Username    string `json:"username"`
 	Password    Secret `json:"password"`
@@ -196,14 +196,14 @@ type Interface struct {
 type Link struct {
 	Name          string `json:"name"`
 	MTU           int    `json:"mtu"`
-	BondMode      string `json:"bondMode"` // disabled | 802.3ad | active-backup | balance-rr
-	BondHash      string `json:"bondHash,omitempty"`
-	LACPRate      string `json:"lacpRate,omitempty"`
+	BondMode      string `json:"bond_mode"` // disabled | 802.3ad | active-backup | balance-rr
+	BondHash      string `json:"bond_hash,omitempty"`
+	LACPRate      string `json:"lacp_rate,omitempty"`
 	MIIMon        int    `json:"miimon,omitempty"`
 	UpDelay       int    `json:"updelay,omitempty"`
 	DownDelay     int    `json:"downdelay,omitempty"`
 	Trunking      string `json:"trunking"` // disabled | 802.1q
-	NativeNetwork string `json:"nativeNetwork,omitempty"`
+	NativeNetwork string `json:"native_network,omitempty"`
 }
 
 // Bonded reports whether the link bonds its devices.
@@ -231,14 +231,14 @@ type InterfaceNetwork struct {
 // Storage is a node's disk layout.
 type Storage struct {
 	Devices      []StorageDevice `json:"devices,omitempty"`
-	VolumeGroups []VolumeGroup   `json:"volumeGroups,omitempty"`
+	VolumeGroups []VolumeGroup   `json:"volume_groups,omitempty"`
 }
 
 // StorageDevice is a disk: partitioned or a whole-disk physical volume.
 type StorageDevice struct {
 	Device      Device      `json:"device"`
 	Partitions  []Partition `json:"partitions,omitempty"`
-	VolumeGroup string      `json:"volumeGroup,omitempty"`
+	VolumeGroup string      `json:"volume_group,omitempty"`
 }
 
 // Partition of a device. Size is as the design writes it (10g, 25%, >20g).
@@ -247,7 +247,7 @@ type Partition struct {
 	Size        string      `json:"size"`
 	Bootable    bool        `json:"bootable,omitempty"`
 	Filesystem  *Filesystem `json:"filesystem,omitempty"`
-	VolumeGroup string      `json:"volumeGroup,omitempty"`
+	VolumeGroup string      `json:"volume_group,omitempty"`
 }
 
 // Filesystem to create and mount.
@@ -261,7 +261,7 @@ type Filesystem struct {
 // VolumeGroup is an LVM volume group.
 type VolumeGroup struct {
 	Name           string          `json:"name"`
-	LogicalVolumes []LogicalVolume `json:"logicalVolumes,omitempty"`
+	LogicalVolumes []LogicalVolume `json:"logical_volumes,omitempty"`
 }
 
 // LogicalVolume is an LVM logical volume.
@@ -275,17 +275,17 @@ type LogicalVolume struct {
 type Platform struct {
 	Image        string            `json:"image"`
 	Kernel       string            `json:"kernel,omitempty"`
-	KernelParams map[string]string `json:"kernelParams,omitempty"`
+	KernelParams map[string]string `json:"kernel_params,omitempty"`
 }
 
 // Deployment is what Deploy needs beyond the node.
 type Deployment struct {
-	UserData []byte `json:"userData,omitempty"` // cloud-init user data
+	UserData []byte `json:"user_data,omitempty"` // cloud-init user data
 }
 
 // Machine is a provisioner's view of one machine.
 type Machine struct {
-	MachineID string     `json:"machineId"`
+	MachineID string     `json:"machine_id"`
 	Node      string     `json:"node,omitempty"` // the design node the machine's owner data names
 	Hostname  string     `json:"hostname,omitempty"`
 	State     string     `json:"state"` // the provisioner's state name, e.g. Ready, Deployed
@@ -294,13 +294,13 @@ type Machine struct {
 	// OwnerNode is the node this orchestrator's ownership marker names
 	// ("" when the machine carries no marker of this orchestrator); Node
 	// is the node asked about when there was one.
-	OwnerNode string `json:"ownerNode,omitempty"`
+	OwnerNode string `json:"owner_node,omitempty"`
 	// Tags are the machine's tags, sorted, without the driver's own
 	// (kernel parameter tags); KernelOptions are the kernel parameters
 	// the provisioner boots it with ("" none), as key=value words sorted
 	// by key, a flag bare. Filled by Status and Owned.
 	Tags          []string `json:"tags,omitempty"`
-	KernelOptions string   `json:"kernelOptions,omitempty"`
+	KernelOptions string   `json:"kernel_options,omitempty"`
 }
 
 // Inventory is what a provisioner found on a node's machine when it
@@ -312,12 +312,12 @@ type Machine struct {
 // NICs' details) are what commissioning reported; a driver fills what its
 // provisioner knows and leaves the rest zero.
 type Inventory struct {
-	MachineID string      `json:"machineId"`
+	MachineID string      `json:"machine_id"`
 	NICs      []NIC       `json:"nics"`
 	System    System      `json:"system,omitzero"`
 	Firmware  Firmware    `json:"firmware,omitzero"`
 	CPU       CPU         `json:"cpu,omitzero"`
-	MemoryMiB int64       `json:"memoryMiB,omitempty"`
+	MemoryMiB int64       `json:"memory_mib,omitempty"`
 	GPUs      []PCIDevice `json:"gpus,omitempty"` // GPUs and other PCI accelerators
 	Disks     []Disk      `json:"disks,omitempty"`
 }
@@ -331,10 +331,10 @@ type System struct {
 
 // Firmware versions.
 type Firmware struct {
-	BIOSVendor  string `json:"biosVendor,omitempty"`
-	BIOSVersion string `json:"biosVersion,omitempty"`
-	BIOSDate    string `json:"biosDate,omitempty"`
-	BMCVersion  string `json:"bmcVersion,omitempty"`
+	BIOSVendor  string `json:"bios_vendor,omitempty"`
+	BIOSVersion string `json:"bios_version,omitempty"`
+	BIOSDate    string `json:"bios_date,omitempty"`
+	BMCVersion  string `json:"bmc_version,omitempty"`
 }
 
 // CPU is the machine's processors.
@@ -349,10 +349,10 @@ type CPU struct {
 type PCIDevice struct {
 	Vendor    string `json:"vendor,omitempty"` // e.g. NVIDIA Corporation
 	Model     string `json:"model,omitempty"`  // e.g. GH100 [H100 SXM5 80GB]
-	VendorID  string `json:"vendorId,omitempty"`
-	ProductID string `json:"productId,omitempty"`
+	VendorID  string `json:"vendor_id,omitempty"`
+	ProductID string `json:"product_id,omitempty"`
 	Address   string `json:"address"` // PCI address, 0000:ca:00.0
-	NUMANode  int    `json:"numaNode"`
+	NUMANode  int    `json:"numa_node"`
 }
 
 // Disk is a block device found by commissioning.
@@ -361,8 +361,8 @@ type Disk struct {
 	Name       string `json:"name"`            // e.g. sda, nvme0n1
 	Model      string `json:"model,omitempty"`
 	Serial     string `json:"serial,omitempty"`
-	SizeBytes  int64  `json:"sizeBytes"`
-	BusAddress string `json:"busAddress,omitempty"` // PCI or SCSI address the design's aliases name
+	SizeBytes  int64  `json:"size_bytes"`
+	BusAddress string `json:"bus_address,omitempty"` // PCI or SCSI address the design's aliases name
 	Rotational bool   `json:"rotational,omitempty"`
 }
 
@@ -374,13 +374,13 @@ type NIC struct {
 	// Name is the kernel name commissioning saw (e.g. enp65s0f0).
 	Name       string `json:"name"`
 	MAC        string `json:"mac"` // lower case, colon separated
-	PCIAddress string `json:"pciAddress,omitempty"`
+	PCIAddress string `json:"pci_address,omitempty"`
 	Driver     string `json:"driver,omitempty"`
 	Vendor     string `json:"vendor,omitempty"`
 	Product    string `json:"product,omitempty"`
 	Firmware   string `json:"firmware,omitempty"`
-	SpeedMbps  int    `json:"speedMbps,omitempty"` // the link's negotiated speed (0: unknown or down)
-	LinkUp     bool   `json:"linkUp,omitempty"`
+	SpeedMbps  int    `json:"speed_mbps,omitempty"` // the link's negotiated speed (0: unknown or down)
+	LinkUp     bool   `json:"link_up,omitempty"`
 	// Neighbor is the switch port LLDP saw on the other end (nil: none).
 	Neighbor *Neighbor `json:"neighbor,omitempty"`
 }
@@ -389,7 +389,7 @@ type NIC struct {
 type Neighbor struct {
 	Switch    string `json:"switch"` // LLDP system name
 	Port      string `json:"port"`   // LLDP port ID or description, e.g. Ethernet12
-	ChassisID string `json:"chassisId,omitempty"`
+	ChassisID string `json:"chassis_id,omitempty"`
 }
 
 // NIC returns the inventory's NIC of a design alias.

@@ -205,7 +205,7 @@ func netplan(self Self, inv drivers.Inventory) (npConfig, error) {
 		var parent *npCommon
 		if in.Link.Bonded() {
 			slices.Sort(members)
-			b := &npBond{Interfaces: members, Parameters: bondParams(in.Link)}
+			b := &npBond{Interfaces: members, Parameters: bondParams(drivers.Link(in.Link))}
 			b.MTU = in.Link.MTU
 			nw.Bonds[carrier] = b
 			parent = &b.npCommon

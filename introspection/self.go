@@ -25,14 +25,14 @@ type Self struct {
 	Labels     map[string]string `json:"labels,omitempty"`
 	Tags       []string          `json:"tags,omitempty"`
 	// PrimaryNetwork carries the default route and the DNS settings.
-	PrimaryNetwork string           `json:"primaryNetwork,omitempty"`
-	DNS            DNS              `json:"dns"`
-	NTPServers     []string         `json:"ntpServers,omitempty"`
-	SSHKeys        []string         `json:"sshKeys,omitempty"` // the site's, authorized on the node
-	Interfaces     []Interface      `json:"interfaces"`
-	Storage        drivers.Storage  `json:"storage"`
-	Platform       drivers.Platform `json:"platform"`
-	BootActions    []ActionRef      `json:"bootActions"`
+	PrimaryNetwork string      `json:"primaryNetwork,omitempty"`
+	DNS            DNS         `json:"dns"`
+	NTPServers     []string    `json:"ntpServers,omitempty"`
+	SSHKeys        []string    `json:"sshKeys,omitempty"` // the site's, authorized on the node
+	Interfaces     []Interface `json:"interfaces"`
+	Storage        Storage     `json:"storage"`
+	Platform       Platform    `json:"platform"`
+	BootActions    []ActionRef `json:"bootActions"`
 }
 
 // DNS is the resolver configuration of a node: its primary network's DNS
@@ -47,7 +47,7 @@ type DNS struct {
 // hardware profile's aliases.
 type Interface struct {
 	Name     string           `json:"name"`
-	Link     drivers.Link     `json:"link"`
+	Link     Link             `json:"link"`
 	Devices  []drivers.Device `json:"devices"`
 	Networks []Network        `json:"networks,omitempty"`
 }
@@ -139,7 +139,7 @@ func selfOf(d *design.Design, n *design.Node, deployment string) Self {
 	dn := driverspec.Node(d, n, "")
 	out := Self{Name: n.Metadata.Name, Hostname: dn.Hostname, Domain: dn.Domain, FQDN: dn.Hostname,
 		Deployment: deployment, Rack: dn.Rack, Labels: n.Metadata.Labels, Tags: dn.Tags,
-		PrimaryNetwork: dn.Primary, Storage: dn.Storage, Platform: dn.Platform, Interfaces: []Interface{}}
+		PrimaryNetwork: dn.Primary, Storage: storageOf(dn.Storage), Platform: Platform(dn.Platform), Interfaces: []Interface{}}
 	if dn.Domain != "" {
 		out.FQDN = dn.Hostname + "." + dn.Domain
 	}
@@ -157,7 +157,7 @@ func selfOf(d *design.Design, n *design.Node, deployment string) Self {
 		}
 	}
 	for _, in := range dn.Interfaces {
-		oi := Interface{Name: in.Name, Link: in.Link, Devices: in.Devices}
+		oi := Interface{Name: in.Name, Link: Link(in.Link), Devices: in.Devices}
 		for _, nw := range in.Networks {
 			net := Network{Name: nw.Name, CIDR: nw.CIDR, VLAN: nw.VLAN, MTU: nw.MTU, Address: nw.Address,
 				Gateway: nw.Gateway, Routes: nw.Routes, Tagged: tagged(in.Link, nw.Name, nw.VLAN)}

@@ -275,16 +275,16 @@ func TestSelfFields(t *testing.T) {
 		reflect.TypeFor[Network]():               "name cidr prefix vlan,omitempty tagged mtu address,omitempty gateway,omitempty dns,omitzero routes,omitempty",
 		reflect.TypeFor[NetworkDNS]():            "domain,omitempty servers,omitempty",
 		reflect.TypeFor[ActionRef]():             "name signaling",
-		reflect.TypeFor[drivers.Link]():          "name mtu bondMode bondHash,omitempty lacpRate,omitempty miimon,omitempty updelay,omitempty downdelay,omitempty trunking nativeNetwork,omitempty",
+		reflect.TypeFor[Link]():                  "name mtu bondMode bondHash,omitempty lacpRate,omitempty miimon,omitempty updelay,omitempty downdelay,omitempty trunking nativeNetwork,omitempty",
 		reflect.TypeFor[drivers.Device]():        "alias bus,omitempty address,omitempty",
 		reflect.TypeFor[drivers.Route]():         "to via metric,omitempty",
-		reflect.TypeFor[drivers.Storage]():       "devices,omitempty volumeGroups,omitempty",
-		reflect.TypeFor[drivers.StorageDevice](): "device partitions,omitempty volumeGroup,omitempty",
-		reflect.TypeFor[drivers.Partition]():     "name size bootable,omitempty filesystem,omitempty volumeGroup,omitempty",
+		reflect.TypeFor[Storage]():               "devices,omitempty volumeGroups,omitempty",
+		reflect.TypeFor[StorageDevice]():         "device partitions,omitempty volumeGroup,omitempty",
+		reflect.TypeFor[Partition]():             "name size bootable,omitempty filesystem,omitempty volumeGroup,omitempty",
 		reflect.TypeFor[drivers.Filesystem]():    "fstype mountpoint,omitempty options,omitempty label,omitempty",
-		reflect.TypeFor[drivers.VolumeGroup]():   "name logicalVolumes,omitempty",
+		reflect.TypeFor[VolumeGroup]():           "name logicalVolumes,omitempty",
 		reflect.TypeFor[drivers.LogicalVolume](): "name size filesystem,omitempty",
-		reflect.TypeFor[drivers.Platform]():      "image kernel,omitempty kernelParams,omitempty",
+		reflect.TypeFor[Platform]():              "image kernel,omitempty kernelParams,omitempty",
 	}
 	for typ, w := range want {
 		var got []string

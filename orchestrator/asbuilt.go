@@ -37,7 +37,7 @@ const maxMismatchesShown = 12
 // AsBuiltRecord is a node's last as-built check.
 type AsBuiltRecord struct {
 	Node      string `json:"node"`
-	MachineID string `json:"machineId,omitempty"`
+	MachineID string `json:"machine_id,omitempty"`
 	// Inventory is the digest of the inventory checked (InventoryDigest).
 	Inventory  string    `json:"inventory"`
 	Checked    time.Time `json:"checked"`
@@ -51,7 +51,7 @@ type AsBuiltRecord struct {
 // HardwareAcceptance is an operator's acceptance of a machine as built.
 type HardwareAcceptance struct {
 	Inventory  string    `json:"inventory"` // the digest accepted
-	MachineID  string    `json:"machineId,omitempty"`
+	MachineID  string    `json:"machine_id,omitempty"`
 	By         string    `json:"by"`
 	At         time.Time `json:"at"`
 	Mismatches []string  `json:"mismatches"` // what was accepted

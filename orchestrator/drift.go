@@ -95,13 +95,13 @@ func ParseResolution(s string) (Resolution, error) {
 type DriftRecord struct {
 	Node      string    `json:"node"`
 	Kind      DriftKind `json:"kind"`
-	MachineID string    `json:"machineId,omitempty"`
+	MachineID string    `json:"machine_id,omitempty"`
 	Stage     Stage     `json:"stage,omitempty"` // the node record's stage
 	Expected  string    `json:"expected"`
 	Observed  string    `json:"observed"`
 	Policy    string    `json:"policy"` // report | repair (the Site's)
-	FirstSeen time.Time `json:"firstSeen"`
-	LastSeen  time.Time `json:"lastSeen"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
 	// Note says what reconciliation did about it: why an automatic
 	// repair failed, what the operator may do.
 	Note string `json:"note,omitempty"`
@@ -128,9 +128,9 @@ type ReconcileRun struct {
 
 // ReconcileStatus is where reconciliation stands.
 type ReconcileStatus struct {
-	LastRun  *ReconcileRun     `json:"lastRun,omitempty"`
-	NextRun  time.Time         `json:"nextRun,omitzero"` // zero: not scheduled (the engine does not run)
-	Interval string            `json:"interval"`         // between scheduled runs, e.g. 10m0s
+	LastRun  *ReconcileRun     `json:"last_run,omitempty"`
+	NextRun  time.Time         `json:"next_run,omitzero"` // zero: not scheduled (the engine does not run)
+	Interval string            `json:"interval"`          // between scheduled runs, e.g. 10m0s
 	Running  bool              `json:"running"`
 	Open     int               `json:"open"`
 	Counts   map[DriftKind]int `json:"counts"`

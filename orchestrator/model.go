@@ -153,8 +153,8 @@ func (f Filter) matches(n *design.Node) bool {
 type Task struct {
 	ID        string     `json:"id"`
 	Action    Action     `json:"action"`
-	Filter    Filter     `json:"nodeFilter"`
-	Revision  string     `json:"designRevision"`
+	Filter    Filter     `json:"node_filter"`
+	Revision  string     `json:"design_revision"`
 	Requester string     `json:"requester"`
 	Status    TaskStatus `json:"status"`
 	Nodes     []string   `json:"nodes,omitempty"` // selected when the task was created
@@ -166,7 +166,7 @@ type Task struct {
 	Cancel bool `json:"cancel,omitempty"`
 	// Correlation is the ID of the API request that created the task (its
 	// audit record's requestId); the task's events carry it.
-	Correlation string `json:"correlationId,omitempty"`
+	Correlation string `json:"correlation_id,omitempty"`
 	// Options are the action's options (decommission.go), nil when none.
 	Options *TaskOptions `json:"options,omitempty"`
 }
@@ -214,43 +214,43 @@ const historyLen = 30
 // task leaves a deployed node deployed, at stage powered or verified).
 type NodeRecord struct {
 	Name      string `json:"name"`
-	MachineID string `json:"machineId,omitempty"`
+	MachineID string `json:"machine_id,omitempty"`
 	Observed  string `json:"observed,omitempty"` // provisioner state last seen
 	// Lifecycle is the node's lifecycle state. A record written before
 	// the field existed has none: LifecycleState derives it.
 	Lifecycle Lifecycle `json:"lifecycle,omitempty"`
 	// Task holds the node's lease: the task driving it ("" when free).
 	Task     string  `json:"task,omitempty"`
-	LastTask string  `json:"lastTask,omitempty"` // the task running or last run
-	Action   Action  `json:"action,omitempty"`   // the workflow running or last run
+	LastTask string  `json:"last_task,omitempty"` // the task running or last run
+	Action   Action  `json:"action,omitempty"`    // the workflow running or last run
 	Stage    Stage   `json:"stage"`
 	Step     int     `json:"step,omitempty"` // sub-step within the stage
 	Outcome  Outcome `json:"outcome,omitempty"`
 	Attempts int     `json:"attempts,omitempty"` // failed calls in this stage
-	Total    int     `json:"totalAttempts,omitempty"`
+	Total    int     `json:"total_attempts,omitempty"`
 	// Rounds counts failed deployments released and retried.
 	Rounds int `json:"rounds,omitempty"`
 	// Deployment numbers the allocations of the node's machine; Ended
 	// says the last one was released (the next deploy starts a new one).
 	Deployment      int       `json:"deployment,omitempty"`
-	DeploymentEnded bool      `json:"deploymentEnded,omitempty"`
+	DeploymentEnded bool      `json:"deployment_ended,omitempty"`
 	Intent          *Intent   `json:"intent,omitempty"`
-	AllocatedBy     string    `json:"allocatedBy,omitempty"` // task whose deploy intent took the machine
+	AllocatedBy     string    `json:"allocated_by,omitempty"` // task whose deploy intent took the machine
 	Class           string    `json:"class,omitempty"`
 	Reason          string    `json:"reason,omitempty"`
 	Frozen          bool      `json:"frozen,omitempty"`
-	FrozenWhy       string    `json:"frozenReason,omitempty"`
-	StageStart      time.Time `json:"stageStarted,omitzero"`
+	FrozenWhy       string    `json:"frozen_reason,omitempty"`
+	StageStart      time.Time `json:"stage_started,omitzero"`
 	// BudgetFrom opens the node's commissioning budget: the provisioner's
 	// commissioning failures before it do not count against the driver's
 	// retries. A new prepare or deploy task, and an operator's retry or
 	// restart-clean, set it to their start.
-	BudgetFrom time.Time `json:"budgetFrom,omitzero"`
+	BudgetFrom time.Time `json:"budget_from,omitzero"`
 	// Recovery is the recovery in progress on the node's machine (its
 	// plan and how far it got), nil when none: a restarted engine
 	// resumes it at the step it had reached.
 	Recovery *Recovery    `json:"recovery,omitempty"`
-	NextAt   time.Time    `json:"nextAt,omitzero"`
+	NextAt   time.Time    `json:"next_at,omitzero"`
 	Updated  time.Time    `json:"updated,omitzero"`
 	History  []Transition `json:"history,omitempty"`
 }
@@ -278,7 +278,7 @@ type Event struct {
 	Type string `json:"type,omitempty"`
 	// Correlation links the event to the API request (its audit record's
 	// requestId) that created the task, and so to the task and node.
-	Correlation string `json:"correlationId,omitempty"`
+	Correlation string `json:"correlation_id,omitempty"`
 }
 
 // Typed event names. A node's deploy workflow is its onboarding; its

@@ -20,8 +20,8 @@ type Rebootstrapped struct {
 	Task string `json:"task"`
 	// Env is the new /etc/slipway/bootstrap.env; UserData the node's
 	// cloud-config with the new token.
-	Env      string `json:"bootstrapEnv"`
-	UserData string `json:"userData"`
+	Env      string `json:"bootstrap_env"`
+	UserData string `json:"user_data"`
 }
 
 // Rebootstrap gives a node whose machine runs its current deployment a

@@ -33,7 +33,7 @@ type SweepReport struct {
 // Drift is a node whose machine is not in the state its record says.
 type Drift struct {
 	Node      string `json:"node"`
-	MachineID string `json:"machineId"`
+	MachineID string `json:"machine_id"`
 	Stage     Stage  `json:"stage"`
 	Observed  string `json:"observed"`
 }

@@ -15,14 +15,14 @@ import (
 // Request asks for a task.
 type Request struct {
 	Action    Action `json:"action"`
-	Filter    Filter `json:"nodeFilter"`
-	Revision  string `json:"designRevision,omitempty"` // "" means the current revision
+	Filter    Filter `json:"node_filter"`
+	Revision  string `json:"design_revision,omitempty"` // "" means the current revision
 	Requester string `json:"requester,omitempty"`
 	// Correlation is the ID of the API request that asks for the task
 	// (its audit record's requestId), at most MaxCorrelationLen bytes;
 	// the task and every event written for it carry it. "" for tasks
 	// started outside the API (the CLI).
-	Correlation string `json:"correlationId,omitempty"`
+	Correlation string `json:"correlation_id,omitempty"`
 	// Options are the action's options (decommission_nodes: erase,
 	// delete; destroy_nodes: erase); nil for none (decommission.go).
 	Options *TaskOptions `json:"options,omitempty"`

@@ -323,7 +323,7 @@ func readProblem(resp *http.Response) error {
 		Status    int             `json:"status"`
 		Detail    string          `json:"detail"`
 		Instance  string          `json:"instance"`
-		RequestID string          `json:"requestId"`
+		RequestID string          `json:"request_id"`
 		Findings  design.Findings `json:"findings"`
 	}
 	if err := json.Unmarshal(b, &p); err == nil && (p.Title != "" || p.Detail != "") {
@@ -459,8 +459,8 @@ type RevisionDetail struct {
 	ID        string         `json:"id"`
 	Created   time.Time      `json:"created"`
 	Roots     []string       `json:"roots"`
-	GitCommit string         `json:"gitCommit,omitempty"`
-	GitDirty  bool           `json:"gitDirty,omitempty"`
+	GitCommit string         `json:"git_commit,omitempty"`
+	GitDirty  bool           `json:"git_dirty,omitempty"`
 	Counts    map[string]int `json:"counts"`
 	Nodes     []string       `json:"nodes"`
 }
@@ -587,8 +587,8 @@ func (c *Client) AdoptMachine(ctx context.Context, name, machine string) (orches
 // TaskRequest is the body of a new task.
 type TaskRequest struct {
 	Action         orchestrator.Action `json:"action"`
-	NodeFilter     orchestrator.Filter `json:"nodeFilter"`
-	DesignRevision string              `json:"designRevision,omitempty"` // "": the current revision
+	NodeFilter     orchestrator.Filter `json:"node_filter"`
+	DesignRevision string              `json:"design_revision,omitempty"` // "": the current revision
 	// Options: decommission_nodes {erase, delete}, destroy_nodes {erase}.
 	Options *orchestrator.TaskOptions `json:"options,omitempty"`
 }

@@ -519,7 +519,7 @@ func TestStreamSilentConnection(t *testing.T) {
 		if r.Header.Get("Authorization") != "Bearer "+tokViewer {
 			w.Header().Set("Content-Type", "application/problem+json")
 			w.WriteHeader(401)
-			fmt.Fprint(w, `{"type":"about:blank","title":"Unauthorized","status":401,"detail":"the bearer token is not valid","requestId":"r1"}`)
+			fmt.Fprint(w, `{"type":"about:blank","title":"Unauthorized","status":401,"detail":"the bearer token is not valid","request_id":"r1"}`)
 			return
 		}
 		mu.Lock()

@@ -76,11 +76,11 @@ type NodeSummary struct {
 	Labels    map[string]string      `json:"labels,omitempty"`
 	Tags      []string               `json:"tags,omitempty"`
 	Lifecycle orchestrator.Lifecycle `json:"lifecycle,omitempty"`
-	LastTask  string                 `json:"lastTask,omitempty"`
+	LastTask  string                 `json:"last_task,omitempty"`
 	Action    orchestrator.Action    `json:"action,omitempty"`
 	Stage     orchestrator.Stage     `json:"stage"`
 	Outcome   orchestrator.Outcome   `json:"outcome,omitempty"`
-	MachineID string                 `json:"machineId,omitempty"`
+	MachineID string                 `json:"machine_id,omitempty"`
 	Observed  string                 `json:"observed,omitempty"`
 	Task      string                 `json:"task,omitempty"`
 	Frozen    bool                   `json:"frozen,omitempty"`
@@ -93,7 +93,7 @@ type NodeSummary struct {
 // NodeDetail is one node in full.
 type NodeDetail struct {
 	Name     string                   `json:"name"`
-	Revision string                   `json:"designRevision"`
+	Revision string                   `json:"design_revision"`
 	Design   *design.RenderedNode     `json:"design,omitempty"` // nil when the current design lacks the node
 	Record   *orchestrator.NodeRecord `json:"workflow,omitempty"`
 	Events   []orchestrator.Event     `json:"events"`
@@ -104,7 +104,7 @@ type NodeDetail struct {
 // attach, e.g. a leaked one).
 type NodeVerbRequest struct {
 	Reason   string `json:"reason,omitempty"`
-	Revision string `json:"designRevision,omitempty"`
+	Revision string `json:"design_revision,omitempty"`
 	Machine  string `json:"machine,omitempty"`
 }
 
@@ -113,15 +113,15 @@ type NodeVerbRequest struct {
 // design (the group `inventory --diff` compares it within).
 type NodeInventory struct {
 	Node            string            `json:"node"`
-	HardwareProfile string            `json:"hardwareProfile,omitempty"`
+	HardwareProfile string            `json:"hardware_profile,omitempty"`
 	Inventory       drivers.Inventory `json:"inventory"`
 }
 
 // TaskRequest is the body of POST /tasks.
 type TaskRequest struct {
 	Action         orchestrator.Action `json:"action"`
-	NodeFilter     orchestrator.Filter `json:"nodeFilter,omitzero"`
-	DesignRevision string              `json:"designRevision,omitempty"`
+	NodeFilter     orchestrator.Filter `json:"node_filter,omitzero"`
+	DesignRevision string              `json:"design_revision,omitempty"`
 	// Options: decommission_nodes {erase, delete}, destroy_nodes {erase}.
 	Options *orchestrator.TaskOptions `json:"options,omitempty"`
 }
@@ -161,8 +161,8 @@ type RevisionSummary struct {
 	Created   time.Time      `json:"created"` // when the content was first stored
 	Applied   time.Time      `json:"applied"` // when this apply happened
 	Roots     []string       `json:"roots"`
-	GitCommit string         `json:"gitCommit,omitempty"`
-	GitDirty  bool           `json:"gitDirty,omitempty"`
+	GitCommit string         `json:"git_commit,omitempty"`
+	GitDirty  bool           `json:"git_dirty,omitempty"`
 	Counts    map[string]int `json:"counts"`
 	Seq       uint64         `json:"seq"` // position in the history
 }
@@ -173,8 +173,8 @@ type RevisionInfo struct {
 	ID        string         `json:"id"`
 	Created   time.Time      `json:"created"`
 	Roots     []string       `json:"roots"`
-	GitCommit string         `json:"gitCommit,omitempty"`
-	GitDirty  bool           `json:"gitDirty,omitempty"`
+	GitCommit string         `json:"git_commit,omitempty"`
+	GitDirty  bool           `json:"git_dirty,omitempty"`
 	Counts    map[string]int `json:"counts"`
 	Nodes     []string       `json:"nodes"`
 }
@@ -185,10 +185,10 @@ type RevisionInfo struct {
 type AuditRecord struct {
 	Seq       uint64    `json:"seq"`
 	Time      time.Time `json:"time"`
-	RequestID string    `json:"requestId"` // the server's
+	RequestID string    `json:"request_id"` // the server's
 	// ClientRequestID is the client's X-Request-Id when it was short and
 	// of a safe charset; never echoed.
-	ClientRequestID string    `json:"clientRequestId,omitempty"`
+	ClientRequestID string    `json:"client_request_id,omitempty"`
 	Who             Principal `json:"who"`
 	Method          string    `json:"method"`
 	Route           string    `json:"route"`
@@ -204,7 +204,7 @@ type AuditRecord struct {
 	Verb        string   `json:"verb,omitempty"`
 	Task        string   `json:"task,omitempty"`
 	Targets     []string `json:"targets,omitempty"`
-	TargetCount int      `json:"targetCount,omitempty"`
+	TargetCount int      `json:"target_count,omitempty"`
 	Resolution  string   `json:"resolution,omitempty"`
 	// Suppressed counts the unauthenticated refusals that were not
 	// recorded (sampling) since the previous recorded one; only on an

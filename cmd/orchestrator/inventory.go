@@ -126,9 +126,9 @@ type inventoryDiffReport struct {
 
 type profileDiff struct {
 	Profile        string                         `json:"profile"`
-	Nodes          int                            `json:"nodes"`          // with an inventory
-	NotInventoried []string                       `json:"notInventoried"` // not commissioned yet
-	OddOnesOut     []orchestrator.InventoryOddity `json:"oddOnesOut"`
+	Nodes          int                            `json:"nodes"`           // with an inventory
+	NotInventoried []string                       `json:"not_inventoried"` // not commissioned yet
+	OddOnesOut     []orchestrator.InventoryOddity `json:"odd_ones_out"`
 }
 
 func (a *app) inventoryDiff(ctx context.Context, src inventorySource, only, output string) error {

@@ -57,8 +57,8 @@ type rebootstrapOutput struct {
 	Node         string `json:"node"`
 	Deployment   int    `json:"deployment"`
 	Task         string `json:"task"`
-	EnvFile      string `json:"envFile"`
-	UserDataFile string `json:"userDataFile"`
+	EnvFile      string `json:"env_file"`
+	UserDataFile string `json:"user_data_file"`
 }
 
 // writeRebootstrap writes the node's new credentials to dir and says

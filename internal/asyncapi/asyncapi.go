@@ -28,16 +28,16 @@ const Version = "3.0.0"
 // fieldDocs describes the event's fields, by JSON name. Every field of
 // orchestrator.Event must have one (Document fails otherwise).
 var fieldDocs = map[string]string{
-	"seq":           "The event's position in the event log; pass it as ?since= (or Last-Event-ID on the stream) to read what follows.",
-	"time":          "When the engine wrote the event (UTC).",
-	"task":          "The task the event belongs to, when it belongs to one.",
-	"node":          "The node the event is about, when it is about one.",
-	"stage":         "The node's workflow stage when the event was written.",
-	"level":         "info, warn or error.",
-	"kind":          "The event's untyped kind (transition, retry, failed, drift, task, verb, ...); the stream's SSE event name.",
-	"message":       "What happened, for a person.",
-	"type":          "The stable, typed name of a lifecycle milestone; absent on the other events.",
-	"correlationId": "The server's ID of the API request that created the event's task (that request's X-Request-Id answer header and audit record's requestId), or that resolved the drift; absent for tasks started outside the API (the CLI).",
+	"seq":            "The event's position in the event log; pass it as ?since= (or Last-Event-ID on the stream) to read what follows.",
+	"time":           "When the engine wrote the event (UTC).",
+	"task":           "The task the event belongs to, when it belongs to one.",
+	"node":           "The node the event is about, when it is about one.",
+	"stage":          "The node's workflow stage when the event was written.",
+	"level":          "info, warn or error.",
+	"kind":           "The event's untyped kind (transition, retry, failed, drift, task, verb, ...); the stream's SSE event name.",
+	"message":        "What happened, for a person.",
+	"type":           "The stable, typed name of a lifecycle milestone; absent on the other events.",
+	"correlation_id": "The server's ID of the API request that created the event's task (that request's X-Request-Id answer header and audit record's request_id), or that resolved the drift; absent for tasks started outside the API (the CLI).",
 }
 
 // typed describes each typed event: its summary and the fields it always
@@ -71,8 +71,8 @@ func Document() (map[string]any, error) {
 	}
 	props["level"].(map[string]any)["enum"] = []any{"info", "warn", "error"}
 	props["type"].(map[string]any)["enum"] = anys(orchestrator.EventTypes)
-	props["correlationId"].(map[string]any)["maxLength"] = orchestrator.MaxCorrelationLen
-	props["correlationId"].(map[string]any)["pattern"] = "^[A-Za-z0-9._:-]+$"
+	props["correlation_id"].(map[string]any)["maxLength"] = orchestrator.MaxCorrelationLen
+	props["correlation_id"].(map[string]any)["pattern"] = "^[A-Za-z0-9._:-]+$"
 
 	messages := map[string]any{
 		"event": map[string]any{
@@ -114,7 +114,7 @@ func Document() (map[string]any, error) {
 			"title":   "Slipway events",
 			"version": "v1",
 			"description": "The engine's event log, as the control API serves it: every event is an Event; the events that mark a " +
-				"node's lifecycle milestones carry a stable typed name (type) and the correlation ID (correlationId) of the API " +
+				"node's lifecycle milestones carry a stable typed name (type) and the correlation ID (correlation_id) of the API " +
 				"request that created their task, which links them to that request's audit record, the task and the node. " +
 				"A node's deploy workflow is its onboarding; its destroy or decommission workflow is its decommission. " +
 				"Generated from the code (internal/asyncapi); see docs/api.md.",

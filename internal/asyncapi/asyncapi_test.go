@@ -139,7 +139,7 @@ func TestValidatorJudgesEvents(t *testing.T) {
 	if got := v.Types(); len(got) != len(orchestrator.EventTypes) {
 		t.Errorf("validator types %v", got)
 	}
-	good := `{"seq":3,"time":"2026-01-02T03:04:05Z","task":"T","node":"n1","stage":"deploy","level":"info","kind":"succeeded","message":"ok","type":"node.onboarding.completed","correlationId":"ABC"}`
+	good := `{"seq":3,"time":"2026-01-02T03:04:05Z","task":"T","node":"n1","stage":"deploy","level":"info","kind":"succeeded","message":"ok","type":"node.onboarding.completed","correlation_id":"ABC"}`
 	for _, ev := range []string{
 		good,
 		`{"seq":1,"time":"2026-01-02T03:04:05Z","level":"warn","kind":"leak","message":"m"}`,
@@ -156,7 +156,7 @@ func TestValidatorJudgesEvents(t *testing.T) {
 		strings.Replace(good, `"level":"info"`, `"level":"loud"`, 1), // a known level
 		strings.Replace(good, `"message":"ok"`, `"message":"ok","extra":1`, 1),
 		strings.Replace(good, `node.onboarding.completed`, `node.onboarding.exploded`, 1),
-		strings.Replace(good, `"correlationId":"ABC"`, `"correlationId":"a b"`, 1),
+		strings.Replace(good, `"correlation_id":"ABC"`, `"correlation_id":"a b"`, 1),
 		strings.Replace(good, `"time":"2026-01-02T03:04:05Z"`, `"time":7`, 1),
 	} {
 		if err := v.Validate([]byte(ev)); err == nil {

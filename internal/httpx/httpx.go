@@ -53,7 +53,7 @@ type Problem struct {
 	Status    int    `json:"status"`
 	Detail    string `json:"detail,omitempty"`
 	Instance  string `json:"instance,omitempty"`
-	RequestID string `json:"requestId,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
 	// Findings carries validation findings (the control API's 422 on a
 	// design).
 	Findings any `json:"findings,omitempty"`

@@ -90,7 +90,7 @@ type Info struct {
 
 // record is the JSON value of a secret.
 type record struct {
-	KeyID      string    `json:"keyId"`
+	KeyID      string    `json:"key_id"`
 	Nonce      []byte    `json:"nonce"`
 	Ciphertext []byte    `json:"ciphertext"`
 	Created    time.Time `json:"created"`

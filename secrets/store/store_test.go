@@ -183,7 +183,7 @@ func TestValuesNotStored(t *testing.T) {
 		if err := json.Unmarshal(r.Value, &rec); err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range []string{"keyId", "nonce", "ciphertext", "created", "updated"} {
+		for _, f := range []string{"key_id", "nonce", "ciphertext", "created", "updated"} {
 			if _, ok := rec[f]; !ok {
 				t.Errorf("record %s has no %s: %s", r.Key, f, r.Value)
 			}
