@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -247,7 +248,7 @@ func auditPage(entries []statestore.LogEntry, since uint64, limit int) (AuditPag
 	size := auditPageSlack
 	for i, e := range entries {
 		var r AuditRecord
-		if err := json.Unmarshal(e.Value, &r); err != nil {
+		if err := jsonkeys.Unmarshal(e.Value, &r); err != nil {
 			return p, fmt.Errorf("audit record %d is unreadable: %w; report it (the log is kept as written)", e.Seq, err)
 		}
 		r.Seq = e.Seq

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/jsonkeys"
 )
 
 // Credential bindings. A design says where credentials go (the
@@ -35,7 +35,7 @@ func (s *Server) checkBindings(c echo.Context, prev []byte, next *design.Design)
 	var old *design.Design
 	if prev != nil {
 		old = &design.Design{}
-		if err := json.Unmarshal(prev, old); err != nil {
+		if err := jsonkeys.Unmarshal(prev, old); err != nil {
 			return fmt.Errorf("the current design revision can't be read: %w", err)
 		}
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -190,7 +190,7 @@ func (s *Server) design(ctx context.Context, id string) (*design.Design, error) 
 		return nil, err
 	}
 	d = &design.Design{}
-	if err := json.Unmarshal(r.Design, d); err != nil {
+	if err := jsonkeys.Unmarshal(r.Design, d); err != nil {
 		return nil, fmt.Errorf("design revision %s: %w", r.ID, err)
 	}
 	s.mu.Lock()

@@ -47,6 +47,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -200,7 +201,7 @@ func (s *Store) Verify(ctx context.Context, plaintext string) (Token, error) {
 		return Token{}, fmt.Errorf("check API token: %w", err)
 	}
 	var t Token
-	if err := json.Unmarshal(v, &t); err != nil {
+	if err := jsonkeys.Unmarshal(v, &t); err != nil {
 		return Token{}, fmt.Errorf("check API token: token %s has an unreadable record: %v; revoke it (orchestrator token revoke %s) and create a new one", h[:IDLen], err, h[:IDLen])
 	}
 	t.ID = h[:IDLen]
@@ -248,14 +249,14 @@ func (s *Store) List(ctx context.Context) ([]Token, error) {
 	used := make(map[string]time.Time, len(usedRecs))
 	for _, u := range usedRecs {
 		var at time.Time
-		if json.Unmarshal(u.Value, &at) == nil {
+		if jsonkeys.Unmarshal(u.Value, &at) == nil {
 			used[u.Key] = at
 		}
 	}
 	toks := make([]Token, 0, len(recs))
 	for _, r := range recs {
 		var t Token
-		if err := json.Unmarshal(r.Value, &t); err != nil {
+		if err := jsonkeys.Unmarshal(r.Value, &t); err != nil {
 			return nil, fmt.Errorf("list tokens: token %s has an unreadable record: %v; revoke it (orchestrator token revoke %s)", r.Key[:min(len(r.Key), IDLen)], err, r.Key[:min(len(r.Key), IDLen)])
 		}
 		t.ID = r.Key[:min(len(r.Key), IDLen)]
@@ -319,7 +320,7 @@ func (s *Store) revoke(ctx context.Context, id string, keepAdmin bool) error {
 // admin token and no other admin token is readable.
 func (s *Store) anotherAdmin(ctx context.Context, rec statestore.Record) error {
 	var t Token
-	if json.Unmarshal(rec.Value, &t) != nil || t.Role != RoleAdmin {
+	if jsonkeys.Unmarshal(rec.Value, &t) != nil || t.Role != RoleAdmin {
 		return nil // an unreadable record can always be revoked
 	}
 	all, err := s.r.List(ctx, collTokens, "")
@@ -328,7 +329,7 @@ func (s *Store) anotherAdmin(ctx context.Context, rec statestore.Record) error {
 	}
 	for _, o := range all {
 		var ot Token
-		if o.Key != rec.Key && json.Unmarshal(o.Value, &ot) == nil && ot.Role == RoleAdmin {
+		if o.Key != rec.Key && jsonkeys.Unmarshal(o.Value, &ot) == nil && ot.Role == RoleAdmin {
 			return nil
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/slipway-dev/slipway/internal/jsonkeys"
 )
 
 // Diff is the difference between two designs, kind by kind.
@@ -70,11 +72,21 @@ var kindKeys = map[string]string{
 // Canonical returns and the state store keeps them). old may be nil: every
 // object is then added.
 func DiffCanonical(old, new []byte) (Diff, error) {
+	// A revision stored by a release before the snake_case names reads
+	// under today's names, so the diff does not report the renaming.
 	var a, b map[string]any
 	if old != nil {
-		if err := json.Unmarshal(old, &a); err != nil {
+		up, err := jsonkeys.Upgrade(old, reflect.TypeFor[Design]())
+		if err == nil {
+			err = json.Unmarshal(up, &a)
+		}
+		if err != nil {
 			return Diff{}, fmt.Errorf("decode old design: %w", err)
 		}
+	}
+	new, err := jsonkeys.Upgrade(new, reflect.TypeFor[Design]())
+	if err != nil {
+		return Diff{}, fmt.Errorf("decode new design: %w", err)
 	}
 	if err := json.Unmarshal(new, &b); err != nil {
 		return Diff{}, fmt.Errorf("decode new design: %w", err)

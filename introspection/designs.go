@@ -2,7 +2,6 @@ package introspection
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -210,7 +210,7 @@ func (c *designCache) load(ctx context.Context, id string) (*design.Design, erro
 		return nil, fmt.Errorf("load design revision %s: %w", id, err)
 	}
 	d := &design.Design{}
-	if err := json.Unmarshal(r.Design, d); err != nil {
+	if err := jsonkeys.Unmarshal(r.Design, d); err != nil {
 		return nil, fmt.Errorf("decode design revision %s: %w", id, err)
 	}
 	return d, nil

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -151,7 +151,7 @@ func (r records) drift(ctx context.Context) (map[string]DriftRecord, error) {
 	out := make(map[string]DriftRecord, len(recs))
 	for _, rec := range recs {
 		var d DriftRecord
-		if err := json.Unmarshal(rec.Value, &d); err != nil {
+		if err := jsonkeys.Unmarshal(rec.Value, &d); err != nil {
 			return nil, fmt.Errorf("drift record %s: %w", rec.Key, err)
 		}
 		out[rec.Key] = d
@@ -167,7 +167,7 @@ func (r records) accepted(ctx context.Context) (map[string]string, error) {
 	out := make(map[string]string, len(recs))
 	for _, rec := range recs {
 		var v string
-		if err := json.Unmarshal(rec.Value, &v); err != nil {
+		if err := jsonkeys.Unmarshal(rec.Value, &v); err != nil {
 			return nil, fmt.Errorf("accepted drift %s: %w", rec.Key, err)
 		}
 		out[rec.Key] = v

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +15,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	group "github.com/slipway-dev/slipway/internal/batch"
 	"github.com/slipway-dev/slipway/internal/driverspec"
+	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/secrets"
 )
 
@@ -314,7 +314,7 @@ func (e *Engine) design(ctx context.Context, rev string) (*design.Design, string
 		return nil, "", err
 	}
 	d = &design.Design{}
-	if err := json.Unmarshal(r.Design, d); err != nil {
+	if err := jsonkeys.Unmarshal(r.Design, d); err != nil {
 		return nil, "", fmt.Errorf("design revision %s: %w", r.ID, err)
 	}
 	e.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -38,7 +39,7 @@ func NodeInventory(ctx context.Context, s Getter, node string) (drivers.Inventor
 		return drivers.Inventory{}, false, err
 	}
 	var inv drivers.Inventory
-	if err := json.Unmarshal(b, &inv); err != nil {
+	if err := jsonkeys.Unmarshal(b, &inv); err != nil {
 		return drivers.Inventory{}, false, fmt.Errorf("inventory of node %s: %w", node, err)
 	}
 	return inv, true, nil

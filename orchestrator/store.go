@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -44,7 +45,7 @@ func (r records) getJSON(ctx context.Context, coll, key string, v any) error {
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(b, v)
+	return jsonkeys.Unmarshal(b, v)
 }
 
 func (r records) node(ctx context.Context, name string) (NodeRecord, bool, error) {
@@ -64,7 +65,7 @@ func (r records) nodes(ctx context.Context) ([]NodeRecord, error) {
 	out := make([]NodeRecord, 0, len(recs))
 	for _, rec := range recs {
 		var n NodeRecord
-		if err := json.Unmarshal(rec.Value, &n); err != nil {
+		if err := jsonkeys.Unmarshal(rec.Value, &n); err != nil {
 			return nil, fmt.Errorf("node record %s: %w", rec.Key, err)
 		}
 		out = append(out, n)
@@ -86,7 +87,7 @@ func (r records) tasks(ctx context.Context) ([]Task, error) {
 	out := make([]Task, 0, len(recs))
 	for _, rec := range recs {
 		var t Task
-		if err := json.Unmarshal(rec.Value, &t); err != nil {
+		if err := jsonkeys.Unmarshal(rec.Value, &t); err != nil {
 			return nil, fmt.Errorf("task record %s: %w", rec.Key, err)
 		}
 		out = append(out, t)
@@ -103,7 +104,7 @@ func (r records) results(ctx context.Context, taskID string) ([]NodeResult, erro
 	out := make([]NodeResult, 0, len(recs))
 	for _, rec := range recs {
 		var nr NodeResult
-		if err := json.Unmarshal(rec.Value, &nr); err != nil {
+		if err := jsonkeys.Unmarshal(rec.Value, &nr); err != nil {
 			return nil, fmt.Errorf("task node record %s: %w", rec.Key, err)
 		}
 		out = append(out, nr)
@@ -152,7 +153,7 @@ func (r records) events(ctx context.Context, after uint64, limit int, task, node
 		}
 		for _, e := range entries {
 			var ev Event
-			if err := json.Unmarshal(e.Value, &ev); err != nil {
+			if err := jsonkeys.Unmarshal(e.Value, &ev); err != nil {
 				return nil, fmt.Errorf("event %d: %w", e.Seq, err)
 			}
 			ev.Seq = e.Seq

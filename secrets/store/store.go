@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -217,7 +218,7 @@ func (s *Store) Get(ctx context.Context, name string) (drivers.Secret, error) {
 		return drivers.Secret{}, fmt.Errorf("read secret %s: %w", name, err)
 	}
 	var rec record
-	if err := json.Unmarshal(v, &rec); err != nil {
+	if err := jsonkeys.Unmarshal(v, &rec); err != nil {
 		return drivers.Secret{}, fmt.Errorf("read secret %s: unreadable record (%v): set it again (orchestrator secret set %s)", name, err, name)
 	}
 	if rec.KeyID != s.keyID {
@@ -296,7 +297,7 @@ func (s *Store) records(ctx context.Context) ([]namedRecord, error) {
 	recs := make([]namedRecord, 0, len(raw))
 	for _, r := range raw {
 		n := namedRecord{name: r.Key}
-		if err := json.Unmarshal(r.Value, &n.record); err != nil {
+		if err := jsonkeys.Unmarshal(r.Value, &n.record); err != nil {
 			return nil, fmt.Errorf("list secrets: secret %s has an unreadable record (%v): delete it (orchestrator secret delete %s) and set it again", r.Key, err, r.Key)
 		}
 		recs = append(recs, n)
