@@ -544,10 +544,10 @@ func hardwareTagMatches(t design.HardwareTag, inv drivers.Inventory) bool {
 	if g := t.GPUs; g != nil && len(matchingGPUs(g, inv)) < max(g.Count, 1) {
 		return false
 	}
-	if t.NICSpeedMinMbps > 0 && !slices.ContainsFunc(inv.NICs, func(n drivers.NIC) bool { return n.SpeedMbps >= t.NICSpeedMinMbps }) {
+	if t.NICSpeedMinMbps > 0 && !hasNICAtLeast(inv, t.NICSpeedMinMbps) {
 		return false
 	}
-	if c := t.CPU; c != nil && (inv.CPU.Threads < c.Count || c.Model != "" && !matches(c.Model, inv.CPU.Model)) {
+	if t.CPU != nil && !cpuFits(t.CPU, inv.CPU) {
 		return false
 	}
 	if t.MemoryMin != "" {
@@ -556,6 +556,18 @@ func hardwareTagMatches(t design.HardwareTag, inv drivers.Inventory) bool {
 		}
 	}
 	return true
+}
+
+// cpuFits is true when the CPU has at least c's logical CPUs and, when c
+// names one, its model.
+func cpuFits(c *design.ExpectCPU, cpu drivers.CPU) bool {
+	return cpu.Threads >= c.Count && (c.Model == "" || matches(c.Model, cpu.Model))
+}
+
+// hasNICAtLeast is true when one of the inventory's NICs runs at mbps or
+// faster.
+func hasNICAtLeast(inv drivers.Inventory, mbps int) bool {
+	return slices.ContainsFunc(inv.NICs, func(n drivers.NIC) bool { return n.SpeedMbps >= mbps })
 }
 
 // matches reports whether s matches the design's pattern (validation
