@@ -270,7 +270,7 @@ func TestTaskFlow(t *testing.T) {
 	for _, a := range []string{"prepare_site", "deploy_nodes"} {
 		var task orchestrator.Task
 		code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": a,
-			"nodeFilter": map[string]any{"sets": []any{map[string]any{"names": []string{f.Node}}}}}, &task)
+			"node_filter": map[string]any{"sets": []any{map[string]any{"names": []string{f.Node}}}}}, &task)
 		if code != http.StatusCreated {
 			t.Fatalf("POST /tasks %s: %d", a, code)
 		}
@@ -297,7 +297,7 @@ func TestTaskFlow(t *testing.T) {
 		t.Fatalf("node detail incomplete: %+v", nd)
 	}
 	// Invalid requests are problems, not 500s.
-	for _, c := range []struct{ body string }{{`{"action":"nope"}`}, {`{"action":"deploy_nodes","nodeFilter":{"sets":[{"names":["ghost"]}]}}`}, {`{"bad":1}`}, {`[`}} {
+	for _, c := range []struct{ body string }{{`{"action":"nope"}`}, {`{"action":"deploy_nodes","node_filter":{"sets":[{"names":["ghost"]}]}}`}, {`{"bad":1}`}, {`[`}} {
 		code, b := f.do(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], "application/json", []byte(c.body))
 		if code < 400 || code >= 500 || !strings.Contains(string(b), `"detail"`) {
 			t.Errorf("POST /tasks %s: %d %s", c.body, code, b)
@@ -358,7 +358,7 @@ func TestEventStream(t *testing.T) {
 // FuzzRequestBodies: no body makes a mutating route answer 500.
 func FuzzRequestBodies(f *testing.F) {
 	for _, s := range []string{`{}`, `{"action":"deploy_nodes"}`, `[]`, `[{}]`, `{"value":""}`, `{"role":"admin"}`, "\x1f\x8b",
-		`{"nodeFilter":{"type":"x"}}`, `null`, `{"action":"power_on","nodeFilter":{"sets":[{"labels":{"a":"b"}}]}}`, `[{"kind":"Node"}]`} {
+		`{"node_filter":{"type":"x"}}`, `null`, `{"action":"power_on","node_filter":{"sets":[{"labels":{"a":"b"}}]}}`, `[{"kind":"Node"}]`} {
 		for i := range 8 {
 			f.Add(uint8(i), s)
 		}

@@ -163,11 +163,11 @@ func TestEmittedEventsFollowAsyncAPI(t *testing.T) {
 	filter := func(ns ...string) map[string]any {
 		return map[string]any{"sets": []any{map[string]any{"names": ns}}}
 	}
-	deploy, deployRID := runTask(t, url, tok, e, map[string]any{"action": "deploy_nodes", "nodeFilter": filter(good1, good2, bad, frozen)})
+	deploy, deployRID := runTask(t, url, tok, e, map[string]any{"action": "deploy_nodes", "node_filter": filter(good1, good2, bad, frozen)})
 	if deploy.Status != orchestrator.TaskPartiallySucceeded {
 		t.Fatalf("deploy: %s %s", deploy.Status, deploy.Message)
 	}
-	destroy, destroyRID := runTask(t, url, tok, e, map[string]any{"action": "destroy_nodes", "nodeFilter": filter(good1)})
+	destroy, destroyRID := runTask(t, url, tok, e, map[string]any{"action": "destroy_nodes", "node_filter": filter(good1)})
 	if destroy.Status != orchestrator.TaskSucceeded {
 		t.Fatalf("destroy: %s %s", destroy.Status, destroy.Message)
 	}

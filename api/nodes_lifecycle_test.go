@@ -19,7 +19,7 @@ func TestNodesLifecycleAndLastTask(t *testing.T) {
 	for _, a := range []string{"prepare_site", "deploy_nodes", "power_cycle"} {
 		var task orchestrator.Task
 		code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": a,
-			"nodeFilter": map[string]any{"sets": []any{map[string]any{"names": []string{f.Node}}}}}, &task)
+			"node_filter": map[string]any{"sets": []any{map[string]any{"names": []string{f.Node}}}}}, &task)
 		if code != http.StatusCreated {
 			t.Fatalf("POST /tasks %s: %d", a, code)
 		}

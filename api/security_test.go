@@ -154,9 +154,9 @@ func TestClientRequestID(t *testing.T) {
 		}
 		var rec map[string]any
 		_ = json.Unmarshal(es[0].Value, &rec)
-		got, _ := rec["clientRequestId"].(string)
-		if rec["requestId"] != id || got != c.kept {
-			t.Errorf("sent %q: audit record %s: want requestId %q, clientRequestId %q", c.sent, es[0].Value, id, c.kept)
+		got, _ := rec["client_request_id"].(string)
+		if rec["request_id"] != id || got != c.kept {
+			t.Errorf("sent %q: audit record %s: want request_id %q, client_request_id %q", c.sent, es[0].Value, id, c.kept)
 		}
 		logged := strings.Contains(f.LogText(), `"client_request_id":"`+c.sent+`"`)
 		if c.kept != "" && !logged || c.kept == "" && c.sent != "" && strings.Contains(f.LogText(), c.sent) {
@@ -199,11 +199,11 @@ func TestAuditPages(t *testing.T) {
 	// Records at their bounds (about 1.3 KiB each), so that a page of
 	// 1,000 is over 1 MiB.
 	f64 := strings.Repeat("f", 64)
-	rec := map[string]any{"time": time.Now().UTC(), "requestId": f64, "clientRequestId": f64, "method": "POST", "route": "/api/v1/tasks",
+	rec := map[string]any{"time": time.Now().UTC(), "request_id": f64, "client_request_id": f64, "method": "POST", "route": "/api/v1/tasks",
 		"who": map[string]string{"id": f64, "name": f64, "role": "admin"}, "remote": f64,
 		"path": "/api/v1/tasks/" + strings.Repeat("p", 300), "status": 401, "outcome": "denied", "detail": strings.Repeat("d", 600)}
 	raw, _ := json.Marshal(rec)
-	rec["requestId"] = strings.Repeat("L", 1<<20) // as stored before the bound
+	rec["request_id"] = strings.Repeat("L", 1<<20) // as stored before the bound
 	legacy, _ := json.Marshal(rec)
 	const n = 2000
 	for i := 0; i < n; i += 100 {
@@ -368,18 +368,18 @@ func TestTaskFilterBounds(t *testing.T) {
 		detail []string
 		not    []string
 	}{
-		{"17 sets", map[string]any{"action": "deploy_nodes", "nodeFilter": sets(many...)}, 400, []string{"17 sets"}, nil},
-		{"10,001 names", map[string]any{"action": "deploy_nodes", "nodeFilter": sets(set("names", names(10001, "n")))}, 400, []string{"10001 names"}, nil},
-		{"a long name", map[string]any{"action": "deploy_nodes", "nodeFilter": sets(set("names", []string{long}))}, 400, []string{"254 bytes"}, nil},
-		{"a long label key", map[string]any{"action": "deploy_nodes", "nodeFilter": sets(set("labels", map[string]string{long: "v"}))}, 400, []string{"254 bytes"}, nil},
-		{"a long label value", map[string]any{"action": "deploy_nodes", "nodeFilter": sets(set("labels", map[string]string{"k": long}))}, 400, []string{"254 bytes"}, nil},
-		{"a long tag", map[string]any{"action": "deploy_nodes", "nodeFilter": sets(set("tags", []string{long}))}, 400, []string{"254 bytes"}, nil},
-		{"65 tags", map[string]any{"action": "deploy_nodes", "nodeFilter": sets(set("tags", names(65, "t")))}, 400, []string{"65 tags"}, nil},
-		{"65 racks", map[string]any{"action": "deploy_nodes", "nodeFilter": sets(set("racks", names(65, "r")))}, 400, []string{"65 racks"}, nil},
-		{"unknown names", map[string]any{"action": "deploy_nodes", "nodeFilter": sets(set("names", ghosts))}, 422,
+		{"17 sets", map[string]any{"action": "deploy_nodes", "node_filter": sets(many...)}, 400, []string{"17 sets"}, nil},
+		{"10,001 names", map[string]any{"action": "deploy_nodes", "node_filter": sets(set("names", names(10001, "n")))}, 400, []string{"10001 names"}, nil},
+		{"a long name", map[string]any{"action": "deploy_nodes", "node_filter": sets(set("names", []string{long}))}, 400, []string{"254 bytes"}, nil},
+		{"a long label key", map[string]any{"action": "deploy_nodes", "node_filter": sets(set("labels", map[string]string{long: "v"}))}, 400, []string{"254 bytes"}, nil},
+		{"a long label value", map[string]any{"action": "deploy_nodes", "node_filter": sets(set("labels", map[string]string{"k": long}))}, 400, []string{"254 bytes"}, nil},
+		{"a long tag", map[string]any{"action": "deploy_nodes", "node_filter": sets(set("tags", []string{long}))}, 400, []string{"254 bytes"}, nil},
+		{"65 tags", map[string]any{"action": "deploy_nodes", "node_filter": sets(set("tags", names(65, "t")))}, 400, []string{"65 tags"}, nil},
+		{"65 racks", map[string]any{"action": "deploy_nodes", "node_filter": sets(set("racks", names(65, "r")))}, 400, []string{"65 racks"}, nil},
+		{"unknown names", map[string]any{"action": "deploy_nodes", "node_filter": sets(set("names", ghosts))}, 422,
 			[]string{"15 nodes", "ghost0", "ghost9", "5 more"}, []string{"ghost14", f.Node + ","}},
-		{"unknown names, site action", map[string]any{"action": "prepare_site", "nodeFilter": sets(set("names", []string{"ghost"}))}, 422, []string{"ghost"}, nil},
-		{"unknown names, intersection", map[string]any{"action": "verify_site", "nodeFilter": map[string]any{"type": "intersection",
+		{"unknown names, site action", map[string]any{"action": "prepare_site", "node_filter": sets(set("names", []string{"ghost"}))}, 422, []string{"ghost"}, nil},
+		{"unknown names, intersection", map[string]any{"action": "verify_site", "node_filter": map[string]any{"type": "intersection",
 			"sets": []any{set("racks", []string{"r01"}), set("names", []string{"ghost"})}}}, 422, []string{"ghost"}, nil},
 	}
 	for _, c := range cases {
@@ -402,7 +402,7 @@ func TestTaskFilterBounds(t *testing.T) {
 			}
 		}
 	}
-	body := []byte(`{"action":"deploy_nodes","designRevision":"` + strings.Repeat("a", 600<<10) + `"}`)
+	body := []byte(`{"action":"deploy_nodes","design_revision":"` + strings.Repeat("a", 600<<10) + `"}`)
 	if code, b := f.do(t, "POST", "/api/v1/tasks", op, "application/json", body); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("a 600 KiB task body: %d %.200s", code, b)
 	}

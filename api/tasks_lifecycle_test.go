@@ -20,7 +20,7 @@ func TestTaskOptionsOverTheAPI(t *testing.T) {
 	one := map[string]any{"sets": []any{map[string]any{"names": []string{f.Node}}}}
 	for _, a := range []string{"prepare_site", "deploy_nodes"} {
 		var task orchestrator.Task
-		if code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": a, "nodeFilter": one}, &task); code != http.StatusCreated {
+		if code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": a, "node_filter": one}, &task); code != http.StatusCreated {
 			t.Fatalf("POST /tasks %s: %d", a, code)
 		}
 		if _, err := f.Engine.Wait(t.Context(), task.ID); err != nil {
@@ -28,7 +28,7 @@ func TestTaskOptionsOverTheAPI(t *testing.T) {
 		}
 	}
 	var task orchestrator.Task
-	code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "decommission_nodes", "nodeFilter": one,
+	code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "decommission_nodes", "node_filter": one,
 		"options": map[string]any{"erase": "quick", "delete": true}}, &task)
 	if code != http.StatusCreated || task.Options == nil || task.Options.Erase != "quick" || !task.Options.Delete {
 		t.Fatalf("POST /tasks decommission_nodes with options: %d %+v", code, task.Options)

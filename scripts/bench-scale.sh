@@ -193,7 +193,7 @@ req1=$(curl -sf "$stats_url" | jq .total)
 curl -sf -H "Authorization: Bearer $token" "$api/api/v1/tasks/$task" >"$out/task.json"
 "$bin" nodes -o json >"$work/nodes.json" 2>>"$out/serve.log"
 started=$(jq -r '.started // .created' "$out/task.json")
-jq --arg since "$started" '{since: $since, claims: (map(select((.machineId // "") != "") | {key: .name, value: .machineId}) | from_entries)}' \
+jq --arg since "$started" '{since: $since, claims: (map(select((.machine_id // "") != "") | {key: .name, value: .machine_id}) | from_entries)}' \
   "$work/nodes.json" >"$work/audit-request.json"
 curl -sf -X POST --data-binary @"$work/audit-request.json" "$audit_url" >"$out/audit.json"
 curl -sf "$stats_url" >"$out/stats-after.json"
