@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/internal/httpx"
 )
@@ -143,18 +143,4 @@ func localFirst(next Authenticator) Authenticator {
 		}
 		return next(ctx, token)
 	}
-}
-
-// LocalClient is an HTTP client whose every request goes to the Unix
-// socket at path (the URL's host is ignored); give it to api/client with
-// any http:// base URL.
-func LocalClient(path string) *http.Client {
-	d := &net.Dialer{Timeout: 10 * time.Second}
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, "unix", path)
-		},
-		MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: 2 * time.Minute,
-	}
-	return &http.Client{Transport: tr}
 }

@@ -62,7 +62,7 @@ func TestLocalSocketAdminWithoutToken(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("socket mode %v, want 0600", fi.Mode().Perm())
 	}
-	c, err := client.New("http://local", "", client.WithHTTPClient(api.LocalClient(path)))
+	c, err := client.New("http://local", "", client.WithUnixSocket(path))
 	if err != nil {
 		t.Fatal(err)
 	}

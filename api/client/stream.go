@@ -56,8 +56,7 @@ func (c *Client) StreamEvents(ctx context.Context, since uint64, task, node stri
 		case ctx.Err() != nil:
 			return ctx.Err()
 		}
-		var pe *ProblemError
-		if errors.As(err, &pe) && pe.Status < 500 && pe.Status != http.StatusTooManyRequests && pe.Status != http.StatusRequestTimeout {
+		if refused(err) {
 			return err // the server refuses: retrying would not help
 		}
 		if got {
@@ -74,6 +73,13 @@ func (c *Client) StreamEvents(ctx context.Context, since uint64, task, node stri
 	}
 }
 
+// refused: the server refused the stream (a 4xx other than 408 and 429),
+// which asking again would not change.
+func refused(err error) bool {
+	var pe *ProblemError
+	return errors.As(err, &pe) && pe.Status < 500 && pe.Status != http.StatusTooManyRequests && pe.Status != http.StatusRequestTimeout
+}
+
 // callbackError marks an error that the caller's function returned.
 type callbackError struct{ err error }
 
@@ -84,6 +90,49 @@ func (e *callbackError) Error() string { return e.err.Error() }
 func (c *Client) streamOnce(ctx context.Context, last uint64, task, node string, fn func(orchestrator.Event) error, retry *time.Duration) (got bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	resp, err := c.openStream(ctx, last, task, node)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	// A connection that stays silent longer than c.idle is dead (the
+	// server sends keep-alives): closing the body ends the read.
+	idle := time.AfterFunc(c.idle, cancel)
+	defer idle.Stop()
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	var cur sseEvent
+	for {
+		line, err := readLine(br)
+		if errors.Is(err, io.EOF) {
+			return got, io.ErrUnexpectedEOF
+		} else if err != nil {
+			return got, err
+		}
+		idle.Reset(c.idle)
+		switch {
+		case line == "": // dispatch
+			ev, data, isEvent := cur.take()
+			got = got || data
+			if !isEvent {
+				continue
+			}
+			idle.Stop() // the caller's time is not the server's silence
+			err := fn(ev)
+			idle.Reset(c.idle)
+			if err != nil {
+				return got, &callbackError{err}
+			}
+		case strings.HasPrefix(line, ":"): // a comment: the keep-alive
+			got = true
+		default:
+			cur.field(line, retry)
+		}
+	}
+}
+
+// openStream asks for the event stream after last (with Last-Event-ID)
+// and checks that the answer is one.
+func (c *Client) openStream(ctx context.Context, last uint64, task, node string) (*http.Response, error) {
 	r := request{method: http.MethodGet, path: v1 + "/events/stream", query: eventQuery(0, task, node, 0),
 		header: http.Header{"Accept": {"text/event-stream"}, "Cache-Control": {"no-cache"}}}
 	if last > 0 {
@@ -92,81 +141,66 @@ func (c *Client) streamOnce(ctx context.Context, last uint64, task, node string,
 	}
 	resp, err := c.send(ctx, r)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return false, readProblem(resp)
+		defer resp.Body.Close()
+		return nil, readProblem(resp)
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		return false, fmt.Errorf("the event stream answered %q, not text/event-stream: check the server URL", ct)
+		resp.Body.Close()
+		return nil, fmt.Errorf("the event stream answered %q, not text/event-stream: check the server URL", ct)
 	}
-	// A connection that stays silent longer than c.idle is dead (the
-	// server sends keep-alives): closing the body ends the read.
-	idle := time.AfterFunc(c.idle, cancel)
-	defer idle.Stop()
+	return resp, nil
+}
 
-	br := bufio.NewReaderSize(resp.Body, 64<<10)
-	var id, event string
-	var data strings.Builder
-	hasData := false
-	for {
-		line, err := readLine(br)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return got, io.ErrUnexpectedEOF
-			}
-			return got, err
+// sseEvent is the server-sent event being read: its fields until the
+// blank line that dispatches it.
+type sseEvent struct {
+	id, event string
+	data      strings.Builder
+	hasData   bool
+}
+
+// field takes one "field: value" line; a retry field sets *retry.
+func (e *sseEvent) field(line string, retry *time.Duration) {
+	field, value, _ := strings.Cut(line, ":")
+	value = strings.TrimPrefix(value, " ")
+	switch field {
+	case "id":
+		e.id = value
+	case "event":
+		e.event = value
+	case "data":
+		if e.hasData {
+			e.data.WriteByte('\n')
 		}
-		idle.Reset(c.idle)
-		if line == "" { // dispatch
-			if hasData {
-				got = true
-				// The event type is the event's kind; the data is the
-				// event. Data that is not an event is skipped.
-				var ev orchestrator.Event
-				if err := json.Unmarshal([]byte(data.String()), &ev); err == nil {
-					if ev.Seq == 0 && id != "" {
-						ev.Seq, _ = strconv.ParseUint(id, 10, 64)
-					}
-					if ev.Kind == "" {
-						ev.Kind = event
-					}
-					idle.Stop() // the caller's time is not the server's silence
-					err := fn(ev)
-					idle.Reset(c.idle)
-					if err != nil {
-						return got, &callbackError{err}
-					}
-				}
-			}
-			event, hasData = "", false
-			data.Reset()
-			continue
-		}
-		if strings.HasPrefix(line, ":") { // a comment: the keep-alive
-			got = true
-			continue
-		}
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "id":
-			id = value
-		case "event":
-			event = value
-		case "data":
-			if hasData {
-				data.WriteByte('\n')
-			}
-			data.WriteString(value)
-			hasData = true
-		case "retry":
-			if ms, err := strconv.Atoi(value); err == nil && ms > 0 {
-				*retry = min(time.Duration(ms)*time.Millisecond, maxReconnectWait)
-			}
+		e.data.WriteString(value)
+		e.hasData = true
+	case "retry":
+		if ms, err := strconv.Atoi(value); err == nil && ms > 0 {
+			*retry = min(time.Duration(ms)*time.Millisecond, maxReconnectWait)
 		}
 	}
+}
+
+// take ends the event at a blank line: data says it had data, isEvent
+// that the data is an event (the event type is its kind; other data is
+// skipped). The id stays for the events that follow, as the format says.
+func (e *sseEvent) take() (ev orchestrator.Event, data, isEvent bool) {
+	data = e.hasData
+	if data && json.Unmarshal([]byte(e.data.String()), &ev) == nil {
+		isEvent = true
+		if ev.Seq == 0 && e.id != "" {
+			ev.Seq, _ = strconv.ParseUint(e.id, 10, 64)
+		}
+		if ev.Kind == "" {
+			ev.Kind = e.event
+		}
+	}
+	e.event, e.hasData = "", false
+	e.data.Reset()
+	return ev, data, isEvent
 }
 
 // maxLine bounds one line of the stream.

@@ -88,7 +88,7 @@ func (a *app) dialServe(state string) *session {
 		return nil // a socket left by a serve that died: run in process
 	}
 	conn.Close()
-	c, err := client.New("http://local", "", client.WithHTTPClient(api.LocalClient(path)))
+	c, err := client.New("http://local", "", client.WithUnixSocket(path))
 	if err != nil {
 		return nil
 	}
@@ -127,7 +127,7 @@ func (a *app) inProcess(ctx context.Context, cfg engineConfig, mode engineMode) 
 	if err != nil {
 		return fail(usageErr(err))
 	}
-	c, err := client.New("http://local", "", client.WithHTTPClient(api.LocalClient(path)))
+	c, err := client.New("http://local", "", client.WithUnixSocket(path))
 	if err != nil {
 		ln.Close()
 		return fail(err)
