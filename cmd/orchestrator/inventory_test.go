@@ -93,7 +93,7 @@ func TestInventoryCommand(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &ni) != nil || len(ni.Inventory.GPUs) != 2 || ni.HardwareProfile != hw {
 		t.Errorf("-o json: %d %s", code, out)
 	}
-	if code, out, _ = cli(t, "inventory", "--state", state, shown, "-o", "yaml"); code != 0 || !strings.Contains(out, "hardwareProfile: "+hw) || !strings.Contains(out, "numaNode: 1") {
+	if code, out, _ = cli(t, "inventory", "--state", state, shown, "-o", "yaml"); code != 0 || !strings.Contains(out, "hardware_profile: "+hw) || !strings.Contains(out, "numa_node: 1") {
 		t.Errorf("-o yaml: %d %s", code, out)
 	}
 	if code, _, errs = cli(t, "inventory", "--state", state, other); code == 0 || !strings.Contains(errs, other) || !strings.Contains(errs, "not commissioned yet") {

@@ -128,7 +128,7 @@ func TestReconcileCommands(t *testing.T) {
 	}
 	found := false
 	for _, a := range audit {
-		found = found || strings.Contains(string(a.Value), `"requestId":"`+resolved.Correlation+`"`) && strings.Contains(string(a.Value), "drift.resolve")
+		found = found || strings.Contains(string(a.Value), `"request_id":"`+resolved.Correlation+`"`) && strings.Contains(string(a.Value), "drift.resolve")
 	}
 	if !found {
 		t.Errorf("no drift.resolve audit record with request ID %s", resolved.Correlation)

@@ -147,7 +147,7 @@ func TestRemoteCommands(t *testing.T) {
 	}
 
 	// Node verbs.
-	if out = must(tokOperator, "mark-manual-intervention", node, "--reason", "disk swap"); !strings.Contains(out, `"frozenReason": "disk swap"`) {
+	if out = must(tokOperator, "mark-manual-intervention", node, "--reason", "disk swap"); !strings.Contains(out, `"frozen_reason": "disk swap"`) {
 		t.Errorf("mark-manual-intervention:\n%s", out)
 	}
 	if out = must(tokOperator, "release-manual", node, "-o", "yaml"); strings.Contains(out, "frozen: true") || !strings.Contains(out, "name: "+node) {

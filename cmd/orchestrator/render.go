@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 
 	"github.com/spf13/cobra"
 	yamlv3 "gopkg.in/yaml.v3"
@@ -38,7 +39,7 @@ spec.hardware. Exit 1 with the findings if the design has errors.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			return writeDoc(a.stdout, output, r)
+			return writeDesignDoc(a.stdout, output, r)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json or yaml")
@@ -61,13 +62,43 @@ func writeDoc(w io.Writer, format string, v any) error {
 	if err := yamlv3.Unmarshal(b, &n); err != nil {
 		return err
 	}
-	blockStyle(&n)
+	return encodeYAML(w, &n)
+}
+
+// yamlTree is v's JSON document as a YAML tree (the fields in their
+// order).
+func yamlTree(v any) (*yamlv3.Node, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var n yamlv3.Node
+	return &n, yamlv3.Unmarshal(b, &n)
+}
+
+// encodeYAML writes n in block style, indented by two.
+func encodeYAML(w io.Writer, n *yamlv3.Node) error {
+	blockStyle(n)
 	enc := yamlv3.NewEncoder(w)
 	enc.SetIndent(2)
-	if err := enc.Encode(&n); err != nil {
+	if err := enc.Encode(n); err != nil {
 		return err
 	}
 	return enc.Close()
+}
+
+// writeDesignDoc is writeDoc for a part of the design: its YAML spells
+// the names as the site files do (renderkeys.go), its JSON as the API.
+func writeDesignDoc(w io.Writer, format string, v any) error {
+	if format == "json" {
+		return writeDoc(w, format, v)
+	}
+	n, err := yamlTree(v)
+	if err != nil {
+		return err
+	}
+	yamlKeys(n, reflect.TypeOf(v))
+	return encodeYAML(w, n)
 }
 
 // blockStyle drops the flow and quoting styles JSON input leaves on nodes.
