@@ -29,7 +29,6 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/ingest/gitinfo"
 	"github.com/slipway-dev/slipway/orchestrator"
-	"github.com/slipway-dev/slipway/statestore"
 )
 
 // Defaults.
@@ -440,16 +439,14 @@ func (c *Client) ValidateDesign(ctx context.Context, roots []string) (Validation
 	return out, err
 }
 
-// Designs is the apply history, oldest first.
-func (c *Client) Designs(ctx context.Context) ([]statestore.RevisionInfo, error) {
-	var in []apitypes.RevisionSummary
-	if err := c.get(ctx, v1+"/designs", nil, &in); err != nil {
+// Designs is the apply history, oldest first (never nil).
+func (c *Client) Designs(ctx context.Context) ([]apitypes.RevisionSummary, error) {
+	out := []apitypes.RevisionSummary{}
+	if err := c.get(ctx, v1+"/designs", nil, &out); err != nil {
 		return nil, err
 	}
-	out := make([]statestore.RevisionInfo, 0, len(in))
-	for _, r := range in {
-		out = append(out, statestore.RevisionInfo{ID: r.ID, Created: r.Created, Applied: r.Applied, Roots: r.Roots,
-			GitCommit: r.GitCommit, GitDirty: r.GitDirty, Counts: r.Counts, Seq: r.Seq})
+	if out == nil { // the server answered null
+		out = []apitypes.RevisionSummary{}
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/api/client"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
@@ -148,7 +149,7 @@ func (a *app) designsCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) printDesigns(hist []statestore.RevisionInfo) error {
+func (a *app) printDesigns(hist []apitypes.RevisionSummary) error {
 	rows := make([][]string, 0, len(hist))
 	for i, h := range hist {
 		mark := " "

@@ -64,6 +64,11 @@ func TestOutputFormats(t *testing.T) {
 	if !strings.HasPrefix(strings.TrimSpace(out), "[") {
 		t.Errorf("nodes -o json is not a list: %.200s", out)
 	}
+	// The API's names (snake_case), where designs -o json printed the
+	// store's Go field names (ID, GitCommit).
+	if _, out, _ = cli(t, "designs", "--state", state, "-o", "json"); !strings.Contains(out, `"id":`) || strings.Contains(out, `"ID"`) {
+		t.Errorf("designs -o json: %.300s", out)
+	}
 }
 
 // TestLocalRequester: a task made through the in-process API records the
