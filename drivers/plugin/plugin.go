@@ -13,7 +13,7 @@ import (
 // ProtocolVersion is the version of the plugin protocol this build speaks.
 // A plugin built against another version is refused at start with a
 // message naming both.
-const ProtocolVersion = 3 // 2: server drivers gained Inventory; 3: Release takes an erase policy (a string, was a bool)
+const ProtocolVersion = 4 // 2: server drivers gained Inventory; 3: Release takes an erase policy (a string, was a bool); 4: the drivers types' JSON names are snake_case
 
 // Handshake is the go-plugin handshake: the magic cookie keeps a plugin
 // binary started by hand from waiting for a client forever.
