@@ -64,8 +64,8 @@ func (d Diff) Summary() string {
 }
 
 var kindKeys = map[string]string{
-	KindNetwork: "networks", KindNetworkLink: "networkLinks", KindHardwareProfile: "hardwareProfiles",
-	KindHostProfile: "hostProfiles", KindNode: "nodes", KindBootAction: "bootActions",
+	KindNetwork: "networks", KindNetworkLink: "network_links", KindHardwareProfile: "hardware_profiles",
+	KindHostProfile: "host_profiles", KindNode: "nodes", KindBootAction: "boot_actions",
 }
 
 // DiffCanonical compares two designs in their canonical JSON form (as
