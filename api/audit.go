@@ -97,7 +97,7 @@ func auditWhat(c echo.Context, w AuditWhat) {
 }
 
 // requestIDOf is the server's ID of the call (its X-Request-Id answer
-// header and audit record's requestId): the correlation ID of the task
+// header and audit record's request_id): the correlation ID of the task
 // the call creates.
 func requestIDOf(c echo.Context) string { return c.Response().Header().Get(echo.HeaderXRequestID) }
 

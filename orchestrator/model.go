@@ -165,7 +165,7 @@ type Task struct {
 	// Cancel asks the engine to stop the task and compensate.
 	Cancel bool `json:"cancel,omitempty"`
 	// Correlation is the ID of the API request that created the task (its
-	// audit record's requestId); the task's events carry it.
+	// audit record's request_id); the task's events carry it.
 	Correlation string `json:"correlation_id,omitempty"`
 	// Options are the action's options (decommission.go), nil when none.
 	Options *TaskOptions `json:"options,omitempty"`
@@ -277,7 +277,7 @@ type Event struct {
 	// the events that mark a lifecycle milestone; "" on the others.
 	Type string `json:"type,omitempty"`
 	// Correlation links the event to the API request (its audit record's
-	// requestId) that created the task, and so to the task and node.
+	// request_id) that created the task, and so to the task and node.
 	Correlation string `json:"correlation_id,omitempty"`
 }
 

@@ -19,7 +19,7 @@ type Request struct {
 	Revision  string `json:"design_revision,omitempty"` // "" means the current revision
 	Requester string `json:"requester,omitempty"`
 	// Correlation is the ID of the API request that asks for the task
-	// (its audit record's requestId), at most MaxCorrelationLen bytes;
+	// (its audit record's request_id), at most MaxCorrelationLen bytes;
 	// the task and every event written for it carry it. "" for tasks
 	// started outside the API (the CLI).
 	Correlation string `json:"correlation_id,omitempty"`
