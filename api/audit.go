@@ -78,7 +78,7 @@ type AuditWhat struct {
 	Task string
 	// Targets names what the call acted on: nodes, a secret's name (never
 	// its value), a token's ID, a design revision. Only the first
-	// maxAuditTargets are kept; the record's targetCount says how many.
+	// maxAuditTargets are kept; the record's target_count says how many.
 	Targets []string
 	// Resolution is how a drift was resolved.
 	Resolution string

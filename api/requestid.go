@@ -15,7 +15,7 @@ const (
 // requestID gives every request an ID of the server's own, in the
 // X-Request-Id answer header and problem details. A client's X-Request-Id
 // is never echoed: one of at most 64 characters from [A-Za-z0-9._:-] is
-// kept as the client's request ID (the audit record's clientRequestId,
+// kept as the client's request ID (the audit record's client_request_id,
 // the log line's client_request_id); any other is ignored.
 func requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {

@@ -18,7 +18,7 @@
 //
 //	collection "tokens"
 //	    key: lowercase hex SHA-256 of the token string (64 characters)
-//	    value: JSON [Token] (without lastUsed)
+//	    value: JSON [Token] (without last_used)
 //	collection "tokens_used"
 //	    key: as in "tokens"
 //	    value: JSON time: when the token was last verified, written at

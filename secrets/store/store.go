@@ -19,10 +19,10 @@
 //
 //	collection "secrets"
 //	    key: the secret's name (see ValidateName)
-//	    value: JSON {"keyId": string, "nonce": base64, "ciphertext": base64,
+//	    value: JSON {"key_id": string, "nonce": base64, "ciphertext": base64,
 //	           "created": time, "updated": time}
 //
-// keyId is the first 8 bytes, in hex, of HMAC-SHA256(key, "slipway secret
+// key_id is the first 8 bytes, in hex, of HMAC-SHA256(key, "slipway secret
 // key id"): it tells a wrong key from a damaged record without revealing
 // the key.
 package store
