@@ -76,18 +76,28 @@ func (a *app) connect(ctx context.Context, f *stateFlags, mode engineMode) (*ses
 	return a.inProcess(ctx, cfg, mode)
 }
 
-// dialServe is a session with the serve that answers on the socket
-// beside state; nil when none does.
-func (a *app) dialServe(state string) *session {
+// serveAnswers: a serve answers on the socket beside state (a socket
+// file left by one that died does not count).
+func serveAnswers(state string) bool {
 	path := localSocket(state)
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Type() != os.ModeSocket {
-		return nil
+		return false
 	}
 	conn, err := net.DialTimeout("unix", path, time.Second)
 	if err != nil {
-		return nil // a socket left by a serve that died: run in process
+		return false
 	}
 	conn.Close()
+	return true
+}
+
+// dialServe is a session with the serve that answers on the socket
+// beside state; nil when none does.
+func (a *app) dialServe(state string) *session {
+	if !serveAnswers(state) {
+		return nil // none, or a socket left by a serve that died: run in process
+	}
+	path := localSocket(state)
 	c, err := client.New("http://local", "", client.WithUnixSocket(path))
 	if err != nil {
 		return nil

@@ -179,6 +179,9 @@ func serveLocalCommands(t *testing.T, state, taskID string) {
 	if code != 0 || !strings.Contains(out, taskID) {
 		t.Fatalf("tasks while serve holds the database: exit %d: %s %s", code, out, errs)
 	}
+	if code, _, errs := cli(t, "token", "list", "--state", state); code != exitUsage || !strings.Contains(errs, "held by the orchestrator serve answering on "+sock) {
+		t.Errorf("token list while serve holds the database: exit %d: %s", code, errs)
+	}
 	node := testsite.Example(t).NodeNames()[0]
 	if code, _, errs := cli(t, "mark-manual-intervention", node, "--reason", "local socket", "--state", state); code != 0 {
 		t.Fatalf("mark-manual-intervention through the local socket: exit %d: %s", code, errs)

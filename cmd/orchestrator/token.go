@@ -46,8 +46,16 @@ orchestrator's host, while 'orchestrator serve' is stopped, or use the API.`,
 }
 
 // withStore opens the state database for fn and closes it after.
+// The token and secret commands administer the database itself (the
+// secret key file is this host's; the token list's use dates are not in
+// the API): while a serve holds it, they say so.
 func withStore(state string, fn func(st statestore.Store) error) error {
 	st, err := openStore(state)
+	if err != nil && serveAnswers(state) {
+		return usageErr(fmt.Errorf("the state database %s is held by the orchestrator serve answering on %s: "+
+			"stop it to run token and secret commands here, or manage tokens and secrets through its API (/api/v1/tokens, /api/v1/secrets)",
+			state, localSocket(state)))
+	}
 	if err != nil {
 		return err
 	}
