@@ -10,7 +10,6 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -209,8 +208,8 @@ func (c *designCache) load(ctx context.Context, id string) (*design.Design, erro
 	if err != nil {
 		return nil, fmt.Errorf("load design revision %s: %w", id, err)
 	}
-	d := &design.Design{}
-	if err := jsonkeys.Unmarshal(r.Design, d); err != nil {
+	d, err := design.DecodeRevision(r.Design)
+	if err != nil {
 		return nil, fmt.Errorf("decode design revision %s: %w", id, err)
 	}
 	return d, nil

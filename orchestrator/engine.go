@@ -15,7 +15,6 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	group "github.com/slipway-dev/slipway/internal/batch"
 	"github.com/slipway-dev/slipway/internal/driverspec"
-	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/secrets"
 )
 
@@ -313,8 +312,8 @@ func (e *Engine) design(ctx context.Context, rev string) (*design.Design, string
 	if err != nil {
 		return nil, "", err
 	}
-	d = &design.Design{}
-	if err := jsonkeys.Unmarshal(r.Design, d); err != nil {
+	d, err = design.DecodeRevision(r.Design)
+	if err != nil {
 		return nil, "", fmt.Errorf("design revision %s: %w", r.ID, err)
 	}
 	e.mu.Lock()

@@ -592,7 +592,9 @@ func TestTLSWithCAFile(t *testing.T) {
 	}
 	noToken(t, err, tokViewer, tokAdmin)
 	notPEM := filepath.Join(t.TempDir(), "x.pem")
-	os.WriteFile(notPEM, []byte("hello"), 0o600)
+	if err := os.WriteFile(notPEM, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := client.New(ts.URL, tokAdmin, client.WithCAFile(notPEM)); err == nil {
 		t.Error("a CA file without a certificate was accepted")
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -87,8 +86,8 @@ func currentIntrospectionURL(ctx context.Context, c engineConfig, st statestore.
 	if err != nil {
 		return "", err
 	}
-	d := &design.Design{}
-	if err := json.Unmarshal(rev.Design, d); err != nil {
+	d, err := design.DecodeRevision(rev.Design)
+	if err != nil {
 		return "", fmt.Errorf("decode design revision %s: %w", id, err)
 	}
 	if d.Site == nil || d.Site.Spec.Introspection.URL == "" {

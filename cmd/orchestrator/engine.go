@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net"
@@ -307,8 +306,8 @@ func currentDesignIn(ctx context.Context, st statestore.Store, state string) (*d
 	if err != nil {
 		return nil, fmt.Errorf("%w (apply a design first: `orchestrator apply --state %s ROOT`)", err, state)
 	}
-	d := &design.Design{}
-	if err := json.Unmarshal(cur.Design, d); err != nil {
+	d, err := design.DecodeRevision(cur.Design)
+	if err != nil {
 		return nil, fmt.Errorf("design revision %s: %w", cur.ID, err)
 	}
 	return d, nil

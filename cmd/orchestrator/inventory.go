@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -372,8 +371,7 @@ func storedInventory(ctx context.Context, st statestore.Store, node string) (api
 	}
 	ni := api.NodeInventory{Node: node, Inventory: inv}
 	if rev, err := st.Current(ctx); err == nil {
-		d := &design.Design{}
-		if json.Unmarshal(rev.Design, d) == nil && d.Nodes[node] != nil {
+		if d, err := design.DecodeRevision(rev.Design); err == nil && d.Nodes[node] != nil {
 			ni.HardwareProfile = d.Nodes[node].Spec.HardwareProfile
 		}
 	}
