@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -15,14 +16,20 @@ func (s *Server) listSecrets(c echo.Context) error {
 	if s.cfg.Secrets == nil {
 		return errNoSecrets
 	}
-	names, err := s.cfg.Secrets.Names(c.Request().Context())
+	return answerList(c, s.cfg.Secrets.Names)
+}
+
+// answerList answers what list returns, an empty JSON array rather than
+// null when there is nothing.
+func answerList[T any](c echo.Context, list func(context.Context) ([]T, error)) error {
+	items, err := list(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	if names == nil {
-		names = []SecretInfo{}
+	if items == nil {
+		items = []T{}
 	}
-	return c.JSON(http.StatusOK, names)
+	return c.JSON(http.StatusOK, items)
 }
 
 func (s *Server) putSecret(c echo.Context) error {
@@ -80,14 +87,7 @@ func (s *Server) listTokens(c echo.Context) error {
 	if s.cfg.Tokens == nil {
 		return errNoTokens
 	}
-	ts, err := s.cfg.Tokens.List(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	if ts == nil {
-		ts = []Principal{}
-	}
-	return c.JSON(http.StatusOK, ts)
+	return answerList(c, s.cfg.Tokens.List)
 }
 
 func (s *Server) revokeToken(c echo.Context) error {
