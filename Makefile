@@ -51,9 +51,12 @@ endef
 # SLIPWAY_REDOCLY is set, else npx at the same version), and the api tests,
 # every request and answer of which is checked against the document.
 REDOCLY_VERSION ?= 2.77.0
+.PHONY: docs
+docs: ## Regenerate the documents made from the code: docs/openapi.json and docs/asyncapi.yaml
+	$(GO) run ./cmd/gendocs
+
 .PHONY: contract
-contract: ## Regenerate docs/openapi.json, lint it with Redocly, run the API's contract tests
-	$(GO) run ./api/openapigen
+contract: docs ## Regenerate docs/openapi.json, lint it with Redocly, run the API's contract tests
 	@if [ -n "$$SLIPWAY_REDOCLY" ]; then redocly="$$SLIPWAY_REDOCLY/node_modules/.bin/redocly"; \
 	else redocly="npx --yes @redocly/cli@$(REDOCLY_VERSION)"; fi; \
 	$$redocly lint --config redocly.yaml docs/openapi.json

@@ -31,7 +31,7 @@ import (
 // request and answer of the test suites against this document).
 
 // OpenAPIPath is the committed copy of the document, relative to the
-// repository's root (`go run ./api/openapigen` writes it).
+// repository's root (`go run ./cmd/gendocs` writes it).
 const OpenAPIPath = "docs/openapi.json"
 
 var paramRE = regexp.MustCompile(`:([a-zA-Z]+)`)

@@ -25,7 +25,7 @@ func TestCommittedOpenAPIIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is not what the code generates: run `go run ./api/openapigen` (or make contract) and commit it", api.OpenAPIPath)
+		t.Errorf("%s is not what the code generates: run `go run ./cmd/gendocs` (or make contract) and commit it", api.OpenAPIPath)
 	}
 }
 

@@ -24,13 +24,13 @@ func committed(t *testing.T) (string, []byte) {
 	path := filepath.Join("..", "..", asyncapi.Path)
 	b, err := os.ReadFile(path)
 	if err != nil && !*update {
-		t.Fatalf("%v (generate it: go run ./internal/asyncapi/gen)", err)
+		t.Fatalf("%v (generate it: go run ./cmd/gendocs)", err)
 	}
 	return path, b
 }
 
 // TestDocumentIsCommitted: docs/asyncapi.yaml is what the code generates
-// (`go run ./internal/asyncapi/gen`, or this test with -update, writes it).
+// (`go run ./cmd/gendocs`, or this test with -update, writes it).
 func TestDocumentIsCommitted(t *testing.T) {
 	want, err := asyncapi.YAML()
 	if err != nil {
@@ -44,7 +44,7 @@ func TestDocumentIsCommitted(t *testing.T) {
 		return
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is not what the code generates: run `go run ./internal/asyncapi/gen` and commit it", asyncapi.Path)
+		t.Fatalf("%s is not what the code generates: run `go run ./cmd/gendocs` and commit it", asyncapi.Path)
 	}
 }
 
