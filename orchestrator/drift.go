@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -144,33 +143,18 @@ const (
 )
 
 func (r records) drift(ctx context.Context) (map[string]DriftRecord, error) {
-	recs, err := r.s.List(ctx, collDrift, "")
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]DriftRecord, len(recs))
-	for _, rec := range recs {
-		var d DriftRecord
-		if err := jsonkeys.Unmarshal(rec.Value, &d); err != nil {
-			return nil, fmt.Errorf("drift record %s: %w", rec.Key, err)
-		}
-		out[rec.Key] = d
-	}
-	return out, nil
+	return listMap[DriftRecord](ctx, r, collDrift, "drift record")
 }
 
 func (r records) accepted(ctx context.Context) (map[string]string, error) {
-	recs, err := r.s.List(ctx, collAccepted, "")
-	if err != nil {
+	return listMap[string](ctx, r, collAccepted, "accepted drift")
+}
+
+// listMap is every record of coll by key.
+func listMap[T any](ctx context.Context, r records, coll, what string) (map[string]T, error) {
+	out := map[string]T{}
+	if err := listRecords(ctx, r.s, coll, "", what, func(k string, v T) { out[k] = v }); err != nil {
 		return nil, err
-	}
-	out := make(map[string]string, len(recs))
-	for _, rec := range recs {
-		var v string
-		if err := jsonkeys.Unmarshal(rec.Value, &v); err != nil {
-			return nil, fmt.Errorf("accepted drift %s: %w", rec.Key, err)
-		}
-		out[rec.Key] = v
 	}
 	return out, nil
 }

@@ -57,18 +57,35 @@ func (r records) node(ctx context.Context, name string) (NodeRecord, bool, error
 	return n, err == nil, err
 }
 
+// listRecords decodes every record of coll under prefix (a record stored
+// before the snake_case names reads under today's names) and hands each
+// to add with its key; what names the kind of record in an error.
+func listRecords[T any](ctx context.Context, s Store, coll, prefix, what string, add func(key string, v T)) error {
+	recs, err := s.List(ctx, coll, prefix)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		var v T
+		if err := jsonkeys.Unmarshal(rec.Value, &v); err != nil {
+			return fmt.Errorf("%s %s: %w", what, rec.Key, err)
+		}
+		add(rec.Key, v)
+	}
+	return nil
+}
+
+// listSlice is listRecords into a slice, in the store's key order.
+func listSlice[T any](ctx context.Context, s Store, coll, prefix, what string) ([]T, error) {
+	out := []T{}
+	err := listRecords(ctx, s, coll, prefix, what, func(_ string, v T) { out = append(out, v) })
+	return out, err
+}
+
 func (r records) nodes(ctx context.Context) ([]NodeRecord, error) {
-	recs, err := r.s.List(ctx, collNodes, "")
+	out, err := listSlice[NodeRecord](ctx, r.s, collNodes, "", "node record")
 	if err != nil {
 		return nil, err
-	}
-	out := make([]NodeRecord, 0, len(recs))
-	for _, rec := range recs {
-		var n NodeRecord
-		if err := jsonkeys.Unmarshal(rec.Value, &n); err != nil {
-			return nil, fmt.Errorf("node record %s: %w", rec.Key, err)
-		}
-		out = append(out, n)
 	}
 	return out, nil
 }
@@ -80,34 +97,18 @@ func (r records) task(ctx context.Context, id string) (Task, error) {
 }
 
 func (r records) tasks(ctx context.Context) ([]Task, error) {
-	recs, err := r.s.List(ctx, collTasks, "")
+	out, err := listSlice[Task](ctx, r.s, collTasks, "", "task record")
 	if err != nil {
 		return nil, err
-	}
-	out := make([]Task, 0, len(recs))
-	for _, rec := range recs {
-		var t Task
-		if err := jsonkeys.Unmarshal(rec.Value, &t); err != nil {
-			return nil, fmt.Errorf("task record %s: %w", rec.Key, err)
-		}
-		out = append(out, t)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
 
 func (r records) results(ctx context.Context, taskID string) ([]NodeResult, error) {
-	recs, err := r.s.List(ctx, collTaskNodes, taskID+"/")
+	out, err := listSlice[NodeResult](ctx, r.s, collTaskNodes, taskID+"/", "task node record")
 	if err != nil {
 		return nil, err
-	}
-	out := make([]NodeResult, 0, len(recs))
-	for _, rec := range recs {
-		var nr NodeResult
-		if err := jsonkeys.Unmarshal(rec.Value, &nr); err != nil {
-			return nil, fmt.Errorf("task node record %s: %w", rec.Key, err)
-		}
-		out = append(out, nr)
 	}
 	return out, nil
 }

@@ -495,20 +495,20 @@ type NodeQuery struct {
 }
 
 func (q NodeQuery) values() url.Values {
+	return query(q.Offset, q.Limit, map[string][]string{"name": q.Name, "label": q.Label, "tag": q.Tag, "rack": q.Rack,
+		"stage": q.Stage, "outcome": q.Outcome, "lifecycle": q.Lifecycle})
+}
+
+// query is a list's query string: each parameter with its values (several
+// values of one parameter are alternatives), and the page.
+func query(offset, limit int, params map[string][]string) url.Values {
 	v := url.Values{}
-	add := func(k string, vals []string) {
+	for name, vals := range params {
 		for _, s := range vals {
-			v.Add(k, s)
+			v.Add(name, s)
 		}
 	}
-	add("name", q.Name)
-	add("label", q.Label)
-	add("tag", q.Tag)
-	add("rack", q.Rack)
-	add("stage", q.Stage)
-	add("outcome", q.Outcome)
-	add("lifecycle", q.Lifecycle)
-	paging(v, q.Offset, q.Limit)
+	paging(v, offset, limit)
 	return v
 }
 
@@ -611,15 +611,7 @@ type TaskQuery struct {
 // Tasks lists tasks, newest first, one page.
 func (c *Client) Tasks(ctx context.Context, q TaskQuery) (apitypes.Page[orchestrator.Task], error) {
 	var out apitypes.Page[orchestrator.Task]
-	v := url.Values{}
-	for _, s := range q.Status {
-		v.Add("status", s)
-	}
-	for _, a := range q.Action {
-		v.Add("action", a)
-	}
-	paging(v, q.Offset, q.Limit)
-	return out, c.get(ctx, v1+"/tasks", v, &out)
+	return out, c.get(ctx, v1+"/tasks", query(q.Offset, q.Limit, map[string][]string{"status": q.Status, "action": q.Action}), &out)
 }
 
 // TaskVerb applies retry, resume, rerun, restart-clean or cancel to a task.

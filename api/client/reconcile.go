@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"net/http"
-	"net/url"
 
 	"github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/orchestrator"
@@ -27,15 +26,7 @@ type DriftQuery struct {
 // Drift lists the open drift records, one page.
 func (c *Client) Drift(ctx context.Context, q DriftQuery) (apitypes.Page[orchestrator.DriftRecord], error) {
 	var out apitypes.Page[orchestrator.DriftRecord]
-	v := url.Values{}
-	for _, n := range q.Node {
-		v.Add("node", n)
-	}
-	for _, k := range q.Kind {
-		v.Add("kind", k)
-	}
-	paging(v, q.Offset, q.Limit)
-	return out, c.get(ctx, v1+"/reconciliation/drift", v, &out)
+	return out, c.get(ctx, v1+"/reconciliation/drift", query(q.Offset, q.Limit, map[string][]string{"node": q.Node, "kind": q.Kind}), &out)
 }
 
 // Reconcile runs a reconciliation on the server now and answers its report.
