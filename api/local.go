@@ -98,20 +98,10 @@ func (s *Server) ServeLocal(ctx context.Context, ln *net.UnixListener, name Loca
 			}
 			return context.WithValue(ctx, localPeerKey{}, p)
 		}}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		if errors.Is(err, net.ErrClosed) {
-			return nil
-		}
+	if err := serveUntil(ctx, srv, ln); !errors.Is(err, net.ErrClosed) {
 		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return nil
 	}
+	return nil // the socket was closed under it
 }
 
 // localGate refuses the callers the socket does not admit and lets the

@@ -225,6 +225,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, certFile, keyFile s
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
+	return serveUntil(ctx, srv, ln)
+}
+
+// serveUntil serves srv on ln until ctx ends, then shuts it down
+// gracefully (5 s for the requests under way).
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

@@ -451,20 +451,9 @@ func (c *Client) Designs(ctx context.Context) ([]apitypes.RevisionSummary, error
 	return out, nil
 }
 
-// RevisionDetail is a stored revision without its design.
-type RevisionDetail struct {
-	ID        string         `json:"id"`
-	Created   time.Time      `json:"created"`
-	Roots     []string       `json:"roots"`
-	GitCommit string         `json:"git_commit,omitempty"`
-	GitDirty  bool           `json:"git_dirty,omitempty"`
-	Counts    map[string]int `json:"counts"`
-	Nodes     []string       `json:"nodes"`
-}
-
 // Design is a stored revision: its ID, a unique prefix of it, or "current".
-func (c *Client) Design(ctx context.Context, rev string) (RevisionDetail, error) {
-	var out RevisionDetail
+func (c *Client) Design(ctx context.Context, rev string) (apitypes.RevisionInfo, error) {
+	var out apitypes.RevisionInfo
 	return out, c.get(ctx, v1+"/designs/"+seg(rev), nil, &out)
 }
 
