@@ -313,7 +313,7 @@ func (r *nodeRun) callFailed(err error) bool {
 func (r *nodeRun) transition(to Stage, msg string) bool {
 	from := r.rec.Stage
 	r.rec.Stage, r.rec.Step, r.rec.Attempts, r.rec.NextAt, r.rec.StageStart = to, 0, 0, time.Time{}, now()
-	r.rec.addHistory(Transition{At: now(), Task: r.run.id, From: from, To: to, Message: msg})
+	r.rec.AddHistory(Transition{At: now(), Task: r.run.id, From: from, To: to, Message: msg})
 	r.res.Stage = to
 	text := fmt.Sprintf("%s → %s", from, to)
 	if msg != "" {
@@ -367,7 +367,7 @@ func (r *nodeRun) save(ev Event) bool {
 	if why, ok := r.e.frozenReason(r.rec.Name); ok {
 		r.rec.Frozen, r.rec.FrozenWhy = true, why
 	}
-	if l, ok := lifecycleAt(r.rec.Action, r.rec.Stage, r.rec.Outcome); ok {
+	if l, ok := LifecycleAt(r.rec.Action, r.rec.Stage, r.rec.Outcome); ok {
 		r.rec.Lifecycle = l
 	}
 	r.rec.Updated = now()

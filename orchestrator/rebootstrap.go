@@ -11,19 +11,6 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 )
 
-// Rebootstrapped is what Rebootstrap did. Env and UserData carry the
-// node's new introspection token: they are for the node (through an
-// operator) and must not be logged.
-type Rebootstrapped struct {
-	Node NodeRecord `json:"node"`
-	// Task is the task that waits for the node's boot action reports.
-	Task string `json:"task"`
-	// Env is the new /etc/slipway/bootstrap.env; UserData the node's
-	// cloud-config with the new token.
-	Env      string `json:"bootstrap_env"`
-	UserData string `json:"user_data"`
-}
-
 // Rebootstrap gives a node whose machine runs its current deployment a
 // new introspection token, without a redeploy: the previous token is
 // revoked and the deployment's reports are dropped, and the node waits at
@@ -159,7 +146,7 @@ func (e *Engine) reopen(ctx context.Context, t Task, rec NodeRecord, ev Event) (
 	}
 	rec.Task, rec.Action, rec.Stage, rec.Outcome, rec.Attempts, rec.NextAt = t.ID, t.Action, StageBootstrap, OutcomeRunning, 0, time.Time{}
 	rec.Class, rec.Reason, rec.StageStart, rec.Updated = "", "", now(), now()
-	rec.addHistory(Transition{At: now(), Task: t.ID, From: from, To: StageBootstrap, Message: "rebootstrap: waiting for the node's reports again"})
+	rec.AddHistory(Transition{At: now(), Task: t.ID, From: from, To: StageBootstrap, Message: "rebootstrap: waiting for the node's reports again"})
 	res.Stage, res.Outcome, res.Class, res.Reason, res.Finished = StageBootstrap, OutcomeRunning, "", "", time.Time{}
 	t.Status, t.Finished, t.Message, t.Cancel = TaskRunning, time.Time{}, "", false
 	var b batch

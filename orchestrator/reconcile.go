@@ -133,11 +133,11 @@ func (e *Engine) claimedAndWatched(recs []NodeRecord) (map[string]bool, []NodeRe
 
 // add keeps a drift seen, with the Site's policy for its kind.
 func (p *reconcilePass) add(f found) {
-	if _, dup := p.seen[f.key()]; dup && f.Kind == DriftLeak { // two leaks marked for one node
+	if _, dup := p.seen[f.Key()]; dup && f.Kind == DriftLeak { // two leaks marked for one node
 		f.Node += "@" + f.MachineID
 	}
 	f.Policy = policyOf(p.d, f.Kind, p.e.cfg.ReleaseLeaks)
-	p.seen[f.key()] = f
+	p.seen[f.Key()] = f
 }
 
 // leaks records the owned machines no node record claims.
@@ -411,7 +411,7 @@ func (p *reconcilePass) repairDrift(ctx context.Context, f found) error {
 	if err != nil {
 		f.Note = "automatic repair failed: " + err.Error()
 		var nb batch
-		nb.put(collDrift, f.key(), f.DriftRecord)
+		nb.put(collDrift, f.Key(), f.DriftRecord)
 		nb.event(Event{Time: now(), Node: f.Node, Stage: f.Stage, Level: "warn", Kind: "drift",
 			Message: fmt.Sprintf("%s drift: automatic repair failed: %v; resolve it (`orchestrator drift resolve %s --kind %s --resolution ...`)", f.Kind, err, f.Node, f.Kind)})
 		return p.e.rec.write(ctx, &nb)
@@ -419,8 +419,8 @@ func (p *reconcilePass) repairDrift(ctx context.Context, f found) error {
 	if err := p.e.dropDrift(ctx, f.DriftRecord, "repaired (site policy): "+msg, ""); err != nil {
 		return err
 	}
-	p.rep.Repaired = append(p.rep.Repaired, f.key())
-	p.rep.Records = slices.DeleteFunc(p.rep.Records, func(r DriftRecord) bool { return r.key() == f.key() })
+	p.rep.Repaired = append(p.rep.Repaired, f.Key())
+	p.rep.Records = slices.DeleteFunc(p.rep.Records, func(r DriftRecord) bool { return r.Key() == f.Key() })
 	if f.Kind == DriftLeak {
 		p.rep.Released = append(p.rep.Released, f.MachineID)
 	}
@@ -430,7 +430,7 @@ func (p *reconcilePass) repairDrift(ctx context.Context, f found) error {
 // dropDrift deletes a drift record with a resolved event.
 func (e *Engine) dropDrift(ctx context.Context, dr DriftRecord, why, correlation string) error {
 	var b batch
-	b.del(collDrift, dr.key())
+	b.del(collDrift, dr.Key())
 	b.event(Event{Time: now(), Node: dr.Node, Stage: dr.Stage, Level: "info", Kind: "drift", Type: EventDriftResolved,
 		Correlation: correlation, Message: fmt.Sprintf("%s drift resolved: %s", dr.Kind, why)})
 	return e.rec.write(ctx, &b)
@@ -527,15 +527,6 @@ func (e *Engine) repairMachine(ctx context.Context, d *design.Design, dr DriftRe
 	return res.Message, nil
 }
 
-// DriftResolved is what resolving a drift did.
-type DriftResolved struct {
-	Drift      DriftRecord `json:"drift"`
-	Resolution Resolution  `json:"resolution"`
-	Message    string      `json:"message"`
-	// Task is the destroy_nodes task a release started ("" otherwise).
-	Task string `json:"task,omitempty"`
-}
-
 // ResolveDrift applies an operator's resolution to a node's open drift of
 // one kind. correlation is the API request's ID ("" from the CLI); the
 // resolved event carries it.
@@ -546,7 +537,7 @@ func (e *Engine) ResolveDrift(ctx context.Context, node string, kind DriftKind, 
 	e.recon.run.Lock() // not while a run settles its records
 	defer e.recon.run.Unlock()
 	var dr DriftRecord
-	if err := e.rec.getJSON(ctx, collDrift, driftKey(node, kind), &dr); err != nil {
+	if err := e.rec.getJSON(ctx, collDrift, DriftKey(node, kind), &dr); err != nil {
 		return DriftResolved{}, fmt.Errorf("%w: node %.80q has no open %s drift (`orchestrator drift` lists the open drift)", ErrNotFound, node, kind)
 	}
 	out := DriftResolved{Drift: dr, Resolution: res}
@@ -573,7 +564,7 @@ func checkResolveDrift(node string, kind DriftKind, res Resolution, correlation 
 	if _, err := ParseResolution(string(res)); err != nil {
 		return err
 	}
-	return checkCorrelation(correlation)
+	return CheckCorrelation(correlation)
 }
 
 // resolveDrift does what a resolution of a node's open drift (dr) says: adopt the
@@ -590,7 +581,7 @@ func (e *Engine) resolveDrift(ctx context.Context, node string, kind DriftKind, 
 		return "", fmt.Sprintf("adopted: the record takes machine %s as %s (stage %s)", rec.MachineID, rec.Observed, rec.Stage), nil
 	case res == ResolveAccept:
 		var b batch
-		b.put(collAccepted, dr.key(), dr.Observed)
+		b.put(collAccepted, dr.Key(), dr.Observed)
 		if err := e.rec.write(ctx, &b); err != nil {
 			return "", "", err
 		}

@@ -90,10 +90,10 @@ func TestLifecycleState(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
-	if _, ok := lifecycleAt(ActionPowerCycle, StagePower, OutcomeRunning); ok {
+	if _, ok := LifecycleAt(ActionPowerCycle, StagePower, OutcomeRunning); ok {
 		t.Error("a power task changes the lifecycle")
 	}
-	if _, ok := lifecycleAt(ActionVerifyNodes, StageVerified, OutcomeFailed); ok {
+	if _, ok := LifecycleAt(ActionVerifyNodes, StageVerified, OutcomeFailed); ok {
 		t.Error("a failed verify changes the lifecycle")
 	}
 }

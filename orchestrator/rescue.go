@@ -7,13 +7,3 @@ package orchestrator
 // its deployment: its record's stage is rescue-mode, its machine's state
 // one of deployedStates (sweep.go), and the node's introspection token
 // stays valid; rescue_exit brings it back to deployed.
-
-// InRescue reports whether the record says the node's machine is in
-// rescue mode or on its way in or out.
-func (r NodeRecord) InRescue() bool {
-	switch r.Stage {
-	case StageRescue, StageRescueMode, StageRescueExit:
-		return r.Action == ActionRescueEnter || r.Action == ActionRescueExit
-	}
-	return false
-}

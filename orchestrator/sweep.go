@@ -3,40 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"time"
-
-	"github.com/slipway-dev/slipway/drivers"
 )
-
-// SweepReport is what a reconciliation run found (reconcile.go).
-type SweepReport struct {
-	Time     time.Time         `json:"time"`
-	Trigger  string            `json:"trigger,omitempty"`
-	Owned    int               `json:"owned"`    // machines carrying this orchestrator's marker
-	Examined int               `json:"examined"` // node records whose machine was looked at
-	Leaks    []drivers.Machine `json:"leaks,omitempty"`
-	// Drift lists the nodes whose machine is not in the state their
-	// record says (the status drift of Records).
-	Drift []Drift `json:"drift,omitempty"`
-	// Records are the open drift records after the run, every kind.
-	Records []DriftRecord `json:"records,omitempty"`
-	// Detected, Cleared and Repaired name drift (node/kind) first seen,
-	// gone, and repaired under the Site's policy in this run.
-	Detected []string `json:"detected,omitempty"`
-	Cleared  []string `json:"cleared,omitempty"`
-	Repaired []string `json:"repaired,omitempty"`
-	// Released lists leaked machines released under the leak repair
-	// policy (or the engine's ReleaseLeaks).
-	Released []string `json:"released,omitempty"`
-}
-
-// Drift is a node whose machine is not in the state its record says.
-type Drift struct {
-	Node      string `json:"node"`
-	MachineID string `json:"machine_id"`
-	Stage     Stage  `json:"stage"`
-	Observed  string `json:"observed"`
-}
 
 // expected is the provisioner state a settled node's stage implies.
 var expected = map[Stage][]string{

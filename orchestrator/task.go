@@ -12,22 +12,6 @@ import (
 	"github.com/slipway-dev/slipway/statestore"
 )
 
-// Request asks for a task.
-type Request struct {
-	Action    Action `json:"action"`
-	Filter    Filter `json:"node_filter"`
-	Revision  string `json:"design_revision,omitempty"` // "" means the current revision
-	Requester string `json:"requester,omitempty"`
-	// Correlation is the ID of the API request that asks for the task
-	// (its audit record's request_id), at most MaxCorrelationLen bytes;
-	// the task and every event written for it carry it. "" for tasks
-	// started outside the API (the CLI).
-	Correlation string `json:"correlation_id,omitempty"`
-	// Options are the action's options (decommission_nodes: erase,
-	// delete; destroy_nodes: erase); nil for none (decommission.go).
-	Options *TaskOptions `json:"options,omitempty"`
-}
-
 // taskRun is a task being run by this process.
 type taskRun struct {
 	id     string
@@ -74,7 +58,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 	if req.Options != nil && *req.Options == (TaskOptions{}) {
 		req.Options = nil
 	}
-	if err := checkCorrelation(req.Correlation); err != nil {
+	if err := CheckCorrelation(req.Correlation); err != nil {
 		return Task{}, err
 	}
 	rev := req.Revision
@@ -93,7 +77,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	if err := checkFilter(withoutNames(req.Filter, orphans), d, id); err != nil {
+	if err := withoutNames(req.Filter, orphans).CheckIn(d, id); err != nil {
 		return Task{}, err
 	}
 	now := time.Now().UTC()
@@ -115,7 +99,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 		b.result(t.ID, NodeResult{Node: n, Stage: StagePending, Outcome: OutcomeQueued})
 	}
 	b.event(Event{Time: now, Task: t.ID, Level: "info", Kind: "task", Correlation: t.Correlation,
-		Message: fmt.Sprintf("task %s: %s of %d node(s) on design %s, requested by %s%s", t.ID, t.Action, len(t.Nodes), short(id), t.Requester, t.Options.describe())})
+		Message: fmt.Sprintf("task %s: %s of %d node(s) on design %s, requested by %s%s", t.ID, t.Action, len(t.Nodes), short(id), t.Requester, t.Options.Describe())})
 	if err := e.rec.write(ctx, &b); err != nil {
 		return Task{}, fmt.Errorf("store task: %w", err)
 	}

@@ -13,28 +13,6 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 )
 
-// Verb is a recovery operation on a task.
-type Verb string
-
-// Task verbs. Each is its own operation:
-//   - retry: failed nodes only, from the stage that failed, with a fresh
-//     retry budget;
-//   - resume: nodes that had not finished (a cancelled or interrupted
-//     task) continue from their last checkpoint; failed nodes stay failed;
-//   - rerun: every node from the top of the workflow, adopting what the
-//     provisioner already has (look-then-act skips what is done);
-//   - restart-clean: every node's machine is released first, then the
-//     workflow runs from the top;
-//   - cancel: stop the task and release what it allocated that did not
-//     reach its goal.
-const (
-	VerbRetry        Verb = "retry"
-	VerbResume       Verb = "resume"
-	VerbRerun        Verb = "rerun"
-	VerbRestartClean Verb = "restart-clean"
-	VerbCancel       Verb = "cancel"
-)
-
 // ErrConflict is wrapped by errors for verbs the task's or node's state
 // does not allow.
 var ErrConflict = errors.New("conflict")
@@ -276,7 +254,7 @@ func (r *nodeRun) compensate() {
 			return
 		}
 		r.rec.Intent, r.rec.AllocatedBy, r.rec.Observed = nil, "", "Ready"
-		r.rec.addHistory(Transition{At: now(), Task: r.run.id, From: r.rec.Stage, To: StageReleased, Message: "cancelled"})
+		r.rec.AddHistory(Transition{At: now(), Task: r.run.id, From: r.rec.Stage, To: StageReleased, Message: "cancelled"})
 		r.rec.Stage = StageReleased
 	}
 	r.finish(OutcomeCancelled, "", "task cancelled")
@@ -528,7 +506,7 @@ func (e *Engine) AdoptMachine(ctx context.Context, node, machineID, revision, wh
 		return NodeRecord{}, err
 	}
 	adoptInto(&rec, node, m, replaced || machineID != "")
-	rec.addHistory(Transition{At: now(), From: from, To: rec.Stage, Message: "adopted: machine " + m.MachineID + " is " + m.State + how})
+	rec.AddHistory(Transition{At: now(), From: from, To: rec.Stage, Message: "adopted: machine " + m.MachineID + " is " + m.State + how})
 	var b batch
 	b.node(rec)
 	b.event(Event{Time: now(), Node: node, Stage: rec.Stage, Level: "info", Kind: "verb",

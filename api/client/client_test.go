@@ -25,7 +25,7 @@ import (
 	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/testsite"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // Tokens for the tests against fake servers. They are long and
@@ -265,20 +265,20 @@ func TestTasksNodesEvents(t *testing.T) {
 	op := newClient(t, s.URL, s.Token[api.RoleOperator])
 	viewer := newClient(t, s.URL, s.Token[api.RoleViewer])
 
-	prep, err := op.CreateTask(ctx, client.TaskRequest{Action: orchestrator.ActionPrepareSite})
+	prep, err := op.CreateTask(ctx, client.TaskRequest{Action: record.ActionPrepareSite})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if td := waitTask(t, viewer, prep.ID); td.Status != orchestrator.TaskSucceeded {
+	if td := waitTask(t, viewer, prep.ID); td.Status != record.TaskSucceeded {
 		t.Fatalf("prepare_site: %s %s", td.Status, td.Message)
 	}
-	dep, err := op.CreateTask(ctx, client.TaskRequest{Action: orchestrator.ActionDeployNodes,
-		NodeFilter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{s.Node}}}}})
+	dep, err := op.CreateTask(ctx, client.TaskRequest{Action: record.ActionDeployNodes,
+		NodeFilter: record.Filter{Sets: []design.NodeFilter{{Names: []string{s.Node}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	td := waitTask(t, viewer, dep.ID)
-	if td.Status != orchestrator.TaskSucceeded || len(td.Results) != 1 || td.Results[0].Node != s.Node || !strings.HasPrefix(td.Requester, "api:operator") {
+	if td.Status != record.TaskSucceeded || len(td.Results) != 1 || td.Results[0].Node != s.Node || !strings.HasPrefix(td.Requester, "api:operator") {
 		t.Fatalf("deploy: %+v", td)
 	}
 
@@ -306,16 +306,16 @@ func TestTasksNodesEvents(t *testing.T) {
 		}
 	}
 	nd, err := viewer.Node(ctx, s.Node)
-	if err != nil || nd.Design == nil || nd.Record == nil || nd.Record.Stage != orchestrator.StageDeployed || len(nd.Events) == 0 {
+	if err != nil || nd.Design == nil || nd.Record == nil || nd.Record.Stage != record.StageDeployed || len(nd.Events) == 0 {
 		t.Fatalf("node: %+v %v", nd, err)
 	}
 
 	// Verbs.
-	if _, err := op.TaskVerb(ctx, prep.ID, orchestrator.VerbRerun); err != nil {
+	if _, err := op.TaskVerb(ctx, prep.ID, record.VerbRerun); err != nil {
 		t.Fatalf("rerun: %v", err)
 	}
 	waitTask(t, viewer, prep.ID)
-	_, err = op.TaskVerb(ctx, prep.ID, orchestrator.VerbResume)
+	_, err = op.TaskVerb(ctx, prep.ID, record.VerbResume)
 	if !client.IsStatus(err, http.StatusConflict) {
 		t.Fatalf("resume of a site task: %v", err)
 	}
@@ -336,7 +336,7 @@ func TestTasksNodesEvents(t *testing.T) {
 		t.Fatalf("rebootstrap as an operator: %v", err)
 	}
 	rb, err := newClient(t, s.URL, s.Token[api.RoleAdmin]).Rebootstrap(ctx, s.Node)
-	if err != nil || rb.Task != dep.ID || !strings.Contains(rb.Env, "SLIPWAY_TOKEN='sni_") || rb.Node.Stage != orchestrator.StageBootstrap {
+	if err != nil || rb.Task != dep.ID || !strings.Contains(rb.Env, "SLIPWAY_TOKEN='sni_") || rb.Node.Stage != record.StageBootstrap {
 		t.Fatalf("rebootstrap: task %q, stage %s, %v", rb.Task, rb.Node.Stage, err)
 	}
 
@@ -350,7 +350,7 @@ func TestTasksNodesEvents(t *testing.T) {
 	}
 
 	// Refusals are problems with the status, the detail and the request.
-	_, err = viewer.CreateTask(ctx, client.TaskRequest{Action: orchestrator.ActionDeployNodes})
+	_, err = viewer.CreateTask(ctx, client.TaskRequest{Action: record.ActionDeployNodes})
 	var pe *client.ProblemError
 	if !errors.As(err, &pe) || pe.Status != http.StatusForbidden || pe.RequestID == "" ||
 		err.Error() != "HTTP 403: "+pe.Detail+" (request "+pe.RequestID+")" || !strings.Contains(pe.Detail, "needs operator") {
@@ -457,21 +457,21 @@ func TestStreamReconnect(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	c := newClient(t, ts.URL, s.Token[api.RoleViewer], client.WithStreamTiming(20*time.Millisecond, 5*time.Second))
-	first, err := s.Engine.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionValidateDesign, Requester: "test"})
+	first, err := s.Engine.Submit(t.Context(), record.Request{Action: record.ActionValidateDesign, Requester: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
-	var got []orchestrator.Event
-	var second orchestrator.Task
+	var got []record.Event
+	var second record.Task
 	dropped := false
-	err = c.StreamEvents(ctx, 0, "", "", func(ev orchestrator.Event) error {
+	err = c.StreamEvents(ctx, 0, "", "", func(ev record.Event) error {
 		got = append(got, ev)
 		if !dropped && ev.Task == first.ID {
 			dropped = true
 			ts.CloseClientConnections()
-			t2, err := s.Engine.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionValidateDesign, Requester: "test"})
+			t2, err := s.Engine.Submit(ctx, record.Request{Action: record.ActionValidateDesign, Requester: "test"})
 			if err != nil {
 				return err
 			}
@@ -502,7 +502,7 @@ func TestStreamReconnect(t *testing.T) {
 	}
 }
 
-func seqs(evs []orchestrator.Event) []uint64 {
+func seqs(evs []record.Event) []uint64 {
 	out := make([]uint64, len(evs))
 	for i, e := range evs {
 		out[i] = e.Seq
@@ -538,7 +538,7 @@ func TestStreamSilentConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	err = c.StreamEvents(t.Context(), 0, "", "", func(ev orchestrator.Event) error {
+	err = c.StreamEvents(t.Context(), 0, "", "", func(ev record.Event) error {
 		got = append(got, fmt.Sprintf("%d:%s", ev.Seq, ev.Message))
 		if len(got) == 3 {
 			return client.ErrStop
@@ -554,14 +554,14 @@ func TestStreamSilentConnection(t *testing.T) {
 		t.Errorf("Last-Event-ID of the connections: %q", ids)
 	}
 	bad, _ := client.New(ts.URL, "nope")
-	err = bad.StreamEvents(t.Context(), 0, "", "", func(orchestrator.Event) error { return nil })
+	err = bad.StreamEvents(t.Context(), 0, "", "", func(record.Event) error { return nil })
 	if !client.IsStatus(err, 401) || err.Error() != "HTTP 401: the bearer token is not valid (request r1)" {
 		t.Fatalf("refused stream: %v", err)
 	}
 	// The caller's context ends the stream with its error.
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
-	err = c.StreamEvents(ctx, 0, "", "", func(orchestrator.Event) error { return nil })
+	err = c.StreamEvents(ctx, 0, "", "", func(record.Event) error { return nil })
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("stream after its context ended: %v", err)
 	}

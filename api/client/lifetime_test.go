@@ -12,7 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
 	"github.com/slipway-dev/slipway/api/client"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestStreamLifetimeResume: the server ends each stream at its maximum
@@ -41,7 +41,7 @@ func TestStreamLifetimeResume(t *testing.T) {
 			if i > 0 {
 				time.Sleep(100 * time.Millisecond)
 			}
-			tk, err := s.Engine.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionValidateDesign, Requester: "test"})
+			tk, err := s.Engine.Submit(ctx, record.Request{Action: record.ActionValidateDesign, Requester: "test"})
 			if err != nil {
 				t.Error(err)
 				cancel()
@@ -52,10 +52,10 @@ func TestStreamLifetimeResume(t *testing.T) {
 			}
 		}
 	}()
-	var got []orchestrator.Event
+	var got []record.Event
 	succeeded := map[string]bool{}
 	lastID := ""
-	err := c.StreamEvents(ctx, 0, "", "", func(ev orchestrator.Event) error {
+	err := c.StreamEvents(ctx, 0, "", "", func(ev record.Event) error {
 		got = append(got, ev)
 		if ev.Kind == "task" && strings.Contains(ev.Message, "succeeded") {
 			succeeded[ev.Task] = true

@@ -5,15 +5,15 @@ import (
 	"net/http"
 
 	"github.com/slipway-dev/slipway/api/types"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // ---- reconciliation ----
 
 // ReconcileStatus is where reconciliation stands: the last run, the next,
 // the open drift by kind.
-func (c *Client) ReconcileStatus(ctx context.Context) (orchestrator.ReconcileStatus, error) {
-	var out orchestrator.ReconcileStatus
+func (c *Client) ReconcileStatus(ctx context.Context) (record.ReconcileStatus, error) {
+	var out record.ReconcileStatus
 	return out, c.get(ctx, v1+"/reconciliation/status", nil, &out)
 }
 
@@ -24,21 +24,21 @@ type DriftQuery struct {
 }
 
 // Drift lists the open drift records, one page.
-func (c *Client) Drift(ctx context.Context, q DriftQuery) (apitypes.Page[orchestrator.DriftRecord], error) {
-	var out apitypes.Page[orchestrator.DriftRecord]
+func (c *Client) Drift(ctx context.Context, q DriftQuery) (apitypes.Page[record.DriftRecord], error) {
+	var out apitypes.Page[record.DriftRecord]
 	return out, c.get(ctx, v1+"/reconciliation/drift", query(q.Offset, q.Limit, map[string][]string{"node": q.Node, "kind": q.Kind}), &out)
 }
 
 // Reconcile runs a reconciliation on the server now and answers its report.
-func (c *Client) Reconcile(ctx context.Context) (orchestrator.SweepReport, error) {
-	var out orchestrator.SweepReport
+func (c *Client) Reconcile(ctx context.Context) (record.SweepReport, error) {
+	var out record.SweepReport
 	return out, c.do(ctx, request{method: http.MethodPost, path: v1 + "/reconciliation/run"}, &out)
 }
 
 // ResolveDrift resolves a node's drift of one kind: accept, repair or
 // release.
-func (c *Client) ResolveDrift(ctx context.Context, node string, kind orchestrator.DriftKind, res orchestrator.Resolution) (orchestrator.DriftResolved, error) {
-	var out orchestrator.DriftResolved
+func (c *Client) ResolveDrift(ctx context.Context, node string, kind record.DriftKind, res record.Resolution) (record.DriftResolved, error) {
+	var out record.DriftResolved
 	in := apitypes.DriftResolutionBody{Kind: kind, Resolution: res}
 	return out, c.sendJSON(ctx, http.MethodPost, v1+"/reconciliation/drift/"+seg(node)+"/resolve", in, &out)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // Principal is who a token stands for.
@@ -71,20 +71,20 @@ type Page[T any] struct {
 // (action, stage, outcome: a power_cycle leaves a deployed node
 // deployed, at stage powered).
 type NodeSummary struct {
-	Name      string                 `json:"name"`
-	Rack      string                 `json:"rack,omitempty"`
-	Labels    map[string]string      `json:"labels,omitempty"`
-	Tags      []string               `json:"tags,omitempty"`
-	Lifecycle orchestrator.Lifecycle `json:"lifecycle,omitempty"`
-	LastTask  string                 `json:"last_task,omitempty"`
-	Action    orchestrator.Action    `json:"action,omitempty"`
-	Stage     orchestrator.Stage     `json:"stage"`
-	Outcome   orchestrator.Outcome   `json:"outcome,omitempty"`
-	MachineID string                 `json:"machine_id,omitempty"`
-	Observed  string                 `json:"observed,omitempty"`
-	Task      string                 `json:"task,omitempty"`
-	Frozen    bool                   `json:"frozen,omitempty"`
-	Reason    string                 `json:"reason,omitempty"`
+	Name      string            `json:"name"`
+	Rack      string            `json:"rack,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Tags      []string          `json:"tags,omitempty"`
+	Lifecycle record.Lifecycle  `json:"lifecycle,omitempty"`
+	LastTask  string            `json:"last_task,omitempty"`
+	Action    record.Action     `json:"action,omitempty"`
+	Stage     record.Stage      `json:"stage"`
+	Outcome   record.Outcome    `json:"outcome,omitempty"`
+	MachineID string            `json:"machine_id,omitempty"`
+	Observed  string            `json:"observed,omitempty"`
+	Task      string            `json:"task,omitempty"`
+	Frozen    bool              `json:"frozen,omitempty"`
+	Reason    string            `json:"reason,omitempty"`
 	// Orphan: the current design no longer has the node, its machine is
 	// still held.
 	Orphan bool `json:"orphan,omitempty"`
@@ -92,11 +92,11 @@ type NodeSummary struct {
 
 // NodeDetail is one node in full.
 type NodeDetail struct {
-	Name     string                   `json:"name"`
-	Revision string                   `json:"design_revision"`
-	Design   *design.RenderedNode     `json:"design,omitempty"` // nil when the current design lacks the node
-	Record   *orchestrator.NodeRecord `json:"workflow,omitempty"`
-	Events   []orchestrator.Event     `json:"events"`
+	Name     string               `json:"name"`
+	Revision string               `json:"design_revision"`
+	Design   *design.RenderedNode `json:"design,omitempty"` // nil when the current design lacks the node
+	Record   *record.NodeRecord   `json:"workflow,omitempty"`
+	Events   []record.Event       `json:"events"`
 }
 
 // NodeVerbRequest is the optional body of the node verbs
@@ -119,23 +119,23 @@ type NodeInventory struct {
 
 // TaskRequest is the body of POST /tasks.
 type TaskRequest struct {
-	Action         orchestrator.Action `json:"action"`
-	NodeFilter     orchestrator.Filter `json:"node_filter,omitzero"`
-	DesignRevision string              `json:"design_revision,omitempty"`
+	Action         record.Action `json:"action"`
+	NodeFilter     record.Filter `json:"node_filter,omitzero"`
+	DesignRevision string        `json:"design_revision,omitempty"`
 	// Options: decommission_nodes {erase, delete}, destroy_nodes {erase}.
-	Options *orchestrator.TaskOptions `json:"options,omitempty"`
+	Options *record.TaskOptions `json:"options,omitempty"`
 }
 
 // TaskDetail is a task with its per-node results.
 type TaskDetail struct {
-	orchestrator.Task
-	Results []orchestrator.NodeResult `json:"results"`
+	record.Task
+	Results []record.NodeResult `json:"results"`
 }
 
 // DriftResolutionBody is the body of a drift resolve.
 type DriftResolutionBody struct {
-	Kind       orchestrator.DriftKind  `json:"kind"`
-	Resolution orchestrator.Resolution `json:"resolution"`
+	Kind       record.DriftKind  `json:"kind"`
+	Resolution record.Resolution `json:"resolution"`
 }
 
 // ValidationResult is the answer of a design validate.

@@ -1,4 +1,4 @@
-package orchestrator
+package record
 
 import (
 	"fmt"
@@ -58,9 +58,9 @@ func validateSet(s design.NodeFilter) error {
 	return nil
 }
 
-// checkFilter validates f and checks that every node it names is in d
+// CheckIn validates f and checks that every node it names is in d
 // (revision id), listing up to maxUnknownListed of those that are not.
-func checkFilter(f Filter, d *design.Design, id string) error {
+func (f Filter) CheckIn(d *design.Design, id string) error {
 	if err := f.Validate(); err != nil {
 		return err
 	}
@@ -86,5 +86,5 @@ func checkFilter(f Filter, d *design.Design, id string) error {
 		what = "a node that is"
 	}
 	return fmt.Errorf("the node filter names %s not in design %s: %s; check the names (`orchestrator nodes` lists the design's nodes)",
-		what, short(id), list)
+		what, id[:min(12, len(id))], list)
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package record
 
 import (
 	"fmt"
@@ -255,8 +255,8 @@ type NodeRecord struct {
 	History  []Transition `json:"history,omitempty"`
 }
 
-// addHistory appends a transition, keeping the last historyLen.
-func (r *NodeRecord) addHistory(t Transition) {
+// AddHistory appends a transition, keeping the last historyLen.
+func (r *NodeRecord) AddHistory(t Transition) {
 	r.History = append(r.History, t)
 	if n := len(r.History); n > historyLen {
 		r.History = slices.Clone(r.History[n-historyLen:])
@@ -327,6 +327,8 @@ var lifecycleActions = map[Action]Lifecycle{
 	ActionDeployNodes:   LifecycleDeploying,
 	ActionRedeployNodes: LifecycleDeploying,
 	ActionDestroyNodes:  LifecycleReleasing,
+	// While it runs a decommission is releasing.
+	ActionDecommissionNodes: LifecycleReleasing,
 }
 
 // ownsLifecycle reports whether a's workflow changes the node's
@@ -339,11 +341,11 @@ func ownsLifecycle(a Action) bool {
 	return strings.Contains(string(a), "decommission")
 }
 
-// lifecycleAt is the lifecycle state a workflow of action a means at
+// LifecycleAt is the lifecycle state a workflow of action a means at
 // stage s with outcome o; ok is false when a does not own the lifecycle.
 // A terminal stage that names a lifecycle state is that state whatever
 // the workflow (adopt, and a resumed node, get there too).
-func lifecycleAt(a Action, s Stage, o Outcome) (Lifecycle, bool) {
+func LifecycleAt(a Action, s Stage, o Outcome) (Lifecycle, bool) {
 	if l, ok := stageLifecycle[s]; ok && (o == OutcomeSucceeded || o == "") {
 		return l, true
 	}
@@ -370,6 +372,7 @@ var stageLifecycle = map[Stage]Lifecycle{
 	StageDeployed: LifecycleDeployed,
 	StageReady:    LifecycleReady,
 	StageReleased: LifecycleReleased,
+	StageDeleted:  LifecycleDeleted, // a deleted machine is a lifecycle state of its own
 }
 
 // LifecycleState is the node's lifecycle state: the recorded one, or,
@@ -383,7 +386,7 @@ func (r NodeRecord) LifecycleState() Lifecycle {
 	if r.Stage == "" || r.Stage == StagePending {
 		return LifecycleNew
 	}
-	if l, ok := lifecycleAt(r.Action, r.Stage, r.Outcome); ok && (ownsLifecycle(r.Action) || r.Action == "") {
+	if l, ok := LifecycleAt(r.Action, r.Stage, r.Outcome); ok && (ownsLifecycle(r.Action) || r.Action == "") {
 		return l
 	}
 	for i := len(r.History) - 1; i >= 0; i-- {
@@ -396,3 +399,64 @@ func (r NodeRecord) LifecycleState() Lifecycle {
 	}
 	return "" // unknown: the history no longer reaches back to a lifecycle stage
 }
+
+// InRescue reports whether the record says the node's machine is in
+// rescue mode or on its way in or out.
+func (r NodeRecord) InRescue() bool {
+	switch r.Stage {
+	case StageRescue, StageRescueMode, StageRescueExit:
+		return r.Action == ActionRescueEnter || r.Action == ActionRescueExit
+	}
+	return false
+}
+
+// Rebootstrapped is what Rebootstrap did. Env and UserData carry the
+// node's new introspection token: they are for the node (through an
+// operator) and must not be logged.
+type Rebootstrapped struct {
+	Node NodeRecord `json:"node"`
+	// Task is the task that waits for the node's boot action reports.
+	Task string `json:"task"`
+	// Env is the new /etc/slipway/bootstrap.env; UserData the node's
+	// cloud-config with the new token.
+	Env      string `json:"bootstrap_env"`
+	UserData string `json:"user_data"`
+}
+
+// Request asks for a task.
+type Request struct {
+	Action    Action `json:"action"`
+	Filter    Filter `json:"node_filter"`
+	Revision  string `json:"design_revision,omitempty"` // "" means the current revision
+	Requester string `json:"requester,omitempty"`
+	// Correlation is the ID of the API request that asks for the task
+	// (its audit record's request_id), at most MaxCorrelationLen bytes;
+	// the task and every event written for it carry it. "" for tasks
+	// started outside the API (the CLI).
+	Correlation string `json:"correlation_id,omitempty"`
+	// Options are the action's options (decommission_nodes: erase,
+	// delete; destroy_nodes: erase); nil for none (decommission.go).
+	Options *TaskOptions `json:"options,omitempty"`
+}
+
+// Verb is a recovery operation on a task.
+type Verb string
+
+// Task verbs. Each is its own operation:
+//   - retry: failed nodes only, from the stage that failed, with a fresh
+//     retry budget;
+//   - resume: nodes that had not finished (a cancelled or interrupted
+//     task) continue from their last checkpoint; failed nodes stay failed;
+//   - rerun: every node from the top of the workflow, adopting what the
+//     provisioner already has (look-then-act skips what is done);
+//   - restart-clean: every node's machine is released first, then the
+//     workflow runs from the top;
+//   - cancel: stop the task and release what it allocated that did not
+//     reach its goal.
+const (
+	VerbRetry        Verb = "retry"
+	VerbResume       Verb = "resume"
+	VerbRerun        Verb = "rerun"
+	VerbRestartClean Verb = "restart-clean"
+	VerbCancel       Verb = "cancel"
+)

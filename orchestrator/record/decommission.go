@@ -1,0 +1,90 @@
+package record
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// Lifecycle depth (#16): decommissioning, rescue mode and hardware tests.
+// Each is a node workflow like deploy's: a sequence of checkpointed
+// stages, so the task verbs (retry, resume, rerun, restart-clean, cancel)
+// and manual intervention apply to them as they do to a deploy.
+//
+//	decommission_nodes: releasing (erasing the disks as the node's
+//	    policy says) → released; with options.delete:
+//	    releasing → deleting → deleted
+//	rescue_enter:       rescue → rescue-mode
+//	rescue_exit:        rescue-exit → deployed
+//	test_nodes:         testing → tested
+const (
+	ActionDecommissionNodes Action = "decommission_nodes"
+	ActionRescueEnter       Action = "rescue_enter"
+	ActionRescueExit        Action = "rescue_exit"
+	ActionTestNodes         Action = "test_nodes"
+)
+
+// The stages of those workflows.
+const (
+	StageDeleting   Stage = "deleting"    // decommission: the machine is removed from the provisioner
+	StageRescue     Stage = "rescue"      // rescue_enter: the machine boots the rescue system
+	StageRescueExit Stage = "rescue-exit" // rescue_exit: back to its deployed OS
+	StageTesting    Stage = "testing"     // test_nodes: the provisioner's hardware tests run
+	// Terminal stages.
+	StageDeleted    Stage = "deleted"     // decommission with delete: the machine is gone from the provisioner
+	StageRescueMode Stage = "rescue-mode" // in the rescue system; rescue_exit leaves it
+	StageTested     Stage = "tested"      // every hardware test passed
+)
+
+// LifecycleDeleted: decommissioned, the machine removed from the
+// provisioner (a decommission without delete leaves it released).
+const LifecycleDeleted Lifecycle = "deleted"
+
+// TaskOptions are an action's options. Only decommission_nodes and
+// destroy_nodes take any.
+type TaskOptions struct {
+	// Erase overrides the design's erase policy for this task's releases
+	// (none | quick | secure; "" keeps the design's).
+	Erase string `json:"erase,omitempty"`
+	// Delete removes the machine from the provisioner once it is
+	// released (decommission_nodes only). Without it the machine stays
+	// in the provisioner, Ready, its disks erased as the policy says: the
+	// storage-only cleanup.
+	Delete bool `json:"delete,omitempty"`
+}
+
+// Check validates the options of action a (nil: none).
+func (o *TaskOptions) Check(a Action) error {
+	if o == nil {
+		return nil
+	}
+	if o.Erase != "" && !drivers.Erase(o.Erase).Valid() {
+		return fmt.Errorf("options.erase %.40q: use none, quick or secure (or leave it out for the design's policy)", o.Erase)
+	}
+	switch {
+	case o.Delete && a != ActionDecommissionNodes:
+		return fmt.Errorf("options.delete applies to %s only, not %s", ActionDecommissionNodes, a)
+	case o.Erase != "" && a != ActionDecommissionNodes && a != ActionDestroyNodes:
+		return fmt.Errorf("options.erase applies to %s and %s only, not %s", ActionDecommissionNodes, ActionDestroyNodes, a)
+	}
+	return nil
+}
+
+// describe says the options for the task's event ("" for none).
+func (o *TaskOptions) Describe() string {
+	if o == nil {
+		return ""
+	}
+	var parts []string
+	if o.Erase != "" {
+		parts = append(parts, "erase "+o.Erase)
+	}
+	if o.Delete {
+		parts = append(parts, "delete")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
