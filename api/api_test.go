@@ -83,7 +83,7 @@ func (f *fixture) routes(task string) []filledRoute {
 				return f.Node
 			case "{id}":
 				if strings.HasPrefix(r.Path, "/api/v1/tokens") {
-					return "nope"
+					return "0badc0de" // an ID no token has
 				}
 				return task
 			case "{verb}":

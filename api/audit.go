@@ -192,7 +192,7 @@ func auditRecord(c echo.Context, r *route, err error) AuditRecord {
 	}
 	rec := AuditRecord{Time: time.Now().UTC(), RequestID: c.Response().Header().Get(echo.HeaderXRequestID),
 		ClientRequestID: clientRequestID(c), Who: principal(c), Method: r.Method, Route: r.Path,
-		Path: c.Request().URL.Path, Remote: c.RealIP(), Status: status, Outcome: outcome, Detail: detail}
+		Path: shownPath(c), Remote: c.RealIP(), Status: status, Outcome: outcome, Detail: detail}
 	if w, ok := c.Get(auditWhatKey).(auditNoted); ok {
 		rec.Action, rec.Verb, rec.Task, rec.Resolution = w.Action, w.Verb, w.Task, w.Resolution
 		rec.Targets, rec.TargetCount = w.Targets, w.count

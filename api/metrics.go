@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 )
 
 // metrics are the API's Prometheus metrics.

@@ -3,9 +3,11 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/internal/httpx"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
@@ -49,7 +51,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	status, detail := statusOf(err)
-	p := httpx.NewProblem(status, detail, c.Request().URL.Path, c.Response().Header().Get(echo.HeaderXRequestID))
+	p := httpx.NewProblem(status, detail, shownPath(c), c.Response().Header().Get(echo.HeaderXRequestID))
 	var pe *problemError
 	if errors.As(err, &pe) {
 		p.Findings = pe.findings
@@ -58,4 +60,19 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		s.log.Error().Str("request_id", p.RequestID).Str("path", p.Instance).Err(err).Msg("request failed")
 	}
 	httpx.WriteProblem(c, p)
+}
+
+// shownPath is the request's path as the audit log, the request log and
+// problem details show it: the route's pattern instead when the path holds
+// what looks like an API token (one pasted where an ID belongs), so that a
+// token never reaches a log or an answer.
+func shownPath(c echo.Context) string {
+	p := c.Request().URL.Path
+	if strings.Contains(p, auth.Prefix) || strings.Contains(c.Request().URL.RawPath, auth.Prefix) {
+		if route := c.Path(); route != "" {
+			return route
+		}
+		return "(a path holding a token)"
+	}
+	return p
 }

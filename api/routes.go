@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/orchestrator"
@@ -182,7 +182,7 @@ func (s *Server) adminRoutes() []route {
 		{Method: "DELETE", Path: v1 + "/secrets/:name", Role: admin, Mutating: true, OK: []int{http.StatusNoContent}, Problems: none,
 			Summary: "delete a secret", handler: s.deleteSecret},
 
-		{Method: "GET", Path: v1 + "/tokens", Role: admin, Response: []apitypes.Principal{}, Problems: none,
+		{Method: "GET", Path: v1 + "/tokens", Role: admin, Response: []apitypes.TokenInfo{}, Problems: none,
 			Summary: "API tokens (never their values)", handler: s.listTokens},
 		{Method: "POST", Path: v1 + "/tokens", Role: admin, Mutating: true, Request: apitypes.TokenRequest{}, OK: []int{http.StatusCreated},
 			Response: apitypes.CreatedToken{}, Problems: none, Summary: "create a token (its value is shown once)", handler: s.createToken},

@@ -2,11 +2,13 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/auth"
 )
 
 var errNoSecrets = problem(http.StatusNotImplemented, "this server has no secret store configured")
@@ -74,13 +76,13 @@ func (s *Server) createToken(c echo.Context) error {
 	if !role.Valid() {
 		return problem(http.StatusBadRequest, "role "+string(role)+": use viewer, operator or admin")
 	}
-	plain, p, err := s.cfg.Tokens.Create(c.Request().Context(), role, b.Name)
+	plain, info, err := s.cfg.Tokens.Create(c.Request().Context(), role, b.Name)
 	if err != nil {
 		return err
 	}
-	auditWhat(c, AuditWhat{Action: "token.create", Verb: string(role), Targets: []string{p.ID}}) // the ID, never the token
+	auditWhat(c, AuditWhat{Action: "token.create", Verb: string(role), Targets: []string{info.ID}}) // the ID, never the token
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusCreated, apitypes.CreatedToken{Principal: p, Token: plain})
+	return c.JSON(http.StatusCreated, apitypes.CreatedToken{TokenInfo: info, Token: plain})
 }
 
 func (s *Server) listTokens(c echo.Context) error {
@@ -94,8 +96,14 @@ func (s *Server) revokeToken(c echo.Context) error {
 	if s.cfg.Tokens == nil {
 		return errNoTokens
 	}
-	auditWhat(c, AuditWhat{Action: "token.revoke", Targets: []string{c.Param("id")}})
-	if err := s.cfg.Tokens.Revoke(c.Request().Context(), c.Param("id")); err != nil {
+	id := strings.ToLower(strings.TrimSpace(c.Param("id")))
+	if !auth.ValidID(id) {
+		// Neither audited nor repeated: it may be a token pasted by mistake.
+		auditWhat(c, AuditWhat{Action: "token.revoke"})
+		return problem(http.StatusNotFound, fmt.Sprintf("not a token ID: give the %d-character hex ID that GET /tokens lists", auth.IDLen))
+	}
+	auditWhat(c, AuditWhat{Action: "token.revoke", Targets: []string{id}})
+	if err := s.cfg.Tokens.Revoke(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

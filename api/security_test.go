@@ -444,6 +444,27 @@ func TestLastAdminToken(t *testing.T) {
 	}
 }
 
+// A token given where its ID belongs (DELETE /tokens/{token}) is refused
+// without being written to the audit log or repeated in the answer.
+func TestRevokeGivenATokenKeepsItOutOfTheAudit(t *testing.T) {
+	f := newFixture(t)
+	var tok struct {
+		api.Principal
+		Token string `json:"token"`
+	}
+	if code := f.json(t, "POST", "/api/v1/tokens", f.Token[api.RoleAdmin], map[string]string{"role": "viewer", "name": "pasted"}, &tok); code != http.StatusCreated {
+		t.Fatalf("create token: %d", code)
+	}
+	code, b := f.do(t, "DELETE", "/api/v1/tokens/"+tok.Token, f.Token[api.RoleAdmin], "", nil)
+	if code != http.StatusNotFound || strings.Contains(string(b), tok.Token) {
+		t.Fatalf("revoke given the token itself: %d %s", code, b)
+	}
+	_, audit := f.do(t, "GET", "/api/v1/audit", f.Token[api.RoleAdmin], "", nil)
+	if !strings.Contains(string(audit), "token.revoke") || strings.Contains(string(audit), tok.Token) {
+		t.Fatalf("the audit log holds the token given as an ID (or no revoke record): %s", audit)
+	}
+}
+
 // F14: the apply history's keys are camelCase, like the rest of the API.
 func TestDesignListKeys(t *testing.T) {
 	f := newFixture(t)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/internal/httpx"
 
 	"github.com/slipway-dev/slipway/design"
@@ -50,8 +51,8 @@ type Secrets interface {
 
 // Tokens manages API tokens (admin only).
 type Tokens interface {
-	Create(ctx context.Context, role Role, name string) (plaintext string, p Principal, err error)
-	List(ctx context.Context) ([]Principal, error)
+	Create(ctx context.Context, role Role, name string) (plaintext string, t apitypes.TokenInfo, err error)
+	List(ctx context.Context) ([]apitypes.TokenInfo, error)
 	Revoke(ctx context.Context, id string) error
 }
 
@@ -250,7 +251,7 @@ func (s *Server) requestLog() httpx.RequestLog {
 	return httpx.RequestLog{Log: s.log, Msg: "api request",
 		StatusOf:  func(err error) int { st, _ := statusOf(err); return st },
 		RequestID: requestIDOf,
-		Where:     func(c echo.Context) (string, string) { return "path", clampJSON(c.Request().URL.Path, maxAuditPath) },
+		Where:     func(c echo.Context) (string, string) { return "path", clampJSON(shownPath(c), maxAuditPath) },
 		Fields: func(c echo.Context, ev *zerolog.Event) *zerolog.Event {
 			if id := clientRequestID(c); id != "" {
 				ev = ev.Str("client_request_id", id)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/orchestrator"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
@@ -33,21 +34,26 @@ func tokenPrincipal(t auth.Token) Principal {
 // tokenAdmin adapts the token store to Tokens.
 type tokenAdmin struct{ s *auth.Store }
 
-func (t tokenAdmin) Create(ctx context.Context, role Role, name string) (string, Principal, error) {
+func (t tokenAdmin) Create(ctx context.Context, role Role, name string) (string, apitypes.TokenInfo, error) {
 	plain, tok, err := t.s.Create(ctx, auth.Role(role), name)
 	if errors.Is(err, auth.ErrInvalid) {
-		return "", Principal{}, problem(http.StatusBadRequest, err.Error())
+		return "", apitypes.TokenInfo{}, problem(http.StatusBadRequest, err.Error())
 	}
-	return plain, tokenPrincipal(tok), err
+	return plain, tokenInfo(tok), err
 }
 
-func (t tokenAdmin) List(ctx context.Context) ([]Principal, error) {
+func (t tokenAdmin) List(ctx context.Context) ([]apitypes.TokenInfo, error) {
 	ts, err := t.s.List(ctx)
-	out := make([]Principal, 0, len(ts))
+	out := make([]apitypes.TokenInfo, 0, len(ts))
 	for _, tok := range ts {
-		out = append(out, tokenPrincipal(tok))
+		out = append(out, tokenInfo(tok))
 	}
 	return out, err
+}
+
+// tokenInfo is what the API says of a token: never its value.
+func tokenInfo(t auth.Token) apitypes.TokenInfo {
+	return apitypes.TokenInfo{Principal: tokenPrincipal(t), Created: t.Created, LastUsed: t.LastUsed}
 }
 
 func (t tokenAdmin) Revoke(ctx context.Context, id string) error {
@@ -72,7 +78,11 @@ func SecretStore(s *secretstore.Store) Secrets {
 type secretAdmin struct{ s *secretstore.Store }
 
 func (s secretAdmin) Put(ctx context.Context, name, value string) error {
-	return s.s.Put(ctx, name, value)
+	err := s.s.Put(ctx, name, value)
+	if errors.Is(err, secretstore.ErrNoKey) {
+		return problem(http.StatusNotImplemented, "this server holds no secret key, so it can list and delete secrets but not store them: give it a key (its key file or "+secretstore.KeyEnv+") and restart it")
+	}
+	return err
 }
 
 func (s secretAdmin) Delete(ctx context.Context, name string) error {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
 )

@@ -1,7 +1,7 @@
 package api
 
 import (
-	"github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/internal/httpx"
 )

@@ -280,11 +280,19 @@ func (s *Store) Revoke(ctx context.Context, id string) error {
 	return s.revoke(ctx, id, true)
 }
 
+// ValidID reports whether ref has the form of a token ID (IDLen or more
+// lower-case hex characters, at most a whole hash), as Revoke takes it. A
+// caller checks it before it logs or records ref: what is not an ID may be
+// a token pasted by mistake.
+func ValidID(ref string) bool {
+	return len(ref) >= IDLen && len(ref) <= sha256.Size*2 && strings.Trim(ref, "0123456789abcdef") == ""
+}
+
 // revoke is Revoke; keepAdmin false lets it revoke the last admin token
 // (EnsureAdmin's cleanup).
 func (s *Store) revoke(ctx context.Context, id string, keepAdmin bool) error {
 	ref := strings.ToLower(strings.TrimSpace(id))
-	if len(ref) < IDLen || len(ref) > sha256.Size*2 || strings.Trim(ref, "0123456789abcdef") != "" {
+	if !ValidID(ref) {
 		// The input is not repeated: it may be a token pasted by mistake.
 		return fmt.Errorf("%w: not a token ID: give the %d-character hex ID shown by `orchestrator token list`", ErrNotFound, IDLen)
 	}

@@ -667,20 +667,15 @@ func (c *Client) DeleteSecret(ctx context.Context, name string) error {
 }
 
 // Tokens lists the API tokens (never their values).
-func (c *Client) Tokens(ctx context.Context) ([]apitypes.Principal, error) {
-	var out []apitypes.Principal
+func (c *Client) Tokens(ctx context.Context) ([]apitypes.TokenInfo, error) {
+	var out []apitypes.TokenInfo
 	return out, c.get(ctx, v1+"/tokens", nil, &out)
 }
 
-// CreatedToken is a new token: Token is its value, shown this once.
-type CreatedToken struct {
-	apitypes.Principal
-	Token string `json:"token"`
-}
-
-// CreateToken creates a token with a role and a name.
-func (c *Client) CreateToken(ctx context.Context, role auth.Role, name string) (CreatedToken, error) {
-	var out CreatedToken
+// CreateToken creates a token with a role and a name; the answer's Token
+// is its value, shown this once.
+func (c *Client) CreateToken(ctx context.Context, role auth.Role, name string) (apitypes.CreatedToken, error) {
+	var out apitypes.CreatedToken
 	return out, c.sendJSON(ctx, http.MethodPost, v1+"/tokens", map[string]string{"role": string(role), "name": name}, &out)
 }
 

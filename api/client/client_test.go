@@ -23,6 +23,7 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
 	"github.com/slipway-dev/slipway/api/client"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -400,10 +401,16 @@ func TestAdminCalls(t *testing.T) {
 		t.Fatalf("the new token: %v", err)
 	}
 	toks, err := admin.Tokens(ctx)
-	if err != nil || !slices.ContainsFunc(toks, func(p api.Principal) bool { return p.ID == ct.ID }) {
+	j := slices.IndexFunc(toks, func(p apitypes.TokenInfo) bool { return p.ID == ct.ID })
+	if err != nil || j < 0 {
 		t.Fatalf("tokens: %+v %v", toks, err)
 	}
-	i := slices.IndexFunc(toks, func(p api.Principal) bool { return p.Role == api.RoleAdmin && p.Name == "admin" })
+	// The list says when each token was made and last used (the new one
+	// was used once, just above).
+	if got := toks[j]; !got.Created.Equal(ct.Created) || got.Created.IsZero() || got.LastUsed.Before(got.Created) {
+		t.Fatalf("token %s listed as %+v, created %v: want its creation and last use", ct.ID, got, ct.Created)
+	}
+	i := slices.IndexFunc(toks, func(p apitypes.TokenInfo) bool { return p.Role == api.RoleAdmin && p.Name == "admin" })
 	if i < 0 {
 		t.Fatalf("no admin token in %+v", toks)
 	}

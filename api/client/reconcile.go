@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 

@@ -21,6 +21,13 @@ type Principal struct {
 	Role auth.Role `json:"role,omitempty"` // none for an unknown caller (an audit record of a refusal)
 }
 
+// TokenInfo describes an API token, without its value: GET /tokens.
+type TokenInfo struct {
+	Principal
+	Created  time.Time `json:"created"`
+	LastUsed time.Time `json:"last_used,omitzero"` // zero: never used (recorded at most once a minute)
+}
+
 // SecretInfo describes a stored secret, without its value.
 type SecretInfo struct {
 	Name    string    `json:"name"`
@@ -48,7 +55,7 @@ type TokenRequest struct {
 // CreatedToken is the answer of POST /tokens: the token's value is shown
 // this once.
 type CreatedToken struct {
-	Principal
+	TokenInfo
 	Token string `json:"token"`
 }
 

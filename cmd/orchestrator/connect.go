@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/user"
@@ -22,6 +23,8 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/orchestrator"
+	secretstore "github.com/slipway-dev/slipway/secrets/store"
+	"github.com/slipway-dev/slipway/statestore"
 )
 
 // Every command that reads or changes the state is a client of the
@@ -44,6 +47,9 @@ const (
 	// runEngine: the engine starts with the current design's drivers and
 	// resumes unfinished tasks: for tasks, verbs and reconciliation.
 	runEngine
+	// writeSecrets: readState, and the secret key is created when there
+	// is none yet (secret set).
+	writeSecrets
 )
 
 // localSocket is where serve listens for local clients: beside the state
@@ -113,7 +119,7 @@ func (a *app) inProcess(ctx context.Context, cfg engineConfig, mode engineMode) 
 	if mode == runEngine {
 		env, err = a.openEngine(ctx, cfg)
 	} else {
-		env, err = a.openReader(cfg)
+		env, err = a.openReader(cfg, mode == writeSecrets)
 	}
 	if err != nil {
 		return nil, err
@@ -149,14 +155,16 @@ func (a *app) inProcess(ctx context.Context, cfg engineConfig, mode engineMode) 
 }
 
 // openReader opens the state for the API without starting the engine:
-// the stored records, designs, tokens and secrets (when a key exists).
-func (a *app) openReader(c engineConfig) (*engineEnv, error) {
+// the stored records, designs, tokens and secrets. Without a secret key
+// the secrets' names can be listed and deleted, not stored; createKey
+// makes the key file when there is none.
+func (a *app) openReader(c engineConfig, createKey bool) (*engineEnv, error) {
 	st, err := openStore(c.State)
 	if err != nil {
 		return nil, err
 	}
 	env := &engineEnv{store: st, metrics: prometheus.NewRegistry(), close: func() { st.Close() }}
-	if env.secrets, _, err = c.secrets(st, false); err != nil {
+	if env.secrets, err = a.readerSecrets(c, st, createKey); err != nil {
 		st.Close()
 		return nil, usageErr(err)
 	}
@@ -165,6 +173,23 @@ func (a *app) openReader(c engineConfig) (*engineEnv, error) {
 		return nil, err
 	}
 	return env, nil
+}
+
+// readerSecrets is the secret store of an in-process API: with the key
+// when there is one (or createKey makes it, which is said on stderr),
+// else keyless.
+func (a *app) readerSecrets(c engineConfig, st statestore.Store, createKey bool) (*secretstore.Store, error) {
+	_, statErr := os.Stat(c.keyFile())
+	sec, _, err := c.secrets(st, createKey)
+	switch {
+	case err != nil:
+		return nil, err
+	case sec == nil:
+		return secretstore.New(st, nil)
+	case createKey && errors.Is(statErr, fs.ErrNotExist) && os.Getenv(secretstore.KeyEnv) == "":
+		fmt.Fprintf(a.stderr, "created the secret key file %s: keep it, and a copy of it in a safe place; without it the stored secrets can't be decrypted\n", c.keyFile())
+	}
+	return sec, nil
 }
 
 // newAPI is the control API over env, configured from c: serve's, and
@@ -206,6 +231,7 @@ func localName(uid int) string {
 // runs in process when no server is given.
 type stateFlags struct {
 	cfgFile, state, pluginDir string
+	keyFile                   string // secret set's --key-file: overrides the configuration's
 }
 
 func (f *stateFlags) add(cmd *cobra.Command) {
@@ -226,6 +252,9 @@ func (f *stateFlags) config() (engineConfig, error) {
 	}
 	if c.PluginDir == "" {
 		c.PluginDir = f.pluginDir
+	}
+	if f.keyFile != "" {
+		c.KeyFile = f.keyFile
 	}
 	return c, nil
 }

@@ -6,18 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/slipway-dev/slipway/api/client"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/secrets/store"
-	"github.com/slipway-dev/slipway/statestore"
 )
 
 func (a *app) secretCmd() *cobra.Command {
@@ -36,51 +35,26 @@ Refer to a stored secret in the design as secret:NAME. Where secrets are
 resolved from this store, it comes first, and the environment variable
 SLIPWAY_SECRET_<NAME> is only used for names it does not hold.
 
-These commands open the state database directly: run them on the
-orchestrator's host, while 'orchestrator serve' is stopped, or use the API.`,
+Like every command, these are clients of the API (see 'orchestrator token
+--help'). A server stores secrets with its own key; --key-file and
+SLIPWAY_SECRET_KEY only matter when this command opens the state
+database itself (no --server, no serve holding it).`,
 		"set, list or delete")
 	cmd.AddCommand(a.secretSetCmd(), a.secretListCmd(), a.secretDeleteCmd())
 	return cmd
 }
 
-// keyFilePath is the secret key file: keyFile when given, otherwise
-// store.DefaultKeyFile in the directory of the state database.
-func keyFilePath(state, keyFile string) string {
-	if keyFile != "" {
-		return keyFile
+// checkKeySource refuses --key-file together with SLIPWAY_SECRET_KEY:
+// which key is meant would be a guess.
+func checkKeySource(keyFileSet bool) error {
+	if keyFileSet && os.Getenv(store.KeyEnv) != "" {
+		return usageErr(fmt.Errorf("both --key-file and %s are given: use one of them (unset %s to use the key file)", store.KeyEnv, store.KeyEnv))
 	}
-	return filepath.Join(filepath.Dir(state), store.DefaultKeyFile)
-}
-
-// secretKey returns the key of the secret store: from SLIPWAY_SECRET_KEY
-// when set, otherwise from the key file (created if missing, which is
-// said on stderr). keyFileSet says --key-file was given: together with
-// SLIPWAY_SECRET_KEY that is ambiguous.
-func (a *app) secretKey(state, keyFile string, keyFileSet bool) ([]byte, error) {
-	if os.Getenv(store.KeyEnv) != "" {
-		if keyFileSet {
-			return nil, usageErr(fmt.Errorf("both --key-file and %s are given: use one of them (unset %s to use the key file)", store.KeyEnv, store.KeyEnv))
-		}
-		key, _, err := store.KeyFromEnv()
-		if err != nil {
-			return nil, usageErr(err)
-		}
-		return key, nil
-	}
-	path := keyFilePath(state, keyFile)
-	_, statErr := os.Stat(path)
-	key, err := store.LoadOrCreateKey(path)
-	if err != nil {
-		return nil, usageErr(err)
-	}
-	if errors.Is(statErr, fs.ErrNotExist) {
-		fmt.Fprintf(a.stderr, "created the secret key file %s: keep it, and a copy of it in a safe place; without it the stored secrets can't be decrypted\n", path)
-	}
-	return key, nil
+	return nil
 }
 
 func (a *app) secretSetCmd() *cobra.Command {
-	var state, keyFile string
+	var sf stateFlags
 	cmd := &cobra.Command{
 		Use:   "set NAME [--key-file PATH] < VALUE",
 		Short: "Store a secret; its value is read from standard input",
@@ -106,21 +80,20 @@ as secret:NAME.
 			if err := store.ValidateName(name); err != nil {
 				return usageErr(err)
 			}
+			keyFileSet := cmd.Flags().Changed("key-file")
+			if err := checkKeySource(keyFileSet); err != nil {
+				return err
+			}
 			value, err := a.readSecretValue(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
-			key, err := a.secretKey(state, keyFile, cmd.Flags().Changed("key-file"))
-			if err != nil {
-				return err
-			}
-			return withStore(state, func(st statestore.Store) error {
-				s, err := store.New(st, key)
-				if err != nil {
-					return usageErr(err)
+			return a.call(cmd.Context(), &sf, writeSecrets, "text", func(s *session, _ string) error {
+				if keyFileSet && !s.inProcess {
+					return usageErr(errors.New("--key-file is for a state database this command opens itself: the server answering stores the secret with its own key; leave --key-file out"))
 				}
-				if err := s.Put(cmd.Context(), name, value); err != nil {
-					return usageErr(err)
+				if err := s.c.PutSecret(cmd.Context(), name, value); err != nil {
+					return apiErr(err)
 				}
 				a.log.Info().Str("secret", name).Msg("secret stored")
 				fmt.Fprintf(a.stdout, "secret %s stored (refer to it in the design as secret:%s)\n", name, name)
@@ -128,8 +101,8 @@ as secret:NAME.
 			})
 		},
 	}
-	stateFlag(cmd, &state)
-	cmd.Flags().StringVar(&keyFile, "key-file", "", "secret key file (default: "+store.DefaultKeyFile+" next to the state database; env "+store.KeyEnv+" holds the key instead)")
+	sf.add(cmd)
+	cmd.Flags().StringVar(&sf.keyFile, "key-file", "", "secret key file (default: "+store.DefaultKeyFile+" next to the state database; env "+store.KeyEnv+" holds the key instead)")
 	return cmd
 }
 
@@ -203,18 +176,10 @@ func (a *app) promptLine(ctx context.Context, f *os.File, prompt string) (string
 }
 
 func (a *app) secretListCmd() *cobra.Command {
-	return a.storeListCmd("List the stored secrets' names and dates (never their values)",
-		func(ctx context.Context, st statestore.Store) (any, func() error, error) {
-			s, err := store.New(st, nil) // names and dates need no key
-			if err != nil {
-				return nil, nil, err
-			}
-			infos, err := s.List(ctx)
-			return nonNil(infos), func() error { return a.printSecrets(infos) }, err
-		})
+	return listCmd(a, "List the stored secrets' names and dates (never their values)", (*client.Client).Secrets, a.printSecrets)
 }
 
-func (a *app) printSecrets(infos []store.Info) error {
+func (a *app) printSecrets(infos []apitypes.SecretInfo) error {
 	rows := make([][]string, 0, len(infos))
 	for _, in := range infos {
 		rows = append(rows, []string{in.Name, in.Created.Local().Format(time.DateTime), in.Updated.Local().Format(time.DateTime)})
@@ -223,7 +188,7 @@ func (a *app) printSecrets(infos []store.Info) error {
 }
 
 func (a *app) secretDeleteCmd() *cobra.Command {
-	var state string
+	var sf stateFlags
 	cmd := &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Delete a stored secret",
@@ -233,13 +198,9 @@ func (a *app) secretDeleteCmd() *cobra.Command {
 			if err := store.ValidateName(name); err != nil {
 				return usageErr(err)
 			}
-			return withStore(state, func(st statestore.Store) error {
-				s, err := store.New(st, nil) // deleting needs no key
-				if err != nil {
-					return usageErr(err)
-				}
-				if err := s.Delete(cmd.Context(), name); err != nil {
-					return usageErr(err)
+			return a.call(cmd.Context(), &sf, readState, "text", func(s *session, _ string) error {
+				if err := s.c.DeleteSecret(cmd.Context(), name); err != nil {
+					return apiErr(err)
 				}
 				a.log.Info().Str("secret", name).Msg("secret deleted")
 				fmt.Fprintf(a.stdout, "secret %s deleted\n", name)
@@ -247,6 +208,6 @@ func (a *app) secretDeleteCmd() *cobra.Command {
 			})
 		},
 	}
-	stateFlag(cmd, &state)
+	sf.add(cmd)
 	return cmd
 }

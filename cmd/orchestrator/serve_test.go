@@ -179,9 +179,7 @@ func serveLocalCommands(t *testing.T, state, taskID string) {
 	if code != 0 || !strings.Contains(out, taskID) {
 		t.Fatalf("tasks while serve holds the database: exit %d: %s %s", code, out, errs)
 	}
-	if code, _, errs := cli(t, "token", "list", "--state", state); code != exitUsage || !strings.Contains(errs, "held by the orchestrator serve answering on "+sock) {
-		t.Errorf("token list while serve holds the database: exit %d: %s", code, errs)
-	}
+	serveLocalCredentials(t, state)
 	node := testsite.Example(t).NodeNames()[0]
 	if code, _, errs := cli(t, "mark-manual-intervention", node, "--reason", "local socket", "--state", state); code != 0 {
 		t.Fatalf("mark-manual-intervention through the local socket: exit %d: %s", code, errs)
@@ -202,5 +200,38 @@ func serveLocalCommands(t *testing.T, state, taskID string) {
 	}
 	if !found {
 		t.Errorf("the audit does not name the local user %s for the node verb: %+v", localRequester(), recs)
+	}
+}
+
+// serveLocalCredentials: token and secret commands are API clients too:
+// while serve holds the database they create, list and revoke tokens and
+// store secrets through its socket, with the serve's own key.
+func serveLocalCredentials(t *testing.T, state string) {
+	t.Helper()
+	code, out, errs := cli(t, "token", "create", "--role", "viewer", "--name", "local", "-o", "json", "--state", state)
+	var tok struct{ Token, ID string }
+	if err := json.Unmarshal([]byte(out), &tok); code != 0 || err != nil || tok.Token == "" {
+		t.Fatalf("token create through the local socket: exit %d %v: %s %s", code, err, out, errs)
+	}
+	code, out, errs = cli(t, "token", "list", "--state", state)
+	if code != 0 || !strings.Contains(out, tok.ID) || !strings.Contains(out, "LAST USED") {
+		t.Fatalf("token list through the local socket: exit %d: %s %s", code, out, errs)
+	}
+	if code, _, errs := cli(t, "token", "revoke", tok.Token, "--state", state); code != exitUsage || strings.Contains(errs, tok.Token) {
+		t.Fatalf("token revoke given a token (not an ID): exit %d: %s", code, errs)
+	}
+	if code, _, errs := cli(t, "token", "revoke", tok.ID, "--state", state); code != 0 {
+		t.Fatalf("token revoke through the local socket: exit %d: %s", code, errs)
+	}
+	code, _, errs = cliIn(t, strings.NewReader("local-secret-value"), "secret", "set", "local-one", "--state", state)
+	if code != 0 {
+		t.Fatalf("secret set through the local socket: exit %d: %s", code, errs)
+	}
+	if code, out, errs := cli(t, "secret", "list", "--state", state); code != 0 || !strings.Contains(out, "local-one") {
+		t.Fatalf("secret list through the local socket: exit %d: %s %s", code, out, errs)
+	}
+	code, _, errs = cliIn(t, strings.NewReader("v"), "secret", "set", "other", "--key-file", filepath.Join(t.TempDir(), "k"), "--state", state)
+	if code != exitUsage || !strings.Contains(errs, "its own key") {
+		t.Fatalf("secret set --key-file to a serve: exit %d: %s", code, errs)
 	}
 }

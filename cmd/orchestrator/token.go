@@ -9,8 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/slipway-dev/slipway/api/client"
+	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/statestore"
 )
 
 // credGroupCmd is a command that only holds subcommands: alone it prints its
@@ -38,33 +39,19 @@ designs, node verbs) or viewer (read only). A token is shown once, when it
 is created; the state database keeps only its hash. Tokens are named by
 their ID (8 hex characters) in lists, logs and 'token revoke'.
 
-These commands open the state database directly: run them on the
-orchestrator's host, while 'orchestrator serve' is stopped, or use the API.`,
+Like every command, these are clients of the API: of the --server given
+(with an admin token), else of the serve holding the state database (as
+the local OS user), else of an API run in this process over the state
+database. The first admin token is made the last way, or through a local
+serve's socket.`,
 		"create, list or revoke")
 	cmd.AddCommand(a.tokenCreateCmd(), a.tokenListCmd(), a.tokenRevokeCmd())
 	return cmd
 }
 
-// withStore opens the state database for fn and closes it after.
-// The token and secret commands administer the database itself (the
-// secret key file is this host's; the token list's use dates are not in
-// the API): while a serve holds it, they say so.
-func withStore(state string, fn func(st statestore.Store) error) error {
-	st, err := openStore(state)
-	if err != nil && serveAnswers(state) {
-		return usageErr(fmt.Errorf("the state database %s is held by the orchestrator serve answering on %s: "+
-			"stop it to run token and secret commands here, or manage tokens and secrets through its API (/api/v1/tokens, /api/v1/secrets)",
-			state, localSocket(state)))
-	}
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return fn(st)
-}
-
 func (a *app) tokenCreateCmd() *cobra.Command {
-	var state, role, name, output string
+	var sf stateFlags
+	var role, name, output string
 	cmd := &cobra.Command{
 		Use:   "create --role admin|operator|viewer [--name NAME]",
 		Short: "Create an API token and print it (the only time it is shown)",
@@ -75,10 +62,6 @@ role, created). This is the only time the token is shown: store it
 else. The note about it goes to standard error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			output, err := checkOutput(output)
-			if err != nil {
-				return err
-			}
 			if role == "" {
 				return usageErr(errors.New("give the token's role with --role admin, operator or viewer"))
 			}
@@ -89,81 +72,68 @@ else. The note about it goes to standard error.`,
 			if err := auth.ValidateName(name); err != nil {
 				return usageErr(fmt.Errorf("--name: %w", err))
 			}
-			return withStore(state, func(st statestore.Store) error {
-				plain, tok, err := auth.NewStore(st).Create(cmd.Context(), r, name)
+			return a.call(cmd.Context(), &sf, readState, output, func(s *session, output string) error {
+				tok, err := s.c.CreateToken(cmd.Context(), r, name)
 				if err != nil {
-					return usageErr(err)
+					return apiErr(err)
 				}
-				a.log.Info().Str("token", tok.ID).Str("role", string(tok.Role)).Str("name", tok.Name).Msg("API token created")
-				doc := createdToken{plain, tok.ID, tok.Name, tok.Role, tok.Created}
-				if err := a.emit(output, doc, func() error { _, err := fmt.Fprintln(a.stdout, plain); return err }); err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stderr, "token %s (role %s) created: store it now, it is not shown again (lost: revoke it with 'orchestrator token revoke %s' and create another)\n",
-					tok.ID, tok.Role, tok.ID)
-				return nil
+				return a.printCreatedToken(output, tok)
 			})
 		},
 	}
-	stateFlag(cmd, &state)
+	sf.add(cmd)
 	cmd.Flags().StringVar(&role, "role", "", "the token's role: admin, operator or viewer (required)")
 	cmd.Flags().StringVar(&name, "name", "", "what the token is for, shown in lists (e.g. ci, alice)")
 	outputFlag(cmd, &output)
 	return cmd
 }
 
-// createdToken is what token create prints with -o json or yaml.
-type createdToken struct {
-	Token   string    `json:"token"`
-	ID      string    `json:"id"`
-	Name    string    `json:"name"`
-	Role    auth.Role `json:"role"`
-	Created time.Time `json:"created"`
+// printCreatedToken prints a new token: alone on its line (or the whole
+// answer with -o json|yaml), and a note to store it on stderr.
+func (a *app) printCreatedToken(output string, tok apitypes.CreatedToken) error {
+	a.log.Info().Str("token", tok.ID).Str("role", string(tok.Role)).Str("name", tok.Name).Msg("API token created")
+	if err := a.emit(output, tok, func() error { _, err := fmt.Fprintln(a.stdout, tok.Token); return err }); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "token %s (role %s) created: store it now, it is not shown again (lost: revoke it with 'orchestrator token revoke %s' and create another)\n",
+		tok.ID, tok.Role, tok.ID)
+	return nil
 }
 
 func (a *app) tokenListCmd() *cobra.Command {
-	return a.storeListCmd("List the API tokens (IDs, names, roles; never the tokens)",
-		func(ctx context.Context, st statestore.Store) (any, func() error, error) {
-			toks, err := auth.NewStore(st).List(ctx)
-			return nonNil(toks), func() error { return a.printTokens(toks) }, err
-		})
+	return listCmd(a, "List the API tokens (IDs, names, roles, when made and last used; never the tokens)",
+		(*client.Client).Tokens, a.printTokens)
 }
 
-// storeListCmd is a `list` subcommand over the state database: list reads
-// the records and says how to print them as text.
-func (a *app) storeListCmd(short string, list func(ctx context.Context, st statestore.Store) (any, func() error, error)) *cobra.Command {
-	var state, output string
+// listCmd is a `list [-o text|json|yaml]` subcommand: it asks the API
+// with list and prints the answer as a table with text.
+func listCmd[T any](a *app, short string, list func(*client.Client, context.Context) ([]T, error), text func([]T) error) *cobra.Command {
+	var sf stateFlags
+	var output string
 	cmd := &cobra.Command{
 		Use:   "list [-o text|json|yaml]",
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			output, err := checkOutput(output)
-			if err != nil {
-				return err
-			}
-			return withStore(state, func(st statestore.Store) error {
-				v, text, err := list(cmd.Context(), st)
-				if err != nil {
-					return usageErr(err)
-				}
-				return a.emit(output, v, text)
+			return a.call(cmd.Context(), &sf, readState, output, func(s *session, output string) error {
+				v, err := list(s.c, cmd.Context())
+				return a.show(output, nonNil(v), err, func() error { return text(v) })
 			})
 		},
 	}
-	stateFlag(cmd, &state)
+	sf.add(cmd)
 	outputFlag(cmd, &output)
 	return cmd
 }
 
-func (a *app) printTokens(toks []auth.Token) error {
+func (a *app) printTokens(toks []apitypes.TokenInfo) error {
 	rows := make([][]string, 0, len(toks))
 	for _, t := range toks {
 		used := "never"
 		if !t.LastUsed.IsZero() {
 			used = t.LastUsed.Local().Format(time.DateTime)
 		}
-		rows = append(rows, []string{t.ID, orDefault(t.Name, "-"), string(t.Role), t.Created.Local().Format(time.DateTime), used})
+		rows = append(rows, []string{t.ID, orDefault(printable(t.Name), "-"), string(t.Role), t.Created.Local().Format(time.DateTime), used})
 	}
 	return a.printTable("no API tokens: create one with 'orchestrator token create --role admin'", "ID\tNAME\tROLE\tCREATED\tLAST USED", rows)
 }
@@ -177,24 +147,27 @@ func nonNil[T any](s []T) []T {
 }
 
 func (a *app) tokenRevokeCmd() *cobra.Command {
-	var state string
+	var sf stateFlags
 	cmd := &cobra.Command{
 		Use:   "revoke ID",
 		Short: "Revoke an API token by its ID (see 'token list')",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return withStore(state, func(st statestore.Store) error {
-				if err := auth.NewStore(st).Revoke(cmd.Context(), argv[0]); err != nil {
-					return usageErr(err)
+			id := strings.ToLower(strings.TrimSpace(argv[0]))
+			if !auth.ValidID(id) {
+				// Not repeated: it may be a token pasted by mistake.
+				return usageErr(fmt.Errorf("not a token ID: give the %d hex characters 'orchestrator token list' shows", auth.IDLen))
+			}
+			return a.call(cmd.Context(), &sf, readState, "text", func(s *session, _ string) error {
+				if err := s.c.RevokeToken(cmd.Context(), id); err != nil {
+					return apiErr(err)
 				}
-				// Revoke accepted it: hex, not a token pasted by mistake.
-				id := strings.ToLower(strings.TrimSpace(argv[0]))
 				a.log.Info().Str("token", id).Msg("API token revoked")
 				fmt.Fprintf(a.stdout, "token %s revoked\n", id)
 				return nil
 			})
 		},
 	}
-	stateFlag(cmd, &state)
+	sf.add(cmd)
 	return cmd
 }
