@@ -329,6 +329,9 @@ type HardwareOOB struct {
 	Port        int    `json:"port"`
 	CipherSuite int    `json:"cipher_suite" yaml:"cipherSuite"`
 	Privilege   string `json:"privilege" enum:"administrator|operator"`
+	// Fallback is a second method to the same BMC, used when this one
+	// does not answer (oob_fallback.go); nil when none.
+	Fallback *OOBFallback `json:"fallback,omitempty"`
 
 	Pos            Pos `json:"-"`
 	PortPos        Pos `json:"-" pos:"port"`

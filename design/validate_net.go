@@ -199,6 +199,7 @@ func (v *validator) hardware(h *HardwareProfile) {
 	if s.OOB.CipherSuite <= 0 || s.OOB.CipherSuite > 17 {
 		v.r.errorf(RuleOOB, KindHardwareProfile, name, s.OOB.CipherSuitePos, "oob.cipherSuite %d is not usable: 0 authenticates nothing and IPMI defines 1..17; use 3 or 17", s.OOB.CipherSuite)
 	}
+	v.oobFallback(name, &s.OOB)
 	for _, alias := range sortedNames(s.DeviceAliases) {
 		da := s.DeviceAliases[alias]
 		if da.Bus == "pci" && da.Address != "" && !pciAddrRE.MatchString(da.Address) {
