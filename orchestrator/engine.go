@@ -20,9 +20,13 @@ import (
 
 // Drivers are the drivers the engine drives, by role.
 type Drivers struct {
-	OOB     drivers.OOB
-	Server  drivers.Server
-	Network drivers.Network
+	// OOB is the Site's OOB driver (drivers.oob); OOBByType holds, by
+	// name, the drivers of other OOB types the design's hardware
+	// profiles name (oob.type, oob.fallback.type).
+	OOB       drivers.OOB
+	OOBByType map[string]drivers.OOB
+	Server    drivers.Server
+	Network   drivers.Network
 }
 
 // Bootstrapper is the node side of a deployment (the introspection API
@@ -146,12 +150,14 @@ const minBootstrapDeadline = 2 * time.Second
 
 // Engine runs tasks. It is safe for concurrent use.
 type Engine struct {
-	cfg  Config
-	rec  records
-	log  zerolog.Logger
-	glob sem
-	prov sem
-	oob  sem
+	cfg Config
+	// fellBack: nodes whose first OOB method did not answer lately (oob.go).
+	fellBack fallbacks
+	rec      records
+	log      zerolog.Logger
+	glob     sem
+	prov     sem
+	oob      sem
 
 	pollLane sem // the poller's calls (pollStatus)
 	bmcs     keyedLocks
@@ -369,7 +375,7 @@ func (s *serverSlot) give() {
 // callBMC runs fn under the BMC's own lock, the OOB limit and the global
 // limit.
 func (e *Engine) callBMC(ctx context.Context, b drivers.BMC, fn func(context.Context) error) error {
-	if e.cfg.Drivers.OOB == nil {
+	if e.cfg.Drivers.OOB == nil && len(e.cfg.Drivers.OOBByType) == 0 {
 		return drivers.Errorf(drivers.Permanent, "no OOB driver configured")
 	}
 	unlock, err := e.bmcs.lock(ctx, fmt.Sprintf("%s:%d", b.Address, b.Port))
@@ -423,19 +429,6 @@ func (e *Engine) statusCall(ctx context.Context, refs []drivers.NodeRef) ([]driv
 		return err
 	})
 	return ms, err
-}
-
-// bmc returns how to reach a node's BMC, with its password resolved.
-func (e *Engine) bmc(d *design.Design, n *design.Node) (drivers.BMC, error) {
-	pw, err := e.password(d, n)
-	if err != nil {
-		return drivers.BMC{}, err
-	}
-	b := driverspec.BMC(d, n, pw)
-	if e.cfg.BMCEndpoint != nil {
-		b = e.cfg.BMCEndpoint(b)
-	}
-	return b, nil
 }
 
 func (e *Engine) password(d *design.Design, n *design.Node) (drivers.Secret, error) {

@@ -55,61 +55,76 @@ func (e *Engine) siteEvent(run *taskRun, level, msg string) {
 func (e *Engine) siteOnce(ctx context.Context, a Action, d *design.Design) (string, error) {
 	switch a {
 	case ActionValidateDesign:
-		// The stored revision was validated when it was applied; check
-		// that what the engine needs of it holds.
-		var problems []string
-		for _, name := range d.NodeNames() {
-			n := d.Nodes[name]
-			if n.OOB(oobDriver(d)).Address == "" {
-				problems = append(problems, "node "+name+" has no BMC address")
-			}
-		}
-		if len(problems) > 0 {
-			return "", drivers.Errorf(drivers.Permanent, "design is not deployable: %s", strings.Join(problems, "; "))
-		}
-		return fmt.Sprintf("design valid: %d nodes, %d networks", len(d.Nodes), len(d.Networks)), nil
+		return validateDeployable(d)
 	case ActionVerifySite:
-		info, err := e.probeSite(ctx)
-		if err != nil {
-			return "", err
-		}
-		msg := fmt.Sprintf("provisioner %s reachable and authenticated; boot images %s", orDefault(info.Version, "(version unknown)"), strings.Join(info.BootImages, ", "))
-		pre, err := e.verifyPreflight(d, info)
-		if err != nil {
-			return "", err
-		}
-		msg += "; " + pre
-		if e.cfg.Drivers.Network != nil {
-			ni, err := e.cfg.Drivers.Network.Probe(ctx)
-			if err != nil {
-				return "", err
-			}
-			msg += "; network driver: " + orDefault(ni.Description, "reachable")
-		}
-		return msg, nil
+		return e.verifySite(ctx, d)
 	case ActionPrepareSite:
-		site := driverspec.Site(d)
-		for {
-			var res drivers.Result
-			err := e.callServer(ctx, func(ctx context.Context) (err error) {
-				res, err = e.cfg.Drivers.Server.PrepareSite(ctx, site)
-				return err
-			})
-			if err != nil {
-				return "", err
-			}
-			switch res.Status {
-			case drivers.StatusDone:
-				return res.Message, nil
-			case drivers.StatusFailed:
-				return "", drivers.Errorf(drivers.Permanent, "%s", res.Message)
-			}
-			if !sleep(ctx, min(e.scaled(res.RetryAfter), e.cfg.MaxWait)) {
-				return "", ctx.Err()
-			}
-		}
+		return e.prepareSite(ctx, d)
 	}
 	return "", drivers.Errorf(drivers.Permanent, "%s is not a site action", a)
+}
+
+// validateDeployable checks what the engine needs of a stored revision
+// (validated in full when it was applied).
+func validateDeployable(d *design.Design) (string, error) {
+	var problems []string
+	for _, name := range d.NodeNames() {
+		n := d.Nodes[name]
+		if n.OOB(oobDriver(d)).Address == "" {
+			problems = append(problems, "node "+name+" has no BMC address")
+		}
+	}
+	if len(problems) > 0 {
+		return "", drivers.Errorf(drivers.Permanent, "design is not deployable: %s", strings.Join(problems, "; "))
+	}
+	return fmt.Sprintf("design valid: %d nodes, %d networks", len(d.Nodes), len(d.Networks)), nil
+}
+
+// verifySite probes the provisioner (and the network driver, when there
+// is one) and runs the deploy preflight of every node.
+func (e *Engine) verifySite(ctx context.Context, d *design.Design) (string, error) {
+	info, err := e.probeSite(ctx)
+	if err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("provisioner %s reachable and authenticated; boot images %s", orDefault(info.Version, "(version unknown)"), strings.Join(info.BootImages, ", "))
+	pre, err := e.verifyPreflight(d, info)
+	if err != nil {
+		return "", err
+	}
+	msg += "; " + pre
+	if e.cfg.Drivers.Network != nil {
+		ni, err := e.cfg.Drivers.Network.Probe(ctx)
+		if err != nil {
+			return "", err
+		}
+		msg += "; network driver: " + orDefault(ni.Description, "reachable")
+	}
+	return msg, nil
+}
+
+// prepareSite asks the server driver to prepare the site until it is done.
+func (e *Engine) prepareSite(ctx context.Context, d *design.Design) (string, error) {
+	site := driverspec.Site(d)
+	for {
+		var res drivers.Result
+		err := e.callServer(ctx, func(ctx context.Context) (err error) {
+			res, err = e.cfg.Drivers.Server.PrepareSite(ctx, site)
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		switch res.Status {
+		case drivers.StatusDone:
+			return res.Message, nil
+		case drivers.StatusFailed:
+			return "", drivers.Errorf(drivers.Permanent, "%s", res.Message)
+		}
+		if !sleep(ctx, min(e.scaled(res.RetryAfter), e.cfg.MaxWait)) {
+			return "", ctx.Err()
+		}
+	}
 }
 
 func oobDriver(d *design.Design) string {

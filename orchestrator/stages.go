@@ -46,104 +46,112 @@ func (r *nodeRun) verify(ctx context.Context) (step, error) {
 	if r.n.Unpinned() {
 		return advance("node %s is not pinned: its BMC is the provisioner's, nothing to verify", r.rec.Name), nil
 	}
-	b, err := r.e.bmc(r.d, r.n)
-	if err != nil {
-		return step{}, err
-	}
 	var info drivers.BMCInfo
-	err = r.e.callBMC(ctx, b, func(ctx context.Context) error {
-		info, err = r.e.cfg.Drivers.OOB.Probe(ctx, b)
+	t, err := r.withOOB(ctx, func(ctx context.Context, oob drivers.OOB, b drivers.BMC) (err error) {
+		if info, err = oob.Probe(ctx, b); err == nil && !info.Reachable {
+			// A fallback is tried only on an error: not answering is one.
+			err = drivers.Errorf(drivers.Transient, "BMC %s:%d does not answer", b.Address, b.Port)
+		}
 		return err
 	})
+	b := t.bmc
 	switch {
 	case err != nil:
 		return step{}, err
-	case !info.Reachable:
-		return step{}, drivers.Errorf(drivers.Transient, "BMC %s:%d does not answer", b.Address, b.Port)
 	case !info.Authorized:
 		return step{}, drivers.Errorf(drivers.Permanent, "BMC %s:%d rejected the credentials for user %s", b.Address, b.Port, b.Username)
 	}
-	return advance("BMC %s:%d answers (%s)", b.Address, b.Port, orDefault(info.Description, "reachable, authorized")), nil
+	return advance("BMC %s:%d answers over %s (%s)", b.Address, b.Port, t.typ, orDefault(info.Description, "reachable, authorized")), nil
 }
 
 // oobPrepare: (0) the switch ports carry the provisioning network;
 // (1) when the provisioner doesn't know the machine yet, boot from PXE
-// next; (2) power it on, or cycle it when on, so it PXE-boots and enlists.
+// next; (2) power it on, or cycle it when on, so it PXE-boots and enlists
+// (3: confirming that cycle).
 func (r *nodeRun) oobPrepare(ctx context.Context) (step, error) {
 	switch r.rec.Step {
 	case 0:
-		if r.e.cfg.Drivers.Network == nil {
-			return sub("no network driver: switch ports left as they are"), nil
-		}
-		dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
-		if err != nil {
-			return step{}, err
-		}
-		res, err := r.e.cfg.Drivers.Network.ConfigurePorts(ctx, dn, drivers.PhaseProvisioning)
-		if err != nil {
-			return step{}, err
-		}
-		return r.result(res, false, func() step { return sub("switch ports: %s", res.Message) })
+		return r.provisioningPorts(ctx)
 	case 1:
-		if r.n.Unpinned() { // design/validate_hardware.go
-			return advance("node %s is not pinned: the provisioner allocates it a commissioned machine by its constraints, and powers it", r.rec.Name), nil
-		}
-		if r.rec.MachineID != "" {
-			ms, err := r.e.status(ctx, []drivers.NodeRef{r.ref()})
-			if err != nil {
-				return step{}, err
-			}
-			if len(ms) == 1 && ms[0].MachineID != "" && ms[0].State != "New" {
-				r.rec.Observed = ms[0].State
-				return advance("machine %s is known to the provisioner (%s): no PXE boot needed", r.rec.MachineID, ms[0].State), nil
-			}
-		}
-		b, err := r.e.bmc(r.d, r.n)
-		if err != nil {
-			return step{}, err
-		}
-		efi := r.n.Spec.Hardware == nil || r.n.Spec.Hardware.BootMode != "bios"
-		var res drivers.Result
-		err = r.e.callBMC(ctx, b, func(ctx context.Context) error {
-			res, err = r.e.cfg.Drivers.OOB.SetBootDevice(ctx, b, drivers.BootDevice{Device: "pxe", EFI: efi})
-			return err
-		})
-		if err != nil {
-			return step{}, err
-		}
-		return r.result(res, false, func() step { return sub("next boot from PXE") })
+		return r.pxeNext(ctx)
 	default:
-		b, err := r.e.bmc(r.d, r.n)
-		if err != nil {
-			return step{}, err
-		}
-		var res drivers.Result
-		var state drivers.PowerState
-		err = r.e.callBMC(ctx, b, func(ctx context.Context) error {
-			if state, err = r.e.cfg.Drivers.OOB.PowerStatus(ctx, b); err != nil {
-				return err
-			}
-			if r.rec.Step == 3 && state == drivers.PowerOn { // confirming an earlier cycle
-				res = drivers.Done("powered on")
-				return nil
-			}
-			if state == drivers.PowerOn {
-				res, err = r.e.cfg.Drivers.OOB.PowerCycle(ctx, b)
-			} else {
-				res, err = r.e.cfg.Drivers.OOB.PowerOn(ctx, b)
-			}
-			return err
-		})
-		if err != nil {
-			return step{}, err
-		}
-		if res.Status == drivers.StatusInProgress && r.rec.Step == 2 {
-			r.rec.Step = 3
-		}
-		return r.result(res, false, func() step {
-			return advance("power %s → on through the BMC; the machine boots from PXE", state)
-		})
+		return r.powerForPXE(ctx)
 	}
+}
+
+// provisioningPorts puts the node's switch ports on the provisioning
+// network.
+func (r *nodeRun) provisioningPorts(ctx context.Context) (step, error) {
+	if r.e.cfg.Drivers.Network == nil {
+		return sub("no network driver: switch ports left as they are"), nil
+	}
+	dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+	if err != nil {
+		return step{}, err
+	}
+	res, err := r.e.cfg.Drivers.Network.ConfigurePorts(ctx, dn, drivers.PhaseProvisioning)
+	if err != nil {
+		return step{}, err
+	}
+	return r.result(res, false, func() step { return sub("switch ports: %s", res.Message) })
+}
+
+// pxeNext sets the next boot to PXE, unless the provisioner already
+// knows the machine (or allocates it: an unpinned node).
+func (r *nodeRun) pxeNext(ctx context.Context) (step, error) {
+	if r.n.Unpinned() { // design/validate_hardware.go
+		return advance("node %s is not pinned: the provisioner allocates it a commissioned machine by its constraints, and powers it", r.rec.Name), nil
+	}
+	if r.rec.MachineID != "" {
+		ms, err := r.e.status(ctx, []drivers.NodeRef{r.ref()})
+		if err != nil {
+			return step{}, err
+		}
+		if len(ms) == 1 && ms[0].MachineID != "" && ms[0].State != "New" {
+			r.rec.Observed = ms[0].State
+			return advance("machine %s is known to the provisioner (%s): no PXE boot needed", r.rec.MachineID, ms[0].State), nil
+		}
+	}
+	efi := r.n.Spec.Hardware == nil || r.n.Spec.Hardware.BootMode != "bios"
+	var res drivers.Result
+	_, err := r.withOOB(ctx, func(ctx context.Context, oob drivers.OOB, b drivers.BMC) (err error) {
+		res, err = oob.SetBootDevice(ctx, b, drivers.BootDevice{Device: "pxe", EFI: efi})
+		return err
+	})
+	if err != nil {
+		return step{}, err
+	}
+	return r.result(res, false, func() step { return sub("next boot from PXE") })
+}
+
+// powerForPXE powers the machine on, or cycles it when it is on, so that
+// it boots from PXE; step 3 confirms an earlier cycle.
+func (r *nodeRun) powerForPXE(ctx context.Context) (step, error) {
+	var res drivers.Result
+	var state drivers.PowerState
+	_, err := r.withOOB(ctx, func(ctx context.Context, oob drivers.OOB, b drivers.BMC) (err error) {
+		if state, err = oob.PowerStatus(ctx, b); err != nil {
+			return err
+		}
+		switch {
+		case r.rec.Step == 3 && state == drivers.PowerOn: // confirming an earlier cycle
+			res = drivers.Done("powered on")
+		case state == drivers.PowerOn:
+			res, err = oob.PowerCycle(ctx, b)
+		default:
+			res, err = oob.PowerOn(ctx, b)
+		}
+		return err
+	})
+	if err != nil {
+		return step{}, err
+	}
+	if res.Status == drivers.StatusInProgress && r.rec.Step == 2 {
+		r.rec.Step = 3
+	}
+	return r.result(res, false, func() step {
+		return advance("power %s → on through the BMC; the machine boots from PXE", state)
+	})
 }
 
 // result maps a driver result: Done → done(), InProgress → wait,
@@ -482,28 +490,11 @@ func (r *nodeRun) endDeployment(ctx context.Context) error {
 }
 
 func (r *nodeRun) power(ctx context.Context) (step, error) {
-	b, err := r.e.bmc(r.d, r.n)
-	if err != nil {
-		return step{}, err
-	}
-	oob := r.e.cfg.Drivers.OOB
 	var res drivers.Result
-	err = r.e.callBMC(ctx, b, func(ctx context.Context) (err error) {
+	_, err := r.withOOB(ctx, func(ctx context.Context, oob drivers.OOB, b drivers.BMC) (err error) {
 		if r.rec.Step == 1 { // confirming
-			var st drivers.PowerState
-			if st, err = oob.PowerStatus(ctx, b); err != nil {
-				return err
-			}
-			want := drivers.PowerOn
-			if r.rec.Action == ActionPowerOff {
-				want = drivers.PowerOff
-			}
-			if st == want {
-				res = drivers.Done("power is %s", st)
-			} else {
-				res = drivers.InProgress(5e9, "power is %s, waiting for %s", st, want)
-			}
-			return nil
+			res, err = r.powerReached(ctx, oob, b)
+			return err
 		}
 		switch r.rec.Action {
 		case ActionPowerOn:
@@ -522,4 +513,21 @@ func (r *nodeRun) power(ctx context.Context) (step, error) {
 		r.rec.Step = 1
 	}
 	return r.result(res, false, func() step { return advance("%s", orDefault(res.Message, fmt.Sprint(r.rec.Action))) })
+}
+
+// powerReached says whether the machine's power is what the power task
+// asked for: Done when it is, InProgress when not yet.
+func (r *nodeRun) powerReached(ctx context.Context, oob drivers.OOB, b drivers.BMC) (drivers.Result, error) {
+	st, err := oob.PowerStatus(ctx, b)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	want := drivers.PowerOn
+	if r.rec.Action == ActionPowerOff {
+		want = drivers.PowerOff
+	}
+	if st == want {
+		return drivers.Done("power is %s", st), nil
+	}
+	return drivers.InProgress(5e9, "power is %s, waiting for %s", st, want), nil
 }

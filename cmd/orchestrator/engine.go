@@ -392,6 +392,10 @@ func siteDrivers(reg registryLike, d *design.Design, base map[string]string, res
 	if err != nil {
 		return out, err
 	}
+	byType, err := profileOOBDrivers(reg, d, orDefault(names.OOB, "ipmi"))
+	if err != nil {
+		return out, err
+	}
 	scfg := drivers.Config{Settings: maps.Clone(base), Secrets: map[string]drivers.Secret{}}
 	if scfg.Settings == nil {
 		scfg.Settings = map[string]string{}
@@ -415,7 +419,31 @@ func siteDrivers(reg registryLike, d *design.Design, base map[string]string, res
 	if err != nil {
 		return out, err
 	}
-	return orchestrator.Drivers{OOB: oob, Server: srv, Network: net}, nil
+	return orchestrator.Drivers{OOB: oob, OOBByType: byType, Server: srv, Network: net}, nil
+}
+
+// profileOOBDrivers builds the OOB drivers the design's hardware profiles
+// name (oob.type, oob.fallback.type) besides the Site's, by name.
+func profileOOBDrivers(reg registryLike, d *design.Design, site string) (map[string]drivers.OOB, error) {
+	out := map[string]drivers.OOB{}
+	for _, name := range slices.Sorted(maps.Keys(d.HardwareProfiles)) {
+		o := d.HardwareProfiles[name].Spec.OOB
+		types := []string{o.Type}
+		if o.Fallback != nil {
+			types = append(types, o.Fallback.Type)
+		}
+		for _, typ := range types {
+			if typ == "" || typ == site || out[typ] != nil {
+				continue
+			}
+			drv, err := reg.OOB(typ, drivers.Config{})
+			if err != nil {
+				return nil, fmt.Errorf("hardware profile %s names the OOB driver %s: %w", name, typ, err)
+			}
+			out[typ] = drv
+		}
+	}
+	return out, nil
 }
 
 // serveFlags are serve's flags (the configuration file's keys win unless

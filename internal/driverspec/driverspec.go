@@ -214,7 +214,12 @@ func storage(s *design.NodeSpec) drivers.Storage {
 // BMC answers how to reach a node's BMC; the password is the
 // resolved secret its reference names.
 func BMC(d *design.Design, n *design.Node, password drivers.Secret) drivers.BMC {
-	ep := oob(d, n)
+	return BMCAt(n, oob(d, n), password)
+}
+
+// BMCAt answers what an OOB driver needs to reach node n's BMC through
+// the endpoint ep (its first method, or its fallback).
+func BMCAt(n *design.Node, ep design.OOBEndpoint, password drivers.Secret) drivers.BMC {
 	return drivers.BMC{Node: n.Metadata.Name, Address: ep.Address, Port: ep.Port, Protocol: ep.Protocol,
 		CipherSuite: ep.CipherSuite, Privilege: ep.Privilege, Username: ep.Username, Password: password}
 }
