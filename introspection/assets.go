@@ -136,56 +136,77 @@ func (s *Server) render(ctx context.Context, d *design.Design, n *design.Node, d
 		ra := renderedAction{Name: name, Signaling: ba.Spec.Signaling, Units: []string{}, Packages: []string{}, Files: []renderedFile{}}
 		td := s.templateData(self, name)
 		for i, as := range ba.Spec.Assets {
-			fail := func(err error) error {
-				return &renderError{action: name, index: i, path: as.Path, err: redact(err, revealed)}
-			}
-			body := []byte(as.Data)
-			if as.Template != "" {
-				t, err := template.New(fmt.Sprintf("%s/assets[%d]", name, i)).Option("missingkey=error").Funcs(funcs).Parse(as.Template)
-				if err != nil {
-					return nil, fail(err)
-				}
-				var buf bytes.Buffer
-				if err := t.Execute(&buf, td); err != nil {
-					return nil, fail(err)
-				}
-				body = buf.Bytes()
-			}
-			switch as.Type {
-			case "pkgList":
-				pkgs, err := parsePackages(body)
-				if err != nil {
-					return nil, fail(err)
-				}
-				ra.Packages = append(ra.Packages, pkgs...)
-				continue
-			case "file", "unit":
-			default:
-				return nil, fail(fmt.Errorf("unknown asset type %q", as.Type))
-			}
-			if err := checkAssetPath(as.Path, as.Type == "unit"); err != nil {
-				return nil, fail(err)
-			}
-			if prev, ok := owner[as.Path]; ok {
-				return nil, fail(fmt.Errorf("boot action %s delivers %s too: give each file one owner", prev, as.Path))
-			}
-			owner[as.Path] = name
-			mode := int64(0o644)
-			if as.Permissions != "" {
-				m, err := strconv.ParseInt(as.Permissions, 8, 32)
-				if err != nil || m < 0 || m > 0o7777 {
-					return nil, fail(fmt.Errorf("permissions %q are not octal", as.Permissions))
-				}
-				mode = m
-			}
-			ra.Files = append(ra.Files, renderedFile{Path: as.Path, Mode: mode, Data: body})
-			if as.Type == "unit" {
-				ra.Units = append(ra.Units, path.Base(as.Path))
+			if err := addAsset(&ra, i, as, td, funcs, owner); err != nil {
+				return nil, &renderError{action: name, index: i, path: as.Path, err: redact(err, revealed)}
 			}
 		}
 		out = append(out, ra)
 	}
 	return out, nil
+}
+
+// addAsset renders the asset at index i of action ra and adds it: its
+// packages, or its file (a unit's name too). owner says which action
+// already delivers each path.
+func addAsset(ra *renderedAction, i int, as design.Asset, td any, funcs template.FuncMap, owner map[string]string) error {
+	body, err := assetBody(ra.Name, i, as, td, funcs)
+	if err != nil {
+		return err
+	}
+	switch as.Type {
+	case "pkgList":
+		pkgs, err := parsePackages(body)
+		ra.Packages = append(ra.Packages, pkgs...)
+		return err
+	case "file", "unit":
+	default:
+		return fmt.Errorf("unknown asset type %q", as.Type)
+	}
+	if err := checkAssetPath(as.Path, as.Type == "unit"); err != nil {
+		return err
+	}
+	if prev, ok := owner[as.Path]; ok {
+		return fmt.Errorf("boot action %s delivers %s too: give each file one owner", prev, as.Path)
+	}
+	owner[as.Path] = ra.Name
+	mode, err := assetMode(as.Permissions)
+	if err != nil {
+		return err
+	}
+	ra.Files = append(ra.Files, renderedFile{Path: as.Path, Mode: mode, Data: body})
+	if as.Type == "unit" {
+		ra.Units = append(ra.Units, path.Base(as.Path))
+	}
+	return nil
+}
+
+// assetBody is an asset's data, or its template executed over td.
+func assetBody(action string, i int, as design.Asset, td any, funcs template.FuncMap) ([]byte, error) {
+	if as.Template == "" {
+		return []byte(as.Data), nil
+	}
+	t, err := template.New(fmt.Sprintf("%s/assets[%d]", action, i)).Option("missingkey=error").Funcs(funcs).Parse(as.Template)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, td); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// assetMode is an asset's file mode: its octal permissions, 0644 when
+// it gives none.
+func assetMode(perm string) (int64, error) {
+	if perm == "" {
+		return 0o644, nil
+	}
+	m, err := strconv.ParseInt(perm, 8, 32)
+	if err != nil || m < 0 || m > 0o7777 {
+		return 0, fmt.Errorf("permissions %q are not octal", perm)
+	}
+	return m, nil
 }
 
 // redact replaces the secret values a template received in err's text

@@ -91,29 +91,31 @@ func sourceAllowed(d *design.Design, n *design.Node, addr string) bool {
 			if s, err := netip.ParseAddr(ad.Address); err == nil && s.Unmap() == a {
 				return true
 			}
-			continue
-		}
-		nw := d.Networks[ad.Network]
-		if nw == nil {
-			continue
-		}
-		ranged := false
-		for _, r := range nw.Spec.Ranges {
-			if r.Type != "dhcp" {
-				continue
-			}
-			ranged = true
-			lo, err1 := netip.ParseAddr(r.Start)
-			hi, err2 := netip.ParseAddr(r.End)
-			if err1 == nil && err2 == nil && lo.Unmap().Compare(a) <= 0 && a.Compare(hi.Unmap()) <= 0 {
-				return true
-			}
-		}
-		if !ranged {
-			if p, err := netip.ParsePrefix(nw.Spec.CIDR); err == nil && p.Contains(a) {
-				return true
-			}
+		} else if nw := d.Networks[ad.Network]; nw != nil && inDHCP(nw, a) {
+			return true
 		}
 	}
 	return false
+}
+
+// inDHCP reports whether a is in one of the network's dhcp ranges, or in
+// the network when it declares none.
+func inDHCP(nw *design.Network, a netip.Addr) bool {
+	ranged := false
+	for _, r := range nw.Spec.Ranges {
+		if r.Type != "dhcp" {
+			continue
+		}
+		ranged = true
+		lo, err1 := netip.ParseAddr(r.Start)
+		hi, err2 := netip.ParseAddr(r.End)
+		if err1 == nil && err2 == nil && lo.Unmap().Compare(a) <= 0 && a.Compare(hi.Unmap()) <= 0 {
+			return true
+		}
+	}
+	if ranged {
+		return false
+	}
+	p, err := netip.ParsePrefix(nw.Spec.CIDR)
+	return err == nil && p.Contains(a)
 }

@@ -259,6 +259,23 @@ func bondParams(l drivers.Link) *npBondParams {
 // address puts a network's address, routes and (on the primary network)
 // default route and DNS on a device.
 func address(c *npCommon, n Network, primary bool, dns DNS) {
+	ownAddress(c, n)
+	if primary && n.Gateway != "" && n.Address != "" && n.Address != "dhcp" {
+		c.Routes = append(c.Routes, npRoute{To: defaultRoute(n.Gateway), Via: n.Gateway})
+	}
+	if n.Address != "" {
+		for _, r := range n.Routes {
+			c.Routes = append(c.Routes, npRoute{To: r.To, Via: r.Via, Metric: r.Metric})
+		}
+	}
+	if primary && (len(dns.Servers) > 0 || len(dns.Search) > 0) {
+		c.Nameservers = &npNameservers{Addresses: dns.Servers, Search: dns.Search}
+	}
+}
+
+// ownAddress puts the device's address on the network: DHCP (v4 or v6
+// by the network's family) or its static address with the prefix length.
+func ownAddress(c *npCommon, n Network) {
 	p, perr := netip.ParsePrefix(n.CIDR)
 	switch {
 	case n.Address == "dhcp":
@@ -271,17 +288,6 @@ func address(c *npCommon, n Network, primary bool, dns DNS) {
 		if a, err := netip.ParseAddr(n.Address); err == nil && perr == nil {
 			c.Addresses = append(c.Addresses, netip.PrefixFrom(a, p.Bits()).String())
 		}
-	}
-	if primary && n.Gateway != "" && n.Address != "" && n.Address != "dhcp" {
-		c.Routes = append(c.Routes, npRoute{To: defaultRoute(n.Gateway), Via: n.Gateway})
-	}
-	if n.Address != "" {
-		for _, r := range n.Routes {
-			c.Routes = append(c.Routes, npRoute{To: r.To, Via: r.Via, Metric: r.Metric})
-		}
-	}
-	if primary && (len(dns.Servers) > 0 || len(dns.Search) > 0) {
-		c.Nameservers = &npNameservers{Addresses: dns.Servers, Search: dns.Search}
 	}
 }
 

@@ -92,16 +92,8 @@ func cutSelf(b []byte) (cut int, self []byte, ok bool) {
 	if n < selfTrailerLen+len(selfKey)+3 || b[n-1] != '}' {
 		return 0, nil, false
 	}
-	t := b[n-selfTrailerLen:]
-	if string(t[:len(selfAtPrefix)]) != selfAtPrefix {
-		return 0, nil, false
-	}
-	d := t[len(selfAtPrefix):]
-	version, ok1 := digits(d[0:2])
-	off, ok2 := digits(d[3:13])
-	length, ok3 := digits(d[14:24])
-	if !ok1 || !ok2 || !ok3 || d[2] != '.' || d[13] != '.' || string(d[24:]) != `"}` ||
-		off < 1+len(selfKey) || off+length != n-selfTrailerLen || length < 2 ||
+	version, off, length, ok := selfTrailer(b[n-selfTrailerLen:])
+	if !ok || off < 1+len(selfKey) || off+length != n-selfTrailerLen || length < 2 ||
 		string(b[off-len(selfKey):off]) != selfKey || b[off] != '{' || b[off+length-1] != '\n' {
 		return 0, nil, false
 	}
@@ -110,6 +102,20 @@ func cutSelf(b []byte) (cut int, self []byte, ok bool) {
 		return cut, nil, true
 	}
 	return cut, b[off : off+length], true
+}
+
+// selfTrailer reads the trailer t that ends a record carrying an answer:
+// the answer's render version, offset and length.
+func selfTrailer(t []byte) (version, off, length int, ok bool) {
+	if string(t[:len(selfAtPrefix)]) != selfAtPrefix {
+		return 0, 0, 0, false
+	}
+	d := t[len(selfAtPrefix):]
+	version, ok1 := digits(d[0:2])
+	off, ok2 := digits(d[3:13])
+	length, ok3 := digits(d[14:24])
+	ok = ok1 && ok2 && ok3 && d[2] == '.' && d[13] == '.' && string(d[24:]) == `"}`
+	return version, off, length, ok
 }
 
 // digits is the value of a string of ASCII digits.

@@ -50,47 +50,9 @@ func decodeRecordOpen(s string, rec *tokenRecord) bool {
 		if !ok || j >= len(s) || s[j] != ':' {
 			return false
 		}
-		i = j + 1
 		var bit uint8
-		switch k {
-		case "node", "deployment", "revision":
-			v, j, ok := plainString(s, i)
-			if !ok {
-				return false
-			}
-			switch k {
-			case "node":
-				r.Node, bit = v, 1
-			case "deployment":
-				r.Deployment, bit = v, 2
-			default:
-				r.Revision, bit = v, 4
-			}
-			i = j
-		case "issued":
-			_, j, ok := plainString(s, i)
-			// UnmarshalJSON only reads its argument: no copy of it.
-			if !ok || r.Issued.UnmarshalJSON(unsafe.Slice(unsafe.StringData(s[i:j]), j-i)) != nil {
-				return false
-			}
-			i, bit = j, 8
-		case "issue":
-			j := i
-			for j < len(s) && '0' <= s[j] && s[j] <= '9' {
-				j++
-			}
-			if j == i || j-i > 9 || (s[i] == '0' && j-i > 1) {
-				return false
-			}
-			n, err := strconv.Atoi(s[i:j])
-			if err != nil {
-				return false
-			}
-			r.Issue, i, bit = n, j, 16
-		default:
-			return false
-		}
-		if seen&bit != 0 {
+		i, bit, ok = decodeField(s, j+1, k, &r)
+		if !ok || seen&bit != 0 {
 			return false
 		}
 		seen |= bit
@@ -103,6 +65,50 @@ func decodeRecordOpen(s string, rec *tokenRecord) bool {
 		}
 		i++
 	}
+}
+
+// decodeField decodes the value of field k starting at s[i] into r; it
+// returns the index after the value and the field's bit (each field is
+// allowed once).
+func decodeField(s string, i int, k string, r *tokenRecord) (int, uint8, bool) {
+	switch k {
+	case "node", "deployment", "revision":
+		v, j, ok := plainString(s, i)
+		switch k {
+		case "node":
+			r.Node = v
+			return j, 1, ok
+		case "deployment":
+			r.Deployment = v
+			return j, 2, ok
+		}
+		r.Revision = v
+		return j, 4, ok
+	case "issued":
+		_, j, ok := plainString(s, i)
+		// UnmarshalJSON only reads its argument: no copy of it.
+		ok = ok && r.Issued.UnmarshalJSON(unsafe.Slice(unsafe.StringData(s[i:j]), j-i)) == nil
+		return j, 8, ok
+	case "issue":
+		n, j, ok := plainInt(s, i)
+		r.Issue = n
+		return j, 16, ok
+	}
+	return 0, 0, false
+}
+
+// plainInt returns the non-negative decimal integer (at most 9 digits,
+// no leading zero) starting at s[i] and the index after it.
+func plainInt(s string, i int) (int, int, bool) {
+	j := i
+	for j < len(s) && '0' <= s[j] && s[j] <= '9' {
+		j++
+	}
+	if j == i || j-i > 9 || (s[i] == '0' && j-i > 1) {
+		return 0, 0, false
+	}
+	n, err := strconv.Atoi(s[i:j])
+	return n, j, err == nil
 }
 
 // plainString returns the contents of the JSON string starting at s[i]

@@ -260,38 +260,10 @@ func (r *nodeRun) configure(ctx context.Context) (step, error) {
 // release intent, release, and back to (0).
 func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 	if r.rec.Step == 1 {
-		res, err := r.release(ctx, false)
-		if err != nil {
-			return step{}, err
-		}
-		if res.Status == drivers.StatusFailed {
-			return r.releaseRefused(ctx, res)
-		}
-		if res.Status != drivers.StatusDone {
-			return r.result(res, true, nil)
-		}
-		if err := r.endDeployment(ctx); err != nil {
-			return step{}, err
-		}
-		r.rec.Rounds++
-		r.rec.Step, r.rec.Intent, r.rec.AllocatedBy = 0, nil, ""
-		return step{kind: stepAgain}, r.saveErr("released after the failed deployment; deploying again (round %d)", r.rec.Rounds+1)
+		return r.redeployRelease(ctx)
 	}
-	if r.rec.Intent == nil || r.rec.Intent.Op != "deploy" {
-		fresh, err := r.freshDeployment(ctx)
-		if err != nil {
-			return step{}, err
-		}
-		if fresh {
-			r.rec.Deployment, r.rec.DeploymentEnded = r.rec.Deployment+1, false
-		}
-		r.rec.Intent = &Intent{Op: "deploy", Task: r.run.id, At: now()}
-		if r.rec.AllocatedBy == "" {
-			r.rec.AllocatedBy = r.run.id
-		}
-		if err := r.saveErr("intent: deploy machine %s", r.rec.MachineID); err != nil {
-			return step{}, err
-		}
+	if err := r.deployIntent(ctx); err != nil {
+		return step{}, err
 	}
 	dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
 	if err != nil {
@@ -319,33 +291,82 @@ func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 		r.rec.Intent, r.rec.Observed = nil, "Deployed"
 		return advance("%s", res.Message), nil
 	case drivers.StatusFailed:
-		state, err := r.observe(ctx)
-		if err != nil {
-			return step{}, err
-		}
-		if state == "Broken" {
-			// Broken mid-deployment (MAAS, or an operator, marked it):
-			// release takes it back only once it is marked fixed.
-			then := recoveryThenFail
-			if r.rec.Rounds < r.deployRetries() {
-				then = recoveryThenContinue
-				r.rec.Step = 1 // released, the round's release is done and the node deploys again
-				r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
-			}
-			if !r.startRecovery(ctx, fmt.Sprintf("machine %s turned Broken while deploying (%s)", r.rec.MachineID, res.Message), then) {
-				return step{}, errRecovered
-			}
-			return step{kind: stepAgain}, nil
-		}
-		if r.rec.Rounds < r.deployRetries() {
-			r.rec.Step = 1
-			r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
-			return step{kind: stepAgain}, r.saveErr("deployment failed (%s); releasing machine %s to deploy again (%d of %d)",
-				res.Message, r.rec.MachineID, r.rec.Rounds+1, r.deployRetries())
-		}
-		return failed("%s (after %d deployment(s); the machine stays allocated to this node: `restart-clean` or destroy releases it)", res.Message, r.rec.Rounds+1), nil
+		return r.deployFailed(ctx, res)
 	}
 	return r.result(res, true, nil)
+}
+
+// redeployRelease (step 1) releases the machine of a failed deployment
+// so that the node deploys again.
+func (r *nodeRun) redeployRelease(ctx context.Context) (step, error) {
+	res, err := r.release(ctx, false)
+	if err != nil {
+		return step{}, err
+	}
+	if res.Status == drivers.StatusFailed {
+		return r.releaseRefused(ctx, res)
+	}
+	if res.Status != drivers.StatusDone {
+		return r.result(res, true, nil)
+	}
+	if err := r.endDeployment(ctx); err != nil {
+		return step{}, err
+	}
+	r.rec.Rounds++
+	r.rec.Step, r.rec.Intent, r.rec.AllocatedBy = 0, nil, ""
+	return step{kind: stepAgain}, r.saveErr("released after the failed deployment; deploying again (round %d)", r.rec.Rounds+1)
+}
+
+// deployIntent persists the deploy intent before the provisioner is
+// asked, starting a new deployment when the last one ended.
+func (r *nodeRun) deployIntent(ctx context.Context) error {
+	if r.rec.Intent != nil && r.rec.Intent.Op == "deploy" {
+		return nil
+	}
+	fresh, err := r.freshDeployment(ctx)
+	if err != nil {
+		return err
+	}
+	if fresh {
+		r.rec.Deployment, r.rec.DeploymentEnded = r.rec.Deployment+1, false
+	}
+	r.rec.Intent = &Intent{Op: "deploy", Task: r.run.id, At: now()}
+	if r.rec.AllocatedBy == "" {
+		r.rec.AllocatedBy = r.run.id
+	}
+	return r.saveErr("intent: deploy machine %s", r.rec.MachineID)
+}
+
+// deployFailed handles a failed deployment: a Broken machine is
+// recovered; otherwise the machine is released and deployed again while
+// rounds remain, and the node fails after the last.
+func (r *nodeRun) deployFailed(ctx context.Context, res drivers.Result) (step, error) {
+	state, err := r.observe(ctx)
+	if err != nil {
+		return step{}, err
+	}
+	again := r.rec.Rounds < r.deployRetries()
+	if state == "Broken" {
+		// Broken mid-deployment (MAAS, or an operator, marked it):
+		// release takes it back only once it is marked fixed.
+		then := recoveryThenFail
+		if again {
+			then = recoveryThenContinue
+			r.rec.Step = 1 // released, the round's release is done and the node deploys again
+			r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
+		}
+		if !r.startRecovery(ctx, fmt.Sprintf("machine %s turned Broken while deploying (%s)", r.rec.MachineID, res.Message), then) {
+			return step{}, errRecovered
+		}
+		return step{kind: stepAgain}, nil
+	}
+	if again {
+		r.rec.Step = 1
+		r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
+		return step{kind: stepAgain}, r.saveErr("deployment failed (%s); releasing machine %s to deploy again (%d of %d)",
+			res.Message, r.rec.MachineID, r.rec.Rounds+1, r.deployRetries())
+	}
+	return failed("%s (after %d deployment(s); the machine stays allocated to this node: `restart-clean` or destroy releases it)", res.Message, r.rec.Rounds+1), nil
 }
 
 // saveErr persists the record with an event; an error when it could not.

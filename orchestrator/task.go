@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -49,27 +51,10 @@ func (t *taskRun) isCancelled() bool {
 
 // Submit validates and stores a task, then starts it.
 func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
-	if _, err := ParseAction(string(req.Action)); err != nil {
+	if err := checkRequest(&req); err != nil {
 		return Task{}, err
 	}
-	if err := req.Options.Check(req.Action); err != nil {
-		return Task{}, err
-	}
-	if req.Options != nil && *req.Options == (TaskOptions{}) {
-		req.Options = nil
-	}
-	if err := CheckCorrelation(req.Correlation); err != nil {
-		return Task{}, err
-	}
-	rev := req.Revision
-	if rev == "" {
-		cur, err := e.currentRevision(ctx)
-		if err != nil {
-			return Task{}, err
-		}
-		rev = cur
-	}
-	d, id, err := e.design(ctx, rev)
+	d, id, err := e.requestDesign(ctx, req.Revision)
 	if err != nil {
 		return Task{}, err
 	}
@@ -84,13 +69,8 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 	t := Task{ID: newTaskID(now), Action: req.Action, Filter: req.Filter, Revision: id,
 		Requester: orDefault(req.Requester, "unknown"), Status: TaskQueued, Created: now, Correlation: req.Correlation, Options: req.Options}
 	if !req.Action.SiteAction() {
-		t.Nodes, err = req.Filter.Select(d)
-		if err != nil {
+		if t.Nodes, err = selectNodes(req.Filter, d, orphans); err != nil {
 			return Task{}, err
-		}
-		t.Nodes = withOrphans(t.Nodes, orphans)
-		if len(t.Nodes) == 0 {
-			return Task{}, fmt.Errorf("the node filter selects none of the design's %d nodes; check names, labels, tags and racks (`orchestrator render` shows a node)", len(d.Nodes))
 		}
 	}
 	var b batch
@@ -105,6 +85,48 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 	}
 	e.launch(t)
 	return t, nil
+}
+
+// checkRequest checks a task request's action, options and correlation
+// ID; empty options become none.
+func checkRequest(req *Request) error {
+	if _, err := ParseAction(string(req.Action)); err != nil {
+		return err
+	}
+	if err := req.Options.Check(req.Action); err != nil {
+		return err
+	}
+	if req.Options != nil && *req.Options == (TaskOptions{}) {
+		req.Options = nil
+	}
+	return CheckCorrelation(req.Correlation)
+}
+
+// requestDesign is the design revision a task request names, the current
+// one when it names none.
+func (e *Engine) requestDesign(ctx context.Context, rev string) (*design.Design, string, error) {
+	if rev == "" {
+		cur, err := e.currentRevision(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		rev = cur
+	}
+	return e.design(ctx, rev)
+}
+
+// selectNodes is the nodes a node task acts on: those f selects in d,
+// and the orphans the request names; at least one.
+func selectNodes(f Filter, d *design.Design, orphans []string) ([]string, error) {
+	nodes, err := f.Select(d)
+	if err != nil {
+		return nil, err
+	}
+	nodes = withOrphans(nodes, orphans)
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("the node filter selects none of the design's %d nodes; check names, labels, tags and racks (`orchestrator render` shows a node)", len(d.Nodes))
+	}
+	return nodes, nil
 }
 
 // currentRevision returns the ID of the most recently applied design.
@@ -151,26 +173,9 @@ func (e *Engine) runTask(run *taskRun) {
 	ectx := e.ctx
 	t := run.task
 	log := e.log.With().Str("task", t.ID).Str("action", string(t.Action)).Logger()
-	results, err := e.rec.results(ectx, t.ID)
-	if err != nil {
-		log.Error().Err(err).Msg("load task results")
+	if err := e.startRun(run); err != nil {
+		log.Error().Err(err).Msg("start the task")
 		return
-	}
-	for _, r := range results {
-		run.setResult(r)
-	}
-	if t.Status == TaskQueued {
-		t.Status, t.Started = TaskRunning, time.Now().UTC()
-		var b batch
-		b.task(t)
-		b.event(Event{Time: t.Started, Task: t.ID, Level: "info", Kind: "task", Message: "task started", Correlation: run.corr})
-		if err := e.rec.write(ectx, &b); err != nil {
-			log.Error().Err(err).Msg("store task start")
-			return
-		}
-		run.mu.Lock()
-		run.task = t
-		run.mu.Unlock()
 	}
 	d, _, err := e.design(ectx, t.Revision)
 	if err != nil {
@@ -188,6 +193,45 @@ func (e *Engine) runTask(run *taskRun) {
 	if !e.preflightTask(run, d) {
 		return
 	}
+	e.driveNodes(run, d, log)
+	if ectx.Err() != nil {
+		return // stopped: the task resumes at the next start
+	}
+	status, msg := run.outcome()
+	e.finishTask(run, status, msg)
+}
+
+// startRun loads the results a task already has (a resumed task) and
+// marks a queued task running.
+func (e *Engine) startRun(run *taskRun) error {
+	results, err := e.rec.results(e.ctx, run.task.ID)
+	if err != nil {
+		return fmt.Errorf("load task results: %w", err)
+	}
+	for _, r := range results {
+		run.setResult(r)
+	}
+	t := run.task
+	if t.Status != TaskQueued {
+		return nil
+	}
+	t.Status, t.Started = TaskRunning, time.Now().UTC()
+	var b batch
+	b.task(t)
+	b.event(Event{Time: t.Started, Task: t.ID, Level: "info", Kind: "task", Message: "task started", Correlation: run.corr})
+	if err := e.rec.write(e.ctx, &b); err != nil {
+		return fmt.Errorf("store task start: %w", err)
+	}
+	run.mu.Lock()
+	run.task = t
+	run.mu.Unlock()
+	return nil
+}
+
+// driveNodes runs the workflow of each of the task's unfinished nodes, at
+// once, and returns when all have stopped.
+func (e *Engine) driveNodes(run *taskRun, d *design.Design, log zerolog.Logger) {
+	t := run.task
 	var wg sync.WaitGroup
 	for _, name := range t.Nodes {
 		if run.result(name).Outcome.Finished() {
@@ -195,7 +239,7 @@ func (e *Engine) runTask(run *taskRun) {
 		}
 		nd, n := d, d.Nodes[name]
 		if n == nil && t.Action == ActionDestroyNodes { // an orphan: the design it was deployed with (drift_orphan.go)
-			nd, n = e.lastDesignOf(ectx, name)
+			nd, n = e.lastDesignOf(e.ctx, name)
 		}
 		if n == nil {
 			e.finishNodeMissing(run, name)
@@ -209,12 +253,14 @@ func (e *Engine) runTask(run *taskRun) {
 		}()
 	}
 	wg.Wait()
-	if ectx.Err() != nil {
-		return // stopped: the task resumes at the next start
-	}
-	run.mu.Lock()
+}
+
+// outcome is the task's status from its nodes' results, and a summary.
+func (t *taskRun) outcome() (TaskStatus, string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	var ok, bad, cancelled int
-	for _, r := range run.results {
+	for _, r := range t.results {
 		switch r.Outcome {
 		case OutcomeSucceeded:
 			ok++
@@ -224,18 +270,16 @@ func (e *Engine) runTask(run *taskRun) {
 			bad++
 		}
 	}
-	wasCancelled := run.cancelled
-	run.mu.Unlock()
 	status := TaskSucceeded
 	switch {
-	case wasCancelled:
+	case t.cancelled:
 		status = TaskCancelled
 	case ok == 0:
 		status = TaskFailed
 	case bad > 0 || cancelled > 0:
 		status = TaskPartiallySucceeded
 	}
-	e.finishTask(run, status, fmt.Sprintf("%d succeeded, %d failed, %d cancelled", ok, bad, cancelled))
+	return status, fmt.Sprintf("%d succeeded, %d failed, %d cancelled", ok, bad, cancelled)
 }
 
 func (e *Engine) finishNodeMissing(run *taskRun, name string) {
