@@ -239,7 +239,10 @@ type HardwareProfileSpec struct {
 	// Expect is what a machine of this model must have; the as-built
 	// stage checks it against the inventory commissioning found.
 	Expect *HardwareExpect `json:"expect,omitempty"`
-	Pos    Pos             `json:"-"`
+	// BIOS are firmware settings the engine applies through the OOB
+	// driver while preparing a node (bios.go); nil when none.
+	BIOS *BIOSSettings `json:"bios,omitempty"`
+	Pos  Pos           `json:"-"`
 }
 
 // HardwareExpect is a hardware profile's expectation of its machines.

@@ -200,6 +200,7 @@ func (v *validator) hardware(h *HardwareProfile) {
 		v.r.errorf(RuleOOB, KindHardwareProfile, name, s.OOB.CipherSuitePos, "oob.cipherSuite %d is not usable: 0 authenticates nothing and IPMI defines 1..17; use 3 or 17", s.OOB.CipherSuite)
 	}
 	v.oobFallback(name, &s.OOB)
+	v.bios(name, s.BIOS)
 	for _, alias := range sortedNames(s.DeviceAliases) {
 		da := s.DeviceAliases[alias]
 		if da.Bus == "pci" && da.Address != "" && !pciAddrRE.MatchString(da.Address) {

@@ -19,6 +19,21 @@ type OOB interface {
 	SetBootDevice(ctx context.Context, bmc BMC, dev BootDevice) (Result, error)
 }
 
+// OOBBIOS is implemented by OOB drivers that read and stage a server's
+// firmware (BIOS/UEFI) settings, such as Redfish's Bios resource. The
+// engine applies a hardware profile's bios.attributes through it while it
+// prepares a node. Values are strings: the driver converts each to the
+// type its attribute has.
+type OOBBIOS interface {
+	// BIOSAttributes returns the settings in effect.
+	BIOSAttributes(ctx context.Context, bmc BMC) (map[string]string, error)
+	// ApplyBIOS stages the settings of want that differ from those in
+	// effect, to take effect at the machine's next reset: Done when all
+	// are in effect already, InProgress while some wait for a reset (the
+	// message names them), Failed when the BMC refuses one (it names it).
+	ApplyBIOS(ctx context.Context, bmc BMC, want map[string]string) (Result, error)
+}
+
 // ServerSite is the site-wide part of a server driver.
 type ServerSite interface {
 	ProbeSite(ctx context.Context) (SiteInfo, error)

@@ -96,11 +96,16 @@ func (r *nodeRun) provisioningPorts(ctx context.Context) (step, error) {
 	return r.result(res, false, func() step { return sub("switch ports: %s", res.Message) })
 }
 
-// pxeNext sets the next boot to PXE, unless the provisioner already
-// knows the machine (or allocates it: an unpinned node).
+// pxeNext stages the hardware profile's BIOS settings, then sets the
+// next boot to PXE, unless the provisioner already knows the machine (or
+// allocates it: an unpinned node).
 func (r *nodeRun) pxeNext(ctx context.Context) (step, error) {
 	if r.n.Unpinned() { // design/validate_hardware.go
 		return advance("node %s is not pinned: the provisioner allocates it a commissioned machine by its constraints, and powers it", r.rec.Name), nil
+	}
+	bios, err := r.applyBIOS(ctx)
+	if err != nil {
+		return step{}, err
 	}
 	if r.rec.MachineID != "" {
 		ms, err := r.e.status(ctx, []drivers.NodeRef{r.ref()})
@@ -109,19 +114,19 @@ func (r *nodeRun) pxeNext(ctx context.Context) (step, error) {
 		}
 		if len(ms) == 1 && ms[0].MachineID != "" && ms[0].State != "New" {
 			r.rec.Observed = ms[0].State
-			return advance("machine %s is known to the provisioner (%s): no PXE boot needed", r.rec.MachineID, ms[0].State), nil
+			return advance("%smachine %s is known to the provisioner (%s): no PXE boot needed", bios, r.rec.MachineID, ms[0].State), nil
 		}
 	}
 	efi := r.n.Spec.Hardware == nil || r.n.Spec.Hardware.BootMode != "bios"
 	var res drivers.Result
-	_, err := r.withOOB(ctx, func(ctx context.Context, oob drivers.OOB, b drivers.BMC) (err error) {
+	_, err = r.withOOB(ctx, func(ctx context.Context, oob drivers.OOB, b drivers.BMC) (err error) {
 		res, err = oob.SetBootDevice(ctx, b, drivers.BootDevice{Device: "pxe", EFI: efi})
 		return err
 	})
 	if err != nil {
 		return step{}, err
 	}
-	return r.result(res, false, func() step { return sub("next boot from PXE") })
+	return r.result(res, false, func() step { return sub("%snext boot from PXE", bios) })
 }
 
 // powerForPXE powers the machine on, or cycles it when it is on, so that
