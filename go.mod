@@ -16,6 +16,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/segmentio/encoding v0.4.0
 	github.com/spf13/cobra v1.10.2
+	github.com/stmcginnis/gofish v0.20.0
 	github.com/vmware/goipmi v0.0.0-20181114221114-2333cd82d702
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sync v0.23.0

@@ -1,0 +1,76 @@
+package redfish
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// mockAttributes are the mockup's BIOS attributes in effect.
+func mockAttributes() map[string]any {
+	attrs, _ := mockDoc(biosPath)["Attributes"].(map[string]any)
+	return clone(attrs)
+}
+
+func (s *Service) getBIOS(w http.ResponseWriter, _ *http.Request) {
+	doc := mockDoc(biosPath)
+	s.mu.Lock()
+	doc["Attributes"] = clone(s.state.bios)
+	s.mu.Unlock()
+	if st, ok := doc["@Redfish.Settings"].(map[string]any); ok {
+		delete(st, "Messages") // the mockup's failed setting is not this service's
+	}
+	delete(doc, "ResetBiosToDefaultsPending")
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// getSettings answers the pending settings: those in effect with the
+// staged ones over them.
+func (s *Service) getSettings(w http.ResponseWriter, _ *http.Request) {
+	doc := mockDoc(settingsPath)
+	s.mu.Lock()
+	attrs := clone(s.state.bios)
+	for k, v := range s.state.pending {
+		attrs[k] = v
+	}
+	s.mu.Unlock()
+	doc["Attributes"] = attrs
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// patchSettings stages attributes for the next reset. An attribute the
+// BIOS does not have, or a value of another JSON type than its current
+// one, is refused (400), and nothing is staged.
+func (s *Service) patchSettings(w http.ResponseWriter, r *http.Request) {
+	var body struct{ Attributes map[string]any }
+	if !readJSON(w, r, &body) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range body.Attributes {
+		cur, ok := s.state.bios[k]
+		if !ok {
+			writeError(w, http.StatusBadRequest, "Base.1.8.PropertyUnknown", "The attribute "+k+" is not in the attribute registry")
+			return
+		}
+		if fmt.Sprintf("%T", cur) != fmt.Sprintf("%T", v) {
+			writeError(w, http.StatusBadRequest, "Base.1.8.PropertyValueTypeError", fmt.Sprintf("The value of %s is of another type than the attribute's", k))
+			return
+		}
+	}
+	for k, v := range body.Attributes {
+		s.state.pending[k] = v
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// applyPending makes the staged BIOS settings the ones in effect (at a
+// reset that starts the machine).
+func (s *Service) applyPending() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range s.state.pending {
+		s.state.bios[k] = v
+	}
+	s.state.pending = map[string]any{}
+}

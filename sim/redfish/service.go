@@ -1,0 +1,182 @@
+package redfish
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slipway-dev/slipway/internal/redfishmock"
+)
+
+// Machine is what the service controls: the lab's simulated machine
+// implements it (as it implements sim/bmc's Chassis). Its methods may be
+// slow and are called from several goroutines.
+type Machine interface {
+	PowerOn()
+	PowerOff()
+	PowerCycle()
+	HardReset()
+	IsPoweredOn() bool
+	// SetBootDevice sets the boot override: dev is "pxe", "disk",
+	// "cdrom", "bios", "http" or "none".
+	SetBootDevice(dev string, persistent, efi bool)
+	BootDevice() (dev string, persistent, efi bool)
+}
+
+// Options configure a service.
+type Options struct {
+	Addr     string // TCP listen address; "127.0.0.1:0" picks a free port
+	Username string
+	Password string
+	CA       *CA // signs the service's certificate (required)
+	// What the system and its firmware report; "" keeps the mockup's.
+	UUID, Serial, Model, Manufacturer string
+	BMCFirmware, BIOSVersion          string
+	// IgnoreGraceful: the operating system ignores GracefulShutdown and
+	// GracefulRestart (as a hung OS does), so only a forced reset works.
+	IgnoreGraceful bool
+	// Unreachable, when it returns true, drops every connection without
+	// an answer (fault injection).
+	Unreachable func() bool
+	// Latency is added before each answer (fault injection).
+	Latency        time.Duration
+	SessionTimeout time.Duration // idle sessions end after it; default 30 minutes
+	MaxSessions    int           // default 16; a login beyond it gets 503
+}
+
+// Stats are the service's counters.
+type Stats struct {
+	Requests       uint64
+	Busy           uint64 // 503 answers
+	AuthFailures   uint64
+	SessionsOpened uint64
+	SessionsClosed uint64
+	Resets         map[string]uint64 // by ResetType
+	BootPatches    uint64
+	MediaInserted  uint64
+}
+
+// Service is one simulated Redfish service.
+type Service struct {
+	o        Options
+	m        Machine
+	ln       net.Listener
+	srv      *http.Server
+	fp       string
+	busy     atomic.Int64 // 503 answers still to give
+	mu       sync.Mutex
+	sessions map[string]*session // by token
+	state    systemState
+	stats    Stats
+}
+
+// systemState is what the service keeps of the system beyond the
+// machine's power and boot device.
+type systemState struct {
+	bios, pending map[string]any // BIOS attributes in effect, and staged
+	media         mediaState
+	sessionSeq    int
+}
+
+type mediaState struct {
+	image                    string
+	inserted, writeProtected bool
+}
+
+// Start serves a Redfish service for m until ctx ends or Close.
+func Start(ctx context.Context, m Machine, o Options) (*Service, error) {
+	if o.CA == nil {
+		return nil, errors.New("redfish: no CA to sign the service's certificate")
+	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = 30 * time.Minute
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 16
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("redfish: listen: %w", err)
+	}
+	cert, err := o.CA.issue(ln.Addr().(*net.TCPAddr).IP)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s := &Service{o: o, m: m, ln: ln, fp: Fingerprint(cert.Certificate[0]), sessions: map[string]*session{}}
+	s.stats.Resets = map[string]uint64{}
+	s.state.bios = mockAttributes()
+	s.state.pending = map[string]any{}
+	s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
+	go func() { _ = s.srv.ServeTLS(ln, "", "") }()
+	go func() { <-ctx.Done(); s.Close() }()
+	return s, nil
+}
+
+// URL is the service's base URL (https://127.0.0.1:PORT).
+func (s *Service) URL() string { return "https://" + s.ln.Addr().String() }
+
+// Addr is the address the service listens on.
+func (s *Service) Addr() *net.TCPAddr { return s.ln.Addr().(*net.TCPAddr) }
+
+// Fingerprint is the SHA-256 fingerprint of the service's certificate.
+func (s *Service) Fingerprint() string { return s.fp }
+
+// Close stops the service.
+func (s *Service) Close() { _ = s.srv.Close() }
+
+// SetBusy makes the next n requests answer 503 with Retry-After.
+func (s *Service) SetBusy(n int) { s.busy.Store(int64(n)) }
+
+// Stats returns the counters.
+func (s *Service) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Resets = make(map[string]uint64, len(s.stats.Resets))
+	for k, v := range s.stats.Resets {
+		st.Resets[k] = v
+	}
+	return st
+}
+
+// Media is the virtual media's state: its image and whether it is
+// inserted.
+func (s *Service) Media() (image string, inserted bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.media.image, s.state.media.inserted
+}
+
+// BIOS returns the attributes in effect and those staged.
+func (s *Service) BIOS() (current, pending map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return clone(s.state.bios), clone(s.state.pending)
+}
+
+// systemPath and the paths below are the mockup's resources the service
+// gives live state.
+var (
+	systemPath   = redfishmock.Root + "/Systems/" + redfishmock.SystemID
+	biosPath     = systemPath + "/Bios"
+	settingsPath = biosPath + "/Settings"
+	mediaPath    = systemPath + "/VirtualMedia/CD1"
+	managerPath  = redfishmock.Root + "/Managers/" + redfishmock.ManagerID
+	sessionsPath = redfishmock.Root + "/SessionService/Sessions"
+)
+
+func clone(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
