@@ -33,7 +33,7 @@ var (
 	))
 	hardwareDefaults = specDefaults(dMap(
 		"bootMode", dStr("uefi"),
-		"oob", dMap("type", dStr("ipmi"), "protocol", dStr("lanplus"), "port", dInt("623"),
+		"oob", dMap("type", dStr("ipmi"), "protocol", dStr("lanplus"),
 			"cipherSuite", dInt("3"), "privilege", dStr("administrator")),
 		"pxe", dMap("persistent", dBool("false")),
 	))

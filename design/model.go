@@ -335,6 +335,11 @@ type HardwareOOB struct {
 	// Fallback is a second method to the same BMC, used when this one
 	// does not answer (oob_fallback.go); nil when none.
 	Fallback *OOBFallback `json:"fallback,omitempty"`
+	// CAFile is the PEM file of the CA that signs the BMCs' HTTPS
+	// certificates (redfish); Insecure skips the check (a lab, a BMC
+	// with its factory certificate): both for HTTPS types only.
+	CAFile   string `json:"ca_file,omitempty" yaml:"caFile"`
+	Insecure bool   `json:"insecure,omitempty"`
 
 	Pos            Pos `json:"-"`
 	PortPos        Pos `json:"-" pos:"port"`
@@ -498,9 +503,14 @@ type NodeOOB struct {
 	Address     string       `json:"address,omitempty"`
 	Port        int          `json:"port,omitempty"`
 	Credentials *Credentials `json:"credentials,omitempty"`
-	Pos         Pos          `json:"-"`
-	AddressPos  Pos          `json:"-" pos:"address"`
-	PortPos     Pos          `json:"-" pos:"port"`
+	// Fingerprint pins the BMC's HTTPS certificate: its SHA-256, hex
+	// (colons allowed). SystemID names the Redfish system when the BMC
+	// manages several ("" for the only one).
+	Fingerprint string `json:"fingerprint,omitempty"`
+	SystemID    string `json:"system_id,omitempty" yaml:"systemId"`
+	Pos         Pos    `json:"-"`
+	AddressPos  Pos    `json:"-" pos:"address"`
+	PortPos     Pos    `json:"-" pos:"port"`
 }
 
 // Address is a node's address on one network: an IP or "dhcp".

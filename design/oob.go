@@ -14,6 +14,12 @@ type OOBEndpoint struct {
 	Username    string `json:"username,omitempty"`
 	// PasswordRef is a secret reference, never the password.
 	PasswordRef string `json:"password_ref,omitempty" yaml:"passwordRef"`
+	// HTTPS BMCs (redfish): how their certificate is trusted, and the
+	// system to drive.
+	CAFile      string `json:"ca_file,omitempty" yaml:"caFile"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Insecure    bool   `json:"insecure,omitempty"`
+	SystemID    string `json:"system_id,omitempty" yaml:"systemId"`
 }
 
 // IPMI defaults of an endpoint that neither the node nor its hardware
@@ -38,12 +44,14 @@ func (n *Node) OOB(siteDriver string) OOBEndpoint {
 		Type:        cmp.Or(hw.Type, siteDriver),
 		Protocol:    cmp.Or(hw.Protocol, defaultOOBProtocol),
 		Address:     n.Spec.OOB.Address,
-		Port:        cmp.Or(n.Spec.OOB.Port, hw.Port, defaultOOBPort),
+		Port:        cmp.Or(n.Spec.OOB.Port, hw.Port, defaultPorts[cmp.Or(hw.Type, siteDriver)], defaultOOBPort),
 		CipherSuite: cmp.Or(hw.CipherSuite, defaultOOBCipherSuite),
 		Privilege:   cmp.Or(hw.Privilege, defaultOOBPrivilege),
 	}
 	if c := n.Spec.OOB.Credentials; c != nil {
 		ep.Username, ep.PasswordRef = c.Username, c.Password
 	}
+	ep.CAFile, ep.Insecure = hw.CAFile, hw.Insecure
+	ep.Fingerprint, ep.SystemID = n.Spec.OOB.Fingerprint, n.Spec.OOB.SystemID
 	return ep
 }

@@ -1,6 +1,10 @@
 package design
 
-import "cmp"
+import (
+	"cmp"
+	"encoding/hex"
+	"strings"
+)
 
 // OOBFallback is a hardware model's second out-of-band method: another
 // driver on the same BMC (its address and credentials are the node's),
@@ -42,6 +46,9 @@ func (n *Node) OOBFallback() (OOBEndpoint, bool) {
 	if c := n.Spec.OOB.Credentials; c != nil {
 		ep.Username, ep.PasswordRef = c.Username, c.Password
 	}
+	hw := n.Spec.Hardware.OOB
+	ep.CAFile, ep.Insecure = hw.CAFile, hw.Insecure
+	ep.Fingerprint, ep.SystemID = n.Spec.OOB.Fingerprint, n.Spec.OOB.SystemID
 	return ep, true
 }
 
@@ -67,4 +74,15 @@ func (v *validator) oobFallback(profile string, o *HardwareOOB) {
 	if f.CipherSuite < 0 || f.CipherSuite > 17 {
 		v.r.errorf(RuleOOB, KindHardwareProfile, profile, f.CipherSuitePos, "oob.fallback.cipherSuite %d is not usable: IPMI defines 1..17; use 3 or 17", f.CipherSuite)
 	}
+}
+
+// validFingerprint: a SHA-256 fingerprint, 64 hex digits, with or
+// without colons between the pairs.
+func validFingerprint(f string) bool {
+	h := strings.ReplaceAll(f, ":", "")
+	if len(h) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
 }

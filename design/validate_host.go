@@ -137,13 +137,11 @@ func (v *validator) nodeOOB(n *Node) {
 	if v.r.owns(KindNode, name, o.Pos) {
 		pos = o.Pos // ...at its own oob block, if it has one
 	}
-	if ep.Type == "ipmi" && !n.Unpinned() { // an unpinned node's machine, and its BMC, are the provisioner's choice
-		if o.Address == "" {
-			v.r.errorf(RuleOOB, KindNode, name, pos, "an ipmi node needs oob.address, the IP address of its BMC")
-		}
-		if o.Credentials == nil {
-			v.r.errorf(RuleOOB, KindNode, name, pos, "an ipmi node needs oob.credentials (set them on the node or a host profile)")
-		}
+	if !n.Unpinned() { // an unpinned node's machine, and its BMC, are the provisioner's choice
+		v.bmcNeeds(n, ep.Type, pos)
+	}
+	if o.Fingerprint != "" && !validFingerprint(o.Fingerprint) {
+		v.r.errorf(RuleOOB, KindNode, name, pos, "oob.fingerprint is not a SHA-256 fingerprint: write the certificate's SHA-256 as 64 hex digits (colons between pairs allowed)")
 	}
 	if c := o.Credentials; c != nil {
 		v.secretRef(KindNode, name, c.Pos, "oob.credentials.password", c.Password)
@@ -166,4 +164,20 @@ func (v *validator) nodeOOB(n *Node) {
 		v.bmcs[a] = u
 	}
 	v.useStatic(a, u, "BMC address")
+}
+
+// bmcNeeds: a node of a built-in BMC type names its BMC's address and
+// credentials.
+func (v *validator) bmcNeeds(n *Node, typ string, pos Pos) {
+	kind, known := map[string]string{"ipmi": "an ipmi", "redfish": "a redfish"}[typ]
+	if !known {
+		return
+	}
+	name, o := n.Metadata.Name, &n.Spec.OOB
+	if o.Address == "" {
+		v.r.errorf(RuleOOB, KindNode, name, pos, "%s node needs oob.address, the IP address of its BMC", kind)
+	}
+	if o.Credentials == nil {
+		v.r.errorf(RuleOOB, KindNode, name, pos, "%s node needs oob.credentials (set them on the node or a host profile)", kind)
+	}
 }

@@ -193,7 +193,7 @@ func (v *validator) hardware(h *HardwareProfile) {
 			v.r.errorf(RuleReference, KindHardwareProfile, name, s.PXE.Pos, "pxe.interface %q is not one of this profile's deviceAliases", s.PXE.Interface)
 		}
 	}
-	if s.OOB.Port < 1 || s.OOB.Port > 65535 {
+	if (s.OOB.PortPos != Pos{} || s.OOB.Port != 0) && (s.OOB.Port < 1 || s.OOB.Port > 65535) {
 		v.r.errorf(RuleOOB, KindHardwareProfile, name, s.OOB.PortPos, "oob.port %d is not a TCP/UDP port (1..65535)", s.OOB.Port)
 	}
 	if s.OOB.CipherSuite <= 0 || s.OOB.CipherSuite > 17 {

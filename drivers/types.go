@@ -25,6 +25,13 @@ type BMC struct {
 	Privilege   string `json:"privilege"` // administrator | operator
 	Username    string `json:"username"`
 	Password    Secret `json:"password"`
+	// HTTPS BMCs (Redfish): the CA file that signs their certificates,
+	// or the SHA-256 fingerprint (hex) pinning this BMC's; Insecure skips
+	// the check. SystemID is the system to drive ("": the only one).
+	CAFile      string `json:"ca_file,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Insecure    bool   `json:"insecure,omitempty"`
+	SystemID    string `json:"system_id,omitempty"`
 }
 
 // BMCInfo is what a probe learned.

@@ -221,7 +221,8 @@ func BMC(d *design.Design, n *design.Node, password drivers.Secret) drivers.BMC 
 // the endpoint ep (its first method, or its fallback).
 func BMCAt(n *design.Node, ep design.OOBEndpoint, password drivers.Secret) drivers.BMC {
 	return drivers.BMC{Node: n.Metadata.Name, Address: ep.Address, Port: ep.Port, Protocol: ep.Protocol,
-		CipherSuite: ep.CipherSuite, Privilege: ep.Privilege, Username: ep.Username, Password: password}
+		CipherSuite: ep.CipherSuite, Privilege: ep.Privilege, Username: ep.Username, Password: password,
+		CAFile: ep.CAFile, Fingerprint: ep.Fingerprint, Insecure: ep.Insecure, SystemID: ep.SystemID}
 }
 
 // Power answers the power settings a provisioner needs for a
