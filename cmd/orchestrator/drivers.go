@@ -8,6 +8,7 @@ import (
 
 	"github.com/slipway-dev/slipway/drivers/network/noop"
 	"github.com/slipway-dev/slipway/drivers/oob/ipmi"
+	"github.com/slipway-dev/slipway/drivers/oob/redfish"
 	"github.com/slipway-dev/slipway/drivers/registry"
 	"github.com/slipway-dev/slipway/drivers/server/maas"
 	"github.com/spf13/cobra"
@@ -21,7 +22,7 @@ const defaultPluginDir = "/usr/local/lib/slipway/drivers"
 // init() registration: this map is the whole list.
 func builtins() registry.Builtins {
 	return registry.Builtins{
-		OOB:    map[string]registry.OOBFactory{ipmi.Name: ipmi.New},
+		OOB:    map[string]registry.OOBFactory{ipmi.Name: ipmi.New, redfish.Name: redfish.New},
 		Server: map[string]registry.ServerFactory{maas.Name: maas.New},
 		Network: map[string]registry.NetworkFactory{
 			noop.Name: noop.New,

@@ -20,7 +20,7 @@ func TestDriversCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"network  ext   " + plug, "network  noop  builtin", "ok"} {
+	for _, want := range []string{"network  ext      " + plug, "network  noop     builtin", "oob      redfish  builtin", "ok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
@@ -34,9 +34,10 @@ func TestDriversCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 {
 		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
 	}
-	if len(list) != 4 || list[0].Name != "ext" || list[0].Protocol != plugin.ProtocolVersion || list[0].Source != plug || list[1].Source != "builtin" ||
+	if len(list) != 5 || list[0].Name != "ext" || list[0].Protocol != plugin.ProtocolVersion || list[0].Source != plug || list[1].Source != "builtin" ||
 		list[2].Kind != "oob" || list[2].Name != "ipmi" || list[2].Source != "builtin" ||
-		list[3].Kind != "server" || list[3].Name != "maas" || list[3].Source != "builtin" {
+		list[3].Kind != "oob" || list[3].Name != "redfish" || list[3].Source != "builtin" ||
+		list[4].Kind != "server" || list[4].Name != "maas" || list[4].Source != "builtin" {
 		t.Errorf("json list: %+v", list)
 	}
 	t.Setenv("SLIPWAY_PLUGIN_DIR", filepath.Join(dir, "missing"))

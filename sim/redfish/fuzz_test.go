@@ -18,7 +18,7 @@ func FuzzRequests(f *testing.F) {
 	f.Add("POST", sessionsPath, `{"UserName":"admin","Password":"x"}`)
 	f.Fuzz(func(t *testing.T, method, path, body string) {
 		s := &Service{o: Options{Username: user, Password: pass, SessionTimeout: 60e9, MaxSessions: 2},
-			m: &machine{dev: "none"}, sessions: map[string]*session{}}
+			m: &BareMachine{}, sessions: map[string]*session{}}
 		s.stats.Resets = map[string]uint64{}
 		s.state.bios, s.state.pending = mockAttributes(), map[string]any{}
 		h := s.handler()

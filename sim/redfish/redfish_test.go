@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,57 +12,16 @@ import (
 	"github.com/stmcginnis/gofish/redfish"
 )
 
-// machine is a minimal machine: power and a boot override that a boot
-// clears when it was for once.
-type machine struct {
-	mu              sync.Mutex
-	on              bool
-	dev             string
-	persistent, efi bool
-	boots           int
-	lastBootFrom    string
-}
-
-func (m *machine) boot() {
-	m.boots++
-	m.lastBootFrom = m.dev
-	if !m.persistent {
-		m.dev = "none"
-	}
-}
-func (m *machine) PowerOn() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.on {
-		m.on = true
-		m.boot()
-	}
-}
-func (m *machine) PowerOff()         { m.mu.Lock(); defer m.mu.Unlock(); m.on = false }
-func (m *machine) PowerCycle()       { m.mu.Lock(); defer m.mu.Unlock(); m.on = true; m.boot() }
-func (m *machine) HardReset()        { m.PowerCycle() }
-func (m *machine) IsPoweredOn() bool { m.mu.Lock(); defer m.mu.Unlock(); return m.on }
-func (m *machine) SetBootDevice(dev string, persistent, efi bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.dev, m.persistent, m.efi = dev, persistent, efi
-}
-func (m *machine) BootDevice() (string, bool, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.dev, m.persistent, m.efi
-}
-
 const user, pass = "admin", "lab-redfish-pw-7d1"
 
-func start(t *testing.T, o Options) (*Service, *machine, *CA) {
+func start(t *testing.T, o Options) (*Service, *BareMachine, *CA) {
 	t.Helper()
 	ca, err := NewCA()
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.CA, o.Addr, o.Username, o.Password = ca, "127.0.0.1:0", user, pass
-	m := &machine{dev: "none"}
+	m := &BareMachine{}
 	s, err := Start(t.Context(), m, o)
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +69,8 @@ func TestGofishSessionPowerAndBoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	sys = system(t, c)
-	if sys.PowerState != redfish.OnPowerState || m.lastBootFrom != "pxe" || sys.Boot.BootSourceOverrideEnabled != redfish.DisabledBootSourceOverrideEnabled {
-		t.Fatalf("after On: power %s, booted from %q, override %s (a Once override is cleared by the boot)", sys.PowerState, m.lastBootFrom, sys.Boot.BootSourceOverrideEnabled)
+	if last, _ := m.LastBoot(); sys.PowerState != redfish.OnPowerState || last != "pxe" || sys.Boot.BootSourceOverrideEnabled != redfish.DisabledBootSourceOverrideEnabled {
+		t.Fatalf("after On: power %s, booted from %q, override %s (a Once override is cleared by the boot)", sys.PowerState, last, sys.Boot.BootSourceOverrideEnabled)
 	}
 	if err := sys.Reset(redfish.PowerCycleResetType); err == nil {
 		t.Fatal("PowerCycle is not in this system's allowable ResetType values, and was accepted")

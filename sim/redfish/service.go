@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"sync"
@@ -114,6 +116,7 @@ func Start(ctx context.Context, m Machine, o Options) (*Service, error) {
 	s.state.bios = mockAttributes()
 	s.state.pending = map[string]any{}
 	s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10,
+		ErrorLog:  log.New(io.Discard, "", 0), // refused handshakes are the tests' point
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
 	go func() { _ = s.srv.ServeTLS(ln, "", "") }()
 	go func() { <-ctx.Done(); s.Close() }()

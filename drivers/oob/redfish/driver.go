@@ -1,0 +1,346 @@
+package redfish
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stmcginnis/gofish"
+	"github.com/stmcginnis/gofish/common"
+	gfredfish "github.com/stmcginnis/gofish/redfish"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// Name is the driver's name in the registry and in designs (oob.type).
+const Name = "redfish"
+
+// Settings of the driver (drivers.Config.Settings) and their defaults.
+const (
+	SettingTimeout      = "timeout"      // one HTTP request (default 20s)
+	SettingRetries      = "retries"      // retries of a 503 answer, after its Retry-After (default 3, at most 10)
+	SettingGracefulWait = "gracefulWait" // how long PowerOff waits for a graceful shutdown before forcing it (default 30s)
+	SettingPollInterval = "pollInterval" // power state polling while confirming (default 1s)
+)
+
+type settings struct {
+	timeout, gracefulWait, pollInterval time.Duration
+	retries                             int
+}
+
+var defaults = settings{timeout: 20 * time.Second, gracefulWait: 30 * time.Second, pollInterval: time.Second, retries: 3}
+
+// credentialsRefused is how errors say the BMC refused the credentials.
+const credentialsRefused = "rejected the credentials"
+
+// maxSessions bounds the sessions kept for reuse.
+const maxSessions = 4096
+
+// Driver is the Redfish OOB driver. It is safe for concurrent use.
+type Driver struct {
+	s          settings
+	locks      keyedLocks // one call at a time per BMC: a boot override is read back before a power change boots it
+	mu         sync.Mutex
+	sessions   map[sessionKey]kept
+	transports map[string]*http.Transport // by endpoint and trust
+}
+
+// kept is a session kept for reuse, and the BMC it is with (its trust
+// settings, for the logout; never its password).
+type kept struct {
+	ss  *gofish.Session
+	bmc drivers.BMC
+}
+
+// sessionKey names a login: the endpoint, the user and a hash of the
+// password (a call with another password never reuses the session).
+type sessionKey struct{ endpoint, user, pw string }
+
+var (
+	_ drivers.OOB     = (*Driver)(nil)
+	_ drivers.OOBBIOS = (*Driver)(nil)
+)
+
+// New makes the driver from its configuration (the registry's factory).
+func New(cfg drivers.Config) (drivers.OOB, error) {
+	d, err := NewDriver(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// NewDriver is New returning the concrete type.
+func NewDriver(cfg drivers.Config) (*Driver, error) {
+	s := defaults
+	for _, k := range slices.Sorted(maps.Keys(cfg.Settings)) {
+		v := strings.TrimSpace(cfg.Settings[k])
+		var err error
+		switch k {
+		case SettingTimeout:
+			s.timeout, err = time.ParseDuration(v)
+		case SettingGracefulWait:
+			s.gracefulWait, err = time.ParseDuration(v)
+		case SettingPollInterval:
+			s.pollInterval, err = time.ParseDuration(v)
+		case SettingRetries:
+			s.retries, err = strconv.Atoi(v)
+			if err == nil && (s.retries < 0 || s.retries > 10) {
+				err = errors.New("want 0 to 10")
+			}
+		default:
+			return nil, drivers.Errorf(drivers.Permanent, "redfish: unknown setting %q (known: %s)", k,
+				strings.Join([]string{SettingGracefulWait, SettingPollInterval, SettingRetries, SettingTimeout}, ", "))
+		}
+		if err != nil {
+			return nil, drivers.Errorf(drivers.Permanent, "redfish: setting %s: %v", k, err)
+		}
+	}
+	return &Driver{s: s, sessions: map[sessionKey]kept{}, transports: map[string]*http.Transport{}}, nil
+}
+
+// Close logs out of every session kept.
+func (d *Driver) Close() error {
+	d.mu.Lock()
+	sessions := d.sessions
+	d.sessions = map[sessionKey]kept{}
+	d.mu.Unlock()
+	for k, kp := range sessions {
+		ctx, cancel := context.WithTimeout(context.Background(), d.s.timeout)
+		if c, err := gofish.ConnectContext(ctx, gofish.ClientConfig{Endpoint: k.endpoint, Session: kp.ss, HTTPClient: d.client(k.endpoint, kp.bmc)}); err == nil {
+			c.Logout()
+		}
+		cancel()
+	}
+	return nil
+}
+
+// endpoint is the BMC's base URL.
+func endpoint(b drivers.BMC) string {
+	port := b.Port
+	if port == 0 {
+		port = 443
+	}
+	return "https://" + net.JoinHostPort(b.Address, strconv.Itoa(port))
+}
+
+func keyOf(b drivers.BMC) sessionKey {
+	sum := sha256.Sum256([]byte(b.Password.Reveal()))
+	return sessionKey{endpoint(b), b.Username, string(sum[:])}
+}
+
+// session is what a call works on: the client and the system.
+type session struct {
+	c   *gofish.APIClient
+	sys *gfredfish.ComputerSystem
+}
+
+// with runs fn on the BMC's system, logged in (a kept session, or a new
+// login); a kept session the BMC no longer knows is replaced once.
+func (d *Driver) with(ctx context.Context, b drivers.BMC, fn func(s session) error) error {
+	if err := ctx.Err(); err != nil {
+		return classify(b, err)
+	}
+	if b.Address == "" {
+		return drivers.Errorf(drivers.Permanent, "redfish: node %s has no BMC address: set oob.address", b.Node)
+	}
+	unlock, err := d.locks.lock(ctx, endpoint(b))
+	if err != nil {
+		return classify(b, err)
+	}
+	defer unlock()
+	for attempt := 0; ; attempt++ {
+		s, fresh, err := d.open(ctx, b)
+		if err != nil {
+			return classify(b, err)
+		}
+		err = fn(s)
+		if err != nil && status(err) == http.StatusUnauthorized && !fresh && attempt == 0 {
+			d.forget(b) // the BMC dropped the session: log in again
+			continue
+		}
+		return classify(b, err)
+	}
+}
+
+// open connects with the kept session, or logs in and keeps it; fresh
+// says it logged in.
+func (d *Driver) open(ctx context.Context, b drivers.BMC) (session, bool, error) {
+	k := keyOf(b)
+	cfg := gofish.ClientConfig{Endpoint: k.endpoint, HTTPClient: d.client(k.endpoint, b), ReuseConnections: true}
+	d.mu.Lock()
+	ss := d.sessions[k].ss
+	d.mu.Unlock()
+	fresh := ss == nil
+	if fresh {
+		cfg.Username, cfg.Password = b.Username, b.Password.Reveal()
+	} else {
+		cfg.Session = ss
+	}
+	c, err := gofish.ConnectContext(ctx, cfg)
+	if err != nil {
+		return session{}, fresh, err
+	}
+	if fresh {
+		if got, err := c.GetSession(); err == nil && got.Token != "" {
+			trust := b
+			trust.Password = drivers.Secret{}
+			d.keep(k, kept{ss: got, bmc: trust})
+		}
+	}
+	sys, err := system(c, b.SystemID)
+	if err != nil && status(err) == http.StatusUnauthorized && !fresh {
+		d.forget(b)
+		return d.open(ctx, b)
+	}
+	return session{c: c, sys: sys}, fresh, err
+}
+
+func (d *Driver) keep(k sessionKey, kp kept) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.sessions) >= maxSessions {
+		for old := range d.sessions { // drop one: the BMC ends it when idle
+			delete(d.sessions, old)
+			break
+		}
+	}
+	d.sessions[k] = kp
+}
+
+func (d *Driver) forget(b drivers.BMC) {
+	d.mu.Lock()
+	delete(d.sessions, keyOf(b))
+	d.mu.Unlock()
+}
+
+// system finds the BMC's system: the one named id, or the only one.
+func system(c *gofish.APIClient, id string) (*gfredfish.ComputerSystem, error) {
+	systems, err := c.Service.Systems()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range systems {
+		if id != "" && s.ID == id {
+			return s, nil
+		}
+	}
+	switch {
+	case id != "":
+		return nil, drivers.Errorf(drivers.Permanent, "the BMC has no system %s (set the node's oob.systemId to one of %s)", id, systemIDs(systems))
+	case len(systems) != 1:
+		return nil, drivers.Errorf(drivers.Permanent, "the BMC manages %d systems (%s): set the node's oob.systemId", len(systems), systemIDs(systems))
+	}
+	return systems[0], nil
+}
+
+func systemIDs(ss []*gfredfish.ComputerSystem) string {
+	ids := make([]string, len(ss))
+	for i, s := range ss {
+		ids[i] = s.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// status is the HTTP status of a gofish error (0 when none); for a
+// collection whose members failed, the status they share.
+func status(err error) int {
+	var e *common.Error
+	if errors.As(err, &e) {
+		return e.HTTPReturnedStatusCode
+	}
+	var ce *common.CollectionError
+	if errors.As(err, &ce) {
+		code := 0
+		for _, f := range ce.Failures {
+			if c := status(f); code == 0 || c == code {
+				code = c
+			} else {
+				return 0
+			}
+		}
+		return code
+	}
+	return 0
+}
+
+// classify makes err a classified driver error naming the BMC: 401 and
+// 403 and other refusals are Permanent, the rest (no answer, 5xx, a
+// deadline) Transient. The password is never in it.
+func classify(b drivers.BMC, err error) error {
+	if err == nil {
+		return nil
+	}
+	var de *drivers.Error
+	if errors.As(err, &de) {
+		return drivers.Errorf(de.Class, "redfish BMC %s: %v", endpoint(b), redact(b, de.Err))
+	}
+	switch code := status(err); {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return drivers.Errorf(drivers.Permanent, "redfish BMC %s %s of user %s (%d): check oob.credentials", endpoint(b), credentialsRefused, b.Username, code)
+	case code >= 400 && code < 500:
+		return drivers.Errorf(drivers.Permanent, "redfish BMC %s refused the request: %v", endpoint(b), redact(b, err))
+	case errors.Is(err, context.Canceled):
+		return drivers.NewError(drivers.Permanent, fmt.Errorf("redfish BMC %s: %w", endpoint(b), err))
+	}
+	return drivers.Errorf(drivers.Transient, "redfish BMC %s does not answer (%v): check that it is up and reachable over HTTPS", endpoint(b), redact(b, err))
+}
+
+// redact removes the password from a message (a BMC may echo a body).
+func redact(b drivers.BMC, err error) string {
+	pw := b.Password.Reveal()
+	msg := err.Error()
+	if pw != "" {
+		msg = strings.ReplaceAll(msg, pw, "(password)")
+	}
+	return msg
+}
+
+// keyedLocks are mutexes by key that a waiter can give up on (its
+// context ends); a key's lock is dropped when nobody holds or waits for it.
+type keyedLocks struct {
+	mu sync.Mutex
+	m  map[string]*keyedLock
+}
+
+type keyedLock struct {
+	ch    chan struct{}
+	users int
+}
+
+func (k *keyedLocks) lock(ctx context.Context, key string) (func(), error) {
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = map[string]*keyedLock{}
+	}
+	l := k.m[key]
+	if l == nil {
+		l = &keyedLock{ch: make(chan struct{}, 1)}
+		k.m[key] = l
+	}
+	l.users++
+	k.mu.Unlock()
+	release := func() {
+		k.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(k.m, key)
+		}
+		k.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+}

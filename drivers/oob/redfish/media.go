@@ -1,0 +1,92 @@
+package redfish
+
+import (
+	"context"
+	"errors"
+
+	gfredfish "github.com/stmcginnis/gofish/redfish"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// InsertMedia inserts the ISO at url in the system's virtual CD (its
+// first medium that takes a CD or DVD), ejecting what was there. With
+// boot, the next boot (once) is from it.
+func (d *Driver) InsertMedia(ctx context.Context, b drivers.BMC, url string, boot bool) (drivers.Result, error) {
+	err := d.with(ctx, b, func(s session) error {
+		vm, err := cdrom(s)
+		if err != nil {
+			return err
+		}
+		if vm.Inserted {
+			if vm.Image == url {
+				return nil
+			}
+			if err := vm.EjectMedia(); err != nil {
+				return err
+			}
+		}
+		return vm.InsertMedia(url, true, true)
+	})
+	if err != nil || !boot {
+		return drivers.Done("virtual media inserted"), err
+	}
+	return d.SetBootDevice(ctx, b, drivers.BootDevice{Device: "cdrom", EFI: true})
+}
+
+// EjectMedia ejects the system's virtual CD.
+func (d *Driver) EjectMedia(ctx context.Context, b drivers.BMC) (drivers.Result, error) {
+	err := d.with(ctx, b, func(s session) error {
+		vm, err := cdrom(s)
+		if err != nil || !vm.Inserted {
+			return err
+		}
+		return vm.EjectMedia()
+	})
+	return drivers.Done("virtual media ejected"), err
+}
+
+// cdrom is the system's (else its manager's) virtual medium for a CD.
+func cdrom(s session) (*gfredfish.VirtualMedia, error) {
+	media, err := s.sys.VirtualMedia()
+	if err != nil || len(media) == 0 {
+		if ms, merr := s.c.Service.Managers(); merr == nil && len(ms) > 0 {
+			media, err = ms[0].VirtualMedia()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, vm := range media {
+		for _, t := range vm.MediaTypes {
+			if t == gfredfish.CDMediaType || t == gfredfish.DVDMediaType {
+				return vm, nil
+			}
+		}
+	}
+	return nil, drivers.NewError(drivers.Permanent, errors.New("the BMC has no virtual CD or DVD"))
+}
+
+// Firmware is one entry of the BMC's firmware inventory.
+type Firmware struct {
+	ID, Name, Version string
+	Updateable        bool
+}
+
+// FirmwareInventory lists the firmware the BMC reports (BMC, BIOS, NICs
+// ...) from its UpdateService.
+func (d *Driver) FirmwareInventory(ctx context.Context, b drivers.BMC) ([]Firmware, error) {
+	var out []Firmware
+	err := d.with(ctx, b, func(s session) error {
+		us, err := s.c.Service.UpdateService()
+		if err != nil {
+			return err
+		}
+		inv, err := us.FirmwareInventories()
+		for _, f := range inv {
+			out = append(out, Firmware{ID: f.ID, Name: f.Name, Version: f.Version, Updateable: f.Updateable})
+		}
+		return err
+	})
+	return out, err
+}
