@@ -173,7 +173,7 @@ type Constraints struct {
 // PowerSettings tell a provisioner how to power the machine through its
 // BMC. The password crosses the plugin boundary in its own field.
 type PowerSettings struct {
-	Type        string `json:"type"` // ipmi
+	Type        string `json:"type"` // ipmi | redfish
 	Address     string `json:"address"`
 	Port        int    `json:"port"`
 	Protocol    string `json:"protocol"` // lanplus | lan
@@ -182,6 +182,7 @@ type PowerSettings struct {
 	Username    string `json:"username"`
 	Password    Secret `json:"password"`
 	EFI         bool   `json:"efi"`
+	SystemID    string `json:"system_id,omitempty"` // redfish: the system ("": the only one)
 }
 
 // Interface is a node interface with its devices and networks resolved.

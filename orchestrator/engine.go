@@ -83,7 +83,7 @@ type Config struct {
 	// BMCEndpoint rewrites where a node's BMC is reached (the virtual lab
 	// maps the design's addresses to its loopback ports); nil keeps the
 	// design's.
-	BMCEndpoint func(b drivers.BMC) drivers.BMC
+	BMCEndpoint func(oobType string, b drivers.BMC) drivers.BMC
 	Limits      Limits
 	Retry       RetryPolicy
 	// DeployRetries is how many times a failed deployment is released
@@ -457,11 +457,14 @@ func (e *Engine) serverNode(d *design.Design, n *design.Node, machineID string) 
 	}
 	dn.Power = driverspec.Power(d, n, pw)
 	if e.cfg.BMCEndpoint != nil { // the provisioner reaches the BMC where the engine does
-		b := e.cfg.BMCEndpoint(driverspec.BMC(d, n, pw))
+		b := e.cfg.BMCEndpoint(n.OOB(oobDriver(d)).Type, driverspec.BMC(d, n, pw))
 		dn.Power.Address, dn.Power.Port = b.Address, b.Port
-		dn.BMCAddress = b.Address
-		if b.Port != 0 {
-			dn.BMCAddress = net.JoinHostPort(b.Address, strconv.Itoa(b.Port))
+		// A machine that enlists itself tells the provisioner its BMC's
+		// IPMI address, whatever the node is driven with.
+		id := e.cfg.BMCEndpoint("ipmi", driverspec.BMC(d, n, pw))
+		dn.BMCAddress = id.Address
+		if id.Port != 0 {
+			dn.BMCAddress = net.JoinHostPort(id.Address, strconv.Itoa(id.Port))
 		}
 	}
 	return dn, nil

@@ -40,7 +40,7 @@ func (e *Engine) oobTargets(d *design.Design, n *design.Node) ([]oobTarget, erro
 		}
 		b := driverspec.BMCAt(n, ep, pw)
 		if e.cfg.BMCEndpoint != nil {
-			b = e.cfg.BMCEndpoint(b)
+			b = e.cfg.BMCEndpoint(ep.Type, b)
 		}
 		out = append(out, oobTarget{typ: ep.Type, drv: drv, bmc: b})
 	}

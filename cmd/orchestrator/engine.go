@@ -88,7 +88,8 @@ type engineConfig struct {
 	IntrospectionURL         string `yaml:"introspectionURL"`         // what nodes call; default: the Site's introspection.url
 	IntrospectionKeyFile     string `yaml:"introspectionKeyFile"`     // token key; default: introspection.key next to the state database
 	IntrospectionCheckSource bool   `yaml:"introspectionCheckSource"` // a node's calls must come from one of its addresses
-	// BMCEndpoints overrides where a node's BMC is reached (host:port),
+	// BMCEndpoints overrides where a node's BMC is reached (host:port), by
+	// node, or by node/type for one of its methods (e.g. n1/redfish),
 	// e.g. through a NAT or, in tests, the virtual lab's loopback ports.
 	BMCEndpoints map[string]string `yaml:"bmcEndpoints"`
 	// SecretRefs lists the env: and file: references serve resolves
@@ -324,8 +325,12 @@ func (a *app) orchestratorConfig(c engineConfig, st statestore.Store, drv orches
 		if err != nil {
 			return cfg, err
 		}
-		cfg.BMCEndpoint = func(b drivers.BMC) drivers.BMC {
-			if ep, ok := eps[b.Node]; ok {
+		cfg.BMCEndpoint = func(typ string, b drivers.BMC) drivers.BMC {
+			ep, ok := eps[b.Node+"/"+typ] // one method of the node's BMC
+			if !ok {
+				ep, ok = eps[b.Node]
+			}
+			if ok {
 				b.Address, b.Port = ep.host, ep.port
 			}
 			return b

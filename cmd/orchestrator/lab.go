@@ -33,8 +33,12 @@ func (a *app) labCmd() *cobra.Command {
 		Use:   "lab [--design ROOT... | --nodes N [--site-dir DIR]] [--machines N] [--maas-listen ADDR] [--api-key KEY] [--time-scale X] [--faults FILE]",
 		Short: "Run the virtual lab: a MAAS simulator with simulated machines and BMCs",
 		Long: `Lab starts a MAAS API 2.0 simulator and simulated machines, each with a
-simulated BMC speaking IPMI on a loopback UDP port, and prints one JSON line:
-{"maas_url", "api_key", "bmcs": [{"node", "address", "port"}], "stats_url"}.
+simulated BMC speaking IPMI on a loopback UDP port, and Redfish over HTTPS on
+a loopback TCP port too when its hardware profile names redfish (oob.type or
+oob.fallback.type), and prints one JSON line: {"maas_url", "api_key",
+"bmcs": [{"node", "address", "port", "redfish_url", "redfish_fingerprint"}],
+"stats_url", "redfish_ca_file"} (the CA that signs the Redfish services'
+certificates: give it to curl --cacert or a Redfish client).
 With --design, there is one machine per Node, with the node's NICs and disks
 at their PCI addresses; BMC addresses are remapped to 127.0.0.1:PORT (see
 docs/lab.md). With --nodes N, the design is a generated site of N nodes, the

@@ -31,6 +31,8 @@ type powerFlags struct {
 	timeout    time.Duration
 	settings   []string
 	dir        string
+	method     string // --oob: "" (the node's first method), fallback, or a type
+	caFile     string // --ca-file: the CA of an HTTPS BMC, over the design's
 	ef         engineFlags // the API's task (no --design)
 }
 
@@ -44,8 +46,9 @@ func (a *app) powerCmd() *cobra.Command {
 command, and the command follows it to its end.
 
 With --design, power talks to one node's BMC from this host with the
-site's OOB driver (ipmi unless the Site says otherwise), without the
-engine. The BMC's address, port, protocol, cipher suite, privilege, user
+node's OOB driver (its hardware profile's oob.type, else the Site's, else
+ipmi; --oob fallback, or --oob TYPE naming it, uses the profile's
+oob.fallback instead), without the engine. The BMC's address, port, protocol, cipher suite, privilege, user
 and password reference come from the design; the password reference
 (env:VAR, file:/path, or secret:NAME read from the environment variable
 SLIPWAY_SECRET_<NAME>) is resolved here and handed to the driver, never
@@ -62,7 +65,8 @@ put on a command line.
           (--design only)
 
 --bmc HOST:PORT overrides the BMC's address, e.g. for a virtual lab BMC on
-127.0.0.1. Exit 1 when the BMC can't be reached, rejects the credentials
+127.0.0.1; --ca-file the CA of a Redfish BMC's certificate (the lab prints
+its redfish_ca_file). Exit 1 when the BMC can't be reached, rejects the credentials
 or refuses the action (or the task fails); exit 2 for bad usage.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -91,6 +95,8 @@ func (pf *powerFlags) add(cmd *cobra.Command) {
 	f.BoolVar(&pf.efi, "efi", false, "pxe: UEFI network boot rather than legacy BIOS (default: the hardware profile's bootMode)")
 	f.DurationVar(&pf.timeout, "timeout", 2*time.Minute, "with --design: give up after this long")
 	f.StringArrayVar(&pf.settings, "driver-setting", nil, "OOB driver setting KEY=VALUE (repeatable; see docs/drivers.md)")
+	f.StringVar(&pf.method, "oob", "", "with --design: the node's OOB method to use: fallback, or its type (default: its first)")
+	f.StringVar(&pf.caFile, "ca-file", "", "with --design: PEM file of the CA of an HTTPS (redfish) BMC's certificate, over the design's oob.caFile")
 	f.StringVar(&pf.ef.cfgFile, "config", "", "without --design: engine configuration file (YAML; see docs/operations.md)")
 	stateFlag(cmd, &pf.ef.state)
 	pluginDirFlag(cmd, &pf.dir)
@@ -110,7 +116,7 @@ func (a *app) powerTask(cmd *cobra.Command, pf *powerFlags, action string) error
 		return usageErr(fmt.Errorf("power %s talks to the node's BMC from this host: give --design ROOT on a host that reaches the BMC; "+
 			"as tasks of the engine, power on, off and cycle run", action))
 	}
-	for _, f := range []string{"bmc", "driver-setting", "persistent", "efi", "timeout"} {
+	for _, f := range []string{"bmc", "driver-setting", "persistent", "efi", "timeout", "oob", "ca-file"} {
 		if cmd.Flags().Changed(f) {
 			return usageErr(fmt.Errorf("--%s is for the BMC from this host (with --design); without it the engine does the power %s", f, action))
 		}
@@ -181,11 +187,12 @@ func (a *app) powerBMC(ctx context.Context, cmd *cobra.Command, pf *powerFlags) 
 	if n == nil {
 		return drivers.BMC{}, "", usageErr(fmt.Errorf("--node %s: the design has no such node", node))
 	}
-	driverName := "ipmi"
-	if d.Site != nil && d.Site.Spec.Drivers.OOB != "" {
-		driverName = d.Site.Spec.Drivers.OOB
+	ep, err := pf.endpoint(d, n)
+	if err != nil {
+		return drivers.BMC{}, "", err
 	}
-	ref := n.OOB(driverName).PasswordRef
+	driverName := ep.Type
+	ref := ep.PasswordRef
 	if ref == "" {
 		return drivers.BMC{}, "", powerFailure(fmt.Errorf("node %s has no BMC password reference (oob.credentials.password)", node))
 	}
@@ -193,7 +200,10 @@ func (a *app) powerBMC(ctx context.Context, cmd *cobra.Command, pf *powerFlags) 
 	if err != nil {
 		return drivers.BMC{}, "", powerFailure(fmt.Errorf("node %s: BMC password %s: %w", node, ref, err))
 	}
-	bmc := driverspec.BMC(d, n, pw)
+	bmc := driverspec.BMCAt(n, ep, pw)
+	if pf.caFile != "" {
+		bmc.CAFile, bmc.Fingerprint = pf.caFile, ""
+	}
 	// pxe: the hardware profile's boot mode and PXE persistence, unless
 	// the flags say otherwise.
 	if hw := n.Spec.Hardware; hw != nil {
@@ -208,6 +218,26 @@ func (a *app) powerBMC(ctx context.Context, cmd *cobra.Command, pf *powerFlags) 
 		return drivers.BMC{}, "", err
 	}
 	return bmc, driverName, nil
+}
+
+// endpoint is the node's OOB method --oob names: its first (the
+// default), or its hardware profile's fallback.
+func (pf *powerFlags) endpoint(d *design.Design, n *design.Node) (design.OOBEndpoint, error) {
+	site := "ipmi"
+	if d.Site != nil && d.Site.Spec.Drivers.OOB != "" {
+		site = d.Site.Spec.Drivers.OOB
+	}
+	first := n.OOB(site)
+	fb, hasFallback := n.OOBFallback()
+	switch {
+	case pf.method == "" || pf.method == first.Type:
+		return first, nil
+	case hasFallback && (pf.method == "fallback" || pf.method == fb.Type):
+		return fb, nil
+	case hasFallback:
+		return design.OOBEndpoint{}, usageErr(fmt.Errorf("--oob %s: node %s's BMC methods are %s, then %s (or say fallback)", pf.method, pf.node, first.Type, fb.Type))
+	}
+	return design.OOBEndpoint{}, usageErr(fmt.Errorf("--oob %s: node %s has one BMC method, %s (its hardware profile names no oob.fallback)", pf.method, pf.node, first.Type))
 }
 
 // overrideAddress applies --bmc; the BMC must have an address after it.

@@ -189,10 +189,12 @@ func TestPowerCommandLab(t *testing.T) {
 	}
 	var info struct {
 		BMCs []struct {
-			Node    string `json:"node"`
-			Address string `json:"address"`
-			Port    int    `json:"port"`
+			Node        string `json:"node"`
+			Address     string `json:"address"`
+			Port        int    `json:"port"`
+			RedfishPort int    `json:"redfish_port"`
 		} `json:"bmcs"`
+		CAFile string `json:"redfish_ca_file"`
 	}
 	if err := json.Unmarshal([]byte(line), &info); err != nil {
 		t.Fatal(err)
@@ -201,11 +203,25 @@ func TestPowerCommandLab(t *testing.T) {
 		if m.Node != "r02-gpu01" {
 			continue
 		}
-		base := []string{"--node", m.Node, "--design", exampleSite, "--bmc", fmt.Sprintf("%s:%d", m.Address, m.Port)}
-		for _, s := range []struct{ action, want string }{{"status", "off"}, {"on", "powered on"}, {"status", "on"}, {"off", "powered off"}} {
-			code, out, errs := powerCLI(t, append([]string{s.action}, base...)...)
-			if code != 0 || !strings.Contains(out, s.want) {
-				t.Errorf("lab %s: power %s: exit %d %q %q", m.Node, s.action, code, out, errs)
+		if m.RedfishPort == 0 || info.CAFile == "" {
+			t.Fatalf("the lab runs no Redfish service for %s, whose hardware profile is managed over Redfish: %s", m.Node, line)
+		}
+		// Its first method, Redfish (trusting the lab's CA), then its
+		// fallback, IPMI.
+		methods := [][]string{
+			{"--bmc", fmt.Sprintf("%s:%d", m.Address, m.RedfishPort), "--ca-file", info.CAFile,
+				"--driver-setting", "pollInterval=50ms", "--driver-setting", "gracefulWait=3s"},
+			append([]string{"--oob", "fallback", "--bmc", fmt.Sprintf("%s:%d", m.Address, m.Port)}, fastIPMI...),
+		}
+		for i, method := range methods {
+			base := append([]string{"--node", m.Node, "--design", exampleSite}, method...)
+			steps := []struct{ action, want string }{{"status", "off"}, {"on", "powered on"}, {"status", "on"}, {"pxe", "PXE"},
+				{"cycle", ""}, {"off", map[int]string{0: "shut down gracefully", 1: "powered off"}[i]}, {"status", "off"}}
+			for _, s := range steps {
+				code, out, errs := cli(t, append([]string{"power", s.action}, base...)...)
+				if code != 0 || !strings.Contains(strings.ToLower(out), strings.ToLower(s.want)) {
+					t.Errorf("lab %s over %s: power %s: exit %d %q %q", m.Node, method[1], s.action, code, out, errs)
+				}
 			}
 		}
 		return

@@ -232,7 +232,7 @@ func Power(d *design.Design, n *design.Node, password drivers.Secret) *drivers.P
 	ep := oob(d, n)
 	efi := n.Spec.Hardware == nil || n.Spec.Hardware.BootMode != "bios"
 	return &drivers.PowerSettings{Type: ep.Type, Address: b.Address, Port: b.Port, Protocol: b.Protocol, CipherSuite: b.CipherSuite,
-		Privilege: b.Privilege, Username: b.Username, Password: password, EFI: efi}
+		Privilege: b.Privilege, Username: b.Username, Password: password, EFI: efi, SystemID: b.SystemID}
 }
 
 // oob is the node's BMC endpoint for the site's out-of-band driver

@@ -19,6 +19,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/drivers/network/noop"
 	"github.com/slipway-dev/slipway/drivers/oob/ipmi"
+	"github.com/slipway-dev/slipway/drivers/oob/redfish"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 	"github.com/slipway-dev/slipway/internal/gensite"
@@ -130,7 +131,14 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 		lb.Close()
 		return nil, err
 	}
-	env.Drivers = orchestrator.Drivers{OOB: oob, Server: srv, Network: net}
+	// The lab's Redfish services answer on loopback at once: short waits.
+	rf, err := redfish.New(drivers.Config{Settings: map[string]string{redfish.SettingTimeout: "5s",
+		redfish.SettingGracefulWait: "2s", redfish.SettingPollInterval: "20ms"}})
+	if err != nil {
+		lb.Close()
+		return nil, err
+	}
+	env.Drivers = orchestrator.Drivers{OOB: oob, OOBByType: map[string]drivers.OOB{redfish.Name: rf}, Server: srv, Network: net}
 	if err := env.startIntrospection(o); err != nil {
 		lb.Close()
 		return nil, err
@@ -223,12 +231,7 @@ func (env *Env) Config() orchestrator.Config {
 		Store:   env.Store,
 		Drivers: env.Drivers,
 		Secrets: env.resolver.Resolve,
-		BMCEndpoint: func(b drivers.BMC) drivers.BMC {
-			if m := env.Lab.Machine(b.Node); m != nil {
-				b.Address, b.Port = m.BMC.Address, m.BMC.Port
-			}
-			return b
-		},
+		BMCEndpoint: env.Lab.Endpoint,
 		Bootstrap:     env.Introspection,
 		TimeScale:     s,
 		PollInterval:  max(time.Duration(float64(5*time.Second)*s), 20*time.Millisecond),

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/sim/bmc"
 	"github.com/slipway-dev/slipway/sim/maas"
+	simrf "github.com/slipway-dev/slipway/sim/redfish"
 )
 
 // Config configures a lab.
@@ -54,6 +57,10 @@ type BMCInfo struct {
 	DesignAddr string `json:"designAddress,omitempty"` // the address the design gives the BMC
 	Username   string `json:"-"`
 	password   string
+	// The machine's Redfish service, when its BMC speaks Redfish.
+	RedfishPort        int    `json:"redfish_port,omitempty"`
+	RedfishURL         string `json:"redfish_url,omitempty"`
+	RedfishFingerprint string `json:"redfish_fingerprint,omitempty"`
 }
 
 // Info is what `orchestrator lab` prints.
@@ -62,6 +69,9 @@ type Info struct {
 	APIKey   string    `json:"api_key"`
 	BMCs     []BMCInfo `json:"bmcs"`
 	StatsURL string    `json:"stats_url"`
+	// RedfishCAFile is the PEM file of the CA that signs the machines'
+	// Redfish services' certificates ("" when none runs).
+	RedfishCAFile string `json:"redfish_ca_file,omitempty"`
 }
 
 // Lab is a running virtual lab.
@@ -78,6 +88,9 @@ type Lab struct {
 	byPower  map[string]*Machine // BMC addresses as MAAS may name them
 	byName   map[string]*Machine
 	bmcs     []*bmc.BMC
+	redfish  []*simrf.Service // the Redfish services of machines whose BMC speaks it (redfish.go)
+	ca       *simrf.CA
+	caFile   string
 	pending  map[*Machine]bool // enlisting
 
 	agentClient *http.Client // the node agents'
@@ -186,6 +199,9 @@ func (l *Lab) addMachine(ctx context.Context, sp machineSpec) error {
 			l.byPower[a] = m
 		}
 	}
+	if sp.redfish {
+		return l.startRedfish(ctx, m, sp)
+	}
 	return nil
 }
 
@@ -201,7 +217,7 @@ func (l *Lab) Info() Info {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	base := "http://" + l.ln.Addr().String()
-	info := Info{MAASURL: base + "/MAAS", APIKey: l.cfg.APIKey, StatsURL: base + "/sim/stats"}
+	info := Info{MAASURL: base + "/MAAS", APIKey: l.cfg.APIKey, StatsURL: base + "/sim/stats", RedfishCAFile: l.caFile}
 	if info.APIKey == "" {
 		info.APIKey = l.MAAS.APIKey().String()
 	}
@@ -241,6 +257,13 @@ func (l *Lab) Close() {
 		_ = b.Close()
 	}
 	l.bmcs = nil
+	for _, s := range l.redfish {
+		s.Close()
+	}
+	l.redfish = nil
+	if l.caFile != "" {
+		_ = os.RemoveAll(filepath.Dir(l.caFile))
+	}
 }
 
 // inventory lets MAAS discover a machine's hardware by MAC.

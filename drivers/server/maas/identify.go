@@ -310,8 +310,8 @@ func (d *Driver) enlist(ctx context.Context, n drivers.Node) (*mMachine, error) 
 			p.Set("domain", n.Domain)
 		}
 	}
-	if n.Power != nil && n.Power.Type == "ipmi" && n.Power.Address != "" {
-		p.Set("power_type", "ipmi")
+	if n.Power != nil && powerTypes[n.Power.Type] && n.Power.Address != "" {
+		p.Set("power_type", n.Power.Type)
 		for k, v := range powerParams(n.Power) {
 			p[k] = v
 		}

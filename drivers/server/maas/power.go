@@ -12,10 +12,41 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 )
 
-// powerParams renders a node's BMC as MAAS's ipmi power parameters. MAAS's
-// IPMI power driver has no port parameter: a BMC on another port than 623
-// (such as a virtual lab's) is written host:port.
+// powerTypes are the design's BMC types MAAS powers machines with (its
+// power_type of the same name).
+var powerTypes = map[string]bool{"ipmi": true, "redfish": true}
+
+// powerParams renders a node's BMC as MAAS's power parameters of its type.
 func powerParams(ps *drivers.PowerSettings) url.Values {
+	if ps.Type == "redfish" {
+		return redfishParams(ps)
+	}
+	return ipmiParams(ps)
+}
+
+// redfishParams are MAAS's redfish power parameters: the BMC's address
+// (host:port when not 443; MAAS prefixes https://), the credentials and
+// the Redfish system when the node names one (else MAAS finds it).
+func redfishParams(ps *drivers.PowerSettings) url.Values {
+	addr := ps.Address
+	if ps.Port != 0 && ps.Port != 443 {
+		addr = net.JoinHostPort(ps.Address, strconv.Itoa(ps.Port))
+	}
+	v := url.Values{
+		"power_parameters_power_address": {addr},
+		"power_parameters_power_user":    {ps.Username},
+		"power_parameters_power_pass":    {ps.Password.Reveal()},
+	}
+	if ps.SystemID != "" {
+		v.Set("power_parameters_node_id", ps.SystemID)
+	}
+	return v
+}
+
+// ipmiParams are MAAS's ipmi power parameters. MAAS's IPMI power driver
+// has no port parameter: a BMC on another port than 623 (such as a
+// virtual lab's) is written host:port.
+func ipmiParams(ps *drivers.PowerSettings) url.Values {
 	addr := ps.Address
 	if ps.Port != 0 && ps.Port != 623 {
 		addr = net.JoinHostPort(ps.Address, strconv.Itoa(ps.Port))
@@ -51,11 +82,12 @@ func powerParams(ps *drivers.PowerSettings) url.Values {
 // they differ (one read; one write when needed). The password is compared,
 // never printed.
 func (d *Driver) ensurePower(ctx context.Context, m *mMachine, n drivers.Node) (string, error) {
-	if n.Power == nil || n.Power.Type != "ipmi" || n.Power.Address == "" {
+	if n.Power == nil || !powerTypes[n.Power.Type] || n.Power.Address == "" {
 		return "", nil
 	}
+	typ := n.Power.Type
 	want := powerParams(n.Power)
-	if m.PowerType == "ipmi" {
+	if m.PowerType == typ {
 		var have map[string]any
 		if err := d.c.call(ctx, http.MethodGet, "machines/"+m.SystemID+"/", "power_parameters", nil, &have); err != nil {
 			return "", err
@@ -71,13 +103,13 @@ func (d *Driver) ensurePower(ctx context.Context, m *mMachine, n drivers.Node) (
 			return "", nil
 		}
 	}
-	p := url.Values{"power_type": {"ipmi"}}
+	p := url.Values{"power_type": {typ}}
 	for k, v := range want {
 		p[k] = v
 	}
 	if err := d.c.call(ctx, http.MethodPut, "machines/"+m.SystemID+"/", "", p, nil); err != nil {
 		return "", err
 	}
-	m.PowerType = "ipmi"
-	return "power parameters (ipmi " + want.Get("power_parameters_power_address") + ")", nil
+	m.PowerType = typ
+	return "power parameters (" + typ + " " + want.Get("power_parameters_power_address") + ")", nil
 }
