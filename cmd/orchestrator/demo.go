@@ -130,7 +130,7 @@ func (a *app) demoExample(ctx context.Context, df *demoFlags, dir string, faults
 // demoExampleDeploy is the demo's last step: every node deployed into the
 // virtual lab, the summary and a GPU node's inventory.
 func (a *app) demoExampleDeploy(ctx context.Context, d *design.Design, state string, timeScale float64, faults *maas.Faults) error {
-	fmt.Fprintln(a.stdout, "\n== 6. deploy every node into the virtual lab: IPMI PXE boot, MAAS enlist, commission, configure, deploy, boot actions")
+	fmt.Fprintln(a.stdout, "\n== 6. deploy every node into the virtual lab: IPMI or Redfish PXE boot, MAAS enlist, commission, configure, deploy, boot actions")
 	st, err := bolt.Open(state, bolt.Options{})
 	if err != nil {
 		return usageErr(err)

@@ -91,6 +91,16 @@ func (a *app) showLab(ctx context.Context, env *labrun.Env, scale float64) {
 	info := env.Lab.Info()
 	fmt.Fprintf(a.stdout, "virtual lab: simulated MAAS at %s, %d machines with simulated BMCs on 127.0.0.1; time runs %gx faster\n",
 		info.MAASURL, len(info.BMCs), 1/scale)
+	var redfish []string
+	for _, b := range info.BMCs {
+		if b.RedfishURL != "" {
+			redfish = append(redfish, b.Node+" "+b.RedfishURL)
+		}
+	}
+	if len(redfish) > 0 {
+		fmt.Fprintf(a.stdout, "BMCs that speak Redfish too (their profile says oob.type redfish; IPMI is the fallback): %s; lab CA %s\n",
+			strings.Join(redfish, ", "), info.RedfishCAFile)
+	}
 	if stored, err := env.SecretStore.List(ctx); err == nil {
 		names := make([]string, len(stored))
 		for i, s := range stored {

@@ -31,8 +31,8 @@ type powerFlags struct {
 	timeout    time.Duration
 	settings   []string
 	dir        string
-	method     string // --oob: "" (the node's first method), fallback, or a type
-	caFile     string // --ca-file: the CA of an HTTPS BMC, over the design's
+	method     string      // --oob: "" (the node's first method), fallback, or a type
+	caFile     string      // --ca-file: the CA of an HTTPS BMC, over the design's
 	ef         engineFlags // the API's task (no --design)
 }
 

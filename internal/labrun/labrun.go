@@ -228,10 +228,10 @@ func (env *Env) maasKey(ctx context.Context, apiKey string) (drivers.Secret, err
 func (env *Env) Config() orchestrator.Config {
 	s := env.opts.TimeScale
 	cfg := orchestrator.Config{
-		Store:   env.Store,
-		Drivers: env.Drivers,
-		Secrets: env.resolver.Resolve,
-		BMCEndpoint: env.Lab.Endpoint,
+		Store:         env.Store,
+		Drivers:       env.Drivers,
+		Secrets:       env.resolver.Resolve,
+		BMCEndpoint:   env.Lab.Endpoint,
 		Bootstrap:     env.Introspection,
 		TimeScale:     s,
 		PollInterval:  max(time.Duration(float64(5*time.Second)*s), 20*time.Millisecond),

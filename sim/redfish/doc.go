@@ -10,7 +10,7 @@
 // BMCs fail: unreachable, slow, or busy (503 with Retry-After).
 //
 // What it leaves out of a real iDRAC or iLO: vendor Oem sections beyond
-// the mockup's, accounts, event subscriptions, certificates management,
-// firmware updates, and task monitors (every action completes before it
-// answers). docs/lab.md lists the differences.
+// the mockup's, accounts, event subscriptions, certificates management
+// and firmware updates; only the virtual media insert runs as a task (a
+// task monitor). docs/lab.md lists the differences.
 package redfish

@@ -29,6 +29,7 @@ func (s *Service) handler() http.Handler {
 	mux.HandleFunc("POST "+mediaPath+"/Actions/VirtualMedia.EjectMedia", s.ejectMedia)
 	mux.HandleFunc("GET "+managerPath, s.getManager)
 	mux.HandleFunc("GET /redfish/v1/UpdateService/FirmwareInventory/{id}", s.getFirmware)
+	mux.HandleFunc("GET "+tasksPath+"/{id}", s.getTask)
 	mux.HandleFunc("GET /", s.getMockup)
 	return s.guard(mux)
 }

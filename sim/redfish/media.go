@@ -24,7 +24,8 @@ func (s *Service) getMedia(w http.ResponseWriter, _ *http.Request) {
 
 // insertMedia: {Image, Inserted, WriteProtected}; Image must be an http,
 // https or nfs URL. A medium already inserted must be ejected first (409),
-// as BMCs answer.
+// as BMCs answer. It runs as a task (202 and a task monitor, task.go): the
+// medium is in once the task completed.
 func (s *Service) insertMedia(w http.ResponseWriter, r *http.Request) {
 	body := struct {
 		Image          string
@@ -40,15 +41,20 @@ func (s *Service) insertMedia(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state.media.inserted {
+	busy := s.state.media.inserted
+	s.mu.Unlock()
+	if busy {
 		writeError(w, http.StatusConflict, "Base.1.8.ResourceInUse", "A medium is inserted: eject it first")
 		return
 	}
-	s.state.media = mediaState{image: body.Image, inserted: body.Inserted == nil || *body.Inserted,
+	m := mediaState{image: body.Image, inserted: body.Inserted == nil || *body.Inserted,
 		writeProtected: body.WriteProtected == nil || *body.WriteProtected}
-	s.stats.MediaInserted++
-	w.WriteHeader(http.StatusNoContent)
+	s.startTask(w, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.state.media = m
+		s.stats.MediaInserted++
+	})
 }
 
 func (s *Service) ejectMedia(w http.ResponseWriter, _ *http.Request) {

@@ -84,6 +84,8 @@ type systemState struct {
 	bios, pending map[string]any // BIOS attributes in effect, and staged
 	media         mediaState
 	sessionSeq    int
+	tasks         []*task // task.go
+	taskSeq       int
 }
 
 type mediaState struct {

@@ -25,5 +25,6 @@
 // (bmc.Fingerprint), else against the system's roots; bmc.Insecure skips
 // the check and is only set when the design says so. A 503 is retried
 // after its Retry-After (at most retries times, never past the call's
-// deadline). No error or log carries the password.
+// deadline); an operation the BMC runs as a task (202 and a task
+// monitor) is followed to its end. No error or log carries the password.
 package redfish

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,7 +35,7 @@ func (d *Driver) client(ep string, b drivers.BMC) *http.Client {
 		d.transports[key] = t
 	}
 	d.mu.Unlock()
-	return &http.Client{Timeout: d.s.timeout, Transport: retry503{next: t, retries: d.s.retries}}
+	return &http.Client{Timeout: d.s.timeout, Transport: taskWaiter{next: retry503{next: t, retries: d.s.retries}, poll: d.s.pollInterval}}
 }
 
 // tlsConfig is how the BMC's certificate is checked. A CA file that can't
@@ -111,4 +112,74 @@ func retryAfter(v string) time.Duration {
 		return time.Second
 	}
 	return min(time.Duration(n)*time.Second, maxRetryAfter)
+}
+
+// taskWaiter follows the task monitor of an operation the BMC accepted
+// to run as a task (202 with a Location): it reads the monitor until the
+// task is no longer running (never past the request's deadline) and
+// answers that reading, so a caller sees the operation's end. A task
+// that ended in Exception, Killed or Cancelled is answered as a 500 with
+// the task's document.
+type taskWaiter struct {
+	next http.RoundTripper
+	poll time.Duration
+}
+
+// maxTaskBody bounds a task document read.
+const maxTaskBody = 1 << 20
+
+func (w taskWaiter) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.next.RoundTrip(req)
+	loc := ""
+	if err == nil {
+		loc = resp.Header.Get("Location")
+	}
+	if err != nil || resp.StatusCode != http.StatusAccepted || loc == "" || req.Method == http.MethodGet {
+		return resp, err
+	}
+	resp.Body.Close()
+	mon, err := req.URL.Parse(loc)
+	if err != nil {
+		return nil, fmt.Errorf("task monitor %q: %w", loc, err)
+	}
+	for {
+		select {
+		case <-req.Context().Done():
+			return nil, fmt.Errorf("waiting for task %s: %w", mon.Path, req.Context().Err())
+		case <-time.After(max(w.poll, 10*time.Millisecond)):
+		}
+		get, err := http.NewRequestWithContext(req.Context(), http.MethodGet, mon.String(), nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range []string{"X-Auth-Token", "Authorization"} {
+			if v := req.Header.Get(h); v != "" {
+				get.Header.Set(h, v)
+			}
+		}
+		r, err := w.next.RoundTrip(get)
+		if err != nil || r.StatusCode != http.StatusAccepted {
+			return taskOutcome(r, err)
+		}
+		r.Body.Close()
+	}
+}
+
+// taskOutcome turns a finished task's document into a failure when the
+// task did not complete.
+func taskOutcome(r *http.Response, err error) (*http.Response, error) {
+	if err != nil || r.StatusCode != http.StatusOK {
+		return r, err
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxTaskBody))
+	r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	var t struct{ TaskState string }
+	if json.Unmarshal(body, &t) == nil && (t.TaskState == "Exception" || t.TaskState == "Killed" || t.TaskState == "Cancelled") {
+		r.StatusCode, r.Status = http.StatusInternalServerError, "500 task "+t.TaskState
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return r, nil
 }
