@@ -4,6 +4,8 @@ package maas
 // latency, per op; and per-machine failure scripts.
 
 import (
+	"context"
+	"fmt"
 	"math/rand"
 	"net/http"
 	"net/url"
@@ -364,4 +366,40 @@ func TestParseFaultsRefuses(t *testing.T) {
 	if _, err := ParseFaults([]byte(ok)); err != nil {
 		t.Errorf("ParseFaults(%s): %v", ok, err)
 	}
+}
+
+// A machine powered manually: MAAS's manual power driver cannot be
+// queried, so query_power_state answers the state "unknown" (and records
+// it), and power actions do nothing, as MAAS does; the lab's BMCs are not
+// asked (before: 503).
+func TestManualPowerType(t *testing.T) {
+	l := newSimLab(t, func(o *Options) { o.Power = bmcsByAddress{} })
+	id := l.enlist(1, "by-hand")
+	l.must(http.StatusOK, "PUT", "/machines/"+id+"/", url.Values{"power_type": {"manual"}}, nil)
+	var st map[string]string
+	l.must(http.StatusOK, "GET", "/machines/"+id+"/?op=query_power_state", nil, &st)
+	if st["state"] != "unknown" {
+		t.Fatalf("query_power_state of a manual machine: %v, want unknown", st)
+	}
+	for _, op := range []string{"power_on", "power_off"} {
+		if r := l.do("POST", "/machines/"+id+"/?op="+op, nil); r.code != http.StatusOK {
+			t.Errorf("%s of a manual machine: %s", op, r)
+		}
+	}
+	if m := l.machine(id); m["power_state"] != "unknown" {
+		t.Errorf("power_state %v, want unknown", m["power_state"])
+	}
+}
+
+// bmcsByAddress is a power driver that, like the lab's, reaches the BMCs
+// its power parameters name: none here, so every call fails as an
+// unreachable BMC does.
+type bmcsByAddress struct{}
+
+func (bmcsByAddress) Power(_ context.Context, p PowerParams, _ string) (string, error) {
+	return "error", fmt.Errorf("no BMC answers at %q", p["power_address"])
+}
+
+func (bmcsByAddress) SetBootDevice(_ context.Context, p PowerParams, _ string) error {
+	return fmt.Errorf("no BMC answers at %q", p["power_address"])
 }

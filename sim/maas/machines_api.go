@@ -826,6 +826,15 @@ func (s *Server) opRestoreDefault(m *machine, req *request) (any, *apiError) {
 
 // power acts through the power driver (the lab's BMCs) and records the state.
 func (s *Server) power(m *machine, action string) *apiError {
+	if m.PowerType == "manual" {
+		// MAAS's manual power driver cannot be queried (the state is
+		// recorded as unknown) and its actions only log that a person
+		// must act.
+		if action == "query" {
+			m.PowerState = "unknown"
+		}
+		return nil
+	}
 	if s.faults.machine(m.Hostname).BMCUnreachable {
 		m.PowerState = "error"
 		return errorf(http.StatusServiceUnavailable, "Failed to query node's BMC - Power state could not be queried: connection timed out")
