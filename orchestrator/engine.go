@@ -160,7 +160,7 @@ type Engine struct {
 	oob      sem
 
 	pollLane sem // the poller's calls (pollStatus)
-	bmcs     keyedLocks
+	bmcs     drivers.KeyedLocks
 	poll     *poller
 
 	statusOne group.Batcher[drivers.NodeRef, drivers.Machine] // status of one machine
@@ -378,7 +378,7 @@ func (e *Engine) callBMC(ctx context.Context, b drivers.BMC, fn func(context.Con
 	if e.cfg.Drivers.OOB == nil && len(e.cfg.Drivers.OOBByType) == 0 {
 		return drivers.Errorf(drivers.Permanent, "no OOB driver configured")
 	}
-	unlock, err := e.bmcs.lock(ctx, fmt.Sprintf("%s:%d", b.Address, b.Port))
+	unlock, err := e.bmcs.Lock(ctx, fmt.Sprintf("%s:%d", b.Address, b.Port))
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"context"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -48,47 +47,6 @@ func (s sem) acquire(ctx context.Context) error {
 }
 
 func (s sem) release() { <-s }
-
-// keyedLocks gives one lock per key (a BMC address), created on demand and
-// dropped when unused.
-type keyedLocks struct {
-	mu    sync.Mutex
-	locks map[string]*keyLock
-}
-
-type keyLock struct {
-	ch    chan struct{}
-	users int
-}
-
-func (k *keyedLocks) lock(ctx context.Context, key string) (func(), error) {
-	k.mu.Lock()
-	if k.locks == nil {
-		k.locks = map[string]*keyLock{}
-	}
-	l := k.locks[key]
-	if l == nil {
-		l = &keyLock{ch: make(chan struct{}, 1)}
-		k.locks[key] = l
-	}
-	l.users++
-	k.mu.Unlock()
-	drop := func() {
-		k.mu.Lock()
-		l.users--
-		if l.users == 0 {
-			delete(k.locks, key)
-		}
-		k.mu.Unlock()
-	}
-	select {
-	case l.ch <- struct{}{}:
-		return func() { <-l.ch; drop() }, nil
-	case <-ctx.Done():
-		drop()
-		return nil, ctx.Err()
-	}
-}
 
 // RetryPolicy is the per-stage retry budget for transient errors.
 type RetryPolicy struct {

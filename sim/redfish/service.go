@@ -14,21 +14,14 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/internal/redfishmock"
+	"github.com/slipway-dev/slipway/sim/bmc"
 )
 
-// Machine is what the service controls: the lab's simulated machine
-// implements it (as it implements sim/bmc's Chassis). Its methods may be
-// slow and are called from several goroutines.
+// Machine is what the service controls: the machine sim/bmc's BMC
+// drives (power and the boot override), so the lab's simulated machine
+// serves both. Boot devices include "http" (UEFI HTTP boot) here.
 type Machine interface {
-	PowerOn()
-	PowerOff()
-	PowerCycle()
-	HardReset()
-	IsPoweredOn() bool
-	// SetBootDevice sets the boot override: dev is "pxe", "disk",
-	// "cdrom", "bios", "http" or "none".
-	SetBootDevice(dev string, persistent, efi bool)
-	BootDevice() (dev string, persistent, efi bool)
+	bmc.Chassis
 }
 
 // Options configure a service.

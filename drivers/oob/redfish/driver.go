@@ -48,7 +48,7 @@ const maxSessions = 4096
 // Driver is the Redfish OOB driver. It is safe for concurrent use.
 type Driver struct {
 	s          settings
-	locks      keyedLocks // one call at a time per BMC: a boot override is read back before a power change boots it
+	locks      drivers.KeyedLocks // one call at a time per BMC: a boot override is read back before a power change boots it
 	mu         sync.Mutex
 	sessions   map[sessionKey]kept
 	transports map[string]*http.Transport // by endpoint and trust
@@ -153,7 +153,7 @@ func (d *Driver) with(ctx context.Context, b drivers.BMC, fn func(s session) err
 	if b.Address == "" {
 		return drivers.Errorf(drivers.Permanent, "redfish: node %s has no BMC address: set oob.address", b.Node)
 	}
-	unlock, err := d.locks.lock(ctx, endpoint(b))
+	unlock, err := d.locks.Lock(ctx, endpoint(b))
 	if err != nil {
 		return classify(b, err)
 	}
@@ -303,44 +303,4 @@ func redact(b drivers.BMC, err error) string {
 		msg = strings.ReplaceAll(msg, pw, "(password)")
 	}
 	return msg
-}
-
-// keyedLocks are mutexes by key that a waiter can give up on (its
-// context ends); a key's lock is dropped when nobody holds or waits for it.
-type keyedLocks struct {
-	mu sync.Mutex
-	m  map[string]*keyedLock
-}
-
-type keyedLock struct {
-	ch    chan struct{}
-	users int
-}
-
-func (k *keyedLocks) lock(ctx context.Context, key string) (func(), error) {
-	k.mu.Lock()
-	if k.m == nil {
-		k.m = map[string]*keyedLock{}
-	}
-	l := k.m[key]
-	if l == nil {
-		l = &keyedLock{ch: make(chan struct{}, 1)}
-		k.m[key] = l
-	}
-	l.users++
-	k.mu.Unlock()
-	release := func() {
-		k.mu.Lock()
-		if l.users--; l.users == 0 {
-			delete(k.m, key)
-		}
-		k.mu.Unlock()
-	}
-	select {
-	case l.ch <- struct{}{}:
-		return func() { <-l.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	}
 }
