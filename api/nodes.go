@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,53 +68,67 @@ func (s *Server) listNodes(c echo.Context) error {
 		byName[r.Name] = r
 	}
 	q := c.QueryParams()
+	f, err := nodeFilterOf(q)
+	if err != nil {
+		return err
+	}
+	var match []string // the filter is applied to all; summaries are built for the page only
+	for _, name := range d.NodeNames() {
+		if f.Matches(d.Nodes[name]) && recordMatches(withStage(byName[name]), q) {
+			match = append(match, name)
+		}
+	}
+	match = append(match, orphans(d, recs, q)...) // reconcile.go
+	p := page(match, offset, limit)
+	items := make([]NodeSummary, 0, len(p.Items))
+	for _, name := range p.Items {
+		items = append(items, nodeSummary(d.Nodes[name], byName[name]))
+	}
+	return c.JSON(http.StatusOK, Page[NodeSummary]{Items: items, Total: p.Total, Offset: offset, Limit: limit})
+}
+
+// nodeFilterOf is the design filter of a node query: names, tags, racks,
+// labels (key=value).
+func nodeFilterOf(q url.Values) (design.NodeFilter, error) {
 	f := design.NodeFilter{Names: q["name"], Tags: q["tag"], Racks: q["rack"]}
 	for _, l := range q["label"] {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok {
-			return problem(http.StatusBadRequest, fmt.Sprintf("label %q: want key=value", l))
+			return f, problem(http.StatusBadRequest, fmt.Sprintf("label %q: want key=value", l))
 		}
 		if f.Labels == nil {
 			f.Labels = map[string]string{}
 		}
 		f.Labels[k] = v
 	}
-	var match []string // the filter is applied to all; summaries are built for the page only
-	for _, name := range d.NodeNames() {
-		if !f.Matches(d.Nodes[name]) {
-			continue
-		}
-		r := byName[name]
-		if r.Stage == "" {
-			r.Stage = orchestrator.StagePending
-		}
-		if st := q["stage"]; len(st) > 0 && !slices.Contains(st, string(r.Stage)) {
-			continue
-		}
-		if oc := q["outcome"]; len(oc) > 0 && !slices.Contains(oc, string(r.Outcome)) {
-			continue
-		}
-		if lc := q["lifecycle"]; len(lc) > 0 && !slices.Contains(lc, string(r.LifecycleState())) {
-			continue
-		}
-		match = append(match, name)
+	return f, nil
+}
+
+// recordMatches: the node's record has a stage, outcome and lifecycle
+// state the query allows (any, for a parameter it leaves out).
+func recordMatches(r orchestrator.NodeRecord, q url.Values) bool {
+	allows := func(key, v string) bool { vs := q[key]; return len(vs) == 0 || slices.Contains(vs, v) }
+	return allows("stage", string(r.Stage)) && allows("outcome", string(r.Outcome)) && allows("lifecycle", string(r.LifecycleState()))
+}
+
+// withStage is r with the pending stage when it has none (a node no task
+// has driven yet).
+func withStage(r orchestrator.NodeRecord) orchestrator.NodeRecord {
+	if r.Stage == "" {
+		r.Stage = orchestrator.StagePending
 	}
-	match = append(match, orphans(d, recs, q)...) // reconcile.go
-	p := page(match, offset, limit)
-	items := make([]NodeSummary, 0, len(p.Items))
-	for _, name := range p.Items {
-		n, r := d.Nodes[name], byName[name]
-		if n == nil {
-			items = append(items, orphanSummary(r))
-			continue
-		}
-		if r.Stage == "" {
-			r.Stage = orchestrator.StagePending
-		}
-		items = append(items, NodeSummary{Name: name, Rack: n.Spec.Rack, Labels: n.Metadata.Labels, Tags: n.Spec.Tags,
-			Lifecycle: r.LifecycleState(), LastTask: r.LastTask, Action: r.Action, Stage: r.Stage, Outcome: r.Outcome, MachineID: r.MachineID, Observed: r.Observed, Task: r.Task, Frozen: r.Frozen, Reason: r.Reason})
+	return r
+}
+
+// nodeSummary is a design node's summary with its record (an orphan's
+// when n is nil).
+func nodeSummary(n *design.Node, r orchestrator.NodeRecord) NodeSummary {
+	if n == nil {
+		return orphanSummary(r)
 	}
-	return c.JSON(http.StatusOK, Page[NodeSummary]{Items: items, Total: p.Total, Offset: offset, Limit: limit})
+	r = withStage(r)
+	return NodeSummary{Name: n.Metadata.Name, Rack: n.Spec.Rack, Labels: n.Metadata.Labels, Tags: n.Spec.Tags,
+		Lifecycle: r.LifecycleState(), LastTask: r.LastTask, Action: r.Action, Stage: r.Stage, Outcome: r.Outcome, MachineID: r.MachineID, Observed: r.Observed, Task: r.Task, Frozen: r.Frozen, Reason: r.Reason}
 }
 
 func (s *Server) getNode(c echo.Context) error {

@@ -9,6 +9,7 @@ package asyncapi
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -61,44 +62,13 @@ var typed = map[string]struct {
 
 // Document returns the AsyncAPI document.
 func Document() (map[string]any, error) {
-	event, err := schemaOf(reflect.TypeFor[orchestrator.Event]())
+	event, err := eventSchema()
 	if err != nil {
 		return nil, err
 	}
-	props := event["properties"].(map[string]any)
-	for name, p := range props {
-		p.(map[string]any)["description"] = fieldDocs[name]
-	}
-	props["level"].(map[string]any)["enum"] = []any{"info", "warn", "error"}
-	props["type"].(map[string]any)["enum"] = anys(orchestrator.EventTypes)
-	props["correlation_id"].(map[string]any)["maxLength"] = orchestrator.MaxCorrelationLen
-	props["correlation_id"].(map[string]any)["pattern"] = "^[A-Za-z0-9._:-]+$"
-
-	messages := map[string]any{
-		"event": map[string]any{
-			"name": "event", "title": "Event",
-			"summary": "Any event of the log; a lifecycle milestone's carries its typed name (see the typed messages).",
-			"payload": map[string]any{"$ref": "#/components/schemas/Event"},
-		},
-	}
-	refs := map[string]any{"event": map[string]any{"$ref": "#/components/messages/event"}}
-	for _, name := range orchestrator.EventTypes {
-		tp, ok := typed[name]
-		if !ok {
-			return nil, fmt.Errorf("asyncapi: typed event %s has no description in internal/asyncapi", name)
-		}
-		messages[name] = map[string]any{
-			"name": name, "title": name, "summary": tp.summary,
-			"payload": map[string]any{"allOf": []any{
-				map[string]any{"$ref": "#/components/schemas/Event"},
-				map[string]any{"type": "object", "required": anys(append([]string{"type"}, tp.required...)),
-					"properties": map[string]any{"type": map[string]any{"const": name}}},
-			}},
-		}
-		refs[name] = map[string]any{"$ref": "#/components/messages/" + name}
-	}
-	if len(typed) != len(orchestrator.EventTypes) {
-		return nil, fmt.Errorf("asyncapi: %d typed event descriptions for %d typed events", len(typed), len(orchestrator.EventTypes))
+	messages, refs, err := eventMessages()
+	if err != nil {
+		return nil, err
 	}
 	opMessages := func(channel string) []any {
 		keys := sortedKeys(refs)
@@ -125,21 +95,7 @@ func Document() (map[string]any, error) {
 				"description": "orchestrator serve (its listen address); bearer token of role viewer or above",
 				"security":    []any{map[string]any{"$ref": "#/components/securitySchemes/bearer"}}},
 		},
-		"channels": map[string]any{
-			"eventStream": map[string]any{
-				"address": "/api/v1/events/stream",
-				"title":   "Event stream (server-sent events)",
-				"description": "GET /api/v1/events/stream?since=SEQ&task=&node=: text/event-stream; each SSE message has id: the " +
-					"event's seq, event: its kind, data: the Event as JSON. Reconnect with Last-Event-ID to miss nothing.",
-				"messages": refs,
-			},
-			"eventLog": map[string]any{
-				"address":     "/api/v1/events",
-				"title":       "Event log (polled)",
-				"description": "GET /api/v1/events?since=SEQ&task=&node=&limit=: a JSON array of Event, oldest first.",
-				"messages":    refs,
-			},
-		},
+		"channels": channels(refs),
 		"operations": map[string]any{
 			"receiveEventStream": map[string]any{"action": "receive", "channel": map[string]any{"$ref": "#/channels/eventStream"},
 				"summary": "Follow the events as they are written.", "messages": opMessages("eventStream")},
@@ -152,6 +108,74 @@ func Document() (map[string]any, error) {
 			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
 		},
 	}, nil
+}
+
+// eventSchema is the Event's schema, its fields described and bounded.
+func eventSchema() (map[string]any, error) {
+	event, err := schemaOf(reflect.TypeFor[orchestrator.Event]())
+	if err != nil {
+		return nil, err
+	}
+	props := event["properties"].(map[string]any)
+	for name, p := range props {
+		p.(map[string]any)["description"] = fieldDocs[name]
+	}
+	props["level"].(map[string]any)["enum"] = []any{"info", "warn", "error"}
+	props["type"].(map[string]any)["enum"] = anys(orchestrator.EventTypes)
+	props["correlation_id"].(map[string]any)["maxLength"] = orchestrator.MaxCorrelationLen
+	props["correlation_id"].(map[string]any)["pattern"] = "^[A-Za-z0-9._:-]+$"
+	return event, nil
+}
+
+// eventMessages are the messages (any event, and each typed one) and
+// the channels' references to them.
+func eventMessages() (messages, refs map[string]any, err error) {
+	messages = map[string]any{
+		"event": map[string]any{
+			"name": "event", "title": "Event",
+			"summary": "Any event of the log; a lifecycle milestone's carries its typed name (see the typed messages).",
+			"payload": map[string]any{"$ref": "#/components/schemas/Event"},
+		},
+	}
+	refs = map[string]any{"event": map[string]any{"$ref": "#/components/messages/event"}}
+	for _, name := range orchestrator.EventTypes {
+		tp, ok := typed[name]
+		if !ok {
+			return nil, nil, fmt.Errorf("asyncapi: typed event %s has no description in internal/asyncapi", name)
+		}
+		messages[name] = map[string]any{
+			"name": name, "title": name, "summary": tp.summary,
+			"payload": map[string]any{"allOf": []any{
+				map[string]any{"$ref": "#/components/schemas/Event"},
+				map[string]any{"type": "object", "required": anys(append([]string{"type"}, tp.required...)),
+					"properties": map[string]any{"type": map[string]any{"const": name}}},
+			}},
+		}
+		refs[name] = map[string]any{"$ref": "#/components/messages/" + name}
+	}
+	if len(typed) != len(orchestrator.EventTypes) {
+		return nil, nil, fmt.Errorf("asyncapi: %d typed event descriptions for %d typed events", len(typed), len(orchestrator.EventTypes))
+	}
+	return messages, refs, nil
+}
+
+// channels are the stream and the polled log, both carrying refs.
+func channels(refs map[string]any) map[string]any {
+	return map[string]any{
+		"eventStream": map[string]any{
+			"address": "/api/v1/events/stream",
+			"title":   "Event stream (server-sent events)",
+			"description": "GET /api/v1/events/stream?since=SEQ&task=&node=: text/event-stream; each SSE message has id: the " +
+				"event's seq, event: its kind, data: the Event as JSON. Reconnect with Last-Event-ID to miss nothing.",
+			"messages": refs,
+		},
+		"eventLog": map[string]any{
+			"address":     "/api/v1/events",
+			"title":       "Event log (polled)",
+			"description": "GET /api/v1/events?since=SEQ&task=&node=&limit=: a JSON array of Event, oldest first.",
+			"messages":    refs,
+		},
+	}
 }
 
 // YAML returns the document as committed.
@@ -175,6 +199,17 @@ func YAML() ([]byte, error) {
 
 var timeType = reflect.TypeFor[time.Time]()
 
+// scalars are the schemas of the scalar kinds.
+var scalars = map[reflect.Kind]map[string]any{
+	reflect.String: {"type": "string"}, reflect.Bool: {"type": "boolean"},
+	reflect.Int: {"type": "integer"}, reflect.Int8: {"type": "integer"}, reflect.Int16: {"type": "integer"},
+	reflect.Int32: {"type": "integer"}, reflect.Int64: {"type": "integer"},
+	reflect.Uint: {"type": "integer", "minimum": 0}, reflect.Uint8: {"type": "integer", "minimum": 0},
+	reflect.Uint16: {"type": "integer", "minimum": 0}, reflect.Uint32: {"type": "integer", "minimum": 0},
+	reflect.Uint64:  {"type": "integer", "minimum": 0},
+	reflect.Float32: {"type": "number"}, reflect.Float64: {"type": "number"},
+}
+
 // schemaOf reflects a JSON schema from a Go type as encoding/json writes
 // it: a struct's fields by their JSON names, required unless omitempty or
 // omitzero, and no other property.
@@ -182,19 +217,12 @@ func schemaOf(t reflect.Type) (map[string]any, error) {
 	if t == timeType {
 		return map[string]any{"type": "string", "format": "date-time"}, nil
 	}
+	if s, ok := scalars[t.Kind()]; ok {
+		return maps.Clone(s), nil
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		return schemaOf(t.Elem())
-	case reflect.String:
-		return map[string]any{"type": "string"}, nil
-	case reflect.Bool:
-		return map[string]any{"type": "boolean"}, nil
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return map[string]any{"type": "integer"}, nil
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return map[string]any{"type": "integer", "minimum": 0}, nil
-	case reflect.Float32, reflect.Float64:
-		return map[string]any{"type": "number"}, nil
 	case reflect.Slice, reflect.Array:
 		items, err := schemaOf(t.Elem())
 		if err != nil {
@@ -211,45 +239,57 @@ func schemaOf(t reflect.Type) (map[string]any, error) {
 		}
 		return map[string]any{"type": "object", "additionalProperties": v}, nil
 	case reflect.Struct:
-		props := map[string]any{}
-		var required []string
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, opts, _ := strings.Cut(tag, ",")
-			if name == "" {
-				name = f.Name
-			}
-			if f.Anonymous && name == f.Name {
-				return nil, fmt.Errorf("asyncapi: embedded field %s of %s is not supported", f.Name, t)
-			}
-			s, err := schemaOf(f.Type)
-			if err != nil {
-				return nil, fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
-			}
-			props[name] = s
-			if !slices.Contains(strings.Split(opts, ","), "omitempty") && !slices.Contains(strings.Split(opts, ","), "omitzero") {
-				required = append(required, name)
-			}
-		}
-		for name := range props {
-			if _, ok := fieldDocs[name]; !ok && t == reflect.TypeFor[orchestrator.Event]() {
-				return nil, fmt.Errorf("asyncapi: Event field %s has no description in internal/asyncapi", name)
-			}
-		}
-		out := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-		if len(required) > 0 {
-			out["required"] = anys(required)
-		}
-		return out, nil
+		return structSchema(t)
 	}
 	return nil, fmt.Errorf("asyncapi: type %s is not supported", t)
+}
+
+// structSchema is schemaOf of a struct: its exported fields by JSON name.
+func structSchema(t reflect.Type) (map[string]any, error) {
+	props := map[string]any{}
+	var required []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, skip := jsonName(f)
+		if skip {
+			continue
+		}
+		if f.Anonymous && name == f.Name {
+			return nil, fmt.Errorf("asyncapi: embedded field %s of %s is not supported", f.Name, t)
+		}
+		s, err := schemaOf(f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
+		}
+		props[name] = s
+		if !slices.Contains(opts, "omitempty") && !slices.Contains(opts, "omitzero") {
+			required = append(required, name)
+		}
+	}
+	for name := range props {
+		if _, ok := fieldDocs[name]; !ok && t == reflect.TypeFor[orchestrator.Event]() {
+			return nil, fmt.Errorf("asyncapi: Event field %s has no description in internal/asyncapi", name)
+		}
+	}
+	out := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		out["required"] = anys(required)
+	}
+	return out, nil
+}
+
+// jsonName is a field's JSON name and tag options; skip for a field
+// encoding/json leaves out.
+func jsonName(f reflect.StructField) (string, []string, bool) {
+	tag := f.Tag.Get("json")
+	if !f.IsExported() || tag == "-" {
+		return "", nil, true
+	}
+	name, opts, _ := strings.Cut(tag, ",")
+	if name == "" {
+		name = f.Name
+	}
+	return name, strings.Split(opts, ","), false
 }
 
 func anys(ss []string) []any {

@@ -186,6 +186,12 @@ spec:
   tags: [synthetic]
   ownerData: {owner: synthetic}
 `)
+	tierProfiles(w, leaves)
+}
+
+// tierProfiles writes the host profiles below base: a tier and a role
+// per ten leaves, then the leaves.
+func tierProfiles(w *bufio.Writer, leaves int) {
 	mids := max(1, leaves/10)
 	for m := 0; m < mids; m++ {
 		hw := "gen-a"

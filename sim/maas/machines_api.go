@@ -319,32 +319,50 @@ func (s *Server) newMachine(hostname, arch string, macs []string) *machine {
 func (s *Server) machineWithMAC(mac string, self int64) *machine {
 	mac = strings.ToLower(mac)
 	needle := macNeedle(mac)
-	scan := func() *machine {
-		for _, m := range s.machines {
-			if m.hasMACNeedle(mac, needle) {
-				return m
-			}
-		}
-		return nil
-	}
 	if needle != "" && s.indexCurrent() {
-		for _, m := range s.macMachines[mac] {
-			if s.machines[m.SystemID] == m && m.hasMAC(mac) {
-				if verifyListingCache && scan() == nil {
-					listingCacheStale.Add(1)
-				}
-				return m
-			}
-		}
-		if verifyListingCache && scan() != nil {
-			listingCacheStale.Add(1)
-			s.log.Error().Str("mac", mac).Msg("MAC index: missed a machine")
-		}
-		return nil
+		return s.byIndexedMAC(mac, needle)
 	}
 	if s.writesInFlight.Load() > self {
-		return scan()
+		return s.scanMAC(mac, needle)
 	}
+	m := s.macIndex(self)[mac]
+	if m != nil && (s.machines[m.SystemID] != m || !m.hasMAC(mac)) {
+		return s.scanMAC(mac, needle) // a stale entry: the index missed a change after all
+	}
+	return m
+}
+
+// scanMAC finds the machine with the MAC by looking at every machine.
+func (s *Server) scanMAC(mac, needle string) *machine {
+	for _, m := range s.machines {
+		if m.hasMACNeedle(mac, needle) {
+			return m
+		}
+	}
+	return nil
+}
+
+// byIndexedMAC finds the machine with the MAC in the listing's index
+// (checked against a scan when verifyListingCache is on).
+func (s *Server) byIndexedMAC(mac, needle string) *machine {
+	for _, m := range s.macMachines[mac] {
+		if s.machines[m.SystemID] == m && m.hasMAC(mac) {
+			if verifyListingCache && s.scanMAC(mac, needle) == nil {
+				listingCacheStale.Add(1)
+			}
+			return m
+		}
+	}
+	if verifyListingCache && s.scanMAC(mac, needle) != nil {
+		listingCacheStale.Add(1)
+		s.log.Error().Str("mac", mac).Msg("MAC index: missed a machine")
+	}
+	return nil
+}
+
+// macIndex is the MAC index, rebuilt when a write completed since it was
+// built (self: see machineWithMAC).
+func (s *Server) macIndex(self int64) map[string]*machine {
 	done := s.writes.Load()
 	gen := done + uint64(self) // the caller's own completion will not outdate the index
 	if s.macIdx != nil && s.macIdxGen == done {
@@ -357,11 +375,7 @@ func (s *Server) machineWithMAC(mac string, self int64) *machine {
 		}
 		s.macIdxGen = gen
 	}
-	m := s.macIdx[mac]
-	if m != nil && (s.machines[m.SystemID] != m || !m.hasMAC(mac)) {
-		return scan() // a stale entry: the index missed a change after all
-	}
-	return m
+	return s.macIdx
 }
 
 // indexMACs adds m's interfaces to the MAC index.
