@@ -78,8 +78,11 @@ func siteBindings(d *design.Design) siteBinding {
 	return siteBinding{url: s.MAAS.URL, apiKey: s.MAAS.APIKey, server: s.Drivers.Server, oob: s.Drivers.OOB}
 }
 
-// bmcBindings are the (BMC endpoint, user, password reference) triples of
-// d's nodes that have a password.
+// bmcBindings are, for d's nodes that have a password, where it goes:
+// each OOB method's type and endpoint, how its certificate is trusted
+// (CA file, pinned fingerprint, or none), the user and the password
+// reference. Turning a BMC's TLS check off changes where the password
+// may go as much as its address does.
 func bmcBindings(d *design.Design) map[string]string {
 	out := map[string]string{}
 	if d == nil {
@@ -91,11 +94,20 @@ func bmcBindings(d *design.Design) map[string]string {
 	}
 	for name, n := range d.Nodes {
 		ep := n.OOB(driver)
-		if ep.PasswordRef != "" {
-			out[name] = net.JoinHostPort(ep.Address, strconv.Itoa(ep.Port)) + " " + ep.Username + " " + ep.PasswordRef
+		if ep.PasswordRef == "" {
+			continue
+		}
+		out[name] = binding(ep)
+		if fb, ok := n.OOBFallback(); ok {
+			out[name] += "; fallback " + binding(fb)
 		}
 	}
 	return out
+}
+
+func binding(ep design.OOBEndpoint) string {
+	return fmt.Sprintf("%s %s %s %s ca=%q fingerprint=%q insecure=%v", ep.Type, net.JoinHostPort(ep.Address, strconv.Itoa(ep.Port)),
+		ep.Username, ep.PasswordRef, ep.CAFile, ep.Fingerprint, ep.Insecure)
 }
 
 // newBMCBindings names the nodes of next whose BMC password would go to

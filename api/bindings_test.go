@@ -82,6 +82,8 @@ func TestCredentialBindingsNeedAdmin(t *testing.T) {
 		"server driver":   {[]string{"server: maas", "server: evil"}, "drivers.server"},
 		"bmc address":     {[]string{"address: 10.10.0.101", "address: 10.10.0.199"}, "r01-cmp01"},
 		"bmc password":    {[]string{"password: secret:bmc-admin", "password: secret:maas-api-key"}, "oob"},
+		"bmc tls off":     {[]string{"caFile: /etc/slipway/bmc-ca.pem", "insecure: true"}, "r01-gpu01"},
+		"bmc ca file":     {[]string{"caFile: /etc/slipway/bmc-ca.pem", "caFile: /tmp/mine.pem"}, "r01-gpu01"},
 		"template secret": {[]string{`token='{{ secret "kubeadm-join-token" }}'`, `token='{{ secret "maas-api-key" }}'`}, `secret "maas-api-key"`},
 		"dynamic secret":  {[]string{`token='{{ secret "kubeadm-join-token" }}'`, `token='{{ secret .Node.Rack }}'`}, "not a constant"},
 	} {
@@ -125,7 +127,7 @@ func TestCredentialBindingsNeedAdmin(t *testing.T) {
 			allowed++
 		}
 	}
-	if denied != 8 || allowed != 1 {
-		t.Errorf("audit: %d denied design applies with a detail, want 8; %d admin applies saying maas.url changed, want 1", denied, allowed)
+	if denied != 10 || allowed != 1 {
+		t.Errorf("audit: %d denied design applies with a detail, want 10; %d admin applies saying maas.url changed, want 1", denied, allowed)
 	}
 }
