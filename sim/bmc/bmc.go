@@ -42,6 +42,8 @@ type Options struct {
 	Unreachable func() bool
 	// Latency is added before each reply (fault injection).
 	Latency time.Duration
+	// FRU is what the FRU inventory says of the machine (fru print).
+	FRU FRU
 	// Firmware is the firmware revision Get Device ID reports, "major.minor"
 	// (major 0-127, minor two decimal digits); "" reports 1.00.
 	Firmware string
@@ -96,6 +98,12 @@ type BMC struct {
 	boot           bootState
 	lastPowerEvent byte // Get Chassis Status byte 2
 	commands       map[string]uint64
+	sel            [][]byte // System Event Log records (inventory_sel.go)
+	selAdded       uint32   // timestamps of the last addition and erase
+	selErased      uint32
+
+	fru     []byte // FRU device 0 (inventory_fru.go)
+	started uint32 // when the BMC started (SDR timestamps)
 
 	packets, dropped, replies   atomic.Uint64
 	opened, closedSess, authErr atomic.Uint64
@@ -144,6 +152,8 @@ func Start(ctx context.Context, chassis Chassis, o Options) (*BMC, error) {
 		sem:      make(chan struct{}, maxInFlight),
 		sessions: make(map[uint32]*session),
 		commands: make(map[string]uint64),
+		fru:      fruImage(o.FRU),
+		started:  now(),
 	}
 	b.ctx, b.cancel = context.WithCancel(ctx)
 	b.wg.Add(2)

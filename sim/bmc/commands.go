@@ -89,6 +89,9 @@ func (b *BMC) execute(s *session, req *ipmiRequest) (byte, []byte) {
 		return ccInsufficientPrv, nil
 	}
 	d := req.data
+	if c, ok := inventoryCommands[[2]byte{req.netFn, req.cmd}]; ok { // inventory.go
+		return c.run(b, s, d)
+	}
 	switch [2]byte{req.netFn, req.cmd} {
 	case [2]byte{netFnApp, cmdGetDeviceID}:
 		return ccOK, []byte{
@@ -96,7 +99,7 @@ func (b *BMC) execute(s *session, req *ipmiRequest) (byte, []byte) {
 			0x01,                                               // device revision; no device SDRs
 			fwMajor(b.opts.Firmware), fwMinor(b.opts.Firmware), // firmware revision, device available
 			0x02,    // IPMI version 2.0
-			0x80,    // additional device support: chassis device
+			0x8f,    // additional device support: chassis, FRU inventory, SEL, SDR repository, sensor devices
 			0, 0, 0, // manufacturer ID (unspecified)
 			0x01, 0x00, // product ID
 			0, 0, 0, 0, // auxiliary firmware revision
@@ -261,8 +264,13 @@ func (b *BMC) chassisControl(d []byte) (byte, []byte) {
 		return ccInvalidData, nil
 	}
 	if c := d[0] & 0x0f; c <= 0x2 || c == 0x5 {
+		on := b.chassis.IsPoweredOn()
 		b.mu.Lock()
 		b.lastPowerEvent = 0x10 // last power event: IPMI command
+		if c == 0x2 {
+			b.logPowerLocked(false) // a cycle: off, then on
+		}
+		b.logPowerLocked(on)
 		b.mu.Unlock()
 	}
 	return ccOK, nil

@@ -7,6 +7,7 @@ package lab
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
@@ -180,7 +181,8 @@ func (l *Lab) addMachine(ctx context.Context, sp machineSpec) error {
 	l.cfg.Faults.Machine(sp.name).ApplyHardware(&sp.hw) // the machine differs from its design as the faults say
 	m := &Machine{Name: sp.name, Hardware: sp.hw, lab: l}
 	b, err := bmc.Start(ctx, m, bmc.Options{Addr: "127.0.0.1:0", Username: sp.user, Password: sp.password,
-		Unreachable: func() bool { return l.bmcUnreachable(m) }, Firmware: sp.hw.BMC()})
+		Unreachable: func() bool { return l.bmcUnreachable(m) }, Firmware: sp.hw.BMC(), GUID: bmcGUID(sp.name),
+		FRU: bmc.FRU{Manufacturer: sp.hw.Vendor, Product: sp.hw.Product, Serial: sp.hw.Serial, PartNumber: sp.hw.Product}})
 	if err != nil {
 		return fmt.Errorf("start the BMC of %s: %w", sp.name, err)
 	}
@@ -416,4 +418,17 @@ func checkFaultNames(f *maas.Faults, specs []machineSpec) error {
 	}
 	return fmt.Errorf("faults name machines the lab does not have: %s (machines are named after the design's nodes; generic ones lab-0001, ...)",
 		strings.Join(missing, ", "))
+}
+
+// bmcGUID is a machine's BMC GUID: derived from its name (a name-based,
+// version 5 UUID), so each BMC has its own and keeps it across runs. IPMI
+// sends a GUID's bytes in the reverse of RFC 4122's order, so the version
+// is in byte 9 and the variant in byte 7.
+func bmcGUID(name string) [16]byte {
+	sum := sha256.Sum256([]byte("slipway-lab-bmc/" + name))
+	var g [16]byte
+	copy(g[:], sum[:16])
+	g[9] = g[9]&0x0f | 0x50
+	g[7] = g[7]&0x3f | 0x80
+	return g
 }

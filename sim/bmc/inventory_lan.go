@@ -1,0 +1,96 @@
+package bmc
+
+import (
+	"net"
+)
+
+// getLANConfig answers Get LAN Configuration Parameters (section 23.2)
+// for the LAN channel, read-only: the BMC's address (the loopback it
+// answers on), a MAC derived from its GUID, the authentication types it
+// takes and the cipher suites' privilege levels. Parameters it does not
+// keep answer "parameter not supported", which ipmitool skips.
+func (b *BMC) getLANConfig(_ *session, d []byte) (byte, []byte) {
+	if len(d) < 4 {
+		return ccReqDataLen, nil
+	}
+	if ch := d[0] & 0x0f; ch != lanChannel && ch != 0x0e {
+		return ccInvalidData, nil
+	}
+	if d[0]&0x80 != 0 { // revision only
+		return ccOK, []byte{0x11}
+	}
+	v, ok := b.lanParam(d[1])
+	if !ok {
+		return ccParamNotSupp, nil
+	}
+	return ccOK, append([]byte{0x11}, v...)
+}
+
+func (b *BMC) lanParam(p byte) ([]byte, bool) {
+	ip := net.IPv4(127, 0, 0, 1).To4()
+	if a, ok := b.conn.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() != nil {
+		ip = a.IP.To4()
+	}
+	g := b.opts.GUID
+	switch p {
+	case 0: // set in progress: set complete
+		return []byte{0x00}, true
+	case 1: // authentication type support: none (when allowed), MD2, MD5, password
+		return []byte{0x16 | b.noneAuth()}, true
+	case 2: // authentication type enables, per privilege level
+		a := 0x16 | b.noneAuth()
+		return []byte{a, a, a, a, 0x00}, true
+	case 3: // IP address
+		return ip, true
+	case 4: // IP address source: static
+		return []byte{0x01}, true
+	case 5: // MAC address: locally administered, from the GUID
+		return []byte{0x02, g[11], g[12], g[13], g[14], g[15]}, true
+	case 6: // subnet mask
+		return []byte{255, 0, 0, 0}, true
+	case 12: // default gateway
+		return []byte{0, 0, 0, 0}, true
+	case 20: // 802.1q VLAN ID: disabled
+		return []byte{0x00, 0x00}, true
+	}
+	return nil, false
+}
+
+func (b *BMC) noneAuth() byte {
+	if b.opts.AllowCipherZero {
+		return 0x01
+	}
+	return 0x00
+}
+
+// getSOLConfig answers Get SOL Configuration Parameters (section 26.3):
+// SOL enabled on this channel at 115200 bit/s, served on the session's
+// UDP port (activation itself is not served).
+func (b *BMC) getSOLConfig(_ *session, d []byte) (byte, []byte) {
+	if len(d) < 4 {
+		return ccReqDataLen, nil
+	}
+	if d[0]&0x80 != 0 {
+		return ccOK, []byte{0x11}
+	}
+	port := 623
+	if a, ok := b.conn.LocalAddr().(*net.UDPAddr); ok {
+		port = a.Port
+	}
+	params := map[byte][]byte{
+		0: {0x00},            // set in progress: set complete
+		1: {0x01},            // SOL enabled
+		2: {0x40 | privUser}, // encryption forced off, authentication on, user level
+		3: {0x0c, 0x60},      // character accumulate 60 ms, send threshold 96 characters
+		4: {0x07, 0x32},      // 7 retries, 500 ms apart
+		5: {0x0a},            // non-volatile bit rate: 115200
+		6: {0x0a},            // volatile bit rate: 115200
+		7: {lanChannel},      // payload channel
+		8: le16(port),        // payload port
+	}
+	v, ok := params[d[1]]
+	if !ok {
+		return ccParamNotSupp, nil
+	}
+	return ccOK, append([]byte{0x11}, v...)
+}
