@@ -1,6 +1,9 @@
 package drivers
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Driver kinds.
 const (
@@ -18,6 +21,15 @@ type OOB interface {
 	PowerCycle(ctx context.Context, bmc BMC) (Result, error)
 	SetBootDevice(ctx context.Context, bmc BMC, dev BootDevice) (Result, error)
 }
+
+// ErrBootNotKept is wrapped, in a Transient error, by SetBootDevice when
+// the BMC accepted the boot override but reads back other flags or
+// another device than it was given (OpenIPMI's ipmi_sim reads back
+// 00 04 00 00 00: flags not kept, valid bit clear). Such BMCs may still
+// act on a one-time override: the engine tries once more, then sets a
+// one-time override before each power cycle. Built-in drivers only: the
+// plugin protocol carries the error's class and message, not this.
+var ErrBootNotKept = errors.New("the BMC does not keep the boot override")
 
 // OOBBIOS is implemented by OOB drivers that read and stage a server's
 // firmware (BIOS/UEFI) settings, such as Redfish's Bios resource. The

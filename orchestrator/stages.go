@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -117,16 +118,28 @@ func (r *nodeRun) pxeNext(ctx context.Context) (step, error) {
 			return advance("%smachine %s is known to the provisioner (%s): no PXE boot needed", bios, r.rec.MachineID, ms[0].State), nil
 		}
 	}
-	efi := r.n.Spec.Hardware == nil || r.n.Spec.Hardware.BootMode != "bios"
 	var res drivers.Result
 	_, err = r.withOOB(ctx, func(ctx context.Context, oob drivers.OOB, b drivers.BMC) (err error) {
-		res, err = oob.SetBootDevice(ctx, b, drivers.BootDevice{Device: "pxe", EFI: efi})
+		res, err = oob.SetBootDevice(ctx, b, r.pxeOnce())
+		if errors.Is(err, drivers.ErrBootNotKept) { // once more: some BMCs keep it the second time
+			res, err = oob.SetBootDevice(ctx, b, r.pxeOnce())
+		}
 		return err
 	})
+	if errors.Is(err, drivers.ErrBootNotKept) {
+		r.rec.PXEBeforePower = true
+		r.save(r.event("warn", "boot-flags", "%v; set twice, it is not kept: a one-time PXE boot is set right before each power change instead", err))
+		return sub("%sthe BMC does not keep the boot override: PXE is set once more right before the power change", bios), nil
+	}
 	if err != nil {
 		return step{}, err
 	}
 	return r.result(res, false, func() step { return sub("%snext boot from PXE", bios) })
+}
+
+// pxeOnce is a one-time PXE boot in the node's boot mode.
+func (r *nodeRun) pxeOnce() drivers.BootDevice {
+	return drivers.BootDevice{Device: "pxe", EFI: r.n.Spec.Hardware == nil || r.n.Spec.Hardware.BootMode != "bios"}
 }
 
 // powerForPXE powers the machine on, or cycles it when it is on, so that
@@ -137,6 +150,13 @@ func (r *nodeRun) powerForPXE(ctx context.Context) (step, error) {
 	_, err := r.withOOB(ctx, func(ctx context.Context, oob drivers.OOB, b drivers.BMC) (err error) {
 		if state, err = oob.PowerStatus(ctx, b); err != nil {
 			return err
+		}
+		if r.rec.PXEBeforePower && !(r.rec.Step == 3 && state == drivers.PowerOn) {
+			// The BMC keeps no boot override: set it right before (its
+			// not being kept is known, and not an error here).
+			if _, err := oob.SetBootDevice(ctx, b, r.pxeOnce()); err != nil && !errors.Is(err, drivers.ErrBootNotKept) {
+				return err
+			}
 		}
 		switch {
 		case r.rec.Step == 3 && state == drivers.PowerOn: // confirming an earlier cycle

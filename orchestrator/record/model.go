@@ -232,15 +232,19 @@ type NodeRecord struct {
 	Rounds int `json:"rounds,omitempty"`
 	// Deployment numbers the allocations of the node's machine; Ended
 	// says the last one was released (the next deploy starts a new one).
-	Deployment      int       `json:"deployment,omitempty"`
-	DeploymentEnded bool      `json:"deployment_ended,omitempty"`
-	Intent          *Intent   `json:"intent,omitempty"`
-	AllocatedBy     string    `json:"allocated_by,omitempty"` // task whose deploy intent took the machine
-	Class           string    `json:"class,omitempty"`
-	Reason          string    `json:"reason,omitempty"`
-	Frozen          bool      `json:"frozen,omitempty"`
-	FrozenWhy       string    `json:"frozen_reason,omitempty"`
-	StageStart      time.Time `json:"stage_started,omitzero"`
+	Deployment      int     `json:"deployment,omitempty"`
+	DeploymentEnded bool    `json:"deployment_ended,omitempty"`
+	Intent          *Intent `json:"intent,omitempty"`
+	AllocatedBy     string  `json:"allocated_by,omitempty"` // task whose deploy intent took the machine
+	Class           string  `json:"class,omitempty"`
+	Reason          string  `json:"reason,omitempty"`
+	// PXEBeforePower: the node's BMC does not keep its boot override
+	// (drivers.ErrBootNotKept), so a one-time PXE boot is set right before
+	// each power change that is to boot the machine from PXE.
+	PXEBeforePower bool      `json:"pxe_before_power,omitempty"`
+	Frozen         bool      `json:"frozen,omitempty"`
+	FrozenWhy      string    `json:"frozen_reason,omitempty"`
+	StageStart     time.Time `json:"stage_started,omitzero"`
 	// BudgetFrom opens the node's commissioning budget: the provisioner's
 	// commissioning failures before it do not count against the driver's
 	// retries. A new prepare or deploy task, and an operator's retry or

@@ -664,10 +664,12 @@ func (d *Driver) SetBootDevice(ctx context.Context, b drivers.BMC, dev drivers.B
 		if err != nil {
 			return err
 		}
-		if after != nil && after[0]&bootFlagValid != 0 && goipmi.BootDevice(after[1]&bootSelectorMask) != sel {
-			res = drivers.Failed("ipmi: %s (node %s) accepted boot device %s but reports %s",
-				c.t.addr, nodeName(b), dev.Device, goipmi.BootDevice(after[1]&bootSelectorMask))
-			return nil
+		if after != nil && (after[0]&0xe0 != flags || goipmi.BootDevice(after[1]&bootSelectorMask) != sel) {
+			// Not kept: the valid, persistent or EFI flag, or the device,
+			// reads back otherwise (before, only a valid device selector
+			// was compared, so ipmi_sim's 00 04 00 00 00 passed).
+			return drivers.NewError(drivers.Transient, fmt.Errorf("ipmi: %s (node %s) accepted booting %s but reads back boot flags %x: %w",
+				c.t.addr, nodeName(b), what, after, drivers.ErrBootNotKept))
 		}
 		res = drivers.Done("ipmi: %s (node %s) boots %s", c.t.addr, nodeName(b), what)
 		return nil

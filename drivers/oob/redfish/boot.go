@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"context"
+	"fmt"
 
 	gfredfish "github.com/stmcginnis/gofish/redfish"
 
@@ -44,8 +45,8 @@ func (d *Driver) SetBootDevice(ctx context.Context, b drivers.BMC, dev drivers.B
 			return err
 		}
 		if field, ok := bootDiffers(want, got.Boot); ok {
-			res = drivers.Failed("the BMC accepted the boot override but reads back %s: it does not support that setting", field)
-			return nil
+			return drivers.NewError(drivers.Transient, fmt.Errorf("the BMC accepted the boot override %s but reads back %s: %w",
+				target, field, drivers.ErrBootNotKept))
 		}
 		res = drivers.Done("next boot from %s (%s, %s)", target, want.BootSourceOverrideEnabled, orLegacy(want.BootSourceOverrideMode))
 		return nil
