@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,49 +91,19 @@ func New(cfg drivers.Config) (drivers.OOB, error) {
 // NewDriver is New returning the concrete type.
 func NewDriver(cfg drivers.Config) (*Driver, error) {
 	s := defaults
-	for _, k := range slices.Sorted(maps.Keys(cfg.Settings)) {
-		v := strings.TrimSpace(cfg.Settings[k])
-		var err error
-		switch k {
-		case SettingTimeout:
-			s.timeout, err = parseDuration(v)
-		case SettingBackoff:
-			s.backoff, err = parseDuration(v)
-		case SettingPollInterval:
-			s.pollInterval, err = parseDuration(v)
-		case SettingPowerWait:
-			s.powerWait, err = parseDuration(v)
-		case SettingCycleTimeout:
-			s.cycleTimeout, err = parseDuration(v)
-		case SettingRetries:
-			s.retries, err = parseInt(v, 0, maxRetries)
-		case SettingMaxConcurrent:
-			s.maxConcurrent, err = parseInt(v, 1, 1<<16)
-		default:
-			return nil, drivers.Errorf(drivers.Permanent, "ipmi: unknown setting %q (known: %s)", k, strings.Join([]string{
-				SettingBackoff, SettingCycleTimeout, SettingMaxConcurrent, SettingPollInterval, SettingPowerWait, SettingRetries, SettingTimeout}, ", "))
-		}
-		if err != nil {
-			return nil, drivers.Errorf(drivers.Permanent, "ipmi: setting %s: %v", k, err)
-		}
+	err := drivers.ParseSettings("ipmi", cfg.Settings, map[string]func(string) error{
+		SettingTimeout:       drivers.DurationSetting(&s.timeout),
+		SettingBackoff:       drivers.DurationSetting(&s.backoff),
+		SettingPollInterval:  drivers.DurationSetting(&s.pollInterval),
+		SettingPowerWait:     drivers.DurationSetting(&s.powerWait),
+		SettingCycleTimeout:  drivers.DurationSetting(&s.cycleTimeout),
+		SettingRetries:       drivers.IntSetting(&s.retries, 0, maxRetries),
+		SettingMaxConcurrent: drivers.IntSetting(&s.maxConcurrent, 1, 1<<16),
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &Driver{s: s, sem: make(chan struct{}, s.maxConcurrent), locks: map[string]*bmcLock{}, cycles: map[string]*cycleState{}}, nil
-}
-
-func parseDuration(v string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%q is not a positive duration (e.g. 2s, 500ms)", v)
-	}
-	return d, nil
-}
-
-func parseInt(v string, lo, hi int) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("%q is not an integer from %d to %d", v, lo, hi)
-	}
-	return n, nil
 }
 
 // String names the driver.

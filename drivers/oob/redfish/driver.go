@@ -5,10 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,28 +80,14 @@ func New(cfg drivers.Config) (drivers.OOB, error) {
 // NewDriver is New returning the concrete type.
 func NewDriver(cfg drivers.Config) (*Driver, error) {
 	s := defaults
-	for _, k := range slices.Sorted(maps.Keys(cfg.Settings)) {
-		v := strings.TrimSpace(cfg.Settings[k])
-		var err error
-		switch k {
-		case SettingTimeout:
-			s.timeout, err = time.ParseDuration(v)
-		case SettingGracefulWait:
-			s.gracefulWait, err = time.ParseDuration(v)
-		case SettingPollInterval:
-			s.pollInterval, err = time.ParseDuration(v)
-		case SettingRetries:
-			s.retries, err = strconv.Atoi(v)
-			if err == nil && (s.retries < 0 || s.retries > 10) {
-				err = errors.New("want 0 to 10")
-			}
-		default:
-			return nil, drivers.Errorf(drivers.Permanent, "redfish: unknown setting %q (known: %s)", k,
-				strings.Join([]string{SettingGracefulWait, SettingPollInterval, SettingRetries, SettingTimeout}, ", "))
-		}
-		if err != nil {
-			return nil, drivers.Errorf(drivers.Permanent, "redfish: setting %s: %v", k, err)
-		}
+	err := drivers.ParseSettings(Name, cfg.Settings, map[string]func(string) error{
+		SettingTimeout:      drivers.DurationSetting(&s.timeout),
+		SettingGracefulWait: drivers.DurationSetting(&s.gracefulWait),
+		SettingPollInterval: drivers.DurationSetting(&s.pollInterval),
+		SettingRetries:      drivers.IntSetting(&s.retries, 0, 10),
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &Driver{s: s, sessions: map[sessionKey]kept{}, transports: map[string]*http.Transport{}}, nil
 }
