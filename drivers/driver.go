@@ -31,6 +31,13 @@ type OOB interface {
 // plugin protocol carries the error's class and message, not this.
 var ErrBootNotKept = errors.New("the BMC does not keep the boot override")
 
+// OOBFirmware is implemented by OOB drivers that read a server's firmware
+// versions from its BMC (Redfish's firmware inventory). The engine
+// completes the inventory commissioning found with them.
+type OOBFirmware interface {
+	Firmware(ctx context.Context, bmc BMC) (Firmware, error)
+}
+
 // OOBBIOS is implemented by OOB drivers that read and stage a server's
 // firmware (BIOS/UEFI) settings, such as Redfish's Bios resource. The
 // engine applies a hardware profile's bios.attributes through it while it

@@ -66,6 +66,7 @@ func (r *nodeRun) recordInventory(ctx context.Context, dn drivers.Node) error {
 	if err != nil {
 		return err
 	}
+	r.completeFirmware(ctx, &inv.Firmware)
 	op, err := InventoryOp(r.rec.Name, inv)
 	if err != nil {
 		return err
@@ -187,4 +188,27 @@ func InventoryDiff(invs map[string]drivers.Inventory) []InventoryOddity {
 		}
 	}
 	return out
+}
+
+// completeFirmware fills the BIOS and BMC versions commissioning did not
+// report from the node's BMC, when its OOB driver reads them
+// (drivers.OOBFirmware). A BMC that does not answer leaves them as they
+// are: the inventory does not wait for it.
+func (r *nodeRun) completeFirmware(ctx context.Context, fw *drivers.Firmware) {
+	if r.n.Unpinned() || (fw.BIOSVersion != "" && fw.BMCVersion != "") {
+		return
+	}
+	var got drivers.Firmware
+	_, err := r.withOOB(ctx, func(ctx context.Context, drv drivers.OOB, b drivers.BMC) (err error) {
+		if f, ok := drv.(drivers.OOBFirmware); ok {
+			got, err = f.Firmware(ctx, b)
+		}
+		return err
+	})
+	if err != nil {
+		r.log.Debug().Err(err).Msg("firmware versions from the BMC")
+		return
+	}
+	fw.BIOSVersion = cmp.Or(fw.BIOSVersion, got.BIOSVersion)
+	fw.BMCVersion = cmp.Or(fw.BMCVersion, got.BMCVersion)
 }

@@ -65,7 +65,8 @@ type sessionKey struct{ endpoint, user, pw string }
 
 var (
 	_ drivers.OOB     = (*Driver)(nil)
-	_ drivers.OOBBIOS = (*Driver)(nil)
+	_ drivers.OOBBIOS     = (*Driver)(nil)
+	_ drivers.OOBFirmware = (*Driver)(nil)
 )
 
 // New makes the driver from its configuration (the registry's factory).

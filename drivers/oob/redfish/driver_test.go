@@ -215,6 +215,10 @@ func TestDMTFMockupAsServed(t *testing.T) {
 	if err != nil || len(fw) < 2 {
 		t.Fatalf("firmware: %+v %v", fw, err)
 	}
+	// The versions the engine completes an inventory with (OOBFirmware).
+	if v, err := d.Firmware(ctx, bmc); err != nil || v.BMCVersion != "1.45.455b66-rev4" || v.BIOSVersion == "" {
+		t.Fatalf("Firmware: %+v %v", v, err)
+	}
 }
 
 // TestVirtualMediaTask: the insert runs as a task on the BMC; the driver

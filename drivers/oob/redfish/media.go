@@ -3,6 +3,7 @@ package redfish
 import (
 	"context"
 	"errors"
+	"strings"
 
 	gfredfish "github.com/stmcginnis/gofish/redfish"
 
@@ -89,4 +90,32 @@ func (d *Driver) FirmwareInventory(ctx context.Context, b drivers.BMC) ([]Firmwa
 		return err
 	})
 	return out, err
+}
+
+// Firmware is the BIOS and BMC firmware versions the BMC reports: its
+// firmware inventory's BIOS and BMC entries, else the system's
+// BiosVersion and the manager's FirmwareVersion (drivers.OOBFirmware).
+func (d *Driver) Firmware(ctx context.Context, b drivers.BMC) (drivers.Firmware, error) {
+	var fw drivers.Firmware
+	err := d.with(ctx, b, func(s session) error {
+		fw.BIOSVersion = s.sys.BIOSVersion
+		if ms, err := s.c.Service.Managers(); err == nil && len(ms) > 0 {
+			fw.BMCVersion = ms[0].FirmwareVersion
+		}
+		us, err := s.c.Service.UpdateService()
+		if err != nil {
+			return nil //nolint:nilerr // no update service: the system's and manager's versions stand
+		}
+		inv, _ := us.FirmwareInventories()
+		for _, f := range inv {
+			switch up := strings.ToUpper(f.ID + " " + f.Name); {
+			case strings.Contains(up, "BIOS") && f.Version != "":
+				fw.BIOSVersion = f.Version
+			case strings.Contains(up, "BMC") && f.Version != "":
+				fw.BMCVersion = f.Version
+			}
+		}
+		return nil
+	})
+	return fw, err
 }
