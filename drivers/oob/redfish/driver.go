@@ -64,7 +64,7 @@ type kept struct {
 type sessionKey struct{ endpoint, user, pw string }
 
 var (
-	_ drivers.OOB     = (*Driver)(nil)
+	_ drivers.OOB         = (*Driver)(nil)
 	_ drivers.OOBBIOS     = (*Driver)(nil)
 	_ drivers.OOBFirmware = (*Driver)(nil)
 )
