@@ -55,3 +55,13 @@ func (n *Node) OOB(siteDriver string) OOBEndpoint {
 	ep.Fingerprint, ep.SystemID = n.Spec.OOB.Fingerprint, n.Spec.OOB.SystemID
 	return ep
 }
+
+// SiteOOBDriver is the Site's OOB driver name (drivers.oob), ipmi when
+// the design has no Site or the Site names none: the type of a node's BMC
+// whose hardware profile names no oob.type.
+func (d *Design) SiteOOBDriver() string {
+	if d.Site != nil && d.Site.Spec.Drivers.OOB != "" {
+		return d.Site.Spec.Drivers.OOB
+	}
+	return "ipmi"
+}

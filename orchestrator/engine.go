@@ -432,11 +432,7 @@ func (e *Engine) statusCall(ctx context.Context, refs []drivers.NodeRef) ([]driv
 }
 
 func (e *Engine) password(d *design.Design, n *design.Node) (drivers.Secret, error) {
-	driver := "ipmi"
-	if d.Site != nil && d.Site.Spec.Drivers.OOB != "" {
-		driver = d.Site.Spec.Drivers.OOB
-	}
-	ref := n.OOB(driver).PasswordRef
+	ref := n.OOB(d.SiteOOBDriver()).PasswordRef
 	if ref == "" {
 		return drivers.Secret{}, nil
 	}
@@ -457,7 +453,7 @@ func (e *Engine) serverNode(d *design.Design, n *design.Node, machineID string) 
 	}
 	dn.Power = driverspec.Power(d, n, pw)
 	if e.cfg.BMCEndpoint != nil { // the provisioner reaches the BMC where the engine does
-		b := e.cfg.BMCEndpoint(n.OOB(oobDriver(d)).Type, driverspec.BMC(d, n, pw))
+		b := e.cfg.BMCEndpoint(n.OOB(d.SiteOOBDriver()).Type, driverspec.BMC(d, n, pw))
 		dn.Power.Address, dn.Power.Port = b.Address, b.Port
 		// A machine that enlists itself tells the provisioner its BMC's
 		// IPMI address, whatever the node is driven with.

@@ -27,7 +27,7 @@ func (e *Engine) oobTargets(d *design.Design, n *design.Node) ([]oobTarget, erro
 	if err != nil {
 		return nil, err
 	}
-	site := oobDriver(d)
+	site := d.SiteOOBDriver()
 	eps := []design.OOBEndpoint{n.OOB(site)}
 	if fb, ok := n.OOBFallback(); ok {
 		eps = append(eps, fb)

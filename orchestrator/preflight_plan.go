@@ -61,7 +61,7 @@ func preflightScope(a Action) (check, bootData bool) {
 // planPreflight gathers what the named nodes of d need.
 func planPreflight(d *design.Design, nodes []string, bootData bool) preflightPlan {
 	p := preflightPlan{nodes: len(nodes), secrets: map[string]*secretNeed{}, images: map[string]*imageNeed{}}
-	driver := oobDriver(d)
+	driver := d.SiteOOBDriver()
 	bmc := map[string][]string{}
 	for _, name := range nodes {
 		n := d.Nodes[name]

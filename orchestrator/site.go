@@ -70,7 +70,7 @@ func validateDeployable(d *design.Design) (string, error) {
 	var problems []string
 	for _, name := range d.NodeNames() {
 		n := d.Nodes[name]
-		if n.OOB(oobDriver(d)).Address == "" {
+		if n.OOB(d.SiteOOBDriver()).Address == "" {
 			problems = append(problems, "node "+name+" has no BMC address")
 		}
 	}
@@ -125,13 +125,6 @@ func (e *Engine) prepareSite(ctx context.Context, d *design.Design) (string, err
 			return "", ctx.Err()
 		}
 	}
-}
-
-func oobDriver(d *design.Design) string {
-	if d.Site != nil && d.Site.Spec.Drivers.OOB != "" {
-		return d.Site.Spec.Drivers.OOB
-	}
-	return "ipmi"
 }
 
 // verifyPreflight runs the deploy preflight for every node of the design:

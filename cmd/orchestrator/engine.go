@@ -397,7 +397,7 @@ func siteDrivers(reg registryLike, d *design.Design, base map[string]string, res
 	if err != nil {
 		return out, err
 	}
-	byType, err := profileOOBDrivers(reg, d, orDefault(names.OOB, "ipmi"))
+	byType, err := profileOOBDrivers(reg, d, d.SiteOOBDriver())
 	if err != nil {
 		return out, err
 	}

@@ -223,11 +223,7 @@ func (a *app) powerBMC(ctx context.Context, cmd *cobra.Command, pf *powerFlags) 
 // endpoint is the node's OOB method --oob names: its first (the
 // default), or its hardware profile's fallback.
 func (pf *powerFlags) endpoint(d *design.Design, n *design.Node) (design.OOBEndpoint, error) {
-	site := "ipmi"
-	if d.Site != nil && d.Site.Spec.Drivers.OOB != "" {
-		site = d.Site.Spec.Drivers.OOB
-	}
-	first := n.OOB(site)
+	first := n.OOB(d.SiteOOBDriver())
 	fb, hasFallback := n.OOBFallback()
 	switch {
 	case pf.method == "" || pf.method == first.Type:

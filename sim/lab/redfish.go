@@ -16,11 +16,7 @@ import (
 // redfishOf reports whether a design node's BMC speaks Redfish: its first
 // OOB method's type or its fallback's.
 func redfishOf(d *design.Design, n *design.Node) bool {
-	site := "ipmi"
-	if d.Site != nil && d.Site.Spec.Drivers.OOB != "" {
-		site = d.Site.Spec.Drivers.OOB
-	}
-	if n.OOB(site).Type == "redfish" {
+	if n.OOB(d.SiteOOBDriver()).Type == "redfish" {
 		return true
 	}
 	fb, ok := n.OOBFallback()
