@@ -44,6 +44,9 @@ type Options struct {
 	Latency time.Duration
 	// FRU is what the FRU inventory says of the machine (fru print).
 	FRU FRU
+	// Serial is the machine's serial port, carried by Serial over LAN;
+	// nil reports SOL disabled.
+	Serial SerialPort
 	// Firmware is the firmware revision Get Device ID reports, "major.minor"
 	// (major 0-127, minor two decimal digits); "" reports 1.00.
 	Firmware string
@@ -102,8 +105,9 @@ type BMC struct {
 	selAdded       uint32   // timestamps of the last addition and erase
 	selErased      uint32
 
-	fru     []byte // FRU device 0 (inventory_fru.go)
-	started uint32 // when the BMC started (SDR timestamps)
+	sol     *solLink // the active SOL payload, if any (sol.go)
+	fru     []byte   // FRU device 0 (inventory_fru.go)
+	started uint32   // when the BMC started (SDR timestamps)
 
 	packets, dropped, replies   atomic.Uint64
 	opened, closedSess, authErr atomic.Uint64
@@ -174,7 +178,12 @@ func (b *BMC) Addr() *net.UDPAddr {
 // Close stops the BMC and waits for its goroutines. It may be called more
 // than once.
 func (b *BMC) Close() error {
-	b.closed.Do(func() { b.cancel() })
+	b.closed.Do(func() {
+		b.mu.Lock()
+		b.endSOLLocked()
+		b.mu.Unlock()
+		b.cancel()
+	})
 	b.wg.Wait()
 	return nil
 }
@@ -259,7 +268,7 @@ func (b *BMC) readLoop() {
 
 // handle processes one datagram and sends the reply, if any.
 func (b *BMC) handle(pkt []byte, addr *net.UDPAddr) {
-	reply := b.process(pkt)
+	reply := b.process(pkt, addr)
 	if reply == nil {
 		b.dropped.Add(1)
 		return
@@ -282,7 +291,7 @@ func (b *BMC) handle(pkt []byte, addr *net.UDPAddr) {
 }
 
 // process returns the reply datagram for pkt, or nil to drop it.
-func (b *BMC) process(pkt []byte) []byte {
+func (b *BMC) process(pkt []byte, addr *net.UDPAddr) []byte {
 	if len(pkt) < rmcpHeaderLen+1 || pkt[0] != rmcpVersion {
 		return nil
 	}
@@ -295,7 +304,7 @@ func (b *BMC) process(pkt []byte) []byte {
 		return nil
 	case rmcpClassIPMI:
 		if pkt[4] == authRMCPPlus {
-			return b.processV20(pkt)
+			return b.processV20(pkt, addr)
 		}
 		return b.processV15(pkt)
 	}

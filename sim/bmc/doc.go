@@ -107,8 +107,15 @@
 // answered; ipmi_sim drops pre-session Get Channel Cipher Suites, which
 // makes ipmitool without -C wait ~10 s per call there; here it is answered.
 // Any other command answers 0xC1 (invalid command); unsupported boot
-// parameters 0x80. Not supported: SOL and OEM payloads, bridging, SDR, SEL,
-// FRU, sensors, user and channel configuration, LAN configuration.
+// parameters 0x80. The inventory commands operators' tools ask (SDR,
+// sensors, SEL, FRU, users, channel, LAN and SOL parameters) are in
+// inventory*.go. Serial over LAN (sol.go): Activate, Deactivate and Get
+// Payload Activation Status for SOL instance 1, when Options.Serial is
+// set; the machine's output goes to the activating console in SOL packets
+// (1-15 sequence numbers, 7 retransmissions 500 ms apart until
+// acknowledged), typed characters go to the port once and are
+// acknowledged. Not supported: OEM payloads, bridging, configuration
+// writes.
 //
 // # Concurrency and faults
 //

@@ -65,7 +65,7 @@ func (b *BMC) noneAuth() byte {
 
 // getSOLConfig answers Get SOL Configuration Parameters (section 26.3):
 // SOL enabled on this channel at 115200 bit/s, served on the session's
-// UDP port (activation itself is not served).
+// UDP port (sol.go serves the activation), when the BMC has a serial port.
 func (b *BMC) getSOLConfig(_ *session, d []byte) (byte, []byte) {
 	if len(d) < 4 {
 		return ccReqDataLen, nil
@@ -77,9 +77,13 @@ func (b *BMC) getSOLConfig(_ *session, d []byte) (byte, []byte) {
 	if a, ok := b.conn.LocalAddr().(*net.UDPAddr); ok {
 		port = a.Port
 	}
+	enabled := byte(0)
+	if b.opts.Serial != nil {
+		enabled = 1
+	}
 	params := map[byte][]byte{
 		0: {0x00},            // set in progress: set complete
-		1: {0x01},            // SOL enabled
+		1: {enabled},         // SOL enabled
 		2: {0x40 | privUser}, // encryption forced off, authentication on, user level
 		3: {0x0c, 0x60},      // character accumulate 60 ms, send threshold 96 characters
 		4: {0x07, 0x32},      // 7 retries, 500 ms apart

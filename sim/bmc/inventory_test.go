@@ -3,6 +3,8 @@ package bmc
 import (
 	"strings"
 	"testing"
+
+	"github.com/slipway-dev/slipway/sim/serial"
 )
 
 // TestOperatorCommands: what operators' tools and MAAS's checks ask a
@@ -13,6 +15,7 @@ func TestOperatorCommands(t *testing.T) {
 	needIpmitool(t)
 	b, ch := startBMC(t, func(o *Options) {
 		o.FRU = FRU{Manufacturer: "Acme", Product: "R650", Serial: "SN-4711", PartNumber: "PN-1"}
+		o.Serial = serial.New()
 	})
 	for _, iface := range []string{"lanplus", "lan"} {
 		mustTool(t, b, iface, "sel", "clear")

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/binary"
+	"net"
 	"time"
 )
 
@@ -69,6 +70,8 @@ type session struct {
 
 	// retransmission detection: key of the request being executed
 	inFlight string
+
+	addr *net.UDPAddr // the console's address, as of its last authentic packet (SOL output goes there)
 }
 
 // seqWindow is how far an inbound session sequence number may stray from
@@ -117,6 +120,9 @@ func (b *BMC) deleteSessionLocked(s *session) {
 		return
 	}
 	delete(b.sessions, s.id)
+	if b.sol != nil && b.sol.s == s {
+		b.endSOLLocked()
+	}
 	if s.state == stateActive {
 		b.closedSess.Add(1)
 	}
@@ -370,7 +376,7 @@ func (b *BMC) preSession(req *ipmiRequest, v2 bool) []byte {
 
 // ---- IPMI v2.0 / RMCP+ ----
 
-func (b *BMC) processV20(pkt []byte) []byte {
+func (b *BMC) processV20(pkt []byte, addr *net.UDPAddr) []byte {
 	p, err := parseV20(pkt)
 	if err != nil {
 		return nil
@@ -391,7 +397,17 @@ func (b *BMC) processV20(pkt []byte) []byte {
 	b.mu.Unlock()
 
 	payload, ok := cs.open(p)
-	if !ok || p.payloadType != payloadIPMI { // SOL and OEM payloads are not supported
+	if !ok {
+		return nil
+	}
+	b.mu.Lock()
+	s.remember(addr)
+	b.mu.Unlock()
+	switch p.payloadType {
+	case payloadSOL:
+		return b.solInbound(s, p.seq, payload, now)
+	case payloadIPMI:
+	default:
 		return nil
 	}
 	req, err := parseIPMIRequest(payload)
