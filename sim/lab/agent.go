@@ -297,6 +297,11 @@ func (a *agent) update(fn func(r *BootstrapRecord)) bool {
 }
 
 func (a *agent) finish(state BootstrapState, why string) {
+	if why != "" {
+		a.m.consoleAgent("bootstrap %s: %s", state, why)
+	} else {
+		a.m.consoleAgent("bootstrap %s", state)
+	}
 	a.m.mu.Lock()
 	defer a.m.mu.Unlock()
 	a.m.finishLocked(a.run, state, why)
@@ -351,6 +356,7 @@ func (a *agent) do(ctx context.Context) error {
 
 // report POSTs one status of an action and records the answer.
 func (a *agent) report(ctx context.Context, action, status, message string) error {
+	a.m.consoleAgent("%s %s: %s", action, status, message)
 	body, _ := json.Marshal(map[string]string{"status": status, "message": message})
 	code, _, err := a.request(ctx, http.MethodPost, "/v1/self/actions/"+url.PathEscape(action), body, answerLimit)
 	if code != 0 {

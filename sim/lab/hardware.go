@@ -54,7 +54,7 @@ const maxGPUs = 64
 // (zone, pool, tags) from the node's constraints.
 func applyProfile(hw *maas.Hardware, n *design.Node) {
 	name := n.Metadata.Name
-	hw.Serial = serial(name, "system")
+	hw.Serial = serialNumber(name, "system")
 	hw.CPUs, hw.MemoryMiB = defaultCPUs, defaultMemoryMiB
 	hw.CPUSockets, hw.CPUSpeedMHz = 2, 2100
 	hw.BIOSVendor, hw.BIOSVersion, hw.BIOSDate, hw.BMCVersion = orDefault(hw.Vendor, "Lab"), defaultBIOS, "01/15/2026", defaultBMC

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/sim/maas"
+	"github.com/slipway-dev/slipway/sim/serial"
 )
 
 // Machine is a simulated server: hardware, power, a boot device, and what
@@ -13,6 +14,7 @@ type Machine struct {
 	Name     string // the design node it stands for, or a generated name
 	Hardware maas.Hardware
 	BMC      BMCInfo
+	Serial   *serial.Port // its console (ttyS0), carried by its BMC's Serial over LAN
 
 	lab *Lab
 
@@ -92,11 +94,13 @@ func (m *Machine) BootDevice() (string, bool, bool) {
 func (m *Machine) boot() {
 	m.mu.Lock()
 	m.boots++
-	pxe := m.bootDev == "pxe"
+	dev, os := m.bootDev, m.os
+	pxe := dev == "pxe"
 	if !m.persistent {
 		m.bootDev = ""
 	}
 	m.mu.Unlock()
+	m.consolePOST(dev, os)
 	if pxe && m.lab != nil {
 		m.lab.pxeBoot(m)
 	}
@@ -122,6 +126,7 @@ func (m *Machine) deployed(systemID, series string, userData []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.os, m.userData, m.on, m.systemID = series, userData, true, systemID
+	m.consoleBooted(series)
 	m.startAgentLocked(userData)
 }
 

@@ -122,7 +122,7 @@ func nodeDisks(n *design.Node) []maas.Disk {
 	var disks []maas.Disk
 	nvme, scsi := 0, 0
 	for _, dn := range sortedKeys(n.Spec.Storage.Devices) {
-		disk := maas.Disk{Size: defaultDiskBytes, Model: "Lab SSD", Serial: serial(name, dn), Alias: dn}
+		disk := maas.Disk{Size: defaultDiskBytes, Model: "Lab SSD", Serial: serialNumber(name, dn), Alias: dn}
 		if a, ok := alias(n, dn); ok {
 			disk.Bus, disk.Addr = a.Bus, a.Address
 		}
@@ -140,7 +140,7 @@ func nodeDisks(n *design.Node) []maas.Disk {
 		disks = append(disks, disk)
 	}
 	if len(disks) == 0 {
-		disks = []maas.Disk{{Name: "sda", Bus: "scsi", Addr: "0:0:0:0", Size: 960e9, Model: "Lab SSD", Serial: serial(name, "sda")}}
+		disks = []maas.Disk{{Name: "sda", Bus: "scsi", Addr: "0:0:0:0", Size: 960e9, Model: "Lab SSD", Serial: serialNumber(name, "sda")}}
 	}
 	return disks
 }
@@ -148,12 +148,12 @@ func nodeDisks(n *design.Node) []maas.Disk {
 func genericSpec(i int) machineSpec {
 	name := fmt.Sprintf("lab-%04d", i+1)
 	return machineSpec{name: name, user: DefaultBMCUser, password: DefaultBMCPassword, hw: maas.Hardware{
-		Arch: "amd64/generic", CPUs: 16, MemoryMiB: 65536, Vendor: "Lab", Product: "Generic", Serial: serial(name, "system"),
+		Arch: "amd64/generic", CPUs: 16, MemoryMiB: 65536, Vendor: "Lab", Product: "Generic", Serial: serialNumber(name, "system"),
 		NICs: []maas.NIC{
 			{MAC: mac(name, "nic0"), PCI: fmt.Sprintf("0000:%02x:00.0", 0x18+i%200), Name: "eno1", Network: "lab"},
 			{MAC: mac(name, "nic1"), PCI: fmt.Sprintf("0000:%02x:00.1", 0x18+i%200), Name: "eno2", Network: "lab"},
 		},
-		Disks: []maas.Disk{{Name: "sda", Bus: "scsi", Addr: "0:0:0:0", Size: 480e9, Model: "Lab SSD", Serial: serial(name, "sda")}},
+		Disks: []maas.Disk{{Name: "sda", Bus: "scsi", Addr: "0:0:0:0", Size: 480e9, Model: "Lab SSD", Serial: serialNumber(name, "sda")}},
 	}}
 }
 
@@ -192,7 +192,7 @@ func mac(node, dev string) string {
 	return fmt.Sprintf("52:54:%02x:%02x:%02x:%02x", h[0], h[1], h[2], h[3])
 }
 
-func serial(node, dev string) string {
+func serialNumber(node, dev string) string {
 	h := sha256.Sum256([]byte("serial/" + node + "/" + dev))
 	return fmt.Sprintf("LAB%X", h[:6])
 }

@@ -66,8 +66,9 @@ func (m *Machine) Timeline() Timeline {
 // waited records a phase the machine waited to its end.
 func (m *Machine) waited(p maas.Phase) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.phases = append(m.phases, p)
+	m.mu.Unlock()
+	m.consolePhase(p)
 }
 
 // PhaseWaited records the simulator's phases in the machine's timeline.
