@@ -3,6 +3,7 @@ package drivers
 import (
 	"context"
 	"errors"
+	"io"
 )
 
 // Driver kinds.
@@ -52,6 +53,20 @@ type OOBBIOS interface {
 	// message names them), Failed when the BMC refuses one (it names it).
 	ApplyBIOS(ctx context.Context, bmc BMC, want map[string]string) (Result, error)
 }
+
+// OOBConsole is implemented by OOB drivers that attach to a server's
+// serial console through its BMC (IPMI Serial over LAN). Console copies
+// what the server writes to out until ctx is done (nil: the console was
+// detached) or the BMC ends it (an error saying so); what arrives on in is
+// typed at the console, and a nil in makes the console read-only. A BMC
+// carries one console at a time: while another is attached, Console fails
+// with an error wrapping ErrConsoleBusy.
+type OOBConsole interface {
+	Console(ctx context.Context, bmc BMC, out io.Writer, in <-chan []byte) error
+}
+
+// ErrConsoleBusy: the BMC's console is attached elsewhere.
+var ErrConsoleBusy = errors.New("the BMC's serial console is attached elsewhere")
 
 // ServerSite is the site-wide part of a server driver.
 type ServerSite interface {

@@ -483,12 +483,14 @@ func v2Packet(payloadType byte, sid, seq uint32, payload []byte) []byte {
 // packet frames an IPMI message in the session: encrypted (AES-CBC-128
 // with K2) and authenticated (integrity trailer keyed with K1) as the
 // suite says, with the next session sequence number.
-func (s *v2Session) packet(msg []byte) []byte {
+func (s *v2Session) packet(msg []byte) []byte { return s.framed(payloadIPMI, msg) }
+
+// framed frames a payload of type pt in the session, as packet does.
+func (s *v2Session) framed(pt byte, msg []byte) []byte {
 	s.seq++
 	if s.seq == 0 {
 		s.seq = 1
 	}
-	pt := byte(payloadIPMI)
 	if s.suite.conf == confAESCBC128 {
 		pt |= 0x80
 		msg = s.encrypt(msg)
@@ -509,9 +511,13 @@ func (s *v2Session) packet(msg []byte) []byte {
 
 // open returns the IPMI message of an authentic session packet, or false
 // for anything else.
-func (s *v2Session) open(pkt []byte) ([]byte, bool) {
+func (s *v2Session) open(pkt []byte) ([]byte, bool) { return s.openPayload(pkt, payloadIPMI) }
+
+// openPayload returns the payload of an authentic session packet of type
+// pt, or false for anything else (a replayed sequence number included).
+func (s *v2Session) openPayload(pkt []byte, pt byte) ([]byte, bool) {
 	h, ok := parseV2(pkt)
-	if !ok || h.payloadType != payloadIPMI || h.sid != s.consoleID || s.seen[h.seq] {
+	if !ok || h.payloadType != pt || h.sid != s.consoleID || s.seen[h.seq] {
 		return nil, false
 	}
 	if s.suite.integ != integNone {
@@ -533,8 +539,24 @@ func (s *v2Session) open(pkt []byte) ([]byte, bool) {
 			return nil, false
 		}
 	}
-	s.seen[h.seq] = true
+	s.remember(h.seq)
 	return msg, true
+}
+
+// seenWindow is how many inbound sequence numbers a session remembers to
+// refuse replays; a long-lived session (a console) forgets older ones.
+const seenWindow = 1024
+
+func (s *v2Session) remember(seq uint32) {
+	s.seen[seq] = true
+	if len(s.seen) <= 2*seenWindow {
+		return
+	}
+	for k := range s.seen {
+		if seq-k > seenWindow {
+			delete(s.seen, k)
+		}
+	}
 }
 
 func (s *v2Session) integrity(b []byte) []byte {
