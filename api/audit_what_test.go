@@ -19,6 +19,7 @@ var wantAction = map[string]string{
 	"POST /api/v1/nodes/{name}/mark-manual-intervention": "node.mark-manual-intervention",
 	"POST /api/v1/nodes/{name}/release-manual":           "node.release-manual",
 	"POST /api/v1/nodes/{name}/rebootstrap":              "node.rebootstrap",
+	"POST /api/v1/nodes/{name}/console/input":            "node.console.input",
 	"POST /api/v1/tasks":                                 "task.create",
 	"POST /api/v1/tasks/{id}/{verb}":                     "task.retry",
 	"PUT /api/v1/secrets/{name}":                         "secret.put",

@@ -114,6 +114,7 @@ var requestBounds = map[reflect.Type]map[string]fieldBound{
 	reflect.TypeFor[apitypes.NodeVerbRequest](): {"Reason": {maxLength: maxReason}, "Revision": {maxLength: statestore.IDLen},
 		"Machine": {maxLength: maxMachineID}},
 	reflect.TypeFor[apitypes.TokenRequest]():    {"Name": {maxLength: auth.MaxNameLen}},
+	reflect.TypeFor[apitypes.ConsoleInput]():    {"Data": {maxLength: orchestrator.MaxConsoleInput}},
 	reflect.TypeFor[orchestrator.Filter]():      {"Sets": {maxItems: orchestrator.MaxFilterSets}},
 	reflect.TypeFor[orchestrator.TaskOptions](): {"Erase": {enum: enum([]drivers.Erase{drivers.EraseNone, drivers.EraseQuick, drivers.EraseSecure})}},
 	reflect.TypeFor[design.NodeFilter](): {

@@ -144,6 +144,13 @@ func (s *Server) nodeRoutes() []route {
 		{Method: "POST", Path: v1 + "/nodes/:name/as-built/accept", Role: op, Mutating: true, Response: orchestrator.AsBuiltRecord{},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented},
 			Summary:  "accept the node's machine as its last as-built check found it (that inventory only); retry the task to go on", handler: s.acceptHardware}, // asbuilt.go
+		{Method: "GET", Path: v1 + "/nodes/:name/console", Role: admin, Audited: true, Produces: "text/plain",
+			Query:    []param{{Name: "mode", Enum: consoleModes, Doc: "read-only (default) or read-write (POST .../console/input types at it)"}},
+			Problems: []int{http.StatusConflict, http.StatusNotImplemented},
+			Summary:  "attach to the node's serial console (IPMI Serial over LAN): the machine's output, streamed as it comes; one console per node", handler: s.console}, // console.go
+		{Method: "POST", Path: v1 + "/nodes/:name/console/input", Role: admin, Mutating: true, Request: apitypes.ConsoleInput{}, OK: []int{http.StatusNoContent},
+			Problems: []int{http.StatusConflict, http.StatusNotImplemented},
+			Summary:  "type at the node's console, attached read-write (the audit record counts the characters, never holds them)", handler: s.consoleInput},
 		{Method: "POST", Path: v1 + "/nodes/:name/rebootstrap", Role: admin, Mutating: true, Response: orchestrator.Rebootstrapped{}, Problems: []int{http.StatusConflict},
 			Summary: "reissue the node's introspection token for its current deployment and wait at bootstrap again; the answer holds the new token to install on the node", handler: s.rebootstrap},
 	}

@@ -64,6 +64,7 @@ type Config struct {
 	Secrets      Secrets  // nil: the secret routes answer 501
 	Tokens       Tokens   // nil: the token routes answer 501
 	BootData     BootData // nil: the bootdata route answers 501
+	Consoles     Consoles // nil: the console routes answer 501
 	// Ready reports whether the drivers answer (nil: not checked).
 	Ready func(ctx context.Context) error
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed for the

@@ -56,13 +56,22 @@ type OOBBIOS interface {
 
 // OOBConsole is implemented by OOB drivers that attach to a server's
 // serial console through its BMC (IPMI Serial over LAN). Console copies
-// what the server writes to out until ctx is done (nil: the console was
-// detached) or the BMC ends it (an error saying so); what arrives on in is
-// typed at the console, and a nil in makes the console read-only. A BMC
-// carries one console at a time: while another is attached, Console fails
-// with an error wrapping ErrConsoleBusy.
+// what the server writes to io.Out until ctx is done (nil: the console
+// was detached) or the BMC ends it (an error saying so). A BMC carries one
+// console at a time: while another is attached, Console fails with an
+// error wrapping ErrConsoleBusy.
 type OOBConsole interface {
-	Console(ctx context.Context, bmc BMC, out io.Writer, in <-chan []byte) error
+	Console(ctx context.Context, bmc BMC, io ConsoleIO) error
+}
+
+// ConsoleIO is what a console is connected to.
+type ConsoleIO struct {
+	Out io.Writer
+	// In carries what is typed at the console; nil makes it read-only.
+	In <-chan []byte
+	// Attached, when set, is called once the BMC has accepted the console,
+	// before anything is written to Out.
+	Attached func()
 }
 
 // ErrConsoleBusy: the BMC's console is attached elsewhere.

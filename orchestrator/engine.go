@@ -165,6 +165,7 @@ type Engine struct {
 
 	statusOne group.Batcher[drivers.NodeRef, drivers.Machine] // status of one machine
 	recon     reconcileState                                  // reconcile.go
+	cons      consoles                                        // console.go
 
 	mu      sync.Mutex
 	runs    map[string]*taskRun // running tasks

@@ -103,7 +103,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 
 	s := &Server{Engine: e, Env: env, Store: store, Token: tok, Node: d.NodeNames()[0], Logs: &bytes.Buffer{}, logMu: &sync.Mutex{}}
 	authenticate, tokenAdmin := api.TokenStore(tokens)
-	cfg := api.Config{Engine: e, Store: store, Authenticate: authenticate, Tokens: tokenAdmin,
+	cfg := api.Config{Engine: e, Consoles: e, Store: store, Authenticate: authenticate, Tokens: tokenAdmin,
 		Secrets: api.SecretStore(sec), BootData: env.Introspection, Log: zerolog.New(lockedWriter{s}).Level(zerolog.DebugLevel),
 		EventPoll: 20 * time.Millisecond}
 	if o.config != nil {

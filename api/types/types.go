@@ -229,3 +229,10 @@ type AuditPage struct {
 	// the limit: more records follow now.
 	More bool `json:"more"`
 }
+
+// ConsoleInput is the body of POST /nodes/{name}/console/input: characters
+// to type at the node's console (attached read-write), as the terminal
+// sends them (CR ends a line).
+type ConsoleInput struct {
+	Data string `json:"data"`
+}

@@ -196,7 +196,7 @@ func (a *app) readerSecrets(c engineConfig, st statestore.Store, createKey bool)
 // the in-process one of a command.
 func (a *app) newAPI(c engineConfig, env *engineEnv) (*api.Server, error) {
 	authenticate, tokenAdmin := api.TokenStore(auth.NewStore(env.store))
-	cfg := api.Config{Engine: env.engine, Store: env.store, Log: a.log, Registry: env.metrics,
+	cfg := api.Config{Engine: env.engine, Consoles: env.engine, Store: env.store, Log: a.log, Registry: env.metrics,
 		Authenticate: authenticate, Tokens: tokenAdmin, Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies}
 	if env.secrets != nil {
 		cfg.Secrets = api.SecretStore(env.secrets)

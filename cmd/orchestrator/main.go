@@ -122,6 +122,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.reconcileCmds()...)  // reconcile.go
 	root.AddCommand(a.acceptHardwareCmd()) // asbuilt.go
 	root.AddCommand(a.inventoryCmd())      // inventory.go
+	root.AddCommand(a.consoleCmd())        // console.go
 	root.AddCommand(a.auditCmd(), a.tokenCmd(), a.secretCmd(), a.bootdataCmd(), a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd())
 	return root
 }

@@ -42,7 +42,7 @@ const (
 var _ drivers.OOBConsole = (*Driver)(nil)
 
 // Console attaches to the node's serial console over SOL (lanplus only).
-func (d *Driver) Console(ctx context.Context, b drivers.BMC, out io.Writer, in <-chan []byte) error {
+func (d *Driver) Console(ctx context.Context, b drivers.BMC, cio drivers.ConsoleIO) error {
 	t, err := newTarget(b)
 	if err != nil {
 		return err
@@ -69,7 +69,10 @@ func (d *Driver) Console(ctx context.Context, b drivers.BMC, out io.Writer, in <
 	if err := activateSOL(s); err != nil {
 		return err
 	}
-	c := &solConsole{s: s, out: out, in: in}
+	if cio.Attached != nil {
+		cio.Attached()
+	}
+	c := &solConsole{s: s, out: cio.Out, in: cio.In}
 	err = c.run(ctx)
 	stop := time.AfterFunc(solCleanupWithin, cancel)
 	defer stop.Stop()

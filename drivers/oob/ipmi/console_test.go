@@ -58,7 +58,7 @@ func attach(d *Driver, target drivers.BMC, readOnly bool) *attached {
 		a.in = make(chan []byte, 4)
 		in = a.in
 	}
-	go func() { a.done <- d.Console(ctx, target, a.out, in) }()
+	go func() { a.done <- d.Console(ctx, target, drivers.ConsoleIO{Out: a.out, In: in}) }()
 	return a
 }
 
@@ -123,7 +123,7 @@ func TestConsoleSimBMC(t *testing.T) {
 // A lan (IPMI v1.5) BMC has no SOL: the error says so and is Permanent.
 func TestConsoleNeedsLanplus(t *testing.T) {
 	b, _ := startSim(t, bmc.Options{Serial: serial.New()})
-	err := newTestDriver(t, nil).Console(context.Background(), simTarget(b, "lan", 0), &syncBuffer{}, nil)
+	err := newTestDriver(t, nil).Console(context.Background(), simTarget(b, "lan", 0), drivers.ConsoleIO{Out: &syncBuffer{}})
 	if drivers.Classify(err) != drivers.Permanent || !strings.Contains(err.Error(), "lanplus") {
 		t.Fatalf("got %v", err)
 	}
@@ -132,7 +132,7 @@ func TestConsoleNeedsLanplus(t *testing.T) {
 // A BMC with SOL disabled: a Permanent error saying how to enable it.
 func TestConsoleDisabled(t *testing.T) {
 	b, _ := startSim(t, bmc.Options{})
-	err := newTestDriver(t, nil).Console(context.Background(), simTarget(b, "lanplus", 3), &syncBuffer{}, nil)
+	err := newTestDriver(t, nil).Console(context.Background(), simTarget(b, "lanplus", 3), drivers.ConsoleIO{Out: &syncBuffer{}})
 	if drivers.Classify(err) != drivers.Permanent || !strings.Contains(err.Error(), "sol set enabled") {
 		t.Fatalf("got %v", err)
 	}
