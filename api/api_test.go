@@ -161,7 +161,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 // TestAuditEveryMutatingRoute: each mutating call, allowed or refused,
 // leaves exactly one audit record naming who, what and the outcome.
 func TestAuditEveryMutatingRoute(t *testing.T) {
-	f := newFixture(t)
+	// More refusals a minute than the default sampling records: one per
+	// audited route here.
+	f := &fixture{apitest.Start(t, apitest.WithSeed(9), apitest.WithConfig(func(c *api.Config) { c.AuditRefusalsPerAddress = 1000 }))}
 	var task orchestrator.Task
 	f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "validate_design"}, &task)
 	if _, err := f.Engine.Wait(t.Context(), task.ID); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/sites"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -113,10 +114,15 @@ var requestBounds = map[reflect.Type]map[string]fieldBound{
 	reflect.TypeFor[apitypes.TaskRequest](): {"DesignRevision": {maxLength: statestore.IDLen}},
 	reflect.TypeFor[apitypes.NodeVerbRequest](): {"Reason": {maxLength: maxReason}, "Revision": {maxLength: statestore.IDLen},
 		"Machine": {maxLength: maxMachineID}},
-	reflect.TypeFor[apitypes.TokenRequest]():    {"Name": {maxLength: auth.MaxNameLen}},
-	reflect.TypeFor[apitypes.ConsoleInput]():    {"Data": {maxLength: orchestrator.MaxConsoleInput}},
-	reflect.TypeFor[orchestrator.Filter]():      {"Sets": {maxItems: orchestrator.MaxFilterSets}},
-	reflect.TypeFor[orchestrator.TaskOptions](): {"Erase": {enum: enum([]drivers.Erase{drivers.EraseNone, drivers.EraseQuick, drivers.EraseSecure})}},
+	reflect.TypeFor[apitypes.TokenRequest](): {"Name": {maxLength: auth.MaxNameLen}},
+	reflect.TypeFor[apitypes.ConsoleInput](): {"Data": {maxLength: orchestrator.MaxConsoleInput}},
+	reflect.TypeFor[apitypes.MAASSiteRequest](): {"Name": {maxLength: sites.MaxNameLen}, "URL": {maxLength: sites.MaxURLLen},
+		"APIKey": {maxLength: sites.MaxAPIKeyLen}, "Kind": {enum: []string{sites.KindMAAS}}},
+	reflect.TypeFor[apitypes.MAASSitePatch](): {"Name": {maxLength: sites.MaxNameLen}, "URL": {maxLength: sites.MaxURLLen},
+		"Status": {enum: []string{sites.StatusEnabled, sites.StatusDisabled}}},
+	reflect.TypeFor[apitypes.MAASSiteCredentials](): {"APIKey": {maxLength: sites.MaxAPIKeyLen}},
+	reflect.TypeFor[orchestrator.Filter]():          {"Sets": {maxItems: orchestrator.MaxFilterSets}},
+	reflect.TypeFor[orchestrator.TaskOptions]():     {"Erase": {enum: enum([]drivers.Erase{drivers.EraseNone, drivers.EraseQuick, drivers.EraseSecure})}},
 	reflect.TypeFor[design.NodeFilter](): {
 		"Names":  {maxItems: orchestrator.MaxFilterNames, eachMaxLength: orchestrator.MaxFilterValueLen},
 		"Tags":   {maxItems: orchestrator.MaxFilterValues, eachMaxLength: orchestrator.MaxFilterValueLen},

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/sites"
 )
 
 var errNoSecrets = problem(http.StatusNotImplemented, "this server has no secret store configured")
@@ -39,6 +40,9 @@ func (s *Server) putSecret(c echo.Context) error {
 		return errNoSecrets
 	}
 	auditWhat(c, AuditWhat{Action: "secret.put", Targets: []string{c.Param("name")}}) // the name, never the value
+	if sites.ReservedSecret(strings.ToLower(c.Param("name"))) {
+		return errSiteSecret
+	}
 	var b apitypes.SecretValue
 	if err := bindStrict(c, &b); err != nil {
 		return err
@@ -52,11 +56,17 @@ func (s *Server) putSecret(c echo.Context) error {
 	return c.JSON(http.StatusOK, apitypes.SecretStored{Name: c.Param("name"), Status: "stored"})
 }
 
+// errSiteSecret refuses the secret routes a site record's API key.
+var errSiteSecret = problem(http.StatusBadRequest, "the name is reserved for a site record's API key: write it with POST /api/v1/admin/maas-sites/{id}/credentials")
+
 func (s *Server) deleteSecret(c echo.Context) error {
 	if s.cfg.Secrets == nil {
 		return errNoSecrets
 	}
 	auditWhat(c, AuditWhat{Action: "secret.delete", Targets: []string{c.Param("name")}})
+	if sites.ReservedSecret(strings.ToLower(c.Param("name"))) {
+		return errSiteSecret
+	}
 	if err := s.cfg.Secrets.Delete(c.Request().Context(), c.Param("name")); err != nil {
 		return err
 	}

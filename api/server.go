@@ -65,6 +65,8 @@ type Config struct {
 	Tokens       Tokens   // nil: the token routes answer 501
 	BootData     BootData // nil: the bootdata route answers 501
 	Consoles     Consoles // nil: the console routes answer 501
+	Sites        Sites    // nil: the site routes answer 501
+	SiteProber   SiteProber
 	// Ready reports whether the drivers answer (nil: not checked).
 	Ready func(ctx context.Context) error
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed for the

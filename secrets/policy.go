@@ -11,6 +11,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/secrets/store"
+	"github.com/slipway-dev/slipway/sites"
 )
 
 // Policy limits the env: and file: references a [Resolver] reads. The
@@ -46,6 +47,8 @@ func reserved(ref design.SecretRef) error {
 	case ref.Scheme == "secret" && EnvName(ref.Name) == store.KeyEnv,
 		ref.Scheme == "env" && ref.Name == store.KeyEnv:
 		return fmt.Errorf("%s: the name is reserved: %s holds the secret store's own key, which is never handed out; store the secret under another name", ref, store.KeyEnv)
+	case ref.Scheme == "secret" && sites.ReservedSecret(strings.ToLower(ref.Name)):
+		return fmt.Errorf("%s: the name is reserved: it holds a site record's API key, which only its site uses (a design's Site binds to its record by name)", ref)
 	}
 	return nil
 }

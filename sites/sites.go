@@ -376,9 +376,22 @@ func (r *Registry) Binding(ctx context.Context, name string) (Endpoint, error) {
 	if rec.Status != StatusEnabled {
 		return Endpoint{}, fmt.Errorf("%w: site %s (%s) is disabled: enable it (PATCH its status) to drive its machines", ErrDisabled, name, rec.ID)
 	}
+	return r.endpoint(ctx, rec)
+}
+
+// Endpoint returns site id's endpoint, enabled or not (to probe it).
+func (r *Registry) Endpoint(ctx context.Context, id string) (Endpoint, error) {
+	rec, err := r.Get(ctx, id)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	return r.endpoint(ctx, rec)
+}
+
+func (r *Registry) endpoint(ctx context.Context, rec Record) (Endpoint, error) {
 	key, err := r.sec.Get(ctx, CredentialSecret(rec.ID))
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("site %s: its API key: %w", name, err)
+		return Endpoint{}, fmt.Errorf("site %s: its API key: %w", rec.Name, err)
 	}
 	return Endpoint{Record: rec, APIKey: key}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/sites"
 )
 
 // Principal is who a token stands for.
@@ -235,4 +236,42 @@ type AuditPage struct {
 // sends them (CR ends a line).
 type ConsoleInput struct {
 	Data string `json:"data"`
+}
+
+// MAASSiteRequest is the body of POST /admin/maas-sites: a new site, its
+// MAAS endpoint and API key (write-only: no answer holds it).
+type MAASSiteRequest struct {
+	Name   string       `json:"name"`
+	Kind   string       `json:"kind,omitempty"` // maas (the default)
+	URL    string       `json:"url"`
+	APIKey string       `json:"api_key"`
+	Policy sites.Policy `json:"policy,omitzero"`
+}
+
+// MAASSitePatch is the body of PATCH /admin/maas-sites/{id}: the fields
+// to change (absent: unchanged).
+type MAASSitePatch struct {
+	Name   *string       `json:"name,omitempty"`
+	URL    *string       `json:"url,omitempty"`
+	Status *string       `json:"status,omitempty"` // enabled or disabled
+	Policy *sites.Policy `json:"policy,omitempty"`
+}
+
+// MAASSiteCredentials is the body of POST /admin/maas-sites/{id}/credentials:
+// the new API key (write-only).
+type MAASSiteCredentials struct {
+	APIKey string `json:"api_key"`
+}
+
+// MAASSiteProbe is the answer of POST /admin/maas-sites/{id}/probe: what
+// the site's provisioner answered, checked with its stored credentials.
+type MAASSiteProbe struct {
+	Site    string           `json:"site"` // the site's ID
+	Name    string           `json:"name"`
+	URL     string           `json:"url"`
+	Checked time.Time        `json:"checked"`
+	Info    drivers.SiteInfo `json:"info"`
+	// Error says what failed when the provisioner did not answer or
+	// refused the credentials ("" when it answered).
+	Error string `json:"error,omitempty"`
 }

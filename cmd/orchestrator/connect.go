@@ -201,6 +201,9 @@ func (a *app) newAPI(c engineConfig, env *engineEnv) (*api.Server, error) {
 	if env.secrets != nil {
 		cfg.Secrets = api.SecretStore(env.secrets)
 	}
+	if env.sites != nil {
+		cfg.Sites, cfg.SiteProber = env.sites, env.prober
+	}
 	if bd := a.bootData(context.Background(), c, env.store); bd != nil {
 		cfg.BootData = bd
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"runtime/debug"
 
@@ -30,8 +31,10 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
+	"github.com/slipway-dev/slipway/internal/siteprobe"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/secrets"
+	"github.com/slipway-dev/slipway/sites"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 )
@@ -192,6 +195,8 @@ type engineEnv struct {
 	engine  *orchestrator.Engine
 	store   statestore.Store
 	secrets *secretstore.Store // nil without a key
+	sites   *sites.Registry    // nil without a key
+	prober  siteprobe.Prober
 	drivers orchestrator.Drivers
 	metrics *prometheus.Registry
 	close   func()
@@ -246,7 +251,13 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 		return fail(err)
 	}
 	closers = append([]func(){func() { reg.Close() }}, closers...)
-	drv, err := siteDrivers(reg, d, c.driverSettings(), resolver.Resolve)
+	var reg2 *sites.Registry
+	var bind binder
+	if sec != nil {
+		reg2 = sites.New(st, sec)
+		bind = func(name string) (sites.Endpoint, error) { return reg2.Binding(ctx, name) }
+	}
+	drv, err := siteDrivers(reg, d, c.driverSettings(), resolver.Resolve, bind)
 	if err != nil {
 		return fail(usageErr(err))
 	}
@@ -271,7 +282,8 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 		return fail(err)
 	}
 	closers = append([]func(){e.Close}, closers...)
-	return &engineEnv{engine: e, store: st, secrets: sec, drivers: drv, metrics: metrics, close: func() { closeAll(closers) }}, nil
+	return &engineEnv{engine: e, store: st, secrets: sec, sites: reg2, prober: siteprobe.Prober{NewServer: reg.Server, Sites: reg2}, drivers: drv, metrics: metrics,
+		close: func() { closeAll(closers) }}, nil
 }
 
 // closeAll runs the closers in order.
@@ -387,7 +399,7 @@ type registryLike interface {
 // Site's secret reference, resolved here.
 // base holds the engine configuration's server driver settings, which the
 // Site's override.
-func siteDrivers(reg registryLike, d *design.Design, base map[string]string, resolve func(string) (drivers.Secret, error)) (orchestrator.Drivers, error) {
+func siteDrivers(reg registryLike, d *design.Design, base map[string]string, resolve func(string) (drivers.Secret, error), bind binder) (orchestrator.Drivers, error) {
 	var out orchestrator.Drivers
 	if d.Site == nil {
 		return out, fmt.Errorf("the design has no Site: it names the drivers and how to reach MAAS")
@@ -405,16 +417,16 @@ func siteDrivers(reg registryLike, d *design.Design, base map[string]string, res
 	if scfg.Settings == nil {
 		scfg.Settings = map[string]string{}
 	}
-	scfg.Settings[maasdrv.SettingURL] = d.Site.Spec.MAAS.URL
+	url, key, err := siteEndpoint(d, bind, resolve)
+	if err != nil {
+		return out, err
+	}
+	scfg.Settings[maasdrv.SettingURL] = url
 	if n, ok := d.CommissionRetries(); ok { // the Site's lifecycle.commissionRetries
 		scfg.Settings[maasdrv.SettingCommissionRetries] = strconv.Itoa(n)
 	}
-	if ref := d.Site.Spec.MAAS.APIKey; ref != "" {
-		key, err := resolve(ref)
-		if err != nil {
-			return out, fmt.Errorf("the Site's maas.apiKey %s: %w", ref, err)
-		}
-		scfg.Secrets[maasdrv.SecretAPIKey] = key
+	if key != nil {
+		scfg.Secrets[maasdrv.SecretAPIKey] = *key
 	}
 	srv, err := reg.Server(orDefault(names.Server, "maas"), scfg)
 	if err != nil {
@@ -425,6 +437,39 @@ func siteDrivers(reg registryLike, d *design.Design, base map[string]string, res
 		return out, err
 	}
 	return orchestrator.Drivers{OOB: oob, OOBByType: byType, Server: srv, Network: net}, nil
+}
+
+// binder returns the endpoint of the enabled site record called name
+// (sites.Registry.Binding); its error wraps sites.ErrNotFound when there
+// is none.
+type binder func(name string) (sites.Endpoint, error)
+
+// siteEndpoint is the MAAS URL and API key of the Site's server driver:
+// its site record's when one has the Site's name (the design then names
+// neither: the endpoint and the key are the record's, never the
+// design's), else the design's maas.url and maas.apiKey.
+func siteEndpoint(d *design.Design, bind binder, resolve func(string) (drivers.Secret, error)) (string, *drivers.Secret, error) {
+	m := d.Site.Spec.MAAS
+	if bind != nil {
+		ep, err := bind(d.Site.Metadata.Name)
+		switch {
+		case err == nil && (m.URL != "" || m.APIKey != ""):
+			return "", nil, fmt.Errorf("the Site %s is bound to the site record %s: its MAAS URL and API key are the record's; remove maas.url and maas.apiKey from the design",
+				d.Site.Metadata.Name, ep.Record.ID)
+		case err == nil:
+			return ep.Record.URL, &ep.APIKey, nil
+		case !errors.Is(err, sites.ErrNotFound):
+			return "", nil, fmt.Errorf("the Site %s: %w", d.Site.Metadata.Name, err)
+		}
+	}
+	if m.APIKey == "" {
+		return m.URL, nil, nil
+	}
+	key, err := resolve(m.APIKey)
+	if err != nil {
+		return "", nil, fmt.Errorf("the Site's maas.apiKey %s: %w", m.APIKey, err)
+	}
+	return m.URL, &key, nil
 }
 
 // profileOOBDrivers builds the OOB drivers the design's hardware profiles

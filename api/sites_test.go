@@ -1,0 +1,105 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/slipway-dev/slipway/api"
+	apitypes "github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// TestMAASSites: admins create, read, change, disable and re-key site
+// records; the API key goes in and never comes out (answers, audit);
+// names are unique; the probe checks the site's MAAS with its stored key
+// (the lab's: answers; a wrong key: not authenticated); the secret routes
+// can't touch a site's key.
+func TestMAASSites(t *testing.T) {
+	f := newFixture(t)
+	info := f.Env.Lab.Info()
+	admin, op := f.Token[api.RoleAdmin], f.Token[api.RoleOperator]
+	base := "/api/v1/admin/maas-sites"
+	create := map[string]any{"name": "dc1", "url": info.MAASURL, "api_key": info.APIKey, "policy": map[string]any{"max_concurrent": 8, "erase": "quick"}}
+	if code := f.json(t, "POST", base, op, create, nil); code != http.StatusForbidden {
+		t.Fatalf("create as an operator: %d", code)
+	}
+	var rec sites.Record
+	if code := f.json(t, "POST", base, admin, create, &rec); code != http.StatusCreated || rec.ID == "" || !rec.Credentials.Set || rec.Policy.Erase != "quick" {
+		t.Fatalf("create: %d %+v", code, rec)
+	}
+	if code := f.json(t, "POST", base, admin, create, nil); code != http.StatusConflict {
+		t.Errorf("a second site named dc1: %d", code)
+	}
+	bad := map[string]any{"name": "dc2", "url": "file:///etc/passwd", "api_key": info.APIKey}
+	if code, b := f.do(t, "POST", base, admin, "application/json", mustJSON(bad)); code != http.StatusBadRequest || strings.Contains(string(b), info.APIKey) {
+		t.Errorf("a file URL: %d %s", code, b)
+	}
+
+	var probe apitypes.MAASSiteProbe
+	if code := f.json(t, "POST", base+"/"+rec.ID+"/probe", admin, nil, &probe); code != 200 || !probe.Info.Reachable || !probe.Info.Authenticated ||
+		probe.Info.Version == "" || probe.Error != "" {
+		t.Fatalf("probe of the lab's MAAS: %d %+v", code, probe)
+	}
+	var rotated sites.Record
+	if code := f.json(t, "POST", base+"/"+rec.ID+"/credentials", admin, map[string]string{"api_key": "a:b:wrong"}, &rotated); code != 200 ||
+		!rotated.Credentials.Updated.After(rec.Credentials.Updated) {
+		t.Fatalf("rotate: %d %+v", code, rotated)
+	}
+	probe = apitypes.MAASSiteProbe{}
+	if code := f.json(t, "POST", base+"/"+rec.ID+"/probe", admin, nil, &probe); code != 200 || probe.Info.Authenticated || probe.Error == "" {
+		t.Errorf("probe with a wrong key: %d %+v", code, probe)
+	}
+
+	status := "disabled"
+	var patched sites.Record
+	if code := f.json(t, "PATCH", base+"/"+rec.ID, admin, map[string]any{"status": status, "url": "https://maas.dc1.example/MAAS"}, &patched); code != 200 ||
+		patched.Status != "disabled" || patched.URL != "https://maas.dc1.example/MAAS" {
+		t.Errorf("patch: %d %+v", code, patched)
+	}
+	if code := f.json(t, "PATCH", base+"/"+rec.ID, admin, map[string]any{"status": "enabled"}, nil); code != 200 {
+		t.Errorf("enable again: %d", code)
+	}
+	var disabled sites.Record
+	if code := f.json(t, "DELETE", base+"/"+rec.ID, admin, nil, &disabled); code != 200 || disabled.Status != "disabled" {
+		t.Errorf("delete (disable): %d %+v", code, disabled)
+	}
+	var all []sites.Record
+	if code := f.json(t, "GET", base, admin, nil, &all); code != 200 || len(all) != 1 || all[0].Status != "disabled" {
+		t.Errorf("list: %d %+v", code, all)
+	}
+	if code := f.json(t, "GET", base+"/ms-0000000000", admin, nil, nil); code != http.StatusNotFound {
+		t.Errorf("an unknown site: %d", code)
+	}
+	if code := f.json(t, "PUT", "/api/v1/secrets/"+sites.CredentialSecret(rec.ID), admin, map[string]string{"value": "x:y:z"}, nil); code != http.StatusBadRequest {
+		t.Errorf("the secret route writing a site's key: %d", code)
+	}
+	if code := f.json(t, "DELETE", "/api/v1/secrets/"+sites.CredentialSecret(rec.ID), admin, nil, nil); code != http.StatusBadRequest {
+		t.Errorf("the secret route deleting a site's key: %d", code)
+	}
+	_, listed := f.do(t, "GET", base, admin, "", nil)
+	page, _ := f.Store.ReadLog(t.Context(), "audit", 0, 0)
+	for _, b := range append([][]byte{listed}, entries(page)...) {
+		if strings.Contains(string(b), info.APIKey) || strings.Contains(string(b), "a:b:wrong") {
+			t.Fatalf("a site's API key came out: %s", b)
+		}
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func entries(log []statestore.LogEntry) [][]byte {
+	out := make([][]byte, len(log))
+	for i, e := range log {
+		out[i] = e.Value
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+// Package siteprobe checks a site record's provisioner with a server
+// driver of its own, built from the record and its stored key: what
+// POST /admin/maas-sites/{id}/probe answers.
+package siteprobe
+
+import (
+	"context"
+	"time"
+
+	apitypes "github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/drivers"
+	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
+	"github.com/slipway-dev/slipway/sites"
+)
+
+// Timeout bounds one probe of a site's provisioner.
+const Timeout = 30 * time.Second
+
+// Prober checks a site record's MAAS with a server driver of its own,
+// built by NewServer (the driver registry's) from the record and its key.
+type Prober struct {
+	NewServer func(kind string, cfg drivers.Config) (drivers.Server, error)
+	Sites     *sites.Registry
+}
+
+// ProbeSite answers what the site's MAAS says; a MAAS that does not
+// answer or refuses the key is an answer too (Error says what failed),
+// not an error of the call.
+func (p Prober) ProbeSite(ctx context.Context, id string) (apitypes.MAASSiteProbe, error) {
+	ep, err := p.Sites.Endpoint(ctx, id)
+	if err != nil {
+		return apitypes.MAASSiteProbe{}, err
+	}
+	out := apitypes.MAASSiteProbe{Site: ep.Record.ID, Name: ep.Record.Name, URL: ep.Record.URL, Checked: time.Now().UTC()}
+	srv, err := p.NewServer(ep.Record.Kind, drivers.Config{Settings: map[string]string{maasdrv.SettingURL: ep.Record.URL},
+		Secrets: map[string]drivers.Secret{maasdrv.SecretAPIKey: ep.APIKey}})
+	if err != nil {
+		out.Error = err.Error()
+		return out, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	out.Info, err = srv.ProbeSite(ctx)
+	if err != nil {
+		out.Error = err.Error()
+	}
+	return out, nil
+}
