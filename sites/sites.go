@@ -210,6 +210,9 @@ func (r *Registry) Create(ctx context.Context, c Create) (Record, error) {
 			return Record{}, err
 		}
 	}
+	if c.Policy.DefaultProfile != "" {
+		return Record{}, fmt.Errorf("%w: policy.default_profile: a new site has no profiles yet; create the site, then its profile, then set default_profile", ErrInvalid)
+	}
 	all, err := r.List(ctx)
 	if err != nil {
 		return Record{}, err
@@ -266,6 +269,9 @@ func (r *Registry) Update(ctx context.Context, id string, p Patch) (Record, erro
 	}
 	if p.Policy != nil {
 		if err := p.Policy.Check(); err != nil {
+			return Record{}, err
+		}
+		if err := r.checkDefaultProfile(ctx, id, *p.Policy); err != nil {
 			return Record{}, err
 		}
 		rec.Policy = *p.Policy
