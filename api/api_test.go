@@ -61,7 +61,7 @@ func (f *fixture) json(t *testing.T, method, path, token string, in, out any) in
 	return code
 }
 
-var paramRE = regexp.MustCompile(`\{([a-zA-Z]+)\}`)
+var paramRE = regexp.MustCompile(`\{([a-zA-Z_]+)\}`)
 
 type filledRoute struct {
 	api.RouteInfo

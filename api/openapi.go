@@ -34,7 +34,7 @@ import (
 // repository's root (`go run ./cmd/gendocs` writes it).
 const OpenAPIPath = "docs/openapi.json"
 
-var paramRE = regexp.MustCompile(`:([a-zA-Z]+)`)
+var paramRE = regexp.MustCompile(`:([a-zA-Z_]+)`)
 
 // openapiPath turns an echo path into an OpenAPI one (:id → {id}).
 func openapiPath(p string) string { return paramRE.ReplaceAllString(p, "{$1}") }

@@ -121,6 +121,7 @@ var requestBounds = map[reflect.Type]map[string]fieldBound{
 	reflect.TypeFor[apitypes.MAASSitePatch](): {"Name": {maxLength: sites.MaxNameLen}, "URL": {maxLength: sites.MaxURLLen},
 		"Status": {enum: []string{sites.StatusEnabled, sites.StatusDisabled}}},
 	reflect.TypeFor[apitypes.MAASSiteCredentials](): {"APIKey": {maxLength: sites.MaxAPIKeyLen}},
+	reflect.TypeFor[apitypes.RoCEUpsert]():          {"Items": {maxItems: sites.MaxRoCEItems}},
 	reflect.TypeFor[orchestrator.Filter]():          {"Sets": {maxItems: orchestrator.MaxFilterSets}},
 	reflect.TypeFor[orchestrator.TaskOptions]():     {"Erase": {enum: enum([]drivers.Erase{drivers.EraseNone, drivers.EraseQuick, drivers.EraseSecure})}},
 	reflect.TypeFor[design.NodeFilter](): {

@@ -81,8 +81,8 @@ var taskVerbs = []orchestrator.Verb{orchestrator.VerbRetry, orchestrator.VerbRes
 // table is every route of the API.
 func (s *Server) table() []route {
 	return slices.Concat(s.probeRoutes(), s.designRoutes(), s.nodeRoutes(), s.taskRoutes(), s.adminRoutes(),
-		s.reconcileRoutes(v1), // reconcile.go
-		s.siteRoutes())        // sites.go
+		s.reconcileRoutes(v1),              // reconcile.go
+		s.siteRoutes(), s.sitePartRoutes()) // sites.go, siteparts.go
 }
 
 // v1 prefixes the API's versioned routes.

@@ -61,11 +61,12 @@ type Config struct {
 	Engine       Engine
 	Store        statestore.Store // designs, audit log
 	Authenticate Authenticator
-	Secrets      Secrets  // nil: the secret routes answer 501
-	Tokens       Tokens   // nil: the token routes answer 501
-	BootData     BootData // nil: the bootdata route answers 501
-	Consoles     Consoles // nil: the console routes answer 501
-	Sites        Sites    // nil: the site routes answer 501
+	Secrets      Secrets   // nil: the secret routes answer 501
+	Tokens       Tokens    // nil: the token routes answer 501
+	BootData     BootData  // nil: the bootdata route answers 501
+	Consoles     Consoles  // nil: the console routes answer 501
+	Sites        Sites     // nil: the site routes answer 501
+	SiteParts    SiteParts // profiles and RoCE assignments (with Sites)
 	SiteProber   SiteProber
 	// Ready reports whether the drivers answer (nil: not checked).
 	Ready func(ctx context.Context) error

@@ -2,12 +2,16 @@ package api_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
 	apitypes "github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/sites"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -102,4 +106,71 @@ func entries(log []statestore.LogEntry) [][]byte {
 		out[i] = e.Value
 	}
 	return out
+}
+
+// TestSiteProfilesAndRoCE: profiles through the API; a RoCE bulk upsert
+// against the current design (its example GPU node and its NIC aliases)
+// is stored, and one with an overlapping pair answers 422 naming both,
+// storing nothing.
+func TestSiteProfilesAndRoCE(t *testing.T) {
+	f := newFixture(t)
+	admin := f.Token[api.RoleAdmin]
+	d := testsite.Example(t) // the design the fixture stored
+	var rec sites.Record
+	if code := f.json(t, "POST", "/api/v1/admin/maas-sites", admin, map[string]any{"name": d.Site.Metadata.Name, "url": "http://maas.example:5240/MAAS",
+		"api_key": "a:b:c"}, &rec); code != http.StatusCreated {
+		t.Fatalf("create: %d", code)
+	}
+	base := "/api/v1/admin/maas-sites/" + rec.ID
+	var p sites.Profile
+	if code := f.json(t, "POST", base+"/profiles", admin, map[string]any{"name": "gpu", "distro_series": "jammy", "kernel": "hwe-22.04", "roce": true}, &p); code != http.StatusCreated || p.ID == "" {
+		t.Fatalf("create profile: %d %+v", code, p)
+	}
+	if code := f.json(t, "PATCH", base, admin, map[string]any{"policy": map[string]any{"default_profile": "gpu"}}, nil); code != 200 {
+		t.Fatalf("set the default profile: %d", code)
+	}
+	if code, b := f.do(t, "DELETE", base+"/profiles/"+p.ID, admin, "", nil); code != http.StatusConflict {
+		t.Errorf("delete the default profile: %d %s", code, b)
+	}
+	var ps []sites.Profile
+	if code := f.json(t, "GET", base+"/profiles", admin, nil, &ps); code != 200 || len(ps) != 1 || !ps[0].RoCE {
+		t.Errorf("profiles: %d %+v", code, ps)
+	}
+
+	host, iface, iface2 := nodeWithTwoAliases(t, d)
+	ok := map[string]any{"items": []map[string]string{{"hostname": host, "interface": iface, "ipv4_cidr": "10.250.0.0/31"}}}
+	var got apitypes.RoCEAssignments
+	if code := f.json(t, "POST", base+"/roce-assignments", admin, ok, &got); code != 200 || len(got.Items) != 1 || got.Items[0].ID == "" {
+		t.Fatalf("upsert: %d %+v", code, got)
+	}
+	overlapping := map[string]any{"items": []map[string]string{{"hostname": host, "interface": iface2, "ipv4_cidr": "10.250.0.0/31"},
+		{"hostname": host, "interface": "no-such-nic", "ipv4_cidr": "10.250.0.4/31"}}}
+	code, b := f.do(t, "POST", base+"/roce-assignments", admin, "application/json", mustJSON(overlapping))
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), "roce-overlap") ||
+		!strings.Contains(string(b), host+" "+iface2+" 10.250.0.0/31 overlaps "+host+" "+iface+" 10.250.0.0/31 (stored)") ||
+		!strings.Contains(string(b), "no-such-nic") {
+		t.Fatalf("overlapping pair: %d %s", code, b)
+	}
+	if code := f.json(t, "GET", base+"/roce-assignments?hostname="+host, admin, nil, &got); code != 200 || len(got.Items) != 1 || got.Items[0].IPv4CIDR != "10.250.0.0/31" {
+		t.Errorf("after the refusal: %d %+v", code, got)
+	}
+	if code, _ := f.do(t, "DELETE", base+"/roce-assignments/"+got.Items[0].ID, admin, "", nil); code != http.StatusNoContent {
+		t.Errorf("delete: %d", code)
+	}
+}
+
+// nodeWithTwoAliases is a node of d whose hardware profile names at
+// least two devices, and two of its aliases.
+func nodeWithTwoAliases(t *testing.T, d *design.Design) (string, string, string) {
+	for _, name := range d.NodeNames() {
+		n := d.Nodes[name]
+		hp := d.HardwareProfiles[n.Spec.HardwareProfile]
+		if hp == nil || len(hp.Spec.DeviceAliases) < 2 {
+			continue
+		}
+		aliases := slices.Sorted(maps.Keys(hp.Spec.DeviceAliases))
+		return name, aliases[0], aliases[1]
+	}
+	t.Fatal("the example design has no node with two device aliases")
+	return "", "", ""
 }

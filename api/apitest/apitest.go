@@ -110,7 +110,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	siteReg := sites.New(store, sec)
 	cfg := api.Config{Engine: e, Consoles: e, Store: store, Authenticate: authenticate, Tokens: tokenAdmin,
 		Secrets: api.SecretStore(sec), BootData: env.Introspection, Log: zerolog.New(lockedWriter{s}).Level(zerolog.DebugLevel),
-		EventPoll: 20 * time.Millisecond, Sites: siteReg,
+		EventPoll: 20 * time.Millisecond, Sites: siteReg, SiteParts: siteReg,
 		SiteProber: siteprobe.Prober{NewServer: func(_ string, c drivers.Config) (drivers.Server, error) { return maasdrv.New(c) }, Sites: siteReg}}
 	if o.config != nil {
 		o.config(&cfg)

@@ -275,3 +275,15 @@ type MAASSiteProbe struct {
 	// refused the credentials ("" when it answered).
 	Error string `json:"error,omitempty"`
 }
+
+// RoCEUpsert is the body of POST /admin/maas-sites/{id}/roce-assignments:
+// the assignments to store, each replacing the site's assignment of its
+// hostname and interface.
+type RoCEUpsert struct {
+	Items []sites.RoCEItem `json:"items"`
+}
+
+// RoCEAssignments is the answer of the RoCE routes.
+type RoCEAssignments struct {
+	Items []sites.RoCEAssignment `json:"items"`
+}

@@ -202,7 +202,7 @@ func (a *app) newAPI(c engineConfig, env *engineEnv) (*api.Server, error) {
 		cfg.Secrets = api.SecretStore(env.secrets)
 	}
 	if env.sites != nil {
-		cfg.Sites, cfg.SiteProber = env.sites, env.prober
+		cfg.Sites, cfg.SiteParts, cfg.SiteProber = env.sites, env.sites, env.prober
 	}
 	if bd := a.bootData(context.Background(), c, env.store); bd != nil {
 		cfg.BootData = bd
