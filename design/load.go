@@ -189,11 +189,6 @@ func (b *builder) site() {
 	if len(names) == 0 {
 		b.r.errorf(RuleSchema, KindSite, "", Pos{}, "the design has no Site document; add exactly one (kind: Site)")
 	}
-	for i, n := range names {
-		if i > 0 {
-			b.r.errorf(RuleSchema, KindSite, n, sites[n].pos, "a design has exactly one Site; %q is already defined at %s (layers of one Site must use its name)", names[0], sites[names[0]].pos)
-		}
-	}
 	s := &Site{}
 	if len(names) > 0 {
 		o := sites[names[0]]
@@ -203,4 +198,13 @@ func (b *builder) site() {
 		decodeObject(b.r, &object{kind: KindSite, doc: NewMap(Pos{}, nil)}, siteDefaults, &s.Metadata, &s.Spec)
 	}
 	b.d.Site = s
+	if len(names) < 2 {
+		return
+	}
+	b.d.Sites = map[string]*Site{names[0]: s} // several Sites: sites.go
+	for _, n := range names[1:] {
+		other := &Site{}
+		decodeObject(b.r, sites[n], siteDefaults, &other.Metadata, &other.Spec)
+		b.d.Sites[n] = other
+	}
 }

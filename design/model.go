@@ -20,7 +20,10 @@ var Kinds = []string{KindSite, KindNetwork, KindNetworkLink, KindHardwareProfile
 // Design is a fully resolved, validated site. Host profiles are resolved
 // along their chains; nodes carry their profile chain and hardware profile.
 type Design struct {
-	Site             *Site                       `json:"site"`
+	Site *Site `json:"site"`
+	// Sites are all the Sites of a design with several (nil with one);
+	// Site is the first by name (sites.go).
+	Sites            map[string]*Site            `json:"sites,omitempty"`
 	Networks         map[string]*Network         `json:"networks"`
 	NetworkLinks     map[string]*NetworkLink     `json:"network_links" yaml:"networkLinks"`
 	HardwareProfiles map[string]*HardwareProfile `json:"hardware_profiles" yaml:"hardwareProfiles"`
@@ -377,6 +380,9 @@ type HostProfileSpec struct {
 
 // HostSpec holds the fields shared by host profiles and nodes.
 type HostSpec struct {
+	// Site names the Site the node belongs to (required when the design
+	// has several; sites.go).
+	Site            string               `json:"site,omitempty"`
 	HardwareProfile string               `json:"hardware_profile,omitempty" yaml:"hardwareProfile"`
 	PrimaryNetwork  string               `json:"primary_network,omitempty" yaml:"primaryNetwork"`
 	Interfaces      map[string]Interface `json:"interfaces,omitempty"`
@@ -389,6 +395,7 @@ type HostSpec struct {
 	Erase string `json:"erase,omitempty" enum:"none|quick|secure"`
 
 	Pos                Pos            `json:"-"`
+	SitePos            Pos            `json:"-" pos:"site"`
 	HardwareProfilePos Pos            `json:"-" pos:"hardwareProfile"`
 	PrimaryNetworkPos  Pos            `json:"-" pos:"primaryNetwork"`
 	OwnerDataPos       Pos            `json:"-" pos:"ownerData"`

@@ -422,6 +422,7 @@ const (
 	nodesF = "nodes.yaml"
 	baF    = "bootactions.yaml"
 	siteF  = "site.yaml"
+	site2  = "apiVersion: slipway/v1 # @site2\nkind: Site\nmetadata:\n  name: lab2\nspec:\n  domain: lab2.example.net\n"
 )
 
 // profileChain returns HostProfile documents prefix1 .. prefixN, each the
@@ -531,9 +532,19 @@ var ruleCases = []ruleCase{
 	{rule: "schema", name: "node without addressing",
 		edits: []edit{rep(nodesF, "  addressing:\n    - {network: pxe, address: dhcp} # @n3-addr0\n    - {network: mgmt, address: 10.12.0.103} # @n3-addr1\n    - {network: storage, address: 10.13.0.103} # @n3-addr2\n", "")},
 		want:  []exp{fail("schema", "Node", "n3", nodesF+"@n3", "spec.addressing needs at least one entry")}},
-	{rule: "schema", name: "second Site",
-		edits: []edit{add(siteF, "apiVersion: slipway/v1 # @site2\nkind: Site\nmetadata:\n  name: lab2\nspec:\n  domain: lab2.example.net\n")},
-		want:  []exp{fail("schema", "Site", "lab2", siteF+"@site2", "exactly one Site")}},
+	{rule: "site", name: "second Site: a node names no site",
+		edits: []edit{add(siteF, site2), rep(nodesF, "  hostProfile: compute # @n1-hp", "  hostProfile: compute # @n1-hp\n  site: lab"),
+			rep(nodesF, "  hostProfile: compute # @n2-hp", "  hostProfile: compute # @n2-hp\n  site: lab2")},
+		want: []exp{fail("site", "Node", "n3", nodesF+"@n3", "name the node's in spec.site")}},
+	{rule: "site", name: "second Site: every node names its own (through its host profile)",
+		edits: []edit{add(siteF, site2), rep(profF, "  primaryNetwork: mgmt # @base-primary", "  primaryNetwork: mgmt # @base-primary\n  site: lab2")}},
+	{rule: "site", name: "a node names a site the design lacks",
+		edits: []edit{rep(nodesF, "  hostProfile: compute # @n1-hp", "  hostProfile: compute # @n1-hp\n  site: lab9 # @n1-site")},
+		want:  []exp{fail("site", "Node", "n1", nodesF+"@n1-site", `site "lab9" is not a Site of the design`)}},
+	{rule: "site", name: "second Site sets a design-wide setting",
+		edits: []edit{add(siteF, site2+"  introspection: {url: \"http://10.12.0.1:8081\"}\n"),
+			rep(profF, "  primaryNetwork: mgmt # @base-primary", "  primaryNetwork: mgmt # @base-primary\n  site: lab")},
+		want: []exp{fail("site", "Site", "lab2", siteF+"@site2", "introspection applies design-wide: set it on the first Site, lab")}},
 	{rule: "schema", name: "no Site",
 		edits: []edit{drop(siteF)},
 		want:  []exp{fail("schema", "Site", "", "", "no Site document")}},

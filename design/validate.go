@@ -44,6 +44,7 @@ func validate(r *report, d *Design) {
 		static: map[netip.Addr]addrUse{}, bmcs: map[netip.Addr]addrUse{},
 		macs: map[string]addrUse{}, carriers: map[string][]string{}}
 	v.site()
+	v.sites()          // sites.go
 	v.lifecycle()      // validate_lifecycle.go
 	v.reconciliation() // validate_reconcile.go
 	v.hardwareTags()   // validate_hardware.go
@@ -84,7 +85,12 @@ func validate(r *report, d *Design) {
 }
 
 func (v *validator) site() {
-	s := v.d.Site
+	for _, name := range v.d.SiteNames() {
+		v.siteDoc(v.d.SiteNamed(name))
+	}
+}
+
+func (v *validator) siteDoc(s *Site) {
 	name := s.Metadata.Name
 	for i, a := range s.Spec.DNS.Servers {
 		if _, err := netip.ParseAddr(a); err != nil {
