@@ -82,6 +82,8 @@ type SiteInfo struct {
 // SiteSpec is what a server driver prepares before any node: the networks,
 // the links (fabrics) carrying them, the DNS domain and the SSH keys.
 type SiteSpec struct {
+	// Name is the design's Site (several sites: the one to prepare).
+	Name    string     `json:"name,omitempty"`
 	Domain  string     `json:"domain,omitempty"`
 	Subnets []Subnet   `json:"subnets"`
 	Links   []SiteLink `json:"links,omitempty"`
@@ -293,12 +295,15 @@ type Deployment struct {
 
 // Machine is a provisioner's view of one machine.
 type Machine struct {
-	MachineID string     `json:"machine_id"`
-	Node      string     `json:"node,omitempty"` // the design node the machine's owner data names
-	Hostname  string     `json:"hostname,omitempty"`
-	State     string     `json:"state"` // the provisioner's state name, e.g. Ready, Deployed
-	Power     PowerState `json:"power,omitempty"`
-	Owned     bool       `json:"owned"` // carries this orchestrator's ownership marker
+	MachineID string `json:"machine_id"`
+	// Site is the site that answered with the machine (a server over
+	// several sites sets it; "" otherwise).
+	Site     string     `json:"site,omitempty"`
+	Node     string     `json:"node,omitempty"` // the design node the machine's owner data names
+	Hostname string     `json:"hostname,omitempty"`
+	State    string     `json:"state"` // the provisioner's state name, e.g. Ready, Deployed
+	Power    PowerState `json:"power,omitempty"`
+	Owned    bool       `json:"owned"` // carries this orchestrator's ownership marker
 	// OwnerNode is the node this orchestrator's ownership marker names
 	// ("" when the machine carries no marker of this orchestrator); Node
 	// is the node asked about when there was one.
