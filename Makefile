@@ -96,4 +96,4 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 30s)
 
 .PHONY: demo
 demo: build ## Run the end-to-end demo on the example site
-	$(BIN) demo --site examples/site-yaml
+	$(BIN) demo --site examples/site-yaml --site examples/two-sites

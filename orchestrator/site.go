@@ -103,9 +103,25 @@ func (e *Engine) verifySite(ctx context.Context, d *design.Design) (string, erro
 	return msg, nil
 }
 
-// prepareSite asks the server driver to prepare the site until it is done.
+// prepareSite asks the server driver to prepare each Site of the design
+// until it is done.
 func (e *Engine) prepareSite(ctx context.Context, d *design.Design) (string, error) {
-	site := driverspec.Site(d)
+	var msgs []string
+	for _, site := range driverspec.Sites(d) {
+		msg, err := e.prepareOneSite(ctx, site)
+		if err != nil {
+			if len(d.SiteNames()) > 1 {
+				return "", fmt.Errorf("site %s: %w", site.Name, err)
+			}
+			return "", err
+		}
+		msgs = append(msgs, msg)
+	}
+	return strings.Join(msgs, "; "), nil
+}
+
+// prepareOneSite prepares one Site until the driver says it is done.
+func (e *Engine) prepareOneSite(ctx context.Context, site drivers.SiteSpec) (string, error) {
 	for {
 		var res drivers.Result
 		err := e.callServer(ctx, func(ctx context.Context) (err error) {

@@ -372,3 +372,20 @@ func TestDemo(t *testing.T) {
 		t.Errorf("bootdata --part secrets: exit %d %s", code, errs)
 	}
 }
+
+// TestDemoTwoSites: the example with examples/two-sites layered over it
+// has two Sites; the demo deploys them side by side, each node's machine
+// in its own Site's MAAS region, counted from each region's state.
+func TestDemoTwoSites(t *testing.T) {
+	two := filepath.Join(filepath.Dir(exampleSite), "two-sites")
+	code, out, errs := cli(t, "demo", "--site", exampleSite, "--site", two)
+	if code != 0 {
+		t.Fatalf("demo: exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{"8 of 8 nodes deployed, 0 failed, 0 stuck", "0 leaked machines, 0 duplicate deploys",
+		"site lab: its MAAS region holds 4 machines Deployed", "site lab-east: its MAAS region holds 4 machines Deployed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -22,9 +22,10 @@ import (
 // virtual lab with live progress and a summary table.
 // demoFlags are demo's flags.
 type demoFlags struct {
-	site, state, faultsFile, output, cpuProfile, pprofAddr string
-	nodes                                                  int
-	timeScale                                              float64
+	site                                             []string
+	state, faultsFile, output, cpuProfile, pprofAddr string
+	nodes                                            int
+	timeScale                                        float64
 }
 
 func (a *app) demoCmd() *cobra.Command {
@@ -37,7 +38,7 @@ func (a *app) demoCmd() *cobra.Command {
 			return a.runDemo(cmd.Context(), &df)
 		},
 	}
-	cmd.Flags().StringVar(&df.site, "site", "examples/site-yaml", "design root to demonstrate with")
+	cmd.Flags().StringArrayVar(&df.site, "site", []string{"examples/site-yaml"}, "design root to demonstrate with (repeatable: later roots layer over earlier ones, e.g. examples/two-sites)")
 	cmd.Flags().StringVar(&df.state, "state", "", "state database (default: a temporary one)")
 	cmd.Flags().IntVar(&df.nodes, "nodes", 0, "deploy a generated site of N nodes instead of the example (prints a summary only)")
 	cmd.Flags().StringVar(&df.faultsFile, "faults", "", "inject the MAAS and BMC faults of this JSON file (see docs/lab.md)")
@@ -87,7 +88,8 @@ func (a *app) runDemo(ctx context.Context, df *demoFlags) error {
 // demoExample walks through the example site: validation (with a layer
 // of mistakes), render, apply twice, then the deployment.
 func (a *app) demoExample(ctx context.Context, df *demoFlags, dir string, faults *maas.Faults) error {
-	site, state := df.site, df.state
+	roots, state := df.site, df.state
+	site := strings.Join(roots, " ")
 	step := func(title string, args ...string) error {
 		fmt.Fprintf(a.stdout, "\n== %s\n$ orchestrator %s\n", title, joinArgs(args))
 		if code := run(ctx, args, a.stdout, a.stdout); code != exitOK {
@@ -95,7 +97,7 @@ func (a *app) demoExample(ctx context.Context, df *demoFlags, dir string, faults
 		}
 		return nil
 	}
-	l, err := a.load(ctx, []string{site})
+	l, err := a.load(ctx, roots)
 	if err != nil {
 		return err
 	}
@@ -110,14 +112,14 @@ func (a *app) demoExample(ctx context.Context, df *demoFlags, dir string, faults
 		return usageErr(err)
 	}
 	fmt.Fprintf(a.stdout, "\n== 0. validation catches mistakes before any hardware is touched\n$ orchestrator validate %s %s\n", site, mistakes)
-	if code := run(ctx, []string{"validate", site, mistakes}, a.stdout, a.stdout); code != exitInvalid {
+	if code := run(ctx, append(append([]string{"validate"}, roots...), mistakes), a.stdout, a.stdout); code != exitInvalid {
 		return &exitError{code: exitUsage, err: fmt.Errorf("demo: the mistakes layer should be invalid, validate exit %d", code)}
 	}
 	for _, s := range [][]string{
-		{"1. validate the whole design", "validate", site},
-		{"2. render one node fully resolved", "render", "-o", "yaml", "--node", names[0], site},
-		{"3. apply: store the design as a revision", "apply", "--state", state, site},
-		{"4. apply again: identical content stores nothing", "apply", "--state", state, site},
+		append([]string{"1. validate the whole design", "validate"}, roots...),
+		append([]string{"2. render one node fully resolved", "render", "-o", "yaml", "--node", names[0]}, roots...),
+		append([]string{"3. apply: store the design as a revision", "apply", "--state", state}, roots...),
+		append([]string{"4. apply again: identical content stores nothing", "apply", "--state", state}, roots...),
 		{"5. list stored revisions", "designs", "--state", state},
 	} {
 		if err := step(s[0], s[1:]...); err != nil {

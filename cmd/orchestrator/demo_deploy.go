@@ -51,6 +51,9 @@ type deployRun struct {
 	// Gaps is where the wall time beyond the floor went: the machines'
 	// timelines against the engine's transitions (gapStats).
 	Gaps gapStats `json:"gaps"`
+	// Sites count, per MAAS region of the lab (a design with several
+	// Sites), the machines it holds Deployed and the requests it answered.
+	Sites []siteCount `json:"sites,omitempty"`
 	// Failures are the engine's reasons for the nodes it did not deploy
 	// (the first 20).
 	Failures []nodeFailure `json:"failures,omitempty"`
@@ -174,7 +177,7 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 	if err := a.demoPrepareSite(ctx, e, env.Revision, show); err != nil {
 		return out, err
 	}
-	before, beforeKinds := env.Lab.MAAS.Stats().Snapshot().Total, env.Lab.MAAS.Stats().ByKind()
+	before, beforeKinds := labrun.RequestCounts(env.Lab)
 	start := time.Now()
 	task, err := e.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Revision: env.Revision, Requester: "demo"})
 	if err != nil {
@@ -202,9 +205,36 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 	}
 	out.Gaps = gaps(env.Lab.Machines(), byName, start)
 	out.MAASRequests = aud.MAASRequests - before
+	out.Sites = siteCounts(env.Lab)
 	out.MAASRequestsByKind = since(aud.MAASRequestsByKind, beforeKinds)
 	out.log(a.log)
 	return out, nil
+}
+
+// siteCount is one MAAS region's share of a run, from the region's state.
+type siteCount struct {
+	Site         string `json:"site"`
+	Deployed     int    `json:"deployed"`
+	MAASRequests int    `json:"maas_requests"`
+}
+
+// siteCounts reads each region of a lab with several (nil with one).
+func siteCounts(lb *lab.Lab) []siteCount {
+	regions := lb.Regions()
+	if len(regions) < 2 {
+		return nil
+	}
+	out := make([]siteCount, 0, len(regions))
+	for _, r := range regions {
+		c := siteCount{Site: r.Site, MAASRequests: r.MAAS.Stats().Snapshot().Total}
+		for _, m := range r.MAAS.Machines() {
+			if m.Status == "Deployed" {
+				c.Deployed++
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // log logs the run's counts.
@@ -304,4 +334,7 @@ func (a *app) printSummary(run deployRun) {
 	fmt.Fprintf(a.stdout, "%d nodes fetched their data and assets from the introspection API and reported %d boot actions\n", run.agents, run.reports)
 	fmt.Fprintf(a.stdout, "wall time %.2fs against a floor of %.2fs (the longest a machine waited in the lab's phases), %.2fx; %d MAAS requests (%.1f per node)\n",
 		run.WallSeconds, run.FloorSeconds, run.WallOverFloor, run.MAASRequests, float64(run.MAASRequests)/float64(max(run.Nodes, 1)))
+	for _, s := range run.Sites {
+		fmt.Fprintf(a.stdout, "site %s: its MAAS region holds %d machines Deployed and answered %d requests\n", s.Site, s.Deployed, s.MAASRequests)
+	}
 }

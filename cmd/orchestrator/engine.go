@@ -257,7 +257,8 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 		reg2 = sites.New(st, sec)
 		bind = func(name string) (sites.Endpoint, error) { return reg2.Binding(ctx, name) }
 	}
-	drv, err := siteDrivers(reg, d, c.driverSettings(), resolver.Resolve, bind)
+	ds := &designSites{st: st}
+	drv, err := siteDrivers(reg, d, c.driverSettings(), resolver.Resolve, bind, ds.siteOf)
 	if err != nil {
 		return fail(usageErr(err))
 	}
@@ -399,7 +400,8 @@ type registryLike interface {
 // Site's secret reference, resolved here.
 // base holds the engine configuration's server driver settings, which the
 // Site's override.
-func siteDrivers(reg registryLike, d *design.Design, base map[string]string, resolve func(string) (drivers.Secret, error), bind binder) (orchestrator.Drivers, error) {
+func siteDrivers(reg registryLike, d *design.Design, base map[string]string, resolve func(string) (drivers.Secret, error), bind binder,
+	siteOf func(string) (string, bool)) (orchestrator.Drivers, error) {
 	var out orchestrator.Drivers
 	if d.Site == nil {
 		return out, fmt.Errorf("the design has no Site: it names the drivers and how to reach MAAS")
@@ -413,22 +415,7 @@ func siteDrivers(reg registryLike, d *design.Design, base map[string]string, res
 	if err != nil {
 		return out, err
 	}
-	scfg := drivers.Config{Settings: maps.Clone(base), Secrets: map[string]drivers.Secret{}}
-	if scfg.Settings == nil {
-		scfg.Settings = map[string]string{}
-	}
-	url, key, err := siteEndpoint(d, bind, resolve)
-	if err != nil {
-		return out, err
-	}
-	scfg.Settings[maasdrv.SettingURL] = url
-	if n, ok := d.CommissionRetries(); ok { // the Site's lifecycle.commissionRetries
-		scfg.Settings[maasdrv.SettingCommissionRetries] = strconv.Itoa(n)
-	}
-	if key != nil {
-		scfg.Secrets[maasdrv.SecretAPIKey] = *key
-	}
-	srv, err := reg.Server(orDefault(names.Server, "maas"), scfg)
+	srv, err := serverDriver(reg, d, base, resolve, bind, siteOf)
 	if err != nil {
 		return out, err
 	}
@@ -444,32 +431,39 @@ func siteDrivers(reg registryLike, d *design.Design, base map[string]string, res
 // is none.
 type binder func(name string) (sites.Endpoint, error)
 
-// siteEndpoint is the MAAS URL and API key of the Site's server driver:
-// its site record's when one has the Site's name (the design then names
+// siteEP is where a Site's server driver reaches its provisioner.
+type siteEP struct {
+	url   string
+	key   *drivers.Secret
+	limit int // the site record's policy.max_concurrent (0: none)
+}
+
+// siteEndpoint is the MAAS URL and API key of a Site's server driver: its
+// site record's when one has the Site's name (the design then names
 // neither: the endpoint and the key are the record's, never the
 // design's), else the design's maas.url and maas.apiKey.
-func siteEndpoint(d *design.Design, bind binder, resolve func(string) (drivers.Secret, error)) (string, *drivers.Secret, error) {
-	m := d.Site.Spec.MAAS
+func siteEndpoint(site *design.Site, bind binder, resolve func(string) (drivers.Secret, error)) (siteEP, error) {
+	m := site.Spec.MAAS
 	if bind != nil {
-		ep, err := bind(d.Site.Metadata.Name)
+		ep, err := bind(site.Metadata.Name)
 		switch {
 		case err == nil && (m.URL != "" || m.APIKey != ""):
-			return "", nil, fmt.Errorf("the Site %s is bound to the site record %s: its MAAS URL and API key are the record's; remove maas.url and maas.apiKey from the design",
-				d.Site.Metadata.Name, ep.Record.ID)
+			return siteEP{}, fmt.Errorf("the Site %s is bound to the site record %s: its MAAS URL and API key are the record's; remove maas.url and maas.apiKey from the design",
+				site.Metadata.Name, ep.Record.ID)
 		case err == nil:
-			return ep.Record.URL, &ep.APIKey, nil
+			return siteEP{url: ep.Record.URL, key: &ep.APIKey, limit: ep.Record.Policy.MaxConcurrent}, nil
 		case !errors.Is(err, sites.ErrNotFound):
-			return "", nil, fmt.Errorf("the Site %s: %w", d.Site.Metadata.Name, err)
+			return siteEP{}, fmt.Errorf("the Site %s: %w", site.Metadata.Name, err)
 		}
 	}
 	if m.APIKey == "" {
-		return m.URL, nil, nil
+		return siteEP{url: m.URL}, nil
 	}
 	key, err := resolve(m.APIKey)
 	if err != nil {
-		return "", nil, fmt.Errorf("the Site's maas.apiKey %s: %w", m.APIKey, err)
+		return siteEP{}, fmt.Errorf("the Site's maas.apiKey %s: %w", m.APIKey, err)
 	}
-	return m.URL, &key, nil
+	return siteEP{url: m.URL, key: &key}, nil
 }
 
 // profileOOBDrivers builds the OOB drivers the design's hardware profiles

@@ -26,21 +26,21 @@ func TestSiteEndpointFromRecord(t *testing.T) {
 		return sites.Endpoint{}, sites.ErrNotFound
 	}
 	resolve := func(ref string) (drivers.Secret, error) { return drivers.NewSecret("from-design"), nil }
-	site := func(name, url, key string) *design.Design {
-		return &design.Design{Site: &design.Site{Metadata: design.ObjectMeta{Name: name}, Spec: design.SiteSpec{MAAS: design.MAASConfig{URL: url, APIKey: key}}}}
+	site := func(name, url, key string) *design.Site {
+		return &design.Site{Metadata: design.ObjectMeta{Name: name}, Spec: design.SiteSpec{MAAS: design.MAASConfig{URL: url, APIKey: key}}}
 	}
-	url, key, err := siteEndpoint(site("dc1", "", ""), bind, resolve)
-	if err != nil || url != rec.Record.URL || key.Reveal() != "c:t:s" {
-		t.Fatalf("bound: %q %v", url, err)
+	ep, err := siteEndpoint(site("dc1", "", ""), bind, resolve)
+	if err != nil || ep.url != rec.Record.URL || ep.key.Reveal() != "c:t:s" {
+		t.Fatalf("bound: %q %v", ep.url, err)
 	}
-	if _, _, err := siteEndpoint(site("dc1", "http://evil.example/MAAS", ""), bind, resolve); err == nil || !strings.Contains(err.Error(), "remove maas.url") {
+	if _, err := siteEndpoint(site("dc1", "http://evil.example/MAAS", ""), bind, resolve); err == nil || !strings.Contains(err.Error(), "remove maas.url") {
 		t.Fatalf("bound, with the design's URL too: %v", err)
 	}
-	if _, _, err := siteEndpoint(site("dc2", "", ""), bind, resolve); !errors.Is(err, sites.ErrDisabled) {
+	if _, err := siteEndpoint(site("dc2", "", ""), bind, resolve); !errors.Is(err, sites.ErrDisabled) {
 		t.Fatalf("disabled: %v", err)
 	}
-	url, key, err = siteEndpoint(site("lab", "http://127.0.0.1:5240/MAAS", "secret:maas-key"), bind, resolve)
-	if err != nil || url != "http://127.0.0.1:5240/MAAS" || key.Reveal() != "from-design" {
-		t.Fatalf("unbound: %q %v", url, err)
+	ep, err = siteEndpoint(site("lab", "http://127.0.0.1:5240/MAAS", "secret:maas-key"), bind, resolve)
+	if err != nil || ep.url != "http://127.0.0.1:5240/MAAS" || ep.key.Reveal() != "from-design" {
+		t.Fatalf("unbound: %q %v", ep.url, err)
 	}
 }

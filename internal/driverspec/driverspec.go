@@ -137,8 +137,8 @@ func Node(d *design.Design, n *design.Node, machineID string) drivers.Node {
 		Interfaces:  interfaces(d, s),
 		Storage:     storage(s),
 	}
-	if d.Site != nil {
-		out.Domain = d.Site.Spec.Domain
+	if site := d.SiteOf(n); site != nil {
+		out.Domain = site.Spec.Domain
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package labrun
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"time"
 
@@ -84,12 +85,18 @@ func (env *Env) Audit(ctx context.Context, e *orchestrator.Engine) (Audit, error
 // after since (zero: all). The engine may run in another process: its
 // node records are all this needs of it.
 func AuditLab(ctx context.Context, lb *lab.Lab, claims map[string]string, excused map[string]int, since time.Time) Audit {
-	a := Audit{MAASRequests: lb.MAAS.Stats().Snapshot().Total, MAASRequestsByKind: lb.MAAS.Stats().ByKind()}
+	var a Audit
+	a.MAASRequests, a.MAASRequestsByKind = RequestCounts(lb)
+	var states []maas.MachineState
+	lc := map[string]maas.MachineLifecycle{}
+	for _, r := range lb.Regions() { // every MAAS region of the lab: one per Site
+		states = append(states, r.MAAS.Machines()...)
+		maps.Copy(lc, r.MAAS.Lifecycle())
+	}
 	claimed := make(map[string]bool, len(claims))
 	for _, id := range claims {
 		claimed[id] = true
 	}
-	states := lb.MAAS.Machines()
 	for _, ms := range states {
 		if ms.Owned() && !claimed[ms.SystemID] {
 			a.Leaked = append(a.Leaked, ms.SystemID)
@@ -100,7 +107,6 @@ func AuditLab(ctx context.Context, lb *lab.Lab, claims map[string]string, excuse
 	for _, m := range lb.Machines() {
 		a.count(m, stateOf(byMAC, m), claims[m.Name], since)
 	}
-	lc := lb.MAAS.Lifecycle()
 	a.DuplicateAllocations, a.DuplicateDeploys = maas.DuplicateAllocations(lc), maas.DuplicateDeploys(lc, excused)
 	return a
 }
@@ -244,4 +250,17 @@ func beyondFirst(requests map[string]int) map[string]int {
 		out[id] = max(0, n-1)
 	}
 	return out
+}
+
+// RequestCounts are the requests every MAAS region of the lab answered,
+// in all and by kind.
+func RequestCounts(lb *lab.Lab) (int, map[string]int) {
+	total, byKind := 0, map[string]int{}
+	for _, r := range lb.Regions() {
+		total += r.MAAS.Stats().Snapshot().Total
+		for k, n := range r.MAAS.Stats().ByKind() {
+			byKind[k] += n
+		}
+	}
+	return total, byKind
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers/oob/redfish"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
+	"github.com/slipway-dev/slipway/internal/multisite"
 	"github.com/slipway-dev/slipway/internal/gensite"
 	"github.com/slipway-dev/slipway/introspection"
 	"github.com/slipway-dev/slipway/orchestrator"
@@ -120,8 +121,7 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 		lb.Close()
 		return nil, err
 	}
-	srv, err := maasdrv.New(drivers.Config{Settings: map[string]string{maasdrv.SettingURL: info.MAASURL,
-		maasdrv.SettingTimeout: "20s"}, Secrets: map[string]drivers.Secret{maasdrv.SecretAPIKey: key}})
+	srv, err := serverDriver(o.Design, info, key)
 	if err != nil {
 		lb.Close()
 		return nil, err
@@ -282,4 +282,32 @@ func Generated(ctx context.Context, dir string, n int) (*design.Design, error) {
 		return nil, fmt.Errorf("generated site is invalid: %v", fs)
 	}
 	return d, nil
+}
+
+// serverDriver is the MAAS driver of the lab's region, or, for a design
+// with several Sites, one per region behind internal/multisite (a node's
+// site from the design).
+func serverDriver(d *design.Design, info lab.Info, key drivers.Secret) (drivers.Server, error) {
+	one := func(url string) (drivers.Server, error) {
+		return maasdrv.New(drivers.Config{Settings: map[string]string{maasdrv.SettingURL: url, maasdrv.SettingTimeout: "20s"},
+			Secrets: map[string]drivers.Secret{maasdrv.SecretAPIKey: key}})
+	}
+	if len(info.Sites) < 2 {
+		return one(info.MAASURL)
+	}
+	all := map[string]multisite.Site{}
+	for _, s := range info.Sites {
+		srv, err := one(s.MAASURL)
+		if err != nil {
+			return nil, err
+		}
+		all[s.Site] = multisite.Site{Driver: srv}
+	}
+	return multisite.New(all, func(node string) (string, bool) {
+		n := d.Nodes[node]
+		if n == nil {
+			return "", false
+		}
+		return d.SiteNameOf(n), true
+	})
 }

@@ -22,7 +22,19 @@ func ExampleDir() string {
 // example has any error.
 func Example(tb testing.TB) *design.Design {
 	tb.Helper()
-	res, err := yamlingest.Load(context.Background(), []string{ExampleDir()})
+	return load(tb, ExampleDir())
+}
+
+// TwoSites returns the example with examples/two-sites layered over it:
+// the Sites lab (rack r01) and lab-east (rack r02).
+func TwoSites(tb testing.TB) *design.Design {
+	tb.Helper()
+	return load(tb, ExampleDir(), filepath.Join(filepath.Dir(ExampleDir()), "two-sites"))
+}
+
+func load(tb testing.TB, roots ...string) *design.Design {
+	tb.Helper()
+	res, err := yamlingest.Load(context.Background(), roots)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -74,6 +74,9 @@ type Info struct {
 	// RedfishCAFile is the PEM file of the CA that signs the machines'
 	// Redfish services' certificates ("" when none runs).
 	RedfishCAFile string `json:"redfish_ca_file,omitempty"`
+	// Sites are the MAAS regions of a design with several Sites (the
+	// first is MAASURL's); the same API key opens each.
+	Sites []SiteInfo `json:"sites,omitempty"`
 }
 
 // Lab is a running virtual lab.
@@ -98,6 +101,8 @@ type Lab struct {
 	agentClient *http.Client // the node agents'
 
 	routes sync.Map // path → http.Handler served besides MAAS (Handle)
+
+	regions []Region // the MAAS regions, one per Site (regions.go)
 }
 
 // Start builds and starts the lab.
@@ -124,9 +129,7 @@ func Start(ctx context.Context, cfg Config) (*Lab, error) {
 	}
 	l := &Lab{cfg: cfg, log: cfg.Log, byMAC: map[string]*Machine{}, byPower: map[string]*Machine{},
 		byName: map[string]*Machine{}, pending: map[*Machine]bool{}, agentClient: newAgentClient()}
-	l.MAAS = maas.New(maas.Options{APIKey: creds, TimeScale: cfg.TimeScale, Faults: cfg.Faults, Seed: cfg.Seed,
-		Power: powerDriver{l}, Hooks: hooks{l}, Inventory: l.inventory, Log: cfg.Log,
-		Domain: domainOf(cfg.Design)})
+	l.startRegions(creds) // regions.go
 	specs, err := machineSpecs(cfg)
 	if err != nil {
 		return nil, err
@@ -167,6 +170,9 @@ func (l *Lab) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		h.(http.Handler).ServeHTTP(w, r)
 		return
 	}
+	if l.serveRegion(w, r) {
+		return
+	}
 	l.MAAS.ServeHTTP(w, r)
 }
 
@@ -180,7 +186,7 @@ func domainOf(d *design.Design) string {
 // addMachine creates the machine and starts its BMC.
 func (l *Lab) addMachine(ctx context.Context, sp machineSpec) error {
 	l.cfg.Faults.Machine(sp.name).ApplyHardware(&sp.hw) // the machine differs from its design as the faults say
-	m := &Machine{Name: sp.name, Hardware: sp.hw, lab: l, Serial: serial.New()}
+	m := &Machine{Name: sp.name, Hardware: sp.hw, lab: l, Serial: serial.New(), site: sp.site}
 	m.Serial.OnInput(m.typed)
 	b, err := bmc.Start(ctx, m, bmc.Options{Addr: "127.0.0.1:0", Username: sp.user, Password: sp.password, Serial: m.Serial,
 		Unreachable: func() bool { return l.bmcUnreachable(m) }, Firmware: sp.hw.BMC(), GUID: bmcGUID(sp.name),
@@ -222,6 +228,11 @@ func (l *Lab) Info() Info {
 	defer l.mu.Unlock()
 	base := "http://" + l.ln.Addr().String()
 	info := Info{MAASURL: base + "/MAAS", APIKey: l.cfg.APIKey, StatsURL: base + "/sim/stats", RedfishCAFile: l.caFile}
+	if len(l.regions) > 1 {
+		for _, r := range l.regions {
+			info.Sites = append(info.Sites, SiteInfo{Site: r.Site, MAASURL: base + r.Prefix + "/MAAS"})
+		}
+	}
 	if info.APIKey == "" {
 		info.APIKey = l.MAAS.APIKey().String()
 	}
@@ -254,7 +265,9 @@ func (l *Lab) Close() {
 		_ = l.srv.Shutdown(ctx)
 		cancel()
 	}
-	l.MAAS.Close()
+	for _, r := range l.regions {
+		r.MAAS.Close()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, b := range l.bmcs {
@@ -300,7 +313,7 @@ func (l *Lab) pxeBoot(m *Machine) {
 			return
 		}
 		hw := m.Hardware
-		id, enlisted := l.MAAS.EnlistNew(&hw, "ipmi", l.powerParams(m))
+		id, enlisted := l.regionOf(m).EnlistNew(&hw, "ipmi", l.powerParams(m))
 		if !enlisted {
 			return // MAAS knew it already: the machine waited for nothing
 		}

@@ -16,7 +16,8 @@ type Machine struct {
 	BMC      BMCInfo
 	Serial   *serial.Port // its console (ttyS0), carried by its BMC's Serial over LAN
 
-	lab *Lab
+	lab  *Lab
+	site string // the design's Site of its node ("" for generic machines)
 
 	mu         sync.Mutex
 	on         bool

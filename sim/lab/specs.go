@@ -26,7 +26,8 @@ type machineSpec struct {
 	user      string
 	password  string
 	designBMC string
-	redfish   bool // the BMC speaks Redfish too (redfish.go)
+	redfish   bool   // the BMC speaks Redfish too (redfish.go)
+	site      string // the node's Site (its MAAS region)
 }
 
 // machineSpecs lists the machines to build: one per design node, then the
@@ -52,7 +53,7 @@ func machineSpecs(cfg Config) ([]machineSpec, error) {
 // devices become NICs at their PCI addresses, its storage devices disks.
 func nodeSpec(d *design.Design, n *design.Node, secrets func(string) (string, error)) (machineSpec, error) {
 	name := n.Metadata.Name
-	sp := machineSpec{name: name, designBMC: n.Spec.OOB.Address, user: DefaultBMCUser, password: DefaultBMCPassword,
+	sp := machineSpec{name: name, designBMC: n.Spec.OOB.Address, user: DefaultBMCUser, password: DefaultBMCPassword, site: d.SiteNameOf(n),
 		redfish: redfishOf(d, n)}
 	if c := n.Spec.OOB.Credentials; c != nil {
 		sp.user = c.Username

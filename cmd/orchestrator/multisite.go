@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strconv"
+	"sync"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
+	"github.com/slipway-dev/slipway/internal/multisite"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// serverDriver builds the server driver of the design: the Site's, or,
+// with several Sites, one per Site (each with its own endpoint, key and
+// limit) behind internal/multisite, which finds a node's site in the
+// current design through siteOf.
+func serverDriver(reg registryLike, d *design.Design, base map[string]string, resolve func(string) (drivers.Secret, error),
+	bind binder, siteOf func(string) (string, bool)) (drivers.Server, error) {
+	names := d.SiteNames()
+	if len(names) < 2 {
+		srv, _, err := oneSiteDriver(reg, d, d.Site, base, resolve, bind)
+		return srv, err
+	}
+	all := map[string]multisite.Site{}
+	for _, name := range names {
+		srv, limit, err := oneSiteDriver(reg, d, d.SiteNamed(name), base, resolve, bind)
+		if err != nil {
+			return nil, fmt.Errorf("site %s: %w", name, err)
+		}
+		all[name] = multisite.Site{Driver: srv, Limit: limit}
+	}
+	return multisite.New(all, siteOf)
+}
+
+// oneSiteDriver is one Site's server driver and its concurrency limit
+// (its site record's policy; 0: the default).
+func oneSiteDriver(reg registryLike, d *design.Design, site *design.Site, base map[string]string,
+	resolve func(string) (drivers.Secret, error), bind binder) (drivers.Server, int, error) {
+	cfg := drivers.Config{Settings: maps.Clone(base), Secrets: map[string]drivers.Secret{}}
+	if cfg.Settings == nil {
+		cfg.Settings = map[string]string{}
+	}
+	ep, err := siteEndpoint(site, bind, resolve)
+	if err != nil {
+		return nil, 0, err
+	}
+	cfg.Settings[maasdrv.SettingURL] = ep.url
+	if n, ok := d.CommissionRetries(); ok { // the design's lifecycle.commissionRetries
+		cfg.Settings[maasdrv.SettingCommissionRetries] = strconv.Itoa(n)
+	}
+	if ep.key != nil {
+		cfg.Secrets[maasdrv.SecretAPIKey] = *ep.key
+	}
+	srv, err := reg.Server(orDefault(site.Spec.Drivers.Server, "maas"), cfg)
+	return srv, ep.limit, err
+}
+
+// designSites answers a node's site from the current design, reading it
+// again only when the current revision changes.
+type designSites struct {
+	st statestore.Store
+
+	mu  sync.Mutex
+	rev string
+	d   *design.Design
+}
+
+// siteOf is the Site of node name in the current design.
+func (s *designSites) siteOf(name string) (string, bool) {
+	d := s.current()
+	if d == nil || d.Nodes[name] == nil {
+		return "", false
+	}
+	return d.SiteNameOf(d.Nodes[name]), true
+}
+
+func (s *designSites) current() *design.Design {
+	ctx := context.Background()
+	id, err := statestore.CurrentID(ctx, s.st)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil || id == s.rev {
+		return s.d
+	}
+	cur, err := s.st.Current(ctx)
+	if err != nil {
+		return s.d
+	}
+	d, err := design.DecodeRevision(cur.Design)
+	if err != nil {
+		return s.d
+	}
+	s.rev, s.d = cur.ID, d
+	return d
+}
