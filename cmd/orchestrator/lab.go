@@ -43,7 +43,10 @@ With --design, there is one machine per Node, with the node's NICs and disks
 at their PCI addresses; BMC addresses are remapped to 127.0.0.1:PORT (see
 docs/lab.md). With --nodes N, the design is a generated site of N nodes, the
 one 'demo --nodes N' deploys, written to --site-dir (apply the same files to
-the engine). POST /sim/audit counts a run's outcomes from the lab's state.
+the engine). A design with several Sites gets one MAAS region per Site, all
+on --maas-listen (the first Site's at /MAAS, each other's at /SITE/MAAS),
+listed in "sites": [{"site", "maas_url"}] (the same API key opens each).
+POST /sim/audit counts a run's outcomes from the lab's state.
 It runs until interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
