@@ -31,6 +31,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
+	"github.com/slipway-dev/slipway/internal/multisite"
 	"github.com/slipway-dev/slipway/internal/siteprobe"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/secrets"
@@ -332,6 +333,11 @@ func (a *app) orchestratorConfig(c engineConfig, st statestore.Store, drv orches
 	cfg := orchestrator.Config{Store: st, Drivers: drv, Log: a.log, DeployRetries: c.DeployRetries, ReleaseLeaks: c.ReleaseLeaks,
 		Secrets: resolver.Resolve,
 		Limits:  orchestrator.Limits{Global: c.GlobalLimit, Provisioner: c.MAASLimit, OOB: c.OOBLimit}}
+	if ms, ok := drv.Server.(interface{ Sites() []string }); ok && c.MAASLimit == 0 {
+		// Several sites: each has its own limit (internal/multisite); the
+		// engine's must not be the narrower one.
+		cfg.Limits.Provisioner = multisite.DefaultLimit * len(ms.Sites())
+	}
 	cfg.Retry.Attempts = c.RetryAttempts
 	if len(c.BMCEndpoints) > 0 {
 		eps, err := parseEndpoints(c.BMCEndpoints)
