@@ -269,6 +269,11 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 	if err != nil {
 		return fail(usageErr(err))
 	}
+	if n := len(d.SiteNames()); n > 1 && c.MAASLimit == 0 {
+		// Several sites: each has its own limit (internal/multisite); the
+		// engine's must not be the narrower one.
+		cfg.Limits.Provisioner = multisite.DefaultLimit * n
+	}
 	if c.IntrospectionListen != "" {
 		srv, stop, err := a.startIntrospection(c, st, d, resolver)
 		if err != nil {
@@ -333,11 +338,7 @@ func (a *app) orchestratorConfig(c engineConfig, st statestore.Store, drv orches
 	cfg := orchestrator.Config{Store: st, Drivers: drv, Log: a.log, DeployRetries: c.DeployRetries, ReleaseLeaks: c.ReleaseLeaks,
 		Secrets: resolver.Resolve,
 		Limits:  orchestrator.Limits{Global: c.GlobalLimit, Provisioner: c.MAASLimit, OOB: c.OOBLimit}}
-	if ms, ok := drv.Server.(interface{ Sites() []string }); ok && c.MAASLimit == 0 {
-		// Several sites: each has its own limit (internal/multisite); the
-		// engine's must not be the narrower one.
-		cfg.Limits.Provisioner = multisite.DefaultLimit * len(ms.Sites())
-	}
+
 	cfg.Retry.Attempts = c.RetryAttempts
 	if len(c.BMCEndpoints) > 0 {
 		eps, err := parseEndpoints(c.BMCEndpoints)
