@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
 	"github.com/slipway-dev/slipway/internal/multisite"
+	"github.com/slipway-dev/slipway/sites"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -27,7 +29,12 @@ func serverDriver(reg registryLike, d *design.Design, base map[string]string, re
 	}
 	all := map[string]multisite.Site{}
 	for _, name := range names {
-		srv, limit, err := oneSiteDriver(reg, d, d.SiteNamed(name), base, resolve, bind)
+		site := d.SiteNamed(name)
+		if !hasEndpoint(site, bind) {
+			all[name] = multisite.Site{Driver: multisite.Unbound{Site: name}}
+			continue
+		}
+		srv, limit, err := oneSiteDriver(reg, d, site, base, resolve, bind)
 		if err != nil {
 			return nil, fmt.Errorf("site %s: %w", name, err)
 		}
@@ -96,4 +103,17 @@ func (s *designSites) current() *design.Design {
 	}
 	s.rev, s.d = cur.ID, d
 	return d
+}
+
+// hasEndpoint reports whether a Site has a site record or a maas.url (a
+// record that is disabled counts: its error is the driver's to give).
+func hasEndpoint(site *design.Site, bind binder) bool {
+	if site.Spec.MAAS.URL != "" {
+		return true
+	}
+	if bind == nil {
+		return false
+	}
+	_, err := bind(site.Metadata.Name)
+	return !errors.Is(err, sites.ErrNotFound)
 }

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/sim/lab"
+)
+
+// serveProc is a running `serve` and its API.
+type serveProc struct {
+	base, tok string
+	stderr    *bytes.Buffer
+	stop      func() int
+}
+
+func startServe(t *testing.T, cfg, state, dir string) *serveProc {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	p := &serveProc{base: "http://" + addr, stderr: &bytes.Buffer{}}
+	go func() {
+		done <- run(ctx, []string{"serve", "--config", cfg, "--state", state, "--listen", addr, "--plugin-dir", dir}, &bytes.Buffer{}, p.stderr)
+	}()
+	p.stop = func() int { cancel(); return <-done }
+	tokFile := filepath.Join(filepath.Dir(state), "admin.token")
+	for i := 0; i < 200 && p.tok == ""; i++ {
+		if b, err := os.ReadFile(tokFile); err == nil {
+			p.tok = strings.TrimSpace(string(b))
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	for i := 0; i < 200; i++ {
+		if code, _ := p.call(t, "GET", "/healthz", ""); code == 200 {
+			return p
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("serve did not come up: %s", p.stderr)
+	return nil
+}
+
+func (p *serveProc) call(t *testing.T, method, path, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), method, p.base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+p.tok)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String()
+}
+
+// task runs a task to its end and returns its status and message.
+func (p *serveProc) task(t *testing.T, action string) (string, string) {
+	t.Helper()
+	code, b := p.call(t, "POST", "/api/v1/tasks", `{"action":"`+action+`"}`)
+	var task struct{ ID, Status, Message string }
+	if code != 201 || json.Unmarshal([]byte(b), &task) != nil {
+		t.Fatalf("POST /tasks %s: %d %s", action, code, b)
+	}
+	for i := 0; i < 400 && (task.Status == "queued" || task.Status == "pending" || task.Status == "running" || task.Status == ""); i++ {
+		time.Sleep(25 * time.Millisecond)
+		_, b = p.call(t, "GET", "/api/v1/tasks/"+task.ID, "")
+		_ = json.Unmarshal([]byte(b), &task)
+	}
+	return task.Status, task.Message
+}
+
+// TestServeTwoSites: serve starts with a second Site that has no MAAS
+// endpoint yet (its tasks fail saying to create its site record); once
+// an admin creates the record through the API (probed with its key) and
+// serve restarts, one serve prepares both Sites, each in its own MAAS
+// region (counted by the regions themselves).
+func TestServeTwoSites(t *testing.T) {
+	lb, err := lab.Start(t.Context(), lab.Config{Design: testsite.TwoSites(t), TimeScale: 0.001, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lb.Close()
+	info := lb.Info()
+	if len(info.Sites) != 2 || info.Sites[1].Site != "lab-east" {
+		t.Fatalf("lab sites: %+v", info.Sites)
+	}
+	t.Setenv("SLIPWAY_TEST_MAAS_KEY", info.APIKey)
+	dir := t.TempDir()
+	layer := filepath.Join(dir, "layer")
+	if err := os.MkdirAll(layer, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := "apiVersion: slipway/v1\nkind: Site\nmetadata: {name: lab}\nspec:\n  maas: {url: \"" + info.MAASURL + "\", apiKey: \"env:SLIPWAY_TEST_MAAS_KEY\"}\n"
+	if err := os.WriteFile(filepath.Join(layer, "site.yaml"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state", "slipway.db")
+	two := filepath.Join(filepath.Dir(exampleSite), "two-sites")
+	if code, out, errs := cli(t, "apply", "--state", state, exampleSite, two, layer); code != 0 {
+		t.Fatalf("apply: %d %s %s", code, out, errs)
+	}
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("secretRefs: {env: [SLIPWAY_TEST_MAAS_KEY]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, cfg, state, dir)
+	if st, msg := s.task(t, "prepare_site"); st != "failed" || !strings.Contains(msg, "site lab-east has no MAAS endpoint") {
+		t.Fatalf("prepare_site without lab-east's record: %s %s", st, msg)
+	}
+	code, b := s.call(t, "POST", "/api/v1/admin/maas-sites", `{"name":"lab-east","url":"`+info.Sites[1].MAASURL+`","api_key":"`+info.APIKey+`"}`)
+	var rec struct{ ID string }
+	if code != 201 || json.Unmarshal([]byte(b), &rec) != nil {
+		t.Fatalf("create lab-east: %d %s", code, b)
+	}
+	if code, b := s.call(t, "POST", "/api/v1/admin/maas-sites/"+rec.ID+"/probe", ""); code != 200 || !strings.Contains(b, `"authenticated":true`) {
+		t.Fatalf("probe lab-east: %d %s", code, b)
+	}
+	if code := s.stop(); code != 0 {
+		t.Fatalf("serve exit %d: %s", code, s.stderr)
+	}
+	east := lb.Regions()[1].MAAS
+	before := east.Stats().Snapshot().Total
+	s = startServe(t, cfg, state, dir)
+	defer func() {
+		if code := s.stop(); code != 0 {
+			t.Errorf("serve exit %d: %s", code, s.stderr)
+		}
+	}()
+	if st, msg := s.task(t, "prepare_site"); st != "succeeded" {
+		t.Fatalf("prepare_site with both Sites bound: %s %s", st, msg)
+	}
+	if after := east.Stats().Snapshot().Total; after == before {
+		t.Fatal("lab-east's MAAS region answered nothing: its Site was not prepared there")
+	}
+	if strings.Contains(s.stderr.String(), info.APIKey) {
+		t.Fatal("a MAAS key appears on stderr")
+	}
+}
