@@ -19,7 +19,9 @@ func (u Unbound) err() error {
 }
 
 // ProbeSite fails: there is nothing to probe.
-func (u Unbound) ProbeSite(context.Context) (drivers.SiteInfo, error) { return drivers.SiteInfo{}, u.err() }
+func (u Unbound) ProbeSite(context.Context) (drivers.SiteInfo, error) {
+	return drivers.SiteInfo{}, u.err()
+}
 
 // PrepareSite fails.
 func (u Unbound) PrepareSite(context.Context, drivers.SiteSpec) (drivers.Result, error) {
@@ -62,7 +64,9 @@ func (u Unbound) Release(context.Context, drivers.NodeRef, drivers.Erase) (drive
 }
 
 // Status fails.
-func (u Unbound) Status(context.Context, []drivers.NodeRef) ([]drivers.Machine, error) { return nil, u.err() }
+func (u Unbound) Status(context.Context, []drivers.NodeRef) ([]drivers.Machine, error) {
+	return nil, u.err()
+}
 
 // Owned is empty: no machine of the site can be seen.
 func (u Unbound) Owned(context.Context) ([]drivers.Machine, error) { return nil, nil }
