@@ -74,17 +74,28 @@ func (s *Server) listNodes(c echo.Context) error {
 	}
 	var match []string // the filter is applied to all; summaries are built for the page only
 	for _, name := range d.NodeNames() {
-		if f.Matches(d.Nodes[name]) && recordMatches(withStage(byName[name]), q) {
+		if f.Matches(d.Nodes[name]) && siteMatches(d, d.Nodes[name], q["site"]) && recordMatches(withStage(byName[name]), q) {
 			match = append(match, name)
 		}
 	}
-	match = append(match, orphans(d, recs, q)...) // reconcile.go
+	if len(q["site"]) == 0 { // an orphan has left the design, and its Site with it
+		match = append(match, orphans(d, recs, q)...) // reconcile.go
+	}
 	p := page(match, offset, limit)
 	items := make([]NodeSummary, 0, len(p.Items))
 	for _, name := range p.Items {
-		items = append(items, nodeSummary(d.Nodes[name], byName[name]))
+		sum := nodeSummary(d.Nodes[name], byName[name])
+		if n := d.Nodes[name]; n != nil {
+			sum.Site = d.SiteNameOf(n)
+		}
+		items = append(items, sum)
 	}
 	return c.JSON(http.StatusOK, Page[NodeSummary]{Items: items, Total: p.Total, Offset: offset, Limit: limit})
+}
+
+// siteMatches: the node is in one of the Sites asked for (none: any).
+func siteMatches(d *design.Design, n *design.Node, want []string) bool {
+	return len(want) == 0 || slices.Contains(want, d.SiteNameOf(n))
 }
 
 // nodeFilterOf is the design filter of a node query: names, tags, racks,

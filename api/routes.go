@@ -121,7 +121,7 @@ func (s *Server) designRoutes() []route {
 func (s *Server) nodeRoutes() []route {
 	op, view, admin := auth.RoleOperator, auth.RoleViewer, auth.RoleAdmin
 	nodeQuery := []param{{Name: "name", Many: true}, {Name: "label", Many: true, Doc: "key=value"}, {Name: "tag", Many: true},
-		{Name: "rack", Many: true}, {Name: "lifecycle", Many: true}, {Name: "stage", Many: true}, {Name: "outcome", Many: true},
+		{Name: "rack", Many: true}, {Name: "site", Many: true, Doc: "the node's Site"}, {Name: "lifecycle", Many: true}, {Name: "stage", Many: true}, {Name: "outcome", Many: true},
 		offsetParam, limitParam}
 	verb := func(name, summary string) route {
 		return route{Method: "POST", Path: v1 + "/nodes/:name/" + name, Role: op, Mutating: true, Request: apitypes.NodeVerbRequest{},

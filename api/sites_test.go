@@ -174,3 +174,19 @@ func nodeWithTwoAliases(t *testing.T, d *design.Design) (string, string, string)
 	t.Fatal("the example design has no node with two device aliases")
 	return "", "", ""
 }
+
+// GET /nodes?site= lists the nodes of a Site, each saying its Site.
+func TestNodesBySite(t *testing.T) {
+	f := newFixture(t)
+	var page struct {
+		Items []apitypes.NodeSummary `json:"items"`
+		Total int                    `json:"total"`
+	}
+	site := testsite.Example(t).Site.Metadata.Name
+	if code := f.json(t, "GET", "/api/v1/nodes?site="+site, f.Token[api.RoleViewer], nil, &page); code != 200 || page.Total == 0 || page.Items[0].Site != site {
+		t.Fatalf("nodes of %s: %d %+v", site, code, page)
+	}
+	if code := f.json(t, "GET", "/api/v1/nodes?site=elsewhere", f.Token[api.RoleViewer], nil, &page); code != 200 || page.Total != 0 {
+		t.Fatalf("nodes of another site: %d %+v", code, page)
+	}
+}

@@ -80,6 +80,7 @@ type Page[T any] struct {
 // deployed, at stage powered).
 type NodeSummary struct {
 	Name      string            `json:"name"`
+	Site      string            `json:"site,omitempty"` // the node's Site in the current design
 	Rack      string            `json:"rack,omitempty"`
 	Labels    map[string]string `json:"labels,omitempty"`
 	Tags      []string          `json:"tags,omitempty"`
