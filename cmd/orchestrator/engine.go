@@ -264,6 +264,9 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 		return fail(usageErr(err))
 	}
 	metrics := prometheus.NewRegistry()
+	if ms, ok := drv.Server.(interface{ Collectors() []prometheus.Collector }); ok { // several Sites: per-site metrics
+		metrics.MustRegister(ms.Collectors()...)
+	}
 	drv = drivermetrics.New(metrics).Wrap(drv)
 	cfg, err := a.orchestratorConfig(c, st, drv, resolver)
 	if err != nil {

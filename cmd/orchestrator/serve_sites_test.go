@@ -7,12 +7,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
 
@@ -151,5 +153,23 @@ func TestServeTwoSites(t *testing.T) {
 	}
 	if strings.Contains(s.stderr.String(), info.APIKey) {
 		t.Fatal("a MAAS key appears on stderr")
+	}
+	// Per-site metrics, in the exposition format promtool accepts.
+	code, metrics := s.call(t, "GET", "/metrics", "")
+	if code != 200 || !strings.Contains(metrics, `slipway_site_calls_total{outcome="ok",site="lab-east"}`) ||
+		!strings.Contains(metrics, `slipway_site_calls_in_flight{site="lab"}`) {
+		t.Fatalf("metrics: %d, no per-site series:\n%s", code, metrics)
+	}
+	promtoolCheck(t, metrics)
+}
+
+// promtoolCheck: Prometheus's own linter accepts the exposition.
+func promtoolCheck(t *testing.T, metrics string) {
+	t.Helper()
+	promtool := testtool.Need(t, "promtool", "prometheus")
+	check := exec.CommandContext(t.Context(), promtool, "check", "metrics")
+	check.Stdin = strings.NewReader(metrics)
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
 	}
 }

@@ -143,9 +143,11 @@ func TestServe(t *testing.T) {
 	if code, _ := call("POST", "/api/v1/tasks", created.Token, `{"action":"verify_site"}`); code != 403 {
 		t.Fatalf("viewer creating a task: %d", code)
 	}
-	if code, b := call("GET", "/metrics", "", ""); code != 200 || !strings.Contains(b, "slipway_driver_call_duration_seconds") || !strings.Contains(b, "slipway_http_requests_total") {
+	code, b = call("GET", "/metrics", "", "")
+	if code != 200 || !strings.Contains(b, "slipway_driver_call_duration_seconds") || !strings.Contains(b, "slipway_http_requests_total") {
 		t.Fatalf("metrics: %d", code)
 	}
+	promtoolCheck(t, b)
 	if _, b := call("GET", "/api/v1/audit", tok, ""); !strings.Contains(b, `"outcome":"denied"`) {
 		t.Fatalf("audit lacks the denied call: %s", b)
 	}

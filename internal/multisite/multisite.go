@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/slipway-dev/slipway/drivers"
 )
 
@@ -39,12 +41,17 @@ type Server struct {
 
 	mu       sync.Mutex
 	machines map[string]string // machine ID -> site
+
+	calls    *prometheus.CounterVec // by site and outcome
+	inFlight *prometheus.GaugeVec   // by site
 }
 
 type site struct {
-	name string
-	drv  drivers.Server
-	sem  chan struct{}
+	name     string
+	drv      drivers.Server
+	sem      chan struct{}
+	calls    *prometheus.CounterVec // curried with the site
+	inFlight prometheus.Gauge
 }
 
 var _ drivers.Server = (*Server)(nil)
@@ -55,7 +62,11 @@ func New(sites map[string]Site, siteOf func(node string) (string, bool)) (*Serve
 	if len(sites) == 0 {
 		return nil, errors.New("multisite: no sites")
 	}
-	s := &Server{sites: map[string]*site{}, siteOf: siteOf, machines: map[string]string{}}
+	s := &Server{sites: map[string]*site{}, siteOf: siteOf, machines: map[string]string{},
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "slipway_site_calls_total",
+			Help: "Server driver calls by site and outcome (ok, error)."}, []string{"site", "outcome"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "slipway_site_calls_in_flight",
+			Help: "Server driver calls running at a site now (at most its limit)."}, []string{"site"})}
 	for name, st := range sites {
 		if st.Driver == nil {
 			return nil, fmt.Errorf("multisite: site %s has no driver", name)
@@ -64,7 +75,8 @@ func New(sites map[string]Site, siteOf func(node string) (string, bool)) (*Serve
 		if limit <= 0 {
 			limit = DefaultLimit
 		}
-		s.sites[name] = &site{name: name, drv: st.Driver, sem: make(chan struct{}, limit)}
+		s.sites[name] = &site{name: name, drv: st.Driver, sem: make(chan struct{}, limit),
+			calls: s.calls.MustCurryWith(prometheus.Labels{"site": name}), inFlight: s.inFlight.WithLabelValues(name)}
 	}
 	s.names = slices.Sorted(maps.Keys(s.sites))
 	return s, nil
@@ -81,8 +93,20 @@ func call[T any](ctx context.Context, st *site, fn func(drivers.Server) (T, erro
 		var zero T
 		return zero, drivers.NewError(drivers.Classify(ctx.Err()), fmt.Errorf("site %s: waiting for a slot of its limit: %w", st.name, ctx.Err()))
 	}
-	defer func() { <-st.sem }()
-	return fn(st.drv)
+	st.inFlight.Inc()
+	defer func() { st.inFlight.Dec(); <-st.sem }()
+	v, err := fn(st.drv)
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	st.calls.WithLabelValues(outcome).Inc()
+	return v, err
+}
+
+// Collectors are the per-site metrics, to register with the server's.
+func (s *Server) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{s.calls, s.inFlight}
 }
 
 // siteFor is the site of a node reference.

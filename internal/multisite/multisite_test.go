@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/slipway-dev/slipway/drivers"
 )
 
@@ -133,6 +135,12 @@ func TestIsolation(t *testing.T) {
 	}
 	if b.count() != 1 {
 		t.Fatalf("dc2's calls: %v", b.calls)
+	}
+	if got := testutil.ToFloat64(s.calls.WithLabelValues("dc2", "ok")); got != 1 {
+		t.Errorf("slipway_site_calls_total{site=dc2,outcome=ok} = %v", got)
+	}
+	if got := testutil.ToFloat64(s.inFlight.WithLabelValues("dc1")); got != 1 {
+		t.Errorf("slipway_site_calls_in_flight{site=dc1} = %v while dc1 hangs", got)
 	}
 	short, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
