@@ -123,6 +123,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.acceptHardwareCmd()) // asbuilt.go
 	root.AddCommand(a.inventoryCmd())      // inventory.go
 	root.AddCommand(a.consoleCmd())        // console.go
+	root.AddCommand(a.roceCmd())           // roce.go
 	root.AddCommand(a.auditCmd(), a.tokenCmd(), a.secretCmd(), a.bootdataCmd(), a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd())
 	return root
 }
