@@ -122,6 +122,7 @@ var requestBounds = map[reflect.Type]map[string]fieldBound{
 		"Status": {enum: []string{sites.StatusEnabled, sites.StatusDisabled}}},
 	reflect.TypeFor[apitypes.MAASSiteCredentials](): {"APIKey": {maxLength: sites.MaxAPIKeyLen}},
 	reflect.TypeFor[apitypes.RoCEUpsert]():          {"Items": {maxItems: sites.MaxRoCEItems}},
+	reflect.TypeFor[apitypes.DecommissionRequest](): {"Erase": {enum: []string{"none", "quick", "secure"}}},
 	reflect.TypeFor[orchestrator.Filter]():          {"Sets": {maxItems: orchestrator.MaxFilterSets}},
 	reflect.TypeFor[orchestrator.TaskOptions]():     {"Erase": {enum: enum([]drivers.Erase{drivers.EraseNone, drivers.EraseQuick, drivers.EraseSecure})}},
 	reflect.TypeFor[design.NodeFilter](): {

@@ -82,7 +82,8 @@ var taskVerbs = []orchestrator.Verb{orchestrator.VerbRetry, orchestrator.VerbRes
 func (s *Server) table() []route {
 	return slices.Concat(s.probeRoutes(), s.designRoutes(), s.nodeRoutes(), s.taskRoutes(), s.adminRoutes(),
 		s.reconcileRoutes(v1),              // reconcile.go
-		s.siteRoutes(), s.sitePartRoutes()) // sites.go, siteparts.go
+		s.siteRoutes(), s.sitePartRoutes(), // sites.go, siteparts.go
+		s.workflowRoutes()) // workflows.go
 }
 
 // v1 prefixes the API's versioned routes.

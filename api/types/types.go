@@ -288,3 +288,21 @@ type RoCEUpsert struct {
 type RoCEAssignments struct {
 	Items []sites.RoCEAssignment `json:"items"`
 }
+
+// Workflow is an onboarding or decommission as the workflow routes show
+// it: a view of the engine task that carries it (its ID is the task's).
+type Workflow struct {
+	ID      string              `json:"id"`
+	Kind    string              `json:"kind"` // decommission, storage-cleanup
+	Nodes   []string            `json:"nodes"`
+	Task    record.Task         `json:"task"`
+	Results []record.NodeResult `json:"results"`
+}
+
+// DecommissionRequest is the optional body of POST
+// /admin/nodes/{id}/decommission and .../storage-cleanup.
+type DecommissionRequest struct {
+	// Erase is the disk erase policy (none, quick, secure); "" keeps the
+	// design's (decommission) or erases securely (storage-cleanup).
+	Erase string `json:"erase,omitempty"`
+}
