@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,23 +94,31 @@ func (s *Server) listTasks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ts, err := s.cfg.Engine.Tasks(c.Request().Context())
+	q := c.QueryParams()
+	out, err := s.tasksNewestFirst(c.Request().Context(), q["status"], func(t orchestrator.Task) bool {
+		ac := q["action"]
+		return len(ac) == 0 || slices.Contains(ac, string(t.Action))
+	})
 	if err != nil {
 		return err
 	}
-	q := c.QueryParams()
-	out := make([]orchestrator.Task, 0, len(ts))
-	for i := len(ts) - 1; i >= 0; i-- { // newest first
-		t := ts[i]
-		if st := q["status"]; len(st) > 0 && !slices.Contains(st, string(t.Status)) {
-			continue
-		}
-		if ac := q["action"]; len(ac) > 0 && !slices.Contains(ac, string(t.Action)) {
-			continue
-		}
-		out = append(out, t)
-	}
 	return c.JSON(http.StatusOK, page(out, offset, limit))
+}
+
+// tasksNewestFirst are the engine's tasks, newest first, of the statuses
+// asked (none: all) that keep accepts.
+func (s *Server) tasksNewestFirst(ctx context.Context, status []string, keep func(orchestrator.Task) bool) ([]orchestrator.Task, error) {
+	ts, err := s.cfg.Engine.Tasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]orchestrator.Task, 0, len(ts))
+	for i := len(ts) - 1; i >= 0; i-- {
+		if t := ts[i]; (len(status) == 0 || slices.Contains(status, string(t.Status))) && keep(t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) getTask(c echo.Context) error {

@@ -85,20 +85,15 @@ func (s *Server) listDecommissions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ts, err := s.cfg.Engine.Tasks(c.Request().Context())
+	ts, err := s.tasksNewestFirst(c.Request().Context(), c.QueryParams()["status"], func(t orchestrator.Task) bool {
+		return t.Action == orchestrator.ActionDecommissionNodes
+	})
 	if err != nil {
 		return err
 	}
-	st := c.QueryParams()["status"]
-	var out []apitypes.Workflow
-	for i := len(ts) - 1; i >= 0; i-- { // newest first
-		t := ts[i]
-		if t.Action == orchestrator.ActionDecommissionNodes && (len(st) == 0 || slices.Contains(st, string(t.Status))) {
-			out = append(out, workflowOf(t, nil))
-		}
-	}
-	if out == nil {
-		out = []apitypes.Workflow{}
+	out := make([]apitypes.Workflow, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, workflowOf(t, nil))
 	}
 	return c.JSON(http.StatusOK, page(out, offset, limit))
 }

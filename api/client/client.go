@@ -247,11 +247,11 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	req.Header.Set("Accept", "application/json") // unless the call asks for a stream
 	for k, v := range r.header {
 		req.Header[k] = v
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
 	if r.ctype != "" {
 		req.Header.Set("Content-Type", r.ctype)

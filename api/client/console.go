@@ -2,11 +2,9 @@ package client
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	apitypes "github.com/slipway-dev/slipway/api/types"
 )
@@ -22,17 +20,9 @@ func (c *Client) Console(ctx context.Context, node string, readWrite bool) (io.R
 		mode = "read-write"
 	}
 	r := request{method: http.MethodGet, path: v1 + "/nodes/" + seg(node) + "/console", query: url.Values{"mode": {mode}}}
-	resp, err := c.send(ctx, r)
+	resp, err := c.sendStream(ctx, r, "the console", "text/plain")
 	if err != nil {
 		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
-		return nil, readProblem(resp)
-	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
-		resp.Body.Close()
-		return nil, fmt.Errorf("the console answered %q, not text/plain: check the server URL", ct)
 	}
 	return resp.Body, nil
 }

@@ -139,6 +139,13 @@ func (c *Client) openStream(ctx context.Context, last uint64, task, node string)
 		r.query.Set("since", strconv.FormatUint(last, 10))
 		r.header.Set("Last-Event-ID", strconv.FormatUint(last, 10))
 	}
+	return c.sendStream(ctx, r, "the event stream", "text/event-stream")
+}
+
+// sendStream makes a call whose 200 answer is a stream of media type
+// ctype (what names it in errors): a refusal is its problem, another
+// media type an error.
+func (c *Client) sendStream(ctx context.Context, r request, what, ctype string) (*http.Response, error) {
 	resp, err := c.send(ctx, r)
 	if err != nil {
 		return nil, err
@@ -147,9 +154,9 @@ func (c *Client) openStream(ctx context.Context, last uint64, task, node string)
 		defer resp.Body.Close()
 		return nil, readProblem(resp)
 	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, ctype) {
 		resp.Body.Close()
-		return nil, fmt.Errorf("the event stream answered %q, not text/event-stream: check the server URL", ct)
+		return nil, fmt.Errorf("%s answered %q, not %s: check the server URL", what, ct, ctype)
 	}
 	return resp, nil
 }
