@@ -129,6 +129,7 @@ var requestBounds = map[reflect.Type]map[string]fieldBound{
 		"Names":  {maxItems: orchestrator.MaxFilterNames, eachMaxLength: orchestrator.MaxFilterValueLen},
 		"Tags":   {maxItems: orchestrator.MaxFilterValues, eachMaxLength: orchestrator.MaxFilterValueLen},
 		"Racks":  {maxItems: orchestrator.MaxFilterValues, eachMaxLength: orchestrator.MaxFilterValueLen},
+		"Sites":  {maxItems: orchestrator.MaxFilterValues, eachMaxLength: orchestrator.MaxFilterValueLen},
 		"Labels": {maxProperties: orchestrator.MaxFilterValues, eachMaxLength: orchestrator.MaxFilterValueLen}},
 }
 

@@ -1,9 +1,12 @@
 package design
 
+import "cmp"
+
 // Matches reports whether the filter selects the node. An absent filter
 // selects every node. Every given criterion must match: names and racks
 // match when the node's is listed, tags when the node has any listed tag,
-// labels when the node has every listed label with the same value.
+// labels when the node has every listed label with the same value, sites
+// when the node's Site is listed.
 func (f *NodeFilter) Matches(n *Node) bool {
 	if f == nil {
 		return true
@@ -12,6 +15,9 @@ func (f *NodeFilter) Matches(n *Node) bool {
 		return false
 	}
 	if len(f.Racks) > 0 && !contains(f.Racks, n.Spec.Rack) {
+		return false
+	}
+	if len(f.Sites) > 0 && !contains(f.Sites, cmp.Or(n.SiteName, n.Spec.Site)) {
 		return false
 	}
 	if len(f.Tags) > 0 {

@@ -159,6 +159,7 @@ func Build(sources []Source) (*Design, Findings) {
 	decodeKind(r, objs[KindBootAction], bootActionDefaults, d.BootActions, func(x *BootAction) (*ObjectMeta, any) { return &x.Metadata, &x.Spec })
 	b.hostProfiles()
 	b.nodes()
+	d.nameSites()
 	validate(r, d)
 	return d, r.findings()
 }

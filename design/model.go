@@ -481,6 +481,9 @@ type Node struct {
 	Spec     NodeSpec   `json:"spec"`
 	// Chain is the host profile chain, root ancestor first.
 	Chain []string `json:"-"`
+	// SiteName is the Site the node belongs to (its spec.site, else the
+	// design's only Site), set by Build and DecodeRevision.
+	SiteName string `json:"-"`
 }
 
 // NodeSpec is a node's resolved spec.
@@ -547,7 +550,9 @@ type NodeFilter struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	Tags   []string          `json:"tags,omitempty"`
 	Racks  []string          `json:"racks,omitempty"`
-	Pos    Pos               `json:"-"`
+	// Sites selects the nodes of these Sites (sites.go).
+	Sites []string `json:"sites,omitempty"`
+	Pos   Pos      `json:"-"`
 }
 
 // Asset is one file, unit or package list delivered to a node.

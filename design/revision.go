@@ -11,5 +11,6 @@ func DecodeRevision(canonical []byte) (*Design, error) {
 	if err := jsonkeys.Unmarshal(canonical, d); err != nil {
 		return nil, err
 	}
+	d.nameSites()
 	return d, nil
 }

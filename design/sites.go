@@ -69,6 +69,13 @@ func (d *Design) NodesOfSite(site string) []string {
 	return out
 }
 
+// nameSites sets each node's SiteName.
+func (d *Design) nameSites() {
+	for _, n := range d.Nodes {
+		n.SiteName = d.SiteNameOf(n)
+	}
+}
+
 // sites checks what several Sites need: each node names one of them, and
 // only the first sets the design-wide settings.
 func (v *validator) sites() {

@@ -42,7 +42,7 @@ func (f *engineFlags) add(cmd *cobra.Command, wait bool) {
 // filterFlags build a node filter from the command line: one set whose
 // criteria all hold (several --node values are alternatives, and so on).
 type filterFlags struct {
-	nodes, racks, tags, labels []string
+	nodes, racks, tags, labels, sites []string
 }
 
 func (f *filterFlags) add(cmd *cobra.Command) {
@@ -50,10 +50,11 @@ func (f *filterFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&f.racks, "rack", nil, "rack (repeatable)")
 	cmd.Flags().StringSliceVar(&f.tags, "tag", nil, "tag (repeatable; any of them)")
 	cmd.Flags().StringSliceVar(&f.labels, "label", nil, "label key=value (repeatable; all of them)")
+	cmd.Flags().StringSliceVar(&f.sites, "site", nil, "the nodes of this Site (repeatable)")
 }
 
 func (f *filterFlags) filter() (orchestrator.Filter, error) {
-	set := design.NodeFilter{Names: f.nodes, Racks: f.racks, Tags: f.tags}
+	set := design.NodeFilter{Names: f.nodes, Racks: f.racks, Tags: f.tags, Sites: f.sites}
 	for _, l := range f.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
@@ -64,7 +65,7 @@ func (f *filterFlags) filter() (orchestrator.Filter, error) {
 		}
 		set.Labels[k] = v
 	}
-	if len(set.Names)+len(set.Racks)+len(set.Tags)+len(set.Labels) == 0 {
+	if len(set.Names)+len(set.Racks)+len(set.Tags)+len(set.Labels)+len(set.Sites) == 0 {
 		return orchestrator.Filter{}, nil
 	}
 	return orchestrator.Filter{Sets: []design.NodeFilter{set}}, nil

@@ -45,7 +45,7 @@ func validateSet(s design.NodeFilter) error {
 		max  int
 		vs   []string
 	}{{"names", MaxFilterNames, s.Names}, {"labels", MaxFilterValues, keys}, {"label values", MaxFilterValues, vals},
-		{"tags", MaxFilterValues, s.Tags}, {"racks", MaxFilterValues, s.Racks}} {
+		{"tags", MaxFilterValues, s.Tags}, {"racks", MaxFilterValues, s.Racks}, {"sites", MaxFilterValues, s.Sites}} {
 		if len(l.vs) > l.max {
 			return fmt.Errorf("%d %s: use at most %d", len(l.vs), l.what, l.max)
 		}
