@@ -47,6 +47,19 @@ func TestMAASSites(t *testing.T) {
 		probe.Info.Version == "" || probe.Error != "" {
 		t.Fatalf("probe of the lab's MAAS: %d %+v", code, probe)
 	}
+	if len(probe.Info.DHCPSubnets) != 0 {
+		t.Errorf("DHCP before prepare_site: %v, want none", probe.Info.DHCPSubnets)
+	}
+	var task struct{ ID string }
+	if code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "prepare_site"}, &task); code != http.StatusCreated {
+		t.Fatalf("prepare_site: %d", code)
+	}
+	wait(t, f, task.ID)
+	probe = apitypes.MAASSiteProbe{}
+	pxe := testsite.Example(t).Networks["pxe"].Spec.CIDR
+	if code := f.json(t, "POST", base+"/"+rec.ID+"/probe", admin, nil, &probe); code != 200 || !slices.Contains(probe.Info.DHCPSubnets, pxe) {
+		t.Errorf("DHCP after prepare_site: %d %v, want the PXE network %s", code, probe.Info.DHCPSubnets, pxe)
+	}
 	var rotated sites.Record
 	if code := f.json(t, "POST", base+"/"+rec.ID+"/credentials", admin, map[string]string{"api_key": "a:b:wrong"}, &rotated); code != 200 ||
 		!rotated.Credentials.Updated.After(rec.Credentials.Updated) {

@@ -77,6 +77,10 @@ type SiteInfo struct {
 	// names no image gets. "" when the driver can't tell.
 	DefaultOS    string `json:"default_os,omitempty"`
 	DefaultImage string `json:"default_image,omitempty"`
+	// DHCPSubnets are the CIDRs of the subnets whose VLAN has DHCP served
+	// (by the provisioner, or relayed to another VLAN that has): where a
+	// machine can PXE-boot. Nil when the driver can't tell.
+	DHCPSubnets []string `json:"dhcp_subnets,omitempty"`
 }
 
 // SiteSpec is what a server driver prepares before any node: the networks,

@@ -206,6 +206,7 @@ func merge(a, b drivers.SiteInfo) drivers.SiteInfo {
 	for img, ks := range a.Kernels {
 		a.Kernels[img] = slices.DeleteFunc(ks, func(k string) bool { return !slices.Contains(b.Kernels[img], k) })
 	}
+	a.DHCPSubnets = slices.Compact(slices.Sorted(slices.Values(append(a.DHCPSubnets, b.DHCPSubnets...)))) // where any site serves DHCP
 	if a.DefaultOS != b.DefaultOS {
 		a.DefaultOS = ""
 	}

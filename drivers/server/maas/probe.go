@@ -2,6 +2,7 @@ package maas
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -47,6 +48,9 @@ func (d *Driver) ProbeSite(ctx context.Context) (drivers.SiteInfo, error) {
 	if err := d.probeImages(ctx, &info); err != nil {
 		return info, err
 	}
+	if err := d.probeDHCP(ctx, &info); err != nil {
+		return info, err
+	}
 	var racks []struct {
 		SystemID string `json:"system_id"`
 	}
@@ -63,6 +67,30 @@ func (d *Driver) ProbeSite(ctx context.Context) (drivers.SiteInfo, error) {
 			"maas: the region has no synced boot images: import images (boot-resources) before deploying")
 	}
 	return info, nil
+}
+
+// probeDHCP lists the subnets whose VLAN has DHCP on, or is relayed
+// (subnets/: each subnet carries its VLAN's dhcp_on and relay_vlan).
+func (d *Driver) probeDHCP(ctx context.Context, info *drivers.SiteInfo) error {
+	var subnets []struct {
+		CIDR string `json:"cidr"`
+		VLAN struct {
+			DHCPOn    bool            `json:"dhcp_on"`
+			RelayVLAN json.RawMessage `json:"relay_vlan"`
+		} `json:"vlan"`
+	}
+	if err := d.c.call(ctx, http.MethodGet, "subnets/", "", nil, &subnets); err != nil {
+		return err
+	}
+	info.DHCPSubnets = []string{}
+	for _, s := range subnets {
+		relayed := len(s.VLAN.RelayVLAN) > 0 && string(s.VLAN.RelayVLAN) != "null"
+		if s.VLAN.DHCPOn || relayed {
+			info.DHCPSubnets = append(info.DHCPSubnets, s.CIDR)
+		}
+	}
+	slices.Sort(info.DHCPSubnets)
+	return nil
 }
 
 // bootResource is an entry of boot-resources/: one per image and
