@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // Need returns the path of tool, which the Debian package pkg installs.
@@ -33,4 +34,17 @@ func Allocated(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// WaitUntil polls cond every 10 ms and fails the test when it is not true
+// within 10 s, saying what was awaited.
+func WaitUntil(t testing.TB, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 10 s: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/sim/serial"
 )
 
@@ -102,7 +103,7 @@ func TestSOLWithIpmitool(t *testing.T) {
 			c := startSOL(t, b, suite)
 			// ipmitool's banner sits in its stdio buffer until the first
 			// characters arrive (stdout is a pipe here): wait for the BMC.
-			waitUntil(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.sol != nil }, "ipmitool activates SOL")
+			testtool.WaitUntil(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.sol != nil }, "ipmitool activates SOL")
 
 			port.Printf("Booting from PXE: NIC 52:54:00:12:34:56")
 			c.waitFor(t, "[SOL Session operational")
@@ -126,7 +127,7 @@ func TestSOLWithIpmitool(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.waitFor(t, "root")
-			waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return string(typed) == "root\r" }, "the machine gets root<CR> once")
+			testtool.WaitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return string(typed) == "root\r" }, "the machine gets root<CR> once")
 
 			if _, err := io.WriteString(c.stdin, "~."); err != nil {
 				t.Fatal(err)
@@ -139,7 +140,7 @@ func TestSOLWithIpmitool(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("ipmitool did not end after ~.")
 			}
-			waitUntil(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.sol == nil }, "~. deactivates the SOL payload")
+			testtool.WaitUntil(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.sol == nil }, "~. deactivates the SOL payload")
 			if _, dropped := port.Stats(); dropped != 0 {
 				t.Errorf("the port dropped %d chunks", dropped)
 			}
@@ -158,16 +159,5 @@ func TestSOLDisabledWithoutSerialPort(t *testing.T) {
 	r := ipmitool(t, b, "lanplus", "admin", "secret", "sol", "activate")
 	if r.err == nil || !strings.Contains(r.out, "SOL payload disabled") {
 		t.Fatalf("sol activate: err %v\n%s", r.err, r.out)
-	}
-}
-
-func waitUntil(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 10 s: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

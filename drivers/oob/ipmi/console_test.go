@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/sim/bmc"
 	"github.com/slipway-dev/slipway/sim/serial"
 )
@@ -78,7 +79,7 @@ func TestConsoleSimBMC(t *testing.T) {
 		target := simTarget(b, "lanplus", suite)
 
 		a := attach(d, target, false)
-		waitUntilT(t, func() bool { return strings.Contains(sessionsOf(b), "Activate Payload") }, "the console activates SOL")
+		testtool.WaitUntil(t, func() bool { return strings.Contains(sessionsOf(b), "Activate Payload") }, "the console activates SOL")
 		time.Sleep(150 * time.Millisecond) // the BMC starts sending 100 ms after activation
 		var long strings.Builder
 		for i := range 60 {
@@ -93,7 +94,7 @@ func TestConsoleSimBMC(t *testing.T) {
 		}
 		typedText := strings.Repeat("x", 450) + "\r" // more than one packet's worth
 		a.in <- []byte(typedText)
-		waitUntilT(t, func() bool { mu.Lock(); defer mu.Unlock(); return string(typed) == typedText }, "the machine gets what was typed, once")
+		testtool.WaitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return string(typed) == typedText }, "the machine gets what was typed, once")
 
 		a.cancel()
 		if err := <-a.done; err != nil {
@@ -102,7 +103,7 @@ func TestConsoleSimBMC(t *testing.T) {
 		third := attach(d, target, true)
 		// What the machine writes before the third console is attached is
 		// not for it: write until it shows.
-		waitUntilT(t, func() bool {
+		testtool.WaitUntil(t, func() bool {
 			port.Printf("after the reattach")
 			time.Sleep(50 * time.Millisecond)
 			return strings.Contains(third.out.String(), "after the reattach")
@@ -139,14 +140,3 @@ func TestConsoleDisabled(t *testing.T) {
 }
 
 func sessionsOf(b *bmc.BMC) string { return b.Stats().String() }
-
-func waitUntilT(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 10 s: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
