@@ -445,7 +445,8 @@ type binder func(name string) (sites.Endpoint, error)
 type siteEP struct {
 	url   string
 	key   *drivers.Secret
-	limit int // the site record's policy.max_concurrent (0: none)
+	limit int    // the site record's policy.max_concurrent (0: none)
+	erase string // the site record's policy.erase ("": none)
 }
 
 // siteEndpoint is the MAAS URL and API key of a Site's server driver: its
@@ -461,7 +462,7 @@ func siteEndpoint(site *design.Site, bind binder, resolve func(string) (drivers.
 			return siteEP{}, fmt.Errorf("the Site %s is bound to the site record %s: its MAAS URL and API key are the record's; remove maas.url and maas.apiKey from the design",
 				site.Metadata.Name, ep.Record.ID)
 		case err == nil:
-			return siteEP{url: ep.Record.URL, key: &ep.APIKey, limit: ep.Record.Policy.MaxConcurrent}, nil
+			return siteEP{url: ep.Record.URL, key: &ep.APIKey, limit: ep.Record.Policy.MaxConcurrent, erase: ep.Record.Policy.Erase}, nil
 		case !errors.Is(err, sites.ErrNotFound):
 			return siteEP{}, fmt.Errorf("the Site %s: %w", site.Metadata.Name, err)
 		}

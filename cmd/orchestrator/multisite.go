@@ -62,6 +62,7 @@ func oneSiteDriver(reg registryLike, d *design.Design, site *design.Site, base m
 	if ep.key != nil {
 		cfg.Secrets[maasdrv.SecretAPIKey] = *ep.key
 	}
+	maps.Copy(cfg.Settings, eraseSettings(ep.erase))
 	srv, err := reg.Server(orDefault(site.Spec.Drivers.Server, "maas"), cfg)
 	return srv, ep.limit, err
 }
@@ -116,4 +117,19 @@ func hasEndpoint(site *design.Site, bind binder) bool {
 	}
 	_, err := bind(site.Metadata.Name)
 	return !errors.Is(err, sites.ErrNotFound)
+}
+
+// eraseSettings are the MAAS driver settings of a site record's erase
+// policy: how releases that name no policy of their own (the design's
+// lifecycle.erase or a node's erase) erase the machine's disks.
+func eraseSettings(policy string) map[string]string {
+	switch policy {
+	case "none":
+		return map[string]string{maasdrv.SettingErase: "false"}
+	case "quick":
+		return map[string]string{maasdrv.SettingQuickErase: "true"}
+	case "secure":
+		return map[string]string{maasdrv.SettingSecureErase: "true"}
+	}
+	return nil
 }

@@ -44,3 +44,16 @@ func TestSiteEndpointFromRecord(t *testing.T) {
 		t.Fatalf("unbound: %q %v", ep.url, err)
 	}
 }
+
+// A site record's erase policy becomes its MAAS driver's default erase.
+func TestEraseSettings(t *testing.T) {
+	for policy, want := range map[string]string{"none": "erase=false", "quick": "quickErase=true", "secure": "secureErase=true", "": ""} {
+		got := ""
+		for k, v := range eraseSettings(policy) {
+			got = k + "=" + v
+		}
+		if got != want {
+			t.Errorf("policy %q: %q, want %q", policy, got, want)
+		}
+	}
+}

@@ -15,14 +15,15 @@ const Name = "maas"
 
 // Settings of the driver (drivers.Config.Settings) and their defaults.
 const (
-	SettingURL        = "url"        // MAAS URL, e.g. http://maas:5240/MAAS (required)
-	SettingInstance   = "instanceID" // this orchestrator's ID: the agent_name of the machines it owns (default "slipway")
-	SettingTimeout    = "timeout"    // per request (default 30s)
-	SettingRetries    = "retries"    // on 503/429 and network errors (default 4)
-	SettingQuickErase = "quickErase" // release with quick_erase (default false: full erase)
-	SettingErase      = "erase"      // erase disks on release (default true)
-	SettingCacheTTL   = "cacheTTL"   // how long a machine read answers repeated reads (default 5s; 0s: no read cache; cache.go)
-	SecretAPIKey      = "apiKey"     // drivers.Config.Secrets key of the MAAS API key
+	SettingURL         = "url"         // MAAS URL, e.g. http://maas:5240/MAAS (required)
+	SettingInstance    = "instanceID"  // this orchestrator's ID: the agent_name of the machines it owns (default "slipway")
+	SettingTimeout     = "timeout"     // per request (default 30s)
+	SettingRetries     = "retries"     // on 503/429 and network errors (default 4)
+	SettingQuickErase  = "quickErase"  // release with quick_erase (default false: full erase)
+	SettingSecureErase = "secureErase" // release with secure_erase (default false; over quickErase)
+	SettingErase       = "erase"       // erase disks on release (default true)
+	SettingCacheTTL    = "cacheTTL"    // how long a machine read answers repeated reads (default 5s; 0s: no read cache; cache.go)
+	SecretAPIKey       = "apiKey"      // drivers.Config.Secrets key of the MAAS API key
 )
 
 // OwnerDataNode is the owner data key naming the design node of a machine.
@@ -34,6 +35,9 @@ type Driver struct {
 	instance   string
 	erase      bool
 	quickErase bool
+	// secureErase: releases that name no erase policy erase securely
+	// (a site record's policy.erase secure).
+	secureErase bool
 
 	commissionRetries int // SettingCommissionRetries (lifecycle.go)
 
@@ -76,7 +80,8 @@ func NewDriver(cfg drivers.Config) (*Driver, error) {
 	}
 	c.cache = newReadCache(ttl)
 	d := &Driver{c: c, instance: cfg.Settings[SettingInstance], erase: cfg.Settings[SettingErase] != "false",
-		quickErase: cfg.Settings[SettingQuickErase] == "true", commissionRetries: commRetries}
+		quickErase: cfg.Settings[SettingQuickErase] == "true", secureErase: cfg.Settings[SettingSecureErase] == "true",
+		commissionRetries: commRetries}
 	d.lookups.Max = lookupBatch
 	d.lookups.Wait, d.tagBatches.Wait = drivers.Waiting, drivers.Waiting // the engine's slot serves others meanwhile
 	if d.instance == "" {

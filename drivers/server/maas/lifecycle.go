@@ -472,7 +472,8 @@ func (d *Driver) releaseConflict(ctx context.Context, id string, conflict error)
 // secure_erase uses the disk's secure erase, and a disk without one
 // falls back to quick when both are set, else to a full overwrite with
 // zeros (also what erase alone does). The default ("") is the driver's
-// settings: erase unless erase=false, quick when quickErase=true. An
+// settings: erase unless erase=false, secure when secureErase=true, quick
+// when quickErase=true. An
 // explicit policy overrides the settings. What no parameter can undo is
 // MAAS's own enable_disk_erasing_on_release: with it on, MAAS erases on
 // every release, "none" included.
@@ -481,6 +482,8 @@ func (d *Driver) releaseErase(erase drivers.Erase, p url.Values) string {
 		switch {
 		case !d.erase:
 			erase = drivers.EraseNone
+		case d.secureErase:
+			erase = drivers.EraseSecure
 		case d.quickErase:
 			erase = drivers.EraseQuick
 		default:

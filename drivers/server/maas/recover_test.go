@@ -220,6 +220,7 @@ func TestReleaseErasePolicy(t *testing.T) {
 		{drivers.EraseSecure, nil, "secure"},
 		{drivers.EraseDefault, nil, "full"},
 		{drivers.EraseDefault, map[string]string{SettingQuickErase: "true"}, "quick"},
+		{drivers.EraseDefault, map[string]string{SettingSecureErase: "true", SettingQuickErase: "true"}, "secure"}, // a site's policy.erase secure
 		{drivers.EraseDefault, map[string]string{SettingErase: "false"}, ""},
 	} {
 		t.Run(string(tc.erase)+"/"+tc.want, func(t *testing.T) {
