@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -40,7 +41,7 @@ func (s *Server) console(c echo.Context) error {
 	if s.cfg.Consoles == nil {
 		return problem(http.StatusNotImplemented, "this server has no engine to attach consoles with")
 	}
-	mode := orDefaultStr(c.QueryParam("mode"), consoleReadOnly)
+	mode := cmp.Or(c.QueryParam("mode"), consoleReadOnly)
 	if mode != consoleReadOnly && mode != consoleReadWrite {
 		return problem(http.StatusBadRequest, fmt.Sprintf("mode %q: use read-only or read-write", mode))
 	}
@@ -133,11 +134,4 @@ func (s *Server) consoleInput(c echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
-}
-
-func orDefaultStr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -94,15 +94,11 @@ func (s *designSites) current() *design.Design {
 	if err != nil || id == s.rev {
 		return s.d
 	}
-	cur, err := s.st.Current(ctx)
+	d, err := currentDesignIn(ctx, s.st, "")
 	if err != nil {
 		return s.d
 	}
-	d, err := design.DecodeRevision(cur.Design)
-	if err != nil {
-		return s.d
-	}
-	s.rev, s.d = cur.ID, d
+	s.rev, s.d = id, d
 	return d
 }
 

@@ -82,9 +82,6 @@ func New(sites map[string]Site, siteOf func(node string) (string, bool)) (*Serve
 	return s, nil
 }
 
-// Sites are the sites' names, sorted.
-func (s *Server) Sites() []string { return slices.Clone(s.names) }
-
 // call runs fn on site st under its limit.
 func call[T any](ctx context.Context, st *site, fn func(drivers.Server) (T, error)) (T, error) {
 	select {
