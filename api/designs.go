@@ -24,12 +24,12 @@ func result(d *design.Design, fs design.Findings) apitypes.ValidationResult {
 }
 
 func (s *Server) validateDesign(c echo.Context) error {
-	d, fs, done, err := s.loadUpload(c)
+	up, done, err := s.loadUpload(c)
 	if err != nil {
 		return err
 	}
 	defer done()
-	return c.JSON(http.StatusOK, result(d, fs))
+	return c.JSON(http.StatusOK, result(up.d, up.fs))
 }
 
 func (s *Server) applyDesign(c echo.Context) error {
@@ -39,11 +39,16 @@ func (s *Server) applyDesign(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d, fs, done, err := s.loadUpload(c)
+	// One design change at a time: an apply and an onboarding each build
+	// over the layer as it is (onboardings.go).
+	s.designMu.Lock()
+	defer s.designMu.Unlock()
+	up, done, err := s.loadUpload(c)
 	if err != nil {
 		return err
 	}
 	defer done()
+	d, fs := up.d, up.fs
 	if fs.HasErrors() {
 		r := result(d, fs)
 		return &problemError{status: http.StatusUnprocessableEntity, findings: r.Findings,
@@ -63,12 +68,19 @@ func (s *Server) applyDesign(c echo.Context) error {
 	if err := s.checkBindings(c, prev, d); err != nil {
 		return err
 	}
-	res, err := s.cfg.Store.PutRevision(ctx, statestore.Revision{ID: id, Created: time.Now(), Roots: from.roots,
+	if err := s.saveSources(ctx, up, id); err != nil { // layer.go
+		return err
+	}
+	res, err := s.cfg.Store.PutRevision(ctx, statestore.Revision{ID: id, Created: time.Now(), Roots: withLayerRoot(from.roots, len(up.kept) > 0),
 		GitCommit: from.commit, GitDirty: from.dirty, Counts: d.Counts(), Design: body})
 	if err != nil {
 		return err
 	}
-	out := apitypes.Applied{Revision: id, Result: res.String(), Warnings: fs}
+	taken, err := s.takeOver(ctx, up)
+	if err != nil {
+		return err
+	}
+	out := apitypes.Applied{Revision: id, Result: res.String(), Warnings: fs, LayerTakenOver: taken, LayerKept: len(up.kept)}
 	if res != statestore.Unchanged {
 		if df, err := design.DiffCanonical(prev, body); err == nil {
 			out.Diff = &df

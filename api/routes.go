@@ -83,7 +83,7 @@ func (s *Server) table() []route {
 	return slices.Concat(s.probeRoutes(), s.designRoutes(), s.nodeRoutes(), s.taskRoutes(), s.adminRoutes(),
 		s.reconcileRoutes(v1),              // reconcile.go
 		s.siteRoutes(), s.sitePartRoutes(), // sites.go, siteparts.go
-		s.workflowRoutes()) // workflows.go
+		s.workflowRoutes(), s.onboardingRoutes(), s.layerRoutes()) // workflows.go, onboardings.go, layer.go
 }
 
 // v1 prefixes the API's versioned routes.

@@ -68,6 +68,11 @@ type Config struct {
 	Sites        Sites     // nil: the site routes answer 501
 	SiteParts    SiteParts // profiles and RoCE assignments (with Sites)
 	SiteProber   SiteProber
+	// Layer keeps applied uploads' sources and the design's API-managed
+	// layer; Onboardings the onboarding records (nil: those routes answer
+	// 501 and uploads are built without a layer).
+	Layer       DesignLayer
+	Onboardings Onboardings
 	// Ready reports whether the drivers answer (nil: not checked).
 	Ready func(ctx context.Context) error
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed for the
@@ -123,6 +128,8 @@ type Server struct {
 
 	mu      sync.Mutex
 	designs map[string]*design.Design // by revision ID
+	// designMu: one design change (an apply, an onboarding) at a time.
+	designMu sync.Mutex
 }
 
 // Body limits.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/ingest/archive"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 )
@@ -115,14 +114,15 @@ func sweepUploads(dir string) (int, error) {
 }
 
 // loadUpload reads the request's design, within a parse slot and the
-// limits, into a directory of its own and builds it. done removes the
-// directory and frees the slot; on an error or a panic that has already
-// happened. Findings name files as they are in the upload.
-func (s *Server) loadUpload(c echo.Context) (*design.Design, design.Findings, func(), error) {
+// limits, into a directory of its own and builds it with the design's
+// API-managed layer over it. done removes the directory and frees the
+// slot; on an error or a panic that has already happened. Findings name
+// files as they are in the upload.
+func (s *Server) loadUpload(c echo.Context) (*upload, func(), error) {
 	if err := s.uploads.acquire(c); err != nil {
 		s.log.Warn().Int("slots", cap(s.uploads.slots)).Str("request_id", c.Response().Header().Get(echo.HeaderXRequestID)).
 			Msg("design upload refused: every parse slot is taken (designParses)")
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	var dir string
 	cleanup := func() {
@@ -142,34 +142,41 @@ func (s *Server) loadUpload(c echo.Context) (*design.Design, design.Findings, fu
 	dir, err := os.MkdirTemp(s.uploads.dir, uploadPrefix)
 	if err != nil {
 		dir = ""
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	res, err := s.readUpload(c, dir)
+	res, roots, err := s.readUpload(c, dir)
 	if err != nil {
-		return nil, nil, nil, uploadError(err, dir, s.uploads.lim)
+		return nil, nil, uploadError(err, dir, s.uploads.lim)
 	}
-	d, fs := buildUpload(dir, res)
+	up := &upload{dir: dir, roots: roots, res: res}
+	if err := s.buildUpload(c.Request().Context(), up); err != nil {
+		return nil, nil, err
+	}
 	ok = true
-	return d, fs, cleanup, nil
+	return up, cleanup, nil
 }
 
 // readUpload loads a tar.gz of the roots (each top-level directory a root,
 // in name order, later ones layered over earlier ones) or a JSON array of
 // documents.
-func (s *Server) readUpload(c echo.Context, dir string) (*yamlingest.Result, error) {
+func (s *Server) readUpload(c echo.Context, dir string) (*yamlingest.Result, []string, error) {
 	ctx, body := c.Request().Context(), c.Request().Body
 	ct := c.Request().Header.Get(echo.HeaderContentType)
 	switch {
 	case strings.Contains(ct, "gzip") || strings.Contains(ct, "tar"):
-		res, _, err := archive.Load(ctx, body, dir, s.uploads.lim)
-		return res, err
+		res, u, err := archive.Load(ctx, body, dir, s.uploads.lim)
+		if err != nil {
+			return nil, nil, err
+		}
+		return res, u.Roots, nil
 	case strings.HasPrefix(ct, echo.MIMEApplicationJSON):
 		if err := documents(body, dir, s.uploads.lim.FileBytes); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return yamlingest.LoadLimited(ctx, []string{dir}, s.uploads.lim.Limits)
+		res, err := yamlingest.LoadLimited(ctx, []string{dir}, s.uploads.lim.Limits)
+		return res, []string{dir}, err
 	}
-	return nil, problem(http.StatusUnsupportedMediaType, "send the design as application/gzip (a tar.gz of the roots) or application/json (an array of documents)")
+	return nil, nil, problem(http.StatusUnsupportedMediaType, "send the design as application/gzip (a tar.gz of the roots) or application/json (an array of documents)")
 }
 
 // documentsFile is the file a JSON upload becomes.
@@ -229,18 +236,6 @@ func writeDocuments(dec *json.Decoder, w io.Writer) (int, error) {
 		return n, notArray(err)
 	}
 	return n, nil
-}
-
-// buildUpload builds a loaded upload; findings name files as they are in
-// the upload.
-func buildUpload(dir string, res *yamlingest.Result) (*design.Design, design.Findings) {
-	d, fs := design.Build(res.Sources)
-	all := append(design.Findings(res.Findings), fs...)
-	for i := range all {
-		all[i].File = strings.TrimPrefix(all[i].File, dir+string(filepath.Separator))
-	}
-	all.Sort()
-	return d, all
 }
 
 // uploadError turns what reading an upload returned into a problem: 413

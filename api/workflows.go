@@ -130,27 +130,36 @@ func (s *Server) decommissionVerb(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	switch verb {
-	case "adopt", "mark-manual-intervention":
-		for _, n := range w.Nodes {
-			if verb == "adopt" {
-				_, err = s.cfg.Engine.Adopt(ctx, n, "", who(c))
-			} else {
-				_, err = s.cfg.Engine.MarkManual(ctx, n, "marked through decommission "+id, who(c))
-			}
-			if err != nil {
-				return err
-			}
-		}
-	default:
-		if _, err := s.cfg.Engine.TaskVerb(ctx, id, orchestrator.Verb(verb), who(c)); err != nil {
-			return err
-		}
+	if err := s.workflowVerb(c, id, w.Nodes, verb, "decommission "+id); err != nil {
+		return err
 	}
 	if w, err = s.decommission(ctx, id); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, w)
+}
+
+// workflowVerb applies verb: a node verb to each of nodes, a task verb to
+// task. what names the workflow in a manual-intervention mark.
+func (s *Server) workflowVerb(c echo.Context, task string, nodes []string, verb, what string) error {
+	ctx := c.Request().Context()
+	switch verb {
+	case "adopt", "mark-manual-intervention":
+		for _, n := range nodes {
+			var err error
+			if verb == "adopt" {
+				_, err = s.cfg.Engine.Adopt(ctx, n, "", who(c))
+			} else {
+				_, err = s.cfg.Engine.MarkManual(ctx, n, "marked through "+what, who(c))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	_, err := s.cfg.Engine.TaskVerb(ctx, task, orchestrator.Verb(verb), who(c))
+	return err
 }
 
 // workflowOf is a decommission task as a workflow.

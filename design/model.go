@@ -393,6 +393,10 @@ type HostSpec struct {
 	// Erase overrides the Site's lifecycle.erase for the nodes of a
 	// profile, or for one node.
 	Erase string `json:"erase,omitempty" enum:"none|quick|secure"`
+	// SiteProfile names a profile of the node's site record (server
+	// state, not the design's: an onboarding chooses the host profile
+	// naming the site profile it is given).
+	SiteProfile string `json:"site_profile,omitempty" yaml:"siteProfile"`
 
 	Pos                Pos            `json:"-"`
 	SitePos            Pos            `json:"-" pos:"site"`

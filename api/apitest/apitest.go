@@ -17,11 +17,13 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/designlayer"
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/siteprobe"
 	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/sites"
 	"github.com/slipway-dev/slipway/statestore"
@@ -110,7 +112,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	siteReg := sites.New(store, sec)
 	cfg := api.Config{Engine: e, Consoles: e, Store: store, Authenticate: authenticate, Tokens: tokenAdmin,
 		Secrets: api.SecretStore(sec), BootData: env.Introspection, Log: zerolog.New(lockedWriter{s}).Level(zerolog.DebugLevel),
-		EventPoll: 20 * time.Millisecond, Sites: siteReg, SiteParts: siteReg,
+		EventPoll: 20 * time.Millisecond, Sites: siteReg, SiteParts: siteReg, Layer: designlayer.New(store), Onboardings: onboarding.New(store),
 		SiteProber: siteprobe.Prober{NewServer: func(_ string, c drivers.Config) (drivers.Server, error) { return maasdrv.New(c) }, Sites: siteReg}}
 	if o.config != nil {
 		o.config(&cfg)

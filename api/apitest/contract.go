@@ -47,6 +47,8 @@ func NewContract() (*Contract, error) {
 	registerDecoders.Do(func() {
 		openapi3filter.RegisterBodyDecoder("application/gzip", openapi3filter.FileBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("text/yaml", openapi3filter.PlainBodyDecoder)
+		// The exported design layer: YAML text, a string in the document.
+		openapi3filter.RegisterBodyDecoder("application/yaml", openapi3filter.PlainBodyDecoder)
 	})
 	local := *doc
 	local.Servers = nil // any host: the test servers listen on loopback ports

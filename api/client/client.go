@@ -384,6 +384,10 @@ type ApplyResult struct {
 	Result   string          `json:"result"` // created | restored | unchanged
 	Warnings design.Findings `json:"warnings,omitempty"`
 	Diff     *design.Diff    `json:"diff,omitempty"` // against the revision that was current; nil when unchanged
+	// LayerTakenOver are the API-managed layer's documents the upload
+	// defines (they left the layer); LayerKept counts those built over it.
+	LayerTakenOver []string `json:"layer_taken_over,omitempty"`
+	LayerKept      int      `json:"layer_kept,omitempty"`
 }
 
 // Validation is the answer of ValidateDesign.

@@ -11,6 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sites"
 )
@@ -162,6 +163,11 @@ type Applied struct {
 	Result   string          `json:"result"` // created | restored | unchanged
 	Warnings design.Findings `json:"warnings,omitempty"`
 	Diff     *design.Diff    `json:"diff,omitempty"`
+	// LayerTakenOver are the documents (kind/name) of the API-managed
+	// layer this upload defines itself: they left the layer. LayerKept
+	// counts the layer's documents built over the upload.
+	LayerTakenOver []string `json:"layer_taken_over,omitempty"`
+	LayerKept      int      `json:"layer_kept,omitempty"`
 }
 
 // RevisionSummary is one entry of GET /designs: an apply of a revision.
@@ -297,6 +303,28 @@ type Workflow struct {
 	Nodes   []string            `json:"nodes"`
 	Task    record.Task         `json:"task"`
 	Results []record.NodeResult `json:"results"`
+}
+
+// OnboardingRequest is the body of POST /admin/onboardings: one node.
+type OnboardingRequest struct {
+	SiteID      string            `json:"site_id"`
+	ProfileID   string            `json:"profile_id,omitempty"`
+	SKUID       string            `json:"sku_id"`
+	HostProfile string            `json:"host_profile,omitempty"`
+	Hostname    string            `json:"hostname"`
+	IPMIIP      string            `json:"ipmi_ip"`
+	Rack        string            `json:"rack,omitempty"`
+	Addresses   map[string]string `json:"addresses,omitempty"`
+}
+
+// Onboarding is an onboarding workflow: its record (what was asked, the
+// revision that added the nodes) and its deploy task, when submitted.
+type Onboarding struct {
+	ID         string              `json:"id"`
+	Onboarding onboarding.Record   `json:"onboarding"`
+	Status     string              `json:"status"` // the task's, or "not_submitted"
+	Task       *record.Task        `json:"task,omitempty"`
+	Results    []record.NodeResult `json:"results"`
 }
 
 // DecommissionRequest is the optional body of POST

@@ -86,6 +86,7 @@ same content again stores nothing.`,
 func (a *app) printApplied(res client.ApplyResult) {
 	writeFindingsText(a.stderr, res.Warnings)
 	a.log.Info().Str("revision", res.Revision).Str("result", res.Result).Msg("design applied")
+	defer a.printLayer(res) // after what was stored, also when nothing was
 	switch res.Result {
 	case "unchanged":
 		fmt.Fprintf(a.stdout, "revision %s is already current: nothing stored\n", short(res.Revision))
@@ -200,4 +201,14 @@ func (a *app) diffCmd() *cobra.Command {
 	sf.add(cmd)
 	outputFlag(cmd, &output)
 	return cmd
+}
+
+// printLayer says what became of the design's API-managed layer.
+func (a *app) printLayer(res client.ApplyResult) {
+	if len(res.LayerTakenOver) > 0 {
+		fmt.Fprintf(a.stdout, "taken over from the API-managed layer (now defined in git): %s\n", strings.Join(res.LayerTakenOver, ", "))
+	}
+	if res.LayerKept > 0 {
+		fmt.Fprintf(a.stdout, "%d documents of the API-managed layer built over it ('orchestrator design-layer' exports them to commit)\n", res.LayerKept)
+	}
 }

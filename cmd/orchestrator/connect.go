@@ -22,6 +22,8 @@ import (
 	"github.com/slipway-dev/slipway/api/client"
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/designlayer"
+	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/statestore"
@@ -197,7 +199,8 @@ func (a *app) readerSecrets(c engineConfig, st statestore.Store, createKey bool)
 func (a *app) newAPI(c engineConfig, env *engineEnv) (*api.Server, error) {
 	authenticate, tokenAdmin := api.TokenStore(auth.NewStore(env.store))
 	cfg := api.Config{Engine: env.engine, Consoles: env.engine, Store: env.store, Log: a.log, Registry: env.metrics,
-		Authenticate: authenticate, Tokens: tokenAdmin, Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies}
+		Authenticate: authenticate, Tokens: tokenAdmin, Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies,
+		Layer: designlayer.New(env.store), Onboardings: onboarding.New(env.store)}
 	if env.secrets != nil {
 		cfg.Secrets = api.SecretStore(env.secrets)
 	}

@@ -119,11 +119,12 @@ func (a *app) rootCmd() *cobra.Command {
 	a.remoteFlags(root)
 	root.AddCommand(a.validateCmd(), a.renderCmd(), a.applyCmd(), a.designsCmd(), a.diffCmd(), a.genSiteCmd(), a.driversCmd(), a.labCmd(), a.demoCmd(), a.powerCmd())
 	root.AddCommand(a.engineCmds()...)
-	root.AddCommand(a.reconcileCmds()...)  // reconcile.go
-	root.AddCommand(a.acceptHardwareCmd()) // asbuilt.go
-	root.AddCommand(a.inventoryCmd())      // inventory.go
-	root.AddCommand(a.consoleCmd())        // console.go
-	root.AddCommand(a.roceCmd())           // roce.go
+	root.AddCommand(a.reconcileCmds()...)                  // reconcile.go
+	root.AddCommand(a.acceptHardwareCmd())                 // asbuilt.go
+	root.AddCommand(a.inventoryCmd())                      // inventory.go
+	root.AddCommand(a.consoleCmd())                        // console.go
+	root.AddCommand(a.roceCmd())                           // roce.go
+	root.AddCommand(a.onboardingCmd(), a.designLayerCmd()) // onboard.go
 	root.AddCommand(a.auditCmd(), a.tokenCmd(), a.secretCmd(), a.bootdataCmd(), a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd())
 	return root
 }
