@@ -44,7 +44,7 @@ func (r *nodeRun) asBuilt(ctx context.Context) (step, error) {
 	if exp == nil && len(hwTags) == 0 {
 		return advance("no hardware expectations (hardware profile %s has no expect) and no hardware tags", orDefault(r.n.Spec.HardwareProfile, "none")), nil
 	}
-	dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+	dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
 	if err != nil {
 		return step{}, err
 	}

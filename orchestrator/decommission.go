@@ -84,15 +84,22 @@ func (r *nodeRun) options() TaskOptions {
 // erasePolicy is how the releasing stage erases the node's disks: a
 // redeploy's release keeps them (the new deployment overwrites them);
 // destroy_nodes and decommission_nodes erase as the task's options say,
-// else as the design's policy for the node says, else as the server
-// driver's default.
-func (r *nodeRun) erasePolicy() drivers.Erase {
+// else as the design's policy for the node (its host spec's erase), else
+// as its site profile's, else as the Site's lifecycle.erase, else as the
+// server driver's default.
+func (r *nodeRun) erasePolicy(ctx context.Context) drivers.Erase {
 	switch r.rec.Action {
 	case ActionDestroyNodes, ActionDecommissionNodes:
 		if o := r.options(); o.Erase != "" {
 			return drivers.Erase(o.Erase)
 		}
-		if e := r.d.EraseOf(r.n); e != "" {
+		if r.n != nil && r.n.Spec.Erase != "" { // the node's or its host profile's
+			return drivers.Erase(r.n.Spec.Erase)
+		}
+		if p, ok, err := r.e.siteProfile(ctx, r.d, r.n); err == nil && ok && p.Erase != "" {
+			return drivers.Erase(p.Erase)
+		}
+		if e := r.d.EraseOf(r.n); e != "" { // the Site's lifecycle.erase
 			return drivers.Erase(e)
 		}
 		return r.e.cfg.Erase

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -76,13 +77,15 @@ func TestErasePolicyOrder(t *testing.T) {
 		rec: NodeRecord{Action: ActionDecommissionNodes}}
 	check := func(what string, want drivers.Erase) {
 		t.Helper()
-		if got := r.erasePolicy(); got != want {
+		if got := r.erasePolicy(t.Context()); got != want {
 			t.Errorf("%s: erase %q, want %q", what, got, want)
 		}
 	}
 	check("engine default", drivers.EraseSecure)
 	d.Site.Spec.Lifecycle.Erase = design.EraseQuick
 	check("the Site's", drivers.EraseQuick)
+	r.e.cfg.SiteProfiles = fixedProfile{SiteProfile{Name: "gpu", Erase: "secure"}}
+	check("the site profile's over the Site's", drivers.EraseSecure)
 	n.Spec.Erase = design.EraseNone
 	check("the node's", drivers.EraseNone)
 	r.run.task.Options = &TaskOptions{Erase: "secure"}
@@ -102,4 +105,11 @@ func TestMissingGPUFromTheDesign(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0], "expected 2 x GPU matching H100, found 1: missing 0000:2a:00.0") {
 		t.Errorf("mismatches %q, want the slot 0000:2a:00.0 named", got)
 	}
+}
+
+// fixedProfile answers p as every site's profile of every name.
+type fixedProfile struct{ p SiteProfile }
+
+func (f fixedProfile) SiteProfile(context.Context, string, string) (SiteProfile, bool, error) {
+	return f.p, true, nil
 }

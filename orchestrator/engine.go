@@ -108,6 +108,8 @@ type Config struct {
 	SweepInterval time.Duration
 	// ReleaseLeaks: the sweep releases leaked machines (default: report only).
 	ReleaseLeaks bool
+	// SiteProfiles are the site profiles nodes deploy with (nil: none).
+	SiteProfiles SiteProfiles
 	// Erase is the erase policy of destroy and decommission when neither
 	// the task, the node, its host profile nor the Site names one (""
 	// leaves it to the server driver's default).
@@ -446,13 +448,16 @@ func (e *Engine) password(d *design.Design, n *design.Node) (drivers.Secret, err
 }
 
 // serverNode is what the server driver needs of a node.
-func (e *Engine) serverNode(d *design.Design, n *design.Node, machineID string) (drivers.Node, error) {
+func (e *Engine) serverNode(ctx context.Context, d *design.Design, n *design.Node, machineID string) (drivers.Node, error) {
 	dn := driverspec.Node(d, n, machineID)
 	pw, err := e.password(d, n)
 	if err != nil {
 		return drivers.Node{}, err
 	}
 	dn.Power = driverspec.Power(d, n, pw)
+	if err := e.withSiteProfile(ctx, d, n, &dn); err != nil { // siteprofile.go
+		return drivers.Node{}, err
+	}
 	if e.cfg.BMCEndpoint != nil { // the provisioner reaches the BMC where the engine does
 		b := e.cfg.BMCEndpoint(n.OOB(d.SiteOOBDriver()).Type, driverspec.BMC(d, n, pw))
 		dn.Power.Address, dn.Power.Port = b.Address, b.Port

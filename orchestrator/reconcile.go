@@ -509,7 +509,7 @@ func (e *Engine) repairMachine(ctx context.Context, d *design.Design, dr DriftRe
 	if rec.MachineID == "" {
 		return "", fmt.Errorf("%w: node %s has no machine", ErrConflict, dr.Node)
 	}
-	dn, err := e.serverNode(d, d.Nodes[dr.Node], rec.MachineID)
+	dn, err := e.serverNode(ctx, d, d.Nodes[dr.Node], rec.MachineID)
 	if err != nil {
 		return "", err
 	}

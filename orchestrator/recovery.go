@@ -223,7 +223,7 @@ func (r *nodeRun) recoveryStep(ctx context.Context, st RecoveryStep) (bool, erro
 		var res drivers.Result
 		err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
 			if st == RecRelease {
-				res, err = r.e.cfg.Drivers.Server.Release(ctx, r.ref(), r.erasePolicy())
+				res, err = r.e.cfg.Drivers.Server.Release(ctx, r.ref(), r.erasePolicy(ctx))
 			} else {
 				res, err = r.e.cfg.Drivers.Server.Recover(ctx, r.ref(), drivers.Recovery(st))
 			}

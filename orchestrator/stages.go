@@ -86,7 +86,7 @@ func (r *nodeRun) provisioningPorts(ctx context.Context) (step, error) {
 	if r.e.cfg.Drivers.Network == nil {
 		return sub("no network driver: switch ports left as they are"), nil
 	}
-	dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+	dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
 	if err != nil {
 		return step{}, err
 	}
@@ -194,7 +194,7 @@ func (r *nodeRun) result(res drivers.Result, poll bool, done func() step) (step,
 }
 
 func (r *nodeRun) identify(ctx context.Context) (step, error) {
-	dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+	dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
 	if err != nil {
 		return step{}, err
 	}
@@ -223,7 +223,7 @@ func (r *nodeRun) commission(ctx context.Context) (step, error) {
 		return step{}, err
 	}
 	if res.Status == drivers.StatusDone { // what commissioning found, for the node's served network-config
-		dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+		dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
 		if err != nil {
 			return step{}, err
 		}
@@ -241,7 +241,7 @@ var configured = []string{"Allocated", "Deploying", "Deployed", "Failed deployme
 // configure applies networking, storage and platform while the machine
 // is Ready (MAAS accepts storage changes only then).
 func (r *nodeRun) configure(ctx context.Context) (step, error) {
-	dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+	dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
 	if err != nil {
 		return step{}, err
 	}
@@ -290,7 +290,7 @@ func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 	if err := r.deployIntent(ctx); err != nil {
 		return step{}, err
 	}
-	dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+	dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
 	if err != nil {
 		return step{}, err
 	}
@@ -430,7 +430,7 @@ func (r *nodeRun) bootstrap(ctx context.Context) (step, error) {
 		if r.e.cfg.Drivers.Network == nil {
 			return sub("no network driver: switch ports left as they are"), nil
 		}
-		dn, err := r.e.serverNode(r.d, r.n, r.rec.MachineID)
+		dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
 		if err != nil {
 			return step{}, err
 		}
@@ -481,7 +481,7 @@ func (r *nodeRun) releasing(ctx context.Context) (step, error) {
 			return step{}, err
 		}
 	}
-	res, err := r.releaseWith(ctx, r.erasePolicy())
+	res, err := r.releaseWith(ctx, r.erasePolicy(ctx))
 	if err != nil {
 		return step{}, err
 	}

@@ -541,7 +541,7 @@ func (e *Engine) adoptNode(ctx context.Context, node, revision string) (*design.
 
 // adoptIdentified asks the provisioner which machine is the node's.
 func (e *Engine) adoptIdentified(ctx context.Context, d *design.Design, n *design.Node, node string, rec NodeRecord) (drivers.Machine, error) {
-	dn, err := e.serverNode(d, n, rec.MachineID)
+	dn, err := e.serverNode(ctx, d, n, rec.MachineID)
 	if err != nil {
 		return drivers.Machine{}, err
 	}

@@ -210,3 +210,32 @@ func (r *Registry) putProfile(ctx context.Context, p Profile) error {
 	_, err = r.st.Write(ctx, statestore.Put(profileColl, p.Site+"/"+p.ID, b))
 	return err
 }
+
+// ProfileNamed is the profile called name of the site record called
+// site; name "" asks for the site's default profile. ok is false when
+// the site has no record, no such profile, or (for "") no default.
+func (r *Registry) ProfileNamed(ctx context.Context, site, name string) (p Profile, ok bool, err error) {
+	rec, err := r.ByName(ctx, site)
+	if errors.Is(err, ErrNotFound) {
+		return Profile{}, false, nil
+	}
+	if err != nil {
+		return Profile{}, false, err
+	}
+	if name == "" {
+		name = rec.Policy.DefaultProfile
+	}
+	if name == "" {
+		return Profile{}, false, nil
+	}
+	all, err := r.Profiles(ctx, rec.ID)
+	if err != nil {
+		return Profile{}, false, err
+	}
+	for _, p := range all {
+		if p.Name == name {
+			return p, true, nil
+		}
+	}
+	return Profile{}, false, nil
+}

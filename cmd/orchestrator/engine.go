@@ -272,6 +272,9 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 	if err != nil {
 		return fail(usageErr(err))
 	}
+	if reg2 != nil {
+		cfg.SiteProfiles = siteProfiles{reg2} // siteprofiles.go
+	}
 	if n := len(d.SiteNames()); n > 1 && c.MAASLimit == 0 {
 		// Several sites: each has its own limit (internal/multisite); the
 		// engine's must not be the narrower one.
