@@ -240,6 +240,12 @@ type Device struct {
 type InterfaceNetwork struct {
 	Subnet
 	Address string `json:"address,omitempty"` // IP, "dhcp" or "" (carried, not addressed)
+	// PointToPoint marks an address on a point-to-point subnet (a RoCE
+	// /31 or /30) that is no network of the design: it rides untagged on
+	// the interface besides the interface's own networks, and the server
+	// driver creates its subnet on the interface's VLAN when the
+	// provisioner has none.
+	PointToPoint bool `json:"point_to_point,omitempty"`
 }
 
 // Storage is a node's disk layout.

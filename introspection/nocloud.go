@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/orchestrator"
 )
 
@@ -81,13 +82,33 @@ func (s *Server) renderPart(ctx context.Context, ss *session, part, tok string) 
 		if !ok {
 			return nil, problem(http.StatusNotFound, "no network-config: the node's NICs were never inventoried (commission or deploy it with this orchestrator); MAAS configures its network")
 		}
-		np, err := netplan(selfOf(ss.d, ss.n, ss.rec.Deployment), inv)
+		self, err := s.networkSelf(ctx, ss)
+		if err != nil {
+			return nil, err
+		}
+		np, err := netplan(self, inv)
 		if err != nil {
 			return nil, problem(http.StatusConflict, "no network-config: "+err.Error())
 		}
 		return marshalYAML(np)
 	}
 	return nil, problem(http.StatusNotFound, fmt.Sprintf("no part %q: use one of %s", echoName(part), strings.Join(Parts, ", ")))
+}
+
+// networkSelf is the node for its network-config: as the server driver
+// is told it, with its RoCE addresses when its site profile enables RoCE.
+func (s *Server) networkSelf(ctx context.Context, ss *session) (Self, error) {
+	dn := driverspec.Node(ss.d, ss.n, "")
+	if s.cfg.RoCE != nil {
+		addrs, err := s.cfg.RoCE(ctx, ss.d, ss.n)
+		if err != nil {
+			return Self{}, internal(http.StatusServiceUnavailable, "the node's RoCE assignments could not be read; try again", err)
+		}
+		if err := driverspec.AddRoCE(&dn, ss.n.Spec.Hardware, addrs); err != nil {
+			return Self{}, problem(http.StatusConflict, "no network-config: "+err.Error())
+		}
+	}
+	return selfFrom(ss.d, ss.n, dn, ss.rec.Deployment), nil
 }
 
 // npConfig is a netplan (network config version 2) document.

@@ -136,7 +136,12 @@ func (s *Server) selfJSON(ss *session) ([]byte, error) { return s.answer(ss).bod
 
 // selfOf builds the node's view from the drivers' resolution of it.
 func selfOf(d *design.Design, n *design.Node, deployment string) Self {
-	dn := driverspec.Node(d, n, "")
+	return selfFrom(d, n, driverspec.Node(d, n, ""), deployment)
+}
+
+// selfFrom is selfOf over the node as the server driver is told it (dn:
+// with RoCE addresses, for network-config).
+func selfFrom(d *design.Design, n *design.Node, dn drivers.Node, deployment string) Self {
 	out := Self{Name: n.Metadata.Name, Hostname: dn.Hostname, Domain: dn.Domain, FQDN: dn.Hostname,
 		Deployment: deployment, Rack: dn.Rack, Labels: n.Metadata.Labels, Tags: dn.Tags,
 		PrimaryNetwork: dn.Primary, Storage: storageOf(dn.Storage), Platform: Platform(dn.Platform), Interfaces: []Interface{}}
@@ -160,7 +165,7 @@ func selfOf(d *design.Design, n *design.Node, deployment string) Self {
 		oi := Interface{Name: in.Name, Link: Link(in.Link), Devices: in.Devices}
 		for _, nw := range in.Networks {
 			net := Network{Name: nw.Name, CIDR: nw.CIDR, VLAN: nw.VLAN, MTU: nw.MTU, Address: nw.Address,
-				Gateway: nw.Gateway, Routes: nw.Routes, Tagged: tagged(in.Link, nw.Name, nw.VLAN)}
+				Gateway: nw.Gateway, Routes: nw.Routes, Tagged: !nw.PointToPoint && tagged(in.Link, nw.Name, nw.VLAN)}
 			if p, err := netip.ParsePrefix(nw.CIDR); err == nil {
 				net.Prefix = p.Bits()
 			}

@@ -19,6 +19,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/rs/zerolog"
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/httpx"
 
 	"github.com/slipway-dev/slipway/statestore"
@@ -63,6 +65,10 @@ type Config struct {
 	// Secret resolves the `secret "NAME"` calls of boot action templates
 	// (nil: such templates fail to render).
 	Secret func(ctx context.Context, name string) (string, error)
+	// RoCE answers a node's RoCE addresses when its site profile enables
+	// RoCE (orchestrator.NodeRoCE); network-config carries them (nil:
+	// none).
+	RoCE func(ctx context.Context, d *design.Design, n *design.Node) ([]driverspec.RoCEAddress, error)
 	// ReportBurst and ReportEvery limit each node's boot action reports
 	// (see DefaultReportBurst; zero: the defaults).
 	ReportBurst int

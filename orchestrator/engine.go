@@ -110,6 +110,9 @@ type Config struct {
 	ReleaseLeaks bool
 	// SiteProfiles are the site profiles nodes deploy with (nil: none).
 	SiteProfiles SiteProfiles
+	// RoCE answers the RoCE assignments of nodes whose site profile
+	// enables RoCE (nil: none are configured).
+	RoCE RoCEAssignments
 	// Erase is the erase policy of destroy and decommission when neither
 	// the task, the node, its host profile nor the Site names one (""
 	// leaves it to the server driver's default).

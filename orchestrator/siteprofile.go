@@ -5,6 +5,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 )
 
 // SiteProfile is what a site profile (server state: the site records'
@@ -18,6 +19,13 @@ type SiteProfile struct {
 	// Erase is the erase policy of the node's releases when the design
 	// says none for the node.
 	Erase string
+	// RoCE: the node's RoCE assignments are configured at deploy.
+	RoCE bool
+}
+
+// RoCEAssignments answers the RoCE addresses of a site's node.
+type RoCEAssignments interface {
+	RoCEAddresses(ctx context.Context, site, hostname string) ([]driverspec.RoCEAddress, error)
 }
 
 // SiteProfiles answers site profiles by the site's name and the
@@ -62,5 +70,30 @@ func (e *Engine) withSiteProfile(ctx context.Context, d *design.Design, n *desig
 	if p.Kernel != "" {
 		dn.Platform.Kernel = p.Kernel
 	}
+	if !p.RoCE || e.cfg.RoCE == nil {
+		return nil
+	}
+	addrs, err := e.cfg.RoCE.RoCEAddresses(ctx, d.SiteNameOf(n), n.Metadata.Name)
+	if err != nil {
+		return drivers.Errorf(drivers.Transient, "node %s: reading its RoCE assignments: %v", n.Metadata.Name, err)
+	}
+	if err := driverspec.AddRoCE(dn, n.Spec.Hardware, addrs); err != nil {
+		return drivers.Errorf(drivers.Permanent, "node %s (site profile %s enables RoCE): %v; fix the assignment (PUT it again through /api/v1/admin/maas-sites/{id}/roce-assignments), then retry",
+			n.Metadata.Name, p.Name, err)
+	}
 	return nil
+}
+
+// NodeRoCE answers the node's RoCE addresses when its site profile
+// enables RoCE (none otherwise): what the introspection API adds to the
+// node's network-config, as the engine adds them at deploy.
+func NodeRoCE(ctx context.Context, profiles SiteProfiles, roce RoCEAssignments, d *design.Design, n *design.Node) ([]driverspec.RoCEAddress, error) {
+	if profiles == nil || roce == nil || n == nil {
+		return nil, nil
+	}
+	p, ok, err := profiles.SiteProfile(ctx, d.SiteNameOf(n), n.Spec.SiteProfile)
+	if err != nil || !ok || !p.RoCE {
+		return nil, err
+	}
+	return roce.RoCEAddresses(ctx, d.SiteNameOf(n), n.Metadata.Name)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 )
@@ -19,9 +20,17 @@ func (p profiles) SiteProfile(_ context.Context, site, name string) (orchestrato
 	return sp, ok, nil
 }
 
+// roce are RoCE addresses by hostname.
+type roce map[string][]driverspec.RoCEAddress
+
+func (r roce) RoCEAddresses(_ context.Context, _, host string) ([]driverspec.RoCEAddress, error) {
+	return r[host], nil
+}
+
 // TestSiteProfileAtDeploy: a node whose host profile names a site profile
-// deploys the profile's series and kernel, and a node naming none deploys
-// its site's default profile's, as the lab's MAAS says of the machines
+// deploys the profile's series and kernel, with its RoCE address linked
+// (the profile enables RoCE), and a node naming none deploys its site's
+// default profile's, without RoCE, as the lab's MAAS says of the machines
 // (not the engine); a node naming a profile its site lacks fails at the
 // stage that needs it, saying which.
 func TestSiteProfileAtDeploy(t *testing.T) {
@@ -37,8 +46,10 @@ func TestSiteProfileAtDeploy(t *testing.T) {
 		}
 	}
 	setProfile(d, gpu, "h100")
-	p := profiles{{site, "h100"}: {Name: "h100", Series: "noble", Kernel: "hwe-24.04"}, {site, ""}: {Name: "base", Series: "focal"}}
-	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.SiteProfiles = p })
+	p := profiles{{site, "h100"}: {Name: "h100", Series: "noble", Kernel: "hwe-24.04", RoCE: true}, {site, ""}: {Name: "base", Series: "focal"}}
+	// Both nodes have RoCE assignments; only the h100 profile enables RoCE.
+	rc := roce{gpu: {{Interface: "bond0", CIDR: "10.250.0.1/31"}}, cmp: {{Interface: "bond0", CIDR: "10.250.0.3/31"}}}
+	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.SiteProfiles, c.RoCE = p, rc })
 	e := engine(t, env)
 	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
 	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu, cmp}}}}},
@@ -51,12 +62,25 @@ func TestSiteProfileAtDeploy(t *testing.T) {
 		Hostname     string  `json:"hostname"`
 		DistroSeries string  `json:"distro_series"`
 		HWEKernel    *string `json:"hwe_kernel"`
+		Interfaces   []struct {
+			Links []struct {
+				Mode string `json:"mode"`
+				IP   string `json:"ip_address"`
+			} `json:"links"`
+		} `json:"interface_set"`
 	}
 	if err := json.Unmarshal(raw, &ms); err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
+	got, roceIPs := map[string]string{}, map[string][]string{}
 	for _, m := range ms {
+		for _, i := range m.Interfaces {
+			for _, l := range i.Links {
+				if strings.HasPrefix(l.IP, "10.250.") {
+					roceIPs[m.Hostname] = append(roceIPs[m.Hostname], l.Mode+" "+l.IP)
+				}
+			}
+		}
 		k := ""
 		if m.HWEKernel != nil {
 			k = *m.HWEKernel
@@ -65,6 +89,9 @@ func TestSiteProfileAtDeploy(t *testing.T) {
 	}
 	if got[gpu] != "noble hwe-24.04" || got[cmp] != "focal " {
 		t.Errorf("the lab's MAAS deployed %s: %q (want the h100 profile's noble hwe-24.04), %s: %q (want the default's focal)", gpu, got[gpu], cmp, got[cmp])
+	}
+	if len(roceIPs[gpu]) != 1 || roceIPs[gpu][0] != "static 10.250.0.1" || len(roceIPs[cmp]) != 0 {
+		t.Errorf("RoCE links in the lab's MAAS: %v (want %s static 10.250.0.1 only)", roceIPs, gpu)
 	}
 
 	delete(p, [2]string{site, "h100"})

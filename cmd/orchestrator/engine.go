@@ -31,6 +31,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/multisite"
 	"github.com/slipway-dev/slipway/internal/siteprobe"
 	"github.com/slipway-dev/slipway/orchestrator"
@@ -273,7 +274,7 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 		return fail(usageErr(err))
 	}
 	if reg2 != nil {
-		cfg.SiteProfiles = siteProfiles{reg2} // siteprofiles.go
+		cfg.SiteProfiles, cfg.RoCE = siteProfiles{reg2}, siteProfiles{reg2} // siteprofiles.go
 	}
 	if n := len(d.SiteNames()); n > 1 && c.MAASLimit == 0 {
 		// Several sites: each has its own limit (internal/multisite); the
@@ -281,7 +282,7 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 		cfg.Limits.Provisioner = multisite.DefaultLimit * n
 	}
 	if c.IntrospectionListen != "" {
-		srv, stop, err := a.startIntrospection(c, st, d, resolver)
+		srv, stop, err := a.startIntrospection(c, st, d, resolver, reg2)
 		if err != nil {
 			return fail(usageErr(err))
 		}
@@ -368,7 +369,7 @@ func (a *app) orchestratorConfig(c engineConfig, st statestore.Store, drv orches
 // startIntrospection serves the introspection API: its key (created at
 // first use, 0600) signs the nodes' tokens; nodes call the configured URL,
 // else the Site's, else the listener's address.
-func (a *app) startIntrospection(c engineConfig, st statestore.Store, d *design.Design, resolver secrets.Resolver) (*introspection.Server, func(), error) {
+func (a *app) startIntrospection(c engineConfig, st statestore.Store, d *design.Design, resolver secrets.Resolver, reg *sites.Registry) (*introspection.Server, func(), error) {
 	keyFile := c.introspectionKeyFile()
 	key, err := secretstore.LoadOrCreateKey(keyFile)
 	if err != nil {
@@ -385,12 +386,19 @@ func (a *app) startIntrospection(c engineConfig, st statestore.Store, d *design.
 	if url == "" {
 		url = "http://" + ln.Addr().String()
 	}
-	srv, err := introspection.New(introspection.Config{Store: st, URL: strings.TrimSuffix(url, "/"), Key: key,
+	cfg := introspection.Config{Store: st, URL: strings.TrimSuffix(url, "/"), Key: key,
 		TrustedProxies: c.TrustedProxies, CheckSource: c.IntrospectionCheckSource, Log: a.log,
 		Secret: func(ctx context.Context, name string) (string, error) {
 			v, err := resolver.ResolveContext(ctx, "secret:"+name)
 			return v.Reveal(), err
-		}})
+		}}
+	if reg != nil { // the RoCE addresses of nodes whose site profile enables RoCE, in network-config
+		sp := siteProfiles{reg}
+		cfg.RoCE = func(ctx context.Context, d *design.Design, n *design.Node) ([]driverspec.RoCEAddress, error) {
+			return orchestrator.NodeRoCE(ctx, sp, sp, d, n)
+		}
+	}
+	srv, err := introspection.New(cfg)
 	if err != nil {
 		ln.Close()
 		return nil, nil, err

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 
+	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/sites"
 )
@@ -15,5 +17,25 @@ func (s siteProfiles) SiteProfile(ctx context.Context, site, name string) (orche
 	if err != nil || !ok {
 		return orchestrator.SiteProfile{}, ok, err
 	}
-	return orchestrator.SiteProfile{Name: p.Name, Series: p.Series, Kernel: p.Kernel, Erase: p.Erase}, true, nil
+	return orchestrator.SiteProfile{Name: p.Name, Series: p.Series, Kernel: p.Kernel, Erase: p.Erase, RoCE: p.RoCE}, true, nil
+}
+
+// RoCEAddresses are the node's RoCE assignments in its site's record.
+func (s siteProfiles) RoCEAddresses(ctx context.Context, site, hostname string) ([]driverspec.RoCEAddress, error) {
+	rec, err := s.reg.ByName(ctx, site)
+	if errors.Is(err, sites.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	as, err := s.reg.RoCE(ctx, rec.ID, hostname)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]driverspec.RoCEAddress, len(as))
+	for i, a := range as {
+		out[i] = driverspec.RoCEAddress{Interface: a.Interface, CIDR: a.IPv4CIDR}
+	}
+	return out, nil
 }

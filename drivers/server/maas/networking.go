@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -67,8 +68,8 @@ func (d *Driver) ApplyNetworking(ctx context.Context, n drivers.Node) (drivers.R
 	if err != nil {
 		return drivers.Result{}, err
 	}
-	r := &netRun{d: d, id: m.SystemID, base: "nodes/" + m.SystemID + "/interfaces/", ifaces: m.Interfaces}
-	for _, ip := range plan {
+	r := &netRun{d: d, id: m.SystemID, base: "nodes/" + m.SystemID + "/interfaces/", ifaces: m.Interfaces, subnets: plan.subnets}
+	for _, ip := range plan.ifaces {
 		if err := r.applyInterface(ctx, ip); err != nil {
 			return drivers.Result{}, err
 		}
@@ -92,20 +93,85 @@ func (d *Driver) ApplyNetworking(ctx context.Context, n drivers.Node) (drivers.R
 
 // networkPlan reads what the plan needs besides the machine (the node
 // devices behind the design's aliases and the MAAS subnets) and plans.
-func (d *Driver) networkPlan(ctx context.Context, m *mMachine, n drivers.Node) ([]ifacePlan, error) {
+func (d *Driver) networkPlan(ctx context.Context, m *mMachine, n drivers.Node) (netPlan, error) {
 	var devs []drivers.Device
 	for _, in := range n.Interfaces {
 		devs = append(devs, in.Devices...)
 	}
 	names, err := d.resolveDevices(ctx, m.SystemID, devs, false)
 	if err != nil {
-		return nil, err
+		return netPlan{}, err
 	}
 	var subnets []mSubnet
 	if err := d.c.cache.list(ctx, d.c, "subnets/", "", &subnets); err != nil {
+		return netPlan{}, err
+	}
+	ifaces, err := planInterfaces(m.SystemID, n, names, m.Interfaces, subnets)
+	byCIDR := map[string]*mSubnet{}
+	for i := range subnets {
+		byCIDR[subnets[i].CIDR] = &subnets[i]
+	}
+	return netPlan{ifaces: ifaces, subnets: byCIDR}, err
+}
+
+// netPlan is a node's networking plan and MAAS's subnets by CIDR.
+type netPlan struct {
+	ifaces  []ifacePlan
+	subnets map[string]*mSubnet
+}
+
+// p2pBesideDHCP refuses a point-to-point address on an interface whose
+// untagged network is DHCP of the same family: MAAS drops an interface's
+// DHCP links of a family when it links a static address of that family.
+func p2pBesideDHCP(ip ifacePlan) error {
+	if ip.native == nil || ip.native.net.Address != "dhcp" {
+		return nil
+	}
+	for _, net := range ip.p2p {
+		if isV4(net.CIDR) == isV4(ip.native.net.CIDR) {
+			return drivers.Errorf(drivers.Permanent, "maas: %s %s is on interface %s, which takes DHCP on %s: MAAS drops an interface's DHCP link when a static address of the family is linked; put the address on a NIC without DHCP",
+				net.Name, net.Address, ip.in.Name, ip.native.net.Name)
+		}
+	}
+	return nil
+}
+
+func isV4(cidr string) bool {
+	p, err := netip.ParsePrefix(cidr)
+	return err == nil && p.Addr().Is4()
+}
+
+// p2pSubnet is the MAAS subnet of a point-to-point address on target:
+// MAAS's, which must be on target's VLAN (link_subnet takes only the
+// subnets of the interface's VLAN), else one made there.
+func (r *netRun) p2pSubnet(ctx context.Context, target *mInterface, net drivers.InterfaceNetwork) (*mSubnet, error) {
+	if target.VLAN == nil {
+		return nil, drivers.Errorf(drivers.Permanent, "maas: machine %s: interface %s (for %s %s) is on no VLAN: connect it, commission again, then retry", r.id, target.Name, net.Name, net.Address)
+	}
+	if sn := r.subnets[net.CIDR]; sn != nil {
+		if sn.VLAN == nil || sn.VLAN.ID != target.VLAN.ID {
+			return nil, drivers.Errorf(drivers.Permanent, "maas: subnet %s (for %s on %s) is on VLAN %s, not on %s's (%s): move the subnet to that VLAN in MAAS or delete it, then retry",
+				sn.CIDR, net.Address, target.Name, vlanText(sn.VLAN), target.Name, vlanText(target.VLAN))
+		}
+		return sn, nil
+	}
+	var sn mSubnet
+	p := url.Values{"cidr": {net.CIDR}, "vlan": {strconv.Itoa(target.VLAN.ID)}, "name": {net.Name}}
+	if err := r.d.c.call(ctx, http.MethodPost, "subnets/", "", p, &sn); err != nil {
 		return nil, err
 	}
-	return planInterfaces(m.SystemID, n, names, m.Interfaces, subnets)
+	r.d.c.cache.forget("subnets/", "")
+	r.subnets[sn.CIDR] = &sn
+	r.done.add("made subnet %s on %s's VLAN %s", sn.CIDR, target.Name, vlanText(target.VLAN))
+	return &sn, nil
+}
+
+// vlanText names a VLAN: fabric and VID.
+func vlanText(v *mVLAN) string {
+	if v == nil {
+		return "(none)"
+	}
+	return fmt.Sprintf("%s.%d", v.Fabric, v.VID)
 }
 
 // netWant is a design network with the MAAS subnet it maps to.
@@ -122,6 +188,9 @@ type ifacePlan struct {
 	parents []int
 	native  *netWant
 	tagged  []netWant
+	// p2p are point-to-point addresses (RoCE) on the untagged VLAN,
+	// their subnets found or made once the interface's VLAN is known.
+	p2p []drivers.InterfaceNetwork
 }
 
 // planInterfaces ties each design interface to the machine's physical
@@ -149,8 +218,20 @@ func planInterfaces(id string, n drivers.Node, names map[string]resolved, ifaces
 		if !in.Link.Bonded() && len(ip.parents) != 1 {
 			return nil, drivers.Errorf(drivers.Permanent, "maas: interface %s has %d devices but link %s does not bond them", in.Name, len(ip.parents), in.Link.Name)
 		}
+		own := in
+		own.Networks = nil
+		for _, net := range in.Networks {
+			if net.PointToPoint {
+				ip.p2p = append(ip.p2p, net)
+			} else {
+				own.Networks = append(own.Networks, net)
+			}
+		}
 		var err error
-		if ip.native, ip.tagged, err = splitNetworks(in, byCIDR); err != nil {
+		if ip.native, ip.tagged, err = splitNetworks(own, byCIDR); err != nil {
+			return nil, err
+		}
+		if err := p2pBesideDHCP(ip); err != nil {
 			return nil, err
 		}
 		plan = append(plan, ip)
@@ -196,6 +277,8 @@ type netRun struct {
 	ifaces []mInterface
 	done   cfgChanges
 	wants  []linkWant
+	// subnets are MAAS's, by CIDR (point-to-point ones made here added).
+	subnets map[string]*mSubnet
 }
 
 // linkWant is a network to link on the MAAS interface (by name) that
@@ -217,6 +300,13 @@ func (r *netRun) applyInterface(ctx context.Context, ip ifacePlan) error {
 	}
 	if ip.native != nil {
 		r.wants = append(r.wants, linkWant{iface: target.Name, netWant: *ip.native})
+	}
+	for _, net := range ip.p2p {
+		sn, err := r.p2pSubnet(ctx, target, net)
+		if err != nil {
+			return err
+		}
+		r.wants = append(r.wants, linkWant{iface: target.Name, netWant: netWant{net: net, subnet: sn}})
 	}
 	keep := map[int]bool{}
 	for _, w := range ip.tagged {
