@@ -50,6 +50,37 @@ func TestMAASSites(t *testing.T) {
 	if len(probe.Info.DHCPSubnets) != 0 {
 		t.Errorf("DHCP before prepare_site: %v, want none", probe.Info.DHCPSubnets)
 	}
+	if len(probe.Scripts) != 0 {
+		t.Errorf("scripts checked with no profile naming any: %+v", probe.Scripts)
+	}
+	// The scripts the site's profiles name: present (with their version)
+	// or not, from the site's own scripts/.
+	prof := map[string]any{"name": "burnin", "commissioning_scripts": []string{"maas-lshw", "custom-burnin"}, "testing_scripts": []string{"storage", "none"}}
+	if code := f.json(t, "POST", base+"/"+rec.ID+"/profiles", admin, prof, nil); code != http.StatusCreated {
+		t.Fatalf("profile: %d", code)
+	}
+	bad = map[string]any{"name": "evil", "commissioning_scripts": []string{"a,b"}}
+	if code := f.json(t, "POST", base+"/"+rec.ID+"/profiles", admin, bad, nil); code != http.StatusBadRequest {
+		t.Errorf("a script name with a comma: %d", code)
+	}
+	probe = apitypes.MAASSiteProbe{}
+	f.json(t, "POST", base+"/"+rec.ID+"/probe", admin, nil, &probe)
+	checks := map[string]apitypes.ScriptCheck{}
+	for _, c := range probe.Scripts {
+		checks[c.Name] = c
+	}
+	if c := checks["maas-lshw"]; !c.Present || len(c.Matches) != 1 || c.Matches[0].Version == "" || c.Matches[0].Type != "commissioning" || c.Profiles[0] != "burnin" {
+		t.Errorf("maas-lshw: %+v", c)
+	}
+	if c, ok := checks["custom-burnin"]; !ok || c.Present {
+		t.Errorf("custom-burnin, which the site lacks: %+v", c)
+	}
+	if c := checks["storage"]; !c.Present || len(c.Matches) < 3 {
+		t.Errorf("the storage tag's tests: %+v", c)
+	}
+	if _, ok := checks["none"]; ok || len(probe.Scripts) != 3 {
+		t.Errorf("checks: %+v", probe.Scripts)
+	}
 	var task struct{ ID string }
 	if code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "prepare_site"}, &task); code != http.StatusCreated {
 		t.Fatalf("prepare_site: %d", code)

@@ -81,6 +81,21 @@ type SiteInfo struct {
 	// (by the provisioner, or relayed to another VLAN that has): where a
 	// machine can PXE-boot. Nil when the driver can't tell.
 	DHCPSubnets []string `json:"dhcp_subnets,omitempty"`
+	// Scripts are the provisioner's commissioning, testing and release
+	// scripts (nil when the driver can't tell).
+	Scripts []Script `json:"scripts,omitempty"`
+}
+
+// Script is one of a provisioner's scripts.
+type Script struct {
+	Name string `json:"name"`
+	// Type: commissioning, testing, release or deployment.
+	Type string `json:"type"`
+	// Version is the script's current version (MAAS: the ID of its
+	// latest history entry), Updated when it was made.
+	Version string   `json:"version,omitempty"`
+	Updated string   `json:"updated,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
 }
 
 // SiteSpec is what a server driver prepares before any node: the networks,
@@ -142,6 +157,9 @@ type NodeRef struct {
 	// it when an operator's retry or restart-clean starts the node's
 	// step again; zero counts every failure the driver can see.
 	BudgetFrom time.Time `json:"budget_from,omitzero"`
+	// Scripts choose the scripts Commission runs (nil: the provisioner's
+	// defaults); the engine sets them from the node's site profile.
+	Scripts *CommissionScripts `json:"scripts,omitempty"`
 }
 
 // Node is everything a server or network driver needs about one node,
@@ -165,6 +183,14 @@ type Node struct {
 	// (no boot MAC or BMC that identifies one): the provisioner allocates
 	// any machine that satisfies them (nil: the node must be pinned).
 	Constraints *Constraints `json:"constraints,omitempty"`
+}
+
+// CommissionScripts are the scripts (names or tags) a commissioning runs:
+// Commissioning besides the provisioner's required ones, and Testing
+// ("none" for no tests; empty: the provisioner's default tests).
+type CommissionScripts struct {
+	Commissioning []string `json:"commissioning,omitempty"`
+	Testing       []string `json:"testing,omitempty"`
 }
 
 // Constraints select a machine to allocate, as MAAS's allocate takes them.

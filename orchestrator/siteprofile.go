@@ -21,6 +21,17 @@ type SiteProfile struct {
 	Erase string
 	// RoCE: the node's RoCE assignments are configured at deploy.
 	RoCE bool
+	// CommissioningScripts and TestingScripts (names or tags) are what
+	// the node's commissioning runs ("none" tests: none).
+	CommissioningScripts, TestingScripts []string
+}
+
+// commissionScripts are the profile's choice of scripts (nil: none).
+func (p SiteProfile) commissionScripts() *drivers.CommissionScripts {
+	if len(p.CommissioningScripts) == 0 && len(p.TestingScripts) == 0 {
+		return nil
+	}
+	return &drivers.CommissionScripts{Commissioning: p.CommissioningScripts, Testing: p.TestingScripts}
 }
 
 // RoCEAssignments answers the RoCE addresses of a site's node.

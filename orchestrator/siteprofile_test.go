@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +47,8 @@ func TestSiteProfileAtDeploy(t *testing.T) {
 		}
 	}
 	setProfile(d, gpu, "h100")
-	p := profiles{{site, "h100"}: {Name: "h100", Series: "noble", Kernel: "hwe-24.04", RoCE: true}, {site, ""}: {Name: "base", Series: "focal"}}
+	p := profiles{{site, "h100"}: {Name: "h100", Series: "noble", Kernel: "hwe-24.04", RoCE: true,
+		CommissioningScripts: []string{"maas-lshw"}, TestingScripts: []string{"none"}}, {site, ""}: {Name: "base", Series: "focal"}}
 	// Both nodes have RoCE assignments; only the h100 profile enables RoCE.
 	rc := roce{gpu: {{Interface: "bond0", CIDR: "10.250.0.1/31"}}, cmp: {{Interface: "bond0", CIDR: "10.250.0.3/31"}}}
 	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.SiteProfiles, c.RoCE = p, rc })
@@ -59,6 +61,7 @@ func TestSiteProfileAtDeploy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ms []struct {
+		SystemID     string  `json:"system_id"`
 		Hostname     string  `json:"hostname"`
 		DistroSeries string  `json:"distro_series"`
 		HWEKernel    *string `json:"hwe_kernel"`
@@ -89,6 +92,16 @@ func TestSiteProfileAtDeploy(t *testing.T) {
 	}
 	if got[gpu] != "noble hwe-24.04" || got[cmp] != "focal " {
 		t.Errorf("the lab's MAAS deployed %s: %q (want the h100 profile's noble hwe-24.04), %s: %q (want the default's focal)", gpu, got[gpu], cmp, got[cmp])
+	}
+	region := env.Lab.Regions()[0].MAAS // the example's one Site
+	for _, m := range ms {              // the scripts each machine's commissioning asked for, as the lab's MAAS kept them
+		comm, test := region.CommissionScripts(m.SystemID)
+		if m.Hostname == gpu && (!slices.Equal(comm, []string{"maas-lshw"}) || !slices.Equal(test, []string{"none"})) {
+			t.Errorf("%s commissioned with %v / %v, want the h100 profile's maas-lshw / none", gpu, comm, test)
+		}
+		if m.Hostname == cmp && (comm != nil || test != nil) {
+			t.Errorf("%s commissioned with %v / %v, want MAAS's defaults", cmp, comm, test)
+		}
 	}
 	if len(roceIPs[gpu]) != 1 || roceIPs[gpu][0] != "static 10.250.0.1" || len(roceIPs[cmp]) != 0 {
 		t.Errorf("RoCE links in the lab's MAAS: %v (want %s static 10.250.0.1 only)", roceIPs, gpu)

@@ -214,9 +214,17 @@ func (r *nodeRun) identify(ctx context.Context) (step, error) {
 }
 
 func (r *nodeRun) commission(ctx context.Context) (step, error) {
+	ref := r.ref()
+	p, ok, err := r.e.siteProfile(ctx, r.d, r.n) // siteprofile.go
+	if err != nil {
+		return step{}, err
+	}
+	if ok {
+		ref.Scripts = p.commissionScripts()
+	}
 	var res drivers.Result
-	err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
-		res, err = r.e.cfg.Drivers.Server.Commission(ctx, r.ref())
+	err = r.e.callServer(ctx, func(ctx context.Context) (err error) {
+		res, err = r.e.cfg.Drivers.Server.Commission(ctx, ref)
 		return err
 	})
 	if err != nil {

@@ -53,7 +53,17 @@ type ProfileSpec struct {
 	// RoCE: the site's RoCE assignments are applied to the node's GPU
 	// NICs when it deploys (phase 2).
 	RoCE bool `json:"roce,omitempty"`
+	// CommissioningScripts and TestingScripts name the provisioner's
+	// scripts (names or tags, never their content) the nodes'
+	// commissioning runs: commissioning scripts besides MAAS's required
+	// ones, and tests ("none": no tests; empty: MAAS's defaults). The
+	// probe reports whether the site has them, and their versions.
+	CommissioningScripts []string `json:"commissioning_scripts,omitempty"`
+	TestingScripts       []string `json:"testing_scripts,omitempty"`
 }
+
+// MaxScripts bounds each of a profile's script lists.
+const MaxScripts = 32
 
 // PXEOverride names the NIC and network a node PXE-boots from.
 type PXEOverride struct {
@@ -78,8 +88,26 @@ func (p ProfileSpec) Check() error {
 	if !slices.Contains(erasePolicies, p.Erase) {
 		errs = append(errs, fmt.Errorf("%w: erase %.40q: none, quick or secure", ErrInvalid, p.Erase))
 	}
+	for _, f := range []struct {
+		field string
+		names []string
+	}{{"commissioning_scripts", p.CommissioningScripts}, {"testing_scripts", p.TestingScripts}} {
+		if len(f.names) > MaxScripts {
+			errs = append(errs, fmt.Errorf("%w: %s: %d names, at most %d", ErrInvalid, f.field, len(f.names), MaxScripts))
+			continue
+		}
+		for _, n := range f.names {
+			if !scriptNameRE.MatchString(n) {
+				errs = append(errs, fmt.Errorf("%w: %s: %.80q is not a script name or tag (1 to 64 characters A-Z, a-z, 0-9, '.', '_' and '-')", ErrInvalid, f.field, n))
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
+
+// scriptNameRE is what a script's name or tag may be here (no commas: the
+// provisioner takes a comma-separated list).
+var scriptNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // CreateProfile adds a profile to site id; its name must be free there.
 func (r *Registry) CreateProfile(ctx context.Context, site string, p ProfileSpec) (Profile, error) {

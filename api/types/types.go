@@ -281,6 +281,20 @@ type MAASSiteProbe struct {
 	// Error says what failed when the provisioner did not answer or
 	// refused the credentials ("" when it answered).
 	Error string `json:"error,omitempty"`
+	// Scripts are the scripts the site's profiles name: whether the
+	// site has each, its type and version (nil when no profile names
+	// any, or the site's scripts could not be read).
+	Scripts []ScriptCheck `json:"scripts,omitempty"`
+}
+
+// ScriptCheck is a script (name or tag) site profiles depend on.
+type ScriptCheck struct {
+	Name     string   `json:"name"`
+	Profiles []string `json:"profiles"` // the profiles naming it
+	Present  bool     `json:"present"`
+	// Matches are the site's scripts it names (itself, or those a tag
+	// names), with their types and versions.
+	Matches []drivers.Script `json:"matches,omitempty"`
 }
 
 // RoCEUpsert is the body of POST /admin/maas-sites/{id}/roce-assignments:

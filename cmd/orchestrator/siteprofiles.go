@@ -17,7 +17,8 @@ func (s siteProfiles) SiteProfile(ctx context.Context, site, name string) (orche
 	if err != nil || !ok {
 		return orchestrator.SiteProfile{}, ok, err
 	}
-	return orchestrator.SiteProfile{Name: p.Name, Series: p.Series, Kernel: p.Kernel, Erase: p.Erase, RoCE: p.RoCE}, true, nil
+	return orchestrator.SiteProfile{Name: p.Name, Series: p.Series, Kernel: p.Kernel, Erase: p.Erase, RoCE: p.RoCE,
+		CommissioningScripts: p.CommissioningScripts, TestingScripts: p.TestingScripts}, true, nil
 }
 
 // RoCEAddresses are the node's RoCE assignments in its site's record.

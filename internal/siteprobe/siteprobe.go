@@ -5,6 +5,7 @@ package siteprobe
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	apitypes "github.com/slipway-dev/slipway/api/types"
@@ -44,5 +45,56 @@ func (p Prober) ProbeSite(ctx context.Context, id string) (apitypes.MAASSiteProb
 	if err != nil {
 		out.Error = err.Error()
 	}
+	if out.Info.Scripts != nil {
+		profiles, err := p.Sites.Profiles(ctx, id)
+		if err != nil {
+			return apitypes.MAASSiteProbe{}, err
+		}
+		out.Scripts = CheckScripts(profiles, out.Info.Scripts)
+	}
 	return out, nil
+}
+
+// CheckScripts checks the scripts (names or tags) the profiles name
+// against the site's: a commissioning list against its commissioning
+// scripts, a testing list against its tests ("none" is no script).
+func CheckScripts(profiles []sites.Profile, have []drivers.Script) []apitypes.ScriptCheck {
+	type key struct{ name, typ string }
+	byKey := map[key]*apitypes.ScriptCheck{}
+	var order []key
+	for _, pr := range profiles {
+		for _, l := range []struct {
+			typ   string
+			names []string
+		}{{"commissioning", pr.CommissioningScripts}, {"testing", pr.TestingScripts}} {
+			for _, n := range l.names {
+				if n == "none" && l.typ == "testing" {
+					continue
+				}
+				k := key{n, l.typ}
+				if byKey[k] == nil {
+					byKey[k] = &apitypes.ScriptCheck{Name: n, Matches: matching(have, n, l.typ)}
+					byKey[k].Present = len(byKey[k].Matches) > 0
+					order = append(order, k)
+				}
+				byKey[k].Profiles = append(byKey[k].Profiles, pr.Name)
+			}
+		}
+	}
+	out := make([]apitypes.ScriptCheck, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byKey[k])
+	}
+	return out
+}
+
+// matching are the scripts of type typ that name is (by name or tag).
+func matching(have []drivers.Script, name, typ string) []drivers.Script {
+	var out []drivers.Script
+	for _, s := range have {
+		if s.Type == typ && (s.Name == name || slices.Contains(s.Tags, name)) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -583,6 +583,12 @@ func (s *Server) opCommission(m *machine, req *request) (any, *apiError) {
 	if m.Locked {
 		return nil, conflict("Cannot commission a locked machine.")
 	}
+	comm, e1 := s.scriptChoice(req.form, "commissioning_scripts", scriptCommissioning, false)
+	test, e2 := s.scriptChoice(req.form, "testing_scripts", scriptTesting, true)
+	if e := mergeFieldErrors(e1, e2); e != nil {
+		return nil, e
+	}
+	m.Scripts = [2][]string{comm, test}
 	s.startCommission(m, req.form.get("skip_bmc_config") == "1" || req.form.get("skip_bmc_config") == "true")
 	return s.renderMachine(m), nil
 }

@@ -98,7 +98,10 @@ type PowerParams map[string]string
 
 // machine is MAAS's record of a machine.
 type machine struct {
-	SystemID      string
+	SystemID string
+	// Scripts are the scripts (names or tags) the last commission asked
+	// for: commissioning, then testing ("none": no tests).
+	Scripts       [2][]string
 	Hostname      string
 	Domain        string
 	Status        int

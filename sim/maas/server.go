@@ -155,6 +155,7 @@ type Server struct {
 	pools        map[string]*pool
 	domains      map[string]*domain
 	tags         map[string]*tag
+	scripts      map[string]*script // scripts_api.go
 	sshKeys      map[int]*sshKey
 	events       []*event
 	bootRes      []*bootResource
@@ -227,10 +228,12 @@ func New(o Options) *Server {
 	s.vlans[5001] = &vlan{ID: 5001, FabricID: 0, VID: 0, Name: "untagged", MTU: 1500}
 	s.rackID = s.newSystemID()
 	s.bootRes = defaultBootResources(s.nextID)
+	s.scripts = defaultScripts(s.nextID)
 	s.routesMachines()
 	s.routesMisc()
 	s.routesNetworking()
 	s.routesStorage()
+	s.routesScripts()
 	return s
 }
 

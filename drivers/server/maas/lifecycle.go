@@ -175,16 +175,23 @@ func (d *Driver) Commission(ctx context.Context, n drivers.NodeRef) (drivers.Res
 			return drivers.Failed("commissioning of machine %s failed %d times: %s", m.SystemID, failures,
 				orText(statusMessage(m), m.StatusName)), nil
 		}
-		return d.startCommission(ctx, m, fmt.Sprintf(" (retry %d of %d after: %s)", failures, d.commissionRetries,
+		return d.startCommission(ctx, m, n.Scripts, fmt.Sprintf(" (retry %d of %d after: %s)", failures, d.commissionRetries,
 			orText(statusMessage(m), m.StatusName)))
 	case stNew, stBroken, stMissing:
-		return d.startCommission(ctx, m, "")
+		return d.startCommission(ctx, m, n.Scripts, "")
 	}
 	return drivers.Failed("cannot commission: %s", describe(m)), nil
 }
 
-func (d *Driver) startCommission(ctx context.Context, m *mMachine, note string) (drivers.Result, error) {
-	nm, err := d.machineOp(ctx, m.SystemID, "commission", url.Values{"skip_bmc_config": {"1"}})
+func (d *Driver) startCommission(ctx context.Context, m *mMachine, sc *drivers.CommissionScripts, note string) (drivers.Result, error) {
+	p := url.Values{"skip_bmc_config": {"1"}}
+	if sc != nil && len(sc.Commissioning) > 0 {
+		p.Set("commissioning_scripts", strings.Join(sc.Commissioning, ","))
+	}
+	if sc != nil && len(sc.Testing) > 0 {
+		p.Set("testing_scripts", strings.Join(sc.Testing, ","))
+	}
+	nm, err := d.machineOp(ctx, m.SystemID, "commission", p)
 	if err != nil {
 		if isConflict(err) { // it moved on meanwhile: look again soon
 			return drivers.InProgress(pollCommission, "machine %s changed state while commissioning started: %v", m.SystemID, err), nil

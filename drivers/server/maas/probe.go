@@ -1,12 +1,14 @@
 package maas
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/slipway-dev/slipway/drivers"
@@ -51,6 +53,9 @@ func (d *Driver) ProbeSite(ctx context.Context) (drivers.SiteInfo, error) {
 	if err := d.probeDHCP(ctx, &info); err != nil {
 		return info, err
 	}
+	if err := d.probeScripts(ctx, &info); err != nil {
+		return info, err
+	}
 	var racks []struct {
 		SystemID string `json:"system_id"`
 	}
@@ -90,6 +95,43 @@ func (d *Driver) probeDHCP(ctx context.Context, info *drivers.SiteInfo) error {
 		}
 	}
 	slices.Sort(info.DHCPSubnets)
+	return nil
+}
+
+// scriptTypes are MAAS's script types by number (metadataserver/enum.py).
+var scriptTypes = map[int]string{0: "commissioning", 2: "testing", 3: "release", 4: "deployment"}
+
+// probeScripts lists MAAS's scripts, each with its current version (the
+// ID of its newest history entry); a MAAS without scripts/ leaves them
+// unknown (nil).
+func (d *Driver) probeScripts(ctx context.Context, info *drivers.SiteInfo) error {
+	var ss []struct {
+		Name    string   `json:"name"`
+		Type    int      `json:"type"`
+		Tags    []string `json:"tags"`
+		History []struct {
+			ID      int    `json:"id"`
+			Created string `json:"created"`
+		} `json:"history"`
+	}
+	if err := d.c.call(ctx, http.MethodGet, "scripts/", "", nil, &ss); err != nil {
+		if isNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	info.Scripts = []drivers.Script{}
+	for _, sc := range ss {
+		out := drivers.Script{Name: sc.Name, Type: cmp.Or(scriptTypes[sc.Type], strconv.Itoa(sc.Type)), Tags: sc.Tags}
+		newest := -1
+		for _, h := range sc.History {
+			if h.ID > newest {
+				newest, out.Version, out.Updated = h.ID, strconv.Itoa(h.ID), h.Created
+			}
+		}
+		info.Scripts = append(info.Scripts, out)
+	}
+	slices.SortFunc(info.Scripts, func(a, b drivers.Script) int { return cmp.Compare(a.Name, b.Name) })
 	return nil
 }
 
