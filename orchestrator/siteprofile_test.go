@@ -95,7 +95,8 @@ func TestSiteProfileAtDeploy(t *testing.T) {
 	}
 	region := env.Lab.Regions()[0].MAAS // the example's one Site
 	for _, m := range ms {              // the scripts each machine's commissioning asked for, as the lab's MAAS kept them
-		comm, test := region.CommissionScripts(m.SystemID)
+		c := region.LastCommission(m.SystemID)
+		comm, test := c.Commissioning, c.Testing
 		if m.Hostname == gpu && (!slices.Equal(comm, []string{"maas-lshw"}) || !slices.Equal(test, []string{"none"})) {
 			t.Errorf("%s commissioned with %v / %v, want the h100 profile's maas-lshw / none", gpu, comm, test)
 		}

@@ -90,8 +90,10 @@ type Policy struct {
 	// Erase is the disk erase policy when a node's machine is released
 	// ("": the design's).
 	Erase string `json:"erase,omitempty"`
-	// SkipBMCConfig asks MAAS's commissioning not to configure the BMC.
-	SkipBMCConfig bool `json:"skip_bmc_config,omitempty"`
+	// SkipBMCConfig: MAAS's commissioning leaves the BMC alone (nil:
+	// Slipway's default, true: Slipway owns the BMC and its credentials;
+	// false lets MAAS configure it, creating its own BMC user).
+	SkipBMCConfig *bool `json:"skip_bmc_config,omitempty"`
 	// DefaultProfile names the site profile nodes get when they name none.
 	DefaultProfile string `json:"default_profile,omitempty"`
 }

@@ -458,6 +458,8 @@ type siteEP struct {
 	key   *drivers.Secret
 	limit int    // the site record's policy.max_concurrent (0: none)
 	erase string // the site record's policy.erase ("": none)
+	// skipBMC is the site record's policy.skip_bmc_config (nil: none).
+	skipBMC *bool
 }
 
 // siteEndpoint is the MAAS URL and API key of a Site's server driver: its
@@ -473,7 +475,8 @@ func siteEndpoint(site *design.Site, bind binder, resolve func(string) (drivers.
 			return siteEP{}, fmt.Errorf("the Site %s is bound to the site record %s: its MAAS URL and API key are the record's; remove maas.url and maas.apiKey from the design",
 				site.Metadata.Name, ep.Record.ID)
 		case err == nil:
-			return siteEP{url: ep.Record.URL, key: &ep.APIKey, limit: ep.Record.Policy.MaxConcurrent, erase: ep.Record.Policy.Erase}, nil
+			return siteEP{url: ep.Record.URL, key: &ep.APIKey, limit: ep.Record.Policy.MaxConcurrent, erase: ep.Record.Policy.Erase,
+				skipBMC: ep.Record.Policy.SkipBMCConfig}, nil
 		case !errors.Is(err, sites.ErrNotFound):
 			return siteEP{}, fmt.Errorf("the Site %s: %w", site.Metadata.Name, err)
 		}

@@ -63,6 +63,9 @@ func oneSiteDriver(reg registryLike, d *design.Design, site *design.Site, base m
 		cfg.Secrets[maasdrv.SecretAPIKey] = *ep.key
 	}
 	maps.Copy(cfg.Settings, eraseSettings(ep.erase))
+	if ep.skipBMC != nil { // the site record's policy.skip_bmc_config
+		cfg.Settings[maasdrv.SettingSkipBMCConfig] = strconv.FormatBool(*ep.skipBMC)
+	}
 	srv, err := reg.Server(orDefault(site.Spec.Drivers.Server, "maas"), cfg)
 	return srv, ep.limit, err
 }

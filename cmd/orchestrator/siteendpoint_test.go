@@ -57,3 +57,44 @@ func TestEraseSettings(t *testing.T) {
 		}
 	}
 }
+
+// cfgRegistry records the configuration its server driver is built with.
+type cfgRegistry struct{ got drivers.Config }
+
+func (r *cfgRegistry) OOB(string, drivers.Config) (drivers.OOB, error) { return nil, nil }
+func (r *cfgRegistry) Network(string, drivers.Config) (drivers.Network, error) {
+	return nil, nil
+}
+func (r *cfgRegistry) Server(_ string, cfg drivers.Config) (drivers.Server, error) {
+	r.got = cfg
+	return nil, nil
+}
+
+// A site record's policy reaches its MAAS driver's settings: erase,
+// skip_bmc_config (unset: the driver's default), max_concurrent.
+func TestSitePolicySettings(t *testing.T) {
+	no := false
+	d := &design.Design{Site: &design.Site{Metadata: design.ObjectMeta{Name: "dc1"}}}
+	for _, c := range []struct {
+		policy sites.Policy
+		want   map[string]string
+	}{
+		{sites.Policy{SkipBMCConfig: &no, Erase: "quick"}, map[string]string{"skipBMCConfig": "false", "quickErase": "true"}},
+		{sites.Policy{MaxConcurrent: 7}, map[string]string{"skipBMCConfig": "", "quickErase": ""}},
+	} {
+		bind := func(string) (sites.Endpoint, error) {
+			return sites.Endpoint{Record: sites.Record{ID: "ms-0123456789", Name: "dc1", URL: "http://maas.dc1/MAAS", Policy: c.policy},
+				APIKey: drivers.NewSecret("c:t:s")}, nil
+		}
+		reg := &cfgRegistry{}
+		_, limit, err := oneSiteDriver(reg, d, d.Site, nil, nil, bind)
+		if err != nil || limit != c.policy.MaxConcurrent {
+			t.Fatalf("%+v: limit %d %v", c.policy, limit, err)
+		}
+		for k, v := range c.want {
+			if reg.got.Settings[k] != v {
+				t.Errorf("%+v: setting %s=%q, want %q", c.policy, k, reg.got.Settings[k], v)
+			}
+		}
+	}
+}

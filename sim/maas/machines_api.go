@@ -588,8 +588,9 @@ func (s *Server) opCommission(m *machine, req *request) (any, *apiError) {
 	if e := mergeFieldErrors(e1, e2); e != nil {
 		return nil, e
 	}
-	m.Scripts = [2][]string{comm, test}
-	s.startCommission(m, req.form.get("skip_bmc_config") == "1" || req.form.get("skip_bmc_config") == "true")
+	skip := req.form.get("skip_bmc_config") == "1" || req.form.get("skip_bmc_config") == "true"
+	m.Commission = CommissionRequest{Commissioning: comm, Testing: test, SkipBMCConfig: skip}
+	s.startCommission(m, skip)
 	return s.renderMachine(m), nil
 }
 

@@ -99,9 +99,8 @@ type PowerParams map[string]string
 // machine is MAAS's record of a machine.
 type machine struct {
 	SystemID string
-	// Scripts are the scripts (names or tags) the last commission asked
-	// for: commissioning, then testing ("none": no tests).
-	Scripts       [2][]string
+	// Commission is what the last commission asked for (scripts_api.go).
+	Commission    CommissionRequest
 	Hostname      string
 	Domain        string
 	Status        int

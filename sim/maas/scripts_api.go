@@ -220,13 +220,19 @@ func mergeFieldErrors(errs ...*apiError) *apiError {
 	return out
 }
 
-// CommissionScripts are the scripts the machine's last commission asked
-// for (names or tags): commissioning, testing.
-func (s *Server) CommissionScripts(systemID string) (commissioning, testing []string) {
+// CommissionRequest is what a machine's last commission asked for.
+type CommissionRequest struct {
+	Commissioning, Testing []string // scripts, names or tags
+	SkipBMCConfig          bool
+}
+
+// LastCommission is what the machine's last commission asked for.
+func (s *Server) LastCommission(systemID string) CommissionRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m := s.machines[systemID]; m != nil {
-		return slices.Clone(m.Scripts[0]), slices.Clone(m.Scripts[1])
+		return CommissionRequest{Commissioning: slices.Clone(m.Commission.Commissioning), Testing: slices.Clone(m.Commission.Testing),
+			SkipBMCConfig: m.Commission.SkipBMCConfig}
 	}
-	return nil, nil
+	return CommissionRequest{}
 }

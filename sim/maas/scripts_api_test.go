@@ -63,8 +63,8 @@ func TestScriptsThroughGomaasclient(t *testing.T) {
 		t.Errorf("a commissioning script as a test: %s", r)
 	}
 	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=commission", url.Values{"commissioning_scripts": {"maas-lshw,node"}, "testing_scripts": {"smartctl-validate,memory"}}, nil)
-	comm, test := l.s.CommissionScripts(id)
-	if !slices.Equal(comm, []string{"maas-lshw", "node"}) || !slices.Equal(test, []string{"smartctl-validate", "memory"}) {
-		t.Errorf("the commission's scripts: %v %v", comm, test)
+	c := l.s.LastCommission(id)
+	if !slices.Equal(c.Commissioning, []string{"maas-lshw", "node"}) || !slices.Equal(c.Testing, []string{"smartctl-validate", "memory"}) || c.SkipBMCConfig {
+		t.Errorf("the commission: %+v", c)
 	}
 }

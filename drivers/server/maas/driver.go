@@ -23,6 +23,10 @@ const (
 	SettingSecureErase = "secureErase" // release with secure_erase (default false; over quickErase)
 	SettingErase       = "erase"       // erase disks on release (default true)
 	SettingCacheTTL    = "cacheTTL"    // how long a machine read answers repeated reads (default 5s; 0s: no read cache; cache.go)
+	// SettingSkipBMCConfig: commission with skip_bmc_config (default
+	// true: Slipway owns the BMC and its credentials; "false" lets MAAS's
+	// commissioning configure the BMC, a site record's policy).
+	SettingSkipBMCConfig = "skipBMCConfig"
 	SecretAPIKey       = "apiKey"      // drivers.Config.Secrets key of the MAAS API key
 )
 
@@ -39,7 +43,8 @@ type Driver struct {
 	// (a site record's policy.erase secure).
 	secureErase bool
 
-	commissionRetries int // SettingCommissionRetries (lifecycle.go)
+	commissionRetries int  // SettingCommissionRetries (lifecycle.go)
+	skipBMCConfig     bool // SettingSkipBMCConfig
 
 	tagBatches batch.Batcher[string, struct{}]   // tags.go: machine IDs by tag and op
 	lookups    batch.Batcher[string, []mMachine] // identify.go: machines by hostname or MAC
@@ -81,7 +86,7 @@ func NewDriver(cfg drivers.Config) (*Driver, error) {
 	c.cache = newReadCache(ttl)
 	d := &Driver{c: c, instance: cfg.Settings[SettingInstance], erase: cfg.Settings[SettingErase] != "false",
 		quickErase: cfg.Settings[SettingQuickErase] == "true", secureErase: cfg.Settings[SettingSecureErase] == "true",
-		commissionRetries: commRetries}
+		commissionRetries: commRetries, skipBMCConfig: cfg.Settings[SettingSkipBMCConfig] != "false"}
 	d.lookups.Max = lookupBatch
 	d.lookups.Wait, d.tagBatches.Wait = drivers.Waiting, drivers.Waiting // the engine's slot serves others meanwhile
 	if d.instance == "" {

@@ -150,8 +150,9 @@ func (d *Driver) machineOp(ctx context.Context, id, op string, params url.Values
 
 // Commission brings a machine to Ready. Look first: Ready or later is
 // Done; a running commissioning (or testing) is InProgress; New, Broken
-// and Failed commissioning start one (skip_bmc_config: the orchestrator
-// owns the BMC). Failed commissioning is retried until the machine's
+// and Failed commissioning start one (skip_bmc_config unless the
+// skipBMCConfig setting is false: the orchestrator owns the BMC), with the
+// scripts n.Scripts chooses. Failed commissioning is retried until the machine's
 // failed attempts since its last success exceed the commissionRetries
 // setting (counted from MAAS's events, so a restarted orchestrator counts
 // the same), then Failed with MAAS's status message. Failures before
@@ -184,7 +185,10 @@ func (d *Driver) Commission(ctx context.Context, n drivers.NodeRef) (drivers.Res
 }
 
 func (d *Driver) startCommission(ctx context.Context, m *mMachine, sc *drivers.CommissionScripts, note string) (drivers.Result, error) {
-	p := url.Values{"skip_bmc_config": {"1"}}
+	p := url.Values{}
+	if d.skipBMCConfig {
+		p.Set("skip_bmc_config", "1")
+	}
 	if sc != nil && len(sc.Commissioning) > 0 {
 		p.Set("commissioning_scripts", strings.Join(sc.Commissioning, ","))
 	}

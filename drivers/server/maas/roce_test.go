@@ -1,12 +1,15 @@
 package maas
 
 import (
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/driverspec"
+	maassim "github.com/slipway-dev/slipway/sim/maas"
 )
 
 // TestRoCELinks: a RoCE /31 on an interface is made a subnet on that
@@ -75,5 +78,55 @@ func TestRoCELinks(t *testing.T) {
 	}
 	if _, err := drv.ApplyNetworking(ctx, n3); drivers.Classify(err) != drivers.Permanent || !strings.Contains(err.Error(), "takes DHCP") {
 		t.Errorf("a RoCE address on the DHCP interface: %v", err)
+	}
+}
+
+// TestCommissionOptions: Commission asks MAAS to leave the BMC alone
+// unless the skipBMCConfig setting is false (a site's policy), and runs
+// the scripts the node's profile chose; the lab's MAAS says what it was
+// asked.
+func TestCommissionOptions(t *testing.T) {
+	d := cfgDesign(t)
+	l, drv := cfgLab(t, d)
+	info := l.Info()
+	own, err := NewDriver(drivers.Config{Settings: map[string]string{SettingURL: info.MAASURL, SettingSkipBMCConfig: "false"},
+		Secrets: map[string]drivers.Secret{SecretAPIKey: drivers.NewSecret(info.APIKey)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	region := l.Regions()[0].MAAS
+	for i, c := range []struct {
+		node    string
+		drv     *Driver
+		scripts *drivers.CommissionScripts
+		skip    bool
+	}{
+		{"r01-cmp01", drv, &drivers.CommissionScripts{Commissioning: []string{"maas-lshw"}, Testing: []string{"none"}}, true},
+		{"r01-cmp02", own, nil, false},
+	} {
+		m := l.Machine(c.node)
+		m.SetBootDevice("pxe", false, true)
+		m.PowerOn()
+		var id string
+		cfgWait(t, "enlistment", func() bool {
+			var ms []mMachine
+			if err := drv.c.call(t.Context(), http.MethodGet, "machines/", "", url.Values{"mac_address": {m.Hardware.NICs[0].MAC}}, &ms); err != nil || len(ms) != 1 {
+				return false
+			}
+			id = ms[0].SystemID
+			return ms[0].StatusName == "New"
+		})
+		r, err := c.drv.Commission(t.Context(), drivers.NodeRef{Name: c.node, MachineID: id, Scripts: c.scripts})
+		if err != nil || r.Status != drivers.StatusInProgress {
+			t.Fatalf("%d: commission: %+v %v", i, r, err)
+		}
+		got := region.LastCommission(id)
+		want := maassim.CommissionRequest{SkipBMCConfig: c.skip}
+		if c.scripts != nil {
+			want.Commissioning, want.Testing = c.scripts.Commissioning, c.scripts.Testing
+		}
+		if !slices.Equal(got.Commissioning, want.Commissioning) || !slices.Equal(got.Testing, want.Testing) || got.SkipBMCConfig != want.SkipBMCConfig {
+			t.Errorf("%d: the lab's MAAS was asked %+v, want %+v", i, got, want)
+		}
 	}
 }
