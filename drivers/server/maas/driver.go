@@ -27,7 +27,7 @@ const (
 	// true: Slipway owns the BMC and its credentials; "false" lets MAAS's
 	// commissioning configure the BMC, a site record's policy).
 	SettingSkipBMCConfig = "skipBMCConfig"
-	SecretAPIKey       = "apiKey"      // drivers.Config.Secrets key of the MAAS API key
+	SecretAPIKey         = "apiKey" // drivers.Config.Secrets key of the MAAS API key
 )
 
 // OwnerDataNode is the owner data key naming the design node of a machine.
