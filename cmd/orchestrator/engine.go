@@ -260,14 +260,20 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 		bind = func(name string) (sites.Endpoint, error) { return reg2.Binding(ctx, name) }
 	}
 	ds := &designSites{st: st}
-	drv, err := siteDrivers(reg, d, c.driverSettings(), resolver.Resolve, bind, ds.siteOf)
+	perSite := multisite.NewMetrics() // shared by the server drivers built again (rebind.go)
+	drv, err := siteDrivers(reg, d, c.driverSettings(), resolver.Resolve, bind, ds.siteOf, perSite)
 	if err != nil {
 		return fail(usageErr(err))
 	}
-	metrics := prometheus.NewRegistry()
-	if ms, ok := drv.Server.(interface{ Collectors() []prometheus.Collector }); ok { // several Sites: per-site metrics
-		metrics.MustRegister(ms.Collectors()...)
+	rb, err := newRebinding(ctx, st, reg2, drv.Server, a.log, func(d *design.Design) (drivers.Server, error) {
+		return serverDriver(reg, d, c.driverSettings(), resolver.Resolve, bind, ds.siteOf, perSite)
+	})
+	if err != nil {
+		return fail(err)
 	}
+	drv.Server = rb
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(perSite.Collectors()...) // several Sites: per-site metrics
 	drv = drivermetrics.New(metrics).Wrap(drv)
 	cfg, err := a.orchestratorConfig(c, st, drv, resolver)
 	if err != nil {
@@ -422,7 +428,7 @@ type registryLike interface {
 // base holds the engine configuration's server driver settings, which the
 // Site's override.
 func siteDrivers(reg registryLike, d *design.Design, base map[string]string, resolve func(string) (drivers.Secret, error), bind binder,
-	siteOf func(string) (string, bool)) (orchestrator.Drivers, error) {
+	siteOf func(string) (string, bool), m *multisite.Metrics) (orchestrator.Drivers, error) {
 	var out orchestrator.Drivers
 	if d.Site == nil {
 		return out, fmt.Errorf("the design has no Site: it names the drivers and how to reach MAAS")
@@ -436,7 +442,7 @@ func siteDrivers(reg registryLike, d *design.Design, base map[string]string, res
 	if err != nil {
 		return out, err
 	}
-	srv, err := serverDriver(reg, d, base, resolve, bind, siteOf)
+	srv, err := serverDriver(reg, d, base, resolve, bind, siteOf, m)
 	if err != nil {
 		return out, err
 	}

@@ -33,7 +33,7 @@ func TestSiteCommissionRetriesReachTheDriver(t *testing.T) {
 	}{{"set", &two, "2", true}, {"unset", nil, "", false}} {
 		d := &design.Design{Site: &design.Site{Spec: design.SiteSpec{Lifecycle: design.Lifecycle{CommissionRetries: tc.n}}}}
 		reg := &settingsRegistry{}
-		if _, err := siteDrivers(reg, d, nil, nil, nil, nil); err != nil {
+		if _, err := siteDrivers(reg, d, nil, nil, nil, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		got, set := reg.server[maasdrv.SettingCommissionRetries]
@@ -74,7 +74,7 @@ func TestConfigCommissionRetriesUnderTheSite(t *testing.T) {
 	}{{"config only", nil, "1"}, {"the Site's wins", &three, "3"}} {
 		d := &design.Design{Site: &design.Site{Spec: design.SiteSpec{Lifecycle: design.Lifecycle{CommissionRetries: tc.site}}}}
 		reg := &settingsRegistry{}
-		if _, err := siteDrivers(reg, d, c.driverSettings(), nil, nil, nil); err != nil {
+		if _, err := siteDrivers(reg, d, c.driverSettings(), nil, nil, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if got := reg.server[maasdrv.SettingCommissionRetries]; got != tc.want {

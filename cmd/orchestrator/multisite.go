@@ -21,7 +21,7 @@ import (
 // limit) behind internal/multisite, which finds a node's site in the
 // current design through siteOf.
 func serverDriver(reg registryLike, d *design.Design, base map[string]string, resolve func(string) (drivers.Secret, error),
-	bind binder, siteOf func(string) (string, bool)) (drivers.Server, error) {
+	bind binder, siteOf func(string) (string, bool), m *multisite.Metrics) (drivers.Server, error) {
 	names := d.SiteNames()
 	if len(names) < 2 {
 		srv, _, err := oneSiteDriver(reg, d, d.Site, base, resolve, bind)
@@ -40,7 +40,10 @@ func serverDriver(reg registryLike, d *design.Design, base map[string]string, re
 		}
 		all[name] = multisite.Site{Driver: srv, Limit: limit}
 	}
-	return multisite.New(all, siteOf)
+	if m == nil {
+		m = multisite.NewMetrics()
+	}
+	return multisite.NewWith(all, siteOf, m)
 }
 
 // oneSiteDriver is one Site's server driver and its concurrency limit

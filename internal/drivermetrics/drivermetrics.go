@@ -44,15 +44,67 @@ func (m *Metrics) observe(kind, method string, start time.Time, err error) {
 func (m *Metrics) Wrap(d orchestrator.Drivers) orchestrator.Drivers {
 	out := d
 	if d.OOB != nil {
-		out.OOB = oob{d.OOB, m}
+		out.OOB = wrapOOB(d.OOB, m)
 	}
 	if d.Server != nil {
-		out.Server = server{d.Server, m}
+		out.Server = wrapServer(d.Server, m)
 	}
 	if d.Network != nil {
 		out.Network = network{d.Network, m}
 	}
 	return out
+}
+
+// wrapOOB measures d's calls, keeping the optional interfaces it has
+// (a console, BIOS settings): the engine finds them by type assertion.
+func wrapOOB(d drivers.OOB, m *Metrics) drivers.OOB {
+	o := oob{d, m}
+	_, console := d.(drivers.OOBConsole)
+	_, bios := d.(drivers.OOBBIOS)
+	switch {
+	case console && bios:
+		return oobConsoleBIOS{oobConsole{o}, oobBIOS{o}}
+	case console:
+		return oobConsole{o}
+	case bios:
+		return oobBIOS{o}
+	}
+	return o
+}
+
+// oobConsole is an OOB driver with a console; the console is not
+// measured (a session lasts as long as an operator keeps it).
+type oobConsole struct{ oob }
+
+func (o oobConsole) Console(ctx context.Context, b drivers.BMC, io drivers.ConsoleIO) error {
+	return o.d.(drivers.OOBConsole).Console(ctx, b, io)
+}
+
+// oobBIOS is an OOB driver with BIOS settings.
+type oobBIOS struct{ oob }
+
+func (o oobBIOS) BIOSAttributes(ctx context.Context, b drivers.BMC) (a map[string]string, err error) {
+	defer func(t time.Time) { o.m.observe(drivers.KindOOB, "BIOSAttributes", t, err) }(time.Now())
+	return o.d.(drivers.OOBBIOS).BIOSAttributes(ctx, b)
+}
+
+func (o oobBIOS) ApplyBIOS(ctx context.Context, b drivers.BMC, want map[string]string) (r drivers.Result, err error) {
+	defer func(t time.Time) { o.m.observe(drivers.KindOOB, "ApplyBIOS", t, err) }(time.Now())
+	return o.d.(drivers.OOBBIOS).ApplyBIOS(ctx, b, want)
+}
+
+// oobConsoleBIOS has both (the OOB methods through the console's half).
+type oobConsoleBIOS struct {
+	oobConsole
+	bios oobBIOS
+}
+
+func (o oobConsoleBIOS) BIOSAttributes(ctx context.Context, b drivers.BMC) (map[string]string, error) {
+	return o.bios.BIOSAttributes(ctx, b)
+}
+
+func (o oobConsoleBIOS) ApplyBIOS(ctx context.Context, b drivers.BMC, want map[string]string) (drivers.Result, error) {
+	return o.bios.ApplyBIOS(ctx, b, want)
 }
 
 type oob struct {
@@ -88,6 +140,27 @@ func (o oob) PowerCycle(ctx context.Context, b drivers.BMC) (r drivers.Result, e
 func (o oob) SetBootDevice(ctx context.Context, b drivers.BMC, dev drivers.BootDevice) (r drivers.Result, err error) {
 	defer func(t time.Time) { o.m.observe(drivers.KindOOB, "SetBootDevice", t, err) }(time.Now())
 	return o.d.SetBootDevice(ctx, b, dev)
+}
+
+// machineRepairer is the optional repair of a deployed machine (the
+// engine's reconcile and as-built stages look for it).
+type machineRepairer interface {
+	RepairMachine(ctx context.Context, n drivers.Node, parts []string) (drivers.Result, error)
+}
+
+// wrapServer measures d's calls, keeping RepairMachine when d has it.
+func wrapServer(d drivers.Server, m *Metrics) drivers.Server {
+	if _, ok := d.(machineRepairer); ok {
+		return repairingServer{server{d, m}}
+	}
+	return server{d, m}
+}
+
+type repairingServer struct{ server }
+
+func (s repairingServer) RepairMachine(ctx context.Context, n drivers.Node, parts []string) (r drivers.Result, err error) {
+	defer func(t time.Time) { s.obs("RepairMachine", t, err) }(time.Now())
+	return s.d.(machineRepairer).RepairMachine(ctx, n, parts)
 }
 
 type server struct {

@@ -1,6 +1,7 @@
 package drivermetrics_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -35,4 +36,70 @@ slipway_driver_errors_total{class="permanent",kind="server",method="Commission"}
 	if n := testutil.CollectAndCount(reg, "slipway_driver_call_duration_seconds"); n != 2 {
 		t.Fatalf("%d latency series, want 2 (ProbeSite, Commission)", n)
 	}
+}
+
+// The optional interfaces the engine looks for (a console, BIOS settings,
+// repairing a deployed machine) survive the wrapping: under serve every
+// driver is wrapped, and these used to be lost (no console, no BIOS, no
+// repair for the Site's own OOB type and the server driver).
+func TestOptionalInterfacesKept(t *testing.T) {
+	m := drivermetrics.New(prometheus.NewRegistry())
+	d := m.Wrap(orchestrator.Drivers{OOB: consoleBIOS{}, Server: repairer{fake.NewServer(fake.Script{})}, Network: nil})
+	if _, ok := d.OOB.(drivers.OOBConsole); !ok {
+		t.Error("the wrapped OOB driver lost its console")
+	}
+	if _, ok := d.OOB.(drivers.OOBBIOS); !ok {
+		t.Error("the wrapped OOB driver lost its BIOS settings")
+	}
+	if _, ok := d.Server.(interface {
+		RepairMachine(context.Context, drivers.Node, []string) (drivers.Result, error)
+	}); !ok {
+		t.Error("the wrapped server driver lost RepairMachine")
+	}
+	plain := m.Wrap(orchestrator.Drivers{OOB: plainOOB{}, Server: fake.NewServer(fake.Script{})})
+	if _, ok := plain.OOB.(drivers.OOBConsole); ok {
+		t.Error("a driver without a console has one once wrapped")
+	}
+	if _, ok := plain.Server.(interface {
+		RepairMachine(context.Context, drivers.Node, []string) (drivers.Result, error)
+	}); ok {
+		t.Error("a server driver that can't repair can once wrapped")
+	}
+}
+
+type plainOOB struct{}
+
+func (plainOOB) Probe(context.Context, drivers.BMC) (drivers.BMCInfo, error) {
+	return drivers.BMCInfo{}, nil
+}
+func (plainOOB) PowerStatus(context.Context, drivers.BMC) (drivers.PowerState, error) {
+	return drivers.PowerOn, nil
+}
+func (plainOOB) PowerOn(context.Context, drivers.BMC) (drivers.Result, error) {
+	return drivers.Result{}, nil
+}
+func (plainOOB) PowerOff(context.Context, drivers.BMC) (drivers.Result, error) {
+	return drivers.Result{}, nil
+}
+func (plainOOB) PowerCycle(context.Context, drivers.BMC) (drivers.Result, error) {
+	return drivers.Result{}, nil
+}
+func (plainOOB) SetBootDevice(context.Context, drivers.BMC, drivers.BootDevice) (drivers.Result, error) {
+	return drivers.Result{}, nil
+}
+
+type consoleBIOS struct{ plainOOB }
+
+func (consoleBIOS) Console(context.Context, drivers.BMC, drivers.ConsoleIO) error { return nil }
+func (consoleBIOS) BIOSAttributes(context.Context, drivers.BMC) (map[string]string, error) {
+	return nil, nil
+}
+func (consoleBIOS) ApplyBIOS(context.Context, drivers.BMC, map[string]string) (drivers.Result, error) {
+	return drivers.Result{}, nil
+}
+
+type repairer struct{ drivers.Server }
+
+func (repairer) RepairMachine(context.Context, drivers.Node, []string) (drivers.Result, error) {
+	return drivers.Result{}, nil
 }

@@ -46,6 +46,26 @@ type Server struct {
 	inFlight *prometheus.GaugeVec   // by site
 }
 
+// Metrics are the per-site metrics; servers built again over changed
+// sites share them (NewWith), so they are registered once.
+type Metrics struct {
+	calls    *prometheus.CounterVec
+	inFlight *prometheus.GaugeVec
+}
+
+// NewMetrics makes the per-site metrics.
+func NewMetrics() *Metrics {
+	return &Metrics{calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "slipway_site_calls_total",
+		Help: "Server driver calls by site and outcome (ok, error)."}, []string{"site", "outcome"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "slipway_site_calls_in_flight",
+			Help: "Server driver calls running at a site now (at most its limit)."}, []string{"site"})}
+}
+
+// Collectors are the metrics, to register with the server's.
+func (m *Metrics) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.calls, m.inFlight}
+}
+
 type site struct {
 	name     string
 	drv      drivers.Server
@@ -59,14 +79,15 @@ var _ drivers.Server = (*Server)(nil)
 // New returns the server over sites (by name); siteOf names a node's site
 // from the current design (false: the node is not in it).
 func New(sites map[string]Site, siteOf func(node string) (string, bool)) (*Server, error) {
+	return NewWith(sites, siteOf, NewMetrics())
+}
+
+// NewWith is New counting in m.
+func NewWith(sites map[string]Site, siteOf func(node string) (string, bool), m *Metrics) (*Server, error) {
 	if len(sites) == 0 {
 		return nil, errors.New("multisite: no sites")
 	}
-	s := &Server{sites: map[string]*site{}, siteOf: siteOf, machines: map[string]string{},
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "slipway_site_calls_total",
-			Help: "Server driver calls by site and outcome (ok, error)."}, []string{"site", "outcome"}),
-		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "slipway_site_calls_in_flight",
-			Help: "Server driver calls running at a site now (at most its limit)."}, []string{"site"})}
+	s := &Server{sites: map[string]*site{}, siteOf: siteOf, machines: map[string]string{}, calls: m.calls, inFlight: m.inFlight}
 	for name, st := range sites {
 		if st.Driver == nil {
 			return nil, fmt.Errorf("multisite: site %s has no driver", name)
@@ -282,6 +303,21 @@ func (s *Server) Release(ctx context.Context, n drivers.NodeRef, erase drivers.E
 // Inventory reads the node's machine's hardware.
 func (s *Server) Inventory(ctx context.Context, n drivers.Node) (drivers.Inventory, error) {
 	return onNode(ctx, s, n.NodeRef, func(d drivers.Server) (drivers.Inventory, error) { return d.Inventory(ctx, n) })
+}
+
+// RepairMachine sets the parts of a deployed machine that drifted, through
+// its site's driver when that driver can (the engine's reconcile and
+// as-built stages); a site whose driver can't is a Permanent error.
+func (s *Server) RepairMachine(ctx context.Context, n drivers.Node, parts []string) (drivers.Result, error) {
+	return onNode(ctx, s, n.NodeRef, func(d drivers.Server) (drivers.Result, error) {
+		fix, ok := d.(interface {
+			RepairMachine(context.Context, drivers.Node, []string) (drivers.Result, error)
+		})
+		if !ok {
+			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "the server driver of node %s's site cannot repair a deployed machine; redeploy the node", n.Name)
+		}
+		return fix.RepairMachine(ctx, n, parts)
+	})
 }
 
 // Recover runs a recovery action on the node's machine.

@@ -148,3 +148,47 @@ func TestIsolation(t *testing.T) {
 		t.Fatalf("a second dc1 call while dc1 hangs: %v", err)
 	}
 }
+
+// repairStub is a site whose driver repairs deployed machines.
+type repairStub struct {
+	*stub
+	repaired []string
+}
+
+func (r *repairStub) RepairMachine(_ context.Context, n drivers.Node, parts []string) (drivers.Result, error) {
+	r.repaired = append(r.repaired, n.Name)
+	return drivers.Done("repaired %v", parts), nil
+}
+
+// RepairMachine goes to the node's site when its driver repairs, and is a
+// Permanent error at a site whose driver can't; servers built again over
+// the same Metrics count into the same series.
+func TestRepairAndSharedMetrics(t *testing.T) {
+	a := &repairStub{stub: &stub{name: "dc1"}}
+	b := &stub{name: "dc2"}
+	siteOf := func(node string) (string, bool) {
+		return map[string]string{"n1": "dc1", "n2": "dc2"}[node], node == "n1" || node == "n2"
+	}
+	m := NewMetrics()
+	s, err := NewWith(map[string]Site{"dc1": {Driver: a}, "dc2": {Driver: b}}, siteOf, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if r, err := s.RepairMachine(ctx, drivers.Node{NodeRef: drivers.NodeRef{Name: "n1"}}, []string{"tags"}); err != nil || len(a.repaired) != 1 {
+		t.Fatalf("repair at dc1: %+v %v", r, err)
+	}
+	if _, err := s.RepairMachine(ctx, drivers.Node{NodeRef: drivers.NodeRef{Name: "n2"}}, []string{"tags"}); drivers.Classify(err) != drivers.Permanent {
+		t.Errorf("repair at a site that can't: %v", err)
+	}
+	again, err := NewWith(map[string]Site{"dc1": {Driver: a}}, siteOf, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := again.Commission(ctx, drivers.NodeRef{Name: "n1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(m.calls.WithLabelValues("dc1", "ok")); got != 2 {
+		t.Errorf("dc1's ok calls over both servers: %v, want 2", got)
+	}
+}

@@ -15,7 +15,7 @@ type Unbound struct{ Site string }
 var _ drivers.Server = Unbound{}
 
 func (u Unbound) err() error {
-	return drivers.Errorf(drivers.Permanent, "site %s has no MAAS endpoint: create its site record (POST /api/v1/admin/maas-sites with its name, URL and API key), then restart serve", u.Site)
+	return drivers.Errorf(drivers.Permanent, "site %s has no MAAS endpoint: create its site record (POST /api/v1/admin/maas-sites with its name, URL and API key); serve binds it within seconds, then retry", u.Site)
 }
 
 // ProbeSite fails: there is nothing to probe.
