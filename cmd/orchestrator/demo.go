@@ -24,14 +24,14 @@ import (
 type demoFlags struct {
 	site                                             []string
 	state, faultsFile, output, cpuProfile, pprofAddr string
-	nodes                                            int
+	nodes, sites                                     int
 	timeScale                                        float64
 }
 
 func (a *app) demoCmd() *cobra.Command {
 	var df demoFlags
 	cmd := &cobra.Command{
-		Use:   "demo [--site DIR] [--faults FILE] | demo --nodes N [--faults FILE] [-o json]",
+		Use:   "demo [--site DIR] [--faults FILE] | demo --nodes N [--sites K] [--faults FILE] [-o json]",
 		Short: "Run the end-to-end demo on the example site",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,6 +41,7 @@ func (a *app) demoCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&df.site, "site", []string{"examples/site-yaml"}, "design root to demonstrate with (repeatable: later roots layer over earlier ones, e.g. examples/two-sites)")
 	cmd.Flags().StringVar(&df.state, "state", "", "state database (default: a temporary one)")
 	cmd.Flags().IntVar(&df.nodes, "nodes", 0, "deploy a generated site of N nodes instead of the example (prints a summary only)")
+	cmd.Flags().IntVar(&df.sites, "sites", 1, "with --nodes: split the generated racks among this many Sites, one lab MAAS region each")
 	cmd.Flags().StringVar(&df.faultsFile, "faults", "", "inject the MAAS and BMC faults of this JSON file (see docs/lab.md)")
 	cmd.Flags().StringVarP(&df.output, "output", "o", "text", "with --nodes: text or json")
 	cmd.Flags().StringVar(&df.cpuProfile, "cpu-profile", "", "with --nodes: write a CPU profile of the whole run (lab and engine) to FILE")
@@ -80,7 +81,7 @@ func (a *app) runDemo(ctx context.Context, df *demoFlags) error {
 			return usageErr(err)
 		}
 		defer stop()
-		return a.demoGenerated(ctx, dir, df.state, df.nodes, df.timeScale, faults, df.output)
+		return a.demoGenerated(ctx, dir, df, faults)
 	}
 	return a.demoExample(ctx, df, dir, faults)
 }
@@ -202,8 +203,9 @@ func joinArgs(args []string) string {
 
 // demoGenerated deploys a generated site of n nodes and prints the summary
 // (JSON with -o json).
-func (a *app) demoGenerated(ctx context.Context, dir, state string, n int, scale float64, faults *maas.Faults, output string) error {
-	d, err := labrun.Generated(ctx, filepath.Join(dir, "site"), n)
+func (a *app) demoGenerated(ctx context.Context, dir string, df *demoFlags, faults *maas.Faults) error {
+	state, scale, output := df.state, df.timeScale, df.output
+	d, err := labrun.GeneratedSites(ctx, filepath.Join(dir, "site"), df.nodes, df.sites)
 	if err != nil {
 		return usageErr(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func (a *app) genSiteCmd() *cobra.Command {
-	var nodes int
+	var nodes, sites int
 	var out string
 	cmd := &cobra.Command{
 		Use:   "gen-site --nodes N --out DIR",
@@ -22,7 +22,7 @@ and load tests.`,
 			if out == "" {
 				return usageErr(fmt.Errorf("--out DIR is required"))
 			}
-			files, err := gensite.Write(out, gensite.Options{Nodes: nodes})
+			files, err := gensite.Write(out, gensite.Options{Nodes: nodes, Sites: sites})
 			if err != nil {
 				return usageErr(err)
 			}
@@ -31,6 +31,7 @@ and load tests.`,
 		},
 	}
 	cmd.Flags().IntVar(&nodes, "nodes", 100, "number of nodes")
+	cmd.Flags().IntVar(&sites, "sites", 1, "split the racks among this many Sites (synthetic, synthetic-2, ...)")
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the site into")
 	return cmd
 }

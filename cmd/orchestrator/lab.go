@@ -23,6 +23,7 @@ type labFlags struct {
 	faultsFile string
 	seed       int64
 	nodes      int
+	sites      int
 	siteDir    string
 	cpuProfile string
 }
@@ -69,6 +70,7 @@ It runs until interrupted.`,
 	f.StringVar(&lf.faultsFile, "faults", "", "JSON file of faults to inject (docs/lab.md)")
 	f.Int64Var(&lf.seed, "seed", 1, "seed of the lab's random choices and faults")
 	f.IntVar(&lf.nodes, "nodes", 0, "a generated site of N nodes (demo --nodes N's) instead of --design")
+	f.IntVar(&lf.sites, "sites", 1, "with --nodes: split the generated racks among this many Sites, one MAAS region each")
 	f.StringVar(&lf.siteDir, "site-dir", "", "with --nodes: write the generated site here (default: a temporary directory)")
 	f.StringVar(&lf.cpuProfile, "cpu-profile", "", "write a CPU profile of the lab to FILE until it stops")
 	return cmd
@@ -127,7 +129,7 @@ func (a *app) labDesign(ctx context.Context, lf *labFlags) (*design.Design, func
 			}
 			dir, cleanup = tmp, func() { os.RemoveAll(tmp) }
 		}
-		d, err := labrun.Generated(ctx, dir, lf.nodes)
+		d, err := labrun.GeneratedSites(ctx, dir, lf.nodes, lf.sites)
 		if err != nil {
 			cleanup()
 			return nil, func() {}, usageErr(err)

@@ -17,6 +17,17 @@ const NodesPerRack = 40
 // Options shape a synthetic site.
 type Options struct {
 	Nodes int
+	// Sites splits the racks among this many Sites, round-robin (0 or 1:
+	// one Site). Site 1 is "synthetic", site k "synthetic-k".
+	Sites int
+}
+
+// SiteName is the name of generated Site k (1-based).
+func SiteName(k int) string {
+	if k <= 1 {
+		return "synthetic"
+	}
+	return fmt.Sprintf("synthetic-%d", k)
 }
 
 // Profiles returns how many leaf host profiles a site of n nodes gets.
@@ -30,6 +41,10 @@ func Write(dir string, o Options) ([]string, error) {
 	if o.Nodes > 500000 {
 		return nil, fmt.Errorf("gen-site writes at most 500000 nodes, got %d", o.Nodes)
 	}
+	if o.Sites < 0 || o.Sites > 64 {
+		return nil, fmt.Errorf("gen-site writes 1 to 64 Sites, got %d", o.Sites)
+	}
+	sites := max(o.Sites, 1)
 	if err := os.MkdirAll(filepath.Join(dir, "nodes"), 0o755); err != nil {
 		return nil, err
 	}
@@ -49,7 +64,7 @@ func Write(dir string, o Options) ([]string, error) {
 		files = append(files, p)
 		return f.Close()
 	}
-	if err := write("site.yaml", site); err != nil {
+	if err := write("site.yaml", func(w *bufio.Writer) { site(w, sites) }); err != nil {
 		return nil, err
 	}
 	if err := write("networks.yaml", networks); err != nil {
@@ -70,6 +85,9 @@ func Write(dir string, o Options) ([]string, error) {
 		err := write(fmt.Sprintf("nodes/rack-%04d.yaml", rack), func(w *bufio.Writer) {
 			for i := first; i < last; i++ {
 				node(w, i, rack, Profiles(o.Nodes))
+				if sites > 1 {
+					fmt.Fprintf(w, "  site: %s\n", SiteName(rack%sites+1))
+				}
 			}
 		})
 		if err != nil {
@@ -79,7 +97,19 @@ func Write(dir string, o Options) ([]string, error) {
 	return files, nil
 }
 
-func site(w *bufio.Writer) {
+func site(w *bufio.Writer, sites int) {
+	defer func() {
+		for k := 2; k <= sites; k++ { // the first Site keeps the design-wide settings
+			fmt.Fprintf(w, `---
+apiVersion: slipway/v1
+kind: Site
+metadata: {name: %s}
+spec:
+  domain: s%d.synthetic.example.net
+  maas: {url: "http://127.0.0.1:5240/%s/MAAS", apiKey: "secret:maas-api-key"}
+`, SiteName(k), k, SiteName(k))
+		}
+	}()
 	fmt.Fprint(w, `# Synthetic site written by 'orchestrator gen-site'.
 apiVersion: slipway/v1
 kind: Site

@@ -270,7 +270,13 @@ func (env *Env) Close() {
 // Generated writes a synthetic site of n nodes (internal/gensite) into dir
 // and returns it resolved and validated.
 func Generated(ctx context.Context, dir string, n int) (*design.Design, error) {
-	if _, err := gensite.Write(dir, gensite.Options{Nodes: n}); err != nil {
+	return GeneratedSites(ctx, dir, n, 1)
+}
+
+// GeneratedSites is Generated with the racks split among sites Sites (the
+// lab runs one MAAS region per Site).
+func GeneratedSites(ctx context.Context, dir string, n, sites int) (*design.Design, error) {
+	if _, err := gensite.Write(dir, gensite.Options{Nodes: n, Sites: sites}); err != nil {
 		return nil, err
 	}
 	res, err := yamlingest.Load(ctx, []string{dir})
