@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/gensite"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
+	"github.com/slipway-dev/slipway/internal/gensite"
 )
 
 // A generated site validates clean with one Site or several; with several
