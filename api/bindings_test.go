@@ -19,6 +19,27 @@ import (
 // each replacement done once in the file that holds its old text.
 func exampleArchive(t *testing.T, replace ...string) []byte {
 	t.Helper()
+	done := make([]bool, len(replace)/2)
+	ar := exampleTar(t, func(s string) string {
+		for i := 0; i+1 < len(replace); i += 2 {
+			if !done[i/2] && strings.Contains(s, replace[i]) {
+				s, done[i/2] = strings.Replace(s, replace[i], replace[i+1], 1), true
+			}
+		}
+		return s
+	})
+	for i, ok := range done {
+		if !ok {
+			t.Fatalf("no example file holds %q", replace[2*i])
+		}
+	}
+	return ar
+}
+
+// exampleTar is the example site as a tar.gz of one root, "site", each
+// file's content passed through edit.
+func exampleTar(t *testing.T, edit func(string) string) []byte {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(testsite.ExampleDir(), "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("example files: %v", err)
@@ -26,18 +47,12 @@ func exampleArchive(t *testing.T, replace ...string) []byte {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
-	done := make([]bool, len(replace)/2)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := string(b)
-		for i := 0; i+1 < len(replace); i += 2 {
-			if !done[i/2] && strings.Contains(s, replace[i]) {
-				s, done[i/2] = strings.Replace(s, replace[i], replace[i+1], 1), true
-			}
-		}
+		s := edit(string(b))
 		if err := tw.WriteHeader(&tar.Header{Name: "site/" + filepath.Base(f), Mode: 0o644, Size: int64(len(s)), Typeflag: tar.TypeReg}); err != nil {
 			t.Fatal(err)
 		}
@@ -45,13 +60,12 @@ func exampleArchive(t *testing.T, replace ...string) []byte {
 			t.Fatal(err)
 		}
 	}
-	for i, ok := range done {
-		if !ok {
-			t.Fatalf("no example file holds %q", replace[2*i])
-		}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
 	}
-	tw.Close()
-	zw.Close()
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return buf.Bytes()
 }
 

@@ -1,19 +1,14 @@
 package api_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
 	apitypes "github.com/slipway-dev/slipway/api/types"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/sim/lab"
@@ -24,51 +19,24 @@ import (
 // without the Node documents named.
 func exampleWithout(t *testing.T, nodes ...string) []byte {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(testsite.ExampleDir(), "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("example files: %v", err)
-	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
 	dropped := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	ar := exampleTar(t, func(s string) string {
 		var keep []string
-		for _, doc := range strings.Split(string(b), "\n---\n") {
-			drop := false
-			for _, n := range nodes {
-				if strings.Contains(doc, "kind: Node") && strings.Contains(doc, "name: "+n+"\n") {
-					drop = true
-				}
-			}
-			if drop {
+		for _, doc := range strings.Split(s, "\n---\n") {
+			if slices.ContainsFunc(nodes, func(n string) bool {
+				return strings.Contains(doc, "kind: Node") && strings.Contains(doc, "name: "+n+"\n")
+			}) {
 				dropped++
 			} else {
 				keep = append(keep, doc)
 			}
 		}
-		s := strings.Join(keep, "\n---\n")
-		if err := tw.WriteHeader(&tar.Header{Name: "site/" + filepath.Base(f), Mode: 0o644, Size: int64(len(s)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(s)); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return strings.Join(keep, "\n---\n")
+	})
 	if dropped != len(nodes) {
 		t.Fatalf("dropped %d of the nodes %v", dropped, nodes)
 	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return ar
 }
 
 // labMachine is what the lab's own MAAS regions and machine say of a

@@ -209,19 +209,7 @@ func (e Entry) Key() string { return e.Kind + "/" + e.Name }
 
 // Layer returns the layer's entries, by kind and name.
 func (s *Store) Layer(ctx context.Context) ([]Entry, error) {
-	recs, err := s.rec.List(ctx, layerColl, "")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Entry, 0, len(recs))
-	for _, r := range recs {
-		var e Entry
-		if err := json.Unmarshal(r.Value, &e); err != nil {
-			return nil, fmt.Errorf("design layer entry %s: %w", r.Key, err)
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return statestore.ListJSON[Entry](ctx, s.rec, layerColl, "", "design layer entry")
 }
 
 // PutOps are the ops that add (or replace) entries, stamped now.

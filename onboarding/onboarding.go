@@ -240,17 +240,9 @@ func (s *Store) Get(ctx context.Context, id string) (Record, error) {
 
 // List returns every record, newest first.
 func (s *Store) List(ctx context.Context) ([]Record, error) {
-	recs, err := s.rec.List(ctx, coll, "")
+	out, err := statestore.ListJSON[Record](ctx, s.rec, coll, "", "onboarding")
 	if err != nil {
 		return nil, err
-	}
-	out := make([]Record, 0, len(recs))
-	for _, kv := range recs {
-		var r Record
-		if err := json.Unmarshal(kv.Value, &r); err != nil {
-			return nil, fmt.Errorf("onboarding %s: %w", kv.Key, err)
-		}
-		out = append(out, r)
 	}
 	slices.SortStableFunc(out, func(a, b Record) int { return b.Created.Compare(a.Created) })
 	return out, nil

@@ -134,19 +134,7 @@ func (r *Registry) CreateProfile(ctx context.Context, site string, p ProfileSpec
 
 // Profiles lists site id's profiles, by ID.
 func (r *Registry) Profiles(ctx context.Context, site string) ([]Profile, error) {
-	recs, err := r.st.List(ctx, profileColl, site+"/")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Profile, 0, len(recs))
-	for _, x := range recs {
-		var p Profile
-		if err := json.Unmarshal(x.Value, &p); err != nil {
-			return nil, fmt.Errorf("profile %s: damaged record: %w", x.Key, err)
-		}
-		out = append(out, p)
-	}
-	return out, nil
+	return statestore.ListJSON[Profile](ctx, r.st, profileColl, site+"/", "profile")
 }
 
 // Profile returns profile pid of site id.

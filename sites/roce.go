@@ -289,20 +289,11 @@ func (r *Registry) writeRoCE(ctx context.Context, site string, items []RoCEItem,
 // RoCE lists site id's assignments (of hostname, when given), by
 // hostname and interface.
 func (r *Registry) RoCE(ctx context.Context, site, hostname string) ([]RoCEAssignment, error) {
-	recs, err := r.st.List(ctx, roceColl, site+"/")
+	all, err := statestore.ListJSON[RoCEAssignment](ctx, r.st, roceColl, site+"/", "RoCE assignment")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RoCEAssignment, 0, len(recs))
-	for _, x := range recs {
-		var a RoCEAssignment
-		if err := json.Unmarshal(x.Value, &a); err != nil {
-			return nil, fmt.Errorf("RoCE assignment %s: damaged record: %w", x.Key, err)
-		}
-		if hostname == "" || a.Hostname == hostname {
-			out = append(out, a)
-		}
-	}
+	out := slices.DeleteFunc(all, func(a RoCEAssignment) bool { return hostname != "" && a.Hostname != hostname })
 	slices.SortFunc(out, func(a, b RoCEAssignment) int {
 		return cmp.Or(cmp.Compare(a.Hostname, b.Hostname), cmp.Compare(a.Interface, b.Interface))
 	})

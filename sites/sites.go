@@ -340,19 +340,7 @@ func (r *Registry) Get(ctx context.Context, id string) (Record, error) {
 
 // List returns every site, by ID.
 func (r *Registry) List(ctx context.Context) ([]Record, error) {
-	recs, err := r.st.List(ctx, coll, "")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Record, 0, len(recs))
-	for _, x := range recs {
-		var rec Record
-		if err := json.Unmarshal(x.Value, &rec); err != nil {
-			return nil, fmt.Errorf("site %s: damaged record: %w", x.Key, err)
-		}
-		out = append(out, rec)
-	}
-	return out, nil
+	return statestore.ListJSON[Record](ctx, r.st, coll, "", "site")
 }
 
 // ByName returns the site called name.

@@ -2,6 +2,7 @@ package statestore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -204,4 +205,23 @@ func ValidateOps(ops []Op) error {
 		}
 	}
 	return nil
+}
+
+// ListJSON lists the records of coll whose key starts with prefix and
+// decodes each JSON value into a T, in key order; what names a record
+// that does not decode ("what KEY: damaged record: ...").
+func ListJSON[T any](ctx context.Context, rec KeyedRecords, coll, prefix, what string) ([]T, error) {
+	recs, err := rec.List(ctx, coll, prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(recs))
+	for _, x := range recs {
+		var v T
+		if err := json.Unmarshal(x.Value, &v); err != nil {
+			return nil, fmt.Errorf("%s %s: damaged record: %w", what, x.Key, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
