@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,15 +43,7 @@ func TestOnboardCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(op, "apply", site)
-	req, _ := http.NewRequestWithContext(t.Context(), "POST", s.URL+"/api/v1/admin/maas-sites",
-		strings.NewReader(`{"name":"lab","url":"`+s.Env.Lab.Info().MAASURL+`","api_key":"`+s.Env.Lab.Info().APIKey+`"}`))
-	req.Header.Set("Authorization", "Bearer "+admin)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusCreated {
-		t.Fatalf("create the site: %v %v", resp.Status, err)
-	}
-	resp.Body.Close()
+	createSite(t, s, `{"name":"lab","url":"`+s.Env.Lab.Info().MAASURL+`","api_key":"`+s.Env.Lab.Info().APIKey+`"}`)
 	run(op, "prepare-site")
 
 	out := run(admin, "onboarding", "add", "r02-cmp01=10.10.0.111", "--site", "lab", "--sku", "supermicro-as2024", "--host-profile", "compute", "--rack", "r02")

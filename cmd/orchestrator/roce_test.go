@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/api/apitest"
 	"github.com/slipway-dev/slipway/internal/testsite"
 )
 
@@ -21,15 +22,7 @@ func TestRoCEImport(t *testing.T) {
 	s := remoteServer(t)
 	admin := s.Token[api.RoleAdmin]
 	d := testsite.Example(t)
-	req, _ := http.NewRequestWithContext(t.Context(), "POST", s.URL+"/api/v1/admin/maas-sites",
-		strings.NewReader(`{"name":"`+d.Site.Metadata.Name+`","url":"http://maas.example:5240/MAAS","api_key":"a:b:c"}`))
-	req.Header.Set("Authorization", "Bearer "+admin)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusCreated {
-		t.Fatalf("create the site: %v %v", resp.Status, err)
-	}
-	resp.Body.Close()
+	createSite(t, s, `{"name":"`+d.Site.Metadata.Name+`","url":"http://maas.example:5240/MAAS","api_key":"a:b:c"}`)
 	var host string
 	var aliases []string
 	for _, name := range d.NodeNames() {
@@ -68,5 +61,21 @@ func TestRoCEImport(t *testing.T) {
 	}
 	if code, _, errs := cli(t, "--server", s.URL, "--token", admin, "roce", "import", good, "--site", "nowhere"); code == 0 || !strings.Contains(errs, "no site record") {
 		t.Errorf("an unknown site: exit %d: %s", code, errs)
+	}
+}
+
+// createSite creates a site record through the served API as its admin.
+func createSite(t *testing.T, s *apitest.Server, body string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", s.URL+"/api/v1/admin/maas-sites", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.Token[api.RoleAdmin])
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create the site: %s", resp.Status)
 	}
 }

@@ -62,6 +62,16 @@ func cfgMachine(t *testing.T, d *Driver, id string) mMachine {
 // commissions it to Ready; it returns the system ID.
 func cfgCommission(t *testing.T, l *lab.Lab, d *Driver, node string) string {
 	t.Helper()
+	id := cfgEnlisted(t, l, d, node)
+	cfgCall(t, d, http.MethodPost, "machines/"+id+"/", "commission", nil, nil)
+	cfgWait(t, "Ready", func() bool { return cfgMachine(t, d, id).StatusName == "Ready" })
+	return id
+}
+
+// cfgEnlisted PXE-boots the node's lab machine and waits for it to enlist
+// itself (New); it returns the machine's system ID.
+func cfgEnlisted(t *testing.T, l *lab.Lab, d *Driver, node string) string {
+	t.Helper()
 	m := l.Machine(node)
 	m.SetBootDevice("pxe", false, true)
 	m.PowerOn()
@@ -74,8 +84,6 @@ func cfgCommission(t *testing.T, l *lab.Lab, d *Driver, node string) string {
 		id = ms[0].SystemID
 		return ms[0].StatusName == "New"
 	})
-	cfgCall(t, d, http.MethodPost, "machines/"+id+"/", "commission", nil, nil)
-	cfgWait(t, "Ready", func() bool { return cfgMachine(t, d, id).StatusName == "Ready" })
 	return id
 }
 

@@ -1,8 +1,6 @@
 package maas
 
 import (
-	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -104,18 +102,7 @@ func TestCommissionOptions(t *testing.T) {
 		{"r01-cmp01", drv, &drivers.CommissionScripts{Commissioning: []string{"maas-lshw"}, Testing: []string{"none"}}, true},
 		{"r01-cmp02", own, nil, false},
 	} {
-		m := l.Machine(c.node)
-		m.SetBootDevice("pxe", false, true)
-		m.PowerOn()
-		var id string
-		cfgWait(t, "enlistment", func() bool {
-			var ms []mMachine
-			if err := drv.c.call(t.Context(), http.MethodGet, "machines/", "", url.Values{"mac_address": {m.Hardware.NICs[0].MAC}}, &ms); err != nil || len(ms) != 1 {
-				return false
-			}
-			id = ms[0].SystemID
-			return ms[0].StatusName == "New"
-		})
+		id := cfgEnlisted(t, l, drv, c.node)
 		r, err := c.drv.Commission(t.Context(), drivers.NodeRef{Name: c.node, MachineID: id, Scripts: c.scripts})
 		if err != nil || r.Status != drivers.StatusInProgress {
 			t.Fatalf("%d: commission: %+v %v", i, r, err)
