@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log"
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,26 +194,61 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // fastPath reports whether serveHTTP may answer r without echo.
 func (s *Server) fastPath(r *http.Request) bool {
-	debug := s.log.GetLevel() <= zerolog.DebugLevel && zerolog.GlobalLevel() <= zerolog.DebugLevel
 	return r.Method == http.MethodGet && r.URL.Path == "/v1/self" && r.URL.RawPath == "" &&
-		(r.Body == nil || r.Body == http.NoBody) && !s.cfg.CheckSource && !debug
+		(r.Body == nil || r.Body == http.NoBody) && s.fastAllowed()
+}
+
+// fastAllowed: no source address to check, and the request log's level
+// above Debug (successes are logged at Debug).
+func (s *Server) fastAllowed() bool {
+	debug := s.log.GetLevel() <= zerolog.DebugLevel && zerolog.GlobalLevel() <= zerolog.DebugLevel
+	return !s.cfg.CheckSource && !debug
 }
 
 // fastSelf answers /v1/self when the token authenticates; false (nothing
 // written) when it does not, or when authenticating or rendering
 // panicked.
 func (s *Server) fastSelf(w http.ResponseWriter, r *http.Request, tok string) bool {
-	a := s.fastAnswer(r.Context(), tok)
-	if a == nil {
+	buf := scratchBufs.Get().(*[]byte)
+	defer scratchBufs.Put(buf)
+	body := (*buf)[:0]
+	if !s.fastBody(r.Context(), tok, func(a []byte) { body = append(body, a...) }) {
 		return false
 	}
+	*buf = body
 	h := w.Header()
 	h[echo.HeaderXRequestID] = []string{newRequestID()}
 	h["Cache-Control"] = noStore
 	h[echo.HeaderContentType] = jsonType
-	h[echo.HeaderContentLength] = a.length
+	h[echo.HeaderContentLength] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(a.body)
+	_, _ = w.Write(body)
+	return true
+}
+
+// fastBody hands put (which copies it, and does no I/O) the token's
+// /v1/self answer: the cached one, or, for a token not cached, the one
+// its stored record carries, read in place (answerFromStore), else the
+// one authenticateToken finds. false when the token does not
+// authenticate or anything panicked (echo then answers).
+func (s *Server) fastBody(ctx context.Context, tok string, put func([]byte)) (ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			ok = false
+		}
+	}()
+	if !wellFormed(tok) {
+		return false
+	}
+	h := hashOf(tok)
+	if _, cached := s.tokens.get(h); !cached && !s.tokens.seenOnce(h) && s.answerFromStore(ctx, tok, h, put) {
+		return true // a token's first answer; its second is cached (authenticateToken)
+	}
+	a := s.fastAnswer(ctx, tok)
+	if a == nil {
+		return false
+	}
+	put(a.body)
 	return true
 }
 
@@ -232,32 +267,6 @@ func (s *Server) fastAnswer(ctx context.Context, tok string) (a *selfAnswer) {
 	return s.answer(ss)
 }
 
-// Serve serves on ln until ctx ends, then shuts down gracefully. Read,
-// write and idle timeouts are set; headers are limited to 64 KiB.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
-		ErrorLog: log.New(zlWriter{s.log}, "", 0)}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return nil
-	}
-}
-
-// zlWriter sends net/http's own messages (never a URL) to the logger.
-type zlWriter struct{ log zerolog.Logger }
-
-func (w zlWriter) Write(p []byte) (int, error) {
-	w.log.Warn().Msg(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
 
 const (
 	ctxRequestID = "slipway.request_id"

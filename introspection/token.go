@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -361,9 +362,7 @@ func (s *Server) verifyStoredSelf(ctx context.Context, presented string, h token
 		return tokenRecord{}, nil, internal(503, "the state store did not answer; try again",
 			drivers.NewError(drivers.Transient, fmt.Errorf("read %s: %w", collTokens, err)))
 	}
-	var want [TokenLen]byte
-	s.encodedToken(&want, rec.Node, rec.Deployment, rec.Issue)
-	if subtle.ConstantTimeCompare(want[:], unsafe.Slice(unsafe.StringData(presented), len(presented))) != 1 {
+	if !s.derives(rec, presented) {
 		// A record the key did not derive: written by someone else, or
 		// the key changed since it was issued.
 		s.log.Warn().Str("node", rec.Node).Str("deployment", rec.Deployment).
@@ -371,6 +370,41 @@ func (s *Server) verifyStoredSelf(ctx context.Context, presented string, h token
 		return tokenRecord{}, nil, errUnauthorized
 	}
 	return rec, self, nil
+}
+
+// derives reports, in constant time, whether presented is the token the
+// key derives for rec.
+func (s *Server) derives(rec tokenRecord, presented string) bool {
+	var want [TokenLen]byte
+	s.encodedToken(&want, rec.Node, rec.Deployment, rec.Issue)
+	return subtle.ConstantTimeCompare(want[:], unsafe.Slice(unsafe.StringData(presented), len(presented))) == 1
+}
+
+// answerFromStore hands copy the /v1/self answer of a presented token
+// straight from its stored record, inside the store's read (copy must
+// copy what it keeps and do no I/O), once the record checks against the
+// key. Nothing is cached: a token's first answer keeps no copy in
+// memory, its next request caches one (authenticateToken). false when the
+// store lends no records, the record is absent, carries no answer of this
+// render version, or does not check (the caller's other path then
+// answers, and logs, those).
+func (s *Server) answerFromStore(ctx context.Context, presented string, h tokenHash, copy func([]byte)) bool {
+	if s.viewer == nil {
+		return false
+	}
+	var key [2 * sha256.Size]byte
+	hex.Encode(key[:], h[:])
+	served := false
+	_ = s.viewer.ViewRecord(ctx, collTokens, string(key[:]), func(v []byte) error {
+		var rec tokenRecord
+		cut, answer, ok := cutSelf(v)
+		if ok && answer != nil && decodeRecordOpen(string(v[:cut]), &rec) && s.derives(rec, presented) {
+			copy(answer)
+			served = true
+		}
+		return nil
+	})
+	return served
 }
 
 // authenticateToken returns the session of a presented token: from the
@@ -525,7 +559,11 @@ type tokenShard struct {
 	mu  sync.RWMutex
 	gen uint64
 	m   map[tokenHash]*session
-	_   [64]byte // one shard a cache line (or more): no false sharing
+	// once are the tokens (by their hash's first 8 bytes) answered once
+	// straight from the store and not cached: their next request caches
+	// (seenOnce).
+	once map[uint64]struct{}
+	_    [64]byte // one shard a cache line (or more): no false sharing
 }
 
 func (c *tokenCache) shard(h tokenHash) *tokenShard { return &c.shards[h[0]%tokenShards] }
@@ -536,6 +574,25 @@ func (c *tokenCache) get(h tokenHash) (*session, bool) {
 	ss, ok := sh.m[h]
 	sh.mu.RUnlock()
 	return ss, ok
+}
+
+// seenOnce reports whether h was answered once already without being
+// cached, and marks it so; the mark goes when the shard holds
+// tokenCacheMax/tokenShards of them (its next answer comes from the store
+// again).
+func (c *tokenCache) seenOnce(h tokenHash) bool {
+	sh := c.shard(h)
+	k := binary.LittleEndian.Uint64(h[:8])
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if _, ok := sh.once[k]; ok {
+		return true
+	}
+	if sh.once == nil || len(sh.once) >= tokenCacheMax/tokenShards {
+		sh.once = make(map[uint64]struct{})
+	}
+	sh.once[k] = struct{}{}
+	return false
 }
 
 // generation is h's shard's generation, to give put.

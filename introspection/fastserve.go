@@ -1,0 +1,101 @@
+package introspection
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+)
+
+// Serve serves on ln until ctx ends, then shuts down gracefully.
+//
+// The listener is fasthttp's (github.com/valyala/fasthttp): a fleet's
+// nodes fetch /v1/self as they boot, each with its own token, and on a
+// small control host net/http's per-request work (a goroutine's request
+// and response objects, header maps) cost as much CPU as the answer's
+// read from the store. GET /v1/self with a token that authenticates is
+// answered in place, as serveHTTP does on net/http; every other request
+// goes to the same echo routes and middleware through fasthttpadaptor.
+// Read, write and idle timeouts are set; headers are limited to 8 KiB
+// and bodies to maxBody.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	slow := fasthttpadaptor.NewFastHTTPHandler(s.Handler())
+	srv := &fasthttp.Server{
+		Handler: func(c *fasthttp.RequestCtx) {
+			if !s.fastCtx(c) {
+				slow(c)
+			}
+		},
+		ReadTimeout: 30 * time.Second, WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute,
+		// A connection's read buffer bounds its request headers (a
+		// node's are a few hundred bytes; 431 past it) and costs memory
+		// per connection: 8 KiB. Bodies past maxBody get echo's 413
+		// problem answer up to 4 times that, fasthttp's plain 413 beyond.
+		ReadBufferSize: 8 << 10, MaxRequestBodySize: 4 * maxBody,
+		NoDefaultServerHeader: true, Logger: fastLogger{s}, Name: "slipway",
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.ShutdownWithContext(sctx)
+		return nil
+	}
+}
+
+// fastCtx answers c when it is GET /v1/self with a bearer token that
+// authenticates, under the rules of fastPath; false (nothing written)
+// otherwise.
+func (s *Server) fastCtx(c *fasthttp.RequestCtx) bool {
+	r := &c.Request
+	if !c.IsGet() || !bytes.Equal(r.URI().PathOriginal(), []byte("/v1/self")) || len(r.Body()) > 0 ||
+		r.Header.ContentLength() > 0 || !s.fastAllowed() {
+		return false
+	}
+	tok, ok := fastBearer(&r.Header)
+	if !ok {
+		return false
+	}
+	if !s.fastBody(c, tok, c.Response.SetBody) { // SetBody copies into the response's pooled buffer
+		return false
+	}
+	h := &c.Response.Header
+	h.Set(echo.HeaderXRequestID, newRequestID())
+	h.Set("Cache-Control", noStore[0])
+	h.SetContentType(jsonType[0])
+	return true
+}
+
+// fastBearer is bearer for fasthttp's headers: the token of the one
+// Authorization header, if it is a bearer credential.
+func fastBearer(h *fasthttp.RequestHeader) (string, bool) {
+	var v []byte
+	n := 0
+	for _, x := range h.PeekAll(echo.HeaderAuthorization) {
+		v, n = x, n+1
+	}
+	if n != 1 {
+		return "", false
+	}
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(string(v)), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// fastLogger sends fasthttp's own messages (never a URL) to the logger.
+type fastLogger struct{ s *Server }
+
+func (l fastLogger) Printf(format string, args ...any) {
+	l.s.log.Warn().Msgf(format, args...)
+}

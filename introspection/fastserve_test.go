@@ -1,0 +1,81 @@
+package introspection
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestServeOverFasthttp: the listener Serve runs answers as the handler
+// does: /v1/self the same bytes and headers from the store (first
+// request) and from the cache (second), a unique request ID each; a bad
+// token, an ended deployment, an oversized body and oversized headers are
+// refused as they should be (the first three as echo's problem answers).
+func TestServeOverFasthttp(t *testing.T) {
+	srv, d := boltServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	base := "http://" + ln.Addr().String()
+	if _, err := srv.UserData(t.Context(), d, "r01-cmp01", "1"); err != nil {
+		t.Fatal(err)
+	}
+	tok := srv.Token("r01-cmp01", "1")
+	call := func(method, path, tok string, body []byte, hdr ...string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), method, base+path, bytes.NewReader(body))
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	want := wantSelf(t, d, "r01-cmp01", "1")
+	ids := map[string]bool{}
+	for i := range 3 {
+		resp, body := call("GET", "/v1/self", tok, nil)
+		if resp.StatusCode != 200 || !bytes.Equal(body, want) || resp.Header.Get("Cache-Control") != "no-store" ||
+			resp.Header.Get("Content-Type") != jsonType[0] || ids[resp.Header.Get("X-Request-Id")] || resp.Header.Get("X-Request-Id") == "" {
+			t.Fatalf("request %d: %d %v %s", i+1, resp.StatusCode, resp.Header, body)
+		}
+		ids[resp.Header.Get("X-Request-Id")] = true
+	}
+	if resp, body := call("GET", "/v1/self", strings.Repeat("A", len(tok)), nil); resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		t.Errorf("a bad token: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := call("POST", "/v1/self/actions/a", tok, bytes.Repeat([]byte("x"), maxBody+1), "Content-Type", "application/json"); resp.StatusCode != 413 ||
+		!strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		t.Errorf("a body over the limit: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	if resp, _ := call("GET", "/v1/self", tok, nil, "X-Big", strings.Repeat("y", 9<<10)); resp.StatusCode != 431 {
+		t.Errorf("9 KiB of headers: %d", resp.StatusCode)
+	}
+	if err := srv.EndDeployment(t.Context(), "r01-cmp01"); err != nil {
+		t.Fatal(err)
+	}
+	if resp, body := call("GET", "/v1/self", tok, nil); resp.StatusCode != 401 {
+		t.Errorf("after the deployment ended: %d %s", resp.StatusCode, body)
+	}
+}
