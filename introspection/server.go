@@ -267,7 +267,6 @@ func (s *Server) fastAnswer(ctx context.Context, tok string) (a *selfAnswer) {
 	return s.answer(ss)
 }
 
-
 const (
 	ctxRequestID = "slipway.request_id"
 	ctxSession   = "slipway.session"
