@@ -1,0 +1,142 @@
+// Package etcdtest starts real etcd servers (Debian's etcd-server) for
+// tests, on loopback ports, each in a temporary data directory, stopped
+// (SIGKILL: nothing of theirs is kept) when the test ends.
+package etcdtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/slipway-dev/slipway/internal/testtool"
+)
+
+// Member is one running etcd server.
+type Member struct {
+	Name      string
+	ClientURL string
+	cmd       *exec.Cmd
+	out       *lockedBuf
+}
+
+// Stop kills the member (SIGKILL), as a crash would.
+func (m *Member) Stop() {
+	if m.cmd.Process != nil {
+		_ = m.cmd.Process.Kill()
+		_ = m.cmd.Wait()
+	}
+}
+
+// Cluster is a running etcd cluster.
+type Cluster struct {
+	Members []*Member
+}
+
+// Endpoints are the members' client URLs.
+func (c *Cluster) Endpoints() []string {
+	out := make([]string, len(c.Members))
+	for i, m := range c.Members {
+		out[i] = m.ClientURL
+	}
+	return out
+}
+
+// Client is a client of the cluster, closed when the test ends.
+func (c *Cluster) Client(t testing.TB) *clientv3.Client {
+	t.Helper()
+	cl, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+// Start runs an etcd cluster of n members on loopback and waits until it
+// answers.
+func Start(t testing.TB, n int) *Cluster {
+	t.Helper()
+	bin := testtool.Need(t, "etcd", "etcd-server")
+	ports := freePorts(t, 2*n)
+	var initial []string
+	for i := range n {
+		initial = append(initial, fmt.Sprintf("m%d=http://127.0.0.1:%d", i, ports[2*i+1]))
+	}
+	c := &Cluster{}
+	for i := range n {
+		m := &Member{Name: fmt.Sprintf("m%d", i), ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]), out: &lockedBuf{}}
+		peer := fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1])
+		m.cmd = exec.Command(bin, "--name", m.Name, "--data-dir", t.TempDir(),
+			"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,
+			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
+			"--initial-cluster-token", "slipway-test", "--log-level", "warn")
+		m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
+		if err := m.cmd.Start(); err != nil {
+			t.Fatalf("start etcd: %v", err)
+		}
+		t.Cleanup(m.Stop)
+		c.Members = append(c.Members, m)
+	}
+	cl := c.Client(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := cl.Get(ctx, "health")
+		cancel()
+		if err == nil {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd did not answer within 30 s: %v\n%s", err, c.Members[0].out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// freePorts are n loopback TCP ports free a moment ago.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var out []int
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return out
+}
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() > 1<<20 {
+		return len(p), nil
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

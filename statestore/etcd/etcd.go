@@ -1,0 +1,472 @@
+// Package etcdstore keeps the state store on etcd (go.etcd.io/etcd/client/v3),
+// the distributed backend beside the embedded bbolt default: several
+// Slipway processes can share it. It passes the same conformance suite
+// (statestore/storetest).
+//
+// # Layout
+//
+// Under the store's prefix (default "/slipway/"):
+//
+//	rec/<coll>/<key>       a record's value (see Values)
+//	log/<log>/<seq>        a log entry's value, seq as 20 decimal digits
+//	logseq/<log>           the log's last sequence number, decimal
+//	blob/<id>/<n>          chunk n (6 digits) of a large value
+//	rev/<id>               a revision's metadata (JSON) and its design's blob
+//	hist/<seq>             an apply: the revision ID and when (JSON)
+//	histseq                the last apply's sequence number
+//
+// # Values
+//
+// etcd bounds a request (1.5 MiB by default), so a value over inlineMax is
+// written first as chunks of chunkSize under a blob of its own, in
+// requests of their own, and the record holds a reference to it; a Write
+// is then one small transaction, all or nothing, whatever it carries. A
+// value starts with a tag byte: tagInline (the bytes follow) or tagBlob
+// (the blob's ID, then its length). A blob goes with the record that
+// refers to it (overwritten or deleted in the same transaction). A Write
+// that fails after its blobs were written leaves them: Sweep removes
+// blobs no record refers to.
+//
+// # Concurrency
+//
+// A Write reads the logs' last sequence numbers and the blob references of
+// the records it replaces, then commits only if none of them moved since
+// (a transaction comparing their mod revisions); it retries otherwise.
+// So concurrent Writes, from this process or another, are each atomic and
+// appends to a log get consecutive numbers.
+package etcdstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+const (
+	// DefaultPrefix is where a store keeps its keys.
+	DefaultPrefix = "/slipway/"
+	inlineMax     = 256 << 10
+	chunkSize     = 512 << 10
+	tagInline     = 0
+	tagBlob       = 1
+	maxRetries    = 64
+)
+
+var errClosed = errors.New("etcd state store is closed")
+
+// Store is the state store on an etcd cluster.
+type Store struct {
+	c      *clientv3.Client
+	own    bool // Close closes the client
+	prefix string
+	closed atomic.Bool
+}
+
+// New is a store over c under prefix ("" : DefaultPrefix). Close does not
+// close c.
+func New(c *clientv3.Client, prefix string) *Store {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	return &Store{c: c, prefix: prefix}
+}
+
+// Open connects to the cluster of cfg and returns a store under prefix;
+// Close closes the connection.
+func Open(cfg clientv3.Config, prefix string) (*Store, error) {
+	c, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("etcd %v: %w", cfg.Endpoints, err)
+	}
+	s := New(c, prefix)
+	s.own = true
+	return s, nil
+}
+
+// Close releases the store; other methods fail after it.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) || !s.own {
+		return nil
+	}
+	return s.c.Close()
+}
+
+func (s *Store) check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return errClosed
+	}
+	return nil
+}
+
+// keys
+
+func (s *Store) recKey(coll, key string) string { return s.prefix + "rec/" + coll + "/" + key }
+func (s *Store) recPrefix(coll string) string   { return s.prefix + "rec/" + coll + "/" }
+func (s *Store) logPrefix(log string) string    { return s.prefix + "log/" + log + "/" }
+func (s *Store) logKey(log string, seq uint64) string {
+	return fmt.Sprintf("%s%020d", s.logPrefix(log), seq)
+}
+func (s *Store) logSeqKey(log string) string { return s.prefix + "logseq/" + log }
+func (s *Store) blobPrefix(id string) string { return s.prefix + "blob/" + id + "/" }
+
+// values
+
+// encode is the stored form of v: inline, or (over inlineMax) a reference
+// to a blob written now in chunks.
+func (s *Store) encode(ctx context.Context, v []byte) ([]byte, error) {
+	if len(v) <= inlineMax {
+		return append([]byte{tagInline}, v...), nil
+	}
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return nil, err
+	}
+	id := hex.EncodeToString(raw[:])
+	for n, off := 0, 0; off < len(v); n, off = n+1, off+chunkSize {
+		chunk := v[off:min(off+chunkSize, len(v))]
+		if _, err := s.c.Put(ctx, fmt.Sprintf("%s%06d", s.blobPrefix(id), n), string(chunk)); err != nil {
+			return nil, fmt.Errorf("write a value's chunk: %w", err)
+		}
+	}
+	ref := make([]byte, 0, 1+len(id)+8)
+	ref = append(ref, tagBlob)
+	ref = append(ref, id...)
+	return binary.BigEndian.AppendUint64(ref, uint64(len(v))), nil
+}
+
+// blobRef is the blob a stored value refers to ("" when inline).
+func blobRef(stored []byte) (id string, size uint64, ok bool) {
+	if len(stored) != 1+32+8 || stored[0] != tagBlob {
+		return "", 0, false
+	}
+	return string(stored[1:33]), binary.BigEndian.Uint64(stored[33:]), true
+}
+
+// decode is the value a stored form holds, its blob read when it refers to one.
+func (s *Store) decode(ctx context.Context, stored []byte) ([]byte, error) {
+	if len(stored) == 0 {
+		return nil, errors.New("etcd state store: an empty stored value (not written by this store)")
+	}
+	if stored[0] == tagInline {
+		return append([]byte{}, stored[1:]...), nil
+	}
+	id, size, ok := blobRef(stored)
+	if !ok {
+		return nil, fmt.Errorf("etcd state store: a stored value with tag %d (not written by this store)", stored[0])
+	}
+	resp, err := s.c.Get(ctx, s.blobPrefix(id), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, size)
+	for _, kv := range resp.Kvs {
+		out = append(out, kv.Value...)
+	}
+	if uint64(len(out)) != size {
+		return nil, fmt.Errorf("etcd state store: blob %s holds %d bytes, want %d", id, len(out), size)
+	}
+	return out, nil
+}
+
+// records
+
+// Write applies ops atomically, in order (see the package comment).
+func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := statestore.ValidateOps(ops); err != nil {
+		return nil, err
+	}
+	plan, err := s.planWrite(ctx, ops)
+	if err != nil {
+		return nil, err
+	}
+	for range maxRetries {
+		seqs, done, err := s.tryWrite(ctx, plan)
+		if err != nil || done {
+			return seqs, err
+		}
+	}
+	return nil, fmt.Errorf("etcd state store: a Write lost %d races in a row to concurrent writers; try again", maxRetries)
+}
+
+// writePlan is a Write's ops with their values encoded, the last op of
+// each record (etcd takes a key once in a transaction), and the logs
+// appended to.
+type writePlan struct {
+	ops     []statestore.Op
+	encoded [][]byte       // by op index (Put and Append)
+	last    map[string]int // record key -> index of its last op
+	logs    []string
+}
+
+func (s *Store) planWrite(ctx context.Context, ops []statestore.Op) (*writePlan, error) {
+	p := &writePlan{ops: ops, encoded: make([][]byte, len(ops)), last: map[string]int{}}
+	for i, op := range ops {
+		switch op.Kind {
+		case statestore.OpPut, statestore.OpAppend:
+			v, err := s.encode(ctx, op.Value)
+			if err != nil {
+				return nil, err
+			}
+			p.encoded[i] = v
+		}
+		switch op.Kind {
+		case statestore.OpPut, statestore.OpDelete:
+			p.last[s.recKey(op.Coll, op.Key)] = i
+		case statestore.OpAppend:
+			if !containsStr(p.logs, op.Coll) {
+				p.logs = append(p.logs, op.Coll)
+			}
+		}
+	}
+	return p, nil
+}
+
+func containsStr(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// tryWrite reads what the Write depends on and commits it if that did not
+// move; done is false when it did (try again).
+func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done bool, err error) {
+	var reads []clientv3.Op
+	var keys []string
+	for _, l := range p.logs {
+		keys = append(keys, s.logSeqKey(l))
+	}
+	for k := range p.last {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		reads = append(reads, clientv3.OpGet(k))
+	}
+	resp, err := s.c.Txn(ctx).Then(reads...).Commit()
+	if err != nil {
+		return nil, false, err
+	}
+	var conds []clientv3.Cmp
+	last := map[string]uint64{}
+	var dropBlobs []string
+	for i, r := range resp.Responses {
+		rr := r.GetResponseRange()
+		k := keys[i]
+		var mod int64
+		if len(rr.Kvs) > 0 {
+			mod = rr.Kvs[0].ModRevision
+			if i < len(p.logs) {
+				n, perr := strconv.ParseUint(string(rr.Kvs[0].Value), 10, 64)
+				if perr != nil {
+					return nil, false, fmt.Errorf("etcd state store: %s holds %q, not a sequence number", k, rr.Kvs[0].Value)
+				}
+				last[p.logs[i]] = n
+			} else if id, _, ok := blobRef(rr.Kvs[0].Value); ok {
+				dropBlobs = append(dropBlobs, id)
+			}
+		}
+		conds = append(conds, clientv3.Compare(clientv3.ModRevision(k), "=", mod))
+	}
+	var writes []clientv3.Op
+	for i, op := range p.ops {
+		switch op.Kind {
+		case statestore.OpPut, statestore.OpDelete:
+			k := s.recKey(op.Coll, op.Key)
+			if p.last[k] != i {
+				continue // a later op of the Write decides the record
+			}
+			if op.Kind == statestore.OpPut {
+				writes = append(writes, clientv3.OpPut(k, string(p.encoded[i])))
+			} else {
+				writes = append(writes, clientv3.OpDelete(k))
+			}
+		case statestore.OpAppend:
+			last[op.Coll]++
+			seqs = append(seqs, last[op.Coll])
+			writes = append(writes, clientv3.OpPut(s.logKey(op.Coll, last[op.Coll]), string(p.encoded[i])))
+		}
+	}
+	for _, l := range p.logs {
+		writes = append(writes, clientv3.OpPut(s.logSeqKey(l), strconv.FormatUint(last[l], 10)))
+	}
+	for _, id := range dropBlobs {
+		writes = append(writes, clientv3.OpDelete(s.blobPrefix(id), clientv3.WithPrefix()))
+	}
+	tr, err := s.c.Txn(ctx).If(conds...).Then(writes...).Commit()
+	if err != nil {
+		return nil, false, err
+	}
+	return seqs, tr.Succeeded, nil
+}
+
+// Get returns a record's value.
+func (s *Store) Get(ctx context.Context, coll, key string) ([]byte, error) {
+	if err := s.checkRecord(ctx, coll, key); err != nil {
+		return nil, err
+	}
+	resp, err := s.c.Get(ctx, s.recKey(coll, key))
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, statestore.NoRecordError(coll, key)
+	}
+	return s.decode(ctx, resp.Kvs[0].Value)
+}
+
+// ViewRecord calls fn with a record's value.
+func (s *Store) ViewRecord(ctx context.Context, coll, key string, fn func(value []byte) error) error {
+	v, err := s.Get(ctx, coll, key)
+	if err != nil {
+		return err
+	}
+	return fn(v)
+}
+
+// List returns the records of coll whose key starts with prefix, in key
+// order.
+func (s *Store) List(ctx context.Context, coll, prefix string) ([]statestore.Record, error) {
+	if err := s.checkName(ctx, "collection", coll); err != nil {
+		return nil, err
+	}
+	base := s.recPrefix(coll)
+	resp, err := s.c.Get(ctx, base+prefix, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]statestore.Record, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		v, err := s.decode(ctx, kv.Value)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, statestore.Record{Key: strings.TrimPrefix(string(kv.Key), base), Value: v})
+	}
+	return out, nil
+}
+
+// ReadLog returns up to limit entries of log after seq after.
+func (s *Store) ReadLog(ctx context.Context, log string, after uint64, limit int) ([]statestore.LogEntry, error) {
+	if err := s.checkName(ctx, "log", log); err != nil {
+		return nil, err
+	}
+	if after == math.MaxUint64 {
+		return []statestore.LogEntry{}, nil
+	}
+	opts := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(s.logPrefix(log))),
+		clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)}
+	if limit > 0 {
+		opts = append(opts, clientv3.WithLimit(int64(limit)))
+	}
+	resp, err := s.c.Get(ctx, s.logKey(log, after+1), opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]statestore.LogEntry, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		seq, err := strconv.ParseUint(strings.TrimPrefix(string(kv.Key), s.logPrefix(log)), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("etcd state store: log key %q: %w", kv.Key, err)
+		}
+		v, err := s.decode(ctx, kv.Value)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, statestore.LogEntry{Seq: seq, Value: v})
+	}
+	return out, nil
+}
+
+// LastSeq returns the log's highest sequence number.
+func (s *Store) LastSeq(ctx context.Context, log string) (uint64, error) {
+	if err := s.checkName(ctx, "log", log); err != nil {
+		return 0, err
+	}
+	resp, err := s.c.Get(ctx, s.logSeqKey(log))
+	if err != nil || len(resp.Kvs) == 0 {
+		return 0, err
+	}
+	return strconv.ParseUint(string(resp.Kvs[0].Value), 10, 64)
+}
+
+func (s *Store) checkName(ctx context.Context, what, name string) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	return statestore.ValidateName(what, name)
+}
+
+func (s *Store) checkRecord(ctx context.Context, coll, key string) error {
+	if err := s.checkName(ctx, "collection", coll); err != nil {
+		return err
+	}
+	return statestore.ValidateKey(coll, key)
+}
+
+// Sweep removes the blobs no record, log entry or revision refers to (left
+// by Writes that failed after writing them) and answers how many.
+func (s *Store) Sweep(ctx context.Context) (int, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	used := map[string]bool{}
+	for _, p := range []string{"rec/", "log/", "rev/"} {
+		resp, err := s.c.Get(ctx, s.prefix+p, clientv3.WithPrefix())
+		if err != nil {
+			return 0, err
+		}
+		for _, kv := range resp.Kvs {
+			if id, _, ok := blobRef(kv.Value); ok {
+				used[id] = true
+			}
+			if p == "rev/" {
+				if id := revBlob(kv.Value); id != "" {
+					used[id] = true
+				}
+			}
+		}
+	}
+	resp, err := s.c.Get(ctx, s.prefix+"blob/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, kv := range resp.Kvs {
+		rest := strings.TrimPrefix(string(kv.Key), s.prefix+"blob/")
+		id, _, _ := strings.Cut(rest, "/")
+		if used[id] {
+			continue
+		}
+		used[id] = true // once
+		if _, err := s.c.Delete(ctx, s.blobPrefix(id), clientv3.WithPrefix()); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+var _ statestore.Store = (*Store)(nil)
+var _ statestore.RecordViewer = (*Store)(nil)
