@@ -37,6 +37,7 @@
 package etcdstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -65,12 +66,52 @@ const (
 
 var errClosed = errors.New("etcd state store is closed")
 
+// ErrFenced is wrapped by the error of a write refused because the fence
+// it was made under fell: the writer is no longer the leader.
+var ErrFenced = errors.New("this replica is no longer the leader: its write was refused")
+
 // Store is the state store on an etcd cluster.
 type Store struct {
 	c      *clientv3.Client
 	own    bool // Close closes the client
 	prefix string
-	closed atomic.Bool
+	closed *atomic.Bool
+	// fence, when set, is a key every write requires to be the one
+	// created at fenceRev: the leader's key of an election (Fenced).
+	fence    string
+	fenceRev int64
+}
+
+// Fenced is the store with every write (Write, PutRevision) fenced: it
+// commits only while key is the one created at etcd revision rev (the
+// leader key of an election, concurrency.Election's Key and Rev), and
+// fails with ErrFenced once it is not, so a leader that lost its lease,
+// however late its write arrives, writes nothing. Reads are not fenced.
+// Close of either closes both.
+func (s *Store) Fenced(key string, rev int64) *Store {
+	f := *s
+	f.fence, f.fenceRev = key, rev
+	return &f
+}
+
+// fenced adds the fence to a transaction's conditions.
+func (s *Store) fenced(conds []clientv3.Cmp) []clientv3.Cmp {
+	if s.fence == "" {
+		return conds
+	}
+	return append(conds, clientv3.Compare(clientv3.CreateRevision(s.fence), "=", s.fenceRev))
+}
+
+// fenceFell reports whether a failed transaction failed on the fence.
+func (s *Store) fenceFell(ctx context.Context) (bool, error) {
+	if s.fence == "" {
+		return false, nil
+	}
+	resp, err := s.c.Get(ctx, s.fence)
+	if err != nil {
+		return false, err
+	}
+	return len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != s.fenceRev, nil
 }
 
 // New is a store over c under prefix ("" : DefaultPrefix). Close does not
@@ -82,7 +123,7 @@ func New(c *clientv3.Client, prefix string) *Store {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return &Store{c: c, prefix: prefix}
+	return &Store{c: c, prefix: prefix, closed: &atomic.Bool{}}
 }
 
 // Open connects to the cluster of cfg and returns a store under prefix;
@@ -204,6 +245,9 @@ func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, erro
 		if err != nil || done {
 			return seqs, err
 		}
+		if fell, err := s.fenceFell(ctx); err != nil || fell {
+			return nil, cmp.Or(err, ErrFenced)
+		}
 	}
 	return nil, fmt.Errorf("etcd state store: a Write lost %d races in a row to concurrent writers; try again", maxRetries)
 }
@@ -314,7 +358,7 @@ func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done
 	for _, id := range dropBlobs {
 		writes = append(writes, clientv3.OpDelete(s.blobPrefix(id), clientv3.WithPrefix()))
 	}
-	tr, err := s.c.Txn(ctx).If(conds...).Then(writes...).Commit()
+	tr, err := s.c.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,6 +63,9 @@ func (s *Store) PutRevision(ctx context.Context, rev statestore.Revision) (state
 		if err != nil || done {
 			return res, err
 		}
+		if fell, err := s.fenceFell(ctx); err != nil || fell {
+			return statestore.Unchanged, cmp.Or(err, ErrFenced)
+		}
 	}
 	return statestore.Unchanged, fmt.Errorf("etcd state store: applying revision %s lost %d races in a row; try again", rev.ID[:12], maxRetries)
 }
@@ -110,7 +114,7 @@ func (s *Store) tryPutRevision(ctx context.Context, rev statestore.Revision, met
 	}
 	writes = append(writes, clientv3.OpPut(s.histKey(seq+1), string(h)), clientv3.OpPut(keys[1], fmt.Sprint(seq+1)),
 		clientv3.OpPut(keys[0], rev.ID))
-	tr, err := s.c.Txn(ctx).If(conds...).Then(writes...).Commit()
+	tr, err := s.c.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
 	if err != nil {
 		return statestore.Unchanged, false, err
 	}
