@@ -225,3 +225,19 @@ func ListJSON[T any](ctx context.Context, rec KeyedRecords, coll, prefix, what s
 	}
 	return out, nil
 }
+
+// Enumerator is implemented by stores that can name every collection and
+// log they hold (all three here): what a copy of a store needs.
+type Enumerator interface {
+	// Names returns the collections and the logs, each sorted.
+	Names(ctx context.Context) (colls, logs []string, err error)
+}
+
+// HistoryImporter is implemented by stores that can take another store's
+// revisions and apply history as they were (etcd's, for migrations).
+type HistoryImporter interface {
+	// ImportHistory writes the revisions and the history (oldest first,
+	// each entry's ID among revs) into an empty store; the last entry is
+	// current. It refuses a store that has any history.
+	ImportHistory(ctx context.Context, revs map[string]Revision, history []RevisionInfo) error
+}

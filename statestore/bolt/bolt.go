@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -575,3 +576,22 @@ func (s *Store) wrap(what string, err error) error {
 }
 
 var _ statestore.Store = (*Store)(nil)
+
+// Names returns the collections and logs the file holds (statestore.Enumerator).
+func (s *Store) Names(ctx context.Context) (colls, logs []string, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	err = s.view(func(tx *bbolt.Tx) error {
+		return tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
+			switch n := string(name); {
+			case strings.HasPrefix(n, "c/"):
+				colls = append(colls, n[2:])
+			case strings.HasPrefix(n, "l/"):
+				logs = append(logs, n[2:])
+			}
+			return nil
+		})
+	})
+	return colls, logs, s.wrap("names", err)
+}

@@ -45,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -510,6 +511,36 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// Names returns the collections and logs the store holds
+// (statestore.Enumerator).
+func (s *Store) Names(ctx context.Context) (colls, logs []string, err error) {
+	if err := s.check(ctx); err != nil {
+		return nil, nil, err
+	}
+	collect := func(prefix string) ([]string, error) {
+		resp, err := s.c.Get(ctx, s.prefix+prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly(),
+			clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, kv := range resp.Kvs {
+			name, _, _ := strings.Cut(strings.TrimPrefix(string(kv.Key), s.prefix+prefix), "/")
+			if len(out) == 0 || out[len(out)-1] != name {
+				out = append(out, name)
+			}
+		}
+		return out, nil
+	}
+	if colls, err = collect("rec/"); err != nil {
+		return nil, nil, err
+	}
+	logs, err = collect("logseq/")
+	slices.Sort(colls)
+	slices.Sort(logs)
+	return colls, logs, err
 }
 
 var _ statestore.Store = (*Store)(nil)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -231,4 +232,54 @@ func (s *Store) History(ctx context.Context) ([]statestore.RevisionInfo, error) 
 		out = append(out, rev.Info(h.Applied, seq))
 	}
 	return out, nil
+}
+
+// ImportHistory writes another store's revisions and history into this
+// one, which must have none (statestore.HistoryImporter): the designs
+// first (each a chunked value), then the metadata, the history entries
+// with their own sequence numbers and times, and current, in one
+// transaction.
+func (s *Store) ImportHistory(ctx context.Context, revs map[string]statestore.Revision, history []statestore.RevisionInfo) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	resp, err := s.c.Get(ctx, s.histSeqKey())
+	if err != nil {
+		return err
+	}
+	if len(resp.Kvs) > 0 {
+		return fmt.Errorf("etcd state store under %s already has an apply history: import into an empty prefix", s.prefix)
+	}
+	writes := []clientv3.Op{}
+	var last statestore.RevisionInfo
+	for _, id := range slices.Sorted(maps.Keys(revs)) {
+		m, err := s.newMeta(ctx, revs[id], time.Now())
+		if err != nil {
+			return err
+		}
+		writes = append(writes, clientv3.OpPut(s.revKey(id), string(m)))
+	}
+	for _, h := range history {
+		if _, ok := revs[h.ID]; !ok {
+			return fmt.Errorf("history entry %d names revision %s, which is not given", h.Seq, h.ID)
+		}
+		b, err := json.Marshal(histEntry{ID: h.ID, Applied: statestore.StoreTime(h.Applied)})
+		if err != nil {
+			return err
+		}
+		writes = append(writes, clientv3.OpPut(s.histKey(h.Seq), string(b)))
+		last = h
+	}
+	if len(history) > 0 {
+		writes = append(writes, clientv3.OpPut(s.histSeqKey(), fmt.Sprint(last.Seq)), clientv3.OpPut(s.currentKey(), last.ID))
+	}
+	tr, err := s.c.Txn(ctx).If(s.fenced([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(s.histSeqKey()), "=", 0)})...).
+		Then(writes...).Commit()
+	if err != nil {
+		return err
+	}
+	if !tr.Succeeded {
+		return fmt.Errorf("etcd state store under %s got an apply history meanwhile: import into an empty prefix", s.prefix)
+	}
+	return nil
 }

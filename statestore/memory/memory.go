@@ -310,3 +310,20 @@ var (
 	_ statestore.Store        = (*Store)(nil)
 	_ statestore.RecordViewer = (*Store)(nil)
 )
+
+// Names returns the collections and logs (statestore.Enumerator).
+func (s *Store) Names(ctx context.Context) (colls, logs []string, err error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, nil, err
+	}
+	defer s.mu.Unlock()
+	for c := range s.colls {
+		colls = append(colls, c)
+	}
+	for l := range s.logs {
+		logs = append(logs, l)
+	}
+	slices.Sort(colls)
+	slices.Sort(logs)
+	return colls, logs, nil
+}

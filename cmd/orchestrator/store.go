@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/slipway-dev/slipway/statestore/bolt"
+	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
+	"github.com/slipway-dev/slipway/statestore/migrate"
+)
+
+// storeCmd: `store migrate`, copying a state store into another.
+func (a *app) storeCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "store", Short: "The state store: migrate it to another backend"}
+	cmd.AddCommand(a.storeMigrateCmd())
+	return cmd
+}
+
+func (a *app) storeMigrateCmd() *cobra.Command {
+	var from, to, prefix string
+	cmd := &cobra.Command{
+		Use:   "migrate --from bolt:FILE --to etcd://HOST:PORT[,HOST:PORT...] [--etcd-prefix P]",
+		Short: "Copy a bbolt state store into an empty etcd one and verify the copy",
+		Long: `Migrate copies everything a bbolt state file holds (design revisions and
+the apply history with its times, every collection's records, every log's
+entries under their own sequence numbers) into etcd under --etcd-prefix,
+which must hold nothing, then checks that etcd holds the same names,
+record counts, last sequence numbers and history. Stop serve first (the
+file is locked while it runs). Nothing is deleted from the file.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.storeMigrate(cmd.Context(), from, to, prefix)
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the source: bolt:FILE (a state file)")
+	cmd.Flags().StringVar(&to, "to", "", "the target: etcd://HOST:PORT[,HOST:PORT...] (plain http endpoints)")
+	cmd.Flags().StringVar(&prefix, "etcd-prefix", etcdstore.DefaultPrefix, "the key prefix the store keeps in etcd")
+	return cmd
+}
+
+func (a *app) storeMigrate(ctx context.Context, from, to, prefix string) error {
+	file, ok := strings.CutPrefix(from, "bolt:")
+	if !ok || file == "" {
+		return usageErr(errors.New("--from bolt:FILE: give the state file to copy"))
+	}
+	endpoints, err := etcdEndpoints(to)
+	if err != nil {
+		return usageErr(err)
+	}
+	src, err := bolt.Open(file, bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return usageErr(err)
+	}
+	defer src.Close()
+	dst, err := etcdstore.Open(clientv3.Config{Endpoints: endpoints, DialTimeout: 10 * time.Second}, prefix)
+	if err != nil {
+		return usageErr(err)
+	}
+	defer dst.Close()
+	rep, err := migrate.Copy(ctx, src, dst, func(s string) { fmt.Fprintln(a.stderr, "copied", s) })
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(a.stdout, "migrated %s to %s%s and verified: %d revisions, %d applies, %d records in %d collections, %d log entries in %d logs\n",
+		file, to, prefix, rep.Revisions, rep.Applies, rep.Records, rep.Collections, rep.LogEntries, rep.Logs)
+	return err
+}
+
+// etcdEndpoints reads etcd://HOST:PORT[,HOST:PORT...] into client URLs.
+func etcdEndpoints(s string) ([]string, error) {
+	rest, ok := strings.CutPrefix(s, "etcd://")
+	if !ok || rest == "" {
+		return nil, fmt.Errorf("%q: give etcd://HOST:PORT[,HOST:PORT...]", s)
+	}
+	var out []string
+	for _, hp := range strings.Split(rest, ",") {
+		u, err := url.Parse("http://" + hp)
+		if err != nil || u.Host == "" || u.Port() == "" || u.Path != "" {
+			return nil, fmt.Errorf("%q: %q is not HOST:PORT", s, hp)
+		}
+		out = append(out, "http://"+u.Host)
+	}
+	return out, nil
+}
