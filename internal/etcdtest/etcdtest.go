@@ -78,7 +78,10 @@ func Start(t testing.TB, n int) *Cluster {
 			"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,
 			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
-			"--initial-cluster-token", "slipway-test", "--log-level", "warn")
+			"--initial-cluster-token", "slipway-test", "--log-level", "warn",
+			// Slipway's settings (docs/operations.md): an engine task's
+			// Write carries a record per node in one transaction.
+			"--max-txn-ops", "20000", "--max-request-bytes", "16777216")
 		m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
 		if err := m.cmd.Start(); err != nil {
 			t.Fatalf("start etcd: %v", err)

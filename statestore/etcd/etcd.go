@@ -361,9 +361,18 @@ func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done
 	}
 	tr, err := s.c.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
 	if err != nil {
-		return nil, false, err
+		return nil, false, limitsErr(err, len(writes))
 	}
 	return seqs, tr.Succeeded, nil
+}
+
+// limitsErr says which etcd setting a Write too large for the server
+// needs (an engine task writes a record per node in one transaction).
+func limitsErr(err error, ops int) error {
+	if msg := err.Error(); strings.Contains(msg, "too many operations in txn request") || strings.Contains(msg, "request is too large") {
+		return fmt.Errorf("%w (a Write of %d operations): start etcd with --max-txn-ops 20000 --max-request-bytes 16777216 (docs/operations.md)", err, ops)
+	}
+	return err
 }
 
 // Get returns a record's value.

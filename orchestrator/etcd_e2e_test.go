@@ -1,0 +1,23 @@
+package orchestrator_test
+
+import (
+	"testing"
+
+	"github.com/slipway-dev/slipway/internal/etcdtest"
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/orchestrator"
+	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
+)
+
+// TestDeployOnEtcd: the engine runs on the etcd state store as on bbolt:
+// the example site deploys in the lab with its state in a real etcd, and
+// the lab counts every node Deployed, none leaked or deployed twice.
+func TestDeployOnEtcd(t *testing.T) {
+	d := testsite.Example(t)
+	st := etcdstore.New(etcdtest.Start(t, 1).Client(t), "/e2e/")
+	env := startEnv(t, d, st, nil, nil)
+	e := engine(t, env)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes}, orchestrator.TaskSucceeded)
+	audit(t, env, e, len(d.Nodes))
+}
