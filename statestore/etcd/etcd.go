@@ -33,7 +33,8 @@
 // the records it replaces, then commits only if none of them moved since
 // (a transaction comparing their mod revisions); it retries otherwise.
 // So concurrent Writes, from this process or another, are each atomic and
-// appends to a log get consecutive numbers.
+// appends to a log get consecutive numbers. A process's own Writes go one
+// at a time (they would otherwise race for the events log's numbers).
 package etcdstore
 
 import (
@@ -48,6 +49,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -77,6 +79,11 @@ type Store struct {
 	own    bool // Close closes the client
 	prefix string
 	closed *atomic.Bool
+	// writeMu serialises this process's Writes: appends to a log (the
+	// events) would otherwise race each other for its sequence number and
+	// retry; other processes' writes are still caught by the
+	// transaction's comparisons. Shared by Fenced copies.
+	writeMu *sync.Mutex
 	// fence, when set, is a key every write requires to be the one
 	// created at fenceRev: the leader's key of an election (Fenced).
 	fence    string
@@ -124,7 +131,7 @@ func New(c *clientv3.Client, prefix string) *Store {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return &Store{c: c, prefix: prefix, closed: &atomic.Bool{}}
+	return &Store{c: c, prefix: prefix, closed: &atomic.Bool{}, writeMu: &sync.Mutex{}}
 }
 
 // Open connects to the cluster of cfg and returns a store under prefix;
@@ -241,6 +248,8 @@ func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, erro
 	if err != nil {
 		return nil, err
 	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	for range maxRetries {
 		seqs, done, err := s.tryWrite(ctx, plan)
 		if err != nil || done {
