@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -136,5 +137,37 @@ func TestTwoClientsOneLog(t *testing.T) {
 	}
 	if last, err := b.LastSeq(ctx, "events"); err != nil || last != 160 {
 		t.Errorf("LastSeq %d, %v", last, err)
+	}
+}
+
+// TestCompactBoundsHistory: after 200 writes of one record, Compact keeping
+// 20 revisions drops the older values from etcd's history (reading one is
+// "compacted") and keeps the current one.
+func TestCompactBoundsHistory(t *testing.T) {
+	cl := etcdtest.Start(t, 1).Client(t)
+	s := newStore(t, cl)
+	ctx := t.Context()
+	var first int64
+	for i := range 200 {
+		if _, err := s.Write(ctx, statestore.Put("nodes", "n1", []byte(fmt.Sprint(i)))); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			resp, err := cl.Get(ctx, "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			first = resp.Header.Revision
+		}
+	}
+	to, err := s.Compact(ctx, 20)
+	if err != nil || to <= first {
+		t.Fatalf("Compact: to %d (first write at %d), %v", to, first, err)
+	}
+	if _, err := cl.Get(ctx, "x", clientv3.WithRev(first)); err == nil || !strings.Contains(err.Error(), "compacted") {
+		t.Errorf("reading revision %d after compacting to %d: %v", first, to, err)
+	}
+	if got, err := s.Get(ctx, "nodes", "n1"); err != nil || string(got) != "199" {
+		t.Errorf("the current value: %q %v", got, err)
 	}
 }
