@@ -14,6 +14,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 )
@@ -36,7 +37,7 @@ func boltServer(t *testing.T) (*Server, *design.Design) {
 	if _, err := st.PutRevision(t.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts()}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Store: st, URL: testURL, Key: testKey, Log: zerolog.New(&syncBuffer{}).Level(zerolog.InfoLevel)})
+	srv, err := New(Config{Store: st, URL: testURL, Key: testKey, Log: zerolog.New(&testtool.SyncBuffer{}).Level(zerolog.InfoLevel)})
 	if err != nil {
 		t.Fatal(err)
 	}

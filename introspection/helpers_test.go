@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -18,6 +17,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/httpx"
 	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
@@ -27,24 +27,6 @@ import (
 var testKey = bytes.Repeat([]byte{0x5a}, KeyLen)
 
 const testURL = "http://10.11.0.1:8701"
-
-// syncBuffer collects log output from concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // testSecret resolves the example's secrets.
 func testSecret(_ context.Context, name string) (string, error) {
@@ -61,7 +43,7 @@ type env struct {
 	d    *design.Design
 	rev  string
 	srv  *Server
-	logs *syncBuffer
+	logs *testtool.SyncBuffer
 }
 
 // inventory stores what commissioning found on a node's machine, as the
@@ -79,7 +61,7 @@ func (e *env) inventory(node string, inv drivers.Inventory) {
 
 func newEnv(t testing.TB, tune ...func(*Config)) *env {
 	t.Helper()
-	e := &env{t: t, st: memory.New(), logs: &syncBuffer{}}
+	e := &env{t: t, st: memory.New(), logs: &testtool.SyncBuffer{}}
 	e.d = testsite.Example(t)
 	e.rev = e.store(e.d)
 	cfg := Config{Store: e.st, URL: testURL, Key: testKey, Secret: testSecret,

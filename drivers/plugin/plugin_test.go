@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers/driverstest"
 	"github.com/slipway-dev/slipway/drivers/fake"
 	"github.com/slipway-dev/slipway/drivers/network/noop"
+	"github.com/slipway-dev/slipway/internal/testtool"
 )
 
 // Plugin binaries built once for the whole test binary.
@@ -209,7 +209,7 @@ func TestErrorClassesCrossTheBoundary(t *testing.T) {
 }
 
 func TestPluginStderrReachesTheLog(t *testing.T) {
-	var buf syncBuffer
+	var buf testtool.SyncBuffer
 	log := zerolog.New(&buf).Level(zerolog.DebugLevel)
 	n := Network{external(t, drivers.KindNetwork, "slipway-driver-network-noop", map[string]string{"site": "lab"}, log)}
 	if _, err := n.Probe(t.Context()); err != nil {
@@ -228,7 +228,7 @@ func TestPluginStderrReachesTheLog(t *testing.T) {
 }
 
 func TestSecretsCrossButNeverShow(t *testing.T) {
-	var buf syncBuffer
+	var buf testtool.SyncBuffer
 	log := zerolog.New(&buf).Level(zerolog.DebugLevel)
 	o := OOB{external(t, drivers.KindOOB, "slipway-driver-any-fake", nil, log)}
 	bmc := testBMC()
@@ -258,24 +258,6 @@ func TestNotAPlugin(t *testing.T) {
 	if err == nil || drivers.Classify(err) != drivers.Permanent || !strings.Contains(err.Error(), bogus) {
 		t.Errorf("err = %v, want a permanent error naming the file", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the plugin's log goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // BenchmarkRoundTrip compares one Probe call in-process with the same call

@@ -4,13 +4,11 @@
 package etcdtest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +22,7 @@ type Member struct {
 	Name      string
 	ClientURL string
 	cmd       *exec.Cmd
-	out       *lockedBuf
+	out       *testtool.SyncBuffer
 }
 
 // Stop kills the member (SIGKILL), as a crash would.
@@ -72,7 +70,7 @@ func Start(t testing.TB, n int) *Cluster {
 	}
 	c := &Cluster{}
 	for i := range n {
-		m := &Member{Name: fmt.Sprintf("m%d", i), ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]), out: &lockedBuf{}}
+		m := &Member{Name: fmt.Sprintf("m%d", i), ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]), out: &testtool.SyncBuffer{}}
 		peer := fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1])
 		m.cmd = exec.Command(bin, "--name", m.Name, "--data-dir", t.TempDir(),
 			"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,
@@ -122,24 +120,4 @@ func freePorts(t testing.TB, n int) []int {
 		ln.Close()
 	}
 	return out
-}
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() > 1<<20 {
-		return len(p), nil
-	}
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -5,9 +5,11 @@
 package testtool
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -47,4 +49,24 @@ func WaitUntil(t testing.TB, cond func() bool, what string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// SyncBuffer is a bytes.Buffer that goroutines may write while a test
+// reads it (logs, a console's output).
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String is what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

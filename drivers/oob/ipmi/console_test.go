@@ -1,7 +1,6 @@
 package ipmi
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -15,25 +14,7 @@ import (
 	"github.com/slipway-dev/slipway/sim/serial"
 )
 
-// syncBuffer is a console's output, read while it is written.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func waitOutput(t *testing.T, out *syncBuffer, want string) {
+func waitOutput(t *testing.T, out *testtool.SyncBuffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), want) {
@@ -45,7 +26,7 @@ func waitOutput(t *testing.T, out *syncBuffer, want string) {
 }
 
 type attached struct {
-	out    *syncBuffer
+	out    *testtool.SyncBuffer
 	in     chan []byte
 	cancel context.CancelFunc
 	done   chan error
@@ -53,7 +34,7 @@ type attached struct {
 
 func attach(d *Driver, target drivers.BMC, readOnly bool) *attached {
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &attached{out: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	a := &attached{out: &testtool.SyncBuffer{}, cancel: cancel, done: make(chan error, 1)}
 	var in <-chan []byte
 	if !readOnly {
 		a.in = make(chan []byte, 4)
@@ -124,7 +105,7 @@ func TestConsoleSimBMC(t *testing.T) {
 // A lan (IPMI v1.5) BMC has no SOL: the error says so and is Permanent.
 func TestConsoleNeedsLanplus(t *testing.T) {
 	b, _ := startSim(t, bmc.Options{Serial: serial.New()})
-	err := newTestDriver(t, nil).Console(context.Background(), simTarget(b, "lan", 0), drivers.ConsoleIO{Out: &syncBuffer{}})
+	err := newTestDriver(t, nil).Console(context.Background(), simTarget(b, "lan", 0), drivers.ConsoleIO{Out: &testtool.SyncBuffer{}})
 	if drivers.Classify(err) != drivers.Permanent || !strings.Contains(err.Error(), "lanplus") {
 		t.Fatalf("got %v", err)
 	}
@@ -133,7 +114,7 @@ func TestConsoleNeedsLanplus(t *testing.T) {
 // A BMC with SOL disabled: a Permanent error saying how to enable it.
 func TestConsoleDisabled(t *testing.T) {
 	b, _ := startSim(t, bmc.Options{})
-	err := newTestDriver(t, nil).Console(context.Background(), simTarget(b, "lanplus", 3), drivers.ConsoleIO{Out: &syncBuffer{}})
+	err := newTestDriver(t, nil).Console(context.Background(), simTarget(b, "lanplus", 3), drivers.ConsoleIO{Out: &testtool.SyncBuffer{}})
 	if drivers.Classify(err) != drivers.Permanent || !strings.Contains(err.Error(), "sol set enabled") {
 		t.Fatalf("got %v", err)
 	}
