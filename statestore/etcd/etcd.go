@@ -33,8 +33,11 @@
 // the records it replaces, then commits only if none of them moved since
 // (a transaction comparing their mod revisions); it retries otherwise.
 // So concurrent Writes, from this process or another, are each atomic and
-// appends to a log get consecutive numbers. A process's own Writes go one
-// at a time (they would otherwise race for the events log's numbers).
+// appends to a log get consecutive numbers. A process's own Writes are
+// group-committed: the Writes that queue while one commits go together in
+// the next transaction, in queue order (they would otherwise race for the
+// events log's numbers); a batch that fails is committed again one Write
+// at a time, so each Write succeeds or fails on its own.
 package etcdstore
 
 import (
@@ -51,6 +54,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -79,11 +83,11 @@ type Store struct {
 	own    bool // Close closes the client
 	prefix string
 	closed *atomic.Bool
-	// writeMu serialises this process's Writes: appends to a log (the
+	// w orders this store's Writes (group commit): appends to a log (the
 	// events) would otherwise race each other for its sequence number and
 	// retry; other processes' writes are still caught by the
-	// transaction's comparisons. Shared by Fenced copies.
-	writeMu *sync.Mutex
+	// transaction's comparisons.
+	w *writer
 	// fence, when set, is a key every write requires to be the one
 	// created at fenceRev: the leader's key of an election (Fenced).
 	fence    string
@@ -98,7 +102,7 @@ type Store struct {
 // Close of either closes both.
 func (s *Store) Fenced(key string, rev int64) *Store {
 	f := *s
-	f.fence, f.fenceRev = key, rev
+	f.fence, f.fenceRev, f.w = key, rev, &writer{} // its Writes are batched with its own only
 	return &f
 }
 
@@ -131,7 +135,7 @@ func New(c *clientv3.Client, prefix string) *Store {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return &Store{c: c, prefix: prefix, closed: &atomic.Bool{}, writeMu: &sync.Mutex{}}
+	return &Store{c: c, prefix: prefix, closed: &atomic.Bool{}, w: &writer{}}
 }
 
 // Open connects to the cluster of cfg and returns a store under prefix;
@@ -248,8 +252,87 @@ func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, erro
 	if err != nil {
 		return nil, err
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	return s.groupCommit(ctx, plan)
+}
+
+// writer is a store's commit turn and the Writes queued for it.
+type writer struct {
+	turn  sync.Mutex
+	mu    sync.Mutex // the queue
+	queue []*pendingWrite
+}
+
+// pendingWrite is a Write waiting for a commit.
+type pendingWrite struct {
+	plan *writePlan
+	done chan writeResult // buffered: the committer never waits
+}
+
+type writeResult struct {
+	seqs []uint64
+	err  error
+}
+
+// groupCommit commits plan with the Writes other goroutines of this
+// process queued meanwhile, in one transaction (group commit, as bbolt's
+// store does): the first to take the commit turn commits the whole queue
+// in queue order; a batch that fails is committed again one Write at a
+// time, so each Write still succeeds or fails on its own.
+func (s *Store) groupCommit(ctx context.Context, plan *writePlan) ([]uint64, error) {
+	me := &pendingWrite{plan: plan, done: make(chan writeResult, 1)}
+	w := s.w
+	w.mu.Lock()
+	w.queue = append(w.queue, me)
+	w.mu.Unlock()
+	w.turn.Lock()
+	select {
+	case r := <-me.done: // committed by the committer before us
+		w.turn.Unlock()
+		return r.seqs, r.err
+	default:
+	}
+	w.mu.Lock()
+	batch := w.queue
+	w.queue = nil
+	w.mu.Unlock()
+	s.commitBatch(ctx, batch)
+	w.turn.Unlock()
+	r := <-me.done
+	return r.seqs, r.err
+}
+
+// commitBatch commits the Writes of batch together, else one at a time,
+// and delivers each its result.
+func (s *Store) commitBatch(ctx context.Context, batch []*pendingWrite) {
+	if len(batch) == 1 {
+		seqs, err := s.commit(ctx, batch[0].plan)
+		batch[0].done <- writeResult{seqs, err}
+		return
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute) // not one caller's
+	defer cancel()
+	merged := &writePlan{}
+	for _, w := range batch {
+		merged.add(w.plan)
+	}
+	seqs, err := s.commit(bctx, merged)
+	if err != nil {
+		for _, w := range batch {
+			seqs, err := s.commit(bctx, w.plan)
+			w.done <- writeResult{seqs, err}
+		}
+		return
+	}
+	for _, w := range batch {
+		n := w.plan.appends()
+		w.done <- writeResult{seqs: seqs[:n:n]}
+		seqs = seqs[n:]
+	}
+}
+
+// commit commits one plan, retrying while other processes' writes move
+// what it read.
+func (s *Store) commit(ctx context.Context, plan *writePlan) ([]uint64, error) {
 	for range maxRetries {
 		seqs, done, err := s.tryWrite(ctx, plan)
 		if err != nil || done {
@@ -270,6 +353,35 @@ type writePlan struct {
 	encoded [][]byte       // by op index (Put and Append)
 	last    map[string]int // record key -> index of its last op
 	logs    []string
+}
+
+// add appends q's ops to p, as if q's Write came right after p's.
+func (p *writePlan) add(q *writePlan) {
+	if p.last == nil {
+		p.last = map[string]int{}
+	}
+	off := len(p.ops)
+	p.ops = append(p.ops, q.ops...)
+	p.encoded = append(p.encoded, q.encoded...)
+	for k, i := range q.last {
+		p.last[k] = off + i
+	}
+	for _, l := range q.logs {
+		if !containsStr(p.logs, l) {
+			p.logs = append(p.logs, l)
+		}
+	}
+}
+
+// appends counts the plan's Append ops (the sequence numbers it gets).
+func (p *writePlan) appends() int {
+	n := 0
+	for _, op := range p.ops {
+		if op.Kind == statestore.OpAppend {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *Store) planWrite(ctx context.Context, ops []statestore.Op) (*writePlan, error) {
