@@ -25,6 +25,35 @@ type serveProc struct {
 	stop      func() int
 }
 
+// serveLabState applies the example (with roots layered over it) to a
+// state file beside a serve configuration, the first Site pointed at the
+// lab's MAAS with its key from the environment (listed in the
+// configuration's secretRefs): what a test's `serve` starts from.
+func serveLabState(t *testing.T, info lab.Info, roots ...string) (dir, state, cfg string) {
+	t.Helper()
+	t.Setenv("SLIPWAY_TEST_MAAS_KEY", info.APIKey)
+	dir = t.TempDir()
+	layer := filepath.Join(dir, "layer")
+	if err := os.MkdirAll(layer, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := "apiVersion: slipway/v1\nkind: Site\nmetadata: {name: lab}\nspec:\n  maas: {url: \"" + info.MAASURL + "\", apiKey: \"env:SLIPWAY_TEST_MAAS_KEY\"}\n"
+	if err := os.WriteFile(filepath.Join(layer, "site.yaml"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state = filepath.Join(dir, "state", "slipway.db")
+	args := append(append([]string{"apply", "--state", state, exampleSite}, roots...), layer)
+	if code, out, errs := cli(t, args...); code != 0 {
+		t.Fatalf("apply: %d %s %s", code, out, errs)
+	}
+	// serve resolves env: references only when its configuration lists them.
+	cfg = filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("secretRefs: {env: [SLIPWAY_TEST_MAAS_KEY]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, state, cfg
+}
+
 func startServe(t *testing.T, cfg, state, dir string) *serveProc {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -103,25 +132,7 @@ func TestServeTwoSites(t *testing.T) {
 	if len(info.Sites) != 2 || info.Sites[1].Site != "lab-east" {
 		t.Fatalf("lab sites: %+v", info.Sites)
 	}
-	t.Setenv("SLIPWAY_TEST_MAAS_KEY", info.APIKey)
-	dir := t.TempDir()
-	layer := filepath.Join(dir, "layer")
-	if err := os.MkdirAll(layer, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	body := "apiVersion: slipway/v1\nkind: Site\nmetadata: {name: lab}\nspec:\n  maas: {url: \"" + info.MAASURL + "\", apiKey: \"env:SLIPWAY_TEST_MAAS_KEY\"}\n"
-	if err := os.WriteFile(filepath.Join(layer, "site.yaml"), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(dir, "state", "slipway.db")
-	two := filepath.Join(filepath.Dir(exampleSite), "two-sites")
-	if code, out, errs := cli(t, "apply", "--state", state, exampleSite, two, layer); code != 0 {
-		t.Fatalf("apply: %d %s %s", code, out, errs)
-	}
-	cfg := filepath.Join(dir, "serve.yaml")
-	if err := os.WriteFile(cfg, []byte("secretRefs: {env: [SLIPWAY_TEST_MAAS_KEY]}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, state, cfg := serveLabState(t, info, filepath.Join(filepath.Dir(exampleSite), "two-sites"))
 	s := startServe(t, cfg, state, dir)
 	if st, msg := s.task(t, "prepare_site"); st != "failed" || !strings.Contains(msg, "site lab-east has no MAAS endpoint") {
 		t.Fatalf("prepare_site without lab-east's record: %s %s", st, msg)

@@ -26,25 +26,7 @@ func TestServe(t *testing.T) {
 	}
 	defer lb.Close()
 	info := lb.Info()
-	t.Setenv("SLIPWAY_TEST_MAAS_KEY", info.APIKey)
-	dir := t.TempDir()
-	layer := filepath.Join(dir, "layer")
-	if err := os.MkdirAll(layer, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	body := "apiVersion: slipway/v1\nkind: Site\nmetadata: {name: lab}\nspec:\n  maas: {url: \"" + info.MAASURL + "\", apiKey: \"env:SLIPWAY_TEST_MAAS_KEY\"}\n"
-	if err := os.WriteFile(filepath.Join(layer, "site.yaml"), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(dir, "state", "slipway.db")
-	if code, out, errs := cli(t, "apply", "--state", state, exampleSite, layer); code != 0 {
-		t.Fatalf("apply: %d %s %s", code, out, errs)
-	}
-	// serve resolves env: references only when its configuration lists them.
-	cfg := filepath.Join(dir, "serve.yaml")
-	if err := os.WriteFile(cfg, []byte("secretRefs: {env: [SLIPWAY_TEST_MAAS_KEY]}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, state, cfg := serveLabState(t, info)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
