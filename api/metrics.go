@@ -118,5 +118,9 @@ func (s *Server) readyz(c echo.Context) error {
 			return problem(http.StatusServiceUnavailable, "drivers: "+err.Error())
 		}
 	}
-	return c.JSON(http.StatusOK, apitypes.Status{Status: "ready"})
+	cl, err := s.clusterView(ctx)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apitypes.Status{Status: "ready", Cluster: &cl})
 }

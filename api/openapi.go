@@ -289,6 +289,9 @@ func problemStatuses(r *route) []int {
 	if r.Request != nil || r.Upload {
 		st = append(st, http.StatusRequestEntityTooLarge)
 	}
+	if r.Mutating || r.Leader { // a standby forwards it (cluster.go)
+		st = append(st, http.StatusBadGateway, http.StatusServiceUnavailable)
+	}
 	slices.Sort(st)
 	return slices.Compact(st)
 }

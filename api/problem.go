@@ -24,11 +24,21 @@ func (p *problemError) Error() string { return p.detail }
 
 func problem(status int, detail string) error { return &problemError{status: status, detail: detail} }
 
+// unavailableError is an error that says the service can't do it now
+// (a replica not leading, a store without its quorum): 503.
+type unavailableError interface {
+	error
+	Unavailable() bool
+}
+
 // statusOf maps an error to its HTTP status.
 func statusOf(err error) (int, string) {
 	var pe *problemError
 	var he *echo.HTTPError
+	var ua unavailableError
 	switch {
+	case errors.As(err, &ua) && ua.Unavailable():
+		return http.StatusServiceUnavailable, err.Error()
 	case errors.As(err, &pe):
 		return pe.status, pe.detail
 	case errors.As(err, &he):

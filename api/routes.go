@@ -21,7 +21,10 @@ type route struct {
 	Role     auth.Role // "" for the unauthenticated probes
 	Mutating bool      // audited
 	Audited  bool      // a read that is audited too (it shows what a node is served)
-	Summary  string
+	// Leader: a read only the leader answers (it needs the engine: a
+	// console); a standby forwards it, as it does every mutating call.
+	Leader  bool
+	Summary string
 	// OK are the success statuses the handler answers (none: 200).
 	OK []int
 	// Request is a zero value of the JSON body's Go type (nil: no body);
@@ -83,7 +86,8 @@ func (s *Server) table() []route {
 	return slices.Concat(s.probeRoutes(), s.designRoutes(), s.nodeRoutes(), s.taskRoutes(), s.adminRoutes(),
 		s.reconcileRoutes(v1),              // reconcile.go
 		s.siteRoutes(), s.sitePartRoutes(), // sites.go, siteparts.go
-		s.workflowRoutes(), s.onboardingRoutes(), s.layerRoutes()) // workflows.go, onboardings.go, layer.go
+		s.workflowRoutes(), s.onboardingRoutes(), s.layerRoutes(), // workflows.go, onboardings.go, layer.go
+		s.clusterRoutes()) // cluster.go
 }
 
 // v1 prefixes the API's versioned routes.
@@ -146,7 +150,7 @@ func (s *Server) nodeRoutes() []route {
 		{Method: "POST", Path: v1 + "/nodes/:name/as-built/accept", Role: op, Mutating: true, Response: orchestrator.AsBuiltRecord{},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented},
 			Summary:  "accept the node's machine as its last as-built check found it (that inventory only); retry the task to go on", handler: s.acceptHardware}, // asbuilt.go
-		{Method: "GET", Path: v1 + "/nodes/:name/console", Role: admin, Audited: true, Produces: "text/plain",
+		{Method: "GET", Path: v1 + "/nodes/:name/console", Role: admin, Audited: true, Leader: true, Produces: "text/plain",
 			Query:    []param{{Name: "mode", Enum: consoleModes, Doc: "read-only (default) or read-write (POST .../console/input types at it)"}},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented},
 			Summary:  "attach to the node's serial console (IPMI Serial over LAN): the machine's output, streamed as it comes; one console per node", handler: s.console}, // console.go

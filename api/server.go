@@ -73,6 +73,11 @@ type Config struct {
 	// 501 and uploads are built without a layer).
 	Layer       DesignLayer
 	Onboardings Onboardings
+	// Cluster is the replica group the server is one of (nil: alone, and
+	// leading). A standby forwards mutating calls to the leader through
+	// ForwardTransport (nil: http.DefaultTransport).
+	Cluster          Cluster
+	ForwardTransport http.RoundTripper
 	// Ready reports whether the drivers answer (nil: not checked).
 	Ready func(ctx context.Context) error
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed for the
@@ -201,6 +206,9 @@ func defaults(cfg *Config) {
 // valid token).
 func (s *Server) middleware(r *route) []echo.MiddlewareFunc {
 	mw := []echo.MiddlewareFunc{s.instrument(r)}
+	if r.Mutating || r.Leader {
+		mw = append(mw, s.forward(r)) // cluster.go: a standby's go to the leader
+	}
 	if r.Mutating || r.Audited {
 		mw = append(mw, s.audit(r))
 	}

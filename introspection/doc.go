@@ -42,6 +42,18 @@
 // The revision is the design revision the token was issued with: the
 // node is answered from that revision whatever was applied since.
 //
+// # Several processes
+//
+// A server caches the sessions of the tokens it verified. Issue, reissue
+// and revoke drop what they change from the cache of the process that
+// made the change. When several processes share the store (`serve`
+// replicas on etcd), the others follow it through [Server.Follow], given
+// the store as a [statestore.Watcher]: a token rotated, reissued or
+// revoked by one is refused by the others as soon as their watch tells of
+// it, and a report stored by one wakes the engine of the others
+// ([Server.NotifyReports]). The bbolt and memory stores serve one process
+// and need none.
+//
 // # Routes
 //
 //	GET  /v1/self                       the node's resolved design ([Self])

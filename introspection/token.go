@@ -543,7 +543,9 @@ func (l *stripedLock) lock(key string) func() {
 // a new record, and drops the cached one). Issue,
 // reissue and revoke forget what they change after writing; a record read
 // before such a change is not cached (the generation of its shard moved),
-// so a revoked or replaced token is never served from the cache. Sharded
+// so a revoked or replaced token is never served from the cache. Follow
+// forgets what other processes sharing the store change, as soon as the
+// store's watch tells of it. Sharded
 // by the hash's first byte, so that concurrent first requests of many
 // tokens seldom wait for one another.
 type tokenCache struct {
@@ -643,6 +645,18 @@ func (c *tokenCache) forget(hashes ...string) {
 		sh.mu.Lock()
 		sh.gen++
 		delete(sh.m, h)
+		sh.mu.Unlock()
+	}
+}
+
+// forgetAll drops every session and moves every shard's generation: for
+// changes to tokens that are not known (Follow missed them).
+func (c *tokenCache) forgetAll() {
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		sh.gen++
+		sh.m = nil
 		sh.mu.Unlock()
 	}
 }

@@ -213,3 +213,14 @@ func CurrentID(ctx context.Context, s interface {
 	}
 	return h[len(h)-1].ID, nil
 }
+
+// Watcher is a store that tells of changes to a collection's records as
+// they are committed, by this process or another sharing the store.
+type Watcher interface {
+	// WatchRecords calls fn with the key of every record of coll put or
+	// deleted after the call began, in commit order, until ctx ends, and
+	// then returns ctx's error. When changes may have been missed (the
+	// store compacted the history the watch needed) fn gets "": treat
+	// every record of coll as changed. fn must not block long.
+	WatchRecords(ctx context.Context, coll string, fn func(key string)) error
+}

@@ -64,6 +64,8 @@ type CreatedToken struct {
 // Status is the answer of the probes (/healthz, /readyz).
 type Status struct {
 	Status string `json:"status"` // ok | ready
+	// Cluster (readyz): the replica group as this replica sees it.
+	Cluster *Cluster `json:"cluster,omitempty"`
 }
 
 // Page wraps a list with its paging.
@@ -347,4 +349,52 @@ type DecommissionRequest struct {
 	// Erase is the disk erase policy (none, quick, secure); "" keeps the
 	// design's (decommission) or erases securely (storage-cleanup).
 	Erase string `json:"erase,omitempty"`
+}
+
+// Cluster is the replica group a server is one of (GET /api/v1/cluster,
+// and in GET /readyz): every replica answers it, whatever its role.
+type Cluster struct {
+	Self     Replica      `json:"self"`
+	Leader   *LeaderInfo  `json:"leader,omitempty"` // left out: no replica leads now
+	Replicas []Replica    `json:"replicas"`
+	Store    ClusterStore `json:"store"`
+}
+
+// Replica is one serve process of a group.
+type Replica struct {
+	ID   string `json:"id"`
+	Role string `json:"role"` // leader | standby
+	// URL is where the replica's control API answers (what standbys
+	// forward mutating calls to).
+	URL     string    `json:"url,omitempty"`
+	Started time.Time `json:"started,omitzero"`
+}
+
+// LeaderInfo is the replica that leads: it runs the engine.
+type LeaderInfo struct {
+	ID    string    `json:"id"`
+	URL   string    `json:"url,omitempty"`
+	Since time.Time `json:"since"`
+}
+
+// ClusterStore is the state store the replicas share.
+type ClusterStore struct {
+	Kind      string   `json:"kind"`                // bolt | etcd
+	Path      string   `json:"path,omitempty"`      // bolt: the state file
+	Endpoints []string `json:"endpoints,omitempty"` // etcd: the client URLs
+	Prefix    string   `json:"prefix,omitempty"`    // etcd: the keys' prefix
+	// Writable: a write can commit now (etcd: the cluster has quorum).
+	Writable bool `json:"writable"`
+	// Keys is how many keys the store holds under its prefix (etcd).
+	Keys    int64         `json:"keys,omitempty"`
+	Members []StoreMember `json:"members,omitempty"`
+}
+
+// StoreMember is one etcd member as its endpoint answers.
+type StoreMember struct {
+	Endpoint string `json:"endpoint"`
+	Healthy  bool   `json:"healthy"`
+	Leader   bool   `json:"leader"` // the etcd cluster's raft leader
+	DBSize   int64  `json:"db_size_bytes,omitempty"`
+	Error    string `json:"error,omitempty"`
 }

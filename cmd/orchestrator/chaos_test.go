@@ -82,7 +82,7 @@ func runChaos(t *testing.T, spec chaosSpec) chaosResult {
 	ctx, cancel := context.WithTimeout(t.Context(), spec.budget)
 	defer cancel()
 	taskID, kills := deployWithKills(ctx, t, bin, common, state, lv, rnd, spec)
-	res := auditLab(t, lv, state, taskID, names, dead)
+	res := auditLab(t, lv, []string{"--state", state}, taskID, names, dead)
 	res.seed, res.kills = seed, kills
 	return res
 }
@@ -399,12 +399,13 @@ func deployTask(t *testing.T, state string) string {
 // Deployed in the simulator or the node failed with a reason, no machine
 // the simulator has allocated or deployed that no node record claims, no
 // deploy started twice on a machine without a failed deployment between.
-func auditLab(t *testing.T, lv *labView, state, taskID string, names []string, dead map[string]bool) chaosResult {
+// where names the engine's records: --state FILE, or --server URL.
+func auditLab(t *testing.T, lv *labView, where []string, taskID string, names []string, dead map[string]bool) chaosResult {
 	res := chaosResult{nodes: len(names), scripted: len(dead)}
-	if st := taskStatus(t, state, taskID); !orchestrator.TaskStatus(st).Finished() {
+	if st := taskStatus(t, where, taskID); !orchestrator.TaskStatus(st).Finished() {
 		t.Fatalf("task %s is %s after the final run", taskID, st)
 	}
-	recs := nodeRecords(t, state)
+	recs := nodeRecords(t, where)
 	byID := map[string]simMachine{}
 	for _, m := range lv.machines(t) {
 		byID[m.SystemID] = m
@@ -441,8 +442,8 @@ func auditLab(t *testing.T, lv *labView, state, taskID string, names []string, d
 	return res
 }
 
-func taskStatus(t *testing.T, state, taskID string) string {
-	code, o, errs := cli(t, "tasks", taskID, "--state", state, "-o", "json")
+func taskStatus(t *testing.T, where []string, taskID string) string {
+	code, o, errs := cli(t, append([]string{"tasks", taskID, "-o", "json"}, where...)...)
 	var task struct{ Status string }
 	if code != 0 || json.Unmarshal([]byte(o), &task) != nil {
 		t.Fatalf("tasks %s: %d %s", taskID, code, errs)
@@ -450,8 +451,8 @@ func taskStatus(t *testing.T, state, taskID string) string {
 	return task.Status
 }
 
-func nodeRecords(t *testing.T, state string) map[string]orchestrator.NodeRecord {
-	code, o, errs := cli(t, "nodes", "--state", state, "-o", "json")
+func nodeRecords(t *testing.T, where []string) map[string]orchestrator.NodeRecord {
+	code, o, errs := cli(t, append([]string{"nodes", "-o", "json"}, where...)...)
 	var recs []orchestrator.NodeRecord
 	if code != 0 || json.Unmarshal([]byte(o), &recs) != nil {
 		t.Fatalf("nodes: %d %s", code, errs)

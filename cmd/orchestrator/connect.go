@@ -198,7 +198,11 @@ func (a *app) readerSecrets(c engineConfig, st statestore.Store, createKey bool)
 // the in-process one of a command.
 func (a *app) newAPI(c engineConfig, env *engineEnv) (*api.Server, error) {
 	authenticate, tokenAdmin := api.TokenStore(auth.NewStore(env.store))
-	cfg := api.Config{Engine: env.engine, Consoles: env.engine, Store: env.store, Log: a.log, Registry: env.metrics,
+	var eng apiEngine = env.engine
+	if env.api != nil {
+		eng = env.api
+	}
+	cfg := api.Config{Engine: eng, Consoles: eng, Cluster: env.cluster, ForwardTransport: env.forward, Store: env.store, Log: a.log, Registry: env.metrics,
 		Authenticate: authenticate, Tokens: tokenAdmin, Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies,
 		Layer: designlayer.New(env.store), Onboardings: onboarding.New(env.store)}
 	if env.secrets != nil {
@@ -221,6 +225,12 @@ func (a *app) newAPI(c engineConfig, env *engineEnv) (*api.Server, error) {
 		return nil, usageErr(err)
 	}
 	return srv, nil
+}
+
+// apiEngine is what the control API asks of the engine.
+type apiEngine interface {
+	api.Engine
+	api.Consoles
 }
 
 // localName names the caller of the local socket as a local task's

@@ -31,7 +31,7 @@ func (c engineConfig) designLimits(cfg *api.Config) error {
 	cfg.DesignParses = c.DesignParses
 	cfg.UploadDir = c.UploadDir
 	if cfg.UploadDir == "" {
-		cfg.UploadDir = filepath.Join(filepath.Dir(c.State), "uploads")
+		cfg.UploadDir = filepath.Join(c.dir(), "uploads")
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/internal/drivermetrics"
+	"github.com/slipway-dev/slipway/internal/ha"
 	"github.com/slipway-dev/slipway/introspection"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 
@@ -103,6 +105,8 @@ type engineConfig struct {
 	// Design uploads: size limits, parses at once, upload directory
 	// (designlimits.go).
 	designConfig `yaml:",inline"`
+	// A replica group on etcd (ha.go).
+	haConfig `yaml:",inline"`
 	// serving: the engine runs under serve, which holds references to
 	// SecretRefs (the CLI's local commands resolve every one).
 	serving bool
@@ -202,6 +206,12 @@ type engineEnv struct {
 	drivers orchestrator.Drivers
 	metrics *prometheus.Registry
 	close   func()
+	// Under serve --store etcd:// (ha.go): the API's engine (the leading
+	// one, else one that only reads), the replica group, and how the
+	// standby reaches the leader.
+	api     apiEngine
+	cluster api.Cluster
+	forward http.RoundTripper
 }
 
 // driverSettings are the server driver settings the configuration gives.
@@ -216,12 +226,21 @@ func (c engineConfig) driverSettings() map[string]string {
 	return out
 }
 
+// dir holds the keys, the first admin token and uploads: dataDir, else
+// the state file's directory.
+func (c engineConfig) dir() string {
+	if c.DataDir != "" {
+		return c.DataDir
+	}
+	return filepath.Dir(c.State)
+}
+
 // keyFile is where the secret encryption key lives.
 func (c engineConfig) keyFile() string {
 	if c.KeyFile != "" {
 		return c.KeyFile
 	}
-	return filepath.Join(filepath.Dir(c.State), secretstore.DefaultKeyFile)
+	return filepath.Join(c.dir(), secretstore.DefaultKeyFile)
 }
 
 // openEngine opens the state store, builds the drivers the current
@@ -238,72 +257,108 @@ func (a *app) openEngineKey(ctx context.Context, c engineConfig, createKey bool)
 	if err != nil {
 		return nil, usageErr(err)
 	}
-	closers := []func(){func() { st.Close() }}
-	fail := func(err error) (*engineEnv, error) { closeAll(closers); return nil, err }
-	sec, resolver, err := c.secrets(st, createKey)
+	p, err := a.openParts(ctx, c, st, createKey)
 	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	p.closers = append(p.closers, func() { st.Close() })
+	e, err := p.engine(a, c, st)
+	if err == nil {
+		err = e.Start(ctx)
+	}
+	if err != nil {
+		closeAll(p.closers)
+		return nil, err
+	}
+	p.closers = append([]func(){e.Close}, p.closers...)
+	return &engineEnv{engine: e, store: st, secrets: p.sec, sites: p.sites, prober: p.prober, drivers: p.drv, metrics: p.metrics,
+		close: func() { closeAll(p.closers) }}, nil
+}
+
+// engineParts are what an engine is built from besides its store, built
+// once per process: under serve --store etcd:// the replica builds an
+// engine on them each time it wins the leadership.
+type engineParts struct {
+	st       statestore.Store // what the parts themselves read and write
+	sec      *secretstore.Store
+	resolver secrets.Resolver
+	sites    *sites.Registry
+	design   *design.Design
+	drv      orchestrator.Drivers
+	metrics  *prometheus.Registry
+	intro    *introspection.Server // nil without introspectionListen
+	prober   siteprobe.Prober
+	closers  []func() // in order; the caller closes the store
+}
+
+// openParts builds the drivers the current design's Site names (their
+// secrets resolved) and, when configured, starts the introspection API.
+func (a *app) openParts(ctx context.Context, c engineConfig, st statestore.Store, createKey bool) (*engineParts, error) {
+	p := &engineParts{st: st}
+	fail := func(err error) (*engineParts, error) { closeAll(p.closers); return nil, err }
+	var err error
+	if p.sec, p.resolver, err = c.secrets(st, createKey); err != nil {
 		return fail(usageErr(err))
 	}
-	d, err := currentDesignIn(ctx, st, c.State)
-	if err != nil {
+	if p.design, err = currentDesignIn(ctx, st, c.State); err != nil {
 		return fail(usageErr(err))
 	}
 	reg, err := a.registry(c.PluginDir)
 	if err != nil {
 		return fail(err)
 	}
-	closers = append([]func(){func() { reg.Close() }}, closers...)
-	var reg2 *sites.Registry
+	p.closers = append(p.closers, func() { reg.Close() })
 	var bind binder
-	if sec != nil {
-		reg2 = sites.New(st, sec)
-		bind = func(name string) (sites.Endpoint, error) { return reg2.Binding(ctx, name) }
+	if p.sec != nil {
+		p.sites = sites.New(st, p.sec)
+		bind = func(name string) (sites.Endpoint, error) { return p.sites.Binding(ctx, name) }
 	}
 	ds := &designSites{st: st}
 	perSite := multisite.NewMetrics() // shared by the server drivers built again (rebind.go)
-	drv, err := siteDrivers(reg, d, c.driverSettings(), resolver.Resolve, bind, ds.siteOf, perSite)
+	drv, err := siteDrivers(reg, p.design, c.driverSettings(), p.resolver.Resolve, bind, ds.siteOf, perSite)
 	if err != nil {
 		return fail(usageErr(err))
 	}
-	rb, err := newRebinding(ctx, st, reg2, drv.Server, a.log, func(d *design.Design) (drivers.Server, error) {
-		return serverDriver(reg, d, c.driverSettings(), resolver.Resolve, bind, ds.siteOf, perSite)
+	rb, err := newRebinding(ctx, st, p.sites, drv.Server, a.log, func(d *design.Design) (drivers.Server, error) {
+		return serverDriver(reg, d, c.driverSettings(), p.resolver.Resolve, bind, ds.siteOf, perSite)
 	})
 	if err != nil {
 		return fail(err)
 	}
 	drv.Server = rb
-	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(perSite.Collectors()...) // several Sites: per-site metrics
-	drv = drivermetrics.New(metrics).Wrap(drv)
-	cfg, err := a.orchestratorConfig(c, st, drv, resolver)
+	p.metrics = prometheus.NewRegistry()
+	p.metrics.MustRegister(perSite.Collectors()...) // several Sites: per-site metrics
+	p.drv = drivermetrics.New(p.metrics).Wrap(drv)
+	p.prober = siteprobe.Prober{NewServer: reg.Server, Sites: p.sites}
+	if c.IntrospectionListen != "" {
+		srv, stop, err := a.startIntrospection(c, st, p.design, p.resolver, p.sites)
+		if err != nil {
+			return fail(usageErr(err))
+		}
+		p.intro, p.closers = srv, append([]func(){stop}, p.closers...)
+	}
+	return p, nil
+}
+
+// engine is a new engine on the parts, writing to st; Start runs it.
+func (p *engineParts) engine(a *app, c engineConfig, st statestore.Store) (*orchestrator.Engine, error) {
+	cfg, err := a.orchestratorConfig(c, st, p.drv, p.resolver)
 	if err != nil {
-		return fail(usageErr(err))
+		return nil, usageErr(err)
 	}
-	if reg2 != nil {
-		cfg.SiteProfiles, cfg.RoCE = siteProfiles{reg2}, siteProfiles{reg2} // siteprofiles.go
+	if p.sites != nil {
+		cfg.SiteProfiles, cfg.RoCE = siteProfiles{p.sites}, siteProfiles{p.sites} // siteprofiles.go
 	}
-	if n := len(d.SiteNames()); n > 1 && c.MAASLimit == 0 {
+	if n := len(p.design.SiteNames()); n > 1 && c.MAASLimit == 0 {
 		// Several sites: each has its own limit (internal/multisite); the
 		// engine's must not be the narrower one.
 		cfg.Limits.Provisioner = multisite.DefaultLimit * n
 	}
-	if c.IntrospectionListen != "" {
-		srv, stop, err := a.startIntrospection(c, st, d, resolver, reg2)
-		if err != nil {
-			return fail(usageErr(err))
-		}
-		cfg.Bootstrap, closers = srv, append([]func(){stop}, closers...)
+	if p.intro != nil {
+		cfg.Bootstrap = p.intro
 	}
-	e, err := orchestrator.New(cfg)
-	if err != nil {
-		return fail(err)
-	}
-	if err := e.Start(ctx); err != nil {
-		return fail(err)
-	}
-	closers = append([]func(){e.Close}, closers...)
-	return &engineEnv{engine: e, store: st, secrets: sec, sites: reg2, prober: siteprobe.Prober{NewServer: reg.Server, Sites: reg2}, drivers: drv, metrics: metrics,
-		close: func() { closeAll(closers) }}, nil
+	return orchestrator.New(cfg)
 }
 
 // closeAll runs the closers in order.
@@ -525,6 +580,9 @@ func profileOOBDrivers(reg registryLike, d *design.Design, site string) (map[str
 // a flag is given).
 type serveFlags struct {
 	cfgFile, state, dir, listen, tlsCert, tlsKey, introListen, cpuProfile, pprofAddr string
+	// a replica group on etcd (ha.go)
+	store, etcdPrefix, etcdCA, etcdCert, etcdKey, replicaID, advertise, dataDir string
+	leaseTTL                                                                    int
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -566,7 +624,22 @@ is an admin there, without a token.`,
 	cmd.Flags().StringVar(&f.pprofAddr, "pprof", "", "serve net/http/pprof (heap, goroutines, CPU) on this loopback address, e.g. 127.0.0.1:6060")
 	stateFlag(cmd, &f.state)
 	pluginDirFlag(cmd, &f.dir)
+	f.haFlags(cmd)
 	return cmd
+}
+
+// haFlags are the flags of a replica group on etcd.
+func (f *serveFlags) haFlags(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.store, "store", "", "keep the state in etcd instead of --state: etcd://HOST:PORT[,HOST:PORT...]; several serves on one store form a replica group (one leader runs the engine)")
+	fl.StringVar(&f.etcdPrefix, "etcd-prefix", "", "the key prefix of the state in etcd (default /slipway/)")
+	fl.StringVar(&f.etcdCA, "etcd-ca", "", "CA certificate (PEM) of etcd's client TLS")
+	fl.StringVar(&f.etcdCert, "etcd-cert", "", "client certificate (PEM) presented to etcd")
+	fl.StringVar(&f.etcdKey, "etcd-key", "", "client key (PEM) of --etcd-cert")
+	fl.IntVar(&f.leaseTTL, "lease-ttl", 0, "seconds a dead leader's lease lasts before a standby takes over (2..300, default 10)")
+	fl.StringVar(&f.replicaID, "replica-id", "", "this replica's name in the group (default: host name and API port)")
+	fl.StringVar(&f.advertise, "advertise-url", "", "where the other replicas reach this one's control API (default: from --listen)")
+	fl.StringVar(&f.dataDir, "data-dir", "", "directory of the keys, the first admin token, the local socket and uploads (default: --state's directory)")
 }
 
 // config is serve's configuration: the file's, a flag given on the
@@ -581,13 +654,22 @@ func (f *serveFlags) config(cmd *cobra.Command) (engineConfig, error) {
 		dst  *string
 		val  string
 	}{{"state", &c.State, f.state}, {"plugin-dir", &c.PluginDir, f.dir}, {"listen", &c.Listen, f.listen},
-		{"tls-cert", &c.TLSCert, f.tlsCert}, {"tls-key", &c.TLSKey, f.tlsKey}, {"introspection-listen", &c.IntrospectionListen, f.introListen}} {
+		{"tls-cert", &c.TLSCert, f.tlsCert}, {"tls-key", &c.TLSKey, f.tlsKey}, {"introspection-listen", &c.IntrospectionListen, f.introListen},
+		{"store", &c.Store, f.store}, {"etcd-prefix", &c.EtcdPrefix, f.etcdPrefix}, {"etcd-ca", &c.EtcdCA, f.etcdCA},
+		{"etcd-cert", &c.EtcdCert, f.etcdCert}, {"etcd-key", &c.EtcdKey, f.etcdKey}, {"replica-id", &c.ReplicaID, f.replicaID},
+		{"advertise-url", &c.AdvertiseURL, f.advertise}, {"data-dir", &c.DataDir, f.dataDir}} {
 		if *fl.dst == "" || cmd.Flags().Changed(fl.flag) {
 			*fl.dst = fl.val
 		}
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return c, usageErr(fmt.Errorf("TLS needs both --tls-cert and --tls-key"))
+	}
+	if cmd.Flags().Changed("lease-ttl") || c.LeaseTTL == 0 {
+		c.LeaseTTL = f.leaseTTL
+	}
+	if c.LeaseTTL != 0 && (c.LeaseTTL < 2 || c.LeaseTTL > 300) {
+		return c, usageErr(fmt.Errorf("leaseTTL %d: want whole seconds in 2..300", c.LeaseTTL))
 	}
 	c.serving = true
 	if c.MemoryLimit > 0 {
@@ -599,6 +681,9 @@ func (f *serveFlags) config(cmd *cobra.Command) (engineConfig, error) {
 // serve runs the engine and the API (TCP and the local socket) until ctx
 // ends.
 func (a *app) serve(ctx context.Context, c engineConfig) error {
+	if c.Store != "" {
+		return a.serveHA(ctx, c) // ha.go
+	}
 	env, err := a.openEngineKey(ctx, c, true)
 	if err != nil {
 		return err
@@ -610,13 +695,16 @@ func (a *app) serve(ctx context.Context, c engineConfig) error {
 	} else if created {
 		fmt.Fprintf(a.stderr, "first start: an admin token was written to %s (mode 0600); create others with `orchestrator token create`\n", tokenFile)
 	}
-	srv, err := a.newAPI(c, env)
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return usageErr(fmt.Errorf("listen on %s: %w (another process there? use --listen)", c.Listen, err))
+	}
+	id, url := c.identity(ln.Addr())
+	env.cluster = ha.Lone{Name: id, URL: url, Path: c.State, Started: time.Now().UTC().Truncate(time.Millisecond)}
+	srv, err := a.newAPI(c, env)
+	if err != nil {
+		ln.Close()
+		return err
 	}
 	local, err := api.ListenLocal(localSocket(c.State))
 	if err != nil {

@@ -89,7 +89,7 @@ func (c engineConfig) introspectionKeyFile() string {
 	if c.IntrospectionKeyFile != "" {
 		return c.IntrospectionKeyFile
 	}
-	return filepath.Join(filepath.Dir(c.State), "introspection.key")
+	return filepath.Join(c.dir(), "introspection.key")
 }
 
 // adminTokenFile is where serve writes the first admin token.
@@ -97,5 +97,5 @@ func (c engineConfig) adminTokenFile() string {
 	if c.AdminTokenFile != "" {
 		return c.AdminTokenFile
 	}
-	return filepath.Join(filepath.Dir(c.State), "admin.token")
+	return filepath.Join(c.dir(), "admin.token")
 }

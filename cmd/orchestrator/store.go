@@ -74,7 +74,10 @@ func (a *app) storeMigrate(ctx context.Context, from, to, prefix string) error {
 }
 
 // etcdEndpoints reads etcd://HOST:PORT[,HOST:PORT...] into client URLs.
-func etcdEndpoints(s string) ([]string, error) {
+func etcdEndpoints(s string) ([]string, error) { return etcdEndpointsScheme(s, "http") }
+
+// etcdEndpointsScheme is etcdEndpoints with the URLs' scheme.
+func etcdEndpointsScheme(s, scheme string) ([]string, error) {
 	rest, ok := strings.CutPrefix(s, "etcd://")
 	if !ok || rest == "" {
 		return nil, fmt.Errorf("%q: give etcd://HOST:PORT[,HOST:PORT...]", s)
@@ -85,7 +88,7 @@ func etcdEndpoints(s string) ([]string, error) {
 		if err != nil || u.Host == "" || u.Port() == "" || u.Path != "" {
 			return nil, fmt.Errorf("%q: %q is not HOST:PORT", s, hp)
 		}
-		out = append(out, "http://"+u.Host)
+		out = append(out, scheme+"://"+u.Host)
 	}
 	return out, nil
 }

@@ -37,7 +37,12 @@ func Campaign(ctx context.Context, cl *clientv3.Client, prefix, id string, ttl i
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	sess, err := concurrency.NewSession(cl, concurrency.WithTTL(ttl))
+	lease, err := cl.Grant(ctx, int64(ttl))
+	if err != nil {
+		return nil, fmt.Errorf("etcd lease: %w", err)
+	}
+	// The session keeps the lease alive until ctx ends or it is closed.
+	sess, err := concurrency.NewSession(cl, concurrency.WithLease(lease.ID), concurrency.WithContext(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("etcd lease: %w", err)
 	}
@@ -74,4 +79,10 @@ func Current(ctx context.Context, cl *clientv3.Client, prefix string) (id string
 		return "", 0, false, err
 	}
 	return string(resp.Kvs[0].Value), resp.Kvs[0].CreateRevision, true, nil
+}
+
+// Proclaim replaces the value the leader key holds (what Current answers)
+// without giving the leadership up.
+func (l *Leadership) Proclaim(ctx context.Context, val string) error {
+	return l.el.Proclaim(ctx, val)
 }

@@ -75,7 +75,14 @@ var errClosed = errors.New("etcd state store is closed")
 
 // ErrFenced is wrapped by the error of a write refused because the fence
 // it was made under fell: the writer is no longer the leader.
-var ErrFenced = errors.New("this replica is no longer the leader: its write was refused")
+var ErrFenced error = unavailable{errors.New("this replica is no longer the leader: its write was refused")}
+
+// unavailable is an error of a store that can't serve now (the API
+// answers 503): a fence that fell, a cluster without its quorum.
+type unavailable struct{ error }
+
+func (u unavailable) Unwrap() error     { return u.error }
+func (u unavailable) Unavailable() bool { return true }
 
 // Store is the state store on an etcd cluster.
 type Store struct {
@@ -675,3 +682,6 @@ func (s *Store) Names(ctx context.Context) (colls, logs []string, err error) {
 
 var _ statestore.Store = (*Store)(nil)
 var _ statestore.RecordViewer = (*Store)(nil)
+
+// Prefix is where the store keeps its keys (ending in "/").
+func (s *Store) Prefix() string { return s.prefix }

@@ -1,0 +1,247 @@
+package main
+
+// serve --store etcd://: one replica of a group sharing the state in
+// etcd. Every replica serves the control API (reads from the shared
+// store; mutating calls forwarded to the leader) and the introspection
+// API (tokens and answers from the shared store); the replica that wins
+// the election (internal/ha) runs the engine through a store fenced on
+// its leader key, and stops it when it loses the lease.
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/internal/ha"
+	"github.com/slipway-dev/slipway/internal/leader"
+	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
+)
+
+// haConfig are the configuration's keys for a replica group.
+type haConfig struct {
+	// Store is etcd://HOST:PORT[,HOST:PORT...]: the state in etcd (""
+	// : the State file).
+	Store      string `yaml:"store"`
+	EtcdPrefix string `yaml:"etcdPrefix"` // default /slipway/
+	// EtcdCA, EtcdCert, EtcdKey: TLS to etcd (the CA alone, or with a
+	// client certificate and key).
+	EtcdCA   string `yaml:"etcdCA"`
+	EtcdCert string `yaml:"etcdCert"`
+	EtcdKey  string `yaml:"etcdKey"`
+	// LeaseTTL is the leadership's lease, in seconds (default 10): how
+	// long a dead leader leads before a standby takes over.
+	LeaseTTL int `yaml:"leaseTTL"`
+	// ReplicaID names the replica (default: host name and API port);
+	// AdvertiseURL is where the others reach its control API (default:
+	// the listener's address, the host name when it listens on all).
+	ReplicaID    string `yaml:"replicaID"`
+	AdvertiseURL string `yaml:"advertiseURL"`
+	// PeerCA verifies the other replicas' control API certificates when
+	// they serve TLS (default: the system's roots and tlsCert).
+	PeerCA string `yaml:"peerCA"`
+	// DataDir holds the keys, the first admin token, the local socket
+	// (slipway.sock) and uploads (default: the State file's directory).
+	DataDir string `yaml:"dataDir"`
+}
+
+// etcdClientConfig is the client configuration of the store's cluster.
+func (c engineConfig) etcdClientConfig() (clientv3.Config, error) {
+	scheme := "http"
+	var tc *tls.Config
+	if c.EtcdCA != "" || c.EtcdCert != "" {
+		var err error
+		if tc, err = clientTLS(c.EtcdCA, c.EtcdCert, c.EtcdKey); err != nil {
+			return clientv3.Config{}, fmt.Errorf("etcd TLS: %w", err)
+		}
+		scheme = "https"
+	}
+	eps, err := etcdEndpointsScheme(c.Store, scheme)
+	if err != nil {
+		return clientv3.Config{}, fmt.Errorf("store %w", err)
+	}
+	return clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second, TLS: tc,
+		DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: 3 * time.Second}, nil
+}
+
+// clientTLS trusts ca (else the system's roots) and presents cert/key
+// when given.
+func clientTLS(ca, cert, key string) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, err
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s holds no PEM certificate", ca)
+		}
+	}
+	if (cert == "") != (key == "") {
+		return nil, fmt.Errorf("a client certificate needs both the certificate and the key")
+	}
+	if cert != "" {
+		kp, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, err
+		}
+		tc.Certificates = []tls.Certificate{kp}
+	}
+	return tc, nil
+}
+
+// identity is the replica's ID and control API URL.
+func (c engineConfig) identity(addr net.Addr) (id, url string) {
+	host, _ := os.Hostname()
+	_, port, _ := net.SplitHostPort(addr.String())
+	id = c.ReplicaID
+	if id == "" {
+		id = host + "-" + port
+	}
+	url = c.AdvertiseURL
+	if url == "" {
+		scheme := "http"
+		if c.TLSCert != "" {
+			scheme = "https"
+		}
+		h := addr.(*net.TCPAddr).IP
+		hp := addr.String()
+		if h.IsUnspecified() {
+			hp = net.JoinHostPort(host, port)
+		}
+		url = scheme + "://" + hp
+	}
+	return id, strings.TrimSuffix(url, "/")
+}
+
+// forwardTransport reaches the other replicas' control APIs.
+func (c engineConfig) forwardTransport() (http.RoundTripper, error) {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	ca := c.PeerCA
+	if ca == "" && c.TLSCert != "" {
+		ca = c.TLSCert
+	}
+	if ca == "" {
+		return t, nil
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		return nil, fmt.Errorf("peerCA: %w", err)
+	}
+	pool.AppendCertsFromPEM(pem)
+	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return t, nil
+}
+
+// serveHA runs this replica until ctx ends.
+func (a *app) serveHA(ctx context.Context, c engineConfig) error {
+	ccfg, err := c.etcdClientConfig()
+	if err != nil {
+		return usageErr(err)
+	}
+	cl, err := clientv3.New(ccfg)
+	if err != nil {
+		return usageErr(fmt.Errorf("etcd %v: %w", ccfg.Endpoints, err))
+	}
+	defer cl.Close()
+	base := etcdstore.New(cl, c.EtcdPrefix)
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return usageErr(fmt.Errorf("listen on %s: %w (another process there? use --listen)", c.Listen, err))
+	}
+	defer ln.Close()
+	p, err := a.openParts(ctx, c, base, true)
+	if err != nil {
+		return err
+	}
+	defer closeAll(p.closers)
+	id, url := c.identity(ln.Addr())
+	rep, err := ha.New(ha.Config{Client: cl, Prefix: base.Prefix(), ID: id, URL: url, TTL: c.LeaseTTL,
+		Endpoints: ccfg.Endpoints, Log: a.log, Registry: p.metrics})
+	if err != nil {
+		return err
+	}
+	reader, err := p.engine(a, c, base) // never started: it answers the API's reads
+	if err != nil {
+		return err
+	}
+	fwd, err := c.forwardTransport()
+	if err != nil {
+		return usageErr(err)
+	}
+	he := &haEngine{reader: reader}
+	env := &engineEnv{store: base, secrets: p.sec, sites: p.sites, prober: p.prober, drivers: p.drv, metrics: p.metrics,
+		api: he, cluster: rep, forward: fwd}
+	srv, err := a.newAPI(c, env)
+	if err != nil {
+		return err
+	}
+	local, err := api.ListenLocal(c.socket())
+	if err != nil {
+		return usageErr(err)
+	}
+	fmt.Fprintf(a.stderr, "slipway: replica %s of the group on etcd %s (prefix %s), lease %d s; control API on %s/api/v1 and %s\n",
+		id, strings.Join(ccfg.Endpoints, ","), base.Prefix(), max(c.LeaseTTL, 0), url, c.socket())
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return srv.Serve(gctx, ln, c.TLSCert, c.TLSKey) })
+	g.Go(func() error { return srv.ServeLocal(gctx, local, localName) })
+	if p.intro != nil {
+		g.Go(func() error { _ = p.intro.Follow(gctx, base); return nil })
+	}
+	g.Go(func() error { return rep.Run(gctx, a.lead(c, p, base, he)) })
+	if err := g.Wait(); err != nil {
+		return usageErr(err)
+	}
+	return nil
+}
+
+// lead runs the engine while this replica leads: every write of it
+// fenced on the leader key; the admin token made at the group's first
+// start; etcd's history compacted.
+func (a *app) lead(c engineConfig, p *engineParts, base *etcdstore.Store, he *haEngine) ha.LeadFunc {
+	return func(ctx context.Context, l *leader.Leadership) error {
+		st := base.Fenced(l.Key, l.Rev)
+		if created, err := auth.NewStore(st).EnsureAdmin(ctx, c.adminTokenFile()); err != nil {
+			return err
+		} else if created {
+			fmt.Fprintf(a.stderr, "first start: an admin token was written to %s (mode 0600)\n", c.adminTokenFile())
+		}
+		e, err := p.engine(a, c, st)
+		if err != nil {
+			return err
+		}
+		if err := e.Start(ctx); err != nil {
+			return err
+		}
+		he.set(e)
+		fmt.Fprintf(a.stderr, "slipway: this replica leads (fence revision %d): the engine resumed every unfinished task\n", l.Rev)
+		base.RunCompactor(ctx, time.Minute, 0, func(err error) { a.log.Warn().Err(err).Msg("etcd compaction failed") })
+		he.set(nil)
+		e.Close()
+		return nil
+	}
+}
+
+// socket is where the local socket is: in the data directory, else
+// beside the state file.
+func (c engineConfig) socket() string {
+	if c.DataDir != "" {
+		return c.DataDir + string(os.PathSeparator) + "slipway.sock"
+	}
+	return localSocket(c.State)
+}

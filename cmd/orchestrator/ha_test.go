@@ -1,0 +1,387 @@
+package main
+
+// High availability, end to end: three built `serve` binaries share the
+// state in a three-member etcd cluster (Debian's etcd, on loopback); the
+// lab runs as its own process; nodes reach the introspection API through
+// a TCP balancer in front of the three replicas. The leader is killed with
+// SIGKILL twice while machines are mid-phase; a standby takes over and
+// resumes the deploy. The outcome is counted from the lab's state.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apitypes "github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/internal/etcdtest"
+	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/orchestrator"
+	secretstore "github.com/slipway-dev/slipway/secrets/store"
+	"github.com/slipway-dev/slipway/sim/lab"
+	"github.com/slipway-dev/slipway/sim/maas"
+)
+
+// haSpec sizes an HA run.
+type haSpec struct {
+	nodes, kills int
+	scale        float64
+	ttl          int
+	budget       time.Duration
+}
+
+// haResult is what the run measured.
+type haResult struct {
+	chaosResult
+	failovers   []time.Duration // SIGKILL of the leader to a standby saying it leads
+	keys        int64           // keys under the store's prefix at the end
+	dbSize      int64           // the largest member's database
+	wall        time.Duration
+	leaderIDs   []string
+	forwardedOK bool
+}
+
+// TestHAFailover: 200 nodes, three replicas, the leader SIGKILLed twice
+// mid-deploy (make test; make ha-demo shows it with its progress).
+func TestHAFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary, runs etcd and 200 nodes: skipped with -short")
+	}
+	n := 200
+	if v, err := strconv.Atoi(os.Getenv("SLIPWAY_HA_NODES")); err == nil && v > 0 {
+		n = v
+	}
+	res := runHA(t, haSpec{nodes: n, kills: 2, scale: 0.02, ttl: 3, budget: 6 * time.Minute})
+	t.Logf("HA: %d nodes, %d deployed, %d leaked, %d duplicate deploys, %d duplicate allocations; leaders %v; failovers %v; %d keys in etcd (%.1f a node), db %d KiB; wall %s",
+		res.nodes, res.deployed, res.leaks, res.dupDeploys, res.dupAllocs, res.leaderIDs, res.failovers, res.keys,
+		float64(res.keys)/float64(res.nodes), res.dbSize>>10, res.wall.Round(time.Second))
+	if res.deployed != res.nodes {
+		t.Errorf("%d of %d nodes deployed", res.deployed, res.nodes)
+	}
+	for _, f := range res.failovers {
+		if f > 15*time.Second {
+			t.Errorf("a failover took %s (want within 15 s with a %d s lease)", f, 3)
+		}
+	}
+}
+
+// haGroup is the replicas of a run and what they share.
+type haGroup struct {
+	bin, dir, store string
+	args            [][]string // each replica's serve arguments
+	procs           []*exec.Cmd
+	urls            []string
+	intro           []string
+	tok             string
+	hc              *http.Client
+	mu              sync.Mutex
+}
+
+func runHA(t *testing.T, spec haSpec) haResult {
+	begun := time.Now()
+	ec := etcdtest.Start(t, 3)
+	dir := t.TempDir()
+	bin := buildBinary(t, dir)
+	t.Setenv("SLIPWAY_SECRET_BMC_ADMIN", lab.DefaultBMCPassword)
+	d, err := labrun.Generated(t.Context(), filepath.Join(dir, "site"), spec.nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := d.NodeNames()
+	lv := startLabProc(t, bin, dir, &maas.Faults{}, 1, spec.scale)
+	state, _ := writeEngineFiles(t, dir, d.Site.Metadata.Name, lv.info)
+	store := "etcd://" + strings.Join(trimScheme(ec.Endpoints()), ",")
+	if code, out, errs := cli(t, "store", "migrate", "--from", "bolt:"+state, "--to", store); code != 0 {
+		t.Fatalf("store migrate: %d %s %s", code, out, errs)
+	}
+	g := startGroup(t, bin, dir, store, spec.ttl)
+	res := haResult{}
+	first := g.waitLeader(t, "", 30*time.Second)
+	res.leaderIDs = append(res.leaderIDs, g.replicaID(first))
+	standby := (first + 1) % len(g.urls)
+	t.Setenv("SLIPWAY_TOKEN", g.tok)
+	code, out, errs := cli(t, "deploy", "--server", g.urls[standby], "--no-wait")
+	var task orchestrator.Task
+	if f := strings.Fields(out); code != 0 || len(f) < 3 || f[0] != "task" || f[2] != "stored" {
+		t.Fatalf("deploy through the standby %s: %d %s %s", g.replicaID(standby), code, out, errs)
+	} else {
+		task.ID = f[1]
+	}
+	res.forwardedOK = true
+	stopProgress := g.progress(t, lv)
+	leader := first
+	for k := range spec.kills {
+		kr := killInFlight(t, lv, g.procs[leader], 2*time.Second)
+		killed := time.Now()
+		next := g.waitLeader(t, g.replicaID(leader), 30*time.Second)
+		res.failovers = append(res.failovers, time.Since(killed))
+		res.leaderIDs = append(res.leaderIDs, g.replicaID(next))
+		t.Logf("kill %d: leader %s SIGKILLed %s after the run began (%d machines mid-phase, %d MAAS requests in the 100 ms before); %s leads %s later",
+			k+1, g.replicaID(leader), kr.after.Round(time.Millisecond), kr.midPhase, kr.requests, g.replicaID(next), res.failovers[k].Round(time.Millisecond))
+		g.restart(t, leader) // as a supervisor would: it rejoins as a standby
+		leader = next
+	}
+	g.waitTask(t, task.ID, spec.budget-time.Since(begun))
+	stopProgress()
+	res.chaosResult = auditLab(t, lv, []string{"--server", g.urls[leader]}, task.ID, names, nil)
+	cl := g.cluster(t, leader)
+	res.keys = cl.Store.Keys
+	for _, m := range cl.Store.Members {
+		res.dbSize = max(res.dbSize, m.DBSize)
+	}
+	res.wall = time.Since(begun)
+	return res
+}
+
+func trimScheme(eps []string) []string {
+	out := make([]string, len(eps))
+	for i, e := range eps {
+		out[i] = strings.TrimPrefix(e, "http://")
+	}
+	return out
+}
+
+// startGroup starts three replicas on the store, behind one balancer for
+// the introspection API (what nodes call), with the keys made once.
+func startGroup(t *testing.T, bin, dir, store string, ttl int) *haGroup {
+	g := &haGroup{bin: bin, dir: dir, store: store, hc: &http.Client{Timeout: 10 * time.Second}}
+	for _, k := range []string{"slipway.key", "introspection.key"} {
+		if _, err := secretstore.LoadOrCreateKey(filepath.Join(dir, k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ports := freeLoopbackPorts(t, 6)
+	for i := range 3 {
+		g.urls = append(g.urls, fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]))
+		g.intro = append(g.intro, fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]))
+	}
+	lb := balance(t, g.intro)
+	engine, err := os.ReadFile(filepath.Join(dir, "engine.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := string(engine) + fmt.Sprintf("secretRefs: {env: [SLIPWAY_TEST_MAAS_KEY]}\nkeyFile: %s\nintrospectionKeyFile: %s\nadminTokenFile: %s\nintrospectionURL: http://%s\n",
+		filepath.Join(dir, "slipway.key"), filepath.Join(dir, "introspection.key"), filepath.Join(dir, "admin.token"), lb)
+	cfgFile := filepath.Join(dir, "serve-ha.yaml")
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		data := filepath.Join(dir, fmt.Sprintf("r%d", i))
+		if err := os.MkdirAll(data, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		g.args = append(g.args, []string{"serve", "--config", cfgFile, "--store", store, "--lease-ttl", strconv.Itoa(ttl),
+			"--replica-id", fmt.Sprintf("r%d", i), "--listen", strings.TrimPrefix(g.urls[i], "http://"),
+			"--introspection-listen", g.intro[i], "--data-dir", data, "--plugin-dir", dir})
+		g.procs = append(g.procs, nil)
+		g.start(t, i)
+	}
+	tokFile := filepath.Join(dir, "admin.token")
+	deadline := time.Now().Add(60 * time.Second)
+	for g.tok == "" && time.Now().Before(deadline) {
+		if b, err := os.ReadFile(tokFile); err == nil {
+			g.tok = strings.TrimSpace(string(b))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if g.tok == "" {
+		t.Fatalf("no admin token in %s after 60 s: %s", tokFile, g.logs())
+	}
+	return g
+}
+
+// start runs replica i, its output in r<i>/serve.log.
+func (g *haGroup) start(t *testing.T, i int) {
+	f, err := os.OpenFile(filepath.Join(g.dir, fmt.Sprintf("r%d", i), "serve.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(g.bin, g.args[i]...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			stopProc(cmd)
+		}
+		f.Close()
+	})
+	g.mu.Lock()
+	g.procs[i] = cmd
+	g.mu.Unlock()
+}
+
+func (g *haGroup) restart(t *testing.T, i int) { g.start(t, i) }
+
+func (g *haGroup) replicaID(i int) string { return fmt.Sprintf("r%d", i) }
+
+// logs is the tail of every replica's log.
+func (g *haGroup) logs() string {
+	var b strings.Builder
+	for i := range g.args {
+		out, _ := os.ReadFile(filepath.Join(g.dir, fmt.Sprintf("r%d", i), "serve.log"))
+		if len(out) > 3000 {
+			out = out[len(out)-3000:]
+		}
+		fmt.Fprintf(&b, "\n--- r%d ---\n%s", i, out)
+	}
+	return b.String()
+}
+
+// cluster is replica i's GET /api/v1/cluster.
+func (g *haGroup) cluster(t *testing.T, i int) apitypes.Cluster {
+	cl, err := g.clusterOf(i)
+	if err != nil {
+		t.Fatalf("cluster of r%d: %v", i, err)
+	}
+	return cl
+}
+
+func (g *haGroup) clusterOf(i int) (apitypes.Cluster, error) {
+	var cl apitypes.Cluster
+	req, _ := http.NewRequest(http.MethodGet, g.urls[i]+"/api/v1/cluster", nil)
+	req.Header.Set("Authorization", "Bearer "+g.tok)
+	resp, err := g.hc.Do(req)
+	if err != nil {
+		return cl, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return cl, fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	return cl, json.NewDecoder(resp.Body).Decode(&cl)
+}
+
+// waitLeader waits until a replica other than not says it leads, and
+// every live replica agrees; it answers the leader's index.
+func (g *haGroup) waitLeader(t *testing.T, not string, within time.Duration) int {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		for i := range g.urls {
+			if cl, err := g.clusterOf(i); err == nil && cl.Self.Role == "leader" && cl.Self.ID != not {
+				return i
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no replica (other than %q) leads after %s: %s", not, within, g.logs())
+	return -1
+}
+
+// waitTask polls the task through any replica that answers until it ends.
+func (g *haGroup) waitTask(t *testing.T, id string, within time.Duration) {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		for i := range g.urls {
+			req, _ := http.NewRequest(http.MethodGet, g.urls[i]+"/api/v1/tasks/"+id, nil)
+			req.Header.Set("Authorization", "Bearer "+g.tok)
+			resp, err := g.hc.Do(req)
+			if err != nil {
+				continue
+			}
+			var task struct{ Status string }
+			err = json.NewDecoder(resp.Body).Decode(&task)
+			resp.Body.Close()
+			if err == nil && orchestrator.TaskStatus(task.Status).Finished() {
+				return
+			}
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("task %s did not finish within %s: %s", id, within, g.logs())
+}
+
+// progress logs the lab's machines by status every 2 s until stopped.
+func (g *haGroup) progress(t *testing.T, lv *labView) func() {
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !stop.Load() {
+			_, st := phases(lv.machines(t))
+			keys := slices.Sorted(func(yield func(string) bool) {
+				for k := range st {
+					if !yield(k) {
+						return
+					}
+				}
+			})
+			var parts []string
+			for _, k := range keys {
+				parts = append(parts, fmt.Sprintf("%s %d", k, st[k]))
+			}
+			t.Logf("progress (the lab's machines): %s", strings.Join(parts, ", "))
+			time.Sleep(2 * time.Second)
+		}
+	}()
+	return func() { stop.Store(true); <-done }
+}
+
+// freeLoopbackPorts are n loopback TCP ports free a moment ago.
+func freeLoopbackPorts(t *testing.T, n int) []int {
+	var lns []net.Listener
+	var out []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return out
+}
+
+// balance is a TCP balancer on loopback in front of backends: each
+// connection goes to the next backend that accepts it (a dead replica is
+// skipped), as a load balancer's health checks would do.
+func balance(t *testing.T, backends []string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var next atomic.Uint64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go proxyConn(c, backends, int(next.Add(1)))
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func proxyConn(c net.Conn, backends []string, start int) {
+	defer c.Close()
+	for k := range backends {
+		b, err := net.DialTimeout("tcp", backends[(start+k)%len(backends)], time.Second)
+		if err != nil {
+			continue
+		}
+		defer b.Close()
+		go func() { _, _ = io.Copy(b, c); b.(*net.TCPConn).CloseWrite() }()
+		_, _ = io.Copy(c, b)
+		return
+	}
+}
