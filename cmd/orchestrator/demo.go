@@ -2,19 +2,25 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/sim/maas"
+	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
+	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
 )
 
 // demoCmd runs the example site end to end: validation (with a layer of
@@ -24,6 +30,7 @@ import (
 type demoFlags struct {
 	site                                             []string
 	state, faultsFile, output, cpuProfile, pprofAddr string
+	store, etcdPrefix                                string // with --nodes: the state in etcd (openStore)
 	nodes, sites                                     int
 	timeScale                                        float64
 }
@@ -47,6 +54,8 @@ func (a *app) demoCmd() *cobra.Command {
 	cmd.Flags().StringVar(&df.cpuProfile, "cpu-profile", "", "with --nodes: write a CPU profile of the whole run (lab and engine) to FILE")
 	cmd.Flags().StringVar(&df.pprofAddr, "pprof", "", "with --nodes: serve net/http/pprof on this loopback address (heap, goroutines) during the run")
 	cmd.Flags().Float64Var(&df.timeScale, "time-scale", 0.002, "multiplies the lab's phase durations (1 = real MAAS timing)")
+	cmd.Flags().StringVar(&df.store, "store", "", "with --nodes: keep the engine's state in etcd instead of a bbolt file: etcd://HOST:PORT[,HOST:PORT...]")
+	cmd.Flags().StringVar(&df.etcdPrefix, "etcd-prefix", "", "with --store: the key prefix of the state in etcd (default: a fresh /slipway-demo-RANDOM/)")
 	return cmd
 }
 
@@ -58,6 +67,9 @@ func (a *app) runDemo(ctx context.Context, df *demoFlags) error {
 	}
 	if df.timeScale <= 0 || df.timeScale > 1 {
 		return usageErr(fmt.Errorf("--time-scale %g: use a number in (0, 1]", df.timeScale))
+	}
+	if err := df.checkStore(); err != nil {
+		return usageErr(err)
 	}
 	var faults *maas.Faults
 	if df.faultsFile != "" {
@@ -209,7 +221,7 @@ func (a *app) demoGenerated(ctx context.Context, dir string, df *demoFlags, faul
 	if err != nil {
 		return usageErr(err)
 	}
-	st, err := bolt.Open(state, bolt.Options{})
+	st, kind, err := df.openStore()
 	if err != nil {
 		return usageErr(err)
 	}
@@ -218,6 +230,7 @@ func (a *app) demoGenerated(ctx context.Context, dir string, df *demoFlags, faul
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
 	}
+	res.Store, res.EtcdPrefix = kind, df.etcdPrefix
 	if output == "json" {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -231,4 +244,43 @@ func (a *app) demoGenerated(ctx context.Context, dir string, df *demoFlags, faul
 		return &exitError{code: exitInvalid}
 	}
 	return nil
+}
+
+// checkStore checks --store and --etcd-prefix, and picks a fresh prefix
+// when none is given (so runs on one etcd don't collide).
+func (df *demoFlags) checkStore() error {
+	if df.store == "" {
+		if df.etcdPrefix != "" {
+			return errors.New("--etcd-prefix: only with --store etcd://")
+		}
+		return nil
+	}
+	if df.nodes <= 0 {
+		return errors.New("--store: only with --nodes (the example's steps keep their state in --state)")
+	}
+	if df.state != "" {
+		return errors.New("--store and --state: give one")
+	}
+	if _, err := etcdEndpoints(df.store); err != nil {
+		return fmt.Errorf("--store %w", err)
+	}
+	if df.etcdPrefix == "" {
+		df.etcdPrefix = "/slipway-demo-" + rand.Text()[:12] + "/"
+	}
+	return nil
+}
+
+// openStore opens the demo's state store: the bbolt file --state, or
+// etcd under --etcd-prefix with --store; kind is "bolt" or "etcd".
+func (df *demoFlags) openStore() (st statestore.Store, kind string, err error) {
+	if df.store == "" {
+		st, err := bolt.Open(df.state, bolt.Options{})
+		return st, "bolt", err
+	}
+	eps, err := etcdEndpoints(df.store)
+	if err != nil {
+		return nil, "", err
+	}
+	es, err := etcdstore.Open(clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second}, df.etcdPrefix)
+	return es, "etcd", err
 }

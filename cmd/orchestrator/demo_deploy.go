@@ -32,6 +32,8 @@ var demoStages = []orchestrator.Stage{orchestrator.StagePending, orchestrator.St
 // simulated MAAS), not from the engine's task results, which only
 // engine_deployed reports.
 type deployRun struct {
+	Store                string  `json:"store"`                 // bolt or etcd (--store)
+	EtcdPrefix           string  `json:"etcd_prefix,omitempty"` // where the state is in etcd
 	Nodes                int     `json:"nodes"`
 	Deployed             int     `json:"deployed"`        // the lab's: agents reported every boot action a success
 	EngineDeployed       int     `json:"engine_deployed"` // the engine's task results, for comparison
@@ -336,5 +338,8 @@ func (a *app) printSummary(run deployRun) {
 		run.WallSeconds, run.FloorSeconds, run.WallOverFloor, run.MAASRequests, float64(run.MAASRequests)/float64(max(run.Nodes, 1)))
 	for _, s := range run.Sites {
 		fmt.Fprintf(a.stdout, "site %s: its MAAS region holds %d machines Deployed and answered %d requests\n", s.Site, s.Deployed, s.MAASRequests)
+	}
+	if run.Store == "etcd" {
+		fmt.Fprintf(a.stdout, "the engine's state is in etcd under %s\n", run.EtcdPrefix)
 	}
 }

@@ -58,11 +58,12 @@ func TestHAFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary, runs etcd and 200 nodes: skipped with -short")
 	}
-	n := 200
-	if v, err := strconv.Atoi(os.Getenv("SLIPWAY_HA_NODES")); err == nil && v > 0 {
-		n = v
+	spec := haSpec{nodes: envInt("SLIPWAY_HA_NODES", 200), kills: envInt("SLIPWAY_HA_KILLS", 2), ttl: envInt("SLIPWAY_HA_TTL", 3),
+		scale: 0.02, budget: time.Duration(envInt("SLIPWAY_HA_BUDGET_MIN", 6)) * time.Minute}
+	if v, err := strconv.ParseFloat(os.Getenv("SLIPWAY_HA_SCALE"), 64); err == nil && v > 0 && v <= 1 {
+		spec.scale = v
 	}
-	res := runHA(t, haSpec{nodes: n, kills: 2, scale: 0.02, ttl: 3, budget: 6 * time.Minute})
+	res := runHA(t, spec)
 	t.Logf("HA: %d nodes, %d deployed, %d leaked, %d duplicate deploys, %d duplicate allocations; leaders %v; failovers %v; %d keys in etcd (%.1f a node), db %d KiB; wall %s",
 		res.nodes, res.deployed, res.leaks, res.dupDeploys, res.dupAllocs, res.leaderIDs, res.failovers, res.keys,
 		float64(res.keys)/float64(res.nodes), res.dbSize>>10, res.wall.Round(time.Second))
@@ -71,9 +72,21 @@ func TestHAFailover(t *testing.T) {
 	}
 	for _, f := range res.failovers {
 		if f > 15*time.Second {
-			t.Errorf("a failover took %s (want within 15 s with a %d s lease)", f, 3)
+			t.Errorf("a failover took %s (want within 15 s with a %d s lease)", f, spec.ttl)
 		}
 	}
+	if len(res.failovers) > 0 {
+		fs := slices.Sorted(slices.Values(res.failovers))
+		t.Logf("failover over %d kills (lease %d s): median %s, max %s", len(fs), spec.ttl, fs[len(fs)/2].Round(time.Millisecond), fs[len(fs)-1].Round(time.Millisecond))
+	}
+}
+
+// envInt is the environment's integer name, else def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
 }
 
 // haGroup is the replicas of a run and what they share.
@@ -383,5 +396,85 @@ func proxyConn(c net.Conn, backends []string, start int) {
 		go func() { _, _ = io.Copy(b, c); b.(*net.TCPConn).CloseWrite() }()
 		_, _ = io.Copy(c, b)
 		return
+	}
+}
+
+// TestHAQuorum: one etcd member of three lost changes nothing; two lost,
+// every replica stops changing anything (503 naming the cause) but still
+// answers reads; with the members back, a replica leads again and calls
+// change things again, with nobody restarting a replica.
+func TestHAQuorum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs etcd: skipped with -short")
+	}
+	ec := etcdtest.Start(t, 3)
+	dir := t.TempDir()
+	bin := buildBinary(t, dir)
+	t.Setenv("SLIPWAY_SECRET_BMC_ADMIN", lab.DefaultBMCPassword)
+	d, err := labrun.Generated(t.Context(), filepath.Join(dir, "site"), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv := startLabProc(t, bin, dir, &maas.Faults{}, 1, 0.02)
+	state, _ := writeEngineFiles(t, dir, d.Site.Metadata.Name, lv.info)
+	store := "etcd://" + strings.Join(trimScheme(ec.Endpoints()), ",")
+	if code, out, errs := cli(t, "store", "migrate", "--from", "bolt:"+state, "--to", store); code != 0 {
+		t.Fatalf("store migrate: %d %s %s", code, out, errs)
+	}
+	g := startGroup(t, bin, dir, store, 3)
+	leader := g.waitLeader(t, "", 30*time.Second)
+	standby := (leader + 1) % 3
+	ec.Members[2].Stop()
+	if code, b := g.call(standby, "POST", "/api/v1/tokens", `{"role":"viewer","name":"one-member-down"}`); code != http.StatusCreated {
+		t.Fatalf("one etcd member of three down: POST /tokens through a standby: %d %s", code, b)
+	}
+	ec.Members[1].Stop()
+	lost := time.Now()
+	code, b := g.until(t, standby, "POST", "/api/v1/tokens", `{"role":"viewer"}`, http.StatusServiceUnavailable, 45*time.Second)
+	t.Logf("quorum lost: a change refused %s later: %d %s", time.Since(lost).Round(time.Millisecond), code, b)
+	if !strings.Contains(string(b), "quorum") && !strings.Contains(string(b), "no replica leads") {
+		t.Errorf("the refusal does not say why: %s", b)
+	}
+	for i := range 3 {
+		if code, b := g.call(i, "GET", "/api/v1/nodes", ""); code != http.StatusOK {
+			t.Errorf("r%d: a read without quorum: %d %s", i, code, b)
+		}
+	}
+	g.until(t, leader, "POST", "/api/v1/tokens", `{"role":"viewer"}`, http.StatusServiceUnavailable, 45*time.Second)
+	ec.Members[1].Restart(t)
+	ec.Members[2].Restart(t)
+	back := time.Now()
+	g.until(t, standby, "POST", "/api/v1/tokens", `{"role":"viewer","name":"quorum-back"}`, http.StatusCreated, 60*time.Second)
+	t.Logf("quorum back: a change accepted %s later", time.Since(back).Round(time.Millisecond))
+}
+
+// call sends one request to replica i with the admin token.
+func (g *haGroup) call(i int, method, path, body string) (int, []byte) {
+	req, _ := http.NewRequest(method, g.urls[i]+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+g.tok)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := g.hc.Do(req)
+	if err != nil {
+		return 0, []byte(err.Error())
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// until repeats a call to replica i until it answers want.
+func (g *haGroup) until(t *testing.T, i int, method, path, body string, want int, within time.Duration) (int, []byte) {
+	deadline := time.Now().Add(within)
+	for {
+		code, b := g.call(i, method, path, body)
+		if code == want {
+			return code, b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %s on r%d: %d %s after %s, want %d: %s", method, path, i, code, b, within, want, g.logs())
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }

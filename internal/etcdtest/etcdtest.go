@@ -23,6 +23,8 @@ type Member struct {
 	ClientURL string
 	cmd       *exec.Cmd
 	out       *testtool.SyncBuffer
+	bin       string
+	args      []string // to start it again on its data directory
 }
 
 // Stop kills the member (SIGKILL), as a crash would.
@@ -30,6 +32,17 @@ func (m *Member) Stop() {
 	if m.cmd.Process != nil {
 		_ = m.cmd.Process.Kill()
 		_ = m.cmd.Wait()
+	}
+}
+
+// Restart starts a stopped member again on its data directory: it
+// rejoins the cluster.
+func (m *Member) Restart(t testing.TB) {
+	t.Helper()
+	m.cmd = exec.Command(m.bin, m.args...)
+	m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
+	if err := m.cmd.Start(); err != nil {
+		t.Fatalf("restart etcd %s: %v", m.Name, err)
 	}
 }
 
@@ -72,19 +85,16 @@ func Start(t testing.TB, n int) *Cluster {
 	for i := range n {
 		m := &Member{Name: fmt.Sprintf("m%d", i), ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]), out: &testtool.SyncBuffer{}}
 		peer := fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1])
-		m.cmd = exec.Command(bin, "--name", m.Name, "--data-dir", t.TempDir(),
+		m.bin, m.args = bin, []string{"--name", m.Name, "--data-dir", t.TempDir(),
 			"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,
 			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
 			"--initial-cluster-token", "slipway-test", "--log-level", "warn",
 			// Slipway's settings (docs/operations.md): an engine task's
 			// Write carries a record per node in one transaction.
-			"--max-txn-ops", "20000", "--max-request-bytes", "16777216")
-		m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
-		if err := m.cmd.Start(); err != nil {
-			t.Fatalf("start etcd: %v", err)
-		}
-		t.Cleanup(m.Stop)
+			"--max-txn-ops", "20000", "--max-request-bytes", "16777216"}
+		m.Restart(t)
+		t.Cleanup(func() { m.Stop() })
 		c.Members = append(c.Members, m)
 	}
 	cl := c.Client(t)

@@ -23,7 +23,7 @@ func (s *Store) Compact(ctx context.Context, keep int64) (int64, error) {
 	if keep <= 0 {
 		keep = DefaultKeepRevisions
 	}
-	resp, err := s.c.Get(ctx, s.prefix+"histseq", clientv3.WithCountOnly())
+	resp, err := s.kv.Get(ctx, s.prefix+"histseq", clientv3.WithCountOnly())
 	if err != nil {
 		return 0, err
 	}

@@ -87,6 +87,7 @@ func (u unavailable) Unavailable() bool { return true }
 // Store is the state store on an etcd cluster.
 type Store struct {
 	c      *clientv3.Client
+	kv     quorumKV // c's KV, reads served and writes refused plainly without a quorum (quorum.go)
 	own    bool // Close closes the client
 	prefix string
 	closed *atomic.Bool
@@ -126,7 +127,7 @@ func (s *Store) fenceFell(ctx context.Context) (bool, error) {
 	if s.fence == "" {
 		return false, nil
 	}
-	resp, err := s.c.Get(ctx, s.fence)
+	resp, err := s.kv.Get(ctx, s.fence)
 	if err != nil {
 		return false, err
 	}
@@ -142,7 +143,7 @@ func New(c *clientv3.Client, prefix string) *Store {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return &Store{c: c, prefix: prefix, closed: &atomic.Bool{}, w: &writer{}}
+	return &Store{c: c, kv: quorumKV{c.KV}, prefix: prefix, closed: &atomic.Bool{}, w: &writer{}}
 }
 
 // Open connects to the cluster of cfg and returns a store under prefix;
@@ -201,7 +202,7 @@ func (s *Store) encode(ctx context.Context, v []byte) ([]byte, error) {
 	id := hex.EncodeToString(raw[:])
 	for n, off := 0, 0; off < len(v); n, off = n+1, off+chunkSize {
 		chunk := v[off:min(off+chunkSize, len(v))]
-		if _, err := s.c.Put(ctx, fmt.Sprintf("%s%06d", s.blobPrefix(id), n), string(chunk)); err != nil {
+		if _, err := s.kv.Put(ctx, fmt.Sprintf("%s%06d", s.blobPrefix(id), n), string(chunk)); err != nil {
 			return nil, fmt.Errorf("write a value's chunk: %w", err)
 		}
 	}
@@ -231,7 +232,7 @@ func (s *Store) decode(ctx context.Context, stored []byte) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("etcd state store: a stored value with tag %d (not written by this store)", stored[0])
 	}
-	resp, err := s.c.Get(ctx, s.blobPrefix(id), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	resp, err := s.kv.Get(ctx, s.blobPrefix(id), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +438,7 @@ func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done
 	for _, k := range keys {
 		reads = append(reads, clientv3.OpGet(k))
 	}
-	resp, err := s.c.Txn(ctx).Then(reads...).Commit()
+	resp, err := s.kv.Txn(ctx).Then(reads...).Commit()
 	if err != nil {
 		return nil, false, err
 	}
@@ -487,7 +488,7 @@ func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done
 	for _, id := range dropBlobs {
 		writes = append(writes, clientv3.OpDelete(s.blobPrefix(id), clientv3.WithPrefix()))
 	}
-	tr, err := s.c.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
+	tr, err := s.kv.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
 	if err != nil {
 		return nil, false, limitsErr(err, len(writes))
 	}
@@ -508,7 +509,7 @@ func (s *Store) Get(ctx context.Context, coll, key string) ([]byte, error) {
 	if err := s.checkRecord(ctx, coll, key); err != nil {
 		return nil, err
 	}
-	resp, err := s.c.Get(ctx, s.recKey(coll, key))
+	resp, err := s.kv.Get(ctx, s.recKey(coll, key))
 	if err != nil {
 		return nil, err
 	}
@@ -534,7 +535,7 @@ func (s *Store) List(ctx context.Context, coll, prefix string) ([]statestore.Rec
 		return nil, err
 	}
 	base := s.recPrefix(coll)
-	resp, err := s.c.Get(ctx, base+prefix, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	resp, err := s.kv.Get(ctx, base+prefix, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 	if err != nil {
 		return nil, err
 	}
@@ -562,7 +563,7 @@ func (s *Store) ReadLog(ctx context.Context, log string, after uint64, limit int
 	if limit > 0 {
 		opts = append(opts, clientv3.WithLimit(int64(limit)))
 	}
-	resp, err := s.c.Get(ctx, s.logKey(log, after+1), opts...)
+	resp, err := s.kv.Get(ctx, s.logKey(log, after+1), opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -586,7 +587,7 @@ func (s *Store) LastSeq(ctx context.Context, log string) (uint64, error) {
 	if err := s.checkName(ctx, "log", log); err != nil {
 		return 0, err
 	}
-	resp, err := s.c.Get(ctx, s.logSeqKey(log))
+	resp, err := s.kv.Get(ctx, s.logSeqKey(log))
 	if err != nil || len(resp.Kvs) == 0 {
 		return 0, err
 	}
@@ -615,7 +616,7 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 	}
 	used := map[string]bool{}
 	for _, p := range []string{"rec/", "log/", "rev/"} {
-		resp, err := s.c.Get(ctx, s.prefix+p, clientv3.WithPrefix())
+		resp, err := s.kv.Get(ctx, s.prefix+p, clientv3.WithPrefix())
 		if err != nil {
 			return 0, err
 		}
@@ -630,7 +631,7 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 			}
 		}
 	}
-	resp, err := s.c.Get(ctx, s.prefix+"blob/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	resp, err := s.kv.Get(ctx, s.prefix+"blob/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return 0, err
 	}
@@ -642,7 +643,7 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 			continue
 		}
 		used[id] = true // once
-		if _, err := s.c.Delete(ctx, s.blobPrefix(id), clientv3.WithPrefix()); err != nil {
+		if _, err := s.kv.Delete(ctx, s.blobPrefix(id), clientv3.WithPrefix()); err != nil {
 			return n, err
 		}
 		n++
@@ -657,7 +658,7 @@ func (s *Store) Names(ctx context.Context) (colls, logs []string, err error) {
 		return nil, nil, err
 	}
 	collect := func(prefix string) ([]string, error) {
-		resp, err := s.c.Get(ctx, s.prefix+prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly(),
+		resp, err := s.kv.Get(ctx, s.prefix+prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly(),
 			clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 		if err != nil {
 			return nil, err

@@ -73,7 +73,7 @@ func (s *Store) PutRevision(ctx context.Context, rev statestore.Revision) (state
 
 func (s *Store) tryPutRevision(ctx context.Context, rev statestore.Revision, meta *[]byte) (statestore.PutResult, bool, error) {
 	keys := []string{s.currentKey(), s.histSeqKey(), s.revKey(rev.ID)}
-	resp, err := s.c.Txn(ctx).Then(clientv3.OpGet(keys[0]), clientv3.OpGet(keys[1]), clientv3.OpGet(keys[2])).Commit()
+	resp, err := s.kv.Txn(ctx).Then(clientv3.OpGet(keys[0]), clientv3.OpGet(keys[1]), clientv3.OpGet(keys[2])).Commit()
 	if err != nil {
 		return statestore.Unchanged, false, err
 	}
@@ -115,7 +115,7 @@ func (s *Store) tryPutRevision(ctx context.Context, rev statestore.Revision, met
 	}
 	writes = append(writes, clientv3.OpPut(s.histKey(seq+1), string(h)), clientv3.OpPut(keys[1], fmt.Sprint(seq+1)),
 		clientv3.OpPut(keys[0], rev.ID))
-	tr, err := s.c.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
+	tr, err := s.kv.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
 	if err != nil {
 		return statestore.Unchanged, false, err
 	}
@@ -145,7 +145,7 @@ func (s *Store) Revision(ctx context.Context, idOrPrefix string) (statestore.Rev
 	if err != nil {
 		return statestore.Revision{}, err
 	}
-	resp, err := s.c.Get(ctx, s.revPrefix(ref), clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	resp, err := s.kv.Get(ctx, s.revPrefix(ref), clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return statestore.Revision{}, err
 	}
@@ -167,7 +167,7 @@ func (s *Store) Revision(ctx context.Context, idOrPrefix string) (statestore.Rev
 
 // load reads revision id (its design too when withDesign).
 func (s *Store) load(ctx context.Context, id string, withDesign bool) (statestore.Revision, error) {
-	resp, err := s.c.Get(ctx, s.revKey(id))
+	resp, err := s.kv.Get(ctx, s.revKey(id))
 	if err != nil {
 		return statestore.Revision{}, err
 	}
@@ -192,7 +192,7 @@ func (s *Store) Current(ctx context.Context) (statestore.Revision, error) {
 	if err := s.check(ctx); err != nil {
 		return statestore.Revision{}, err
 	}
-	resp, err := s.c.Get(ctx, s.currentKey())
+	resp, err := s.kv.Get(ctx, s.currentKey())
 	if err != nil {
 		return statestore.Revision{}, err
 	}
@@ -207,7 +207,7 @@ func (s *Store) History(ctx context.Context) ([]statestore.RevisionInfo, error) 
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	resp, err := s.c.Get(ctx, s.histPrefix(), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	resp, err := s.kv.Get(ctx, s.histPrefix(), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func (s *Store) ImportHistory(ctx context.Context, revs map[string]statestore.Re
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	resp, err := s.c.Get(ctx, s.histSeqKey())
+	resp, err := s.kv.Get(ctx, s.histSeqKey())
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func (s *Store) ImportHistory(ctx context.Context, revs map[string]statestore.Re
 	if len(history) > 0 {
 		writes = append(writes, clientv3.OpPut(s.histSeqKey(), fmt.Sprint(last.Seq)), clientv3.OpPut(s.currentKey(), last.ID))
 	}
-	tr, err := s.c.Txn(ctx).If(s.fenced([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(s.histSeqKey()), "=", 0)})...).
+	tr, err := s.kv.Txn(ctx).If(s.fenced([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(s.histSeqKey()), "=", 0)})...).
 		Then(writes...).Commit()
 	if err != nil {
 		return err

@@ -1,0 +1,78 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// quorumKV is the client's KV as the store uses it when the etcd cluster
+// may lose its quorum: a read the cluster can't serve linearizably (no
+// leader) is served from the member's own copy (serializable: the state
+// as that member last heard it), so replicas go on answering reads; a
+// write fails at once (the member requires a leader) with an error that
+// says the cluster has no quorum and answers 503 (Unavailable).
+type quorumKV struct{ kv clientv3.KV }
+
+func (q quorumKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	resp, err := q.kv.Get(clientv3.WithRequireLeader(ctx), key, opts...)
+	if err == nil || ctx.Err() != nil || !noQuorum(err) {
+		return resp, err
+	}
+	resp, serr := q.kv.Get(ctx, key, append(opts, clientv3.WithSerializable())...)
+	if serr != nil {
+		return nil, quorumErr(err)
+	}
+	return resp, nil
+}
+
+func (q quorumKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
+	resp, err := q.kv.Put(clientv3.WithRequireLeader(ctx), key, val, opts...)
+	return resp, quorumErr(err)
+}
+
+func (q quorumKV) Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
+	resp, err := q.kv.Delete(clientv3.WithRequireLeader(ctx), key, opts...)
+	return resp, quorumErr(err)
+}
+
+func (q quorumKV) Txn(ctx context.Context) clientv3.Txn {
+	return quorumTxn{q.kv.Txn(clientv3.WithRequireLeader(ctx))}
+}
+
+// quorumTxn is a transaction whose failure for want of a quorum says so.
+type quorumTxn struct{ t clientv3.Txn }
+
+func (q quorumTxn) If(cs ...clientv3.Cmp) clientv3.Txn   { return quorumTxn{q.t.If(cs...)} }
+func (q quorumTxn) Then(ops ...clientv3.Op) clientv3.Txn { return quorumTxn{q.t.Then(ops...)} }
+func (q quorumTxn) Else(ops ...clientv3.Op) clientv3.Txn { return quorumTxn{q.t.Else(ops...)} }
+
+func (q quorumTxn) Commit() (*clientv3.TxnResponse, error) {
+	resp, err := q.t.Commit()
+	return resp, quorumErr(err)
+}
+
+// noQuorum reports whether err says the cluster (or the member asked) has
+// no leader or can't be reached: not a refusal of the request itself.
+func noQuorum(err error) bool {
+	var ee rpctypes.EtcdError
+	if errors.As(rpctypes.Error(err), &ee) {
+		return ee.Code() == codes.Unavailable
+	}
+	c := status.Code(err)
+	return c == codes.Unavailable || c == codes.DeadlineExceeded
+}
+
+// quorumErr marks a want of quorum as such (Unavailable); other errors
+// pass unchanged.
+func quorumErr(err error) error {
+	if err == nil || !noQuorum(err) {
+		return err
+	}
+	return unavailable{fmt.Errorf("the etcd cluster can't commit or serve this now: it has no quorum (a majority of its members must answer each other), or none of its members answers: %w", err)}
+}

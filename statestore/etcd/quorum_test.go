@@ -1,0 +1,60 @@
+package etcdstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/internal/etcdtest"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// TestQuorumLoss: with one member of three gone the store works as
+// before; with two gone a write fails within seconds with an error that
+// names the lost quorum and answers Unavailable, while reads still answer
+// (the surviving member's copy); with the members back, writes commit
+// again by themselves.
+func TestQuorumLoss(t *testing.T) {
+	ec := etcdtest.Start(t, 3)
+	s := newStore(t, ec.Client(t))
+	put := func(v string) error {
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		_, err := s.Write(ctx, statestore.Put("c", "k", []byte(v)))
+		return err
+	}
+	if err := put("one"); err != nil {
+		t.Fatal(err)
+	}
+	ec.Members[2].Stop()
+	if err := put("two"); err != nil {
+		t.Fatalf("one member of three down: %v", err)
+	}
+	ec.Members[1].Stop()
+	begun := time.Now()
+	err := put("three")
+	var ua interface{ Unavailable() bool }
+	if err == nil || !errors.As(err, &ua) || !strings.Contains(err.Error(), "no quorum") {
+		t.Fatalf("a write without quorum: %v (want an Unavailable error naming the quorum)", err)
+	}
+	t.Logf("a write without quorum failed after %s: %v", time.Since(begun).Round(time.Millisecond), err)
+	if took := time.Since(begun); took > 15*time.Second {
+		t.Errorf("the write took %s to fail", took)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if v, err := s.Get(ctx, "c", "k"); err != nil || string(v) != "two" {
+		t.Fatalf("a read without quorum: %q %v (want the last committed value)", v, err)
+	}
+	ec.Members[1].Restart(t)
+	ec.Members[2].Restart(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for put("four") != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("writes did not commit again within 30 s of the members' return")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
