@@ -421,7 +421,7 @@ func TestHAQuorum(t *testing.T) {
 	if code, out, errs := cli(t, "store", "migrate", "--from", "bolt:"+state, "--to", store); code != 0 {
 		t.Fatalf("store migrate: %d %s %s", code, out, errs)
 	}
-	g := startGroup(t, bin, dir, store, 3)
+	g := startGroup(t, bin, dir, store, 10)
 	leader := g.waitLeader(t, "", 30*time.Second)
 	standby := (leader + 1) % 3
 	ec.Members[2].Stop()
@@ -446,6 +446,16 @@ func TestHAQuorum(t *testing.T) {
 	back := time.Now()
 	g.until(t, standby, "POST", "/api/v1/tokens", `{"role":"viewer","name":"quorum-back"}`, http.StatusCreated, 60*time.Second)
 	t.Logf("quorum back: a change accepted %s later", time.Since(back).Round(time.Millisecond))
+	// A leader stopped (SIGINT) gives the leadership up at once: a standby
+	// leads well before the 10 s lease would have run out.
+	cur := g.waitLeader(t, "", 30*time.Second)
+	stopped := time.Now()
+	stopProc(g.procs[cur])
+	next := g.waitLeader(t, g.replicaID(cur), 30*time.Second)
+	t.Logf("leader %s stopped: %s leads %s later", g.replicaID(cur), g.replicaID(next), time.Since(stopped).Round(time.Millisecond))
+	if took := time.Since(stopped); took > 5*time.Second {
+		t.Errorf("a stopped leader's handover took %s (its lease is 10 s: it did not resign)", took)
+	}
 }
 
 // call sends one request to replica i with the admin token.
