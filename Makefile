@@ -75,6 +75,15 @@ bench: build ## Benchmarks; validate of 10,000 nodes and of hostile YAML, and a 
 bench-scale: build ## 10,000 nodes at time scale 0.5, engine (serve) and lab in processes of their own; wall/floor, RSS, CPU, profiles
 	scripts/bench-scale.sh $(BIN) $(or $(BENCH_SCALE_NODES),10000) $(or $(BENCH_SCALE_TIME_SCALE),0.5)
 
+.PHONY: ha-demo
+ha-demo: ## Three serve replicas on a three-member etcd (Debian's etcd-server), 200 lab nodes, the leader SIGKILLed twice mid-deploy, with the lab's progress
+	$(GO) test -count=1 -v -timeout 15m -run '^TestHAFailover$$' ./cmd/orchestrator
+
+.PHONY: bench-ha
+bench-ha: ## Failover time over 10 SIGKILLs of the leader (default 10 s lease) while 200 nodes deploy at time scale 0.15
+	SLIPWAY_HA_KILLS=10 SLIPWAY_HA_TTL=10 SLIPWAY_HA_SCALE=0.15 SLIPWAY_HA_BUDGET_MIN=25 \
+	  $(GO) test -count=1 -v -timeout 30m -run '^TestHAFailover$$' ./cmd/orchestrator
+
 .PHONY: chaos
 chaos: ## 200 nodes, faults, 3 real SIGKILLs of the engine (SLIPWAY_CHAOS_SEED=N replays a seed)
 	SLIPWAY_CHAOS=1 $(GO) test -count=1 -v -timeout 10m -run '^TestChaosKill9$$' ./cmd/orchestrator

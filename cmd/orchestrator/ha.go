@@ -170,6 +170,9 @@ func (a *app) serveHA(ctx context.Context, c engineConfig) error {
 		return err
 	}
 	defer closeAll(p.closers)
+	if err := base.CheckTxnOps(ctx, len(p.design.Nodes)+2); err != nil {
+		return usageErr(fmt.Errorf("etcd can't take a task over the design's %d nodes: %w", len(p.design.Nodes), err))
+	}
 	id, url := c.identity(ln.Addr())
 	rep, err := ha.New(ha.Config{Client: cl, Prefix: base.Prefix(), ID: id, URL: url, TTL: c.LeaseTTL,
 		Endpoints: ccfg.Endpoints, Log: a.log, Registry: p.metrics})

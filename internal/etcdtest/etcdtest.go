@@ -71,9 +71,12 @@ func (c *Cluster) Client(t testing.TB) *clientv3.Client {
 	return cl
 }
 
-// Start runs an etcd cluster of n members on loopback and waits until it
-// answers.
-func Start(t testing.TB, n int) *Cluster {
+// Start runs an etcd cluster of n members on loopback, with Slipway's
+// settings, and waits until it answers.
+func Start(t testing.TB, n int) *Cluster { return StartArgs(t, n) }
+
+// StartArgs is Start with more etcd flags (a later flag wins).
+func StartArgs(t testing.TB, n int, extra ...string) *Cluster {
 	t.Helper()
 	bin := testtool.Need(t, "etcd", "etcd-server")
 	ports := freePorts(t, 2*n)
@@ -93,6 +96,7 @@ func Start(t testing.TB, n int) *Cluster {
 			// Slipway's settings (docs/operations.md): an engine task's
 			// Write carries a record per node in one transaction.
 			"--max-txn-ops", "20000", "--max-request-bytes", "16777216"}
+		m.args = append(m.args, extra...)
 		m.Restart(t)
 		t.Cleanup(func() { m.Stop() })
 		c.Members = append(c.Members, m)

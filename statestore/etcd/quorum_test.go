@@ -58,3 +58,16 @@ func TestQuorumLoss(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestCheckTxnOps: a member started with etcd's default --max-txn-ops
+// (128) refuses a check for more, naming the setting; within it, passes.
+func TestCheckTxnOps(t *testing.T) {
+	s := newStore(t, etcdtest.StartArgs(t, 1, "--max-txn-ops", "128").Client(t))
+	if err := s.CheckTxnOps(t.Context(), 128); err != nil {
+		t.Fatalf("128 operations: %v", err)
+	}
+	err := s.CheckTxnOps(t.Context(), 129)
+	if err == nil || !strings.Contains(err.Error(), "--max-txn-ops") {
+		t.Fatalf("129 operations against --max-txn-ops 128: %v", err)
+	}
+}
