@@ -8,6 +8,7 @@ package main
 // resumes the deploy. The outcome is counted from the lab's state.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,6 +38,7 @@ import (
 // haSpec sizes an HA run.
 type haSpec struct {
 	nodes, kills int
+	pause        bool // after the kills, SIGSTOP the leader past its lease, then SIGCONT it
 	scale        float64
 	ttl          int
 	budget       time.Duration
@@ -53,13 +56,14 @@ type haResult struct {
 }
 
 // TestHAFailover: 200 nodes, three replicas, the leader SIGKILLed twice
-// mid-deploy (make test; make ha-demo shows it with its progress).
+// mid-deploy, then the next leader paused (SIGSTOP) past its lease and
+// woken (make test; make ha-demo shows it with its progress).
 func TestHAFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary, runs etcd and 200 nodes: skipped with -short")
 	}
 	spec := haSpec{nodes: envInt("SLIPWAY_HA_NODES", 200), kills: envInt("SLIPWAY_HA_KILLS", 2), ttl: envInt("SLIPWAY_HA_TTL", 3),
-		scale: 0.02, budget: time.Duration(envInt("SLIPWAY_HA_BUDGET_MIN", 6)) * time.Minute}
+		scale: 0.02, budget: time.Duration(envInt("SLIPWAY_HA_BUDGET_MIN", 6)) * time.Minute, pause: true}
 	if v, err := strconv.ParseFloat(os.Getenv("SLIPWAY_HA_SCALE"), 64); err == nil && v > 0 && v <= 1 {
 		spec.scale = v
 	}
@@ -144,6 +148,9 @@ func runHA(t *testing.T, spec haSpec) haResult {
 			k+1, g.replicaID(leader), kr.after.Round(time.Millisecond), kr.midPhase, kr.requests, g.replicaID(next), res.failovers[k].Round(time.Millisecond))
 		g.restart(t, leader) // as a supervisor would: it rejoins as a standby
 		leader = next
+	}
+	if spec.pause {
+		g.pauseLeader(t, leader, spec.ttl)
 	}
 	g.waitTask(t, task.ID, spec.budget-time.Since(begun))
 	stopProgress()
@@ -265,7 +272,9 @@ func (g *haGroup) cluster(t *testing.T, i int) apitypes.Cluster {
 
 func (g *haGroup) clusterOf(i int) (apitypes.Cluster, error) {
 	var cl apitypes.Cluster
-	req, _ := http.NewRequest(http.MethodGet, g.urls[i]+"/api/v1/cluster", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second) // a paused replica answers nothing
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.urls[i]+"/api/v1/cluster", nil)
 	req.Header.Set("Authorization", "Bearer "+g.tok)
 	resp, err := g.hc.Do(req)
 	if err != nil {
@@ -486,5 +495,38 @@ func (g *haGroup) until(t *testing.T, i int, method, path, body string, want int
 			t.Fatalf("%s %s on r%d: %d %s after %s, want %d: %s", method, path, i, code, b, within, want, g.logs())
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// pauseLeader stops replica i (SIGSTOP) until another replica leads and
+// its lease has run out, then wakes it (SIGCONT): a paused leader's writes
+// are refused once it wakes (the fence), it stops its engine and rejoins
+// as a standby; the deploy goes on under the new leader.
+func (g *haGroup) pauseLeader(t *testing.T, i, ttl int) {
+	p := g.procs[i].Process
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	next := g.waitLeader(t, g.replicaID(i), 30*time.Second)
+	took := time.Since(paused)
+	time.Sleep(time.Second)
+	if err := p.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("leader r%d paused (SIGSTOP): r%d leads %s later; r%d woken %s after the pause", i, next, took.Round(time.Millisecond), i, time.Since(paused).Round(time.Millisecond))
+	deadline := time.Now().Add(time.Duration(ttl+10) * time.Second)
+	for {
+		if cl, err := g.clusterOf(i); err == nil && cl.Self.Role == "standby" {
+			log, _ := os.ReadFile(filepath.Join(g.dir, fmt.Sprintf("r%d", i), "serve.log"))
+			if !strings.Contains(string(log), "the leadership's lease is lost") {
+				t.Errorf("the woken r%d is a standby but its log does not say it lost the lease", i)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the woken r%d does not say it is a standby: %s", i, g.logs())
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
