@@ -54,7 +54,7 @@ func serveLabState(t *testing.T, info lab.Info, roots ...string) (dir, state, cf
 	return dir, state, cfg
 }
 
-func startServe(t *testing.T, cfg, state, dir string) *serveProc {
+func startServe(t *testing.T, cfg, state, dir string, extra ...string) *serveProc {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -66,7 +66,7 @@ func startServe(t *testing.T, cfg, state, dir string) *serveProc {
 	done := make(chan int, 1)
 	p := &serveProc{base: "http://" + addr, stderr: &bytes.Buffer{}}
 	go func() {
-		done <- run(ctx, []string{"serve", "--config", cfg, "--state", state, "--listen", addr, "--plugin-dir", dir}, &bytes.Buffer{}, p.stderr)
+		done <- run(ctx, append([]string{"serve", "--config", cfg, "--state", state, "--listen", addr, "--plugin-dir", dir}, extra...), &bytes.Buffer{}, p.stderr)
 	}()
 	p.stop = func() int { cancel(); return <-done }
 	tokFile := filepath.Join(filepath.Dir(state), "admin.token")
@@ -134,6 +134,10 @@ func TestServeTwoSites(t *testing.T) {
 	}
 	dir, state, cfg := serveLabState(t, info, filepath.Join(filepath.Dir(exampleSite), "two-sites"))
 	s := startServe(t, cfg, state, dir)
+	// Alone on its state file, serve is a group of one that leads.
+	if code, b := s.call(t, "GET", "/api/v1/cluster", ""); code != 200 || !strings.Contains(b, `"role":"leader"`) || !strings.Contains(b, `"kind":"bolt"`) {
+		t.Errorf("GET /api/v1/cluster alone on bbolt: %d %s", code, b)
+	}
 	if st, msg := s.task(t, "prepare_site"); st != "failed" || !strings.Contains(msg, "site lab-east has no MAAS endpoint") {
 		t.Fatalf("prepare_site without lab-east's record: %s %s", st, msg)
 	}

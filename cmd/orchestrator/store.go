@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/slipway-dev/slipway/statestore/bolt"
 	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
@@ -24,7 +23,8 @@ func (a *app) storeCmd() *cobra.Command {
 }
 
 func (a *app) storeMigrateCmd() *cobra.Command {
-	var from, to, prefix string
+	var from string
+	var to haConfig
 	cmd := &cobra.Command{
 		Use:   "migrate --from bolt:FILE --to etcd://HOST:PORT[,HOST:PORT...] [--etcd-prefix P]",
 		Short: "Copy a bbolt state store into an empty etcd one and verify the copy",
@@ -36,30 +36,33 @@ record counts, last sequence numbers and history. Stop serve first (the
 file is locked while it runs). Nothing is deleted from the file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.storeMigrate(cmd.Context(), from, to, prefix)
+			return a.storeMigrate(cmd.Context(), from, to)
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the source: bolt:FILE (a state file)")
-	cmd.Flags().StringVar(&to, "to", "", "the target: etcd://HOST:PORT[,HOST:PORT...] (plain http endpoints)")
-	cmd.Flags().StringVar(&prefix, "etcd-prefix", etcdstore.DefaultPrefix, "the key prefix the store keeps in etcd")
+	cmd.Flags().StringVar(&to.Store, "to", "", "the target: etcd://HOST:PORT[,HOST:PORT...] (https with --etcd-ca or --etcd-cert)")
+	cmd.Flags().StringVar(&to.EtcdPrefix, "etcd-prefix", etcdstore.DefaultPrefix, "the key prefix the store keeps in etcd")
+	cmd.Flags().StringVar(&to.EtcdCA, "etcd-ca", "", "CA certificate (PEM) of etcd's client TLS")
+	cmd.Flags().StringVar(&to.EtcdCert, "etcd-cert", "", "client certificate (PEM) presented to etcd")
+	cmd.Flags().StringVar(&to.EtcdKey, "etcd-key", "", "client key (PEM) of --etcd-cert")
 	return cmd
 }
 
-func (a *app) storeMigrate(ctx context.Context, from, to, prefix string) error {
+func (a *app) storeMigrate(ctx context.Context, from string, to haConfig) error {
 	file, ok := strings.CutPrefix(from, "bolt:")
 	if !ok || file == "" {
 		return usageErr(errors.New("--from bolt:FILE: give the state file to copy"))
 	}
-	endpoints, err := etcdEndpoints(to)
+	ccfg, err := engineConfig{haConfig: to}.etcdClientConfig()
 	if err != nil {
-		return usageErr(err)
+		return usageErr(fmt.Errorf("--to: %w", err))
 	}
 	src, err := bolt.Open(file, bolt.Options{Timeout: 2 * time.Second})
 	if err != nil {
 		return usageErr(err)
 	}
 	defer src.Close()
-	dst, err := etcdstore.Open(clientv3.Config{Endpoints: endpoints, DialTimeout: 10 * time.Second}, prefix)
+	dst, err := etcdstore.Open(ccfg, to.EtcdPrefix)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -69,7 +72,7 @@ func (a *app) storeMigrate(ctx context.Context, from, to, prefix string) error {
 		return err
 	}
 	_, err = fmt.Fprintf(a.stdout, "migrated %s to %s%s and verified: %d revisions, %d applies, %d records in %d collections, %d log entries in %d logs\n",
-		file, to, prefix, rep.Revisions, rep.Applies, rep.Records, rep.Collections, rep.LogEntries, rep.Logs)
+		file, to.Store, to.EtcdPrefix, rep.Revisions, rep.Applies, rep.Records, rep.Collections, rep.LogEntries, rep.Logs)
 	return err
 }
 

@@ -49,6 +49,7 @@ func (m *Member) Restart(t testing.TB) {
 // Cluster is a running etcd cluster.
 type Cluster struct {
 	Members []*Member
+	TLS     *TLSFiles // nil: plain http
 }
 
 // Endpoints are the members' client URLs.
@@ -63,7 +64,11 @@ func (c *Cluster) Endpoints() []string {
 // Client is a client of the cluster, closed when the test ends.
 func (c *Cluster) Client(t testing.TB) *clientv3.Client {
 	t.Helper()
-	cl, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	cfg := clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second}
+	if c.TLS != nil {
+		cfg.TLS = c.TLS.clientConfig(t)
+	}
+	cl, err := clientv3.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,15 +83,32 @@ func Start(t testing.TB, n int) *Cluster { return StartArgs(t, n) }
 // StartArgs is Start with more etcd flags (a later flag wins).
 func StartArgs(t testing.TB, n int, extra ...string) *Cluster {
 	t.Helper()
+	return start(t, n, nil, extra)
+}
+
+// StartTLS is Start with the members' client URLs on TLS, client
+// certificates required (a CA of the test's own signs every certificate).
+func StartTLS(t testing.TB, n int) *Cluster {
+	t.Helper()
+	return start(t, n, newTLSFiles(t), nil)
+}
+
+func start(t testing.TB, n int, tf *TLSFiles, extra []string) *Cluster {
+	t.Helper()
 	bin := testtool.Need(t, "etcd", "etcd-server")
+	scheme := "http"
+	if tf != nil {
+		scheme = "https"
+		extra = append([]string{"--cert-file", tf.ServerCert, "--key-file", tf.ServerKey, "--client-cert-auth", "--trusted-ca-file", tf.CA}, extra...)
+	}
 	ports := freePorts(t, 2*n)
 	var initial []string
 	for i := range n {
 		initial = append(initial, fmt.Sprintf("m%d=http://127.0.0.1:%d", i, ports[2*i+1]))
 	}
-	c := &Cluster{}
+	c := &Cluster{TLS: tf}
 	for i := range n {
-		m := &Member{Name: fmt.Sprintf("m%d", i), ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]), out: &testtool.SyncBuffer{}}
+		m := &Member{Name: fmt.Sprintf("m%d", i), ClientURL: fmt.Sprintf("%s://127.0.0.1:%d", scheme, ports[2*i]), out: &testtool.SyncBuffer{}}
 		peer := fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1])
 		m.bin, m.args = bin, []string{"--name", m.Name, "--data-dir", t.TempDir(),
 			"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apitypes "github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/internal/etcdtest"
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/sim/lab"
+)
+
+// TestServeEtcdTLS: the state migrated into an etcd that requires client
+// certificates (--etcd-ca, --etcd-cert, --etcd-key), and serve on it: it
+// leads, reports the store, and runs a task through the engine there.
+func TestServeEtcdTLS(t *testing.T) {
+	ec := etcdtest.StartTLS(t, 1)
+	lb, err := lab.Start(t.Context(), lab.Config{Design: testsite.Example(t), TimeScale: 0.001, Seed: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lb.Close()
+	dir, state, cfg := serveLabState(t, lb.Info())
+	store := "etcd://" + strings.TrimPrefix(ec.Endpoints()[0], "https://")
+	tlsArgs := []string{"--etcd-ca", ec.TLS.CA, "--etcd-cert", ec.TLS.ClientCert, "--etcd-key", ec.TLS.ClientKey}
+	if code, out, errs := cli(t, append([]string{"store", "migrate", "--from", "bolt:" + state, "--to", store}, tlsArgs...)...); code != 0 {
+		t.Fatalf("store migrate over TLS: %d %s %s", code, out, errs)
+	}
+	p := startServe(t, cfg, state, dir, append([]string{"--store", store, "--data-dir", filepath.Dir(state), "--lease-ttl", "3",
+		"--introspection-listen", "127.0.0.1:0"}, tlsArgs...)...)
+	defer p.stop()
+	var cl apitypes.Cluster
+	for i := 0; i < 200 && cl.Self.Role != "leader"; i++ {
+		_, b := p.call(t, "GET", "/api/v1/cluster", "")
+		_ = json.Unmarshal([]byte(b), &cl)
+		time.Sleep(50 * time.Millisecond)
+	}
+	if cl.Self.Role != "leader" || cl.Store.Kind != "etcd" || len(cl.Store.Members) != 1 || !cl.Store.Members[0].Healthy || !cl.Store.Writable {
+		t.Fatalf("GET /api/v1/cluster: %+v", cl)
+	}
+	if status, msg := p.task(t, "prepare_site"); status != "succeeded" {
+		t.Fatalf("prepare_site on etcd over TLS: %s %s", status, msg)
+	}
+}
