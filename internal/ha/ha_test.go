@@ -1,0 +1,111 @@
+package ha_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/slipway-dev/slipway/internal/etcdtest"
+	"github.com/slipway-dev/slipway/internal/ha"
+	"github.com/slipway-dev/slipway/internal/leader"
+)
+
+// TestGroup: of two replicas one leads and runs lead; both list each
+// other, agree on the leader and export their roles; when the leader
+// stops, it gives the leadership up and the other leads at once.
+func TestGroup(t *testing.T) {
+	ec := etcdtest.Start(t, 1)
+	type rep struct {
+		r      *ha.Replica
+		reg    *prometheus.Registry
+		leads  atomic.Int32
+		cancel context.CancelFunc
+		done   chan struct{}
+	}
+	start := func(id string) *rep {
+		x := &rep{reg: prometheus.NewRegistry(), done: make(chan struct{})}
+		var err error
+		x.r, err = ha.New(ha.Config{Client: ec.Client(t), Prefix: "/t/", ID: id, URL: "http://" + id, TTL: 5,
+			Endpoints: ec.Endpoints(), Log: zerolog.Nop(), Registry: x.reg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		x.cancel = cancel
+		go func() {
+			defer close(x.done)
+			_ = x.r.Run(ctx, func(ctx context.Context, l *leader.Leadership) error {
+				x.leads.Add(1)
+				<-ctx.Done()
+				return nil
+			})
+		}()
+		t.Cleanup(func() { cancel(); <-x.done })
+		return x
+	}
+	a, b := start("a"), start("b")
+	waitFor(t, "a leader", func() bool { return a.r.Leading() || b.r.Leading() })
+	lead, other := a, b
+	if b.r.Leading() {
+		lead, other = b, a
+	}
+	waitFor(t, "the standby to see the leader", func() bool { _, id, u := other.r.Leader(); return u != nil && id == lead.r.ID() })
+	cl, err := other.r.Cluster(t.Context())
+	if err != nil || cl.Self.Role != "standby" || cl.Leader == nil || cl.Leader.ID != lead.r.ID() || len(cl.Replicas) != 2 ||
+		!cl.Store.Writable || len(cl.Store.Members) != 1 || !cl.Store.Members[0].Healthy {
+		t.Fatalf("the standby's view: %+v %v", cl, err)
+	}
+	if v := roleGauge(t, lead.reg, "leader"); v != 1 {
+		t.Errorf("the leader's slipway_replica_role{role=leader} = %v", v)
+	}
+	if v := roleGauge(t, other.reg, "leader"); v != 0 {
+		t.Errorf("the standby's slipway_replica_role{role=leader} = %v", v)
+	}
+	stopped := time.Now()
+	lead.cancel()
+	<-lead.done
+	waitFor(t, "the standby to lead", other.r.Leading)
+	if took := time.Since(stopped); took > 3*time.Second {
+		t.Errorf("handover after a stop took %s (the lease is 5 s: the leader did not resign)", took)
+	}
+	if other.leads.Load() != 1 || lead.leads.Load() != 1 {
+		t.Errorf("lead ran %d and %d times", lead.leads.Load(), other.leads.Load())
+	}
+}
+
+func roleGauge(t *testing.T, reg *prometheus.Registry, role string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "slipway_replica_role" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "role" && l.GetValue() == role {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no slipway_replica_role{role=%q}", role)
+	return 0
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 15 s for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
