@@ -70,17 +70,7 @@ func TestStandbyForwards(t *testing.T) {
 	}
 	refused := func(why string, status int, hdr map[string]string) {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(t.Context(), "POST", standby.URL+"/api/v1/tokens", strings.NewReader(`{"role":"viewer"}`))
-		req.Header.Set("Authorization", "Bearer "+admin)
-		req.Header.Set("Content-Type", "application/json")
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := standby.request(t, "POST", "/api/v1/tokens", admin, hdr, strings.NewReader(`{"role":"viewer"}`))
 		if resp.StatusCode != status {
 			t.Errorf("%s: %d, want %d", why, resp.StatusCode, status)
 		}

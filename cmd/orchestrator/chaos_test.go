@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/sim/lab"
@@ -68,13 +69,7 @@ type chaosResult struct {
 func runChaos(t *testing.T, spec chaosSpec) chaosResult {
 	seed := chaosSeed(t)
 	rnd := mrand.New(mrand.NewPCG(seed, 3))
-	dir := t.TempDir()
-	bin := buildBinary(t, dir)
-	t.Setenv("SLIPWAY_SECRET_BMC_ADMIN", lab.DefaultBMCPassword)
-	d, err := labrun.Generated(t.Context(), filepath.Join(dir, "site"), spec.nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, bin, d := generatedSite(t, spec.nodes)
 	names := d.NodeNames()
 	faults, dead := faultMix(int64(seed), names)
 	lv := startLabProc(t, bin, dir, faults, int64(seed), spec.scale)
@@ -114,6 +109,19 @@ func chaosSeed(t *testing.T) uint64 {
 	}
 	t.Logf("seed %d (SLIPWAY_CHAOS_SEED=%d replays the fault script and the kill instants drawn; timing still varies)", seed, seed)
 	return seed
+}
+
+// generatedSite is a test directory with the built binary and a
+// generated site of n nodes (in site/), the lab's BMC password set.
+func generatedSite(t *testing.T, n int) (dir, bin string, d *design.Design) {
+	dir = t.TempDir()
+	bin = buildBinary(t, dir)
+	t.Setenv("SLIPWAY_SECRET_BMC_ADMIN", lab.DefaultBMCPassword)
+	d, err := labrun.Generated(t.Context(), filepath.Join(dir, "site"), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, bin, d
 }
 
 func buildBinary(t *testing.T, dir string) string {

@@ -28,10 +28,9 @@ import (
 
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/internal/etcdtest"
-	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/orchestrator"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
-	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
@@ -108,21 +107,7 @@ type haGroup struct {
 func runHA(t *testing.T, spec haSpec) haResult {
 	begun := time.Now()
 	ec := etcdtest.Start(t, 3)
-	dir := t.TempDir()
-	bin := buildBinary(t, dir)
-	t.Setenv("SLIPWAY_SECRET_BMC_ADMIN", lab.DefaultBMCPassword)
-	d, err := labrun.Generated(t.Context(), filepath.Join(dir, "site"), spec.nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := d.NodeNames()
-	lv := startLabProc(t, bin, dir, &maas.Faults{}, 1, spec.scale)
-	state, _ := writeEngineFiles(t, dir, d.Site.Metadata.Name, lv.info)
-	store := "etcd://" + strings.Join(trimScheme(ec.Endpoints()), ",")
-	if code, out, errs := cli(t, "store", "migrate", "--from", "bolt:"+state, "--to", store); code != 0 {
-		t.Fatalf("store migrate: %d %s %s", code, out, errs)
-	}
-	g := startGroup(t, bin, dir, store, spec.ttl)
+	g, lv, names := haSite(t, ec, spec.nodes, spec.scale, spec.ttl)
 	res := haResult{}
 	first := g.waitLeader(t, "", 30*time.Second)
 	res.leaderIDs = append(res.leaderIDs, g.replicaID(first))
@@ -164,6 +149,20 @@ func runHA(t *testing.T, spec haSpec) haResult {
 	return res
 }
 
+// haSite is a generated site of n nodes in the lab (its own process),
+// applied and prepared, its state migrated into ec, and three replicas
+// serving it with a lease of ttl seconds.
+func haSite(t *testing.T, ec *etcdtest.Cluster, n int, scale float64, ttl int) (*haGroup, *labView, []string) {
+	dir, bin, d := generatedSite(t, n)
+	lv := startLabProc(t, bin, dir, &maas.Faults{}, 1, scale)
+	state, _ := writeEngineFiles(t, dir, d.Site.Metadata.Name, lv.info)
+	store := "etcd://" + strings.Join(trimScheme(ec.Endpoints()), ",")
+	if code, out, errs := cli(t, "store", "migrate", "--from", "bolt:"+state, "--to", store); code != 0 {
+		t.Fatalf("store migrate: %d %s %s", code, out, errs)
+	}
+	return startGroup(t, bin, dir, store, ttl), lv, d.NodeNames()
+}
+
 func trimScheme(eps []string) []string {
 	out := make([]string, len(eps))
 	for i, e := range eps {
@@ -181,7 +180,7 @@ func startGroup(t *testing.T, bin, dir, store string, ttl int) *haGroup {
 			t.Fatal(err)
 		}
 	}
-	ports := freeLoopbackPorts(t, 6)
+	ports := testtool.FreePorts(t, 6)
 	for i := range 3 {
 		g.urls = append(g.urls, fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]))
 		g.intro = append(g.intro, fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]))
@@ -354,24 +353,6 @@ func (g *haGroup) progress(t *testing.T, lv *labView) func() {
 	return func() { stop.Store(true); <-done }
 }
 
-// freeLoopbackPorts are n loopback TCP ports free a moment ago.
-func freeLoopbackPorts(t *testing.T, n int) []int {
-	var lns []net.Listener
-	var out []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
-}
-
 // balance is a TCP balancer on loopback in front of backends: each
 // connection goes to the next backend that accepts it (a dead replica is
 // skipped), as a load balancer's health checks would do.
@@ -417,20 +398,7 @@ func TestHAQuorum(t *testing.T) {
 		t.Skip("builds the binary and runs etcd: skipped with -short")
 	}
 	ec := etcdtest.Start(t, 3)
-	dir := t.TempDir()
-	bin := buildBinary(t, dir)
-	t.Setenv("SLIPWAY_SECRET_BMC_ADMIN", lab.DefaultBMCPassword)
-	d, err := labrun.Generated(t.Context(), filepath.Join(dir, "site"), 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lv := startLabProc(t, bin, dir, &maas.Faults{}, 1, 0.02)
-	state, _ := writeEngineFiles(t, dir, d.Site.Metadata.Name, lv.info)
-	store := "etcd://" + strings.Join(trimScheme(ec.Endpoints()), ",")
-	if code, out, errs := cli(t, "store", "migrate", "--from", "bolt:"+state, "--to", store); code != 0 {
-		t.Fatalf("store migrate: %d %s %s", code, out, errs)
-	}
-	g := startGroup(t, bin, dir, store, 10)
+	g, _, _ := haSite(t, ec, 4, 0.02, 10)
 	leader := g.waitLeader(t, "", 30*time.Second)
 	standby := (leader + 1) % 3
 	ec.Members[2].Stop()

@@ -6,7 +6,6 @@ package etcdtest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -101,7 +100,7 @@ func start(t testing.TB, n int, tf *TLSFiles, extra []string) *Cluster {
 		scheme = "https"
 		extra = append([]string{"--cert-file", tf.ServerCert, "--key-file", tf.ServerKey, "--client-cert-auth", "--trusted-ca-file", tf.CA}, extra...)
 	}
-	ports := freePorts(t, 2*n)
+	ports := testtool.FreePorts(t, 2*n)
 	var initial []string
 	for i := range n {
 		initial = append(initial, fmt.Sprintf("m%d=http://127.0.0.1:%d", i, ports[2*i+1]))
@@ -137,23 +136,4 @@ func start(t testing.TB, n int, tf *TLSFiles, extra []string) *Cluster {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// freePorts are n loopback TCP ports free a moment ago.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	var out []int
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
 }

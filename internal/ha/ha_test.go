@@ -12,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/etcdtest"
 	"github.com/slipway-dev/slipway/internal/ha"
 	"github.com/slipway-dev/slipway/internal/leader"
+	"github.com/slipway-dev/slipway/internal/testtool"
 )
 
 // TestGroup: of two replicas one leads and runs lead; both list each
@@ -48,12 +49,12 @@ func TestGroup(t *testing.T) {
 		return x
 	}
 	a, b := start("a"), start("b")
-	waitFor(t, "a leader", func() bool { return a.r.Leading() || b.r.Leading() })
+	testtool.WaitUntil(t, func() bool { return a.r.Leading() || b.r.Leading() }, "a leader")
 	lead, other := a, b
 	if b.r.Leading() {
 		lead, other = b, a
 	}
-	waitFor(t, "the standby to see the leader", func() bool { _, id, u := other.r.Leader(); return u != nil && id == lead.r.ID() })
+	testtool.WaitUntil(t, func() bool { _, id, u := other.r.Leader(); return u != nil && id == lead.r.ID() }, "the standby to see the leader")
 	cl, err := other.r.Cluster(t.Context())
 	if err != nil || cl.Self.Role != "standby" || cl.Leader == nil || cl.Leader.ID != lead.r.ID() || len(cl.Replicas) != 2 ||
 		!cl.Store.Writable || len(cl.Store.Members) != 1 || !cl.Store.Members[0].Healthy {
@@ -68,7 +69,7 @@ func TestGroup(t *testing.T) {
 	stopped := time.Now()
 	lead.cancel()
 	<-lead.done
-	waitFor(t, "the standby to lead", other.r.Leading)
+	testtool.WaitUntil(t, other.r.Leading, "the standby to lead")
 	if took := time.Since(stopped); took > 3*time.Second {
 		t.Errorf("handover after a stop took %s (the lease is 5 s: the leader did not resign)", took)
 	}
@@ -97,15 +98,4 @@ func roleGauge(t *testing.T, reg *prometheus.Registry, role string) float64 {
 	}
 	t.Fatalf("no slipway_replica_role{role=%q}", role)
 	return 0
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 15 s for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
