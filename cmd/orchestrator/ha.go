@@ -165,9 +165,16 @@ func (a *app) serveHA(ctx context.Context, c engineConfig) error {
 		return usageErr(fmt.Errorf("listen on %s: %w (another process there? use --listen)", c.Listen, err))
 	}
 	defer ln.Close()
+	if _, err := base.Current(ctx); err != nil {
+		return usageErr(fmt.Errorf("etcd %s under %s: %w: apply the first design to a state file and copy it in with `orchestrator store migrate --from bolt:FILE --to %s`",
+			strings.Join(ccfg.Endpoints, ","), base.Prefix(), err, c.Store))
+	}
 	p, err := a.openParts(ctx, c, base, true)
 	if err != nil {
 		return err
+	}
+	if c.IntrospectionURL == "" && p.design.Site != nil && p.design.Site.Spec.Introspection.URL == "" {
+		a.log.Warn().Msg("nodes will call this replica's own introspection listener, and lose it with the replica: set introspectionURL (or the Site's introspection.url) to a load balancer in front of every replica")
 	}
 	defer closeAll(p.closers)
 	if err := base.CheckTxnOps(ctx, len(p.design.Nodes)+2); err != nil {

@@ -135,12 +135,15 @@ func (r *Replica) campaign(ctx context.Context, lead LeadFunc) {
 			continue
 		}
 		wait.reset()
-		r.lead(ctx, l, lead)
+		if !r.lead(ctx, l, lead) {
+			wait.sleep(ctx) // leading failed at once (the engine did not start): not in a tight loop
+		}
 	}
 }
 
-// lead runs lead while l holds, then gives the leadership up.
-func (r *Replica) lead(ctx context.Context, l *leader.Leadership, lead LeadFunc) {
+// lead runs lead while l holds, then gives the leadership up; false when
+// lead failed.
+func (r *Replica) lead(ctx context.Context, l *leader.Leadership, lead LeadFunc) bool {
 	since := time.Now().UTC().Truncate(time.Millisecond)
 	if err := l.Proclaim(ctx, r.value(since)); err != nil {
 		r.cfg.Log.Warn().Err(err).Msg("could not record when the leadership began")
@@ -158,7 +161,8 @@ func (r *Replica) lead(ctx context.Context, l *leader.Leadership, lead LeadFunc)
 		case <-lctx.Done():
 		}
 	}()
-	if err := lead(lctx, l); err != nil && ctx.Err() == nil {
+	err := lead(lctx, l)
+	if err != nil && ctx.Err() == nil {
 		r.cfg.Log.Error().Err(err).Msg("leading failed; giving the leadership up")
 	}
 	cancel()
@@ -167,6 +171,7 @@ func (r *Replica) lead(ctx context.Context, l *leader.Leadership, lead LeadFunc)
 	rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer rcancel()
 	_ = l.Resign(rctx) // the key and lease go at once, or at the lease's end
+	return err == nil
 }
 
 // value is what the leader key holds: this replica's ID, URL and since.
