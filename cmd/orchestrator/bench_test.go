@@ -97,5 +97,8 @@ func TestMain(m *testing.M) {
 	if siteDir != "" {
 		os.RemoveAll(filepath.Clean(siteDir))
 	}
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
 	os.Exit(code)
 }

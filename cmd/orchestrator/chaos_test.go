@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -124,12 +125,35 @@ func generatedSite(t *testing.T, n int) (dir, bin string, d *design.Design) {
 	return dir, bin, d
 }
 
+// buildBinary is the orchestrator binary built for this test run (once:
+// the tests that run it share it; TestMain removes it), copied into dir.
 func buildBinary(t *testing.T, dir string) string {
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "slipway-bin-")
+		if built.err == nil {
+			built.out, built.err = exec.Command("go", "build", "-o", filepath.Join(built.dir, "orchestrator"), ".").CombinedOutput()
+		}
+	})
+	if built.err != nil {
+		t.Fatalf("build: %v\n%s", built.err, built.out)
+	}
 	bin := filepath.Join(dir, "orchestrator")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	b, err := os.ReadFile(filepath.Join(built.dir, "orchestrator"))
+	if err == nil {
+		err = os.WriteFile(bin, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
+}
+
+// built is the binary the tests share.
+var built struct {
+	once sync.Once
+	dir  string
+	out  []byte
+	err  error
 }
 
 // faultMix is docs/lab.md's fault mix over the nodes: every MAAS request
