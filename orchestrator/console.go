@@ -73,7 +73,7 @@ func (e *Engine) Console(ctx context.Context, node, who string, readWrite bool, 
 	if !ok {
 		return fmt.Errorf("%w: node %.80q is not in the current design", ErrNotFound, node)
 	}
-	ts, err := e.oobTargets(d, n)
+	ts, err := e.oobTargets(ctx, d, n)
 	if err != nil {
 		return err
 	}

@@ -78,8 +78,8 @@ type Config struct {
 	Store   Store
 	Drivers Drivers
 	// Secrets resolves the design's secret references (BMC passwords);
-	// nil uses secrets.Resolve.
-	Secrets func(ref string) (drivers.Secret, error)
+	// nil uses secrets.Resolve. The engine bounds each call (secretWait).
+	Secrets func(ctx context.Context, ref string) (drivers.Secret, error)
 	// BMCEndpoint rewrites where a node's BMC is reached (the virtual lab
 	// maps the design's addresses to its loopback ports); nil keeps the
 	// design's.
@@ -193,7 +193,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, errors.New("orchestrator: no state store")
 	}
 	if cfg.Secrets == nil {
-		cfg.Secrets = secrets.Resolve
+		cfg.Secrets = func(_ context.Context, ref string) (drivers.Secret, error) { return secrets.Resolve(ref) }
 	}
 	if cfg.TimeScale <= 0 {
 		cfg.TimeScale = 1
@@ -437,12 +437,12 @@ func (e *Engine) statusCall(ctx context.Context, refs []drivers.NodeRef) ([]driv
 	return ms, err
 }
 
-func (e *Engine) password(d *design.Design, n *design.Node) (drivers.Secret, error) {
+func (e *Engine) password(ctx context.Context, d *design.Design, n *design.Node) (drivers.Secret, error) {
 	ref := n.OOB(d.SiteOOBDriver()).PasswordRef
 	if ref == "" {
 		return drivers.Secret{}, nil
 	}
-	pw, err := e.cfg.Secrets(ref)
+	pw, err := e.secret(ctx, ref)
 	if err != nil {
 		return drivers.Secret{}, drivers.Errorf(drivers.Permanent,
 			"node %s: BMC password %s: %v (set the secret, then retry the task)", n.Metadata.Name, ref, err)
@@ -450,10 +450,28 @@ func (e *Engine) password(d *design.Design, n *design.Node) (drivers.Secret, err
 	return pw, nil
 }
 
+// secretWait bounds a secret's lookup: a state store that does not answer
+// (every etcd member gone) fails the node's step instead of holding it.
+const secretWait = 30 * time.Second
+
+// secret resolves ref, within secretWait and the engine's life.
+func (e *Engine) secret(ctx context.Context, ref string) (drivers.Secret, error) {
+	if ctx == nil { // an engine not started (tests of its parts)
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, secretWait)
+	defer cancel()
+	if e.ctx != nil { // a started engine: Close ends the lookup
+		stop := context.AfterFunc(e.ctx, cancel)
+		defer stop()
+	}
+	return e.cfg.Secrets(ctx, ref)
+}
+
 // serverNode is what the server driver needs of a node.
 func (e *Engine) serverNode(ctx context.Context, d *design.Design, n *design.Node, machineID string) (drivers.Node, error) {
 	dn := driverspec.Node(d, n, machineID)
-	pw, err := e.password(d, n)
+	pw, err := e.password(ctx, d, n)
 	if err != nil {
 		return drivers.Node{}, err
 	}

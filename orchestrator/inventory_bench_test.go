@@ -72,7 +72,7 @@ func prepareFake(b *testing.B, n int, big bool, control *float64) (heap int64, s
 		srv = bigInventory{srv.(*fake.Server)}
 	}
 	cfg := orchestrator.Config{Store: st, Drivers: orchestrator.Drivers{OOB: fake.NewOOB(fake.Script{}), Server: srv, Network: fake.NewNetwork(fake.Script{})},
-		Secrets: func(string) (drivers.Secret, error) { return drivers.NewSecret("bench"), nil }, TimeScale: 0.001}
+		Secrets: func(context.Context, string) (drivers.Secret, error) { return drivers.NewSecret("bench"), nil }, TimeScale: 0.001}
 	before := heapInUse()
 	e, err := orchestrator.New(cfg)
 	if err != nil {

@@ -22,8 +22,8 @@ type oobTarget struct {
 // oobTargets returns the node's OOB methods in order: its own (its
 // hardware profile's oob.type, else the Site's driver), then its
 // profile's fallback when it names one.
-func (e *Engine) oobTargets(d *design.Design, n *design.Node) ([]oobTarget, error) {
-	pw, err := e.password(d, n)
+func (e *Engine) oobTargets(ctx context.Context, d *design.Design, n *design.Node) ([]oobTarget, error) {
+	pw, err := e.password(ctx, d, n)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (e *Engine) oobDriverOf(typ, site string) (drivers.OOB, error) {
 // does, fn runs through the fallback, and an event says so. It returns
 // the method used.
 func (r *nodeRun) withOOB(ctx context.Context, fn func(ctx context.Context, drv drivers.OOB, b drivers.BMC) error) (oobTarget, error) {
-	ts, err := r.e.oobTargets(r.d, r.n)
+	ts, err := r.e.oobTargets(ctx, r.d, r.n)
 	if err != nil {
 		return oobTarget{}, err
 	}

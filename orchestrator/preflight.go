@@ -36,7 +36,7 @@ func (e *Engine) checkPreflight(p preflightPlan, info drivers.SiteInfo, checkIma
 		findings = append(findings, finding{what: b, users: "the design", fix: "correct the template, apply the design and retry the task"})
 	}
 	for _, ref := range preflightKeys(p.secrets) {
-		if _, err := e.cfg.Secrets(ref); err != nil {
+		if _, err := e.secret(e.ctx, ref); err != nil {
 			findings = append(findings, secretFinding(ref, err, p.secrets[ref]))
 		}
 	}

@@ -21,7 +21,7 @@ type fakeSecrets struct {
 	asked map[string]int
 }
 
-func (f *fakeSecrets) resolve(ref string) (drivers.Secret, error) {
+func (f *fakeSecrets) resolve(_ context.Context, ref string) (drivers.Secret, error) {
 	f.asked[ref]++
 	if f.set[ref] {
 		return drivers.NewSecret("value-of-" + ref), nil

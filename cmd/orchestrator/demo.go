@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/labrun"
@@ -221,7 +220,7 @@ func (a *app) demoGenerated(ctx context.Context, dir string, df *demoFlags, faul
 	if err != nil {
 		return usageErr(err)
 	}
-	st, kind, err := df.openStore()
+	st, kind, err := df.openStore(ctx)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -271,16 +270,27 @@ func (df *demoFlags) checkStore() error {
 }
 
 // openStore opens the demo's state store: the bbolt file --state, or
-// etcd under --etcd-prefix with --store; kind is "bolt" or "etcd".
-func (df *demoFlags) openStore() (st statestore.Store, kind string, err error) {
+// etcd under --etcd-prefix with --store (which must answer within 10 s);
+// kind is "bolt" or "etcd".
+func (df *demoFlags) openStore(ctx context.Context) (st statestore.Store, kind string, err error) {
 	if df.store == "" {
 		st, err := bolt.Open(df.state, bolt.Options{})
 		return st, "bolt", err
 	}
-	eps, err := etcdEndpoints(df.store)
+	ccfg, err := engineConfig{haConfig: haConfig{Store: df.store}}.etcdClientConfig()
 	if err != nil {
 		return nil, "", err
 	}
-	es, err := etcdstore.Open(clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second}, df.etcdPrefix)
-	return es, "etcd", err
+	eps := ccfg.Endpoints
+	es, err := etcdstore.Open(ccfg, df.etcdPrefix)
+	if err != nil {
+		return nil, "", err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, _, err := es.Names(pctx); err != nil {
+		es.Close()
+		return nil, "", fmt.Errorf("etcd %v: %w", eps, err)
+	}
+	return es, "etcd", nil
 }

@@ -404,7 +404,7 @@ func currentDesignIn(ctx context.Context, st statestore.Store, state string) (*d
 // orchestratorConfig is the engine's configuration from the file's.
 func (a *app) orchestratorConfig(c engineConfig, st statestore.Store, drv orchestrator.Drivers, resolver secrets.Resolver) (orchestrator.Config, error) {
 	cfg := orchestrator.Config{Store: st, Drivers: drv, Log: a.log, DeployRetries: c.DeployRetries, ReleaseLeaks: c.ReleaseLeaks,
-		Secrets: resolver.Resolve,
+		Secrets: resolver.ResolveContext,
 		Limits:  orchestrator.Limits{Global: c.GlobalLimit, Provisioner: c.MAASLimit, OOB: c.OOBLimit}}
 
 	cfg.Retry.Attempts = c.RetryAttempts

@@ -71,7 +71,11 @@ func (c engineConfig) etcdClientConfig() (clientv3.Config, error) {
 		return clientv3.Config{}, fmt.Errorf("store %w", err)
 	}
 	return clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second, TLS: tc,
-		DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: 3 * time.Second}, nil
+		DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: 3 * time.Second,
+		// as large as the members' --max-request-bytes (the client's own
+		// default, 2 MiB, would refuse a task over every node of a large
+		// design before etcd saw it)
+		MaxCallSendMsgSize: 16 << 20}, nil
 }
 
 // clientTLS trusts ca (else the system's roots) and presents cert/key

@@ -230,7 +230,7 @@ func (env *Env) Config() orchestrator.Config {
 	cfg := orchestrator.Config{
 		Store:         env.Store,
 		Drivers:       env.Drivers,
-		Secrets:       env.resolver.Resolve,
+		Secrets:       env.resolver.ResolveContext,
 		BMCEndpoint:   env.Lab.Endpoint,
 		Bootstrap:     env.Introspection,
 		TimeScale:     s,

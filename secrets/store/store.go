@@ -105,6 +105,7 @@ type Store struct {
 	aead  cipher.AEAD // nil without a key
 	keyID string
 	now   func() time.Time
+	cache valueCache // cache.go
 }
 
 // New returns a store keeping its secrets in r, encrypted with key
@@ -194,6 +195,7 @@ func (s *Store) Put(ctx context.Context, name, value string) error {
 	if err != nil {
 		return fmt.Errorf("store secret %s: %w", name, err)
 	}
+	defer s.cache.forget(name)
 	if _, err := s.r.Write(ctx, statestore.Put(coll, name, v)); err != nil {
 		return fmt.Errorf("store secret %s: %w", name, err)
 	}
@@ -209,6 +211,9 @@ func (s *Store) Get(ctx context.Context, name string) (drivers.Secret, error) {
 	}
 	if err := s.needKey("read", name); err != nil {
 		return drivers.Secret{}, err
+	}
+	if v, ok := s.cache.get(name, s.now()); ok {
+		return v, nil
 	}
 	v, err := s.r.Get(ctx, coll, name)
 	if errors.Is(err, statestore.ErrNoRecord) {
@@ -231,7 +236,9 @@ func (s *Store) Get(ctx context.Context, name string) (drivers.Secret, error) {
 	if err != nil {
 		return drivers.Secret{}, damaged(name)
 	}
-	return drivers.NewSecret(string(plain)), nil
+	sec := drivers.NewSecret(string(plain))
+	s.cache.put(name, sec, s.now())
+	return sec, nil
 }
 
 // keyError wraps ErrWrongKey with a message of its own.
@@ -263,6 +270,7 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("delete secret %s: %w", name, err)
 	}
+	defer s.cache.forget(name)
 	if _, err := s.r.Write(ctx, statestore.Delete(coll, name)); err != nil {
 		return fmt.Errorf("delete secret %s: %w", name, err)
 	}
