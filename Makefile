@@ -63,11 +63,13 @@ contract: docs ## Regenerate docs/openapi.json, lint it with Redocly, run the AP
 	$(GO) test -count=1 ./api/...
 
 .PHONY: bench
-bench: build ## Benchmarks; validate of 10,000 nodes and of hostile YAML, and a 1,000-node lab deploy, as whole processes
+bench: build ## Benchmarks; validate of 10,000 nodes and of hostile YAML, a 1,000-node lab deploy on bbolt and on etcd, as whole processes
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./...
 	scripts/bench-validate.sh $(BIN) $(BENCH_NODES)
 	scripts/bench-hostile.sh $(BIN) $(BENCH_HOSTILE_MIB)
 	scripts/bench-deploy.sh $(BIN) $(BENCH_DEPLOY_NODES) $(BENCH_TIME_SCALE)
+	@if command -v etcd >/dev/null; then scripts/bench-deploy-etcd.sh $(BIN) $(BENCH_DEPLOY_NODES) $(BENCH_TIME_SCALE); \
+	else echo "etcd not installed (apt-get install -y etcd-server): the etcd against bbolt deploy skipped"; fi
 	@if command -v wrk >/dev/null && command -v nginx >/dev/null; then scripts/bench-introspection.sh $(BIN) 10000 15; \
 	else echo "wrk or nginx not installed (apt-get install -y wrk nginx): introspection load test skipped"; fi
 
