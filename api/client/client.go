@@ -687,3 +687,9 @@ func (c *Client) CreateToken(ctx context.Context, role auth.Role, name string) (
 func (c *Client) RevokeToken(ctx context.Context, id string) error {
 	return c.do(ctx, request{method: http.MethodDelete, path: v1 + "/tokens/" + seg(id)}, nil)
 }
+
+// Cluster is the replica group as the server asked sees it.
+func (c *Client) Cluster(ctx context.Context) (apitypes.Cluster, error) {
+	var out apitypes.Cluster
+	return out, c.get(ctx, v1+"/cluster", nil, &out)
+}

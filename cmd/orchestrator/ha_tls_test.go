@@ -41,6 +41,10 @@ func TestServeEtcdTLS(t *testing.T) {
 	if cl.Self.Role != "leader" || cl.Store.Kind != "etcd" || len(cl.Store.Members) != 1 || !cl.Store.Members[0].Healthy || !cl.Store.Writable {
 		t.Fatalf("GET /api/v1/cluster: %+v", cl)
 	}
+	t.Setenv("SLIPWAY_TOKEN", p.tok)
+	if code, out, errs := cli(t, "cluster", "--server", p.base); code != 0 || !strings.Contains(out, "(answered)  leader") || !strings.Contains(out, "store etcd /slipway/: writable") {
+		t.Errorf("orchestrator cluster: %d\n%s%s", code, out, errs)
+	}
 	if status, msg := p.task(t, "prepare_site"); status != "succeeded" {
 		t.Fatalf("prepare_site on etcd over TLS: %s %s", status, msg)
 	}

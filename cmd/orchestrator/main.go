@@ -125,7 +125,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.consoleCmd())                        // console.go
 	root.AddCommand(a.roceCmd())                           // roce.go
 	root.AddCommand(a.onboardingCmd(), a.designLayerCmd()) // onboard.go
-	root.AddCommand(a.storeCmd())                          // store.go
+	root.AddCommand(a.storeCmd(), a.clusterCmd())          // store.go, cluster.go
 	root.AddCommand(a.auditCmd(), a.tokenCmd(), a.secretCmd(), a.bootdataCmd(), a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd())
 	return root
 }
