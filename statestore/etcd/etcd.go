@@ -88,7 +88,7 @@ func (u unavailable) Unavailable() bool { return true }
 type Store struct {
 	c      *clientv3.Client
 	kv     quorumKV // c's KV, reads served and writes refused plainly without a quorum (quorum.go)
-	own    bool // Close closes the client
+	own    bool     // Close closes the client
 	prefix string
 	closed *atomic.Bool
 	// w orders this store's Writes (group commit): appends to a log (the
