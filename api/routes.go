@@ -87,7 +87,7 @@ func (s *Server) table() []route {
 		s.reconcileRoutes(v1),              // reconcile.go
 		s.siteRoutes(), s.sitePartRoutes(), // sites.go, siteparts.go
 		s.workflowRoutes(), s.onboardingRoutes(), s.layerRoutes(), // workflows.go, onboardings.go, layer.go
-		s.clusterRoutes()) // cluster.go
+		s.clusterRoutes(), s.dashboardRoutes()) // cluster.go, ui.go
 }
 
 // v1 prefixes the API's versioned routes.

@@ -78,6 +78,8 @@ type Config struct {
 	// ForwardTransport (nil: http.DefaultTransport).
 	Cluster          Cluster
 	ForwardTransport http.RoundTripper
+	// UI is the web dashboard (package ui), served at /ui/ (nil: none).
+	UI http.Handler
 	// Ready reports whether the drivers answer (nil: not checked).
 	Ready func(ctx context.Context) error
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed for the
@@ -176,6 +178,7 @@ func New(cfg Config) (*Server, error) {
 		r := &s.routes[i]
 		e.Add(r.Method, r.Path, r.handler, s.middleware(r)...)
 	}
+	s.mountUI(e) // ui.go
 	s.e = e
 	return s, nil
 }

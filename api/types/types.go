@@ -398,3 +398,8 @@ type StoreMember struct {
 	DBSize   int64  `json:"db_size_bytes,omitempty"`
 	Error    string `json:"error,omitempty"`
 }
+
+// EventSeq is a position in the event log.
+type EventSeq struct {
+	Seq uint64 `json:"seq"`
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/slipway-dev/slipway/orchestrator"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/statestore"
+	"github.com/slipway-dev/slipway/ui"
 )
 
 // Every command that reads or changes the state is a client of the
@@ -202,7 +203,7 @@ func (a *app) newAPI(c engineConfig, env *engineEnv) (*api.Server, error) {
 	if env.api != nil {
 		eng = env.api
 	}
-	cfg := api.Config{Engine: eng, Consoles: eng, Cluster: env.cluster, ForwardTransport: env.forward, Store: env.store, Log: a.log, Registry: env.metrics,
+	cfg := api.Config{Engine: eng, Consoles: eng, Cluster: env.cluster, ForwardTransport: env.forward, UI: ui.Handler(), Store: env.store, Log: a.log, Registry: env.metrics,
 		Authenticate: authenticate, Tokens: tokenAdmin, Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies,
 		Layer: designlayer.New(env.store), Onboardings: onboarding.New(env.store)}
 	if env.secrets != nil {

@@ -383,7 +383,7 @@ func proxyConn(c net.Conn, backends []string, start int) {
 			continue
 		}
 		defer b.Close()
-		go func() { _, _ = io.Copy(b, c); b.(*net.TCPConn).CloseWrite() }()
+		go func() { _, _ = io.Copy(b, c); _ = b.(*net.TCPConn).CloseWrite() }()
 		_, _ = io.Copy(c, b)
 		return
 	}

@@ -1,0 +1,500 @@
+// Slipway's dashboard: one page, no framework, no build. It talks to the
+// control API with the token kept in this tab's sessionStorage, sent as a
+// bearer header (never in a URL). The site view loads every node once and
+// then follows the event stream (read with fetch, which can send the
+// header; EventSource can't): each event marks its node, and the marked
+// nodes are read again together, at most once a second.
+'use strict';
+
+const S = {
+  token: sessionStorage.getItem('slipway.token') || '',
+  me: null,
+  nodes: new Map(), // name -> node summary
+  tiles: new Map(), // name -> tile element
+  dirty: new Set(),
+  stream: null, // the running stream's AbortController
+  lastSeq: 0,
+  frames: [], // frame times while tiles change (the browser test reads them)
+};
+window.slipway = S; // for the browser test: frame times, node count
+
+const $ = (sel, el = document) => el.querySelector(sel);
+const roles = { viewer: 1, operator: 2, admin: 3 };
+const can = (role) => S.me && roles[S.me.role] >= roles[role];
+
+function el(tag, attrs = {}, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'text') e.textContent = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : v);
+  }
+  for (const k of kids.flat()) if (k !== null && k !== undefined) e.append(k);
+  return e;
+}
+
+// --- the API -------------------------------------------------------------
+
+class Problem extends Error {
+  constructor(status, p) {
+    super(p.detail || p.title || ('HTTP ' + status));
+    this.status = status; this.title = p.title || ('HTTP ' + status); this.detail = p.detail || ''; this.requestId = p.request_id || '';
+  }
+}
+
+async function api(method, path, body) {
+  const headers = { Authorization: 'Bearer ' + S.token };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+  if (!r.ok) {
+    let p = {};
+    try { p = await r.json(); } catch (_) { /* not a problem document */ }
+    if (!p.request_id) p.request_id = r.headers.get('X-Request-Id') || '';
+    throw new Problem(r.status, p);
+  }
+  if (r.status === 204) return null;
+  return (r.headers.get('Content-Type') || '').includes('json') ? r.json() : r.text();
+}
+
+function showError(e) {
+  const box = $('#error');
+  box.replaceChildren();
+  if (e instanceof Problem) {
+    box.append(el('strong', { text: e.title + ' (' + e.status + ')' }), ': ' + e.detail);
+    if (e.requestId) box.append(' — request ', el('span', { class: 'rid', text: e.requestId }));
+  } else {
+    box.append(el('strong', { text: 'Error' }), ': ' + (e && e.message ? e.message : String(e)));
+  }
+  box.hidden = false;
+}
+function clearError() { $('#error').hidden = true; }
+
+function confirmDialog(text) {
+  const d = $('#confirm');
+  $('#confirm-text').textContent = text;
+  return new Promise((resolve) => {
+    d.addEventListener('close', () => resolve(d.returnValue === 'ok'), { once: true });
+    d.showModal();
+    $('#confirm-ok').focus();
+  });
+}
+
+// --- signing in and routing -----------------------------------------------
+
+async function signIn(token) {
+  S.token = token;
+  try {
+    S.me = await api('GET', '/api/v1/whoami');
+  } catch (e) {
+    S.token = ''; S.me = null;
+    sessionStorage.removeItem('slipway.token');
+    throw e;
+  }
+  sessionStorage.setItem('slipway.token', token);
+}
+
+function signOut() {
+  stopStream();
+  S.token = ''; S.me = null; S.nodes.clear(); S.tiles.clear();
+  sessionStorage.removeItem('slipway.token');
+  location.hash = '#/site';
+  route();
+}
+
+function chrome() {
+  const signedIn = !!S.me;
+  $('#nav').hidden = !signedIn;
+  $('#signout').hidden = !signedIn;
+  $('#signin').hidden = signedIn;
+  $('#who').textContent = signedIn ? (S.me.name || S.me.id) + ' · ' + S.me.role : '';
+  for (const a of document.querySelectorAll('#nav a')) {
+    if (a.dataset.role) a.hidden = !can(a.dataset.role);
+    a.toggleAttribute('aria-current', a.getAttribute('href') === '#/' + currentView()[0]);
+    if (a.hasAttribute('aria-current')) a.setAttribute('aria-current', 'page');
+  }
+}
+
+function currentView() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  return parts[0] ? parts : ['site'];
+}
+
+async function route() {
+  clearError();
+  chrome();
+  const view = $('#view');
+  if (!S.me) { view.replaceChildren(); stopStream(); $('#token').focus(); return; }
+  const [name, arg] = currentView();
+  if (name !== 'site') stopStream();
+  try {
+    const render = { site: siteView, node: nodeView, tasks: tasksView, designs: designsView, drift: driftView, audit: auditView }[name] || siteView;
+    await render(view, arg);
+  } catch (e) { showError(e); }
+}
+
+// --- site view -------------------------------------------------------------
+
+const stageOrder = ['pending', 'verify', 'oob-prepare', 'identify', 'commission', 'as-built', 'configure', 'deploy', 'bootstrap', 'deployed',
+  'releasing', 'released', 'ready', 'power', 'powered', 'verified', 'testing', 'tested', 'rescue', 'rescue-mode', 'rescue-exit', 'deleting', 'deleted'];
+
+async function loadNodes() {
+  const last = await api('GET', '/api/v1/events/last'); // before the nodes: no event is missed after
+  const all = [];
+  for (let offset = 0; ; offset += 10000) {
+    const page = await api('GET', '/api/v1/nodes?limit=10000&offset=' + offset);
+    all.push(...page.items);
+    if (offset + page.items.length >= page.total || page.items.length === 0) break;
+  }
+  S.nodes = new Map(all.map((n) => [n.name, n]));
+  S.lastSeq = last.seq;
+}
+
+function tileClass(n) {
+  let c = 'tile st-' + (n.stage || 'pending');
+  if (n.outcome) c += ' oc-' + n.outcome;
+  return c;
+}
+function tileLabel(n) {
+  return n.name + ': ' + (n.stage || 'pending') + (n.outcome ? ', ' + n.outcome : '') + (n.reason ? ' — ' + n.reason : '');
+}
+
+async function siteView(view) {
+  await loadNodes();
+  const filter = el('input', { id: 'filter', type: 'search', placeholder: 'name, rack:r01, stage:deploy, outcome:failed, tag:gpu, label:k=v, site:s',
+    oninput: () => applyFilter(filter.value) });
+  const counts = el('ul', { class: 'counts', id: 'counts', 'aria-label': 'Nodes per stage' });
+  const legend = el('div', { class: 'legend', 'aria-hidden': 'true' },
+    ...[['pending', '--s-pending'], ['preparing', '--s-early'], ['commission', '--s-commission'], ['configure', '--s-config'], ['deploy', '--s-deploy'],
+      ['bootstrap', '--s-bootstrap'], ['deployed', '--s-done'], ['released', '--s-released'], ['failed', '--s-failed'], ['manual', '--s-manual']]
+      .map(([t, v]) => el('span', { text: t, style: '--c: var(' + v + ')' })));
+  const grid = el('div', { id: 'sites', role: 'grid', 'aria-label': 'Nodes by site and rack', onkeydown: tileKeys, onclick: tileClick });
+  view.replaceChildren(el('h1', { text: 'Site' }), el('label', { for: 'filter', text: 'Filter nodes' }), filter, counts, legend, grid);
+  renderTiles(grid);
+  renderCounts();
+  startStream();
+}
+
+function renderTiles(grid) {
+  S.tiles.clear();
+  const bySite = new Map();
+  for (const n of S.nodes.values()) {
+    const site = n.site || '(no site)'; const rack = n.rack || '(no rack)';
+    if (!bySite.has(site)) bySite.set(site, new Map());
+    const racks = bySite.get(site);
+    if (!racks.has(rack)) racks.set(rack, []);
+    racks.get(rack).push(n);
+  }
+  const frag = document.createDocumentFragment();
+  let first = true;
+  for (const site of [...bySite.keys()].sort()) {
+    const sec = el('section', { class: 'site', 'aria-label': 'Site ' + site }, el('h2', { text: site }));
+    const racks = bySite.get(site);
+    for (const rack of [...racks.keys()].sort()) {
+      const tiles = el('div', { class: 'tiles', role: 'row' });
+      for (const n of racks.get(rack).sort((a, b) => a.name.localeCompare(b.name))) {
+        const t = el('button', { type: 'button', class: tileClass(n), 'data-n': n.name, 'aria-label': tileLabel(n), title: tileLabel(n), tabindex: first ? '0' : '-1', role: 'gridcell' });
+        first = false;
+        S.tiles.set(n.name, t);
+        tiles.append(t);
+      }
+      sec.append(el('div', { class: 'rack' }, el('h3', { text: rack }), tiles));
+    }
+    frag.append(sec);
+  }
+  grid.replaceChildren(frag);
+  if (S.nodes.size === 0) grid.append(el('p', { text: 'No nodes yet: apply a design and start a task.' }));
+}
+
+function renderCounts() {
+  const c = new Map();
+  for (const n of S.nodes.values()) {
+    const k = n.outcome === 'failed' ? 'failed' : n.outcome === 'manual-intervention' ? 'manual' : (n.stage || 'pending');
+    c.set(k, (c.get(k) || 0) + 1);
+  }
+  const keys = [...c.keys()].sort((a, b) => stageOrder.indexOf(a) - stageOrder.indexOf(b));
+  const ul = $('#counts');
+  if (ul) ul.replaceChildren(el('li', { text: 'all ' + S.nodes.size }), ...keys.map((k) => el('li', { text: k + ' ' + c.get(k), 'data-stage': k })));
+}
+
+function matches(n, terms) {
+  for (const t of terms) {
+    const [k, v] = t.includes(':') ? [t.slice(0, t.indexOf(':')), t.slice(t.indexOf(':') + 1)] : ['', t];
+    const ok = {
+      '': () => n.name.includes(v),
+      rack: () => (n.rack || '') === v, site: () => (n.site || '') === v, stage: () => (n.stage || 'pending') === v,
+      outcome: () => (n.outcome || '') === v, tag: () => (n.tags || []).includes(v),
+      label: () => { const [lk, lv] = v.split('='); return n.labels && n.labels[lk] !== undefined && (lv === undefined || n.labels[lk] === lv); },
+    }[k];
+    if (!ok || !ok()) return false;
+  }
+  return true;
+}
+
+function applyFilter(text) {
+  const terms = text.trim().split(/\s+/).filter(Boolean);
+  for (const [name, t] of S.tiles) t.hidden = terms.length > 0 && !matches(S.nodes.get(name), terms);
+}
+
+function tileClick(ev) {
+  const t = ev.target.closest('.tile');
+  if (t) location.hash = '#/node/' + encodeURIComponent(t.dataset.n);
+}
+
+// tileKeys moves the focus between tiles with the arrow keys (one tile is
+// in the tab order: the grid is one stop, not 10,000).
+function tileKeys(ev) {
+  const t = ev.target.closest('.tile');
+  if (!t) return;
+  const visible = [...S.tiles.values()].filter((x) => !x.hidden);
+  const i = visible.indexOf(t);
+  const step = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: 10, ArrowUp: -10, Home: -i, End: visible.length - 1 - i }[ev.key];
+  if (step === undefined) return;
+  ev.preventDefault();
+  const next = visible[Math.max(0, Math.min(visible.length - 1, i + step))];
+  t.tabIndex = -1; next.tabIndex = 0; next.focus();
+}
+
+// --- the event stream --------------------------------------------------------
+
+function stopStream() {
+  if (S.stream) S.stream.abort();
+  S.stream = null;
+}
+
+async function startStream() {
+  stopStream();
+  const ctl = new AbortController();
+  S.stream = ctl;
+  while (!ctl.signal.aborted) {
+    try {
+      const r = await fetch('/api/v1/events/stream?since=' + S.lastSeq, { headers: { Authorization: 'Bearer ' + S.token }, signal: ctl.signal, cache: 'no-store' });
+      if (!r.ok) throw new Problem(r.status, await r.json().catch(() => ({})));
+      await readEvents(r.body.getReader(), ctl.signal);
+    } catch (e) {
+      if (ctl.signal.aborted) return;
+      if (e instanceof Problem && (e.status === 401 || e.status === 403)) { showError(e); return; }
+    }
+    await new Promise((ok) => setTimeout(ok, 1000)); // the server ended the stream (its lifetime): go on from the last event
+  }
+}
+
+async function readEvents(reader, signal) {
+  const dec = new TextDecoder();
+  let buf = '';
+  while (!signal.aborted) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += dec.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, i); buf = buf.slice(i + 2);
+      let id = '', data = '';
+      for (const line of block.split('\n')) {
+        if (line.startsWith('id:')) id = line.slice(3).trim();
+        else if (line.startsWith('data:')) data += line.slice(5).trim();
+      }
+      if (id) S.lastSeq = Number(id);
+      if (data) onEvent(JSON.parse(data));
+    }
+  }
+}
+
+function onEvent(ev) {
+  if (!ev.node) return;
+  const n = S.nodes.get(ev.node);
+  if (n && ev.stage && n.stage !== ev.stage) { // shown at once; the summary read below has the outcome
+    n.stage = ev.stage;
+    paint(ev.node);
+  }
+  S.dirty.add(ev.node);
+  if (!S.flushing) S.flushing = setTimeout(flushDirty, 1000);
+}
+
+async function flushDirty() {
+  const names = [...S.dirty];
+  S.dirty.clear();
+  try {
+    for (let i = 0; i < names.length; i += 200) {
+      const q = names.slice(i, i + 200).map((n) => 'name=' + encodeURIComponent(n)).join('&');
+      const page = await api('GET', '/api/v1/nodes?limit=10000&' + q);
+      for (const n of page.items) { S.nodes.set(n.name, n); paint(n.name); }
+    }
+    renderCounts();
+  } catch (e) { showError(e); }
+  S.flushing = S.dirty.size ? setTimeout(flushDirty, 1000) : null;
+}
+
+function paint(name) {
+  const t = S.tiles.get(name); const n = S.nodes.get(name);
+  if (!t || !n) return;
+  const t0 = performance.now();
+  t.className = tileClass(n);
+  t.setAttribute('aria-label', tileLabel(n));
+  t.title = tileLabel(n);
+  requestAnimationFrame(() => { if (S.frames.length < 5000) S.frames.push(performance.now() - t0); });
+}
+
+// --- node view ----------------------------------------------------------------
+
+const taskVerbs = ['retry', 'resume', 'rerun', 'restart-clean', 'cancel'];
+
+async function nodeView(view, name) {
+  const d = await api('GET', '/api/v1/nodes/' + encodeURIComponent(name));
+  const w = d.workflow || {};
+  const inv = await api('GET', '/api/v1/nodes/' + encodeURIComponent(name) + '/inventory').catch(() => null);
+  const kv = (pairs) => el('dl', { class: 'kv' }, ...pairs.filter(([, v]) => v !== undefined && v !== '').flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: String(v) })]));
+  view.replaceChildren(
+    el('h1', { text: 'Node ' + name }),
+    el('div', { class: 'panel' }, el('h2', { text: 'Workflow and machine' }), kv([
+      ['lifecycle', w.lifecycle], ['stage', w.stage], ['outcome', w.outcome], ['task', w.task || w.last_task], ['machine (system id)', w.machine_id],
+      ['MAAS state', w.observed], ['reason', w.reason], ['frozen', w.frozen ? (w.frozen_reason || 'yes') : ''], ['design revision', d.design_revision]])),
+    verbsPanel(name, w),
+    el('div', { class: 'panel' }, el('h2', { text: 'Events' }), eventsTable(d.events || [])),
+    el('div', { class: 'panel' }, el('h2', { text: 'Hardware inventory' }), inv ? el('pre', { text: JSON.stringify(inv.inventory, null, 2) }) : el('p', { class: 'muted', text: 'Not commissioned yet.' })),
+    el('div', { class: 'panel' }, el('h2', { text: 'Design (resolved)' }), el('pre', { text: JSON.stringify(d.design || {}, null, 2) })),
+    can('admin') ? bootdataPanel(name) : null,
+  );
+}
+
+function verbsPanel(name, w) {
+  if (!can('operator')) return null;
+  const task = w.task || w.last_task;
+  const call = (label, method, path, body, danger) => el('button', { type: 'button', class: danger ? 'danger' : null, text: label, onclick: async () => {
+    if (!(await confirmDialog(label + ' — node ' + name + (path.includes('/tasks/') ? ' (task ' + task + ')' : '') + '?'))) return;
+    try { clearError(); await api(method, path, body); await route(); } catch (e) { showError(e); }
+  } });
+  const n = '/api/v1/nodes/' + encodeURIComponent(name);
+  const buttons = [];
+  if (task) for (const v of taskVerbs) buttons.push(call(v, 'POST', '/api/v1/tasks/' + encodeURIComponent(task) + '/' + v, undefined, v === 'cancel' || v === 'restart-clean'));
+  buttons.push(call('adopt', 'POST', n + '/adopt', {}), call('mark manual intervention', 'POST', n + '/mark-manual-intervention', { reason: 'marked from the dashboard' }),
+    call('release manual intervention', 'POST', n + '/release-manual', {}));
+  if (can('admin')) buttons.push(call('rebootstrap', 'POST', n + '/rebootstrap', undefined, true));
+  return el('div', { class: 'panel' }, el('h2', { text: 'Actions' }), el('div', { class: 'verbs' }, buttons));
+}
+
+function bootdataPanel(name) {
+  const out = el('pre', { hidden: true });
+  const show = (part) => el('button', { type: 'button', text: part, onclick: async () => {
+    try { out.textContent = await api('GET', '/api/v1/nodes/' + encodeURIComponent(name) + '/bootdata/' + part); out.hidden = false; } catch (e) { showError(e); }
+  } });
+  return el('div', { class: 'panel' }, el('h2', { text: 'What the node is served (token redacted)' }),
+    el('div', { class: 'verbs' }, show('user-data'), show('meta-data'), show('network-config'), show('self')), out);
+}
+
+function eventsTable(evs) {
+  if (!evs.length) return el('p', { class: 'muted', text: 'No events.' });
+  return el('table', {}, el('thead', {}, el('tr', {}, ...['time', 'stage', 'level', 'kind', 'message'].map((h) => el('th', { scope: 'col', text: h })))),
+    el('tbody', {}, ...evs.slice(-300).reverse().map((e) => el('tr', {}, el('td', { text: new Date(e.time).toLocaleString() }), el('td', { text: e.stage || '' }),
+      el('td', { text: e.level }), el('td', { text: e.kind }), el('td', { text: e.message })))));
+}
+
+// --- tasks view -----------------------------------------------------------------
+
+const taskActions = ['deploy_nodes', 'redeploy_nodes', 'destroy_nodes', 'prepare_site', 'prepare_nodes', 'verify_nodes'];
+
+async function tasksView(view) {
+  const page = await api('GET', '/api/v1/tasks?limit=20');
+  const rows = [];
+  for (const t of page.items) rows.push(await taskRow(t));
+  view.replaceChildren(el('h1', { text: 'Tasks' }), can('operator') ? newTaskForm() : null,
+    el('table', {}, el('thead', {}, el('tr', {}, ...['task', 'action', 'status', 'nodes', 'progress by stage', 'requested by', ''].map((h) => el('th', { scope: 'col', text: h })))),
+      el('tbody', {}, rows)));
+}
+
+async function taskRow(t) {
+  let bar = el('span', { class: 'muted', text: '—' });
+  if (t.status === 'running' || t.status === 'queued') {
+    const d = await api('GET', '/api/v1/tasks/' + encodeURIComponent(t.id));
+    bar = stageBar(d.results || []);
+  }
+  const verbs = can('operator') ? el('div', { class: 'verbs' }, ...taskVerbs.map((v) => el('button', { type: 'button', text: v, onclick: async () => {
+    if (!(await confirmDialog(v + ' task ' + t.id + '?'))) return;
+    try { clearError(); await api('POST', '/api/v1/tasks/' + encodeURIComponent(t.id) + '/' + v); await route(); } catch (e) { showError(e); }
+  } }))) : null;
+  return el('tr', {}, el('td', { text: t.id }), el('td', { text: t.action }), el('td', { text: t.status }), el('td', { text: String((t.nodes || []).length) }),
+    el('td', {}, bar), el('td', { text: t.requester || '' }), el('td', {}, verbs));
+}
+
+function stageBar(results) {
+  const c = new Map();
+  for (const r of results) { const k = r.outcome === 'failed' ? 'failed' : r.stage; c.set(k, (c.get(k) || 0) + 1); }
+  const total = results.length || 1;
+  const colors = { deployed: '--s-done', failed: '--s-failed', bootstrap: '--s-bootstrap', deploy: '--s-deploy', configure: '--s-config', commission: '--s-commission' };
+  const parts = [...c.entries()].map(([k, v]) => el('span', { title: k + ' ' + v, style: 'width:' + (100 * v / total) + '%;background:var(' + (colors[k] || '--s-early') + ')' }));
+  return el('div', { class: 'bar', role: 'img', 'aria-label': [...c.entries()].map(([k, v]) => k + ' ' + v).join(', ') }, parts);
+}
+
+function newTaskForm() {
+  const action = el('select', { id: 'task-action' }, ...taskActions.map((a) => el('option', { value: a, text: a })));
+  const names = el('input', { id: 'task-names', placeholder: 'node names, comma-separated (empty: every node)' });
+  const racks = el('input', { id: 'task-racks', placeholder: 'racks, comma-separated' });
+  const submit = el('button', { type: 'button', text: 'Start', onclick: async () => {
+    const list = (s) => s.value.split(',').map((x) => x.trim()).filter(Boolean);
+    const set = {};
+    if (list(names).length) set.names = list(names);
+    if (list(racks).length) set.racks = list(racks);
+    const body = { action: action.value };
+    if (Object.keys(set).length) body.node_filter = { type: 'union', sets: [set] };
+    if (!(await confirmDialog('Start ' + action.value + (Object.keys(set).length ? ' on ' + JSON.stringify(set) : ' on every node') + '?'))) return;
+    try { clearError(); await api('POST', '/api/v1/tasks', body); await route(); } catch (e) { showError(e); }
+  } });
+  return el('div', { class: 'panel' }, el('h2', { text: 'Start a task' }), el('div', { class: 'row' },
+    el('div', {}, el('label', { for: 'task-action', text: 'Action' }), action), el('div', {}, el('label', { for: 'task-names', text: 'Nodes' }), names),
+    el('div', {}, el('label', { for: 'task-racks', text: 'Racks' }), racks), submit));
+}
+
+// --- designs, drift, audit --------------------------------------------------------
+
+async function designsView(view) {
+  const hist = await api('GET', '/api/v1/designs');
+  const opts = () => hist.slice().reverse().map((h) => el('option', { value: h.id, text: h.id.slice(0, 12) + ' · ' + new Date(h.applied || h.created).toLocaleString() }));
+  const a = el('select', { id: 'rev-a' }, opts()); const b = el('select', { id: 'rev-b' }, opts());
+  if (b.options.length > 1) b.selectedIndex = 1;
+  const out = el('pre', { hidden: true });
+  const diff = el('button', { type: 'button', text: 'Diff', onclick: async () => {
+    try { out.textContent = JSON.stringify(await api('GET', '/api/v1/designs/' + a.value + '/diff?against=' + b.value), null, 2); out.hidden = false; } catch (e) { showError(e); }
+  } });
+  view.replaceChildren(el('h1', { text: 'Designs' }),
+    el('table', {}, el('thead', {}, el('tr', {}, ...['revision', 'applied', 'roots', 'git'].map((h) => el('th', { scope: 'col', text: h })))),
+      el('tbody', {}, ...hist.slice().reverse().map((h) => el('tr', {}, el('td', { text: h.id.slice(0, 12) }), el('td', { text: new Date(h.applied || h.created).toLocaleString() }),
+        el('td', { text: (h.roots || []).join(', ') }), el('td', { text: (h.git_commit || '').slice(0, 12) + (h.git_dirty ? '+dirty' : '') }))))),
+    el('div', { class: 'panel' }, el('h2', { text: 'Compare two revisions' }), el('div', { class: 'row' },
+      el('div', {}, el('label', { for: 'rev-a', text: 'Revision' }), a), el('div', {}, el('label', { for: 'rev-b', text: 'against' }), b), diff), out));
+}
+
+async function driftView(view) {
+  const page = await api('GET', '/api/v1/reconciliation/drift?limit=1000').catch((e) => { if (e.status === 501) return { items: [] }; throw e; });
+  const resolve = (d, res) => el('button', { type: 'button', text: res, onclick: async () => {
+    if (!(await confirmDialog(res + ' the ' + d.kind + ' drift of ' + d.node + '?'))) return;
+    try { clearError(); await api('POST', '/api/v1/reconciliation/drift/' + encodeURIComponent(d.node) + '/resolve', { kind: d.kind, resolution: res }); await route(); } catch (e) { showError(e); }
+  } });
+  view.replaceChildren(el('h1', { text: 'Drift' }), page.items.length === 0 ? el('p', { text: 'No open drift.' }) :
+    el('table', {}, el('thead', {}, el('tr', {}, ...['node', 'kind', 'expected', 'observed', 'first seen', ''].map((h) => el('th', { scope: 'col', text: h })))),
+      el('tbody', {}, ...page.items.map((d) => el('tr', {}, el('td', { text: d.node }), el('td', { text: d.kind }), el('td', { text: d.expected || '' }),
+        el('td', { text: d.observed || '' }), el('td', { text: new Date(d.first_seen).toLocaleString() }),
+        el('td', {}, can('operator') ? el('div', { class: 'verbs' }, ...['accept', 'repair', 'release'].map((r) => resolve(d, r))) : null))))));
+}
+
+async function auditView(view) {
+  const page = await api('GET', '/api/v1/audit?limit=200');
+  const items = (page.items || []).slice().reverse();
+  view.replaceChildren(el('h1', { text: 'Audit' }),
+    el('table', {}, el('thead', {}, el('tr', {}, ...['time', 'who', 'call', 'status', 'request'].map((h) => el('th', { scope: 'col', text: h })))),
+      el('tbody', {}, ...items.map((r) => el('tr', {}, el('td', { text: new Date(r.time).toLocaleString() }), el('td', { text: (r.who && (r.who.name || r.who.id)) || '' }),
+        el('td', { text: (r.method || '') + ' ' + (r.path || '') }), el('td', { text: String(r.status || '') }), el('td', { text: r.request_id || '' }))))));
+}
+
+// --- start ---------------------------------------------------------------------------
+
+document.addEventListener('DOMContentLoaded', async () => {
+  $('#signin').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const tok = $('#token');
+    try { clearError(); await signIn(tok.value.trim()); tok.value = ''; await route(); } catch (e) { showError(e); }
+  });
+  $('#signout').addEventListener('click', signOut);
+  window.addEventListener('hashchange', route);
+  if (S.token) { try { await signIn(S.token); } catch (e) { showError(e); } }
+  await route();
+});
