@@ -25,6 +25,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/sites"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
@@ -56,6 +57,12 @@ func (s *Server) LogText() string {
 type options struct {
 	seed   int64
 	config func(*api.Config)
+	faults *maas.Faults
+}
+
+// WithFaults makes the virtual lab's MAAS and BMCs fail as f says.
+func WithFaults(f *maas.Faults) Option {
+	return func(o *options) { o.faults = f }
 }
 
 // Option changes what Start builds.
@@ -83,7 +90,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	ctx := tb.Context()
 	d := testsite.Example(tb)
 	store := memory.New()
-	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: 0.001, Seed: o.seed})
+	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: 0.001, Seed: o.seed, Faults: o.faults})
 	if err != nil {
 		tb.Fatal(err)
 	}

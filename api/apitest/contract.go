@@ -78,6 +78,10 @@ func (c *Contract) fail(r *http.Request, status int, format string, args ...any)
 // (one it refused unread is not).
 func (c *Contract) Wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/") { // the dashboard's files, not the API
+			h.ServeHTTP(w, r)
+			return
+		}
 		tee := &teeBody{ReadCloser: r.Body}
 		if r.Body == nil || r.Body == http.NoBody {
 			tee.ReadCloser, tee.eof = http.NoBody, true

@@ -27,12 +27,16 @@ function el(tag, attrs = {}, ...kids) {
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
     if (k === 'text') e.textContent = v;
+    else if (k === 'style') e.style.cssText = v; // through the CSSOM: the CSP refuses style attributes
     else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? '' : v);
   }
   for (const k of kids.flat()) if (k !== null && k !== undefined) e.append(k);
   return e;
 }
+
+// put makes kids (nulls left out) the children of view.
+function put(view, ...kids) { view.replaceChildren(...kids.filter((k) => k !== null && k !== undefined)); }
 
 // --- the API -------------------------------------------------------------
 
@@ -124,7 +128,7 @@ async function route() {
   clearError();
   chrome();
   const view = $('#view');
-  if (!S.me) { view.replaceChildren(); stopStream(); $('#token').focus(); return; }
+  if (!S.me) { put(view); stopStream(); $('#token').focus(); return; }
   const [name, arg] = currentView();
   if (name !== 'site') stopStream();
   try {
@@ -168,8 +172,8 @@ async function siteView(view) {
     ...[['pending', '--s-pending'], ['preparing', '--s-early'], ['commission', '--s-commission'], ['configure', '--s-config'], ['deploy', '--s-deploy'],
       ['bootstrap', '--s-bootstrap'], ['deployed', '--s-done'], ['released', '--s-released'], ['failed', '--s-failed'], ['manual', '--s-manual']]
       .map(([t, v]) => el('span', { text: t, style: '--c: var(' + v + ')' })));
-  const grid = el('div', { id: 'sites', role: 'grid', 'aria-label': 'Nodes by site and rack', onkeydown: tileKeys, onclick: tileClick });
-  view.replaceChildren(el('h1', { text: 'Site' }), el('label', { for: 'filter', text: 'Filter nodes' }), filter, counts, legend, grid);
+  const grid = el('div', { id: 'sites', role: 'region', 'aria-label': 'Nodes by site and rack (arrow keys move between nodes)', onkeydown: tileKeys, onclick: tileClick });
+  put(view, el('h1', { text: 'Site' }), el('label', { for: 'filter', text: 'Filter nodes' }), filter, counts, legend, grid);
   renderTiles(grid);
   renderCounts();
   startStream();
@@ -191,9 +195,9 @@ function renderTiles(grid) {
     const sec = el('section', { class: 'site', 'aria-label': 'Site ' + site }, el('h2', { text: site }));
     const racks = bySite.get(site);
     for (const rack of [...racks.keys()].sort()) {
-      const tiles = el('div', { class: 'tiles', role: 'row' });
+      const tiles = el('div', { class: 'tiles', role: 'group', 'aria-label': 'Rack ' + rack });
       for (const n of racks.get(rack).sort((a, b) => a.name.localeCompare(b.name))) {
-        const t = el('button', { type: 'button', class: tileClass(n), 'data-n': n.name, 'aria-label': tileLabel(n), title: tileLabel(n), tabindex: first ? '0' : '-1', role: 'gridcell' });
+        const t = el('button', { type: 'button', class: tileClass(n), 'data-n': n.name, 'aria-label': tileLabel(n), title: tileLabel(n), tabindex: first ? '0' : '-1' });
         first = false;
         S.tiles.set(n.name, t);
         tiles.append(t);
@@ -344,15 +348,15 @@ async function nodeView(view, name) {
   const w = d.workflow || {};
   const inv = await api('GET', '/api/v1/nodes/' + encodeURIComponent(name) + '/inventory').catch(() => null);
   const kv = (pairs) => el('dl', { class: 'kv' }, ...pairs.filter(([, v]) => v !== undefined && v !== '').flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: String(v) })]));
-  view.replaceChildren(
+  put(view, 
     el('h1', { text: 'Node ' + name }),
     el('div', { class: 'panel' }, el('h2', { text: 'Workflow and machine' }), kv([
       ['lifecycle', w.lifecycle], ['stage', w.stage], ['outcome', w.outcome], ['task', w.task || w.last_task], ['machine (system id)', w.machine_id],
       ['MAAS state', w.observed], ['reason', w.reason], ['frozen', w.frozen ? (w.frozen_reason || 'yes') : ''], ['design revision', d.design_revision]])),
     verbsPanel(name, w),
     el('div', { class: 'panel' }, el('h2', { text: 'Events' }), eventsTable(d.events || [])),
-    el('div', { class: 'panel' }, el('h2', { text: 'Hardware inventory' }), inv ? el('pre', { text: JSON.stringify(inv.inventory, null, 2) }) : el('p', { class: 'muted', text: 'Not commissioned yet.' })),
-    el('div', { class: 'panel' }, el('h2', { text: 'Design (resolved)' }), el('pre', { text: JSON.stringify(d.design || {}, null, 2) })),
+    el('div', { class: 'panel' }, el('h2', { text: 'Hardware inventory' }), inv ? el('pre', { tabindex: '0', 'aria-label': 'Inventory', text: JSON.stringify(inv.inventory, null, 2) }) : el('p', { class: 'muted', text: 'Not commissioned yet.' })),
+    el('div', { class: 'panel' }, el('h2', { text: 'Design (resolved)' }), el('pre', { tabindex: '0', 'aria-label': 'Resolved design', text: JSON.stringify(d.design || {}, null, 2) })),
     can('admin') ? bootdataPanel(name) : null,
   );
 }
@@ -374,7 +378,7 @@ function verbsPanel(name, w) {
 }
 
 function bootdataPanel(name) {
-  const out = el('pre', { hidden: true });
+  const out = el('pre', { hidden: true, tabindex: '0' });
   const show = (part) => el('button', { type: 'button', text: part, onclick: async () => {
     try { out.textContent = await api('GET', '/api/v1/nodes/' + encodeURIComponent(name) + '/bootdata/' + part); out.hidden = false; } catch (e) { showError(e); }
   } });
@@ -397,7 +401,7 @@ async function tasksView(view) {
   const page = await api('GET', '/api/v1/tasks?limit=20');
   const rows = [];
   for (const t of page.items) rows.push(await taskRow(t));
-  view.replaceChildren(el('h1', { text: 'Tasks' }), can('operator') ? newTaskForm() : null,
+  put(view, el('h1', { text: 'Tasks' }), can('operator') ? newTaskForm() : null,
     el('table', {}, el('thead', {}, el('tr', {}, ...['task', 'action', 'status', 'nodes', 'progress by stage', 'requested by', ''].map((h) => el('th', { scope: 'col', text: h })))),
       el('tbody', {}, rows)));
 }
@@ -451,11 +455,11 @@ async function designsView(view) {
   const opts = () => hist.slice().reverse().map((h) => el('option', { value: h.id, text: h.id.slice(0, 12) + ' · ' + new Date(h.applied || h.created).toLocaleString() }));
   const a = el('select', { id: 'rev-a' }, opts()); const b = el('select', { id: 'rev-b' }, opts());
   if (b.options.length > 1) b.selectedIndex = 1;
-  const out = el('pre', { hidden: true });
+  const out = el('pre', { hidden: true, tabindex: '0' });
   const diff = el('button', { type: 'button', text: 'Diff', onclick: async () => {
     try { out.textContent = JSON.stringify(await api('GET', '/api/v1/designs/' + a.value + '/diff?against=' + b.value), null, 2); out.hidden = false; } catch (e) { showError(e); }
   } });
-  view.replaceChildren(el('h1', { text: 'Designs' }),
+  put(view, el('h1', { text: 'Designs' }),
     el('table', {}, el('thead', {}, el('tr', {}, ...['revision', 'applied', 'roots', 'git'].map((h) => el('th', { scope: 'col', text: h })))),
       el('tbody', {}, ...hist.slice().reverse().map((h) => el('tr', {}, el('td', { text: h.id.slice(0, 12) }), el('td', { text: new Date(h.applied || h.created).toLocaleString() }),
         el('td', { text: (h.roots || []).join(', ') }), el('td', { text: (h.git_commit || '').slice(0, 12) + (h.git_dirty ? '+dirty' : '') }))))),
@@ -469,7 +473,7 @@ async function driftView(view) {
     if (!(await confirmDialog(res + ' the ' + d.kind + ' drift of ' + d.node + '?'))) return;
     try { clearError(); await api('POST', '/api/v1/reconciliation/drift/' + encodeURIComponent(d.node) + '/resolve', { kind: d.kind, resolution: res }); await route(); } catch (e) { showError(e); }
   } });
-  view.replaceChildren(el('h1', { text: 'Drift' }), page.items.length === 0 ? el('p', { text: 'No open drift.' }) :
+  put(view, el('h1', { text: 'Drift' }), page.items.length === 0 ? el('p', { text: 'No open drift.' }) :
     el('table', {}, el('thead', {}, el('tr', {}, ...['node', 'kind', 'expected', 'observed', 'first seen', ''].map((h) => el('th', { scope: 'col', text: h })))),
       el('tbody', {}, ...page.items.map((d) => el('tr', {}, el('td', { text: d.node }), el('td', { text: d.kind }), el('td', { text: d.expected || '' }),
         el('td', { text: d.observed || '' }), el('td', { text: new Date(d.first_seen).toLocaleString() }),
@@ -479,7 +483,7 @@ async function driftView(view) {
 async function auditView(view) {
   const page = await api('GET', '/api/v1/audit?limit=200');
   const items = (page.items || []).slice().reverse();
-  view.replaceChildren(el('h1', { text: 'Audit' }),
+  put(view, el('h1', { text: 'Audit' }),
     el('table', {}, el('thead', {}, el('tr', {}, ...['time', 'who', 'call', 'status', 'request'].map((h) => el('th', { scope: 'col', text: h })))),
       el('tbody', {}, ...items.map((r) => el('tr', {}, el('td', { text: new Date(r.time).toLocaleString() }), el('td', { text: (r.who && (r.who.name || r.who.id)) || '' }),
         el('td', { text: (r.method || '') + ' ' + (r.path || '') }), el('td', { text: String(r.status || '') }), el('td', { text: r.request_id || '' }))))));
