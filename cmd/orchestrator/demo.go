@@ -32,6 +32,7 @@ type demoFlags struct {
 	store, etcdPrefix                                string // with --nodes: the state in etcd (openStore)
 	nodes, sites                                     int
 	timeScale                                        float64
+	dash                                             dashOpts // demo_ui.go
 }
 
 func (a *app) demoCmd() *cobra.Command {
@@ -41,6 +42,7 @@ func (a *app) demoCmd() *cobra.Command {
 		Short: "Run the end-to-end demo on the example site",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			df.dash.given = cmd.Flags().Changed("dashboard")
 			return a.runDemo(cmd.Context(), &df)
 		},
 	}
@@ -55,6 +57,8 @@ func (a *app) demoCmd() *cobra.Command {
 	cmd.Flags().Float64Var(&df.timeScale, "time-scale", 0.002, "multiplies the lab's phase durations (1 = real MAAS timing)")
 	cmd.Flags().StringVar(&df.store, "store", "", "with --nodes: keep the engine's state in etcd instead of a bbolt file: etcd://HOST:PORT[,HOST:PORT...]")
 	cmd.Flags().StringVar(&df.etcdPrefix, "etcd-prefix", "", "with --store: the key prefix of the state in etcd (default: a fresh /slipway-demo-RANDOM/)")
+	cmd.Flags().StringVar(&df.dash.listen, "dashboard", "127.0.0.1:0", "serve the control API and the web dashboard on this address while the lab deploys (\"\": none; with --nodes and -o json: none unless given)")
+	cmd.Flags().BoolVar(&df.dash.keep, "keep", false, "after the deploy, keep the lab and the dashboard running until Ctrl-C")
 	return cmd
 }
 
@@ -69,6 +73,9 @@ func (a *app) runDemo(ctx context.Context, df *demoFlags) error {
 	}
 	if err := df.checkStore(); err != nil {
 		return usageErr(err)
+	}
+	if df.output == "json" && !df.dash.given {
+		df.dash.listen = "" // a bench's run: no dashboard unless asked
 	}
 	var faults *maas.Faults
 	if df.faultsFile != "" {
@@ -138,19 +145,19 @@ func (a *app) demoExample(ctx context.Context, df *demoFlags, dir string, faults
 			return err
 		}
 	}
-	return a.demoExampleDeploy(ctx, l.design, state, df.timeScale, faults)
+	return a.demoExampleDeploy(ctx, l.design, state, df.timeScale, faults, df.dash)
 }
 
 // demoExampleDeploy is the demo's last step: every node deployed into the
 // virtual lab, the summary and a GPU node's inventory.
-func (a *app) demoExampleDeploy(ctx context.Context, d *design.Design, state string, timeScale float64, faults *maas.Faults) error {
+func (a *app) demoExampleDeploy(ctx context.Context, d *design.Design, state string, timeScale float64, faults *maas.Faults, dash dashOpts) error {
 	fmt.Fprintln(a.stdout, "\n== 6. deploy every node into the virtual lab: IPMI or Redfish PXE boot, MAAS enlist, commission, configure, deploy, boot actions")
 	st, err := bolt.Open(state, bolt.Options{})
 	if err != nil {
 		return usageErr(err)
 	}
 	defer st.Close()
-	res, err := a.demoDeploy(ctx, d, st, state, timeScale, faults, true)
+	res, err := a.demoDeploy(ctx, d, st, state, timeScale, faults, true, dash)
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
 	}
@@ -225,7 +232,7 @@ func (a *app) demoGenerated(ctx context.Context, dir string, df *demoFlags, faul
 		return usageErr(err)
 	}
 	defer st.Close()
-	res, err := a.demoDeploy(ctx, d, st, state, scale, faults, output == "text")
+	res, err := a.demoDeploy(ctx, d, st, state, scale, faults, output == "text", df.dash)
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
 	}

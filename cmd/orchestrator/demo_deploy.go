@@ -153,7 +153,7 @@ func (a *app) watchDemoTask(ctx context.Context, e *orchestrator.Engine, id stri
 
 // demoDeploy starts the lab from d, prepares the site and deploys every
 // node with the engine, showing progress when show is set.
-func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore.Store, state string, scale float64, faults *maas.Faults, show bool) (deployRun, error) {
+func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore.Store, state string, scale float64, faults *maas.Faults, show bool, dash dashOpts) (deployRun, error) {
 	var out deployRun
 	// The lab's secrets go into the state's encrypted secret store under
 	// the operator's key (the key file next to the state database, or
@@ -176,6 +176,11 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 		return out, err
 	}
 	defer e.Close()
+	stopDash, err := a.demoDashboard(ctx, env, e, store, dash) // demo_ui.go
+	if err != nil {
+		return out, err
+	}
+	defer stopDash()
 	if err := a.demoPrepareSite(ctx, e, env.Revision, show); err != nil {
 		return out, err
 	}
@@ -210,6 +215,7 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 	out.Sites = siteCounts(env.Lab)
 	out.MAASRequestsByKind = since(aud.MAASRequestsByKind, beforeKinds)
 	out.log(a.log)
+	dash.wait(ctx, a)
 	return out, nil
 }
 
