@@ -324,6 +324,12 @@ func (s *Store) commitBatch(ctx context.Context, batch []*pendingWrite) {
 		merged.add(w.plan)
 	}
 	seqs, err := s.commit(bctx, merged)
+	if isUnavailable(err) { // no quorum: each alone would wait as long again
+		for _, w := range batch {
+			w.done <- writeResult{nil, err}
+		}
+		return
+	}
 	if err != nil {
 		for _, w := range batch {
 			seqs, err := s.commit(bctx, w.plan)
@@ -341,8 +347,12 @@ func (s *Store) commitBatch(ctx context.Context, batch []*pendingWrite) {
 // commit commits one plan, retrying while other processes' writes move
 // what it read.
 func (s *Store) commit(ctx context.Context, plan *writePlan) ([]uint64, error) {
+	wait := quorumWaiter{}
 	for range maxRetries {
 		seqs, done, err := s.tryWrite(ctx, plan)
+		for err != nil && wait.again(ctx, err) { // the etcd leader changed, or is being elected
+			seqs, done, err = s.tryWrite(ctx, plan)
+		}
 		if err != nil || done {
 			return seqs, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -75,4 +76,47 @@ func quorumErr(err error) error {
 		return err
 	}
 	return unavailable{fmt.Errorf("the etcd cluster can't commit or serve this now: it has no quorum (a majority of its members must answer each other), or none of its members answers: %w", err)}
+}
+
+// QuorumWait is how long a write goes on trying while the etcd cluster has
+// no leader: losing the leader member (one of three) makes the others
+// elect one within a second or two, and the write then commits; a cluster
+// without its quorum fails the write once this has passed. A retried
+// write reads and compares again what it depends on, so one that had
+// committed after all is not applied twice (an append to a log may be).
+var QuorumWait = 5 * time.Second
+
+// quorumWaiter paces a write's tries while the cluster has no leader.
+type quorumWaiter struct {
+	until time.Time
+	pause time.Duration
+}
+
+// again waits before another try when err says the cluster has no leader
+// and QuorumWait has not passed since the first.
+func (q *quorumWaiter) again(ctx context.Context, err error) bool {
+	if !isUnavailable(err) || errors.Is(err, ErrFenced) {
+		return false
+	}
+	if q.until.IsZero() {
+		q.until = time.Now().Add(QuorumWait)
+	}
+	if time.Now().After(q.until) {
+		return false
+	}
+	q.pause = min(max(2*q.pause, 100*time.Millisecond), time.Second)
+	t := time.NewTimer(q.pause)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// isUnavailable reports whether err is the store's "can't now" error.
+func isUnavailable(err error) bool {
+	var u unavailable
+	return errors.As(err, &u)
 }

@@ -413,12 +413,23 @@ function eventsTable(evs) {
 const taskActions = ['deploy_nodes', 'redeploy_nodes', 'destroy_nodes', 'prepare_site', 'prepare_nodes', 'verify_nodes'];
 
 async function tasksView(view) {
+  const table = el('div', { id: 'tasks' });
+  put(view, el('h1', { text: 'Tasks' }), can('operator') ? newTaskForm() : null, table);
+  await refreshTasks(table);
+}
+
+// refreshTasks draws the recent tasks, and again every 3 s while one runs
+// and the tasks view is shown (the form above keeps what is typed).
+async function refreshTasks(table) {
+  clearTimeout(S.tasksTimer);
   const page = await api('GET', '/api/v1/tasks?limit=20');
   const rows = [];
   for (const t of page.items) rows.push(await taskRow(t));
-  put(view, el('h1', { text: 'Tasks' }), can('operator') ? newTaskForm() : null,
-    el('table', {}, el('thead', {}, el('tr', {}, ...['task', 'action', 'status', 'nodes', 'progress by stage', 'requested by', ''].map((h) => el('th', { scope: 'col', text: h })))),
-      el('tbody', {}, rows)));
+  table.replaceChildren(el('table', {}, el('thead', {}, el('tr', {}, ...['task', 'action', 'status', 'nodes', 'progress by stage', 'requested by', ''].map((h) => el('th', { scope: 'col', text: h })))),
+    el('tbody', {}, rows)));
+  if (page.items.some((t) => t.status === 'running' || t.status === 'queued')) {
+    S.tasksTimer = setTimeout(() => { if (currentView()[0] === 'tasks' && table.isConnected) refreshTasks(table).catch(showError); }, 3000);
+  }
 }
 
 async function taskRow(t) {
