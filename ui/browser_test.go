@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -229,5 +230,49 @@ func checkAccessibility(t *testing.T, b *browser, what string) {
 		r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => v.id + ' (' + v.impact + '): ' + v.help + ' — ' + v.nodes.length + ' elements, e.g. ' + v.nodes[0].target.join(' ')))`)
 	for _, v := range found {
 		t.Errorf("axe-core, %s: %s", what, v)
+	}
+}
+
+// TestDashboardViews: an admin's designs (with a diff), drift and audit
+// views show what the API holds and pass axe-core; a viewer opening the
+// audit view gets the API's refusal as its problem detail says (title,
+// detail, request ID).
+func TestDashboardViews(t *testing.T) {
+	srv := apitest.Start(t, apitest.WithSeed(5), apitest.WithConfig(func(c *api.Config) { c.UI = ui.Handler() }))
+	b := newBrowser(t)
+	names := testsite.Example(t).NodeNames()
+	b.signIn(t, srv.URL, srv.Token[api.RoleAdmin], len(names))
+	b.run(t, "prepare the site (an audited call)", 30*time.Second,
+		chromedp.Navigate(srv.URL+"/ui/#/tasks"),
+		chromedp.WaitVisible(chromedp.ID("task-action")),
+		chromedp.SetValue(chromedp.ID("task-action"), "prepare_site"),
+		confirmClick(`//button[text()="Start"]`))
+	waitTasksDone(t, b)
+	b.run(t, "the designs view and a diff", 30*time.Second,
+		chromedp.Navigate(srv.URL+"/ui/#/designs"),
+		chromedp.WaitVisible(chromedp.ID("rev-a")),
+		chromedp.Click(chromedp.Search(`//button[text()="Diff"]`)),
+		poll(`(() => { const p = document.querySelector('#view pre'); return p && !p.hidden && p.textContent.length > 2; })()`, 10*time.Second))
+	checkAccessibility(t, b, "the designs view")
+	b.run(t, "the drift view", 20*time.Second,
+		chromedp.Navigate(srv.URL+"/ui/#/drift"),
+		chromedp.WaitVisible(chromedp.Search(`//h1[text()="Drift"]`)))
+	checkAccessibility(t, b, "the drift view")
+	b.run(t, "the audit view", 20*time.Second,
+		chromedp.Navigate(srv.URL+"/ui/#/audit"),
+		poll(`[...document.querySelectorAll('#view td')].some(td => td.textContent.includes('POST /api/v1/tasks'))`, 10*time.Second))
+	checkAccessibility(t, b, "the audit view")
+
+	b.run(t, "sign out", 10*time.Second, chromedp.Click(chromedp.ID("signout")), chromedp.WaitVisible(chromedp.ID("token")))
+	b.signIn(t, srv.URL, srv.Token[api.RoleViewer], len(names))
+	if hidden := eval[bool](t, b, `document.querySelector('#nav a[href="#/audit"]').hidden`); !hidden {
+		t.Error("a viewer's navigation offers the audit view")
+	}
+	b.run(t, "a viewer opening the audit view", 20*time.Second,
+		chromedp.Navigate(srv.URL+"/ui/#/audit"),
+		poll(`!document.querySelector('#error').hidden`, 10*time.Second))
+	msg := eval[string](t, b, `document.querySelector('#error').textContent`)
+	if !strings.Contains(msg, "Forbidden (403)") || !regexp.MustCompile(`request [A-Z0-9]{26}`).MatchString(msg) {
+		t.Errorf("the refusal shown: %q (want the problem's title, status, detail and request ID)", msg)
 	}
 }

@@ -459,11 +459,15 @@ function newTaskForm() {
   const action = el('select', { id: 'task-action' }, ...taskActions.map((a) => el('option', { value: a, text: a })));
   const names = el('input', { id: 'task-names', placeholder: 'node names, comma-separated (empty: every node)' });
   const racks = el('input', { id: 'task-racks', placeholder: 'racks, comma-separated' });
+  const tags = el('input', { id: 'task-tags', placeholder: 'tags, comma-separated' });
+  const labels = el('input', { id: 'task-labels', placeholder: 'key=value, comma-separated' });
   const submit = el('button', { type: 'button', text: 'Start', onclick: async () => {
     const list = (s) => s.value.split(',').map((x) => x.trim()).filter(Boolean);
     const set = {};
     if (list(names).length) set.names = list(names);
     if (list(racks).length) set.racks = list(racks);
+    if (list(tags).length) set.tags = list(tags);
+    if (list(labels).length) set.labels = Object.fromEntries(list(labels).map((kv) => [kv.split('=')[0], kv.split('=').slice(1).join('=')]));
     const body = { action: action.value };
     if (Object.keys(set).length) body.node_filter = { type: 'union', sets: [set] };
     if (!(await confirmDialog('Start ' + action.value + (Object.keys(set).length ? ' on ' + JSON.stringify(set) : ' on every node') + '?'))) return;
@@ -471,7 +475,8 @@ function newTaskForm() {
   } });
   return el('div', { class: 'panel' }, el('h2', { text: 'Start a task' }), el('div', { class: 'row' },
     el('div', {}, el('label', { for: 'task-action', text: 'Action' }), action), el('div', {}, el('label', { for: 'task-names', text: 'Nodes' }), names),
-    el('div', {}, el('label', { for: 'task-racks', text: 'Racks' }), racks), submit));
+    el('div', {}, el('label', { for: 'task-racks', text: 'Racks' }), racks), el('div', {}, el('label', { for: 'task-tags', text: 'Tags' }), tags),
+    el('div', {}, el('label', { for: 'task-labels', text: 'Labels' }), labels), submit));
 }
 
 // --- designs, drift, audit --------------------------------------------------------
