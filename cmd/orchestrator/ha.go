@@ -8,9 +8,11 @@ package main
 // its leader key, and stops it when it loses the lease.
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -25,6 +27,7 @@ import (
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/internal/ha"
 	"github.com/slipway-dev/slipway/internal/leader"
+	"github.com/slipway-dev/slipway/statestore"
 	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
 )
 
@@ -169,9 +172,8 @@ func (a *app) serveHA(ctx context.Context, c engineConfig) error {
 		return usageErr(fmt.Errorf("listen on %s: %w (another process there? use --listen)", c.Listen, err))
 	}
 	defer ln.Close()
-	if _, err := base.Current(ctx); err != nil {
-		return usageErr(fmt.Errorf("etcd %s under %s: %w: apply the first design to a state file and copy it in with `orchestrator store migrate --from bolt:FILE --to %s`",
-			strings.Join(ccfg.Endpoints, ","), base.Prefix(), err, c.Store))
+	if err := hasDesign(ctx, base, ccfg.Endpoints, c.Store); err != nil {
+		return usageErr(err)
 	}
 	p, err := a.openParts(ctx, c, base, true)
 	if err != nil {
@@ -210,7 +212,7 @@ func (a *app) serveHA(ctx context.Context, c engineConfig) error {
 		return usageErr(err)
 	}
 	fmt.Fprintf(a.stderr, "slipway: replica %s of the group on etcd %s (prefix %s), lease %d s; control API on %s/api/v1 and %s\n",
-		id, strings.Join(ccfg.Endpoints, ","), base.Prefix(), max(c.LeaseTTL, 0), url, c.socket())
+		id, strings.Join(ccfg.Endpoints, ","), base.Prefix(), cmp.Or(c.LeaseTTL, leader.DefaultTTL), url, c.socket())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(gctx, ln, c.TLSCert, c.TLSKey) })
 	g.Go(func() error { return srv.ServeLocal(gctx, local, localName) })
@@ -220,6 +222,21 @@ func (a *app) serveHA(ctx context.Context, c engineConfig) error {
 	g.Go(func() error { return rep.Run(gctx, a.lead(c, p, base, he)) })
 	if err := g.Wait(); err != nil {
 		return usageErr(err)
+	}
+	return nil
+}
+
+// hasDesign checks, within 30 s, that etcd answers and holds a design.
+func hasDesign(ctx context.Context, st *etcdstore.Store, endpoints []string, store string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err := st.Current(ctx)
+	switch {
+	case errors.Is(err, statestore.ErrNotFound):
+		return fmt.Errorf("etcd %s under %s: %w: apply the first design to a state file and copy it in with `orchestrator store migrate --from bolt:FILE --to %s`",
+			strings.Join(endpoints, ","), st.Prefix(), err, store)
+	case err != nil:
+		return fmt.Errorf("etcd %s did not answer: %w (check the endpoints, TLS flags and the members' health)", strings.Join(endpoints, ","), err)
 	}
 	return nil
 }

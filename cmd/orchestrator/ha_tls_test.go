@@ -49,3 +49,15 @@ func TestServeEtcdTLS(t *testing.T) {
 		t.Fatalf("prepare_site on etcd over TLS: %s %s", status, msg)
 	}
 }
+
+// TestServeEtcdEmpty: serve on an etcd prefix that holds no design stops
+// at once saying how to copy one in.
+func TestServeEtcdEmpty(t *testing.T) {
+	ec := etcdtest.Start(t, 1)
+	store := "etcd://" + strings.TrimPrefix(ec.Endpoints()[0], "http://")
+	dir := t.TempDir()
+	code, _, errs := cli(t, "serve", "--store", store, "--etcd-prefix", "/empty/", "--data-dir", dir, "--listen", "127.0.0.1:0", "--introspection-listen", "")
+	if code != exitUsage || !strings.Contains(errs, "store migrate --from bolt:FILE") {
+		t.Fatalf("serve on an empty prefix: exit %d: %s", code, errs)
+	}
+}
