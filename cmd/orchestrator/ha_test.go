@@ -413,9 +413,11 @@ func TestHAQuorum(t *testing.T) {
 		t.Errorf("the refusal does not say why: %s", b)
 	}
 	for i := range 3 {
+		begun := time.Now()
 		if code, b := g.call(i, "GET", "/api/v1/nodes", ""); code != http.StatusOK {
 			t.Errorf("r%d: a read without quorum: %d %s", i, code, b)
 		}
+		t.Logf("r%d: GET /api/v1/nodes without quorum answered in %s", i, time.Since(begun).Round(time.Millisecond))
 	}
 	g.until(t, leader, "POST", "/api/v1/tokens", `{"role":"viewer"}`, http.StatusServiceUnavailable, 45*time.Second)
 	ec.Members[1].Restart(t)

@@ -143,7 +143,7 @@ func New(c *clientv3.Client, prefix string) *Store {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return &Store{c: c, kv: quorumKV{c.KV}, prefix: prefix, closed: &atomic.Bool{}, w: &writer{}}
+	return &Store{c: c, kv: quorumKV{kv: c.KV, q: &quorumState{}}, prefix: prefix, closed: &atomic.Bool{}, w: &writer{}}
 }
 
 // Open connects to the cluster of cfg and returns a store under prefix;
@@ -347,7 +347,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*pendingWrite) {
 // commit commits one plan, retrying while other processes' writes move
 // what it read.
 func (s *Store) commit(ctx context.Context, plan *writePlan) ([]uint64, error) {
-	wait := quorumWaiter{}
+	wait := quorumWaiter{q: s.kv.q}
 	for range maxRetries {
 		seqs, done, err := s.tryWrite(ctx, plan)
 		for err != nil && wait.again(ctx, err) { // the etcd leader changed, or is being elected

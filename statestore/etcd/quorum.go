@@ -1,9 +1,11 @@
 package etcdstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -17,44 +19,96 @@ import (
 // leader) is served from the member's own copy (serializable: the state
 // as that member last heard it), so replicas go on answering reads; a
 // write fails at once (the member requires a leader) with an error that
-// says the cluster has no quorum and answers 503 (Unavailable).
-type quorumKV struct{ kv clientv3.KV }
+// says the cluster has no quorum and answers 503 (Unavailable). Once the
+// cluster has been without a leader for a second, reads go to the
+// member's copy straight away (the linearizable try costs seconds of the
+// client's own retries), but for one linearizable read every 2 s that
+// finds out when the quorum is back.
+type quorumKV struct {
+	kv clientv3.KV
+	q  *quorumState
+}
+
+// quorumState is when the cluster was last found without a leader.
+type quorumState struct {
+	since atomic.Int64 // unix ns of the first no-leader answer since the last good one; 0: none
+	probe atomic.Int64 // unix ns of the last linearizable read tried while without one
+}
+
+func (s *quorumState) note(err error) {
+	switch {
+	case err == nil:
+		s.since.Store(0)
+	case noQuorum(err):
+		s.since.CompareAndSwap(0, time.Now().UnixNano())
+	}
+}
+
+// lostFor is how long the cluster has been without a leader (0: it has one).
+func (s *quorumState) lostFor() time.Duration {
+	if v := s.since.Load(); v != 0 {
+		return time.Since(time.Unix(0, v))
+	}
+	return 0
+}
+
+// skipLinearizable: the cluster has been without a leader for a second
+// and another read probed less than 2 s ago.
+func (s *quorumState) skipLinearizable() bool {
+	if s.lostFor() < time.Second {
+		return false
+	}
+	now := time.Now().UnixNano()
+	last := s.probe.Load()
+	return now-last < int64(2*time.Second) || !s.probe.CompareAndSwap(last, now)
+}
 
 func (q quorumKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
-	resp, err := q.kv.Get(clientv3.WithRequireLeader(ctx), key, opts...)
-	if err == nil || ctx.Err() != nil || !noQuorum(err) {
-		return resp, err
+	var err error
+	if !q.q.skipLinearizable() {
+		var resp *clientv3.GetResponse
+		resp, err = q.kv.Get(clientv3.WithRequireLeader(ctx), key, opts...)
+		q.q.note(err)
+		if err == nil || ctx.Err() != nil || !noQuorum(err) {
+			return resp, err
+		}
 	}
 	resp, serr := q.kv.Get(ctx, key, append(opts, clientv3.WithSerializable())...)
 	if serr != nil {
-		return nil, quorumErr(err)
+		return nil, quorumErr(cmp.Or(err, serr))
 	}
 	return resp, nil
 }
 
 func (q quorumKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
 	resp, err := q.kv.Put(clientv3.WithRequireLeader(ctx), key, val, opts...)
+	q.q.note(err)
 	return resp, quorumErr(err)
 }
 
 func (q quorumKV) Delete(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.DeleteResponse, error) {
 	resp, err := q.kv.Delete(clientv3.WithRequireLeader(ctx), key, opts...)
+	q.q.note(err)
 	return resp, quorumErr(err)
 }
 
 func (q quorumKV) Txn(ctx context.Context) clientv3.Txn {
-	return quorumTxn{q.kv.Txn(clientv3.WithRequireLeader(ctx))}
+	return quorumTxn{q.kv.Txn(clientv3.WithRequireLeader(ctx)), q.q}
 }
 
 // quorumTxn is a transaction whose failure for want of a quorum says so.
-type quorumTxn struct{ t clientv3.Txn }
+type quorumTxn struct {
+	t clientv3.Txn
+	q *quorumState
+}
 
-func (q quorumTxn) If(cs ...clientv3.Cmp) clientv3.Txn   { return quorumTxn{q.t.If(cs...)} }
-func (q quorumTxn) Then(ops ...clientv3.Op) clientv3.Txn { return quorumTxn{q.t.Then(ops...)} }
-func (q quorumTxn) Else(ops ...clientv3.Op) clientv3.Txn { return quorumTxn{q.t.Else(ops...)} }
+func (q quorumTxn) If(cs ...clientv3.Cmp) clientv3.Txn   { return quorumTxn{q.t.If(cs...), q.q} }
+func (q quorumTxn) Then(ops ...clientv3.Op) clientv3.Txn { return quorumTxn{q.t.Then(ops...), q.q} }
+func (q quorumTxn) Else(ops ...clientv3.Op) clientv3.Txn { return quorumTxn{q.t.Else(ops...), q.q} }
 
 func (q quorumTxn) Commit() (*clientv3.TxnResponse, error) {
 	resp, err := q.t.Commit()
+	q.q.note(err)
 	return resp, quorumErr(err)
 }
 
@@ -88,20 +142,15 @@ var QuorumWait = 5 * time.Second
 
 // quorumWaiter paces a write's tries while the cluster has no leader.
 type quorumWaiter struct {
-	until time.Time
+	q     *quorumState
 	pause time.Duration
 }
 
 // again waits before another try when err says the cluster has no leader
-// and QuorumWait has not passed since the first.
+// and has had none for less than QuorumWait (a write that comes later
+// fails at once).
 func (q *quorumWaiter) again(ctx context.Context, err error) bool {
-	if !isUnavailable(err) || errors.Is(err, ErrFenced) {
-		return false
-	}
-	if q.until.IsZero() {
-		q.until = time.Now().Add(QuorumWait)
-	}
-	if time.Now().After(q.until) {
+	if !isUnavailable(err) || errors.Is(err, ErrFenced) || q.q.lostFor() >= QuorumWait {
 		return false
 	}
 	q.pause = min(max(2*q.pause, 100*time.Millisecond), time.Second)
