@@ -97,6 +97,17 @@ func (b *browser) signIn(t *testing.T, base, tok string, tiles int) {
 		poll(fmt.Sprintf("document.querySelectorAll('#sites .tile').length === %d", tiles), 20*time.Second))
 }
 
+// startTask starts action on every node from the tasks view.
+func startTask(base, action string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Navigate(base+"/ui/#/tasks"), chromedp.WaitVisible(chromedp.ID("task-action")),
+		chromedp.SetValue(chromedp.ID("task-action"), action), confirmClick(`//button[text()="Start"]`))
+}
+
+// signOut signs out and waits for the sign-in form.
+func signOut() chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Click(chromedp.ID("signout")), chromedp.WaitVisible(chromedp.ID("token")))
+}
+
 // confirmClick clicks a button (an XPath) and confirms the dialog.
 func confirmClick(xpath string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(chromedp.Click(chromedp.Search(xpath)), chromedp.WaitVisible(chromedp.ID("confirm-ok")), chromedp.Click(chromedp.ID("confirm-ok")))
@@ -119,17 +130,10 @@ func TestDashboard(t *testing.T) {
 	op, viewer := srv.Token[api.RoleOperator], srv.Token[api.RoleViewer]
 	b.signIn(t, srv.URL, op, len(names))
 
-	b.run(t, "prepare the site from the tasks view", 30*time.Second,
-		chromedp.Navigate(srv.URL+"/ui/#/tasks"),
-		chromedp.WaitVisible(chromedp.ID("task-action")),
-		chromedp.SetValue(chromedp.ID("task-action"), "prepare_site"),
-		confirmClick(`//button[text()="Start"]`))
+	b.run(t, "prepare the site from the tasks view", 30*time.Second, startTask(srv.URL, "prepare_site"))
 	waitTasksDone(t, b)
 	b.run(t, "start the deploy from the tasks view", 30*time.Second,
-		chromedp.Navigate(srv.URL+"/ui/#/tasks"),
-		chromedp.WaitVisible(chromedp.ID("task-action")),
-		chromedp.SetValue(chromedp.ID("task-action"), "deploy_nodes"),
-		confirmClick(`//button[text()="Start"]`),
+		startTask(srv.URL, "deploy_nodes"),
 		chromedp.Navigate(srv.URL+"/ui/#/site"),
 		poll(fmt.Sprintf("document.querySelectorAll('#sites .tile').length === %d", len(names)), 20*time.Second))
 	b.run(t, "watch the tiles over the event stream", 3*time.Minute,
@@ -151,7 +155,7 @@ func TestDashboard(t *testing.T) {
 	b.run(t, "the tasks view", 20*time.Second, chromedp.Navigate(srv.URL+"/ui/#/tasks"), chromedp.WaitVisible(chromedp.ID("task-action")))
 	checkAccessibility(t, b, "the tasks view")
 
-	b.run(t, "sign out", 10*time.Second, chromedp.Click(chromedp.ID("signout")), chromedp.WaitVisible(chromedp.ID("token")))
+	b.run(t, "sign out", 10*time.Second, signOut())
 	b.signIn(t, srv.URL, viewer, len(names))
 	b.run(t, "a viewer's node view", 30*time.Second,
 		chromedp.Navigate(srv.URL+"/ui/#/node/"+failing),
@@ -242,11 +246,7 @@ func TestDashboardViews(t *testing.T) {
 	b := newBrowser(t)
 	names := testsite.Example(t).NodeNames()
 	b.signIn(t, srv.URL, srv.Token[api.RoleAdmin], len(names))
-	b.run(t, "prepare the site (an audited call)", 30*time.Second,
-		chromedp.Navigate(srv.URL+"/ui/#/tasks"),
-		chromedp.WaitVisible(chromedp.ID("task-action")),
-		chromedp.SetValue(chromedp.ID("task-action"), "prepare_site"),
-		confirmClick(`//button[text()="Start"]`))
+	b.run(t, "prepare the site (an audited call)", 30*time.Second, startTask(srv.URL, "prepare_site"))
 	waitTasksDone(t, b)
 	b.run(t, "the designs view and a diff", 30*time.Second,
 		chromedp.Navigate(srv.URL+"/ui/#/designs"),
@@ -263,7 +263,7 @@ func TestDashboardViews(t *testing.T) {
 		poll(`[...document.querySelectorAll('#view td')].some(td => td.textContent.includes('POST /api/v1/tasks'))`, 10*time.Second))
 	checkAccessibility(t, b, "the audit view")
 
-	b.run(t, "sign out", 10*time.Second, chromedp.Click(chromedp.ID("signout")), chromedp.WaitVisible(chromedp.ID("token")))
+	b.run(t, "sign out", 10*time.Second, signOut())
 	b.signIn(t, srv.URL, srv.Token[api.RoleViewer], len(names))
 	if hidden := eval[bool](t, b, `document.querySelector('#nav a[href="#/audit"]').hidden`); !hidden {
 		t.Error("a viewer's navigation offers the audit view")
