@@ -32,6 +32,7 @@ type Engine interface {
 	Node(ctx context.Context, name string) (orchestrator.NodeRecord, error)
 	Nodes(ctx context.Context) ([]orchestrator.NodeRecord, error)
 	Events(ctx context.Context, after uint64, limit int, task, node string) ([]orchestrator.Event, error)
+	LastEvent(ctx context.Context) (uint64, error)
 	Adopt(ctx context.Context, node, revision, who string) (orchestrator.NodeRecord, error)
 	AdoptMachine(ctx context.Context, node, machineID, revision, who string) (orchestrator.NodeRecord, error)
 	MarkManual(ctx context.Context, node, why, who string) (orchestrator.NodeRecord, error)

@@ -9,9 +9,6 @@ import (
 	"github.com/slipway-dev/slipway/auth"
 )
 
-// logEvents is the engine's event log in the state store.
-const logEvents = "events"
-
 // dashboardRoutes are what the web dashboard (package ui) asks besides the
 // rest of the API: who the token stands for (what the page shows follows
 // the role) and where the event log ends (the site view streams from
@@ -31,7 +28,7 @@ func (s *Server) whoami(c echo.Context) error {
 }
 
 func (s *Server) lastEvent(c echo.Context) error {
-	n, err := s.cfg.Store.LastSeq(c.Request().Context(), logEvents)
+	n, err := s.cfg.Engine.LastEvent(c.Request().Context())
 	if err != nil {
 		return err
 	}

@@ -389,6 +389,9 @@ func (e *Engine) Nodes(ctx context.Context) ([]NodeRecord, error) {
 	return ns, err
 }
 
+// LastEvent is the sequence number of the last event (0: none yet).
+func (e *Engine) LastEvent(ctx context.Context) (uint64, error) { return e.rec.s.LastSeq(ctx, logEvents) }
+
 // Events returns events after seq (0: from the start), filtered by task
 // and node when given; limit <= 0 returns all.
 func (e *Engine) Events(ctx context.Context, after uint64, limit int, task, node string) ([]Event, error) {

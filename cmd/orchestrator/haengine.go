@@ -72,6 +72,8 @@ func (h *haEngine) Nodes(ctx context.Context) ([]orchestrator.NodeRecord, error)
 	return h.read().Nodes(ctx)
 }
 
+func (h *haEngine) LastEvent(ctx context.Context) (uint64, error) { return h.read().LastEvent(ctx) }
+
 func (h *haEngine) Events(ctx context.Context, after uint64, limit int, task, node string) ([]orchestrator.Event, error) {
 	return h.read().Events(ctx, after, limit, task, node)
 }
