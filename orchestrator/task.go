@@ -390,7 +390,9 @@ func (e *Engine) Nodes(ctx context.Context) ([]NodeRecord, error) {
 }
 
 // LastEvent is the sequence number of the last event (0: none yet).
-func (e *Engine) LastEvent(ctx context.Context) (uint64, error) { return e.rec.s.LastSeq(ctx, logEvents) }
+func (e *Engine) LastEvent(ctx context.Context) (uint64, error) {
+	return e.rec.s.LastSeq(ctx, logEvents)
+}
 
 // Events returns events after seq (0: from the start), filtered by task
 // and node when given; limit <= 0 returns all.
