@@ -41,11 +41,7 @@ func (h *haEngine) leading() (*orchestrator.Engine, error) {
 }
 
 func (h *haEngine) Submit(ctx context.Context, req orchestrator.Request) (orchestrator.Task, error) {
-	e, err := h.leading()
-	if err != nil {
-		return orchestrator.Task{}, err
-	}
-	return e.Submit(ctx, req)
+	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.Task, error) { return e.Submit(ctx, req) })
 }
 
 func (h *haEngine) Task(ctx context.Context, id string) (orchestrator.Task, []orchestrator.NodeResult, error) {
@@ -57,11 +53,7 @@ func (h *haEngine) Tasks(ctx context.Context) ([]orchestrator.Task, error) {
 }
 
 func (h *haEngine) TaskVerb(ctx context.Context, id string, v orchestrator.Verb, who string) (orchestrator.Task, error) {
-	e, err := h.leading()
-	if err != nil {
-		return orchestrator.Task{}, err
-	}
-	return e.TaskVerb(ctx, id, v, who)
+	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.Task, error) { return e.TaskVerb(ctx, id, v, who) })
 }
 
 func (h *haEngine) Node(ctx context.Context, name string) (orchestrator.NodeRecord, error) {
@@ -78,8 +70,8 @@ func (h *haEngine) Events(ctx context.Context, after uint64, limit int, task, no
 	return h.read().Events(ctx, after, limit, task, node)
 }
 
-// nodeCall runs a mutating call on a node with the leading engine.
-func nodeCall[T any](h *haEngine, fn func(e *orchestrator.Engine) (T, error)) (T, error) {
+// onLeader runs a mutating call with the leading engine.
+func onLeader[T any](h *haEngine, fn func(e *orchestrator.Engine) (T, error)) (T, error) {
 	e, err := h.leading()
 	if err != nil {
 		var zero T
@@ -89,29 +81,29 @@ func nodeCall[T any](h *haEngine, fn func(e *orchestrator.Engine) (T, error)) (T
 }
 
 func (h *haEngine) Adopt(ctx context.Context, node, revision, who string) (orchestrator.NodeRecord, error) {
-	return nodeCall(h, func(e *orchestrator.Engine) (orchestrator.NodeRecord, error) {
+	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.NodeRecord, error) {
 		return e.Adopt(ctx, node, revision, who)
 	})
 }
 
 func (h *haEngine) AdoptMachine(ctx context.Context, node, machineID, revision, who string) (orchestrator.NodeRecord, error) {
-	return nodeCall(h, func(e *orchestrator.Engine) (orchestrator.NodeRecord, error) {
+	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.NodeRecord, error) {
 		return e.AdoptMachine(ctx, node, machineID, revision, who)
 	})
 }
 
 func (h *haEngine) MarkManual(ctx context.Context, node, why, who string) (orchestrator.NodeRecord, error) {
-	return nodeCall(h, func(e *orchestrator.Engine) (orchestrator.NodeRecord, error) {
+	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.NodeRecord, error) {
 		return e.MarkManual(ctx, node, why, who)
 	})
 }
 
 func (h *haEngine) ReleaseManual(ctx context.Context, node, who string) (orchestrator.NodeRecord, error) {
-	return nodeCall(h, func(e *orchestrator.Engine) (orchestrator.NodeRecord, error) { return e.ReleaseManual(ctx, node, who) })
+	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.NodeRecord, error) { return e.ReleaseManual(ctx, node, who) })
 }
 
 func (h *haEngine) Rebootstrap(ctx context.Context, node, who string) (orchestrator.Rebootstrapped, error) {
-	return nodeCall(h, func(e *orchestrator.Engine) (orchestrator.Rebootstrapped, error) {
+	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.Rebootstrapped, error) {
 		return e.Rebootstrap(ctx, node, who)
 	})
 }
