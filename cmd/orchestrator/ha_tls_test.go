@@ -41,6 +41,13 @@ func TestServeEtcdTLS(t *testing.T) {
 	if cl.Self.Role != "leader" || cl.Store.Kind != "etcd" || len(cl.Store.Members) != 1 || !cl.Store.Members[0].Healthy || !cl.Store.Writable {
 		t.Fatalf("GET /api/v1/cluster: %+v", cl)
 	}
+	// The replica's role and leader changes, in an exposition promtool accepts.
+	code, metrics := p.call(t, "GET", "/metrics", "")
+	if code != 200 || !strings.Contains(metrics, `slipway_replica_role{replica=`) || !strings.Contains(metrics, `role="leader"} 1`) ||
+		!strings.Contains(metrics, "slipway_leader_changes_total") {
+		t.Errorf("GET /metrics: %d: no role or leader-change metrics", code)
+	}
+	promtoolCheck(t, metrics)
 	t.Setenv("SLIPWAY_TOKEN", p.tok)
 	if code, out, errs := cli(t, "cluster", "--server", p.base); code != 0 || !strings.Contains(out, "(answered)  leader") || !strings.Contains(out, "store etcd /slipway/: writable") {
 		t.Errorf("orchestrator cluster: %d\n%s%s", code, out, errs)
