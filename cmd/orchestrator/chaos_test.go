@@ -321,6 +321,8 @@ func writeEngineFiles(t *testing.T, dir, siteName string, info lab.Info) (state 
 type killReport struct {
 	after    time.Duration // since the killed run started
 	requests int           // MAAS requests the lab served in the 100 ms before the kill
+	midRead  int           // machines mid-phase in the lab's listing read last before the kill
+	readGap  time.Duration // from the start of that listing to the kill
 	midPhase int           // machines the lab shows mid-phase right after the kill
 	statuses map[string]int
 }
@@ -350,8 +352,8 @@ func deployWithKills(ctx context.Context, t *testing.T, bin string, common []str
 		}
 		at := spec.earliest + time.Duration(rnd.Int64N(int64(spec.spread)))
 		k := killInFlight(t, lv, cmd, at)
-		t.Logf("kill %d (pid %d): drawn at %s, landed %s after start, %d MAAS requests served in the 100 ms before it, %d machines mid-phase after it %v",
-			run+1, cmd.Process.Pid, at.Round(time.Millisecond), k.after.Round(time.Millisecond), k.requests, k.midPhase, k.statuses)
+		t.Logf("kill %d (pid %d): drawn at %s, landed %s after start, %d MAAS requests served in the 100 ms before it, %d machines mid-phase %s before it and %d after it %v",
+			run+1, cmd.Process.Pid, at.Round(time.Millisecond), k.after.Round(time.Millisecond), k.requests, k.midRead, k.readGap.Round(time.Millisecond), k.midPhase, k.statuses)
 		kills = append(kills, k)
 		if taskID == "" {
 			taskID = deployTask(t, state)
@@ -364,34 +366,45 @@ func deployWithKills(ctx context.Context, t *testing.T, bin string, common []str
 	return taskID, kills
 }
 
-// killInFlight waits until at, then (at most 50 tries) until the lab
-// shows machines mid-phase and has served MAAS requests in the 100 ms
-// since, and kills the engine with SIGKILL at once. The process must
-// still be running at the kill. Machines the lab shows mid-phase right
-// after the kill were mid-phase at it: the engine dead, only the lab's
-// timers move machines, and no phase here is shorter than 0.6 s (a release at time scale 0.01).
+// killInFlight waits until at, then (for at most 10 s) until the lab has
+// served MAAS requests in the last 100 ms and shows at least a tenth of
+// its machines mid-phase, and kills the engine with SIGKILL at once. The
+// process must still be running at the kill. The kill is in flight when
+// the lab served requests just before it and its last listing, read
+// readGap before the kill, showed machines mid-phase. How many are still
+// mid-phase right after it is reported too (the engine dead, only the
+// lab's timers move machines); it can be none when a phase's machines all
+// ended in the gap (200 machines commissioned together end within a few
+// hundred ms of each other).
 func killInFlight(t *testing.T, lv *labView, cmd *exec.Cmd, at time.Duration) killReport {
 	begun := time.Now()
 	time.Sleep(at)
 	k := killReport{}
-	for try := 0; try < 50 && (k.requests == 0 || k.midPhase == 0); try++ {
-		k.midPhase, _ = phases(lv.machines(t))
-		before := lv.stats(t).Total // after the listing: it is not counted
+	var read time.Time
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		before := lv.stats(t).Total
 		time.Sleep(100 * time.Millisecond)
 		k.requests = lv.stats(t).Total - before
+		read = time.Now()
+		ms := lv.machines(t) // after the window: its own request is not in it
+		if k.midRead, _ = phases(ms); k.requests > 0 && k.midRead >= max(1, len(ms)/10) {
+			break
+		}
 	}
 	k.after = time.Since(begun)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatalf("SIGKILL: %v (had the run ended?)", err)
 	}
+	k.readGap = time.Since(read)
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the run ended before the kill landed: %v", err)
 	}
 	k.midPhase, k.statuses = phases(lv.machines(t))
-	if k.requests == 0 || k.midPhase == 0 {
-		t.Errorf("kill at %s: %d MAAS requests served in the 100 ms before it, %d machines mid-phase: not in flight", k.after, k.requests, k.midPhase)
+	if k.requests == 0 || k.midRead == 0 {
+		t.Errorf("kill at %s: %d MAAS requests served in the 100 ms before it, %d machines mid-phase in a listing read %s before it: not in flight",
+			k.after, k.requests, k.midRead, k.readGap)
 	}
 	return k
 }

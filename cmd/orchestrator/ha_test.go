@@ -129,8 +129,8 @@ func runHA(t *testing.T, spec haSpec) haResult {
 		next := g.waitLeader(t, g.replicaID(leader), 30*time.Second)
 		res.failovers = append(res.failovers, time.Since(killed))
 		res.leaderIDs = append(res.leaderIDs, g.replicaID(next))
-		t.Logf("kill %d: leader %s SIGKILLed %s after the run began (%d machines mid-phase, %d MAAS requests in the 100 ms before); %s leads %s later",
-			k+1, g.replicaID(leader), kr.after.Round(time.Millisecond), kr.midPhase, kr.requests, g.replicaID(next), res.failovers[k].Round(time.Millisecond))
+		t.Logf("kill %d: leader %s SIGKILLed %s after the run began (%d machines mid-phase %s before it, %d after it %v; %d MAAS requests in the 100 ms before); %s leads %s later",
+			k+1, g.replicaID(leader), kr.after.Round(time.Millisecond), kr.midRead, kr.readGap.Round(time.Millisecond), kr.midPhase, kr.statuses, kr.requests, g.replicaID(next), res.failovers[k].Round(time.Millisecond))
 		g.restart(t, leader) // as a supervisor would: it rejoins as a standby
 		leader = next
 	}
