@@ -320,6 +320,7 @@ func writeEngineFiles(t *testing.T, dir, siteName string, info lab.Info) (state 
 // killReport says when a kill landed and what was in flight then.
 type killReport struct {
 	after    time.Duration // since the killed run started
+	at       time.Time     // when the SIGKILL was sent
 	requests int           // MAAS requests the lab served in the 100 ms before the kill
 	midRead  int           // machines mid-phase in the lab's listing read last before the kill
 	readGap  time.Duration // from the start of that listing to the kill
@@ -391,7 +392,8 @@ func killInFlight(t *testing.T, lv *labView, cmd *exec.Cmd, at time.Duration) ki
 			break
 		}
 	}
-	k.after = time.Since(begun)
+	k.at = time.Now()
+	k.after = k.at.Sub(begun)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatalf("SIGKILL: %v (had the run ended?)", err)
 	}

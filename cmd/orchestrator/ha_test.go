@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/internal/etcdtest"
 	"github.com/slipway-dev/slipway/internal/testtool"
@@ -47,6 +49,7 @@ type haSpec struct {
 type haResult struct {
 	chaosResult
 	failovers   []time.Duration // SIGKILL of the leader to a standby saying it leads
+	floors      []time.Duration // SIGKILL to the end of the killed leader's lease, as etcd counts it
 	keys        int64           // keys under the store's prefix at the end
 	dbSize      int64           // the largest member's database
 	wall        time.Duration
@@ -80,8 +83,81 @@ func TestHAFailover(t *testing.T) {
 	}
 	if len(res.failovers) > 0 {
 		fs := slices.Sorted(slices.Values(res.failovers))
-		t.Logf("failover over %d kills (lease %d s): median %s, max %s", len(fs), spec.ttl, fs[len(fs)/2].Round(time.Millisecond), fs[len(fs)-1].Round(time.Millisecond))
+		ratios := make([]float64, len(fs))
+		for i := range res.failovers {
+			ratios[i] = res.failovers[i].Seconds() / res.floors[i].Seconds()
+		}
+		slices.Sort(ratios)
+		t.Logf("failover over %d kills (lease %d s): median %s, max %s; failover/floor (the killed lease's end) median %.2f, max %.2f",
+			len(fs), spec.ttl, median(fs).Round(time.Millisecond), fs[len(fs)-1].Round(time.Millisecond), medianF(ratios), ratios[len(ratios)-1])
 	}
+}
+
+// median is the middle of sorted ds (the mean of the two middle ones for
+// an even count).
+func median(ds []time.Duration) time.Duration {
+	n := len(ds)
+	return (ds[(n-1)/2] + ds[n/2]) / 2
+}
+
+func medianF(fs []float64) float64 {
+	n := len(fs)
+	return (fs[(n-1)/2] + fs[n/2]) / 2
+}
+
+// watchLease follows the lease of the first key under prefix (the
+// election's leader key) from now on: asked the time of a kill, it answers
+// the earliest the lease can end after it, as etcd counts: the largest
+// poll time plus the remaining TTL etcd reported at that poll (etcd rounds
+// the remainder down to a second, so each poll is a lower bound; the one
+// just before the count drops is within one poll interval of exact).
+// Polls before the kill do not count (a keep-alive could follow them).
+func watchLease(t *testing.T, cl *clientv3.Client, prefix string) func(killed time.Time) time.Time {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	resp, err := cl.Get(ctx, prefix, clientv3.WithFirstCreate()...)
+	if err != nil || len(resp.Kvs) == 0 {
+		cancel()
+		t.Fatalf("the leader key under %s: %v (%d keys)", prefix, err, len(resp.Kvs))
+	}
+	lease := clientv3.LeaseID(resp.Kvs[0].Lease)
+	type poll struct {
+		at  time.Time
+		ttl int64
+	}
+	var polls []poll
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			at := time.Now()
+			r, err := cl.TimeToLive(ctx, lease)
+			if err == nil && r.TTL < 0 {
+				return // gone
+			}
+			if err == nil {
+				polls = append(polls, poll{at, r.TTL})
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	return func(killed time.Time) time.Time {
+		<-done
+		cancel()
+		end := killed
+		for _, p := range polls {
+			if !p.at.Before(killed) {
+				end = later(end, p.at.Add(time.Duration(p.ttl)*time.Second))
+			}
+		}
+		return end
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // envInt is the environment's integer name, else def.
@@ -124,13 +200,19 @@ func runHA(t *testing.T, spec haSpec) haResult {
 	stopProgress := g.progress(t, lv)
 	leader := first
 	for k := range spec.kills {
+		expiry := watchLease(t, ec.Client(t), "/slipway/ha/election/")
 		kr := killInFlight(t, lv, g.procs[leader], 2*time.Second)
-		killed := time.Now()
 		next := g.waitLeader(t, g.replicaID(leader), 30*time.Second)
-		res.failovers = append(res.failovers, time.Since(killed))
+		res.failovers = append(res.failovers, time.Since(kr.at))
+		res.floors = append(res.floors, expiry(kr.at).Sub(kr.at))
 		res.leaderIDs = append(res.leaderIDs, g.replicaID(next))
 		t.Logf("kill %d: leader %s SIGKILLed %s after the run began (%d machines mid-phase %s before it, %d after it %v; %d MAAS requests in the 100 ms before); %s leads %s later",
 			k+1, g.replicaID(leader), kr.after.Round(time.Millisecond), kr.midRead, kr.readGap.Round(time.Millisecond), kr.midPhase, kr.statuses, kr.requests, g.replicaID(next), res.failovers[k].Round(time.Millisecond))
+		t.Logf("kill %d: the killed leader's lease ended no sooner than %s after the kill (etcd's own count): failover/floor %.2f",
+			k+1, res.floors[k].Round(time.Millisecond), res.failovers[k].Seconds()/res.floors[k].Seconds())
+		if res.failovers[k] < res.floors[k] {
+			t.Errorf("kill %d: a standby led %s after the kill, before the killed leader's lease could end (%s): two leaders", k+1, res.failovers[k], res.floors[k])
+		}
 		g.restart(t, leader) // as a supervisor would: it rejoins as a standby
 		leader = next
 	}
