@@ -388,6 +388,9 @@ type ClusterStore struct {
 	// Keys is how many keys the store holds under its prefix (etcd).
 	Keys    int64         `json:"keys,omitempty"`
 	Members []StoreMember `json:"members,omitempty"`
+	// Checked is when the replica last asked etcd for Writable, Keys,
+	// Members and the replicas (it asks again when that is over 2 s ago).
+	Checked time.Time `json:"checked,omitzero"`
 }
 
 // StoreMember is one etcd member as its endpoint answers.

@@ -9,24 +9,71 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/sync/errgroup"
 
 	apitypes "github.com/slipway-dev/slipway/api/types"
 )
 
-// Cluster is the group as this replica sees it: itself, the leader, the
-// registered replicas, and the etcd cluster (each member's own answer, and
-// whether a write can commit now).
+// viewTTL is how long a replica reuses what it last asked etcd for the
+// cluster view: a load balancer probing /readyz every second on every
+// replica costs etcd one round of questions per replica every viewTTL,
+// not one per probe.
+const viewTTL = 2 * time.Second
+
+// storeView is what the cluster view asks etcd: the registered replicas
+// (other than this one), each member's own status, and whether a write
+// can commit now.
+type storeView struct {
+	checked  time.Time
+	replicas []apitypes.Replica
+	members  []apitypes.StoreMember
+	writable bool
+	keys     int64
+}
+
+// Cluster is the group as this replica sees it: itself and the leader as
+// of now, the registered replicas and the etcd cluster (each member's own
+// answer, and whether a write can commit) as of Store.Checked, at most
+// viewTTL ago.
 func (r *Replica) Cluster(ctx context.Context) (apitypes.Cluster, error) {
-	out := apitypes.Cluster{Self: r.self(), Leader: r.leader.Load(),
-		Store: apitypes.ClusterStore{Kind: "etcd", Endpoints: r.cfg.Endpoints, Prefix: r.cfg.Prefix}}
-	out.Replicas = r.replicas(ctx, out.Leader)
-	out.Store.Members = r.members(ctx)
-	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if resp, err := r.cfg.Client.Get(qctx, r.cfg.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly()); err == nil {
-		out.Store.Writable, out.Store.Keys = true, resp.Count // a linearizable read needs the quorum a write does
+	out := apitypes.Cluster{Self: r.self(), Leader: r.leader.Load()}
+	v := r.storeView(ctx)
+	out.Replicas = append([]apitypes.Replica{out.Self}, v.replicas...)
+	for i := range out.Replicas[1:] {
+		rep := &out.Replicas[i+1]
+		if rep.Role = RoleStandby; out.Leader != nil && out.Leader.ID == rep.ID {
+			rep.Role = RoleLeader
+		}
 	}
+	slices.SortFunc(out.Replicas, func(a, b apitypes.Replica) int { return strings.Compare(a.ID, b.ID) })
+	out.Store = apitypes.ClusterStore{Kind: "etcd", Endpoints: r.cfg.Endpoints, Prefix: r.cfg.Prefix,
+		Writable: v.writable, Keys: v.keys, Members: v.members, Checked: v.checked}
 	return out, nil
+}
+
+// storeView is the last view of etcd, asked again when older than viewTTL
+// (callers meanwhile wait for the one asking, at most 2 s).
+func (r *Replica) storeView(ctx context.Context) storeView {
+	r.viewMu.Lock()
+	defer r.viewMu.Unlock()
+	if time.Since(r.view.checked) < viewTTL {
+		return r.view
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second) // shared with later callers
+	defer cancel()
+	v := storeView{checked: time.Now().UTC()}
+	var g errgroup.Group
+	g.Go(func() error { v.replicas = r.replicas(ctx); return nil })
+	g.Go(func() error { v.members = r.members(ctx); return nil })
+	g.Go(func() error {
+		if resp, err := r.cfg.Client.Get(ctx, r.cfg.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly()); err == nil {
+			v.writable, v.keys = true, resp.Count // a linearizable read needs the quorum a write does
+		}
+		return nil
+	})
+	_ = g.Wait()
+	r.view = v
+	return v
 }
 
 func (r *Replica) self() apitypes.Replica {
@@ -37,51 +84,53 @@ func (r *Replica) self() apitypes.Replica {
 	return apitypes.Replica{ID: r.cfg.ID, Role: role, URL: r.cfg.URL, Started: r.started}
 }
 
-// replicas are the registered replicas, by ID; this one at least.
-func (r *Replica) replicas(ctx context.Context, li *apitypes.LeaderInfo) []apitypes.Replica {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	out := []apitypes.Replica{r.self()}
+// replicas are the registered replicas other than this one.
+func (r *Replica) replicas(ctx context.Context) []apitypes.Replica {
 	resp, err := r.cfg.Client.Get(ctx, r.replicasPrefix(), clientv3.WithPrefix())
 	if err != nil {
-		return out
+		return nil
 	}
+	var out []apitypes.Replica
 	for _, kv := range resp.Kvs {
 		var rep apitypes.Replica
 		if json.Unmarshal(kv.Value, &rep) != nil || rep.ID == r.cfg.ID {
 			continue
 		}
-		rep.Role = RoleStandby
-		if li != nil && li.ID == rep.ID {
-			rep.Role = RoleLeader
-		}
 		out = append(out, rep)
 	}
-	slices.SortFunc(out, func(a, b apitypes.Replica) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 
-// members asks each etcd endpoint for its status (1 s each).
+// members asks every etcd endpoint for its status at once (1 s each).
 func (r *Replica) members(ctx context.Context) []apitypes.StoreMember {
-	out := make([]apitypes.StoreMember, 0, len(r.cfg.Endpoints))
-	for _, ep := range r.cfg.Endpoints {
-		m := apitypes.StoreMember{Endpoint: ep}
-		sctx, cancel := context.WithTimeout(ctx, time.Second)
-		st, err := r.cfg.Client.Status(sctx, ep)
-		cancel()
-		if err != nil {
-			m.Error = err.Error()
-		} else {
-			m.Healthy = len(st.Errors) == 0 && st.Leader != 0
-			m.Leader = st.Leader == st.Header.MemberId
-			m.DBSize = st.DbSize
-			if len(st.Errors) > 0 {
-				m.Error = strings.Join(st.Errors, "; ")
-			}
-		}
-		out = append(out, m)
+	out := make([]apitypes.StoreMember, len(r.cfg.Endpoints))
+	var g errgroup.Group
+	for i, ep := range r.cfg.Endpoints {
+		g.Go(func() error {
+			out[i] = r.member(ctx, ep)
+			return nil
+		})
 	}
+	_ = g.Wait()
 	return out
+}
+
+func (r *Replica) member(ctx context.Context, ep string) apitypes.StoreMember {
+	m := apitypes.StoreMember{Endpoint: ep}
+	sctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	st, err := r.cfg.Client.Status(sctx, ep)
+	if err != nil {
+		m.Error = err.Error()
+		return m
+	}
+	m.Healthy = len(st.Errors) == 0 && st.Leader != 0
+	m.Leader = st.Leader == st.Header.MemberId
+	m.DBSize = st.DbSize
+	if len(st.Errors) > 0 {
+		m.Error = strings.Join(st.Errors, "; ")
+	}
+	return m
 }
 
 // metrics are the replica's role and the leader changes it saw.

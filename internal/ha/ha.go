@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +69,8 @@ type Replica struct {
 	leading atomic.Bool
 	leader  atomic.Pointer[apitypes.LeaderInfo]
 	m       metrics
+	viewMu  sync.Mutex
+	view    storeView // what Cluster last asked etcd
 }
 
 // New is the replica of cfg; Run makes it take part.

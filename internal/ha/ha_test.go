@@ -2,6 +2,8 @@ package ha_test
 
 import (
 	"context"
+	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,4 +100,67 @@ func roleGauge(t *testing.T, reg *prometheus.Registry, role string) float64 {
 	}
 	t.Fatalf("no slipway_replica_role{role=%q}", role)
 	return 0
+}
+
+// TestClusterView: the members are asked at once (two that accept and
+// never answer cost one second, not two), and a view is reused for 2 s
+// (a balancer probing /readyz often does not ask etcd each time).
+func TestClusterView(t *testing.T) {
+	ec := etcdtest.Start(t, 1)
+	silent := []string{silentListener(t), silentListener(t)}
+	r, err := ha.New(ha.Config{Client: ec.Client(t), Prefix: "/v/", ID: "a", URL: "http://a", TTL: 5,
+		Endpoints: append(ec.Endpoints(), silent...), Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	begun := time.Now()
+	cl, err := r.Cluster(t.Context())
+	took := time.Since(begun)
+	if err != nil || len(cl.Store.Members) != 3 || !cl.Store.Members[0].Healthy || cl.Store.Members[1].Error == "" ||
+		cl.Store.Members[2].Error == "" || !cl.Store.Writable || cl.Store.Checked.IsZero() {
+		t.Fatalf("the view: %+v %v", cl.Store, err)
+	}
+	t.Logf("a view with two silent members: %s", took)
+	if took > 1900*time.Millisecond {
+		t.Errorf("two members that never answer cost %s: asked one after the other (1 s each)", took)
+	}
+	again, _ := r.Cluster(t.Context())
+	if !again.Store.Checked.Equal(cl.Store.Checked) {
+		t.Errorf("a second view at once asked etcd again (checked %s, then %s)", cl.Store.Checked, again.Store.Checked)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	later, _ := r.Cluster(t.Context())
+	if !later.Store.Checked.After(cl.Store.Checked) {
+		t.Errorf("a view 2.1 s later is the old one (checked %s)", later.Store.Checked)
+	}
+}
+
+// silentListener accepts connections on loopback and never answers.
+func silentListener(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	return "http://" + ln.Addr().String()
 }
