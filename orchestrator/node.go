@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/backoff"
+
 	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/design"
@@ -432,13 +434,4 @@ func (r *nodeRun) ref() drivers.NodeRef {
 func now() time.Time { return time.Now().UTC() }
 
 // sleep waits d; false when ctx ended first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func sleep(ctx context.Context, d time.Duration) bool { return backoff.Sleep(ctx, d) == nil }

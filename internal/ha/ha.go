@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	apitypes "github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/internal/backoff"
 	"github.com/slipway-dev/slipway/internal/leader"
 )
 
@@ -127,19 +128,19 @@ func (r *Replica) Leader() (self bool, id string, u *url.URL) {
 // campaign wins the election, leads until the lease is lost, and begins
 // again; a refused campaign (no quorum) is tried again after a back-off.
 func (r *Replica) campaign(ctx context.Context, lead LeadFunc) {
-	wait := backoff{}
+	wait := retryWait()
 	for ctx.Err() == nil {
 		l, err := leader.Campaign(ctx, r.cfg.Client, r.electionPrefix(), r.value(time.Time{}), r.cfg.TTL)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.cfg.Log.Warn().Err(err).Msg("campaign for the leadership failed; trying again")
-				wait.sleep(ctx)
+				_ = wait.Wait(ctx)
 			}
 			continue
 		}
-		wait.reset()
+		wait.Reset()
 		if !r.lead(ctx, l, lead) {
-			wait.sleep(ctx) // leading failed at once (the engine did not start): not in a tight loop
+			_ = wait.Wait(ctx) // leading failed at once (the engine did not start): not in a tight loop
 		}
 	}
 }
@@ -186,17 +187,17 @@ func (r *Replica) value(since time.Time) string {
 // register keeps the replica's key on a lease of its own while ctx
 // lasts, putting it again after the lease was lost.
 func (r *Replica) register(ctx context.Context) {
-	wait := backoff{}
+	wait := retryWait()
 	for ctx.Err() == nil {
 		sess, err := r.putSelf(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.cfg.Log.Warn().Err(err).Msg("could not register this replica; trying again")
-				wait.sleep(ctx)
+				_ = wait.Wait(ctx)
 			}
 			continue
 		}
-		wait.reset()
+		wait.Reset()
 		select {
 		case <-sess.Done():
 		case <-ctx.Done():
@@ -268,19 +269,9 @@ func (r *Replica) refresh(ctx context.Context) {
 	}
 }
 
-// backoff waits 100 ms, doubling to 2 s.
-type backoff struct{ d time.Duration }
-
-func (b *backoff) reset() { b.d = 0 }
-
-func (b *backoff) sleep(ctx context.Context) {
-	b.d = min(max(2*b.d, 100*time.Millisecond), 2*time.Second)
-	t := time.NewTimer(b.d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
+// retryWait is the pause between failed tries: 100 ms, doubling to 2 s.
+func retryWait() backoff.Doubling {
+	return backoff.Doubling{Min: 100 * time.Millisecond, Max: 2 * time.Second}
 }
 
 // ID is the replica's.

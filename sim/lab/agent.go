@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	pause "github.com/slipway-dev/slipway/internal/backoff"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/slipway-dev/slipway/sim/maas"
@@ -234,7 +236,7 @@ func (m *Machine) runAgentLocked(env map[string]string, err error) {
 		fail: l.cfg.BootstrapFail[m.Name]}
 	go func() {
 		start := time.Now()
-		if sleepCtx(ctx, l.scaled(l.cfg.BootDelay)) != nil {
+		if pause.Sleep(ctx, l.scaled(l.cfg.BootDelay)) != nil {
 			return // cancelled while booting: the canceller recorded why
 		}
 		m.waited(maas.Phase{Name: PhaseBoot, Start: start, End: time.Now(), Nominal: max(l.scaled(l.cfg.BootDelay), 0)})
@@ -425,7 +427,7 @@ func (a *agent) request(ctx context.Context, method, p string, body []byte, limi
 		if attempt >= agentAttempts {
 			return code, nil, fmt.Errorf("giving up after %d attempts: %w", attempt, err)
 		}
-		if sleepCtx(ctx, backoff) != nil {
+		if pause.Sleep(ctx, backoff) != nil {
 			return code, nil, ctx.Err()
 		}
 		backoff = min(2*backoff, a.backoff(agentMaxBackoff))
@@ -449,21 +451,6 @@ func newAgentClient() *http.Client {
 			IdleConnTimeout:       30 * time.Second,
 			MaxIdleConnsPerHost:   8,
 		},
-	}
-}
-
-// sleepCtx waits d, or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

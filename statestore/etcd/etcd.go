@@ -347,7 +347,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*pendingWrite) {
 // commit commits one plan, retrying while other processes' writes move
 // what it read.
 func (s *Store) commit(ctx context.Context, plan *writePlan) ([]uint64, error) {
-	wait := quorumWaiter{q: s.kv.q}
+	wait := newQuorumWaiter(s.kv.q)
 	for range maxRetries {
 		seqs, done, err := s.tryWrite(ctx, plan)
 		for err != nil && wait.again(ctx, err) { // the etcd leader changed, or is being elected

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/backoff"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
@@ -143,7 +144,11 @@ var QuorumWait = 5 * time.Second
 // quorumWaiter paces a write's tries while the cluster has no leader.
 type quorumWaiter struct {
 	q     *quorumState
-	pause time.Duration
+	pause backoff.Doubling // 100 ms, doubling to 1 s
+}
+
+func newQuorumWaiter(q *quorumState) quorumWaiter {
+	return quorumWaiter{q: q, pause: backoff.Doubling{Min: 100 * time.Millisecond, Max: time.Second}}
 }
 
 // again waits before another try when err says the cluster has no leader
@@ -153,15 +158,7 @@ func (q *quorumWaiter) again(ctx context.Context, err error) bool {
 	if !isUnavailable(err) || errors.Is(err, ErrFenced) || q.q.lostFor() >= QuorumWait {
 		return false
 	}
-	q.pause = min(max(2*q.pause, 100*time.Millisecond), time.Second)
-	t := time.NewTimer(q.pause)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return q.pause.Wait(ctx) == nil
 }
 
 // isUnavailable reports whether err is the store's "can't now" error.

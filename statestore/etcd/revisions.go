@@ -59,7 +59,7 @@ func (s *Store) PutRevision(ctx context.Context, rev statestore.Revision) (state
 		return statestore.Unchanged, err
 	}
 	var meta []byte // written once, reused by retries
-	wait := quorumWaiter{q: s.kv.q}
+	wait := newQuorumWaiter(s.kv.q)
 	for range maxRetries {
 		res, done, err := s.tryPutRevision(ctx, rev, &meta)
 		for err != nil && wait.again(ctx, err) { // the etcd leader changed, or is being elected

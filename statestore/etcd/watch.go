@@ -8,6 +8,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/slipway-dev/slipway/internal/backoff"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -33,7 +34,7 @@ func (s *Store) WatchRecords(ctx context.Context, coll string, fn func(key strin
 	if err := s.checkName(ctx, "collection", coll); err != nil {
 		return err
 	}
-	w := &recordWatch{s: s, prefix: s.recPrefix(coll), fn: fn}
+	w := newRecordWatch(s, s.recPrefix(coll), fn)
 	return w.run(ctx)
 }
 
@@ -42,9 +43,13 @@ type recordWatch struct {
 	s      *Store
 	prefix string
 	fn     func(key string)
-	next   int64         // the revision to watch from; 0: read the current one
-	missed bool          // changes may have been missed: fn("") once next is known
-	wait   time.Duration // the last backoff
+	next   int64 // the revision to watch from; 0: read the current one
+	missed bool  // changes may have been missed: fn("") once next is known
+	wait   backoff.Doubling
+}
+
+func newRecordWatch(s *Store, prefix string, fn func(key string)) *recordWatch {
+	return &recordWatch{s: s, prefix: prefix, fn: fn, wait: backoff.Doubling{Min: watchBackoffMin, Max: watchBackoffMax}}
 }
 
 // run watches until ctx ends or the store is closed, resuming the watch
@@ -59,7 +64,7 @@ func (w *recordWatch) run(ctx context.Context) error {
 			began := time.Now()
 			err = w.follow(ctx)
 			if time.Since(began) > watchBackoffMax {
-				w.wait = 0 // it worked a while: back off from the start
+				w.wait.Reset() // it worked a while: back off from the start
 			}
 		}
 		if errors.Is(err, errCompacted) {
@@ -122,15 +127,7 @@ func (w *recordWatch) backoff(ctx context.Context) error {
 	if err := w.s.check(ctx); err != nil {
 		return err
 	}
-	w.wait = min(max(2*w.wait, watchBackoffMin), watchBackoffMax)
-	t := time.NewTimer(w.wait)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return w.wait.Wait(ctx)
 }
 
 var _ statestore.Watcher = (*Store)(nil)

@@ -139,7 +139,8 @@ func TestWatchRecordsCompacted(t *testing.T) {
 		t.Fatalf("Compact: to %d, %v; want past %d", to, err, from)
 	}
 	keys := make(chan string, 100)
-	w := &recordWatch{s: b, prefix: b.recPrefix("tokens"), fn: func(k string) { keys <- k }, next: from}
+	w := newRecordWatch(b, b.recPrefix("tokens"), func(k string) { keys <- k })
+	w.next = from
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.run(wctx) }()
