@@ -123,7 +123,7 @@ for i in 0 1 2; do
   etcd --name "m$i" --data-dir "$work/m$i" --listen-client-urls "$c" --advertise-client-urls "$c" \
     --listen-peer-urls "$p" --initial-advertise-peer-urls "$p" --initial-cluster "${initial%,}" \
     --initial-cluster-state new --initial-cluster-token slipway-bench --log-level warn \
-    --max-txn-ops 20000 --max-request-bytes 16777216 >"$work/m$i.log" 2>&1 &
+    >"$work/m$i.log" 2>&1 &
   pids+=("$!")
   clients+=("$c")
 done

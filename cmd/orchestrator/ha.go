@@ -73,12 +73,10 @@ func (c engineConfig) etcdClientConfig() (clientv3.Config, error) {
 	if err != nil {
 		return clientv3.Config{}, fmt.Errorf("store %w", err)
 	}
+	// The store's requests stay within etcd's defaults (about 1.5 MiB at
+	// most), under the client's own send limit (2 MiB).
 	return clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second, TLS: tc,
-		DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: 3 * time.Second,
-		// as large as the members' --max-request-bytes (the client's own
-		// default, 2 MiB, would refuse a task over every node of a large
-		// design before etcd saw it)
-		MaxCallSendMsgSize: 16 << 20}, nil
+		DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: 3 * time.Second}, nil
 }
 
 // clientTLS trusts ca (else the system's roots) and presents cert/key
@@ -183,8 +181,8 @@ func (a *app) serveHA(ctx context.Context, c engineConfig) error {
 		a.log.Warn().Msg("nodes will call this replica's own introspection listener, and lose it with the replica: set introspectionURL (or the Site's introspection.url) to a load balancer in front of every replica")
 	}
 	defer closeAll(p.closers)
-	if err := base.CheckTxnOps(ctx, len(p.design.Nodes)+2); err != nil {
-		return usageErr(fmt.Errorf("etcd can't take a task over the design's %d nodes: %w", len(p.design.Nodes), err))
+	if err := base.CheckLimits(ctx); err != nil {
+		return usageErr(fmt.Errorf("etcd's limits are below what the store needs: %w", err))
 	}
 	id, url := c.identity(ln.Addr())
 	rep, err := ha.New(ha.Config{Client: cl, Prefix: base.Prefix(), ID: id, URL: url, TTL: c.LeaseTTL,
@@ -241,12 +239,16 @@ func hasDesign(ctx context.Context, st *etcdstore.Store, endpoints []string, sto
 	return nil
 }
 
-// lead runs the engine while this replica leads: every write of it
-// fenced on the leader key; the admin token made at the group's first
+// lead runs the engine while this replica leads: a large Write the last
+// leader left half applied finished first, then every write of it fenced
+// on the leader key; the admin token made at the group's first
 // start; etcd's history compacted.
 func (a *app) lead(c engineConfig, p *engineParts, base *etcdstore.Store, he *haEngine) ha.LeadFunc {
 	return func(ctx context.Context, l *leader.Leadership) error {
 		st := base.Fenced(l.Key, l.Rev)
+		if err := st.FinishStaged(ctx); err != nil { // a leader that died applying a large Write
+			return err
+		}
 		if created, err := auth.NewStore(st).EnsureAdmin(ctx, c.adminTokenFile()); err != nil {
 			return err
 		} else if created {

@@ -113,10 +113,7 @@ func start(t testing.TB, n int, tf *TLSFiles, extra []string) *Cluster {
 			"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,
 			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
-			"--initial-cluster-token", "slipway-test", "--log-level", "warn",
-			// Slipway's settings (docs/operations.md): an engine task's
-			// Write carries a record per node in one transaction.
-			"--max-txn-ops", "20000", "--max-request-bytes", "16777216"}
+			"--initial-cluster-token", "slipway-test", "--log-level", "warn"} // etcd's own limits: Slipway needs none raised
 		m.args = append(m.args, extra...)
 		m.Restart(t)
 		t.Cleanup(func() { m.Stop() })

@@ -54,21 +54,18 @@ func (s *Store) RunCompactor(ctx context.Context, every time.Duration, keep int6
 	}
 }
 
-// CheckTxnOps checks that the cluster takes a transaction of ops
-// operations (an engine task over every node of a design writes one
-// record per node in one transaction): a read-only transaction of that
-// many gets, refused by a member started with a lower --max-txn-ops.
-func (s *Store) CheckTxnOps(ctx context.Context, ops int) error {
+// CheckLimits checks that the cluster takes the largest transaction the
+// store sends (txnOps operations: etcd's default --max-txn-ops, 128, takes
+// it), a read-only transaction of that many gets; a member started with a
+// lower --max-txn-ops refuses it, and the error names the setting.
+func (s *Store) CheckLimits(ctx context.Context) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	gets := make([]clientv3.Op, ops)
+	gets := make([]clientv3.Op, txnOps)
 	for i := range gets {
 		gets[i] = clientv3.OpGet(s.prefix+"histseq", clientv3.WithCountOnly())
 	}
 	_, err := s.kv.Txn(ctx).Then(gets...).Commit()
-	if err != nil {
-		return limitsErr(err, ops)
-	}
-	return nil
+	return limitsErr(err, txnOps)
 }

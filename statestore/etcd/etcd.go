@@ -100,6 +100,9 @@ type Store struct {
 	// created at fenceRev: the leader's key of an election (Fenced).
 	fence    string
 	fenceRev int64
+	// stageHook, set by tests, stops a staged Write at a step as a
+	// crash would (staged.go).
+	stageHook func(step string) error
 }
 
 // Fenced is the store with every write (Write, PutRevision) fenced: it
@@ -195,11 +198,7 @@ func (s *Store) encode(ctx context.Context, v []byte) ([]byte, error) {
 	if len(v) <= inlineMax {
 		return append([]byte{tagInline}, v...), nil
 	}
-	var raw [16]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return nil, err
-	}
-	id := hex.EncodeToString(raw[:])
+	id := newID()
 	for n, off := 0, 0; off < len(v); n, off = n+1, off+chunkSize {
 		chunk := v[off:min(off+chunkSize, len(v))]
 		if _, err := s.kv.Put(ctx, fmt.Sprintf("%s%06d", s.blobPrefix(id), n), string(chunk)); err != nil {
@@ -210,6 +209,13 @@ func (s *Store) encode(ctx context.Context, v []byte) ([]byte, error) {
 	ref = append(ref, tagBlob)
 	ref = append(ref, id...)
 	return binary.BigEndian.AppendUint64(ref, uint64(len(v))), nil
+}
+
+// newID is a random ID of 32 hex digits (a blob's, a stage's).
+func newID() string {
+	var raw [16]byte
+	_, _ = rand.Read(raw[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(raw[:])
 }
 
 // blobRef is the blob a stored value refers to ("" when inline).
@@ -309,9 +315,42 @@ func (s *Store) groupCommit(ctx context.Context, plan *writePlan) ([]uint64, err
 	return r.seqs, r.err
 }
 
-// commitBatch commits the Writes of batch together, else one at a time,
-// and delivers each its result.
+// commitBatch commits the Writes of batch in queue order, as many
+// together as one transaction takes, and delivers each its result.
 func (s *Store) commitBatch(ctx context.Context, batch []*pendingWrite) {
+	for len(batch) > 0 {
+		n := fitting(batch)
+		s.commitGroup(ctx, batch[:n])
+		batch = batch[n:]
+	}
+}
+
+// fitting is how many of batch's first Writes fit one transaction
+// together (one at least): their records, appends, logs and bytes summed,
+// an upper bound of what they hold merged.
+func fitting(batch []*pendingWrite) int {
+	sum := &writePlan{last: map[string]int{}}
+	for i, w := range batch {
+		sum.ops = append(sum.ops, w.plan.ops...)
+		sum.encoded = append(sum.encoded, w.plan.encoded...)
+		for k := range w.plan.last {
+			sum.last[fmt.Sprint(i, k)] = 0 // counted apart: an upper bound
+		}
+		for _, l := range w.plan.logs {
+			if !containsStr(sum.logs, l) {
+				sum.logs = append(sum.logs, l)
+			}
+		}
+		if i > 0 && !sum.fits() {
+			return i
+		}
+	}
+	return len(batch)
+}
+
+// commitGroup commits the Writes of batch together, else one at a time,
+// and delivers each its result.
+func (s *Store) commitGroup(ctx context.Context, batch []*pendingWrite) {
 	if len(batch) == 1 {
 		seqs, err := s.commit(ctx, batch[0].plan)
 		batch[0].done <- writeResult{seqs, err}
@@ -347,6 +386,9 @@ func (s *Store) commitBatch(ctx context.Context, batch []*pendingWrite) {
 // commit commits one plan, retrying while other processes' writes move
 // what it read.
 func (s *Store) commit(ctx context.Context, plan *writePlan) ([]uint64, error) {
+	if !plan.fits() {
+		return s.commitStaged(ctx, plan)
+	}
 	wait := newQuorumWaiter(s.kv.q)
 	for range maxRetries {
 		seqs, done, err := s.tryWrite(ctx, plan)
@@ -358,6 +400,9 @@ func (s *Store) commit(ctx context.Context, plan *writePlan) ([]uint64, error) {
 		}
 		if fell, err := s.fenceFell(ctx); err != nil || fell {
 			return nil, cmp.Or(err, ErrFenced)
+		}
+		if err := s.rollForward(ctx); err != nil { // a staged Write pending: finish it first
+			return nil, err
 		}
 	}
 	return nil, fmt.Errorf("etcd state store: a Write lost %d races in a row to concurrent writers; try again", maxRetries)
@@ -498,6 +543,7 @@ func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done
 	for _, id := range dropBlobs {
 		writes = append(writes, clientv3.OpDelete(s.blobPrefix(id), clientv3.WithPrefix()))
 	}
+	conds = append(conds, s.noStage())
 	tr, err := s.kv.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
 	if err != nil {
 		return nil, false, limitsErr(err, len(writes))
@@ -505,11 +551,16 @@ func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done
 	return seqs, tr.Succeeded, nil
 }
 
-// limitsErr says which etcd setting a Write too large for the server
-// needs (an engine task writes a record per node in one transaction).
+// limitsErr says which etcd settings a transaction of this store needs
+// when the cluster refuses one as too large (it never sends more than
+// txnOps operations or about txnBytes: etcd's defaults take them).
 func limitsErr(err error, ops int) error {
+	if err == nil {
+		return nil
+	}
 	if msg := err.Error(); strings.Contains(msg, "too many operations in txn request") || strings.Contains(msg, "request is too large") {
-		return fmt.Errorf("%w (a Write of %d operations): start etcd with --max-txn-ops 20000 --max-request-bytes 16777216 (docs/operations.md)", err, ops)
+		return fmt.Errorf("%w (a transaction of %d operations): the etcd members' --max-txn-ops must be at least %d and --max-request-bytes at least %d, as etcd's defaults are (docs/operations.md)",
+			err, ops, txnOps, txnBytes+txnBytes/2)
 	}
 	return err
 }
@@ -622,6 +673,9 @@ func (s *Store) checkRecord(ctx context.Context, coll, key string) error {
 // by Writes that failed after writing them) and answers how many.
 func (s *Store) Sweep(ctx context.Context) (int, error) {
 	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	if err := s.rollForward(ctx); err != nil { // a pending stage's plan refers to blobs no record does yet
 		return 0, err
 	}
 	used := map[string]bool{}

@@ -64,16 +64,18 @@ func TestQuorumLoss(t *testing.T) {
 	}
 }
 
-// TestCheckTxnOps: a member started with etcd's default --max-txn-ops
-// (128) refuses a check for more, naming the setting; within it, passes.
-func TestCheckTxnOps(t *testing.T) {
-	s := newStore(t, etcdtest.StartArgs(t, 1, "--max-txn-ops", "128").Client(t))
-	if err := s.CheckTxnOps(t.Context(), 128); err != nil {
-		t.Fatalf("128 operations: %v", err)
+// TestCheckLimits: a member on etcd's default limits takes the store's
+// largest transaction; one started with a lower --max-txn-ops is refused
+// at the check, naming the setting.
+func TestCheckLimits(t *testing.T) {
+	s := newStore(t, etcdtest.Start(t, 1).Client(t))
+	if err := s.CheckLimits(t.Context()); err != nil {
+		t.Fatalf("etcd's defaults: %v", err)
 	}
-	err := s.CheckTxnOps(t.Context(), 129)
+	low := newStore(t, etcdtest.StartArgs(t, 1, "--max-txn-ops", "64").Client(t))
+	err := low.CheckLimits(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "--max-txn-ops") {
-		t.Fatalf("129 operations against --max-txn-ops 128: %v", err)
+		t.Fatalf("--max-txn-ops 64: %v", err)
 	}
 }
 
