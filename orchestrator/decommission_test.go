@@ -148,6 +148,11 @@ func TestDecommissionEraseModes(t *testing.T) {
 	sel := dcNodes(quick, secure, none)
 	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: sel, Requester: "test"}, orchestrator.TaskSucceeded)
 	ids := machines(t, e)
+	for _, n := range []string{quick, secure, none} { // the power MAAS reports, as the lab holds it
+		if m, _ := dcMachine(env, n); record(t, e, n).ObservedPower != m.Power || m.Power != "on" {
+			t.Errorf("%s deployed: the record's power %q, the lab's %q", n, record(t, e, n).ObservedPower, m.Power)
+		}
+	}
 	w := dcWatchLab(t, env)
 	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(quick)) > 0 })
 	w.reset()
@@ -188,6 +193,9 @@ func TestDecommissionEraseModes(t *testing.T) {
 		}
 		if !rec.DeploymentEnded {
 			t.Errorf("%s: the deployment did not end with the release", n)
+		}
+		if rec.ObservedPower != m.Power || m.Power != "off" {
+			t.Errorf("%s released: the record's power %q, the lab's %q", n, rec.ObservedPower, m.Power)
 		}
 	}
 	dcCheckEraseModes(t, env, map[string]string{quick: "quick", secure: "secure", none: ""})

@@ -258,9 +258,10 @@ func (r *nodeRun) waitStep(ctx context.Context, st step) {
 	if st.poll && r.rec.MachineID != "" {
 		// The batched poll sees the change; MaxWait is only the fallback
 		// (the driver's hint is for a caller that polls on its own).
-		s, err := r.e.poll.wait(ctx, r.ref(), r.rec.Observed, r.e.cfg.MaxWait)
-		if err == nil && s != "" {
-			r.rec.Observed = s
+		m, err := r.e.poll.wait(ctx, r.ref(), r.rec.Observed, r.e.cfg.MaxWait)
+		if err == nil && m.State != "" {
+			r.rec.Observed = m.State
+			r.rec.ObservedPower = orDefault(string(m.Power), r.rec.ObservedPower)
 		}
 		return
 	}

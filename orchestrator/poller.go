@@ -30,7 +30,7 @@ type waiter struct {
 	ref   drivers.NodeRef
 	last  string // state the node last saw
 	until time.Time
-	done  chan string // receives the new state ("" on timeout)
+	done  chan drivers.Machine // receives the machine as last seen (State "" when unseen)
 }
 
 func newPoller(e *Engine, interval time.Duration) *poller {
@@ -38,9 +38,10 @@ func newPoller(e *Engine, interval time.Duration) *poller {
 }
 
 // wait blocks until the machine's state differs from last, maxWait
-// passes, or ctx ends. It returns the state seen ("" when none).
-func (p *poller) wait(ctx context.Context, ref drivers.NodeRef, last string, maxWait time.Duration) (string, error) {
-	w := &waiter{ref: ref, last: last, until: time.Now().Add(maxWait), done: make(chan string, 1)}
+// passes, or ctx ends. It returns the machine as the last poll saw it
+// (State "" when none did).
+func (p *poller) wait(ctx context.Context, ref drivers.NodeRef, last string, maxWait time.Duration) (drivers.Machine, error) {
+	w := &waiter{ref: ref, last: last, until: time.Now().Add(maxWait), done: make(chan drivers.Machine, 1)}
 	p.mu.Lock()
 	p.waiters[w] = struct{}{}
 	p.mu.Unlock()
@@ -49,13 +50,13 @@ func (p *poller) wait(ctx context.Context, ref drivers.NodeRef, last string, max
 	default:
 	}
 	select {
-	case s := <-w.done:
-		return s, nil
+	case m := <-w.done:
+		return m, nil
 	case <-ctx.Done():
 		p.mu.Lock()
 		delete(p.waiters, w)
 		p.mu.Unlock()
-		return "", ctx.Err()
+		return drivers.Machine{}, ctx.Err()
 	}
 }
 
@@ -112,26 +113,26 @@ func (p *poller) pollOnce(ctx context.Context) {
 			p.e.log.Warn().Err(err).Int("machines", len(refs)).Msg("batched status poll failed; waiting nodes fall back to their own timers")
 		}
 		for i, w := range chunk {
-			state := ""
+			var m drivers.Machine
 			if err == nil && i < len(ms) {
-				state = ms[i].State
+				m = ms[i]
 			}
 			switch {
-			case state != "" && state != w.last:
-				p.finish(w, state)
+			case m.State != "" && m.State != w.last:
+				p.finish(w, m)
 			case now.After(w.until):
-				p.finish(w, state)
+				p.finish(w, m)
 			}
 		}
 	}
 }
 
-func (p *poller) finish(w *waiter, state string) {
+func (p *poller) finish(w *waiter, m drivers.Machine) {
 	p.mu.Lock()
 	_, ok := p.waiters[w]
 	delete(p.waiters, w)
 	p.mu.Unlock()
 	if ok {
-		w.done <- state
+		w.done <- m
 	}
 }

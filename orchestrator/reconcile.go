@@ -180,8 +180,8 @@ func (p *reconcilePass) examineNode(ctx context.Context, r NodeRecord, m drivers
 	if m.MachineID == "" {
 		st = "(gone)"
 	}
-	if r.Observed != st && m.MachineID != "" {
-		p.e.observe(ctx, r, st)
+	if (r.Observed != st || (m.Power != "" && string(m.Power) != r.ObservedPower)) && m.MachineID != "" {
+		p.e.observe(ctx, r, st, string(m.Power))
 	}
 	if p.statusDrift(r, st) || settledStage(r) != StageDeployed || st != "Deployed" || p.d == nil {
 		return
@@ -438,7 +438,7 @@ func (e *Engine) dropDrift(ctx context.Context, dr DriftRecord, why, correlation
 
 // observe records the provisioner state last seen on a free node's
 // record, unless a task took the node or its record changed meanwhile.
-func (e *Engine) observe(ctx context.Context, r NodeRecord, state string) {
+func (e *Engine) observe(ctx context.Context, r NodeRecord, state, power string) {
 	const by = "(reconcile)"
 	if !e.leaseFor(r.Name, by) {
 		return
@@ -448,7 +448,7 @@ func (e *Engine) observe(ctx context.Context, r NodeRecord, state string) {
 	if err != nil || !ok || !cur.Updated.Equal(r.Updated) {
 		return
 	}
-	cur.Observed = state
+	cur.Observed, cur.ObservedPower = state, orDefault(power, cur.ObservedPower)
 	var b batch
 	b.node(cur)
 	if err := e.rec.write(ctx, &b); err != nil {

@@ -8,8 +8,8 @@
 # the median wall/floor of each store and etcd's wall time over bbolt's.
 #
 # etcd is a 3-member cluster on loopback (Debian's etcd-server), started
-# here with Slipway's settings (an engine task writes a record per node in
-# one transaction) and killed at exit. It is read through its JSON gateway
+# here with etcd's default limits (the store needs none raised) and killed
+# at exit. It is read through its JSON gateway
 # (/health, /v3/kv/range, /v3/maintenance/status), so etcdctl is not needed.
 #
 # Usage: scripts/bench-deploy-etcd.sh [BIN [NODES [SCALE]]]

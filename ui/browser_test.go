@@ -152,6 +152,12 @@ func TestDashboard(t *testing.T) {
 		chromedp.WaitVisible(chromedp.Search(`//h2[text()="Events"]`)))
 	shot(t, b, "dashboard-node.png")
 	checkAccessibility(t, b, "the node view")
+	shown := eval[string](t, b, `[...document.querySelectorAll('dl.kv dt')].filter(e => e.textContent.startsWith('power')).map(e => e.nextElementSibling.textContent).join()`)
+	for _, m := range srv.Env.Lab.MAAS.Machines() {
+		if m.Hostname == failing && (shown != m.Power || shown != "on") {
+			t.Errorf("the node view shows power %q; the lab's machine is %q", shown, m.Power)
+		}
+	}
 	b.run(t, "the tasks view", 20*time.Second, chromedp.Navigate(srv.URL+"/ui/#/tasks"), chromedp.WaitVisible(chromedp.ID("task-action")))
 	checkAccessibility(t, b, "the tasks view")
 

@@ -216,6 +216,9 @@ type NodeRecord struct {
 	Name      string `json:"name"`
 	MachineID string `json:"machine_id,omitempty"`
 	Observed  string `json:"observed,omitempty"` // provisioner state last seen
+	// ObservedPower is the power state the provisioner last reported for
+	// the machine (on, off, unknown), seen with Observed.
+	ObservedPower string `json:"observed_power,omitempty"`
 	// Lifecycle is the node's lifecycle state. A record written before
 	// the field existed has none: LifecycleState derives it.
 	Lifecycle Lifecycle `json:"lifecycle,omitempty"`

@@ -46,6 +46,7 @@ type MachineState struct {
 	Status   string // MAAS's label, e.g. "Deployed"
 	Owner    string
 	MACs     []string
+	Power    string // power_state: on, off, unknown, error
 }
 
 // Owned tells whether MAAS counts the machine as someone's: it has an
@@ -70,7 +71,7 @@ func (s *Server) Machines() []MachineState {
 	out := make([]MachineState, 0, len(s.machines))
 	for _, m := range s.machines {
 		out = append(out, MachineState{SystemID: m.SystemID, Hostname: m.Hostname, Status: StatusName(m.Status),
-			Owner: m.Owner, MACs: m.macs()})
+			Owner: m.Owner, MACs: m.macs(), Power: m.PowerState})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].SystemID < out[j].SystemID })
 	return out

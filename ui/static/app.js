@@ -367,7 +367,7 @@ async function nodeView(view, name) {
     el('h1', { text: 'Node ' + name }),
     el('div', { class: 'panel' }, el('h2', { text: 'Workflow and machine' }), kv([
       ['lifecycle', w.lifecycle], ['stage', w.stage], ['outcome', w.outcome], ['task', w.task || w.last_task], ['machine (system id)', w.machine_id],
-      ['MAAS state', w.observed], ['reason', w.reason], ['frozen', w.frozen ? (w.frozen_reason || 'yes') : ''], ['design revision', d.design_revision]])),
+      ['MAAS state', w.observed], ['power (as MAAS last reported it)', w.observed_power], ['reason', w.reason], ['frozen', w.frozen ? (w.frozen_reason || 'yes') : ''], ['design revision', d.design_revision]])),
     verbsPanel(name, w),
     el('div', { class: 'panel' }, el('h2', { text: 'Events' }), eventsTable(d.events || [])),
     el('div', { class: 'panel' }, el('h2', { text: 'Hardware inventory' }), inv ? el('pre', { tabindex: '0', 'aria-label': 'Inventory', text: JSON.stringify(inv.inventory, null, 2) }) : el('p', { class: 'muted', text: 'Not commissioned yet.' })),
