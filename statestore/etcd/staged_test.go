@@ -160,7 +160,7 @@ func TestStagedWriteCrash(t *testing.T) {
 				t.Fatal("no stage left by the crash")
 			}
 			b := etcdstore.New(cl, prefix) // the next process
-			if stop.nth == 3 { // as a new leader does before its engine reads
+			if stop.nth == 3 {             // as a new leader does before its engine reads
 				if err := b.FinishStaged(t.Context()); err != nil {
 					t.Fatal(err)
 				}
