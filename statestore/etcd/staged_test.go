@@ -159,8 +159,10 @@ func TestStagedWriteCrash(t *testing.T) {
 			if k := keysUnder(t, cl, prefix+"stage/"); k == 0 {
 				t.Fatal("no stage left by the crash")
 			}
-			b := etcdstore.New(cl, prefix) // the next process
-			if stop.nth == 3 {             // as a new leader does before its engine reads
+			// The next process; one finishes the stage as a new leader
+			// does before its engine reads, the others at their Write.
+			b := etcdstore.New(cl, prefix)
+			if stop.nth == 3 {
 				if err := b.FinishStaged(t.Context()); err != nil {
 					t.Fatal(err)
 				}
