@@ -132,7 +132,14 @@ func (s *Store) commitStaged(ctx context.Context, p *writePlan) ([]uint64, error
 			if err := s.hook("committed"); err != nil {
 				return nil, err
 			}
-			return stagedSeqs(ops, base), s.applyStage(ctx, id)
+			err := s.applyStage(ctx, id)
+			for err != nil && wait.again(ctx, err) { // each step is idempotent
+				err = s.applyStage(ctx, id)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("etcd state store: a large Write committed but not yet applied whole (the next Write applies the rest): %w", err)
+			}
+			return stagedSeqs(ops, base), nil
 		}
 		if fell, err := s.fenceFell(ctx); err != nil || fell {
 			s.dropBlobOf(ctx, planVal)
