@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/backoff"
+
 	"github.com/slipway-dev/slipway/drivers"
 	goipmi "github.com/vmware/goipmi"
 )
@@ -282,7 +284,7 @@ func (c *call) unref() {
 func (c *call) pause(d time.Duration) error {
 	<-c.d.sem
 	c.slot = false
-	if err := sleepCtx(c.ctx, d); err != nil {
+	if err := backoff.Sleep(c.ctx, d); err != nil {
 		return ctxError(c.ctx, c.t.addr, "waiting between polls")
 	}
 	return c.takeSlot()

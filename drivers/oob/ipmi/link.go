@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/backoff"
+
 	"github.com/slipway-dev/slipway/drivers"
 )
 
@@ -170,18 +172,7 @@ func (l *link) read(deadline time.Time) (int, error) {
 
 // sleep waits d or until the context is done.
 func (l *link) sleep(d time.Duration) error {
-	return sleepCtx(l.ctx, d)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return backoff.Sleep(l.ctx, d)
 }
 
 // isRefused reports an ICMP port unreachable surfacing on the connected
