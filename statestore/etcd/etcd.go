@@ -395,6 +395,9 @@ func (s *Store) commit(ctx context.Context, plan *writePlan) ([]uint64, error) {
 		for err != nil && wait.again(ctx, err) { // the etcd leader changed, or is being elected
 			seqs, done, err = s.tryWrite(ctx, plan)
 		}
+		if errors.Is(err, errTooLarge) { // the blobs it replaces made it so
+			return s.commitStaged(ctx, plan)
+		}
 		if err != nil || done {
 			return seqs, err
 		}
@@ -544,6 +547,9 @@ func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done
 		writes = append(writes, clientv3.OpDelete(s.blobPrefix(id), clientv3.WithPrefix()))
 	}
 	conds = append(conds, s.noStage())
+	if len(writes) > txnOps || len(conds) >= txnOps {
+		return nil, false, errTooLarge
+	}
 	tr, err := s.kv.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
 	if err != nil {
 		return nil, false, limitsErr(err, len(writes))

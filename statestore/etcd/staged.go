@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -86,12 +87,17 @@ func stageExists(key string) clientv3.Cmp {
 	return clientv3.Compare(clientv3.CreateRevision(key), ">", 0)
 }
 
-// fits reports whether p commits in one transaction: its reads and
-// compares, and its writes with a delete of each replaced record's blob
-// at most, within txnOps, its values within txnBytes.
+// errTooLarge: a plan that seemed to fit one transaction does not (the
+// blobs of the records it replaces, deleted with them, made it larger).
+var errTooLarge = errors.New("etcd state store: a Write too large for one transaction")
+
+// fits reports whether p should commit in one transaction: its reads and
+// compares, and its writes, within txnOps, its values within txnBytes. A
+// replaced record's blob adds a delete, known only once read: a plan it
+// pushes over is staged then (errTooLarge).
 func (p *writePlan) fits() bool {
 	recs := len(p.last)
-	writes := 2*recs + p.appends() + len(p.logs)
+	writes := recs + p.appends() + len(p.logs)
 	return recs+len(p.logs)+2 <= txnOps && writes <= txnOps && p.bytes() <= txnBytes
 }
 

@@ -199,3 +199,45 @@ func TestStagedWriteFenced(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteReplacingBlobs: a Write that looks small but replaces many
+// records held in blobs (each blob's delete goes with its record) is
+// staged when it turns out too large for one transaction, and drops the
+// old blobs.
+func TestWriteReplacingBlobs(t *testing.T) {
+	cl := etcdtest.Start(t, 1).Client(t)
+	prefix := "/test/replacing-blobs/"
+	s := etcdstore.New(cl, prefix)
+	const n = 70 // 70 puts and 70 blob deletes: over one transaction
+	large := bytes.Repeat([]byte("z"), 260<<10)
+	for i := range n {
+		if _, err := s.Write(t.Context(), statestore.Put("designs", fmt.Sprint("d", i), large)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b := blobsUnder(t, cl, prefix); b != n {
+		t.Fatalf("%d blobs after the seed, want %d", b, n)
+	}
+	var ops []statestore.Op
+	for i := range n {
+		ops = append(ops, statestore.Put("designs", fmt.Sprint("d", i), []byte("small")))
+	}
+	if _, err := s.Write(t.Context(), ops...); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.List(t.Context(), "designs", "")
+	if err != nil || len(rs) != n {
+		t.Fatalf("%d records, %v", len(rs), err)
+	}
+	for _, r := range rs {
+		if string(r.Value) != "small" {
+			t.Fatalf("%s: %.10q", r.Key, r.Value)
+		}
+	}
+	if b := blobsUnder(t, cl, prefix); b != 0 {
+		t.Errorf("%d blobs left: the replaced values' blobs were not dropped", b)
+	}
+	if k := keysUnder(t, cl, prefix+"stage/"); k != 0 {
+		t.Errorf("%d stage keys left", k)
+	}
+}
