@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Deploys a generated site into the virtual lab with the engine's state in
-# bbolt and in etcd, alternately (bolt, etcd, bolt, etcd: load drift hits
-# both), and compares them: per run the store, the nodes deployed by the
+# bbolt, in etcd on its default limits and in etcd with raised limits
+# (--max-txn-ops 20000 --max-request-bytes 16 MiB, which the store is told
+# of), alternately (bolt, etcd, etcd+, twice: load drift hits all), and
+# compares them: per run the store, the nodes deployed by the
 # lab's count, wall time against the floor (the longest any machine waited
 # in the lab's phases) and MAAS requests per node; after each etcd run the
 # keys under its prefix per node and each member's database size; last,
 # the median wall/floor of each store and etcd's wall time over bbolt's.
 #
-# etcd is a 3-member cluster on loopback (Debian's etcd-server), started
-# here with etcd's default limits (the store needs none raised) and killed
-# at exit. It is read through its JSON gateway
+# Each etcd is a 3-member cluster on loopback (Debian's etcd-server),
+# started here and killed at exit. It is read through its JSON gateway
 # (/health, /v3/kv/range, /v3/maintenance/status), so etcdctl is not needed.
 #
 # Usage: scripts/bench-deploy-etcd.sh [BIN [NODES [SCALE]]]
@@ -79,8 +80,8 @@ def run(n, store, out, rss, tsv):
         print("run %s %s: no summary (see its log above)" % (n, store))
         return
     ratio = r["wall_seconds"] / r["floor_seconds"] if r["floor_seconds"] else float("nan")
-    line = "run %s %-4s: %d nodes, %d deployed (lab), wall %.1f s, floor %.1f s, wall/floor %.2f, %.1f MAAS requests/node" % (
-        n, r["store"], r["nodes"], r["deployed"], r["wall_seconds"], r["floor_seconds"], ratio, r["maas_requests"] / max(r["nodes"], 1))
+    line = "run %s %-5s: %d nodes, %d deployed (lab), wall %.1f s, floor %.1f s, wall/floor %.2f, %.1f MAAS requests/node" % (
+        n, store, r["nodes"], r["deployed"], r["wall_seconds"], r["floor_seconds"], ratio, r["maas_requests"] / max(r["nodes"], 1))
     try:
         line += ", peak RSS %d MiB" % (int(open(rss).read().split()[-1]) // 1024)
     except Exception:
@@ -89,7 +90,7 @@ def run(n, store, out, rss, tsv):
         line += " (failed %d, stuck %d, leaked %d, duplicate deploys %d)" % (r["failed"], r["stuck"], r["leaked"], r["duplicate_deploys"])
     print(line)
     with open(tsv, "a") as f:
-        f.write("%s\t%f\t%f\n" % (r["store"], r["wall_seconds"], ratio))
+        f.write("%s\t%f\t%f\n" % (store, r["wall_seconds"], ratio))
 
 def etcd(prefix, nodes, *urls):
     p = prefix.encode()
@@ -100,46 +101,63 @@ def etcd(prefix, nodes, *urls):
         keys, prefix, keys / int(nodes), sizes[0], ", ".join(sizes)))
 
 def final(tsv):
-    by = {"bolt": [], "etcd": []}
+    by = {"bolt": [], "etcd": [], "etcd+": []}
     if os.path.exists(tsv):
         for l in open(tsv):
             s, wall, ratio = l.split("\t")
             by[s].append((float(wall), float(ratio)))
     med = lambda s, i: statistics.median(x[i] for x in by[s]) if by[s] else float("nan")
-    print("etcd vs bbolt: median wall/floor %.2f vs %.2f (etcd/bbolt wall ratio %.2f)" % (
-        med("etcd", 1), med("bolt", 1), med("etcd", 0) / med("bolt", 0) if by["bolt"] else float("nan")))
+    ratio = lambda s: med(s, 0) / med("bolt", 0) if by["bolt"] and by[s] else float("nan")
+    print("median wall/floor: bbolt %.2f, etcd %.2f (default limits), etcd+ %.2f (raised limits); wall over bbolt's: etcd %.2f, etcd+ %.2f" % (
+        med("bolt", 1), med("etcd", 1), med("etcd+", 1), ratio("etcd"), ratio("etcd+")))
 
 globals()[sys.argv[1]](*sys.argv[2:])
 PY
 bench() { "$py" "$work/bench.py" "$@"; }
 
-# A 3-member cluster on loopback.
-read -r -a port <<<"$(bench ports 6)"
-initial=""
-for i in 0 1 2; do initial+="m$i=http://127.0.0.1:${port[2*i+1]},"; done
-clients=()
-for i in 0 1 2; do
-  c=http://127.0.0.1:${port[2*i]} p=http://127.0.0.1:${port[2*i+1]}
-  etcd --name "m$i" --data-dir "$work/m$i" --listen-client-urls "$c" --advertise-client-urls "$c" \
-    --listen-peer-urls "$p" --initial-advertise-peer-urls "$p" --initial-cluster "${initial%,}" \
-    --initial-cluster-state new --initial-cluster-token slipway-bench --log-level warn \
-    >"$work/m$i.log" 2>&1 &
-  pids+=("$!")
-  clients+=("$c")
-done
-bench health "${clients[@]}" || { tail -n 20 "$work"/m*.log >&2; exit 1; }
-eps=$(IFS=,; echo "${clients[*]}")
-store="etcd://${eps//http:\/\//}"
-echo "etcd: 3 members at $store (etcd $(etcd --version | head -1 | awk '{print $3}')); $nodes nodes at time scale $scale, runs bolt, etcd, bolt, etcd"
+# cluster NAME [ETCD FLAGS...]: a 3-member cluster on loopback, its client
+# URLs in the array urls.
+urls=()
+cluster() {
+  local name=$1 initial="" i c p
+  shift
+  local -a port
+  read -r -a port <<<"$(bench ports 6)"
+  for i in 0 1 2; do initial+="$name$i=http://127.0.0.1:${port[2*i+1]},"; done
+  urls=()
+  for i in 0 1 2; do
+    c=http://127.0.0.1:${port[2*i]} p=http://127.0.0.1:${port[2*i+1]}
+    etcd --name "$name$i" --data-dir "$work/$name$i" --listen-client-urls "$c" --advertise-client-urls "$c" \
+      --listen-peer-urls "$p" --initial-advertise-peer-urls "$p" --initial-cluster "${initial%,}" \
+      --initial-cluster-state new --initial-cluster-token "slipway-bench-$name" --log-level warn "$@" \
+      >"$work/$name$i.log" 2>&1 &
+    pids+=("$!")
+    urls+=("$c")
+  done
+  bench health "${urls[@]}" || { tail -n 20 "$work/$name"*.log >&2; exit 1; }
+}
+storeOf() { local eps; eps=$(IFS=,; echo "$*"); echo "etcd://${eps//http:\/\//}"; }
+
+# etcd with its default limits, and one started with raised limits that
+# the store is told of (it then merges more Writes in a transaction).
+raised=(--max-txn-ops 20000 --max-request-bytes 16777216)
+cluster plain
+plain=("${urls[@]}")
+cluster big "${raised[@]}"
+big=("${urls[@]}")
+echo "etcd $(etcd --version | head -1 | awk '{print $3}'): 3 members at $(storeOf "${plain[@]}") (default limits) and 3 at $(storeOf "${big[@]}") (${raised[*]}); $nodes nodes at time scale $scale, runs bolt, etcd, etcd+ (raised limits), twice"
 
 status=0
 n=0
 for round in 1 2; do
-  for kind in bolt etcd; do
+  for kind in bolt etcd etcd+; do
     n=$((n + 1))
     args=(demo --nodes "$nodes" --time-scale "$scale" -o json)
     prefix=/slipway-bench-$$-$round/
-    [ "$kind" = etcd ] && args+=(--store "$store" --etcd-prefix "$prefix")
+    case $kind in
+      etcd) args+=(--store "$(storeOf "${plain[@]}")" --etcd-prefix "$prefix") ;;
+      etcd+) args+=(--store "$(storeOf "${big[@]}")" --etcd-prefix "$prefix" --etcd-max-txn-ops 20000 --etcd-max-request-bytes 16777216) ;;
+    esac
     rc=0
     # In the background, so that a signal to the script is handled at once
     # (timeout passes it on to the demo).
@@ -156,9 +174,10 @@ for round in 1 2; do
       grep -v '"level":"info"' "$work/run$n.log" | tail -n 5 >&2 || true
     fi
     bench run "$n" "$kind" "$work/run$n.json" "$work/run$n.rss" "$work/runs.tsv"
-    if [ "$kind" = etcd ]; then
-      bench etcd "$prefix" "$nodes" "${clients[@]}" 2>/dev/null || echo "  etcd: did not answer for its keys and status" >&2
-    fi
+    case $kind in
+      etcd) bench etcd "$prefix" "$nodes" "${plain[@]}" 2>/dev/null || echo "  etcd: did not answer for its keys and status" >&2 ;;
+      etcd+) bench etcd "$prefix" "$nodes" "${big[@]}" 2>/dev/null || echo "  etcd: did not answer for its keys and status" >&2 ;;
+    esac
   done
 done
 bench final "$work/runs.tsv"

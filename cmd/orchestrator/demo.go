@@ -30,6 +30,7 @@ type demoFlags struct {
 	site                                             []string
 	state, faultsFile, output, cpuProfile, pprofAddr string
 	store, etcdPrefix                                string // with --nodes: the state in etcd (openStore)
+	etcdLimits                                       etcdstore.Limits
 	nodes, sites                                     int
 	timeScale                                        float64
 	dash                                             dashOpts // demo_ui.go
@@ -57,6 +58,8 @@ func (a *app) demoCmd() *cobra.Command {
 	cmd.Flags().Float64Var(&df.timeScale, "time-scale", 0.002, "multiplies the lab's phase durations (1 = real MAAS timing)")
 	cmd.Flags().StringVar(&df.store, "store", "", "with --nodes: keep the engine's state in etcd instead of a bbolt file: etcd://HOST:PORT[,HOST:PORT...]")
 	cmd.Flags().StringVar(&df.etcdPrefix, "etcd-prefix", "", "with --store: the key prefix of the state in etcd (default: a fresh /slipway-demo-RANDOM/)")
+	cmd.Flags().IntVar(&df.etcdLimits.MaxTxnOps, "etcd-max-txn-ops", 0, "with --store: the members' --max-txn-ops when raised from etcd's default (128)")
+	cmd.Flags().IntVar(&df.etcdLimits.MaxRequestBytes, "etcd-max-request-bytes", 0, "with --store: the members' --max-request-bytes when raised from etcd's default (1.5 MiB)")
 	cmd.Flags().StringVar(&df.dash.listen, "dashboard", "127.0.0.1:0", "serve the control API and the web dashboard on this address while the lab deploys (\"\": none; with --nodes and -o json: none unless given)")
 	cmd.Flags().BoolVar(&df.dash.keep, "keep", false, "after the deploy, keep the lab and the dashboard running until Ctrl-C")
 	return cmd
@@ -284,13 +287,17 @@ func (df *demoFlags) openStore(ctx context.Context) (st statestore.Store, kind s
 		st, err := bolt.Open(df.state, bolt.Options{})
 		return st, "bolt", err
 	}
-	ccfg, err := engineConfig{haConfig: haConfig{Store: df.store}}.etcdClientConfig()
+	ccfg, err := engineConfig{haConfig: haConfig{Store: df.store, EtcdMaxRequestBytes: df.etcdLimits.MaxRequestBytes}}.etcdClientConfig()
 	if err != nil {
 		return nil, "", err
 	}
 	eps := ccfg.Endpoints
 	es, err := etcdstore.Open(ccfg, df.etcdPrefix)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := es.SetLimits(df.etcdLimits); err != nil {
+		es.Close()
 		return nil, "", err
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)

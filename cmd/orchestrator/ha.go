@@ -42,6 +42,12 @@ type haConfig struct {
 	EtcdCA   string `yaml:"etcdCA"`
 	EtcdCert string `yaml:"etcdCert"`
 	EtcdKey  string `yaml:"etcdKey"`
+	// EtcdMaxTxnOps and EtcdMaxRequestBytes are the members'
+	// --max-txn-ops and --max-request-bytes when raised from etcd's
+	// defaults (128, 1.5 MiB): the store then merges more Writes in a
+	// transaction (it works on the defaults).
+	EtcdMaxTxnOps       int `yaml:"etcdMaxTxnOps"`
+	EtcdMaxRequestBytes int `yaml:"etcdMaxRequestBytes"`
 	// LeaseTTL is the leadership's lease, in seconds (default 10): how
 	// long a dead leader leads before a standby takes over.
 	LeaseTTL int `yaml:"leaseTTL"`
@@ -56,6 +62,11 @@ type haConfig struct {
 	// DataDir holds the keys, the first admin token, the local socket
 	// (slipway.sock) and uploads (default: the State file's directory).
 	DataDir string `yaml:"dataDir"`
+}
+
+// etcdLimits are the members' limits the configuration gives.
+func (c engineConfig) etcdLimits() etcdstore.Limits {
+	return etcdstore.Limits{MaxTxnOps: c.EtcdMaxTxnOps, MaxRequestBytes: c.EtcdMaxRequestBytes}
 }
 
 // etcdClientConfig is the client configuration of the store's cluster.
@@ -73,10 +84,10 @@ func (c engineConfig) etcdClientConfig() (clientv3.Config, error) {
 	if err != nil {
 		return clientv3.Config{}, fmt.Errorf("store %w", err)
 	}
-	// The store's requests stay within etcd's defaults (about 1.5 MiB at
-	// most), under the client's own send limit (2 MiB).
+	// The client may send what the members take (its own limit is 2 MiB).
 	return clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second, TLS: tc,
-		DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: 3 * time.Second}, nil
+		DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: 3 * time.Second,
+		MaxCallSendMsgSize: max(2<<20, c.EtcdMaxRequestBytes+64<<10)}, nil
 }
 
 // clientTLS trusts ca (else the system's roots) and presents cert/key
@@ -165,6 +176,9 @@ func (a *app) serveHA(ctx context.Context, c engineConfig) error {
 	}
 	defer cl.Close()
 	base := etcdstore.New(cl, c.EtcdPrefix)
+	if err := base.SetLimits(c.etcdLimits()); err != nil {
+		return usageErr(fmt.Errorf("configuration: %w", err))
+	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return usageErr(fmt.Errorf("listen on %s: %w (another process there? use --listen)", c.Listen, err))

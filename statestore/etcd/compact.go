@@ -55,17 +55,17 @@ func (s *Store) RunCompactor(ctx context.Context, every time.Duration, keep int6
 }
 
 // CheckLimits checks that the cluster takes the largest transaction the
-// store sends (txnOps operations: etcd's default --max-txn-ops, 128, takes
-// it), a read-only transaction of that many gets; a member started with a
-// lower --max-txn-ops refuses it, and the error names the setting.
+// store sends (under etcd's default --max-txn-ops, 128, unless SetLimits
+// said more), a read-only transaction of that many gets; a member started
+// with a lower --max-txn-ops refuses it, and the error names the setting.
 func (s *Store) CheckLimits(ctx context.Context) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	gets := make([]clientv3.Op, txnOps)
+	gets := make([]clientv3.Op, s.lim.ops())
 	for i := range gets {
 		gets[i] = clientv3.OpGet(s.prefix+"histseq", clientv3.WithCountOnly())
 	}
 	_, err := s.kv.Txn(ctx).Then(gets...).Commit()
-	return limitsErr(err, txnOps)
+	return s.limitsErr(err, len(gets))
 }

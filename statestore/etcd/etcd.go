@@ -100,6 +100,7 @@ type Store struct {
 	// created at fenceRev: the leader's key of an election (Fenced).
 	fence    string
 	fenceRev int64
+	lim Limits // the members' limits (staged.go)
 	// stageHook, set by tests, stops a staged Write at a step as a
 	// crash would (staged.go).
 	stageHook func(step string) error
@@ -319,7 +320,7 @@ func (s *Store) groupCommit(ctx context.Context, plan *writePlan) ([]uint64, err
 // together as one transaction takes, and delivers each its result.
 func (s *Store) commitBatch(ctx context.Context, batch []*pendingWrite) {
 	for len(batch) > 0 {
-		n := fitting(batch)
+		n := fitting(batch, s.lim)
 		s.commitGroup(ctx, batch[:n])
 		batch = batch[n:]
 	}
@@ -328,7 +329,7 @@ func (s *Store) commitBatch(ctx context.Context, batch []*pendingWrite) {
 // fitting is how many of batch's first Writes fit one transaction
 // together (one at least): their records, appends, logs and bytes summed,
 // an upper bound of what they hold merged.
-func fitting(batch []*pendingWrite) int {
+func fitting(batch []*pendingWrite, l Limits) int {
 	sum := &writePlan{last: map[string]int{}}
 	for i, w := range batch {
 		sum.ops = append(sum.ops, w.plan.ops...)
@@ -341,7 +342,7 @@ func fitting(batch []*pendingWrite) int {
 				sum.logs = append(sum.logs, l)
 			}
 		}
-		if i > 0 && !sum.fits() {
+		if i > 0 && !sum.fits(l) {
 			return i
 		}
 	}
@@ -386,7 +387,7 @@ func (s *Store) commitGroup(ctx context.Context, batch []*pendingWrite) {
 // commit commits one plan, retrying while other processes' writes move
 // what it read.
 func (s *Store) commit(ctx context.Context, plan *writePlan) ([]uint64, error) {
-	if !plan.fits() {
+	if !plan.fits(s.lim) {
 		return s.commitStaged(ctx, plan)
 	}
 	wait := newQuorumWaiter(s.kv.q)
@@ -547,26 +548,26 @@ func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done
 		writes = append(writes, clientv3.OpDelete(s.blobPrefix(id), clientv3.WithPrefix()))
 	}
 	conds = append(conds, s.noStage())
-	if len(writes) > txnOps || len(conds) >= txnOps {
+	if len(writes) > s.lim.ops() || len(conds) >= s.lim.ops() {
 		return nil, false, errTooLarge
 	}
 	tr, err := s.kv.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
 	if err != nil {
-		return nil, false, limitsErr(err, len(writes))
+		return nil, false, s.limitsErr(err, len(writes))
 	}
 	return seqs, tr.Succeeded, nil
 }
 
 // limitsErr says which etcd settings a transaction of this store needs
-// when the cluster refuses one as too large (it never sends more than
-// txnOps operations or about txnBytes: etcd's defaults take them).
-func limitsErr(err error, ops int) error {
+// when the cluster refuses one as too large: the store keeps under the
+// limits it was told (etcd's defaults unless SetLimits said otherwise).
+func (s *Store) limitsErr(err error, ops int) error {
 	if err == nil {
 		return nil
 	}
 	if msg := err.Error(); strings.Contains(msg, "too many operations in txn request") || strings.Contains(msg, "request is too large") {
-		return fmt.Errorf("%w (a transaction of %d operations): the etcd members' --max-txn-ops must be at least %d and --max-request-bytes at least %d, as etcd's defaults are (docs/operations.md)",
-			err, ops, txnOps, txnBytes+txnBytes/2)
+		return fmt.Errorf("%w (a transaction of %d operations): the etcd members' --max-txn-ops must be at least %d and --max-request-bytes at least %d (etcd's defaults unless etcdMaxTxnOps and etcdMaxRequestBytes say otherwise; docs/operations.md)",
+			err, ops, cmp.Or(s.lim.MaxTxnOps, defaultMaxTxnOps), cmp.Or(s.lim.MaxRequestBytes, defaultMaxRequestBytes))
 	}
 	return err
 }

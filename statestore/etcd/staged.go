@@ -16,14 +16,50 @@ import (
 	"github.com/slipway-dev/slipway/statestore"
 )
 
-// A transaction of this store carries at most txnOps operations in each
-// of its lists (compares, writes) and txnBytes of keys and values, under
-// etcd's defaults (--max-txn-ops 128, --max-request-bytes 1.5 MiB), so the
-// store runs on an etcd started without flags of its own.
+// Limits are the etcd members' --max-txn-ops and --max-request-bytes
+// (zero: etcd's defaults, 128 and 1.5 MiB). A transaction of the store
+// carries at most ops() operations in each of its lists (compares,
+// writes) and bytes() of keys and values, so the store runs on an etcd
+// started without flags of its own; members started with larger limits,
+// told here, let it merge more Writes in a transaction.
+type Limits struct {
+	MaxTxnOps       int
+	MaxRequestBytes int
+}
+
 const (
-	txnOps   = 120
-	txnBytes = 1 << 20
+	defaultMaxTxnOps       = 128
+	defaultMaxRequestBytes = 3 << 19 // 1.5 MiB
 )
+
+// ops is the most operations a list of a transaction gets (a margin
+// under the members' limit).
+func (l Limits) ops() int { n := cmp.Or(l.MaxTxnOps, defaultMaxTxnOps); return n - n/16 }
+
+// bytes is the most bytes of keys and values a transaction carries (a
+// third under the members' limit, for the request's framing).
+func (l Limits) bytes() int { return cmp.Or(l.MaxRequestBytes, defaultMaxRequestBytes) * 2 / 3 }
+
+// Check refuses limits the store can't work under: a value's chunk
+// (512 KiB) must fit a request, and a transaction take a few records.
+func (l Limits) Check() error {
+	if l.MaxTxnOps != 0 && l.MaxTxnOps < 32 {
+		return fmt.Errorf("etcd max txn ops %d: at least 32 (etcd's default is 128)", l.MaxTxnOps)
+	}
+	if l.MaxRequestBytes != 0 && l.MaxRequestBytes < 1<<20 {
+		return fmt.Errorf("etcd max request bytes %d: at least 1 MiB (etcd's default is 1.5 MiB)", l.MaxRequestBytes)
+	}
+	return nil
+}
+
+// SetLimits tells the store the members' limits (before its first use).
+func (s *Store) SetLimits(l Limits) error {
+	if err := l.Check(); err != nil {
+		return err
+	}
+	s.lim = l
+	return nil
+}
 
 // # Staged Writes
 //
@@ -39,7 +75,7 @@ const (
 //     From here the Write is committed: it is rolled forward, never back;
 //  3. the blobs of the records it replaces are listed under
 //     stage/<id>/drops (the first list put wins);
-//  4. the plan is applied in transactions of at most txnOps writes, each
+//  4. the plan is applied in transactions of at most Limits' writes, each
 //     only while stage/<id> exists;
 //  5. one transaction deletes the dropped blobs, the plan and the stage.
 //
@@ -92,13 +128,13 @@ func stageExists(key string) clientv3.Cmp {
 var errTooLarge = errors.New("etcd state store: a Write too large for one transaction")
 
 // fits reports whether p should commit in one transaction: its reads and
-// compares, and its writes, within txnOps, its values within txnBytes. A
-// replaced record's blob adds a delete, known only once read: a plan it
-// pushes over is staged then (errTooLarge).
-func (p *writePlan) fits() bool {
+// compares, and its writes, within l's operations, its values within l's
+// bytes. A replaced record's blob adds a delete, known only once read: a
+// plan it pushes over is staged then (errTooLarge).
+func (p *writePlan) fits(l Limits) bool {
 	recs := len(p.last)
 	writes := recs + p.appends() + len(p.logs)
-	return recs+len(p.logs)+2 <= txnOps && writes <= txnOps && p.bytes() <= txnBytes
+	return recs+len(p.logs)+2 <= l.ops() && writes <= l.ops() && p.bytes() <= l.bytes()
 }
 
 // bytes is the size of p's encoded values.
@@ -176,7 +212,7 @@ func (s *Store) tryStage(ctx context.Context, appends map[string]uint64, planVal
 	conds = append(conds, s.noStage())
 	tr, err := s.kv.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
 	if err != nil {
-		return "", nil, false, limitsErr(err, len(writes))
+		return "", nil, false, s.limitsErr(err, len(writes))
 	}
 	return id, base, tr.Succeeded, nil
 }
@@ -294,7 +330,7 @@ func (s *Store) applyStage(ctx context.Context, id string) error {
 	if err != nil || !ok {
 		return err
 	}
-	for _, group := range groupOps(ops) {
+	for _, group := range groupOps(ops, s.lim) {
 		var writes []clientv3.Op
 		for _, op := range group {
 			if op.Delete {
@@ -305,7 +341,7 @@ func (s *Store) applyStage(ctx context.Context, id string) error {
 		}
 		tr, err := s.kv.Txn(ctx).If(stageExists(key)).Then(writes...).Commit()
 		if err != nil || !tr.Succeeded {
-			return limitsErr(err, len(writes)) // nil: another writer finished it
+			return s.limitsErr(err, len(writes)) // nil: another writer finished it
 		}
 		if err := s.hook("applied"); err != nil {
 			return err
@@ -318,7 +354,7 @@ func (s *Store) applyStage(ctx context.Context, id string) error {
 // (when none is yet, so no write of the plan landed) the blobs the plan's
 // records hold now; ok is false when the stage is gone.
 func (s *Store) stageDrops(ctx context.Context, key string, ops []stagedOp) (drops []string, ok bool, err error) {
-	for _, group := range groupOps(ops) {
+	for _, group := range groupOps(ops, s.lim) {
 		var gets []clientv3.Op
 		for _, op := range group {
 			if op.Log == "" { // a log entry is new: it replaces nothing
@@ -339,7 +375,7 @@ func (s *Store) stageDrops(ctx context.Context, key string, ops []stagedOp) (dro
 	}
 	val, _ := json.Marshal(drops)
 	dkey := key + "/drops"
-	if len(val) > txnBytes/2 {
+	if len(val) > s.lim.bytes()/2 {
 		return nil, false, fmt.Errorf("etcd state store: a Write replaces %d large values at once; write them in parts", len(drops))
 	}
 	tr, err := s.kv.Txn(ctx).
@@ -369,7 +405,7 @@ func (s *Store) endStage(ctx context.Context, key string, plan []byte, drops []s
 		writes = append(writes, clientv3.OpDelete(s.blobPrefix(id), clientv3.WithPrefix()))
 	}
 	for len(writes) > 0 {
-		n := min(len(writes), txnOps)
+		n := min(len(writes), s.lim.ops())
 		if _, err := s.kv.Txn(ctx).If(stageExists(key)).Then(writes[:n]...).Commit(); err != nil {
 			return err
 		}
@@ -383,13 +419,14 @@ func (s *Store) endStage(ctx context.Context, key string, plan []byte, drops []s
 	return err
 }
 
-// groupOps splits ops into groups a transaction takes.
-func groupOps(ops []stagedOp) [][]stagedOp {
+// groupOps splits ops into groups a transaction under l takes.
+func groupOps(ops []stagedOp, l Limits) [][]stagedOp {
+	maxOps, maxBytes := l.ops(), l.bytes()
 	var out [][]stagedOp
 	start, size := 0, 0
 	for i, op := range ops {
 		n := len(op.Key) + len(op.Value)
-		if i > start && (i-start >= txnOps || size+n > txnBytes) {
+		if i > start && (i-start >= maxOps || size+n > maxBytes) {
 			out = append(out, ops[start:i])
 			start, size = i, 0
 		}
