@@ -320,6 +320,9 @@ func (s *Store) applyStage(ctx context.Context, id string) error {
 	}
 	raw, err := s.decode(ctx, st.Plan)
 	if err != nil {
+		if gone, gerr := s.kv.Get(ctx, key, clientv3.WithCountOnly()); gerr == nil && gone.Count == 0 {
+			return nil // another writer finished it and took its plan with it
+		}
 		return err
 	}
 	var ops []stagedOp
