@@ -100,7 +100,7 @@ type Store struct {
 	// created at fenceRev: the leader's key of an election (Fenced).
 	fence    string
 	fenceRev int64
-	lim Limits // the members' limits (staged.go)
+	lim      Limits // the members' limits (staged.go)
 	// stageHook, set by tests, stops a staged Write at a step as a
 	// crash would (staged.go).
 	stageHook func(step string) error
