@@ -164,27 +164,39 @@ func (c engineConfig) forwardTransport() (http.RoundTripper, error) {
 	return t, nil
 }
 
-// serveHA runs this replica until ctx ends.
-func (a *app) serveHA(ctx context.Context, c engineConfig) error {
+// openEtcd connects to the store's cluster: the client, and the store
+// under the configured prefix and limits (on the client: closing the
+// client closes it).
+func (c engineConfig) openEtcd() (*clientv3.Client, *etcdstore.Store, error) {
 	ccfg, err := c.etcdClientConfig()
 	if err != nil {
-		return usageErr(err)
+		return nil, nil, err
 	}
 	cl, err := clientv3.New(ccfg)
 	if err != nil {
-		return usageErr(fmt.Errorf("etcd %v: %w", ccfg.Endpoints, err))
+		return nil, nil, fmt.Errorf("etcd %v: %w", ccfg.Endpoints, err)
 	}
-	defer cl.Close()
 	base := etcdstore.New(cl, c.EtcdPrefix)
 	if err := base.SetLimits(c.etcdLimits()); err != nil {
-		return usageErr(fmt.Errorf("configuration: %w", err))
+		cl.Close()
+		return nil, nil, fmt.Errorf("configuration: %w", err)
 	}
+	return cl, base, nil
+}
+
+// serveHA runs this replica until ctx ends.
+func (a *app) serveHA(ctx context.Context, c engineConfig) error {
+	cl, base, err := c.openEtcd()
+	if err != nil {
+		return usageErr(err)
+	}
+	defer cl.Close()
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return usageErr(fmt.Errorf("listen on %s: %w (another process there? use --listen)", c.Listen, err))
 	}
 	defer ln.Close()
-	if err := hasDesign(ctx, base, ccfg.Endpoints, c.Store); err != nil {
+	if err := hasDesign(ctx, base, cl.Endpoints(), c.Store); err != nil {
 		return usageErr(err)
 	}
 	p, err := a.openParts(ctx, c, base, true)
@@ -200,7 +212,7 @@ func (a *app) serveHA(ctx context.Context, c engineConfig) error {
 	}
 	id, url := c.identity(ln.Addr())
 	rep, err := ha.New(ha.Config{Client: cl, Prefix: base.Prefix(), ID: id, URL: url, TTL: c.LeaseTTL,
-		Endpoints: ccfg.Endpoints, Log: a.log, Registry: p.metrics})
+		Endpoints: cl.Endpoints(), Log: a.log, Registry: p.metrics})
 	if err != nil {
 		return err
 	}
@@ -224,7 +236,7 @@ func (a *app) serveHA(ctx context.Context, c engineConfig) error {
 		return usageErr(err)
 	}
 	fmt.Fprintf(a.stderr, "slipway: replica %s of the group on etcd %s (prefix %s), lease %d s; control API on %s/api/v1 and %s\n",
-		id, strings.Join(ccfg.Endpoints, ","), base.Prefix(), cmp.Or(c.LeaseTTL, leader.DefaultTTL), url, c.socket())
+		id, strings.Join(cl.Endpoints(), ","), base.Prefix(), cmp.Or(c.LeaseTTL, leader.DefaultTTL), url, c.socket())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(gctx, ln, c.TLSCert, c.TLSKey) })
 	g.Go(func() error { return srv.ServeLocal(gctx, local, localName) })

@@ -522,28 +522,12 @@ func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done
 		}
 		conds = append(conds, clientv3.Compare(clientv3.ModRevision(k), "=", mod))
 	}
-	var writes []clientv3.Op
-	for i, op := range p.ops {
-		switch op.Kind {
-		case statestore.OpPut, statestore.OpDelete:
-			k := s.recKey(op.Coll, op.Key)
-			if p.last[k] != i {
-				continue // a later op of the Write decides the record
-			}
-			if op.Kind == statestore.OpPut {
-				writes = append(writes, clientv3.OpPut(k, string(p.encoded[i])))
-			} else {
-				writes = append(writes, clientv3.OpDelete(k))
-			}
-		case statestore.OpAppend:
-			last[op.Coll]++
-			seqs = append(seqs, last[op.Coll])
-			writes = append(writes, clientv3.OpPut(s.logKey(op.Coll, last[op.Coll]), string(p.encoded[i])))
-		}
-	}
+	ops, appends := s.planOps(p)
+	writes := s.etcdOps(ops, last)
 	for _, l := range p.logs {
-		writes = append(writes, clientv3.OpPut(s.logSeqKey(l), strconv.FormatUint(last[l], 10)))
+		writes = append(writes, clientv3.OpPut(s.logSeqKey(l), strconv.FormatUint(last[l]+appends[l], 10)))
 	}
+	seqs = stagedSeqs(ops, last)
 	for _, id := range dropBlobs {
 		writes = append(writes, clientv3.OpDelete(s.blobPrefix(id), clientv3.WithPrefix()))
 	}

@@ -259,6 +259,20 @@ func (s *Store) planOps(p *writePlan) ([]stagedOp, map[string]uint64) {
 	return ops, appends
 }
 
+// etcdOps are the etcd operations of a plan's writes, its appends
+// numbered after base.
+func (s *Store) etcdOps(ops []stagedOp, base map[string]uint64) []clientv3.Op {
+	out := make([]clientv3.Op, 0, len(ops))
+	for _, op := range ops {
+		if op.Delete {
+			out = append(out, clientv3.OpDelete(op.Key))
+		} else {
+			out = append(out, clientv3.OpPut(s.key(op, base), string(op.Value)))
+		}
+	}
+	return out
+}
+
 // stagedSeqs are the sequence numbers the plan's appends got, in order.
 func stagedSeqs(ops []stagedOp, base map[string]uint64) []uint64 {
 	var seqs []uint64
@@ -334,14 +348,7 @@ func (s *Store) applyStage(ctx context.Context, id string) error {
 		return err
 	}
 	for _, group := range groupOps(ops, s.lim) {
-		var writes []clientv3.Op
-		for _, op := range group {
-			if op.Delete {
-				writes = append(writes, clientv3.OpDelete(op.Key))
-			} else {
-				writes = append(writes, clientv3.OpPut(s.key(op, st.Base), string(op.Value)))
-			}
-		}
+		writes := s.etcdOps(group, st.Base)
 		tr, err := s.kv.Txn(ctx).If(stageExists(key)).Then(writes...).Commit()
 		if err != nil || !tr.Succeeded {
 			return s.limitsErr(err, len(writes)) // nil: another writer finished it
