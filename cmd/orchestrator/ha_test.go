@@ -188,6 +188,7 @@ func runHA(t *testing.T, spec haSpec) haResult {
 	first := g.waitLeader(t, "", 30*time.Second)
 	res.leaderIDs = append(res.leaderIDs, g.replicaID(first))
 	standby := (first + 1) % len(g.urls)
+	g.waitSees(t, standby, first)
 	t.Setenv("SLIPWAY_TOKEN", g.tok)
 	code, out, errs := cli(t, "deploy", "--server", g.urls[standby], "--no-wait")
 	var task orchestrator.Task
@@ -369,8 +370,8 @@ func (g *haGroup) clusterOf(i int) (apitypes.Cluster, error) {
 	return cl, json.NewDecoder(resp.Body).Decode(&cl)
 }
 
-// waitLeader waits until a replica other than not says it leads, and
-// every live replica agrees; it answers the leader's index.
+// waitLeader waits until a replica other than not says it leads (the
+// others may learn it a moment later: waitSees); it answers its index.
 func (g *haGroup) waitLeader(t *testing.T, not string, within time.Duration) int {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
@@ -383,6 +384,20 @@ func (g *haGroup) waitLeader(t *testing.T, not string, within time.Duration) int
 	}
 	t.Fatalf("no replica (other than %q) leads after %s: %s", not, within, g.logs())
 	return -1
+}
+
+// waitSees waits until replica i names replica leader as the leader (a
+// standby learns a new leader from a watch, a moment after it leads;
+// until then it answers a mutating call 503, as an election does).
+func (g *haGroup) waitSees(t *testing.T, i, leader int) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if cl, err := g.clusterOf(i); err == nil && cl.Leader != nil && cl.Leader.ID == g.replicaID(leader) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("r%d does not see r%d lead after 30 s: %s", i, leader, g.logs())
 }
 
 // waitTask polls the task through any replica that answers until it ends.
@@ -483,6 +498,7 @@ func TestHAQuorum(t *testing.T) {
 	g, _, _ := haSite(t, ec, 4, 0.02, 10)
 	leader := g.waitLeader(t, "", 30*time.Second)
 	standby := (leader + 1) % 3
+	g.waitSees(t, standby, leader)
 	ec.Members[2].Stop()
 	if code, b := g.call(standby, "POST", "/api/v1/tokens", `{"role":"viewer","name":"one-member-down"}`); code != http.StatusCreated {
 		t.Fatalf("one etcd member of three down: POST /tokens through a standby: %d %s", code, b)
