@@ -31,6 +31,11 @@ type Cluster interface {
 // refuses it rather than forwarding it again.
 const ForwardedBy = "X-Slipway-Forwarded-By"
 
+// NotRun is the header of a 503 answered before the call ran anywhere
+// (no replica leads, or the replica forwarded to lost the lead): sending
+// it again after Retry-After is safe, and the Go client does.
+const NotRun = apitypes.NotRunHeader
+
 func (s *Server) clusterRoutes() []route {
 	return []route{
 		{Method: "GET", Path: v1 + "/cluster", Role: auth.RoleViewer, Response: apitypes.Cluster{},
@@ -71,9 +76,11 @@ func (s *Server) forward(r *route) echo.MiddlewareFunc {
 				return next(c)
 			case u == nil:
 				c.Response().Header().Set("Retry-After", "2")
+				c.Response().Header().Set(NotRun, "1")
 				return problem(http.StatusServiceUnavailable, "no replica leads now (an election is under way, or the state store lost its quorum): nothing can be changed until one does; reads still answer")
 			case c.Request().Header.Get(ForwardedBy) != "":
 				c.Response().Header().Set("Retry-After", "1")
+				c.Response().Header().Set(NotRun, "1")
 				return problem(http.StatusServiceUnavailable, fmt.Sprintf("this replica was forwarded the call as the leader, but the leader is now %s: send it again", id))
 			case isLocal(c.Request()):
 				return problem(http.StatusServiceUnavailable, fmt.Sprintf("this replica is a standby and the local socket's calls carry no token to forward: send it to the leader %s (%s) with --server and --token", id, u))

@@ -74,8 +74,11 @@ func TestStandbyForwards(t *testing.T) {
 		if resp.StatusCode != status {
 			t.Errorf("%s: %d, want %d", why, resp.StatusCode, status)
 		}
-		if status == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
-			t.Errorf("%s: no Retry-After", why)
+		if status == http.StatusServiceUnavailable && (resp.Header.Get("Retry-After") == "" || resp.Header.Get(api.NotRun) == "") {
+			t.Errorf("%s: Retry-After %q, %s %q: want both (the call did not run: safe to send again)", why, resp.Header.Get("Retry-After"), api.NotRun, resp.Header.Get(api.NotRun))
+		}
+		if status == http.StatusBadGateway && resp.Header.Get(api.NotRun) != "" {
+			t.Errorf("%s: a 502 (the leader may have run it) says it did not run", why)
 		}
 	}
 	refused("forwarded already", http.StatusServiceUnavailable, map[string]string{api.ForwardedBy: "r2"})

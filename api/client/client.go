@@ -28,6 +28,7 @@ import (
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/ingest/gitinfo"
+	"github.com/slipway-dev/slipway/internal/backoff"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -289,7 +290,7 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 func (c *Client) doRaw(ctx context.Context, r request, keep bool) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	resp, err := c.send(ctx, r)
+	resp, err := c.sendUntilRun(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -309,6 +310,31 @@ func (c *Client) doRaw(ctx context.Context, r request, keep bool) ([]byte, error
 		return nil, fmt.Errorf("%s %s: the answer is over %d bytes", r.method, r.path, maxResponse)
 	}
 	return b, nil
+}
+
+// sendUntilRun sends r, and again after the server's Retry-After (at most
+// 5 s, until ctx ends) while it answers 503 saying the call did not run
+// (apitypes.NotRunHeader: a standby while no replica leads, as during a
+// failover); any other answer is the caller's.
+func (c *Client) sendUntilRun(ctx context.Context, r request) (*http.Response, error) {
+	for {
+		resp, err := c.send(ctx, r)
+		if err != nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get(apitypes.NotRunHeader) == "" {
+			return resp, err
+		}
+		wait := time.Second
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+			wait = min(time.Duration(s)*time.Second, 5*time.Second)
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			return resp, nil // no time left to try again: this answer is the caller's
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxProblemBody))
+		resp.Body.Close()
+		if err := backoff.Sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // readProblem turns an error answer into a *ProblemError, whether or not

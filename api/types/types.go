@@ -377,6 +377,11 @@ type LeaderInfo struct {
 	Since time.Time `json:"since"`
 }
 
+// NotRunHeader marks a 503 answered before the call ran anywhere (a
+// standby with no leader to forward to): safe to send again after
+// Retry-After.
+const NotRunHeader = "X-Slipway-Not-Run"
+
 // ClusterStore is the state store the replicas share.
 type ClusterStore struct {
 	Kind      string   `json:"kind"`                // bolt | etcd
