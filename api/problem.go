@@ -69,6 +69,11 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if status >= 500 {
 		s.log.Error().Str("request_id", p.RequestID).Str("path", p.Instance).Err(err).Msg("request failed")
 	}
+	var nr interface{ NotRun() bool }
+	if status == http.StatusServiceUnavailable && errors.As(err, &nr) && nr.NotRun() {
+		c.Response().Header().Set("Retry-After", "1")
+		c.Response().Header().Set(NotRun, "1")
+	}
 	httpx.WriteProblem(c, p)
 }
 

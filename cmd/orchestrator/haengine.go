@@ -130,3 +130,7 @@ type unavailable struct{ err error }
 func (u *unavailable) Error() string     { return u.err.Error() }
 func (u *unavailable) Unwrap() error     { return u.err }
 func (u *unavailable) Unavailable() bool { return true }
+
+// NotRun: the call was refused before anything of it ran (the API says
+// so, and the client sends it again).
+func (u *unavailable) NotRun() bool { return errors.Is(u.err, errNotLeading) }
