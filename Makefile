@@ -72,6 +72,12 @@ bench: build ## Benchmarks; validate of 10,000 nodes and of hostile YAML, a 1,00
 	else echo "etcd not installed (apt-get install -y etcd-server): the etcd against bbolt deploy skipped"; fi
 	@if command -v wrk >/dev/null && command -v nginx >/dev/null; then scripts/bench-introspection.sh $(BIN) 10000 15; \
 	else echo "wrk or nginx not installed (apt-get install -y wrk nginx): introspection load test skipped"; fi
+	@if command -v chromium >/dev/null; then $(MAKE) --no-print-directory bench-ui; \
+	else echo "chromium not installed (apt-get install -y chromium): the dashboard's frame-time bench skipped"; fi
+
+.PHONY: bench-ui
+bench-ui: ## The dashboard's site view at 10,000 nodes in Debian's chromium: frame intervals while 30,000 stage changes arrive (95th percentile under 50 ms)
+	SLIPWAY_UI_FRAME_BUDGET=1 $(GO) test -count=1 -v -run '^TestSiteViewAt10000Nodes$$' ./ui
 
 .PHONY: bench-scale
 bench-scale: build ## 10,000 nodes at time scale 0.5, engine (serve) and lab in processes of their own; wall/floor, RSS, CPU, profiles
