@@ -511,11 +511,9 @@ func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done
 		if len(rr.Kvs) > 0 {
 			mod = rr.Kvs[0].ModRevision
 			if i < len(p.logs) {
-				n, perr := strconv.ParseUint(string(rr.Kvs[0].Value), 10, 64)
-				if perr != nil {
-					return nil, false, fmt.Errorf("etcd state store: %s holds %q, not a sequence number", k, rr.Kvs[0].Value)
+				if last[p.logs[i]], err = parseSeq(rr.Kvs[0]); err != nil {
+					return nil, false, err
 				}
-				last[p.logs[i]] = n
 			} else if id, _, ok := blobRef(rr.Kvs[0].Value); ok {
 				dropBlobs = append(dropBlobs, id)
 			}
@@ -523,10 +521,7 @@ func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done
 		conds = append(conds, clientv3.Compare(clientv3.ModRevision(k), "=", mod))
 	}
 	ops, appends := s.planOps(p)
-	writes := s.etcdOps(ops, last)
-	for _, l := range p.logs {
-		writes = append(writes, clientv3.OpPut(s.logSeqKey(l), strconv.FormatUint(last[l]+appends[l], 10)))
-	}
+	writes := append(s.etcdOps(ops, last), s.logSeqPuts(p.logs, last, appends)...)
 	seqs = stagedSeqs(ops, last)
 	for _, id := range dropBlobs {
 		writes = append(writes, clientv3.OpDelete(s.blobPrefix(id), clientv3.WithPrefix()))

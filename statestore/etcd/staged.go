@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/slipway-dev/slipway/statestore"
@@ -206,9 +207,7 @@ func (s *Store) tryStage(ctx context.Context, appends map[string]uint64, planVal
 	id = newID()
 	val, _ := json.Marshal(stage{Plan: planVal, Base: base})
 	writes := []clientv3.Op{clientv3.OpPut(s.stagePrefix()+id, string(val))}
-	for _, l := range logs {
-		writes = append(writes, clientv3.OpPut(s.logSeqKey(l), strconv.FormatUint(base[l]+appends[l], 10)))
-	}
+	writes = append(writes, s.logSeqPuts(logs, base, appends)...)
 	conds = append(conds, s.noStage())
 	tr, err := s.kv.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
 	if err != nil {
@@ -229,15 +228,32 @@ func (s *Store) readLogSeqs(ctx context.Context, logs []string) (map[string]uint
 		}
 		var mod int64
 		if len(resp.Kvs) > 0 {
-			n, err := strconv.ParseUint(string(resp.Kvs[0].Value), 10, 64)
-			if err != nil {
-				return nil, nil, fmt.Errorf("etcd state store: %s holds %q, not a sequence number", s.logSeqKey(l), resp.Kvs[0].Value)
+			if last[l], err = parseSeq(resp.Kvs[0]); err != nil {
+				return nil, nil, err
 			}
-			last[l], mod = n, resp.Kvs[0].ModRevision
+			mod = resp.Kvs[0].ModRevision
 		}
 		conds = append(conds, clientv3.Compare(clientv3.ModRevision(s.logSeqKey(l)), "=", mod))
 	}
 	return last, conds, nil
+}
+
+// parseSeq is the sequence number a logseq key holds.
+func parseSeq(kv *mvccpb.KeyValue) (uint64, error) {
+	n, err := strconv.ParseUint(string(kv.Value), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("etcd state store: %s holds %q, not a sequence number", kv.Key, kv.Value)
+	}
+	return n, nil
+}
+
+// logSeqPuts set each log's last sequence number after its appends.
+func (s *Store) logSeqPuts(logs []string, base, appends map[string]uint64) []clientv3.Op {
+	out := make([]clientv3.Op, 0, len(logs))
+	for _, l := range logs {
+		out = append(out, clientv3.OpPut(s.logSeqKey(l), strconv.FormatUint(base[l]+appends[l], 10)))
+	}
+	return out
 }
 
 // planOps are p's final writes, its appends numbered from 1 in each log,
