@@ -12,6 +12,7 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/sites"
 )
 
@@ -207,6 +208,15 @@ func (r roceDesign) Interfaces(site, hostname string) ([]string, bool) {
 	}
 	slices.Sort(names)
 	return slices.Compact(names), true
+}
+
+// Carries checks the address as a deploy of the node adds it
+// (driverspec.CheckRoCE, what the engine's deploy spec is built with).
+func (r roceDesign) Carries(site, hostname, iface, cidr string) error {
+	if r.d == nil || r.d.Site == nil || r.d.Site.Metadata.Name != site || r.d.Nodes[hostname] == nil {
+		return nil // Interfaces refused it already
+	}
+	return driverspec.CheckRoCE(r.d, r.d.Nodes[hostname], []driverspec.RoCEAddress{{Interface: iface, CIDR: cidr}})
 }
 
 // Networks are the design's networks' CIDRs.

@@ -11,6 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/sites"
 	"github.com/slipway-dev/slipway/statestore"
@@ -204,16 +205,21 @@ func TestSiteProfilesAndRoCE(t *testing.T) {
 }
 
 // nodeWithTwoAliases is a node of d whose hardware profile names at
-// least two devices, and two of its aliases.
+// least two devices the node can carry a RoCE address on (not a bond's
+// member, not beside DHCP), and two of those aliases.
 func nodeWithTwoAliases(t *testing.T, d *design.Design) (string, string, string) {
 	for _, name := range d.NodeNames() {
 		n := d.Nodes[name]
 		hp := d.HardwareProfiles[n.Spec.HardwareProfile]
-		if hp == nil || len(hp.Spec.DeviceAliases) < 2 {
+		if hp == nil {
 			continue
 		}
-		aliases := slices.Sorted(maps.Keys(hp.Spec.DeviceAliases))
-		return name, aliases[0], aliases[1]
+		aliases := slices.DeleteFunc(slices.Sorted(maps.Keys(hp.Spec.DeviceAliases)), func(a string) bool {
+			return driverspec.CheckRoCE(d, n, []driverspec.RoCEAddress{{Interface: a, CIDR: "10.250.0.0/31"}}) != nil
+		})
+		if len(aliases) >= 2 {
+			return name, aliases[0], aliases[1]
+		}
 	}
 	t.Fatal("the example design has no node with two device aliases")
 	return "", "", ""

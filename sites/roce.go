@@ -56,6 +56,10 @@ type RoCEDesign interface {
 	Interfaces(site, hostname string) ([]string, bool)
 	// Networks returns the design's networks' prefixes, by name.
 	Networks() map[string]netip.Prefix
+	// Carries returns why the node cannot carry the address on the
+	// interface when a deploy would refuse it (an address on a bond's
+	// member or beside DHCP), nil when it can: the deploy's own check.
+	Carries(site, hostname, iface, cidr string) error
 }
 
 // RoCEFinding is one thing wrong with a bulk upsert: Item is the index
@@ -167,6 +171,10 @@ func hasInterface(d RoCEDesign, site string, it RoCEItem, bad func(rule, format 
 	}
 	if !slices.Contains(names, it.Interface) {
 		bad("roce-interface", "%s has no interface %s (it has %s)", it.Hostname, it.Interface, strings.Join(names, ", "))
+		return false
+	}
+	if err := d.Carries(site, it.Hostname, it.Interface, it.IPv4CIDR); err != nil {
+		bad("roce-carry", "%s %s %s: the node cannot carry it: %v", it.Hostname, it.Interface, it.IPv4CIDR, err)
 		return false
 	}
 	return true

@@ -17,6 +17,13 @@ func (fakeDesign) Interfaces(site, host string) ([]string, bool) {
 	return []string{"gpu0", "gpu1", "eno1"}, true
 }
 
+func (fakeDesign) Carries(_, _, iface, _ string) error {
+	if iface == "eno1" {
+		return errors.New("eno1 is a member of bonded interface bond0")
+	}
+	return nil
+}
+
 func (fakeDesign) Networks() map[string]netip.Prefix {
 	return map[string]netip.Prefix{"pxe": netip.MustParsePrefix("10.0.0.0/24")}
 }
@@ -56,6 +63,7 @@ func TestRoCEUpsert(t *testing.T) {
 		{"gpu-6", "gpu0", "10.200.4.0/24"}, // 7: not a /31 or /30
 		{"gpu-6", "gpu0", "10.200.5.0/31"}, // 8: duplicate of item 7's host and interface
 		{"gpu-7", "gpu0", "10.200.6.0/31"}, // 9: fine alone
+		{"gpu-8", "eno1", "10.200.7.0/31"}, // 10: an interface the node cannot carry it on
 	}
 	_, err = r.UpsertRoCE(ctx, site.ID, bad, fakeDesign{})
 	var re *RoCEError
@@ -67,7 +75,7 @@ func TestRoCEUpsert(t *testing.T) {
 		rules[f.Item] += f.Rule + " "
 	}
 	want := map[int]string{0: "roce-overlap", 1: "roce-overlap roce-overlap", 4: "roce-network", 5: "roce-interface",
-		6: "roce-node", 7: "roce-cidr", 8: "roce-duplicate"}
+		6: "roce-node", 7: "roce-cidr", 8: "roce-duplicate", 10: "roce-carry"}
 	for i, w := range want {
 		if !strings.Contains(rules[i], w) {
 			t.Errorf("item %d: findings %q, want %s (all: %v)", i, rules[i], w, re.Findings)

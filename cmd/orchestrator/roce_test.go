@@ -12,6 +12,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
+	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/testsite"
 )
 
@@ -25,9 +26,16 @@ func TestRoCEImport(t *testing.T) {
 	createSite(t, s, `{"name":"`+d.Site.Metadata.Name+`","url":"http://maas.example:5240/MAAS","api_key":"a:b:c"}`)
 	var host string
 	var aliases []string
-	for _, name := range d.NodeNames() {
-		if hp := d.HardwareProfiles[d.Nodes[name].Spec.HardwareProfile]; hp != nil && len(hp.Spec.DeviceAliases) >= 2 {
-			host, aliases = name, slices.Sorted(maps.Keys(hp.Spec.DeviceAliases))
+	for _, name := range d.NodeNames() { // two NICs the node can carry a RoCE address on (no bond member, none beside DHCP)
+		hp := d.HardwareProfiles[d.Nodes[name].Spec.HardwareProfile]
+		if hp == nil {
+			continue
+		}
+		aliases = slices.DeleteFunc(slices.Sorted(maps.Keys(hp.Spec.DeviceAliases)), func(a string) bool {
+			return driverspec.CheckRoCE(d, d.Nodes[name], []driverspec.RoCEAddress{{Interface: a, CIDR: "10.250.0.0/31"}}) != nil
+		})
+		if len(aliases) >= 2 {
+			host = name
 			break
 		}
 	}

@@ -46,4 +46,14 @@ func TestAddRoCE(t *testing.T) {
 			t.Errorf("%s: %v", what, err)
 		}
 	}
+	// On an interface whose untagged network takes DHCP (by the interface's
+	// name or its NIC's alias): refused, as the provisioner would.
+	for _, name := range []string{"pxe", "pxe0"} {
+		n := node()
+		n.Interfaces[0].Networks = []drivers.InterfaceNetwork{{Subnet: drivers.Subnet{Name: "pxe", CIDR: "10.10.0.0/24"}, Address: "dhcp"}}
+		err := driverspec.AddRoCE(&n, hw, []driverspec.RoCEAddress{{Interface: name, CIDR: "10.250.0.1/31"}})
+		if err == nil || !strings.Contains(err.Error(), "takes DHCP") {
+			t.Errorf("on the DHCP interface (%s): %v", name, err)
+		}
+	}
 }
