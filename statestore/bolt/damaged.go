@@ -18,14 +18,14 @@ import (
 // make no sense.
 var ErrDamaged = errors.New("state database damaged")
 
-type damagedError struct{ msg string }
+type damagedError struct{ msg, why string }
 
 func (e *damagedError) Error() string        { return e.msg }
 func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
 
 // damaged is the error for the damaged file path; why says what is wrong.
 func damaged(path, why string) error {
-	return &damagedError{fmt.Sprintf("state database %s is damaged (%s): Slipway can't read it. "+
+	return &damagedError{why: why, msg: fmt.Sprintf("state database %s is damaged (%s): Slipway can't read it. "+
 		"Stop every orchestrator process that uses it, move it aside (keep it for investigation) and restore the last backup "+
 		"with its key files (docs/operations.md, \"Backing up the state\"); without a backup, a new database starts empty: "+
 		"apply the design, set the secrets and adopt the deployed nodes again", path, why)}
