@@ -137,7 +137,7 @@ func TestDashboard(t *testing.T) {
 		chromedp.Navigate(srv.URL+"/ui/#/site"),
 		poll(fmt.Sprintf("document.querySelectorAll('#sites .tile').length === %d", len(names)), 20*time.Second))
 	b.run(t, "watch the tiles over the event stream", 3*time.Minute,
-		poll(fmt.Sprintf(`document.querySelectorAll('#sites .tile.st-deployed').length === %d && document.querySelectorAll('#sites .tile.oc-failed').length === 1`, len(names)-1), 3*time.Minute))
+		poll(fmt.Sprintf(`document.querySelectorAll('#sites .tile.lc-deployed').length === %d && document.querySelectorAll('#sites .tile.lc-failed.lt-failed').length === 1`, len(names)-1), 3*time.Minute))
 	shot(t, b, "dashboard-site.png")
 	checkAccessibility(t, b, "the site view")
 
@@ -146,7 +146,8 @@ func TestDashboard(t *testing.T) {
 		chromedp.WaitVisible(chromedp.Search(`//h1[text()="Node `+failing+`"]`)),
 		confirmClick(`//button[text()="retry"]`),
 		chromedp.Navigate(srv.URL+"/ui/#/site"),
-		poll(fmt.Sprintf(`document.querySelectorAll('#sites .tile.st-deployed').length === %d`, len(names)), time.Minute))
+		poll(fmt.Sprintf(`document.querySelectorAll('#sites .tile.lc-deployed').length === %d`, len(names)), time.Minute))
+	verifyStaysDeployed(t, b, srv, names)
 	b.run(t, "open the node again", 30*time.Second,
 		chromedp.Navigate(srv.URL+"/ui/#/node/"+failing),
 		chromedp.WaitVisible(chromedp.Search(`//h2[text()="Events"]`)))
@@ -186,6 +187,35 @@ func TestDashboard(t *testing.T) {
 	}
 	if len(b.urls) < 10 {
 		t.Errorf("only %d requests seen: the check above saw nothing", len(b.urls))
+	}
+}
+
+// verifyStaysDeployed: a verify_nodes task over the deployed site,
+// started from the tasks view, leaves every tile in the deployed colour
+// with no mark and says so in its name (the tile showed the verify's
+// stage, in the "preparing" colour, before), as every machine in the lab
+// is still Deployed.
+func verifyStaysDeployed(t *testing.T, b *browser, srv *apitest.Server, names []string) {
+	t.Helper()
+	n := len(names)
+	b.run(t, "verify the deployed site from the tasks view", 30*time.Second, startTask(srv.URL, "verify_nodes"))
+	waitTasksDone(t, b)
+	b.run(t, "every tile still deployed, its last task the verify", time.Minute, chromedp.Navigate(srv.URL+"/ui/#/site"),
+		poll(fmt.Sprintf(`[...document.querySelectorAll('#sites .tile')].filter(t => t.className === 'tile lc-deployed' &&
+			/^[^:]+: deployed; last task verify_nodes succeeded/.test(t.getAttribute('aria-label'))).length === %d`, n), 30*time.Second))
+	deployed := eval[string](t, b, `getComputedStyle(document.querySelector('.legend [data-lifecycle=deployed] .swatch')).backgroundColor`)
+	if got := eval[int](t, b, `[...document.querySelectorAll('#sites .tile')].filter(t => getComputedStyle(t).backgroundColor === `+
+		fmt.Sprintf("%q", deployed)+`).length`); got != n {
+		t.Errorf("%d of %d tiles have the legend's deployed colour %s after the verify", got, n, deployed)
+	}
+	status := map[string]string{}
+	for _, m := range srv.Env.Lab.MAAS.Machines() {
+		status[m.Hostname] = m.Status
+	}
+	for _, name := range names {
+		if status[name] != "Deployed" {
+			t.Errorf("after the verify, the lab's machine of %s is %q, not Deployed", name, status[name])
+		}
 	}
 }
 

@@ -140,9 +140,6 @@ async function route() {
 
 // --- site view -------------------------------------------------------------
 
-const stageOrder = ['pending', 'verify', 'oob-prepare', 'identify', 'commission', 'as-built', 'configure', 'deploy', 'bootstrap', 'deployed',
-  'releasing', 'released', 'ready', 'power', 'powered', 'verified', 'testing', 'tested', 'rescue', 'rescue-mode', 'rescue-exit', 'deleting', 'deleted'];
-
 async function loadNodes() {
   const last = await api('GET', '/api/v1/events/last'); // before the nodes: no event is missed after
   const all = [];
@@ -155,27 +152,42 @@ async function loadNodes() {
   S.lastSeq = last.seq;
 }
 
-function tileClass(n) {
-  let c = 'tile st-' + (n.stage || 'pending');
-  if (n.outcome) c += ' oc-' + n.outcome;
-  return c;
+// A tile's colour is the node's lifecycle state (where its machine is in
+// its life, which only the workflows that own the machine change); its
+// mark is the outcome of the last task that drove the node, whatever that
+// task was (a verify or power cycle leaves a deployed node deployed).
+const lifecycles = ['new', 'preparing', 'ready', 'deploying', 'deployed', 'releasing', 'released', 'failed', 'cancelled', 'deleted'];
+const marks = [['running', 'last task running'], ['failed', 'last task failed'], ['cancelled', 'last task cancelled'],
+  ['manual-intervention', 'last task needs an operator']];
+
+function markClass(outcome) {
+  if (!outcome || outcome === 'succeeded') return '';
+  return ' lt-' + (outcome === 'queued' ? 'running' : outcome);
+}
+function tileClass(n) { return 'tile lc-' + (n.lifecycle || 'unknown') + markClass(n.outcome); }
+function lastTask(n) {
+  return n.action ? 'last task ' + n.action + ' ' + (n.outcome || 'pending') + ' at stage ' + (n.stage || 'pending') : 'no task yet';
 }
 function tileLabel(n) {
-  return n.name + ': ' + (n.stage || 'pending') + (n.outcome ? ', ' + n.outcome : '') + (n.reason ? ' — ' + n.reason : '');
+  return n.name + ': ' + (n.lifecycle || 'unknown') + '; ' + lastTask(n) + (n.reason ? ' — ' + n.reason : '');
+}
+
+// legend names each lifecycle colour and each last-task mark in words.
+function legend() {
+  const item = (attr, v, cls, text) => el('li', { [attr]: v }, el('span', { class: 'swatch ' + cls }), text);
+  return el('div', { class: 'legend' },
+    el('ul', { 'aria-label': 'Tile colour: lifecycle state' }, ...lifecycles.map((l) => item('data-lifecycle', l, 'lc-' + l, l))),
+    el('ul', { 'aria-label': 'Tile mark: last task' }, ...marks.map(([m, text]) => item('data-mark', m, 'lc-deployed lt-' + m, text))));
 }
 
 async function siteView(view) {
   await loadNodes();
-  const filter = el('input', { id: 'filter', type: 'search', placeholder: 'name, rack:r01, stage:deploy, outcome:failed, tag:gpu, label:k=v, site:s',
+  const filter = el('input', { id: 'filter', type: 'search', placeholder: 'name, rack:r01, lifecycle:deployed, stage:deploy, outcome:failed, tag:gpu, label:k=v, site:s',
     oninput: () => applyFilter(filter.value) });
-  const counts = el('ul', { class: 'counts', id: 'counts', 'aria-label': 'Nodes per stage' });
-  const legend = el('div', { class: 'legend', 'aria-hidden': 'true' },
-    ...[['pending', '--s-pending'], ['preparing', '--s-early'], ['commission', '--s-commission'], ['configure', '--s-config'], ['deploy', '--s-deploy'],
-      ['bootstrap', '--s-bootstrap'], ['deployed', '--s-done'], ['released', '--s-released'], ['failed', '--s-failed'], ['manual', '--s-manual']]
-      .map(([t, v]) => el('span', { text: t, style: '--c: var(' + v + ')' })));
+  const counts = el('ul', { class: 'counts', id: 'counts', 'aria-label': 'Nodes per lifecycle state' });
   const grid = el('div', { id: 'sites', role: 'region', 'aria-label': 'Nodes by site and rack (arrow keys move between nodes)', onkeydown: tileKeys, onclick: tileClick,
     onmouseover: (ev) => { const t = ev.target.closest('.tile'); if (t) t.title = t.getAttribute('aria-label'); } });
-  put(view, el('h1', { text: 'Site' }), el('label', { for: 'filter', text: 'Filter nodes' }), filter, counts, legend, grid);
+  put(view, el('h1', { text: 'Site' }), el('label', { for: 'filter', text: 'Filter nodes' }), filter, counts, legend(), grid);
   renderTiles(grid);
   renderCounts();
   startStream();
@@ -215,12 +227,13 @@ function renderTiles(grid) {
 function renderCounts() {
   const c = new Map();
   for (const n of S.nodes.values()) {
-    const k = n.outcome === 'failed' ? 'failed' : n.outcome === 'manual-intervention' ? 'manual' : (n.stage || 'pending');
+    const k = n.lifecycle || 'unknown';
     c.set(k, (c.get(k) || 0) + 1);
   }
-  const keys = [...c.keys()].sort((a, b) => stageOrder.indexOf(a) - stageOrder.indexOf(b));
+  const rank = (k) => (lifecycles.includes(k) ? lifecycles.indexOf(k) : lifecycles.length);
+  const keys = [...c.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   const ul = $('#counts');
-  if (ul) ul.replaceChildren(el('li', { text: 'all ' + S.nodes.size }), ...keys.map((k) => el('li', { text: k + ' ' + c.get(k), 'data-stage': k })));
+  if (ul) ul.replaceChildren(el('li', { text: 'all ' + S.nodes.size }), ...keys.map((k) => el('li', { text: k + ' ' + c.get(k), 'data-lifecycle': k })));
 }
 
 function matches(n, terms) {
@@ -229,6 +242,7 @@ function matches(n, terms) {
     const ok = {
       '': () => n.name.includes(v),
       rack: () => (n.rack || '') === v, site: () => (n.site || '') === v, stage: () => (n.stage || 'pending') === v,
+      lifecycle: () => (n.lifecycle || 'unknown') === v,
       outcome: () => (n.outcome || '') === v, tag: () => (n.tags || []).includes(v),
       label: () => { const [lk, lv] = v.split('='); return n.labels && n.labels[lk] !== undefined && (lv === undefined || n.labels[lk] === lv); },
     }[k];
@@ -309,7 +323,7 @@ async function readEvents(reader, signal) {
 function onEvent(ev) {
   if (!ev.node) return;
   const n = S.nodes.get(ev.node);
-  if (n && ev.stage && n.stage !== ev.stage) { // shown at once; the summary read below has the outcome
+  if (n && ev.stage && n.stage !== ev.stage) { // named at once; the summary read below has the lifecycle and outcome
     n.stage = ev.stage;
     paint(ev.node);
   }
@@ -344,11 +358,9 @@ function paintSome(start) {
     S.repaint.delete(name);
     const t = S.tiles.get(name); const n = S.nodes.get(name);
     if (!t || !n) continue;
-    const c = tileClass(n);
-    if (t.className !== c) {
-      t.className = c;
-      t.setAttribute('aria-label', tileLabel(n));
-    }
+    const c = tileClass(n); const l = tileLabel(n);
+    if (t.className !== c) t.className = c;
+    if (t.getAttribute('aria-label') !== l) t.setAttribute('aria-label', l);
     if (performance.now() - start > 6) break;
   }
   S.painting = S.repaint.size ? requestAnimationFrame(paintSome) : 0;
@@ -363,10 +375,13 @@ async function nodeView(view, name) {
   const w = d.workflow || {};
   const inv = await api('GET', '/api/v1/nodes/' + encodeURIComponent(name) + '/inventory').catch(() => null);
   const kv = (pairs) => el('dl', { class: 'kv' }, ...pairs.filter(([, v]) => v !== undefined && v !== '').flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: String(v) })]));
-  put(view, 
+  const lc = w.lifecycle || 'new';
+  const last = w.action ? (w.last_task || '') + ' (' + w.action + ') ' + (w.outcome || 'pending') + ' at stage ' + (w.stage || 'pending') : '';
+  put(view,
     el('h1', { text: 'Node ' + name }),
+    el('p', { id: 'node-state', class: 'state' }, el('span', { class: 'swatch lc-' + lc + markClass(w.outcome) }), lc + ' · ' + (last ? 'last task ' + last : 'no task yet')),
     el('div', { class: 'panel' }, el('h2', { text: 'Workflow and machine' }), kv([
-      ['lifecycle', w.lifecycle], ['stage', w.stage], ['outcome', w.outcome], ['task', w.task || w.last_task], ['machine (system id)', w.machine_id],
+      ['lifecycle', lc], ['last task', last], ['running task', w.task], ['machine (system id)', w.machine_id],
       ['MAAS state', w.observed], ['power (as MAAS last reported it)', w.observed_power], ['reason', w.reason], ['frozen', w.frozen ? (w.frozen_reason || 'yes') : ''], ['design revision', d.design_revision]])),
     verbsPanel(name, w),
     el('div', { class: 'panel' }, el('h2', { text: 'Events' }), eventsTable(d.events || [])),
