@@ -85,6 +85,7 @@ var taskVerbs = []orchestrator.Verb{orchestrator.VerbRetry, orchestrator.VerbRes
 func (s *Server) table() []route {
 	return slices.Concat(s.probeRoutes(), s.designRoutes(), s.nodeRoutes(), s.taskRoutes(), s.adminRoutes(),
 		s.reconcileRoutes(v1),              // reconcile.go
+		s.storeRoutes(),                    // backup.go
 		s.siteRoutes(), s.sitePartRoutes(), // sites.go, siteparts.go
 		s.workflowRoutes(), s.onboardingRoutes(), s.layerRoutes(), // workflows.go, onboardings.go, layer.go
 		s.clusterRoutes(), s.dashboardRoutes()) // cluster.go, ui.go

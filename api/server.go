@@ -121,6 +121,12 @@ type Config struct {
 	// a previous process left there (a crash mid-upload): give each server
 	// its own. Empty: the system's temporary directory, never swept.
 	UploadDir string
+
+	// Backup takes the online backups GET /admin/store/backup streams
+	// (nil: it answers 501); at most Backups at once (default
+	// DefaultBackups), one more gets a 503 with Retry-After.
+	Backup  StoreBackup
+	Backups int
 }
 
 // Server is the control API.
