@@ -36,7 +36,12 @@ func (e *Engine) preflightTask(run *taskRun, d *design.Design) bool {
 			return false
 		}
 	}
+	var nodes []finding
+	if bootData { // preflight_nodes.go: each node's deploy spec (and a redeploy's BMCs)
+		nodes = e.nodeFindings(run, d, &p)
+	}
 	findings, warnings := e.checkPreflight(p, info, bootData)
+	findings = append(nodes, findings...)
 	e.preflightEvents(run, p, findings, warnings)
 	if len(findings) > 0 {
 		e.failPreflight(run, findings, "")
@@ -117,7 +122,7 @@ func (e *Engine) failPreflight(run *taskRun, findings []finding, why string) {
 		}
 		nr := run.result(name)
 		nr.Node, nr.Stage, nr.Outcome, nr.Class, nr.Finished = name, StagePending, OutcomeFailed, string(drivers.Permanent), at
-		nr.Reason = "preflight: " + reason + "; no machine was touched"
+		nr.Reason = "preflight: node " + name + ": " + reason + "; no machine was touched"
 		b.result(run.id, nr)
 		results = append(results, nr)
 	}

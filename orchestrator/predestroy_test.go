@@ -1,0 +1,87 @@
+package orchestrator_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/driverspec"
+	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/sim/maas"
+)
+
+// labMachineOf is the lab's MAAS's own view of the node's machine (its
+// state and its lifecycle counters), never the engine's records.
+func labMachineOf(t *testing.T, env *labrun.Env, hostname string) (maas.MachineState, maas.MachineLifecycle) {
+	t.Helper()
+	for _, r := range env.Lab.Regions() {
+		for _, m := range r.MAAS.Machines() {
+			if m.Hostname == hostname {
+				return m, r.MAAS.Lifecycle()[m.SystemID]
+			}
+		}
+	}
+	t.Fatalf("the lab's MAAS has no machine %s", hostname)
+	return maas.MachineState{}, maas.MachineLifecycle{}
+}
+
+// TestRedeployRefusedBeforeRelease: a deployed node whose stored data
+// became something it cannot deploy with (a RoCE address on a member of
+// its bond, stored before the upsert checked it; a site profile naming a
+// series the provisioner has no image of) is refused by redeploy before
+// its machine is released: the node's result says which node, what and
+// the next step, and the lab's MAAS still has the machine Deployed and
+// owned, never released.
+func TestRedeployRefusedBeforeRelease(t *testing.T) {
+	d := testsite.Example(t)
+	site := d.Site.Metadata.Name
+	gpu := ""
+	for _, name := range d.NodeNames() {
+		if d.Nodes[name].Spec.HostProfile == "compute-gpu" {
+			gpu = name
+			break
+		}
+	}
+	setProfile(d, gpu, "h100")
+	p := profiles{{site, "h100"}: {Name: "h100", Series: "noble", RoCE: true}}
+	rc := roce{gpu: {{Interface: "bond0", CIDR: "10.250.0.1/31"}}}
+	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.SiteProfiles, c.RoCE = p, rc })
+	e := engine(t, env)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
+	only := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only}, orchestrator.TaskSucceeded)
+	if m, lc := labMachineOf(t, env, gpu); m.Status != "Deployed" || lc.Releases != 0 {
+		t.Fatalf("after the deploy the lab has %s %s, %d releases", gpu, m.Status, lc.Releases)
+	}
+
+	for _, c := range []struct {
+		what  string
+		set   func()
+		wants []string
+	}{
+		{"a RoCE address on a bond's member", func() { rc[gpu] = []driverspec.RoCEAddress{{Interface: "data0", CIDR: "10.250.0.1/31"}} },
+			[]string{gpu, "data0", "member of bonded interface bond0", "roce-assignments"}},
+		{"a site profile's series without an image", func() {
+			rc[gpu] = []driverspec.RoCEAddress{{Interface: "bond0", CIDR: "10.250.0.1/31"}}
+			p[[2]string{site, "h100"}] = orchestrator.SiteProfile{Name: "h100", Series: "nosuchseries", RoCE: true}
+		}, []string{gpu, "nosuchseries", "retry"}},
+	} {
+		c.set()
+		_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionRedeployNodes, Filter: only}, orchestrator.TaskFailed)
+		if len(res) != 1 || res[0].Outcome != orchestrator.OutcomeFailed {
+			t.Fatalf("%s: results %+v", c.what, res)
+		}
+		for _, w := range c.wants {
+			if !strings.Contains(res[0].Reason, w) {
+				t.Errorf("%s: the node's reason %q does not say %q", c.what, res[0].Reason, w)
+			}
+		}
+		m, lc := labMachineOf(t, env, gpu)
+		if m.Status != "Deployed" || !m.Owned() || lc.Releases != 0 || lc.DeployStarts != 1 {
+			t.Errorf("%s: the lab's MAAS has %s %s (owned %v) after %d release(s) and %d deploy(s); want Deployed, owned, never released",
+				c.what, gpu, m.Status, m.Owned(), lc.Releases, lc.DeployStarts)
+		}
+	}
+}
