@@ -91,7 +91,10 @@ func lifecycleFaults(seed uint64, names []string) (*maas.Faults, map[string]bool
 // invariant and returns its index (-1: none) with what broke.
 func (r *lrRun) runSteps(ops []lrOp) (int, []string) {
 	for i, op := range ops {
-		if v := r.step(op); len(v) > 0 {
+		begun := time.Now()
+		v := r.step(op)
+		r.t.Logf("  step %d: %s: %s, %d violations", i, op, time.Since(begun).Round(10*time.Millisecond), len(v))
+		if len(v) > 0 {
 			return i, v
 		}
 	}
