@@ -116,7 +116,8 @@ func confirmClick(xpath string) chromedp.Action[chromedp.Void] {
 // TestDashboard: an operator signs in, starts the example site's deploy
 // from the tasks view and watches every tile reach deployed or failed
 // over the event stream (one node fails its deployment twice: the lab's
-// faults); in the node view they retry its task, and the node deploys. A
+// faults); in the node view they retry its task, and the node deploys; a
+// verify_nodes task then leaves every tile deployed (verifyStaysDeployed). A
 // viewer sees no action and is refused (403) when calling one anyway. No
 // URL the page requested holds a token. Screenshots of the site and node
 // views go to SLIPWAY_SCREENSHOTS (make screenshots: docs/images).
