@@ -28,6 +28,8 @@ type External struct {
 	log              zerolog.Logger
 	startTimeout     time.Duration
 
+	spawn spawner // the thread plugins are started from (lifetime_linux.go)
+
 	mu       sync.Mutex
 	client   *goplugin.Client
 	raw      any
@@ -71,17 +73,24 @@ func (e *External) get(ctx context.Context) (any, error) {
 }
 
 // connect starts the process, completes the handshake and dispenses the
-// client of the driver's kind.
+// client of the driver's kind. The plugin is told this process's PID and
+// dies with it (lifetime.go).
 func (e *External) connect() (*goplugin.Client, any, error) {
+	cmd := exec.Command(e.path)
+	cmd.Env = hostEnv()
+	bindChild(cmd)
 	c := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		Plugins:          clientSet(),
-		Cmd:              exec.Command(e.path),
+		Cmd:              cmd,
+		SkipHostEnv:      true, // cmd.Env has it, with the host's PID
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Logger:           newHCLogger(e.kind+"/"+e.name, e.log),
 		StartTimeout:     e.startTimeout,
 	})
-	rpc, err := c.Client()
+	var rpc goplugin.ClientProtocol
+	var err error
+	e.spawn.do(func() { rpc, err = c.Client() })
 	if err != nil {
 		c.Kill()
 		return nil, nil, drivers.Errorf(drivers.Permanent, "start driver plugin %s: %v (it must be an executable built with Slipway's plugin SDK, protocol %d)", e.path, err, ProtocolVersion)
@@ -101,6 +110,7 @@ func (e *External) Handshake() (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer e.spawn.stop()
 	defer c.Kill()
 	return c.NegotiatedVersion(), nil
 }
@@ -156,7 +166,7 @@ func (e *External) Restarts() int {
 	return e.restarts
 }
 
-// Close stops the plugin process.
+// Close stops the plugin process (and then the thread it was started from).
 func (e *External) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -164,6 +174,7 @@ func (e *External) Close() {
 		e.client.Kill()
 		e.client, e.raw = nil, nil
 	}
+	e.spawn.stop()
 }
 
 // use runs f on the plugin's client of type C.

@@ -105,7 +105,8 @@ func clientSet() goplugin.PluginSet {
 
 // Serve is the whole main of a driver plugin: it serves d over gRPC to the
 // orchestrator that started the process, and returns when it is told to
-// stop. Log to stderr (one JSON object per line, with "@level" and
+// stop. The process exits when that orchestrator dies, however it dies
+// (lifetime.go). Log to stderr (one JSON object per line, with "@level" and
 // "@message", as hclog writes them) and the lines land in the
 // orchestrator's log.
 func Serve(d Drivers) {
@@ -113,6 +114,7 @@ func Serve(d Drivers) {
 	if len(set) == 0 {
 		panic(fmt.Sprintf("plugin.Serve: no driver given (protocol %d)", ProtocolVersion))
 	}
+	bindToHost()
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         set,
