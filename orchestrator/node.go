@@ -61,6 +61,9 @@ type nodeRun struct {
 	// on (startRecovery caps them: a machine that is recovered and still
 	// refuses is an operator's).
 	recoveries int
+	// deployLooked: this run looked whether an earlier run left the
+	// machine in Failed deployment (deploy_left.go).
+	deployLooked bool
 }
 
 // stepKind is what a stage handler decided.
@@ -345,7 +348,7 @@ func (r *nodeRun) finish(o Outcome, class, reason string) {
 // releaseCall reports whether the node's current step releases its
 // machine: the releasing stage, or a deploy round's release.
 func (r *nodeRun) releaseCall() bool {
-	return r.rec.MachineID != "" && (r.rec.Stage == StageReleasing || r.rec.Stage == StageDeploy && r.rec.Step == 1)
+	return r.rec.MachineID != "" && (r.rec.Stage == StageReleasing || r.rec.Stage == StageDeploy && (r.rec.Step == 1 || r.rec.Step == stepReleaseLeft))
 }
 
 // opensBudget: a new task of action a gives the node a fresh
