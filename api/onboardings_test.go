@@ -71,11 +71,12 @@ func TestOnboarding(t *testing.T) {
 		"api_key": f.Env.Lab.Info().APIKey}, &rec); code != http.StatusCreated {
 		t.Fatalf("site: %d", code)
 	}
-	one := map[string]any{"site_id": rec.ID, "sku_id": "supermicro-as2024", "host_profile": "compute", "hostname": host, "ipmi_ip": bmc,
+	prof := siteProfile(t, f, rec.ID)
+	one := map[string]any{"site_id": rec.ID, "profile_id": prof, "sku_id": "supermicro-as2024", "host_profile": "compute", "hostname": host, "ipmi_ip": bmc,
 		"rack": "r02", "addresses": map[string]string{"mgmt": "10.12.0.111", "storage": "10.13.0.111"}}
 
 	// The harness stored the revision itself: no sources to build over.
-	fresh := map[string]any{"site_id": rec.ID, "sku_id": "supermicro-as2024", "host_profile": "compute", "hostname": "r09-new", "ipmi_ip": "10.10.0.199"}
+	fresh := map[string]any{"site_id": rec.ID, "profile_id": prof, "sku_id": "supermicro-as2024", "host_profile": "compute", "hostname": "r09-new", "ipmi_ip": "10.10.0.199"}
 	code, b := f.do(t, "POST", "/api/v1/admin/onboardings", admin, "application/json", mustJSON(fresh))
 	if code != http.StatusConflict || !strings.Contains(string(b), "apply the design from git again") {
 		t.Fatalf("onboarding over a revision without sources: %d %s", code, b)
@@ -101,6 +102,10 @@ func TestOnboarding(t *testing.T) {
 		{"unknown SKU", map[string]any{"sku_id": "hp-dl380"}, http.StatusUnprocessableEntity, "not a HardwareProfile"},
 		{"bad BMC", map[string]any{"ipmi_ip": "10.10.0"}, http.StatusBadRequest, "not an IP address"},
 		{"unknown site", map[string]any{"site_id": "ms-0000000000"}, http.StatusNotFound, ""},
+		{"no site_id", map[string]any{"site_id": ""}, http.StatusBadRequest, "site_id is required"},
+		{"no profile_id", map[string]any{"profile_id": ""}, http.StatusBadRequest, "profile_id (a site profile of the site) is required"},
+		{"no sku_id", map[string]any{"sku_id": ""}, http.StatusBadRequest, "sku_id (a HardwareProfile of the design) is required"},
+		{"unknown profile", map[string]any{"profile_id": "sp-0000000000"}, http.StatusNotFound, ""},
 		{"address taken", map[string]any{"addresses": map[string]string{"mgmt": "10.12.0.112"}}, http.StatusUnprocessableEntity, "api-layer/documents.yaml"},
 	}
 	for _, r := range refusals {
@@ -127,6 +132,11 @@ func TestOnboarding(t *testing.T) {
 	var w apitypes.Onboarding // through the batch route: rows share the site, SKU and profile
 	batch := map[string]any{"site_id": rec.ID, "sku_id": "supermicro-as2024", "host_profile": "compute", "rows": []map[string]any{
 		{"hostname": host, "ipmi_ip": bmc, "rack": "r02", "addresses": one["addresses"]}}}
+	if code, b := f.do(t, "POST", "/api/v1/admin/onboardings/batch", admin, "application/json", mustJSON(batch)); code != http.StatusBadRequest ||
+		!strings.Contains(string(b), "profile_id (a site profile of the site) is required") {
+		t.Fatalf("a batch without profile_id: %d %s", code, b)
+	}
+	batch["profile_id"] = prof
 	if code := f.json(t, "POST", "/api/v1/admin/onboardings/batch", admin, batch, &w); code != http.StatusCreated || w.Task == nil ||
 		w.Onboarding.HostProfileUsed != "compute" || w.Onboarding.SiteName != "lab" {
 		t.Fatalf("onboard: %d %+v", code, w)
@@ -174,4 +184,15 @@ func TestOnboarding(t *testing.T) {
 	if code, b := f.do(t, "GET", "/api/v1/designs/layer", admin, "", nil); code != 200 || strings.Contains(string(b), "kind: Node") {
 		t.Errorf("the layer after the take-over: %d %s", code, b)
 	}
+}
+
+// siteProfile creates a profile in site and answers its ID: an
+// onboarding names one (profile_id is required).
+func siteProfile(t *testing.T, f *fixture, site string) string {
+	t.Helper()
+	var p sites.Profile
+	if code := f.json(t, "POST", "/api/v1/admin/maas-sites/"+site+"/profiles", f.Token[api.RoleAdmin], map[string]any{"name": "std"}, &p); code != http.StatusCreated || p.ID == "" {
+		t.Fatalf("create a site profile: %d %+v", code, p)
+	}
+	return p.ID
 }

@@ -170,6 +170,10 @@ func (b *docBuilder) operation(r *route) (*openapi3.Operation, error) {
 	if r.Mutating || r.Audited {
 		op.Extensions["x-slipway-audited"] = true
 	}
+	if r.Deprecated != "" { // a documented alias (routes.go)
+		op.Deprecated = true
+		op.Description = "Deprecated alias of " + r.Method + " " + openapiPath(r.Deprecated) + ", which answers the same."
+	}
 	body, err := b.requestBody(r)
 	if err != nil {
 		return nil, err

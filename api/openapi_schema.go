@@ -14,6 +14,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/powercreds"
 	"github.com/slipway-dev/slipway/sites"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -121,6 +122,8 @@ var requestBounds = map[reflect.Type]map[string]fieldBound{
 	reflect.TypeFor[apitypes.MAASSitePatch](): {"Name": {maxLength: sites.MaxNameLen}, "URL": {maxLength: sites.MaxURLLen},
 		"Status": {enum: []string{sites.StatusEnabled, sites.StatusDisabled}}},
 	reflect.TypeFor[apitypes.MAASSiteCredentials](): {"APIKey": {maxLength: sites.MaxAPIKeyLen}},
+	reflect.TypeFor[apitypes.PowerCredentials](): {"Username": {maxLength: powercreds.MaxUsernameLen},
+		"Password": {maxLength: powercreds.MaxPasswordLen}},
 	reflect.TypeFor[apitypes.RoCEUpsert]():          {"Items": {maxItems: sites.MaxRoCEItems}},
 	reflect.TypeFor[apitypes.DecommissionRequest](): {"Erase": {enum: []string{"none", "quick", "secure"}}},
 	reflect.TypeFor[orchestrator.Filter]():          {"Sets": {maxItems: orchestrator.MaxFilterSets}},

@@ -24,19 +24,20 @@ type Reconciler interface {
 	ResolveDrift(ctx context.Context, node string, kind orchestrator.DriftKind, res orchestrator.Resolution, who, correlation string) (orchestrator.DriftResolved, error)
 }
 
-// reconcileRoutes are the reconciliation routes (in table()).
-func (s *Server) reconcileRoutes(v1 string) []route {
+// reconcileRoutes are the reconciliation routes under prefix (in
+// table(): under /api/v1/admin, and their aliases under /api/v1).
+func (s *Server) reconcileRoutes(prefix string) []route {
 	op, view := auth.RoleOperator, auth.RoleViewer
 	none := []int{http.StatusNotImplemented}
 	return []route{
-		{Method: "GET", Path: v1 + "/reconciliation/status", Role: view, Response: orchestrator.ReconcileStatus{}, Problems: none,
+		{Method: "GET", Path: prefix + "/reconciliation/status", Role: view, Response: orchestrator.ReconcileStatus{}, Problems: none,
 			Summary: "reconciliation: the last run, the next, the open drift by kind", handler: s.reconcileStatus},
-		{Method: "GET", Path: v1 + "/reconciliation/drift", Role: view, Response: apitypes.Page[orchestrator.DriftRecord]{}, Problems: none,
+		{Method: "GET", Path: prefix + "/reconciliation/drift", Role: view, Response: apitypes.Page[orchestrator.DriftRecord]{}, Problems: none,
 			Query:   []param{{Name: "node", Many: true}, {Name: "kind", Many: true, Enum: enum(orchestrator.DriftKinds)}, offsetParam, limitParam},
 			Summary: "open drift records (filters, pages)", handler: s.listDrift},
-		{Method: "POST", Path: v1 + "/reconciliation/run", Role: op, Mutating: true, Response: orchestrator.SweepReport{}, Problems: none,
+		{Method: "POST", Path: prefix + "/reconciliation/run", Role: op, Mutating: true, Response: orchestrator.SweepReport{}, Problems: none,
 			Summary: "reconcile now; answers the run's report", handler: s.runReconcile},
-		{Method: "POST", Path: v1 + "/reconciliation/drift/:node/resolve", Role: op, Mutating: true, Request: apitypes.DriftResolutionBody{},
+		{Method: "POST", Path: prefix + "/reconciliation/drift/:node/resolve", Role: op, Mutating: true, Request: apitypes.DriftResolutionBody{},
 			Response: orchestrator.DriftResolved{}, Problems: []int{http.StatusConflict, http.StatusNotImplemented},
 			Summary: "resolve a node's drift of one kind: accept, repair or release", handler: s.resolveDrift},
 	}

@@ -25,6 +25,9 @@ type route struct {
 	// console); a standby forwards it, as it does every mutating call.
 	Leader  bool
 	Summary string
+	// Deprecated names the route this one is a documented alias of (the
+	// OpenAPI document marks it deprecated); "" for a current route.
+	Deprecated string
 	// OK are the success statuses the handler answers (none: 200).
 	OK []int
 	// Request is a zero value of the JSON body's Go type (nil: no body);
@@ -84,7 +87,9 @@ var taskVerbs = []orchestrator.Verb{orchestrator.VerbRetry, orchestrator.VerbRes
 // table is every route of the API.
 func (s *Server) table() []route {
 	return slices.Concat(s.probeRoutes(), s.designRoutes(), s.nodeRoutes(), s.taskRoutes(), s.adminRoutes(),
-		s.reconcileRoutes(v1),              // reconcile.go
+		s.reconcileRoutes(v1+"/admin"), aliases(s.reconcileRoutes(v1), v1+"/admin"), // reconcile.go
+		s.decommissionRoutes(v1+"/admin"), aliases(s.decommissionRoutes(v1), v1+"/admin"), // workflows.go
+		s.powerCredentialRoutes(),          // powercreds.go
 		s.storeRoutes(),                    // backup.go
 		s.siteRoutes(), s.sitePartRoutes(), // sites.go, siteparts.go
 		s.workflowRoutes(), s.onboardingRoutes(), s.layerRoutes(), // workflows.go, onboardings.go, layer.go

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/powercreds"
 	"github.com/slipway-dev/slipway/sites"
 )
 
@@ -40,8 +41,8 @@ func (s *Server) putSecret(c echo.Context) error {
 		return errNoSecrets
 	}
 	auditWhat(c, AuditWhat{Action: "secret.put", Targets: []string{c.Param("name")}}) // the name, never the value
-	if sites.ReservedSecret(strings.ToLower(c.Param("name"))) {
-		return errSiteSecret
+	if err := reservedSecret(c.Param("name")); err != nil {
+		return err
 	}
 	var b apitypes.SecretValue
 	if err := bindStrict(c, &b); err != nil {
@@ -59,13 +60,27 @@ func (s *Server) putSecret(c echo.Context) error {
 // errSiteSecret refuses the secret routes a site record's API key.
 var errSiteSecret = problem(http.StatusBadRequest, "the name is reserved for a site record's API key: write it with POST /api/v1/admin/maas-sites/{id}/credentials")
 
+// errPowerSecret refuses the secret routes a node's power-credential override.
+var errPowerSecret = problem(http.StatusBadRequest, "the name is reserved for a node's power-credential override: write it with PUT /api/v1/admin/nodes/{name}/power-credentials")
+
+// reservedSecret refuses the names the secret routes can't write or delete.
+func reservedSecret(name string) error {
+	switch name = strings.ToLower(name); {
+	case sites.ReservedSecret(name):
+		return errSiteSecret
+	case powercreds.Reserved(name):
+		return errPowerSecret
+	}
+	return nil
+}
+
 func (s *Server) deleteSecret(c echo.Context) error {
 	if s.cfg.Secrets == nil {
 		return errNoSecrets
 	}
 	auditWhat(c, AuditWhat{Action: "secret.delete", Targets: []string{c.Param("name")}})
-	if sites.ReservedSecret(strings.ToLower(c.Param("name"))) {
-		return errSiteSecret
+	if err := reservedSecret(c.Param("name")); err != nil {
+		return err
 	}
 	if err := s.cfg.Secrets.Delete(c.Request().Context(), c.Param("name")); err != nil {
 		return err

@@ -74,6 +74,11 @@ type Config struct {
 	// 501 and uploads are built without a layer).
 	Layer       DesignLayer
 	Onboardings Onboardings
+
+	// PowerCredentials keeps the per-node BMC credential overrides
+	// (powercreds.go; nil: those routes answer 501).
+	PowerCredentials PowerCredentials
+
 	// Cluster is the replica group the server is one of (nil: alone, and
 	// leading). A standby forwards mutating calls to the leader through
 	// ForwardTransport (nil: http.DefaultTransport).

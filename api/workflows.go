@@ -41,10 +41,18 @@ func (s *Server) workflowRoutes() []route {
 	return []route{
 		start("decommission", kindDecommission, "decommission a node: release its machine (disks erased) and delete it from the provisioner"),
 		start("storage-cleanup", kindStorageCleanup, "clean a node's storage: release its machine with its disks erased (securely unless told otherwise); it stays in the provisioner"),
-		{Method: "GET", Path: v1 + "/decommissions", Role: admin, Response: apitypes.Page[apitypes.Workflow]{},
+	}
+}
+
+// decommissionRoutes are the decommission workflows' routes under prefix
+// (in table(): under /api/v1/admin, and their aliases under /api/v1).
+func (s *Server) decommissionRoutes(prefix string) []route {
+	admin := auth.RoleAdmin
+	return []route{
+		{Method: "GET", Path: prefix + "/decommissions", Role: admin, Response: apitypes.Page[apitypes.Workflow]{},
 			Query: []param{{Name: "status", Many: true}, offsetParam, limitParam}, Summary: "decommission workflows, newest first", handler: s.listDecommissions},
-		{Method: "GET", Path: v1 + "/decommissions/:id", Role: admin, Response: apitypes.Workflow{}, Summary: "a decommission workflow", handler: s.getDecommission},
-		{Method: "POST", Path: v1 + "/decommissions/:id/:verb", Role: admin, Mutating: true, OK: []int{http.StatusAccepted}, Response: apitypes.Workflow{},
+		{Method: "GET", Path: prefix + "/decommissions/:id", Role: admin, Response: apitypes.Workflow{}, Summary: "a decommission workflow", handler: s.getDecommission},
+		{Method: "POST", Path: prefix + "/decommissions/:id/:verb", Role: admin, Mutating: true, OK: []int{http.StatusAccepted}, Response: apitypes.Workflow{},
 			Problems: []int{http.StatusConflict}, Summary: "a workflow verb: " + fmt.Sprint(workflowVerbs), handler: s.decommissionVerb},
 	}
 }
@@ -75,7 +83,7 @@ func (s *Server) startDecommission(kind string) echo.HandlerFunc {
 			return err
 		}
 		auditWhat(c, AuditWhat{Action: "node." + kind, Verb: string(t.Action), Task: t.ID, Targets: []string{node}})
-		c.Response().Header().Set(echo.HeaderLocation, v1+"/decommissions/"+t.ID)
+		c.Response().Header().Set(echo.HeaderLocation, v1+"/admin/decommissions/"+t.ID)
 		return c.JSON(http.StatusCreated, workflowOf(t, nil))
 	}
 }

@@ -56,13 +56,13 @@ func TestDecommissionWorkflows(t *testing.T) {
 		t.Fatalf("after storage-cleanup the lab says %q (present %v), want Ready", st, ok)
 	}
 	var page apitypes.Page[apitypes.Workflow]
-	if code := f.json(t, "GET", "/api/v1/decommissions", admin, nil, &page); code != 200 || page.Total != 1 || page.Items[0].ID != w.ID {
+	if code := f.json(t, "GET", "/api/v1/admin/decommissions", admin, nil, &page); code != 200 || page.Total != 1 || page.Items[0].ID != w.ID {
 		t.Fatalf("list: %d %+v", code, page)
 	}
-	if code := f.json(t, "GET", "/api/v1/decommissions/"+task.ID, admin, nil, nil); code != http.StatusNotFound {
+	if code := f.json(t, "GET", "/api/v1/admin/decommissions/"+task.ID, admin, nil, nil); code != http.StatusNotFound {
 		t.Errorf("a deploy task as a decommission: %d", code)
 	}
-	if code := f.json(t, "POST", "/api/v1/decommissions/"+w.ID+"/explode", admin, nil, nil); code != http.StatusNotFound {
+	if code := f.json(t, "POST", "/api/v1/admin/decommissions/"+w.ID+"/explode", admin, nil, nil); code != http.StatusNotFound {
 		t.Errorf("an unknown verb: %d", code)
 	}
 	var d apitypes.Workflow
@@ -75,7 +75,7 @@ func TestDecommissionWorkflows(t *testing.T) {
 		t.Fatalf("after decommission the lab still has the machine (%s)", st)
 	}
 	var got apitypes.Workflow
-	if code := f.json(t, "POST", "/api/v1/decommissions/"+d.ID+"/rerun", admin, nil, &got); code != http.StatusAccepted || got.ID != d.ID {
+	if code := f.json(t, "POST", "/api/v1/admin/decommissions/"+d.ID+"/rerun", admin, nil, &got); code != http.StatusAccepted || got.ID != d.ID {
 		t.Errorf("rerun: %d %+v", code, got)
 	}
 }

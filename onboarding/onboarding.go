@@ -59,8 +59,9 @@ type Row struct {
 // profile and a SKU.
 type Request struct {
 	SiteID string `json:"site_id"`
-	// ProfileID is the site profile (optional: the site's default).
-	ProfileID string `json:"profile_id,omitempty"`
+	// ProfileID is the site profile, one of the site's (required: the
+	// GPUaaS boundary names it in every onboarding).
+	ProfileID string `json:"profile_id"`
 	// SKUID names the design's HardwareProfile the machines are.
 	SKUID string `json:"sku_id"`
 	// HostProfile names the design's HostProfile (optional: the one that
@@ -103,6 +104,9 @@ func (r Request) Check() error {
 	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 	if r.SiteID == "" {
 		add("site_id is required")
+	}
+	if r.ProfileID == "" {
+		add("profile_id (a site profile of the site) is required")
 	}
 	if r.SKUID == "" {
 		add("sku_id (a HardwareProfile of the design) is required")

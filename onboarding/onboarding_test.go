@@ -11,7 +11,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	ok := onboarding.Request{SiteID: "ms-1", SKUID: "dell-r650", Rows: []onboarding.Row{{Hostname: "r09-a", IPMIIP: "10.0.0.1"},
+	ok := onboarding.Request{SiteID: "ms-1", ProfileID: "sp-1", SKUID: "dell-r650", Rows: []onboarding.Row{{Hostname: "r09-a", IPMIIP: "10.0.0.1"},
 		{Hostname: "r09-b", IPMIIP: "fd00::2", Addresses: map[string]string{"mgmt": "10.1.0.2", "pxe": "dhcp"}}}}
 	if err := ok.Check(); err != nil {
 		t.Fatalf("a good request: %v", err)
@@ -23,6 +23,7 @@ func TestCheck(t *testing.T) {
 	}{
 		"no site":       {func(r *onboarding.Request) { r.SiteID = "" }, "site_id is required"},
 		"no sku":        {func(r *onboarding.Request) { r.SKUID = "" }, "sku_id"},
+		"no profile":    {func(r *onboarding.Request) { r.ProfileID = "" }, "profile_id (a site profile of the site) is required"},
 		"no rows":       {func(r *onboarding.Request) { r.Rows = nil }, "at least one"},
 		"too many":      {func(r *onboarding.Request) { r.Rows = many }, "at most 500"},
 		"bad hostname":  {func(r *onboarding.Request) { r.Rows[0].Hostname = "R09_A" }, "not a DNS label"},

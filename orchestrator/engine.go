@@ -84,6 +84,10 @@ type Config struct {
 	// maps the design's addresses to its loopback ports); nil keeps the
 	// design's.
 	BMCEndpoint func(oobType string, b drivers.BMC) drivers.BMC
+	// BMCOverride is a node's power-credential override (package
+	// powercreds): when ok, its username and password reach the node's
+	// BMC instead of the design's. Nil: no overrides.
+	BMCOverride func(ctx context.Context, node string) (username string, password drivers.Secret, ok bool, err error)
 	Limits      Limits
 	Retry       RetryPolicy
 	// DeployRetries is how many times a failed deployment is released
@@ -471,11 +475,14 @@ func (e *Engine) secret(ctx context.Context, ref string) (drivers.Secret, error)
 // serverNode is what the server driver needs of a node.
 func (e *Engine) serverNode(ctx context.Context, d *design.Design, n *design.Node, machineID string) (drivers.Node, error) {
 	dn := driverspec.Node(d, n, machineID)
-	pw, err := e.password(ctx, d, n)
+	user, pw, err := e.bmcAuth(ctx, d, n)
 	if err != nil {
 		return drivers.Node{}, err
 	}
 	dn.Power = driverspec.Power(d, n, pw)
+	if user != "" { // an override (bmcauth.go)
+		dn.Power.Username = user
+	}
 	if err := e.withSiteProfile(ctx, d, n, &dn); err != nil { // siteprofile.go
 		return drivers.Node{}, err
 	}

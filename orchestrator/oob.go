@@ -23,7 +23,7 @@ type oobTarget struct {
 // hardware profile's oob.type, else the Site's driver), then its
 // profile's fallback when it names one.
 func (e *Engine) oobTargets(ctx context.Context, d *design.Design, n *design.Node) ([]oobTarget, error) {
-	pw, err := e.password(ctx, d, n)
+	user, pw, err := e.bmcAuth(ctx, d, n) // bmcauth.go
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +39,9 @@ func (e *Engine) oobTargets(ctx context.Context, d *design.Design, n *design.Nod
 			return nil, fmt.Errorf("node %s: %w", n.Metadata.Name, err)
 		}
 		b := driverspec.BMCAt(n, ep, pw)
+		if user != "" { // the node's override
+			b.Username = user
+		}
 		if e.cfg.BMCEndpoint != nil {
 			b = e.cfg.BMCEndpoint(ep.Type, b)
 		}

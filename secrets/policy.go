@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/powercreds"
 	"github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/sites"
 )
@@ -49,6 +50,8 @@ func reserved(ref design.SecretRef) error {
 		return fmt.Errorf("%s: the name is reserved: %s holds the secret store's own key, which is never handed out; store the secret under another name", ref, store.KeyEnv)
 	case ref.Scheme == "secret" && sites.ReservedSecret(strings.ToLower(ref.Name)):
 		return fmt.Errorf("%s: the name is reserved: it holds a site record's API key, which only its site uses (a design's Site binds to its record by name)", ref)
+	case ref.Scheme == "secret" && powercreds.Reserved(ref.Name):
+		return fmt.Errorf("%s: the name is reserved: it holds a node's power-credential override, which only that node's BMC calls use", ref)
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/powercreds"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/sites"
 	"github.com/slipway-dev/slipway/statestore"
@@ -118,7 +119,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	authenticate, tokenAdmin := api.TokenStore(tokens)
 	siteReg := sites.New(store, sec)
 	cfg := api.Config{Engine: e, Consoles: e, Store: store, Authenticate: authenticate, Tokens: tokenAdmin,
-		Secrets: api.SecretStore(sec), BootData: env.Introspection, Log: zerolog.New(lockedWriter{s}).Level(zerolog.DebugLevel),
+		Secrets: api.SecretStore(sec), PowerCredentials: powercreds.New(sec), BootData: env.Introspection, Log: zerolog.New(lockedWriter{s}).Level(zerolog.DebugLevel),
 		EventPoll: 20 * time.Millisecond, Sites: siteReg, SiteParts: siteReg, Layer: designlayer.New(store), Onboardings: onboarding.New(store),
 		SiteProber: siteprobe.Prober{NewServer: func(_ string, c drivers.Config) (drivers.Server, error) { return maasdrv.New(c) }, Sites: siteReg}}
 	if o.config != nil {

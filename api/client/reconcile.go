@@ -14,7 +14,7 @@ import (
 // the open drift by kind.
 func (c *Client) ReconcileStatus(ctx context.Context) (record.ReconcileStatus, error) {
 	var out record.ReconcileStatus
-	return out, c.get(ctx, v1+"/reconciliation/status", nil, &out)
+	return out, c.get(ctx, v1+"/admin/reconciliation/status", nil, &out)
 }
 
 // DriftQuery filters the drift list (several values are alternatives).
@@ -26,13 +26,13 @@ type DriftQuery struct {
 // Drift lists the open drift records, one page.
 func (c *Client) Drift(ctx context.Context, q DriftQuery) (apitypes.Page[record.DriftRecord], error) {
 	var out apitypes.Page[record.DriftRecord]
-	return out, c.get(ctx, v1+"/reconciliation/drift", query(q.Offset, q.Limit, map[string][]string{"node": q.Node, "kind": q.Kind}), &out)
+	return out, c.get(ctx, v1+"/admin/reconciliation/drift", query(q.Offset, q.Limit, map[string][]string{"node": q.Node, "kind": q.Kind}), &out)
 }
 
 // Reconcile runs a reconciliation on the server now and answers its report.
 func (c *Client) Reconcile(ctx context.Context) (record.SweepReport, error) {
 	var out record.SweepReport
-	return out, c.do(ctx, request{method: http.MethodPost, path: v1 + "/reconciliation/run"}, &out)
+	return out, c.do(ctx, request{method: http.MethodPost, path: v1 + "/admin/reconciliation/run"}, &out)
 }
 
 // ResolveDrift resolves a node's drift of one kind: accept, repair or
@@ -40,5 +40,5 @@ func (c *Client) Reconcile(ctx context.Context) (record.SweepReport, error) {
 func (c *Client) ResolveDrift(ctx context.Context, node string, kind record.DriftKind, res record.Resolution) (record.DriftResolved, error) {
 	var out record.DriftResolved
 	in := apitypes.DriftResolutionBody{Kind: kind, Resolution: res}
-	return out, c.sendJSON(ctx, http.MethodPost, v1+"/reconciliation/drift/"+seg(node)+"/resolve", in, &out)
+	return out, c.sendJSON(ctx, http.MethodPost, v1+"/admin/reconciliation/drift/"+seg(node)+"/resolve", in, &out)
 }

@@ -324,7 +324,7 @@ type Workflow struct {
 // OnboardingRequest is the body of POST /admin/onboardings: one node.
 type OnboardingRequest struct {
 	SiteID      string            `json:"site_id"`
-	ProfileID   string            `json:"profile_id,omitempty"`
+	ProfileID   string            `json:"profile_id"`
 	SKUID       string            `json:"sku_id"`
 	HostProfile string            `json:"host_profile,omitempty"`
 	Hostname    string            `json:"hostname"`

@@ -27,6 +27,7 @@ import (
 	"github.com/slipway-dev/slipway/orchestrator"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/statestore"
+	"github.com/slipway-dev/slipway/statestore/bolt"
 	"github.com/slipway-dev/slipway/ui"
 )
 
@@ -211,6 +212,9 @@ func (a *app) newAPI(c engineConfig, env *engineEnv) (*api.Server, error) {
 	}
 	if env.sites != nil {
 		cfg.Sites, cfg.SiteParts, cfg.SiteProber = env.sites, env.sites, env.prober
+	}
+	if bs, ok := env.store.(*bolt.Store); ok { // storebackup.go
+		cfg.Backup = boltBackup{store: bs, cfg: c}
 	}
 	if bd := a.bootData(context.Background(), c, env.store); bd != nil {
 		cfg.BootData = bd

@@ -37,6 +37,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/multisite"
 	"github.com/slipway-dev/slipway/internal/siteprobe"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/powercreds"
 	"github.com/slipway-dev/slipway/secrets"
 	"github.com/slipway-dev/slipway/sites"
 	"github.com/slipway-dev/slipway/statestore"
@@ -349,6 +350,9 @@ func (p *engineParts) engine(a *app, c engineConfig, st statestore.Store) (*orch
 	}
 	if p.sites != nil {
 		cfg.SiteProfiles, cfg.RoCE = siteProfiles{p.sites}, siteProfiles{p.sites} // siteprofiles.go
+	}
+	if p.sec != nil {
+		cfg.BMCOverride = powercreds.New(p.sec).BMC // written through the API (api/powercreds.go)
 	}
 	if n := len(p.design.SiteNames()); n > 1 && c.MAASLimit == 0 {
 		// Several sites: each has its own limit (internal/multisite); the

@@ -35,7 +35,7 @@ func (a *app) onboardAddCmd() *cobra.Command {
 	var req onboarding.Request
 	var rack string
 	cmd := &cobra.Command{
-		Use:   "add HOSTNAME=BMC... --site SITE --sku HARDWARE_PROFILE",
+		Use:   "add HOSTNAME=BMC... --site SITE --profile SITE_PROFILE --sku HARDWARE_PROFILE",
 		Short: "Onboard nodes: add them to the design's API-managed layer and deploy them",
 		Long: `Add builds a Node document per HOSTNAME=BMC (the site, the SKU, the host
 profile, the BMC address and DHCP on the PXE network; the PXE MAC is found
@@ -43,11 +43,12 @@ when the machine enlists itself), builds the current design again with
 them in its API-managed layer, stores that as a new revision and submits
 their deploy (POST /api/v1/admin/onboardings/batch). Export the layer with
 'orchestrator design-layer' and commit it to git. SITE is the site record's
-ID or name. Needs an admin token with --server.`,
+ID or name, SITE_PROFILE one of its profiles' (ID or name); the three of
+--site, --profile and --sku are required. Needs an admin token with --server.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if site == "" || req.SKUID == "" {
-				return usageErr(errors.New("--site SITE and --sku HARDWARE_PROFILE are required"))
+			if site == "" || req.ProfileID == "" || req.SKUID == "" {
+				return usageErr(errors.New("--site SITE, --profile SITE_PROFILE and --sku HARDWARE_PROFILE are required"))
 			}
 			for _, arg := range argv {
 				host, bmc, ok := strings.Cut(arg, "=")
@@ -64,7 +65,7 @@ ID or name. Needs an admin token with --server.`,
 	sf.add(cmd)
 	cmd.Flags().StringVar(&site, "site", "", "the site record's ID or name")
 	cmd.Flags().StringVar(&req.SKUID, "sku", "", "the design's HardwareProfile the machines are")
-	cmd.Flags().StringVar(&req.ProfileID, "profile", "", "the site profile's ID (default: the site's default profile)")
+	cmd.Flags().StringVar(&req.ProfileID, "profile", "", "the site profile's ID or name (required)")
 	cmd.Flags().StringVar(&req.HostProfile, "host-profile", "", "the design's HostProfile (default: the one naming the site profile, else the Site's default)")
 	cmd.Flags().StringVar(&rack, "rack", "", "the nodes' rack")
 	outputFlag(cmd, &output)
@@ -77,6 +78,11 @@ func (a *app) onboard(ctx context.Context, s *session, site string, req onboardi
 		return apiErr(err)
 	}
 	req.SiteID = rec.ID
+	p, err := s.c.SiteProfileNamed(ctx, rec.ID, req.ProfileID)
+	if err != nil {
+		return apiErr(err)
+	}
+	req.ProfileID = p.ID
 	out, err := s.c.Onboard(ctx, req)
 	return a.show(output, out, err, func() error {
 		_, err := fmt.Fprintf(a.stdout, "onboarding %s: %d nodes in revision %s (host profile %s), deploy task %s\n",

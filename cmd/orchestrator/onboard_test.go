@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +11,9 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/api/apitest"
 	apitypes "github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/sites"
 )
 
 // TestOnboardCLI: `onboarding add HOST=BMC` onboards a node the lab has
@@ -46,7 +50,13 @@ func TestOnboardCLI(t *testing.T) {
 	createSite(t, s, `{"name":"lab","url":"`+s.Env.Lab.Info().MAASURL+`","api_key":"`+s.Env.Lab.Info().APIKey+`"}`)
 	run(op, "prepare-site")
 
-	out := run(admin, "onboarding", "add", "r02-cmp01=10.10.0.111", "--site", "lab", "--sku", "supermicro-as2024", "--host-profile", "compute", "--rack", "r02")
+	// The site profile is required (the GPUaaS boundary names it).
+	add := []string{"onboarding", "add", "r02-cmp01=10.10.0.111", "--site", "lab", "--sku", "supermicro-as2024", "--host-profile", "compute", "--rack", "r02"}
+	if code, out, errs := cli(t, append([]string{"--server", s.URL, "--token", admin}, add...)...); code == 0 || !strings.Contains(errs, "--profile SITE_PROFILE") {
+		t.Fatalf("add without --profile: exit %d\n%s%s", code, out, errs)
+	}
+	createProfile(t, s, "lab", `{"name":"std"}`)
+	out := run(admin, append(add, "--profile", "std")...)
 	if !strings.Contains(out, "1 nodes in revision") || !strings.Contains(out, "host profile compute") {
 		t.Fatalf("add:\n%s", out)
 	}
@@ -87,4 +97,35 @@ func TestOnboardCLI(t *testing.T) {
 	if out := run(op, "apply", site, root); !strings.Contains(out, "taken over from the API-managed layer (now defined in git): Node/r02-cmp01") {
 		t.Errorf("apply with the layer committed:\n%s", out)
 	}
+}
+
+// createProfile creates a profile in the site record named site.
+func createProfile(t *testing.T, s *apitest.Server, site, body string) {
+	t.Helper()
+	do := func(method, path, body string) []byte {
+		req, _ := http.NewRequestWithContext(t.Context(), method, s.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.Token[api.RoleAdmin])
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: %s %s", method, path, resp.Status, b)
+		}
+		return b
+	}
+	var recs []sites.Record
+	if err := json.Unmarshal(do("GET", "/api/v1/admin/maas-sites", ""), &recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Name == site {
+			do("POST", "/api/v1/admin/maas-sites/"+r.ID+"/profiles", body)
+			return
+		}
+	}
+	t.Fatalf("no site record %s", site)
 }

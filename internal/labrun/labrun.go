@@ -26,6 +26,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/multisite"
 	"github.com/slipway-dev/slipway/introspection"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/powercreds"
 	"github.com/slipway-dev/slipway/secrets"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/sim/lab"
@@ -232,6 +233,7 @@ func (env *Env) Config() orchestrator.Config {
 		Drivers:       env.Drivers,
 		Secrets:       env.resolver.ResolveContext,
 		BMCEndpoint:   env.Lab.Endpoint,
+		BMCOverride:   powercreds.New(env.SecretStore).BMC,
 		Bootstrap:     env.Introspection,
 		TimeScale:     s,
 		PollInterval:  max(time.Duration(float64(5*time.Second)*s), 20*time.Millisecond),
