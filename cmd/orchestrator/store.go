@@ -15,10 +15,11 @@ import (
 	"github.com/slipway-dev/slipway/statestore/migrate"
 )
 
-// storeCmd: `store migrate`, copying a state store into another.
+// storeCmd: `store migrate`, copying a state store into another; `store
+// backup` and `store restore` (storebackup.go, storerestore.go).
 func (a *app) storeCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "store", Short: "The state store: migrate it to another backend"}
-	cmd.AddCommand(a.storeMigrateCmd())
+	cmd := &cobra.Command{Use: "store", Short: "The state store: back it up, restore it, migrate it to another backend"}
+	cmd.AddCommand(a.storeMigrateCmd(), a.storeBackupCmd(), a.storeRestoreCmd()) // storebackup.go, storerestore.go
 	return cmd
 }
 
