@@ -149,6 +149,17 @@ func TestSiteViewColoursByLifecycle(t *testing.T) {
 		poll(`[...document.querySelectorAll('#sites .tile')].filter(t => !t.hidden).length === 3`, 5*time.Second))
 	checkAccessibility(t, b, "the site view coloured by lifecycle")
 
+	// Live: a power cycle starts on the deployed, verified node.
+	live := cases[0].rec
+	live.Name, live.LastTask, live.Action, live.Stage, live.Outcome = s.Names[0], "task-live", orchestrator.ActionPowerCycle, orchestrator.StagePower, orchestrator.OutcomeRunning
+	rec, _ := json.Marshal(live)
+	ev, _ := json.Marshal(orchestrator.Event{Time: time.Now().UTC(), Task: "task-live", Node: live.Name, Stage: live.Stage, Level: "info", Kind: "transition", Message: "power_cycle started"})
+	if _, err := s.Store.Write(t.Context(), statestore.Put("nodes", live.Name, rec), statestore.Append("events", ev)); err != nil {
+		t.Fatal(err)
+	}
+	b.run(t, "the tile follows the event stream", 20*time.Second, poll(fmt.Sprintf(`(() => { const t = document.querySelector('#sites .tile[data-n=%q]');
+		return t.className === 'tile lc-deployed lt-running' && t.getAttribute('aria-label') === '%s: deployed; last task power_cycle running at stage power'; })()`, live.Name, live.Name), 15*time.Second))
+
 	b.run(t, "the node view of the deployed node whose power cycle failed", 20*time.Second,
 		chromedp.Navigate(s.URL+"/ui/#/node/"+s.Names[2]), chromedp.WaitVisible(chromedp.Search(`//h2[text()="Events"]`)))
 	kv := eval[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('dl.kv dt')].map(e => [e.textContent, e.nextElementSibling.textContent]))`)

@@ -3,7 +3,8 @@
 // bearer header (never in a URL). The site view loads every node once and
 // then follows the event stream (read with fetch, which can send the
 // header; EventSource can't): each event marks its node, and the marked
-// nodes are read again together, at most once a second.
+// nodes are read again together, at most once a second. A node's tile is
+// coloured by its lifecycle state and marked by its last task's outcome.
 'use strict';
 
 const S = {
@@ -320,13 +321,11 @@ async function readEvents(reader, signal) {
   }
 }
 
+// onEvent marks the event's node to be read again: its summary has the
+// lifecycle, last task and outcome together (an event's stage alone would
+// name a new task's stage beside the last one's outcome).
 function onEvent(ev) {
   if (!ev.node) return;
-  const n = S.nodes.get(ev.node);
-  if (n && ev.stage && n.stage !== ev.stage) { // named at once; the summary read below has the lifecycle and outcome
-    n.stage = ev.stage;
-    paint(ev.node);
-  }
   S.dirty.add(ev.node);
   if (!S.flushing) S.flushing = setTimeout(flushDirty, 1000);
 }
