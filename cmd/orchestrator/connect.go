@@ -25,6 +25,7 @@ import (
 	"github.com/slipway-dev/slipway/designlayer"
 	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/powercreds"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
@@ -209,6 +210,7 @@ func (a *app) newAPI(c engineConfig, env *engineEnv) (*api.Server, error) {
 		Layer: designlayer.New(env.store), Onboardings: onboarding.New(env.store)}
 	if env.secrets != nil {
 		cfg.Secrets = api.SecretStore(env.secrets)
+		cfg.PowerCredentials = powercreds.New(env.secrets)
 	}
 	if env.sites != nil {
 		cfg.Sites, cfg.SiteParts, cfg.SiteProber = env.sites, env.sites, env.prober
