@@ -104,6 +104,9 @@ func lifecycleCases() []tileCase {
 		{rec: orchestrator.NodeRecord{Lifecycle: "ready", Action: orchestrator.ActionPrepareNodes, Stage: orchestrator.StageReady, Outcome: orchestrator.OutcomeSucceeded},
 			lifecycle: "ready", label: []string{"ready", "last task prepare_nodes succeeded"}},
 		{lifecycle: "new", label: []string{"new", "no task yet"}}, // no record
+		// An old record whose history no longer reaches a lifecycle stage.
+		{rec: orchestrator.NodeRecord{MachineID: "m-old", Action: orchestrator.ActionVerifyNodes, Stage: orchestrator.StageVerified, Outcome: orchestrator.OutcomeSucceeded},
+			lifecycle: "unknown", label: []string{"unknown", "last task verify_nodes succeeded"}},
 	}
 }
 
@@ -141,7 +144,7 @@ func TestSiteViewColoursByLifecycle(t *testing.T) {
 		checkTile(t, b, s.Names[i], c)
 	}
 	counts := eval[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('#counts li[data-lifecycle]')].map(l => [l.dataset.lifecycle, l.textContent]))`)
-	want := map[string]string{"deployed": "deployed 3", "failed": "failed 2", "deploying": "deploying 1", "cancelled": "cancelled 1", "released": "released 1", "ready": "ready 1", "new": "new 1"}
+	want := map[string]string{"deployed": "deployed 3", "failed": "failed 2", "deploying": "deploying 1", "cancelled": "cancelled 1", "released": "released 1", "ready": "ready 1", "new": "new 1", "unknown": "unknown 1"}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("counts per lifecycle %v, want %v", counts, want)
 	}
@@ -180,7 +183,7 @@ func checkLegend(t *testing.T, b *browser) {
 	got := eval[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('.legend [data-lifecycle]')].map(l =>
 		[l.dataset.lifecycle, l.textContent + ' | ' + getComputedStyle(l.querySelector('.swatch')).backgroundColor + ' | ' + (l.closest('[aria-hidden="true"]') ? 'hidden' : 'shown')]))`)
 	seen := map[string]string{}
-	for _, lc := range []string{"new", "preparing", "ready", "deploying", "deployed", "releasing", "released", "failed", "cancelled", "deleted"} {
+	for _, lc := range []string{"new", "preparing", "ready", "deploying", "deployed", "releasing", "released", "failed", "cancelled", "deleted", "unknown"} {
 		parts := strings.Split(got[lc], " | ")
 		if len(parts) != 3 || parts[0] != lc || parts[2] != "shown" {
 			t.Errorf("legend entry for %s: %q (want its name, shown to everyone)", lc, got[lc])

@@ -177,7 +177,8 @@ function tileLabel(n) {
 function legend() {
   const item = (attr, v, cls, text) => el('li', { [attr]: v }, el('span', { class: 'swatch ' + cls }), text);
   return el('div', { class: 'legend' },
-    el('ul', { 'aria-label': 'Tile colour: lifecycle state' }, ...lifecycles.map((l) => item('data-lifecycle', l, 'lc-' + l, l))),
+    el('ul', { 'aria-label': 'Tile colour: lifecycle state' }, ...lifecycles.map((l) => item('data-lifecycle', l, 'lc-' + l, l)),
+      item('data-lifecycle', 'unknown', 'lc-unknown', 'unknown')),
     el('ul', { 'aria-label': 'Tile mark: last task' }, ...marks.map(([m, text]) => item('data-mark', m, 'lc-deployed lt-' + m, text))));
 }
 
