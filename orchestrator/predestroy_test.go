@@ -1,10 +1,13 @@
 package orchestrator_test
 
 import (
+	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
@@ -83,5 +86,92 @@ func TestRedeployRefusedBeforeRelease(t *testing.T) {
 			t.Errorf("%s: the lab's MAAS has %s %s (owned %v) after %d release(s) and %d deploy(s); want Deployed, owned, never released",
 				c.what, gpu, m.Status, m.Owned(), lc.Releases, lc.DeployStarts)
 		}
+	}
+}
+
+// silentOOB is an OOB driver whose BMCs stop answering once silent is
+// set (a BMC off the network): it answers as inner until then.
+type silentOOB struct {
+	drivers.OOB
+	silent *atomic.Bool
+}
+
+func (s silentOOB) down(b drivers.BMC) error {
+	return drivers.Errorf(drivers.Transient, "BMC %s:%d: no answer", b.Address, b.Port)
+}
+
+func (s silentOOB) Probe(ctx context.Context, b drivers.BMC) (drivers.BMCInfo, error) {
+	if s.silent.Load() {
+		return drivers.BMCInfo{}, nil
+	}
+	return s.OOB.Probe(ctx, b)
+}
+
+func (s silentOOB) PowerStatus(ctx context.Context, b drivers.BMC) (drivers.PowerState, error) {
+	if s.silent.Load() {
+		return "", s.down(b)
+	}
+	return s.OOB.PowerStatus(ctx, b)
+}
+
+func (s silentOOB) PowerOn(ctx context.Context, b drivers.BMC) (drivers.Result, error) {
+	if s.silent.Load() {
+		return drivers.Result{}, s.down(b)
+	}
+	return s.OOB.PowerOn(ctx, b)
+}
+
+func (s silentOOB) PowerOff(ctx context.Context, b drivers.BMC) (drivers.Result, error) {
+	if s.silent.Load() {
+		return drivers.Result{}, s.down(b)
+	}
+	return s.OOB.PowerOff(ctx, b)
+}
+
+func (s silentOOB) PowerCycle(ctx context.Context, b drivers.BMC) (drivers.Result, error) {
+	if s.silent.Load() {
+		return drivers.Result{}, s.down(b)
+	}
+	return s.OOB.PowerCycle(ctx, b)
+}
+
+func (s silentOOB) SetBootDevice(ctx context.Context, b drivers.BMC, dev drivers.BootDevice) (drivers.Result, error) {
+	if s.silent.Load() {
+		return drivers.Result{}, s.down(b)
+	}
+	return s.OOB.SetBootDevice(ctx, b, dev)
+}
+
+// TestRedeployRefusedWhenBMCSilent: a deployed node whose BMC no longer
+// answers (on any of its OOB methods) is refused by redeploy before its
+// machine is released (the stages after the release need the BMC): the
+// node's result names it, its BMC and the next step, and the lab's MAAS
+// still has the machine Deployed and owned, never released.
+func TestRedeployRefusedWhenBMCSilent(t *testing.T) {
+	t.Parallel()
+	d := testsite.Example(t)
+	node := d.NodeNames()[0]
+	silent := &atomic.Bool{}
+	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) {
+		c.Drivers.OOB = silentOOB{OOB: c.Drivers.OOB, silent: silent}
+		for typ, drv := range c.Drivers.OOBByType {
+			c.Drivers.OOBByType[typ] = silentOOB{OOB: drv, silent: silent}
+		}
+		c.Retry.Attempts = 2
+	})
+	e := engine(t, env)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
+	only := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only}, orchestrator.TaskSucceeded)
+	silent.Store(true)
+	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionRedeployNodes, Filter: only}, orchestrator.TaskFailed)
+	if len(res) != 1 || !strings.Contains(res[0].Reason, node) || !strings.Contains(res[0].Reason, "does not answer") ||
+		!strings.Contains(res[0].Reason, "run the task again") {
+		t.Errorf("results %+v", res)
+	}
+	m, lc := labMachineOf(t, env, node)
+	if m.Status != "Deployed" || !m.Owned() || lc.Releases != 0 || lc.DeployStarts != 1 {
+		t.Errorf("the lab's MAAS has %s %s (owned %v) after %d release(s) and %d deploy(s); want Deployed, owned, never released",
+			node, m.Status, m.Owned(), lc.Releases, lc.DeployStarts)
 	}
 }
