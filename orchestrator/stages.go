@@ -295,6 +295,9 @@ func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 	if r.rec.Step == 1 {
 		return r.redeployRelease(ctx)
 	}
+	if st, ok, err := r.leftDeployment(ctx); ok || err != nil { // deploy_left.go
+		return st, err
+	}
 	if err := r.deployIntent(ctx); err != nil {
 		return step{}, err
 	}
