@@ -89,7 +89,7 @@ func (e *Engine) withSiteProfile(ctx context.Context, d *design.Design, n *desig
 		return drivers.Errorf(drivers.Transient, "node %s: reading its RoCE assignments: %v", n.Metadata.Name, err)
 	}
 	if err := driverspec.AddRoCE(dn, n.Spec.Hardware, addrs); err != nil {
-		return drivers.Errorf(drivers.Permanent, "node %s (site profile %s enables RoCE): %v; fix the assignment (PUT it again through /api/v1/admin/maas-sites/{id}/roce-assignments), then retry",
+		return drivers.Errorf(drivers.Permanent, "node %s (site profile %s enables RoCE): %v; fix the assignment (send it again: POST /api/v1/admin/maas-sites/{id}/roce-assignments, or `orchestrator roce import`), then retry",
 			n.Metadata.Name, p.Name, err)
 	}
 	return nil
