@@ -295,7 +295,7 @@ func TestRestoreRefusals(t *testing.T) {
 	t.Run("key", func(t *testing.T) {
 		errKey := errors.New("wrong key")
 		var seen string
-		restoreRefused(t, archive, func(m bolt.BackupManifest) error { seen = m.Key("secret"); return errKey }, errKey)
+		_ = restoreRefused(t, archive, func(m bolt.BackupManifest) error { seen = m.Key("secret"); return errKey }, errKey)
 		if seen != testKeys[0].Fingerprint {
 			t.Fatalf("accept saw fingerprint %q, want %q", seen, testKeys[0].Fingerprint)
 		}
