@@ -30,6 +30,10 @@ const (
 	backupKeyIntrospection = "introspection"
 )
 
+// maxBackupTrailer bounds what is read after the archive's database (its
+// end-of-archive blocks and record padding: at most 10 KiB).
+const maxBackupTrailer = 64 << 10
+
 // keyFingerprint is "sha256:" and the hex SHA-256 of a key's bytes (the
 // base64 of the key file decoded): `base64 -d slipway.key | sha256sum`.
 func keyFingerprint(key []byte) string {
@@ -156,7 +160,7 @@ func writeBackupFile(file string, r io.Reader) (bolt.BackupManifest, error) {
 	tee := io.TeeReader(r, tmp)
 	m, err := bolt.ReadBackup(tee, io.Discard)
 	if err == nil {
-		_, err = io.Copy(io.Discard, tee) // the tar's end padding, written too
+		_, err = io.Copy(io.Discard, io.LimitReader(tee, maxBackupTrailer)) // the tar's end blocks, written too
 	}
 	if err == nil {
 		err = tmp.Sync()
