@@ -367,10 +367,33 @@ func (r *nodeRun) deployIntent(ctx context.Context) error {
 		r.rec.Deployment, r.rec.DeploymentEnded = r.rec.Deployment+1, false
 	}
 	r.rec.Intent = &Intent{Op: "deploy", Task: r.run.id, At: now()}
-	if r.rec.AllocatedBy == "" {
-		r.rec.AllocatedBy = r.run.id
+	if err := r.takeHold(ctx, fresh); err != nil {
+		return err
 	}
 	return r.saveErr("intent: deploy machine %s", r.rec.MachineID)
+}
+
+// takeHold makes this task the holder of the node's machine (AllocatedBy,
+// which a cancel releases) unless the machine runs a deployment already:
+// one deployed before the task (by an earlier task, or adopted Deployed)
+// is not the task's to release. A machine no one holds that this task
+// allocates afresh is its own without asking; one another task or an
+// adoption held (Allocated, Deploying or failed on the way) passes to it.
+func (r *nodeRun) takeHold(ctx context.Context, fresh bool) error {
+	if r.rec.AllocatedBy == r.run.id {
+		return nil
+	}
+	if r.rec.AllocatedBy != "" || !fresh {
+		state, err := r.observe(ctx)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(deployedStates, state) {
+			return nil
+		}
+	}
+	r.rec.AllocatedBy = r.run.id
+	return nil
 }
 
 // deployFailed handles a failed deployment: a Broken machine is

@@ -235,15 +235,22 @@ func (e *Engine) cancelTask(ctx context.Context, id, who string) (Task, error) {
 	return t, nil
 }
 
-// compensate ends a cancelled node: what this task allocated and did not
-// bring to its goal is released (the intent first), then the node is
-// marked cancelled.
+// compensate ends a cancelled node: what the provisioner runs for this
+// task on the node's machine is aborted (abortCancelled), the machine is
+// released when this task holds it (holdsMachine) and did not bring it
+// to its goal (the intent first), and the node is marked cancelled (its
+// lifecycle too, when the task owns it). A machine the task did not take
+// (deployed before it, or left to another) stays as it is.
 func (r *nodeRun) compensate() {
 	ctx := r.e.ctx
-	if r.rec.AllocatedBy == r.run.id && r.rec.MachineID != "" && r.rec.Stage != StageDeployed {
+	note, ok := r.abortCancelled(ctx)
+	if !ok {
+		return
+	}
+	if r.holdsMachine() && r.rec.Stage != StageDeployed {
 		if r.rec.Intent == nil || r.rec.Intent.Op != "release" {
 			r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
-			if !r.save(r.event("warn", "intent", "cancelled: releasing machine %s, which this task allocated", r.rec.MachineID)) {
+			if !r.save(r.event("warn", "intent", "cancelled: releasing machine %s, which this task holds", r.rec.MachineID)) {
 				return
 			}
 		}
@@ -257,7 +264,56 @@ func (r *nodeRun) compensate() {
 		r.rec.AddHistory(Transition{At: now(), Task: r.run.id, From: r.rec.Stage, To: StageReleased, Message: "cancelled"})
 		r.rec.Stage = StageReleased
 	}
-	r.finish(OutcomeCancelled, "", "task cancelled")
+	r.finish(OutcomeCancelled, "", "task cancelled"+note)
+}
+
+// holdsMachine reports whether this task holds the node's machine: its
+// deploy intent took it (deployIntent), or a release it asked for is in
+// flight.
+func (r *nodeRun) holdsMachine() bool {
+	return r.rec.MachineID != "" && r.rec.AllocatedBy == r.run.id
+}
+
+// abortCancelled aborts what the provisioner runs on the machine of a
+// cancelled node for this task, as MAAS can abort it: commissioning or
+// testing that the task's workflow starts (MAAS returns the machine to
+// where it was: New or Ready, or the state it was tested in), and a
+// deployment of a machine the task holds (Allocated again, which the
+// release then takes back). A release or disk erase in flight is not
+// aborted (it ends Ready; an aborted erase would leave it failed), nor
+// anything the task did not start. note is what the node's reason adds
+// when the abort could not be done; ok is false when the engine stops.
+func (r *nodeRun) abortCancelled(ctx context.Context) (note string, ok bool) {
+	if r.rec.MachineID == "" {
+		return "", true
+	}
+	state, err := r.observe(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", false
+		}
+		state = r.rec.Observed // as last seen: the release, if any, reads it again
+	}
+	switch {
+	case (state == "Commissioning" || state == "Testing") && (slices.Contains(r.seq, StageCommission) || slices.Contains(r.seq, StageTesting)):
+	case state == "Deploying" && r.holdsMachine():
+	default:
+		return "", true
+	}
+	done, err := r.recoveryStep(ctx, RecAbort)
+	if ctx.Err() != nil {
+		return "", false
+	}
+	if err != nil || !done {
+		why := "the provisioner refused"
+		if err != nil {
+			why = err.Error()
+		}
+		r.log.Warn().Str("machine", r.rec.MachineID).Str("state", state).Str("why", why).Msg("cancel: abort failed")
+		return fmt.Sprintf("; aborting the %s of machine %s failed (%s): abort it in the provisioner", strings.ToLower(state), r.rec.MachineID, why), true
+	}
+	_ = r.save(r.event("warn", "recovery", "cancelled: abort of machine %s done (it was %s)", r.rec.MachineID, state))
+	return "", true
 }
 
 // releaseCancelled releases the machine of a cancelled node until the
@@ -595,16 +651,22 @@ func adoptInto(rec *NodeRecord, node string, m drivers.Machine, fresh bool) {
 	rec.Stage, rec.Outcome = stageOf(m.State)
 	if fresh {
 		rec.Step, rec.Rounds, rec.Attempts = 0, 0, 0
-		if slices.Contains([]string{"Allocated", "Deploying", "Deployed", "Failed deployment", "Broken"}, m.State) {
-			rec.AllocatedBy = "adopted" // ours now: a cancel or recovery may release it
-		} else {
-			rec.AllocatedBy = ""
-		}
+	}
+	// The adoption holds what the machine's state says is allocated,
+	// whatever an earlier task's record said (the machine may have been
+	// released and taken again behind the engine's back): a deploy task
+	// that follows takes it over (takeHold) and its cancel releases it.
+	rec.AllocatedBy = ""
+	if slices.Contains([]string{"Allocated", "Deploying", "Deployed", "Failed deployment", "Broken"}, m.State) {
+		rec.AllocatedBy = adoptedHolder
 	}
 	rec.Lifecycle = adoptedLifecycle(m.State)
 	rec.Recovery = nil
 	rec.Intent, rec.Class, rec.Reason, rec.Updated = nil, "", "", now()
 }
+
+// adoptedHolder is the AllocatedBy of a machine an adoption holds.
+const adoptedHolder = "adopted"
 
 // adoptMu serializes adoptions by machine ID (see AdoptMachine).
 var adoptMu sync.Mutex

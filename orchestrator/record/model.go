@@ -363,9 +363,8 @@ func LifecycleAt(a Action, s Stage, o Outcome) (Lifecycle, bool) {
 	case OutcomeFailed, OutcomeManual:
 		return LifecycleFailed, true
 	case OutcomeCancelled:
-		if s == StageReleased {
-			return LifecycleReleased, true
-		}
+		// Whatever the compensation did (a machine the task held is
+		// released, at stage released): the workflow was cancelled.
 		return LifecycleCancelled, true
 	}
 	if l, ok := lifecycleActions[a]; ok {
