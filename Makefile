@@ -93,8 +93,27 @@ bench-ha: ## Failover time over 10 SIGKILLs of the leader (default 10 s lease) w
 	  $(GO) test -count=1 -v -timeout 30m -run '^TestHAFailover$$' ./cmd/orchestrator
 
 .PHONY: chaos
-chaos: ## 200 nodes, faults, 3 real SIGKILLs of the engine (SLIPWAY_CHAOS_SEED=N replays a seed)
+chaos: ## 200 nodes, faults, 3 real SIGKILLs of the engine (SLIPWAY_CHAOS_SEED=N replays a seed); then chaos-lifecycle
 	SLIPWAY_CHAOS=1 $(GO) test -count=1 -v -timeout 10m -run '^TestChaosKill9$$' ./cmd/orchestrator
+	$(MAKE) --no-print-directory chaos-lifecycle
+
+# The randomized lifecycle runs: LIFECYCLE_RUNS seeded sequences (seeds
+# SLIPWAY_LIFECYCLE_SEED, else random, and on), in LIFECYCLE_SHARDS test
+# processes at once, each sequence with a lab and a serve of its own.
+LIFECYCLE_RUNS   ?= 200
+LIFECYCLE_SHARDS ?= 4
+.PHONY: chaos-lifecycle
+chaos-lifecycle: ## LIFECYCLE_RUNS (200) seeded lifecycle sequences against the lab and serve, invariants from the lab (docs/operations.md)
+	@mkdir -p bin && $(GO) test -c -o bin/orchestrator.test ./cmd/orchestrator
+	@seed=$${SLIPWAY_LIFECYCLE_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; logs=$$(mktemp -d); \
+	echo "chaos-lifecycle: $(LIFECYCLE_RUNS) sequences from seed $$seed in $(LIFECYCLE_SHARDS) processes; logs in $$logs"; \
+	pids=""; for i in $$(seq 0 $$(($(LIFECYCLE_SHARDS) - 1))); do \
+	  (cd cmd/orchestrator && SLIPWAY_LIFECYCLE_RUNS=$(LIFECYCLE_RUNS) SLIPWAY_LIFECYCLE_SEED=$$seed SLIPWAY_LIFECYCLE_SHARD=$$i/$(LIFECYCLE_SHARDS) \
+	    ../../bin/orchestrator.test -test.count=1 -test.v -test.timeout 150m -test.run '^TestLifecycleRandomChaos$$' >$$logs/shard-$$i.log 2>&1) & pids="$$pids $$!"; \
+	done; rc=0; for p in $$pids; do wait $$p || rc=1; done; \
+	grep -h -e 'sequences from seed' -e 'ops run' -e 'broke an invariant' -e 'replay:' $$logs/shard-*.log; \
+	echo "chaos-lifecycle: $$(cat $$logs/shard-*.log | grep -c -- '--- PASS: TestLifecycleRandomChaos/') sequences passed, $$(cat $$logs/shard-*.log | grep -c -- '--- FAIL: TestLifecycleRandomChaos/') failed"; \
+	exit $$rc
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 30s)

@@ -58,7 +58,8 @@ func (r *lrRun) check(op lrOp, before map[string]apitypes.NodeSummary) []string 
 	out = append(out, r.checkClaims(v)...)
 	out = append(out, r.checkLifecycles(v)...)
 	out = append(out, r.checkPower(v)...)
-	r.counts.checks += 6
+	out = append(out, r.checkCancelled(op, v)...)
+	r.counts.checks += 7
 	return out
 }
 
@@ -177,6 +178,28 @@ func lifecycleAgrees(lc record.Lifecycle, m simMachine, has bool) bool {
 		return true // at rest (quiet), whatever the failure left
 	}
 	return false // deploying, releasing, preparing once every task ended
+}
+
+// checkCancelled: after a cancel that stopped its task, each of the
+// task's nodes is deployed (it got there first), failed, or cancelled,
+// its machine not held (lifecycleAgrees): never merely "released".
+func (r *lrRun) checkCancelled(op lrOp, v lrView) []string {
+	if op.Kind != lrCancel || r.lastTask == "" {
+		return nil
+	}
+	tk, err := r.cl.Task(r.t.Context(), r.lastTask)
+	if err != nil || tk.Status != record.TaskCancelled {
+		return nil
+	}
+	var out []string
+	for _, n := range op.Nodes {
+		switch lc := v.nodes[n].Lifecycle; lc {
+		case record.LifecycleDeployed, record.LifecycleFailed, record.LifecycleCancelled:
+		default:
+			out = append(out, fmt.Sprintf("%s: lifecycle %q after its deploy task %s was cancelled (want cancelled, or deployed/failed if it got there first)", n, lc, r.lastTask))
+		}
+	}
+	return out
 }
 
 // checkPower: a machine the lab shows Deployed is powered on, as its BMC

@@ -34,15 +34,15 @@ type lrServe struct {
 
 // startLRServe writes serve's configuration (the engine's, the lab's
 // MAAS key from the environment, an introspection API on a free port)
-// and starts serve on the state.
-func startLRServe(t *testing.T, bin, dir, state string) *lrServe {
+// and starts serve on the state, its waits scaled like the lab's phases.
+func startLRServe(t *testing.T, bin, dir, state string, scale float64) *lrServe {
 	engine, err := os.ReadFile(filepath.Join(dir, "engine.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ports := testtool.FreePorts(t, 2)
-	cfg := string(engine) + fmt.Sprintf("secretRefs: {env: [SLIPWAY_TEST_MAAS_KEY]}\nadminTokenFile: %s\nintrospectionURL: http://127.0.0.1:%d\n",
-		filepath.Join(dir, "admin.token"), ports[1])
+	cfg := string(engine) + fmt.Sprintf("secretRefs: {env: [SLIPWAY_TEST_MAAS_KEY]}\nadminTokenFile: %s\nintrospectionURL: http://127.0.0.1:%d\ntimeScale: %g\n",
+		filepath.Join(dir, "admin.token"), ports[1], scale)
 	cfgFile := filepath.Join(dir, "serve.yaml")
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -167,6 +167,37 @@ func (lv *labView) maasGet(path string, q url.Values, out any) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("GET %s: %s 20 times", path, last)
+}
+
+// maasRelease releases a machine in the lab's MAAS directly, as an
+// operator behind the orchestrator's back would (retried, at most 20
+// times, through the injected faults), and waits (at most 30 s) until
+// the lab shows it Ready.
+func (lv *labView) maasRelease(t *testing.T, systemID string) error {
+	last := ""
+	for i := 0; i < 20 && last != "200 OK"; i++ {
+		req, _ := http.NewRequest(http.MethodPost, lv.info.MAASURL+"/api/2.0/machines/"+systemID+"/",
+			strings.NewReader(url.Values{"op": {"release"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		lv.creds.Sign(req)
+		resp, err := lv.hc.Do(req)
+		if err != nil {
+			return fmt.Errorf("release %s in MAAS: %w", systemID, err)
+		}
+		resp.Body.Close()
+		last = resp.Status
+	}
+	if last != "200 OK" {
+		return fmt.Errorf("release %s in MAAS: %s", systemID, last)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, m := range lv.machines(t) {
+			if m.SystemID == systemID && m.StatusName == "Ready" {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("machine %s is not Ready 30 s after its release in MAAS", systemID)
 }
 
 // eventsAfter are the lab's MAAS events (INFO and above) after ID after,

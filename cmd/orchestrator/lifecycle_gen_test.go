@@ -35,6 +35,9 @@ const (
 	lrReleaseManual = "release-manual"
 	lrAdopt         = "adopt"
 	lrPowerCycle    = "power-cycle"
+	// lrMAASRelease: the machine released in MAAS directly (behind the
+	// orchestrator's back), then the node adopted.
+	lrMAASRelease = "maas-release+adopt"
 )
 
 // lrOp is one operation of a sequence.
@@ -65,7 +68,7 @@ func (o lrOp) String() string {
 // recovery plan may (a failed deployment is released before the next).
 func (o lrOp) releasing() bool {
 	switch o.Kind {
-	case lrDeploy, lrRedeploy, lrDestroy, lrDecommission, lrCancel, lrKill9, lrRetry, lrResume, lrRerun, lrRestartClean:
+	case lrDeploy, lrRedeploy, lrDestroy, lrDecommission, lrCancel, lrKill9, lrRetry, lrResume, lrRerun, lrRestartClean, lrMAASRelease:
 		return !o.Invalid
 	}
 	return false
@@ -99,7 +102,7 @@ func generateOps(seed uint64, names []string, n int) []lrOp {
 // next draws one operation; ok is false when the drawn kind has no node
 // to act on in the model's state.
 func (m *lrModel) next() (lrOp, bool) {
-	switch k := m.rnd.IntN(20); {
+	switch k := m.rnd.IntN(21); {
 	case k < 3:
 		return m.taskOn(lrDeploy, "new", "released")
 	case k < 4:
@@ -124,6 +127,8 @@ func (m *lrModel) next() (lrOp, bool) {
 		return m.taskOn(lrAdopt, "deployed")
 	case k < 19:
 		return m.taskOn(lrPowerCycle, "deployed")
+	case k < 20:
+		return m.taskOn(lrMAASRelease, "deployed")
 	default:
 		return m.invalid()
 	}
@@ -157,7 +162,7 @@ func (m *lrModel) apply(nodes []string, state string) {
 
 // lrAfter is the model's state of a node once kind succeeded.
 var lrAfter = map[string]string{lrDeploy: "deployed", lrRedeploy: "deployed", lrDestroy: "released", lrDecommission: "released",
-	lrCancel: "released", lrKill9: "deployed"}
+	lrCancel: "released", lrKill9: "deployed", lrMAASRelease: "released"}
 
 // taskOn is an operation of kind on 1 to 3 nodes in one of the states.
 func (m *lrModel) taskOn(kind string, states ...string) (lrOp, bool) {
@@ -172,7 +177,7 @@ func (m *lrModel) taskOn(kind string, states ...string) (lrOp, bool) {
 	if s, ok := lrAfter[kind]; ok {
 		m.apply(nodes, s)
 	}
-	if kind != lrAdopt {
+	if kind != lrAdopt && kind != lrMAASRelease {
 		m.tasks++
 	}
 	return op, true

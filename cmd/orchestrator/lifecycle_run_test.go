@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -59,15 +61,36 @@ func startLRRun(t *testing.T, seed uint64, spec lrSpec) *lrRun {
 	faults, noPower := lifecycleFaults(seed, names)
 	lv := startLabProc(t, bin, dir, faults, int64(seed), spec.scale)
 	state, _ := writeEngineFiles(t, dir, d.Site.Metadata.Name, lv.info)
-	srv := startLRServe(t, bin, dir, state)
+	if seed%2 == 0 {
+		noDeployRetries(t, dir, state)
+	}
+	srv := startLRServe(t, bin, dir, state, spec.scale)
 	return &lrRun{t: t, seed: seed, spec: spec, lv: lv, srv: srv, cl: srv.client(t), names: names, noPower: noPower,
 		taskNodes: map[string][]string{}, deployed: map[string]bool{}}
 }
 
+// noDeployRetries applies the site again, its Site saying
+// lifecycle.deployRetries: 0 (even seeds): a failed deployment fails
+// the node at once, and retry, rerun and a new deploy must recover it.
+func noDeployRetries(t *testing.T, dir, state string) {
+	layer := filepath.Join(dir, "layer", "site.yaml")
+	b, err := os.ReadFile(layer)
+	if err == nil {
+		err = os.WriteFile(layer, append(b, "  lifecycle: {deployRetries: 0}\n"...), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := cli(t, "apply", "--state", state, filepath.Join(dir, "site"), filepath.Dir(layer)); code != 0 {
+		t.Fatalf("apply with deployRetries 0: %d %s %s", code, out, errs)
+	}
+}
+
 // lifecycleFaults is the seed's fault mix: MAAS answering 500 and 503
 // now and then, and one node each whose first deployment, commissioning,
-// hardware test, rescue entry or disk erasure fails; in a third of the
-// runs one node's BMC never answers (noPower).
+// hardware test, rescue entry or disk erasure fails; in a fifth of the
+// runs one node's BMC never answers (noPower: each task on it waits out
+// the IPMI driver's real timeouts, some 40 s).
 func lifecycleFaults(seed uint64, names []string) (*maas.Faults, map[string]bool) {
 	rnd := mrand.New(mrand.NewPCG(seed, 11))
 	f := &maas.Faults{Seed: int64(seed), Ops: map[string]maas.OpFaults{
@@ -79,7 +102,7 @@ func lifecycleFaults(seed uint64, names []string) (*maas.Faults, map[string]bool
 		f.Machines[names[rnd.IntN(len(names))]] = mf
 	}
 	noPower := map[string]bool{}
-	if rnd.IntN(3) == 0 {
+	if rnd.IntN(5) == 0 {
 		n := names[rnd.IntN(len(names))]
 		f.Machines[n] = maas.MachineFaults{BMCUnreachable: true}
 		noPower[n] = true
@@ -147,6 +170,8 @@ func (r *lrRun) do(op lrOp) []string {
 		}
 	case lrCancel, lrKill9:
 		err = r.timed(op)
+	case lrMAASRelease:
+		err = r.releaseBehind(op)
 	default:
 		err = r.task(op)
 	}
@@ -212,6 +237,25 @@ func (r *lrRun) timed(op lrOp) error {
 		r.t.Fatal(err)
 	}
 	return nil
+}
+
+// releaseBehind releases the nodes' machines in MAAS directly, then
+// adopts each node (its machine's state taken as the truth).
+func (r *lrRun) releaseBehind(op lrOp) error {
+	nodes := r.claims()
+	var err error
+	for _, n := range op.Nodes {
+		if id := nodes[n].MachineID; id != "" {
+			if e := r.lv.maasRelease(r.t, id); e != nil {
+				r.t.Logf("  seed %d: %v (the node is adopted all the same)", r.seed, e)
+			}
+		}
+		err = errors.Join(err, r.call(func(ctx context.Context) error {
+			_, e := r.cl.NodeVerb(ctx, n, lrAdopt, "")
+			return e
+		}))
+	}
+	return err
 }
 
 // verb applies a recovery verb to the last task (none yet: nothing).
