@@ -110,7 +110,7 @@ func (s *Server) onboard(c echo.Context, req onboarding.Request) error {
 		return perr
 	}
 	c.Response().Header().Set(echo.HeaderLocation, v1+"/admin/onboardings/"+rec.ID)
-	w, err := s.onboardingView(ctx, rec)
+	w, err := s.onboardingView(ctx, rec, s.engineNode)
 	if err != nil {
 		return err
 	}
@@ -307,13 +307,17 @@ func (s *Server) listOnboardings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	nodes, err := s.nodeIndex(ctx)
+	if err != nil {
+		return err
+	}
 	site, host, status := c.QueryParam("site_id"), c.QueryParam("hostname"), c.QueryParams()["status"]
 	out := []apitypes.Onboarding{}
 	for _, r := range all {
 		if (site != "" && r.SiteID != site) || (host != "" && !slices.Contains(r.Nodes(), host)) {
 			continue
 		}
-		w, err := s.onboardingView(ctx, r)
+		w, err := s.onboardingView(ctx, r, nodes)
 		if err != nil {
 			return err
 		}
@@ -343,11 +347,12 @@ func (s *Server) onboardingByID(ctx context.Context, id string) (apitypes.Onboar
 	if err != nil {
 		return apitypes.Onboarding{}, err
 	}
-	return s.onboardingView(ctx, r)
+	return s.onboardingView(ctx, r, s.engineNode)
 }
 
-// onboardingView is the record with its task.
-func (s *Server) onboardingView(ctx context.Context, r onboarding.Record) (apitypes.Onboarding, error) {
+// onboardingView is the record with its task; its status follows its
+// nodes once the task ended (onboardingStatus).
+func (s *Server) onboardingView(ctx context.Context, r onboarding.Record, nodes nodeLookup) (apitypes.Onboarding, error) {
 	w := apitypes.Onboarding{ID: r.ID, Onboarding: r, Status: statusNotSubmitted, Results: []orchestrator.NodeResult{}}
 	if r.Task == "" {
 		return w, nil
@@ -356,7 +361,10 @@ func (s *Server) onboardingView(ctx context.Context, r onboarding.Record) (apity
 	if err != nil {
 		return apitypes.Onboarding{}, err
 	}
-	w.Task, w.Status = &t, string(t.Status)
+	w.Task = &t
+	if w.Status, err = onboardingStatus(ctx, r, t.Status, nodes); err != nil {
+		return apitypes.Onboarding{}, err
+	}
 	if res != nil {
 		w.Results = res
 	}
