@@ -56,6 +56,11 @@ func TestStoreBackupRoute(t *testing.T) {
 	f := &fixture{apitest.Start(t, apitest.WithSeed(9), apitest.WithConfig(func(c *api.Config) { c.Backup = g }))}
 	const path = "/api/v1/admin/store/backup"
 	before := f.lastAudit(t)
+	for _, token := range []string{"", "tok-bogus"} {
+		if code, _ := f.do(t, "GET", path, token, "", nil); code != http.StatusUnauthorized {
+			t.Errorf("backup with token %q: %d, want 401", token, code)
+		}
+	}
 	for _, role := range []api.Role{api.RoleViewer, api.RoleOperator} {
 		if code, _ := f.do(t, "GET", path, f.Token[role], "", nil); code != http.StatusForbidden {
 			t.Errorf("backup as %s: %d, want 403", role, code)
@@ -111,7 +116,7 @@ func TestStoreBackupRoute(t *testing.T) {
 	for _, e := range f.auditAfter(t, before) {
 		got = append(got, auditLine(t, e.Value))
 	}
-	want := []string{path + " 403 viewer ", path + " 403 operator ", path + " 503 admin store.backup", path + " 200 admin store.backup"}
+	want := []string{path + " 401  ", path + " 401  ", path + " 403 viewer ", path + " 403 operator ", path + " 503 admin store.backup", path + " 200 admin store.backup"}
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
