@@ -106,11 +106,11 @@ func (e *External) connect() (*goplugin.Client, any, error) {
 // Handshake starts the plugin, reads the protocol version it negotiated
 // and stops it again, without configuring the driver: for listings.
 func (e *External) Handshake() (int, error) {
+	defer e.spawn.stop() // after the plugin, stopped or never started
 	c, _, err := e.connect()
 	if err != nil {
 		return 0, err
 	}
-	defer e.spawn.stop()
 	defer c.Kill()
 	return c.NegotiatedVersion(), nil
 }
