@@ -330,3 +330,27 @@ func TestRestoreKeepsPrevious(t *testing.T) {
 		t.Fatalf("restored record: %q, %v", v, err)
 	}
 }
+
+// TestRestoreOverDamaged: a damaged state file (what a restore is most
+// often for) is replaced, and kept as the .bak.
+func TestRestoreOverDamaged(t *testing.T) {
+	archive, _ := backupOf(t)
+	path := filepath.Join(t.TempDir(), "state.db")
+	junk := bytes.Repeat([]byte("garbage!"), 4096)
+	if err := os.WriteFile(path, junk, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bolt.Open(path, bolt.Options{}); !errors.Is(err, bolt.ErrDamaged) {
+		t.Fatalf("the junk file opens: %v", err)
+	}
+	res, err := bolt.Restore(t.Context(), bytes.NewReader(archive), path, nil)
+	if err != nil {
+		t.Fatalf("Restore over a damaged file: %v", err)
+	}
+	if bak, _ := os.ReadFile(res.Previous); !bytes.Equal(bak, junk) {
+		t.Fatalf("the damaged file is not kept as %q", res.Previous)
+	}
+	if _, err := bolt.CheckState(path); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -26,8 +26,8 @@ func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
 // damaged is the error for the damaged file path; why says what is wrong.
 func damaged(path, why string) error {
 	return &damagedError{why: why, msg: fmt.Sprintf("state database %s is damaged (%s): Slipway can't read it. "+
-		"Stop every orchestrator process that uses it, move it aside (keep it for investigation) and restore the last backup "+
-		"with its key files (docs/operations.md, \"Backing up the state\"); without a backup, a new database starts empty: "+
+		"Stop every orchestrator process that uses it and restore the last backup with `orchestrator store restore FILE --state PATH` "+
+		"(it keeps the damaged file as a .bak; docs/operations.md, \"Restoring the state\"); without a backup, a new database starts empty: "+
 		"apply the design, set the secrets and adopt the deployed nodes again", path, why)}
 }
 
