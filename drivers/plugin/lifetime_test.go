@@ -151,3 +151,39 @@ func TestPluginOutlivesTheThreadThatStartedIt(t *testing.T) {
 		t.Fatalf("probe after the starting thread ended: %v, restarts %d, pid %d -> %d", err, e.Restarts(), pid, e.PID())
 	}
 }
+
+// spawnerThreads counts the goroutines that hold a plugin start thread.
+func spawnerThreads() int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "(*spawner).do.func")
+}
+
+// TestHandshakeEndsItsStartThread: a listing's handshake, whether the
+// plugin starts or not, leaves no start thread behind; Close ends the
+// thread of a started plugin.
+func TestHandshakeEndsItsStartThread(t *testing.T) {
+	bogus := filepath.Join(t.TempDir(), "slipway-driver-network-bogus")
+	if err := os.WriteFile(bogus, []byte("#!/bin/sh\necho hello\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{pluginBin(t, "slipway-driver-network-noop"), bogus} {
+		e := NewExternal(drivers.KindNetwork, "test", path, drivers.Config{}, zerolog.Nop())
+		e.startTimeout = 2 * time.Second
+		_, _ = e.Handshake() // the bogus one fails: that path is under test too
+	}
+	e := external(t, drivers.KindNetwork, "slipway-driver-network-noop", nil, zerolog.Nop())
+	if _, err := e.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := spawnerThreads(); n != 1 {
+		t.Errorf("%d start threads while one plugin runs, want 1", n)
+	}
+	e.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for spawnerThreads() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := spawnerThreads(); n != 0 {
+		t.Errorf("%d start threads left after the handshakes and Close", n)
+	}
+}
