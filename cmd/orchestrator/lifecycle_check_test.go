@@ -163,13 +163,19 @@ func (r *lrRun) checkLifecycles(v lrView) []string {
 	return out
 }
 
+// rescueOrDeployed are the lab's states of a deployed node's machine:
+// rescue mode and a failed rescue entry or exit keep the deployment
+// (docs/operations.md, "Rescue mode"; the node's task fails saying so).
+var rescueOrDeployed = map[string]bool{"Deployed": true, "Rescue mode": true,
+	"Failed to enter rescue mode": true, "Failed to exit rescue mode": true}
+
 // lifecycleAgrees maps a lifecycle state to the lab's machine states it
 // allows at rest.
 func lifecycleAgrees(lc record.Lifecycle, m simMachine, has bool) bool {
 	owned := has && (m.Owner != "" || maas.MachineState{Status: m.StatusName}.Owned())
 	switch lc {
 	case record.LifecycleDeployed:
-		return has && (m.StatusName == "Deployed" || m.StatusName == "Rescue mode")
+		return has && rescueOrDeployed[m.StatusName]
 	case record.LifecycleReady, record.LifecycleReleased, record.LifecycleCancelled:
 		return !owned && m.StatusName != "Failed disk erasing"
 	case record.LifecycleNew, "":
