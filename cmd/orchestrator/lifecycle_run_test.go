@@ -116,7 +116,7 @@ func (r *lrRun) runSteps(ops []lrOp) (int, []string) {
 	for i, op := range ops {
 		begun := time.Now()
 		v := r.step(op)
-		r.t.Logf("  step %d: %s: %s, %d violations", i, op, time.Since(begun).Round(10*time.Millisecond), len(v))
+		r.t.Logf("  step %d: %s: %s, %d violations; last task %s", i, op, time.Since(begun).Round(10*time.Millisecond), len(v), r.lastOutcome())
 		if len(v) > 0 {
 			return i, v
 		}
@@ -125,6 +125,18 @@ func (r *lrRun) runSteps(ops []lrOp) (int, []string) {
 		return len(ops) - 1, v
 	}
 	return -1, nil
+}
+
+// lastOutcome says how the last task ended, for the step's log line.
+func (r *lrRun) lastOutcome() string {
+	if r.lastTask == "" {
+		return "none"
+	}
+	tk, err := r.cl.Task(r.t.Context(), r.lastTask)
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%s %s %s", tk.ID, tk.Action, tk.Status)
 }
 
 // step runs one operation, waits until nothing runs and checks.
