@@ -22,7 +22,8 @@ import (
 // external plugin (the noop example installed as
 // slipway-driver-network-ext); after a SIGKILL of serve the plugin process
 // is gone within 5 s (counted from /proc, not from serve's bookkeeping),
-// and a new serve on the same state starts and runs the plugin again.
+// and a new serve on the same state starts and runs the plugin again,
+// beside a plugin process of the same executable left running.
 func TestPluginDiesWithServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries and runs serve twice: skipped with -short")
@@ -35,6 +36,21 @@ func TestPluginDiesWithServe(t *testing.T) {
 	dir, state, cfg := pluginLabState(t, lb.Info())
 	bin := buildBinary(t, dir)
 	for run := 1; run <= 2; run++ {
+		if run == 2 {
+			// A plugin still running from elsewhere (an older build's
+			// orphan) holds nothing the next serve needs.
+			stale := exec.Command(filepath.Join(dir, "slipway-driver-network-ext"))
+			stale.Env = append(os.Environ(), "SLIPWAY_DRIVER_PLUGIN=7d0e3c1b-slipway-driver", "SLIPWAY_PLUGIN_HOST_PID="+strconv.Itoa(os.Getpid()))
+			if err := stale.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = stale.Process.Kill(); _ = stale.Wait() })
+			defer func() {
+				if !alive(stale.Process.Pid) {
+					t.Errorf("the stand-in stale plugin (pid %d) ended during the run", stale.Process.Pid)
+				}
+			}()
+		}
 		serve, plug := startServeWithPlugin(t, bin, cfg, state, dir)
 		if err := serve.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
