@@ -54,12 +54,13 @@ func (r *lrRun) check(op lrOp, before map[string]apitypes.NodeSummary) []string 
 	}
 	var out []string
 	out = append(out, r.checkReleases(op, before, v)...)
+	out = append(out, r.checkErase(op, before, v)...)
 	out = append(out, r.checkDeploys(v)...)
 	out = append(out, r.checkClaims(v)...)
 	out = append(out, r.checkLifecycles(v)...)
 	out = append(out, r.checkPower(v)...)
 	out = append(out, r.checkCancelled(op, v)...)
-	r.counts.checks += 7
+	r.counts.checks += 8
 	return out
 }
 
@@ -100,6 +101,30 @@ func (r *lrRun) checkReleases(op lrOp, before map[string]apitypes.NodeSummary, v
 			out = append(out, fmt.Sprintf("%s: machine %s (%s) went through %q (%s), the op should have had no effect", op, e.Node, e.Hostname, e.Type, e.Description))
 		case releaseEvent(e.Type) && !(op.releasing() && mine[e.Node]):
 			out = append(out, fmt.Sprintf("%s: machine %s (%s) %q (%s) though no verb asked for it", op, e.Node, e.Hostname, e.Type, e.Description))
+		}
+	}
+	return out
+}
+
+// checkErase: a destroy or decommission erases its nodes' disks as it
+// asked: none never erases; quick or secure erases, in that mode, every
+// machine it releases, before the release.
+func (r *lrRun) checkErase(op lrOp, before map[string]apitypes.NodeSummary, v lrView) []string {
+	if op.Invalid || op.Erase == "" || (op.Kind != lrDestroy && op.Kind != lrDecommission) {
+		return nil
+	}
+	mine := touched(op.Nodes, before, v)
+	erased := map[string]bool{}
+	var out []string
+	for _, e := range v.events {
+		switch {
+		case !mine[e.Node]:
+		case e.Type == "Erasing disks" && (op.Erase == "none" || !strings.Contains(e.Description, "("+op.Erase+")")):
+			out = append(out, fmt.Sprintf("%s: machine %s (%s): %s", op, e.Node, e.Hostname, e.Description))
+		case e.Type == "Erasing disks":
+			erased[e.Node] = true
+		case e.Type == "Releasing" && op.Erase != "none" && !erased[e.Node]:
+			out = append(out, fmt.Sprintf("%s: machine %s (%s) released without its disks erased", op, e.Node, e.Hostname))
 		}
 	}
 	return out

@@ -29,6 +29,17 @@ func TestLifecycleChecksCatch(t *testing.T) {
 			t.Errorf("%s: a release of b's machine gave %v, want one violation", op, got)
 		}
 	}
+	quick := lrOp{Kind: lrDestroy, Nodes: []string{"b"}, Erase: "quick"}
+	if got := r.checkErase(quick, nodes, v); len(got) != 1 {
+		t.Errorf("%s released b's machine without erasing it: %v", quick, got)
+	}
+	v.events = append([]simEvent{{ID: 0, Node: "m2", Type: "Erasing disks", Description: "disk erasing started (quick)"}}, release...)
+	if got := r.checkErase(quick, nodes, v); len(got) != 0 {
+		t.Errorf("%s erased, then released: %v", quick, got)
+	}
+	if got := r.checkErase(lrOp{Kind: lrDestroy, Nodes: []string{"b"}, Erase: "none"}, nodes, v); len(got) != 1 {
+		t.Errorf("a destroy with erase none erased: %v", got)
+	}
 	deploys := lrView{events: []simEvent{{ID: 2, Node: "m1", Type: "Deploying"}, {ID: 3, Node: "m1", Type: "Deployed"}, {ID: 4, Node: "m1", Type: "Deploying"}}}
 	if got := r.checkDeploys(deploys); len(got) != 1 || !strings.Contains(got[0], "duplicate deploy") {
 		t.Errorf("two deploys of m1 without a failure between: %v", got)
