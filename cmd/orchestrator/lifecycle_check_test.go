@@ -201,10 +201,10 @@ func lifecycleAgrees(lc record.Lifecycle, m simMachine, has bool) bool {
 	switch lc {
 	case record.LifecycleDeployed:
 		return has && rescueOrDeployed[m.StatusName]
-	case record.LifecycleReady, record.LifecycleReleased, record.LifecycleCancelled:
-		return !owned && m.StatusName != "Failed disk erasing"
-	case record.LifecycleNew, "":
-		return !owned
+	case record.LifecycleReady, record.LifecycleReleased, record.LifecycleCancelled, record.LifecycleNew, "":
+		// A failed hardware test leaves the machine Failed testing, its
+		// tester its owner (test_nodes does not own the lifecycle).
+		return (!owned || m.StatusName == "Failed testing") && m.StatusName != "Failed disk erasing"
 	case record.LifecycleFailed:
 		return true // at rest (quiet), whatever the failure left
 	}
