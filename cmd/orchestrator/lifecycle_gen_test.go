@@ -38,6 +38,9 @@ const (
 	// lrMAASRelease: the machine released in MAAS directly (behind the
 	// orchestrator's back), then the node adopted.
 	lrMAASRelease = "maas-release+adopt"
+	// lrOverlap: a deploy, and after the delay a second task (Then) on
+	// some of its nodes while it runs, neither waited for.
+	lrOverlap = "overlap"
 )
 
 // lrOp is one operation of a sequence.
@@ -47,6 +50,7 @@ type lrOp struct {
 	Delay   time.Duration // cancel, kill-9: after the task's creation
 	Erase   string        // destroy, decommission: none | quick | secure ("" the design's)
 	Invalid bool          // must be refused, or leave the lab as it was
+	Then    *lrOp         // overlap: the task started during the first
 }
 
 func (o lrOp) String() string {
@@ -60,6 +64,9 @@ func (o lrOp) String() string {
 	if o.Invalid {
 		s += " (invalid)"
 	}
+	if o.Then != nil {
+		s += ", then " + o.Then.String()
+	}
 	return s
 }
 
@@ -68,7 +75,8 @@ func (o lrOp) String() string {
 // recovery plan may (a failed deployment is released before the next).
 func (o lrOp) releasing() bool {
 	switch o.Kind {
-	case lrDeploy, lrRedeploy, lrDestroy, lrDecommission, lrCancel, lrKill9, lrRetry, lrResume, lrRerun, lrRestartClean, lrMAASRelease:
+	case lrDeploy, lrRedeploy, lrDestroy, lrDecommission, lrCancel, lrKill9, lrRetry, lrResume, lrRerun, lrRestartClean, lrMAASRelease,
+		lrOverlap:
 		return !o.Invalid
 	}
 	return false
@@ -102,7 +110,7 @@ func generateOps(seed uint64, names []string, n int) []lrOp {
 // next draws one operation; ok is false when the drawn kind has no node
 // to act on in the model's state.
 func (m *lrModel) next() (lrOp, bool) {
-	switch k := m.rnd.IntN(21); {
+	switch k := m.rnd.IntN(23); {
 	case k < 3:
 		return m.taskOn(lrDeploy, "new", "released")
 	case k < 4:
@@ -129,6 +137,8 @@ func (m *lrModel) next() (lrOp, bool) {
 		return m.taskOn(lrPowerCycle, "deployed")
 	case k < 20:
 		return m.taskOn(lrMAASRelease, "deployed")
+	case k < 22:
+		return m.overlap()
 	default:
 		return m.invalid()
 	}
@@ -162,7 +172,7 @@ func (m *lrModel) apply(nodes []string, state string) {
 
 // lrAfter is the model's state of a node once kind succeeded.
 var lrAfter = map[string]string{lrDeploy: "deployed", lrRedeploy: "deployed", lrDestroy: "released", lrDecommission: "released",
-	lrCancel: "released", lrKill9: "deployed", lrMAASRelease: "released"}
+	lrCancel: "released", lrKill9: "deployed", lrMAASRelease: "released", lrOverlap: "deployed"}
 
 // taskOn is an operation of kind on 1 to 3 nodes in one of the states.
 func (m *lrModel) taskOn(kind string, states ...string) (lrOp, bool) {
@@ -189,6 +199,23 @@ func (m *lrModel) timed(kind string, states ...string) (lrOp, bool) {
 	op, ok := m.taskOn(kind, states...)
 	op.Delay = time.Duration(100+m.rnd.IntN(3900)) * time.Millisecond
 	return op, ok
+}
+
+// overlap is a deploy of new or released nodes and, after a drawn delay
+// while it runs, a deploy, redeploy or destroy of some of them.
+func (m *lrModel) overlap() (lrOp, bool) {
+	op, ok := m.timed(lrOverlap, "new", "released")
+	if !ok {
+		return op, false
+	}
+	kind := []string{lrDeploy, lrRedeploy, lrDestroy}[m.rnd.IntN(3)]
+	then := lrOp{Kind: kind, Nodes: op.Nodes[:1+m.rnd.IntN(len(op.Nodes))]}
+	if s, ok := lrAfter[kind]; ok {
+		m.apply(then.Nodes, s)
+	}
+	m.tasks++
+	op.Then = &then
+	return op, true
 }
 
 // verb is a recovery verb on the last task (its nodes unknown to the

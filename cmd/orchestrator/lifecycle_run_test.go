@@ -180,7 +180,7 @@ func (r *lrRun) do(op lrOp) []string {
 				return e
 			}))
 		}
-	case lrCancel, lrKill9:
+	case lrCancel, lrKill9, lrOverlap:
 		err = r.timed(op)
 	case lrMAASRelease:
 		err = r.releaseBehind(op)
@@ -210,7 +210,7 @@ func (r *lrRun) judgeAnswer(op lrOp, err error) []string {
 // lrActions are the task actions of the operation kinds.
 var lrActions = map[string]record.Action{lrDeploy: record.ActionDeployNodes, lrRedeploy: record.ActionRedeployNodes,
 	lrDestroy: record.ActionDestroyNodes, lrDecommission: record.ActionDecommissionNodes, lrCancel: record.ActionDeployNodes,
-	lrKill9: record.ActionDeployNodes, lrRescueEnter: record.ActionRescueEnter, lrRescueExit: record.ActionRescueExit,
+	lrKill9: record.ActionDeployNodes, lrOverlap: record.ActionDeployNodes, lrRescueEnter: record.ActionRescueEnter, lrRescueExit: record.ActionRescueExit,
 	lrTest: record.ActionTestNodes, lrPowerCycle: record.ActionPowerCycle}
 
 // task creates the op's task.
@@ -228,13 +228,17 @@ func (r *lrRun) task(op lrOp) error {
 	})
 }
 
-// timed creates a deploy, waits the op's delay, and cancels the task or
-// kills serve with SIGKILL and starts it again (it resumes the task).
+// timed creates a deploy, waits the op's delay, and cancels the task,
+// starts the overlapping task, or kills serve with SIGKILL and starts it
+// again (it resumes the task).
 func (r *lrRun) timed(op lrOp) error {
 	if err := r.task(op); err != nil {
 		return err
 	}
 	time.Sleep(op.Delay)
+	if op.Kind == lrOverlap {
+		return r.task(*op.Then)
+	}
 	if op.Kind == lrCancel {
 		return r.call(func(ctx context.Context) error {
 			_, err := r.cl.TaskVerb(ctx, r.lastTask, record.VerbCancel)
