@@ -39,6 +39,9 @@ func (e *Engine) preflightTask(run *taskRun, d *design.Design) bool {
 	var nodes []finding
 	if bootData { // preflight_nodes.go: each node's deploy spec (and a redeploy's BMCs)
 		nodes = e.nodeFindings(run, d, &p)
+		if e.ctx.Err() != nil || run.isCancelled() {
+			return e.ctx.Err() == nil // cancelled: the nodes record their cancellation
+		}
 	}
 	findings, warnings := e.checkPreflight(p, info, bootData)
 	findings = append(nodes, findings...)
