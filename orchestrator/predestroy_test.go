@@ -175,3 +175,46 @@ func TestRedeployRefusedWhenBMCSilent(t *testing.T) {
 			node, m.Status, m.Owned(), lc.Releases, lc.DeployStarts)
 	}
 }
+
+// TestRedeployRerunRefusedBeforeRelease: a rerun (or restart-clean) of a
+// redeploy task starts again at its release, and has no preflight of its
+// own (its nodes started before): a RoCE address the node can no longer
+// carry (stored before the check, or made wrong by a later design) is
+// still found before the release. The lab's MAAS has the machine
+// Deployed, released once (by the first redeploy) and no more.
+func TestRedeployRerunRefusedBeforeRelease(t *testing.T) {
+	t.Parallel()
+	d := testsite.Example(t)
+	site := d.Site.Metadata.Name
+	gpu := ""
+	for _, name := range d.NodeNames() {
+		if d.Nodes[name].Spec.HostProfile == "compute-gpu" {
+			gpu = name
+			break
+		}
+	}
+	setProfile(d, gpu, "h100")
+	p := profiles{{site, "h100"}: {Name: "h100", RoCE: true}}
+	rc := roce{gpu: {{Interface: "bond0", CIDR: "10.250.0.1/31"}}}
+	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.SiteProfiles, c.RoCE = p, rc })
+	e := engine(t, env)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
+	only := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only}, orchestrator.TaskSucceeded)
+	redeploy, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionRedeployNodes, Filter: only}, orchestrator.TaskSucceeded)
+	rc[gpu] = []driverspec.RoCEAddress{{Interface: "data0", CIDR: "10.250.0.1/31"}}
+	for _, v := range []orchestrator.Verb{orchestrator.VerbRerun, orchestrator.VerbRestartClean} {
+		res := applyVerb(t, e, redeploy.ID, v, orchestrator.TaskFailed)
+		r := res[gpu]
+		for _, w := range []string{gpu, "releasing", "data0", "member of bonded interface bond0", "not released"} {
+			if !strings.Contains(r.Reason, w) {
+				t.Errorf("%s: the node's reason %q does not say %q", v, r.Reason, w)
+			}
+		}
+		m, lc := labMachineOf(t, env, gpu)
+		if m.Status != "Deployed" || !m.Owned() || lc.Releases != 1 || lc.DeployStarts != 2 {
+			t.Errorf("%s: the lab's MAAS has %s %s (owned %v) after %d release(s) and %d deploy(s); want Deployed, owned, released once (by the first redeploy)",
+				v, gpu, m.Status, m.Owned(), lc.Releases, lc.DeployStarts)
+		}
+	}
+}

@@ -109,3 +109,30 @@ func joinTypes(ts []oobTarget) string {
 	}
 	return strings.Join(types, " or ")
 }
+
+// checkBeforeRelease runs the node's checks (its deploy spec; its BMC)
+// before the release of a workflow that deploys the machine again after
+// it: redeploy, or restart-clean of a deploy. A new task's preflight
+// checked already; a rerun, restart-clean or retry of one starts at the
+// release with no preflight of its own. ok is true when a check failed
+// (the node fails at releasing, its machine not released) or ctx ended.
+func (r *nodeRun) checkBeforeRelease(ctx context.Context) (step, bool, error) {
+	if r.rec.Action != ActionRedeployNodes && r.rec.Action != ActionDeployNodes {
+		return step{}, false, nil // destroy: the release is the goal
+	}
+	var p preflightPlan
+	fs := r.e.specFindings(ctx, r.d, []string{r.rec.Name}, &p)
+	fs = append(fs, r.e.bmcFindings(ctx, r.d, []string{r.rec.Name})...)
+	if err := ctx.Err(); err != nil {
+		return step{}, true, err // cancelled or stopping: nothing recorded, the next round decides
+	}
+	if len(fs) == 0 {
+		return step{}, false, nil
+	}
+	texts := make([]string, len(fs))
+	for i, f := range fs {
+		texts[i] = f.what
+	}
+	return failed("node %s, stage %s: %s; machine %s was not released: fix that, then retry the task",
+		r.rec.Name, r.rec.Stage, strings.Join(texts, "; "), r.rec.MachineID), true, nil
+}

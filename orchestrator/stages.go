@@ -510,6 +510,9 @@ func (r *nodeRun) releasing(ctx context.Context) (step, error) {
 		return advance("no machine recorded for the node: nothing to release"), nil
 	}
 	if r.rec.Intent == nil || r.rec.Intent.Op != "release" {
+		if st, ok, err := r.checkBeforeRelease(ctx); ok { // preflight_nodes.go
+			return st, err
+		}
 		r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
 		if err := r.saveErr("intent: release machine %s", r.rec.MachineID); err != nil {
 			return step{}, err
