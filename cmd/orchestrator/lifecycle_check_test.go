@@ -48,6 +48,7 @@ func (r *lrRun) check(op lrOp, before map[string]apitypes.NodeSummary) []string 
 	if len(evs) > 0 {
 		r.lastEvent = evs[len(evs)-1].ID
 	}
+	r.countEvents(evs)
 	v := lrView{nodes: r.claims(), byID: map[string]simMachine{}, events: evs}
 	for _, m := range r.lv.machines(r.t) {
 		v.byID[m.SystemID] = m
@@ -62,6 +63,18 @@ func (r *lrRun) check(op lrOp, before map[string]apitypes.NodeSummary) []string 
 	out = append(out, r.checkCancelled(op, v)...)
 	r.counts.checks += 8
 	return out
+}
+
+func (r *lrRun) countEvents(evs []simEvent) {
+	r.counts.events += len(evs)
+	for _, e := range evs {
+		switch {
+		case e.Type == "Releasing":
+			r.counts.releases++
+		case e.Type == "Deploying":
+			r.counts.deploys++
+		}
+	}
 }
 
 // targets are the nodes op acts on (a verb: the nodes of its task).

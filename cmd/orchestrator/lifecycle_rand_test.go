@@ -182,8 +182,9 @@ func replay(t *testing.T, seed uint64, spec lrSpec, all []lrOp, idx []int) (int,
 		r := startLRRun(t, seed, spec)
 		t.Logf("seed %d: %d nodes, %d ops:\n%s", seed, spec.nodes, len(idx), describeOps(pickOps(all, idx), idx))
 		step, viol = r.runSteps(pickOps(all, idx))
-		t.Logf("seed %d: %d ops run, %d mutating calls (%d refused), %d kill -9 of serve, %d invariant checks, %s",
-			seed, r.counts.ops, len(r.calls), r.counts.refused, r.counts.kills, r.counts.checks, time.Since(begun).Round(time.Second))
+		c := r.counts
+		t.Logf("seed %d: %d ops run, %d mutating calls (%d refused), %d kill -9 of serve, %d invariant checks over %d lab events (%d releases, %d deploy starts), %s",
+			seed, c.ops, len(r.calls), c.refused, c.kills, c.checks, c.events, c.releases, c.deploys, time.Since(begun).Round(time.Second))
 		if step >= 0 {
 			t.Logf("serve's log, its end:\n%s", r.srv.logTail())
 		}

@@ -51,6 +51,7 @@ type lrRun struct {
 // lrCounts are what a sequence did and checked.
 type lrCounts struct {
 	ops, calls, refused, checks, kills int
+	events, releases, deploys          int // lab events the checks read; releases and deploy starts among them
 }
 
 // startLRRun starts the lab with the seed's faults, applies and prepares
