@@ -79,6 +79,10 @@ bench: build ## Benchmarks; validate of 10,000 nodes and of hostile YAML, a 1,00
 bench-ui: ## The dashboard's site view at 10,000 nodes in Debian's chromium: frame intervals while 30,000 stage changes arrive (95th percentile under 50 ms)
 	SLIPWAY_UI_FRAME_BUDGET=1 $(GO) test -count=1 -v -run '^TestSiteViewAt10000Nodes$$' ./ui
 
+.PHONY: screenshots
+screenshots: ## Regenerate the dashboard's screenshots in docs/images from the browser test (Debian's chromium)
+	SLIPWAY_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestDashboard$$' ./ui
+
 .PHONY: bench-scale
 bench-scale: build ## 10,000 nodes at time scale 0.5, engine (serve) and lab in processes of their own; wall/floor, RSS, CPU, profiles
 	scripts/bench-scale.sh $(BIN) $(or $(BENCH_SCALE_NODES),10000) $(or $(BENCH_SCALE_TIME_SCALE),0.5)
