@@ -98,11 +98,11 @@ func (e *renderError) Error() string {
 var pkgRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9+.:=~_-]*$`)
 
 // templateData returns the data a node's templates are rendered with.
-func (s *Server) templateData(self Self, action string) TemplateData {
+func (s *Server) templateData(self Self, base, action string) TemplateData {
 	td := TemplateData{
 		Node: TemplateNode{Name: self.Name, Hostname: self.Hostname, Domain: self.Domain, FQDN: self.FQDN,
 			Rack: self.Rack, Labels: self.Labels, Tags: self.Tags, Networks: map[string]TemplateNetwork{}},
-		Action: TemplateAction{ID: action, ReportURL: s.baseURL + "/v1/self/actions/" + action},
+		Action: TemplateAction{ID: action, ReportURL: base + "/v1/self/actions/" + action},
 		Site:   TemplateSite{Domain: self.Domain},
 	}
 	for _, in := range self.Interfaces {
@@ -118,6 +118,10 @@ func (s *Server) templateData(self Self, action string) TemplateData {
 // in the order of the actions' names, then of their assets.
 func (s *Server) render(ctx context.Context, d *design.Design, n *design.Node, deployment string) ([]renderedAction, error) {
 	self := selfOf(d, n, deployment)
+	base, err := s.urlOf(d)
+	if err != nil {
+		return nil, err
+	}
 	revealed := map[string]string{} // secret value → its name, to keep values out of errors
 	funcs := design.TemplateFuncs(nil)
 	if s.cfg.Secret != nil {
@@ -134,7 +138,7 @@ func (s *Server) render(ctx context.Context, d *design.Design, n *design.Node, d
 	for _, name := range d.BootActionsFor(n) {
 		ba := d.BootActions[name]
 		ra := renderedAction{Name: name, Signaling: ba.Spec.Signaling, Units: []string{}, Packages: []string{}, Files: []renderedFile{}}
-		td := s.templateData(self, name)
+		td := s.templateData(self, base, name)
 		for i, as := range ba.Spec.Assets {
 			if err := addAsset(&ra, i, as, td, funcs, owner); err != nil {
 				return nil, &renderError{action: name, index: i, path: as.Path, err: redact(err, revealed)}

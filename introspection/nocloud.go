@@ -71,7 +71,7 @@ func (s *Server) renderPart(ctx context.Context, ss *session, part, tok string) 
 		return marshalYAML(metaData{InstanceID: ss.rec.Node + "-" + ss.rec.Deployment, LocalHostname: self.Hostname,
 			PublicKeys: self.SSHKeys})
 	case PartUserData:
-		return s.userData(selfOf(ss.d, ss.n, ss.rec.Deployment), tok)
+		return s.userData(ss.d, selfOf(ss.d, ss.n, ss.rec.Deployment), tok)
 	case PartVendorData:
 		return []byte(cloudConfigH + "{}\n"), nil
 	case PartNetworkConfig:

@@ -223,6 +223,9 @@ func cleanMessage(m string) string {
 // issued.
 func (s *Server) BootstrapStatus(ctx context.Context, d *design.Design, node, deployment string) (orchestrator.BootstrapProgress, error) {
 	p := orchestrator.BootstrapProgress{URL: s.baseURL}
+	if u, err := s.urlOf(d); err == nil {
+		p.URL = u // what the node was told
+	}
 	n := d.Nodes[node]
 	if n == nil {
 		return p, drivers.Errorf(drivers.Permanent, "node %s is not in the design", node)

@@ -49,8 +49,15 @@ type Config struct {
 	// Store, which must then implement Revisions).
 	Revisions Revisions
 	// URL is the base URL nodes reach this API at, e.g.
-	// http://10.11.0.1:8701; it is written into the user data.
+	// http://10.11.0.1:8701; it is written into the user data and the
+	// boot actions' report URL (with SiteURL, only when the node's design
+	// revision names none).
 	URL string
+	// SiteURL: what a node is told is the Site's introspection.url in the
+	// design revision it deploys with, URL only the fallback (serve: a
+	// design applied later counts without a restart). Without it URL is
+	// always told (a lab whose nodes reach the API only where it listens).
+	SiteURL bool
 	// Key is the HMAC key tokens are derived from: KeyLen random bytes,
 	// kept secret and stable across restarts (a new key invalidates every
 	// issued token).
@@ -87,7 +94,11 @@ type Server struct {
 	log     zerolog.Logger
 	e       *echo.Echo
 	locks   stripedLock
-	udParts [][]byte // the user data around the token's two places
+	udParts [][]byte // the user data around the token's two places, for baseURL
+	// byURL caches the user data parts of the URLs design revisions name
+	// (urlParts), under udMu.
+	udMu    sync.Mutex
+	byURL   map[string][][]byte
 	tokens  tokenCache
 	reports *reportLimiter
 	macs    *sync.Pool // of *macState, keyed with key

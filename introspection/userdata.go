@@ -72,7 +72,47 @@ func (s *Server) UserData(ctx context.Context, d *design.Design, node, deploymen
 	if err != nil {
 		return nil, err
 	}
-	return s.userData(selfOf(d, d.Nodes[node], deployment), tok)
+	return s.userData(d, selfOf(d, d.Nodes[node], deployment), tok)
+}
+
+// maxURLParts bounds the cached user data encodings of the URLs design
+// revisions name.
+const maxURLParts = 16
+
+// urlOf is the base URL a node deploying with design d is told: the
+// Site's introspection.url in d (with SiteURL), else the configured URL.
+func (s *Server) urlOf(d *design.Design) (string, error) {
+	if !s.cfg.SiteURL || d == nil || d.Site == nil || d.Site.Spec.Introspection.URL == "" {
+		return s.baseURL, nil
+	}
+	u, err := checkURL(d.Site.Spec.Introspection.URL)
+	if err != nil {
+		return "", drivers.NewError(drivers.Permanent, fmt.Errorf("%w (the Site's introspection.url: fix it in the design and apply it)", err))
+	}
+	return u, nil
+}
+
+// urlParts returns the base URL for d and the user data parts that
+// carry it.
+func (s *Server) urlParts(d *design.Design) (string, [][]byte, error) {
+	u, err := s.urlOf(d)
+	if err != nil || u == s.baseURL {
+		return u, s.udParts, err
+	}
+	s.udMu.Lock()
+	defer s.udMu.Unlock()
+	if p, ok := s.byURL[u]; ok {
+		return u, p, nil
+	}
+	p, err := encodeUserData(u)
+	if err != nil {
+		return "", nil, err
+	}
+	if s.byURL == nil || len(s.byURL) >= maxURLParts {
+		s.byURL = map[string][][]byte{}
+	}
+	s.byURL[u] = p
+	return u, p, nil
 }
 
 // tokenSlot stands for the token in the pre-encoded user data: it has a
@@ -106,8 +146,13 @@ func encodeUserData(baseURL string) ([][]byte, error) {
 
 // userData is the node's cloud-config holding a token: the node's part,
 // then the pre-encoded bootstrap part (both are top-level mappings with
-// their own keys, so they concatenate into one).
-func (s *Server) userData(self Self, tok string) ([]byte, error) {
+// their own keys, so they concatenate into one), which tells the node
+// the base URL of d (urlOf).
+func (s *Server) userData(d *design.Design, self Self, tok string) ([]byte, error) {
+	_, parts, err := s.urlParts(d)
+	if err != nil {
+		return nil, err
+	}
 	nc := nodeConfig{Hostname: self.Hostname, FQDN: self.FQDN, SSHKeys: self.SSHKeys}
 	if len(self.NTPServers) > 0 {
 		nc.NTP = &ntpConfig{Enabled: true, Servers: self.NTPServers}
@@ -116,9 +161,9 @@ func (s *Server) userData(self Self, tok string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("introspection: encode the user data of node %s: %w", self.Name, err)
 	}
-	out := make([]byte, 0, len(cloudConfigH)+len(head)+len(s.udParts[0])+len(s.udParts[1])+len(s.udParts[2])+2*len(tok))
+	out := make([]byte, 0, len(cloudConfigH)+len(head)+len(parts[0])+len(parts[1])+len(parts[2])+2*len(tok))
 	out = append(append(out, cloudConfigH...), head...)
-	return append(out, bytes.Join(s.udParts, []byte(tok))...), nil
+	return append(out, bytes.Join(parts, []byte(tok))...), nil
 }
 
 // EndDeployment implements orchestrator.Bootstrapper: the node's machine

@@ -64,7 +64,7 @@ func (a *app) bootData(ctx context.Context, c engineConfig, st statestore.Store)
 	}
 	key := make([]byte, introspection.KeyLen)
 	_, _ = rand.Read(key)
-	srv, err := introspection.New(introspection.Config{Store: st, URL: url, Key: key, Log: a.log})
+	srv, err := introspection.New(introspection.Config{Store: st, URL: url, SiteURL: true, Key: key, Log: a.log})
 	if err != nil {
 		a.log.Debug().Err(err).Msg("bootdata")
 		return nil
@@ -72,8 +72,11 @@ func (a *app) bootData(ctx context.Context, c engineConfig, st statestore.Store)
 	return srv
 }
 
-// currentIntrospectionURL is the URL serve gives nodes: the config's,
-// else the current design's Site's.
+// currentIntrospectionURL is the URL serve gives nodes when their
+// revision's Site names none: the config's, else (for want of serve's
+// listener here) the current design's Site's. What a node's boot data
+// carries is its deployment revision's Site URL first
+// (introspection.Config.SiteURL), as serve's.
 func currentIntrospectionURL(ctx context.Context, c engineConfig, st statestore.Store) (string, error) {
 	if c.IntrospectionURL != "" {
 		return strings.TrimSuffix(c.IntrospectionURL, "/"), nil

@@ -432,8 +432,10 @@ func (a *app) orchestratorConfig(c engineConfig, st statestore.Store, drv orches
 }
 
 // startIntrospection serves the introspection API: its key (created at
-// first use, 0600) signs the nodes' tokens; nodes call the configured URL,
-// else the Site's, else the listener's address.
+// first use, 0600) signs the nodes' tokens. A node is told the Site's
+// introspection.url in the design revision it deploys with (read at each
+// deploy, so a design applied later counts without a restart), else the
+// configured URL, else the listener's address.
 func (a *app) startIntrospection(c engineConfig, st statestore.Store, d *design.Design, resolver secrets.Resolver, reg *sites.Registry) (*introspection.Server, func(), error) {
 	keyFile := c.introspectionKeyFile()
 	key, err := secretstore.LoadOrCreateKey(keyFile)
@@ -444,14 +446,15 @@ func (a *app) startIntrospection(c engineConfig, st statestore.Store, d *design.
 	if err != nil {
 		return nil, nil, fmt.Errorf("introspection API: listen on %s: %w (set introspectionListen)", c.IntrospectionListen, err)
 	}
-	url := c.IntrospectionURL
-	if url == "" && d.Site != nil {
-		url = d.Site.Spec.Introspection.URL
-	}
+	url := c.IntrospectionURL // the fallback: a revision's Site URL wins (introspection.Config.SiteURL)
 	if url == "" {
 		url = "http://" + ln.Addr().String()
 	}
-	cfg := introspection.Config{Store: st, URL: strings.TrimSuffix(url, "/"), Key: key,
+	told := url
+	if d.Site != nil && d.Site.Spec.Introspection.URL != "" {
+		told = d.Site.Spec.Introspection.URL + ", the current design's Site's; else " + url
+	}
+	cfg := introspection.Config{Store: st, URL: strings.TrimSuffix(url, "/"), SiteURL: true, Key: key,
 		TrustedProxies: c.TrustedProxies, CheckSource: c.IntrospectionCheckSource, Log: a.log,
 		Secret: func(ctx context.Context, name string) (string, error) {
 			v, err := resolver.ResolveContext(ctx, "secret:"+name)
@@ -471,7 +474,7 @@ func (a *app) startIntrospection(c engineConfig, st statestore.Store, d *design.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
-	fmt.Fprintf(a.stderr, "slipway: introspection API on %s (nodes call %s)\n", ln.Addr(), url)
+	fmt.Fprintf(a.stderr, "slipway: introspection API on %s (nodes call %s)\n", ln.Addr(), told)
 	return srv, func() { cancel(); <-done }, nil
 }
 

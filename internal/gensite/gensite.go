@@ -119,7 +119,6 @@ spec:
   dns: {servers: [10.64.0.2, 10.64.0.3]}
   ntp: {servers: [ntp1.example.net]}
   maas: {url: "http://127.0.0.1:5240/MAAS", apiKey: "secret:maas-api-key"}
-  introspection: {url: "http://127.0.0.1:9090"}
   defaults:
     platform: {image: jammy, kernel: ga-22.04}
 `)
