@@ -64,6 +64,9 @@ type nodeRun struct {
 	// deployLooked: this run looked whether an earlier run left the
 	// machine in Failed deployment (deploy_left.go).
 	deployLooked bool
+	// kept is the lifecycle a cancel found the machine still in (deployed:
+	// the task did not take it), which the node keeps (compensate).
+	kept Lifecycle
 }
 
 // stepKind is what a stage handler decided.
@@ -375,6 +378,9 @@ func (r *nodeRun) save(ev Event) bool {
 	}
 	if l, ok := LifecycleAt(r.rec.Action, r.rec.Stage, r.rec.Outcome); ok {
 		r.rec.Lifecycle = l
+	}
+	if r.kept != "" {
+		r.rec.Lifecycle = r.kept
 	}
 	r.rec.Updated = now()
 	var b batch

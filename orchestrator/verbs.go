@@ -240,7 +240,8 @@ func (e *Engine) cancelTask(ctx context.Context, id, who string) (Task, error) {
 // released when this task holds it (holdsMachine) and did not bring it
 // to its goal (the intent first), and the node is marked cancelled (its
 // lifecycle too, when the task owns it). A machine the task did not take
-// (deployed before it, or left to another) stays as it is.
+// (deployed before it, or left to another) stays as it is: a deployed
+// one keeps the node's lifecycle deployed.
 func (r *nodeRun) compensate() {
 	ctx := r.e.ctx
 	note, ok := r.abortCancelled(ctx)
@@ -263,6 +264,10 @@ func (r *nodeRun) compensate() {
 		r.rec.Intent, r.rec.AllocatedBy, r.rec.Observed = nil, "", "Ready"
 		r.rec.AddHistory(Transition{At: now(), Task: r.run.id, From: r.rec.Stage, To: StageReleased, Message: "cancelled"})
 		r.rec.Stage = StageReleased
+	} else if r.rec.MachineID != "" && slices.Contains(deployedStates, r.rec.Observed) && r.rec.Observed != "Broken" {
+		// Deployed before the task, which did not take it: it stays
+		// deployed, and so does the node's lifecycle.
+		r.kept = LifecycleDeployed
 	}
 	r.finish(OutcomeCancelled, "", "task cancelled"+note)
 }
