@@ -140,3 +140,35 @@ func TestCancelCompensates(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelAfterRebootstrap: rebootstrap of a deployed node opens its
+// finished deploy task again, waiting at bootstrap; cancelling it then
+// must not release the machine, deployed before this run of the task:
+// counted from the lab's MAAS API it stays Deployed, and the node's
+// lifecycle stays deployed.
+func TestCancelAfterRebootstrap(t *testing.T) {
+	t.Parallel()
+	env, e := prepared(t, testsite.Example(t), nil)
+	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: onlyNodes(cancelNode), Requester: "test"}, orchestrator.TaskSucceeded)
+	out, err := e.Rebootstrap(t.Context(), cancelNode, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Task != task.ID {
+		t.Fatalf("rebootstrap opened task %s, want %s", out.Task, task.ID)
+	}
+	if _, err := e.TaskVerb(t.Context(), task.ID, orchestrator.VerbCancel, "test"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := e.Wait(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := labStatus(t, env, cancelNode).StatusName; got != "Deployed" {
+		t.Errorf("machine of %s is %s in the lab after the cancel, want Deployed", cancelNode, got)
+	}
+	if rec := record(t, e, cancelNode); rec.LifecycleState() != orchestrator.LifecycleDeployed {
+		t.Errorf("%s: lifecycle %s after the cancel (stage %s), want deployed", cancelNode, rec.LifecycleState(), rec.Stage)
+	}
+}

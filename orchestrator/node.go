@@ -175,6 +175,7 @@ func (r *nodeRun) round(ctx context.Context) bool {
 		return r.runRecovery(ctx)
 	}
 	if r.rec.Stage == r.seq[len(r.seq)-1] {
+		r.rec.AllocatedBy = servedHolder(r.rec, r.run.id)
 		r.finish(OutcomeSucceeded, "", "")
 		return false
 	}

@@ -143,6 +143,10 @@ func (e *Engine) reopen(ctx context.Context, t Task, rec NodeRecord, ev Event) (
 	from := rec.Stage
 	if from != StageBootstrap {
 		rec.Step = 1 // deployed: its switch ports are set; only the reports are awaited
+		// A record from before servedHolder: the machine is in service.
+		if rec.AllocatedBy == t.ID {
+			rec.AllocatedBy = inService
+		}
 	}
 	rec.Task, rec.Action, rec.Stage, rec.Outcome, rec.Attempts, rec.NextAt = t.ID, t.Action, StageBootstrap, OutcomeRunning, 0, time.Time{}
 	rec.Class, rec.Reason, rec.StageStart, rec.Updated = "", "", now(), now()

@@ -670,8 +670,23 @@ func adoptInto(rec *NodeRecord, node string, m drivers.Machine, fresh bool) {
 	rec.Intent, rec.Class, rec.Reason, rec.Updated = nil, "", "", now()
 }
 
-// adoptedHolder is the AllocatedBy of a machine an adoption holds.
-const adoptedHolder = "adopted"
+// Holders (AllocatedBy) that are no task: a machine an adoption holds,
+// and one in service (its deploy task reached deployed).
+const (
+	adoptedHolder = "adopted"
+	inService     = "in-service"
+)
+
+// servedHolder is the holder of rec's machine once task (holding it)
+// brought the node to deployed: the machine is in service, and no later
+// run of that task (rebootstrap, rerun) releases it when cancelled; the
+// record still says the node's deployment allocated it (ours).
+func servedHolder(rec NodeRecord, task string) string {
+	if rec.Stage == StageDeployed && rec.AllocatedBy == task {
+		return inService
+	}
+	return rec.AllocatedBy
+}
 
 // adoptMu serializes adoptions by machine ID (see AdoptMachine).
 var adoptMu sync.Mutex

@@ -238,9 +238,13 @@ type NodeRecord struct {
 	Deployment      int     `json:"deployment,omitempty"`
 	DeploymentEnded bool    `json:"deployment_ended,omitempty"`
 	Intent          *Intent `json:"intent,omitempty"`
-	AllocatedBy     string  `json:"allocated_by,omitempty"` // task whose deploy intent took the machine
-	Class           string  `json:"class,omitempty"`
-	Reason          string  `json:"reason,omitempty"`
+	// AllocatedBy holds the machine: the task whose deploy intent took it
+	// (a cancel of that task releases it), "adopted" (an adoption; the
+	// next deploy task takes it over), "in-service" (its deploy task
+	// brought it to deployed: no cancel releases it), "" (no one).
+	AllocatedBy string `json:"allocated_by,omitempty"`
+	Class       string `json:"class,omitempty"`
+	Reason      string `json:"reason,omitempty"`
 	// PXEBeforePower: the node's BMC does not keep its boot override
 	// (drivers.ErrBootNotKept), so a one-time PXE boot is set right before
 	// each power change that is to boot the machine from PXE.
