@@ -211,8 +211,10 @@ func (d *Driver) exitRescue(ctx context.Context, n drivers.NodeRef, m *mMachine)
 			return drivers.Failed("exit-rescue: machine %s failed to exit rescue mode: %s; MAAS powers a machine that was Deployed on and one that was Ready or Broken off, "+
 				"and waits for that: power it as it should be (or mark-broken), then retry", m.SystemID, orText(statusMessage(m), m.StatusName)), nil
 		}
-	default:
+	case stDeployed:
 		return drivers.Done("not in rescue mode: %s", describe(m)), nil
+	default:
+		return d.exitedRescue(ctx, n, m)
 	}
 	if err := d.notForeign(m, n.Name); err != nil {
 		return drivers.Result{}, err
@@ -230,6 +232,22 @@ func (d *Driver) exitRescue(ctx context.Context, n drivers.NodeRef, m *mMachine)
 		})
 	}
 	return drivers.InProgress(pollRescue, "exiting rescue mode: machine %s was %s, now %s", m.SystemID, m.StatusName, nm.StatusName), nil
+}
+
+// exitedRescue is exit-rescue's answer for a machine neither in rescue
+// mode nor deployed: done when it exited rescue mode during this attempt
+// (back where it was before, e.g. Ready), else failed: it was never in
+// rescue mode, and Done would record it as deployed.
+func (d *Driver) exitedRescue(ctx context.Context, n drivers.NodeRef, m *mMachine) (drivers.Result, error) {
+	old, err := d.attemptBefore(ctx, m.SystemID, "Exited rescue mode", n.BudgetFrom)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	if !old {
+		return drivers.Done("not in rescue mode any more: %s", describe(m)), nil
+	}
+	return drivers.Failed("exit-rescue: machine %s is %s, neither in rescue mode nor deployed: there is no deployed OS to return to (deploy the node instead)",
+		m.SystemID, m.StatusName), nil
 }
 
 // testEnds are the events after a test run's "Testing" that start

@@ -1,0 +1,38 @@
+package orchestrator_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+// TestRescueExitOfNodeNotDeployed: rescue_exit of a node whose machine
+// is neither in rescue mode nor deployed (prepared: Ready) fails at
+// rescue-exit saying so,
+// and neither the lab's machine nor the node's lifecycle changes. Found
+// by the randomized lifecycle runs (seeds 414 and 416: a released node's
+// rescue exit "succeeded" and the node read deployed on a Ready machine).
+func TestRescueExitOfNodeNotDeployed(t *testing.T) {
+	t.Parallel()
+	node := "r02-gpu01"
+	env, e := prepared(t, testsite.Example(t), nil)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionRescueExit, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskFailed)
+	if r := res[0]; r.Stage != orchestrator.StageRescueExit || !strings.Contains(r.Reason, "neither in rescue mode nor deployed") {
+		t.Errorf("%s: rescue_exit of a ready node: %s at %s (%q), want failed at rescue-exit saying it is neither in rescue mode nor deployed", node, r.Outcome, r.Stage, r.Reason)
+	}
+	if m, _ := dcMachine(env, node); m.Status != "Ready" {
+		t.Errorf("%s: lab status %q after a refused rescue exit, want Ready", node, m.Status)
+	}
+	recs, err := e.Nodes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Name == node && r.LifecycleState() != orchestrator.LifecycleReady {
+			t.Errorf("%s: lifecycle %q after a refused rescue exit, want ready (its machine is Ready in the lab)", node, r.LifecycleState())
+		}
+	}
+}
