@@ -215,7 +215,7 @@ func (e *Engine) startRun(run *taskRun) error {
 	if t.Status != TaskQueued {
 		return nil
 	}
-	t.Status, t.Started = TaskRunning, time.Now().UTC()
+	t.Status, t.Started, t.Cancel = TaskRunning, time.Now().UTC(), t.Cancel || run.isCancelled()
 	var b batch
 	b.task(t)
 	b.event(Event{Time: t.Started, Task: t.ID, Level: "info", Kind: "task", Message: "task started", Correlation: run.corr})
@@ -296,6 +296,7 @@ func (e *Engine) finishNodeMissing(run *taskRun, name string) {
 func (e *Engine) finishTask(run *taskRun, status TaskStatus, msg string) {
 	run.mu.Lock()
 	t := run.task
+	t.Cancel = t.Cancel || run.cancelled // cancelTask sets only run.cancelled
 	run.mu.Unlock()
 	t.Status, t.Message, t.Finished = status, msg, time.Now().UTC()
 	var b batch
@@ -346,6 +347,7 @@ func (e *Engine) Task(ctx context.Context, id string) (Task, []NodeResult, error
 	if run != nil {
 		run.mu.Lock()
 		t := run.task
+		t.Cancel = t.Cancel || run.cancelled
 		res := make([]NodeResult, 0, len(run.results))
 		for _, r := range run.results {
 			res = append(res, r)

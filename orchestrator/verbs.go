@@ -226,9 +226,10 @@ func (e *Engine) cancelTask(ctx context.Context, id, who string) (Task, error) {
 	run := e.runs[id]
 	e.mu.Unlock()
 	if run != nil {
+		// run.task is the runner's (copied without the lock): the runner
+		// stores Cancel from run.cancelled (cancelledTask).
 		run.mu.Lock()
 		run.cancelled = true
-		run.task.Cancel = true
 		run.mu.Unlock()
 		run.cancel()
 	}
