@@ -23,12 +23,13 @@ import (
 )
 
 // lrSeeds are make test's sequences: together their ops cover every
-// kind but restart-clean (deploy, redeploy, destroy, decommission, cancel,
-// kill -9, retry, resume, rerun, rescue enter and exit, test, manual
-// intervention and its release, release in MAAS and adopt, power cycle)
-// and invalid ops; no BMC of theirs is dead (each task on such a node
-// waits out real IPMI timeouts).
-var lrSeeds = []uint64{9, 5, 7}
+// kind (deploy, redeploy, destroy, decommission, cancel, kill -9, an
+// overlapping task, retry, resume, rerun, restart-clean, rescue entry,
+// test, manual intervention and its release, adopt, release in MAAS and
+// adopt, power cycle) but a valid rescue exit, and invalid ops; seed 4
+// runs with deployRetries 0. No BMC of theirs is dead (each task on such
+// a node waits out real IPMI timeouts).
+var lrSeeds = []uint64{4, 11, 17}
 
 // TestLifecycleRandom runs a few short sequences (make test); with
 // SLIPWAY_LIFECYCLE_SEED it replays that seed instead.
