@@ -68,10 +68,10 @@ func (r *lrRun) check(op lrOp, before map[string]apitypes.NodeSummary) []string 
 func (r *lrRun) countEvents(evs []simEvent) {
 	r.counts.events += len(evs)
 	for _, e := range evs {
-		switch {
-		case e.Type == "Releasing":
+		switch e.Type {
+		case "Releasing":
 			r.counts.releases++
-		case e.Type == "Deploying":
+		case "Deploying":
 			r.counts.deploys++
 		}
 	}
