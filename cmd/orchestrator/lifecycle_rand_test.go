@@ -63,7 +63,7 @@ func TestLifecycleRandomChaos(t *testing.T) {
 	t.Logf("%d sequences from seed %d, shard %d/%d", runs, base, shard, of)
 	for k := shard; k < runs; k += of {
 		seed := base + uint64(k)
-		runLifecycleSeed(t, seed, lrSpec{nodes: 12 + int(seed%9), ops: 15, scale: 0.003, quiet: 120 * time.Second})
+		runLifecycleSeed(t, seed, lrSpec{nodes: 12 + int(seed%9), ops: 15, scale: 0.003, quiet: 120 * time.Second, anyRequest: true})
 	}
 }
 

@@ -27,6 +27,10 @@ type lrSpec struct {
 	ops   int
 	scale float64       // the lab's time scale
 	quiet time.Duration // how long a step's tasks may run (their deadline here)
+	// anyRequest: MAAS faults on every request, not only on deploys
+	// (make chaos): the verbs answered at once, such as adopt, meet
+	// them too.
+	anyRequest bool
 }
 
 // lrRun is one sequence being run.
@@ -60,6 +64,9 @@ func startLRRun(t *testing.T, seed uint64, spec lrSpec) *lrRun {
 	dir, bin, d := generatedSite(t, spec.nodes)
 	names := d.NodeNames()
 	faults, noPower := lifecycleFaults(seed, names)
+	if !spec.anyRequest {
+		delete(faults.Ops, "*")
+	}
 	lv := startLabProc(t, bin, dir, faults, int64(seed), spec.scale)
 	state, _ := writeEngineFiles(t, dir, d.Site.Metadata.Name, lv.info)
 	if seed%2 == 0 {
