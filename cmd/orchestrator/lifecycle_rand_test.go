@@ -110,7 +110,7 @@ func runLifecycleSeed(t *testing.T, seed uint64, spec lrSpec) {
 	}
 	idx = idx[:step+1] // the minimal prefix
 	if os.Getenv("SLIPWAY_LIFECYCLE_SHRINK") != "" {
-		idx = shrink(t, seed, spec, all, idx)
+		idx, viol = shrink(t, seed, spec, all, idx, viol)
 	}
 	t.Errorf("seed %d broke an invariant at op #%d:\n  %s\nreplay: %s\n(timing, the delays of cancel and kill-9 and MAAS's faults, can make a replay differ)\n%s",
 		seed, idx[len(idx)-1], strings.Join(viol, "\n  "), replayLine(t, seed, idx), describeOps(pickOps(all, idx), idx))
@@ -194,16 +194,17 @@ func replay(t *testing.T, seed uint64, spec lrSpec, all []lrOp, idx []int) (int,
 }
 
 // shrink drops ops one at a time, latest first, keeping a drop when the
-// shorter sequence still breaks an invariant (at most 10 replays).
-func shrink(t *testing.T, seed uint64, spec lrSpec, all []lrOp, idx []int) []int {
+// shorter sequence still breaks an invariant (at most 10 replays); it
+// returns the ops kept and what the last failing replay broke.
+func shrink(t *testing.T, seed uint64, spec lrSpec, all []lrOp, idx []int, viol []string) ([]int, []string) {
 	tries := 0
 	for i := len(idx) - 2; i >= 0 && tries < 10; i-- {
 		cand := append(append([]int(nil), idx[:i]...), idx[i+1:]...)
 		tries++
-		if step, _ := replay(t, seed, spec, all, cand); step >= 0 {
-			idx = cand[:step+1]
+		if step, v := replay(t, seed, spec, all, cand); step >= 0 {
+			idx, viol = cand[:step+1], v
 			i = min(i, len(idx)-1)
 		}
 	}
-	return idx
+	return idx, viol
 }
