@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/httpx"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
@@ -51,8 +52,18 @@ func statusOf(err error) (int, string) {
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, orchestrator.ErrConflict), errors.Is(err, statestore.ErrAmbiguous):
 		return http.StatusConflict, err.Error()
+	case providerUnavailable(err):
+		return http.StatusServiceUnavailable, err.Error() + "; the provisioner or BMC is unavailable now: try again"
 	}
 	return http.StatusInternalServerError, "internal error: " + err.Error()
+}
+
+// providerUnavailable tells whether err is a driver's transient error
+// (a provisioner's 5xx or a BMC that did not answer, after the engine's
+// own retries): the call may succeed when made again.
+func providerUnavailable(err error) bool {
+	var de *drivers.Error
+	return errors.As(err, &de) && de.Class == drivers.Transient
 }
 
 // errorHandler writes every error as problem details.
@@ -68,6 +79,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	}
 	if status >= 500 {
 		s.log.Error().Str("request_id", p.RequestID).Str("path", p.Instance).Err(err).Msg("request failed")
+	}
+	if status == http.StatusServiceUnavailable && providerUnavailable(err) {
+		c.Response().Header().Set("Retry-After", "5")
 	}
 	var nr interface{ NotRun() bool }
 	if status == http.StatusServiceUnavailable && errors.As(err, &nr) && nr.NotRun() {

@@ -355,6 +355,31 @@ func (e *Engine) callServer(ctx context.Context, fn func(context.Context) error)
 	}))
 }
 
+// readServer is callServer for a call that only reads the provisioner
+// (a verb's look at a machine before it writes its record): a transient
+// error is tried again under the retry policy, as a task's calls are,
+// for at most readAttempts tries, so an API call answers within seconds.
+func (e *Engine) readServer(ctx context.Context, fn func(context.Context) error) error {
+	const readAttempts = 3
+	for attempt := 1; ; attempt++ {
+		err := e.callServer(ctx, fn)
+		if err == nil || ctx.Err() != nil || attempt >= min(readAttempts, e.cfg.Retry.Attempts) || !transient(err) {
+			return err
+		}
+		e.log.Warn().Err(err).Int("attempt", attempt).Msg("provisioner read failed; trying again")
+		if !sleep(ctx, e.scaled(e.cfg.Retry.backoff(attempt))) {
+			return err
+		}
+	}
+}
+
+// transient tells whether err is a driver's error of class Transient
+// (not any error Classify would call transient: a store's is not).
+func transient(err error) bool {
+	var de *drivers.Error
+	return errors.As(err, &de) && de.Class == drivers.Transient
+}
+
 // serverSlot is a server call's slot of the global and provisioner
 // limits, which the call can give back while it waits.
 type serverSlot struct {

@@ -609,7 +609,7 @@ func (e *Engine) adoptIdentified(ctx context.Context, d *design.Design, n *desig
 	}
 	var m drivers.Machine
 	var res drivers.Result
-	err = e.callServer(ctx, func(ctx context.Context) (err error) {
+	err = e.readServer(ctx, func(ctx context.Context) (err error) {
 		m, res, err = e.cfg.Drivers.Server.IdentifyNode(ctx, dn)
 		return err
 	})
@@ -705,7 +705,7 @@ func (e *Engine) adoptable(ctx context.Context, node, machineID string, rec Node
 		return drivers.Machine{}, err
 	}
 	var ms []drivers.Machine
-	err := e.callServer(ctx, func(ctx context.Context) (err error) {
+	err := e.readServer(ctx, func(ctx context.Context) (err error) {
 		ms, err = e.cfg.Drivers.Server.Status(ctx, []drivers.NodeRef{{MachineID: machineID}})
 		return err
 	})
