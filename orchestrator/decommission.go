@@ -60,12 +60,12 @@ func (r *nodeRun) lifecycleStage(ctx context.Context) (st step, ok bool, err err
 }
 
 // restartReleases reports whether restart-clean releases the node's
-// machine before running a's workflow again. Rescue and tests act on a
-// machine as it is (a deployed one keeps its deployment): restart-clean
-// runs them from the top like rerun.
+// machine before running a's workflow again. Rescue, tests, power
+// actions and verify act on a machine as it is (a deployed one keeps its
+// deployment): restart-clean runs them from the top like rerun.
 func restartReleases(a Action) bool {
 	switch a {
-	case ActionRescueEnter, ActionRescueExit, ActionTestNodes:
+	case ActionRescueEnter, ActionRescueExit, ActionTestNodes, ActionPowerOn, ActionPowerOff, ActionPowerCycle, ActionVerifyNodes:
 		return false
 	}
 	return true
