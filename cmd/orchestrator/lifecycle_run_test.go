@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -158,9 +159,22 @@ func (r *lrRun) step(op lrOp) []string {
 	return append(v, r.check(op, before)...)
 }
 
-// call makes one mutating call with its own request ID; an answer from
-// serve (any status) counts it as a call the audit must hold once.
+// call makes one mutating call, and again (at most 3 times, a second
+// apart) while serve answers 503 (a transient provisioner error: try
+// again), as an operator would.
 func (r *lrRun) call(f func(ctx context.Context) error) error {
+	err := r.callOnce(f)
+	for try := 0; try < 3 && client.IsStatus(err, http.StatusServiceUnavailable); try++ {
+		r.t.Logf("  503, sent again in 1 s: %v", err)
+		time.Sleep(time.Second)
+		err = r.callOnce(f)
+	}
+	return err
+}
+
+// callOnce makes one mutating call with its own request ID; an answer
+// from serve (any status) counts it as a call the audit must hold once.
+func (r *lrRun) callOnce(f func(ctx context.Context) error) error {
 	r.seq++
 	id := fmt.Sprintf("lr-%d-%d", r.seed, r.seq)
 	err := f(withRID(r.t.Context(), id))
