@@ -171,7 +171,14 @@ func (r *nodeRun) recoverStage(ctx context.Context, action drivers.Recovery, goa
 	if res.Status == drivers.StatusFailed {
 		return failed("%s of machine %s failed: %s; once the machine is fixed in the provisioner, retry the task", action, r.rec.MachineID, res.Message), nil
 	}
-	return r.result(res, true, func() step { return advance("machine %s is in %s: %s", r.rec.MachineID, goal, res.Message) })
+	return r.result(res, true, func() step {
+		if action == drivers.RecoveryRescue {
+			// Done means the provisioner has it in rescue mode now,
+			// whatever the last poll saw on the way there.
+			r.rec.Observed = expected[StageRescueMode][0]
+		}
+		return advance("machine %s is in %s: %s", r.rec.MachineID, goal, res.Message)
+	})
 }
 
 // attemptRef is the node's machine for a recovery action of this

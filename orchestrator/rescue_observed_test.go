@@ -1,0 +1,86 @@
+package orchestrator_test
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/orchestrator"
+)
+
+// slowSightServer's first poll of a machine after its rescue began
+// reports "Entering rescue mode", but only once the machine is already in
+// rescue mode: the engine's next look (the driver's Recover) then finds
+// it there, as under load a poll's answer can be older than the state.
+type slowSightServer struct {
+	drivers.Server
+	stale atomic.Int32 // polls left to answer stale
+}
+
+func (s *slowSightServer) Status(ctx context.Context, nodes []drivers.NodeRef) ([]drivers.Machine, error) {
+	ms, err := s.Server.Status(ctx, nodes)
+	i := slices.IndexFunc(ms, func(m drivers.Machine) bool { return m.State == "Entering rescue mode" })
+	if err != nil || i < 0 || s.stale.Add(-1) < 0 {
+		return ms, err
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		now, err := s.Server.Status(ctx, nodes)
+		if err != nil || i < len(now) && now[i].State == "Rescue mode" {
+			break
+		}
+		if !sleepCtx(ctx, 20*time.Millisecond) {
+			break
+		}
+	}
+	return ms, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+// TestRescueRecordsWhatItReached: a node whose rescue_enter succeeded
+// records its machine as in rescue mode even when the last poll it waited
+// on saw the machine still entering it (a flake of TestRescueEnterExit on
+// a loaded machine: the record kept "Entering rescue mode").
+func TestRescueRecordsWhatItReached(t *testing.T) {
+	t.Parallel()
+	node := "r01-gpu01"
+	d := testsite.Example(t)
+	env, e := prepared(t, d, nil)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	e.Close()
+
+	slow := &slowSightServer{}
+	slow.stale.Store(1)
+	cfg := env.Config()
+	slow.Server = cfg.Drivers.Server
+	cfg.Drivers.Server = slow
+	e2, err := orchestrator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e2.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e2.Close)
+	run(t, e2, orchestrator.Request{Action: orchestrator.ActionRescueEnter, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	if slow.stale.Load() > 0 {
+		t.Fatalf("the rescue's polls never saw the machine entering rescue mode: nothing was tested")
+	}
+	if m, _ := dcMachine(env, node); m.Status != "Rescue mode" {
+		t.Fatalf("%s: lab status %q, want Rescue mode", node, m.Status)
+	}
+	if rec := record(t, e2, node); rec.Observed != "Rescue mode" {
+		t.Errorf("%s: record observed %q at stage %s, want Rescue mode (the lab's)", node, rec.Observed, rec.Stage)
+	}
+}
