@@ -42,3 +42,17 @@ func (e *Engine) bmcOverride(ctx context.Context, node string) (string, drivers.
 	}
 	return e.cfg.BMCOverride(ctx, node)
 }
+
+// overridden tells, for the preflight, whether a node's BMC takes a
+// power-credential override (so the design's password is not needed); a
+// read that fails says no, leaving the design's password to be checked.
+// Nil when the engine has no overrides.
+func (e *Engine) overridden(ctx context.Context) func(node string) bool {
+	if e.cfg.BMCOverride == nil {
+		return nil
+	}
+	return func(node string) bool {
+		_, _, ok, err := e.bmcOverride(ctx, node)
+		return err == nil && ok
+	}
+}

@@ -58,8 +58,10 @@ func preflightScope(a Action) (check, bootData bool) {
 	return false, false
 }
 
-// planPreflight gathers what the named nodes of d need.
-func planPreflight(d *design.Design, nodes []string, bootData bool) preflightPlan {
+// planPreflight gathers what the named nodes of d need. overridden, when
+// set, names the nodes whose BMC takes a power-credential override
+// instead of the design's password, which they do not need.
+func planPreflight(d *design.Design, nodes []string, bootData bool, overridden func(node string) bool) preflightPlan {
 	p := preflightPlan{nodes: len(nodes), secrets: map[string]*secretNeed{}, images: map[string]*imageNeed{}}
 	driver := d.SiteOOBDriver()
 	bmc := map[string][]string{}
@@ -68,7 +70,7 @@ func planPreflight(d *design.Design, nodes []string, bootData bool) preflightPla
 		if n == nil {
 			continue
 		}
-		if ref := n.OOB(driver).PasswordRef; ref != "" {
+		if ref := n.OOB(driver).PasswordRef; ref != "" && (overridden == nil || !overridden(name)) {
 			bmc[ref] = append(bmc[ref], name)
 		}
 		if bootData {

@@ -44,7 +44,7 @@ func TestPreflightPlanGroups(t *testing.T) {
 	d.Nodes["r02-gpu01"].Spec.Platform = design.Platform{}
 	f := &fakeSecrets{set: map[string]bool{"secret:bmc-admin": true}, asked: map[string]int{}}
 	e := &Engine{cfg: Config{Secrets: f.resolve}}
-	p := planPreflight(d, d.NodeNames(), true)
+	p := planPreflight(d, d.NodeNames(), true, nil)
 	findings, warnings := e.checkPreflight(p, labInfo, true)
 	if len(f.asked) != 2 || f.asked["secret:kubeadm-join-token"] != 1 || f.asked["secret:bmc-admin"] != 1 {
 		t.Errorf("lookups %v, want each secret once", f.asked)
@@ -65,7 +65,7 @@ func TestPreflightPlanGroups(t *testing.T) {
 	}
 	// prepare_nodes checks the BMC passwords only.
 	f.asked = map[string]int{}
-	p = planPreflight(d, d.NodeNames(), false)
+	p = planPreflight(d, d.NodeNames(), false, nil)
 	if findings, _ := e.checkPreflight(p, drivers.SiteInfo{}, false); len(findings) != 0 || len(f.asked) != 1 {
 		t.Errorf("BMC only: %v, asked %v", findings, f.asked)
 	}
@@ -116,7 +116,7 @@ func BenchmarkPreflight10k(b *testing.B) {
 	names := d.NodeNames()
 	b.ResetTimer()
 	for b.Loop() {
-		p := planPreflight(d, names, true)
+		p := planPreflight(d, names, true, nil)
 		if findings, _ := e.checkPreflight(p, labInfo, true); len(findings) != 0 {
 			b.Fatal(fmt.Sprint(findings))
 		}

@@ -19,7 +19,7 @@ func (e *Engine) preflightTask(run *taskRun, d *design.Design) bool {
 	if !check || run.isCancelled() || run.anyStarted() {
 		return true // a resumed task's machines were touched already
 	}
-	p := planPreflight(d, t.Nodes, bootData)
+	p := planPreflight(d, t.Nodes, bootData, e.overridden(run.ctx))
 	var info drivers.SiteInfo
 	if bootData {
 		status, msg := e.retrySite(run, func(ctx context.Context) (_ string, err error) {

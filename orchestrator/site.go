@@ -146,7 +146,7 @@ func (e *Engine) prepareOneSite(ctx context.Context, site drivers.SiteSpec) (str
 // verifyPreflight runs the deploy preflight for every node of the design:
 // a Permanent error naming what is missing.
 func (e *Engine) verifyPreflight(d *design.Design, info drivers.SiteInfo) (string, error) {
-	p := planPreflight(d, d.NodeNames(), true)
+	p := planPreflight(d, d.NodeNames(), true, e.overridden(e.ctx))
 	findings, warnings := e.checkPreflight(p, info, true)
 	if len(findings) > 0 {
 		texts := make([]string, len(findings))

@@ -1,0 +1,65 @@
+package orchestrator_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/secrets"
+)
+
+// TestOverrideStandsInForTheDesignsPassword: a node whose BMC has a
+// power-credential override deploys when the design's BMC password
+// secret is not set (the override is what reaches its BMC); before, the
+// preflight refused the task for the secret the node never uses. A node
+// without an override is still refused.
+func TestOverrideStandsInForTheDesignsPassword(t *testing.T) {
+	t.Parallel()
+	d := testsite.Example(t)
+	env, e := prepared(t, d, nil)
+	e.Close()
+	names := d.NodeNames()
+	withOverride := names[0]
+
+	cfg := env.Config()
+	real := cfg.Secrets
+	pw, err := real(t.Context(), "secret:bmc-admin")
+	if err != nil {
+		t.Fatalf("the lab's BMC password: %v", err)
+	}
+	cfg.Secrets = func(ctx context.Context, ref string) (drivers.Secret, error) {
+		if ref == "secret:bmc-admin" {
+			return drivers.Secret{}, fmt.Errorf("%w: secret %q", secrets.ErrNotSet, "bmc-admin")
+		}
+		return real(ctx, ref)
+	}
+	user := d.Nodes[withOverride].OOB(d.SiteOOBDriver()).Username
+	cfg.BMCOverride = func(_ context.Context, node string) (string, drivers.Secret, bool, error) {
+		if node != withOverride {
+			return "", drivers.Secret{}, false, nil
+		}
+		return user, pw, true, nil
+	}
+	e2, err := orchestrator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e2.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e2.Close)
+	_, res := run(t, e2, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(withOverride), Requester: "test"}, orchestrator.TaskSucceeded)
+	if res[0].Stage != orchestrator.StageDeployed {
+		t.Errorf("%s: %s at %s: %s", withOverride, res[0].Outcome, res[0].Stage, res[0].Reason)
+	}
+	if m, _ := dcMachine(env, withOverride); m.Status != "Deployed" {
+		t.Errorf("%s: the lab shows %q, want Deployed", withOverride, m.Status)
+	}
+	run(t, e2, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(names[1]), Requester: "test"}, orchestrator.TaskFailed)
+	if m, _ := dcMachine(env, names[1]); m.Status == "Deployed" || m.Status == "Deploying" {
+		t.Errorf("%s (no override, no password): the lab shows %q", names[1], m.Status)
+	}
+}
