@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"context"
-
-	"github.com/slipway-dev/slipway/drivers"
 )
 
 // A node whose deployments failed with no round left (the Site's
@@ -51,18 +49,8 @@ func (r *nodeRun) leftDeployment(ctx context.Context) (step, bool, error) {
 // releaseLeft releases the machine left Failed (recovering it when the
 // provisioner refuses), then the stage deploys as on a first call.
 func (r *nodeRun) releaseLeft(ctx context.Context) (step, error) {
-	res, err := r.release(ctx, false)
-	if err != nil {
-		return step{}, err
-	}
-	if res.Status == drivers.StatusFailed {
-		return r.releaseRefused(ctx, res)
-	}
-	if res.Status != drivers.StatusDone {
-		return r.result(res, true, nil)
-	}
-	if err := r.endDeployment(ctx); err != nil {
-		return step{}, err
+	if st, released, err := r.releaseFailed(ctx); !released || err != nil {
+		return st, err
 	}
 	r.rec.Step, r.rec.Intent, r.rec.AllocatedBy, r.rec.Observed = 0, nil, "", "Ready"
 	return step{kind: stepAgain}, r.saveErr("released machine %s, left by the failed deployment; deploying again", r.rec.MachineID)

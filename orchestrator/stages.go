@@ -335,22 +335,31 @@ func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 // redeployRelease (step 1) releases the machine of a failed deployment
 // so that the node deploys again.
 func (r *nodeRun) redeployRelease(ctx context.Context) (step, error) {
-	res, err := r.release(ctx, false)
-	if err != nil {
-		return step{}, err
-	}
-	if res.Status == drivers.StatusFailed {
-		return r.releaseRefused(ctx, res)
-	}
-	if res.Status != drivers.StatusDone {
-		return r.result(res, true, nil)
-	}
-	if err := r.endDeployment(ctx); err != nil {
-		return step{}, err
+	if st, released, err := r.releaseFailed(ctx); !released || err != nil {
+		return st, err
 	}
 	r.rec.Rounds++
 	r.rec.Step, r.rec.Intent, r.rec.AllocatedBy = 0, nil, ""
 	return step{kind: stepAgain}, r.saveErr("released after the failed deployment; deploying again (round %d)", r.rec.Rounds+1)
+}
+
+// releaseFailed releases the machine of a failed deployment (recovering
+// it when the provisioner refuses) and ends that deployment; released is
+// false until the provisioner has it back, st then being the stage's
+// step meanwhile.
+func (r *nodeRun) releaseFailed(ctx context.Context) (st step, released bool, err error) {
+	res, err := r.release(ctx, false)
+	switch {
+	case err != nil:
+		return step{}, false, err
+	case res.Status == drivers.StatusFailed:
+		st, err = r.releaseRefused(ctx, res)
+		return st, false, err
+	case res.Status != drivers.StatusDone:
+		st, err = r.result(res, true, nil)
+		return st, false, err
+	}
+	return step{}, true, r.endDeployment(ctx)
 }
 
 // deployIntent persists the deploy intent before the provisioner is
