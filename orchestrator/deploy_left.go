@@ -1,8 +1,6 @@
 package orchestrator
 
-import (
-	"context"
-)
+import "context"
 
 // A node whose deployments failed with no round left (the Site's
 // deployRetries spent, 0 included) ends failed with its machine in
