@@ -24,33 +24,24 @@ func TestOverrideStandsInForTheDesignsPassword(t *testing.T) {
 	names := d.NodeNames()
 	withOverride := names[0]
 
-	cfg := env.Config()
-	real := cfg.Secrets
-	pw, err := real(t.Context(), "secret:bmc-admin")
-	if err != nil {
-		t.Fatalf("the lab's BMC password: %v", err)
-	}
-	cfg.Secrets = func(ctx context.Context, ref string) (drivers.Secret, error) {
-		if ref == "secret:bmc-admin" {
-			return drivers.Secret{}, fmt.Errorf("%w: secret %q", secrets.ErrNotSet, "bmc-admin")
+	var real func(context.Context, string) (drivers.Secret, error)
+	e2 := startedEngine(t, env, func(cfg *orchestrator.Config) {
+		real = cfg.Secrets
+		cfg.Secrets = func(ctx context.Context, ref string) (drivers.Secret, error) {
+			if ref == "secret:bmc-admin" {
+				return drivers.Secret{}, fmt.Errorf("%w: secret %q", secrets.ErrNotSet, "bmc-admin")
+			}
+			return real(ctx, ref)
 		}
-		return real(ctx, ref)
-	}
-	user := d.Nodes[withOverride].OOB(d.SiteOOBDriver()).Username
-	cfg.BMCOverride = func(_ context.Context, node string) (string, drivers.Secret, bool, error) {
-		if node != withOverride {
-			return "", drivers.Secret{}, false, nil
+		user := d.Nodes[withOverride].OOB(d.SiteOOBDriver()).Username
+		cfg.BMCOverride = func(ctx context.Context, node string) (string, drivers.Secret, bool, error) {
+			if node != withOverride {
+				return "", drivers.Secret{}, false, nil
+			}
+			pw, err := real(ctx, "secret:bmc-admin") // the lab's BMC password
+			return user, pw, err == nil, err
 		}
-		return user, pw, true, nil
-	}
-	e2, err := orchestrator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e2.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e2.Close)
+	})
 	_, res := run(t, e2, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(withOverride), Requester: "test"}, orchestrator.TaskSucceeded)
 	if res[0].Stage != orchestrator.StageDeployed {
 		t.Errorf("%s: %s at %s: %s", withOverride, res[0].Outcome, res[0].Stage, res[0].Reason)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 )
@@ -62,17 +63,10 @@ func TestRescueRecordsWhatItReached(t *testing.T) {
 
 	slow := &slowSightServer{}
 	slow.stale.Store(1)
-	cfg := env.Config()
-	slow.Server = cfg.Drivers.Server
-	cfg.Drivers.Server = slow
-	e2, err := orchestrator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e2.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e2.Close)
+	e2 := startedEngine(t, env, func(c *orchestrator.Config) {
+		slow.Server = c.Drivers.Server
+		c.Drivers.Server = slow
+	})
 	run(t, e2, orchestrator.Request{Action: orchestrator.ActionRescueEnter, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
 	if slow.stale.Load() > 0 {
 		t.Fatalf("the rescue's polls never saw the machine entering rescue mode: nothing was tested")
@@ -83,4 +77,21 @@ func TestRescueRecordsWhatItReached(t *testing.T) {
 	if rec := record(t, e2, node); rec.Observed != "Rescue mode" {
 		t.Errorf("%s: record observed %q at stage %s, want Rescue mode (the lab's)", node, rec.Observed, rec.Stage)
 	}
+}
+
+// startedEngine starts an engine on env's store and lab with the
+// configuration edit makes.
+func startedEngine(t *testing.T, env *labrun.Env, edit func(*orchestrator.Config)) *orchestrator.Engine {
+	t.Helper()
+	cfg := env.Config()
+	edit(&cfg)
+	e, err := orchestrator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
 }
