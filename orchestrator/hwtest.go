@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"slices"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -25,7 +26,29 @@ func (r *nodeRun) testing(ctx context.Context) (step, error) {
 		return step{}, err
 	}
 	if res.Status == drivers.StatusFailed {
+		if err := r.testFailedLifecycle(ctx); err != nil {
+			return step{}, err
+		}
 		return failed("hardware tests of machine %s failed: %s (look at the machine's test results in the provisioner; fix it, then retry)", r.rec.MachineID, res.Message), nil
 	}
 	return r.result(res, true, func() step { return advance("hardware tests of machine %s passed: %s", r.rec.MachineID, res.Message) })
+}
+
+// testFailedLifecycle reads the machine after its tests failed: a
+// deployed node's machine that the provisioner now holds in a failed
+// state (MAAS's Failed testing) is no longer in service, so the node's
+// lifecycle reads failed, though a test task does not own the lifecycle.
+func (r *nodeRun) testFailedLifecycle(ctx context.Context) error {
+	if r.rec.LifecycleState() != LifecycleDeployed {
+		return nil
+	}
+	ms, err := r.e.statusCall(ctx, []drivers.NodeRef{r.ref()})
+	if err != nil || len(ms) != 1 || ms[0].State == "" {
+		return err
+	}
+	r.rec.Observed = ms[0].State
+	if !slices.Contains(deployedStates, ms[0].State) {
+		r.rec.Lifecycle = LifecycleFailed
+	}
+	return nil
 }

@@ -1,0 +1,35 @@
+package orchestrator_test
+
+import (
+	"testing"
+
+	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/sim/maas"
+)
+
+// TestFailedTestOfDeployedNode: test_nodes on a deployed node whose tests
+// fail leaves its machine Failed testing (MAAS's status, no longer
+// Deployed): the node's lifecycle reads failed, as its machine is, not
+// deployed (found by the lifecycle runs, seed 1034: a deployed node read
+// deployed while the lab showed Failed testing). A passing test of a
+// deployed node leaves it deployed.
+func TestFailedTestOfDeployedNode(t *testing.T) {
+	t.Parallel()
+	good, bad := "r02-gpu01", "r02-gpu02"
+	d := testsite.Example(t)
+	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailTesting: 1}}})
+	sel := dcNodes(good, bad)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: sel, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, orchestrator.Request{Action: orchestrator.ActionTestNodes, Filter: sel, Requester: "test"}, orchestrator.TaskPartiallySucceeded)
+	for node, want := range map[string]struct {
+		lab       string
+		lifecycle orchestrator.Lifecycle
+	}{good: {"Deployed", orchestrator.LifecycleDeployed}, bad: {"Failed testing", orchestrator.LifecycleFailed}} {
+		m, _ := dcMachine(env, node)
+		rec := record(t, e, node)
+		if m.Status != want.lab || rec.LifecycleState() != want.lifecycle {
+			t.Errorf("%s: lab %q, lifecycle %q (observed %q); want lab %q, lifecycle %q", node, m.Status, rec.LifecycleState(), rec.Observed, want.lab, want.lifecycle)
+		}
+	}
+}
