@@ -660,7 +660,8 @@ func (s *Server) opRelease(m *machine, req *request) (any, *apiError) {
 }
 
 // opAbort stops a running operation as Node.abort_operation does:
-// commissioning goes back to New (Ready once commissioned), deploying to
+// commissioning goes back to New, even a machine commissioned before
+// (MAAS's _abort_commissioning_async sets NEW whatever came before), deploying to
 // Allocated, disk erasing to Failed disk erasing, testing to the status
 // before it (Ready when testing followed commissioning), the machine
 // powered off. Any other state is MAAS's NodeStateViolation (409).
@@ -671,9 +672,8 @@ func (s *Server) opAbort(m *machine, _ *request) (any, *apiError) {
 	case StatusCommissioning:
 		s.cancelPhase(m)
 		m.Status = StatusNew
-		if m.commissioned {
-			m.Status = StatusReady
-		}
+		m.Owner = "" // clear_owner_when_status_changes_to_new_or_ready
+		_ = s.power(m, "off")
 	case StatusDeploying:
 		s.cancelPhase(m)
 		m.Status = StatusAllocated

@@ -232,17 +232,22 @@ func TestAbortCommissioning(t *testing.T) {
 		t.Errorf("abort of a first commissioning: %s, want New", StatusName(st))
 	}
 
-	// A commissioned machine goes back to Ready.
+	// A commissioned machine goes back to New too: MAAS's
+	// _abort_commissioning_async sets NEW whatever the status before (an
+	// earlier lab returned Ready here, which MAAS never does).
 	l.must(http.StatusOK, "POST", "/machines/"+ready+"/?op=commission", nil, nil)
 	l.must(http.StatusOK, "POST", "/machines/"+ready+"/?op=abort", nil, &m)
-	if st := int(m["status"].(float64)); st != StatusReady {
-		t.Errorf("abort of a recommissioning: %s, want Ready", StatusName(st))
+	if st := int(m["status"].(float64)); st != StatusNew {
+		t.Errorf("abort of a recommissioning: %s, want New", StatusName(st))
+	}
+	if m["power_state"] != "off" {
+		t.Errorf("abort of a recommissioning left power %v, want off (MAAS stops the machine)", m["power_state"])
 	}
 
 	// The aborted phases do not complete later.
 	time.Sleep(300 * time.Millisecond)
 	l.wantStill(t, "an aborted commissioning", newID, StatusNew)
-	l.wantStill(t, "an aborted recommissioning", ready, StatusReady)
+	l.wantStill(t, "an aborted recommissioning", ready, StatusNew)
 	l.setDuration(func(d *Durations) { d.Commission = 5 * time.Second })
 	// And it can be commissioned again.
 	l.must(http.StatusOK, "POST", "/machines/"+newID+"/?op=commission", nil, nil)
