@@ -148,7 +148,9 @@ func releaseEvent(typ string) bool {
 }
 
 // checkDeploys: no machine starts deploying again unless its previous
-// deployment failed, was aborted or the machine was released between.
+// deployment failed, was aborted or the machine was released between,
+// or its hardware tests failed (Failed testing: MAAS took the deployed
+// machine out of service, its node reads failed and deploys again).
 func (r *lrRun) checkDeploys(v lrView) []string {
 	var out []string
 	for _, e := range v.events {
@@ -157,7 +159,7 @@ func (r *lrRun) checkDeploys(v lrView) []string {
 			out = append(out, fmt.Sprintf("duplicate deploy: machine %s (%s) started deploying again (event %d) with its previous deployment neither failed nor released", e.Node, e.Hostname, e.ID))
 		case e.Type == "Deploying":
 			r.deployed[e.Node] = true
-		case e.Type == "Failed deployment" || releaseEvent(e.Type) || strings.HasPrefix(e.Type, "Aborted"):
+		case e.Type == "Failed deployment" || e.Type == "Failed testing" || releaseEvent(e.Type) || strings.HasPrefix(e.Type, "Aborted"):
 			delete(r.deployed, e.Node)
 		}
 	}

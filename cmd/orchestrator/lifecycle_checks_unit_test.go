@@ -49,6 +49,11 @@ func TestLifecycleChecksCatch(t *testing.T) {
 	if got := r.checkDeploys(deploys); len(got) != 0 {
 		t.Errorf("a deploy after a failed deployment: %v", got)
 	}
+	clear(r.deployed)
+	deploys.events[2].Type = "Failed testing"
+	if got := r.checkDeploys(deploys); len(got) != 0 {
+		t.Errorf("a deploy after the deployed machine's tests failed: %v", got)
+	}
 	checkClaimsAndLifecycles(t, r, nodes, byID)
 }
 
