@@ -3,21 +3,13 @@ package ui_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
-	"github.com/slipway-dev/slipway/statestore/memory"
-	"github.com/slipway-dev/slipway/ui"
 )
 
 // TestSiteViewAt10000Nodes: the site view of a generated 10,000-node
@@ -34,46 +26,19 @@ func TestSiteViewAt10000Nodes(t *testing.T) {
 		t.Skip("10,000 nodes in a browser: skipped with -short")
 	}
 	const n = 10000
-	d, err := labrun.Generated(t.Context(), t.TempDir(), n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New()
-	raw, id, err := d.Canonical()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.PutRevision(t.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts()}); err != nil {
-		t.Fatal(err)
-	}
-	e, err := orchestrator.New(orchestrator.Config{Store: st}) // not started: it answers reads
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokens := auth.NewStore(st)
-	tok, _, err := tokens.Create(t.Context(), auth.RoleViewer, "viewer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	authenticate, _ := api.TokenStore(tokens)
-	srv, err := api.New(api.Config{Engine: e, Store: st, Authenticate: authenticate, UI: ui.Handler(), Log: zerolog.Nop(), EventPoll: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	srv := serveSeeded(t, n) // lifecycle_test.go
 
 	b := newBrowser(t)
 	begun := time.Now()
-	b.signIn(t, ts.URL, tok, n)
+	b.signIn(t, srv.URL, srv.Token, n)
 	t.Logf("%d tiles shown %s after sign-in began", n, time.Since(begun).Round(time.Millisecond))
 	eval[any](t, b, `(() => { const f = window.slipwayFrames = []; let last = performance.now();
 		const tick = (now) => { f.push(now - last); last = now; if (f.length < 100000) requestAnimationFrame(tick); }; requestAnimationFrame(tick); return 0; })()`)
-	names := d.NodeNames()
+	names := srv.Names
 	moved := time.Now()
 	for _, stage := range []orchestrator.Stage{orchestrator.StageCommission, orchestrator.StageDeploy, orchestrator.StageDeployed} {
 		for i := 0; i < n; i += 1000 {
-			writeWave(t, st, names[i:min(i+1000, n)], stage)
+			writeWave(t, srv.Store, names[i:min(i+1000, n)], stage)
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
