@@ -40,13 +40,7 @@ func labMachineOf(t *testing.T, env *labrun.Env, hostname string) (maas.MachineS
 func TestRedeployRefusedBeforeRelease(t *testing.T) {
 	d := testsite.Example(t)
 	site := d.Site.Metadata.Name
-	gpu := ""
-	for _, name := range d.NodeNames() {
-		if d.Nodes[name].Spec.HostProfile == "compute-gpu" {
-			gpu = name
-			break
-		}
-	}
+	gpu := firstGPU(d)
 	setProfile(d, gpu, "h100")
 	p := profiles{{site, "h100"}: {Name: "h100", Series: "noble", RoCE: true}}
 	rc := roce{gpu: {{Interface: "bond0", CIDR: "10.250.0.1/31"}}}
@@ -186,13 +180,7 @@ func TestRedeployRerunRefusedBeforeRelease(t *testing.T) {
 	t.Parallel()
 	d := testsite.Example(t)
 	site := d.Site.Metadata.Name
-	gpu := ""
-	for _, name := range d.NodeNames() {
-		if d.Nodes[name].Spec.HostProfile == "compute-gpu" {
-			gpu = name
-			break
-		}
-	}
+	gpu := firstGPU(d)
 	setProfile(d, gpu, "h100")
 	p := profiles{{site, "h100"}: {Name: "h100", RoCE: true}}
 	rc := roce{gpu: {{Interface: "bond0", CIDR: "10.250.0.1/31"}}}
@@ -217,4 +205,14 @@ func TestRedeployRerunRefusedBeforeRelease(t *testing.T) {
 				v, gpu, m.Status, m.Owned(), lc.Releases, lc.DeployStarts)
 		}
 	}
+}
+
+// firstGPU is the first node of d with the compute-gpu host profile.
+func firstGPU(d *design.Design) string {
+	for _, name := range d.NodeNames() {
+		if d.Nodes[name].Spec.HostProfile == "compute-gpu" {
+			return name
+		}
+	}
+	return ""
 }
