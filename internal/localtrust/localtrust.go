@@ -1,0 +1,193 @@
+// Package localtrust decides whether a local file, socket or directory
+// may be trusted before it is used: the state database, the secret key
+// files, the local API socket, the driver plugins.
+//
+// A file is trusted when its owner is the effective user (or root, where
+// the rule allows it: plugins installed by root), its mode gives no
+// write (or, for secrets, no access at all) to group and others, and no
+// other user can replace it: every directory from it up to / is owned by
+// the effective user or root and is not writable by group or others,
+// unless it is sticky (like /tmp: there others can't rename or remove
+// what is ours). A symbolic link is followed only when the effective
+// user owns it; its target is checked the same way.
+//
+// Root trusts nothing owned by another user: a file planted by an
+// unprivileged user is what would make root its victim.
+package localtrust
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// ErrUntrusted is wrapped by every refusal.
+var ErrUntrusted = errors.New("untrusted local file")
+
+// Rule says what a trusted file looks like.
+type Rule struct {
+	// What names the file in messages: "state file", "secret key file".
+	What string
+	// Type is the file's type: 0 for a regular file, fs.ModeSocket,
+	// fs.ModeDir.
+	Type fs.FileMode
+	// Deny are the permission bits that must be clear: 0o022 (no write
+	// by group and others) or 0o077 (no access by them at all).
+	Deny fs.FileMode
+	// RootOwned: a file (and directory) owned by root is trusted as well
+	// as one owned by the effective user.
+	RootOwned bool
+	// NoSticky: the file's own directory must not be writable by group
+	// or others even when it is sticky (a plugin directory: anyone could
+	// add a file to it).
+	NoSticky bool
+	// Fix says what to do instead, ending the messages: "use a --state in
+	// a directory only you can write".
+	Fix string
+}
+
+// Check checks the file at path against r. A missing file is an error
+// wrapping fs.ErrNotExist (its directory is not checked: use CheckDir
+// before creating one).
+func Check(path string, r Rule) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if err := r.owner(path, fi, "symbolic link"); err != nil {
+			return err
+		}
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", r.What, path, err)
+		}
+		return Check(real, r)
+	}
+	if err := r.owner(path, fi, r.What); err != nil {
+		return err
+	}
+	if err := r.mode(path, fi); err != nil {
+		return err
+	}
+	return r.dirs(filepath.Dir(path), r.NoSticky)
+}
+
+// CheckDir checks the directory dir, where a file of the rule's kind is
+// about to be created, and each directory above it.
+func CheckDir(dir string, r Rule) error {
+	return r.dirs(dir, r.NoSticky)
+}
+
+// dirs checks dir and its parents up to /, after resolving symbolic
+// links. noSticky applies to dir itself.
+func (r Rule) dirs(dir string, noSticky bool) error {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: directory %s: %w", r.What, dir, err)
+	}
+	for d, i := abs, 0; i < 256; d, i = filepath.Dir(d), i+1 {
+		if err := r.dir(d, noSticky && i == 0); err != nil {
+			return err
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: directory %s: too deep", r.What, dir)
+}
+
+// dir checks one directory: owned by the effective user or root, not
+// writable by group and others unless sticky (and sticky allowed).
+func (r Rule) dir(d string, noSticky bool) error {
+	fi, err := os.Lstat(d)
+	if err != nil {
+		return fmt.Errorf("%s: directory %s: %w", r.What, d, err)
+	}
+	if uid := ownerOf(fi); uid != os.Geteuid() && uid != 0 {
+		return r.refuse("directory %s is owned by uid %d, not you (uid %d) or root: that user can replace what it holds", d, uid, os.Geteuid())
+	}
+	if fi.Mode().Perm()&0o022 == 0 {
+		return nil
+	}
+	if fi.Mode()&fs.ModeSticky != 0 && !noSticky {
+		return nil
+	}
+	return r.refuse("directory %s has mode %s: others than its owner may add or replace files in it (run `chmod go-w %s`)", d, modeString(fi.Mode()), d)
+}
+
+// owner checks that fi (of path, naming it what) is owned by the
+// effective user, or by root when the rule allows it.
+func (r Rule) owner(path string, fi fs.FileInfo, what string) error {
+	uid, me := ownerOf(fi), os.Geteuid()
+	if uid == me || (uid == 0 && r.RootOwned) {
+		return nil
+	}
+	return r.refuse("%s %s is owned by uid %d, not you (uid %d); another user may have planted it: remove it", what, path, uid, me)
+}
+
+// mode checks the file's type and permission bits.
+func (r Rule) mode(path string, fi fs.FileInfo) error {
+	if fi.Mode().Type() != r.Type {
+		return r.refuse("%s %s is not a %s", r.What, path, typeName(r.Type))
+	}
+	if perm := fi.Mode().Perm(); perm&r.Deny != 0 {
+		return r.refuse("%s %s has mode %04o: others than its owner may %s it (run `chmod %s %s`)",
+			r.What, path, perm, verb(r.Deny), chmodArg(r.Deny), path)
+	}
+	return nil
+}
+
+func (r Rule) refuse(format string, args ...any) error {
+	msg := fmt.Sprintf("refusing the "+format, args...)
+	if r.Fix != "" {
+		msg += "; or " + r.Fix
+	}
+	return fmt.Errorf("%s: %w", msg, ErrUntrusted)
+}
+
+// ownerOf is the file's owner; -1 when the system does not say.
+func ownerOf(fi fs.FileInfo) int {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid)
+	}
+	return -1
+}
+
+func typeName(t fs.FileMode) string {
+	switch t {
+	case fs.ModeSocket:
+		return "socket"
+	case fs.ModeDir:
+		return "directory"
+	}
+	return "regular file"
+}
+
+func verb(deny fs.FileMode) string {
+	if deny&0o044 != 0 {
+		return "read or write"
+	}
+	return "write"
+}
+
+func chmodArg(deny fs.FileMode) string {
+	if deny&0o044 != 0 {
+		return "go-rwx"
+	}
+	return "go-w"
+}
+
+func modeString(m fs.FileMode) string {
+	s := fmt.Sprintf("%04o", m.Perm())
+	if m&fs.ModeSticky != 0 {
+		s = fmt.Sprintf("1%03o", m.Perm())
+	}
+	return s
+}
