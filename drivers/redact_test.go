@@ -1,8 +1,16 @@
 package drivers
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"html"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/slipway-dev/slipway/internal/leakcheck"
 )
 
 func TestRedact(t *testing.T) {
@@ -34,5 +42,58 @@ func TestRedact(t *testing.T) {
 		if got := Redact(text, map[string]string{"x": r}); strings.Contains(got, "x") {
 			t.Errorf("Redact(%q) = %q", text, got)
 		}
+	}
+}
+
+// TestRedactSecretsEveryForm: a secret sent in any of the forms a client
+// sends it in (inside a longer value, at any base64 alignment) and
+// echoed back in any encoding is not found in the redacted text by a
+// search that decodes the text every way (leakcheck, which shares no
+// code with the redaction); the text around it is kept.
+func TestRedactSecretsEveryForm(t *testing.T) {
+	for _, secret := range []string{"Zx9+q/Lm&w=Rt%4Kp Yb7", "plainalnumsecret0123", "s<é>\"q'\\ü\x01end", "abcdefgh"} {
+		var sent []string
+		for _, pre := range []string{"", "u:", "us:", "usr:", "admin:", "&"} {
+			v := pre + secret
+			sent = append(sent, v, base64.StdEncoding.EncodeToString([]byte(v)), base64.URLEncoding.EncodeToString([]byte(v+"tail")),
+				base64.RawStdEncoding.EncodeToString([]byte(v+"x")))
+		}
+		var echoed []string
+		for _, v := range sent {
+			j, _ := json.Marshal(v)
+			echoed = append(echoed, v, url.QueryEscape(v), url.PathEscape(v), url.QueryEscape(url.QueryEscape(v)),
+				string(j), strconv.Quote(v), html.EscapeString(v), strings.ToLower(url.QueryEscape(v)))
+		}
+		for _, e := range echoed {
+			text := "MAAS said: <" + e + "> and more"
+			got := RedactSecrets(text, secret)
+			if leaks := leakcheck.Find(got, secret); len(leaks) > 0 {
+				t.Errorf("%q in %q: redacted to %q, still %v", secret, e, got, leaks)
+			}
+			if !strings.HasPrefix(got, "MAAS said: <") || !strings.HasSuffix(got, "> and more") {
+				t.Errorf("%q: the text around it is changed: %q", secret, got)
+			}
+		}
+	}
+	if got := RedactSecrets("nothing secret", ""); got != "nothing secret" {
+		t.Errorf("an empty secret changes the text: %q", got)
+	}
+}
+
+// TestPeerText: a peer's answer is quoted redacted, on one line, and
+// bounded (on a rune boundary), saying how much was left out; the
+// redaction comes before the cut, so a secret across the cut is gone.
+func TestPeerText(t *testing.T) {
+	const secret = "plainalnumsecret0123"
+	if got := PeerText("  a\r\n\tb \x00 " + secret + "\n"); got != "a b "+secret {
+		t.Errorf("PeerText without secrets = %q", got)
+	}
+	if got := PeerText("key="+secret, secret); got != "key=[redacted]" {
+		t.Errorf("PeerText = %q", got)
+	}
+	long := strings.Repeat("é", MaxQuoted) + secret
+	got := PeerText(strings.Repeat("x", MaxQuoted-5)+secret+long, secret)
+	if !utf8.ValidString(got) || len(got) > MaxQuoted+40 || !strings.Contains(got, " more bytes)") || strings.Contains(got, secret[:5]) {
+		t.Errorf("PeerText of a long answer = %q (%d bytes)", got, len(got))
 	}
 }
