@@ -14,6 +14,7 @@
 //	rev/<id>               a revision's metadata (JSON) and its design's blob
 //	hist/<seq>             an apply: the revision ID and when (JSON)
 //	histseq                the last apply's sequence number
+//	wid/<id>               a Write's mark: it was applied (writeonce.go)
 //
 // # Values
 //
@@ -101,6 +102,8 @@ type Store struct {
 	fence    string
 	fenceRev int64
 	lim      Limits // the members' limits (staged.go)
+	// marks is the lease the Writes' marks are attached to (writeonce.go).
+	marks *markLease
 	// stageHook, set by tests, stops a staged Write at a step as a
 	// crash would (staged.go).
 	stageHook func(step string) error
@@ -147,7 +150,8 @@ func New(c *clientv3.Client, prefix string) *Store {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return &Store{c: c, kv: quorumKV{kv: c.KV, q: &quorumState{}}, prefix: prefix, closed: &atomic.Bool{}, w: &writer{}}
+	return &Store{c: c, kv: quorumKV{kv: c.KV, q: &quorumState{}}, prefix: prefix, closed: &atomic.Bool{}, w: &writer{},
+		marks: &markLease{}}
 }
 
 // Open connects to the cluster of cfg and returns a store under prefix;
@@ -334,6 +338,7 @@ func fitting(batch []*pendingWrite, l Limits) int {
 	for i, w := range batch {
 		sum.ops = append(sum.ops, w.plan.ops...)
 		sum.encoded = append(sum.encoded, w.plan.encoded...)
+		sum.marks = append(sum.marks, w.plan.marks...)
 		for k := range w.plan.last {
 			sum.last[fmt.Sprint(i, k)] = 0 // counted apart: an upper bound
 		}
@@ -420,6 +425,7 @@ type writePlan struct {
 	encoded [][]byte       // by op index (Put and Append)
 	last    map[string]int // record key -> index of its last op
 	logs    []string
+	marks   []writeMark // each Write's (writeonce.go)
 }
 
 // add appends q's ops to p, as if q's Write came right after p's.
@@ -438,6 +444,7 @@ func (p *writePlan) add(q *writePlan) {
 			p.logs = append(p.logs, l)
 		}
 	}
+	p.marks = append(p.marks, q.marks...)
 }
 
 // appends counts the plan's Append ops (the sequence numbers it gets).
@@ -471,6 +478,7 @@ func (s *Store) planWrite(ctx context.Context, ops []statestore.Op) (*writePlan,
 			}
 		}
 	}
+	p.marks = []writeMark{newMark(p.appends())}
 	return p, nil
 }
 
@@ -484,9 +492,51 @@ func containsStr(l []string, s string) bool {
 }
 
 // tryWrite reads what the Write depends on and commits it if that did not
-// move; done is false when it did (try again).
+// move; done is false when it did (try again). A Write whose marks are
+// found was committed by an earlier try: it answers what that one got.
 func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done bool, err error) {
-	var reads []clientv3.Op
+	deps, err := s.readDeps(ctx, p)
+	if err != nil || deps.applied != nil {
+		return deps.applied, err == nil, err
+	}
+	lease, err := s.lease(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	ops, appends := s.planOps(p)
+	writes := append(s.etcdOps(ops, deps.last), s.logSeqPuts(p.logs, deps.last, appends)...)
+	seqs = stagedSeqs(ops, deps.last)
+	for _, id := range deps.dropBlobs {
+		writes = append(writes, clientv3.OpDelete(s.blobPrefix(id), clientv3.WithPrefix()))
+	}
+	writes = append(writes, s.markPuts(p, seqs, lease)...)
+	conds := append(deps.conds, s.noStage())
+	if len(writes) > s.lim.ops() || len(conds) >= s.lim.ops() {
+		return nil, false, errTooLarge
+	}
+	tr, err := s.kv.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
+	if s.leaseLost(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, s.limitsErr(err, len(writes))
+	}
+	return seqs, tr.Succeeded, nil
+}
+
+// writeDeps is what a Write read: the comparisons its commit makes, the
+// logs' last numbers, the blobs of the records it replaces, and what it
+// got when its marks say an earlier try committed it.
+type writeDeps struct {
+	conds     []clientv3.Cmp
+	last      map[string]uint64
+	dropBlobs []string
+	applied   []uint64
+}
+
+// readDeps reads, in one transaction, the logs' last numbers, the
+// records the Write replaces and its marks.
+func (s *Store) readDeps(ctx context.Context, p *writePlan) (writeDeps, error) {
 	var keys []string
 	for _, l := range p.logs {
 		keys = append(keys, s.logSeqKey(l))
@@ -494,47 +544,38 @@ func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done
 	for k := range p.last {
 		keys = append(keys, k)
 	}
+	var reads []clientv3.Op
 	for _, k := range keys {
 		reads = append(reads, clientv3.OpGet(k))
 	}
-	resp, err := s.kv.Txn(ctx).Then(reads...).Commit()
+	resp, err := s.kv.Txn(ctx).Then(append(reads, s.markReads(p)...)...).Commit()
 	if err != nil {
-		return nil, false, err
+		return writeDeps{}, err
 	}
-	var conds []clientv3.Cmp
-	last := map[string]uint64{}
-	var dropBlobs []string
-	for i, r := range resp.Responses {
+	var marks []*clientv3.GetResponse
+	for _, r := range resp.Responses[len(keys):] {
+		marks = append(marks, (*clientv3.GetResponse)(r.GetResponseRange()))
+	}
+	d := writeDeps{last: map[string]uint64{}, conds: s.markConds(p)}
+	if d.applied, err = applied(p, marks); err != nil || d.applied != nil {
+		return d, err
+	}
+	for i, r := range resp.Responses[:len(keys)] {
 		rr := r.GetResponseRange()
-		k := keys[i]
 		var mod int64
 		if len(rr.Kvs) > 0 {
 			mod = rr.Kvs[0].ModRevision
 			if i < len(p.logs) {
-				if last[p.logs[i]], err = parseSeq(rr.Kvs[0]); err != nil {
-					return nil, false, err
+				if d.last[p.logs[i]], err = parseSeq(rr.Kvs[0]); err != nil {
+					return d, err
 				}
 			} else if id, _, ok := blobRef(rr.Kvs[0].Value); ok {
-				dropBlobs = append(dropBlobs, id)
+				d.dropBlobs = append(d.dropBlobs, id)
 			}
 		}
-		conds = append(conds, clientv3.Compare(clientv3.ModRevision(k), "=", mod))
+		d.conds = append(d.conds, clientv3.Compare(clientv3.ModRevision(keys[i]), "=", mod))
 	}
-	ops, appends := s.planOps(p)
-	writes := append(s.etcdOps(ops, last), s.logSeqPuts(p.logs, last, appends)...)
-	seqs = stagedSeqs(ops, last)
-	for _, id := range dropBlobs {
-		writes = append(writes, clientv3.OpDelete(s.blobPrefix(id), clientv3.WithPrefix()))
-	}
-	conds = append(conds, s.noStage())
-	if len(writes) > s.lim.ops() || len(conds) >= s.lim.ops() {
-		return nil, false, errTooLarge
-	}
-	tr, err := s.kv.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
-	if err != nil {
-		return nil, false, s.limitsErr(err, len(writes))
-	}
-	return seqs, tr.Succeeded, nil
+	return d, nil
 }
 
 // limitsErr says which etcd settings a transaction of this store needs

@@ -137,8 +137,9 @@ func quorumErr(err error) error {
 // no leader: losing the leader member (one of three) makes the others
 // elect one within a second or two, and the write then commits; a cluster
 // without its quorum fails the write once this has passed. A retried
-// write reads and compares again what it depends on, so one that had
-// committed after all is not applied twice (an append to a log may be).
+// write reads and compares again what it depends on, and finds its own
+// mark when it had committed after all: it is not applied twice
+// (writeonce.go).
 var QuorumWait = 5 * time.Second
 
 // quorumWaiter paces a write's tries while the cluster has no leader.

@@ -133,7 +133,7 @@ var errTooLarge = errors.New("etcd state store: a Write too large for one transa
 // bytes. A replaced record's blob adds a delete, known only once read: a
 // plan it pushes over is staged then (errTooLarge).
 func (p *writePlan) fits(l Limits) bool {
-	recs := len(p.last)
+	recs := len(p.last) + len(p.marks)
 	writes := recs + p.appends() + len(p.logs)
 	return recs+len(p.logs)+2 <= l.ops() && writes <= l.ops() && p.bytes() <= l.bytes()
 }
