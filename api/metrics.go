@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	apitypes "github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/internal/httpx"
 )
 
 // metrics are the API's Prometheus metrics.
@@ -106,21 +109,58 @@ func (s *Server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, apitypes.Status{Status: "ok"})
 }
 
-// readyz: the state store answers and, when configured, the drivers do.
+// readyz: the state store answers and, when configured, the drivers do,
+// as of the last round of checks (readiness.go: at most one round per
+// Config.ReadyTTL, whoever asks). Anyone may ask, so a caller without a
+// valid token learns only ready or not: {"status":"ready"}, or a 503
+// problem whose detail is "not ready". A token's holder (any role) also
+// gets the cluster view, or the reason when not ready.
 func (s *Server) readyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 10*time.Second)
-	defer cancel()
-	if _, err := s.cfg.Store.LastSeq(ctx, logAudit); err != nil {
-		return problem(http.StatusServiceUnavailable, "state store: "+err.Error())
-	}
-	if s.cfg.Ready != nil {
-		if err := s.cfg.Ready(ctx); err != nil {
-			return problem(http.StatusServiceUnavailable, "drivers: "+err.Error())
+	ctx := c.Request().Context()
+	detailed := s.holdsToken(c)
+	if err := s.readiness.result(ctx); err != nil {
+		detail := "not ready"
+		if detailed {
+			detail = err.Error()
 		}
+		// Written here, not returned: the round logged its failure once;
+		// each probe's 503 would otherwise be logged again.
+		httpx.WriteProblem(c, httpx.NewProblem(http.StatusServiceUnavailable, detail, shownPath(c),
+			c.Response().Header().Get(echo.HeaderXRequestID)))
+		return nil
+	}
+	if !detailed {
+		return c.JSON(http.StatusOK, apitypes.Status{Status: "ready"})
 	}
 	cl, err := s.clusterView(ctx)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, apitypes.Status{Status: "ready", Cluster: &cl})
+}
+
+// readyChecks are the probe's upstream checks: the state store answers
+// and, when configured, the drivers do.
+func (s *Server) readyChecks(ctx context.Context) error {
+	if _, err := s.cfg.Store.LastSeq(ctx, logAudit); err != nil {
+		return fmt.Errorf("state store: %w", err)
+	}
+	if s.cfg.Ready != nil {
+		if err := s.cfg.Ready(ctx); err != nil {
+			return fmt.Errorf("drivers: %w", err)
+		}
+	}
+	return nil
+}
+
+// holdsToken tells whether the caller of a route open to all sent a valid
+// token (any role). An invalid one is no refusal there: the caller is
+// answered as one without a token.
+func (s *Server) holdsToken(c echo.Context) bool {
+	tok, ok := bearerToken(c.Request())
+	if !ok {
+		return false
+	}
+	p, err := s.cfg.Authenticate(c.Request().Context(), tok)
+	return err == nil && p.Role.Allows(auth.RoleViewer)
 }

@@ -87,7 +87,11 @@ type Config struct {
 	// UI is the web dashboard (package ui), served at /ui/ (nil: none).
 	UI http.Handler
 	// Ready reports whether the drivers answer (nil: not checked).
-	Ready func(ctx context.Context) error
+	// GET /readyz runs it with the state store's check at most once at a
+	// time and reuses the result for ReadyTTL (0: DefaultReadyTTL; at most
+	// MaxReadyTTL): see readiness.go.
+	Ready    func(ctx context.Context) error
+	ReadyTTL time.Duration
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed for the
 	// audit's remote address.
 	TrustedProxies []string
@@ -142,8 +146,9 @@ type Server struct {
 	metrics *metrics
 	routes  []route
 	// refusals samples the audit records of unauthenticated refusals.
-	refusals *refusalSampler
-	uploads  *uploads
+	refusals  *refusalSampler
+	uploads   *uploads
+	readiness *readiness // GET /readyz's cached upstream checks (readiness.go)
 
 	mu      sync.Mutex
 	designs map[string]*design.Design // by revision ID
@@ -179,6 +184,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = newMetrics(cfg.Registry, s)
+	s.readiness = newReadiness(cfg.ReadyTTL, cfg.Log, s.readyChecks)
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler

@@ -224,6 +224,9 @@ func (a *app) newAPI(c engineConfig, env *engineEnv) (*api.Server, error) {
 	if err := c.apiLimits(&cfg); err != nil {
 		return nil, usageErr(err)
 	}
+	if err := c.readyCheck(&cfg); err != nil { // readycheck.go
+		return nil, usageErr(err)
+	}
 	if err := c.designLimits(&cfg); err != nil {
 		return nil, usageErr(err)
 	}

@@ -90,6 +90,9 @@ type engineConfig struct {
 	EventStreamRecheck      string `yaml:"eventStreamRecheck"`      // default 5s
 	AuditRefusalsPerAddress int    `yaml:"auditRefusalsPerAddress"` // default 20
 	AuditRefusalsTotal      int    `yaml:"auditRefusalsTotal"`      // default 60
+	// ReadyCheckTTL: how long GET /readyz reuses its upstream checks
+	// (readycheck.go; default 5s).
+	ReadyCheckTTL string `yaml:"readyCheckTTL"`
 	// Introspection API (what deploying nodes call). Served when
 	// introspectionListen is set (serve: default :8701).
 	IntrospectionListen      string `yaml:"introspectionListen"`
