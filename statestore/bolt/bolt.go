@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	group "github.com/slipway-dev/slipway/internal/batch"
+	"github.com/slipway-dev/slipway/internal/localtrust"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -73,6 +75,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open state database: %w", err)
 	}
+	if err := checkTrust(path); err != nil {
+		return nil, err
+	}
 	if err := checkFile(path, opts); err != nil {
 		return nil, err
 	}
@@ -86,6 +91,26 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, s.wrap("open", err)
 	}
 	return s, nil
+}
+
+// StateRule is what a trusted state file looks like: owned by the
+// effective user, writable by no one else, in directories no one else
+// can write (see localtrust). Open refuses any other, and a directory
+// others could plant one in.
+var StateRule = localtrust.Rule{What: "state file", Deny: 0o022,
+	Fix: "keep the state in a directory only you can write (mkdir -m 700 DIR; --state DIR/slipway.db)"}
+
+// checkTrust checks the state file at path, or the directory it is about
+// to be created in.
+func checkTrust(path string) error {
+	err := localtrust.Check(path, StateRule)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = localtrust.CheckDir(filepath.Dir(path), StateRule)
+	}
+	if err != nil {
+		return fmt.Errorf("open state database: %w", err)
+	}
+	return nil
 }
 
 func initSchema(tx *bbolt.Tx) error {
@@ -352,6 +377,7 @@ func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ops = statestore.Attach(ctx, ops) // the API's idempotency record, in the same transaction
 	if err := statestore.ValidateOps(ops); err != nil {
 		return nil, err
 	}

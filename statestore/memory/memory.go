@@ -166,6 +166,7 @@ func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ops = statestore.Attach(ctx, ops) // the API's idempotency record, in the same transaction
 	if err := statestore.ValidateOps(ops); err != nil {
 		return nil, err
 	}

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) statestore.Store) {
 		{"RecordCancelledContext", testRecordCancelled},
 		{"RecordClose", testRecordClose},
 		{"RecordConcurrent", testRecordConcurrent},
+		{"RecordAttachment", testRecordAttachment},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
