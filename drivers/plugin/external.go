@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -27,6 +28,7 @@ type External struct {
 	cfg              drivers.Config
 	log              zerolog.Logger
 	startTimeout     time.Duration
+	checksum         []byte // SHA-256 the executable must have (Pin); nil: any
 
 	spawn spawner // the thread plugins are started from (lifetime_linux.go)
 
@@ -40,6 +42,13 @@ type External struct {
 func NewExternal(kind, name, path string, cfg drivers.Config, log zerolog.Logger) *External {
 	return &External{kind: kind, name: name, path: path, cfg: cfg, startTimeout: DefaultStartTimeout,
 		log: log.With().Str("driver", kind+"/"+name).Str("plugin", filepath.Base(path)).Logger()}
+}
+
+// Pin makes every start check that the executable's SHA-256 is sum
+// (go-plugin's SecureConfig); nil pins nothing. It returns e.
+func (e *External) Pin(sum []byte) *External {
+	e.checksum = sum
+	return e
 }
 
 // Path is the plugin executable.
@@ -79,7 +88,7 @@ func (e *External) connect() (*goplugin.Client, any, error) {
 	cmd := exec.Command(e.path)
 	cmd.Env = hostEnv()
 	bindChild(cmd)
-	c := goplugin.NewClient(&goplugin.ClientConfig{
+	cfg := &goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		Plugins:          clientSet(),
 		Cmd:              cmd,
@@ -87,10 +96,18 @@ func (e *External) connect() (*goplugin.Client, any, error) {
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Logger:           newHCLogger(e.kind+"/"+e.name, e.log),
 		StartTimeout:     e.startTimeout,
-	})
+	}
+	if e.checksum != nil {
+		cfg.SecureConfig = &goplugin.SecureConfig{Checksum: e.checksum, Hash: sha256.New()}
+	}
+	c := goplugin.NewClient(cfg)
 	var rpc goplugin.ClientProtocol
 	var err error
 	e.spawn.do(func() { rpc, err = c.Client() })
+	if errors.Is(err, goplugin.ErrChecksumsDoNotMatch) {
+		c.Kill()
+		return nil, nil, drivers.Errorf(drivers.Permanent, "start driver plugin %s: its SHA-256 is no longer the pinned one (the file changed since the orchestrator started): reinstall the pinned plugin, or pin this one and restart", e.path)
+	}
 	if err != nil {
 		c.Kill()
 		return nil, nil, drivers.Errorf(drivers.Permanent, "start driver plugin %s: %v (it must be an executable built with Slipway's plugin SDK, protocol %d)", e.path, err, ProtocolVersion)

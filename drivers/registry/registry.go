@@ -38,7 +38,11 @@ type Builtins struct {
 type Options struct {
 	// PluginDir holds external drivers; "" means none.
 	PluginDir string
-	Log       zerolog.Logger
+	// Pins are plugins' SHA-256 sums (hex) by file name
+	// (slipway-driver-<kind>-<name>): a pinned plugin whose file has
+	// another sum is refused, never started.
+	Pins map[string]string
+	Log  zerolog.Logger
 }
 
 // Info describes one registered driver.
@@ -59,7 +63,10 @@ var pluginNameRE = regexp.MustCompile(`^` + PluginPrefix + `(oob|server|network)
 type Registry struct {
 	builtins Builtins
 	plugins  map[string]map[string]string // kind -> name -> path
-	shadowed []Info
+	shadowed []Info                       // plugins ignored or refused, with the reason
+	refused  map[string]error             // kind/name -> why the plugin is never started
+	sums     map[string][]byte            // path -> pinned SHA-256, checked again at each start
+	pinned   []string                     // file names whose pin was found
 	log      zerolog.Logger
 
 	mu       sync.Mutex
@@ -68,13 +75,20 @@ type Registry struct {
 }
 
 // New scans the plugin directory. A directory that does not exist holds no
-// plugins; one that can't be read is an error.
+// plugins; one that can't be read, or that a user other than this one and
+// root could write, is an error (trust.go). A plugin file that is not
+// trusted, or not the pinned one, is listed with the reason and never
+// started.
 func New(b Builtins, o Options) (*Registry, error) {
 	r := &Registry{builtins: b, log: o.Log, plugins: map[string]map[string]string{
 		drivers.KindOOB: {}, drivers.KindServer: {}, drivers.KindNetwork: {},
-	}}
+	}, refused: map[string]error{}, sums: map[string][]byte{}}
 	if o.PluginDir == "" {
 		return r, nil
+	}
+	pins, err := parsePins(o.Pins)
+	if err != nil {
+		return nil, err
 	}
 	entries, err := os.ReadDir(o.PluginDir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -84,30 +98,57 @@ func New(b Builtins, o Options) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read plugin directory: %w", err)
 	}
-	for _, e := range entries {
-		m := pluginNameRE.FindStringSubmatch(e.Name())
-		if m == nil {
-			if strings.HasPrefix(e.Name(), PluginPrefix) {
-				r.log.Warn().Str("file", e.Name()).Msg("ignoring plugin file: name it slipway-driver-<oob|server|network>-<name>")
-			}
-			continue
-		}
-		path := filepath.Join(o.PluginDir, e.Name())
-		st, err := os.Stat(path)
-		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			r.log.Warn().Str("file", path).Msg("ignoring plugin file: not an executable file")
-			continue
-		}
-		kind, name := m[1], m[2]
-		if r.hasBuiltin(kind, name) {
-			r.shadowed = append(r.shadowed, Info{Kind: kind, Name: name, Source: path,
-				Error: "ignored: a built-in driver has this name; rename the plugin"})
-			r.log.Warn().Str("file", path).Msg("ignoring plugin: a built-in driver has its kind and name")
-			continue
-		}
-		r.plugins[kind][name] = path
+	if err := checkDir(o.PluginDir); err != nil {
+		return nil, err
 	}
+	for _, e := range entries {
+		r.add(o.PluginDir, e.Name(), pins)
+	}
+	r.unpinned(pins)
 	return r, nil
+}
+
+// add registers the plugin file name in dir, unless it is no plugin, is
+// not trusted, or a built-in has its kind and name.
+func (r *Registry) add(dir, file string, pins map[string][]byte) {
+	m := pluginNameRE.FindStringSubmatch(file)
+	if m == nil {
+		if strings.HasPrefix(file, PluginPrefix) {
+			r.log.Warn().Str("file", file).Msg("ignoring plugin file: name it slipway-driver-<oob|server|network>-<name>")
+		}
+		return
+	}
+	path := filepath.Join(dir, file)
+	kind, name := m[1], m[2]
+	if err := checkPlugin(path, pins[file]); err != nil {
+		r.refuse(kind, name, path, err)
+		return
+	}
+	if pin := pins[file]; pin != nil {
+		r.pinned = append(r.pinned, file)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		r.log.Warn().Str("file", path).Msg("ignoring plugin file: not an executable file")
+		return
+	}
+	if r.hasBuiltin(kind, name) {
+		r.shadowed = append(r.shadowed, Info{Kind: kind, Name: name, Source: path,
+			Error: "ignored: a built-in driver has this name; rename the plugin"})
+		r.log.Warn().Str("file", path).Msg("ignoring plugin: a built-in driver has its kind and name")
+		return
+	}
+	r.plugins[kind][name] = path
+	r.sums[path] = pins[file]
+}
+
+// refuse records a plugin that is never started, and why.
+func (r *Registry) refuse(kind, name, path string, err error) {
+	r.shadowed = append(r.shadowed, Info{Kind: kind, Name: name, Source: path, Error: err.Error()})
+	if !r.hasBuiltin(kind, name) {
+		r.refused[kind+"/"+name] = err
+	}
+	r.log.Error().Str("file", path).Err(err).Msg("refusing plugin: it is never started")
 }
 
 func (r *Registry) hasBuiltin(kind, name string) bool {
@@ -125,6 +166,9 @@ func (r *Registry) hasBuiltin(kind, name string) bool {
 // external starts tracking a plugin so that Close stops it.
 func (r *Registry) external(kind, name string, cfg drivers.Config) (*plugin.External, error) {
 	path, ok := r.plugins[kind][name]
+	if err := r.refused[kind+"/"+name]; err != nil && !ok {
+		return nil, drivers.Errorf(drivers.Permanent, "%s driver %q: %v", kind, name, err)
+	}
 	if !ok {
 		return nil, r.unknown(kind, name)
 	}
@@ -133,7 +177,7 @@ func (r *Registry) external(kind, name string, cfg drivers.Config) (*plugin.Exte
 	if r.closedUp {
 		return nil, errors.New("driver registry is closed")
 	}
-	e := plugin.NewExternal(kind, name, path, cfg, r.log)
+	e := plugin.NewExternal(kind, name, path, cfg, r.log).Pin(r.sums[path])
 	r.started = append(r.started, e)
 	return e, nil
 }
@@ -202,7 +246,7 @@ func (r *Registry) List(ctx context.Context, handshake bool) []Info {
 		for name, path := range byName {
 			i := Info{Kind: kind, Name: name, Source: path}
 			if handshake && ctx.Err() == nil {
-				v, err := plugin.NewExternal(kind, name, path, drivers.Config{}, r.log).Handshake()
+				v, err := plugin.NewExternal(kind, name, path, drivers.Config{}, r.log).Pin(r.sums[path]).Handshake()
 				if err != nil {
 					i.Error = err.Error()
 				}
