@@ -139,7 +139,7 @@ func (r Rule) mode(path string, fi fs.FileInfo) error {
 	}
 	if perm := fi.Mode().Perm(); perm&r.Deny != 0 {
 		return r.refuse("%s %s has mode %04o: others than its owner may %s it (run `chmod %s %s`)",
-			r.What, path, perm, verb(r.Deny), chmodArg(r.Deny), path)
+			r.What, path, perm, verb(r.Deny), r.chmodArg(), path)
 	}
 	return nil
 }
@@ -177,11 +177,15 @@ func verb(deny fs.FileMode) string {
 	return "write"
 }
 
-func chmodArg(deny fs.FileMode) string {
-	if deny&0o044 != 0 {
-		return "go-rwx"
+// chmodArg is what chmod takes to clear the denied bits.
+func (r Rule) chmodArg() string {
+	switch {
+	case r.Deny&0o044 == 0:
+		return "go-w"
+	case r.Type == 0:
+		return "600"
 	}
-	return "go-w"
+	return "go-rwx"
 }
 
 func modeString(m fs.FileMode) string {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/slipway-dev/slipway/internal/localtrust"
 )
 
 const (
@@ -74,21 +76,20 @@ func LoadOrCreateKey(path string) ([]byte, error) {
 	return readKey(path)
 }
 
+// KeyRule is what a trusted key file looks like: owned by the effective
+// user, readable by no one else, in directories no one else can write
+// (see localtrust). Root trusts no key file another user owns.
+var KeyRule = localtrust.Rule{What: "secret key file", Deny: 0o077,
+	Fix: "keep the key in a directory only you can write (mkdir -m 700 DIR)"}
+
 // readKey reads and checks the key file at path. The error wraps
 // fs.ErrNotExist when there is no file.
 func readKey(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+	if err := localtrust.Check(path, KeyRule); err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, localtrust.ErrUntrusted) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("secret key file: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("secret key file %s is not a regular file: give the path of the key file", path)
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("secret key file %s has mode %04o: others than its owner may use it; run `chmod 600 %s`", path, perm, path)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -107,6 +108,9 @@ func createKey(path string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create secret key file: %w", err)
+	}
+	if err := localtrust.CheckDir(dir, KeyRule); err != nil {
+		return err
 	}
 	key := make([]byte, KeySize)
 	if _, err := rand.Read(key); err != nil {
