@@ -102,7 +102,8 @@ const v1 = "/api/v1"
 func (s *Server) probeRoutes() []route {
 	return []route{
 		{Method: "GET", Path: "/healthz", Summary: "process is up", Response: apitypes.Status{}, handler: s.healthz},
-		{Method: "GET", Path: "/readyz", Summary: "state store open, drivers answer", Response: apitypes.Status{},
+		{Method: "GET", Path: "/readyz", Response: apitypes.Status{},
+			Summary:  "state store open, drivers answer (checked at most once per readyCheckTTL); the cluster view, or why not ready, only with a valid token",
 			Problems: []int{http.StatusServiceUnavailable}, handler: s.readyz},
 		{Method: "GET", Path: "/metrics", Summary: "Prometheus metrics", Produces: "text/plain", handler: s.metricsHandler},
 		{Method: "GET", Path: "/openapi.json", Summary: "this API as OpenAPI 3", Response: map[string]any{}, handler: s.openapi},

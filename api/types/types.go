@@ -64,7 +64,8 @@ type CreatedToken struct {
 // Status is the answer of the probes (/healthz, /readyz).
 type Status struct {
 	Status string `json:"status"` // ok | ready
-	// Cluster (readyz): the replica group as this replica sees it.
+	// Cluster (readyz, to a caller with a valid token): the replica group
+	// as this replica sees it.
 	Cluster *Cluster `json:"cluster,omitempty"`
 }
 
