@@ -81,8 +81,8 @@ func (a *app) connect(ctx context.Context, f *stateFlags, mode engineMode) (*ses
 	if err != nil {
 		return nil, err
 	}
-	if s := a.dialServe(cfg.State); s != nil {
-		return s, nil
+	if s, err := a.dialServe(cfg.State); err != nil || s != nil {
+		return s, err
 	}
 	return a.inProcess(ctx, cfg, mode)
 }
@@ -103,18 +103,21 @@ func serveAnswers(state string) bool {
 }
 
 // dialServe is a session with the serve that answers on the socket
-// beside state; nil when none does.
-func (a *app) dialServe(state string) *session {
-	if !serveAnswers(state) {
-		return nil // none, or a socket left by a serve that died: run in process
-	}
+// beside state; nil when none does. A socket this user must not trust
+// (localtrust.go) is an error: nothing is sent to it.
+func (a *app) dialServe(state string) (*session, error) {
 	path := localSocket(state)
+	if ok, err := checkSocket(path); err != nil {
+		return nil, usageErr(err)
+	} else if !ok || !serveAnswers(state) {
+		return nil, nil // none, or a socket left by a serve that died: run in process
+	}
 	c, err := client.New("http://local", "", client.WithUnixSocket(path))
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	a.log.Info().Str("socket", path).Msg("a local serve holds the state database: talking to it")
-	return &session{c: c, close: func() {}}
+	return &session{c: c, close: func() {}}, nil
 }
 
 // inProcess runs the engine and the API in this process for one command.

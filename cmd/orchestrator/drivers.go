@@ -38,8 +38,10 @@ func pluginDirFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVar(p, "plugin-dir", def, "directory of external drivers, slipway-driver-<kind>-<name> (env SLIPWAY_PLUGIN_DIR)")
 }
 
-func (a *app) registry(dir string) (*registry.Registry, error) {
-	r, err := registry.New(builtins(), registry.Options{PluginDir: dir, Log: a.log})
+// registry finds the drivers: the built-ins and the plugins in dir, pinned
+// by SHA-256 where pins say (file name -> hex).
+func (a *app) registry(dir string, pins map[string]string) (*registry.Registry, error) {
+	r, err := registry.New(builtins(), registry.Options{PluginDir: dir, Pins: pins, Log: a.log})
 	if err != nil {
 		return nil, usageErr(err)
 	}
@@ -59,7 +61,7 @@ briefly to check that it runs and to read the protocol version it speaks.`,
 			if output != "text" && output != "json" {
 				return usageErr(fmt.Errorf("-o %q: use text or json", output))
 			}
-			r, err := a.registry(dir)
+			r, err := a.registry(dir, nil)
 			if err != nil {
 				return err
 			}

@@ -57,6 +57,11 @@ type engineConfig struct {
 	RetryBase     string `yaml:"retryBase"`
 	RetryMax      string `yaml:"retryMax"`
 	DeployRetries int    `yaml:"deployRetries"`
+
+	// PluginSHA256 pins plugins: file name -> SHA-256 (hex); a pinned
+	// plugin with another sum is never started (drivers/registry).
+	PluginSHA256 map[string]string `yaml:"pluginSHA256"`
+
 	// Lifecycle defaults the Site's spec.lifecycle overrides: failed
 	// commissionings retried (the MAAS driver's budget), the erase policy
 	// of destroy and decommission, and stage timeouts (stage: duration).
@@ -308,7 +313,7 @@ func (a *app) openParts(ctx context.Context, c engineConfig, st statestore.Store
 	if p.design, err = currentDesignIn(ctx, st, c.State); err != nil {
 		return fail(usageErr(err))
 	}
-	reg, err := a.registry(c.PluginDir)
+	reg, err := a.registry(c.PluginDir, c.PluginSHA256)
 	if err != nil {
 		return fail(err)
 	}
@@ -716,7 +721,7 @@ func (a *app) serve(ctx context.Context, c engineConfig) error {
 		ln.Close()
 		return err
 	}
-	local, err := api.ListenLocal(localSocket(c.State))
+	local, err := listenLocal(localSocket(c.State)) // localtrust.go
 	if err != nil {
 		ln.Close()
 		return usageErr(err)

@@ -23,7 +23,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/internal/ha"
 	"github.com/slipway-dev/slipway/internal/leader"
@@ -231,7 +230,7 @@ func (a *app) serveHA(ctx context.Context, c engineConfig) error {
 	if err != nil {
 		return err
 	}
-	local, err := api.ListenLocal(c.socket())
+	local, err := listenLocal(c.socket()) // localtrust.go
 	if err != nil {
 		return usageErr(err)
 	}

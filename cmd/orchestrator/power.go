@@ -155,7 +155,7 @@ func (a *app) powerDirect(cmd *cobra.Command, pf *powerFlags, action string) err
 	if err != nil {
 		return err
 	}
-	reg, err := a.registry(pf.dir)
+	reg, err := a.registry(pf.dir, nil)
 	if err != nil {
 		return err
 	}
