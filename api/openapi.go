@@ -203,6 +203,9 @@ func parameters(r *route) openapi3.Parameters {
 	for _, q := range r.Query {
 		ps = append(ps, &openapi3.ParameterRef{Value: q.parameter()})
 	}
+	if r.Mutating { // idempotency.go
+		ps = append(ps, &openapi3.ParameterRef{Value: idempotencyParameter()})
+	}
 	return ps
 }
 
@@ -295,6 +298,9 @@ func problemStatuses(r *route) []int {
 	}
 	if r.Mutating || r.Leader { // a standby forwards it (cluster.go)
 		st = append(st, http.StatusBadGateway, http.StatusServiceUnavailable)
+	}
+	if r.Mutating { // an Idempotency-Key malformed, in use, or given to another call (idempotency.go)
+		st = append(st, http.StatusBadRequest, http.StatusConflict, http.StatusUnprocessableEntity)
 	}
 	slices.Sort(st)
 	return slices.Compact(st)

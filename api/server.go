@@ -136,6 +136,12 @@ type Config struct {
 	// DefaultBackups), one more gets a 503 with Retry-After.
 	Backup  StoreBackup
 	Backups int
+
+	// IdempotencyWindow is how long the key of a mutating call is
+	// remembered (default DefaultIdempotencyWindow); IdempotencyRecords
+	// bounds the keys remembered (default DefaultIdempotencyRecords).
+	IdempotencyWindow  time.Duration
+	IdempotencyRecords int
 }
 
 // Server is the control API.
@@ -154,6 +160,7 @@ type Server struct {
 	designs map[string]*design.Design // by revision ID
 	// designMu: one design change (an apply, an onboarding) at a time.
 	designMu sync.Mutex
+	idem     idemState // Idempotency-Key (idempotency.go)
 }
 
 // Body limits.
@@ -236,7 +243,11 @@ func (s *Server) middleware(r *route) []echo.MiddlewareFunc {
 	if r.Role != "" {
 		mw = append(mw, s.authorize(r))
 	}
-	return append(mw, httpx.BodyLimit(s.bodyLimit(r)))
+	mw = append(mw, httpx.BodyLimit(s.bodyLimit(r)))
+	if r.Mutating {
+		mw = append(mw, s.idempotent(r)) // idempotency.go
+	}
+	return mw
 }
 
 func (s *Server) bodyLimit(r *route) int64 {

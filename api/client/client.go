@@ -290,7 +290,7 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 func (c *Client) doRaw(ctx context.Context, r request, keep bool) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	resp, err := c.sendUntilRun(ctx, r)
+	resp, err := c.sendOnce(ctx, r) // idempotency.go: a mutating call with its key, tried again
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,351 @@
+package api
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// Idempotent mutating calls (docs/api.md, "Idempotency-Key").
+//
+// A client gives a mutating call an Idempotency-Key and sends it again,
+// with the same key, when it could not read the answer (a cut
+// connection, a 502/503 while the state store's leader changes). The
+// server remembers each key of each principal for the retry window: what
+// call it was (method, path, the body's SHA-256) and its answer. A call
+// with a known key is not applied again: the first one's answer is given
+// (marked Idempotency-Replayed). The record that the call changed the
+// state goes with the call's own Writes, in their transactions
+// (statestore.Attachment): a call whose commit was ambiguous has its
+// record too, or neither. Its answer follows in a Write of its own; a
+// retry that finds the first mark and no answer (the answer was lost
+// with the server) is told so (409) rather than applied twice.
+const (
+	// IdempotencyHeader names the key a client gives a mutating call.
+	IdempotencyHeader = "Idempotency-Key"
+	// ReplayedHeader marks the answer of an earlier call, answered again.
+	ReplayedHeader = "Idempotency-Replayed"
+	// MaxIdempotencyKey bounds a key: 1 to 128 of [A-Za-z0-9._:-].
+	MaxIdempotencyKey = 128
+	// DefaultIdempotencyWindow is how long a key is remembered
+	// (Config.IdempotencyWindow).
+	DefaultIdempotencyWindow = 24 * time.Hour
+	// DefaultIdempotencyRecords bounds the keys remembered, of all
+	// principals (Config.IdempotencyRecords): past it the oldest go.
+	DefaultIdempotencyRecords = 10000
+	// MaxKeptAnswer bounds an answer kept for a retry; a larger one is
+	// not kept (the retry is told so).
+	MaxKeptAnswer = 64 << 10
+
+	collIdem       = "idempotency"        // principal/key -> idemRecord
+	collIdemExpiry = "idempotency-expiry" // <expiry unix, 20 digits>/principal/key -> ""
+	idemSweepEvery = 64                   // answers kept between sweeps
+)
+
+// idemRecord is what the server remembers of a key.
+type idemRecord struct {
+	Principal string    `json:"principal"`
+	Method    string    `json:"method"`
+	Path      string    `json:"path"`
+	Expires   time.Time `json:"expires"`
+	BodySHA   string    `json:"body_sha256,omitempty"`
+	// Answered: Status and the answer (Answer and Type, or a problem's
+	// Detail) are kept, unless NotKept says why not.
+	Answered bool   `json:"answered,omitempty"`
+	Status   int    `json:"status,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Answer   string `json:"answer,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	NotKept  string `json:"not_kept,omitempty"`
+}
+
+// idemState is the keys of the calls in progress here (a retry that
+// comes while its first try still runs waits) and the sweep's pace.
+type idemState struct {
+	mu       sync.Mutex
+	busy     map[string]bool
+	kept     atomic.Uint64
+	sweeping atomic.Bool
+}
+
+func (st *idemState) claim(k string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.busy[k] {
+		return false
+	}
+	if st.busy == nil {
+		st.busy = map[string]bool{}
+	}
+	st.busy[k] = true
+	return true
+}
+
+func (st *idemState) release(k string) {
+	st.mu.Lock()
+	delete(st.busy, k)
+	st.mu.Unlock()
+}
+
+// noAnswerKept are the calls whose answer holds a secret: a retry is told
+// the call was made, never given the answer again.
+var noAnswerKept = map[string]bool{"POST " + v1 + "/tokens": true}
+
+// idempotent is the Idempotency-Key middleware of a mutating route
+// (after the token check and the body limit).
+func (s *Server) idempotent(r *route) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			key := c.Request().Header.Get(IdempotencyHeader)
+			if key == "" {
+				return next(c)
+			}
+			if !safeIdempotencyKey(key) {
+				return problem(http.StatusBadRequest, fmt.Sprintf("the %s header must be 1 to %d characters of A-Z, a-z, 0-9, '.', '_', ':' and '-' (a random one per call, e.g. a UUID)", IdempotencyHeader, MaxIdempotencyKey))
+			}
+			rk := principal(c).ID + "/" + key
+			if !s.idem.claim(rk) {
+				c.Response().Header().Set("Retry-After", "1")
+				c.Response().Header().Set(NotRun, "1")
+				return problem(http.StatusConflict, "a call with this "+IdempotencyHeader+" is in progress: try again when it has ended")
+			}
+			defer s.idem.release(rk)
+			return s.once(c, r, rk, next)
+		}
+	}
+}
+
+func safeIdempotencyKey(k string) bool {
+	if k == "" || len(k) > MaxIdempotencyKey {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// once runs the call unless its key is known: then it answers what the
+// first call answered.
+func (s *Server) once(c echo.Context, r *route, rk string, next echo.HandlerFunc) error {
+	req := c.Request()
+	ctx := req.Context()
+	prev, found, err := s.idemRecord(ctx, rk)
+	if err != nil {
+		return err
+	}
+	sum := sha256.New()
+	body := io.TeeReader(req.Body, sum)
+	if found {
+		_, _ = io.Copy(io.Discard, body) // bounded by the route's body limit
+		return s.replay(c, r, prev, hex.EncodeToString(sum.Sum(nil)))
+	}
+	rec := idemRecord{Principal: principal(c).ID, Method: r.Method, Path: req.URL.Path,
+		Expires: time.Now().Add(cmp.Or(s.cfg.IdempotencyWindow, DefaultIdempotencyWindow)).UTC()}
+	applied, err := idemOps(rk, rec)
+	if err != nil {
+		return err
+	}
+	if !prev.Expires.IsZero() { // an expired record of the key: its index entry goes
+		applied = append(applied, statestore.Delete(collIdemExpiry, expiryKey(prev.Expires, rk)))
+	}
+	att := statestore.NewAttachment(applied...)
+	req.Body = readCloser{body, req.Body}
+	c.SetRequest(req.WithContext(statestore.WithAttachment(ctx, att)))
+	cw := &captureWriter{ResponseWriter: c.Response().Writer}
+	c.Response().Writer = cw
+	herr := next(c)
+	att.Off()
+	c.Response().Writer = cw.ResponseWriter
+	_, _ = io.Copy(io.Discard, body)
+	s.keepAnswer(c, r, rk, rec, sum, cw, herr)
+	return herr
+}
+
+// keepAnswer remembers the call's answer for its retries: a success or a
+// refusal (4xx), not a failure that may pass (5xx, 408, 429: a retry runs
+// the call unless its record says it was applied).
+func (s *Server) keepAnswer(c echo.Context, r *route, rk string, rec idemRecord, sum hash.Hash, cw *captureWriter, herr error) {
+	rec.Status = c.Response().Status
+	if herr != nil {
+		rec.Status, rec.Detail = statusOf(herr)
+	}
+	if rec.Status >= 500 || rec.Status == http.StatusRequestTimeout || rec.Status == http.StatusTooManyRequests {
+		return
+	}
+	rec.Answered, rec.BodySHA = true, hex.EncodeToString(sum.Sum(nil))
+	switch {
+	case noAnswerKept[r.Method+" "+r.Path]:
+		rec.NotKept, rec.Detail = "it holds a secret", ""
+	case cw.over:
+		rec.NotKept = fmt.Sprintf("it is over %d bytes", MaxKeptAnswer)
+	case herr == nil:
+		rec.Type, rec.Answer = c.Response().Header().Get(echo.HeaderContentType), cw.buf.String()
+	}
+	ops, err := idemOps(rk, rec)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 10*time.Second)
+	defer cancel()
+	if err == nil {
+		_, err = s.cfg.Store.Write(ctx, ops...)
+	}
+	if err != nil {
+		s.log.Warn().Err(err).Str("route", r.Path).Msg("the answer of a call with an Idempotency-Key was not kept: its retry will be told it was applied, not given the answer")
+		return
+	}
+	if s.idem.kept.Add(1)%idemSweepEvery == 0 && s.idem.sweeping.CompareAndSwap(false, true) {
+		go s.sweepIdem()
+	}
+}
+
+// replay answers a call whose key is known.
+func (s *Server) replay(c echo.Context, r *route, prev idemRecord, bodySHA string) error {
+	key := c.Request().Header.Get(IdempotencyHeader)
+	switch {
+	case prev.Method != r.Method || prev.Path != c.Request().URL.Path:
+		return problem(http.StatusUnprocessableEntity, fmt.Sprintf("%s %q was given to %s %s: give each call a key of its own", IdempotencyHeader, key, prev.Method, prev.Path))
+	case !prev.Answered:
+		return problem(http.StatusConflict, fmt.Sprintf("the call with %s %q was applied, but its answer was lost: look at the state it changed before calling again (with a new key)", IdempotencyHeader, key))
+	case prev.BodySHA != bodySHA:
+		return problem(http.StatusUnprocessableEntity, fmt.Sprintf("%s %q was given to a call with another body: give each call a key of its own", IdempotencyHeader, key))
+	case prev.NotKept != "":
+		return problem(http.StatusConflict, fmt.Sprintf("the call with %s %q was made (HTTP %d); its answer is not kept (%s): look at the state it changed", IdempotencyHeader, key, prev.Status, prev.NotKept))
+	}
+	c.Response().Header().Set(ReplayedHeader, "true")
+	c.Set(auditDetailKey, "replayed: the answer of an earlier call with the same "+IdempotencyHeader)
+	switch {
+	case prev.Status >= 400:
+		return problem(prev.Status, prev.Detail)
+	case prev.Answer == "" && prev.Type == "":
+		return c.NoContent(prev.Status)
+	}
+	return c.Blob(prev.Status, prev.Type, []byte(prev.Answer))
+}
+
+// idemRecord reads a key's record; an expired one is not found.
+func (s *Server) idemRecord(ctx context.Context, rk string) (idemRecord, bool, error) {
+	var rec idemRecord
+	v, err := s.cfg.Store.Get(ctx, collIdem, rk)
+	if errors.Is(err, statestore.ErrNoRecord) {
+		return rec, false, nil
+	}
+	if err != nil {
+		return rec, false, err
+	}
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return rec, false, fmt.Errorf("the idempotency record of %q is damaged: %w", rk, err)
+	}
+	return rec, time.Now().Before(rec.Expires), nil
+}
+
+// idemOps write a key's record and its expiry index entry.
+func idemOps(rk string, rec idemRecord) ([]statestore.Op, error) {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	return []statestore.Op{statestore.Put(collIdem, rk, v), statestore.Put(collIdemExpiry, expiryKey(rec.Expires, rk), []byte{})}, nil
+}
+
+func expiryKey(t time.Time, rk string) string { return fmt.Sprintf("%020d/%s", t.Unix(), rk) }
+
+// sweepIdem removes the expired keys' records, and the oldest past
+// Config.IdempotencyRecords, from the expiry index (sorted by expiry).
+func (s *Server) sweepIdem() {
+	defer s.idem.sweeping.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	idx, err := s.cfg.Store.List(ctx, collIdemExpiry, "")
+	if err != nil {
+		s.log.Warn().Err(err).Msg("idempotency records: sweep: the expiry index could not be read")
+		return
+	}
+	excess := len(idx) - cmp.Or(s.cfg.IdempotencyRecords, DefaultIdempotencyRecords)
+	now := time.Now().Unix()
+	var ops []statestore.Op
+	for i, x := range idx {
+		at, rk, _ := strings.Cut(x.Key, "/")
+		if exp, _ := strconv.ParseInt(at, 10, 64); i >= excess && exp > now {
+			break
+		}
+		ops = append(ops, statestore.Delete(collIdem, rk), statestore.Delete(collIdemExpiry, x.Key))
+		if len(ops) >= 100 || i == len(idx)-1 {
+			if _, err := s.cfg.Store.Write(ctx, ops...); err != nil {
+				s.log.Warn().Err(err).Msg("idempotency records: sweep failed")
+				return
+			}
+			ops = nil
+		}
+	}
+	if len(ops) > 0 {
+		if _, err := s.cfg.Store.Write(ctx, ops...); err != nil {
+			s.log.Warn().Err(err).Msg("idempotency records: sweep failed")
+		}
+	}
+}
+
+// readCloser reads r and closes c (the request body read through a hash).
+type readCloser struct {
+	io.Reader
+	c io.Closer
+}
+
+func (r readCloser) Close() error { return r.c.Close() }
+
+// captureWriter keeps a copy of an answer's body, up to MaxKeptAnswer.
+type captureWriter struct {
+	http.ResponseWriter
+	buf  strings.Builder
+	over bool
+}
+
+func (w *captureWriter) Write(b []byte) (int, error) {
+	if !w.over {
+		if w.buf.Len()+len(b) > MaxKeptAnswer {
+			w.over = true
+			w.buf.Reset()
+		} else {
+			w.buf.Write(b)
+		}
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *captureWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush passes a flush on.
+func (w *captureWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// idempotencyParameter documents the header (openapi.go).
+func idempotencyParameter() *openapi3.Parameter {
+	sc := openapi3.NewStringSchema().WithMinLength(1).WithMaxLength(MaxIdempotencyKey).WithPattern(`^[A-Za-z0-9._:-]+$`)
+	p := openapi3.NewHeaderParameter(IdempotencyHeader).WithSchema(sc)
+	p.Description = "A key of the client's, the same on each retry of one call: a retry is answered the first call's answer " +
+		"(marked " + ReplayedHeader + ") without applying it again, for 24 hours by default (docs/api.md)."
+	return p
+}
