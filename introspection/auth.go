@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/connlimit"
 )
 
 // session is an authenticated request: the token's record, the design
@@ -58,6 +59,7 @@ func (s *Server) authenticate(fromPath, withDesign bool) echo.MiddlewareFunc {
 				}
 			}
 			c.Set(ctxSession, ss)
+			connlimit.TrustFrom(c.Request().Context()) // the connection no longer counts against its source (Serve)
 			return next(c)
 		}
 	}

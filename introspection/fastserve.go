@@ -10,6 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"github.com/slipway-dev/slipway/internal/connlimit"
 )
 
 // Serve serves on ln until ctx ends, then shuts down gracefully.
@@ -23,21 +25,38 @@ import (
 // goes to the same echo routes and middleware through fasthttpadaptor.
 // Read, write and idle timeouts are set; headers are limited to 8 KiB
 // and bodies to maxBody.
+//
+// What a connection can make the server hold before its token is known
+// is bounded (issue 33, S3): fasthttp reads no body before the handler
+// (StreamRequestBody, with a limit of one byte: it would otherwise size a
+// buffer from the announced Content-Length and wait for it to fill), the
+// handler reads a body only once the token authenticates, as it arrives
+// (takeBody), and at most Config.ConnsPerSource connections of a source
+// that have not authenticated a request are open at once (a 429 past
+// it; package connlimit).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	slow := fasthttpadaptor.NewFastHTTPHandler(s.Handler())
 	srv := &fasthttp.Server{
 		Handler: func(c *fasthttp.RequestCtx) {
-			if !s.fastCtx(c) {
-				slow(c)
+			if s.fastCtx(c) {
+				connlimit.Trust(c.Conn())
+				return
 			}
+			c.SetUserValue(connlimit.ConnKey{}, c.Conn()) // authenticate trusts it (connlimit.TrustFrom)
+			s.takeBody(c)
+			slow(c)
 		},
 		ReadTimeout: 30 * time.Second, WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute,
 		// A connection's read buffer bounds its request headers (a
 		// node's are a few hundred bytes; 431 past it) and costs memory
-		// per connection: 8 KiB. Bodies past maxBody get echo's 413
-		// problem answer up to 4 times that, fasthttp's plain 413 beyond.
-		ReadBufferSize: 8 << 10, MaxRequestBodySize: 4 * maxBody,
+		// per connection: 8 KiB. No body is read before the handler
+		// (see above); multipart bodies are not parsed ahead either.
+		ReadBufferSize: 8 << 10, MaxRequestBodySize: 1, StreamRequestBody: true,
+		DisablePreParseMultipartForm: true, MaxIdleWorkerDuration: time.Second,
 		NoDefaultServerHeader: true, Logger: fastLogger{s}, Name: "slipway",
+	}
+	if n := s.connsPerSource(); n > 0 {
+		ln = connlimit.New(n).Listen(ln, connlimit.Refuse429(n))
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
@@ -57,8 +76,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // otherwise.
 func (s *Server) fastCtx(c *fasthttp.RequestCtx) bool {
 	r := &c.Request
-	if !c.IsGet() || !bytes.Equal(r.URI().PathOriginal(), []byte("/v1/self")) || len(r.Body()) > 0 ||
-		r.Header.ContentLength() > 0 || !s.fastAllowed() {
+	if !c.IsGet() || !bytes.Equal(r.URI().PathOriginal(), []byte("/v1/self")) || hasBody(&r.Header) || !s.fastAllowed() {
 		return false
 	}
 	tok, ok := fastBearer(&r.Header)

@@ -21,8 +21,9 @@ import (
 
 // boltServer is a server on a bbolt state store (the store `serve`
 // uses, whose reads share a read transaction) with the example site
-// applied, logging at Info (so /v1/self takes the fast path).
-func boltServer(t *testing.T) (*Server, *design.Design) {
+// applied, logging at Info (so /v1/self takes the fast path); tune
+// changes its configuration first.
+func boltServer(t *testing.T, tune ...func(*Config)) (*Server, *design.Design) {
 	t.Helper()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"), bolt.Options{})
 	if err != nil {
@@ -37,7 +38,11 @@ func boltServer(t *testing.T) (*Server, *design.Design) {
 	if _, err := st.PutRevision(t.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts()}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Store: st, URL: testURL, Key: testKey, Log: zerolog.New(&testtool.SyncBuffer{}).Level(zerolog.InfoLevel)})
+	cfg := Config{Store: st, URL: testURL, Key: testKey, Log: zerolog.New(&testtool.SyncBuffer{}).Level(zerolog.InfoLevel)}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

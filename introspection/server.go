@@ -80,7 +80,12 @@ type Config struct {
 	// (see DefaultReportBurst; zero: the defaults).
 	ReportBurst int
 	ReportEvery time.Duration
-	Log         zerolog.Logger
+	// ConnsPerSource caps the connections of one source address (an
+	// IPv6 /64) that Serve holds open before one of their requests
+	// authenticates; more get a 429 and are closed (0:
+	// DefaultConnsPerSource; negative: no cap).
+	ConnsPerSource int
+	Log            zerolog.Logger
 }
 
 // Server is the introspection API. It is safe for concurrent use.
@@ -146,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.IPExtractor = httpx.IPExtractor(cfg.TrustedProxies)
-	e.Use(s.requestID, s.requestLog().Middleware, s.recoverPanics, bodyLimit(maxBody))
+	e.Use(s.requestID, s.requestLog().Middleware, s.recoverPanics, unread, bodyLimit(maxBody))
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	self := s.authenticate(false, true)
 	e.GET("/v1/self", s.getSelf, s.authenticate(false, s.cfg.CheckSource))
