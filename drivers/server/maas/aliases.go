@@ -187,8 +187,7 @@ func (c *client) getRaw(ctx context.Context, path, op string) ([]byte, error) {
 func (c *client) getRawLimit(ctx context.Context, path, op string, limit int64) ([]byte, error) {
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cl := c.bound(rctx)
-	cl.HTTPClient = &http.Client{Transport: limitTransport{base: cl.HTTPClient.Transport, limit: limit}}
+	cl := c.bound(rctx, limit)
 	body, err := cl.Get(&url.URL{Path: strings.TrimPrefix(path, "/")}, op, nil)
 	if err != nil {
 		return nil, c.classify(ctx, http.MethodGet, path, op, err)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -28,6 +29,7 @@ type client struct {
 	maxWait time.Duration // cap of one Retry-After wait
 	cache   *readCache    // told of every write (nil: no cache)
 	conns   http.RoundTripper
+	secrets []string // the key and its secret part: redacted from every error (drivers.RedactSecrets)
 }
 
 // maxIdleConns is how many connections to MAAS are kept open for reuse:
@@ -51,7 +53,9 @@ func newClient(apiURL, apiKey string, timeout time.Duration, retries int) (*clie
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
-	return &client{base: *c, timeout: timeout, retries: retries, maxWait: 30 * time.Second, conns: t}, nil
+	secret := apiKey[strings.LastIndexByte(apiKey, ':')+1:]
+	return &client{base: *c, timeout: timeout, retries: retries, maxWait: 30 * time.Second, conns: t,
+		secrets: []string{apiKey, secret}}, nil
 }
 
 type ctxTransport struct {
@@ -72,18 +76,59 @@ func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.WithContext(t.ctx) // a shallow copy: the caller's request is not changed
 	r.Close = false
 	resp, err := t.base.RoundTrip(r)
-	if err == nil && resp.Header.Get("Retry-After") != "" {
+	if err != nil {
+		return resp, err
+	}
+	if resp.Header.Get("Retry-After") != "" {
 		resp.Header.Set(hdrRetryAfter, resp.Header.Get("Retry-After"))
 		resp.Header.Del("Retry-After")
 	}
-	return resp, err
+	if resp.StatusCode/100 != 2 && resp.Body != nil {
+		// A failed answer is only quoted (bounded): gomaasapi reads it whole.
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(resp.Body, maxFailedAnswer), resp.Body}
+	}
+	return resp, nil
 }
 
-// bound returns a copy of the client whose requests carry ctx.
-func (c *client) bound(ctx context.Context) gomaasapi.Client {
+// maxFailedAnswer bounds what is read of an answer that is not a 2xx.
+const maxFailedAnswer = 64 << 10
+
+// bound returns a copy of the client whose requests carry ctx, with
+// answers cut after limit+1 bytes (0: not cut).
+func (c *client) bound(ctx context.Context, limit int64) gomaasapi.Client {
 	cl := c.base
-	cl.HTTPClient = &http.Client{Transport: ctxTransport{ctx: ctx, base: c.conns}}
+	var rt http.RoundTripper = ctxTransport{ctx: ctx, base: c.conns}
+	if limit > 0 {
+		rt = limitTransport{base: rt, limit: limit}
+	}
+	cl.HTTPClient = &http.Client{Transport: rt, CheckRedirect: refuseRedirect}
 	return cl
+}
+
+// redirectError is a redirect MAAS answered, not followed: MAAS never
+// redirects an API call, and following one would send the key where it
+// points (Go's client keeps the Authorization header on a redirect to
+// another port of the same host).
+type redirectError struct {
+	status int
+	origin string // where it pointed: scheme and host only
+}
+
+func (e *redirectError) Error() string {
+	return fmt.Sprintf("MAAS answered %d, a redirect to %s, which is not followed with the API key", e.status, e.origin)
+}
+
+// refuseRedirect is the http.Client's CheckRedirect: no redirect is
+// followed.
+func refuseRedirect(req *http.Request, _ []*http.Request) error {
+	e := &redirectError{origin: req.URL.Scheme + "://" + req.URL.Host}
+	if req.Response != nil {
+		e.status = req.Response.StatusCode
+	}
+	return e
 }
 
 // call runs one request with the per-request timeout and the retry rules,
@@ -105,7 +150,7 @@ func (c *client) callLimit(ctx context.Context, method, path, op string, params 
 	for attempt := 0; attempt <= c.retries; attempt++ {
 		body, err := c.send(ctx, method, uri, op, params, limit)
 		if err == nil {
-			return decodeAnswer(method, path, body, out, limit)
+			return c.decodeAnswer(method, path, body, out, limit)
 		}
 		lastErr = c.classify(ctx, method, path, op, err)
 		wait, retry := c.retryAfter(err, attempt)
@@ -126,10 +171,7 @@ func (c *client) callLimit(ctx context.Context, method, path, op string, params 
 func (c *client) send(ctx context.Context, method string, uri *url.URL, op string, params url.Values, limit int64) ([]byte, error) {
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cl := c.bound(rctx)
-	if limit > 0 {
-		cl.HTTPClient = &http.Client{Transport: limitTransport{base: cl.HTTPClient.Transport, limit: limit}}
-	}
+	cl := c.bound(rctx, limit)
 	switch method {
 	case http.MethodGet:
 		// gomaasapi's Get sets "op" in the values it is given and
@@ -147,7 +189,7 @@ func (c *client) send(ctx context.Context, method string, uri *url.URL, op strin
 
 // decodeAnswer checks an answer against limit and decodes it into out
 // (nil: the answer is not wanted).
-func decodeAnswer(method, path string, body []byte, out any, limit int64) error {
+func (c *client) decodeAnswer(method, path string, body []byte, out any, limit int64) error {
 	if limit > 0 && int64(len(body)) > limit {
 		return drivers.Errorf(drivers.Permanent, "maas %s %s: the answer is larger than %d bytes", method, path, limit)
 	}
@@ -155,7 +197,8 @@ func decodeAnswer(method, path string, body []byte, out any, limit int64) error 
 		return nil
 	}
 	if err := segjson.Unmarshal(body, out); err != nil {
-		return drivers.Errorf(drivers.Permanent, "maas %s %s: decode the answer: %v", method, path, err)
+		// The decoder's error quotes the answer.
+		return drivers.Errorf(drivers.Permanent, "maas %s %s: decode the answer: %s", method, path, drivers.PeerText(err.Error(), c.secrets...))
 	}
 	return nil
 }
@@ -172,6 +215,9 @@ func cloneValues(v url.Values) url.Values {
 // as long as Retry-After says (capped), network errors back off.
 func (c *client) retryAfter(err error, attempt int) (time.Duration, bool) {
 	backoff := time.Duration(250*(1<<attempt)) * time.Millisecond
+	if _, ok := errors.AsType[*redirectError](err); ok {
+		return 0, false
+	}
 	if se, ok := gomaasapi.GetServerError(err); ok {
 		if se.StatusCode != http.StatusServiceUnavailable && se.StatusCode != http.StatusTooManyRequests {
 			return 0, false
@@ -193,8 +239,12 @@ func (c *client) classify(ctx context.Context, method, path, op string, err erro
 	if ctx.Err() != nil {
 		return fmt.Errorf("maas %s: %w", what, ctx.Err())
 	}
+	if re, ok := errors.AsType[*redirectError](err); ok {
+		return drivers.Errorf(drivers.Permanent, "maas %s: %v: check maas.url (the region's API URL, e.g. https://maas.example:5240/MAAS, as the region serves it, not a URL that redirects)", what, re)
+	}
 	if se, ok := gomaasapi.GetServerError(err); ok {
-		msg := strings.TrimSpace(se.BodyMessage)
+		// MAAS's answer, or a proxy's, may echo the request and its key.
+		msg := drivers.PeerText(se.BodyMessage, c.secrets...)
 		switch {
 		case se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden:
 			return drivers.Errorf(drivers.Permanent, "maas %s: MAAS refused the API key (%d %s); check maas.apiKey", what, se.StatusCode, msg)
@@ -209,7 +259,7 @@ func (c *client) classify(ctx context.Context, method, path, op string, err erro
 		}
 		return drivers.Errorf(drivers.Permanent, "maas %s: %d %s", what, se.StatusCode, msg)
 	}
-	return drivers.Errorf(drivers.Transient, "maas %s: %v", what, err)
+	return drivers.Errorf(drivers.Transient, "maas %s: %s", what, drivers.RedactSecrets(err.Error(), c.secrets...))
 }
 
 // notFoundError and conflictError let steps tell 404 and 409 apart.
