@@ -111,6 +111,8 @@ func TestPlantedSocketGetsNoSecret(t *testing.T) {
 	}
 	if code == 0 || !strings.Contains(errs, "owned by uid 1001, not you") || !strings.Contains(errs, localSocket(state)) {
 		t.Errorf("exit %d, want a refusal naming the socket and its owner: %s", code, errs)
+	} else {
+		t.Logf("the refusal: %s", errs)
 	}
 	if _, err := os.Stat(state); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a state file was made beside the planted socket: %v", err)
@@ -228,7 +230,7 @@ func TestPlantedKeyFileRefused(t *testing.T) {
 		want  string
 	}{
 		{"planted by another user", func(t *testing.T, key string) { plantKey(t, key, plantedBy) },
-			"secret key file " + "KEY" + " is owned by uid 1001"},
+			"secret key file KEY: owned by uid 1001, not you"},
 		{"symbolic link planted by another user", func(t *testing.T, key string) {
 			theirs := filepath.Join(filepath.Dir(key), "theirs.key")
 			plantKey(t, theirs, plantedBy)
@@ -238,7 +240,7 @@ func TestPlantedKeyFileRefused(t *testing.T) {
 			if err := os.Lchown(key, plantedBy, -1); err != nil {
 				t.Fatal(err)
 			}
-		}, "symbolic link KEY is owned by uid 1001"},
+		}, "secret key file KEY: a symbolic link owned by uid 1001"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := sharedDir(t)

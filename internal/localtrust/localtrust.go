@@ -58,7 +58,7 @@ func Check(path string, r Rule) error {
 		return err
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		if err := r.owner(path, fi, "symbolic link"); err != nil {
+		if err := r.owner(path, fi, "a symbolic link "); err != nil {
 			return err
 		}
 		real, err := filepath.EvalSymlinks(path)
@@ -67,24 +67,24 @@ func Check(path string, r Rule) error {
 		}
 		return Check(real, r)
 	}
-	if err := r.owner(path, fi, r.What); err != nil {
+	if err := r.owner(path, fi, ""); err != nil {
 		return err
 	}
 	if err := r.mode(path, fi); err != nil {
 		return err
 	}
-	return r.dirs(filepath.Dir(path), r.NoSticky)
+	return r.dirs(r.the(path), filepath.Dir(path), r.NoSticky)
 }
 
 // CheckDir checks the directory dir, where a file of the rule's kind is
 // about to be created, and each directory above it.
 func CheckDir(dir string, r Rule) error {
-	return r.dirs(dir, r.NoSticky)
+	return r.dirs("a new "+r.What+" in "+dir, dir, r.NoSticky)
 }
 
 // dirs checks dir and its parents up to /, after resolving symbolic
-// links. noSticky applies to dir itself.
-func (r Rule) dirs(dir string, noSticky bool) error {
+// links, for the file subject names. noSticky applies to dir itself.
+func (r Rule) dirs(subject, dir string, noSticky bool) error {
 	abs, err := filepath.Abs(dir)
 	if err == nil {
 		abs, err = filepath.EvalSymlinks(abs)
@@ -93,7 +93,7 @@ func (r Rule) dirs(dir string, noSticky bool) error {
 		return fmt.Errorf("%s: directory %s: %w", r.What, dir, err)
 	}
 	for d, i := abs, 0; i < 256; d, i = filepath.Dir(d), i+1 {
-		if err := r.dir(d, noSticky && i == 0); err != nil {
+		if err := r.dir(subject, d, noSticky && i == 0); err != nil {
 			return err
 		}
 		if d == filepath.Dir(d) {
@@ -103,15 +103,16 @@ func (r Rule) dirs(dir string, noSticky bool) error {
 	return fmt.Errorf("%s: directory %s: too deep", r.What, dir)
 }
 
-// dir checks one directory: owned by the effective user or root, not
-// writable by group and others unless sticky (and sticky allowed).
-func (r Rule) dir(d string, noSticky bool) error {
+// dir checks one directory above the file subject names: owned by the
+// effective user or root, not writable by group and others unless sticky
+// (and sticky allowed).
+func (r Rule) dir(subject, d string, noSticky bool) error {
 	fi, err := os.Lstat(d)
 	if err != nil {
 		return fmt.Errorf("%s: directory %s: %w", r.What, d, err)
 	}
 	if uid := ownerOf(fi); uid != os.Geteuid() && uid != 0 {
-		return r.refuse("directory %s is owned by uid %d, not you (uid %d) or root: that user can replace what it holds", d, uid, os.Geteuid())
+		return r.refuse(subject, "its directory %s is owned by uid %d, not you (uid %d) or root, so that user can replace what it holds", d, uid, os.Geteuid())
 	}
 	if fi.Mode().Perm()&0o022 == 0 {
 		return nil
@@ -119,37 +120,42 @@ func (r Rule) dir(d string, noSticky bool) error {
 	if fi.Mode()&fs.ModeSticky != 0 && !noSticky {
 		return nil
 	}
-	return r.refuse("directory %s has mode %s: others than its owner may add or replace files in it (run `chmod go-w %s`)", d, modeString(fi.Mode()), d)
+	return r.refuse(subject, "its directory %s has mode %s, so others than its owner can add or replace files in it: run `chmod go-w %s`", d, modeString(fi.Mode()), d)
 }
 
-// owner checks that fi (of path, naming it what) is owned by the
-// effective user, or by root when the rule allows it.
-func (r Rule) owner(path string, fi fs.FileInfo, what string) error {
+// owner checks that fi (of path; link: "a symbolic link " or "") is
+// owned by the effective user, or by root when the rule allows it.
+func (r Rule) owner(path string, fi fs.FileInfo, link string) error {
 	uid, me := ownerOf(fi), os.Geteuid()
 	if uid == me || (uid == 0 && r.RootOwned) {
 		return nil
 	}
-	return r.refuse("%s %s is owned by uid %d, not you (uid %d); another user may have planted it: remove it", what, path, uid, me)
+	return r.refuse(r.the(path), "%sowned by uid %d, not you (uid %d); another user may have planted it: remove it", link, uid, me)
 }
 
 // mode checks the file's type and permission bits.
 func (r Rule) mode(path string, fi fs.FileInfo) error {
 	if fi.Mode().Type() != r.Type {
-		return r.refuse("%s %s is not a %s", r.What, path, typeName(r.Type))
+		return r.refuse(r.the(path), "not a %s", typeName(r.Type))
 	}
 	if perm := fi.Mode().Perm(); perm&r.Deny != 0 {
-		return r.refuse("%s %s has mode %04o: others than its owner may %s it (run `chmod %s %s`)",
-			r.What, path, perm, verb(r.Deny), r.chmodArg(), path)
+		return r.refuse(r.the(path), "mode %04o lets others than its owner %s it: run `chmod %s %s`",
+			perm, verb(r.Deny), r.chmodArg(), path)
 	}
 	return nil
 }
 
-func (r Rule) refuse(format string, args ...any) error {
-	msg := fmt.Sprintf("refusing the "+format, args...)
+// the names the file at path in messages.
+func (r Rule) the(path string) string { return "the " + r.What + " " + path }
+
+// refuse is the error refusing the file subject names: what is wrong,
+// what to do, and the rule's other way out.
+func (r Rule) refuse(subject, format string, args ...any) error {
+	msg := "refusing " + subject + ": " + fmt.Sprintf(format, args...)
 	if r.Fix != "" {
-		msg += "; or " + r.Fix
+		msg += ", or " + r.Fix
 	}
-	return fmt.Errorf("%s: %w", msg, ErrUntrusted)
+	return fmt.Errorf("%s (%w)", msg, ErrUntrusted)
 }
 
 // ownerOf is the file's owner; -1 when the system does not say.
