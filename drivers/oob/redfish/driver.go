@@ -101,7 +101,7 @@ func (d *Driver) Close() error {
 	d.mu.Unlock()
 	for k, kp := range sessions {
 		ctx, cancel := context.WithTimeout(context.Background(), d.s.timeout)
-		if c, err := gofish.ConnectContext(ctx, gofish.ClientConfig{Endpoint: k.endpoint, Session: kp.ss, HTTPClient: d.client(k.endpoint, kp.bmc)}); err == nil {
+		if c, err := gofish.ConnectContext(ctx, gofish.ClientConfig{Endpoint: k.endpoint, Session: kp.ss, HTTPClient: d.client(k.endpoint, kp.bmc, nil)}); err == nil {
 			c.Logout()
 		}
 		cancel()
@@ -133,35 +133,36 @@ type session struct {
 // login); a kept session the BMC no longer knows is replaced once.
 func (d *Driver) with(ctx context.Context, b drivers.BMC, fn func(s session) error) error {
 	if err := ctx.Err(); err != nil {
-		return classify(b, err)
+		return classify(b, err, nil)
 	}
 	if b.Address == "" {
 		return drivers.Errorf(drivers.Permanent, "redfish: node %s has no BMC address: set oob.address", b.Node)
 	}
 	unlock, err := d.locks.Lock(ctx, endpoint(b))
 	if err != nil {
-		return classify(b, err)
+		return classify(b, err, nil)
 	}
 	defer unlock()
+	seen := &tokens{} // the session tokens this call sends or gets: redacted from its error
 	for attempt := 0; ; attempt++ {
-		s, fresh, err := d.open(ctx, b)
+		s, fresh, err := d.open(ctx, b, seen)
 		if err != nil {
-			return classify(b, err)
+			return classify(b, err, seen)
 		}
 		err = fn(s)
 		if err != nil && status(err) == http.StatusUnauthorized && !fresh && attempt == 0 {
 			d.forget(b) // the BMC dropped the session: log in again
 			continue
 		}
-		return classify(b, err)
+		return classify(b, err, seen)
 	}
 }
 
 // open connects with the kept session, or logs in and keeps it; fresh
 // says it logged in.
-func (d *Driver) open(ctx context.Context, b drivers.BMC) (session, bool, error) {
+func (d *Driver) open(ctx context.Context, b drivers.BMC, seen *tokens) (session, bool, error) {
 	k := keyOf(b)
-	cfg := gofish.ClientConfig{Endpoint: k.endpoint, HTTPClient: d.client(k.endpoint, b), ReuseConnections: true}
+	cfg := gofish.ClientConfig{Endpoint: k.endpoint, HTTPClient: d.client(k.endpoint, b, seen), ReuseConnections: true}
 	d.mu.Lock()
 	ss := d.sessions[k].ss
 	d.mu.Unlock()
@@ -185,7 +186,7 @@ func (d *Driver) open(ctx context.Context, b drivers.BMC) (session, bool, error)
 	sys, err := system(c, b.SystemID)
 	if err != nil && status(err) == http.StatusUnauthorized && !fresh {
 		d.forget(b)
-		return d.open(ctx, b)
+		return d.open(ctx, b, seen)
 	}
 	return session{c: c, sys: sys}, fresh, err
 }
@@ -260,32 +261,53 @@ func status(err error) int {
 
 // classify makes err a classified driver error naming the BMC: 401 and
 // 403 and other refusals are Permanent, the rest (no answer, 5xx, a
-// deadline) Transient. The password is never in it.
-func classify(b drivers.BMC, err error) error {
+// deadline) Transient. No form of the password or of the session tokens
+// in seen is in it (a BMC, or a proxy, may echo the request), and what
+// it quotes of the BMC's answer is bounded.
+func classify(b drivers.BMC, err error, seen *tokens) error {
 	if err == nil {
 		return nil
 	}
 	var de *drivers.Error
 	if errors.As(err, &de) {
-		return drivers.Errorf(de.Class, "redfish BMC %s: %v", endpoint(b), redact(b, de.Err))
+		return drivers.Errorf(de.Class, "redfish BMC %s: %s", endpoint(b), redact(b, de.Err, seen))
 	}
 	switch code := status(err); {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return drivers.Errorf(drivers.Permanent, "redfish BMC %s %s of user %s (%d): check oob.credentials", endpoint(b), credentialsRefused, b.Username, code)
 	case code >= 400 && code < 500:
-		return drivers.Errorf(drivers.Permanent, "redfish BMC %s refused the request: %v", endpoint(b), redact(b, err))
+		return drivers.Errorf(drivers.Permanent, "redfish BMC %s refused the request: %s", endpoint(b), redact(b, err, seen))
 	case errors.Is(err, context.Canceled):
 		return drivers.NewError(drivers.Permanent, fmt.Errorf("redfish BMC %s: %w", endpoint(b), err))
+	case redirected(err):
+		return drivers.Errorf(drivers.Permanent, "redfish BMC %s: %s: check oob.address and oob.port (the BMC's own Redfish service, not a URL that redirects)", endpoint(b), redact(b, err, seen))
 	}
-	return drivers.Errorf(drivers.Transient, "redfish BMC %s does not answer (%v): check that it is up and reachable over HTTPS", endpoint(b), redact(b, err))
+	return drivers.Errorf(drivers.Transient, "redfish BMC %s does not answer (%s): check that it is up and reachable over HTTPS", endpoint(b), redact(b, err, seen))
 }
 
-// redact removes the password from a message (a BMC may echo a body).
-func redact(b drivers.BMC, err error) string {
-	pw := b.Password.Reveal()
-	msg := err.Error()
-	if pw != "" {
-		msg = strings.ReplaceAll(msg, pw, "(password)")
+// redirected reports whether err is (or a collection's failures hold) a
+// redirect to another origin.
+func redirected(err error) bool {
+	if _, ok := errors.AsType[*redirectError](err); ok {
+		return true
 	}
-	return msg
+	if ce, ok := errors.AsType[*common.CollectionError](err); ok {
+		for _, f := range ce.Failures {
+			if redirected(f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// redact is err's message as an error may quote it: every form of the
+// password, of "user:password" (HTTP Basic's) and of the session tokens
+// redacted, and bounded (drivers.PeerText).
+func redact(b drivers.BMC, err error, seen *tokens) string {
+	secrets := seen.list()
+	if pw := b.Password.Reveal(); pw != "" {
+		secrets = append(secrets, pw, b.Username+":"+pw)
+	}
+	return drivers.PeerText(err.Error(), secrets...)
 }

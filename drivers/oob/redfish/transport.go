@@ -10,10 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
@@ -24,8 +28,10 @@ const maxRetryAfter = 10 * time.Second
 
 // client is the HTTP client of a BMC: its trust (CA file, pinned
 // fingerprint, insecure, or the system's roots), connections kept per
-// endpoint and trust, and 503 answers retried.
-func (d *Driver) client(ep string, b drivers.BMC) *http.Client {
+// endpoint and trust, 503 answers retried, redirects followed only on
+// the BMC's own origin, and the session tokens it carries noted in seen
+// (nil: not noted) so that errors can redact them.
+func (d *Driver) client(ep string, b drivers.BMC, seen *tokens) *http.Client {
 	key := strings.Join([]string{ep, b.CAFile, b.Fingerprint, strconv.FormatBool(b.Insecure)}, "|")
 	d.mu.Lock()
 	t := d.transports[key]
@@ -35,7 +41,102 @@ func (d *Driver) client(ep string, b drivers.BMC) *http.Client {
 		d.transports[key] = t
 	}
 	d.mu.Unlock()
-	return &http.Client{Timeout: d.s.timeout, Transport: taskWaiter{next: retry503{next: t, retries: d.s.retries}, poll: d.s.pollInterval}}
+	return &http.Client{Timeout: d.s.timeout, CheckRedirect: sameOrigin,
+		Transport: guard{next: taskWaiter{next: retry503{next: t, retries: d.s.retries}, poll: d.s.pollInterval}, seen: seen}}
+}
+
+// maxRedirects bounds the redirects followed on the BMC's own origin.
+const maxRedirects = 5
+
+// redirectError is a redirect (or a task monitor) to another origin
+// than the BMC's: not followed, since the request carries the
+// credentials (Go's client keeps them on another port of the same host).
+type redirectError struct {
+	status int
+	origin string
+}
+
+func (e *redirectError) Error() string {
+	return fmt.Sprintf("the BMC answered %d pointing to %s, another origin, where the credentials are not sent", e.status, e.origin)
+}
+
+// origin is a URL's scheme, host and port (the scheme's default when it
+// names none).
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + net.JoinHostPort(u.Hostname(), port)
+}
+
+// sameOrigin is the client's CheckRedirect: a redirect is followed only
+// to the origin of the first request, and at most maxRedirects times.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if origin(req.URL) != origin(via[0].URL) {
+		e := &redirectError{origin: origin(req.URL)}
+		if req.Response != nil {
+			e.status = req.Response.StatusCode
+		}
+		return e
+	}
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("the BMC redirected %d times", len(via))
+	}
+	return nil
+}
+
+// maxFailedAnswer bounds what is read of a failed answer (gofish reads
+// it whole into its error).
+const maxFailedAnswer = 64 << 10
+
+// tokens are the session tokens a client sent or was given.
+type tokens struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (t *tokens) note(v string) {
+	if t == nil || v == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !slices.Contains(t.seen, v) {
+		t.seen = append(t.seen, v)
+	}
+}
+
+func (t *tokens) list() []string {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.seen)
+}
+
+// guard notes the session tokens of requests and answers, and bounds
+// what is read of a failed answer.
+type guard struct {
+	next http.RoundTripper
+	seen *tokens
+}
+
+func (g guard) RoundTrip(req *http.Request) (*http.Response, error) {
+	g.seen.note(req.Header.Get("X-Auth-Token"))
+	resp, err := g.next.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	g.seen.note(resp.Header.Get("X-Auth-Token"))
+	if resp.StatusCode/100 != 2 && resp.Body != nil {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(resp.Body, maxFailedAnswer), resp.Body}
+	}
+	return resp, nil
 }
 
 // tlsConfig is how the BMC's certificate is checked. A CA file that can't
@@ -140,7 +241,10 @@ func (w taskWaiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body.Close()
 	mon, err := req.URL.Parse(loc)
 	if err != nil {
-		return nil, fmt.Errorf("task monitor %q: %w", loc, err)
+		return nil, fmt.Errorf("task monitor %q: %w", drivers.PeerText(loc), err)
+	}
+	if origin(mon) != origin(req.URL) {
+		return nil, &redirectError{status: http.StatusAccepted, origin: origin(mon)}
 	}
 	for {
 		select {
