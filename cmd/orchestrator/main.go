@@ -110,7 +110,9 @@ func (a *app) rootCmd() *cobra.Command {
 			if err != nil {
 				return usageErr(fmt.Errorf("--log-level %q: use debug, info, warn or error", a.logLevel))
 			}
-			a.log = zerolog.New(zerolog.ConsoleWriter{Out: a.stderr, NoColor: true, TimeFormat: "15:04:05"}).
+			// SyncWriter: serve logs from many goroutines, and stderr may
+			// be any writer (a test's buffer), not only a file.
+			a.log = zerolog.New(zerolog.ConsoleWriter{Out: zerolog.SyncWriter(a.stderr), NoColor: true, TimeFormat: "15:04:05"}).
 				Level(lvl).With().Timestamp().Logger()
 			return nil
 		},
