@@ -163,12 +163,21 @@ func (s *Store) commitStaged(ctx context.Context, p *writePlan) ([]uint64, error
 	}
 	wait := newQuorumWaiter(s.kv.q)
 	for range maxRetries {
-		id, base, done, err := s.tryStage(ctx, appends, planVal)
+		id, base, done, err := s.tryStage(ctx, p, appends, planVal)
 		for err != nil && wait.again(ctx, err) {
-			id, base, done, err = s.tryStage(ctx, appends, planVal)
+			id, base, done, err = s.tryStage(ctx, p, appends, planVal)
+		}
+		if errors.Is(err, errMarked) { // an earlier try committed it (writeonce.go)
+			seqs, err := s.finishMarked(ctx, p)
+			if err == nil {
+				s.dropBlobOf(ctx, planVal) // gone with the stage, or this call's own copy of a plan committed by another
+			}
+			return seqs, err
 		}
 		if err != nil {
-			s.dropBlobOf(ctx, planVal)
+			if !isUnavailable(err) && ctx.Err() == nil { // else the stage may have committed: Sweep removes the plan if not
+				s.dropBlobOf(ctx, planVal)
+			}
 			return nil, err
 		}
 		if done {
@@ -196,9 +205,17 @@ func (s *Store) commitStaged(ctx context.Context, p *writePlan) ([]uint64, error
 	return nil, fmt.Errorf("etcd state store: a staged Write lost %d races in a row to concurrent writers; try again", maxRetries)
 }
 
-// tryStage commits a written plan (step 2), its appends counted by log;
-// done is false when a log moved meanwhile or another stage is pending.
-func (s *Store) tryStage(ctx context.Context, appends map[string]uint64, planVal []byte) (id string, base map[string]uint64, done bool, err error) {
+// tryStage commits a written plan (step 2), its appends counted by log,
+// with the plan's marks; done is false when a log moved meanwhile or
+// another stage is pending; errMarked when an earlier try committed it.
+func (s *Store) tryStage(ctx context.Context, p *writePlan, appends map[string]uint64, planVal []byte) (id string, base map[string]uint64, done bool, err error) {
+	if seqs, err := s.marked(ctx, p); err != nil || seqs != nil {
+		return "", nil, false, cmp.Or(err, errMarked)
+	}
+	lease, err := s.lease(ctx)
+	if err != nil {
+		return "", nil, false, err
+	}
 	logs := slices.Sorted(maps.Keys(appends))
 	base, conds, err := s.readLogSeqs(ctx, logs)
 	if err != nil {
@@ -208,8 +225,13 @@ func (s *Store) tryStage(ctx context.Context, appends map[string]uint64, planVal
 	val, _ := json.Marshal(stage{Plan: planVal, Base: base})
 	writes := []clientv3.Op{clientv3.OpPut(s.stagePrefix()+id, string(val))}
 	writes = append(writes, s.logSeqPuts(logs, base, appends)...)
-	conds = append(conds, s.noStage())
+	ops, _ := s.planOps(p)
+	writes = append(writes, s.markPuts(p, stagedSeqs(ops, base), lease)...)
+	conds = append(append(conds, s.noStage()), s.markConds(p)...)
 	tr, err := s.kv.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
+	if s.leaseLost(err) {
+		return "", nil, false, nil
+	}
 	if err != nil {
 		return "", nil, false, s.limitsErr(err, len(writes))
 	}

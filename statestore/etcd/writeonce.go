@@ -139,3 +139,34 @@ func (s *Store) markPuts(p *writePlan, seqs []uint64, lease clientv3.LeaseID) []
 	}
 	return out
 }
+
+// errMarked says a staged Write's marks are found: an earlier try
+// committed its stage.
+var errMarked = errors.New("etcd state store: the Write was committed by an earlier try")
+
+// marked answers the sequence numbers a plan got when its marks are
+// found, nil when not.
+func (s *Store) marked(ctx context.Context, p *writePlan) ([]uint64, error) {
+	resp, err := s.kv.Txn(ctx).Then(s.markReads(p)...).Commit()
+	if err != nil {
+		return nil, err
+	}
+	marks := make([]*clientv3.GetResponse, 0, len(resp.Responses))
+	for _, r := range resp.Responses {
+		marks = append(marks, (*clientv3.GetResponse)(r.GetResponseRange()))
+	}
+	return applied(p, marks)
+}
+
+// finishMarked ends a staged Write an earlier try committed: its stage,
+// if still pending, is applied, and the numbers its mark holds answered.
+func (s *Store) finishMarked(ctx context.Context, p *writePlan) ([]uint64, error) {
+	seqs, err := s.marked(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.rollForward(ctx); err != nil {
+		return nil, fmt.Errorf("etcd state store: a large Write committed but not yet applied whole (the next Write applies the rest): %w", err)
+	}
+	return seqs, nil
+}

@@ -68,3 +68,30 @@ func TestAmbiguousCommitAppliesOnce(t *testing.T) {
 		t.Errorf("%d task records in etcd, want %d", n, want)
 	}
 }
+
+// TestAmbiguousStagedCommitAppliesOnce: a Write too large for one
+// transaction (staged) whose stage commits with its answer lost is not
+// staged and applied a second time.
+func TestAmbiguousStagedCommitAppliesOnce(t *testing.T) {
+	cl := etcdtest.Start(t, 1).Client(t)
+	s := newStore(t, cl)
+	ctx := t.Context()
+	injected := etcdstore.InjectAmbiguous(s, 1)
+	var ops []statestore.Op
+	for i := range 300 {
+		ops = append(ops, statestore.Put("nodes", fmt.Sprint("n", i), []byte("x")))
+	}
+	seqs, err := s.Write(ctx, append(ops, statestore.Append("events", []byte("big")))...)
+	if err != nil || len(seqs) != 1 || seqs[0] != 1 || injected() != 1 {
+		t.Fatalf("a staged Write after an ambiguous commit: seqs %v, %v, %d ambiguous (want [1], nil, 1)", seqs, err, injected())
+	}
+	if n := keysUnder(t, cl, s.Prefix()+"log/events/"); n != 1 {
+		t.Errorf("one staged Write, its stage's answer lost: %d log entries in etcd, want 1", n)
+	}
+	if n := keysUnder(t, cl, s.Prefix()+"rec/nodes/"); n != 300 {
+		t.Errorf("%d node records, want 300", n)
+	}
+	if n := keysUnder(t, cl, s.Prefix()+"stage/"); n != 0 {
+		t.Errorf("%d stage keys left, want 0", n)
+	}
+}
