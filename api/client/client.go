@@ -155,7 +155,7 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 		}
 		// No overall Timeout: it would cut the event stream. Each call
 		// has a deadline of its own (see do).
-		hc = &http.Client{Transport: tr}
+		hc = &http.Client{Transport: tr, CheckRedirect: refuseRedirect} // redirect.go
 	}
 	return &Client{base: u, token: token, hc: hc, timeout: cfg.timeout, idle: cfg.idle, reconnect: cfg.reconnect, userAgent: cfg.userAgent}, nil
 }
