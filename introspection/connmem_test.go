@@ -178,3 +178,78 @@ func TestAnnouncedBodiesCostLittle(t *testing.T) {
 		})
 	}
 }
+
+// dialFrom connects to addr from the local address src (127.0.0.2 is
+// another loopback source on Linux).
+func dialFrom(t *testing.T, src, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// ask sends a GET on c and returns the answer's status (0: none within 2 s
+// or the connection was closed).
+func ask(c net.Conn, path, tok string) int {
+	req := "GET " + path + " HTTP/1.1\r\nHost: intro\r\n"
+	if tok != "" {
+		req += "Authorization: Bearer " + tok + "\r\n"
+	}
+	if _, err := c.Write([]byte(req + "\r\n")); err != nil {
+		return 0
+	}
+	return statusOn(c, time.Now().Add(2*time.Second))
+}
+
+// TestConnsPerSource (issue 33, S3): a source may hold ConnsPerSource
+// connections that have not authenticated a request; the next one from
+// it is answered 429 and closed before anything is read, while another
+// source is served. A connection whose request authenticates stops
+// counting, and one that closes frees its place. (Requests answered
+// through echo end their connection after the answer, as before; the
+// node's keep-alive connection is the one GET /v1/self uses.)
+func TestConnsPerSource(t *testing.T) {
+	const limit = 4
+	srv, d := boltServer(t, func(c *Config) { c.ConnsPerSource = limit })
+	addr := serveOn(t, srv)
+	if _, err := srv.UserData(t.Context(), d, "r01-cmp01", "1"); err != nil {
+		t.Fatal(err)
+	}
+	tok := srv.Token("r01-cmp01", "1")
+	idle := make([]net.Conn, limit)
+	for i := range idle {
+		idle[i] = dialFrom(t, "127.0.0.1", addr) // they send nothing
+	}
+	if st := statusOn(dialFrom(t, "127.0.0.1", addr), time.Now().Add(2*time.Second)); st != http.StatusTooManyRequests {
+		t.Fatalf("connection %d from one source: status %d, want 429", limit+1, st)
+	}
+	if st := ask(dialFrom(t, "127.0.0.2", addr), "/healthz", ""); st != http.StatusOK {
+		t.Fatalf("another source: status %d, want 200", st)
+	}
+	idle[0].Close()
+	var freed net.Conn // the closed one's place, once the server saw it go
+	for i := 0; i < 40 && freed == nil; i++ {
+		c := dialFrom(t, "127.0.0.1", addr)
+		if st := ask(c, "/v1/self", tok); st == http.StatusOK {
+			freed = c
+		} else {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if freed == nil {
+		t.Fatal("a closed connection's place was not freed within 2 s")
+	}
+	// freed authenticated (GET /v1/self): it no longer counts, so one
+	// more idle connection fits, and the next does not.
+	dialFrom(t, "127.0.0.1", addr)
+	if st := statusOn(dialFrom(t, "127.0.0.1", addr), time.Now().Add(2*time.Second)); st != http.StatusTooManyRequests {
+		t.Fatalf("one more unauthenticated connection: status %d, want 429", st)
+	}
+	if st := ask(freed, "/v1/self", tok); st != http.StatusOK {
+		t.Errorf("the authenticated connection was not kept: status %d", st)
+	}
+}
