@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"io"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/testsite"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 )
@@ -283,4 +286,31 @@ func TestListenLocalDirectory(t *testing.T) {
 		t.Fatalf("a sticky directory: %v", err)
 	}
 	ln.Close()
+}
+
+// TestServePluginPinsFromConfig: serve's configuration key pluginSHA256
+// reaches the driver registry: a pin that is no SHA-256 stops serve
+// before it listens, naming the pin.
+func TestServePluginPinsFromConfig(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state", "slipway.db")
+	if code, _, errs := cli(t, "apply", "--state", state, testsite.ExampleDir()); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, errs)
+	}
+	plugins := filepath.Join(dir, "drivers")
+	if err := os.Mkdir(plugins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("pluginSHA256:\n  slipway-driver-network-x: abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	code := run(ctx, []string{"serve", "--config", cfg, "--state", state, "--listen", "127.0.0.1:0",
+		"--introspection-listen", "127.0.0.1:0", "--plugin-dir", plugins}, &bytes.Buffer{}, &stderr)
+	if code == 0 || !strings.Contains(stderr.String(), "plugin pin slipway-driver-network-x") {
+		t.Errorf("serve with a bad pin: exit %d: %s", code, stderr.String())
+	}
 }
