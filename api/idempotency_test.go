@@ -3,14 +3,17 @@ package api_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/api/apitest"
 	"github.com/slipway-dev/slipway/api/client"
 )
 
@@ -154,5 +157,57 @@ func TestIdempotencyKeyRules(t *testing.T) {
 		if bytes.Contains(r.Value, []byte("slw_")) {
 			t.Errorf("an idempotency record keeps a token: %s", r.Value)
 		}
+	}
+}
+
+// TestIdempotencyRecordsBounded: past Config.IdempotencyRecords the oldest
+// keys go (a sweep every 64 answers kept), their calls run again; a key is
+// forgotten after Config.IdempotencyWindow.
+func TestIdempotencyRecordsBounded(t *testing.T) {
+	f := &fixture{apitest.Start(t, apitest.WithSeed(9), apitest.WithConfig(func(c *api.Config) {
+		c.IdempotencyRecords, c.IdempotencyWindow = 8, 2*time.Second
+	}))}
+	ctx := t.Context()
+	put := func(name, key string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, "PUT", f.URL+"/api/v1/secrets/"+name, strings.NewReader(`{"value":"v"}`))
+		req.Header.Set("Authorization", "Bearer "+f.Token[api.RoleAdmin])
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(api.IdempotencyHeader, key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Header.Get(api.ReplayedHeader)
+	}
+	count := func(coll string) int {
+		recs, err := f.Store.List(ctx, coll, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(recs)
+	}
+	for i := range 64 {
+		if code, _ := put(fmt.Sprint("bound-", i), fmt.Sprint("k-", i)); code != http.StatusOK {
+			t.Fatalf("call %d: %d", i, code)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for count("idempotency") > 8 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n, m := count("idempotency"), count("idempotency-expiry"); n > 8 || m != n {
+		t.Fatalf("64 keys, at most 8 kept: %d records, %d index entries", n, m)
+	}
+	if code, replayed := put("bound-63", "k-63"); code != http.StatusOK || replayed != "true" {
+		t.Errorf("the newest key again: %d replayed %q, want its answer again", code, replayed)
+	}
+	if code, replayed := put("bound-0", "k-0"); code != http.StatusOK || replayed != "" {
+		t.Errorf("the oldest key, swept, again: %d replayed %q, want the call run again", code, replayed)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	if code, replayed := put("bound-63", "k-63"); code != http.StatusOK || replayed != "" {
+		t.Errorf("a key past the window: %d replayed %q, want the call run again", code, replayed)
 	}
 }
