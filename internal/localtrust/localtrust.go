@@ -13,6 +13,9 @@
 //
 // Root trusts nothing owned by another user: a file planted by an
 // unprivileged user is what would make root its victim.
+//
+// On systems without Unix owners and modes (Windows) only a missing file
+// is reported.
 package localtrust
 
 import (
@@ -21,7 +24,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // ErrUntrusted is wrapped by every refusal.
@@ -54,7 +56,7 @@ type Rule struct {
 // before creating one).
 func Check(path string, r Rule) error {
 	fi, err := os.Lstat(path)
-	if err != nil {
+	if err != nil || !unixOwners {
 		return err
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
@@ -79,6 +81,9 @@ func Check(path string, r Rule) error {
 // CheckDir checks the directory dir, where a file of the rule's kind is
 // about to be created, and each directory above it.
 func CheckDir(dir string, r Rule) error {
+	if !unixOwners {
+		return nil
+	}
 	return r.dirs("a new "+r.What+" in "+dir, dir, r.NoSticky)
 }
 
@@ -156,14 +161,6 @@ func (r Rule) refuse(subject, format string, args ...any) error {
 		msg += ", or " + r.Fix
 	}
 	return fmt.Errorf("%s (%w)", msg, ErrUntrusted)
-}
-
-// ownerOf is the file's owner; -1 when the system does not say.
-func ownerOf(fi fs.FileInfo) int {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return int(st.Uid)
-	}
-	return -1
 }
 
 func typeName(t fs.FileMode) string {
