@@ -3,6 +3,8 @@ package api
 import (
 	"cmp"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -29,7 +31,7 @@ import (
 // with the same key, when it could not read the answer (a cut
 // connection, a 502/503 while the state store's leader changes). The
 // server remembers each key of each principal for the retry window: what
-// call it was (method, path, the body's SHA-256) and its answer. A call
+// call it was (method, path, the body's HMAC) and its answer. A call
 // with a known key is not applied again: the first one's answer is given
 // (marked Idempotency-Replayed). The record that the call changed the
 // state goes with the call's own Writes, in their transactions
@@ -65,7 +67,11 @@ type idemRecord struct {
 	Method    string    `json:"method"`
 	Path      string    `json:"path"`
 	Expires   time.Time `json:"expires"`
-	BodySHA   string    `json:"body_sha256,omitempty"`
+	// BodyMAC is the body's HMAC-SHA256 under MACKey's key, a random key
+	// of the process that answered: no digest a secret in the body could
+	// be guessed from (another process can't check it, and does not).
+	BodyMAC string `json:"body_mac,omitempty"`
+	MACKey  string `json:"mac_key,omitempty"`
 	// Answered: Status and the answer (Answer and Type, or a problem's
 	// Detail) are kept, unless NotKept says why not.
 	Answered bool   `json:"answered,omitempty"`
@@ -83,6 +89,19 @@ type idemState struct {
 	busy     map[string]bool
 	kept     atomic.Uint64
 	sweeping atomic.Bool
+	macOnce  sync.Once
+	macKey   []byte
+	macKeyID string
+}
+
+// mac is a new HMAC of the process's key, and the key's ID.
+func (st *idemState) mac() (hash.Hash, string) {
+	st.macOnce.Do(func() {
+		st.macKey = []byte(rand.Text() + rand.Text())
+		id := sha256.Sum256(st.macKey)
+		st.macKeyID = hex.EncodeToString(id[:8])
+	})
+	return hmac.New(sha256.New, st.macKey), st.macKeyID
 }
 
 func (st *idemState) claim(k string) bool {
@@ -120,7 +139,7 @@ func (s *Server) idempotent(r *route) echo.MiddlewareFunc {
 			if !safeIdempotencyKey(key) {
 				return problem(http.StatusBadRequest, fmt.Sprintf("the %s header must be 1 to %d characters of A-Z, a-z, 0-9, '.', '_', ':' and '-' (a random one per call, e.g. a UUID)", IdempotencyHeader, MaxIdempotencyKey))
 			}
-			rk := principal(c).ID + "/" + key
+			rk := idemScope(principal(c)) + "/" + key
 			if !s.idem.claim(rk) {
 				c.Response().Header().Set("Retry-After", "1")
 				c.Response().Header().Set(NotRun, "1")
@@ -130,6 +149,15 @@ func (s *Server) idempotent(r *route) echo.MiddlewareFunc {
 			return s.once(c, r, rk, next)
 		}
 	}
+}
+
+// idemScope is whose keys a key is among: the token's ID; for the local
+// socket's callers, who share one ID, the user's name too.
+func idemScope(p Principal) string {
+	if p.ID == LocalPrincipalID {
+		return p.ID + ":" + p.Name
+	}
+	return p.ID
 }
 
 func safeIdempotencyKey(k string) bool {
@@ -155,13 +183,13 @@ func (s *Server) once(c echo.Context, r *route, rk string, next echo.HandlerFunc
 	if err != nil {
 		return err
 	}
-	sum := sha256.New()
+	sum, keyID := s.idem.mac()
 	body := io.TeeReader(req.Body, sum)
 	if found {
 		_, _ = io.Copy(io.Discard, body) // bounded by the route's body limit
-		return s.replay(c, r, prev, hex.EncodeToString(sum.Sum(nil)))
+		return s.replay(c, r, prev, keyID, hex.EncodeToString(sum.Sum(nil)))
 	}
-	rec := idemRecord{Principal: principal(c).ID, Method: r.Method, Path: req.URL.Path,
+	rec := idemRecord{Principal: idemScope(principal(c)), Method: r.Method, Path: req.URL.Path, MACKey: keyID,
 		Expires: time.Now().Add(cmp.Or(s.cfg.IdempotencyWindow, DefaultIdempotencyWindow)).UTC()}
 	applied, err := idemOps(rk, rec)
 	if err != nil {
@@ -194,7 +222,7 @@ func (s *Server) keepAnswer(c echo.Context, r *route, rk string, rec idemRecord,
 	if rec.Status >= 500 || rec.Status == http.StatusRequestTimeout || rec.Status == http.StatusTooManyRequests {
 		return
 	}
-	rec.Answered, rec.BodySHA = true, hex.EncodeToString(sum.Sum(nil))
+	rec.Answered, rec.BodyMAC = true, hex.EncodeToString(sum.Sum(nil))
 	switch {
 	case noAnswerKept[r.Method+" "+r.Path]:
 		rec.NotKept, rec.Detail = "it holds a secret", ""
@@ -219,14 +247,14 @@ func (s *Server) keepAnswer(c echo.Context, r *route, rk string, rec idemRecord,
 }
 
 // replay answers a call whose key is known.
-func (s *Server) replay(c echo.Context, r *route, prev idemRecord, bodySHA string) error {
+func (s *Server) replay(c echo.Context, r *route, prev idemRecord, keyID, bodyMAC string) error {
 	key := c.Request().Header.Get(IdempotencyHeader)
 	switch {
 	case prev.Method != r.Method || prev.Path != c.Request().URL.Path:
 		return problem(http.StatusUnprocessableEntity, fmt.Sprintf("%s %q was given to %s %s: give each call a key of its own", IdempotencyHeader, key, prev.Method, prev.Path))
 	case !prev.Answered:
 		return problem(http.StatusConflict, fmt.Sprintf("the call with %s %q was applied, but its answer was lost: look at the state it changed before calling again (with a new key)", IdempotencyHeader, key))
-	case prev.BodySHA != bodySHA:
+	case prev.MACKey == keyID && prev.BodyMAC != bodyMAC:
 		return problem(http.StatusUnprocessableEntity, fmt.Sprintf("%s %q was given to a call with another body: give each call a key of its own", IdempotencyHeader, key))
 	case prev.NotKept != "":
 		return problem(http.StatusConflict, fmt.Sprintf("the call with %s %q was made (HTTP %d); its answer is not kept (%s): look at the state it changed", IdempotencyHeader, key, prev.Status, prev.NotKept))
