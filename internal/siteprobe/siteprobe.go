@@ -6,6 +6,7 @@ package siteprobe
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	apitypes "github.com/slipway-dev/slipway/api/types"
@@ -36,14 +37,14 @@ func (p Prober) ProbeSite(ctx context.Context, id string) (apitypes.MAASSiteProb
 	srv, err := p.NewServer(ep.Record.Kind, drivers.Config{Settings: map[string]string{maasdrv.SettingURL: ep.Record.URL},
 		Secrets: map[string]drivers.Secret{maasdrv.SecretAPIKey: ep.APIKey}})
 	if err != nil {
-		out.Error = err.Error()
+		out.Error = hideKey(err, ep.APIKey)
 		return out, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	out.Info, err = srv.ProbeSite(ctx)
 	if err != nil {
-		out.Error = err.Error()
+		out.Error = hideKey(err, ep.APIKey)
 	}
 	if out.Info.Scripts != nil {
 		profiles, err := p.Sites.Profiles(ctx, id)
@@ -53,6 +54,15 @@ func (p Prober) ProbeSite(ctx context.Context, id string) (apitypes.MAASSiteProb
 		out.Scripts = CheckScripts(profiles, out.Info.Scripts)
 	}
 	return out, nil
+}
+
+// hideKey is err's message with every form of the key, and of its secret
+// part (what an OAuth PLAINTEXT signature carries), redacted and the text
+// bounded: the built-in MAAS driver already leaves them out, a driver
+// from a plugin may not.
+func hideKey(err error, key drivers.Secret) string {
+	k := key.Reveal()
+	return drivers.PeerText(err.Error(), k, k[strings.LastIndexByte(k, ':')+1:])
 }
 
 // CheckScripts checks the scripts (names or tags) the profiles name
