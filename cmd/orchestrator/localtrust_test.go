@@ -172,15 +172,28 @@ func TestPlantedStateFileRefused(t *testing.T) {
 		name string
 		uid  int
 		mode fs.FileMode
+		link bool // state is a symbolic link the other user planted to the file
 		want string
 	}{
-		{"planted by another user", plantedBy, 0o600, "owned by uid 1001, not you"},
-		{"group-writable", os.Geteuid(), 0o620, "mode 0620"},
+		{"planted by another user", plantedBy, 0o600, false, "owned by uid 1001, not you"},
+		{"group-writable", os.Geteuid(), 0o620, false, "mode 0620"},
+		{"symbolic link planted by another user", plantedBy, 0o600, true, "a symbolic link owned by uid 1001"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := sharedDir(t)
 			state := filepath.Join(dir, "slipway.db")
-			plantState(t, state, tc.uid, tc.mode)
+			if tc.link {
+				theirs := filepath.Join(dir, "theirs.db")
+				plantState(t, theirs, tc.uid, tc.mode)
+				if err := os.Symlink(theirs, state); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Lchown(state, tc.uid, -1); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				plantState(t, state, tc.uid, tc.mode)
+			}
 			before := fileSum(t, state)
 			code, errs := secretSet(t, "--state", state)
 			if code == 0 || !strings.Contains(errs, "state file "+state) || !strings.Contains(errs, tc.want) {
