@@ -25,7 +25,11 @@ func oobCall(ctx context.Context, rpc rpcFunc[*pb.OOBRequest], bmc drivers.BMC, 
 	if err != nil {
 		return err
 	}
-	return invoke(ctx, rpc, &pb.OOBRequest{Bmc: b, Password: bmc.Password.Reveal(), Args: a}, results...)
+	err = invoke(ctx, rpc, &pb.OOBRequest{Bmc: b, Password: bmc.Password.Reveal(), Args: a}, results...)
+	if pw := bmc.Password.Reveal(); err != nil && pw != "" {
+		return redactErr(err, pw, bmc.Username+":"+pw) // a plugin's error may quote what its BMC echoed
+	}
+	return err
 }
 
 // oobOne is oobCall for an RPC that answers one result.

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -183,7 +185,23 @@ func callSecrets(ctx context.Context, rpc rpcFunc[*pb.Request], args []any, secr
 	if err != nil {
 		return err
 	}
-	return invoke(ctx, rpc, &pb.Request{Args: b, Secrets: secrets}, results...)
+	err = invoke(ctx, rpc, &pb.Request{Args: b, Secrets: secrets}, results...)
+	if err != nil && len(secrets) > 0 {
+		return redactErr(err, slices.Collect(maps.Values(secrets))...)
+	}
+	return err
+}
+
+// redactErr is a plugin's error (the text it answered, a
+// *drivers.Error) with every form of the credentials the call sent
+// redacted (drivers.PeerText), its class kept: a plugin's error may quote
+// what its peer echoed. Other errors (the transport's, the context's)
+// are the caller's own and kept as they are.
+func redactErr(err error, secrets ...string) error {
+	if de, ok := errors.AsType[*drivers.Error](err); ok {
+		return &drivers.Error{Class: de.Class, Err: errors.New(drivers.PeerText(de.Err.Error(), secrets...))}
+	}
+	return err
 }
 
 // The names of credentials carried beside the arguments.
