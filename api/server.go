@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	apitypes "github.com/slipway-dev/slipway/api/types"
+	"github.com/slipway-dev/slipway/internal/connlimit"
 	"github.com/slipway-dev/slipway/internal/httpx"
 
 	"github.com/slipway-dev/slipway/design"
@@ -95,6 +96,11 @@ type Config struct {
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed for the
 	// audit's remote address.
 	TrustedProxies []string
+	// ConnsPerSource caps the connections of one source address (an
+	// IPv6 /64) that Serve holds open before one of their requests
+	// authenticates; more are refused (a 429, or closed under TLS) and
+	// closed (0: DefaultConnsPerSource; negative: no cap).
+	ConnsPerSource int
 	Log            zerolog.Logger
 	// Registry receives the API's metrics (nil: a new one).
 	Registry *prometheus.Registry
@@ -198,6 +204,7 @@ func New(cfg Config) (*Server, error) {
 	e.IPExtractor = httpx.IPExtractor(cfg.TrustedProxies)
 	e.Use(requestID)
 	e.Use(s.requestLog().Middleware)
+	e.Use(dropUnreadBody) // connlimits.go
 	s.routes = s.table()
 	for i := range s.routes {
 		r := &s.routes[i]
@@ -241,7 +248,7 @@ func (s *Server) middleware(r *route) []echo.MiddlewareFunc {
 		mw = append(mw, s.audit(r))
 	}
 	if r.Role != "" {
-		mw = append(mw, s.authorize(r))
+		mw = append(mw, s.authorize(r), trustConn)
 	}
 	mw = append(mw, httpx.BodyLimit(s.bodyLimit(r)))
 	if r.Mutating {
@@ -265,11 +272,15 @@ func (s *Server) Handler() http.Handler { return s.e }
 
 // Serve serves on ln until ctx ends; with certFile and keyFile it speaks
 // TLS. Read, write and idle timeouts are set (the event stream extends its
-// own write deadline).
+// own write deadline); at most Config.ConnsPerSource connections of a
+// source that have not authenticated a request are open at once
+// (connlimits.go).
 func (s *Server) Serve(ctx context.Context, ln net.Listener, certFile, keyFile string) error {
 	srv := &http.Server{Handler: s.e, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
-		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, ErrorLog: nil}
-	if certFile != "" || keyFile != "" {
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, ErrorLog: nil, ConnContext: connlimit.WithConn}
+	tlsOn := certFile != "" || keyFile != ""
+	ln = s.limitConns(ln, tlsOn)
+	if tlsOn {
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {
 			return fmt.Errorf("TLS certificate %s / key %s: %w", certFile, keyFile, err)

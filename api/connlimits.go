@@ -1,0 +1,72 @@
+package api
+
+import (
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slipway-dev/slipway/internal/connlimit"
+)
+
+// DefaultConnsPerSource is Config.ConnsPerSource's default: connections
+// of one source address open at once before one of their requests
+// authenticates (an operator's CLI and dashboard need a handful; a
+// connection counts only until its first request authenticates).
+const DefaultConnsPerSource = 64
+
+// connsPerSource is the cap Serve puts on a source's unauthenticated
+// connections (0: none).
+func (s *Server) connsPerSource() int {
+	switch n := s.cfg.ConnsPerSource; {
+	case n < 0:
+		return 0
+	case n == 0:
+		return DefaultConnsPerSource
+	default:
+		return n
+	}
+}
+
+// limitConns wraps ln in the per-source cap (issue 33, S3); a refused
+// connection is answered 429 on a plain listener, and only closed under
+// TLS (ln is the TCP listener the TLS one wraps).
+func (s *Server) limitConns(ln net.Listener, tls bool) net.Listener {
+	n := s.connsPerSource()
+	if n == 0 {
+		return ln
+	}
+	var refuse func(net.Conn)
+	if !tls {
+		refuse = connlimit.Refuse429(n)
+	}
+	return connlimit.New(n).Listen(ln, refuse)
+}
+
+// trustConn: the request authenticated, so its connection no longer
+// counts against its source's cap (Serve keeps the connection in the
+// request's context: http.Server.ConnContext).
+func trustConn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		connlimit.TrustFrom(c.Request().Context())
+		return next(c)
+	}
+}
+
+// dropUnreadBody: a request that announced a body and is answered with
+// an error (a refusal: no valid token, a body over the limit by its
+// length, no such route) ends its connection after the answer instead of
+// net/http reading up to 256 KiB of the body it did not want first,
+// which kept a client that sends it slowly waiting for its answer, and
+// the connection held, until the read timeout.
+func dropUnreadBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		if r := c.Request(); err != nil && r.ContentLength != 0 && !c.Response().Committed {
+			c.Response().Header().Set("Connection", "close")
+			_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Now())
+		}
+		return err
+	}
+}
