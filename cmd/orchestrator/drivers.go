@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -49,19 +50,25 @@ func (a *app) registry(dir string, pins map[string]string) (*registry.Registry, 
 }
 
 func (a *app) driversCmd() *cobra.Command {
-	var output, dir string
+	var output, dir, cfgFile string
 	cmd := &cobra.Command{
-		Use:   "drivers [-o text|json] [--plugin-dir DIR]",
+		Use:   "drivers [-o text|json] [--plugin-dir DIR] [--config FILE]",
 		Short: "List the registered drivers: built-in and external",
 		Long: `Drivers lists every driver by kind and name with its source (builtin, or
 the plugin's path) and protocol version. Each external driver is started
-briefly to check that it runs and to read the protocol version it speaks.`,
+briefly to check that it runs and to read the protocol version it speaks.
+With --config, the configuration's pluginDir and pluginSHA256 pins apply
+(a plugin with another SHA-256 than its pin is listed, never started).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "text" && output != "json" {
 				return usageErr(fmt.Errorf("-o %q: use text or json", output))
 			}
-			r, err := a.registry(dir, nil)
+			c, err := loadEngineConfig(cfgFile)
+			if err != nil {
+				return usageErr(err)
+			}
+			r, err := a.registry(cmp.Or(c.PluginDir, dir), c.PluginSHA256)
 			if err != nil {
 				return err
 			}
@@ -86,5 +93,6 @@ briefly to check that it runs and to read the protocol version it speaks.`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	pluginDirFlag(cmd, &dir)
+	cmd.Flags().StringVar(&cfgFile, "config", "", "engine configuration file (YAML): its pluginDir and pluginSHA256 pins")
 	return cmd
 }

@@ -327,3 +327,30 @@ func TestServePluginPinsFromConfig(t *testing.T) {
 		t.Errorf("serve with a bad pin: exit %d: %s", code, stderr.String())
 	}
 }
+
+// TestDriversCommandPins: `drivers --config` applies the configuration's
+// pins: a plugin with another SHA-256 is listed as refused and never
+// started (a script that would leave a marker file).
+func TestDriversCommandPins(t *testing.T) {
+	dir := t.TempDir()
+	plugins := filepath.Join(dir, "drivers")
+	if err := os.Mkdir(plugins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(dir, "ran")
+	if err := os.WriteFile(filepath.Join(plugins, "slipway-driver-network-x"), []byte("#!/bin/sh\ntouch '"+marker+"'\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "serve.yaml")
+	pin := strings.Repeat("ab", 32)
+	if err := os.WriteFile(cfg, []byte("pluginSHA256:\n  slipway-driver-network-x: "+pin+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := cli(t, "drivers", "--config", cfg, "--plugin-dir", plugins)
+	if _, err := os.Stat(marker); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the plugin with another SHA-256 than its pin was started")
+	}
+	if code != 0 || !strings.Contains(out, "not the pinned "+pin) {
+		t.Errorf("exit %d, want the plugin listed as refused for its pin:\n%s%s", code, out, errs)
+	}
+}
