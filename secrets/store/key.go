@@ -56,8 +56,10 @@ func LoadKey(path string) (key []byte, source string, err error) {
 // LoadOrCreateKey reads the key file at path: the standard base64 encoding
 // of KeySize bytes, on one line. When the file does not exist it creates
 // it with a new random key, with mode 0600 (and its parent directory, if
-// missing, with mode 0700). It refuses a key file that its group or others
-// may read or write. Errors never hold the key.
+// missing, with mode 0700), only in a directory KeyRule trusts. It refuses
+// a key file that its group or others may read or write, one another user
+// owns (root included), a symbolic link another user planted, and one in
+// a directory others can write (KeyRule). Errors never hold the key.
 //
 // Keep the key file (or a copy of it in a safe place): without it the
 // stored secrets can't be decrypted.
