@@ -496,13 +496,13 @@ func containsStr(l []string, s string) bool {
 // move; done is false when it did (try again). A Write whose marks are
 // found was committed by an earlier try: it answers what that one got.
 func (s *Store) tryWrite(ctx context.Context, p *writePlan) (seqs []uint64, done bool, err error) {
+	lease, err := s.lease(ctx) // before the reads: a try commits right after them
+	if err != nil {
+		return nil, false, err
+	}
 	deps, err := s.readDeps(ctx, p)
 	if err != nil || deps.applied != nil {
 		return deps.applied, err == nil, err
-	}
-	lease, err := s.lease(ctx)
-	if err != nil {
-		return nil, false, err
 	}
 	ops, appends := s.planOps(p)
 	writes := append(s.etcdOps(ops, deps.last), s.logSeqPuts(p.logs, deps.last, appends)...)

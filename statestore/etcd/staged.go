@@ -161,11 +161,12 @@ func (s *Store) commitStaged(ctx context.Context, p *writePlan) ([]uint64, error
 	if err != nil {
 		return nil, err
 	}
+	logOps := appendOps(ops) // what the marks need, apart: a try commits right after its reads
 	wait := newQuorumWaiter(s.kv.q)
 	for range maxRetries {
-		id, base, done, err := s.tryStage(ctx, p, appends, planVal)
+		id, base, done, err := s.tryStage(ctx, p, logOps, appends, planVal)
 		for err != nil && wait.again(ctx, err) {
-			id, base, done, err = s.tryStage(ctx, p, appends, planVal)
+			id, base, done, err = s.tryStage(ctx, p, logOps, appends, planVal)
 		}
 		if errors.Is(err, errMarked) { // an earlier try committed it (writeonce.go)
 			seqs, err := s.finishMarked(ctx, p)
@@ -208,7 +209,7 @@ func (s *Store) commitStaged(ctx context.Context, p *writePlan) ([]uint64, error
 // tryStage commits a written plan (step 2), its appends counted by log,
 // with the plan's marks; done is false when a log moved meanwhile or
 // another stage is pending; errMarked when an earlier try committed it.
-func (s *Store) tryStage(ctx context.Context, p *writePlan, appends map[string]uint64, planVal []byte) (id string, base map[string]uint64, done bool, err error) {
+func (s *Store) tryStage(ctx context.Context, p *writePlan, logOps []stagedOp, appends map[string]uint64, planVal []byte) (id string, base map[string]uint64, done bool, err error) {
 	if seqs, err := s.marked(ctx, p); err != nil || seqs != nil {
 		return "", nil, false, cmp.Or(err, errMarked)
 	}
@@ -225,8 +226,7 @@ func (s *Store) tryStage(ctx context.Context, p *writePlan, appends map[string]u
 	val, _ := json.Marshal(stage{Plan: planVal, Base: base})
 	writes := []clientv3.Op{clientv3.OpPut(s.stagePrefix()+id, string(val))}
 	writes = append(writes, s.logSeqPuts(logs, base, appends)...)
-	ops, _ := s.planOps(p)
-	writes = append(writes, s.markPuts(p, stagedSeqs(ops, base), lease)...)
+	writes = append(writes, s.markPuts(p, stagedSeqs(logOps, base), lease)...)
 	conds = append(append(conds, s.noStage()), s.markConds(p)...)
 	tr, err := s.kv.Txn(ctx).If(s.fenced(conds)...).Then(writes...).Commit()
 	if s.leaseLost(err) {

@@ -170,3 +170,14 @@ func (s *Store) finishMarked(ctx context.Context, p *writePlan) ([]uint64, error
 	}
 	return seqs, nil
 }
+
+// appendOps are a plan's appends (stagedSeqs counts them).
+func appendOps(ops []stagedOp) []stagedOp {
+	var out []stagedOp
+	for _, op := range ops {
+		if op.Log != "" {
+			out = append(out, stagedOp{Log: op.Log, N: op.N})
+		}
+	}
+	return out
+}
