@@ -6,8 +6,8 @@ import (
 	"github.com/slipway-dev/slipway/api"
 )
 
-// apiLimits sets the control API's stream and audit limits from the
-// file's (unset: the API's defaults).
+// apiLimits sets the control API's stream, audit and connection limits
+// from the file's (unset: the API's defaults).
 func (c engineConfig) apiLimits(cfg *api.Config) error {
 	var err error
 	if cfg.StreamMaxLifetime, err = duration("eventStreamMaxLifetime", c.EventStreamMaxLifetime); err != nil {
@@ -25,5 +25,23 @@ func (c engineConfig) apiLimits(cfg *api.Config) error {
 		}
 	}
 	cfg.AuditRefusalsPerAddress, cfg.AuditRefusalsTotal = c.AuditRefusalsPerAddress, c.AuditRefusalsTotal
+	if err := c.checkConnsPerSource(); err != nil {
+		return err
+	}
+	cfg.ConnsPerSource = c.ConnsPerSource
+	return nil
+}
+
+// checkConnsPerSource checks the per-source connection caps (the
+// introspection one is checked here too: serve reads both).
+func (c engineConfig) checkConnsPerSource() error {
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"connsPerSource", c.ConnsPerSource}, {"introspectionConnsPerSource", c.IntrospectionConnsPerSource}} {
+		if n.v < -1 {
+			return fmt.Errorf("config %s %d: want a number of connections, 1 or more (0: the default; -1: no cap)", n.name, n.v)
+		}
+	}
 	return nil
 }

@@ -95,6 +95,11 @@ type engineConfig struct {
 	EventStreamRecheck      string `yaml:"eventStreamRecheck"`      // default 5s
 	AuditRefusalsPerAddress int    `yaml:"auditRefusalsPerAddress"` // default 20
 	AuditRefusalsTotal      int    `yaml:"auditRefusalsTotal"`      // default 60
+	// Connections of one source address (an IPv6 /64) open at once before
+	// one of their requests authenticates, on the control API and on the
+	// introspection API (0: the defaults, 64 and 256; -1: no cap).
+	ConnsPerSource              int `yaml:"connsPerSource"`
+	IntrospectionConnsPerSource int `yaml:"introspectionConnsPerSource"`
 	// ReadyCheckTTL: how long GET /readyz reuses its upstream checks
 	// (readycheck.go; default 5s).
 	ReadyCheckTTL string `yaml:"readyCheckTTL"`
@@ -445,6 +450,9 @@ func (a *app) orchestratorConfig(c engineConfig, st statestore.Store, drv orches
 // deploy, so a design applied later counts without a restart), else the
 // configured URL, else the listener's address.
 func (a *app) startIntrospection(c engineConfig, st statestore.Store, d *design.Design, resolver secrets.Resolver, reg *sites.Registry) (*introspection.Server, func(), error) {
+	if err := c.checkConnsPerSource(); err != nil {
+		return nil, nil, err
+	}
 	keyFile := c.introspectionKeyFile()
 	key, err := secretstore.LoadOrCreateKey(keyFile)
 	if err != nil {
@@ -464,6 +472,7 @@ func (a *app) startIntrospection(c engineConfig, st statestore.Store, d *design.
 	}
 	cfg := introspection.Config{Store: st, URL: strings.TrimSuffix(url, "/"), SiteURL: true, Key: key,
 		TrustedProxies: c.TrustedProxies, CheckSource: c.IntrospectionCheckSource, Log: a.log,
+		ConnsPerSource: c.IntrospectionConnsPerSource,
 		Secret: func(ctx context.Context, name string) (string, error) {
 			v, err := resolver.ResolveContext(ctx, "secret:"+name)
 			return v.Reveal(), err
