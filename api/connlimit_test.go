@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,5 +198,41 @@ func TestAPIConnsPerSource(t *testing.T) {
 	}
 	if st := ask(authed, "/api/v1/tasks", tok); st != http.StatusOK {
 		t.Errorf("the authenticated connection was not kept: status %d", st)
+	}
+}
+
+// TestAPIHeadersBounded (issue 33, S3): connections that send 128 KiB of
+// one header and stop are answered 431 at once (net/http's own limit was
+// 1 MiB, read as it came for up to the 10 s header timeout: about 150 KiB
+// held a connection), and cost the listener at most the header limit
+// each.
+func TestAPIHeadersBounded(t *testing.T) {
+	const conns, bound = 200, api.MaxHeaderBytes // what one may send before the 431
+	addr, _ := servedAPI(t, func(c *api.Config) { c.ConnsPerSource = -1 })
+	base := memInUse()
+	head := []byte("GET /api/v1/tasks HTTP/1.1\r\nHost: api\r\nX-Pad: " + strings.Repeat("a", 128<<10))
+	held := make([]net.Conn, conns)
+	for i := range held {
+		held[i] = dialFrom(t, "127.0.0.1", addr)
+		_ = held[i].SetWriteDeadline(time.Now().Add(2 * time.Second))
+		_, _ = held[i].Write(head) // the server may stop reading it
+	}
+	var peak uint64
+	for range 25 {
+		time.Sleep(40 * time.Millisecond)
+		peak = max(peak, max(memInUse(), base)-base)
+	}
+	t.Logf("%d connections sending 128 KiB of a header: %d bytes in use more at the peak (%d a connection)", conns, peak, peak/conns)
+	if peak > conns*bound {
+		t.Errorf("%d connections sending 128 KiB of a header grew the memory in use by %d bytes (%d a connection, want at most %d)",
+			conns, peak, peak/conns, bound)
+	}
+	answered := map[int]int{}
+	deadline := time.Now().Add(2 * time.Second)
+	for _, c := range held {
+		answered[statusOn(c, deadline)]++
+	}
+	if answered[http.StatusRequestHeaderFieldsTooLarge] != conns {
+		t.Errorf("answers (status: connections; 0 none) %v, want 431: %d", answered, conns)
 	}
 }

@@ -16,6 +16,13 @@ import (
 // connection counts only until its first request authenticates).
 const DefaultConnsPerSource = 64
 
+// MaxHeaderBytes bounds a request's line and headers on Serve's listener
+// (net/http's default, 1 MiB, let a connection that sent 128 KiB of a
+// header and stopped hold about 150 KiB until the header timeout). A
+// client sends a few hundred bytes: a token, a request ID of at most 64
+// characters.
+const MaxHeaderBytes = 16 << 10
+
 // connsPerSource is the cap Serve puts on a source's unauthenticated
 // connections (0: none).
 func (s *Server) connsPerSource() int {

@@ -272,12 +272,14 @@ func (s *Server) Handler() http.Handler { return s.e }
 
 // Serve serves on ln until ctx ends; with certFile and keyFile it speaks
 // TLS. Read, write and idle timeouts are set (the event stream extends its
-// own write deadline); at most Config.ConnsPerSource connections of a
+// own write deadline), the request line and headers are at most
+// MaxHeaderBytes (431 past it); at most Config.ConnsPerSource connections of a
 // source that have not authenticated a request are open at once
 // (connlimits.go).
 func (s *Server) Serve(ctx context.Context, ln net.Listener, certFile, keyFile string) error {
 	srv := &http.Server{Handler: s.e, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
-		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, ErrorLog: nil, ConnContext: connlimit.WithConn}
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, ErrorLog: nil, ConnContext: connlimit.WithConn,
+		MaxHeaderBytes: MaxHeaderBytes}
 	tlsOn := certFile != "" || keyFile != ""
 	ln = s.limitConns(ln, tlsOn)
 	if tlsOn {
