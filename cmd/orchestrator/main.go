@@ -111,8 +111,10 @@ func (a *app) rootCmd() *cobra.Command {
 				return usageErr(fmt.Errorf("--log-level %q: use debug, info, warn or error", a.logLevel))
 			}
 			// SyncWriter: serve logs from many goroutines, and stderr may
-			// be any writer (a test's buffer), not only a file.
-			a.log = zerolog.New(zerolog.ConsoleWriter{Out: zerolog.SyncWriter(a.stderr), NoColor: true, TimeFormat: "15:04:05"}).
+			// be any writer (a test's buffer), not only a file; the log and
+			// the lines written to stderr directly share its lock.
+			a.stderr = zerolog.SyncWriter(a.stderr)
+			a.log = zerolog.New(zerolog.ConsoleWriter{Out: a.stderr, NoColor: true, TimeFormat: "15:04:05"}).
 				Level(lvl).With().Timestamp().Logger()
 			return nil
 		},
