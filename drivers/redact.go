@@ -36,9 +36,16 @@ func Redact(text string, repl map[string]string) string {
 		return text
 	}
 	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
+	var first [256]bool // the bytes a value starts with: other positions are skipped at once
+	for _, v := range values {
+		first[v[0]] = true
+	}
 	var b strings.Builder
 	for i := 0; i < len(text); {
-		v := matchAt(text, i, values)
+		v := ""
+		if first[text[i]] {
+			v = matchAt(text, i, values)
+		}
 		if v == "" {
 			b.WriteByte(text[i])
 			i++
