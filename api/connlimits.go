@@ -3,6 +3,7 @@ package api
 import (
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -48,7 +49,12 @@ func (s *Server) limitConns(ln net.Listener, tls bool) net.Listener {
 	if !tls {
 		refuse = connlimit.Refuse429(n)
 	}
-	return connlimit.New(n).Listen(ln, refuse)
+	l := connlimit.New(n)
+	l.Warn = func(src netip.Prefix, refused uint64) {
+		s.log.Warn().Str("source", src.String()).Int("limit", n).Uint64("refused_total", refused).
+			Msg("connections refused: this source has the most connections open that have not authenticated a request (connsPerSource; logged at most once a minute)")
+	}
+	return l.Listen(ln, refuse)
 }
 
 // trustConn: the request authenticated, so its connection no longer

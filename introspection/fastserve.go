@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -56,7 +57,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		NoDefaultServerHeader: true, Logger: fastLogger{s}, Name: "slipway",
 	}
 	if n := s.connsPerSource(); n > 0 {
-		ln = connlimit.New(n).Listen(ln, connlimit.Refuse429(n))
+		l := connlimit.New(n)
+		l.Warn = func(src netip.Prefix, refused uint64) {
+			s.log.Warn().Str("source", src.String()).Int("limit", n).Uint64("refused_total", refused).
+				Msg("connections refused: this source has the most connections open that have not authenticated a request (introspectionConnsPerSource; logged at most once a minute)")
+		}
+		ln = l.Listen(ln, connlimit.Refuse429(n))
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

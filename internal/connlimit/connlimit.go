@@ -29,6 +29,10 @@ type Limiter struct {
 	mu      sync.Mutex
 	open    map[netip.Prefix]int
 	refused atomic.Uint64
+	// Warn, when set, is told of a refusal: the first, then at most one
+	// a minute (the source of the one told, the refusals so far).
+	Warn   func(source netip.Prefix, refused uint64)
+	warned time.Time // under mu
 }
 
 // New is a Limiter of at most max unauthenticated connections per source;
@@ -66,6 +70,24 @@ func (l *Limiter) release(src netip.Prefix) {
 		delete(l.open, src)
 	} else {
 		l.open[src]--
+	}
+}
+
+// noteRefusal counts a refusal of src and tells Warn, at most once a
+// minute.
+func (l *Limiter) noteRefusal(src netip.Prefix) {
+	n := l.refused.Add(1)
+	if l.Warn == nil {
+		return
+	}
+	l.mu.Lock()
+	tell := l.warned.IsZero() || time.Since(l.warned) >= time.Minute
+	if tell {
+		l.warned = time.Now()
+	}
+	l.mu.Unlock()
+	if tell {
+		l.Warn(src, n)
 	}
 }
 
@@ -109,7 +131,7 @@ func (ln *listener) Accept() (net.Conn, error) {
 			lc.counted.Store(true)
 			return lc, nil
 		}
-		ln.l.refused.Add(1)
+		ln.l.noteRefusal(src)
 		if ln.refuse != nil {
 			ln.refuse(c)
 		}

@@ -2,6 +2,7 @@ package connlimit
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -33,7 +34,7 @@ type wrapped struct{ net.Conn }
 func (w wrapped) NetConn() net.Conn { return w.Conn }
 
 // TestListener: over the cap a connection gets the refusal and is
-// closed; Trust (also through a wrapper) and Close free a place; the
+// closed, Warn told of the first refusal only (within a minute); Trust (also through a wrapper) and Close free a place; the
 // counts are the limiter's own.
 func TestListener(t *testing.T) {
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
@@ -41,6 +42,8 @@ func TestListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := New(2)
+	warned := make(chan string, 4)
+	l.Warn = func(src netip.Prefix, refused uint64) { warned <- fmt.Sprint(src, " ", refused) }
 	ln := l.Listen(inner, Refuse429(2))
 	defer ln.Close()
 	accepted := make(chan net.Conn, 8)
@@ -83,6 +86,14 @@ func TestListener(t *testing.T) {
 	resp, err := http.ReadResponse(bufio.NewReader(refused), nil)
 	if err != nil || resp.StatusCode != http.StatusTooManyRequests || !resp.Close || l.Refused() != 1 {
 		t.Fatalf("the third connection: %v %v, %d refused", resp, err, l.Refused())
+	}
+	second := dial() // refused too, and not warned of again within the minute
+	_ = second.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if resp, err := http.ReadResponse(bufio.NewReader(second), nil); err != nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("the fourth connection: %v %v", resp, err)
+	}
+	if n := len(warned); n != 1 || <-warned != "127.0.0.1/32 1" || l.Refused() != 2 {
+		t.Errorf("warned %d times, %d refused: want once (of the first), 2", n, l.Refused())
 	}
 	Trust(wrapped{a})
 	Trust(wrapped{a}) // once only
