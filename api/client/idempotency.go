@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"io"
 	"net/http"
 	"time"
@@ -59,6 +60,9 @@ func (c *Client) sendOnce(ctx context.Context, r request) (*http.Response, error
 // unknownOutcome: the answer does not say whether the call was applied,
 // or says its first try still runs.
 func unknownOutcome(resp *http.Response, err error) bool {
+	if re := (*redirectError)(nil); errors.As(err, &re) {
+		return false // the server answered: a redirect, not followed
+	}
 	if err != nil {
 		return true
 	}

@@ -45,3 +45,25 @@ func TestNoRedirectWithToken(t *testing.T) {
 		t.Errorf("the redirect target was called %d times (%d with the token)", n, withToken.Load())
 	}
 }
+
+// A redirected mutating call is final: the server answered, so retrying
+// it (with the same Idempotency-Key) only wastes the caller's time.
+func TestRedirectedMutationNotRetried(t *testing.T) {
+	var hits atomic.Int32
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Redirect(w, r, "http://127.0.0.1:1"+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer first.Close()
+	c, err := client.New(first.URL, tokAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CreateTask(t.Context(), client.TaskRequest{Action: "prepare_site"})
+	if err == nil || !strings.Contains(err.Error(), "redirect") {
+		t.Fatalf("want the redirect refused, got %v", err)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("the redirected call was sent %d times, want 1", n)
+	}
+}
