@@ -71,6 +71,31 @@ func memInUse() uint64 {
 	return m.HeapInuse + m.StackInuse
 }
 
+// heapInUse is the heap bytes in use after a collection, and the number
+// of goroutines: what connections that went away must give back (their
+// goroutines' stacks are the runtime's to keep or return).
+func heapInUse() (uint64, int) {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse, runtime.NumGoroutine()
+}
+
+// returned waits up to about 5 s for the heap to come back within slack
+// of base and the goroutines to baseG (give or take a few of other
+// tests' ending); it returns what is left over base, and how many
+// goroutines over baseG.
+func returned(base uint64, baseG int, slack uint64) (uint64, int) {
+	var left uint64
+	var extra int
+	for i := 0; i < 100 && (i == 0 || left >= slack || extra > 4); i++ {
+		time.Sleep(50 * time.Millisecond)
+		h, g := heapInUse()
+		left, extra = max(h, base)-base, g-baseG
+	}
+	return left, extra
+}
+
 // dialFrom connects to addr from the local address src (127.0.0.2 is
 // another loopback source on Linux).
 func dialFrom(t *testing.T, src, addr string) net.Conn {
@@ -98,17 +123,22 @@ func statusOn(c net.Conn, deadline time.Time) int {
 
 // TestAPIAnnouncedBodiesCostLittle (issue 33, S3): connections that
 // announce a task's body with a token that does not authenticate, and
-// send one byte of it, are answered 401 at once, whatever length they
-// announce (the token is checked before any body is read, and the
-// connection is closed rather than the rest of the body awaited), cost
-// the listener little memory each, and leave nothing behind. Measured from
-// the runtime's own heap and stack counts after a GC.
+// send one byte of it, are answered 401 within a second, whatever length
+// they announce (the token is checked before any body is read, and the
+// rest of the body is awaited a quarter of a second, not the 2-minute
+// read timeout), and the listener lets them go within five seconds though
+// their clients keep the sockets open: its heap and goroutines are back
+// where they were (counted by the runtime after a GC). Before, net/http
+// read up to 256 KiB of each unread body first, for as long as the read
+// timeout: no answer for 60,000 bytes announced, and about 30 KiB a
+// connection held for both lengths.
 func TestAPIAnnouncedBodiesCostLittle(t *testing.T) {
-	const conns, bound = 200, 8 << 10
+	const conns = 200
 	addr, tok := servedAPI(t, func(c *api.Config) { c.ConnsPerSource = -1 }) // what each costs, without the cap
 	for _, length := range []int{262144, 60000} {
 		t.Run(fmt.Sprint(length), func(t *testing.T) {
 			base := memInUse()
+			baseHeap, baseG := heapInUse()
 			req := fmt.Sprintf("POST /api/v1/tasks HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer not-%s\r\n"+
 				"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n{", addr, tok, length)
 			held := make([]net.Conn, conns)
@@ -118,32 +148,20 @@ func TestAPIAnnouncedBodiesCostLittle(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var peak uint64
-			for range 25 {
-				time.Sleep(40 * time.Millisecond)
-				peak = max(peak, max(memInUse(), base)-base)
-			}
-			t.Logf("%d connections announcing %d bytes: %d bytes in use more at the peak (%d a connection)", conns, length, peak, peak/conns)
-			if peak > conns*bound*memSlack {
-				t.Errorf("%d connections announcing %d bytes grew the memory in use by %d bytes (%d a connection, want at most %d)",
-					conns, length, peak, peak/conns, bound)
-			}
+			t.Logf("%d connections announcing %d bytes: %d bytes in use more at once (%d a connection)",
+				conns, length, max(memInUse(), base)-base, (max(memInUse(), base)-base)/conns)
 			answered := map[int]int{}
-			deadline := time.Now().Add(2 * time.Second)
+			deadline := time.Now().Add(time.Second)
 			for _, c := range held {
 				answered[statusOn(c, deadline)]++
-				c.Close()
 			}
 			if answered[http.StatusUnauthorized] != conns {
-				t.Errorf("answers (status: connections; 0 none) %v, want 401: %d", answered, conns)
+				t.Errorf("answers within a second (status: connections; 0 none) %v, want 401: %d", answered, conns)
 			}
-			var left uint64 // the refusals' sampled audit records stay in the store: 2 KiB a connection is allowed for them
-			for i := 0; i < 100 && (i == 0 || left >= conns*2048*memSlack); i++ {
-				time.Sleep(50 * time.Millisecond)
-				left = max(memInUse(), base) - base
-			}
-			if left >= conns*2048*memSlack {
-				t.Errorf("%d bytes of what the connections held were not returned after they closed", left)
+			// the clients still hold their sockets; the refusals' sampled
+			// audit records stay in the store: 2 KiB a connection is allowed
+			if left, extra := returned(baseHeap, baseG, conns*2048*memSlack); left >= conns*2048*memSlack || extra > 4 {
+				t.Errorf("the listener still holds %d bytes of heap and %d goroutines more for the answered connections", left, extra)
 			}
 		})
 	}
