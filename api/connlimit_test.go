@@ -71,14 +71,15 @@ func memInUse() uint64 {
 	return m.HeapInuse + m.StackInuse
 }
 
-// heapInUse is the heap bytes in use after a collection, and the number
-// of goroutines: what connections that went away must give back (their
-// goroutines' stacks are the runtime's to keep or return).
-func heapInUse() (uint64, int) {
+// heapLive is the bytes of live heap objects after a collection, and the
+// number of goroutines: what connections that went away must give back
+// (the heap's spans and the stacks of ended goroutines are the runtime's
+// to keep or return).
+func heapLive() (uint64, int) {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return m.HeapInuse, runtime.NumGoroutine()
+	return m.HeapAlloc, runtime.NumGoroutine()
 }
 
 // returned waits up to about 5 s for the heap to come back within slack
@@ -90,7 +91,7 @@ func returned(base uint64, baseG int, slack uint64) (uint64, int) {
 	var extra int
 	for i := 0; i < 100 && (i == 0 || left >= slack || extra > 4); i++ {
 		time.Sleep(50 * time.Millisecond)
-		h, g := heapInUse()
+		h, g := heapLive()
 		left, extra = max(h, base)-base, g-baseG
 	}
 	return left, extra
@@ -138,7 +139,7 @@ func TestAPIAnnouncedBodiesCostLittle(t *testing.T) {
 	for _, length := range []int{262144, 60000} {
 		t.Run(fmt.Sprint(length), func(t *testing.T) {
 			base := memInUse()
-			baseHeap, baseG := heapInUse()
+			baseHeap, baseG := heapLive()
 			req := fmt.Sprintf("POST /api/v1/tasks HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer not-%s\r\n"+
 				"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n{", addr, tok, length)
 			held := make([]net.Conn, conns)

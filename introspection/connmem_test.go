@@ -35,14 +35,15 @@ func memInUse() uint64 {
 	return m.HeapInuse + m.StackInuse
 }
 
-// heapInUse is the heap bytes in use after a collection, and the number
-// of goroutines: what connections that went away must give back (their
-// goroutines' stacks are the runtime's to keep or return).
-func heapInUse() (uint64, int) {
+// heapLive is the bytes of live heap objects after a collection, and the
+// number of goroutines: what connections that went away must give back
+// (the heap's spans and the stacks of ended goroutines are the runtime's
+// to keep or return).
+func heapLive() (uint64, int) {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return m.HeapInuse, runtime.NumGoroutine()
+	return m.HeapAlloc, runtime.NumGoroutine()
 }
 
 // returned waits up to about 5 s for the heap to come back within slack
@@ -54,7 +55,7 @@ func returned(base uint64, baseG int, slack uint64) (uint64, int) {
 	var extra int
 	for i := 0; i < 100 && (i == 0 || left >= slack || extra > 4); i++ {
 		time.Sleep(50 * time.Millisecond)
-		h, g := heapInUse()
+		h, g := heapLive()
 		left, extra = max(h, base)-base, g-baseG
 	}
 	return left, extra
@@ -170,7 +171,7 @@ func TestAnnouncedBodiesCostLittle(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := memInUse()
-			baseHeap, baseG := heapInUse()
+			baseHeap, baseG := heapLive()
 			conns := announce(t, addr, tc.tok, connsHeld, tc.length)
 			peak := peakGrowth(base)
 			t.Logf("%d connections announcing %d bytes: %d bytes in use more at the peak (%d a connection)",
@@ -231,9 +232,7 @@ func ask(c net.Conn, path, tok string) int {
 // connections that have not authenticated a request; the next one from
 // it is answered 429 and closed before anything is read, while another
 // source is served. A connection whose request authenticates stops
-// counting, and one that closes frees its place. (Requests answered
-// through echo end their connection after the answer, as before; the
-// node's keep-alive connection is the one GET /v1/self uses.)
+// counting and is kept alive, and one that closes frees its place.
 func TestConnsPerSource(t *testing.T) {
 	const limit = 4
 	srv, d := boltServer(t, func(c *Config) { c.ConnsPerSource = limit })
@@ -265,13 +264,21 @@ func TestConnsPerSource(t *testing.T) {
 	if freed == nil {
 		t.Fatal("a closed connection's place was not freed within 2 s")
 	}
-	// freed authenticated (GET /v1/self): it no longer counts, so one
-	// more idle connection fits, and the next does not.
+	// freed authenticated on the fast path (GET /v1/self), viaEcho through
+	// echo's authenticate (a NoCloud route's token is in its path): neither
+	// counts any more, so one more idle connection fits, and the next does
+	// not; both are kept alive.
+	viaEcho := dialFrom(t, "127.0.0.1", addr)
+	if st := ask(viaEcho, "/v1/nocloud/"+tok+"/meta-data", ""); st != http.StatusOK {
+		t.Fatalf("meta-data: status %d, want 200", st)
+	}
 	dialFrom(t, "127.0.0.1", addr)
 	if st := statusOn(dialFrom(t, "127.0.0.1", addr), time.Now().Add(2*time.Second)); st != http.StatusTooManyRequests {
 		t.Fatalf("one more unauthenticated connection: status %d, want 429", st)
 	}
-	if st := ask(freed, "/v1/self", tok); st != http.StatusOK {
-		t.Errorf("the authenticated connection was not kept: status %d", st)
+	for name, c := range map[string]net.Conn{"GET /v1/self": freed, "meta-data": viaEcho} {
+		if st := ask(c, "/healthz", ""); st != http.StatusOK {
+			t.Errorf("the connection authenticated by %s was not kept alive: status %d", name, st)
+		}
 	}
 }

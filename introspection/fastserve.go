@@ -43,7 +43,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				connlimit.Trust(c.Conn())
 				return
 			}
-			c.SetUserValue(connlimit.ConnKey{}, c.Conn()) // authenticate trusts it (connlimit.TrustFrom)
+			c.SetUserValue(connlimit.ConnKey{}, connlimit.Hold(c.Conn())) // authenticate trusts it (connlimit.TrustFrom)
 			s.takeBody(c)
 			slow(c)
 		},

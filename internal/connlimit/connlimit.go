@@ -183,19 +183,27 @@ func Trust(c net.Conn) {
 }
 
 // ConnKey is the context key a server keeps a request's connection under
-// for TrustFrom (net/http: Server.ConnContext with WithConn; fasthttp:
-// the request's user value of this key).
+// for TrustFrom, as a Held (net/http: Server.ConnContext with WithConn;
+// fasthttp: the request's user value of this key, Hold(c.Conn())).
 type ConnKey struct{}
+
+// Held is a connection kept for TrustFrom. It is not itself an io.Closer:
+// fasthttp closes the user values that are when a request ends, which
+// would end a kept-alive connection after each request.
+type Held struct{ c net.Conn }
+
+// Hold is c, held for TrustFrom.
+func Hold(c net.Conn) Held { return Held{c} }
 
 // WithConn is ctx carrying c for TrustFrom (http.Server.ConnContext).
 func WithConn(ctx context.Context, c net.Conn) context.Context {
-	return context.WithValue(ctx, ConnKey{}, c)
+	return context.WithValue(ctx, ConnKey{}, Hold(c))
 }
 
 // TrustFrom trusts the connection ctx carries (none: nothing happens).
 func TrustFrom(ctx context.Context) {
-	if c, ok := ctx.Value(ConnKey{}).(net.Conn); ok {
-		Trust(c)
+	if h, ok := ctx.Value(ConnKey{}).(Held); ok {
+		Trust(h.c)
 	}
 }
 
