@@ -14,7 +14,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // fixture is the served API with the request helpers the tests share.
@@ -113,7 +113,7 @@ func body(method, path string) (string, []byte) {
 // TestAuthorizationMatrix: every route × no token × each role.
 func TestAuthorizationMatrix(t *testing.T) {
 	f := newFixture(t)
-	var task orchestrator.Task
+	var task record.Task
 	if code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "validate_design"}, &task); code != http.StatusCreated {
 		t.Fatalf("create task: %d", code)
 	}
@@ -164,7 +164,7 @@ func TestAuditEveryMutatingRoute(t *testing.T) {
 	// More refusals a minute than the default sampling records: one per
 	// audited route here.
 	f := &fixture{apitest.Start(t, apitest.WithSeed(9), apitest.WithConfig(func(c *api.Config) { c.AuditRefusalsPerAddress = 1000 }))}
-	var task orchestrator.Task
+	var task record.Task
 	f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "validate_design"}, &task)
 	if _, err := f.Engine.Wait(t.Context(), task.ID); err != nil {
 		t.Fatal(err)
@@ -270,7 +270,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 func TestTaskFlow(t *testing.T) {
 	f := newFixture(t)
 	for _, a := range []string{"prepare_site", "deploy_nodes"} {
-		var task orchestrator.Task
+		var task record.Task
 		code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": a,
 			"node_filter": map[string]any{"sets": []any{map[string]any{"names": []string{f.Node}}}}}, &task)
 		if code != http.StatusCreated {
@@ -281,7 +281,7 @@ func TestTaskFlow(t *testing.T) {
 		}
 		var got api.TaskDetail
 		f.json(t, "GET", "/api/v1/tasks/"+task.ID, f.Token[api.RoleViewer], nil, &got)
-		if got.Status != orchestrator.TaskSucceeded {
+		if got.Status != record.TaskSucceeded {
 			t.Fatalf("task %s: %s %s", a, got.Status, got.Message)
 		}
 		if !strings.HasPrefix(got.Requester, "api:operator") {
@@ -329,7 +329,7 @@ func TestDesignUpload(t *testing.T) {
 // TestEventStream: the SSE stream sends stored events with their IDs.
 func TestEventStream(t *testing.T) {
 	f := newFixture(t)
-	var task orchestrator.Task
+	var task record.Task
 	f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "validate_design"}, &task)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()

@@ -5,15 +5,14 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // HardwareAcceptor is what the as-built routes need of the engine (the
 // orchestrator's Engine is one). An Engine that is not one answers 501.
 type HardwareAcceptor interface {
-	AsBuilt(ctx context.Context, node string) (orchestrator.AsBuiltRecord, error)
-	AcceptHardware(ctx context.Context, node, who string) (orchestrator.AsBuiltRecord, error)
+	AsBuilt(ctx context.Context, node string) (record.AsBuiltRecord, error)
+	AcceptHardware(ctx context.Context, node, who string) (record.AsBuiltRecord, error)
 }
 
 func (s *Server) acceptor() (HardwareAcceptor, error) {

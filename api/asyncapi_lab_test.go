@@ -23,6 +23,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
@@ -82,13 +83,13 @@ func call(t *testing.T, url, token, method, path string, body any) (int, string,
 
 // runTask creates a task through the API, waits for its end and returns
 // it with the request ID of the call that created it.
-func runTask(t *testing.T, url, token string, e *orchestrator.Engine, req map[string]any) (orchestrator.Task, string) {
+func runTask(t *testing.T, url, token string, e *orchestrator.Engine, req map[string]any) (record.Task, string) {
 	t.Helper()
 	code, rid, b := call(t, url, token, "POST", "/api/v1/tasks", req)
 	if code != http.StatusCreated || rid == "" {
 		t.Fatalf("create %v: %d (request ID %q): %s", req, code, rid, b)
 	}
-	var task orchestrator.Task
+	var task record.Task
 	if err := json.Unmarshal(b, &task); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func streamed(t *testing.T, url, token, task string) [][]byte {
 			continue
 		}
 		out = append(out, []byte(data))
-		var ev orchestrator.Event
+		var ev record.Event
 		if err := json.Unmarshal([]byte(data), &ev); err == nil && ev.Kind == "task" && strings.HasPrefix(ev.Message, "task ") &&
 			ev.Task == task && ev.Message != "task started" && !strings.Contains(ev.Message, "requested by") {
 			return out // the task's end
@@ -154,7 +155,7 @@ func TestEmittedEventsFollowAsyncAPI(t *testing.T) {
 	names := d.NodeNames()
 	good1, good2, bad, frozen := names[0], names[1], names[2], names[3]
 	url, tok, e := labAPI(t, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 9}}})
-	if task, _ := runTask(t, url, tok, e, map[string]any{"action": "prepare_site"}); task.Status != orchestrator.TaskSucceeded {
+	if task, _ := runTask(t, url, tok, e, map[string]any{"action": "prepare_site"}); task.Status != record.TaskSucceeded {
 		t.Fatalf("prepare_site: %s %s", task.Status, task.Message)
 	}
 	if code, _, b := call(t, url, tok, "POST", "/api/v1/nodes/"+frozen+"/mark-manual-intervention", map[string]any{"reason": "cabling"}); code != http.StatusOK {
@@ -164,18 +165,18 @@ func TestEmittedEventsFollowAsyncAPI(t *testing.T) {
 		return map[string]any{"sets": []any{map[string]any{"names": ns}}}
 	}
 	deploy, deployRID := runTask(t, url, tok, e, map[string]any{"action": "deploy_nodes", "node_filter": filter(good1, good2, bad, frozen)})
-	if deploy.Status != orchestrator.TaskPartiallySucceeded {
+	if deploy.Status != record.TaskPartiallySucceeded {
 		t.Fatalf("deploy: %s %s", deploy.Status, deploy.Message)
 	}
 	destroy, destroyRID := runTask(t, url, tok, e, map[string]any{"action": "destroy_nodes", "node_filter": filter(good1)})
-	if destroy.Status != orchestrator.TaskSucceeded {
+	if destroy.Status != record.TaskSucceeded {
 		t.Fatalf("destroy: %s %s", destroy.Status, destroy.Message)
 	}
 	if deploy.Correlation != deployRID || destroy.Correlation != destroyRID {
 		t.Errorf("task correlation IDs %q and %q, request IDs %q and %q", deploy.Correlation, destroy.Correlation, deployRID, destroyRID)
 	}
 
-	check := func(task orchestrator.Task, rid string, want map[string][]string) {
+	check := func(task record.Task, rid string, want map[string][]string) {
 		t.Helper()
 		code, _, b := call(t, url, tok, "GET", "/api/v1/events?task="+task.ID, nil)
 		if code != http.StatusOK {
@@ -200,7 +201,7 @@ func TestEmittedEventsFollowAsyncAPI(t *testing.T) {
 			if err := v.Validate(raw); err != nil {
 				t.Errorf("event %s does not follow %s: %v", raw, asyncapi.Path, err)
 			}
-			var ev orchestrator.Event
+			var ev record.Event
 			if err := json.Unmarshal(raw, &ev); err != nil {
 				t.Fatal(err)
 			}
@@ -219,12 +220,12 @@ func TestEmittedEventsFollowAsyncAPI(t *testing.T) {
 		}
 	}
 	check(deploy, deployRID, map[string][]string{
-		good1:  {orchestrator.EventOnboardingStarted, orchestrator.EventOnboardingCompleted},
-		good2:  {orchestrator.EventOnboardingStarted, orchestrator.EventOnboardingCompleted},
-		bad:    {orchestrator.EventOnboardingStarted, orchestrator.EventOnboardingFailed},
-		frozen: {orchestrator.EventOnboardingStarted, orchestrator.EventOnboardingManual},
+		good1:  {record.EventOnboardingStarted, record.EventOnboardingCompleted},
+		good2:  {record.EventOnboardingStarted, record.EventOnboardingCompleted},
+		bad:    {record.EventOnboardingStarted, record.EventOnboardingFailed},
+		frozen: {record.EventOnboardingStarted, record.EventOnboardingManual},
 	})
 	check(destroy, destroyRID, map[string][]string{
-		good1: {orchestrator.EventDecommissionStarted, orchestrator.EventDecommissionCompleted},
+		good1: {record.EventDecommissionStarted, record.EventDecommissionCompleted},
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // wantAction is the audit action of each mutating route of the table; a
@@ -33,7 +33,7 @@ var wantAction = map[string]string{
 // value; a task's record carries the request ID its events correlate to.
 func TestAuditNamesWhatWasDone(t *testing.T) {
 	f := newFixture(t)
-	var task orchestrator.Task
+	var task record.Task
 	f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "validate_design"}, &task)
 	if _, err := f.Engine.Wait(t.Context(), task.ID); err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestAuditNamesWhatWasDone(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Fatalf("verify_nodes: %d %s", code, raw)
 	}
-	var vt orchestrator.Task
+	var vt record.Task
 	if err := json.Unmarshal(raw, &vt); err != nil {
 		t.Fatal(err)
 	}

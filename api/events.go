@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 func uintParam(c echo.Context, name string) (uint64, error) {
@@ -42,7 +41,7 @@ func (s *Server) listEvents(c echo.Context) error {
 		return err
 	}
 	if evs == nil {
-		evs = []orchestrator.Event{}
+		evs = []record.Event{}
 	}
 	return c.JSON(http.StatusOK, evs)
 }

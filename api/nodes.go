@@ -15,6 +15,7 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -63,7 +64,7 @@ func (s *Server) listNodes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	byName := make(map[string]orchestrator.NodeRecord, len(recs))
+	byName := make(map[string]record.NodeRecord, len(recs))
 	for _, r := range recs {
 		byName[r.Name] = r
 	}
@@ -117,23 +118,23 @@ func nodeFilterOf(q url.Values) (design.NodeFilter, error) {
 
 // recordMatches: the node's record has a stage, outcome and lifecycle
 // state the query allows (any, for a parameter it leaves out).
-func recordMatches(r orchestrator.NodeRecord, q url.Values) bool {
+func recordMatches(r record.NodeRecord, q url.Values) bool {
 	allows := func(key, v string) bool { vs := q[key]; return len(vs) == 0 || slices.Contains(vs, v) }
 	return allows("stage", string(r.Stage)) && allows("outcome", string(r.Outcome)) && allows("lifecycle", string(r.LifecycleState()))
 }
 
 // withStage is r with the pending stage when it has none (a node no task
 // has driven yet).
-func withStage(r orchestrator.NodeRecord) orchestrator.NodeRecord {
+func withStage(r record.NodeRecord) record.NodeRecord {
 	if r.Stage == "" {
-		r.Stage = orchestrator.StagePending
+		r.Stage = record.StagePending
 	}
 	return r
 }
 
 // nodeSummary is a design node's summary with its record (an orphan's
 // when n is nil).
-func nodeSummary(n *design.Node, r orchestrator.NodeRecord) NodeSummary {
+func nodeSummary(n *design.Node, r record.NodeRecord) NodeSummary {
 	if n == nil {
 		return orphanSummary(r)
 	}
@@ -145,7 +146,7 @@ func nodeSummary(n *design.Node, r orchestrator.NodeRecord) NodeSummary {
 func (s *Server) getNode(c echo.Context) error {
 	ctx := c.Request().Context()
 	name := c.Param("name")
-	out := NodeDetail{Name: name, Events: []orchestrator.Event{}}
+	out := NodeDetail{Name: name, Events: []record.Event{}}
 	if cur, err := s.currentID(ctx); err == nil {
 		d, err := s.design(ctx, cur)
 		if err != nil {
@@ -208,7 +209,7 @@ func (s *Server) nodeVerb(verb string) echo.HandlerFunc {
 			return problem(http.StatusBadRequest, fmt.Sprintf("reason (%d bytes) or designRevision (%d) too long: use at most %d and %d", len(b.Reason), len(b.Revision), maxReason, statestore.IDLen))
 		}
 		name := c.Param("name")
-		var rec orchestrator.NodeRecord
+		var rec record.NodeRecord
 		var err error
 		switch verb {
 		case "adopt":

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestNodesLifecycleAndLastTask: GET /api/v1/nodes shows a node's
@@ -17,7 +17,7 @@ import (
 func TestNodesLifecycleAndLastTask(t *testing.T) {
 	f := newFixture(t)
 	for _, a := range []string{"prepare_site", "deploy_nodes", "power_cycle"} {
-		var task orchestrator.Task
+		var task record.Task
 		code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": a,
 			"node_filter": map[string]any{"sets": []any{map[string]any{"names": []string{f.Node}}}}}, &task)
 		if code != http.StatusCreated {
@@ -33,8 +33,8 @@ func TestNodesLifecycleAndLastTask(t *testing.T) {
 		t.Fatalf("deployed nodes: %+v", nodes)
 	}
 	n := nodes.Items[0]
-	if n.Name != f.Node || n.Lifecycle != orchestrator.LifecycleDeployed || n.Action != orchestrator.ActionPowerCycle ||
-		n.Stage != orchestrator.StagePowered || n.Outcome != orchestrator.OutcomeSucceeded || n.LastTask == "" {
+	if n.Name != f.Node || n.Lifecycle != record.LifecycleDeployed || n.Action != record.ActionPowerCycle ||
+		n.Stage != record.StagePowered || n.Outcome != record.OutcomeSucceeded || n.LastTask == "" {
 		t.Errorf("node: %+v, want lifecycle deployed, last action power_cycle at powered, succeeded", n)
 	}
 	f.json(t, "GET", "/api/v1/nodes?lifecycle=released", f.Token[api.RoleViewer], nil, &nodes)

@@ -9,7 +9,7 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
 	apitypes "github.com/slipway-dev/slipway/api/types"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/sites"
 )
@@ -33,13 +33,13 @@ func TestOnboardingStatusFollowsNode(t *testing.T) {
 	if code, b := f.do(t, "POST", "/api/v1/designs", op, "application/gzip", exampleWithout(t, host)); code != http.StatusCreated {
 		t.Fatalf("apply without %s: %d %s", host, code, b)
 	}
-	var task orchestrator.Task
+	var task record.Task
 	if code := f.json(t, "POST", "/api/v1/tasks", op, map[string]any{"action": "prepare_site"}, &task); code != http.StatusCreated {
 		t.Fatalf("prepare_site: %d", code)
 	}
 	wait(t, f, task.ID)
 	w := onboardOne(t, f, rec.ID, host, bmc)
-	if got := waitTask(t, f, w.Task.ID); got.Status != orchestrator.TaskFailed {
+	if got := waitTask(t, f, w.Task.ID); got.Status != record.TaskFailed {
 		t.Fatalf("the onboarding's deploy of %s: task %s, want failed (the lab fails its first four deployments)", host, got.Status)
 	}
 	checkOnboardingStatus(t, f, w.ID, "failed")
@@ -48,7 +48,7 @@ func TestOnboardingStatusFollowsNode(t *testing.T) {
 	if code := f.json(t, "POST", "/api/v1/tasks", op, map[string]any{"action": "deploy_nodes", "node_filter": nodes}, &task); code != http.StatusCreated {
 		t.Fatalf("deploy_nodes: %d", code)
 	}
-	if got := waitTask(t, f, task.ID); got.Status != orchestrator.TaskFailed {
+	if got := waitTask(t, f, task.ID); got.Status != record.TaskFailed {
 		t.Fatalf("the second deploy of %s: task %s, want failed (deployments 3 and 4 fail)", host, got.Status)
 	}
 	if st, _ := labMachine(f, host); st == "Deployed" {
@@ -58,7 +58,7 @@ func TestOnboardingStatusFollowsNode(t *testing.T) {
 	if code := f.json(t, "POST", "/api/v1/tasks/"+task.ID+"/rerun", op, nil, nil); code != http.StatusAccepted {
 		t.Fatalf("rerun: %d", code)
 	}
-	if got := waitTask(t, f, task.ID); got.Status != orchestrator.TaskSucceeded {
+	if got := waitTask(t, f, task.ID); got.Status != record.TaskSucceeded {
 		t.Fatalf("rerun of %s: %s %s", task.ID, got.Status, got.Message)
 	}
 	if st, _ := labMachine(f, host); st != "Deployed" {
@@ -92,7 +92,7 @@ func onboardOne(t *testing.T, f *fixture, site, host, bmc string) apitypes.Onboa
 }
 
 // waitTask waits up to a minute for the task to end, however it ends.
-func waitTask(t *testing.T, f *fixture, id string) orchestrator.Task {
+func waitTask(t *testing.T, f *fixture, id string) record.Task {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()

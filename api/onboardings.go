@@ -17,7 +17,7 @@ import (
 	"github.com/slipway-dev/slipway/designlayer"
 	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/onboarding"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sites"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -98,8 +98,8 @@ func (s *Server) onboard(c echo.Context, req onboarding.Request) error {
 		return err
 	}
 	auditWhat(c, AuditWhat{Action: "onboarding.create", Targets: append([]string{rec.ID}, shortList(names)...)})
-	t, err := s.cfg.Engine.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Revision: rec.Revision,
-		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: names}}}, Requester: who(c), Correlation: requestIDOf(c)})
+	t, err := s.cfg.Engine.Submit(ctx, record.Request{Action: record.ActionDeployNodes, Revision: rec.Revision,
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: names}}}, Requester: who(c), Correlation: requestIDOf(c)})
 	if err != nil {
 		rec.Error = "the deploy was not submitted: " + err.Error()
 	} else {
@@ -353,7 +353,7 @@ func (s *Server) onboardingByID(ctx context.Context, id string) (apitypes.Onboar
 // onboardingView is the record with its task; its status follows its
 // nodes once the task ended (onboardingStatus).
 func (s *Server) onboardingView(ctx context.Context, r onboarding.Record, nodes nodeLookup) (apitypes.Onboarding, error) {
-	w := apitypes.Onboarding{ID: r.ID, Onboarding: r, Status: statusNotSubmitted, Results: []orchestrator.NodeResult{}}
+	w := apitypes.Onboarding{ID: r.ID, Onboarding: r, Status: statusNotSubmitted, Results: []record.NodeResult{}}
 	if r.Task == "" {
 		return w, nil
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/internal/testtool"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sites"
 )
@@ -84,7 +84,7 @@ func TestOnboarding(t *testing.T) {
 	if code, b := f.do(t, "POST", "/api/v1/designs", op, "application/gzip", exampleWithout(t, host)); code != http.StatusCreated {
 		t.Fatalf("apply without %s: %d %s", host, code, b)
 	}
-	var task orchestrator.Task
+	var task record.Task
 	if code := f.json(t, "POST", "/api/v1/tasks", op, map[string]any{"action": "prepare_site"}, &task); code != http.StatusCreated {
 		t.Fatalf("prepare_site: %d", code)
 	}

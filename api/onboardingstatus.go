@@ -15,10 +15,10 @@ import (
 const statusReleased = "released"
 
 // nodeLookup returns a node's record; ok is false when it has none yet.
-type nodeLookup func(ctx context.Context, name string) (rec orchestrator.NodeRecord, ok bool, err error)
+type nodeLookup func(ctx context.Context, name string) (rec record.NodeRecord, ok bool, err error)
 
 // engineNode looks each node up in the engine.
-func (s *Server) engineNode(ctx context.Context, name string) (orchestrator.NodeRecord, bool, error) {
+func (s *Server) engineNode(ctx context.Context, name string) (record.NodeRecord, bool, error) {
 	n, err := s.cfg.Engine.Node(ctx, name)
 	if errors.Is(err, orchestrator.ErrNotFound) {
 		return n, false, nil
@@ -32,11 +32,11 @@ func (s *Server) nodeIndex(ctx context.Context) (nodeLookup, error) {
 	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]orchestrator.NodeRecord, len(ns))
+	byName := make(map[string]record.NodeRecord, len(ns))
 	for _, n := range ns {
 		byName[n.Name] = n
 	}
-	return func(_ context.Context, name string) (orchestrator.NodeRecord, bool, error) {
+	return func(_ context.Context, name string) (record.NodeRecord, bool, error) {
 		n, ok := byName[name]
 		return n, ok, nil
 	}, nil
@@ -46,7 +46,7 @@ func (s *Server) nodeIndex(ctx context.Context) (nodeLookup, error) {
 // it is the task's; after that it follows its nodes, whose records say
 // where each machine is now, whichever workflow moved it there last (a
 // rerun of another task, a new deploy, a destroy): see nodeStatus.
-func onboardingStatus(ctx context.Context, r onboarding.Record, task orchestrator.TaskStatus, nodes nodeLookup) (string, error) {
+func onboardingStatus(ctx context.Context, r onboarding.Record, task record.TaskStatus, nodes nodeLookup) (string, error) {
 	if !task.Finished() {
 		return string(task), nil
 	}
@@ -68,16 +68,16 @@ func onboardingStatus(ctx context.Context, r onboarding.Record, task orchestrato
 // nodeStatus is what a node's lifecycle state means for its onboarding;
 // a node no workflow has moved past the onboarding's task (new, or a
 // state unknown to this build) keeps the task's status.
-func nodeStatus(l record.Lifecycle, task orchestrator.TaskStatus) string {
+func nodeStatus(l record.Lifecycle, task record.TaskStatus) string {
 	switch l {
 	case record.LifecycleDeployed:
-		return string(orchestrator.TaskSucceeded)
+		return string(record.TaskSucceeded)
 	case record.LifecycleDeploying, record.LifecyclePreparing, record.LifecycleReleasing:
-		return string(orchestrator.TaskRunning)
+		return string(record.TaskRunning)
 	case record.LifecycleFailed:
-		return string(orchestrator.TaskFailed)
+		return string(record.TaskFailed)
 	case record.LifecycleCancelled:
-		return string(orchestrator.TaskCancelled)
+		return string(record.TaskCancelled)
 	case record.LifecycleReleased, record.LifecycleDeleted, record.LifecycleReady:
 		return statusReleased
 	}
@@ -93,10 +93,10 @@ func combineStatus(parts map[string]bool, task string) string {
 			return st
 		}
 	}
-	for _, st := range []string{string(orchestrator.TaskRunning), string(orchestrator.TaskSucceeded), string(orchestrator.TaskFailed), string(orchestrator.TaskCancelled), statusReleased} {
+	for _, st := range []string{string(record.TaskRunning), string(record.TaskSucceeded), string(record.TaskFailed), string(record.TaskCancelled), statusReleased} {
 		if parts[st] {
-			if st == string(orchestrator.TaskSucceeded) {
-				return string(orchestrator.TaskPartiallySucceeded)
+			if st == string(record.TaskSucceeded) {
+				return string(record.TaskPartiallySucceeded)
 			}
 			return st
 		}

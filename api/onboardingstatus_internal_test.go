@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/onboarding"
-	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -14,23 +13,23 @@ import (
 func TestOnboardingStatusOfMixedNodes(t *testing.T) {
 	rec := onboarding.Record{Request: onboarding.Request{Rows: []onboarding.Row{{Hostname: "a"}, {Hostname: "b"}}}}
 	cases := []struct {
-		task orchestrator.TaskStatus
+		task record.TaskStatus
 		a, b record.Lifecycle // "" : no record yet
 		want string
 	}{
-		{orchestrator.TaskRunning, record.LifecycleDeployed, record.LifecycleFailed, "running"},
-		{orchestrator.TaskFailed, record.LifecycleDeployed, record.LifecycleDeployed, "succeeded"},
-		{orchestrator.TaskFailed, record.LifecycleDeployed, record.LifecycleFailed, "partially_succeeded"},
-		{orchestrator.TaskSucceeded, record.LifecycleDeployed, record.LifecycleDeploying, "running"},
-		{orchestrator.TaskSucceeded, record.LifecycleReleased, record.LifecycleDeleted, "released"},
-		{orchestrator.TaskFailed, record.LifecycleCancelled, record.LifecycleFailed, "failed"},
-		{orchestrator.TaskCancelled, record.LifecycleCancelled, "", "cancelled"},
-		{orchestrator.TaskFailed, "", "", "failed"},
+		{record.TaskRunning, record.LifecycleDeployed, record.LifecycleFailed, "running"},
+		{record.TaskFailed, record.LifecycleDeployed, record.LifecycleDeployed, "succeeded"},
+		{record.TaskFailed, record.LifecycleDeployed, record.LifecycleFailed, "partially_succeeded"},
+		{record.TaskSucceeded, record.LifecycleDeployed, record.LifecycleDeploying, "running"},
+		{record.TaskSucceeded, record.LifecycleReleased, record.LifecycleDeleted, "released"},
+		{record.TaskFailed, record.LifecycleCancelled, record.LifecycleFailed, "failed"},
+		{record.TaskCancelled, record.LifecycleCancelled, "", "cancelled"},
+		{record.TaskFailed, "", "", "failed"},
 	}
 	for _, c := range cases {
-		lookup := func(_ context.Context, name string) (orchestrator.NodeRecord, bool, error) {
+		lookup := func(_ context.Context, name string) (record.NodeRecord, bool, error) {
 			l := map[string]record.Lifecycle{"a": c.a, "b": c.b}[name]
-			return orchestrator.NodeRecord{Name: name, Lifecycle: l}, l != "", nil
+			return record.NodeRecord{Name: name, Lifecycle: l}, l != "", nil
 		}
 		got, err := onboardingStatus(t.Context(), rec, c.task, lookup)
 		if err != nil || got != c.want {

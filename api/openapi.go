@@ -20,7 +20,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/httpx"
 	"github.com/slipway-dev/slipway/introspection"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // The OpenAPI document is built, never written by hand: from the route
@@ -356,11 +356,11 @@ var ownEncodings = map[reflect.Type]func() *openapi3.Schema{
 
 // typeEnums are the string types whose values the engine lists.
 var typeEnums = map[reflect.Type][]string{
-	reflect.TypeFor[orchestrator.Action]():     enum(orchestrator.Actions),
-	reflect.TypeFor[orchestrator.DriftKind]():  enum(orchestrator.DriftKinds),
-	reflect.TypeFor[orchestrator.Resolution](): enum(orchestrator.Resolutions),
-	reflect.TypeFor[orchestrator.Verb]():       enum(taskVerbs),
-	reflect.TypeFor[auth.Role]():               enum(auth.Roles),
+	reflect.TypeFor[record.Action]():     enum(record.Actions),
+	reflect.TypeFor[record.DriftKind]():  enum(record.DriftKinds),
+	reflect.TypeFor[record.Resolution](): enum(record.Resolutions),
+	reflect.TypeFor[record.Verb]():       enum(taskVerbs),
+	reflect.TypeFor[auth.Role]():         enum(auth.Roles),
 }
 
 // RouteInfo describes a route of the table.

@@ -14,6 +14,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/powercreds"
 	"github.com/slipway-dev/slipway/sites"
 	"github.com/slipway-dev/slipway/statestore"
@@ -126,14 +127,14 @@ var requestBounds = map[reflect.Type]map[string]fieldBound{
 		"Password": {maxLength: powercreds.MaxPasswordLen}},
 	reflect.TypeFor[apitypes.RoCEUpsert]():          {"Items": {maxItems: sites.MaxRoCEItems}},
 	reflect.TypeFor[apitypes.DecommissionRequest](): {"Erase": {enum: []string{"none", "quick", "secure"}}},
-	reflect.TypeFor[orchestrator.Filter]():          {"Sets": {maxItems: orchestrator.MaxFilterSets}},
-	reflect.TypeFor[orchestrator.TaskOptions]():     {"Erase": {enum: enum([]drivers.Erase{drivers.EraseNone, drivers.EraseQuick, drivers.EraseSecure})}},
+	reflect.TypeFor[record.Filter]():                {"Sets": {maxItems: record.MaxFilterSets}},
+	reflect.TypeFor[record.TaskOptions]():           {"Erase": {enum: enum([]drivers.Erase{drivers.EraseNone, drivers.EraseQuick, drivers.EraseSecure})}},
 	reflect.TypeFor[design.NodeFilter](): {
-		"Names":  {maxItems: orchestrator.MaxFilterNames, eachMaxLength: orchestrator.MaxFilterValueLen},
-		"Tags":   {maxItems: orchestrator.MaxFilterValues, eachMaxLength: orchestrator.MaxFilterValueLen},
-		"Racks":  {maxItems: orchestrator.MaxFilterValues, eachMaxLength: orchestrator.MaxFilterValueLen},
-		"Sites":  {maxItems: orchestrator.MaxFilterValues, eachMaxLength: orchestrator.MaxFilterValueLen},
-		"Labels": {maxProperties: orchestrator.MaxFilterValues, eachMaxLength: orchestrator.MaxFilterValueLen}},
+		"Names":  {maxItems: record.MaxFilterNames, eachMaxLength: record.MaxFilterValueLen},
+		"Tags":   {maxItems: record.MaxFilterValues, eachMaxLength: record.MaxFilterValueLen},
+		"Racks":  {maxItems: record.MaxFilterValues, eachMaxLength: record.MaxFilterValueLen},
+		"Sites":  {maxItems: record.MaxFilterValues, eachMaxLength: record.MaxFilterValueLen},
+		"Labels": {maxProperties: record.MaxFilterValues, eachMaxLength: record.MaxFilterValueLen}},
 }
 
 // applyBounds sets the limits of struct t's fields on its schema sc.

@@ -11,13 +11,13 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	apitypes "github.com/slipway-dev/slipway/api/types"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // powerTask runs a power task on node and answers how it ended.
-func powerTask(t *testing.T, f *fixture, action, node string) orchestrator.Task {
+func powerTask(t *testing.T, f *fixture, action, node string) record.Task {
 	t.Helper()
-	var task orchestrator.Task
+	var task record.Task
 	if code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": action,
 		"node_filter": map[string]any{"sets": []map[string]any{{"names": []string{node}}}}}, &task); code != http.StatusCreated {
 		t.Fatalf("%s: %d", action, code)
@@ -49,7 +49,7 @@ func TestPowerCredentialOverride(t *testing.T) {
 	if code := f.json(t, "PUT", "/api/v1/secrets/bmc-admin", admin, map[string]string{"value": "not-the-bmc-password"}, nil); code != 200 {
 		t.Fatalf("put bmc-admin: %d", code)
 	}
-	if got := powerTask(t, f, "power_on", f.Node); got.Status != orchestrator.TaskFailed || m.IsPoweredOn() {
+	if got := powerTask(t, f, "power_on", f.Node); got.Status != record.TaskFailed || m.IsPoweredOn() {
 		t.Fatalf("power_on with the design's wrong credentials: %s, lab machine on: %v", got.Status, m.IsPoweredOn())
 	}
 
@@ -74,18 +74,18 @@ func TestPowerCredentialOverride(t *testing.T) {
 		}
 	}
 	put(pw, 1)
-	if got := powerTask(t, f, "power_on", f.Node); got.Status != orchestrator.TaskSucceeded || !m.IsPoweredOn() {
+	if got := powerTask(t, f, "power_on", f.Node); got.Status != record.TaskSucceeded || !m.IsPoweredOn() {
 		t.Fatalf("power_on with the override: %s %s, lab machine on: %v", got.Status, got.Message, m.IsPoweredOn())
 	}
 
 	// A rotation to credentials the BMC refuses takes effect at once...
 	put("rotated-but-wrong", 2)
-	if got := powerTask(t, f, "power_off", f.Node); got.Status != orchestrator.TaskFailed || !m.IsPoweredOn() {
+	if got := powerTask(t, f, "power_off", f.Node); got.Status != record.TaskFailed || !m.IsPoweredOn() {
 		t.Fatalf("power_off after a rotation to a wrong password: %s, lab machine on: %v", got.Status, m.IsPoweredOn())
 	}
 	// ...and so does the next.
 	put(pw, 3)
-	if got := powerTask(t, f, "power_off", f.Node); got.Status != orchestrator.TaskSucceeded || m.IsPoweredOn() {
+	if got := powerTask(t, f, "power_off", f.Node); got.Status != record.TaskSucceeded || m.IsPoweredOn() {
 		t.Fatalf("power_off after rotating back: %s %s, lab machine on: %v", got.Status, got.Message, m.IsPoweredOn())
 	}
 	code, b := f.do(t, "GET", path, admin, "", nil)
@@ -99,7 +99,7 @@ func TestPowerCredentialOverride(t *testing.T) {
 	if code := f.json(t, "GET", path, admin, nil, nil); code != http.StatusNotFound {
 		t.Errorf("GET after DELETE: %d", code)
 	}
-	if got := powerTask(t, f, "power_on", f.Node); got.Status != orchestrator.TaskFailed || m.IsPoweredOn() {
+	if got := powerTask(t, f, "power_on", f.Node); got.Status != record.TaskFailed || m.IsPoweredOn() {
 		t.Fatalf("power_on after the override's delete: %s, lab machine on: %v", got.Status, m.IsPoweredOn())
 	}
 	checkPowerAudit(t, f, pw)

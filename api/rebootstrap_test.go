@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // POST /nodes/{name}/rebootstrap: admins only (the answer carries the
@@ -20,15 +20,15 @@ func TestRebootstrap(t *testing.T) {
 	if code, b := f.do(t, "POST", url, f.Token[api.RoleAdmin], "", nil); code != http.StatusConflict {
 		t.Errorf("before any deployment: %d %s", code, b)
 	}
-	var dep orchestrator.Task
+	var dep record.Task
 	for _, a := range []string{"prepare_site", "deploy_nodes"} {
-		var task orchestrator.Task
+		var task record.Task
 		code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": a,
 			"node_filter": map[string]any{"sets": []any{map[string]any{"names": []string{f.Node}}}}}, &task)
 		if code != http.StatusCreated {
 			t.Fatalf("POST /tasks %s: %d", a, code)
 		}
-		if got, err := f.Engine.Wait(t.Context(), task.ID); err != nil || got.Status != orchestrator.TaskSucceeded {
+		if got, err := f.Engine.Wait(t.Context(), task.ID); err != nil || got.Status != record.TaskSucceeded {
 			t.Fatalf("task %s: %s %v", a, got.Status, err)
 		}
 		dep = task
@@ -39,14 +39,14 @@ func TestRebootstrap(t *testing.T) {
 		}
 	}
 	before, _ := f.Store.LastSeq(t.Context(), "audit")
-	var out orchestrator.Rebootstrapped
+	var out record.Rebootstrapped
 	if code := f.json(t, "POST", url, f.Token[api.RoleAdmin], nil, &out); code != http.StatusOK {
 		t.Fatalf("rebootstrap as admin: %d", code)
 	}
 	_, tok, ok := strings.Cut(out.Env, "SLIPWAY_TOKEN='")
 	tok, _, _ = strings.Cut(tok, "'")
 	if !ok || !strings.HasPrefix(tok, "sni_") || !strings.Contains(out.UserData, tok) || out.Task != dep.ID ||
-		out.Node.Stage != orchestrator.StageBootstrap {
+		out.Node.Stage != record.StageBootstrap {
 		t.Fatalf("answer: task %q (want %s), stage %s, a token in the env: %v", out.Task, dep.ID, out.Node.Stage, ok)
 	}
 	if after, _ := f.Store.LastSeq(t.Context(), "audit"); after-before != 1 {

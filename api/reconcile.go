@@ -13,15 +13,16 @@ import (
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // Reconciler is what the reconciliation routes need of the engine (the
 // orchestrator's Engine is one). An Engine that is not one answers 501.
 type Reconciler interface {
-	Reconcile(ctx context.Context, trigger string) (orchestrator.SweepReport, error)
-	ReconcileStatus(ctx context.Context) (orchestrator.ReconcileStatus, error)
-	Drift(ctx context.Context) ([]orchestrator.DriftRecord, error)
-	ResolveDrift(ctx context.Context, node string, kind orchestrator.DriftKind, res orchestrator.Resolution, who, correlation string) (orchestrator.DriftResolved, error)
+	Reconcile(ctx context.Context, trigger string) (record.SweepReport, error)
+	ReconcileStatus(ctx context.Context) (record.ReconcileStatus, error)
+	Drift(ctx context.Context) ([]record.DriftRecord, error)
+	ResolveDrift(ctx context.Context, node string, kind record.DriftKind, res record.Resolution, who, correlation string) (record.DriftResolved, error)
 }
 
 // reconcileRoutes are the reconciliation routes under prefix (in
@@ -30,15 +31,15 @@ func (s *Server) reconcileRoutes(prefix string) []route {
 	op, view := auth.RoleOperator, auth.RoleViewer
 	none := []int{http.StatusNotImplemented}
 	return []route{
-		{Method: "GET", Path: prefix + "/reconciliation/status", Role: view, Response: orchestrator.ReconcileStatus{}, Problems: none,
+		{Method: "GET", Path: prefix + "/reconciliation/status", Role: view, Response: record.ReconcileStatus{}, Problems: none,
 			Summary: "reconciliation: the last run, the next, the open drift by kind", handler: s.reconcileStatus},
-		{Method: "GET", Path: prefix + "/reconciliation/drift", Role: view, Response: apitypes.Page[orchestrator.DriftRecord]{}, Problems: none,
-			Query:   []param{{Name: "node", Many: true}, {Name: "kind", Many: true, Enum: enum(orchestrator.DriftKinds)}, offsetParam, limitParam},
+		{Method: "GET", Path: prefix + "/reconciliation/drift", Role: view, Response: apitypes.Page[record.DriftRecord]{}, Problems: none,
+			Query:   []param{{Name: "node", Many: true}, {Name: "kind", Many: true, Enum: enum(record.DriftKinds)}, offsetParam, limitParam},
 			Summary: "open drift records (filters, pages)", handler: s.listDrift},
-		{Method: "POST", Path: prefix + "/reconciliation/run", Role: op, Mutating: true, Response: orchestrator.SweepReport{}, Problems: none,
+		{Method: "POST", Path: prefix + "/reconciliation/run", Role: op, Mutating: true, Response: record.SweepReport{}, Problems: none,
 			Summary: "reconcile now; answers the run's report", handler: s.runReconcile},
 		{Method: "POST", Path: prefix + "/reconciliation/drift/:node/resolve", Role: op, Mutating: true, Request: apitypes.DriftResolutionBody{},
-			Response: orchestrator.DriftResolved{}, Problems: []int{http.StatusConflict, http.StatusNotImplemented},
+			Response: record.DriftResolved{}, Problems: []int{http.StatusConflict, http.StatusNotImplemented},
 			Summary: "resolve a node's drift of one kind: accept, repair or release", handler: s.resolveDrift},
 	}
 }
@@ -75,7 +76,7 @@ func (s *Server) listDrift(c echo.Context) error {
 	}
 	q := c.QueryParams()
 	for _, k := range q["kind"] {
-		if _, err := orchestrator.ParseDriftKind(k); err != nil {
+		if _, err := record.ParseDriftKind(k); err != nil {
 			return problem(http.StatusBadRequest, err.Error())
 		}
 	}
@@ -83,7 +84,7 @@ func (s *Server) listDrift(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ds = slices.DeleteFunc(ds, func(d orchestrator.DriftRecord) bool {
+	ds = slices.DeleteFunc(ds, func(d record.DriftRecord) bool {
 		return len(q["node"]) > 0 && !slices.Contains(q["node"], d.Node) || len(q["kind"]) > 0 && !slices.Contains(q["kind"], string(d.Kind))
 	})
 	return c.JSON(http.StatusOK, page(ds, offset, limit))
@@ -117,14 +118,14 @@ func (s *Server) resolveDrift(c echo.Context) error {
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
-	if len(node) > orchestrator.MaxFilterValueLen {
-		return problem(http.StatusBadRequest, fmt.Sprintf("node name of %d bytes: at most %d", len(node), orchestrator.MaxFilterValueLen))
+	if len(node) > record.MaxFilterValueLen {
+		return problem(http.StatusBadRequest, fmt.Sprintf("node name of %d bytes: at most %d", len(node), record.MaxFilterValueLen))
 	}
-	kind, err := orchestrator.ParseDriftKind(string(b.Kind))
+	kind, err := record.ParseDriftKind(string(b.Kind))
 	if err != nil {
 		return problem(http.StatusBadRequest, err.Error())
 	}
-	res, err := orchestrator.ParseResolution(string(b.Resolution))
+	res, err := record.ParseResolution(string(b.Resolution))
 	if err != nil {
 		return problem(http.StatusBadRequest, err.Error())
 	}
@@ -144,7 +145,7 @@ func (s *Server) resolveDrift(c echo.Context) error {
 // design's, flagged, so that removing a node from the design does not
 // hide its machine. The name, stage, outcome and lifecycle filters apply;
 // label, tag and rack filters (the design's) select none of them.
-func orphans(d *design.Design, recs []orchestrator.NodeRecord, q url.Values) []string {
+func orphans(d *design.Design, recs []record.NodeRecord, q url.Values) []string {
 	if len(q["label"])+len(q["tag"])+len(q["rack"]) > 0 {
 		return nil
 	}
@@ -171,7 +172,7 @@ func orphans(d *design.Design, recs []orchestrator.NodeRecord, q url.Values) []s
 	return out
 }
 
-func orphanSummary(r orchestrator.NodeRecord) NodeSummary {
+func orphanSummary(r record.NodeRecord) NodeSummary {
 	why := "orphan: not in the current design, machine " + r.MachineID + " is still held; `orchestrator destroy --node " + r.Name + "` releases it"
 	return NodeSummary{Name: r.Name, Orphan: true, Lifecycle: r.LifecycleState(), LastTask: r.LastTask, Action: r.Action, Stage: r.Stage,
 		Outcome: r.Outcome, MachineID: r.MachineID, Observed: r.Observed, Task: r.Task, Frozen: r.Frozen, Reason: why}

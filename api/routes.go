@@ -10,7 +10,7 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // route is one entry of the route table: the router, the authorisation,
@@ -81,8 +81,8 @@ func enum[T ~string](vs []T) []string {
 }
 
 // taskVerbs are the verbs POST /tasks/{id}/{verb} knows.
-var taskVerbs = []orchestrator.Verb{orchestrator.VerbRetry, orchestrator.VerbResume, orchestrator.VerbRerun,
-	orchestrator.VerbRestartClean, orchestrator.VerbCancel}
+var taskVerbs = []record.Verb{record.VerbRetry, record.VerbResume, record.VerbRerun,
+	record.VerbRestartClean, record.VerbCancel}
 
 // table is every route of the API.
 func (s *Server) table() []route {
@@ -137,7 +137,7 @@ func (s *Server) nodeRoutes() []route {
 		offsetParam, limitParam}
 	verb := func(name, summary string) route {
 		return route{Method: "POST", Path: v1 + "/nodes/:name/" + name, Role: op, Mutating: true, Request: apitypes.NodeVerbRequest{},
-			OptionalBody: true, Response: orchestrator.NodeRecord{}, Problems: []int{http.StatusConflict}, Summary: summary, handler: s.nodeVerb(name)}
+			OptionalBody: true, Response: record.NodeRecord{}, Problems: []int{http.StatusConflict}, Summary: summary, handler: s.nodeVerb(name)}
 	}
 	return []route{
 		{Method: "GET", Path: v1 + "/nodes", Role: view, Query: nodeQuery, Response: apitypes.Page[apitypes.NodeSummary]{},
@@ -152,9 +152,9 @@ func (s *Server) nodeRoutes() []route {
 		verb("adopt", "take the provisioner's state of the node's machine as the truth (optionally attaching a machine)"),
 		verb("mark-manual-intervention", "freeze the node"),
 		verb("release-manual", "unfreeze the node"),
-		{Method: "GET", Path: v1 + "/nodes/:name/as-built", Role: view, Response: orchestrator.AsBuiltRecord{}, Problems: []int{http.StatusNotImplemented},
+		{Method: "GET", Path: v1 + "/nodes/:name/as-built", Role: view, Response: record.AsBuiltRecord{}, Problems: []int{http.StatusNotImplemented},
 			Summary: "the node's last as-built check: inventory digest, differences from the design, acceptance", handler: s.asBuilt}, // asbuilt.go
-		{Method: "POST", Path: v1 + "/nodes/:name/as-built/accept", Role: op, Mutating: true, Response: orchestrator.AsBuiltRecord{},
+		{Method: "POST", Path: v1 + "/nodes/:name/as-built/accept", Role: op, Mutating: true, Response: record.AsBuiltRecord{},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented},
 			Summary:  "accept the node's machine as its last as-built check found it (that inventory only); retry the task to go on", handler: s.acceptHardware}, // asbuilt.go
 		{Method: "GET", Path: v1 + "/nodes/:name/console", Role: admin, Audited: true, Leader: true, Produces: "text/plain",
@@ -164,7 +164,7 @@ func (s *Server) nodeRoutes() []route {
 		{Method: "POST", Path: v1 + "/nodes/:name/console/input", Role: admin, Mutating: true, Request: apitypes.ConsoleInput{}, OK: []int{http.StatusNoContent},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented},
 			Summary:  "type at the node's console, attached read-write (the audit record counts the characters, never holds them)", handler: s.consoleInput},
-		{Method: "POST", Path: v1 + "/nodes/:name/rebootstrap", Role: admin, Mutating: true, Response: orchestrator.Rebootstrapped{}, Problems: []int{http.StatusConflict},
+		{Method: "POST", Path: v1 + "/nodes/:name/rebootstrap", Role: admin, Mutating: true, Response: record.Rebootstrapped{}, Problems: []int{http.StatusConflict},
 			Summary: "reissue the node's introspection token for its current deployment and wait at bootstrap again; the answer holds the new token to install on the node", handler: s.rebootstrap},
 	}
 }
@@ -173,15 +173,15 @@ func (s *Server) taskRoutes() []route {
 	op, view, admin := auth.RoleOperator, auth.RoleViewer, auth.RoleAdmin
 	return []route{
 		{Method: "POST", Path: v1 + "/tasks", Role: op, Mutating: true, Request: apitypes.TaskRequest{}, OK: []int{http.StatusCreated},
-			Response: orchestrator.Task{}, Problems: []int{http.StatusConflict, http.StatusUnprocessableEntity}, Summary: "create a task", handler: s.createTask},
-		{Method: "GET", Path: v1 + "/tasks", Role: view, Response: apitypes.Page[orchestrator.Task]{},
-			Query:   []param{{Name: "status", Many: true}, {Name: "action", Many: true, Enum: enum(orchestrator.Actions)}, offsetParam, limitParam},
+			Response: record.Task{}, Problems: []int{http.StatusConflict, http.StatusUnprocessableEntity}, Summary: "create a task", handler: s.createTask},
+		{Method: "GET", Path: v1 + "/tasks", Role: view, Response: apitypes.Page[record.Task]{},
+			Query:   []param{{Name: "status", Many: true}, {Name: "action", Many: true, Enum: enum(record.Actions)}, offsetParam, limitParam},
 			Summary: "tasks, newest first (filters, pages)", handler: s.listTasks},
 		{Method: "GET", Path: v1 + "/tasks/:id", Role: view, Response: apitypes.TaskDetail{}, Summary: "a task with its per-node results", handler: s.getTask},
-		{Method: "POST", Path: v1 + "/tasks/:id/:verb", Role: op, Mutating: true, OK: []int{http.StatusAccepted}, Response: orchestrator.Task{},
+		{Method: "POST", Path: v1 + "/tasks/:id/:verb", Role: op, Mutating: true, OK: []int{http.StatusAccepted}, Response: record.Task{},
 			Problems: []int{http.StatusConflict}, Summary: "retry, resume, rerun, restart-clean or cancel", handler: s.taskVerb},
 
-		{Method: "GET", Path: v1 + "/events", Role: view, Response: []orchestrator.Event{}, Query: []param{sinceParam, taskParam, nodeParam, limitParam},
+		{Method: "GET", Path: v1 + "/events", Role: view, Response: []record.Event{}, Query: []param{sinceParam, taskParam, nodeParam, limitParam},
 			Summary: "events, oldest first", handler: s.listEvents},
 		{Method: "GET", Path: v1 + "/events/stream", Role: view, Produces: "text/event-stream",
 			Query:   []param{sinceParam, taskParam, nodeParam, {Name: "Last-Event-ID", In: "header", Type: "integer", Min: ptr(0.0), Doc: "resume after this event"}},

@@ -17,28 +17,28 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/internal/connlimit"
 	"github.com/slipway-dev/slipway/internal/httpx"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/ingest/archive"
-	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
 // Engine is what the API needs of the orchestrator engine.
 type Engine interface {
-	Submit(ctx context.Context, req orchestrator.Request) (orchestrator.Task, error)
-	Task(ctx context.Context, id string) (orchestrator.Task, []orchestrator.NodeResult, error)
-	Tasks(ctx context.Context) ([]orchestrator.Task, error)
-	TaskVerb(ctx context.Context, id string, v orchestrator.Verb, who string) (orchestrator.Task, error)
-	Node(ctx context.Context, name string) (orchestrator.NodeRecord, error)
-	Nodes(ctx context.Context) ([]orchestrator.NodeRecord, error)
-	Events(ctx context.Context, after uint64, limit int, task, node string) ([]orchestrator.Event, error)
+	Submit(ctx context.Context, req record.Request) (record.Task, error)
+	Task(ctx context.Context, id string) (record.Task, []record.NodeResult, error)
+	Tasks(ctx context.Context) ([]record.Task, error)
+	TaskVerb(ctx context.Context, id string, v record.Verb, who string) (record.Task, error)
+	Node(ctx context.Context, name string) (record.NodeRecord, error)
+	Nodes(ctx context.Context) ([]record.NodeRecord, error)
+	Events(ctx context.Context, after uint64, limit int, task, node string) ([]record.Event, error)
 	LastEvent(ctx context.Context) (uint64, error)
-	Adopt(ctx context.Context, node, revision, who string) (orchestrator.NodeRecord, error)
-	AdoptMachine(ctx context.Context, node, machineID, revision, who string) (orchestrator.NodeRecord, error)
-	MarkManual(ctx context.Context, node, why, who string) (orchestrator.NodeRecord, error)
-	ReleaseManual(ctx context.Context, node, who string) (orchestrator.NodeRecord, error)
-	Rebootstrap(ctx context.Context, node, who string) (orchestrator.Rebootstrapped, error)
+	Adopt(ctx context.Context, node, revision, who string) (record.NodeRecord, error)
+	AdoptMachine(ctx context.Context, node, machineID, revision, who string) (record.NodeRecord, error)
+	MarkManual(ctx context.Context, node, why, who string) (record.NodeRecord, error)
+	ReleaseManual(ctx context.Context, node, who string) (record.NodeRecord, error)
+	Rebootstrap(ctx context.Context, node, who string) (record.Rebootstrapped, error)
 }
 
 // Authenticator checks a bearer token; any error is a 401.

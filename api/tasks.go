@@ -13,7 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	apitypes "github.com/slipway-dev/slipway/api/types"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -61,7 +61,7 @@ func (s *Server) createTask(c echo.Context) error {
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
-	a, err := orchestrator.ParseAction(string(b.Action))
+	a, err := record.ParseAction(string(b.Action))
 	if err != nil {
 		return problem(http.StatusBadRequest, err.Error())
 	}
@@ -75,7 +75,7 @@ func (s *Server) createTask(c echo.Context) error {
 	if len(b.DesignRevision) > statestore.IDLen {
 		return problem(http.StatusBadRequest, fmt.Sprintf("designRevision is %d bytes long: give a revision ID (%d hex characters) or a prefix of one", len(b.DesignRevision), statestore.IDLen))
 	}
-	t, err := s.cfg.Engine.Submit(c.Request().Context(), orchestrator.Request{Action: a, Filter: b.NodeFilter,
+	t, err := s.cfg.Engine.Submit(c.Request().Context(), record.Request{Action: a, Filter: b.NodeFilter,
 		Revision: b.DesignRevision, Requester: who(c), Correlation: requestIDOf(c), Options: b.Options})
 	if err != nil {
 		status, _ := statusOf(err)
@@ -95,7 +95,7 @@ func (s *Server) listTasks(c echo.Context) error {
 		return err
 	}
 	q := c.QueryParams()
-	out, err := s.tasksNewestFirst(c.Request().Context(), q["status"], func(t orchestrator.Task) bool {
+	out, err := s.tasksNewestFirst(c.Request().Context(), q["status"], func(t record.Task) bool {
 		ac := q["action"]
 		return len(ac) == 0 || slices.Contains(ac, string(t.Action))
 	})
@@ -107,12 +107,12 @@ func (s *Server) listTasks(c echo.Context) error {
 
 // tasksNewestFirst are the engine's tasks, newest first, of the statuses
 // asked (none: all) that keep accepts.
-func (s *Server) tasksNewestFirst(ctx context.Context, status []string, keep func(orchestrator.Task) bool) ([]orchestrator.Task, error) {
+func (s *Server) tasksNewestFirst(ctx context.Context, status []string, keep func(record.Task) bool) ([]record.Task, error) {
 	ts, err := s.cfg.Engine.Tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]orchestrator.Task, 0, len(ts))
+	out := make([]record.Task, 0, len(ts))
 	for i := len(ts) - 1; i >= 0; i-- {
 		if t := ts[i]; (len(status) == 0 || slices.Contains(status, string(t.Status))) && keep(t) {
 			out = append(out, t)
@@ -127,13 +127,13 @@ func (s *Server) getTask(c echo.Context) error {
 		return err
 	}
 	if res == nil {
-		res = []orchestrator.NodeResult{}
+		res = []record.NodeResult{}
 	}
 	return c.JSON(http.StatusOK, TaskDetail{Task: t, Results: res})
 }
 
 func (s *Server) taskVerb(c echo.Context) error {
-	v := orchestrator.Verb(c.Param("verb"))
+	v := record.Verb(c.Param("verb"))
 	if !slices.Contains(taskVerbs, v) {
 		return problem(http.StatusNotFound, "unknown task verb "+string(v)+": use retry, resume, rerun, restart-clean or cancel")
 	}

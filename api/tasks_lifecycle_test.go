@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestTaskOptionsOverTheAPI: the lifecycle actions and their options go
@@ -19,7 +19,7 @@ func TestTaskOptionsOverTheAPI(t *testing.T) {
 	f := newFixture(t)
 	one := map[string]any{"sets": []any{map[string]any{"names": []string{f.Node}}}}
 	for _, a := range []string{"prepare_site", "deploy_nodes"} {
-		var task orchestrator.Task
+		var task record.Task
 		if code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": a, "node_filter": one}, &task); code != http.StatusCreated {
 			t.Fatalf("POST /tasks %s: %d", a, code)
 		}
@@ -27,7 +27,7 @@ func TestTaskOptionsOverTheAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var task orchestrator.Task
+	var task record.Task
 	code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "decommission_nodes", "node_filter": one,
 		"options": map[string]any{"erase": "quick", "delete": true}}, &task)
 	if code != http.StatusCreated || task.Options == nil || task.Options.Erase != "quick" || !task.Options.Delete {
@@ -38,7 +38,7 @@ func TestTaskOptionsOverTheAPI(t *testing.T) {
 	}
 	var got api.TaskDetail
 	f.json(t, "GET", "/api/v1/tasks/"+task.ID, f.Token[api.RoleViewer], nil, &got)
-	if got.Status != orchestrator.TaskSucceeded || len(got.Results) != 1 || got.Results[0].Stage != orchestrator.StageDeleted {
+	if got.Status != record.TaskSucceeded || len(got.Results) != 1 || got.Results[0].Stage != record.StageDeleted {
 		t.Fatalf("decommission task: %s %s %+v", got.Status, got.Message, got.Results)
 	}
 	for _, body := range []string{
@@ -62,7 +62,7 @@ func TestTaskOptionsOverTheAPI(t *testing.T) {
 	for _, a := range props["action"].(map[string]any)["enum"].([]any) {
 		enum = append(enum, a.(string))
 	}
-	for _, a := range orchestrator.Actions {
+	for _, a := range record.Actions {
 		if !slices.Contains(enum, string(a)) {
 			t.Errorf("the OpenAPI action enum %v lacks %s", enum, a)
 		}

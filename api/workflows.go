@@ -12,7 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // Decommission workflows: views over the engine's decommission_nodes
@@ -61,20 +61,20 @@ func (s *Server) decommissionRoutes(prefix string) []route {
 func (s *Server) startDecommission(kind string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		node := c.Param("id")
-		auditWhat(c, AuditWhat{Action: "node." + kind, Verb: string(orchestrator.ActionDecommissionNodes), Targets: []string{node}})
+		auditWhat(c, AuditWhat{Action: "node." + kind, Verb: string(record.ActionDecommissionNodes), Targets: []string{node}})
 		var b apitypes.DecommissionRequest
 		if err := bindOptional(c, &b); err != nil {
 			return err
 		}
-		opts := &orchestrator.TaskOptions{Erase: b.Erase, Delete: kind == kindDecommission}
+		opts := &record.TaskOptions{Erase: b.Erase, Delete: kind == kindDecommission}
 		if kind == kindStorageCleanup && opts.Erase == "" {
 			opts.Erase = string(drivers.EraseSecure)
 		}
-		if err := opts.Check(orchestrator.ActionDecommissionNodes); err != nil {
+		if err := opts.Check(record.ActionDecommissionNodes); err != nil {
 			return problem(http.StatusBadRequest, err.Error())
 		}
-		t, err := s.cfg.Engine.Submit(c.Request().Context(), orchestrator.Request{Action: orchestrator.ActionDecommissionNodes,
-			Filter:    orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}},
+		t, err := s.cfg.Engine.Submit(c.Request().Context(), record.Request{Action: record.ActionDecommissionNodes,
+			Filter:    record.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}},
 			Requester: who(c), Correlation: requestIDOf(c), Options: opts})
 		if err != nil {
 			if status, _ := statusOf(err); status == http.StatusInternalServerError {
@@ -93,8 +93,8 @@ func (s *Server) listDecommissions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ts, err := s.tasksNewestFirst(c.Request().Context(), c.QueryParams()["status"], func(t orchestrator.Task) bool {
-		return t.Action == orchestrator.ActionDecommissionNodes
+	ts, err := s.tasksNewestFirst(c.Request().Context(), c.QueryParams()["status"], func(t record.Task) bool {
+		return t.Action == record.ActionDecommissionNodes
 	})
 	if err != nil {
 		return err
@@ -120,7 +120,7 @@ func (s *Server) decommission(ctx context.Context, id string) (apitypes.Workflow
 	if err != nil {
 		return apitypes.Workflow{}, err
 	}
-	if t.Action != orchestrator.ActionDecommissionNodes {
+	if t.Action != record.ActionDecommissionNodes {
 		return apitypes.Workflow{}, problem(http.StatusNotFound, fmt.Sprintf("task %s is a %s task, not a decommission", t.ID, t.Action))
 	}
 	return workflowOf(t, res), nil
@@ -166,18 +166,18 @@ func (s *Server) workflowVerb(c echo.Context, task string, nodes []string, verb,
 		}
 		return nil
 	}
-	_, err := s.cfg.Engine.TaskVerb(ctx, task, orchestrator.Verb(verb), who(c))
+	_, err := s.cfg.Engine.TaskVerb(ctx, task, record.Verb(verb), who(c))
 	return err
 }
 
 // workflowOf is a decommission task as a workflow.
-func workflowOf(t orchestrator.Task, res []orchestrator.NodeResult) apitypes.Workflow {
+func workflowOf(t record.Task, res []record.NodeResult) apitypes.Workflow {
 	kind := kindStorageCleanup
 	if t.Options != nil && t.Options.Delete {
 		kind = kindDecommission
 	}
 	if res == nil {
-		res = []orchestrator.NodeResult{}
+		res = []record.NodeResult{}
 	}
 	nodes := t.Nodes
 	if nodes == nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	apitypes "github.com/slipway-dev/slipway/api/types"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestDecommissionWorkflows: storage-cleanup and decommission of a
@@ -19,7 +19,7 @@ import (
 func TestDecommissionWorkflows(t *testing.T) {
 	f := newFixture(t)
 	admin := f.Token[api.RoleAdmin]
-	var task orchestrator.Task
+	var task record.Task
 	if code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "prepare_site"}, &task); code != http.StatusCreated {
 		t.Fatalf("prepare_site: %d", code)
 	}
@@ -85,7 +85,7 @@ func wait(t *testing.T, f *fixture, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if got, err := f.Engine.Wait(ctx, id); err != nil || got.Status != orchestrator.TaskSucceeded {
+	if got, err := f.Engine.Wait(ctx, id); err != nil || got.Status != record.TaskSucceeded {
 		t.Fatalf("task %s: %s %s %v", id, got.Status, got.Message, err)
 	}
 }

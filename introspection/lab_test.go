@@ -13,7 +13,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/introspection"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
 
@@ -34,12 +34,12 @@ func deployExample(t *testing.T) (*labrun.Env, []string) {
 	t.Cleanup(e.Close)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	for _, a := range []orchestrator.Action{orchestrator.ActionPrepareSite, orchestrator.ActionDeployNodes} {
-		task, err := e.Submit(ctx, orchestrator.Request{Action: a, Revision: env.Revision, Requester: "test"})
+	for _, a := range []record.Action{record.ActionPrepareSite, record.ActionDeployNodes} {
+		task, err := e.Submit(ctx, record.Request{Action: a, Revision: env.Revision, Requester: "test"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if task, err = e.Wait(ctx, task.ID); err != nil || task.Status != orchestrator.TaskSucceeded {
+		if task, err = e.Wait(ctx, task.ID); err != nil || task.Status != record.TaskSucceeded {
 			t.Fatalf("%s: %s %s %v", a, task.Status, task.Message, err)
 		}
 	}

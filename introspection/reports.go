@@ -19,6 +19,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -102,7 +103,7 @@ func (s *Server) storeReport(ctx context.Context, rep Report) (Report, error) {
 	if rep.Message != "" {
 		msg += ": " + rep.Message
 	}
-	ev, err := json.Marshal(orchestrator.Event{Time: rep.Time, Node: rep.Node, Stage: orchestrator.StageBootstrap,
+	ev, err := json.Marshal(record.Event{Time: rep.Time, Node: rep.Node, Stage: record.StageBootstrap,
 		Level: level, Kind: "action", Message: msg})
 	if err != nil {
 		return Report{}, err

@@ -7,18 +7,18 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
-func events(t *testing.T, e *env) []orchestrator.Event {
+func events(t *testing.T, e *env) []record.Event {
 	t.Helper()
 	entries, err := e.st.ReadLog(t.Context(), logEvents, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []orchestrator.Event
+	var out []record.Event
 	for _, en := range entries {
-		var ev orchestrator.Event
+		var ev record.Event
 		if err := json.Unmarshal(en.Value, &ev); err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestReportsAndStatus(t *testing.T) {
 		t.Fatal("no events")
 	}
 	last := evs[len(evs)-1]
-	if last.Kind != "action" || last.Node != node || last.Level != "error" || last.Stage != orchestrator.StageBootstrap ||
+	if last.Kind != "action" || last.Node != node || last.Level != "error" || last.Stage != record.StageBootstrap ||
 		last.Message != "boot action "+acts[1]+": failure: apt-get install kubeadm: E: Unable to locate package kubeadm" {
 		t.Errorf("last event %+v", last)
 	}

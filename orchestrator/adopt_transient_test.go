@@ -8,6 +8,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // flakyServer answers its first reads of machines with the transient
@@ -61,7 +62,7 @@ func TestAdoptRetriesTransientReads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("adopt %s through two transient errors: %v", names[0], err)
 	}
-	if rec.MachineID != ids[names[0]] || rec.Stage != orchestrator.StageDeployed {
+	if rec.MachineID != ids[names[0]] || rec.Stage != record.StageDeployed {
 		t.Errorf("%s adopted machine %q at %s, want %s at deployed", names[0], rec.MachineID, rec.Stage, ids[names[0]])
 	}
 	flaky.status.Store(2)

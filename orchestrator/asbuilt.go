@@ -16,6 +16,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -162,7 +163,7 @@ func (r *nodeRun) applyHardwareTags(ctx context.Context, dn drivers.Node, names 
 			return advance("hardware tags %s not applied: machine %s is Deployed and the server driver cannot tag it", strings.Join(names, ", "), r.rec.MachineID), nil
 		}
 		err = r.e.callServer(ctx, func(ctx context.Context) (err error) {
-			res, err = fix.RepairMachine(ctx, dn, []string{string(DriftTags)})
+			res, err = fix.RepairMachine(ctx, dn, []string{string(record.DriftTags)})
 			return err
 		})
 	default:
@@ -218,18 +219,18 @@ func (r *nodeRun) peerGPUs(ctx context.Context, exp *design.HardwareExpect, inv 
 }
 
 // asBuiltRecord reads a node's as-built record (false: none yet).
-func (e *Engine) asBuiltRecord(ctx context.Context, node string) (AsBuiltRecord, bool, error) {
-	var ab AsBuiltRecord
+func (e *Engine) asBuiltRecord(ctx context.Context, node string) (record.AsBuiltRecord, bool, error) {
+	var ab record.AsBuiltRecord
 	err := e.rec.getJSON(ctx, collAsBuilt, node, &ab)
 	if errors.Is(err, ErrNotFound) || errors.Is(err, statestore.ErrNoRecord) {
-		return AsBuiltRecord{}, false, nil
+		return record.AsBuiltRecord{}, false, nil
 	}
 	return ab, err == nil, err
 }
 
 // AsBuilt returns a node's last as-built check; ErrNotFound when it had
 // none.
-func (e *Engine) AsBuilt(ctx context.Context, node string) (AsBuiltRecord, error) {
+func (e *Engine) AsBuilt(ctx context.Context, node string) (record.AsBuiltRecord, error) {
 	ab, ok, err := e.asBuiltRecord(ctx, node)
 	if err == nil && !ok {
 		err = fmt.Errorf("%w: node %.80q has had no as-built check (prepare_nodes or deploy_nodes runs it after commissioning)", ErrNotFound, node)
@@ -241,36 +242,36 @@ func (e *Engine) AsBuilt(ctx context.Context, node string) (AsBuiltRecord, error
 // node's last as-built check found lacking: the next check of the same
 // inventory passes (retry the task), a check of any other fails as
 // before. An ErrConflict when there is nothing to accept.
-func (e *Engine) AcceptHardware(ctx context.Context, node, who string) (AsBuiltRecord, error) {
+func (e *Engine) AcceptHardware(ctx context.Context, node, who string) (record.AsBuiltRecord, error) {
 	if err := e.inCurrentDesign(ctx, node); err != nil {
-		return AsBuiltRecord{}, err
+		return record.AsBuiltRecord{}, err
 	}
 	rec, _, err := e.rec.node(ctx, node)
 	if err != nil {
-		return AsBuiltRecord{}, err
+		return record.AsBuiltRecord{}, err
 	}
-	if h := e.holder(rec); h != "" && rec.Stage == StageAsBuilt {
-		return AsBuiltRecord{}, fmt.Errorf("%w: node %s is being checked by task %s; accept its machine once the check has failed", ErrConflict, node, h)
+	if h := e.holder(rec); h != "" && rec.Stage == record.StageAsBuilt {
+		return record.AsBuiltRecord{}, fmt.Errorf("%w: node %s is being checked by task %s; accept its machine once the check has failed", ErrConflict, node, h)
 	}
 	ab, ok, err := e.asBuiltRecord(ctx, node)
 	if err != nil {
-		return AsBuiltRecord{}, err
+		return record.AsBuiltRecord{}, err
 	}
 	switch {
 	case !ok:
-		return AsBuiltRecord{}, fmt.Errorf("%w: node %s has had no as-built check to accept: prepare_nodes or deploy_nodes checks it after commissioning", ErrConflict, node)
+		return record.AsBuiltRecord{}, fmt.Errorf("%w: node %s has had no as-built check to accept: prepare_nodes or deploy_nodes checks it after commissioning", ErrConflict, node)
 	case len(ab.Mismatches) == 0:
-		return AsBuiltRecord{}, fmt.Errorf("%w: node %s: the last as-built check of machine %s (%s) found no difference; nothing to accept", ErrConflict, node, ab.MachineID, ab.Checked.Format(time.RFC3339))
+		return record.AsBuiltRecord{}, fmt.Errorf("%w: node %s: the last as-built check of machine %s (%s) found no difference; nothing to accept", ErrConflict, node, ab.MachineID, ab.Checked.Format(time.RFC3339))
 	}
 	who = orDefault(who, "unknown")
-	ab.Accepted = &HardwareAcceptance{Inventory: ab.Inventory, MachineID: ab.MachineID, By: who, At: now(), Mismatches: ab.Mismatches}
+	ab.Accepted = &record.HardwareAcceptance{Inventory: ab.Inventory, MachineID: ab.MachineID, By: who, At: now(), Mismatches: ab.Mismatches}
 	var b batch
 	b.put(collAsBuilt, node, ab)
-	b.event(Event{Time: now(), Node: node, Stage: StageAsBuilt, Level: "warn", Kind: "verb",
+	b.event(record.Event{Time: now(), Node: node, Stage: record.StageAsBuilt, Level: "warn", Kind: "verb",
 		Message: fmt.Sprintf("accept-hardware by %s: machine %s accepted as built (inventory %s) with %d difference(s): %s; retry the task to go on",
 			who, ab.MachineID, ab.Inventory, len(ab.Mismatches), MismatchSummary(ab.Mismatches))})
 	if err := e.rec.write(ctx, &b); err != nil {
-		return AsBuiltRecord{}, err
+		return record.AsBuiltRecord{}, err
 	}
 	return ab, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -57,17 +58,17 @@ func TestAsBuiltAgainstTheLab(t *testing.T) {
 		swapped: {SwapCables: []string{"data0", "data1"}, NICSpeedMbps: map[string]int{"data0": 10000}, Firmware: &maas.FirmwareFault{BIOS: "1.0"}},
 	}}
 	env, e := prepared(t, d, faults)
-	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskPartiallySucceeded)
-	byNode := map[string]orchestrator.NodeResult{}
+	task, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskPartiallySucceeded)
+	byNode := map[string]record.NodeResult{}
 	for _, r := range res {
 		byNode[r.Node] = r
 		switch r.Node {
 		case short, swapped:
-			if r.Outcome != orchestrator.OutcomeFailed || r.Stage != orchestrator.StageAsBuilt {
+			if r.Outcome != record.OutcomeFailed || r.Stage != record.StageAsBuilt {
 				t.Errorf("%s: %s at %s (%s), want failed at as-built", r.Node, r.Outcome, r.Stage, r.Reason)
 			}
 		default:
-			if r.Outcome != orchestrator.OutcomeSucceeded || r.Stage != orchestrator.StageDeployed {
+			if r.Outcome != record.OutcomeSucceeded || r.Stage != record.StageDeployed {
 				t.Errorf("%s: %s at %s (%s), want deployed", r.Node, r.Outcome, r.Stage, r.Reason)
 			}
 		}
@@ -88,8 +89,8 @@ func TestAsBuiltAgainstTheLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool {
-		return ev.Kind == "as-built" && ev.Stage == orchestrator.StageAsBuilt && ev.Level == "error" && strings.Contains(ev.Message, "found 7")
+	if !slices.ContainsFunc(evs, func(ev record.Event) bool {
+		return ev.Kind == "as-built" && ev.Stage == record.StageAsBuilt && ev.Level == "error" && strings.Contains(ev.Message, "found 7")
 	}) {
 		t.Errorf("no as-built event for %s among %d", short, len(evs))
 	}
@@ -108,8 +109,8 @@ func TestAsBuiltAgainstTheLab(t *testing.T) {
 	// Retried without an acceptance, the GPU node fails again, now naming
 	// the missing GPU from its peer's layout (the other node of the
 	// profile has all 8).
-	res2 := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskPartiallySucceeded)
-	if r := res2[short].Reason; res2[short].Stage != orchestrator.StageAsBuilt || !strings.Contains(r, "expected 8 x GPU matching H100, found 7: missing 0000:db:00.0") {
+	res2 := applyVerb(t, e, task.ID, record.VerbRetry, record.TaskPartiallySucceeded)
+	if r := res2[short].Reason; res2[short].Stage != record.StageAsBuilt || !strings.Contains(r, "expected 8 x GPU matching H100, found 7: missing 0000:db:00.0") {
 		t.Errorf("%s after a retry: %s at %s: %s", short, res2[short].Outcome, res2[short].Stage, r)
 	}
 
@@ -120,18 +121,18 @@ func TestAsBuiltAgainstTheLab(t *testing.T) {
 	if ab.Accepted == nil || ab.Accepted.Inventory != ab.Inventory || len(ab.Accepted.Mismatches) != 1 || ab.Accepted.By != "test" {
 		t.Fatalf("acceptance %+v", ab)
 	}
-	res3 := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskPartiallySucceeded)
-	if r := res3[short]; r.Outcome != orchestrator.OutcomeSucceeded || r.Stage != orchestrator.StageDeployed {
+	res3 := applyVerb(t, e, task.ID, record.VerbRetry, record.TaskPartiallySucceeded)
+	if r := res3[short]; r.Outcome != record.OutcomeSucceeded || r.Stage != record.StageDeployed {
 		t.Errorf("%s after accept-hardware and retry: %s at %s (%s)", short, r.Outcome, r.Stage, r.Reason)
 	}
-	if r := res3[swapped]; r.Outcome != orchestrator.OutcomeFailed || r.Stage != orchestrator.StageAsBuilt {
+	if r := res3[swapped]; r.Outcome != record.OutcomeFailed || r.Stage != record.StageAsBuilt {
 		t.Errorf("%s (not accepted) after a retry: %s at %s (%s)", swapped, r.Outcome, r.Stage, r.Reason)
 	}
 	evs, err = e.Events(t.Context(), 0, 0, "", short)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool {
+	if !slices.ContainsFunc(evs, func(ev record.Event) bool {
 		return ev.Kind == "as-built" && ev.Level == "warn" && strings.Contains(ev.Message, "accepted as built by test")
 	}) {
 		t.Errorf("no event of the accepted check for %s", short)
@@ -151,7 +152,7 @@ func TestAsBuiltAgainstTheLab(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dr := range drift {
-		if dr.Kind == orchestrator.DriftTags {
+		if dr.Kind == record.DriftTags {
 			t.Errorf("tags drift on %s: expected %s, observed %s", dr.Node, dr.Expected, dr.Observed)
 		}
 	}
@@ -167,8 +168,8 @@ func TestAllocationByConstraintsAgainstTheLab(t *testing.T) {
 	d := testsite.Example(t)
 	const gpu, any = "r01-gpu01", "r01-any01"
 	env, e := prepared(t, d, nil)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareNodes, Requester: "test",
-		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareNodes, Requester: "test",
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}}, record.TaskSucceeded)
 	id := machines(t, e)[gpu]
 	if tags := machineTags(t, env, id); !slices.Contains(tags, "gpu-h100x8") {
 		t.Fatalf("prepared %s: machine %s tags %v, want gpu-h100x8", gpu, id, tags)
@@ -176,11 +177,11 @@ func TestAllocationByConstraintsAgainstTheLab(t *testing.T) {
 	// What the pinned node gets configured: deployed, read from the lab's
 	// MAAS, destroyed, and the machine's configuration put back to MAAS's
 	// defaults behind the engine's back: the new node must configure it.
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test",
-		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test",
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}}, record.TaskSucceeded)
 	want := labConfig(t, env, id)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Requester: "test",
-		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDestroyNodes, Requester: "test",
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}}, record.TaskSucceeded)
 	if _, err := env.MAASCall(t.Context(), "POST", "/machines/"+id+"/", "restore_default_configuration", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -202,19 +203,19 @@ func TestAllocationByConstraintsAgainstTheLab(t *testing.T) {
 	if _, err := env.Store.PutRevision(t.Context(), statestore.Revision{ID: rev, Design: raw, Counts: d2.Counts(), Roots: []string{"(test)"}}); err != nil {
 		t.Fatal(err)
 	}
-	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Revision: rev,
-		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{any}}}}}, orchestrator.TaskSucceeded)
-	if len(res) != 1 || res[0].Stage != orchestrator.StageDeployed {
+	task, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Revision: rev,
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{any}}}}}, record.TaskSucceeded)
+	if len(res) != 1 || res[0].Stage != record.StageDeployed {
 		t.Fatalf("results %+v", res)
 	}
-	if got := record(t, e, any).MachineID; got != id {
+	if got := nodeRecord(t, e, any).MachineID; got != id {
 		t.Errorf("%s deployed on machine %q, want %q (the only one tagged gpu-h100x8)", any, got, id)
 	}
 	evs, err := e.Events(t.Context(), 0, 0, task.ID, any)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool { return strings.Contains(ev.Message, "allocation by constraints") }) {
+	if !slices.ContainsFunc(evs, func(ev record.Event) bool { return strings.Contains(ev.Message, "allocation by constraints") }) {
 		t.Errorf("no event says how %s's machine was found", any)
 	}
 	// From the lab's MAAS: the machine has the design's networking and
@@ -227,8 +228,8 @@ func TestAllocationByConstraintsAgainstTheLab(t *testing.T) {
 		t.Errorf("machine %s tags %v: no claim tag", id, tags)
 	}
 	// Destroyed: released, its claim tag gone so it may be chosen again.
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Requester: "test", Revision: rev,
-		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{any}}}}}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDestroyNodes, Requester: "test", Revision: rev,
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{any}}}}}, record.TaskSucceeded)
 	if tags := machineTags(t, env, id); slices.ContainsFunc(tags, func(s string) bool { return strings.HasPrefix(s, "slipway-claimed-") }) {
 		t.Errorf("destroyed %s: machine %s keeps its claim tag (%v)", any, id, tags)
 	}

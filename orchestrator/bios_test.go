@@ -12,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // biosOOB is the lab's OOB driver with BIOS settings: it records what it
@@ -48,12 +49,12 @@ func TestBIOSSettings(t *testing.T) {
 		name     string
 		attrs    map[string]string
 		withBIOS bool
-		want     orchestrator.TaskStatus
+		want     record.TaskStatus
 		reason   string
 	}{
-		{"staged", map[string]string{"ProcVirtualization": "Enabled", "SriovGlobalEnable": "true"}, true, orchestrator.TaskSucceeded, ""},
-		{"driver without BIOS", map[string]string{"ProcVirtualization": "Enabled"}, false, orchestrator.TaskFailed, "cannot apply BIOS settings"},
-		{"refused", map[string]string{"Refused": "x"}, true, orchestrator.TaskFailed, "attribute Refused is read-only"},
+		{"staged", map[string]string{"ProcVirtualization": "Enabled", "SriovGlobalEnable": "true"}, true, record.TaskSucceeded, ""},
+		{"driver without BIOS", map[string]string{"ProcVirtualization": "Enabled"}, false, record.TaskFailed, "cannot apply BIOS settings"},
+		{"refused", map[string]string{"Refused": "x"}, true, record.TaskFailed, "attribute Refused is read-only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := testsite.Example(t)
@@ -69,9 +70,9 @@ func TestBIOSSettings(t *testing.T) {
 				}
 			})
 			e := engine(t, env)
-			run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
-			task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareNodes, Requester: "test",
-				Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}}, tc.want)
+			run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+			task, res := run(t, e, record.Request{Action: record.ActionPrepareNodes, Requester: "test",
+				Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}}, tc.want)
 			if tc.reason != "" {
 				if len(res) != 1 || !strings.Contains(res[0].Reason, tc.reason) || !strings.Contains(res[0].Reason, d.Nodes[node].Spec.HardwareProfile) {
 					t.Fatalf("results %+v: want a reason naming %q and the profile", res, tc.reason)
@@ -85,7 +86,7 @@ func TestBIOSSettings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool { return strings.Contains(ev.Message, "bios: staged 2 settings") }) {
+			if !slices.ContainsFunc(evs, func(ev record.Event) bool { return strings.Contains(ev.Message, "bios: staged 2 settings") }) {
 				t.Errorf("no event says the BIOS settings were staged")
 			}
 		})

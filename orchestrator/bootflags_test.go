@@ -12,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // forgetfulOOB is the lab's OOB driver on a BMC that acts on a boot
@@ -43,14 +44,14 @@ func TestBootOverrideNotKept(t *testing.T) {
 		c.Drivers.OOB = drv
 	})
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
-	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test",
-		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test",
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}}, record.TaskSucceeded)
 	evs, err := e.Events(t.Context(), 0, 0, task.ID, node)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool {
+	if !slices.ContainsFunc(evs, func(ev record.Event) bool {
 		return ev.Kind == "boot-flags" && ev.Level == "warn" && strings.Contains(ev.Message, "0004000000")
 	}) {
 		t.Error("no warning event says the BMC does not keep the boot override")

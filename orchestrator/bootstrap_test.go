@@ -15,12 +15,13 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
 
 // only selects the named nodes.
-func only(names ...string) orchestrator.Filter {
-	return orchestrator.Filter{Sets: []design.NodeFilter{{Names: names}}}
+func only(names ...string) record.Filter {
+	return record.Filter{Sets: []design.NodeFilter{{Names: names}}}
 }
 
 // selfStatus is the introspection API's answer to GET /v1/self with tok.
@@ -52,7 +53,7 @@ func introspectionURL(t *testing.T, env *labrun.Env) string {
 // token is the node's introspection token for its recorded deployment.
 func token(t *testing.T, env *labrun.Env, e *orchestrator.Engine, node string) (string, int) {
 	t.Helper()
-	rec := record(t, e, node)
+	rec := nodeRecord(t, e, node)
 	return env.Introspection.Token(node, strconv.Itoa(rec.Deployment)), rec.Deployment
 }
 
@@ -60,7 +61,7 @@ func token(t *testing.T, env *labrun.Env, e *orchestrator.Engine, node string) (
 // someone working in MAAS directly would, and waits until it is Ready.
 func releaseBehindTheBack(t *testing.T, env *labrun.Env, e *orchestrator.Engine, node string) {
 	t.Helper()
-	ref := drivers.NodeRef{Name: node, MachineID: record(t, e, node).MachineID}
+	ref := drivers.NodeRef{Name: node, MachineID: nodeRecord(t, e, node).MachineID}
 	res, err := env.Drivers.Server.Release(t.Context(), ref, drivers.EraseNone)
 	if err != nil || res.Status == drivers.StatusFailed {
 		t.Fatalf("release %s behind the engine's back: %+v, %v", node, res, err)
@@ -80,7 +81,7 @@ func TestSweepEndsDeploymentOfReleasedMachine(t *testing.T) {
 	t.Parallel()
 	const node = "r01-cmp01"
 	env, e := prepared(t, testsite.Example(t), nil)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: only(node), Requester: "test"}, record.TaskSucceeded)
 	tok, _ := token(t, env, e, node)
 	if code := selfStatus(t, env, tok); code != http.StatusOK {
 		t.Fatalf("the deployed node's token: %d", code)
@@ -92,14 +93,14 @@ func TestSweepEndsDeploymentOfReleasedMachine(t *testing.T) {
 	if code := selfStatus(t, env, tok); code != http.StatusUnauthorized {
 		t.Errorf("after the sweep, the released node's token answers %d, want 401", code)
 	}
-	if rec := record(t, e, node); !rec.DeploymentEnded || rec.Stage != orchestrator.StageDeployed {
+	if rec := nodeRecord(t, e, node); !rec.DeploymentEnded || rec.Stage != record.StageDeployed {
 		t.Errorf("record after the sweep: stage %s, deployment ended %v; want deployed, ended", rec.Stage, rec.DeploymentEnded)
 	}
 	evs, err := e.Events(t.Context(), 0, 0, "", node)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool {
+	if !slices.ContainsFunc(evs, func(ev record.Event) bool {
 		return ev.Kind == "drift" && strings.Contains(ev.Message, "token is revoked")
 	}) {
 		t.Errorf("no drift event says the token was revoked")
@@ -128,7 +129,7 @@ func TestRerunAfterReleaseBehindTheBack(t *testing.T) {
 	t.Parallel()
 	const adopted, rerun = "r01-cmp02", "r02-cmp01"
 	env, e := prepared(t, testsite.Example(t), nil)
-	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only(adopted, rerun), Requester: "test"}, orchestrator.TaskSucceeded)
+	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: only(adopted, rerun), Requester: "test"}, record.TaskSucceeded)
 	oldTok, oldDep := map[string]string{}, map[string]int{}
 	for _, n := range []string{adopted, rerun} {
 		oldTok[n], oldDep[n] = token(t, env, e, n)
@@ -138,14 +139,14 @@ func TestRerunAfterReleaseBehindTheBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Stage != orchestrator.StageReady || !rec.DeploymentEnded {
+	if rec.Stage != record.StageReady || !rec.DeploymentEnded {
 		t.Errorf("adopted as %s, deployment ended %v; want ready, ended", rec.Stage, rec.DeploymentEnded)
 	}
 	if code := selfStatus(t, env, oldTok[adopted]); code != http.StatusUnauthorized {
 		t.Errorf("after adopt of the released machine, its old token answers %d, want 401", code)
 	}
 
-	applyVerb(t, e, task.ID, orchestrator.VerbRerun, orchestrator.TaskSucceeded)
+	applyVerb(t, e, task.ID, record.VerbRerun, record.TaskSucceeded)
 	d := testsite.Example(t)
 	for _, n := range []string{adopted, rerun} {
 		tok, dep := token(t, env, e, n)
@@ -206,7 +207,7 @@ func noSecretIn(t *testing.T, e *orchestrator.Engine, node string, secrets ...st
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := record(t, e, node)
+	rec := nodeRecord(t, e, node)
 	var all strings.Builder
 	for _, ev := range evs {
 		all.WriteString(ev.Message + "\n")
@@ -236,13 +237,13 @@ func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
 		c.Bootstrap = silent{c.Bootstrap, node}
 	})
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
 	start := time.Now()
-	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only(node, other), Requester: "test"}, orchestrator.TaskPartiallySucceeded)
+	task, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: only(node, other), Requester: "test"}, record.TaskPartiallySucceeded)
 	took := time.Since(start)
 	r := byNode(res)[node]
 	url := introspectionURL(t, env)
-	if r.Outcome != orchestrator.OutcomeFailed || r.Stage != orchestrator.StageBootstrap ||
+	if r.Outcome != record.OutcomeFailed || r.Stage != record.StageBootstrap ||
 		!strings.Contains(r.Reason, "no report from the node since ") || !strings.Contains(r.Reason, "(deployment 1)") ||
 		!strings.Contains(r.Reason, "can reach "+url) || !strings.Contains(r.Reason, "`rebootstrap`") {
 		t.Fatalf("%s: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
@@ -250,7 +251,7 @@ func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
 	if took > 30*time.Second { // the bootstrap stage's timeout is a minute here
 		t.Errorf("the silent node failed after %s", took)
 	}
-	if o := byNode(res)[other]; o.Outcome != orchestrator.OutcomeSucceeded {
+	if o := byNode(res)[other]; o.Outcome != record.OutcomeSucceeded {
 		t.Errorf("%s: %s at %s: %s", other, o.Outcome, o.Stage, o.Reason)
 	}
 
@@ -259,7 +260,7 @@ func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Task != task.ID || out.Node.Stage != orchestrator.StageBootstrap || out.Node.Outcome != orchestrator.OutcomeRunning ||
+	if out.Task != task.ID || out.Node.Stage != record.StageBootstrap || out.Node.Outcome != record.OutcomeRunning ||
 		!strings.Contains(out.Env, "SLIPWAY_URL='"+url+"'") || !strings.Contains(out.UserData, envToken(t, out.Env)) {
 		t.Fatalf("rebootstrap: task %s (want %s), node %s/%s, env has the URL: %v", out.Task, task.ID, out.Node.Stage, out.Node.Outcome,
 			strings.Contains(out.Env, url))
@@ -276,10 +277,10 @@ func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != orchestrator.TaskSucceeded {
+	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != record.TaskSucceeded {
 		t.Fatalf("after the node ran its bootstrap again, task %s: %s (%s) %v", task.ID, got.Status, got.Message, err)
 	}
-	if rec := record(t, e, node); rec.Stage != orchestrator.StageDeployed || rec.Deployment != 1 {
+	if rec := nodeRecord(t, e, node); rec.Stage != record.StageDeployed || rec.Deployment != 1 {
 		t.Errorf("%s: stage %s, deployment %d; want deployed, still deployment 1", node, rec.Stage, rec.Deployment)
 	}
 	// The engine saw the last report; the agent may still be finishing.
@@ -302,19 +303,19 @@ func TestRebootstrapWhileWaiting(t *testing.T) {
 		c.BootstrapDeadline = time.Minute
 	})
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
 	for _, n := range []string{node, "no-such-node"} {
 		if _, err := e.Rebootstrap(t.Context(), n, "test"); !errors.Is(err, orchestrator.ErrConflict) {
 			t.Errorf("rebootstrap of %s, which has no deployment: %v, want ErrConflict", n, err)
 		}
 	}
-	task, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only(node), Requester: "test"})
+	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Filter: only(node), Requester: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, node+" to wait at bootstrap", func() bool {
 		rec, err := e.Node(t.Context(), node)
-		return err == nil && rec.Stage == orchestrator.StageBootstrap && rec.Task == task.ID
+		return err == nil && rec.Stage == record.StageBootstrap && rec.Task == task.ID
 	})
 	out, err := e.Rebootstrap(t.Context(), node, "test")
 	if err != nil || out.Task != task.ID {
@@ -325,16 +326,16 @@ func TestRebootstrapWhileWaiting(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != orchestrator.TaskSucceeded {
+	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != record.TaskSucceeded {
 		t.Fatalf("task %s: %s (%s) %v", task.ID, got.Status, got.Message, err)
 	}
 
 	// Deployed: back at bootstrap in the finished task, which runs again.
 	out, err = e.Rebootstrap(t.Context(), node, "test")
-	if err != nil || out.Task != task.ID || out.Node.Stage != orchestrator.StageBootstrap {
+	if err != nil || out.Task != task.ID || out.Node.Stage != record.StageBootstrap {
 		t.Fatalf("rebootstrap of the deployed node: task %q, stage %s, %v", out.Task, out.Node.Stage, err)
 	}
-	if rec := record(t, e, node); rec.Outcome != orchestrator.OutcomeRunning || rec.Task != task.ID {
+	if rec := nodeRecord(t, e, node); rec.Outcome != record.OutcomeRunning || rec.Task != task.ID {
 		t.Errorf("record while waiting again: %s in task %q", rec.Outcome, rec.Task)
 	}
 	second, err := e.Rebootstrap(t.Context(), node, "test")
@@ -351,7 +352,7 @@ func TestRebootstrapWhileWaiting(t *testing.T) {
 	if err := m.RunBootstrap([]byte(second.Env)); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != orchestrator.TaskSucceeded {
+	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != record.TaskSucceeded {
 		t.Fatalf("task %s run again: %s (%s) %v", task.ID, got.Status, got.Message, err)
 	}
 	if _, err := e.Rebootstrap(t.Context(), "r02-gpu02", "test"); !errors.Is(err, orchestrator.ErrConflict) {
@@ -372,11 +373,11 @@ func TestRenderFailureFailsNodeAtBootstrap(t *testing.T) {
 			Assets: []design.Asset{{Path: "/etc/broken.list", Type: "pkgList", Template: `{{ secret "kubeadm-join-token" }}!`}}}}
 	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.BootstrapDeadline = time.Minute })
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
-	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only(node), Requester: "test"}, orchestrator.TaskFailed)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	_, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: only(node), Requester: "test"}, record.TaskFailed)
 	r := res[0]
 	want := `boot action broken, assets[0] (/etc/broken.list): package name "(secret kubeadm-join-token)!"`
-	if r.Stage != orchestrator.StageBootstrap || !strings.Contains(r.Reason, want) || !strings.Contains(r.Reason, "`rebootstrap`") {
+	if r.Stage != record.StageBootstrap || !strings.Contains(r.Reason, want) || !strings.Contains(r.Reason, "`rebootstrap`") {
 		t.Fatalf("%s: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
 	}
 	noSecretIn(t, e, node, labrun.DefaultSecrets()["kubeadm-join-token"])
@@ -394,16 +395,16 @@ func TestReportWakesBootstrap(t *testing.T) {
 		c.TimeScale, c.MaxWait = 1, 30*time.Second
 	})
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
 	start := time.Now()
-	task, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only(node), Requester: "test"})
+	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Filter: only(node), Requester: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 9*time.Second)
 	defer cancel()
 	got, err := e.Wait(ctx, task.ID)
-	if err != nil || got.Status != orchestrator.TaskSucceeded {
+	if err != nil || got.Status != record.TaskSucceeded {
 		t.Fatalf("deploy with bootstrap look-ups 10 s apart: %s %v after %s (the report did not wake the node?)", got.Status, err, time.Since(start).Round(time.Millisecond))
 	}
 }

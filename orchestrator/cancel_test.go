@@ -10,13 +10,14 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // cancelNode is the node the cancel paths run on.
 const cancelNode = "r01-cmp01"
 
-func onlyNodes(n ...string) orchestrator.Filter {
-	return orchestrator.Filter{Sets: []design.NodeFilter{{Names: n}}}
+func onlyNodes(n ...string) record.Filter {
+	return record.Filter{Sets: []design.NodeFilter{{Names: n}}}
 }
 
 // labStatus reads the status of the node's machine from the lab's MAAS
@@ -53,7 +54,7 @@ func waitLab(t *testing.T, env *labrun.Env, e *orchestrator.Engine, task, status
 // deployFirst deploys the node before the task under test.
 func deployFirst(t *testing.T, _ *labrun.Env, e *orchestrator.Engine) {
 	t.Helper()
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: onlyNodes(cancelNode), Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: onlyNodes(cancelNode), Requester: "test"}, record.TaskSucceeded)
 }
 
 // releasedInMAASThenAdopted deploys the node, releases its machine in
@@ -72,7 +73,7 @@ func releasedInMAASThenAdopted(t *testing.T, env *labrun.Env, e *orchestrator.En
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.MachineID != id || rec.Stage != orchestrator.StageReady {
+	if rec.MachineID != id || rec.Stage != record.StageReady {
 		t.Fatalf("adopted: machine %s at %s, want %s at ready", rec.MachineID, rec.Stage, id)
 	}
 }
@@ -88,19 +89,19 @@ func TestCancelCompensates(t *testing.T) {
 	tests := []struct {
 		name     string
 		before   func(*testing.T, *labrun.Env, *orchestrator.Engine)
-		action   orchestrator.Action
+		action   record.Action
 		at       string // the lab's machine status to cancel at
 		want     string // the lab's machine status once the task ended
-		lifecyle orchestrator.Lifecycle
+		lifecyle record.Lifecycle
 	}{
 		// MAAS's abort returns a machine's first commissioning to New
 		// (src/maasserver/models/node.py, _abort_commissioning_async): where
 		// it was before the task, unallocated.
-		{"first deploy while commissioning", nil, orchestrator.ActionDeployNodes, "Commissioning", "New", orchestrator.LifecycleCancelled},
-		{"first deploy while deploying", nil, orchestrator.ActionDeployNodes, "Deploying", "Ready", orchestrator.LifecycleCancelled},
-		{"adopted after a release in MAAS, deploy while deploying", releasedInMAASThenAdopted, orchestrator.ActionDeployNodes, "Deploying", "Ready", orchestrator.LifecycleCancelled},
-		{"redeploy while deploying", deployFirst, orchestrator.ActionRedeployNodes, "Deploying", "Ready", orchestrator.LifecycleCancelled},
-		{"test of a deployed node while testing", deployFirst, orchestrator.ActionTestNodes, "Testing", "Deployed", orchestrator.LifecycleDeployed},
+		{"first deploy while commissioning", nil, record.ActionDeployNodes, "Commissioning", "New", record.LifecycleCancelled},
+		{"first deploy while deploying", nil, record.ActionDeployNodes, "Deploying", "Ready", record.LifecycleCancelled},
+		{"adopted after a release in MAAS, deploy while deploying", releasedInMAASThenAdopted, record.ActionDeployNodes, "Deploying", "Ready", record.LifecycleCancelled},
+		{"redeploy while deploying", deployFirst, record.ActionRedeployNodes, "Deploying", "Ready", record.LifecycleCancelled},
+		{"test of a deployed node while testing", deployFirst, record.ActionTestNodes, "Testing", "Deployed", record.LifecycleDeployed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,12 +110,12 @@ func TestCancelCompensates(t *testing.T) {
 			if tc.before != nil {
 				tc.before(t, env, e)
 			}
-			task, err := e.Submit(t.Context(), orchestrator.Request{Action: tc.action, Filter: onlyNodes(cancelNode), Requester: "test"})
+			task, err := e.Submit(t.Context(), record.Request{Action: tc.action, Filter: onlyNodes(cancelNode), Requester: "test"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			waitLab(t, env, e, task.ID, tc.at)
-			if _, err := e.TaskVerb(t.Context(), task.ID, orchestrator.VerbCancel, "test"); err != nil {
+			if _, err := e.TaskVerb(t.Context(), task.ID, record.VerbCancel, "test"); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -125,11 +126,11 @@ func TestCancelCompensates(t *testing.T) {
 			if got := labStatus(t, env, cancelNode).StatusName; got != tc.want {
 				t.Errorf("machine of %s is %s in the lab after the cancel, want %s", cancelNode, got, tc.want)
 			}
-			rec := record(t, e, cancelNode)
+			rec := nodeRecord(t, e, cancelNode)
 			if l := rec.LifecycleState(); l != tc.lifecyle {
 				t.Errorf("%s: lifecycle %s after the cancel (stage %s, %s: %s), want %s", cancelNode, l, rec.Stage, rec.Outcome, rec.Reason, tc.lifecyle)
 			}
-			if rec.Outcome != orchestrator.OutcomeCancelled || rec.Task != "" {
+			if rec.Outcome != record.OutcomeCancelled || rec.Task != "" {
 				t.Errorf("%s: outcome %s, lease %q after the cancel, want cancelled and free", cancelNode, rec.Outcome, rec.Task)
 			}
 			// Nothing moves it afterwards: the lab's machine stays so.
@@ -149,7 +150,7 @@ func TestCancelCompensates(t *testing.T) {
 func TestCancelAfterRebootstrap(t *testing.T) {
 	t.Parallel()
 	env, e := prepared(t, testsite.Example(t), nil)
-	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: onlyNodes(cancelNode), Requester: "test"}, orchestrator.TaskSucceeded)
+	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: onlyNodes(cancelNode), Requester: "test"}, record.TaskSucceeded)
 	out, err := e.Rebootstrap(t.Context(), cancelNode, "test")
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +158,7 @@ func TestCancelAfterRebootstrap(t *testing.T) {
 	if out.Task != task.ID {
 		t.Fatalf("rebootstrap opened task %s, want %s", out.Task, task.ID)
 	}
-	if _, err := e.TaskVerb(t.Context(), task.ID, orchestrator.VerbCancel, "test"); err != nil {
+	if _, err := e.TaskVerb(t.Context(), task.ID, record.VerbCancel, "test"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -168,7 +169,7 @@ func TestCancelAfterRebootstrap(t *testing.T) {
 	if got := labStatus(t, env, cancelNode).StatusName; got != "Deployed" {
 		t.Errorf("machine of %s is %s in the lab after the cancel, want Deployed", cancelNode, got)
 	}
-	if rec := record(t, e, cancelNode); rec.LifecycleState() != orchestrator.LifecycleDeployed {
+	if rec := nodeRecord(t, e, cancelNode); rec.LifecycleState() != record.LifecycleDeployed {
 		t.Errorf("%s: lifecycle %s after the cancel (stage %s), want deployed", cancelNode, rec.LifecycleState(), rec.Stage)
 	}
 }

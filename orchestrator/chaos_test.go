@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
@@ -91,7 +92,7 @@ func TestChaos(t *testing.T) {
 	// Prepare the site before the chaos begins.
 	{
 		e := engine(t, env)
-		run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "chaos"}, orchestrator.TaskSucceeded)
+		run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "chaos"}, record.TaskSucceeded)
 		e.Close()
 	}
 	var taskID string
@@ -112,7 +113,7 @@ func TestChaos(t *testing.T) {
 			t.Fatal(err)
 		}
 		if taskID == "" {
-			task, err := e.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "chaos"})
+			task, err := e.Submit(ctx, record.Request{Action: record.ActionDeployNodes, Requester: "chaos"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,12 +150,12 @@ func TestChaos(t *testing.T) {
 	deployed := 0
 	for _, r := range res {
 		switch {
-		case r.Outcome == orchestrator.OutcomeSucceeded && r.Stage == orchestrator.StageDeployed:
+		case r.Outcome == record.OutcomeSucceeded && r.Stage == record.StageDeployed:
 			deployed++
 			if dead[r.Node] {
 				t.Errorf("%s: deployed although its faults should have failed it", r.Node)
 			}
-		case r.Outcome == orchestrator.OutcomeFailed && r.Reason != "":
+		case r.Outcome == record.OutcomeFailed && r.Reason != "":
 			if !dead[r.Node] {
 				t.Logf("%s failed (not scripted to): %s: %s", r.Node, r.Stage, r.Reason)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // Serial consoles for on-call: the engine attaches to a node's console
@@ -145,7 +146,7 @@ func (e *Engine) ConsoleInput(ctx context.Context, node string, data []byte) err
 
 func (e *Engine) consoleEvent(ctx context.Context, node, format string, args ...any) {
 	var b batch
-	b.event(Event{Time: now(), Node: node, Level: "info", Kind: "console", Message: fmt.Sprintf(format, args...)})
+	b.event(record.Event{Time: now(), Node: node, Level: "info", Kind: "console", Message: fmt.Sprintf(format, args...)})
 	if err := e.rec.write(ctx, &b); err != nil {
 		e.log.Warn().Err(err).Str("node", node).Msg("console event not recorded")
 	}

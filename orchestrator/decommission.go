@@ -6,30 +6,31 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // lifecycleSequence is the state table's path of the actions above (nil
 // for any other); decommission_nodes's without options.delete (see
 // taskSequence).
-func lifecycleSequence(a Action) []Stage {
+func lifecycleSequence(a record.Action) []record.Stage {
 	switch a {
-	case ActionDecommissionNodes:
-		return []Stage{StageReleasing, StageReleased}
-	case ActionRescueEnter:
-		return []Stage{StageRescue, StageRescueMode}
-	case ActionRescueExit:
-		return []Stage{StageRescueExit, StageDeployed}
-	case ActionTestNodes:
-		return []Stage{StageTesting, StageTested}
+	case record.ActionDecommissionNodes:
+		return []record.Stage{record.StageReleasing, record.StageReleased}
+	case record.ActionRescueEnter:
+		return []record.Stage{record.StageRescue, record.StageRescueMode}
+	case record.ActionRescueExit:
+		return []record.Stage{record.StageRescueExit, record.StageDeployed}
+	case record.ActionTestNodes:
+		return []record.Stage{record.StageTesting, record.StageTested}
 	}
 	return nil
 }
 
 // taskSequence is the path of t's nodes: its action's, except for a
 // decommission that deletes the machines.
-func taskSequence(t Task) []Stage {
-	if t.Action == ActionDecommissionNodes && t.Options != nil && t.Options.Delete {
-		return []Stage{StageReleasing, StageDeleting, StageDeleted}
+func taskSequence(t record.Task) []record.Stage {
+	if t.Action == record.ActionDecommissionNodes && t.Options != nil && t.Options.Delete {
+		return []record.Stage{record.StageReleasing, record.StageDeleting, record.StageDeleted}
 	}
 	return sequence(t.Action)
 }
@@ -38,10 +39,10 @@ func taskSequence(t Task) []Stage {
 // stage that is not one of them.
 func (r *nodeRun) lifecycleStage(ctx context.Context) (st step, ok bool, err error) {
 	switch r.rec.Stage {
-	case StageDeleting:
+	case record.StageDeleting:
 		st, err = r.deleting(ctx)
-	case StageRescue:
-		if l := r.rec.LifecycleState(); l != LifecycleDeployed && r.rec.Step == 0 {
+	case record.StageRescue:
+		if l := r.rec.LifecycleState(); l != record.LifecycleDeployed && r.rec.Step == 0 {
 			// rescue_exit brings the machine back to deployed: a node
 			// that is not deployed has no OS to repair or return to.
 			return failed("node %s is %s, not deployed: rescue mode is for repairing a deployed node's OS (to look at a machine's hardware, run test_nodes)",
@@ -49,9 +50,9 @@ func (r *nodeRun) lifecycleStage(ctx context.Context) (st step, ok bool, err err
 		}
 		r.rec.Step = 1 // checked: a resumed node goes on whatever the record says meanwhile
 		st, err = r.recoverStage(ctx, drivers.RecoveryRescue, "rescue mode")
-	case StageRescueExit:
+	case record.StageRescueExit:
 		st, err = r.recoverStage(ctx, drivers.RecoveryExitRescue, "the deployed OS")
-	case StageTesting:
+	case record.StageTesting:
 		st, err = r.testing(ctx)
 	default:
 		return step{}, false, nil
@@ -63,22 +64,22 @@ func (r *nodeRun) lifecycleStage(ctx context.Context) (st step, ok bool, err err
 // machine before running a's workflow again. Rescue, tests, power
 // actions and verify act on a machine as it is (a deployed one keeps its
 // deployment): restart-clean runs them from the top like rerun.
-func restartReleases(a Action) bool {
+func restartReleases(a record.Action) bool {
 	switch a {
-	case ActionRescueEnter, ActionRescueExit, ActionTestNodes, ActionPowerOn, ActionPowerOff, ActionPowerCycle, ActionVerifyNodes:
+	case record.ActionRescueEnter, record.ActionRescueExit, record.ActionTestNodes, record.ActionPowerOn, record.ActionPowerOff, record.ActionPowerCycle, record.ActionVerifyNodes:
 		return false
 	}
 	return true
 }
 
 // options is the task's options (zero when it has none).
-func (r *nodeRun) options() TaskOptions {
+func (r *nodeRun) options() record.TaskOptions {
 	r.run.mu.Lock()
 	defer r.run.mu.Unlock()
 	if o := r.run.task.Options; o != nil {
 		return *o
 	}
-	return TaskOptions{}
+	return record.TaskOptions{}
 }
 
 // erasePolicy is how the releasing stage erases the node's disks: a
@@ -89,7 +90,7 @@ func (r *nodeRun) options() TaskOptions {
 // server driver's default.
 func (r *nodeRun) erasePolicy(ctx context.Context) drivers.Erase {
 	switch r.rec.Action {
-	case ActionDestroyNodes, ActionDecommissionNodes:
+	case record.ActionDestroyNodes, record.ActionDecommissionNodes:
 		if o := r.options(); o.Erase != "" {
 			return drivers.Erase(o.Erase)
 		}
@@ -128,7 +129,7 @@ func (r *nodeRun) deleting(ctx context.Context) (step, error) {
 		return advance("no machine recorded for the node: nothing to delete"), nil
 	}
 	if r.rec.Intent == nil || r.rec.Intent.Op != "delete" {
-		r.rec.Intent = &Intent{Op: "delete", Task: r.run.id, At: now()}
+		r.rec.Intent = &record.Intent{Op: "delete", Task: r.run.id, At: now()}
 		if err := r.saveErr("intent: delete machine %s from the provisioner", r.rec.MachineID); err != nil {
 			return step{}, err
 		}
@@ -175,7 +176,7 @@ func (r *nodeRun) recoverStage(ctx context.Context, action drivers.Recovery, goa
 		if action == drivers.RecoveryRescue {
 			// Done means the provisioner has it in rescue mode now,
 			// whatever the last poll saw on the way there.
-			r.rec.Observed = expected[StageRescueMode][0]
+			r.rec.Observed = expected[record.StageRescueMode][0]
 		}
 		return advance("machine %s is in %s: %s", r.rec.MachineID, goal, res.Message)
 	})
@@ -222,10 +223,10 @@ func (r *nodeRun) deployRetries() int {
 
 // designTimeoutStages checks that the design's stage names are the
 // engine's (a test holds them together).
-func designTimeoutStages() []Stage {
-	out := make([]Stage, len(design.TimeoutStages))
+func designTimeoutStages() []record.Stage {
+	out := make([]record.Stage, len(design.TimeoutStages))
 	for i, s := range design.TimeoutStages {
-		out[i] = Stage(s)
+		out[i] = record.Stage(s)
 	}
 	return out
 }
@@ -233,16 +234,16 @@ func designTimeoutStages() []Stage {
 // decommissioning types the events of a node's decommission: its
 // destroy_nodes or decommission_nodes workflow starting, completing,
 // failing or needing an operator (events_typed.go writes them).
-var decommissioning = &lifecycle{EventDecommissionStarted, EventDecommissionCompleted, EventDecommissionFailed, EventDecommissionManual}
+var decommissioning = &lifecycle{record.EventDecommissionStarted, record.EventDecommissionCompleted, record.EventDecommissionFailed, record.EventDecommissionManual}
 
 func init() {
-	lifecycles[ActionDestroyNodes] = decommissioning
-	lifecycles[ActionDecommissionNodes] = decommissioning
+	lifecycles[record.ActionDestroyNodes] = decommissioning
+	lifecycles[record.ActionDecommissionNodes] = decommissioning
 	// Default timeouts of the stages above: MAAS's hardware tests can
 	// run for hours on large disks; rescue mode is a PXE boot and a
 	// power cycle; a delete is one call.
-	DefaultTimeouts[StageTesting] = 4 * time.Hour
-	DefaultTimeouts[StageRescue] = 30 * time.Minute
-	DefaultTimeouts[StageRescueExit] = 30 * time.Minute
-	DefaultTimeouts[StageDeleting] = 10 * time.Minute
+	DefaultTimeouts[record.StageTesting] = 4 * time.Hour
+	DefaultTimeouts[record.StageRescue] = 30 * time.Minute
+	DefaultTimeouts[record.StageRescueExit] = 30 * time.Minute
+	DefaultTimeouts[record.StageDeleting] = 10 * time.Minute
 }

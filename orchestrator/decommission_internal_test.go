@@ -8,15 +8,16 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // The Site's lifecycle.timeouts name the engine's stages: every stage a
 // workflow waits in can be given a timeout, and no other name is
 // accepted (design.TimeoutStages is the design package's copy).
 func TestTimeoutStagesAreTheWorkflowStages(t *testing.T) {
-	var waits []Stage
-	paths := [][]Stage{taskSequence(Task{Action: ActionDecommissionNodes, Options: &TaskOptions{Delete: true}})}
-	for _, a := range Actions {
+	var waits []record.Stage
+	paths := [][]record.Stage{taskSequence(record.Task{Action: record.ActionDecommissionNodes, Options: &record.TaskOptions{Delete: true}})}
+	for _, a := range record.Actions {
 		paths = append(paths, sequence(a))
 	}
 	for _, p := range paths {
@@ -42,28 +43,28 @@ func TestTimeoutStagesAreTheWorkflowStages(t *testing.T) {
 // actions have one path each, ending at their goal.
 func TestLifecyclePaths(t *testing.T) {
 	for _, tc := range []struct {
-		task Task
-		want []Stage
+		task record.Task
+		want []record.Stage
 	}{
-		{Task{Action: ActionDecommissionNodes}, []Stage{StageReleasing, StageReleased}},
-		{Task{Action: ActionDecommissionNodes, Options: &TaskOptions{Erase: "quick"}}, []Stage{StageReleasing, StageReleased}},
-		{Task{Action: ActionDecommissionNodes, Options: &TaskOptions{Delete: true}}, []Stage{StageReleasing, StageDeleting, StageDeleted}},
-		{Task{Action: ActionRescueEnter}, []Stage{StageRescue, StageRescueMode}},
-		{Task{Action: ActionRescueExit}, []Stage{StageRescueExit, StageDeployed}},
-		{Task{Action: ActionTestNodes}, []Stage{StageTesting, StageTested}},
-		{Task{Action: ActionDestroyNodes, Options: &TaskOptions{Erase: "secure"}}, []Stage{StageReleasing, StageReleased}},
+		{record.Task{Action: record.ActionDecommissionNodes}, []record.Stage{record.StageReleasing, record.StageReleased}},
+		{record.Task{Action: record.ActionDecommissionNodes, Options: &record.TaskOptions{Erase: "quick"}}, []record.Stage{record.StageReleasing, record.StageReleased}},
+		{record.Task{Action: record.ActionDecommissionNodes, Options: &record.TaskOptions{Delete: true}}, []record.Stage{record.StageReleasing, record.StageDeleting, record.StageDeleted}},
+		{record.Task{Action: record.ActionRescueEnter}, []record.Stage{record.StageRescue, record.StageRescueMode}},
+		{record.Task{Action: record.ActionRescueExit}, []record.Stage{record.StageRescueExit, record.StageDeployed}},
+		{record.Task{Action: record.ActionTestNodes}, []record.Stage{record.StageTesting, record.StageTested}},
+		{record.Task{Action: record.ActionDestroyNodes, Options: &record.TaskOptions{Erase: "secure"}}, []record.Stage{record.StageReleasing, record.StageReleased}},
 	} {
 		if got := taskSequence(tc.task); !slices.Equal(got, tc.want) {
 			t.Errorf("%s %+v: path %v, want %v", tc.task.Action, tc.task.Options, got, tc.want)
 		}
 	}
-	for _, a := range []Action{ActionRescueEnter, ActionRescueExit, ActionTestNodes} {
+	for _, a := range []record.Action{record.ActionRescueEnter, record.ActionRescueExit, record.ActionTestNodes} {
 		if restartReleases(a) {
 			t.Errorf("restart-clean of %s releases the machine", a)
 		}
 	}
-	if !restartReleases(ActionDecommissionNodes) {
-		t.Errorf("restart-clean of %s does not start from its release", ActionDecommissionNodes)
+	if !restartReleases(record.ActionDecommissionNodes) {
+		t.Errorf("restart-clean of %s does not start from its release", record.ActionDecommissionNodes)
 	}
 }
 
@@ -73,8 +74,8 @@ func TestLifecyclePaths(t *testing.T) {
 func TestErasePolicyOrder(t *testing.T) {
 	d := &design.Design{Site: &design.Site{}}
 	n := &design.Node{}
-	r := &nodeRun{e: &Engine{cfg: Config{Erase: drivers.EraseSecure}}, run: &taskRun{task: Task{}}, d: d, n: n,
-		rec: NodeRecord{Action: ActionDecommissionNodes}}
+	r := &nodeRun{e: &Engine{cfg: Config{Erase: drivers.EraseSecure}}, run: &taskRun{task: record.Task{}}, d: d, n: n,
+		rec: record.NodeRecord{Action: record.ActionDecommissionNodes}}
 	check := func(what string, want drivers.Erase) {
 		t.Helper()
 		if got := r.erasePolicy(t.Context()); got != want {
@@ -88,9 +89,9 @@ func TestErasePolicyOrder(t *testing.T) {
 	check("the site profile's over the Site's", drivers.EraseSecure)
 	n.Spec.Erase = design.EraseNone
 	check("the node's", drivers.EraseNone)
-	r.run.task.Options = &TaskOptions{Erase: "secure"}
+	r.run.task.Options = &record.TaskOptions{Erase: "secure"}
 	check("the task's option", drivers.EraseSecure)
-	r.rec.Action = ActionRedeployNodes
+	r.rec.Action = record.ActionRedeployNodes
 	check("a redeploy's release", drivers.EraseNone)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
@@ -102,18 +103,18 @@ func dcCheckEraseModes(t *testing.T, env *labrun.Env, want map[string]string) {
 	}
 }
 
-func dcNodes(ns ...string) orchestrator.Filter {
-	return orchestrator.Filter{Sets: []design.NodeFilter{{Names: ns}}}
+func dcNodes(ns ...string) record.Filter {
+	return record.Filter{Sets: []design.NodeFilter{{Names: ns}}}
 }
 
 // dcTypedEvents returns the typed events of a task by node.
-func dcTypedEvents(t *testing.T, e *orchestrator.Engine, task string) map[string][]orchestrator.Event {
+func dcTypedEvents(t *testing.T, e *orchestrator.Engine, task string) map[string][]record.Event {
 	t.Helper()
 	evs, err := e.Events(t.Context(), 0, 0, task, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]orchestrator.Event{}
+	out := map[string][]record.Event{}
 	for _, ev := range evs {
 		if ev.Type != "" {
 			out[ev.Node] = append(out[ev.Node], ev)
@@ -122,7 +123,7 @@ func dcTypedEvents(t *testing.T, e *orchestrator.Engine, task string) map[string
 	return out
 }
 
-func dcTypes(evs []orchestrator.Event) []string {
+func dcTypes(evs []record.Event) []string {
 	var out []string
 	for _, ev := range evs {
 		out = append(out, ev.Type)
@@ -146,21 +147,21 @@ func TestDecommissionEraseModes(t *testing.T) {
 	d.Nodes[none].Spec.Erase = design.EraseNone
 	env, e := prepared(t, d, nil)
 	sel := dcNodes(quick, secure, none)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: sel, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: sel, Requester: "test"}, record.TaskSucceeded)
 	ids := machines(t, e)
 	for _, n := range []string{quick, secure, none} { // the power MAAS reports, as the lab holds it
-		if m, _ := dcMachine(env, n); record(t, e, n).ObservedPower != m.Power || m.Power != "on" {
-			t.Errorf("%s deployed: the record's power %q, the lab's %q", n, record(t, e, n).ObservedPower, m.Power)
+		if m, _ := dcMachine(env, n); nodeRecord(t, e, n).ObservedPower != m.Power || m.Power != "on" {
+			t.Errorf("%s deployed: the record's power %q, the lab's %q", n, nodeRecord(t, e, n).ObservedPower, m.Power)
 		}
 	}
 	w := dcWatchLab(t, env)
 	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(quick)) > 0 })
 	w.reset()
 
-	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDecommissionNodes, Filter: sel, Requester: "test",
-		Correlation: "req-decommission-1"}, orchestrator.TaskSucceeded)
+	task, res := run(t, e, record.Request{Action: record.ActionDecommissionNodes, Filter: sel, Requester: "test",
+		Correlation: "req-decommission-1"}, record.TaskSucceeded)
 	for _, r := range res {
-		if r.Stage != orchestrator.StageReleased || r.Outcome != orchestrator.OutcomeSucceeded {
+		if r.Stage != record.StageReleased || r.Outcome != record.OutcomeSucceeded {
 			t.Errorf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
 		}
 	}
@@ -187,8 +188,8 @@ func TestDecommissionEraseModes(t *testing.T) {
 		if i := slices.Index(seen, "Disk erasing"); erased && !slices.Contains(seen[i:], "Ready") {
 			t.Errorf("%s: the lab showed %v, want Ready after Disk erasing", n, seen)
 		}
-		rec := record(t, e, n)
-		if rec.MachineID != ids[n] || rec.Observed != "Ready" || rec.Stage != orchestrator.StageReleased || rec.LifecycleState() != orchestrator.LifecycleReleased {
+		rec := nodeRecord(t, e, n)
+		if rec.MachineID != ids[n] || rec.Observed != "Ready" || rec.Stage != record.StageReleased || rec.LifecycleState() != record.LifecycleReleased {
 			t.Errorf("%s: record machine %q observed %q stage %s lifecycle %s, want %s Ready released released", n, rec.MachineID, rec.Observed, rec.Stage, rec.LifecycleState(), ids[n])
 		}
 		if !rec.DeploymentEnded {
@@ -201,7 +202,7 @@ func TestDecommissionEraseModes(t *testing.T) {
 	dcCheckEraseModes(t, env, map[string]string{quick: "quick", secure: "secure", none: ""})
 	evs := dcTypedEvents(t, e, task.ID)
 	for _, n := range []string{quick, secure, none} {
-		want := []string{orchestrator.EventDecommissionStarted, orchestrator.EventDecommissionCompleted}
+		want := []string{record.EventDecommissionStarted, record.EventDecommissionCompleted}
 		if got := dcTypes(evs[n]); !slices.Equal(got, want) {
 			t.Errorf("%s: typed events %v, want %v", n, got, want)
 		}
@@ -223,14 +224,14 @@ func TestDecommissionDelete(t *testing.T) {
 	d := testsite.Example(t)
 	d.Site.Spec.Lifecycle.Erase = design.EraseNone
 	env, e := prepared(t, d, nil)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
-	id := record(t, e, node).MachineID
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
+	id := nodeRecord(t, e, node).MachineID
 	w := dcWatchLab(t, env)
 	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(node)) > 0 })
 
-	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDecommissionNodes, Filter: dcNodes(node), Requester: "test",
-		Options: &orchestrator.TaskOptions{Delete: true, Erase: "quick"}}, orchestrator.TaskSucceeded)
-	if r := res[0]; r.Stage != orchestrator.StageDeleted || r.Outcome != orchestrator.OutcomeSucceeded {
+	_, res := run(t, e, record.Request{Action: record.ActionDecommissionNodes, Filter: dcNodes(node), Requester: "test",
+		Options: &record.TaskOptions{Delete: true, Erase: "quick"}}, record.TaskSucceeded)
+	if r := res[0]; r.Stage != record.StageDeleted || r.Outcome != record.OutcomeSucceeded {
 		t.Fatalf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
 	}
 	if m, ok := dcMachine(env, node); ok {
@@ -239,12 +240,12 @@ func TestDecommissionDelete(t *testing.T) {
 	if seen := w.statuses(node); !slices.Contains(seen, "Disk erasing") {
 		t.Errorf("%s: the lab showed %v, want Disk erasing (the task's erase option)", node, seen)
 	}
-	rec := record(t, e, node)
-	if rec.MachineID != "" || rec.Observed != orchestrator.ObservedDeleted || rec.LifecycleState() != orchestrator.LifecycleDeleted {
+	rec := nodeRecord(t, e, node)
+	if rec.MachineID != "" || rec.Observed != orchestrator.ObservedDeleted || rec.LifecycleState() != record.LifecycleDeleted {
 		t.Errorf("%s: record machine %q observed %q lifecycle %s, want none, %q, deleted", node, rec.MachineID, rec.Observed, rec.LifecycleState(), orchestrator.ObservedDeleted)
 	}
-	if !slices.ContainsFunc(rec.History, func(tr orchestrator.Transition) bool {
-		return tr.To == orchestrator.StageDeleted && strings.Contains(tr.Message, id)
+	if !slices.ContainsFunc(rec.History, func(tr record.Transition) bool {
+		return tr.To == record.StageDeleted && strings.Contains(tr.Message, id)
 	}) {
 		t.Errorf("%s: no transition to deleted naming machine %s: %v", node, id, rec.History)
 	}
@@ -272,11 +273,11 @@ func TestDecommissionRetry(t *testing.T) {
 	d := testsite.Example(t)
 	d.Site.Spec.Lifecycle.Erase = design.EraseQuick
 	env, e := prepared(t, d, nil)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionRescueEnter, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionRescueEnter, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
 
-	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDecommissionNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskFailed)
-	if r := res[0]; r.Outcome != orchestrator.OutcomeManual || r.Stage != orchestrator.StageReleasing || !strings.Contains(r.Reason, "Rescue mode") {
+	task, res := run(t, e, record.Request{Action: record.ActionDecommissionNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskFailed)
+	if r := res[0]; r.Outcome != record.OutcomeManual || r.Stage != record.StageReleasing || !strings.Contains(r.Reason, "Rescue mode") {
 		t.Fatalf("%s: %s at %s (%q), want manual-intervention at releasing naming Rescue mode", node, r.Outcome, r.Stage, r.Reason)
 	}
 	if m, _ := dcMachine(env, node); m.Status != "Rescue mode" {
@@ -285,13 +286,13 @@ func TestDecommissionRetry(t *testing.T) {
 	if _, err := e.ReleaseManual(t.Context(), node, "test"); err != nil {
 		t.Fatal(err)
 	}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionRescueExit, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionRescueExit, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
 	w := dcWatchLab(t, env)
 	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(node)) > 0 })
 
 	t0 := time.Now().UTC()
-	after := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskSucceeded)
-	if r := after[node]; r.Outcome != orchestrator.OutcomeSucceeded || r.Stage != orchestrator.StageReleased {
+	after := applyVerb(t, e, task.ID, record.VerbRetry, record.TaskSucceeded)
+	if r := after[node]; r.Outcome != record.OutcomeSucceeded || r.Stage != record.StageReleased {
 		t.Fatalf("%s after retry: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
 	}
 	if m, _ := dcMachine(env, node); m.Status != "Ready" {
@@ -300,10 +301,10 @@ func TestDecommissionRetry(t *testing.T) {
 	if seen := w.statuses(node); !slices.Contains(seen, "Disk erasing") {
 		t.Errorf("%s: the lab showed %v during the retry, want Disk erasing", node, seen)
 	}
-	if trs := since(record(t, e, node), t0); len(trs) == 0 || trs[0].From != orchestrator.StageReleasing {
+	if trs := since(nodeRecord(t, e, node), t0); len(trs) == 0 || trs[0].From != record.StageReleasing {
 		t.Errorf("%s: transitions of the retry %v, want the first from releasing", node, trs)
 	}
-	want := []string{orchestrator.EventDecommissionStarted, orchestrator.EventDecommissionManual, orchestrator.EventDecommissionCompleted}
+	want := []string{record.EventDecommissionStarted, record.EventDecommissionManual, record.EventDecommissionCompleted}
 	if got := dcTypes(dcTypedEvents(t, e, task.ID)[node]); !slices.Equal(got, want) {
 		t.Errorf("%s: typed events %v, want %v", node, got, want)
 	}
@@ -318,17 +319,17 @@ func TestRescueEnterExit(t *testing.T) {
 	node := "r01-gpu01"
 	d := testsite.Example(t)
 	env, e := prepared(t, d, nil)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
-	dep := record(t, e, node).Deployment
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
+	dep := nodeRecord(t, e, node).Deployment
 
-	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionRescueEnter, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
-	if r := res[0]; r.Stage != orchestrator.StageRescueMode || r.Outcome != orchestrator.OutcomeSucceeded {
+	_, res := run(t, e, record.Request{Action: record.ActionRescueEnter, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
+	if r := res[0]; r.Stage != record.StageRescueMode || r.Outcome != record.OutcomeSucceeded {
 		t.Fatalf("%s: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
 	}
 	if m, _ := dcMachine(env, node); m.Status != "Rescue mode" {
 		t.Fatalf("%s: lab status %q, want Rescue mode", node, m.Status)
 	}
-	rec := record(t, e, node)
+	rec := nodeRecord(t, e, node)
 	if !rec.InRescue() || rec.Observed != "Rescue mode" {
 		t.Errorf("%s: record stage %s observed %q, want rescue-mode, Rescue mode", node, rec.Stage, rec.Observed)
 	}
@@ -341,12 +342,12 @@ func TestRescueEnterExit(t *testing.T) {
 			t.Errorf("sweep reports %s in rescue mode as drift: %+v", node, dr)
 		}
 	}
-	if rec := record(t, e, node); rec.DeploymentEnded || rec.Deployment != dep {
+	if rec := nodeRecord(t, e, node); rec.DeploymentEnded || rec.Deployment != dep {
 		t.Errorf("%s: deployment %d ended %v after the sweep, want %d going on", node, rec.Deployment, rec.DeploymentEnded, dep)
 	}
 
-	_, res = run(t, e, orchestrator.Request{Action: orchestrator.ActionRescueExit, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
-	if r := res[0]; r.Stage != orchestrator.StageDeployed || r.Outcome != orchestrator.OutcomeSucceeded {
+	_, res = run(t, e, record.Request{Action: record.ActionRescueExit, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
+	if r := res[0]; r.Stage != record.StageDeployed || r.Outcome != record.OutcomeSucceeded {
 		t.Fatalf("%s: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
 	}
 	if m, _ := dcMachine(env, node); m.Status != "Deployed" {
@@ -358,12 +359,12 @@ func TestRescueEnterExit(t *testing.T) {
 	// option overrides the design's (the lab's default erases).
 	w := dcWatchLab(t, env)
 	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(node)) > 0 })
-	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Filter: dcNodes(node), Requester: "test",
-		Options: &orchestrator.TaskOptions{Erase: "none"}}, orchestrator.TaskSucceeded)
+	task, _ := run(t, e, record.Request{Action: record.ActionDestroyNodes, Filter: dcNodes(node), Requester: "test",
+		Options: &record.TaskOptions{Erase: "none"}}, record.TaskSucceeded)
 	if m, _ := dcMachine(env, node); m.Status != "Ready" || slices.Contains(w.statuses(node), "Disk erasing") {
 		t.Errorf("%s: the lab showed %v, want Ready without Disk erasing", node, w.statuses(node))
 	}
-	want := []string{orchestrator.EventDecommissionStarted, orchestrator.EventDecommissionCompleted}
+	want := []string{record.EventDecommissionStarted, record.EventDecommissionCompleted}
 	if got := dcTypes(dcTypedEvents(t, e, task.ID)[node]); !slices.Equal(got, want) {
 		t.Errorf("%s: destroy's typed events %v, want %v", node, got, want)
 	}
@@ -378,13 +379,13 @@ func TestHardwareTests(t *testing.T) {
 	d := testsite.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailTesting: 1}}})
 	sel := dcNodes(good, bad)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareNodes, Filter: sel, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: sel, Requester: "test"}, record.TaskSucceeded)
 	w := dcWatchLab(t, env)
 	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(good)) > 0 })
 
-	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionTestNodes, Filter: sel, Requester: "test"}, orchestrator.TaskPartiallySucceeded)
+	_, res := run(t, e, record.Request{Action: record.ActionTestNodes, Filter: sel, Requester: "test"}, record.TaskPartiallySucceeded)
 	r := byNode(res)
-	if g := r[good]; g.Outcome != orchestrator.OutcomeSucceeded || g.Stage != orchestrator.StageTested {
+	if g := r[good]; g.Outcome != record.OutcomeSucceeded || g.Stage != record.StageTested {
 		t.Errorf("%s: %s at %s: %s", good, g.Outcome, g.Stage, g.Reason)
 	}
 	if seen := w.statuses(good); !slices.Contains(seen, "Testing") {
@@ -394,7 +395,7 @@ func TestHardwareTests(t *testing.T) {
 		t.Errorf("%s: lab status %q after its tests, want Ready", good, m.Status)
 	}
 	b := r[bad]
-	if b.Outcome != orchestrator.OutcomeFailed || b.Stage != orchestrator.StageTesting || !strings.Contains(b.Reason, "hardware tests") ||
+	if b.Outcome != record.OutcomeFailed || b.Stage != record.StageTesting || !strings.Contains(b.Reason, "hardware tests") ||
 		!strings.Contains(b.Reason, "Failed testing") {
 		t.Errorf("%s: %s at %s (%q), want failed at testing with MAAS's reason", bad, b.Outcome, b.Stage, b.Reason)
 	}
@@ -402,8 +403,8 @@ func TestHardwareTests(t *testing.T) {
 		t.Errorf("%s: lab status %q, want Failed testing", bad, m.Status)
 	}
 	// Rescue mode is for deployed nodes: a Ready one is refused, untouched.
-	_, res = run(t, e, orchestrator.Request{Action: orchestrator.ActionRescueEnter, Filter: dcNodes(good), Requester: "test"}, orchestrator.TaskFailed)
-	if r := res[0]; r.Stage != orchestrator.StageRescue || !strings.Contains(r.Reason, "not deployed") {
+	_, res = run(t, e, record.Request{Action: record.ActionRescueEnter, Filter: dcNodes(good), Requester: "test"}, record.TaskFailed)
+	if r := res[0]; r.Stage != record.StageRescue || !strings.Contains(r.Reason, "not deployed") {
 		t.Errorf("%s: rescue_enter of a ready node: %s at %s (%q), want failed at rescue saying it is not deployed", good, r.Outcome, r.Stage, r.Reason)
 	}
 	if m, _ := dcMachine(env, good); m.Status != "Ready" {
@@ -415,15 +416,15 @@ func TestHardwareTests(t *testing.T) {
 func TestTaskOptionsRefused(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		action orchestrator.Action
-		opt    orchestrator.TaskOptions
+		action record.Action
+		opt    record.TaskOptions
 		want   string // "" for accepted
 	}{
-		{orchestrator.ActionDecommissionNodes, orchestrator.TaskOptions{Erase: "secure", Delete: true}, ""},
-		{orchestrator.ActionDestroyNodes, orchestrator.TaskOptions{Erase: "none"}, ""},
-		{orchestrator.ActionDecommissionNodes, orchestrator.TaskOptions{Erase: "wipe"}, "use none, quick or secure"},
-		{orchestrator.ActionDestroyNodes, orchestrator.TaskOptions{Delete: true}, "applies to decommission_nodes only"},
-		{orchestrator.ActionDeployNodes, orchestrator.TaskOptions{Erase: "quick"}, "applies to decommission_nodes and destroy_nodes only"},
+		{record.ActionDecommissionNodes, record.TaskOptions{Erase: "secure", Delete: true}, ""},
+		{record.ActionDestroyNodes, record.TaskOptions{Erase: "none"}, ""},
+		{record.ActionDecommissionNodes, record.TaskOptions{Erase: "wipe"}, "use none, quick or secure"},
+		{record.ActionDestroyNodes, record.TaskOptions{Delete: true}, "applies to decommission_nodes only"},
+		{record.ActionDeployNodes, record.TaskOptions{Erase: "quick"}, "applies to decommission_nodes and destroy_nodes only"},
 	} {
 		err := tc.opt.Check(tc.action)
 		switch {

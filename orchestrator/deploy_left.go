@@ -1,6 +1,10 @@
 package orchestrator
 
-import "context"
+import (
+	"context"
+
+	"github.com/slipway-dev/slipway/orchestrator/record"
+)
 
 // A node whose deployments failed with no round left (the Site's
 // deployRetries spent, 0 included) ends failed with its machine in
@@ -40,7 +44,7 @@ func (r *nodeRun) leftDeployment(ctx context.Context) (step, bool, error) {
 		return step{}, false, nil
 	}
 	r.rec.Step = stepReleaseLeft
-	r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
+	r.rec.Intent = &record.Intent{Op: "release", Task: r.run.id, At: now()}
 	return step{kind: stepAgain}, true, r.saveErr("machine %s was left in Failed deployment by an earlier deployment: releasing it to deploy again", r.rec.MachineID)
 }
 

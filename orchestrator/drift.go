@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -18,8 +19,8 @@ const (
 	collReconcile = "reconciliation" // "last" → ReconcileRun
 )
 
-func (r records) drift(ctx context.Context) (map[string]DriftRecord, error) {
-	return listMap[DriftRecord](ctx, r, collDrift, "drift record")
+func (r records) drift(ctx context.Context) (map[string]record.DriftRecord, error) {
+	return listMap[record.DriftRecord](ctx, r, collDrift, "drift record")
 }
 
 func (r records) accepted(ctx context.Context) (map[string]string, error) {
@@ -38,12 +39,12 @@ func listMap[T any](ctx context.Context, r records, coll, what string) (map[stri
 func (b *batch) del(coll, key string) { b.ops = append(b.ops, statestore.Delete(coll, key)) }
 
 // Drift lists the open drift records, by node then kind.
-func (e *Engine) Drift(ctx context.Context) ([]DriftRecord, error) {
+func (e *Engine) Drift(ctx context.Context) ([]record.DriftRecord, error) {
 	m, err := e.rec.drift(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]DriftRecord, 0, len(m))
+	out := make([]record.DriftRecord, 0, len(m))
 	for _, d := range m {
 		out = append(out, d)
 	}
@@ -51,15 +52,15 @@ func (e *Engine) Drift(ctx context.Context) ([]DriftRecord, error) {
 		if out[i].Node != out[j].Node {
 			return out[i].Node < out[j].Node
 		}
-		return slices.Index(DriftKinds, out[i].Kind) < slices.Index(DriftKinds, out[j].Kind)
+		return slices.Index(record.DriftKinds, out[i].Kind) < slices.Index(record.DriftKinds, out[j].Kind)
 	})
 	return out, nil
 }
 
 // ReconcileStatus reports the last run, the next and the open drift.
-func (e *Engine) ReconcileStatus(ctx context.Context) (ReconcileStatus, error) {
-	st := ReconcileStatus{Counts: map[DriftKind]int{}}
-	var last ReconcileRun
+func (e *Engine) ReconcileStatus(ctx context.Context) (record.ReconcileStatus, error) {
+	st := record.ReconcileStatus{Counts: map[record.DriftKind]int{}}
+	var last record.ReconcileRun
 	switch err := e.rec.getJSON(ctx, collReconcile, "last", &last); {
 	case err == nil:
 		st.LastRun = &last

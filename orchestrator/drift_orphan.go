@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // maxOrphanRevisions bounds how many stored revisions lastDesignOf reads
@@ -15,8 +16,8 @@ const maxOrphanRevisions = 64
 // design d no longer has but whose machine a node record still holds:
 // removing a node from the design does not hide its machine, destroy
 // can target it without naming the old revision.
-func (e *Engine) orphansNamed(ctx context.Context, req Request, d *design.Design) ([]string, error) {
-	if req.Action != ActionDestroyNodes {
+func (e *Engine) orphansNamed(ctx context.Context, req record.Request, d *design.Design) ([]string, error) {
+	if req.Action != record.ActionDestroyNodes {
 		return nil, nil
 	}
 	if err := req.Filter.Validate(); err != nil {
@@ -43,11 +44,11 @@ func (e *Engine) orphansNamed(ctx context.Context, req Request, d *design.Design
 
 // withoutNames is f without the names given (the others are checked
 // against the design).
-func withoutNames(f Filter, names []string) Filter {
+func withoutNames(f record.Filter, names []string) record.Filter {
 	if len(names) == 0 {
 		return f
 	}
-	out := Filter{Type: f.Type, Sets: make([]design.NodeFilter, len(f.Sets))}
+	out := record.Filter{Type: f.Type, Sets: make([]design.NodeFilter, len(f.Sets))}
 	for i, s := range f.Sets {
 		s.Names = slices.DeleteFunc(slices.Clone(s.Names), func(n string) bool { return slices.Contains(names, n) })
 		out.Sets[i] = s
@@ -108,12 +109,12 @@ func (e *Engine) lastDesignOf(ctx context.Context, name string) (*design.Design,
 // Orphaned reports whether a node record is an orphan of design d: d no
 // longer has the node, and its machine is still held (not released or
 // deleted).
-func Orphaned(d *design.Design, r NodeRecord) bool {
+func Orphaned(d *design.Design, r record.NodeRecord) bool {
 	if d == nil || d.Nodes[r.Name] != nil || r.MachineID == "" {
 		return false
 	}
 	l := r.LifecycleState()
-	return l != LifecycleReleased && l != LifecycleDeleted && r.Stage != StageReleased
+	return l != record.LifecycleReleased && l != record.LifecycleDeleted && r.Stage != record.StageReleased
 }
 
 // Orphans returns the records of nodes the current design no longer has

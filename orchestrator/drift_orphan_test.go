@@ -5,6 +5,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestOrphaned: a record is an orphan when the design lacks its node and
@@ -15,26 +16,26 @@ func TestOrphaned(t *testing.T) {
 	in := d.NodeNames()[0]
 	for _, c := range []struct {
 		name string
-		rec  orchestrator.NodeRecord
+		rec  record.NodeRecord
 		want bool
 	}{
-		{"deployed, gone from the design", orchestrator.NodeRecord{Name: "gone", MachineID: "m1", Stage: orchestrator.StageDeployed,
-			Outcome: orchestrator.OutcomeSucceeded, Lifecycle: orchestrator.LifecycleDeployed}, true},
-		{"powered since, gone from the design", orchestrator.NodeRecord{Name: "gone", MachineID: "m1", Stage: orchestrator.StagePowered,
-			Action: orchestrator.ActionPowerCycle, Outcome: orchestrator.OutcomeSucceeded, Lifecycle: orchestrator.LifecycleDeployed}, true},
-		{"in the design", orchestrator.NodeRecord{Name: in, MachineID: "m1", Stage: orchestrator.StageDeployed,
-			Outcome: orchestrator.OutcomeSucceeded, Lifecycle: orchestrator.LifecycleDeployed}, false},
-		{"released", orchestrator.NodeRecord{Name: "gone", MachineID: "m1", Stage: orchestrator.StageReleased,
-			Outcome: orchestrator.OutcomeSucceeded, Lifecycle: orchestrator.LifecycleReleased}, false},
-		{"deleted", orchestrator.NodeRecord{Name: "gone", Stage: orchestrator.StageDeleted,
-			Outcome: orchestrator.OutcomeSucceeded, Lifecycle: orchestrator.LifecycleDeleted}, false},
-		{"never had a machine", orchestrator.NodeRecord{Name: "gone", Stage: orchestrator.StagePending}, false},
+		{"deployed, gone from the design", record.NodeRecord{Name: "gone", MachineID: "m1", Stage: record.StageDeployed,
+			Outcome: record.OutcomeSucceeded, Lifecycle: record.LifecycleDeployed}, true},
+		{"powered since, gone from the design", record.NodeRecord{Name: "gone", MachineID: "m1", Stage: record.StagePowered,
+			Action: record.ActionPowerCycle, Outcome: record.OutcomeSucceeded, Lifecycle: record.LifecycleDeployed}, true},
+		{"in the design", record.NodeRecord{Name: in, MachineID: "m1", Stage: record.StageDeployed,
+			Outcome: record.OutcomeSucceeded, Lifecycle: record.LifecycleDeployed}, false},
+		{"released", record.NodeRecord{Name: "gone", MachineID: "m1", Stage: record.StageReleased,
+			Outcome: record.OutcomeSucceeded, Lifecycle: record.LifecycleReleased}, false},
+		{"deleted", record.NodeRecord{Name: "gone", Stage: record.StageDeleted,
+			Outcome: record.OutcomeSucceeded, Lifecycle: record.LifecycleDeleted}, false},
+		{"never had a machine", record.NodeRecord{Name: "gone", Stage: record.StagePending}, false},
 	} {
 		if got := orchestrator.Orphaned(d, c.rec); got != c.want {
 			t.Errorf("%s: orphan %v, want %v", c.name, got, c.want)
 		}
 	}
-	if orchestrator.Orphaned(nil, orchestrator.NodeRecord{Name: "gone", MachineID: "m1"}) {
+	if orchestrator.Orphaned(nil, record.NodeRecord{Name: "gone", MachineID: "m1"}) {
 		t.Error("an orphan without a current design")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
@@ -42,7 +43,7 @@ func engine(t *testing.T, env *labrun.Env) *orchestrator.Engine {
 	return e
 }
 
-func run(t *testing.T, e *orchestrator.Engine, req orchestrator.Request, want orchestrator.TaskStatus) (orchestrator.Task, []orchestrator.NodeResult) {
+func run(t *testing.T, e *orchestrator.Engine, req record.Request, want record.TaskStatus) (record.Task, []record.NodeResult) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -82,8 +83,8 @@ func TestDeployExampleSite(t *testing.T) {
 	d := testsite.Example(t)
 	env := startEnv(t, d, nil, nil, nil)
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
-	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	task, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskSucceeded)
 	if len(res) != len(d.Nodes) {
 		t.Fatalf("%d results for %d nodes", len(res), len(d.Nodes))
 	}
@@ -92,13 +93,13 @@ func TestDeployExampleSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool {
+	if !slices.ContainsFunc(evs, func(ev record.Event) bool {
 		return ev.Kind == "preflight" && strings.Contains(ev.Message, "the 2 secret(s) and 1 image(s) the 8 node(s) need are all there")
 	}) {
 		t.Errorf("no preflight event among the task's %d events", len(evs))
 	}
 	for _, r := range res {
-		if r.Stage != orchestrator.StageDeployed || r.Outcome != orchestrator.OutcomeSucceeded {
+		if r.Stage != record.StageDeployed || r.Outcome != record.OutcomeSucceeded {
 			t.Errorf("%s: %s %s", r.Node, r.Stage, r.Outcome)
 		}
 	}
@@ -117,7 +118,7 @@ func TestDeployExampleSite(t *testing.T) {
 		}
 	}
 	// Destroy releases every machine.
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDestroyNodes, Requester: "test"}, record.TaskSucceeded)
 	audit(t, env, e, 0)
 }
 
@@ -134,15 +135,15 @@ func TestDeploy50Nodes(t *testing.T) {
 	d := generated(t, 50)
 	env := startEnv(t, d, nil, nil, nil)
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
 	start := time.Now()
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskSucceeded)
 	t.Logf("50 nodes deployed in %s", time.Since(start).Round(time.Millisecond))
 	audit(t, env, e, 50)
 	// Redeploy: release, then the whole path again.
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionRedeployNodes, Requester: "test",
-		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Racks: []string{d.Nodes[d.NodeNames()[0]].Spec.Rack}}}}},
-		orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionRedeployNodes, Requester: "test",
+		Filter: record.Filter{Sets: []design.NodeFilter{{Racks: []string{d.Nodes[d.NodeNames()[0]].Spec.Rack}}}}},
+		record.TaskSucceeded)
 	audit(t, env, e, 50)
 }
 
@@ -159,14 +160,14 @@ func TestBootActionFailureFailsTheNode(t *testing.T) {
 	}
 	t.Cleanup(env.Close)
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
-	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes}, orchestrator.TaskPartiallySucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite}, record.TaskSucceeded)
+	_, res := run(t, e, record.Request{Action: record.ActionDeployNodes}, record.TaskPartiallySucceeded)
 	for _, r := range res {
 		if r.Node == bad {
-			if r.Outcome != orchestrator.OutcomeFailed || r.Stage != orchestrator.StageBootstrap || !strings.Contains(r.Reason, "injected failure") {
+			if r.Outcome != record.OutcomeFailed || r.Stage != record.StageBootstrap || !strings.Contains(r.Reason, "injected failure") {
 				t.Fatalf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
 			}
-		} else if r.Outcome != orchestrator.OutcomeSucceeded {
+		} else if r.Outcome != record.OutcomeSucceeded {
 			t.Errorf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
 		}
 	}
@@ -188,7 +189,7 @@ func TestBootActionFailureFailsTheNode(t *testing.T) {
 	if code := get(); code != http.StatusOK {
 		t.Fatalf("the deployed node's token: %d", code)
 	}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{bad}}}}}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDestroyNodes, Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{bad}}}}}, record.TaskSucceeded)
 	if code := get(); code != http.StatusUnauthorized {
 		t.Fatalf("after destroy the token answers %d, want 401", code)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	group "github.com/slipway-dev/slipway/internal/batch"
 	"github.com/slipway-dev/slipway/internal/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/secrets"
 )
 
@@ -96,7 +97,7 @@ type Config struct {
 	// Timeouts per stage; missing stages use DefaultTimeouts. They are
 	// longer than MAAS's own (30 minutes) so that MAAS's verdict, with
 	// its reason, arrives first.
-	Timeouts map[Stage]time.Duration
+	Timeouts map[record.Stage]time.Duration
 	// PollInterval is how often waiting nodes' machines are polled, in
 	// one batched call (default 10s).
 	PollInterval time.Duration
@@ -134,16 +135,16 @@ type Config struct {
 }
 
 // DefaultTimeouts per stage.
-var DefaultTimeouts = map[Stage]time.Duration{
-	StageVerify:     5 * time.Minute,
-	StageOOBPrepare: 10 * time.Minute,
-	StageIdentify:   30 * time.Minute, // a machine PXE-boots and enlists
-	StageCommission: 45 * time.Minute,
-	StageConfigure:  20 * time.Minute,
-	StageDeploy:     60 * time.Minute, // MAAS gives up after 30
-	StageBootstrap:  60 * time.Minute,
-	StageReleasing:  45 * time.Minute, // erasing disks takes a while
-	StagePower:      10 * time.Minute,
+var DefaultTimeouts = map[record.Stage]time.Duration{
+	record.StageVerify:     5 * time.Minute,
+	record.StageOOBPrepare: 10 * time.Minute,
+	record.StageIdentify:   30 * time.Minute, // a machine PXE-boots and enlists
+	record.StageCommission: 45 * time.Minute,
+	record.StageConfigure:  20 * time.Minute,
+	record.StageDeploy:     60 * time.Minute, // MAAS gives up after 30
+	record.StageBootstrap:  60 * time.Minute,
+	record.StageReleasing:  45 * time.Minute, // erasing disks takes a while
+	record.StagePower:      10 * time.Minute,
 }
 
 // DefaultBootstrapDeadline is how long a bootstrapping node may stay
@@ -234,7 +235,7 @@ func (e *Engine) scaled(d time.Duration) time.Duration {
 // time whatever the time scale.
 const minTimeout = time.Minute
 
-func (e *Engine) timeout(s Stage) time.Duration {
+func (e *Engine) timeout(s record.Stage) time.Duration {
 	if d, ok := e.cfg.Timeouts[s]; ok {
 		return d
 	}

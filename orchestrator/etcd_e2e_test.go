@@ -5,7 +5,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/etcdtest"
 	"github.com/slipway-dev/slipway/internal/testsite"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
 )
 
@@ -17,7 +17,7 @@ func TestDeployOnEtcd(t *testing.T) {
 	st := etcdstore.New(etcdtest.Start(t, 1).Client(t), "/e2e/")
 	env := startEnv(t, d, st, nil, nil)
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes}, record.TaskSucceeded)
 	audit(t, env, e, len(d.Nodes))
 }

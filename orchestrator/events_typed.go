@@ -1,18 +1,20 @@
 package orchestrator
 
+import "github.com/slipway-dev/slipway/orchestrator/record"
+
 // lifecycle names the typed events that mark the milestones of a node's
 // workflow in a task.
 type lifecycle struct{ started, completed, failed, manual string }
 
 // onboarding is the deploy workflow's: a node's deploy (or redeploy) is
 // its onboarding.
-var onboarding = &lifecycle{EventOnboardingStarted, EventOnboardingCompleted, EventOnboardingFailed, EventOnboardingManual}
+var onboarding = &lifecycle{record.EventOnboardingStarted, record.EventOnboardingCompleted, record.EventOnboardingFailed, record.EventOnboardingManual}
 
 // lifecycles maps the actions whose node workflow is a lifecycle to its
 // typed events. The other actions' events stay untyped.
-var lifecycles = map[Action]*lifecycle{
-	ActionDeployNodes:   onboarding,
-	ActionRedeployNodes: onboarding,
+var lifecycles = map[record.Action]*lifecycle{
+	record.ActionDeployNodes:   onboarding,
+	record.ActionRedeployNodes: onboarding,
 }
 
 // started types ev, the event of a node's fresh start in its task, as the
@@ -20,7 +22,7 @@ var lifecycles = map[Action]*lifecycle{
 // records the start (the node record names the task), so a resumed node
 // never announces it twice; a verb (retry, resume, ...) continues the
 // node's workflow in the same task and does not announce it again.
-func (r *nodeRun) started(ev Event) Event {
+func (r *nodeRun) started(ev record.Event) record.Event {
 	if lc := lifecycles[r.rec.Action]; lc != nil {
 		ev.Type = lc.started
 	}
@@ -33,17 +35,17 @@ func (r *nodeRun) started(ev Event) Event {
 // it). The event is written with the checkpoint that ends the node's run,
 // so a resumed task does not repeat it; a verb that runs the node again
 // ends in a new one.
-func (r *nodeRun) ended(o Outcome, ev Event) Event {
+func (r *nodeRun) ended(o record.Outcome, ev record.Event) record.Event {
 	lc := lifecycles[r.rec.Action]
 	if lc == nil {
 		return ev
 	}
 	switch o {
-	case OutcomeSucceeded:
+	case record.OutcomeSucceeded:
 		ev.Type = lc.completed
-	case OutcomeFailed:
+	case record.OutcomeFailed:
 		ev.Type = lc.failed
-	case OutcomeManual:
+	case record.OutcomeManual:
 		ev.Type = lc.manual
 	}
 	return ev

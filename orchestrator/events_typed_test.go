@@ -9,6 +9,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
@@ -43,16 +44,16 @@ func TestOnboardingEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	const corr = "req-0123:abc_D.e"
-	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Correlation: corr,
-		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{good1, good2, bad, frozen}}}}}, orchestrator.TaskPartiallySucceeded)
+	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Correlation: corr,
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{good1, good2, bad, frozen}}}}}, record.TaskPartiallySucceeded)
 	if task.Correlation != corr {
 		t.Errorf("task correlation %q, want %q", task.Correlation, corr)
 	}
 	want := map[string][]string{
-		good1:  {orchestrator.EventOnboardingStarted, orchestrator.EventOnboardingCompleted},
-		good2:  {orchestrator.EventOnboardingStarted, orchestrator.EventOnboardingCompleted},
-		bad:    {orchestrator.EventOnboardingStarted, orchestrator.EventOnboardingFailed},
-		frozen: {orchestrator.EventOnboardingStarted, orchestrator.EventOnboardingManual},
+		good1:  {record.EventOnboardingStarted, record.EventOnboardingCompleted},
+		good2:  {record.EventOnboardingStarted, record.EventOnboardingCompleted},
+		bad:    {record.EventOnboardingStarted, record.EventOnboardingFailed},
+		frozen: {record.EventOnboardingStarted, record.EventOnboardingManual},
 	}
 	got := typedByNode(t, e, task.ID)
 	for n, w := range want {
@@ -76,8 +77,8 @@ func TestOnboardingEvents(t *testing.T) {
 	// A verb continues the task's workflow: its events keep the
 	// correlation ID of the request that created the task, the node's
 	// start is not announced again, its new end is.
-	applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskPartiallySucceeded)
-	if got := typedByNode(t, e, task.ID)[bad]; !slices.Equal(got, []string{orchestrator.EventOnboardingStarted, orchestrator.EventOnboardingFailed, orchestrator.EventOnboardingFailed}) {
+	applyVerb(t, e, task.ID, record.VerbRetry, record.TaskPartiallySucceeded)
+	if got := typedByNode(t, e, task.ID)[bad]; !slices.Equal(got, []string{record.EventOnboardingStarted, record.EventOnboardingFailed, record.EventOnboardingFailed}) {
 		t.Errorf("%s after a retry: typed events %v", bad, got)
 	}
 	evs, err = e.Events(t.Context(), 0, 0, task.ID, "")
@@ -92,8 +93,8 @@ func TestOnboardingEvents(t *testing.T) {
 
 	// The other actions' workflows are no onboarding: their events stay
 	// untyped.
-	verify, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionVerifyNodes, Requester: "test",
-		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{good1}}}}}, orchestrator.TaskSucceeded)
+	verify, _ := run(t, e, record.Request{Action: record.ActionVerifyNodes, Requester: "test",
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{good1}}}}}, record.TaskSucceeded)
 	if got := typedByNode(t, e, verify.ID); len(got) != 0 {
 		t.Errorf("verify_nodes wrote typed events: %v", got)
 	}
@@ -108,8 +109,8 @@ func TestOnboardingEventsOnceAcrossRestart(t *testing.T) {
 	store := memory.New()
 	env := startEnv(t, d, store, nil, nil)
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
-	task, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Correlation: "req-restart"})
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Requester: "test", Correlation: "req-restart"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,12 +134,12 @@ func TestOnboardingEventsOnceAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done.Status != orchestrator.TaskSucceeded {
+	if done.Status != record.TaskSucceeded {
 		t.Fatalf("task %s: %s (%s)", task.ID, done.Status, done.Message)
 	}
 	got := typedByNode(t, e2, task.ID)
 	for _, n := range d.NodeNames() {
-		if w := []string{orchestrator.EventOnboardingStarted, orchestrator.EventOnboardingCompleted}; !slices.Equal(got[n], w) {
+		if w := []string{record.EventOnboardingStarted, record.EventOnboardingCompleted}; !slices.Equal(got[n], w) {
 			t.Errorf("%s: typed events %v, want %v", n, got[n], w)
 		}
 	}
@@ -160,12 +161,12 @@ func TestCorrelationBounded(t *testing.T) {
 	d := testsite.Example(t)
 	env := startEnv(t, d, nil, nil, nil)
 	e := engine(t, env)
-	long := make([]byte, orchestrator.MaxCorrelationLen+1)
+	long := make([]byte, record.MaxCorrelationLen+1)
 	for i := range long {
 		long[i] = 'a'
 	}
 	for _, c := range []string{string(long), "a b", "x\ny", "ü"} {
-		if _, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionVerifySite, Correlation: c}); err == nil {
+		if _, err := e.Submit(t.Context(), record.Request{Action: record.ActionVerifySite, Correlation: c}); err == nil {
 			t.Errorf("correlation %q accepted", c)
 		}
 	}

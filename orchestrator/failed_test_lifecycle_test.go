@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/internal/testsite"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
@@ -20,14 +20,14 @@ func TestFailedTestOfDeployedNode(t *testing.T) {
 	d := testsite.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailTesting: 1}}})
 	sel := dcNodes(good, bad)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: sel, Requester: "test"}, orchestrator.TaskSucceeded)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionTestNodes, Filter: sel, Requester: "test"}, orchestrator.TaskPartiallySucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: sel, Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionTestNodes, Filter: sel, Requester: "test"}, record.TaskPartiallySucceeded)
 	for node, want := range map[string]struct {
 		lab       string
-		lifecycle orchestrator.Lifecycle
-	}{good: {"Deployed", orchestrator.LifecycleDeployed}, bad: {"Failed testing", orchestrator.LifecycleFailed}} {
+		lifecycle record.Lifecycle
+	}{good: {"Deployed", record.LifecycleDeployed}, bad: {"Failed testing", record.LifecycleFailed}} {
 		m, _ := dcMachine(env, node)
-		rec := record(t, e, node)
+		rec := nodeRecord(t, e, node)
 		if m.Status != want.lab || rec.LifecycleState() != want.lifecycle {
 			t.Errorf("%s: lab %q, lifecycle %q (observed %q); want lab %q, lifecycle %q", node, m.Status, rec.LifecycleState(), rec.Observed, want.lab, want.lifecycle)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // noBMCVersion is the lab's server driver whose commissioning inventory,
@@ -29,9 +30,9 @@ func TestFirmwareFromTheBMC(t *testing.T) {
 	d := testsite.Example(t)
 	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.Drivers.Server = noBMCVersion{c.Drivers.Server} })
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareNodes, Requester: "test",
-		Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{"r01-gpu01", "r01-cmp01"}}}}}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareNodes, Requester: "test",
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{"r01-gpu01", "r01-cmp01"}}}}}, record.TaskSucceeded)
 	for node, want := range map[string]bool{"r01-gpu01": true, "r01-cmp01": false} {
 		inv, ok, err := orchestrator.NodeInventory(t.Context(), env.Store, node)
 		if err != nil || !ok {

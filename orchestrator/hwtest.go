@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // testing runs the provisioner's hardware tests on the node's machine
@@ -39,7 +40,7 @@ func (r *nodeRun) testing(ctx context.Context) (step, error) {
 // state (MAAS's Failed testing) is no longer in service, so the node's
 // lifecycle reads failed, though a test task does not own the lifecycle.
 func (r *nodeRun) testFailedLifecycle(ctx context.Context) error {
-	if r.rec.LifecycleState() != LifecycleDeployed {
+	if r.rec.LifecycleState() != record.LifecycleDeployed {
 		return nil
 	}
 	ms, err := r.e.statusCall(ctx, []drivers.NodeRef{r.ref()})
@@ -48,7 +49,7 @@ func (r *nodeRun) testFailedLifecycle(ctx context.Context) error {
 	}
 	r.rec.Observed = ms[0].State
 	if !slices.Contains(deployedStates, ms[0].State) {
-		r.rec.Lifecycle = LifecycleFailed
+		r.rec.Lifecycle = record.LifecycleFailed
 	}
 	return nil
 }

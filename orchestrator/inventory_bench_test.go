@@ -13,6 +13,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers/fake"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 )
@@ -82,15 +83,15 @@ func prepareFake(b *testing.B, n int, big bool, control *float64) (heap int64, s
 	if err := e.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
-	for _, action := range []orchestrator.Action{orchestrator.ActionPrepareSite, orchestrator.ActionPrepareNodes} {
+	for _, action := range []record.Action{record.ActionPrepareSite, record.ActionPrepareNodes} {
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		task, err := e.Submit(wctx, orchestrator.Request{Action: action, Requester: "bench"})
+		task, err := e.Submit(wctx, record.Request{Action: action, Requester: "bench"})
 		if err != nil {
 			b.Fatal(err)
 		}
 		t, err := e.Wait(wctx, task.ID)
 		cancel()
-		if err != nil || t.Status != orchestrator.TaskSucceeded {
+		if err != nil || t.Status != record.TaskSucceeded {
 			b.Fatalf("%s: %+v %v", action, t, err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/testsite"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestLeaseOverlappingTasks runs two tasks on overlapping node sets. The
@@ -23,34 +23,34 @@ func TestLeaseOverlappingTasks(t *testing.T) {
 	const shared = "r01-cmp03"
 	tests := []struct {
 		name  string
-		first orchestrator.Action
+		first record.Action
 		// atOnce: both tasks are submitted together, and either may take
 		// the shared node first; else the second is submitted once the
 		// first holds it.
 		atOnce bool
 	}{
-		{"two deploys at once", orchestrator.ActionDeployNodes, true},
-		{"deploy while prepare holds the node", orchestrator.ActionPrepareNodes, false},
+		{"two deploys at once", record.ActionDeployNodes, true},
+		{"deploy while prepare holds the node", record.ActionPrepareNodes, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			d := testsite.Example(t)
 			env, e := prepared(t, d, nil)
-			names := func(n ...string) orchestrator.Filter {
-				return orchestrator.Filter{Sets: []design.NodeFilter{{Names: n}}}
+			names := func(n ...string) record.Filter {
+				return record.Filter{Sets: []design.NodeFilter{{Names: n}}}
 			}
-			a, err := e.Submit(t.Context(), orchestrator.Request{Action: tc.first, Requester: "test",
+			a, err := e.Submit(t.Context(), record.Request{Action: tc.first, Requester: "test",
 				Filter: names("r01-cmp01", "r01-cmp02", shared)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !tc.atOnce {
 				eventually(t, time.Minute, "the first task to hold "+shared, func() bool {
-					return results(t, e, a.ID)[shared].Outcome == orchestrator.OutcomeRunning
+					return results(t, e, a.ID)[shared].Outcome == record.OutcomeRunning
 				})
 			}
-			b, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test",
+			b, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Requester: "test",
 				Filter: names(shared, "r01-gpu01")})
 			if err != nil {
 				t.Fatal(err)
@@ -123,7 +123,7 @@ func TestLeaseOverlappingTasks(t *testing.T) {
 				t.Errorf("%s: events of the two tasks interleave (last of %s: %d, first of %s: %d)", shared, holder, lastH, waiter, firstW)
 			}
 			var order []string
-			for _, tr := range record(t, e, shared).History {
+			for _, tr := range nodeRecord(t, e, shared).History {
 				if len(order) == 0 || order[len(order)-1] != tr.Task {
 					order = append(order, tr.Task)
 				}
@@ -140,20 +140,20 @@ func TestLeaseOverlappingTasks(t *testing.T) {
 					t.Errorf("%s in %s started at %s, after %s was released (%s): it waited for no reason", n, waiter, r.Started, shared, resH[shared].Finished)
 				}
 			}
-			if th.Status != orchestrator.TaskSucceeded || tw.Status != orchestrator.TaskSucceeded {
+			if th.Status != record.TaskSucceeded || tw.Status != record.TaskSucceeded {
 				for _, r := range append(rh, rw...) {
 					t.Logf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
 				}
 				t.Fatalf("holder %s (%s), waiter %s (%s), want both succeeded", th.Status, th.Message, tw.Status, tw.Message)
 			}
-			if rec := record(t, e, shared); rec.Task != "" || rec.Stage != orchestrator.StageDeployed {
+			if rec := nodeRecord(t, e, shared); rec.Task != "" || rec.Stage != record.StageDeployed {
 				t.Errorf("%s after both tasks: lease %q, stage %s", shared, rec.Task, rec.Stage)
 			}
 			if lc := lifecycle(env)[shared]; lc.DeployStarts != 1 || lc.Allocations != 1 {
 				t.Errorf("%s: %+v, want one allocation and one deployment", shared, lc)
 			}
 			deployed := 2 // the shared node and r01-gpu01
-			if tc.first == orchestrator.ActionDeployNodes {
+			if tc.first == record.ActionDeployNodes {
 				deployed += 2 // r01-cmp01 and r01-cmp02
 			}
 			audit(t, env, e, deployed)

@@ -9,6 +9,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // countingOOB counts the OOB calls in flight; each probe takes 20 ms.
@@ -39,7 +40,7 @@ func TestOOBLimit(t *testing.T) {
 		c.Limits.OOB = 2
 	})
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionVerifyNodes, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionVerifyNodes, Requester: "test"}, record.TaskSucceeded)
 	if oob.peak != 2 {
 		t.Errorf("%d BMC calls in flight at most, want the limit, 2", oob.peak)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/internal/backoff"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 
 	"github.com/rs/zerolog"
 
@@ -17,28 +18,28 @@ import (
 
 // sequence is the state table's path for an action: the stages a node
 // passes through, the last one terminal.
-func sequence(a Action) []Stage {
-	build := []Stage{StageOOBPrepare, StageIdentify, StageCommission, StageAsBuilt, StageConfigure, StageDeploy, StageBootstrap, StageDeployed}
+func sequence(a record.Action) []record.Stage {
+	build := []record.Stage{record.StageOOBPrepare, record.StageIdentify, record.StageCommission, record.StageAsBuilt, record.StageConfigure, record.StageDeploy, record.StageBootstrap, record.StageDeployed}
 	switch a {
-	case ActionDeployNodes:
+	case record.ActionDeployNodes:
 		return build
-	case ActionRedeployNodes:
-		return append([]Stage{StageReleasing}, build...)
-	case ActionPrepareNodes:
-		return []Stage{StageOOBPrepare, StageIdentify, StageCommission, StageAsBuilt, StageReady}
-	case ActionVerifyNodes:
-		return []Stage{StageVerify, StageVerified}
-	case ActionDestroyNodes:
-		return []Stage{StageReleasing, StageReleased}
-	case ActionPowerOn, ActionPowerOff, ActionPowerCycle:
-		return []Stage{StagePower, StagePowered}
+	case record.ActionRedeployNodes:
+		return append([]record.Stage{record.StageReleasing}, build...)
+	case record.ActionPrepareNodes:
+		return []record.Stage{record.StageOOBPrepare, record.StageIdentify, record.StageCommission, record.StageAsBuilt, record.StageReady}
+	case record.ActionVerifyNodes:
+		return []record.Stage{record.StageVerify, record.StageVerified}
+	case record.ActionDestroyNodes:
+		return []record.Stage{record.StageReleasing, record.StageReleased}
+	case record.ActionPowerOn, record.ActionPowerOff, record.ActionPowerCycle:
+		return []record.Stage{record.StagePower, record.StagePowered}
 	}
 	return lifecycleSequence(a) // decommission.go
 }
 
 // next is the stage after s in seq; a stage not on the path (releasing
 // before a clean restart) leads to the path's start.
-func next(seq []Stage, s Stage) Stage {
+func next(seq []record.Stage, s record.Stage) record.Stage {
 	i := slices.Index(seq, s)
 	if i < 0 {
 		return seq[0]
@@ -52,11 +53,11 @@ type nodeRun struct {
 	run *taskRun
 	d   *design.Design
 	n   *design.Node
-	seq []Stage
+	seq []record.Stage
 	log zerolog.Logger
 
-	rec NodeRecord
-	res NodeResult
+	rec record.NodeRecord
+	res record.NodeResult
 	// recoveries counts the recoveries this run started whose stage goes
 	// on (startRecovery caps them: a machine that is recovered and still
 	// refuses is an operator's).
@@ -66,7 +67,7 @@ type nodeRun struct {
 	deployLooked bool
 	// kept is the lifecycle a cancel found the machine still in (deployed:
 	// the task did not take it), which the node keeps (compensate).
-	kept Lifecycle
+	kept record.Lifecycle
 }
 
 // stepKind is what a stage handler decided.
@@ -120,7 +121,7 @@ func (r *nodeRun) begin(ctx context.Context) bool {
 	r.res.Node = name
 	if !r.lease(ctx) {
 		if r.run.isCancelled() && r.e.ctx.Err() == nil {
-			r.res.Outcome, r.res.Finished, r.res.Reason = OutcomeCancelled, now(), "cancelled before it started"
+			r.res.Outcome, r.res.Finished, r.res.Reason = record.OutcomeCancelled, now(), "cancelled before it started"
 			r.saveResultOnly()
 		}
 		return false
@@ -135,8 +136,8 @@ func (r *nodeRun) begin(ctx context.Context) bool {
 	if r.rec.Task != r.run.id {
 		return r.startFresh()
 	}
-	if r.res.Outcome != OutcomeRunning { // resume from the checkpoint
-		r.res.Outcome, r.res.Stage = OutcomeRunning, r.rec.Stage
+	if r.res.Outcome != record.OutcomeRunning { // resume from the checkpoint
+		r.res.Outcome, r.res.Stage = record.OutcomeRunning, r.rec.Stage
 		if r.res.Started.IsZero() {
 			r.res.Started = now()
 		}
@@ -158,9 +159,9 @@ func (r *nodeRun) startFresh() bool {
 	r.rec.Recovery = nil // another task's recovery: its node was finished
 	r.rec.Task, r.rec.LastTask, r.rec.Action = r.run.id, r.run.id, r.run.task.Action
 	r.rec.Stage, r.rec.Step, r.rec.Attempts, r.rec.Rounds = r.seq[0], 0, 0, 0
-	r.rec.Outcome, r.rec.Class, r.rec.Reason, r.rec.NextAt = OutcomeRunning, "", "", time.Time{}
+	r.rec.Outcome, r.rec.Class, r.rec.Reason, r.rec.NextAt = record.OutcomeRunning, "", "", time.Time{}
 	r.rec.StageStart = now()
-	r.res.Started, r.res.Stage, r.res.Outcome = now(), r.rec.Stage, OutcomeRunning
+	r.res.Started, r.res.Stage, r.res.Outcome = now(), r.rec.Stage, record.OutcomeRunning
 	return r.save(r.started(r.event("info", "transition", "%s started at %s", r.run.task.Action, r.rec.Stage)))
 }
 
@@ -176,7 +177,7 @@ func (r *nodeRun) round(ctx context.Context) bool {
 	}
 	if r.rec.Stage == r.seq[len(r.seq)-1] {
 		r.rec.AllocatedBy = servedHolder(r.rec, r.run.id)
-		r.finish(OutcomeSucceeded, "", "")
+		r.finish(record.OutcomeSucceeded, "", "")
 		return false
 	}
 	if d := time.Until(r.rec.NextAt); d > 0 && !sleep(ctx, d) {
@@ -204,7 +205,7 @@ func (r *nodeRun) halted() bool {
 		return true
 	}
 	if why, ok := r.e.frozenReason(r.n.Metadata.Name); ok {
-		r.finish(OutcomeManual, string(drivers.NeedsIntervention), "frozen for manual intervention: "+why)
+		r.finish(record.OutcomeManual, string(drivers.NeedsIntervention), "frozen for manual intervention: "+why)
 		return true
 	}
 	return false
@@ -288,7 +289,7 @@ func (r *nodeRun) callFailed(err error) bool {
 	case drivers.NeedsIntervention:
 		r.e.freeze(r.rec.Name, err.Error())
 		r.rec.Frozen, r.rec.FrozenWhy = true, err.Error()
-		r.finish(OutcomeManual, string(class), fmt.Sprintf("%s: %v (fix it, then `release-manual` the node and retry)", r.rec.Stage, err))
+		r.finish(record.OutcomeManual, string(class), fmt.Sprintf("%s: %v (fix it, then `release-manual` the node and retry)", r.rec.Stage, err))
 		return false
 	case drivers.Permanent:
 		if r.releaseCall() {
@@ -320,10 +321,10 @@ func (r *nodeRun) callFailed(err error) bool {
 }
 
 // transition moves to a stage and persists it.
-func (r *nodeRun) transition(to Stage, msg string) bool {
+func (r *nodeRun) transition(to record.Stage, msg string) bool {
 	from := r.rec.Stage
 	r.rec.Stage, r.rec.Step, r.rec.Attempts, r.rec.NextAt, r.rec.StageStart = to, 0, 0, time.Time{}, now()
-	r.rec.AddHistory(Transition{At: now(), Task: r.run.id, From: from, To: to, Message: msg})
+	r.rec.AddHistory(record.Transition{At: now(), Task: r.run.id, From: from, To: to, Message: msg})
 	r.res.Stage = to
 	text := fmt.Sprintf("%s → %s", from, to)
 	if msg != "" {
@@ -333,15 +334,15 @@ func (r *nodeRun) transition(to Stage, msg string) bool {
 }
 
 func (r *nodeRun) fail(class drivers.Class, reason string) {
-	r.finish(OutcomeFailed, string(class), reason)
+	r.finish(record.OutcomeFailed, string(class), reason)
 }
 
 // finish records the node's final outcome in this task and frees it.
-func (r *nodeRun) finish(o Outcome, class, reason string) {
+func (r *nodeRun) finish(o record.Outcome, class, reason string) {
 	r.rec.Outcome, r.rec.Class, r.rec.Reason, r.rec.Task = o, class, reason, ""
 	r.res.Outcome, r.res.Class, r.res.Reason, r.res.Finished, r.res.Stage = o, class, reason, now(), r.rec.Stage
 	level, text := "info", fmt.Sprintf("%s at %s", o, r.rec.Stage)
-	if o != OutcomeSucceeded {
+	if o != record.OutcomeSucceeded {
 		level, text = "error", fmt.Sprintf("%s at %s: %s", o, r.rec.Stage, reason)
 	}
 	if r.save(r.ended(o, r.event(level, string(o), "%s", text))) {
@@ -352,32 +353,32 @@ func (r *nodeRun) finish(o Outcome, class, reason string) {
 // releaseCall reports whether the node's current step releases its
 // machine: the releasing stage, or a deploy round's release.
 func (r *nodeRun) releaseCall() bool {
-	return r.rec.MachineID != "" && (r.rec.Stage == StageReleasing || r.rec.Stage == StageDeploy && (r.rec.Step == 1 || r.rec.Step == stepReleaseLeft))
+	return r.rec.MachineID != "" && (r.rec.Stage == record.StageReleasing || r.rec.Stage == record.StageDeploy && (r.rec.Step == 1 || r.rec.Step == stepReleaseLeft))
 }
 
 // opensBudget: a new task of action a gives the node a fresh
 // commissioning budget.
-func opensBudget(a Action) bool {
-	return a == ActionPrepareNodes || a == ActionDeployNodes || a == ActionRedeployNodes
+func opensBudget(a record.Action) bool {
+	return a == record.ActionPrepareNodes || a == record.ActionDeployNodes || a == record.ActionRedeployNodes
 }
 
 // stuckStages are the stages whose deadline may mean a machine stuck in
 // the provisioner, which a recovery gets moving again.
-var stuckStages = []Stage{StageCommission, StageDeploy, StageReleasing}
+var stuckStages = []record.Stage{record.StageCommission, record.StageDeploy, record.StageReleasing}
 
-func (r *nodeRun) event(level, kind, format string, args ...any) Event {
-	return Event{Time: now(), Task: r.run.id, Node: r.rec.Name, Stage: r.rec.Stage, Level: level, Kind: kind,
+func (r *nodeRun) event(level, kind, format string, args ...any) record.Event {
+	return record.Event{Time: now(), Task: r.run.id, Node: r.rec.Name, Stage: r.rec.Stage, Level: level, Kind: kind,
 		Message: fmt.Sprintf(format, args...), Correlation: r.run.corr}
 }
 
 // save persists the record, the task's node result and an event in one
 // write. It fails only when the engine is stopping (or the store broke):
 // the caller then returns, and the checkpoint before stands.
-func (r *nodeRun) save(ev Event) bool {
+func (r *nodeRun) save(ev record.Event) bool {
 	if why, ok := r.e.frozenReason(r.rec.Name); ok {
 		r.rec.Frozen, r.rec.FrozenWhy = true, why
 	}
-	if l, ok := LifecycleAt(r.rec.Action, r.rec.Stage, r.rec.Outcome); ok {
+	if l, ok := record.LifecycleAt(r.rec.Action, r.rec.Stage, r.rec.Outcome); ok {
 		r.rec.Lifecycle = l
 	}
 	if r.kept != "" {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
@@ -49,39 +50,39 @@ func TestReadsPreviousReleaseRecords(t *testing.T) {
 	r := records{s: s}
 
 	n, ok, err := r.node(ctx, "r01-cmp01")
-	wantNode := NodeRecord{Name: "r01-cmp01", MachineID: "m-7", Observed: "Deployed", Lifecycle: "deployed", Task: "T2",
+	wantNode := record.NodeRecord{Name: "r01-cmp01", MachineID: "m-7", Observed: "Deployed", Lifecycle: "deployed", Task: "T2",
 		LastTask: "T1", Action: "deploy_nodes", Stage: "deploy", Step: 2, Outcome: "running", Attempts: 1, Total: 4,
-		Rounds: 1, Deployment: 3, DeploymentEnded: true, Intent: &Intent{Op: "deploy", Task: "T1", At: at(5)},
+		Rounds: 1, Deployment: 3, DeploymentEnded: true, Intent: &record.Intent{Op: "deploy", Task: "T1", At: at(5)},
 		AllocatedBy: "T1", Class: "transient", Reason: "slow", Frozen: true, FrozenWhy: "operator", StageStart: at(6),
 		BudgetFrom: at(7), NextAt: at(8), Updated: at(9),
-		History: []Transition{{At: at(5), Task: "T1", From: "pending", To: "deploy", Message: "go"}}}
+		History: []record.Transition{{At: at(5), Task: "T1", From: "pending", To: "deploy", Message: "go"}}}
 	if err != nil || !ok || !reflect.DeepEqual(n, wantNode) {
 		t.Errorf("node record: %v %v\n got %+v\nwant %+v", ok, err, n, wantNode)
 	}
 
 	tasks, err := r.tasks(ctx)
-	wantTask := Task{ID: "T1", Action: "deploy_nodes", Revision: "abc123", Requester: "cli:ops", Status: "running",
-		Filter: Filter{Type: "union", Sets: []design.NodeFilter{{Names: []string{"r01-cmp01"}, Labels: map[string]string{"Rack": "r01"}}}},
+	wantTask := record.Task{ID: "T1", Action: "deploy_nodes", Revision: "abc123", Requester: "cli:ops", Status: "running",
+		Filter: record.Filter{Type: "union", Sets: []design.NodeFilter{{Names: []string{"r01-cmp01"}, Labels: map[string]string{"Rack": "r01"}}}},
 		Nodes:  []string{"r01-cmp01"}, Message: "m", Created: at(5), Started: at(6), Finished: at(7), Cancel: true,
-		Correlation: "req-1", Options: &TaskOptions{Erase: "quick", Delete: true}}
+		Correlation: "req-1", Options: &record.TaskOptions{Erase: "quick", Delete: true}}
 	if err != nil || len(tasks) != 1 || !reflect.DeepEqual(tasks[0], wantTask) {
 		t.Errorf("task: %v\n got %+v\nwant %+v", err, tasks, wantTask)
 	}
 
 	res, err := r.results(ctx, "T1")
-	wantRes := NodeResult{Node: "r01-cmp01", Stage: "deploy", Outcome: "failed", Attempts: 2, Class: "permanent", Reason: "r",
+	wantRes := record.NodeResult{Node: "r01-cmp01", Stage: "deploy", Outcome: "failed", Attempts: 2, Class: "permanent", Reason: "r",
 		Started: at(5), Finished: at(6)}
 	if err != nil || len(res) != 1 || res[0] != wantRes {
 		t.Errorf("task node result: %v %+v", err, res)
 	}
 
 	evs, err := r.events(ctx, 0, 0, "", "")
-	if err != nil || len(evs) != 1 || evs[0].Correlation != "req-1" || evs[0].Type != EventOnboardingStarted || evs[0].Seq != 1 {
+	if err != nil || len(evs) != 1 || evs[0].Correlation != "req-1" || evs[0].Type != record.EventOnboardingStarted || evs[0].Seq != 1 {
 		t.Errorf("event: %v %+v", err, evs)
 	}
 
 	drift, err := r.drift(ctx)
-	wantDrift := DriftRecord{Node: "r01-cmp01", Kind: "power", MachineID: "m-7", Stage: "deploy", Expected: "on",
+	wantDrift := record.DriftRecord{Node: "r01-cmp01", Kind: "power", MachineID: "m-7", Stage: "deploy", Expected: "on",
 		Observed: "off", Policy: "report", FirstSeen: at(5), LastSeen: at(6), Note: "n"}
 	if err != nil || drift["r01-cmp01/power"] != wantDrift {
 		t.Errorf("drift: %v %+v", err, drift)

@@ -10,6 +10,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // deadOOB is an OOB driver whose BMCs never answer, as a Redfish service
@@ -62,13 +63,13 @@ func TestOOBFallback(t *testing.T) {
 			c.Retry.Attempts = 2
 		})
 		e := engine(t, env)
-		run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
-		want := orchestrator.TaskFailed
+		run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+		want := record.TaskFailed
 		if withFallback {
-			want = orchestrator.TaskSucceeded
+			want = record.TaskSucceeded
 		}
-		task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test",
-			Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}}, want)
+		task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test",
+			Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}}, want)
 		evs, err := e.Events(t.Context(), 0, 0, task.ID, node)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/secrets"
 )
 
@@ -42,14 +43,14 @@ func TestOverrideStandsInForTheDesignsPassword(t *testing.T) {
 			return user, pw, err == nil, err
 		}
 	})
-	_, res := run(t, e2, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(withOverride), Requester: "test"}, orchestrator.TaskSucceeded)
-	if res[0].Stage != orchestrator.StageDeployed {
+	_, res := run(t, e2, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(withOverride), Requester: "test"}, record.TaskSucceeded)
+	if res[0].Stage != record.StageDeployed {
 		t.Errorf("%s: %s at %s: %s", withOverride, res[0].Outcome, res[0].Stage, res[0].Reason)
 	}
 	if m, _ := dcMachine(env, withOverride); m.Status != "Deployed" {
 		t.Errorf("%s: the lab shows %q, want Deployed", withOverride, m.Status)
 	}
-	run(t, e2, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(names[1]), Requester: "test"}, orchestrator.TaskFailed)
+	run(t, e2, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(names[1]), Requester: "test"}, record.TaskFailed)
 	if m, _ := dcMachine(env, names[1]); m.Status == "Deployed" || m.Status == "Deploying" {
 		t.Errorf("%s (no override, no password): the lab shows %q", names[1], m.Status)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
@@ -46,9 +47,9 @@ func TestRedeployRefusedBeforeRelease(t *testing.T) {
 	rc := roce{gpu: {{Interface: "bond0", CIDR: "10.250.0.1/31"}}}
 	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.SiteProfiles, c.RoCE = p, rc })
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
-	only := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite}, record.TaskSucceeded)
+	only := record.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: only}, record.TaskSucceeded)
 	if m, lc := labMachineOf(t, env, gpu); m.Status != "Deployed" || lc.Releases != 0 {
 		t.Fatalf("after the deploy the lab has %s %s, %d releases", gpu, m.Status, lc.Releases)
 	}
@@ -66,8 +67,8 @@ func TestRedeployRefusedBeforeRelease(t *testing.T) {
 		}, []string{gpu, "nosuchseries", "retry"}},
 	} {
 		c.set()
-		_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionRedeployNodes, Filter: only}, orchestrator.TaskFailed)
-		if len(res) != 1 || res[0].Outcome != orchestrator.OutcomeFailed {
+		_, res := run(t, e, record.Request{Action: record.ActionRedeployNodes, Filter: only}, record.TaskFailed)
+		if len(res) != 1 || res[0].Outcome != record.OutcomeFailed {
 			t.Fatalf("%s: results %+v", c.what, res)
 		}
 		for _, w := range c.wants {
@@ -154,11 +155,11 @@ func TestRedeployRefusedWhenBMCSilent(t *testing.T) {
 		c.Retry.Attempts = 2
 	})
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
-	only := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite}, record.TaskSucceeded)
+	only := record.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: only}, record.TaskSucceeded)
 	silent.Store(true)
-	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionRedeployNodes, Filter: only}, orchestrator.TaskFailed)
+	_, res := run(t, e, record.Request{Action: record.ActionRedeployNodes, Filter: only}, record.TaskFailed)
 	if len(res) != 1 || !strings.Contains(res[0].Reason, node) || !strings.Contains(res[0].Reason, "does not answer") ||
 		!strings.Contains(res[0].Reason, "run the task again") {
 		t.Errorf("results %+v", res)
@@ -186,13 +187,13 @@ func TestRedeployRerunRefusedBeforeRelease(t *testing.T) {
 	rc := roce{gpu: {{Interface: "bond0", CIDR: "10.250.0.1/31"}}}
 	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.SiteProfiles, c.RoCE = p, rc })
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
-	only := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: only}, orchestrator.TaskSucceeded)
-	redeploy, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionRedeployNodes, Filter: only}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite}, record.TaskSucceeded)
+	only := record.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: only}, record.TaskSucceeded)
+	redeploy, _ := run(t, e, record.Request{Action: record.ActionRedeployNodes, Filter: only}, record.TaskSucceeded)
 	rc[gpu] = []driverspec.RoCEAddress{{Interface: "data0", CIDR: "10.250.0.1/31"}}
-	for _, v := range []orchestrator.Verb{orchestrator.VerbRerun, orchestrator.VerbRestartClean} {
-		res := applyVerb(t, e, redeploy.ID, v, orchestrator.TaskFailed)
+	for _, v := range []record.Verb{record.VerbRerun, record.VerbRestartClean} {
+		res := applyVerb(t, e, redeploy.ID, v, record.TaskFailed)
 		r := res[gpu]
 		for _, w := range []string{gpu, "releasing", "data0", "member of bonded interface bond0", "not released"} {
 			if !strings.Contains(r.Reason, w) {

@@ -9,6 +9,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // Preflight, part 3: the nodes themselves. Before a deploy allocates, or
@@ -29,7 +30,7 @@ const bmcProbes = 16
 // images from the specs.
 func (e *Engine) nodeFindings(run *taskRun, d *design.Design, p *preflightPlan) []finding {
 	out := e.specFindings(run.ctx, d, run.task.Nodes, p)
-	if run.task.Action == ActionRedeployNodes {
+	if run.task.Action == record.ActionRedeployNodes {
 		out = append(out, e.bmcFindings(run.ctx, d, run.task.Nodes)...)
 	}
 	return out
@@ -117,7 +118,7 @@ func joinTypes(ts []oobTarget) string {
 // release with no preflight of its own. ok is true when a check failed
 // (the node fails at releasing, its machine not released) or ctx ended.
 func (r *nodeRun) checkBeforeRelease(ctx context.Context) (step, bool, error) {
-	if r.rec.Action != ActionRedeployNodes && r.rec.Action != ActionDeployNodes {
+	if r.rec.Action != record.ActionRedeployNodes && r.rec.Action != record.ActionDeployNodes {
 		return step{}, false, nil // destroy: the release is the goal
 	}
 	var p preflightPlan

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // Preflight, part 1: the plan. Before a task touches any machine, what
@@ -48,11 +49,11 @@ type imageNeed struct {
 // preflightScope says what an action needs checked before it starts:
 // any checks at all, and the boot data (boot action secrets, images and
 // kernels) besides the BMC passwords.
-func preflightScope(a Action) (check, bootData bool) {
+func preflightScope(a record.Action) (check, bootData bool) {
 	switch a {
-	case ActionDeployNodes, ActionRedeployNodes, ActionVerifySite:
+	case record.ActionDeployNodes, record.ActionRedeployNodes, record.ActionVerifySite:
 		return true, true
-	case ActionPrepareNodes: // commissioning: the BMC only
+	case record.ActionPrepareNodes: // commissioning: the BMC only
 		return true, false
 	}
 	return false, false

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // preflightTask runs the preflight of a node task before any of its
@@ -29,9 +30,9 @@ func (e *Engine) preflightTask(run *taskRun, d *design.Design) bool {
 		switch {
 		case e.ctx.Err() != nil:
 			return false
-		case status == TaskCancelled:
+		case status == record.TaskCancelled:
 			return true // the nodes record their cancellation
-		case status != TaskSucceeded:
+		case status != record.TaskSucceeded:
 			e.failPreflight(run, nil, "the provisioner's boot images could not be read: "+msg)
 			return false
 		}
@@ -88,7 +89,7 @@ func (e *Engine) probeSite(ctx context.Context) (drivers.SiteInfo, error) {
 func (e *Engine) preflightEvents(run *taskRun, p preflightPlan, findings []finding, warnings []string) {
 	var b batch
 	ev := func(level, msg string) {
-		b.event(Event{Time: now(), Task: run.id, Level: level, Kind: "preflight", Message: "preflight: " + msg, Correlation: run.corr})
+		b.event(record.Event{Time: now(), Task: run.id, Level: level, Kind: "preflight", Message: "preflight: " + msg, Correlation: run.corr})
 	}
 	for _, f := range findings {
 		ev("error", f.String())
@@ -115,7 +116,7 @@ func (e *Engine) failPreflight(run *taskRun, findings []finding, why string) {
 	}
 	at := now()
 	var b batch
-	results := make([]NodeResult, 0, len(run.task.Nodes))
+	results := make([]record.NodeResult, 0, len(run.task.Nodes))
 	for _, name := range run.task.Nodes {
 		reason := why
 		if rs := byNode[name]; len(rs) > 0 {
@@ -124,7 +125,7 @@ func (e *Engine) failPreflight(run *taskRun, findings []finding, why string) {
 			reason = "the task's other nodes lack what they need (see the task)"
 		}
 		nr := run.result(name)
-		nr.Node, nr.Stage, nr.Outcome, nr.Class, nr.Finished = name, StagePending, OutcomeFailed, string(drivers.Permanent), at
+		nr.Node, nr.Stage, nr.Outcome, nr.Class, nr.Finished = name, record.StagePending, record.OutcomeFailed, string(drivers.Permanent), at
 		nr.Reason = "preflight: node " + name + ": " + reason + "; no machine was touched"
 		b.result(run.id, nr)
 		results = append(results, nr)
@@ -135,5 +136,5 @@ func (e *Engine) failPreflight(run *taskRun, findings []finding, why string) {
 	for _, nr := range results {
 		run.setResult(nr)
 	}
-	e.finishTask(run, TaskFailed, "preflight failed, no machine was touched: "+orDefault(strings.Join(texts, "; "), why))
+	e.finishTask(run, record.TaskFailed, "preflight failed, no machine was touched: "+orDefault(strings.Join(texts, "; "), why))
 }

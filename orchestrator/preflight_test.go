@@ -8,7 +8,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore/memory"
@@ -57,23 +57,23 @@ func TestPreflightFailsBeforeAnyMachine(t *testing.T) {
 	unsetEnv(t, "SLIPWAY_SECRET_KUBEADM_JOIN_TOKEN", "SLIPWAY_SECRET_BMC_ADMIN")
 	for _, c := range []struct {
 		name    string
-		action  orchestrator.Action
+		action  record.Action
 		secrets map[string]string
 		edit    func(d *design.Design)
 		want    []string
 	}{{
-		name: "secret", action: orchestrator.ActionDeployNodes, secrets: map[string]string{"bmc-admin": lab.DefaultBMCPassword},
+		name: "secret", action: record.ActionDeployNodes, secrets: map[string]string{"bmc-admin": lab.DefaultBMCPassword},
 		want: []string{`secret "kubeadm-join-token" is not set (needed by boot action kubernetes-join on nodes r01-cmp01, r01-cmp02, … 6 more)`,
 			"'orchestrator secret set kubeadm-join-token'"},
 	}, {
-		name: "bmc password", action: orchestrator.ActionPrepareNodes, secrets: map[string]string{},
+		name: "bmc password", action: record.ActionPrepareNodes, secrets: map[string]string{},
 		want: []string{`secret "bmc-admin" is not set (needed by the BMC password of nodes r01-cmp01, r01-cmp02, … 6 more)`},
 	}, {
-		name: "image", action: orchestrator.ActionDeployNodes,
+		name: "image", action: record.ActionDeployNodes,
 		edit: func(d *design.Design) { d.Nodes["r02-gpu01"].Spec.Platform.Image = "plucky" },
 		want: []string{`image "plucky" (ubuntu/plucky) is not among the provisioner's boot images (ubuntu/focal, ubuntu/jammy, ubuntu/noble) (needed by node r02-gpu01)`},
 	}, {
-		name: "kernel", action: orchestrator.ActionDeployNodes,
+		name: "kernel", action: record.ActionDeployNodes,
 		edit: func(d *design.Design) {
 			d.Nodes["r01-cmp01"].Spec.Platform.Kernel = "hwe-24.04"
 			d.Nodes["r01-cmp02"].Spec.Platform.Kernel = "hwe-24.04"
@@ -88,7 +88,7 @@ func TestPreflightFailsBeforeAnyMachine(t *testing.T) {
 			env := secretsEnv(t, d, c.secrets)
 			e := engine(t, env)
 			before := env.Lab.MAAS.Stats().Snapshot()
-			task, res := run(t, e, orchestrator.Request{Action: c.action}, orchestrator.TaskFailed)
+			task, res := run(t, e, record.Request{Action: c.action}, record.TaskFailed)
 			untouched(t, env, before)
 			for _, w := range c.want {
 				if !strings.Contains(task.Message, w) {
@@ -96,7 +96,7 @@ func TestPreflightFailsBeforeAnyMachine(t *testing.T) {
 				}
 			}
 			for _, r := range res {
-				if r.Outcome != orchestrator.OutcomeFailed || r.Stage != orchestrator.StagePending || !strings.HasPrefix(r.Reason, "preflight: ") || !r.Started.IsZero() {
+				if r.Outcome != record.OutcomeFailed || r.Stage != record.StagePending || !strings.HasPrefix(r.Reason, "preflight: ") || !r.Started.IsZero() {
 					t.Errorf("%s: %s at %s (started %v): %s", r.Node, r.Outcome, r.Stage, r.Started, r.Reason)
 				}
 			}
@@ -115,15 +115,15 @@ func TestPreflightRetryAfterFix(t *testing.T) {
 	d := testsite.Example(t)
 	env := secretsEnv(t, d, map[string]string{"bmc-admin": lab.DefaultBMCPassword})
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
-	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes}, orchestrator.TaskFailed)
+	run(t, e, record.Request{Action: record.ActionPrepareSite}, record.TaskSucceeded)
+	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes}, record.TaskFailed)
 	if err := env.SecretStore.Put(t.Context(), "kubeadm-join-token", "abcdef.0123456789abcdef"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.TaskVerb(t.Context(), task.ID, orchestrator.VerbRetry, "test"); err != nil {
+	if _, err := e.TaskVerb(t.Context(), task.ID, record.VerbRetry, "test"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := e.Wait(t.Context(), task.ID); err != nil || got.Status != orchestrator.TaskSucceeded {
+	if got, err := e.Wait(t.Context(), task.ID); err != nil || got.Status != record.TaskSucceeded {
 		_, res, _ := e.Task(t.Context(), task.ID)
 		t.Fatalf("retry: %s (%s), %v; %+v", got.Status, got.Message, err, res)
 	}
@@ -141,14 +141,14 @@ func TestVerifySitePreflight(t *testing.T) {
 	d := testsite.Example(t)
 	env := secretsEnv(t, d, map[string]string{"bmc-admin": lab.DefaultBMCPassword})
 	e := engine(t, env)
-	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionVerifySite}, orchestrator.TaskFailed)
+	task, _ := run(t, e, record.Request{Action: record.ActionVerifySite}, record.TaskFailed)
 	if !strings.Contains(task.Message, `secret "kubeadm-join-token" is not set (needed by boot action kubernetes-join`) {
 		t.Errorf("verify_site: %s", task.Message)
 	}
 	if err := env.SecretStore.Put(t.Context(), "kubeadm-join-token", "abcdef.0123456789abcdef"); err != nil {
 		t.Fatal(err)
 	}
-	task, _ = run(t, e, orchestrator.Request{Action: orchestrator.ActionVerifySite}, orchestrator.TaskSucceeded)
+	task, _ = run(t, e, record.Request{Action: record.ActionVerifySite}, record.TaskSucceeded)
 	if !strings.Contains(task.Message, "preflight: the 2 secret(s) and 1 image(s) the 8 node(s) need are all there") {
 		t.Errorf("verify_site: %s", task.Message)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // Rebootstrap gives a node whose machine runs its current deployment a
@@ -18,7 +19,7 @@ import (
 // deploy task (which runs again when it had finished). The provisioner
 // delivers user data only at deploy, so the node gets the new token only
 // when an operator installs Env on it and runs its bootstrap again.
-func (e *Engine) Rebootstrap(ctx context.Context, node, who string) (out Rebootstrapped, err error) {
+func (e *Engine) Rebootstrap(ctx context.Context, node, who string) (out record.Rebootstrapped, err error) {
 	if e.cfg.Bootstrap == nil {
 		return out, fmt.Errorf("%w: no introspection API is configured: nodes have no token to reissue", ErrConflict)
 	}
@@ -47,8 +48,8 @@ func (e *Engine) Rebootstrap(ctx context.Context, node, who string) (out Reboots
 	if err != nil {
 		return out, err
 	}
-	out = Rebootstrapped{Node: rec, Task: t.ID, Env: string(re.Env), UserData: string(re.UserData)}
-	ev := Event{Time: now(), Task: t.ID, Node: node, Stage: StageBootstrap, Level: "info", Kind: "verb",
+	out = record.Rebootstrapped{Node: rec, Task: t.ID, Env: string(re.Env), UserData: string(re.UserData)}
+	ev := record.Event{Time: now(), Task: t.ID, Node: node, Stage: record.StageBootstrap, Level: "info", Kind: "verb",
 		Message: fmt.Sprintf("rebootstrap by %s: a new introspection token for deployment %d (the previous one is revoked, the reports dropped); "+
 			"the node runs its bootstrap again once its new environment file is installed; task %s waits for its reports", orDefault(who, "unknown"), rec.Deployment, t.ID)}
 	if held { // the running task waits at bootstrap already, with a fresh deadline from the reissue
@@ -57,14 +58,14 @@ func (e *Engine) Rebootstrap(ctx context.Context, node, who string) (out Reboots
 		return out, e.rec.write(ctx, &b)
 	}
 	if out.Node, err = e.reopen(ctx, t, rec, ev); err != nil {
-		return Rebootstrapped{}, err
+		return record.Rebootstrapped{}, err
 	}
 	return out, nil
 }
 
 // rebootstrappable checks that the node's machine runs its recorded
 // deployment, past the deploy stage, and that no one froze it.
-func rebootstrappable(rec NodeRecord, ok bool, node string) error {
+func rebootstrappable(rec record.NodeRecord, ok bool, node string) error {
 	switch {
 	case !ok:
 		return fmt.Errorf("%w: node %s has no record: no task has deployed it", ErrConflict, node)
@@ -72,7 +73,7 @@ func rebootstrappable(rec NodeRecord, ok bool, node string) error {
 		return fmt.Errorf("%w: node %s is frozen for manual intervention (%s): `release-manual` it first", ErrConflict, node, rec.FrozenWhy)
 	case rec.MachineID == "" || rec.Deployment == 0 || rec.DeploymentEnded:
 		return fmt.Errorf("%w: node %s has no deployment to bootstrap (its machine was released, or never deployed): deploy it", ErrConflict, node)
-	case rec.Stage != StageBootstrap && rec.LifecycleState() != LifecycleDeployed: // a power or verify task since leaves it deployed
+	case rec.Stage != record.StageBootstrap && rec.LifecycleState() != record.LifecycleDeployed: // a power or verify task since leaves it deployed
 		return fmt.Errorf("%w: node %s is at stage %s (lifecycle %s): rebootstrap applies at bootstrap or once deployed", ErrConflict, node, rec.Stage, rec.LifecycleState())
 	}
 	return nil
@@ -81,36 +82,36 @@ func rebootstrappable(rec NodeRecord, ok bool, node string) error {
 // bootstrapTask is the task the node waits in: the running task holding
 // it at the bootstrap stage (held), else its newest deploy task, which
 // must have finished.
-func (e *Engine) bootstrapTask(ctx context.Context, rec NodeRecord) (Task, bool, error) {
+func (e *Engine) bootstrapTask(ctx context.Context, rec record.NodeRecord) (record.Task, bool, error) {
 	if h := e.holder(rec); h != "" {
-		if rec.Stage != StageBootstrap || h != rec.Task {
-			return Task{}, false, fmt.Errorf("%w: node %s is held by %s at stage %s: rebootstrap it once it waits at bootstrap or has finished", ErrConflict, rec.Name, h, rec.Stage)
+		if rec.Stage != record.StageBootstrap || h != rec.Task {
+			return record.Task{}, false, fmt.Errorf("%w: node %s is held by %s at stage %s: rebootstrap it once it waits at bootstrap or has finished", ErrConflict, rec.Name, h, rec.Stage)
 		}
 		t, err := e.rec.task(ctx, h)
 		return t, true, err
 	}
 	tasks, err := e.rec.tasks(ctx)
 	if err != nil {
-		return Task{}, false, err
+		return record.Task{}, false, err
 	}
 	for _, t := range slices.Backward(tasks) {
-		if !slices.Contains(sequence(t.Action), StageBootstrap) || !slices.Contains(t.Nodes, rec.Name) {
+		if !slices.Contains(sequence(t.Action), record.StageBootstrap) || !slices.Contains(t.Nodes, rec.Name) {
 			continue
 		}
 		e.mu.Lock()
 		_, running := e.runs[t.ID]
 		e.mu.Unlock()
 		if running || !t.Status.Finished() {
-			return Task{}, false, fmt.Errorf("%w: task %s, the node's last deploy task, is still running its other nodes: rebootstrap %s when it ends", ErrConflict, t.ID, rec.Name)
+			return record.Task{}, false, fmt.Errorf("%w: task %s, the node's last deploy task, is still running its other nodes: rebootstrap %s when it ends", ErrConflict, t.ID, rec.Name)
 		}
 		return t, false, nil
 	}
-	return Task{}, false, fmt.Errorf("%w: node %s has no deploy task to wait in (adopted?): deploy it", ErrConflict, rec.Name)
+	return record.Task{}, false, fmt.Errorf("%w: node %s has no deploy task to wait in (adopted?): deploy it", ErrConflict, rec.Name)
 }
 
 // reissue checks that the machine is Deployed, then reissues the node's
 // token from the task's design revision.
-func (e *Engine) reissue(ctx context.Context, t Task, rec NodeRecord) (Reissued, error) {
+func (e *Engine) reissue(ctx context.Context, t record.Task, rec record.NodeRecord) (Reissued, error) {
 	d, _, err := e.design(ctx, t.Revision)
 	if err != nil {
 		return Reissued{}, err
@@ -131,35 +132,35 @@ func (e *Engine) reissue(ctx context.Context, t Task, rec NodeRecord) (Reissued,
 
 // reopen puts the node back at the bootstrap stage of its finished task
 // and runs the task again for it (the node's lease is held for the task).
-func (e *Engine) reopen(ctx context.Context, t Task, rec NodeRecord, ev Event) (NodeRecord, error) {
-	var res NodeResult
+func (e *Engine) reopen(ctx context.Context, t record.Task, rec record.NodeRecord, ev record.Event) (record.NodeRecord, error) {
+	var res record.NodeResult
 	if err := e.rec.getJSON(ctx, collTaskNodes, t.ID+"/"+rec.Name, &res); err != nil {
 		if errors.Is(err, ErrNotFound) {
-			res = NodeResult{Node: rec.Name, Started: now()}
+			res = record.NodeResult{Node: rec.Name, Started: now()}
 		} else {
-			return NodeRecord{}, err
+			return record.NodeRecord{}, err
 		}
 	}
 	from := rec.Stage
-	if from != StageBootstrap {
+	if from != record.StageBootstrap {
 		rec.Step = 1 // deployed: its switch ports are set; only the reports are awaited
 		// A record from before servedHolder: the machine is in service.
 		if rec.AllocatedBy == t.ID {
 			rec.AllocatedBy = inService
 		}
 	}
-	rec.Task, rec.Action, rec.Stage, rec.Outcome, rec.Attempts, rec.NextAt = t.ID, t.Action, StageBootstrap, OutcomeRunning, 0, time.Time{}
+	rec.Task, rec.Action, rec.Stage, rec.Outcome, rec.Attempts, rec.NextAt = t.ID, t.Action, record.StageBootstrap, record.OutcomeRunning, 0, time.Time{}
 	rec.Class, rec.Reason, rec.StageStart, rec.Updated = "", "", now(), now()
-	rec.AddHistory(Transition{At: now(), Task: t.ID, From: from, To: StageBootstrap, Message: "rebootstrap: waiting for the node's reports again"})
-	res.Stage, res.Outcome, res.Class, res.Reason, res.Finished = StageBootstrap, OutcomeRunning, "", "", time.Time{}
-	t.Status, t.Finished, t.Message, t.Cancel = TaskRunning, time.Time{}, "", false
+	rec.AddHistory(record.Transition{At: now(), Task: t.ID, From: from, To: record.StageBootstrap, Message: "rebootstrap: waiting for the node's reports again"})
+	res.Stage, res.Outcome, res.Class, res.Reason, res.Finished = record.StageBootstrap, record.OutcomeRunning, "", "", time.Time{}
+	t.Status, t.Finished, t.Message, t.Cancel = record.TaskRunning, time.Time{}, "", false
 	var b batch
 	b.node(rec)
 	b.result(t.ID, res)
 	b.task(t)
 	b.event(ev)
 	if err := e.rec.write(ctx, &b); err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	e.launch(t)
 	return rec, nil

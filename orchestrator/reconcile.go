@@ -13,6 +13,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // reconcileState serialises reconciliation runs and says when the next
@@ -36,7 +37,7 @@ type machineRepairer interface {
 // drift is gone), updates the records' Observed state, and repairs the
 // drift the Site's policy says to repair. trigger says who asked
 // (schedule, cli, api:...). One run at a time: a second caller waits.
-func (e *Engine) Reconcile(ctx context.Context, trigger string) (SweepReport, error) {
+func (e *Engine) Reconcile(ctx context.Context, trigger string) (record.SweepReport, error) {
 	e.recon.run.Lock()
 	defer e.recon.run.Unlock()
 	e.recon.mu.Lock()
@@ -48,7 +49,7 @@ func (e *Engine) Reconcile(ctx context.Context, trigger string) (SweepReport, er
 		e.recon.mu.Unlock()
 	}()
 	rep, err := e.reconcile(ctx, trigger)
-	run := ReconcileRun{Started: rep.Time, Finished: now(), Trigger: trigger, Owned: rep.Owned, Examined: rep.Examined,
+	run := record.ReconcileRun{Started: rep.Time, Finished: now(), Trigger: trigger, Owned: rep.Owned, Examined: rep.Examined,
 		Open: len(rep.Records), Detected: rep.Detected, Cleared: rep.Cleared, Repaired: rep.Repaired}
 	if err != nil {
 		run.Error = err.Error()
@@ -63,13 +64,15 @@ func (e *Engine) Reconcile(ctx context.Context, trigger string) (SweepReport, er
 
 // Sweep is a reconciliation run asked for by the CLI (`orchestrator
 // sweep`, `orchestrator reconcile` without a server).
-func (e *Engine) Sweep(ctx context.Context) (SweepReport, error) { return e.Reconcile(ctx, "cli") }
+func (e *Engine) Sweep(ctx context.Context) (record.SweepReport, error) {
+	return e.Reconcile(ctx, "cli")
+}
 
 // found is a drift seen in this run, with what repairs it.
 type found struct {
-	DriftRecord
+	record.DriftRecord
 	lost bool // a status drift that ended the node's deployment
-	rec  NodeRecord
+	rec  record.NodeRecord
 }
 
 // reconcilePass is one reconciliation run: the design it compares with,
@@ -77,13 +80,13 @@ type found struct {
 type reconcilePass struct {
 	e        *Engine
 	d        *design.Design
-	rep      SweepReport
+	rep      record.SweepReport
 	seen     map[string]found
 	examined map[string]bool
 }
 
-func (e *Engine) reconcile(ctx context.Context, trigger string) (SweepReport, error) {
-	p := &reconcilePass{e: e, rep: SweepReport{Time: now(), Trigger: trigger}, seen: map[string]found{}, examined: map[string]bool{}}
+func (e *Engine) reconcile(ctx context.Context, trigger string) (record.SweepReport, error) {
+	p := &reconcilePass{e: e, rep: record.SweepReport{Time: now(), Trigger: trigger}, seen: map[string]found{}, examined: map[string]bool{}}
 	if e.cfg.Drivers.Server == nil {
 		return p.rep, nil
 	}
@@ -116,9 +119,9 @@ func (e *Engine) reconcile(ctx context.Context, trigger string) (SweepReport, er
 // claimedAndWatched are the machines the node records claim, and the
 // records the run watches: free nodes that are settled, or whose
 // deployment goes on.
-func (e *Engine) claimedAndWatched(recs []NodeRecord) (map[string]bool, []NodeRecord) {
+func (e *Engine) claimedAndWatched(recs []record.NodeRecord) (map[string]bool, []record.NodeRecord) {
 	claimed := map[string]bool{}
-	var watched []NodeRecord
+	var watched []record.NodeRecord
 	for _, r := range recs {
 		if r.MachineID == "" {
 			continue
@@ -133,7 +136,7 @@ func (e *Engine) claimedAndWatched(recs []NodeRecord) (map[string]bool, []NodeRe
 
 // add keeps a drift seen, with the Site's policy for its kind.
 func (p *reconcilePass) add(f found) {
-	if _, dup := p.seen[f.Key()]; dup && f.Kind == DriftLeak { // two leaks marked for one node
+	if _, dup := p.seen[f.Key()]; dup && f.Kind == record.DriftLeak { // two leaks marked for one node
 		f.Node += "@" + f.MachineID
 	}
 	f.Policy = policyOf(p.d, f.Kind, p.e.cfg.ReleaseLeaks)
@@ -148,7 +151,7 @@ func (p *reconcilePass) leaks(owned []drivers.Machine, claimed map[string]bool) 
 		}
 		p.rep.Leaks = append(p.rep.Leaks, m)
 		node := orDefault(m.OwnerNode, orDefault(m.Node, "machine-"+m.MachineID))
-		p.add(found{DriftRecord: DriftRecord{Node: node, Kind: DriftLeak, MachineID: m.MachineID,
+		p.add(found{DriftRecord: record.DriftRecord{Node: node, Kind: record.DriftLeak, MachineID: m.MachineID,
 			Expected: "no machine of this orchestrator without a node record",
 			Observed: fmt.Sprintf("machine %s (%s) marked for node %q, claimed by no node record", m.MachineID, m.State, m.Node)}})
 	}
@@ -156,7 +159,7 @@ func (p *reconcilePass) leaks(owned []drivers.Machine, claimed map[string]bool) 
 
 // examine reads the provisioner's status of a batch of watched nodes and
 // compares each with its record and design.
-func (p *reconcilePass) examine(ctx context.Context, chunk []NodeRecord) error {
+func (p *reconcilePass) examine(ctx context.Context, chunk []record.NodeRecord) error {
 	refs := make([]drivers.NodeRef, len(chunk))
 	for i, r := range chunk {
 		refs[i] = drivers.NodeRef{Name: r.Name, MachineID: r.MachineID}
@@ -174,7 +177,7 @@ func (p *reconcilePass) examine(ctx context.Context, chunk []NodeRecord) error {
 // examineNode compares one node's machine with its record (the state
 // observed, status drift) and, once deployed, with its design (orphan
 // and attribute drift).
-func (p *reconcilePass) examineNode(ctx context.Context, r NodeRecord, m drivers.Machine) {
+func (p *reconcilePass) examineNode(ctx context.Context, r record.NodeRecord, m drivers.Machine) {
 	p.examined[r.Name] = true
 	st := m.State
 	if m.MachineID == "" {
@@ -183,12 +186,12 @@ func (p *reconcilePass) examineNode(ctx context.Context, r NodeRecord, m drivers
 	if (r.Observed != st || (m.Power != "" && string(m.Power) != r.ObservedPower)) && m.MachineID != "" {
 		p.e.observe(ctx, r, st, string(m.Power))
 	}
-	if p.statusDrift(r, st) || settledStage(r) != StageDeployed || st != "Deployed" || p.d == nil {
+	if p.statusDrift(r, st) || settledStage(r) != record.StageDeployed || st != "Deployed" || p.d == nil {
 		return
 	}
 	n := p.d.Nodes[r.Name]
 	if n == nil {
-		p.add(found{DriftRecord: DriftRecord{Node: r.Name, Kind: DriftOrphan, MachineID: r.MachineID, Stage: r.Stage,
+		p.add(found{DriftRecord: record.DriftRecord{Node: r.Name, Kind: record.DriftOrphan, MachineID: r.MachineID, Stage: r.Stage,
 			Expected: "the node in the current design, or its machine released",
 			Observed: "machine " + r.MachineID + " is Deployed; the current design has no node " + r.Name}, rec: r})
 		return
@@ -202,34 +205,34 @@ func (p *reconcilePass) examineNode(ctx context.Context, r NodeRecord, m drivers
 // statusDrift records a machine whose state is not what its node's
 // stage expects, or that left a deployment that goes on; true when it
 // did.
-func (p *reconcilePass) statusDrift(r NodeRecord, st string) bool {
+func (p *reconcilePass) statusDrift(r record.NodeRecord, st string) bool {
 	lost := liveDeployment(r) && !slices.Contains(deployedStates, st)
 	unexpected := settled(r) && !slices.Contains(expected[settledStage(r)], st)
 	if !lost && !unexpected {
 		return false
 	}
-	p.rep.Drift = append(p.rep.Drift, Drift{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage, Observed: st})
+	p.rep.Drift = append(p.rep.Drift, record.Drift{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage, Observed: st})
 	want := strings.Join(expected[settledStage(r)], " or ")
 	if lost && !settled(r) {
 		want = "Deployed"
 	}
-	p.add(found{DriftRecord: DriftRecord{Node: r.Name, Kind: DriftStatus, MachineID: r.MachineID, Stage: r.Stage,
+	p.add(found{DriftRecord: record.DriftRecord{Node: r.Name, Kind: record.DriftStatus, MachineID: r.MachineID, Stage: r.Stage,
 		Expected: want, Observed: st}, lost: lost, rec: r})
 	return true
 }
 
 // attributeDrift compares a deployed machine with its node's design.
-func attributeDrift(d *design.Design, n *design.Node, r NodeRecord, m drivers.Machine) []found {
+func attributeDrift(d *design.Design, n *design.Node, r record.NodeRecord, m drivers.Machine) []found {
 	dn := driverspec.Node(d, n, r.MachineID)
-	base := DriftRecord{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage}
+	base := record.DriftRecord{Node: r.Name, MachineID: r.MachineID, Stage: r.Stage}
 	var out []found
-	with := func(kind DriftKind, want, got string) {
+	with := func(kind record.DriftKind, want, got string) {
 		f := found{DriftRecord: base}
 		f.Kind, f.Expected, f.Observed = kind, want, got
 		out = append(out, f)
 	}
 	if dn.Hostname != "" && m.Hostname != "" && m.Hostname != dn.Hostname {
-		with(DriftHostname, dn.Hostname, m.Hostname)
+		with(record.DriftHostname, dn.Hostname, m.Hostname)
 	}
 	var missing []string
 	for _, t := range dn.Tags {
@@ -239,20 +242,20 @@ func attributeDrift(d *design.Design, n *design.Node, r NodeRecord, m drivers.Ma
 	}
 	if len(missing) > 0 {
 		want := slices.Sorted(slices.Values(dn.Tags))
-		with(DriftTags, strings.Join(want, ","), strings.Join(m.Tags, ",")+" (missing: "+strings.Join(missing, ",")+")")
+		with(record.DriftTags, strings.Join(want, ","), strings.Join(m.Tags, ",")+" (missing: "+strings.Join(missing, ",")+")")
 	}
 	if m.Power == drivers.PowerOff {
-		with(DriftPower, string(drivers.PowerOn), string(m.Power))
+		with(record.DriftPower, string(drivers.PowerOn), string(m.Power))
 	}
 	if !m.Owned || m.OwnerNode != r.Name {
 		got := "no ownership marker of this orchestrator"
 		if m.Owned {
 			got = fmt.Sprintf("the marker names node %q", m.OwnerNode)
 		}
-		with(DriftOwner, "marker of this orchestrator for node "+r.Name, got)
+		with(record.DriftOwner, "marker of this orchestrator for node "+r.Name, got)
 	}
 	if want, got := kernelWords(dn.Platform.KernelParams), canonicalKernel(m.KernelOptions); want != got {
-		with(DriftKernelOptions, orDefault(want, "(none)"), orDefault(got, "(none)"))
+		with(record.DriftKernelOptions, orDefault(want, "(none)"), orDefault(got, "(none)"))
 	}
 	return out
 }
@@ -284,8 +287,8 @@ func canonicalKernel(s string) string {
 
 // policyOf is the Site's policy for a kind; the engine's ReleaseLeaks
 // setting makes leaks repaired whatever the Site says.
-func policyOf(d *design.Design, kind DriftKind, releaseLeaks bool) string {
-	if kind == DriftLeak && releaseLeaks {
+func policyOf(d *design.Design, kind record.DriftKind, releaseLeaks bool) string {
+	if kind == record.DriftLeak && releaseLeaks {
 		return design.PolicyRepair
 	}
 	return d.DriftPolicy(string(kind))
@@ -325,7 +328,7 @@ func (p *reconcilePass) settle(ctx context.Context) error {
 
 // recordSeen records the drift seen, in key order, but for a state an
 // operator accepted; it returns the drift the policy repairs.
-func (p *reconcilePass) recordSeen(ctx context.Context, b *batch, stored map[string]DriftRecord, accepted map[string]string) []found {
+func (p *reconcilePass) recordSeen(ctx context.Context, b *batch, stored map[string]record.DriftRecord, accepted map[string]string) []found {
 	var repairs []found
 	for _, k := range slices.Sorted(maps.Keys(p.seen)) {
 		f := p.seen[k]
@@ -348,7 +351,7 @@ func (p *reconcilePass) recordSeen(ctx context.Context, b *batch, stored map[str
 
 // record writes one drift seen: new (with a detected event, a lost
 // deployment ended first) or lasting since it was first seen.
-func (p *reconcilePass) record(ctx context.Context, b *batch, k string, f found, old DriftRecord, had bool) DriftRecord {
+func (p *reconcilePass) record(ctx context.Context, b *batch, k string, f found, old record.DriftRecord, had bool) record.DriftRecord {
 	at := p.rep.Time
 	dr := f.DriftRecord
 	ended := ""
@@ -360,7 +363,7 @@ func (p *reconcilePass) record(ctx context.Context, b *batch, k string, f found,
 	} else {
 		dr.FirstSeen = at
 		p.rep.Detected = append(p.rep.Detected, k)
-		b.event(Event{Time: at, Node: dr.Node, Stage: dr.Stage, Level: "warn", Kind: "drift", Type: EventDriftDetected,
+		b.event(record.Event{Time: at, Node: dr.Node, Stage: dr.Stage, Level: "warn", Kind: "drift", Type: record.EventDriftDetected,
 			Message: driftDetectedMessage(dr, f.lost, ended)})
 	}
 	dr.LastSeen = at
@@ -371,14 +374,14 @@ func (p *reconcilePass) record(ctx context.Context, b *batch, k string, f found,
 // driftDetectedMessage is the event text of a new drift: what was
 // expected and observed, then what ending a lost deployment did, or how
 // to resolve a status drift or a leak.
-func driftDetectedMessage(dr DriftRecord, lost bool, ended string) string {
+func driftDetectedMessage(dr record.DriftRecord, lost bool, ended string) string {
 	msg := fmt.Sprintf("%s drift: expected %s, observed %s", dr.Kind, dr.Expected, dr.Observed)
 	switch {
 	case lost:
 		msg += ended
-	case dr.Kind == DriftStatus:
+	case dr.Kind == record.DriftStatus:
 		msg += "; `adopt` (or resolve with accept) takes the provisioner's state, a task puts the machine back"
-	case dr.Kind == DriftLeak:
+	case dr.Kind == record.DriftLeak:
 		msg += fmt.Sprintf("; resolve with release to free it, or `adopt NODE --machine %s` to attach it to a node of the design", dr.MachineID)
 	}
 	return msg
@@ -387,18 +390,18 @@ func driftDetectedMessage(dr DriftRecord, lost bool, ended string) string {
 // clearGone drops the stored drift the run no longer saw (with a
 // resolved event), but keeps that of a node a task drives and the run
 // did not examine: it is looked at again after the task.
-func (p *reconcilePass) clearGone(b *batch, stored map[string]DriftRecord) {
+func (p *reconcilePass) clearGone(b *batch, stored map[string]record.DriftRecord) {
 	for k, old := range stored {
 		if _, still := p.seen[k]; still {
 			continue
 		}
-		if old.Kind != DriftLeak && !p.examined[old.Node] && p.e.holder(NodeRecord{Name: old.Node}) != "" {
+		if old.Kind != record.DriftLeak && !p.examined[old.Node] && p.e.holder(record.NodeRecord{Name: old.Node}) != "" {
 			p.rep.Records = append(p.rep.Records, old)
 			continue
 		}
 		b.del(collDrift, k)
 		p.rep.Cleared = append(p.rep.Cleared, k)
-		b.event(Event{Time: p.rep.Time, Node: old.Node, Stage: old.Stage, Level: "info", Kind: "drift", Type: EventDriftResolved,
+		b.event(record.Event{Time: p.rep.Time, Node: old.Node, Stage: old.Stage, Level: "info", Kind: "drift", Type: record.EventDriftResolved,
 			Message: fmt.Sprintf("%s drift is gone: %s no longer observed (first seen %s)", old.Kind, old.Observed, old.FirstSeen.Format(time.RFC3339))})
 	}
 }
@@ -412,7 +415,7 @@ func (p *reconcilePass) repairDrift(ctx context.Context, f found) error {
 		f.Note = "automatic repair failed: " + err.Error()
 		var nb batch
 		nb.put(collDrift, f.Key(), f.DriftRecord)
-		nb.event(Event{Time: now(), Node: f.Node, Stage: f.Stage, Level: "warn", Kind: "drift",
+		nb.event(record.Event{Time: now(), Node: f.Node, Stage: f.Stage, Level: "warn", Kind: "drift",
 			Message: fmt.Sprintf("%s drift: automatic repair failed: %v; resolve it (`orchestrator drift resolve %s --kind %s --resolution ...`)", f.Kind, err, f.Node, f.Kind)})
 		return p.e.rec.write(ctx, &nb)
 	}
@@ -420,25 +423,25 @@ func (p *reconcilePass) repairDrift(ctx context.Context, f found) error {
 		return err
 	}
 	p.rep.Repaired = append(p.rep.Repaired, f.Key())
-	p.rep.Records = slices.DeleteFunc(p.rep.Records, func(r DriftRecord) bool { return r.Key() == f.Key() })
-	if f.Kind == DriftLeak {
+	p.rep.Records = slices.DeleteFunc(p.rep.Records, func(r record.DriftRecord) bool { return r.Key() == f.Key() })
+	if f.Kind == record.DriftLeak {
 		p.rep.Released = append(p.rep.Released, f.MachineID)
 	}
 	return nil
 }
 
 // dropDrift deletes a drift record with a resolved event.
-func (e *Engine) dropDrift(ctx context.Context, dr DriftRecord, why, correlation string) error {
+func (e *Engine) dropDrift(ctx context.Context, dr record.DriftRecord, why, correlation string) error {
 	var b batch
 	b.del(collDrift, dr.Key())
-	b.event(Event{Time: now(), Node: dr.Node, Stage: dr.Stage, Level: "info", Kind: "drift", Type: EventDriftResolved,
+	b.event(record.Event{Time: now(), Node: dr.Node, Stage: dr.Stage, Level: "info", Kind: "drift", Type: record.EventDriftResolved,
 		Correlation: correlation, Message: fmt.Sprintf("%s drift resolved: %s", dr.Kind, why)})
 	return e.rec.write(ctx, &b)
 }
 
 // observe records the provisioner state last seen on a free node's
 // record, unless a task took the node or its record changed meanwhile.
-func (e *Engine) observe(ctx context.Context, r NodeRecord, state, power string) {
+func (e *Engine) observe(ctx context.Context, r record.NodeRecord, state, power string) {
 	const by = "(reconcile)"
 	if !e.leaseFor(r.Name, by) {
 		return
@@ -458,20 +461,20 @@ func (e *Engine) observe(ctx context.Context, r NodeRecord, state, power string)
 
 // repair puts back what the design says about a drift: it releases a
 // leaked machine, or has the server driver repair a deployed machine.
-func (e *Engine) repair(ctx context.Context, d *design.Design, dr DriftRecord) (string, error) {
+func (e *Engine) repair(ctx context.Context, d *design.Design, dr record.DriftRecord) (string, error) {
 	switch dr.Kind {
-	case DriftLeak:
+	case record.DriftLeak:
 		return e.releaseLeak(ctx, dr)
-	case DriftStatus:
+	case record.DriftStatus:
 		return "", fmt.Errorf("%w: node %s: status drift is put back by a task (deploy, or destroy the node), or accepted (adopt)", ErrConflict, dr.Node)
-	case DriftOrphan:
+	case record.DriftOrphan:
 		return "", fmt.Errorf("%w: node %s is not in the current design: put it back in the design, or release its machine (resolution release, or `orchestrator destroy --node %s`)", ErrConflict, dr.Node, dr.Node)
 	}
 	return e.repairMachine(ctx, d, dr)
 }
 
 // releaseLeak releases a leaked machine.
-func (e *Engine) releaseLeak(ctx context.Context, dr DriftRecord) (string, error) {
+func (e *Engine) releaseLeak(ctx context.Context, dr record.DriftRecord) (string, error) {
 	var res drivers.Result
 	err := e.callServer(ctx, func(ctx context.Context) (err error) {
 		res, err = e.cfg.Drivers.Server.Release(ctx, drivers.NodeRef{Name: dr.Node, MachineID: dr.MachineID}, drivers.EraseNone)
@@ -489,7 +492,7 @@ func (e *Engine) releaseLeak(ctx context.Context, dr DriftRecord) (string, error
 // repairMachine has the server driver put back, on a node's deployed
 // machine, the part of the design a drift is about (with the node's
 // lease held).
-func (e *Engine) repairMachine(ctx context.Context, d *design.Design, dr DriftRecord) (string, error) {
+func (e *Engine) repairMachine(ctx context.Context, d *design.Design, dr record.DriftRecord) (string, error) {
 	if d == nil || d.Nodes[dr.Node] == nil {
 		return "", fmt.Errorf("%w: node %s is not in the current design: nothing to repair its machine to", ErrConflict, dr.Node)
 	}
@@ -530,17 +533,17 @@ func (e *Engine) repairMachine(ctx context.Context, d *design.Design, dr DriftRe
 // ResolveDrift applies an operator's resolution to a node's open drift of
 // one kind. correlation is the API request's ID ("" from the CLI); the
 // resolved event carries it.
-func (e *Engine) ResolveDrift(ctx context.Context, node string, kind DriftKind, res Resolution, who, correlation string) (DriftResolved, error) {
+func (e *Engine) ResolveDrift(ctx context.Context, node string, kind record.DriftKind, res record.Resolution, who, correlation string) (record.DriftResolved, error) {
 	if err := checkResolveDrift(node, kind, res, correlation); err != nil {
-		return DriftResolved{}, err
+		return record.DriftResolved{}, err
 	}
 	e.recon.run.Lock() // not while a run settles its records
 	defer e.recon.run.Unlock()
-	var dr DriftRecord
-	if err := e.rec.getJSON(ctx, collDrift, DriftKey(node, kind), &dr); err != nil {
-		return DriftResolved{}, fmt.Errorf("%w: node %.80q has no open %s drift (`orchestrator drift` lists the open drift)", ErrNotFound, node, kind)
+	var dr record.DriftRecord
+	if err := e.rec.getJSON(ctx, collDrift, record.DriftKey(node, kind), &dr); err != nil {
+		return record.DriftResolved{}, fmt.Errorf("%w: node %.80q has no open %s drift (`orchestrator drift` lists the open drift)", ErrNotFound, node, kind)
 	}
-	out := DriftResolved{Drift: dr, Resolution: res}
+	out := record.DriftResolved{Drift: dr, Resolution: res}
 	who = orDefault(who, "unknown")
 	task, msg, err := e.resolveDrift(ctx, node, kind, dr, res, who, correlation)
 	if err != nil {
@@ -554,51 +557,51 @@ func (e *Engine) ResolveDrift(ctx context.Context, node string, kind DriftKind, 
 }
 
 // checkResolveDrift checks ResolveDrift's arguments before it reads.
-func checkResolveDrift(node string, kind DriftKind, res Resolution, correlation string) error {
-	if len(node) > MaxFilterValueLen {
-		return fmt.Errorf("%w: node name of %d bytes: at most %d", ErrNotFound, len(node), MaxFilterValueLen)
+func checkResolveDrift(node string, kind record.DriftKind, res record.Resolution, correlation string) error {
+	if len(node) > record.MaxFilterValueLen {
+		return fmt.Errorf("%w: node name of %d bytes: at most %d", ErrNotFound, len(node), record.MaxFilterValueLen)
 	}
-	if _, err := ParseDriftKind(string(kind)); err != nil {
+	if _, err := record.ParseDriftKind(string(kind)); err != nil {
 		return err
 	}
-	if _, err := ParseResolution(string(res)); err != nil {
+	if _, err := record.ParseResolution(string(res)); err != nil {
 		return err
 	}
-	return CheckCorrelation(correlation)
+	return record.CheckCorrelation(correlation)
 }
 
 // resolveDrift does what a resolution of a node's open drift (dr) says: adopt the
 // provisioner's status, accept the state observed, repair, release a
 // leaked machine, or submit a destroy_nodes task to release a node's
 // (the task's ID then). It returns what it did.
-func (e *Engine) resolveDrift(ctx context.Context, node string, kind DriftKind, dr DriftRecord, res Resolution, who, correlation string) (task, msg string, err error) {
+func (e *Engine) resolveDrift(ctx context.Context, node string, kind record.DriftKind, dr record.DriftRecord, res record.Resolution, who, correlation string) (task, msg string, err error) {
 	switch {
-	case res == ResolveAccept && kind == DriftStatus:
+	case res == record.ResolveAccept && kind == record.DriftStatus:
 		rec, err := e.Adopt(ctx, node, "", who)
 		if err != nil {
 			return "", "", fmt.Errorf("accept status drift of node %s: adopt: %w", node, err)
 		}
 		return "", fmt.Sprintf("adopted: the record takes machine %s as %s (stage %s)", rec.MachineID, rec.Observed, rec.Stage), nil
-	case res == ResolveAccept:
+	case res == record.ResolveAccept:
 		var b batch
 		b.put(collAccepted, dr.Key(), dr.Observed)
 		if err := e.rec.write(ctx, &b); err != nil {
 			return "", "", err
 		}
 		return "", "accepted: " + dr.Observed + " is not reported again while it lasts", nil
-	case res == ResolveRepair:
+	case res == record.ResolveRepair:
 		msg, err := e.repair(ctx, e.currentDesign(ctx), dr)
 		if err != nil {
 			return "", "", err
 		}
 		return "", "repaired: " + msg, nil
-	case kind == DriftLeak: // release
+	case kind == record.DriftLeak: // release
 		msg, err := e.repair(ctx, nil, dr)
 		return "", msg, err
 	}
 	// release a node's machine: the destroy workflow
-	t, err := e.Submit(ctx, Request{Action: ActionDestroyNodes, Requester: who, Correlation: correlation,
-		Filter: Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}})
+	t, err := e.Submit(ctx, record.Request{Action: record.ActionDestroyNodes, Requester: who, Correlation: correlation,
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}})
 	if err != nil {
 		return "", "", fmt.Errorf("release node %s: %w", node, err)
 	}

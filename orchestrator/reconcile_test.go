@@ -12,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -48,13 +49,13 @@ func labGet(t *testing.T, env *labrun.Env, id string) labMachine {
 }
 
 // reconcile runs a reconciliation and returns its open records by node/kind.
-func reconcile(t *testing.T, e *orchestrator.Engine) (orchestrator.SweepReport, map[string]orchestrator.DriftRecord) {
+func reconcile(t *testing.T, e *orchestrator.Engine) (record.SweepReport, map[string]record.DriftRecord) {
 	t.Helper()
 	rep, err := e.Reconcile(t.Context(), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	byKey := map[string]orchestrator.DriftRecord{}
+	byKey := map[string]record.DriftRecord{}
 	for _, r := range rep.Records {
 		k := r.Node + "/" + string(r.Kind)
 		if _, dup := byKey[k]; dup {
@@ -72,13 +73,13 @@ func reconcile(t *testing.T, e *orchestrator.Engine) (orchestrator.SweepReport, 
 	return rep, byKey
 }
 
-func typedEvents(t *testing.T, e *orchestrator.Engine, node, typ string) []orchestrator.Event {
+func typedEvents(t *testing.T, e *orchestrator.Engine, node, typ string) []record.Event {
 	t.Helper()
 	evs, err := e.Events(t.Context(), 0, 0, "", node)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return slices.DeleteFunc(evs, func(ev orchestrator.Event) bool { return ev.Type != typ })
+	return slices.DeleteFunc(evs, func(ev record.Event) bool { return ev.Type != typ })
 }
 
 func keys[V any](m map[string]V) []string {
@@ -164,11 +165,11 @@ func TestReconcileDriftKinds(t *testing.T) {
 		}
 	}
 	for _, n := range []string{hostN, powerN, tagN, ownerN, kernelN} {
-		if evs := typedEvents(t, e, n, orchestrator.EventDriftDetected); len(evs) != 1 {
-			t.Errorf("%s: %d %s events after two runs, want 1", n, len(evs), orchestrator.EventDriftDetected)
+		if evs := typedEvents(t, e, n, record.EventDriftDetected); len(evs) != 1 {
+			t.Errorf("%s: %d %s events after two runs, want 1", n, len(evs), record.EventDriftDetected)
 		}
 	}
-	if rec := record(t, e, powerN); rec.Observed != "Deployed" {
+	if rec := nodeRecord(t, e, powerN); rec.Observed != "Deployed" {
 		t.Errorf("%s observed %q, want Deployed", powerN, rec.Observed)
 	}
 
@@ -178,35 +179,35 @@ func TestReconcileDriftKinds(t *testing.T) {
 	if !slices.Contains(rep.Cleared, fixedN+"/power") {
 		t.Errorf("cleared %v, want %s/power", rep.Cleared, fixedN)
 	}
-	if evs := typedEvents(t, e, fixedN, orchestrator.EventDriftResolved); len(evs) != 1 {
+	if evs := typedEvents(t, e, fixedN, record.EventDriftResolved); len(evs) != 1 {
 		t.Errorf("%s: %d resolved events, want 1", fixedN, len(evs))
 	}
 
 	// Resolutions: repair puts the design back in the lab.
 	for _, c := range []struct {
 		node string
-		kind orchestrator.DriftKind
+		kind record.DriftKind
 		ok   func(labMachine) bool
 	}{
-		{hostN, orchestrator.DriftHostname, func(m labMachine) bool { return m.Hostname == hostN }},
-		{powerN, orchestrator.DriftPower, func(m labMachine) bool { return m.PowerState == "on" }},
-		{ownerN, orchestrator.DriftOwner, func(m labMachine) bool { return m.OwnerData["slipway_node"] == ownerN }},
-		{kernelN, orchestrator.DriftKernelOptions, func(m labMachine) bool { return slices.Contains(m.TagNames, ktag) }},
+		{hostN, record.DriftHostname, func(m labMachine) bool { return m.Hostname == hostN }},
+		{powerN, record.DriftPower, func(m labMachine) bool { return m.PowerState == "on" }},
+		{ownerN, record.DriftOwner, func(m labMachine) bool { return m.OwnerData["slipway_node"] == ownerN }},
+		{kernelN, record.DriftKernelOptions, func(m labMachine) bool { return slices.Contains(m.TagNames, ktag) }},
 	} {
-		res, err := e.ResolveDrift(t.Context(), c.node, c.kind, orchestrator.ResolveRepair, "test", "req-1")
+		res, err := e.ResolveDrift(t.Context(), c.node, c.kind, record.ResolveRepair, "test", "req-1")
 		if err != nil {
 			t.Fatalf("repair %s of %s: %v", c.kind, c.node, err)
 		}
 		if m := labGet(t, env, ids[c.node]); !c.ok(m) {
 			t.Errorf("after repairing %s of %s (%s), the lab has %+v", c.kind, c.node, res.Message, m)
 		}
-		evs := typedEvents(t, e, c.node, orchestrator.EventDriftResolved)
+		evs := typedEvents(t, e, c.node, record.EventDriftResolved)
 		if len(evs) != 1 || evs[0].Correlation != "req-1" {
 			t.Errorf("%s: resolved events %+v, want one with correlation req-1", c.node, evs)
 		}
 	}
 	// Accept: the tag stays off, and is not reported again while it is.
-	if _, err := e.ResolveDrift(t.Context(), tagN, orchestrator.DriftTags, orchestrator.ResolveAccept, "test", ""); err != nil {
+	if _, err := e.ResolveDrift(t.Context(), tagN, record.DriftTags, record.ResolveAccept, "test", ""); err != nil {
 		t.Fatal(err)
 	}
 	if m := labGet(t, env, ids[tagN]); slices.Contains(m.TagNames, tag) {
@@ -215,7 +216,7 @@ func TestReconcileDriftKinds(t *testing.T) {
 	if _, open := reconcile(t, e); len(open) != 0 {
 		t.Errorf("drift after the resolutions: %v", keys(open))
 	}
-	if _, err := e.ResolveDrift(t.Context(), tagN, orchestrator.DriftTags, orchestrator.ResolveAccept, "test", ""); err == nil {
+	if _, err := e.ResolveDrift(t.Context(), tagN, record.DriftTags, record.ResolveAccept, "test", ""); err == nil {
 		t.Error("resolving a drift that is not open succeeded")
 	}
 }
@@ -263,12 +264,12 @@ func TestReconcileOrphanAndPolicy(t *testing.T) {
 	if m := labGet(t, env, ids[gone]); m.StatusName != "Deployed" {
 		t.Fatalf("the orphan's machine is %s: orphans are never repaired automatically", m.StatusName)
 	}
-	if _, err := e.ResolveDrift(t.Context(), gone, orchestrator.DriftOrphan, orchestrator.ResolveRepair, "test", ""); err == nil {
+	if _, err := e.ResolveDrift(t.Context(), gone, record.DriftOrphan, record.ResolveRepair, "test", ""); err == nil {
 		t.Error("repairing an orphan succeeded")
 	}
 
-	one := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gone}}}}
-	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Filter: one, Requester: "test"}, orchestrator.TaskSucceeded)
+	one := record.Filter{Sets: []design.NodeFilter{{Names: []string{gone}}}}
+	task, _ := run(t, e, record.Request{Action: record.ActionDestroyNodes, Filter: one, Requester: "test"}, record.TaskSucceeded)
 	if task.Revision != id || !slices.Equal(task.Nodes, []string{gone}) {
 		t.Errorf("destroy task on revision %s (current %s) of %v", short(task.Revision), short(id), task.Nodes)
 	}
@@ -278,12 +279,12 @@ func TestReconcileOrphanAndPolicy(t *testing.T) {
 	if _, open = reconcile(t, e); len(open) != 0 {
 		t.Errorf("drift after the orphan's destroy: %v", keys(open))
 	}
-	if evs := typedEvents(t, e, gone, orchestrator.EventDriftResolved); len(evs) != 1 {
+	if evs := typedEvents(t, e, gone, record.EventDriftResolved); len(evs) != 1 {
 		t.Errorf("%d resolved events for the orphan, want 1", len(evs))
 	}
 	// A destroy naming a node that neither design nor record knows is refused.
-	bad := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{"no-such-node"}}}}
-	if _, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Filter: bad}); err == nil {
+	bad := record.Filter{Sets: []design.NodeFilter{{Names: []string{"no-such-node"}}}}
+	if _, err := e.Submit(t.Context(), record.Request{Action: record.ActionDestroyNodes, Filter: bad}); err == nil {
 		t.Error("destroy of an unknown node was accepted")
 	}
 }
@@ -299,8 +300,8 @@ func TestReconcileLeakAndStatusResolutions(t *testing.T) {
 	t.Parallel()
 	d := testsite.Example(t)
 	env, e := prepared(t, d, nil)
-	two := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{"r01-cmp01", "r02-cmp01"}}}}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: two, Requester: "test"}, orchestrator.TaskSucceeded)
+	two := record.Filter{Sets: []design.NodeFilter{{Names: []string{"r01-cmp01", "r02-cmp01"}}}}
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: two, Requester: "test"}, record.TaskSucceeded)
 	ids := machines(t, e)
 
 	// status: released in the lab, then accepted.
@@ -310,11 +311,11 @@ func TestReconcileLeakAndStatusResolutions(t *testing.T) {
 	if _, open := reconcile(t, e); !slices.Equal(keys(open), []string{released + "/status"}) {
 		t.Fatalf("drift %v, want %s/status", keys(open), released)
 	}
-	res, err := e.ResolveDrift(t.Context(), released, orchestrator.DriftStatus, orchestrator.ResolveAccept, "test", "")
+	res, err := e.ResolveDrift(t.Context(), released, record.DriftStatus, record.ResolveAccept, "test", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec := record(t, e, released); rec.Stage != orchestrator.StageReady || rec.Observed != "Ready" {
+	if rec := nodeRecord(t, e, released); rec.Stage != record.StageReady || rec.Observed != "Ready" {
 		t.Errorf("accepted (%s): the record is %s, observed %q; want ready, Ready", res.Message, rec.Stage, rec.Observed)
 	}
 	if _, open := reconcile(t, e); len(open) != 0 {
@@ -329,11 +330,11 @@ func TestReconcileLeakAndStatusResolutions(t *testing.T) {
 			t.Fatalf("drift %v, want r01-cmp01/leak", keys(open))
 		}
 	}
-	if evs := typedEvents(t, fresh, "r01-cmp01", orchestrator.EventDriftDetected); len(evs) != 1 ||
+	if evs := typedEvents(t, fresh, "r01-cmp01", record.EventDriftDetected); len(evs) != 1 ||
 		!strings.Contains(evs[0].Message, "adopt NODE --machine "+ids["r01-cmp01"]) {
 		t.Errorf("leak detected events %+v, want one naming adopt --machine %s", evs, ids["r01-cmp01"])
 	}
-	if _, err := fresh.ResolveDrift(t.Context(), "r01-cmp01", orchestrator.DriftLeak, orchestrator.ResolveRelease, "test", ""); err != nil {
+	if _, err := fresh.ResolveDrift(t.Context(), "r01-cmp01", record.DriftLeak, record.ResolveRelease, "test", ""); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the leaked machine to be released in the lab", func() bool {
@@ -364,11 +365,11 @@ func TestReconcileAfterPowerAndVerify(t *testing.T) {
 		}
 	})
 	cycled, verified := names[0], names[1]
-	only := func(n string) orchestrator.Filter {
-		return orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{n}}}}
+	only := func(n string) record.Filter {
+		return record.Filter{Sets: []design.NodeFilter{{Names: []string{n}}}}
 	}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPowerCycle, Filter: only(cycled), Requester: "test"}, orchestrator.TaskSucceeded)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionVerifyNodes, Filter: only(verified), Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPowerCycle, Filter: only(cycled), Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionVerifyNodes, Filter: only(verified), Requester: "test"}, record.TaskSucceeded)
 	if _, open := reconcile(t, e); len(open) != 0 {
 		t.Fatalf("drift after power_cycle and verify: %v", keys(open))
 	}
@@ -383,7 +384,7 @@ func TestReconcileAfterPowerAndVerify(t *testing.T) {
 	if r := open[verified+"/status"]; r.Expected != "Deployed" {
 		t.Errorf("status drift of a verified deployed node expects %q, want Deployed", r.Expected)
 	}
-	if rec := record(t, e, verified); !rec.DeploymentEnded {
+	if rec := nodeRecord(t, e, verified); !rec.DeploymentEnded {
 		t.Errorf("%s: the machine was released in the lab but the record's deployment goes on", verified)
 	}
 }

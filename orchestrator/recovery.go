@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // What a node does once its recovery's steps are done.
@@ -24,7 +25,7 @@ const (
 // planned for another's machine. An empty plan with no reason means
 // there is nothing to do; a reason means the engine gives up and an
 // operator must act (the reason says what to do).
-func planRecovery(state string, ours bool) ([]RecoveryStep, string) {
+func planRecovery(state string, ours bool) ([]record.RecoveryStep, string) {
 	notOurs := func(what string) string {
 		return fmt.Sprintf("the machine is %s, and this node's deployment did not allocate it: %s in the provisioner, then `release-manual` the node and retry", state, what)
 	}
@@ -32,29 +33,29 @@ func planRecovery(state string, ours bool) ([]RecoveryStep, string) {
 	case "Ready", "New", "":
 		return nil, ""
 	case "Commissioning", "Testing":
-		return []RecoveryStep{RecAbort}, "" // nothing allocated: aborting leaves it as it was before
+		return []record.RecoveryStep{record.RecAbort}, "" // nothing allocated: aborting leaves it as it was before
 	case "Deploying", "Disk erasing":
 		if !ours {
 			return nil, notOurs("abort the operation and release it")
 		}
-		return []RecoveryStep{RecAbort, RecRelease}, ""
+		return []record.RecoveryStep{record.RecAbort, record.RecRelease}, ""
 	case "Allocated":
 		if !ours {
 			return nil, notOurs("release it")
 		}
-		return []RecoveryStep{RecRelease}, ""
+		return []record.RecoveryStep{record.RecRelease}, ""
 	case "Broken":
 		if !ours {
 			return nil, notOurs("repair it, mark it fixed and release it")
 		}
-		return []RecoveryStep{RecMarkFixed, RecRelease}, ""
+		return []record.RecoveryStep{record.RecMarkFixed, record.RecRelease}, ""
 	case "Failed deployment", "Failed releasing", "Failed disk erasing":
 		// The provisioner refuses to release it as it is: marking it
 		// broken, then fixed, returns it to Ready (MAAS's way out).
 		if !ours {
 			return nil, notOurs("mark it broken, then fixed, and release it")
 		}
-		return []RecoveryStep{RecMarkBroken, RecMarkFixed, RecRelease}, ""
+		return []record.RecoveryStep{record.RecMarkBroken, record.RecMarkFixed, record.RecRelease}, ""
 	}
 	return nil, fmt.Sprintf("the machine is %s, a state the engine has no recovery for: bring it to Ready in the provisioner (or release it), then `release-manual` the node and retry", state)
 }
@@ -62,15 +63,15 @@ func planRecovery(state string, ours bool) ([]RecoveryStep, string) {
 // stepReached reports whether a step's goal holds for a machine in
 // state: a step asked again after a crash, or answered Failed because
 // the machine is already past it, counts as done.
-func stepReached(s RecoveryStep, state string) bool {
+func stepReached(s record.RecoveryStep, state string) bool {
 	switch s {
-	case RecAbort:
+	case record.RecAbort:
 		return state != "Deploying" && state != "Commissioning" && state != "Testing" && state != "Disk erasing"
-	case RecMarkBroken:
+	case record.RecMarkBroken:
 		return state == "Broken" || state == "Ready" || state == "Deployed"
-	case RecMarkFixed:
+	case record.RecMarkFixed:
 		return state != "Broken"
-	case RecRelease:
+	case record.RecRelease:
 		return state == "Ready" || state == "New"
 	}
 	return false
@@ -129,14 +130,14 @@ func (r *nodeRun) startRecovery(ctx context.Context, trigger, then string) bool 
 		}
 		r.recoveries++
 	}
-	r.rec.Recovery = &Recovery{Trigger: trigger, Observed: state, Steps: steps, Then: then, Started: now()}
+	r.rec.Recovery = &record.Recovery{Trigger: trigger, Observed: state, Steps: steps, Then: then, Started: now()}
 	if !r.save(r.event("warn", "recovery", "%s; machine %s is %s: recovering (%s)", trigger, r.rec.MachineID, orDefault(state, "unknown"), planText(steps))) {
 		return false
 	}
 	return r.runRecovery(ctx)
 }
 
-func planText(steps []RecoveryStep) string {
+func planText(steps []record.RecoveryStep) string {
 	if len(steps) == 0 {
 		return "nothing to do"
 	}
@@ -175,7 +176,7 @@ func (r *nodeRun) runRecovery(ctx context.Context) bool {
 			return false
 		}
 		rc.Done++
-		if st == RecRelease {
+		if st == record.RecRelease {
 			if err := r.endDeployment(ctx); err != nil {
 				if ctx.Err() != nil {
 					return false
@@ -208,21 +209,21 @@ func (r *nodeRun) runRecovery(ctx context.Context) bool {
 // (polling while in progress, retrying transient errors within the
 // retry budget). ok is false when the provisioner refused it and the
 // machine is not past it.
-func (r *nodeRun) recoveryStep(ctx context.Context, st RecoveryStep) (bool, error) {
+func (r *nodeRun) recoveryStep(ctx context.Context, st record.RecoveryStep) (bool, error) {
 	// A step gets its stage's time (a release the releasing stage's):
 	// one still in progress after it (an erase that hangs again, say) is
 	// the operator's.
 	lim, start := r.stageTimeout(), time.Now()
-	if st == RecRelease {
+	if st == record.RecRelease {
 		saved := r.rec.Stage
-		r.rec.Stage = StageReleasing
+		r.rec.Stage = record.StageReleasing
 		lim = r.stageTimeout()
 		r.rec.Stage = saved
 	}
 	for attempt := 1; ; {
 		var res drivers.Result
 		err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
-			if st == RecRelease {
+			if st == record.RecRelease {
 				res, err = r.e.cfg.Drivers.Server.Release(ctx, r.ref(), r.erasePolicy(ctx))
 			} else {
 				res, err = r.e.cfg.Drivers.Server.Recover(ctx, r.ref(), drivers.Recovery(st))
@@ -263,7 +264,7 @@ func (r *nodeRun) recoveryStep(ctx context.Context, st RecoveryStep) (bool, erro
 func (r *nodeRun) manual(why string) {
 	r.e.freeze(r.rec.Name, why)
 	r.rec.Frozen, r.rec.FrozenWhy = true, why
-	r.finish(OutcomeManual, string(drivers.NeedsIntervention), fmt.Sprintf("%s: %s", r.rec.Stage, why))
+	r.finish(record.OutcomeManual, string(drivers.NeedsIntervention), fmt.Sprintf("%s: %s", r.rec.Stage, why))
 }
 
 // errRecovered tells the drive loop that a stage handler ran a recovery

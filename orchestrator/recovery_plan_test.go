@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestPlanRecovery: the one table of how a stuck machine is got moving
@@ -15,20 +16,20 @@ func TestPlanRecovery(t *testing.T) {
 	for _, c := range []struct {
 		state string
 		ours  bool
-		want  []RecoveryStep
+		want  []record.RecoveryStep
 		why   string // "" when the engine recovers by itself
 	}{
-		{"Deploying", true, []RecoveryStep{RecAbort, RecRelease}, ""},
+		{"Deploying", true, []record.RecoveryStep{record.RecAbort, record.RecRelease}, ""},
 		{"Deploying", false, nil, "did not allocate it"},
-		{"Disk erasing", true, []RecoveryStep{RecAbort, RecRelease}, ""},
-		{"Commissioning", false, []RecoveryStep{RecAbort}, ""},
-		{"Testing", true, []RecoveryStep{RecAbort}, ""},
-		{"Broken", true, []RecoveryStep{RecMarkFixed, RecRelease}, ""},
+		{"Disk erasing", true, []record.RecoveryStep{record.RecAbort, record.RecRelease}, ""},
+		{"Commissioning", false, []record.RecoveryStep{record.RecAbort}, ""},
+		{"Testing", true, []record.RecoveryStep{record.RecAbort}, ""},
+		{"Broken", true, []record.RecoveryStep{record.RecMarkFixed, record.RecRelease}, ""},
 		{"Broken", false, nil, "mark it fixed"},
-		{"Failed deployment", true, []RecoveryStep{RecMarkBroken, RecMarkFixed, RecRelease}, ""},
-		{"Failed releasing", true, []RecoveryStep{RecMarkBroken, RecMarkFixed, RecRelease}, ""},
+		{"Failed deployment", true, []record.RecoveryStep{record.RecMarkBroken, record.RecMarkFixed, record.RecRelease}, ""},
+		{"Failed releasing", true, []record.RecoveryStep{record.RecMarkBroken, record.RecMarkFixed, record.RecRelease}, ""},
 		{"Failed deployment", false, nil, "release-manual"},
-		{"Allocated", true, []RecoveryStep{RecRelease}, ""},
+		{"Allocated", true, []record.RecoveryStep{record.RecRelease}, ""},
 		{"Ready", true, nil, ""},
 		{"New", false, nil, ""},
 		{"Missing", true, nil, "no recovery for"},
@@ -51,14 +52,14 @@ func TestPlanRecovery(t *testing.T) {
 // the machine is already past it, counts as done.
 func TestStepReached(t *testing.T) {
 	for _, c := range []struct {
-		step  RecoveryStep
+		step  record.RecoveryStep
 		state string
 		want  bool
 	}{
-		{RecAbort, "Allocated", true}, {RecAbort, "Deploying", false},
-		{RecMarkBroken, "Broken", true}, {RecMarkBroken, "Failed deployment", false},
-		{RecMarkFixed, "Ready", true}, {RecMarkFixed, "Broken", false},
-		{RecRelease, "Ready", true}, {RecRelease, "Releasing", false},
+		{record.RecAbort, "Allocated", true}, {record.RecAbort, "Deploying", false},
+		{record.RecMarkBroken, "Broken", true}, {record.RecMarkBroken, "Failed deployment", false},
+		{record.RecMarkFixed, "Ready", true}, {record.RecMarkFixed, "Broken", false},
+		{record.RecRelease, "Ready", true}, {record.RecRelease, "Releasing", false},
 	} {
 		if got := stepReached(c.step, c.state); got != c.want {
 			t.Errorf("%s at %s: %v, want %v", c.step, c.state, got, c.want)
@@ -72,28 +73,28 @@ func TestStepReached(t *testing.T) {
 func TestLifecycleState(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		rec  NodeRecord
-		want Lifecycle
+		rec  record.NodeRecord
+		want record.Lifecycle
 	}{
-		{"no record", NodeRecord{}, LifecycleNew},
-		{"deployed", NodeRecord{Action: ActionDeployNodes, Stage: StageDeployed, Outcome: OutcomeSucceeded}, LifecycleDeployed},
-		{"powered after a deploy", NodeRecord{Action: ActionPowerCycle, Stage: StagePowered, Outcome: OutcomeSucceeded, MachineID: "m",
-			History: []Transition{{From: StageBootstrap, To: StageDeployed}, {From: StagePower, To: StagePowered}}}, LifecycleDeployed},
-		{"verified after a prepare", NodeRecord{Action: ActionVerifyNodes, Stage: StageVerified, Outcome: OutcomeSucceeded, MachineID: "m",
-			History: []Transition{{From: StageCommission, To: StageReady}, {From: StageVerify, To: StageVerified}}}, LifecycleReady},
-		{"destroyed", NodeRecord{Action: ActionDestroyNodes, Stage: StageReleased, Outcome: OutcomeSucceeded}, LifecycleReleased},
-		{"deploy failed", NodeRecord{Action: ActionDeployNodes, Stage: StageDeploy, Outcome: OutcomeFailed}, LifecycleFailed},
-		{"verified only", NodeRecord{Action: ActionVerifyNodes, Stage: StageVerified, Outcome: OutcomeSucceeded}, LifecycleNew},
-		{"recorded", NodeRecord{Lifecycle: LifecycleDeployed, Action: ActionPowerOff, Stage: StagePowered}, LifecycleDeployed},
+		{"no record", record.NodeRecord{}, record.LifecycleNew},
+		{"deployed", record.NodeRecord{Action: record.ActionDeployNodes, Stage: record.StageDeployed, Outcome: record.OutcomeSucceeded}, record.LifecycleDeployed},
+		{"powered after a deploy", record.NodeRecord{Action: record.ActionPowerCycle, Stage: record.StagePowered, Outcome: record.OutcomeSucceeded, MachineID: "m",
+			History: []record.Transition{{From: record.StageBootstrap, To: record.StageDeployed}, {From: record.StagePower, To: record.StagePowered}}}, record.LifecycleDeployed},
+		{"verified after a prepare", record.NodeRecord{Action: record.ActionVerifyNodes, Stage: record.StageVerified, Outcome: record.OutcomeSucceeded, MachineID: "m",
+			History: []record.Transition{{From: record.StageCommission, To: record.StageReady}, {From: record.StageVerify, To: record.StageVerified}}}, record.LifecycleReady},
+		{"destroyed", record.NodeRecord{Action: record.ActionDestroyNodes, Stage: record.StageReleased, Outcome: record.OutcomeSucceeded}, record.LifecycleReleased},
+		{"deploy failed", record.NodeRecord{Action: record.ActionDeployNodes, Stage: record.StageDeploy, Outcome: record.OutcomeFailed}, record.LifecycleFailed},
+		{"verified only", record.NodeRecord{Action: record.ActionVerifyNodes, Stage: record.StageVerified, Outcome: record.OutcomeSucceeded}, record.LifecycleNew},
+		{"recorded", record.NodeRecord{Lifecycle: record.LifecycleDeployed, Action: record.ActionPowerOff, Stage: record.StagePowered}, record.LifecycleDeployed},
 	} {
 		if got := c.rec.LifecycleState(); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
-	if _, ok := LifecycleAt(ActionPowerCycle, StagePower, OutcomeRunning); ok {
+	if _, ok := record.LifecycleAt(record.ActionPowerCycle, record.StagePower, record.OutcomeRunning); ok {
 		t.Error("a power task changes the lifecycle")
 	}
-	if _, ok := LifecycleAt(ActionVerifyNodes, StageVerified, OutcomeFailed); ok {
+	if _, ok := record.LifecycleAt(record.ActionVerifyNodes, record.StageVerified, record.OutcomeFailed); ok {
 		t.Error("a failed verify changes the lifecycle")
 	}
 }

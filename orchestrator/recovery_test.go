@@ -21,6 +21,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
@@ -80,7 +81,7 @@ func hasEvent(t *testing.T, e *orchestrator.Engine, node, kind, text string) boo
 	if err != nil {
 		t.Fatal(err)
 	}
-	return slices.ContainsFunc(evs, func(ev orchestrator.Event) bool {
+	return slices.ContainsFunc(evs, func(ev record.Event) bool {
 		return (kind == "" || ev.Kind == kind) && strings.Contains(ev.Message, text)
 	})
 }
@@ -104,8 +105,8 @@ func TestCommissioningBudgetRetry(t *testing.T) {
 	const bad = "r01-cmp02"
 	d := testsite.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailCommissioning: 3}}})
-	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareNodes, Requester: "test", Filter: only(bad)}, orchestrator.TaskFailed)
-	if r := res[0]; r.Stage != orchestrator.StageCommission || !strings.Contains(r.Reason, "failed 3 times") {
+	task, res := run(t, e, record.Request{Action: record.ActionPrepareNodes, Requester: "test", Filter: only(bad)}, record.TaskFailed)
+	if r := res[0]; r.Stage != record.StageCommission || !strings.Contains(r.Reason, "failed 3 times") {
 		t.Fatalf("%s: %s at %s: %s; want failed at commission with the budget spent", bad, r.Outcome, r.Stage, r.Reason)
 	}
 	if n := lifecycle(env)[bad].CommissionStarts; n != 3 {
@@ -113,8 +114,8 @@ func TestCommissioningBudgetRetry(t *testing.T) {
 	}
 	nextSecond()
 	t0 := time.Now().UTC()
-	after := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskSucceeded)
-	if r := after[bad]; r.Stage != orchestrator.StageReady {
+	after := applyVerb(t, e, task.ID, record.VerbRetry, record.TaskSucceeded)
+	if r := after[bad]; r.Stage != record.StageReady {
 		t.Fatalf("%s after retry: %s at %s: %s", bad, r.Outcome, r.Stage, r.Reason)
 	}
 	if n := lifecycle(env)[bad].CommissionStarts; n != 4 {
@@ -123,8 +124,8 @@ func TestCommissioningBudgetRetry(t *testing.T) {
 	if s := labState(env, bad); s != "Ready" {
 		t.Errorf("%s: the lab's machine is %s, want Ready", bad, s)
 	}
-	rec := record(t, e, bad)
-	if rec.BudgetFrom.Before(t0) || rec.LifecycleState() != orchestrator.LifecycleReady {
+	rec := nodeRecord(t, e, bad)
+	if rec.BudgetFrom.Before(t0) || rec.LifecycleState() != record.LifecycleReady {
 		t.Errorf("%s: budget from %s (retry at %s), lifecycle %s, want ready", bad, rec.BudgetFrom, t0, rec.LifecycleState())
 	}
 }
@@ -136,9 +137,9 @@ func TestCommissioningBudgetNewTask(t *testing.T) {
 	const bad = "r02-cmp01"
 	d := testsite.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailCommissioning: 3}}})
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareNodes, Requester: "test", Filter: only(bad)}, orchestrator.TaskFailed)
+	run(t, e, record.Request{Action: record.ActionPrepareNodes, Requester: "test", Filter: only(bad)}, record.TaskFailed)
 	nextSecond()
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)}, record.TaskSucceeded)
 	if n := lifecycle(env)[bad].CommissionStarts; n != 4 {
 		t.Errorf("%s: %d commissionings, want 4", bad, n)
 	}
@@ -156,13 +157,13 @@ func TestStuckDeployingAbortRelease(t *testing.T) {
 	const bad = "r01-cmp01"
 	d := testsite.Example(t)
 	env := startEnv(t, d, nil, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}}}, func(c *orchestrator.Config) {
-		c.Timeouts = map[orchestrator.Stage]time.Duration{orchestrator.StageDeploy: 700 * time.Millisecond} // MAAS gives up after 1.8 s here
+		c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 700 * time.Millisecond} // MAAS gives up after 1.8 s here
 	})
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
-	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)}, orchestrator.TaskFailed)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	_, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)}, record.TaskFailed)
 	r := res[0]
-	if r.Stage != orchestrator.StageDeploy || r.Outcome != orchestrator.OutcomeFailed ||
+	if r.Stage != record.StageDeploy || r.Outcome != record.OutcomeFailed ||
 		!strings.Contains(r.Reason, "abort, then release") || !strings.Contains(r.Reason, "retry") || !strings.Contains(r.Reason, "Deploying") {
 		t.Fatalf("%s: %s at %s: %q; want failed at deploy naming the abort and release", bad, r.Outcome, r.Stage, r.Reason)
 	}
@@ -173,8 +174,8 @@ func TestStuckDeployingAbortRelease(t *testing.T) {
 	if lc.DeployStarts != 1 || lc.DeployFailures != 0 || lc.Releases != 1 {
 		t.Errorf("%s: %+v, want 1 deployment, no failure, 1 release", bad, lc)
 	}
-	rec := record(t, e, bad)
-	if rec.Recovery != nil || rec.Intent != nil || rec.AllocatedBy != "" || !rec.DeploymentEnded || rec.Lifecycle != orchestrator.LifecycleFailed {
+	rec := nodeRecord(t, e, bad)
+	if rec.Recovery != nil || rec.Intent != nil || rec.AllocatedBy != "" || !rec.DeploymentEnded || rec.Lifecycle != record.LifecycleFailed {
 		t.Errorf("%s: record %+v", bad, rec)
 	}
 	if !hasEvent(t, e, bad, "recovery", "abort") {
@@ -192,21 +193,21 @@ func TestBrokenWhileDeployingMarkFixedRelease(t *testing.T) {
 	const bad = "r02-cmp02"
 	d := testsite.Example(t)
 	env := startEnv(t, d, nil, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}}}, func(c *orchestrator.Config) {
-		c.Timeouts = map[orchestrator.Stage]time.Duration{orchestrator.StageDeploy: 1200 * time.Millisecond}
+		c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 1200 * time.Millisecond}
 	})
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
-	task, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)})
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the machine to be Deploying", func() bool { return labState(env, bad) == "Deploying" })
-	maasOp(t, env, record(t, e, bad).MachineID, "mark_broken", url.Values{"comment": {"test: a disk died"}})
+	maasOp(t, env, nodeRecord(t, e, bad).MachineID, "mark_broken", url.Values{"comment": {"test: a disk died"}})
 	if _, err := e.Wait(t.Context(), task.ID); err != nil {
 		t.Fatal(err)
 	}
 	res := results(t, e, task.ID)[bad]
-	if res.Outcome != orchestrator.OutcomeFailed || !strings.Contains(res.Reason, "abort") {
+	if res.Outcome != record.OutcomeFailed || !strings.Contains(res.Reason, "abort") {
 		t.Fatalf("%s: %s at %s: %s", bad, res.Outcome, res.Stage, res.Reason)
 	}
 	if !hasEvent(t, e, bad, "recovery", "mark-fixed") {
@@ -241,21 +242,21 @@ func TestLifecycleSurvivesPowerAndVerify(t *testing.T) {
 	const node = "r01-cmp01"
 	d := testsite.Example(t)
 	_, e := prepared(t, d, nil)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(node)}, orchestrator.TaskSucceeded)
-	if rec := record(t, e, node); rec.Lifecycle != orchestrator.LifecycleDeployed {
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+	if rec := nodeRecord(t, e, node); rec.Lifecycle != record.LifecycleDeployed {
 		t.Fatalf("after deploy: lifecycle %q", rec.Lifecycle)
 	}
-	for _, a := range []orchestrator.Action{orchestrator.ActionPowerCycle, orchestrator.ActionVerifyNodes} {
-		task, _ := run(t, e, orchestrator.Request{Action: a, Requester: "test", Filter: only(node)}, orchestrator.TaskSucceeded)
-		rec := record(t, e, node)
-		if rec.Lifecycle != orchestrator.LifecycleDeployed || rec.LifecycleState() != orchestrator.LifecycleDeployed {
+	for _, a := range []record.Action{record.ActionPowerCycle, record.ActionVerifyNodes} {
+		task, _ := run(t, e, record.Request{Action: a, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+		rec := nodeRecord(t, e, node)
+		if rec.Lifecycle != record.LifecycleDeployed || rec.LifecycleState() != record.LifecycleDeployed {
 			t.Errorf("after %s: lifecycle %q, want deployed", a, rec.Lifecycle)
 		}
-		if rec.LastTask != task.ID || rec.Action != a || rec.Outcome != orchestrator.OutcomeSucceeded {
+		if rec.LastTask != task.ID || rec.Action != a || rec.Outcome != record.OutcomeSucceeded {
 			t.Errorf("after %s: last task %s %s %s %s", a, rec.LastTask, rec.Action, rec.Stage, rec.Outcome)
 		}
 	}
-	if rec := record(t, e, node); rec.Stage != orchestrator.StageVerified {
+	if rec := nodeRecord(t, e, node); rec.Stage != record.StageVerified {
 		t.Errorf("last task's stage %s, want verified", rec.Stage)
 	}
 }
@@ -283,8 +284,8 @@ func TestAdoptLeakedMachine(t *testing.T) {
 		t.Error("adopt into a node outside the design: no error")
 	}
 	other := "r01-cmp01"
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareNodes, Requester: "test", Filter: only(other)}, orchestrator.TaskSucceeded)
-	if _, err := e.AdoptMachine(t.Context(), node, record(t, e, other).MachineID, "", "test"); err == nil || !strings.Contains(err.Error(), other) {
+	run(t, e, record.Request{Action: record.ActionPrepareNodes, Requester: "test", Filter: only(other)}, record.TaskSucceeded)
+	if _, err := e.AdoptMachine(t.Context(), node, nodeRecord(t, e, other).MachineID, "", "test"); err == nil || !strings.Contains(err.Error(), other) {
 		t.Errorf("adopt of %s's machine: %v, want a conflict naming it", other, err)
 	}
 	if _, err := e.AdoptMachine(t.Context(), "r02-cmp02", id, "", "test"); err == nil || !strings.Contains(err.Error(), "marked for node "+node) {
@@ -309,7 +310,7 @@ func TestAdoptLeakedMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.MachineID != id || rec.Stage != orchestrator.StageDeployed || rec.Lifecycle != orchestrator.LifecycleDeployed {
+	if rec.MachineID != id || rec.Stage != record.StageDeployed || rec.Lifecycle != record.LifecycleDeployed {
 		t.Fatalf("adopted: machine %s, stage %s, lifecycle %s", rec.MachineID, rec.Stage, rec.Lifecycle)
 	}
 	if !hasEvent(t, e, node, "verb", "adopt by test: machine "+id) {
@@ -322,7 +323,7 @@ func TestAdoptLeakedMachine(t *testing.T) {
 	if len(rep.Leaks) != 0 {
 		t.Errorf("after adopt the sweep still finds leaks %+v", rep.Leaks)
 	}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Requester: "test", Filter: only(node)}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDestroyNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
 	if s := labState(env, node); s != "Ready" {
 		t.Errorf("after destroy the lab's machine is %s, want Ready", s)
 	}
@@ -414,11 +415,11 @@ func TestRecoveryResumesAfterCrash(t *testing.T) {
 	d := testsite.Example(t)
 	base := memory.New()
 	tune := func(c *orchestrator.Config) {
-		c.Timeouts = map[orchestrator.Stage]time.Duration{orchestrator.StageDeploy: 700 * time.Millisecond}
+		c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 700 * time.Millisecond}
 	}
 	env := startEnv(t, d, base, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}}}, tune)
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
 	e.Close()
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -433,7 +434,7 @@ func TestRecoveryResumesAfterCrash(t *testing.T) {
 	if err := e1.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	task, err := e1.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)})
+	task, err := e1.Submit(ctx, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +450,7 @@ func TestRecoveryResumesAfterCrash(t *testing.T) {
 	}
 
 	e2 := engine(t, env) // on the surviving state
-	rec := record(t, e2, bad)
+	rec := nodeRecord(t, e2, bad)
 	if rec.Recovery == nil || rec.Recovery.Done != 0 || len(rec.Recovery.Steps) != 2 {
 		t.Fatalf("the surviving checkpoint's recovery: %+v", rec.Recovery)
 	}
@@ -459,14 +460,14 @@ func TestRecoveryResumesAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := results(t, e2, task.ID)[bad]
-	if r.Outcome != orchestrator.OutcomeFailed || !strings.Contains(r.Reason, "abort, then release") {
+	if r.Outcome != record.OutcomeFailed || !strings.Contains(r.Reason, "abort, then release") {
 		t.Fatalf("%s: %s at %s: %s", bad, r.Outcome, r.Stage, r.Reason)
 	}
 	eventually(t, 10*time.Second, "the machine to be Ready", func() bool { return labState(env, bad) == "Ready" })
 	if lc := lifecycle(env)[bad]; lc.Releases != 1 || lc.DeployStarts != 1 {
 		t.Errorf("%s: %+v, want one deployment and one release", bad, lc)
 	}
-	if rec := record(t, e2, bad); rec.Recovery != nil {
+	if rec := nodeRecord(t, e2, bad); rec.Recovery != nil {
 		t.Errorf("the recovery is still recorded: %+v", rec.Recovery)
 	}
 }
@@ -481,22 +482,22 @@ func TestRetryAfterAnotherTask(t *testing.T) {
 	const bad = "r01-cmp02"
 	d := testsite.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 2}}})
-	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)}, orchestrator.TaskFailed)
-	if res[0].Stage != orchestrator.StageDeploy {
+	task, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)}, record.TaskFailed)
+	if res[0].Stage != record.StageDeploy {
 		t.Fatalf("%s: %s at %s: %s", bad, res[0].Outcome, res[0].Stage, res[0].Reason)
 	}
-	if l := record(t, e, bad).Lifecycle; l != orchestrator.LifecycleFailed {
+	if l := nodeRecord(t, e, bad).Lifecycle; l != record.LifecycleFailed {
 		t.Errorf("after the failed deploy: lifecycle %s, want failed", l)
 	}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPowerCycle, Requester: "test", Filter: only(bad)}, orchestrator.TaskSucceeded)
-	if l := record(t, e, bad).Lifecycle; l != orchestrator.LifecycleFailed {
+	run(t, e, record.Request{Action: record.ActionPowerCycle, Requester: "test", Filter: only(bad)}, record.TaskSucceeded)
+	if l := nodeRecord(t, e, bad).Lifecycle; l != record.LifecycleFailed {
 		t.Errorf("after power_cycle: lifecycle %s, want still failed", l)
 	}
-	after := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskSucceeded)
-	if r := after[bad]; r.Stage != orchestrator.StageDeployed {
+	after := applyVerb(t, e, task.ID, record.VerbRetry, record.TaskSucceeded)
+	if r := after[bad]; r.Stage != record.StageDeployed {
 		t.Fatalf("%s after retry: %s at %s: %s", bad, r.Outcome, r.Stage, r.Reason)
 	}
-	if rec := record(t, e, bad); rec.Lifecycle != orchestrator.LifecycleDeployed || rec.LastTask != task.ID {
+	if rec := nodeRecord(t, e, bad); rec.Lifecycle != record.LifecycleDeployed || rec.LastTask != task.ID {
 		t.Errorf("lifecycle %s, last task %s", rec.Lifecycle, rec.LastTask)
 	}
 	if s := labState(env, bad); s != "Deployed" {
@@ -517,8 +518,8 @@ func TestFailedDeploymentRefusingRelease(t *testing.T) {
 		Ops:      map[string]maas.OpFaults{"POST release": {Error409: 1}},
 		Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 1}},
 	})
-	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)}, orchestrator.TaskSucceeded)
-	if r := res[0]; r.Stage != orchestrator.StageDeployed {
+	_, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)}, record.TaskSucceeded)
+	if r := res[0]; r.Stage != record.StageDeployed {
 		t.Fatalf("%s: %s at %s: %s", bad, r.Outcome, r.Stage, r.Reason)
 	}
 	for _, step := range []string{"mark-broken", "mark-fixed"} {
@@ -532,7 +533,7 @@ func TestFailedDeploymentRefusingRelease(t *testing.T) {
 	if lc := lifecycle(env)[bad]; lc.DeployStarts != 2 || lc.DeployFailures != 1 || lc.Releases != 0 {
 		t.Errorf("%s: %+v, want 2 deployments, 1 failed, no release accepted", bad, lc)
 	}
-	if rec := record(t, e, bad); rec.Lifecycle != orchestrator.LifecycleDeployed || rec.Recovery != nil {
+	if rec := nodeRecord(t, e, bad); rec.Lifecycle != record.LifecycleDeployed || rec.Recovery != nil {
 		t.Errorf("record: lifecycle %s, recovery %+v", rec.Lifecycle, rec.Recovery)
 	}
 }
@@ -550,10 +551,10 @@ func TestRecoveryGivesUpToOperator(t *testing.T) {
 		Ops:      map[string]maas.OpFaults{"POST release": {Error409: 1}, "POST mark_broken": {Error409: 1}},
 		Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 1}},
 	})
-	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)}, orchestrator.TaskFailed)
+	_, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)}, record.TaskFailed)
 	r := res[0]
-	id := record(t, e, bad).MachineID
-	if r.Outcome != orchestrator.OutcomeManual || r.Stage != orchestrator.StageDeploy {
+	id := nodeRecord(t, e, bad).MachineID
+	if r.Outcome != record.OutcomeManual || r.Stage != record.StageDeploy {
 		t.Fatalf("%s: %s at %s: %s; want manual-intervention at deploy", bad, r.Outcome, r.Stage, r.Reason)
 	}
 	for _, want := range []string{id, "mark-broken", "mark-fixed, then release", "release-manual"} {
@@ -561,8 +562,8 @@ func TestRecoveryGivesUpToOperator(t *testing.T) {
 			t.Errorf("reason %q does not name %q", r.Reason, want)
 		}
 	}
-	rec := record(t, e, bad)
-	if !rec.Frozen || rec.Recovery == nil || rec.Recovery.Done != 0 || rec.Lifecycle != orchestrator.LifecycleFailed {
+	rec := nodeRecord(t, e, bad)
+	if !rec.Frozen || rec.Recovery == nil || rec.Recovery.Done != 0 || rec.Lifecycle != record.LifecycleFailed {
 		t.Errorf("record: frozen %v, recovery %+v, lifecycle %s", rec.Frozen, rec.Recovery, rec.Lifecycle)
 	}
 	if s := labState(env, bad); s != "Failed deployment" {
@@ -572,8 +573,8 @@ func TestRecoveryGivesUpToOperator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool {
-		return ev.Type == orchestrator.EventOnboardingManual && strings.Contains(ev.Message, "release-manual")
+	if !slices.ContainsFunc(evs, func(ev record.Event) bool {
+		return ev.Type == record.EventOnboardingManual && strings.Contains(ev.Message, "release-manual")
 	}) {
 		t.Error("no typed manual-intervention-required event naming the next step")
 	}
@@ -599,15 +600,15 @@ func TestOldRecordLifecycle(t *testing.T) {
 	}
 	env := startEnv(t, d, store, nil, nil)
 	e := engine(t, env)
-	if rec := record(t, e, node); rec.Lifecycle != orchestrator.LifecycleDeployed || rec.Stage != orchestrator.StagePowered {
+	if rec := nodeRecord(t, e, node); rec.Lifecycle != record.LifecycleDeployed || rec.Stage != record.StagePowered {
 		t.Fatalf("old record reads as lifecycle %q, stage %s; want deployed, powered", rec.Lifecycle, rec.Stage)
 	}
 	recs, err := e.Nodes(t.Context())
-	if err != nil || len(recs) != 1 || recs[0].Lifecycle != orchestrator.LifecycleDeployed {
+	if err != nil || len(recs) != 1 || recs[0].Lifecycle != record.LifecycleDeployed {
 		t.Fatalf("Nodes: %v %+v", err, recs)
 	}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionVerifyNodes, Requester: "test", Filter: only(node)}, orchestrator.TaskSucceeded)
-	if rec := record(t, e, node); rec.Lifecycle != orchestrator.LifecycleDeployed || rec.Stage != orchestrator.StageVerified {
+	run(t, e, record.Request{Action: record.ActionVerifyNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+	if rec := nodeRecord(t, e, node); rec.Lifecycle != record.LifecycleDeployed || rec.Stage != record.StageVerified {
 		t.Errorf("after verify_nodes: lifecycle %q, stage %s; want deployed, verified", rec.Lifecycle, rec.Stage)
 	}
 }
@@ -626,20 +627,20 @@ func TestCancelReleaseRefused(t *testing.T) {
 		Ops:      map[string]maas.OpFaults{"POST release": {Error409: 1}},
 		Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}},
 	})
-	task, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(bad)})
+	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the machine to be Deploying", func() bool { return labState(env, bad) == "Deploying" })
-	if _, err := e.TaskVerb(t.Context(), task.ID, orchestrator.VerbCancel, "test"); err != nil {
+	if _, err := e.TaskVerb(t.Context(), task.ID, record.VerbCancel, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Wait(t.Context(), task.ID); err != nil {
 		t.Fatal(err)
 	}
 	r := results(t, e, task.ID)[bad]
-	id := record(t, e, bad).MachineID
-	if r.Outcome != orchestrator.OutcomeManual || !strings.Contains(r.Reason, id) || !strings.Contains(r.Reason, "release-manual") {
+	id := nodeRecord(t, e, bad).MachineID
+	if r.Outcome != record.OutcomeManual || !strings.Contains(r.Reason, id) || !strings.Contains(r.Reason, "release-manual") {
 		t.Fatalf("%s: %s at %s: %s; want manual-intervention naming the machine and release-manual", bad, r.Outcome, r.Stage, r.Reason)
 	}
 	if s := labState(env, bad); s != "Allocated" {
@@ -658,13 +659,13 @@ func TestRebootstrapAfterPowerCycle(t *testing.T) {
 	t.Parallel()
 	const node = "r01-cmp01"
 	env, e := prepared(t, testsite.Example(t), nil)
-	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(node)}, orchestrator.TaskSucceeded)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPowerCycle, Requester: "test", Filter: only(node)}, orchestrator.TaskSucceeded)
+	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPowerCycle, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
 	out, err := e.Rebootstrap(t.Context(), node, "test")
 	if err != nil {
 		t.Fatalf("rebootstrap after power_cycle: %v", err)
 	}
-	if out.Task != task.ID || out.Node.Stage != orchestrator.StageBootstrap {
+	if out.Task != task.ID || out.Node.Stage != record.StageBootstrap {
 		t.Fatalf("rebootstrap: task %s (want %s), stage %s", out.Task, task.ID, out.Node.Stage)
 	}
 	if err := env.Lab.Machine(node).RunBootstrap([]byte(out.Env)); err != nil {
@@ -672,10 +673,10 @@ func TestRebootstrapAfterPowerCycle(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != orchestrator.TaskSucceeded {
+	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != record.TaskSucceeded {
 		t.Fatalf("task %s: %s (%s) %v", task.ID, got.Status, got.Message, err)
 	}
-	if rec := record(t, e, node); rec.Lifecycle != orchestrator.LifecycleDeployed || rec.Stage != orchestrator.StageDeployed {
+	if rec := nodeRecord(t, e, node); rec.Lifecycle != record.LifecycleDeployed || rec.Stage != record.StageDeployed {
 		t.Errorf("lifecycle %s, stage %s", rec.Lifecycle, rec.Stage)
 	}
 }

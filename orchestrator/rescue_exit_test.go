@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/internal/testsite"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestRescueExitOfNodeNotDeployed: rescue_exit of a node whose machine
@@ -18,9 +18,9 @@ func TestRescueExitOfNodeNotDeployed(t *testing.T) {
 	t.Parallel()
 	node := "r02-gpu01"
 	env, e := prepared(t, testsite.Example(t), nil)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
-	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionRescueExit, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskFailed)
-	if r := res[0]; r.Stage != orchestrator.StageRescueExit || !strings.Contains(r.Reason, "neither in rescue mode nor deployed") {
+	run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
+	_, res := run(t, e, record.Request{Action: record.ActionRescueExit, Filter: dcNodes(node), Requester: "test"}, record.TaskFailed)
+	if r := res[0]; r.Stage != record.StageRescueExit || !strings.Contains(r.Reason, "neither in rescue mode nor deployed") {
 		t.Errorf("%s: rescue_exit of a ready node: %s at %s (%q), want failed at rescue-exit saying it is neither in rescue mode nor deployed", node, r.Outcome, r.Stage, r.Reason)
 	}
 	if m, _ := dcMachine(env, node); m.Status != "Ready" {
@@ -31,7 +31,7 @@ func TestRescueExitOfNodeNotDeployed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range recs {
-		if r.Name == node && r.LifecycleState() != orchestrator.LifecycleReady {
+		if r.Name == node && r.LifecycleState() != record.LifecycleReady {
 			t.Errorf("%s: lifecycle %q after a refused rescue exit, want ready (its machine is Ready in the lab)", node, r.LifecycleState())
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // slowSightServer's first poll of a machine after its rescue began
@@ -58,7 +59,7 @@ func TestRescueRecordsWhatItReached(t *testing.T) {
 	node := "r01-gpu01"
 	d := testsite.Example(t)
 	env, e := prepared(t, d, nil)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
 	e.Close()
 
 	slow := &slowSightServer{}
@@ -67,14 +68,14 @@ func TestRescueRecordsWhatItReached(t *testing.T) {
 		slow.Server = c.Drivers.Server
 		c.Drivers.Server = slow
 	})
-	run(t, e2, orchestrator.Request{Action: orchestrator.ActionRescueEnter, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e2, record.Request{Action: record.ActionRescueEnter, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
 	if slow.stale.Load() > 0 {
 		t.Fatalf("the rescue's polls never saw the machine entering rescue mode: nothing was tested")
 	}
 	if m, _ := dcMachine(env, node); m.Status != "Rescue mode" {
 		t.Fatalf("%s: lab status %q, want Rescue mode", node, m.Status)
 	}
-	if rec := record(t, e2, node); rec.Observed != "Rescue mode" {
+	if rec := nodeRecord(t, e2, node); rec.Observed != "Rescue mode" {
 		t.Errorf("%s: record observed %q at stage %s, want Rescue mode (the lab's)", node, rec.Observed, rec.Stage)
 	}
 }

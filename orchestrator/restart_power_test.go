@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/internal/testsite"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestRestartCleanOfPowerCycleKeepsTheDeployment: restart-clean of a
@@ -18,10 +18,10 @@ func TestRestartCleanOfPowerCycleKeepsTheDeployment(t *testing.T) {
 	t.Parallel()
 	node := "r02-gpu01"
 	env, e := prepared(t, testsite.Example(t), nil)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
-	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionPowerCycle, Filter: dcNodes(node), Requester: "test"}, orchestrator.TaskSucceeded)
-	res := applyVerb(t, e, task.ID, orchestrator.VerbRestartClean, orchestrator.TaskSucceeded)
-	if r := res[node]; r.Stage != orchestrator.StagePowered {
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
+	task, _ := run(t, e, record.Request{Action: record.ActionPowerCycle, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
+	res := applyVerb(t, e, task.ID, record.VerbRestartClean, record.TaskSucceeded)
+	if r := res[node]; r.Stage != record.StagePowered {
 		t.Errorf("%s after restart-clean of its power cycle: %s at %s (%q), want succeeded at powered", node, r.Outcome, r.Stage, r.Reason)
 	}
 	if m, _ := dcMachine(env, node); m.Status != "Deployed" {
@@ -32,7 +32,7 @@ func TestRestartCleanOfPowerCycleKeepsTheDeployment(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range recs {
-		if r.Name == node && r.LifecycleState() != orchestrator.LifecycleDeployed {
+		if r.Name == node && r.LifecycleState() != record.LifecycleDeployed {
 			t.Errorf("%s: lifecycle %q, want deployed", node, r.LifecycleState())
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/internal/testsite"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
@@ -22,19 +22,19 @@ func TestDeployAgainAfterFailedDeployNoRetries(t *testing.T) {
 	zero := 0
 	d.Site.Spec.Lifecycle.DeployRetries = &zero
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{viaRetry: {FailDeploy: 1}, viaDeploy: {FailDeploy: 1}}})
-	first, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(viaRetry)}, orchestrator.TaskFailed)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(viaDeploy)}, orchestrator.TaskFailed)
+	first, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(viaRetry)}, record.TaskFailed)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(viaDeploy)}, record.TaskFailed)
 	for _, n := range []string{viaRetry, viaDeploy} {
 		if s := labState(env, n); s != "Failed deployment" {
 			t.Fatalf("%s after its failed deploy: the lab has it %s, want Failed deployment", n, s)
 		}
 	}
 
-	res := applyVerb(t, e, first.ID, orchestrator.VerbRetry, orchestrator.TaskSucceeded)
-	if r := res[viaRetry]; r.Stage != orchestrator.StageDeployed {
+	res := applyVerb(t, e, first.ID, record.VerbRetry, record.TaskSucceeded)
+	if r := res[viaRetry]; r.Stage != record.StageDeployed {
 		t.Errorf("%s after retry: %s at %s: %s", viaRetry, r.Outcome, r.Stage, r.Reason)
 	}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test", Filter: only(viaDeploy)}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(viaDeploy)}, record.TaskSucceeded)
 
 	lc := lifecycle(env)
 	for _, n := range []string{viaRetry, viaDeploy} {
@@ -45,7 +45,7 @@ func TestDeployAgainAfterFailedDeployNoRetries(t *testing.T) {
 		if c := lc[n]; c.DeployStarts != 2 || c.DeployFailures != 1 || c.DuplicateDeploys != 0 {
 			t.Errorf("%s: the lab counted %+v, want 2 deployments, 1 failed, no duplicate", n, c)
 		}
-		if l := record(t, e, n).Lifecycle; l != orchestrator.LifecycleDeployed {
+		if l := nodeRecord(t, e, n).Lifecycle; l != record.LifecycleDeployed {
 			t.Errorf("%s: lifecycle %s, want deployed", n, l)
 		}
 	}

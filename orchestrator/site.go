@@ -9,32 +9,33 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // runSite runs a site action with the retry policy; it returns the
 // task's final status and message.
-func (e *Engine) runSite(run *taskRun, d *design.Design) (TaskStatus, string) {
+func (e *Engine) runSite(run *taskRun, d *design.Design) (record.TaskStatus, string) {
 	return e.retrySite(run, func(ctx context.Context) (string, error) { return e.siteOnce(ctx, run.task.Action, d) })
 }
 
 // retrySite runs fn until it succeeds, fails other than transiently or
 // spends the retry policy's attempts.
-func (e *Engine) retrySite(run *taskRun, fn func(context.Context) (string, error)) (TaskStatus, string) {
+func (e *Engine) retrySite(run *taskRun, fn func(context.Context) (string, error)) (record.TaskStatus, string) {
 	ctx := run.ctx
 	for attempt := 1; ; attempt++ {
 		msg, err := fn(ctx)
 		if err == nil {
-			return TaskSucceeded, msg
+			return record.TaskSucceeded, msg
 		}
 		if ctx.Err() != nil {
 			if run.isCancelled() {
-				return TaskCancelled, "cancelled"
+				return record.TaskCancelled, "cancelled"
 			}
-			return TaskFailed, ctx.Err().Error()
+			return record.TaskFailed, ctx.Err().Error()
 		}
 		class := drivers.Classify(err)
 		if class != drivers.Transient || attempt >= e.cfg.Retry.Attempts {
-			return TaskFailed, fmt.Sprintf("%s (%s, after %d attempt(s))", err, class, attempt)
+			return record.TaskFailed, fmt.Sprintf("%s (%s, after %d attempt(s))", err, class, attempt)
 		}
 		wait := e.scaled(e.cfg.Retry.backoff(attempt))
 		e.siteEvent(run, "warn", fmt.Sprintf("attempt %d failed (%v); next in %s", attempt, err, wait.Round(time.Millisecond)))
@@ -46,19 +47,19 @@ func (e *Engine) retrySite(run *taskRun, fn func(context.Context) (string, error
 
 func (e *Engine) siteEvent(run *taskRun, level, msg string) {
 	var b batch
-	b.event(Event{Time: now(), Task: run.id, Level: level, Kind: "site", Message: msg, Correlation: run.corr})
+	b.event(record.Event{Time: now(), Task: run.id, Level: level, Kind: "site", Message: msg, Correlation: run.corr})
 	_ = e.rec.write(e.ctx, &b)
 }
 
 // siteOnce runs one attempt of a site action. A StatusFailed result is a
 // Permanent error; InProgress is waited for here.
-func (e *Engine) siteOnce(ctx context.Context, a Action, d *design.Design) (string, error) {
+func (e *Engine) siteOnce(ctx context.Context, a record.Action, d *design.Design) (string, error) {
 	switch a {
-	case ActionValidateDesign:
+	case record.ActionValidateDesign:
 		return validateDeployable(d)
-	case ActionVerifySite:
+	case record.ActionVerifySite:
 		return e.verifySite(ctx, d)
-	case ActionPrepareSite:
+	case record.ActionPrepareSite:
 		return e.prepareSite(ctx, d)
 	}
 	return "", drivers.Errorf(drivers.Permanent, "%s is not a site action", a)

@@ -11,6 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // profiles are site profiles by site and name ("" for the default).
@@ -53,9 +54,9 @@ func TestSiteProfileAtDeploy(t *testing.T) {
 	rc := roce{gpu: {{Interface: "bond0", CIDR: "10.250.0.1/31"}}, cmp: {{Interface: "bond0", CIDR: "10.250.0.3/31"}}}
 	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.SiteProfiles, c.RoCE = p, rc })
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite}, orchestrator.TaskSucceeded)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu, cmp}}}}},
-		orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{gpu, cmp}}}}},
+		record.TaskSucceeded)
 	raw, err := env.MAASCall(t.Context(), "GET", "/machines/", "", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -109,8 +110,8 @@ func TestSiteProfileAtDeploy(t *testing.T) {
 	}
 
 	delete(p, [2]string{site, "h100"})
-	_, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionRedeployNodes, Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}},
-		orchestrator.TaskFailed)
+	_, res := run(t, e, record.Request{Action: record.ActionRedeployNodes, Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{gpu}}}}},
+		record.TaskFailed)
 	if len(res) != 1 || !strings.Contains(res[0].Reason, `site profile "h100", which site `+site+" does not have") {
 		t.Errorf("a missing profile: %+v", res)
 	}

@@ -9,32 +9,33 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // stage runs one call of the current stage's handler: the state table.
 func (r *nodeRun) stage(ctx context.Context) (step, error) {
 	switch r.rec.Stage {
-	case StageVerify:
+	case record.StageVerify:
 		return r.verify(ctx)
-	case StageOOBPrepare:
+	case record.StageOOBPrepare:
 		return r.oobPrepare(ctx)
-	case StageIdentify:
+	case record.StageIdentify:
 		return r.identify(ctx)
-	case StageCommission:
+	case record.StageCommission:
 		return r.commission(ctx)
-	case StageAsBuilt:
+	case record.StageAsBuilt:
 		return r.asBuilt(ctx) // asbuilt.go
-	case StageConfigure:
+	case record.StageConfigure:
 		return r.configure(ctx)
-	case StageDeploy:
+	case record.StageDeploy:
 		return r.deploy(ctx)
-	case StageBootstrap:
+	case record.StageBootstrap:
 		return r.bootstrap(ctx)
-	case StageReleasing:
+	case record.StageReleasing:
 		return r.releasing(ctx)
-	case StagePower:
+	case record.StagePower:
 		return r.power(ctx)
-	case StagePending:
+	case record.StagePending:
 		return advance(""), nil
 	}
 	if st, ok, err := r.lifecycleStage(ctx); ok { // decommission.go
@@ -375,7 +376,7 @@ func (r *nodeRun) deployIntent(ctx context.Context) error {
 	if fresh {
 		r.rec.Deployment, r.rec.DeploymentEnded = r.rec.Deployment+1, false
 	}
-	r.rec.Intent = &Intent{Op: "deploy", Task: r.run.id, At: now()}
+	r.rec.Intent = &record.Intent{Op: "deploy", Task: r.run.id, At: now()}
 	if err := r.takeHold(ctx, fresh); err != nil {
 		return err
 	}
@@ -421,7 +422,7 @@ func (r *nodeRun) deployFailed(ctx context.Context, res drivers.Result) (step, e
 		if again {
 			then = recoveryThenContinue
 			r.rec.Step = 1 // released, the round's release is done and the node deploys again
-			r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
+			r.rec.Intent = &record.Intent{Op: "release", Task: r.run.id, At: now()}
 		}
 		if !r.startRecovery(ctx, fmt.Sprintf("machine %s turned Broken while deploying (%s)", r.rec.MachineID, res.Message), then) {
 			return step{}, errRecovered
@@ -430,7 +431,7 @@ func (r *nodeRun) deployFailed(ctx context.Context, res drivers.Result) (step, e
 	}
 	if again {
 		r.rec.Step = 1
-		r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
+		r.rec.Intent = &record.Intent{Op: "release", Task: r.run.id, At: now()}
 		return step{kind: stepAgain}, r.saveErr("deployment failed (%s); releasing machine %s to deploy again (%d of %d)",
 			res.Message, r.rec.MachineID, r.rec.Rounds+1, r.deployRetries())
 	}
@@ -522,7 +523,7 @@ func (r *nodeRun) releasing(ctx context.Context) (step, error) {
 		if st, ok, err := r.checkBeforeRelease(ctx); ok { // preflight_nodes.go
 			return st, err
 		}
-		r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
+		r.rec.Intent = &record.Intent{Op: "release", Task: r.run.id, At: now()}
 		if err := r.saveErr("intent: release machine %s", r.rec.MachineID); err != nil {
 			return step{}, err
 		}
@@ -589,9 +590,9 @@ func (r *nodeRun) power(ctx context.Context) (step, error) {
 			return err
 		}
 		switch r.rec.Action {
-		case ActionPowerOn:
+		case record.ActionPowerOn:
 			res, err = oob.PowerOn(ctx, b)
-		case ActionPowerOff:
+		case record.ActionPowerOff:
 			res, err = oob.PowerOff(ctx, b)
 		default:
 			res, err = oob.PowerCycle(ctx, b)
@@ -615,7 +616,7 @@ func (r *nodeRun) powerReached(ctx context.Context, oob drivers.OOB, b drivers.B
 		return drivers.Result{}, err
 	}
 	want := drivers.PowerOn
-	if r.rec.Action == ActionPowerOff {
+	if r.rec.Action == record.ActionPowerOff {
 		want = drivers.PowerOff
 	}
 	if st == want {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/internal/jsonkeys"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -48,11 +49,11 @@ func (r records) getJSON(ctx context.Context, coll, key string, v any) error {
 	return jsonkeys.Unmarshal(b, v)
 }
 
-func (r records) node(ctx context.Context, name string) (NodeRecord, bool, error) {
-	var n NodeRecord
+func (r records) node(ctx context.Context, name string) (record.NodeRecord, bool, error) {
+	var n record.NodeRecord
 	err := r.getJSON(ctx, collNodes, name, &n)
 	if errors.Is(err, ErrNotFound) {
-		return NodeRecord{Name: name, Stage: StagePending}, false, nil
+		return record.NodeRecord{Name: name, Stage: record.StagePending}, false, nil
 	}
 	return n, err == nil, err
 }
@@ -82,22 +83,22 @@ func listSlice[T any](ctx context.Context, s Store, coll, prefix, what string) (
 	return out, err
 }
 
-func (r records) nodes(ctx context.Context) ([]NodeRecord, error) {
-	out, err := listSlice[NodeRecord](ctx, r.s, collNodes, "", "node record")
+func (r records) nodes(ctx context.Context) ([]record.NodeRecord, error) {
+	out, err := listSlice[record.NodeRecord](ctx, r.s, collNodes, "", "node record")
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (r records) task(ctx context.Context, id string) (Task, error) {
-	var t Task
+func (r records) task(ctx context.Context, id string) (record.Task, error) {
+	var t record.Task
 	err := r.getJSON(ctx, collTasks, id, &t)
 	return t, err
 }
 
-func (r records) tasks(ctx context.Context) ([]Task, error) {
-	out, err := listSlice[Task](ctx, r.s, collTasks, "", "task record")
+func (r records) tasks(ctx context.Context) ([]record.Task, error) {
+	out, err := listSlice[record.Task](ctx, r.s, collTasks, "", "task record")
 	if err != nil {
 		return nil, err
 	}
@@ -105,8 +106,8 @@ func (r records) tasks(ctx context.Context) ([]Task, error) {
 	return out, nil
 }
 
-func (r records) results(ctx context.Context, taskID string) ([]NodeResult, error) {
-	out, err := listSlice[NodeResult](ctx, r.s, collTaskNodes, taskID+"/", "task node record")
+func (r records) results(ctx context.Context, taskID string) ([]record.NodeResult, error) {
+	out, err := listSlice[record.NodeResult](ctx, r.s, collTaskNodes, taskID+"/", "task node record")
 	if err != nil {
 		return nil, err
 	}
@@ -124,11 +125,11 @@ func (b *batch) put(coll, key string, v any) {
 	b.ops = append(b.ops, statestore.Put(coll, key, raw))
 }
 
-func (b *batch) node(n NodeRecord)                 { b.put(collNodes, n.Name, n) }
-func (b *batch) task(t Task)                       { b.put(collTasks, t.ID, t) }
-func (b *batch) result(task string, nr NodeResult) { b.put(collTaskNodes, task+"/"+nr.Node, nr) }
+func (b *batch) node(n record.NodeRecord)                 { b.put(collNodes, n.Name, n) }
+func (b *batch) task(t record.Task)                       { b.put(collTasks, t.ID, t) }
+func (b *batch) result(task string, nr record.NodeResult) { b.put(collTaskNodes, task+"/"+nr.Node, nr) }
 
-func (b *batch) event(ev Event) {
+func (b *batch) event(ev record.Event) {
 	raw, err := json.Marshal(ev)
 	if err != nil {
 		panic(fmt.Sprintf("orchestrator: encode event: %v", err))
@@ -145,15 +146,15 @@ func (r records) write(ctx context.Context, b *batch) error {
 }
 
 // events reads the event log after seq, filtered.
-func (r records) events(ctx context.Context, after uint64, limit int, task, node string) ([]Event, error) {
-	var out []Event
+func (r records) events(ctx context.Context, after uint64, limit int, task, node string) ([]record.Event, error) {
+	var out []record.Event
 	for {
 		entries, err := r.s.ReadLog(ctx, logEvents, after, 1000)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range entries {
-			var ev Event
+			var ev record.Event
 			if err := jsonkeys.Unmarshal(e.Value, &ev); err != nil {
 				return nil, fmt.Errorf("event %d: %w", e.Seq, err)
 			}

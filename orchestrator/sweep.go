@@ -3,42 +3,44 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // expected is the provisioner state a settled node's stage implies.
-var expected = map[Stage][]string{
-	StageDeployed:   {"Deployed"},
-	StageReady:      {"Ready", "Allocated"},
-	StageReleased:   {"Ready", "New"},
-	StageRescueMode: {"Rescue mode"},
+var expected = map[record.Stage][]string{
+	record.StageDeployed:   {"Deployed"},
+	record.StageReady:      {"Ready", "Allocated"},
+	record.StageReleased:   {"Ready", "New"},
+	record.StageRescueMode: {"Rescue mode"},
 }
 
 // lifecycleStage is the stage whose machine state a lifecycle state implies.
-var lifecycleStage = map[Lifecycle]Stage{
-	LifecycleDeployed: StageDeployed,
-	LifecycleReady:    StageReady,
-	LifecycleReleased: StageReleased,
+var lifecycleStage = map[record.Lifecycle]record.Stage{
+	record.LifecycleDeployed: record.StageDeployed,
+	record.LifecycleReady:    record.StageReady,
+	record.LifecycleReleased: record.StageReleased,
 }
 
 // settledStage is the stage whose machine state a node at rest implies:
 // its own stage when its last task ended there, else its lifecycle's (a
 // power, verify or test task since leaves a deployed node deployed, and
 // the machine must still be Deployed); "" when neither implies one.
-func settledStage(r NodeRecord) Stage {
-	if r.Outcome == OutcomeSucceeded && expected[r.Stage] != nil {
+func settledStage(r record.NodeRecord) record.Stage {
+	if r.Outcome == record.OutcomeSucceeded && expected[r.Stage] != nil {
 		return r.Stage
 	}
 	return lifecycleStage[r.LifecycleState()]
 }
 
 // settled: a node at rest whose stage or lifecycle implies a machine state.
-func settled(r NodeRecord) bool { return settledStage(r) != "" }
+func settled(r record.NodeRecord) bool { return settledStage(r) != "" }
 
 // liveDeployment: the record says the node's machine runs the OS of its
 // current deployment (the node's introspection token is valid), whatever
 // task last looked at or powered it.
-func liveDeployment(r NodeRecord) bool {
-	atDeployment := r.Stage == StageBootstrap || r.Stage == StageDeployed || r.LifecycleState() == LifecycleDeployed
+func liveDeployment(r record.NodeRecord) bool {
+	atDeployment := r.Stage == record.StageBootstrap || r.Stage == record.StageDeployed || r.LifecycleState() == record.LifecycleDeployed
 	return atDeployment && r.Deployment > 0 && !r.DeploymentEnded
 }
 
@@ -55,7 +57,7 @@ var deployedStates = []string{"Deployed", "Entering rescue mode", "Rescue mode",
 // It holds the node's lease meanwhile, and leaves a node a task took, or
 // whose record changed, since the sweep read it. It returns what it did,
 // for the drift event.
-func (e *Engine) endLostDeployment(ctx context.Context, r NodeRecord) string {
+func (e *Engine) endLostDeployment(ctx context.Context, r record.NodeRecord) string {
 	const by = "(sweep)"
 	if !e.leaseFor(r.Name, by) {
 		return "; a task holds the node now: its deployment is left to it"

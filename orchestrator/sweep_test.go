@@ -12,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
 
@@ -33,7 +34,7 @@ func TestSweepDrift(t *testing.T) {
 		t.Fatalf("sweep after a clean deploy: %d owned, leaks %v, drift %v", rep.Owned, rep.Leaks, rep.Drift)
 	}
 
-	id := record(t, e, node).MachineID
+	id := nodeRecord(t, e, node).MachineID
 	res, err := env.Drivers.Server.Release(t.Context(), drivers.NodeRef{Name: node, MachineID: id}, drivers.EraseNone)
 	if err != nil || res.Status == drivers.StatusFailed {
 		t.Fatalf("release %s behind the engine's back: %+v, %v", id, res, err)
@@ -50,7 +51,7 @@ func TestSweepDrift(t *testing.T) {
 		t.Errorf("drift observed %q, want Releasing or Ready", got.Observed)
 	}
 	got.Observed = ""
-	if diff := cmp.Diff(orchestrator.Drift{Node: node, MachineID: id, Stage: orchestrator.StageDeployed}, got); diff != "" {
+	if diff := cmp.Diff(record.Drift{Node: node, MachineID: id, Stage: record.StageDeployed}, got); diff != "" {
 		t.Errorf("drift (-want +got):\n%s", diff)
 	}
 	if len(rep.Leaks) != 0 {
@@ -60,11 +61,11 @@ func TestSweepDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool { return ev.Kind == "drift" && ev.Level == "warn" }) {
+	if !slices.ContainsFunc(evs, func(ev record.Event) bool { return ev.Kind == "drift" && ev.Level == "warn" }) {
 		t.Errorf("no drift event for %s", node)
 	}
 	// The sweep only reports: the record still says deployed.
-	if rec := record(t, e, node); rec.Stage != orchestrator.StageDeployed || rec.MachineID != id {
+	if rec := nodeRecord(t, e, node); rec.Stage != record.StageDeployed || rec.MachineID != id {
 		t.Errorf("the sweep changed the record: %s, machine %q", rec.Stage, rec.MachineID)
 	}
 
@@ -77,7 +78,7 @@ func TestSweepDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Stage != orchestrator.StageReady || rec.MachineID != id || rec.Observed != "Ready" {
+	if rec.Stage != record.StageReady || rec.MachineID != id || rec.Observed != "Ready" {
 		t.Errorf("adopted as %s, machine %q (%q), want ready, %s", rec.Stage, rec.MachineID, rec.Observed, id)
 	}
 	rep, err = e.Sweep(t.Context())
@@ -96,8 +97,8 @@ func TestSweepReleasesLeaks(t *testing.T) {
 	t.Parallel()
 	d := testsite.Example(t)
 	env, e := prepared(t, d, nil)
-	two := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{"r01-cmp01", "r02-gpu02"}}}}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: two, Requester: "test"}, orchestrator.TaskSucceeded)
+	two := record.Filter{Sets: []design.NodeFilter{{Names: []string{"r01-cmp01", "r02-gpu02"}}}}
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: two, Requester: "test"}, record.TaskSucceeded)
 	ids := machines(t, e)
 	e.Close()
 

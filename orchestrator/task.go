@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -26,18 +27,18 @@ type taskRun struct {
 	corr string
 
 	mu        sync.Mutex
-	task      Task
-	results   map[string]NodeResult
+	task      record.Task
+	results   map[string]record.NodeResult
 	cancelled bool
 }
 
-func (t *taskRun) setResult(nr NodeResult) {
+func (t *taskRun) setResult(nr record.NodeResult) {
 	t.mu.Lock()
 	t.results[nr.Node] = nr
 	t.mu.Unlock()
 }
 
-func (t *taskRun) result(node string) NodeResult {
+func (t *taskRun) result(node string) record.NodeResult {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.results[node]
@@ -50,38 +51,38 @@ func (t *taskRun) isCancelled() bool {
 }
 
 // Submit validates and stores a task, then starts it.
-func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
+func (e *Engine) Submit(ctx context.Context, req record.Request) (record.Task, error) {
 	if err := checkRequest(&req); err != nil {
-		return Task{}, err
+		return record.Task{}, err
 	}
 	d, id, err := e.requestDesign(ctx, req.Revision)
 	if err != nil {
-		return Task{}, err
+		return record.Task{}, err
 	}
 	orphans, err := e.orphansNamed(ctx, req, d) // destroy may name them (drift_orphan.go)
 	if err != nil {
-		return Task{}, err
+		return record.Task{}, err
 	}
 	if err := withoutNames(req.Filter, orphans).CheckIn(d, id); err != nil {
-		return Task{}, err
+		return record.Task{}, err
 	}
 	now := time.Now().UTC()
-	t := Task{ID: newTaskID(now), Action: req.Action, Filter: req.Filter, Revision: id,
-		Requester: orDefault(req.Requester, "unknown"), Status: TaskQueued, Created: now, Correlation: req.Correlation, Options: req.Options}
+	t := record.Task{ID: newTaskID(now), Action: req.Action, Filter: req.Filter, Revision: id,
+		Requester: orDefault(req.Requester, "unknown"), Status: record.TaskQueued, Created: now, Correlation: req.Correlation, Options: req.Options}
 	if !req.Action.SiteAction() {
 		if t.Nodes, err = selectNodes(req.Filter, d, orphans); err != nil {
-			return Task{}, err
+			return record.Task{}, err
 		}
 	}
 	var b batch
 	b.task(t)
 	for _, n := range t.Nodes {
-		b.result(t.ID, NodeResult{Node: n, Stage: StagePending, Outcome: OutcomeQueued})
+		b.result(t.ID, record.NodeResult{Node: n, Stage: record.StagePending, Outcome: record.OutcomeQueued})
 	}
-	b.event(Event{Time: now, Task: t.ID, Level: "info", Kind: "task", Correlation: t.Correlation,
+	b.event(record.Event{Time: now, Task: t.ID, Level: "info", Kind: "task", Correlation: t.Correlation,
 		Message: fmt.Sprintf("task %s: %s of %d node(s) on design %s, requested by %s%s", t.ID, t.Action, len(t.Nodes), short(id), t.Requester, t.Options.Describe())})
 	if err := e.rec.write(ctx, &b); err != nil {
-		return Task{}, fmt.Errorf("store task: %w", err)
+		return record.Task{}, fmt.Errorf("store task: %w", err)
 	}
 	e.launch(t)
 	return t, nil
@@ -89,17 +90,17 @@ func (e *Engine) Submit(ctx context.Context, req Request) (Task, error) {
 
 // checkRequest checks a task request's action, options and correlation
 // ID; empty options become none.
-func checkRequest(req *Request) error {
-	if _, err := ParseAction(string(req.Action)); err != nil {
+func checkRequest(req *record.Request) error {
+	if _, err := record.ParseAction(string(req.Action)); err != nil {
 		return err
 	}
 	if err := req.Options.Check(req.Action); err != nil {
 		return err
 	}
-	if req.Options != nil && *req.Options == (TaskOptions{}) {
+	if req.Options != nil && *req.Options == (record.TaskOptions{}) {
 		req.Options = nil
 	}
-	return CheckCorrelation(req.Correlation)
+	return record.CheckCorrelation(req.Correlation)
 }
 
 // requestDesign is the design revision a task request names, the current
@@ -117,7 +118,7 @@ func (e *Engine) requestDesign(ctx context.Context, rev string) (*design.Design,
 
 // selectNodes is the nodes a node task acts on: those f selects in d,
 // and the orphans the request names; at least one.
-func selectNodes(f Filter, d *design.Design, orphans []string) ([]string, error) {
+func selectNodes(f record.Filter, d *design.Design, orphans []string) ([]string, error) {
 	nodes, err := f.Select(d)
 	if err != nil {
 		return nil, err
@@ -139,7 +140,7 @@ func (e *Engine) currentRevision(ctx context.Context) (string, error) {
 }
 
 // launch runs a stored task in the background.
-func (e *Engine) launch(t Task) {
+func (e *Engine) launch(t record.Task) {
 	e.mu.Lock()
 	if e.ctx == nil || e.closed {
 		e.mu.Unlock()
@@ -151,7 +152,7 @@ func (e *Engine) launch(t Task) {
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
 	run := &taskRun{id: t.ID, ctx: ctx, cancel: cancel, done: make(chan struct{}), task: t, corr: t.Correlation,
-		results: map[string]NodeResult{}, cancelled: t.Cancel}
+		results: map[string]record.NodeResult{}, cancelled: t.Cancel}
 	e.runs[t.ID] = run
 	e.wg.Add(1)
 	e.mu.Unlock()
@@ -179,7 +180,7 @@ func (e *Engine) runTask(run *taskRun) {
 	}
 	d, _, err := e.design(ectx, t.Revision)
 	if err != nil {
-		e.finishTask(run, TaskFailed, "design revision: "+err.Error())
+		e.finishTask(run, record.TaskFailed, "design revision: "+err.Error())
 		return
 	}
 	if t.Action.SiteAction() {
@@ -212,13 +213,13 @@ func (e *Engine) startRun(run *taskRun) error {
 		run.setResult(r)
 	}
 	t := run.task
-	if t.Status != TaskQueued {
+	if t.Status != record.TaskQueued {
 		return nil
 	}
-	t.Status, t.Started, t.Cancel = TaskRunning, time.Now().UTC(), t.Cancel || run.isCancelled()
+	t.Status, t.Started, t.Cancel = record.TaskRunning, time.Now().UTC(), t.Cancel || run.isCancelled()
 	var b batch
 	b.task(t)
-	b.event(Event{Time: t.Started, Task: t.ID, Level: "info", Kind: "task", Message: "task started", Correlation: run.corr})
+	b.event(record.Event{Time: t.Started, Task: t.ID, Level: "info", Kind: "task", Message: "task started", Correlation: run.corr})
 	if err := e.rec.write(e.ctx, &b); err != nil {
 		return fmt.Errorf("store task start: %w", err)
 	}
@@ -238,7 +239,7 @@ func (e *Engine) driveNodes(run *taskRun, d *design.Design, log zerolog.Logger) 
 			continue
 		}
 		nd, n := d, d.Nodes[name]
-		if n == nil && t.Action == ActionDestroyNodes { // an orphan: the design it was deployed with (drift_orphan.go)
+		if n == nil && t.Action == record.ActionDestroyNodes { // an orphan: the design it was deployed with (drift_orphan.go)
 			nd, n = e.lastDesignOf(e.ctx, name)
 		}
 		if n == nil {
@@ -256,35 +257,35 @@ func (e *Engine) driveNodes(run *taskRun, d *design.Design, log zerolog.Logger) 
 }
 
 // outcome is the task's status from its nodes' results, and a summary.
-func (t *taskRun) outcome() (TaskStatus, string) {
+func (t *taskRun) outcome() (record.TaskStatus, string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var ok, bad, cancelled int
 	for _, r := range t.results {
 		switch r.Outcome {
-		case OutcomeSucceeded:
+		case record.OutcomeSucceeded:
 			ok++
-		case OutcomeCancelled:
+		case record.OutcomeCancelled:
 			cancelled++
 		default:
 			bad++
 		}
 	}
-	status := TaskSucceeded
+	status := record.TaskSucceeded
 	switch {
 	case t.cancelled:
-		status = TaskCancelled
+		status = record.TaskCancelled
 	case ok == 0:
-		status = TaskFailed
+		status = record.TaskFailed
 	case bad > 0 || cancelled > 0:
-		status = TaskPartiallySucceeded
+		status = record.TaskPartiallySucceeded
 	}
 	return status, fmt.Sprintf("%d succeeded, %d failed, %d cancelled", ok, bad, cancelled)
 }
 
 func (e *Engine) finishNodeMissing(run *taskRun, name string) {
 	now := time.Now().UTC()
-	nr := NodeResult{Node: name, Stage: StagePending, Outcome: OutcomeFailed, Class: "permanent",
+	nr := record.NodeResult{Node: name, Stage: record.StagePending, Outcome: record.OutcomeFailed, Class: "permanent",
 		Reason: "node is not in the task's design revision", Finished: now}
 	var b batch
 	b.result(run.id, nr)
@@ -293,7 +294,7 @@ func (e *Engine) finishNodeMissing(run *taskRun, name string) {
 	}
 }
 
-func (e *Engine) finishTask(run *taskRun, status TaskStatus, msg string) {
+func (e *Engine) finishTask(run *taskRun, status record.TaskStatus, msg string) {
 	run.mu.Lock()
 	t := run.task
 	t.Cancel = t.Cancel || run.cancelled // cancelTask sets only run.cancelled
@@ -302,10 +303,10 @@ func (e *Engine) finishTask(run *taskRun, status TaskStatus, msg string) {
 	var b batch
 	b.task(t)
 	level := "info"
-	if status != TaskSucceeded {
+	if status != record.TaskSucceeded {
 		level = "warn"
 	}
-	b.event(Event{Time: t.Finished, Task: t.ID, Level: level, Kind: "task", Message: fmt.Sprintf("task %s: %s", status, msg), Correlation: run.corr})
+	b.event(record.Event{Time: t.Finished, Task: t.ID, Level: level, Kind: "task", Message: fmt.Sprintf("task %s: %s", status, msg), Correlation: run.corr})
 	if err := e.rec.write(e.ctx, &b); err != nil {
 		e.log.Error().Err(err).Str("task", t.ID).Msg("store task end")
 		return
@@ -318,7 +319,7 @@ func (e *Engine) finishTask(run *taskRun, status TaskStatus, msg string) {
 
 // Wait blocks until the task finishes, ctx ends or the engine stops, and
 // returns the task as it then stands.
-func (e *Engine) Wait(ctx context.Context, id string) (Task, error) {
+func (e *Engine) Wait(ctx context.Context, id string) (record.Task, error) {
 	e.mu.Lock()
 	run := e.runs[id]
 	stopped := e.ctx
@@ -331,16 +332,16 @@ func (e *Engine) Wait(ctx context.Context, id string) (Task, error) {
 		select {
 		case <-run.done:
 		case <-ctx.Done():
-			return Task{}, ctx.Err()
+			return record.Task{}, ctx.Err()
 		case <-stop:
-			return Task{}, errors.New("the engine stopped before the task finished; it resumes when the engine starts again")
+			return record.Task{}, errors.New("the engine stopped before the task finished; it resumes when the engine starts again")
 		}
 	}
 	return e.rec.task(ctx, id)
 }
 
 // Task returns a task and its per-node results.
-func (e *Engine) Task(ctx context.Context, id string) (Task, []NodeResult, error) {
+func (e *Engine) Task(ctx context.Context, id string) (record.Task, []record.NodeResult, error) {
 	e.mu.Lock()
 	run := e.runs[id]
 	e.mu.Unlock()
@@ -348,7 +349,7 @@ func (e *Engine) Task(ctx context.Context, id string) (Task, []NodeResult, error
 		run.mu.Lock()
 		t := run.task
 		t.Cancel = t.Cancel || run.cancelled
-		res := make([]NodeResult, 0, len(run.results))
+		res := make([]record.NodeResult, 0, len(run.results))
 		for _, r := range run.results {
 			res = append(res, r)
 		}
@@ -358,18 +359,18 @@ func (e *Engine) Task(ctx context.Context, id string) (Task, []NodeResult, error
 	}
 	t, err := e.rec.task(ctx, id)
 	if err != nil {
-		return Task{}, nil, err
+		return record.Task{}, nil, err
 	}
 	res, err := e.rec.results(ctx, id)
 	return t, res, err
 }
 
 // Tasks lists every task, oldest first.
-func (e *Engine) Tasks(ctx context.Context) ([]Task, error) { return e.rec.tasks(ctx) }
+func (e *Engine) Tasks(ctx context.Context) ([]record.Task, error) { return e.rec.tasks(ctx) }
 
 // Node returns a node's record (a record of an earlier version gets its
 // lifecycle derived: LifecycleState).
-func (e *Engine) Node(ctx context.Context, name string) (NodeRecord, error) {
+func (e *Engine) Node(ctx context.Context, name string) (record.NodeRecord, error) {
 	n, ok, err := e.rec.node(ctx, name)
 	if err == nil && !ok {
 		return n, fmt.Errorf("%w: node %q has no record yet (no task has selected it)", ErrNotFound, name)
@@ -381,7 +382,7 @@ func (e *Engine) Node(ctx context.Context, name string) (NodeRecord, error) {
 }
 
 // Nodes lists every node record (lifecycles derived as Node does).
-func (e *Engine) Nodes(ctx context.Context) ([]NodeRecord, error) {
+func (e *Engine) Nodes(ctx context.Context) ([]record.NodeRecord, error) {
 	ns, err := e.rec.nodes(ctx)
 	for i := range ns {
 		if ns[i].Lifecycle == "" {
@@ -398,7 +399,7 @@ func (e *Engine) LastEvent(ctx context.Context) (uint64, error) {
 
 // Events returns events after seq (0: from the start), filtered by task
 // and node when given; limit <= 0 returns all.
-func (e *Engine) Events(ctx context.Context, after uint64, limit int, task, node string) ([]Event, error) {
+func (e *Engine) Events(ctx context.Context, after uint64, limit int, task, node string) ([]record.Event, error) {
 	return e.rec.events(ctx, after, limit, task, node)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // ErrConflict is wrapped by errors for verbs the task's or node's state
@@ -20,17 +21,17 @@ var ErrConflict = errors.New("conflict")
 // TaskVerb applies a verb to a task: it checks that the task may take
 // it, picks the nodes the verb selects and sets each one's checkpoint
 // (verbNode), then starts the task again on them (relaunch).
-func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (Task, error) {
-	if v == VerbCancel {
+func (e *Engine) TaskVerb(ctx context.Context, id string, v record.Verb, who string) (record.Task, error) {
+	if v == record.VerbCancel {
 		return e.cancelTask(ctx, id, who)
 	}
 	t, err := e.verbTask(ctx, id, v)
 	if err != nil {
-		return Task{}, err
+		return record.Task{}, err
 	}
 	results, err := e.rec.results(ctx, id)
 	if err != nil {
-		return Task{}, err
+		return record.Task{}, err
 	}
 	var b batch
 	var picked []string
@@ -40,21 +41,21 @@ func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (T
 		}
 		rec, ok, err := e.verbNode(ctx, t, v, res)
 		if err != nil {
-			return Task{}, err
+			return record.Task{}, err
 		}
 		if !ok {
 			continue
 		}
-		res.Outcome, res.Class, res.Reason, res.Finished, res.Stage = OutcomeRunning, "", "", time.Time{}, rec.Stage
+		res.Outcome, res.Class, res.Reason, res.Finished, res.Stage = record.OutcomeRunning, "", "", time.Time{}, rec.Stage
 		if res.Started.IsZero() {
-			res.Outcome = OutcomeQueued // the node run stamps its start
+			res.Outcome = record.OutcomeQueued // the node run stamps its start
 		}
 		b.node(rec)
 		b.result(id, res)
 		picked = append(picked, res.Node)
 	}
 	if !t.Action.SiteAction() && len(picked) == 0 {
-		return Task{}, fmt.Errorf("%w: %s selects no node of task %s (outcomes: %s)", ErrConflict, v, id, outcomes(results))
+		return record.Task{}, fmt.Errorf("%w: %s selects no node of task %s (outcomes: %s)", ErrConflict, v, id, outcomes(results))
 	}
 	return e.relaunch(ctx, t, v, who, picked, &b)
 }
@@ -62,24 +63,24 @@ func (e *Engine) TaskVerb(ctx context.Context, id string, v Verb, who string) (T
 // verbTask reads the task a verb (other than cancel) applies to and
 // checks that it may take it: the task is finished, the verb is known,
 // and a site task takes only retry and rerun.
-func (e *Engine) verbTask(ctx context.Context, id string, v Verb) (Task, error) {
+func (e *Engine) verbTask(ctx context.Context, id string, v record.Verb) (record.Task, error) {
 	switch v {
-	case VerbRetry, VerbResume, VerbRerun, VerbRestartClean:
+	case record.VerbRetry, record.VerbResume, record.VerbRerun, record.VerbRestartClean:
 	default:
-		return Task{}, fmt.Errorf("unknown verb %q: use retry, resume, rerun, restart-clean or cancel", v)
+		return record.Task{}, fmt.Errorf("unknown verb %q: use retry, resume, rerun, restart-clean or cancel", v)
 	}
 	e.mu.Lock()
 	_, running := e.runs[id]
 	e.mu.Unlock()
 	t, err := e.rec.task(ctx, id)
 	if err != nil {
-		return Task{}, err
+		return record.Task{}, err
 	}
 	if running || !t.Status.Finished() {
-		return Task{}, fmt.Errorf("%w: task %s is %s; %s applies to a finished task (cancel it first)", ErrConflict, id, t.Status, v)
+		return record.Task{}, fmt.Errorf("%w: task %s is %s; %s applies to a finished task (cancel it first)", ErrConflict, id, t.Status, v)
 	}
-	if t.Action.SiteAction() && v != VerbRerun && v != VerbRetry {
-		return Task{}, fmt.Errorf("%w: %s is a site task; only retry and rerun apply", ErrConflict, t.Action)
+	if t.Action.SiteAction() && v != record.VerbRerun && v != record.VerbRetry {
+		return record.Task{}, fmt.Errorf("%w: %s is a site task; only retry and rerun apply", ErrConflict, t.Action)
 	}
 	return t, nil
 }
@@ -87,14 +88,14 @@ func (e *Engine) verbTask(ctx context.Context, id string, v Verb) (Task, error) 
 // verbTakes tells whether the verb selects a node of the task by its
 // result: retry the failed ones, resume the unfinished and cancelled
 // ones, rerun and restart-clean all but those left to manual care.
-func verbTakes(v Verb, res NodeResult) bool {
+func verbTakes(v record.Verb, res record.NodeResult) bool {
 	switch v {
-	case VerbRetry:
-		return res.Outcome == OutcomeFailed
-	case VerbResume:
-		return !res.Outcome.Finished() || res.Outcome == OutcomeCancelled
-	case VerbRerun, VerbRestartClean:
-		return res.Outcome != OutcomeManual
+	case record.VerbRetry:
+		return res.Outcome == record.OutcomeFailed
+	case record.VerbResume:
+		return !res.Outcome.Finished() || res.Outcome == record.OutcomeCancelled
+	case record.VerbRerun, record.VerbRestartClean:
+		return res.Outcome != record.OutcomeManual
 	}
 	return false
 }
@@ -102,7 +103,7 @@ func verbTakes(v Verb, res NodeResult) bool {
 // verbNode reads the record of a node the verb selected and makes it the
 // task's again, at the checkpoint the verb starts from. ok is false for
 // a frozen node (manual intervention: nothing automatic touches it).
-func (e *Engine) verbNode(ctx context.Context, t Task, v Verb, res NodeResult) (NodeRecord, bool, error) {
+func (e *Engine) verbNode(ctx context.Context, t record.Task, v record.Verb, res record.NodeResult) (record.NodeRecord, bool, error) {
 	rec, _, err := e.rec.node(ctx, res.Node)
 	if err != nil || rec.Frozen {
 		return rec, false, err
@@ -115,12 +116,12 @@ func (e *Engine) verbNode(ctx context.Context, t Task, v Verb, res NodeResult) (
 	// after a decommission stopped): the record's checkpoint is that
 	// task's, not this one's.
 	otherSince := rec.LastTask != "" && rec.LastTask != t.ID || !slices.Contains(seq, rec.Stage)
-	rec.Task, rec.Action, rec.Outcome, rec.Attempts, rec.NextAt = t.ID, t.Action, OutcomeRunning, 0, time.Time{}
+	rec.Task, rec.Action, rec.Outcome, rec.Attempts, rec.NextAt = t.ID, t.Action, record.OutcomeRunning, 0, time.Time{}
 	rec.Class, rec.Reason, rec.StageStart, rec.LastTask = "", "", now(), t.ID
 	if rec.Lifecycle == "" {
 		rec.Lifecycle = rec.LifecycleState()
 	}
-	if v != VerbResume {
+	if v != record.VerbResume {
 		// The operator asks again: the provisioner's commissioning
 		// failures so far do not count against this attempt (without
 		// it the driver's spent budget fails the node at once).
@@ -134,9 +135,9 @@ func (e *Engine) verbNode(ctx context.Context, t Task, v Verb, res NodeResult) (
 // verbCheckpoint sets the stage a node starts from under the verb; seq is
 // the task's workflow and otherSince tells whether another task drove the
 // node since this one.
-func verbCheckpoint(rec *NodeRecord, v Verb, action Action, res NodeResult, seq []Stage, otherSince bool) {
+func verbCheckpoint(rec *record.NodeRecord, v record.Verb, action record.Action, res record.NodeResult, seq []record.Stage, otherSince bool) {
 	switch v {
-	case VerbRetry:
+	case record.VerbRetry:
 		// A fresh budget: the failed deployments counted against
 		// DeployRetries are spent, the retry gets its own.
 		rec.Rounds = 0
@@ -152,43 +153,43 @@ func verbCheckpoint(rec *NodeRecord, v Verb, action Action, res NodeResult, seq 
 				rec.Stage = seq[0]
 			}
 		}
-	case VerbResume:
+	case record.VerbResume:
 		resumeCheckpoint(rec, res, seq)
-	case VerbRerun:
+	case record.VerbRerun:
 		rec.Stage, rec.Step, rec.Rounds = seq[0], 0, 0
-	case VerbRestartClean:
-		rec.Stage, rec.Step, rec.Rounds = StageReleasing, 0, 0
-		if action == ActionDestroyNodes || !restartReleases(action) { // decommission.go
+	case record.VerbRestartClean:
+		rec.Stage, rec.Step, rec.Rounds = record.StageReleasing, 0, 0
+		if action == record.ActionDestroyNodes || !restartReleases(action) { // decommission.go
 			rec.Stage = seq[0]
 		}
 	}
 }
 
 // resumeCheckpoint is verbCheckpoint for resume.
-func resumeCheckpoint(rec *NodeRecord, res NodeResult, seq []Stage) {
+func resumeCheckpoint(rec *record.NodeRecord, res record.NodeResult, seq []record.Stage) {
 	switch {
 	case res.Started.IsZero():
 		// Cancelled before it started (it waited for another task's
 		// lease): the record's checkpoint is another task's, so this
 		// task's workflow starts at its top.
 		rec.Stage, rec.Step, rec.Rounds = seq[0], 0, 0
-	case rec.Stage == StageReleased && !slices.Contains(seq, StageReleased):
+	case rec.Stage == record.StageReleased && !slices.Contains(seq, record.StageReleased):
 		// Cancelled after its deploy intent: the compensation released
 		// the machine, which stays commissioned and configured, so the
 		// workflow continues at deploy (allocating it again).
-		rec.Stage, rec.Step, rec.Intent = StageDeploy, 0, nil
+		rec.Stage, rec.Step, rec.Intent = record.StageDeploy, 0, nil
 	}
 }
 
 // relaunch writes the task running again with the picked nodes' records
 // (in b), leases the nodes to it and starts it.
-func (e *Engine) relaunch(ctx context.Context, t Task, v Verb, who string, picked []string, b *batch) (Task, error) {
-	t.Status, t.Finished, t.Message, t.Cancel = TaskRunning, time.Time{}, "", false
+func (e *Engine) relaunch(ctx context.Context, t record.Task, v record.Verb, who string, picked []string, b *batch) (record.Task, error) {
+	t.Status, t.Finished, t.Message, t.Cancel = record.TaskRunning, time.Time{}, "", false
 	b.task(t)
-	b.event(Event{Time: now(), Task: t.ID, Level: "info", Kind: "verb", Correlation: t.Correlation,
+	b.event(record.Event{Time: now(), Task: t.ID, Level: "info", Kind: "verb", Correlation: t.Correlation,
 		Message: fmt.Sprintf("%s by %s: %d node(s): %s", v, orDefault(who, "unknown"), len(picked), strings.Join(limitList(picked, 10), ", "))})
 	if err := e.rec.write(ctx, b); err != nil {
-		return Task{}, err
+		return record.Task{}, err
 	}
 	e.mu.Lock()
 	for _, n := range picked {
@@ -200,27 +201,27 @@ func (e *Engine) relaunch(ctx context.Context, t Task, v Verb, who string, picke
 }
 
 // holder is the running task holding a node, "" when none.
-func (e *Engine) holder(rec NodeRecord) string {
+func (e *Engine) holder(rec record.NodeRecord) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.leases[rec.Name]
 }
 
-func (e *Engine) cancelTask(ctx context.Context, id, who string) (Task, error) {
+func (e *Engine) cancelTask(ctx context.Context, id, who string) (record.Task, error) {
 	t, err := e.rec.task(ctx, id)
 	if err != nil {
-		return Task{}, err
+		return record.Task{}, err
 	}
 	if t.Status.Finished() {
-		return Task{}, fmt.Errorf("%w: task %s already ended (%s)", ErrConflict, id, t.Status)
+		return record.Task{}, fmt.Errorf("%w: task %s already ended (%s)", ErrConflict, id, t.Status)
 	}
 	t.Cancel = true
 	var b batch
 	b.task(t)
-	b.event(Event{Time: now(), Task: id, Level: "warn", Kind: "verb", Correlation: t.Correlation,
+	b.event(record.Event{Time: now(), Task: id, Level: "warn", Kind: "verb", Correlation: t.Correlation,
 		Message: fmt.Sprintf("cancel by %s: stopping; machines this task allocated and did not finish are released", orDefault(who, "unknown"))})
 	if err := e.rec.write(ctx, &b); err != nil {
-		return Task{}, err
+		return record.Task{}, err
 	}
 	e.mu.Lock()
 	run := e.runs[id]
@@ -249,9 +250,9 @@ func (r *nodeRun) compensate() {
 	if !ok {
 		return
 	}
-	if r.holdsMachine() && r.rec.Stage != StageDeployed {
+	if r.holdsMachine() && r.rec.Stage != record.StageDeployed {
 		if r.rec.Intent == nil || r.rec.Intent.Op != "release" {
-			r.rec.Intent = &Intent{Op: "release", Task: r.run.id, At: now()}
+			r.rec.Intent = &record.Intent{Op: "release", Task: r.run.id, At: now()}
 			if !r.save(r.event("warn", "intent", "cancelled: releasing machine %s, which this task holds", r.rec.MachineID)) {
 				return
 			}
@@ -263,14 +264,14 @@ func (r *nodeRun) compensate() {
 			return
 		}
 		r.rec.Intent, r.rec.AllocatedBy, r.rec.Observed = nil, "", "Ready"
-		r.rec.AddHistory(Transition{At: now(), Task: r.run.id, From: r.rec.Stage, To: StageReleased, Message: "cancelled"})
-		r.rec.Stage = StageReleased
+		r.rec.AddHistory(record.Transition{At: now(), Task: r.run.id, From: r.rec.Stage, To: record.StageReleased, Message: "cancelled"})
+		r.rec.Stage = record.StageReleased
 	} else if r.rec.MachineID != "" && slices.Contains(deployedStates, r.rec.Observed) && r.rec.Observed != "Broken" {
 		// Deployed before the task, which did not take it: it stays
 		// deployed, and so does the node's lifecycle.
-		r.kept = LifecycleDeployed
+		r.kept = record.LifecycleDeployed
 	}
-	r.finish(OutcomeCancelled, "", "task cancelled"+note)
+	r.finish(record.OutcomeCancelled, "", "task cancelled"+note)
 }
 
 // holdsMachine reports whether this task holds the node's machine: its
@@ -301,12 +302,12 @@ func (r *nodeRun) abortCancelled(ctx context.Context) (note string, ok bool) {
 		state = r.rec.Observed // as last seen: the release, if any, reads it again
 	}
 	switch {
-	case (state == "Commissioning" || state == "Testing") && (slices.Contains(r.seq, StageCommission) || slices.Contains(r.seq, StageTesting)):
+	case (state == "Commissioning" || state == "Testing") && (slices.Contains(r.seq, record.StageCommission) || slices.Contains(r.seq, record.StageTesting)):
 	case state == "Deploying" && r.holdsMachine():
 	default:
 		return "", true
 	}
-	done, err := r.recoveryStep(ctx, RecAbort)
+	done, err := r.recoveryStep(ctx, record.RecAbort)
 	if ctx.Err() != nil {
 		return "", false
 	}
@@ -380,23 +381,23 @@ func (e *Engine) frozenReason(node string) (string, bool) {
 
 // MarkManual freezes a node: nothing automatic touches it until
 // ReleaseManual. A task driving it stops at its next step.
-func (e *Engine) MarkManual(ctx context.Context, node, why, who string) (NodeRecord, error) {
+func (e *Engine) MarkManual(ctx context.Context, node, why, who string) (record.NodeRecord, error) {
 	if err := e.inCurrentDesign(ctx, node); err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	why = orDefault(why, "marked by "+orDefault(who, "an operator"))
 	rec, _, err := e.rec.node(ctx, node)
 	if err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	e.freeze(node, why)
 	rec.Frozen, rec.FrozenWhy, rec.Updated = true, why, now()
 	var b batch
 	b.node(rec)
-	b.event(Event{Time: now(), Node: node, Stage: rec.Stage, Level: "warn", Kind: "verb",
+	b.event(record.Event{Time: now(), Node: node, Stage: rec.Stage, Level: "warn", Kind: "verb",
 		Message: fmt.Sprintf("mark-manual-intervention by %s: %s", orDefault(who, "unknown"), why)})
 	if err := e.rec.write(ctx, &b); err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	return rec, nil
 }
@@ -420,28 +421,28 @@ func (e *Engine) inCurrentDesign(ctx context.Context, node string) error {
 
 // ReleaseManual unfreezes a node. Its outcome becomes failed with a note
 // to retry or rerun the task that was driving it.
-func (e *Engine) ReleaseManual(ctx context.Context, node, who string) (NodeRecord, error) {
+func (e *Engine) ReleaseManual(ctx context.Context, node, who string) (record.NodeRecord, error) {
 	rec, err := e.frozenRecord(ctx, node)
 	if err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	e.mu.Lock()
 	delete(e.frozen, node)
 	e.mu.Unlock()
 	rec.Frozen, rec.FrozenWhy, rec.Updated = false, "", now()
-	if rec.Outcome == OutcomeManual {
-		rec.Outcome, rec.Reason = OutcomeFailed, releasedManual
+	if rec.Outcome == record.OutcomeManual {
+		rec.Outcome, rec.Reason = record.OutcomeFailed, releasedManual
 	}
 	var b batch
 	b.node(rec)
-	b.event(Event{Time: now(), Node: node, Stage: rec.Stage, Level: "info", Kind: "verb",
+	b.event(record.Event{Time: now(), Node: node, Stage: rec.Stage, Level: "info", Kind: "verb",
 		Message: fmt.Sprintf("release-manual by %s", orDefault(who, "unknown"))})
 	moved, err := e.releaseManualResults(ctx, node, &b)
 	if err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	if err := e.rec.write(ctx, &b); err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	// A task still running its other nodes reports from memory.
 	for task, r := range moved {
@@ -461,23 +462,23 @@ const releasedManual = "released from manual intervention: retry or rerun the ta
 // frozenRecord reads the record of a node release-manual applies to: a
 // frozen node no task holds (a frozen node that left the design can still
 // be released).
-func (e *Engine) frozenRecord(ctx context.Context, node string) (NodeRecord, error) {
+func (e *Engine) frozenRecord(ctx context.Context, node string) (record.NodeRecord, error) {
 	inDesign := e.inCurrentDesign(ctx, node)
-	if inDesign != nil && len(node) > MaxFilterValueLen { // no record can have that name
-		return NodeRecord{}, inDesign
+	if inDesign != nil && len(node) > record.MaxFilterValueLen { // no record can have that name
+		return record.NodeRecord{}, inDesign
 	}
 	rec, ok, err := e.rec.node(ctx, node)
 	if err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	if inDesign != nil && !rec.Frozen {
-		return NodeRecord{}, inDesign
+		return record.NodeRecord{}, inDesign
 	}
 	if !ok || !rec.Frozen {
-		return NodeRecord{}, fmt.Errorf("%w: node %s is not frozen for manual intervention", ErrConflict, node)
+		return record.NodeRecord{}, fmt.Errorf("%w: node %s is not frozen for manual intervention", ErrConflict, node)
 	}
 	if e.holder(rec) != "" {
-		return NodeRecord{}, fmt.Errorf("%w: node %s is still held by a running task; wait a moment and try again", ErrConflict, node)
+		return record.NodeRecord{}, fmt.Errorf("%w: node %s is still held by a running task; wait a moment and try again", ErrConflict, node)
 	}
 	return rec, nil
 }
@@ -487,25 +488,25 @@ func (e *Engine) frozenRecord(ctx context.Context, node string) (NodeRecord, err
 // them by task. The record does not name the task (a node frozen before a
 // task reached it has no transition of that task in its history), so
 // every task that selected the node is looked at.
-func (e *Engine) releaseManualResults(ctx context.Context, node string, b *batch) (map[string]NodeResult, error) {
+func (e *Engine) releaseManualResults(ctx context.Context, node string, b *batch) (map[string]record.NodeResult, error) {
 	tasks, err := e.rec.tasks(ctx)
 	if err != nil {
 		return nil, err
 	}
-	moved := map[string]NodeResult{}
+	moved := map[string]record.NodeResult{}
 	for _, t := range tasks {
 		if !slices.Contains(t.Nodes, node) {
 			continue
 		}
-		var r NodeResult
+		var r record.NodeResult
 		if err := e.rec.getJSON(ctx, collTaskNodes, t.ID+"/"+node, &r); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
 			return nil, err
 		}
-		if r.Outcome == OutcomeManual {
-			r.Outcome, r.Reason = OutcomeFailed, releasedManual
+		if r.Outcome == record.OutcomeManual {
+			r.Outcome, r.Reason = record.OutcomeFailed, releasedManual
 			b.result(t.ID, r)
 			moved[t.ID] = r
 		}
@@ -517,7 +518,7 @@ func (e *Engine) releaseManualResults(ctx context.Context, node string, b *batch
 // truth: the record gets the machine and the stage that state means. A
 // machine that no longer runs the recorded deployment (Ready, Allocated,
 // released) ends it: the node's introspection token is revoked.
-func (e *Engine) Adopt(ctx context.Context, node, revision, who string) (NodeRecord, error) {
+func (e *Engine) Adopt(ctx context.Context, node, revision, who string) (record.NodeRecord, error) {
 	return e.AdoptMachine(ctx, node, "", revision, who)
 }
 
@@ -530,21 +531,21 @@ func (e *Engine) Adopt(ctx context.Context, node, revision, who string) (NodeRec
 // record holds another machine still in service is refused. The node
 // takes the machine's state (its stage and lifecycle), and the adoption
 // is an event naming who did it.
-func (e *Engine) AdoptMachine(ctx context.Context, node, machineID, revision, who string) (NodeRecord, error) {
+func (e *Engine) AdoptMachine(ctx context.Context, node, machineID, revision, who string) (record.NodeRecord, error) {
 	d, n, err := e.adoptNode(ctx, node, revision)
 	if err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	// The node's lease for the adoption: no task starts on the node
 	// between the checks below and the record's write.
 	const by = "(adopt)"
 	if !e.leaseFor(node, by) {
-		return NodeRecord{}, fmt.Errorf("%w: node %s is held by running task %s; wait for it or cancel it, then adopt", ErrConflict, node, e.holder(NodeRecord{Name: node}))
+		return record.NodeRecord{}, fmt.Errorf("%w: node %s is held by running task %s; wait for it or cancel it, then adopt", ErrConflict, node, e.holder(record.NodeRecord{Name: node}))
 	}
 	defer e.unleaseFor(node, by)
 	rec, _, err := e.rec.node(ctx, node)
 	if err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	var m drivers.Machine
 	how := ""
@@ -559,22 +560,22 @@ func (e *Engine) AdoptMachine(ctx context.Context, node, machineID, revision, wh
 		how = adoptedHow(m)
 	}
 	if err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	from := rec.Stage
 	replaced := rec.MachineID != "" && rec.MachineID != m.MachineID
 	ended, err := e.endLeftDeployment(ctx, &rec, node, m, replaced)
 	if err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	adoptInto(&rec, node, m, replaced || machineID != "")
-	rec.AddHistory(Transition{At: now(), From: from, To: rec.Stage, Message: "adopted: machine " + m.MachineID + " is " + m.State + how})
+	rec.AddHistory(record.Transition{At: now(), From: from, To: rec.Stage, Message: "adopted: machine " + m.MachineID + " is " + m.State + how})
 	var b batch
 	b.node(rec)
-	b.event(Event{Time: now(), Node: node, Stage: rec.Stage, Level: "info", Kind: "verb",
+	b.event(record.Event{Time: now(), Node: node, Stage: rec.Stage, Level: "info", Kind: "verb",
 		Message: fmt.Sprintf("adopt by %s: machine %s is %s%s → stage %s, lifecycle %s%s", orDefault(who, "unknown"), m.MachineID, m.State, how, rec.Stage, rec.Lifecycle, ended)})
 	if err := e.rec.write(ctx, &b); err != nil {
-		return NodeRecord{}, err
+		return record.NodeRecord{}, err
 	}
 	e.log.Info().Str("node", node).Str("machine", m.MachineID).Str("state", m.State).Str("by", orDefault(who, "unknown")).
 		Str("lifecycle", string(rec.Lifecycle)).Msg("node adopted its machine")
@@ -602,7 +603,7 @@ func (e *Engine) adoptNode(ctx context.Context, node, revision string) (*design.
 }
 
 // adoptIdentified asks the provisioner which machine is the node's.
-func (e *Engine) adoptIdentified(ctx context.Context, d *design.Design, n *design.Node, node string, rec NodeRecord) (drivers.Machine, error) {
+func (e *Engine) adoptIdentified(ctx context.Context, d *design.Design, n *design.Node, node string, rec record.NodeRecord) (drivers.Machine, error) {
 	dn, err := e.serverNode(ctx, d, n, rec.MachineID)
 	if err != nil {
 		return drivers.Machine{}, err
@@ -633,7 +634,7 @@ func adoptedHow(m drivers.Machine) string {
 // endLeftDeployment ends the recorded deployment when the machine left it
 // (or is another machine): its token and reports must not serve the next
 // one. It answers what the adoption event adds ("" when nothing ended).
-func (e *Engine) endLeftDeployment(ctx context.Context, rec *NodeRecord, node string, m drivers.Machine, replaced bool) (string, error) {
+func (e *Engine) endLeftDeployment(ctx context.Context, rec *record.NodeRecord, node string, m drivers.Machine, replaced bool) (string, error) {
 	if rec.Deployment == 0 || rec.DeploymentEnded || !replaced && (m.State == "Deploying" || slices.Contains(deployedStates, m.State)) {
 		return "", nil
 	}
@@ -649,7 +650,7 @@ func (e *Engine) endLeftDeployment(ctx context.Context, rec *NodeRecord, node st
 // adoptInto makes the record the node's with machine m in the state m is
 // in; fresh (another machine, or one adopted by ID) starts its counters
 // anew and owns the machine when it is allocated.
-func adoptInto(rec *NodeRecord, node string, m drivers.Machine, fresh bool) {
+func adoptInto(rec *record.NodeRecord, node string, m drivers.Machine, fresh bool) {
 	if fresh || rec.Name == "" {
 		rec.Name = node
 	}
@@ -682,8 +683,8 @@ const (
 // brought the node to deployed: the machine is in service, and no later
 // run of that task (rebootstrap, rerun) releases it when cancelled; the
 // record still says the node's deployment allocated it (ours).
-func servedHolder(rec NodeRecord, task string) string {
-	if rec.Stage == StageDeployed && rec.AllocatedBy == task {
+func servedHolder(rec record.NodeRecord, task string) string {
+	if rec.Stage == record.StageDeployed && rec.AllocatedBy == task {
 		return inService
 	}
 	return rec.AllocatedBy
@@ -697,7 +698,7 @@ var adoptMu sync.Mutex
 // this node, or none (another orchestrator's, or one naming another
 // node, is refused); no other node's record claims it; and the node's
 // record holds no other machine still in service.
-func (e *Engine) adoptable(ctx context.Context, node, machineID string, rec NodeRecord) (drivers.Machine, error) {
+func (e *Engine) adoptable(ctx context.Context, node, machineID string, rec record.NodeRecord) (drivers.Machine, error) {
 	if len(machineID) > 200 || strings.ContainsAny(machineID, "/?# \t\n") {
 		return drivers.Machine{}, fmt.Errorf("%w: machine ID %.40q is not a provisioner machine ID", ErrConflict, machineID)
 	}
@@ -727,7 +728,7 @@ func (e *Engine) adoptable(ctx context.Context, node, machineID string, rec Node
 
 // unclaimed checks the records: no other node's claims machineID, and
 // the node's own holds no other machine still in service.
-func (e *Engine) unclaimed(ctx context.Context, node, machineID string, rec NodeRecord) error {
+func (e *Engine) unclaimed(ctx context.Context, node, machineID string, rec record.NodeRecord) error {
 	recs, err := e.rec.nodes(ctx)
 	if err != nil {
 		return err
@@ -741,7 +742,7 @@ func (e *Engine) unclaimed(ctx context.Context, node, machineID string, rec Node
 		return nil
 	}
 	switch rec.LifecycleState() {
-	case LifecycleNew, LifecycleReleased, LifecycleCancelled, "":
+	case record.LifecycleNew, record.LifecycleReleased, record.LifecycleCancelled, "":
 		return nil
 	}
 	return fmt.Errorf("%w: node %s already has machine %s (lifecycle %s): destroy the node first (its machine is released), then adopt %s",
@@ -750,50 +751,50 @@ func (e *Engine) unclaimed(ctx context.Context, node, machineID string, rec Node
 
 // adoptedLifecycle is the lifecycle state a machine's provisioner state
 // means for the node that adopts it.
-func adoptedLifecycle(state string) Lifecycle {
+func adoptedLifecycle(state string) record.Lifecycle {
 	switch state {
 	case "Deployed", "Entering rescue mode", "Rescue mode", "Exiting rescue mode", "Failed to enter rescue mode", "Failed to exit rescue mode":
-		return LifecycleDeployed
+		return record.LifecycleDeployed
 	case "Ready":
-		return LifecycleReady
+		return record.LifecycleReady
 	case "New":
-		return LifecycleNew
+		return record.LifecycleNew
 	case "Allocated", "Deploying":
-		return LifecycleDeploying
+		return record.LifecycleDeploying
 	case "Commissioning", "Testing":
-		return LifecyclePreparing
+		return record.LifecyclePreparing
 	case "Releasing", "Disk erasing":
-		return LifecycleReleasing
+		return record.LifecycleReleasing
 	}
-	return LifecycleFailed
+	return record.LifecycleFailed
 }
 
 // stageOf maps a provisioner state to the workflow stage it means.
-func stageOf(state string) (Stage, Outcome) {
+func stageOf(state string) (record.Stage, record.Outcome) {
 	switch state {
 	case "Deployed":
-		return StageDeployed, OutcomeSucceeded
+		return record.StageDeployed, record.OutcomeSucceeded
 	case "Ready":
-		return StageReady, OutcomeSucceeded
+		return record.StageReady, record.OutcomeSucceeded
 	case "Allocated", "Deploying":
-		return StageDeploy, OutcomeRunning
+		return record.StageDeploy, record.OutcomeRunning
 	case "Failed deployment":
-		return StageDeploy, OutcomeFailed
+		return record.StageDeploy, record.OutcomeFailed
 	case "Commissioning", "Testing":
-		return StageCommission, OutcomeRunning
+		return record.StageCommission, record.OutcomeRunning
 	case "Releasing", "Disk erasing":
-		return StageReleasing, OutcomeRunning
+		return record.StageReleasing, record.OutcomeRunning
 	}
-	return StageIdentify, OutcomeFailed
+	return record.StageIdentify, record.OutcomeFailed
 }
 
-func outcomes(rs []NodeResult) string {
-	c := map[Outcome]int{}
+func outcomes(rs []record.NodeResult) string {
+	c := map[record.Outcome]int{}
 	for _, r := range rs {
 		c[r.Outcome]++
 	}
 	var parts []string
-	for _, o := range []Outcome{OutcomeSucceeded, OutcomeFailed, OutcomeCancelled, OutcomeManual, OutcomeRunning, OutcomeQueued} {
+	for _, o := range []record.Outcome{record.OutcomeSucceeded, record.OutcomeFailed, record.OutcomeCancelled, record.OutcomeManual, record.OutcomeRunning, record.OutcomeQueued} {
 		if c[o] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[o], o))
 		}

@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"testing"
 	"time"
+
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestVerbTakesAndCheckpoint: which nodes each verb selects by their
@@ -10,46 +12,46 @@ import (
 // -> checkpoint), without an engine.
 func TestVerbTakesAndCheckpoint(t *testing.T) {
 	for _, tc := range []struct {
-		v    Verb
-		out  Outcome
+		v    record.Verb
+		out  record.Outcome
 		want bool
 	}{
-		{VerbRetry, OutcomeFailed, true}, {VerbRetry, OutcomeCancelled, false},
-		{VerbResume, OutcomeCancelled, true}, {VerbResume, OutcomeRunning, true}, {VerbResume, OutcomeFailed, false},
-		{VerbRerun, OutcomeSucceeded, true}, {VerbRerun, OutcomeManual, false},
-		{VerbRestartClean, OutcomeFailed, true}, {Verb("bogus"), OutcomeFailed, false},
+		{record.VerbRetry, record.OutcomeFailed, true}, {record.VerbRetry, record.OutcomeCancelled, false},
+		{record.VerbResume, record.OutcomeCancelled, true}, {record.VerbResume, record.OutcomeRunning, true}, {record.VerbResume, record.OutcomeFailed, false},
+		{record.VerbRerun, record.OutcomeSucceeded, true}, {record.VerbRerun, record.OutcomeManual, false},
+		{record.VerbRestartClean, record.OutcomeFailed, true}, {record.Verb("bogus"), record.OutcomeFailed, false},
 	} {
-		if got := verbTakes(tc.v, NodeResult{Outcome: tc.out}); got != tc.want {
+		if got := verbTakes(tc.v, record.NodeResult{Outcome: tc.out}); got != tc.want {
 			t.Errorf("%s takes a %s node: %v, want %v", tc.v, tc.out, got, tc.want)
 		}
 	}
 	started := time.Unix(1700000000, 0)
 	for _, tc := range []struct {
 		name       string
-		v          Verb
-		action     Action
-		stage      Stage // the record's
-		res        NodeResult
+		v          record.Verb
+		action     record.Action
+		stage      record.Stage // the record's
+		res        record.NodeResult
 		otherSince bool
-		want       Stage
+		want       record.Stage
 	}{
-		{"retry where it failed", VerbRetry, ActionDeployNodes, StageConfigure, NodeResult{Stage: StageConfigure, Started: started}, false, StageConfigure},
-		{"retry after another task", VerbRetry, ActionDeployNodes, StageReleased, NodeResult{Stage: StageDeploy, Started: started}, true, StageDeploy},
-		{"retry before start", VerbRetry, ActionDeployNodes, StageReleased, NodeResult{}, true, StageOOBPrepare},
-		{"resume before start", VerbResume, ActionDeployNodes, StageReleased, NodeResult{}, true, StageOOBPrepare},
-		{"resume after compensation", VerbResume, ActionDeployNodes, StageReleased, NodeResult{Started: started}, true, StageDeploy},
-		{"resume mid-way", VerbResume, ActionDeployNodes, StageCommission, NodeResult{Started: started}, false, StageCommission},
-		{"rerun", VerbRerun, ActionDeployNodes, StageDeployed, NodeResult{Started: started}, false, StageOOBPrepare},
-		{"restart-clean releases", VerbRestartClean, ActionDeployNodes, StageConfigure, NodeResult{Started: started}, false, StageReleasing},
-		{"restart-clean of destroy", VerbRestartClean, ActionDestroyNodes, StageReleased, NodeResult{Started: started}, false, StageReleasing},
-		{"restart-clean of a test", VerbRestartClean, ActionTestNodes, StageReady, NodeResult{Started: started}, false, sequence(ActionTestNodes)[0]},
+		{"retry where it failed", record.VerbRetry, record.ActionDeployNodes, record.StageConfigure, record.NodeResult{Stage: record.StageConfigure, Started: started}, false, record.StageConfigure},
+		{"retry after another task", record.VerbRetry, record.ActionDeployNodes, record.StageReleased, record.NodeResult{Stage: record.StageDeploy, Started: started}, true, record.StageDeploy},
+		{"retry before start", record.VerbRetry, record.ActionDeployNodes, record.StageReleased, record.NodeResult{}, true, record.StageOOBPrepare},
+		{"resume before start", record.VerbResume, record.ActionDeployNodes, record.StageReleased, record.NodeResult{}, true, record.StageOOBPrepare},
+		{"resume after compensation", record.VerbResume, record.ActionDeployNodes, record.StageReleased, record.NodeResult{Started: started}, true, record.StageDeploy},
+		{"resume mid-way", record.VerbResume, record.ActionDeployNodes, record.StageCommission, record.NodeResult{Started: started}, false, record.StageCommission},
+		{"rerun", record.VerbRerun, record.ActionDeployNodes, record.StageDeployed, record.NodeResult{Started: started}, false, record.StageOOBPrepare},
+		{"restart-clean releases", record.VerbRestartClean, record.ActionDeployNodes, record.StageConfigure, record.NodeResult{Started: started}, false, record.StageReleasing},
+		{"restart-clean of destroy", record.VerbRestartClean, record.ActionDestroyNodes, record.StageReleased, record.NodeResult{Started: started}, false, record.StageReleasing},
+		{"restart-clean of a test", record.VerbRestartClean, record.ActionTestNodes, record.StageReady, record.NodeResult{Started: started}, false, sequence(record.ActionTestNodes)[0]},
 	} {
-		rec := NodeRecord{Stage: tc.stage, Step: 3, Rounds: 2}
+		rec := record.NodeRecord{Stage: tc.stage, Step: 3, Rounds: 2}
 		verbCheckpoint(&rec, tc.v, tc.action, tc.res, sequence(tc.action), tc.otherSince)
 		if rec.Stage != tc.want {
 			t.Errorf("%s: stage %s, want %s", tc.name, rec.Stage, tc.want)
 		}
-		if tc.v != VerbResume && rec.Rounds != 0 {
+		if tc.v != record.VerbResume && rec.Rounds != 0 {
 			t.Errorf("%s: rounds %d, want a fresh 0", tc.name, rec.Rounds)
 		}
 	}

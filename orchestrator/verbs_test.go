@@ -14,6 +14,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
@@ -22,20 +23,20 @@ func prepared(t *testing.T, d *design.Design, faults *maas.Faults) (*labrun.Env,
 	t.Helper()
 	env := startEnv(t, d, nil, faults, nil)
 	e := engine(t, env)
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Requester: "test"}, orchestrator.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
 	return env, e
 }
 
 // deployAll deploys every node of the design and checks the task succeeded.
-func deployAll(t *testing.T, e *orchestrator.Engine) orchestrator.Task {
+func deployAll(t *testing.T, e *orchestrator.Engine) record.Task {
 	t.Helper()
-	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskSucceeded)
+	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskSucceeded)
 	return task
 }
 
 // applyVerb applies a verb to a finished task, waits for the task to end
 // and checks its status; it returns the task's results by node.
-func applyVerb(t *testing.T, e *orchestrator.Engine, id string, v orchestrator.Verb, want orchestrator.TaskStatus) map[string]orchestrator.NodeResult {
+func applyVerb(t *testing.T, e *orchestrator.Engine, id string, v record.Verb, want record.TaskStatus) map[string]record.NodeResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -58,7 +59,7 @@ func applyVerb(t *testing.T, e *orchestrator.Engine, id string, v orchestrator.V
 	return byNode(res)
 }
 
-func results(t *testing.T, e *orchestrator.Engine, id string) map[string]orchestrator.NodeResult {
+func results(t *testing.T, e *orchestrator.Engine, id string) map[string]record.NodeResult {
 	t.Helper()
 	_, res, err := e.Task(t.Context(), id)
 	if err != nil {
@@ -67,15 +68,15 @@ func results(t *testing.T, e *orchestrator.Engine, id string) map[string]orchest
 	return byNode(res)
 }
 
-func byNode(res []orchestrator.NodeResult) map[string]orchestrator.NodeResult {
-	m := map[string]orchestrator.NodeResult{}
+func byNode(res []record.NodeResult) map[string]record.NodeResult {
+	m := map[string]record.NodeResult{}
 	for _, r := range res {
 		m[r.Node] = r
 	}
 	return m
 }
 
-func record(t *testing.T, e *orchestrator.Engine, node string) orchestrator.NodeRecord {
+func nodeRecord(t *testing.T, e *orchestrator.Engine, node string) record.NodeRecord {
 	t.Helper()
 	rec, err := e.Node(t.Context(), node)
 	if err != nil {
@@ -110,8 +111,8 @@ func lifecycle(env *labrun.Env) map[string]maas.MachineLifecycle {
 }
 
 // since returns the transitions of a node's history recorded at or after t.
-func since(rec orchestrator.NodeRecord, at time.Time) []orchestrator.Transition {
-	var out []orchestrator.Transition
+func since(rec record.NodeRecord, at time.Time) []record.Transition {
+	var out []record.Transition
 	for _, tr := range rec.History {
 		if !tr.At.Before(at) {
 			out = append(out, tr)
@@ -120,8 +121,8 @@ func since(rec orchestrator.NodeRecord, at time.Time) []orchestrator.Transition 
 	return out
 }
 
-func targets(trs []orchestrator.Transition) []orchestrator.Stage {
-	var out []orchestrator.Stage
+func targets(trs []record.Transition) []record.Stage {
+	var out []record.Stage
 	for _, tr := range trs {
 		out = append(out, tr.To)
 	}
@@ -141,8 +142,8 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 }
 
 // The deploy workflow's stages, in order.
-var deployPath = []orchestrator.Stage{orchestrator.StageOOBPrepare, orchestrator.StageIdentify, orchestrator.StageCommission,
-	orchestrator.StageAsBuilt, orchestrator.StageConfigure, orchestrator.StageDeploy, orchestrator.StageBootstrap, orchestrator.StageDeployed}
+var deployPath = []record.Stage{record.StageOOBPrepare, record.StageIdentify, record.StageCommission,
+	record.StageAsBuilt, record.StageConfigure, record.StageDeploy, record.StageBootstrap, record.StageDeployed}
 
 // TestVerbRetry: a node whose deployments fail beyond the engine's deploy
 // retries fails the task partially; retry runs that node only, from the
@@ -155,13 +156,13 @@ func TestVerbRetry(t *testing.T) {
 	// Two failed deployments: the engine's one deploy retry is used up,
 	// the third deployment (the retry's) succeeds.
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 2}}})
-	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskPartiallySucceeded)
+	task, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskPartiallySucceeded)
 	before := byNode(res)
-	if r := before[bad]; r.Outcome != orchestrator.OutcomeFailed || r.Stage != orchestrator.StageDeploy || r.Reason == "" {
+	if r := before[bad]; r.Outcome != record.OutcomeFailed || r.Stage != record.StageDeploy || r.Reason == "" {
 		t.Fatalf("%s: %s at %s (%q), want failed at deploy with a reason", bad, r.Outcome, r.Stage, r.Reason)
 	}
 	for n, r := range before {
-		if n != bad && r.Outcome != orchestrator.OutcomeSucceeded {
+		if n != bad && r.Outcome != record.OutcomeSucceeded {
 			t.Fatalf("%s: %s at %s: %s", n, r.Outcome, r.Stage, r.Reason)
 		}
 	}
@@ -172,7 +173,7 @@ func TestVerbRetry(t *testing.T) {
 	ids := machines(t, e)
 
 	t0 := time.Now().UTC()
-	after := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskSucceeded)
+	after := applyVerb(t, e, task.ID, record.VerbRetry, record.TaskSucceeded)
 
 	// The other nodes did not run again: their results are untouched.
 	for n := range before {
@@ -186,16 +187,16 @@ func TestVerbRetry(t *testing.T) {
 			t.Errorf("%s: the provisioner saw the retry act on its machine (-before +after):\n%s", n, diff)
 		}
 	}
-	if r := after[bad]; r.Outcome != orchestrator.OutcomeSucceeded || r.Stage != orchestrator.StageDeployed {
+	if r := after[bad]; r.Outcome != record.OutcomeSucceeded || r.Stage != record.StageDeployed {
 		t.Fatalf("%s after retry: %s at %s: %s", bad, r.Outcome, r.Stage, r.Reason)
 	}
 	// From the stage that failed: no earlier stage ran again.
-	rec := record(t, e, bad)
+	rec := nodeRecord(t, e, bad)
 	trs := since(rec, t0)
-	if len(trs) == 0 || trs[0].From != orchestrator.StageDeploy {
+	if len(trs) == 0 || trs[0].From != record.StageDeploy {
 		t.Fatalf("%s: transitions after the retry %v, want the first from deploy", bad, trs)
 	}
-	if diff := cmp.Diff([]orchestrator.Stage{orchestrator.StageBootstrap, orchestrator.StageDeployed}, targets(trs)); diff != "" {
+	if diff := cmp.Diff([]record.Stage{record.StageBootstrap, record.StageDeployed}, targets(trs)); diff != "" {
 		t.Errorf("%s: stages entered by the retry (-want +got):\n%s", bad, diff)
 	}
 	for _, tr := range trs {
@@ -227,7 +228,7 @@ func TestVerbCancelResume(t *testing.T) {
 	}{
 		{"in commission", func(t *testing.T, _ *labrun.Env, e *orchestrator.Engine, id string) bool {
 			for _, r := range results(t, e, id) {
-				if r.Stage == orchestrator.StageCommission {
+				if r.Stage == record.StageCommission {
 					return true
 				}
 			}
@@ -236,7 +237,7 @@ func TestVerbCancelResume(t *testing.T) {
 		{"while a machine deploys", func(t *testing.T, env *labrun.Env, e *orchestrator.Engine, id string) bool {
 			lc := lifecycle(env)
 			for _, r := range results(t, e, id) {
-				if r.Stage == orchestrator.StageDeploy && r.Outcome == orchestrator.OutcomeRunning && lc[r.Node].DeployStarts > 0 {
+				if r.Stage == record.StageDeploy && r.Outcome == record.OutcomeRunning && lc[r.Node].DeployStarts > 0 {
 					return true
 				}
 			}
@@ -248,12 +249,12 @@ func TestVerbCancelResume(t *testing.T) {
 			t.Parallel()
 			d := testsite.Example(t)
 			env, e := prepared(t, d, nil)
-			task, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"})
+			task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Requester: "test"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			eventually(t, 30*time.Second, "a node "+tc.name, func() bool { return tc.when(t, env, e, task.ID) })
-			if _, err := e.TaskVerb(t.Context(), task.ID, orchestrator.VerbCancel, "test"); err != nil {
+			if _, err := e.TaskVerb(t.Context(), task.ID, record.VerbCancel, "test"); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -265,20 +266,20 @@ func TestVerbCancelResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Status != orchestrator.TaskCancelled {
+			if got.Status != record.TaskCancelled {
 				t.Fatalf("task %s after cancel, want cancelled (%s)", got.Status, got.Message)
 			}
-			cancelled := map[string]orchestrator.Stage{} // node → checkpoint
+			cancelled := map[string]record.Stage{} // node → checkpoint
 			succeeded := map[string]bool{}
 			for _, r := range res {
 				switch r.Outcome {
-				case orchestrator.OutcomeCancelled:
-					rec := record(t, e, r.Node)
-					if rec.Task != "" || rec.Outcome != orchestrator.OutcomeCancelled || rec.Intent != nil {
+				case record.OutcomeCancelled:
+					rec := nodeRecord(t, e, r.Node)
+					if rec.Task != "" || rec.Outcome != record.OutcomeCancelled || rec.Intent != nil {
 						t.Errorf("%s: record still leased by %q, outcome %s, intent %+v", r.Node, rec.Task, rec.Outcome, rec.Intent)
 					}
 					cancelled[r.Node] = rec.Stage
-				case orchestrator.OutcomeSucceeded:
+				case record.OutcomeSucceeded:
 					succeeded[r.Node] = true
 				default:
 					t.Errorf("%s: %s at %s after cancel: %s", r.Node, r.Outcome, r.Stage, r.Reason)
@@ -314,7 +315,7 @@ func TestVerbCancelResume(t *testing.T) {
 				}
 				if lc[n].Releases > 0 {
 					released++
-					if cancelled[n] != orchestrator.StageReleased {
+					if cancelled[n] != record.StageReleased {
 						t.Errorf("%s: its machine was released, but the checkpoint says %s", n, cancelled[n])
 					}
 				}
@@ -322,19 +323,19 @@ func TestVerbCancelResume(t *testing.T) {
 			if tc.name == "while a machine deploys" && released == 0 {
 				t.Errorf("no machine was released by the cancel")
 			}
-			if _, err := e.TaskVerb(t.Context(), task.ID, orchestrator.VerbCancel, "test"); !errors.Is(err, orchestrator.ErrConflict) {
+			if _, err := e.TaskVerb(t.Context(), task.ID, record.VerbCancel, "test"); !errors.Is(err, orchestrator.ErrConflict) {
 				t.Errorf("cancel of a cancelled task: %v, want ErrConflict", err)
 			}
 
 			t0 := time.Now().UTC()
-			after := applyVerb(t, e, task.ID, orchestrator.VerbResume, orchestrator.TaskSucceeded)
+			after := applyVerb(t, e, task.ID, record.VerbResume, record.TaskSucceeded)
 			for n, r := range after {
-				if r.Outcome != orchestrator.OutcomeSucceeded || r.Stage != orchestrator.StageDeployed {
+				if r.Outcome != record.OutcomeSucceeded || r.Stage != record.StageDeployed {
 					t.Errorf("%s after resume: %s at %s: %s", n, r.Outcome, r.Stage, r.Reason)
 				}
 			}
 			for n, at := range cancelled {
-				trs := since(record(t, e, n), t0)
+				trs := since(nodeRecord(t, e, n), t0)
 				if len(trs) == 0 {
 					t.Errorf("%s: no transition after the resume", n)
 					continue
@@ -343,10 +344,10 @@ func TestVerbCancelResume(t *testing.T) {
 				// released by the compensation continues at deploy.
 				from := at
 				switch at {
-				case orchestrator.StageReleased:
-					from = orchestrator.StageDeploy
-				case orchestrator.StagePending:
-					from = orchestrator.StagePending
+				case record.StageReleased:
+					from = record.StageDeploy
+				case record.StagePending:
+					from = record.StagePending
 				}
 				if trs[0].From != from {
 					t.Errorf("%s: cancelled at %s, resumed from %s (%v), want from %s", n, at, trs[0].From, targets(trs), from)
@@ -377,47 +378,47 @@ func TestVerbResumeNotStarted(t *testing.T) {
 	const held, free = "r01-cmp01", "r01-cmp02"
 	d := testsite.Example(t)
 	env, e := prepared(t, d, nil)
-	names := func(n ...string) orchestrator.Filter {
-		return orchestrator.Filter{Sets: []design.NodeFilter{{Names: n}}}
+	names := func(n ...string) record.Filter {
+		return record.Filter{Sets: []design.NodeFilter{{Names: n}}}
 	}
-	run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: names(held, free), Requester: "test"}, orchestrator.TaskSucceeded)
-	redeploy, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionRedeployNodes, Filter: names(held), Requester: "test"})
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: names(held, free), Requester: "test"}, record.TaskSucceeded)
+	redeploy, err := e.Submit(t.Context(), record.Request{Action: record.ActionRedeployNodes, Filter: names(held), Requester: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, time.Minute, "the redeploy to hold "+held, func() bool {
-		return results(t, e, redeploy.ID)[held].Outcome == orchestrator.OutcomeRunning
+		return results(t, e, redeploy.ID)[held].Outcome == record.OutcomeRunning
 	})
-	destroy, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDestroyNodes, Filter: names(held, free), Requester: "test"})
+	destroy, err := e.Submit(t.Context(), record.Request{Action: record.ActionDestroyNodes, Filter: names(held, free), Requester: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, time.Minute, held+" to wait in the destroy", func() bool {
 		return strings.Contains(results(t, e, destroy.ID)[held].Reason, "waiting for task "+redeploy.ID)
 	})
-	if _, err := e.TaskVerb(t.Context(), destroy.ID, orchestrator.VerbCancel, "test"); err != nil {
+	if _, err := e.TaskVerb(t.Context(), destroy.ID, record.VerbCancel, "test"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	for id, want := range map[string]orchestrator.TaskStatus{destroy.ID: orchestrator.TaskCancelled, redeploy.ID: orchestrator.TaskSucceeded} {
+	for id, want := range map[string]record.TaskStatus{destroy.ID: record.TaskCancelled, redeploy.ID: record.TaskSucceeded} {
 		if got, err := e.Wait(ctx, id); err != nil || got.Status != want {
 			t.Fatalf("task %s: %s (%s), %v; want %s", id, got.Status, got.Message, err, want)
 		}
 	}
-	if r := results(t, e, destroy.ID)[held]; r.Outcome != orchestrator.OutcomeCancelled || !r.Started.IsZero() {
+	if r := results(t, e, destroy.ID)[held]; r.Outcome != record.OutcomeCancelled || !r.Started.IsZero() {
 		t.Fatalf("%s in the destroy: %s, started %s; want cancelled before it started", held, r.Outcome, r.Started)
 	}
-	if rec := record(t, e, held); rec.Stage != orchestrator.StageDeployed {
+	if rec := nodeRecord(t, e, held); rec.Stage != record.StageDeployed {
 		t.Fatalf("%s after the redeploy: %s", held, rec.Stage)
 	}
 	t0 := time.Now().UTC()
-	after := applyVerb(t, e, destroy.ID, orchestrator.VerbResume, orchestrator.TaskSucceeded)
-	if r := after[held]; r.Stage != orchestrator.StageReleased || r.Started.Before(t0) {
+	after := applyVerb(t, e, destroy.ID, record.VerbResume, record.TaskSucceeded)
+	if r := after[held]; r.Stage != record.StageReleased || r.Started.Before(t0) {
 		t.Errorf("%s after resume: %s, started %s (resume at %s)", held, r.Stage, r.Started, t0)
 	}
-	rec := record(t, e, held)
-	if diff := cmp.Diff([]orchestrator.Stage{orchestrator.StageReleased}, targets(since(rec, t0))); diff != "" || rec.Stage != orchestrator.StageReleased {
+	rec := nodeRecord(t, e, held)
+	if diff := cmp.Diff([]record.Stage{record.StageReleased}, targets(since(rec, t0))); diff != "" || rec.Stage != record.StageReleased {
 		t.Errorf("%s: stage %s, stages entered by the resume (-want +got):\n%s", held, rec.Stage, diff)
 	}
 	audit(t, env, e, 0)
@@ -435,12 +436,12 @@ func TestVerbRerun(t *testing.T) {
 	ids := machines(t, e)
 
 	t0 := time.Now().UTC()
-	applyVerb(t, e, task.ID, orchestrator.VerbRerun, orchestrator.TaskSucceeded)
+	applyVerb(t, e, task.ID, record.VerbRerun, record.TaskSucceeded)
 	for _, n := range d.NodeNames() {
-		rec := record(t, e, n)
+		rec := nodeRecord(t, e, n)
 		trs := since(rec, t0)
-		if len(trs) == 0 || trs[0].From != orchestrator.StageOOBPrepare {
-			t.Errorf("%s: transitions after rerun %v, want the first from %s", n, trs, orchestrator.StageOOBPrepare)
+		if len(trs) == 0 || trs[0].From != record.StageOOBPrepare {
+			t.Errorf("%s: transitions after rerun %v, want the first from %s", n, trs, record.StageOOBPrepare)
 			continue
 		}
 		if diff := cmp.Diff(deployPath[1:], targets(trs)); diff != "" {
@@ -471,12 +472,12 @@ func TestVerbRerunAfterFailedDeploy(t *testing.T) {
 	const bad = "r02-gpu01"
 	d := testsite.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 2}}})
-	task, _ := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskPartiallySucceeded)
+	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskPartiallySucceeded)
 	ids := machines(t, e)
 	t0 := time.Now().UTC()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	if _, err := e.TaskVerb(ctx, task.ID, orchestrator.VerbRerun, "test"); err != nil {
+	if _, err := e.TaskVerb(ctx, task.ID, record.VerbRerun, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Wait(ctx, task.ID); err != nil {
@@ -486,7 +487,7 @@ func TestVerbRerunAfterFailedDeploy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != orchestrator.TaskSucceeded {
+	if got.Status != record.TaskSucceeded {
 		for _, r := range res {
 			t.Logf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
 		}
@@ -494,9 +495,9 @@ func TestVerbRerunAfterFailedDeploy(t *testing.T) {
 	}
 	lc := lifecycle(env)
 	for _, n := range d.NodeNames() {
-		trs := since(record(t, e, n), t0)
-		if len(trs) == 0 || trs[0].From != orchestrator.StageOOBPrepare {
-			t.Errorf("%s: transitions after rerun %v, want the first from %s", n, trs, orchestrator.StageOOBPrepare)
+		trs := since(nodeRecord(t, e, n), t0)
+		if len(trs) == 0 || trs[0].From != record.StageOOBPrepare {
+			t.Errorf("%s: transitions after rerun %v, want the first from %s", n, trs, record.StageOOBPrepare)
 		}
 		want := 1
 		if n == bad {
@@ -506,7 +507,7 @@ func TestVerbRerunAfterFailedDeploy(t *testing.T) {
 			t.Errorf("%s: %+v, want %d deployment(s)", n, lc[n], want)
 		}
 	}
-	if rec := record(t, e, bad); rec.MachineID != ids[bad] {
+	if rec := nodeRecord(t, e, bad); rec.MachineID != ids[bad] {
 		t.Errorf("%s: machine %s after rerun, %s before", bad, rec.MachineID, ids[bad])
 	}
 	audit(t, env, e, len(d.Nodes))
@@ -522,14 +523,14 @@ func TestVerbRestartClean(t *testing.T) {
 	task := deployAll(t, e)
 
 	t0 := time.Now().UTC()
-	applyVerb(t, e, task.ID, orchestrator.VerbRestartClean, orchestrator.TaskSucceeded)
-	want := append([]orchestrator.Stage{}, deployPath...)
+	applyVerb(t, e, task.ID, record.VerbRestartClean, record.TaskSucceeded)
+	want := append([]record.Stage{}, deployPath...)
 	lc := lifecycle(env)
 	for _, n := range d.NodeNames() {
-		rec := record(t, e, n)
+		rec := nodeRecord(t, e, n)
 		trs := since(rec, t0)
-		if len(trs) == 0 || trs[0].From != orchestrator.StageReleasing {
-			t.Errorf("%s: transitions after restart-clean %v, want the first from %s", n, trs, orchestrator.StageReleasing)
+		if len(trs) == 0 || trs[0].From != record.StageReleasing {
+			t.Errorf("%s: transitions after restart-clean %v, want the first from %s", n, trs, record.StageReleasing)
 			continue
 		}
 		if diff := cmp.Diff(want, targets(trs)); diff != "" {
@@ -548,38 +549,38 @@ func TestVerbConflicts(t *testing.T) {
 	t.Parallel()
 	d := testsite.Example(t)
 	_, e := prepared(t, d, nil)
-	one := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{"r01-cmp01"}}}}
-	task, err := e.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDeployNodes, Filter: one, Requester: "test"})
+	one := record.Filter{Sets: []design.NodeFilter{{Names: []string{"r01-cmp01"}}}}
+	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Filter: one, Requester: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []orchestrator.Verb{orchestrator.VerbRetry, orchestrator.VerbResume, orchestrator.VerbRerun, orchestrator.VerbRestartClean} {
+	for _, v := range []record.Verb{record.VerbRetry, record.VerbResume, record.VerbRerun, record.VerbRestartClean} {
 		if _, err := e.TaskVerb(t.Context(), task.ID, v, "test"); !errors.Is(err, orchestrator.ErrConflict) {
 			t.Errorf("%s of a running task: %v, want ErrConflict", v, err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != orchestrator.TaskSucceeded {
+	if got, err := e.Wait(ctx, task.ID); err != nil || got.Status != record.TaskSucceeded {
 		t.Fatalf("task %s: %s, %v (the refused verbs must not disturb it)", task.ID, got.Status, err)
 	}
 	before := results(t, e, task.ID)
-	for _, v := range []orchestrator.Verb{orchestrator.VerbCancel, orchestrator.VerbRetry, orchestrator.VerbResume} {
+	for _, v := range []record.Verb{record.VerbCancel, record.VerbRetry, record.VerbResume} {
 		if _, err := e.TaskVerb(t.Context(), task.ID, v, "test"); !errors.Is(err, orchestrator.ErrConflict) {
 			t.Errorf("%s of a succeeded task: %v, want ErrConflict", v, err)
 		}
 	}
-	if _, err := e.TaskVerb(t.Context(), task.ID, orchestrator.Verb("redo"), "test"); err == nil || errors.Is(err, orchestrator.ErrConflict) {
+	if _, err := e.TaskVerb(t.Context(), task.ID, record.Verb("redo"), "test"); err == nil || errors.Is(err, orchestrator.ErrConflict) {
 		t.Errorf("unknown verb: %v, want an error other than a conflict", err)
 	}
-	if _, err := e.TaskVerb(t.Context(), "no-such-task", orchestrator.VerbRetry, "test"); !errors.Is(err, orchestrator.ErrNotFound) {
+	if _, err := e.TaskVerb(t.Context(), "no-such-task", record.VerbRetry, "test"); !errors.Is(err, orchestrator.ErrNotFound) {
 		t.Errorf("retry of an unknown task: %v, want ErrNotFound", err)
 	}
-	if _, err := e.TaskVerb(t.Context(), "no-such-task", orchestrator.VerbCancel, "test"); !errors.Is(err, orchestrator.ErrNotFound) {
+	if _, err := e.TaskVerb(t.Context(), "no-such-task", record.VerbCancel, "test"); !errors.Is(err, orchestrator.ErrNotFound) {
 		t.Errorf("cancel of an unknown task: %v, want ErrNotFound", err)
 	}
 	got, err := e.Wait(ctx, task.ID)
-	if err != nil || got.Status != orchestrator.TaskSucceeded || got.Cancel {
+	if err != nil || got.Status != record.TaskSucceeded || got.Cancel {
 		t.Errorf("task after the refused verbs: %+v, %v", got, err)
 	}
 	if diff := cmp.Diff(before, results(t, e, task.ID)); diff != "" {
@@ -605,11 +606,11 @@ func TestMarkManual(t *testing.T) {
 	if !rec.Frozen || rec.FrozenWhy != "disk replacement" {
 		t.Fatalf("record after mark-manual: frozen %v (%q)", rec.Frozen, rec.FrozenWhy)
 	}
-	task, res := run(t, e, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Requester: "test"}, orchestrator.TaskPartiallySucceeded)
+	task, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskPartiallySucceeded)
 	for n, r := range byNode(res) {
-		want := orchestrator.OutcomeSucceeded
+		want := record.OutcomeSucceeded
 		if n == frozen {
-			want = orchestrator.OutcomeManual
+			want = record.OutcomeManual
 		}
 		if r.Outcome != want {
 			t.Errorf("%s: %s at %s (%s), want %s", n, r.Outcome, r.Stage, r.Reason, want)
@@ -625,11 +626,11 @@ func TestMarkManual(t *testing.T) {
 	if lc, ok := lifecycle(env)[frozen]; ok {
 		t.Errorf("MAAS acted on the frozen node's machine: %+v", lc)
 	}
-	if rec := record(t, e, frozen); !rec.Frozen || rec.MachineID != "" || rec.Task != "" {
+	if rec := nodeRecord(t, e, frozen); !rec.Frozen || rec.MachineID != "" || rec.Task != "" {
 		t.Errorf("frozen record after the task: frozen %v, machine %q, lease %q", rec.Frozen, rec.MachineID, rec.Task)
 	}
 	// Nothing automatic touches it: not even retry, while it is frozen.
-	if _, err := e.TaskVerb(t.Context(), task.ID, orchestrator.VerbRetry, "test"); !errors.Is(err, orchestrator.ErrConflict) {
+	if _, err := e.TaskVerb(t.Context(), task.ID, record.VerbRetry, "test"); !errors.Is(err, orchestrator.ErrConflict) {
 		t.Errorf("retry with only a frozen node to run: %v, want ErrConflict", err)
 	}
 
@@ -637,15 +638,15 @@ func TestMarkManual(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Frozen || rec.Outcome != orchestrator.OutcomeFailed {
+	if rec.Frozen || rec.Outcome != record.OutcomeFailed {
 		t.Errorf("record after release-manual: frozen %v, outcome %s", rec.Frozen, rec.Outcome)
 	}
-	if r := results(t, e, task.ID)[frozen]; r.Outcome != orchestrator.OutcomeFailed {
+	if r := results(t, e, task.ID)[frozen]; r.Outcome != record.OutcomeFailed {
 		t.Fatalf("%s after release-manual: task result %s, want failed (so that retry picks it)", frozen, r.Outcome)
 	}
 	before := results(t, e, task.ID)
-	after := applyVerb(t, e, task.ID, orchestrator.VerbRetry, orchestrator.TaskSucceeded)
-	if r := after[frozen]; r.Outcome != orchestrator.OutcomeSucceeded || r.Stage != orchestrator.StageDeployed {
+	after := applyVerb(t, e, task.ID, record.VerbRetry, record.TaskSucceeded)
+	if r := after[frozen]; r.Outcome != record.OutcomeSucceeded || r.Stage != record.StageDeployed {
 		t.Errorf("%s after retry: %s at %s: %s", frozen, r.Outcome, r.Stage, r.Reason)
 	}
 	for n := range before {
@@ -702,11 +703,11 @@ func TestAdopt(t *testing.T) {
 		if err != nil {
 			t.Fatalf("adopt %s: %v", n, err)
 		}
-		if rec.Stage != orchestrator.StageDeployed || rec.Outcome != orchestrator.OutcomeSucceeded ||
+		if rec.Stage != record.StageDeployed || rec.Outcome != record.OutcomeSucceeded ||
 			rec.MachineID != ids[n] || rec.Observed != "Deployed" || rec.Intent != nil {
 			t.Errorf("%s adopted as %s/%s machine %q (%q), want deployed/succeeded machine %s", n, rec.Stage, rec.Outcome, rec.MachineID, rec.Observed, ids[n])
 		}
-		if stored := record(t, fresh, n); stored.MachineID != ids[n] || stored.Stage != orchestrator.StageDeployed {
+		if stored := nodeRecord(t, fresh, n); stored.MachineID != ids[n] || stored.Stage != record.StageDeployed {
 			t.Errorf("%s: stored record %s machine %q", n, stored.Stage, stored.MachineID)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
 	"github.com/slipway-dev/slipway/ui"
@@ -72,40 +73,40 @@ func putRevision(t *testing.T, st statestore.Store, d *design.Design) {
 // tileCase is a node record and what its tile must show: the lifecycle
 // colour and the last task's mark ("" for none).
 type tileCase struct {
-	rec       orchestrator.NodeRecord
+	rec       record.NodeRecord
 	lifecycle string
 	mark      string
 	label     []string // in the tile's accessible name
 }
 
 func lifecycleCases() []tileCase {
-	deployedThen := func(to orchestrator.Stage) []orchestrator.Transition {
-		return []orchestrator.Transition{{From: orchestrator.StageBootstrap, To: orchestrator.StageDeployed}, {From: orchestrator.StageDeployed, To: to}}
+	deployedThen := func(to record.Stage) []record.Transition {
+		return []record.Transition{{From: record.StageBootstrap, To: record.StageDeployed}, {From: record.StageDeployed, To: to}}
 	}
 	return []tileCase{
-		{rec: orchestrator.NodeRecord{Lifecycle: "deployed", Action: orchestrator.ActionVerifyNodes, Stage: orchestrator.StageVerified, Outcome: orchestrator.OutcomeSucceeded,
-			History: deployedThen(orchestrator.StageVerified)}, lifecycle: "deployed", label: []string{"deployed", "last task verify_nodes succeeded"}},
+		{rec: record.NodeRecord{Lifecycle: "deployed", Action: record.ActionVerifyNodes, Stage: record.StageVerified, Outcome: record.OutcomeSucceeded,
+			History: deployedThen(record.StageVerified)}, lifecycle: "deployed", label: []string{"deployed", "last task verify_nodes succeeded"}},
 		// A record written before the lifecycle was kept: the API derives it.
-		{rec: orchestrator.NodeRecord{Action: orchestrator.ActionVerifyNodes, Stage: orchestrator.StageVerified, Outcome: orchestrator.OutcomeSucceeded,
-			History: deployedThen(orchestrator.StageVerified)}, lifecycle: "deployed", label: []string{"deployed", "last task verify_nodes succeeded"}},
-		{rec: orchestrator.NodeRecord{Lifecycle: "deployed", Action: orchestrator.ActionPowerCycle, Stage: orchestrator.StagePower, Outcome: orchestrator.OutcomeFailed,
-			Reason: "the BMC did not answer", History: deployedThen(orchestrator.StagePower)}, lifecycle: "deployed", mark: "failed",
+		{rec: record.NodeRecord{Action: record.ActionVerifyNodes, Stage: record.StageVerified, Outcome: record.OutcomeSucceeded,
+			History: deployedThen(record.StageVerified)}, lifecycle: "deployed", label: []string{"deployed", "last task verify_nodes succeeded"}},
+		{rec: record.NodeRecord{Lifecycle: "deployed", Action: record.ActionPowerCycle, Stage: record.StagePower, Outcome: record.OutcomeFailed,
+			Reason: "the BMC did not answer", History: deployedThen(record.StagePower)}, lifecycle: "deployed", mark: "failed",
 			label: []string{"deployed", "last task power_cycle failed", "the BMC did not answer"}},
-		{rec: orchestrator.NodeRecord{Lifecycle: "failed", Action: orchestrator.ActionDeployNodes, Stage: orchestrator.StageDeploy, Outcome: orchestrator.OutcomeFailed,
+		{rec: record.NodeRecord{Lifecycle: "failed", Action: record.ActionDeployNodes, Stage: record.StageDeploy, Outcome: record.OutcomeFailed,
 			Reason: "Failed deployment"}, lifecycle: "failed", mark: "failed", label: []string{"failed", "last task deploy_nodes failed"}},
-		{rec: orchestrator.NodeRecord{Lifecycle: "failed", Action: orchestrator.ActionDeployNodes, Stage: orchestrator.StageCommission, Outcome: orchestrator.OutcomeManual},
+		{rec: record.NodeRecord{Lifecycle: "failed", Action: record.ActionDeployNodes, Stage: record.StageCommission, Outcome: record.OutcomeManual},
 			lifecycle: "failed", mark: "manual-intervention", label: []string{"failed", "last task deploy_nodes manual-intervention"}},
-		{rec: orchestrator.NodeRecord{Lifecycle: "deploying", Action: orchestrator.ActionDeployNodes, Stage: orchestrator.StageCommission, Outcome: orchestrator.OutcomeRunning},
+		{rec: record.NodeRecord{Lifecycle: "deploying", Action: record.ActionDeployNodes, Stage: record.StageCommission, Outcome: record.OutcomeRunning},
 			lifecycle: "deploying", mark: "running", label: []string{"deploying", "last task deploy_nodes running"}},
-		{rec: orchestrator.NodeRecord{Lifecycle: "cancelled", Action: orchestrator.ActionDeployNodes, Stage: orchestrator.StageDeploy, Outcome: orchestrator.OutcomeCancelled},
+		{rec: record.NodeRecord{Lifecycle: "cancelled", Action: record.ActionDeployNodes, Stage: record.StageDeploy, Outcome: record.OutcomeCancelled},
 			lifecycle: "cancelled", mark: "cancelled", label: []string{"cancelled", "last task deploy_nodes cancelled"}},
-		{rec: orchestrator.NodeRecord{Lifecycle: "released", Action: orchestrator.ActionDestroyNodes, Stage: orchestrator.StageReleased, Outcome: orchestrator.OutcomeSucceeded},
+		{rec: record.NodeRecord{Lifecycle: "released", Action: record.ActionDestroyNodes, Stage: record.StageReleased, Outcome: record.OutcomeSucceeded},
 			lifecycle: "released", label: []string{"released", "last task destroy_nodes succeeded"}},
-		{rec: orchestrator.NodeRecord{Lifecycle: "ready", Action: orchestrator.ActionPrepareNodes, Stage: orchestrator.StageReady, Outcome: orchestrator.OutcomeSucceeded},
+		{rec: record.NodeRecord{Lifecycle: "ready", Action: record.ActionPrepareNodes, Stage: record.StageReady, Outcome: record.OutcomeSucceeded},
 			lifecycle: "ready", label: []string{"ready", "last task prepare_nodes succeeded"}},
 		{lifecycle: "new", label: []string{"new", "no task yet"}}, // no record
 		// An old record whose history no longer reaches a lifecycle stage.
-		{rec: orchestrator.NodeRecord{MachineID: "m-old", Action: orchestrator.ActionVerifyNodes, Stage: orchestrator.StageVerified, Outcome: orchestrator.OutcomeSucceeded},
+		{rec: record.NodeRecord{MachineID: "m-old", Action: record.ActionVerifyNodes, Stage: record.StageVerified, Outcome: record.OutcomeSucceeded},
 			lifecycle: "unknown", label: []string{"unknown", "last task verify_nodes succeeded"}},
 	}
 }
@@ -154,9 +155,9 @@ func TestSiteViewColoursByLifecycle(t *testing.T) {
 
 	// Live: a power cycle starts on the deployed, verified node.
 	live := cases[0].rec
-	live.Name, live.LastTask, live.Action, live.Stage, live.Outcome = s.Names[0], "task-live", orchestrator.ActionPowerCycle, orchestrator.StagePower, orchestrator.OutcomeRunning
+	live.Name, live.LastTask, live.Action, live.Stage, live.Outcome = s.Names[0], "task-live", record.ActionPowerCycle, record.StagePower, record.OutcomeRunning
 	rec, _ := json.Marshal(live)
-	ev, _ := json.Marshal(orchestrator.Event{Time: time.Now().UTC(), Task: "task-live", Node: live.Name, Stage: live.Stage, Level: "info", Kind: "transition", Message: "power_cycle started"})
+	ev, _ := json.Marshal(record.Event{Time: time.Now().UTC(), Task: "task-live", Node: live.Name, Stage: live.Stage, Level: "info", Kind: "transition", Message: "power_cycle started"})
 	if _, err := s.Store.Write(t.Context(), statestore.Put("nodes", live.Name, rec), statestore.Append("events", ev)); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -36,7 +36,7 @@ func TestSiteViewAt10000Nodes(t *testing.T) {
 		const tick = (now) => { f.push(now - last); last = now; if (f.length < 100000) requestAnimationFrame(tick); }; requestAnimationFrame(tick); return 0; })()`)
 	names := srv.Names
 	moved := time.Now()
-	for _, stage := range []orchestrator.Stage{orchestrator.StageCommission, orchestrator.StageDeploy, orchestrator.StageDeployed} {
+	for _, stage := range []record.Stage{record.StageCommission, record.StageDeploy, record.StageDeployed} {
 		for i := 0; i < n; i += 1000 {
 			writeWave(t, srv.Store, names[i:min(i+1000, n)], stage)
 			time.Sleep(100 * time.Millisecond)
@@ -59,18 +59,18 @@ func TestSiteViewAt10000Nodes(t *testing.T) {
 
 // writeWave moves the nodes to stage as the engine would: each node's
 // record and an event naming it, in one write.
-func writeWave(t *testing.T, st statestore.Store, names []string, stage orchestrator.Stage) {
+func writeWave(t *testing.T, st statestore.Store, names []string, stage record.Stage) {
 	t.Helper()
 	ops := make([]statestore.Op, 0, 2*len(names))
 	now := time.Now().UTC()
 	for _, name := range names {
-		outcome := orchestrator.OutcomeRunning
-		if stage == orchestrator.StageDeployed {
-			outcome = orchestrator.OutcomeSucceeded
+		outcome := record.OutcomeRunning
+		if stage == record.StageDeployed {
+			outcome = record.OutcomeSucceeded
 		}
-		lc, _ := orchestrator.LifecycleAt(orchestrator.ActionDeployNodes, stage, outcome)
-		rec, _ := json.Marshal(orchestrator.NodeRecord{Name: name, Lifecycle: lc, Action: orchestrator.ActionDeployNodes, Stage: stage, Outcome: outcome, Updated: now})
-		ev, _ := json.Marshal(orchestrator.Event{Time: now, Node: name, Stage: stage, Level: "info", Kind: "transition", Message: "moved to " + string(stage)})
+		lc, _ := record.LifecycleAt(record.ActionDeployNodes, stage, outcome)
+		rec, _ := json.Marshal(record.NodeRecord{Name: name, Lifecycle: lc, Action: record.ActionDeployNodes, Stage: stage, Outcome: outcome, Updated: now})
+		ev, _ := json.Marshal(record.Event{Time: now, Node: name, Stage: stage, Level: "info", Kind: "transition", Message: "moved to " + string(stage)})
 		ops = append(ops, statestore.Put("nodes", name, rec), statestore.Append("events", ev))
 	}
 	if _, err := st.Write(t.Context(), ops...); err != nil {

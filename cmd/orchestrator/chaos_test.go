@@ -28,7 +28,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/labrun"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
@@ -449,7 +449,7 @@ func deployTask(t *testing.T, state string) string {
 // where names the engine's records: --state FILE, or --server URL.
 func auditLab(t *testing.T, lv *labView, where []string, taskID string, names []string, dead map[string]bool) chaosResult {
 	res := chaosResult{nodes: len(names), scripted: len(dead)}
-	if st := taskStatus(t, where, taskID); !orchestrator.TaskStatus(st).Finished() {
+	if st := taskStatus(t, where, taskID); !record.TaskStatus(st).Finished() {
 		t.Fatalf("task %s is %s after the final run", taskID, st)
 	}
 	recs := nodeRecords(t, where)
@@ -462,7 +462,7 @@ func auditLab(t *testing.T, lv *labView, where []string, taskID string, names []
 		switch {
 		case !ok:
 			t.Errorf("%s: no node record", n)
-		case r.Outcome == orchestrator.OutcomeFailed && r.Reason != "":
+		case r.Outcome == record.OutcomeFailed && r.Reason != "":
 			res.failed++
 			if !dead[n] {
 				t.Logf("%s failed (not scripted to; the lab shows %q): %s: %s", n, byID[r.MachineID].StatusName, r.Stage, r.Reason)
@@ -498,13 +498,13 @@ func taskStatus(t *testing.T, where []string, taskID string) string {
 	return task.Status
 }
 
-func nodeRecords(t *testing.T, where []string) map[string]orchestrator.NodeRecord {
+func nodeRecords(t *testing.T, where []string) map[string]record.NodeRecord {
 	code, o, errs := cli(t, append([]string{"nodes", "-o", "json"}, where...)...)
-	var recs []orchestrator.NodeRecord
+	var recs []record.NodeRecord
 	if code != 0 || json.Unmarshal([]byte(o), &recs) != nil {
 		t.Fatalf("nodes: %d %s", code, errs)
 	}
-	out := map[string]orchestrator.NodeRecord{}
+	out := map[string]record.NodeRecord{}
 	for _, r := range recs {
 		out[r.Name] = r
 	}
@@ -514,7 +514,7 @@ func nodeRecords(t *testing.T, where []string) map[string]orchestrator.NodeRecor
 // leaked counts the machines the simulator shows owned (an owner, or
 // Allocated, Deploying, Deployed, Failed deployment) that no node record
 // claims.
-func leaked(t *testing.T, byID map[string]simMachine, recs map[string]orchestrator.NodeRecord) int {
+func leaked(t *testing.T, byID map[string]simMachine, recs map[string]record.NodeRecord) int {
 	claimed := map[string]bool{}
 	for _, r := range recs {
 		claimed[r.MachineID] = true

@@ -15,6 +15,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
@@ -23,9 +24,9 @@ import (
 
 // demoStages are the deploy workflow's stages in the order the progress
 // shows them.
-var demoStages = []orchestrator.Stage{orchestrator.StagePending, orchestrator.StageOOBPrepare, orchestrator.StageIdentify,
-	orchestrator.StageCommission, orchestrator.StageAsBuilt, orchestrator.StageConfigure, orchestrator.StageDeploy, orchestrator.StageBootstrap,
-	orchestrator.StageDeployed}
+var demoStages = []record.Stage{record.StagePending, record.StageOOBPrepare, record.StageIdentify,
+	record.StageCommission, record.StageAsBuilt, record.StageConfigure, record.StageDeploy, record.StageBootstrap,
+	record.StageDeployed}
 
 // deployRun is the outcome of a demo deployment. The outcome counts come
 // from the lab (labrun.Audit: the machines, their node agents and the
@@ -60,10 +61,10 @@ type deployRun struct {
 	// (the first 20).
 	Failures []nodeFailure `json:"failures,omitempty"`
 
-	results []orchestrator.NodeResult
+	results []record.NodeResult
 	reports int // boot action reports the node agents sent
 	agents  int // machines whose agent finished
-	task    orchestrator.Task
+	task    record.Task
 }
 
 // nodeFailure is a node the engine did not deploy, and why.
@@ -75,14 +76,14 @@ type nodeFailure struct {
 
 // demoPrepareSite runs prepare_site to its end.
 func (a *app) demoPrepareSite(ctx context.Context, e *orchestrator.Engine, revision string, show bool) error {
-	site, err := e.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionPrepareSite, Revision: revision, Requester: "demo"})
+	site, err := e.Submit(ctx, record.Request{Action: record.ActionPrepareSite, Revision: revision, Requester: "demo"})
 	if err != nil {
 		return err
 	}
 	if site, err = e.Wait(ctx, site.ID); err != nil {
 		return err
 	}
-	if site.Status != orchestrator.TaskSucceeded {
+	if site.Status != record.TaskSucceeded {
 		return fmt.Errorf("prepare_site %s: %s", site.Status, site.Message)
 	}
 	if show {
@@ -117,7 +118,7 @@ func (a *app) showLab(ctx context.Context, env *labrun.Env, scale float64) {
 
 // watchDemoTask waits for the demo's deploy task, drawing its progress
 // when show is set, and returns its per-node results.
-func (a *app) watchDemoTask(ctx context.Context, e *orchestrator.Engine, id string, start time.Time, show bool) ([]orchestrator.NodeResult, error) {
+func (a *app) watchDemoTask(ctx context.Context, e *orchestrator.Engine, id string, start time.Time, show bool) ([]record.NodeResult, error) {
 	var r *progress.Renderer
 	if show {
 		f, ok := a.stdout.(*os.File)
@@ -186,7 +187,7 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 	}
 	before, beforeKinds := labrun.RequestCounts(env.Lab)
 	start := time.Now()
-	task, err := e.Submit(ctx, orchestrator.Request{Action: orchestrator.ActionDeployNodes, Revision: env.Revision, Requester: "demo"})
+	task, err := e.Submit(ctx, record.Request{Action: record.ActionDeployNodes, Revision: env.Revision, Requester: "demo"})
 	if err != nil {
 		return out, err
 	}
@@ -206,7 +207,7 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 	if err != nil {
 		return out, err
 	}
-	byName := make(map[string]orchestrator.NodeRecord, len(recs))
+	byName := make(map[string]record.NodeRecord, len(recs))
 	for _, r := range recs {
 		byName[r.Name] = r
 	}
@@ -257,7 +258,7 @@ func (out deployRun) log(l zerolog.Logger) {
 func (out *deployRun) count(aud labrun.Audit, machines []*lab.Machine, start time.Time) {
 	out.Nodes = len(out.results)
 	for _, res := range out.results {
-		if res.Outcome == orchestrator.OutcomeSucceeded && res.Stage == orchestrator.StageDeployed {
+		if res.Outcome == record.OutcomeSucceeded && res.Stage == record.StageDeployed {
 			out.EngineDeployed++
 		} else if len(out.Failures) < 20 {
 			out.Failures = append(out.Failures, nodeFailure{Node: res.Node, Stage: string(res.Stage), Reason: res.Reason})
@@ -302,15 +303,15 @@ func (out deployRun) ok() bool {
 }
 
 // snapshot counts the nodes in each stage.
-func snapshot(res []orchestrator.NodeResult, elapsed time.Duration) progress.Snapshot {
-	count := map[orchestrator.Stage]int{}
+func snapshot(res []record.NodeResult, elapsed time.Duration) progress.Snapshot {
+	count := map[record.Stage]int{}
 	s := progress.Snapshot{Total: len(res), Elapsed: elapsed}
 	for _, r := range res {
 		switch r.Outcome {
-		case orchestrator.OutcomeSucceeded:
+		case record.OutcomeSucceeded:
 			s.Done++
 			count[r.Stage]++
-		case orchestrator.OutcomeFailed, orchestrator.OutcomeCancelled, orchestrator.OutcomeManual:
+		case record.OutcomeFailed, record.OutcomeCancelled, record.OutcomeManual:
 			s.Failed = append(s.Failed, progress.Failure{Node: r.Node, Stage: string(r.Stage), Reason: r.Reason})
 		default:
 			count[r.Stage]++
@@ -334,7 +335,7 @@ func (a *app) printSummary(run deployRun) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Node, r.Stage, r.Outcome, r.Attempts, took, r.Reason)
 	}
 	_ = tw.Flush()
-	if run.task.Status != orchestrator.TaskSucceeded {
+	if run.task.Status != record.TaskSucceeded {
 		fmt.Fprintf(a.stdout, "\n%s %s: %s\n", run.task.Action, run.task.Status, run.task.Message)
 	}
 	fmt.Fprintf(a.stdout, "\n%d of %d nodes deployed, %d failed, %d stuck (counted by the lab; the engine says %d deployed); %d leaked machines, %d duplicate deploys\n",

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
@@ -67,7 +67,7 @@ type nodeTimes struct {
 	overrun                                         time.Duration
 }
 
-func gaps(machines []*lab.Machine, records map[string]orchestrator.NodeRecord, start time.Time) gapStats {
+func gaps(machines []*lab.Machine, records map[string]record.NodeRecord, start time.Time) gapStats {
 	var g gapStats
 	for _, m := range machines {
 		t := labTimes(m.Timeline().Since(start))
@@ -104,19 +104,19 @@ func labTimes(tl lab.Timeline) nodeTimes {
 }
 
 // engineTimes reads when the node left each stage in this run.
-func engineTimes(t *nodeTimes, rec orchestrator.NodeRecord, start time.Time) {
+func engineTimes(t *nodeTimes, rec record.NodeRecord, start time.Time) {
 	for _, tr := range rec.History {
 		if tr.At.Before(start) {
 			continue
 		}
 		switch tr.From {
-		case orchestrator.StageCommission:
+		case record.StageCommission:
 			t.leftCommission = tr.At
-		case orchestrator.StageConfigure:
+		case record.StageConfigure:
 			t.leftConfigure = tr.At
-		case orchestrator.StageDeploy:
+		case record.StageDeploy:
 			t.leftDeploy = tr.At
-		case orchestrator.StageBootstrap:
+		case record.StageBootstrap:
 			t.done = tr.At
 		}
 	}

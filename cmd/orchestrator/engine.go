@@ -24,6 +24,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/drivermetrics"
 	"github.com/slipway-dev/slipway/internal/ha"
 	"github.com/slipway-dev/slipway/introspection"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 
 	"github.com/spf13/cobra"
@@ -203,9 +204,9 @@ func (c engineConfig) lifecycle(cfg *orchestrator.Config) error {
 			return fmt.Errorf("config timeouts.%s %s: want %s..%s", stage, d, design.MinStageTimeout, design.MaxStageTimeout)
 		}
 		if cfg.Timeouts == nil {
-			cfg.Timeouts = map[orchestrator.Stage]time.Duration{}
+			cfg.Timeouts = map[record.Stage]time.Duration{}
 		}
-		cfg.Timeouts[orchestrator.Stage(stage)] = d
+		cfg.Timeouts[record.Stage(stage)] = d
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/internal/etcdtest"
 	"github.com/slipway-dev/slipway/internal/testtool"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
@@ -191,7 +191,7 @@ func runHA(t *testing.T, spec haSpec) haResult {
 	g.waitSees(t, standby, first)
 	t.Setenv("SLIPWAY_TOKEN", g.tok)
 	code, out, errs := cli(t, "deploy", "--server", g.urls[standby], "--no-wait")
-	var task orchestrator.Task
+	var task record.Task
 	if f := strings.Fields(out); code != 0 || len(f) < 3 || f[0] != "task" || f[2] != "stored" {
 		t.Fatalf("deploy through the standby %s: %d %s %s", g.replicaID(standby), code, out, errs)
 	} else {
@@ -414,7 +414,7 @@ func (g *haGroup) waitTask(t *testing.T, id string, within time.Duration) {
 			var task struct{ Status string }
 			err = json.NewDecoder(resp.Body).Decode(&task)
 			resp.Body.Close()
-			if err == nil && orchestrator.TaskStatus(task.Status).Finished() {
+			if err == nil && record.TaskStatus(task.Status).Finished() {
 				return
 			}
 			break

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // haEngine is the engine a replica's control API uses: the leading one
@@ -40,33 +41,33 @@ func (h *haEngine) leading() (*orchestrator.Engine, error) {
 	return nil, &unavailable{errNotLeading}
 }
 
-func (h *haEngine) Submit(ctx context.Context, req orchestrator.Request) (orchestrator.Task, error) {
-	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.Task, error) { return e.Submit(ctx, req) })
+func (h *haEngine) Submit(ctx context.Context, req record.Request) (record.Task, error) {
+	return onLeader(h, func(e *orchestrator.Engine) (record.Task, error) { return e.Submit(ctx, req) })
 }
 
-func (h *haEngine) Task(ctx context.Context, id string) (orchestrator.Task, []orchestrator.NodeResult, error) {
+func (h *haEngine) Task(ctx context.Context, id string) (record.Task, []record.NodeResult, error) {
 	return h.read().Task(ctx, id)
 }
 
-func (h *haEngine) Tasks(ctx context.Context) ([]orchestrator.Task, error) {
+func (h *haEngine) Tasks(ctx context.Context) ([]record.Task, error) {
 	return h.read().Tasks(ctx)
 }
 
-func (h *haEngine) TaskVerb(ctx context.Context, id string, v orchestrator.Verb, who string) (orchestrator.Task, error) {
-	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.Task, error) { return e.TaskVerb(ctx, id, v, who) })
+func (h *haEngine) TaskVerb(ctx context.Context, id string, v record.Verb, who string) (record.Task, error) {
+	return onLeader(h, func(e *orchestrator.Engine) (record.Task, error) { return e.TaskVerb(ctx, id, v, who) })
 }
 
-func (h *haEngine) Node(ctx context.Context, name string) (orchestrator.NodeRecord, error) {
+func (h *haEngine) Node(ctx context.Context, name string) (record.NodeRecord, error) {
 	return h.read().Node(ctx, name)
 }
 
-func (h *haEngine) Nodes(ctx context.Context) ([]orchestrator.NodeRecord, error) {
+func (h *haEngine) Nodes(ctx context.Context) ([]record.NodeRecord, error) {
 	return h.read().Nodes(ctx)
 }
 
 func (h *haEngine) LastEvent(ctx context.Context) (uint64, error) { return h.read().LastEvent(ctx) }
 
-func (h *haEngine) Events(ctx context.Context, after uint64, limit int, task, node string) ([]orchestrator.Event, error) {
+func (h *haEngine) Events(ctx context.Context, after uint64, limit int, task, node string) ([]record.Event, error) {
 	return h.read().Events(ctx, after, limit, task, node)
 }
 
@@ -80,30 +81,30 @@ func onLeader[T any](h *haEngine, fn func(e *orchestrator.Engine) (T, error)) (T
 	return fn(e)
 }
 
-func (h *haEngine) Adopt(ctx context.Context, node, revision, who string) (orchestrator.NodeRecord, error) {
-	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.NodeRecord, error) {
+func (h *haEngine) Adopt(ctx context.Context, node, revision, who string) (record.NodeRecord, error) {
+	return onLeader(h, func(e *orchestrator.Engine) (record.NodeRecord, error) {
 		return e.Adopt(ctx, node, revision, who)
 	})
 }
 
-func (h *haEngine) AdoptMachine(ctx context.Context, node, machineID, revision, who string) (orchestrator.NodeRecord, error) {
-	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.NodeRecord, error) {
+func (h *haEngine) AdoptMachine(ctx context.Context, node, machineID, revision, who string) (record.NodeRecord, error) {
+	return onLeader(h, func(e *orchestrator.Engine) (record.NodeRecord, error) {
 		return e.AdoptMachine(ctx, node, machineID, revision, who)
 	})
 }
 
-func (h *haEngine) MarkManual(ctx context.Context, node, why, who string) (orchestrator.NodeRecord, error) {
-	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.NodeRecord, error) {
+func (h *haEngine) MarkManual(ctx context.Context, node, why, who string) (record.NodeRecord, error) {
+	return onLeader(h, func(e *orchestrator.Engine) (record.NodeRecord, error) {
 		return e.MarkManual(ctx, node, why, who)
 	})
 }
 
-func (h *haEngine) ReleaseManual(ctx context.Context, node, who string) (orchestrator.NodeRecord, error) {
-	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.NodeRecord, error) { return e.ReleaseManual(ctx, node, who) })
+func (h *haEngine) ReleaseManual(ctx context.Context, node, who string) (record.NodeRecord, error) {
+	return onLeader(h, func(e *orchestrator.Engine) (record.NodeRecord, error) { return e.ReleaseManual(ctx, node, who) })
 }
 
-func (h *haEngine) Rebootstrap(ctx context.Context, node, who string) (orchestrator.Rebootstrapped, error) {
-	return onLeader(h, func(e *orchestrator.Engine) (orchestrator.Rebootstrapped, error) {
+func (h *haEngine) Rebootstrap(ctx context.Context, node, who string) (record.Rebootstrapped, error) {
+	return onLeader(h, func(e *orchestrator.Engine) (record.Rebootstrapped, error) {
 		return e.Rebootstrap(ctx, node, who)
 	})
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestHAEngineRefusesNotRun: a mutating call reaching a replica whose
@@ -12,7 +12,7 @@ import (
 // marks it safe to send again.
 func TestHAEngineRefusesNotRun(t *testing.T) {
 	h := &haEngine{}
-	_, err := h.Submit(t.Context(), orchestrator.Request{Action: orchestrator.ActionDeployNodes})
+	_, err := h.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes})
 	var nr interface {
 		Unavailable() bool
 		NotRun() bool

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/slipway-dev/slipway/api/client"
-	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 
@@ -171,9 +170,9 @@ func (r *lrRun) checkDeploys(v lrView) []string {
 func (r *lrRun) checkClaims(v lrView) []string {
 	var out []string
 	by := map[string]string{}
-	recs := map[string]orchestrator.NodeRecord{}
+	recs := map[string]record.NodeRecord{}
 	for _, n := range v.nodes {
-		recs[n.Name] = orchestrator.NodeRecord{Name: n.Name, MachineID: n.MachineID}
+		recs[n.Name] = record.NodeRecord{Name: n.Name, MachineID: n.MachineID}
 		if n.MachineID == "" {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // settingsRegistry records the server driver's settings.
@@ -94,7 +95,7 @@ func TestConfigLifecycleDefaults(t *testing.T) {
 	if err := good.lifecycle(&cfg); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Erase != drivers.EraseQuick || cfg.Timeouts[orchestrator.StageDeploy] != 45*time.Minute || cfg.Timeouts[orchestrator.StageCommission] != time.Hour {
+	if cfg.Erase != drivers.EraseQuick || cfg.Timeouts[record.StageDeploy] != 45*time.Minute || cfg.Timeouts[record.StageCommission] != time.Hour {
 		t.Errorf("erase %q timeouts %v", cfg.Erase, cfg.Timeouts)
 	}
 	eleven := 11

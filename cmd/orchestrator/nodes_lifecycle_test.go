@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestRemoteNodesLifecycle: `nodes` shows a node's lifecycle apart from
@@ -34,7 +34,7 @@ func TestRemoteNodesLifecycle(t *testing.T) {
 	if err := json.Unmarshal([]byte(must(tokViewer, "nodes", "-o", "json", "--lifecycle", "deployed")), &nodes); err != nil || len(nodes) != 1 {
 		t.Fatalf("nodes --lifecycle deployed: %v %+v", err, nodes)
 	}
-	if n := nodes[0]; n.Name != node || n.Lifecycle != orchestrator.LifecycleDeployed || n.Action != orchestrator.ActionPowerCycle || n.Stage != orchestrator.StagePowered {
+	if n := nodes[0]; n.Name != node || n.Lifecycle != record.LifecycleDeployed || n.Action != record.ActionPowerCycle || n.Stage != record.StagePowered {
 		t.Errorf("node %+v", n)
 	}
 	out := must(tokViewer, "nodes", "-o", "table")

@@ -14,7 +14,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/driverspec"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/secrets"
 	"github.com/spf13/cobra"
 )
@@ -104,8 +104,8 @@ func (pf *powerFlags) add(cmd *cobra.Command) {
 }
 
 // powerTaskActions are the power actions the engine runs as tasks.
-var powerTaskActions = map[string]orchestrator.Action{
-	"on": orchestrator.ActionPowerOn, "off": orchestrator.ActionPowerOff, "cycle": orchestrator.ActionPowerCycle,
+var powerTaskActions = map[string]record.Action{
+	"on": record.ActionPowerOn, "off": record.ActionPowerOff, "cycle": record.ActionPowerCycle,
 }
 
 // powerTask runs power on, off or cycle as a task through the API and
@@ -122,8 +122,8 @@ func (a *app) powerTask(cmd *cobra.Command, pf *powerFlags, action string) error
 		}
 	}
 	pf.ef.pluginDir = pf.dir
-	filter := orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{pf.node}}}}
-	return a.runTask(cmd.Context(), &pf.ef, func(ctx context.Context, c *client.Client) (orchestrator.Task, string, error) {
+	filter := record.Filter{Sets: []design.NodeFilter{{Names: []string{pf.node}}}}
+	return a.runTask(cmd.Context(), &pf.ef, func(ctx context.Context, c *client.Client) (record.Task, string, error) {
 		t, err := c.CreateTask(ctx, client.TaskRequest{Action: act, NodeFilter: filter})
 		return t, "", err
 	})

@@ -5,9 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/spf13/cobra"
-
-	"github.com/slipway-dev/slipway/orchestrator"
 )
 
 // rebootstrapCmd: `rebootstrap NODE [--out DIR]`, in-process or through
@@ -63,7 +62,7 @@ type rebootstrapOutput struct {
 
 // writeRebootstrap writes the node's new credentials to dir and says
 // what to do with them; hint tells who runs the waiting task.
-func (a *app) writeRebootstrap(node string, out orchestrator.Rebootstrapped, dir, output, hint string) error {
+func (a *app) writeRebootstrap(node string, out record.Rebootstrapped, dir, output, hint string) error {
 	name := filepath.Base(node)
 	res := rebootstrapOutput{Node: node, Deployment: out.Node.Deployment, Task: out.Task,
 		EnvFile: filepath.Join(dir, name+".bootstrap.env"), UserDataFile: filepath.Join(dir, name+".user-data")}

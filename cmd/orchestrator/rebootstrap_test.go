@@ -11,6 +11,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // TestRemoteRebootstrap: rebootstrap through the API writes the node's
@@ -65,7 +66,7 @@ func TestRemoteRebootstrap(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if got, err := s.Engine.Wait(ctx, res.Task); err != nil || got.Status != orchestrator.TaskSucceeded {
+	if got, err := s.Engine.Wait(ctx, res.Task); err != nil || got.Status != record.TaskSucceeded {
 		t.Fatalf("task %s after the node ran its bootstrap: %s %v", res.Task, got.Status, err)
 	}
 }

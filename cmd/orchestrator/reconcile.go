@@ -12,7 +12,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api/client"
 	apitypes "github.com/slipway-dev/slipway/api/types"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // reconcileCmds are `orchestrator reconcile` and `orchestrator drift`:
@@ -61,7 +61,7 @@ func (a *app) reconcileStatusCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) printReconcileStatus(st orchestrator.ReconcileStatus) {
+func (a *app) printReconcileStatus(st record.ReconcileStatus) {
 	if st.LastRun == nil {
 		fmt.Fprintln(a.stdout, "last run: never")
 	} else {
@@ -80,9 +80,9 @@ func (a *app) printReconcileStatus(st orchestrator.ReconcileStatus) {
 	fmt.Fprintf(a.stdout, "open drift: %d%s\n", st.Open, kindCounts(st.Counts))
 }
 
-func kindCounts(c map[orchestrator.DriftKind]int) string {
+func kindCounts(c map[record.DriftKind]int) string {
 	var parts []string
-	for _, k := range orchestrator.DriftKinds {
+	for _, k := range record.DriftKinds {
 		if c[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, c[k]))
 		}
@@ -103,7 +103,7 @@ func (a *app) driftCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, k := range kinds {
-				if _, err := orchestrator.ParseDriftKind(k); err != nil {
+				if _, err := record.ParseDriftKind(k); err != nil {
 					return usageErr(err)
 				}
 			}
@@ -122,16 +122,16 @@ func (a *app) driftCmd() *cobra.Command {
 }
 
 // allDrift lists the open drift q selects, every page.
-func allDrift(ctx context.Context, c *client.Client, q client.DriftQuery) ([]orchestrator.DriftRecord, error) {
-	return allPages(func(offset int) (apitypes.Page[orchestrator.DriftRecord], error) {
+func allDrift(ctx context.Context, c *client.Client, q client.DriftQuery) ([]record.DriftRecord, error) {
+	return allPages(func(offset int) (apitypes.Page[record.DriftRecord], error) {
 		q.Offset = offset
 		return c.Drift(ctx, q)
 	})
 }
 
 func kindNames() string {
-	out := make([]string, len(orchestrator.DriftKinds))
-	for i, k := range orchestrator.DriftKinds {
+	out := make([]string, len(record.DriftKinds))
+	for i, k := range record.DriftKinds {
 		out[i] = string(k)
 	}
 	return strings.Join(out, ", ")
@@ -148,11 +148,11 @@ func (a *app) driftResolveCmd() *cobra.Command {
 			"release: a leaked machine is released; a node's machine is destroyed by a destroy_nodes task.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			k, err := orchestrator.ParseDriftKind(kind)
+			k, err := record.ParseDriftKind(kind)
 			if err != nil {
 				return usageErr(err)
 			}
-			r, err := orchestrator.ParseResolution(resolution)
+			r, err := record.ParseResolution(resolution)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -179,14 +179,14 @@ func (a *app) driftResolveCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) printResolved(res orchestrator.DriftResolved) {
+func (a *app) printResolved(res record.DriftResolved) {
 	fmt.Fprintf(a.stdout, "%s drift of %s: %s: %s\n", res.Drift.Kind, printable(res.Drift.Node), res.Resolution, printable(res.Message))
 	if res.Task != "" {
 		fmt.Fprintf(a.stdout, "task %s (`orchestrator tasks %s` shows it)\n", res.Task, res.Task)
 	}
 }
 
-func (a *app) printReconcile(rep orchestrator.SweepReport) {
+func (a *app) printReconcile(rep record.SweepReport) {
 	fmt.Fprintf(a.stdout, "reconciled at %s: %d owned machines, %d nodes examined\n", rep.Time.Format(time.RFC3339), rep.Owned, rep.Examined)
 	for _, l := range []struct {
 		what string
@@ -203,7 +203,7 @@ func (a *app) printReconcile(rep orchestrator.SweepReport) {
 	printDrift(a.stdout, rep.Records)
 }
 
-func printDrift(w io.Writer, ds []orchestrator.DriftRecord) {
+func printDrift(w io.Writer, ds []record.DriftRecord) {
 	if len(ds) == 0 {
 		fmt.Fprintln(w, "no open drift")
 		return

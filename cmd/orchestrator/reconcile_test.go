@@ -12,7 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/api/apitest"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/testsite"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -53,13 +53,13 @@ func TestReconcileCommands(t *testing.T) {
 	}
 	const off, renamed = "r01-cmp01", "r02-cmp01"
 	ctx := t.Context()
-	for _, a := range []orchestrator.Action{orchestrator.ActionPrepareSite, orchestrator.ActionDeployNodes} {
-		task, err := s.Engine.Submit(ctx, orchestrator.Request{Action: a, Requester: "test",
-			Filter: orchestrator.Filter{Sets: []design.NodeFilter{{Names: []string{off, renamed}}}}})
+	for _, a := range []record.Action{record.ActionPrepareSite, record.ActionDeployNodes} {
+		task, err := s.Engine.Submit(ctx, record.Request{Action: a, Requester: "test",
+			Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{off, renamed}}}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if task, err = s.Engine.Wait(ctx, task.ID); err != nil || task.Status != orchestrator.TaskSucceeded {
+		if task, err = s.Engine.Wait(ctx, task.ID); err != nil || task.Status != record.TaskSucceeded {
 			t.Fatalf("%s: %s, %v", a, task.Status, err)
 		}
 	}
@@ -85,11 +85,11 @@ func TestReconcileCommands(t *testing.T) {
 		t.Errorf("reconcile:\n%s", out)
 	}
 	must(operator, "reconcile")
-	var ds []orchestrator.DriftRecord
+	var ds []record.DriftRecord
 	if err := json.Unmarshal([]byte(must(viewer, "drift", "-o", "json")), &ds); err != nil {
 		t.Fatal(err)
 	}
-	if len(ds) != 2 || ds[0].Node != off || ds[0].Kind != orchestrator.DriftPower || ds[1].Node != renamed || ds[1].Kind != orchestrator.DriftHostname {
+	if len(ds) != 2 || ds[0].Node != off || ds[0].Kind != record.DriftPower || ds[1].Node != renamed || ds[1].Kind != record.DriftHostname {
 		t.Fatalf("drift after two runs: %+v", ds)
 	}
 	if out = must(viewer, "drift", "--kind", "hostname"); !strings.Contains(out, "by-hand") || strings.Contains(out, off) {
@@ -113,9 +113,9 @@ func TestReconcileCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var resolved *orchestrator.Event
+	var resolved *record.Event
 	for i := range evs {
-		if evs[i].Type == orchestrator.EventDriftResolved {
+		if evs[i].Type == record.EventDriftResolved {
 			resolved = &evs[i]
 		}
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // remoteServer serves a real control API over the virtual lab running the
@@ -118,7 +118,7 @@ func TestRemoteCommands(t *testing.T) {
 	}
 
 	// The lists.
-	var tasks []orchestrator.Task
+	var tasks []record.Task
 	if err := json.Unmarshal([]byte(must(tokViewer, "tasks", "-o", "json")), &tasks); err != nil || len(tasks) != 3 || tasks[0].ID != prep || tasks[1].ID != deploy {
 		t.Errorf("tasks -o json: %v %+v", err, tasks)
 	}
@@ -225,7 +225,7 @@ func TestRemoteFollowEvents(t *testing.T) {
 		t.Fatalf("events -f: exit %d: %s", code, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	var last orchestrator.Event
+	var last record.Event
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || !strings.HasPrefix(last.Message, "task succeeded") {
 		t.Errorf("events -f -o json: %v\n%s", err, out.String())
 	}

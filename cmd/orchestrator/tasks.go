@@ -16,7 +16,7 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/progress"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // engineFlags are the flags of every command that drives the engine: the
@@ -28,7 +28,7 @@ type engineFlags struct {
 	noWait bool
 	// options are the task's options (decommission, destroy), nil when
 	// none; set by the command before it submits.
-	options *orchestrator.TaskOptions
+	options *record.TaskOptions
 }
 
 func (f *engineFlags) add(cmd *cobra.Command, wait bool) {
@@ -53,12 +53,12 @@ func (f *filterFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&f.sites, "site", nil, "the nodes of this Site (repeatable)")
 }
 
-func (f *filterFlags) filter() (orchestrator.Filter, error) {
+func (f *filterFlags) filter() (record.Filter, error) {
 	set := design.NodeFilter{Names: f.nodes, Racks: f.racks, Tags: f.tags, Sites: f.sites}
 	for _, l := range f.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
-			return orchestrator.Filter{}, usageErr(fmt.Errorf("--label %q: want key=value", l))
+			return record.Filter{}, usageErr(fmt.Errorf("--label %q: want key=value", l))
 		}
 		if set.Labels == nil {
 			set.Labels = map[string]string{}
@@ -66,25 +66,25 @@ func (f *filterFlags) filter() (orchestrator.Filter, error) {
 		set.Labels[k] = v
 	}
 	if len(set.Names)+len(set.Racks)+len(set.Tags)+len(set.Labels)+len(set.Sites) == 0 {
-		return orchestrator.Filter{}, nil
+		return record.Filter{}, nil
 	}
-	return orchestrator.Filter{Sets: []design.NodeFilter{set}}, nil
+	return record.Filter{Sets: []design.NodeFilter{set}}, nil
 }
 
 // taskCmd: `task ACTION`, and the shortcuts deploy/destroy/... (action fixed).
-func (a *app) taskCmd(use string, fixed orchestrator.Action, short string) *cobra.Command {
+func (a *app) taskCmd(use string, fixed record.Action, short string) *cobra.Command {
 	args := cobra.ExactArgs(1)
-	pick := func(argv []string) (orchestrator.Action, error) { return orchestrator.ParseAction(argv[0]) }
+	pick := func(argv []string) (record.Action, error) { return record.ParseAction(argv[0]) }
 	if fixed != "" {
 		args = cobra.NoArgs
-		pick = func([]string) (orchestrator.Action, error) { return fixed, nil }
+		pick = func([]string) (record.Action, error) { return fixed, nil }
 	}
 	return a.taskCmdWith(use, short, args, pick, nil)
 }
 
 // taskCmdWith builds a task command: pick chooses the action from the
 // arguments; opts, when not nil, adds the task option flags.
-func (a *app) taskCmdWith(use, short string, args cobra.PositionalArgs, pick func([]string) (orchestrator.Action, error), opts *optionFlags) *cobra.Command {
+func (a *app) taskCmdWith(use, short string, args cobra.PositionalArgs, pick func([]string) (record.Action, error), opts *optionFlags) *cobra.Command {
 	var ef engineFlags
 	var ff filterFlags
 	var revision string
@@ -105,7 +105,7 @@ func (a *app) taskCmdWith(use, short string, args cobra.PositionalArgs, pick fun
 				return err
 			}
 			req := client.TaskRequest{Action: action, NodeFilter: filter, DesignRevision: revision, Options: ef.options}
-			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (orchestrator.Task, string, error) {
+			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (record.Task, string, error) {
 				t, err := c.CreateTask(ctx, req)
 				return t, fmt.Sprintf("task %s stored (%s of %d nodes)", t.ID, t.Action, len(t.Nodes)), err
 			})
@@ -119,7 +119,7 @@ func (a *app) taskCmdWith(use, short string, args cobra.PositionalArgs, pick fun
 }
 
 // submitFunc makes a task through the API and says what it stored.
-type submitFunc func(ctx context.Context, c *client.Client) (t orchestrator.Task, stored string, err error)
+type submitFunc func(ctx context.Context, c *client.Client) (t record.Task, stored string, err error)
 
 // runTask makes a task with submit, then (without --no-wait) follows it
 // to its end.
@@ -163,11 +163,11 @@ func (o *optionFlags) add(cmd *cobra.Command) {
 }
 
 // options are the task options the flags give action (nil: none).
-func (o *optionFlags) options(action orchestrator.Action) (*orchestrator.TaskOptions, error) {
+func (o *optionFlags) options(action record.Action) (*record.TaskOptions, error) {
 	if o == nil || (o.erase == "" && !o.delete) {
 		return nil, nil
 	}
-	opt := &orchestrator.TaskOptions{Erase: o.erase, Delete: o.delete}
+	opt := &record.TaskOptions{Erase: o.erase, Delete: o.delete}
 	if err := opt.Check(action); err != nil {
 		return nil, err
 	}
@@ -176,12 +176,12 @@ func (o *optionFlags) options(action orchestrator.Action) (*orchestrator.TaskOpt
 
 // rescueCmd: `rescue enter|exit`, the rescue_enter and rescue_exit tasks.
 func (a *app) rescueCmd() *cobra.Command {
-	pick := func(argv []string) (orchestrator.Action, error) {
+	pick := func(argv []string) (record.Action, error) {
 		switch argv[0] {
 		case "enter":
-			return orchestrator.ActionRescueEnter, nil
+			return record.ActionRescueEnter, nil
 		case "exit":
-			return orchestrator.ActionRescueExit, nil
+			return record.ActionRescueExit, nil
 		}
 		return "", fmt.Errorf("rescue %.20q: use enter or exit", argv[0])
 	}
@@ -235,7 +235,7 @@ func (a *app) follow(ctx context.Context, s *session, id, output string) error {
 func watchTask(ctx context.Context, c *client.Client, id string) <-chan struct{} {
 	changed := make(chan struct{}, 1)
 	go func() {
-		_ = c.StreamEvents(ctx, 0, id, "", func(orchestrator.Event) error {
+		_ = c.StreamEvents(ctx, 0, id, "", func(record.Event) error {
 			select {
 			case changed <- struct{}{}:
 			default:
@@ -290,7 +290,7 @@ func (a *app) taskEnd(td apitypes.TaskDetail, output string) error {
 	if err := a.printTask(td, output); err != nil {
 		return err
 	}
-	if td.Status != orchestrator.TaskSucceeded {
+	if td.Status != record.TaskSucceeded {
 		return &exitError{code: exitInvalid}
 	}
 	return nil
@@ -299,7 +299,7 @@ func (a *app) taskEnd(td apitypes.TaskDetail, output string) error {
 // printTask prints a task with its per-node results.
 func (a *app) printTask(td apitypes.TaskDetail, output string) error {
 	if td.Results == nil {
-		td.Results = []orchestrator.NodeResult{}
+		td.Results = []record.NodeResult{}
 	}
 	return a.emit(output, td, func() error {
 		t := td.Task
@@ -343,15 +343,15 @@ func (a *app) tasksCmd() *cobra.Command {
 }
 
 // allTasks lists every task, oldest first.
-func allTasks(ctx context.Context, c *client.Client) ([]orchestrator.Task, error) {
-	ts, err := allPages(func(offset int) (apitypes.Page[orchestrator.Task], error) {
+func allTasks(ctx context.Context, c *client.Client) ([]record.Task, error) {
+	ts, err := allPages(func(offset int) (apitypes.Page[record.Task], error) {
 		return c.Tasks(ctx, client.TaskQuery{Offset: offset, Limit: 1000})
 	})
 	slices.Reverse(ts) // the API lists newest first
 	return ts, err
 }
 
-func (a *app) printTasks(ts []orchestrator.Task) error {
+func (a *app) printTasks(ts []record.Task) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tACTION\tSTATUS\tNODES\tREQUESTER\tCREATED\tMESSAGE")
 	for _, t := range ts {
@@ -362,14 +362,14 @@ func (a *app) printTasks(ts []orchestrator.Task) error {
 }
 
 // verbCmd runs a recovery verb on a task, then follows the task.
-func (a *app) verbCmd(v orchestrator.Verb, short string) *cobra.Command {
+func (a *app) verbCmd(v record.Verb, short string) *cobra.Command {
 	var ef engineFlags
 	cmd := &cobra.Command{
 		Use:   string(v) + " TASK-ID",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (orchestrator.Task, string, error) {
+			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (record.Task, string, error) {
 				t, err := c.TaskVerb(ctx, argv[0], v)
 				return t, fmt.Sprintf("task %s: %s stored", t.ID, v), err
 			})
@@ -388,8 +388,8 @@ func (a *app) waitCmd() *cobra.Command {
 		Short: "Follow a task until it ends (in process, the engine runs meanwhile: unfinished tasks resume from their checkpoints)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (orchestrator.Task, string, error) {
-				return orchestrator.Task{ID: argv[0]}, "", nil
+			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (record.Task, string, error) {
+				return record.Task{ID: argv[0]}, "", nil
 			})
 		},
 	}
@@ -402,21 +402,21 @@ func (a *app) engineCmds() []*cobra.Command {
 	return []*cobra.Command{
 		a.serveCmd(),
 		a.taskCmd("task ACTION", "", "Run a task: "+actionList()),
-		a.taskCmd("deploy", orchestrator.ActionDeployNodes, "Deploy the selected nodes (deploy_nodes)"),
+		a.taskCmd("deploy", record.ActionDeployNodes, "Deploy the selected nodes (deploy_nodes)"),
 		a.taskCmdWith("destroy [--erase MODE]", "Release the selected nodes' machines, erasing disks (destroy_nodes)", cobra.NoArgs,
-			func([]string) (orchestrator.Action, error) { return orchestrator.ActionDestroyNodes, nil }, &optionFlags{}),
+			func([]string) (record.Action, error) { return record.ActionDestroyNodes, nil }, &optionFlags{}),
 		a.taskCmdWith("decommission [--delete] [--erase MODE]", "Take the selected nodes out of service: release with their erase policy, delete the machines with --delete (decommission_nodes)", cobra.NoArgs,
-			func([]string) (orchestrator.Action, error) { return orchestrator.ActionDecommissionNodes, nil }, &optionFlags{canDelete: true}),
+			func([]string) (record.Action, error) { return record.ActionDecommissionNodes, nil }, &optionFlags{canDelete: true}),
 		a.rescueCmd(),
-		a.taskCmd("test", orchestrator.ActionTestNodes, "Run the provisioner's hardware tests on the selected nodes' machines (test_nodes)"),
-		a.taskCmd("redeploy", orchestrator.ActionRedeployNodes, "Release and deploy again (redeploy_nodes)"),
-		a.taskCmd("prepare-site", orchestrator.ActionPrepareSite, "Create the design's networks, DHCP and keys in the provisioner (prepare_site)"),
+		a.taskCmd("test", record.ActionTestNodes, "Run the provisioner's hardware tests on the selected nodes' machines (test_nodes)"),
+		a.taskCmd("redeploy", record.ActionRedeployNodes, "Release and deploy again (redeploy_nodes)"),
+		a.taskCmd("prepare-site", record.ActionPrepareSite, "Create the design's networks, DHCP and keys in the provisioner (prepare_site)"),
 		a.tasksCmd(), a.nodesCmd(), a.eventsCmd(), a.sweepCmd(), a.waitCmd(), a.rebootstrapCmd(),
-		a.verbCmd(orchestrator.VerbRetry, "Run a finished task's failed nodes again from the stage that failed"),
-		a.verbCmd(orchestrator.VerbResume, "Continue a cancelled or interrupted task's unfinished nodes from their checkpoints"),
-		a.verbCmd(orchestrator.VerbRerun, "Run every node of a task again from the top, adopting what the provisioner has"),
-		a.verbCmd(orchestrator.VerbRestartClean, "Release every node's machine, then run the task from the top"),
-		a.verbCmd(orchestrator.VerbCancel, "Stop a task and release what it allocated and did not finish"),
+		a.verbCmd(record.VerbRetry, "Run a finished task's failed nodes again from the stage that failed"),
+		a.verbCmd(record.VerbResume, "Continue a cancelled or interrupted task's unfinished nodes from their checkpoints"),
+		a.verbCmd(record.VerbRerun, "Run every node of a task again from the top, adopting what the provisioner has"),
+		a.verbCmd(record.VerbRestartClean, "Release every node's machine, then run the task from the top"),
+		a.verbCmd(record.VerbCancel, "Stop a task and release what it allocated and did not finish"),
 		a.nodeVerbCmd(client.NodeAdopt, "Take the provisioner's state of a node's machine as the truth, or attach a leaked machine to the node (--machine)"),
 		a.nodeVerbCmd(client.NodeMarkManual, "Freeze a node: nothing automatic touches it until release-manual"),
 		a.nodeVerbCmd(client.NodeReleaseManual, "Unfreeze a node marked for manual intervention"),
@@ -424,8 +424,8 @@ func (a *app) engineCmds() []*cobra.Command {
 }
 
 func actionList() string {
-	s := make([]string, len(orchestrator.Actions))
-	for i, a := range orchestrator.Actions {
+	s := make([]string, len(record.Actions))
+	for i, a := range record.Actions {
 		s[i] = string(a)
 	}
 	return strings.Join(s, ", ")

@@ -15,9 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"gopkg.in/yaml.v3"
-
-	"github.com/slipway-dev/slipway/orchestrator"
 )
 
 // Path is the committed document, relative to the repository's root.
@@ -48,16 +47,16 @@ var typed = map[string]struct {
 	summary  string
 	required []string
 }{
-	orchestrator.EventOnboardingStarted:     {"A node started its deploy (onboarding) workflow in a task: once per node and task.", []string{"task", "node"}},
-	orchestrator.EventOnboardingCompleted:   {"A node reached deployed: its onboarding in the task is complete.", []string{"task", "node"}},
-	orchestrator.EventOnboardingFailed:      {"A node's onboarding failed in the task (its result says why); a verb may run it again.", []string{"task", "node"}},
-	orchestrator.EventOnboardingManual:      {"A node's onboarding stopped for manual intervention: it is frozen until an operator releases it.", []string{"task", "node"}},
-	orchestrator.EventDecommissionStarted:   {"A node started its destroy or decommission workflow in a task: once per node and task.", []string{"task", "node"}},
-	orchestrator.EventDecommissionCompleted: {"A node's decommission in the task is complete.", []string{"task", "node"}},
-	orchestrator.EventDecommissionFailed:    {"A node's decommission failed in the task (its result says why).", []string{"task", "node"}},
-	orchestrator.EventDecommissionManual:    {"A node's decommission stopped for manual intervention: it is frozen until an operator releases it.", []string{"task", "node"}},
-	orchestrator.EventDriftDetected:         {"Reconciliation found that a node's machine no longer matches the engine's record.", []string{"node"}},
-	orchestrator.EventDriftResolved:         {"A node's drift was resolved (repaired, accepted, or no longer seen).", []string{"node"}},
+	record.EventOnboardingStarted:     {"A node started its deploy (onboarding) workflow in a task: once per node and task.", []string{"task", "node"}},
+	record.EventOnboardingCompleted:   {"A node reached deployed: its onboarding in the task is complete.", []string{"task", "node"}},
+	record.EventOnboardingFailed:      {"A node's onboarding failed in the task (its result says why); a verb may run it again.", []string{"task", "node"}},
+	record.EventOnboardingManual:      {"A node's onboarding stopped for manual intervention: it is frozen until an operator releases it.", []string{"task", "node"}},
+	record.EventDecommissionStarted:   {"A node started its destroy or decommission workflow in a task: once per node and task.", []string{"task", "node"}},
+	record.EventDecommissionCompleted: {"A node's decommission in the task is complete.", []string{"task", "node"}},
+	record.EventDecommissionFailed:    {"A node's decommission failed in the task (its result says why).", []string{"task", "node"}},
+	record.EventDecommissionManual:    {"A node's decommission stopped for manual intervention: it is frozen until an operator releases it.", []string{"task", "node"}},
+	record.EventDriftDetected:         {"Reconciliation found that a node's machine no longer matches the engine's record.", []string{"node"}},
+	record.EventDriftResolved:         {"A node's drift was resolved (repaired, accepted, or no longer seen).", []string{"node"}},
 }
 
 // Document returns the AsyncAPI document.
@@ -112,7 +111,7 @@ func Document() (map[string]any, error) {
 
 // eventSchema is the Event's schema, its fields described and bounded.
 func eventSchema() (map[string]any, error) {
-	event, err := schemaOf(reflect.TypeFor[orchestrator.Event]())
+	event, err := schemaOf(reflect.TypeFor[record.Event]())
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +120,8 @@ func eventSchema() (map[string]any, error) {
 		p.(map[string]any)["description"] = fieldDocs[name]
 	}
 	props["level"].(map[string]any)["enum"] = []any{"info", "warn", "error"}
-	props["type"].(map[string]any)["enum"] = anys(orchestrator.EventTypes)
-	props["correlation_id"].(map[string]any)["maxLength"] = orchestrator.MaxCorrelationLen
+	props["type"].(map[string]any)["enum"] = anys(record.EventTypes)
+	props["correlation_id"].(map[string]any)["maxLength"] = record.MaxCorrelationLen
 	props["correlation_id"].(map[string]any)["pattern"] = "^[A-Za-z0-9._:-]+$"
 	return event, nil
 }
@@ -138,7 +137,7 @@ func eventMessages() (messages, refs map[string]any, err error) {
 		},
 	}
 	refs = map[string]any{"event": map[string]any{"$ref": "#/components/messages/event"}}
-	for _, name := range orchestrator.EventTypes {
+	for _, name := range record.EventTypes {
 		tp, ok := typed[name]
 		if !ok {
 			return nil, nil, fmt.Errorf("asyncapi: typed event %s has no description in internal/asyncapi", name)
@@ -153,8 +152,8 @@ func eventMessages() (messages, refs map[string]any, err error) {
 		}
 		refs[name] = map[string]any{"$ref": "#/components/messages/" + name}
 	}
-	if len(typed) != len(orchestrator.EventTypes) {
-		return nil, nil, fmt.Errorf("asyncapi: %d typed event descriptions for %d typed events", len(typed), len(orchestrator.EventTypes))
+	if len(typed) != len(record.EventTypes) {
+		return nil, nil, fmt.Errorf("asyncapi: %d typed event descriptions for %d typed events", len(typed), len(record.EventTypes))
 	}
 	return messages, refs, nil
 }
@@ -267,7 +266,7 @@ func structSchema(t reflect.Type) (map[string]any, error) {
 		}
 	}
 	for name := range props {
-		if _, ok := fieldDocs[name]; !ok && t == reflect.TypeFor[orchestrator.Event]() {
+		if _, ok := fieldDocs[name]; !ok && t == reflect.TypeFor[record.Event]() {
 			return nil, fmt.Errorf("asyncapi: Event field %s has no description in internal/asyncapi", name)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/slipway-dev/slipway/internal/asyncapi"
-	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 var update = flag.Bool("update", false, "write docs/asyncapi.yaml from the code")
@@ -56,7 +56,7 @@ func TestDocumentDescribesEveryTypedEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := doc["components"].(map[string]any)["messages"].(map[string]any)
-	for _, name := range orchestrator.EventTypes {
+	for _, name := range record.EventTypes {
 		m, ok := msgs[name].(map[string]any)
 		if !ok {
 			t.Errorf("no message for %s", name)
@@ -67,8 +67,8 @@ func TestDocumentDescribesEveryTypedEvent(t *testing.T) {
 			t.Errorf("message %s: payload %s does not fix its type", name, b)
 		}
 	}
-	if len(msgs) != len(orchestrator.EventTypes)+1 {
-		t.Errorf("%d messages for %d typed events and the plain one", len(msgs), len(orchestrator.EventTypes))
+	if len(msgs) != len(record.EventTypes)+1 {
+		t.Errorf("%d messages for %d typed events and the plain one", len(msgs), len(record.EventTypes))
 	}
 	// Every $ref points into the document.
 	raw, _ := json.Marshal(doc)
@@ -95,8 +95,8 @@ func TestDocumentDescribesEveryTypedEvent(t *testing.T) {
 	walk(generic)
 	// The Event schema has every field of orchestrator.Event.
 	props := doc["components"].(map[string]any)["schemas"].(map[string]any)["Event"].(map[string]any)["properties"].(map[string]any)
-	b, _ := json.Marshal(orchestrator.Event{Seq: 1, Time: time.Now(), Task: "t", Node: "n", Stage: "s", Level: "info",
-		Kind: "k", Message: "m", Type: orchestrator.EventOnboardingStarted, Correlation: "c"})
+	b, _ := json.Marshal(record.Event{Seq: 1, Time: time.Now(), Task: "t", Node: "n", Stage: "s", Level: "info",
+		Kind: "k", Message: "m", Type: record.EventOnboardingStarted, Correlation: "c"})
 	var ev map[string]any
 	_ = json.Unmarshal(b, &ev)
 	for k := range ev {
@@ -136,7 +136,7 @@ func TestValidatorJudgesEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := v.Types(); len(got) != len(orchestrator.EventTypes) {
+	if got := v.Types(); len(got) != len(record.EventTypes) {
 		t.Errorf("validator types %v", got)
 	}
 	good := `{"seq":3,"time":"2026-01-02T03:04:05Z","task":"T","node":"n1","stage":"deploy","level":"info","kind":"succeeded","message":"ok","type":"node.onboarding.completed","correlation_id":"ABC"}`

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
@@ -204,7 +205,7 @@ func deployRequests(ctx context.Context, e *orchestrator.Engine, claims map[stri
 	}
 	out := map[string]int{}
 	for _, t := range tasks {
-		if t.Action != orchestrator.ActionDeployNodes && t.Action != orchestrator.ActionRedeployNodes {
+		if t.Action != record.ActionDeployNodes && t.Action != record.ActionRedeployNodes {
 			continue
 		}
 		picks, err := verbPicks(ctx, e, t)
@@ -223,14 +224,14 @@ func deployRequests(ctx context.Context, e *orchestrator.Engine, claims map[stri
 // verbPicks lists the nodes the verbs applied to t picked, once per verb,
 // from the engine's "verb" events ("rerun by X: 3 node(s): a, b, c"); a
 // list cut short ("… 5 more") counts as all of t's nodes.
-func verbPicks(ctx context.Context, e *orchestrator.Engine, t orchestrator.Task) ([]string, error) {
+func verbPicks(ctx context.Context, e *orchestrator.Engine, t record.Task) ([]string, error) {
 	evs, err := e.Events(ctx, 0, 0, t.ID, "")
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, ev := range evs {
-		if ev.Kind != "verb" || strings.HasPrefix(ev.Message, string(orchestrator.VerbCancel)+" ") {
+		if ev.Kind != "verb" || strings.HasPrefix(ev.Message, string(record.VerbCancel)+" ") {
 			continue
 		}
 		_, list, ok := strings.Cut(ev.Message, " node(s): ")

@@ -14,6 +14,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
@@ -37,8 +38,8 @@ func TestAuditCountsFromTheLab(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	for _, a := range []orchestrator.Action{orchestrator.ActionPrepareSite, orchestrator.ActionDeployNodes} {
-		if task := runTask(t, e, a); task.Status != orchestrator.TaskSucceeded {
+	for _, a := range []record.Action{record.ActionPrepareSite, record.ActionDeployNodes} {
+		if task := runTask(t, e, a); task.Status != record.TaskSucceeded {
 			t.Fatalf("%s: %s (%s)", a, task.Status, task.Message)
 		}
 	}
@@ -136,11 +137,11 @@ func maasPost(t *testing.T, env *labrun.Env, path, op string, form url.Values, o
 	}
 }
 
-func runTask(t *testing.T, e *orchestrator.Engine, a orchestrator.Action) orchestrator.Task {
+func runTask(t *testing.T, e *orchestrator.Engine, a record.Action) record.Task {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	task, err := e.Submit(ctx, orchestrator.Request{Action: a, Requester: "test"})
+	task, err := e.Submit(ctx, record.Request{Action: a, Requester: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
