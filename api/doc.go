@@ -9,7 +9,7 @@
 // when, from where, outcome). Errors are RFC 9457 problem details with a
 // request ID. One route table drives the router, the authorisation, the
 // audit and the OpenAPI document, so they cannot disagree; the document's
-// schemas are derived from the wire types (package apitypes, api/types,
+// schemas are derived from the wire types (package apitypes, api/apitypes,
 // which the client shares), and the tests check every call against it
 // (api/apitest).
 package api

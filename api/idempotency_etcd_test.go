@@ -20,7 +20,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/etcdtest"
 	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
-	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
+	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 )
 
 // TestWriteStormLeaderKilled: a storm of task calls through the real

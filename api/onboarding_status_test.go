@@ -8,10 +8,10 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 // TestOnboardingStatusFollowsNode: an onboarded node whose first four
@@ -25,7 +25,7 @@ func TestOnboardingStatusFollowsNode(t *testing.T) {
 	f := &fixture{apitest.Start(t, apitest.WithSeed(9),
 		apitest.WithFaults(&maas.Faults{Machines: map[string]maas.MachineFaults{host: {FailDeploy: 4}}}))}
 	admin, op := f.Token[api.RoleAdmin], f.Token[api.RoleOperator]
-	var rec sites.Record
+	var rec siteregistry.Record
 	if code := f.json(t, "POST", "/api/v1/admin/maas-sites", admin, map[string]any{"name": "lab", "url": f.Env.Lab.Info().MAASURL,
 		"api_key": f.Env.Lab.Info().APIKey}, &rec); code != http.StatusCreated {
 		t.Fatalf("site: %d", code)
@@ -78,7 +78,7 @@ func TestOnboardingStatusFollowsNode(t *testing.T) {
 
 func onboardOne(t *testing.T, f *fixture, site, host, bmc string) apitypes.Onboarding {
 	t.Helper()
-	var prof sites.Profile // profile_id is required
+	var prof siteregistry.Profile // profile_id is required
 	if code := f.json(t, "POST", "/api/v1/admin/maas-sites/"+site+"/profiles", f.Token[api.RoleAdmin], map[string]any{"name": "std"}, &prof); code != http.StatusCreated {
 		t.Fatalf("create a site profile: %d", code)
 	}

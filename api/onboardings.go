@@ -11,14 +11,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/designlayer"
 	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator/record"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -168,20 +168,20 @@ func (s *Server) addToLayer(c echo.Context, rec *onboarding.Record) error {
 
 // onboardingSite is the request's site (enabled) and the name of its
 // site profile ("" when neither the request nor the site names one).
-func (s *Server) onboardingSite(ctx context.Context, req onboarding.Request) (sites.Record, string, error) {
+func (s *Server) onboardingSite(ctx context.Context, req onboarding.Request) (siteregistry.Record, string, error) {
 	site, err := s.cfg.Sites.Get(ctx, req.SiteID)
 	if err != nil {
-		return sites.Record{}, "", siteErr(err)
+		return siteregistry.Record{}, "", siteErr(err)
 	}
-	if site.Status != sites.StatusEnabled {
-		return sites.Record{}, "", problem(http.StatusConflict, fmt.Sprintf("site %s (%s) is %s: enable it (PATCH %s/admin/maas-sites/%s) first", site.Name, site.ID, site.Status, v1, site.ID))
+	if site.Status != siteregistry.StatusEnabled {
+		return siteregistry.Record{}, "", problem(http.StatusConflict, fmt.Sprintf("site %s (%s) is %s: enable it (PATCH %s/admin/maas-sites/%s) first", site.Name, site.ID, site.Status, v1, site.ID))
 	}
 	if req.ProfileID == "" || s.cfg.SiteParts == nil {
 		return site, site.Policy.DefaultProfile, nil
 	}
 	p, err := s.cfg.SiteParts.Profile(ctx, site.ID, req.ProfileID)
 	if err != nil {
-		return sites.Record{}, "", siteErr(err)
+		return siteregistry.Record{}, "", siteErr(err)
 	}
 	return site, p.Name, nil
 }

@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/lab"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 // exampleWithout is the example design as a tar.gz (one root, "site")
@@ -66,7 +66,7 @@ func TestOnboarding(t *testing.T) {
 	f := newFixture(t)
 	admin, op := f.Token[api.RoleAdmin], f.Token[api.RoleOperator]
 	const host, bmc = "r02-cmp01", "10.10.0.111"
-	var rec sites.Record
+	var rec siteregistry.Record
 	if code := f.json(t, "POST", "/api/v1/admin/maas-sites", admin, map[string]any{"name": "lab", "url": f.Env.Lab.Info().MAASURL,
 		"api_key": f.Env.Lab.Info().APIKey}, &rec); code != http.StatusCreated {
 		t.Fatalf("site: %d", code)
@@ -190,7 +190,7 @@ func TestOnboarding(t *testing.T) {
 // onboarding names one (profile_id is required).
 func siteProfile(t *testing.T, f *fixture, site string) string {
 	t.Helper()
-	var p sites.Profile
+	var p siteregistry.Profile
 	if code := f.json(t, "POST", "/api/v1/admin/maas-sites/"+site+"/profiles", f.Token[api.RoleAdmin], map[string]any{"name": "std"}, &p); code != http.StatusCreated || p.ID == "" {
 		t.Fatalf("create a site profile: %d %+v", code, p)
 	}

@@ -9,14 +9,14 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3gen"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/powercreds"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -118,14 +118,14 @@ var requestBounds = map[reflect.Type]map[string]fieldBound{
 		"Machine": {maxLength: maxMachineID}},
 	reflect.TypeFor[apitypes.TokenRequest](): {"Name": {maxLength: auth.MaxNameLen}},
 	reflect.TypeFor[apitypes.ConsoleInput](): {"Data": {maxLength: orchestrator.MaxConsoleInput}},
-	reflect.TypeFor[apitypes.MAASSiteRequest](): {"Name": {maxLength: sites.MaxNameLen}, "URL": {maxLength: sites.MaxURLLen},
-		"APIKey": {maxLength: sites.MaxAPIKeyLen}, "Kind": {enum: []string{sites.KindMAAS}}},
-	reflect.TypeFor[apitypes.MAASSitePatch](): {"Name": {maxLength: sites.MaxNameLen}, "URL": {maxLength: sites.MaxURLLen},
-		"Status": {enum: []string{sites.StatusEnabled, sites.StatusDisabled}}},
-	reflect.TypeFor[apitypes.MAASSiteCredentials](): {"APIKey": {maxLength: sites.MaxAPIKeyLen}},
+	reflect.TypeFor[apitypes.MAASSiteRequest](): {"Name": {maxLength: siteregistry.MaxNameLen}, "URL": {maxLength: siteregistry.MaxURLLen},
+		"APIKey": {maxLength: siteregistry.MaxAPIKeyLen}, "Kind": {enum: []string{siteregistry.KindMAAS}}},
+	reflect.TypeFor[apitypes.MAASSitePatch](): {"Name": {maxLength: siteregistry.MaxNameLen}, "URL": {maxLength: siteregistry.MaxURLLen},
+		"Status": {enum: []string{siteregistry.StatusEnabled, siteregistry.StatusDisabled}}},
+	reflect.TypeFor[apitypes.MAASSiteCredentials](): {"APIKey": {maxLength: siteregistry.MaxAPIKeyLen}},
 	reflect.TypeFor[apitypes.PowerCredentials](): {"Username": {maxLength: powercreds.MaxUsernameLen},
 		"Password": {maxLength: powercreds.MaxPasswordLen}},
-	reflect.TypeFor[apitypes.RoCEUpsert]():          {"Items": {maxItems: sites.MaxRoCEItems}},
+	reflect.TypeFor[apitypes.RoCEUpsert]():          {"Items": {maxItems: siteregistry.MaxRoCEItems}},
 	reflect.TypeFor[apitypes.DecommissionRequest](): {"Erase": {enum: []string{"none", "quick", "secure"}}},
 	reflect.TypeFor[record.Filter]():                {"Sets": {maxItems: record.MaxFilterSets}},
 	reflect.TypeFor[record.TaskOptions]():           {"Erase": {enum: enum([]drivers.Erase{drivers.EraseNone, drivers.EraseQuick, drivers.EraseSecure})}},

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/api"
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 

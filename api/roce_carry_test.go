@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/internal/testsite"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 // TestRoCEUpsertRefusesWhatTheNodeCannotCarry: an address on a bond's
@@ -20,7 +20,7 @@ func TestRoCEUpsertRefusesWhatTheNodeCannotCarry(t *testing.T) {
 	f := newFixture(t)
 	admin := f.Token[api.RoleAdmin]
 	d := testsite.Example(t) // the design the fixture stored
-	var rec sites.Record
+	var rec siteregistry.Record
 	if code := f.json(t, "POST", "/api/v1/admin/maas-sites", admin, map[string]any{"name": d.Site.Metadata.Name, "url": "http://maas.example:5240/MAAS",
 		"api_key": "a:b:c"}, &rec); code != http.StatusCreated {
 		t.Fatalf("create: %d", code)

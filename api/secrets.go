@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/powercreds"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 var errNoSecrets = problem(http.StatusNotImplemented, "this server has no secret store configured")
@@ -66,7 +66,7 @@ var errPowerSecret = problem(http.StatusBadRequest, "the name is reserved for a 
 // reservedSecret refuses the names the secret routes can't write or delete.
 func reservedSecret(name string) error {
 	switch name = strings.ToLower(name); {
-	case sites.ReservedSecret(name):
+	case siteregistry.ReservedSecret(name):
 		return errSiteSecret
 	case powercreds.Reserved(name):
 		return errPowerSecret

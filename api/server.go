@@ -14,7 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/internal/connlimit"
 	"github.com/slipway-dev/slipway/internal/httpx"
 	"github.com/slipway-dev/slipway/orchestrator/record"

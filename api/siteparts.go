@@ -9,24 +9,24 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/driverspec"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
-// A site's profiles and RoCE assignments (package sites), admins only.
+// A site's profiles and RoCE assignments (package siteregistry), admins only.
 
 // SiteParts are the registry's profile and RoCE operations.
 type SiteParts interface {
-	CreateProfile(ctx context.Context, site string, p sites.ProfileSpec) (sites.Profile, error)
-	Profiles(ctx context.Context, site string) ([]sites.Profile, error)
-	Profile(ctx context.Context, site, pid string) (sites.Profile, error)
-	UpdateProfile(ctx context.Context, site, pid string, p sites.ProfileSpec) (sites.Profile, error)
+	CreateProfile(ctx context.Context, site string, p siteregistry.ProfileSpec) (siteregistry.Profile, error)
+	Profiles(ctx context.Context, site string) ([]siteregistry.Profile, error)
+	Profile(ctx context.Context, site, pid string) (siteregistry.Profile, error)
+	UpdateProfile(ctx context.Context, site, pid string, p siteregistry.ProfileSpec) (siteregistry.Profile, error)
 	DeleteProfile(ctx context.Context, site, pid string) error
-	UpsertRoCE(ctx context.Context, site string, items []sites.RoCEItem, d sites.RoCEDesign) ([]sites.RoCEAssignment, error)
-	RoCE(ctx context.Context, site, hostname string) ([]sites.RoCEAssignment, error)
+	UpsertRoCE(ctx context.Context, site string, items []siteregistry.RoCEItem, d siteregistry.RoCEDesign) ([]siteregistry.RoCEAssignment, error)
+	RoCE(ctx context.Context, site, hostname string) ([]siteregistry.RoCEAssignment, error)
 	DeleteRoCE(ctx context.Context, site, aid string) error
 }
 
@@ -35,13 +35,13 @@ func (s *Server) sitePartRoutes() []route {
 	base := v1 + "/admin/maas-sites/:id"
 	none := []int{http.StatusNotImplemented}
 	return []route{
-		{Method: "GET", Path: base + "/profiles", Role: admin, Response: []sites.Profile{}, Problems: none,
+		{Method: "GET", Path: base + "/profiles", Role: admin, Response: []siteregistry.Profile{}, Problems: none,
 			Summary: "the site's profiles (named policy bundles)", handler: s.listProfiles},
-		{Method: "POST", Path: base + "/profiles", Role: admin, Mutating: true, Request: sites.ProfileSpec{}, OK: []int{http.StatusCreated},
-			Response: sites.Profile{}, Problems: []int{http.StatusConflict, http.StatusNotImplemented}, Summary: "create a profile", handler: s.createProfile},
-		{Method: "GET", Path: base + "/profiles/:profile_id", Role: admin, Response: sites.Profile{}, Problems: none,
+		{Method: "POST", Path: base + "/profiles", Role: admin, Mutating: true, Request: siteregistry.ProfileSpec{}, OK: []int{http.StatusCreated},
+			Response: siteregistry.Profile{}, Problems: []int{http.StatusConflict, http.StatusNotImplemented}, Summary: "create a profile", handler: s.createProfile},
+		{Method: "GET", Path: base + "/profiles/:profile_id", Role: admin, Response: siteregistry.Profile{}, Problems: none,
 			Summary: "a profile", handler: s.getProfile},
-		{Method: "PATCH", Path: base + "/profiles/:profile_id", Role: admin, Mutating: true, Request: sites.ProfileSpec{}, Response: sites.Profile{},
+		{Method: "PATCH", Path: base + "/profiles/:profile_id", Role: admin, Mutating: true, Request: siteregistry.ProfileSpec{}, Response: siteregistry.Profile{},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented}, Summary: "replace what a profile says", handler: s.patchProfile},
 		{Method: "DELETE", Path: base + "/profiles/:profile_id", Role: admin, Mutating: true, OK: []int{http.StatusNoContent},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented}, Summary: "delete a profile (not the site's default)", handler: s.deleteProfile},
@@ -74,7 +74,7 @@ func (s *Server) createProfile(c echo.Context) error {
 		return errNoSites
 	}
 	auditWhat(c, AuditWhat{Action: "site.profile.create", Targets: []string{c.Param("id")}})
-	var b sites.ProfileSpec
+	var b siteregistry.ProfileSpec
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (s *Server) patchProfile(c echo.Context) error {
 		return errNoSites
 	}
 	auditWhat(c, AuditWhat{Action: "site.profile.update", Targets: []string{c.Param("id"), c.Param("profile_id")}})
-	var b sites.ProfileSpec
+	var b siteregistry.ProfileSpec
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (s *Server) upsertRoCE(c echo.Context) error {
 		return err
 	}
 	as, err := s.cfg.SiteParts.UpsertRoCE(ctx, c.Param("id"), b.Items, roceDesign{d})
-	var re *sites.RoCEError
+	var re *siteregistry.RoCEError
 	if errors.As(err, &re) {
 		return &problemError{status: http.StatusUnprocessableEntity, detail: re.Error(), findings: re.Findings}
 	}

@@ -7,19 +7,19 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
-// Sites are the site records (package sites), admins only.
+// Sites are the site records (package siteregistry), admins only.
 type Sites interface {
-	Create(ctx context.Context, c sites.Create) (sites.Record, error)
-	List(ctx context.Context) ([]sites.Record, error)
-	Get(ctx context.Context, id string) (sites.Record, error)
-	Update(ctx context.Context, id string, p sites.Patch) (sites.Record, error)
-	Disable(ctx context.Context, id string) (sites.Record, error)
-	SetCredentials(ctx context.Context, id, apiKey string) (sites.Record, error)
+	Create(ctx context.Context, c siteregistry.Create) (siteregistry.Record, error)
+	List(ctx context.Context) ([]siteregistry.Record, error)
+	Get(ctx context.Context, id string) (siteregistry.Record, error)
+	Update(ctx context.Context, id string, p siteregistry.Patch) (siteregistry.Record, error)
+	Disable(ctx context.Context, id string) (siteregistry.Record, error)
+	SetCredentials(ctx context.Context, id, apiKey string) (siteregistry.Record, error)
 }
 
 // SiteProber checks a site's provisioner with its stored credentials.
@@ -35,16 +35,16 @@ func (s *Server) siteRoutes() []route {
 	bad := []int{http.StatusConflict, http.StatusNotImplemented}
 	return []route{
 		{Method: "POST", Path: base, Role: admin, Mutating: true, Request: apitypes.MAASSiteRequest{}, OK: []int{http.StatusCreated},
-			Response: sites.Record{}, Problems: bad, Summary: "create a site: its name (the design's Site binds to it), MAAS URL and API key (write-only), policy", handler: s.createSite},
-		{Method: "GET", Path: base, Role: admin, Response: []sites.Record{}, Problems: []int{http.StatusNotImplemented},
+			Response: siteregistry.Record{}, Problems: bad, Summary: "create a site: its name (the design's Site binds to it), MAAS URL and API key (write-only), policy", handler: s.createSite},
+		{Method: "GET", Path: base, Role: admin, Response: []siteregistry.Record{}, Problems: []int{http.StatusNotImplemented},
 			Summary: "the sites (never their keys)", handler: s.listSites},
-		{Method: "GET", Path: base + "/:id", Role: admin, Response: sites.Record{}, Problems: []int{http.StatusNotImplemented},
+		{Method: "GET", Path: base + "/:id", Role: admin, Response: siteregistry.Record{}, Problems: []int{http.StatusNotImplemented},
 			Summary: "a site", handler: s.getSite},
-		{Method: "PATCH", Path: base + "/:id", Role: admin, Mutating: true, Request: apitypes.MAASSitePatch{}, Response: sites.Record{}, Problems: bad,
+		{Method: "PATCH", Path: base + "/:id", Role: admin, Mutating: true, Request: apitypes.MAASSitePatch{}, Response: siteregistry.Record{}, Problems: bad,
 			Summary: "change a site's name, URL, status (enabled, disabled) or policy", handler: s.patchSite},
-		{Method: "DELETE", Path: base + "/:id", Role: admin, Mutating: true, Response: sites.Record{}, Problems: []int{http.StatusNotImplemented},
+		{Method: "DELETE", Path: base + "/:id", Role: admin, Mutating: true, Response: siteregistry.Record{}, Problems: []int{http.StatusNotImplemented},
 			Summary: "disable a site (the record and its key stay; the engine drives none of its machines)", handler: s.disableSite},
-		{Method: "POST", Path: base + "/:id/credentials", Role: admin, Mutating: true, Request: apitypes.MAASSiteCredentials{}, Response: sites.Record{},
+		{Method: "POST", Path: base + "/:id/credentials", Role: admin, Mutating: true, Request: apitypes.MAASSiteCredentials{}, Response: siteregistry.Record{},
 			Problems: []int{http.StatusNotImplemented}, Summary: "write or rotate a site's API key (write-only)", handler: s.siteCredentials},
 		{Method: "POST", Path: base + "/:id/probe", Role: admin, Mutating: true, Response: apitypes.MAASSiteProbe{}, Problems: []int{http.StatusNotImplemented},
 			Summary: "check the site's MAAS with its stored key: reachable, authenticated, version, capabilities, boot images", handler: s.probeSite},
@@ -61,7 +61,7 @@ func (s *Server) createSite(c echo.Context) error {
 		return err
 	}
 	auditWhat(c, AuditWhat{Action: "site.create", Targets: []string{b.Name}}) // never the key
-	rec, err := s.cfg.Sites.Create(c.Request().Context(), sites.Create{Name: b.Name, Kind: b.Kind, URL: b.URL, APIKey: b.APIKey, Policy: b.Policy})
+	rec, err := s.cfg.Sites.Create(c.Request().Context(), siteregistry.Create{Name: b.Name, Kind: b.Kind, URL: b.URL, APIKey: b.APIKey, Policy: b.Policy})
 	if err != nil {
 		return siteErr(err)
 	}
@@ -100,7 +100,7 @@ func (s *Server) patchSite(c echo.Context) error {
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
-	rec, err := s.cfg.Sites.Update(c.Request().Context(), c.Param("id"), sites.Patch{Name: b.Name, URL: b.URL, Status: b.Status, Policy: b.Policy})
+	rec, err := s.cfg.Sites.Update(c.Request().Context(), c.Param("id"), siteregistry.Patch{Name: b.Name, URL: b.URL, Status: b.Status, Policy: b.Policy})
 	if err != nil {
 		return siteErr(err)
 	}
@@ -150,11 +150,11 @@ func (s *Server) probeSite(c echo.Context) error {
 // siteErr maps the site registry's errors to statuses.
 func siteErr(err error) error {
 	switch {
-	case errors.Is(err, sites.ErrNotFound):
+	case errors.Is(err, siteregistry.ErrNotFound):
 		return problem(http.StatusNotFound, err.Error())
-	case errors.Is(err, sites.ErrConflict):
+	case errors.Is(err, siteregistry.ErrConflict):
 		return problem(http.StatusConflict, err.Error())
-	case errors.Is(err, sites.ErrInvalid):
+	case errors.Is(err, siteregistry.ErrInvalid):
 		return problem(http.StatusBadRequest, err.Error())
 	}
 	return err

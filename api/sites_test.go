@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/testsite"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -31,7 +31,7 @@ func TestMAASSites(t *testing.T) {
 	if code := f.json(t, "POST", base, op, create, nil); code != http.StatusForbidden {
 		t.Fatalf("create as an operator: %d", code)
 	}
-	var rec sites.Record
+	var rec siteregistry.Record
 	if code := f.json(t, "POST", base, admin, create, &rec); code != http.StatusCreated || rec.ID == "" || !rec.Credentials.Set || rec.Policy.Erase != "quick" {
 		t.Fatalf("create: %d %+v", code, rec)
 	}
@@ -92,7 +92,7 @@ func TestMAASSites(t *testing.T) {
 	if code := f.json(t, "POST", base+"/"+rec.ID+"/probe", admin, nil, &probe); code != 200 || !slices.Contains(probe.Info.DHCPSubnets, pxe) {
 		t.Errorf("DHCP after prepare_site: %d %v, want the PXE network %s", code, probe.Info.DHCPSubnets, pxe)
 	}
-	var rotated sites.Record
+	var rotated siteregistry.Record
 	if code := f.json(t, "POST", base+"/"+rec.ID+"/credentials", admin, map[string]string{"api_key": "a:b:wrong"}, &rotated); code != 200 ||
 		!rotated.Credentials.Updated.After(rec.Credentials.Updated) {
 		t.Fatalf("rotate: %d %+v", code, rotated)
@@ -103,7 +103,7 @@ func TestMAASSites(t *testing.T) {
 	}
 
 	status := "disabled"
-	var patched sites.Record
+	var patched siteregistry.Record
 	if code := f.json(t, "PATCH", base+"/"+rec.ID, admin, map[string]any{"status": status, "url": "https://maas.dc1.example/MAAS"}, &patched); code != 200 ||
 		patched.Status != "disabled" || patched.URL != "https://maas.dc1.example/MAAS" {
 		t.Errorf("patch: %d %+v", code, patched)
@@ -111,21 +111,21 @@ func TestMAASSites(t *testing.T) {
 	if code := f.json(t, "PATCH", base+"/"+rec.ID, admin, map[string]any{"status": "enabled"}, nil); code != 200 {
 		t.Errorf("enable again: %d", code)
 	}
-	var disabled sites.Record
+	var disabled siteregistry.Record
 	if code := f.json(t, "DELETE", base+"/"+rec.ID, admin, nil, &disabled); code != 200 || disabled.Status != "disabled" {
 		t.Errorf("delete (disable): %d %+v", code, disabled)
 	}
-	var all []sites.Record
+	var all []siteregistry.Record
 	if code := f.json(t, "GET", base, admin, nil, &all); code != 200 || len(all) != 1 || all[0].Status != "disabled" {
 		t.Errorf("list: %d %+v", code, all)
 	}
 	if code := f.json(t, "GET", base+"/ms-0000000000", admin, nil, nil); code != http.StatusNotFound {
 		t.Errorf("an unknown site: %d", code)
 	}
-	if code := f.json(t, "PUT", "/api/v1/secrets/"+sites.CredentialSecret(rec.ID), admin, map[string]string{"value": "x:y:z"}, nil); code != http.StatusBadRequest {
+	if code := f.json(t, "PUT", "/api/v1/secrets/"+siteregistry.CredentialSecret(rec.ID), admin, map[string]string{"value": "x:y:z"}, nil); code != http.StatusBadRequest {
 		t.Errorf("the secret route writing a site's key: %d", code)
 	}
-	if code := f.json(t, "DELETE", "/api/v1/secrets/"+sites.CredentialSecret(rec.ID), admin, nil, nil); code != http.StatusBadRequest {
+	if code := f.json(t, "DELETE", "/api/v1/secrets/"+siteregistry.CredentialSecret(rec.ID), admin, nil, nil); code != http.StatusBadRequest {
 		t.Errorf("the secret route deleting a site's key: %d", code)
 	}
 	_, listed := f.do(t, "GET", base, admin, "", nil)
@@ -161,13 +161,13 @@ func TestSiteProfilesAndRoCE(t *testing.T) {
 	f := newFixture(t)
 	admin := f.Token[api.RoleAdmin]
 	d := testsite.Example(t) // the design the fixture stored
-	var rec sites.Record
+	var rec siteregistry.Record
 	if code := f.json(t, "POST", "/api/v1/admin/maas-sites", admin, map[string]any{"name": d.Site.Metadata.Name, "url": "http://maas.example:5240/MAAS",
 		"api_key": "a:b:c"}, &rec); code != http.StatusCreated {
 		t.Fatalf("create: %d", code)
 	}
 	base := "/api/v1/admin/maas-sites/" + rec.ID
-	var p sites.Profile
+	var p siteregistry.Profile
 	if code := f.json(t, "POST", base+"/profiles", admin, map[string]any{"name": "gpu", "distro_series": "jammy", "kernel": "hwe-22.04", "roce": true}, &p); code != http.StatusCreated || p.ID == "" {
 		t.Fatalf("create profile: %d %+v", code, p)
 	}
@@ -177,7 +177,7 @@ func TestSiteProfilesAndRoCE(t *testing.T) {
 	if code, b := f.do(t, "DELETE", base+"/profiles/"+p.ID, admin, "", nil); code != http.StatusConflict {
 		t.Errorf("delete the default profile: %d %s", code, b)
 	}
-	var ps []sites.Profile
+	var ps []siteregistry.Profile
 	if code := f.json(t, "GET", base+"/profiles", admin, nil, &ps); code != 200 || len(ps) != 1 || !ps[0].RoCE {
 		t.Errorf("profiles: %d %+v", code, ps)
 	}

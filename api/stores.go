@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/orchestrator"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"

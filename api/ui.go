@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
 )
 

@@ -1,12 +1,12 @@
 package api
 
 import (
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/internal/httpx"
 )
 
-// The wire types live in api/types (package apitypes), which the client
+// The wire types live in api/apitypes (package apitypes), which the client
 // imports without the server; these names are the same types, kept for
 // the server's callers.
 type (

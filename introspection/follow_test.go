@@ -16,7 +16,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/statestore"
-	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
+	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 )
 
 // replicas are two servers (two `serve` replicas, each with a connection

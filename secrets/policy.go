@@ -12,7 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/powercreds"
 	"github.com/slipway-dev/slipway/secrets/store"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 // Policy limits the env: and file: references a [Resolver] reads. The
@@ -48,7 +48,7 @@ func reserved(ref design.SecretRef) error {
 	case ref.Scheme == "secret" && EnvName(ref.Name) == store.KeyEnv,
 		ref.Scheme == "env" && ref.Name == store.KeyEnv:
 		return fmt.Errorf("%s: the name is reserved: %s holds the secret store's own key, which is never handed out; store the secret under another name", ref, store.KeyEnv)
-	case ref.Scheme == "secret" && sites.ReservedSecret(strings.ToLower(ref.Name)):
+	case ref.Scheme == "secret" && siteregistry.ReservedSecret(strings.ToLower(ref.Name)):
 		return fmt.Errorf("%s: the name is reserved: it holds a site record's API key, which only its site uses (a design's Site binds to its record by name)", ref)
 	case ref.Scheme == "secret" && powercreds.Reserved(ref.Name):
 		return fmt.Errorf("%s: the name is reserved: it holds a node's power-credential override, which only that node's BMC calls use", ref)

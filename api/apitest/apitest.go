@@ -27,7 +27,7 @@ import (
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/powercreds"
 	"github.com/slipway-dev/slipway/sim/maas"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
@@ -117,7 +117,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 
 	s := &Server{Engine: e, Env: env, Store: store, Token: tok, Node: d.NodeNames()[0], Logs: &bytes.Buffer{}, logMu: &sync.Mutex{}}
 	authenticate, tokenAdmin := api.TokenStore(tokens)
-	siteReg := sites.New(store, sec)
+	siteReg := siteregistry.New(store, sec)
 	cfg := api.Config{Engine: e, Consoles: e, Store: store, Authenticate: authenticate, Tokens: tokenAdmin,
 		Secrets: api.SecretStore(sec), PowerCredentials: powercreds.New(sec), BootData: env.Introspection, Log: zerolog.New(lockedWriter{s}).Level(zerolog.DebugLevel),
 		EventPoll: 20 * time.Millisecond, Sites: siteReg, SiteParts: siteReg, Layer: designlayer.New(store), Onboardings: onboarding.New(store),

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 )
 
 // Console attaches to a node's serial console and returns its output

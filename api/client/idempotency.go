@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/internal/backoff"
 )
 

@@ -3,7 +3,7 @@ package client
 import (
 	"context"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 )
 
 // Inventory is what commissioning found on the node's machine (GET

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/onboarding"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 

@@ -6,33 +6,33 @@ import (
 	"net/http"
 	"net/url"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
-	"github.com/slipway-dev/slipway/sites"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 // Sites lists the site records (admin).
-func (c *Client) Sites(ctx context.Context) ([]sites.Record, error) {
-	var out []sites.Record
+func (c *Client) Sites(ctx context.Context) ([]siteregistry.Record, error) {
+	var out []siteregistry.Record
 	return out, c.get(ctx, v1+"/admin/maas-sites", nil, &out)
 }
 
 // SiteNamed finds a site record by ID or name.
-func (c *Client) SiteNamed(ctx context.Context, ref string) (sites.Record, error) {
+func (c *Client) SiteNamed(ctx context.Context, ref string) (siteregistry.Record, error) {
 	all, err := c.Sites(ctx)
 	if err != nil {
-		return sites.Record{}, err
+		return siteregistry.Record{}, err
 	}
 	for _, s := range all {
 		if s.ID == ref || s.Name == ref {
 			return s, nil
 		}
 	}
-	return sites.Record{}, fmt.Errorf("no site record has the ID or name %q (GET /api/v1/admin/maas-sites lists them)", ref)
+	return siteregistry.Record{}, fmt.Errorf("no site record has the ID or name %q (GET /api/v1/admin/maas-sites lists them)", ref)
 }
 
 // UpsertRoCE stores RoCE assignments in a site (bulk upsert; a refusal
 // is a *ProblemError with status 422 whose detail lists every finding).
-func (c *Client) UpsertRoCE(ctx context.Context, siteID string, items []sites.RoCEItem) (apitypes.RoCEAssignments, error) {
+func (c *Client) UpsertRoCE(ctx context.Context, siteID string, items []siteregistry.RoCEItem) (apitypes.RoCEAssignments, error) {
 	var out apitypes.RoCEAssignments
 	err := c.sendJSON(ctx, http.MethodPost, v1+"/admin/maas-sites/"+seg(siteID)+"/roce-assignments", apitypes.RoCEUpsert{Items: items}, &out)
 	return out, err

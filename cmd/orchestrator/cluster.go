@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 )
 
 // clusterCmd: `cluster`, the replica group as the server sees it.

@@ -34,13 +34,13 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
+	"github.com/slipway-dev/slipway/drivers/server/sitemux"
 	"github.com/slipway-dev/slipway/internal/driverspec"
-	"github.com/slipway-dev/slipway/internal/multisite"
 	"github.com/slipway-dev/slipway/internal/siteprobe"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/powercreds"
 	"github.com/slipway-dev/slipway/secrets"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 )
@@ -215,8 +215,8 @@ func (c engineConfig) lifecycle(cfg *orchestrator.Config) error {
 type engineEnv struct {
 	engine  *orchestrator.Engine
 	store   statestore.Store
-	secrets *secretstore.Store // nil without a key
-	sites   *sites.Registry    // nil without a key
+	secrets *secretstore.Store     // nil without a key
+	sites   *siteregistry.Registry // nil without a key
 	prober  siteprobe.Prober
 	drivers orchestrator.Drivers
 	metrics *prometheus.Registry
@@ -298,7 +298,7 @@ type engineParts struct {
 	st       statestore.Store // what the parts themselves read and write
 	sec      *secretstore.Store
 	resolver secrets.Resolver
-	sites    *sites.Registry
+	sites    *siteregistry.Registry
 	design   *design.Design
 	drv      orchestrator.Drivers
 	metrics  *prometheus.Registry
@@ -326,11 +326,11 @@ func (a *app) openParts(ctx context.Context, c engineConfig, st statestore.Store
 	p.closers = append(p.closers, func() { reg.Close() })
 	var bind binder
 	if p.sec != nil {
-		p.sites = sites.New(st, p.sec)
-		bind = func(name string) (sites.Endpoint, error) { return p.sites.Binding(ctx, name) }
+		p.sites = siteregistry.New(st, p.sec)
+		bind = func(name string) (siteregistry.Endpoint, error) { return p.sites.Binding(ctx, name) }
 	}
 	ds := &designSites{st: st}
-	perSite := multisite.NewMetrics() // shared by the server drivers built again (rebind.go)
+	perSite := sitemux.NewMetrics() // shared by the server drivers built again (rebind.go)
 	drv, err := siteDrivers(reg, p.design, c.driverSettings(), p.resolver.Resolve, bind, ds.siteOf, perSite)
 	if err != nil {
 		return fail(usageErr(err))
@@ -369,9 +369,9 @@ func (p *engineParts) engine(a *app, c engineConfig, st statestore.Store) (*orch
 		cfg.BMCOverride = powercreds.New(p.sec).BMC // written through the API (api/powercreds.go)
 	}
 	if n := len(p.design.SiteNames()); n > 1 && c.MAASLimit == 0 {
-		// Several sites: each has its own limit (internal/multisite); the
+		// Several sites: each has its own limit (drivers/server/sitemux); the
 		// engine's must not be the narrower one.
-		cfg.Limits.Provisioner = multisite.DefaultLimit * n
+		cfg.Limits.Provisioner = sitemux.DefaultLimit * n
 	}
 	if p.intro != nil {
 		cfg.Bootstrap = p.intro
@@ -450,7 +450,7 @@ func (a *app) orchestratorConfig(c engineConfig, st statestore.Store, drv orches
 // introspection.url in the design revision it deploys with (read at each
 // deploy, so a design applied later counts without a restart), else the
 // configured URL, else the listener's address.
-func (a *app) startIntrospection(c engineConfig, st statestore.Store, d *design.Design, resolver secrets.Resolver, reg *sites.Registry) (*introspection.Server, func(), error) {
+func (a *app) startIntrospection(c engineConfig, st statestore.Store, d *design.Design, resolver secrets.Resolver, reg *siteregistry.Registry) (*introspection.Server, func(), error) {
 	if err := c.checkConnsPerSource(); err != nil {
 		return nil, nil, err
 	}
@@ -508,7 +508,7 @@ type registryLike interface {
 // base holds the engine configuration's server driver settings, which the
 // Site's override.
 func siteDrivers(reg registryLike, d *design.Design, base map[string]string, resolve func(string) (drivers.Secret, error), bind binder,
-	siteOf func(string) (string, bool), m *multisite.Metrics) (orchestrator.Drivers, error) {
+	siteOf func(string) (string, bool), m *sitemux.Metrics) (orchestrator.Drivers, error) {
 	var out orchestrator.Drivers
 	if d.Site == nil {
 		return out, fmt.Errorf("the design has no Site: it names the drivers and how to reach MAAS")
@@ -536,7 +536,7 @@ func siteDrivers(reg registryLike, d *design.Design, base map[string]string, res
 // binder returns the endpoint of the enabled site record called name
 // (sites.Registry.Binding); its error wraps sites.ErrNotFound when there
 // is none.
-type binder func(name string) (sites.Endpoint, error)
+type binder func(name string) (siteregistry.Endpoint, error)
 
 // siteEP is where a Site's server driver reaches its provisioner.
 type siteEP struct {
@@ -563,7 +563,7 @@ func siteEndpoint(site *design.Site, bind binder, resolve func(string) (drivers.
 		case err == nil:
 			return siteEP{url: ep.Record.URL, key: &ep.APIKey, limit: ep.Record.Policy.MaxConcurrent, erase: ep.Record.Policy.Erase,
 				skipBMC: ep.Record.Policy.SkipBMCConfig}, nil
-		case !errors.Is(err, sites.ErrNotFound):
+		case !errors.Is(err, siteregistry.ErrNotFound):
 			return siteEP{}, fmt.Errorf("the Site %s: %w", site.Metadata.Name, err)
 		}
 	}

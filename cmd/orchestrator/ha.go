@@ -27,7 +27,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/ha"
 	"github.com/slipway-dev/slipway/internal/leader"
 	"github.com/slipway-dev/slipway/statestore"
-	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
+	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 )
 
 // haConfig are the configuration's keys for a replica group.

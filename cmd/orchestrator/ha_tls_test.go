@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/internal/etcdtest"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/sim/lab"

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 

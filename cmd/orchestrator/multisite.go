@@ -11,39 +11,39 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
-	"github.com/slipway-dev/slipway/internal/multisite"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/drivers/server/sitemux"
+	"github.com/slipway-dev/slipway/siteregistry"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
 // serverDriver builds the server driver of the design: the Site's, or,
 // with several Sites, one per Site (each with its own endpoint, key and
-// limit) behind internal/multisite, which finds a node's site in the
+// limit) behind drivers/server/sitemux, which finds a node's site in the
 // current design through siteOf.
 func serverDriver(reg registryLike, d *design.Design, base map[string]string, resolve func(string) (drivers.Secret, error),
-	bind binder, siteOf func(string) (string, bool), m *multisite.Metrics) (drivers.Server, error) {
+	bind binder, siteOf func(string) (string, bool), m *sitemux.Metrics) (drivers.Server, error) {
 	names := d.SiteNames()
 	if len(names) < 2 {
 		srv, _, err := oneSiteDriver(reg, d, d.Site, base, resolve, bind)
 		return srv, err
 	}
-	all := map[string]multisite.Site{}
+	all := map[string]sitemux.Site{}
 	for _, name := range names {
 		site := d.SiteNamed(name)
 		if !hasEndpoint(site, bind) {
-			all[name] = multisite.Site{Driver: multisite.Unbound{Site: name}}
+			all[name] = sitemux.Site{Driver: sitemux.Unbound{Site: name}}
 			continue
 		}
 		srv, limit, err := oneSiteDriver(reg, d, site, base, resolve, bind)
 		if err != nil {
 			return nil, fmt.Errorf("site %s: %w", name, err)
 		}
-		all[name] = multisite.Site{Driver: srv, Limit: limit}
+		all[name] = sitemux.Site{Driver: srv, Limit: limit}
 	}
 	if m == nil {
-		m = multisite.NewMetrics()
+		m = sitemux.NewMetrics()
 	}
-	return multisite.NewWith(all, siteOf, m)
+	return sitemux.NewWith(all, siteOf, m)
 }
 
 // oneSiteDriver is one Site's server driver and its concurrency limit
@@ -118,7 +118,7 @@ func hasEndpoint(site *design.Site, bind binder) bool {
 		return false
 	}
 	_, err := bind(site.Metadata.Name)
-	return !errors.Is(err, sites.ErrNotFound)
+	return !errors.Is(err, siteregistry.ErrNotFound)
 }
 
 // eraseSettings are the MAAS driver settings of a site record's erase

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/onboarding"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
-	apitypes "github.com/slipway-dev/slipway/api/types"
-	"github.com/slipway-dev/slipway/sites"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 // TestOnboardCLI: `onboarding add HOST=BMC` onboards a node the lab has
@@ -117,7 +117,7 @@ func createProfile(t *testing.T, s *apitest.Server, site, body string) {
 		}
 		return b
 	}
-	var recs []sites.Record
+	var recs []siteregistry.Record
 	if err := json.Unmarshal(do("GET", "/api/v1/admin/maas-sites", ""), &recs); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -29,7 +29,7 @@ const rebindEvery = 2 * time.Second
 type rebinding struct {
 	build func(d *design.Design) (drivers.Server, error)
 	st    statestore.Store
-	reg   *sites.Registry // nil: no site records
+	reg   *siteregistry.Registry // nil: no site records
 	log   zerolog.Logger
 	every time.Duration
 
@@ -41,7 +41,7 @@ type rebinding struct {
 
 // newRebinding starts from cur, the driver of the current design and
 // site records as they are now.
-func newRebinding(ctx context.Context, st statestore.Store, reg *sites.Registry, cur drivers.Server, log zerolog.Logger,
+func newRebinding(ctx context.Context, st statestore.Store, reg *siteregistry.Registry, cur drivers.Server, log zerolog.Logger,
 	build func(d *design.Design) (drivers.Server, error)) (*rebinding, error) {
 	r := &rebinding{build: build, st: st, reg: reg, log: log, every: rebindEvery, cur: cur}
 	stamp, err := r.stampNow(ctx)

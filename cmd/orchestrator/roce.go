@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
-	"github.com/slipway-dev/slipway/sites"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 // roceCmd: `roce import FILE.csv --site S` and `roce list --site S`,
@@ -47,7 +47,7 @@ SITE is the site record's ID or name. Needs an admin token with --server.`,
 				return usageErr(err)
 			}
 			defer f.Close()
-			items, err := sites.ParseRoCECSV(f)
+			items, err := siteregistry.ParseRoCECSV(f)
 			if err != nil {
 				return usageErr(fmt.Errorf("%s: %w", argv[0], err))
 			}
@@ -62,7 +62,7 @@ SITE is the site record's ID or name. Needs an admin token with --server.`,
 	return cmd
 }
 
-func (a *app) roceImport(ctx context.Context, s *session, site string, items []sites.RoCEItem, output string) error {
+func (a *app) roceImport(ctx context.Context, s *session, site string, items []siteregistry.RoCEItem, output string) error {
 	rec, err := s.c.SiteNamed(ctx, site)
 	if err != nil {
 		return apiErr(err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 // The Site's MAAS endpoint and key come from the site record of its name
@@ -15,15 +15,15 @@ import (
 // send the record's key elsewhere); a disabled record stops the engine;
 // without a record the design's are used.
 func TestSiteEndpointFromRecord(t *testing.T) {
-	rec := sites.Endpoint{Record: sites.Record{ID: "ms-0123456789", Name: "dc1", URL: "http://maas.dc1/MAAS"}, APIKey: drivers.NewSecret("c:t:s")}
-	bind := func(name string) (sites.Endpoint, error) {
+	rec := siteregistry.Endpoint{Record: siteregistry.Record{ID: "ms-0123456789", Name: "dc1", URL: "http://maas.dc1/MAAS"}, APIKey: drivers.NewSecret("c:t:s")}
+	bind := func(name string) (siteregistry.Endpoint, error) {
 		switch name {
 		case "dc1":
 			return rec, nil
 		case "dc2":
-			return sites.Endpoint{}, sites.ErrDisabled
+			return siteregistry.Endpoint{}, siteregistry.ErrDisabled
 		}
-		return sites.Endpoint{}, sites.ErrNotFound
+		return siteregistry.Endpoint{}, siteregistry.ErrNotFound
 	}
 	resolve := func(ref string) (drivers.Secret, error) { return drivers.NewSecret("from-design"), nil }
 	site := func(name, url, key string) *design.Site {
@@ -36,7 +36,7 @@ func TestSiteEndpointFromRecord(t *testing.T) {
 	if _, err := siteEndpoint(site("dc1", "http://evil.example/MAAS", ""), bind, resolve); err == nil || !strings.Contains(err.Error(), "remove maas.url") {
 		t.Fatalf("bound, with the design's URL too: %v", err)
 	}
-	if _, err := siteEndpoint(site("dc2", "", ""), bind, resolve); !errors.Is(err, sites.ErrDisabled) {
+	if _, err := siteEndpoint(site("dc2", "", ""), bind, resolve); !errors.Is(err, siteregistry.ErrDisabled) {
 		t.Fatalf("disabled: %v", err)
 	}
 	ep, err = siteEndpoint(site("lab", "http://127.0.0.1:5240/MAAS", "secret:maas-key"), bind, resolve)
@@ -76,14 +76,14 @@ func TestSitePolicySettings(t *testing.T) {
 	no := false
 	d := &design.Design{Site: &design.Site{Metadata: design.ObjectMeta{Name: "dc1"}}}
 	for _, c := range []struct {
-		policy sites.Policy
+		policy siteregistry.Policy
 		want   map[string]string
 	}{
-		{sites.Policy{SkipBMCConfig: &no, Erase: "quick"}, map[string]string{"skipBMCConfig": "false", "quickErase": "true"}},
-		{sites.Policy{MaxConcurrent: 7}, map[string]string{"skipBMCConfig": "", "quickErase": ""}},
+		{siteregistry.Policy{SkipBMCConfig: &no, Erase: "quick"}, map[string]string{"skipBMCConfig": "false", "quickErase": "true"}},
+		{siteregistry.Policy{MaxConcurrent: 7}, map[string]string{"skipBMCConfig": "", "quickErase": ""}},
 	} {
-		bind := func(string) (sites.Endpoint, error) {
-			return sites.Endpoint{Record: sites.Record{ID: "ms-0123456789", Name: "dc1", URL: "http://maas.dc1/MAAS", Policy: c.policy},
+		bind := func(string) (siteregistry.Endpoint, error) {
+			return siteregistry.Endpoint{Record: siteregistry.Record{ID: "ms-0123456789", Name: "dc1", URL: "http://maas.dc1/MAAS", Policy: c.policy},
 				APIKey: drivers.NewSecret("c:t:s")}, nil
 		}
 		reg := &cfgRegistry{}

@@ -6,11 +6,11 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/orchestrator"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 // siteProfiles gives the engine the site records' profiles.
-type siteProfiles struct{ reg *sites.Registry }
+type siteProfiles struct{ reg *siteregistry.Registry }
 
 func (s siteProfiles) SiteProfile(ctx context.Context, site, name string) (orchestrator.SiteProfile, bool, error) {
 	p, ok, err := s.reg.ProfileNamed(ctx, site, name)
@@ -24,7 +24,7 @@ func (s siteProfiles) SiteProfile(ctx context.Context, site, name string) (orche
 // RoCEAddresses are the node's RoCE assignments in its site's record.
 func (s siteProfiles) RoCEAddresses(ctx context.Context, site, hostname string) ([]driverspec.RoCEAddress, error) {
 	rec, err := s.reg.ByName(ctx, site)
-	if errors.Is(err, sites.ErrNotFound) {
+	if errors.Is(err, siteregistry.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {

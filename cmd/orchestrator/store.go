@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/slipway-dev/slipway/statestore/bolt"
-	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
+	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 	"github.com/slipway-dev/slipway/statestore/migrate"
 )
 

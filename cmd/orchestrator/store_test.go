@@ -7,7 +7,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/etcdtest"
 	"github.com/slipway-dev/slipway/statestore/bolt"
-	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
+	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 )
 
 // TestStoreMigrate: `store migrate` copies an applied state file into a

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
-	apitypes "github.com/slipway-dev/slipway/api/types"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/orchestrator/record"

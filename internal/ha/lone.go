@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"time"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 )
 
 // Lone is a server alone on its state file (bbolt): a group of one, which

@@ -21,9 +21,9 @@ import (
 	"github.com/slipway-dev/slipway/drivers/oob/ipmi"
 	"github.com/slipway-dev/slipway/drivers/oob/redfish"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
+	"github.com/slipway-dev/slipway/drivers/server/sitemux"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 	"github.com/slipway-dev/slipway/internal/gensite"
-	"github.com/slipway-dev/slipway/internal/multisite"
 	"github.com/slipway-dev/slipway/introspection"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/powercreds"
@@ -293,7 +293,7 @@ func GeneratedSites(ctx context.Context, dir string, n, sites int) (*design.Desi
 }
 
 // serverDriver is the MAAS driver of the lab's region, or, for a design
-// with several Sites, one per region behind internal/multisite (a node's
+// with several Sites, one per region behind drivers/server/sitemux (a node's
 // site from the design).
 func serverDriver(d *design.Design, info lab.Info, key drivers.Secret) (drivers.Server, error) {
 	one := func(url string) (drivers.Server, error) {
@@ -303,15 +303,15 @@ func serverDriver(d *design.Design, info lab.Info, key drivers.Secret) (drivers.
 	if len(info.Sites) < 2 {
 		return one(info.MAASURL)
 	}
-	all := map[string]multisite.Site{}
+	all := map[string]sitemux.Site{}
 	for _, s := range info.Sites {
 		srv, err := one(s.MAASURL)
 		if err != nil {
 			return nil, err
 		}
-		all[s.Site] = multisite.Site{Driver: srv}
+		all[s.Site] = sitemux.Site{Driver: srv}
 	}
-	return multisite.New(all, func(node string) (string, bool) {
+	return sitemux.New(all, func(node string) (string, bool) {
 		n := d.Nodes[node]
 		if n == nil {
 			return "", false

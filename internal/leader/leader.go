@@ -2,7 +2,7 @@
 // election (go.etcd.io/etcd/client/v3/concurrency): each replica holds a
 // lease it keeps alive; the replica whose key is the oldest under the
 // election's prefix leads. A leader's writes go through a store fenced on
-// its key (statestore/etcd's Fenced): once its lease expires (a crash, a
+// its key (statestore/etcdstore's Fenced): once its lease expires (a crash, a
 // pause, a partition) its key is gone and any write it still sends is
 // refused, even after another replica took over.
 package leader

@@ -9,7 +9,7 @@ import (
 	"github.com/slipway-dev/slipway/internal/etcdtest"
 	"github.com/slipway-dev/slipway/internal/leader"
 	"github.com/slipway-dev/slipway/statestore"
-	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
+	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 )
 
 // TestDeposedLeaderCannotWrite: replica A leads and writes through a store

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	apitypes "github.com/slipway-dev/slipway/api/types"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 // Timeout bounds one probe of a site's provisioner.
@@ -22,7 +22,7 @@ const Timeout = 30 * time.Second
 // built by NewServer (the driver registry's) from the record and its key.
 type Prober struct {
 	NewServer func(kind string, cfg drivers.Config) (drivers.Server, error)
-	Sites     *sites.Registry
+	Sites     *siteregistry.Registry
 }
 
 // ProbeSite answers what the site's MAAS says; a MAAS that does not
@@ -68,7 +68,7 @@ func hideKey(err error, key drivers.Secret) string {
 // CheckScripts checks the scripts (names or tags) the profiles name
 // against the site's: a commissioning list against its commissioning
 // scripts, a testing list against its tests ("none" is no script).
-func CheckScripts(profiles []sites.Profile, have []drivers.Script) []apitypes.ScriptCheck {
+func CheckScripts(profiles []siteregistry.Profile, have []drivers.Script) []apitypes.ScriptCheck {
 	type key struct{ name, typ string }
 	byKey := map[key]*apitypes.ScriptCheck{}
 	var order []key

@@ -11,7 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/leakcheck"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
 
@@ -38,8 +38,8 @@ func TestProbeHidesKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := sites.New(st, sec)
-	rec, err := reg.Create(t.Context(), sites.Create{Name: "echo", URL: "http://127.0.0.1:1/MAAS", APIKey: probeKey})
+	reg := siteregistry.New(st, sec)
+	rec, err := reg.Create(t.Context(), siteregistry.Create{Name: "echo", URL: "http://127.0.0.1:1/MAAS", APIKey: probeKey})
 	if err != nil {
 		t.Fatal(err)
 	}

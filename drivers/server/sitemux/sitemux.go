@@ -1,4 +1,4 @@
-// Package multisite is one server driver over several sites: each call
+// Package sitemux is one server driver over several sites: each call
 // goes to the driver of the site its node belongs to (one driver
 // instance per site, each with its own endpoint and key), under that
 // site's own concurrency limit, so a site whose provisioner is slow or
@@ -8,7 +8,7 @@
 // spec.site, through SiteOf), else from the machine ID (remembered from
 // every machine a site answered with), else by asking each site for the
 // machine. Owned and Status answers carry their site (Machine.Site).
-package multisite
+package sitemux
 
 import (
 	"context"
@@ -85,12 +85,12 @@ func New(sites map[string]Site, siteOf func(node string) (string, bool)) (*Serve
 // NewWith is New counting in m.
 func NewWith(sites map[string]Site, siteOf func(node string) (string, bool), m *Metrics) (*Server, error) {
 	if len(sites) == 0 {
-		return nil, errors.New("multisite: no sites")
+		return nil, errors.New("sitemux: no sites")
 	}
 	s := &Server{sites: map[string]*site{}, siteOf: siteOf, machines: map[string]string{}, calls: m.calls, inFlight: m.inFlight}
 	for name, st := range sites {
 		if st.Driver == nil {
-			return nil, fmt.Errorf("multisite: site %s has no driver", name)
+			return nil, fmt.Errorf("sitemux: site %s has no driver", name)
 		}
 		limit := st.Limit
 		if limit <= 0 {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/slipway-dev/slipway/internal/etcdtest"
 	"github.com/slipway-dev/slipway/statestore"
-	etcdstore "github.com/slipway-dev/slipway/statestore/etcd"
+	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 )
 
 // TestAmbiguousCommitAppliesOnce: a Write whose transaction commits but

@@ -16,7 +16,7 @@
 // The API key is not in the record: it is the secret store's secret
 // CredentialSecret(id), encrypted, written and rotated through [Registry]
 // and never read back through it.
-package sites
+package siteregistry
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package multisite
+package sitemux
 
 import (
 	"context"

@@ -13,7 +13,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator/record"
-	"github.com/slipway-dev/slipway/sites"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 // Principal is who a token stands for.
@@ -251,20 +251,20 @@ type ConsoleInput struct {
 // MAASSiteRequest is the body of POST /admin/maas-sites: a new site, its
 // MAAS endpoint and API key (write-only: no answer holds it).
 type MAASSiteRequest struct {
-	Name   string       `json:"name"`
-	Kind   string       `json:"kind,omitempty"` // maas (the default)
-	URL    string       `json:"url"`
-	APIKey string       `json:"api_key"`
-	Policy sites.Policy `json:"policy,omitzero"`
+	Name   string              `json:"name"`
+	Kind   string              `json:"kind,omitempty"` // maas (the default)
+	URL    string              `json:"url"`
+	APIKey string              `json:"api_key"`
+	Policy siteregistry.Policy `json:"policy,omitzero"`
 }
 
 // MAASSitePatch is the body of PATCH /admin/maas-sites/{id}: the fields
 // to change (absent: unchanged).
 type MAASSitePatch struct {
-	Name   *string       `json:"name,omitempty"`
-	URL    *string       `json:"url,omitempty"`
-	Status *string       `json:"status,omitempty"` // enabled or disabled
-	Policy *sites.Policy `json:"policy,omitempty"`
+	Name   *string              `json:"name,omitempty"`
+	URL    *string              `json:"url,omitempty"`
+	Status *string              `json:"status,omitempty"` // enabled or disabled
+	Policy *siteregistry.Policy `json:"policy,omitempty"`
 }
 
 // MAASSiteCredentials is the body of POST /admin/maas-sites/{id}/credentials:
@@ -304,12 +304,12 @@ type ScriptCheck struct {
 // the assignments to store, each replacing the site's assignment of its
 // hostname and interface.
 type RoCEUpsert struct {
-	Items []sites.RoCEItem `json:"items"`
+	Items []siteregistry.RoCEItem `json:"items"`
 }
 
 // RoCEAssignments is the answer of the RoCE routes.
 type RoCEAssignments struct {
-	Items []sites.RoCEAssignment `json:"items"`
+	Items []siteregistry.RoCEAssignment `json:"items"`
 }
 
 // Workflow is an onboarding or decommission as the workflow routes show
