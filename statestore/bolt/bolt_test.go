@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	bbolt "go.etcd.io/bbolt"
 
+	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 	"github.com/slipway-dev/slipway/statestore/storetest"
@@ -381,66 +382,114 @@ var cmpSorted = cmp.Transformer("sorted", func(in []string) []string {
 })
 
 // countingCtx counts the calls of Err. From call failAt on (0: never), Err
-// reports context.Canceled.
+// reports context.Canceled. When hold is set, call holdAt blocks until
+// hold is closed (the Write is then inside its transaction).
 type countingCtx struct {
 	context.Context
 	calls  atomic.Int32
 	failAt int32
+	holdAt int32
+	held   chan struct{} // closed when call holdAt began (with hold)
+	hold   chan struct{}
 }
 
 func (c *countingCtx) Err() error {
-	if n := c.calls.Add(1); c.failAt > 0 && n >= c.failAt {
+	n := c.calls.Add(1)
+	if c.hold != nil && n == c.holdAt {
+		close(c.held)
+		<-c.hold
+	}
+	if c.failAt > 0 && n >= c.failAt {
 		return context.Canceled
 	}
 	return c.Context.Err()
 }
 
-// TestWriteBatchRerun makes one Write of a bbolt batch fail inside the
-// transaction, so that bbolt rolls the batch back and runs the other Writes
-// again: they must still be applied once and report their seqs once.
+// TestWriteBatchRerun makes one Write of a shared commit fail inside the
+// transaction, so that the commit is rolled back and the other Writes run
+// again, each alone: they must still be applied once and report their
+// seqs once. The interleaving is forced: a first Write holds its commit
+// open while 20 Writes and then the failing one queue behind it (counted
+// by the store's commit-wait hook), so the 21 share the next commit every
+// run, the failing one last.
 func TestWriteBatchRerun(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "state.db"), bolt.Options{})
 	defer s.Close()
+	var queued atomic.Int32
+	bolt.SetCommitWait(s, func(context.Context) func() { queued.Add(1); return func() {} })
+	// Err is called once before the transaction and once in it: the
+	// blocker is held in its transaction, the commit under way.
+	blocker := &countingCtx{Context: t.Context(), holdAt: 2, held: make(chan struct{}), hold: make(chan struct{})}
+	blockerDone := make(chan error, 1)
+	go func() {
+		_, err := s.Write(blocker, statestore.Put("nodes", "blocker", []byte("b")))
+		blockerDone <- err
+	}()
+	testtool.WaitUntil(t, func() bool { return closed(blocker.held) }, "the first Write inside its transaction")
+	const writers = 20
+	ctxs := make([]*countingCtx, writers)
+	seqs := make([][]uint64, writers)
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		ctxs[i] = &countingCtx{Context: t.Context()}
+		value := fmt.Sprintf("writer %d", i)
+		wg.Go(func() {
+			seqs[i], errs[i] = s.Write(ctxs[i],
+				statestore.Put("nodes", value, []byte(value)),
+				statestore.Append("events", []byte(value)))
+		})
+	}
+	testtool.WaitUntil(t, func() bool { return queued.Load() == writers }, "20 Writes waiting for the commit under way")
+	bad := &countingCtx{Context: t.Context(), failAt: 2}
+	badDone := make(chan error, 1)
+	go func() {
+		_, err := s.Write(bad, statestore.Put("nodes", "bad", nil), statestore.Append("events", []byte("bad")))
+		badDone <- err
+	}()
+	testtool.WaitUntil(t, func() bool { return queued.Load() == writers+1 }, "the failing Write queued last")
+	close(blocker.hold)
+	if err := <-blockerDone; err != nil {
+		t.Fatalf("the first Write: %v", err)
+	}
+	if err := <-badDone; !errors.Is(err, context.Canceled) {
+		t.Errorf("Write cancelled during its transaction: error = %v, want context.Canceled", err)
+	}
+	wg.Wait()
+	checkRerun(t, s, ctxs, seqs, errs)
+}
+
+// closed tells whether ch is closed.
+func closed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// checkRerun checks that every writer ran in the shared commit and again
+// alone (Err: before, in the shared transaction, in its own), and that the
+// log holds each writer's event once, at the seq its Write returned.
+func checkRerun(t *testing.T, s *bolt.Store, ctxs []*countingCtx, seqs [][]uint64, errs []error) {
+	t.Helper()
 	want := map[uint64]string{} // events seq -> value, from what Write returned
-	rerun := false
-	for attempt := 0; attempt < 10 && !rerun; attempt++ {
-		const writers = 20
-		ctxs := make([]*countingCtx, writers)
-		seqs := make([][]uint64, writers)
-		errs := make([]error, writers)
-		var wg sync.WaitGroup
-		for i := range writers {
-			ctxs[i] = &countingCtx{Context: t.Context()}
-			value := fmt.Sprintf("attempt %d writer %d", attempt, i)
-			wg.Go(func() {
-				seqs[i], errs[i] = s.Write(ctxs[i],
-					statestore.Put("nodes", value, []byte(value)),
-					statestore.Append("events", []byte(value)))
-			})
+	reruns := 0
+	for i := range ctxs {
+		if errs[i] != nil {
+			t.Fatalf("writer %d: %v", i, errs[i])
 		}
-		// Join the batch last (bbolt waits up to 10ms before running it).
-		time.Sleep(2 * time.Millisecond)
-		// Err is called once before the transaction: that call passes.
-		bad := &countingCtx{Context: t.Context(), failAt: 2}
-		if _, err := s.Write(bad, statestore.Put("nodes", "bad", nil), statestore.Append("events", []byte("bad"))); !errors.Is(err, context.Canceled) {
-			t.Errorf("Write cancelled during its transaction: error = %v, want context.Canceled", err)
+		if len(seqs[i]) != 1 {
+			t.Fatalf("writer %d: Write returned seqs %v for its one append", i, seqs[i])
 		}
-		wg.Wait()
-		for i := range writers {
-			if errs[i] != nil {
-				t.Fatalf("writer %d: %v", i, errs[i])
-			}
-			if len(seqs[i]) != 1 {
-				t.Fatalf("writer %d: Write returned seqs %v for its one append", i, seqs[i])
-			}
-			want[seqs[i][0]] = fmt.Sprintf("attempt %d writer %d", attempt, i)
-			if ctxs[i].calls.Load() > 2 {
-				rerun = true
-			}
+		want[seqs[i][0]] = fmt.Sprintf("writer %d", i)
+		if ctxs[i].calls.Load() == 3 {
+			reruns++
 		}
 	}
-	if !rerun {
-		t.Skip("no batch was re-run in 10 attempts: the writers never shared a batch with the failing Write")
+	if reruns != len(ctxs) {
+		t.Errorf("%d of %d writers ran in the shared commit and again alone, want all", reruns, len(ctxs))
 	}
 	es, err := s.ReadLog(t.Context(), "events", 0, 0)
 	if err != nil {

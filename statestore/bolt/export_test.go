@@ -1,5 +1,13 @@
 package bolt
 
+import "context"
+
 // SetSnapshotOpened sets a function called after a shared read
 // transaction began and before it is shared (tests run a Write there).
 func SetSnapshotOpened(s *Store, f func()) { s.snaps.opened = f }
+
+// SetCommitWait sets a function called when a Write starts waiting for
+// a commit under way (it has joined the next shared commit); the function
+// it returns is called when that wait ends. Tests use it to know which
+// Writes share a commit.
+func SetCommitWait(s *Store, f func(ctx context.Context) (resume func())) { s.commits.Wait = f }
