@@ -18,8 +18,8 @@ import (
 	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/internal/etcdtest"
-	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/labrun"
 	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/juju/gomaasapi/v2"
 	"gopkg.in/yaml.v3"
 
-	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/introspection"
+	"github.com/slipway-dev/slipway/labrun"
 )
 
 // ifMeaning is what an interface means on the node once booted: how the

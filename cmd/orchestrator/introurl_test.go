@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/labrun"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/internal/testtool"
+	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
 

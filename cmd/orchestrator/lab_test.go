@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/labrun"
 )
 
 func TestLabCommand(t *testing.T) {

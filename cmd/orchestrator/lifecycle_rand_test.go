@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/labrun"
+	"github.com/slipway-dev/slipway/labrun"
 )
 
 // lrSeeds are make test's sequences: together their ops cover every

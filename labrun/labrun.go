@@ -1,8 +1,11 @@
-// Package labrun wires the deploy engine to the virtual lab: it starts the
-// lab from a design, stores the design as a revision, builds the real
-// drivers (IPMI against the lab's BMCs, MAAS against the lab's MAAS, the
-// no-op network driver) and engines on one state store. The demo, the
-// engine's end-to-end tests and its benchmark all use it.
+// Package labrun is the embedded lab with the engine in one process: it
+// starts the virtual lab (sim/lab) from a design, stores the design as a
+// revision, builds the real drivers (IPMI and Redfish against the lab's
+// BMCs, MAAS against the lab's MAAS, the no-op network driver), the
+// introspection API and engines on one state store, and audits a run from
+// the lab's own state. It is composition, not a utility: what `make demo`,
+// `orchestrator demo` and `orchestrator lab`, the benchmarks
+// (cmd/slipway-bench) and the end-to-end tests run.
 package labrun
 
 import (
