@@ -523,18 +523,49 @@ func TestStartCanceled(t *testing.T) {
 	// Cancel while 40 are starting: Start fails and leaves nothing behind.
 	dir := t.TempDir()
 	ctx, cancel = context.WithCancel(t.Context())
-	time.AfterFunc(30*time.Millisecond, cancel)
+	running := cancelOnceRunning(t, dir, cancel)
 	c, err := Start(ctx, 40, Options{Dir: dir})
 	if err == nil {
 		c.Close()
-		t.Skip("all 40 started before the cancel; nothing to check")
+		t.Fatal("Start succeeded though its context was canceled while it ran")
 	}
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Start after cancel: %v; want context.Canceled", err)
 	}
+	n := running()
+	if n == 0 {
+		t.Errorf("no ipmi_sim was running when Start was canceled: the cleanup was not exercised")
+	}
+	t.Logf("%d ipmi_sim running when Start was canceled", n)
 	if pids := ourProcesses(t, dir); len(pids) > 0 {
 		t.Errorf("ipmi_sim processes left after a canceled Start: %v", pids)
 	}
+}
+
+// cancelOnceRunning makes Start's second port pick wait until an
+// ipmi_sim runs under dir (the first BMC's, counted in the process table;
+// 10 s at most) and then call cancel: the cancel lands mid-Start every
+// run, with one BMC's process to clean up and the others not started,
+// however many workers Start uses. It returns the count at the cancel.
+func cancelOnceRunning(t *testing.T, dir string, cancel func()) (running func() int) {
+	var mu sync.Mutex
+	picks, count := 0, 0
+	orig := pickPort
+	pickPort = func() (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if picks++; picks == 2 {
+			deadline := time.Now().Add(10 * time.Second)
+			for count = len(ourProcesses(t, dir)); count == 0 && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+				count = len(ourProcesses(t, dir))
+			}
+			cancel()
+		}
+		return orig()
+	}
+	t.Cleanup(func() { pickPort = orig })
+	return func() int { mu.Lock(); defer mu.Unlock(); return count }
 }
 
 // reuseAddrListen binds 127.0.0.1:port with SO_REUSEADDR, as ipmi_sim does.
