@@ -18,8 +18,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/api/asyncapi"
 	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/internal/asyncapi"
 	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"

@@ -10,7 +10,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/internal/asyncapi"
+	"github.com/slipway-dev/slipway/api/asyncapi"
 )
 
 // snakeName is the API's one JSON naming convention (issue #18), as MAAS's

@@ -10,7 +10,7 @@ import (
 	"os"
 
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/internal/asyncapi"
+	"github.com/slipway-dev/slipway/api/asyncapi"
 )
 
 func main() {

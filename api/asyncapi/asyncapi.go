@@ -86,7 +86,7 @@ func Document() (map[string]any, error) {
 				"node's lifecycle milestones carry a stable typed name (type) and the correlation ID (correlation_id) of the API " +
 				"request that created their task, which links them to that request's audit record, the task and the node. " +
 				"A node's deploy workflow is its onboarding; its destroy or decommission workflow is its decommission. " +
-				"Generated from the code (internal/asyncapi); see docs/api.md.",
+				"Generated from the code (api/asyncapi); see docs/api.md.",
 		},
 		"defaultContentType": "application/json",
 		"servers": map[string]any{
@@ -140,7 +140,7 @@ func eventMessages() (messages, refs map[string]any, err error) {
 	for _, name := range record.EventTypes {
 		tp, ok := typed[name]
 		if !ok {
-			return nil, nil, fmt.Errorf("asyncapi: typed event %s has no description in internal/asyncapi", name)
+			return nil, nil, fmt.Errorf("asyncapi: typed event %s has no description in api/asyncapi", name)
 		}
 		messages[name] = map[string]any{
 			"name": name, "title": name, "summary": tp.summary,
@@ -267,7 +267,7 @@ func structSchema(t reflect.Type) (map[string]any, error) {
 	}
 	for name := range props {
 		if _, ok := fieldDocs[name]; !ok && t == reflect.TypeFor[record.Event]() {
-			return nil, fmt.Errorf("asyncapi: Event field %s has no description in internal/asyncapi", name)
+			return nil, fmt.Errorf("asyncapi: Event field %s has no description in api/asyncapi", name)
 		}
 	}
 	out := map[string]any{"type": "object", "properties": props, "additionalProperties": false}

@@ -13,7 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
-	"github.com/slipway-dev/slipway/internal/asyncapi"
+	"github.com/slipway-dev/slipway/api/asyncapi"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
