@@ -7,7 +7,8 @@
 // serve that holds the state database, else of an engine and API it runs
 // in process for the command's lifetime (connect.go). The rest need no
 // state: validate, render, gensite, drivers, power --design, the virtual
-// lab and the demo, the benchmark helpers.
+// lab and the demo. The benchmark tools are another binary,
+// cmd/slipway-bench.
 package main
 
 import (
@@ -130,6 +131,6 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.roceCmd())                           // roce.go
 	root.AddCommand(a.onboardingCmd(), a.designLayerCmd()) // onboard.go
 	root.AddCommand(a.storeCmd(), a.clusterCmd())          // store.go, cluster.go
-	root.AddCommand(a.auditCmd(), a.tokenCmd(), a.secretCmd(), a.bootdataCmd(), a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd())
+	root.AddCommand(a.auditCmd(), a.tokenCmd(), a.secretCmd(), a.bootdataCmd())
 	return root
 }

@@ -36,10 +36,9 @@ func (a *app) benchIntrospectionCmd() *cobra.Command {
 	var nodes int
 	var listen, out, pprofAddr string
 	cmd := &cobra.Command{
-		Use:    "bench-introspection --nodes N --out DIR [--listen ADDR] [--pprof ADDR]",
-		Short:  "Serve the introspection API for a generated site, for load tests",
-		Hidden: true,
-		Args:   cobra.NoArgs,
+		Use:   "bench-introspection --nodes N --out DIR [--listen ADDR] [--pprof ADDR]",
+		Short: "Serve the introspection API for a generated site, for load tests",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return usageErr(fmt.Errorf("--out DIR is required"))

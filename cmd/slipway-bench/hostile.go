@@ -16,10 +16,9 @@ func (a *app) genHostileCmd() *cobra.Command {
 	var shape, out string
 	size := byteSize(1 << 20)
 	cmd := &cobra.Command{
-		Use:    "gen-hostile --shape SHAPE --size SIZE --out FILE",
-		Short:  "Write YAML shaped to cost a parser the most memory per byte, for benchmarks",
-		Hidden: true,
-		Args:   cobra.NoArgs,
+		Use:   "gen-hostile --shape SHAPE --size SIZE --out FILE",
+		Short: "Write YAML shaped to cost a parser the most memory per byte, for benchmarks",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return usageErr(fmt.Errorf("--out FILE is required"))

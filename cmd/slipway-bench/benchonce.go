@@ -31,10 +31,9 @@ func (a *app) benchOnceCmd() *cobra.Command {
 	var tokensFile, path string
 	var count, conns, procs int
 	cmd := &cobra.Command{
-		Use:    "bench-once URL (--tokens FILE | --path FORMAT --count N) [--conns C] [--procs P]",
-		Short:  "Send each request of a list once and print throughput and latency, for load tests",
-		Hidden: true,
-		Args:   cobra.ExactArgs(1),
+		Use:   "bench-once URL (--tokens FILE | --path FORMAT --count N) [--conns C] [--procs P]",
+		Short: "Send each request of a list once and print throughput and latency, for load tests",
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			u, err := url.Parse(args[0])
 			if err != nil || u.Scheme != "http" || u.Host == "" {
