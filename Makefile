@@ -1,6 +1,7 @@
 # Slipway developer commands. `make help` lists them.
 GO       ?= go
 BIN      ?= bin/orchestrator
+BENCH_BIN ?= bin/slipway-bench
 FUZZTIME ?= 30s
 BENCH_NODES ?= 10000
 BENCH_DEPLOY_NODES ?= 1000
@@ -16,6 +17,10 @@ help: ## List the targets
 .PHONY: build
 build: ## Build the orchestrator binary into bin/
 	$(GO) build -o $(BIN) ./cmd/orchestrator
+
+.PHONY: build-bench
+build-bench: ## Build the benchmark tools (cmd/slipway-bench: bench-introspection, bench-once, gen-hostile) into bin/
+	$(GO) build -o $(BENCH_BIN) ./cmd/slipway-bench
 
 .PHONY: test
 test: ## Run vet and every test (what CI runs)
@@ -63,14 +68,14 @@ contract: docs ## Regenerate docs/openapi.json, lint it with Redocly, run the AP
 	$(GO) test -count=1 ./api/...
 
 .PHONY: bench
-bench: build ## Benchmarks; validate of 10,000 nodes and of hostile YAML, a 1,000-node lab deploy on bbolt and on etcd, as whole processes
+bench: build build-bench ## Benchmarks; validate of 10,000 nodes and of hostile YAML, a 1,000-node lab deploy on bbolt and on etcd, as whole processes
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./...
 	scripts/bench-validate.sh $(BIN) $(BENCH_NODES)
-	scripts/bench-hostile.sh $(BIN) $(BENCH_HOSTILE_MIB)
+	BENCH_BIN=$(BENCH_BIN) scripts/bench-hostile.sh $(BIN) $(BENCH_HOSTILE_MIB)
 	scripts/bench-deploy.sh $(BIN) $(BENCH_DEPLOY_NODES) $(BENCH_TIME_SCALE)
 	@if command -v etcd >/dev/null; then scripts/bench-deploy-etcd.sh $(BIN) $(BENCH_DEPLOY_NODES) $(BENCH_TIME_SCALE); \
 	else echo "etcd not installed (apt-get install -y etcd-server): the etcd against bbolt deploy skipped"; fi
-	@if command -v wrk >/dev/null && command -v nginx >/dev/null; then scripts/bench-introspection.sh $(BIN) 10000 15; \
+	@if command -v wrk >/dev/null && command -v nginx >/dev/null; then scripts/bench-introspection.sh $(BENCH_BIN) 10000 15; \
 	else echo "wrk or nginx not installed (apt-get install -y wrk nginx): introspection load test skipped"; fi
 	@if command -v chromium >/dev/null; then $(MAKE) --no-print-directory bench-ui; \
 	else echo "chromium not installed (apt-get install -y chromium): the dashboard's frame-time bench skipped"; fi

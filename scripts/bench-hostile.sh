@@ -8,14 +8,17 @@
 #   scripts/bench-hostile.sh [BIN] [SIZES...]        sizes in MiB, default 1 16 64
 #   VALIDATE_BIN=old/orchestrator scripts/bench-hostile.sh bin/orchestrator 1 16
 #
-# VALIDATE_BIN runs validate (e.g. an older build); BIN writes the files.
+# VALIDATE_BIN runs validate (e.g. an older build); BIN writes the tiny
+# site; BENCH_BIN (default slipway-bench beside BIN; make build-bench)
+# writes the hostile files.
 set -euo pipefail
 bin=${1:-bin/orchestrator}
 shift || true
 sizes=${*:-1 16 64}
 validate=${VALIDATE_BIN:-$bin}
+gen=${BENCH_BIN:-$(dirname "$bin")/slipway-bench}
 cap_kib=$((8 << 20))
-shapes=$("$bin" gen-hostile --help | sed -n 's/.*one of \([a-z, -]*\).*/\1/p' | tr -d ,)
+shapes=$("$gen" gen-hostile --help | sed -n 's/.*one of \([a-z, -]*\).*/\1/p' | tr -d ,)
 raise=()
 if "$validate" validate --help 2>&1 | grep -q -- --max-file-bytes; then
   raise=(--max-file-bytes 1GiB --max-design-bytes 1GiB)
@@ -45,7 +48,7 @@ echo "baseline: validate of a 1-node site, $((base / 1024)) MiB peak RSS"
 for size in $sizes; do
   for shape in $shapes; do
     rm -rf "$dir/site" && mkdir -p "$dir/site"
-    "$bin" gen-hostile --shape "$shape" --size "${size}MiB" --out "$dir/site/f.yaml" >/dev/null
+    "$gen" gen-hostile --shape "$shape" --size "${size}MiB" --out "$dir/site/f.yaml" >/dev/null
     input=$(stat -c %s "$dir/site/f.yaml")
     printf '%-10s %3s MiB  default limits: ' "$shape" "$size"
     run "$input"

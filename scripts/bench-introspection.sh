@@ -9,7 +9,7 @@
 #    rendered and stored when it was issued, so that request loads no design,
 #    and neither do the measured ones), then every token is sent
 #    exactly once. wrk cannot send each request once (it runs for a
-#    duration and divides by it), so `orchestrator bench-once` does: a
+#    duration and divides by it), so `slipway-bench bench-once` does: a
 #    fixed number of kept-alive connections, each with one request at a
 #    time, throughput = 10,000 / the wall time from the first request to
 #    the last answer, percentiles over all 10,000. nginx gets each of its
@@ -21,13 +21,14 @@
 # After each measurement: the CPU time (user + system, from /proc) each
 # server spent per request, less sensitive than throughput to whatever
 # else the machine runs, and our server's garbage collections during it
-# (cycles, their CPU per request, the live heap after). `orchestrator bench-introspection --pprof ADDR`
+# (cycles, their CPU per request, the live heap after). `slipway-bench bench-introspection --pprof ADDR`
 # serves net/http/pprof, to profile the server under this load.
 # Targets (issue "[3/10] Honest figures", 2 cores, wrk -t2 -c64): p99
 # under 20 ms and at least 0.6 of nginx's throughput.
 # Needs wrk and nginx (Debian packages).
 set -euo pipefail
-bin=${1:-bin/orchestrator}
+# BIN is the benchmark tools' binary (cmd/slipway-bench; make build-bench).
+bin=${1:-bin/slipway-bench}
 nodes=${2:-10000}
 secs=${3:-15}
 cold_runs=${COLD_RUNS:-3}
