@@ -1,15 +1,15 @@
 package api_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slipway-dev/slipway/internal/conntest"
 
 	"github.com/rs/zerolog"
 
@@ -63,65 +63,6 @@ func servedAPI(t *testing.T, tune func(*api.Config)) (string, string) {
 	return ln.Addr().String(), tok
 }
 
-// memInUse is the process's heap and stack bytes in use after a GC.
-func memInUse() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapInuse + m.StackInuse
-}
-
-// heapLive is the bytes of live heap objects after a collection, and the
-// number of goroutines: what connections that went away must give back
-// (the heap's spans and the stacks of ended goroutines are the runtime's
-// to keep or return).
-func heapLive() (uint64, int) {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc, runtime.NumGoroutine()
-}
-
-// returned waits up to about 5 s for the heap to come back within slack
-// of base and the goroutines to baseG (give or take a few of other
-// tests' ending); it returns what is left over base, and how many
-// goroutines over baseG.
-func returned(base uint64, baseG int, slack uint64) (uint64, int) {
-	var left uint64
-	var extra int
-	for i := 0; i < 100 && (i == 0 || left >= slack || extra > 4); i++ {
-		time.Sleep(50 * time.Millisecond)
-		h, g := heapLive()
-		left, extra = max(h, base)-base, g-baseG
-	}
-	return left, extra
-}
-
-// dialFrom connects to addr from the local address src (127.0.0.2 is
-// another loopback source on Linux).
-func dialFrom(t *testing.T, src, addr string) net.Conn {
-	t.Helper()
-	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// statusOn is the status of the answer on c, waiting until deadline (0:
-// none came, or the connection ended without one).
-func statusOn(c net.Conn, deadline time.Time) int {
-	_ = c.SetReadDeadline(deadline)
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
 // TestAPIAnnouncedBodiesCostLittle (issue 33, S3): connections that
 // announce a task's body with a token that does not authenticate, and
 // send one byte of it, are answered 401 within a second, whatever length
@@ -138,46 +79,34 @@ func TestAPIAnnouncedBodiesCostLittle(t *testing.T) {
 	addr, tok := servedAPI(t, func(c *api.Config) { c.ConnsPerSource = -1 }) // what each costs, without the cap
 	for _, length := range []int{262144, 60000} {
 		t.Run(fmt.Sprint(length), func(t *testing.T) {
-			base := memInUse()
-			baseHeap, baseG := heapLive()
+			base := conntest.MemInUse()
+			baseHeap, baseG := conntest.HeapLive()
 			req := fmt.Sprintf("POST /api/v1/tasks HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer not-%s\r\n"+
 				"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n{", addr, tok, length)
 			held := make([]net.Conn, conns)
 			for i := range held {
-				held[i] = dialFrom(t, "127.0.0.1", addr)
+				held[i] = conntest.DialFrom(t, "127.0.0.1", addr)
 				if _, err := held[i].Write([]byte(req)); err != nil {
 					t.Fatal(err)
 				}
 			}
 			t.Logf("%d connections announcing %d bytes: %d bytes in use more at once (%d a connection)",
-				conns, length, max(memInUse(), base)-base, (max(memInUse(), base)-base)/conns)
+				conns, length, max(conntest.MemInUse(), base)-base, (max(conntest.MemInUse(), base)-base)/conns)
 			answered := map[int]int{}
 			deadline := time.Now().Add(time.Second)
 			for _, c := range held {
-				answered[statusOn(c, deadline)]++
+				answered[conntest.StatusOn(c, deadline)]++
 			}
 			if answered[http.StatusUnauthorized] != conns {
 				t.Errorf("answers within a second (status: connections; 0 none) %v, want 401: %d", answered, conns)
 			}
 			// the clients still hold their sockets; the refusals' sampled
 			// audit records stay in the store: 2 KiB a connection is allowed
-			if left, extra := returned(baseHeap, baseG, conns*2048*memSlack); left >= conns*2048*memSlack || extra > 4 {
+			if left, extra := conntest.Returned(baseHeap, baseG, conns*2048*conntest.Slack); left >= conns*2048*conntest.Slack || extra > 4 {
 				t.Errorf("the listener still holds %d bytes of heap and %d goroutines more for the answered connections", left, extra)
 			}
 		})
 	}
-}
-
-// ask sends GET path on c (with tok, if any) and returns the status.
-func ask(c net.Conn, path, tok string) int {
-	req := "GET " + path + " HTTP/1.1\r\nHost: api\r\n"
-	if tok != "" {
-		req += "Authorization: Bearer " + tok + "\r\n"
-	}
-	if _, err := c.Write([]byte(req + "\r\n")); err != nil {
-		return 0
-	}
-	return statusOn(c, time.Now().Add(2*time.Second))
 }
 
 // TestAPIConnsPerSource (issue 33, S3): a source may hold ConnsPerSource
@@ -190,19 +119,19 @@ func TestAPIConnsPerSource(t *testing.T) {
 	addr, tok := servedAPI(t, func(c *api.Config) { c.ConnsPerSource = limit })
 	idle := make([]net.Conn, limit)
 	for i := range idle {
-		idle[i] = dialFrom(t, "127.0.0.1", addr)
+		idle[i] = conntest.DialFrom(t, "127.0.0.1", addr)
 	}
-	if st := statusOn(dialFrom(t, "127.0.0.1", addr), time.Now().Add(2*time.Second)); st != http.StatusTooManyRequests {
+	if st := conntest.StatusOn(conntest.DialFrom(t, "127.0.0.1", addr), time.Now().Add(2*time.Second)); st != http.StatusTooManyRequests {
 		t.Fatalf("connection %d from one source: status %d, want 429", limit+1, st)
 	}
-	if st := ask(dialFrom(t, "127.0.0.2", addr), "/healthz", ""); st != http.StatusOK {
+	if st := conntest.Ask(conntest.DialFrom(t, "127.0.0.2", addr), "/healthz", ""); st != http.StatusOK {
 		t.Fatalf("another source: status %d, want 200", st)
 	}
 	idle[0].Close()
 	var authed net.Conn
 	for i := 0; i < 40 && authed == nil; i++ {
-		c := dialFrom(t, "127.0.0.1", addr)
-		if st := ask(c, "/api/v1/tasks", tok); st == http.StatusOK {
+		c := conntest.DialFrom(t, "127.0.0.1", addr)
+		if st := conntest.Ask(c, "/api/v1/tasks", tok); st == http.StatusOK {
 			authed = c
 		} else {
 			time.Sleep(50 * time.Millisecond)
@@ -211,11 +140,11 @@ func TestAPIConnsPerSource(t *testing.T) {
 	if authed == nil {
 		t.Fatal("a closed connection's place was not freed within 2 s")
 	}
-	dialFrom(t, "127.0.0.1", addr) // fits: authed no longer counts
-	if st := statusOn(dialFrom(t, "127.0.0.1", addr), time.Now().Add(2*time.Second)); st != http.StatusTooManyRequests {
+	conntest.DialFrom(t, "127.0.0.1", addr) // fits: authed no longer counts
+	if st := conntest.StatusOn(conntest.DialFrom(t, "127.0.0.1", addr), time.Now().Add(2*time.Second)); st != http.StatusTooManyRequests {
 		t.Fatalf("one more unauthenticated connection: status %d, want 429", st)
 	}
-	if st := ask(authed, "/api/v1/tasks", tok); st != http.StatusOK {
+	if st := conntest.Ask(authed, "/api/v1/tasks", tok); st != http.StatusOK {
 		t.Errorf("the authenticated connection was not kept: status %d", st)
 	}
 }
@@ -228,28 +157,28 @@ func TestAPIConnsPerSource(t *testing.T) {
 func TestAPIHeadersBounded(t *testing.T) {
 	const conns, bound = 200, api.MaxHeaderBytes // what one may send before the 431
 	addr, _ := servedAPI(t, func(c *api.Config) { c.ConnsPerSource = -1 })
-	base := memInUse()
+	base := conntest.MemInUse()
 	head := []byte("GET /api/v1/tasks HTTP/1.1\r\nHost: api\r\nX-Pad: " + strings.Repeat("a", 128<<10))
 	held := make([]net.Conn, conns)
 	for i := range held {
-		held[i] = dialFrom(t, "127.0.0.1", addr)
+		held[i] = conntest.DialFrom(t, "127.0.0.1", addr)
 		_ = held[i].SetWriteDeadline(time.Now().Add(2 * time.Second))
 		_, _ = held[i].Write(head) // the server may stop reading it
 	}
 	var peak uint64
 	for range 25 {
 		time.Sleep(40 * time.Millisecond)
-		peak = max(peak, max(memInUse(), base)-base)
+		peak = max(peak, max(conntest.MemInUse(), base)-base)
 	}
 	t.Logf("%d connections sending 128 KiB of a header: %d bytes in use more at the peak (%d a connection)", conns, peak, peak/conns)
-	if peak > conns*bound*memSlack {
+	if peak > conns*bound*conntest.Slack {
 		t.Errorf("%d connections sending 128 KiB of a header grew the memory in use by %d bytes (%d a connection, want at most %d)",
 			conns, peak, peak/conns, bound)
 	}
 	answered := map[int]int{}
 	deadline := time.Now().Add(2 * time.Second)
 	for _, c := range held {
-		answered[statusOn(c, deadline)]++
+		answered[conntest.StatusOn(c, deadline)]++
 	}
 	if answered[http.StatusRequestHeaderFieldsTooLarge] != conns {
 		t.Errorf("answers (status: connections; 0 none) %v, want 431: %d", answered, conns)

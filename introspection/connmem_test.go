@@ -1,15 +1,15 @@
 package introspection
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slipway-dev/slipway/internal/conntest"
 
 	"github.com/rs/zerolog"
 )
@@ -26,48 +26,13 @@ const (
 	authConnBound   = 24 << 10
 )
 
-// memInUse is the process's heap and stack bytes in use after a
-// collection (the test's client side holds only the sockets).
-func memInUse() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapInuse + m.StackInuse
-}
-
-// heapLive is the bytes of live heap objects after a collection, and the
-// number of goroutines: what connections that went away must give back
-// (the heap's spans and the stacks of ended goroutines are the runtime's
-// to keep or return).
-func heapLive() (uint64, int) {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc, runtime.NumGoroutine()
-}
-
-// returned waits up to about 5 s for the heap to come back within slack
-// of base and the goroutines to baseG (give or take a few of other
-// tests' ending); it returns what is left over base, and how many
-// goroutines over baseG.
-func returned(base uint64, baseG int, slack uint64) (uint64, int) {
-	var left uint64
-	var extra int
-	for i := 0; i < 100 && (i == 0 || left >= slack || extra > 4); i++ {
-		time.Sleep(50 * time.Millisecond)
-		h, g := heapLive()
-		left, extra = max(h, base)-base, g-baseG
-	}
-	return left, extra
-}
-
 // peakGrowth samples memInUse for about a second and returns the largest
 // growth over base.
 func peakGrowth(base uint64) uint64 {
 	var peak uint64
 	for range 25 {
 		time.Sleep(40 * time.Millisecond)
-		if m := memInUse(); m > base && m-base > peak {
+		if m := conntest.MemInUse(); m > base && m-base > peak {
 			peak = m - base
 		}
 	}
@@ -119,25 +84,13 @@ func announce(t *testing.T, addr, tok string, n, length int) []net.Conn {
 	return conns
 }
 
-// statusOn reads the status code of the answer on c, waiting until
-// deadline (0 when none came).
-func statusOn(c net.Conn, deadline time.Time) int {
-	_ = c.SetReadDeadline(deadline)
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
 // warm sends the requests whose first use fills the server's pools and
 // caches, so that the baseline counts them.
 func warm(t *testing.T, addr, tok string) {
 	t.Helper()
 	for _, c := range announce(t, addr, tok, 2, 2) {
 		_, _ = c.Write([]byte("}"))
-		statusOn(c, time.Now().Add(2*time.Second))
+		conntest.StatusOn(c, time.Now().Add(2*time.Second))
 	}
 }
 
@@ -170,13 +123,13 @@ func TestAnnouncedBodiesCostLittle(t *testing.T) {
 		{"a node's token, within the limit", tok, maxBody, 0, authConnBound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := memInUse()
-			baseHeap, baseG := heapLive()
+			base := conntest.MemInUse()
+			baseHeap, baseG := conntest.HeapLive()
 			conns := announce(t, addr, tc.tok, connsHeld, tc.length)
 			peak := peakGrowth(base)
 			t.Logf("%d connections announcing %d bytes: %d bytes in use more at the peak (%d a connection)",
 				connsHeld, tc.length, peak, peak/connsHeld)
-			if peak > connsHeld*tc.bound*memSlack {
+			if peak > connsHeld*tc.bound*conntest.Slack {
 				t.Errorf("%d connections announcing %d bytes grew the memory in use by %d bytes (%d a connection; want at most %d)",
 					connsHeld, tc.length, peak, peak/connsHeld, tc.bound)
 			}
@@ -186,7 +139,7 @@ func TestAnnouncedBodiesCostLittle(t *testing.T) {
 			}
 			answered := map[int]int{}
 			for _, c := range conns {
-				answered[statusOn(c, deadline)]++
+				answered[conntest.StatusOn(c, deadline)]++
 			}
 			if answered[tc.want] != connsHeld {
 				t.Errorf("answers (status: connections; 0 none yet) %v, want %d: %d", answered, tc.want, connsHeld)
@@ -195,37 +148,11 @@ func TestAnnouncedBodiesCostLittle(t *testing.T) {
 				c.Close()
 			}
 			// idle workers end a second after their last request
-			if left, extra := returned(baseHeap, baseG, connsHeld*1024*memSlack); left >= connsHeld*1024*memSlack || extra > 4 {
+			if left, extra := conntest.Returned(baseHeap, baseG, connsHeld*1024*conntest.Slack); left >= connsHeld*1024*conntest.Slack || extra > 4 {
 				t.Errorf("after the connections closed, %d bytes of heap were not returned and %d goroutines more run", left, extra)
 			}
 		})
 	}
-}
-
-// dialFrom connects to addr from the local address src (127.0.0.2 is
-// another loopback source on Linux).
-func dialFrom(t *testing.T, src, addr string) net.Conn {
-	t.Helper()
-	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// ask sends a GET on c and returns the answer's status (0: none within 2 s
-// or the connection was closed).
-func ask(c net.Conn, path, tok string) int {
-	req := "GET " + path + " HTTP/1.1\r\nHost: intro\r\n"
-	if tok != "" {
-		req += "Authorization: Bearer " + tok + "\r\n"
-	}
-	if _, err := c.Write([]byte(req + "\r\n")); err != nil {
-		return 0
-	}
-	return statusOn(c, time.Now().Add(2*time.Second))
 }
 
 // TestConnsPerSource (issue 33, S3): a source may hold ConnsPerSource
@@ -243,19 +170,19 @@ func TestConnsPerSource(t *testing.T) {
 	tok := srv.Token("r01-cmp01", "1")
 	idle := make([]net.Conn, limit)
 	for i := range idle {
-		idle[i] = dialFrom(t, "127.0.0.1", addr) // they send nothing
+		idle[i] = conntest.DialFrom(t, "127.0.0.1", addr) // they send nothing
 	}
-	if st := statusOn(dialFrom(t, "127.0.0.1", addr), time.Now().Add(2*time.Second)); st != http.StatusTooManyRequests {
+	if st := conntest.StatusOn(conntest.DialFrom(t, "127.0.0.1", addr), time.Now().Add(2*time.Second)); st != http.StatusTooManyRequests {
 		t.Fatalf("connection %d from one source: status %d, want 429", limit+1, st)
 	}
-	if st := ask(dialFrom(t, "127.0.0.2", addr), "/healthz", ""); st != http.StatusOK {
+	if st := conntest.Ask(conntest.DialFrom(t, "127.0.0.2", addr), "/healthz", ""); st != http.StatusOK {
 		t.Fatalf("another source: status %d, want 200", st)
 	}
 	idle[0].Close()
 	var freed net.Conn // the closed one's place, once the server saw it go
 	for i := 0; i < 40 && freed == nil; i++ {
-		c := dialFrom(t, "127.0.0.1", addr)
-		if st := ask(c, "/v1/self", tok); st == http.StatusOK {
+		c := conntest.DialFrom(t, "127.0.0.1", addr)
+		if st := conntest.Ask(c, "/v1/self", tok); st == http.StatusOK {
 			freed = c
 		} else {
 			time.Sleep(50 * time.Millisecond)
@@ -268,16 +195,16 @@ func TestConnsPerSource(t *testing.T) {
 	// echo's authenticate (a NoCloud route's token is in its path): neither
 	// counts any more, so one more idle connection fits, and the next does
 	// not; both are kept alive.
-	viaEcho := dialFrom(t, "127.0.0.1", addr)
-	if st := ask(viaEcho, "/v1/nocloud/"+tok+"/meta-data", ""); st != http.StatusOK {
+	viaEcho := conntest.DialFrom(t, "127.0.0.1", addr)
+	if st := conntest.Ask(viaEcho, "/v1/nocloud/"+tok+"/meta-data", ""); st != http.StatusOK {
 		t.Fatalf("meta-data: status %d, want 200", st)
 	}
-	dialFrom(t, "127.0.0.1", addr)
-	if st := statusOn(dialFrom(t, "127.0.0.1", addr), time.Now().Add(2*time.Second)); st != http.StatusTooManyRequests {
+	conntest.DialFrom(t, "127.0.0.1", addr)
+	if st := conntest.StatusOn(conntest.DialFrom(t, "127.0.0.1", addr), time.Now().Add(2*time.Second)); st != http.StatusTooManyRequests {
 		t.Fatalf("one more unauthenticated connection: status %d, want 429", st)
 	}
 	for name, c := range map[string]net.Conn{"GET /v1/self": freed, "meta-data": viaEcho} {
-		if st := ask(c, "/healthz", ""); st != http.StatusOK {
+		if st := conntest.Ask(c, "/healthz", ""); st != http.StatusOK {
 			t.Errorf("the connection authenticated by %s was not kept alive: status %d", name, st)
 		}
 	}

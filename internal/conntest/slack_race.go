@@ -1,9 +1,9 @@
 //go:build race
 
-package introspection
+package conntest
 
-// memSlack multiplies the memory bounds of the connection tests: the race
+// Slack multiplies the memory bounds of the connection tests: the race
 // detector's instrumentation makes goroutines' stacks and the runtime's
 // own allocations larger and slower to return; every other assertion of
 // those tests holds as without it.
-const memSlack = 3
+const Slack = 3

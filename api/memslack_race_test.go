@@ -1,9 +1,0 @@
-//go:build race
-
-package api_test
-
-// memSlack multiplies the memory bounds of the connection tests: the race
-// detector's instrumentation makes goroutines' stacks and the runtime's
-// own allocations larger and slower to return; every other assertion of
-// those tests holds as without it.
-const memSlack = 3
