@@ -126,7 +126,7 @@ poll_ms=$(awk -v s="$scale" 'BEGIN { p = 5000 * s; if (p < 20) p = 20; printf "%
   echo "state: $state"
   echo "listen: 127.0.0.1:0"
   echo "introspectionListen: 127.0.0.1:$intro_port"
-  # As the demo's engine (internal/labrun): poll every 5 s scaled, 128
+  # As the demo's engine (labrun): poll every 5 s scaled, 128
   # driver calls in flight, 64 to MAAS, 32 to BMCs (the IPMI driver's own
   # maxConcurrent), waits at the
   # lab's time scale, the sweep only at start.
