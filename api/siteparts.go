@@ -12,7 +12,7 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	"github.com/slipway-dev/slipway/siteregistry"
 )
 

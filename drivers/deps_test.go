@@ -9,7 +9,7 @@ import (
 // TestSDKDependsOnNothingOfSlipway: the driver SDK is what an external
 // driver imports, so it must not pull in the rest of Slipway (the design
 // model, the engine): the mapping from the design lives in
-// internal/driverspec.
+// orchestrator/driverspec.
 func TestSDKDependsOnNothingOfSlipway(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {

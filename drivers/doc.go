@@ -14,7 +14,7 @@
 // none), Permanent or NeedsIntervention.
 //
 // The package imports nothing else of Slipway (a test holds it so). The
-// engine maps its design onto these types in internal/driverspec, finds a
+// engine maps its design onto these types in orchestrator/driverspec, finds a
 // driver by kind and name in drivers/registry, and runs an external one in
 // a subprocess over gRPC with drivers/plugin; plain data is what lets one
 // interface serve in-process and out.

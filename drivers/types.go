@@ -108,7 +108,7 @@ type SiteSpec struct {
 	Links   []SiteLink `json:"links,omitempty"`
 	SSHKeys []string   `json:"ssh_keys,omitempty"`
 	// PXENetwork is the network machines PXE-boot on: the provisioner
-	// serves DHCP there. internal/driverspec.Site says how the engine chooses it.
+	// serves DHCP there. orchestrator/driverspec.Site says how the engine chooses it.
 	PXENetwork string `json:"pxe_network,omitempty"`
 }
 

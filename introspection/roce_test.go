@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/testtool"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 )
 
 // TestNetworkConfigRoCE: a node's RoCE address (its site profile enables

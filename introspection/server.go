@@ -20,8 +20,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/httpx"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 
 	"github.com/slipway-dev/slipway/statestore"
 )

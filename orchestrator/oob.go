@@ -8,7 +8,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 )
 
 // oobTarget is one method to reach a node's BMC: the driver of the

@@ -21,9 +21,9 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/internal/drivermetrics"
 	"github.com/slipway-dev/slipway/internal/ha"
 	"github.com/slipway-dev/slipway/introspection"
+	"github.com/slipway-dev/slipway/orchestrator/drivermetrics"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 
@@ -35,9 +35,9 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
 	"github.com/slipway-dev/slipway/drivers/server/sitemux"
-	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/siteprobe"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	"github.com/slipway-dev/slipway/powercreds"
 	"github.com/slipway-dev/slipway/secrets"
 	"github.com/slipway-dev/slipway/siteregistry"

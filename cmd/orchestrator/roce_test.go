@@ -12,8 +12,8 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
-	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 )
 
 // TestRoCEImport: `roce import FILE.csv --site NAME` stores a CSV's rows

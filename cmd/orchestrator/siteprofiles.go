@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/slipway-dev/slipway/internal/driverspec"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	"github.com/slipway-dev/slipway/siteregistry"
 )
 

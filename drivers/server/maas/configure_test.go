@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 )
 
 func TestConfigureAgainstLab(t *testing.T) {

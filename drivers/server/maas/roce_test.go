@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	maassim "github.com/slipway-dev/slipway/sim/maas"
 )
 

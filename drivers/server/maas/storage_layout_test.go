@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 )
 
 // lvmShaped is MAAS's lvm layout (efi, boot, a volume group with the root

@@ -10,8 +10,8 @@ import (
 
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/drivers/fake"
-	"github.com/slipway-dev/slipway/internal/drivermetrics"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/drivermetrics"
 )
 
 func TestCallsAreMeasured(t *testing.T) {
