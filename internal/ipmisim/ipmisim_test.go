@@ -685,6 +685,9 @@ func runScript(t *testing.T, dir, args string) (string, error) {
 
 func TestChassisScript(t *testing.T) {
 	if _, err := os.Stat("/bin/sh"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("/bin/sh is needed (CI is set): %v", err)
+		}
 		t.Skip("no /bin/sh")
 	}
 	dir := t.TempDir()

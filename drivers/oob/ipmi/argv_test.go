@@ -15,6 +15,7 @@ import (
 
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/ipmisim"
+	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/sim/bmc"
 )
 
@@ -75,10 +76,11 @@ func TestScannerSeesOtherProcesses(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("procfs")
 	}
-	const canary = "argv-canary-6b1f0e" // not a password anywhere
-	cmd := exec.Command("sh", "-c", "sleep 5", "sh", canary)
+	const canary = "argv-canary-6b1f0e"  // not a password anywhere
+	sh := testtool.Need(t, "sh", "dash") // fails instead when CI is set
+	cmd := exec.Command(sh, "-c", "sleep 5", "sh", canary)
 	if err := cmd.Start(); err != nil {
-		t.Skipf("no sh: %v", err)
+		t.Fatalf("starting %s: %v", sh, err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	deadline := time.Now().Add(2 * time.Second)
