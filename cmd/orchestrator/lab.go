@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 
@@ -76,8 +75,8 @@ It runs until interrupted.`,
 	return cmd
 }
 
-// runLab starts the lab the flags describe, prints its JSON line and runs
-// until ctx ends.
+// runLab checks the flags and runs the lab they describe (labrun.Serve:
+// its JSON line, then until ctx ends).
 func (a *app) runLab(ctx context.Context, lf *labFlags) error {
 	cfg := lab.Config{Machines: lf.machines, MAASListen: lf.listen, APIKey: lf.apiKey, TimeScale: lf.timeScale, Seed: lf.seed, Log: a.log}
 	d, cleanup, err := a.labDesign(ctx, lf)
@@ -96,19 +95,9 @@ func (a *app) runLab(ctx context.Context, lf *labFlags) error {
 		}
 		cfg.Faults = f
 	}
-	lb, err := lab.Start(ctx, cfg)
-	if err != nil {
+	if err := labrun.Serve(ctx, cfg, a.stdout); err != nil {
 		return usageErr(err)
 	}
-	defer lb.Close()
-	lb.Handle(labrun.AuditPath, labrun.AuditHandler(lb))
-	b, err := json.Marshal(lb.Info())
-	if err != nil {
-		return usageErr(err)
-	}
-	fmt.Fprintf(a.stdout, "%s\n", b)
-	a.log.Info().Int("machines", len(lb.Machines())).Msg("virtual lab running; interrupt to stop")
-	<-ctx.Done()
 	return nil
 }
 
