@@ -187,8 +187,10 @@ func TestInventoryRemote(t *testing.T) {
 			same = append(same, n)
 		}
 	}
+	// The example site is the repository's own data: a design without three
+	// nodes of one profile is a change to catch, not a reason to skip.
 	if len(same) < 3 {
-		t.Skipf("profile %s has %d nodes", hw, len(same))
+		t.Fatalf("hardware profile %s of %s has %d nodes in examples/site-yaml; the test needs 3 (keep three nodes of that profile there)", hw, srv.Node, len(same))
 	}
 	for i, n := range same[:3] {
 		fw := "4.40"
