@@ -152,6 +152,9 @@ func TestLoadLimits(t *testing.T) {
 	pipeDir := t.TempDir()
 	fifo := filepath.Join(pipeDir, "p.yaml")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("named pipes are needed (CI is set): %v", err)
+		}
 		t.Skipf("no named pipes here: %v", err)
 	}
 	go func() {
