@@ -20,7 +20,7 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/asyncapi"
 	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -34,7 +34,7 @@ func labAPI(t *testing.T, faults *maas.Faults) (string, string, *orchestrator.En
 	t.Helper()
 	ctx := t.Context()
 	store := memory.New()
-	env, err := labrun.Start(ctx, labrun.Options{Design: testsite.Example(t), Store: store, TimeScale: 0.001, Faults: faults, Seed: 5})
+	env, err := labrun.Start(ctx, labrun.Options{Design: designtest.Example(t), Store: store, TimeScale: 0.001, Faults: faults, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestEmittedEventsFollowAsyncAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	names := d.NodeNames()
 	good1, good2, bad, frozen := names[0], names[1], names[2], names[3]
 	url, tok, e := labAPI(t, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 9}}})

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 )
 
 func copyDesign(t *testing.T, d *design.Design) *design.Design {
@@ -26,7 +26,7 @@ func copyDesign(t *testing.T, d *design.Design) *design.Design {
 // the same design changes none; two nodes swapping BMC addresses send no
 // credential anywhere new.
 func TestCredentialChanges(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	all := strings.Join(credentialChanges(nil, d), "\n")
 	for _, want := range []string{"maas.url", "maas.apiKey", "drivers.server", "drivers.oob", "node r01-cmp01", `secret "kubeadm-join-token"`} {
 		if !strings.Contains(all, want) {

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 )
 
 // exampleArchive is the example site as a design upload (tar.gz), with
@@ -40,7 +40,7 @@ func exampleArchive(t *testing.T, replace ...string) []byte {
 // file's content passed through edit.
 func exampleTar(t *testing.T, edit func(string) string) []byte {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(testsite.ExampleDir(), "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(designtest.ExampleDir(), "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("example files: %v", err)
 	}

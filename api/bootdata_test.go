@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/introspection"
 )
 
@@ -18,7 +18,7 @@ func TestBootData(t *testing.T) {
 		t.Errorf("before any deployment: %d %s", code, b)
 	}
 	// The engine's deploy stage issues the node's token with its user data.
-	ud, err := f.Env.Introspection.UserData(t.Context(), testsite.Example(t), f.Node, "1")
+	ud, err := f.Env.Introspection.UserData(t.Context(), designtest.Example(t), f.Node, "1")
 	if err != nil {
 		t.Fatal(err)
 	}

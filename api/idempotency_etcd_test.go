@@ -17,8 +17,8 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/internal/etcdtest"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/labrun"
 	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 )
@@ -153,7 +153,7 @@ func (l *everyNthLost) RoundTrip(req *http.Request) (*http.Response, error) {
 // its URL and an operator's token.
 func stormServer(t *testing.T, st *etcdstore.Store) (string, string) {
 	ctx := t.Context()
-	env, err := labrun.Start(ctx, labrun.Options{Design: testsite.Example(t), Store: st, TimeScale: 0.001, Seed: 9})
+	env, err := labrun.Start(ctx, labrun.Options{Design: designtest.Example(t), Store: st, TimeScale: 0.001, Seed: 9})
 	if err != nil {
 		t.Fatal(err)
 	}

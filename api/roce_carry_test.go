@@ -7,7 +7,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/siteregistry"
 )
 
@@ -19,7 +19,7 @@ import (
 func TestRoCEUpsertRefusesWhatTheNodeCannotCarry(t *testing.T) {
 	f := newFixture(t)
 	admin := f.Token[api.RoleAdmin]
-	d := testsite.Example(t) // the design the fixture stored
+	d := designtest.Example(t) // the design the fixture stored
 	var rec siteregistry.Record
 	if code := f.json(t, "POST", "/api/v1/admin/maas-sites", admin, map[string]any{"name": d.Site.Metadata.Name, "url": "http://maas.example:5240/MAAS",
 		"api_key": "a:b:c"}, &rec); code != http.StatusCreated {

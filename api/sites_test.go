@@ -11,7 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	"github.com/slipway-dev/slipway/siteregistry"
 	"github.com/slipway-dev/slipway/statestore"
@@ -88,7 +88,7 @@ func TestMAASSites(t *testing.T) {
 	}
 	wait(t, f, task.ID)
 	probe = apitypes.MAASSiteProbe{}
-	pxe := testsite.Example(t).Networks["pxe"].Spec.CIDR
+	pxe := designtest.Example(t).Networks["pxe"].Spec.CIDR
 	if code := f.json(t, "POST", base+"/"+rec.ID+"/probe", admin, nil, &probe); code != 200 || !slices.Contains(probe.Info.DHCPSubnets, pxe) {
 		t.Errorf("DHCP after prepare_site: %d %v, want the PXE network %s", code, probe.Info.DHCPSubnets, pxe)
 	}
@@ -160,7 +160,7 @@ func entries(log []statestore.LogEntry) [][]byte {
 func TestSiteProfilesAndRoCE(t *testing.T) {
 	f := newFixture(t)
 	admin := f.Token[api.RoleAdmin]
-	d := testsite.Example(t) // the design the fixture stored
+	d := designtest.Example(t) // the design the fixture stored
 	var rec siteregistry.Record
 	if code := f.json(t, "POST", "/api/v1/admin/maas-sites", admin, map[string]any{"name": d.Site.Metadata.Name, "url": "http://maas.example:5240/MAAS",
 		"api_key": "a:b:c"}, &rec); code != http.StatusCreated {
@@ -232,7 +232,7 @@ func TestNodesBySite(t *testing.T) {
 		Items []apitypes.NodeSummary `json:"items"`
 		Total int                    `json:"total"`
 	}
-	site := testsite.Example(t).Site.Metadata.Name
+	site := designtest.Example(t).Site.Metadata.Name
 	if code := f.json(t, "GET", "/api/v1/nodes?site="+site, f.Token[api.RoleViewer], nil, &page); code != 200 || page.Total == 0 || page.Items[0].Site != site {
 		t.Fatalf("nodes of %s: %d %+v", site, code, page)
 	}

@@ -4,14 +4,14 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 )
 
 // TestDiffCanonicalEveryKind: a first apply adds the objects of every
 // kind the design holds (the canonical JSON's names and the diff's must
 // agree: the snake_case rename left four kinds out of every diff).
 func TestDiffCanonicalEveryKind(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	body, _, err := d.Canonical()
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/internal/jsonkeys"
-	"github.com/slipway-dev/slipway/internal/testsite"
 )
 
 // TestPreviousReleaseRevision: a design revision stored with the old
@@ -18,7 +18,7 @@ func TestPreviousReleaseRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := testsite.OldSpelling(t, body)
+	old := designtest.OldSpelling(t, body)
 	var fromNew, fromOld design.Design
 	if err := json.Unmarshal(body, &fromNew); err != nil {
 		t.Fatal(err)

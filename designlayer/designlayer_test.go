@@ -7,16 +7,16 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/designlayer"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
 
 // exampleSources collects the example design as an upload of one root.
 func exampleSources(t *testing.T) designlayer.Sources {
 	t.Helper()
-	dir := testsite.ExampleDir()
+	dir := designtest.ExampleDir()
 	res, err := yamlingest.Load(t.Context(), []string{dir})
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestSourcesRoundTrip(t *testing.T) {
 	if err != nil || fs.HasErrors() {
 		t.Fatalf("build: %v %v", err, fs)
 	}
-	want, _, _ := testsite.Example(t).Canonical()
+	want, _, _ := designtest.Example(t).Canonical()
 	body, _, _ := d.Canonical()
 	if string(body) != string(want) {
 		t.Error("the stored sources build another design than the files")

@@ -13,7 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
@@ -30,7 +30,7 @@ func boltServer(t *testing.T, tune ...func(*Config)) (*Server, *design.Design) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	raw, id, err := d.Canonical()
 	if err != nil {
 		t.Fatal(err)

@@ -12,8 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/internal/etcdtest"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/statestore"
 	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
@@ -25,7 +25,7 @@ import (
 func replicas(t *testing.T, c *etcdtest.Cluster, prefix string) (a, b *Server, stA, stB *etcdstore.Store, d *design.Design) {
 	t.Helper()
 	stA, stB = etcdstore.New(c.Client(t), prefix), etcdstore.New(c.Client(t), prefix)
-	d = testsite.Example(t)
+	d = designtest.Example(t)
 	raw, id, err := d.Canonical()
 	if err != nil {
 		t.Fatal(err)

@@ -14,9 +14,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/internal/httpx"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
@@ -62,7 +62,7 @@ func (e *env) inventory(node string, inv drivers.Inventory) {
 func newEnv(t testing.TB, tune ...func(*Config)) *env {
 	t.Helper()
 	e := &env{t: t, st: memory.New(), logs: &testtool.SyncBuffer{}}
-	e.d = testsite.Example(t)
+	e.d = designtest.Example(t)
 	e.rev = e.store(e.d)
 	cfg := Config{Store: e.st, URL: testURL, Key: testKey, Secret: testSecret,
 		Log: zerolog.New(e.logs).Level(zerolog.DebugLevel)}

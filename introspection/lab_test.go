@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/introspection"
 	"github.com/slipway-dev/slipway/labrun"
@@ -21,7 +21,7 @@ import (
 // and the names of its nodes.
 func deployExample(t *testing.T) (*labrun.Env, []string) {
 	t.Helper()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.001, Seed: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -287,7 +287,7 @@ const selfRenderGolden = "54ca204df66fd53bdaf6506503bfb464efae0008ceebd1fd69f66c
 // version are then rendered again rather than served. (A change of the
 // example design changes the hash too: then only update it.)
 func TestSelfRenderVersion(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	p := newSelfParts(d)
 	h := sha256.New()
 	for _, n := range d.NodeNames() {

@@ -15,10 +15,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 	"github.com/slipway-dev/slipway/internal/gensite"
-	"github.com/slipway-dev/slipway/internal/testsite"
 )
 
 // cached reports whether the token's session is in the cache, and its
@@ -177,7 +177,7 @@ func TestAppendSelf(t *testing.T) {
 			}
 		}
 	}
-	ex := testsite.Example(t)
+	ex := designtest.Example(t)
 	check("example", ex)
 
 	// Variants: no site; odd strings; a missing link and network; network

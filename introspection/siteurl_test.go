@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 )
 
 // TestSiteURLPerRevision: with SiteURL (serve), the user data of a node
@@ -22,7 +22,7 @@ func TestSiteURLPerRevision(t *testing.T) {
 		{"http://10.30.0.1:9000/", "http://10.30.0.1:9000"},
 		{"", testURL},
 	} {
-		d := testsite.Example(t)
+		d := designtest.Example(t)
 		d.Site.Spec.Introspection.URL = tc.site
 		e.store(d)
 		pinned.store(d)
@@ -39,7 +39,7 @@ func TestSiteURLPerRevision(t *testing.T) {
 			t.Errorf("without SiteURL, Site URL %q: user data %v, want it to carry %s", tc.site, err, testURL)
 		}
 	}
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	d.Site.Spec.Introspection.URL = "ftp://10.20.0.1/"
 	e.store(d)
 	if _, err := e.srv.UserData(context.Background(), d, node, "9"); err == nil || !strings.Contains(err.Error(), "introspection.url") {

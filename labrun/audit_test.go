@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -25,7 +25,7 @@ import (
 // whose agent reported the failure as failed. (The audit used to count
 // machines with an OS installed: all of them.)
 func TestAuditCountsFromTheLab(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	bad := d.NodeNames()[0]
 	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.001, Seed: 7,
 		BootstrapFail: map[string]string{bad: "motd-addresses"}})

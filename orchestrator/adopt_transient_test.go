@@ -5,8 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
@@ -41,7 +41,7 @@ func (f *flakyServer) Status(ctx context.Context, nodes []drivers.NodeRef) ([]dr
 // on a Ready machine).
 func TestAdoptRetriesTransientReads(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	deployAll(t, e)
 	ids := machines(t, e)

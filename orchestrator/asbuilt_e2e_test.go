@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -43,7 +43,7 @@ func machineTags(t *testing.T, env *labrun.Env, id string) []string {
 // still fails; accepting a node whose check passed is refused.
 func TestAsBuiltAgainstTheLab(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	short, swapped := "r01-gpu01", "r02-gpu01"
 	for _, n := range []string{short, swapped} {
 		if h := d.Nodes[n].Spec.Hardware; h == nil || h.Expect == nil || h.Expect.GPUs == nil || h.Expect.GPUs.Count != 8 || !h.Expect.LLDP {
@@ -165,7 +165,7 @@ func TestAsBuiltAgainstTheLab(t *testing.T) {
 // the new node on that machine: MAAS's allocate matched its constraints.
 func TestAllocationByConstraintsAgainstTheLab(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	const gpu, any = "r01-gpu01", "r01-any01"
 	env, e := prepared(t, d, nil)
 	run(t, e, record.Request{Action: record.ActionPrepareNodes, Requester: "test",
@@ -189,7 +189,7 @@ func TestAllocationByConstraintsAgainstTheLab(t *testing.T) {
 		t.Fatalf("restore_default_configuration left the configuration as configured:\n%s", got)
 	}
 
-	d2 := testsite.Example(t)
+	d2 := designtest.Example(t)
 	n := *d2.Nodes[gpu]
 	delete(d2.Nodes, gpu)
 	n.Metadata.Name = any

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
@@ -57,7 +57,7 @@ func TestBIOSSettings(t *testing.T) {
 		{"refused", map[string]string{"Refused": "x"}, true, record.TaskFailed, "attribute Refused is read-only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := testsite.Example(t)
+			d := designtest.Example(t)
 			node := d.NodeNames()[0]
 			hw := *d.Nodes[node].Spec.Hardware
 			hw.BIOS = &design.BIOSSettings{Attributes: tc.attrs}

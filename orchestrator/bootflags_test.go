@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
@@ -36,7 +36,7 @@ func (f *forgetfulOOB) SetBootDevice(ctx context.Context, b drivers.BMC, d drive
 // with a one-time PXE boot set right before its power change.
 func TestBootOverrideNotKept(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	node := d.NodeNames()[0]
 	var drv *forgetfulOOB
 	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) {

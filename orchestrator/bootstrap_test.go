@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -80,7 +80,7 @@ func releaseBehindTheBack(t *testing.T, env *labrun.Env, e *orchestrator.Engine,
 func TestSweepEndsDeploymentOfReleasedMachine(t *testing.T) {
 	t.Parallel()
 	const node = "r01-cmp01"
-	env, e := prepared(t, testsite.Example(t), nil)
+	env, e := prepared(t, designtest.Example(t), nil)
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: only(node), Requester: "test"}, record.TaskSucceeded)
 	tok, _ := token(t, env, e, node)
 	if code := selfStatus(t, env, tok); code != http.StatusOK {
@@ -128,7 +128,7 @@ func TestSweepEndsDeploymentOfReleasedMachine(t *testing.T) {
 func TestRerunAfterReleaseBehindTheBack(t *testing.T) {
 	t.Parallel()
 	const adopted, rerun = "r01-cmp02", "r02-cmp01"
-	env, e := prepared(t, testsite.Example(t), nil)
+	env, e := prepared(t, designtest.Example(t), nil)
 	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: only(adopted, rerun), Requester: "test"}, record.TaskSucceeded)
 	oldTok, oldDep := map[string]string{}, map[string]int{}
 	for _, n := range []string{adopted, rerun} {
@@ -147,7 +147,7 @@ func TestRerunAfterReleaseBehindTheBack(t *testing.T) {
 	}
 
 	applyVerb(t, e, task.ID, record.VerbRerun, record.TaskSucceeded)
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	for _, n := range []string{adopted, rerun} {
 		tok, dep := token(t, env, e, n)
 		if dep != oldDep[n]+1 {
@@ -233,7 +233,7 @@ func noSecretIn(t *testing.T, e *orchestrator.Engine, node string, secrets ...st
 func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
 	t.Parallel()
 	const node, other = "r01-cmp01", "r02-cmp02"
-	env := startEnv(t, testsite.Example(t), nil, nil, func(c *orchestrator.Config) {
+	env := startEnv(t, designtest.Example(t), nil, nil, func(c *orchestrator.Config) {
 		c.Bootstrap = silent{c.Bootstrap, node}
 	})
 	e := engine(t, env)
@@ -298,7 +298,7 @@ func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
 func TestRebootstrapWhileWaiting(t *testing.T) {
 	t.Parallel()
 	const node = "r01-cmp03"
-	env := startEnv(t, testsite.Example(t), nil, nil, func(c *orchestrator.Config) {
+	env := startEnv(t, designtest.Example(t), nil, nil, func(c *orchestrator.Config) {
 		c.Bootstrap = silent{c.Bootstrap, node}
 		c.BootstrapDeadline = time.Minute
 	})
@@ -367,7 +367,7 @@ func TestRebootstrapWhileWaiting(t *testing.T) {
 func TestRenderFailureFailsNodeAtBootstrap(t *testing.T) {
 	t.Parallel()
 	const node = "r02-gpu01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	d.BootActions["broken"] = &design.BootAction{Metadata: design.ObjectMeta{Name: "broken"},
 		Spec: design.BootActionSpec{NodeFilter: &design.NodeFilter{Names: []string{node}},
 			Assets: []design.Asset{{Path: "/etc/broken.list", Type: "pkgList", Template: `{{ secret "kubeadm-join-token" }}!`}}}}
@@ -391,7 +391,7 @@ func TestRenderFailureFailsNodeAtBootstrap(t *testing.T) {
 func TestReportWakesBootstrap(t *testing.T) {
 	t.Parallel()
 	const node = "r01-cmp01"
-	env := startEnv(t, testsite.Example(t), nil, nil, func(c *orchestrator.Config) {
+	env := startEnv(t, designtest.Example(t), nil, nil, func(c *orchestrator.Config) {
 		c.TimeScale, c.MaxWait = 1, 30*time.Second
 	})
 	e := engine(t, env)

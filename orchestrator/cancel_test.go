@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -106,7 +106,7 @@ func TestCancelCompensates(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env, e := prepared(t, testsite.Example(t), nil)
+			env, e := prepared(t, designtest.Example(t), nil)
 			if tc.before != nil {
 				tc.before(t, env, e)
 			}
@@ -149,7 +149,7 @@ func TestCancelCompensates(t *testing.T) {
 // lifecycle stays deployed.
 func TestCancelAfterRebootstrap(t *testing.T) {
 	t.Parallel()
-	env, e := prepared(t, testsite.Example(t), nil)
+	env, e := prepared(t, designtest.Example(t), nil)
 	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: onlyNodes(cancelNode), Requester: "test"}, record.TaskSucceeded)
 	out, err := e.Rebootstrap(t.Context(), cancelNode, "test")
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -141,7 +141,7 @@ func dcTypes(evs []record.Event) []string {
 func TestDecommissionEraseModes(t *testing.T) {
 	t.Parallel()
 	quick, secure, none := "r01-cmp01", "r01-cmp02", "r01-cmp03"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	d.Site.Spec.Lifecycle.Erase = design.EraseQuick
 	d.Nodes[secure].Spec.Erase = design.EraseSecure
 	d.Nodes[none].Spec.Erase = design.EraseNone
@@ -221,7 +221,7 @@ func TestDecommissionEraseModes(t *testing.T) {
 func TestDecommissionDelete(t *testing.T) {
 	t.Parallel()
 	node := "r02-cmp01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	d.Site.Spec.Lifecycle.Erase = design.EraseNone
 	env, e := prepared(t, d, nil)
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
@@ -270,7 +270,7 @@ func TestDecommissionDelete(t *testing.T) {
 func TestDecommissionRetry(t *testing.T) {
 	t.Parallel()
 	node := "r02-cmp02"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	d.Site.Spec.Lifecycle.Erase = design.EraseQuick
 	env, e := prepared(t, d, nil)
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
@@ -317,7 +317,7 @@ func TestDecommissionRetry(t *testing.T) {
 func TestRescueEnterExit(t *testing.T) {
 	t.Parallel()
 	node := "r01-gpu01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
 	dep := nodeRecord(t, e, node).Deployment
@@ -376,7 +376,7 @@ func TestRescueEnterExit(t *testing.T) {
 func TestHardwareTests(t *testing.T) {
 	t.Parallel()
 	good, bad := "r02-gpu01", "r02-gpu02"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailTesting: 1}}})
 	sel := dcNodes(good, bad)
 	run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: sel, Requester: "test"}, record.TaskSucceeded)

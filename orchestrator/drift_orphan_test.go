@@ -3,7 +3,7 @@ package orchestrator_test
 import (
 	"testing"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
@@ -12,7 +12,7 @@ import (
 // its machine is still held; a released or deleted one, one without a
 // machine, or one the design has, is not.
 func TestOrphaned(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	in := d.NodeNames()[0]
 	for _, c := range []struct {
 		name string

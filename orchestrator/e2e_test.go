@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -80,7 +80,7 @@ func audit(t *testing.T, env *labrun.Env, e *orchestrator.Engine, deployed int) 
 }
 
 func TestDeployExampleSite(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env := startEnv(t, d, nil, nil, nil)
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
@@ -151,7 +151,7 @@ func TestDeploy50Nodes(t *testing.T) {
 // failure ends failed at bootstrap with the action's message; its token is
 // revoked when destroy releases the machine.
 func TestBootActionFailureFailsTheNode(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	bad := d.NodeNames()[0]
 	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.001, Seed: 7,
 		BootstrapFail: map[string]string{bad: "node-bootstrap"}})

@@ -3,8 +3,8 @@ package orchestrator_test
 import (
 	"testing"
 
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/internal/etcdtest"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 )
@@ -13,7 +13,7 @@ import (
 // the example site deploys in the lab with its state in a real etcd, and
 // the lab counts every node Deployed, none leaked or deployed twice.
 func TestDeployOnEtcd(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	st := etcdstore.New(etcdtest.Start(t, 1).Client(t), "/e2e/")
 	env := startEnv(t, d, st, nil, nil)
 	e := engine(t, env)

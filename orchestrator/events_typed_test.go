@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
@@ -36,7 +36,7 @@ func typedByNode(t *testing.T, e *orchestrator.Engine, task string) map[string][
 // carries the request's correlation ID.
 func TestOnboardingEvents(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	names := d.NodeNames()
 	good1, good2, bad, frozen := names[0], names[1], names[2], names[3]
 	_, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 9}}})
@@ -105,7 +105,7 @@ func TestOnboardingEvents(t *testing.T) {
 // each node's onboarding is announced once and ended once.
 func TestOnboardingEventsOnceAcrossRestart(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	store := memory.New()
 	env := startEnv(t, d, store, nil, nil)
 	e := engine(t, env)
@@ -158,7 +158,7 @@ func TestOnboardingEventsOnceAcrossRestart(t *testing.T) {
 // charset.
 func TestCorrelationBounded(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env := startEnv(t, d, nil, nil, nil)
 	e := engine(t, env)
 	long := make([]byte, record.MaxCorrelationLen+1)

@@ -3,7 +3,7 @@ package orchestrator_test
 import (
 	"testing"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
@@ -17,7 +17,7 @@ import (
 func TestFailedTestOfDeployedNode(t *testing.T) {
 	t.Parallel()
 	good, bad := "r02-gpu01", "r02-gpu02"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailTesting: 1}}})
 	sel := dcNodes(good, bad)
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: sel, Requester: "test"}, record.TaskSucceeded)

@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -19,7 +19,7 @@ import (
 //	r02-gpu02                      compute-gpu  rack r02  tags gpu, nvidia-a2
 func TestFilterSelect(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	all := []string{"r01-cmp01", "r01-cmp02", "r01-cmp03", "r01-gpu01", "r02-cmp01", "r02-cmp02", "r02-gpu01", "r02-gpu02"}
 	if diff := cmp.Diff(all, d.NodeNames()); diff != "" {
 		t.Fatalf("the example site changed (-want +got):\n%s", diff)
@@ -77,7 +77,7 @@ func TestFilterSelect(t *testing.T) {
 
 func TestFilterSelectInvalidType(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	for _, typ := range []string{"and", "Union", "intersect", " "} {
 		got, err := record.Filter{Type: typ, Sets: []design.NodeFilter{{Racks: []string{"r01"}}}}.Select(d)
 		if err == nil {

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
@@ -27,7 +27,7 @@ func (s noBMCVersion) Inventory(ctx context.Context, n drivers.Node) (drivers.In
 // inventory).
 func TestFirmwareFromTheBMC(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.Drivers.Server = noBMCVersion{c.Drivers.Server} })
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)

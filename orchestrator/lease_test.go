@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -35,7 +35,7 @@ func TestLeaseOverlappingTasks(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d := testsite.Example(t)
+			d := designtest.Example(t)
 			env, e := prepared(t, d, nil)
 			names := func(n ...string) record.Filter {
 				return record.Filter{Sets: []design.NodeFilter{{Names: n}}}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
@@ -34,7 +34,7 @@ func (c *countingOOB) Probe(ctx context.Context, b drivers.BMC) (drivers.BMCInfo
 func TestOOBLimit(t *testing.T) {
 	t.Parallel()
 	var oob *countingOOB
-	env := startEnv(t, testsite.Example(t), nil, nil, func(c *orchestrator.Config) {
+	env := startEnv(t, designtest.Example(t), nil, nil, func(c *orchestrator.Config) {
 		oob = &countingOOB{OOB: c.Drivers.OOB}
 		c.Drivers.OOB = oob
 		c.Limits.OOB = 2

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
@@ -49,7 +49,7 @@ func (d *deadOOB) SetBootDevice(_ context.Context, b drivers.BMC, _ drivers.Boot
 func TestOOBFallback(t *testing.T) {
 	t.Parallel()
 	for _, withFallback := range []bool{true, false} {
-		d := testsite.Example(t)
+		d := designtest.Example(t)
 		node := d.NodeNames()[0]
 		hw := *d.Nodes[node].Spec.Hardware
 		hw.OOB.Type, hw.OOB.Port = "redfish", 443

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/secrets"
@@ -19,7 +19,7 @@ import (
 // without an override is still refused.
 func TestOverrideStandsInForTheDesignsPassword(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	e.Close()
 	names := d.NodeNames()

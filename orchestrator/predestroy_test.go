@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/driverspec"
@@ -39,7 +39,7 @@ func labMachineOf(t *testing.T, env *labrun.Env, hostname string) (maas.MachineS
 // the next step, and the lab's MAAS still has the machine Deployed and
 // owned, never released.
 func TestRedeployRefusedBeforeRelease(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	site := d.Site.Metadata.Name
 	gpu := firstGPU(d)
 	setProfile(d, gpu, "h100")
@@ -144,7 +144,7 @@ func (s silentOOB) SetBootDevice(ctx context.Context, b drivers.BMC, dev drivers
 // still has the machine Deployed and owned, never released.
 func TestRedeployRefusedWhenBMCSilent(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	node := d.NodeNames()[0]
 	silent := &atomic.Bool{}
 	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) {
@@ -179,7 +179,7 @@ func TestRedeployRefusedWhenBMCSilent(t *testing.T) {
 // Deployed, released once (by the first redeploy) and no more.
 func TestRedeployRerunRefusedBeforeRelease(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	site := d.Site.Metadata.Name
 	gpu := firstGPU(d)
 	setProfile(d, gpu, "h100")

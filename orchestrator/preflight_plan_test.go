@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 	"github.com/slipway-dev/slipway/internal/gensite"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/secrets"
 )
 
@@ -37,7 +37,7 @@ var labInfo = drivers.SiteInfo{Reachable: true, Authenticated: true, BootImages:
 // number of nodes needing it; findings name the users and the nodes;
 // a template calling secret with a non-constant argument is a warning.
 func TestPreflightPlanGroups(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	d.BootActions["kubernetes-join"].Spec.Assets = append(d.BootActions["kubernetes-join"].Spec.Assets,
 		design.Asset{Path: "/etc/rack-secret", Type: "file", Template: `{{ secret .Node.Rack }} {{ secret "KUBEADM-join-token" }}`})
 	d.Nodes["r02-gpu02"].Spec.Platform = design.Platform{Image: "ubuntu/noble", Kernel: "hwe-24.04"}

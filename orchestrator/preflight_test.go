@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/lab"
@@ -81,7 +81,7 @@ func TestPreflightFailsBeforeAnyMachine(t *testing.T) {
 		want: []string{`kernel "hwe-24.04" is not among the provisioner's kernels for ubuntu/jammy (ga-22.04, hwe-22.04) (needed by nodes r01-cmp01, r01-cmp02)`},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			d := testsite.Example(t)
+			d := designtest.Example(t)
 			if c.edit != nil {
 				c.edit(d)
 			}
@@ -112,7 +112,7 @@ func TestPreflightFailsBeforeAnyMachine(t *testing.T) {
 // the failed task: it deploys every node.
 func TestPreflightRetryAfterFix(t *testing.T) {
 	unsetEnv(t, "SLIPWAY_SECRET_KUBEADM_JOIN_TOKEN")
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env := secretsEnv(t, d, map[string]string{"bmc-admin": lab.DefaultBMCPassword})
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite}, record.TaskSucceeded)
@@ -138,7 +138,7 @@ func TestPreflightRetryAfterFix(t *testing.T) {
 // TestVerifySitePreflight: verify_site checks what every node needs.
 func TestVerifySitePreflight(t *testing.T) {
 	unsetEnv(t, "SLIPWAY_SECRET_KUBEADM_JOIN_TOKEN")
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env := secretsEnv(t, d, map[string]string{"bmc-admin": lab.DefaultBMCPassword})
 	e := engine(t, env)
 	task, _ := run(t, e, record.Request{Action: record.ActionVerifySite}, record.TaskFailed)

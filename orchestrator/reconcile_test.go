@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -98,7 +98,7 @@ func keys[V any](m map[string]V) []string {
 // it), and a drift fixed in the lab is cleared with a resolved event.
 func TestReconcileDriftKinds(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	deployAll(t, e)
 	if _, open := reconcile(t, e); len(open) != 0 {
@@ -227,7 +227,7 @@ func TestReconcileDriftKinds(t *testing.T) {
 // powers a machine switched off behind the engine's back on again.
 func TestReconcileOrphanAndPolicy(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	d.Site.Spec.Reconciliation = design.Reconciliation{Policy: map[string]string{"power": "repair", "orphan": "repair"}}
 	env, e := prepared(t, d, nil)
 	deployAll(t, e)
@@ -246,7 +246,7 @@ func TestReconcileOrphanAndPolicy(t *testing.T) {
 		t.Errorf("after the policy's repair %s is %s in the lab", off, m.PowerState)
 	}
 
-	smaller := testsite.Example(t)
+	smaller := designtest.Example(t)
 	smaller.Site.Spec.Reconciliation = d.Site.Spec.Reconciliation
 	delete(smaller.Nodes, gone)
 	raw, id, err := smaller.Canonical()
@@ -298,7 +298,7 @@ func short(id string) string { return id[:min(12, len(id))] }
 // adopts it (the record takes the machine's state).
 func TestReconcileLeakAndStatusResolutions(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	two := record.Filter{Sets: []design.NodeFilter{{Names: []string{"r01-cmp01", "r02-cmp01"}}}}
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: two, Requester: "test"}, record.TaskSucceeded)
@@ -353,7 +353,7 @@ func TestReconcileLeakAndStatusResolutions(t *testing.T) {
 // only at nodes whose last stage was deployed.
 func TestReconcileAfterPowerAndVerify(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	deployAll(t, e)
 	ids := machines(t, e)

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/driverspec"
@@ -103,7 +103,7 @@ func nextSecond() {
 func TestCommissioningBudgetRetry(t *testing.T) {
 	t.Parallel()
 	const bad = "r01-cmp02"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailCommissioning: 3}}})
 	task, res := run(t, e, record.Request{Action: record.ActionPrepareNodes, Requester: "test", Filter: only(bad)}, record.TaskFailed)
 	if r := res[0]; r.Stage != record.StageCommission || !strings.Contains(r.Reason, "failed 3 times") {
@@ -135,7 +135,7 @@ func TestCommissioningBudgetRetry(t *testing.T) {
 func TestCommissioningBudgetNewTask(t *testing.T) {
 	t.Parallel()
 	const bad = "r02-cmp01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailCommissioning: 3}}})
 	run(t, e, record.Request{Action: record.ActionPrepareNodes, Requester: "test", Filter: only(bad)}, record.TaskFailed)
 	nextSecond()
@@ -155,7 +155,7 @@ func TestCommissioningBudgetNewTask(t *testing.T) {
 func TestStuckDeployingAbortRelease(t *testing.T) {
 	t.Parallel()
 	const bad = "r01-cmp01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env := startEnv(t, d, nil, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}}}, func(c *orchestrator.Config) {
 		c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 700 * time.Millisecond} // MAAS gives up after 1.8 s here
 	})
@@ -191,7 +191,7 @@ func TestStuckDeployingAbortRelease(t *testing.T) {
 func TestBrokenWhileDeployingMarkFixedRelease(t *testing.T) {
 	t.Parallel()
 	const bad = "r02-cmp02"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env := startEnv(t, d, nil, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}}}, func(c *orchestrator.Config) {
 		c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 1200 * time.Millisecond}
 	})
@@ -240,7 +240,7 @@ func TestBrokenWhileDeployingMarkFixedRelease(t *testing.T) {
 func TestLifecycleSurvivesPowerAndVerify(t *testing.T) {
 	t.Parallel()
 	const node = "r01-cmp01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	_, e := prepared(t, d, nil)
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
 	if rec := nodeRecord(t, e, node); rec.Lifecycle != record.LifecycleDeployed {
@@ -268,7 +268,7 @@ func TestLifecycleSurvivesPowerAndVerify(t *testing.T) {
 func TestAdoptLeakedMachine(t *testing.T) {
 	t.Parallel()
 	const node = "r02-cmp01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	id := leak(t, env, d, node)
 
@@ -412,7 +412,7 @@ func (c *recoveryCrashStore) Write(ctx context.Context, ops ...statestore.Op) ([
 func TestRecoveryResumesAfterCrash(t *testing.T) {
 	t.Parallel()
 	const bad = "r01-cmp01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	base := memory.New()
 	tune := func(c *orchestrator.Config) {
 		c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 700 * time.Millisecond}
@@ -480,7 +480,7 @@ func TestRecoveryResumesAfterCrash(t *testing.T) {
 func TestRetryAfterAnotherTask(t *testing.T) {
 	t.Parallel()
 	const bad = "r01-cmp02"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 2}}})
 	task, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)}, record.TaskFailed)
 	if res[0].Stage != record.StageDeploy {
@@ -513,7 +513,7 @@ func TestRetryAfterAnotherTask(t *testing.T) {
 func TestFailedDeploymentRefusingRelease(t *testing.T) {
 	t.Parallel()
 	const bad = "r01-cmp02"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, &maas.Faults{
 		Ops:      map[string]maas.OpFaults{"POST release": {Error409: 1}},
 		Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 1}},
@@ -546,7 +546,7 @@ func TestFailedDeploymentRefusingRelease(t *testing.T) {
 func TestRecoveryGivesUpToOperator(t *testing.T) {
 	t.Parallel()
 	const bad = "r02-cmp02"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, &maas.Faults{
 		Ops:      map[string]maas.OpFaults{"POST release": {Error409: 1}, "POST mark_broken": {Error409: 1}},
 		Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 1}},
@@ -591,7 +591,7 @@ func TestRecoveryGivesUpToOperator(t *testing.T) {
 func TestOldRecordLifecycle(t *testing.T) {
 	t.Parallel()
 	const node = "r01-cmp01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	store := memory.New()
 	old := `{"name":"` + node + `","machineId":"abc123","observed":"Deployed","action":"power_cycle","stage":"powered","outcome":"succeeded",
 	 "deployment":1,"history":[{"at":"2026-01-01T00:00:00Z","from":"bootstrap","to":"deployed"},{"at":"2026-01-02T00:00:00Z","from":"power","to":"powered"}]}`
@@ -622,7 +622,7 @@ func TestOldRecordLifecycle(t *testing.T) {
 func TestCancelReleaseRefused(t *testing.T) {
 	t.Parallel()
 	const bad = "r01-cmp01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, &maas.Faults{
 		Ops:      map[string]maas.OpFaults{"POST release": {Error409: 1}},
 		Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}},
@@ -658,7 +658,7 @@ func TestCancelReleaseRefused(t *testing.T) {
 func TestRebootstrapAfterPowerCycle(t *testing.T) {
 	t.Parallel()
 	const node = "r01-cmp01"
-	env, e := prepared(t, testsite.Example(t), nil)
+	env, e := prepared(t, designtest.Example(t), nil)
 	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
 	run(t, e, record.Request{Action: record.ActionPowerCycle, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
 	out, err := e.Rebootstrap(t.Context(), node, "test")

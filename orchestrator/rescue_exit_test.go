@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestRescueExitOfNodeNotDeployed(t *testing.T) {
 	t.Parallel()
 	node := "r02-gpu01"
-	env, e := prepared(t, testsite.Example(t), nil)
+	env, e := prepared(t, designtest.Example(t), nil)
 	run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
 	_, res := run(t, e, record.Request{Action: record.ActionRescueExit, Filter: dcNodes(node), Requester: "test"}, record.TaskFailed)
 	if r := res[0]; r.Stage != record.StageRescueExit || !strings.Contains(r.Reason, "neither in rescue mode nor deployed") {

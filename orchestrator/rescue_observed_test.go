@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -57,7 +57,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 func TestRescueRecordsWhatItReached(t *testing.T) {
 	t.Parallel()
 	node := "r01-gpu01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
 	e.Close()

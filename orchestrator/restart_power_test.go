@@ -3,7 +3,7 @@ package orchestrator_test
 import (
 	"testing"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestRestartCleanOfPowerCycleKeepsTheDeployment(t *testing.T) {
 	t.Parallel()
 	node := "r02-gpu01"
-	env, e := prepared(t, testsite.Example(t), nil)
+	env, e := prepared(t, designtest.Example(t), nil)
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
 	task, _ := run(t, e, record.Request{Action: record.ActionPowerCycle, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
 	res := applyVerb(t, e, task.ID, record.VerbRestartClean, record.TaskSucceeded)

@@ -3,7 +3,7 @@ package orchestrator_test
 import (
 	"testing"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
@@ -18,7 +18,7 @@ import (
 func TestDeployAgainAfterFailedDeployNoRetries(t *testing.T) {
 	t.Parallel()
 	const viaRetry, viaDeploy = "r01-cmp02", "r02-gpu01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	zero := 0
 	d.Site.Spec.Lifecycle.DeployRetries = &zero
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{viaRetry: {FailDeploy: 1}, viaDeploy: {FailDeploy: 1}}})

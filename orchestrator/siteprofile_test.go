@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -36,7 +36,7 @@ func (r roce) RoCEAddresses(_ context.Context, _, host string) ([]driverspec.RoC
 // (not the engine); a node naming a profile its site lacks fails at the
 // stage that needs it, saying which.
 func TestSiteProfileAtDeploy(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	site := d.Site.Metadata.Name
 	gpu, cmp := "", ""
 	for _, name := range d.NodeNames() {

@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -23,7 +23,7 @@ import (
 func TestSweepDrift(t *testing.T) {
 	t.Parallel()
 	const node = "r02-cmp01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	deployAll(t, e)
 	rep, err := e.Sweep(t.Context())
@@ -95,7 +95,7 @@ func TestSweepDrift(t *testing.T) {
 // once; without it, it only reports them.
 func TestSweepReleasesLeaks(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	two := record.Filter{Sets: []design.NodeFilter{{Names: []string{"r01-cmp01", "r02-gpu02"}}}}
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: two, Requester: "test"}, record.TaskSucceeded)

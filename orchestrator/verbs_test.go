@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -152,7 +152,7 @@ var deployPath = []record.Stage{record.StageOOBPrepare, record.StageIdentify, re
 func TestVerbRetry(t *testing.T) {
 	t.Parallel()
 	const bad = "r01-cmp02"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	// Two failed deployments: the engine's one deploy retry is used up,
 	// the third deployment (the retry's) succeeds.
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 2}}})
@@ -247,7 +247,7 @@ func TestVerbCancelResume(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d := testsite.Example(t)
+			d := designtest.Example(t)
 			env, e := prepared(t, d, nil)
 			task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Requester: "test"})
 			if err != nil {
@@ -376,7 +376,7 @@ func TestVerbCancelResume(t *testing.T) {
 func TestVerbResumeNotStarted(t *testing.T) {
 	t.Parallel()
 	const held, free = "r01-cmp01", "r01-cmp02"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	names := func(n ...string) record.Filter {
 		return record.Filter{Sets: []design.NodeFilter{{Names: n}}}
@@ -429,7 +429,7 @@ func TestVerbResumeNotStarted(t *testing.T) {
 // or deployed a second time.
 func TestVerbRerun(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	task := deployAll(t, e)
 	lcBefore := lifecycle(env)
@@ -470,7 +470,7 @@ func TestVerbRerun(t *testing.T) {
 func TestVerbRerunAfterFailedDeploy(t *testing.T) {
 	t.Parallel()
 	const bad = "r02-gpu01"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {FailDeploy: 2}}})
 	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskPartiallySucceeded)
 	ids := machines(t, e)
@@ -518,7 +518,7 @@ func TestVerbRerunAfterFailedDeploy(t *testing.T) {
 // after its release, never twice without one.
 func TestVerbRestartClean(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	task := deployAll(t, e)
 
@@ -547,7 +547,7 @@ func TestVerbRestartClean(t *testing.T) {
 // refused with ErrConflict, and change nothing.
 func TestVerbConflicts(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	_, e := prepared(t, d, nil)
 	one := record.Filter{Sets: []design.NodeFilter{{Names: []string{"r01-cmp01"}}}}
 	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Filter: one, Requester: "test"})
@@ -594,7 +594,7 @@ func TestVerbConflicts(t *testing.T) {
 func TestMarkManual(t *testing.T) {
 	t.Parallel()
 	const frozen = "r01-cmp02"
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	if _, err := e.ReleaseManual(t.Context(), frozen, "test"); !errors.Is(err, orchestrator.ErrConflict) {
 		t.Errorf("release-manual of a node not frozen: %v, want ErrConflict", err)
@@ -668,7 +668,7 @@ func TestMarkManual(t *testing.T) {
 // and the next sweep finds nothing.
 func TestAdopt(t *testing.T) {
 	t.Parallel()
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	env, e := prepared(t, d, nil)
 	deployAll(t, e)
 	ids := machines(t, e)

@@ -20,7 +20,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/ui"
@@ -122,7 +122,7 @@ func confirmClick(xpath string) chromedp.Action[chromedp.Void] {
 // URL the page requested holds a token. Screenshots of the site and node
 // views go to SLIPWAY_SCREENSHOTS (make screenshots: docs/images).
 func TestDashboard(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	names := d.NodeNames()
 	failing := names[len(names)-1]
 	f := &maas.Faults{Machines: map[string]maas.MachineFaults{failing: {FailDeploy: 2}}}
@@ -281,7 +281,7 @@ func checkAccessibility(t *testing.T, b *browser, what string) {
 func TestDashboardViews(t *testing.T) {
 	srv := apitest.Start(t, apitest.WithSeed(5), apitest.WithConfig(func(c *api.Config) { c.UI = ui.Handler() }))
 	b := newBrowser(t)
-	names := testsite.Example(t).NodeNames()
+	names := designtest.Example(t).NodeNames()
 	b.signIn(t, srv.URL, srv.Token[api.RoleAdmin], len(names))
 	b.run(t, "prepare the site (an audited call)", 30*time.Second, startTask(srv.URL, "prepare_site"))
 	waitTasksDone(t, b)

@@ -17,11 +17,11 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/designlayer"
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
 	"github.com/slipway-dev/slipway/internal/siteprobe"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator"
@@ -89,7 +89,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 		opt(&o)
 	}
 	ctx := tb.Context()
-	d := testsite.Example(tb)
+	d := designtest.Example(tb)
 	store := memory.New()
 	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: 0.001, Seed: o.seed, Faults: o.faults})
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -101,7 +101,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) string {
 // copyExample copies the example site into dir/site-yaml.
 func copyExample(t *testing.T) string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(testsite.ExampleDir(), "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(designtest.ExampleDir(), "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("example site: %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 )
 
 // TestConnectStaleSocket: a socket file beside the state database that
@@ -79,7 +79,7 @@ func TestLocalRequester(t *testing.T) {
 	if code, _, errs := cli(t, "apply", "--state", state, exampleSite); code != 0 {
 		t.Fatalf("apply: %s", errs)
 	}
-	node := testsite.Example(t).NodeNames()[0]
+	node := designtest.Example(t).NodeNames()[0]
 	if code, _, errs := cli(t, "mark-manual-intervention", node, "--state", state, "--reason", "r"); code != 0 {
 		t.Fatalf("mark-manual-intervention: %s", errs)
 	}

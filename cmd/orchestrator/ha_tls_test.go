@@ -8,8 +8,8 @@ import (
 	"time"
 
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/internal/etcdtest"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
 
@@ -18,7 +18,7 @@ import (
 // leads, reports the store, and runs a task through the engine there.
 func TestServeEtcdTLS(t *testing.T) {
 	ec := etcdtest.StartTLS(t, 1)
-	lb, err := lab.Start(t.Context(), lab.Config{Design: testsite.Example(t), TimeScale: 0.001, Seed: 6})
+	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 6})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/sim/lab"
@@ -39,7 +39,7 @@ func introspectionLayer(t *testing.T, url string) string {
 // the task succeeds; the boot data route renders B too.
 func TestIntrospectionURLFromRevision(t *testing.T) {
 	const node = "r01-cmp01"
-	lb, err := lab.Start(t.Context(), lab.Config{Design: testsite.Example(t), TimeScale: 0.001, Seed: 8})
+	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 )
@@ -307,7 +307,7 @@ func TestListenLocalDirectory(t *testing.T) {
 func TestServePluginPinsFromConfig(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state", "slipway.db")
-	if code, _, errs := cli(t, "apply", "--state", state, testsite.ExampleDir()); code != 0 {
+	if code, _, errs := cli(t, "apply", "--state", state, designtest.ExampleDir()); code != 0 {
 		t.Fatalf("apply: exit %d: %s", code, errs)
 	}
 	plugins := filepath.Join(dir, "drivers")

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
@@ -17,12 +17,12 @@ import (
 // plain encoding/json dropped every renamed field: no links, no host
 // profiles).
 func TestCurrentDesignOfPreviousRelease(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	body, _, err := d.Canonical()
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := testsite.OldSpelling(t, body)
+	old := designtest.OldSpelling(t, body)
 	sum := sha256.Sum256(old)
 	st := memory.New()
 	ctx := t.Context()

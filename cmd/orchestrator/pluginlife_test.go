@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
 
@@ -28,7 +28,7 @@ func TestPluginDiesWithServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries and runs serve twice: skipped with -short")
 	}
-	lb, err := lab.Start(t.Context(), lab.Config{Design: testsite.Example(t), TimeScale: 0.001, Seed: 4})
+	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

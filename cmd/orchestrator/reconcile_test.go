@@ -11,7 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -151,7 +151,7 @@ func TestReconcileCommands(t *testing.T) {
 
 	// A deployed node removed from the design: listed, flagged, orphan
 	// drift, destroyed without naming the old revision.
-	smaller := testsite.Example(t)
+	smaller := designtest.Example(t)
 	delete(smaller.Nodes, off)
 	raw, rev, err := smaller.Canonical()
 	if err != nil {

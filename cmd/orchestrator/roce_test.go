@@ -12,7 +12,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 )
 
@@ -22,7 +22,7 @@ import (
 func TestRoCEImport(t *testing.T) {
 	s := remoteServer(t)
 	admin := s.Token[api.RoleAdmin]
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	createSite(t, s, `{"name":"`+d.Site.Metadata.Name+`","url":"http://maas.example:5240/MAAS","api_key":"a:b:c"}`)
 	var host string
 	var aliases []string

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
@@ -38,7 +38,7 @@ func serveFor(t *testing.T, d time.Duration, args ...string) (int, string) {
 // ref, and returns the state path and the lab's API key.
 func labSite(t *testing.T, dir, ref string) (state, key string) {
 	t.Helper()
-	lb, err := lab.Start(t.Context(), lab.Config{Design: testsite.Example(t), TimeScale: 0.001, Seed: 5})
+	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
@@ -123,7 +123,7 @@ func (p *serveProc) task(t *testing.T, action string) (string, string) {
 // same serve, without a restart, prepares both Sites, each in its own
 // MAAS region (counted by the regions themselves).
 func TestServeTwoSites(t *testing.T) {
-	lb, err := lab.Start(t.Context(), lab.Config{Design: testsite.TwoSites(t), TimeScale: 0.001, Seed: 5})
+	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.TwoSites(t), TimeScale: 0.001, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
 
@@ -20,7 +20,7 @@ import (
 // written 0600, the API answers with it (and refuses without), a task runs
 // through the API, a secret is stored encrypted and only its name returns.
 func TestServe(t *testing.T) {
-	lb, err := lab.Start(t.Context(), lab.Config{Design: testsite.Example(t), TimeScale: 0.001, Seed: 4})
+	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func serveLocalCommands(t *testing.T, state, taskID string) {
 		t.Fatalf("tasks while serve holds the database: exit %d: %s %s", code, out, errs)
 	}
 	serveLocalCredentials(t, state)
-	node := testsite.Example(t).NodeNames()[0]
+	node := designtest.Example(t).NodeNames()[0]
 	if code, _, errs := cli(t, "mark-manual-intervention", node, "--reason", "local socket", "--state", state); code != 0 {
 		t.Fatalf("mark-manual-intervention through the local socket: exit %d: %s", code, errs)
 	}

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
 
 // TestTaskCommands runs the engine in-process from the CLI against the
 // lab's MAAS: the example design with a layer pointing its Site at the lab.
 func TestTaskCommands(t *testing.T) {
-	lb, err := lab.Start(t.Context(), lab.Config{Design: testsite.Example(t), TimeScale: 0.001, Seed: 3})
+	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/testsite"
 	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 )
 
 func TestNodeSiteAndBMC(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	n := d.Nodes["r01-cmp01"]
 	got := driverspec.Node(d, n, "abc123")
 	if got.MachineID != "abc123" || got.Hostname != "r01-cmp01" || got.Domain != d.Site.Spec.Domain || got.Platform.Image == "" {
@@ -63,7 +63,7 @@ func TestNodeSiteAndBMC(t *testing.T) {
 // A node's constraints reach the driver with the memory in MiB, rounded
 // up; a node without them has none.
 func TestNodeConstraints(t *testing.T) {
-	d := testsite.Example(t)
+	d := designtest.Example(t)
 	n := *d.Nodes["r01-cmp01"]
 	if got := driverspec.Node(d, &n, "").Constraints; got != nil {
 		t.Fatalf("constraints of a node without them: %+v", got)

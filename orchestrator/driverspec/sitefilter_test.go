@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -14,7 +14,7 @@ import (
 // and in a design read back from its stored revision.
 func TestFilterBySite(t *testing.T) {
 	east := record.Filter{Sets: []design.NodeFilter{{Sites: []string{"lab-east"}}}}
-	d := testsite.TwoSites(t)
+	d := designtest.TwoSites(t)
 	want := []string{"r02-cmp01", "r02-cmp02", "r02-gpu01", "r02-gpu02"}
 	if got, err := east.Select(d); err != nil || !slices.Equal(got, want) {
 		t.Fatalf("lab-east of the two-site design: %v %v", got, err)
@@ -30,7 +30,7 @@ func TestFilterBySite(t *testing.T) {
 	if got, _ := east.Select(back); !slices.Equal(got, want) {
 		t.Fatalf("lab-east of the stored revision: %v", got)
 	}
-	one := testsite.Example(t)
+	one := designtest.Example(t)
 	lab := record.Filter{Sets: []design.NodeFilter{{Sites: []string{"lab"}}}}
 	if got, _ := lab.Select(one); len(got) != len(one.Nodes) {
 		t.Fatalf("the only Site selects %d of %d nodes", len(got), len(one.Nodes))

@@ -4,18 +4,18 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 )
 
 // One Site: one spec, the whole design's, named. Two: each Site's spec
 // has its own domain and the networks and links of its own nodes, and a
 // node's domain is its Site's.
 func TestSites(t *testing.T) {
-	one := Sites(testsite.Example(t))
+	one := Sites(designtest.Example(t))
 	if len(one) != 1 || one[0].Name != "lab" || one[0].Domain != "lab.example.net" {
 		t.Fatalf("one Site: %+v", one)
 	}
-	d := testsite.TwoSites(t)
+	d := designtest.TwoSites(t)
 	specs := Sites(d)
 	if len(specs) != 2 || specs[0].Name != "lab" || specs[1].Name != "lab-east" || specs[1].Domain != "east.lab.example.net" {
 		t.Fatalf("two Sites: %+v", specs)

@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 
 	"github.com/juju/gomaasapi/v2"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
-func exampleDesign(t *testing.T) *design.Design { return testsite.Example(t) }
+func exampleDesign(t *testing.T) *design.Design { return designtest.Example(t) }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()

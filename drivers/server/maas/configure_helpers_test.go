@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
@@ -14,7 +14,7 @@ import (
 )
 
 // cfgDesign loads the example site design.
-func cfgDesign(t *testing.T) *design.Design { return testsite.Example(t) }
+func cfgDesign(t *testing.T) *design.Design { return designtest.Example(t) }
 
 // cfgLab starts a lab from the design and a driver on its MAAS.
 func cfgLab(t *testing.T, d *design.Design) (*lab.Lab, *Driver) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/testsite"
+	"github.com/slipway-dev/slipway/design/designtest"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
@@ -173,4 +173,4 @@ func genericNode(m *lab.Machine) drivers.Node {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // exampleDesign loads examples/site-yaml.
-func exampleDesign(t *testing.T) *design.Design { return testsite.Example(t) }
+func exampleDesign(t *testing.T) *design.Design { return designtest.Example(t) }

@@ -1,6 +1,6 @@
-// Package testsite loads the project's example site design for tests, from
+// Package designtest loads the project's example site design for tests, from
 // any package directory.
-package testsite
+package designtest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package testsite
+package designtest
 
 import (
 	"reflect"
