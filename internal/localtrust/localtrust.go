@@ -144,8 +144,8 @@ func (r Rule) mode(path string, fi fs.FileInfo) error {
 		return r.refuse(r.the(path), "not a %s", typeName(r.Type))
 	}
 	if perm := fi.Mode().Perm(); perm&r.Deny != 0 {
-		return r.refuse(r.the(path), "mode %04o lets others than its owner %s it: run `chmod %s %s`",
-			perm, verb(r.Deny), r.chmodArg(), path)
+		return r.refuse(r.the(path), "mode %s lets others than its owner %s it: run `chmod %s %s`",
+			modeString(fi.Mode()), verb(r.Deny), r.chmodArg(), path)
 	}
 	return nil
 }
@@ -191,10 +191,18 @@ func (r Rule) chmodArg() string {
 	return "go-rwx"
 }
 
+// modeString is m's permission bits in octal as chmod takes them, with
+// the set-user-ID (04000), set-group-ID (02000) and sticky (01000) bits:
+// "1777" for /tmp, not "0777".
 func modeString(m fs.FileMode) string {
-	s := fmt.Sprintf("%04o", m.Perm())
-	if m&fs.ModeSticky != 0 {
-		s = fmt.Sprintf("1%03o", m.Perm())
+	bits := uint32(m.Perm())
+	for _, x := range []struct {
+		mode fs.FileMode
+		bit  uint32
+	}{{fs.ModeSetuid, 0o4000}, {fs.ModeSetgid, 0o2000}, {fs.ModeSticky, 0o1000}} {
+		if m&x.mode != 0 {
+			bits |= x.bit
+		}
 	}
-	return s
+	return fmt.Sprintf("%04o", bits)
 }

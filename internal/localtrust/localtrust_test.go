@@ -94,6 +94,7 @@ func TestCheck(t *testing.T) {
 		{"own link to a planted file", state, "private/tolanted", "owned by uid 1001"},
 		{"not a socket", Rule{What: "local socket", Type: fs.ModeSocket, Deny: 0o022}, "private/mine", "not a socket"},
 		{"plugin in a sticky directory", plugin, "shared/mine", "has mode 1777"},
+		{"a sticky directory itself", Rule{What: "plugin directory", Type: fs.ModeDir, Deny: 0o022, RootOwned: true}, "shared", "mode 1777"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Check(filepath.Join(base, tc.path), tc.rule)
