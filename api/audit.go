@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 	"unicode"
@@ -12,7 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/slipway-dev/slipway/internal/jsonkeys"
+	"github.com/slipway-dev/slipway/internal/storedrec"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -42,6 +43,10 @@ const (
 )
 
 const logAudit = "audit"
+
+// auditKind is an audit record's stored form: it carries its schema
+// version (internal/storedrec), and one a newer release wrote is refused.
+var auditKind = storedrec.NewKind("audit record", reflect.TypeFor[AuditRecord]())
 
 // bound cuts every text field of r to its bound.
 func bound(r *AuditRecord) {
@@ -202,7 +207,7 @@ func auditRecord(c echo.Context, r *route, err error) AuditRecord {
 }
 
 func (s *Server) writeAudit(c echo.Context, rec AuditRecord) error {
-	raw, _ := json.Marshal(rec)
+	raw, _ := auditKind.Encode(rec)
 	// The audit must be written even when the client went away.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 5*time.Second)
 	defer cancel()
@@ -248,7 +253,7 @@ func auditPage(entries []statestore.LogEntry, since uint64, limit int) (AuditPag
 	size := auditPageSlack
 	for i, e := range entries {
 		var r AuditRecord
-		if err := jsonkeys.Unmarshal(e.Value, &r); err != nil {
+		if err := auditKind.Decode(fmt.Sprint(e.Seq), e.Value, &r); err != nil {
 			return p, fmt.Errorf("audit record %d is unreadable: %w; report it (the log is kept as written)", e.Seq, err)
 		}
 		r.Seq = e.Seq

@@ -11,7 +11,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/jsonkeys"
 )
 
 // Credential bindings. A design says where credentials go (the
@@ -35,7 +34,7 @@ func (s *Server) checkBindings(c echo.Context, prev []byte, next *design.Design)
 	var old *design.Design
 	if prev != nil {
 		old = &design.Design{}
-		if err := jsonkeys.Unmarshal(prev, old); err != nil {
+		if err := design.RevisionRecord.Decode("", prev, old); err != nil {
 			return fmt.Errorf("the current design revision can't be read: %w", err)
 		}
 	}

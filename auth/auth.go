@@ -18,7 +18,8 @@
 //
 //	collection "tokens"
 //	    key: lowercase hex SHA-256 of the token string (64 characters)
-//	    value: JSON [Token] (without last_used)
+//	    value: JSON [Token] (without last_used), its schema version
+//	           first ({"v":2,...}; internal/storedrec)
 //	collection "tokens_used"
 //	    key: as in "tokens"
 //	    value: JSON time: when the token was last verified, written at
@@ -40,6 +41,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -47,7 +49,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/slipway-dev/slipway/internal/jsonkeys"
+	"github.com/slipway-dev/slipway/internal/storedrec"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -72,6 +74,11 @@ const (
 	// usedEvery is how often Verify records a token's use at most.
 	usedEvery = time.Minute
 )
+
+// tokenKind is the stored form of a token (collection tokens, by hash):
+// it carries its schema version (internal/storedrec). The tokens_used
+// records are bare timestamps, without one.
+var tokenKind = storedrec.NewKind("API token", reflect.TypeFor[Token]())
 
 var (
 	// ErrUnauthorized is wrapped by Verify's errors for a missing,
@@ -166,7 +173,7 @@ func (s *Store) Create(ctx context.Context, role Role, name string) (string, Tok
 			continue
 		}
 		t := Token{ID: h[:IDLen], Name: name, Role: role, Created: statestore.StoreTime(s.now())}
-		v, err := json.Marshal(t)
+		v, err := tokenKind.Encode(t)
 		if err != nil {
 			return "", Token{}, fmt.Errorf("create token: %w", err)
 		}
@@ -201,7 +208,9 @@ func (s *Store) Verify(ctx context.Context, plaintext string) (Token, error) {
 		return Token{}, fmt.Errorf("check API token: %w", err)
 	}
 	var t Token
-	if err := jsonkeys.Unmarshal(v, &t); err != nil {
+	if err := tokenKind.Decode(h[:IDLen], v, &t); errors.Is(err, storedrec.ErrNewerVersion) {
+		return Token{}, fmt.Errorf("check API token: %w", err)
+	} else if err != nil {
 		return Token{}, fmt.Errorf("check API token: token %s has an unreadable record: %v; revoke it (orchestrator token revoke %s) and create a new one", h[:IDLen], err, h[:IDLen])
 	}
 	t.ID = h[:IDLen]
@@ -249,14 +258,16 @@ func (s *Store) List(ctx context.Context) ([]Token, error) {
 	used := make(map[string]time.Time, len(usedRecs))
 	for _, u := range usedRecs {
 		var at time.Time
-		if jsonkeys.Unmarshal(u.Value, &at) == nil {
+		if json.Unmarshal(u.Value, &at) == nil { // a timestamp: no fields, no version
 			used[u.Key] = at
 		}
 	}
 	toks := make([]Token, 0, len(recs))
 	for _, r := range recs {
 		var t Token
-		if err := jsonkeys.Unmarshal(r.Value, &t); err != nil {
+		if err := tokenKind.Decode(r.Key[:min(len(r.Key), IDLen)], r.Value, &t); errors.Is(err, storedrec.ErrNewerVersion) {
+			return nil, fmt.Errorf("list tokens: %w", err)
+		} else if err != nil {
 			return nil, fmt.Errorf("list tokens: token %s has an unreadable record: %v; revoke it (orchestrator token revoke %s)", r.Key[:min(len(r.Key), IDLen)], err, r.Key[:min(len(r.Key), IDLen)])
 		}
 		t.ID = r.Key[:min(len(r.Key), IDLen)]
@@ -328,7 +339,7 @@ func (s *Store) revoke(ctx context.Context, id string, keepAdmin bool) error {
 // admin token and no other admin token is readable.
 func (s *Store) anotherAdmin(ctx context.Context, rec statestore.Record) error {
 	var t Token
-	if jsonkeys.Unmarshal(rec.Value, &t) != nil || t.Role != RoleAdmin {
+	if tokenKind.Decode(rec.Key[:min(len(rec.Key), IDLen)], rec.Value, &t) != nil || t.Role != RoleAdmin {
 		return nil // an unreadable record can always be revoked
 	}
 	all, err := s.r.List(ctx, collTokens, "")
@@ -337,7 +348,7 @@ func (s *Store) anotherAdmin(ctx context.Context, rec statestore.Record) error {
 	}
 	for _, o := range all {
 		var ot Token
-		if o.Key != rec.Key && jsonkeys.Unmarshal(o.Value, &ot) == nil && ot.Role == RoleAdmin {
+		if o.Key != rec.Key && tokenKind.Decode(o.Key, o.Value, &ot) == nil && ot.Role == RoleAdmin {
 			return nil
 		}
 	}

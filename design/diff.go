@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/slipway-dev/slipway/internal/jsonkeys"
 )
 
 // Diff is the difference between two designs, kind by kind.
@@ -76,7 +75,7 @@ func DiffCanonical(old, new []byte) (Diff, error) {
 	// under today's names, so the diff does not report the renaming.
 	var a, b map[string]any
 	if old != nil {
-		up, err := jsonkeys.Upgrade(old, reflect.TypeFor[Design]())
+		up, err := RevisionRecord.Upgrade("", old)
 		if err == nil {
 			err = json.Unmarshal(up, &a)
 		}
@@ -84,7 +83,7 @@ func DiffCanonical(old, new []byte) (Diff, error) {
 			return Diff{}, fmt.Errorf("decode old design: %w", err)
 		}
 	}
-	new, err := jsonkeys.Upgrade(new, reflect.TypeFor[Design]())
+	new, err := RevisionRecord.Upgrade("", new)
 	if err != nil {
 		return Diff{}, fmt.Errorf("decode new design: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/design/designtest"
-	"github.com/slipway-dev/slipway/internal/jsonkeys"
 )
 
 // TestPreviousReleaseRevision: a design revision stored with the old
@@ -23,7 +22,7 @@ func TestPreviousReleaseRevision(t *testing.T) {
 	if err := json.Unmarshal(body, &fromNew); err != nil {
 		t.Fatal(err)
 	}
-	if err := jsonkeys.Unmarshal(old, &fromOld); err != nil {
+	if err := design.RevisionRecord.Decode("", old, &fromOld); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(fromNew, fromOld) {

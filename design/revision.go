@@ -1,14 +1,28 @@
 package design
 
-import "github.com/slipway-dev/slipway/internal/jsonkeys"
+import (
+	"reflect"
+
+	"github.com/slipway-dev/slipway/internal/storedrec"
+)
+
+// RevisionRecord is a stored revision's kind of record. A revision is
+// addressed by the hash of its canonical JSON, so this release stores it
+// without a schema version (adding one would change every ID): a
+// revision without one is read by the legacy step, which renames the
+// camelCase keys of the releases before the snake_case names and leaves
+// today's as they are. A later schema of the design would write its
+// version into the canonical JSON of new revisions (new IDs anyway), and
+// this release refuses those rather than misread them.
+var RevisionRecord = storedrec.NewKind("design revision", reflect.TypeFor[Design]())
 
 // DecodeRevision decodes a stored revision's canonical JSON into a Design.
-// A revision stored by a release before the API's snake_case names reads
-// under today's names (internal/jsonkeys), so every reader of stored
-// revisions goes through here rather than through encoding/json.
+// Every reader of stored revisions goes through here (or RevisionRecord)
+// rather than through encoding/json, so old revisions read under today's
+// names.
 func DecodeRevision(canonical []byte) (*Design, error) {
 	d := &Design{}
-	if err := jsonkeys.Unmarshal(canonical, d); err != nil {
+	if err := RevisionRecord.Decode("", canonical, d); err != nil {
 		return nil, err
 	}
 	d.nameSites()

@@ -103,7 +103,7 @@ func (s *Server) storeReport(ctx context.Context, rep Report) (Report, error) {
 	if rep.Message != "" {
 		msg += ": " + rep.Message
 	}
-	ev, err := json.Marshal(record.Event{Time: rep.Time, Node: rep.Node, Stage: record.StageBootstrap,
+	evOp, err := orchestrator.EventOp(record.Event{Time: rep.Time, Node: rep.Node, Stage: record.StageBootstrap,
 		Level: level, Kind: "action", Message: msg})
 	if err != nil {
 		return Report{}, err
@@ -112,7 +112,7 @@ func (s *Server) storeReport(ctx context.Context, rep Report) (Report, error) {
 	// the node hangs up.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if _, err := s.store.Write(wctx, statestore.Put(collReports, key, raw), statestore.Append(logEvents, ev)); err != nil {
+	if _, err := s.store.Write(wctx, statestore.Put(collReports, key, raw), evOp); err != nil {
 		return Report{}, internal(http.StatusServiceUnavailable, "the report could not be stored; send it again", err)
 	}
 	if fn, _ := s.onReport.Load().(func(string)); fn != nil {

@@ -20,17 +20,17 @@ const (
 )
 
 func (r records) drift(ctx context.Context) (map[string]record.DriftRecord, error) {
-	return listMap[record.DriftRecord](ctx, r, collDrift, "drift record")
+	return listMap[record.DriftRecord](ctx, r, collDrift)
 }
 
 func (r records) accepted(ctx context.Context) (map[string]string, error) {
-	return listMap[string](ctx, r, collAccepted, "accepted drift")
+	return listMap[string](ctx, r, collAccepted)
 }
 
 // listMap is every record of coll by key.
-func listMap[T any](ctx context.Context, r records, coll, what string) (map[string]T, error) {
+func listMap[T any](ctx context.Context, r records, coll string) (map[string]T, error) {
 	out := map[string]T{}
-	if err := listRecords(ctx, r.s, coll, "", what, func(k string, v T) { out[k] = v }); err != nil {
+	if err := listRecords(ctx, r.s, coll, "", func(k string, v T) { out[k] = v }); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -39,15 +37,15 @@ func NodeInventory(ctx context.Context, s Getter, node string) (drivers.Inventor
 		return drivers.Inventory{}, false, err
 	}
 	var inv drivers.Inventory
-	if err := jsonkeys.Unmarshal(b, &inv); err != nil {
-		return drivers.Inventory{}, false, fmt.Errorf("inventory of node %s: %w", node, err)
+	if err := kindOf(collInventory).Decode(node, b, &inv); err != nil {
+		return drivers.Inventory{}, false, err
 	}
 	return inv, true, nil
 }
 
 // InventoryOp is the write that stores a node's inventory.
 func InventoryOp(node string, inv drivers.Inventory) (statestore.Op, error) {
-	raw, err := json.Marshal(inv)
+	raw, err := kindOf(collInventory).Encode(inv)
 	if err != nil {
 		return statestore.Op{}, fmt.Errorf("inventory of node %s: %w", node, err)
 	}

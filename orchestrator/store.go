@@ -4,14 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/slipway-dev/slipway/internal/jsonkeys"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/storedrec"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -32,6 +33,31 @@ const (
 	logEvents     = "events"     // Event
 )
 
+// kinds are the engine's kinds of stored record, by collection (the
+// event log's under its name): each record carries its schema version,
+// and one a newer release wrote is refused (internal/storedrec).
+var kinds = map[string]*storedrec.Kind{
+	collNodes:     storedrec.NewKind("node record", reflect.TypeFor[record.NodeRecord]()),
+	collTasks:     storedrec.NewKind("task record", reflect.TypeFor[record.Task]()),
+	collTaskNodes: storedrec.NewKind("task node record", reflect.TypeFor[record.NodeResult]()),
+	logEvents:     storedrec.NewKind("event", reflect.TypeFor[record.Event]()),
+	collInventory: storedrec.NewKind("inventory", reflect.TypeFor[drivers.Inventory]()),
+	collAsBuilt:   storedrec.NewKind("as-built record", reflect.TypeFor[record.AsBuiltRecord]()),
+	collDrift:     storedrec.NewKind("drift record", reflect.TypeFor[record.DriftRecord]()),
+	collAccepted:  storedrec.NewKind("accepted drift", reflect.TypeFor[string]()),
+	collReconcile: storedrec.NewKind("reconciliation record", reflect.TypeFor[record.ReconcileRun]()),
+}
+
+// kindOf is coll's kind of record; it panics for a collection without
+// one (a programming error any test of the engine finds).
+func kindOf(coll string) *storedrec.Kind {
+	k := kinds[coll]
+	if k == nil {
+		panic("orchestrator: no kind of record for collection " + coll)
+	}
+	return k
+}
+
 // ErrNotFound is wrapped by errors for unknown tasks and nodes.
 var ErrNotFound = errors.New("not found")
 
@@ -46,7 +72,7 @@ func (r records) getJSON(ctx context.Context, coll, key string, v any) error {
 	if err != nil {
 		return err
 	}
-	return jsonkeys.Unmarshal(b, v)
+	return kindOf(coll).Decode(key, b, v)
 }
 
 func (r records) node(ctx context.Context, name string) (record.NodeRecord, bool, error) {
@@ -58,18 +84,18 @@ func (r records) node(ctx context.Context, name string) (record.NodeRecord, bool
 	return n, err == nil, err
 }
 
-// listRecords decodes every record of coll under prefix (a record stored
-// before the snake_case names reads under today's names) and hands each
-// to add with its key; what names the kind of record in an error.
-func listRecords[T any](ctx context.Context, s Store, coll, prefix, what string, add func(key string, v T)) error {
+// listRecords decodes every record of coll under prefix (converted from
+// the version it was stored in) and hands each to add with its key.
+func listRecords[T any](ctx context.Context, s Store, coll, prefix string, add func(key string, v T)) error {
 	recs, err := s.List(ctx, coll, prefix)
 	if err != nil {
 		return err
 	}
+	k := kindOf(coll)
 	for _, rec := range recs {
 		var v T
-		if err := jsonkeys.Unmarshal(rec.Value, &v); err != nil {
-			return fmt.Errorf("%s %s: %w", what, rec.Key, err)
+		if err := k.Decode(rec.Key, rec.Value, &v); err != nil {
+			return err
 		}
 		add(rec.Key, v)
 	}
@@ -77,14 +103,14 @@ func listRecords[T any](ctx context.Context, s Store, coll, prefix, what string,
 }
 
 // listSlice is listRecords into a slice, in the store's key order.
-func listSlice[T any](ctx context.Context, s Store, coll, prefix, what string) ([]T, error) {
+func listSlice[T any](ctx context.Context, s Store, coll, prefix string) ([]T, error) {
 	out := []T{}
-	err := listRecords(ctx, s, coll, prefix, what, func(_ string, v T) { out = append(out, v) })
+	err := listRecords(ctx, s, coll, prefix, func(_ string, v T) { out = append(out, v) })
 	return out, err
 }
 
 func (r records) nodes(ctx context.Context) ([]record.NodeRecord, error) {
-	out, err := listSlice[record.NodeRecord](ctx, r.s, collNodes, "", "node record")
+	out, err := listSlice[record.NodeRecord](ctx, r.s, collNodes, "")
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +124,7 @@ func (r records) task(ctx context.Context, id string) (record.Task, error) {
 }
 
 func (r records) tasks(ctx context.Context) ([]record.Task, error) {
-	out, err := listSlice[record.Task](ctx, r.s, collTasks, "", "task record")
+	out, err := listSlice[record.Task](ctx, r.s, collTasks, "")
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +133,7 @@ func (r records) tasks(ctx context.Context) ([]record.Task, error) {
 }
 
 func (r records) results(ctx context.Context, taskID string) ([]record.NodeResult, error) {
-	out, err := listSlice[record.NodeResult](ctx, r.s, collTaskNodes, taskID+"/", "task node record")
+	out, err := listSlice[record.NodeResult](ctx, r.s, collTaskNodes, taskID+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +144,7 @@ func (r records) results(ctx context.Context, taskID string) ([]record.NodeResul
 type batch struct{ ops []statestore.Op }
 
 func (b *batch) put(coll, key string, v any) {
-	raw, err := json.Marshal(v)
+	raw, err := kindOf(coll).Encode(v)
 	if err != nil { // only plain data is marshalled here
 		panic(fmt.Sprintf("orchestrator: encode %s %s: %v", coll, key, err))
 	}
@@ -130,11 +156,22 @@ func (b *batch) task(t record.Task)                       { b.put(collTasks, t.I
 func (b *batch) result(task string, nr record.NodeResult) { b.put(collTaskNodes, task+"/"+nr.Node, nr) }
 
 func (b *batch) event(ev record.Event) {
-	raw, err := json.Marshal(ev)
+	op, err := EventOp(ev)
 	if err != nil {
 		panic(fmt.Sprintf("orchestrator: encode event: %v", err))
 	}
-	b.ops = append(b.ops, statestore.Append(logEvents, raw))
+	b.ops = append(b.ops, op)
+}
+
+// EventOp is the write that appends ev to the engine's event log in its
+// stored form (with its schema version); the log's other writers
+// (introspection's reports) use it too.
+func EventOp(ev record.Event) (statestore.Op, error) {
+	raw, err := kindOf(logEvents).Encode(ev)
+	if err != nil {
+		return statestore.Op{}, err
+	}
+	return statestore.Append(logEvents, raw), nil
 }
 
 func (r records) write(ctx context.Context, b *batch) error {
@@ -155,8 +192,8 @@ func (r records) events(ctx context.Context, after uint64, limit int, task, node
 		}
 		for _, e := range entries {
 			var ev record.Event
-			if err := jsonkeys.Unmarshal(e.Value, &ev); err != nil {
-				return nil, fmt.Errorf("event %d: %w", e.Seq, err)
+			if err := kindOf(logEvents).Decode(fmt.Sprint(e.Seq), e.Value, &ev); err != nil {
+				return nil, err
 			}
 			ev.Seq = e.Seq
 			after = e.Seq

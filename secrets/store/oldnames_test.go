@@ -21,7 +21,8 @@ func TestReadsPreviousReleaseRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := bytes.Replace(raw, []byte(`"key_id":`), []byte(`"keyId":`), 1)
+	// That release wrote no schema version, and camelCase names.
+	old := bytes.Replace(bytes.Replace(raw, []byte(`{"v":2,`), []byte(`{`), 1), []byte(`"key_id":`), []byte(`"keyId":`), 1)
 	if bytes.Equal(old, raw) {
 		t.Fatalf("record has no key_id: %s", raw)
 	}

@@ -35,15 +35,15 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/internal/jsonkeys"
+	"github.com/slipway-dev/slipway/internal/storedrec"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -97,6 +97,10 @@ type record struct {
 	Created    time.Time `json:"created"`
 	Updated    time.Time `json:"updated"`
 }
+
+// recordKind is a record's stored form: it carries its schema version
+// (internal/storedrec).
+var recordKind = storedrec.NewKind("secret record", reflect.TypeFor[record]())
 
 // Store keeps secrets encrypted in a statestore.Records. It is safe for
 // concurrent use.
@@ -191,7 +195,7 @@ func (s *Store) Put(ctx context.Context, name, value string) error {
 		Created:    created,
 		Updated:    now,
 	}
-	v, err := json.Marshal(rec)
+	v, err := recordKind.Encode(rec)
 	if err != nil {
 		return fmt.Errorf("store secret %s: %w", name, err)
 	}
@@ -223,7 +227,9 @@ func (s *Store) Get(ctx context.Context, name string) (drivers.Secret, error) {
 		return drivers.Secret{}, fmt.Errorf("read secret %s: %w", name, err)
 	}
 	var rec record
-	if err := jsonkeys.Unmarshal(v, &rec); err != nil {
+	if err := recordKind.Decode(name, v, &rec); errors.Is(err, storedrec.ErrNewerVersion) {
+		return drivers.Secret{}, fmt.Errorf("read secret %s: %w", name, err)
+	} else if err != nil {
 		return drivers.Secret{}, fmt.Errorf("read secret %s: unreadable record (%v): set it again (orchestrator secret set %s)", name, err, name)
 	}
 	if rec.KeyID != s.keyID {
@@ -305,7 +311,9 @@ func (s *Store) records(ctx context.Context) ([]namedRecord, error) {
 	recs := make([]namedRecord, 0, len(raw))
 	for _, r := range raw {
 		n := namedRecord{name: r.Key}
-		if err := jsonkeys.Unmarshal(r.Value, &n.record); err != nil {
+		if err := recordKind.Decode(r.Key, r.Value, &n.record); errors.Is(err, storedrec.ErrNewerVersion) {
+			return nil, fmt.Errorf("list secrets: %w", err)
+		} else if err != nil {
 			return nil, fmt.Errorf("list secrets: secret %s has an unreadable record (%v): delete it (orchestrator secret delete %s) and set it again", r.Key, err, r.Key)
 		}
 		recs = append(recs, n)
