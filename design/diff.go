@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-
 )
 
 // Diff is the difference between two designs, kind by kind.
