@@ -10,12 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
-	"github.com/spf13/cobra"
 )
 
 // defaultStatePath is where the state database lives unless --state or
@@ -31,12 +32,7 @@ func stateFlag(cmd *cobra.Command, p *string) {
 }
 
 func openStore(path string) (statestore.Store, error) {
-	return openStoreOpts(path, bolt.Options{})
-}
-
-// openStoreOpts is openStore with options (serve verifies every page).
-func openStoreOpts(path string, opts bolt.Options) (statestore.Store, error) {
-	s, err := bolt.Open(path, opts)
+	s, err := bolt.Open(path, bolt.Options{})
 	if err != nil {
 		return nil, usageErr(err)
 	}

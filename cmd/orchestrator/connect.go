@@ -1,42 +1,31 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/slipway-dev/slipway/api"
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
-	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/designlayer"
-	"github.com/slipway-dev/slipway/onboarding"
-	"github.com/slipway-dev/slipway/orchestrator"
-	"github.com/slipway-dev/slipway/powercreds"
-	secretstore "github.com/slipway-dev/slipway/secrets/store"
-	"github.com/slipway-dev/slipway/statestore"
-	"github.com/slipway-dev/slipway/statestore/bolt"
-	"github.com/slipway-dev/slipway/ui"
+	"github.com/slipway-dev/slipway/server"
 )
 
 // Every command that reads or changes the state is a client of the
 // control API (api/client). connect picks the server:
 //   - --server (or SLIPWAY_SERVER): that server, with the bearer token;
 //   - else a local `serve` listening on the socket beside the state
-//     database (localSocket): it holds the database, so the command
+//     database (server.LocalSocket): it holds the database, so the command
 //     talks to it, as the OS user the socket's peer credentials name;
 //   - else the engine and the API run in this process, on a private
 //     socket in a temporary directory, for as long as the command runs.
@@ -56,10 +45,6 @@ const (
 	// is none yet (secret set).
 	writeSecrets
 )
-
-// localSocket is where serve listens for local clients: beside the state
-// database.
-func localSocket(state string) string { return state + ".sock" }
 
 // session is a command's API client and how to let go of it.
 type session struct {
@@ -90,7 +75,7 @@ func (a *app) connect(ctx context.Context, f *stateFlags, mode engineMode) (*ses
 // serveAnswers: a serve answers on the socket beside state (a socket
 // file left by one that died does not count).
 func serveAnswers(state string) bool {
-	path := localSocket(state)
+	path := server.LocalSocket(state)
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Type() != os.ModeSocket {
 		return false
 	}
@@ -106,7 +91,7 @@ func serveAnswers(state string) bool {
 // beside state; nil when none does. A socket this user must not trust
 // (localtrust.go) is an error: nothing is sent to it.
 func (a *app) dialServe(state string) (*session, error) {
-	path := localSocket(state)
+	path := server.LocalSocket(state)
 	if ok, err := checkSocket(path); err != nil {
 		return nil, usageErr(err)
 	} else if !ok || !serveAnswers(state) {
@@ -121,30 +106,30 @@ func (a *app) dialServe(state string) (*session, error) {
 }
 
 // inProcess runs the engine and the API in this process for one command.
-func (a *app) inProcess(ctx context.Context, cfg engineConfig, mode engineMode) (*session, error) {
-	var env *engineEnv
+func (a *app) inProcess(ctx context.Context, cfg server.Config, mode engineMode) (*session, error) {
+	var env *server.Env
 	var err error
 	if mode == runEngine {
-		env, err = a.openEngine(ctx, cfg)
+		env, err = server.OpenEngine(ctx, cfg, a.serverOptions())
 	} else {
-		env, err = a.openReader(cfg, mode == writeSecrets)
+		env, err = server.OpenReader(cfg, a.serverOptions(), mode == writeSecrets)
 	}
 	if err != nil {
-		return nil, err
+		return nil, usageErr(err)
 	}
 	dir, err := os.MkdirTemp("", "slipway-cli-")
 	if err != nil {
-		env.close()
+		env.Close()
 		return nil, usageErr(err)
 	}
-	fail := func(err error) (*session, error) { env.close(); os.RemoveAll(dir); return nil, err }
+	fail := func(err error) (*session, error) { env.Close(); os.RemoveAll(dir); return nil, err }
 	cfg.UploadDir = filepath.Join(dir, "uploads") // this process's own
 	if a.limits.FileBytes > 0 {                   // apply's --max-file-bytes, --max-design-bytes
-		cfg.DesignMaxFileBytes, cfg.DesignMaxBytes = byteSize(a.limits.FileBytes), byteSize(a.limits.DesignBytes)
+		cfg.DesignMaxFileBytes, cfg.DesignMaxBytes = server.ByteSize(a.limits.FileBytes), server.ByteSize(a.limits.DesignBytes)
 	}
-	srv, err := a.newAPI(cfg, env)
+	srv, err := server.NewAPI(cfg, env, a.serverOptions())
 	if err != nil {
-		return fail(err)
+		return fail(usageErr(err))
 	}
 	path := filepath.Join(dir, "api.sock")
 	ln, err := api.ListenLocal(path)
@@ -158,102 +143,8 @@ func (a *app) inProcess(ctx context.Context, cfg engineConfig, mode engineMode) 
 	}
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.ServeLocal(sctx, ln, localName) }()
-	return &session{c: c, inProcess: true, close: func() { stop(); <-done; env.close(); os.RemoveAll(dir) }}, nil
-}
-
-// openReader opens the state for the API without starting the engine:
-// the stored records, designs, tokens and secrets. Without a secret key
-// the secrets' names can be listed and deleted, not stored; createKey
-// makes the key file when there is none.
-func (a *app) openReader(c engineConfig, createKey bool) (*engineEnv, error) {
-	st, err := openStore(c.State)
-	if err != nil {
-		return nil, err
-	}
-	env := &engineEnv{store: st, metrics: prometheus.NewRegistry(), close: func() { st.Close() }}
-	if env.secrets, err = a.readerSecrets(c, st, createKey); err != nil {
-		st.Close()
-		return nil, usageErr(err)
-	}
-	if env.engine, err = orchestrator.New(orchestrator.Config{Store: st, Log: a.log}); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return env, nil
-}
-
-// readerSecrets is the secret store of an in-process API: with the key
-// when there is one (or createKey makes it, which is said on stderr),
-// else keyless.
-func (a *app) readerSecrets(c engineConfig, st statestore.Store, createKey bool) (*secretstore.Store, error) {
-	_, statErr := os.Stat(c.keyFile())
-	sec, _, err := c.secrets(st, createKey)
-	switch {
-	case err != nil:
-		return nil, err
-	case sec == nil:
-		return secretstore.New(st, nil)
-	case createKey && errors.Is(statErr, fs.ErrNotExist) && os.Getenv(secretstore.KeyEnv) == "":
-		fmt.Fprintf(a.stderr, "created the secret key file %s: keep it, and a copy of it in a safe place; without it the stored secrets can't be decrypted\n", c.keyFile())
-	}
-	return sec, nil
-}
-
-// newAPI is the control API over env, configured from c: serve's, and
-// the in-process one of a command.
-func (a *app) newAPI(c engineConfig, env *engineEnv) (*api.Server, error) {
-	authenticate, tokenAdmin := api.TokenStore(auth.NewStore(env.store))
-	var eng apiEngine = env.engine
-	if env.api != nil {
-		eng = env.api
-	}
-	cfg := api.Config{Engine: eng, Consoles: eng, Cluster: env.cluster, ForwardTransport: env.forward, UI: ui.Handler(), Store: env.store, Log: a.log, Registry: env.metrics,
-		Authenticate: authenticate, Tokens: tokenAdmin, Ready: ready(env.drivers), TrustedProxies: c.TrustedProxies,
-		Layer: designlayer.New(env.store), Onboardings: onboarding.New(env.store)}
-	if env.secrets != nil {
-		cfg.Secrets = api.SecretStore(env.secrets)
-		cfg.PowerCredentials = powercreds.New(env.secrets)
-	}
-	if env.sites != nil {
-		cfg.Sites, cfg.SiteParts, cfg.SiteProber = env.sites, env.sites, env.prober
-	}
-	if bs, ok := env.store.(*bolt.Store); ok { // storebackup.go
-		cfg.Backup = boltBackup{store: bs, cfg: c}
-	}
-	if bd := a.bootData(context.Background(), c, env.store); bd != nil {
-		cfg.BootData = bd
-	}
-	if err := c.apiLimits(&cfg); err != nil {
-		return nil, usageErr(err)
-	}
-	if err := c.readyCheck(&cfg); err != nil { // readycheck.go
-		return nil, usageErr(err)
-	}
-	if err := c.designLimits(&cfg); err != nil {
-		return nil, usageErr(err)
-	}
-	srv, err := api.New(cfg)
-	if err != nil {
-		return nil, usageErr(err)
-	}
-	return srv, nil
-}
-
-// apiEngine is what the control API asks of the engine.
-type apiEngine interface {
-	api.Engine
-	api.Consoles
-}
-
-// localName names the caller of the local socket as a local task's
-// requester: cli:<OS user>; the account of another uid (root) by lookup.
-func localName(uid int) string {
-	if uid == os.Getuid() {
-		return localRequester()
-	}
-	lookup := func() (*user.User, error) { return user.LookupId(strconv.Itoa(uid)) }
-	return osUser(lookup, func(string) string { return "" }, uid)
+	go func() { defer close(done); _ = srv.ServeLocal(sctx, ln, server.LocalName) }()
+	return &session{c: c, inProcess: true, close: func() { stop(); <-done; env.Close(); os.RemoveAll(dir) }}, nil
 }
 
 // stateFlags are --config, --state and --plugin-dir: the engine a command
@@ -269,21 +160,13 @@ func (f *stateFlags) add(cmd *cobra.Command) {
 	pluginDirFlag(cmd, &f.pluginDir)
 }
 
-// config is the engine configuration: the file's, the flags filling what
-// it leaves out.
-func (f *stateFlags) config() (engineConfig, error) {
-	c, err := loadEngineConfig(f.cfgFile)
+// config is the engine configuration (server.LoadConfig): the file's,
+// the flags filling what it leaves out (--key-file wins).
+func (f *stateFlags) config() (server.Config, error) {
+	c, err := server.LoadConfig(f.cfgFile, server.Flag{Key: "state", Value: f.state}, server.Flag{Key: "pluginDir", Value: f.pluginDir},
+		server.Flag{Key: "keyFile", Value: f.keyFile, Given: f.keyFile != ""})
 	if err != nil {
 		return c, usageErr(err)
-	}
-	if c.State == "" {
-		c.State = f.state
-	}
-	if c.PluginDir == "" {
-		c.PluginDir = f.pluginDir
-	}
-	if f.keyFile != "" {
-		c.KeyFile = f.keyFile
 	}
 	return c, nil
 }
@@ -359,6 +242,9 @@ func apiErr(err error) error {
 	}
 	return usageErr(err)
 }
+
+// orDefault is s, else def when s is empty.
+func orDefault(s, def string) string { return cmp.Or(s, def) }
 
 // printable drops control characters from text the server sends before it
 // goes to a terminal.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/design/designtest"
+	"github.com/slipway-dev/slipway/server"
 )
 
 // TestConnectStaleSocket: a socket file beside the state database that
@@ -24,7 +25,7 @@ func TestConnectStaleSocket(t *testing.T) {
 	if code, _, errs := cli(t, "apply", "--state", state, exampleSite); code != 0 {
 		t.Fatalf("apply: %s", errs)
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: localSocket(state), Net: "unix"})
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: server.LocalSocket(state), Net: "unix"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestLocalRequester(t *testing.T) {
 		t.Fatalf("mark-manual-intervention: %s", errs)
 	}
 	_, out, _ := cli(t, "events", "--state", state, "--node", node, "-o", "json")
-	if !strings.Contains(out, localRequester()) || strings.Contains(out, "api:cli:") {
-		t.Errorf("the node verb's event does not name %s as before: %.400s", localRequester(), out)
+	if !strings.Contains(out, server.LocalRequester()) || strings.Contains(out, "api:cli:") {
+		t.Errorf("the node verb's event does not name %s as before: %.400s", server.LocalRequester(), out)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/internal/hostileyaml"
 )
 
@@ -53,44 +52,5 @@ func TestValidateHostileFile(t *testing.T) {
 	code, stdout, _ := cli(t, "validate", filepath.Join(dir, "dense"))
 	if code != exitInvalid || !strings.Contains(stdout, "dense.yaml:1: error schema") {
 		t.Errorf("4 MiB: exit %d, %s", code, stdout)
-	}
-}
-
-// TestServeDesignConfig: serve's config file sets the upload limits,
-// parses at once and the upload directory (default: uploads/ next to
-// the state database).
-func TestServeDesignConfig(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "serve.yaml")
-	write := func(body string) {
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("state: /var/lib/slipway/slipway.db\ndesignMaxFileBytes: 1MiB\ndesignMaxBytes: 4194304\ndesignMaxFiles: 50\ndesignParses: 3\n")
-	c, err := loadEngineConfig(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg api.Config
-	if err := c.designLimits(&cfg); err != nil {
-		t.Fatal(err)
-	}
-	if cfg.DesignLimits.FileBytes != 1<<20 || cfg.DesignLimits.DesignBytes != 4<<20 || cfg.DesignLimits.Files != 50 ||
-		cfg.DesignParses != 3 || cfg.UploadDir != "/var/lib/slipway/uploads" {
-		t.Errorf("config: %+v", cfg)
-	}
-	for body, want := range map[string]string{
-		"designMaxFileBytes: lots\n": `line 1: size "lots"`,
-		"designParses: -1\n":         "designParses",
-	} {
-		write(body)
-		c, err := loadEngineConfig(p)
-		if err == nil {
-			err = c.designLimits(&cfg)
-		}
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: err = %v, want one naming %s", body, err, want)
-		}
 	}
 }

@@ -7,34 +7,16 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/slipway-dev/slipway/drivers/network/noop"
-	"github.com/slipway-dev/slipway/drivers/oob/ipmi"
-	"github.com/slipway-dev/slipway/drivers/oob/redfish"
-	"github.com/slipway-dev/slipway/drivers/registry"
-	"github.com/slipway-dev/slipway/drivers/server/maas"
 	"github.com/spf13/cobra"
+
+	"github.com/slipway-dev/slipway/drivers/registry"
+	"github.com/slipway-dev/slipway/server"
 )
-
-// defaultPluginDir is where external drivers live unless --plugin-dir or
-// SLIPWAY_PLUGIN_DIR say otherwise.
-const defaultPluginDir = "/usr/local/lib/slipway/drivers"
-
-// builtins wires the drivers compiled into the orchestrator. Explicit, no
-// init() registration: this map is the whole list.
-func builtins() registry.Builtins {
-	return registry.Builtins{
-		OOB:    map[string]registry.OOBFactory{ipmi.Name: ipmi.New, redfish.Name: redfish.New},
-		Server: map[string]registry.ServerFactory{maas.Name: maas.New},
-		Network: map[string]registry.NetworkFactory{
-			noop.Name: noop.New,
-		},
-	}
-}
 
 func pluginDirFlag(cmd *cobra.Command, p *string) {
 	def := os.Getenv("SLIPWAY_PLUGIN_DIR")
 	if def == "" {
-		def = defaultPluginDir
+		def = server.DefaultPluginDir
 	}
 	cmd.Flags().StringVar(p, "plugin-dir", def, "directory of external drivers, slipway-driver-<kind>-<name> (env SLIPWAY_PLUGIN_DIR)")
 }
@@ -42,7 +24,7 @@ func pluginDirFlag(cmd *cobra.Command, p *string) {
 // registry finds the drivers: the built-ins and the plugins in dir, pinned
 // by SHA-256 where pins say (file name -> hex).
 func (a *app) registry(dir string, pins map[string]string) (*registry.Registry, error) {
-	r, err := registry.New(builtins(), registry.Options{PluginDir: dir, Pins: pins, Log: a.log})
+	r, err := server.Registry(dir, pins, a.log)
 	if err != nil {
 		return nil, usageErr(err)
 	}
@@ -64,7 +46,7 @@ With --config, the configuration's pluginDir and pluginSHA256 pins apply
 			if output != "text" && output != "json" {
 				return usageErr(fmt.Errorf("-o %q: use text or json", output))
 			}
-			c, err := loadEngineConfig(cfgFile)
+			c, err := server.LoadConfig(cfgFile)
 			if err != nil {
 				return usageErr(err)
 			}

@@ -3,12 +3,10 @@ package main
 import (
 	"errors"
 	"io/fs"
-	"net"
 	"os"
-	"path/filepath"
 
-	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/internal/localtrust"
+	"github.com/slipway-dev/slipway/server"
 )
 
 // Local trust (issue 33 S2): before the CLI sends anything to the socket
@@ -16,10 +14,6 @@ import (
 // user, not writable by others, in directories no other user can write,
 // see internal/localtrust); the state file (statestore/bolt) and the key
 // files (secrets/store) are checked where they are opened.
-
-const localTrustFix = "use a --state in a directory only you can write (mkdir -m 700 DIR; --state DIR/slipway.db)"
-
-var socketRule = localtrust.Rule{What: "local socket", Type: fs.ModeSocket, Deny: 0o022, Fix: localTrustFix}
 
 // checkSocket says whether there is a socket at path to dial: false when
 // there is none (or a file that is no socket nor link: nothing is sent to
@@ -35,17 +29,8 @@ func checkSocket(path string) (bool, error) {
 	if t := fi.Mode().Type(); t != fs.ModeSocket && t != fs.ModeSymlink {
 		return false, nil
 	}
-	if err := localtrust.Check(path, socketRule); err != nil {
+	if err := localtrust.Check(path, server.SocketRule); err != nil {
 		return false, err
 	}
 	return true, nil
-}
-
-// listenLocal is api.ListenLocal in a directory no other user can write
-// (or a sticky one): a socket there can't be replaced by another's.
-func listenLocal(path string) (*net.UnixListener, error) {
-	if err := localtrust.CheckDir(filepath.Dir(path), socketRule); err != nil {
-		return nil, err
-	}
-	return api.ListenLocal(path)
 }

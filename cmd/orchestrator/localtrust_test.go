@@ -18,6 +18,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design/designtest"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
+	"github.com/slipway-dev/slipway/server"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 )
 
@@ -107,12 +108,12 @@ func secretSet(t *testing.T, args ...string) (int, string) {
 func TestPlantedSocketGetsNoSecret(t *testing.T) {
 	asRoot(t)
 	state := filepath.Join(sharedDir(t), "slipway.db")
-	rec := plantSocket(t, localSocket(state), plantedBy, 0o777)
+	rec := plantSocket(t, server.LocalSocket(state), plantedBy, 0o777)
 	code, errs := secretSet(t, "--state", state)
 	if got := rec.received(); got != "" {
 		t.Errorf("the planted socket received %q", got)
 	}
-	if code == 0 || !strings.Contains(errs, "owned by uid 1001, not you") || !strings.Contains(errs, localSocket(state)) {
+	if code == 0 || !strings.Contains(errs, "owned by uid 1001, not you") || !strings.Contains(errs, server.LocalSocket(state)) {
 		t.Errorf("exit %d, want a refusal naming the socket and its owner: %s", code, errs)
 	} else {
 		t.Logf("the refusal: %s", errs)
@@ -127,7 +128,7 @@ func TestPlantedSocketGetsNoSecret(t *testing.T) {
 func TestGroupWritableSocketRefused(t *testing.T) {
 	asRoot(t)
 	state := filepath.Join(t.TempDir(), "slipway.db")
-	rec := plantSocket(t, localSocket(state), os.Geteuid(), 0o660)
+	rec := plantSocket(t, server.LocalSocket(state), os.Geteuid(), 0o660)
 	code, errs := secretSet(t, "--state", state)
 	if got := rec.received(); got != "" {
 		t.Errorf("the group-writable socket received %q", got)
@@ -288,13 +289,13 @@ func TestListenLocalDirectory(t *testing.T) {
 	if err := os.Chmod(open, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if ln, err := listenLocal(filepath.Join(open, "slipway.sock")); err == nil {
+	if ln, err := server.ListenLocal(filepath.Join(open, "slipway.sock")); err == nil {
 		ln.Close()
 		t.Errorf("a socket was made in a world-writable directory")
 	} else if !strings.Contains(err.Error(), "directory "+open+" has mode 0777") {
 		t.Errorf("error %q, want one naming the directory and its mode", err)
 	}
-	ln, err := listenLocal(filepath.Join(sharedDir(t), "slipway.sock"))
+	ln, err := server.ListenLocal(filepath.Join(sharedDir(t), "slipway.sock"))
 	if err != nil {
 		t.Fatalf("a sticky directory: %v", err)
 	}

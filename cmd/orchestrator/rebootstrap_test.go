@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -84,36 +83,5 @@ func TestRebootstrapLocal(t *testing.T) {
 	code, _, errs := cli(t, "rebootstrap", "r01-cmp01", "--state", state, "--plugin-dir", t.TempDir(), "--out", t.TempDir())
 	if code != exitUsage || !strings.Contains(errs, "no introspection API is configured") {
 		t.Fatalf("rebootstrap without the introspection API: exit %d: %s", code, errs)
-	}
-}
-
-// TestConfigBootstrapDeadline: the configuration file's bootstrapDeadline
-// becomes the engine's; a value that is not a duration is refused by name.
-func TestConfigBootstrapDeadline(t *testing.T) {
-	dir := t.TempDir()
-	for body, want := range map[string]time.Duration{"bootstrapDeadline: 45m\n": 45 * time.Minute, "pollInterval: 5s\n": 0} {
-		p := filepath.Join(dir, "c.yaml")
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		c, err := loadEngineConfig(p)
-		var cfg orchestrator.Config
-		if err == nil {
-			err = c.durations(&cfg)
-		}
-		if err != nil || cfg.BootstrapDeadline != want {
-			t.Errorf("%q: deadline %s, %v; want %s", body, cfg.BootstrapDeadline, err, want)
-		}
-	}
-	p := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(p, []byte("bootstrapDeadline: soon\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := loadEngineConfig(p)
-	if err == nil {
-		err = c.durations(&orchestrator.Config{})
-	}
-	if err == nil || !strings.Contains(err.Error(), "bootstrapDeadline") {
-		t.Errorf("a bad bootstrapDeadline: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/internal/testtool"
+	"github.com/slipway-dev/slipway/server"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
 
@@ -155,10 +156,10 @@ func TestServeTwoSites(t *testing.T) {
 		}
 	}()
 	// The same serve, no restart: its server drivers are built again
-	// once it sees the new record (within rebindEvery).
+	// once it sees the new record (within server.RebindEvery).
 	east := lb.Regions()[1].MAAS
 	before := east.Stats().Snapshot().Total
-	time.Sleep(rebindEvery)
+	time.Sleep(server.RebindEvery)
 	if st, msg := s.task(t, "prepare_site"); st != "succeeded" {
 		t.Fatalf("prepare_site with both Sites bound: %s %s", st, msg)
 	}

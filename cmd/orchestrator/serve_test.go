@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design/designtest"
+	"github.com/slipway-dev/slipway/server"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
 
@@ -155,7 +156,7 @@ func TestServe(t *testing.T) {
 // that user.
 func serveLocalCommands(t *testing.T, state, taskID string) {
 	t.Helper()
-	sock := localSocket(state)
+	sock := server.LocalSocket(state)
 	if st, err := os.Stat(sock); err != nil || st.Mode().Type() != os.ModeSocket || st.Mode().Perm() != 0o600 {
 		t.Fatalf("local socket %s: %v %v", sock, err, st)
 	}
@@ -179,11 +180,11 @@ func serveLocalCommands(t *testing.T, state, taskID string) {
 	found := false
 	for _, r := range recs {
 		if strings.HasSuffix(r.Path, "/mark-manual-intervention") {
-			found = r.Who.Name == localRequester()
+			found = r.Who.Name == server.LocalRequester()
 		}
 	}
 	if !found {
-		t.Errorf("the audit does not name the local user %s for the node verb: %+v", localRequester(), recs)
+		t.Errorf("the audit does not name the local user %s for the node verb: %+v", server.LocalRequester(), recs)
 	}
 }
 

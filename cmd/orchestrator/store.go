@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/slipway-dev/slipway/server"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 	"github.com/slipway-dev/slipway/statestore/migrate"
@@ -25,7 +25,7 @@ func (a *app) storeCmd() *cobra.Command {
 
 func (a *app) storeMigrateCmd() *cobra.Command {
 	var from string
-	var to haConfig
+	var to server.HAConfig
 	cmd := &cobra.Command{
 		Use:   "migrate --from bolt:FILE --to etcd://HOST:PORT[,HOST:PORT...] [--etcd-prefix P]",
 		Short: "Copy a bbolt state store into an empty etcd one and verify the copy",
@@ -49,12 +49,12 @@ file is locked while it runs). Nothing is deleted from the file.`,
 	return cmd
 }
 
-func (a *app) storeMigrate(ctx context.Context, from string, to haConfig) error {
+func (a *app) storeMigrate(ctx context.Context, from string, to server.HAConfig) error {
 	file, ok := strings.CutPrefix(from, "bolt:")
 	if !ok || file == "" {
 		return usageErr(errors.New("--from bolt:FILE: give the state file to copy"))
 	}
-	ccfg, err := engineConfig{haConfig: to}.etcdClientConfig()
+	ccfg, err := server.Config{HAConfig: to}.EtcdClientConfig()
 	if err != nil {
 		return usageErr(fmt.Errorf("--to: %w", err))
 	}
@@ -75,24 +75,4 @@ func (a *app) storeMigrate(ctx context.Context, from string, to haConfig) error 
 	_, err = fmt.Fprintf(a.stdout, "migrated %s to %s%s and verified: %d revisions, %d applies, %d records in %d collections, %d log entries in %d logs\n",
 		file, to.Store, to.EtcdPrefix, rep.Revisions, rep.Applies, rep.Records, rep.Collections, rep.LogEntries, rep.Logs)
 	return err
-}
-
-// etcdEndpoints reads etcd://HOST:PORT[,HOST:PORT...] into client URLs.
-func etcdEndpoints(s string) ([]string, error) { return etcdEndpointsScheme(s, "http") }
-
-// etcdEndpointsScheme is etcdEndpoints with the URLs' scheme.
-func etcdEndpointsScheme(s, scheme string) ([]string, error) {
-	rest, ok := strings.CutPrefix(s, "etcd://")
-	if !ok || rest == "" {
-		return nil, fmt.Errorf("%q: give etcd://HOST:PORT[,HOST:PORT...]", s)
-	}
-	var out []string
-	for _, hp := range strings.Split(rest, ",") {
-		u, err := url.Parse("http://" + hp)
-		if err != nil || u.Host == "" || u.Port() == "" || u.Path != "" {
-			return nil, fmt.Errorf("%q: %q is not HOST:PORT", s, hp)
-		}
-		out = append(out, scheme+"://"+u.Host)
-	}
-	return out, nil
 }

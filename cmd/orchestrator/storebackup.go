@@ -2,19 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 )
 
@@ -24,82 +19,9 @@ import (
 // socket, or the API in process); `store restore` works on a state file
 // no process holds, as `store migrate` does.
 
-// Names of the keys whose fingerprints a backup records.
-const (
-	backupKeySecret        = "secret"
-	backupKeyIntrospection = "introspection"
-)
-
 // maxBackupTrailer bounds what is read after the archive's database (its
 // end-of-archive blocks and record padding: at most 10 KiB).
 const maxBackupTrailer = 64 << 10
-
-// keyFingerprint is "sha256:" and the hex SHA-256 of a key's bytes (the
-// base64 of the key file decoded): `base64 -d slipway.key | sha256sum`.
-func keyFingerprint(key []byte) string {
-	sum := sha256.Sum256(key)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// presentKey is the fingerprint of the key named name that c would use,
-// and where it is ("" and the path it was looked for at when there is
-// none). It never creates a key.
-func (c engineConfig) presentKey(name string) (fp, where string, err error) {
-	var path string
-	switch name {
-	case backupKeySecret:
-		if key, ok, err := secretstore.KeyFromEnv(); ok || err != nil {
-			if err != nil {
-				return "", secretstore.KeyEnv, err
-			}
-			return keyFingerprint(key), secretstore.KeyEnv, nil
-		}
-		path = c.keyFile()
-	case backupKeyIntrospection:
-		path = c.introspectionKeyFile()
-	default:
-		return "", "", fmt.Errorf("unknown key %q", name)
-	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return "", path, nil
-	}
-	key, err := secretstore.LoadOrCreateKey(path) // it exists: read and checked (0600), never created
-	if err != nil {
-		return "", path, err
-	}
-	return keyFingerprint(key), path, nil
-}
-
-// backupKeys are the fingerprints of the keys c's state uses.
-func (c engineConfig) backupKeys() ([]bolt.BackupKey, error) {
-	var keys []bolt.BackupKey
-	for _, name := range []string{backupKeySecret, backupKeyIntrospection} {
-		fp, where, err := c.presentKey(name)
-		if err != nil {
-			return nil, fmt.Errorf("backup: the %s key %s: %w", name, where, err)
-		}
-		if fp != "" {
-			keys = append(keys, bolt.BackupKey{Name: name, Fingerprint: fp})
-		}
-	}
-	return keys, nil
-}
-
-// boltBackup is the API's online backup of a bbolt state (api.StoreBackup),
-// with the fingerprints of the keys as they are at each backup.
-type boltBackup struct {
-	store *bolt.Store
-	cfg   engineConfig
-}
-
-func (b boltBackup) Backup(ctx context.Context, w io.Writer) error {
-	keys, err := b.cfg.backupKeys()
-	if err != nil {
-		return err
-	}
-	_, err = b.store.Backup(ctx, w, keys)
-	return err
-}
 
 func (a *app) storeBackupCmd() *cobra.Command {
 	var sf stateFlags

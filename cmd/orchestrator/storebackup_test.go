@@ -3,25 +3,25 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"io"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"github.com/rs/zerolog"
-
 	"encoding/base64"
 	"encoding/json"
-	"github.com/slipway-dev/slipway/api/client"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/api/client"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
+	"github.com/slipway-dev/slipway/server"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 )
 
@@ -85,7 +85,7 @@ func TestStoreBackupRestoreCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("store backup: exit %d\n%s%s", code, out, errs)
 	}
-	for _, want := range []string{keyFingerprint(b.secretKey), keyFingerprint(b.introKey)} {
+	for _, want := range []string{server.KeyFingerprint(b.secretKey), server.KeyFingerprint(b.introKey)} {
 		if !strings.Contains(out, want) {
 			t.Errorf("backup output lacks fingerprint %s:\n%s", want, out)
 		}
@@ -168,15 +168,15 @@ func TestStoreRestoreRefusals(t *testing.T) {
 			b.copyKeys(t, dir, "introspection.key")
 			k, _ := secretstore.LoadOrCreateKey(filepath.Join(dir, secretstore.DefaultKeyFile))
 			return func() {
-				if !strings.Contains(lastErr, keyFingerprint(k)) {
+				if !strings.Contains(lastErr, server.KeyFingerprint(k)) {
 					t.Errorf("the refusal does not name the present key's fingerprint")
 				}
 			}
-		}, file, []string{"does not fit", keyFingerprint(b.secretKey), "--key-file"}},
+		}, file, []string{"does not fit", server.KeyFingerprint(b.secretKey), "--key-file"}},
 		{"no introspection key", func(t *testing.T, dir, _ string) func() {
 			b.copyKeys(t, dir, secretstore.DefaultKeyFile)
 			return nil
-		}, file, []string{"no introspection key", keyFingerprint(b.introKey)}},
+		}, file, []string{"no introspection key", server.KeyFingerprint(b.introKey)}},
 		{"damaged", func(t *testing.T, dir, _ string) func() {
 			b.copyKeys(t, dir, secretstore.DefaultKeyFile, "introspection.key")
 			return nil
@@ -192,7 +192,7 @@ func TestStoreRestoreRefusals(t *testing.T) {
 		}, file, []string{"locked by another process", "stop it"}},
 		{"serve answers", func(t *testing.T, dir, state string) func() {
 			b.copyKeys(t, dir, secretstore.DefaultKeyFile, "introspection.key")
-			ln, err := api.ListenLocal(localSocket(state))
+			ln, err := api.ListenLocal(server.LocalSocket(state))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -309,27 +309,27 @@ func TestStoreBackupWriteStormViaSocket(t *testing.T) {
 // serve does, until the test ends; it returns the socket's path.
 func serveOnSocket(t *testing.T, state string) string {
 	t.Helper()
-	a := &app{stdout: io.Discard, stderr: io.Discard, log: zerolog.Nop()}
-	cfg := engineConfig{State: state}
-	env, err := a.openReader(cfg, false)
+	o := server.Options{Stderr: io.Discard, Log: zerolog.Nop()}
+	cfg := server.Config{State: state}
+	env, err := server.OpenReader(cfg, o, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := a.newAPI(cfg, env)
+	srv, err := server.NewAPI(cfg, env, o)
 	if err != nil {
-		env.close()
+		env.Close()
 		t.Fatal(err)
 	}
-	ln, err := api.ListenLocal(localSocket(state))
+	ln, err := api.ListenLocal(server.LocalSocket(state))
 	if err != nil {
-		env.close()
+		env.Close()
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.ServeLocal(ctx, ln, localName) }()
-	t.Cleanup(func() { cancel(); <-done; env.close() })
-	return localSocket(state)
+	go func() { defer close(done); _ = srv.ServeLocal(ctx, ln, server.LocalName) }()
+	t.Cleanup(func() { cancel(); <-done; env.Close() })
+	return server.LocalSocket(state)
 }
 
 // waitCount waits until n reaches want or d passed.

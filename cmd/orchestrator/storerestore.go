@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
+	"github.com/slipway-dev/slipway/server"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 )
 
@@ -51,14 +52,14 @@ func (a *app) storeRestore(ctx context.Context, sf *stateFlags, file string) err
 		return err
 	}
 	if serveAnswers(cfg.State) {
-		return usageErr(fmt.Errorf("restore: a serve answers on %s: it holds %s; stop it, then restore again (nothing was replaced)", localSocket(cfg.State), cfg.State))
+		return usageErr(fmt.Errorf("restore: a serve answers on %s: it holds %s; stop it, then restore again (nothing was replaced)", server.LocalSocket(cfg.State), cfg.State))
 	}
 	f, err := os.Open(file)
 	if err != nil {
 		return usageErr(fmt.Errorf("restore: %w", err))
 	}
 	defer f.Close()
-	res, err := bolt.Restore(ctx, f, cfg.State, cfg.checkBackupKeys)
+	res, err := bolt.Restore(ctx, f, cfg.State, func(m bolt.BackupManifest) error { return checkBackupKeys(cfg, m) })
 	if err != nil {
 		if errors.Is(err, bolt.ErrNotBackup) {
 			err = fmt.Errorf("restore: %s is %w (nothing was replaced)", file, err)
@@ -78,13 +79,13 @@ func (a *app) storeRestore(ctx context.Context, sf *stateFlags, file string) err
 // checkBackupKeys refuses a backup whose keys are not the ones present
 // for c's state: a secret or introspection key recorded in the manifest
 // must be there, with the same fingerprint.
-func (c engineConfig) checkBackupKeys(m bolt.BackupManifest) error {
-	for _, name := range []string{backupKeySecret, backupKeyIntrospection} {
+func checkBackupKeys(c server.Config, m bolt.BackupManifest) error {
+	for _, name := range []string{server.BackupKeySecret, server.BackupKeyIntrospection} {
 		want := m.Key(name)
 		if want == "" {
 			continue // taken without that key: any (or none) fits
 		}
-		have, where, err := c.presentKey(name)
+		have, where, err := c.PresentKey(name)
 		switch {
 		case err != nil:
 			return fmt.Errorf("restore: the %s key %s: %w (nothing was replaced)", name, where, err)
@@ -101,7 +102,7 @@ func (c engineConfig) checkBackupKeys(m bolt.BackupManifest) error {
 
 // keyHint says how a key's location is chosen.
 func keyHint(name string) string {
-	if name == backupKeySecret {
+	if name == server.BackupKeySecret {
 		return "or give it with --key-file; check a file with `base64 -d FILE | sha256sum`"
 	}
 	return "introspectionKeyFile in --config, else introspection.key beside the state; check a file with `base64 -d FILE | sha256sum`"

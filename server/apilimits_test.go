@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ import (
 // refused naming the key.
 func TestAPILimits(t *testing.T) {
 	var cfg api.Config
-	c := engineConfig{EventStreamMaxLifetime: "2m", EventStreamRecheck: "1s", AuditRefusalsPerAddress: 5, AuditRefusalsTotal: 9, ConnsPerSource: 7}
+	c := Config{EventStreamMaxLifetime: "2m", EventStreamRecheck: "1s", AuditRefusalsPerAddress: 5, AuditRefusalsTotal: 9, ConnsPerSource: 7}
 	if err := c.apiLimits(&cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -22,10 +22,10 @@ func TestAPILimits(t *testing.T) {
 		t.Errorf("limits: %+v", cfg)
 	}
 	var unset api.Config
-	if err := (engineConfig{}).apiLimits(&unset); err != nil || unset.StreamMaxLifetime != 0 || unset.AuditRefusalsTotal != 0 {
+	if err := (Config{}).apiLimits(&unset); err != nil || unset.StreamMaxLifetime != 0 || unset.AuditRefusalsTotal != 0 {
 		t.Errorf("unset: %+v %v (zero means the API's default)", unset, err)
 	}
-	for _, bad := range []engineConfig{{EventStreamMaxLifetime: "forever"}, {EventStreamRecheck: "-1s"}, {AuditRefusalsTotal: -1},
+	for _, bad := range []Config{{EventStreamMaxLifetime: "forever"}, {EventStreamRecheck: "-1s"}, {AuditRefusalsTotal: -1},
 		{ConnsPerSource: -2}, {IntrospectionConnsPerSource: -5}} {
 		err := bad.apiLimits(&api.Config{})
 		if err == nil || !(strings.Contains(err.Error(), "eventStream") || strings.Contains(err.Error(), "auditRefusals") ||

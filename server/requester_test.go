@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"errors"
@@ -34,11 +34,11 @@ func TestRequesterIsTheOSUser(t *testing.T) {
 		}
 	}
 	// This process's: the real account, not "cli:unknown".
-	got := localRequester()
+	got := LocalRequester()
 	if got == "cli:unknown" || !strings.HasPrefix(got, "cli:") || len(got) <= len("cli:") {
-		t.Errorf("localRequester() = %q", got)
+		t.Errorf("LocalRequester() = %q", got)
 	}
 	if u, err := user.Current(); err == nil && u.Username != "" && got != "cli:"+u.Username {
-		t.Errorf("localRequester() = %q, want cli:%s", got, u.Username)
+		t.Errorf("LocalRequester() = %q, want cli:%s", got, u.Username)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package server
 
 // serve --store etcd://: one replica of a group sharing the state in
 // etcd. Every replica serves the control API (reads from the shared
@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -24,14 +25,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/internal/ha"
 	"github.com/slipway-dev/slipway/internal/leader"
+	"github.com/slipway-dev/slipway/server/ha"
 	"github.com/slipway-dev/slipway/statestore"
 	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 )
 
-// haConfig are the configuration's keys for a replica group.
-type haConfig struct {
+// HAConfig are the configuration's keys for a replica group.
+type HAConfig struct {
 	// Store is etcd://HOST:PORT[,HOST:PORT...]: the state in etcd (""
 	// : the State file).
 	Store      string `yaml:"store"`
@@ -64,12 +65,12 @@ type haConfig struct {
 }
 
 // etcdLimits are the members' limits the configuration gives.
-func (c engineConfig) etcdLimits() etcdstore.Limits {
+func (c Config) etcdLimits() etcdstore.Limits {
 	return etcdstore.Limits{MaxTxnOps: c.EtcdMaxTxnOps, MaxRequestBytes: c.EtcdMaxRequestBytes}
 }
 
-// etcdClientConfig is the client configuration of the store's cluster.
-func (c engineConfig) etcdClientConfig() (clientv3.Config, error) {
+// EtcdClientConfig is the client configuration of the store's cluster.
+func (c Config) EtcdClientConfig() (clientv3.Config, error) {
 	scheme := "http"
 	var tc *tls.Config
 	if c.EtcdCA != "" || c.EtcdCert != "" {
@@ -117,7 +118,7 @@ func clientTLS(ca, cert, key string) (*tls.Config, error) {
 }
 
 // identity is the replica's ID and control API URL.
-func (c engineConfig) identity(addr net.Addr) (id, url string) {
+func (c Config) identity(addr net.Addr) (id, url string) {
 	host, _ := os.Hostname()
 	_, port, _ := net.SplitHostPort(addr.String())
 	id = c.ReplicaID
@@ -141,7 +142,7 @@ func (c engineConfig) identity(addr net.Addr) (id, url string) {
 }
 
 // forwardTransport reaches the other replicas' control APIs.
-func (c engineConfig) forwardTransport() (http.RoundTripper, error) {
+func (c Config) forwardTransport() (http.RoundTripper, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	ca := c.PeerCA
 	if ca == "" && c.TLSCert != "" {
@@ -166,8 +167,8 @@ func (c engineConfig) forwardTransport() (http.RoundTripper, error) {
 // openEtcd connects to the store's cluster: the client, and the store
 // under the configured prefix and limits (on the client: closing the
 // client closes it).
-func (c engineConfig) openEtcd() (*clientv3.Client, *etcdstore.Store, error) {
-	ccfg, err := c.etcdClientConfig()
+func (c Config) openEtcd() (*clientv3.Client, *etcdstore.Store, error) {
+	ccfg, err := c.EtcdClientConfig()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -183,68 +184,68 @@ func (c engineConfig) openEtcd() (*clientv3.Client, *etcdstore.Store, error) {
 	return cl, base, nil
 }
 
-// serveHA runs this replica until ctx ends.
-func (a *app) serveHA(ctx context.Context, c engineConfig) error {
+// serveGroup runs this replica until ctx ends.
+func (o Options) serveGroup(ctx context.Context, c Config) error {
 	cl, base, err := c.openEtcd()
 	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	defer cl.Close()
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
-		return usageErr(fmt.Errorf("listen on %s: %w (another process there? use --listen)", c.Listen, err))
+		return fmt.Errorf("listen on %s: %w (another process there? use --listen)", c.Listen, err)
 	}
 	defer ln.Close()
 	if err := hasDesign(ctx, base, cl.Endpoints(), c.Store); err != nil {
-		return usageErr(err)
+		return err
 	}
-	p, err := a.openParts(ctx, c, base, true)
+	p, err := o.openParts(ctx, c, base, true)
 	if err != nil {
 		return err
 	}
 	if c.IntrospectionURL == "" && p.design.Site != nil && p.design.Site.Spec.Introspection.URL == "" {
-		a.log.Warn().Msg("nodes will call this replica's own introspection listener, and lose it with the replica: set introspectionURL (or the Site's introspection.url) to a load balancer in front of every replica")
+		o.Log.Warn().Msg("nodes will call this replica's own introspection listener, and lose it with the replica: set introspectionURL (or the Site's introspection.url) to a load balancer in front of every replica")
 	}
 	defer closeAll(p.closers)
 	if err := base.CheckLimits(ctx); err != nil {
-		return usageErr(fmt.Errorf("etcd's limits are below what the store needs: %w", err))
+		return fmt.Errorf("etcd's limits are below what the store needs: %w", err)
 	}
 	id, url := c.identity(ln.Addr())
 	rep, err := ha.New(ha.Config{Client: cl, Prefix: base.Prefix(), ID: id, URL: url, TTL: c.LeaseTTL,
-		Endpoints: cl.Endpoints(), Log: a.log, Registry: p.metrics})
+		Endpoints: cl.Endpoints(), Log: o.Log, Registry: p.metrics})
 	if err != nil {
 		return err
 	}
-	reader, err := p.engine(a, c, base) // never started: it answers the API's reads
+	reader, err := p.engine(o, c, base) // never started: it answers the API's reads
 	if err != nil {
 		return err
 	}
 	fwd, err := c.forwardTransport()
 	if err != nil {
-		return usageErr(err)
+		return err
 	}
 	he := &haEngine{reader: reader}
-	env := &engineEnv{store: base, secrets: p.sec, sites: p.sites, prober: p.prober, drivers: p.drv, metrics: p.metrics,
+	env := &Env{store: base, secrets: p.sec, sites: p.sites, prober: p.prober, drivers: p.drv, metrics: p.metrics,
 		api: he, cluster: rep, forward: fwd}
-	srv, err := a.newAPI(c, env)
+	srv, err := o.newAPI(c, env)
 	if err != nil {
 		return err
 	}
-	local, err := listenLocal(c.socket()) // localtrust.go
+	local, err := ListenLocal(c.socket()) // local.go
 	if err != nil {
-		return usageErr(err)
+		return err
 	}
-	fmt.Fprintf(a.stderr, "slipway: replica %s of the group on etcd %s (prefix %s), lease %d s; control API on %s/api/v1 and %s\n",
+	fmt.Fprintf(o.Stderr, "slipway: replica %s of the group on etcd %s (prefix %s), lease %d s; control API on %s/api/v1 and %s\n",
 		id, strings.Join(cl.Endpoints(), ","), base.Prefix(), cmp.Or(c.LeaseTTL, leader.DefaultTTL), url, c.socket())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(gctx, ln, c.TLSCert, c.TLSKey) })
-	g.Go(func() error { return srv.ServeLocal(gctx, local, localName) })
+	g.Go(func() error { return srv.ServeLocal(gctx, local, LocalName) })
 	if p.intro != nil {
 		g.Go(func() error { _ = p.intro.Follow(gctx, base); return nil })
 	}
-	g.Go(func() error { return rep.Run(gctx, a.lead(c, p, base, he)) })
+	g.Go(func() error { return rep.Run(gctx, o.lead(c, p, base, he)) })
 	if err := g.Wait(); err != nil {
-		return usageErr(err)
+		return err
 	}
 	return nil
 }
@@ -268,7 +269,7 @@ func hasDesign(ctx context.Context, st *etcdstore.Store, endpoints []string, sto
 // leader left half applied finished first, then every write of it fenced
 // on the leader key; the admin token made at the group's first
 // start; etcd's history compacted.
-func (a *app) lead(c engineConfig, p *engineParts, base *etcdstore.Store, he *haEngine) ha.LeadFunc {
+func (o Options) lead(c Config, p *engineParts, base *etcdstore.Store, he *haEngine) ha.LeadFunc {
 	return func(ctx context.Context, l *leader.Leadership) error {
 		st := base.Fenced(l.Key, l.Rev)
 		if err := st.FinishStaged(ctx); err != nil { // a leader that died applying a large Write
@@ -277,9 +278,9 @@ func (a *app) lead(c engineConfig, p *engineParts, base *etcdstore.Store, he *ha
 		if created, err := auth.NewStore(st).EnsureAdmin(ctx, c.adminTokenFile()); err != nil {
 			return err
 		} else if created {
-			fmt.Fprintf(a.stderr, "first start: an admin token was written to %s (mode 0600)\n", c.adminTokenFile())
+			fmt.Fprintf(o.Stderr, "first start: an admin token was written to %s (mode 0600)\n", c.adminTokenFile())
 		}
-		e, err := p.engine(a, c, st)
+		e, err := p.engine(o, c, st)
 		if err != nil {
 			return err
 		}
@@ -287,8 +288,8 @@ func (a *app) lead(c engineConfig, p *engineParts, base *etcdstore.Store, he *ha
 			return err
 		}
 		he.set(e)
-		fmt.Fprintf(a.stderr, "slipway: this replica leads (fence revision %d): the engine resumed every unfinished task\n", l.Rev)
-		base.RunCompactor(ctx, time.Minute, 0, func(err error) { a.log.Warn().Err(err).Msg("etcd compaction failed") })
+		fmt.Fprintf(o.Stderr, "slipway: this replica leads (fence revision %d): the engine resumed every unfinished task\n", l.Rev)
+		base.RunCompactor(ctx, time.Minute, 0, func(err error) { o.Log.Warn().Err(err).Msg("etcd compaction failed") })
 		he.set(nil)
 		e.Close()
 		return nil
@@ -297,9 +298,29 @@ func (a *app) lead(c engineConfig, p *engineParts, base *etcdstore.Store, he *ha
 
 // socket is where the local socket is: in the data directory, else
 // beside the state file.
-func (c engineConfig) socket() string {
+func (c Config) socket() string {
 	if c.DataDir != "" {
 		return c.DataDir + string(os.PathSeparator) + "slipway.sock"
 	}
-	return localSocket(c.State)
+	return LocalSocket(c.State)
+}
+
+// EtcdEndpoints reads etcd://HOST:PORT[,HOST:PORT...] into client URLs.
+func EtcdEndpoints(s string) ([]string, error) { return etcdEndpointsScheme(s, "http") }
+
+// etcdEndpointsScheme is EtcdEndpoints with the URLs' scheme.
+func etcdEndpointsScheme(s, scheme string) ([]string, error) {
+	rest, ok := strings.CutPrefix(s, "etcd://")
+	if !ok || rest == "" {
+		return nil, fmt.Errorf("%q: give etcd://HOST:PORT[,HOST:PORT...]", s)
+	}
+	var out []string
+	for _, hp := range strings.Split(rest, ",") {
+		u, err := url.Parse("http://" + hp)
+		if err != nil || u.Host == "" || u.Port() == "" || u.Path != "" {
+			return nil, fmt.Errorf("%q: %q is not HOST:PORT", s, hp)
+		}
+		out = append(out, scheme+"://"+u.Host)
+	}
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 
 // readyCheck sets how long GET /readyz reuses its upstream checks from
 // the file's readyCheckTTL (unset: api.DefaultReadyTTL).
-func (c engineConfig) readyCheck(cfg *api.Config) error {
+func (c Config) readyCheck(cfg *api.Config) error {
 	d, err := duration("readyCheckTTL", c.ReadyCheckTTL)
 	if err != nil {
 		return err

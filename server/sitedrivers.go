@@ -1,10 +1,11 @@
-package main
+package server
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
 	"github.com/slipway-dev/slipway/drivers/server/sitemux"
+	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/siteregistry"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -100,7 +102,7 @@ func (s *designSites) current() *design.Design {
 	if err != nil || id == s.rev {
 		return s.d
 	}
-	d, err := currentDesignIn(ctx, s.st, "")
+	d, err := CurrentDesign(ctx, s.st, "")
 	if err != nil {
 		return s.d
 	}
@@ -134,4 +136,109 @@ func eraseSettings(policy string) map[string]string {
 		return map[string]string{maasdrv.SettingSecureErase: "true"}
 	}
 	return nil
+}
+
+// registryLike is what siteDrivers needs of the driver registry.
+type registryLike interface {
+	OOB(name string, cfg drivers.Config) (drivers.OOB, error)
+	Server(name string, cfg drivers.Config) (drivers.Server, error)
+	Network(name string, cfg drivers.Config) (drivers.Network, error)
+}
+
+// siteDrivers builds the drivers the Site names; the MAAS API key is the
+// Site's secret reference, resolved here.
+// base holds the engine configuration's server driver settings, which the
+// Site's override.
+func siteDrivers(reg registryLike, d *design.Design, base map[string]string, resolve func(string) (drivers.Secret, error), bind binder,
+	siteOf func(string) (string, bool), m *sitemux.Metrics) (orchestrator.Drivers, error) {
+	var out orchestrator.Drivers
+	if d.Site == nil {
+		return out, fmt.Errorf("the design has no Site: it names the drivers and how to reach MAAS")
+	}
+	names := d.Site.Spec.Drivers
+	oob, err := reg.OOB(orDefault(names.OOB, "ipmi"), drivers.Config{})
+	if err != nil {
+		return out, err
+	}
+	byType, err := profileOOBDrivers(reg, d, d.SiteOOBDriver())
+	if err != nil {
+		return out, err
+	}
+	srv, err := serverDriver(reg, d, base, resolve, bind, siteOf, m)
+	if err != nil {
+		return out, err
+	}
+	net, err := reg.Network(orDefault(names.Network, "noop"), drivers.Config{})
+	if err != nil {
+		return out, err
+	}
+	return orchestrator.Drivers{OOB: oob, OOBByType: byType, Server: srv, Network: net}, nil
+}
+
+// binder returns the endpoint of the enabled site record called name
+// (sites.Registry.Binding); its error wraps sites.ErrNotFound when there
+// is none.
+type binder func(name string) (siteregistry.Endpoint, error)
+
+// siteEP is where a Site's server driver reaches its provisioner.
+type siteEP struct {
+	url   string
+	key   *drivers.Secret
+	limit int    // the site record's policy.max_concurrent (0: none)
+	erase string // the site record's policy.erase ("": none)
+	// skipBMC is the site record's policy.skip_bmc_config (nil: none).
+	skipBMC *bool
+}
+
+// siteEndpoint is the MAAS URL and API key of a Site's server driver: its
+// site record's when one has the Site's name (the design then names
+// neither: the endpoint and the key are the record's, never the
+// design's), else the design's maas.url and maas.apiKey.
+func siteEndpoint(site *design.Site, bind binder, resolve func(string) (drivers.Secret, error)) (siteEP, error) {
+	m := site.Spec.MAAS
+	if bind != nil {
+		ep, err := bind(site.Metadata.Name)
+		switch {
+		case err == nil && (m.URL != "" || m.APIKey != ""):
+			return siteEP{}, fmt.Errorf("the Site %s is bound to the site record %s: its MAAS URL and API key are the record's; remove maas.url and maas.apiKey from the design",
+				site.Metadata.Name, ep.Record.ID)
+		case err == nil:
+			return siteEP{url: ep.Record.URL, key: &ep.APIKey, limit: ep.Record.Policy.MaxConcurrent, erase: ep.Record.Policy.Erase,
+				skipBMC: ep.Record.Policy.SkipBMCConfig}, nil
+		case !errors.Is(err, siteregistry.ErrNotFound):
+			return siteEP{}, fmt.Errorf("the Site %s: %w", site.Metadata.Name, err)
+		}
+	}
+	if m.APIKey == "" {
+		return siteEP{url: m.URL}, nil
+	}
+	key, err := resolve(m.APIKey)
+	if err != nil {
+		return siteEP{}, fmt.Errorf("the Site's maas.apiKey %s: %w", m.APIKey, err)
+	}
+	return siteEP{url: m.URL, key: &key}, nil
+}
+
+// profileOOBDrivers builds the OOB drivers the design's hardware profiles
+// name (oob.type, oob.fallback.type) besides the Site's, by name.
+func profileOOBDrivers(reg registryLike, d *design.Design, site string) (map[string]drivers.OOB, error) {
+	out := map[string]drivers.OOB{}
+	for _, name := range slices.Sorted(maps.Keys(d.HardwareProfiles)) {
+		o := d.HardwareProfiles[name].Spec.OOB
+		types := []string{o.Type}
+		if o.Fallback != nil {
+			types = append(types, o.Fallback.Type)
+		}
+		for _, typ := range types {
+			if typ == "" || typ == site || out[typ] != nil {
+				continue
+			}
+			drv, err := reg.OOB(typ, drivers.Config{})
+			if err != nil {
+				return nil, fmt.Errorf("hardware profile %s names the OOB driver %s: %w", name, typ, err)
+			}
+			out[typ] = drv
+		}
+	}
+	return out, nil
 }

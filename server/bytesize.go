@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"fmt"
@@ -10,14 +10,14 @@ import (
 	"github.com/slipway-dev/slipway/design"
 )
 
-// byteSize is a flag or config value holding a byte count, written as a
+// ByteSize is a flag or config value holding a byte count, written as a
 // number of bytes or with a unit: 8MiB, 8mi, 512KiB, 16M (powers of ten).
-type byteSize int64
+type ByteSize int64
 
-func parseByteSize(s string) (byteSize, error) {
+func ParseByteSize(s string) (ByteSize, error) {
 	in := strings.TrimSpace(s)
 	if n, err := strconv.ParseInt(in, 10, 64); err == nil && n > 0 {
-		return byteSize(n), nil
+		return ByteSize(n), nil
 	}
 	low := strings.ToLower(in)
 	if strings.HasSuffix(low, "ib") {
@@ -27,13 +27,13 @@ func parseByteSize(s string) (byteSize, error) {
 	if err != nil || sz.Bytes == 0 {
 		return 0, fmt.Errorf("size %q: write a positive number of bytes, or one with a unit like 8MiB or 512KiB", s)
 	}
-	return byteSize(sz.Bytes), nil
+	return ByteSize(sz.Bytes), nil
 }
 
-func (b *byteSize) String() string { return formatBytes(int64(*b)) }
+func (b *ByteSize) String() string { return FormatBytes(int64(*b)) }
 
-func (b *byteSize) Set(s string) error {
-	v, err := parseByteSize(s)
+func (b *ByteSize) Set(s string) error {
+	v, err := ParseByteSize(s)
 	if err != nil {
 		return err
 	}
@@ -41,19 +41,19 @@ func (b *byteSize) Set(s string) error {
 	return nil
 }
 
-func (b *byteSize) Type() string { return "size" }
+func (b *ByteSize) Type() string { return "size" }
 
 // UnmarshalYAML reads a size from the config file: 8MiB or a number of
 // bytes; an error names the line.
-func (b *byteSize) UnmarshalYAML(n *yaml.Node) error {
+func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	if err := b.Set(n.Value); err != nil {
 		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
 	return nil
 }
 
-// formatBytes writes n with the largest binary unit that divides it.
-func formatBytes(n int64) string {
+// FormatBytes writes n with the largest binary unit that divides it.
+func FormatBytes(n int64) string {
 	for _, u := range []struct {
 		name string
 		size int64

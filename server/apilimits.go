@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 // apiLimits sets the control API's stream, audit and connection limits
 // from the file's (unset: the API's defaults).
-func (c engineConfig) apiLimits(cfg *api.Config) error {
+func (c Config) apiLimits(cfg *api.Config) error {
 	var err error
 	if cfg.StreamMaxLifetime, err = duration("eventStreamMaxLifetime", c.EventStreamMaxLifetime); err != nil {
 		return err
@@ -34,7 +34,7 @@ func (c engineConfig) apiLimits(cfg *api.Config) error {
 
 // checkConnsPerSource checks the per-source connection caps (the
 // introspection one is checked here too: serve reads both).
-func (c engineConfig) checkConnsPerSource() error {
+func (c Config) checkConnsPerSource() error {
 	for _, n := range []struct {
 		name string
 		v    int

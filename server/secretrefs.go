@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"fmt"
@@ -47,7 +47,7 @@ func (r secretRefsConfig) check() error {
 // first; never the server's keys (keys, and the introspection key) by
 // value; under serve, env: and file: only as secretRefs allows, and never
 // the server's own files.
-func (c engineConfig) resolver(sec *secretstore.Store, keys [][]byte) (secrets.Resolver, error) {
+func (c Config) resolver(sec *secretstore.Store, keys [][]byte) (secrets.Resolver, error) {
 	r := secrets.Resolver{ServerKeys: keys}
 	if sec != nil {
 		r.Store = sec
@@ -62,16 +62,13 @@ func (c engineConfig) resolver(sec *secretstore.Store, keys [][]byte) (secrets.R
 	if !c.serving {
 		return r, nil
 	}
-	if err := c.SecretRefs.check(); err != nil {
-		return r, err
-	}
 	r.Policy = &secrets.Policy{Env: c.SecretRefs.Env, Files: c.SecretRefs.Files, Never: c.serverFiles()}
 	return r, nil
 }
 
 // serverFiles are the files a secret reference never reads: the state
 // database, the key and token files, the TLS key.
-func (c engineConfig) serverFiles() []string {
+func (c Config) serverFiles() []string {
 	files := []string{c.State, c.keyFile(), c.introspectionKeyFile(), c.adminTokenFile()}
 	if c.TLSKey != "" {
 		files = append(files, c.TLSKey)
@@ -85,7 +82,7 @@ func (c engineConfig) serverFiles() []string {
 }
 
 // introspectionKeyFile is where the node token key lives.
-func (c engineConfig) introspectionKeyFile() string {
+func (c Config) introspectionKeyFile() string {
 	if c.IntrospectionKeyFile != "" {
 		return c.IntrospectionKeyFile
 	}
@@ -93,7 +90,7 @@ func (c engineConfig) introspectionKeyFile() string {
 }
 
 // adminTokenFile is where serve writes the first admin token.
-func (c engineConfig) adminTokenFile() string {
+func (c Config) adminTokenFile() string {
 	if c.AdminTokenFile != "" {
 		return c.AdminTokenFile
 	}

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"os"
@@ -40,4 +40,5 @@ func osUser(current func() (*user.User, error), getenv func(string) string, uid 
 	return "cli:" + string(b)
 }
 
-func localRequester() string { return osUser(user.Current, os.Getenv, os.Getuid()) }
+// LocalRequester names this process's OS user as a local task's requester.
+func LocalRequester() string { return osUser(user.Current, os.Getenv, os.Getuid()) }

@@ -12,9 +12,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/internal/etcdtest"
-	"github.com/slipway-dev/slipway/internal/ha"
 	"github.com/slipway-dev/slipway/internal/leader"
 	"github.com/slipway-dev/slipway/internal/testtool"
+	"github.com/slipway-dev/slipway/server/ha"
 )
 
 // TestGroup: of two replicas one leads and runs lead; both list each

@@ -1,28 +1,26 @@
-package main
+package server
 
 import (
 	"fmt"
 	"path/filepath"
-
-	"github.com/spf13/cobra"
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/ingest/archive"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 )
 
-// designConfig is serve's configuration of design uploads (engineConfig
+// DesignConfig is serve's configuration of design uploads (Config
 // embeds it). Zero values take the defaults.
-type designConfig struct {
-	DesignMaxFileBytes byteSize `yaml:"designMaxFileBytes"` // one YAML file; default 8MiB
-	DesignMaxBytes     byteSize `yaml:"designMaxBytes"`     // all files of a design; default 16MiB
+type DesignConfig struct {
+	DesignMaxFileBytes ByteSize `yaml:"designMaxFileBytes"` // one YAML file; default 8MiB
+	DesignMaxBytes     ByteSize `yaml:"designMaxBytes"`     // all files of a design; default 16MiB
 	DesignMaxFiles     int      `yaml:"designMaxFiles"`     // files in an uploaded archive; default 20000
 	DesignParses       int      `yaml:"designParses"`       // uploads parsed at once; default 2
 	UploadDir          string   `yaml:"uploadDir"`          // default: uploads/ next to the state database
 }
 
 // designLimits sets the API's upload settings from the file's.
-func (c engineConfig) designLimits(cfg *api.Config) error {
+func (c Config) designLimits(cfg *api.Config) error {
 	lim := yamlingest.Limits{FileBytes: int64(c.DesignMaxFileBytes), DesignBytes: int64(c.DesignMaxBytes)}
 	if c.DesignMaxFiles < 0 || c.DesignParses < 0 {
 		return fmt.Errorf("config designMaxFiles %d, designParses %d: want positive numbers (0: the default)", c.DesignMaxFiles, c.DesignParses)
@@ -34,12 +32,4 @@ func (c engineConfig) designLimits(cfg *api.Config) error {
 		cfg.UploadDir = filepath.Join(c.dir(), "uploads")
 	}
 	return nil
-}
-
-// designLimitFlags adds --max-file-bytes and --max-design-bytes, which
-// bound what the command reads of the design roots.
-func (a *app) designLimitFlags(cmd *cobra.Command) {
-	a.limits = yamlingest.Limits{}.OrDefault()
-	cmd.Flags().Var((*byteSize)(&a.limits.FileBytes), "max-file-bytes", "largest design file read (8MiB, 512KiB, bytes)")
-	cmd.Flags().Var((*byteSize)(&a.limits.DesignBytes), "max-design-bytes", "largest design read, all files together")
 }

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"crypto/sha256"
@@ -29,7 +29,7 @@ func TestCurrentDesignOfPreviousRelease(t *testing.T) {
 	if _, err := st.PutRevision(ctx, statestore.Revision{ID: hex.EncodeToString(sum[:]), Created: time.Now(), Design: old}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := currentDesignIn(ctx, st, "state.db")
+	got, err := CurrentDesign(ctx, st, "state.db")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -15,15 +15,15 @@ import (
 	"github.com/slipway-dev/slipway/statestore"
 )
 
-// rebindEvery is how often the server driver looks whether what it was
+// RebindEvery is how often the server driver looks whether what it was
 // built from changed.
-const rebindEvery = 2 * time.Second
+const RebindEvery = 2 * time.Second
 
 // rebinding is the server driver of the current design's Sites, built
 // again when what it was built from changes: an apply that adds or
 // changes a Site, or a site record created, enabled, disabled, given a
 // new key, URL or policy. So a running serve drives a new site without a
-// restart. It looks at most once per rebindEvery; a call in flight ends
+// restart. It looks at most once per RebindEvery; a call in flight ends
 // on the driver it started on (for a moment after a change, a site's
 // calls may run under the old and the new limit).
 type rebinding struct {
@@ -43,7 +43,7 @@ type rebinding struct {
 // site records as they are now.
 func newRebinding(ctx context.Context, st statestore.Store, reg *siteregistry.Registry, cur drivers.Server, log zerolog.Logger,
 	build func(d *design.Design) (drivers.Server, error)) (*rebinding, error) {
-	r := &rebinding{build: build, st: st, reg: reg, log: log, every: rebindEvery, cur: cur}
+	r := &rebinding{build: build, st: st, reg: reg, log: log, every: RebindEvery, cur: cur}
 	stamp, err := r.stampNow(ctx)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func (r *rebinding) server(ctx context.Context) drivers.Server {
 	if err != nil || stamp == r.stamp {
 		return r.cur
 	}
-	d, err := currentDesignIn(ctx, r.st, "")
+	d, err := CurrentDesign(ctx, r.st, "")
 	if err == nil {
 		var srv drivers.Server
 		if srv, err = r.build(d); err == nil {

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"strings"
@@ -20,7 +20,7 @@ func TestReadyCheckTTLBounds(t *testing.T) {
 		{"50ms", 0, "from 100ms to 5m0s"}, {"6m", 0, "from 100ms to 5m0s"}, {"soon", 0, "want a duration"}, {"-1s", 0, "want a duration"},
 	} {
 		var cfg api.Config
-		err := engineConfig{ReadyCheckTTL: c.in}.readyCheck(&cfg)
+		err := Config{ReadyCheckTTL: c.in}.readyCheck(&cfg)
 		switch {
 		case c.err == "" && (err != nil || cfg.ReadyTTL != c.want):
 			t.Errorf("readyCheckTTL %q: %v, %v; want %v", c.in, cfg.ReadyTTL, err, c.want)
