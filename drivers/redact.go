@@ -3,6 +3,7 @@ package drivers
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"html"
 	"net/url"
@@ -36,15 +37,15 @@ func Redact(text string, repl map[string]string) string {
 		return text
 	}
 	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
-	var first [256]bool // the bytes a value starts with: other positions are skipped at once
+	var first [256][]string // the values by the byte they start with, longest first
 	for _, v := range values {
-		first[v[0]] = true
+		first[v[0]] = append(first[v[0]], v)
 	}
 	var b strings.Builder
 	for i := 0; i < len(text); {
 		v := ""
-		if first[text[i]] {
-			v = matchAt(text, i, values)
+		if vs := first[text[i]]; vs != nil {
+			v = matchAt(text, i, vs)
 		}
 		if v == "" {
 			b.WriteByte(text[i])
@@ -89,7 +90,8 @@ const Redacted = redacted
 // whole secret encoded, and, for a secret encoded inside a longer value
 // (HTTP Basic "user:pass"), the part of its encoding that does not depend
 // on what comes before or after it, at each of the three alignments;
-// and the base64 forms percent-encoded.
+// and the base64 forms percent-encoded; and each of these forms in hex,
+// lower and upper case (a peer that dumps what it was sent in hex).
 // Forms equal to others are listed once; "" has no forms.
 func SecretForms(secret string) []string {
 	if secret == "" {
@@ -110,6 +112,10 @@ func SecretForms(secret string) []string {
 	}
 	for _, b := range base64Forms(secret) {
 		forms = append(forms, b, url.QueryEscape(b), url.PathEscape(b), lowerHex(url.QueryEscape(b)))
+	}
+	for _, f := range forms {
+		h := hex.EncodeToString([]byte(f))
+		forms = append(forms, h, strings.ToUpper(h))
 	}
 	slices.Sort(forms)
 	return slices.Compact(forms)

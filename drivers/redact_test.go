@@ -2,6 +2,7 @@ package drivers
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"html"
 	"net/url"
@@ -62,7 +63,9 @@ func TestRedactSecretsEveryForm(t *testing.T) {
 		for _, v := range sent {
 			j, _ := json.Marshal(v)
 			echoed = append(echoed, v, url.QueryEscape(v), url.PathEscape(v), url.QueryEscape(url.QueryEscape(v)),
-				string(j), strconv.Quote(v), html.EscapeString(v), strings.ToLower(url.QueryEscape(v)))
+				string(j), strconv.Quote(v), html.EscapeString(v), strings.ToLower(url.QueryEscape(v)),
+				hex.EncodeToString([]byte(v)), strings.ToUpper(hex.EncodeToString([]byte(v))),
+				hex.EncodeToString([]byte(url.QueryEscape(v))), strings.ToUpper(hex.EncodeToString([]byte(url.QueryEscape(v)))))
 		}
 		for _, e := range echoed {
 			text := "MAAS said: <" + e + "> and more"

@@ -2,13 +2,14 @@
 // each request back in a failed answer, in the forms a proxy or a
 // server's error page might use, and a search that decodes a text every
 // way a secret can be encoded (percent-encoding, HTML and JSON escapes,
-// base64 at any alignment) before looking for the secret in it. The
+// base64 at any alignment, hex in either case) before looking for the secret in it. The
 // search does not share code with the redaction it checks.
 package leakcheck
 
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"html"
 	"io"
@@ -38,14 +39,15 @@ func Echo(status int) http.HandlerFunc {
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, "request echoed:\n"+d+"\nencoded: "+url.QueryEscape(d)+"\njson: "+string(q)+
 			"\nhtml: "+html.EscapeString(d)+"\nb64: "+base64.StdEncoding.EncodeToString(dump)+
-			"\nb64 shifted: "+base64.URLEncoding.EncodeToString(append([]byte("x"), dump...))+"\n")
+			"\nb64 shifted: "+base64.URLEncoding.EncodeToString(append([]byte("x"), dump...))+
+			"\nhex: "+hex.EncodeToString(dump)+"\nHEX: "+strings.ToUpper(hex.EncodeToString(dump))+"\n")
 	}
 }
 
 // Find reports each secret (by its position in secrets) that text holds
 // in any form: raw, percent-decoded (up to three times), HTML- or
-// JSON-unescaped, or in base64 (standard or URL alphabet, any
-// alignment), and combinations of these two levels deep. Secrets shorter
+// JSON-unescaped, in base64 (standard or URL alphabet, any alignment)
+// or hex (either case, either alignment), and combinations of these two levels deep. Secrets shorter
 // than 6 bytes are not looked for (they match by chance).
 func Find(text string, secrets ...string) []string {
 	views := decodings([]string{text}, 2)
@@ -88,7 +90,7 @@ func decodings(texts []string, depth int) []string {
 func decodeOnce(t string) []string {
 	out := []string{percentDecode(t, false), percentDecode(t, true), html.UnescapeString(t), jsonUnescape(t)}
 	out = append(out, base64Runs(t)...)
-	return out
+	return append(out, hexRuns(t)...)
 }
 
 var pct = regexp.MustCompile(`%[0-9a-fA-F]{2}`)
@@ -138,6 +140,23 @@ func base64Runs(t string) []string {
 				if b, err := enc.DecodeString(r); err == nil {
 					out = append(out, string(b))
 				}
+			}
+		}
+	}
+	return out
+}
+
+var hexRun = regexp.MustCompile(`[0-9a-fA-F]{12,}`)
+
+// hexRuns decodes every run of hex digits (either case), from its first
+// and its second digit.
+func hexRuns(t string) []string {
+	var out []string
+	for _, run := range hexRun.FindAllString(t, -1) {
+		for shift := range 2 {
+			r := run[shift:]
+			if b, err := hex.DecodeString(r[:len(r)/2*2]); err == nil {
+				out = append(out, string(b))
 			}
 		}
 	}
