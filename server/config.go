@@ -97,7 +97,7 @@ type Config struct {
 	// Design uploads: size limits, parses at once, upload directory
 	// (designlimits.go).
 	DesignConfig `yaml:",inline"`
-	// A replica group on etcd (ha.go).
+	// A replica group on etcd (servegroup.go).
 	HAConfig `yaml:",inline"`
 	// serving: the engine runs under serve, which holds references to
 	// SecretRefs (the CLI's local commands resolve every one).

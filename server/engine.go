@@ -37,7 +37,7 @@ type Env struct {
 	drivers orchestrator.Drivers
 	metrics *prometheus.Registry
 	close   func()
-	// Under serve --store etcd:// (ha.go): the API's engine (the leading
+	// Under serve --store etcd:// (servegroup.go): the API's engine (the leading
 	// one, else one that only reads), the replica group, and how the
 	// standby reaches the leader.
 	api     apiEngine
@@ -245,7 +245,7 @@ func (o Options) startIntrospection(c Config, st statestore.Store, d *design.Des
 	keyFile := c.introspectionKeyFile()
 	key, err := secretstore.LoadOrCreateKey(keyFile)
 	if err != nil {
-		return nil, nil, fmt.Errorf("introspection key %s: %w", keyFile, err)
+		return nil, nil, fmt.Errorf("introspection key %s (config introspectionKeyFile): %w", keyFile, err)
 	}
 	ln, err := net.Listen("tcp", c.IntrospectionListen)
 	if err != nil {

@@ -55,7 +55,7 @@ func (c Config) resolver(sec *secretstore.Store, keys [][]byte) (secrets.Resolve
 	if c.IntrospectionListen != "" {
 		k, err := secretstore.LoadOrCreateKey(c.introspectionKeyFile())
 		if err != nil {
-			return r, fmt.Errorf("introspection key %s: %w", c.introspectionKeyFile(), err)
+			return r, fmt.Errorf("introspection key %s (config introspectionKeyFile): %w", c.introspectionKeyFile(), err)
 		}
 		r.ServerKeys = append(r.ServerKeys, k)
 	}

@@ -76,7 +76,7 @@ func (c Config) EtcdClientConfig() (clientv3.Config, error) {
 	if c.EtcdCA != "" || c.EtcdCert != "" {
 		var err error
 		if tc, err = clientTLS(c.EtcdCA, c.EtcdCert, c.EtcdKey); err != nil {
-			return clientv3.Config{}, fmt.Errorf("etcd TLS: %w", err)
+			return clientv3.Config{}, fmt.Errorf("config etcdCA, etcdCert, etcdKey: etcd TLS: %w", err)
 		}
 		scheme = "https"
 	}
@@ -157,7 +157,7 @@ func (c Config) forwardTransport() (http.RoundTripper, error) {
 	}
 	pem, err := os.ReadFile(ca)
 	if err != nil {
-		return nil, fmt.Errorf("peerCA: %w", err)
+		return nil, fmt.Errorf("config peerCA: %w", err)
 	}
 	pool.AppendCertsFromPEM(pem)
 	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
