@@ -78,6 +78,24 @@ func Check(path string, r Rule) error {
 	return r.dirs(r.the(path), filepath.Dir(path), r.NoSticky)
 }
 
+// CheckOpened checks the file f, opened from path, against r's owner,
+// type and mode, by f itself (fstat): what was opened is what is
+// checked, whatever was at path when Check looked. Its directories are
+// not checked again (Check or CheckDir did).
+func CheckOpened(f *os.File, path string, r Rule) error {
+	if !unixOwners {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", r.What, path, err)
+	}
+	if err := r.owner(path, fi, ""); err != nil {
+		return err
+	}
+	return r.mode(path, fi)
+}
+
 // CheckDir checks the directory dir, where a file of the rule's kind is
 // about to be created, and each directory above it.
 func CheckDir(dir string, r Rule) error {

@@ -78,10 +78,17 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := checkTrust(path); err != nil {
 		return nil, err
 	}
-	if err := checkFile(path, opts); err != nil {
+	file := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		file = real // an own link, checked: bbolt opens its target without following links (openState)
+	}
+	if err := checkFile(file, opts); err != nil {
 		return nil, err
 	}
-	db, err := openDB(path, &bbolt.Options{Timeout: opts.Timeout})
+	if beforeOpen != nil {
+		beforeOpen(file)
+	}
+	db, err := openDB(file, &bbolt.Options{Timeout: opts.Timeout})
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +99,10 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	return s, nil
 }
+
+// beforeOpen, when set (tests), is called after the checks of the state
+// file and before bbolt opens it: where another user may plant a file.
+var beforeOpen func(path string)
 
 // StateRule is what a trusted state file looks like: owned by the
 // effective user, writable by no one else, in directories no one else

@@ -91,7 +91,7 @@ func openDB(path string, o *bbolt.Options) (db *bbolt.DB, err error) {
 	var f *os.File
 	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
 		var err error
-		f, err = os.OpenFile(name, flag, perm)
+		f, err = openState(name, flag, perm)
 		return f, err
 	}
 	err = guard(path, func() error {

@@ -11,3 +11,7 @@ func SetSnapshotOpened(s *Store, f func()) { s.snaps.opened = f }
 // it returns is called when that wait ends. Tests use it to know which
 // Writes share a commit.
 func SetCommitWait(s *Store, f func(ctx context.Context) (resume func())) { s.commits.Wait = f }
+
+// SetBeforeOpen sets a function Open calls after its checks of the state
+// file and before bbolt opens it (nil: none).
+func SetBeforeOpen(f func(path string)) { beforeOpen = f }
