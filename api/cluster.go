@@ -13,7 +13,7 @@ import (
 	"github.com/slipway-dev/slipway/auth"
 )
 
-// Cluster is the replica group the server is one of (internal/ha): one
+// Cluster is the replica group the server is one of (server/ha): one
 // replica leads and runs the engine; the others (standbys) answer reads
 // from the shared store and forward every mutating call, and every call
 // that needs the engine itself (a console), to the leader.

@@ -4,7 +4,7 @@ package server
 // etcd. Every replica serves the control API (reads from the shared
 // store; mutating calls forwarded to the leader) and the introspection
 // API (tokens and answers from the shared store); the replica that wins
-// the election (internal/ha) runs the engine through a store fenced on
+// the election (server/ha) runs the engine through a store fenced on
 // its leader key, and stops it when it loses the lease.
 
 import (
