@@ -7,12 +7,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slipway-dev/slipway/internal/storedrec"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -60,6 +61,10 @@ const (
 	collIdemExpiry = "idempotency-expiry" // <expiry unix, 20 digits>/principal/key -> ""
 	idemSweepEvery = 64                   // answers kept between sweeps
 )
+
+// idemKind is an idemRecord's stored form: it carries its schema version
+// (internal/storedrec).
+var idemKind = storedrec.NewKind("idempotency record", reflect.TypeFor[idemRecord]())
 
 // idemRecord is what the server remembers of a key.
 type idemRecord struct {
@@ -280,7 +285,9 @@ func (s *Server) idemRecord(ctx context.Context, rk string) (idemRecord, bool, e
 	if err != nil {
 		return rec, false, err
 	}
-	if err := json.Unmarshal(v, &rec); err != nil {
+	if err := idemKind.Decode(rk, v, &rec); errors.Is(err, storedrec.ErrNewerVersion) {
+		return rec, false, err
+	} else if err != nil {
 		return rec, false, fmt.Errorf("the idempotency record of %q is damaged: %w", rk, err)
 	}
 	return rec, time.Now().Before(rec.Expires), nil
@@ -288,7 +295,7 @@ func (s *Server) idemRecord(ctx context.Context, rk string) (idemRecord, bool, e
 
 // idemOps write a key's record and its expiry index entry.
 func idemOps(rk string, rec idemRecord) ([]statestore.Op, error) {
-	v, err := json.Marshal(rec)
+	v, err := idemKind.Encode(rec)
 	if err != nil {
 		return nil, err
 	}

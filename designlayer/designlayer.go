@@ -36,6 +36,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -44,6 +45,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
+	"github.com/slipway-dev/slipway/internal/storedrec"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -51,6 +53,15 @@ const (
 	sourcesColl  = "design_sources"
 	revisionColl = "revision_sources"
 	layerColl    = "design_layer"
+)
+
+// Stored forms (internal/storedrec). A layer entry carries its schema
+// version. Sources are addressed by the hash of their JSON, which is
+// stored without one (as design revisions are): they read as the legacy
+// version, and a newer release's are refused.
+var (
+	entryKind   = storedrec.NewKind("design layer entry", reflect.TypeFor[Entry]())
+	sourcesKind = storedrec.NewKind("design sources", reflect.TypeFor[Sources]())
 )
 
 // LayerRoot is the name the layer's root has in findings and revisions'
@@ -187,7 +198,7 @@ func (s *Store) Sources(ctx context.Context, rev string) (Sources, error) {
 		return Sources{}, err
 	}
 	var src Sources
-	return src, json.Unmarshal(raw, &src)
+	return src, sourcesKind.Decode(string(key), raw, &src)
 }
 
 func short(rev string) string { return rev[:min(len(rev), 12)] }
@@ -209,7 +220,7 @@ func (e Entry) Key() string { return e.Kind + "/" + e.Name }
 
 // Layer returns the layer's entries, by kind and name.
 func (s *Store) Layer(ctx context.Context) ([]Entry, error) {
-	return statestore.ListJSON[Entry](ctx, s.rec, layerColl, "", "design layer entry")
+	return statestore.ListJSON[Entry](ctx, s.rec, entryKind, layerColl, "")
 }
 
 // PutOps are the ops that add (or replace) entries, stamped now.
@@ -219,7 +230,7 @@ func (s *Store) PutOps(entries []Entry) ([]statestore.Op, error) {
 		if e.Added.IsZero() {
 			e.Added = s.now().UTC()
 		}
-		b, err := json.Marshal(e)
+		b, err := entryKind.Encode(e)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/storedrec"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
@@ -38,6 +40,10 @@ type ReportRequest struct {
 	Status  string `json:"status"` // running | success | failure
 	Message string `json:"message,omitempty"`
 }
+
+// reportKind is a Report's stored form: it carries its schema version
+// (internal/storedrec).
+var reportKind = storedrec.NewKind("boot action report", reflect.TypeFor[Report]())
 
 // Report is a stored report of one boot action in one deployment.
 type Report struct {
@@ -84,14 +90,14 @@ func (s *Server) postReport(c echo.Context) error {
 func (s *Server) storeReport(ctx context.Context, rep Report) (Report, error) {
 	key := reportKey(rep.Node, rep.Deployment, rep.Action)
 	var prev Report
-	found, err := s.getJSON(ctx, collReports, key, &prev)
+	found, err := s.getJSON(ctx, reportKind, collReports, key, &prev)
 	if err != nil {
 		return Report{}, internal(http.StatusServiceUnavailable, "the state store did not answer; try again", err)
 	}
 	if found && prev.Status == rep.Status && prev.Message == rep.Message && prev.Server == rep.Server {
 		return prev, nil // a retry: already recorded
 	}
-	raw, err := json.Marshal(rep)
+	raw, err := reportKind.Encode(rep)
 	if err != nil {
 		return Report{}, err
 	}
@@ -248,7 +254,9 @@ func (s *Server) BootstrapStatus(ctx context.Context, d *design.Design, node, de
 	got := map[string]Report{}
 	for _, r := range recs {
 		var rep Report
-		if json.Unmarshal(r.Value, &rep) != nil {
+		if err := reportKind.Decode(r.Key, r.Value, &rep); errors.Is(err, storedrec.ErrNewerVersion) {
+			return p, err
+		} else if err != nil {
 			continue
 		}
 		if rep.Server && rep.Status == StatusFailure {

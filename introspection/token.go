@@ -23,6 +23,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/storedrec"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -510,8 +511,8 @@ func (s *Server) getString(ctx context.Context, coll, key string) (string, error
 	return string(b), nil
 }
 
-// getJSON decodes a record into v; false when absent.
-func (s *Server) getJSON(ctx context.Context, coll, key string, v any) (bool, error) {
+// getJSON decodes a record of kind k into v; false when absent.
+func (s *Server) getJSON(ctx context.Context, k *storedrec.Kind, coll, key string, v any) (bool, error) {
 	b, err := s.store.Get(ctx, coll, key)
 	switch {
 	case errors.Is(err, statestore.ErrNoRecord):
@@ -519,7 +520,7 @@ func (s *Server) getJSON(ctx context.Context, coll, key string, v any) (bool, er
 	case err != nil:
 		return false, drivers.NewError(drivers.Transient, fmt.Errorf("read %s: %w", coll, err))
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := k.Decode(key, b, v); err != nil {
 		return false, fmt.Errorf("decode a record of %s: %w", coll, err)
 	}
 	return true, nil

@@ -18,20 +18,25 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/storedrec"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
 const coll = "onboardings"
+
+// recordKind is a Record's stored form: it carries its schema version
+// (internal/storedrec).
+var recordKind = storedrec.NewKind("onboarding", reflect.TypeFor[Record]())
 
 // MaxRows bounds one batch.
 const MaxRows = 500
@@ -209,7 +214,7 @@ func (s *Store) NewRecord(req Request, by string) (Record, error) {
 
 // PutOp is the op that stores r.
 func PutOp(r Record) (statestore.Op, error) {
-	b, err := json.Marshal(r)
+	b, err := recordKind.Encode(r)
 	if err != nil {
 		return statestore.Op{}, err
 	}
@@ -239,12 +244,12 @@ func (s *Store) Get(ctx context.Context, id string) (Record, error) {
 		return Record{}, err
 	}
 	var r Record
-	return r, json.Unmarshal(b, &r)
+	return r, recordKind.Decode(id, b, &r)
 }
 
 // List returns every record, newest first.
 func (s *Store) List(ctx context.Context) ([]Record, error) {
-	out, err := statestore.ListJSON[Record](ctx, s.rec, coll, "", "onboarding")
+	out, err := statestore.ListJSON[Record](ctx, s.rec, recordKind, coll, "")
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package siteregistry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/storedrec"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -134,7 +134,7 @@ func (r *Registry) CreateProfile(ctx context.Context, site string, p ProfileSpec
 
 // Profiles lists site id's profiles, by ID.
 func (r *Registry) Profiles(ctx context.Context, site string) ([]Profile, error) {
-	return statestore.ListJSON[Profile](ctx, r.st, profileColl, site+"/", "profile")
+	return statestore.ListJSON[Profile](ctx, r.st, profileKind, profileColl, site+"/")
 }
 
 // Profile returns profile pid of site id.
@@ -147,7 +147,9 @@ func (r *Registry) Profile(ctx context.Context, site, pid string) (Profile, erro
 		return Profile{}, err
 	}
 	var p Profile
-	if err := json.Unmarshal(b, &p); err != nil {
+	if err := profileKind.Decode(site+"/"+pid, b, &p); errors.Is(err, storedrec.ErrNewerVersion) {
+		return Profile{}, err
+	} else if err != nil {
 		return Profile{}, fmt.Errorf("profile %s: damaged record: %w", pid, err)
 	}
 	return p, nil
@@ -219,7 +221,7 @@ func profileNamed(all []Profile, name string) (Profile, bool) {
 }
 
 func (r *Registry) putProfile(ctx context.Context, p Profile) error {
-	b, err := json.Marshal(p)
+	b, err := profileKind.Encode(p)
 	if err != nil {
 		return err
 	}

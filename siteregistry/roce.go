@@ -3,7 +3,6 @@ package siteregistry
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -281,7 +280,7 @@ func (r *Registry) writeRoCE(ctx context.Context, site string, items []RoCEItem,
 			a = RoCEAssignment{ID: "ra-" + newID()[3:], Site: site}
 		}
 		a.RoCEItem, a.Updated = it, now
-		b, err := json.Marshal(a)
+		b, err := roceKind.Encode(a)
 		if err != nil {
 			return nil, err
 		}
@@ -297,7 +296,7 @@ func (r *Registry) writeRoCE(ctx context.Context, site string, items []RoCEItem,
 // RoCE lists site id's assignments (of hostname, when given), by
 // hostname and interface.
 func (r *Registry) RoCE(ctx context.Context, site, hostname string) ([]RoCEAssignment, error) {
-	all, err := statestore.ListJSON[RoCEAssignment](ctx, r.st, roceColl, site+"/", "RoCE assignment")
+	all, err := statestore.ListJSON[RoCEAssignment](ctx, r.st, roceKind, roceColl, site+"/")
 	if err != nil {
 		return nil, err
 	}

@@ -22,20 +22,29 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/storedrec"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
 const coll = "maas_sites"
+
+// Stored forms of the registry's records: each carries its schema
+// version (internal/storedrec).
+var (
+	siteKind    = storedrec.NewKind("site", reflect.TypeFor[Record]())
+	profileKind = storedrec.NewKind("site profile", reflect.TypeFor[Profile]())
+	roceKind    = storedrec.NewKind("RoCE assignment", reflect.TypeFor[RoCEAssignment]())
+)
 
 // Bounds of a record's fields.
 const (
@@ -332,7 +341,9 @@ func (r *Registry) Get(ctx context.Context, id string) (Record, error) {
 		return Record{}, err
 	}
 	var rec Record
-	if err := json.Unmarshal(b, &rec); err != nil {
+	if err := siteKind.Decode(id, b, &rec); errors.Is(err, storedrec.ErrNewerVersion) {
+		return Record{}, err
+	} else if err != nil {
 		return Record{}, fmt.Errorf("site %s: damaged record: %w", id, err)
 	}
 	return rec, nil
@@ -340,7 +351,7 @@ func (r *Registry) Get(ctx context.Context, id string) (Record, error) {
 
 // List returns every site, by ID.
 func (r *Registry) List(ctx context.Context) ([]Record, error) {
-	return statestore.ListJSON[Record](ctx, r.st, coll, "", "site")
+	return statestore.ListJSON[Record](ctx, r.st, siteKind, coll, "")
 }
 
 // ByName returns the site called name.
@@ -402,7 +413,7 @@ func byName(all []Record, name string) (Record, bool) {
 }
 
 func (r *Registry) put(ctx context.Context, rec Record) error {
-	b, err := json.Marshal(rec)
+	b, err := siteKind.Encode(rec)
 	if err != nil {
 		return err
 	}

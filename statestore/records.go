@@ -2,9 +2,10 @@ package statestore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/slipway-dev/slipway/internal/storedrec"
 )
 
 // OpKind says what an [Op] does.
@@ -208,9 +209,11 @@ func ValidateOps(ops []Op) error {
 }
 
 // ListJSON lists the records of coll whose key starts with prefix and
-// decodes each JSON value into a T, in key order; what names a record
-// that does not decode ("what KEY: damaged record: ...").
-func ListJSON[T any](ctx context.Context, rec KeyedRecords, coll, prefix, what string) ([]T, error) {
+// decodes each into a T, in key order, converted from the schema version
+// it was stored in (k's; internal/storedrec). A record that does not
+// decode is named by k and its key ("damaged record: site "s-1": ...");
+// one a newer release wrote is refused (storedrec.ErrNewerVersion).
+func ListJSON[T any](ctx context.Context, rec KeyedRecords, k *storedrec.Kind, coll, prefix string) ([]T, error) {
 	recs, err := rec.List(ctx, coll, prefix)
 	if err != nil {
 		return nil, err
@@ -218,8 +221,10 @@ func ListJSON[T any](ctx context.Context, rec KeyedRecords, coll, prefix, what s
 	out := make([]T, 0, len(recs))
 	for _, x := range recs {
 		var v T
-		if err := json.Unmarshal(x.Value, &v); err != nil {
-			return nil, fmt.Errorf("%s %s: damaged record: %w", what, x.Key, err)
+		if err := k.Decode(x.Key, x.Value, &v); errors.Is(err, storedrec.ErrNewerVersion) {
+			return nil, err
+		} else if err != nil {
+			return nil, fmt.Errorf("damaged record: %w", err)
 		}
 		out = append(out, v)
 	}

@@ -13,8 +13,12 @@ import (
 	"github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/designlayer"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/introspection"
+	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/current from today's types (only when a stored form changes on purpose)")
@@ -34,8 +38,10 @@ func kindOf[T any](kind, file string) fixtureKind {
 
 // fixtureKinds are the records the server stores as JSON objects: the
 // engine's (nodes, tasks, task_nodes, events, inventory, as_built, drift,
-// reconciliation), the API tokens, the audit log and design revisions.
-// The secret store's record is unexported: secrets/store tests its own.
+// reconciliation), the API tokens, the audit log, design revisions, the
+// site registry's, onboardings, the design layer and its sources, and
+// boot action reports. The secret store's record and the API's
+// idempotency record are unexported: their packages test their own.
 var fixtureKinds = []fixtureKind{
 	kindOf[record.NodeRecord]("node record", "node.json"),
 	kindOf[record.Task]("task record", "task.json"),
@@ -48,6 +54,13 @@ var fixtureKinds = []fixtureKind{
 	kindOf[auth.Token]("API token", "token.json"),
 	kindOf[apitypes.AuditRecord]("audit record", "audit.json"),
 	kindOf[design.Design]("design revision", "design_revision.json"),
+	kindOf[siteregistry.Record]("site", "site.json"),
+	kindOf[siteregistry.Profile]("site profile", "site_profile.json"),
+	kindOf[siteregistry.RoCEAssignment]("RoCE assignment", "roce_assignment.json"),
+	kindOf[onboarding.Record]("onboarding", "onboarding.json"),
+	kindOf[designlayer.Entry]("design layer entry", "design_layer_entry.json"),
+	kindOf[designlayer.Sources]("design sources", "design_sources.json"),
+	kindOf[introspection.Report]("boot action report", "boot_action_report.json"),
 }
 
 // TestWriteFixtures writes testdata/current (with -update): the JSON
