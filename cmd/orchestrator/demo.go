@@ -8,23 +8,22 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/slipway-dev/slipway/server"
 
 	"github.com/spf13/cobra"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/labrun"
+	"github.com/slipway-dev/slipway/labrun/demo"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 	etcdstore "github.com/slipway-dev/slipway/statestore/etcdstore"
 )
 
-// demoCmd runs the example site end to end: validation (with a layer of
-// mistakes), render, apply twice, then a deployment of every node into the
-// virtual lab with live progress and a summary table.
 // demoFlags are demo's flags.
 type demoFlags struct {
 	site                                             []string
@@ -33,8 +32,13 @@ type demoFlags struct {
 	etcdLimits                                       etcdstore.Limits
 	nodes, sites                                     int
 	timeScale                                        float64
-	dash                                             dashOpts // demo_ui.go
+	dash                                             demo.Dashboard
+	dashGiven                                        bool // --dashboard was on the command line
 }
+
+// demoCmd runs the example site end to end: validation (with a layer of
+// mistakes), render, apply twice, then a deployment of every node into the
+// virtual lab with live progress and a summary table (labrun/demo).
 
 func (a *app) demoCmd() *cobra.Command {
 	var df demoFlags
@@ -43,7 +47,7 @@ func (a *app) demoCmd() *cobra.Command {
 		Short: "Run the end-to-end demo on the example site",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			df.dash.given = cmd.Flags().Changed("dashboard")
+			df.dashGiven = cmd.Flags().Changed("dashboard")
 			return a.runDemo(cmd.Context(), &df)
 		},
 	}
@@ -60,8 +64,8 @@ func (a *app) demoCmd() *cobra.Command {
 	cmd.Flags().StringVar(&df.etcdPrefix, "etcd-prefix", "", "with --store: the key prefix of the state in etcd (default: a fresh /slipway-demo-RANDOM/)")
 	cmd.Flags().IntVar(&df.etcdLimits.MaxTxnOps, "etcd-max-txn-ops", 0, "with --store: the members' --max-txn-ops when raised from etcd's default (128)")
 	cmd.Flags().IntVar(&df.etcdLimits.MaxRequestBytes, "etcd-max-request-bytes", 0, "with --store: the members' --max-request-bytes when raised from etcd's default (1.5 MiB)")
-	cmd.Flags().StringVar(&df.dash.listen, "dashboard", "127.0.0.1:0", "serve the control API and the web dashboard on this address while the lab deploys (\"\": none; with --nodes and -o json: none unless given)")
-	cmd.Flags().BoolVar(&df.dash.keep, "keep", false, "after the deploy, keep the lab and the dashboard running until Ctrl-C")
+	cmd.Flags().StringVar(&df.dash.Listen, "dashboard", "127.0.0.1:0", "serve the control API and the web dashboard on this address while the lab deploys (\"\": none; with --nodes and -o json: none unless given)")
+	cmd.Flags().BoolVar(&df.dash.Keep, "keep", false, "after the deploy, keep the lab and the dashboard running until Ctrl-C")
 	return cmd
 }
 
@@ -77,8 +81,8 @@ func (a *app) runDemo(ctx context.Context, df *demoFlags) error {
 	if err := df.checkStore(); err != nil {
 		return usageErr(err)
 	}
-	if df.output == "json" && !df.dash.given {
-		df.dash.listen = "" // a bench's run: no dashboard unless asked
+	if df.output == "json" && !df.dashGiven {
+		df.dash.Listen = "" // a bench's run: no dashboard unless asked
 	}
 	var faults *maas.Faults
 	if df.faultsFile != "" {
@@ -130,7 +134,7 @@ func (a *app) demoExample(ctx context.Context, df *demoFlags, dir string, faults
 	// A layer with two mistakes shows that validation reports every
 	// problem at once with its file and line, before any hardware.
 	mistakes := filepath.Join(dir, "mistakes")
-	if err := writeMistakes(mistakes, l); err != nil {
+	if err := demo.WriteMistakes(mistakes, l.design); err != nil {
 		return usageErr(err)
 	}
 	fmt.Fprintf(a.stdout, "\n== 0. validation catches mistakes before any hardware is touched\n$ orchestrator validate %s %s\n", site, mistakes)
@@ -148,25 +152,25 @@ func (a *app) demoExample(ctx context.Context, df *demoFlags, dir string, faults
 			return err
 		}
 	}
-	return a.demoExampleDeploy(ctx, l.design, state, df.timeScale, faults, df.dash)
+	return a.demoExampleDeploy(ctx, l.design, df, faults)
 }
 
 // demoExampleDeploy is the demo's last step: every node deployed into the
 // virtual lab, the summary and a GPU node's inventory.
-func (a *app) demoExampleDeploy(ctx context.Context, d *design.Design, state string, timeScale float64, faults *maas.Faults, dash dashOpts) error {
+func (a *app) demoExampleDeploy(ctx context.Context, d *design.Design, df *demoFlags, faults *maas.Faults) error {
 	fmt.Fprintln(a.stdout, "\n== 6. deploy every node into the virtual lab: IPMI or Redfish PXE boot, MAAS enlist, commission, configure, deploy, boot actions")
-	st, err := bolt.Open(state, bolt.Options{})
+	st, err := bolt.Open(df.state, bolt.Options{})
 	if err != nil {
 		return usageErr(err)
 	}
 	defer st.Close()
-	res, err := a.demoDeploy(ctx, d, st, state, timeScale, faults, true, dash)
+	res, err := demo.Deploy(ctx, a.demoOptions(d, st, df, faults, true))
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
 	}
-	a.printSummary(res)
+	res.Summary(a.stdout)
 	a.printGPUInventory(ctx, st, d.NodeNames()) // inventory.go
-	if !res.ok() {
+	if !res.OK() {
 		return &exitError{code: exitInvalid, err: fmt.Errorf("demo: %d of %d nodes deployed", res.Deployed, res.Nodes)}
 	}
 	fmt.Fprintln(a.stdout, `
@@ -175,40 +179,6 @@ Run the same against a real MAAS: 'orchestrator serve' (engine, control API
 and introspection API), then 'orchestrator deploy --server URL --token T'.
 See README.md and docs/.`)
 	return nil
-}
-
-// writeMistakes writes a layer over the demo site that gives its first two
-// nodes the same BMC address and its first network a CIDR with host bits.
-func writeMistakes(dir string, l *loaded) error {
-	names := l.design.NodeNames()
-	nets := make([]string, 0, len(l.design.Networks))
-	for n := range l.design.Networks {
-		nets = append(nets, n)
-	}
-	sort.Strings(nets)
-	if len(names) < 2 || len(nets) == 0 {
-		return fmt.Errorf("the demo site needs two nodes and a network")
-	}
-	first, second := l.design.Nodes[names[0]], l.design.Nodes[names[1]]
-	cidr := l.design.Networks[nets[0]].Spec.CIDR
-	ip, _, _ := strings.Cut(cidr, "/")
-	body := fmt.Sprintf(`# A site layer with two mistakes, written by 'orchestrator demo'.
-apiVersion: slipway/v1
-kind: Node
-metadata: {name: %s}
-spec:
-  oob: {address: %s}
----
-apiVersion: slipway/v1
-kind: Network
-metadata: {name: %s}
-spec:
-  cidr: %s
-`, second.Metadata.Name, first.Spec.OOB.Address, nets[0], strings.Replace(cidr, ip, strings.TrimSuffix(ip, "0")+"7", 1))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "mistakes.yaml"), []byte(body), 0o644)
 }
 
 func joinArgs(args []string) string {
@@ -225,7 +195,7 @@ func joinArgs(args []string) string {
 // demoGenerated deploys a generated site of n nodes and prints the summary
 // (JSON with -o json).
 func (a *app) demoGenerated(ctx context.Context, dir string, df *demoFlags, faults *maas.Faults) error {
-	state, scale, output := df.state, df.timeScale, df.output
+	output := df.output
 	d, err := labrun.GeneratedSites(ctx, filepath.Join(dir, "site"), df.nodes, df.sites)
 	if err != nil {
 		return usageErr(err)
@@ -235,7 +205,7 @@ func (a *app) demoGenerated(ctx context.Context, dir string, df *demoFlags, faul
 		return usageErr(err)
 	}
 	defer st.Close()
-	res, err := a.demoDeploy(ctx, d, st, state, scale, faults, output == "text", df.dash)
+	res, err := demo.Deploy(ctx, a.demoOptions(d, st, df, faults, output == "text"))
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
 	}
@@ -247,12 +217,19 @@ func (a *app) demoGenerated(ctx context.Context, dir string, df *demoFlags, faul
 			return err
 		}
 	} else {
-		a.printSummary(res)
+		res.Summary(a.stdout)
 	}
-	if !res.ok() {
+	if !res.OK() {
 		return &exitError{code: exitInvalid}
 	}
 	return nil
+}
+
+// demoOptions are the deployment's options from the flags: the design d,
+// its state st, progress drawn on stdout when show is set.
+func (a *app) demoOptions(d *design.Design, st statestore.Store, df *demoFlags, faults *maas.Faults, show bool) demo.Options {
+	return demo.Options{Design: d, Store: st, StatePath: df.state, TimeScale: df.timeScale, Faults: faults,
+		Show: show, Out: a.stdout, Err: a.stderr, Log: a.log, Dashboard: df.dash}
 }
 
 // checkStore checks --store and --etcd-prefix, and picks a fresh prefix
@@ -270,7 +247,7 @@ func (df *demoFlags) checkStore() error {
 	if df.state != "" {
 		return errors.New("--store and --state: give one")
 	}
-	if _, err := etcdEndpoints(df.store); err != nil {
+	if _, err := server.EtcdEndpoints(df.store); err != nil {
 		return fmt.Errorf("--store %w", err)
 	}
 	if df.etcdPrefix == "" {
@@ -287,7 +264,7 @@ func (df *demoFlags) openStore(ctx context.Context) (st statestore.Store, kind s
 		st, err := bolt.Open(df.state, bolt.Options{})
 		return st, "bolt", err
 	}
-	ccfg, err := engineConfig{haConfig: haConfig{Store: df.store, EtcdMaxRequestBytes: df.etcdLimits.MaxRequestBytes}}.etcdClientConfig()
+	ccfg, err := server.Config{HAConfig: server.HAConfig{Store: df.store, EtcdMaxRequestBytes: df.etcdLimits.MaxRequestBytes}}.EtcdClientConfig()
 	if err != nil {
 		return nil, "", err
 	}

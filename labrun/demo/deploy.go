@@ -1,8 +1,9 @@
-package main
+package demo
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,17 +23,17 @@ import (
 	"github.com/slipway-dev/slipway/statestore"
 )
 
-// demoStages are the deploy workflow's stages in the order the progress
+// stages are the deploy workflow's stages in the order the progress
 // shows them.
-var demoStages = []record.Stage{record.StagePending, record.StageOOBPrepare, record.StageIdentify,
+var stages = []record.Stage{record.StagePending, record.StageOOBPrepare, record.StageIdentify,
 	record.StageCommission, record.StageAsBuilt, record.StageConfigure, record.StageDeploy, record.StageBootstrap,
 	record.StageDeployed}
 
-// deployRun is the outcome of a demo deployment. The outcome counts come
+// Run is the outcome of a demo deployment. The outcome counts come
 // from the lab (labrun.Audit: the machines, their node agents and the
 // simulated MAAS), not from the engine's task results, which only
 // engine_deployed reports.
-type deployRun struct {
+type Run struct {
 	Store                string  `json:"store"`                 // bolt or etcd (--store)
 	EtcdPrefix           string  `json:"etcd_prefix,omitempty"` // where the state is in etcd
 	Nodes                int     `json:"nodes"`
@@ -52,14 +53,14 @@ type deployRun struct {
 	MAASRequests       int            `json:"maas_requests"`
 	MAASRequestsByKind map[string]int `json:"maas_requests_by_kind"`
 	// Gaps is where the wall time beyond the floor went: the machines'
-	// timelines against the engine's transitions (gapStats).
-	Gaps gapStats `json:"gaps"`
+	// timelines against the engine's transitions (GapStats).
+	Gaps GapStats `json:"gaps"`
 	// Sites count, per MAAS region of the lab (a design with several
 	// Sites), the machines it holds Deployed and the requests it answered.
-	Sites []siteCount `json:"sites,omitempty"`
+	Sites []SiteCount `json:"sites,omitempty"`
 	// Failures are the engine's reasons for the nodes it did not deploy
 	// (the first 20).
-	Failures []nodeFailure `json:"failures,omitempty"`
+	Failures []NodeFailure `json:"failures,omitempty"`
 
 	results []record.NodeResult
 	reports int // boot action reports the node agents sent
@@ -67,15 +68,15 @@ type deployRun struct {
 	task    record.Task
 }
 
-// nodeFailure is a node the engine did not deploy, and why.
-type nodeFailure struct {
+// NodeFailure is a node the engine did not deploy, and why.
+type NodeFailure struct {
 	Node   string `json:"node"`
 	Stage  string `json:"stage"`
 	Reason string `json:"reason"`
 }
 
-// demoPrepareSite runs prepare_site to its end.
-func (a *app) demoPrepareSite(ctx context.Context, e *orchestrator.Engine, revision string, show bool) error {
+// prepareSite runs prepare_site to its end.
+func (o *Options) prepareSite(ctx context.Context, e *orchestrator.Engine, revision string, show bool) error {
 	site, err := e.Submit(ctx, record.Request{Action: record.ActionPrepareSite, Revision: revision, Requester: "demo"})
 	if err != nil {
 		return err
@@ -87,15 +88,15 @@ func (a *app) demoPrepareSite(ctx context.Context, e *orchestrator.Engine, revis
 		return fmt.Errorf("prepare_site %s: %s", site.Status, site.Message)
 	}
 	if show {
-		fmt.Fprintf(a.stdout, "prepare_site: %s\n\n", site.Message)
+		fmt.Fprintf(o.Out, "prepare_site: %s\n\n", site.Message)
 	}
 	return nil
 }
 
 // showLab says where the lab runs and which secrets it set.
-func (a *app) showLab(ctx context.Context, env *labrun.Env, scale float64) {
+func (o *Options) showLab(ctx context.Context, env *labrun.Env, scale float64) {
 	info := env.Lab.Info()
-	fmt.Fprintf(a.stdout, "virtual lab: simulated MAAS at %s, %d machines with simulated BMCs on 127.0.0.1; time runs %gx faster\n",
+	fmt.Fprintf(o.Out, "virtual lab: simulated MAAS at %s, %d machines with simulated BMCs on 127.0.0.1; time runs %gx faster\n",
 		info.MAASURL, len(info.BMCs), 1/scale)
 	var redfish []string
 	for _, b := range info.BMCs {
@@ -104,7 +105,7 @@ func (a *app) showLab(ctx context.Context, env *labrun.Env, scale float64) {
 		}
 	}
 	if len(redfish) > 0 {
-		fmt.Fprintf(a.stdout, "BMCs that speak Redfish too (their profile says oob.type redfish; IPMI is the fallback): %s; lab CA %s\n",
+		fmt.Fprintf(o.Out, "BMCs that speak Redfish too (their profile says oob.type redfish; IPMI is the fallback): %s; lab CA %s\n",
 			strings.Join(redfish, ", "), info.RedfishCAFile)
 	}
 	if stored, err := env.SecretStore.List(ctx); err == nil {
@@ -112,17 +113,17 @@ func (a *app) showLab(ctx context.Context, env *labrun.Env, scale float64) {
 		for i, s := range stored {
 			names[i] = s.Name
 		}
-		fmt.Fprintf(a.stdout, "secrets the lab set, encrypted in the state database (as `orchestrator secret set` does): %s\n", strings.Join(names, ", "))
+		fmt.Fprintf(o.Out, "secrets the lab set, encrypted in the state database (as `orchestrator secret set` does): %s\n", strings.Join(names, ", "))
 	}
 }
 
-// watchDemoTask waits for the demo's deploy task, drawing its progress
+// watchTask waits for the demo's deploy task, drawing its progress
 // when show is set, and returns its per-node results.
-func (a *app) watchDemoTask(ctx context.Context, e *orchestrator.Engine, id string, start time.Time, show bool) ([]record.NodeResult, error) {
+func (o *Options) watchTask(ctx context.Context, e *orchestrator.Engine, id string, start time.Time, show bool) ([]record.NodeResult, error) {
 	var r *progress.Renderer
 	if show {
-		f, ok := a.stdout.(*os.File)
-		r = progress.New(a.stdout, ok && progress.IsTerminal(f))
+		f, ok := o.Out.(*os.File)
+		r = progress.New(o.Out, ok && progress.IsTerminal(f))
 	}
 	done := make(chan error, 1)
 	go func() { _, err := e.Wait(ctx, id); done <- err }()
@@ -152,10 +153,32 @@ func (a *app) watchDemoTask(ctx context.Context, e *orchestrator.Engine, id stri
 	}
 }
 
-// demoDeploy starts the lab from d, prepares the site and deploys every
-// node with the engine, showing progress when show is set.
-func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore.Store, state string, scale float64, faults *maas.Faults, show bool, dash dashOpts) (deployRun, error) {
-	var out deployRun
+// Options describe a demo deployment.
+type Options struct {
+	Design *design.Design
+	Store  statestore.Store
+	// StatePath is the state database's path: the operator's secret key
+	// file is beside it (else SLIPWAY_SECRET_KEY), and the lab's secrets
+	// are stored under that key.
+	StatePath string
+	TimeScale float64      // the lab's and the engine's
+	Faults    *maas.Faults // the MAAS and BMC faults to inject (nil: none)
+	// Show draws the progress and says where the lab runs, on Out.
+	Show bool
+	Out  io.Writer // progress and the lab's whereabouts
+	Err  io.Writer // the dashboard's address and token
+	Log  zerolog.Logger
+	// Dashboard serves the control API and the web dashboard beside the
+	// deployment.
+	Dashboard Dashboard
+}
+
+// Deploy starts the lab from o.Design, prepares the site and deploys
+// every node with the engine, showing progress when o.Show is set, and
+// counts the outcome from the lab.
+func Deploy(ctx context.Context, o Options) (Run, error) {
+	d, store, state, scale, faults, show, dash := o.Design, o.Store, o.StatePath, o.TimeScale, o.Faults, o.Show, o.Dashboard
+	var out Run
 	// The lab's secrets go into the state's encrypted secret store under
 	// the operator's key (the key file next to the state database, or
 	// SLIPWAY_SECRET_KEY): a secret the site needs and the lab does not
@@ -164,25 +187,25 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 	if err != nil {
 		return out, fmt.Errorf("secret key %s: %w", src, err)
 	}
-	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: scale, Faults: faults, Seed: 1, Log: a.log, SecretKey: key})
+	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: scale, Faults: faults, Seed: 1, Log: o.Log, SecretKey: key})
 	if err != nil {
 		return out, err
 	}
 	defer env.Close()
 	if show {
-		a.showLab(ctx, env, scale)
+		o.showLab(ctx, env, scale)
 	}
 	e, err := env.Engine(ctx)
 	if err != nil {
 		return out, err
 	}
 	defer e.Close()
-	stopDash, err := a.demoDashboard(ctx, env, e, store, dash) // demo_ui.go
+	stopDash, err := o.dashboard(ctx, env, e, store) // dashboard.go
 	if err != nil {
 		return out, err
 	}
 	defer stopDash()
-	if err := a.demoPrepareSite(ctx, e, env.Revision, show); err != nil {
+	if err := o.prepareSite(ctx, e, env.Revision, show); err != nil {
 		return out, err
 	}
 	before, beforeKinds := labrun.RequestCounts(env.Lab)
@@ -191,21 +214,34 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 	if err != nil {
 		return out, err
 	}
-	if out.results, err = a.watchDemoTask(ctx, e, task.ID, start, show); err != nil {
+	if out.results, err = o.watchTask(ctx, e, task.ID, start, show); err != nil {
 		return out, err
 	}
-	if out.task, _, err = e.Task(ctx, task.ID); err != nil {
+	if err := out.measure(ctx, env, e, task.ID, start, before, beforeKinds); err != nil {
 		return out, err
+	}
+	out.log(o.Log)
+	dash.wait(ctx, o.Err)
+	return out, nil
+}
+
+// measure fills the run's figures once its deploy task (id, submitted
+// at start) ended: the outcome from the lab's audit, where the time went,
+// the MAAS requests beyond the counts before.
+func (out *Run) measure(ctx context.Context, env *labrun.Env, e *orchestrator.Engine, id string, start time.Time, before int, beforeKinds map[string]int) error {
+	var err error
+	if out.task, _, err = e.Task(ctx, id); err != nil {
+		return err
 	}
 	out.WallSeconds = time.Since(start).Seconds()
 	aud, err := env.Audit(ctx, e)
 	if err != nil {
-		return out, err
+		return err
 	}
 	out.count(aud, env.Lab.Machines(), start)
 	recs, err := e.Nodes(ctx)
 	if err != nil {
-		return out, err
+		return err
 	}
 	byName := make(map[string]record.NodeRecord, len(recs))
 	for _, r := range recs {
@@ -215,27 +251,25 @@ func (a *app) demoDeploy(ctx context.Context, d *design.Design, store statestore
 	out.MAASRequests = aud.MAASRequests - before
 	out.Sites = siteCounts(env.Lab)
 	out.MAASRequestsByKind = since(aud.MAASRequestsByKind, beforeKinds)
-	out.log(a.log)
-	dash.wait(ctx, a)
-	return out, nil
+	return nil
 }
 
-// siteCount is one MAAS region's share of a run, from the region's state.
-type siteCount struct {
+// SiteCount is one MAAS region's share of a run, from the region's state.
+type SiteCount struct {
 	Site         string `json:"site"`
 	Deployed     int    `json:"deployed"`
 	MAASRequests int    `json:"maas_requests"`
 }
 
 // siteCounts reads each region of a lab with several (nil with one).
-func siteCounts(lb *lab.Lab) []siteCount {
+func siteCounts(lb *lab.Lab) []SiteCount {
 	regions := lb.Regions()
 	if len(regions) < 2 {
 		return nil
 	}
-	out := make([]siteCount, 0, len(regions))
+	out := make([]SiteCount, 0, len(regions))
 	for _, r := range regions {
-		c := siteCount{Site: r.Site, MAASRequests: r.MAAS.Stats().Snapshot().Total}
+		c := SiteCount{Site: r.Site, MAASRequests: r.MAAS.Stats().Snapshot().Total}
 		for _, m := range r.MAAS.Machines() {
 			if m.Status == "Deployed" {
 				c.Deployed++
@@ -247,7 +281,7 @@ func siteCounts(lb *lab.Lab) []siteCount {
 }
 
 // log logs the run's counts.
-func (out deployRun) log(l zerolog.Logger) {
+func (out Run) log(l zerolog.Logger) {
 	l.Info().Int("nodes", out.Nodes).Int("deployed", out.Deployed).Int("engine_deployed", out.EngineDeployed).
 		Int("failed", out.Failed).Int("stuck", out.Stuck).Int("leaked", out.Leaked).Int("duplicate_deploys", out.DuplicateDeploys).
 		Float64("wall_seconds", out.WallSeconds).Float64("floor_seconds", out.FloorSeconds).Msg("demo deployment audited by the lab")
@@ -255,13 +289,13 @@ func (out deployRun) log(l zerolog.Logger) {
 
 // count fills the outcome counts from the lab's audit, the floor from
 // the machines' timelines since start, and the engine's own count.
-func (out *deployRun) count(aud labrun.Audit, machines []*lab.Machine, start time.Time) {
+func (out *Run) count(aud labrun.Audit, machines []*lab.Machine, start time.Time) {
 	out.Nodes = len(out.results)
 	for _, res := range out.results {
 		if res.Outcome == record.OutcomeSucceeded && res.Stage == record.StageDeployed {
 			out.EngineDeployed++
 		} else if len(out.Failures) < 20 {
-			out.Failures = append(out.Failures, nodeFailure{Node: res.Node, Stage: string(res.Stage), Reason: res.Reason})
+			out.Failures = append(out.Failures, NodeFailure{Node: res.Node, Stage: string(res.Stage), Reason: res.Reason})
 		}
 	}
 	out.Deployed, out.Failed, out.Stuck = aud.Deployed, len(aud.Failed), len(aud.Stuck)
@@ -296,9 +330,9 @@ func since(after, before map[string]int) map[string]int {
 	return out
 }
 
-// ok: every node deployed by the lab's count, nothing leaked or deployed
+// OK: every node deployed by the lab's count, nothing leaked or deployed
 // twice.
-func (out deployRun) ok() bool {
+func (out Run) OK() bool {
 	return out.Deployed == out.Nodes && out.Leaked == 0 && out.DuplicateDeploys == 0 && out.DuplicateAllocations == 0
 }
 
@@ -317,15 +351,15 @@ func snapshot(res []record.NodeResult, elapsed time.Duration) progress.Snapshot 
 			count[r.Stage]++
 		}
 	}
-	for _, st := range demoStages {
+	for _, st := range stages {
 		s.Stages = append(s.Stages, progress.Stage{Name: string(st), Count: count[st]})
 	}
 	return s
 }
 
-// printSummary writes the per-node table and the totals.
-func (a *app) printSummary(run deployRun) {
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+// Summary writes the per-node table and the totals to w.
+func (run Run) Summary(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nNODE\tSTAGE\tOUTCOME\tFAILED CALLS\tTIME\tREASON")
 	for _, r := range run.results {
 		took := ""
@@ -336,17 +370,17 @@ func (a *app) printSummary(run deployRun) {
 	}
 	_ = tw.Flush()
 	if run.task.Status != record.TaskSucceeded {
-		fmt.Fprintf(a.stdout, "\n%s %s: %s\n", run.task.Action, run.task.Status, run.task.Message)
+		fmt.Fprintf(w, "\n%s %s: %s\n", run.task.Action, run.task.Status, run.task.Message)
 	}
-	fmt.Fprintf(a.stdout, "\n%d of %d nodes deployed, %d failed, %d stuck (counted by the lab; the engine says %d deployed); %d leaked machines, %d duplicate deploys\n",
+	fmt.Fprintf(w, "\n%d of %d nodes deployed, %d failed, %d stuck (counted by the lab; the engine says %d deployed); %d leaked machines, %d duplicate deploys\n",
 		run.Deployed, run.Nodes, run.Failed, run.Stuck, run.EngineDeployed, run.Leaked, run.DuplicateDeploys)
-	fmt.Fprintf(a.stdout, "%d nodes fetched their data and assets from the introspection API and reported %d boot actions\n", run.agents, run.reports)
-	fmt.Fprintf(a.stdout, "wall time %.2fs against a floor of %.2fs (the longest a machine waited in the lab's phases), %.2fx; %d MAAS requests (%.1f per node)\n",
+	fmt.Fprintf(w, "%d nodes fetched their data and assets from the introspection API and reported %d boot actions\n", run.agents, run.reports)
+	fmt.Fprintf(w, "wall time %.2fs against a floor of %.2fs (the longest a machine waited in the lab's phases), %.2fx; %d MAAS requests (%.1f per node)\n",
 		run.WallSeconds, run.FloorSeconds, run.WallOverFloor, run.MAASRequests, float64(run.MAASRequests)/float64(max(run.Nodes, 1)))
 	for _, s := range run.Sites {
-		fmt.Fprintf(a.stdout, "site %s: its MAAS region holds %d machines Deployed and answered %d requests\n", s.Site, s.Deployed, s.MAASRequests)
+		fmt.Fprintf(w, "site %s: its MAAS region holds %d machines Deployed and answered %d requests\n", s.Site, s.Deployed, s.MAASRequests)
 	}
 	if run.Store == "etcd" {
-		fmt.Fprintf(a.stdout, "the engine's state is in etcd under %s\n", run.EtcdPrefix)
+		fmt.Fprintf(w, "the engine's state is in etcd under %s\n", run.EtcdPrefix)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"math"
@@ -9,41 +9,42 @@ import (
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
-// gapStats says where the wall time beyond the floor went: the lab's
+// GapStats says where the wall time beyond the floor went: the lab's
 // phases of each machine (what it had to wait) against the engine's
 // stage transitions of its node. Each gap is a mean and a maximum over
 // the nodes that had both ends.
-type gapStats struct {
+type GapStats struct {
 	// ToCommission: the task's start to the machine's commissioning
 	// (preparing the BMC, identifying or enlisting the machine).
-	ToCommission gap `json:"to_commission"`
+	ToCommission Gap `json:"to_commission"`
 	// CommissionSeen: commissioning's end to the engine leaving the
 	// commission stage (noticing it, reading the inventory).
-	CommissionSeen gap `json:"commission_seen"`
+	CommissionSeen Gap `json:"commission_seen"`
 	// Configure: the configure stage (networking, storage, platform).
-	Configure gap `json:"configure"`
+	Configure Gap `json:"configure"`
 	// DeployStart: the deploy stage's start to the deployment's start in
 	// MAAS (allocation, user data, the deploy request).
-	DeployStart gap `json:"deploy_start"`
+	DeployStart Gap `json:"deploy_start"`
 	// DeploySeen: the deployment's end to the engine leaving the deploy
 	// stage.
-	DeploySeen gap `json:"deploy_seen"`
+	DeploySeen Gap `json:"deploy_seen"`
 	// ReportSeen: the end of the boot (the node agent starts) to the
 	// node deployed: the agent's run and the engine noticing its reports.
-	ReportSeen gap `json:"report_seen"`
+	ReportSeen Gap `json:"report_seen"`
 	// PhaseOverrun: how much longer the machine's phases took in wall
 	// time than their nominal (scaled) durations: the simulator's own
 	// lateness, not the engine's.
-	PhaseOverrun gap `json:"phase_overrun"`
+	PhaseOverrun Gap `json:"phase_overrun"`
 }
 
-type gap struct {
+// Gap is a mean and a maximum over the nodes that had both ends.
+type Gap struct {
 	MeanSeconds float64 `json:"mean_seconds"`
 	MaxSeconds  float64 `json:"max_seconds"`
 	n           int
 }
 
-func (g *gap) add(from, to time.Time) {
+func (g *Gap) add(from, to time.Time) {
 	if from.IsZero() || to.IsZero() {
 		return
 	}
@@ -53,7 +54,7 @@ func (g *gap) add(from, to time.Time) {
 	g.n++
 }
 
-func (g *gap) done() {
+func (g *Gap) done() {
 	if g.n > 0 {
 		g.MeanSeconds = math.Round(g.MeanSeconds/float64(g.n)*1000) / 1000
 	}
@@ -67,8 +68,8 @@ type nodeTimes struct {
 	overrun                                         time.Duration
 }
 
-func gaps(machines []*lab.Machine, records map[string]record.NodeRecord, start time.Time) gapStats {
-	var g gapStats
+func gaps(machines []*lab.Machine, records map[string]record.NodeRecord, start time.Time) GapStats {
+	var g GapStats
 	for _, m := range machines {
 		t := labTimes(m.Timeline().Since(start))
 		engineTimes(&t, records[m.Name], start)
@@ -80,7 +81,7 @@ func gaps(machines []*lab.Machine, records map[string]record.NodeRecord, start t
 		g.ReportSeen.add(t.bootEnd, t.done)
 		g.PhaseOverrun.add(start, start.Add(t.overrun))
 	}
-	for _, x := range []*gap{&g.ToCommission, &g.CommissionSeen, &g.Configure, &g.DeployStart, &g.DeploySeen, &g.ReportSeen, &g.PhaseOverrun} {
+	for _, x := range []*Gap{&g.ToCommission, &g.CommissionSeen, &g.Configure, &g.DeployStart, &g.DeploySeen, &g.ReportSeen, &g.PhaseOverrun} {
 		x.done()
 	}
 	return g
