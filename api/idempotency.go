@@ -128,10 +128,6 @@ func (st *idemState) release(k string) {
 	st.mu.Unlock()
 }
 
-// noAnswerKept are the calls whose answer holds a secret: a retry is told
-// the call was made, never given the answer again.
-var noAnswerKept = map[string]bool{"POST " + v1 + "/tokens": true}
-
 // idempotent is the Idempotency-Key middleware of a mutating route
 // (after the token check and the body limit).
 func (s *Server) idempotent(r *route) echo.MiddlewareFunc {
@@ -229,7 +225,7 @@ func (s *Server) keepAnswer(c echo.Context, r *route, rk string, rec idemRecord,
 	}
 	rec.Answered, rec.BodyMAC = true, hex.EncodeToString(sum.Sum(nil))
 	switch {
-	case noAnswerKept[r.Method+" "+r.Path]:
+	case r.SecretAnswer: // a retry is told the call was made, never given the answer again
 		rec.NotKept, rec.Detail = "it holds a secret", ""
 	case cw.over:
 		rec.NotKept = fmt.Sprintf("it is over %d bytes", MaxKeptAnswer)

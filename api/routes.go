@@ -20,7 +20,11 @@ type route struct {
 	Path     string    // echo syntax (:param)
 	Role     auth.Role // "" for the unauthenticated probes
 	Mutating bool      // audited
-	Audited  bool      // a read that is audited too (it shows what a node is served)
+	// SecretAnswer: the answer holds a secret (a token): it is never kept
+	// for a retry with the same Idempotency-Key, which is told the call
+	// was made (409) instead (TestSecretAnswersFlagged checks the table).
+	SecretAnswer bool
+	Audited      bool // a read that is audited too (it shows what a node is served)
 	// Leader: a read only the leader answers (it needs the engine: a
 	// console); a standby forwards it, as it does every mutating call.
 	Leader  bool
@@ -164,7 +168,7 @@ func (s *Server) nodeRoutes() []route {
 		{Method: "POST", Path: v1 + "/nodes/:name/console/input", Role: admin, Mutating: true, Request: apitypes.ConsoleInput{}, OK: []int{http.StatusNoContent},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented},
 			Summary:  "type at the node's console, attached read-write (the audit record counts the characters, never holds them)", handler: s.consoleInput},
-		{Method: "POST", Path: v1 + "/nodes/:name/rebootstrap", Role: admin, Mutating: true, Response: record.Rebootstrapped{}, Problems: []int{http.StatusConflict},
+		{Method: "POST", Path: v1 + "/nodes/:name/rebootstrap", Role: admin, Mutating: true, SecretAnswer: true, Response: record.Rebootstrapped{}, Problems: []int{http.StatusConflict},
 			Summary: "reissue the node's introspection token for its current deployment and wait at bootstrap again; the answer holds the new token to install on the node", handler: s.rebootstrap},
 	}
 }
@@ -204,7 +208,7 @@ func (s *Server) adminRoutes() []route {
 
 		{Method: "GET", Path: v1 + "/tokens", Role: admin, Response: []apitypes.TokenInfo{}, Problems: none,
 			Summary: "API tokens (never their values)", handler: s.listTokens},
-		{Method: "POST", Path: v1 + "/tokens", Role: admin, Mutating: true, Request: apitypes.TokenRequest{}, OK: []int{http.StatusCreated},
+		{Method: "POST", Path: v1 + "/tokens", Role: admin, Mutating: true, SecretAnswer: true, Request: apitypes.TokenRequest{}, OK: []int{http.StatusCreated},
 			Response: apitypes.CreatedToken{}, Problems: none, Summary: "create a token (its value is shown once)", handler: s.createToken},
 		{Method: "DELETE", Path: v1 + "/tokens/:id", Role: admin, Mutating: true, OK: []int{http.StatusNoContent},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented}, Summary: "revoke a token", handler: s.revokeToken},
