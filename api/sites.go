@@ -10,6 +10,7 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/siteregistry"
+	"github.com/slipway-dev/slipway/siteregistry/probe"
 )
 
 // Sites are the site records (package siteregistry), admins only.
@@ -24,7 +25,7 @@ type Sites interface {
 
 // SiteProber checks a site's provisioner with its stored credentials.
 type SiteProber interface {
-	ProbeSite(ctx context.Context, id string) (apitypes.MAASSiteProbe, error)
+	ProbeSite(ctx context.Context, id string) (probe.Result, error)
 }
 
 var errNoSites = problem(http.StatusNotImplemented, "this server keeps no site records")
@@ -144,7 +145,19 @@ func (s *Server) probeSite(c echo.Context) error {
 	if err != nil {
 		return siteErr(err)
 	}
-	return c.JSON(http.StatusOK, p)
+	return c.JSON(http.StatusOK, wireProbe(p))
+}
+
+// wireProbe is a probe's result as the API answers it.
+func wireProbe(r probe.Result) apitypes.MAASSiteProbe {
+	out := apitypes.MAASSiteProbe{Site: r.Site, Name: r.Name, URL: r.URL, Checked: r.Checked, Info: r.Info, Error: r.Error}
+	if r.Scripts != nil {
+		out.Scripts = make([]apitypes.ScriptCheck, 0, len(r.Scripts))
+	}
+	for _, c := range r.Scripts {
+		out.Scripts = append(out.Scripts, apitypes.ScriptCheck{Name: c.Name, Profiles: c.Profiles, Present: c.Present, Matches: c.Matches})
+	}
+	return out
 }
 
 // siteErr maps the site registry's errors to statuses.

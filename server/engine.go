@@ -14,7 +14,6 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/drivers/server/sitemux"
-	"github.com/slipway-dev/slipway/internal/siteprobe"
 	"github.com/slipway-dev/slipway/introspection"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/drivermetrics"
@@ -23,6 +22,7 @@ import (
 	"github.com/slipway-dev/slipway/secrets"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/siteregistry"
+	"github.com/slipway-dev/slipway/siteregistry/probe"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 )
@@ -33,7 +33,7 @@ type Env struct {
 	store   statestore.Store
 	secrets *secretstore.Store     // nil without a key
 	sites   *siteregistry.Registry // nil without a key
-	prober  siteprobe.Prober
+	prober  probe.Prober
 	drivers orchestrator.Drivers
 	metrics *prometheus.Registry
 	close   func()
@@ -94,7 +94,7 @@ type engineParts struct {
 	drv      orchestrator.Drivers
 	metrics  *prometheus.Registry
 	intro    *introspection.Server // nil without introspectionListen
-	prober   siteprobe.Prober
+	prober   probe.Prober
 	closers  []func() // in order; the caller closes the store
 }
 
@@ -136,7 +136,7 @@ func (o Options) openParts(ctx context.Context, c Config, st statestore.Store, c
 	p.metrics = prometheus.NewRegistry()
 	p.metrics.MustRegister(perSite.Collectors()...) // several Sites: per-site metrics
 	p.drv = drivermetrics.New(p.metrics).Wrap(drv)
-	p.prober = siteprobe.Prober{NewServer: reg.Server, Sites: p.sites}
+	p.prober = probe.Prober{NewServer: reg.Server, Sites: p.sites}
 	if c.IntrospectionListen != "" {
 		srv, stop, err := o.startIntrospection(c, st, p.design, p.resolver, p.sites)
 		if err != nil {

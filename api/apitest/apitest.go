@@ -21,13 +21,13 @@ import (
 	"github.com/slipway-dev/slipway/designlayer"
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
-	"github.com/slipway-dev/slipway/internal/siteprobe"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/powercreds"
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/siteregistry"
+	"github.com/slipway-dev/slipway/siteregistry/probe"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
@@ -121,7 +121,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	cfg := api.Config{Engine: e, Consoles: e, Store: store, Authenticate: authenticate, Tokens: tokenAdmin,
 		Secrets: api.SecretStore(sec), PowerCredentials: powercreds.New(sec), BootData: env.Introspection, Log: zerolog.New(lockedWriter{s}).Level(zerolog.DebugLevel),
 		EventPoll: 20 * time.Millisecond, Sites: siteReg, SiteParts: siteReg, Layer: designlayer.New(store), Onboardings: onboarding.New(store),
-		SiteProber: siteprobe.Prober{NewServer: func(_ string, c drivers.Config) (drivers.Server, error) { return maasdrv.New(c) }, Sites: siteReg}}
+		SiteProber: probe.Prober{NewServer: func(_ string, c drivers.Config) (drivers.Server, error) { return maasdrv.New(c) }, Sites: siteReg}}
 	if o.config != nil {
 		o.config(&cfg)
 	}

@@ -1,4 +1,4 @@
-package siteprobe
+package probe
 
 import (
 	"bytes"
