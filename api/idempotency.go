@@ -53,6 +53,10 @@ const (
 	// DefaultIdempotencyRecords bounds the keys remembered, of all
 	// principals (Config.IdempotencyRecords): past it the oldest go.
 	DefaultIdempotencyRecords = 10000
+	// DefaultIdempotencyPrincipalRecords bounds the keys remembered of
+	// one principal (Config.IdempotencyPrincipalRecords): past it that
+	// principal's oldest go, so one token's calls evict no one else's.
+	DefaultIdempotencyPrincipalRecords = 1000
 	// MaxKeptAnswer bounds an answer kept for a retry; a larger one is
 	// not kept (the retry is told so).
 	MaxKeptAnswer = 64 << 10
@@ -212,15 +216,18 @@ func (s *Server) once(c echo.Context, r *route, rk string, next echo.HandlerFunc
 	return herr
 }
 
-// keepAnswer remembers the call's answer for its retries: a success or a
-// refusal (4xx), not a failure that may pass (5xx, 408, 429: a retry runs
-// the call unless its record says it was applied).
+// keepAnswer remembers the call's answer for its retries: a success. Not
+// a refusal (4xx: nothing was applied; a retry runs again and is refused
+// again, or passes if the state changed), nor a failure that may pass
+// (5xx): a retry runs the call unless its record says it was applied. So
+// calls that change nothing fill no records (one token's refused calls
+// could otherwise evict everyone's keys).
 func (s *Server) keepAnswer(c echo.Context, r *route, rk string, rec idemRecord, sum hash.Hash, cw *captureWriter, herr error) {
 	rec.Status = c.Response().Status
 	if herr != nil {
 		rec.Status, rec.Detail = statusOf(herr)
 	}
-	if rec.Status >= 500 || rec.Status == http.StatusRequestTimeout || rec.Status == http.StatusTooManyRequests {
+	if rec.Status >= 400 {
 		return
 	}
 	rec.Answered, rec.BodyMAC = true, hex.EncodeToString(sum.Sum(nil))
@@ -300,8 +307,9 @@ func idemOps(rk string, rec idemRecord) ([]statestore.Op, error) {
 
 func expiryKey(t time.Time, rk string) string { return fmt.Sprintf("%020d/%s", t.Unix(), rk) }
 
-// sweepIdem removes the expired keys' records, and the oldest past
-// Config.IdempotencyRecords, from the expiry index (sorted by expiry).
+// sweepIdem removes the expired keys' records, the oldest past
+// Config.IdempotencyRecords, and each principal's oldest past
+// Config.IdempotencyPrincipalRecords (idemExcess).
 func (s *Server) sweepIdem() {
 	defer s.idem.sweeping.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -311,16 +319,12 @@ func (s *Server) sweepIdem() {
 		s.log.Warn().Err(err).Msg("idempotency records: sweep: the expiry index could not be read")
 		return
 	}
-	excess := len(idx) - cmp.Or(s.cfg.IdempotencyRecords, DefaultIdempotencyRecords)
-	now := time.Now().Unix()
+	gone := s.idemExcess(idx)
 	var ops []statestore.Op
-	for i, x := range idx {
-		at, rk, _ := strings.Cut(x.Key, "/")
-		if exp, _ := strconv.ParseInt(at, 10, 64); i >= excess && exp > now {
-			break
-		}
-		ops = append(ops, statestore.Delete(collIdem, rk), statestore.Delete(collIdemExpiry, x.Key))
-		if len(ops) >= 100 || i == len(idx)-1 {
+	for i, key := range gone {
+		_, rk, _ := strings.Cut(key, "/")
+		ops = append(ops, statestore.Delete(collIdem, rk), statestore.Delete(collIdemExpiry, key))
+		if len(ops) >= 100 || i == len(gone)-1 {
 			if _, err := s.cfg.Store.Write(ctx, ops...); err != nil {
 				s.log.Warn().Err(err).Msg("idempotency records: sweep failed")
 				return
@@ -333,6 +337,41 @@ func (s *Server) sweepIdem() {
 			s.log.Warn().Err(err).Msg("idempotency records: sweep failed")
 		}
 	}
+}
+
+// idemExcess are the keys of the expiry index idx (sorted by expiry, to
+// the second) whose records go: expired, each principal's oldest past its
+// own cap, then, of the rest, the oldest past the cap of all principals.
+func (s *Server) idemExcess(idx []statestore.Record) []string {
+	each := cmp.Or(s.cfg.IdempotencyPrincipalRecords, DefaultIdempotencyPrincipalRecords)
+	per := map[string]int{}
+	for _, x := range idx {
+		per[idemPrincipal(x.Key)]++
+	}
+	now := time.Now().Unix()
+	var gone, kept []string
+	for _, x := range idx {
+		at, _, _ := strings.Cut(x.Key, "/")
+		p := idemPrincipal(x.Key)
+		if exp, _ := strconv.ParseInt(at, 10, 64); exp > now && per[p] <= each {
+			kept = append(kept, x.Key)
+			continue
+		}
+		gone = append(gone, x.Key)
+		per[p]--
+	}
+	excess := len(kept) - cmp.Or(s.cfg.IdempotencyRecords, DefaultIdempotencyRecords)
+	return append(gone, kept[:max(0, excess)]...)
+}
+
+// idemPrincipal is whose key an expiry index entry
+// (<expiry>/<principal>/<key>) is: a key holds no '/'.
+func idemPrincipal(indexKey string) string {
+	_, rk, _ := strings.Cut(indexKey, "/")
+	if i := strings.LastIndexByte(rk, '/'); i >= 0 {
+		return rk[:i]
+	}
+	return rk
 }
 
 // readCloser reads r and closes c (the request body read through a hash).

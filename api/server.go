@@ -145,9 +145,13 @@ type Config struct {
 
 	// IdempotencyWindow is how long the key of a mutating call is
 	// remembered (default DefaultIdempotencyWindow); IdempotencyRecords
-	// bounds the keys remembered (default DefaultIdempotencyRecords).
-	IdempotencyWindow  time.Duration
-	IdempotencyRecords int
+	// bounds the keys remembered of all principals (default
+	// DefaultIdempotencyRecords), IdempotencyPrincipalRecords those of one
+	// principal (default DefaultIdempotencyPrincipalRecords): past it a
+	// principal's oldest go, not others'.
+	IdempotencyWindow           time.Duration
+	IdempotencyRecords          int
+	IdempotencyPrincipalRecords int
 }
 
 // Server is the control API.
