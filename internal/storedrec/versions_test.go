@@ -184,3 +184,25 @@ func TestNewKindRefuses(t *testing.T) {
 		}()
 	}
 }
+
+// TestPreviousReleaseReadsVersion2: the release before versions read
+// every record with the type-led rename and encoding/json (as Upgrade
+// and json.Unmarshal here), so it reads what this release writes (it
+// ignores "v"): stepping back one release keeps the state readable.
+func TestPreviousReleaseReadsVersion2(t *testing.T) {
+	for _, fk := range fixtureKinds {
+		enc, err := kind(t, fk.kind).Encode(fk.value())
+		if err != nil {
+			t.Fatal(err)
+		}
+		up, err := storedrec.Upgrade(enc, fk.typ)
+		got := reflect.New(fk.typ)
+		if err == nil {
+			err = json.Unmarshal(up, got.Interface())
+		}
+		again, _ := json.Marshal(got.Interface())
+		if want := compact(t, fixture(t, "current", fk.file)); err != nil || string(again) != want {
+			t.Errorf("%s: the previous release reads %s (%v)\nwant %s", fk.file, again, err, want)
+		}
+	}
+}
