@@ -20,7 +20,7 @@ func result(d *design.Design, fs design.Findings) apitypes.ValidationResult {
 	if fs == nil {
 		fs = design.Findings{}
 	}
-	return apitypes.ValidationResult{Valid: !fs.HasErrors(), Errors: e, Warnings: w, Nodes: len(d.Nodes), Findings: fs}
+	return apitypes.ValidationResult{Valid: !fs.HasErrors(), Errors: e, Warnings: w, Nodes: len(d.Nodes), Findings: apitypes.FromFindings(fs)}
 }
 
 func (s *Server) validateDesign(c echo.Context) error {
@@ -80,10 +80,11 @@ func (s *Server) applyDesign(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := apitypes.Applied{Revision: id, Result: res.String(), Warnings: fs, LayerTakenOver: taken, LayerKept: len(up.kept)}
+	out := apitypes.Applied{Revision: id, Result: res.String(), Warnings: apitypes.FromFindings(fs), LayerTakenOver: taken, LayerKept: len(up.kept)}
 	if res != statestore.Unchanged {
 		if df, err := design.DiffCanonical(prev, body); err == nil {
-			out.Diff = &df
+			wd := apitypes.FromDiff(df)
+			out.Diff = &wd
 		}
 	}
 	status := http.StatusCreated
@@ -153,7 +154,7 @@ func (s *Server) diffDesign(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, df)
+	return c.JSON(http.StatusOK, apitypes.FromDiff(df))
 }
 
 func (s *Server) designNode(c echo.Context) error {
@@ -170,7 +171,7 @@ func (s *Server) designNode(c echo.Context) error {
 	if err != nil {
 		return problem(http.StatusNotFound, err.Error())
 	}
-	return c.JSON(http.StatusOK, n)
+	return c.JSON(http.StatusOK, apitypes.FromRenderedNode(n))
 }
 
 // revision resolves an ID, prefix or "current".

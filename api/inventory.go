@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/orchestrator"
 )
 
@@ -22,7 +23,7 @@ func (s *Server) nodeInventory(c echo.Context) error {
 	if !ok {
 		return problem(http.StatusNotFound, fmt.Sprintf("node %q has no inventory: not commissioned yet (a prepare_nodes or deploy_nodes task records it when commissioning ends)", name))
 	}
-	out := NodeInventory{Node: name, Inventory: inv}
+	out := apitypes.NodeInventory{Node: name, Inventory: apitypes.FromInventory(inv)}
 	if cur, err := s.currentID(ctx); err == nil {
 		if d, err := s.design(ctx, cur); err == nil {
 			if n := d.Nodes[name]; n != nil {

@@ -154,7 +154,8 @@ func (s *Server) getNode(c echo.Context) error {
 		}
 		out.Revision = cur
 		if rn, err := d.RenderNode(name); err == nil {
-			out.Design = &rn
+			wn := apitypes.FromRenderedNode(rn)
+			out.Design = &wn
 		}
 	}
 	rec, err := s.cfg.Engine.Node(ctx, name)

@@ -9,7 +9,6 @@ import (
 
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -126,10 +125,10 @@ func (s *Server) designRoutes() []route {
 		{Method: "GET", Path: v1 + "/designs", Role: view, Response: []apitypes.RevisionSummary{}, Summary: "apply history", handler: s.listDesigns},
 		{Method: "GET", Path: v1 + "/designs/:rev", Role: view, Response: apitypes.RevisionInfo{}, Problems: []int{http.StatusConflict},
 			Summary: "a stored revision (an ID, a prefix of one, or current)", handler: s.getDesign},
-		{Method: "GET", Path: v1 + "/designs/:rev/diff", Role: view, Response: design.Diff{}, Problems: []int{http.StatusConflict},
+		{Method: "GET", Path: v1 + "/designs/:rev/diff", Role: view, Response: apitypes.Diff{}, Problems: []int{http.StatusConflict},
 			Query:   []param{{Name: "against", Doc: "the revision to compare with (default: the previous apply)"}},
 			Summary: "what changed against another revision", handler: s.diffDesign},
-		{Method: "GET", Path: v1 + "/designs/:rev/nodes/:name", Role: view, Response: design.RenderedNode{}, Problems: []int{http.StatusConflict},
+		{Method: "GET", Path: v1 + "/designs/:rev/nodes/:name", Role: view, Response: apitypes.RenderedNode{}, Problems: []int{http.StatusConflict},
 			Summary: "a node of a revision, resolved", handler: s.designNode},
 	}
 }

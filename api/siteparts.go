@@ -35,13 +35,13 @@ func (s *Server) sitePartRoutes() []route {
 	base := v1 + "/admin/maas-sites/:id"
 	none := []int{http.StatusNotImplemented}
 	return []route{
-		{Method: "GET", Path: base + "/profiles", Role: admin, Response: []siteregistry.Profile{}, Problems: none,
+		{Method: "GET", Path: base + "/profiles", Role: admin, Response: []apitypes.Profile{}, Problems: none,
 			Summary: "the site's profiles (named policy bundles)", handler: s.listProfiles},
-		{Method: "POST", Path: base + "/profiles", Role: admin, Mutating: true, Request: siteregistry.ProfileSpec{}, OK: []int{http.StatusCreated},
-			Response: siteregistry.Profile{}, Problems: []int{http.StatusConflict, http.StatusNotImplemented}, Summary: "create a profile", handler: s.createProfile},
-		{Method: "GET", Path: base + "/profiles/:profile_id", Role: admin, Response: siteregistry.Profile{}, Problems: none,
+		{Method: "POST", Path: base + "/profiles", Role: admin, Mutating: true, Request: apitypes.ProfileSpec{}, OK: []int{http.StatusCreated},
+			Response: apitypes.Profile{}, Problems: []int{http.StatusConflict, http.StatusNotImplemented}, Summary: "create a profile", handler: s.createProfile},
+		{Method: "GET", Path: base + "/profiles/:profile_id", Role: admin, Response: apitypes.Profile{}, Problems: none,
 			Summary: "a profile", handler: s.getProfile},
-		{Method: "PATCH", Path: base + "/profiles/:profile_id", Role: admin, Mutating: true, Request: siteregistry.ProfileSpec{}, Response: siteregistry.Profile{},
+		{Method: "PATCH", Path: base + "/profiles/:profile_id", Role: admin, Mutating: true, Request: apitypes.ProfileSpec{}, Response: apitypes.Profile{},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented}, Summary: "replace what a profile says", handler: s.patchProfile},
 		{Method: "DELETE", Path: base + "/profiles/:profile_id", Role: admin, Mutating: true, OK: []int{http.StatusNoContent},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented}, Summary: "delete a profile (not the site's default)", handler: s.deleteProfile},
@@ -66,7 +66,7 @@ func (s *Server) listProfiles(c echo.Context) error {
 	if err != nil {
 		return siteErr(err)
 	}
-	return c.JSON(http.StatusOK, ps)
+	return c.JSON(http.StatusOK, apitypes.Convert(ps, apitypes.FromProfile))
 }
 
 func (s *Server) createProfile(c echo.Context) error {
@@ -74,16 +74,16 @@ func (s *Server) createProfile(c echo.Context) error {
 		return errNoSites
 	}
 	auditWhat(c, AuditWhat{Action: "site.profile.create", Targets: []string{c.Param("id")}})
-	var b siteregistry.ProfileSpec
+	var b apitypes.ProfileSpec
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
-	p, err := s.cfg.SiteParts.CreateProfile(c.Request().Context(), c.Param("id"), b)
+	p, err := s.cfg.SiteParts.CreateProfile(c.Request().Context(), c.Param("id"), b.ToRegistry())
 	if err != nil {
 		return siteErr(err)
 	}
 	auditWhat(c, AuditWhat{Action: "site.profile.create", Targets: []string{c.Param("id"), p.ID, p.Name}})
-	return c.JSON(http.StatusCreated, p)
+	return c.JSON(http.StatusCreated, apitypes.FromProfile(p))
 }
 
 func (s *Server) getProfile(c echo.Context) error {
@@ -94,7 +94,7 @@ func (s *Server) getProfile(c echo.Context) error {
 	if err != nil {
 		return siteErr(err)
 	}
-	return c.JSON(http.StatusOK, p)
+	return c.JSON(http.StatusOK, apitypes.FromProfile(p))
 }
 
 func (s *Server) patchProfile(c echo.Context) error {
@@ -102,15 +102,15 @@ func (s *Server) patchProfile(c echo.Context) error {
 		return errNoSites
 	}
 	auditWhat(c, AuditWhat{Action: "site.profile.update", Targets: []string{c.Param("id"), c.Param("profile_id")}})
-	var b siteregistry.ProfileSpec
+	var b apitypes.ProfileSpec
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
-	p, err := s.cfg.SiteParts.UpdateProfile(c.Request().Context(), c.Param("id"), c.Param("profile_id"), b)
+	p, err := s.cfg.SiteParts.UpdateProfile(c.Request().Context(), c.Param("id"), c.Param("profile_id"), b.ToRegistry())
 	if err != nil {
 		return siteErr(err)
 	}
-	return c.JSON(http.StatusOK, p)
+	return c.JSON(http.StatusOK, apitypes.FromProfile(p))
 }
 
 func (s *Server) deleteProfile(c echo.Context) error {
@@ -135,7 +135,7 @@ func (s *Server) listRoCE(c echo.Context) error {
 	if err != nil {
 		return siteErr(err)
 	}
-	return c.JSON(http.StatusOK, apitypes.RoCEAssignments{Items: as})
+	return c.JSON(http.StatusOK, apitypes.RoCEAssignments{Items: apitypes.Convert(as, apitypes.FromRoCEAssignment)})
 }
 
 func (s *Server) upsertRoCE(c echo.Context) error {
@@ -152,15 +152,15 @@ func (s *Server) upsertRoCE(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	as, err := s.cfg.SiteParts.UpsertRoCE(ctx, c.Param("id"), b.Items, roceDesign{d})
+	as, err := s.cfg.SiteParts.UpsertRoCE(ctx, c.Param("id"), apitypes.Convert(b.Items, apitypes.RoCEItem.ToRegistry), roceDesign{d})
 	var re *siteregistry.RoCEError
 	if errors.As(err, &re) {
-		return &problemError{status: http.StatusUnprocessableEntity, detail: re.Error(), findings: re.Findings}
+		return &problemError{status: http.StatusUnprocessableEntity, detail: re.Error(), findings: apitypes.Convert(re.Findings, apitypes.FromRoCEFinding)}
 	}
 	if err != nil {
 		return siteErr(err)
 	}
-	return c.JSON(http.StatusOK, apitypes.RoCEAssignments{Items: as})
+	return c.JSON(http.StatusOK, apitypes.RoCEAssignments{Items: apitypes.Convert(as, apitypes.FromRoCEAssignment)})
 }
 
 func (s *Server) deleteRoCE(c echo.Context) error {

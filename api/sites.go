@@ -36,16 +36,16 @@ func (s *Server) siteRoutes() []route {
 	bad := []int{http.StatusConflict, http.StatusNotImplemented}
 	return []route{
 		{Method: "POST", Path: base, Role: admin, Mutating: true, Request: apitypes.MAASSiteRequest{}, OK: []int{http.StatusCreated},
-			Response: siteregistry.Record{}, Problems: bad, Summary: "create a site: its name (the design's Site binds to it), MAAS URL and API key (write-only), policy", handler: s.createSite},
-		{Method: "GET", Path: base, Role: admin, Response: []siteregistry.Record{}, Problems: []int{http.StatusNotImplemented},
+			Response: apitypes.Record{}, Problems: bad, Summary: "create a site: its name (the design's Site binds to it), MAAS URL and API key (write-only), policy", handler: s.createSite},
+		{Method: "GET", Path: base, Role: admin, Response: []apitypes.Record{}, Problems: []int{http.StatusNotImplemented},
 			Summary: "the sites (never their keys)", handler: s.listSites},
-		{Method: "GET", Path: base + "/:id", Role: admin, Response: siteregistry.Record{}, Problems: []int{http.StatusNotImplemented},
+		{Method: "GET", Path: base + "/:id", Role: admin, Response: apitypes.Record{}, Problems: []int{http.StatusNotImplemented},
 			Summary: "a site", handler: s.getSite},
-		{Method: "PATCH", Path: base + "/:id", Role: admin, Mutating: true, Request: apitypes.MAASSitePatch{}, Response: siteregistry.Record{}, Problems: bad,
+		{Method: "PATCH", Path: base + "/:id", Role: admin, Mutating: true, Request: apitypes.MAASSitePatch{}, Response: apitypes.Record{}, Problems: bad,
 			Summary: "change a site's name, URL, status (enabled, disabled) or policy", handler: s.patchSite},
-		{Method: "DELETE", Path: base + "/:id", Role: admin, Mutating: true, Response: siteregistry.Record{}, Problems: []int{http.StatusNotImplemented},
+		{Method: "DELETE", Path: base + "/:id", Role: admin, Mutating: true, Response: apitypes.Record{}, Problems: []int{http.StatusNotImplemented},
 			Summary: "disable a site (the record and its key stay; the engine drives none of its machines)", handler: s.disableSite},
-		{Method: "POST", Path: base + "/:id/credentials", Role: admin, Mutating: true, Request: apitypes.MAASSiteCredentials{}, Response: siteregistry.Record{},
+		{Method: "POST", Path: base + "/:id/credentials", Role: admin, Mutating: true, Request: apitypes.MAASSiteCredentials{}, Response: apitypes.Record{},
 			Problems: []int{http.StatusNotImplemented}, Summary: "write or rotate a site's API key (write-only)", handler: s.siteCredentials},
 		{Method: "POST", Path: base + "/:id/probe", Role: admin, Mutating: true, Response: apitypes.MAASSiteProbe{}, Problems: []int{http.StatusNotImplemented},
 			Summary: "check the site's MAAS with its stored key: reachable, authenticated, version, capabilities, boot images", handler: s.probeSite},
@@ -62,12 +62,12 @@ func (s *Server) createSite(c echo.Context) error {
 		return err
 	}
 	auditWhat(c, AuditWhat{Action: "site.create", Targets: []string{b.Name}}) // never the key
-	rec, err := s.cfg.Sites.Create(c.Request().Context(), siteregistry.Create{Name: b.Name, Kind: b.Kind, URL: b.URL, APIKey: b.APIKey, Policy: b.Policy})
+	rec, err := s.cfg.Sites.Create(c.Request().Context(), siteregistry.Create{Name: b.Name, Kind: b.Kind, URL: b.URL, APIKey: b.APIKey, Policy: b.Policy.ToRegistry()})
 	if err != nil {
 		return siteErr(err)
 	}
 	auditWhat(c, AuditWhat{Action: "site.create", Targets: []string{rec.ID, rec.Name}})
-	return c.JSON(http.StatusCreated, rec)
+	return c.JSON(http.StatusCreated, apitypes.FromRecord(rec))
 }
 
 func (s *Server) listSites(c echo.Context) error {
@@ -78,7 +78,7 @@ func (s *Server) listSites(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, all)
+	return c.JSON(http.StatusOK, apitypes.Convert(all, apitypes.FromRecord))
 }
 
 func (s *Server) getSite(c echo.Context) error {
@@ -89,7 +89,7 @@ func (s *Server) getSite(c echo.Context) error {
 	if err != nil {
 		return siteErr(err)
 	}
-	return c.JSON(http.StatusOK, rec)
+	return c.JSON(http.StatusOK, apitypes.FromRecord(rec))
 }
 
 func (s *Server) patchSite(c echo.Context) error {
@@ -101,11 +101,11 @@ func (s *Server) patchSite(c echo.Context) error {
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
-	rec, err := s.cfg.Sites.Update(c.Request().Context(), c.Param("id"), siteregistry.Patch{Name: b.Name, URL: b.URL, Status: b.Status, Policy: b.Policy})
+	rec, err := s.cfg.Sites.Update(c.Request().Context(), c.Param("id"), siteregistry.Patch{Name: b.Name, URL: b.URL, Status: b.Status, Policy: registryPolicy(b.Policy)})
 	if err != nil {
 		return siteErr(err)
 	}
-	return c.JSON(http.StatusOK, rec)
+	return c.JSON(http.StatusOK, apitypes.FromRecord(rec))
 }
 
 func (s *Server) disableSite(c echo.Context) error {
@@ -117,7 +117,7 @@ func (s *Server) disableSite(c echo.Context) error {
 	if err != nil {
 		return siteErr(err)
 	}
-	return c.JSON(http.StatusOK, rec)
+	return c.JSON(http.StatusOK, apitypes.FromRecord(rec))
 }
 
 func (s *Server) siteCredentials(c echo.Context) error {
@@ -133,7 +133,7 @@ func (s *Server) siteCredentials(c echo.Context) error {
 	if err != nil {
 		return siteErr(err)
 	}
-	return c.JSON(http.StatusOK, rec)
+	return c.JSON(http.StatusOK, apitypes.FromRecord(rec))
 }
 
 func (s *Server) probeSite(c echo.Context) error {
@@ -150,14 +150,23 @@ func (s *Server) probeSite(c echo.Context) error {
 
 // wireProbe is a probe's result as the API answers it.
 func wireProbe(r probe.Result) apitypes.MAASSiteProbe {
-	out := apitypes.MAASSiteProbe{Site: r.Site, Name: r.Name, URL: r.URL, Checked: r.Checked, Info: r.Info, Error: r.Error}
+	out := apitypes.MAASSiteProbe{Site: r.Site, Name: r.Name, URL: r.URL, Checked: r.Checked, Info: apitypes.FromSiteInfo(r.Info), Error: r.Error}
 	if r.Scripts != nil {
 		out.Scripts = make([]apitypes.ScriptCheck, 0, len(r.Scripts))
 	}
 	for _, c := range r.Scripts {
-		out.Scripts = append(out.Scripts, apitypes.ScriptCheck{Name: c.Name, Profiles: c.Profiles, Present: c.Present, Matches: c.Matches})
+		out.Scripts = append(out.Scripts, apitypes.ScriptCheck{Name: c.Name, Profiles: c.Profiles, Present: c.Present, Matches: apitypes.Convert(c.Matches, apitypes.FromScript)})
 	}
 	return out
+}
+
+// registryPolicy is a patch's policy for the registry (nil: unchanged).
+func registryPolicy(p *apitypes.Policy) *siteregistry.Policy {
+	if p == nil {
+		return nil
+	}
+	rp := p.ToRegistry()
+	return &rp
 }
 
 // siteErr maps the site registry's errors to statuses.

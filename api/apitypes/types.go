@@ -9,11 +9,8 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator/record"
-	"github.com/slipway-dev/slipway/siteregistry"
 )
 
 // Principal is who a token stands for.
@@ -105,11 +102,11 @@ type NodeSummary struct {
 
 // NodeDetail is one node in full.
 type NodeDetail struct {
-	Name     string               `json:"name"`
-	Revision string               `json:"design_revision"`
-	Design   *design.RenderedNode `json:"design,omitempty"` // nil when the current design lacks the node
-	Record   *record.NodeRecord   `json:"workflow,omitempty"`
-	Events   []record.Event       `json:"events"`
+	Name     string             `json:"name"`
+	Revision string             `json:"design_revision"`
+	Design   *RenderedNode      `json:"design,omitempty"` // nil when the current design lacks the node
+	Record   *record.NodeRecord `json:"workflow,omitempty"`
+	Events   []record.Event     `json:"events"`
 }
 
 // NodeVerbRequest is the optional body of the node verbs
@@ -125,9 +122,9 @@ type NodeVerbRequest struct {
 // engine recorded it, with the node's hardware profile in the current
 // design (the group `inventory --diff` compares it within).
 type NodeInventory struct {
-	Node            string            `json:"node"`
-	HardwareProfile string            `json:"hardware_profile,omitempty"`
-	Inventory       drivers.Inventory `json:"inventory"`
+	Node            string    `json:"node"`
+	HardwareProfile string    `json:"hardware_profile,omitempty"`
+	Inventory       Inventory `json:"inventory"`
 }
 
 // TaskRequest is the body of POST /tasks.
@@ -153,19 +150,19 @@ type DriftResolutionBody struct {
 
 // ValidationResult is the answer of a design validate.
 type ValidationResult struct {
-	Valid    bool            `json:"valid"`
-	Errors   int             `json:"errors"`
-	Warnings int             `json:"warnings"`
-	Nodes    int             `json:"nodes"`
-	Findings design.Findings `json:"findings"`
+	Valid    bool      `json:"valid"`
+	Errors   int       `json:"errors"`
+	Warnings int       `json:"warnings"`
+	Nodes    int       `json:"nodes"`
+	Findings []Finding `json:"findings"`
 }
 
 // Applied is the answer of a successful design apply.
 type Applied struct {
-	Revision string          `json:"revision"`
-	Result   string          `json:"result"` // created | restored | unchanged
-	Warnings design.Findings `json:"warnings,omitempty"`
-	Diff     *design.Diff    `json:"diff,omitempty"`
+	Revision string    `json:"revision"`
+	Result   string    `json:"result"` // created | restored | unchanged
+	Warnings []Finding `json:"warnings,omitempty"`
+	Diff     *Diff     `json:"diff,omitempty"`
 	// LayerTakenOver are the documents (kind/name) of the API-managed
 	// layer this upload defines itself: they left the layer. LayerKept
 	// counts the layer's documents built over the upload.
@@ -251,20 +248,20 @@ type ConsoleInput struct {
 // MAASSiteRequest is the body of POST /admin/maas-sites: a new site, its
 // MAAS endpoint and API key (write-only: no answer holds it).
 type MAASSiteRequest struct {
-	Name   string              `json:"name"`
-	Kind   string              `json:"kind,omitempty"` // maas (the default)
-	URL    string              `json:"url"`
-	APIKey string              `json:"api_key"`
-	Policy siteregistry.Policy `json:"policy,omitzero"`
+	Name   string `json:"name"`
+	Kind   string `json:"kind,omitempty"` // maas (the default)
+	URL    string `json:"url"`
+	APIKey string `json:"api_key"`
+	Policy Policy `json:"policy,omitzero"`
 }
 
 // MAASSitePatch is the body of PATCH /admin/maas-sites/{id}: the fields
 // to change (absent: unchanged).
 type MAASSitePatch struct {
-	Name   *string              `json:"name,omitempty"`
-	URL    *string              `json:"url,omitempty"`
-	Status *string              `json:"status,omitempty"` // enabled or disabled
-	Policy *siteregistry.Policy `json:"policy,omitempty"`
+	Name   *string `json:"name,omitempty"`
+	URL    *string `json:"url,omitempty"`
+	Status *string `json:"status,omitempty"` // enabled or disabled
+	Policy *Policy `json:"policy,omitempty"`
 }
 
 // MAASSiteCredentials is the body of POST /admin/maas-sites/{id}/credentials:
@@ -276,11 +273,11 @@ type MAASSiteCredentials struct {
 // MAASSiteProbe is the answer of POST /admin/maas-sites/{id}/probe: what
 // the site's provisioner answered, checked with its stored credentials.
 type MAASSiteProbe struct {
-	Site    string           `json:"site"` // the site's ID
-	Name    string           `json:"name"`
-	URL     string           `json:"url"`
-	Checked time.Time        `json:"checked"`
-	Info    drivers.SiteInfo `json:"info"`
+	Site    string    `json:"site"` // the site's ID
+	Name    string    `json:"name"`
+	URL     string    `json:"url"`
+	Checked time.Time `json:"checked"`
+	Info    SiteInfo  `json:"info"`
 	// Error says what failed when the provisioner did not answer or
 	// refused the credentials ("" when it answered).
 	Error string `json:"error,omitempty"`
@@ -297,19 +294,19 @@ type ScriptCheck struct {
 	Present  bool     `json:"present"`
 	// Matches are the site's scripts it names (itself, or those a tag
 	// names), with their types and versions.
-	Matches []drivers.Script `json:"matches,omitempty"`
+	Matches []Script `json:"matches,omitempty"`
 }
 
 // RoCEUpsert is the body of POST /admin/maas-sites/{id}/roce-assignments:
 // the assignments to store, each replacing the site's assignment of its
 // hostname and interface.
 type RoCEUpsert struct {
-	Items []siteregistry.RoCEItem `json:"items"`
+	Items []RoCEItem `json:"items"`
 }
 
 // RoCEAssignments is the answer of the RoCE routes.
 type RoCEAssignments struct {
-	Items []siteregistry.RoCEAssignment `json:"items"`
+	Items []RoCEAssignment `json:"items"`
 }
 
 // Workflow is an onboarding or decommission as the workflow routes show

@@ -343,16 +343,16 @@ func readProblem(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxProblemBody))
 	pe := &ProblemError{Status: resp.StatusCode, Title: http.StatusText(resp.StatusCode), RequestID: resp.Header.Get("X-Request-Id")}
 	var p struct {
-		Type      string          `json:"type"`
-		Title     string          `json:"title"`
-		Status    int             `json:"status"`
-		Detail    string          `json:"detail"`
-		Instance  string          `json:"instance"`
-		RequestID string          `json:"request_id"`
-		Findings  design.Findings `json:"findings"`
+		Type      string             `json:"type"`
+		Title     string             `json:"title"`
+		Status    int                `json:"status"`
+		Detail    string             `json:"detail"`
+		Instance  string             `json:"instance"`
+		RequestID string             `json:"request_id"`
+		Findings  []apitypes.Finding `json:"findings"`
 	}
 	if err := json.Unmarshal(b, &p); err == nil && (p.Title != "" || p.Detail != "") {
-		pe.Type, pe.Instance, pe.Detail, pe.Findings = p.Type, p.Instance, p.Detail, p.Findings
+		pe.Type, pe.Instance, pe.Detail, pe.Findings = p.Type, p.Instance, p.Detail, apitypes.ToDesignFindings(p.Findings)
 		if p.Title != "" {
 			pe.Title = p.Title
 		}
@@ -404,7 +404,8 @@ func seg(s string) string { return url.PathEscape(s) }
 
 // ---- designs ----
 
-// ApplyResult is the answer of a successful apply.
+// ApplyResult is the answer of a successful apply (apitypes.Applied,
+// its findings and diff the design package's).
 type ApplyResult struct {
 	Revision string          `json:"revision"`
 	Result   string          `json:"result"` // created | restored | unchanged
@@ -416,7 +417,8 @@ type ApplyResult struct {
 	LayerKept      int      `json:"layer_kept,omitempty"`
 }
 
-// Validation is the answer of ValidateDesign.
+// Validation is the answer of ValidateDesign (apitypes.ValidationResult,
+// its findings the design package's).
 type Validation struct {
 	Valid    bool            `json:"valid"`
 	Errors   int             `json:"errors"`
@@ -435,7 +437,14 @@ func (c *Client) ApplyDesign(ctx context.Context, roots []string) (ApplyResult, 
 	if err != nil {
 		return out, err
 	}
-	err = c.do(ctx, request{method: http.MethodPost, path: v1 + "/designs", query: provenance(ctx, roots), ctype: "application/gzip", body: ar.Data}, &out)
+	var w apitypes.Applied
+	err = c.do(ctx, request{method: http.MethodPost, path: v1 + "/designs", query: provenance(ctx, roots), ctype: "application/gzip", body: ar.Data}, &w)
+	out = ApplyResult{Revision: w.Revision, Result: w.Result, Warnings: apitypes.ToDesignFindings(w.Warnings),
+		LayerTakenOver: w.LayerTakenOver, LayerKept: w.LayerKept}
+	if w.Diff != nil {
+		d := w.Diff.ToDesign()
+		out.Diff = &d
+	}
 	var pe *ProblemError
 	if errors.As(err, &pe) {
 		ar.Localize(pe.Findings)
@@ -464,7 +473,9 @@ func (c *Client) ValidateDesign(ctx context.Context, roots []string) (Validation
 	if err != nil {
 		return out, err
 	}
-	err = c.do(ctx, request{method: http.MethodPost, path: v1 + "/designs/validate", ctype: "application/gzip", body: ar.Data}, &out)
+	var w apitypes.ValidationResult
+	err = c.do(ctx, request{method: http.MethodPost, path: v1 + "/designs/validate", ctype: "application/gzip", body: ar.Data}, &w)
+	out = Validation{Valid: w.Valid, Errors: w.Errors, Warnings: w.Warnings, Nodes: w.Nodes, Findings: apitypes.ToDesignFindings(w.Findings)}
 	ar.Localize(out.Findings)
 	return out, err
 }
@@ -490,17 +501,19 @@ func (c *Client) Design(ctx context.Context, rev string) (apitypes.RevisionInfo,
 // Diff is what changed from revision against to revision rev (against
 // "": the revision applied before rev).
 func (c *Client) Diff(ctx context.Context, rev, against string) (design.Diff, error) {
-	var out design.Diff
+	var out apitypes.Diff
 	q := url.Values{}
 	if against != "" {
 		q.Set("against", against)
 	}
-	return out, c.get(ctx, v1+"/designs/"+seg(rev)+"/diff", q, &out)
+	err := c.get(ctx, v1+"/designs/"+seg(rev)+"/diff", q, &out)
+	return out.ToDesign(), err
 }
 
-// DesignNode is a node of a revision, resolved.
-func (c *Client) DesignNode(ctx context.Context, rev, name string) (design.RenderedNode, error) {
-	var out design.RenderedNode
+// DesignNode is a node of a revision, resolved (in the design schema's
+// names).
+func (c *Client) DesignNode(ctx context.Context, rev, name string) (apitypes.RenderedNode, error) {
+	var out apitypes.RenderedNode
 	return out, c.get(ctx, v1+"/designs/"+seg(rev)+"/nodes/"+seg(name), nil, &out)
 }
 

@@ -117,31 +117,6 @@ func TestRenderGolden(t *testing.T) {
 	}
 }
 
-// camelKeys is v (decoded JSON) with its field names from snake_case to
-// camelCase; the keys of a map of data (kernel_params here) stay.
-func camelKeys(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			parts := strings.Split(k, "_")
-			for i := 1; i < len(parts); i++ {
-				parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
-			}
-			if k != "kernel_params" {
-				x = camelKeys(x)
-			}
-			out[strings.Join(parts, "")] = x
-		}
-		return out
-	case []any:
-		for i := range v {
-			v[i] = camelKeys(v[i])
-		}
-	}
-	return v
-}
-
 func TestRenderYAMLMatchesJSON(t *testing.T) {
 	_, j, _ := cli(t, "render", "-o", "json", "--node", "r02-gpu02", exampleSite)
 	code, y, errs := cli(t, "render", "-o", "yaml", "--node", "r02-gpu02", exampleSite)
@@ -164,9 +139,8 @@ func TestRenderYAMLMatchesJSON(t *testing.T) {
 	if err := json.Unmarshal(rt, &fromYAML); err != nil {
 		t.Fatal(err)
 	}
-	// The JSON spells the names as the API (snake_case), the YAML as the
-	// site files (camelCase); a map's keys (kernel parameters) are data.
-	if d := cmp.Diff(camelKeys(fromJSON), fromYAML); d != "" {
+	// Both spell the names as the site files (camelCase).
+	if d := cmp.Diff(fromJSON, fromYAML); d != "" {
 		t.Errorf("yaml and json renderings differ (-json +yaml):\n%s", d)
 	}
 	for _, want := range []string{"kind: Node", "hardware:", "size: '>200g'"} {
@@ -323,7 +297,7 @@ func TestGenSiteValidates(t *testing.T) {
 		t.Errorf("validate of generated site: exit %d\n%s%s", code, out, errs)
 	}
 	_, out, _ = cli(t, "render", "--node", "n000249", dir)
-	for _, want := range []string{`"host_profile": "leaf-1"`, `"tier-0"`, `"/tmp"`} {
+	for _, want := range []string{`"hostProfile": "leaf-1"`, `"tier-0"`, `"/tmp"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("rendered generated node lacks %s", want)
 		}

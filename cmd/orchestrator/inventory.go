@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/slipway-dev/slipway/api"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
@@ -207,7 +208,7 @@ func diffProfiles(groups map[string][]string, res []nodeInventory, only string) 
 			continue
 		}
 		pd.Nodes++
-		invs[hw][r.ni.Node] = r.ni.Inventory
+		invs[hw][r.ni.Node] = r.ni.Inventory.ToDriver()
 	}
 	var rep inventoryDiffReport
 	if only != "" && byProfile[only] == nil {
@@ -369,7 +370,7 @@ func storedInventory(ctx context.Context, st statestore.Store, node string) (api
 	if err != nil || !ok {
 		return api.NodeInventory{}, fmt.Errorf("node %q has no inventory (%v)", node, err)
 	}
-	ni := api.NodeInventory{Node: node, Inventory: inv}
+	ni := api.NodeInventory{Node: node, Inventory: apitypes.FromInventory(inv)}
 	if rev, err := st.Current(ctx); err == nil {
 		if d, err := design.DecodeRevision(rev.Design); err == nil && d.Nodes[node] != nil {
 			ni.HardwareProfile = d.Nodes[node].Spec.HardwareProfile

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"reflect"
 
 	"github.com/spf13/cobra"
 	yamlv3 "gopkg.in/yaml.v3"
+
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 )
 
 func (a *app) renderCmd() *cobra.Command {
@@ -39,7 +40,7 @@ spec.hardware. Exit 1 with the findings if the design has errors.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			return writeDesignDoc(a.stdout, output, r)
+			return writeDoc(a.stdout, output, apitypes.FromRenderedNode(r))
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json or yaml")
@@ -48,7 +49,9 @@ spec.hardware. Exit 1 with the findings if the design has errors.`,
 	return cmd
 }
 
-// writeDoc prints v as indented JSON, or as YAML with the same field order.
+// writeDoc prints v as indented JSON, or as YAML with the same field
+// order and names. A design object is given as its API wire type
+// (api/apitypes), whose names are the design schema's: the same in both.
 func writeDoc(w io.Writer, format string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -65,17 +68,6 @@ func writeDoc(w io.Writer, format string, v any) error {
 	return encodeYAML(w, &n)
 }
 
-// yamlTree is v's JSON document as a YAML tree (the fields in their
-// order).
-func yamlTree(v any) (*yamlv3.Node, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var n yamlv3.Node
-	return &n, yamlv3.Unmarshal(b, &n)
-}
-
 // encodeYAML writes n in block style, indented by two.
 func encodeYAML(w io.Writer, n *yamlv3.Node) error {
 	blockStyle(n)
@@ -85,20 +77,6 @@ func encodeYAML(w io.Writer, n *yamlv3.Node) error {
 		return err
 	}
 	return enc.Close()
-}
-
-// writeDesignDoc is writeDoc for a part of the design: its YAML spells
-// the names as the site files do (renderkeys.go), its JSON as the API.
-func writeDesignDoc(w io.Writer, format string, v any) error {
-	if format == "json" {
-		return writeDoc(w, format, v)
-	}
-	n, err := yamlTree(v)
-	if err != nil {
-		return err
-	}
-	yamlKeys(n, reflect.TypeOf(v))
-	return encodeYAML(w, n)
 }
 
 // blockStyle drops the flow and quoting styles JSON input leaves on nodes.
