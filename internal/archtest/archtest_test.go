@@ -255,10 +255,42 @@ func TestInternalImportsNothingAbove(t *testing.T) {
 }
 
 // TestNoUpwardImport: every package has a layer in the package map, and
-// no package imports one of a higher layer.
+// no package imports one of a higher layer. With -v it logs the graph by
+// layer: how many imports go from each layer to each.
 func TestNoUpwardImport(t *testing.T) {
 	root := moduleRoot(t)
-	report(t, upward(listPackages(t, root), readMap(t, root)))
+	pkgs, m := listPackages(t, root), readMap(t, root)
+	report(t, upward(pkgs, m))
+	for _, line := range layerGraph(pkgs, m) {
+		t.Log(line)
+	}
+}
+
+// layerGraph counts the imports from each layer to each, top layer first.
+func layerGraph(pkgs []pkg, m packageMap) []string {
+	n := map[[2]string]int{}
+	for _, p := range pkgs {
+		for _, imp := range p.Imports {
+			from, to := m.layerOf[rel(p.ImportPath)], m.layerOf[rel(imp)]
+			if own(imp) && from != "" && to != "" {
+				n[[2]string{from, to}]++
+			}
+		}
+	}
+	var out []string
+	for i := len(m.layers) - 1; i >= 0; i-- {
+		var parts []string
+		for j := i; j >= 0; j-- {
+			if k := n[[2]string{m.layers[i], m.layers[j]}]; k > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", m.layers[j], k))
+			}
+		}
+		if len(parts) == 0 {
+			parts = []string{"nothing of Slipway"}
+		}
+		out = append(out, fmt.Sprintf("%s imports: %s", m.layers[i], strings.Join(parts, ", ")))
+	}
+	return out
 }
 
 // TestPackageMapMatchesGoList: the package map of docs/architecture.md
