@@ -92,6 +92,8 @@ func TestPluginDirWritableByOthers(t *testing.T) {
 				t.Errorf("a plugin directory with mode %s was used", mode)
 			} else if !strings.Contains(err.Error(), "directory "+dir) || !strings.Contains(err.Error(), "chmod go-w") {
 				t.Errorf("error %q, want one naming the directory and the fix", err)
+			} else if want := map[fs.FileMode]string{0o777: "0777", 0o777 | fs.ModeSticky: "1777", 0o775: "0775"}[mode]; !strings.Contains(err.Error(), "mode "+want) {
+				t.Errorf("error %q, want the mode as chmod takes it, %s", err, want)
 			}
 			if ran(t, marker) {
 				t.Errorf("the plugin in a directory with mode %s ran", mode)
