@@ -29,6 +29,7 @@ const maxDoc = 1 << 20
 // to the module) and the packages its non-test files import.
 type pkg struct {
 	ImportPath string
+	Name       string
 	Imports    []string
 }
 
@@ -64,7 +65,7 @@ func moduleRoot(t *testing.T) string {
 // out: a test may assemble what it tests with a higher layer (a lab).
 func listPackages(t *testing.T, root string) []pkg {
 	t.Helper()
-	cmd := exec.Command(goTool(t), "list", "-json=ImportPath,Imports", "./...")
+	cmd := exec.Command(goTool(t), "list", "-json=ImportPath,Name,Imports", "./...")
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -240,6 +241,18 @@ func mismatches(pkgs []pkg, m packageMap) []string {
 	return out
 }
 
+// misnamed lists the packages whose name is not their folder's (commands,
+// package main, excepted).
+func misnamed(pkgs []pkg) []string {
+	var out []string
+	for _, p := range pkgs {
+		if folder := p.ImportPath[strings.LastIndexByte(p.ImportPath, '/')+1:]; p.Name != "main" && p.Name != folder {
+			out = append(out, fmt.Sprintf("package %s is named %s: name it %s, after its folder, or move it to a folder of its name", rel(p.ImportPath), p.Name, folder))
+		}
+	}
+	return out
+}
+
 func report(t *testing.T, problems []string) {
 	t.Helper()
 	for _, p := range problems {
@@ -298,4 +311,10 @@ func layerGraph(pkgs []pkg, m packageMap) []string {
 func TestPackageMapMatchesGoList(t *testing.T) {
 	root := moduleRoot(t)
 	report(t, mismatches(listPackages(t, root), readMap(t, root)))
+}
+
+// TestPackageNamesMatchFolders: a package is named after its folder, so
+// an import path says what its code calls it.
+func TestPackageNamesMatchFolders(t *testing.T) {
+	report(t, misnamed(listPackages(t, moduleRoot(t))))
 }

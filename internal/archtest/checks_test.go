@@ -26,13 +26,15 @@ func samplePkgs() []pkg {
 		{ImportPath: module + "/design", Imports: m("internal/a", "orchestrator")},
 		{ImportPath: module + "/orchestrator", Imports: m("design", "internal/b")},
 		{ImportPath: module + "/unmapped", Imports: m("design")},
+		{ImportPath: module + "/api/types", Name: "apitypes"},
+		{ImportPath: module + "/cmd/tool", Name: "main"},
 	}
 }
 
 // TestChecksFindViolations: each check names what a made-up tree does
 // wrong, and nothing else: an internal package importing design, the
-// model importing the engine, a package without a row, a row without a
-// package.
+// model importing the engine, packages without a row, a row without a
+// package, a package not named after its folder.
 func TestChecksFindViolations(t *testing.T) {
 	m, problems := parseMap(strings.NewReader(sampleDoc))
 	if len(problems) != 0 {
@@ -47,10 +49,16 @@ func TestChecksFindViolations(t *testing.T) {
 	pkgs := samplePkgs()
 	want := map[string][]string{
 		"internal": {"internal/b imports design"},
-		"upward":   {"internal/b (layer leaf) imports design (layer model", "design (layer model) imports orchestrator (layer engine", "unmapped has no layer"},
-		"map":      {"package unmapped is missing", "names gone, which go list"},
+		"upward":   {"internal/b (layer leaf) imports design (layer model", "design (layer model) imports orchestrator (layer engine", "unmapped has no layer", "api/types has no layer", "cmd/tool has no layer"},
+		"map":      {"package unmapped is missing", "package api/types is missing", "package cmd/tool is missing", "names gone, which go list"},
+		"names":    {"package api/types is named apitypes: name it types"},
 	}
-	got := map[string][]string{"internal": internalUpward(pkgs), "upward": upward(pkgs, m), "map": mismatches(pkgs, m)}
+	for i := range pkgs {
+		if pkgs[i].Name == "" {
+			pkgs[i].Name = pkgs[i].ImportPath[strings.LastIndexByte(pkgs[i].ImportPath, '/')+1:]
+		}
+	}
+	got := map[string][]string{"internal": internalUpward(pkgs), "upward": upward(pkgs, m), "map": mismatches(pkgs, m), "names": misnamed(pkgs)}
 	for check, wants := range want {
 		if len(got[check]) != len(wants) {
 			t.Errorf("%s check: %d problems, want %d: %q", check, len(got[check]), len(wants), got[check])
