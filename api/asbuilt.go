@@ -34,7 +34,7 @@ func (s *Server) asBuilt(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, ab)
+	return c.JSON(http.StatusOK, wireAsBuilt(ab))
 }
 
 // acceptHardware records that an operator accepts the machine of a node
@@ -53,5 +53,5 @@ func (s *Server) acceptHardware(c echo.Context) error {
 		return err
 	}
 	auditWhat(c, AuditWhat{Action: "node.accept-hardware", Verb: "accept-hardware", Targets: []string{name, "inventory:" + ab.Inventory}})
-	return c.JSON(http.StatusOK, ab)
+	return c.JSON(http.StatusOK, wireAsBuilt(ab))
 }

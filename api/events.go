@@ -43,7 +43,7 @@ func (s *Server) listEvents(c echo.Context) error {
 	if evs == nil {
 		evs = []record.Event{}
 	}
-	return c.JSON(http.StatusOK, evs)
+	return c.JSON(http.StatusOK, wireEvents(evs))
 }
 
 // streamEvents sends events as server-sent events (id: the sequence, so a
@@ -113,7 +113,7 @@ func (s *Server) sendEvents(c echo.Context, rc *http.ResponseController, since u
 		return since, err
 	}
 	for _, ev := range evs {
-		b, _ := json.Marshal(ev)
+		b, _ := json.Marshal(wireEvent(ev))
 		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Kind, b); err != nil {
 			return since, err
 		}

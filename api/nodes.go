@@ -146,7 +146,7 @@ func nodeSummary(n *design.Node, r record.NodeRecord) NodeSummary {
 func (s *Server) getNode(c echo.Context) error {
 	ctx := c.Request().Context()
 	name := c.Param("name")
-	out := NodeDetail{Name: name, Events: []record.Event{}}
+	out := NodeDetail{Name: name, Events: []apitypes.Event{}}
 	if cur, err := s.currentID(ctx); err == nil {
 		d, err := s.design(ctx, cur)
 		if err != nil {
@@ -161,7 +161,8 @@ func (s *Server) getNode(c echo.Context) error {
 	rec, err := s.cfg.Engine.Node(ctx, name)
 	switch {
 	case err == nil:
-		out.Record = &rec
+		wr := wireNodeRecord(rec)
+		out.Record = &wr
 	case !errors.Is(err, orchestrator.ErrNotFound):
 		return err
 	}
@@ -172,7 +173,7 @@ func (s *Server) getNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out.Events = append(out.Events, evs[max(0, len(evs)-20):]...)
+	out.Events = append(out.Events, wireEvents(evs[max(0, len(evs)-20):])...)
 	return c.JSON(http.StatusOK, out)
 }
 
@@ -192,7 +193,7 @@ func (s *Server) rebootstrap(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, wireRebootstrapped(out))
 }
 
 func (s *Server) nodeVerb(verb string) echo.HandlerFunc {
@@ -226,7 +227,7 @@ func (s *Server) nodeVerb(verb string) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, rec)
+		return c.JSON(http.StatusOK, wireNodeRecord(rec))
 	}
 }
 

@@ -353,7 +353,7 @@ func (s *Server) onboardingByID(ctx context.Context, id string) (apitypes.Onboar
 // onboardingView is the record with its task; its status follows its
 // nodes once the task ended (onboardingStatus).
 func (s *Server) onboardingView(ctx context.Context, r onboarding.Record, nodes nodeLookup) (apitypes.Onboarding, error) {
-	w := apitypes.Onboarding{ID: r.ID, Onboarding: r, Status: statusNotSubmitted, Results: []record.NodeResult{}}
+	w := apitypes.Onboarding{ID: r.ID, Onboarding: r, Status: statusNotSubmitted, Results: []apitypes.NodeResult{}}
 	if r.Task == "" {
 		return w, nil
 	}
@@ -361,12 +361,13 @@ func (s *Server) onboardingView(ctx context.Context, r onboarding.Record, nodes 
 	if err != nil {
 		return apitypes.Onboarding{}, err
 	}
-	w.Task = &t
+	wt := wireTask(t)
+	w.Task = &wt
 	if w.Status, err = onboardingStatus(ctx, r, t.Status, nodes); err != nil {
 		return apitypes.Onboarding{}, err
 	}
 	if res != nil {
-		w.Results = res
+		w.Results = wireResults(res)
 	}
 	return w, nil
 }

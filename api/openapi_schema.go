@@ -11,7 +11,6 @@ import (
 
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -127,9 +126,9 @@ var requestBounds = map[reflect.Type]map[string]fieldBound{
 		"Password": {maxLength: powercreds.MaxPasswordLen}},
 	reflect.TypeFor[apitypes.RoCEUpsert]():          {"Items": {maxItems: siteregistry.MaxRoCEItems}},
 	reflect.TypeFor[apitypes.DecommissionRequest](): {"Erase": {enum: []string{"none", "quick", "secure"}}},
-	reflect.TypeFor[record.Filter]():                {"Sets": {maxItems: record.MaxFilterSets}},
-	reflect.TypeFor[record.TaskOptions]():           {"Erase": {enum: enum([]drivers.Erase{drivers.EraseNone, drivers.EraseQuick, drivers.EraseSecure})}},
-	reflect.TypeFor[design.NodeFilter](): {
+	reflect.TypeFor[apitypes.Filter]():              {"Sets": {maxItems: record.MaxFilterSets}},
+	reflect.TypeFor[apitypes.TaskOptions]():         {"Erase": {enum: enum([]drivers.Erase{drivers.EraseNone, drivers.EraseQuick, drivers.EraseSecure})}},
+	reflect.TypeFor[apitypes.NodeFilter](): {
 		"Names":  {maxItems: record.MaxFilterNames, eachMaxLength: record.MaxFilterValueLen},
 		"Tags":   {maxItems: record.MaxFilterValues, eachMaxLength: record.MaxFilterValueLen},
 		"Racks":  {maxItems: record.MaxFilterValues, eachMaxLength: record.MaxFilterValueLen},

@@ -31,15 +31,15 @@ func (s *Server) reconcileRoutes(prefix string) []route {
 	op, view := auth.RoleOperator, auth.RoleViewer
 	none := []int{http.StatusNotImplemented}
 	return []route{
-		{Method: "GET", Path: prefix + "/reconciliation/status", Role: view, Response: record.ReconcileStatus{}, Problems: none,
+		{Method: "GET", Path: prefix + "/reconciliation/status", Role: view, Response: apitypes.ReconcileStatus{}, Problems: none,
 			Summary: "reconciliation: the last run, the next, the open drift by kind", handler: s.reconcileStatus},
-		{Method: "GET", Path: prefix + "/reconciliation/drift", Role: view, Response: apitypes.Page[record.DriftRecord]{}, Problems: none,
+		{Method: "GET", Path: prefix + "/reconciliation/drift", Role: view, Response: apitypes.Page[apitypes.DriftRecord]{}, Problems: none,
 			Query:   []param{{Name: "node", Many: true}, {Name: "kind", Many: true, Enum: enum(record.DriftKinds)}, offsetParam, limitParam},
 			Summary: "open drift records (filters, pages)", handler: s.listDrift},
-		{Method: "POST", Path: prefix + "/reconciliation/run", Role: op, Mutating: true, Response: record.SweepReport{}, Problems: none,
+		{Method: "POST", Path: prefix + "/reconciliation/run", Role: op, Mutating: true, Response: apitypes.SweepReport{}, Problems: none,
 			Summary: "reconcile now; answers the run's report", handler: s.runReconcile},
 		{Method: "POST", Path: prefix + "/reconciliation/drift/:node/resolve", Role: op, Mutating: true, Request: apitypes.DriftResolutionBody{},
-			Response: record.DriftResolved{}, Problems: []int{http.StatusConflict, http.StatusNotImplemented},
+			Response: apitypes.DriftResolved{}, Problems: []int{http.StatusConflict, http.StatusNotImplemented},
 			Summary: "resolve a node's drift of one kind: accept, repair or release", handler: s.resolveDrift},
 	}
 }
@@ -61,7 +61,7 @@ func (s *Server) reconcileStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, st)
+	return c.JSON(http.StatusOK, wireReconcileStatus(st))
 }
 
 // listDrift: ?node=&kind=&offset=&limit= (several values are alternatives).
@@ -87,7 +87,7 @@ func (s *Server) listDrift(c echo.Context) error {
 	ds = slices.DeleteFunc(ds, func(d record.DriftRecord) bool {
 		return len(q["node"]) > 0 && !slices.Contains(q["node"], d.Node) || len(q["kind"]) > 0 && !slices.Contains(q["kind"], string(d.Kind))
 	})
-	return c.JSON(http.StatusOK, page(ds, offset, limit))
+	return c.JSON(http.StatusOK, page(mapSlice(ds, wireDrift), offset, limit))
 }
 
 func (s *Server) runReconcile(c echo.Context) error {
@@ -104,7 +104,7 @@ func (s *Server) runReconcile(c echo.Context) error {
 	if changed := slices.Concat(rep.Detected, rep.Cleared, rep.Repaired); len(changed) > 0 {
 		auditWhat(c, AuditWhat{Action: "reconciliation.run", Targets: changed})
 	}
-	return c.JSON(http.StatusOK, rep)
+	return c.JSON(http.StatusOK, wireSweep(rep))
 }
 
 func (s *Server) resolveDrift(c echo.Context) error {
@@ -137,7 +137,7 @@ func (s *Server) resolveDrift(c echo.Context) error {
 	if out.Task != "" {
 		auditWhat(c, AuditWhat{Action: "drift.resolve", Verb: string(res), Task: out.Task, Targets: []string{node + "/" + string(kind)}})
 	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, wireDriftResolved(out))
 }
 
 // orphans are the nodes the design d no longer has whose machine a node

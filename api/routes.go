@@ -140,7 +140,7 @@ func (s *Server) nodeRoutes() []route {
 		offsetParam, limitParam}
 	verb := func(name, summary string) route {
 		return route{Method: "POST", Path: v1 + "/nodes/:name/" + name, Role: op, Mutating: true, Request: apitypes.NodeVerbRequest{},
-			OptionalBody: true, Response: record.NodeRecord{}, Problems: []int{http.StatusConflict}, Summary: summary, handler: s.nodeVerb(name)}
+			OptionalBody: true, Response: apitypes.NodeRecord{}, Problems: []int{http.StatusConflict}, Summary: summary, handler: s.nodeVerb(name)}
 	}
 	return []route{
 		{Method: "GET", Path: v1 + "/nodes", Role: view, Query: nodeQuery, Response: apitypes.Page[apitypes.NodeSummary]{},
@@ -155,9 +155,9 @@ func (s *Server) nodeRoutes() []route {
 		verb("adopt", "take the provisioner's state of the node's machine as the truth (optionally attaching a machine)"),
 		verb("mark-manual-intervention", "freeze the node"),
 		verb("release-manual", "unfreeze the node"),
-		{Method: "GET", Path: v1 + "/nodes/:name/as-built", Role: view, Response: record.AsBuiltRecord{}, Problems: []int{http.StatusNotImplemented},
+		{Method: "GET", Path: v1 + "/nodes/:name/as-built", Role: view, Response: apitypes.AsBuiltRecord{}, Problems: []int{http.StatusNotImplemented},
 			Summary: "the node's last as-built check: inventory digest, differences from the design, acceptance", handler: s.asBuilt}, // asbuilt.go
-		{Method: "POST", Path: v1 + "/nodes/:name/as-built/accept", Role: op, Mutating: true, Response: record.AsBuiltRecord{},
+		{Method: "POST", Path: v1 + "/nodes/:name/as-built/accept", Role: op, Mutating: true, Response: apitypes.AsBuiltRecord{},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented},
 			Summary:  "accept the node's machine as its last as-built check found it (that inventory only); retry the task to go on", handler: s.acceptHardware}, // asbuilt.go
 		{Method: "GET", Path: v1 + "/nodes/:name/console", Role: admin, Audited: true, Leader: true, Produces: "text/plain",
@@ -167,7 +167,7 @@ func (s *Server) nodeRoutes() []route {
 		{Method: "POST", Path: v1 + "/nodes/:name/console/input", Role: admin, Mutating: true, Request: apitypes.ConsoleInput{}, OK: []int{http.StatusNoContent},
 			Problems: []int{http.StatusConflict, http.StatusNotImplemented},
 			Summary:  "type at the node's console, attached read-write (the audit record counts the characters, never holds them)", handler: s.consoleInput},
-		{Method: "POST", Path: v1 + "/nodes/:name/rebootstrap", Role: admin, Mutating: true, SecretAnswer: true, Response: record.Rebootstrapped{}, Problems: []int{http.StatusConflict},
+		{Method: "POST", Path: v1 + "/nodes/:name/rebootstrap", Role: admin, Mutating: true, SecretAnswer: true, Response: apitypes.Rebootstrapped{}, Problems: []int{http.StatusConflict},
 			Summary: "reissue the node's introspection token for its current deployment and wait at bootstrap again; the answer holds the new token to install on the node", handler: s.rebootstrap},
 	}
 }
@@ -176,15 +176,15 @@ func (s *Server) taskRoutes() []route {
 	op, view, admin := auth.RoleOperator, auth.RoleViewer, auth.RoleAdmin
 	return []route{
 		{Method: "POST", Path: v1 + "/tasks", Role: op, Mutating: true, Request: apitypes.TaskRequest{}, OK: []int{http.StatusCreated},
-			Response: record.Task{}, Problems: []int{http.StatusConflict, http.StatusUnprocessableEntity}, Summary: "create a task", handler: s.createTask},
-		{Method: "GET", Path: v1 + "/tasks", Role: view, Response: apitypes.Page[record.Task]{},
+			Response: apitypes.Task{}, Problems: []int{http.StatusConflict, http.StatusUnprocessableEntity}, Summary: "create a task", handler: s.createTask},
+		{Method: "GET", Path: v1 + "/tasks", Role: view, Response: apitypes.Page[apitypes.Task]{},
 			Query:   []param{{Name: "status", Many: true}, {Name: "action", Many: true, Enum: enum(record.Actions)}, offsetParam, limitParam},
 			Summary: "tasks, newest first (filters, pages)", handler: s.listTasks},
 		{Method: "GET", Path: v1 + "/tasks/:id", Role: view, Response: apitypes.TaskDetail{}, Summary: "a task with its per-node results", handler: s.getTask},
-		{Method: "POST", Path: v1 + "/tasks/:id/:verb", Role: op, Mutating: true, OK: []int{http.StatusAccepted}, Response: record.Task{},
+		{Method: "POST", Path: v1 + "/tasks/:id/:verb", Role: op, Mutating: true, OK: []int{http.StatusAccepted}, Response: apitypes.Task{},
 			Problems: []int{http.StatusConflict}, Summary: "retry, resume, rerun, restart-clean or cancel", handler: s.taskVerb},
 
-		{Method: "GET", Path: v1 + "/events", Role: view, Response: []record.Event{}, Query: []param{sinceParam, taskParam, nodeParam, limitParam},
+		{Method: "GET", Path: v1 + "/events", Role: view, Response: []apitypes.Event{}, Query: []param{sinceParam, taskParam, nodeParam, limitParam},
 			Summary: "events, oldest first", handler: s.listEvents},
 		{Method: "GET", Path: v1 + "/events/stream", Role: view, Produces: "text/event-stream",
 			Query:   []param{sinceParam, taskParam, nodeParam, {Name: "Last-Event-ID", In: "header", Type: "integer", Min: ptr(0.0), Doc: "resume after this event"}},

@@ -66,17 +66,18 @@ func (s *Server) createTask(c echo.Context) error {
 		return problem(http.StatusBadRequest, err.Error())
 	}
 	auditWhat(c, AuditWhat{Action: "task.create", Verb: string(a)})
-	if err := b.NodeFilter.Validate(); err != nil {
+	filter, opts := recordFilter(b.NodeFilter), recordOptions(b.Options)
+	if err := filter.Validate(); err != nil {
 		return problem(http.StatusBadRequest, err.Error())
 	}
-	if err := b.Options.Check(a); err != nil {
+	if err := opts.Check(a); err != nil {
 		return problem(http.StatusBadRequest, err.Error())
 	}
 	if len(b.DesignRevision) > statestore.IDLen {
 		return problem(http.StatusBadRequest, fmt.Sprintf("designRevision is %d bytes long: give a revision ID (%d hex characters) or a prefix of one", len(b.DesignRevision), statestore.IDLen))
 	}
-	t, err := s.cfg.Engine.Submit(c.Request().Context(), record.Request{Action: a, Filter: b.NodeFilter,
-		Revision: b.DesignRevision, Requester: who(c), Correlation: requestIDOf(c), Options: b.Options})
+	t, err := s.cfg.Engine.Submit(c.Request().Context(), record.Request{Action: a, Filter: filter,
+		Revision: b.DesignRevision, Requester: who(c), Correlation: requestIDOf(c), Options: opts})
 	if err != nil {
 		status, _ := statusOf(err)
 		if status == http.StatusInternalServerError { // the engine's refusals are the caller's to fix
@@ -86,7 +87,7 @@ func (s *Server) createTask(c echo.Context) error {
 	}
 	auditWhat(c, AuditWhat{Action: "task.create", Verb: string(a), Task: t.ID, Targets: t.Nodes})
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/tasks/"+t.ID)
-	return c.JSON(http.StatusCreated, t)
+	return c.JSON(http.StatusCreated, wireTask(t))
 }
 
 func (s *Server) listTasks(c echo.Context) error {
@@ -102,7 +103,7 @@ func (s *Server) listTasks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, page(out, offset, limit))
+	return c.JSON(http.StatusOK, page(wireTasks(out), offset, limit))
 }
 
 // tasksNewestFirst are the engine's tasks, newest first, of the statuses
@@ -129,7 +130,7 @@ func (s *Server) getTask(c echo.Context) error {
 	if res == nil {
 		res = []record.NodeResult{}
 	}
-	return c.JSON(http.StatusOK, TaskDetail{Task: t, Results: res})
+	return c.JSON(http.StatusOK, TaskDetail{Task: wireTask(t), Results: wireResults(res)})
 }
 
 func (s *Server) taskVerb(c echo.Context) error {
@@ -144,5 +145,5 @@ func (s *Server) taskVerb(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, t)
+	return c.JSON(http.StatusAccepted, wireTask(t))
 }

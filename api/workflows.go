@@ -183,5 +183,5 @@ func workflowOf(t record.Task, res []record.NodeResult) apitypes.Workflow {
 	if nodes == nil {
 		nodes = []string{}
 	}
-	return apitypes.Workflow{ID: t.ID, Kind: kind, Nodes: nodes, Task: t, Results: res}
+	return apitypes.Workflow{ID: t.ID, Kind: kind, Nodes: nodes, Task: wireTask(t), Results: wireResults(res)}
 }

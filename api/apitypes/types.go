@@ -102,11 +102,11 @@ type NodeSummary struct {
 
 // NodeDetail is one node in full.
 type NodeDetail struct {
-	Name     string             `json:"name"`
-	Revision string             `json:"design_revision"`
-	Design   *RenderedNode      `json:"design,omitempty"` // nil when the current design lacks the node
-	Record   *record.NodeRecord `json:"workflow,omitempty"`
-	Events   []record.Event     `json:"events"`
+	Name     string        `json:"name"`
+	Revision string        `json:"design_revision"`
+	Design   *RenderedNode `json:"design,omitempty"` // nil when the current design lacks the node
+	Record   *NodeRecord   `json:"workflow,omitempty"`
+	Events   []Event       `json:"events"`
 }
 
 // NodeVerbRequest is the optional body of the node verbs
@@ -130,16 +130,16 @@ type NodeInventory struct {
 // TaskRequest is the body of POST /tasks.
 type TaskRequest struct {
 	Action         record.Action `json:"action"`
-	NodeFilter     record.Filter `json:"node_filter,omitzero"`
+	NodeFilter     Filter        `json:"node_filter,omitzero"`
 	DesignRevision string        `json:"design_revision,omitempty"`
 	// Options: decommission_nodes {erase, delete}, destroy_nodes {erase}.
-	Options *record.TaskOptions `json:"options,omitempty"`
+	Options *TaskOptions `json:"options,omitempty"`
 }
 
 // TaskDetail is a task with its per-node results.
 type TaskDetail struct {
-	record.Task
-	Results []record.NodeResult `json:"results"`
+	Task
+	Results []NodeResult `json:"results"`
 }
 
 // DriftResolutionBody is the body of a drift resolve.
@@ -312,11 +312,11 @@ type RoCEAssignments struct {
 // Workflow is an onboarding or decommission as the workflow routes show
 // it: a view of the engine task that carries it (its ID is the task's).
 type Workflow struct {
-	ID      string              `json:"id"`
-	Kind    string              `json:"kind"` // decommission, storage-cleanup
-	Nodes   []string            `json:"nodes"`
-	Task    record.Task         `json:"task"`
-	Results []record.NodeResult `json:"results"`
+	ID      string       `json:"id"`
+	Kind    string       `json:"kind"` // decommission, storage-cleanup
+	Nodes   []string     `json:"nodes"`
+	Task    Task         `json:"task"`
+	Results []NodeResult `json:"results"`
 }
 
 // OnboardingRequest is the body of POST /admin/onboardings: one node.
@@ -334,11 +334,11 @@ type OnboardingRequest struct {
 // Onboarding is an onboarding workflow: its record (what was asked, the
 // revision that added the nodes) and its deploy task, when submitted.
 type Onboarding struct {
-	ID         string              `json:"id"`
-	Onboarding onboarding.Record   `json:"onboarding"`
-	Status     string              `json:"status"` // the task's, or "not_submitted"
-	Task       *record.Task        `json:"task,omitempty"`
-	Results    []record.NodeResult `json:"results"`
+	ID         string            `json:"id"`
+	Onboarding onboarding.Record `json:"onboarding"`
+	Status     string            `json:"status"` // the task's, or "not_submitted"
+	Task       *Task             `json:"task,omitempty"`
+	Results    []NodeResult      `json:"results"`
 }
 
 // DecommissionRequest is the optional body of POST

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"gopkg.in/yaml.v3"
 )
@@ -111,7 +112,7 @@ func Document() (map[string]any, error) {
 
 // eventSchema is the Event's schema, its fields described and bounded.
 func eventSchema() (map[string]any, error) {
-	event, err := schemaOf(reflect.TypeFor[record.Event]())
+	event, err := schemaOf(reflect.TypeFor[apitypes.Event]())
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +267,7 @@ func structSchema(t reflect.Type) (map[string]any, error) {
 		}
 	}
 	for name := range props {
-		if _, ok := fieldDocs[name]; !ok && t == reflect.TypeFor[record.Event]() {
+		if _, ok := fieldDocs[name]; !ok && t == reflect.TypeFor[apitypes.Event]() {
 			return nil, fmt.Errorf("asyncapi: Event field %s has no description in api/asyncapi", name)
 		}
 	}

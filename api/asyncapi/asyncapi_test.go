@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/asyncapi"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
@@ -93,9 +94,9 @@ func TestDocumentDescribesEveryTypedEvent(t *testing.T) {
 		}
 	}
 	walk(generic)
-	// The Event schema has every field of orchestrator.Event.
+	// The Event schema has every field of the event the stream sends.
 	props := doc["components"].(map[string]any)["schemas"].(map[string]any)["Event"].(map[string]any)["properties"].(map[string]any)
-	b, _ := json.Marshal(record.Event{Seq: 1, Time: time.Now(), Task: "t", Node: "n", Stage: "s", Level: "info",
+	b, _ := json.Marshal(apitypes.Event{Seq: 1, Time: time.Now(), Task: "t", Node: "n", Stage: "s", Level: "info",
 		Kind: "k", Message: "m", Type: record.EventOnboardingStarted, Correlation: "c"})
 	var ev map[string]any
 	_ = json.Unmarshal(b, &ev)

@@ -576,8 +576,8 @@ const (
 // Rebootstrap reissues a node's introspection token for its current
 // deployment and puts it back at bootstrap (admins only). The answer's
 // Env and UserData hold the new token: for the node, never for a log.
-func (c *Client) Rebootstrap(ctx context.Context, name string) (record.Rebootstrapped, error) {
-	var out record.Rebootstrapped
+func (c *Client) Rebootstrap(ctx context.Context, name string) (apitypes.Rebootstrapped, error) {
+	var out apitypes.Rebootstrapped
 	return out, c.sendJSON(ctx, http.MethodPost, v1+"/nodes/"+seg(name)+"/rebootstrap", nil, &out)
 }
 
@@ -590,8 +590,8 @@ func (c *Client) BootData(ctx context.Context, node, part string) ([]byte, error
 
 // NodeVerb runs adopt, mark-manual-intervention (with its reason) or
 // release-manual on a node.
-func (c *Client) NodeVerb(ctx context.Context, name, verb, reason string) (record.NodeRecord, error) {
-	var out record.NodeRecord
+func (c *Client) NodeVerb(ctx context.Context, name, verb, reason string) (apitypes.NodeRecord, error) {
+	var out apitypes.NodeRecord
 	switch verb {
 	case NodeAdopt, NodeMarkManual, NodeReleaseManual:
 	default:
@@ -606,8 +606,8 @@ func (c *Client) NodeVerb(ctx context.Context, name, verb, reason string) (recor
 
 // AdoptMachine attaches a provisioner machine (e.g. one the sweep reports
 // leaked) to a node: adopt with a machine.
-func (c *Client) AdoptMachine(ctx context.Context, name, machine string) (record.NodeRecord, error) {
-	var out record.NodeRecord
+func (c *Client) AdoptMachine(ctx context.Context, name, machine string) (apitypes.NodeRecord, error) {
+	var out apitypes.NodeRecord
 	return out, c.sendJSON(ctx, http.MethodPost, v1+"/nodes/"+seg(name)+"/"+NodeAdopt, map[string]string{"machine": machine}, &out)
 }
 
@@ -615,16 +615,16 @@ func (c *Client) AdoptMachine(ctx context.Context, name, machine string) (record
 
 // TaskRequest is the body of a new task.
 type TaskRequest struct {
-	Action         record.Action `json:"action"`
-	NodeFilter     record.Filter `json:"node_filter"`
-	DesignRevision string        `json:"design_revision,omitempty"` // "": the current revision
+	Action         record.Action   `json:"action"`
+	NodeFilter     apitypes.Filter `json:"node_filter"`
+	DesignRevision string          `json:"design_revision,omitempty"` // "": the current revision
 	// Options: decommission_nodes {erase, delete}, destroy_nodes {erase}.
-	Options *record.TaskOptions `json:"options,omitempty"`
+	Options *apitypes.TaskOptions `json:"options,omitempty"`
 }
 
 // CreateTask creates a task; the server runs it.
-func (c *Client) CreateTask(ctx context.Context, req TaskRequest) (record.Task, error) {
-	var out record.Task
+func (c *Client) CreateTask(ctx context.Context, req TaskRequest) (apitypes.Task, error) {
+	var out apitypes.Task
 	return out, c.sendJSON(ctx, http.MethodPost, v1+"/tasks", req, &out)
 }
 
@@ -641,14 +641,14 @@ type TaskQuery struct {
 }
 
 // Tasks lists tasks, newest first, one page.
-func (c *Client) Tasks(ctx context.Context, q TaskQuery) (apitypes.Page[record.Task], error) {
-	var out apitypes.Page[record.Task]
+func (c *Client) Tasks(ctx context.Context, q TaskQuery) (apitypes.Page[apitypes.Task], error) {
+	var out apitypes.Page[apitypes.Task]
 	return out, c.get(ctx, v1+"/tasks", query(q.Offset, q.Limit, map[string][]string{"status": q.Status, "action": q.Action}), &out)
 }
 
 // TaskVerb applies retry, resume, rerun, restart-clean or cancel to a task.
-func (c *Client) TaskVerb(ctx context.Context, id string, verb record.Verb) (record.Task, error) {
-	var out record.Task
+func (c *Client) TaskVerb(ctx context.Context, id string, verb record.Verb) (apitypes.Task, error) {
+	var out apitypes.Task
 	return out, c.do(ctx, request{method: http.MethodPost, path: v1 + "/tasks/" + seg(id) + "/" + seg(string(verb))}, &out)
 }
 
@@ -657,8 +657,8 @@ func (c *Client) TaskVerb(ctx context.Context, id string, verb record.Verb) (rec
 // Events are the events after sequence number since (0: from the start),
 // of one task and/or node when given, at most limit of them (0: the
 // server's default, 1000).
-func (c *Client) Events(ctx context.Context, since uint64, task, node string, limit int) ([]record.Event, error) {
-	var out []record.Event
+func (c *Client) Events(ctx context.Context, since uint64, task, node string, limit int) ([]apitypes.Event, error) {
+	var out []apitypes.Event
 	return out, c.get(ctx, v1+"/events", eventQuery(since, task, node, limit), &out)
 }
 

@@ -274,7 +274,7 @@ func TestTasksNodesEvents(t *testing.T) {
 		t.Fatalf("prepare_site: %s %s", td.Status, td.Message)
 	}
 	dep, err := op.CreateTask(ctx, client.TaskRequest{Action: record.ActionDeployNodes,
-		NodeFilter: record.Filter{Sets: []design.NodeFilter{{Names: []string{s.Node}}}}})
+		NodeFilter: apitypes.Filter{Sets: []apitypes.NodeFilter{{Names: []string{s.Node}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,10 +470,10 @@ func TestStreamReconnect(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
-	var got []record.Event
+	var got []apitypes.Event
 	var second record.Task
 	dropped := false
-	err = c.StreamEvents(ctx, 0, "", "", func(ev record.Event) error {
+	err = c.StreamEvents(ctx, 0, "", "", func(ev apitypes.Event) error {
 		got = append(got, ev)
 		if !dropped && ev.Task == first.ID {
 			dropped = true
@@ -509,7 +509,7 @@ func TestStreamReconnect(t *testing.T) {
 	}
 }
 
-func seqs(evs []record.Event) []uint64 {
+func seqs(evs []apitypes.Event) []uint64 {
 	out := make([]uint64, len(evs))
 	for i, e := range evs {
 		out[i] = e.Seq
@@ -545,7 +545,7 @@ func TestStreamSilentConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	err = c.StreamEvents(t.Context(), 0, "", "", func(ev record.Event) error {
+	err = c.StreamEvents(t.Context(), 0, "", "", func(ev apitypes.Event) error {
 		got = append(got, fmt.Sprintf("%d:%s", ev.Seq, ev.Message))
 		if len(got) == 3 {
 			return client.ErrStop
@@ -561,14 +561,14 @@ func TestStreamSilentConnection(t *testing.T) {
 		t.Errorf("Last-Event-ID of the connections: %q", ids)
 	}
 	bad, _ := client.New(ts.URL, "nope")
-	err = bad.StreamEvents(t.Context(), 0, "", "", func(record.Event) error { return nil })
+	err = bad.StreamEvents(t.Context(), 0, "", "", func(apitypes.Event) error { return nil })
 	if !client.IsStatus(err, 401) || err.Error() != "HTTP 401: the bearer token is not valid (request r1)" {
 		t.Fatalf("refused stream: %v", err)
 	}
 	// The caller's context ends the stream with its error.
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
-	err = c.StreamEvents(ctx, 0, "", "", func(record.Event) error { return nil })
+	err = c.StreamEvents(ctx, 0, "", "", func(apitypes.Event) error { return nil })
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("stream after its context ended: %v", err)
 	}

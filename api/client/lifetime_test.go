@@ -11,6 +11,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/api/apitest"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
@@ -52,10 +53,10 @@ func TestStreamLifetimeResume(t *testing.T) {
 			}
 		}
 	}()
-	var got []record.Event
+	var got []apitypes.Event
 	succeeded := map[string]bool{}
 	lastID := ""
-	err := c.StreamEvents(ctx, 0, "", "", func(ev record.Event) error {
+	err := c.StreamEvents(ctx, 0, "", "", func(ev apitypes.Event) error {
 		got = append(got, ev)
 		if ev.Kind == "task" && strings.Contains(ev.Message, "succeeded") {
 			succeeded[ev.Task] = true

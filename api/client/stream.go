@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slipway-dev/slipway/orchestrator/record"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 )
 
 // ErrStop, returned by a StreamEvents callback, ends the stream without
@@ -29,12 +29,12 @@ const maxReconnectWait = 10 * time.Second
 // event is missed or repeated. It returns ctx's error when ctx ends, nil
 // when fn returns ErrStop, fn's error otherwise, and a *ProblemError when
 // the server refuses the stream (a bad token, a bad query).
-func (c *Client) StreamEvents(ctx context.Context, since uint64, task, node string, fn func(record.Event) error) error {
+func (c *Client) StreamEvents(ctx context.Context, since uint64, task, node string, fn func(apitypes.Event) error) error {
 	last := since
 	base := c.reconnect // the server may ask for another with retry:
 	wait := base
 	for {
-		got, err := c.streamOnce(ctx, last, task, node, func(ev record.Event) error {
+		got, err := c.streamOnce(ctx, last, task, node, func(ev apitypes.Event) error {
 			if ev.Seq != 0 && ev.Seq <= last {
 				return nil // sent again after a reconnect
 			}
@@ -87,7 +87,7 @@ func (e *callbackError) Error() string { return e.err.Error() }
 
 // streamOnce reads one connection of the stream until it ends; got
 // reports whether it delivered anything (an event or a keep-alive).
-func (c *Client) streamOnce(ctx context.Context, last uint64, task, node string, fn func(record.Event) error, retry *time.Duration) (got bool, err error) {
+func (c *Client) streamOnce(ctx context.Context, last uint64, task, node string, fn func(apitypes.Event) error, retry *time.Duration) (got bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	resp, err := c.openStream(ctx, last, task, node)
@@ -194,7 +194,7 @@ func (e *sseEvent) field(line string, retry *time.Duration) {
 // take ends the event at a blank line: data says it had data, isEvent
 // that the data is an event (the event type is its kind; other data is
 // skipped). The id stays for the events that follow, as the format says.
-func (e *sseEvent) take() (ev record.Event, data, isEvent bool) {
+func (e *sseEvent) take() (ev apitypes.Event, data, isEvent bool) {
 	data = e.hasData
 	if data && json.Unmarshal([]byte(e.data.String()), &ev) == nil {
 		isEvent = true

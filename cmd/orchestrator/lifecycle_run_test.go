@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
-	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
@@ -237,9 +237,9 @@ var lrActions = map[string]record.Action{lrDeploy: record.ActionDeployNodes, lrR
 
 // task creates the op's task.
 func (r *lrRun) task(op lrOp) error {
-	req := client.TaskRequest{Action: lrActions[op.Kind], NodeFilter: record.Filter{Sets: []design.NodeFilter{{Names: op.Nodes}}}}
+	req := client.TaskRequest{Action: lrActions[op.Kind], NodeFilter: apitypes.Filter{Sets: []apitypes.NodeFilter{{Names: op.Nodes}}}}
 	if op.Erase != "" {
-		req.Options = &record.TaskOptions{Erase: op.Erase}
+		req.Options = &apitypes.TaskOptions{Erase: op.Erase}
 	}
 	return r.call(func(ctx context.Context) error {
 		tk, err := r.cl.CreateTask(ctx, req)

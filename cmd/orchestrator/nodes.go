@@ -12,7 +12,6 @@ import (
 
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
-	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
 // nodeQueryFlags filter the node list.
@@ -146,8 +145,8 @@ func (a *app) eventsCmd() *cobra.Command {
 }
 
 // allEvents reads the event log after since, every page.
-func allEvents(ctx context.Context, c *client.Client, since uint64, task, node string) ([]record.Event, error) {
-	evs := []record.Event{}
+func allEvents(ctx context.Context, c *client.Client, since uint64, task, node string) ([]apitypes.Event, error) {
+	evs := []apitypes.Event{}
 	const page = 1000
 	for {
 		p, err := c.Events(ctx, since, task, node, page)
@@ -166,7 +165,7 @@ func allEvents(ctx context.Context, c *client.Client, since uint64, task, node s
 // one document each, or text.
 func (a *app) followEvents(ctx context.Context, c *client.Client, since uint64, task, node, output string) error {
 	enc := json.NewEncoder(a.stdout)
-	err := c.StreamEvents(ctx, since, task, node, func(ev record.Event) error {
+	err := c.StreamEvents(ctx, since, task, node, func(ev apitypes.Event) error {
 		switch output {
 		case "json":
 			return enc.Encode(ev)
@@ -183,7 +182,7 @@ func (a *app) followEvents(ctx context.Context, c *client.Client, since uint64, 
 	return apiErr(err)
 }
 
-func (a *app) printEvent(ev record.Event) {
+func (a *app) printEvent(ev apitypes.Event) {
 	fmt.Fprintf(a.stdout, "%6d %s %-5s %-10s %-12s %-12s %s\n", ev.Seq, ev.Time.Local().Format("15:04:05.000"), ev.Level, printable(ev.Kind),
 		ev.Node, ev.Stage, printable(ev.Message))
 }
@@ -199,7 +198,7 @@ func (a *app) nodeVerbCmd(verb, short string) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			return a.call(cmd.Context(), &ef.stateFlags, runEngine, ef.output, func(s *session, output string) error {
-				var rec record.NodeRecord
+				var rec apitypes.NodeRecord
 				var err error
 				if verb == client.NodeAdopt && reason != "" {
 					rec, err = s.c.AdoptMachine(cmd.Context(), argv[0], reason)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
@@ -122,8 +123,8 @@ func (a *app) powerTask(cmd *cobra.Command, pf *powerFlags, action string) error
 		}
 	}
 	pf.ef.pluginDir = pf.dir
-	filter := record.Filter{Sets: []design.NodeFilter{{Names: []string{pf.node}}}}
-	return a.runTask(cmd.Context(), &pf.ef, func(ctx context.Context, c *client.Client) (record.Task, string, error) {
+	filter := apitypes.Filter{Sets: []apitypes.NodeFilter{{Names: []string{pf.node}}}}
+	return a.runTask(cmd.Context(), &pf.ef, func(ctx context.Context, c *client.Client) (apitypes.Task, string, error) {
 		t, err := c.CreateTask(ctx, client.TaskRequest{Action: act, NodeFilter: filter})
 		return t, "", err
 	})

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/slipway-dev/slipway/orchestrator/record"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/spf13/cobra"
 )
 
@@ -62,7 +62,7 @@ type rebootstrapOutput struct {
 
 // writeRebootstrap writes the node's new credentials to dir and says
 // what to do with them; hint tells who runs the waiting task.
-func (a *app) writeRebootstrap(node string, out record.Rebootstrapped, dir, output, hint string) error {
+func (a *app) writeRebootstrap(node string, out apitypes.Rebootstrapped, dir, output, hint string) error {
 	name := filepath.Base(node)
 	res := rebootstrapOutput{Node: node, Deployment: out.Node.Deployment, Task: out.Task,
 		EnvFile: filepath.Join(dir, name+".bootstrap.env"), UserDataFile: filepath.Join(dir, name+".user-data")}

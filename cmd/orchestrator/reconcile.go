@@ -61,7 +61,7 @@ func (a *app) reconcileStatusCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) printReconcileStatus(st record.ReconcileStatus) {
+func (a *app) printReconcileStatus(st apitypes.ReconcileStatus) {
 	if st.LastRun == nil {
 		fmt.Fprintln(a.stdout, "last run: never")
 	} else {
@@ -122,8 +122,8 @@ func (a *app) driftCmd() *cobra.Command {
 }
 
 // allDrift lists the open drift q selects, every page.
-func allDrift(ctx context.Context, c *client.Client, q client.DriftQuery) ([]record.DriftRecord, error) {
-	return allPages(func(offset int) (apitypes.Page[record.DriftRecord], error) {
+func allDrift(ctx context.Context, c *client.Client, q client.DriftQuery) ([]apitypes.DriftRecord, error) {
+	return allPages(func(offset int) (apitypes.Page[apitypes.DriftRecord], error) {
 		q.Offset = offset
 		return c.Drift(ctx, q)
 	})
@@ -179,14 +179,14 @@ func (a *app) driftResolveCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) printResolved(res record.DriftResolved) {
+func (a *app) printResolved(res apitypes.DriftResolved) {
 	fmt.Fprintf(a.stdout, "%s drift of %s: %s: %s\n", res.Drift.Kind, printable(res.Drift.Node), res.Resolution, printable(res.Message))
 	if res.Task != "" {
 		fmt.Fprintf(a.stdout, "task %s (`orchestrator tasks %s` shows it)\n", res.Task, res.Task)
 	}
 }
 
-func (a *app) printReconcile(rep record.SweepReport) {
+func (a *app) printReconcile(rep apitypes.SweepReport) {
 	fmt.Fprintf(a.stdout, "reconciled at %s: %d owned machines, %d nodes examined\n", rep.Time.Format(time.RFC3339), rep.Owned, rep.Examined)
 	for _, l := range []struct {
 		what string
@@ -203,7 +203,7 @@ func (a *app) printReconcile(rep record.SweepReport) {
 	printDrift(a.stdout, rep.Records)
 }
 
-func printDrift(w io.Writer, ds []record.DriftRecord) {
+func printDrift(w io.Writer, ds []apitypes.DriftRecord) {
 	if len(ds) == 0 {
 		fmt.Fprintln(w, "no open drift")
 		return

@@ -14,7 +14,6 @@ import (
 
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
-	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/progress"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
@@ -28,7 +27,7 @@ type engineFlags struct {
 	noWait bool
 	// options are the task's options (decommission, destroy), nil when
 	// none; set by the command before it submits.
-	options *record.TaskOptions
+	options *apitypes.TaskOptions
 }
 
 func (f *engineFlags) add(cmd *cobra.Command, wait bool) {
@@ -53,12 +52,12 @@ func (f *filterFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&f.sites, "site", nil, "the nodes of this Site (repeatable)")
 }
 
-func (f *filterFlags) filter() (record.Filter, error) {
-	set := design.NodeFilter{Names: f.nodes, Racks: f.racks, Tags: f.tags, Sites: f.sites}
+func (f *filterFlags) filter() (apitypes.Filter, error) {
+	set := apitypes.NodeFilter{Names: f.nodes, Racks: f.racks, Tags: f.tags, Sites: f.sites}
 	for _, l := range f.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
-			return record.Filter{}, usageErr(fmt.Errorf("--label %q: want key=value", l))
+			return apitypes.Filter{}, usageErr(fmt.Errorf("--label %q: want key=value", l))
 		}
 		if set.Labels == nil {
 			set.Labels = map[string]string{}
@@ -66,9 +65,9 @@ func (f *filterFlags) filter() (record.Filter, error) {
 		set.Labels[k] = v
 	}
 	if len(set.Names)+len(set.Racks)+len(set.Tags)+len(set.Labels)+len(set.Sites) == 0 {
-		return record.Filter{}, nil
+		return apitypes.Filter{}, nil
 	}
-	return record.Filter{Sets: []design.NodeFilter{set}}, nil
+	return apitypes.Filter{Sets: []apitypes.NodeFilter{set}}, nil
 }
 
 // taskCmd: `task ACTION`, and the shortcuts deploy/destroy/... (action fixed).
@@ -105,7 +104,7 @@ func (a *app) taskCmdWith(use, short string, args cobra.PositionalArgs, pick fun
 				return err
 			}
 			req := client.TaskRequest{Action: action, NodeFilter: filter, DesignRevision: revision, Options: ef.options}
-			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (record.Task, string, error) {
+			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (apitypes.Task, string, error) {
 				t, err := c.CreateTask(ctx, req)
 				return t, fmt.Sprintf("task %s stored (%s of %d nodes)", t.ID, t.Action, len(t.Nodes)), err
 			})
@@ -119,7 +118,7 @@ func (a *app) taskCmdWith(use, short string, args cobra.PositionalArgs, pick fun
 }
 
 // submitFunc makes a task through the API and says what it stored.
-type submitFunc func(ctx context.Context, c *client.Client) (t record.Task, stored string, err error)
+type submitFunc func(ctx context.Context, c *client.Client) (t apitypes.Task, stored string, err error)
 
 // runTask makes a task with submit, then (without --no-wait) follows it
 // to its end.
@@ -163,12 +162,12 @@ func (o *optionFlags) add(cmd *cobra.Command) {
 }
 
 // options are the task options the flags give action (nil: none).
-func (o *optionFlags) options(action record.Action) (*record.TaskOptions, error) {
+func (o *optionFlags) options(action record.Action) (*apitypes.TaskOptions, error) {
 	if o == nil || (o.erase == "" && !o.delete) {
 		return nil, nil
 	}
-	opt := &record.TaskOptions{Erase: o.erase, Delete: o.delete}
-	if err := opt.Check(action); err != nil {
+	opt := &apitypes.TaskOptions{Erase: o.erase, Delete: o.delete}
+	if err := (*record.TaskOptions)(opt).Check(action); err != nil { // the engine's check, before sending
 		return nil, err
 	}
 	return opt, nil
@@ -235,7 +234,7 @@ func (a *app) follow(ctx context.Context, s *session, id, output string) error {
 func watchTask(ctx context.Context, c *client.Client, id string) <-chan struct{} {
 	changed := make(chan struct{}, 1)
 	go func() {
-		_ = c.StreamEvents(ctx, 0, id, "", func(record.Event) error {
+		_ = c.StreamEvents(ctx, 0, id, "", func(apitypes.Event) error {
 			select {
 			case changed <- struct{}{}:
 			default:
@@ -299,7 +298,7 @@ func (a *app) taskEnd(td apitypes.TaskDetail, output string) error {
 // printTask prints a task with its per-node results.
 func (a *app) printTask(td apitypes.TaskDetail, output string) error {
 	if td.Results == nil {
-		td.Results = []record.NodeResult{}
+		td.Results = []apitypes.NodeResult{}
 	}
 	return a.emit(output, td, func() error {
 		t := td.Task
@@ -343,15 +342,15 @@ func (a *app) tasksCmd() *cobra.Command {
 }
 
 // allTasks lists every task, oldest first.
-func allTasks(ctx context.Context, c *client.Client) ([]record.Task, error) {
-	ts, err := allPages(func(offset int) (apitypes.Page[record.Task], error) {
+func allTasks(ctx context.Context, c *client.Client) ([]apitypes.Task, error) {
+	ts, err := allPages(func(offset int) (apitypes.Page[apitypes.Task], error) {
 		return c.Tasks(ctx, client.TaskQuery{Offset: offset, Limit: 1000})
 	})
 	slices.Reverse(ts) // the API lists newest first
 	return ts, err
 }
 
-func (a *app) printTasks(ts []record.Task) error {
+func (a *app) printTasks(ts []apitypes.Task) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tACTION\tSTATUS\tNODES\tREQUESTER\tCREATED\tMESSAGE")
 	for _, t := range ts {
@@ -369,7 +368,7 @@ func (a *app) verbCmd(v record.Verb, short string) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (record.Task, string, error) {
+			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (apitypes.Task, string, error) {
 				t, err := c.TaskVerb(ctx, argv[0], v)
 				return t, fmt.Sprintf("task %s: %s stored", t.ID, v), err
 			})
@@ -388,8 +387,8 @@ func (a *app) waitCmd() *cobra.Command {
 		Short: "Follow a task until it ends (in process, the engine runs meanwhile: unfinished tasks resume from their checkpoints)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (record.Task, string, error) {
-				return record.Task{ID: argv[0]}, "", nil
+			return a.runTask(cmd.Context(), &ef, func(ctx context.Context, c *client.Client) (apitypes.Task, string, error) {
+				return apitypes.Task{ID: argv[0]}, "", nil
 			})
 		},
 	}
