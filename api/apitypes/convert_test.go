@@ -3,6 +3,7 @@ package apitypes_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/siteregistry"
 )
@@ -185,5 +187,42 @@ func TestDesignWireNames(t *testing.T) {
 	df := filled[design.Diff]()
 	if d := cmp.Diff(df, apitypes.FromDiff(df).ToDesign()); d != "" || marshal(t, df) != marshal(t, apitypes.FromDiff(df)) {
 		t.Errorf("a diff differs on the wire or back (-design +back):\n%s", d)
+	}
+}
+
+// TestDiffPathsInSchemaNames: a diff's paths name the changed fields of a
+// design object as the design schema does (bootMac, kernelParams), as the
+// object itself is printed; a map's keys (a kernel parameter) are data
+// and keep their spelling.
+func TestDiffPathsInSchemaNames(t *testing.T) {
+	d := designtest.Example(t)
+	before, _, err := d.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := d.Nodes["r02-gpu02"]
+	if n == nil || n.Spec.Platform.KernelParams["intel_iommu"] == "" {
+		t.Fatal("the example's r02-gpu02 has no intel_iommu kernel parameter to change")
+	}
+	n.Spec.BootMAC = "52:54:00:ff:ff:01"
+	n.Spec.Platform.KernelParams = maps.Clone(n.Spec.Platform.KernelParams) // shared with the profile's other nodes
+	n.Spec.Platform.KernelParams["intel_iommu"] = "off"
+	after, _, err := d.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	df, err := design.DiffCanonical(before, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, k := range apitypes.FromDiff(df).Kinds {
+		for _, c := range k.Changed {
+			got = append(got, c.Paths...)
+		}
+	}
+	want := []string{"spec.bootMac", "spec.platform.kernelParams.intel_iommu"}
+	if !cmp.Equal(got, want) {
+		t.Errorf("the diff's paths: %q, want %q", got, want)
 	}
 }

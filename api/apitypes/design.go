@@ -6,7 +6,8 @@
 // format (revisions are addressed by the hash of that JSON) and never
 // reach the API: these types and their conversions stand between.
 // Reports about a design (findings, diffs) are envelope: their names are
-// one word each, the same in both spellings.
+// one word each, the same in both spellings; a diff's paths, which name
+// an object's fields, name them in the schema's names (design.SchemaPath).
 
 package apitypes
 
@@ -666,6 +667,10 @@ func FromKindDiff(v design.KindDiff) KindDiff {
 		w.Changed = make([]ObjectChange, len(v.Changed))
 		for i1 := range v.Changed {
 			w.Changed[i1] = FromObjectChange(v.Changed[i1])
+			// The paths name the object's fields as the object is printed.
+			for i2, p := range w.Changed[i1].Paths {
+				w.Changed[i1].Paths[i2] = design.SchemaPath(v.Kind, p)
+			}
 		}
 	}
 	return w
