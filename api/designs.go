@@ -11,7 +11,6 @@ import (
 
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/internal/jsonkeys"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -203,7 +202,7 @@ func (s *Server) design(ctx context.Context, id string) (*design.Design, error) 
 		return nil, err
 	}
 	d = &design.Design{}
-	if err := jsonkeys.Unmarshal(r.Design, d); err != nil {
+	if err := design.RevisionRecord.Decode("", r.Design, d); err != nil {
 		return nil, fmt.Errorf("design revision %s: %w", r.ID, err)
 	}
 	s.mu.Lock()
