@@ -43,7 +43,7 @@ func (s *Server) onboardingRoutes() []route {
 		{Method: "POST", Path: base, Role: admin, Mutating: true, Request: apitypes.OnboardingRequest{}, OK: []int{http.StatusCreated},
 			Response: apitypes.Onboarding{}, Problems: bad,
 			Summary: "onboard a node by hostname and BMC address: add it to the design's API-managed layer and deploy it", handler: s.onboardOne},
-		{Method: "POST", Path: base + "/batch", Role: admin, Mutating: true, Request: onboarding.Request{}, OK: []int{http.StatusCreated},
+		{Method: "POST", Path: base + "/batch", Role: admin, Mutating: true, Request: apitypes.OnboardingBatch{}, OK: []int{http.StatusCreated},
 			Response: apitypes.Onboarding{}, Problems: bad,
 			Summary: "onboard nodes sharing a site, site profile and SKU: rows of {hostname, ipmi_ip}", handler: s.onboardBatch},
 		{Method: "GET", Path: base, Role: admin, Response: apitypes.Page[apitypes.Onboarding]{},
@@ -68,11 +68,11 @@ func (s *Server) onboardOne(c echo.Context) error {
 
 func (s *Server) onboardBatch(c echo.Context) error {
 	auditWhat(c, AuditWhat{Action: "onboarding.create", Targets: []string{"onboardings"}}) // until the body names the nodes
-	var b onboarding.Request
+	var b apitypes.OnboardingBatch
 	if err := bindStrict(c, &b); err != nil {
 		return err
 	}
-	return s.onboard(c, b)
+	return s.onboard(c, b.ToOnboarding())
 }
 
 // onboard adds the request's nodes to the layer in a new revision,
@@ -353,7 +353,7 @@ func (s *Server) onboardingByID(ctx context.Context, id string) (apitypes.Onboar
 // onboardingView is the record with its task; its status follows its
 // nodes once the task ended (onboardingStatus).
 func (s *Server) onboardingView(ctx context.Context, r onboarding.Record, nodes nodeLookup) (apitypes.Onboarding, error) {
-	w := apitypes.Onboarding{ID: r.ID, Onboarding: r, Status: statusNotSubmitted, Results: []apitypes.NodeResult{}}
+	w := apitypes.Onboarding{ID: r.ID, Onboarding: apitypes.FromOnboardingRecord(r), Status: statusNotSubmitted, Results: []apitypes.NodeResult{}}
 	if r.Task == "" {
 		return w, nil
 	}

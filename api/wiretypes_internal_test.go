@@ -18,10 +18,11 @@ const module = "github.com/slipway-dev/slipway/"
 
 // notOnTheWire are the packages whose structs an API wire type must not
 // hold, at any depth: the engine's stored records, the design schema, the
-// driver SDK and the site registry's records. Each has its own contract
-// (the store's format, the design files, the plugin protocol); the API's
-// wire types are its own and converted at its edge.
-var notOnTheWire = []string{module + "orchestrator/record", module + "design", module + "drivers", module + "siteregistry"}
+// driver SDK, the site registry's and the onboardings' records. Each has
+// its own contract (the store's format, the design files, the plugin
+// protocol); the API's wire types are its own and converted at its edge.
+var notOnTheWire = []string{module + "orchestrator/record", module + "design", module + "drivers", module + "siteregistry",
+	module + "onboarding"}
 
 // wireExtra are the exported wire types no route's body names (the
 // client's, the event stream's); every other exported struct of

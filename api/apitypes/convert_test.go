@@ -15,6 +15,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/siteregistry"
 )
 
@@ -75,8 +76,8 @@ func marshal(t *testing.T, v any) string {
 	return string(b)
 }
 
-// TestSDKAndRegistryWireJSON: the driver SDK's and the site registry's
-// types, every field filled, read the same on the wire as they marshal
+// TestSDKAndRegistryWireJSON: the driver SDK's, the site registry's and
+// the onboardings' types, every field filled, read the same on the wire as they marshal
 // themselves (the API's JSON did not change), and those the API reads
 // convert back whole.
 func TestSDKAndRegistryWireJSON(t *testing.T) {
@@ -110,6 +111,14 @@ func TestSDKAndRegistryWireJSON(t *testing.T) {
 	}
 	rf := filled[siteregistry.RoCEFinding]()
 	same("RoCEFinding", rf, apitypes.FromRoCEFinding(rf))
+	ob := filled[onboarding.Record]()
+	same("OnboardingRecord", ob, apitypes.FromOnboardingRecord(ob))
+	if d := cmp.Diff(ob.Request, apitypes.FromOnboardingBatch(ob.Request).ToOnboarding()); d != "" {
+		t.Errorf("onboarding Request round trip (-record +back):\n%s", d)
+	}
+	if got := apitypes.FromOnboardingRecord(ob).Nodes(); !cmp.Equal(got, ob.Nodes()) {
+		t.Errorf("OnboardingRecord.Nodes = %q, want %q", got, ob.Nodes())
+	}
 }
 
 // schemaNames maps each JSON name of t's struct fields, at every depth,

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/auth"
-	"github.com/slipway-dev/slipway/onboarding"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -334,11 +333,11 @@ type OnboardingRequest struct {
 // Onboarding is an onboarding workflow: its record (what was asked, the
 // revision that added the nodes) and its deploy task, when submitted.
 type Onboarding struct {
-	ID         string            `json:"id"`
-	Onboarding onboarding.Record `json:"onboarding"`
-	Status     string            `json:"status"` // the task's, or "not_submitted"
-	Task       *Task             `json:"task,omitempty"`
-	Results    []NodeResult      `json:"results"`
+	ID         string           `json:"id"`
+	Onboarding OnboardingRecord `json:"onboarding"`
+	Status     string           `json:"status"` // the task's, or "not_submitted"
+	Task       *Task            `json:"task,omitempty"`
+	Results    []NodeResult     `json:"results"`
 }
 
 // DecommissionRequest is the optional body of POST

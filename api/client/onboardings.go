@@ -13,7 +13,7 @@ import (
 // they join the design's API-managed layer and are deployed.
 func (c *Client) Onboard(ctx context.Context, req onboarding.Request) (apitypes.Onboarding, error) {
 	var out apitypes.Onboarding
-	return out, c.sendJSON(ctx, http.MethodPost, v1+"/admin/onboardings/batch", req, &out)
+	return out, c.sendJSON(ctx, http.MethodPost, v1+"/admin/onboardings/batch", apitypes.FromOnboardingBatch(req), &out)
 }
 
 // Onboardings lists onboardings, newest first (site and hostname filter
