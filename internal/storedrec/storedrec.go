@@ -72,7 +72,7 @@ var (
 // the name is taken or typ has a JSON field "v": both are programming
 // errors found by any test that loads the package.
 func NewKind(name string, typ reflect.Type) *Kind {
-	if _, ok := fieldsOf(derefStruct(typ)).byName[versionKey]; ok && derefStruct(typ).Kind() == reflect.Struct {
+	if _, ok := fieldsOf(derefStruct(typ)).byName[versionKey]; ok {
 		panic(fmt.Sprintf("storedrec: %s: type %s has a JSON field %q, the version's key", name, typ, versionKey))
 	}
 	k := &Kind{name: name, typ: typ, version: Current, steps: map[int]Step{}}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -133,6 +134,8 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+var stepRuns int
+
 // TestSteps: a kind with a later version converts an old record through
 // every step, and writes its own version.
 func TestSteps(t *testing.T) {
@@ -140,7 +143,8 @@ func TestSteps(t *testing.T) {
 		MachineID string `json:"machine_id"`
 		Rack      string `json:"rack"`
 	}
-	k := storedrec.NewKind("test record with steps", reflect.TypeFor[rec]()).
+	stepRuns++ // a name per run: -count=N registers it N times
+	k := storedrec.NewKind(fmt.Sprint("test record with steps ", stepRuns), reflect.TypeFor[rec]()).
 		Step(2, func(b []byte) ([]byte, error) { return bytes.Replace(b, []byte(`"row"`), []byte(`"rack"`), 1), nil })
 	if k.Version() != 3 {
 		t.Fatalf("version %d, want 3", k.Version())
