@@ -12,16 +12,14 @@ import (
 
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
-	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/orchestrator/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/oobctl"
 	"github.com/slipway-dev/slipway/orchestrator/record"
-	"github.com/slipway-dev/slipway/secrets"
 	"github.com/spf13/cobra"
 )
 
 // powerActions are the actions of `orchestrator power`.
-var powerActions = []string{"status", "on", "off", "cycle", "pxe"}
+var powerActions = oobctl.Actions
 
 // powerFlags are the flags of `orchestrator power`.
 type powerFlags struct {
@@ -131,7 +129,7 @@ func (a *app) powerTask(cmd *cobra.Command, pf *powerFlags, action string) error
 }
 
 // powerDirect talks to the node's BMC from this host, as the design
-// describes it.
+// describes it (package oobctl).
 func (a *app) powerDirect(cmd *cobra.Command, pf *powerFlags, action string) error {
 	if (cmd.Flags().Changed("persistent") || cmd.Flags().Changed("efi")) && action != "pxe" {
 		return usageErr(errors.New("--persistent and --efi go with pxe"))
@@ -152,7 +150,7 @@ func (a *app) powerDirect(cmd *cobra.Command, pf *powerFlags, action string) err
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), pf.timeout)
 	defer cancel()
-	bmc, driverName, err := a.powerBMC(ctx, cmd, pf)
+	t, err := a.powerTarget(ctx, cmd, pf)
 	if err != nil {
 		return err
 	}
@@ -161,159 +159,53 @@ func (a *app) powerDirect(cmd *cobra.Command, pf *powerFlags, action string) err
 		return err
 	}
 	defer reg.Close()
-	oob, err := reg.OOB(driverName, cfg)
+	oob, err := reg.OOB(t.Driver, cfg)
 	if err != nil {
-		return powerFailure(fmt.Errorf("oob driver %s: %w", driverName, err))
+		return powerFailure(fmt.Errorf("oob driver %s: %w", t.Driver, err))
 	}
-	a.log.Debug().Str("node", pf.node).Str("bmc", net.JoinHostPort(bmc.Address, strconv.Itoa(bmc.Port))).
-		Str("protocol", bmc.Protocol).Int("cipherSuite", bmc.CipherSuite).Str("driver", driverName).Msg("power " + action)
-	return a.powerAction(ctx, oob, bmc, pf, action)
+	a.log.Debug().Str("node", pf.node).Str("bmc", net.JoinHostPort(t.BMC.Address, strconv.Itoa(t.BMC.Port))).
+		Str("protocol", t.BMC.Protocol).Int("cipherSuite", t.BMC.CipherSuite).Str("driver", t.Driver).Msg("power " + action)
+	msg, err := oobctl.Run(ctx, oob, t, action, func(r drivers.Result) {
+		a.log.Info().Str("node", pf.node).Dur("retryAfter", r.RetryAfter).Msg(r.Message)
+	})
+	if err != nil {
+		return powerFailure(err)
+	}
+	fmt.Fprintln(a.stdout, msg)
+	return nil
 }
 
-// powerBMC is the node's BMC as the design describes it (the flags
-// overriding its address and the pxe boot settings), with the OOB
-// driver's name.
-func (a *app) powerBMC(ctx context.Context, cmd *cobra.Command, pf *powerFlags) (drivers.BMC, string, error) {
+// powerTarget loads the design and resolves the node's BMC in it, the
+// flags overriding its address, CA and the pxe boot settings.
+func (a *app) powerTarget(ctx context.Context, cmd *cobra.Command, pf *powerFlags) (oobctl.Target, error) {
 	l, err := a.load(ctx, pf.roots)
 	if err != nil {
-		return drivers.BMC{}, "", err
+		return oobctl.Target{}, err
 	}
 	if l.findings.HasErrors() {
 		writeFindingsText(a.stderr, l.findings)
 		fmt.Fprintln(a.stderr, l.summary())
-		return drivers.BMC{}, "", errInvalid
+		return oobctl.Target{}, errInvalid
 	}
-	d, node := l.design, pf.node
-	n := d.Nodes[node]
-	if n == nil {
-		return drivers.BMC{}, "", usageErr(fmt.Errorf("--node %s: the design has no such node", node))
+	o := oobctl.Options{Node: pf.node, Method: pf.method, Addr: pf.addr, CAFile: pf.caFile}
+	if cmd.Flags().Changed("efi") {
+		o.EFI = &pf.efi
 	}
-	ep, err := pf.endpoint(d, n)
-	if err != nil {
-		return drivers.BMC{}, "", err
+	if cmd.Flags().Changed("persistent") {
+		o.Persistent = &pf.persistent
 	}
-	driverName := ep.Type
-	ref := ep.PasswordRef
-	if ref == "" {
-		return drivers.BMC{}, "", powerFailure(fmt.Errorf("node %s has no BMC password reference (oob.credentials.password)", node))
-	}
-	pw, err := secrets.Resolve(ref)
-	if err != nil {
-		return drivers.BMC{}, "", powerFailure(fmt.Errorf("node %s: BMC password %s: %w", node, ref, err))
-	}
-	bmc := driverspec.BMCAt(n, ep, pw)
-	if pf.caFile != "" {
-		bmc.CAFile, bmc.Fingerprint = pf.caFile, ""
-	}
-	// pxe: the hardware profile's boot mode and PXE persistence, unless
-	// the flags say otherwise.
-	if hw := n.Spec.Hardware; hw != nil {
-		if !cmd.Flags().Changed("efi") {
-			pf.efi = hw.BootMode == "uefi"
-		}
-		if !cmd.Flags().Changed("persistent") {
-			pf.persistent = hw.PXE.Persistent
-		}
-	}
-	if err := pf.overrideAddress(&bmc); err != nil {
-		return drivers.BMC{}, "", err
-	}
-	return bmc, driverName, nil
-}
-
-// endpoint is the node's OOB method --oob names: its first (the
-// default), or its hardware profile's fallback.
-func (pf *powerFlags) endpoint(d *design.Design, n *design.Node) (design.OOBEndpoint, error) {
-	first := n.OOB(d.SiteOOBDriver())
-	fb, hasFallback := n.OOBFallback()
+	t, err := oobctl.Resolve(l.design, o)
+	var ue *oobctl.UsageError
 	switch {
-	case pf.method == "" || pf.method == first.Type:
-		return first, nil
-	case hasFallback && (pf.method == "fallback" || pf.method == fb.Type):
-		return fb, nil
-	case hasFallback:
-		return design.OOBEndpoint{}, usageErr(fmt.Errorf("--oob %s: node %s's BMC methods are %s, then %s (or say fallback)", pf.method, pf.node, first.Type, fb.Type))
+	case errors.As(err, &ue):
+		return t, usageErr(fmt.Errorf("--%s %s: %w", ue.Option, ue.Value, ue.Err))
+	case errors.Is(err, oobctl.ErrNoAddress):
+		return t, powerFailure(fmt.Errorf("%w; give --bmc HOST:PORT", err))
+	case err != nil:
+		return t, powerFailure(err)
 	}
-	return design.OOBEndpoint{}, usageErr(fmt.Errorf("--oob %s: node %s has one BMC method, %s (its hardware profile names no oob.fallback)", pf.method, pf.node, first.Type))
-}
-
-// overrideAddress applies --bmc; the BMC must have an address after it.
-func (pf *powerFlags) overrideAddress(bmc *drivers.BMC) error {
-	if pf.addr != "" {
-		host, port, err := splitHostPort(pf.addr)
-		if err != nil {
-			return usageErr(fmt.Errorf("--bmc %q: %v", pf.addr, err))
-		}
-		bmc.Address, bmc.Port = host, port
-	}
-	if bmc.Address == "" {
-		return powerFailure(fmt.Errorf("node %s has no BMC address (oob.address); give --bmc HOST:PORT", pf.node))
-	}
-	return nil
-}
-
-// powerAction runs the action on the BMC and prints its result.
-func (a *app) powerAction(ctx context.Context, oob drivers.OOB, bmc drivers.BMC, pf *powerFlags, action string) error {
-	node := pf.node
-	if action == "status" {
-		p, err := oob.PowerStatus(ctx, bmc)
-		if err != nil {
-			return powerFailure(fmt.Errorf("power status of %s: %w", node, err))
-		}
-		fmt.Fprintln(a.stdout, p)
-		return nil
-	}
-	step := map[string]func(context.Context) (drivers.Result, error){
-		"on":    func(ctx context.Context) (drivers.Result, error) { return oob.PowerOn(ctx, bmc) },
-		"off":   func(ctx context.Context) (drivers.Result, error) { return oob.PowerOff(ctx, bmc) },
-		"cycle": func(ctx context.Context) (drivers.Result, error) { return oob.PowerCycle(ctx, bmc) },
-		"pxe": func(ctx context.Context) (drivers.Result, error) {
-			return oob.SetBootDevice(ctx, bmc, drivers.BootDevice{Device: "pxe", Persistent: pf.persistent, EFI: pf.efi})
-		},
-	}[action]
-	r, err := untilDone(ctx, step, func(r drivers.Result) {
-		a.log.Info().Str("node", node).Dur("retryAfter", r.RetryAfter).Msg(r.Message)
-	})
-	if err != nil {
-		return powerFailure(fmt.Errorf("power %s of %s: %w", action, node, err))
-	}
-	if r.Status == drivers.StatusFailed {
-		return powerFailure(fmt.Errorf("power %s of %s failed: %s", action, node, r.Message))
-	}
-	fmt.Fprintln(a.stdout, r.Message)
-	return nil
-}
-
-// untilDone calls step until it is Done or Failed, waiting as InProgress
-// asks; progress reports each InProgress result.
-func untilDone(ctx context.Context, step func(context.Context) (drivers.Result, error), progress func(drivers.Result)) (drivers.Result, error) {
-	for {
-		r, err := step(ctx)
-		if err != nil || r.Status != drivers.StatusInProgress {
-			return r, err
-		}
-		progress(r)
-		t := time.NewTimer(r.RetryAfter)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return r, fmt.Errorf("still in progress (%s): %w", r.Message, ctx.Err())
-		}
-	}
+	return t, nil
 }
 
 // powerFailure exits 1 with err.
 func powerFailure(err error) error { return &exitError{code: exitInvalid, err: err} }
-
-func splitHostPort(s string) (string, int, error) {
-	host, p, err := net.SplitHostPort(s)
-	if err != nil {
-		return "", 0, err
-	}
-	port, err := strconv.Atoi(p)
-	if err != nil || port <= 0 || port > 65535 || host == "" {
-		return "", 0, errors.New("write HOST:PORT with a port from 1 to 65535")
-	}
-	return host, port, nil
-}
