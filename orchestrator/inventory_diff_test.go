@@ -49,3 +49,36 @@ func TestInventoryDiff(t *testing.T) {
 		t.Errorf("one node: %+v", got)
 	}
 }
+
+// TestDiffProfiles: nodes are compared within their hardware profile
+// only, those without an inventory listed as not commissioned; only
+// keeps one profile, and a profile no node has gives none.
+func TestDiffProfiles(t *testing.T) {
+	inv := func(serial string, gpus int, fw string) *drivers.Inventory { i := gpuNode(serial, gpus, fw); return &i }
+	nodes := []orchestrator.ProfileNode{
+		{Node: "gpu-01", Profile: "gpu", Inventory: inv("01", 8, "x")},
+		{Node: "gpu-02", Profile: "gpu", Inventory: inv("02", 8, "x")},
+		{Node: "gpu-03", Profile: "gpu", Inventory: inv("03", 7, "x")},
+		{Node: "gpu-04", Profile: "gpu"},
+		// The same 7 GPUs in another profile: its majority, not an oddity.
+		{Node: "cmp-01", Profile: "compute", Inventory: inv("11", 7, "x")},
+		{Node: "cmp-02", Profile: "compute", Inventory: inv("12", 7, "x")},
+	}
+	got := orchestrator.DiffProfiles(nodes, "")
+	if len(got) != 2 || got[0].Profile != "compute" || got[1].Profile != "gpu" {
+		t.Fatalf("profiles: %+v", got)
+	}
+	if c := got[0]; c.Nodes != 2 || len(c.NotInventoried) != 0 || len(c.OddOnesOut) != 0 {
+		t.Errorf("compute: %+v", c)
+	}
+	g := got[1]
+	if g.Nodes != 3 || !cmp.Equal(g.NotInventoried, []string{"gpu-04"}) || len(g.OddOnesOut) != 2 || g.OddOnesOut[0].Node != "gpu-03" || g.OddOnesOut[0].Of != "2/3" {
+		t.Errorf("gpu: %+v", g)
+	}
+	if only := orchestrator.DiffProfiles(nodes, "gpu"); len(only) != 1 || !cmp.Equal(only[0], g) {
+		t.Errorf("only gpu: %+v", only)
+	}
+	if none := orchestrator.DiffProfiles(nodes, "storage"); len(none) != 0 {
+		t.Errorf("only storage: %+v", none)
+	}
+}

@@ -15,8 +15,6 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/statestore"
-	"github.com/slipway-dev/slipway/statestore/bolt"
 )
 
 // defaultStatePath is where the state database lives unless --state or
@@ -29,14 +27,6 @@ func stateFlag(cmd *cobra.Command, p *string) {
 		def = defaultStatePath
 	}
 	cmd.Flags().StringVar(p, "state", def, "path of the state database (env SLIPWAY_STATE)")
-}
-
-func openStore(path string) (statestore.Store, error) {
-	s, err := bolt.Open(path, bolt.Options{})
-	if err != nil {
-		return nil, usageErr(err)
-	}
-	return s, nil
 }
 
 func (a *app) applyCmd() *cobra.Command {

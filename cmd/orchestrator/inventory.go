@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/design"
-	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -121,14 +119,7 @@ func (r apiInventories) profileOf(ctx context.Context, node string) string {
 
 // inventoryDiffReport is --diff's answer for -o json and yaml.
 type inventoryDiffReport struct {
-	Profiles []profileDiff `json:"profiles"`
-}
-
-type profileDiff struct {
-	Profile        string                         `json:"profile"`
-	Nodes          int                            `json:"nodes"`           // with an inventory
-	NotInventoried []string                       `json:"not_inventoried"` // not commissioned yet
-	OddOnesOut     []orchestrator.InventoryOddity `json:"odd_ones_out"`
+	Profiles []orchestrator.ProfileDiff `json:"profiles"`
 }
 
 func (a *app) inventoryDiff(ctx context.Context, src inventorySource, only, output string) error {
@@ -182,8 +173,9 @@ func readInventories(ctx context.Context, src inventorySource, groups map[string
 	return res, g.Wait()
 }
 
-// diffProfiles groups the inventories by hardware profile (only's alone,
-// when set) and finds each profile's odd ones out.
+// diffProfiles gives each inventory its hardware profile (the API's
+// answer's, else its group's) and compares them by profile
+// (orchestrator.DiffProfiles); only's profile alone, when set.
 func diffProfiles(groups map[string][]string, res []nodeInventory, only string) (inventoryDiffReport, error) {
 	profileOf := map[string]string{}
 	for hw, ns := range groups {
@@ -191,33 +183,18 @@ func diffProfiles(groups map[string][]string, res []nodeInventory, only string) 
 			profileOf[n] = hw
 		}
 	}
-	byProfile := map[string]*profileDiff{}
-	invs := map[string]map[string]drivers.Inventory{}
+	nodes := make([]orchestrator.ProfileNode, 0, len(res))
 	for _, r := range res {
-		hw := orDefault(r.ni.HardwareProfile, profileOf[r.ni.Node])
-		if only != "" && hw != only {
-			continue
+		pn := orchestrator.ProfileNode{Node: r.ni.Node, Profile: orDefault(r.ni.HardwareProfile, profileOf[r.ni.Node])}
+		if r.ok {
+			inv := r.ni.Inventory.ToDriver()
+			pn.Inventory = &inv
 		}
-		pd := byProfile[hw]
-		if pd == nil {
-			pd = &profileDiff{Profile: hw, NotInventoried: []string{}, OddOnesOut: []orchestrator.InventoryOddity{}}
-			byProfile[hw], invs[hw] = pd, map[string]drivers.Inventory{}
-		}
-		if !r.ok {
-			pd.NotInventoried = append(pd.NotInventoried, r.ni.Node)
-			continue
-		}
-		pd.Nodes++
-		invs[hw][r.ni.Node] = r.ni.Inventory.ToDriver()
+		nodes = append(nodes, pn)
 	}
-	var rep inventoryDiffReport
-	if only != "" && byProfile[only] == nil {
+	rep := inventoryDiffReport{Profiles: orchestrator.DiffProfiles(nodes, only)}
+	if only != "" && len(rep.Profiles) == 0 {
 		return rep, usageErr(fmt.Errorf("--profile %q: no node of the current design has that hardware profile", only))
-	}
-	for _, hw := range slices.Sorted(maps.Keys(byProfile)) {
-		pd := byProfile[hw]
-		pd.OddOnesOut = append(pd.OddOnesOut, orchestrator.InventoryDiff(invs[hw])...)
-		rep.Profiles = append(rep.Profiles, *pd)
 	}
 	return rep, nil
 }

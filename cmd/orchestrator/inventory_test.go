@@ -9,6 +9,7 @@ import (
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/statestore/bolt"
 )
 
 func testInventory(serial string, gpus int, fw string) drivers.Inventory {
@@ -33,7 +34,7 @@ func TestInventoryCommand(t *testing.T) {
 	if code, _, errs := cli(t, "apply", "--state", state, exampleSite); code != 0 {
 		t.Fatalf("apply: %s", errs)
 	}
-	st, err := openStore(state)
+	st, err := bolt.Open(state, bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
