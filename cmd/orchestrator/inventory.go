@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/slipway-dev/slipway/api"
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
@@ -58,13 +55,12 @@ With --server it needs a viewer token.`,
 		},
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			return a.call(cmd.Context(), &sf, readState, output, func(s *session, output string) error {
-				src := apiInventories{s.c}
 				if diff {
-					return a.inventoryDiff(cmd.Context(), src, profile, output)
+					return a.inventoryDiff(cmd.Context(), s.c, profile, output)
 				}
-				ni, err := src.inventory(cmd.Context(), argv[0])
+				ni, err := s.c.Inventory(cmd.Context(), argv[0])
 				if err != nil {
-					return err
+					return apiErr(err)
 				}
 				return a.emit(output, ni, func() error { printInventory(a.stdout, ni); return nil })
 			})
@@ -77,126 +73,38 @@ With --server it needs a viewer token.`,
 	return cmd
 }
 
-// inventorySource reads inventories (from the API; tests give their own).
-type inventorySource interface {
-	inventory(ctx context.Context, node string) (api.NodeInventory, error)
-	// profiles answers the current design's nodes by hardware profile.
-	profiles(ctx context.Context) (map[string][]string, error)
-	// profileOf is a node's hardware profile ("" when unknown) when it
-	// has no inventory to say it.
-	profileOf(ctx context.Context, node string) string
-}
-
-type apiInventories struct{ c *client.Client }
-
-func (r apiInventories) inventory(ctx context.Context, node string) (api.NodeInventory, error) {
-	ni, err := r.c.Inventory(ctx, node)
-	if err != nil {
-		return api.NodeInventory{}, apiErr(err)
-	}
-	return ni, nil
-}
-
-// profiles lists the current revision's nodes in one group: each node's
-// inventory answer names its hardware profile (profileOf asks the design
-// for a node without one).
-func (r apiInventories) profiles(ctx context.Context) (map[string][]string, error) {
-	rev, err := r.c.Design(ctx, "current")
-	if err != nil {
-		return nil, apiErr(err)
-	}
-	// One group: each node's profile is learnt with its inventory.
-	return map[string][]string{"": rev.Nodes}, nil
-}
-
-func (r apiInventories) profileOf(ctx context.Context, node string) string {
-	n, err := r.c.DesignNode(ctx, "current", node)
-	if err != nil {
-		return ""
-	}
-	return n.Spec.HardwareProfile
-}
-
 // inventoryDiffReport is --diff's answer for -o json and yaml.
 type inventoryDiffReport struct {
 	Profiles []orchestrator.ProfileDiff `json:"profiles"`
 }
 
-func (a *app) inventoryDiff(ctx context.Context, src inventorySource, only, output string) error {
-	groups, err := src.profiles(ctx)
+// inventoryDiff reads the inventories of the current design's nodes
+// through the API (each answer names the node's hardware profile) and
+// compares them by profile (orchestrator.DiffProfiles); only's alone,
+// when set.
+func (a *app) inventoryDiff(ctx context.Context, c *client.Client, only, output string) error {
+	rev, err := c.Design(ctx, "current")
 	if err != nil {
-		return err
+		return apiErr(err)
 	}
-	res, err := readInventories(ctx, src, groups)
+	res, err := c.Inventories(ctx, rev.Nodes)
 	if err != nil {
-		return err
-	}
-	rep, err := diffProfiles(groups, res, only)
-	if err != nil {
-		return err
-	}
-	return a.emit(output, rep, func() error { a.printInventoryDiff(rep); return nil })
-}
-
-// nodeInventory is one node's inventory; ok is false when the node was
-// not commissioned yet (ni then names the node and its profile).
-type nodeInventory struct {
-	ni api.NodeInventory
-	ok bool
-}
-
-// readInventories reads every node's inventory (the API's answer names
-// its profile), by name.
-func readInventories(ctx context.Context, src inventorySource, groups map[string][]string) ([]nodeInventory, error) {
-	var names []string
-	for _, ns := range groups {
-		names = append(names, ns...)
-	}
-	slices.Sort(names)
-	res := make([]nodeInventory, len(names))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
-	for i, n := range names {
-		g.Go(func() error {
-			ni, err := src.inventory(gctx, n)
-			switch {
-			case err == nil:
-				res[i] = nodeInventory{ni: ni, ok: true}
-			case isNotCommissioned(err):
-				res[i] = nodeInventory{ni: api.NodeInventory{Node: n, HardwareProfile: src.profileOf(gctx, n)}}
-			default:
-				return err
-			}
-			return nil
-		})
-	}
-	return res, g.Wait()
-}
-
-// diffProfiles gives each inventory its hardware profile (the API's
-// answer's, else its group's) and compares them by profile
-// (orchestrator.DiffProfiles); only's profile alone, when set.
-func diffProfiles(groups map[string][]string, res []nodeInventory, only string) (inventoryDiffReport, error) {
-	profileOf := map[string]string{}
-	for hw, ns := range groups {
-		for _, n := range ns {
-			profileOf[n] = hw
-		}
+		return apiErr(err)
 	}
 	nodes := make([]orchestrator.ProfileNode, 0, len(res))
 	for _, r := range res {
-		pn := orchestrator.ProfileNode{Node: r.ni.Node, Profile: orDefault(r.ni.HardwareProfile, profileOf[r.ni.Node])}
-		if r.ok {
-			inv := r.ni.Inventory.ToDriver()
+		pn := orchestrator.ProfileNode{Node: r.Inventory.Node, Profile: r.Inventory.HardwareProfile}
+		if r.Commissioned {
+			inv := r.Inventory.Inventory.ToDriver()
 			pn.Inventory = &inv
 		}
 		nodes = append(nodes, pn)
 	}
 	rep := inventoryDiffReport{Profiles: orchestrator.DiffProfiles(nodes, only)}
 	if only != "" && len(rep.Profiles) == 0 {
-		return rep, usageErr(fmt.Errorf("--profile %q: no node of the current design has that hardware profile", only))
+		return usageErr(fmt.Errorf("--profile %q: no node of the current design has that hardware profile", only))
 	}
-	return rep, nil
+	return a.emit(output, rep, func() error { a.printInventoryDiff(rep); return nil })
 }
 
 func (a *app) printInventoryDiff(rep inventoryDiffReport) {
@@ -218,11 +126,6 @@ func (a *app) printInventoryDiff(rep inventoryDiffReport) {
 		}
 		tw.Flush()
 	}
-}
-
-// isNotCommissioned: the node has no inventory (the API's 404).
-func isNotCommissioned(err error) bool {
-	return client.IsStatus(err, http.StatusNotFound)
 }
 
 // printInventory writes a node's inventory as short tables.
