@@ -75,6 +75,38 @@ func (c Config) BackupKeys() ([]bolt.BackupKey, error) {
 	return keys, nil
 }
 
+// CheckBackupKeys refuses a backup whose keys are not the ones present
+// for c's state (`orchestrator store restore`): a secret or introspection key recorded in the manifest
+// must be there, with the same fingerprint.
+func (c Config) CheckBackupKeys(m bolt.BackupManifest) error {
+	for _, name := range []string{BackupKeySecret, BackupKeyIntrospection} {
+		want := m.Key(name)
+		if want == "" {
+			continue // taken without that key: any (or none) fits
+		}
+		have, where, err := c.PresentKey(name)
+		switch {
+		case err != nil:
+			return fmt.Errorf("restore: the %s key %s: %w (nothing was replaced)", name, where, err)
+		case have == "":
+			return fmt.Errorf("restore: the backup was taken with the %s key %s, and there is no %s key at %s: "+
+				"put the key file kept with this backup there (%s), then restore again; nothing was replaced", name, want, name, where, keyHint(name))
+		case have != want:
+			return fmt.Errorf("restore: the backup was taken with the %s key %s, but the key at %s is %s and does not fit it: "+
+				"put the key file kept with this backup there (%s), or restore a backup taken with this key; nothing was replaced", name, want, where, have, keyHint(name))
+		}
+	}
+	return nil
+}
+
+// keyHint says how a key's location is chosen.
+func keyHint(name string) string {
+	if name == BackupKeySecret {
+		return "or give it with --key-file; check a file with `base64 -d FILE | sha256sum`"
+	}
+	return "introspectionKeyFile in --config, else introspection.key beside the state; check a file with `base64 -d FILE | sha256sum`"
+}
+
 // boltBackup is the API's online backup of a bbolt state (api.StoreBackup),
 // with the fingerprints of the keys as they are at each backup.
 type boltBackup struct {

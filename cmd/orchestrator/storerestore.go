@@ -59,7 +59,7 @@ func (a *app) storeRestore(ctx context.Context, sf *stateFlags, file string) err
 		return usageErr(fmt.Errorf("restore: %w", err))
 	}
 	defer f.Close()
-	res, err := bolt.Restore(ctx, f, cfg.State, func(m bolt.BackupManifest) error { return checkBackupKeys(cfg, m) })
+	res, err := bolt.Restore(ctx, f, cfg.State, cfg.CheckBackupKeys)
 	if err != nil {
 		if errors.Is(err, bolt.ErrNotBackup) {
 			err = fmt.Errorf("restore: %s is %w (nothing was replaced)", file, err)
@@ -74,36 +74,4 @@ func (a *app) storeRestore(ctx context.Context, sf *stateFlags, file string) err
 	}
 	fmt.Fprintln(a.stdout, "tasks that ran since the backup are gone from the state: `orchestrator adopt NODE` takes MAAS's view of a machine, and the sweep reports machines the state does not know")
 	return nil
-}
-
-// checkBackupKeys refuses a backup whose keys are not the ones present
-// for c's state: a secret or introspection key recorded in the manifest
-// must be there, with the same fingerprint.
-func checkBackupKeys(c server.Config, m bolt.BackupManifest) error {
-	for _, name := range []string{server.BackupKeySecret, server.BackupKeyIntrospection} {
-		want := m.Key(name)
-		if want == "" {
-			continue // taken without that key: any (or none) fits
-		}
-		have, where, err := c.PresentKey(name)
-		switch {
-		case err != nil:
-			return fmt.Errorf("restore: the %s key %s: %w (nothing was replaced)", name, where, err)
-		case have == "":
-			return fmt.Errorf("restore: the backup was taken with the %s key %s, and there is no %s key at %s: "+
-				"put the key file kept with this backup there (%s), then restore again; nothing was replaced", name, want, name, where, keyHint(name))
-		case have != want:
-			return fmt.Errorf("restore: the backup was taken with the %s key %s, but the key at %s is %s and does not fit it: "+
-				"put the key file kept with this backup there (%s), or restore a backup taken with this key; nothing was replaced", name, want, where, have, keyHint(name))
-		}
-	}
-	return nil
-}
-
-// keyHint says how a key's location is chosen.
-func keyHint(name string) string {
-	if name == server.BackupKeySecret {
-		return "or give it with --key-file; check a file with `base64 -d FILE | sha256sum`"
-	}
-	return "introspectionKeyFile in --config, else introspection.key beside the state; check a file with `base64 -d FILE | sha256sum`"
 }
