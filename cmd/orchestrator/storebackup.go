@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,10 +16,6 @@ import (
 // command (GET /api/v1/admin/store/backup: --server, the local serve's
 // socket, or the API in process); `store restore` works on a state file
 // no process holds, as `store migrate` does.
-
-// maxBackupTrailer bounds what is read after the archive's database (its
-// end-of-archive blocks and record padding: at most 10 KiB).
-const maxBackupTrailer = 64 << 10
 
 func (a *app) storeBackupCmd() *cobra.Command {
 	var sf stateFlags
@@ -55,7 +49,7 @@ func (a *app) storeBackup(ctx context.Context, sf *stateFlags, file string) erro
 			return apiErr(err)
 		}
 		defer body.Close()
-		m, err := writeBackupFile(file, body)
+		m, err := bolt.SaveBackup(file, body)
 		if err != nil {
 			return usageErr(err)
 		}
@@ -67,42 +61,4 @@ func (a *app) storeBackup(ctx context.Context, sf *stateFlags, file string) erro
 		fmt.Fprintln(a.stdout, "keep the key files with it, apart (they are not in the backup): a restore needs the keys these fingerprints name")
 		return nil
 	})
-}
-
-// writeBackupFile writes the archive from r to file (0600, never over an
-// existing file), checking it as it arrives; nothing is left at file when
-// it is not a whole backup.
-func writeBackupFile(file string, r io.Reader) (bolt.BackupManifest, error) {
-	dir := filepath.Dir(file)
-	tmp, err := os.CreateTemp(dir, ".slipway-backup-*") // 0600
-	if err != nil {
-		return bolt.BackupManifest{}, fmt.Errorf("backup: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	tee := io.TeeReader(r, tmp)
-	m, err := bolt.ReadBackup(tee, io.Discard)
-	if err == nil {
-		_, err = io.Copy(io.Discard, io.LimitReader(tee, maxBackupTrailer)) // the tar's end blocks, written too
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return m, fmt.Errorf("backup: the archive the server sent: %w (nothing was written to %s)", err, file)
-	}
-	if err := os.Link(tmp.Name(), file); err != nil { // never replaces a file
-		return m, fmt.Errorf("backup: %w", err)
-	}
-	syncDir(dir)
-	return m, nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
 }

@@ -162,10 +162,7 @@ func replace(tmp, path string, res *Restored) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("restore: replace %s: %w (nothing was replaced)", path, err)
 	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
+	syncDir(filepath.Dir(path))
 	return nil
 }
 
