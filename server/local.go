@@ -1,12 +1,14 @@
 package server
 
 import (
+	"errors"
 	"io/fs"
 	"net"
 	"os"
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/internal/localtrust"
@@ -45,4 +47,41 @@ func LocalName(uid int) string {
 	}
 	lookup := func() (*user.User, error) { return user.LookupId(strconv.Itoa(uid)) }
 	return osUser(lookup, func(string) string { return "" }, uid)
+}
+
+// CheckSocket says whether there is a socket at path to dial: false when
+// there is none (or a file that is no socket nor link: nothing is sent to
+// it); an error when there is one this user must not trust (SocketRule:
+// owned by this user, not writable by others, in directories no other
+// user can write).
+func CheckSocket(path string) (bool, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if t := fi.Mode().Type(); t != fs.ModeSocket && t != fs.ModeSymlink {
+		return false, nil
+	}
+	if err := localtrust.Check(path, SocketRule); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// ServeAnswers: a serve answers on the socket beside state (a socket
+// file left by one that died does not count).
+func ServeAnswers(state string) bool {
+	path := LocalSocket(state)
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Type() != os.ModeSocket {
+		return false
+	}
+	conn, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
 }

@@ -5,17 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 	"unicode"
 
 	"github.com/spf13/cobra"
 
-	"github.com/slipway-dev/slipway/api"
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
 	"github.com/slipway-dev/slipway/server"
@@ -72,29 +67,14 @@ func (a *app) connect(ctx context.Context, f *stateFlags, mode engineMode) (*ses
 	return a.inProcess(ctx, cfg, mode)
 }
 
-// serveAnswers: a serve answers on the socket beside state (a socket
-// file left by one that died does not count).
-func serveAnswers(state string) bool {
-	path := server.LocalSocket(state)
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Type() != os.ModeSocket {
-		return false
-	}
-	conn, err := net.DialTimeout("unix", path, time.Second)
-	if err != nil {
-		return false
-	}
-	conn.Close()
-	return true
-}
-
 // dialServe is a session with the serve that answers on the socket
 // beside state; nil when none does. A socket this user must not trust
-// (localtrust.go) is an error: nothing is sent to it.
+// (server.CheckSocket) is an error: nothing is sent to it.
 func (a *app) dialServe(state string) (*session, error) {
 	path := server.LocalSocket(state)
-	if ok, err := checkSocket(path); err != nil {
+	if ok, err := server.CheckSocket(path); err != nil {
 		return nil, usageErr(err)
-	} else if !ok || !serveAnswers(state) {
+	} else if !ok || !server.ServeAnswers(state) {
 		return nil, nil // none, or a socket left by a serve that died: run in process
 	}
 	c, err := client.New("http://local", "", client.WithUnixSocket(path))
@@ -105,46 +85,22 @@ func (a *app) dialServe(state string) (*session, error) {
 	return &session{c: c, close: func() {}}, nil
 }
 
-// inProcess runs the engine and the API in this process for one command.
+// inProcess runs the engine and the API in this process for one command
+// (server.ServeInProcess).
 func (a *app) inProcess(ctx context.Context, cfg server.Config, mode engineMode) (*session, error) {
-	var env *server.Env
-	var err error
-	if mode == runEngine {
-		env, err = server.OpenEngine(ctx, cfg, a.serverOptions())
-	} else {
-		env, err = server.OpenReader(cfg, a.serverOptions(), mode == writeSecrets)
-	}
-	if err != nil {
-		return nil, usageErr(err)
-	}
-	dir, err := os.MkdirTemp("", "slipway-cli-")
-	if err != nil {
-		env.Close()
-		return nil, usageErr(err)
-	}
-	fail := func(err error) (*session, error) { env.Close(); os.RemoveAll(dir); return nil, err }
-	cfg.UploadDir = filepath.Join(dir, "uploads") // this process's own
-	if a.limits.FileBytes > 0 {                   // apply's --max-file-bytes, --max-design-bytes
+	if a.limits.FileBytes > 0 { // apply's --max-file-bytes, --max-design-bytes
 		cfg.DesignMaxFileBytes, cfg.DesignMaxBytes = server.ByteSize(a.limits.FileBytes), server.ByteSize(a.limits.DesignBytes)
 	}
-	srv, err := server.NewAPI(cfg, env, a.serverOptions())
+	p, err := server.ServeInProcess(ctx, cfg, a.serverOptions(), mode == runEngine, mode == writeSecrets)
 	if err != nil {
-		return fail(usageErr(err))
+		return nil, usageErr(err)
 	}
-	path := filepath.Join(dir, "api.sock")
-	ln, err := api.ListenLocal(path)
+	c, err := client.New("http://local", "", client.WithUnixSocket(p.Socket))
 	if err != nil {
-		return fail(usageErr(err))
+		p.Close()
+		return nil, err
 	}
-	c, err := client.New("http://local", "", client.WithUnixSocket(path))
-	if err != nil {
-		ln.Close()
-		return fail(err)
-	}
-	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.ServeLocal(sctx, ln, server.LocalName) }()
-	return &session{c: c, inProcess: true, close: func() { stop(); <-done; env.Close(); os.RemoveAll(dir) }}, nil
+	return &session{c: c, inProcess: true, close: p.Close}, nil
 }
 
 // stateFlags are --config, --state and --plugin-dir: the engine a command

@@ -51,7 +51,7 @@ func (a *app) storeRestore(ctx context.Context, sf *stateFlags, file string) err
 	if err != nil {
 		return err
 	}
-	if serveAnswers(cfg.State) {
+	if server.ServeAnswers(cfg.State) {
 		return usageErr(fmt.Errorf("restore: a serve answers on %s: it holds %s; stop it, then restore again (nothing was replaced)", server.LocalSocket(cfg.State), cfg.State))
 	}
 	f, err := os.Open(file)
