@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/slipway-dev/slipway/server"
 
@@ -28,7 +27,7 @@ import (
 type demoFlags struct {
 	site                                             []string
 	state, faultsFile, output, cpuProfile, pprofAddr string
-	store, etcdPrefix                                string // with --nodes: the state in etcd (openStore)
+	store, etcdPrefix                                string // with --nodes: the state in etcd (demo.OpenStore)
 	etcdLimits                                       etcdstore.Limits
 	nodes, sites                                     int
 	timeScale                                        float64
@@ -200,7 +199,7 @@ func (a *app) demoGenerated(ctx context.Context, dir string, df *demoFlags, faul
 	if err != nil {
 		return usageErr(err)
 	}
-	st, kind, err := df.openStore(ctx)
+	st, kind, err := demo.OpenStore(ctx, demo.StoreConfig{State: df.state, Store: df.store, EtcdPrefix: df.etcdPrefix, EtcdLimits: df.etcdLimits})
 	if err != nil {
 		return usageErr(err)
 	}
@@ -254,34 +253,4 @@ func (df *demoFlags) checkStore() error {
 		df.etcdPrefix = "/slipway-demo-" + rand.Text()[:12] + "/"
 	}
 	return nil
-}
-
-// openStore opens the demo's state store: the bbolt file --state, or
-// etcd under --etcd-prefix with --store (which must answer within 10 s);
-// kind is "bolt" or "etcd".
-func (df *demoFlags) openStore(ctx context.Context) (st statestore.Store, kind string, err error) {
-	if df.store == "" {
-		st, err := bolt.Open(df.state, bolt.Options{})
-		return st, "bolt", err
-	}
-	ccfg, err := server.Config{HAConfig: server.HAConfig{Store: df.store, EtcdMaxRequestBytes: df.etcdLimits.MaxRequestBytes}}.EtcdClientConfig()
-	if err != nil {
-		return nil, "", err
-	}
-	eps := ccfg.Endpoints
-	es, err := etcdstore.Open(ccfg, df.etcdPrefix)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := es.SetLimits(df.etcdLimits); err != nil {
-		es.Close()
-		return nil, "", err
-	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, _, err := es.Names(pctx); err != nil {
-		es.Close()
-		return nil, "", fmt.Errorf("etcd %v: %w", eps, err)
-	}
-	return es, "etcd", nil
 }
