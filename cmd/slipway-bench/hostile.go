@@ -8,13 +8,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/slipway-dev/slipway/internal/hostileyaml"
+	"github.com/slipway-dev/slipway/server"
 )
 
 // genHostileCmd writes hostile YAML for the memory benchmark
 // (scripts/bench-hostile.sh).
 func (a *app) genHostileCmd() *cobra.Command {
 	var shape, out string
-	size := byteSize(1 << 20)
+	size := server.ByteSize(1 << 20)
 	cmd := &cobra.Command{
 		Use:   "gen-hostile --shape SHAPE --size SIZE --out FILE",
 		Short: "Write YAML shaped to cost a parser the most memory per byte, for benchmarks",

@@ -143,9 +143,9 @@ func (o *Options) watchTask(ctx context.Context, e *orchestrator.Engine, id stri
 			return nil, err
 		}
 		if r != nil && waiting {
-			r.Update(snapshot(res, time.Since(start)))
+			r.Update(Snapshot(res, time.Since(start)))
 		} else if r != nil {
-			r.Finish(snapshot(res, time.Since(start)))
+			r.Finish(Snapshot(res, time.Since(start)))
 		}
 		if !waiting {
 			return res, nil
@@ -336,8 +336,10 @@ func (out Run) OK() bool {
 	return out.Deployed == out.Nodes && out.Leaked == 0 && out.DuplicateDeploys == 0 && out.DuplicateAllocations == 0
 }
 
-// snapshot counts the nodes in each stage.
-func snapshot(res []record.NodeResult, elapsed time.Duration) progress.Snapshot {
+// Snapshot counts a task's nodes in each stage of the deploy workflow, in
+// the order its progress shows them: what the demo and `tasks --follow`
+// draw.
+func Snapshot(res []record.NodeResult, elapsed time.Duration) progress.Snapshot {
 	count := map[record.Stage]int{}
 	s := progress.Snapshot{Total: len(res), Elapsed: elapsed}
 	for _, r := range res {
