@@ -101,7 +101,7 @@ func (s *Server) listDesigns(c echo.Context) error {
 	out := make([]RevisionSummary, 0, len(h))
 	for _, r := range h {
 		out = append(out, RevisionSummary{ID: r.ID, Created: r.Created, Applied: r.Applied, Roots: r.Roots,
-			GitCommit: r.GitCommit, GitDirty: r.GitDirty, Counts: r.Counts, Seq: r.Seq})
+			GitCommit: r.GitCommit, GitDirty: r.GitDirty, Provenance: provenanceOf(r.Roots, r.GitCommit), Counts: r.Counts, Seq: r.Seq})
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -117,7 +117,7 @@ func (s *Server) getDesign(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, apitypes.RevisionInfo{ID: r.ID, Created: r.Created, Roots: r.Roots, GitCommit: r.GitCommit,
-		GitDirty: r.GitDirty, Counts: r.Counts, Nodes: d.NodeNames()})
+		GitDirty: r.GitDirty, Provenance: provenanceOf(r.Roots, r.GitCommit), Counts: r.Counts, Nodes: d.NodeNames()})
 }
 
 func (s *Server) diffDesign(c echo.Context) error {

@@ -171,26 +171,31 @@ type Applied struct {
 
 // RevisionSummary is one entry of GET /designs: an apply of a revision.
 type RevisionSummary struct {
-	ID        string         `json:"id"`
-	Created   time.Time      `json:"created"` // when the content was first stored
-	Applied   time.Time      `json:"applied"` // when this apply happened
-	Roots     []string       `json:"roots"`
-	GitCommit string         `json:"git_commit,omitempty"`
-	GitDirty  bool           `json:"git_dirty,omitempty"`
-	Counts    map[string]int `json:"counts"`
-	Seq       uint64         `json:"seq"` // position in the history
+	ID        string    `json:"id"`
+	Created   time.Time `json:"created"` // when the content was first stored
+	Applied   time.Time `json:"applied"` // when this apply happened
+	Roots     []string  `json:"roots"`
+	GitCommit string    `json:"git_commit,omitempty"`
+	GitDirty  bool      `json:"git_dirty,omitempty"`
+	// Provenance says what the apply said of its origin: "git" (a commit),
+	// "roots" (roots but no commit) or "none" (a raw upload that gave
+	// neither; its root names the uploader).
+	Provenance string         `json:"provenance"`
+	Counts     map[string]int `json:"counts"`
+	Seq        uint64         `json:"seq"` // position in the history
 }
 
 // RevisionInfo is a stored revision without its design bytes (GET
 // /designs/{rev}).
 type RevisionInfo struct {
-	ID        string         `json:"id"`
-	Created   time.Time      `json:"created"`
-	Roots     []string       `json:"roots"`
-	GitCommit string         `json:"git_commit,omitempty"`
-	GitDirty  bool           `json:"git_dirty,omitempty"`
-	Counts    map[string]int `json:"counts"`
-	Nodes     []string       `json:"nodes"`
+	ID         string         `json:"id"`
+	Created    time.Time      `json:"created"`
+	Roots      []string       `json:"roots"`
+	GitCommit  string         `json:"git_commit,omitempty"`
+	GitDirty   bool           `json:"git_dirty,omitempty"`
+	Provenance string         `json:"provenance"` // as RevisionSummary's
+	Counts     map[string]int `json:"counts"`
+	Nodes      []string       `json:"nodes"`
 }
 
 // AuditRecord is one entry of the audit log. Every field is bounded by the

@@ -144,6 +144,9 @@ func (a *app) printDesigns(hist []apitypes.RevisionSummary) error {
 			mark = "*"
 		}
 		git := "-"
+		if h.Provenance == "none" { // a raw upload that said nothing of its origin
+			git = "none"
+		}
 		if h.GitCommit != "" {
 			git = short(h.GitCommit)
 			if h.GitDirty {
