@@ -108,6 +108,9 @@ func checkRequest(req *record.Request) error {
 func (e *Engine) requestDesign(ctx context.Context, rev string) (*design.Design, string, error) {
 	if rev == "" {
 		cur, err := e.currentRevision(ctx)
+		if errors.Is(err, statestore.ErrNotFound) {
+			return nil, "", fmt.Errorf("%w: no design yet: apply one first (POST /api/v1/designs, or `orchestrator apply`)", ErrConflict)
+		}
 		if err != nil {
 			return nil, "", err
 		}

@@ -102,6 +102,9 @@ type Config struct {
 	// serving: the engine runs under serve, which holds references to
 	// SecretRefs (the CLI's local commands resolve every one).
 	serving bool
+	// startEmpty: serve on a single state file starts with no design
+	// applied yet and takes its first through the API (nodesign.go).
+	startEmpty bool
 }
 
 // Flag is a command-line value for a config key: it takes the key when it

@@ -107,7 +107,8 @@ func (o Options) openParts(ctx context.Context, c Config, st statestore.Store, c
 	if p.sec, p.resolver, err = c.secrets(st, createKey); err != nil {
 		return fail(err)
 	}
-	if p.design, err = CurrentDesign(ctx, st, c.State); err != nil {
+	var empty bool
+	if p.design, empty, err = currentOrEmpty(ctx, c, st); err != nil { // nodesign.go
 		return fail(err)
 	}
 	reg, err := o.registry(c.PluginDir, c.PluginSHA256)
@@ -122,7 +123,12 @@ func (o Options) openParts(ctx context.Context, c Config, st statestore.Store, c
 	}
 	ds := &designSites{st: st}
 	perSite := sitemux.NewMetrics() // shared by the server drivers built again (rebind.go)
-	drv, err := siteDrivers(reg, p.design, c.driverSettings(), p.resolver.Resolve, bind, ds.siteOf, perSite)
+	var drv orchestrator.Drivers
+	if empty {
+		drv, err = emptyDrivers(reg)
+	} else {
+		drv, err = siteDrivers(reg, p.design, c.driverSettings(), p.resolver.Resolve, bind, ds.siteOf, perSite)
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -56,7 +57,9 @@ func newRebinding(ctx context.Context, st statestore.Store, reg *siteregistry.Re
 // each site record's ID, status and last change.
 func (r *rebinding) stampNow(ctx context.Context) (string, error) {
 	id, err := statestore.CurrentID(ctx, r.st)
-	if err != nil {
+	if errors.Is(err, statestore.ErrNotFound) {
+		id = "" // no design yet (nodesign.go): the first one changes the stamp
+	} else if err != nil {
 		return "", err
 	}
 	var b strings.Builder
@@ -78,8 +81,8 @@ func (r *rebinding) stampNow(ctx context.Context) (string, error) {
 func (r *rebinding) server(ctx context.Context) drivers.Server {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if time.Since(r.checked) < r.every {
-		return r.cur
+	if _, first := r.cur.(noDesign); !first && time.Since(r.checked) < r.every {
+		return r.cur // before the first design's drivers: every call looks (a task right after the first apply)
 	}
 	r.checked = time.Now()
 	stamp, err := r.stampNow(ctx)
@@ -95,8 +98,28 @@ func (r *rebinding) server(ctx context.Context) drivers.Server {
 			return r.cur
 		}
 	}
+	if nd, first := r.cur.(noDesign); first {
+		return r.notBuilt(nd, stamp, err)
+	}
 	r.log.Warn().Err(err).Msg("the design's Sites or their site records changed, but their drivers could not be built: the previous ones stay; fix the record or the design")
 	r.stamp = stamp // not again until the next change
+	return r.cur
+}
+
+// notBuilt is the driver there is before the first design's were built
+// (nodesign.go), after a look that could not build them: with no design
+// yet, the same; else one answering why, looked at again at every call
+// (the secret or site record the design names may be set at any time).
+func (r *rebinding) notBuilt(nd noDesign, stamp string, err error) drivers.Server {
+	if errors.Is(err, statestore.ErrNotFound) {
+		r.stamp = stamp
+		return r.cur
+	}
+	why := fmt.Errorf("the design's server drivers could not be built: %w; set the secret or site record it names", err)
+	if nd.err == nil || nd.err.Error() != why.Error() {
+		r.log.Warn().Err(err).Msg("the first design's server drivers could not be built: set the secret or site record it names")
+	}
+	r.cur = noDesign{err: why}
 	return r.cur
 }
 

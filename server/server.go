@@ -56,6 +56,7 @@ func Run(ctx context.Context, c Config, o Options) error {
 // serveOne runs the engine and the API (TCP and the local socket) of a
 // single replica on a state file until ctx ends.
 func (o Options) serveOne(ctx context.Context, c Config) error {
+	c.startEmpty = true
 	env, err := o.openEngineKey(ctx, c, true)
 	if err != nil {
 		return err
