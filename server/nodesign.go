@@ -109,7 +109,14 @@ func (d noDesign) Status(context.Context, []drivers.NodeRef) ([]drivers.Machine,
 	return nil, d.fail("")
 }
 
+// Owned: before any design there is no site, so nothing is owned (the
+// reconciliation at start and at each interval finds nothing, instead of
+// failing and warning every interval); once a design exists but its
+// drivers could not be built, why.
 func (d noDesign) Owned(context.Context) ([]drivers.Machine, error) {
+	if d.err == nil {
+		return nil, nil
+	}
 	return nil, d.fail("")
 }
 

@@ -31,7 +31,12 @@ func TestServeStartsEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startServe(t, cfg, state, dir, "--introspection-listen", "")
-	defer p.stop()
+	stopped := false
+	defer func() {
+		if !stopped {
+			p.stop()
+		}
+	}()
 
 	if code, b := p.call(t, "GET", "/readyz", ""); code != 503 || !strings.Contains(b, "no design applied yet") {
 		t.Fatalf("/readyz with the admin token on an empty state: %d %s; want 503 no design applied yet", code, b)
@@ -101,4 +106,11 @@ func TestServeStartsEmpty(t *testing.T) {
 		t.Errorf("/readyz after the first design and key: %d %s; want 200 within 5 s", code, b)
 	}
 	t.Logf("the lab's MAAS counted %d writes from prepare_site", writes)
+	p.stop()
+	stopped = true
+	// Before its first design a serve has nothing to reconcile: its
+	// reconciliation at start must not fail (and warn every interval).
+	if log := p.stderr.String(); strings.Contains(log, "reconciliation failed") {
+		t.Errorf("serve warned that reconciliation failed while it had no design:\n%.2000s", log)
+	}
 }
