@@ -134,3 +134,19 @@ type Network interface {
 	Probe(ctx context.Context) (NetworkInfo, error)
 	ConfigurePorts(ctx context.Context, n Node, phase Phase) (Result, error)
 }
+
+// ServerPlanner is the read-only side of a server driver's
+// configuration: what ApplyNetworking, ApplyStorage, ApplyPlatform, the
+// owner data and Deploy would change on each node's machine, and what
+// PrepareSite would change in the site, computed from what the
+// provisioner holds now without writing anything. A driver that cannot
+// tell leaves it unimplemented; the engine then plans from the design
+// and its records alone and says so.
+type ServerPlanner interface {
+	// PlanNodes answers one MachinePlan per node, in order, reading
+	// the machines in bounded batches (as Status does). A node whose
+	// MachineID is "" or unknown to the provisioner gets Found false.
+	PlanNodes(ctx context.Context, nodes []Node) ([]MachinePlan, error)
+	// PlanSite lists what PrepareSite(site) would change.
+	PlanSite(ctx context.Context, site SiteSpec) ([]PlannedChange, error)
+}

@@ -510,3 +510,46 @@ type NetworkInfo struct {
 	Reachable   bool   `json:"reachable"`
 	Description string `json:"description,omitempty"`
 }
+
+// Parts of a machine a planned change touches. On a machine past Ready
+// (allocated or deployed) the provisioner accepts no interface or
+// storage change, so those need a redeploy; tags, kernel options,
+// hostname and owner data change in place.
+const (
+	PartInterfaces    = "interfaces"     // interfaces, bonds, VLANs, links
+	PartStorage       = "storage"        // partitions, volume groups, filesystems, layout
+	PartTags          = "tags"           // the machine's tags
+	PartKernelOptions = "kernel-options" // the kernel parameters it boots with
+	PartHostname      = "hostname"
+	PartOwner         = "owner"   // the ownership marker (owner data)
+	PartImage         = "image"   // OS, series or kernel deployed (a redeploy)
+	PartFabric        = "fabric"  // site: fabrics
+	PartVLAN          = "vlan"    // site: VLANs, DHCP on them
+	PartSubnet        = "subnet"  // site: subnets (gateway, DNS)
+	PartRange         = "range"   // site: reserved and dynamic ranges
+	PartRoute         = "route"   // site: static routes
+	PartSSHKey        = "ssh-key" // site: the deploying user's keys
+)
+
+// PlannedChange is one object a configuration call would create, change
+// or delete. Op is "create", "update" or "delete"; Object names it
+// (e.g. "bond0", "subnet 10.0.0.0/24"); Detail says what changes, from
+// what to what, in the provisioner's terms.
+type PlannedChange struct {
+	Part   string `json:"part"`
+	Op     string `json:"op"`
+	Object string `json:"object"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// MachinePlan is what configuring and deploying a node would change on
+// its machine as the provisioner holds it now.
+type MachinePlan struct {
+	Node  string  `json:"node"`
+	Found bool    `json:"found"` // the provisioner knows the node's machine
+	Now   Machine `json:"machine"`
+	// Deployed names the image the machine runs now when it is past
+	// Ready ("ubuntu/jammy hwe-22.04"); "" otherwise.
+	Deployed string          `json:"deployed,omitempty"`
+	Changes  []PlannedChange `json:"changes,omitempty"`
+}
