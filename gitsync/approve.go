@@ -1,0 +1,65 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrNotHeld: the approval names no commit held for approval.
+var ErrNotHeld = errors.New("not held")
+
+// ErrBadCommit: the approval's commit is not a commit ID.
+var ErrBadCommit = errors.New("not a commit ID")
+
+// Approve applies the held commit named by commit (its ID or a prefix of
+// at least 7 hex digits) with its destructive actions approved; who is
+// recorded as the actor. The event says what happened.
+func (f *Follower) Approve(ctx context.Context, commit, who string) (Event, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st, err := f.status.load(ctx)
+	if err != nil {
+		return Event{}, err
+	}
+	if err := checkHeld(st.Held, commit); err != nil {
+		return Event{}, err
+	}
+	held := *st.Held
+	ev := Event{Time: now(), Trigger: "approve", Commit: held.Commit}
+	r, err := f.open(ctx)
+	if err != nil {
+		return ev, err
+	}
+	defer r.close()
+	if !r.has(ctx, held.Commit) {
+		if err := r.fetch(ctx, DefaultDepth, 0); err != nil {
+			return ev, err
+		}
+		if !r.has(ctx, held.Commit) {
+			return ev, fmt.Errorf("commit %s is no longer on branch %s of %s: nothing applied", short(held.Commit), f.cfg.Branch, Redacted(f.cfg.URL))
+		}
+	}
+	f.applyCommit(ctx, r, &st, &ev, held.Commit, held.Revision, clip(who, 64)+" approving "+short(held.Commit))
+	st.event(ev)
+	f.logEvent(ev)
+	if err := f.status.save(ctx, st); err != nil {
+		return ev, err
+	}
+	return ev, nil
+}
+
+// checkHeld says whether commit names the held commit.
+func checkHeld(h *Held, commit string) error {
+	if len(commit) < 7 || len(commit) > 64 || strings.Trim(commit, "0123456789abcdef") != "" {
+		return fmt.Errorf("commit %.70q: %w: want 7 to 64 lowercase hex digits of the held commit", commit, ErrBadCommit)
+	}
+	if h == nil {
+		return fmt.Errorf("commit %s: %w: no commit is held for approval (GET /api/v1/git/status)", commit, ErrNotHeld)
+	}
+	if !strings.HasPrefix(h.Commit, commit) {
+		return fmt.Errorf("commit %s: %w: the commit held for approval is %s", commit, ErrNotHeld, h.Commit)
+	}
+	return nil
+}
