@@ -207,9 +207,14 @@ func auditRecord(c echo.Context, r *route, err error) AuditRecord {
 }
 
 func (s *Server) writeAudit(c echo.Context, rec AuditRecord) error {
+	return s.writeAuditCtx(c.Request().Context(), rec)
+}
+
+// writeAuditCtx writes rec, also when ctx has ended.
+func (s *Server) writeAuditCtx(ctx context.Context, rec AuditRecord) error {
 	raw, _ := auditKind.Encode(rec)
 	// The audit must be written even when the client went away.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	_, err := s.cfg.Store.Write(ctx, statestore.Append(logAudit, raw))
 	if err != nil {

@@ -3,12 +3,9 @@ package api
 import (
 	"fmt"
 	"net"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/slipway-dev/slipway/design"
 )
@@ -27,27 +24,19 @@ import (
 // of a successful call says besides its outcome.
 const auditDetailKey = "slipway.audit.detail"
 
-// checkBindings refuses, unless the caller is an admin, a design next
-// that changes a credential binding of the current design prev (JSON;
-// nil when there is none). An admin's change is noted for the audit.
-func (s *Server) checkBindings(c echo.Context, prev []byte, next *design.Design) error {
+// bindingChanges lists the credential bindings the design next changes
+// against the current design prev (JSON; nil when there is none). The
+// HTTP apply refuses them unless the caller is an admin (and notes them
+// for the audit); git sync holds them for approval (applydir.go).
+func bindingChanges(prev []byte, next *design.Design) ([]string, error) {
 	var old *design.Design
 	if prev != nil {
 		old = &design.Design{}
 		if err := design.RevisionRecord.Decode("", prev, old); err != nil {
-			return fmt.Errorf("the current design revision can't be read: %w", err)
+			return nil, fmt.Errorf("the current design revision can't be read: %w", err)
 		}
 	}
-	changes := credentialChanges(old, next)
-	if len(changes) == 0 {
-		return nil
-	}
-	what := "the design changes where credentials go or which ones are used: " + shortJoin(changes, 5)
-	if !principal(c).Role.Allows(RoleAdmin) {
-		return problem(http.StatusForbidden, what+"; applying it needs an admin token (docs/api.md, Credential bindings)")
-	}
-	c.Set(auditDetailKey, "admin applied a credential or endpoint change: "+shortJoin(changes, 5))
-	return nil
+	return credentialChanges(old, next), nil
 }
 
 // credentialChanges lists the bindings of next that prev (nil: none) does

@@ -2,10 +2,8 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -47,45 +45,28 @@ func (s *Server) applyDesign(c echo.Context) error {
 		return err
 	}
 	defer done()
-	d, fs := up.d, up.fs
-	if fs.HasErrors() {
-		r := result(d, fs)
+	if up.fs.HasErrors() {
+		r := result(up.d, up.fs)
 		return &problemError{status: http.StatusUnprocessableEntity, findings: r.Findings,
 			detail: fmt.Sprintf("the design has %d errors and %d warnings: nothing applied; fix them and apply again", r.Errors, r.Warnings)}
 	}
-	body, id, err := d.Canonical()
+	p, err := s.prepareApply(ctx, up) // applydir.go
 	if err != nil {
 		return err
 	}
-	auditWhat(c, AuditWhat{Action: "design.apply", Targets: []string{id}})
-	var prev []byte
-	if cur, err := s.cfg.Store.Current(ctx); err == nil {
-		prev = cur.Design
-	} else if !errors.Is(err, statestore.ErrNotFound) {
-		return err
-	}
-	if err := s.checkBindings(c, prev, d); err != nil {
-		return err
-	}
-	if err := s.saveSources(ctx, up, id); err != nil { // layer.go
-		return err
-	}
-	res, err := s.cfg.Store.PutRevision(ctx, statestore.Revision{ID: id, Created: time.Now(), Roots: withLayerRoot(from.roots, len(up.kept) > 0),
-		GitCommit: from.commit, GitDirty: from.dirty, Counts: d.Counts(), Design: body})
-	if err != nil {
-		return err
-	}
-	taken, err := s.takeOver(ctx, up)
-	if err != nil {
-		return err
-	}
-	out := apitypes.Applied{Revision: id, Result: res.String(), Warnings: apitypes.FromFindings(fs), LayerTakenOver: taken, LayerKept: len(up.kept)}
-	if res != statestore.Unchanged {
-		if df, err := design.DiffCanonical(prev, body); err == nil {
-			wd := apitypes.FromDiff(df)
-			out.Diff = &wd
+	auditWhat(c, AuditWhat{Action: "design.apply", Targets: []string{p.id}})
+	if len(p.bindings) > 0 {
+		what := "the design changes where credentials go or which ones are used: " + shortJoin(p.bindings, 5)
+		if !principal(c).Role.Allows(RoleAdmin) {
+			return problem(http.StatusForbidden, what+"; applying it needs an admin token (docs/api.md, Credential bindings)")
 		}
+		c.Set(auditDetailKey, "admin applied a credential or endpoint change: "+shortJoin(p.bindings, 5))
 	}
+	res, taken, err := s.commitApply(ctx, up, p, from)
+	if err != nil {
+		return err
+	}
+	out := p.applied(res, taken, len(up.kept))
 	status := http.StatusCreated
 	if res == statestore.Unchanged {
 		status = http.StatusOK
@@ -101,7 +82,7 @@ func (s *Server) listDesigns(c echo.Context) error {
 	out := make([]RevisionSummary, 0, len(h))
 	for _, r := range h {
 		out = append(out, RevisionSummary{ID: r.ID, Created: r.Created, Applied: r.Applied, Roots: r.Roots,
-			GitCommit: r.GitCommit, GitDirty: r.GitDirty, Provenance: provenanceOf(r.Roots, r.GitCommit), Counts: r.Counts, Seq: r.Seq})
+			GitCommit: r.GitCommit, GitDirty: r.GitDirty, GitAuthor: r.GitAuthor, GitMessage: r.GitMessage, Provenance: provenanceOf(r.Roots, r.GitCommit), Counts: r.Counts, Seq: r.Seq})
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -117,7 +98,8 @@ func (s *Server) getDesign(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, apitypes.RevisionInfo{ID: r.ID, Created: r.Created, Roots: r.Roots, GitCommit: r.GitCommit,
-		GitDirty: r.GitDirty, Provenance: provenanceOf(r.Roots, r.GitCommit), Counts: r.Counts, Nodes: d.NodeNames()})
+		GitDirty: r.GitDirty, GitAuthor: r.GitAuthor, GitMessage: r.GitMessage, Provenance: provenanceOf(r.Roots, r.GitCommit),
+		Counts: r.Counts, Nodes: d.NodeNames()})
 }
 
 func (s *Server) diffDesign(c echo.Context) error {

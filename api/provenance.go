@@ -40,6 +40,8 @@ type provenance struct {
 	roots  []string
 	commit string
 	dirty  bool
+	// author and message: the commit's, as git sync gives them (ApplyDir).
+	author, message string
 }
 
 // uploadProvenance reads an upload's provenance, checked and bounded;
@@ -78,7 +80,7 @@ func checkRoots(roots []string) error {
 		if r == "" || len(r) > maxProvenanceRoot || strings.ContainsFunc(r, unicode.IsControl) {
 			return problem(http.StatusBadRequest, fmt.Sprintf("root parameter %.40q: want a path of 1 to %d printable bytes", r, maxProvenanceRoot))
 		}
-		if u, err := url.Parse(r); err == nil && u.User != nil {
+		if hasUserinfo(r) {
 			return problem(http.StatusBadRequest, fmt.Sprintf("root parameter %d is a URL with credentials: remove the user and password from it", i+1))
 		}
 	}
@@ -97,4 +99,33 @@ func provenanceOf(roots []string, commit string) string {
 	default:
 		return "roots"
 	}
+}
+
+// hasUserinfo says whether root is, or holds, a URL with a user or a
+// password: "https://u:p@host/x" and also "git:https://u:p@host/x#main"
+// (url.Parse reads the latter as the opaque scheme "git").
+func hasUserinfo(root string) bool {
+	if u, err := url.Parse(root); err == nil && u.User != nil {
+		return true
+	}
+	for rest := root; ; {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			return false
+		}
+		start := i
+		for start > 0 && isSchemeByte(rest[start-1]) {
+			start--
+		}
+		if u, err := url.Parse(rest[start:]); err == nil && u.User != nil {
+			return true
+		} else if err != nil && strings.Contains(strings.SplitN(rest[i+3:], "/", 2)[0], "@") {
+			return true // unparsable, but an authority with a user: refuse rather than store it
+		}
+		rest = rest[i+3:]
+	}
+}
+
+func isSchemeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
 }

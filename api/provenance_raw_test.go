@@ -90,6 +90,7 @@ func TestRawUploadProvenanceBad(t *testing.T) {
 		{url.Values{"git_commit": {strings.Repeat("A", 40)}}, "git_commit"},
 		{url.Values{"root": {"https://deploy:hunter2-s3cret@git.example.net/site.git"}}, "root"},
 		{url.Values{"root": {"ssh://deploy:hunter2-s3cret@git.example.net/site.git"}}, "root"},
+		{url.Values{"root": {"git:https://deploy:hunter2-s3cret@git.example.net/site.git#main:site"}}, "root"},
 		{url.Values{"root": {strings.Repeat("r", 513)}}, "root"},
 		{url.Values{"git_dirty": {"maybe"}, "git_commit": {strings.Repeat("a", 40)}}, "git_dirty"},
 		{url.Values{"git_dirty": {"true"}}, "git_dirty"},

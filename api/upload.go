@@ -84,15 +84,23 @@ func newUploads(cfg Config) *uploads {
 // acquire takes a parse slot, waiting at most u.wait; every slot taken
 // is a 503 with Retry-After, as the server, not this caller, is busy.
 func (u *uploads) acquire(c echo.Context) error {
+	err := u.take(c.Request().Context())
+	if err != nil {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(designRetryAfter))
+	}
+	return err
+}
+
+// take takes a parse slot, waiting at most u.wait.
+func (u *uploads) take(ctx context.Context) error {
 	t := time.NewTimer(u.wait)
 	defer t.Stop()
 	select {
 	case u.slots <- struct{}{}:
 		return nil
 	case <-t.C:
-	case <-c.Request().Context().Done():
+	case <-ctx.Done():
 	}
-	c.Response().Header().Set("Retry-After", strconv.Itoa(designRetryAfter))
 	return problem(http.StatusServiceUnavailable, fmt.Sprintf("%d designs are being validated: try again in %d seconds", cap(u.slots), designRetryAfter))
 }
 

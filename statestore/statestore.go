@@ -28,26 +28,33 @@ import (
 
 // Revision is one stored, content-addressed design revision.
 type Revision struct {
-	ID        string         // content address: lowercase hex sha256 of Design (caller computes it)
-	Created   time.Time      // when this content was first stored
-	Roots     []string       // design source roots as given by the operator
-	GitCommit string         // HEAD commit of the git work tree holding the roots, "" if none
-	GitDirty  bool           // the work tree had uncommitted changes under the roots
-	Counts    map[string]int // number of documents per kind, e.g. {"Node": 8}
-	Design    []byte         // canonical JSON of the resolved design (opaque to the store)
+	ID        string    // content address: lowercase hex sha256 of Design (caller computes it)
+	Created   time.Time // when this content was first stored
+	Roots     []string  // design source roots as given by the operator
+	GitCommit string    // HEAD commit of the git work tree holding the roots, "" if none
+	GitDirty  bool      // the work tree had uncommitted changes under the roots
+	// GitAuthor and GitMessage are the commit's author and the first line
+	// of its message (git sync records them; "" otherwise, and in
+	// revisions stored before they were).
+	GitAuthor  string
+	GitMessage string
+	Counts     map[string]int // number of documents per kind, e.g. {"Node": 8}
+	Design     []byte         // canonical JSON of the resolved design (opaque to the store)
 }
 
 // RevisionInfo is one entry of the apply history: the [Revision] without
 // its Design bytes, plus when it was applied.
 type RevisionInfo struct {
-	ID        string
-	Created   time.Time // when the content was first stored
-	Applied   time.Time // when this apply happened
-	Roots     []string
-	GitCommit string
-	GitDirty  bool
-	Counts    map[string]int
-	Seq       uint64 // position in the history; strictly increasing, starts at 1
+	ID         string
+	Created    time.Time // when the content was first stored
+	Applied    time.Time // when this apply happened
+	Roots      []string
+	GitCommit  string
+	GitDirty   bool
+	GitAuthor  string
+	GitMessage string
+	Counts     map[string]int
+	Seq        uint64 // position in the history; strictly increasing, starts at 1
 }
 
 // PutResult says what [Store.PutRevision] did.
@@ -141,8 +148,9 @@ func (r Revision) Info(applied time.Time, seq uint64) RevisionInfo {
 		Roots:     slices.Clone(r.Roots),
 		GitCommit: r.GitCommit,
 		GitDirty:  r.GitDirty,
-		Counts:    maps.Clone(r.Counts),
-		Seq:       seq,
+		GitAuthor: r.GitAuthor, GitMessage: r.GitMessage,
+		Counts: maps.Clone(r.Counts),
+		Seq:    seq,
 	}
 }
 

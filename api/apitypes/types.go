@@ -177,6 +177,10 @@ type RevisionSummary struct {
 	Roots     []string  `json:"roots"`
 	GitCommit string    `json:"git_commit,omitempty"`
 	GitDirty  bool      `json:"git_dirty,omitempty"`
+	// GitAuthor and GitMessage (its first line) are the commit's, as git
+	// sync records them.
+	GitAuthor  string `json:"git_author,omitempty"`
+	GitMessage string `json:"git_message,omitempty"`
 	// Provenance says what the apply said of its origin: "git" (a commit),
 	// "roots" (roots but no commit) or "none" (a raw upload that gave
 	// neither; its root names the uploader).
@@ -193,7 +197,9 @@ type RevisionInfo struct {
 	Roots      []string       `json:"roots"`
 	GitCommit  string         `json:"git_commit,omitempty"`
 	GitDirty   bool           `json:"git_dirty,omitempty"`
-	Provenance string         `json:"provenance"` // as RevisionSummary's
+	GitAuthor  string         `json:"git_author,omitempty"`  // as RevisionSummary's
+	GitMessage string         `json:"git_message,omitempty"` // as RevisionSummary's
+	Provenance string         `json:"provenance"`            // as RevisionSummary's
 	Counts     map[string]int `json:"counts"`
 	Nodes      []string       `json:"nodes"`
 }

@@ -150,12 +150,15 @@ func initSchema(tx *bbolt.Tx) error {
 
 // revisionMeta is the JSON value in bucket "revisions".
 type revisionMeta struct {
-	ID        string         `json:"id"`
-	Created   time.Time      `json:"created"`
-	Roots     []string       `json:"roots"`
-	GitCommit string         `json:"git_commit"`
-	GitDirty  bool           `json:"git_dirty"`
-	Counts    map[string]int `json:"counts"`
+	ID        string    `json:"id"`
+	Created   time.Time `json:"created"`
+	Roots     []string  `json:"roots"`
+	GitCommit string    `json:"git_commit"`
+	GitDirty  bool      `json:"git_dirty"`
+	// Written by git sync since issue 35; absent in older records.
+	GitAuthor  string         `json:"git_author,omitempty"`
+	GitMessage string         `json:"git_message,omitempty"`
+	Counts     map[string]int `json:"counts"`
 }
 
 // historyEntry is the JSON value in bucket "history".
@@ -219,7 +222,7 @@ func putRevision(tx *bbolt.Tx, rev statestore.Revision, now time.Time) error {
 	}
 	meta, err := json.Marshal(revisionMeta{
 		ID: rev.ID, Created: created, Roots: rev.Roots,
-		GitCommit: rev.GitCommit, GitDirty: rev.GitDirty, Counts: rev.Counts,
+		GitCommit: rev.GitCommit, GitDirty: rev.GitDirty, GitAuthor: rev.GitAuthor, GitMessage: rev.GitMessage, Counts: rev.Counts,
 	})
 	if err != nil {
 		return err
@@ -361,7 +364,7 @@ func loadRevision(tx *bbolt.Tx, id string, withDesign bool) (statestore.Revision
 	}
 	rev := statestore.Revision{
 		ID: id, Created: m.Created, Roots: m.Roots,
-		GitCommit: m.GitCommit, GitDirty: m.GitDirty, Counts: m.Counts,
+		GitCommit: m.GitCommit, GitDirty: m.GitDirty, GitAuthor: m.GitAuthor, GitMessage: m.GitMessage, Counts: m.Counts,
 	}
 	if !withDesign {
 		return rev, nil

@@ -18,12 +18,15 @@ import (
 // revMeta is a stored revision: its metadata and its design's stored form
 // (inline, or a blob reference).
 type revMeta struct {
-	Created   time.Time      `json:"created"`
-	Roots     []string       `json:"roots,omitempty"`
-	GitCommit string         `json:"git_commit,omitempty"`
-	GitDirty  bool           `json:"git_dirty,omitempty"`
-	Counts    map[string]int `json:"counts,omitempty"`
-	Design    []byte         `json:"design"`
+	Created   time.Time `json:"created"`
+	Roots     []string  `json:"roots,omitempty"`
+	GitCommit string    `json:"git_commit,omitempty"`
+	GitDirty  bool      `json:"git_dirty,omitempty"`
+	// Written by git sync since issue 35; absent in older records.
+	GitAuthor  string         `json:"git_author,omitempty"`
+	GitMessage string         `json:"git_message,omitempty"`
+	Counts     map[string]int `json:"counts,omitempty"`
+	Design     []byte         `json:"design"`
 }
 
 // histEntry is one apply.
@@ -137,7 +140,7 @@ func (s *Store) newMeta(ctx context.Context, rev statestore.Revision, now time.T
 		created = now
 	}
 	return json.Marshal(revMeta{Created: statestore.StoreTime(created), Roots: rev.Roots, GitCommit: rev.GitCommit,
-		GitDirty: rev.GitDirty, Counts: rev.Counts, Design: design})
+		GitDirty: rev.GitDirty, GitAuthor: rev.GitAuthor, GitMessage: rev.GitMessage, Counts: rev.Counts, Design: design})
 }
 
 // Revision returns the revision of an ID or unique ID prefix.
@@ -182,7 +185,8 @@ func (s *Store) load(ctx context.Context, id string, withDesign bool) (statestor
 	if err := json.Unmarshal(resp.Kvs[0].Value, &m); err != nil {
 		return statestore.Revision{}, fmt.Errorf("etcd state store: revision %s: %w", id, err)
 	}
-	rev := statestore.Revision{ID: id, Created: m.Created, Roots: m.Roots, GitCommit: m.GitCommit, GitDirty: m.GitDirty, Counts: m.Counts}
+	rev := statestore.Revision{ID: id, Created: m.Created, Roots: m.Roots, GitCommit: m.GitCommit, GitDirty: m.GitDirty,
+		GitAuthor: m.GitAuthor, GitMessage: m.GitMessage, Counts: m.Counts}
 	if withDesign {
 		if rev.Design, err = s.decode(ctx, m.Design); err != nil {
 			return statestore.Revision{}, fmt.Errorf("etcd state store: revision %s: %w", id, err)

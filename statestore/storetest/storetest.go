@@ -86,8 +86,11 @@ func newRev(design string) statestore.Revision {
 		Roots:     []string{"designs/site-a", "désigns/shared"},
 		GitCommit: "0123456789abcdef0123456789abcdef01234567",
 		GitDirty:  true,
-		Counts:    map[string]int{"Node": 8, "Network": 2},
-		Design:    []byte(`{"design":` + fmt.Sprintf("%q", design) + `}`),
+		GitAuthor: "Ada Lovelace <ada@example.net>",
+		// GitMessage: the commit's first line, as the API records it.
+		GitMessage: "site: move rack 3 to the new VLAN",
+		Counts:     map[string]int{"Node": 8, "Network": 2},
+		Design:     []byte(`{"design":` + fmt.Sprintf("%q", design) + `}`),
 	}
 }
 
