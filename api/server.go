@@ -80,6 +80,10 @@ type Config struct {
 	// (powercreds.go; nil: those routes answer 501).
 	PowerCredentials PowerCredentials
 
+	// Git is the git remote serve follows (git.go; nil: the git routes
+	// answer 404).
+	Git GitSync
+
 	// Cluster is the replica group the server is one of (nil: alone, and
 	// leading). A standby forwards mutating calls to the leader through
 	// ForwardTransport (nil: http.DefaultTransport).

@@ -28,6 +28,7 @@ var (
 type WebhookResult struct {
 	Status  int    // 200 (already handled, ping), 202 (a round starts, or ignored)
 	Message string // what happened, for the sender's delivery log
+	Started bool   // a round was asked for
 }
 
 // Webhook verifies a GitHub or GitLab push delivery and starts a round
@@ -66,7 +67,7 @@ func (f *Follower) Webhook(ctx context.Context, h http.Header, body []byte) (Web
 		return WebhookResult{Status: http.StatusAccepted, Message: fmt.Sprintf("push to %.80q ignored: following refs/heads/%s", push.Ref, f.cfg.Branch)}, nil
 	}
 	f.Kick("webhook")
-	return WebhookResult{Status: http.StatusAccepted, Message: "push to " + f.cfg.Branch + ": a round starts now"}, nil
+	return WebhookResult{Status: http.StatusAccepted, Message: "push to " + f.cfg.Branch + ": a round starts now", Started: true}, nil
 }
 
 // verify checks GitHub's X-Hub-Signature-256 (HMAC-SHA256 of the body)
