@@ -135,6 +135,11 @@ type Network interface {
 	ConfigurePorts(ctx context.Context, n Node, phase Phase) (Result, error)
 }
 
+// ErrCannotPlan is wrapped by a wrapper of server drivers (a site
+// multiplexer, a rebinding) whose driver behind is no ServerPlanner: the
+// engine plans from the design and its records and says so.
+var ErrCannotPlan = errors.New("the server driver cannot plan")
+
 // ServerPlanner is the read-only side of a server driver's
 // configuration: what ApplyNetworking, ApplyStorage, ApplyPlatform, the
 // owner data and Deploy would change on each node's machine, and what

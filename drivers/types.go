@@ -529,6 +529,7 @@ const (
 	PartRange         = "range"   // site: reserved and dynamic ranges
 	PartRoute         = "route"   // site: static routes
 	PartSSHKey        = "ssh-key" // site: the deploying user's keys
+	PartDomain        = "domain"  // site: the DNS domain of the machines
 )
 
 // PlannedChange is one object a configuration call would create, change

@@ -365,14 +365,19 @@ func (d *Driver) checkOurs(ctx context.Context, m *mMachine, node string) error 
 // owner data. It is set after allocation only: MAAS clears owner data on
 // release, and marks on an unowned machine would claim what we don't own.
 func (d *Driver) setOwnerData(ctx context.Context, id string, n drivers.Node) error {
+	_, err := d.machineOp(ctx, id, "set_owner_data", d.ownerData(n))
+	return err
+}
+
+// ownerData is the owner data setOwnerData gives the node's machine.
+func (d *Driver) ownerData(n drivers.Node) url.Values {
 	p := url.Values{OwnerDataNode: {n.Name}, OwnerDataInstance: {d.instance}}
 	for k, v := range n.OwnerData {
 		if k != OwnerDataNode && k != OwnerDataInstance && k != "op" {
 			p.Set(k, v)
 		}
 	}
-	_, err := d.machineOp(ctx, id, "set_owner_data", p)
-	return err
+	return p
 }
 
 func (d *Driver) startDeploy(ctx context.Context, m *mMachine, n drivers.Node, dep drivers.Deployment) (drivers.Result, error) {

@@ -64,31 +64,46 @@ func (d *Driver) ApplyNetworking(ctx context.Context, n drivers.Node) (drivers.R
 	if err != nil || wait != nil {
 		return cfgResult(wait), err
 	}
-	plan, err := d.networkPlan(ctx, m, n)
+	r, err := d.runNetworking(ctx, m, n, false)
 	if err != nil {
 		return drivers.Result{}, err
 	}
-	r := &netRun{d: d, id: m.SystemID, base: "nodes/" + m.SystemID + "/interfaces/", ifaces: m.Interfaces, subnets: plan.subnets}
+	return r.done.result("networking", r.id), nil
+}
+
+// runNetworking plans the machine's networking and applies the plan.
+// dry (PlanNodes) writes nothing: each write is recorded in r.planned
+// and r.ifaces changes as MAAS would change them, so that the links are
+// planned on the interfaces the writes would leave.
+func (d *Driver) runNetworking(ctx context.Context, m *mMachine, n drivers.Node, dry bool) (*netRun, error) {
+	plan, err := d.networkPlan(ctx, m, n)
+	if err != nil {
+		return nil, err
+	}
+	r := &netRun{d: d, id: m.SystemID, base: "nodes/" + m.SystemID + "/interfaces/", ifaces: m.Interfaces, subnets: plan.subnets, dry: dry}
+	if dry {
+		r.ifaces = cloneIfaces(m.Interfaces)
+	}
 	for _, ip := range plan.ifaces {
 		if err := r.applyInterface(ctx, ip); err != nil {
-			return drivers.Result{}, err
+			return nil, err
 		}
 	}
 	// Structural changes move links around (a bond takes its parents'
 	// links): read the interfaces again before linking.
-	if len(r.done) > 0 {
+	if len(r.done) > 0 && !dry {
 		if err := d.c.call(ctx, http.MethodGet, r.base, "", nil, &r.ifaces); err != nil {
-			return drivers.Result{}, err
+			return nil, err
 		}
 	}
 	links, err := planLinks(r.id, r.wants, r.ifaces, n.Primary)
 	if err != nil {
-		return drivers.Result{}, err
+		return nil, err
 	}
 	if err := r.applyLinks(ctx, links, gatewayLinkOf(m)); err != nil {
-		return drivers.Result{}, err
+		return nil, err
 	}
-	return r.done.result("networking", r.id), nil
+	return r, nil
 }
 
 // networkPlan reads what the plan needs besides the machine (the node
@@ -157,8 +172,14 @@ func (r *netRun) p2pSubnet(ctx context.Context, target *mInterface, net drivers.
 	}
 	var sn mSubnet
 	p := url.Values{"cidr": {net.CIDR}, "vlan": {strconv.Itoa(target.VLAN.ID)}, "name": {net.Name}}
-	if err := r.d.c.call(ctx, http.MethodPost, "subnets/", "", p, &sn); err != nil {
+	pc := drivers.PlannedChange{Part: drivers.PartSubnet, Op: opCreate, Object: "subnet " + net.CIDR,
+		Detail: fmt.Sprintf("point-to-point subnet %s on %s's VLAN %s", net.Name, target.Name, vlanText(target.VLAN))}
+	wrote, err := r.write(ctx, pc, http.MethodPost, "subnets/", "", p, &sn)
+	if err != nil {
 		return nil, err
+	}
+	if !wrote {
+		sn = mSubnet{ID: r.fakeID(), Name: net.Name, CIDR: net.CIDR, VLAN: target.VLAN}
 	}
 	r.d.c.cache.forget("subnets/", "")
 	r.subnets[sn.CIDR] = &sn
@@ -270,6 +291,8 @@ func splitNetworks(in drivers.Interface, byCIDR map[string]*mSubnet) (*netWant, 
 
 // netRun is one application of a networking plan: the machine's
 // interfaces as they are now, what was changed, and the links wanted.
+// A dry run (a plan) writes nothing: it records each write in planned
+// and changes ifaces as MAAS would (planned.go).
 type netRun struct {
 	d      *Driver
 	id     string
@@ -279,6 +302,20 @@ type netRun struct {
 	wants  []linkWant
 	// subnets are MAAS's, by CIDR (point-to-point ones made here added).
 	subnets map[string]*mSubnet
+	dry     bool
+	planned []drivers.PlannedChange
+	fake    int // the last made-up ID of an object a dry run creates (negative)
+}
+
+// write runs one write of the run and answers true, or in a dry run
+// records pc instead and answers false: the caller then makes up what
+// MAAS would have answered.
+func (r *netRun) write(ctx context.Context, pc drivers.PlannedChange, method, path, op string, p url.Values, out any) (bool, error) {
+	if r.dry {
+		r.planned = append(r.planned, pc)
+		return false, nil
+	}
+	return true, r.d.c.call(ctx, method, path, op, p, out)
 }
 
 // linkWant is a network to link on the MAAS interface (by name) that
@@ -337,12 +374,7 @@ func (r *netRun) ensureTarget(ctx context.Context, ip ifacePlan) (*mInterface, e
 	if !ip.in.Link.Bonded() {
 		return parents[0], nil
 	}
-	b, ifaces, err := r.d.ensureBond(ctx, r.id, ip.in, parents, r.ifaces, &r.done)
-	if err != nil {
-		return nil, err
-	}
-	r.ifaces = ifaces
-	return b, nil
+	return r.ensureBond(ctx, ip.in, parents)
 }
 
 // ifaceUpdate is what the target interface of ip must change: its name,
@@ -368,8 +400,13 @@ func (r *netRun) updateInterface(ctx context.Context, target *mInterface, name s
 		return target, nil
 	}
 	var out mInterface
-	if err := r.d.c.call(ctx, http.MethodPut, r.base+strconv.Itoa(target.ID)+"/", "", put, &out); err != nil {
+	pc := drivers.PlannedChange{Part: drivers.PartInterfaces, Op: opUpdate, Object: target.Name, Detail: r.describeUpdate(target, put)}
+	wrote, err := r.write(ctx, pc, http.MethodPut, r.base+strconv.Itoa(target.ID)+"/", "", put, &out)
+	if err != nil {
 		return nil, err
+	}
+	if !wrote {
+		out = r.updated(target, put)
 	}
 	r.done.add("interface %s (was %s): %s", name, target.Name, describePut(put))
 	r.ifaces = replaceIface(r.ifaces, target.Name, out)
@@ -399,8 +436,14 @@ func (r *netRun) ensureVLAN(ctx context.Context, target *mInterface, w netWant) 
 			p.Set("mtu", strconv.Itoa(mtu))
 		}
 		var out mInterface
-		if err := r.d.c.call(ctx, http.MethodPost, r.base, "create_vlan", p, &out); err != nil {
+		pc := drivers.PlannedChange{Part: drivers.PartInterfaces, Op: opCreate, Object: fmt.Sprintf("%s.%d", target.Name, w.subnet.VLAN.VID),
+			Detail: fmt.Sprintf("VLAN interface on %s for VLAN %s (network %s)", target.Name, vlanText(w.subnet.VLAN), w.net.Name)}
+		wrote, err := r.write(ctx, pc, http.MethodPost, r.base, "create_vlan", p, &out)
+		if err != nil {
 			return nil, err
+		}
+		if !wrote {
+			out = mInterface{ID: r.fakeID(), Name: pc.Object, Type: "vlan", Parents: []string{target.Name}, VLAN: w.subnet.VLAN, MTU: max(mtu, 0)}
 		}
 		r.done.add("VLAN interface %s", out.Name)
 		r.ifaces = append(r.ifaces, out)
@@ -410,8 +453,14 @@ func (r *netRun) ensureVLAN(ctx context.Context, target *mInterface, w netWant) 
 		return v, nil
 	}
 	var out mInterface
-	if err := r.d.c.call(ctx, http.MethodPut, r.base+strconv.Itoa(v.ID)+"/", "", url.Values{"mtu": {strconv.Itoa(mtu)}}, &out); err != nil {
+	pc := drivers.PlannedChange{Part: drivers.PartInterfaces, Op: opUpdate, Object: v.Name, Detail: fmt.Sprintf("mtu %d → %d", v.MTU, mtu)}
+	wrote, err := r.write(ctx, pc, http.MethodPut, r.base+strconv.Itoa(v.ID)+"/", "", url.Values{"mtu": {strconv.Itoa(mtu)}}, &out)
+	if err != nil {
 		return nil, err
+	}
+	if !wrote {
+		out = *v
+		out.MTU = mtu
 	}
 	r.done.add("interface %s: mtu=%d", v.Name, mtu)
 	r.ifaces = replaceIface(r.ifaces, v.Name, out)
@@ -433,7 +482,9 @@ func staleVLANs(ifaces []mInterface, parent string, keep map[int]bool) []mInterf
 // network of the design asks for.
 func (r *netRun) removeStaleVLANs(ctx context.Context, parent string, keep map[int]bool) error {
 	for _, c := range staleVLANs(r.ifaces, parent, keep) {
-		if err := r.d.c.call(ctx, http.MethodDelete, r.base+strconv.Itoa(c.ID)+"/", "", nil, nil); err != nil {
+		pc := drivers.PlannedChange{Part: drivers.PartInterfaces, Op: opDelete, Object: c.Name,
+			Detail: fmt.Sprintf("VLAN interface on %s for VLAN %s, which the design does not carry there", parent, vlanText(c.VLAN))}
+		if _, err := r.write(ctx, pc, http.MethodDelete, r.base+strconv.Itoa(c.ID)+"/", "", nil, nil); err != nil {
 			return err
 		}
 		r.done.add("removed VLAN interface %s", c.Name)
@@ -547,7 +598,8 @@ func gatewayLinkOf(m *mMachine) int {
 func (r *netRun) applyLinks(ctx context.Context, plan linkPlan, gatewayLink int) error {
 	for _, u := range plan.unlink {
 		p := url.Values{"id": {strconv.Itoa(u.link.ID)}}
-		if err := r.d.c.call(ctx, http.MethodPost, r.base+strconv.Itoa(u.ifaceID)+"/", "unlink_subnet", p, nil); err != nil {
+		pc := drivers.PlannedChange{Part: drivers.PartInterfaces, Op: opDelete, Object: linkObject(u.ifaceName, u.link.Subnet), Detail: linkString(u.link)}
+		if _, err := r.write(ctx, pc, http.MethodPost, r.base+strconv.Itoa(u.ifaceID)+"/", "unlink_subnet", p, nil); err != nil {
 			return err
 		}
 		r.done.add("unlinked %s from %s", linkString(u.link), u.ifaceName)
@@ -570,7 +622,9 @@ func (r *netRun) applyLinks(ctx context.Context, plan linkPlan, gatewayLink int)
 	}
 	i := ifaceByName(r.ifaces, primary.want.iface)
 	p := url.Values{"link_id": {strconv.Itoa(primary.id)}}
-	if err := r.d.c.call(ctx, http.MethodPost, r.base+strconv.Itoa(i.ID)+"/", "set_default_gateway", p, nil); err != nil {
+	pc := drivers.PlannedChange{Part: drivers.PartInterfaces, Op: opUpdate, Object: "default gateway",
+		Detail: fmt.Sprintf("%s via %s", *primary.want.subnet.GatewayIP, primary.want.iface)}
+	if _, err := r.write(ctx, pc, http.MethodPost, r.base+strconv.Itoa(i.ID)+"/", "set_default_gateway", p, nil); err != nil {
 		return err
 	}
 	r.done.add("default gateway %s via %s", *primary.want.subnet.GatewayIP, primary.want.iface)
@@ -582,13 +636,21 @@ func (r *netRun) applyLinks(ctx context.Context, plan linkPlan, gatewayLink int)
 func (r *netRun) link(ctx context.Context, w linkWant, primaryNet string) (*pendingLink, bool, error) {
 	i := ifaceByName(r.ifaces, w.iface)
 	p, isPrimary := linkParams(w, primaryNet)
-	var out mInterface
-	if err := r.d.c.call(ctx, http.MethodPost, r.base+strconv.Itoa(i.ID)+"/", "link_subnet", p, &out); err != nil {
-		return nil, false, err
-	}
 	desc := p.Get("mode")
 	if ip := p.Get("ip_address"); ip != "" {
 		desc += " " + ip
+	}
+	var out mInterface
+	pc := drivers.PlannedChange{Part: drivers.PartInterfaces, Op: opCreate, Object: linkObject(w.iface, w.subnet), Detail: desc}
+	if p.Get("default_gateway") == "true" {
+		pc.Detail += " (default gateway)"
+	}
+	wrote, err := r.write(ctx, pc, http.MethodPost, r.base+strconv.Itoa(i.ID)+"/", "link_subnet", p, &out)
+	if err != nil {
+		return nil, false, err
+	}
+	if !wrote {
+		out = mInterface{Links: []mLink{{ID: r.fakeID(), Mode: p.Get("mode"), Subnet: w.subnet}}}
 	}
 	r.done.add("linked %s to %s (%s)", w.iface, w.subnet.CIDR, desc)
 	if !isPrimary {
@@ -605,27 +667,17 @@ func (r *netRun) link(ctx context.Context, w linkWant, primaryNet string) (*pend
 
 // ensureBond finds or creates the bond of in over parents; a bond of that
 // name that differs, and anything else built on the parents, is removed.
-func (d *Driver) ensureBond(ctx context.Context, id string, in drivers.Interface, parents []*mInterface, ifaces []mInterface, done *cfgChanges) (*mInterface, []mInterface, error) {
-	base := "nodes/" + id + "/interfaces/"
+func (r *netRun) ensureBond(ctx context.Context, in drivers.Interface, parents []*mInterface) (*mInterface, error) {
 	var pnames []string
 	for _, p := range parents {
 		pnames = append(pnames, p.Name)
 	}
 	want := bondParams(in.Link)
-	if b := ifaceByName(ifaces, in.Name); b != nil && b.Type == "bond" && sameNames(b.Parents, pnames) && bondMatches(b, want) {
-		return b, ifaces, nil
+	if b := ifaceByName(r.ifaces, in.Name); b != nil && b.Type == "bond" && sameNames(b.Parents, pnames) && bondMatches(b, want) {
+		return b, nil
 	}
-	remove := inTheWay(ifaces, in.Name, pnames)
-	for _, o := range remove {
-		if err := d.c.call(ctx, http.MethodDelete, base+strconv.Itoa(o.ID)+"/", "", nil, nil); err != nil && !isNotFound(err) {
-			return nil, nil, err
-		}
-		done.add("removed %s interface %s", o.Type, o.Name)
-	}
-	if len(remove) > 0 {
-		if err := d.c.call(ctx, http.MethodGet, base, "", nil, &ifaces); err != nil {
-			return nil, nil, err
-		}
+	if err := r.removeInTheWay(ctx, in.Name, pnames); err != nil {
+		return nil, err
 	}
 	p := url.Values{"name": {in.Name}}
 	for _, pp := range parents {
@@ -638,13 +690,40 @@ func (d *Driver) ensureBond(ctx context.Context, id string, in drivers.Interface
 		p.Set("mtu", strconv.Itoa(in.Link.MTU))
 	}
 	var out mInterface
-	if err := d.c.call(ctx, http.MethodPost, base, "create_bond", p, &out); err != nil {
-		return nil, nil, err
+	pc := drivers.PlannedChange{Part: drivers.PartInterfaces, Op: opCreate, Object: in.Name,
+		Detail: fmt.Sprintf("bond of %s mode %s", strings.Join(pnames, ","), in.Link.BondMode)}
+	wrote, err := r.write(ctx, pc, http.MethodPost, r.base, "create_bond", p, &out)
+	if err != nil {
+		return nil, err
 	}
-	done.add("bond %s over %s (%s)", in.Name, strings.Join(pnames, ", "), in.Link.BondMode)
+	if !wrote {
+		out = r.bonded(in, pnames, want)
+	}
+	r.done.add("bond %s over %s (%s)", in.Name, strings.Join(pnames, ", "), in.Link.BondMode)
 	// The parents lost their links: take the bond's answer and keep the rest.
-	ifaces = append(ifaces, out)
-	return &ifaces[len(ifaces)-1], ifaces, nil
+	r.ifaces = append(r.ifaces, out)
+	return &r.ifaces[len(r.ifaces)-1], nil
+}
+
+// removeInTheWay deletes what a new bond named name over pnames must
+// replace (inTheWay), and reads the interfaces again.
+func (r *netRun) removeInTheWay(ctx context.Context, name string, pnames []string) error {
+	remove := inTheWay(r.ifaces, name, pnames)
+	for _, o := range remove {
+		pc := drivers.PlannedChange{Part: drivers.PartInterfaces, Op: opDelete, Object: o.Name,
+			Detail: fmt.Sprintf("%s interface in the way of bond %s over %s", o.Type, name, strings.Join(pnames, ","))}
+		if _, err := r.write(ctx, pc, http.MethodDelete, r.base+strconv.Itoa(o.ID)+"/", "", nil, nil); err != nil && !isNotFound(err) {
+			return err
+		}
+		r.done.add("removed %s interface %s", o.Type, o.Name)
+		if r.dry {
+			r.ifaces = removedIface(r.ifaces, o)
+		}
+	}
+	if len(remove) > 0 && !r.dry {
+		return r.d.c.call(ctx, http.MethodGet, r.base, "", nil, &r.ifaces)
+	}
+	return nil
 }
 
 // inTheWay are the interfaces a new bond named name over the parents

@@ -62,34 +62,58 @@ func (d *Driver) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Res
 		return drivers.Result{}, err
 	}
 	var done cfgChanges
-	want := slices.Clone(n.Tags)
-	ktag := ""
-	if opts := kernelOpts(n.Platform.KernelParams); opts != "" {
-		ktag = kernelTag(opts)
-		if err := d.ensureKernelTag(ctx, exists, ktag, opts, &done); err != nil {
+	tp := planTags(m, n, exists)
+	if tp.ktag != "" {
+		if err := d.ensureKernelTag(ctx, exists, tp.ktag, tp.opts, &done); err != nil {
 			return drivers.Result{}, err
 		}
-		want = append(want, ktag)
 	}
-	for _, t := range m.TagNames { // kernel parameters the node no longer has
-		if strings.HasPrefix(t, KernelTagPrefix) && t != ktag {
-			if err := d.tagNodes(ctx, t, "remove", id); err != nil {
-				return drivers.Result{}, err
-			}
-			done.add("untagged %s", t)
+	for _, t := range tp.untag { // kernel parameters the node no longer has
+		if err := d.tagNodes(ctx, t, "remove", id); err != nil {
+			return drivers.Result{}, err
 		}
+		done.add("untagged %s", t)
 	}
-	for _, t := range want {
-		if slices.Contains(m.TagNames, t) {
-			continue
-		}
-		if err := d.addTag(ctx, id, t, exists, t == ktag, &done); err != nil {
+	for _, t := range tp.add {
+		if err := d.addTag(ctx, id, t, exists, t == tp.ktag, &done); err != nil {
 			return drivers.Result{}, err
 		}
 	}
 	r := done.result("platform", id)
 	r.Message += "; image " + orNone(n.Platform.Image) + " and kernel " + orNone(n.Platform.Kernel) + " are applied at deploy"
 	return r, nil
+}
+
+// tagPlan is what ApplyPlatform changes in the machine's tags (planTags).
+type tagPlan struct {
+	ktag, opts   string   // the kernel parameters' tag and its kernel_opts ("": none)
+	ensureKernel bool     // MAAS lacks that tag, or it carries other kernel_opts
+	untag        []string // kernel tags the node no longer has
+	add          []string // the design's tags the machine lacks, the kernel tag among them
+}
+
+// planTags compares the machine's tags with the node's (exists: MAAS's
+// tags by name). It reads nothing and writes nothing.
+func planTags(m *mMachine, n drivers.Node, exists map[string]mTag) tagPlan {
+	var tp tagPlan
+	want := slices.Clone(n.Tags)
+	if opts := kernelOpts(n.Platform.KernelParams); opts != "" {
+		tp.ktag, tp.opts = kernelTag(opts), opts
+		t, ok := exists[tp.ktag]
+		tp.ensureKernel = !ok || t.KernelOpts != opts
+		want = append(want, tp.ktag)
+	}
+	for _, t := range m.TagNames {
+		if strings.HasPrefix(t, KernelTagPrefix) && t != tp.ktag {
+			tp.untag = append(tp.untag, t)
+		}
+	}
+	for _, t := range want {
+		if !slices.Contains(m.TagNames, t) {
+			tp.add = append(tp.add, t)
+		}
+	}
+	return tp
 }
 
 // addTag tags the machine with t, creating the tag when MAAS lacks it (a

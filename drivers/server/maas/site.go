@@ -88,27 +88,8 @@ func (d *Driver) PrepareSite(ctx context.Context, site drivers.SiteSpec) (driver
 		return drivers.Result{}, err
 	}
 	p := &sitePrep{d: d}
-	if site.Domain != "" {
-		ok, err := d.domainExists(ctx, site.Domain)
-		if err != nil {
-			return drivers.Result{}, err
-		}
-		if !ok {
-			if err := d.c.call(ctx, http.MethodPost, "domains/", "", url.Values{"name": {site.Domain}, "authoritative": {"true"}}, nil); err != nil {
-				return drivers.Result{}, err
-			}
-			p.changed("created domain %s", site.Domain)
-		}
-	}
-	if len(site.SSHKeys) > 0 {
-		if err := p.sshKeys(ctx, site.SSHKeys); err != nil {
-			return drivers.Result{}, err
-		}
-	}
-	if len(site.Subnets) > 0 || len(site.Links) > 0 {
-		if err := p.networks(ctx, site); err != nil {
-			return drivers.Result{}, err
-		}
+	if err := p.prepare(ctx, site); err != nil {
+		return drivers.Result{}, err
 	}
 	msg := "no changes"
 	if len(p.changes) > 0 {
@@ -118,6 +99,48 @@ func (d *Driver) PrepareSite(ctx context.Context, site drivers.SiteSpec) (driver
 		msg += " (" + strings.Join(p.notes, "; ") + ")"
 	}
 	return drivers.Done("%s", msg), nil
+}
+
+// PlanSite lists what PrepareSite(site) would change, reading only: the
+// same decisions, each write recorded instead of made (sitePrep.dry);
+// objects that a write would create and later steps build on (a fabric,
+// a VLAN, a subnet) are made up, so what goes on them is planned as
+// created too.
+func (d *Driver) PlanSite(ctx context.Context, site drivers.SiteSpec) ([]drivers.PlannedChange, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p := &sitePrep{d: d, dry: true}
+	if err := p.prepare(ctx, site); err != nil {
+		return nil, err
+	}
+	return p.planned, nil
+}
+
+// prepare makes (or, dry, plans) the site's domain, SSH keys and networks.
+func (p *sitePrep) prepare(ctx context.Context, site drivers.SiteSpec) error {
+	if site.Domain != "" {
+		ok, err := p.d.domainExists(ctx, site.Domain)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			pc := drivers.PlannedChange{Part: drivers.PartDomain, Op: opCreate, Object: site.Domain, Detail: "authoritative"}
+			if _, err := p.write(ctx, pc, http.MethodPost, "domains/", url.Values{"name": {site.Domain}, "authoritative": {"true"}}, nil); err != nil {
+				return err
+			}
+			p.changed("created domain %s", site.Domain)
+		}
+	}
+	if len(site.SSHKeys) > 0 {
+		if err := p.sshKeys(ctx, site.SSHKeys); err != nil {
+			return err
+		}
+	}
+	if len(site.Subnets) > 0 || len(site.Links) > 0 {
+		return p.networks(ctx, site)
+	}
+	return nil
 }
 
 // placement is where a network's subnet goes: a link's fabric and a VID.
@@ -226,6 +249,26 @@ type sitePrep struct {
 	byName  map[string]int // design network -> MAAS subnet ID
 	changes []string
 	notes   []string
+	// dry (PlanSite): each write is recorded in planned, not made.
+	dry     bool
+	planned []drivers.PlannedChange
+	fake    int // the last made-up ID of an object a dry run creates (negative)
+}
+
+// write makes one write of PrepareSite and answers true, or, dry,
+// records pc instead and answers false: the caller then makes up what
+// MAAS would have answered.
+func (p *sitePrep) write(ctx context.Context, pc drivers.PlannedChange, method, path string, params url.Values, out any) (bool, error) {
+	if p.dry {
+		p.planned = append(p.planned, pc)
+		return false, nil
+	}
+	return true, p.d.c.call(ctx, method, path, "", params, out)
+}
+
+func (p *sitePrep) fakeID() int {
+	p.fake--
+	return p.fake
 }
 
 func (p *sitePrep) changed(format string, args ...any) {
@@ -246,15 +289,16 @@ func (p *sitePrep) sshKeys(ctx context.Context, keys []string) error {
 		if k == "" || known[keyID(k)] {
 			continue
 		}
-		if err := p.d.c.call(ctx, http.MethodPost, "account/prefs/sshkeys/", "", url.Values{"key": {k}}, nil); err != nil {
-			return err
-		}
-		known[keyID(k)] = true
 		label := strings.Fields(k)
 		name := label[0]
 		if len(label) > 2 {
 			name = label[len(label)-1]
 		}
+		pc := drivers.PlannedChange{Part: drivers.PartSSHKey, Op: opCreate, Object: name}
+		if _, err := p.write(ctx, pc, http.MethodPost, "account/prefs/sshkeys/", url.Values{"key": {k}}, nil); err != nil {
+			return err
+		}
+		known[keyID(k)] = true
 		p.changed("added SSH key %s", name)
 	}
 	return nil
@@ -284,8 +328,13 @@ func (p *sitePrep) fabric(ctx context.Context, name string) error {
 		return nil
 	}
 	var f mFabric
-	if err := p.d.c.call(ctx, http.MethodPost, "fabrics/", "", url.Values{"name": {name}}, &f); err != nil {
+	pc := drivers.PlannedChange{Part: drivers.PartFabric, Op: opCreate, Object: name}
+	wrote, err := p.write(ctx, pc, http.MethodPost, "fabrics/", url.Values{"name": {name}}, &f)
+	if err != nil {
 		return err
+	}
+	if !wrote { // MAAS makes a fabric with its untagged VLAN
+		f = mFabric{ID: p.fakeID(), Name: name, VLANs: []mVLAN{{ID: p.fakeID(), VID: 0, MTU: 1500, Name: "untagged"}}}
 	}
 	for i := range f.VLANs {
 		f.VLANs[i].FabricID, f.VLANs[i].Fabric = f.ID, f.Name
@@ -400,7 +449,9 @@ func (p *sitePrep) createSubnet(ctx context.Context, want drivers.Subnet, at sub
 	f := subnetFields(want, nil)
 	f.Set("cidr", at.cidr)
 	f.Set("vlan", strconv.Itoa(v.ID))
-	sn, err := p.postSubnet(ctx, f, v)
+	pc := drivers.PlannedChange{Part: drivers.PartSubnet, Op: opCreate, Object: "subnet " + at.cidr,
+		Detail: fmt.Sprintf("%s on VLAN %d of fabric %s%s", at.label, v.VID, at.fab.Name, describeSubnetFields(f, nil))}
+	sn, err := p.postSubnet(ctx, pc, f, v)
 	if err != nil {
 		return nil, err
 	}
@@ -410,10 +461,14 @@ func (p *sitePrep) createSubnet(ctx context.Context, want drivers.Subnet, at sub
 
 // postSubnet creates a subnet of the form f on the VLAN v and keeps it
 // among the region's subnets.
-func (p *sitePrep) postSubnet(ctx context.Context, f url.Values, v *mVLAN) (*mSubnet, error) {
+func (p *sitePrep) postSubnet(ctx context.Context, pc drivers.PlannedChange, f url.Values, v *mVLAN) (*mSubnet, error) {
 	var sn mSubnet
-	if err := p.d.c.call(ctx, http.MethodPost, "subnets/", "", f, &sn); err != nil {
+	wrote, err := p.write(ctx, pc, http.MethodPost, "subnets/", f, &sn)
+	if err != nil {
 		return nil, err
+	}
+	if !wrote {
+		sn = mSubnet{ID: p.fakeID(), Name: f.Get("name"), CIDR: f.Get("cidr")}
 	}
 	vc := *v
 	sn.VLAN = &vc
@@ -451,7 +506,12 @@ func (p *sitePrep) updateSubnet(ctx context.Context, want drivers.Subnet, cur *m
 		f.Set("vlan", strconv.Itoa(moveTo.ID))
 	}
 	if len(f) > 0 {
-		if err := p.d.c.call(ctx, http.MethodPut, "subnets/"+strconv.Itoa(cur.ID)+"/", "", f, nil); err != nil {
+		detail := strings.TrimPrefix(describeSubnetFields(f, cur), ", ")
+		if moveTo != nil {
+			detail += fmt.Sprintf(", VLAN %s → %s", vlanText(cur.VLAN), vlanText(moveTo))
+		}
+		pc := drivers.PlannedChange{Part: drivers.PartSubnet, Op: opUpdate, Object: "subnet " + at.cidr, Detail: strings.TrimPrefix(detail, ", ")}
+		if _, err := p.write(ctx, pc, http.MethodPut, "subnets/"+strconv.Itoa(cur.ID)+"/", f, nil); err != nil {
 			return err
 		}
 		keys := slices.Sorted(maps.Keys(f))
@@ -481,7 +541,9 @@ func (p *sitePrep) subnetMTU(ctx context.Context, want drivers.Subnet, cur *mSub
 	if v.MTU == want.MTU {
 		return nil
 	}
-	if err := p.d.c.call(ctx, http.MethodPut, "vlans/"+strconv.Itoa(v.ID)+"/", "", url.Values{"mtu": {strconv.Itoa(want.MTU)}}, nil); err != nil {
+	pc := drivers.PlannedChange{Part: drivers.PartVLAN, Op: opUpdate, Object: fmt.Sprintf("VLAN %d of fabric %s", v.VID, v.Fabric),
+		Detail: fmt.Sprintf("mtu %d → %d (subnet %s)", v.MTU, want.MTU, label)}
+	if _, err := p.write(ctx, pc, http.MethodPut, "vlans/"+strconv.Itoa(v.ID)+"/", url.Values{"mtu": {strconv.Itoa(want.MTU)}}, nil); err != nil {
 		return err
 	}
 	v.MTU = want.MTU
@@ -507,8 +569,13 @@ func (p *sitePrep) vlanOn(ctx context.Context, fab *mFabric, vid int, want drive
 		f.Set("mtu", strconv.Itoa(want.MTU))
 	}
 	var v mVLAN
-	if err := p.d.c.call(ctx, http.MethodPost, "fabrics/"+strconv.Itoa(fab.ID)+"/vlans/", "", f, &v); err != nil {
+	pc := drivers.PlannedChange{Part: drivers.PartVLAN, Op: opCreate, Object: fmt.Sprintf("VLAN %d of fabric %s", vid, fab.Name), Detail: want.Name}
+	wrote, err := p.write(ctx, pc, http.MethodPost, "fabrics/"+strconv.Itoa(fab.ID)+"/vlans/", f, &v)
+	if err != nil {
 		return nil, err
+	}
+	if !wrote {
+		v = mVLAN{ID: p.fakeID(), VID: vid, Name: want.Name, MTU: max(want.MTU, 1500)}
 	}
 	v.FabricID, v.Fabric = fab.ID, fab.Name
 	fab.VLANs = append(fab.VLANs, v)
@@ -552,7 +619,9 @@ func (p *sitePrep) dhcp(ctx context.Context, site drivers.SiteSpec) error {
 		return nil
 	}
 	rack := racks[0].SystemID
-	if err := p.d.c.call(ctx, http.MethodPut, "vlans/"+strconv.Itoa(v.ID)+"/", "", url.Values{"dhcp_on": {"true"}, "primary_rack": {rack}}, nil); err != nil {
+	pc := drivers.PlannedChange{Part: drivers.PartVLAN, Op: opUpdate, Object: fmt.Sprintf("VLAN %d of fabric %s", v.VID, v.Fabric),
+		Detail: fmt.Sprintf("DHCP off → on, primary rack %s (network %s)", rack, site.PXENetwork)}
+	if _, err := p.write(ctx, pc, http.MethodPut, "vlans/"+strconv.Itoa(v.ID)+"/", url.Values{"dhcp_on": {"true"}, "primary_rack": {rack}}, nil); err != nil {
 		return err
 	}
 	v.DHCPOn, v.Primary = true, &rack
@@ -587,13 +656,21 @@ func (p *sitePrep) staticRoutes(ctx context.Context, want drivers.Subnet) error 
 			f := url.Values{"source": {strconv.Itoa(src.ID)}, "destination": {strconv.Itoa(dst.ID)}, "gateway_ip": {r.Via},
 				"metric": {strconv.Itoa(r.Metric)}}
 			var nr mStaticRoute
-			if err := p.d.c.call(ctx, http.MethodPost, "static-routes/", "", f, &nr); err != nil {
+			pc := drivers.PlannedChange{Part: drivers.PartRoute, Op: opCreate, Object: fmt.Sprintf("%s → %s via %s", want.Name, dst.CIDR, r.Via),
+				Detail: fmt.Sprintf("metric %d", r.Metric)}
+			wrote, err := p.write(ctx, pc, http.MethodPost, "static-routes/", f, &nr)
+			if err != nil {
 				return err
+			}
+			if !wrote {
+				nr = mStaticRoute{ID: p.fakeID(), Source: src, Destination: dst, GatewayIP: r.Via, Metric: r.Metric}
 			}
 			p.routes = append(p.routes, nr)
 			p.changed("created static route %s -> %s via %s", want.Name, dst.CIDR, r.Via)
 		case cur.Metric != r.Metric:
-			if err := p.d.c.call(ctx, http.MethodPut, "static-routes/"+strconv.Itoa(cur.ID)+"/", "", url.Values{"metric": {strconv.Itoa(r.Metric)}}, nil); err != nil {
+			pc := drivers.PlannedChange{Part: drivers.PartRoute, Op: opUpdate, Object: fmt.Sprintf("%s → %s via %s", want.Name, dst.CIDR, r.Via),
+				Detail: fmt.Sprintf("metric %d → %d", cur.Metric, r.Metric)}
+			if _, err := p.write(ctx, pc, http.MethodPut, "static-routes/"+strconv.Itoa(cur.ID)+"/", url.Values{"metric": {strconv.Itoa(r.Metric)}}, nil); err != nil {
 				return err
 			}
 			cur.Metric = r.Metric
@@ -628,7 +705,9 @@ func (p *sitePrep) routeDestination(ctx context.Context, cidr string) (*mSubnet,
 	}
 	f := url.Values{"cidr": {pfx.Masked().String()}, "vlan": {strconv.Itoa(v.ID)}, "managed": {"false"},
 		"description": {"destination of static routes of the Slipway design (no machine is linked here)"}}
-	sn, err := p.postSubnet(ctx, f, v)
+	pc := drivers.PlannedChange{Part: drivers.PartSubnet, Op: opCreate, Object: "subnet " + f.Get("cidr"),
+		Detail: "unmanaged, on fabric " + RouteFabric + ", the destination of static routes"}
+	sn, err := p.postSubnet(ctx, pc, f, v)
 	if err != nil {
 		return nil, err
 	}
@@ -658,13 +737,19 @@ func (p *sitePrep) ipRanges(ctx context.Context, want drivers.Subnet, sn *mSubne
 			f := url.Values{"type": {typ}, "start_ip": {r.Start}, "end_ip": {r.End}, "subnet": {strconv.Itoa(sn.ID)},
 				"comment": {"slipway: " + label + " " + r.Type}}
 			var nr mIPRange
-			if err := p.d.c.call(ctx, http.MethodPost, "ipranges/", "", f, &nr); err != nil {
+			pc := drivers.PlannedChange{Part: drivers.PartRange, Op: opCreate, Object: r.Start + "-" + r.End, Detail: typ + " on subnet " + label}
+			wrote, err := p.write(ctx, pc, http.MethodPost, "ipranges/", f, &nr)
+			if err != nil {
 				return err
+			}
+			if !wrote {
+				nr = mIPRange{ID: p.fakeID(), Type: typ, StartIP: r.Start, EndIP: r.End, Subnet: sn}
 			}
 			p.ranges = append(p.ranges, nr)
 			p.changed("created %s range %s-%s on subnet %s", typ, r.Start, r.End, label)
 		case cur.Type != typ:
-			if err := p.d.c.call(ctx, http.MethodPut, "ipranges/"+strconv.Itoa(cur.ID)+"/", "", url.Values{"type": {typ}}, nil); err != nil {
+			pc := drivers.PlannedChange{Part: drivers.PartRange, Op: opUpdate, Object: r.Start + "-" + r.End, Detail: cur.Type + " → " + typ + " on subnet " + label}
+			if _, err := p.write(ctx, pc, http.MethodPut, "ipranges/"+strconv.Itoa(cur.ID)+"/", url.Values{"type": {typ}}, nil); err != nil {
 				return err
 			}
 			cur.Type = typ
@@ -693,4 +778,34 @@ func normIPs(in []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// describeSubnetFields says what the subnet form f (subnetFields) sets,
+// from what cur has (nil: a new subnet), each part after ", ".
+func describeSubnetFields(f url.Values, cur *mSubnet) string {
+	var out strings.Builder
+	from := func(s string) string {
+		if cur == nil {
+			return ""
+		}
+		return orNoneText(s) + " → "
+	}
+	if f.Has("name") && cur != nil {
+		fmt.Fprintf(&out, ", name %s%s", from(cur.Name), f.Get("name"))
+	}
+	if f.Has("gateway_ip") {
+		var now string
+		if cur != nil {
+			now = str(cur.GatewayIP)
+		}
+		fmt.Fprintf(&out, ", gateway %s%s", from(now), f.Get("gateway_ip"))
+	}
+	if f.Has("dns_servers") {
+		var now []string
+		if cur != nil {
+			now = cur.DNS
+		}
+		fmt.Fprintf(&out, ", DNS %s%s", from(strings.Join(now, ",")), f.Get("dns_servers"))
+	}
+	return out.String()
 }

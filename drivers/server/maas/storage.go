@@ -138,25 +138,10 @@ func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Resu
 		return cfgResult(wait), err
 	}
 	id := m.SystemID
-	plan, err := d.storagePlan(ctx, m, n.Storage)
-	if errors.Is(err, errNoDisk) { // the machine's disks may have new IDs since the devices were read
-		d.c.cache.forgetDevices(id)
-		plan, err = d.storagePlan(ctx, m, n.Storage)
-	}
-	var bad planError
-	if errors.As(err, &bad) {
-		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "maas: machine %s: %v", id, bad.error)
-	}
+	plan, diff, err := d.storageDiff(ctx, m, n)
 	if err != nil {
 		return drivers.Result{}, err
 	}
-	var vgs []mVolumeGroup
-	if hasPV(m) { // else no volume group can exist
-		if err := d.c.call(ctx, http.MethodGet, "nodes/"+id+"/volume-groups/", "", nil, &vgs); err != nil {
-			return drivers.Result{}, err
-		}
-	}
-	diff := plan.compare(m, vgs)
 	if diff == "" {
 		return drivers.Done("storage of machine %s already configured", id), nil
 	}
@@ -169,6 +154,33 @@ func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Resu
 	}
 	done, err := d.applyCustom(ctx, id, n, &plan, diff)
 	return done.result("storage", id), err
+}
+
+// storageDiff ties the design's storage to the machine's disks and says
+// how the machine's layout differs from it ("" when it does not): the
+// decision ApplyStorage acts on and PlanNodes reports. Volume groups are
+// read only when the machine has a physical volume.
+func (d *Driver) storageDiff(ctx context.Context, m *mMachine, n drivers.Node) (storagePlan, string, error) {
+	id := m.SystemID
+	plan, err := d.storagePlan(ctx, m, n.Storage)
+	if errors.Is(err, errNoDisk) { // the machine's disks may have new IDs since the devices were read
+		d.c.cache.forgetDevices(id)
+		plan, err = d.storagePlan(ctx, m, n.Storage)
+	}
+	var bad planError
+	if errors.As(err, &bad) {
+		return plan, "", drivers.Errorf(drivers.Permanent, "maas: machine %s: %v", id, bad.error)
+	}
+	if err != nil {
+		return plan, "", err
+	}
+	var vgs []mVolumeGroup
+	if hasPV(m) { // else no volume group can exist
+		if err := d.c.call(ctx, http.MethodGet, "nodes/"+id+"/volume-groups/", "", nil, &vgs); err != nil {
+			return plan, "", err
+		}
+	}
+	return plan, plan.compare(m, vgs), nil
 }
 
 // applyCustom starts from MAAS's blank layout and builds the design's

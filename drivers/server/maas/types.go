@@ -6,6 +6,7 @@ type mMachine struct {
 	mMachineState
 	OSystem      string         `json:"osystem"`
 	DistroSeries string         `json:"distro_series"`
+	HWEKernel    *string        `json:"hwe_kernel"`
 	Interfaces   []mInterface   `json:"interface_set"`
 	BlockDevices []mBlockDevice `json:"blockdevice_set"`
 	BootDisk     *mBlockDevice  `json:"boot_disk"`

@@ -1,0 +1,538 @@
+package maas
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
+	"github.com/slipway-dev/slipway/sim/lab"
+	simmaas "github.com/slipway-dev/slipway/sim/maas"
+)
+
+// planOne plans one node and checks that planning wrote nothing to MAAS
+// (the lab's own count of POST, PUT and DELETE requests).
+func planOne(t *testing.T, l *lab.Lab, drv *Driver, n drivers.Node) drivers.MachinePlan {
+	t.Helper()
+	w0, _ := cfgWrites(l)
+	ps, err := drv.PlanNodes(t.Context(), []drivers.Node{n})
+	if err != nil {
+		t.Fatalf("PlanNodes: %v", err)
+	}
+	if w1, _ := cfgWrites(l); w1 != w0 {
+		t.Fatalf("PlanNodes wrote %d times to MAAS", w1-w0)
+	}
+	if len(ps) != 1 || ps[0].Node != n.Name || !ps[0].Found {
+		t.Fatalf("plans: %+v", ps)
+	}
+	return ps[0]
+}
+
+// ofPart are the changes of a part, as "op object" strings.
+func ofPart(p drivers.MachinePlan, part string) []string {
+	var out []string
+	for _, c := range p.Changes {
+		if c.Part == part {
+			out = append(out, c.Op+" "+c.Object)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func mustNoChanges(t *testing.T, p drivers.MachinePlan, after string) {
+	t.Helper()
+	if len(p.Changes) > 0 {
+		t.Fatalf("after %s the plan still has changes: %+v", after, p.Changes)
+	}
+}
+
+// ifaceState is what MAAS holds of a machine's interfaces: their names,
+// and their links as "iface cidr".
+func ifaceState(t *testing.T, drv *Driver, id string) (names, links []string) {
+	t.Helper()
+	m := cfgMachine(t, drv, id)
+	for _, i := range m.Interfaces {
+		names = append(names, i.Name)
+		for _, l := range i.Links {
+			if l.Subnet != nil {
+				links = append(links, i.Name+" "+l.Subnet.CIDR)
+			}
+		}
+	}
+	slices.Sort(names)
+	slices.Sort(links)
+	return names, links
+}
+
+func minus(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// plannedIfaces are the planned interface and link objects by op:
+// interfaces created and deleted (renames count as both), links created.
+func plannedIfaces(p drivers.MachinePlan) (created, deleted, linked []string) {
+	for _, c := range p.Changes {
+		if c.Part != drivers.PartInterfaces {
+			continue
+		}
+		link, isLink := strings.CutPrefix(c.Object, "link ")
+		switch {
+		case isLink && c.Op == opCreate:
+			linked = append(linked, link)
+		case isLink:
+		case c.Op == opCreate:
+			created = append(created, c.Object)
+		case c.Op == opDelete:
+			deleted = append(deleted, c.Object)
+		case strings.HasPrefix(c.Detail, "name "):
+			from, to, _ := strings.Cut(strings.TrimPrefix(strings.Split(c.Detail, ",")[0], "name "), " → ")
+			deleted, created = append(deleted, from), append(created, to)
+		}
+	}
+	slices.Sort(created)
+	slices.Sort(deleted)
+	slices.Sort(linked)
+	return created, deleted, linked
+}
+
+// TestPlanNodesMatchesApply: on a commissioned machine of the example
+// site, the plan of each change kind names exactly the objects the real
+// Apply* then changes in MAAS (read back from the lab), and once applied
+// a second plan answers no changes. Planning never writes.
+func TestPlanNodesMatchesApply(t *testing.T) {
+	d := cfgDesign(t)
+	l, drv := cfgLab(t, d)
+	const name = "r01-cmp01"
+	id := cfgCommission(t, l, drv, name)
+	cfgSubnets(t, drv, driverspec.Site(d))
+	n := driverspec.Node(d, d.Nodes[name], id)
+	ctx := t.Context()
+
+	// Networking from the commissioned state: bond, renames, VLAN interface, links.
+	p := planOne(t, l, drv, n)
+	names0, links0 := ifaceState(t, drv, id)
+	if _, err := drv.ApplyNetworking(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	names1, links1 := ifaceState(t, drv, id)
+	created, deleted, linked := plannedIfaces(p)
+	if got := minus(names1, names0); !slices.Equal(got, created) || len(created) == 0 {
+		t.Errorf("interfaces made %v, planned %v", got, created)
+	}
+	if got := minus(names0, names1); !slices.Equal(got, deleted) {
+		t.Errorf("interfaces gone %v, planned %v", got, deleted)
+	}
+	if got := minus(links1, links0); !slices.Equal(got, linked) || len(linked) == 0 {
+		t.Errorf("links made %v, planned %v", got, linked)
+	}
+	if p.Deployed != "" || p.Now.MachineID != id || p.Now.State != "Ready" {
+		t.Errorf("machine now %+v, deployed %q", p.Now, p.Deployed)
+	}
+
+	// Storage: the layout, then nothing.
+	if got := ofPart(p, drivers.PartStorage); !slices.Equal(got, []string{"update layout"}) {
+		t.Errorf("storage plan %v", got)
+	}
+	if _, err := drv.ApplyStorage(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	// Platform: the design's tags and the kernel parameters' tag.
+	tags0 := cfgMachine(t, drv, id).TagNames
+	if _, err := drv.ApplyPlatform(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	tags1 := cfgMachine(t, drv, id).TagNames
+	var plannedTags []string
+	for _, c := range p.Changes {
+		if c.Part == drivers.PartTags {
+			plannedTags = append(plannedTags, c.Object)
+		}
+	}
+	slices.Sort(plannedTags)
+	if got := userTags(minus(tags1, tags0)); !slices.Equal(got, plannedTags) || len(got) == 0 {
+		t.Errorf("tags added %v, planned %v", got, plannedTags)
+	}
+	if got := ofPart(p, drivers.PartKernelOptions); len(got) != 1 || !slices.ContainsFunc(minus(tags1, tags0), isKernelTag) {
+		t.Errorf("kernel options planned %v, tags added %v", got, minus(tags1, tags0))
+	}
+	// The name IdentifyNode gives (the machine enlisted itself).
+	if got := ofPart(p, drivers.PartHostname); len(got) == 0 {
+		t.Errorf("hostname plan %v", got)
+	}
+	m, err := drv.fetchMachine(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drv.ensureName(ctx, m, n); err != nil {
+		t.Fatal(err)
+	}
+	mustNoChanges(t, planOne(t, l, drv, n), "applying")
+
+	planDriver = drv
+	for _, tc := range planChangeKinds(n) {
+		t.Run(tc.name, func(t *testing.T) {
+			p := planOne(t, l, drv, tc.node)
+			if got := ofPart(p, tc.part); !slices.Equal(got, tc.want) {
+				t.Fatalf("%s plan %v, want %v (all: %+v)", tc.part, got, tc.want, p.Changes)
+			}
+			if len(p.Changes) != len(tc.want)+len(tc.also) {
+				t.Errorf("other changes planned: %+v", p.Changes)
+			}
+			for part, want := range tc.also {
+				if got := ofPart(p, part); !slices.Equal(got, want) {
+					t.Errorf("%s plan %v, want %v", part, got, want)
+				}
+			}
+			before := cfgMachine(t, drv, id)
+			if err := tc.apply(ctx, drv, tc.node); err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, before, cfgMachine(t, drv, id))
+			mustNoChanges(t, planOne(t, l, drv, tc.node), tc.name)
+		})
+	}
+}
+
+// planKind is one change to the node: the part and objects its plan
+// names, the step that applies it and what MAAS must hold after.
+type planKind struct {
+	name  string
+	node  drivers.Node
+	part  string
+	want  []string
+	also  map[string][]string // the changes of other parts the row plans
+	apply func(context.Context, *Driver, drivers.Node) error
+	check func(t *testing.T, before, after mMachine)
+}
+
+// planDriver reads MAAS for the table's checks (set by the test).
+var planDriver *Driver
+
+// lvFS is the filesystem type of the logical volume vg-root-<lv>, as
+// MAAS holds it.
+func lvFS(t *testing.T, id, lv string) string {
+	t.Helper()
+	var vgs []mVolumeGroup
+	cfgCall(t, planDriver, http.MethodGet, "nodes/"+id+"/volume-groups/", "", nil, &vgs)
+	for _, vg := range vgs {
+		for _, b := range vg.LVs {
+			if b.Name == vg.Name+"-"+lv && b.FS != nil {
+				return b.FS.FSType
+			}
+		}
+	}
+	return ""
+}
+
+// withLVFS is n with the filesystem type of its logical volume lv set.
+func withLVFS(n drivers.Node, lv, fstype string) drivers.Node {
+	n.Storage.VolumeGroups = slices.Clone(n.Storage.VolumeGroups)
+	for i := range n.Storage.VolumeGroups {
+		vg := &n.Storage.VolumeGroups[i]
+		vg.LogicalVolumes = slices.Clone(vg.LogicalVolumes)
+		for k := range vg.LogicalVolumes {
+			if l := &vg.LogicalVolumes[k]; l.Name == lv && l.Filesystem != nil {
+				fs := *l.Filesystem
+				fs.FSType = fstype
+				l.Filesystem = &fs
+			}
+		}
+	}
+	return n
+}
+
+func applied(step func(*Driver, context.Context, drivers.Node) (drivers.Result, error)) func(context.Context, *Driver, drivers.Node) error {
+	return func(ctx context.Context, d *Driver, n drivers.Node) error {
+		r, err := step(d, ctx, n)
+		if err == nil && r.Status != drivers.StatusDone {
+			err = fmt.Errorf("%s: %s", r.Status, r.Message)
+		}
+		return err
+	}
+}
+
+// planChangeKinds are the changes of the table, each on top of the one
+// before (the last puts the node back as designed).
+func planChangeKinds(n drivers.Node) []planKind {
+	tagged := withTag(n, "plan-gpu")
+	kernel := tagged
+	kernel.Platform.KernelParams = map[string]string{"console": "ttyS0,9600n8", "quiet": "true"}
+	mtu := withBondMTU(kernel, 9216)
+	renamed := withHostname(mtu, "r01-cmp01-renamed")
+	xfs := withLVFS(renamed, "var", "btrfs")
+	back := withHostname(n, "r01-cmp01-renamed")
+	return []planKind{
+		{name: "tag", node: tagged, part: drivers.PartTags, want: []string{"create plan-gpu"},
+			apply: applied((*Driver).ApplyPlatform), check: func(t *testing.T, b, a mMachine) {
+				if got := minus(a.TagNames, b.TagNames); !slices.Equal(got, []string{"plan-gpu"}) {
+					t.Errorf("tags added %v", got)
+				}
+			}},
+		{name: "kernel options", node: kernel, part: drivers.PartKernelOptions,
+			want:  []string{"update " + kernelTag(kernelOpts(kernel.Platform.KernelParams))},
+			apply: applied((*Driver).ApplyPlatform), check: func(t *testing.T, b, a mMachine) {
+				if got := minus(a.TagNames, b.TagNames); !slices.Equal(got, []string{kernelTag("console=ttyS0,9600n8 quiet")}) {
+					t.Errorf("tags added %v", got)
+				}
+			}},
+		{name: "bond mtu", node: mtu, part: drivers.PartInterfaces, want: []string{"update bond0"},
+			apply: applied((*Driver).ApplyNetworking), check: func(t *testing.T, b, a mMachine) {
+				if i := ifaceByName(a.Interfaces, "bond0"); i == nil || i.MTU != 9216 || ifaceByName(b.Interfaces, "bond0").MTU == 9216 {
+					t.Errorf("bond0 after: %+v", i)
+				}
+			}},
+		{name: "hostname", node: renamed, part: drivers.PartHostname, want: []string{"update "},
+			apply: func(ctx context.Context, d *Driver, n drivers.Node) error {
+				m, err := d.fetchMachine(ctx, n.MachineID)
+				if err == nil {
+					_, err = d.ensureName(ctx, m, n)
+				}
+				return err
+			}, check: func(t *testing.T, b, a mMachine) {
+				if a.Hostname != "r01-cmp01-renamed" || b.Hostname == a.Hostname {
+					t.Errorf("hostname %s → %s", b.Hostname, a.Hostname)
+				}
+			}},
+		{name: "filesystem", node: xfs, part: drivers.PartStorage, want: []string{"update layout"},
+			apply: applied((*Driver).ApplyStorage), check: func(t *testing.T, b, a mMachine) {
+				if lvFS(t, a.SystemID, "var") != "btrfs" {
+					t.Errorf("/var is not btrfs in MAAS")
+				}
+			}},
+		{name: "back as designed", node: back, part: drivers.PartInterfaces, want: []string{"update bond0"},
+			also: map[string][]string{drivers.PartKernelOptions: {"update " + kernelTag(kernelOpts(n.Platform.KernelParams))},
+				drivers.PartStorage: {"update layout"}},
+			apply: func(ctx context.Context, d *Driver, n drivers.Node) error {
+				for _, step := range []func(*Driver, context.Context, drivers.Node) (drivers.Result, error){
+					(*Driver).ApplyNetworking, (*Driver).ApplyStorage, (*Driver).ApplyPlatform} {
+					if err := applied(step)(ctx, d, n); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, check: func(t *testing.T, b, a mMachine) {
+				if lvFS(t, a.SystemID, "var") == "btrfs" {
+					t.Errorf("/var is still btrfs in MAAS")
+				}
+				if i := ifaceByName(a.Interfaces, "bond0"); i == nil || i.MTU != 9000 {
+					t.Errorf("bond0 after: %+v", i)
+				}
+				if got := minus(b.TagNames, a.TagNames); !slices.Equal(got, []string{kernelTag("console=ttyS0,9600n8 quiet")}) {
+					t.Errorf("tags removed %v", got)
+				}
+			}},
+	}
+}
+
+func withTag(n drivers.Node, tag string) drivers.Node {
+	n.Tags = append(slices.Clone(n.Tags), tag)
+	return n
+}
+
+func withHostname(n drivers.Node, h string) drivers.Node {
+	n.Hostname = h
+	return n
+}
+
+// withBondMTU is n with the MTU of bond0's link set.
+func withBondMTU(n drivers.Node, mtu int) drivers.Node {
+	n.Interfaces = slices.Clone(n.Interfaces)
+	for i := range n.Interfaces {
+		if n.Interfaces[i].Name == "bond0" {
+			n.Interfaces[i].Link.MTU = mtu
+		}
+	}
+	return n
+}
+
+// TestPlanNodesUnknownAndBatched: a node without a machine, or whose
+// machine MAAS does not know, is not found; more nodes than a batch are
+// read in ceil(n/planBatch) machine reads, the plans in the nodes' order.
+func TestPlanNodesUnknownAndBatched(t *testing.T) {
+	l := startLab(t, lab.Config{})
+	const count = planBatch*2 + 1
+	nodes := []drivers.Node{{NodeRef: drivers.NodeRef{Name: "none"}}, {NodeRef: drivers.NodeRef{Name: "gone", MachineID: "xyz123"}}}
+	for i := range count {
+		hw := &simmaas.Hardware{Arch: "amd64/generic", NICs: []simmaas.NIC{{MAC: fmt.Sprintf("02:20:00:00:%02x:%02x", i>>8, i&0xff)}}}
+		id := l.MAAS.Enlist(hw, "ipmi", simmaas.PowerParams{"power_address": fmt.Sprintf("127.0.1.%d", i%250+1)})
+		nodes = append(nodes, drivers.Node{NodeRef: drivers.NodeRef{Name: fmt.Sprintf("n%04d", i), MachineID: id}})
+	}
+	d := newTestDriver(t, l, map[string]string{SettingCacheTTL: "0s"})
+	before := machineReads(l)
+	w0, _ := cfgWrites(l)
+	ps, err := d.PlanNodes(testCtx(t), nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w1, _ := cfgWrites(l); w1 != w0 {
+		t.Errorf("PlanNodes wrote %d times", w1-w0)
+	}
+	if got, want := machineReads(l)-before, (count+planBatch-1)/planBatch; got != want {
+		t.Errorf("%d machine reads for %d machines, want %d", got, count, want)
+	}
+	if len(ps) != len(nodes) {
+		t.Fatalf("%d plans for %d nodes", len(ps), len(nodes))
+	}
+	for i, p := range ps {
+		if p.Node != nodes[i].Name || p.Found != (i >= 2) || (p.Found && p.Now.MachineID != nodes[i].MachineID) {
+			t.Fatalf("plan %d: %+v for node %+v", i, p, nodes[i].NodeRef)
+		}
+		if p.Found && (p.Now.State != "New" || len(p.Changes) != 0) {
+			t.Fatalf("plan %d of a New machine: %+v", i, p)
+		}
+	}
+	if ps, err := d.PlanNodes(testCtx(t), nil); err != nil || len(ps) != 0 {
+		t.Errorf("no nodes: %v %v", ps, err)
+	}
+}
+
+// machineReads counts the lab's GET machines/ requests.
+func machineReads(l *lab.Lab) int {
+	n := 0
+	for _, r := range l.MAAS.Stats().Snapshot().Requests {
+		if strings.HasPrefix(r.Request, "GET ") && strings.Contains(r.Request, "/machines/") && !strings.Contains(r.Request, "op=") &&
+			strings.Count(strings.TrimSuffix(r.Request[strings.Index(r.Request, "/machines/"):], "/"), "/") == 1 {
+			n += r.Count
+		}
+	}
+	return n
+}
+
+// TestPlanSiteMatchesPrepare: on a fresh region the site plan names the
+// fabrics, VLANs, subnets and ranges PrepareSite then makes (read back
+// from MAAS), writing nothing; after PrepareSite it plans nothing.
+func TestPlanSiteMatchesPrepare(t *testing.T) {
+	d := cfgDesign(t)
+	l, drv := cfgLab(t, d)
+	site := driverspec.Site(d)
+	ctx := t.Context()
+	w0, _ := cfgWrites(l)
+	plan, err := drv.PlanSite(ctx, site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w1, _ := cfgWrites(l); w1 != w0 {
+		t.Fatalf("PlanSite wrote %d times", w1-w0)
+	}
+	before := siteObjects(t, drv)
+	cfgSubnets(t, drv, site)
+	after := siteObjects(t, drv)
+	for _, part := range []string{drivers.PartFabric, drivers.PartSubnet, drivers.PartRange} {
+		var planned []string
+		for _, c := range plan {
+			if c.Part == part && c.Op == opCreate {
+				planned = append(planned, strings.TrimPrefix(c.Object, "subnet "))
+			}
+		}
+		slices.Sort(planned)
+		if got := minus(after[part], before[part]); !slices.Equal(got, planned) || len(got) == 0 {
+			t.Errorf("%s: made %v, planned %v", part, got, planned)
+		}
+	}
+	if !slices.ContainsFunc(plan, func(c drivers.PlannedChange) bool {
+		return c.Part == drivers.PartVLAN && strings.Contains(c.Detail, "DHCP off → on")
+	}) {
+		t.Errorf("DHCP on the PXE VLAN not planned: %+v", plan)
+	}
+	again, err := drv.PlanSite(ctx, site)
+	if err != nil || len(again) != 0 {
+		t.Errorf("after PrepareSite: %+v %v", again, err)
+	}
+}
+
+// siteObjects are MAAS's fabrics (names), subnets (CIDRs) and IP ranges
+// (start-end), by part.
+func siteObjects(t *testing.T, drv *Driver) map[string][]string {
+	var fabrics []mFabric
+	var subnets []mSubnet
+	var ranges []mIPRange
+	cfgCall(t, drv, http.MethodGet, "fabrics/", "", nil, &fabrics)
+	cfgCall(t, drv, http.MethodGet, "subnets/", "", nil, &subnets)
+	cfgCall(t, drv, http.MethodGet, "ipranges/", "", url.Values{}, &ranges)
+	out := map[string][]string{}
+	for _, f := range fabrics {
+		out[drivers.PartFabric] = append(out[drivers.PartFabric], f.Name)
+	}
+	for _, s := range subnets {
+		out[drivers.PartSubnet] = append(out[drivers.PartSubnet], s.CIDR)
+	}
+	for _, r := range ranges {
+		out[drivers.PartRange] = append(out[drivers.PartRange], r.StartIP+"-"+r.EndIP)
+	}
+	return out
+}
+
+// TestPlanNodesDeployed: a deployed machine answers its image; a node
+// asking for another image or kernel plans a change of image; an
+// interface change is still reported though MAAS refuses it now (the
+// engine makes it a reason to redeploy); the ownership marker removed
+// behind the driver's back is planned and, repaired, planned no more.
+func TestPlanNodesDeployed(t *testing.T) {
+	d := cfgDesign(t)
+	l, drv := cfgLab(t, d)
+	const name = "r01-cmp01"
+	id := cfgCommission(t, l, drv, name)
+	cfgSubnets(t, drv, driverspec.Site(d))
+	n := driverspec.Node(d, d.Nodes[name], id)
+	ctx := t.Context()
+	m, err := drv.fetchMachine(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drv.ensureName(ctx, m, n); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []func(*Driver, context.Context, drivers.Node) (drivers.Result, error){
+		(*Driver).ApplyNetworking, (*Driver).ApplyStorage, (*Driver).ApplyPlatform} {
+		if err := applied(step)(ctx, drv, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustDone(t, "Deploy", func(ctx context.Context) (drivers.Result, error) { return drv.Deploy(ctx, n, drivers.Deployment{}) })
+
+	p := planOne(t, l, drv, n)
+	mustNoChanges(t, p, "deploying")
+	if p.Now.State != "Deployed" || p.Deployed != "ubuntu/jammy ga-22.04" {
+		t.Fatalf("deployed %q, machine %+v", p.Deployed, p.Now)
+	}
+
+	other := n
+	other.Platform.Image, other.Platform.Kernel = "ubuntu/noble", "hwe-24.04"
+	if got := ofPart(planOne(t, l, drv, other), drivers.PartImage); !slices.Equal(got, []string{"update image", "update kernel"}) {
+		t.Errorf("image plan %v", got)
+	}
+
+	mtu := withBondMTU(n, 9216)
+	if got := ofPart(planOne(t, l, drv, mtu), drivers.PartInterfaces); !slices.Equal(got, []string{"update bond0"}) {
+		t.Errorf("interfaces plan on a deployed machine %v", got)
+	}
+	if _, err := drv.ApplyNetworking(ctx, mtu); drivers.Classify(err) != drivers.Permanent {
+		t.Errorf("ApplyNetworking on a deployed machine: %v", err)
+	}
+
+	// The marker removed behind the driver's back (another client).
+	cfgCall(t, newTestDriver(t, l, nil), http.MethodPost, "machines/"+id+"/", "set_owner_data", url.Values{OwnerDataNode: {""}}, nil)
+	if got := ofPart(planOne(t, l, drv, n), drivers.PartOwner); !slices.Equal(got, []string{"create " + OwnerDataNode}) {
+		t.Errorf("owner plan %v", got)
+	}
+	if r, err := drv.RepairMachine(ctx, n, []string{RepairOwner}); err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("repair: %+v %v", r, err)
+	}
+	if got := cfgMachine(t, drv, id).OwnerData[OwnerDataNode]; got != name {
+		t.Errorf("owner data after the repair: %q", got)
+	}
+	mustNoChanges(t, planOne(t, l, drv, n), "the repair")
+}
