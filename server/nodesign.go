@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
@@ -126,4 +127,16 @@ func (d noDesign) Inventory(_ context.Context, n drivers.Node) (drivers.Inventor
 
 func (d noDesign) Recover(_ context.Context, n drivers.NodeRef, _ drivers.Recovery) (drivers.Result, error) {
 	return drivers.Result{}, d.fail(n.Name)
+}
+
+var _ drivers.ServerPlanner = noDesign{}
+
+// PlanNodes: there is no provisioner to read yet (why).
+func (d noDesign) PlanNodes(context.Context, []drivers.Node) ([]drivers.MachinePlan, error) {
+	return nil, fmt.Errorf("%w: %v", drivers.ErrCannotPlan, d.why())
+}
+
+// PlanSite: there is no provisioner to read yet (why).
+func (d noDesign) PlanSite(context.Context, drivers.SiteSpec) ([]drivers.PlannedChange, error) {
+	return nil, fmt.Errorf("%w: %v", drivers.ErrCannotPlan, d.why())
 }

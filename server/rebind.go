@@ -187,3 +187,33 @@ func (r *rebinding) RepairMachine(ctx context.Context, n drivers.Node, parts []s
 	}
 	return fix.RepairMachine(ctx, n, parts)
 }
+
+var _ drivers.ServerPlanner = (*rebinding)(nil)
+
+// planner is the driver there is now as a planner, or an error wrapping
+// drivers.ErrCannotPlan.
+func (r *rebinding) planner(ctx context.Context) (drivers.ServerPlanner, error) {
+	p, ok := r.server(ctx).(drivers.ServerPlanner)
+	if !ok {
+		return nil, drivers.ErrCannotPlan
+	}
+	return p, nil
+}
+
+// PlanNodes plans through the driver there is now, when it can.
+func (r *rebinding) PlanNodes(ctx context.Context, nodes []drivers.Node) ([]drivers.MachinePlan, error) {
+	p, err := r.planner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.PlanNodes(ctx, nodes)
+}
+
+// PlanSite plans through the driver there is now, when it can.
+func (r *rebinding) PlanSite(ctx context.Context, s drivers.SiteSpec) ([]drivers.PlannedChange, error) {
+	p, err := r.planner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.PlanSite(ctx, s)
+}

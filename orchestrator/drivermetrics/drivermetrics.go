@@ -148,19 +148,49 @@ type machineRepairer interface {
 	RepairMachine(ctx context.Context, n drivers.Node, parts []string) (drivers.Result, error)
 }
 
-// wrapServer measures d's calls, keeping RepairMachine when d has it.
+// wrapServer measures d's calls, keeping RepairMachine and the
+// read-only planner (drivers.ServerPlanner) when d has them.
 func wrapServer(d drivers.Server, m *Metrics) drivers.Server {
-	if _, ok := d.(machineRepairer); ok {
+	_, repairs := d.(machineRepairer)
+	_, plans := d.(drivers.ServerPlanner)
+	switch {
+	case repairs && plans:
+		return repairingPlanningServer{planningServer{server{d, m}}}
+	case repairs:
 		return repairingServer{server{d, m}}
+	case plans:
+		return planningServer{server{d, m}}
 	}
 	return server{d, m}
 }
 
 type repairingServer struct{ server }
 
-func (s repairingServer) RepairMachine(ctx context.Context, n drivers.Node, parts []string) (r drivers.Result, err error) {
+func (s repairingServer) RepairMachine(ctx context.Context, n drivers.Node, parts []string) (drivers.Result, error) {
+	return s.repair(ctx, n, parts)
+}
+
+func (s server) repair(ctx context.Context, n drivers.Node, parts []string) (r drivers.Result, err error) {
 	defer func(t time.Time) { s.obs("RepairMachine", t, err) }(time.Now())
 	return s.d.(machineRepairer).RepairMachine(ctx, n, parts)
+}
+
+type planningServer struct{ server }
+
+func (s planningServer) PlanNodes(ctx context.Context, nodes []drivers.Node) (p []drivers.MachinePlan, err error) {
+	defer func(t time.Time) { s.obs("PlanNodes", t, err) }(time.Now())
+	return s.d.(drivers.ServerPlanner).PlanNodes(ctx, nodes)
+}
+
+func (s planningServer) PlanSite(ctx context.Context, site drivers.SiteSpec) (c []drivers.PlannedChange, err error) {
+	defer func(t time.Time) { s.obs("PlanSite", t, err) }(time.Now())
+	return s.d.(drivers.ServerPlanner).PlanSite(ctx, site)
+}
+
+type repairingPlanningServer struct{ planningServer }
+
+func (s repairingPlanningServer) RepairMachine(ctx context.Context, n drivers.Node, parts []string) (drivers.Result, error) {
+	return s.repair(ctx, n, parts)
 }
 
 type server struct {

@@ -103,3 +103,55 @@ type repairer struct{ drivers.Server }
 func (repairer) RepairMachine(context.Context, drivers.Node, []string) (drivers.Result, error) {
 	return drivers.Result{}, nil
 }
+
+type planner struct{ drivers.Server }
+
+func (planner) PlanNodes(context.Context, []drivers.Node) ([]drivers.MachinePlan, error) {
+	return []drivers.MachinePlan{{Node: "n1"}}, nil
+}
+
+func (planner) PlanSite(context.Context, drivers.SiteSpec) ([]drivers.PlannedChange, error) {
+	return nil, nil
+}
+
+type repairingPlanner struct{ planner }
+
+func (repairingPlanner) RepairMachine(context.Context, drivers.Node, []string) (drivers.Result, error) {
+	return drivers.Result{}, nil
+}
+
+// TestPlannerKept: the read-only planner (drivers.ServerPlanner) survives
+// the wrapping, with or without RepairMachine, and is measured; a driver
+// that cannot plan cannot once wrapped.
+func TestPlannerKept(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := drivermetrics.New(reg)
+	type repairs interface {
+		RepairMachine(context.Context, drivers.Node, []string) (drivers.Result, error)
+	}
+	for _, tc := range []struct {
+		name            string
+		d               drivers.Server
+		plans, repaires bool
+	}{
+		{"planner", planner{fake.NewServer(fake.Script{})}, true, false},
+		{"repairing planner", repairingPlanner{planner{fake.NewServer(fake.Script{})}}, true, true},
+		{"repairer", repairer{fake.NewServer(fake.Script{})}, false, true},
+		{"neither", repairer{fake.NewServer(fake.Script{})}.Server, false, false},
+	} {
+		w := m.Wrap(orchestrator.Drivers{Server: tc.d}).Server
+		p, plans := w.(drivers.ServerPlanner)
+		_, fixes := w.(repairs)
+		if plans != tc.plans || fixes != tc.repaires {
+			t.Errorf("%s: wrapped plans %v repairs %v, want %v %v", tc.name, plans, fixes, tc.plans, tc.repaires)
+		}
+		if plans {
+			if ps, err := p.PlanNodes(t.Context(), nil); err != nil || len(ps) != 1 {
+				t.Errorf("%s: PlanNodes %v %v", tc.name, ps, err)
+			}
+		}
+	}
+	if got := testutil.CollectAndCount(reg, "slipway_driver_call_duration_seconds"); got == 0 {
+		t.Error("PlanNodes was not measured")
+	}
+}

@@ -371,3 +371,78 @@ func (s *Server) Owned(ctx context.Context) ([]drivers.Machine, error) {
 	}
 	return out, nil
 }
+
+var _ drivers.ServerPlanner = (*Server)(nil)
+
+// planner is the driver of a site as a planner, or an error wrapping
+// drivers.ErrCannotPlan.
+func planner(st *site) (drivers.ServerPlanner, error) {
+	p, ok := st.drv.(drivers.ServerPlanner)
+	if !ok {
+		return nil, fmt.Errorf("site %s: %w", st.name, drivers.ErrCannotPlan)
+	}
+	return p, nil
+}
+
+// PlanNodes asks each site to plan its nodes, one call per site (as
+// Status), and answers in the order asked. A node in no site of the
+// design and without a machine is not found.
+func (s *Server) PlanNodes(ctx context.Context, nodes []drivers.Node) ([]drivers.MachinePlan, error) {
+	out := make([]drivers.MachinePlan, len(nodes))
+	bySite := map[*site][]int{}
+	for i, n := range nodes {
+		out[i].Node = n.Name
+		st, err := s.siteFor(ctx, n.NodeRef)
+		if err != nil {
+			if n.MachineID == "" && drivers.Classify(err) == drivers.Permanent {
+				continue
+			}
+			return nil, err
+		}
+		bySite[st] = append(bySite[st], i)
+	}
+	for _, name := range s.names {
+		st := s.sites[name]
+		idx := bySite[st]
+		if len(idx) == 0 {
+			continue
+		}
+		p, err := planner(st)
+		if err != nil {
+			return nil, err
+		}
+		part := make([]drivers.Node, len(idx))
+		for j, i := range idx {
+			part[j] = nodes[i]
+		}
+		plans, err := call(ctx, st, func(drivers.Server) ([]drivers.MachinePlan, error) { return p.PlanNodes(ctx, part) })
+		if err != nil {
+			return nil, fmt.Errorf("site %s: %w", st.name, err)
+		}
+		for j, i := range idx {
+			if j < len(plans) {
+				out[i] = plans[j]
+				out[i].Now.Site = name
+			}
+		}
+	}
+	return out, nil
+}
+
+// PlanSite plans the site spec.Name names (the only site when it names
+// none), through its driver.
+func (s *Server) PlanSite(ctx context.Context, spec drivers.SiteSpec) ([]drivers.PlannedChange, error) {
+	name := spec.Name
+	if name == "" && len(s.names) == 1 {
+		name = s.names[0]
+	}
+	st := s.sites[name]
+	if st == nil {
+		return nil, drivers.Errorf(drivers.Permanent, "plan of site %q: this server drives sites %v", name, s.names)
+	}
+	p, err := planner(st)
+	if err != nil {
+		return nil, err
+	}
+	return call(ctx, st, func(drivers.Server) ([]drivers.PlannedChange, error) { return p.PlanSite(ctx, spec) })
+}
