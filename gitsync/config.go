@@ -56,6 +56,12 @@ type Config struct {
 	// AllowRewrite applies a head the last applied commit is not an
 	// ancestor of (a force-push); default: refused.
 	AllowRewrite bool `yaml:"allow_rewrite"`
+	// TrustBindings: a commit may change credential bindings (where the
+	// provisioner and the BMCs are, which secrets go there) without an
+	// approval. Default false: such a commit is held like a destructive
+	// one, since whoever can push could otherwise send the stored secrets
+	// to an address of theirs.
+	TrustBindings bool `yaml:"trust_bindings"`
 	// AllowedSigners is an ssh allowed_signers file: when set, only
 	// commits whose signature `git verify-commit` accepts are applied.
 	AllowedSigners string `yaml:"allowed_signers"`

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/slipway-dev/slipway/gitsync/gittest"
 	"github.com/slipway-dev/slipway/ingest/archive"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
@@ -56,16 +57,16 @@ func lastEvent(t *testing.T, f *Follower) Event {
 // YAML is recorded invalid with file:line findings and the last good
 // revision stays current.
 func TestFollowFileRemote(t *testing.T) {
-	up := newUpstream(t)
-	c1 := up.commit("first site\n\nbody", map[string]string{"site/site.yaml": siteYAML, "README.md": "not part of the design"})
+	up := gittest.NewUpstream(t)
+	c1 := up.Commit("first site\n\nbody", map[string]string{"site/site.yaml": siteYAML, "README.md": "not part of the design"})
 	a := newApplier(t)
-	f := follow(t, a, "file://"+up.bare, nil)
+	f := follow(t, a, "file://"+up.Bare, nil)
 	f.Round(t.Context(), "test")
 	if got := a.current(t); got != c1 {
 		t.Fatalf("current revision's commit %q, want %s (event %+v)", got, c1, lastEvent(t, f))
 	}
 	req := a.calls[0]
-	if req.Author != "Ada Tester <ada@example.org>" || req.Message != "first site" || req.Roots[0] != "git:file://"+up.bare+"#main:site" || req.Actor != Actor {
+	if req.Author != "Ada Tester <ada@example.org>" || req.Message != "first site" || req.Roots[0] != "git:file://"+up.Bare+"#main:site" || req.Actor != Actor {
 		t.Errorf("apply request %+v", req)
 	}
 	if _, err := os.Stat(req.Dir); !os.IsNotExist(err) {
@@ -75,7 +76,7 @@ func TestFollowFileRemote(t *testing.T) {
 	if len(a.calls) != 1 {
 		t.Errorf("the same head was applied again: %d applies", len(a.calls))
 	}
-	c2 := up.commit("broken", map[string]string{"site/nodes.yaml": "kind: Node\nmetadata: [unclosed\n"})
+	c2 := up.Commit("broken", map[string]string{"site/nodes.yaml": "kind: Node\nmetadata: [unclosed\n"})
 	f.Round(t.Context(), "test")
 	st, _ := f.Status(t.Context())
 	if st.Rejected == nil || st.Rejected.Commit != c2 || st.Rejected.Outcome != OutcomeInvalid || len(st.Rejected.Findings) == 0 ||
@@ -85,7 +86,7 @@ func TestFollowFileRemote(t *testing.T) {
 	if got := a.current(t); got != c1 || st.Applied.Commit != c1 {
 		t.Errorf("after an invalid commit the current revision is %s (status %s), want %s", got, st.Applied.Commit, c1)
 	}
-	c3 := up.commit("fixed", map[string]string{"site/nodes.yaml": "", "site/site.yaml": siteYAML + "# fixed\n"})
+	c3 := up.Commit("fixed", map[string]string{"site/nodes.yaml": "", "site/site.yaml": siteYAML + "# fixed\n"})
 	f.Round(t.Context(), "test")
 	if got := a.current(t); got != c3 {
 		t.Errorf("after the fix the current commit is %s, want %s", got, c3)
@@ -97,22 +98,22 @@ func TestFollowFileRemote(t *testing.T) {
 // applied. A fast-forward beyond the first fetch's depth is not a
 // rewrite.
 func TestForcePushRefused(t *testing.T) {
-	up := newUpstream(t)
-	c1 := up.commit("one", map[string]string{"site/site.yaml": siteYAML})
+	up := gittest.NewUpstream(t)
+	c1 := up.Commit("one", map[string]string{"site/site.yaml": siteYAML})
 	a := newApplier(t)
-	f := follow(t, a, "file://"+up.bare, nil)
+	f := follow(t, a, "file://"+up.Bare, nil)
 	f.Round(t.Context(), "test")
 	var last string
 	for i := range DefaultDepth + 5 { // deeper than a first fetch
-		last = up.commit(fmt.Sprint("step ", i), map[string]string{"site/step.yaml": fmt.Sprintf("# %d\n", i)})
+		last = up.Commit(fmt.Sprint("step ", i), map[string]string{"site/step.yaml": fmt.Sprintf("# %d\n", i)})
 	}
 	f.Round(t.Context(), "test")
 	if got := a.current(t); got != last {
 		t.Fatalf("a fast-forward of %d commits: current %s, want %s (%+v)", DefaultDepth+5, got, last, lastEvent(t, f))
 	}
 	_ = c1
-	gitCmd(t, up.work, "checkout", "--quiet", "--orphan", "rewritten")
-	rewritten := up.commit("rewritten history", map[string]string{"site/site.yaml": siteYAML + "# rewritten\n"})
+	gittest.Git(t, up.Work, "checkout", "--quiet", "--orphan", "rewritten")
+	rewritten := up.Commit("rewritten history", map[string]string{"site/site.yaml": siteYAML + "# rewritten\n"})
 	f.Round(t.Context(), "test")
 	ev := lastEvent(t, f)
 	if ev.Outcome != OutcomeRefused || !strings.Contains(ev.Reason, "history rewrite") || ev.Commit != rewritten {
@@ -121,7 +122,7 @@ func TestForcePushRefused(t *testing.T) {
 	if got := a.current(t); got != last {
 		t.Fatalf("after a refused force-push the current commit is %s, want %s", got, last)
 	}
-	g := follow(t, a, "file://"+up.bare, func(c *Config) { c.AllowRewrite = true; c.Dir = f.cfg.Dir })
+	g := follow(t, a, "file://"+up.Bare, func(c *Config) { c.AllowRewrite = true; c.Dir = f.cfg.Dir })
 	g.status = statusStore{newApplier(t).st} // its own status: last applied unknown to it
 	g.Round(t.Context(), "test")
 	if got := a.current(t); got != rewritten {
@@ -133,12 +134,12 @@ func TestForcePushRefused(t *testing.T) {
 // does not answer are recorded with their reason, retried, and change
 // nothing.
 func TestDeletedBranchAndUnreachable(t *testing.T) {
-	up := newUpstream(t)
-	c1 := up.commit("one", map[string]string{"site/site.yaml": siteYAML})
+	up := gittest.NewUpstream(t)
+	c1 := up.Commit("one", map[string]string{"site/site.yaml": siteYAML})
 	a := newApplier(t)
-	f := follow(t, a, "file://"+up.bare, nil)
+	f := follow(t, a, "file://"+up.Bare, nil)
 	f.Round(t.Context(), "test")
-	gitCmd(t, up.bare, "update-ref", "-d", "refs/heads/main")
+	gittest.Git(t, up.Bare, "update-ref", "-d", "refs/heads/main")
 	f.Round(t.Context(), "test")
 	ev := lastEvent(t, f)
 	if ev.Outcome != OutcomeFailed || !strings.Contains(ev.Reason, "deleted") {
@@ -148,7 +149,7 @@ func TestDeletedBranchAndUnreachable(t *testing.T) {
 	if st.LastFetch.Error == "" || st.Applied.Commit != c1 || a.current(t) != c1 {
 		t.Errorf("deleted branch: status %+v, current %s", st, a.current(t))
 	}
-	g := follow(t, a, fmt.Sprintf("git://127.0.0.1:%d/site.git", freePort(t)), nil)
+	g := follow(t, a, fmt.Sprintf("git://127.0.0.1:%d/site.git", gittest.FreePort(t)), nil)
 	g.Round(t.Context(), "test")
 	if ev := lastEvent(t, g); ev.Outcome != OutcomeFailed || !strings.Contains(ev.Reason, "retried") {
 		t.Errorf("unreachable remote: %+v", ev)
@@ -161,11 +162,11 @@ func TestDeletedBranchAndUnreachable(t *testing.T) {
 // TestOverSizeLimits: a commit whose design is over the limits is
 // refused before anything is extracted, and the last good one stays.
 func TestOverSizeLimits(t *testing.T) {
-	up := newUpstream(t)
-	c1 := up.commit("one", map[string]string{"site/site.yaml": siteYAML})
+	up := gittest.NewUpstream(t)
+	c1 := up.Commit("one", map[string]string{"site/site.yaml": siteYAML})
 	a := newApplier(t)
 	lim := archive.Limits{Limits: yamlingest.Limits{FileBytes: 1024, DesignBytes: 4096}, Files: 3}
-	f := follow(t, a, "file://"+up.bare, func(c *Config) { c.Limits = lim })
+	f := follow(t, a, "file://"+up.Bare, func(c *Config) { c.Limits = lim })
 	f.Round(t.Context(), "test")
 	for _, tc := range []struct {
 		files map[string]string
@@ -174,7 +175,7 @@ func TestOverSizeLimits(t *testing.T) {
 		{map[string]string{"site/a.yaml": "#\n", "site/b.yaml": "#\n", "site/c.yaml": "#\n"}, "more than 3 files"},
 		{map[string]string{"site/a.yaml": "", "site/b.yaml": "", "site/c.yaml": "", "site/big.yaml": "# " + strings.Repeat("x", 2000) + "\n"}, "designMaxFileBytes"},
 	} {
-		c := up.commit("too large", tc.files)
+		c := up.Commit("too large", tc.files)
 		f.Round(t.Context(), "test")
 		ev := lastEvent(t, f)
 		if ev.Outcome != OutcomeRefused || ev.Commit != c || !strings.Contains(ev.Reason, tc.want) {
@@ -190,10 +191,10 @@ func TestOverSizeLimits(t *testing.T) {
 // through GIT_ASKPASS; a wrong one fails without the token in any
 // recorded text.
 func TestHTTPToken(t *testing.T) {
-	up := newUpstream(t)
-	c1 := up.commit("one", map[string]string{"site/site.yaml": siteYAML})
+	up := gittest.NewUpstream(t)
+	c1 := up.Commit("one", map[string]string{"site/site.yaml": siteYAML})
 	const token = "s3cr3t-t0ken-for-git"
-	srv := startHTTPGit(t, up.root, "deploy", token)
+	srv := gittest.StartHTTP(t, up.Root, "deploy", token)
 	a := newApplier(t)
 	sec, err := secretstore.New(a.st, make([]byte, secretstore.KeySize))
 	if err != nil {
@@ -202,11 +203,11 @@ func TestHTTPToken(t *testing.T) {
 	if err := sec.Put(t.Context(), "git-token", "wrong-"+token); err != nil {
 		t.Fatal(err)
 	}
-	f := follow(t, a, srv.url, func(c *Config) { c.TokenSecret, c.Username = "git-token", "deploy" }, func(o *Options) { o.Secrets = sec })
+	f := follow(t, a, srv.URL, func(c *Config) { c.TokenSecret, c.Username = "git-token", "deploy" }, func(o *Options) { o.Secrets = sec })
 	f.Round(t.Context(), "test")
 	st, _ := f.Status(t.Context())
-	if ev := lastEvent(t, f); ev.Outcome != OutcomeFailed || srv.refused.Load() == 0 || a.current(t) != "" {
-		t.Fatalf("wrong token: %+v, %d refused", ev, srv.refused.Load())
+	if ev := lastEvent(t, f); ev.Outcome != OutcomeFailed || srv.Refused.Load() == 0 || a.current(t) != "" {
+		t.Fatalf("wrong token: %+v, %d refused", ev, srv.Refused.Load())
 	}
 	if b := fmt.Sprintf("%+v", st); strings.Contains(b, token) {
 		t.Fatalf("the token is in the status: %s", b)
@@ -215,7 +216,7 @@ func TestHTTPToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Round(t.Context(), "test")
-	if got := a.current(t); got != c1 || srv.requests.Load() == 0 {
+	if got := a.current(t); got != c1 || srv.Requests.Load() == 0 {
 		t.Fatalf("right token: current %s, want %s (%+v)", got, c1, lastEvent(t, f))
 	}
 }
@@ -223,12 +224,12 @@ func TestHTTPToken(t *testing.T) {
 // TestHeldThenApprove: a commit whose plan is destructive is held (not
 // applied) until approved by its commit; approval applies it.
 func TestHeldThenApprove(t *testing.T) {
-	up := newUpstream(t)
-	c1 := up.commit("one", map[string]string{"site/site.yaml": siteYAML})
+	up := gittest.NewUpstream(t)
+	c1 := up.Commit("one", map[string]string{"site/site.yaml": siteYAML})
 	a := newApplier(t)
-	f := follow(t, a, "file://"+up.bare, nil)
+	f := follow(t, a, "file://"+up.Bare, nil)
 	f.Round(t.Context(), "test")
-	c2 := up.commit("remove n1", map[string]string{"site/n1.yaml": "# destroy: true\n"})
+	c2 := up.Commit("remove n1", map[string]string{"site/n1.yaml": "# destroy: true\n"})
 	f.Round(t.Context(), "test")
 	st, _ := f.Status(t.Context())
 	if st.Held == nil || st.Held.Commit != c2 || len(st.Held.Destructive) == 0 || a.current(t) != c1 {
@@ -260,31 +261,31 @@ func sign(body []byte, key string) string {
 // verified webhook; a webhook with a wrong signature, a replayed one and
 // one for another branch fetch nothing (counted by the daemon).
 func TestDaemonIntervalAndWebhook(t *testing.T) {
-	up := newUpstream(t)
-	up.commit("one", map[string]string{"site/site.yaml": siteYAML})
-	d := startDaemon(t, up.root)
+	up := gittest.NewUpstream(t)
+	up.Commit("one", map[string]string{"site/site.yaml": siteYAML})
+	d := gittest.StartDaemon(t, up.Root)
 	a := newApplier(t)
 	sec, _ := secretstore.New(a.st, make([]byte, secretstore.KeySize))
 	const hook = "hook-secret"
 	_ = sec.Put(t.Context(), "hook", hook)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	f := follow(t, a, d.url, func(c *Config) { c.Interval = "1s"; c.WebhookSecret = "hook" }, func(o *Options) { o.Secrets = sec })
+	f := follow(t, a, d.URL, func(c *Config) { c.Interval = "1s"; c.WebhookSecret = "hook" }, func(o *Options) { o.Secrets = sec })
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
-	c2 := up.commit("two", map[string]string{"site/two.yaml": "# two\n"})
+	c2 := up.Commit("two", map[string]string{"site/two.yaml": "# two\n"})
 	waitCommit(t, a, c2, 4*time.Second)
 
 	cancel()
 	<-done
 	ctx, cancel = context.WithCancel(t.Context())
 	defer cancel()
-	g := follow(t, a, d.url, func(c *Config) { c.WebhookSecret = "hook"; c.Dir = f.cfg.Dir }, func(o *Options) { o.Secrets = sec })
+	g := follow(t, a, d.URL, func(c *Config) { c.WebhookSecret = "hook"; c.Dir = f.cfg.Dir }, func(o *Options) { o.Secrets = sec })
 	gStart := now()
 	go func() { done <- g.Run(ctx) }()
 	waitRound(t, g, gStart, 2*time.Second)
-	c3 := up.commit("three", map[string]string{"site/three.yaml": "# three\n"})
-	before := d.count()
+	c3 := up.Commit("three", map[string]string{"site/three.yaml": "# three\n"})
+	before := d.Fetches()
 	body := []byte(`{"ref":"refs/heads/main"}`)
 	h := http.Header{"X-Github-Event": {"push"}, "X-Github-Delivery": {"d-1"}, "X-Hub-Signature-256": {sign(body, "wrong")}}
 	if _, err := g.Webhook(t.Context(), h, body); !errors.Is(err, ErrUnauthorized) {
@@ -295,7 +296,7 @@ func TestDaemonIntervalAndWebhook(t *testing.T) {
 		t.Fatalf("another branch: %+v %v", r, err)
 	}
 	time.Sleep(300 * time.Millisecond) // a wrongly started round would have fetched by now
-	if n := d.count(); n != before {
+	if n := d.Fetches(); n != before {
 		t.Fatalf("%d fetches after refused or ignored webhooks", n-before)
 	}
 	h.Set("X-Hub-Signature-256", sign(body, hook))
@@ -305,12 +306,12 @@ func TestDaemonIntervalAndWebhook(t *testing.T) {
 	}
 	waitCommit(t, a, c3, 2*time.Second)
 	t.Logf("applied %s after %s of its webhook", c3[:8], time.Since(start).Round(time.Millisecond))
-	n := d.count()
+	n := d.Fetches()
 	if r, err := g.Webhook(t.Context(), h, body); err != nil || r.Status != 200 || !strings.Contains(r.Message, "handled already") {
 		t.Fatalf("replayed delivery: %+v %v", r, err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if d.count() != n {
+	if d.Fetches() != n {
 		t.Errorf("a replayed delivery fetched")
 	}
 	cancel()
