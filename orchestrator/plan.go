@@ -33,7 +33,7 @@ func (e *Engine) Plan(ctx context.Context, d *design.Design, id string) (record.
 		return record.Plan{}, errors.New("plan: no design given")
 	}
 	p := record.Plan{To: id, Created: now(), Counts: map[record.PlanAction]int{}}
-	cur, curRaw, err := e.planFrom(ctx)
+	cur, curD, err := e.planFrom(ctx)
 	if err != nil {
 		return p, err
 	}
@@ -54,15 +54,15 @@ func (e *Engine) Plan(ctx context.Context, d *design.Design, id string) (record.
 		p.Nodes = append(p.Nodes, classify(in.planInput))
 	}
 	sortPlan(&p)
-	if p.Sites, err = e.planSites(ctx, planner, curRaw, d); err != nil {
+	if p.Sites, err = e.planSites(ctx, planner, curD, d); err != nil {
 		return p, err
 	}
 	return p, nil
 }
 
-// planFrom is the current revision's ID and canonical design ("" and nil
-// when there is none).
-func (e *Engine) planFrom(ctx context.Context) (string, []byte, error) {
+// planFrom is the current revision's ID and design ("" and nil when
+// there is none).
+func (e *Engine) planFrom(ctx context.Context) (string, *design.Design, error) {
 	id, err := statestore.CurrentID(ctx, e.cfg.Store)
 	if errors.Is(err, statestore.ErrNotFound) {
 		return "", nil, nil
@@ -70,11 +70,11 @@ func (e *Engine) planFrom(ctx context.Context) (string, []byte, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("plan: read the current revision: %w", err)
 	}
-	r, err := e.cfg.Store.Revision(ctx, id)
+	d, rid, err := e.design(ctx, id)
 	if err != nil {
 		return "", nil, fmt.Errorf("plan: read revision %s: %w", short(id), err)
 	}
-	return r.ID, r.Design, nil
+	return rid, d, nil
 }
 
 // sortPlan orders the nodes (destructive first, then by action and

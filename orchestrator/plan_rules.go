@@ -181,16 +181,16 @@ func inPlaceReasons(in planInput, state string, changes []drivers.PlannedChange)
 	var out []string
 	seen := map[string]bool{}
 	for _, c := range changes {
-		if seen[c.Part] {
+		kind, repairable := driftKindOf(c)
+		if seen[c.Part+kind] {
 			continue
 		}
-		seen[c.Part] = true
-		kind, repairable := driftKindOf(c.Part)
+		seen[c.Part+kind] = true
 		switch {
 		case state != "Deployed":
 			out = append(out, fmt.Sprintf("%s: machine is %s, configured already: deploy keeps it; applied at the next redeploy", c.Part, state))
 		case !repairable:
-			out = append(out, fmt.Sprintf("%s: neither deploy nor the reconciliation changes it on a deployed machine; applied at the next redeploy", c.Part))
+			out = append(out, fmt.Sprintf("%s: neither deploy nor the reconciliation makes this change on a deployed machine (%s); applied at the next redeploy", c.Part, describeChange(c)))
 		case in.Repairs != nil && in.Repairs(kind):
 			out = append(out, fmt.Sprintf("%s: the reconciliation repairs it (the Site's policy for %s drift is repair)", c.Part, kind))
 		default:
@@ -201,12 +201,13 @@ func inPlaceReasons(in planInput, state string, changes []drivers.PlannedChange)
 }
 
 // driftKindOf is the drift kind the reconciliation finds and repairs
-// for a part of a deployed machine; false when it repairs none (owner
-// data other than the marker, a removed tag).
-func driftKindOf(part string) (string, bool) {
-	switch part {
+// for a change to a deployed machine; false when it repairs none (owner
+// data other than the marker, a tag to remove: tag drift is a missing
+// tag).
+func driftKindOf(c drivers.PlannedChange) (string, bool) {
+	switch c.Part {
 	case drivers.PartTags:
-		return string(record.DriftTags), true
+		return string(record.DriftTags), c.Op != "delete"
 	case drivers.PartKernelOptions:
 		return string(record.DriftKernelOptions), true
 	case drivers.PartHostname:
@@ -255,9 +256,7 @@ func nodeChanges(a, b drivers.Node) []drivers.PlannedChange {
 	if ka, kb := kernelWords(a.Platform.KernelParams), kernelWords(b.Platform.KernelParams); ka != kb {
 		add(drivers.PartKernelOptions, "kernel options", fmt.Sprintf("%q → %q", ka, kb))
 	}
-	if ta, tb := sortedSet(a.Tags), sortedSet(b.Tags); !slices.Equal(ta, tb) {
-		add(drivers.PartTags, "tags", namesChanged(ta, tb, nil))
-	}
+	out = append(out, tagChanges(sortedSet(a.Tags), sortedSet(b.Tags))...)
 	if a.Hostname != b.Hostname {
 		add(drivers.PartHostname, "hostname", a.Hostname+" → "+b.Hostname)
 	}
@@ -279,6 +278,22 @@ func machineIfaces(is []drivers.Interface) []drivers.Interface {
 			in.Networks[j] = n
 		}
 		out[i] = in
+	}
+	return out
+}
+
+// tagChanges are the tags added (create) and removed (delete).
+func tagChanges(a, b []string) []drivers.PlannedChange {
+	var out []drivers.PlannedChange
+	for _, t := range b {
+		if !slices.Contains(a, t) {
+			out = append(out, drivers.PlannedChange{Part: drivers.PartTags, Op: "create", Object: t})
+		}
+	}
+	for _, t := range a {
+		if !slices.Contains(b, t) {
+			out = append(out, drivers.PlannedChange{Part: drivers.PartTags, Op: "delete", Object: t})
+		}
 	}
 	return out
 }

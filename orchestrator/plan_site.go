@@ -16,15 +16,8 @@ import (
 // planSites is each site's part of a plan: what PrepareSite would change
 // in the provisioner (when the server driver can plan) and the changed
 // site-level documents of the design (Site, Network, NetworkLink) against
-// the current revision's canonical form curRaw (nil: none).
-func (e *Engine) planSites(ctx context.Context, planner drivers.ServerPlanner, curRaw []byte, d *design.Design) ([]record.SitePlan, error) {
-	var cur *design.Design
-	if curRaw != nil {
-		var err error
-		if cur, err = design.DecodeRevision(curRaw); err != nil {
-			return nil, fmt.Errorf("plan: decode the current revision: %w", err)
-		}
-	}
+// the current revision cur (nil: none).
+func (e *Engine) planSites(ctx context.Context, planner drivers.ServerPlanner, cur, d *design.Design) ([]record.SitePlan, error) {
 	recs, err := siteRecords(cur, d)
 	if err != nil {
 		return nil, err
