@@ -38,6 +38,9 @@ func (o Options) newAPI(c Config, env *Env) (*api.Server, error) {
 	if env.sites != nil {
 		cfg.Sites, cfg.SiteParts, cfg.SiteProber = env.sites, env.sites, env.prober
 	}
+	if env.git != nil {
+		cfg.Git = env.git
+	}
 	if bs, ok := env.store.(*bolt.Store); ok { // backup.go
 		cfg.Backup = boltBackup{store: bs, cfg: c}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
+	"github.com/slipway-dev/slipway/gitsync"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
@@ -99,6 +100,8 @@ type Config struct {
 	DesignConfig `yaml:",inline"`
 	// A replica group on etcd (servegroup.go).
 	HAConfig `yaml:",inline"`
+	// Git is the git remote serve follows (gitsource.go; nil: none).
+	Git *gitsync.Config `yaml:"git"`
 	// serving: the engine runs under serve, which holds references to
 	// SecretRefs (the CLI's local commands resolve every one).
 	serving bool
@@ -192,6 +195,7 @@ func (c Config) Validate() error {
 		func() error { return c.designLimits(&api.Config{}) },
 		c.SecretRefs.check,
 		c.checkGroup,
+		c.checkGit,
 	} {
 		if err := check(); err != nil {
 			return err

@@ -43,6 +43,7 @@ type Env struct {
 	api     apiEngine
 	cluster api.Cluster
 	forward http.RoundTripper
+	git     api.GitSync // serve's git source (gitsource.go), nil without one
 }
 
 // OpenEngine opens the state store, builds the drivers the current

@@ -24,6 +24,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/internal/leader"
 	"github.com/slipway-dev/slipway/server/ha"
@@ -227,6 +228,10 @@ func (o Options) serveGroup(ctx context.Context, c Config) error {
 	he := &haEngine{reader: reader}
 	env := &Env{store: base, secrets: p.sec, sites: p.sites, prober: p.prober, drivers: p.drv, metrics: p.metrics,
 		api: he, cluster: rep, forward: fwd}
+	gs, err := o.newGit(c, env) // gitsource.go: it runs while this replica leads
+	if err != nil {
+		return err
+	}
 	srv, err := o.newAPI(c, env)
 	if err != nil {
 		return err
@@ -243,7 +248,7 @@ func (o Options) serveGroup(ctx context.Context, c Config) error {
 	if p.intro != nil {
 		g.Go(func() error { _ = p.intro.Follow(gctx, base); return nil })
 	}
-	g.Go(func() error { return rep.Run(gctx, o.lead(c, p, base, he)) })
+	g.Go(func() error { return rep.Run(gctx, o.lead(c, p, base, he, gs, srv)) })
 	if err := g.Wait(); err != nil {
 		return err
 	}
@@ -269,7 +274,7 @@ func hasDesign(ctx context.Context, st *etcdstore.Store, endpoints []string, sto
 // leader left half applied finished first, then every write of it fenced
 // on the leader key; the admin token made at the group's first
 // start; etcd's history compacted.
-func (o Options) lead(c Config, p *engineParts, base *etcdstore.Store, he *haEngine) ha.LeadFunc {
+func (o Options) lead(c Config, p *engineParts, base *etcdstore.Store, he *haEngine, gs *gitSource, srv *api.Server) ha.LeadFunc {
 	return func(ctx context.Context, l *leader.Leadership) error {
 		st := base.Fenced(l.Key, l.Rev)
 		if err := st.FinishStaged(ctx); err != nil { // a leader that died applying a large Write
@@ -289,7 +294,9 @@ func (o Options) lead(c Config, p *engineParts, base *etcdstore.Store, he *haEng
 		}
 		he.set(e)
 		fmt.Fprintf(o.Stderr, "slipway: this replica leads (fence revision %d): the engine resumed every unfinished task\n", l.Rev)
+		gitStopped := gs.run(ctx, srv) // the git source follows while this replica leads
 		base.RunCompactor(ctx, time.Minute, 0, func(err error) { o.Log.Warn().Err(err).Msg("etcd compaction failed") })
+		gitStopped()
 		he.set(nil)
 		e.Close()
 		return nil

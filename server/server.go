@@ -74,6 +74,11 @@ func (o Options) serveOne(ctx context.Context, c Config) error {
 	}
 	id, url := c.identity(ln.Addr())
 	env.cluster = ha.Lone{Name: id, URL: url, Path: c.State, Started: time.Now().UTC().Truncate(time.Millisecond)}
+	gs, err := o.newGit(c, env) // gitsource.go
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	srv, err := o.newAPI(c, env)
 	if err != nil {
 		ln.Close()
@@ -93,6 +98,7 @@ func (o Options) serveOne(ctx context.Context, c Config) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(gctx, ln, c.TLSCert, c.TLSKey) })
 	g.Go(func() error { return srv.ServeLocal(gctx, local, LocalName) })
+	g.Go(func() error { gs.run(gctx, srv)(); return nil })
 	if err := g.Wait(); err != nil {
 		return err
 	}

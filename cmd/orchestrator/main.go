@@ -132,5 +132,6 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.onboardingCmd(), a.designLayerCmd()) // onboard.go
 	root.AddCommand(a.storeCmd(), a.clusterCmd())          // store.go, cluster.go
 	root.AddCommand(a.auditCmd(), a.tokenCmd(), a.secretCmd(), a.bootdataCmd())
+	root.AddCommand(a.gitCmd()) // git.go
 	return root
 }
