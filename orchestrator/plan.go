@@ -43,20 +43,27 @@ func (e *Engine) Plan(ctx context.Context, d *design.Design, id string) (record.
 		return p, fmt.Errorf("plan: read the node records: %w", err)
 	}
 	ins := e.planInputs(ctx, cur, d, recs)
-	planner, _ := e.cfg.Drivers.Server.(drivers.ServerPlanner)
-	if planner == nil {
-		p.Notes = append(p.Notes, noPlanner)
-	} else if err := e.observeNodes(ctx, planner, ins); err != nil {
+	planner, err := e.observePlan(ctx, ins)
+	if err != nil {
 		return p, err
 	}
-	p.Observed = planner != nil
+	if p.Sites, err = e.planSites(ctx, planner, curD, d); errors.Is(err, drivers.ErrCannotPlan) {
+		planner = nil // a wrapper's driver behind cannot plan: from the designs and records
+		for _, in := range ins {
+			in.Observed = nil
+		}
+		p.Sites, err = e.planSites(ctx, nil, curD, d)
+	}
+	if err != nil {
+		return p, err
+	}
+	if p.Observed = planner != nil; !p.Observed {
+		p.Notes = append(p.Notes, noPlanner)
+	}
 	for _, in := range ins {
 		p.Nodes = append(p.Nodes, classify(in.planInput))
 	}
 	sortPlan(&p)
-	if p.Sites, err = e.planSites(ctx, planner, curD, d); err != nil {
-		return p, err
-	}
 	return p, nil
 }
 
@@ -214,6 +221,25 @@ func (b *baselines) of(ctx context.Context, r record.NodeRecord) *design.Design 
 		return nil
 	}
 	return d
+}
+
+// observePlan reads the provisioner for the nodes when the server driver
+// can plan; the planner is nil when it cannot (it is no ServerPlanner,
+// or a wrapper answers drivers.ErrCannotPlan for the driver behind it),
+// and then no input holds an observation.
+func (e *Engine) observePlan(ctx context.Context, ins []*planNode) (drivers.ServerPlanner, error) {
+	planner, _ := e.cfg.Drivers.Server.(drivers.ServerPlanner)
+	if planner == nil {
+		return nil, nil
+	}
+	err := e.observeNodes(ctx, planner, ins)
+	if errors.Is(err, drivers.ErrCannotPlan) {
+		for _, in := range ins {
+			in.Observed = nil
+		}
+		return nil, nil
+	}
+	return planner, err
 }
 
 // observeNodes asks the planner about the planned design's nodes that

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,7 +17,8 @@ import (
 // planSites is each site's part of a plan: what PrepareSite would change
 // in the provisioner (when the server driver can plan) and the changed
 // site-level documents of the design (Site, Network, NetworkLink) against
-// the current revision cur (nil: none).
+// the current revision cur (nil: none). An error wrapping
+// drivers.ErrCannotPlan says the planner cannot plan after all.
 func (e *Engine) planSites(ctx context.Context, planner drivers.ServerPlanner, cur, d *design.Design) ([]record.SitePlan, error) {
 	recs, err := siteRecords(cur, d)
 	if err != nil {
@@ -30,6 +32,9 @@ func (e *Engine) planSites(ctx context.Context, planner drivers.ServerPlanner, c
 				sp.Changes, err = planner.PlanSite(ctx, spec)
 				return err
 			})
+			if errors.Is(err, drivers.ErrCannotPlan) {
+				return nil, err
+			}
 			if err != nil {
 				return nil, fmt.Errorf("plan: reading site %s in the provisioner: %w; nothing was changed: try again", orDefault(spec.Name, "(the only one)"), err)
 			}
