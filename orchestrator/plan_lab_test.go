@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,7 +155,10 @@ func testPlanLab(t *testing.T, hide bool) {
 			c.Drivers.Server = mux
 		}
 	}
-	env := startEnv(t, full, nil, nil, tune)
+	// broken's first two deployments fail: the first deploy leaves its
+	// machine in Failed deployment (one round, then the node fails).
+	const broken = "r01-cmp02"
+	env := startEnv(t, full, nil, &maas.Faults{Machines: map[string]maas.MachineFaults{broken: {FailDeploy: 2}}}, tune)
 	_, canPlan := env.Drivers.Server.(drivers.ServerPlanner)
 	canPlan = canPlan && !hide
 	d := cloneDesign(t, full)
@@ -173,8 +177,13 @@ func testPlanLab(t *testing.T, hide bool) {
 		t.Fatalf("first plan: observed %v (notes %q), counts %v, site changes %v", p.Observed, p.Notes, p.Counts, prep)
 	}
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
-	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskSucceeded)
-	for _, st := range planSteps(env, full, extra, removed) {
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskPartiallySucceeded)
+	if m := planLabState(t, env)[broken]; m.Status != "Failed deployment" {
+		t.Fatalf("lab: %s is %s after its failed deployments", broken, m.Status)
+	}
+	steps := append([]planStep{{name: "failed deployment", change: func(*design.Design) {}, want: map[string]record.PlanAction{broken: record.PlanRedeploy}}},
+		planSteps(env, full, extra, removed)...)
+	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			next := cloneDesign(t, d)
 			st.change(next)
@@ -206,26 +215,31 @@ func testPlanLab(t *testing.T, hide bool) {
 }
 
 // followPlan does what the applied plan says follows: prepare the site
-// when it changes, deploy every node, then the action each node's
-// reasons name: redeploy, destroy (a release), the reconciliation's
-// repair (configure).
+// when it changes, deploy every node, then the command each node's
+// reasons name (redeploy, destroy), and a reconciliation run when a
+// node is to be configured.
 func followPlan(t *testing.T, e *orchestrator.Engine, p record.Plan) {
 	t.Helper()
 	if slices.ContainsFunc(p.Sites, func(s record.SitePlan) bool { return len(s.Records)+len(s.Changes) > 0 }) {
 		run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
 	}
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskSucceeded)
-	by := map[record.PlanAction][]string{}
-	for _, n := range p.Nodes {
-		by[n.Action] = append(by[n.Action], n.Node)
+	named := func(cmd string) []string {
+		var out []string
+		for _, n := range p.Nodes {
+			if slices.ContainsFunc(n.Reasons, func(r string) bool { return strings.Contains(r, "`orchestrator "+cmd+" --node "+n.Node+"`") }) {
+				out = append(out, n.Node)
+			}
+		}
+		return out
 	}
-	if ns := by[record.PlanRedeploy]; len(ns) > 0 {
+	if ns := named("redeploy"); len(ns) > 0 {
 		run(t, e, record.Request{Action: record.ActionRedeployNodes, Requester: "test", Filter: names(ns...)}, record.TaskSucceeded)
 	}
-	if ns := by[record.PlanRelease]; len(ns) > 0 {
+	if ns := named("destroy"); len(ns) > 0 {
 		run(t, e, record.Request{Action: record.ActionDestroyNodes, Requester: "test", Filter: names(ns...)}, record.TaskSucceeded)
 	}
-	if len(by[record.PlanConfigure]) > 0 {
+	if p.Counts[record.PlanConfigure] > 0 {
 		if _, err := e.Reconcile(t.Context(), "test"); err != nil {
 			t.Fatal(err)
 		}
