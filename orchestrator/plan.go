@@ -149,10 +149,17 @@ func (e *Engine) planNodeIn(ctx context.Context, bl *baselines, d *design.Design
 		rec = record.NodeRecord{Name: name, Stage: record.StagePending}
 	}
 	pn := &planNode{planInput: planInput{Name: name, Rec: rec, Repairs: siteRepairs(d)}}
-	if od := bl.of(ctx, rec); od != nil && od.Nodes[name] != nil {
+	od := bl.of(ctx, rec)
+	if (od == nil || od.Nodes[name] == nil) && d.Nodes[name] == nil {
+		od, _ = e.lastDesignOf(ctx, name) // an orphan: the revision destroy releases it with
+	}
+	if od != nil && od.Nodes[name] != nil {
 		on := od.Nodes[name]
 		spec := e.planSpec(ctx, od, on, rec.MachineID, &pn.Notes)
 		pn.Old, pn.OldSite, pn.Erase = &spec, od.SiteNameOf(on), e.planErase(ctx, od, on)
+	}
+	if rec.Task != "" {
+		pn.Notes = append(pn.Notes, fmt.Sprintf("task %s drives the node now (%s): the plan is as of its last checkpoint", rec.Task, rec.Stage))
 	}
 	if n := d.Nodes[name]; n != nil {
 		spec := e.planSpec(ctx, d, n, rec.MachineID, &pn.Notes)
@@ -217,6 +224,9 @@ func (b *baselines) of(ctx context.Context, r record.NodeRecord) *design.Design 
 		return nil
 	}
 	d, _, err := b.e.design(ctx, rev)
+	if err != nil && rev != b.cur && b.cur != "" { // that revision is gone: the current one
+		d, _, err = b.e.design(ctx, b.cur)
+	}
 	if err != nil {
 		return nil
 	}
