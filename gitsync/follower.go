@@ -170,7 +170,7 @@ func (f *Follower) handle(ctx context.Context, st *Status, ev *Event) {
 		return
 	}
 	defer r.close()
-	head, err := f.fetchHead(ctx, r)
+	head, err := r.remoteHead(ctx)
 	if err != nil {
 		st.LastFetch = &Fetch{Time: ev.Time, Error: f.text(err)}
 		f.fail(st, ev, err)
@@ -182,10 +182,15 @@ func (f *Follower) handle(ctx context.Context, st *Status, ev *Event) {
 		ev.Outcome = OutcomeUnchanged
 		return
 	}
+	if err := f.fetch(ctx, r, head); err != nil {
+		st.LastFetch.Error = f.text(err)
+		f.failOrRefuse(st, ev, err)
+		return
+	}
 	if st.Applied != nil && !f.cfg.AllowRewrite {
 		ok, err := r.descends(ctx, st.Applied.Commit, head)
 		if err != nil {
-			f.fail(st, ev, err)
+			f.failOrRefuse(st, ev, err)
 			return
 		}
 		if !ok {
@@ -203,13 +208,20 @@ func (f *Follower) handle(ctx context.Context, st *Status, ev *Event) {
 	f.applyCommit(ctx, r, st, ev, head, "", Actor)
 }
 
-// fetchHead fetches the branch shallow and reads its head.
-func (f *Follower) fetchHead(ctx context.Context, r *repo) (string, error) {
+// fetch fetches the branch shallow (within the cache bound); head is what
+// the remote said it was (a push in between: the next round takes it).
+func (f *Follower) fetch(ctx context.Context, r *repo, head string) error {
 	if err := r.fetch(ctx, DefaultDepth, 0); err != nil {
-		return "", err
+		return err
 	}
-	return r.head(ctx)
+	if !r.has(ctx, head) {
+		return fmt.Errorf("the branch moved while it was fetched (%s is not in the fetch)", short(head))
+	}
+	return nil
 }
+
+// maxCache bounds the cache repository: 16 times the design limit.
+func (f *Follower) maxCache() int64 { return 16 * f.cfg.Limits.DesignBytes }
 
 // open prepares a round's repository with its credentials.
 func (f *Follower) open(ctx context.Context) (*repo, error) {
@@ -222,7 +234,11 @@ func (f *Follower) open(ctx context.Context) (*repo, error) {
 		return nil, err
 	}
 	cr.user = f.cfg.Username
-	return openRepo(ctx, f.cfg, cr)
+	r, err := openRepo(ctx, f.cfg, cr)
+	if err == nil {
+		r.maxBytes = f.maxCache()
+	}
+	return r, err
 }
 
 // secret reads the named secret ("" none).
@@ -278,6 +294,16 @@ func (f *Follower) applyCommit(ctx context.Context, r *repo, st *Status, ev *Eve
 // fail records a failure the next round retries (nothing handled).
 func (f *Follower) fail(_ *Status, ev *Event, err error) {
 	ev.Outcome, ev.Reason = OutcomeFailed, f.text(err)+" (retried at the next round)"
+}
+
+// failOrRefuse refuses a head over the size limits (it is not fetched
+// again) and records any other error as a failure.
+func (f *Follower) failOrRefuse(st *Status, ev *Event, err error) {
+	if errors.Is(err, errTooLarge) {
+		f.refuse(st, ev, f.text(err), nil)
+		return
+	}
+	f.fail(st, ev, err)
 }
 
 // refuse records a refused head: it is not tried again.

@@ -3,6 +3,7 @@ package gitsync
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -53,7 +54,7 @@ func lastEvent(t *testing.T, f *Follower) Event {
 }
 
 // TestFollowFileRemote: a commit is applied with its commit, author and
-// message; the same head is not applied again; a commit with malformed
+// message; the same head is not applied again, after a restart either; a commit with malformed
 // YAML is recorded invalid with file:line findings and the last good
 // revision stays current.
 func TestFollowFileRemote(t *testing.T) {
@@ -73,8 +74,13 @@ func TestFollowFileRemote(t *testing.T) {
 		t.Errorf("the extracted design %s was left behind: %v", req.Dir, err)
 	}
 	f.Round(t.Context(), "test")
+	restarted := follow(t, a, "file://"+up.Bare, nil) // a restart: a new follower on the same store
+	restarted.Round(t.Context(), "test")
 	if len(a.calls) != 1 {
 		t.Errorf("the same head was applied again: %d applies", len(a.calls))
+	}
+	if st, _ := restarted.Status(t.Context()); st.Applied == nil || st.Applied.Commit != c1 || len(st.Events) != 1 {
+		t.Errorf("after a restart the status is %+v, want the applied commit and its one event", st)
 	}
 	c2 := up.Commit("broken", map[string]string{"site/nodes.yaml": "kind: Node\nmetadata: [unclosed\n"})
 	f.Round(t.Context(), "test")
@@ -160,13 +166,17 @@ func TestDeletedBranchAndUnreachable(t *testing.T) {
 }
 
 // TestOverSizeLimits: a commit whose design is over the limits is
-// refused before anything is extracted, and the last good one stays.
+// refused before anything is extracted, a repository whose fetch is over
+// 16 times the design limit is refused after its fetch, and the last
+// good one stays; a refused head is not fetched again (counted by git
+// daemon).
 func TestOverSizeLimits(t *testing.T) {
 	up := gittest.NewUpstream(t)
 	c1 := up.Commit("one", map[string]string{"site/site.yaml": siteYAML})
 	a := newApplier(t)
+	d := gittest.StartDaemon(t, up.Root)
 	lim := archive.Limits{Limits: yamlingest.Limits{FileBytes: 1024, DesignBytes: 4096}, Files: 3}
-	f := follow(t, a, "file://"+up.Bare, func(c *Config) { c.Limits = lim })
+	f := follow(t, a, d.URL, func(c *Config) { c.Limits = lim })
 	f.Round(t.Context(), "test")
 	for _, tc := range []struct {
 		files map[string]string
@@ -174,8 +184,11 @@ func TestOverSizeLimits(t *testing.T) {
 	}{
 		{map[string]string{"site/a.yaml": "#\n", "site/b.yaml": "#\n", "site/c.yaml": "#\n"}, "more than 3 files"},
 		{map[string]string{"site/a.yaml": "", "site/b.yaml": "", "site/c.yaml": "", "site/big.yaml": "# " + strings.Repeat("x", 2000) + "\n"}, "designMaxFileBytes"},
+		// Outside the design's directory, but fetched: the cache's bound.
+		{map[string]string{"site/big.yaml": "", "blob.txt": randomText(t, 400<<10)}, "16 x designMaxBytes"},
 	} {
 		c := up.Commit("too large", tc.files)
+		fetches := d.Fetches()
 		f.Round(t.Context(), "test")
 		ev := lastEvent(t, f)
 		if ev.Outcome != OutcomeRefused || ev.Commit != c || !strings.Contains(ev.Reason, tc.want) {
@@ -183,6 +196,14 @@ func TestOverSizeLimits(t *testing.T) {
 		}
 		if a.current(t) != c1 {
 			t.Errorf("a commit over the limits changed the current revision")
+		}
+		if d.Fetches() == fetches {
+			t.Fatalf("no fetch counted by the daemon")
+		}
+		fetches = d.Fetches()
+		f.Round(t.Context(), "test") // the same head: asked for, not fetched again
+		if n := d.Fetches() - fetches; n != 1 || lastEvent(t, f).Commit != c {
+			t.Errorf("the refused head again: %d requests to the daemon (want 1, the ls-remote), last event %+v", n, lastEvent(t, f))
 		}
 	}
 }
@@ -248,6 +269,16 @@ func TestHeldThenApprove(t *testing.T) {
 	if st, _ := f.Status(t.Context()); st.Held != nil {
 		t.Errorf("still held after approval: %+v", st.Held)
 	}
+}
+
+// randomText is n bytes of hex of random bytes (git compresses it to
+// about half).
+func randomText(t *testing.T, n int) string {
+	b := make([]byte, n/2)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
 }
 
 func sign(body []byte, key string) string {

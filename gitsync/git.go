@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +38,8 @@ type repo struct {
 	env     []string // the child's whole environment
 	private string   // 0700: askpass, ssh key, HOME
 	secrets []string // values redacted from any text
+	// maxBytes bounds the cache repository after each fetch (0: none).
+	maxBytes int64
 }
 
 // localRef is where the fetched head is kept in the cache.
@@ -65,7 +68,7 @@ func openRepo(ctx context.Context, c Config, cr creds) (*repo, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(r.cache, "HEAD")); err != nil {
-		if _, err := r.git(ctx, "init", "--quiet", "--bare", r.cache); err != nil {
+		if _, err := r.git(ctx, "init", "--quiet", "--bare", "--template=", r.cache); err != nil {
 			r.close()
 			return nil, err
 		}
@@ -186,7 +189,44 @@ func (r *repo) fetch(ctx context.Context, depth, deepen int) error {
 	if errors.As(err, &ge) && strings.Contains(ge.text, "couldn't find remote ref") {
 		return fmt.Errorf("%w: branch %s of %s (deleted, or never pushed?)", errNoBranch, r.branch, Redacted(r.url))
 	}
+	if err == nil && r.maxBytes > 0 {
+		err = r.checkCache(r.maxBytes)
+	}
 	return err
+}
+
+// remoteHead asks the remote for the branch's head (git ls-remote):
+// nothing is fetched.
+func (r *repo) remoteHead(ctx context.Context) (string, error) {
+	out, err := r.git(ctx, "ls-remote", "--heads", "--", r.url, "refs/heads/"+r.branch)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if sha, ref, ok := strings.Cut(line, "\t"); ok && ref == "refs/heads/"+r.branch {
+			return sha, nil
+		}
+	}
+	return "", fmt.Errorf("%w: branch %s of %s (deleted, or never pushed?)", errNoBranch, r.branch, Redacted(r.url))
+}
+
+// checkCache refuses a cache repository over max bytes, and removes it
+// (the next fetch starts again from nothing).
+func (r *repo) checkCache(max int64) error {
+	var n int64
+	_ = filepath.WalkDir(r.cache, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	if n <= max {
+		return nil
+	}
+	_ = os.RemoveAll(r.cache)
+	return fmt.Errorf("%w: the fetch of %s takes %d bytes, over %d (16 x designMaxBytes): keep the design in a smaller repository", errTooLarge, Redacted(r.url), n, max)
 }
 
 // head is the fetched head commit.
