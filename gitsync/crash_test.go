@@ -78,7 +78,9 @@ func TestCrashMidRound(t *testing.T) {
 	go func() { done <- f.Run(ctx) }()
 	waitCommit(t, a, c1, 5*time.Second)
 	cancel()
-	<-done
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
 	for _, p := range left {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s was left after the next start: %v", p, err)

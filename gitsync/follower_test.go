@@ -308,7 +308,9 @@ func TestDaemonIntervalAndWebhook(t *testing.T) {
 	waitCommit(t, a, c2, 4*time.Second)
 
 	cancel()
-	<-done
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
 	ctx, cancel = context.WithCancel(t.Context())
 	defer cancel()
 	g := follow(t, a, d.URL, func(c *Config) { c.WebhookSecret = "hook"; c.Dir = f.cfg.Dir }, func(o *Options) { o.Secrets = sec })
@@ -346,7 +348,9 @@ func TestDaemonIntervalAndWebhook(t *testing.T) {
 		t.Errorf("a replayed delivery fetched")
 	}
 	cancel()
-	<-done
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
 }
 
 // waitRound waits until a round of f started at or after since is saved.

@@ -229,12 +229,6 @@ func (r *repo) checkCache(max int64) error {
 	return fmt.Errorf("%w: the fetch of %s takes %d bytes, over %d (16 x designMaxBytes): keep the design in a smaller repository", errTooLarge, Redacted(r.url), n, max)
 }
 
-// head is the fetched head commit.
-func (r *repo) head(ctx context.Context) (string, error) {
-	out, err := r.git(ctx, "rev-parse", "--verify", "--quiet", localRef+"^{commit}")
-	return strings.TrimSpace(string(out)), err
-}
-
 // has says whether the cache holds commit.
 func (r *repo) has(ctx context.Context, commit string) bool {
 	_, err := r.git(ctx, "cat-file", "-e", commit+"^{commit}")
