@@ -24,7 +24,8 @@ const (
 // other subtests identify the same machine.
 //
 // Subtests: ProbeSite, PrepareSite, Lifecycle, UnknownMachine, Concurrent,
-// CancelledContext, ExpiredDeadline, CancelDuringCall.
+// Planner (a drivers.ServerPlanner only), CancelledContext,
+// ExpiredDeadline, CancelDuringCall.
 func RunServer(t *testing.T, open func(t *testing.T) drivers.Server, node drivers.Node) {
 	t.Helper()
 	runServer(realT{t}, func(h tb) drivers.Server { return open(testingT(h)) }, node)
@@ -36,6 +37,7 @@ func runServer(h tb, open func(tb) drivers.Server, node drivers.Node) {
 	h.Run("Lifecycle", func(h tb) { serverLifecycle(h, open, node) })
 	h.Run("UnknownMachine", func(h tb) { serverUnknownMachine(h, open, node) })
 	h.Run("Concurrent", func(h tb) { serverConcurrent(h, open, node) })
+	h.Run("Planner", func(h tb) { serverPlanner(h, open, node) })
 	runContextChecks(h, func(h tb) ([]ctxCall, []string) {
 		return serverCtxCalls(open(h), node), nil
 	})
@@ -343,5 +345,35 @@ func (c *checker) inventoryFacts(inv drivers.Inventory) {
 		if g.Address == "" || g.NUMANode < 0 {
 			h.Errorf("Inventory: GPU %+v: want a PCI address and a NUMA node", g)
 		}
+	}
+}
+
+// serverPlanner: a driver that plans answers one plan per node, in
+// order: a node without a machine, or with one the provisioner does not
+// know, is not found; no nodes, no plans; an empty site plans. A driver
+// that does not plan is not asked.
+func serverPlanner(h tb, open func(tb) drivers.Server, node drivers.Node) {
+	p, ok := open(h).(drivers.ServerPlanner)
+	if !ok {
+		return
+	}
+	c := newChecker(h)
+	ctx, cancel := ctxFor()
+	defer cancel()
+	none, unknown := node, node
+	none.MachineID, none.Name = "", node.Name+"-new"
+	unknown.MachineID = UnknownMachineID
+	ps, err := p.PlanNodes(ctx, []drivers.Node{none, unknown})
+	c.checkErr("PlanNodes", err)
+	if err != nil || len(ps) != 2 || ps[0].Node != none.Name || ps[1].Node != unknown.Name || ps[0].Found || ps[1].Found {
+		h.Errorf("PlanNodes of a node without a machine and one with an unknown machine: %+v, %v; want two plans, in order, not found", ps, err)
+	}
+	if ps, err := p.PlanNodes(ctx, nil); err != nil || len(ps) != 0 {
+		h.Errorf("PlanNodes(no nodes): %+v, %v", ps, err)
+	}
+	_, err = p.PlanSite(ctx, drivers.SiteSpec{})
+	c.checkErr("PlanSite(empty)", err)
+	if err != nil {
+		h.Errorf("PlanSite(empty): %v", err)
 	}
 }

@@ -23,7 +23,7 @@ var _ drivers.ServerPlanner = (*Driver)(nil)
 // whose own reads (node devices, volume groups) run at once.
 const (
 	planBatch   = 500
-	planWorkers = 8
+	planWorkers = 16
 )
 
 // PlanNodes answers what ApplyNetworking, ApplyStorage, ApplyPlatform,
