@@ -50,7 +50,7 @@ type DirApply struct {
 type DirApplied struct {
 	Revision string          // the content address (also when held or unchanged; "" when invalid)
 	Result   string          // "created" | "restored" | "unchanged" | "held" | "invalid"
-	Plan     *record.Plan    // nil when invalid, or when the engine cannot plan
+	Plan     *record.Plan    // nil when invalid
 	Findings design.Findings // validation findings (file:line, relative to Dir); errors when invalid
 	// Held says, when Result is "held", what needs an approval naming
 	// Revision: the plan's destructive actions, the binding changes.
@@ -190,8 +190,8 @@ type prepared struct {
 	id       string
 	prev     []byte // the current revision's design (nil: none)
 	prevID   string
-	bindings []string     // the credential bindings the design changes
-	plan     *record.Plan // nil: the engine cannot plan
+	bindings []string // the credential bindings the design changes
+	plan     *record.Plan
 }
 
 // prepareApply computes the revision of a valid upload, the credential
@@ -210,9 +210,11 @@ func (s *Server) prepareApply(ctx context.Context, up *upload) (*prepared, error
 	if p.bindings, err = bindingChanges(p.prev, up.d); err != nil {
 		return nil, err
 	}
-	if p.plan, err = s.planDesign(ctx, up.d, id); err != nil {
+	pl, err := s.planDesign(ctx, up.d, id)
+	if err != nil {
 		return nil, err
 	}
+	p.plan = &pl
 	return p, nil
 }
 
@@ -220,10 +222,7 @@ func (s *Server) prepareApply(ctx context.Context, up *upload) (*prepared, error
 // revision: the plan's destructive actions and, unless trusted, the
 // credential binding changes.
 func (p *prepared) needsApproval(trustBindings bool) []string {
-	var out []string
-	if p.plan != nil {
-		out = slices.Clone(p.plan.Destructive)
-	}
+	out := slices.Clone(p.plan.Destructive)
 	if !trustBindings && len(p.bindings) > 0 {
 		out = append(out, "credential bindings change: "+shortJoin(p.bindings, 5))
 	}
@@ -235,6 +234,15 @@ func (p *prepared) needsApproval(trustBindings bool) []string {
 func (s *Server) commitApply(ctx context.Context, up *upload, p *prepared, from provenance) (statestore.PutResult, []string, error) {
 	if err := s.saveSources(ctx, up, p.id); err != nil { // layer.go
 		return statestore.Unchanged, nil, err
+	}
+	if p.id != p.prevID { // plan.go: kept with the revision (an unchanged apply keeps the one stored)
+		ops, err := planOps(*p.plan)
+		if err != nil {
+			return statestore.Unchanged, nil, err
+		}
+		if _, err := s.cfg.Store.Write(ctx, ops...); err != nil {
+			return statestore.Unchanged, nil, err
+		}
 	}
 	res, err := s.cfg.Store.PutRevision(ctx, statestore.Revision{ID: p.id, Created: time.Now(), Roots: withLayerRoot(from.roots, len(up.kept) > 0),
 		GitCommit: from.commit, GitDirty: from.dirty, GitAuthor: from.author, GitMessage: from.message, Counts: p.d.Counts(), Design: p.body})
@@ -253,27 +261,19 @@ func (p *prepared) applied(res statestore.PutResult, taken []string, kept int) a
 			wd := apitypes.FromDiff(df)
 			out.Diff = &wd
 		}
+		wp := wirePlan(*p.plan, 0)
+		out.Plan = &wp
 	}
 	return out
 }
 
-// planner is the engine's read-only plan (orchestrator.Engine.Plan).
-type planner interface {
-	Plan(ctx context.Context, d *design.Design, id string) (record.Plan, error)
-}
-
-// planDesign is the engine's plan of applying d as revision id; nil when
-// the engine cannot plan.
-func (s *Server) planDesign(ctx context.Context, d *design.Design, id string) (*record.Plan, error) {
-	pl, ok := s.cfg.Engine.(planner)
-	if !ok {
-		return nil, nil
-	}
-	p, err := pl.Plan(ctx, d, id)
+// planDesign is the engine's plan of applying d as revision id.
+func (s *Server) planDesign(ctx context.Context, d *design.Design, id string) (record.Plan, error) {
+	p, err := s.cfg.Engine.Plan(ctx, d, id)
 	if err != nil {
-		return nil, fmt.Errorf("planning revision %.12s: %w; nothing applied: try again", id, err)
+		return p, fmt.Errorf("planning revision %.12s: %w (nothing was changed): try again", id, err)
 	}
-	return &p, nil
+	return p, nil
 }
 
 // auditDir writes the audit record of an ApplyDir.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -36,6 +37,10 @@ func (s *Server) applyDesign(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	approve := c.QueryParam("approve")
+	if approve != "" && (len(approve) != statestore.IDLen || strings.Trim(approve, "0123456789abcdef") != "") {
+		return problem(http.StatusBadRequest, fmt.Sprintf("approve %.70q: want the full revision ID the plan names (its to)", approve))
+	}
 	// One design change at a time: an apply and an onboarding each build
 	// over the layer as it is (onboardings.go).
 	s.designMu.Lock()
@@ -45,10 +50,8 @@ func (s *Server) applyDesign(c echo.Context) error {
 		return err
 	}
 	defer done()
-	if up.fs.HasErrors() {
-		r := result(up.d, up.fs)
-		return &problemError{status: http.StatusUnprocessableEntity, findings: r.Findings,
-			detail: fmt.Sprintf("the design has %d errors and %d warnings: nothing applied; fix them and apply again", r.Errors, r.Warnings)}
+	if err := invalidUpload(up); err != nil { // plan.go
+		return err
 	}
 	p, err := s.prepareApply(ctx, up) // applydir.go
 	if err != nil {
@@ -61,6 +64,9 @@ func (s *Server) applyDesign(c echo.Context) error {
 			return problem(http.StatusForbidden, what+"; applying it needs an admin token (docs/api.md, Credential bindings)")
 		}
 		c.Set(auditDetailKey, "admin applied a credential or endpoint change: "+shortJoin(p.bindings, 5))
+	}
+	if d := p.needsApproval(true); len(d) > 0 && approve != p.id {
+		return destructiveRefusal(p.id, d) // plan.go
 	}
 	res, taken, err := s.commitApply(ctx, up, p, from)
 	if err != nil {
@@ -79,9 +85,13 @@ func (s *Server) listDesigns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	plans, err := s.planSummaries(c.Request().Context()) // plan.go
+	if err != nil {
+		return err
+	}
 	out := make([]RevisionSummary, 0, len(h))
 	for _, r := range h {
-		out = append(out, RevisionSummary{ID: r.ID, Created: r.Created, Applied: r.Applied, Roots: r.Roots,
+		out = append(out, RevisionSummary{ID: r.ID, Created: r.Created, Applied: r.Applied, Roots: r.Roots, Plan: plans[r.ID],
 			GitCommit: r.GitCommit, GitDirty: r.GitDirty, GitAuthor: r.GitAuthor, GitMessage: r.GitMessage, Provenance: provenanceOf(r.Roots, r.GitCommit), Counts: r.Counts, Seq: r.Seq})
 	}
 	return c.JSON(http.StatusOK, out)
@@ -97,7 +107,11 @@ func (s *Server) getDesign(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, apitypes.RevisionInfo{ID: r.ID, Created: r.Created, Roots: r.Roots, GitCommit: r.GitCommit,
+	plan, err := s.planSummary(ctx, r.ID) // plan.go
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apitypes.RevisionInfo{ID: r.ID, Plan: plan, Created: r.Created, Roots: r.Roots, GitCommit: r.GitCommit,
 		GitDirty: r.GitDirty, GitAuthor: r.GitAuthor, GitMessage: r.GitMessage, Provenance: provenanceOf(r.Roots, r.GitCommit),
 		Counts: r.Counts, Nodes: d.NodeNames()})
 }

@@ -88,6 +88,32 @@ func wireSweep(r record.SweepReport) apitypes.SweepReport {
 		Released: r.Released}
 }
 
+// wirePlan is a plan on the wire; omitted counts the nodes a stored plan
+// left out.
+func wirePlan(p record.Plan, omitted int) apitypes.Plan {
+	var counts map[string]int
+	if p.Counts != nil {
+		counts = make(map[string]int, len(p.Counts))
+		for a, n := range p.Counts {
+			counts[string(a)] = n
+		}
+	}
+	return apitypes.Plan{From: p.From, To: p.To, Created: p.Created, Observed: p.Observed, Notes: p.Notes,
+		Destructive: p.Destructive, Counts: counts, Nodes: mapSlice(p.Nodes, wireNodePlan),
+		Sites: mapSlice(p.Sites, func(s record.SitePlan) apitypes.SitePlan {
+			return apitypes.SitePlan{Site: s.Site, Changes: wireChanges(s.Changes), Records: s.Records}
+		}), Changed: p.Changed(), NodesOmitted: omitted}
+}
+
+func wireNodePlan(n record.NodePlan) apitypes.NodePlan {
+	return apitypes.NodePlan{Node: n.Node, Site: n.Site, Action: string(n.Action), Machine: n.Machine, State: n.State,
+		Reasons: n.Reasons, Changes: wireChanges(n.Changes), Erase: n.Erase}
+}
+
+func wireChanges(cs []drivers.PlannedChange) []apitypes.PlannedChange {
+	return mapSlice(cs, func(c drivers.PlannedChange) apitypes.PlannedChange { return apitypes.PlannedChange(c) })
+}
+
 // mapSlice converts each element; nil stays nil (encoding/json writes
 // null for it, as it did for the record).
 func mapSlice[S, W any](in []S, f func(S) W) []W {

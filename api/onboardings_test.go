@@ -175,9 +175,17 @@ func TestOnboarding(t *testing.T) {
 		t.Errorf("onboarding it twice: %d %s", code, b)
 	}
 
-	// Committed to git: the full design defines the node; it leaves the layer.
-	var applied apitypes.Applied
+	// Committed to git: the full design defines the node; it leaves the
+	// layer. Its storage there is not the onboarding's, on a deployed
+	// machine: a redeploy, applied once approved.
+	var refused api.Problem
 	code, b = f.do(t, "POST", "/api/v1/designs", op, "application/gzip", exampleWithout(t))
+	if err := json.Unmarshal(b, &refused); err != nil || code != http.StatusConflict || len(refused.Destructive) != 1 ||
+		!strings.HasPrefix(refused.Destructive[0], "redeploy "+host) || len(refused.Approve) != 64 {
+		t.Fatalf("apply of the full design, unapproved: %d %s; want 409 naming the redeploy of %s", code, b, host)
+	}
+	var applied apitypes.Applied
+	code, b = f.do(t, "POST", "/api/v1/designs?approve="+refused.Approve, op, "application/gzip", exampleWithout(t))
 	if err := json.Unmarshal(b, &applied); err != nil || code != http.StatusCreated || len(applied.LayerTakenOver) != 1 || applied.LayerTakenOver[0] != "Node/"+host {
 		t.Fatalf("apply of the full design: %d %s", code, b)
 	}

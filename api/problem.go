@@ -19,6 +19,10 @@ type problemError struct {
 	status   int
 	detail   string
 	findings any
+	// destructive and approve: an apply refused for want of an
+	// approval (plan.go).
+	destructive []string
+	approve     string
 }
 
 func (p *problemError) Error() string { return p.detail }
@@ -75,7 +79,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	p := httpx.NewProblem(status, detail, shownPath(c), c.Response().Header().Get(echo.HeaderXRequestID))
 	var pe *problemError
 	if errors.As(err, &pe) {
-		p.Findings = pe.findings
+		p.Findings, p.Destructive, p.Approve = pe.findings, pe.destructive, pe.approve
 	}
 	if status >= 500 {
 		s.log.Error().Str("request_id", p.RequestID).Str("path", p.Instance).Err(err).Msg("request failed")

@@ -89,7 +89,8 @@ var taskVerbs = []record.Verb{record.VerbRetry, record.VerbResume, record.VerbRe
 
 // table is every route of the API.
 func (s *Server) table() []route {
-	return slices.Concat(s.probeRoutes(), s.designRoutes(), s.nodeRoutes(), s.taskRoutes(), s.adminRoutes(),
+	return slices.Concat(s.probeRoutes(), s.designRoutes(), s.planRoutes(), // plan.go
+		s.nodeRoutes(), s.taskRoutes(), s.adminRoutes(),
 		s.reconcileRoutes(v1+"/admin"), aliases(s.reconcileRoutes(v1), v1+"/admin"), // reconcile.go
 		s.decommissionRoutes(v1+"/admin"), aliases(s.decommissionRoutes(v1), v1+"/admin"), // workflows.go
 		s.powerCredentialRoutes(),          // powercreds.go
@@ -119,8 +120,9 @@ func (s *Server) designRoutes() []route {
 	busy := []int{http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
 	return []route{
 		{Method: "POST", Path: v1 + "/designs", Role: op, Mutating: true, Upload: true, OK: []int{http.StatusOK, http.StatusCreated},
-			Response: apitypes.Applied{}, Problems: append(busy, http.StatusConflict), Query: provenanceParams,
-			Summary: "apply a design (tar.gz of the roots, or a JSON list of documents): 201 when stored, 200 when unchanged; findings on 422", handler: s.applyDesign},
+			Response: apitypes.Applied{}, Problems: append(busy, http.StatusConflict), Query: append(slices.Clone(provenanceParams), approveParam),
+			Summary: "apply a design (tar.gz of the roots, or a JSON list of documents): 201 when stored, 200 when unchanged; findings on 422; " +
+				"409 naming the plan's destructive actions unless approve names the revision", handler: s.applyDesign},
 		{Method: "POST", Path: v1 + "/designs/validate", Role: view, Upload: true, Response: apitypes.ValidationResult{}, Problems: busy,
 			Summary: "validate a design without storing it", handler: s.validateDesign},
 		{Method: "GET", Path: v1 + "/designs", Role: view, Response: []apitypes.RevisionSummary{}, Summary: "apply history", handler: s.listDesigns},

@@ -39,6 +39,9 @@ type Engine interface {
 	MarkManual(ctx context.Context, node, why, who string) (record.NodeRecord, error)
 	ReleaseManual(ctx context.Context, node, who string) (record.NodeRecord, error)
 	Rebootstrap(ctx context.Context, node, who string) (record.Rebootstrapped, error)
+	// Plan is what applying d (revision id) and then deploying it would
+	// do; read only (plan.go).
+	Plan(ctx context.Context, d *design.Design, id string) (record.Plan, error)
 }
 
 // Authenticator checks a bearer token; any error is a 401.
@@ -267,7 +270,7 @@ func (s *Server) middleware(r *route) []echo.MiddlewareFunc {
 
 func (s *Server) bodyLimit(r *route) int64 {
 	switch {
-	case (r.Path == "/api/v1/designs" || r.Path == "/api/v1/designs/validate") && r.Method == http.MethodPost:
+	case r.Upload:
 		return s.cfg.DesignBodyBytes
 	case r.Path == "/api/v1/tasks" && r.Method == http.MethodPost:
 		return maxTaskBody

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync/atomic"
 
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
@@ -101,6 +102,11 @@ func (h *haEngine) MarkManual(ctx context.Context, node, why, who string) (recor
 
 func (h *haEngine) ReleaseManual(ctx context.Context, node, who string) (record.NodeRecord, error) {
 	return onLeader(h, func(e *orchestrator.Engine) (record.NodeRecord, error) { return e.ReleaseManual(ctx, node, who) })
+}
+
+// Plan is read only: any replica plans.
+func (h *haEngine) Plan(ctx context.Context, d *design.Design, id string) (record.Plan, error) {
+	return h.read().Plan(ctx, d, id)
 }
 
 func (h *haEngine) Rebootstrap(ctx context.Context, node, who string) (record.Rebootstrapped, error) {

@@ -167,6 +167,9 @@ type Applied struct {
 	// counts the layer's documents built over the upload.
 	LayerTakenOver []string `json:"layer_taken_over,omitempty"`
 	LayerKept      int      `json:"layer_kept,omitempty"`
+	// Plan is what applying the revision and then deploying does (stored
+	// with it: GET /designs/{rev}/plan); none when unchanged.
+	Plan *Plan `json:"plan,omitempty"`
 }
 
 // RevisionSummary is one entry of GET /designs: an apply of a revision.
@@ -187,6 +190,9 @@ type RevisionSummary struct {
 	Provenance string         `json:"provenance"`
 	Counts     map[string]int `json:"counts"`
 	Seq        uint64         `json:"seq"` // position in the history
+	// Plan is the plan stored with the revision, in brief (none for a
+	// revision applied before plans were kept).
+	Plan *PlanSummary `json:"plan,omitempty"`
 }
 
 // RevisionInfo is a stored revision without its design bytes (GET
@@ -202,6 +208,7 @@ type RevisionInfo struct {
 	Provenance string         `json:"provenance"`            // as RevisionSummary's
 	Counts     map[string]int `json:"counts"`
 	Nodes      []string       `json:"nodes"`
+	Plan       *PlanSummary   `json:"plan,omitempty"` // as RevisionSummary's
 }
 
 // AuditRecord is one entry of the audit log. Every field is bounded by the

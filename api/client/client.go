@@ -201,6 +201,11 @@ type ProblemError struct {
 	RequestID string
 	// Findings are a design's validation findings (422 on apply).
 	Findings design.Findings
+	// Destructive and Approve: an apply refused (409) for want of an
+	// approval: the plan's destructive actions, and the revision an
+	// approval names (ApplyOptions.Approve).
+	Destructive []string
+	Approve     string
 }
 
 func (e *ProblemError) Error() string {
@@ -350,9 +355,13 @@ func readProblem(resp *http.Response) error {
 		Instance  string             `json:"instance"`
 		RequestID string             `json:"request_id"`
 		Findings  []apitypes.Finding `json:"findings"`
+		// An apply refused for want of an approval.
+		Destructive []string `json:"destructive"`
+		Approve     string   `json:"approve"`
 	}
 	if err := json.Unmarshal(b, &p); err == nil && (p.Title != "" || p.Detail != "") {
 		pe.Type, pe.Instance, pe.Detail, pe.Findings = p.Type, p.Instance, p.Detail, apitypes.ToDesignFindings(p.Findings)
+		pe.Destructive, pe.Approve = p.Destructive, p.Approve
 		if p.Title != "" {
 			pe.Title = p.Title
 		}
@@ -415,6 +424,9 @@ type ApplyResult struct {
 	// defines (they left the layer); LayerKept counts those built over it.
 	LayerTakenOver []string `json:"layer_taken_over,omitempty"`
 	LayerKept      int      `json:"layer_kept,omitempty"`
+	// Plan is what applying the revision and then deploying does (none
+	// when unchanged).
+	Plan *apitypes.Plan `json:"plan,omitempty"`
 }
 
 // Validation is the answer of ValidateDesign (apitypes.ValidationResult,
@@ -432,15 +444,32 @@ type Validation struct {
 // revision. A design with errors is refused with a *ProblemError of status
 // 422 whose Findings name the local files.
 func (c *Client) ApplyDesign(ctx context.Context, roots []string) (ApplyResult, error) {
+	return c.ApplyDesignWith(ctx, roots, ApplyOptions{})
+}
+
+// ApplyOptions are an apply's options.
+type ApplyOptions struct {
+	// Approve is the revision ID (a plan's To) whose destructive actions
+	// the caller approves; without it, an apply whose plan has some is
+	// refused with a *ProblemError of status 409 naming them.
+	Approve string
+}
+
+// ApplyDesignWith is ApplyDesign with options.
+func (c *Client) ApplyDesignWith(ctx context.Context, roots []string, o ApplyOptions) (ApplyResult, error) {
 	var out ApplyResult
 	ar, err := Archive(roots)
 	if err != nil {
 		return out, err
 	}
+	q := provenance(ctx, roots)
+	if o.Approve != "" {
+		q.Set("approve", o.Approve)
+	}
 	var w apitypes.Applied
-	err = c.do(ctx, request{method: http.MethodPost, path: v1 + "/designs", query: provenance(ctx, roots), ctype: "application/gzip", body: ar.Data}, &w)
+	err = c.do(ctx, request{method: http.MethodPost, path: v1 + "/designs", query: q, ctype: "application/gzip", body: ar.Data}, &w)
 	out = ApplyResult{Revision: w.Revision, Result: w.Result, Warnings: apitypes.ToDesignFindings(w.Warnings),
-		LayerTakenOver: w.LayerTakenOver, LayerKept: w.LayerKept}
+		LayerTakenOver: w.LayerTakenOver, LayerKept: w.LayerKept, Plan: w.Plan}
 	if w.Diff != nil {
 		d := w.Diff.ToDesign()
 		out.Diff = &d
@@ -478,6 +507,29 @@ func (c *Client) ValidateDesign(ctx context.Context, roots []string) (Validation
 	out = Validation{Valid: w.Valid, Errors: w.Errors, Warnings: w.Warnings, Nodes: w.Nodes, Findings: apitypes.ToDesignFindings(w.Findings)}
 	ar.Localize(out.Findings)
 	return out, err
+}
+
+// PlanDesign uploads the design roots and answers what applying them and
+// then deploying would do; nothing is stored. A design with errors is
+// refused as ApplyDesign refuses it (422, findings naming local files).
+func (c *Client) PlanDesign(ctx context.Context, roots []string) (apitypes.Plan, error) {
+	var out apitypes.Plan
+	ar, err := Archive(roots)
+	if err != nil {
+		return out, err
+	}
+	err = c.do(ctx, request{method: http.MethodPost, path: v1 + "/designs/plan", ctype: "application/gzip", body: ar.Data}, &out)
+	var pe *ProblemError
+	if errors.As(err, &pe) {
+		ar.Localize(pe.Findings)
+	}
+	return out, err
+}
+
+// DesignPlan is the plan stored with a revision when it was applied.
+func (c *Client) DesignPlan(ctx context.Context, rev string) (apitypes.Plan, error) {
+	var out apitypes.Plan
+	return out, c.get(ctx, v1+"/designs/"+seg(rev)+"/plan", nil, &out)
 }
 
 // Designs is the apply history, oldest first (never nil).

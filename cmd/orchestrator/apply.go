@@ -31,41 +31,92 @@ func stateFlag(cmd *cobra.Command, p *string) {
 
 func (a *app) applyCmd() *cobra.Command {
 	var sf stateFlags
+	var output string
+	var approve bool
 	cmd := &cobra.Command{
-		Use:   "apply [--state PATH] ROOT...",
-		Short: "Validate a design and store it as a new revision",
-		Long: `Apply validates the design and, when it has no errors, stores it as a
-content-addressed revision with its source roots and git commit. It prints
-the revision ID and what changed since the current revision. Applying the
-same content again stores nothing.`,
+		Use:   "apply [--state PATH] [--approve] ROOT...",
+		Short: "Validate a design, show its plan and store it as a new revision",
+		Long: `Apply validates the design, shows its plan (what applying it and then
+deploying would do: see 'orchestrator plan') and, when it has no errors,
+stores it as a content-addressed revision with its source roots, git
+commit and plan. It prints the revision ID and what changed since the
+current revision. Applying the same content again stores nothing.
+
+A plan with destructive actions (a machine released or redeployed) is
+refused unless --approve is given: it approves the revision of the plan
+shown, and only that one.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, roots []string) error {
-			s, err := a.connect(cmd.Context(), &sf, readState)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			res, err := s.c.ApplyDesign(cmd.Context(), roots)
-			var pe *client.ProblemError
-			if errors.As(err, &pe) && pe.Status == http.StatusUnprocessableEntity {
-				writeFindingsText(a.stderr, pe.Findings)
-				fmt.Fprintln(a.stderr, printable(pe.Detail))
-				fmt.Fprintln(a.stderr, "nothing applied: fix the errors above and apply again")
-				return errInvalid
-			}
-			if s.inProcess && client.IsStatus(err, http.StatusRequestEntityTooLarge) {
-				return usageErr(fmt.Errorf("%w; here, --max-file-bytes and --max-design-bytes set the limits", err))
-			}
-			if err != nil {
-				return apiErr(err)
-			}
-			a.printApplied(res)
-			return nil
+			return a.call(cmd.Context(), &sf, readState, output, func(s *session, output string) error {
+				return a.apply(cmd, s, roots, output, approve)
+			})
 		},
 	}
 	sf.add(cmd)
+	outputFlag(cmd, &output)
+	cmd.Flags().BoolVar(&approve, "approve", false, "approve the destructive actions of the plan shown (its revision only)")
 	a.designLimitFlags(cmd)
 	return cmd
+}
+
+// apply applies the design and prints what it stored, then its plan.
+// With approve it plans first and approves that plan's revision;
+// without, a refusal for destructive actions plans to show them.
+func (a *app) apply(cmd *cobra.Command, s *session, roots []string, output string, approve bool) error {
+	var o client.ApplyOptions
+	if approve {
+		p, err := a.fetchPlan(cmd, s, roots) // plan.go
+		if err != nil {
+			return nothingApplied(a, err)
+		}
+		o.Approve = p.To
+	}
+	res, err := s.c.ApplyDesignWith(cmd.Context(), roots, o)
+	var pe *client.ProblemError
+	switch {
+	case errors.As(err, &pe) && pe.Status == http.StatusUnprocessableEntity:
+		writeFindingsText(a.stderr, pe.Findings)
+		fmt.Fprintln(a.stderr, printable(pe.Detail))
+		return nothingApplied(a, errInvalid)
+	case errors.As(err, &pe) && pe.Status == http.StatusConflict && pe.Approve != "":
+		return a.refused(cmd, s, roots, output, pe, approve)
+	case s.inProcess && client.IsStatus(err, http.StatusRequestEntityTooLarge):
+		return usageErr(fmt.Errorf("%w; here, --max-file-bytes and --max-design-bytes set the limits", err))
+	case err != nil:
+		return apiErr(err)
+	}
+	return a.emit(output, res, func() error {
+		a.printApplied(res)
+		if res.Plan != nil {
+			fmt.Fprintln(a.stdout)
+			return writePlan(a.stdout, *res.Plan)
+		}
+		return nil
+	})
+}
+
+// nothingApplied says so after an invalid design's findings.
+func nothingApplied(a *app, err error) error {
+	if errors.Is(err, errInvalid) {
+		fmt.Fprintln(a.stderr, "nothing applied: fix the errors above and apply again")
+	}
+	return err
+}
+
+// refused shows the plan of an apply refused for its destructive
+// actions (-o text) and fails with what to do.
+func (a *app) refused(cmd *cobra.Command, s *session, roots []string, output string, pe *client.ProblemError, approve bool) error {
+	if output == "text" {
+		if p, err := s.c.PlanDesign(cmd.Context(), roots); err == nil {
+			_ = writePlan(a.stdout, p)
+		}
+	}
+	fmt.Fprintln(a.stderr, printable(pe.Detail))
+	hint := "review the plan and run apply again with --approve"
+	if approve { // the design or the machines changed since the plan was made
+		hint = "the plan changed since it was made (revision " + short(pe.Approve) + " now): run apply again to see it"
+	}
+	return &exitError{code: exitInvalid, err: errors.New("nothing applied: " + hint)}
 }
 
 // printApplied says what apply stored and what changed.
@@ -133,6 +184,7 @@ func (a *app) designsCmd() *cobra.Command {
 	}
 	sf.add(cmd)
 	outputFlag(cmd, &output)
+	cmd.AddCommand(a.designsShowCmd()) // plan.go
 	return cmd
 }
 
@@ -154,9 +206,9 @@ func (a *app) printDesigns(hist []apitypes.RevisionSummary) error {
 			}
 		}
 		rows = append(rows, []string{mark + short(h.ID), h.Applied.Local().Format(time.DateTime), strconv.Itoa(h.Counts[design.KindNode]),
-			printable(git), printable(strings.Join(h.Roots, " "))})
+			printable(git), planCell(h.Plan), printable(strings.Join(h.Roots, " "))})
 	}
-	return a.printTable("no design applied yet: run 'orchestrator apply ROOT...'", "REVISION\tAPPLIED\tNODES\tGIT\tROOTS", rows)
+	return a.printTable("no design applied yet: run 'orchestrator apply ROOT...'", "REVISION\tAPPLIED\tNODES\tGIT\tPLAN\tROOTS", rows)
 }
 
 func (a *app) diffCmd() *cobra.Command {

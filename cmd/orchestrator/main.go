@@ -122,7 +122,7 @@ func (a *app) rootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	a.remoteFlags(root)
-	root.AddCommand(a.validateCmd(), a.renderCmd(), a.applyCmd(), a.designsCmd(), a.diffCmd(), a.genSiteCmd(), a.driversCmd(), a.labCmd(), a.demoCmd(), a.powerCmd())
+	root.AddCommand(a.validateCmd(), a.renderCmd(), a.applyCmd(), a.planCmd(), a.designsCmd(), a.diffCmd(), a.genSiteCmd(), a.driversCmd(), a.labCmd(), a.demoCmd(), a.powerCmd())
 	root.AddCommand(a.engineCmds()...)
 	root.AddCommand(a.reconcileCmds()...)                  // reconcile.go
 	root.AddCommand(a.acceptHardwareCmd())                 // asbuilt.go

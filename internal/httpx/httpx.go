@@ -57,6 +57,11 @@ type Problem struct {
 	// Findings carries validation findings (the control API's 422 on a
 	// design).
 	Findings any `json:"findings,omitempty"`
+	// Destructive and Approve: a design apply refused (409) for want of
+	// an approval: the plan's destructive actions in words, and the
+	// revision an approval names (?approve=).
+	Destructive []string `json:"destructive,omitempty"`
+	Approve     string   `json:"approve,omitempty"`
 }
 
 // NewProblem is the problem details of an answer with status.

@@ -1,0 +1,206 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
+	"github.com/slipway-dev/slipway/internal/storedrec"
+	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// Plans. POST /designs/plan answers what applying a design and then
+// deploying it would do, read only (the engine's Plan). An apply computes
+// the same plan before it stores anything; one with destructive actions
+// is refused (409) unless ?approve= names the revision, and the plan is
+// stored with the revision (GET /designs/{rev}/plan), bounded.
+
+// Stored plan bounds: at most maxPlanNodes nodes, destructive first, and
+// maxPlanBytes of JSON; the rest are counted (nodes_omitted).
+const (
+	maxPlanNodes = 1000
+	maxPlanBytes = 512 << 10
+	// maxPlanWords bounds the destructive actions a refusal's detail
+	// names (its destructive field lists up to maxPlanNodes of them).
+	maxPlanWords = 5
+)
+
+// Collections of the stored plans, keyed by revision ID: the plan, and
+// its summary for the history.
+const (
+	collPlans       = "design-plans"
+	collPlanSummary = "design-plan-summaries"
+)
+
+// storedPlan is a plan as the store keeps it.
+type storedPlan struct {
+	record.Plan
+	NodesOmitted int `json:"nodes_omitted,omitempty"`
+}
+
+var (
+	planKind        = storedrec.NewKind("design plan", reflect.TypeFor[storedPlan]())
+	planSummaryKind = storedrec.NewKind("design plan summary", reflect.TypeFor[apitypes.PlanSummary]())
+)
+
+// approveParam is POST /designs's approval of a destructive plan.
+var approveParam = param{Name: "approve", Doc: "the revision ID (the plan's `to`) whose destructive actions the caller approves; " +
+	"without it, an apply whose plan has destructive actions is refused (409)"}
+
+func (s *Server) planRoutes() []route {
+	busy := []int{http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
+	return []route{
+		{Method: "POST", Path: v1 + "/designs/plan", Role: RoleViewer, Upload: true, Response: apitypes.Plan{}, Problems: busy,
+			Summary: "what applying a design (tar.gz of the roots, or a JSON list of documents) and then deploying it would do to each node's machine and site, " +
+				"destructive actions first; read only; findings on 422", handler: s.planUpload},
+		{Method: "GET", Path: v1 + "/designs/:rev/plan", Role: RoleViewer, Response: apitypes.Plan{}, Problems: []int{http.StatusConflict},
+			Summary: "the plan stored with a revision when it was applied (404 for one applied before plans were kept)", handler: s.storedPlan},
+	}
+}
+
+// planUpload answers POST /designs/plan.
+func (s *Server) planUpload(c echo.Context) error {
+	ctx := c.Request().Context()
+	up, done, err := s.loadUpload(c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := invalidUpload(up); err != nil {
+		return err
+	}
+	_, id, err := up.d.Canonical()
+	if err != nil {
+		return err
+	}
+	p, err := s.planDesign(ctx, up.d, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, wirePlan(p, 0))
+}
+
+// invalidUpload is the 422 of an upload with errors, nil without.
+func invalidUpload(up *upload) error {
+	if !up.fs.HasErrors() {
+		return nil
+	}
+	r := result(up.d, up.fs)
+	return &problemError{status: http.StatusUnprocessableEntity, findings: r.Findings,
+		detail: fmt.Sprintf("the design has %d errors and %d warnings: nothing applied; fix them and apply again", r.Errors, r.Warnings)}
+}
+
+// storedPlan answers GET /designs/{rev}/plan.
+func (s *Server) storedPlan(c echo.Context) error {
+	ctx := c.Request().Context()
+	r, err := s.revision(ctx, c.Param("rev"))
+	if err != nil {
+		return err
+	}
+	raw, err := s.cfg.Store.Get(ctx, collPlans, r.ID)
+	if errors.Is(err, statestore.ErrNoRecord) {
+		return problem(http.StatusNotFound, "no plan is stored with revision "+r.ID[:12]+": it was applied before plans were kept")
+	}
+	if err != nil {
+		return err
+	}
+	var sp storedPlan
+	if err := planKind.Decode("", raw, &sp); err != nil {
+		return fmt.Errorf("the plan of revision %s: %w", r.ID[:12], err)
+	}
+	return c.JSON(http.StatusOK, wirePlan(sp.Plan, sp.NodesOmitted))
+}
+
+// planOps are the writes that store plan p with its revision, bounded.
+func planOps(p record.Plan) ([]statestore.Op, error) {
+	sp := boundPlan(p)
+	raw, err := planKind.Encode(sp)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := planSummaryKind.Encode(summarize(p))
+	if err != nil {
+		return nil, err
+	}
+	return []statestore.Op{statestore.Put(collPlans, p.To, raw), statestore.Put(collPlanSummary, p.To, sum)}, nil
+}
+
+// boundPlan keeps the plan's first nodes (destructive first) within
+// maxPlanNodes and maxPlanBytes, and counts the rest.
+func boundPlan(p record.Plan) storedPlan {
+	sp := storedPlan{Plan: p}
+	keep := min(len(p.Nodes), maxPlanNodes)
+	if len(p.Destructive) > maxPlanNodes {
+		sp.Destructive = p.Destructive[:maxPlanNodes]
+	}
+	for {
+		sp.Nodes, sp.NodesOmitted = p.Nodes[:keep], len(p.Nodes)-keep
+		b, err := json.Marshal(sp)
+		if err != nil || len(b) <= maxPlanBytes || keep == 0 {
+			return sp
+		}
+		keep /= 2
+	}
+}
+
+func summarize(p record.Plan) apitypes.PlanSummary {
+	counts := map[string]int{}
+	for a, n := range p.Counts {
+		counts[string(a)] = n
+	}
+	return apitypes.PlanSummary{Counts: counts, Destructive: len(p.Destructive), Changed: p.Changed()}
+}
+
+// planSummaries are the stored plans' summaries by revision ID.
+func (s *Server) planSummaries(ctx context.Context) (map[string]*apitypes.PlanSummary, error) {
+	recs, err := s.cfg.Store.List(ctx, collPlanSummary, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*apitypes.PlanSummary, len(recs))
+	for _, r := range recs {
+		var ps apitypes.PlanSummary
+		if err := planSummaryKind.Decode("", r.Value, &ps); err != nil {
+			return nil, fmt.Errorf("the plan summary of revision %.12s: %w", r.Key, err)
+		}
+		out[r.Key] = &ps
+	}
+	return out, nil
+}
+
+// planSummary is one revision's stored plan summary (nil: none).
+func (s *Server) planSummary(ctx context.Context, id string) (*apitypes.PlanSummary, error) {
+	raw, err := s.cfg.Store.Get(ctx, collPlanSummary, id)
+	if errors.Is(err, statestore.ErrNoRecord) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ps apitypes.PlanSummary
+	if err := planSummaryKind.Decode("", raw, &ps); err != nil {
+		return nil, fmt.Errorf("the plan summary of revision %.12s: %w", id, err)
+	}
+	return &ps, nil
+}
+
+// destructiveRefusal is the 409 of an apply whose plan has destructive
+// actions the request did not approve.
+func destructiveRefusal(id string, destructive []string) error {
+	words := destructive[:min(len(destructive), maxPlanWords)]
+	more := ""
+	if n := len(destructive) - len(words); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return &problemError{status: http.StatusConflict, approve: id, destructive: destructive[:min(len(destructive), maxPlanNodes)],
+		detail: fmt.Sprintf("the plan of revision %s has %d destructive actions: %s%s; nothing applied: review the plan (orchestrator plan) "+
+			"and apply again with approve=%s (orchestrator apply --approve)", id[:12], len(destructive), strings.Join(words, "; "), more, id)}
+}
