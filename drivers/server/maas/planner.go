@@ -90,7 +90,7 @@ func (d *Driver) PlanNodes(ctx context.Context, nodes []drivers.Node) ([]drivers
 }
 
 // readMachines reads the nodes' machines, whole (interfaces and block
-// devices), planBatch at a time, by system ID.
+// devices), planBatch at a time, by system ID, past the read cache.
 func (d *Driver) readMachines(ctx context.Context, nodes []drivers.Node) (map[string]*mMachine, error) {
 	var ids []string
 	seen := map[string]bool{}
@@ -102,12 +102,12 @@ func (d *Driver) readMachines(ctx context.Context, nodes []drivers.Node) (map[st
 	}
 	byID := make(map[string]*mMachine, len(ids))
 	for chunk := range slices.Chunk(ids, planBatch) {
-		since := d.c.cache.begin()
+		// Not kept in the read cache: a step running meanwhile would share
+		// (and change) the interfaces this plan reads.
 		var ms []mMachine
 		if err := d.c.call(ctx, http.MethodGet, "machines/", "", url.Values{"id": chunk}, &ms); err != nil {
 			return nil, err
 		}
-		d.c.cache.putMachines(since, ms)
 		for i := range ms {
 			if seen[ms[i].SystemID] {
 				byID[ms[i].SystemID] = &ms[i]

@@ -536,3 +536,25 @@ func TestPlanNodesDeployed(t *testing.T) {
 	}
 	mustNoChanges(t, planOne(t, l, drv, n), "the repair")
 }
+
+// TestPlanReadsBypassTheCache: a plan's machine reads do not go into the
+// read cache. The steps take the cache's machines as shallow copies and
+// change their interfaces in place (replaceIface): a plan's machine
+// there would share its interfaces with a step configuring the machine
+// while the plan's workers read them.
+func TestPlanReadsBypassTheCache(t *testing.T) {
+	l := startLab(t, lab.Config{Machines: 1})
+	m := l.Machines()[0]
+	d := newTestDriver(t, l, nil)
+	id := l.MAAS.Enlist(&m.Hardware, "manual", nil)
+	if _, ok := d.c.cache.machine(id, 0); ok {
+		t.Fatal("the machine is cached before any read")
+	}
+	ps, err := d.PlanNodes(testCtx(t), []drivers.Node{{NodeRef: drivers.NodeRef{Name: m.Name, MachineID: id}}})
+	if err != nil || len(ps) != 1 || !ps[0].Found {
+		t.Fatalf("%+v %v", ps, err)
+	}
+	if _, ok := d.c.cache.machine(id, 0); ok {
+		t.Error("the plan's machine read went into the read cache")
+	}
+}
