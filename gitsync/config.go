@@ -95,6 +95,9 @@ func (c *Config) Check() error {
 	if c.TokenSecret != "" && c.SSHKeySecret != "" {
 		return fmt.Errorf("config git.token_secret, git.ssh_key_secret: give one of them")
 	}
+	if strings.ContainsAny(c.KnownHosts, "\"'\\\n") {
+		return fmt.Errorf("config git.known_hosts %.80q: a path without quotes, backslashes or newlines", c.KnownHosts)
+	}
 	if c.SSHKeySecret != "" && c.KnownHosts == "" {
 		return fmt.Errorf("config git.known_hosts: an ssh key needs the known_hosts file the remote's host key is in (host keys are always checked)")
 	}

@@ -81,7 +81,7 @@ func openRepo(ctx context.Context, c Config, cr creds) (*repo, error) {
 func (r *repo) setEnv(c Config, cr creds) error {
 	r.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + r.private, "LANG=C", "LC_ALL=C",
 		"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
-		"GIT_SSH_COMMAND=ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=" + orDevNull(c.KnownHosts)}
+		"GIT_SSH_COMMAND=ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o " + shellQuote(`UserKnownHostsFile="`+orDevNull(c.KnownHosts)+`"`)}
 	if cr.token != "" {
 		r.secrets = append(r.secrets, cr.token)
 		p := filepath.Join(r.private, "askpass")
@@ -97,12 +97,15 @@ func (r *repo) setEnv(c Config, cr creds) error {
 		if err := os.WriteFile(p, []byte(key), 0o600); err != nil {
 			return fmt.Errorf("git source: write the ssh key: %w", err)
 		}
-		r.env[len(r.env)-1] += " -o IdentitiesOnly=yes -i " + p
+		r.env[len(r.env)-1] += " -o IdentitiesOnly=yes -i " + shellQuote(p)
 	}
 	return nil
 }
 
 func orDevNull(p string) string { return orDefault(p, os.DevNull) }
+
+// shellQuote quotes p for the shell git runs GIT_SSH_COMMAND with.
+func shellQuote(p string) string { return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'" }
 
 func orDefault(s, def string) string {
 	if s == "" {
