@@ -237,6 +237,26 @@ func lvFS(t *testing.T, id, lv string) string {
 	return ""
 }
 
+// withoutVLAN is n without the network tagged vid on bond0, and that
+// network.
+func withoutVLAN(n drivers.Node, vid int) (drivers.Node, drivers.InterfaceNetwork) {
+	var gone drivers.InterfaceNetwork
+	n.Interfaces = slices.Clone(n.Interfaces)
+	for i := range n.Interfaces {
+		in := &n.Interfaces[i]
+		if in.Name != "bond0" {
+			continue
+		}
+		in.Networks = slices.DeleteFunc(slices.Clone(in.Networks), func(net drivers.InterfaceNetwork) bool {
+			if net.VLAN == vid {
+				gone = net
+			}
+			return net.VLAN == vid
+		})
+	}
+	return n, gone
+}
+
 // withLVFS is n with the filesystem type of its logical volume lv set.
 func withLVFS(n drivers.Node, lv, fstype string) drivers.Node {
 	n.Storage.VolumeGroups = slices.Clone(n.Storage.VolumeGroups)
@@ -273,6 +293,7 @@ func planChangeKinds(n drivers.Node) []planKind {
 	mtu := withBondMTU(kernel, 9216)
 	renamed := withHostname(mtu, "r01-cmp01-renamed")
 	xfs := withLVFS(renamed, "var", "btrfs")
+	untagged, dropped := withoutVLAN(xfs, 30)
 	back := withHostname(n, "r01-cmp01-renamed")
 	return []planKind{
 		{name: "tag", node: tagged, part: drivers.PartTags, want: []string{"create plan-gpu"},
@@ -312,7 +333,14 @@ func planChangeKinds(n drivers.Node) []planKind {
 					t.Errorf("/var is not btrfs in MAAS")
 				}
 			}},
-		{name: "back as designed", node: back, part: drivers.PartInterfaces, want: []string{"update bond0"},
+		{name: "tagged network dropped", node: untagged, part: drivers.PartInterfaces, want: []string{"delete bond0.30"},
+			apply: applied((*Driver).ApplyNetworking), check: func(t *testing.T, b, a mMachine) {
+				if ifaceByName(b.Interfaces, "bond0.30") == nil || ifaceByName(a.Interfaces, "bond0.30") != nil {
+					t.Errorf("bond0.30 not removed: %v", a.Interfaces)
+				}
+			}},
+		{name: "back as designed", node: back, part: drivers.PartInterfaces,
+			want: []string{"create bond0.30", "create link bond0.30 " + dropped.CIDR, "update bond0"},
 			also: map[string][]string{drivers.PartKernelOptions: {"update " + kernelTag(kernelOpts(n.Platform.KernelParams))},
 				drivers.PartStorage: {"update layout"}},
 			apply: func(ctx context.Context, d *Driver, n drivers.Node) error {
@@ -324,6 +352,11 @@ func planChangeKinds(n drivers.Node) []planKind {
 				}
 				return nil
 			}, check: func(t *testing.T, b, a mMachine) {
+				if v := ifaceByName(a.Interfaces, "bond0.30"); v == nil || !slices.ContainsFunc(v.Links, func(l mLink) bool {
+					return l.Subnet != nil && l.Subnet.CIDR == dropped.CIDR
+				}) {
+					t.Errorf("bond0.30 and its link to %s not made again: %+v", dropped.CIDR, v)
+				}
 				if lvFS(t, a.SystemID, "var") == "btrfs" {
 					t.Errorf("/var is still btrfs in MAAS")
 				}
