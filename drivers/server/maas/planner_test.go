@@ -591,3 +591,105 @@ func TestPlanReadsBypassTheCache(t *testing.T) {
 		t.Error("the plan's machine read went into the read cache")
 	}
 }
+
+// TestPlanSiteUpdates: on a prepared region, a site changed in each
+// kind of object plans exactly those updates and creations (as "part op
+// object"); PrepareSite then makes them (read back from MAAS) and the
+// site plans nothing more.
+func TestPlanSiteUpdates(t *testing.T) {
+	d := cfgDesign(t)
+	l, drv := cfgLab(t, d)
+	site := driverspec.Site(d)
+	ctx := t.Context()
+	cfgSubnets(t, drv, site)
+	site = changedSite(site)
+	w0, _ := cfgWrites(l)
+	plan, err := drv.PlanSite(ctx, site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w1, _ := cfgWrites(l); w1 != w0 {
+		t.Fatalf("PlanSite wrote %d times", w1-w0)
+	}
+	var got []string
+	for _, c := range plan {
+		got = append(got, c.Part+" "+c.Op+" "+c.Object)
+	}
+	slices.Sort(got)
+	want := []string{"range update 10.14.0.64-10.14.0.250", "route update storage → 10.113.0.0/24 via 10.13.0.254",
+		"ssh-key create plan@example", "subnet create subnet 10.15.0.0/24", "subnet update subnet 10.12.0.0/24",
+		"vlan create VLAN 50 of fabric data-bond", "vlan update VLAN 30 of fabric data-bond"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("site plan\n%q\nwant\n%q", got, want)
+	}
+	cfgSubnets(t, drv, site)
+	checkChangedSite(t, drv)
+	if again, err := drv.PlanSite(ctx, site); err != nil || len(again) != 0 {
+		t.Errorf("after PrepareSite: %+v %v", again, err)
+	}
+}
+
+// changedSite is the example site with a subnet's gateway and DNS, a
+// VLAN's MTU, a route's metric and a range's type changed, a new tagged
+// network on the bond's link, and a new SSH key.
+func changedSite(site drivers.SiteSpec) drivers.SiteSpec {
+	site.Subnets = slices.Clone(site.Subnets)
+	for i := range site.Subnets {
+		sn := &site.Subnets[i]
+		switch sn.Name {
+		case "mgmt":
+			sn.Gateway, sn.DNSServers = "10.12.0.254", []string{"10.12.0.53"}
+		case "storage":
+			sn.MTU = 9100
+			sn.Routes = slices.Clone(sn.Routes)
+			sn.Routes[0].Metric = 50
+		case "public":
+			sn.Ranges = slices.Clone(sn.Ranges)
+			sn.Ranges[2].Type = "dhcp"
+		}
+	}
+	site.Subnets = append(site.Subnets, drivers.Subnet{Name: "extra", CIDR: "10.15.0.0/24", VLAN: 50, MTU: 1500, Gateway: "10.15.0.1"})
+	site.Links = slices.Clone(site.Links)
+	for i := range site.Links {
+		if site.Links[i].Name == "data-bond" {
+			site.Links[i].Networks = append(slices.Clone(site.Links[i].Networks), "extra")
+		}
+	}
+	site.SSHKeys = append(slices.Clone(site.SSHKeys), "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPlanPlanPlanPlanPlanPlanPlanPlanPlanPlanPlan plan@example")
+	return site
+}
+
+// checkChangedSite reads back from MAAS what changedSite asks for.
+func checkChangedSite(t *testing.T, drv *Driver) {
+	t.Helper()
+	var subnets []mSubnet
+	cfgCall(t, drv, http.MethodGet, "subnets/", "", nil, &subnets)
+	byCIDR := map[string]mSubnet{}
+	for _, s := range subnets {
+		byCIDR[s.CIDR] = s
+	}
+	if s := byCIDR["10.12.0.0/24"]; str(s.GatewayIP) != "10.12.0.254" || !slices.Equal(s.DNS, []string{"10.12.0.53"}) {
+		t.Errorf("mgmt in MAAS: gateway %s DNS %v", str(s.GatewayIP), s.DNS)
+	}
+	if s := byCIDR["10.13.0.0/24"]; s.VLAN == nil || s.VLAN.MTU != 9100 {
+		t.Errorf("storage's VLAN in MAAS: %+v", s.VLAN)
+	}
+	if s, ok := byCIDR["10.15.0.0/24"]; !ok || s.VLAN == nil || s.VLAN.VID != 50 {
+		t.Errorf("extra in MAAS: %+v", s)
+	}
+	var routes []mStaticRoute
+	cfgCall(t, drv, http.MethodGet, "static-routes/", "", nil, &routes)
+	if !slices.ContainsFunc(routes, func(r mStaticRoute) bool { return r.GatewayIP == "10.13.0.254" && r.Metric == 50 }) {
+		t.Errorf("storage's route in MAAS: %+v", routes)
+	}
+	var ranges []mIPRange
+	cfgCall(t, drv, http.MethodGet, "ipranges/", "", nil, &ranges)
+	if !slices.ContainsFunc(ranges, func(r mIPRange) bool { return r.StartIP == "10.14.0.64" && r.Type == "dynamic" }) {
+		t.Errorf("public's range in MAAS: %+v", ranges)
+	}
+	var keys []mSSHKey
+	cfgCall(t, drv, http.MethodGet, "account/prefs/sshkeys/", "", nil, &keys)
+	if !slices.ContainsFunc(keys, func(k mSSHKey) bool { return strings.Contains(k.Key, "plan@example") }) {
+		t.Errorf("SSH keys in MAAS: %d, none the new one", len(keys))
+	}
+}
