@@ -269,7 +269,9 @@ func (d *Driver) planName(m *mMachine, n drivers.Node) []drivers.PlannedChange {
 
 // planOwner: the owner data of a machine past Ready that differs from
 // what setOwnerData gives it (a Ready machine gets it when Deploy
-// allocates it; MAAS clears it on release).
+// allocates it; MAAS clears it on release). The ownership marker is put
+// back in place (RepairMachine); the design's other keys only when the
+// machine is next allocated, which the Detail says.
 func (d *Driver) planOwner(m *mMachine, n drivers.Node) []drivers.PlannedChange {
 	if !pastReady(m) {
 		return nil
@@ -278,12 +280,17 @@ func (d *Driver) planOwner(m *mMachine, n drivers.Node) []drivers.PlannedChange 
 	var ch []drivers.PlannedChange
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		have, ok := m.OwnerData[k]
+		c := drivers.PlannedChange{Part: drivers.PartOwner, Op: opUpdate, Object: k, Detail: have + " → " + want.Get(k)}
 		switch {
 		case !ok:
-			ch = append(ch, drivers.PlannedChange{Part: drivers.PartOwner, Op: opCreate, Object: k, Detail: want.Get(k)})
-		case have != want.Get(k):
-			ch = append(ch, drivers.PlannedChange{Part: drivers.PartOwner, Op: opUpdate, Object: k, Detail: have + " → " + want.Get(k)})
+			c.Op, c.Detail = opCreate, want.Get(k)
+		case have == want.Get(k):
+			continue
 		}
+		if k != OwnerDataNode && k != OwnerDataInstance {
+			c.Detail += " (set when the machine is next deployed)"
+		}
+		ch = append(ch, c)
 	}
 	return ch
 }

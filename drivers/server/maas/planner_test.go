@@ -568,6 +568,14 @@ func TestPlanNodesDeployed(t *testing.T) {
 		t.Errorf("owner data after the repair: %q", got)
 	}
 	mustNoChanges(t, planOne(t, l, drv, n), "the repair")
+
+	// A design owner data key changed: planned, set at the next deployment only.
+	more := n
+	more.OwnerData = map[string]string{"rack": "r01"}
+	p = planOne(t, l, drv, more)
+	if got := ofPart(p, drivers.PartOwner); !slices.Equal(got, []string{"create rack"}) || !strings.Contains(p.Changes[0].Detail, "next deployed") {
+		t.Errorf("owner plan %v: %+v", got, p.Changes)
+	}
 }
 
 // TestPlanReadsBypassTheCache: a plan's machine reads do not go into the
