@@ -701,3 +701,35 @@ func checkChangedSite(t *testing.T, drv *Driver) {
 		t.Errorf("SSH keys in MAAS: %d, none the new one", len(keys))
 	}
 }
+
+// TestPlanRoCE: on a fresh commissioned machine, a RoCE point-to-point
+// address plans its subnet (made on the bond's VLAN, which the plan
+// makes up) and its link on the bond the plan makes up too; applying
+// makes that subnet and link in MAAS, and nothing more is planned.
+func TestPlanRoCE(t *testing.T) {
+	d := cfgDesign(t)
+	l, drv := cfgLab(t, d)
+	const name = "r01-cmp01"
+	id := cfgCommission(t, l, drv, name)
+	cfgSubnets(t, drv, driverspec.Site(d))
+	n := driverspec.Node(d, d.Nodes[name], id)
+	if err := driverspec.AddRoCE(&n, d.Nodes[name].Spec.Hardware, []driverspec.RoCEAddress{{Interface: "bond0", CIDR: "10.250.0.1/31"}}); err != nil {
+		t.Fatal(err)
+	}
+	p := planOne(t, l, drv, n)
+	if got := ofPart(p, drivers.PartSubnet); !slices.Equal(got, []string{"create subnet 10.250.0.0/31"}) {
+		t.Errorf("subnet plan %v", got)
+	}
+	if _, _, linked := plannedIfaces(p); !slices.Contains(linked, "bond0 10.250.0.0/31") {
+		t.Errorf("links planned %v", linked)
+	}
+	if err := applied((*Driver).ApplyNetworking)(t.Context(), drv, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, links := ifaceState(t, drv, id); !slices.Contains(links, "bond0 10.250.0.0/31") {
+		t.Errorf("links in MAAS %v", links)
+	}
+	if got := ofPart(planOne(t, l, drv, n), drivers.PartInterfaces); len(got) != 0 {
+		t.Errorf("after applying: %v", got)
+	}
+}
