@@ -220,8 +220,13 @@ func (s *Server) prepareApply(ctx context.Context, up *upload) (*prepared, error
 
 // needsApproval lists what of the apply needs an approval naming its
 // revision: the plan's destructive actions and, unless trusted, the
-// credential binding changes.
+// credential binding changes. Applying the current revision again
+// changes nothing: it needs none (its destructive actions, still to
+// come at the next deploy, were approved when it was applied).
 func (p *prepared) needsApproval(trustBindings bool) []string {
+	if p.id == p.prevID {
+		return nil
+	}
 	out := slices.Clone(p.plan.Destructive)
 	if !trustBindings && len(p.bindings) > 0 {
 		out = append(out, "credential bindings change: "+shortJoin(p.bindings, 5))

@@ -112,6 +112,11 @@ func TestPlanAndApprove(t *testing.T) {
 		info.Plan == nil || info.Plan.Destructive != 1 {
 		t.Fatalf("the history's plan summary: %+v / %+v", sum.Plan, info.Plan)
 	}
+	// Applied again, unchanged: nothing to approve (the release is still
+	// to come, as the plan stored says).
+	if code, b := f.do(t, "POST", "/api/v1/designs", op, "application/gzip", archive); code != http.StatusOK {
+		t.Fatalf("the current design again, unapproved: %d %s; want 200 unchanged", code, b)
+	}
 	// A revision applied before plans were kept (the harness's) has none.
 	if code, b := f.do(t, "GET", "/api/v1/designs/"+before[0].ID+"/plan", f.Token[api.RoleViewer], "", nil); code != http.StatusNotFound {
 		t.Fatalf("the plan of a revision stored without one: %d %s", code, b)
