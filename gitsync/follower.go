@@ -322,12 +322,21 @@ func (f *Follower) text(err error) string {
 	return clip(drivers.RedactSecrets(err.Error()), 1024)
 }
 
+// firstN is the first n of s, each cut to maxItem bytes, and how many
+// more there were: the status record stays bounded.
 func firstN(s []string, n int) []string {
-	if len(s) > n {
-		return append(s[:n:n], fmt.Sprintf("(and %d more)", len(s)-n))
+	out := make([]string, 0, min(len(s), n)+1)
+	for _, v := range s[:min(len(s), n)] {
+		out = append(out, clip(v, maxItem))
 	}
-	return s
+	if len(s) > n {
+		out = append(out, fmt.Sprintf("(and %d more)", len(s)-n))
+	}
+	return out
 }
+
+// maxItem bounds one finding or destructive action kept in the status.
+const maxItem = 512
 
 func firstOr(s []string, def string) string {
 	if len(s) == 0 {
