@@ -120,7 +120,10 @@ func (s statusStore) save(ctx context.Context, st Status) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	// Not after ctx ends (a replica that lost the leadership must not
+	// write over its successor's status): the next round handles the head
+	// again, and applying it again changes nothing.
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := s.rec.Write(ctx, statestore.Put(statusColl, statusKey, b)); err != nil {
 		return fmt.Errorf("git source status not saved: %w", err)
