@@ -44,7 +44,7 @@ func (f *Follower) Approve(ctx context.Context, commit, who string) (Event, erro
 	f.applyCommit(ctx, r, &st, &ev, held.Commit, held.Revision, clip(who, 64)+" approving "+short(held.Commit))
 	st.event(ev)
 	f.logEvent(ev)
-	if err := f.status.save(ctx, st); err != nil {
+	if err := f.status.save(context.WithoutCancel(ctx), st); err != nil { // the caller gone: still said
 		return ev, err
 	}
 	return ev, nil
