@@ -189,7 +189,9 @@ async function siteView(view) {
   const counts = el('ul', { class: 'counts', id: 'counts', 'aria-label': 'Nodes per lifecycle state' });
   const grid = el('div', { id: 'sites', role: 'region', 'aria-label': 'Nodes by site and rack (arrow keys move between nodes)', onkeydown: tileKeys, onclick: tileClick,
     onmouseover: (ev) => { const t = ev.target.closest('.tile'); if (t) t.title = t.getAttribute('aria-label'); } });
-  put(view, el('h1', { text: 'Site' }), el('label', { for: 'filter', text: 'Filter nodes' }), filter, counts, legend(), grid);
+  let none = null;
+  if (S.nodes.size === 0 && (await api('GET', '/api/v1/designs')).length === 0) none = el('p', { id: 'no-design', class: 'panel', text: noDesignText });
+  put(view, el('h1', { text: 'Site' }), none, el('label', { for: 'filter', text: 'Filter nodes' }), filter, counts, legend(), grid);
   renderTiles(grid);
   renderCounts();
   startStream();
@@ -496,8 +498,65 @@ function newTaskForm() {
 
 // --- designs, drift, audit --------------------------------------------------------
 
-async function designsView(view) {
+// noDesignText says what to do on a server that has no design yet.
+const noDesignText = 'No design yet: this server has none applied. Apply one (orchestrator apply --server URL ROOT..., or POST /api/v1/designs), ' +
+  'or let the server follow a git repository (docs/gitops.md).';
+
+// provenance says where a revision came from: its git commit (author,
+// message), "none" for an upload that said nothing of it, or its roots.
+function provenance(h) {
+  if (h.provenance === 'none') return 'none (an upload that named no origin)';
+  if (!h.git_commit) return 'roots';
+  return 'git ' + h.git_commit.slice(0, 12) + (h.git_dirty ? '+dirty' : '') + (h.git_author ? ' · ' + h.git_author : '') + (h.git_message ? ' · ' + h.git_message : '');
+}
+
+const planOrder = ['release', 'redeploy', 'new', 'configure', 'none'];
+
+// planCounts says a plan's counts in order, "1 release, 2 new".
+function planCounts(counts, skipNone) {
+  const parts = planOrder.filter((a) => (counts || {})[a] > 0 && !(skipNone && a === 'none')).map((a) => counts[a] + ' ' + a);
+  return parts.length ? parts.join(', ') : 'no nodes';
+}
+
+function planCell(p) {
+  if (!p) return 'none stored';
+  if (!p.changed) return 'no change';
+  return (p.destructive ? p.destructive + ' destructive · ' : '') + planCounts(p.counts, true);
+}
+
+const changeMark = { create: '+', update: '~', delete: '-' };
+function changeList(changes) {
+  if (!changes || !changes.length) return null;
+  return el('ul', { class: 'changes' }, ...changes.map((c) => el('li', { text: (changeMark[c.op] || c.op) + ' ' + c.part + ' ' + c.object + (c.detail ? ': ' + c.detail : '') })));
+}
+
+// planSection shows a plan: counts, the destructive actions first, each
+// node that changes (action, machine, state, reasons, changes), then the
+// sites.
+function planSection(p) {
+  const nodes = (p.nodes || []).filter((n) => n.action !== 'none');
+  const sites = (p.sites || []).filter((s) => (s.changes || []).length || (s.records || []).length);
+  return el('section', { id: 'plan', class: 'panel', 'aria-labelledby': 'plan-h' },
+    el('h2', { id: 'plan-h', text: 'Plan of revision ' + p.to.slice(0, 12) + (p.from ? ' (from ' + p.from.slice(0, 12) + ')' : ' (the first design)') }),
+    el('p', { class: 'plan-counts', text: planCounts(p.counts) + (p.changed ? '' : ': no change') }),
+    p.observed ? null : el('p', { text: 'The provisioner was not read: this plan comes from the stored designs and the engine\'s records.' }),
+    ...(p.notes || []).map((n) => el('p', { class: 'note', text: 'Note: ' + n })),
+    (p.destructive || []).length ? el('div', { class: 'destructive' }, el('h3', { text: 'Destructive actions (' + p.destructive.length + ')' }),
+      el('ul', {}, ...p.destructive.map((d) => el('li', { text: d })))) : null,
+    nodes.length ? el('table', { class: 'plan-nodes' }, el('caption', { text: 'Nodes that change, destructive first' }),
+      el('thead', {}, el('tr', {}, ...['action', 'node', 'machine', 'state', 'why', 'changes'].map((h) => el('th', { scope: 'col', text: h })))),
+      el('tbody', {}, ...nodes.map((n) => el('tr', { class: 'act-' + n.action }, el('td', { text: n.action }), el('th', { scope: 'row', text: n.node }),
+        el('td', { text: n.machine || '' }), el('td', { text: n.state || '' }),
+        el('td', {}, el('ul', { class: 'reasons' }, ...(n.reasons || []).map((r) => el('li', { text: r })), n.erase ? el('li', { text: 'erase: ' + n.erase }) : null)),
+        el('td', {}, changeList(n.changes)))))) : null,
+    p.nodes_omitted ? el('p', { text: '… and ' + p.nodes_omitted + ' more nodes (the stored plan keeps the first ' + (p.nodes || []).length + '; the counts count them all).' }) : null,
+    ...sites.map((s) => el('div', { class: 'plan-site' }, el('h3', { text: 'Site ' + s.site }), changeList(s.changes),
+      (s.records || []).length ? el('ul', {}, ...s.records.map((r) => el('li', { text: 'record: ' + r }))) : null)));
+}
+
+async function designsView(view, arg) {
   const hist = await api('GET', '/api/v1/designs');
+  if (hist.length === 0) { put(view, el('h1', { text: 'Designs' }), el('p', { id: 'no-design', class: 'panel', text: noDesignText })); return; }
   const opts = () => hist.slice().reverse().map((h) => el('option', { value: h.id, text: h.id.slice(0, 12) + ' · ' + new Date(h.applied || h.created).toLocaleString() }));
   const a = el('select', { id: 'rev-a' }, opts()); const b = el('select', { id: 'rev-b' }, opts());
   if (b.options.length > 1) b.selectedIndex = 1;
@@ -505,12 +564,25 @@ async function designsView(view) {
   const diff = el('button', { type: 'button', text: 'Diff', onclick: async () => {
     try { out.textContent = JSON.stringify(await api('GET', '/api/v1/designs/' + a.value + '/diff?against=' + b.value), null, 2); out.hidden = false; } catch (e) { showError(e); }
   } });
+  // The plan shown: the revision in the address (#/designs/ID), else the newest with one.
+  const shown = arg || (hist.slice().reverse().find((h) => h.plan) || {}).id;
+  const planBox = el('div', { id: 'plan-box' });
+  const showPlan = async (id) => {
+    try { put(planBox, planSection(await api('GET', '/api/v1/designs/' + encodeURIComponent(id) + '/plan'))); } catch (e) {
+      if (e.status === 404) put(planBox, el('p', { class: 'panel', text: 'No plan is stored with revision ' + id.slice(0, 12) + ' (it was applied before plans were kept).' }));
+      else showError(e);
+    }
+  };
+  const planLink = (h) => h.plan ? el('a', { href: '#/designs/' + h.id, text: planCell(h.plan), 'aria-label': 'Plan of ' + h.id.slice(0, 12) + ': ' + planCell(h.plan) }) : planCell(h.plan);
   put(view, el('h1', { text: 'Designs' }),
-    el('table', {}, el('thead', {}, el('tr', {}, ...['revision', 'applied', 'roots', 'git'].map((h) => el('th', { scope: 'col', text: h })))),
+    el('table', {}, el('caption', { text: 'Applies, newest first' }),
+      el('thead', {}, el('tr', {}, ...['revision', 'applied', 'provenance', 'roots', 'plan'].map((h) => el('th', { scope: 'col', text: h })))),
       el('tbody', {}, ...hist.slice().reverse().map((h) => el('tr', {}, el('td', { text: h.id.slice(0, 12) }), el('td', { text: new Date(h.applied || h.created).toLocaleString() }),
-        el('td', { text: (h.roots || []).join(', ') }), el('td', { text: (h.git_commit || '').slice(0, 12) + (h.git_dirty ? '+dirty' : '') }))))),
+        el('td', { text: provenance(h) }), el('td', { text: (h.roots || []).join(', ') }), el('td', { class: h.plan && h.plan.destructive ? 'destructive-cell' : null }, planLink(h)))))),
+    planBox,
     el('div', { class: 'panel' }, el('h2', { text: 'Compare two revisions' }), el('div', { class: 'row' },
       el('div', {}, el('label', { for: 'rev-a', text: 'Revision' }), a), el('div', {}, el('label', { for: 'rev-b', text: 'against' }), b), diff), out));
+  if (shown) await showPlan(shown);
 }
 
 async function driftView(view) {
