@@ -198,6 +198,51 @@ jq --arg since "$started" '{since: $since, claims: (map(select((.machine_id // "
 curl -sf -X POST --data-binary @"$work/audit-request.json" "$audit_url" >"$out/audit.json"
 curl -sf "$stats_url" >"$out/stats-after.json"
 
+# 5b. With BENCH_SCALE_PLAN=1: plan the deployed site through the API
+# (issue #35): the unchanged design (exit 0 expected) and the design with
+# a tag added to every node's root profile (exit 2, every node
+# `configure`). The floor is what any plan of these nodes must do: read
+# every machine from the lab's MAAS, 500 to a request as the planner
+# does, one request at a time, the bytes read and thrown away (curl, the
+# MAAS key in a 0600 header file, never an argument).
+echo null >"$out/plan.json"
+if [ "${BENCH_SCALE_PLAN:-0}" = 1 ]; then
+  plan_run() { # plan_run NAME ROOT...: wall seconds and exit status into $out/plan-NAME.*
+    local name=$1 t rc=0
+    shift
+    t=$(now)
+    "$bin" plan -o json "$@" >"$out/plan-$name.json" 2>>"$out/serve.log" || rc=$?
+    awk -v a="$t" -v b="$(now)" -v rc="$rc" 'BEGIN { printf "%.3f %d\n", b - a, rc }' >"$out/plan-$name.time"
+  }
+  plan_run same "$work/site" "$work/layer"
+  cp -r "$work/site" "$work/site-tagged"
+  sed -i 's/^  tags: \[synthetic\]$/  tags: [synthetic, bench-plan]/' "$work/site-tagged/profiles.yaml"
+  plan_run tagged "$work/site-tagged" "$work/layer"
+  IFS=: read -r ck tk ts < <(jq -r .api_key "$work/lab.json")
+  hdr=$work/oauth.hdr
+  (umask 077 && printf 'Authorization: OAuth oauth_version="1.0", oauth_signature_method="PLAINTEXT", oauth_consumer_key="%s", oauth_token="%s", oauth_signature="&%s", oauth_nonce="bench", oauth_timestamp="%s"\n' \
+    "$ck" "$tk" "$ts" "$(date +%s)" >"$hdr")
+  jq -r '.[] | select((.machine_id // "") != "") | .machine_id' "$work/nodes.json" | split -l 500 - "$work/ids."
+  t=$(now)
+  for f in "$work"/ids.*; do
+    curl -sf -H @"$hdr" -o /dev/null "${maas_url%/}/api/2.0/machines/?$(sed 's/^/id=/' "$f" | paste -sd'&')" || {
+      echo "bench-scale: the floor's machine read failed" >&2
+      exit 1
+    }
+  done
+  floor_read=$(awk -v a="$t" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }')
+  read -r same_s same_rc <"$out/plan-same.time"
+  read -r tagged_s tagged_rc <"$out/plan-tagged.time"
+  jq -n --argjson same_s "$same_s" --argjson same_rc "$same_rc" --argjson tagged_s "$tagged_s" \
+    --argjson tagged_rc "$tagged_rc" --argjson floor "$floor_read" \
+    --slurpfile same "$out/plan-same.json" --slurpfile tagged "$out/plan-tagged.json" '{
+      unchanged: {seconds: $same_s, exit: $same_rc, counts: $same[0].counts, observed: $same[0].observed},
+      tagged: {seconds: $tagged_s, exit: $tagged_rc, counts: $tagged[0].counts, observed: $tagged[0].observed},
+      floor_read_seconds: $floor,
+      tagged_over_floor: (if $floor > 0 then ($tagged_s / $floor * 100 | round / 100) else null end)
+    }' >"$out/plan.json"
+fi
+
 # 6. Stop both (their CPU profiles are written at shutdown) and read the
 # profiles.
 stop "$serve_pid"
@@ -208,7 +253,7 @@ go tool pprof -top -nodecount 25 "$bin" "$out/engine.pprof" >"$out/engine-top.tx
 go tool pprof -top -nodecount 25 "$lab_bin" "$out/lab.pprof" >"$out/lab-top.txt" 2>/dev/null || true
 
 jq -n \
-  --slurpfile task "$out/task.json" --slurpfile audit "$out/audit.json" --slurpfile before "$out/audit-before.json" \
+  --slurpfile task "$out/task.json" --slurpfile plan "$out/plan.json" --slurpfile audit "$out/audit.json" --slurpfile before "$out/audit-before.json" \
   --argjson nodes "$nodes" --argjson scale "$scale" --arg timed_out "$timed_out" --arg status "$status" \
   --argjson engine_hwm "$engine_hwm" --argjson lab_hwm "$lab_hwm" \
   --argjson engine_cpu "$(awk -v a="$engine_cpu0" -v b="$engine_cpu1" 'BEGIN { printf "%.2f", b - a }')" \
@@ -243,6 +288,7 @@ jq -n \
     maas_requests: $requests, maas_requests_per_node: ($requests / $nodes * 10 | round / 10),
     maas_requests_by_kind: ($a.maas_requests_by_kind | with_entries(.value -= ($before[0].maas_requests_by_kind[.key] // 0)) | with_entries(select(.value > 0))),
     engine_cpu_profile: $engine_profile, engine_profile_top: ($engine_top | split("\n") | map(select(. != ""))),
+    plan: $plan[0],
     lab_cpu_profile: $lab_profile, lab_profile_top: ($lab_top | split("\n") | map(select(. != "")))
   }' | tee "$out/summary.json"
 ok=$(jq '.deployed == .nodes and .leaked == 0 and .duplicate_deploys == 0 and (.timed_out | not)' "$out/summary.json")
