@@ -92,6 +92,10 @@ screenshots: ## Regenerate the dashboard's screenshots in docs/images from the b
 bench-scale: build ## 10,000 nodes at time scale 0.5, engine (serve) and lab in processes of their own; wall/floor, RSS, CPU, profiles
 	scripts/bench-scale.sh $(BIN) $(or $(BENCH_SCALE_NODES),10000) $(or $(BENCH_SCALE_TIME_SCALE),0.5)
 
+.PHONY: bench-plan
+bench-plan: build ## Plan a deployed 10,000-node lab site through the API (unchanged, then every node retagged) against reading every machine once
+	BENCH_SCALE_PLAN=1 scripts/bench-scale.sh $(BIN) $(or $(BENCH_PLAN_NODES),10000) $(or $(BENCH_PLAN_TIME_SCALE),0.05)
+
 .PHONY: ha-demo
 ha-demo: ## Three serve replicas on a three-member etcd (Debian's etcd-server), 200 lab nodes, the leader SIGKILLed twice mid-deploy, with the lab's progress
 	$(GO) test -count=1 -v -timeout 15m -run '^TestHAFailover$$' ./cmd/orchestrator
