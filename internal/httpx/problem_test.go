@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestWriteProblem(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rec.Code != http.StatusConflict || rec.Header().Get("Content-Type") != "application/problem+json" ||
-		p != (httpx.Problem{Type: "about:blank", Title: "Conflict", Status: 409, Detail: "taken", Instance: "/x", RequestID: "REQ"}) {
+		!reflect.DeepEqual(p, httpx.Problem{Type: "about:blank", Title: "Conflict", Status: 409, Detail: "taken", Instance: "/x", RequestID: "REQ"}) {
 		t.Errorf("answer %d %q %+v", rec.Code, rec.Header().Get("Content-Type"), p)
 	}
 	httpx.WriteProblem(c, httpx.NewProblem(http.StatusInternalServerError, "late", "/x", "REQ"))
