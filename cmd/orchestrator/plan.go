@@ -57,7 +57,7 @@ terraform plan -detailed-exitcode), so that CI can post the plan on a
 pull request.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return planErr(errors.New("plan needs the design's roots: orchestrator plan ROOT..."))
+				return planErr(errors.New("plan needs the design's roots: give one or more directories or files of YAML"))
 			}
 			return nil
 		},
