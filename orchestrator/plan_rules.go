@@ -69,8 +69,25 @@ func classify(in planInput) record.NodePlan {
 	default:
 		classifyKept(&np, in)
 	}
+	if in.New != nil {
+		np.Reasons = append(cannotTake(in.changes()), np.Reasons...)
+	}
 	np.Reasons = append(np.Reasons, in.Notes...)
 	return np
+}
+
+// cannotTake says, first, what of the design the machine cannot take:
+// the driver's changes with op "error" (e.g. a NIC the design names that
+// the machine does not have).
+func cannotTake(changes []drivers.PlannedChange) []string {
+	var out []string
+	for _, c := range changes {
+		if c.Op == "error" {
+			out = append(out, fmt.Sprintf("the provisioner cannot take the design: %s %s: %s; configuring the machine fails until the design or the machine changes",
+				c.Part, c.Object, c.Detail))
+		}
+	}
+	return out
 }
 
 // releaseOrNone plans the release of a node's machine when its record
