@@ -241,7 +241,7 @@ func (s *Server) commitApply(ctx context.Context, up *upload, p *prepared, from 
 		return statestore.Unchanged, nil, err
 	}
 	if p.id != p.prevID { // plan.go: kept with the revision (an unchanged apply keeps the one stored)
-		ops, err := planOps(*p.plan)
+		ops, err := planOps(p.id, *p.plan)
 		if err != nil {
 			return statestore.Unchanged, nil, err
 		}

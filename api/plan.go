@@ -62,7 +62,7 @@ func (s *Server) planRoutes() []route {
 			Summary: "what applying a design (tar.gz of the roots, or a JSON list of documents) and then deploying it would do to each node's machine and site, " +
 				"destructive actions first; read only; findings on 422", handler: s.planUpload},
 		{Method: "GET", Path: v1 + "/designs/:rev/plan", Role: RoleViewer, Response: apitypes.Plan{}, Problems: []int{http.StatusConflict},
-			Summary: "the plan stored with a revision when it was applied (404 for one applied before plans were kept)", handler: s.storedPlan},
+			Summary: "the plan stored with a revision when it was applied (404 for one applied before plans were kept)", handler: s.getPlan},
 	}
 }
 
@@ -98,8 +98,8 @@ func invalidUpload(up *upload) error {
 		detail: fmt.Sprintf("the design has %d errors and %d warnings: nothing applied; fix them and apply again", r.Errors, r.Warnings)}
 }
 
-// storedPlan answers GET /designs/{rev}/plan.
-func (s *Server) storedPlan(c echo.Context) error {
+// getPlan answers GET /designs/{rev}/plan.
+func (s *Server) getPlan(c echo.Context) error {
 	ctx := c.Request().Context()
 	r, err := s.revision(ctx, c.Param("rev"))
 	if err != nil {
@@ -119,8 +119,8 @@ func (s *Server) storedPlan(c echo.Context) error {
 	return c.JSON(http.StatusOK, wirePlan(sp.Plan, sp.NodesOmitted))
 }
 
-// planOps are the writes that store plan p with its revision, bounded.
-func planOps(p record.Plan) ([]statestore.Op, error) {
+// planOps are the writes that store plan p with revision id, bounded.
+func planOps(id string, p record.Plan) ([]statestore.Op, error) {
 	sp := boundPlan(p)
 	raw, err := planKind.Encode(sp)
 	if err != nil {
@@ -130,7 +130,7 @@ func planOps(p record.Plan) ([]statestore.Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []statestore.Op{statestore.Put(collPlans, p.To, raw), statestore.Put(collPlanSummary, p.To, sum)}, nil
+	return []statestore.Op{statestore.Put(collPlans, id, raw), statestore.Put(collPlanSummary, id, sum)}, nil
 }
 
 // boundPlan keeps the plan's first nodes (destructive first) within
