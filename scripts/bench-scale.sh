@@ -231,14 +231,19 @@ if [ "${BENCH_SCALE_PLAN:-0}" = 1 ]; then
     }
   done
   floor_read=$(awk -v a="$t" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }')
+  # A peer in the same run: validating the same design locally, whole
+  # process (what the plan's upload and validation cost, without MAAS).
+  t=$(now)
+  "$bin" validate "$work/site-tagged" "$work/layer" >/dev/null
+  validate_s=$(awk -v a="$t" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }')
   read -r same_s same_rc <"$out/plan-same.time"
   read -r tagged_s tagged_rc <"$out/plan-tagged.time"
   jq -n --argjson same_s "$same_s" --argjson same_rc "$same_rc" --argjson tagged_s "$tagged_s" \
-    --argjson tagged_rc "$tagged_rc" --argjson floor "$floor_read" \
+    --argjson tagged_rc "$tagged_rc" --argjson floor "$floor_read" --argjson validate_s "$validate_s" \
     --slurpfile same "$out/plan-same.json" --slurpfile tagged "$out/plan-tagged.json" '{
       unchanged: {seconds: $same_s, exit: $same_rc, counts: $same[0].counts, observed: $same[0].observed},
       tagged: {seconds: $tagged_s, exit: $tagged_rc, counts: $tagged[0].counts, observed: $tagged[0].observed},
-      floor_read_seconds: $floor,
+      floor_read_seconds: $floor, validate_seconds: $validate_s,
       tagged_over_floor: (if $floor > 0 then ($tagged_s / $floor * 100 | round / 100) else null end)
     }' >"$out/plan.json"
 fi
