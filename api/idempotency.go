@@ -12,6 +12,7 @@ import (
 	"hash"
 	"io"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -32,7 +33,9 @@ import (
 // with the same key, when it could not read the answer (a cut
 // connection, a 502/503 while the state store's leader changes). The
 // server remembers each key of each principal for the retry window: what
-// call it was (method, path, the body's HMAC) and its answer. A call
+// call it was (method, path, the query's digest, the body's HMAC) and its
+// answer; the key given to another call is refused (422), as the IETF
+// draft (httpapi-idempotency-key-header) and Stripe do. A call
 // with a known key is not applied again: the first one's answer is given
 // (marked Idempotency-Replayed). The record that the call changed the
 // state goes with the call's own Writes, in their transactions
@@ -72,10 +75,14 @@ var idemKind = storedrec.NewKind("idempotency record", reflect.TypeFor[idemRecor
 
 // idemRecord is what the server remembers of a key.
 type idemRecord struct {
-	Principal string    `json:"principal"`
-	Method    string    `json:"method"`
-	Path      string    `json:"path"`
-	Expires   time.Time `json:"expires"`
+	Principal string `json:"principal"`
+	Method    string `json:"method"`
+	Path      string `json:"path"`
+	// Query is the SHA-256 of the call's query parameters, sorted
+	// (querySum): a call with other parameters (another ?approve=, say)
+	// is another call. "": a record kept before the query was.
+	Query   string    `json:"query,omitempty"`
+	Expires time.Time `json:"expires"`
 	// BodyMAC is the body's HMAC-SHA256 under MACKey's key, a random key
 	// of the process that answered: no digest a secret in the body could
 	// be guessed from (another process can't check it, and does not).
@@ -194,7 +201,7 @@ func (s *Server) once(c echo.Context, r *route, rk string, next echo.HandlerFunc
 		_, _ = io.Copy(io.Discard, body) // bounded by the route's body limit
 		return s.replay(c, r, prev, keyID, hex.EncodeToString(sum.Sum(nil)))
 	}
-	rec := idemRecord{Principal: idemScope(principal(c)), Method: r.Method, Path: req.URL.Path, MACKey: keyID,
+	rec := idemRecord{Principal: idemScope(principal(c)), Method: r.Method, Path: req.URL.Path, Query: querySum(req), MACKey: keyID,
 		Expires: time.Now().Add(cmp.Or(s.cfg.IdempotencyWindow, DefaultIdempotencyWindow)).UTC()}
 	applied, err := idemOps(rk, rec)
 	if err != nil {
@@ -260,6 +267,8 @@ func (s *Server) replay(c echo.Context, r *route, prev idemRecord, keyID, bodyMA
 	switch {
 	case prev.Method != r.Method || prev.Path != c.Request().URL.Path:
 		return problem(http.StatusUnprocessableEntity, fmt.Sprintf("%s %q was given to %s %s: give each call a key of its own", IdempotencyHeader, key, prev.Method, prev.Path))
+	case prev.Query != "" && prev.Query != querySum(c.Request()):
+		return problem(http.StatusUnprocessableEntity, fmt.Sprintf("%s %q was given to a call with other query parameters: give each call a key of its own", IdempotencyHeader, key))
 	case !prev.Answered:
 		return problem(http.StatusConflict, fmt.Sprintf("the call with %s %q was applied, but its answer was lost: look at the state it changed before calling again (with a new key)", IdempotencyHeader, key))
 	case prev.MACKey == keyID && prev.BodyMAC != bodyMAC:
@@ -276,6 +285,17 @@ func (s *Server) replay(c echo.Context, r *route, prev idemRecord, keyID, bodyMA
 		return c.NoContent(prev.Status)
 	}
 	return c.Blob(prev.Status, prev.Type, []byte(prev.Answer))
+}
+
+// querySum is the SHA-256 of req's query parameters in a canonical order
+// (sorted by name; an unparsable query as it is).
+func querySum(req *http.Request) string {
+	q := req.URL.RawQuery
+	if v, err := url.ParseQuery(q); err == nil {
+		q = v.Encode()
+	}
+	sum := sha256.Sum256([]byte(q))
+	return hex.EncodeToString(sum[:])
 }
 
 // idemRecord reads a key's record; an expired one is not found.
