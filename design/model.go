@@ -89,6 +89,12 @@ type Lifecycle struct {
 	// Erase is what a release does to the disks of the site's nodes
 	// (none | quick | secure); a host profile or node overrides it.
 	Erase string `json:"erase,omitempty" enum:"none|quick|secure"`
+	// Destructive is what a design from the followed git branch does when
+	// its plan has destructive actions (releases, redeploys) for the
+	// site's nodes: hold (the default) keeps it until an operator
+	// approves its commit; apply applies it as any other commit. The
+	// policy read is the current design's, never the incoming commit's.
+	Destructive string `json:"destructive,omitempty" enum:"hold|apply"`
 	// CommissionRetries: how many times a failed commissioning is
 	// started again before the node fails.
 	CommissionRetries *int `json:"commission_retries,omitempty" yaml:"commissionRetries"`
