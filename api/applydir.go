@@ -35,7 +35,7 @@ type DirApply struct {
 	GitCommit  string   // 40 or 64 lowercase hex digits, or ""
 	GitAuthor  string   // recorded with the revision (cut to maxGitAuthor bytes)
 	GitMessage string   // recorded: its first line, cut to maxGitMessage bytes
-	Approve    string   // the revision ID whose destructive actions (and binding changes) are approved ("" none)
+	Approve    string   // the approval of a held apply (DirApplied.Approve): what was shown held, and nothing else ("" none)
 	Actor      string   // who, for the audit record, e.g. "git-sync"
 	// TrustBindings: the source may change credential bindings (where
 	// the provisioner and the BMCs are, which secrets go there) without
@@ -52,9 +52,13 @@ type DirApplied struct {
 	Result   string          // "created" | "restored" | "unchanged" | "held" | "invalid"
 	Plan     *record.Plan    // nil when invalid
 	Findings design.Findings // validation findings (file:line, relative to Dir); errors when invalid
-	// Held says, when Result is "held", what needs an approval naming
-	// Revision: the plan's destructive actions, the binding changes.
-	Held []string
+	// Held says, when Result is "held", what needs an approval: the
+	// plan's destructive actions, the binding changes. Approve is the
+	// DirApply.Approve that approves exactly those for Revision;
+	// HeldBindings says whether they hold a binding change.
+	Held         []string
+	Approve      string
+	HeldBindings bool
 }
 
 // ApplyDir results besides statestore.PutResult's.
@@ -104,8 +108,9 @@ func (s *Server) ApplyDir(ctx context.Context, req DirApply) (out DirApplied, er
 		return out, err
 	}
 	out.Revision, out.Plan = p.id, p.plan
-	if held := p.needsApproval(req.TrustBindings); len(held) > 0 && req.Approve != p.id {
-		out.Result, out.Held = ResultHeld, held
+	if held := p.needsApproval(req.TrustBindings); len(held) > 0 && req.Approve != approvalOf(p.id, held) {
+		out.Result, out.Held, out.Approve = ResultHeld, held, approvalOf(p.id, held)
+		out.HeldBindings = !req.TrustBindings && len(p.bindings) > 0
 		return out, nil
 	}
 	res, _, err := s.commitApply(ctx, up, p, from)
@@ -126,7 +131,7 @@ func dirProvenance(req DirApply) (provenance, error) {
 	}
 	if req.Approve != "" {
 		if _, err := statestore.NormalizeRef(req.Approve); err != nil || len(req.Approve) != statestore.IDLen {
-			return provenance{}, fmt.Errorf("approve %.70q: want a full revision ID (64 lowercase hex digits)", req.Approve)
+			return provenance{}, fmt.Errorf("approve %.70q: want the held apply's approval (64 lowercase hex digits)", req.Approve)
 		}
 	}
 	msg, _, _ := strings.Cut(req.GitMessage, "\n")
@@ -218,8 +223,8 @@ func (s *Server) prepareApply(ctx context.Context, up *upload) (*prepared, error
 	return p, nil
 }
 
-// needsApproval lists what of the apply needs an approval naming its
-// revision: the plan's destructive actions and, unless trusted, the
+// needsApproval lists what of the apply needs an approval (approvalOf
+// its revision and this list): the plan's destructive actions and, unless trusted, the
 // credential binding changes. Applying the current revision again
 // changes nothing: it needs none (its destructive actions, still to
 // come at the next deploy, were approved when it was applied).

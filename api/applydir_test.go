@@ -149,7 +149,7 @@ func TestApplyDirBindingsHeld(t *testing.T) {
 	req := api.DirApply{Dir: exampleDir(t, "url: http://127.0.0.1:5240/MAAS", "url: http://198.51.100.7:5240/MAAS"), Actor: "git-sync",
 		Roots: []string{"git:https://git.example.net/site.git#main:site"}}
 	out, err := f.API.ApplyDir(ctx, req)
-	if err != nil || out.Result != "held" || len(out.Held) == 0 || !strings.Contains(strings.Join(out.Held, " "), "maas.url") {
+	if err != nil || out.Result != "held" || len(out.Held) == 0 || !out.HeldBindings || !strings.Contains(strings.Join(out.Held, " "), "maas.url") {
 		t.Fatalf("ApplyDir: %+v, %v; want held naming maas.url", out, err)
 	}
 	if h, err := f.Store.History(ctx); err != nil || len(h) != len(before) {
@@ -159,7 +159,7 @@ func TestApplyDirBindingsHeld(t *testing.T) {
 	if o, err := f.API.ApplyDir(ctx, withApprove(req, wrong)); err != nil || o.Result != "held" {
 		t.Fatalf("approved another revision: %+v, %v; want held", o, err)
 	}
-	o, err := f.API.ApplyDir(ctx, withApprove(req, out.Revision))
+	o, err := f.API.ApplyDir(ctx, withApprove(req, out.Approve))
 	if err != nil || o.Result != "created" || o.Revision != out.Revision {
 		t.Fatalf("approved: %+v, %v", o, err)
 	}
@@ -202,7 +202,7 @@ func TestApplyDirRefuses(t *testing.T) {
 		"url creds":   {api.DirApply{Dir: plain, Actor: "git-sync", Roots: []string{"git:https://user:hunter2@git.example.net/x.git#main"}}, "credentials"},
 		"commit":      {api.DirApply{Dir: plain, Actor: "git-sync", GitCommit: "main"}, "hex"},
 		"no dir":      {api.DirApply{Dir: filepath.Join(plain, "nope"), Actor: "git-sync"}, "nope"},
-		"bad approve": {api.DirApply{Dir: plain, Actor: "git-sync", Approve: "abcd"}, "full revision ID"},
+		"bad approve": {api.DirApply{Dir: plain, Actor: "git-sync", Approve: "abcd"}, "64 lowercase hex digits"},
 	} {
 		out, err := f.API.ApplyDir(ctx, c.req)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "hunter2") {

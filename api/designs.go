@@ -39,7 +39,7 @@ func (s *Server) applyDesign(c echo.Context) error {
 	}
 	approve := c.QueryParam("approve")
 	if approve != "" && (len(approve) != statestore.IDLen || strings.Trim(approve, "0123456789abcdef") != "") {
-		return problem(http.StatusBadRequest, fmt.Sprintf("approve %.70q: want the full revision ID the plan names (its to)", approve))
+		return problem(http.StatusBadRequest, fmt.Sprintf("approve %.70q: want the plan's approve (64 hex digits)", approve))
 	}
 	// One design change at a time: an apply and an onboarding each build
 	// over the layer as it is (onboardings.go).
@@ -65,7 +65,7 @@ func (s *Server) applyDesign(c echo.Context) error {
 		}
 		c.Set(auditDetailKey, "admin applied a credential or endpoint change: "+shortJoin(p.bindings, 5))
 	}
-	if d := p.needsApproval(true); len(d) > 0 && approve != p.id {
+	if d := p.needsApproval(true); len(d) > 0 && approve != approvalOf(p.id, d) {
 		return destructiveRefusal(p.id, d) // plan.go
 	}
 	res, taken, err := s.commitApply(ctx, up, p, from)

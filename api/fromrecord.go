@@ -98,7 +98,7 @@ func wirePlan(p record.Plan, omitted int) apitypes.Plan {
 			counts[string(a)] = n
 		}
 	}
-	return apitypes.Plan{From: p.From, To: p.To, Created: p.Created, Observed: p.Observed, Notes: p.Notes,
+	return apitypes.Plan{From: p.From, To: p.To, Approve: planApproval(p), Created: p.Created, Observed: p.Observed, Notes: p.Notes,
 		Destructive: p.Destructive, Counts: counts, Nodes: mapSlice(p.Nodes, wireNodePlan),
 		Sites: mapSlice(p.Sites, func(s record.SitePlan) apitypes.SitePlan {
 			return apitypes.SitePlan{Site: s.Site, Changes: wireChanges(s.Changes), Records: s.Records}

@@ -100,9 +100,9 @@ func TestWireRecordsSameJSON(t *testing.T) {
 	sameJSON(t, wireReconcileStatus)
 	sameJSON(t, wireDriftResolved)
 	sameJSON(t, wireSweep)
-	// A plan's wire form adds changed and nodes_omitted (both omitted
-	// when false and 0).
-	sameJSON(t, func(p record.Plan) apitypes.Plan { w := wirePlan(p, 0); w.Changed = false; return w })
+	// A plan's wire form adds changed, nodes_omitted and approve (all
+	// omitted when false, 0 and "").
+	sameJSON(t, func(p record.Plan) apitypes.Plan { w := wirePlan(p, 0); w.Changed, w.Approve = false, ""; return w })
 	sameJSON(t, func(ts []record.Task) []apitypes.Task { return wireTasks(ts) })
 	sameJSON(t, func(es []record.Event) []apitypes.Event { return wireEvents(es) })
 	// Requests: the wire form the caller sent, as the engine takes it.

@@ -19,7 +19,9 @@ import (
 type GitSync interface {
 	Status(ctx context.Context) (gitsync.Status, error)
 	Webhook(ctx context.Context, h http.Header, body []byte) (gitsync.WebhookResult, error)
-	Approve(ctx context.Context, commit, who string) (gitsync.Event, error)
+	// Approve: bindings says the caller may approve a credential
+	// binding change (an admin, as for POST /designs).
+	Approve(ctx context.Context, commit, who string, bindings bool) (gitsync.Event, error)
 }
 
 // errNoGit answers the git routes of a server that follows no remote.
@@ -60,8 +62,10 @@ func (s *Server) gitApprove(c echo.Context) error {
 	case s.cfg.Git == nil:
 		return errNoGit
 	}
-	ev, err := s.cfg.Git.Approve(c.Request().Context(), b.Commit, who(c))
+	ev, err := s.cfg.Git.Approve(c.Request().Context(), b.Commit, who(c), principal(c).Role.Allows(RoleAdmin))
 	switch {
+	case errors.Is(err, gitsync.ErrNeedsAdmin):
+		return problem(http.StatusForbidden, err.Error())
 	case errors.Is(err, gitsync.ErrBadCommit):
 		return problem(http.StatusBadRequest, err.Error())
 	case errors.Is(err, gitsync.ErrNotHeld):

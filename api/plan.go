@@ -2,9 +2,12 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -52,8 +55,9 @@ var (
 )
 
 // approveParam is POST /designs's approval of a destructive plan.
-var approveParam = param{Name: "approve", Doc: "the revision ID (the plan's `to`) whose destructive actions the caller approves; " +
-	"without it, an apply whose plan has destructive actions is refused (409)"}
+var approveParam = param{Name: "approve", Doc: "the approval of the plan's destructive actions: the plan's `approve` (also in the 409's), " +
+	"a digest of its revision and of those actions; without it, or when the apply would now do other destructive actions, " +
+	"an apply whose plan has destructive actions is refused (409)"}
 
 func (s *Server) planRoutes() []route {
 	busy := []int{http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
@@ -192,6 +196,29 @@ func (s *Server) planSummary(ctx context.Context, id string) (*apitypes.PlanSumm
 	return &ps, nil
 }
 
+// approvalOf is the approval of applying revision id with what needs
+// one (the plan's destructive actions, the credential binding changes):
+// a digest of both, so that an approval given for what was shown does
+// not pass when the same revision would now do more (the machines, the
+// records or the current revision changed between plan and apply).
+func approvalOf(id string, needs []string) string {
+	h := sha256.New()
+	_, _ = io.WriteString(h, "slipway approval\x00"+id)
+	for _, n := range needs {
+		_, _ = io.WriteString(h, "\x00"+n)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// planApproval is what ?approve= must be to apply plan p: "" when it
+// needs none (no destructive action, or the current revision again).
+func planApproval(p record.Plan) string {
+	if len(p.Destructive) == 0 || p.From == p.To {
+		return ""
+	}
+	return approvalOf(p.To, p.Destructive)
+}
+
 // destructiveRefusal is the 409 of an apply whose plan has destructive
 // actions the request did not approve.
 func destructiveRefusal(id string, destructive []string) error {
@@ -200,7 +227,8 @@ func destructiveRefusal(id string, destructive []string) error {
 	if n := len(destructive) - len(words); n > 0 {
 		more = fmt.Sprintf(" and %d more", n)
 	}
-	return &problemError{status: http.StatusConflict, approve: id, destructive: destructive[:min(len(destructive), maxPlanNodes)],
+	approve := approvalOf(id, destructive)
+	return &problemError{status: http.StatusConflict, approve: approve, destructive: destructive[:min(len(destructive), maxPlanNodes)],
 		detail: fmt.Sprintf("the plan of revision %s has %d destructive actions: %s%s; nothing applied: review the plan (orchestrator plan) "+
-			"and apply again with approve=%s (orchestrator apply --approve)", id[:12], len(destructive), strings.Join(words, "; "), more, id)}
+			"and apply again with approve=%s (orchestrator apply --approve)", id[:12], len(destructive), strings.Join(words, "; "), more, approve)}
 }

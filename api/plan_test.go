@@ -85,8 +85,8 @@ func TestPlanAndApprove(t *testing.T) {
 		code, b := f.do(t, "POST", "/api/v1/designs"+q, op, "application/gzip", archive)
 		var p api.Problem
 		if err := json.Unmarshal(b, &p); err != nil || code != http.StatusConflict || !strings.Contains(p.Detail, "release "+node) ||
-			p.Approve != plan.To || len(p.Destructive) != 1 || !strings.Contains(p.Detail, "approve="+plan.To) {
-			t.Fatalf("apply%s: %d %s; want 409 naming the release and %s", q, code, b, plan.To)
+			p.Approve != plan.Approve || len(plan.Approve) != 64 || len(p.Destructive) != 1 || !strings.Contains(p.Detail, "approve="+plan.Approve) {
+			t.Fatalf("apply%s: %d %s; want 409 naming the release and %s", q, code, b, plan.Approve)
 		}
 	}
 	if code, b := f.do(t, "POST", "/api/v1/designs?approve=abc", op, "application/gzip", archive); code != http.StatusBadRequest {
@@ -97,7 +97,10 @@ func TestPlanAndApprove(t *testing.T) {
 	}
 
 	var applied apitypes.Applied
-	code, b = f.do(t, "POST", "/api/v1/designs?approve="+plan.To, op, "application/gzip", archive)
+	if code, b := f.do(t, "POST", "/api/v1/designs?approve="+plan.To, op, "application/gzip", archive); code != http.StatusConflict {
+		t.Fatalf("approve=the revision: %d %s; want 409 (an approval is of the plan's destructive actions)", code, b)
+	}
+	code, b = f.do(t, "POST", "/api/v1/designs?approve="+plan.Approve, op, "application/gzip", archive)
 	if err := json.Unmarshal(b, &applied); err != nil || code != http.StatusCreated || applied.Revision != plan.To ||
 		applied.Plan == nil || applied.Plan.Counts["release"] != 1 {
 		t.Fatalf("approved: %d %s", code, b)
@@ -127,8 +130,8 @@ func TestPlanAndApprove(t *testing.T) {
 			refusals++
 		}
 	}
-	if refusals != 2 {
-		t.Errorf("%d audit records of the refusals, want 2", refusals)
+	if refusals != 3 {
+		t.Errorf("%d audit records of the refusals, want 3", refusals)
 	}
 }
 
@@ -182,7 +185,7 @@ func TestApplyDirHeldDestructive(t *testing.T) {
 	if st, _ := labMachine(f, node); st != "Deployed" {
 		t.Fatalf("held, yet the lab says %s is %q", node, st)
 	}
-	req.Approve = out.Revision
+	req.Approve = out.Approve
 	done, err := f.API.ApplyDir(ctx, req)
 	if err != nil || done.Result != "created" {
 		t.Fatalf("approved: %+v, %v", done, err)

@@ -20,7 +20,8 @@ import (
 
 // storeApplier is the test's apply: it reads the directory with the
 // design loader (malformed YAML: findings with file:line), holds a
-// design whose files hold "destroy: true" unless approved, and stores
+// design whose files hold "destroy: true" unless approved (one holding
+// "bindings: true" too changes credential bindings), and stores
 // the rest as a revision of a real state store, its ID the content's
 // address.
 type storeApplier struct {
@@ -45,16 +46,17 @@ func (a *storeApplier) ApplyDir(ctx context.Context, req ApplyRequest) (ApplyRes
 		return ApplyResult{Result: ResultInvalid, Findings: out}, nil
 	}
 	h := sha256.New()
-	destroy := false
+	destroy, bindings := false, false
 	sort.Strings(res.Files)
 	for _, f := range res.Files {
 		b, _ := os.ReadFile(f)
 		destroy = destroy || strings.Contains(string(b), "destroy: true")
+		bindings = bindings || strings.Contains(string(b), "bindings: true")
 		_, _ = io.WriteString(h, strings.TrimPrefix(f, req.Dir)+"\x00"+string(b)+"\x00")
 	}
 	id := hex.EncodeToString(h.Sum(nil))
-	if destroy && req.Approve != id {
-		return ApplyResult{Revision: id, Result: ResultHeld, Destructive: []string{"release node n1"}}, nil
+	if destroy && req.Approve != "approve:"+id {
+		return ApplyResult{Revision: id, Result: ResultHeld, Destructive: []string{"release node n1"}, Approve: "approve:" + id, Bindings: bindings}, nil
 	}
 	r, err := a.st.PutRevision(ctx, statestore.Revision{ID: id, Roots: req.Roots, GitCommit: req.Commit, Design: []byte("{}")})
 	if err != nil {

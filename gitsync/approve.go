@@ -13,10 +13,16 @@ var ErrNotHeld = errors.New("not held")
 // ErrBadCommit: the approval's commit is not a commit ID.
 var ErrBadCommit = errors.New("not a commit ID")
 
+// ErrNeedsAdmin: the held commit changes credential bindings, and the
+// approver may not (POST /designs asks an admin for such a change).
+var ErrNeedsAdmin = errors.New("needs an admin")
+
 // Approve applies the held commit named by commit (its ID or a prefix of
-// at least 7 hex digits) with its destructive actions approved; who is
-// recorded as the actor. The event says what happened.
-func (f *Follower) Approve(ctx context.Context, commit, who string) (Event, error) {
+// at least 7 hex digits) with what it was held for approved, and only
+// that (a plan that now does more is held again); who is recorded as the
+// actor, bindings says whether they may approve a credential binding
+// change. The event says what happened.
+func (f *Follower) Approve(ctx context.Context, commit, who string, bindings bool) (Event, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st, err := f.status.load(ctx)
@@ -27,6 +33,10 @@ func (f *Follower) Approve(ctx context.Context, commit, who string) (Event, erro
 		return Event{}, err
 	}
 	held := *st.Held
+	if held.Bindings && !bindings {
+		return Event{}, fmt.Errorf("commit %s: %w: it changes credential bindings (orchestrator git status lists the change): an admin approves it",
+			short(held.Commit), ErrNeedsAdmin)
+	}
 	ev := Event{Time: now(), Trigger: "approve", Commit: held.Commit}
 	r, err := f.open(ctx)
 	if err != nil {
@@ -41,7 +51,7 @@ func (f *Follower) Approve(ctx context.Context, commit, who string) (Event, erro
 			return ev, fmt.Errorf("commit %s is no longer on branch %s of %s: nothing applied", short(held.Commit), f.cfg.Branch, Redacted(f.cfg.URL))
 		}
 	}
-	f.applyCommit(ctx, r, &st, &ev, held.Commit, held.Revision, clip(who, 64)+" approving "+short(held.Commit))
+	f.applyCommit(ctx, r, &st, &ev, held.Commit, held.Approval, clip(who, 64)+" approving "+short(held.Commit))
 	st.event(ev)
 	f.logEvent(ev)
 	if err := f.status.save(context.WithoutCancel(ctx), st); err != nil { // the caller gone: still said

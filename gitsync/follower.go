@@ -29,7 +29,7 @@ type ApplyRequest struct {
 	Commit  string
 	Author  string
 	Message string
-	Approve string // the revision whose destructive actions are approved
+	Approve string // the approval of what a held apply listed (ApplyResult.Approve)
 	Actor   string // who, for the audit record
 }
 
@@ -48,6 +48,11 @@ type ApplyResult struct {
 	Result      string
 	Destructive []string // the plan's destructive actions, in words
 	Findings    []string // validation errors, file:line: message
+	// Approve (held): the ApplyRequest.Approve that applies exactly
+	// what Destructive lists; Bindings: that holds a credential binding
+	// change (only an admin may approve it).
+	Approve  string
+	Bindings bool
 }
 
 // Secrets reads a secret's value by name (the secret store).
@@ -283,7 +288,8 @@ func (f *Follower) applyCommit(ctx context.Context, r *repo, st *Status, ev *Eve
 		f.reject(st, ev, OutcomeInvalid, "the design does not validate: "+firstOr(res.Findings, "see the findings"), res.Findings)
 	case ResultHeld:
 		ev.Outcome, ev.Reason = OutcomeHeld, "destructive actions wait for approval: "+strings.Join(firstN(res.Destructive, 5), "; ")
-		st.Held = &Held{Commit: commit, Revision: res.Revision, Destructive: firstN(res.Destructive, 100), Author: info.Author, Message: info.Message, Time: ev.Time}
+		st.Held = &Held{Commit: commit, Revision: res.Revision, Destructive: firstN(res.Destructive, 100), Author: info.Author, Message: info.Message, Time: ev.Time,
+			Approval: res.Approve, Bindings: res.Bindings}
 	default:
 		ev.Outcome, ev.Reason = OutcomeApplied, res.Result
 		st.Applied = &Applied{Commit: commit, Revision: res.Revision, Result: res.Result, Author: info.Author, Message: info.Message, Time: ev.Time}

@@ -256,10 +256,10 @@ func TestHeldThenApprove(t *testing.T) {
 	if st.Held == nil || st.Held.Commit != c2 || len(st.Held.Destructive) == 0 || a.current(t) != c1 {
 		t.Fatalf("destructive commit: held %+v, current %s", st.Held, a.current(t))
 	}
-	if _, err := f.Approve(t.Context(), c1[:10], "api:ops"); !errors.Is(err, ErrNotHeld) {
+	if _, err := f.Approve(t.Context(), c1[:10], "api:ops", false); !errors.Is(err, ErrNotHeld) {
 		t.Errorf("approving another commit: %v, want ErrNotHeld", err)
 	}
-	ev, err := f.Approve(t.Context(), c2[:12], "api:ops")
+	ev, err := f.Approve(t.Context(), c2[:12], "api:ops", false)
 	if err != nil || ev.Outcome != OutcomeApplied {
 		t.Fatalf("approve: %+v %v", ev, err)
 	}
@@ -378,5 +378,33 @@ func waitCommit(t *testing.T, a *storeApplier, commit string, within time.Durati
 			t.Fatalf("commit %s not applied within %s (current %s)", commit[:8], within, a.current(t))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestApproveBindingsNeedsAdmin: a commit held because it changes
+// credential bindings is not applied by an approver who may not change
+// them (ErrNeedsAdmin, the apply not even asked, still held), as POST
+// /designs asks an admin for such a change; one who may applies it.
+func TestApproveBindingsNeedsAdmin(t *testing.T) {
+	up := gittest.NewUpstream(t)
+	c1 := up.Commit("one", map[string]string{"site/site.yaml": siteYAML})
+	a := newApplier(t)
+	f := follow(t, a, "file://"+up.Bare, nil)
+	f.Round(t.Context(), "test")
+	c2 := up.Commit("maas elsewhere", map[string]string{"site/n1.yaml": "# destroy: true\n# bindings: true\n"})
+	f.Round(t.Context(), "test")
+	st, _ := f.Status(t.Context())
+	if st.Held == nil || st.Held.Commit != c2 || !st.Held.Bindings {
+		t.Fatalf("held: %+v, want %s held for its bindings", st.Held, c2)
+	}
+	calls := len(a.calls)
+	if _, err := f.Approve(t.Context(), c2[:12], "api:ops", false); !errors.Is(err, ErrNeedsAdmin) {
+		t.Fatalf("an operator's approval of a binding change: %v, want ErrNeedsAdmin", err)
+	}
+	if st, _ := f.Status(t.Context()); len(a.calls) != calls || a.current(t) != c1 || st.Held == nil || st.Held.Commit != c2 {
+		t.Fatalf("after the refused approval: %d applies (was %d), current %s, held %+v", len(a.calls), calls, a.current(t), st.Held)
+	}
+	if ev, err := f.Approve(t.Context(), c2[:12], "api:admin", true); err != nil || ev.Outcome != OutcomeApplied || a.current(t) != c2 {
+		t.Fatalf("an admin's approval: %+v %v, current %s", ev, err, a.current(t))
 	}
 }

@@ -73,6 +73,10 @@ type Held struct {
 	Author      string    `json:"author"`
 	Message     string    `json:"message"`
 	Time        time.Time `json:"time"`
+	// Approval is what the apply takes to apply exactly what Destructive
+	// lists; Bindings says that holds a credential binding change.
+	Approval string `json:"approval,omitempty"`
+	Bindings bool   `json:"bindings,omitempty"`
 }
 
 // Rejected is a commit refused or invalid.

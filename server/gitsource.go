@@ -86,7 +86,7 @@ func (a *gitApplier) ApplyDir(ctx context.Context, req gitsync.ApplyRequest) (gi
 	if err != nil {
 		return gitsync.ApplyResult{}, err
 	}
-	res := gitsync.ApplyResult{Revision: out.Revision, Result: out.Result, Destructive: out.Held}
+	res := gitsync.ApplyResult{Revision: out.Revision, Result: out.Result, Destructive: out.Held, Approve: out.Approve, Bindings: out.HeldBindings}
 	for _, f := range out.Findings {
 		if f.Severity == design.SeverityError {
 			res.Findings = append(res.Findings, fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.Message))

@@ -118,11 +118,11 @@ func TestDesignsViewShowsPlan(t *testing.T) {
 	if code := call(t, srv.URL, op, "POST", "/api/v1/designs", "application/gzip", archive, nil); code != http.StatusConflict {
 		t.Fatalf("unapproved apply: %d, want 409", code)
 	}
-	var plan struct{ To string }
+	var plan struct{ To, Approve string }
 	if code := call(t, srv.URL, op, "POST", "/api/v1/designs/plan", "application/gzip", archive, &plan); code != http.StatusOK {
 		t.Fatalf("plan: %d", code)
 	}
-	if code := call(t, srv.URL, op, "POST", "/api/v1/designs?approve="+plan.To, "application/gzip", archive, nil); code != http.StatusCreated {
+	if code := call(t, srv.URL, op, "POST", "/api/v1/designs?approve="+plan.Approve, "application/gzip", archive, nil); code != http.StatusCreated {
 		t.Fatalf("approved apply: %d", code)
 	}
 

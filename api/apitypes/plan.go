@@ -8,8 +8,12 @@ import "time"
 // destructive first, then by action and name; Destructive says those in
 // words.
 type Plan struct {
-	From    string    `json:"from,omitempty"` // the current revision ("" none)
-	To      string    `json:"to"`             // the planned revision: what ?approve= names
+	From string `json:"from,omitempty"` // the current revision ("" none)
+	To   string `json:"to"`             // the planned revision's content address
+	// Approve is what POST /designs?approve= takes to apply this plan's
+	// destructive actions: a digest of To and of those actions, so it
+	// approves what was shown and nothing else ("" when none need it).
+	Approve string    `json:"approve,omitempty"`
 	Created time.Time `json:"created"`
 	// Observed says the provisioner was read; when false, Notes say why
 	// and the plan comes from the designs and the engine's records.

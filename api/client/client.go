@@ -202,8 +202,8 @@ type ProblemError struct {
 	// Findings are a design's validation findings (422 on apply).
 	Findings design.Findings
 	// Destructive and Approve: an apply refused (409) for want of an
-	// approval: the plan's destructive actions, and the revision an
-	// approval names (ApplyOptions.Approve).
+	// approval: the plan's destructive actions, and the approval of
+	// exactly those (ApplyOptions.Approve).
 	Destructive []string
 	Approve     string
 }
@@ -449,8 +449,9 @@ func (c *Client) ApplyDesign(ctx context.Context, roots []string) (ApplyResult, 
 
 // ApplyOptions are an apply's options.
 type ApplyOptions struct {
-	// Approve is the revision ID (a plan's To) whose destructive actions
-	// the caller approves; without it, an apply whose plan has some is
+	// Approve is a plan's Approve (or a 409's): the approval of that
+	// plan's destructive actions; without it, or when the apply would
+	// now do other destructive actions, an apply whose plan has some is
 	// refused with a *ProblemError of status 409 naming them.
 	Approve string
 }

@@ -17,7 +17,7 @@ import (
 // TestPlanApprove: PlanDesign answers the plan (a viewer may); with a
 // node deployed, ApplyDesignWith of a design without it is a
 // *ProblemError 409 whose Destructive names the release and whose
-// Approve is the plan's revision, also when approving another one; with
+// Approve is the plan's, also when approving something else; with
 // Approve it is stored, its plan in the answer and from DesignPlan.
 func TestPlanApprove(t *testing.T) {
 	s := newFixture(t)
@@ -53,12 +53,12 @@ func TestPlanApprove(t *testing.T) {
 	for _, approve := range []string{"", strings.Repeat("f", 64)} {
 		_, err = op.ApplyDesignWith(ctx, []string{site}, client.ApplyOptions{Approve: approve})
 		var pe *client.ProblemError
-		if !errors.As(err, &pe) || pe.Status != http.StatusConflict || pe.Approve != plan.To || len(pe.Destructive) != 1 ||
+		if !errors.As(err, &pe) || pe.Status != http.StatusConflict || pe.Approve != plan.Approve || len(plan.Approve) != 64 || len(pe.Destructive) != 1 ||
 			!strings.HasPrefix(pe.Destructive[0], "release "+node) {
 			t.Fatalf("apply approving %q: %v (%+v)", approve, err, pe)
 		}
 	}
-	res, err := op.ApplyDesignWith(ctx, []string{site}, client.ApplyOptions{Approve: plan.To})
+	res, err := op.ApplyDesignWith(ctx, []string{site}, client.ApplyOptions{Approve: plan.Approve})
 	if err != nil || res.Result != "created" || res.Revision != plan.To || res.Plan == nil || res.Plan.Counts["release"] != 1 {
 		t.Fatalf("approved: %+v %v", res, err)
 	}

@@ -60,7 +60,8 @@ shown, and only that one.`,
 }
 
 // apply applies the design and prints what it stored, then its plan.
-// With approve it plans first and approves that plan's revision;
+// With approve it plans first and approves that plan's destructive
+// actions (an apply that would then do others is refused);
 // without, a refusal for destructive actions plans to show them.
 func (a *app) apply(cmd *cobra.Command, s *session, roots []string, output string, approve bool) error {
 	var o client.ApplyOptions
@@ -69,7 +70,7 @@ func (a *app) apply(cmd *cobra.Command, s *session, roots []string, output strin
 		if err != nil {
 			return nothingApplied(a, err)
 		}
-		o.Approve = p.To
+		o.Approve = p.Approve
 	}
 	res, err := s.c.ApplyDesignWith(cmd.Context(), roots, o)
 	var pe *client.ProblemError
