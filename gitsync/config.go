@@ -150,7 +150,13 @@ func Redacted(s string) string {
 }
 
 // Root is the provenance root recorded with the revision:
-// git:<url>#<branch>:<path>.
+// git:<url>#<branch>:<path>, the URL without any user information (an
+// ssh remote's login user too: a root holds none, api.checkRoots).
 func (c Config) Root() string {
-	return "git:" + Redacted(c.URL) + "#" + c.Branch + ":" + strings.Trim(c.Path, "/")
+	u := Redacted(c.URL)
+	if p, err := url.Parse(u); err == nil && p.User != nil {
+		p.User = nil
+		u = p.String()
+	}
+	return "git:" + u + "#" + c.Branch + ":" + strings.Trim(c.Path, "/")
 }
