@@ -33,8 +33,9 @@ func (a *app) applyCmd() *cobra.Command {
 	var sf stateFlags
 	var output string
 	var approve bool
+	var approval string
 	cmd := &cobra.Command{
-		Use:   "apply [--state PATH] [--approve] ROOT...",
+		Use:   "apply [--state PATH] [--approve | --approval APPROVAL] ROOT...",
 		Short: "Validate a design, show its plan and store it as a new revision",
 		Long: `Apply validates the design, shows its plan (what applying it and then
 deploying would do: see 'orchestrator plan') and, when it has no errors,
@@ -43,28 +44,34 @@ commit and plan. It prints the revision ID and what changed since the
 current revision. Applying the same content again stores nothing.
 
 A plan with destructive actions (a machine released or redeployed) is
-refused unless --approve is given: it approves the revision of the plan
-shown, and only that one.`,
+refused unless approved. --approval takes the approval a plan printed
+(orchestrator plan, e.g. in a pull request's review): it approves exactly
+those destructive actions of that revision, and the apply is refused if
+it would now do others. --approve plans again just before and approves
+what that plan says.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, roots []string) error {
 			return a.call(cmd.Context(), &sf, readState, output, func(s *session, output string) error {
-				return a.apply(cmd, s, roots, output, approve)
+				return a.apply(cmd, s, roots, output, approval, approve)
 			})
 		},
 	}
 	sf.add(cmd)
 	outputFlag(cmd, &output)
-	cmd.Flags().BoolVar(&approve, "approve", false, "approve the destructive actions of the plan shown (its revision only)")
+	cmd.Flags().BoolVar(&approve, "approve", false, "plan again and approve that plan's destructive actions (and only those)")
+	cmd.Flags().StringVar(&approval, "approval", "", "the approval a reviewed plan printed: approve exactly its destructive actions")
+	cmd.MarkFlagsMutuallyExclusive("approve", "approval")
 	a.designLimitFlags(cmd)
 	return cmd
 }
 
 // apply applies the design and prints what it stored, then its plan.
-// With approve it plans first and approves that plan's destructive
-// actions (an apply that would then do others is refused);
-// without, a refusal for destructive actions plans to show them.
-func (a *app) apply(cmd *cobra.Command, s *session, roots []string, output string, approve bool) error {
-	var o client.ApplyOptions
+// With approval it gives that approval; with approve it plans first and
+// approves that plan's destructive actions (an apply that would then do
+// others is refused); without, a refusal for destructive actions plans
+// to show them.
+func (a *app) apply(cmd *cobra.Command, s *session, roots []string, output, approval string, approve bool) error {
+	o := client.ApplyOptions{Approve: approval}
 	if approve {
 		p, err := a.fetchPlan(cmd, s, roots) // plan.go
 		if err != nil {
@@ -80,7 +87,7 @@ func (a *app) apply(cmd *cobra.Command, s *session, roots []string, output strin
 		fmt.Fprintln(a.stderr, printable(pe.Detail))
 		return nothingApplied(a, errInvalid)
 	case errors.As(err, &pe) && pe.Status == http.StatusConflict && pe.Approve != "":
-		return a.refused(cmd, s, roots, output, pe, approve)
+		return a.refused(cmd, s, roots, output, pe, approve || approval != "")
 	case s.inProcess && client.IsStatus(err, http.StatusRequestEntityTooLarge):
 		return usageErr(fmt.Errorf("%w; here, --max-file-bytes and --max-design-bytes set the limits", err))
 	case err != nil:
@@ -113,9 +120,9 @@ func (a *app) refused(cmd *cobra.Command, s *session, roots []string, output str
 		}
 	}
 	fmt.Fprintln(a.stderr, printable(pe.Detail))
-	hint := "review the plan and run apply again with --approve"
-	if approve { // the design or the machines changed since the plan was made
-		hint = "the plan changed since it was made (revision " + short(pe.Approve) + " now): run apply again to see it"
+	hint := "review the plan and run apply again with --approval " + pe.Approve
+	if approve { // the design, the machines or the records changed since the approved plan was made
+		hint = "the plan is not the one approved (it changed since it was made): review it and approve it again"
 	}
 	return &exitError{code: exitInvalid, err: errors.New("nothing applied: " + hint)}
 }

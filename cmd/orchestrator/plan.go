@@ -133,7 +133,11 @@ func writePlan(w io.Writer, p apitypes.Plan) error {
 		fmt.Fprintf(w, "note: %s\n", printable(n))
 	}
 	if len(p.Destructive) > 0 {
-		fmt.Fprintf(w, "\n%d destructive actions (apply needs --approve):\n", len(p.Destructive))
+		how := "apply needs their approval: --approval " + p.Approve
+		if p.Approve == "" { // the current revision: approved when it was applied
+			how = "the current revision's, approved when it was applied"
+		}
+		fmt.Fprintf(w, "\n%d destructive actions (%s):\n", len(p.Destructive), how)
 		for _, d := range p.Destructive {
 			fmt.Fprintf(w, "  ! %s\n", printable(d))
 		}
