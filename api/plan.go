@@ -10,11 +10,14 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/storedrec"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
@@ -70,26 +73,59 @@ func (s *Server) planRoutes() []route {
 	}
 }
 
-// planUpload answers POST /designs/plan.
+// planSlots is how many POST /designs/plan read the provisioner at once.
+// A plan reads every machine of the design (10,000 nodes: seconds); a
+// viewer's plans hold no design parse slot meanwhile, so they never keep
+// an operator's apply, a validate or git sync waiting.
+const planSlots = 1
+
+// planUpload answers POST /designs/plan: the upload parsed in a parse
+// slot, then planned in a plan slot (a 503 with Retry-After when one is
+// not free within DesignWait).
 func (s *Server) planUpload(c echo.Context) error {
 	ctx := c.Request().Context()
-	up, done, err := s.loadUpload(c)
+	d, id, err := s.parsePlanned(c)
 	if err != nil {
 		return err
 	}
-	defer done()
-	if err := invalidUpload(up); err != nil {
+	if err := s.uploads.takePlan(c); err != nil {
 		return err
 	}
-	_, id, err := up.d.Canonical()
-	if err != nil {
-		return err
-	}
-	p, err := s.planDesign(ctx, up.d, id)
+	defer func() { <-s.uploads.plans }()
+	p, err := s.planDesign(ctx, d, id)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, wirePlan(p, 0))
+}
+
+// parsePlanned reads, parses and validates the upload of a plan; its
+// parse slot is free again when it returns.
+func (s *Server) parsePlanned(c echo.Context) (*design.Design, string, error) {
+	up, done, err := s.loadUpload(c)
+	if err != nil {
+		return nil, "", err
+	}
+	defer done()
+	if err := invalidUpload(up); err != nil {
+		return nil, "", err
+	}
+	_, id, err := up.d.Canonical()
+	return up.d, id, err
+}
+
+// takePlan takes a plan slot, waiting at most u.wait.
+func (u *uploads) takePlan(c echo.Context) error {
+	t := time.NewTimer(u.wait)
+	defer t.Stop()
+	select {
+	case u.plans <- struct{}{}:
+		return nil
+	case <-t.C:
+	case <-c.Request().Context().Done():
+	}
+	c.Response().Header().Set("Retry-After", strconv.Itoa(designRetryAfter))
+	return problem(http.StatusServiceUnavailable, fmt.Sprintf("%d plans are being made (each reads the provisioner's machines): try again in %d seconds", planSlots, designRetryAfter))
 }
 
 // invalidUpload is the 422 of an upload with errors, nil without.

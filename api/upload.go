@@ -65,9 +65,11 @@ func (s *Server) startUploads() error {
 	return nil
 }
 
-// uploads bounds the design uploads read and parsed at once.
+// uploads bounds the design uploads read and parsed at once, and the
+// plans of POST /designs/plan made at once (plan.go).
 type uploads struct {
 	slots chan struct{}
+	plans chan struct{}
 	wait  time.Duration
 	dir   string
 	lim   archive.Limits
@@ -78,7 +80,8 @@ func newUploads(cfg Config) *uploads {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	return &uploads{slots: make(chan struct{}, cfg.DesignParses), wait: cfg.DesignWait, dir: dir, lim: cfg.DesignLimits.OrDefault()}
+	return &uploads{slots: make(chan struct{}, cfg.DesignParses), plans: make(chan struct{}, planSlots), wait: cfg.DesignWait, dir: dir,
+		lim: cfg.DesignLimits.OrDefault()}
 }
 
 // acquire takes a parse slot, waiting at most u.wait; every slot taken
