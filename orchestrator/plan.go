@@ -59,6 +59,8 @@ func (e *Engine) Plan(ctx context.Context, d *design.Design, id string) (record.
 	}
 	if p.Observed = planner != nil; !p.Observed {
 		p.Notes = append(p.Notes, noPlanner)
+	} else {
+		p.Notes = append(p.Notes, unboundNotes(curD, d)...)
 	}
 	for _, in := range ins {
 		p.Nodes = append(p.Nodes, classify(in.planInput))

@@ -15,19 +15,21 @@ import (
 )
 
 // planSites is each site's part of a plan: what PrepareSite would change
-// in the provisioner (when the server driver can plan) and the changed
-// site-level documents of the design (Site, Network, NetworkLink) against
-// the current revision cur (nil: none). An error wrapping
-// drivers.ErrCannotPlan says the planner cannot plan after all.
+// in the provisioner (when the server driver can plan, for the sites it
+// drives: not unboundSites) and the changed site-level documents of the
+// design (Site, Network, NetworkLink) against the current revision cur
+// (nil: none). An error wrapping drivers.ErrCannotPlan says the planner
+// cannot plan after all.
 func (e *Engine) planSites(ctx context.Context, planner drivers.ServerPlanner, cur, d *design.Design) ([]record.SitePlan, error) {
 	recs, err := siteRecords(cur, d)
 	if err != nil {
 		return nil, err
 	}
+	unbound := unboundSites(cur, d)
 	var out []record.SitePlan
 	for _, spec := range driverspec.Sites(d) {
 		sp := record.SitePlan{Site: spec.Name, Records: recs[spec.Name]}
-		if planner != nil {
+		if planner != nil && !slices.Contains(unbound, spec.Name) {
 			err := e.readServer(ctx, func(ctx context.Context) (err error) {
 				sp.Changes, err = planner.PlanSite(ctx, spec)
 				return err
@@ -47,6 +49,36 @@ func (e *Engine) planSites(ctx context.Context, planner drivers.ServerPlanner, c
 		}
 	}
 	return out, nil
+}
+
+// unboundSites are the Sites of d that the current design cur lacks. The
+// server driver is built from the current design's Sites (serve builds
+// it again once a design is applied), so it does not drive these yet:
+// asked, it would refuse (several Sites) or read another Site's
+// provisioner (one).
+func unboundSites(cur, d *design.Design) []string {
+	var have []string
+	if cur != nil {
+		have = cur.SiteNames()
+	}
+	var out []string
+	for _, name := range d.SiteNames() {
+		if !slices.Contains(have, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// unboundNotes say, for a plan that read the provisioner, which Sites it
+// could not read yet.
+func unboundNotes(cur, d *design.Design) []string {
+	var out []string
+	for _, name := range unboundSites(cur, d) {
+		out = append(out, fmt.Sprintf("site %s is new: its provisioner is not read until the design is applied "+
+			"(prepare-site then makes what its networks need; plan again after the apply to see it)", name))
+	}
+	return out
 }
 
 // siteRecords are the changed site-level documents by site: each Site
