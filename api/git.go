@@ -121,7 +121,8 @@ func gitStatusOf(st gitsync.Status) apitypes.GitStatus {
 		out.Applied = &apitypes.GitApplied{Commit: a.Commit, Revision: a.Revision, Result: a.Result, Author: a.Author, Message: a.Message, Time: a.Time}
 	}
 	if h := st.Held; h != nil {
-		out.Held = &apitypes.GitHeld{Commit: h.Commit, Revision: h.Revision, Destructive: h.Destructive, Author: h.Author, Message: h.Message, Time: h.Time}
+		out.Held = &apitypes.GitHeld{Commit: h.Commit, Revision: h.Revision, Destructive: h.Destructive, Author: h.Author, Message: h.Message, Time: h.Time,
+			AdminApproves: h.Bindings}
 	}
 	if r := st.Rejected; r != nil {
 		out.Rejected = &apitypes.GitRejected{Commit: r.Commit, Outcome: r.Outcome, Reason: r.Reason, Findings: r.Findings, Time: r.Time}

@@ -42,6 +42,9 @@ type GitHeld struct {
 	Author      string    `json:"author"`
 	Message     string    `json:"message"`
 	Time        time.Time `json:"time"`
+	// AdminApproves: the commit changes credential bindings, so only an
+	// admin may approve it (POST /git/approve answers an operator 403).
+	AdminApproves bool `json:"admin_approves,omitempty"`
 }
 
 // GitRejected is the last commit refused (history rewrite, over the size

@@ -103,7 +103,7 @@ func (p *serveProc) hook(t *testing.T, delivery, ref, key string) (int, string) 
 // TestServeFollowsGit: a serve started on an empty state with a git:
 // block (a git daemon on 127.0.0.1) takes its first design from the
 // repository; the first commit sets the credential bindings, so it is
-// held until approved by its commit; a commit with malformed YAML is
+// held until approved by its commit (an admin: it says so); a commit with malformed YAML is
 // recorded with its findings and the last good revision stays current;
 // a webhook with a wrong signature is refused (401, an audit record,
 // nothing fetched by the daemon); a pushed commit is applied within 2 s
@@ -134,7 +134,7 @@ func TestServeFollowsGit(t *testing.T) {
 	defer p.stop()
 
 	st := p.waitGit(t, 20*time.Second, "the first commit held", func(s apitypes.GitStatus) bool { return s.Held != nil })
-	if st.Held.Commit != c1 || len(st.Held.Destructive) == 0 || st.Remote != d.URL {
+	if st.Held.Commit != c1 || len(st.Held.Destructive) == 0 || !st.Held.AdminApproves || st.Remote != d.URL {
 		t.Fatalf("held: %+v (remote %s)", st.Held, st.Remote)
 	}
 	if cur := p.currentCommit(t); cur.ID != "" {
