@@ -91,7 +91,11 @@ func (a *app) printGitStatus(st apitypes.GitStatus) error {
 		fmt.Fprintf(w, "applied %s -> revision %.12s (%s) by %s: %s\n", ap.Commit, ap.Revision, ap.Result, ap.Author, ap.Message)
 	}
 	if h := st.Held; h != nil {
-		fmt.Fprintf(w, "HELD    %s -> revision %.12s: approve with `orchestrator git approve %.12s`\n", h.Commit, h.Revision, h.Commit)
+		who := ""
+		if h.AdminApproves {
+			who = " (an admin's token: it changes credential bindings)"
+		}
+		fmt.Fprintf(w, "HELD    %s -> revision %.12s: approve with `orchestrator git approve %.12s`%s\n", h.Commit, h.Revision, h.Commit, who)
 		for _, d := range h.Destructive {
 			fmt.Fprintf(w, "        - %s\n", d)
 		}

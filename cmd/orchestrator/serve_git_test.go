@@ -140,6 +140,9 @@ func TestServeFollowsGit(t *testing.T) {
 	if cur := p.currentCommit(t); cur.ID != "" {
 		t.Fatalf("a held commit was stored: current %+v", cur)
 	}
+	if c, out, errs := cli(t, "--server", p.base, "--token", p.tok, "git", "status"); c != 0 || !strings.Contains(out, "HELD    "+c1) || !strings.Contains(out, "an admin's token") {
+		t.Fatalf("git status of a commit held for its bindings: %d %s %s", c, out, errs)
+	}
 	if c, out, errs := cli(t, "--server", p.base, "--token", p.tok, "git", "approve", c1[:12]); c != 0 || !strings.Contains(out, "applied") {
 		t.Fatalf("git approve: %d %s %s", c, out, errs)
 	}
