@@ -156,7 +156,9 @@ func (s *Server) getPlan(c echo.Context) error {
 	if err := planKind.Decode("", raw, &sp); err != nil {
 		return fmt.Errorf("the plan of revision %s: %w", r.ID[:12], err)
 	}
-	return c.JSON(http.StatusOK, wirePlan(sp.Plan, sp.NodesOmitted))
+	w := wirePlan(sp.Plan, sp.NodesOmitted)
+	w.Approve = "" // a plan of the past (maybe cut): an approval is of a plan made now
+	return c.JSON(http.StatusOK, w)
 }
 
 // planOps are the writes that store plan p with revision id, bounded.

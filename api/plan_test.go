@@ -107,7 +107,7 @@ func TestPlanAndApprove(t *testing.T) {
 	}
 	var stored apitypes.Plan
 	if code := f.json(t, "GET", "/api/v1/designs/"+plan.To+"/plan", f.Token[api.RoleViewer], nil, &stored); code != http.StatusOK ||
-		stored.To != plan.To || len(stored.Nodes) == 0 || stored.Nodes[0].Node != node || stored.Nodes[0].Action != "release" {
+		stored.To != plan.To || stored.Approve != "" || len(stored.Nodes) == 0 || stored.Nodes[0].Node != node || stored.Nodes[0].Action != "release" {
 		t.Fatalf("the stored plan: %d %+v", code, stored)
 	}
 	sum, info := lastApply(t, f)
