@@ -44,6 +44,11 @@ type DirApply struct {
 	// anyone who can push to the repository could otherwise send the
 	// stored secrets to an address of theirs.
 	TrustBindings bool
+	// SitePolicy: the current design's Sites decide whether destructive
+	// actions need an approval (lifecycle.destructive: hold, the
+	// default, or apply); false: they always do. The incoming design's
+	// own policy is never read, so a commit cannot lift its own hold.
+	SitePolicy bool
 }
 
 // DirApplied is what ApplyDir did.
@@ -108,7 +113,7 @@ func (s *Server) ApplyDir(ctx context.Context, req DirApply) (out DirApplied, er
 		return out, err
 	}
 	out.Revision, out.Plan = p.id, p.plan
-	if held := p.needsApproval(req.TrustBindings); len(held) > 0 && req.Approve != approvalOf(p.id, held) {
+	if held := p.needsApproval(req.TrustBindings, req.SitePolicy); len(held) > 0 && req.Approve != approvalOf(p.id, held) {
 		out.Result, out.Held, out.Approve = ResultHeld, held, approvalOf(p.id, held)
 		out.HeldBindings = !req.TrustBindings && len(p.bindings) > 0
 		return out, nil
@@ -228,15 +233,46 @@ func (s *Server) prepareApply(ctx context.Context, up *upload) (*prepared, error
 // credential binding changes. Applying the current revision again
 // changes nothing: it needs none (its destructive actions, still to
 // come at the next deploy, were approved when it was applied).
-func (p *prepared) needsApproval(trustBindings bool) []string {
+func (p *prepared) needsApproval(trustBindings, sitePolicy bool) []string {
 	if p.id == p.prevID {
 		return nil
 	}
-	out := slices.Clone(p.plan.Destructive)
+	var out []string
+	if !sitePolicy || !p.sitesApply() {
+		out = slices.Clone(p.plan.Destructive)
+	}
 	if !trustBindings && len(p.bindings) > 0 {
 		out = append(out, "credential bindings change: "+shortJoin(p.bindings, 5))
 	}
 	return out
+}
+
+// sitesApply says whether the current design's Site of every node the
+// plan releases or redeploys says lifecycle.destructive: apply (false
+// with no current design, or one that cannot be read).
+func (p *prepared) sitesApply() bool {
+	if p.prev == nil {
+		return false
+	}
+	var cur design.Design
+	if err := design.RevisionRecord.Decode("", p.prev, &cur); err != nil || cur.Site == nil {
+		return false
+	}
+	for _, n := range p.plan.Nodes {
+		if !n.Action.Destructive() {
+			continue
+		}
+		site := cur.Site
+		if s, ok := cur.Sites[n.Site]; ok {
+			site = s
+		} else if len(cur.Sites) > 1 || n.Site != "" && n.Site != cur.Site.Metadata.Name {
+			return false
+		}
+		if site.Spec.Lifecycle.Destructive != "apply" {
+			return false
+		}
+	}
+	return true
 }
 
 // commitApply stores the upload's sources and the revision, and takes

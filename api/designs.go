@@ -65,7 +65,7 @@ func (s *Server) applyDesign(c echo.Context) error {
 		}
 		c.Set(auditDetailKey, "admin applied a credential or endpoint change: "+shortJoin(p.bindings, 5))
 	}
-	if d := p.needsApproval(true); len(d) > 0 && approve != approvalOf(p.id, d) {
+	if d := p.needsApproval(true, false); len(d) > 0 && approve != approvalOf(p.id, d) {
 		return destructiveRefusal(p.id, d) // plan.go
 	}
 	res, taken, err := s.commitApply(ctx, up, p, from)

@@ -8,20 +8,16 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"path/filepath"
-	"sync/atomic"
 
 	"github.com/slipway-dev/slipway/api"
-	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/gitsync"
 )
 
 // gitSource is the follower and the apply it calls.
 type gitSource struct {
 	f   *gitsync.Follower
-	app *gitApplier
+	app *api.GitApplier
 }
 
 // checkGit checks the git: block.
@@ -45,7 +41,7 @@ func (o Options) newGit(c Config, env *Env) (*gitSource, error) {
 		return nil, err
 	}
 	gc.Limits, gc.Dir = lim.DesignLimits, filepath.Join(c.dir(), "gitsync")
-	app := &gitApplier{trust: gc.TrustBindings}
+	app := &api.GitApplier{TrustBindings: gc.TrustBindings}
 	opts := gitsync.Options{Applier: app, Store: env.store, Log: o.Log.With().Str("component", "gitsync").Logger()}
 	if env.secrets != nil {
 		opts.Secrets = env.secrets
@@ -64,33 +60,8 @@ func (g *gitSource) run(ctx context.Context, srv *api.Server) (wait func()) {
 	if g == nil {
 		return func() {}
 	}
-	g.app.srv.Store(srv)
+	g.app.Srv.Store(srv)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = g.f.Run(ctx) }()
 	return func() { <-done }
-}
-
-// gitApplier applies a commit's design through the control API.
-type gitApplier struct {
-	srv   atomic.Pointer[api.Server]
-	trust bool
-}
-
-func (a *gitApplier) ApplyDir(ctx context.Context, req gitsync.ApplyRequest) (gitsync.ApplyResult, error) {
-	srv := a.srv.Load()
-	if srv == nil {
-		return gitsync.ApplyResult{}, errors.New("the control API is not up yet")
-	}
-	out, err := srv.ApplyDir(ctx, api.DirApply{Dir: req.Dir, Roots: req.Roots, GitCommit: req.Commit, GitAuthor: req.Author,
-		GitMessage: req.Message, Approve: req.Approve, Actor: req.Actor, TrustBindings: a.trust})
-	if err != nil {
-		return gitsync.ApplyResult{}, err
-	}
-	res := gitsync.ApplyResult{Revision: out.Revision, Result: out.Result, Destructive: out.Held, Approve: out.Approve, Bindings: out.HeldBindings}
-	for _, f := range out.Findings {
-		if f.Severity == design.SeverityError {
-			res.Findings = append(res.Findings, fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.Message))
-		}
-	}
-	return res, nil
 }

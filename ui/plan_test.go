@@ -22,7 +22,6 @@ import (
 	"github.com/slipway-dev/slipway/auth"
 	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/orchestrator"
-	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore/memory"
 	"github.com/slipway-dev/slipway/ui"
 )
@@ -105,15 +104,7 @@ func TestDesignsViewShowsPlan(t *testing.T) {
 	srv := apitest.Start(t, apitest.WithSeed(6), apitest.WithConfig(func(c *api.Config) { c.UI = ui.Handler() }))
 	op := srv.Token[api.RoleOperator]
 	const node = "r01-cmp01"
-	for _, body := range []string{`{"action":"prepare_site"}`, `{"action":"deploy_nodes","node_filter":{"sets":[{"names":["` + node + `"]}]}}`} {
-		var task record.Task
-		if code := call(t, srv.URL, op, "POST", "/api/v1/tasks", "application/json", []byte(body), &task); code != http.StatusCreated {
-			t.Fatalf("%s: %d", body, code)
-		}
-		if _, err := srv.Engine.Wait(t.Context(), task.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
+	deployOne(t, srv, node)
 	archive := exampleWithout(t, node)
 	if code := call(t, srv.URL, op, "POST", "/api/v1/designs", "application/gzip", archive, nil); code != http.StatusConflict {
 		t.Fatalf("unapproved apply: %d, want 409", code)

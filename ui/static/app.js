@@ -554,9 +554,59 @@ function planSection(p) {
       (s.records || []).length ? el('ul', {}, ...s.records.map((r) => el('li', { text: 'record: ' + r }))) : null)));
 }
 
+const short = (id) => (id || '').slice(0, 12);
+const when = (t) => (t ? new Date(t).toLocaleString() : '');
+
+// gitApprove applies the held commit, naming it, after the operator
+// confirms its destructive actions.
+function gitApprove(held) {
+  return el('button', { type: 'button', id: 'git-approve', text: 'Approve ' + short(held.commit), onclick: async () => {
+    if (!(await confirmDialog('Apply commit ' + short(held.commit) + ' and what it holds for approval (' + held.destructive.length + ')?'))) return;
+    try { clearError(); await api('POST', '/api/v1/git/approve', { commit: held.commit }); await route(); } catch (e) { showError(e); }
+  } });
+}
+
+function gitEvents(evs) {
+  if (!evs || !evs.length) return null;
+  return el('table', { class: 'git-events' }, el('caption', { text: 'Recent rounds, newest first' }),
+    el('thead', {}, el('tr', {}, ...['time', 'trigger', 'commit', 'outcome', 'revision', 'reason'].map((h) => el('th', { scope: 'col', text: h })))),
+    el('tbody', {}, ...evs.slice(-10).reverse().map((e) => el('tr', { class: 'git-' + e.outcome }, el('td', { text: when(e.time) }), el('td', { text: e.trigger }),
+      el('td', { text: short(e.commit) }), el('td', { text: e.outcome }), el('td', { text: short(e.revision) }), el('td', { text: e.reason || '' })))));
+}
+
+// gitSection shows the git source (GET /git/status): what it follows,
+// the last fetch, the commit applied, the one held for approval (an
+// operator approves it here), the last refused or invalid, recent rounds.
+function gitSection(g) {
+  const f = g.last_fetch;
+  const a = g.applied;
+  const h = g.held;
+  const r = g.rejected;
+  return el('section', { id: 'git', class: 'panel', 'aria-labelledby': 'git-h' },
+    el('h2', { id: 'git-h', text: 'Git source' }),
+    el('p', { text: 'Follows ' + g.remote + ', branch ' + g.branch + (g.path ? ', path ' + g.path : '') }),
+    el('p', { id: 'git-fetch', text: f ? 'Last fetch ' + when(f.time) + ': ' + (f.error ? 'failed: ' + f.error : 'head ' + short(f.commit)) : 'Not fetched yet.' }),
+    a ? el('p', { id: 'git-applied', text: 'Applied ' + short(a.commit) + ' (' + a.result + ', revision ' + short(a.revision) + ') · ' + a.author + ' · ' + a.message }) : null,
+    h ? el('div', { id: 'git-held', class: 'destructive' }, el('h3', { text: 'Held for approval: ' + short(h.commit) + ' · ' + h.author + ' · ' + h.message }),
+      el('ul', {}, ...h.destructive.map((d) => el('li', { text: d }))),
+      h.admin_approves ? el('p', { text: 'It changes credential bindings: an admin approves it.' }) : null,
+      can(h.admin_approves ? 'admin' : 'operator') ? gitApprove(h) : null) : null,
+    r ? el('div', { id: 'git-rejected' }, el('h3', { text: 'Last ' + r.outcome + ': ' + short(r.commit) }), el('p', { text: r.reason }),
+      (r.findings || []).length ? el('ul', {}, ...r.findings.map((x) => el('li', { text: x }))) : null) : null,
+    gitEvents(g.events));
+}
+
+// gitPanel fills box with the git source's status; a server that follows
+// no remote (404) shows none.
+function gitPanel(box) {
+  api('GET', '/api/v1/git/status').then((g) => put(box, gitSection(g))).catch((e) => { if (e.status !== 404) showError(e); });
+  return box;
+}
+
 async function designsView(view, arg) {
   const hist = await api('GET', '/api/v1/designs');
-  if (hist.length === 0) { put(view, el('h1', { text: 'Designs' }), el('p', { id: 'no-design', class: 'panel', text: noDesignText })); return; }
+  const gitBox = el('div', { id: 'git-box' });
+  if (hist.length === 0) { put(view, el('h1', { text: 'Designs' }), el('p', { id: 'no-design', class: 'panel', text: noDesignText }), gitPanel(gitBox)); return; }
   const opts = () => hist.slice().reverse().map((h) => el('option', { value: h.id, text: h.id.slice(0, 12) + ' · ' + new Date(h.applied || h.created).toLocaleString() }));
   const a = el('select', { id: 'rev-a' }, opts()); const b = el('select', { id: 'rev-b' }, opts());
   if (b.options.length > 1) b.selectedIndex = 1;
@@ -579,6 +629,7 @@ async function designsView(view, arg) {
       el('thead', {}, el('tr', {}, ...['revision', 'applied', 'provenance', 'roots', 'plan'].map((h) => el('th', { scope: 'col', text: h })))),
       el('tbody', {}, ...hist.slice().reverse().map((h) => el('tr', {}, el('td', { text: h.id.slice(0, 12) }), el('td', { text: new Date(h.applied || h.created).toLocaleString() }),
         el('td', { text: provenance(h) }), el('td', { text: (h.roots || []).join(', ') }), el('td', { class: h.plan && h.plan.destructive ? 'destructive-cell' : null }, planLink(h)))))),
+    gitPanel(gitBox),
     planBox,
     el('div', { class: 'panel' }, el('h2', { text: 'Compare two revisions' }), el('div', { class: 'row' },
       el('div', {}, el('label', { for: 'rev-a', text: 'Revision' }), a), el('div', {}, el('label', { for: 'rev-b', text: 'against' }), b), diff), out));
