@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -175,22 +176,65 @@ func planOps(id string, p record.Plan) ([]statestore.Op, error) {
 	return []statestore.Op{statestore.Put(collPlans, id, raw), statestore.Put(collPlanSummary, id, sum)}, nil
 }
 
+// Bounds of a stored plan's parts other than its nodes: each destructive
+// action in words, and each site's changes and changed records.
+const (
+	maxPlanWordBytes  = 160
+	maxPlanSiteDetail = 200
+)
+
 // boundPlan keeps the plan's first nodes (destructive first) within
-// maxPlanNodes and maxPlanBytes, and counts the rest.
+// maxPlanNodes and maxPlanBytes, and counts the rest; its destructive
+// actions (maxPlanNodes, each cut to maxPlanWordBytes) and each site's
+// changes and records (maxPlanSiteDetail) are bounded too, and when the
+// nodes alone do not bring it under maxPlanBytes the sites' details go.
+// A note says what was cut besides nodes.
 func boundPlan(p record.Plan) storedPlan {
 	sp := storedPlan{Plan: p}
+	sp.Destructive, sp.Sites, sp.Notes = boundParts(p)
 	keep := min(len(p.Nodes), maxPlanNodes)
-	if len(p.Destructive) > maxPlanNodes {
-		sp.Destructive = p.Destructive[:maxPlanNodes]
-	}
 	for {
 		sp.Nodes, sp.NodesOmitted = p.Nodes[:keep], len(p.Nodes)-keep
 		b, err := json.Marshal(sp)
-		if err != nil || len(b) <= maxPlanBytes || keep == 0 {
+		switch {
+		case err != nil || len(b) <= maxPlanBytes:
 			return sp
+		case keep > 0:
+			keep /= 2
+		case !slices.ContainsFunc(sp.Sites, func(s record.SitePlan) bool { return len(s.Changes)+len(s.Records) > 0 }):
+			return sp
+		default:
+			sites := make([]record.SitePlan, len(sp.Sites))
+			for i, s := range sp.Sites {
+				sites[i] = record.SitePlan{Site: s.Site}
+			}
+			sp.Sites, sp.Notes = sites, append(slices.Clip(sp.Notes), "stored plan: the sites' changes left out (over its size bound)")
 		}
-		keep /= 2
 	}
+}
+
+// boundParts are p's destructive actions, sites and notes within the
+// stored plan's bounds (new slices: p's are not changed).
+func boundParts(p record.Plan) ([]string, []record.SitePlan, []string) {
+	notes := slices.Clone(p.Notes)
+	var words []string
+	for _, d := range p.Destructive[:min(len(p.Destructive), maxPlanNodes)] {
+		words = append(words, clampJSON(d, maxPlanWordBytes))
+	}
+	if n := len(p.Destructive) - len(words); n > 0 {
+		notes = append(notes, fmt.Sprintf("stored plan: %d more destructive actions left out", n))
+	}
+	var sites []record.SitePlan
+	cut := false
+	for _, s := range p.Sites {
+		c, r := s.Changes[:min(len(s.Changes), maxPlanSiteDetail)], s.Records[:min(len(s.Records), maxPlanSiteDetail)]
+		cut = cut || len(c) < len(s.Changes) || len(r) < len(s.Records)
+		sites = append(sites, record.SitePlan{Site: s.Site, Changes: c, Records: r})
+	}
+	if cut {
+		notes = append(notes, fmt.Sprintf("stored plan: each site's changes and records cut to %d", maxPlanSiteDetail))
+	}
+	return words, sites, notes
 }
 
 func summarize(p record.Plan) apitypes.PlanSummary {
@@ -260,13 +304,14 @@ func planApproval(p record.Plan) string {
 // destructiveRefusal is the 409 of an apply whose plan has destructive
 // actions the request did not approve.
 func destructiveRefusal(id string, destructive []string) error {
-	words := destructive[:min(len(destructive), maxPlanWords)]
+	approve := approvalOf(id, destructive) // of the whole list; what the answer says of it is bounded
+	listed, _, _ := boundParts(record.Plan{Destructive: destructive})
+	words := listed[:min(len(listed), maxPlanWords)]
 	more := ""
 	if n := len(destructive) - len(words); n > 0 {
 		more = fmt.Sprintf(" and %d more", n)
 	}
-	approve := approvalOf(id, destructive)
-	return &problemError{status: http.StatusConflict, approve: approve, destructive: destructive[:min(len(destructive), maxPlanNodes)],
+	return &problemError{status: http.StatusConflict, approve: approve, destructive: listed,
 		detail: fmt.Sprintf("the plan of revision %s has %d destructive actions: %s%s; nothing applied: review the plan (orchestrator plan) "+
 			"and apply again with approve=%s (orchestrator apply --approve)", id[:12], len(destructive), strings.Join(words, "; "), more, approve)}
 }
