@@ -63,6 +63,7 @@ func classify(in planInput) record.NodePlan {
 		releaseOrNone(&np, in, "removed from the design",
 			fmt.Sprintf("its machine stays as it is, reported as orphan drift, until `orchestrator destroy --node %s` releases it", in.Name))
 	case in.Old != nil && in.OldSite != in.NewSite && holds(in.Rec):
+		np.Site = in.OldSite // released where its machine is: that Site's provisioner and policy
 		from, to := orDefault(in.OldSite, "(none)"), orDefault(in.NewSite, "(none)")
 		releaseOrNone(&np, in, fmt.Sprintf("moved from site %s to site %s", from, to),
 			fmt.Sprintf("release its machine in %s first (`orchestrator destroy --node %s` before this design is applied), then deploy gives it a machine in %s", from, in.Name, to))
