@@ -217,7 +217,9 @@ if [ "${BENCH_SCALE_PLAN:-0}" = 1 ]; then
   plan_run same "$work/site" "$work/layer"
   cp -r "$work/site" "$work/site-tagged"
   sed -i 's/^  tags: \[synthetic\]$/  tags: [synthetic, bench-plan]/' "$work/site-tagged/profiles.yaml"
+  plan_req0=$(curl -sf "$stats_url" | jq .total)
   plan_run tagged "$work/site-tagged" "$work/layer"
+  plan_requests=$(($(curl -sf "$stats_url" | jq .total) - plan_req0))
   IFS=: read -r ck tk ts < <(jq -r .api_key "$work/lab.json")
   hdr=$work/oauth.hdr
   (umask 077 && printf 'Authorization: OAuth oauth_version="1.0", oauth_signature_method="PLAINTEXT", oauth_consumer_key="%s", oauth_token="%s", oauth_signature="&%s", oauth_nonce="bench", oauth_timestamp="%s"\n' \
@@ -239,10 +241,10 @@ if [ "${BENCH_SCALE_PLAN:-0}" = 1 ]; then
   read -r same_s same_rc <"$out/plan-same.time"
   read -r tagged_s tagged_rc <"$out/plan-tagged.time"
   jq -n --argjson same_s "$same_s" --argjson same_rc "$same_rc" --argjson tagged_s "$tagged_s" \
-    --argjson tagged_rc "$tagged_rc" --argjson floor "$floor_read" --argjson validate_s "$validate_s" \
+    --argjson tagged_rc "$tagged_rc" --argjson floor "$floor_read" --argjson validate_s "$validate_s" --argjson plan_requests "$plan_requests" \
     --slurpfile same "$out/plan-same.json" --slurpfile tagged "$out/plan-tagged.json" '{
       unchanged: {seconds: $same_s, exit: $same_rc, counts: $same[0].counts, observed: $same[0].observed},
-      tagged: {seconds: $tagged_s, exit: $tagged_rc, counts: $tagged[0].counts, observed: $tagged[0].observed},
+      tagged: {seconds: $tagged_s, exit: $tagged_rc, counts: $tagged[0].counts, observed: $tagged[0].observed, maas_requests: $plan_requests},
       floor_read_seconds: $floor, validate_seconds: $validate_s,
       tagged_over_floor: (if $floor > 0 then ($tagged_s / $floor * 100 | round / 100) else null end)
     }' >"$out/plan.json"
