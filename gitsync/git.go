@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -178,7 +179,8 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 // errNoBranch: the remote has no such branch (deleted, or never pushed).
 var errNoBranch = errors.New("the branch is not on the remote")
 
-// fetch fetches the branch's head at depth (or deepens by deepen).
+// fetch fetches the branch's head at depth (or deepens by deepen),
+// stopped as soon as the cache repository passes r.maxBytes.
 func (r *repo) fetch(ctx context.Context, depth, deepen int) error {
 	args := []string{"fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head"}
 	if deepen > 0 {
@@ -187,7 +189,16 @@ func (r *repo) fetch(ctx context.Context, depth, deepen int) error {
 		args = append(args, fmt.Sprintf("--depth=%d", depth))
 	}
 	args = append(args, "--", r.url, "+refs/heads/"+r.branch+":"+localRef)
-	_, err := r.git(ctx, args...)
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	over := r.watchCache(fctx, cancel)
+	_, err := r.git(fctx, args...)
+	cancel()
+	if n := <-over; n > 0 {
+		_ = os.RemoveAll(r.cache)
+		return fmt.Errorf("%w: the fetch of %s passed %d bytes while it was written, over %d (16 x designMaxBytes): stopped and removed; keep the design in a smaller repository",
+			errTooLarge, Redacted(r.url), n, r.maxBytes)
+	}
 	var ge *gitError
 	if errors.As(err, &ge) && strings.Contains(ge.text, "couldn't find remote ref") {
 		return fmt.Errorf("%w: branch %s of %s (deleted, or never pushed?)", errNoBranch, r.branch, Redacted(r.url))
@@ -213,11 +224,43 @@ func (r *repo) remoteHead(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("%w: branch %s of %s (deleted, or never pushed?)", errNoBranch, r.branch, Redacted(r.url))
 }
 
-// checkCache refuses a cache repository over max bytes, and removes it
-// (the next fetch starts again from nothing).
-func (r *repo) checkCache(max int64) error {
+// cacheWatchEvery is how often a fetch's cache repository is measured
+// while git writes it.
+const cacheWatchEvery = 10 * time.Millisecond
+
+// watchCache measures the cache repository until ctx ends, and cancels
+// the fetch (cancel) once it passes r.maxBytes (0: no bound). The
+// channel then gives the size it passed (0: it did not), once.
+func (r *repo) watchCache(ctx context.Context, cancel context.CancelFunc) <-chan int64 {
+	out := make(chan int64, 1)
+	if r.maxBytes <= 0 {
+		out <- 0
+		return out
+	}
+	go func() {
+		t := time.NewTicker(cacheWatchEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				out <- 0
+				return
+			case <-t.C:
+				if n := dirBytes(r.cache); n > r.maxBytes {
+					cancel()
+					out <- n
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// dirBytes is the size of the regular files under dir.
+func dirBytes(dir string) int64 {
 	var n int64
-	_ = filepath.WalkDir(r.cache, func(_ string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			if info, err := d.Info(); err == nil {
 				n += info.Size()
@@ -225,6 +268,13 @@ func (r *repo) checkCache(max int64) error {
 		}
 		return nil
 	})
+	return n
+}
+
+// checkCache refuses a cache repository over max bytes, and removes it
+// (the next fetch starts again from nothing).
+func (r *repo) checkCache(max int64) error {
+	n := dirBytes(r.cache)
 	if n <= max {
 		return nil
 	}
