@@ -126,6 +126,7 @@ func (u *uploads) takePlan(c echo.Context) error {
 	case <-c.Request().Context().Done():
 	}
 	c.Response().Header().Set("Retry-After", strconv.Itoa(designRetryAfter))
+	c.Response().Header().Set(NotRun, "1") // nothing ran: the client tries again after Retry-After
 	return problem(http.StatusServiceUnavailable, fmt.Sprintf("%d plans are being made (each reads the provisioner's machines): try again in %d seconds", planSlots, designRetryAfter))
 }
 
