@@ -40,7 +40,7 @@ type DirApply struct {
 	// TrustBindings: the source may change credential bindings (where
 	// the provisioner and the BMCs are, which secrets go there) without
 	// an approval, as an admin's upload may. False: such a change is held
-	// until Approve names the revision, like a destructive action, as
+	// until Approve approves it, like a destructive action, as
 	// anyone who can push to the repository could otherwise send the
 	// stored secrets to an address of theirs.
 	TrustBindings bool

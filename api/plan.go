@@ -27,7 +27,8 @@ import (
 // Plans. POST /designs/plan answers what applying a design and then
 // deploying it would do, read only (the engine's Plan). An apply computes
 // the same plan before it stores anything; one with destructive actions
-// is refused (409) unless ?approve= names the revision, and the plan is
+// is refused (409) unless ?approve= is the approval of exactly those
+// (approvalOf: the revision and the actions), and the plan is
 // stored with the revision (GET /designs/{rev}/plan), bounded.
 
 // Stored plan bounds: at most maxPlanNodes nodes, destructive first, and

@@ -122,7 +122,7 @@ func (s *Server) designRoutes() []route {
 		{Method: "POST", Path: v1 + "/designs", Role: op, Mutating: true, Upload: true, OK: []int{http.StatusOK, http.StatusCreated},
 			Response: apitypes.Applied{}, Problems: append(busy, http.StatusConflict), Query: append(slices.Clone(provenanceParams), approveParam),
 			Summary: "apply a design (tar.gz of the roots, or a JSON list of documents): 201 when stored, 200 when unchanged; findings on 422; " +
-				"409 naming the plan's destructive actions unless approve names the revision", handler: s.applyDesign},
+				"409 naming the plan's destructive actions unless approve is the plan's approval of them", handler: s.applyDesign},
 		{Method: "POST", Path: v1 + "/designs/validate", Role: view, Upload: true, Response: apitypes.ValidationResult{}, Problems: busy,
 			Summary: "validate a design without storing it", handler: s.validateDesign},
 		{Method: "GET", Path: v1 + "/designs", Role: view, Response: []apitypes.RevisionSummary{}, Summary: "apply history", handler: s.listDesigns},

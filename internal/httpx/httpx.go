@@ -59,7 +59,7 @@ type Problem struct {
 	Findings any `json:"findings,omitempty"`
 	// Destructive and Approve: a design apply refused (409) for want of
 	// an approval: the plan's destructive actions in words, and the
-	// revision an approval names (?approve=).
+	// approval of exactly those (?approve=).
 	Destructive []string `json:"destructive,omitempty"`
 	Approve     string   `json:"approve,omitempty"`
 }
