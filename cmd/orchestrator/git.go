@@ -70,10 +70,16 @@ func (a *app) gitApproveCmd() *cobra.Command {
 			}
 			defer s.close()
 			ev, err := s.c.GitApprove(cmd.Context(), args[0])
-			return a.show(output, ev, err, func() error {
+			if err := a.show(output, ev, err, func() error {
 				fmt.Fprintf(a.stdout, "commit %s: %s %s %s\n", ev.Commit, ev.Outcome, ev.Revision, ev.Reason)
 				return nil
-			})
+			}); err != nil {
+				return err
+			}
+			if ev.Outcome != "applied" { // e.g. held again: its plan changed since it was shown
+				return &exitError{code: exitInvalid, err: fmt.Errorf("commit %.12s was not applied (%s): see `orchestrator git status`", ev.Commit, ev.Outcome)}
+			}
+			return nil
 		},
 	}
 	sf.add(cmd)

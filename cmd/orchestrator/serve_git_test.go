@@ -210,7 +210,7 @@ func TestServeFollowsGit(t *testing.T) {
 // revision stays; approved by its
 // commit, it becomes the current revision.
 func heldThenApproved(t *testing.T, p *serveProc, lb *lab.Lab, up *gittest.Upstream, files map[string]string) {
-	const removed = "r02-gpu02"
+	const removed, later = "r02-gpu02", "r02-cmp02" // later: deployed while the commit is held
 	secrets := labrun.DefaultSecrets()
 	secrets["maas-api-key"] = lb.Info().APIKey
 	for name, v := range secrets {
@@ -221,29 +221,17 @@ func heldThenApproved(t *testing.T, p *serveProc, lb *lab.Lab, up *gittest.Upstr
 	if status, msg := p.task(t, "prepare_site"); status != "succeeded" {
 		t.Fatalf("prepare_site: %s %s", status, msg)
 	}
-	code, b := p.call(t, "POST", "/api/v1/tasks", `{"action":"deploy_nodes","node_filter":{"sets":[{"names":["`+removed+`"]}]}}`)
-	var task struct{ ID, Status string }
-	if code != 201 || json.Unmarshal([]byte(b), &task) != nil {
-		t.Fatalf("deploy %s: %d %s", removed, code, b)
-	}
-	for i := 0; i < 600 && task.Status != "succeeded" && task.Status != "failed"; i++ {
-		time.Sleep(25 * time.Millisecond)
-		_, b = p.call(t, "GET", "/api/v1/tasks/"+task.ID, "")
-		_ = json.Unmarshal([]byte(b), &task)
-	}
-	if task.Status != "succeeded" {
-		t.Fatalf("deploy %s: %s", removed, b)
-	}
+	p.deployNode(t, removed)
 	before := p.currentCommit(t)
 	docs := strings.Split(files["site/nodes-r02.yaml"], "\n---\n")
 	kept := docs[:0]
 	for _, d := range docs {
-		if !strings.Contains(d, "name: "+removed) {
+		if !strings.Contains(d, "name: "+removed) && !strings.Contains(d, "name: "+later) {
 			kept = append(kept, d)
 		}
 	}
 	files["site/nodes-r02.yaml"] = strings.Join(kept, "\n---\n")
-	c4 := up.Commit("remove "+removed, files)
+	c4 := up.Commit("remove "+removed+" and "+later, files)
 	if c, b := p.hook(t, "d-4", "refs/heads/main", "hook-key"); c != 202 {
 		t.Fatalf("webhook: %d %s", c, b)
 	}
@@ -257,11 +245,47 @@ func heldThenApproved(t *testing.T, p *serveProc, lb *lab.Lab, up *gittest.Upstr
 	if c, b := p.call(t, "POST", "/api/v1/git/approve", `{"commit":"`+before.GitCommit[:12]+`"}`); c != 409 {
 		t.Errorf("approving a commit not held: %d %s, want 409", c, b)
 	}
+	approveChanged(t, p, c4, later)
 	if c, b := p.call(t, "POST", "/api/v1/git/approve", `{"commit":"`+c4[:12]+`"}`); c != 200 || !strings.Contains(b, `"outcome":"applied"`) {
 		t.Fatalf("approve: %d %s", c, b)
 	}
 	if cur := p.currentCommit(t); cur.GitCommit != c4 || cur.ID != st.Held.Revision {
 		t.Fatalf("after approval the current revision is %s (commit %s), want %s (commit %s)", cur.ID, cur.GitCommit, st.Held.Revision, c4)
+	}
+}
+
+// approveChanged: node, which the held commit also removes, is deployed
+// while it waits, so its plan now releases one machine more than the
+// operator approved: `git approve` holds it again, says so and exits 1
+// (it exited 0 before), and the status names both releases.
+func approveChanged(t *testing.T, p *serveProc, commit, node string) {
+	t.Helper()
+	p.deployNode(t, node)
+	c, out, errs := cli(t, "--server", p.base, "--token", p.tok, "git", "approve", commit[:12])
+	if c != 1 || !strings.Contains(out+errs, "held") || strings.Contains(out, ": applied") {
+		t.Fatalf("approving a commit whose plan changed: exit %d, %s %s; want 1 and held again", c, out, errs)
+	}
+	st := p.gitStatus(t)
+	if st.Held == nil || !strings.Contains(strings.Join(st.Held.Destructive, "; "), "release "+node) {
+		t.Fatalf("held again for %+v, want the release of %s named", st.Held, node)
+	}
+}
+
+// deployNode deploys node through the API and waits (bounded) for it.
+func (p *serveProc) deployNode(t *testing.T, node string) {
+	t.Helper()
+	code, b := p.call(t, "POST", "/api/v1/tasks", `{"action":"deploy_nodes","node_filter":{"sets":[{"names":["`+node+`"]}]}}`)
+	var task struct{ ID, Status string }
+	if code != 201 || json.Unmarshal([]byte(b), &task) != nil {
+		t.Fatalf("deploy %s: %d %s", node, code, b)
+	}
+	for i := 0; i < 2400 && task.Status != "succeeded" && task.Status != "failed"; i++ { // 60 s
+		time.Sleep(25 * time.Millisecond)
+		_, b = p.call(t, "GET", "/api/v1/tasks/"+task.ID, "")
+		_ = json.Unmarshal([]byte(b), &task)
+	}
+	if task.Status != "succeeded" {
+		t.Fatalf("deploy %s: %s", node, b)
 	}
 }
 
