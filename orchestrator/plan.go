@@ -12,11 +12,16 @@ import (
 	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
+	"golang.org/x/sync/errgroup"
 )
 
 // planBatch is the most nodes one PlanNodes call asks about (the status
 // poll's batch).
 const planBatch = statusBatch
+
+// planBatchesAtOnce is how many PlanNodes calls run at once: one batch's
+// machines are read while the one before it is planned node by node.
+const planBatchesAtOnce = 2
 
 // noPlanner is the plan's note when the server driver cannot plan.
 const noPlanner = "the server driver cannot plan: from designs and records only"
@@ -266,27 +271,35 @@ func (e *Engine) observeNodes(ctx context.Context, planner drivers.ServerPlanner
 			in.Observed = &drivers.MachinePlan{Node: in.Name} // no machine: nothing to read
 		}
 	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(planBatchesAtOnce)
 	for start := 0; start < len(ask); start += planBatch {
 		chunk := ask[start:min(start+planBatch, len(ask))]
-		nodes := make([]drivers.Node, len(chunk))
-		for i, in := range chunk {
-			nodes[i] = *in.spec
-		}
-		var mps []drivers.MachinePlan
-		err := e.readServer(ctx, func(ctx context.Context) (err error) {
-			mps, err = planner.PlanNodes(ctx, nodes)
-			return err
-		})
-		if err == nil && len(mps) != len(nodes) {
-			err = fmt.Errorf("the server driver answered %d machine plans for %d nodes", len(mps), len(nodes))
-		}
-		if err != nil {
-			return fmt.Errorf("plan: reading the provisioner's machines of nodes %s..%s: %w; nothing was changed: try again",
-				chunk[0].Name, chunk[len(chunk)-1].Name, err)
-		}
-		for i, in := range chunk {
-			in.Observed = &mps[i]
-		}
+		g.Go(func() error { return e.observeChunk(gctx, planner, chunk) })
+	}
+	return g.Wait()
+}
+
+// observeChunk asks the planner about one batch of nodes.
+func (e *Engine) observeChunk(ctx context.Context, planner drivers.ServerPlanner, chunk []*planNode) error {
+	nodes := make([]drivers.Node, len(chunk))
+	for i, in := range chunk {
+		nodes[i] = *in.spec
+	}
+	var mps []drivers.MachinePlan
+	err := e.readServer(ctx, func(ctx context.Context) (err error) {
+		mps, err = planner.PlanNodes(ctx, nodes)
+		return err
+	})
+	if err == nil && len(mps) != len(nodes) {
+		err = fmt.Errorf("the server driver answered %d machine plans for %d nodes", len(mps), len(nodes))
+	}
+	if err != nil {
+		return fmt.Errorf("plan: reading the provisioner's machines of nodes %s..%s: %w; nothing was changed: try again",
+			chunk[0].Name, chunk[len(chunk)-1].Name, err)
+	}
+	for i, in := range chunk {
+		in.Observed = &mps[i]
 	}
 	return nil
 }
