@@ -30,6 +30,7 @@ func exampleFiles(t *testing.T, node string) map[string]string {
 		t.Fatalf("example files: %v", err)
 	}
 	out := map[string]string{}
+	dropped := 0
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -37,11 +38,16 @@ func exampleFiles(t *testing.T, node string) map[string]string {
 		}
 		var keep []string
 		for _, doc := range strings.Split(string(b), "\n---\n") {
-			if !strings.Contains(doc, "kind: Node") || !strings.Contains(doc, "name: "+node+"\n") {
-				keep = append(keep, doc)
+			if strings.Contains(doc, "kind: Node") && strings.Contains(doc, "name: "+node+"\n") {
+				dropped++
+				continue
 			}
+			keep = append(keep, doc)
 		}
 		out["site/"+filepath.Base(f)] = strings.Join(keep, "\n---\n")
+	}
+	if dropped != 1 {
+		t.Fatalf("dropped %d documents of %s", dropped, node)
 	}
 	return out
 }
