@@ -215,31 +215,4 @@ func TestApplyDirRefuses(t *testing.T) {
 }
 
 // removeNode drops node's document from the design files in dir.
-func removeNode(t *testing.T, dir, node string) {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dropped := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var keep []string
-		for _, doc := range strings.Split(string(b), "\n---\n") {
-			if strings.Contains(doc, "kind: Node") && strings.Contains(doc, "name: "+node+"\n") {
-				dropped++
-				continue
-			}
-			keep = append(keep, doc)
-		}
-		if err := os.WriteFile(f, []byte(strings.Join(keep, "\n---\n")), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if dropped != 1 {
-		t.Fatalf("dropped %d documents of node %s", dropped, node)
-	}
-}
+func removeNode(t *testing.T, dir, node string) { designtest.RemoveNode(t, dir, node) }

@@ -36,15 +36,9 @@ func exampleFiles(t *testing.T, node string) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var keep []string
-		for _, doc := range strings.Split(string(b), "\n---\n") {
-			if strings.Contains(doc, "kind: Node") && strings.Contains(doc, "name: "+node+"\n") {
-				dropped++
-				continue
-			}
-			keep = append(keep, doc)
-		}
-		out["site/"+filepath.Base(f)] = strings.Join(keep, "\n---\n")
+		s, n := designtest.DropNode(string(b), node)
+		dropped += n
+		out["site/"+filepath.Base(f)] = s
 	}
 	if dropped != 1 {
 		t.Fatalf("dropped %d documents of %s", dropped, node)

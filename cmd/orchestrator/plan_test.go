@@ -11,37 +11,14 @@ import (
 	"github.com/slipway-dev/slipway/api/apitest"
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
 	"github.com/slipway-dev/slipway/api/client"
+	"github.com/slipway-dev/slipway/design/designtest"
 )
 
 // withoutNode is a copy of the example site without node's document.
 func withoutNode(t *testing.T, node string) string {
 	t.Helper()
 	site := copyExample(t)
-	files, err := filepath.Glob(filepath.Join(site, "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dropped := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var keep []string
-		for _, doc := range strings.Split(string(b), "\n---\n") {
-			if strings.Contains(doc, "kind: Node") && strings.Contains(doc, "name: "+node+"\n") {
-				dropped++
-				continue
-			}
-			keep = append(keep, doc)
-		}
-		if err := os.WriteFile(f, []byte(strings.Join(keep, "\n---\n")), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if dropped != 1 {
-		t.Fatalf("dropped %d documents of %s", dropped, node)
-	}
+	designtest.RemoveNode(t, site, node)
 	return site
 }
 
