@@ -200,7 +200,8 @@ type prepared struct {
 	id       string
 	prev     []byte // the current revision's design (nil: none)
 	prevID   string
-	bindings []string // the credential bindings the design changes
+	old      *design.Design // prev decoded (nil: none)
+	bindings []string       // the credential bindings the design changes
 	plan     *record.Plan
 }
 
@@ -217,9 +218,10 @@ func (s *Server) prepareApply(ctx context.Context, up *upload) (*prepared, error
 	} else if !errors.Is(err, statestore.ErrNotFound) {
 		return nil, err
 	}
-	if p.bindings, err = bindingChanges(p.prev, up.d); err != nil {
+	if p.old, err = currentDesign(p.prev); err != nil {
 		return nil, err
 	}
+	p.bindings = credentialChanges(p.old, up.d)
 	pl, err := s.planDesign(ctx, up.d, id)
 	if err != nil {
 		return nil, err
@@ -238,7 +240,7 @@ func (p *prepared) needsApproval(trustBindings, sitePolicy bool) []string {
 		return nil
 	}
 	var out []string
-	if !sitePolicy || !p.sitesApply() {
+	if len(p.plan.Destructive) > 0 && (!sitePolicy || !p.sitesApply()) {
 		out = slices.Clone(p.plan.Destructive)
 	}
 	if !trustBindings && len(p.bindings) > 0 {
@@ -249,13 +251,10 @@ func (p *prepared) needsApproval(trustBindings, sitePolicy bool) []string {
 
 // sitesApply says whether the current design's Site of every node the
 // plan releases or redeploys says lifecycle.destructive: apply (false
-// with no current design, or one that cannot be read).
+// with no current design).
 func (p *prepared) sitesApply() bool {
-	if p.prev == nil {
-		return false
-	}
-	var cur design.Design
-	if err := design.RevisionRecord.Decode("", p.prev, &cur); err != nil || cur.Site == nil {
+	cur := p.old
+	if cur == nil || cur.Site == nil {
 		return false
 	}
 	for _, n := range p.plan.Nodes {

@@ -24,23 +24,23 @@ import (
 // of a successful call says besides its outcome.
 const auditDetailKey = "slipway.audit.detail"
 
-// bindingChanges lists the credential bindings the design next changes
-// against the current design prev (JSON; nil when there is none). The
-// HTTP apply refuses them unless the caller is an admin (and notes them
-// for the audit); git sync holds them for approval (applydir.go).
-func bindingChanges(prev []byte, next *design.Design) ([]string, error) {
-	var old *design.Design
-	if prev != nil {
-		old = &design.Design{}
-		if err := design.RevisionRecord.Decode("", prev, old); err != nil {
-			return nil, fmt.Errorf("the current design revision can't be read: %w", err)
-		}
+// currentDesign decodes the current revision's design (JSON; nil: there
+// is none, and so is the answer).
+func currentDesign(prev []byte) (*design.Design, error) {
+	if prev == nil {
+		return nil, nil
 	}
-	return credentialChanges(old, next), nil
+	old := &design.Design{}
+	if err := design.RevisionRecord.Decode("", prev, old); err != nil {
+		return nil, fmt.Errorf("the current design revision can't be read: %w", err)
+	}
+	return old, nil
 }
 
-// credentialChanges lists the bindings of next that prev (nil: none) does
-// not have, each naming its field.
+// credentialChanges lists the credential bindings of next that prev
+// (nil: none) does not have, each naming its field. The HTTP apply
+// refuses them unless the caller is an admin (and notes them for the
+// audit); git sync holds them for approval (applydir.go).
 func credentialChanges(prev, next *design.Design) []string {
 	var out []string
 	p, n := siteBindings(prev), siteBindings(next)
