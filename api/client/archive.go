@@ -26,10 +26,19 @@ type DesignArchive struct {
 	Files map[string]string
 }
 
-// Archive builds the design archive of roots in memory.
+// maxArchiveBytes bounds a design archive given as a root (compressed;
+// the server bounds what it holds).
+const maxArchiveBytes = 64 << 20
+
+// Archive builds the design archive of roots in memory. One root that is
+// a .tar.gz or .tgz file is sent as it is: each top-level directory in
+// it is a root, as in `git archive --format=tar.gz HEAD site/`.
 func Archive(roots []string) (*DesignArchive, error) {
 	if len(roots) == 0 {
 		return nil, fmt.Errorf("no design root given")
+	}
+	if len(roots) == 1 && isTarGz(roots[0]) {
+		return readArchive(roots[0])
 	}
 	width := max(2, len(fmt.Sprint(len(roots)-1)))
 	ar := &DesignArchive{Files: map[string]string{}}
@@ -125,4 +134,31 @@ func (a *DesignArchive) Localize(fs design.Findings) {
 			fs[i].File = local
 		}
 	}
+}
+
+// isTarGz says whether root names a .tar.gz or .tgz file.
+func isTarGz(root string) bool {
+	if !strings.HasSuffix(root, ".tar.gz") && !strings.HasSuffix(root, ".tgz") {
+		return false
+	}
+	st, err := os.Stat(root)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// readArchive reads a design archive given as a root, within
+// maxArchiveBytes.
+func readArchive(path string) (*DesignArchive, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("design archive %s: %w", path, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxArchiveBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("design archive %s: %w", path, err)
+	}
+	if len(b) > maxArchiveBytes {
+		return nil, fmt.Errorf("design archive %s is over %d MiB", path, maxArchiveBytes>>20)
+	}
+	return &DesignArchive{Data: b, Files: map[string]string{}}, nil
 }

@@ -45,7 +45,8 @@ func (a *app) planCmd() *cobra.Command {
 		Use:   "plan [--state PATH | --server URL] [-o table|json|yaml] ROOT...",
 		Short: "Show what applying a design and then deploying it would do, without changing anything",
 		Long: `Plan uploads the design (directories or files of YAML, later roots
-layered over earlier ones) and shows, for each node, what applying it and
+layered over earlier ones; or one .tar.gz whose top-level directories are
+the roots, as git archive --format=tar.gz HEAD site/ writes) and shows, for each node, what applying it and
 then deploying would do to its machine (release, redeploy, new, configure,
 none) and to each site, destructive actions first. Nothing is stored or
 changed. Against a serve the provisioner is read; with --state and no

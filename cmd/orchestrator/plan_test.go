@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,6 +67,14 @@ func TestPlanCommand(t *testing.T) {
 	var p apitypes.Plan
 	if err := json.Unmarshal([]byte(out), &p); err != nil || code != 0 || p.Changed || p.Counts["none"] != 8 || !p.Observed {
 		t.Fatalf("plan -o json: exit %d %v\n%s%s", code, err, out, errs)
+	}
+	// The same design as an archive, e.g. `git archive --format=tar.gz HEAD site/`.
+	archive := filepath.Join(t.TempDir(), "site.tar.gz")
+	if b, err := exec.Command("tar", "czf", archive, "-C", filepath.Dir(site), filepath.Base(site)).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v %s", err, b)
+	}
+	if code, out, errs = as(viewer, "plan", archive); code != 0 || !strings.Contains(out, "8 none") {
+		t.Fatalf("plan of the archive: exit %d\n%s%s", code, out, errs)
 	}
 
 	bad := copyExample(t)
