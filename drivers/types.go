@@ -123,14 +123,17 @@ type SiteLink struct {
 
 // Subnet is one of the design's L3 networks as drivers see it.
 type Subnet struct {
-	Name       string        `json:"name"`
-	CIDR       string        `json:"cidr"`
-	VLAN       int           `json:"vlan,omitempty"`
-	MTU        int           `json:"mtu"`
-	Gateway    string        `json:"gateway,omitempty"`
-	DNSServers []string      `json:"dns_servers,omitempty"`
-	Ranges     []AddressPool `json:"ranges,omitempty"`
-	Routes     []Route       `json:"routes,omitempty"`
+	Name    string `json:"name"`
+	CIDR    string `json:"cidr"`
+	VLAN    int    `json:"vlan,omitempty"`
+	MTU     int    `json:"mtu"`
+	Gateway string `json:"gateway,omitempty"`
+	// UntaggedVLAN is the VLAN switches carry an untagged subnet (VLAN
+	// 0) on: the design's switchVlan (see SwitchVLAN).
+	UntaggedVLAN int           `json:"untagged_vlan,omitempty"`
+	DNSServers   []string      `json:"dns_servers,omitempty"`
+	Ranges       []AddressPool `json:"ranges,omitempty"`
+	Routes       []Route       `json:"routes,omitempty"`
 }
 
 // Route is a static route from a subnet.
@@ -183,6 +186,9 @@ type Node struct {
 	// (no boot MAC or BMC that identifies one): the provisioner allocates
 	// any machine that satisfies them (nil: the node must be pinned).
 	Constraints *Constraints `json:"constraints,omitempty"`
+	// Fabric is what the site's fabric says of the node's switch ports
+	// (nil: the site declares no fabric; see PortPlan).
+	Fabric *NodeFabric `json:"fabric,omitempty"`
 }
 
 // CommissionScripts are the scripts (names or tags) a commissioning runs:
@@ -260,6 +266,10 @@ type Device struct {
 	Alias   string `json:"alias"`
 	Bus     string `json:"bus,omitempty"`     // pci | scsi | nvme; "" for a kernel name
 	Address string `json:"address,omitempty"` // e.g. 0000:3b:00.0
+	// Switch and Port: the switch port a NIC is cabled to, as the
+	// design's cabling says ("": not cabled, or not a NIC).
+	Switch string `json:"switch,omitempty"`
+	Port   string `json:"port,omitempty"`
 }
 
 // InterfaceNetwork is a network on an interface and the node's address there.

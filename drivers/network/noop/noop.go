@@ -34,12 +34,16 @@ func (Driver) ConfigurePorts(ctx context.Context, n drivers.Node, phase drivers.
 	if err := ctx.Err(); err != nil {
 		return drivers.Result{}, err
 	}
-	if phase != drivers.PhaseProvisioning && phase != drivers.PhaseProduction {
+	if !drivers.KnownPhase(phase) {
 		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "noop: unknown phase %q", phase)
 	}
-	names := make([]string, 0, len(n.Interfaces))
-	for _, in := range n.Interfaces {
-		names = append(names, in.Name)
+	plan, err := drivers.PortPlan(n, phase)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	names := make([]string, 0, len(plan))
+	for _, p := range plan {
+		names = append(names, p.SwitchPort.String())
 	}
 	return drivers.Done("noop: left the %s ports of %s (%s) unconfigured; configure the switches outside Slipway",
 		phase, n.Name, orNone(strings.Join(names, ", "))), nil
@@ -47,7 +51,7 @@ func (Driver) ConfigurePorts(ctx context.Context, n drivers.Node, phase drivers.
 
 func orNone(s string) string {
 	if s == "" {
-		return "no interfaces"
+		return "none cabled in the design"
 	}
 	return s
 }

@@ -21,12 +21,11 @@ func TestConformance(t *testing.T) {
 
 func TestSaysWhatItLeftAlone(t *testing.T) {
 	d, _ := noop.New(drivers.Config{})
-	r, err := d.ConfigurePorts(t.Context(), drivers.Node{NodeRef: drivers.NodeRef{Name: "n1"},
-		Interfaces: []drivers.Interface{{Name: "bond0"}, {Name: "pxe"}}}, drivers.PhaseProduction)
+	r, err := d.ConfigurePorts(t.Context(), driverstest.NetworkNode(), drivers.PhaseProduction)
 	if err != nil || r.Status != drivers.StatusDone {
 		t.Fatalf("%+v, %v", r, err)
 	}
-	for _, want := range []string{"noop", "production", "n1", "bond0, pxe", "unconfigured"} {
+	for _, want := range []string{"noop", "production", "conformance-node", "conformance-sw:p1, conformance-sw:p2, conformance-sw:p3", "unconfigured"} {
 		if !strings.Contains(r.Message, want) {
 			t.Errorf("message %q lacks %q", r.Message, want)
 		}
