@@ -68,6 +68,10 @@ type SiteSpec struct {
 	// (validate_hardware.go).
 	HardwareTags    []HardwareTag `json:"hardware_tags,omitempty" yaml:"hardwareTags"`
 	HardwareTagsPos Pos           `json:"-" pos:"hardwareTags"`
+	// Fabric: the switches the Site's nodes are cabled to and its
+	// quarantine VLAN (validate_fabric.go); zero when Slipway does not
+	// configure switches (network driver noop).
+	Fabric Fabric `json:"fabric,omitzero"`
 }
 
 // HardwareTag is a provisioner tag given to every machine whose
@@ -128,6 +132,8 @@ type DriverNames struct {
 	Server  string `json:"server"`
 	OOB     string `json:"oob"`
 	Network string `json:"network"`
+
+	NetworkPos Pos `json:"-" pos:"network"`
 }
 
 // MAASConfig tells how to reach MAAS. APIKey is a secret reference.
@@ -164,12 +170,16 @@ type NetworkSpec struct {
 	DNS     NetworkDNS     `json:"dns,omitzero"`
 	Ranges  []AddressRange `json:"ranges,omitempty"`
 	Routes  []Route        `json:"routes,omitempty"`
+	// SwitchVLAN is the VLAN the switches carry an untagged network on
+	// (a tagged network's is its vlan); needed with a fabric.
+	SwitchVLAN int `json:"switch_vlan,omitempty" yaml:"switchVlan"`
 
-	Pos        Pos `json:"-"`
-	CIDRPos    Pos `json:"-" pos:"cidr"`
-	VLANPos    Pos `json:"-" pos:"vlan"`
-	MTUPos     Pos `json:"-" pos:"mtu"`
-	GatewayPos Pos `json:"-" pos:"gateway"`
+	Pos           Pos `json:"-"`
+	SwitchVLANPos Pos `json:"-" pos:"switchVlan"`
+	CIDRPos       Pos `json:"-" pos:"cidr"`
+	VLANPos       Pos `json:"-" pos:"vlan"`
+	MTUPos        Pos `json:"-" pos:"mtu"`
+	GatewayPos    Pos `json:"-" pos:"gateway"`
 }
 
 // NetworkDNS is per-network DNS, used when the network is a node's primary one.

@@ -69,6 +69,7 @@ func validate(r *report, d *Design) {
 			v.secretRef(KindHostProfile, n, c.Pos, "oob.credentials.password", c.Password)
 		}
 	}
+	v.fabric() // validate_fabric.go
 	targeted := v.bootActions()
 	ports := map[string]cabled{}
 	for _, n := range sortedNames(d.Nodes) {
