@@ -287,6 +287,12 @@ func (s *Switchd) Ofctl(ctx context.Context, args ...string) (string, error) {
 	return s.run(ctx, "ovs-ofctl", args...)
 }
 
+// Appctl runs ovs-appctl on the daemon name (ovs-vswitchd or
+// ovsdb-server), e.g. "lacp/show BOND", and returns its output.
+func (s *Switchd) Appctl(ctx context.Context, name string, args ...string) (string, error) {
+	return s.run(ctx, "ovs-appctl", append([]string{"-t", s.path(name + ".ctl")}, args...)...)
+}
+
 // AddBridge adds a bridge on the userspace (netdev) datapath.
 func (s *Switchd) AddBridge(ctx context.Context, name string) error {
 	_, err := s.Vsctl(ctx, "add-br", name, "--", "set", "bridge", name, "datapath_type=netdev")
