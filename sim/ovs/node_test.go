@@ -18,8 +18,8 @@ func bondedNode(name, pa, pb string, host int) drivers.Node {
 	mgmt := drivers.Subnet{Name: "mgmt", CIDR: "10.2.0.0/24", UntaggedVLAN: 12}
 	prod := drivers.Subnet{Name: "prod", CIDR: "10.1.0.0/24", VLAN: 100}
 	return drivers.Node{NodeRef: drivers.NodeRef{Name: name}, Interfaces: []drivers.Interface{{
-		Name: "bond0",
-		Link: drivers.Link{Name: "bond0", BondMode: "802.3ad", LACPRate: "fast", Trunking: "802.1q", NativeNetwork: "mgmt"},
+		Name:    "bond0",
+		Link:    drivers.Link{Name: "bond0", BondMode: "802.3ad", LACPRate: "fast", Trunking: "802.1q", NativeNetwork: "mgmt"},
 		Devices: []drivers.Device{{Alias: "ens1f0", Switch: "sw", Port: pa}, {Alias: "ens1f1", Switch: "sw", Port: pb}},
 		Networks: []drivers.InterfaceNetwork{{Subnet: mgmt, Address: fmt.Sprintf("10.2.0.%d", host)},
 			{Subnet: prod, Address: fmt.Sprintf("10.1.0.%d", host)}},
