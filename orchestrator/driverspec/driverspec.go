@@ -134,12 +134,14 @@ func Node(d *design.Design, n *design.Node, machineID string) drivers.Node {
 		Tags:        s.Tags,
 		OwnerData:   s.OwnerData,
 		Constraints: constraints(s.Constraints),
-		Interfaces:  interfaces(d, s),
 		Storage:     storage(s),
 	}
-	if site := d.SiteOf(n); site != nil {
+	site := d.SiteOf(n)
+	out.Interfaces = interfaces(d, s, site.HasFabric())
+	if site != nil {
 		out.Domain = site.Spec.Domain
 	}
+	out.Fabric = nodeFabric(d, n, site)
 	return out
 }
 
@@ -158,8 +160,10 @@ func constraints(c *design.Constraints) *drivers.Constraints {
 
 // interfaces are a node's interfaces by name, each with its link's
 // bonding and trunking, its devices and its networks with the node's
-// address on each.
-func interfaces(d *design.Design, s *design.NodeSpec) []drivers.Interface {
+// address on each. With a fabric (the node's Site declares switches),
+// each device carries the switch port its cabling names and each
+// untagged network its switchVlan.
+func interfaces(d *design.Design, s *design.NodeSpec, fabric bool) []drivers.Interface {
 	addr := map[string]string{}
 	for _, a := range s.Addressing {
 		addr[a.Network] = a.Address
@@ -174,11 +178,19 @@ func interfaces(d *design.Design, s *design.NodeSpec) []drivers.Interface {
 				MIIMon: b.MIIMon, UpDelay: b.UpDelay, DownDelay: b.DownDelay, Trunking: t.Mode, NativeNetwork: t.NativeNetwork}
 		}
 		for _, dev := range in.Devices {
-			oi.Devices = append(oi.Devices, device(s.Hardware, dev))
+			od := device(s.Hardware, dev)
+			if c, ok := s.Cabling[dev]; ok && fabric {
+				od.Switch, od.Port = c.Switch, c.Port
+			}
+			oi.Devices = append(oi.Devices, od)
 		}
 		for _, nn := range in.Networks {
 			if net := d.Networks[nn]; net != nil {
-				oi.Networks = append(oi.Networks, drivers.InterfaceNetwork{Subnet: subnet(nn, net), Address: addr[nn]})
+				sn := subnet(nn, net)
+				if fabric && net.Spec.VLAN == 0 {
+					sn.UntaggedVLAN = net.Spec.SwitchVLAN
+				}
+				oi.Networks = append(oi.Networks, drivers.InterfaceNetwork{Subnet: sn, Address: addr[nn]})
 			}
 		}
 		out = append(out, oi)
