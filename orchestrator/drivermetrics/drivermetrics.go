@@ -282,8 +282,30 @@ func (n network) ConfigurePorts(ctx context.Context, node drivers.Node, p driver
 	return n.d.ConfigurePorts(ctx, node, p)
 }
 
+// Reader is the read-back side of the driver behind, measured (see
+// drivers.ReaderOf): whether there is one follows that driver.
+func (n network) Reader() (drivers.NetworkReader, bool) {
+	r, ok := drivers.ReaderOf(n.d)
+	if !ok {
+		return nil, false
+	}
+	return networkReader{r, n.m}, true
+}
+
+type networkReader struct {
+	r drivers.NetworkReader
+	m *Metrics
+}
+
+func (n networkReader) ReadPorts(ctx context.Context, ports []drivers.SwitchPort) (st []drivers.PortState, err error) {
+	defer func(t time.Time) { n.m.observe(drivers.KindNetwork, "ReadPorts", t, err) }(time.Now())
+	return n.r.ReadPorts(ctx, ports)
+}
+
 var (
-	_ drivers.OOB     = oob{}
-	_ drivers.Server  = server{}
-	_ drivers.Network = network{}
+	_ drivers.OOB             = oob{}
+	_ drivers.Server          = server{}
+	_ drivers.Network         = network{}
+	_ drivers.ReaderUnwrapper = network{}
+	_ drivers.NetworkReader   = networkReader{}
 )

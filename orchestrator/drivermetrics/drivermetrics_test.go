@@ -155,3 +155,38 @@ func TestPlannerKept(t *testing.T) {
 		t.Error("PlanNodes was not measured")
 	}
 }
+
+// The network driver's read-back side survives the wrapping (the engine
+// verifies ports with it, through drivers.ReaderOf), measured; a driver
+// that reads nothing stays one.
+func TestNetworkReaderKept(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := drivermetrics.New(reg)
+	net := fake.NewNetwork(fake.Script{})
+	net.AddPorts("leaf-1", "p9")
+	d := m.Wrap(orchestrator.Drivers{Network: net})
+	r, ok := drivers.ReaderOf(d.Network)
+	if !ok {
+		t.Fatal("the wrapped network driver lost its ReadPorts")
+	}
+	st, err := r.ReadPorts(t.Context(), []drivers.SwitchPort{{Switch: "leaf-1", Port: "p9"}})
+	if err != nil || len(st) != 1 || !st[0].Found || st[0].VLAN != 1 {
+		t.Fatalf("ReadPorts through the wrapper = %+v, %v; want p9 found on VLAN 1 (the fake's)", st, err)
+	}
+	if n := testutil.CollectAndCount(reg, "slipway_driver_call_duration_seconds"); n != 1 {
+		t.Errorf("%d latency series, want 1 (ReadPorts)", n)
+	}
+	plain := m.Wrap(orchestrator.Drivers{Network: plainNetwork{}})
+	if _, ok := drivers.ReaderOf(plain.Network); ok {
+		t.Error("a network driver without ReadPorts reads once wrapped")
+	}
+}
+
+type plainNetwork struct{}
+
+func (plainNetwork) Probe(context.Context) (drivers.NetworkInfo, error) {
+	return drivers.NetworkInfo{}, nil
+}
+func (plainNetwork) ConfigurePorts(context.Context, drivers.Node, drivers.Phase) (drivers.Result, error) {
+	return drivers.Done("nothing"), nil
+}
