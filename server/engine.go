@@ -140,6 +140,8 @@ func (o Options) openParts(ctx context.Context, c Config, st statestore.Store, c
 		return fail(err)
 	}
 	drv.Server = rb
+	rev, _ := statestore.CurrentID(ctx, st)                                                               // "" before the first design
+	drv.Network = newNetRebinding(drv.Network, p.design, rev, st, o.Log, p.resolver.Resolve, reg.Network) // netrebind.go
 	p.metrics = prometheus.NewRegistry()
 	p.metrics.MustRegister(perSite.Collectors()...) // several Sites: per-site metrics
 	p.drv = drivermetrics.New(p.metrics).Wrap(drv)

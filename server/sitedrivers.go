@@ -145,8 +145,9 @@ type registryLike interface {
 	Network(name string, cfg drivers.Config) (drivers.Network, error)
 }
 
-// siteDrivers builds the drivers the Site names; the MAAS API key is the
-// Site's secret reference, resolved here.
+// siteDrivers builds the drivers the Site names; the MAAS API key and the
+// fabric's switch passwords are the Site's secret references, resolved
+// here.
 // base holds the engine configuration's server driver settings, which the
 // Site's override.
 func siteDrivers(reg registryLike, d *design.Design, base map[string]string, resolve func(string) (drivers.Secret, error), bind binder,
@@ -168,7 +169,11 @@ func siteDrivers(reg registryLike, d *design.Design, base map[string]string, res
 	if err != nil {
 		return out, err
 	}
-	net, err := reg.Network(orDefault(names.Network, "noop"), drivers.Config{})
+	netName, netCfg, err := networkSpec(d, resolve) // netrebind.go: the fabric's switches
+	if err != nil {
+		return out, err
+	}
+	net, err := reg.Network(netName, netCfg)
 	if err != nil {
 		return out, err
 	}
