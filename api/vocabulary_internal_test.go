@@ -29,7 +29,7 @@ var apiWords = map[string][]string{
 		"rescue-exit", "rescue-mode", "tested", "testing", "verified", "verify"},
 	"Outcome":      {"cancelled", "failed", "manual-intervention", "queued", "running", "succeeded"},
 	"Lifecycle":    {"cancelled", "deleted", "deployed", "deploying", "failed", "new", "preparing", "ready", "released", "releasing"},
-	"DriftKind":    {"hostname", "kernel-options", "leak", "orphan", "owner", "power", "status", "tags"},
+	"DriftKind":    {"hostname", "kernel-options", "leak", "orphan", "owner", "power", "status", "switchport", "tags"},
 	"Resolution":   {"accept", "release", "repair"},
 	"Verb":         {"cancel", "rerun", "restart-clean", "resume", "retry"},
 	"RecoveryStep": {"abort", "mark-broken", "mark-fixed", "release"},

@@ -25,7 +25,7 @@ var reconcileCases = []ruleCase{
 		edits: []edit{reconcileSite("    policy:\n      orphan: repair # @rc-orphan\n")},
 		want:  []exp{fail("reconciliation", "Site", "lab", siteF+"@rc-orphan", "orphan drift is never repaired automatically")}},
 	{rule: "reconciliation", name: "ok: interval and policies within bounds",
-		edits: []edit{reconcileSite("    interval: 10m\n    policy: {tags: repair, power: report, leak: repair, orphan: report, kernel-options: repair}\n")}},
+		edits: []edit{reconcileSite("    interval: 10m\n    policy: {tags: repair, power: report, leak: repair, orphan: report, kernel-options: repair, switchport: repair}\n")}},
 }
 
 func init() { ruleCases = append(ruleCases, reconcileCases...) }

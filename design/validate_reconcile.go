@@ -38,9 +38,10 @@ const (
 // orchestrator's names). ReportOnlyDrift are those it never repairs by
 // itself: a status drift is put back by a task (deploy or destroy), an
 // orphan (a deployed node the design no longer has) by an operator's
-// decision.
+// decision. A switchport drift is a deployed node's switch port changed
+// behind the engine's back (repair configures its ports again).
 var (
-	DriftKinds      = []string{"status", "hostname", "tags", "power", "owner", "kernel-options", "leak", "orphan"}
+	DriftKinds      = []string{"status", "hostname", "tags", "power", "owner", "kernel-options", "leak", "orphan", "switchport"}
 	ReportOnlyDrift = []string{"status", "orphan"}
 )
 

@@ -83,6 +83,11 @@ type reconcilePass struct {
 	rep      record.SweepReport
 	seen     map[string]found
 	examined map[string]bool
+	// deployed are the deployed nodes examined, whose switch ports
+	// switchports reads (fabric_drift.go); unreadPorts those whose ports
+	// could not be read: their stored switchport drift stays.
+	deployed    []record.NodeRecord
+	unreadPorts map[string]bool
 }
 
 func (e *Engine) reconcile(ctx context.Context, trigger string) (record.SweepReport, error) {
@@ -112,6 +117,7 @@ func (e *Engine) reconcile(ctx context.Context, trigger string) (record.SweepRep
 		}
 	}
 	p.rep.Examined = len(p.examined)
+	p.switchports(ctx) // fabric_drift.go
 	err = p.settle(ctx)
 	return p.rep, err
 }
@@ -200,6 +206,7 @@ func (p *reconcilePass) examineNode(ctx context.Context, r record.NodeRecord, m 
 		f.rec = r
 		p.add(f)
 	}
+	p.deployed = append(p.deployed, r)
 }
 
 // statusDrift records a machine whose state is not what its node's
@@ -395,6 +402,10 @@ func (p *reconcilePass) clearGone(b *batch, stored map[string]record.DriftRecord
 		if _, still := p.seen[k]; still {
 			continue
 		}
+		if old.Kind == record.DriftSwitchport && p.unreadPorts[old.Node] {
+			p.rep.Records = append(p.rep.Records, old) // its switch did not answer this run
+			continue
+		}
 		if old.Kind != record.DriftLeak && !p.examined[old.Node] && p.e.holder(record.NodeRecord{Name: old.Node}) != "" {
 			p.rep.Records = append(p.rep.Records, old)
 			continue
@@ -469,6 +480,8 @@ func (e *Engine) repair(ctx context.Context, d *design.Design, dr record.DriftRe
 		return "", fmt.Errorf("%w: node %s: status drift is put back by a task (deploy, or destroy the node), or accepted (adopt)", ErrConflict, dr.Node)
 	case record.DriftOrphan:
 		return "", fmt.Errorf("%w: node %s is not in the current design: put it back in the design, or release its machine (resolution release, or `orchestrator destroy --node %s`)", ErrConflict, dr.Node, dr.Node)
+	case record.DriftSwitchport:
+		return e.repairPorts(ctx, d, dr) // fabric_drift.go
 	}
 	return e.repairMachine(ctx, d, dr)
 }

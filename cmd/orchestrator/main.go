@@ -132,6 +132,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.onboardingCmd(), a.designLayerCmd()) // onboard.go
 	root.AddCommand(a.storeCmd(), a.clusterCmd())          // store.go, cluster.go
 	root.AddCommand(a.auditCmd(), a.tokenCmd(), a.secretCmd(), a.bootdataCmd())
-	root.AddCommand(a.gitCmd()) // git.go
+	root.AddCommand(a.gitCmd())    // git.go
+	root.AddCommand(a.fabricCmd()) // fabric.go
 	return root
 }

@@ -36,10 +36,14 @@ const (
 	// DriftOrphan: a node's machine is deployed and the current design
 	// no longer has the node.
 	DriftOrphan DriftKind = "orphan"
+	// DriftSwitchport: a deployed node's switch port is not configured
+	// as the design says (changed on the switch behind the engine's
+	// back).
+	DriftSwitchport DriftKind = "switchport"
 )
 
 // DriftKinds lists the kinds in the order reports show them.
-var DriftKinds = []DriftKind{DriftStatus, DriftHostname, DriftTags, DriftPower, DriftOwner, DriftKernelOptions, DriftLeak, DriftOrphan}
+var DriftKinds = []DriftKind{DriftStatus, DriftHostname, DriftTags, DriftPower, DriftOwner, DriftKernelOptions, DriftLeak, DriftOrphan, DriftSwitchport}
 
 // ParseDriftKind checks a drift kind's name.
 func ParseDriftKind(s string) (DriftKind, error) {

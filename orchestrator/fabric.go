@@ -1,0 +1,448 @@
+package orchestrator
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/record"
+)
+
+// The fabric view: every switch port the design cables to a node, what
+// it must be in the node's current phase, what the switch reports (when
+// the network driver reads ports back: drivers.NetworkReader) and what
+// the port's LLDP neighbour says of the cabling. Read only.
+
+// Bounds of a fabric read: ports per ReadPorts call, switches read at
+// once, and the time one switch's read may take.
+const (
+	fabricReadBatch    = 512
+	fabricReadParallel = 4
+	fabricReadTimeout  = 20 * time.Second
+)
+
+// Port states in the fabric view.
+const (
+	PortOK      = "ok"      // the switch reports the desired configuration
+	PortDiffers = "differs" // it reports another (Diff says how)
+	PortMissing = "missing" // the switch has no such port
+	PortUnread  = "unread"  // not read: the driver cannot, or the switch did not answer
+	PortNoPlan  = "no-plan" // the node's desired configuration could not be computed
+)
+
+// LLDP findings of a port.
+const (
+	FindingCabled     = "cabled"      // the neighbour is the designed node
+	FindingMiscabled  = "miscabled"   // the neighbour is another device
+	FindingNoNeighbor = "no-neighbor" // the port reports none
+	FindingUnread     = "unread"      // the switch was not read
+	FindingMissing    = "missing"     // the switch has no such port
+	FindingNoPlan     = "no-plan"     // the node's ports could not be planned
+)
+
+// FabricView is the fabric of a design as the engine sees it.
+type FabricView struct {
+	Switches []FabricSwitch
+	Nodes    []FabricNode
+	Findings []FabricFinding
+	// Read: the network driver reads ports back; else ReadNote says why
+	// the view holds the desired configuration only.
+	Read     bool
+	ReadNote string
+}
+
+// FabricSwitch is one switch: its cabled ports (by port name) and every
+// VLAN they carry in their desired configuration.
+type FabricSwitch struct {
+	Name  string
+	Site  string
+	Ports []FabricPort
+	VLANs []int
+	// Error is why the switch could not be read ("" when it was, or the
+	// driver reads no switch).
+	Error string
+}
+
+// FabricNode is one node's ports, in its interfaces' order.
+type FabricNode struct {
+	Node  string
+	Site  string
+	Phase drivers.Phase
+	Ports []FabricPort
+	// Error is why the node's ports could not be planned.
+	Error string
+}
+
+// FabricPort is one cabled port.
+type FabricPort struct {
+	drivers.SwitchPort
+	Node      string
+	Alias     string
+	Interface string
+	Phase     drivers.Phase
+	Desired   drivers.PortConfig
+	Observed  *drivers.PortState // nil: not read
+	State     string             // PortOK ...
+	Diff      []string           // how Observed differs from Desired
+	LLDP      string             // what the LLDP neighbour says, in words
+}
+
+// FabricFinding is what the view found about one port's cabling.
+type FabricFinding struct {
+	Switch  string
+	Port    string
+	Node    string
+	Kind    string // FindingCabled ...
+	Message string
+}
+
+// NodePhase is the phase a node's ports are in for its record (nil: no
+// record): production once deployed, quarantine once released or
+// deleted, provisioning before (and while a deploy runs or after one
+// failed short of its production ports).
+func NodePhase(r *record.NodeRecord) drivers.Phase {
+	if r == nil {
+		return drivers.PhaseProvisioning
+	}
+	switch r.LifecycleState() {
+	case record.LifecycleDeployed:
+		return drivers.PhaseProduction
+	case record.LifecycleReleasing, record.LifecycleReleased, record.LifecycleDeleted:
+		return drivers.PhaseQuarantine
+	}
+	if r.Stage == record.StageBootstrap && r.Step > 0 { // the production ports were set (stages.go bootstrap)
+		return drivers.PhaseProduction
+	}
+	return drivers.PhaseProvisioning
+}
+
+// Fabric is the fabric view of d: every node's cabled ports (only those
+// of nodes, when given), read from the switches when the network driver
+// can (one ReadPorts per switch and batch, a few switches at once).
+func (e *Engine) Fabric(ctx context.Context, d *design.Design, nodes ...string) (FabricView, error) {
+	v := FabricView{}
+	if d == nil {
+		return v, nil
+	}
+	recs, err := e.fabricRecords(ctx, nodes)
+	if err != nil {
+		return v, err
+	}
+	names := d.NodeNames()
+	if len(nodes) > 0 {
+		names = slices.DeleteFunc(slices.Clone(nodes), func(n string) bool { return d.Nodes[n] == nil })
+	}
+	for _, name := range names {
+		v.Nodes = append(v.Nodes, planNodePorts(d, d.Nodes[name], recs[name]))
+	}
+	reader, note := e.networkReader()
+	v.Read, v.ReadNote = reader != nil, note
+	bySwitch := portsBySwitch(v.Nodes)
+	states := map[drivers.SwitchPort]drivers.PortState{}
+	errs := map[string]string{}
+	if reader != nil {
+		states, errs = readSwitches(ctx, reader, bySwitch)
+	}
+	e.fabricCompare(ctx, d, &v, states, errs)
+	v.Switches = fabricSwitches(d, v.Nodes, errs)
+	return v, nil
+}
+
+// fabricRecords are the node records by name: of nodes when given, else
+// every one.
+func (e *Engine) fabricRecords(ctx context.Context, nodes []string) (map[string]*record.NodeRecord, error) {
+	out := map[string]*record.NodeRecord{}
+	if len(nodes) > 0 {
+		for _, n := range nodes {
+			r, ok, err := e.rec.node(ctx, n)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out[n] = &r
+			}
+		}
+		return out, nil
+	}
+	recs, err := e.rec.nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range recs {
+		out[recs[i].Name] = &recs[i]
+	}
+	return out, nil
+}
+
+// networkReader is the network driver's read-back side; nil, with why,
+// when there is none.
+func (e *Engine) networkReader() (drivers.NetworkReader, string) {
+	if e.cfg.Drivers.Network == nil {
+		return nil, "no network driver: the desired configuration only"
+	}
+	r, ok := e.cfg.Drivers.Network.(drivers.NetworkReader)
+	if !ok {
+		return nil, "the network driver cannot read ports back: the desired configuration only"
+	}
+	return r, ""
+}
+
+// planNodePorts is a node's ports as its phase wants them.
+func planNodePorts(d *design.Design, n *design.Node, r *record.NodeRecord) FabricNode {
+	fn := FabricNode{Node: n.Metadata.Name, Phase: NodePhase(r)}
+	if s := d.SiteOf(n); s != nil {
+		fn.Site = s.Metadata.Name
+	}
+	plan, err := driverspec.Ports(d, n, fn.Phase)
+	if err != nil {
+		fn.Error = err.Error()
+		return fn
+	}
+	for _, c := range plan {
+		fn.Ports = append(fn.Ports, FabricPort{SwitchPort: c.SwitchPort, Node: c.Node, Alias: c.Alias, Interface: c.Interface,
+			Phase: fn.Phase, Desired: c, State: PortUnread})
+	}
+	return fn
+}
+
+// portsBySwitch lists the ports to read, by switch.
+func portsBySwitch(nodes []FabricNode) map[string][]drivers.SwitchPort {
+	out := map[string][]drivers.SwitchPort{}
+	for _, n := range nodes {
+		for _, p := range n.Ports {
+			out[p.Switch] = append(out[p.Switch], p.SwitchPort)
+		}
+	}
+	return out
+}
+
+// readSwitches reads every switch's ports, fabricReadParallel switches
+// at once; a switch that fails is named in the errors, by switch.
+func readSwitches(ctx context.Context, r drivers.NetworkReader, bySwitch map[string][]drivers.SwitchPort) (map[drivers.SwitchPort]drivers.PortState, map[string]string) {
+	states := map[drivers.SwitchPort]drivers.PortState{}
+	errs := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, fabricReadParallel)
+	for _, sw := range slices.Sorted(maps.Keys(bySwitch)) {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			got, err := readSwitch(ctx, r, sw, bySwitch[sw])
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs[sw] = err.Error()
+				return
+			}
+			maps.Copy(states, got)
+		}()
+	}
+	wg.Wait()
+	return states, errs
+}
+
+// readSwitch reads one switch's ports, fabricReadBatch at a time, within
+// fabricReadTimeout.
+func readSwitch(ctx context.Context, r drivers.NetworkReader, sw string, ports []drivers.SwitchPort) (map[drivers.SwitchPort]drivers.PortState, error) {
+	ctx, cancel := context.WithTimeout(ctx, fabricReadTimeout)
+	defer cancel()
+	out := make(map[drivers.SwitchPort]drivers.PortState, len(ports))
+	for start := 0; start < len(ports); start += fabricReadBatch {
+		batch := ports[start:min(start+fabricReadBatch, len(ports))]
+		st, err := r.ReadPorts(ctx, batch)
+		if err != nil {
+			return nil, fmt.Errorf("switch %s: reading %d ports: %w; check that the switch answers at its address (`orchestrator drivers` probes it)", sw, len(batch), err)
+		}
+		if len(st) != len(batch) {
+			return nil, fmt.Errorf("switch %s: asked for %d ports, the driver answered %d", sw, len(batch), len(st))
+		}
+		for i, p := range batch {
+			out[p] = st[i]
+		}
+	}
+	return out, nil
+}
+
+// fabricCompare fills each port's observed state, difference and LLDP
+// finding, and the view's findings.
+func (e *Engine) fabricCompare(ctx context.Context, d *design.Design, v *FabricView, states map[drivers.SwitchPort]drivers.PortState, errs map[string]string) {
+	who := newNeighbours(ctx, e, d, v.Nodes)
+	for i := range v.Nodes {
+		n := &v.Nodes[i]
+		if n.Error != "" {
+			v.Findings = append(v.Findings, FabricFinding{Node: n.Node, Kind: FindingNoPlan, Message: n.Error})
+			continue
+		}
+		for j := range n.Ports {
+			p := &n.Ports[j]
+			st, read := states[p.SwitchPort]
+			f := comparePort(p, st, read, who)
+			if !read {
+				f.Message = orDefault(errs[p.Switch], v.ReadNote)
+			}
+			p.LLDP = f.Message
+			v.Findings = append(v.Findings, f)
+		}
+	}
+}
+
+// comparePort fills p from the state read (read false: none) and
+// returns its finding.
+func comparePort(p *FabricPort, st drivers.PortState, read bool, who neighbours) FabricFinding {
+	f := FabricFinding{Switch: p.Switch, Port: p.Port, Node: p.Node}
+	switch {
+	case !read:
+		f.Kind = FindingUnread
+		return f
+	case !st.Found:
+		p.Observed, p.State = &st, PortMissing
+		f.Kind, f.Message = FindingMissing, fmt.Sprintf("switch %s has no port %s", p.Switch, p.Port)
+		return f
+	}
+	p.Observed = &st
+	p.State = PortOK
+	if p.Diff = p.Desired.Diff(st.PortConfig); len(p.Diff) > 0 {
+		p.State = PortDiffers
+	}
+	f.Kind, f.Message = who.finding(p, st.Neighbor)
+	return f
+}
+
+// fabricSwitches groups the nodes' ports by switch: every switch of the
+// design's fabric, and any other the cabling names.
+func fabricSwitches(d *design.Design, nodes []FabricNode, errs map[string]string) []FabricSwitch {
+	by := map[string]*FabricSwitch{}
+	for _, s := range d.AllSwitches() {
+		by[s.Name] = &FabricSwitch{Name: s.Name, Site: s.Site}
+	}
+	for _, n := range nodes {
+		for _, p := range n.Ports {
+			sw := by[p.Switch]
+			if sw == nil {
+				sw = &FabricSwitch{Name: p.Switch, Site: n.Site}
+				by[p.Switch] = sw
+			}
+			sw.Ports = append(sw.Ports, p)
+			for _, vl := range p.Desired.VLANs() {
+				if !slices.Contains(sw.VLANs, vl) {
+					sw.VLANs = append(sw.VLANs, vl)
+				}
+			}
+		}
+	}
+	out := make([]FabricSwitch, 0, len(by))
+	for _, name := range slices.Sorted(maps.Keys(by)) {
+		sw := by[name]
+		sw.Error = errs[name]
+		slices.Sort(sw.VLANs)
+		slices.SortStableFunc(sw.Ports, func(a, b FabricPort) int { return cmp.Compare(a.Port, b.Port) })
+		out = append(out, *sw)
+	}
+	return out
+}
+
+// neighbours tells who an LLDP neighbour is: by the design's hostnames
+// (a node's name) and the NIC MACs of the nodes' stored inventories.
+type neighbours struct {
+	host map[string]string // lower-case hostname (and node name) → node
+	mac  map[string]string // lower-case MAC → node/alias
+}
+
+// newNeighbours indexes the hostnames of every node of d and the NIC
+// MACs of the inventories of the nodes in view.
+func newNeighbours(ctx context.Context, e *Engine, d *design.Design, nodes []FabricNode) neighbours {
+	w := neighbours{host: map[string]string{}, mac: map[string]string{}}
+	for name := range d.Nodes { // a node's hostname is its name
+		w.host[strings.ToLower(name)] = name
+	}
+	for _, n := range nodes {
+		if len(n.Ports) == 0 {
+			continue
+		}
+		inv, ok, err := NodeInventory(ctx, e.rec.s, n.Node)
+		if err != nil || !ok {
+			continue
+		}
+		for _, nic := range inv.NICs {
+			if nic.MAC != "" {
+				w.mac[strings.ToLower(nic.MAC)] = n.Node + "/" + nic.Alias
+			}
+		}
+	}
+	return w
+}
+
+// finding names what a port's neighbour says of its cabling.
+func (w neighbours) finding(p *FabricPort, nb *drivers.LLDPNeighbor) (kind, msg string) {
+	if nb == nil || (nb.SystemName == "" && nb.ChassisID == "" && nb.PortID == "") {
+		return FindingNoNeighbor, "no neighbour"
+	}
+	seen := neighbourWords(nb)
+	node, how := w.identify(nb)
+	switch {
+	case node == "":
+		return FindingMiscabled, fmt.Sprintf("neighbour %s (not a node of the design), design says node %s", seen, p.Node)
+	case node != p.Node:
+		return FindingMiscabled, fmt.Sprintf("neighbour %s is node %s (%s), design says node %s", seen, node, how, p.Node)
+	}
+	return FindingCabled, "cabled as designed (" + how + ")"
+}
+
+// identify is the node a neighbour is, and how it was known ("" when
+// none): its system name, else its chassis or port ID as a NIC's MAC.
+func (w neighbours) identify(nb *drivers.LLDPNeighbor) (node, how string) {
+	name := strings.ToLower(nb.SystemName)
+	if n, ok := w.host[name]; ok {
+		return n, "system name " + nb.SystemName
+	}
+	if short, _, ok := strings.Cut(name, "."); ok && w.host[short] != "" {
+		return w.host[short], "system name " + nb.SystemName
+	}
+	for _, id := range []string{nb.PortID, nb.ChassisID} {
+		if v, ok := w.mac[strings.ToLower(id)]; ok {
+			n, alias, _ := strings.Cut(v, "/")
+			return n, "MAC " + id + " of NIC " + alias
+		}
+	}
+	return "", ""
+}
+
+// neighbourWords names a neighbour in a few words.
+func neighbourWords(nb *drivers.LLDPNeighbor) string {
+	var parts []string
+	if nb.SystemName != "" {
+		parts = append(parts, printableShort(nb.SystemName))
+	}
+	if nb.ChassisID != "" {
+		parts = append(parts, "chassis "+printableShort(nb.ChassisID))
+	}
+	if nb.PortID != "" {
+		parts = append(parts, "port "+printableShort(nb.PortID))
+	}
+	return strings.Join(parts, " ")
+}
+
+// printableShort bounds a switch-reported string for a message.
+func printableShort(s string) string {
+	const most = 64
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+	if len(s) > most {
+		s = s[:most] + "…"
+	}
+	return s
+}

@@ -1,0 +1,308 @@
+package orchestrator_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/drivers/fake"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/record"
+)
+
+// lldpSwitches are the fake network driver's switches with LLDP
+// neighbours on some ports and, when failing is set, one switch that does
+// not answer.
+type lldpSwitches struct {
+	*fake.Network
+	mu        sync.Mutex
+	neighbors map[drivers.SwitchPort]*drivers.LLDPNeighbor
+	failing   string
+}
+
+func (s *lldpSwitches) ReadPorts(ctx context.Context, ports []drivers.SwitchPort) ([]drivers.PortState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range ports {
+		if p.Switch == s.failing {
+			return nil, fmt.Errorf("switch %s: connection refused", p.Switch)
+		}
+	}
+	out, err := s.Network.ReadPorts(ctx, ports)
+	for i := range out {
+		out[i].Neighbor = s.neighbors[ports[i]]
+	}
+	return out, err
+}
+
+func (s *lldpSwitches) set(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
+}
+
+// fabricLab is the example with a fabric, deployed in the lab with the
+// fake network driver (its ports the independent state).
+func fabricLab(t *testing.T, policy string) (*design.Design, *orchestrator.Engine, *lldpSwitches) {
+	t.Helper()
+	d := designtest.Example(t)
+	designtest.Fabric(d, "fake", nil)
+	for _, s := range d.SiteNames() {
+		if policy != "" {
+			d.SiteNamed(s).Spec.Reconciliation.Policy = map[string]string{"switchport": policy}
+		}
+	}
+	sw := &lldpSwitches{Network: fake.NewNetwork(fake.Script{}), neighbors: map[drivers.SwitchPort]*drivers.LLDPNeighbor{}}
+	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.Drivers.Network = sw })
+	e := engine(t, env)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	return d, e, sw
+}
+
+// cabledPorts are the design's cables, by switch port (node and alias).
+func cabledPorts(d *design.Design) map[drivers.SwitchPort]string {
+	out := map[drivers.SwitchPort]string{}
+	for name, n := range d.Nodes {
+		for alias, c := range n.Spec.Cabling {
+			out[drivers.SwitchPort{Switch: c.Switch, Port: c.Port}] = name + "/" + alias
+		}
+	}
+	return out
+}
+
+// TestFabricView: the view lists every cable of the design once, under
+// its switch and its node, in the node's phase (provisioning before the
+// deploy, production after); ports read back as designed are ok, a port
+// changed on the switch differs (words from the switch's state), LLDP
+// neighbours are compared with the design, and a switch that does not
+// answer is named while the others are read.
+func TestFabricView(t *testing.T) {
+	t.Parallel()
+	d, e, sw := fabricLab(t, "")
+	cables := cabledPorts(d)
+	if len(cables) < 4 {
+		t.Fatalf("the example with a fabric has %d cables; the test needs 4", len(cables))
+	}
+	v := fabricOf(t, e, d)
+	for _, n := range v.Nodes {
+		if n.Phase != drivers.PhaseProvisioning {
+			t.Errorf("before the deploy, node %s is in phase %s", n.Node, n.Phase)
+		}
+	}
+	deployAll(t, e)
+	v = fabricOf(t, e, d)
+	seen := map[drivers.SwitchPort]bool{}
+	for _, s := range v.Switches {
+		for _, p := range s.Ports {
+			if seen[p.SwitchPort] || cables[p.SwitchPort] != p.Node+"/"+p.Alias || p.Switch != s.Name {
+				t.Errorf("port %s (%s/%s) listed twice or not as cabled (%q)", p.SwitchPort, p.Node, p.Alias, cables[p.SwitchPort])
+			}
+			seen[p.SwitchPort] = true
+			if p.Phase != drivers.PhaseProduction || p.State != orchestrator.PortOK {
+				t.Errorf("deployed: port %s is %s in phase %s: %v", p.SwitchPort, p.State, p.Phase, p.Diff)
+			}
+			if !slices.Contains(s.VLANs, p.Desired.VLAN) && p.Desired.VLAN != 0 {
+				t.Errorf("switch %s VLANs %v lack port %s's %d", s.Name, s.VLANs, p.Port, p.Desired.VLAN)
+			}
+		}
+	}
+	if len(seen) != len(cables) {
+		t.Fatalf("the view lists %d ports, the design cables %d", len(seen), len(cables))
+	}
+	ports := slices.SortedFunc(func(yield func(drivers.SwitchPort) bool) {
+		for p := range cables {
+			if !yield(p) {
+				return
+			}
+		}
+	}, func(a, b drivers.SwitchPort) int { return strings.Compare(a.String(), b.String()) })
+	own, other, stranger, changed := ports[0], ports[1], ports[2], ports[3]
+	ownNode, _, _ := strings.Cut(cables[own], "/")
+	var otherNode string
+	for name := range d.Nodes {
+		if c, _, _ := strings.Cut(cables[other], "/"); name != c {
+			otherNode = name
+		}
+	}
+	st := readPort(t, sw, changed)
+	st.VLAN = 3999
+	sw.SetPort(st.PortConfig) // behind Slipway's back
+	sw.set(func() {
+		sw.neighbors[own] = &drivers.LLDPNeighbor{SystemName: ownNode + ".example.net", PortID: "eth0"}
+		sw.neighbors[other] = &drivers.LLDPNeighbor{SystemName: otherNode}
+		sw.neighbors[stranger] = &drivers.LLDPNeighbor{ChassisID: "aa:bb:cc:dd:ee:ff"}
+	})
+	v = fabricOf(t, e, d)
+	got := portsOf(v)
+	if p := got[changed]; p.State != orchestrator.PortDiffers || !slices.Contains(p.Diff, fmt.Sprintf("vlan 3999, want %d", p.Desired.VLAN)) {
+		t.Errorf("changed port %s: state %s, diff %v", changed, p.State, p.Diff)
+	}
+	if p := got[own]; !strings.HasPrefix(p.LLDP, "cabled as designed") {
+		t.Errorf("port %s with its own node as neighbour: %q", own, p.LLDP)
+	}
+	if p := got[other]; !strings.Contains(p.LLDP, "is node "+otherNode) || !strings.Contains(p.LLDP, "design says node "+p.Node) {
+		t.Errorf("port %s with node %s as neighbour: %q", other, otherNode, p.LLDP)
+	}
+	if p := got[stranger]; !strings.Contains(p.LLDP, "not a node of the design") {
+		t.Errorf("port %s with an unknown neighbour: %q", stranger, p.LLDP)
+	}
+	if p := got[changed]; p.LLDP != "no neighbour" {
+		t.Errorf("port %s without a neighbour: %q", changed, p.LLDP)
+	}
+	sw.set(func() { sw.failing = own.Switch })
+	v = fabricOf(t, e, d)
+	for _, s := range v.Switches {
+		for _, p := range s.Ports {
+			if unread := s.Name == own.Switch; unread != (p.State == orchestrator.PortUnread) {
+				t.Errorf("switch %s failing: port %s of switch %s is %s", own.Switch, p.Port, s.Name, p.State)
+			}
+		}
+		if (s.Name == own.Switch) != strings.Contains(s.Error, "connection refused") {
+			t.Errorf("switch %s: error %q", s.Name, s.Error)
+		}
+	}
+}
+
+func fabricOf(t *testing.T, e *orchestrator.Engine, d *design.Design, nodes ...string) orchestrator.FabricView {
+	t.Helper()
+	v, err := e.Fabric(t.Context(), d, nodes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Read {
+		t.Fatalf("the fake network driver reads ports, the view says %q", v.ReadNote)
+	}
+	return v
+}
+
+func portsOf(v orchestrator.FabricView) map[drivers.SwitchPort]orchestrator.FabricPort {
+	out := map[drivers.SwitchPort]orchestrator.FabricPort{}
+	for _, n := range v.Nodes {
+		for _, p := range n.Ports {
+			out[p.SwitchPort] = p
+		}
+	}
+	return out
+}
+
+// readPort is a port as the fake switch holds it (not through the engine).
+func readPort(t *testing.T, sw *lldpSwitches, p drivers.SwitchPort) drivers.PortState {
+	t.Helper()
+	st, err := sw.Network.ReadPorts(t.Context(), []drivers.SwitchPort{p})
+	if err != nil || len(st) != 1 || !st[0].Found {
+		t.Fatalf("read %s from the fake switch: %v %+v", p, err, st)
+	}
+	return st[0]
+}
+
+// wantPorts checks every cabled port of node reads back from the fake
+// switch as the design's production configuration.
+func wantPorts(t *testing.T, d *design.Design, sw *lldpSwitches, node string) {
+	t.Helper()
+	for alias, c := range d.Nodes[node].Spec.Cabling {
+		p := drivers.SwitchPort{Switch: c.Switch, Port: c.Port}
+		got := readPort(t, sw, p)
+		want := portsOf(orchestrator.FabricView{Nodes: []orchestrator.FabricNode{fabricNode(t, d, node)}})[p].Desired
+		if !want.Equal(got.PortConfig) {
+			t.Errorf("node %s %s (%s): the switch holds %+v, want %+v: %v", node, alias, p, got.PortConfig, want, want.Diff(got.PortConfig))
+		}
+	}
+}
+
+// TestSwitchportDrift: a port changed on the switch behind Slipway's back
+// is one switchport drift record of its node (report policy), kept
+// however many runs see it with one detected event; resolving it with
+// repair configures the port back (read from the fake switch), and the
+// next run clears it.
+func TestSwitchportDrift(t *testing.T) {
+	t.Parallel()
+	d, e, sw := fabricLab(t, "")
+	deployAll(t, e)
+	if _, open := reconcile(t, e); len(open) != 0 {
+		t.Fatalf("drift after a clean deploy: %v", keys(open))
+	}
+	node, port := changePort(t, d, sw)
+	for range 2 {
+		if _, open := reconcile(t, e); len(open) != 1 || !strings.Contains(open[node+"/switchport"].Observed, "vlan 3999") {
+			t.Fatalf("after %s changed on the switch: open drift %v", port, open)
+		}
+	}
+	if evs := typedEvents(t, e, node, record.EventDriftDetected); len(evs) != 1 {
+		t.Errorf("%d drift detected events for node %s, want 1", len(evs), node)
+	}
+	res, err := e.ResolveDrift(t.Context(), node, record.DriftSwitchport, record.ResolveRepair, "test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Message, "read back as designed") {
+		t.Errorf("repair: %s", res.Message)
+	}
+	wantPorts(t, d, sw, node)
+	if _, open := reconcile(t, e); len(open) != 0 {
+		t.Fatalf("after the repair: open drift %v", keys(open))
+	}
+}
+
+// TestSwitchportDriftRepaired: with the Site's policy repair, the run
+// that sees a changed port configures it back itself.
+func TestSwitchportDriftRepaired(t *testing.T) {
+	t.Parallel()
+	d, e, sw := fabricLab(t, "repair")
+	deployAll(t, e)
+	node, _ := changePort(t, d, sw)
+	rep, open := reconcile(t, e)
+	if len(open) != 0 || !slices.Contains(rep.Repaired, node+"/switchport") {
+		t.Fatalf("repair policy: repaired %v, open %v", rep.Repaired, keys(open))
+	}
+	wantPorts(t, d, sw, node)
+}
+
+// changePort changes the VLAN of the first cabled port (by node name)
+// on the fake switch, behind Slipway's back.
+func changePort(t *testing.T, d *design.Design, sw *lldpSwitches) (string, drivers.SwitchPort) {
+	t.Helper()
+	for _, name := range d.NodeNames() {
+		for _, alias := range slices.Sorted(mapsKeys(d.Nodes[name].Spec.Cabling)) {
+			c := d.Nodes[name].Spec.Cabling[alias]
+			p := drivers.SwitchPort{Switch: c.Switch, Port: c.Port}
+			st := readPort(t, sw, p)
+			st.VLAN = 3999
+			sw.SetPort(st.PortConfig)
+			return name, p
+		}
+	}
+	t.Fatal("no cabled node")
+	return "", drivers.SwitchPort{}
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// fabricNode is a deployed node's production ports, planned from the
+// design by the SDK (not by the engine).
+func fabricNode(t *testing.T, d *design.Design, node string) orchestrator.FabricNode {
+	t.Helper()
+	plan, err := driverspec.Ports(d, d.Nodes[node], drivers.PhaseProduction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := orchestrator.FabricNode{Node: node}
+	for _, c := range plan {
+		n.Ports = append(n.Ports, orchestrator.FabricPort{SwitchPort: c.SwitchPort, Desired: c})
+	}
+	return n
+}
