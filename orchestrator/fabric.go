@@ -188,7 +188,7 @@ func (e *Engine) networkReader() (drivers.NetworkReader, string) {
 	if e.cfg.Drivers.Network == nil {
 		return nil, "no network driver: the desired configuration only"
 	}
-	r, ok := e.cfg.Drivers.Network.(drivers.NetworkReader)
+	r, ok := drivers.ReaderOf(e.cfg.Drivers.Network) // through wrappers (serve's, the metrics')
 	if !ok {
 		return nil, "the network driver cannot read ports back: the desired configuration only"
 	}

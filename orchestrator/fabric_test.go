@@ -42,6 +42,17 @@ func (s *lldpSwitches) ReadPorts(ctx context.Context, ports []drivers.SwitchPort
 	return out, err
 }
 
+// wrapped is a network driver in front of another that is no
+// NetworkReader itself but hands out the one behind (serve's rebinding
+// wrapper is one).
+type wrapped struct{ n *lldpSwitches }
+
+func (w wrapped) Probe(ctx context.Context) (drivers.NetworkInfo, error) { return w.n.Probe(ctx) }
+func (w wrapped) ConfigurePorts(ctx context.Context, n drivers.Node, p drivers.Phase) (drivers.Result, error) {
+	return w.n.ConfigurePorts(ctx, n, p)
+}
+func (w wrapped) Reader() (drivers.NetworkReader, bool) { return w.n, true }
+
 func (s *lldpSwitches) set(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -60,7 +71,9 @@ func fabricLab(t *testing.T, policy string) (*design.Design, *orchestrator.Engin
 		}
 	}
 	sw := &lldpSwitches{Network: fake.NewNetwork(fake.Script{}), neighbors: map[drivers.SwitchPort]*drivers.LLDPNeighbor{}}
-	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.Drivers.Network = sw })
+	// As serve does, the engine gets the driver behind a wrapper that
+	// hands out its read-back side (drivers.ReaderUnwrapper).
+	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.Drivers.Network = wrapped{sw} })
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
 	return d, e, sw
