@@ -4,6 +4,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/drivers/network/noop"
+	"github.com/slipway-dev/slipway/drivers/network/ovs"
 	"github.com/slipway-dev/slipway/drivers/oob/ipmi"
 	"github.com/slipway-dev/slipway/drivers/oob/redfish"
 	"github.com/slipway-dev/slipway/drivers/registry"
@@ -23,6 +24,7 @@ func Builtins() registry.Builtins {
 		Server: map[string]registry.ServerFactory{maas.Name: maas.New},
 		Network: map[string]registry.NetworkFactory{
 			noop.Name: noop.New,
+			ovs.Name:  ovs.New,
 		},
 	}
 }

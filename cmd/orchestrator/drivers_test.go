@@ -34,10 +34,11 @@ func TestDriversCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 {
 		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
 	}
-	if len(list) != 5 || list[0].Name != "ext" || list[0].Protocol != plugin.ProtocolVersion || list[0].Source != plug || list[1].Source != "builtin" ||
-		list[2].Kind != "oob" || list[2].Name != "ipmi" || list[2].Source != "builtin" ||
-		list[3].Kind != "oob" || list[3].Name != "redfish" || list[3].Source != "builtin" ||
-		list[4].Kind != "server" || list[4].Name != "maas" || list[4].Source != "builtin" {
+	if len(list) != 6 || list[0].Name != "ext" || list[0].Protocol != plugin.ProtocolVersion || list[0].Source != plug || list[1].Source != "builtin" ||
+		list[2].Kind != "network" || list[2].Name != "ovs" || list[2].Source != "builtin" ||
+		list[3].Kind != "oob" || list[3].Name != "ipmi" || list[3].Source != "builtin" ||
+		list[4].Kind != "oob" || list[4].Name != "redfish" || list[4].Source != "builtin" ||
+		list[5].Kind != "server" || list[5].Name != "maas" || list[5].Source != "builtin" {
 		t.Errorf("json list: %+v", list)
 	}
 	t.Setenv("SLIPWAY_PLUGIN_DIR", filepath.Join(dir, "missing"))

@@ -1,0 +1,254 @@
+package ovs
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ovn-org/libovsdb/client"
+	"github.com/ovn-org/libovsdb/ovsdb"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// Keys the driver keeps in a Port's external_ids and other_config.
+const (
+	// keyLAG (external_ids) is the design LAG a port is (a bond, or one
+	// member of a LAG on this switch), keyNode the node it serves.
+	keyLAG  = "slipway-lag"
+	keyNode = "slipway-node"
+	// keyAdmin (other_config) "down" marks a port the design disables;
+	// keyMode, keyVLAN and keyTrunks (external_ids) keep its VLAN
+	// configuration meanwhile.
+	keyAdmin  = "slipway-admin"
+	keyMode   = "slipway-mode"
+	keyVLAN   = "slipway-vlan"
+	keyTrunks = "slipway-trunks"
+	// keyLACPTime is OVS's own LACP rate (other_config).
+	keyLACPTime = "lacp-time"
+)
+
+// blackholeVLAN is the VLAN a disabled port is put on, and the one a
+// trunk with nothing to carry lists: 802.1Q reserves 4095, and the
+// driver puts no port on it otherwise, so nothing else carries it.
+const blackholeVLAN = 4095
+
+// ModeAllVLANs is the mode a port reads in when it has OVS's default
+// configuration (no tag, no trunks): it carries every VLAN.
+const ModeAllVLANs = "trunk-all"
+
+// snapshot is one bridge as one transaction read it.
+type snapshot struct {
+	sc     switchConf
+	root   *ovsRoot
+	bridge *bridge
+	ports  map[string]*port  // the bridge's ports, by UUID
+	ifaces map[string]*iface // every Interface, by UUID
+	// byName is the bridge's interfaces by name, owner the port of each.
+	byName map[string]*iface
+	owner  map[string]*port
+}
+
+// readBridge reads sc's bridge, its ports and interfaces in one
+// transaction. A bridge the database lacks is a Permanent error.
+func readBridge(ctx context.Context, cl client.Client, sc switchConf) (*snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ops := []ovsdb.Operation{selectAll(tableRoot),
+		{Op: ovsdb.OperationSelect, Table: tableBridge, Where: []ovsdb.Condition{ovsdb.NewCondition("name", ovsdb.ConditionEqual, sc.bridge)}},
+		selectAll(tablePort), selectAll(tableIface)}
+	res, err := transact(ctx, cl, ops)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, unreachable(sc, err)
+	}
+	return decodeSnapshot(cl, sc, res)
+}
+
+func decodeSnapshot(cl client.Client, sc switchConf, res []ovsdb.OperationResult) (*snapshot, error) {
+	roots, err := decode[ovsRoot](cl, res[0].Rows)
+	if err != nil {
+		return nil, err
+	}
+	brs, err := decode[bridge](cl, res[1].Rows)
+	if err != nil {
+		return nil, err
+	}
+	ports, err := decode[port](cl, res[2].Rows)
+	if err != nil {
+		return nil, err
+	}
+	ifs, err := decode[iface](cl, res[3].Rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(roots) != 1 {
+		return nil, drivers.Errorf(drivers.Permanent, "ovs: switch %s (OVSDB %s) has %d Open_vSwitch rows, want 1: run ovs-vsctl --db=%s init",
+			sc.name, sc.addr, len(roots), sc.addr)
+	}
+	if len(brs) != 1 {
+		return nil, drivers.Errorf(drivers.Permanent, "ovs: switch %s (OVSDB %s) has no bridge %s: add it (ovs-vsctl add-br %s) or set switch.%s.bridge",
+			sc.name, sc.addr, sc.bridge, sc.bridge, sc.name)
+	}
+	s := &snapshot{sc: sc, root: roots[0], bridge: brs[0], ports: map[string]*port{}, ifaces: map[string]*iface{},
+		byName: map[string]*iface{}, owner: map[string]*port{}}
+	for _, i := range ifs {
+		s.ifaces[i.UUID] = i
+	}
+	for _, p := range ports {
+		if !slices.Contains(s.bridge.Ports, p.UUID) {
+			continue
+		}
+		s.ports[p.UUID] = p
+		for _, u := range p.Interfaces {
+			if i := s.ifaces[u]; i != nil {
+				s.byName[i.Name] = i
+				s.owner[i.Name] = p
+			}
+		}
+	}
+	return s, nil
+}
+
+// state is the design port name's configuration as the bridge has it.
+func (s *snapshot) state(name string) drivers.PortState {
+	st := drivers.PortState{PortConfig: drivers.PortConfig{SwitchPort: drivers.SwitchPort{Switch: s.sc.name, Port: name}}}
+	i, p := s.byName[name], s.owner[name]
+	if i == nil || p == nil {
+		return st
+	}
+	st.Found = true
+	st.Up = deref(i.LinkState) == "up"
+	st.PortConfig = portConfig(st.SwitchPort, p, i)
+	return st
+}
+
+// portConfig reads a Port and one of its Interfaces back into the
+// design's terms. A port the driver disabled reads its kept VLAN
+// configuration (as a switch keeps a shut port's), unless its columns
+// were changed since.
+func portConfig(sp drivers.SwitchPort, p *port, i *iface) drivers.PortConfig {
+	c := drivers.PortConfig{SwitchPort: sp, Enabled: deref(i.AdminState) != "down"}
+	c.Mode, c.VLAN, c.Trunk = vlansOf(p)
+	if p.OtherConfig[keyAdmin] == "down" && c.Mode == drivers.ModeAccess && c.VLAN == blackholeVLAN {
+		c.Enabled = false
+		c.Mode, c.VLAN, c.Trunk = keptVLANs(p.ExternalIDs)
+	}
+	c.LAG = p.ExternalIDs[keyLAG]
+	if c.LAG == "" && len(p.Interfaces) > 1 {
+		c.LAG = p.Name
+	}
+	c.LACP = deref(p.LACP)
+	if c.LACP == "off" {
+		c.LACP = ""
+	}
+	if c.LACP != "" {
+		c.LACPRate = p.OtherConfig[keyLACPTime]
+		if c.LACPRate == "" {
+			c.LACPRate = "slow"
+		}
+	}
+	if i.MTURequest != nil {
+		// What the device took, when OVS says; else what was asked.
+		c.MTU = *i.MTURequest
+		if i.MTU != nil && *i.MTU > 0 {
+			c.MTU = *i.MTU
+		}
+	}
+	return c
+}
+
+// vlansOf reads a Port's VLAN columns: access (tag), a trunk with its
+// native VLAN untagged (native-untagged: tag and trunks), a trunk
+// without one (trunks), or OVS's default, every VLAN. The blackhole
+// VLAN and the native one are not listed among the trunk's VLANs.
+func vlansOf(p *port) (mode string, vlan int, trunk []int) {
+	tag := 0
+	if p.Tag != nil {
+		tag = *p.Tag
+	}
+	var others []int
+	for _, v := range p.Trunks {
+		if v != tag && v != blackholeVLAN {
+			others = append(others, v)
+		}
+	}
+	slices.Sort(others)
+	switch m := deref(p.VLANMode); {
+	case m == "access" || (m == "" && p.Tag != nil):
+		return drivers.ModeAccess, tag, nil
+	case m == "native-untagged":
+		return drivers.ModeTrunk, tag, others
+	case m == "trunk" || m == "":
+		if len(p.Trunks) == 0 {
+			return ModeAllVLANs, 0, nil
+		}
+		return drivers.ModeTrunk, 0, others
+	default: // native-tagged, dot1q-tunnel: not what the driver sets
+		return m, tag, others
+	}
+}
+
+// keptVLANs is the VLAN configuration a disabled port keeps.
+func keptVLANs(ext map[string]string) (mode string, vlan int, trunk []int) {
+	vlan, _ = strconv.Atoi(ext[keyVLAN])
+	for _, f := range strings.Split(ext[keyTrunks], ",") {
+		if v, err := strconv.Atoi(f); err == nil {
+			trunk = append(trunk, v)
+		}
+	}
+	return ext[keyMode], vlan, trunk
+}
+
+func deref[T any](p *T) T {
+	var z T
+	if p == nil {
+		return z
+	}
+	return *p
+}
+
+// ReadPorts reads the ports back, one PortState each in order, one
+// transaction per switch. A port the bridge has not is Found false.
+// Neighbor is always nil: Open vSwitch keeps no LLDP neighbour table.
+func (d *Driver) ReadPorts(ctx context.Context, refs []drivers.SwitchPort) ([]drivers.PortState, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(refs) > maxPortsPerCall {
+		return nil, drivers.Errorf(drivers.Permanent, "ovs: %d ports in one read, more than %d", len(refs), maxPortsPerCall)
+	}
+	snaps := map[string]*snapshot{}
+	out := make([]drivers.PortState, len(refs))
+	for i, r := range refs {
+		sc, err := d.sw(r, "")
+		if err != nil {
+			return nil, err
+		}
+		s := snaps[sc.name]
+		if s == nil {
+			_, cl, err := d.client(ctx, sc)
+			if err != nil {
+				return nil, err
+			}
+			if s, err = readBridge(ctx, cl, sc); err != nil {
+				return nil, err
+			}
+			snaps[sc.name] = s
+		}
+		out[i] = s.state(r.Port)
+	}
+	return out, nil
+}
+
+// maxPortsPerCall bounds the ports of one ReadPorts.
+const maxPortsPerCall = 100_000
+
+func (s *snapshot) String() string {
+	return fmt.Sprintf("bridge %s of switch %s (%d ports)", s.bridge.Name, s.sc.name, len(s.ports))
+}
