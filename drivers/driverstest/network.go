@@ -161,7 +161,7 @@ func networkCtxCalls(d drivers.Network, node drivers.Node) []ctxCall {
 // readBack configures each phase and, on a NetworkReader, reads every
 // planned port back, and the unowned port unchanged.
 func readBack(h tb, d drivers.Network, node drivers.Node) {
-	rd, ok := d.(drivers.NetworkReader)
+	rd, ok := drivers.ReaderOf(d) // through wrappers (a plugin's client) too
 	if !ok {
 		return
 	}

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -17,6 +18,30 @@ func (n Network) Probe(ctx context.Context) (drivers.NetworkInfo, error) {
 // ConfigurePorts implements drivers.Network.
 func (n Network) ConfigurePorts(ctx context.Context, node drivers.Node, p drivers.Phase) (drivers.Result, error) {
 	return use(ctx, n.External, func(c *networkClient) (drivers.Result, error) { return c.ConfigurePorts(ctx, node, p) })
+}
+
+// readerProbe bounds starting the plugin to learn whether it reads
+// ports back (Reader has no context of its own).
+const readerProbe = 30 * time.Second
+
+// Reader is the plugin's read-back side when its driver has one
+// (drivers.ReaderOf): the plugin is started if it is not running.
+func (n Network) Reader() (drivers.NetworkReader, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), readerProbe)
+	defer cancel()
+	reads, err := use(ctx, n.External, func(c *networkClient) (bool, error) { return c.reader, nil })
+	if err != nil || !reads {
+		return nil, false
+	}
+	return networkReader(n), true
+}
+
+// networkReader reads ports through the plugin.
+type networkReader Network
+
+// ReadPorts implements drivers.NetworkReader.
+func (r networkReader) ReadPorts(ctx context.Context, ports []drivers.SwitchPort) ([]drivers.PortState, error) {
+	return use(ctx, r.External, func(c *networkClient) ([]drivers.PortState, error) { return c.readPorts(ctx, ports) })
 }
 
 // OOB is an external out-of-band driver.
@@ -128,7 +153,9 @@ func (s Server) Recover(ctx context.Context, n drivers.NodeRef, a drivers.Recove
 }
 
 var (
-	_ drivers.Network = Network{}
-	_ drivers.OOB     = OOB{}
-	_ drivers.Server  = Server{}
+	_ drivers.Network         = Network{}
+	_ drivers.ReaderUnwrapper = Network{}
+	_ drivers.NetworkReader   = networkReader{}
+	_ drivers.OOB             = OOB{}
+	_ drivers.Server          = Server{}
 )

@@ -414,11 +414,12 @@ const file_driver_proto_rawDesc = "" +
 	"\x06Status\x12\x1a.slipway.driver.v1.Request\x1a\x18.slipway.driver.v1.Reply\x12=\n" +
 	"\x05Owned\x12\x1a.slipway.driver.v1.Request\x1a\x18.slipway.driver.v1.Reply\x12?\n" +
 	"\aRecover\x12\x1a.slipway.driver.v1.Request\x1a\x18.slipway.driver.v1.Reply\x12A\n" +
-	"\tInventory\x12\x1a.slipway.driver.v1.Request\x1a\x18.slipway.driver.v1.Reply2\xdc\x01\n" +
+	"\tInventory\x12\x1a.slipway.driver.v1.Request\x1a\x18.slipway.driver.v1.Reply2\x9f\x02\n" +
 	"\aNetwork\x12J\n" +
 	"\tConfigure\x12#.slipway.driver.v1.ConfigureRequest\x1a\x18.slipway.driver.v1.Reply\x12=\n" +
 	"\x05Probe\x12\x1a.slipway.driver.v1.Request\x1a\x18.slipway.driver.v1.Reply\x12F\n" +
-	"\x0eConfigurePorts\x12\x1a.slipway.driver.v1.Request\x1a\x18.slipway.driver.v1.ReplyB5Z3github.com/slipway-dev/slipway/drivers/plugin/protob\x06proto3"
+	"\x0eConfigurePorts\x12\x1a.slipway.driver.v1.Request\x1a\x18.slipway.driver.v1.Reply\x12A\n" +
+	"\tReadPorts\x12\x1a.slipway.driver.v1.Request\x1a\x18.slipway.driver.v1.ReplyB5Z3github.com/slipway-dev/slipway/drivers/plugin/protob\x06proto3"
 
 var (
 	file_driver_proto_rawDescOnce sync.Once
@@ -475,32 +476,34 @@ var file_driver_proto_depIdxs = []int32{
 	2,  // 26: slipway.driver.v1.Network.Configure:input_type -> slipway.driver.v1.ConfigureRequest
 	3,  // 27: slipway.driver.v1.Network.Probe:input_type -> slipway.driver.v1.Request
 	3,  // 28: slipway.driver.v1.Network.ConfigurePorts:input_type -> slipway.driver.v1.Request
-	5,  // 29: slipway.driver.v1.OOB.Configure:output_type -> slipway.driver.v1.Reply
-	5,  // 30: slipway.driver.v1.OOB.Probe:output_type -> slipway.driver.v1.Reply
-	5,  // 31: slipway.driver.v1.OOB.PowerStatus:output_type -> slipway.driver.v1.Reply
-	5,  // 32: slipway.driver.v1.OOB.PowerOn:output_type -> slipway.driver.v1.Reply
-	5,  // 33: slipway.driver.v1.OOB.PowerOff:output_type -> slipway.driver.v1.Reply
-	5,  // 34: slipway.driver.v1.OOB.PowerCycle:output_type -> slipway.driver.v1.Reply
-	5,  // 35: slipway.driver.v1.OOB.SetBootDevice:output_type -> slipway.driver.v1.Reply
-	5,  // 36: slipway.driver.v1.Server.Configure:output_type -> slipway.driver.v1.Reply
-	5,  // 37: slipway.driver.v1.Server.ProbeSite:output_type -> slipway.driver.v1.Reply
-	5,  // 38: slipway.driver.v1.Server.PrepareSite:output_type -> slipway.driver.v1.Reply
-	5,  // 39: slipway.driver.v1.Server.IdentifyNode:output_type -> slipway.driver.v1.Reply
-	5,  // 40: slipway.driver.v1.Server.Commission:output_type -> slipway.driver.v1.Reply
-	5,  // 41: slipway.driver.v1.Server.ApplyNetworking:output_type -> slipway.driver.v1.Reply
-	5,  // 42: slipway.driver.v1.Server.ApplyStorage:output_type -> slipway.driver.v1.Reply
-	5,  // 43: slipway.driver.v1.Server.ApplyPlatform:output_type -> slipway.driver.v1.Reply
-	5,  // 44: slipway.driver.v1.Server.Deploy:output_type -> slipway.driver.v1.Reply
-	5,  // 45: slipway.driver.v1.Server.Release:output_type -> slipway.driver.v1.Reply
-	5,  // 46: slipway.driver.v1.Server.Status:output_type -> slipway.driver.v1.Reply
-	5,  // 47: slipway.driver.v1.Server.Owned:output_type -> slipway.driver.v1.Reply
-	5,  // 48: slipway.driver.v1.Server.Recover:output_type -> slipway.driver.v1.Reply
-	5,  // 49: slipway.driver.v1.Server.Inventory:output_type -> slipway.driver.v1.Reply
-	5,  // 50: slipway.driver.v1.Network.Configure:output_type -> slipway.driver.v1.Reply
-	5,  // 51: slipway.driver.v1.Network.Probe:output_type -> slipway.driver.v1.Reply
-	5,  // 52: slipway.driver.v1.Network.ConfigurePorts:output_type -> slipway.driver.v1.Reply
-	29, // [29:53] is the sub-list for method output_type
-	5,  // [5:29] is the sub-list for method input_type
+	3,  // 29: slipway.driver.v1.Network.ReadPorts:input_type -> slipway.driver.v1.Request
+	5,  // 30: slipway.driver.v1.OOB.Configure:output_type -> slipway.driver.v1.Reply
+	5,  // 31: slipway.driver.v1.OOB.Probe:output_type -> slipway.driver.v1.Reply
+	5,  // 32: slipway.driver.v1.OOB.PowerStatus:output_type -> slipway.driver.v1.Reply
+	5,  // 33: slipway.driver.v1.OOB.PowerOn:output_type -> slipway.driver.v1.Reply
+	5,  // 34: slipway.driver.v1.OOB.PowerOff:output_type -> slipway.driver.v1.Reply
+	5,  // 35: slipway.driver.v1.OOB.PowerCycle:output_type -> slipway.driver.v1.Reply
+	5,  // 36: slipway.driver.v1.OOB.SetBootDevice:output_type -> slipway.driver.v1.Reply
+	5,  // 37: slipway.driver.v1.Server.Configure:output_type -> slipway.driver.v1.Reply
+	5,  // 38: slipway.driver.v1.Server.ProbeSite:output_type -> slipway.driver.v1.Reply
+	5,  // 39: slipway.driver.v1.Server.PrepareSite:output_type -> slipway.driver.v1.Reply
+	5,  // 40: slipway.driver.v1.Server.IdentifyNode:output_type -> slipway.driver.v1.Reply
+	5,  // 41: slipway.driver.v1.Server.Commission:output_type -> slipway.driver.v1.Reply
+	5,  // 42: slipway.driver.v1.Server.ApplyNetworking:output_type -> slipway.driver.v1.Reply
+	5,  // 43: slipway.driver.v1.Server.ApplyStorage:output_type -> slipway.driver.v1.Reply
+	5,  // 44: slipway.driver.v1.Server.ApplyPlatform:output_type -> slipway.driver.v1.Reply
+	5,  // 45: slipway.driver.v1.Server.Deploy:output_type -> slipway.driver.v1.Reply
+	5,  // 46: slipway.driver.v1.Server.Release:output_type -> slipway.driver.v1.Reply
+	5,  // 47: slipway.driver.v1.Server.Status:output_type -> slipway.driver.v1.Reply
+	5,  // 48: slipway.driver.v1.Server.Owned:output_type -> slipway.driver.v1.Reply
+	5,  // 49: slipway.driver.v1.Server.Recover:output_type -> slipway.driver.v1.Reply
+	5,  // 50: slipway.driver.v1.Server.Inventory:output_type -> slipway.driver.v1.Reply
+	5,  // 51: slipway.driver.v1.Network.Configure:output_type -> slipway.driver.v1.Reply
+	5,  // 52: slipway.driver.v1.Network.Probe:output_type -> slipway.driver.v1.Reply
+	5,  // 53: slipway.driver.v1.Network.ConfigurePorts:output_type -> slipway.driver.v1.Reply
+	5,  // 54: slipway.driver.v1.Network.ReadPorts:output_type -> slipway.driver.v1.Reply
+	30, // [30:55] is the sub-list for method output_type
+	5,  // [5:30] is the sub-list for method input_type
 	5,  // [5:5] is the sub-list for extension type_name
 	5,  // [5:5] is the sub-list for extension extendee
 	0,  // [0:5] is the sub-list for field type_name

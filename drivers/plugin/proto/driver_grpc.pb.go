@@ -953,6 +953,7 @@ const (
 	Network_Configure_FullMethodName      = "/slipway.driver.v1.Network/Configure"
 	Network_Probe_FullMethodName          = "/slipway.driver.v1.Network/Probe"
 	Network_ConfigurePorts_FullMethodName = "/slipway.driver.v1.Network/ConfigurePorts"
+	Network_ReadPorts_FullMethodName      = "/slipway.driver.v1.Network/ReadPorts"
 )
 
 // NetworkClient is the client API for Network service.
@@ -962,6 +963,11 @@ type NetworkClient interface {
 	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*Reply, error)
 	Probe(ctx context.Context, in *Request, opts ...grpc.CallOption) (*Reply, error)
 	ConfigurePorts(ctx context.Context, in *Request, opts ...grpc.CallOption) (*Reply, error)
+	// ReadPorts reads switch ports back (drivers.NetworkReader). A plugin
+	// whose driver does not read ports answers UNIMPLEMENTED, as one built
+	// before this call does: the orchestrator then treats it as a driver
+	// that cannot read back.
+	ReadPorts(ctx context.Context, in *Request, opts ...grpc.CallOption) (*Reply, error)
 }
 
 type networkClient struct {
@@ -1002,6 +1008,16 @@ func (c *networkClient) ConfigurePorts(ctx context.Context, in *Request, opts ..
 	return out, nil
 }
 
+func (c *networkClient) ReadPorts(ctx context.Context, in *Request, opts ...grpc.CallOption) (*Reply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Reply)
+	err := c.cc.Invoke(ctx, Network_ReadPorts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NetworkServer is the server API for Network service.
 // All implementations must embed UnimplementedNetworkServer
 // for forward compatibility.
@@ -1009,6 +1025,11 @@ type NetworkServer interface {
 	Configure(context.Context, *ConfigureRequest) (*Reply, error)
 	Probe(context.Context, *Request) (*Reply, error)
 	ConfigurePorts(context.Context, *Request) (*Reply, error)
+	// ReadPorts reads switch ports back (drivers.NetworkReader). A plugin
+	// whose driver does not read ports answers UNIMPLEMENTED, as one built
+	// before this call does: the orchestrator then treats it as a driver
+	// that cannot read back.
+	ReadPorts(context.Context, *Request) (*Reply, error)
 	mustEmbedUnimplementedNetworkServer()
 }
 
@@ -1027,6 +1048,9 @@ func (UnimplementedNetworkServer) Probe(context.Context, *Request) (*Reply, erro
 }
 func (UnimplementedNetworkServer) ConfigurePorts(context.Context, *Request) (*Reply, error) {
 	return nil, status.Error(codes.Unimplemented, "method ConfigurePorts not implemented")
+}
+func (UnimplementedNetworkServer) ReadPorts(context.Context, *Request) (*Reply, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadPorts not implemented")
 }
 func (UnimplementedNetworkServer) mustEmbedUnimplementedNetworkServer() {}
 func (UnimplementedNetworkServer) testEmbeddedByValue()                 {}
@@ -1103,6 +1127,24 @@ func _Network_ConfigurePorts_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Network_ReadPorts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(Request)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NetworkServer).ReadPorts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Network_ReadPorts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NetworkServer).ReadPorts(ctx, req.(*Request))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Network_ServiceDesc is the grpc.ServiceDesc for Network service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1121,6 +1163,10 @@ var Network_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ConfigurePorts",
 			Handler:    _Network_ConfigurePorts_Handler,
+		},
+		{
+			MethodName: "ReadPorts",
+			Handler:    _Network_ReadPorts_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
