@@ -14,6 +14,7 @@ require (
 	github.com/juju/gomaasapi/v2 v2.4.0
 	github.com/juju/mgo/v2 v2.0.3
 	github.com/labstack/echo/v4 v4.16.0
+	github.com/openconfig/gnmi v0.14.1
 	github.com/ovn-org/libovsdb v0.7.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/rs/zerolog v1.35.1
@@ -65,8 +66,6 @@ require (
 	github.com/molecule-man/go-brrr v1.3.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/oklog/run v1.1.0 // indirect
-	github.com/openconfig/gnmi v0.14.1 // indirect
-	github.com/openconfig/ygot v0.36.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect

@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/rs/zerolog"
 
+	"github.com/slipway-dev/slipway/drivers/network/gnmi"
 	"github.com/slipway-dev/slipway/drivers/network/noop"
 	"github.com/slipway-dev/slipway/drivers/network/ovs"
 	"github.com/slipway-dev/slipway/drivers/oob/ipmi"
@@ -24,6 +25,7 @@ func Builtins() registry.Builtins {
 		Server: map[string]registry.ServerFactory{maas.Name: maas.New},
 		Network: map[string]registry.NetworkFactory{
 			noop.Name: noop.New,
+			gnmi.Name: gnmi.New,
 			ovs.Name:  ovs.New,
 		},
 	}

@@ -20,7 +20,7 @@ func TestDriversCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"network  ext      " + plug, "network  noop     builtin", "oob      redfish  builtin", "ok"} {
+	for _, want := range []string{"network  ext      " + plug, "network  gnmi     builtin", "network  noop     builtin", "oob      redfish  builtin", "ok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
@@ -34,11 +34,12 @@ func TestDriversCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 {
 		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
 	}
-	if len(list) != 6 || list[0].Name != "ext" || list[0].Protocol != plugin.ProtocolVersion || list[0].Source != plug || list[1].Source != "builtin" ||
-		list[2].Kind != "network" || list[2].Name != "ovs" || list[2].Source != "builtin" ||
-		list[3].Kind != "oob" || list[3].Name != "ipmi" || list[3].Source != "builtin" ||
-		list[4].Kind != "oob" || list[4].Name != "redfish" || list[4].Source != "builtin" ||
-		list[5].Kind != "server" || list[5].Name != "maas" || list[5].Source != "builtin" {
+	if len(list) != 7 || list[0].Name != "ext" || list[0].Protocol != plugin.ProtocolVersion || list[0].Source != plug ||
+		list[1].Kind != "network" || list[1].Name != "gnmi" || list[1].Source != "builtin" || list[2].Source != "builtin" ||
+		list[3].Kind != "network" || list[3].Name != "ovs" || list[3].Source != "builtin" ||
+		list[4].Kind != "oob" || list[4].Name != "ipmi" || list[4].Source != "builtin" ||
+		list[5].Kind != "oob" || list[5].Name != "redfish" || list[5].Source != "builtin" ||
+		list[6].Kind != "server" || list[6].Name != "maas" || list[6].Source != "builtin" {
 		t.Errorf("json list: %+v", list)
 	}
 	t.Setenv("SLIPWAY_PLUGIN_DIR", filepath.Join(dir, "missing"))

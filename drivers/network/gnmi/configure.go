@@ -1,0 +1,359 @@
+package gnmi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// The paths the driver reads, per switch.
+var (
+	pathInterfaces = []*gpb.PathElem{{Name: "interfaces"}}
+	pathVLANs      = []*gpb.PathElem{{Name: "network-instances"}, {Name: "network-instance", Key: map[string]string{"name": "default"}}, {Name: "vlans"}}
+	pathLACP       = []*gpb.PathElem{{Name: "lacp"}, {Name: "interfaces"}}
+	pathLLDP       = []*gpb.PathElem{{Name: "lldp"}, {Name: "interfaces"}}
+)
+
+// read Gets the switch's state: interfaces, VLANs and LACP, and LLDP
+// when lldp.
+func (d *Driver) read(ctx context.Context, e *endpoint, lldp bool) (*switchState, error) {
+	paths := [][]*gpb.PathElem{pathInterfaces, pathVLANs, pathLACP}
+	if lldp {
+		paths = append(paths, pathLLDP)
+	}
+	req := &gpb.GetRequest{Prefix: &gpb.Path{Target: e.target}, Encoding: gpb.Encoding_JSON_IETF, Type: gpb.GetRequest_ALL}
+	for _, p := range paths {
+		req.Path = append(req.Path, &gpb.Path{Elem: p})
+	}
+	rctx, cancel := d.rpcContext(ctx, e)
+	defer cancel()
+	resp, err := e.client.Get(rctx, req)
+	if err != nil {
+		return nil, e.rpcError(ctx, "Get", err)
+	}
+	s := newSwitchState()
+	for _, n := range resp.GetNotification() {
+		for _, u := range n.GetUpdate() {
+			if err := s.readUpdate(append(slices.Clone(n.GetPrefix().GetElem()), u.GetPath().GetElem()...), u.GetVal()); err != nil {
+				return nil, drivers.Errorf(drivers.Permanent, "%s: switch %s (%s) answered Get with %v", Name, e.Name, e.Address, err)
+			}
+		}
+	}
+	return s, nil
+}
+
+// readUpdate reads one update of a Get answer by the path it is at.
+func (s *switchState) readUpdate(el []*gpb.PathElem, tv *gpb.TypedValue) error {
+	var raw []byte
+	switch v := tv.GetValue().(type) {
+	case *gpb.TypedValue_JsonIetfVal:
+		raw = v.JsonIetfVal
+	case *gpb.TypedValue_JsonVal:
+		raw = v.JsonVal
+	default:
+		return fmt.Errorf("a value of type %T (want JSON_IETF)", tv.GetValue())
+	}
+	v, err := decodeValue(raw)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(el))
+	for i, e := range el {
+		names[i] = local(e.GetName())
+	}
+	switch strings.Join(names, "/") {
+	case "interfaces", "interfaces/interface":
+		s.readInterfaces(v)
+	case "network-instances/network-instance/vlans", "network-instances/network-instance/vlans/vlan":
+		s.readVLANs(v)
+	case "lacp/interfaces", "lacp/interfaces/interface":
+		s.readLACP(v)
+	case "lldp/interfaces", "lldp/interfaces/interface":
+		s.readLLDP(v)
+	}
+	return nil
+}
+
+// ReadPorts reads each port's configuration, link and LLDP neighbour;
+// one Get per switch.
+func (d *Driver) ReadPorts(ctx context.Context, ports []drivers.SwitchPort) ([]drivers.PortState, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	states := map[string]*switchState{}
+	out := make([]drivers.PortState, len(ports))
+	for i, p := range ports {
+		s := states[p.Switch]
+		if s == nil {
+			e, err := d.endpoint(p.Switch)
+			if err != nil {
+				return nil, err
+			}
+			if s, err = d.read(ctx, e, true); err != nil {
+				return nil, err
+			}
+			states[p.Switch] = s
+		}
+		out[i] = s.port(p)
+	}
+	return out, nil
+}
+
+func (d *Driver) endpoint(name string) (*endpoint, error) {
+	e := d.switches[name]
+	if e == nil {
+		return nil, drivers.Errorf(drivers.Permanent, "%s: switch %s is not configured (give setting switch.%s.address and secret switch.%s.password)",
+			Name, name, name, name)
+	}
+	return e, nil
+}
+
+// ConfigurePorts gives each port of n what drivers.PortPlan says for
+// phase: per switch, one Get, then one Set of what differs (none when
+// nothing does).
+func (d *Driver) ConfigurePorts(ctx context.Context, n drivers.Node, phase drivers.Phase) (drivers.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return drivers.Result{}, err
+	}
+	plan, err := drivers.PortPlan(n, phase)
+	if err != nil {
+		return drivers.Result{}, err
+	}
+	var order []string
+	bySwitch := map[string][]drivers.PortConfig{}
+	for _, c := range plan {
+		if _, err := d.endpoint(c.Switch); err != nil {
+			return drivers.Result{}, err
+		}
+		if bySwitch[c.Switch] == nil {
+			order = append(order, c.Switch)
+		}
+		bySwitch[c.Switch] = append(bySwitch[c.Switch], c)
+	}
+	var said []string
+	for _, sw := range order {
+		msg, err := d.configureSwitch(ctx, d.switches[sw], n.Name, phase, bySwitch[sw])
+		if err != nil {
+			return drivers.Result{}, err
+		}
+		said = append(said, msg)
+	}
+	if len(said) == 0 {
+		return drivers.Done("%s: node %s has no cabled port to configure for %s", Name, n.Name, phase), nil
+	}
+	return drivers.Done("%s: %s ports of %s: %s", Name, phase, n.Name, strings.Join(said, "; ")), nil
+}
+
+// configureSwitch reads the switch and sets what differs from want.
+func (d *Driver) configureSwitch(ctx context.Context, e *endpoint, node string, phase drivers.Phase, want []drivers.PortConfig) (string, error) {
+	unlock, err := e.acquire(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	cur, err := d.read(ctx, e, false)
+	if err != nil {
+		return "", err
+	}
+	req, changed, err := changes(e, cur, node, want)
+	if err != nil {
+		return "", err
+	}
+	if req == nil {
+		return fmt.Sprintf("switch %s: %s already as planned", e.Name, portNames(want)), nil
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	rctx, cancel := d.rpcContext(ctx, e)
+	defer cancel()
+	if _, err := e.client.Set(rctx, req); err != nil {
+		return "", e.setError(ctx, err, node, phase, want)
+	}
+	return fmt.Sprintf("switch %s: set %s (%d operations)", e.Name, strings.Join(changed, ", "), len(req.Delete)+len(req.Replace)+len(req.Update)), nil
+}
+
+// lagInterface names the LAG interface of a node's bond on a switch:
+// unique per node, since the design's LAG name (the node's interface,
+// e.g. bond0) repeats on every node.
+func lagInterface(node, lag string) string { return node + "-" + lag }
+
+// changes builds the SetRequest that makes cur what want says (nil when
+// it already is) and names what it changes.
+func changes(e *endpoint, cur *switchState, node string, want []drivers.PortConfig) (*gpb.SetRequest, []string, error) {
+	b := &setBuilder{req: &gpb.SetRequest{Prefix: &gpb.Path{Target: e.target}}}
+	var changed []string
+	lags := map[string]drivers.PortConfig{}
+	var lagOrder []string
+	for _, c := range want {
+		got := cur.port(c.SwitchPort)
+		if !got.Found {
+			return nil, nil, drivers.Errorf(drivers.Permanent, "%s: switch %s has no port %s (node %s interface %s, NIC %s); check the design's cabling",
+				Name, e.Name, c.Port, node, c.Interface, c.Alias)
+		}
+		if c.LAG != "" {
+			if _, ok := lags[c.LAG]; !ok {
+				lagOrder = append(lagOrder, c.LAG)
+			}
+			lags[c.LAG] = c
+		}
+		if !c.Equal(got.PortConfig) {
+			b.port(c, node, got)
+			changed = append(changed, c.Port)
+		}
+	}
+	for _, lag := range lagOrder {
+		if b.lag(cur, lags[lag], node) {
+			changed = append(changed, lagInterface(node, lag))
+		}
+	}
+	vlans := b.vlans(cur, want)
+	if len(b.req.Delete)+len(b.req.Replace)+len(b.req.Update) == 0 {
+		return nil, nil, nil
+	}
+	if vlans != "" {
+		changed = append(changed, vlans)
+	}
+	return b.req, changed, nil
+}
+
+// setBuilder collects a SetRequest's operations.
+type setBuilder struct{ req *gpb.SetRequest }
+
+func ifPath(name string, rest ...string) *gpb.Path {
+	p := &gpb.Path{Elem: []*gpb.PathElem{{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": name}}}}
+	for _, r := range rest {
+		p.Elem = append(p.Elem, &gpb.PathElem{Name: r})
+	}
+	return p
+}
+
+func jsonVal(v any) *gpb.TypedValue {
+	b, _ := json.Marshal(v) // maps of strings, numbers and booleans always marshal
+	return &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: b}}
+}
+
+func (b *setBuilder) update(p *gpb.Path, v any) {
+	b.req.Update = append(b.req.Update, &gpb.Update{Path: p, Val: jsonVal(v)})
+}
+
+func (b *setBuilder) replace(p *gpb.Path, v any) {
+	b.req.Replace = append(b.req.Replace, &gpb.Update{Path: p, Val: jsonVal(v)})
+}
+
+// switchedVLAN is the openconfig-vlan switched-vlan config of c.
+func switchedVLAN(c drivers.PortConfig) map[string]any {
+	if c.Mode == drivers.ModeTrunk {
+		sv := map[string]any{"interface-mode": "TRUNK", "trunk-vlans": c.Trunk}
+		if c.Trunk == nil {
+			sv["trunk-vlans"] = []int{}
+		}
+		if c.VLAN != 0 {
+			sv["native-vlan"] = c.VLAN
+		}
+		return sv
+	}
+	return map[string]any{"interface-mode": "ACCESS", "access-vlan": c.VLAN}
+}
+
+// port sets a member port: admin state and MTU, its switched VLANs
+// (replaced whole), its LAG membership.
+func (b *setBuilder) port(c drivers.PortConfig, node string, got drivers.PortState) {
+	cfg := map[string]any{"name": c.Port, "enabled": c.Enabled}
+	if c.MTU != 0 {
+		cfg["mtu"] = c.MTU
+	} else if got.MTU != 0 {
+		b.req.Delete = append(b.req.Delete, ifPath(c.Port, "config", "mtu"))
+	}
+	b.update(ifPath(c.Port, "config"), cfg)
+	b.replace(ifPath(c.Port, "ethernet", "switched-vlan", "config"), switchedVLAN(c))
+	switch {
+	case c.LAG != "":
+		b.update(ifPath(c.Port, "ethernet", "config"), map[string]any{"openconfig-if-aggregate:aggregate-id": lagInterface(node, c.LAG)})
+	case got.LAG != "":
+		b.req.Delete = append(b.req.Delete, ifPath(c.Port, "ethernet", "config", "aggregate-id"))
+	}
+}
+
+// lag creates or corrects the LAG interface of c.LAG and its LACP
+// configuration; it reports whether it changed anything.
+func (b *setBuilder) lag(cur *switchState, c drivers.PortConfig, node string) bool {
+	name := lagInterface(node, c.LAG)
+	lagType := "STATIC"
+	if c.LACP != "" {
+		lagType = "LACP"
+	}
+	descr := lagDescription + node + "/" + c.LAG
+	got := cur.ifaces[name]
+	sv := switchedVLAN(c)
+	wantSV := &ifState{mode: strings.ToUpper(c.Mode), access: c.VLAN, native: c.VLAN, trunk: c.Trunk}
+	same := got != nil && got.isLAG && got.lagType == lagType && got.description == descr && got.mtu == c.MTU &&
+		got.enabled && sameVLANs(got, wantSV)
+	changed := false
+	if !same {
+		cfg := map[string]any{"name": name, "type": "iana-if-type:ieee8023adLag", "enabled": true, "description": descr}
+		if c.MTU != 0 {
+			cfg["mtu"] = c.MTU
+		} else if got != nil && got.mtu != 0 {
+			b.req.Delete = append(b.req.Delete, ifPath(name, "config", "mtu"))
+		}
+		b.update(ifPath(name), map[string]any{"name": name, "config": cfg,
+			"openconfig-if-aggregate:aggregation": map[string]any{"config": map[string]any{"lag-type": lagType}}})
+		b.replace(ifPath(name, "aggregation", "switched-vlan", "config"), sv)
+		changed = true
+	}
+	lp := &gpb.Path{Elem: []*gpb.PathElem{{Name: "lacp"}, {Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": name}}}}
+	l, has := cur.lacp[name]
+	switch {
+	case c.LACP != "" && (l.interval != strings.ToUpper(c.LACPRate) || l.mode != strings.ToUpper(c.LACP)):
+		b.update(lp, map[string]any{"name": name, "config": map[string]any{"name": name,
+			"interval": strings.ToUpper(c.LACPRate), "lacp-mode": strings.ToUpper(c.LACP)}})
+		changed = true
+	case c.LACP == "" && has:
+		b.req.Delete = append(b.req.Delete, lp)
+		changed = true
+	}
+	return changed
+}
+
+func sameVLANs(got, want *ifState) bool {
+	if got.mode != want.mode {
+		return false
+	}
+	if want.mode == "TRUNK" {
+		return got.native == want.native && slices.Equal(slices.DeleteFunc(slices.Clone(got.trunk), func(v int) bool { return v == got.native }), want.trunk)
+	}
+	return got.access == want.access
+}
+
+// vlans creates the VLANs want's ports carry that the switch lacks; it
+// names them ("" none).
+func (b *setBuilder) vlans(cur *switchState, want []drivers.PortConfig) string {
+	var missing []int
+	for _, c := range want {
+		for _, v := range c.VLANs() {
+			if !cur.vlans[v] && !slices.Contains(missing, v) {
+				missing = append(missing, v)
+			}
+		}
+	}
+	slices.Sort(missing)
+	names := make([]string, len(missing))
+	for i, v := range missing {
+		id := strconv.Itoa(v)
+		p := &gpb.Path{Elem: slices.Concat(pathVLANs, []*gpb.PathElem{{Name: "vlan", Key: map[string]string{"vlan-id": id}}})}
+		b.update(p, map[string]any{"vlan-id": v, "config": map[string]any{"vlan-id": v, "name": "slipway-" + id}})
+		names[i] = id
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "created VLAN " + strings.Join(names, ", ")
+}
