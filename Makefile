@@ -19,7 +19,7 @@ build: ## Build the orchestrator binary into bin/
 	$(GO) build -o $(BIN) ./cmd/orchestrator
 
 .PHONY: build-bench
-build-bench: ## Build the benchmark tools (cmd/slipway-bench: bench-introspection, bench-once, gen-hostile) into bin/
+build-bench: ## Build the benchmark tools (cmd/slipway-bench: bench-introspection, bench-once, gen-hostile, bench-fabric) into bin/
 	$(GO) build -o $(BENCH_BIN) ./cmd/slipway-bench
 
 .PHONY: test
@@ -91,6 +91,10 @@ screenshots: ## Regenerate the dashboard's screenshots in docs/images from the b
 .PHONY: bench-scale
 bench-scale: build ## 10,000 nodes at time scale 0.5, engine (serve) and lab in processes of their own; wall/floor, RSS, CPU, profiles
 	scripts/bench-scale.sh $(BIN) $(or $(BENCH_SCALE_NODES),10000) $(or $(BENCH_SCALE_TIME_SCALE),0.5)
+
+.PHONY: bench-fabric
+bench-fabric: build-bench ## The ovs network driver configuring 1,000 generated nodes' ports (3 each, 2 switches) on real Open vSwitch, production then quarantine, against ovs-vsctl's floor (root)
+	scripts/bench-fabric.sh $(BENCH_BIN) $(or $(BENCH_FABRIC_NODES),1000) $(or $(BENCH_FABRIC_SWITCHES),2) $(or $(BENCH_FABRIC_WORKERS),8)
 
 .PHONY: bench-plan
 bench-plan: build ## Plan a deployed 10,000-node lab site through the API (unchanged, then every node retagged) against reading every machine once

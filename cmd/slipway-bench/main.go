@@ -6,6 +6,7 @@
 //	slipway-bench bench-introspection   serve the introspection API of a generated site, for load tests
 //	slipway-bench bench-once            send each request of a list once; throughput and latency
 //	slipway-bench gen-hostile           write YAML shaped to cost a parser the most memory per byte
+//	slipway-bench bench-fabric          time the ovs network driver on real Open vSwitch (root)
 //
 // Exit codes: 0 done, 2 bad usage or a failed run.
 package main
@@ -55,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd())
+	root.AddCommand(a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd(), a.benchFabricCmd())
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
