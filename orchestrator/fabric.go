@@ -345,10 +345,40 @@ func fabricSwitches(d *design.Design, nodes []FabricNode, errs map[string]string
 		sw := by[name]
 		sw.Error = errs[name]
 		slices.Sort(sw.VLANs)
-		slices.SortStableFunc(sw.Ports, func(a, b FabricPort) int { return cmp.Compare(a.Port, b.Port) })
+		slices.SortStableFunc(sw.Ports, func(a, b FabricPort) int { return naturalCompare(a.Port, b.Port) })
 		out = append(out, *sw)
 	}
 	return out
+}
+
+// naturalCompare orders port names with their numbers as numbers
+// (Ethernet4 before Ethernet12).
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitsPrefix(a), digitsPrefix(b)
+		if da != "" && db != "" {
+			na, nb := strings.TrimLeft(da, "0"), strings.TrimLeft(db, "0")
+			if c := cmp.Or(cmp.Compare(len(na), len(nb)), strings.Compare(na, nb)); c != 0 {
+				return c
+			}
+			a, b = a[len(da):], b[len(db):]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digitsPrefix is the run of ASCII digits s starts with.
+func digitsPrefix(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
 }
 
 // neighbours tells who an LLDP neighbour is: by the design's hostnames

@@ -17,6 +17,7 @@ import (
 
 	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/auth"
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/designlayer"
 	"github.com/slipway-dev/slipway/drivers"
@@ -59,6 +60,20 @@ type options struct {
 	seed   int64
 	config func(*api.Config)
 	faults *maas.Faults
+	design func(*design.Design)
+	tune   func(*orchestrator.Config)
+}
+
+// WithDesign changes the example site before the lab starts (the lab and
+// the engine run the changed design).
+func WithDesign(f func(*design.Design)) Option {
+	return func(o *options) { o.design = f }
+}
+
+// WithTune adjusts the engine's configuration before it is built (its
+// drivers: a test's network driver).
+func WithTune(f func(*orchestrator.Config)) Option {
+	return func(o *options) { o.tune = f }
 }
 
 // WithFaults makes the virtual lab's MAAS and BMCs fail as f says.
@@ -90,8 +105,11 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	}
 	ctx := tb.Context()
 	d := designtest.Example(tb)
+	if o.design != nil {
+		o.design(d)
+	}
 	store := memory.New()
-	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: 0.001, Seed: o.seed, Faults: o.faults})
+	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: 0.001, Seed: o.seed, Faults: o.faults, Tune: o.tune})
 	if err != nil {
 		tb.Fatal(err)
 	}

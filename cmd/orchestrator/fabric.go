@@ -23,12 +23,20 @@ func (a *app) fabricCmd() *cobra.Command {
 		Long: "One row per cabled port: switch, port, node, NIC alias, mode, VLANs (the native or access VLAN first, tagged ones after),\n" +
 			"LAG, state (ok, or how the switch differs from what the node's phase wants) and what the port's LLDP neighbour says.\n" +
 			"The desired configuration follows the node's phase: provisioning until deployed, production once deployed,\n" +
-			"quarantine once released. A network driver that cannot read ports back gives the desired configuration only.",
+			"quarantine once released. A network driver that cannot read ports back gives the desired configuration only.\n" +
+			"Exit status: 0 when nothing is found wrong, 1 when a port differs or is missing, a neighbour is not the designed node,\n" +
+			"a switch did not answer or a node's ports cannot be planned; 2 when the fabric could not be asked (as every command).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.call(cmd.Context(), &sf, readState, output, func(s *session, output string) error {
 				f, err := s.c.Fabric(cmd.Context(), nodes...)
-				return a.show(output, f, err, func() error { return a.printFabric(f) })
+				if err := a.show(output, f, err, func() error { return a.printFabric(f) }); err != nil {
+					return err
+				}
+				if n := fabricProblems(f); n > 0 {
+					return &exitError{code: exitInvalid, err: fmt.Errorf("the fabric differs from the design: %d finding(s) above", n)}
+				}
+				return nil
 			})
 		},
 	}
@@ -88,4 +96,27 @@ func portStateWords(p apitypes.FabricPort) string {
 		return "differs: " + printable(strings.Join(p.Diff, ", "))
 	}
 	return p.State
+}
+
+// fabricProblems counts what the view found wrong: ports that differ or
+// are missing, miscabled ports, switches that did not answer, nodes
+// whose ports could not be planned.
+func fabricProblems(f apitypes.Fabric) int {
+	n := 0
+	for _, fd := range f.Findings {
+		if fd.Kind == "miscabled" || fd.Kind == "missing" || fd.Kind == "no-plan" {
+			n++
+		}
+	}
+	for _, sw := range f.Switches {
+		if sw.Error != "" {
+			n++
+		}
+		for _, p := range sw.Ports {
+			if p.State == "differs" {
+				n++
+			}
+		}
+	}
+	return n
 }
