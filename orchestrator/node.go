@@ -351,9 +351,11 @@ func (r *nodeRun) finish(o record.Outcome, class, reason string) {
 }
 
 // releaseCall reports whether the node's current step releases its
-// machine: the releasing stage, or a deploy round's release.
+// machine: the releasing stage's release (its step 1 puts the switch
+// ports in quarantine, ports.go), or a deploy round's release.
 func (r *nodeRun) releaseCall() bool {
-	return r.rec.MachineID != "" && (r.rec.Stage == record.StageReleasing || r.rec.Stage == record.StageDeploy && (r.rec.Step == 1 || r.rec.Step == stepReleaseLeft))
+	return r.rec.MachineID != "" && (r.rec.Stage == record.StageReleasing && r.rec.Step == 0 ||
+		r.rec.Stage == record.StageDeploy && (r.rec.Step == 1 || r.rec.Step == stepReleaseLeft))
 }
 
 // opensBudget: a new task of action a gives the node a fresh

@@ -82,20 +82,9 @@ func (r *nodeRun) oobPrepare(ctx context.Context) (step, error) {
 }
 
 // provisioningPorts puts the node's switch ports on the provisioning
-// network.
+// network (ports.go).
 func (r *nodeRun) provisioningPorts(ctx context.Context) (step, error) {
-	if r.e.cfg.Drivers.Network == nil {
-		return sub("no network driver: switch ports left as they are"), nil
-	}
-	dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
-	if err != nil {
-		return step{}, err
-	}
-	res, err := r.e.cfg.Drivers.Network.ConfigurePorts(ctx, dn, drivers.PhaseProvisioning)
-	if err != nil {
-		return step{}, err
-	}
-	return r.result(res, false, func() step { return sub("switch ports: %s", res.Message) })
+	return r.portsStep(ctx, drivers.PhaseProvisioning)
 }
 
 // pxeNext stages the hardware profile's BIOS settings, then sets the
@@ -471,18 +460,7 @@ func (r *nodeRun) releaseRefused(ctx context.Context, res drivers.Result) (step,
 
 func (r *nodeRun) bootstrap(ctx context.Context) (step, error) {
 	if r.rec.Step == 0 {
-		if r.e.cfg.Drivers.Network == nil {
-			return sub("no network driver: switch ports left as they are"), nil
-		}
-		dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
-		if err != nil {
-			return step{}, err
-		}
-		res, err := r.e.cfg.Drivers.Network.ConfigurePorts(ctx, dn, drivers.PhaseProduction)
-		if err != nil {
-			return step{}, err
-		}
-		return r.result(res, false, func() step { return sub("switch ports: %s", res.Message) })
+		return r.portsStep(ctx, drivers.PhaseProduction) // ports.go
 	}
 	if r.e.cfg.Bootstrap == nil {
 		return advance("no boot actions to wait for"), nil
@@ -515,9 +493,18 @@ func (r *nodeRun) silentSince(p BootstrapProgress) time.Time {
 }
 
 // releasing gives the machine back (erasing disks for destroy_nodes).
+// A node leaving service (destroy, decommission) then has its switch
+// ports put in quarantine (step 1, ports.go).
 func (r *nodeRun) releasing(ctx context.Context) (step, error) {
+	if r.rec.Step == 1 {
+		return r.quarantinePorts(ctx)
+	}
+	done := advance
+	if r.leavesService() {
+		done = sub
+	}
 	if r.rec.MachineID == "" {
-		return advance("no machine recorded for the node: nothing to release"), nil
+		return done("no machine recorded for the node: nothing to release"), nil
 	}
 	if r.rec.Intent == nil || r.rec.Intent.Op != "release" {
 		if st, ok, err := r.checkBeforeRelease(ctx); ok { // preflight_nodes.go
@@ -542,7 +529,7 @@ func (r *nodeRun) releasing(ctx context.Context) (step, error) {
 	}
 	return r.result(res, true, func() step {
 		r.rec.Intent, r.rec.AllocatedBy, r.rec.Observed = nil, "", "Ready"
-		return advance("%s", res.Message)
+		return done("%s", res.Message)
 	})
 }
 

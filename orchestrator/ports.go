@@ -1,0 +1,150 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/record"
+)
+
+// The network role's stages: the node's switch ports are put on the
+// provisioning VLAN before the PXE boot (oob-prepare step 0), on the
+// design's VLANs, trunks and LAGs after deploy (bootstrap step 0, before
+// the node is reported deployed), and on the Site's quarantine VLAN once
+// the node leaves service (the releasing stage's step 1 of destroy and
+// decommission). After the driver is done, a driver that reads ports
+// back (drivers.ReaderOf) is asked for every port, which must be what
+// drivers.PortPlan says: a difference fails the stage. A switch error
+// fails the stage like any driver error, never by releasing the
+// machine: the node stops where it is and `orchestrator retry --node N`
+// takes the step again once the switch is fixed.
+
+// maxPortFindings bounds the ports a failed read-back names.
+const maxPortFindings = 8
+
+// portsStep configures the node's switch ports for phase and checks
+// them; done is a sub-step.
+func (r *nodeRun) portsStep(ctx context.Context, phase drivers.Phase) (step, error) {
+	net := r.e.cfg.Drivers.Network
+	if net == nil {
+		return sub("no network driver: switch ports left as they are"), nil
+	}
+	dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
+	if err != nil {
+		return step{}, err
+	}
+	res, err := net.ConfigurePorts(ctx, dn, phase)
+	if err != nil {
+		return step{}, r.portsErr(phase, err)
+	}
+	switch res.Status {
+	case drivers.StatusDone:
+	case drivers.StatusFailed:
+		return failed("%s", r.portsWords(phase, res.Message)), nil
+	default:
+		return r.result(res, false, func() step { return step{kind: stepAgain} })
+	}
+	checked, err := r.checkPorts(ctx, net, dn, phase)
+	if err != nil {
+		return step{}, err
+	}
+	if checked.bad != "" {
+		return failed("%s", r.portsWords(phase, "the switch does not have what was configured: "+checked.bad)), nil
+	}
+	return sub("switch ports (%s): %s%s", phase, res.Message, checked.note), nil
+}
+
+// portsCheck is what reading the ports back found: bad lists the ports
+// that differ from the plan ("" none), note says what was checked.
+type portsCheck struct{ bad, note string }
+
+// checkPorts reads the node's planned ports back when the driver can and
+// compares each with drivers.PortPlan. A read that fails is an error
+// naming the node (the step is tried again, as any driver call).
+func (r *nodeRun) checkPorts(ctx context.Context, net drivers.Network, dn drivers.Node, phase drivers.Phase) (portsCheck, error) {
+	plan, err := drivers.PortPlan(dn, phase)
+	if err != nil || len(plan) == 0 {
+		return portsCheck{}, nil // the driver planned the same: it said Done for no port
+	}
+	rd, ok := drivers.ReaderOf(net)
+	if !ok {
+		return portsCheck{note: "; not read back (the network driver cannot)"}, nil
+	}
+	ports := make([]drivers.SwitchPort, len(plan))
+	for i, p := range plan {
+		ports[i] = p.SwitchPort
+	}
+	states, err := rd.ReadPorts(ctx, ports)
+	if err != nil {
+		return portsCheck{}, r.portsErr(phase, fmt.Errorf("reading the ports back: %w", err))
+	}
+	if len(states) != len(plan) {
+		return portsCheck{}, r.portsErr(phase, drivers.Errorf(drivers.Transient, "reading the ports back: %d ports answered for %d asked", len(states), len(plan)))
+	}
+	var bad []string
+	for i, want := range plan {
+		got := states[i]
+		got.SwitchPort = want.SwitchPort
+		switch {
+		case !got.Found:
+			bad = append(bad, fmt.Sprintf("switch %s has no port %s", want.Switch, want.Port))
+		case !want.Equal(got.PortConfig):
+			bad = append(bad, fmt.Sprintf("switch %s port %s (%s): %s", want.Switch, want.Port, want.Alias, strings.Join(want.Diff(got.PortConfig), ", ")))
+		}
+	}
+	if len(bad) == 0 {
+		return portsCheck{note: fmt.Sprintf("; %d ports read back as planned", len(plan))}, nil
+	}
+	if len(bad) > maxPortFindings {
+		bad = append(bad[:maxPortFindings], fmt.Sprintf("and %d more", len(bad)-maxPortFindings))
+	}
+	return portsCheck{bad: strings.Join(bad, "; ")}, nil
+}
+
+// portsErr is a switch error of the node's ports stage, its class kept,
+// naming the node, the stage and the next step.
+func (r *nodeRun) portsErr(phase drivers.Phase, err error) error {
+	return &portsError{words: r.portsWords(phase, err.Error()), err: err}
+}
+
+type portsError struct {
+	words string
+	err   error
+}
+
+func (e *portsError) Error() string { return e.words }
+func (e *portsError) Unwrap() error { return e.err }
+
+// portsWords says what went wrong with the node's ports in phase, what
+// became of its machine and what to do.
+func (r *nodeRun) portsWords(phase drivers.Phase, what string) string {
+	machine := "the machine is left as it is (not released)"
+	if phase == drivers.PhaseQuarantine {
+		machine = fmt.Sprintf("machine %s is released (the release stands); its ports are not on the quarantine VLAN yet", orDefault(r.rec.MachineID, "(none)"))
+	}
+	return fmt.Sprintf("node %s, stage %s: switch ports for the %s phase: %s; %s; fix the switch (it must answer at the address the Site's fabric gives, "+
+		"with its credentials), then `orchestrator retry --node %s`", r.rec.Name, r.rec.Stage, phase, what, machine, r.rec.Name)
+}
+
+// leavesService reports whether the node's task takes it out of
+// service, its ports to quarantine after the release: destroy (a node
+// removed from the design included) and decommission. A redeploy's
+// release goes through provisioning again.
+func (r *nodeRun) leavesService() bool {
+	a := r.rec.Action
+	return (a == record.ActionDestroyNodes || a == record.ActionDecommissionNodes) && r.e.cfg.Drivers.Network != nil &&
+		r.d.SiteOf(r.n).HasFabric()
+}
+
+// quarantinePorts is the releasing stage's step 1 for a node leaving
+// service: its ports on the quarantine VLAN. A switch error fails the
+// node here, its machine released: retry takes this step again.
+func (r *nodeRun) quarantinePorts(ctx context.Context) (step, error) {
+	st, err := r.portsStep(ctx, drivers.PhaseQuarantine)
+	if st.kind == stepSub {
+		st.kind = stepAdvance
+	}
+	return st, err
+}
