@@ -6,13 +6,14 @@
 //
 // One target serves several switches: a request names its switch in
 // its prefix's (or path's) target field; a target of one switch
-// answers a request that names none. It listens on plain TCP (clients
-// connect insecure, gnmic --insecure) on loopback, and checks the
-// username and password every RPC carries as gRPC metadata, as gnmic
-// -u/-p and Slipway's gnmi driver send them.
+// answers a request that names none. It listens on loopback, plain TCP
+// (clients connect insecure, gnmic --insecure) or TLS when given a
+// certificate, and checks the username and password every RPC carries
+// as gRPC metadata, as gnmic -u/-p and Slipway's gnmi driver send them.
 package gnmi
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -23,6 +24,7 @@ import (
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // Bounds of what the target takes.
@@ -50,7 +52,10 @@ type Config struct {
 	MaxVLAN int
 	// Strict switches refuse a port on a VLAN that is not created.
 	Strict bool
-	Log    zerolog.Logger
+	// TLS, when set, serves gNMI over TLS (as real targets do) instead
+	// of plain TCP.
+	TLS *tls.Config
+	Log zerolog.Logger
 }
 
 // Neighbor is what a port's LLDP learned of the device cabled to it.
@@ -107,8 +112,12 @@ func Start(cfg Config) (*Target, error) {
 		return nil, fmt.Errorf("gnmi target: %w", err)
 	}
 	t := &Target{cfg: cfg, ln: ln, switches: map[string]*switchState{}, done: make(chan struct{})}
-	t.srv = grpc.NewServer(grpc.MaxRecvMsgSize(maxMsgSize), grpc.MaxSendMsgSize(maxMsgSize),
-		grpc.UnaryInterceptor(t.unaryAuth), grpc.StreamInterceptor(t.streamAuth))
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsgSize), grpc.MaxSendMsgSize(maxMsgSize),
+		grpc.UnaryInterceptor(t.unaryAuth), grpc.StreamInterceptor(t.streamAuth)}
+	if cfg.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
+	}
+	t.srv = grpc.NewServer(opts...)
 	gpb.RegisterGNMIServer(t.srv, &service{t: t})
 	go func() {
 		defer close(t.done)

@@ -1,7 +1,6 @@
 package gnmi_test
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -230,4 +229,4 @@ func wantErr(t *testing.T, err error, class drivers.Class, words ...string) {
 	}
 }
 
-var _ = context.Background
+func driverNode() drivers.Node { return driverstest.NetworkNode() }
