@@ -376,6 +376,7 @@ async function nodeView(view, name) {
   const d = await api('GET', '/api/v1/nodes/' + encodeURIComponent(name));
   const w = d.workflow || {};
   const inv = await api('GET', '/api/v1/nodes/' + encodeURIComponent(name) + '/inventory').catch(() => null);
+  const fabric = await api('GET', '/api/v1/fabric?node=' + encodeURIComponent(name)).catch(() => null);
   const kv = (pairs) => el('dl', { class: 'kv' }, ...pairs.filter(([, v]) => v !== undefined && v !== '').flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: String(v) })]));
   const lc = w.lifecycle || 'new';
   const last = w.action ? (w.last_task || '') + ' (' + w.action + ') ' + (w.outcome || 'pending') + ' at stage ' + (w.stage || 'pending') : '';
@@ -387,10 +388,29 @@ async function nodeView(view, name) {
       ['MAAS state', w.observed], ['power (as MAAS last reported it)', w.observed_power], ['reason', w.reason], ['frozen', w.frozen ? (w.frozen_reason || 'yes') : ''], ['design revision', d.design_revision]])),
     verbsPanel(name, w),
     el('div', { class: 'panel' }, el('h2', { text: 'Events' }), eventsTable(d.events || [])),
+    portsPanel(fabric, name),
     el('div', { class: 'panel' }, el('h2', { text: 'Hardware inventory' }), inv ? el('pre', { tabindex: '0', 'aria-label': 'Inventory', text: JSON.stringify(inv.inventory, null, 2) }) : el('p', { class: 'muted', text: 'Not commissioned yet.' })),
     el('div', { class: 'panel' }, el('h2', { text: 'Design (resolved)' }), el('pre', { tabindex: '0', 'aria-label': 'Resolved design', text: JSON.stringify(d.design || {}, null, 2) })),
     can('admin') ? bootdataPanel(name) : null,
   );
+}
+
+// portsPanel: the switch ports the design cables to the node, what its
+// phase wants of each and what the switch reports (GET /fabric?node=).
+function portsPanel(fabric, name) {
+  const panel = (...kids) => el('div', { class: 'panel', id: 'ports' }, el('h2', { text: 'Switch ports' }), ...kids);
+  if (!fabric) return panel(el('p', { class: 'muted', text: 'The fabric could not be read.' }));
+  const node = (fabric.nodes || []).find((n) => n.node === name);
+  if (node && node.error) return panel(el('p', { text: node.error }));
+  if (!node || !node.ports.length) return panel(el('p', { class: 'muted', text: 'The design cables no switch port to this node.' }));
+  const vlans = (c) => c.mode === 'trunk' ? 'native ' + (c.vlan || '-') + ', tagged ' + ((c.trunk || []).join(',') || '-') : String(c.vlan);
+  const state = (p) => p.state === 'differs' ? 'differs: ' + (p.diff || []).join(', ') : p.state;
+  return panel(
+    el('p', { text: 'Phase ' + node.phase + (fabric.read ? '' : ' · ' + (fabric.read_note || 'not read from the switches')) }),
+    el('table', {}, el('thead', {}, el('tr', {}, ...['switch', 'port', 'NIC', 'mode', 'VLANs', 'LAG', 'state', 'LLDP'].map((h) => el('th', { scope: 'col', text: h })))),
+      el('tbody', {}, ...node.ports.map((p) => el('tr', { 'data-port': p.switch + ':' + p.port }, el('td', { text: p.switch }), el('td', { text: p.port }),
+        el('td', { text: p.alias }), el('td', { text: p.desired.mode }), el('td', { text: vlans(p.desired) }), el('td', { text: p.desired.lag || '-' }),
+        el('td', { text: state(p) }), el('td', { text: p.lldp || '' }))))));
 }
 
 function verbsPanel(name, w) {
