@@ -27,15 +27,17 @@ func (l *Lab) StartGNMI(o GNMIOptions) (*simgnmi.Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := l.seedGNMI(t); err != nil {
+	if err := l.SeedGNMI(t); err != nil {
 		t.Close()
 		return nil, fmt.Errorf("lab gNMI target: %w", err)
 	}
 	return t, nil
 }
 
-// seedGNMI adds the cabled ports, then their neighbours.
-func (l *Lab) seedGNMI(t *simgnmi.Target) error {
+// SeedGNMI gives a running target the lab's cabling, as StartGNMI does
+// (for a target started before the lab, whose address the design's
+// fabric already names).
+func (l *Lab) SeedGNMI(t *simgnmi.Target) error {
 	type cable struct {
 		sw, port string
 		n        simgnmi.Neighbor
