@@ -18,7 +18,7 @@ import (
 // back (drivers.ReaderOf) is asked for every port, which must be what
 // drivers.PortPlan says: a difference fails the stage. A switch error
 // fails the stage like any driver error, never by releasing the
-// machine: the node stops where it is and `orchestrator retry --node N`
+// machine: the node stops where it is and `orchestrator retry TASK-ID`
 // takes the step again once the switch is fixed.
 
 // maxPortFindings bounds the ports a failed read-back names.
@@ -125,7 +125,7 @@ func (r *nodeRun) portsWords(phase drivers.Phase, what string) string {
 		machine = fmt.Sprintf("machine %s is released (the release stands); its ports are not on the quarantine VLAN yet", orDefault(r.rec.MachineID, "(none)"))
 	}
 	return fmt.Sprintf("node %s, stage %s: switch ports for the %s phase: %s; %s; fix the switch (it must answer at the address the Site's fabric gives, "+
-		"with its credentials), then `orchestrator retry --node %s`", r.rec.Name, r.rec.Stage, phase, what, machine, r.rec.Name)
+		"with its credentials), then `orchestrator retry %s` (the node takes this step again)", r.rec.Name, r.rec.Stage, phase, what, machine, r.run.id)
 }
 
 // leavesService reports whether the node's task takes it out of

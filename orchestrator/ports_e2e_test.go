@@ -240,7 +240,7 @@ func TestPortReadBackMismatchFailsTheStage(t *testing.T) {
 	if r.Stage != record.StageBootstrap {
 		t.Errorf("%s failed at %s, want bootstrap", node, r.Stage)
 	}
-	for _, want := range []string{"node " + node, "stage bootstrap", fmt.Sprintf("switch %s port %s", c.Switch, c.Port), "mode access, want trunk", "orchestrator retry --node " + node} {
+	for _, want := range []string{"node " + node, "stage bootstrap", fmt.Sprintf("switch %s port %s", c.Switch, c.Port), "mode access, want trunk", "orchestrator retry " + task.ID} {
 		if !strings.Contains(r.Reason, want) {
 			t.Errorf("reason lacks %q: %s", want, r.Reason)
 		}
@@ -272,7 +272,7 @@ func TestSwitchDownFailsWithoutRelease(t *testing.T) {
 		if states[id] == maas.StatusName(maas.StatusDeployed) && releases[id] == 0 {
 			deployed++
 		}
-		for _, want := range []string{"node " + r.Node, "stage bootstrap", "switch leaf-r01 does not answer", "not released", "orchestrator retry --node " + r.Node} {
+		for _, want := range []string{"node " + r.Node, "stage bootstrap", "switch leaf-r01 does not answer", "not released", "orchestrator retry " + task.ID} {
 			if r.Stage != record.StageBootstrap || !strings.Contains(r.Reason, want) {
 				t.Errorf("%s at %s: reason lacks %q: %s", r.Node, r.Stage, want, r.Reason)
 			}
@@ -292,7 +292,7 @@ func TestSwitchDownFailsWithoutRelease(t *testing.T) {
 	if states[id] != maas.StatusName(maas.StatusReady) || releases[id] != 1 {
 		t.Errorf("machine %s: MAAS has it %q after %d releases, want Ready after 1", id, states[id], releases[id])
 	}
-	if r := res[0]; r.Stage != record.StageReleasing || !strings.Contains(r.Reason, "the release stands") || !strings.Contains(r.Reason, "orchestrator retry --node "+node) {
+	if r := res[0]; r.Stage != record.StageReleasing || !strings.Contains(r.Reason, "the release stands") || !strings.Contains(r.Reason, "orchestrator retry "+destroy.ID) {
 		t.Errorf("quarantine failure: %s at %s: %s", r.Outcome, r.Stage, r.Reason)
 	}
 	sw.set(func(s *labSwitch) { s.down[drivers.PhaseQuarantine] = false })
