@@ -124,7 +124,7 @@ func targetHasPlan(t *testing.T, tg *simgnmi.Target, d *design.Design, node stri
 	}
 	var words []string
 	for _, c := range plan {
-		words = append(words, c.SwitchPort.String())
+		words = append(words, c.String())
 	}
 	t.Logf("%s %s: %s as planned on the target", node, phase, strings.Join(words, ", "))
 }
