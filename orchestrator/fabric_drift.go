@@ -10,28 +10,29 @@ import (
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
-// Switchport drift: a deployed node's switch port that the switch
-// reports otherwise than the design's production configuration. A run
-// reads the ports of the deployed nodes it examined, one ReadPorts per
-// switch and batch; repair configures the node's ports again and reads
-// them back.
+// Switchport drift: a switch port of a deployed node that the switch
+// reports otherwise than the design's production configuration, or of a
+// released node otherwise than quarantine. A run reads the ports of the
+// deployed and released nodes it examined, one ReadPorts per switch and
+// batch; repair configures the node's ports for its phase again and
+// reads them back.
 
 // maxPortWords bounds a switchport drift's expected and observed text.
 const maxPortWords = 1024
 
-// switchports records the switchport drift of the deployed nodes the run
-// examined. A switch that does not answer is logged and leaves its
+// switchports records the switchport drift of the deployed and released
+// nodes the run examined. A switch that does not answer is logged and leaves its
 // ports' drift as it was (neither detected nor cleared).
 func (p *reconcilePass) switchports(ctx context.Context) {
 	reader, _ := p.e.networkReader()
-	if reader == nil || p.d == nil || len(p.deployed) == 0 {
+	if reader == nil || p.d == nil || len(p.ported) == 0 {
 		return
 	}
 	var nodes []FabricNode
 	recs := map[string]record.NodeRecord{}
-	for _, r := range p.deployed {
+	for _, r := range p.ported {
 		n := planNodePorts(p.d, p.d.Nodes[r.Name], &r)
-		if n.Error == "" && n.Phase == drivers.PhaseProduction && len(n.Ports) > 0 {
+		if n.Error == "" && n.Phase != drivers.PhaseProvisioning && len(n.Ports) > 0 {
 			nodes, recs[r.Name] = append(nodes, n), r
 		}
 	}
@@ -71,7 +72,7 @@ func portDrift(n FabricNode, states map[drivers.SwitchPort]drivers.PortState) (w
 			gots = append(gots, port.SwitchPort.String()+": "+strings.Join(port.Desired.Diff(st.PortConfig), ", "))
 		}
 	}
-	return bounded(strings.Join(wants, "; ")), bounded(strings.Join(gots, "; ")), false
+	return bounded(string(n.Phase) + ": " + strings.Join(wants, "; ")), bounded(strings.Join(gots, "; ")), false
 }
 
 // portWords says in words what a port must be.
@@ -108,9 +109,10 @@ func (p *reconcilePass) keepStored(node string) {
 	p.unreadPorts[node] = true
 }
 
-// repairPorts configures a deployed node's switch ports for production
-// again (with the node's lease held) and reads them back: a port that
-// still differs fails the repair, naming it.
+// repairPorts configures a node's switch ports again for its phase
+// (production once deployed, quarantine once released), with the node's
+// lease held, and reads them back: a port that still differs fails the
+// repair, naming it.
 func (e *Engine) repairPorts(ctx context.Context, d *design.Design, dr record.DriftRecord) (string, error) {
 	if d == nil || d.Nodes[dr.Node] == nil {
 		return "", fmt.Errorf("%w: node %s is not in the current design: nothing to configure its ports to", ErrConflict, dr.Node)
@@ -128,16 +130,20 @@ func (e *Engine) repairPorts(ctx context.Context, d *design.Design, dr record.Dr
 	if err != nil {
 		return "", err
 	}
+	phase := NodePhase(&rec)
+	if phase == drivers.PhaseProvisioning {
+		return "", fmt.Errorf("%w: node %s is neither deployed nor released: its ports follow the task that drives it", ErrConflict, dr.Node)
+	}
 	dn, err := e.serverNode(ctx, d, d.Nodes[dr.Node], rec.MachineID)
 	if err != nil {
 		return "", err
 	}
-	res, err := e.cfg.Drivers.Network.ConfigurePorts(ctx, dn, drivers.PhaseProduction)
+	res, err := e.cfg.Drivers.Network.ConfigurePorts(ctx, dn, phase)
 	if err == nil && res.Status == drivers.StatusFailed {
 		err = fmt.Errorf("%s", res.Message)
 	}
 	if err != nil {
-		return "", fmt.Errorf("node %s: configuring its switch ports for production: %w; check the switch, then `orchestrator drift resolve %s --kind switchport --resolution repair`", dr.Node, err, dr.Node)
+		return "", fmt.Errorf("node %s: configuring its switch ports for %s: %w; check the switch, then `orchestrator drift resolve %s --kind switchport --resolution repair`", dr.Node, phase, err, dr.Node)
 	}
 	n := planNodePorts(d, d.Nodes[dr.Node], &rec)
 	states, errs := readSwitches(ctx, reader, portsBySwitch([]FabricNode{n}))
@@ -147,5 +153,5 @@ func (e *Engine) repairPorts(ctx context.Context, d *design.Design, dr record.Dr
 	if _, got, _ := portDrift(n, states); got != "" {
 		return "", fmt.Errorf("node %s: ports configured, the switch still reports %s", dr.Node, got)
 	}
-	return fmt.Sprintf("the %d switch ports of node %s configured for production again and read back as designed (%s)", len(n.Ports), dr.Node, res.Message), nil
+	return fmt.Sprintf("the %d switch ports of node %s configured for %s again and read back as designed (%s)", len(n.Ports), dr.Node, phase, res.Message), nil
 }

@@ -319,3 +319,35 @@ func fabricNode(t *testing.T, d *design.Design, node string) orchestrator.Fabric
 	}
 	return n
 }
+
+// TestSwitchportDriftReleased: a released node's ports are in quarantine
+// (the destroy put them there); one changed on the switch is its
+// node's switchport drift against the quarantine configuration, and
+// repair puts it back in quarantine (read from the fake switch).
+func TestSwitchportDriftReleased(t *testing.T) {
+	t.Parallel()
+	d, e, sw := fabricLab(t, "")
+	deployAll(t, e)
+	node, port := changePort(t, d, sw)
+	run(t, e, record.Request{Action: record.ActionDestroyNodes, Requester: "test",
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{node}}}}}, record.TaskSucceeded)
+	if st := readPort(t, sw, port); st.VLAN != designtest.FabricQuarantineVLAN {
+		t.Fatalf("after the destroy, %s is on VLAN %d, want the quarantine VLAN", port, st.VLAN)
+	}
+	if _, open := reconcile(t, e); len(open) != 0 {
+		t.Fatalf("drift after a clean destroy: %v", keys(open))
+	}
+	st := readPort(t, sw, port)
+	st.VLAN = 3999
+	sw.SetPort(st.PortConfig)
+	_, open := reconcile(t, e)
+	if r := open[node+"/switchport"]; len(open) != 1 || !strings.HasPrefix(r.Expected, "quarantine: ") || !strings.Contains(r.Observed, "vlan 3999, want 999") {
+		t.Fatalf("a released node's port changed: open drift %v", open)
+	}
+	if _, err := e.ResolveDrift(t.Context(), node, record.DriftSwitchport, record.ResolveRepair, "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	if st := readPort(t, sw, port); st.VLAN != designtest.FabricQuarantineVLAN {
+		t.Errorf("after the repair, %s is on VLAN %d, want the quarantine VLAN", port, st.VLAN)
+	}
+}

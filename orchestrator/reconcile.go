@@ -83,10 +83,10 @@ type reconcilePass struct {
 	rep      record.SweepReport
 	seen     map[string]found
 	examined map[string]bool
-	// deployed are the deployed nodes examined, whose switch ports
-	// switchports reads (fabric_drift.go); unreadPorts those whose ports
-	// could not be read: their stored switchport drift stays.
-	deployed    []record.NodeRecord
+	// ported are the deployed and released nodes examined, whose switch
+	// ports switchports reads (fabric_drift.go); unreadPorts those whose
+	// ports could not be read: their stored switchport drift stays.
+	ported      []record.NodeRecord
 	unreadPorts map[string]bool
 }
 
@@ -192,7 +192,14 @@ func (p *reconcilePass) examineNode(ctx context.Context, r record.NodeRecord, m 
 	if (r.Observed != st || (m.Power != "" && string(m.Power) != r.ObservedPower)) && m.MachineID != "" {
 		p.e.observe(ctx, r, st, string(m.Power))
 	}
-	if p.statusDrift(r, st) || settledStage(r) != record.StageDeployed || st != "Deployed" || p.d == nil {
+	if p.statusDrift(r, st) || p.d == nil {
+		return
+	}
+	if settledStage(r) == record.StageReleased && p.d.Nodes[r.Name] != nil {
+		p.ported = append(p.ported, r) // its ports are in quarantine (fabric_drift.go)
+		return
+	}
+	if settledStage(r) != record.StageDeployed || st != "Deployed" {
 		return
 	}
 	n := p.d.Nodes[r.Name]
@@ -206,7 +213,7 @@ func (p *reconcilePass) examineNode(ctx context.Context, r record.NodeRecord, m 
 		f.rec = r
 		p.add(f)
 	}
-	p.deployed = append(p.deployed, r)
+	p.ported = append(p.ported, r)
 }
 
 // statusDrift records a machine whose state is not what its node's
