@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -52,6 +53,9 @@ func credentialChanges(prev, next *design.Design) []string {
 	}
 	if nodes := newBMCBindings(prev, next); len(nodes) > 0 {
 		out = append(out, "the BMC address or oob.credentials of node "+shortJoin(nodes, 5))
+	}
+	if sws := newSwitchBindings(prev, next); len(sws) > 0 {
+		out = append(out, "the network driver, address or credentials of fabric switch "+shortJoin(sws, 5))
 	}
 	return append(out, newTemplateSecrets(prev, next)...)
 }
@@ -113,6 +117,45 @@ func newBMCBindings(prev, next *design.Design) []string {
 	}
 	slices.Sort(nodes)
 	return nodes
+}
+
+// switchBindings are, for d's fabric switches that have a password
+// (by SITE/NAME), where it goes: the Site's network driver, the
+// switch's address and settings, the user and the password reference.
+func switchBindings(d *design.Design) map[string]string {
+	out := map[string]string{}
+	if d == nil {
+		return out
+	}
+	for _, sw := range d.AllSwitches() {
+		if sw.Password == "" {
+			continue
+		}
+		drv := d.SiteNamed(sw.Site).Spec.Drivers.Network
+		var settings []string
+		for _, k := range slices.Sorted(maps.Keys(sw.Settings)) {
+			settings = append(settings, strconv.Quote(k)+"="+strconv.Quote(sw.Settings[k]))
+		}
+		out[sw.Site+"/"+sw.Name] = fmt.Sprintf("%s %q %q %s %s [%s]", drv, sw.Name, sw.Address, sw.Username, sw.Password, strings.Join(settings, " "))
+	}
+	return out
+}
+
+// newSwitchBindings names the switches of next whose password would go
+// somewhere (or as a reference) no switch of prev had it for.
+func newSwitchBindings(prev, next *design.Design) []string {
+	known := map[string]bool{}
+	for _, b := range switchBindings(prev) {
+		known[b] = true
+	}
+	var out []string
+	for name, b := range switchBindings(next) {
+		if !known[b] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // templateSecrets are the secret names d's boot action templates ask for,

@@ -49,3 +49,39 @@ func TestCredentialChanges(t *testing.T) {
 		t.Errorf("a node removed: %v", c)
 	}
 }
+
+// TestSwitchCredentialChanges: a fabric switch's password sent to a new
+// address, driver or as another reference needs the admin role like a
+// BMC's; the same fabric, or a switch without a password, does not.
+func TestSwitchCredentialChanges(t *testing.T) {
+	d := designtest.Example(t)
+	names := designtest.Fabric(d, "ovs", nil)
+	sw := d.Site.Spec.Fabric.Switches[names[0]]
+	sw.Password = "secret:leaf-password"
+	d.Site.Spec.Fabric.Switches[names[0]] = sw
+	if c := strings.Join(credentialChanges(nil, d), "\n"); !strings.Contains(c, "fabric switch lab/"+names[0]) {
+		t.Errorf("first design: no change names the switch:\n%s", c)
+	}
+	if c := credentialChanges(d, copyDesign(t, d)); len(c) != 0 {
+		t.Errorf("the same design: %v", c)
+	}
+	for what, edit := range map[string]func(d *design.Design){
+		"address": func(d *design.Design) {
+			s := d.Site.Spec.Fabric.Switches[names[0]]
+			s.Address = "tcp:203.0.113.9:6640"
+			d.Site.Spec.Fabric.Switches[names[0]] = s
+		},
+		"driver": func(d *design.Design) { d.Site.Spec.Drivers.Network = "my-plugin" },
+		"password": func(d *design.Design) {
+			s := d.Site.Spec.Fabric.Switches[names[0]]
+			s.Password = "secret:other"
+			d.Site.Spec.Fabric.Switches[names[0]] = s
+		},
+	} {
+		next := copyDesign(t, d)
+		edit(next)
+		if c := strings.Join(credentialChanges(d, next), "\n"); !strings.Contains(c, "fabric switch lab/"+names[0]) {
+			t.Errorf("the switch's %s changed: %q", what, c)
+		}
+	}
+}
