@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,20 +138,14 @@ func (s *Switchd) start(ctx context.Context) error {
 	if out, err := s.run(ctx, "ovsdb-tool", "create", db, schemaPath); err != nil {
 		return fmt.Errorf("ovsdb-tool create %s: %v: %s", db, err, out)
 	}
-	var err error
-	s.server, err = s.daemon("ovsdb-server", "ovsdb-server", db, "--remote=punix:"+s.DBSock, "--remote=ptcp:0:127.0.0.1",
-		"--pidfile="+s.path("ovsdb-server.pid"), "--log-file="+s.path("ovsdb-server.log"),
-		"--unixctl="+s.path("ovsdb-server.ctl"))
-	if err != nil {
-		return err
-	}
-	if err := s.waitFor(ctx, s.server, func() bool { return s.tcpPort() != "" && exists(s.DBSock) }); err != nil {
+	if err := s.startServer(ctx, "0"); err != nil {
 		return err
 	}
 	s.TCP = "tcp:127.0.0.1:" + s.tcpPort()
 	if out, err := s.Vsctl(ctx, "--no-wait", "init"); err != nil {
 		return fmt.Errorf("ovs-vsctl init: %v: %s", err, out)
 	}
+	var err error
 	if s.NS, err = s.NewNetns("sw"); err != nil {
 		return err
 	}
@@ -167,6 +162,54 @@ func (s *Switchd) start(ctx context.Context) error {
 		_, err := s.run(ctx, "ovs-appctl", "-t", s.path("ovs-vswitchd.ctl"), "version")
 		return err == nil
 	})
+}
+
+// startServer starts ovsdb-server on conf.db, listening on DB.sock and
+// on the loopback TCP port (0: any).
+func (s *Switchd) startServer(ctx context.Context, tcpPort string) error {
+	p, err := s.daemon("ovsdb-server", "ovsdb-server", s.path("conf.db"), "--remote=punix:"+s.DBSock,
+		"--remote=ptcp:"+tcpPort+":127.0.0.1", "--pidfile="+s.path("ovsdb-server.pid"),
+		"--log-file="+s.path("ovsdb-server.log"), "--unixctl="+s.path("ovsdb-server.ctl"))
+	if err != nil {
+		return err
+	}
+	s.server = p
+	return s.waitFor(ctx, p, func() bool { return s.tcpPort() != "" && dials(s.DBSock) })
+}
+
+// KillDB kills ovsdb-server with SIGKILL (a crash: its clients lose
+// their connections) and waits until it exited. StartDB starts it again.
+func (s *Switchd) KillDB() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed || s.server == nil {
+		return errors.New("open vswitch harness: no ovsdb-server to kill")
+	}
+	_ = s.server.cmd.Process.Kill()
+	select {
+	case <-s.server.done:
+		return nil
+	case <-time.After(stopTimeout):
+		return fmt.Errorf("ovsdb-server (pid %d) did not exit after SIGKILL", s.server.cmd.Process.Pid)
+	}
+}
+
+// StartDB starts ovsdb-server again after KillDB, on the same database,
+// socket and TCP port; ovs-vswitchd reconnects by itself.
+func (s *Switchd) StartDB(ctx context.Context) error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return errors.New("open vswitch harness: closed")
+	}
+	select {
+	case <-s.server.done:
+	default:
+		return errors.New("open vswitch harness: ovsdb-server still runs")
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	return s.startServer(ctx, strings.TrimPrefix(s.TCP, "tcp:127.0.0.1:"))
 }
 
 func (s *Switchd) path(name string) string { return filepath.Join(s.Dir, name) }
@@ -377,9 +420,14 @@ func (s *Switchd) PIDs() []int {
 	return out
 }
 
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+// dials reports whether a server accepts connections on the unix socket.
+func dials(sock string) bool {
+	c, err := net.DialTimeout("unix", sock, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 func randomID() string {

@@ -140,17 +140,30 @@ func unreachable(sc switchConf, err error) error {
 		sc.name, sc.addr, err, sc.addr)
 }
 
-// client is the connected client of sc's OVSDB server.
-func (d *Driver) client(ctx context.Context, sc switchConf) (*conn, client.Client, error) {
-	c := d.conn(sc.addr)
-	cl, err := c.client(ctx, d.dbm)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
+// snapshot reads sc's bridge over c's client. When the read fails for
+// want of a connection (the server restarted, the connection broke
+// since the last call), it connects again and reads once more.
+func (d *Driver) snapshot(ctx context.Context, c *conn, sc switchConf) (client.Client, *snapshot, error) {
+	var err error
+	for try := 0; try < 2; try++ {
+		var cl client.Client
+		cl, err = c.client(ctx, d.dbm)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			return nil, nil, unreachable(sc, err)
 		}
-		return nil, nil, unreachable(sc, err)
+		var snap *snapshot
+		if snap, err = readBridge(ctx, cl, sc); err == nil {
+			return cl, snap, nil
+		}
+		if ctx.Err() != nil || drivers.Classify(err) == drivers.Permanent {
+			return nil, nil, err
+		}
+		c.drop()
 	}
-	return c, cl, nil
+	return nil, nil, err
 }
 
 // Probe connects to every switch and checks its bridge exists.
@@ -161,11 +174,7 @@ func (d *Driver) Probe(ctx context.Context) (drivers.NetworkInfo, error) {
 	names := slices.Sorted(maps.Keys(d.switches))
 	for _, name := range names {
 		sc := d.switches[name]
-		_, cl, err := d.client(ctx, sc)
-		if err != nil {
-			return drivers.NetworkInfo{}, err
-		}
-		if _, err := readBridge(ctx, cl, sc); err != nil {
+		if _, _, err := d.snapshot(ctx, d.conn(sc.addr), sc); err != nil {
 			return drivers.NetworkInfo{}, err
 		}
 	}

@@ -232,11 +232,7 @@ func (d *Driver) ReadPorts(ctx context.Context, refs []drivers.SwitchPort) ([]dr
 		}
 		s := snaps[sc.name]
 		if s == nil {
-			_, cl, err := d.client(ctx, sc)
-			if err != nil {
-				return nil, err
-			}
-			if s, err = readBridge(ctx, cl, sc); err != nil {
+			if _, s, err = d.snapshot(ctx, d.conn(sc.addr), sc); err != nil {
 				return nil, err
 			}
 			snaps[sc.name] = s

@@ -83,18 +83,14 @@ const maxAttempts = 3
 // configureSwitch brings the node's ports of one switch to ports and
 // returns how many columns and rows it changed.
 func (d *Driver) configureSwitch(ctx context.Context, sc switchConf, node string, ports []drivers.PortConfig) (int, error) {
-	c, cl, err := d.client(ctx, sc)
-	if err != nil {
-		return 0, err
-	}
+	c := d.conn(sc.addr)
 	if err := c.lock(ctx); err != nil {
 		return 0, err
 	}
 	defer c.unlock()
 	for attempt := 1; ; attempt++ {
-		snap, err := readBridge(ctx, cl, sc)
+		cl, snap, err := d.snapshot(ctx, c, sc)
 		if err != nil {
-			c.drop()
 			return 0, err
 		}
 		ops, changes, err := planOps(cl, snap, node, ports)
