@@ -12,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/drivers/fake"
+	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -61,7 +62,7 @@ func (s *lldpSwitches) set(f func()) {
 
 // fabricLab is the example with a fabric, deployed in the lab with the
 // fake network driver (its ports the independent state).
-func fabricLab(t *testing.T, policy string) (*design.Design, *orchestrator.Engine, *lldpSwitches) {
+func fabricLab(t *testing.T, policy string) (*design.Design, *orchestrator.Engine, *lldpSwitches, *labrun.Env) {
 	t.Helper()
 	d := designtest.Example(t)
 	designtest.Fabric(d, "fake", nil)
@@ -76,7 +77,7 @@ func fabricLab(t *testing.T, policy string) (*design.Design, *orchestrator.Engin
 	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.Drivers.Network = wrapped{sw} })
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
-	return d, e, sw
+	return d, e, sw, env
 }
 
 // cabledPorts are the design's cables, by switch port (node and alias).
@@ -98,10 +99,10 @@ func cabledPorts(d *design.Design) map[drivers.SwitchPort]string {
 // answer is named while the others are read.
 func TestFabricView(t *testing.T) {
 	t.Parallel()
-	d, e, sw := fabricLab(t, "")
+	d, e, sw, env := fabricLab(t, "")
 	cables := cabledPorts(d)
-	if len(cables) < 4 {
-		t.Fatalf("the example with a fabric has %d cables; the test needs 4", len(cables))
+	if len(cables) < 5 {
+		t.Fatalf("the example with a fabric has %d cables; the test needs 5", len(cables))
 	}
 	v := fabricOf(t, e, d)
 	for _, n := range v.Nodes {
@@ -136,7 +137,18 @@ func TestFabricView(t *testing.T) {
 			}
 		}
 	}, func(a, b drivers.SwitchPort) int { return strings.Compare(a.String(), b.String()) })
-	own, other, stranger, changed := ports[0], ports[1], ports[2], ports[3]
+	own, other, stranger, changed, byMAC := ports[0], ports[1], ports[2], ports[3], ports[4]
+	macNode, macAlias, _ := strings.Cut(cables[byMAC], "/")
+	inv, ok, err := orchestrator.NodeInventory(t.Context(), env.Store, macNode)
+	if err != nil || !ok {
+		t.Fatalf("no inventory of %s: %v", macNode, err)
+	}
+	var mac string
+	for _, nic := range inv.NICs {
+		if nic.Alias == macAlias {
+			mac = strings.ToUpper(nic.MAC)
+		}
+	}
 	ownNode, _, _ := strings.Cut(cables[own], "/")
 	var otherNode string
 	for name := range d.Nodes {
@@ -151,6 +163,7 @@ func TestFabricView(t *testing.T) {
 		sw.neighbors[own] = &drivers.LLDPNeighbor{SystemName: ownNode + ".example.net", PortID: "eth0"}
 		sw.neighbors[other] = &drivers.LLDPNeighbor{SystemName: otherNode}
 		sw.neighbors[stranger] = &drivers.LLDPNeighbor{ChassisID: "aa:bb:cc:dd:ee:ff"}
+		sw.neighbors[byMAC] = &drivers.LLDPNeighbor{ChassisID: "host-id", PortID: mac}
 	})
 	v = fabricOf(t, e, d)
 	got := portsOf(v)
@@ -165,6 +178,9 @@ func TestFabricView(t *testing.T) {
 	}
 	if p := got[stranger]; !strings.Contains(p.LLDP, "not a node of the design") {
 		t.Errorf("port %s with an unknown neighbour: %q", stranger, p.LLDP)
+	}
+	if p := got[byMAC]; mac == "" || p.LLDP != "cabled as designed (MAC "+mac+" of NIC "+macAlias+")" {
+		t.Errorf("port %s with %s's NIC %s (%s) as neighbour: %q", byMAC, macNode, macAlias, mac, p.LLDP)
 	}
 	if p := got[changed]; p.LLDP != "no neighbour" {
 		t.Errorf("port %s without a neighbour: %q", changed, p.LLDP)
@@ -236,7 +252,7 @@ func wantPorts(t *testing.T, d *design.Design, sw *lldpSwitches, node string) {
 // next run clears it.
 func TestSwitchportDrift(t *testing.T) {
 	t.Parallel()
-	d, e, sw := fabricLab(t, "")
+	d, e, sw, _ := fabricLab(t, "")
 	deployAll(t, e)
 	if _, open := reconcile(t, e); len(open) != 0 {
 		t.Fatalf("drift after a clean deploy: %v", keys(open))
@@ -267,7 +283,7 @@ func TestSwitchportDrift(t *testing.T) {
 // that sees a changed port configures it back itself.
 func TestSwitchportDriftRepaired(t *testing.T) {
 	t.Parallel()
-	d, e, sw := fabricLab(t, "repair")
+	d, e, sw, _ := fabricLab(t, "repair")
 	deployAll(t, e)
 	node, _ := changePort(t, d, sw)
 	rep, open := reconcile(t, e)
@@ -326,7 +342,7 @@ func fabricNode(t *testing.T, d *design.Design, node string) orchestrator.Fabric
 // repair puts it back in quarantine (read from the fake switch).
 func TestSwitchportDriftReleased(t *testing.T) {
 	t.Parallel()
-	d, e, sw := fabricLab(t, "")
+	d, e, sw, _ := fabricLab(t, "")
 	deployAll(t, e)
 	node, port := changePort(t, d, sw)
 	run(t, e, record.Request{Action: record.ActionDestroyNodes, Requester: "test",
@@ -349,5 +365,38 @@ func TestSwitchportDriftReleased(t *testing.T) {
 	}
 	if st := readPort(t, sw, port); st.VLAN != designtest.FabricQuarantineVLAN {
 		t.Errorf("after the repair, %s is on VLAN %d, want the quarantine VLAN", port, st.VLAN)
+	}
+}
+
+// TestSwitchportDriftSwitchDown: while a node's switch does not answer,
+// reconciliation runs without error and keeps the node's switchport
+// drift as it was (neither cleared nor detected again); once the switch
+// answers with the port put back by hand, the drift is cleared.
+func TestSwitchportDriftSwitchDown(t *testing.T) {
+	t.Parallel()
+	d, e, sw, _ := fabricLab(t, "")
+	deployAll(t, e)
+	node, port := changePort(t, d, sw)
+	if _, open := reconcile(t, e); len(open) != 1 {
+		t.Fatalf("open drift %v", keys(open))
+	}
+	sw.set(func() { sw.failing = port.Switch })
+	rep, open := reconcile(t, e)
+	if len(open) != 1 || len(rep.Cleared) != 0 || len(rep.Detected) != 0 {
+		t.Fatalf("switch %s down: open %v, cleared %v, detected %v", port.Switch, keys(open), rep.Cleared, rep.Detected)
+	}
+	st := readPort(t, sw, port)
+	for _, p := range fabricNode(t, d, node).Ports {
+		if p.SwitchPort == port {
+			st.PortConfig = p.Desired
+		}
+	}
+	sw.SetPort(st.PortConfig) // put back by hand
+	sw.set(func() { sw.failing = "" })
+	if rep, open := reconcile(t, e); len(open) != 0 || !slices.Contains(rep.Cleared, node+"/switchport") {
+		t.Fatalf("switch back, port put back: open %v, cleared %v", keys(open), rep.Cleared)
+	}
+	if evs := typedEvents(t, e, node, record.EventDriftResolved); len(evs) != 1 {
+		t.Errorf("%d drift resolved events for node %s, want 1", len(evs), node)
 	}
 }
