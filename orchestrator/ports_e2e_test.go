@@ -23,7 +23,8 @@ import (
 
 // portCall is one ConfigurePorts call as the switch saw it, with the
 // lab's MAAS state of the node's machine at that moment (the lab's own
-// view, found by the node's boot MAC: "" when MAAS has no such machine).
+// view, found by the machine's system ID, or before there is one by the
+// node's boot MAC: "" when MAAS has no such machine).
 type portCall struct {
 	node  string
 	phase drivers.Phase
@@ -52,7 +53,7 @@ func newLabSwitch() *labSwitch {
 
 func (s *labSwitch) ConfigurePorts(ctx context.Context, n drivers.Node, p drivers.Phase) (drivers.Result, error) {
 	s.mu.Lock()
-	s.calls = append(s.calls, portCall{node: n.Name, phase: p, maas: s.maasState(n.BootMAC)})
+	s.calls = append(s.calls, portCall{node: n.Name, phase: p, maas: s.maasState(n.MachineID, n.BootMAC)})
 	down := s.down[p]
 	s.mu.Unlock()
 	if down {
@@ -74,13 +75,13 @@ func (s *labSwitch) ConfigurePorts(ctx context.Context, n drivers.Node, p driver
 	return res, err
 }
 
-func (s *labSwitch) maasState(mac string) string {
-	if s.env == nil || s.env() == nil || mac == "" {
+func (s *labSwitch) maasState(id, mac string) string {
+	if s.env == nil || s.env() == nil || id == "" && mac == "" {
 		return ""
 	}
 	for _, r := range s.env().Lab.Regions() {
 		for _, ms := range r.MAAS.Machines() {
-			if slices.ContainsFunc(ms.MACs, func(m string) bool { return strings.EqualFold(m, mac) }) {
+			if id != "" && ms.SystemID == id || id == "" && slices.ContainsFunc(ms.MACs, func(m string) bool { return strings.EqualFold(m, mac) }) {
 				return ms.Status
 			}
 		}
@@ -302,5 +303,29 @@ func TestSwitchDownFailsWithoutRelease(t *testing.T) {
 	checkPorts(t, sw, d, node, drivers.PhaseQuarantine)
 	if _, releases = maasOf(env); releases[id] != 1 {
 		t.Errorf("machine %s released %d times, want once (retry put the ports in quarantine only)", id, releases[id])
+	}
+}
+
+// Decommission puts the ports in quarantine after the release too, and
+// deleting the machine from MAAS after it does not need the switch.
+func TestDecommissionQuarantinesPorts(t *testing.T) {
+	env, e, sw, d, cabled := fabricEnv(t)
+	node := cabled[1]
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+	id := nodeRecord(t, e, node).MachineID
+	run(t, e, record.Request{Action: record.ActionDecommissionNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+	if got := sw.phases(node); len(got) == 0 || got[len(got)-1] != drivers.PhaseQuarantine {
+		t.Fatalf("%s: phases %v, want quarantine last", node, got)
+	}
+	sw.mu.Lock()
+	last := sw.calls[len(sw.calls)-1]
+	sw.mu.Unlock()
+	if last.maas != maas.StatusName(maas.StatusReady) {
+		t.Errorf("quarantine with machine %s %q in MAAS, want Ready (released first)", id, last.maas)
+	}
+	checkPorts(t, sw, d, node, drivers.PhaseQuarantine)
+	if _, releases := maasOf(env); releases[id] != 1 {
+		t.Errorf("machine %s released %d times, want 1", id, releases[id])
 	}
 }
