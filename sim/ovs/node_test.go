@@ -81,8 +81,13 @@ func TestNodeSideWithHandSetSwitch(t *testing.T) {
 	if reach(a, "prod", c, "other") {
 		t.Error("a (prod, VLAN 100) reaches c (VLAN 200, same subnet)")
 	}
-	if out, err := s.Appctl(ctx, "ovs-vswitchd", "lacp/show", "a/bond0"); err != nil || !strings.Contains(out, "negotiated") {
-		t.Errorf("lacp/show a/bond0: %v\n%s", err, out)
+	lacp := ""
+	for i := 0; i < 100 && !strings.Contains(lacp, "negotiated"); i++ {
+		time.Sleep(time.Duration(min(i, 1)) * 50 * time.Millisecond)
+		lacp, _ = s.Appctl(ctx, "ovs-vswitchd", "lacp/show", "a/bond0")
+	}
+	if !strings.Contains(lacp, "negotiated") {
+		t.Errorf("LACP of a/bond0 not negotiated within 5 s:\n%s", lacp)
 	}
 	nic, _ := a.NIC("ens1f0")
 	if err := s.Down(ctx, "", nic.Port); err != nil {

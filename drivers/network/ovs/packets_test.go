@@ -119,6 +119,20 @@ func (l *lab) expect(want string, args ...string) {
 	}
 }
 
+// eventually is expect for a value ovs-vswitchd sets on its own time:
+// polled every 50 ms for up to 5 s.
+func (l *lab) eventually(want string, args ...string) {
+	l.t.Helper()
+	got := ""
+	for range 100 {
+		if got = l.vsctl(args...); got == want {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	l.t.Errorf("ovs-vsctl %s: %q for 5 s, want %q", strings.Join(args, " "), got, want)
+}
+
 // writes is what counts the database's committed transactions: the
 // size of conf.db (ovsdb-server appends each one) and next_cfg.
 func (l *lab) writes() string {
@@ -167,8 +181,13 @@ func TestPacketsAfterConfigurePorts(t *testing.T) {
 	if l.reach("n1", "prod", "n3", "other") {
 		t.Error("n1 (prod, VLAN 100) reaches n3 (VLAN 200, the same subnet)")
 	}
-	if out, err := l.s.Appctl(l.ctx, "ovs-vswitchd", "lacp/show", "n1/bond0"); err != nil || !strings.Contains(out, "negotiated") {
-		t.Errorf("LACP of n1/bond0 not negotiated: %v\n%s", err, out)
+	lacp := ""
+	for i := 0; i < 100 && !strings.Contains(lacp, "negotiated"); i++ {
+		time.Sleep(time.Duration(min(i, 1)) * 50 * time.Millisecond)
+		lacp, _ = l.s.Appctl(l.ctx, "ovs-vswitchd", "lacp/show", "n1/bond0")
+	}
+	if !strings.Contains(lacp, "negotiated") {
+		t.Errorf("LACP of n1/bond0 not negotiated within 5 s:\n%s", lacp)
 	}
 
 	before := l.writes()
@@ -180,7 +199,7 @@ func TestPacketsAfterConfigurePorts(t *testing.T) {
 	if err := l.s.Down(l.ctx, "", "p1"); err != nil {
 		t.Fatal(err)
 	}
-	l.expect("down", "get", "interface", "p1", "link_state")
+	l.eventually("down", "get", "interface", "p1", "link_state") // ovs-vswitchd sees the carrier go
 	if !l.reach("n1", "prod", "n2", "prod") {
 		t.Error("n1 does not reach n2 with one member of its LAG (p1) down")
 	}
