@@ -245,6 +245,11 @@ func planOps(cl client.Client, snap *snapshot, node string, ports []drivers.Port
 				"ovs: switch %s has no port %s on bridge %s (node %s, NIC %s): attach the interface (ovs-vsctl add-port %s %s) or fix the design's cabling",
 				snap.sc.name, p.Port, snap.sc.bridge, node, p.Alias, snap.sc.bridge, p.Port)
 		}
+		if p.Enabled && deref(snap.byName[p.Port].AdminState) == "down" {
+			return nil, 0, drivers.Errorf(drivers.NeedsIntervention,
+				"ovs: switch %s: port %s (node %s, NIC %s) is administratively down, which OVSDB cannot undo: bring it up (ovs-ofctl mod-port %s %s up), then retry",
+				snap.sc.name, p.Port, node, p.Alias, snap.sc.bridge, p.Port)
+		}
 		ours[p.Port] = true
 	}
 	b := &opBuilder{cl: cl, snap: snap, node: node, ours: ours, removed: map[string]bool{}}
