@@ -68,7 +68,7 @@ func (s *labSwitch) ConfigurePorts(ctx context.Context, n drivers.Node, p driver
 	for _, in := range n.Interfaces {
 		for _, d := range in.Devices {
 			if old, ok := s.revert[drivers.SwitchPort{Switch: d.Switch, Port: d.Port}]; ok {
-				s.Network.SetPort(old)
+				s.SetPort(old)
 			}
 		}
 	}

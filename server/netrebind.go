@@ -31,7 +31,7 @@ func networkSpec(d *design.Design, resolve func(string) (drivers.Secret, error))
 	eps, err := driverspec.Switches(d, func(sw design.SiteSwitch) (drivers.Secret, error) {
 		s, err := resolve(sw.Password)
 		if err != nil {
-			return drivers.Secret{}, fmt.Errorf("Site %s switch %s: fabric password %s: %w", sw.Site, sw.Name, sw.Password, err)
+			return drivers.Secret{}, fmt.Errorf("switch %s of Site %s: fabric password %s: %w", sw.Name, sw.Site, sw.Password, err)
 		}
 		return s, nil
 	})
