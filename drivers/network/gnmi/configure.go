@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -21,13 +23,76 @@ var (
 	pathLLDP       = []*gpb.PathElem{{Name: "lldp"}, {Name: "interfaces"}}
 )
 
-// read Gets the switch's state: interfaces, VLANs and LACP, and LLDP
-// when lldp.
-func (d *Driver) read(ctx context.Context, e *endpoint, lldp bool) (*switchState, error) {
-	paths := [][]*gpb.PathElem{pathInterfaces, pathVLANs, pathLACP}
-	if lldp {
-		paths = append(paths, pathLLDP)
+// read Gets what the switch says of ports, of the LAG interfaces they
+// are members of and of lags, their LACP, and, when asked, its VLANs and
+// LLDP table. The ports are read by name; a switch that answers
+// NotFound (one of them does not exist) is read whole (/interfaces), so
+// that the missing port reads as not found.
+func (d *Driver) read(ctx context.Context, e *endpoint, ports, lags []string, vlans, lldp bool) (*switchState, error) {
+	s := newSwitchState()
+	var paths [][]*gpb.PathElem
+	for _, p := range ports {
+		paths = append(paths, ifElems(p))
 	}
+	if vlans {
+		paths = append(paths, pathVLANs)
+	}
+	found, err := d.get(ctx, e, s, paths)
+	if err == nil && !found {
+		paths = [][]*gpb.PathElem{pathInterfaces}
+		if vlans {
+			paths = append(paths, pathVLANs)
+		}
+		found, err = d.get(ctx, e, s, paths)
+		if err == nil && !found {
+			err = drivers.Errorf(drivers.Permanent, "%s: switch %s (%s) has no %s or no %s", Name, e.Name, e.Address,
+				"/interfaces", "/network-instances/network-instance[name=default]/vlans")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, d.readLAGs(ctx, e, s, lags, lldp)
+}
+
+// readLAGs reads the LAG interfaces the ports belong to and lags, the
+// LACP configuration when there is a LAG, and the LLDP table when lldp:
+// each of them may be absent.
+func (d *Driver) readLAGs(ctx context.Context, e *endpoint, s *switchState, lags []string, lldp bool) error {
+	want := slices.Clone(lags)
+	for _, in := range s.ifaces {
+		if in.aggregateID != "" && !slices.Contains(want, in.aggregateID) {
+			want = append(want, in.aggregateID)
+		}
+	}
+	slices.Sort(want)
+	var optional [][]*gpb.PathElem
+	for _, l := range want {
+		if s.ifaces[l] == nil {
+			optional = append(optional, ifElems(l))
+		}
+	}
+	if len(want) > 0 {
+		optional = append(optional, pathLACP)
+	}
+	if lldp {
+		optional = append(optional, pathLLDP)
+	}
+	for _, p := range optional {
+		if _, err := d.get(ctx, e, s, [][]*gpb.PathElem{p}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ifElems(name string) []*gpb.PathElem {
+	return []*gpb.PathElem{{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": name}}}
+}
+
+// get Gets paths (JSON_IETF) into s; found is false when the switch
+// answers NotFound (a path that holds nothing).
+func (d *Driver) get(ctx context.Context, e *endpoint, s *switchState, paths [][]*gpb.PathElem) (bool, error) {
 	req := &gpb.GetRequest{Prefix: &gpb.Path{Target: e.target}, Encoding: gpb.Encoding_JSON_IETF, Type: gpb.GetRequest_ALL}
 	for _, p := range paths {
 		req.Path = append(req.Path, &gpb.Path{Elem: p})
@@ -35,18 +100,20 @@ func (d *Driver) read(ctx context.Context, e *endpoint, lldp bool) (*switchState
 	rctx, cancel := d.rpcContext(ctx, e)
 	defer cancel()
 	resp, err := e.client.Get(rctx, req)
-	if err != nil {
-		return nil, e.rpcError(ctx, "Get", err)
+	if status.Code(err) == codes.NotFound && ctx.Err() == nil {
+		return false, nil
 	}
-	s := newSwitchState()
+	if err != nil {
+		return false, e.rpcError(ctx, "Get", err)
+	}
 	for _, n := range resp.GetNotification() {
 		for _, u := range n.GetUpdate() {
 			if err := s.readUpdate(append(slices.Clone(n.GetPrefix().GetElem()), u.GetPath().GetElem()...), u.GetVal()); err != nil {
-				return nil, drivers.Errorf(drivers.Permanent, "%s: switch %s (%s) answered Get with %v", Name, e.Name, e.Address, err)
+				return false, drivers.Errorf(drivers.Permanent, "%s: switch %s (%s) answered Get with %v", Name, e.Name, e.Address, err)
 			}
 		}
 	}
-	return s, nil
+	return true, nil
 }
 
 // readUpdate reads one update of a Get answer by the path it is at.
@@ -70,15 +137,36 @@ func (s *switchState) readUpdate(el []*gpb.PathElem, tv *gpb.TypedValue) error {
 	}
 	switch strings.Join(names, "/") {
 	case "interfaces", "interfaces/interface":
-		s.readInterfaces(v)
+		s.readInterfaces(entryList(v, el, "interface"))
 	case "network-instances/network-instance/vlans", "network-instances/network-instance/vlans/vlan":
 		s.readVLANs(v)
 	case "lacp/interfaces", "lacp/interfaces/interface":
-		s.readLACP(v)
+		s.readLACP(entryList(v, el, "interface"))
 	case "lldp/interfaces", "lldp/interfaces/interface":
-		s.readLLDP(v)
+		s.readLLDP(entryList(v, el, "interface"))
 	}
 	return nil
+}
+
+// entryList turns the value of one list entry (a path ending in
+// list[key=value]) into the list's container form, the entry's key
+// leaf taken from the path when the value lacks it; any other value is
+// returned as it is.
+func entryList(v any, el []*gpb.PathElem, list string) any {
+	if len(el) == 0 {
+		return v
+	}
+	last := el[len(el)-1]
+	m, ok := v.(map[string]any)
+	if !ok || local(last.GetName()) != list || len(last.GetKey()) == 0 {
+		return v
+	}
+	for k, kv := range last.GetKey() {
+		if _, has := m[local(k)]; !has {
+			m[local(k)] = kv
+		}
+	}
+	return map[string]any{list: []any{m}}
 }
 
 // ReadPorts reads each port's configuration, link and LLDP neighbour;
@@ -96,7 +184,7 @@ func (d *Driver) ReadPorts(ctx context.Context, ports []drivers.SwitchPort) ([]d
 			if err != nil {
 				return nil, err
 			}
-			if s, err = d.read(ctx, e, true); err != nil {
+			if s, err = d.read(ctx, e, portsOn(ports, p.Switch), nil, false, true); err != nil {
 				return nil, err
 			}
 			states[p.Switch] = s
@@ -104,6 +192,17 @@ func (d *Driver) ReadPorts(ctx context.Context, ports []drivers.SwitchPort) ([]d
 		out[i] = s.port(p)
 	}
 	return out, nil
+}
+
+// portsOn names the ports of refs on switch sw, each once.
+func portsOn(refs []drivers.SwitchPort, sw string) []string {
+	var out []string
+	for _, r := range refs {
+		if r.Switch == sw && !slices.Contains(out, r.Port) {
+			out = append(out, r.Port)
+		}
+	}
+	return out
 }
 
 func (d *Driver) endpoint(name string) (*endpoint, error) {
@@ -158,7 +257,14 @@ func (d *Driver) configureSwitch(ctx context.Context, e *endpoint, node string, 
 		return "", err
 	}
 	defer unlock()
-	cur, err := d.read(ctx, e, false)
+	var ports, lags []string
+	for _, c := range want {
+		ports = append(ports, c.Port)
+		if c.LAG != "" && !slices.Contains(lags, lagInterface(node, c.LAG)) {
+			lags = append(lags, lagInterface(node, c.LAG))
+		}
+	}
+	cur, err := d.read(ctx, e, ports, lags, true, false)
 	if err != nil {
 		return "", err
 	}

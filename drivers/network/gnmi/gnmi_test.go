@@ -202,6 +202,26 @@ func TestVLANRefusedIsPermanent(t *testing.T) {
 	}
 }
 
+// TestPortTheSwitchLacks: a node cabled to a port the switch does not
+// have fails Permanent naming the port and node; nothing is set; the
+// port reads as not found beside one that is.
+func TestPortTheSwitchLacks(t *testing.T) {
+	tg := lab(t, simgnmi.Config{})
+	d := open(t, tg.Addr(), testPassword, nil)
+	node := driverstest.NetworkNode()
+	node.Interfaces[1].Devices[1].Port = "p44"
+	_, err := d.ConfigurePorts(t.Context(), node, drivers.PhaseProduction)
+	wantErr(t, err, drivers.Permanent, "no port p44", "conformance-node", "ens1f1", "cabling")
+	if n := tg.Stats(driverstest.ConformanceSwitch).Sets; n != 0 {
+		t.Errorf("%d Sets for a node cabled to a missing port", n)
+	}
+	got, err := d.ReadPorts(t.Context(), []drivers.SwitchPort{{Switch: driverstest.ConformanceSwitch, Port: "p44"},
+		{Switch: driverstest.ConformanceSwitch, Port: "p1"}})
+	if err != nil || got[0].Found || !got[1].Found {
+		t.Errorf("ReadPorts(p44, p1): %+v, %v; want not found, found", got, err)
+	}
+}
+
 func TestUnknownSwitchAndSetting(t *testing.T) {
 	tg := lab(t, simgnmi.Config{})
 	_, err := gnmidrv.Open(drivers.Config{Settings: map[string]string{"switch.a.address": tg.Addr(), "switch.a.colour": "red"}})
