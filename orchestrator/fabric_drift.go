@@ -67,9 +67,9 @@ func portDrift(n FabricNode, states map[drivers.SwitchPort]drivers.PortState) (w
 		wants = append(wants, portWords(port.Desired))
 		switch {
 		case !st.Found:
-			gots = append(gots, port.SwitchPort.String()+": no such port on the switch")
+			gots = append(gots, port.String()+": no such port on the switch")
 		case !port.Desired.Equal(st.PortConfig):
-			gots = append(gots, port.SwitchPort.String()+": "+strings.Join(port.Desired.Diff(st.PortConfig), ", "))
+			gots = append(gots, port.String()+": "+strings.Join(port.Desired.Diff(st.PortConfig), ", "))
 		}
 	}
 	return bounded(string(n.Phase) + ": " + strings.Join(wants, "; ")), bounded(strings.Join(gots, "; ")), false
@@ -77,7 +77,7 @@ func portDrift(n FabricNode, states map[drivers.SwitchPort]drivers.PortState) (w
 
 // portWords says in words what a port must be.
 func portWords(c drivers.PortConfig) string {
-	w := []string{c.SwitchPort.String(), c.Mode, fmt.Sprintf("vlan %d", c.VLAN)}
+	w := []string{c.String(), c.Mode, fmt.Sprintf("vlan %d", c.VLAN)}
 	if len(c.Trunk) > 0 {
 		w = append(w, fmt.Sprintf("trunk %v", c.Trunk))
 	}
