@@ -72,7 +72,11 @@ type endpoint struct {
 // New reads the configuration and makes a lazy connection per switch
 // (no traffic until a call).
 func New(cfg drivers.Config) (drivers.Network, error) {
-	return Open(cfg)
+	d, err := Open(cfg)
+	if err != nil {
+		return nil, err // not a nil *Driver in a non-nil interface
+	}
+	return d, nil
 }
 
 // Open is New returning the concrete driver (Close it when done).

@@ -224,8 +224,11 @@ func TestPortTheSwitchLacks(t *testing.T) {
 
 func TestUnknownSwitchAndSetting(t *testing.T) {
 	tg := lab(t, simgnmi.Config{})
-	_, err := gnmidrv.Open(drivers.Config{Settings: map[string]string{"switch.a.address": tg.Addr(), "switch.a.colour": "red"}})
+	nd, err := gnmidrv.New(drivers.Config{Settings: map[string]string{"switch.a.address": tg.Addr(), "switch.a.colour": "red"}})
 	wantErr(t, err, drivers.Permanent, "switch.a.colour")
+	if nd != nil {
+		t.Errorf("New failed but returned a driver: %#v", nd)
+	}
 	d := open(t, tg.Addr(), testPassword, nil)
 	_, err = d.ReadPorts(t.Context(), []drivers.SwitchPort{{Switch: "leaf-9", Port: "p1"}})
 	wantErr(t, err, drivers.Permanent, "leaf-9", "switch.leaf-9.address")
