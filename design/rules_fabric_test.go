@@ -70,6 +70,13 @@ var fabricCases = []ruleCase{
 	{rule: "fabric", name: "the PXE network has no switch VLAN",
 		edits: without(fabricCabled, 1),
 		want:  []exp{fail("fabric", "Network", "pxe", netF+"@net-pxe", "network pxe is the network node n1 PXE-boots on (interface pxe) but has no switch VLAN")}},
+	{rule: "fabric", name: "cabled nodes that PXE-boot on no known interface",
+		edits: append(fabricCabled, rep(hwF, "    interface: pxe0 # @hw-pxe\n", "")),
+		want: []exp{
+			fail("fabric", "Node", "n1", nodesF+"@n1", "no interface carries its PXE device untagged"),
+			fail("fabric", "Node", "n2", nodesF+"@n2", "no interface carries its PXE device untagged"),
+			fail("fabric", "Node", "n3", nodesF+"@n3", "no interface carries its PXE device untagged"),
+		}},
 	{rule: "fabric", name: "a network driver other than noop without fabric switches",
 		edits: []edit{rep(siteF, "  domain: lab.example.net\n", "  domain: lab.example.net\n  drivers:\n    network: ovs # @drv\n")},
 		want:  []exp{fail("fabric", "Site", "lab", siteF+"@drv", "network driver ovs configures switch ports but the Site declares no fabric.switches")}},

@@ -11,9 +11,9 @@ import (
 // read, a password that is a secret reference, switches when the network
 // driver is not noop), the networks' switchVlan (untagged networks only,
 // in 1..4094, one network per switch VLAN) and each cabled node of a
-// Site with a fabric (switches the fabric declares, a switch VLAN for
-// every untagged network of a cabled interface and for the network the
-// node PXE-boots on).
+// Site with a fabric (switches the fabric declares, a PXE interface, a
+// switch VLAN for every untagged network of a cabled interface and for
+// the network the node PXE-boots on).
 const RuleFabric = "fabric"
 
 // The switch settings the network driver reads itself (drivers.Switches).
@@ -157,7 +157,11 @@ func (v *validator) nodeFabric(n *Node, need map[string]fabricUse) {
 		}
 	}
 	pxeIf, pxeNet := v.d.PXEInterface(n)
-	if pxeNet != "" && v.d.Networks[pxeNet].SwitchVLAN() == 0 {
+	if pxeNet == "" {
+		v.r.errorf(RuleFabric, KindNode, name, n.Metadata.Pos,
+			"the node is cabled in Site %s, which has a fabric, but no interface carries its PXE device untagged (its hardware profile's pxe.interface, on an interface with an untagged network): its ports could not be put on the provisioning VLAN",
+			site.Metadata.Name)
+	} else if v.d.Networks[pxeNet].SwitchVLAN() == 0 {
 		if _, seen := need[pxeNet]; !seen {
 			need[pxeNet] = fabricUse{node: name, iface: pxeIf, pxe: true}
 		}
