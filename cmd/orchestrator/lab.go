@@ -25,6 +25,7 @@ type labFlags struct {
 	sites      int
 	siteDir    string
 	cpuProfile string
+	gnmi       bool
 }
 
 func (a *app) labCmd() *cobra.Command {
@@ -47,6 +48,10 @@ the engine). A design with several Sites gets one MAAS region per Site, all
 on --maas-listen (the first Site's at /MAAS, each other's at /SITE/MAAS),
 listed in "sites": [{"site", "maas_url"}] (the same API key opens each).
 POST /sim/audit counts a run's outcomes from the lab's state.
+With --gnmi, a gNMI target on loopback (plain TCP) serves every switch the
+design cables, each cabled port with its machine's NIC as LLDP neighbour;
+"gnmi_address" and "gnmi_username" say where, the password is
+lab-switch-password (docs/lab.md): gnmic --insecure reads and sets it.
 It runs until interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -72,6 +77,7 @@ It runs until interrupted.`,
 	f.IntVar(&lf.sites, "sites", 1, "with --nodes: split the generated racks among this many Sites, one MAAS region each")
 	f.StringVar(&lf.siteDir, "site-dir", "", "with --nodes: write the generated site here (default: a temporary directory)")
 	f.StringVar(&lf.cpuProfile, "cpu-profile", "", "write a CPU profile of the lab to FILE until it stops")
+	f.BoolVar(&lf.gnmi, "gnmi", false, "serve the design's cabled switches over gNMI (sim/gnmi)")
 	return cmd
 }
 
@@ -85,6 +91,9 @@ func (a *app) runLab(ctx context.Context, lf *labFlags) error {
 	}
 	defer cleanup()
 	cfg.Design = d
+	if lf.gnmi {
+		cfg.GNMI = &lab.GNMIOptions{Username: lab.DefaultSwitchUser, Password: lab.DefaultSwitchPassword}
+	}
 	if cfg.Design == nil && lf.machines == 0 {
 		return usageErr(fmt.Errorf("give --design ROOT or --machines N (or both)"))
 	}

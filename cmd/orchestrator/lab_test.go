@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ func TestLabCommand(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"lab", "--design", exampleSite, "--machines", "2", "--maas-listen", "127.0.0.1:0"}, pw, io.Discard)
+		done <- run(ctx, []string{"lab", "--design", exampleSite, "--machines", "2", "--maas-listen", "127.0.0.1:0", "--gnmi"}, pw, io.Discard)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -35,12 +36,19 @@ func TestLabCommand(t *testing.T) {
 			Node, Address string
 			Port          int
 		} `json:"bmcs"`
+		GNMIAddress  string `json:"gnmi_address"`
+		GNMIUsername string `json:"gnmi_username"`
 	}
 	if err := json.Unmarshal([]byte(line), &info); err != nil {
 		t.Fatalf("%v: %s", err, line)
 	}
 	if len(info.BMCs) != 10 || info.BMCs[0].Address != "127.0.0.1" || info.BMCs[0].Port == 0 || info.APIKey == "" {
 		t.Errorf("info: %+v", info)
+	}
+	if c, err := net.DialTimeout("tcp", info.GNMIAddress, 2*time.Second); err != nil || info.GNMIUsername != "admin" {
+		t.Errorf("--gnmi: target at %q (user %q): %v", info.GNMIAddress, info.GNMIUsername, err)
+	} else {
+		c.Close()
 	}
 	resp, err := http.Get(info.StatsURL)
 	if err != nil || resp.StatusCode != 200 {

@@ -7,6 +7,16 @@ import (
 	simgnmi "github.com/slipway-dev/slipway/sim/gnmi"
 )
 
+// The credentials of the lab's gNMI target `orchestrator lab --gnmi`
+// starts (like DefaultBMCPassword, a lab's and documented).
+const (
+	DefaultSwitchUser     = "admin"
+	DefaultSwitchPassword = "lab-switch-password"
+)
+
+// GNMI is the target Config.GNMI started (nil: none).
+func (l *Lab) GNMI() *simgnmi.Target { return l.gnmi }
+
 // GNMIOptions configure the lab's gNMI target (sim/gnmi).
 type GNMIOptions struct {
 	Username string // the switches' user (required)

@@ -61,3 +61,34 @@ func TestGNMITargetOfTheCabling(t *testing.T) {
 		}
 	}
 }
+
+// TestGNMIOption: Config.GNMI starts the target with the lab (Info says
+// where, and its user); Close stops it.
+func TestGNMIOption(t *testing.T) {
+	l, err := Start(t.Context(), Config{Design: exampleDesign(t), TimeScale: 0.0005, Seed: 5,
+		GNMI: &GNMIOptions{Username: DefaultSwitchUser, Password: DefaultSwitchPassword}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := l.Info()
+	if info.GNMIAddress == "" || info.GNMIUsername != DefaultSwitchUser || l.GNMI() == nil || len(l.GNMI().Switches()) == 0 {
+		t.Fatalf("info %+v, switches %v", info, l.GNMI().Switches())
+	}
+	settings, secrets := map[string]string{"timeout": "2s"}, map[string]drivers.Secret{}
+	for _, sw := range l.GNMI().Switches() {
+		drivers.SwitchSettings(drivers.SwitchEndpoint{Name: sw, Address: info.GNMIAddress, Username: DefaultSwitchUser,
+			Password: drivers.NewSecret(DefaultSwitchPassword)}, settings, secrets)
+	}
+	drv, err := gnmidrv.Open(drivers.Config{Settings: settings, Secrets: secrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close()
+	if _, err := drv.Probe(t.Context()); err != nil {
+		t.Fatalf("probe the lab's switches: %v", err)
+	}
+	l.Close()
+	if _, err := drv.Probe(t.Context()); drivers.Classify(err) != drivers.Transient {
+		t.Errorf("probe after the lab closed: %v, want Transient", err)
+	}
+}

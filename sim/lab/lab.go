@@ -23,6 +23,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/sim/bmc"
+	simgnmi "github.com/slipway-dev/slipway/sim/gnmi"
 	"github.com/slipway-dev/slipway/sim/maas"
 	simrf "github.com/slipway-dev/slipway/sim/redfish"
 	"github.com/slipway-dev/slipway/sim/serial"
@@ -48,7 +49,10 @@ type Config struct {
 	// the action its agent reports as "failure" with the message
 	// InjectedFailure, instead of "success".
 	BootstrapFail map[string]string
-	Log           zerolog.Logger
+	// GNMI, when set, starts a gNMI target for the switches the machines
+	// are cabled to (StartGNMI); Info gives its address.
+	GNMI *GNMIOptions
+	Log  zerolog.Logger
 }
 
 // BMCInfo tells where a machine's simulated BMC listens.
@@ -77,6 +81,10 @@ type Info struct {
 	// Sites are the MAAS regions of a design with several Sites (the
 	// first is MAASURL's); the same API key opens each.
 	Sites []SiteInfo `json:"sites,omitempty"`
+	// GNMIAddress is where the gNMI target of Config.GNMI listens ("":
+	// none), GNMIUsername its user.
+	GNMIAddress  string `json:"gnmi_address,omitempty"`
+	GNMIUsername string `json:"gnmi_username,omitempty"`
 }
 
 // Lab is a running virtual lab.
@@ -103,6 +111,8 @@ type Lab struct {
 	routes sync.Map // path → http.Handler served besides MAAS (Handle)
 
 	regions []Region // the MAAS regions, one per Site (regions.go)
+
+	gnmi *simgnmi.Target // Config.GNMI's (gnmi.go)
 }
 
 // Start builds and starts the lab.
@@ -154,6 +164,12 @@ func Start(ctx context.Context, cfg Config) (*Lab, error) {
 			l.log.Error().Err(err).Msg("lab MAAS server stopped")
 		}
 	}()
+	if cfg.GNMI != nil {
+		if l.gnmi, err = l.StartGNMI(*cfg.GNMI); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
 	return l, nil
 }
 
@@ -236,6 +252,9 @@ func (l *Lab) Info() Info {
 	if info.APIKey == "" {
 		info.APIKey = l.MAAS.APIKey().String()
 	}
+	if l.gnmi != nil {
+		info.GNMIAddress, info.GNMIUsername = l.gnmi.Addr(), l.cfg.GNMI.Username
+	}
 	for _, m := range l.machines {
 		info.BMCs = append(info.BMCs, m.BMC)
 	}
@@ -258,6 +277,9 @@ func (l *Lab) Machine(name string) *Machine {
 
 // Close stops the MAAS server, the BMCs, the node agents and every timer.
 func (l *Lab) Close() {
+	if l.gnmi != nil {
+		l.gnmi.Close()
+	}
 	l.stopAgents()
 	l.agentClient.CloseIdleConnections()
 	if l.srv != nil {
