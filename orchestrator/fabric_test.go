@@ -12,10 +12,12 @@ import (
 	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/drivers/fake"
+	gnmidrv "github.com/slipway-dev/slipway/drivers/network/gnmi"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/sim/lab"
 )
 
 // lldpSwitches are the fake network driver's switches with LLDP
@@ -398,5 +400,77 @@ func TestSwitchportDriftSwitchDown(t *testing.T) {
 	}
 	if evs := typedEvents(t, e, node, record.EventDriftResolved); len(evs) != 1 {
 		t.Errorf("%d drift resolved events for node %s, want 1", len(evs), node)
+	}
+}
+
+// TestFabricOverGNMI: the view and switchport drift through the real gnmi
+// driver against the lab's gNMI target, whose switches hear each cabled
+// machine NIC over LLDP: after the deploy every cable reads back as
+// designed and every neighbour is its designed node; a port changed at
+// the switch's console (the target's own state) is drift, and repair
+// puts it back (read from the target, not the driver).
+func TestFabricOverGNMI(t *testing.T) {
+	t.Parallel()
+	d := designtest.Example(t)
+	designtest.Fabric(d, "gnmi", nil)
+	var drv *gnmidrv.Driver
+	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.Drivers.Network = drv })
+	tg, err := env.Lab.StartGNMI(lab.GNMIOptions{Username: "admin", Password: "lab-switch-Password"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tg.Close)
+	settings, secrets := map[string]string{}, map[string]drivers.Secret{}
+	for _, sw := range tg.Switches() {
+		drivers.SwitchSettings(drivers.SwitchEndpoint{Name: sw, Address: tg.Addr(), Username: "admin",
+			Password: drivers.NewSecret("lab-switch-Password")}, settings, secrets)
+	}
+	if drv, err = gnmidrv.Open(drivers.Config{Settings: settings, Secrets: secrets}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { drv.Close() })
+	e := engine(t, env)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	deployAll(t, e)
+	cables := cabledPorts(d)
+	v := fabricOf(t, e, d)
+	cabled := 0
+	for _, f := range v.Findings {
+		if f.Kind == orchestrator.FindingCabled {
+			cabled++
+		}
+	}
+	for p, fp := range portsOf(v) {
+		if fp.State != orchestrator.PortOK {
+			t.Errorf("port %s over gNMI: %s %v", p, fp.State, fp.Diff)
+		}
+	}
+	if cabled != len(cables) || len(portsOf(v)) != len(cables) {
+		t.Fatalf("%d of %d cables cabled as designed by LLDP (%d ports in the view): %+v", cabled, len(cables), len(portsOf(v)), v.Findings)
+	}
+	node, port := "", drivers.SwitchPort{}
+	for p, fp := range portsOf(v) {
+		if fp.Desired.Mode == drivers.ModeAccess && (node == "" || p.String() < port.String()) {
+			node, port = fp.Node, p
+		}
+	}
+	if node == "" {
+		t.Fatal("no access port in the view")
+	}
+	want, err := tg.Port(port.Switch, port.Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Tamper(port.Switch, "/interfaces/interface[name="+port.Port+"]/ethernet/switched-vlan/config", `{"access-vlan": 3999}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, open := reconcile(t, e); !strings.Contains(open[node+"/switchport"].Observed, fmt.Sprintf("%s: vlan 3999, want %d", port, want.AccessVLAN)) {
+		t.Fatalf("a port changed at the console: open drift %v", open)
+	}
+	if _, err := e.ResolveDrift(t.Context(), node, record.DriftSwitchport, record.ResolveRepair, "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tg.Port(port.Switch, port.Port); err != nil || got.AccessVLAN != want.AccessVLAN {
+		t.Errorf("after the repair, the target's %s is on VLAN %d (%v), want %d", port, got.AccessVLAN, err, want.AccessVLAN)
 	}
 }
