@@ -309,6 +309,7 @@ func comparePort(p *FabricPort, st drivers.PortState, read bool, who neighbours)
 		f.Kind, f.Message = FindingMissing, fmt.Sprintf("switch %s has no port %s", p.Switch, p.Port)
 		return f
 	}
+	st.Neighbor = boundNeighbor(st.Neighbor)
 	p.Observed = &st
 	p.State = PortOK
 	if p.Diff = p.Desired.Diff(st.PortConfig); len(p.Diff) > 0 {
@@ -445,6 +446,19 @@ func (w neighbours) identify(nb *drivers.LLDPNeighbor) (node, how string) {
 		}
 	}
 	return "", ""
+}
+
+// maxLLDPField bounds what the view keeps of each field a switch
+// reports of a neighbour (an LLDP TLV's string is at most 255 bytes).
+const maxLLDPField = 255
+
+// boundNeighbor is nb with each field cut to maxLLDPField bytes.
+func boundNeighbor(nb *drivers.LLDPNeighbor) *drivers.LLDPNeighbor {
+	if nb == nil {
+		return nil
+	}
+	cut := func(s string) string { return s[:min(len(s), maxLLDPField)] }
+	return &drivers.LLDPNeighbor{ChassisID: cut(nb.ChassisID), SystemName: cut(nb.SystemName), PortID: cut(nb.PortID), PortDescr: cut(nb.PortDescr)}
 }
 
 // neighbourWords names a neighbour in a few words.
