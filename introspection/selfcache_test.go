@@ -276,7 +276,7 @@ func TestSelfFields(t *testing.T) {
 		reflect.TypeFor[NetworkDNS]():            "domain,omitempty servers,omitempty",
 		reflect.TypeFor[ActionRef]():             "name signaling",
 		reflect.TypeFor[Link]():                  "name mtu bondMode bondHash,omitempty lacpRate,omitempty miimon,omitempty updelay,omitempty downdelay,omitempty trunking nativeNetwork,omitempty",
-		reflect.TypeFor[drivers.Device]():        "alias bus,omitempty address,omitempty",
+		reflect.TypeFor[drivers.Device]():        "alias bus,omitempty address,omitempty switch,omitempty port,omitempty",
 		reflect.TypeFor[drivers.Route]():         "to via metric,omitempty",
 		reflect.TypeFor[Storage]():               "devices,omitempty volumeGroups,omitempty",
 		reflect.TypeFor[StorageDevice]():         "device partitions,omitempty volumeGroup,omitempty",

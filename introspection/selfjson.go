@@ -20,6 +20,9 @@ type selfParts struct {
 	nets    map[string]*netPart
 	dns     map[string][]byte // by primary network; "" for one not in the design
 	actions []actionPart
+	// fabric reports whether a node's Site declares switches: its NICs
+	// then carry the switch port their cabling names (driverspec).
+	fabric func(*design.Node) bool
 }
 
 type linkPart struct {
@@ -41,7 +44,8 @@ type actionPart struct {
 
 // newSelfParts encodes a design's shared parts.
 func newSelfParts(d *design.Design) *selfParts {
-	p := &selfParts{links: map[string]*linkPart{}, nets: map[string]*netPart{}, dns: map[string][]byte{}}
+	p := &selfParts{links: map[string]*linkPart{}, nets: map[string]*netPart{}, dns: map[string][]byte{},
+		fabric: func(n *design.Node) bool { return d.SiteOf(n).HasFabric() }}
 	var site *design.SiteSpec
 	if d.Site != nil {
 		site = &d.Site.Spec
@@ -231,7 +235,7 @@ func appendSelf(dst []byte, p *selfParts, n *design.Node, deployment string) []b
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendInterface(dst, p, s, name)
+		dst = appendInterface(dst, p, s, name, p.fabric(n))
 	}
 	dst = append(dst, `],"storage":`...)
 	dst = appendStorage(dst, s)
@@ -377,7 +381,7 @@ func appendVolumeGroup(dst []byte, name string, vg design.VolumeGroup) []byte {
 // appendInterface writes one of the node's interfaces: its link, its
 // devices resolved through the hardware profile's aliases, its networks
 // with the node's address on each.
-func appendInterface(dst []byte, p *selfParts, s *design.NodeSpec, name string) []byte {
+func appendInterface(dst []byte, p *selfParts, s *design.NodeSpec, name string, fabric bool) []byte {
 	in := s.Interfaces[name]
 	dst = append(dst, `{"name":`...)
 	dst = appendString(dst, name)
@@ -401,6 +405,9 @@ func appendInterface(dst []byte, p *selfParts, s *design.NodeSpec, name string) 
 				dst = append(dst, ',')
 			}
 			dst = appendDevice(dst, s.Hardware, dev)
+			if c, ok := s.Cabling[dev]; ok && fabric {
+				dst = appendCable(dst[:len(dst)-1], c)
+			}
 		}
 		dst = append(dst, ']')
 	}
@@ -462,6 +469,20 @@ func appendDevice(dst []byte, hw *design.HardwareProfileSpec, name string) []byt
 				dst = appendString(dst, a.Address)
 			}
 		}
+	}
+	return append(dst, '}')
+}
+
+// appendCable writes a cabled NIC's switch port (the device object's
+// closing brace included), as driverspec gives it with a fabric.
+func appendCable(dst []byte, c design.Cable) []byte {
+	if c.Switch != "" {
+		dst = append(dst, `,"switch":`...)
+		dst = appendString(dst, c.Switch)
+	}
+	if c.Port != "" {
+		dst = append(dst, `,"port":`...)
+		dst = appendString(dst, c.Port)
 	}
 	return append(dst, '}')
 }
