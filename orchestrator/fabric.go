@@ -287,10 +287,11 @@ func (e *Engine) fabricCompare(ctx context.Context, d *design.Design, v *FabricV
 			p := &n.Ports[j]
 			st, read := states[p.SwitchPort]
 			f := comparePort(p, st, read, who)
-			if !read {
+			p.LLDP = f.Message
+			if !read { // the switch's error on the port; the driver's note once, on the view
+				p.LLDP = errs[p.Switch]
 				f.Message = orDefault(errs[p.Switch], v.ReadNote)
 			}
-			p.LLDP = f.Message
 			v.Findings = append(v.Findings, f)
 		}
 	}
