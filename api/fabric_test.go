@@ -47,7 +47,7 @@ func TestFabricRoute(t *testing.T) {
 	}
 	name := d.NodeNames()[0]
 	var one apitypes.Fabric
-	if code := f.json(t, "GET", "/api/v1/fabric?node="+name, f.Token[api.RoleViewer], nil, &one); code != http.StatusOK || len(one.Nodes) != 1 || one.Nodes[0].Node != name {
+	if code := f.json(t, "GET", "/api/v1/fabric?node="+name+"&node="+name, f.Token[api.RoleViewer], nil, &one); code != http.StatusOK || len(one.Nodes) != 1 || one.Nodes[0].Node != name {
 		t.Fatalf("?node=%s: %d %+v", name, code, one.Nodes)
 	}
 	if code := f.json(t, "GET", "/api/v1/fabric?node=no-such-node", f.Token[api.RoleViewer], nil, nil); code != http.StatusNotFound {

@@ -138,7 +138,8 @@ func (e *Engine) Fabric(ctx context.Context, d *design.Design, nodes ...string) 
 	}
 	names := d.NodeNames()
 	if len(nodes) > 0 {
-		names = slices.DeleteFunc(slices.Clone(nodes), func(n string) bool { return d.Nodes[n] == nil })
+		names = slices.Compact(slices.Sorted(slices.Values(nodes))) // each once
+		names = slices.DeleteFunc(names, func(n string) bool { return d.Nodes[n] == nil })
 	}
 	for _, name := range names {
 		v.Nodes = append(v.Nodes, planNodePorts(d, d.Nodes[name], recs[name]))
