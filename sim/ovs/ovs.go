@@ -68,7 +68,7 @@ func Available() error {
 const (
 	startTimeout = 15 * time.Second
 	toolTimeout  = 15 * time.Second
-	stopTimeout  = 5 * time.Second
+	stopTimeout  = 30 * time.Second
 	maxSockPath  = 100 // sun_path is 108 bytes
 )
 
@@ -342,7 +342,7 @@ func (s *Switchd) AddBridge(ctx context.Context, name string) error {
 	return err
 }
 
-// Close stops the daemons it started (SIGTERM, then SIGKILL after 5 s,
+// Close stops the daemons it started (SIGTERM, then SIGKILL after 30 s,
 // each by its PID), deletes the veth pairs and namespaces it created
 // and removes its files. It may be called more than once.
 func (s *Switchd) Close() error {

@@ -62,3 +62,34 @@ func TestAdminDownPort(t *testing.T) {
 		t.Errorf("ConfigurePorts after mod-port up: %v", err)
 	}
 }
+
+// A port of the plan bonded by hand with a port no node is cabled to
+// (p2 with p9) is not regrouped: ConfigurePorts fails Permanent naming
+// the bond and the fix, and the bond still holds p9.
+func TestForeignBondNotRegrouped(t *testing.T) {
+	s := conformanceSwitch(t)
+	d := open(t, map[string]string{driverstest.ConformanceSwitch: s.Unix})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if out, err := s.Vsctl(ctx, "del-port", "p2", "--", "del-port", "p9", "--", "add-bond", driverstest.ConformanceSwitch, "handmade", "p2", "p9"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	_, err := d.ConfigurePorts(ctx, driverstest.NetworkNode(), drivers.PhaseProduction)
+	if drivers.Classify(err) != drivers.Permanent || !strings.Contains(err.Error(), "port handmade holds") ||
+		!strings.Contains(err.Error(), "ovs-vsctl del-port handmade") {
+		t.Fatalf("%v, want a permanent error naming the bond handmade and the fix", err)
+	}
+	for args, want := range map[string]string{
+		"iface-to-br p9":           driverstest.ConformanceSwitch,
+		"get port handmade tag":    "[]",
+		"get port handmade trunks": "[]",
+	} {
+		out, err := s.Vsctl(ctx, strings.Fields(args)...)
+		if err != nil || strings.TrimSpace(out) != want {
+			t.Errorf("ovs-vsctl %s after the refused call: %q, %v; want %q", args, out, err, want)
+		}
+	}
+	if ifaces, err := s.Vsctl(ctx, "list-ifaces", driverstest.ConformanceSwitch); err != nil || !strings.Contains(ifaces, "p9") {
+		t.Errorf("list-ifaces: %q, %v", ifaces, err)
+	}
+}

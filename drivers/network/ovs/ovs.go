@@ -140,10 +140,10 @@ func unreachable(sc switchConf, err error) error {
 		sc.name, sc.addr, err, sc.addr)
 }
 
-// snapshot reads sc's bridge over c's client. When the read fails for
+// snapshot reads sc's bridge and the interfaces names over c's client. When the read fails for
 // want of a connection (the server restarted, the connection broke
 // since the last call), it connects again and reads once more.
-func (d *Driver) snapshot(ctx context.Context, c *conn, sc switchConf) (client.Client, *snapshot, error) {
+func (d *Driver) snapshot(ctx context.Context, c *conn, sc switchConf, names []string) (client.Client, *snapshot, error) {
 	var err error
 	for try := 0; try < 2; try++ {
 		var cl client.Client
@@ -155,7 +155,7 @@ func (d *Driver) snapshot(ctx context.Context, c *conn, sc switchConf) (client.C
 			return nil, nil, unreachable(sc, err)
 		}
 		var snap *snapshot
-		if snap, err = readBridge(ctx, cl, sc); err == nil {
+		if snap, err = readBridge(ctx, cl, sc, names); err == nil {
 			return cl, snap, nil
 		}
 		if ctx.Err() != nil || drivers.Classify(err) == drivers.Permanent {
@@ -174,7 +174,7 @@ func (d *Driver) Probe(ctx context.Context) (drivers.NetworkInfo, error) {
 	names := slices.Sorted(maps.Keys(d.switches))
 	for _, name := range names {
 		sc := d.switches[name]
-		if _, _, err := d.snapshot(ctx, d.conn(sc.addr), sc); err != nil {
+		if _, _, err := d.snapshot(ctx, d.conn(sc.addr), sc, nil); err != nil {
 			return drivers.NetworkInfo{}, err
 		}
 	}

@@ -44,46 +44,82 @@ type snapshot struct {
 	sc     switchConf
 	root   *ovsRoot
 	bridge *bridge
-	ports  map[string]*port  // the bridge's ports, by UUID
-	ifaces map[string]*iface // every Interface, by UUID
+	ports  map[string]*port  // the bridge's ports read, by UUID
+	ifaces map[string]*iface // the Interfaces read, by UUID
 	// byName is the bridge's interfaces by name, owner the port of each.
 	byName map[string]*iface
 	owner  map[string]*port
 }
 
-// readBridge reads sc's bridge, its ports and interfaces in one
-// transaction. A bridge the database lacks is a Permanent error.
-func readBridge(ctx context.Context, cl client.Client, sc switchConf) (*snapshot, error) {
+// readBridge reads sc's bridge and, of the interfaces named, those it
+// has and their ports: a first transaction reads the bridge and the
+// Interface rows by name, a second the Port rows holding them (so a call
+// reads its own ports, not the whole switch). A bridge the database
+// lacks is a Permanent error.
+func readBridge(ctx context.Context, cl client.Client, sc switchConf, names []string) (*snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	ops := []ovsdb.Operation{selectAll(tableRoot),
-		{Op: ovsdb.OperationSelect, Table: tableBridge, Where: []ovsdb.Condition{ovsdb.NewCondition("name", ovsdb.ConditionEqual, sc.bridge)}},
-		selectAll(tablePort), selectAll(tableIface)}
+		{Op: ovsdb.OperationSelect, Table: tableBridge, Where: []ovsdb.Condition{ovsdb.NewCondition("name", ovsdb.ConditionEqual, sc.bridge)}}}
+	for _, n := range names {
+		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tableIface,
+			Where: []ovsdb.Condition{ovsdb.NewCondition("name", ovsdb.ConditionEqual, n)}})
+	}
 	res, err := transact(ctx, cl, ops)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, unreachable(sc, err)
+		return nil, readFailed(ctx, sc, err)
 	}
-	return decodeSnapshot(cl, sc, res)
+	s, err := decodeBridge(cl, sc, res[0].Rows, res[1].Rows)
+	if err != nil {
+		return nil, err
+	}
+	var ifs []*iface
+	for _, r := range res[2:] {
+		got, err := decode[iface](cl, r.Rows)
+		if err != nil {
+			return nil, err
+		}
+		ifs = append(ifs, got...)
+	}
+	if len(ifs) == 0 {
+		return s, nil
+	}
+	ops = ops[:0]
+	for _, i := range ifs {
+		s.ifaces[i.UUID] = i
+		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tablePort,
+			Where: []ovsdb.Condition{ovsdb.NewCondition("interfaces", ovsdb.ConditionIncludes, ovsdb.OvsSet{GoSet: []any{ovsdb.UUID{GoUUID: i.UUID}}})}})
+	}
+	if res, err = transact(ctx, cl, ops); err != nil {
+		return nil, readFailed(ctx, sc, err)
+	}
+	for _, r := range res {
+		ports, err := decode[port](cl, r.Rows)
+		if err != nil {
+			return nil, err
+		}
+		s.addPorts(ports)
+	}
+	return s, nil
 }
 
-func decodeSnapshot(cl client.Client, sc switchConf, res []ovsdb.OperationResult) (*snapshot, error) {
-	roots, err := decode[ovsRoot](cl, res[0].Rows)
+// readFailed is the error of a read that did not get an answer.
+func readFailed(ctx context.Context, sc switchConf, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return unreachable(sc, err)
+}
+
+// decodeBridge is the snapshot of the root and bridge rows, its ports
+// and interfaces still to add.
+func decodeBridge(cl client.Client, sc switchConf, rootRows, bridgeRows []ovsdb.Row) (*snapshot, error) {
+	roots, err := decode[ovsRoot](cl, rootRows)
 	if err != nil {
 		return nil, err
 	}
-	brs, err := decode[bridge](cl, res[1].Rows)
-	if err != nil {
-		return nil, err
-	}
-	ports, err := decode[port](cl, res[2].Rows)
-	if err != nil {
-		return nil, err
-	}
-	ifs, err := decode[iface](cl, res[3].Rows)
+	brs, err := decode[bridge](cl, bridgeRows)
 	if err != nil {
 		return nil, err
 	}
@@ -95,11 +131,13 @@ func decodeSnapshot(cl client.Client, sc switchConf, res []ovsdb.OperationResult
 		return nil, drivers.Errorf(drivers.Permanent, "ovs: switch %s (OVSDB %s) has no bridge %s: add it (ovs-vsctl add-br %s) or set switch.%s.bridge",
 			sc.name, sc.addr, sc.bridge, sc.bridge, sc.name)
 	}
-	s := &snapshot{sc: sc, root: roots[0], bridge: brs[0], ports: map[string]*port{}, ifaces: map[string]*iface{},
-		byName: map[string]*iface{}, owner: map[string]*port{}}
-	for _, i := range ifs {
-		s.ifaces[i.UUID] = i
-	}
+	return &snapshot{sc: sc, root: roots[0], bridge: brs[0], ports: map[string]*port{}, ifaces: map[string]*iface{},
+		byName: map[string]*iface{}, owner: map[string]*port{}}, nil
+}
+
+// addPorts adds the ports of the bridge among ports, and their
+// interfaces the snapshot read.
+func (s *snapshot) addPorts(ports []*port) {
 	for _, p := range ports {
 		if !slices.Contains(s.bridge.Ports, p.UUID) {
 			continue
@@ -112,7 +150,6 @@ func decodeSnapshot(cl client.Client, sc switchConf, res []ovsdb.OperationResult
 			}
 		}
 	}
-	return s, nil
 }
 
 // state is the design port name's configuration as the bridge has it.
@@ -223,27 +260,32 @@ func (d *Driver) ReadPorts(ctx context.Context, refs []drivers.SwitchPort) ([]dr
 	if len(refs) > maxPortsPerCall {
 		return nil, drivers.Errorf(drivers.Permanent, "ovs: %d ports in one read, more than %d", len(refs), maxPortsPerCall)
 	}
-	snaps := map[string]*snapshot{}
-	out := make([]drivers.PortState, len(refs))
-	for i, r := range refs {
+	names := map[string][]string{}
+	for _, r := range refs {
 		sc, err := d.sw(r, "")
 		if err != nil {
 			return nil, err
 		}
-		s := snaps[sc.name]
-		if s == nil {
-			if _, s, err = d.snapshot(ctx, d.conn(sc.addr), sc); err != nil {
-				return nil, err
-			}
-			snaps[sc.name] = s
+		names[sc.name] = append(names[sc.name], r.Port)
+	}
+	snaps := map[string]*snapshot{}
+	for name, ports := range names {
+		sc := d.switches[name]
+		_, s, err := d.snapshot(ctx, d.conn(sc.addr), sc, ports)
+		if err != nil {
+			return nil, err
 		}
-		out[i] = s.state(r.Port)
+		snaps[name] = s
+	}
+	out := make([]drivers.PortState, len(refs))
+	for i, r := range refs {
+		out[i] = snaps[r.Switch].state(r.Port)
 	}
 	return out, nil
 }
 
 // maxPortsPerCall bounds the ports of one ReadPorts.
-const maxPortsPerCall = 100_000
+const maxPortsPerCall = 20_000
 
 func (s *snapshot) String() string {
 	return fmt.Sprintf("bridge %s of switch %s (%d ports)", s.bridge.Name, s.sc.name, len(s.ports))

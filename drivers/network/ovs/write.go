@@ -81,38 +81,57 @@ func checkPlan(plan []drivers.PortConfig) error {
 const maxAttempts = 3
 
 // configureSwitch brings the node's ports of one switch to ports and
-// returns how many columns and rows it changed.
+// returns how many columns and rows it changed, once ovs-vswitchd
+// applied them (and any change committed before, still pending).
 func (d *Driver) configureSwitch(ctx context.Context, sc switchConf, node string, ports []drivers.PortConfig) (int, error) {
-	c := d.conn(sc.addr)
+	cl, changes, next, err := d.commitSwitch(ctx, d.conn(sc.addr), sc, node, ports)
+	if err != nil || next == 0 {
+		return changes, err
+	}
+	return changes, waitApplied(ctx, cl, sc, next)
+}
+
+// commitSwitch reads, decides and writes under the connection's lock
+// (the wait for ovs-vswitchd is outside it, so that calls for other
+// nodes commit meanwhile and ovs-vswitchd applies them together). next
+// is the configuration to wait for (0: none pending).
+func (d *Driver) commitSwitch(ctx context.Context, c *conn, sc switchConf, node string, ports []drivers.PortConfig) (client.Client, int, int, error) {
 	if err := c.lock(ctx); err != nil {
-		return 0, err
+		return nil, 0, 0, err
 	}
 	defer c.unlock()
+	names := make([]string, len(ports))
+	for i, p := range ports {
+		names[i] = p.Port
+	}
 	for attempt := 1; ; attempt++ {
-		cl, snap, err := d.snapshot(ctx, c, sc)
+		cl, snap, err := d.snapshot(ctx, c, sc, names)
 		if err != nil {
-			return 0, err
+			return nil, 0, 0, err
 		}
 		ops, changes, err := planOps(cl, snap, node, ports)
 		if err != nil {
-			return 0, classified(err, sc, node)
+			return nil, 0, 0, classified(err, sc, node)
 		}
 		if len(ops) == 0 {
-			return 0, nil
+			if snap.root.CurCfg < snap.root.NextCfg {
+				return cl, 0, snap.root.NextCfg, nil
+			}
+			return cl, 0, 0, nil
 		}
 		next, err := commit(ctx, cl, snap, ops)
 		switch {
 		case err == nil:
-			return changes, waitApplied(ctx, cl, sc, next)
+			return cl, changes, next, nil
 		case ctx.Err() != nil:
-			return 0, ctx.Err()
+			return nil, 0, 0, ctx.Err()
 		case isTxError(err) && attempt < maxAttempts:
 			continue // the bridge changed since it was read: read again
 		case isTxError(err):
-			return 0, drivers.Errorf(drivers.Transient, "ovs: switch %s refused the ports of node %s: %v; retry", sc.name, node, err)
+			return nil, 0, 0, drivers.Errorf(drivers.Transient, "ovs: switch %s refused the ports of node %s: %v; retry", sc.name, node, err)
 		}
 		c.drop()
-		return 0, unreachable(sc, err)
+		return nil, 0, 0, unreachable(sc, err)
 	}
 }
 
@@ -316,7 +335,7 @@ func (b *opBuilder) remove(o *port, w want) error {
 	for _, u := range o.Interfaces {
 		i := b.snap.ifaces[u]
 		if i == nil || !b.ours[i.Name] {
-			name := "?"
+			name := "an interface" // not read: not one of the plan's
 			if i != nil {
 				name = i.Name
 			}
