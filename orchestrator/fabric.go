@@ -389,12 +389,15 @@ func digitsPrefix(s string) string {
 type neighbours struct {
 	host map[string]string // lower-case hostname (and node name) → node
 	mac  map[string]string // lower-case MAC → node/alias
+	// nics: by node, its cabled NICs' aliases, and from its inventory
+	// their kernel names and MACs (lower case) → alias.
+	nics map[string]map[string]string
 }
 
 // newNeighbours indexes the hostnames of every node of d and the NIC
 // MACs of the inventories of the nodes in view.
 func newNeighbours(ctx context.Context, e *Engine, d *design.Design, nodes []FabricNode) neighbours {
-	w := neighbours{host: map[string]string{}, mac: map[string]string{}}
+	w := neighbours{host: map[string]string{}, mac: map[string]string{}, nics: map[string]map[string]string{}}
 	for name := range d.Nodes { // a node's hostname is its name
 		w.host[strings.ToLower(name)] = name
 	}
@@ -402,6 +405,11 @@ func newNeighbours(ctx context.Context, e *Engine, d *design.Design, nodes []Fab
 		if len(n.Ports) == 0 {
 			continue
 		}
+		ids := map[string]string{}
+		for _, p := range n.Ports {
+			ids[strings.ToLower(p.Alias)] = p.Alias
+		}
+		w.nics[n.Node] = ids
 		inv, ok, err := NodeInventory(ctx, e.rec.s, n.Node)
 		if err != nil || !ok {
 			continue
@@ -410,9 +418,23 @@ func newNeighbours(ctx context.Context, e *Engine, d *design.Design, nodes []Fab
 			if nic.MAC != "" {
 				w.mac[strings.ToLower(nic.MAC)] = n.Node + "/" + nic.Alias
 			}
+			if nic.Alias != "" {
+				ids[strings.ToLower(nic.Name)], ids[strings.ToLower(nic.MAC)] = nic.Alias, nic.Alias
+			}
 		}
 	}
 	return w
+}
+
+// nicOf is the NIC of node a neighbour's port ID or description names
+// (its alias, kernel name or MAC); "" when neither does.
+func (w neighbours) nicOf(node string, nb *drivers.LLDPNeighbor) string {
+	for _, id := range []string{nb.PortID, nb.PortDescr} {
+		if a := w.nics[node][strings.ToLower(id)]; a != "" && id != "" {
+			return a
+		}
+	}
+	return ""
 }
 
 // finding names what a port's neighbour says of its cabling.
@@ -427,6 +449,12 @@ func (w neighbours) finding(p *FabricPort, nb *drivers.LLDPNeighbor) (kind, msg 
 		return FindingMiscabled, fmt.Sprintf("neighbour %s (not a node of the design), design says node %s", seen, p.Node)
 	case node != p.Node:
 		return FindingMiscabled, fmt.Sprintf("neighbour %s is node %s (%s), design says node %s", seen, node, how, p.Node)
+	}
+	switch nic := w.nicOf(node, nb); {
+	case nic != "" && nic != p.Alias:
+		return FindingMiscabled, fmt.Sprintf("neighbour %s is node %s's NIC %s, design says NIC %s", seen, node, nic, p.Alias)
+	case nic != "" && !strings.HasSuffix(how, "NIC "+nic): // not said already (known by its MAC)
+		how += ", NIC " + nic
 	}
 	return FindingCabled, "cabled as designed (" + how + ")"
 }

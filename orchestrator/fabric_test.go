@@ -17,6 +17,7 @@ import (
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	simgnmi "github.com/slipway-dev/slipway/sim/gnmi"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
 
@@ -448,6 +449,17 @@ func TestFabricOverGNMI(t *testing.T) {
 	if cabled != len(cables) || len(portsOf(v)) != len(cables) {
 		t.Fatalf("%d of %d cables cabled as designed by LLDP (%d ports in the view): %+v", cabled, len(cables), len(portsOf(v)), v.Findings)
 	}
+	swapped := swapCables(t, env, d, tg)
+	for p, fp := range portsOf(fabricOf(t, e, d)) {
+		want, ok := swapped[p]
+		if !ok {
+			want = "cabled as designed"
+		}
+		if !strings.Contains(fp.LLDP, want) {
+			t.Errorf("port %s, its cable swapped %v: %q, want %q", p, ok, fp.LLDP, want)
+		}
+	}
+	swapCables(t, env, d, tg) // back
 	node, port := "", drivers.SwitchPort{}
 	for p, fp := range portsOf(v) {
 		if fp.Desired.Mode == drivers.ModeAccess && (node == "" || p.String() < port.String()) {
@@ -473,4 +485,40 @@ func TestFabricOverGNMI(t *testing.T) {
 	if got, err := tg.Port(port.Switch, port.Port); err != nil || got.AccessVLAN != want.AccessVLAN {
 		t.Errorf("after the repair, the target's %s is on VLAN %d (%v), want %d", port, got.AccessVLAN, err, want.AccessVLAN)
 	}
+}
+
+// swapCables swaps, on the gNMI target, the LLDP neighbours of the two
+// cabled NICs (by alias) of the first node with two (its cables swapped
+// at the server; a second call swaps them back); it returns the words
+// each port's LLDP finding must hold.
+func swapCables(t *testing.T, env *labrun.Env, d *design.Design, tg *simgnmi.Target) map[drivers.SwitchPort]string {
+	t.Helper()
+	for _, name := range d.NodeNames() {
+		cab := d.Nodes[name].Spec.Cabling
+		aliases := slices.Sorted(mapsKeys(cab))
+		if len(aliases) < 2 {
+			continue
+		}
+		a, b := aliases[0], aliases[1]
+		nbs := map[string]*simgnmi.Neighbor{} // as the lab seeds the target (sim/lab SeedGNMI)
+		for _, nic := range env.Lab.Machine(name).Hardware.NICs {
+			if nic.Alias == a || nic.Alias == b {
+				nbs[nic.Alias] = &simgnmi.Neighbor{ChassisID: nic.MAC, SystemName: name, PortID: nic.Alias, PortDescr: nic.Name}
+			}
+		}
+		if nbs[a] == nil || nbs[b] == nil {
+			t.Fatalf("the lab's machine %s lacks NIC %s or %s", name, a, b)
+		}
+		if err := tg.SetNeighbor(cab[a].Switch, cab[a].Port, nbs[b]); err != nil {
+			t.Fatal(err)
+		}
+		if err := tg.SetNeighbor(cab[b].Switch, cab[b].Port, nbs[a]); err != nil {
+			t.Fatal(err)
+		}
+		return map[drivers.SwitchPort]string{
+			{Switch: cab[a].Switch, Port: cab[a].Port}: "node " + name + "'s NIC " + nbs[b].PortID + ", design says NIC " + a,
+			{Switch: cab[b].Switch, Port: cab[b].Port}: "node " + name + "'s NIC " + nbs[a].PortID + ", design says NIC " + b}
+	}
+	t.Fatal("no node with two cables")
+	return nil
 }
