@@ -194,6 +194,23 @@ func (s *Switchd) KillDB() error {
 	}
 }
 
+// KillVswitchd kills ovs-vswitchd with SIGKILL and waits until it
+// exited: the database still takes changes, nothing applies them.
+func (s *Switchd) KillVswitchd() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed || s.vswitch == nil {
+		return errors.New("open vswitch harness: no ovs-vswitchd to kill")
+	}
+	_ = s.vswitch.cmd.Process.Kill()
+	select {
+	case <-s.vswitch.done:
+		return nil
+	case <-time.After(stopTimeout):
+		return fmt.Errorf("ovs-vswitchd (pid %d) did not exit after SIGKILL", s.vswitch.cmd.Process.Pid)
+	}
+}
+
 // StartDB starts ovsdb-server again after KillDB, on the same database,
 // socket and TCP port; ovs-vswitchd reconnects by itself.
 func (s *Switchd) StartDB(ctx context.Context) error {

@@ -2,6 +2,7 @@ package ovs_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +54,32 @@ func TestReconnectAfterServerCrash(t *testing.T) {
 		if out, err := s.Vsctl(ctx, "get", "port", "p2", "tag"); err != nil || out != "999\n" {
 			t.Errorf("%s: ovs-vsctl get port p2 tag: %q, %v", addr, out, err)
 		}
+	}
+}
+
+// With ovs-vswitchd gone the database takes the change but nothing
+// applies it: ConfigurePorts does not report the ports configured (a
+// Transient error naming the switch and ovs-vswitchd), and a retry with
+// nothing left to write still waits for it rather than saying Done.
+func TestChangeNotApplied(t *testing.T) {
+	s := conformanceSwitch(t)
+	d := open(t, map[string]string{driverstest.ConformanceSwitch: s.Unix})
+	node := driverstest.NetworkNode()
+	if err := s.KillVswitchd(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := d.ConfigurePorts(ctx, node, drivers.PhaseQuarantine)
+		cancel()
+		if drivers.Classify(err) != drivers.Transient || !strings.Contains(err.Error(), "ovs-vswitchd did not apply it") ||
+			!strings.Contains(err.Error(), "conformance-sw") {
+			t.Errorf("call %d: %v, want a transient error saying ovs-vswitchd did not apply the change", i+1, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if out, err := s.Vsctl(ctx, "--no-wait", "get", "port", "p1", "tag"); err != nil || strings.TrimSpace(out) != "999" {
+		t.Errorf("the database after the calls: p1 tag %q, %v; want 999 stored", out, err)
 	}
 }

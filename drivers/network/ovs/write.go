@@ -198,8 +198,8 @@ func waitApplied(ctx context.Context, cl client.Client, sc switchConf, next int)
 		select {
 		case <-ctx.Done():
 			return drivers.Errorf(drivers.Transient,
-				"ovs: switch %s (OVSDB %s) stored the change but ovs-vswitchd did not apply it within %s (cur_cfg %d, next_cfg %d): check that ovs-vswitchd runs (its log), then retry",
-				sc.name, sc.addr, applyTimeout, cur, next)
+				"ovs: switch %s (OVSDB %s) stored the change but ovs-vswitchd did not apply it in time (cur_cfg %d, next_cfg %d): check that ovs-vswitchd runs (its log), then retry",
+				sc.name, sc.addr, cur, next)
 		case <-tick.C:
 		}
 	}
