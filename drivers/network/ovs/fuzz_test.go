@@ -29,3 +29,22 @@ func FuzzParseAddress(f *testing.F) {
 		}
 	})
 }
+
+// keptVLANs, reading what a switch's external_ids say, never panics and
+// gives only VLANs 1..4094, ascending, each once.
+func FuzzKeptVLANs(f *testing.F) {
+	for _, s := range []string{"12,100", "", ",", "4095,0,-1,12,12", "99999999999999999999", "1,2,3"} {
+		f.Add("trunk", "12", s)
+	}
+	f.Fuzz(func(t *testing.T, mode, vlan, trunks string) {
+		_, v, got := keptVLANs(map[string]string{keyMode: mode, keyVLAN: vlan, keyTrunks: trunks})
+		if v < 0 || v > 4094 {
+			t.Fatalf("vlan %d", v)
+		}
+		for i, x := range got {
+			if x < 1 || x > 4094 || (i > 0 && got[i-1] >= x) {
+				t.Fatalf("trunk %v", got)
+			}
+		}
+	})
+}

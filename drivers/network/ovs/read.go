@@ -231,14 +231,25 @@ func vlansOf(p *port) (mode string, vlan int, trunk []int) {
 	}
 }
 
-// keptVLANs is the VLAN configuration a disabled port keeps.
+// maxKept bounds the kept trunk list read (4094 VLANs of 4 digits and
+// commas); a longer one is not the driver's and is ignored.
+const maxKept = 4094 * 5
+
+// keptVLANs is the VLAN configuration a disabled port keeps: only
+// VLANs 1..4094, each once, ascending.
 func keptVLANs(ext map[string]string) (mode string, vlan int, trunk []int) {
 	vlan, _ = strconv.Atoi(ext[keyVLAN])
-	for _, f := range strings.Split(ext[keyTrunks], ",") {
-		if v, err := strconv.Atoi(f); err == nil {
-			trunk = append(trunk, v)
+	if vlan < 0 || vlan >= blackholeVLAN {
+		vlan = 0
+	}
+	if t := ext[keyTrunks]; len(t) <= maxKept {
+		for _, f := range strings.Split(t, ",") {
+			if v, err := strconv.Atoi(f); err == nil && v > 0 && v < blackholeVLAN && !slices.Contains(trunk, v) {
+				trunk = append(trunk, v)
+			}
 		}
 	}
+	slices.Sort(trunk)
 	return ext[keyMode], vlan, trunk
 }
 
