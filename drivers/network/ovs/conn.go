@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -29,15 +28,19 @@ const (
 type conn struct {
 	addr string
 	sem  chan struct{} // held by a whole read-decide-write
-	cmu  sync.Mutex    // guards cl
+	cmu  chan struct{} // guards cl (a channel: a caller waiting for another's connect gives up with its context)
 	cl   client.Client
 }
 
 // client is c's connected client: the one it has, or a new one when it
 // has none or lost it.
 func (c *conn) client(ctx context.Context, dbm model.ClientDBModel) (client.Client, error) {
-	c.cmu.Lock()
-	defer c.cmu.Unlock()
+	select {
+	case c.cmu <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-c.cmu }()
 	if c.cl != nil && c.cl.Connected() {
 		return c.cl, nil
 	}
@@ -77,8 +80,8 @@ func (c *conn) unlock() { <-c.sem }
 
 // drop closes c's client (after an error that may have left it broken).
 func (c *conn) drop() {
-	c.cmu.Lock()
-	defer c.cmu.Unlock()
+	c.cmu <- struct{}{}
+	defer func() { <-c.cmu }()
 	if c.cl != nil {
 		c.cl.Close()
 		c.cl = nil

@@ -159,3 +159,47 @@ func TestSwitchHangs(t *testing.T) {
 		t.Fatalf("%v, want a transient error naming the switch and its address", err)
 	}
 }
+
+// While one call waits on a silent switch's connect (up to 5 s), a
+// second call to the same switch whose context ends returns at once
+// instead of queueing behind the connect.
+func TestCancelWhileAnotherConnects(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held <- c
+		}
+	}()
+	defer func() {
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	}()
+	d := open(t, map[string]string{"sw": "tcp:" + ln.Addr().String()})
+	first := make(chan error, 1)
+	go func() {
+		_, err := d.Probe(context.Background())
+		first <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the first call is connecting
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = d.Probe(ctx)
+	if el := time.Since(start); el > time.Second {
+		t.Errorf("the second call returned %v after its context ended (after %v)", el-100*time.Millisecond, el)
+	}
+	if err == nil {
+		t.Error("the second call succeeded against a silent switch")
+	}
+	<-first
+}

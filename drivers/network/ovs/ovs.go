@@ -111,7 +111,7 @@ func (d *Driver) conn(addr string) *conn {
 	defer d.mu.Unlock()
 	c := d.conns[addr]
 	if c == nil {
-		c = &conn{addr: addr, sem: make(chan struct{}, 1)}
+		c = &conn{addr: addr, sem: make(chan struct{}, 1), cmu: make(chan struct{}, 1)}
 		d.conns[addr] = c
 	}
 	return c
