@@ -201,5 +201,7 @@ func TestCancelWhileAnotherConnects(t *testing.T) {
 	if err == nil {
 		t.Error("the second call succeeded against a silent switch")
 	}
-	<-first
+	if err := <-first; err == nil {
+		t.Error("the first call succeeded against a silent switch")
+	}
 }
