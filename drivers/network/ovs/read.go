@@ -52,16 +52,35 @@ type snapshot struct {
 }
 
 // readBridge reads sc's bridge and, of the interfaces named, those it
-// has and their ports: a first transaction reads the bridge and the
-// Interface rows by name, a second the Port rows holding them (so a call
-// reads its own ports, not the whole switch). A bridge the database
-// lacks is a Permanent error.
+// has and their ports: a first transaction reads the Interface rows by
+// name, a second the root and bridge rows with the Port rows holding
+// those interfaces (so a call reads its own ports, not the whole switch,
+// and the bridge and its ports come from one transaction). An interface
+// that no Port held in the second read was regrouped in between: it
+// reads again (three tries). A bridge the database lacks is a Permanent
+// error.
 func readBridge(ctx context.Context, cl client.Client, sc switchConf, names []string) (*snapshot, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	for try := 1; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ifs, err := ifacesByName(ctx, cl, sc, names)
+		if err != nil {
+			return nil, err
+		}
+		s, held, err := portsHolding(ctx, cl, sc, ifs)
+		if err != nil || held || try == maxAttempts {
+			return s, err
+		}
 	}
-	ops := []ovsdb.Operation{selectAll(tableRoot),
-		{Op: ovsdb.OperationSelect, Table: tableBridge, Where: []ovsdb.Condition{ovsdb.NewCondition("name", ovsdb.ConditionEqual, sc.bridge)}}}
+}
+
+// ifacesByName reads the Interface rows of names (those that exist).
+func ifacesByName(ctx context.Context, cl client.Client, sc switchConf, names []string) ([]*iface, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	ops := make([]ovsdb.Operation, 0, len(names))
 	for _, n := range names {
 		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tableIface,
 			Where: []ovsdb.Condition{ovsdb.NewCondition("name", ovsdb.ConditionEqual, n)}})
@@ -70,38 +89,48 @@ func readBridge(ctx context.Context, cl client.Client, sc switchConf, names []st
 	if err != nil {
 		return nil, readFailed(ctx, sc, err)
 	}
-	s, err := decodeBridge(cl, sc, res[0].Rows, res[1].Rows)
-	if err != nil {
-		return nil, err
-	}
 	var ifs []*iface
-	for _, r := range res[2:] {
+	for _, r := range res {
 		got, err := decode[iface](cl, r.Rows)
 		if err != nil {
 			return nil, err
 		}
 		ifs = append(ifs, got...)
 	}
-	if len(ifs) == 0 {
-		return s, nil
-	}
-	ops = ops[:0]
+	return ifs, nil
+}
+
+// portsHolding reads the root and bridge rows and the Port rows holding
+// ifs, into a snapshot; held reports whether some Port (of any bridge)
+// holds every one of ifs.
+func portsHolding(ctx context.Context, cl client.Client, sc switchConf, ifs []*iface) (*snapshot, bool, error) {
+	ops := []ovsdb.Operation{selectAll(tableRoot),
+		{Op: ovsdb.OperationSelect, Table: tableBridge, Where: []ovsdb.Condition{ovsdb.NewCondition("name", ovsdb.ConditionEqual, sc.bridge)}}}
 	for _, i := range ifs {
-		s.ifaces[i.UUID] = i
 		ops = append(ops, ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tablePort,
 			Where: []ovsdb.Condition{ovsdb.NewCondition("interfaces", ovsdb.ConditionIncludes, ovsdb.OvsSet{GoSet: []any{ovsdb.UUID{GoUUID: i.UUID}}})}})
 	}
-	if res, err = transact(ctx, cl, ops); err != nil {
-		return nil, readFailed(ctx, sc, err)
+	res, err := transact(ctx, cl, ops)
+	if err != nil {
+		return nil, false, readFailed(ctx, sc, err)
 	}
-	for _, r := range res {
+	s, err := decodeBridge(cl, sc, res[0].Rows, res[1].Rows)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, i := range ifs {
+		s.ifaces[i.UUID] = i
+	}
+	held := true
+	for _, r := range res[2:] {
 		ports, err := decode[port](cl, r.Rows)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
+		held = held && len(ports) > 0
 		s.addPorts(ports)
 	}
-	return s, nil
+	return s, held, nil
 }
 
 // readFailed is the error of a read that did not get an answer.

@@ -145,16 +145,23 @@ func classified(err error, sc switchConf, node string) error {
 	return drivers.Errorf(drivers.Permanent, "ovs: switch %s: building the change of node %s's ports: %v (a driver defect: report it)", sc.name, node, err)
 }
 
-// commit runs ops with a check that the bridge's ports are those read
-// and a raise of next_cfg, whose new value it returns.
+// commit runs ops with a check that each Port read as holding a planned
+// interface still holds exactly what it did (another writer that
+// regrouped them makes the transaction fail, and the caller read
+// again) and a raise of next_cfg, whose new value it returns.
 func commit(ctx context.Context, cl client.Client, snap *snapshot, ops []ovsdb.Operation) (int, error) {
 	zero := 0
-	br := &bridge{UUID: snap.bridge.UUID, Ports: snap.bridge.Ports}
-	wait, err := cl.Where(&bridge{UUID: br.UUID}).Wait(ovsdb.WaitConditionEqual, &zero, br, &br.Ports)
-	if err != nil {
-		return 0, err
+	var all []ovsdb.Operation
+	for _, u := range slices.Sorted(maps.Keys(snap.ports)) {
+		p := snap.ports[u]
+		m := &port{UUID: p.UUID, Interfaces: p.Interfaces}
+		wait, err := cl.Where(&port{UUID: p.UUID}).Wait(ovsdb.WaitConditionEqual, &zero, m, &m.Interfaces)
+		if err != nil {
+			return 0, err
+		}
+		all = append(all, wait...)
 	}
-	all := append(wait, ops...)
+	all = append(all, ops...)
 	all = append(all,
 		ovsdb.Operation{Op: ovsdb.OperationMutate, Table: tableRoot,
 			Where:     []ovsdb.Condition{ovsdb.NewCondition("_uuid", ovsdb.ConditionEqual, ovsdb.UUID{GoUUID: snap.root.UUID})},
