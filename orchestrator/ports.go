@@ -2,11 +2,15 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/statestore"
 )
 
 // The network role's stages: the node's switch ports are put on the
@@ -35,6 +39,12 @@ func (r *nodeRun) portsStep(ctx context.Context, phase drivers.Phase) (step, err
 	if err != nil {
 		return step{}, err
 	}
+	spared := ""
+	if phase == drivers.PhaseQuarantine {
+		if spared, err = r.spareOthers(ctx, &dn); err != nil {
+			return step{}, err
+		}
+	}
 	res, err := net.ConfigurePorts(ctx, dn, phase)
 	if err != nil {
 		return step{}, r.portsErr(phase, err)
@@ -53,7 +63,59 @@ func (r *nodeRun) portsStep(ctx context.Context, phase drivers.Phase) (step, err
 	if checked.bad != "" {
 		return failed("%s", r.portsWords(phase, "the switch does not have what was configured: "+checked.bad)), nil
 	}
-	return sub("switch ports (%s): %s%s", phase, res.Message, checked.note), nil
+	return sub("switch ports (%s): %s%s%s", phase, res.Message, checked.note, spared), nil
+}
+
+// spareOthers uncables, in dn, each NIC whose switch port the current
+// design gives another node, so that quarantine leaves that port alone:
+// a node removed from the design is quarantined with the cabling of the
+// last design that had it (or a task runs on an older revision), and its
+// cable may have moved to a node the current design deploys on that
+// port. It says which ports it left. The current design unread is an
+// error (the step is tried again): nothing is quarantined unchecked.
+func (r *nodeRun) spareOthers(ctx context.Context, dn *drivers.Node) (string, error) {
+	rev, err := statestore.CurrentID(ctx, r.e.cfg.Store)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return "", nil
+	}
+	var cur *design.Design
+	if err == nil {
+		cur, _, err = r.e.design(ctx, rev)
+	}
+	if err != nil {
+		return "", drivers.Errorf(drivers.Transient, "node %s: reading the current design to check that no other node has its switch ports now: %v", r.rec.Name, err)
+	}
+	owner := map[drivers.SwitchPort]string{}
+	for i := range dn.Interfaces {
+		for _, dv := range dn.Interfaces[i].Devices {
+			if dv.Switch != "" && dv.Port != "" {
+				owner[drivers.SwitchPort{Switch: dv.Switch, Port: dv.Port}] = ""
+			}
+		}
+	}
+	for name, n := range cur.Nodes {
+		for _, c := range n.Spec.Cabling {
+			if p := (drivers.SwitchPort{Switch: c.Switch, Port: c.Port}); name != r.rec.Name {
+				if _, ok := owner[p]; ok {
+					owner[p] = name
+				}
+			}
+		}
+	}
+	var left []string
+	for i := range dn.Interfaces {
+		for j, dv := range dn.Interfaces[i].Devices {
+			if o := owner[drivers.SwitchPort{Switch: dv.Switch, Port: dv.Port}]; o != "" {
+				left = append(left, fmt.Sprintf("%s:%s (the current design cables it to node %s)", dv.Switch, dv.Port, o))
+				dn.Interfaces[i].Devices[j].Switch, dn.Interfaces[i].Devices[j].Port = "", ""
+			}
+		}
+	}
+	if len(left) == 0 {
+		return "", nil
+	}
+	slices.Sort(left)
+	return "; left as they are: " + strings.Join(left, ", "), nil
 }
 
 // portsCheck is what reading the ports back found: bad lists the ports

@@ -1,0 +1,70 @@
+package orchestrator_test
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/labrun"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
+	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/statestore"
+)
+
+// A node removed from the design whose cables moved to another node: the
+// new design gives node b the ports node a was deployed on, b is
+// deployed on them, then the orphan a is destroyed. Its quarantine (its
+// last design's cabling) must not touch the ports the current design
+// gives b: the switch keeps b's production configuration on every one
+// of them (read from the switch itself), and the destroy says which
+// ports it left and why.
+func TestOrphanQuarantineSparesAnotherNodesPorts(t *testing.T) {
+	env, e, sw, _, cabled := fabricEnv(t)
+	a, b := cabled[0], cabled[1]
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(a)}, record.TaskSucceeded)
+
+	moved := designtest.Example(t)
+	designtest.Fabric(moved, "fake", nil)
+	moved.Nodes[b].Spec.Cabling = maps.Clone(moved.Nodes[a].Spec.Cabling)
+	delete(moved.Nodes, a)
+	putDesign(t, env, moved)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(b)}, record.TaskSucceeded)
+	checkPorts(t, sw, moved, b, drivers.PhaseProduction)
+
+	_, res := run(t, e, record.Request{Action: record.ActionDestroyNodes, Requester: "test", Filter: only(a)}, record.TaskSucceeded)
+	checkPorts(t, sw, moved, b, drivers.PhaseProduction)
+	plan, err := driverspec.Ports(moved, moved.Nodes[b], drivers.PhaseProduction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := e.Events(t.Context(), 0, 0, "", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said string
+	for _, ev := range evs {
+		if strings.Contains(ev.Message, "switch ports (quarantine)") {
+			said = ev.Message
+		}
+	}
+	for _, want := range []string{plan[0].String(), "node " + b} {
+		if !strings.Contains(said, want) {
+			t.Errorf("the orphan's quarantine does not say it left %q: %q (%s %s)", want, said, res[0].Outcome, res[0].Reason)
+		}
+	}
+}
+
+func putDesign(t *testing.T, env *labrun.Env, d *design.Design) {
+	t.Helper()
+	raw, id, err := d.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Store.PutRevision(t.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts(), Roots: []string{"(test)"}}); err != nil {
+		t.Fatal(err)
+	}
+}
