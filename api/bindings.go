@@ -120,18 +120,21 @@ func newBMCBindings(prev, next *design.Design) []string {
 }
 
 // switchBindings are, for d's fabric switches that have a password
-// (by SITE/NAME), where it goes: the Site's network driver, the
+// (by SITE/NAME), where it goes: the network driver (the first Site's,
+// which serve builds, and the switch's Site's), the
 // switch's address and settings, the user and the password reference.
 func switchBindings(d *design.Design) map[string]string {
 	out := map[string]string{}
-	if d == nil {
+	if d == nil || d.Site == nil {
 		return out
 	}
 	for _, sw := range d.AllSwitches() {
 		if sw.Password == "" {
 			continue
 		}
-		drv := d.SiteNamed(sw.Site).Spec.Drivers.Network
+		// serve's one network driver is the first Site's, and it gets
+		// every Site's switches (server/netrebind.go networkSpec).
+		drv := d.Site.Spec.Drivers.Network + "/" + d.SiteNamed(sw.Site).Spec.Drivers.Network
 		var settings []string
 		for _, k := range slices.Sorted(maps.Keys(sw.Settings)) {
 			settings = append(settings, strconv.Quote(k)+"="+strconv.Quote(sw.Settings[k]))

@@ -85,3 +85,39 @@ func TestSwitchCredentialChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestSwitchCredentialToFirstSitesDriver: serve's one network driver is
+// the first Site's, and it gets every Site's switch passwords: changing
+// the first Site's driver sends another Site's switch password to the
+// new driver, even when the first Site's own switches have none.
+func TestSwitchCredentialToFirstSitesDriver(t *testing.T) {
+	d := designtest.TwoSites(t)
+	designtest.Fabric(d, "ovs", nil)
+	first := d.Site.Metadata.Name
+	var other *design.Site
+	for _, name := range d.SiteNames() {
+		if name != first {
+			other = d.SiteNamed(name)
+		}
+	}
+	if other == nil || !d.Site.HasFabric() {
+		t.Fatalf("the two-site example: first Site %s has a fabric %v, another Site %v", first, d.Site.HasFabric(), other)
+	}
+	if other.Spec.Fabric.Switches == nil {
+		other.Spec.Fabric.Switches = map[string]design.Switch{}
+	}
+	other.Spec.Fabric.Switches["spine-other"] = design.Switch{Address: "tcp:192.0.2.7:6640", Password: "secret:other-switch"}
+	for name, sw := range d.Site.Spec.Fabric.Switches {
+		sw.Password = ""
+		d.Site.Spec.Fabric.Switches[name] = sw
+	}
+	next := copyDesign(t, d)
+	next.Site.Spec.Drivers.Network = "my-plugin"
+	want := "fabric switch " + other.Metadata.Name + "/spine-other"
+	if c := strings.Join(credentialChanges(d, next), "\n"); !strings.Contains(c, want) {
+		t.Errorf("the first Site's driver changed to my-plugin, which gets %s's password: %q lacks %q", other.Metadata.Name, c, want)
+	}
+	if c := credentialChanges(d, copyDesign(t, d)); len(c) != 0 {
+		t.Errorf("the same design: %v", c)
+	}
+}
