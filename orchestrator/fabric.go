@@ -225,19 +225,32 @@ func portsBySwitch(nodes []FabricNode) map[string][]drivers.SwitchPort {
 	return out
 }
 
-// readSwitches reads every switch's ports, fabricReadParallel switches
-// at once; a switch that fails is named in the errors, by switch.
+// switchReadSlots bounds the switch reads of every fabric view, drift
+// run and repair of the process together (GET /fabric is a viewer's:
+// however many ask at once, the switches see fabricReadParallel reads).
+var switchReadSlots = make(chan struct{}, fabricReadParallel)
+
+// readSwitches reads every switch's ports, at most fabricReadParallel
+// switches at once in the process; a switch that fails, or that was not
+// read because ctx ended while waiting for a slot, is named in the
+// errors, by switch.
 func readSwitches(ctx context.Context, r drivers.NetworkReader, bySwitch map[string][]drivers.SwitchPort) (map[drivers.SwitchPort]drivers.PortState, map[string]string) {
 	states := map[drivers.SwitchPort]drivers.PortState{}
 	errs := map[string]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, fabricReadParallel)
 	for _, sw := range slices.Sorted(maps.Keys(bySwitch)) {
+		select {
+		case switchReadSlots <- struct{}{}:
+		case <-ctx.Done():
+			mu.Lock()
+			errs[sw] = fmt.Sprintf("switch %s: not read: %v while waiting for other switch reads", sw, ctx.Err())
+			mu.Unlock()
+			continue
+		}
 		wg.Add(1)
-		slots <- struct{}{}
 		go func() {
-			defer func() { <-slots; wg.Done() }()
+			defer func() { <-switchReadSlots; wg.Done() }()
 			got, err := readSwitch(ctx, r, sw, bySwitch[sw])
 			mu.Lock()
 			defer mu.Unlock()
