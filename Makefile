@@ -93,8 +93,8 @@ bench-scale: build ## 10,000 nodes at time scale 0.5, engine (serve) and lab in 
 	scripts/bench-scale.sh $(BIN) $(or $(BENCH_SCALE_NODES),10000) $(or $(BENCH_SCALE_TIME_SCALE),0.5)
 
 .PHONY: bench-fabric
-bench-fabric: build-bench ## The ovs network driver configuring 1,000 generated nodes' ports (3 each, 2 switches) on real Open vSwitch, production then quarantine, against ovs-vsctl's floor (root)
-	scripts/bench-fabric.sh $(BENCH_BIN) $(or $(BENCH_FABRIC_NODES),1000) $(or $(BENCH_FABRIC_SWITCHES),2) $(or $(BENCH_FABRIC_WORKERS),8)
+bench-fabric: build-bench ## The ovs network driver configuring 1,000 generated nodes' ports (3 each, on 16 switches) on real Open vSwitch, production then quarantine, against ovs-vsctl's floor (root)
+	scripts/bench-fabric.sh $(BENCH_BIN) $(or $(BENCH_FABRIC_NODES),1000) $(or $(BENCH_FABRIC_SWITCHES),16) $(or $(BENCH_FABRIC_WORKERS),8)
 
 .PHONY: bench-plan
 bench-plan: build ## Plan a deployed 10,000-node lab site through the API (unchanged, then every node retagged) against reading every machine once
@@ -149,5 +149,5 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 30s)
 	$(GO) test -run '^$$' -fuzz '^FuzzToken$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./introspection
 
 .PHONY: demo
-demo: build ## Run the end-to-end demo on the example site
+demo: build ## Run the end-to-end demo on the example site, its switch ports in Open vSwitch with the connectivity measured (as root; apt-get install openvswitch-switch iproute2 iputils-ping)
 	$(BIN) demo --site examples/site-yaml --site examples/two-sites

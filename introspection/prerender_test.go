@@ -280,7 +280,7 @@ func TestStoredSelfFollowsToken(t *testing.T) {
 
 // selfRenderGolden is the SHA-256 of every example node's /v1/self
 // answer (deployment "1", in name order) at selfRenderVersion.
-const selfRenderGolden = "54ca204df66fd53bdaf6506503bfb464efae0008ceebd1fd69f66cf4df1d4699"
+const selfRenderGolden = "c5bc4172693dab651f4daa1a47d07d5905af12ee36fd19549708f0296078ad23"
 
 // TestSelfRenderVersion fails when appendSelf's output changes, so that
 // selfRenderVersion is bumped with it: answers stored by the previous

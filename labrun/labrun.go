@@ -1,9 +1,9 @@
 // Package labrun is the embedded lab with the engine in one process: it
 // starts the virtual lab (sim/lab) from a design, stores the design as a
 // revision, builds the real drivers (IPMI and Redfish against the lab's
-// BMCs, MAAS against the lab's MAAS, the no-op network driver), the
-// introspection API and engines on one state store, and audits a run from
-// the lab's own state. It is composition, not a utility: what `make demo`,
+// BMCs, MAAS against the lab's MAAS, the no-op network driver unless
+// given another), the introspection API and engines on one state store,
+// and audits a run from the lab's own state. It is composition, not a utility: what `make demo`,
 // `orchestrator demo` and `orchestrator lab`, the benchmarks
 // (cmd/slipway-bench) and the end-to-end tests run.
 package labrun
@@ -58,6 +58,9 @@ type Options struct {
 	Secrets map[string]string
 	// SecretKey encrypts the secret store (nil: a random key).
 	SecretKey []byte
+	// Network is the engine's network driver (nil: noop, the switch
+	// ports left alone); the demo's fabric passes the ovs driver.
+	Network drivers.Network
 }
 
 // DefaultSecrets are the secrets the example site and generated sites
@@ -130,10 +133,12 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 		lb.Close()
 		return nil, err
 	}
-	net, err := noop.New(drivers.Config{})
-	if err != nil {
-		lb.Close()
-		return nil, err
+	net := o.Network
+	if net == nil {
+		if net, err = noop.New(drivers.Config{}); err != nil {
+			lb.Close()
+			return nil, err
+		}
 	}
 	// The lab's Redfish services answer on loopback at once: short waits.
 	rf, err := redfish.New(drivers.Config{Settings: map[string]string{redfish.SettingTimeout: "5s",

@@ -9,7 +9,7 @@
 set -euo pipefail
 bench=${1:-bin/slipway-bench}
 nodes=${2:-1000}
-switches=${3:-2}
+switches=${3:-16}
 workers=${4:-8}
 if [ "$(id -u)" != 0 ]; then
   echo "bench-fabric runs Open vSwitch and network namespaces: run it as root" >&2

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/slipway-dev/slipway/design"
+	ovsdrv "github.com/slipway-dev/slipway/drivers/network/ovs"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/labrun/demo"
 	"github.com/slipway-dev/slipway/sim/maas"
@@ -33,6 +34,7 @@ type demoFlags struct {
 	timeScale                                        float64
 	dash                                             demo.Dashboard
 	dashGiven                                        bool // --dashboard was on the command line
+	noFabric                                         bool
 }
 
 // demoCmd runs the example site end to end: validation (with a layer of
@@ -42,7 +44,7 @@ type demoFlags struct {
 func (a *app) demoCmd() *cobra.Command {
 	var df demoFlags
 	cmd := &cobra.Command{
-		Use:   "demo [--site DIR] [--faults FILE] | demo --nodes N [--sites K] [--faults FILE] [-o json]",
+		Use:   "demo [--site DIR] [--faults FILE] [--no-fabric] [-o json] | demo --nodes N [--sites K] [--faults FILE] [-o json]",
 		Short: "Run the end-to-end demo on the example site",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -55,7 +57,8 @@ func (a *app) demoCmd() *cobra.Command {
 	cmd.Flags().IntVar(&df.nodes, "nodes", 0, "deploy a generated site of N nodes instead of the example (prints a summary only)")
 	cmd.Flags().IntVar(&df.sites, "sites", 1, "with --nodes: split the generated racks among this many Sites, one lab MAAS region each")
 	cmd.Flags().StringVar(&df.faultsFile, "faults", "", "inject the MAAS and BMC faults of this JSON file (see docs/lab.md)")
-	cmd.Flags().StringVarP(&df.output, "output", "o", "text", "with --nodes: text or json")
+	cmd.Flags().StringVarP(&df.output, "output", "o", "text", "text, or json: the deployment's summary only (with the example: its connectivity matrix too)")
+	cmd.Flags().BoolVar(&df.noFabric, "no-fabric", false, "deploy with the noop network driver even when the design declares a switch fabric (which the demo otherwise runs in Open vSwitch, as root)")
 	cmd.Flags().StringVar(&df.cpuProfile, "cpu-profile", "", "with --nodes: write a CPU profile of the whole run (lab and engine) to FILE")
 	cmd.Flags().StringVar(&df.pprofAddr, "pprof", "", "with --nodes: serve net/http/pprof on this loopback address (heap, goroutines) during the run")
 	cmd.Flags().Float64Var(&df.timeScale, "time-scale", 0.002, "multiplies the lab's phase durations (1 = real MAAS timing)")
@@ -106,6 +109,9 @@ func (a *app) runDemo(ctx context.Context, df *demoFlags) error {
 		}
 		defer stop()
 		return a.demoGenerated(ctx, dir, df, faults)
+	}
+	if df.output == "json" {
+		return a.demoExampleJSON(ctx, df, faults)
 	}
 	return a.demoExample(ctx, df, dir, faults)
 }
@@ -225,10 +231,41 @@ func (a *app) demoGenerated(ctx context.Context, dir string, df *demoFlags, faul
 }
 
 // demoOptions are the deployment's options from the flags: the design d,
-// its state st, progress drawn on stdout when show is set.
+// its state st, progress drawn on stdout when show is set; a design's
+// switch fabric run in Open vSwitch and configured by the ovs driver
+// unless --no-fabric.
 func (a *app) demoOptions(d *design.Design, st statestore.Store, df *demoFlags, faults *maas.Faults, show bool) demo.Options {
 	return demo.Options{Design: d, Store: st, StatePath: df.state, TimeScale: df.timeScale, Faults: faults,
-		Show: show, Out: a.stdout, Err: a.stderr, Log: a.log, Dashboard: df.dash}
+		Show: show, Out: a.stdout, Err: a.stderr, Log: a.log, Dashboard: df.dash, NewNetwork: ovsdrv.New, NoFabric: df.noFabric}
+}
+
+// demoExampleJSON deploys the example (or --site roots) and prints the
+// deployment's summary as JSON, the fabric's connectivity matrix in it,
+// without the narrative steps.
+func (a *app) demoExampleJSON(ctx context.Context, df *demoFlags, faults *maas.Faults) error {
+	l, err := a.load(ctx, df.site)
+	if err != nil {
+		return err
+	}
+	st, err := bolt.Open(df.state, bolt.Options{})
+	if err != nil {
+		return usageErr(err)
+	}
+	defer st.Close()
+	res, err := demo.Deploy(ctx, a.demoOptions(l.design, st, df, faults, false))
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("demo deploy: %w", err)}
+	}
+	res.Store = "bolt"
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		return err
+	}
+	if !res.OK() {
+		return &exitError{code: exitInvalid}
+	}
+	return nil
 }
 
 // checkStore checks --store and --etcd-prefix, and picks a fresh prefix

@@ -92,7 +92,7 @@ func (a *app) benchFabricCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&o.nodes, "nodes", 1000, "generated nodes (3 cabled ports each)")
-	cmd.Flags().IntVar(&o.switches, "switches", 2, "switches (one Open vSwitch each) the nodes are spread over")
+	cmd.Flags().IntVar(&o.switches, "switches", 16, "switches (one Open vSwitch each) the nodes are spread over")
 	cmd.Flags().IntVar(&o.workers, "workers", 8, "ConfigurePorts calls at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd

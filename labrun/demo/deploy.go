@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -61,11 +62,16 @@ type Run struct {
 	// Failures are the engine's reasons for the nodes it did not deploy
 	// (the first 20).
 	Failures []NodeFailure `json:"failures,omitempty"`
+	// Fabric is the connectivity measured with real packets on the
+	// design's switch fabric in Open vSwitch (nil: no fabric).
+	Fabric *Connectivity `json:"fabric,omitempty"`
 
 	results []record.NodeResult
 	reports int // boot action reports the node agents sent
 	agents  int // machines whose agent finished
 	task    record.Task
+	// notDeployed are the machines the lab counts failed or stuck.
+	notDeployed []string
 }
 
 // NodeFailure is a node the engine did not deploy, and why.
@@ -171,6 +177,11 @@ type Options struct {
 	// Dashboard serves the control API and the web dashboard beside the
 	// deployment.
 	Dashboard Dashboard
+	// NewNetwork builds the driver of the design's switch fabric, which
+	// the demo runs in Open vSwitch (fabric_demo.go); NoFabric deploys
+	// with the noop network driver instead.
+	NewNetwork NewNetwork
+	NoFabric   bool
 }
 
 // Deploy starts the lab from o.Design, prepares the site and deploys
@@ -187,7 +198,13 @@ func Deploy(ctx context.Context, o Options) (Run, error) {
 	if err != nil {
 		return out, fmt.Errorf("secret key %s: %w", src, err)
 	}
-	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: scale, Faults: faults, Seed: 1, Log: o.Log, SecretKey: key})
+	fab, err := o.startFabric(ctx, d) // nil: no fabric
+	if err != nil {
+		return out, err
+	}
+	defer fab.Close()
+	env, err := labrun.Start(ctx, labrun.Options{Design: d, Store: store, TimeScale: scale, Faults: faults, Seed: 1, Log: o.Log,
+		SecretKey: key, Network: fab.Network()})
 	if err != nil {
 		return out, err
 	}
@@ -219,6 +236,11 @@ func Deploy(ctx context.Context, o Options) (Run, error) {
 	}
 	if err := out.measure(ctx, env, e, task.ID, start, before, beforeKinds); err != nil {
 		return out, err
+	}
+	if fab != nil {
+		if out.Fabric, err = fab.measure(ctx, e, env.Revision, out.notDeployed); err != nil {
+			return out, fmt.Errorf("the demo's switch fabric: %w", err)
+		}
 	}
 	out.log(o.Log)
 	dash.wait(ctx, o.Err)
@@ -299,6 +321,7 @@ func (out *Run) count(aud labrun.Audit, machines []*lab.Machine, start time.Time
 		}
 	}
 	out.Deployed, out.Failed, out.Stuck = aud.Deployed, len(aud.Failed), len(aud.Stuck)
+	out.notDeployed = append(slices.Clone(aud.Failed), aud.Stuck...)
 	out.Leaked, out.DuplicateDeploys, out.DuplicateAllocations = len(aud.Leaked), aud.DuplicateDeploys, aud.DuplicateAllocations
 	var floor time.Duration
 	for _, m := range machines {
@@ -331,9 +354,10 @@ func since(after, before map[string]int) map[string]int {
 }
 
 // OK: every node deployed by the lab's count, nothing leaked or deployed
-// twice.
+// twice, and the fabric's connectivity (when measured) as the design says.
 func (out Run) OK() bool {
-	return out.Deployed == out.Nodes && out.Leaked == 0 && out.DuplicateDeploys == 0 && out.DuplicateAllocations == 0
+	return out.Deployed == out.Nodes && out.Leaked == 0 && out.DuplicateDeploys == 0 && out.DuplicateAllocations == 0 &&
+		(out.Fabric == nil || out.Fabric.Pass)
 }
 
 // Snapshot counts a task's nodes in each stage of the deploy workflow, in
@@ -384,5 +408,9 @@ func (run Run) Summary(w io.Writer) {
 	}
 	if run.Store == "etcd" {
 		fmt.Fprintf(w, "the engine's state is in etcd under %s\n", run.EtcdPrefix)
+	}
+	if run.Fabric != nil {
+		fmt.Fprintln(w, "\nthe switch fabric: every cabled port configured in Open vSwitch by the network driver; connectivity measured with real packets (ping between the nodes' network namespaces)")
+		run.Fabric.Text(w)
 	}
 }

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/slipway-dev/slipway/labrun/demo"
+	"github.com/slipway-dev/slipway/sim/ovs/ovstest"
+)
+
+// TestDemoExampleJSON: `demo -o json` on the example prints the
+// deployment's JSON summary (no narrative) carrying the connectivity its
+// switch fabric measured in Open vSwitch: the three networks the nodes
+// address, every ping as the design says, the cross-VLAN probes
+// isolated, the destroyed node's ports in quarantine. In CI a missing
+// Open vSwitch fails (ovstest.Require).
+func TestDemoExampleJSON(t *testing.T) {
+	ovstest.Require(t)
+	code, out, errs := cli(t, "demo", "--site", exampleSite, "-o", "json", "--state", filepath.Join(t.TempDir(), "state.db"))
+	if code != 0 {
+		t.Fatalf("demo -o json: exit %d\n%s%s", code, out, errs)
+	}
+	var r demo.Run
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not one JSON summary (%v): %s", err, out)
+	}
+	if r.Nodes != 8 || r.Deployed != 8 || r.Fabric == nil {
+		t.Fatalf("summary: %d nodes, %d deployed, fabric %v", r.Nodes, r.Deployed, r.Fabric)
+	}
+	f := r.Fabric
+	if len(f.Networks) != 3 || f.Pings != 3*8*7+48 || f.Unexpected != 0 || !f.Pass {
+		t.Errorf("fabric: %d networks, %d pings, %d unexpected, pass %v", len(f.Networks), f.Pings, f.Unexpected, f.Pass)
+	}
+	for _, p := range f.CrossVLAN {
+		if p.Measured {
+			t.Errorf("cross-VLAN probe reached: %+v", p)
+		}
+	}
+	if len(f.Quarantine) != 3 {
+		t.Errorf("quarantine: %+v", f.Quarantine)
+	}
+}
