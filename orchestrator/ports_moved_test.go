@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -66,5 +68,30 @@ func putDesign(t *testing.T, env *labrun.Env, d *design.Design) {
 	}
 	if _, err := env.Store.PutRevision(t.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts(), Roots: []string{"(test)"}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A deployed node that a task takes through oob-prepare again (deploy
+// of a node already deployed, prepare_nodes) keeps its production
+// ports: its machine is Deployed in the lab's MAAS and does not PXE-boot,
+// so putting its ports on the provisioning VLAN only cut a running
+// server off its networks. The switch sees no provisioning call after
+// the first deploy, and the ports read back as production.
+func TestDeployedNodeKeepsProductionPorts(t *testing.T) {
+	env, e, sw, d, cabled := fabricEnv(t)
+	node := cabled[0]
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+	first := len(sw.phases(node))
+	for _, a := range []record.Action{record.ActionDeployNodes, record.ActionPrepareNodes} {
+		run(t, e, record.Request{Action: a, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+		if got := sw.phases(node)[first:]; slices.Contains(got, drivers.PhaseProvisioning) {
+			t.Errorf("%s of deployed node %s: the switch was told %v", a, node, got)
+		}
+		checkPorts(t, sw, d, node, drivers.PhaseProduction)
+		states, _ := maasOf(env)
+		if id := nodeRecord(t, e, node).MachineID; states[id] != maas.StatusName(maas.StatusDeployed) {
+			t.Errorf("after %s: machine %s is %q in MAAS, want Deployed", a, id, states[id])
+		}
 	}
 }

@@ -82,8 +82,19 @@ func (r *nodeRun) oobPrepare(ctx context.Context) (step, error) {
 }
 
 // provisioningPorts puts the node's switch ports on the provisioning
-// network (ports.go).
+// network (ports.go), unless the provisioner has the node's machine
+// Deployed: it does not PXE-boot (the later stages find it deployed), and
+// its ports carry its production networks, which a running server needs.
 func (r *nodeRun) provisioningPorts(ctx context.Context) (step, error) {
+	if r.e.cfg.Drivers.Network != nil && r.rec.MachineID != "" && r.d.SiteOf(r.n).HasFabric() {
+		ms, err := r.e.status(ctx, []drivers.NodeRef{r.ref()})
+		if err != nil {
+			return step{}, err
+		}
+		if len(ms) == 1 && ms[0].State == "Deployed" {
+			return sub("machine %s is Deployed (it does not PXE-boot): its switch ports are left on its production networks", r.rec.MachineID), nil
+		}
+	}
 	return r.portsStep(ctx, drivers.PhaseProvisioning)
 }
 
