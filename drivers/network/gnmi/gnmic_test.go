@@ -58,6 +58,7 @@ func gnmic(t *testing.T, bin, addr, password string, args ...string) (string, er
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
+	t.Logf("gnmic %s: %v\n%s", strings.Join(args, " "), err, out.String())
 	return out.String(), err
 }
 
