@@ -188,7 +188,9 @@ func phaseList() string {
 // ports other than the PXE interface's are access ports on the
 // quarantine VLAN; the PXE interface's are access ports on the
 // provisioning VLAN, no LAG (a machine PXE-boots on one NIC); in
-// production the interface's networks decide.
+// production the interface's networks decide, and an interface that
+// carries no network on a switch VLAN (none, or point-to-point ones
+// only) is an access port on the quarantine VLAN.
 func planPort(c *PortConfig, in Interface, fab NodeFabric, phase Phase) error {
 	quarantine := func() error {
 		if fab.QuarantineVLAN == 0 {
@@ -209,7 +211,14 @@ func planPort(c *PortConfig, in Interface, fab NodeFabric, phase Phase) error {
 		c.VLAN, c.MTU = fab.ProvisioningVLAN, in.Link.MTU
 		return nil
 	}
-	return productionPort(c, in)
+	if err := productionPort(c, in); err != nil {
+		return err
+	}
+	if c.VLAN == 0 && len(c.Trunk) == 0 { // no switched network (none, or point-to-point only): no VLAN 0 port
+		c.Mode = ModeAccess
+		return quarantine()
+	}
+	return nil
 }
 
 // productionPort is a port of in with the design's networks: an access

@@ -199,3 +199,28 @@ func FuzzSwitchesKeys(f *testing.F) {
 		}
 	})
 }
+
+// A cabled interface that carries no switched network in production
+// (none, or point-to-point ones only: RoCE) has its ports on the
+// quarantine VLAN, as an access port: never an access port on VLAN 0,
+// which no switch carries (and which Open vSwitch reads as untagged,
+// sharing the node's frames with every port that passes them).
+func TestPortPlanNoSwitchedNetwork(t *testing.T) {
+	n := fabricNode()
+	n.Interfaces[0].Networks = []drivers.InterfaceNetwork{{Subnet: drivers.Subnet{Name: "roce-10-50-0-0-31", CIDR: "10.50.0.0/31"},
+		Address: "10.50.0.0", PointToPoint: true}}
+	n.Interfaces[1].Networks = nil
+	plan, err := drivers.PortPlan(n, drivers.PhaseProduction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) != 3 {
+		t.Fatalf("%d ports planned, want 3: %+v", len(plan), plan)
+	}
+	for _, p := range plan {
+		if p.Mode != drivers.ModeAccess || p.VLAN != 999 || len(p.Trunk) != 0 || !p.Enabled {
+			t.Errorf("port %s of interface %s: %s vlan %d trunk %v enabled %v, want access on the quarantine VLAN 999",
+				p.SwitchPort, p.Interface, p.Mode, p.VLAN, p.Trunk, p.Enabled)
+		}
+	}
+}
