@@ -16,7 +16,8 @@ import (
 	simgnmi "github.com/slipway-dev/slipway/sim/gnmi"
 )
 
-// gnmicPath finds the gnmic binary (.ci/run installs it in ~/go/bin):
+// gnmicPath finds the gnmic binary (.ci/run builds the pinned version
+// into ~/go/bin with scripts/install-gnmic.sh):
 // missing, the test fails in CI and is skipped elsewhere.
 func gnmicPath(t *testing.T) string {
 	t.Helper()
@@ -40,9 +41,9 @@ func gnmicPath(t *testing.T) string {
 		}
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("gnmic is not installed (PATH, GOBIN, GOPATH/bin, ~/go/bin); .ci/run installs github.com/openconfig/gnmic v0.37.0")
+		t.Fatalf("gnmic is not installed (PATH, GOBIN, GOPATH/bin, ~/go/bin); .ci/run builds it with scripts/install-gnmic.sh")
 	}
-	t.Skip("gnmic is not installed (PATH, GOBIN, GOPATH/bin, ~/go/bin): go install github.com/openconfig/gnmic@v0.37.0 to run this test")
+	t.Skip("gnmic is not installed (PATH, GOBIN, GOPATH/bin, ~/go/bin): scripts/install-gnmic.sh builds it, to run this test")
 	return ""
 }
 
