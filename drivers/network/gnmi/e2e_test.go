@@ -64,11 +64,63 @@ func TestEngineDeploysThroughGNMI(t *testing.T) {
 	submit(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"})
 	submit(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: onlyNode(node)})
 	targetHasPlan(t, tg, d, node, drivers.PhaseProduction)
+	driftAndRepair(t, e, tg, d, node)
 	submit(t, e, record.Request{Action: record.ActionDestroyNodes, Requester: "test", Filter: onlyNode(node)})
 	targetHasPlan(t, tg, d, node, drivers.PhaseQuarantine)
 	if p, err := tg.Port(switches[0], "unowned"); err != nil || p.AccessVLAN != 1 || p.MTU != 0 || p.AggregateID != "" {
 		t.Errorf("the unowned port: %+v, %v; want untouched", p, err)
 	}
+}
+
+// driftAndRepair changes one of node's ports at the switch: the
+// engine's reconciliation reports switchport drift naming it, and its
+// repair puts the port back as planned, on the switch's own state.
+func driftAndRepair(t *testing.T, e *orchestrator.Engine, tg *simgnmi.Target, d *design.Design, node string) {
+	t.Helper()
+	key := node + "/" + string(record.DriftSwitchport)
+	if open := switchportDrift(t, e); open[key] {
+		t.Fatalf("switchport drift of %s after a clean deploy", node)
+	}
+	plan, err := driverspec.Ports(d, d.Nodes[node], drivers.PhaseProduction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := plan[0]
+	if err := tg.Tamper(c.Switch, "/interfaces/interface[name="+c.Port+"]/ethernet/switched-vlan/config",
+		`{"interface-mode": "ACCESS", "access-vlan": 999}`); err != nil {
+		t.Fatal(err)
+	}
+	if open := switchportDrift(t, e); !open[key] {
+		t.Fatalf("%s changed at the switch: no switchport drift of %s", c.SwitchPort, node)
+	}
+	sets := tg.Stats(c.Switch).Sets
+	if _, err := e.ResolveDrift(t.Context(), node, record.DriftSwitchport, record.ResolveRepair, "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	checkPort(t, tg, "repair", c)
+	if tg.Stats(c.Switch).Sets == sets {
+		t.Error("the repair sent no Set to the switch")
+	}
+	if open := switchportDrift(t, e); open[key] {
+		t.Errorf("switchport drift of %s after the repair", node)
+	}
+}
+
+// switchportDrift runs reconciliation: the open switchport drift by
+// node/kind.
+func switchportDrift(t *testing.T, e *orchestrator.Engine) map[string]bool {
+	t.Helper()
+	rep, err := e.Reconcile(t.Context(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := map[string]bool{}
+	for _, r := range rep.Records {
+		if r.Kind == record.DriftSwitchport {
+			open[r.Node+"/"+string(r.Kind)] = true
+		}
+	}
+	return open
 }
 
 func cabledNode(t *testing.T, d *design.Design) string {
