@@ -105,12 +105,15 @@ type FabricFinding struct {
 }
 
 // NodePhase is the phase a node's ports are in for its record (nil: no
-// record): production once deployed, quarantine once released or
-// deleted, provisioning before (and while a deploy runs or after one
-// failed short of its production ports).
+// record): production once deployed, quarantine once released (by a
+// cancel too) or deleted, provisioning before (and while a deploy runs
+// or after one failed short of its production ports).
 func NodePhase(r *record.NodeRecord) drivers.Phase {
 	if r == nil {
 		return drivers.PhaseProvisioning
+	}
+	if r.Stage == record.StageReleased { // a destroy's, or a cancel's that released the machine
+		return drivers.PhaseQuarantine
 	}
 	switch r.LifecycleState() {
 	case record.LifecycleDeployed:

@@ -45,6 +45,10 @@ type labSwitch struct {
 	down     map[drivers.Phase]bool
 	revert   map[drivers.SwitchPort]drivers.PortConfig
 	revertIn drivers.Phase
+	// holdIn: a call of this phase, once done, says so on held and
+	// returns when release is closed.
+	holdIn        drivers.Phase
+	held, release chan struct{}
 }
 
 func newLabSwitch() *labSwitch {
@@ -60,6 +64,13 @@ func (s *labSwitch) ConfigurePorts(ctx context.Context, n drivers.Node, p driver
 		return drivers.Result{}, drivers.Errorf(drivers.Transient, "switch leaf-r01 does not answer at tcp:127.0.0.1:1: connection refused")
 	}
 	res, err := s.Network.ConfigurePorts(ctx, n, p)
+	s.mu.Lock()
+	hold, held, release := p == s.holdIn && s.held != nil, s.held, s.release
+	s.mu.Unlock()
+	if hold {
+		held <- struct{}{}
+		<-release
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p != s.revertIn {

@@ -1,10 +1,12 @@
 package orchestrator_test
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/design/designtest"
@@ -93,5 +95,52 @@ func TestDeployedNodeKeepsProductionPorts(t *testing.T) {
 		if id := nodeRecord(t, e, node).MachineID; states[id] != maas.StatusName(maas.StatusDeployed) {
 			t.Errorf("after %s: machine %s is %q in MAAS, want Deployed", a, id, states[id])
 		}
+	}
+}
+
+// A deploy cancelled after its production ports were set releases the
+// machine (the task took it): a released node's ports belong in
+// quarantine, as after destroy, so the cancel puts them there once the
+// lab's MAAS has the machine back (Ready); the switch reads them back
+// on the quarantine VLAN, and switchport drift finds nothing.
+func TestCancelledDeployQuarantinesPorts(t *testing.T) {
+	env, e, sw, d, cabled := fabricEnv(t)
+	node := cabled[0]
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	held, release := make(chan struct{}), make(chan struct{})
+	sw.set(func(s *labSwitch) { s.holdIn, s.held, s.release = drivers.PhaseProduction, held, release })
+	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(node)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(time.Minute):
+		t.Fatal("the deploy never set the production ports")
+	}
+	if _, err := e.TaskVerb(t.Context(), task.ID, record.VerbCancel, "test"); err != nil {
+		t.Fatal(err)
+	}
+	sw.set(func(s *labSwitch) { s.holdIn = "" })
+	close(release)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := e.Wait(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	rec := nodeRecord(t, e, node)
+	states, _ := maasOf(env)
+	if rec.LifecycleState() != record.LifecycleCancelled || states[rec.MachineID] != maas.StatusName(maas.StatusReady) {
+		t.Fatalf("after the cancel: %s lifecycle %s, machine %s %q in MAAS; want cancelled, Ready", node, rec.LifecycleState(), rec.MachineID, states[rec.MachineID])
+	}
+	checkPorts(t, sw, d, node, drivers.PhaseQuarantine)
+	if got := sw.phases(node); got[len(got)-1] != drivers.PhaseQuarantine {
+		t.Errorf("the switch was told %v, want quarantine last", got)
+	}
+	if _, open := reconcile(t, e); slices.Contains(keys(open), node+"/switchport") {
+		t.Errorf("switchport drift after the cancel: %v", keys(open))
+	}
+	if v := fabricOf(t, e, d, node); len(v.Nodes) != 1 || v.Nodes[0].Phase != drivers.PhaseQuarantine {
+		t.Errorf("the fabric view has %s in %+v, want the quarantine phase", node, v.Nodes)
 	}
 }

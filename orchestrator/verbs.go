@@ -266,12 +266,34 @@ func (r *nodeRun) compensate() {
 		r.rec.Intent, r.rec.AllocatedBy, r.rec.Observed = nil, "", "Ready"
 		r.rec.AddHistory(record.Transition{At: now(), Task: r.run.id, From: r.rec.Stage, To: record.StageReleased, Message: "cancelled"})
 		r.rec.Stage = record.StageReleased
+		note += r.quarantineCancelled(ctx)
 	} else if r.rec.MachineID != "" && slices.Contains(deployedStates, r.rec.Observed) && r.rec.Observed != "Broken" {
 		// Deployed before the task, which did not take it: it stays
 		// deployed, and so does the node's lifecycle.
 		r.kept = record.LifecycleDeployed
 	}
 	r.finish(record.OutcomeCancelled, "", "task cancelled"+note)
+}
+
+// quarantineCancelled puts the switch ports of a node whose machine the
+// cancel released in quarantine, as destroy does (ports.go); what it
+// could not do is said in the node's reason (switchport drift shows the
+// ports until they are fixed).
+func (r *nodeRun) quarantineCancelled(ctx context.Context) string {
+	if r.e.cfg.Drivers.Network == nil || !r.d.SiteOf(r.n).HasFabric() {
+		return ""
+	}
+	st, err := r.portsStep(ctx, drivers.PhaseQuarantine)
+	switch {
+	case err != nil:
+		return "; its switch ports are not in quarantine: " + err.Error()
+	case st.kind == stepFail:
+		return "; its switch ports are not in quarantine: " + st.msg
+	case st.kind == stepSub:
+		r.save(r.event("info", "ports", "cancelled: %s", st.msg))
+		return ""
+	}
+	return "; its switch ports are not confirmed in quarantine (the network driver is not done)"
 }
 
 // holdsMachine reports whether this task holds the node's machine: its
