@@ -3,6 +3,8 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -21,12 +23,16 @@ type networkClient struct {
 	// an empty ReadPorts; UNIMPLEMENTED (a driver that is no
 	// drivers.NetworkReader, or a plugin built before the call) is no.
 	reader bool
+	// secrets are the Config's (the switch passwords): every answer of
+	// the plugin is cleaned of them (a switch may echo a login).
+	secrets []drivers.Secret
 }
 
 func (n *networkClient) configure(ctx context.Context, cfg drivers.Config) error {
 	if err := invoke(ctx, n.c.Configure, configureRequest(cfg)); err != nil {
 		return err
 	}
+	n.secrets = slices.Collect(maps.Values(cfg.Secrets))
 	_, err := n.c.ReadPorts(ctx, &pb.Request{Args: []byte("[[]]")})
 	n.reader = status.Code(err) != codes.Unimplemented
 	return nil
@@ -54,15 +60,37 @@ func (n *networkClient) readPorts(ctx context.Context, ports []drivers.SwitchPor
 	if !n.reader {
 		return nil, drivers.Errorf(drivers.Permanent, "the network driver plugin does not read ports back")
 	}
-	return callOne[[]drivers.PortState](ctx, n.c.ReadPorts, ports)
+	st, err := callOne[[]drivers.PortState](ctx, n.c.ReadPorts, ports)
+	return st, n.clean(err)
 }
 
 func (n *networkClient) Probe(ctx context.Context) (drivers.NetworkInfo, error) {
-	return callOne[drivers.NetworkInfo](ctx, n.c.Probe)
+	info, err := callOne[drivers.NetworkInfo](ctx, n.c.Probe)
+	return info, n.clean(err)
 }
 
 func (n *networkClient) ConfigurePorts(ctx context.Context, node drivers.Node, phase drivers.Phase) (drivers.Result, error) {
-	return callOne[drivers.Result](ctx, n.c.ConfigurePorts, node, phase)
+	res, err := callOne[drivers.Result](ctx, n.c.ConfigurePorts, node, phase)
+	if len(n.secrets) > 0 {
+		res.Message = drivers.RedactSecrets(res.Message, n.revealed()...)
+	}
+	return res, n.clean(err)
+}
+
+// clean is a plugin's error with the Config's secrets redacted.
+func (n *networkClient) clean(err error) error {
+	if err == nil || len(n.secrets) == 0 {
+		return err
+	}
+	return redactErr(err, n.revealed()...)
+}
+
+func (n *networkClient) revealed() []string {
+	out := make([]string, 0, len(n.secrets))
+	for _, s := range n.secrets {
+		out = append(out, s.Reveal())
+	}
+	return out
 }
 
 // networkServer is the plugin's side.
