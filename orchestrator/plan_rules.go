@@ -230,6 +230,8 @@ func driftKindOf(c drivers.PlannedChange) (string, bool) {
 		return string(record.DriftKernelOptions), true
 	case drivers.PartHostname:
 		return string(record.DriftHostname), true
+	case partSwitchPorts:
+		return string(record.DriftSwitchport), c.Op != "error"
 	}
 	return "", false
 }
@@ -246,13 +248,17 @@ func describeChange(c drivers.PlannedChange) string {
 // provisioner's answer when it was read, else the difference between
 // the design the machine was deployed with and the planned one.
 func (in planInput) changes() []drivers.PlannedChange {
-	if in.Observed != nil {
-		return in.Observed.Changes
+	var out []drivers.PlannedChange
+	switch {
+	case in.Observed != nil:
+		out = in.Observed.Changes
+	case in.Old != nil && in.New != nil:
+		out = nodeChanges(*in.Old, *in.New)
 	}
-	if in.Old == nil || in.New == nil {
-		return nil
+	if in.Old != nil && in.New != nil {
+		out = append(slices.Clip(out), portChanges(*in.Old, *in.New)...) // plan_ports.go
 	}
-	return nodeChanges(*in.Old, *in.New)
+	return out
 }
 
 // nodeChanges compares the driver's view of a node in two designs, part
@@ -265,7 +271,7 @@ func nodeChanges(a, b drivers.Node) []drivers.PlannedChange {
 	if a.Platform.Image != b.Platform.Image || a.Platform.Kernel != b.Platform.Kernel {
 		add(drivers.PartImage, "platform", fmt.Sprintf("%s → %s", imageWords(a.Platform), imageWords(b.Platform)))
 	}
-	if ia, ib := machineIfaces(a.Interfaces), machineIfaces(b.Interfaces); !reflect.DeepEqual(ia, ib) {
+	if ia, ib := machineIfaces(withoutCables(a.Interfaces)), machineIfaces(withoutCables(b.Interfaces)); !reflect.DeepEqual(ia, ib) {
 		add(drivers.PartInterfaces, "interfaces", "interfaces: "+namesChanged(ifaceNames(ia), ifaceNames(ib), changedIfaces(ia, ib)))
 	}
 	if !reflect.DeepEqual(a.Storage, b.Storage) {
