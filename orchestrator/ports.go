@@ -71,7 +71,9 @@ func (r *nodeRun) portsStep(ctx context.Context, phase drivers.Phase) (step, err
 // a node removed from the design is quarantined with the cabling of the
 // last design that had it (or a task runs on an older revision), and its
 // cable may have moved to a node the current design deploys on that
-// port. It says which ports it left. The current design unread is an
+// port. A port on a switch the current design no longer declares is left
+// too: the network driver is built from the current design, and knows
+// no way to it. It says which ports it left. The current design unread is an
 // error (the step is tried again): nothing is quarantined unchecked.
 func (r *nodeRun) spareOthers(ctx context.Context, dn *drivers.Node) (string, error) {
 	rev, err := statestore.CurrentID(ctx, r.e.cfg.Store)
@@ -102,11 +104,21 @@ func (r *nodeRun) spareOthers(ctx context.Context, dn *drivers.Node) (string, er
 			}
 		}
 	}
+	declared := map[string]bool{}
+	for _, sw := range cur.AllSwitches() {
+		declared[sw.Name] = true
+	}
 	var left []string
 	for i := range dn.Interfaces {
 		for j, dv := range dn.Interfaces[i].Devices {
+			why := ""
 			if o := owner[drivers.SwitchPort{Switch: dv.Switch, Port: dv.Port}]; o != "" {
-				left = append(left, fmt.Sprintf("%s:%s (the current design cables it to node %s)", dv.Switch, dv.Port, o))
+				why = "the current design cables it to node " + o
+			} else if dv.Switch != "" && !declared[dv.Switch] {
+				why = "switch " + dv.Switch + " is not in the current design's fabric, so the network driver has no way to it: set the port by hand"
+			}
+			if why != "" {
+				left = append(left, fmt.Sprintf("%s:%s (%s)", dv.Switch, dv.Port, why))
 				dn.Interfaces[i].Devices[j].Switch, dn.Interfaces[i].Devices[j].Port = "", ""
 			}
 		}

@@ -49,6 +49,9 @@ type labSwitch struct {
 	// returns when release is closed.
 	holdIn        drivers.Phase
 	held, release chan struct{}
+	// gone are switches the driver does not know (no longer in the
+	// design it was built from): a call naming one fails Permanent.
+	gone map[string]bool
 }
 
 func newLabSwitch() *labSwitch {
@@ -59,9 +62,20 @@ func (s *labSwitch) ConfigurePorts(ctx context.Context, n drivers.Node, p driver
 	s.mu.Lock()
 	s.calls = append(s.calls, portCall{node: n.Name, phase: p, maas: s.maasState(n.MachineID, n.BootMAC)})
 	down := s.down[p]
+	var unknown string
+	for _, in := range n.Interfaces {
+		for _, d := range in.Devices {
+			if s.gone[d.Switch] {
+				unknown = d.Switch
+			}
+		}
+	}
 	s.mu.Unlock()
 	if down {
 		return drivers.Result{}, drivers.Errorf(drivers.Transient, "switch leaf-r01 does not answer at tcp:127.0.0.1:1: connection refused")
+	}
+	if unknown != "" {
+		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "no switch %s in the driver's settings", unknown)
 	}
 	res, err := s.Network.ConfigurePorts(ctx, n, p)
 	s.mu.Lock()

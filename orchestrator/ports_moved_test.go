@@ -144,3 +144,58 @@ func TestCancelledDeployQuarantinesPorts(t *testing.T) {
 		t.Errorf("the fabric view has %s in %+v, want the quarantine phase", node, v.Nodes)
 	}
 }
+
+// A node removed from the design together with its rack's switch: the
+// network driver, built from the current design, no longer knows that
+// switch, so quarantining the orphan's ports there can only fail, and
+// the destroy would stop at the release for good, whatever retry does.
+// The destroy leaves those ports, saying which and why (set them by
+// hand), and ends; the lab's MAAS has the machine released once.
+func TestOrphanQuarantineOnASwitchNoLongerDesigned(t *testing.T) {
+	env, e, sw, d, cabled := fabricEnv(t)
+	a := cabled[0]
+	gone := ""
+	for _, c := range d.Nodes[a].Spec.Cabling {
+		gone = c.Switch
+	}
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(a)}, record.TaskSucceeded)
+	id := nodeRecord(t, e, a).MachineID
+
+	smaller := designtest.Example(t)
+	designtest.Fabric(smaller, "fake", nil)
+	delete(smaller.Nodes, a)
+	for _, n := range smaller.Nodes {
+		for alias, c := range n.Spec.Cabling {
+			if c.Switch == gone {
+				delete(n.Spec.Cabling, alias)
+			}
+		}
+	}
+	site := smaller.SiteOf(d.Nodes[a])
+	delete(site.Spec.Fabric.Switches, gone)
+	if !site.HasFabric() {
+		t.Skipf("the example's Site has no switch besides %s", gone) // the example cables two racks to two leaves
+	}
+	putDesign(t, env, smaller)
+	sw.set(func(s *labSwitch) { s.gone = map[string]bool{gone: true} })
+
+	_, res := run(t, e, record.Request{Action: record.ActionDestroyNodes, Requester: "test", Filter: only(a)}, record.TaskSucceeded)
+	states, releases := maasOf(env)
+	if states[id] != maas.StatusName(maas.StatusReady) || releases[id] != 1 {
+		t.Errorf("machine %s: %q after %d releases, want Ready after 1 (%s)", id, states[id], releases[id], res[0].Reason)
+	}
+	evs, err := e.Events(t.Context(), 0, 0, "", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := ""
+	for _, ev := range evs {
+		if strings.Contains(ev.Message, "switch ports (quarantine)") {
+			said = ev.Message
+		}
+	}
+	if !strings.Contains(said, "switch "+gone+" is not in the current design") {
+		t.Errorf("the destroy does not say it left the ports on %s: %q", gone, said)
+	}
+}
