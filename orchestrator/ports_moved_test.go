@@ -175,7 +175,7 @@ func TestOrphanQuarantineOnASwitchNoLongerDesigned(t *testing.T) {
 	site := smaller.SiteOf(d.Nodes[a])
 	delete(site.Spec.Fabric.Switches, gone)
 	if !site.HasFabric() {
-		t.Skipf("the example's Site has no switch besides %s", gone) // the example cables two racks to two leaves
+		t.Fatalf("the example's Site has no switch besides %s: the test needs two", gone)
 	}
 	putDesign(t, env, smaller)
 	sw.set(func(s *labSwitch) { s.gone = map[string]bool{gone: true} })
