@@ -2,15 +2,12 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator/record"
-	"github.com/slipway-dev/slipway/statestore"
 )
 
 // The network role's stages: the node's switch ports are put on the
@@ -44,6 +41,8 @@ func (r *nodeRun) portsStep(ctx context.Context, phase drivers.Phase) (step, err
 		if spared, err = r.spareOthers(ctx, &dn); err != nil {
 			return step{}, err
 		}
+	} else if st, ok, err := r.orphanGuard(ctx, dn); !ok || err != nil { // ports_orphans.go
+		return st, err
 	}
 	res, err := net.ConfigurePorts(ctx, dn, phase)
 	if err != nil {
@@ -76,13 +75,9 @@ func (r *nodeRun) portsStep(ctx context.Context, phase drivers.Phase) (step, err
 // no way to it. It says which ports it left. The current design unread is an
 // error (the step is tried again): nothing is quarantined unchecked.
 func (r *nodeRun) spareOthers(ctx context.Context, dn *drivers.Node) (string, error) {
-	rev, err := statestore.CurrentID(ctx, r.e.cfg.Store)
-	if errors.Is(err, statestore.ErrNotFound) {
+	cur, err := r.e.currentDesignErr(ctx) // ports_orphans.go
+	if cur == nil && err == nil {
 		return "", nil
-	}
-	var cur *design.Design
-	if err == nil {
-		cur, _, err = r.e.design(ctx, rev)
 	}
 	if err != nil {
 		return "", drivers.Errorf(drivers.Transient, "node %s: reading the current design to check that no other node has its switch ports now: %v", r.rec.Name, err)

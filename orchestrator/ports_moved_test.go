@@ -19,14 +19,13 @@ import (
 )
 
 // A node removed from the design whose cables moved to another node: the
-// new design gives node b the ports node a was deployed on, b is
-// deployed on them, then the orphan a is destroyed. Its quarantine (its
-// last design's cabling) must not touch the ports the current design
-// gives b: the switch keeps b's production configuration on every one
-// of them (read from the switch itself), and the destroy says which
-// ports it left and why.
+// new design gives node b the ports node a was deployed on, and the
+// orphan a is destroyed. Its quarantine (its last design's cabling) must
+// not touch the ports the current design gives b: the switch keeps them
+// as they were (read from the switch itself), the destroy says which
+// ports it left and why, and b then deploys on them.
 func TestOrphanQuarantineSparesAnotherNodesPorts(t *testing.T) {
-	env, e, sw, _, cabled := fabricEnv(t)
+	env, e, sw, d, cabled := fabricEnv(t)
 	a, b := cabled[0], cabled[1]
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(a)}, record.TaskSucceeded)
@@ -36,11 +35,9 @@ func TestOrphanQuarantineSparesAnotherNodesPorts(t *testing.T) {
 	moved.Nodes[b].Spec.Cabling = maps.Clone(moved.Nodes[a].Spec.Cabling)
 	delete(moved.Nodes, a)
 	putDesign(t, env, moved)
-	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(b)}, record.TaskSucceeded)
-	checkPorts(t, sw, moved, b, drivers.PhaseProduction)
 
 	_, res := run(t, e, record.Request{Action: record.ActionDestroyNodes, Requester: "test", Filter: only(a)}, record.TaskSucceeded)
-	checkPorts(t, sw, moved, b, drivers.PhaseProduction)
+	checkPorts(t, sw, d, a, drivers.PhaseProduction) // left as they were
 	plan, err := driverspec.Ports(moved, moved.Nodes[b], drivers.PhaseProduction)
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +57,8 @@ func TestOrphanQuarantineSparesAnotherNodesPorts(t *testing.T) {
 			t.Errorf("the orphan's quarantine does not say it left %q: %q (%s %s)", want, said, res[0].Outcome, res[0].Reason)
 		}
 	}
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(b)}, record.TaskSucceeded)
+	checkPorts(t, sw, moved, b, drivers.PhaseProduction)
 }
 
 func putDesign(t *testing.T, env *labrun.Env, d *design.Design) {
@@ -198,4 +197,43 @@ func TestOrphanQuarantineOnASwitchNoLongerDesigned(t *testing.T) {
 	if !strings.Contains(said, "switch "+gone+" is not in the current design") {
 		t.Errorf("the destroy does not say it left the ports on %s: %q", gone, said)
 	}
+}
+
+// A deployed node removed from the design, its cables moved to node b,
+// and b deployed before the orphan is destroyed: the orphan's machine
+// is still held and was deployed on those ports, so b's provisioning
+// must not take them (a cable moved in the design before it moved in
+// the rack cuts a running server off). b fails at oob-prepare before
+// any switch call, naming the orphan and what to do; the switch keeps
+// the orphan's production ports and MAAS never saw b's machine. Once
+// the orphan is destroyed (its quarantine leaves the ports the design
+// gives b), retry deploys b on them.
+func TestProvisioningWaitsForTheOrphanOnItsPorts(t *testing.T) {
+	env, e, sw, d, cabled := fabricEnv(t)
+	a, b := cabled[0], cabled[1]
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(a)}, record.TaskSucceeded)
+
+	moved := designtest.Example(t)
+	designtest.Fabric(moved, "fake", nil)
+	moved.Nodes[b].Spec.Cabling = maps.Clone(moved.Nodes[a].Spec.Cabling)
+	delete(moved.Nodes, a)
+	putDesign(t, env, moved)
+	task, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(b)}, record.TaskFailed)
+	if got := sw.phases(b); len(got) != 0 {
+		t.Errorf("the switch was told %v for %s", got, b)
+	}
+	checkPorts(t, sw, d, a, drivers.PhaseProduction)
+	for _, want := range []string{"node " + b, "stage oob-prepare", "node " + a, "orchestrator destroy --node " + a, "orchestrator retry " + task.ID} {
+		if !strings.Contains(res[0].Reason, want) {
+			t.Errorf("reason lacks %q: %s", want, res[0].Reason)
+		}
+	}
+	if states, _ := maasOf(env); len(states) != 1 {
+		t.Errorf("MAAS has %d machines, want only %s's", len(states), a)
+	}
+
+	run(t, e, record.Request{Action: record.ActionDestroyNodes, Requester: "test", Filter: only(a)}, record.TaskSucceeded)
+	applyVerb(t, e, task.ID, record.VerbRetry, record.TaskSucceeded)
+	checkPorts(t, sw, moved, b, drivers.PhaseProduction)
 }

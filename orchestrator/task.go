@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -30,6 +31,11 @@ type taskRun struct {
 	task      record.Task
 	results   map[string]record.NodeResult
 	cancelled bool
+
+	// orphanPorts: the switch ports of the orphans, read once by the
+	// task's first port stage (ports_orphans.go); nil until then.
+	portsMu     sync.Mutex
+	orphanPorts map[drivers.SwitchPort]string
 }
 
 func (t *taskRun) setResult(nr record.NodeResult) {
