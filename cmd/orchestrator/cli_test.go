@@ -173,7 +173,7 @@ spec:
 		t.Errorf("bad site: exit %d, want 1", code)
 	}
 	wantText := badFile + ":5: error cidr Network/extra: cidr \"10.50.0.1/24\" has host bits set; did you mean 10.50.0.0/24?\n" +
-		badFile + ":6: error schema Network/extra: unknown field \"colour\" in spec (known fields: cidr, dns, gateway, mtu, ranges, routes, vlan)\n"
+		badFile + ":6: error schema Network/extra: unknown field \"colour\" in spec (known fields: cidr, dns, gateway, mtu, ranges, routes, switchVlan, vlan)\n"
 	if d := cmp.Diff(wantText, out); d != "" {
 		t.Errorf("text output (-want +got):\n%s", d)
 	}
