@@ -43,7 +43,7 @@ func (Driver) ConfigurePorts(ctx context.Context, n drivers.Node, phase drivers.
 	}
 	names := make([]string, 0, len(plan))
 	for _, p := range plan {
-		names = append(names, p.SwitchPort.String())
+		names = append(names, p.String())
 	}
 	return drivers.Done("noop: left the %s ports of %s (%s) unconfigured; configure the switches outside Slipway",
 		phase, n.Name, orNone(strings.Join(names, ", "))), nil
