@@ -89,7 +89,8 @@ func fullPath(prefix, p *gpb.Path) ([]*gpb.PathElem, string, error) {
 	if len(out) > maxPathElems {
 		return nil, "", status.Errorf(codes.InvalidArgument, "path of more than %d elements", maxPathElems)
 	}
-	if len(p.GetElement()) > 0 || len(prefix.GetElement()) > 0 { //nolint:staticcheck // refusing the deprecated field is the point
+	//lint:ignore SA1019 refusing the deprecated field is the point
+	if len(p.GetElement()) > 0 || len(prefix.GetElement()) > 0 { //nolint:staticcheck // as above
 		return nil, "", status.Error(codes.InvalidArgument, "the deprecated element paths are not supported; use elem")
 	}
 	target := prefix.GetTarget()
