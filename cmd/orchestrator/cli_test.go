@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/slipway-dev/slipway/sim/ovs/ovstest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -308,6 +309,7 @@ func TestGenSiteValidates(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
+	ovstest.Require(t) // make demo runs the example's switches in Open vSwitch
 	state := filepath.Join(t.TempDir(), "state.db")
 	code, out, errs := cli(t, "demo", "--site", exampleSite, "--state", state)
 	if code != 0 {
@@ -352,7 +354,7 @@ func TestDemo(t *testing.T) {
 // in its own Site's MAAS region, counted from each region's state.
 func TestDemoTwoSites(t *testing.T) {
 	two := filepath.Join(filepath.Dir(exampleSite), "two-sites")
-	code, out, errs := cli(t, "demo", "--site", exampleSite, "--site", two)
+	code, out, errs := cli(t, "demo", "--site", exampleSite, "--site", two, "--no-fabric")
 	if code != 0 {
 		t.Fatalf("demo: exit %d\n%s%s", code, out, errs)
 	}

@@ -15,7 +15,7 @@ import (
 func TestDamagedState(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "demo.db")
-	if code, out, errs := cli(t, "demo", "--site", exampleSite, "--state", state); code != 0 {
+	if code, out, errs := cli(t, "demo", "--site", exampleSite, "--no-fabric", "--state", state); code != 0 {
 		t.Fatalf("demo: exit %d\n%s%s", code, out, errs)
 	}
 	full, err := os.ReadFile(state)

@@ -36,7 +36,7 @@ func TestDemoMissingSecret(t *testing.T) {
 	if err := os.WriteFile(ba, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := cli(t, "demo", "--site", site, "--state", filepath.Join(t.TempDir(), "state.db"), "--time-scale", "0.001")
+	code, out, errs := cli(t, "demo", "--site", site, "--no-fabric", "--state", filepath.Join(t.TempDir(), "state.db"), "--time-scale", "0.001")
 	if code != exitInvalid {
 		t.Fatalf("demo: exit %d, want %d\n%s%s", code, exitInvalid, out, errs)
 	}

@@ -136,7 +136,7 @@ func TestInventoryCommand(t *testing.T) {
 // node's GPUs, NIC drivers and LLDP neighbours, and --diff of the site.
 func TestInventoryAfterDemo(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.db")
-	code, out, errs := cli(t, "demo", "--site", exampleSite, "--state", state, "--time-scale", "0.001")
+	code, out, errs := cli(t, "demo", "--site", exampleSite, "--no-fabric", "--state", state, "--time-scale", "0.001")
 	if code != 0 {
 		t.Fatalf("demo: %d %s\n%s", code, errs, out)
 	}
