@@ -52,6 +52,12 @@ var fabricCases = []ruleCase{
 	{rule: "fabric", name: "two networks on one switchVlan",
 		edits: []edit{switchVlan("pxe", "12"), switchVlan("mgmt", "12")},
 		want:  []exp{fail("fabric", "Network", "pxe", netF+"@pxe-sv", "switchVlan 12 is already network mgmt's VLAN")}},
+	{rule: "fabric", name: "a switch name with a colon or a slash",
+		edits: append(without(fabricCabled, 0), fabricSite(twoLeaves+"      \"leaf:r03\": {address: \"tcp:127.0.0.1:6642\"} # @leaf3\n      leaf/r04: {address: \"tcp:127.0.0.1:6643\"} # @leaf4\n")),
+		want: []exp{
+			fail("fabric", "Site", "lab", siteF+"@leaf3", `fabric.switches: "leaf:r03" is not a switch name (its LLDP system name: no ':', '/', spaces or control characters)`),
+			fail("fabric", "Site", "lab", siteF+"@leaf4", `fabric.switches: "leaf/r04" is not a switch name`),
+		}},
 	{rule: "fabric", name: "no quarantineVlan with switches",
 		edits: append(without(fabricCabled, 0), fabricSite("    switches: # @switches\n      leaf-r01: {address: \"tcp:127.0.0.1:6640\"}\n      leaf-r02.dc1: {address: \"tcp:127.0.0.1:6641\"}\n")),
 		want:  []exp{fail("fabric", "Site", "lab", siteF+"@switches", "fabric.quarantineVlan is required with fabric.switches")}},

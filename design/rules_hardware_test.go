@@ -99,6 +99,23 @@ var hardwareCases = []ruleCase{
 			cable("n2", "    data1: {switch: leaf-r01, port: Ethernet12} # @c2\n"),
 		},
 		want: []exp{fail("cabling", "Node", "n2", nodesF+"@c2", "cabling.data1: switch port leaf-r01:Ethernet12 is already cabled to n1 data0 (nodes.yaml:")}},
+	{rule: "cabling", name: "a switch or port name with a colon, which made two ports one",
+		edits: []edit{
+			cable("n1", "    data0: {switch: \"leaf:a\", port: b} # @c1\n"),
+			cable("n2", "    data1: {switch: leaf, port: \"a:b\"} # @c2\n"),
+			cable("n3", "    data0: {switch: \"leaf r03\", port: \"Ethernet\\t1\"} # @c3\n"),
+		},
+		want: []exp{
+			fail("cabling", "Node", "n1", nodesF+"@c1", `cabling.data0: switch "leaf:a" is not a switch name (no ':', '/', spaces or control characters)`),
+			fail("cabling", "Node", "n2", nodesF+"@c2", `cabling.data1: port "a:b" is not a port name (no ':', spaces or control characters)`),
+			fail("cabling", "Node", "n3", nodesF+"@c3", `cabling.data0: switch "leaf r03" is not a switch name`),
+			fail("cabling", "Node", "n3", nodesF+"@c3", `cabling.data0: port "Ethernet\t1" is not a port name`),
+		}},
+	{rule: "cabling", name: "ok: port names with slashes, dots and dashes",
+		edits: []edit{
+			cable("n1", "    data0: {switch: leaf-r01.dc1, port: Ethernet1/1}\n"),
+			cable("n2", "    data1: {switch: leaf-r01.dc1, port: Ethernet1/2.100}\n"),
+		}},
 	{rule: "cabling", name: "LLDP expected of a node without cabling",
 		edits: append([]edit{expectHW("    lldp: true\n")}, everyCabled[:2]...),
 		want:  []exp{fail("cabling", "Node", "n3", nodesF+"@n3", "hardware profile hw1 expects LLDP (expect.lldp) but the node has no cabling")}},

@@ -3,6 +3,7 @@ package design
 import (
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // RuleFabric checks the switch fabric: each Site's fabric (a quarantine
@@ -111,8 +112,8 @@ func (v *validator) switchDecl(site, sw string, spec Switch, def Pos, owner map[
 	} else {
 		owner[sw] = site
 	}
-	if strings.TrimSpace(sw) == "" || strings.ContainsAny(sw, " \t\n") {
-		v.r.errorf(RuleFabric, KindSite, site, pos, "fabric.switches: %q is not a switch name (its LLDP system name, no spaces)", sw)
+	if !switchName(sw) {
+		v.r.errorf(RuleFabric, KindSite, site, pos, "fabric.switches: %q is not a switch name (its LLDP system name: no ':', '/', spaces or control characters)", sw)
 	}
 	for _, k := range sortedNames(spec.Settings) {
 		if strings.Contains(k, ".") || contains(reservedSwitchSettings, k) || k == "" {
@@ -189,4 +190,38 @@ func cabledInterface(s *NodeSpec, i Interface) bool {
 		}
 	}
 	return false
+}
+
+// maxSwitchName bounds a switch's name and a port's (a DNS name's and
+// an LLDP string's length).
+const maxSwitchName = 255
+
+// switchName reports whether s can name a switch: not empty, at most
+// maxSwitchName bytes, no ':' (switch:port names a port in messages and
+// keys), no '/', no whitespace or control character.
+func switchName(s string) bool {
+	return s != "" && len(s) <= maxSwitchName && !strings.ContainsFunc(s, func(r rune) bool {
+		return r == ':' || r == '/' || unicode.IsSpace(r) || unicode.IsControl(r)
+	})
+}
+
+// portName reports whether s can name a switch port: as a switch name,
+// but '/' is allowed (Ethernet1/1 is how many switches name a port).
+func portName(s string) bool {
+	return switchName(strings.ReplaceAll(s, "/", "-"))
+}
+
+// cableNames checks a cable's switch and port names; false when one of
+// them is refused (reported).
+func (v *validator) cableNames(node, alias string, pos Pos, c Cable) bool {
+	ok := true
+	if !switchName(c.Switch) {
+		v.r.errorf(RuleCabling, KindNode, node, pos, "cabling.%s: switch %.80q is not a switch name (no ':', '/', spaces or control characters)", alias, c.Switch)
+		ok = false
+	}
+	if !portName(c.Port) {
+		v.r.errorf(RuleCabling, KindNode, node, pos, "cabling.%s: port %.80q is not a port name (no ':', spaces or control characters)", alias, c.Port)
+		ok = false
+	}
+	return ok
 }

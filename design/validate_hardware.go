@@ -160,7 +160,7 @@ type cabled struct {
 	pos         Pos
 }
 
-// cabling checks a node's cabling; ports maps switch:port to its first
+// cabling checks a node's cabling; ports maps switch NUL port to its first
 // cable (nodes are checked in name order).
 func (v *validator) cabling(n *Node, ports map[string]cabled) {
 	name, s := n.Metadata.Name, &n.Spec
@@ -187,10 +187,13 @@ func (v *validator) cabling(n *Node, ports map[string]cabled) {
 		if c.Switch == "" || c.Port == "" {
 			continue // a missing required field, reported as such
 		}
-		key := c.Switch + ":" + c.Port
+		if !v.cableNames(name, alias, pos, c) {
+			continue
+		}
+		key := c.Switch + "\x00" + c.Port // neither holds a control character (cableNames)
 		if first, dup := ports[key]; dup {
-			v.r.errorf(RuleCabling, KindNode, name, pos, "cabling.%s: switch port %s is already cabled to %s %s (%s); a port takes one cable",
-				alias, key, first.node, first.alias, first.pos)
+			v.r.errorf(RuleCabling, KindNode, name, pos, "cabling.%s: switch port %s:%s is already cabled to %s %s (%s); a port takes one cable",
+				alias, c.Switch, c.Port, first.node, first.alias, first.pos)
 			continue
 		}
 		ports[key] = cabled{name, alias, pos}
