@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -24,6 +25,13 @@ import (
 
 // maxPortFindings bounds the ports a failed read-back names.
 const maxPortFindings = 8
+
+// Bounds of a stage failure's port differences: each port's text (the
+// switch reports trunks and LAG names of any length), and the whole.
+const (
+	maxPortDiffText  = 200
+	maxPortDiffsText = 2048
+)
 
 // portsStep configures the node's switch ports for phase and checks
 // them; done is a sub-step.
@@ -152,6 +160,15 @@ func (r *nodeRun) checkPorts(ctx context.Context, net drivers.Network, dn driver
 	if len(states) != len(plan) {
 		return portsCheck{}, r.portsErr(phase, drivers.Errorf(drivers.Transient, "reading the ports back: %d ports answered for %d asked", len(states), len(plan)))
 	}
+	if bad := portDifferences(plan, states); bad != "" {
+		return portsCheck{bad: bad}, nil
+	}
+	return portsCheck{note: fmt.Sprintf("; %d ports read back as planned", len(plan))}, nil
+}
+
+// portDifferences says which ports read back differ from the plan
+// (states[i] is plan[i]'s), at most maxPortFindings of them; "" none.
+func portDifferences(plan []drivers.PortConfig, states []drivers.PortState) string {
 	var bad []string
 	for i, want := range plan {
 		got := states[i]
@@ -160,16 +177,32 @@ func (r *nodeRun) checkPorts(ctx context.Context, net drivers.Network, dn driver
 		case !got.Found:
 			bad = append(bad, fmt.Sprintf("switch %s has no port %s", want.Switch, want.Port))
 		case !want.Equal(got.PortConfig):
-			bad = append(bad, fmt.Sprintf("switch %s port %s (%s): %s", want.Switch, want.Port, want.Alias, strings.Join(want.Diff(got.PortConfig), ", ")))
+			bad = append(bad, cutText(fmt.Sprintf("switch %s port %s (%s): %s", want.Switch, want.Port, want.Alias,
+				strings.Join(want.Diff(got.PortConfig), ", ")), maxPortDiffText))
 		}
 	}
-	if len(bad) == 0 {
-		return portsCheck{note: fmt.Sprintf("; %d ports read back as planned", len(plan))}, nil
+	shown, size := 0, 0
+	for shown < len(bad) && shown < maxPortFindings && size+len(bad[shown])+len("; ") <= maxPortDiffsText-len("; and 9999 more") {
+		size += len(bad[shown]) + len("; ")
+		shown++
 	}
-	if len(bad) > maxPortFindings {
-		bad = append(bad[:maxPortFindings], fmt.Sprintf("and %d more", len(bad)-maxPortFindings))
+	if shown < len(bad) {
+		bad = append(bad[:shown], fmt.Sprintf("and %d more", len(bad)-shown))
 	}
-	return portsCheck{bad: strings.Join(bad, "; ")}, nil
+	return strings.Join(bad, "; ")
+}
+
+// cutText is s cut to at most most bytes (on a character's boundary),
+// ending with "…" when cut.
+func cutText(s string, most int) string {
+	if len(s) <= most {
+		return s
+	}
+	cut := most - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // portsErr is a switch error of the node's ports stage, its class kept,
