@@ -36,6 +36,10 @@ const (
 	PortMissing = "missing" // the switch has no such port
 	PortUnread  = "unread"  // not read: the driver cannot, or the switch did not answer
 	PortNoPlan  = "no-plan" // the node's desired configuration could not be computed
+	// PortUnmanaged: the node was never run (no record): no switch state
+	// is wanted of its ports yet, so what the switch holds is no
+	// difference.
+	PortUnmanaged = "unmanaged"
 )
 
 // LLDP findings of a port.
@@ -79,6 +83,8 @@ type FabricNode struct {
 	Ports []FabricPort
 	// Error is why the node's ports could not be planned.
 	Error string
+	// NoRecord: the node was never run; its ports are PortUnmanaged.
+	NoRecord bool
 }
 
 // FabricPort is one cabled port.
@@ -93,6 +99,7 @@ type FabricPort struct {
 	State     string             // PortOK ...
 	Diff      []string           // how Observed differs from Desired
 	LLDP      string             // what the LLDP neighbour says, in words
+	Finding   string             // the LLDP finding's kind (FindingCabled ...)
 }
 
 // FabricFinding is what the view found about one port's cabling.
@@ -201,7 +208,7 @@ func (e *Engine) networkReader() (drivers.NetworkReader, string) {
 
 // planNodePorts is a node's ports as its phase wants them.
 func planNodePorts(d *design.Design, n *design.Node, r *record.NodeRecord) FabricNode {
-	fn := FabricNode{Node: n.Metadata.Name, Phase: NodePhase(r)}
+	fn := FabricNode{Node: n.Metadata.Name, Phase: NodePhase(r), NoRecord: r == nil}
 	if s := d.SiteOf(n); s != nil {
 		fn.Site = s.Metadata.Name
 	}
@@ -303,15 +310,25 @@ func (e *Engine) fabricCompare(ctx context.Context, d *design.Design, v *FabricV
 		for j := range n.Ports {
 			p := &n.Ports[j]
 			st, read := states[p.SwitchPort]
-			f := comparePort(p, st, read, who)
-			p.LLDP = f.Message
-			if !read { // the switch's error on the port; the driver's note once, on the view
-				p.LLDP = errs[p.Switch]
-				f.Message = orDefault(errs[p.Switch], v.ReadNote)
-			}
-			v.Findings = append(v.Findings, f)
+			v.Findings = append(v.Findings, settlePort(p, comparePort(p, st, read, who), read, n.NoRecord, errs[p.Switch], v.ReadNote))
 		}
 	}
+}
+
+// settlePort fills p's LLDP words and finding from f, and the state of
+// the port of a node never run (noRecord): unmanaged, not a difference.
+// A port not read carries its switch's error (swErr); the finding says
+// the driver's note instead when there is none.
+func settlePort(p *FabricPort, f FabricFinding, read, noRecord bool, swErr, note string) FabricFinding {
+	p.LLDP, p.Finding = f.Message, f.Kind
+	if !read { // the switch's error on the port; the driver's note once, on the view
+		p.LLDP = swErr
+		f.Message = orDefault(swErr, note)
+	}
+	if noRecord && (p.State == PortOK || p.State == PortDiffers) {
+		p.State, p.Diff = PortUnmanaged, nil
+	}
+	return f
 }
 
 // comparePort fills p from the state read (read false: none) and
