@@ -42,7 +42,7 @@ func (r *nodeRun) asBuilt(ctx context.Context) (step, error) {
 		exp = hw.Expect
 	}
 	hwTags := siteHardwareTags(r.d)
-	if exp == nil && len(hwTags) == 0 {
+	if exp == nil && len(hwTags) == 0 && r.switchSideReader() == nil {
 		return advance("no hardware expectations (hardware profile %s has no expect) and no hardware tags", orDefault(r.n.Spec.HardwareProfile, "none")), nil
 	}
 	dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
@@ -92,6 +92,8 @@ func (r *nodeRun) asBuiltCheck(ctx context.Context, exp *design.HardwareExpect, 
 		cabling = r.n.Spec.Cabling
 	}
 	mism := AsBuiltMismatches(exp, cabling, inv, r.peerGPUs(ctx, exp, inv))
+	sw := r.switchCabling(ctx, exp) // asbuilt_switch.go
+	mism = append(mism, sw.mism...)
 	ab, _, err := r.e.asBuiltRecord(ctx, r.rec.Name)
 	if err != nil {
 		return step{}, err
@@ -99,14 +101,18 @@ func (r *nodeRun) asBuiltCheck(ctx context.Context, exp *design.HardwareExpect, 
 	ab.Node, ab.MachineID, ab.Inventory, ab.Checked, ab.Mismatches = r.rec.Name, inv.MachineID, InventoryDigest(inv), now(), mism
 	var b batch
 	b.put(collAsBuilt, r.rec.Name, ab)
+	for _, ev := range sw.events {
+		b.event(r.event(ev[0], "as-built", "%s", ev[1]))
+	}
 	accepted := ab.Accepted != nil && ab.Accepted.Inventory == ab.Inventory
 	var msg string
 	switch {
 	case len(mism) == 0:
 		msg = fmt.Sprintf("machine %s is as built: it has what hardware profile %s expects", inv.MachineID, r.n.Spec.HardwareProfile)
 		if exp == nil {
-			msg = fmt.Sprintf("machine %s: no expectations to check", inv.MachineID)
+			msg = fmt.Sprintf("machine %s: no hardware expectations to check", inv.MachineID)
 		}
+		msg += sw.note
 	case accepted:
 		msg = fmt.Sprintf("machine %s differs from hardware profile %s, accepted as built by %s at %s: %s", inv.MachineID, r.n.Spec.HardwareProfile,
 			ab.Accepted.By, ab.Accepted.At.Format(time.RFC3339), MismatchSummary(mism))
