@@ -42,16 +42,9 @@ func (r *nodeRun) lifecycleStage(ctx context.Context) (st step, ok bool, err err
 	case record.StageDeleting:
 		st, err = r.deleting(ctx)
 	case record.StageRescue:
-		if l := r.rec.LifecycleState(); l != record.LifecycleDeployed && r.rec.Step == 0 {
-			// rescue_exit brings the machine back to deployed: a node
-			// that is not deployed has no OS to repair or return to.
-			return failed("node %s is %s, not deployed: rescue mode is for repairing a deployed node's OS (to look at a machine's hardware, run test_nodes)",
-				r.rec.Name, orDefault(string(l), "in an unknown lifecycle state")), true, nil
-		}
-		r.rec.Step = 1 // checked: a resumed node goes on whatever the record says meanwhile
-		st, err = r.recoverStage(ctx, drivers.RecoveryRescue, "rescue mode")
+		st, err = r.rescueEnter(ctx) // rescue.go
 	case record.StageRescueExit:
-		st, err = r.recoverStage(ctx, drivers.RecoveryExitRescue, "the deployed OS")
+		st, err = r.rescueExit(ctx)
 	case record.StageTesting:
 		st, err = r.testing(ctx)
 	default:

@@ -32,7 +32,7 @@ func (p *reconcilePass) switchports(ctx context.Context) {
 	recs := map[string]record.NodeRecord{}
 	for _, r := range p.ported {
 		n := planNodePorts(p.d, p.d.Nodes[r.Name], &r)
-		if n.Error == "" && n.Phase != drivers.PhaseProvisioning && len(n.Ports) > 0 {
+		if n.Error == "" && n.Phase != drivers.PhaseProvisioning && !portsLent(&r) && len(n.Ports) > 0 {
 			nodes, recs[r.Name] = append(nodes, n), r
 		}
 	}
@@ -100,6 +100,20 @@ func bounded(s string) string {
 	return s
 }
 
+// portsLent reports whether the node's switch ports are in the
+// provisioning phase for a task that PXE-boots its deployed machine:
+// rescue mode (entering, in it, leaving it) and hardware tests (rescue.go,
+// hwtest.go). Their desired phase is provisioning, not the production
+// the node's deployed lifecycle says: reconcile neither reports them as
+// drift nor repairs them to production.
+func portsLent(r *record.NodeRecord) bool {
+	switch r.Stage {
+	case record.StageRescue, record.StageRescueMode, record.StageRescueExit, record.StageTesting:
+		return true
+	}
+	return false
+}
+
 // keepStored marks a node whose ports were not read: its stored
 // switchport drift stays as it was.
 func (p *reconcilePass) keepStored(node string) {
@@ -131,6 +145,9 @@ func (e *Engine) repairPorts(ctx context.Context, d *design.Design, dr record.Dr
 		return "", err
 	}
 	phase := NodePhase(&rec)
+	if portsLent(&rec) {
+		return "", fmt.Errorf("%w: node %s is at stage %s of %s: its ports are on the provisioning network for it until rescue_exit or the end of its tests put them back in production", ErrConflict, dr.Node, rec.Stage, rec.Action)
+	}
 	if phase == drivers.PhaseProvisioning {
 		return "", fmt.Errorf("%w: node %s is neither deployed nor released: its ports follow the task that drives it", ErrConflict, dr.Node)
 	}

@@ -8,13 +8,37 @@ import (
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
-// testing runs the provisioner's hardware tests on the node's machine
-// (test_nodes). The driver starts them, answers InProgress while they
+// testing is the testing stage (test_nodes). The tests PXE-boot the
+// machine into the provisioner's test environment: a deployed node's
+// switch ports (production: an LACP bond, a trunk) are put in the
+// provisioning phase first (step 0, read back; a switch error fails the
+// node there, its machine not tested, so not rebooted), the tests run
+// (step 1), and once they passed, the machine back in its deployed OS,
+// the ports go back to production (step 2). Any other node's tests run
+// at step 0, its ports left as they are. Tests that failed leave a
+// deployed node's ports in provisioning, with the machine as the tests
+// left it.
+func (r *nodeRun) testing(ctx context.Context) (step, error) {
+	switch {
+	case r.rec.Step == 0 && r.portsFollowTask() && r.rec.LifecycleState() == record.LifecycleDeployed:
+		return r.portsStep(ctx, drivers.PhaseProvisioning) // ports.go; its sub-step leads to step 1
+	case r.rec.Step == 2:
+		return advanceOnSub(r.portsStep(ctx, drivers.PhaseProduction)) // rescue.go
+	}
+	st, err := r.runTests(ctx)
+	if st.kind == stepAdvance && r.rec.Step == 1 {
+		st.kind = stepSub
+	}
+	return st, err
+}
+
+// runTests runs the provisioner's hardware tests on the node's machine.
+// The driver starts them, answers InProgress while they
 // run, Done when every test passed (the machine is back in the state it
 // was tested in) and Failed with the provisioner's reason (the failed
 // tests) otherwise: the node then fails with that reason, and the
 // machine stays as the tests left it for an operator to look at.
-func (r *nodeRun) testing(ctx context.Context) (step, error) {
+func (r *nodeRun) runTests(ctx context.Context) (step, error) {
 	if r.rec.MachineID == "" {
 		return failed("node %s has no provisioner machine recorded: prepare it first (`prepare_nodes`, or `adopt` its machine), then retry", r.rec.Name), nil
 	}

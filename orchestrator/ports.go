@@ -222,7 +222,7 @@ func (e *portsError) Unwrap() error { return e.err }
 // portsWords says what went wrong with the node's ports in phase, what
 // became of its machine and what to do.
 func (r *nodeRun) portsWords(phase drivers.Phase, what string) string {
-	machine := "the machine is left as it is (not released)"
+	machine := "the machine is left as it is (not released, not rebooted)"
 	if phase == drivers.PhaseQuarantine {
 		machine = fmt.Sprintf("machine %s is released (the release stands); its ports are not on the quarantine VLAN yet", orDefault(r.rec.MachineID, "(none)"))
 	}
