@@ -57,40 +57,56 @@ func labReleases(env *labrun.Env) int {
 	return n
 }
 
-// TestAsBuiltSwitchSeesSwappedCables: two NICs of a node have their cables
-// swapped at the switch (the lab's gNMI target hears each port's LLDP
-// neighbour swapped; the machine's own inventory is not): the node fails
-// at as-built naming both switch ports, what each sees and what the
-// design cables there, and its machine is not released (the lab's MAAS
-// counts no release); every other node, cabled as designed, deploys.
-// With the cables put back, a retry deploys it.
+// TestAsBuiltSwitchSeesSwappedCables: the switch's LLDP table (the lab's
+// gNMI target) disagrees with the design while each machine's own
+// inventory does not: two NICs of node A have their cables swapped, node
+// B's and node C's cables of one alias are swapped between them, and a
+// port of node D hears a device of no node. A, B, C and D fail at
+// as-built, each naming its switch ports, what each sees and what the
+// design cables there, although A's hardware profile expects nothing of
+// LLDP; their machines are not released (the lab's MAAS counts no
+// release); every other node, cabled as designed, deploys. With the
+// cables put back, a retry deploys them.
 func TestAsBuiltSwitchSeesSwappedCables(t *testing.T) {
 	t.Parallel()
 	d, env, e, tg := gnmiFabricLab(t)
 	cables := cabledPorts(d)
-	swapped := swapCables(t, env, d, tg)
-	node := ""
-	var want []string
-	for p := range swapped {
-		owner := cables[p] // node/alias
-		n, alias, _ := strings.Cut(owner, "/")
-		node = n
-		want = append(want, p.String()+" sees "+n+"'s ", "the design cables "+n+"'s "+alias+" there")
+	want := map[string][]string{} // node → words its reason must hold
+	for p := range swapCables(t, env, d, tg) {
+		n, alias, _ := strings.Cut(cables[p], "/")
+		want[n] = append(want[n], p.String()+" sees "+n+"'s ", "the design cables "+n+"'s "+alias+" there")
 	}
+	a := slices.Collect(mapsKeys(want))[0]
+	if hw := d.Nodes[a].Spec.Hardware; hw != nil && hw.Expect != nil && hw.Expect.LLDP {
+		t.Fatalf("node %s's hardware profile expects LLDP: the test needs one that does not", a)
+	}
+	others := slices.DeleteFunc(d.NodeNames(), func(n string) bool { return n == a || len(d.Nodes[n].Spec.Cabling) == 0 })
+	if len(others) < 3 {
+		t.Fatalf("the example has %d other cabled nodes, the test needs 3", len(others))
+	}
+	b, c, dd := others[0], others[1], others[2]
+	alias := slices.Sorted(mapsKeys(d.Nodes[b].Spec.Cabling))[0]
+	pb, pc := d.Nodes[b].Spec.Cabling[alias], d.Nodes[c].Spec.Cabling[alias]
+	setNeighbor(t, tg, pb, labNeighbor(t, env, c, alias))
+	setNeighbor(t, tg, pc, labNeighbor(t, env, b, alias))
+	want[b] = []string{pb.Switch + ":" + pb.Port + " sees " + c + "'s " + alias + " (", "the design cables " + b + "'s " + alias + " there"}
+	want[c] = []string{pc.Switch + ":" + pc.Port + " sees " + b + "'s " + alias + " (", "the design cables " + c + "'s " + alias + " there"}
+	pd := d.Nodes[dd].Spec.Cabling[alias]
+	setNeighbor(t, tg, pd, &simgnmi.Neighbor{ChassisID: "aa:bb:cc:dd:ee:ff", SystemName: "mystery-host", PortID: "eth9"})
+	want[dd] = []string{pd.Switch + ":" + pd.Port + " sees mystery-host chassis aa:bb:cc:dd:ee:ff port eth9 (not a node of the design), the design cables " + dd + "'s " + alias + " there"}
+
 	task, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskPartiallySucceeded)
 	for _, r := range res {
+		words, bad := want[r.Node]
 		switch {
-		case r.Node == node && (r.Outcome != record.OutcomeFailed || r.Stage != record.StageAsBuilt):
-			t.Errorf("%s, its cables swapped at the switch: %s at %s (%s), want failed at as-built", r.Node, r.Outcome, r.Stage, r.Reason)
-		case r.Node != node && (r.Outcome != record.OutcomeSucceeded || r.Stage != record.StageDeployed):
+		case bad && (r.Outcome != record.OutcomeFailed || r.Stage != record.StageAsBuilt):
+			t.Errorf("%s, miscabled at the switch: %s at %s (%s), want failed at as-built", r.Node, r.Outcome, r.Stage, r.Reason)
+		case !bad && (r.Outcome != record.OutcomeSucceeded || r.Stage != record.StageDeployed):
 			t.Errorf("%s, cabled as designed: %s at %s (%s), want deployed", r.Node, r.Outcome, r.Stage, r.Reason)
 		}
-		if r.Node != node {
-			continue
-		}
-		for _, w := range want {
+		for _, w := range words {
 			if !strings.Contains(r.Reason, w) {
-				t.Errorf("%s: reason %q lacks %q", node, r.Reason, w)
+				t.Errorf("%s: reason %q lacks %q", r.Node, r.Reason, w)
 			}
 		}
 	}
@@ -101,8 +117,30 @@ func TestAsBuiltSwitchSeesSwappedCables(t *testing.T) {
 		t.Fatal(err)
 	}
 	res2 := applyVerb(t, e, task.ID, record.VerbRetry, record.TaskSucceeded)
-	if r := res2[node]; r.Outcome != record.OutcomeSucceeded || r.Stage != record.StageDeployed {
-		t.Errorf("%s, its cables put back, after a retry: %s at %s (%s)", node, r.Outcome, r.Stage, r.Reason)
+	for n := range want {
+		if r := res2[n]; r.Outcome != record.OutcomeSucceeded || r.Stage != record.StageDeployed {
+			t.Errorf("%s, its cables put back, after a retry: %s at %s (%s)", n, r.Outcome, r.Stage, r.Reason)
+		}
+	}
+}
+
+// labNeighbor is what a switch port hears of node's NIC alias, as the
+// lab seeds its gNMI target (sim/lab SeedGNMI).
+func labNeighbor(t *testing.T, env *labrun.Env, node, alias string) *simgnmi.Neighbor {
+	t.Helper()
+	for _, nic := range env.Lab.Machine(node).Hardware.NICs {
+		if nic.Alias == alias {
+			return &simgnmi.Neighbor{ChassisID: nic.MAC, SystemName: node, PortID: nic.Alias, PortDescr: nic.Name}
+		}
+	}
+	t.Fatalf("the lab's machine %s has no NIC %s", node, alias)
+	return nil
+}
+
+func setNeighbor(t *testing.T, tg *simgnmi.Target, c design.Cable, nb *simgnmi.Neighbor) {
+	t.Helper()
+	if err := tg.SetNeighbor(c.Switch, c.Port, nb); err != nil {
+		t.Fatal(err)
 	}
 }
 
