@@ -264,3 +264,26 @@ func changeData0(t *testing.T, sw *labSwitch, d *design.Design, node string) {
 	st[0].VLAN = 3999
 	sw.SetPort(st[0].PortConfig)
 }
+
+// TestRescueExitAfterFailedPortsStep: a rescue that failed at its
+// provisioning ports (the switch did not keep one; the others were moved)
+// is given up with rescue_exit, which puts every port back in production
+// (read from the switch); MAAS was never asked for rescue mode and keeps
+// the machine Deployed.
+func TestRescueExitAfterFailedPortsStep(t *testing.T) {
+	env, l, node := deployedOne(t)
+	c := l.d.Nodes[node].Spec.Cabling["data0"]
+	port := drivers.SwitchPort{Switch: c.Switch, Port: c.Port}
+	prod, err := l.sw.ReadPorts(t.Context(), []drivers.SwitchPort{port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.sw.set(func(s *labSwitch) { s.revert[port], s.revertIn = prod[0].PortConfig, drivers.PhaseProvisioning })
+	run(t, l.e, record.Request{Action: record.ActionRescueEnter, Requester: "test", Filter: only(node)}, record.TaskFailed)
+	run(t, l.e, record.Request{Action: record.ActionRescueExit, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+	checkPorts(t, l.sw, l.d, node, drivers.PhaseProduction)
+	wantCalls(t, l.sw, node, "provisioning:"+deployedState, "production:"+deployedState)
+	if m, _ := dcMachine(env, node); m.Status != deployedState || maasOps(env, "POST rescue_mode") != 0 {
+		t.Errorf("%s: lab status %q after %d rescue_mode requests, want Deployed after none", node, m.Status, maasOps(env, "POST rescue_mode"))
+	}
+}
