@@ -287,3 +287,17 @@ func TestRescueExitAfterFailedPortsStep(t *testing.T) {
 		t.Errorf("%s: lab status %q after %d rescue_mode requests, want Deployed after none", node, m.Status, maasOps(env, "POST rescue_mode"))
 	}
 }
+
+// TestRedeployPortsThroughProvisioning: a redeploy of a deployed node
+// releases its machine, then puts its ports in provisioning while MAAS
+// has the machine Ready (after the release, before the deploy PXE-boots
+// it), and in production once MAAS has it Deployed again.
+func TestRedeployPortsThroughProvisioning(t *testing.T) {
+	env, l, node := deployedOne(t)
+	run(t, l.e, record.Request{Action: record.ActionRedeployNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+	wantCalls(t, l.sw, node, "provisioning:"+maas.StatusName(maas.StatusReady), "production:"+deployedState)
+	checkPorts(t, l.sw, l.d, node, drivers.PhaseProduction)
+	if _, releases := maasOf(env); releases[nodeRecord(t, l.e, node).MachineID] != 1 {
+		t.Errorf("%s: machine released %d times by the redeploy, want 1", node, releases[nodeRecord(t, l.e, node).MachineID])
+	}
+}
