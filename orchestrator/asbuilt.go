@@ -92,7 +92,10 @@ func (r *nodeRun) asBuiltCheck(ctx context.Context, exp *design.HardwareExpect, 
 		cabling = r.n.Spec.Cabling
 	}
 	mism := AsBuiltMismatches(exp, cabling, inv, r.peerGPUs(ctx, exp, inv))
-	sw := r.switchCabling(ctx, exp) // asbuilt_switch.go
+	sw, err := r.switchCabling(ctx, exp) // asbuilt_switch.go
+	if err != nil {
+		return step{}, err
+	}
 	mism = append(mism, sw.mism...)
 	ab, _, err := r.e.asBuiltRecord(ctx, r.rec.Name)
 	if err != nil {

@@ -56,12 +56,14 @@ type cabledPort struct {
 	Alias string
 }
 
-// switchCabling runs the switch-side check of the node's cabling.
-func (r *nodeRun) switchCabling(ctx context.Context, exp *design.HardwareExpect) switchCheck {
+// switchCabling runs the switch-side check of the node's cabling; an
+// error only when ctx ended (a switch read cut short by the task's end is
+// no switch that did not answer).
+func (r *nodeRun) switchCabling(ctx context.Context, exp *design.HardwareExpect) (switchCheck, error) {
 	var sc switchCheck
 	rd := r.switchSideReader()
 	if rd == nil {
-		return sc
+		return sc, nil
 	}
 	bySwitch := map[string][]cabledPort{}
 	for _, alias := range slices.Sorted(maps.Keys(r.n.Spec.Cabling)) {
@@ -76,9 +78,12 @@ func (r *nodeRun) switchCabling(ctx context.Context, exp *design.HardwareExpect)
 			ports = ports[:asBuiltSwitchPorts]
 		}
 		nbs, err := readNeighbours(ctx, rd, ports)
+		if ctx.Err() != nil {
+			return sc, ctx.Err()
+		}
 		if err != nil {
 			sc.events = append(sc.events, [2]string{"warn", fmt.Sprintf("switch %s did not answer for the LLDP cabling check (%s): its %d port(s) not checked from the switch's side; the node goes on (check the switch: `orchestrator drivers` probes it)",
-				sw, printableShort(err.Error()), len(ports))})
+				sw, boundedErr(err), len(ports))})
 			continue
 		}
 		var silent []string
@@ -98,7 +103,23 @@ func (r *nodeRun) switchCabling(ctx context.Context, exp *design.HardwareExpect)
 	if checked > 0 {
 		sc.note = fmt.Sprintf("; %d cable(s) checked from the switch's LLDP table", checked)
 	}
-	return sc
+	return sc, nil
+}
+
+// boundedErr is a switch's error for an event: printable, at most 240
+// bytes.
+func boundedErr(err error) string {
+	const most = 240
+	s := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, err.Error())
+	if len(s) > most {
+		s = s[:most] + "…"
+	}
+	return s
 }
 
 // silentWords says a switch reported no LLDP neighbour on some of the
