@@ -71,7 +71,6 @@ func (r *nodeRun) switchCabling(ctx context.Context, exp *design.HardwareExpect)
 		bySwitch[c.Switch] = append(bySwitch[c.Switch], cabledPort{SwitchPort: drivers.SwitchPort{Switch: c.Switch, Port: c.Port}, Alias: alias})
 	}
 	seen := map[cabledPort]*drivers.LLDPNeighbor{}
-	checked := 0
 	for _, sw := range slices.Sorted(maps.Keys(bySwitch)) {
 		ports := bySwitch[sw]
 		if len(ports) > asBuiltSwitchPorts {
@@ -86,24 +85,38 @@ func (r *nodeRun) switchCabling(ctx context.Context, exp *design.HardwareExpect)
 				sw, boundedErr(err), len(ports))})
 			continue
 		}
-		var silent []string
-		for i, p := range ports {
-			if nb := nbs[i]; nb == nil || (nb.SystemName == "" && nb.ChassisID == "" && nb.PortID == "") {
-				silent = append(silent, p.Port)
-			} else {
-				seen[p] = nb
-				checked++
-			}
-		}
-		if len(silent) > 0 {
-			sc.events = append(sc.events, [2]string{"info", silentWords(sw, silent, len(ports), exp)})
-		}
+		sc.sortPorts(sw, ports, nbs, exp, seen)
 	}
 	sc.mism = r.switchMismatches(ctx, seen)
-	if checked > 0 {
-		sc.note = fmt.Sprintf("; %d cable(s) checked from the switch's LLDP table", checked)
+	if len(seen) > 0 {
+		sc.note = fmt.Sprintf("; %d cable(s) checked from the switch's LLDP table", len(seen))
 	}
 	return sc, nil
+}
+
+// sortPorts puts each port of switch sw that reports a neighbour in
+// seen, and says in an event which report none and which the switch
+// does not have (the ports stages fail for those: not checked here).
+func (sc *switchCheck) sortPorts(sw string, ports []cabledPort, st []drivers.PortState, exp *design.HardwareExpect, seen map[cabledPort]*drivers.LLDPNeighbor) {
+	var silent, missing []string
+	for i, p := range ports {
+		nb := st[i].Neighbor
+		switch {
+		case !st[i].Found:
+			missing = append(missing, p.Port)
+		case nb == nil || (nb.SystemName == "" && nb.ChassisID == "" && nb.PortID == ""):
+			silent = append(silent, p.Port)
+		default:
+			seen[p] = nb
+		}
+	}
+	if len(silent) > 0 {
+		sc.events = append(sc.events, [2]string{"info", silentWords(sw, silent, len(ports)-len(missing), exp)})
+	}
+	if len(missing) > 0 {
+		sc.events = append(sc.events, [2]string{"warn", fmt.Sprintf("switch %s has no port %s: the design cables the node there; not checked by LLDP (fix the design's cabling or the switch)",
+			sw, limitJoin(missing, 8))})
+	}
 }
 
 // boundedErr is a switch's error for an event: printable, at most 240
@@ -135,9 +148,9 @@ func silentWords(sw string, silent []string, of int, exp *design.HardwareExpect)
 	return fmt.Sprintf("switch %s reports no LLDP neighbour on port(s) %s (%d of the node's %d there): for those, %s", sw, limitJoin(silent, 8), len(silent), of, side)
 }
 
-// readNeighbours reads the LLDP neighbours of one switch's ports (nil:
-// none), within asBuiltSwitchTimeout; a port the switch lacks has none.
-func readNeighbours(ctx context.Context, rd drivers.NetworkReader, ports []cabledPort) ([]*drivers.LLDPNeighbor, error) {
+// readNeighbours reads one switch's ports, their LLDP neighbours bounded
+// (maxLLDPField), within asBuiltSwitchTimeout.
+func readNeighbours(ctx context.Context, rd drivers.NetworkReader, ports []cabledPort) ([]drivers.PortState, error) {
 	ctx, cancel := context.WithTimeout(ctx, asBuiltSwitchTimeout)
 	defer cancel()
 	refs := make([]drivers.SwitchPort, len(ports))
@@ -151,13 +164,10 @@ func readNeighbours(ctx context.Context, rd drivers.NetworkReader, ports []cable
 	if len(st) != len(refs) {
 		return nil, fmt.Errorf("asked for %d ports, the driver answered %d", len(refs), len(st))
 	}
-	out := make([]*drivers.LLDPNeighbor, len(st))
-	for i, s := range st {
-		if s.Found {
-			out[i] = boundNeighbor(s.Neighbor)
-		}
+	for i := range st {
+		st[i].Neighbor = boundNeighbor(st[i].Neighbor)
 	}
-	return out, nil
+	return st, nil
 }
 
 // switchMismatches compares each port's neighbour with the node's NIC
