@@ -292,7 +292,7 @@ func (r *nodeRun) callFailed(err error) bool {
 		r.finish(record.OutcomeManual, string(class), fmt.Sprintf("%s: %v (fix it, then `release-manual` the node and retry)", r.rec.Stage, err))
 		return false
 	case drivers.Permanent:
-		if r.releaseCall() {
+		if r.releaseCall() && !portsFailure(err) { // ports.go: the switch failed, not the release
 			// The provisioner refuses the release (MAAS's 409 "cannot be
 			// released" in Failed deployment, say): recover the machine
 			// (mark broken, then fixed...), then release again.
@@ -306,7 +306,7 @@ func (r *nodeRun) callFailed(err error) bool {
 	r.res.Attempts++
 	budget := r.e.cfg.Retry.Attempts
 	if r.rec.Attempts >= budget {
-		if r.releaseCall() {
+		if r.releaseCall() && !portsFailure(err) {
 			// A release that keeps failing (MAAS answering 409 "cannot be
 			// released", say): the machine's recovery, then release again.
 			r.rec.Attempts = 0

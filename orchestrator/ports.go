@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,6 +37,14 @@ const (
 // portsStep configures the node's switch ports for phase and checks
 // them; done is a sub-step.
 func (r *nodeRun) portsStep(ctx context.Context, phase drivers.Phase) (step, error) {
+	return r.portsStepAs(ctx, phase, phase == drivers.PhaseQuarantine)
+}
+
+// portsStepAs is portsStep for a node leaving service (leaving: the
+// ports the current design gives another node, or on a switch it no
+// longer declares, are left alone) or not (the stage waits for an orphan
+// holding its ports).
+func (r *nodeRun) portsStepAs(ctx context.Context, phase drivers.Phase, leaving bool) (step, error) {
 	net := r.e.cfg.Drivers.Network
 	if net == nil {
 		return sub("no network driver: switch ports left as they are"), nil
@@ -45,7 +54,7 @@ func (r *nodeRun) portsStep(ctx context.Context, phase drivers.Phase) (step, err
 		return step{}, err
 	}
 	spared := ""
-	if phase == drivers.PhaseQuarantine {
+	if leaving {
 		if spared, err = r.spareOthers(ctx, &dn); err != nil {
 			return step{}, err
 		}
@@ -219,6 +228,13 @@ type portsError struct {
 func (e *portsError) Error() string { return e.words }
 func (e *portsError) Unwrap() error { return e.err }
 
+// portsFailure reports whether err is a ports step's: the switch failed,
+// not the call around it (a release's step also moves ports before it).
+func portsFailure(err error) bool {
+	var pe *portsError
+	return errors.As(err, &pe)
+}
+
 // portsWords says what went wrong with the node's ports in phase, what
 // became of its machine and what to do.
 func (r *nodeRun) portsWords(phase drivers.Phase, what string) string {
@@ -249,4 +265,33 @@ func (r *nodeRun) quarantinePorts(ctx context.Context) (step, error) {
 		st.kind = stepAdvance
 	}
 	return st, err
+}
+
+// provisioningBeforeErase comes before the release of a node leaving
+// service whose release erases its disks: the provisioner PXE-boots the
+// machine into an ephemeral system to erase them, which a deployed
+// node's production ports (an LACP bond, a trunk) may not carry, so
+// they are put in the provisioning phase first (read back; quarantine
+// follows the release). ok is false when the release goes on: nothing to
+// do (no fabric, no erase, a machine the provisioner does not have
+// deployed) or done. A switch error fails the node here, nothing
+// released or rebooted; retry takes the stage again.
+func (r *nodeRun) provisioningBeforeErase(ctx context.Context) (st step, ok bool, err error) {
+	if !r.leavesService() || r.erasePolicy(ctx) == drivers.EraseNone || r.rec.MachineID == "" {
+		return step{}, false, nil
+	}
+	ms, err := r.e.status(ctx, []drivers.NodeRef{r.ref()})
+	if err != nil {
+		return step{}, true, err
+	}
+	if len(ms) != 1 || !slices.Contains(deployedStates, ms[0].State) {
+		return step{}, false, nil
+	}
+	if st, err = r.portsStepAs(ctx, drivers.PhaseProvisioning, true); err != nil || st.kind != stepSub {
+		return st, true, err
+	}
+	if !r.save(r.event("info", "step", "before the release erases the disks (a PXE boot): %s", st.msg)) {
+		return step{}, true, drivers.Errorf(drivers.Transient, "could not store the node's checkpoint")
+	}
+	return step{}, false, nil
 }

@@ -301,3 +301,43 @@ func TestRedeployPortsThroughProvisioning(t *testing.T) {
 		t.Errorf("%s: machine released %d times by the redeploy, want 1", node, releases[nodeRecord(t, l.e, node).MachineID])
 	}
 }
+
+// TestDestroyEraseProvisioningFirst: destroying a deployed node with a
+// disk erase (MAAS PXE-boots the machine into its ephemeral system to
+// erase) puts its ports in provisioning while MAAS still has the machine
+// Deployed, before the release, then in quarantine once it is Ready; a
+// destroy without erase releases with the production ports (the machine
+// only powers off) and quarantines them after. A switch failing the
+// provisioning step fails the destroy before the release: MAAS keeps the
+// machine Deployed, never released.
+func TestDestroyEraseProvisioningFirst(t *testing.T) {
+	env, l, node := deployedOne(t)
+	l.sw.set(func(s *labSwitch) { s.down[drivers.PhaseProvisioning] = true })
+	destroy := func(erase string, want record.TaskStatus) (record.Task, []record.NodeResult) {
+		return run(t, l.e, record.Request{Action: record.ActionDestroyNodes, Requester: "test", Filter: only(node),
+			Options: &record.TaskOptions{Erase: erase}}, want)
+	}
+	task, res := destroy("quick", record.TaskFailed)
+	id := nodeRecord(t, l.e, node).MachineID
+	if r := res[0]; r.Stage != record.StageReleasing || !strings.Contains(r.Reason, "switch leaf-r01 does not answer") || !strings.Contains(r.Reason, "orchestrator retry "+task.ID) {
+		t.Errorf("destroy with the switch down: %s at %s: %s", r.Outcome, r.Stage, r.Reason)
+	}
+	if states, releases := maasOf(env); states[id] != deployedState || releases[id] != 0 {
+		t.Fatalf("machine %s: MAAS has it %q after %d releases, want Deployed, never released", id, states[id], releases[id])
+	}
+	l.sw.set(func(s *labSwitch) { s.down[drivers.PhaseProvisioning] = false })
+	applyVerb(t, l.e, task.ID, record.VerbRetry, record.TaskSucceeded)
+	calls := callsOf(l.sw, node)[len(prodCalls):] // after the deploy's: the failed attempts, the retry's
+	want := append(slices.Repeat([]string{"provisioning:" + deployedState}, len(calls)-1), "quarantine:"+maas.StatusName(maas.StatusReady))
+	if len(calls) < 3 || !slices.Equal(calls, want) {
+		t.Errorf("%s: switch calls of the destroy %v, want provisioning (failed, then the retry's) while MAAS had it Deployed, then quarantine once Ready", node, calls)
+	}
+	checkPorts(t, l.sw, l.d, node, drivers.PhaseQuarantine)
+
+	run(t, l.e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+	before := len(callsOf(l.sw, node))
+	destroy("none", record.TaskSucceeded)
+	if got := callsOf(l.sw, node)[before:]; !slices.Equal(got, []string{"quarantine:" + maas.StatusName(maas.StatusReady)}) {
+		t.Errorf("%s: destroy without erase: switch calls %v, want quarantine only, after the release", node, got)
+	}
+}

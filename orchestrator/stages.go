@@ -521,6 +521,9 @@ func (r *nodeRun) releasing(ctx context.Context) (step, error) {
 		if st, ok, err := r.checkBeforeRelease(ctx); ok { // preflight_nodes.go
 			return st, err
 		}
+		if st, ok, err := r.provisioningBeforeErase(ctx); ok { // ports.go
+			return st, err
+		}
 		r.rec.Intent = &record.Intent{Op: "release", Task: r.run.id, At: now()}
 		if err := r.saveErr("intent: release machine %s", r.rec.MachineID); err != nil {
 			return step{}, err
