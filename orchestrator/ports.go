@@ -17,7 +17,10 @@ import (
 // design's VLANs, trunks and LAGs after deploy (bootstrap step 0, before
 // the node is reported deployed), and on the Site's quarantine VLAN once
 // the node leaves service (the releasing stage's step 1 of destroy and
-// decommission). After the driver is done, a driver that reads ports
+// decommission; before that release, when it erases the disks of a
+// deployed machine, which PXE-boots it, provisioning again). Rescue and
+// hardware tests of a deployed node move them too (rescue.go). After
+// the driver is done, a driver that reads ports
 // back (drivers.ReaderOf) is asked for every port, which must be what
 // drivers.PortPlan says: a difference fails the stage. A switch error
 // fails the stage like any driver error, never by releasing the
