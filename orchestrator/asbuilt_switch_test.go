@@ -194,11 +194,13 @@ func TestAsBuiltSwitchWithoutLLDP(t *testing.T) {
 // readsRefused is the fake network driver whose switch stops answering
 // reads of one node's ports after its provisioning ports were read back,
 // until the node's production ports are configured: the as-built stage's
-// LLDP read in between is refused.
+// LLDP read in between is refused, or never answered when hang is set
+// (it returns when the caller's context ends).
 type readsRefused struct {
 	*fake.Network
 	ports   map[drivers.SwitchPort]bool // the node's
 	node    string
+	hang    bool
 	mu      sync.Mutex
 	state   int // 0: up; 1: down (after the first read); 2: up again
 	refused int
@@ -210,6 +212,10 @@ func (s *readsRefused) ReadPorts(ctx context.Context, ports []drivers.SwitchPort
 	if mine && s.state == 1 {
 		s.refused++
 		s.mu.Unlock()
+		if s.hang {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
 		return nil, drivers.Errorf(drivers.Transient, "switch %s: connection timed out", ports[0].Switch)
 	}
 	if mine && s.state == 0 {
@@ -229,11 +235,21 @@ func (s *readsRefused) ConfigurePorts(ctx context.Context, n drivers.Node, p dri
 }
 
 // TestAsBuiltSwitchDown: a switch that does not answer the as-built
-// stage's LLDP read leaves that check unmade, said in an event naming
-// the switch; the node is not failed for it (it deploys) and nothing is
+// stage's LLDP read (refusing it, or never answering: the read gives up
+// after its bound) leaves that check unmade, said in an event naming the
+// switch; the node is not failed for it (it deploys) and nothing is
 // released (the lab's MAAS counts no release).
 func TestAsBuiltSwitchDown(t *testing.T) {
 	t.Parallel()
+	for _, hang := range []bool{false, true} {
+		t.Run(map[bool]string{false: "refused", true: "hangs"}[hang], func(t *testing.T) {
+			t.Parallel()
+			switchDown(t, hang)
+		})
+	}
+}
+
+func switchDown(t *testing.T, hang bool) {
 	d := designtest.Example(t)
 	designtest.Fabric(d, "fake", nil)
 	node := ""
@@ -242,7 +258,7 @@ func TestAsBuiltSwitchDown(t *testing.T) {
 			node = name
 		}
 	}
-	sw := &readsRefused{Network: fake.NewNetwork(fake.Script{}), node: node, ports: map[drivers.SwitchPort]bool{}}
+	sw := &readsRefused{Network: fake.NewNetwork(fake.Script{}), node: node, hang: hang, ports: map[drivers.SwitchPort]bool{}}
 	for _, c := range d.Nodes[node].Spec.Cabling {
 		sw.ports[drivers.SwitchPort{Switch: c.Switch, Port: c.Port}] = true
 	}
