@@ -9,27 +9,45 @@ import (
 )
 
 // testing is the testing stage (test_nodes). The tests PXE-boot the
-// machine into the provisioner's test environment: a deployed node's
-// switch ports (production: an LACP bond, a trunk) are put in the
-// provisioning phase first (step 0, read back; a switch error fails the
-// node there, its machine not tested, so not rebooted), the tests run
-// (step 1), and once they passed, the machine back in its deployed OS,
-// the ports go back to production (step 2). Any other node's tests run
-// at step 0, its ports left as they are. Tests that failed leave a
-// deployed node's ports in provisioning, with the machine as the tests
+// machine into the provisioner's test environment: the switch ports of a
+// deployed node (production: an LACP bond, a trunk) or of a released one
+// (quarantine) are put in the provisioning phase first (step 0, read
+// back; a switch error fails the node there, its machine not tested, so
+// not rebooted), the tests run (step 1), and once they passed the ports
+// go back to the phase they were in (step 2). Any other node's tests run
+// at step 0, its ports left as they are (provisioning). Tests that
+// failed leave the ports in provisioning, with the machine as the tests
 // left it.
 func (r *nodeRun) testing(ctx context.Context) (step, error) {
 	switch {
-	case r.rec.Step == 0 && r.portsFollowTask() && r.rec.LifecycleState() == record.LifecycleDeployed:
+	case r.rec.Step == 0 && r.testsReturnTo() != "":
 		return r.portsStep(ctx, drivers.PhaseProvisioning) // ports.go; its sub-step leads to step 1
+	case r.rec.Step == 2 && r.testsReturnTo() != "":
+		return advanceOnSub(r.portsStep(ctx, r.testsReturnTo())) // rescue.go
 	case r.rec.Step == 2:
-		return advanceOnSub(r.portsStep(ctx, drivers.PhaseProduction)) // rescue.go
+		return advance("node %s is %s: its switch ports are left in provisioning", r.rec.Name, orDefault(string(r.rec.LifecycleState()), "in an unknown lifecycle state")), nil
 	}
 	st, err := r.runTests(ctx)
 	if st.kind == stepAdvance && r.rec.Step == 1 {
 		st.kind = stepSub
 	}
 	return st, err
+}
+
+// testsReturnTo is the phase the node's switch ports go back to after
+// its tests: production for a deployed node, quarantine for a released
+// one; "" for any other, or without a fabric (its ports stay as they are).
+func (r *nodeRun) testsReturnTo() drivers.Phase {
+	if !r.portsFollowTask() {
+		return ""
+	}
+	switch r.rec.LifecycleState() {
+	case record.LifecycleDeployed:
+		return drivers.PhaseProduction
+	case record.LifecycleReleased:
+		return drivers.PhaseQuarantine
+	}
+	return ""
 }
 
 // runTests runs the provisioner's hardware tests on the node's machine.

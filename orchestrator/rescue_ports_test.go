@@ -341,3 +341,21 @@ func TestDestroyEraseProvisioningFirst(t *testing.T) {
 		t.Errorf("%s: destroy without erase: switch calls %v, want quarantine only, after the release", node, got)
 	}
 }
+
+// TestTestNodesOfReleasedNodePorts: test_nodes of a destroyed node (its
+// ports in quarantine, which its PXE boot cannot use) puts them in
+// provisioning while MAAS has the machine Ready, before the tests, and
+// back in quarantine after them (read from the switch).
+func TestTestNodesOfReleasedNodePorts(t *testing.T) {
+	env, l, node := deployedOne(t)
+	run(t, l.e, record.Request{Action: record.ActionDestroyNodes, Requester: "test", Filter: only(node),
+		Options: &record.TaskOptions{Erase: "none"}}, record.TaskSucceeded)
+	checkPorts(t, l.sw, l.d, node, drivers.PhaseQuarantine)
+	ready := maas.StatusName(maas.StatusReady)
+	run(t, l.e, record.Request{Action: record.ActionTestNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+	wantCalls(t, l.sw, node, "quarantine:"+ready, "provisioning:"+ready, "quarantine:"+ready)
+	checkPorts(t, l.sw, l.d, node, drivers.PhaseQuarantine)
+	if m, _ := dcMachine(env, node); m.Status != ready || maasOps(env, "POST test") != 1 {
+		t.Errorf("%s: lab status %q after %d test requests, want Ready after 1", node, m.Status, maasOps(env, "POST test"))
+	}
+}
