@@ -29,11 +29,13 @@ type lldpSwitches struct {
 	mu        sync.Mutex
 	neighbors map[drivers.SwitchPort]*drivers.LLDPNeighbor
 	failing   string
+	asked     int // ports asked of ReadPorts
 }
 
 func (s *lldpSwitches) ReadPorts(ctx context.Context, ports []drivers.SwitchPort) ([]drivers.PortState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.asked += len(ports)
 	for _, p := range ports {
 		if p.Switch == s.failing {
 			return nil, fmt.Errorf("switch %s: connection refused", p.Switch)

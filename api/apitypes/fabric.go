@@ -1,12 +1,19 @@
 package apitypes
 
-// Fabric is GET /fabric: every switch port the current design cables to a
-// node, the configuration the node's phase wants, what the switch reports
-// (when the network driver reads ports back) and the LLDP findings.
+// Fabric is one page of GET /fabric: the switch ports the current
+// design cables to nodes, each once, by switch then port: the
+// configuration the node's phase wants, what the switch reports (when
+// the network driver reads ports back) and the LLDP finding.
 type Fabric struct {
-	Switches []FabricSwitch  `json:"switches"`
-	Nodes    []FabricNode    `json:"nodes"`
-	Findings []FabricFinding `json:"findings"`
+	// Switches: every switch in view (all pages), its port count and
+	// VLANs; Error names a switch read for this page that failed.
+	Switches []FabricSwitch `json:"switches"`
+	// Ports: this page's ports.
+	Ports []FabricPort `json:"ports"`
+	// Unplanned: nodes whose ports could not be planned (first page).
+	Unplanned []FabricNode `json:"unplanned"`
+	Total     int          `json:"total"`          // ports in view, all pages
+	Next      string       `json:"next,omitempty"` // ?after= for the next page; absent on the last
 	// Read: the network driver reads ports back; else ReadNote says why
 	// the answer holds the desired configuration only.
 	Read     bool   `json:"read"`
@@ -14,24 +21,22 @@ type Fabric struct {
 }
 
 // FabricSwitch is one switch of the design's fabric (or its cabling):
-// its cabled ports by name and the VLANs they carry.
+// how many cabled ports it has and the VLANs they carry.
 type FabricSwitch struct {
-	Name  string       `json:"name"`
-	Site  string       `json:"site,omitempty"`
-	Ports []FabricPort `json:"ports"`
-	VLANs []int        `json:"vlans"`
-	// Error is why the switch could not be read.
+	Name  string `json:"name"`
+	Site  string `json:"site,omitempty"`
+	Ports int    `json:"ports"`
+	VLANs []int  `json:"vlans"`
+	// Error is why the switch could not be read (for this page's ports).
 	Error string `json:"error,omitempty"`
 }
 
-// FabricNode is one node's cabled ports, in its interfaces' order.
+// FabricNode is a node whose ports could not be planned.
 type FabricNode struct {
-	Node  string       `json:"node"`
-	Site  string       `json:"site,omitempty"`
-	Phase string       `json:"phase"` // provisioning | production | quarantine
-	Ports []FabricPort `json:"ports"`
-	// Error is why the node's ports could not be planned.
-	Error string `json:"error,omitempty"`
+	Node  string `json:"node"`
+	Site  string `json:"site,omitempty"`
+	Phase string `json:"phase"` // provisioning | production | quarantine
+	Error string `json:"error"`
 }
 
 // FabricPort is one cabled switch port.
@@ -45,9 +50,13 @@ type FabricPort struct {
 	Desired   PortConfig `json:"desired"`
 	Observed  *PortState `json:"observed,omitempty"` // absent: not read
 	// State: ok, differs (Diff says how), missing (no such port on the
-	// switch), unread, no-plan.
+	// switch), unread, unmanaged (the node was never run: nothing is
+	// wanted of the port yet).
 	State string   `json:"state"`
 	Diff  []string `json:"diff,omitempty"`
+	// Finding is the LLDP check's verdict: cabled, miscabled,
+	// no-neighbor, unread or missing.
+	Finding string `json:"finding"`
 	// LLDP is what the port's LLDP neighbour says of the cabling, in
 	// words ("cabled as designed ...", "neighbour X ..., design says
 	// node Y", "no neighbour"), or why the port was not read.
@@ -81,15 +90,4 @@ type LLDPNeighbor struct {
 	SystemName string `json:"system_name,omitempty"`
 	PortID     string `json:"port_id,omitempty"`
 	PortDescr  string `json:"port_description,omitempty"`
-}
-
-// FabricFinding is what the view found about one port's cabling: kind
-// cabled, miscabled, no-neighbor, unread, missing or no-plan (a node
-// whose ports could not be planned: Switch and Port empty).
-type FabricFinding struct {
-	Switch  string `json:"switch,omitempty"`
-	Port    string `json:"port,omitempty"`
-	Node    string `json:"node"`
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
 }

@@ -86,12 +86,12 @@ func TestFabricCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &f); err != nil || code != 1 || !f.Read {
 		t.Fatalf("-o json: exit %d, %v\n%s", code, err, out)
 	}
-	ports := 0
-	for _, sw := range f.Switches {
-		ports += len(sw.Ports)
+	if len(f.Ports) != len(cables) || f.Total != len(cables) || f.Next != "" {
+		t.Errorf("-o json: %d ports (total %d, next %q), %d cables", len(f.Ports), f.Total, f.Next, len(cables))
 	}
-	if ports != len(cables) {
-		t.Errorf("-o json: %d ports, %d cables", ports, len(cables))
+	code, paged, errs := as("fabric", "--page", "2")
+	if code != 1 || fieldsOf(paged) != fieldsOf(out0(t, as)) || !strings.Contains(errs, fmt.Sprintf("fabric: page %d, %d of %d ports", (len(cables)+1)/2, len(cables), len(cables))) {
+		t.Errorf("--page 2: exit %d, stderr %s\n%s", code, errs, paged)
 	}
 	node := cables[changed]
 	code, out, _ = as("fabric", "--node", node)
@@ -120,4 +120,50 @@ func hasRow(rows []string, words ...string) bool {
 		}
 	}
 	return false
+}
+
+// out0 is `orchestrator fabric`'s table in one page.
+func out0(t *testing.T, as func(args ...string) (int, string, string)) string {
+	t.Helper()
+	_, out, errs := as("fabric")
+	if errs != "" && !strings.Contains(errs, "differs from the design") {
+		t.Errorf("one page: stderr %s", errs)
+	}
+	return out
+}
+
+// TestFabricCommandFreshSite: on a fresh site (nothing ever run) the
+// switch ports hold what they held before Slipway (here access VLAN 1 on
+// the fake switch, its independent state): every row is unmanaged and
+// the command exits 0.
+func TestFabricCommandFreshSite(t *testing.T) {
+	t.Setenv(envServer, "")
+	t.Setenv(envToken, "")
+	t.Setenv(envCAFile, "")
+	net := fake.NewNetwork(fake.Script{})
+	var d *design.Design
+	s := apitest.Start(t, apitest.WithSeed(14), apitest.WithDesign(func(x *design.Design) { designtest.Fabric(x, "fake", nil); d = x }),
+		apitest.WithTune(func(c *orchestrator.Config) { c.Drivers.Network = net }))
+	cables := 0
+	for _, n := range d.Nodes {
+		for _, c := range n.Spec.Cabling {
+			net.SetPort(drivers.PortConfig{SwitchPort: drivers.SwitchPort{Switch: c.Switch, Port: c.Port}, Mode: "access", VLAN: 1, Enabled: true})
+			cables++
+		}
+	}
+	code, out, errs := cli(t, "--server", s.URL, "--token", s.Token[api.RoleViewer], "fabric")
+	rows := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(rows) != cables+1 || strings.Count(out, " unmanaged ") != cables {
+		t.Errorf("a fresh site: exit %d, %d rows for %d cables\n%s%s", code, len(rows)-1, cables, out, errs)
+	}
+}
+
+// fieldsOf is a table's words, one line each (the columns of each page
+// are aligned on their own).
+func fieldsOf(table string) string {
+	var out []string
+	for _, l := range strings.Split(table, "\n") {
+		out = append(out, strings.Join(strings.Fields(l), " "))
+	}
+	return strings.Join(out, "\n")
 }

@@ -400,9 +400,11 @@ async function nodeView(view, name) {
 function portsPanel(fabric, name) {
   const panel = (...kids) => el('div', { class: 'panel', id: 'ports' }, el('h2', { text: 'Switch ports' }), ...kids);
   if (!fabric) return panel(el('p', { class: 'muted', text: 'The fabric could not be read.' }));
-  const node = (fabric.nodes || []).find((n) => n.node === name);
-  if (node && node.error) return panel(el('p', { text: node.error }));
-  if (!node || !node.ports.length) return panel(el('p', { class: 'muted', text: 'The design cables no switch port to this node.' }));
+  const unplanned = (fabric.unplanned || []).find((n) => n.node === name);
+  if (unplanned) return panel(el('p', { text: unplanned.error }));
+  const ports = (fabric.ports || []).filter((p) => p.node === name);
+  if (!ports.length) return panel(el('p', { class: 'muted', text: 'The design cables no switch port to this node.' }));
+  const node = { phase: ports[0].phase, ports };
   const vlans = (c) => c.mode === 'trunk' ? 'native ' + (c.vlan || '-') + ', tagged ' + ((c.trunk || []).join(',') || '-') : String(c.vlan);
   const state = (p) => p.state === 'differs' ? 'differs: ' + (p.diff || []).join(', ') : p.state;
   return panel(
