@@ -114,13 +114,17 @@ type FabricFinding struct {
 // NodePhase is the phase a node's ports are in for its record (nil: no
 // record): production once deployed, quarantine once released (by a
 // cancel too) or deleted, provisioning before (and while a deploy runs
-// or after one failed short of its production ports).
+// or after one failed short of its production ports, and while rescue
+// or hardware tests have them).
 func NodePhase(r *record.NodeRecord) drivers.Phase {
 	if r == nil {
 		return drivers.PhaseProvisioning
 	}
 	if r.Stage == record.StageReleased { // a destroy's, or a cancel's that released the machine
 		return drivers.PhaseQuarantine
+	}
+	if portsLent(r) { // fabric_drift.go: rescue or tests moved them for a PXE boot
+		return drivers.PhaseProvisioning
 	}
 	switch r.LifecycleState() {
 	case record.LifecycleDeployed:

@@ -359,3 +359,27 @@ func TestTestNodesOfReleasedNodePorts(t *testing.T) {
 		t.Errorf("%s: lab status %q after %d test requests, want Ready after 1", node, m.Status, maasOps(env, "POST test"))
 	}
 }
+
+// TestFabricViewOfNodeInRescue: the fabric view shows a node in rescue
+// mode in the provisioning phase, its ports ok as the switch holds them
+// (rescue_enter put them there); after rescue_exit, production and ok.
+func TestFabricViewOfNodeInRescue(t *testing.T) {
+	_, l, node := deployedOne(t)
+	view := func(want drivers.Phase) {
+		t.Helper()
+		v, err := l.e.Fabric(t.Context(), l.d, node)
+		if err != nil || len(v.Nodes) != 1 {
+			t.Fatalf("fabric view of %s: %v, %d nodes", node, err, len(v.Nodes))
+		}
+		n := v.Nodes[0]
+		for _, p := range n.Ports {
+			if n.Phase != want || p.State != orchestrator.PortOK {
+				t.Errorf("%s: view phase %s, port %s %s %v; want %s, ok", node, n.Phase, p.SwitchPort, p.State, p.Diff, want)
+			}
+		}
+	}
+	run(t, l.e, record.Request{Action: record.ActionRescueEnter, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+	view(drivers.PhaseProvisioning)
+	run(t, l.e, record.Request{Action: record.ActionRescueExit, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
+	view(drivers.PhaseProduction)
+}
