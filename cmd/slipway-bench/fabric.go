@@ -31,6 +31,7 @@ import (
 // fabricBench are bench-fabric's settings.
 type fabricBench struct {
 	nodes, switches, workers int
+	driver                   string // ovs | gnmi
 }
 
 // Bounds of bench-fabric's settings.
@@ -43,6 +44,7 @@ const (
 
 // FabricResult is bench-fabric's outcome.
 type FabricResult struct {
+	Driver   string        `json:"driver"` // ovs | gnmi
 	Nodes    int           `json:"nodes"`
 	Ports    int           `json:"ports"`
 	Switches int           `json:"switches"`
@@ -60,25 +62,28 @@ type FabricPhase struct {
 	CallP95Ms    float64 `json:"call_p95_ms"`   //
 	FloorSeconds float64 `json:"floor_seconds"` // the same settings, one ovs-vsctl transaction per switch
 	WallOverFlr  float64 `json:"wall_over_floor"`
-	Verified     int     `json:"verified_ports"` // ports read back as the phase wants (ovs-vsctl)
+	Verified     int     `json:"verified_ports"` // ports read back as the phase wants (ovs-vsctl; gnmi: the target's state)
+	Sets         *int    `json:"sets,omitempty"` // gnmi: Set RPCs the target accepted in the phase
 }
 
 func (a *app) benchFabricCmd() *cobra.Command {
 	var o fabricBench
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "bench-fabric [--nodes N] [--switches S] [--workers W] [--json]",
-		Short: "Time the ovs network driver configuring generated nodes' switch ports on real Open vSwitch (as root), against ovs-vsctl's floor",
+		Use:   "bench-fabric [--driver ovs|gnmi] [--nodes N] [--switches S] [--workers W] [--json]",
+		Short: "Time a network driver configuring generated nodes' switch ports (ovs: real Open vSwitch, as root; gnmi: the lab's gNMI target), against a floor",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.nodes < 1 || o.nodes > maxBenchFabricNodes || o.switches < 1 || o.switches > maxBenchFabricSwitches ||
-				o.workers < 1 || o.workers > maxBenchFabricWorkers {
-				return usageErr(fmt.Errorf("--nodes 1..%d, --switches 1..%d, --workers 1..%d", maxBenchFabricNodes, maxBenchFabricSwitches, maxBenchFabricWorkers))
+			if err := o.check(); err != nil {
+				return usageErr(err)
 			}
-			if err := ovs.Available(); err != nil {
+			run := runFabricBench
+			if o.driver == "gnmi" {
+				run = runGNMIFabricBench
+			} else if err := ovs.Available(); err != nil {
 				return usageErr(fmt.Errorf("%v: apt-get install openvswitch-switch iproute2 iputils-ping, and run as root", err))
 			}
-			res, err := runFabricBench(cmd.Context(), o)
+			res, err := run(cmd.Context(), o)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -91,6 +96,7 @@ func (a *app) benchFabricCmd() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&o.driver, "driver", "ovs", "network driver: ovs (real Open vSwitch) or gnmi (the lab's gNMI target)")
 	cmd.Flags().IntVar(&o.nodes, "nodes", 1000, "generated nodes (3 cabled ports each)")
 	cmd.Flags().IntVar(&o.switches, "switches", 16, "switches (one Open vSwitch each) the nodes are spread over")
 	cmd.Flags().IntVar(&o.workers, "workers", 8, "ConfigurePorts calls at once")
@@ -98,12 +104,32 @@ func (a *app) benchFabricCmd() *cobra.Command {
 	return cmd
 }
 
+// check bounds the settings.
+func (o fabricBench) check() error {
+	if o.nodes < 1 || o.nodes > maxBenchFabricNodes || o.switches < 1 || o.switches > maxBenchFabricSwitches ||
+		o.workers < 1 || o.workers > maxBenchFabricWorkers || (o.driver != "ovs" && o.driver != "gnmi") {
+		return fmt.Errorf("--driver ovs|gnmi, --nodes 1..%d, --switches 1..%d, --workers 1..%d", maxBenchFabricNodes, maxBenchFabricSwitches, maxBenchFabricWorkers)
+	}
+	if perSwitch := 3 * ((o.nodes + o.switches - 1) / o.switches); o.driver == "gnmi" && perSwitch > gnmiBenchMaxPorts {
+		return fmt.Errorf("--driver gnmi: %d ports on a switch, the lab's target takes %d: more --switches", perSwitch, gnmiBenchMaxPorts)
+	}
+	return nil
+}
+
 func (r FabricResult) text(a *app) {
-	fmt.Fprintf(a.stdout, "%d nodes, %d ports on %d switches (Open vSwitch, netdev datapath), %d ConfigurePorts calls at once\n",
-		r.Nodes, r.Ports, r.Switches, r.Workers)
+	where, floor := "Open vSwitch, netdev datapath", "ovs-vsctl, one transaction per switch"
+	if r.Driver == "gnmi" {
+		where, floor = "the lab's gNMI target, one listener", "a plain gNMI client, one Set (repeat: one Get) per switch"
+	}
+	fmt.Fprintf(a.stdout, "%d nodes, %d ports on %d switches (%s), %d ConfigurePorts calls at once\n",
+		r.Nodes, r.Ports, r.Switches, where, r.Workers)
 	for _, p := range r.Phases {
-		fmt.Fprintf(a.stdout, "%-10s %7.2f s  %6.2f ms/node  %6.3f ms/port  call p50 %.1f ms p95 %.1f ms  floor %.2f s (ovs-vsctl, one transaction per switch)  wall/floor %.1f  %d ports verified\n",
-			p.Phase, p.WallSeconds, p.MsPerNode, p.MsPerPort, p.CallP50Ms, p.CallP95Ms, p.FloorSeconds, p.WallOverFlr, p.Verified)
+		sets := ""
+		if p.Sets != nil {
+			sets = fmt.Sprintf("  %d Sets", *p.Sets)
+		}
+		fmt.Fprintf(a.stdout, "%-16s %7.2f s  %6.2f ms/node  %6.3f ms/port  call p50 %.1f ms p95 %.1f ms  floor %.3f s (%s)  wall/floor %.1f  %d ports verified%s\n",
+			p.Phase, p.WallSeconds, p.MsPerNode, p.MsPerPort, p.CallP50Ms, p.CallP95Ms, p.FloorSeconds, floor, p.WallOverFlr, p.Verified, sets)
 	}
 }
 
@@ -197,7 +223,7 @@ func startBenchSwitch(ctx context.Context, dir, name string, ports []string) (*o
 // runFabricBench runs both phases through the driver, then the floor on
 // fresh switches.
 func runFabricBench(ctx context.Context, o fabricBench) (FabricResult, error) {
-	res := FabricResult{Nodes: o.nodes, Ports: 3 * o.nodes, Switches: o.switches, Workers: o.workers}
+	res := FabricResult{Driver: "ovs", Nodes: o.nodes, Ports: 3 * o.nodes, Switches: o.switches, Workers: o.workers}
 	nodes := benchNodes(o.nodes, o.switches)
 	dir, err := os.MkdirTemp("", "bfab")
 	if err != nil {
