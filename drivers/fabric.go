@@ -370,3 +370,27 @@ func splitSwitchKey(k string) (name, key string, ok bool) {
 	}
 	return rest[:i], rest[i+1:], true
 }
+
+// SwitchGroup is the part of a port plan on one switch.
+type SwitchGroup struct {
+	Switch string
+	Ports  []PortConfig
+}
+
+// GroupBySwitch splits a port plan by switch, the switches in the order
+// the plan first names them and each switch's ports in plan order: a
+// driver configures a switch at a time, one transaction each.
+func GroupBySwitch(plan []PortConfig) []SwitchGroup {
+	var out []SwitchGroup
+	at := map[string]int{}
+	for _, p := range plan {
+		i, ok := at[p.Switch]
+		if !ok {
+			i = len(out)
+			at[p.Switch] = i
+			out = append(out, SwitchGroup{Switch: p.Switch})
+		}
+		out[i].Ports = append(out[i].Ports, p)
+	}
+	return out
+}

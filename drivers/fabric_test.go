@@ -224,3 +224,32 @@ func TestPortPlanNoSwitchedNetwork(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupBySwitch: switches in the order the plan first names them,
+// each with its ports in plan order, none lost.
+func TestGroupBySwitch(t *testing.T) {
+	p := func(sw, port string) drivers.PortConfig {
+		return drivers.PortConfig{SwitchPort: drivers.SwitchPort{Switch: sw, Port: port}}
+	}
+	plan := []drivers.PortConfig{p("b", "1"), p("a", "1"), p("b", "2"), p("a", "2"), p("c", "9")}
+	got := drivers.GroupBySwitch(plan)
+	want := []string{"b:1 b:2", "a:1 a:2", "c:9"}
+	if len(got) != len(want) {
+		t.Fatalf("%d groups, want %d: %+v", len(got), len(want), got)
+	}
+	for i, g := range got {
+		var names []string
+		for _, c := range g.Ports {
+			if c.Switch != g.Switch {
+				t.Errorf("group %s holds %s", g.Switch, c.SwitchPort)
+			}
+			names = append(names, c.String())
+		}
+		if s := strings.Join(names, " "); s != want[i] {
+			t.Errorf("group %d: %q, want %q", i, s, want[i])
+		}
+	}
+	if drivers.GroupBySwitch(nil) != nil {
+		t.Error("an empty plan has groups")
+	}
+}

@@ -225,20 +225,15 @@ func (d *Driver) ConfigurePorts(ctx context.Context, n drivers.Node, phase drive
 	if err != nil {
 		return drivers.Result{}, err
 	}
-	var order []string
-	bySwitch := map[string][]drivers.PortConfig{}
-	for _, c := range plan {
-		if _, err := d.endpoint(c.Switch); err != nil {
+	groups := drivers.GroupBySwitch(plan)
+	for _, g := range groups {
+		if _, err := d.endpoint(g.Switch); err != nil {
 			return drivers.Result{}, err
 		}
-		if bySwitch[c.Switch] == nil {
-			order = append(order, c.Switch)
-		}
-		bySwitch[c.Switch] = append(bySwitch[c.Switch], c)
 	}
 	var said []string
-	for _, sw := range order {
-		msg, err := d.configureSwitch(ctx, d.switches[sw], n.Name, phase, bySwitch[sw])
+	for _, g := range groups {
+		msg, err := d.configureSwitch(ctx, d.switches[g.Switch], n.Name, phase, g.Ports)
 		if err != nil {
 			return drivers.Result{}, err
 		}

@@ -33,24 +33,18 @@ func (d *Driver) ConfigurePorts(ctx context.Context, n drivers.Node, phase drive
 	if err := checkPlan(plan); err != nil {
 		return drivers.Result{}, err
 	}
-	bySwitch := map[string][]drivers.PortConfig{}
-	var order []string
 	for _, p := range plan {
 		if _, err := d.sw(p.SwitchPort, n.Name); err != nil {
 			return drivers.Result{}, err
 		}
-		if bySwitch[p.Switch] == nil {
-			order = append(order, p.Switch)
-		}
-		bySwitch[p.Switch] = append(bySwitch[p.Switch], p)
 	}
 	var done []string
-	for _, name := range order {
-		changed, err := d.configureSwitch(ctx, d.switches[name], n.Name, bySwitch[name])
+	for _, g := range drivers.GroupBySwitch(plan) {
+		changed, err := d.configureSwitch(ctx, d.switches[g.Switch], n.Name, g.Ports)
 		if err != nil {
 			return drivers.Result{}, err
 		}
-		done = append(done, fmt.Sprintf("%s: %d ports, %d changes", name, len(bySwitch[name]), changed))
+		done = append(done, fmt.Sprintf("%s: %d ports, %d changes", g.Switch, len(g.Ports), changed))
 	}
 	if len(done) == 0 {
 		return drivers.Done("ovs: node %s has no cabled port to configure for %s", n.Name, phase), nil
