@@ -96,6 +96,10 @@ bench-scale: build ## 10,000 nodes at time scale 0.5, engine (serve) and lab in 
 bench-fabric: build-bench ## The ovs network driver configuring 1,000 generated nodes' ports (3 each, on 16 switches) on real Open vSwitch, production then quarantine, against ovs-vsctl's floor (root)
 	scripts/bench-fabric.sh $(BENCH_BIN) $(or $(BENCH_FABRIC_NODES),1000) $(or $(BENCH_FABRIC_SWITCHES),16) $(or $(BENCH_FABRIC_WORKERS),8)
 
+.PHONY: bench-fabric-gnmi
+bench-fabric-gnmi: build-bench ## The gnmi network driver configuring 1,000 generated nodes' ports (3 each, on 25 switches of the lab's gNMI target), 64 calls at once, against a plain gNMI client's floor
+	scripts/bench-fabric.sh $(BENCH_BIN) $(or $(BENCH_FABRIC_NODES),1000) $(or $(BENCH_FABRIC_SWITCHES),25) $(or $(BENCH_FABRIC_WORKERS),64) gnmi
+
 .PHONY: bench-plan
 bench-plan: build ## Plan a deployed 10,000-node lab site through the API (unchanged, then every node retagged) against reading every machine once
 	BENCH_SCALE_PLAN=1 scripts/bench-scale.sh $(BIN) $(or $(BENCH_PLAN_NODES),10000) $(or $(BENCH_PLAN_TIME_SCALE),0.2)
