@@ -17,6 +17,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -41,7 +42,7 @@ const Name = "gnmi"
 // switch.NAME.password).
 const (
 	SettingTimeout   = "timeout"     // each RPC's deadline (default 10s)
-	SwitchTLS        = "tls"         // "true": TLS (real targets); default plain TCP
+	SwitchTLS        = "tls"         // "true": TLS (real targets); default plain TCP, to a loopback address only unless "false" is given
 	SwitchCAFile     = "ca_file"     // PEM CA bundle the switch's certificate chains to
 	SwitchSkipVerify = "skip_verify" // "true": TLS without checking the certificate (a lab only)
 	SwitchTarget     = "target"      // the gNMI path target naming the switch (default its name)
@@ -105,7 +106,7 @@ func Open(cfg drivers.Config) (*Driver, error) {
 // dial makes the switch's client connection.
 func dial(sw drivers.SwitchEndpoint) (*endpoint, error) {
 	e := &endpoint{SwitchEndpoint: sw, target: sw.Name, lock: make(chan struct{}, 1)}
-	useTLS, skip, caFile := false, false, ""
+	useTLS, tlsSet, skip, caFile := false, false, false, ""
 	bad := func(key string, err error) error {
 		return drivers.Errorf(drivers.Permanent, "%s: setting switch.%s.%s: %v", Name, sw.Name, key, err)
 	}
@@ -115,6 +116,7 @@ func dial(sw drivers.SwitchEndpoint) (*endpoint, error) {
 		switch k {
 		case SwitchTLS:
 			useTLS, err = strconv.ParseBool(v)
+			tlsSet = true
 		case SwitchSkipVerify:
 			skip, err = strconv.ParseBool(v)
 		case SwitchCAFile:
@@ -127,6 +129,9 @@ func dial(sw drivers.SwitchEndpoint) (*endpoint, error) {
 		if err != nil {
 			return nil, bad(k, err)
 		}
+	}
+	if err := checkTransport(sw, useTLS, tlsSet, skip); err != nil {
+		return nil, err
 	}
 	creds := insecure.NewCredentials()
 	if useTLS {
@@ -145,6 +150,41 @@ func dial(sw drivers.SwitchEndpoint) (*endpoint, error) {
 	}
 	e.conn, e.client = conn, gpb.NewGNMIClient(conn)
 	return e, nil
+}
+
+// checkTransport refuses a password sent in the clear unless the
+// operator said so: plain TCP to a switch that is not on this host
+// needs setting tls "false" (its default is plain TCP for the lab's
+// loopback target); skip_verify without TLS is refused, not ignored.
+func checkTransport(sw drivers.SwitchEndpoint, useTLS, tlsSet, skip bool) error {
+	if skip && !useTLS {
+		return drivers.Errorf(drivers.Permanent, "%s: switch %s: setting switch.%s.%s needs switch.%s.%s \"true\" (plain TCP has no certificate to check)",
+			Name, sw.Name, sw.Name, SwitchSkipVerify, sw.Name, SwitchTLS)
+	}
+	if useTLS || tlsSet || sw.Password.IsZero() || loopback(sw.Address) {
+		return nil
+	}
+	return drivers.Errorf(drivers.Permanent, "%s: switch %s at %s: plain TCP would send its password in the clear: give setting switch.%s.%s \"true\" "+
+		"(with switch.%s.%s, the CA its certificate chains to), or switch.%s.%s \"false\" to send it in the clear knowingly",
+		Name, sw.Name, sw.Address, sw.Name, SwitchTLS, sw.Name, SwitchCAFile, sw.Name, SwitchTLS)
+}
+
+// loopback reports whether a gRPC address is on this host (a loopback
+// IP, localhost or a unix socket).
+func loopback(address string) bool {
+	if strings.HasPrefix(address, "unix:") {
+		return true
+	}
+	address = strings.TrimPrefix(address, "dns:///")
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		host = strings.Trim(address, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func tlsConfig(address, caFile string, skip bool) (*tls.Config, error) {

@@ -12,10 +12,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	gnmidrv "github.com/slipway-dev/slipway/drivers/network/gnmi"
 	simgnmi "github.com/slipway-dev/slipway/sim/gnmi"
 )
 
@@ -63,4 +65,48 @@ func TestTLS(t *testing.T) {
 	d = open(t, tg.Addr(), testPassword, nil)
 	_, err = d.Probe(t.Context())
 	wantErr(t, err, drivers.Transient, "conformance-sw")
+}
+
+// TestPlaintextNeedsExplicitSetting: the switch's password crosses the
+// network in the clear over plain TCP, so a switch at a non-loopback
+// address with a password and no tls setting is refused at Open, naming
+// the switch and the settings; tls "false" is the operator saying so; a
+// loopback address (the lab) needs nothing; skip_verify without TLS is
+// refused rather than ignored.
+func TestPlaintextNeedsExplicitSetting(t *testing.T) {
+	cfg := func(addr string, extra map[string]string) drivers.Config {
+		settings, secrets := map[string]string{}, map[string]drivers.Secret{}
+		drivers.SwitchSettings(drivers.SwitchEndpoint{Name: "leaf-1", Address: addr, Username: testUser,
+			Password: drivers.NewSecret(testPassword), Settings: extra}, settings, secrets)
+		return drivers.Config{Settings: settings, Secrets: secrets}
+	}
+	for _, addr := range []string{"10.1.2.3:57400", "leaf-1.example.net:6030", "[2001:db8::1]:57400"} {
+		d, err := gnmidrv.Open(cfg(addr, nil))
+		if err == nil {
+			d.Close()
+		}
+		wantErr(t, err, drivers.Permanent, "leaf-1", addr, "switch.leaf-1.tls")
+		if err != nil && strings.Contains(err.Error(), testPassword) {
+			t.Errorf("error names the password: %v", err)
+		}
+	}
+	for _, c := range []struct {
+		addr  string
+		extra map[string]string
+	}{
+		{"10.1.2.3:57400", map[string]string{"tls": "false"}},
+		{"10.1.2.3:57400", map[string]string{"tls": "true"}},
+		{"127.0.0.1:57400", nil},
+		{"localhost:57400", nil},
+		{"[::1]:57400", nil},
+	} {
+		d, err := gnmidrv.Open(cfg(c.addr, c.extra))
+		if err != nil {
+			t.Errorf("%s %v: %v", c.addr, c.extra, err)
+			continue
+		}
+		d.Close()
+	}
+	_, err := gnmidrv.Open(cfg("127.0.0.1:57400", map[string]string{"skip_verify": "true"}))
+	wantErr(t, err, drivers.Permanent, "leaf-1", "skip_verify")
 }
