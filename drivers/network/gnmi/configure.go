@@ -305,12 +305,18 @@ func changes(e *endpoint, cur *switchState, node string, want []drivers.PortConf
 			}
 			lags[c.LAG] = c
 		}
-		if !c.Equal(got.PortConfig) {
+		// A member of another node's LAG of the same name (bond0 on
+		// every node) reads as this one's: compare the interface.
+		otherLAG := c.LAG != "" && cur.ifaces[c.Port].aggregateID != lagInterface(node, c.LAG)
+		if otherLAG || !c.Equal(got.PortConfig) {
 			b.port(c, node, got)
 			changed = append(changed, c.Port)
 		}
 	}
 	for _, lag := range lagOrder {
+		if err := ownLAG(e, cur, node, lag); err != nil {
+			return nil, nil, err
+		}
 		if b.lag(cur, lags[lag], node) {
 			changed = append(changed, lagInterface(node, lag))
 		}
@@ -381,6 +387,21 @@ func (b *setBuilder) port(c drivers.PortConfig, node string, got drivers.PortSta
 	case got.LAG != "":
 		b.req.Delete = append(b.req.Delete, ifPath(c.Port, "ethernet", "config", "aggregate-id"))
 	}
+}
+
+// ownLAG refuses to take over an interface the switch has under the
+// name of the node's LAG that the driver did not make for this node and
+// LAG (its description says whose it is): an operator's, or another
+// node's whose name and LAG join to the same string.
+func ownLAG(e *endpoint, cur *switchState, node, lag string) error {
+	name := lagInterface(node, lag)
+	got := cur.ifaces[name]
+	if got == nil || got.description == lagDescription+node+"/"+lag {
+		return nil
+	}
+	return drivers.Errorf(drivers.Permanent, "%s: switch %s already has an interface %s that Slipway did not make for node %s's %s (its description: %q); "+
+		"rename or remove it on the switch, or rename the node's bond in the design, then apply again",
+		Name, e.Name, name, node, lag, drivers.PeerText(got.description, e.Password.Reveal()))
 }
 
 // lag creates or corrects the LAG interface of c.LAG and its LACP
