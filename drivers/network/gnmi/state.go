@@ -176,14 +176,36 @@ func readInterface(name string, e map[string]any) *ifState {
 	}
 	st.mode, st.access, st.native = ident(sv, "interface-mode"), num(sv["access-vlan"]), num(sv["native-vlan"])
 	l, _ := sv["trunk-vlans"].([]any)
+	st.trunk = trunkVLANs(l)
+	return st
+}
+
+// trunkVLANs reads OpenConfig's trunk-vlans, a union of VLAN IDs and
+// ranges ("100..200"): the VLANs 1..4094 they name, ascending, each
+// once (at most 4094 whatever the answer); a reversed, out of range or
+// malformed range names none.
+func trunkVLANs(l []any) []int {
+	var on [4095]bool
 	for _, x := range l {
-		if n := num(x); n > 0 {
-			st.trunk = append(st.trunk, n)
+		if lo, hi, ok := strings.Cut(fmt.Sprint(x), ".."); ok {
+			a, b := num(lo), num(hi)
+			if a < 1 || b > 4094 || a > b {
+				continue
+			}
+			for v := a; v <= b; v++ {
+				on[v] = true
+			}
+		} else if n := num(x); n > 0 && n <= 4094 {
+			on[n] = true
 		}
 	}
-	slices.Sort(st.trunk)
-	st.trunk = slices.Compact(st.trunk)
-	return st
+	var out []int
+	for v, set := range on {
+		if set {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // readVLANs reads the value of a network instance's vlans.
