@@ -31,7 +31,11 @@ func TestBenchFabricGNMI(t *testing.T) {
 			t.Errorf("%s: the target holds %d of 18 ports as the phase wants", p.Phase, p.Verified)
 		}
 		if want, ok := wantSets[p.Phase]; !ok || p.Sets == nil || *p.Sets != want {
-			t.Errorf("%s: Sets %v, want %d", p.Phase, p.Sets, want)
+			got := -1
+			if p.Sets != nil {
+				got = *p.Sets
+			}
+			t.Errorf("%s: the target accepted %d Sets, want %d", p.Phase, got, want)
 		}
 		if p.WallSeconds <= 0 || p.FloorSeconds <= 0 || p.MsPerPort <= 0 {
 			t.Errorf("%s: figures %+v", p.Phase, p)
