@@ -121,12 +121,36 @@ func (d *Driver) commitSwitch(ctx context.Context, c *conn, sc switchConf, node 
 			return nil, 0, 0, ctx.Err()
 		case isTxError(err) && attempt < maxAttempts:
 			continue // the bridge changed since it was read: read again
+		case isTxError(err) && strings.Contains(err.Error(), "constraint violation"):
+			return nil, 0, 0, nameTaken(sc, node, ports, err)
 		case isTxError(err):
 			return nil, 0, 0, drivers.Errorf(drivers.Transient, "ovs: switch %s refused the ports of node %s: %v; retry", sc.name, node, err)
 		}
 		c.drop()
 		return nil, 0, 0, unreachable(sc, err)
 	}
+}
+
+// nameTaken is the error of a transaction that still violated the
+// Port name index on its last try: the bridge has a Port under the name
+// of the node's bond (NODE/LAG) that does not hold the bond's members
+// (read again each try: another writer making the same bond would have
+// been seen holding them), an operator's or another's; the driver does
+// not take it over.
+func nameTaken(sc switchConf, node string, ports []drivers.PortConfig, err error) error {
+	var bonds []string
+	for _, w := range wants(node, ports) {
+		if len(w.members) > 1 {
+			bonds = append(bonds, w.name)
+		}
+	}
+	if len(bonds) == 0 {
+		return drivers.Errorf(drivers.Permanent, "ovs: switch %s refused the ports of node %s: %v", sc.name, node, err)
+	}
+	return drivers.Errorf(drivers.Permanent,
+		"ovs: switch %s already has a port named %s, which does not hold node %s's bond members (made by hand or by another): "+
+			"remove or rename it (ovs-vsctl del-port %s), then retry",
+		sc.name, strings.Join(bonds, " or "), node, bonds[0])
 }
 
 // classified is err with a class: an unclassified one (libovsdb refused
