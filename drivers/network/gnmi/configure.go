@@ -23,6 +23,11 @@ var (
 	pathLLDP       = []*gpb.PathElem{{Name: "lldp"}, {Name: "interfaces"}}
 )
 
+// maxPortPaths is the most ports read by name in one Get: targets bound
+// the paths of a request (the lab at 256); more are read as the
+// switch's whole /interfaces.
+const maxPortPaths = 64
+
 // read Gets what the switch says of ports, of the LAG interfaces they
 // are members of and of lags, their LACP, and, when asked, its VLANs and
 // LLDP table. The ports are read by name; a switch that answers
@@ -33,6 +38,9 @@ func (d *Driver) read(ctx context.Context, e *endpoint, ports, lags []string, vl
 	var paths [][]*gpb.PathElem
 	for _, p := range ports {
 		paths = append(paths, ifElems(p))
+	}
+	if len(ports) > maxPortPaths {
+		paths = [][]*gpb.PathElem{pathInterfaces}
 	}
 	if vlans {
 		paths = append(paths, pathVLANs)
