@@ -307,6 +307,9 @@ func changes(e *endpoint, cur *switchState, node string, want []drivers.PortConf
 			return nil, nil, drivers.Errorf(drivers.Permanent, "%s: switch %s has no port %s (node %s interface %s, NIC %s); check the design's cabling",
 				Name, e.Name, c.Port, node, c.Interface, c.Alias)
 		}
+		if err := foreignLAG(e, cur, node, c); err != nil {
+			return nil, nil, err
+		}
 		if c.LAG != "" {
 			if _, ok := lags[c.LAG]; !ok {
 				lagOrder = append(lagOrder, c.LAG)
@@ -395,6 +398,20 @@ func (b *setBuilder) port(c drivers.PortConfig, node string, got drivers.PortSta
 	case got.LAG != "":
 		b.req.Delete = append(b.req.Delete, ifPath(c.Port, "ethernet", "config", "aggregate-id"))
 	}
+}
+
+// foreignLAG refuses to pull port c out of a LAG interface Slipway did
+// not make (no slipway: description: an operator's), as the ovs driver
+// refuses to regroup a bond made by hand.
+func foreignLAG(e *endpoint, cur *switchState, node string, c drivers.PortConfig) error {
+	agg := cur.ifaces[c.Port].aggregateID
+	lag := cur.ifaces[agg]
+	if agg == "" || lag == nil || strings.HasPrefix(lag.description, lagDescription) {
+		return nil
+	}
+	return drivers.Errorf(drivers.Permanent, "%s: switch %s: port %s (node %s, NIC %s) is a member of %s, which Slipway did not make: "+
+		"take the port out of it on the switch (delete its ethernet/config/aggregate-id) or fix the design's cabling, then apply again",
+		Name, e.Name, c.Port, node, c.Alias, agg)
 }
 
 // ownLAG refuses to take over an interface the switch has under the

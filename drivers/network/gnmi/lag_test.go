@@ -57,3 +57,36 @@ func TestPortInAnotherNodesLAGIsMoved(t *testing.T) {
 		}
 	}
 }
+
+// TestPortInForeignLAGNotTaken: a planned port that is a member of a LAG
+// interface Slipway did not make (an operator's Port-Channel5) is not
+// pulled out of it: the call fails Permanent naming the port, the LAG
+// and the fix, and the switch is unchanged (as the ovs driver refuses to
+// regroup a bond made by hand, TestForeignBondNotRegrouped).
+func TestPortInForeignLAGNotTaken(t *testing.T) {
+	tg := lab(t, simgnmi.Config{})
+	d := open(t, tg.Addr(), testPassword, nil)
+	sw := driverstest.ConformanceSwitch
+	if err := tg.Tamper(sw, "/interfaces/interface[name=Port-Channel5]", `{"name": "Port-Channel5", "config": {"name": "Port-Channel5", `+
+		`"type": "iana-if-type:ieee8023adLag", "description": "to the firewall"}, "aggregation": {"config": {"lag-type": "LACP"}}}`); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{driverstest.BondPortA, driverstest.UnownedPort} {
+		if err := tg.Tamper(sw, "/interfaces/interface[name="+p+"]/ethernet/config", `{"aggregate-id": "Port-Channel5"}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sets := tg.Stats(sw).Sets
+	for _, phase := range []drivers.Phase{drivers.PhaseProduction, drivers.PhaseQuarantine} {
+		_, err := d.ConfigurePorts(t.Context(), driverstest.NetworkNode(), phase)
+		wantErr(t, err, drivers.Permanent, sw, driverstest.BondPortA, "Port-Channel5", "conformance-node")
+	}
+	for _, p := range []string{driverstest.BondPortA, driverstest.UnownedPort} {
+		if v, err := tg.Port(sw, p); err != nil || v.AggregateID != "Port-Channel5" {
+			t.Errorf("%s: %+v, %v; want still a member of Port-Channel5", p, v, err)
+		}
+	}
+	if got := tg.Stats(sw).Sets; got != sets {
+		t.Errorf("%d Sets sent, want none", got-sets)
+	}
+}
