@@ -6,7 +6,7 @@
 //	slipway-bench bench-introspection   serve the introspection API of a generated site, for load tests
 //	slipway-bench bench-once            send each request of a list once; throughput and latency
 //	slipway-bench gen-hostile           write YAML shaped to cost a parser the most memory per byte
-//	slipway-bench bench-fabric          time the ovs network driver on real Open vSwitch (root)
+//	slipway-bench bench-fabric          time a network driver at scale: ovs on real Open vSwitch (root), or gnmi against the lab's gNMI target
 //
 // Exit codes: 0 done, 2 bad usage or a failed run.
 package main
