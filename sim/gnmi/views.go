@@ -32,11 +32,7 @@ type PortView struct {
 func (t *Target) Port(sw, name string) (PortView, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.switches[sw]
-	if s == nil {
-		return PortView{}, fmt.Errorf("no switch %s", sw)
-	}
-	m, err := parseModel(s.tree)
+	s, m, err := t.modelOf(sw)
 	if err != nil {
 		return PortView{}, err
 	}
@@ -58,11 +54,7 @@ func (t *Target) Port(sw, name string) (PortView, error) {
 func (t *Target) VLANs(sw string) ([]int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.switches[sw]
-	if s == nil {
-		return nil, fmt.Errorf("no switch %s", sw)
-	}
-	m, err := parseModel(s.tree)
+	_, m, err := t.modelOf(sw)
 	if err != nil {
 		return nil, err
 	}
@@ -73,13 +65,19 @@ func (t *Target) VLANs(sw string) ([]int, error) {
 func (t *Target) Interfaces(sw string) ([]string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.switches[sw]
-	if s == nil {
-		return nil, fmt.Errorf("no switch %s", sw)
-	}
-	m, err := parseModel(s.tree)
+	_, m, err := t.modelOf(sw)
 	if err != nil {
 		return nil, err
 	}
 	return slices.Sorted(maps.Keys(m.ifaces)), nil
+}
+
+// modelOf is switch sw and its state parsed; t.mu must be held.
+func (t *Target) modelOf(sw string) (*switchState, model, error) {
+	s := t.switches[sw]
+	if s == nil {
+		return nil, model{}, fmt.Errorf("no switch %s", sw)
+	}
+	m, err := parseModel(s.tree)
+	return s, m, err
 }
