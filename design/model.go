@@ -107,6 +107,9 @@ type Lifecycle struct {
 	DeployRetries *int `json:"deploy_retries,omitempty" yaml:"deployRetries"`
 	// Timeouts per workflow stage (Go durations: 40m, 1h30m).
 	Timeouts map[string]string `json:"timeouts,omitempty"`
+	// Baseline: how hardware profiles' baselines are applied
+	// (baseline.go).
+	Baseline BaselinePolicy `json:"baseline,omitzero"`
 
 	Pos                  Pos            `json:"-"`
 	CommissionRetriesPos Pos            `json:"-" pos:"commissionRetries"`
@@ -261,7 +264,15 @@ type HardwareProfileSpec struct {
 	// BIOS are firmware settings the engine applies through the OOB
 	// driver while preparing a node (bios.go); nil when none.
 	BIOS *BIOSSettings `json:"bios,omitempty"`
-	Pos  Pos           `json:"-"`
+	// Firmware is the firmware baseline: the version each component of
+	// the model must run and the image that installs it (baseline.go).
+	Firmware []FirmwareBaseline `json:"firmware,omitempty"`
+	// RAID is the volumes the model's RAID controller must have.
+	RAID *RAIDBaseline `json:"raid,omitempty"`
+	// VirtualMedia, when set, boots the model's machines from this ISO as
+	// a virtual CD instead of PXE (Redfish VirtualMedia).
+	VirtualMedia *VirtualMediaBoot `json:"virtual_media,omitempty" yaml:"virtualMedia"`
+	Pos          Pos               `json:"-"`
 }
 
 // HardwareExpect is a hardware profile's expectation of its machines.
@@ -374,7 +385,9 @@ type PXEConfig struct {
 
 // DeviceAlias is a stable name for a NIC or disk.
 type DeviceAlias struct {
-	Bus     string `json:"bus" enum:"pci|scsi|nvme" required:"true"`
+	// Bus bay: a physical drive behind the RAID controller, addressed
+	// by its bay as the controller numbers it (a RAID volume's member).
+	Bus     string `json:"bus" enum:"pci|scsi|nvme|bay" required:"true"`
 	Address string `json:"address" required:"true"`
 	Pos     Pos    `json:"-"`
 }
