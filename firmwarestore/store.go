@@ -1,0 +1,277 @@
+// Package firmwarestore keeps the firmware images of hardware profiles'
+// baselines: it fetches an image from its URL, or reads it from the
+// firmware directory, checks its SHA-256 before any BMC sees it, keeps it
+// by that hash and serves it over HTTP at /firmware/<sha256>, the URL the
+// engine gives the BMCs (drivers.FirmwareUpdate.ImageURL).
+package firmwarestore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slipway-dev/slipway/design"
+)
+
+// Defaults.
+const (
+	// DefaultMaxBytes bounds one image (a BMC or GPU image is tens to
+	// hundreds of MiB; a full system bundle some GiB).
+	DefaultMaxBytes = 4 << 30
+	// DefaultFetchTimeout bounds one download.
+	DefaultFetchTimeout = 30 * time.Minute
+	// Path is the URL path prefix images are served under.
+	Path = "/firmware/"
+)
+
+// Config configures a Store.
+type Config struct {
+	// Dir is the firmware directory: an image's `file:` names a file in
+	// it ("" when the design's images are URLs only).
+	Dir string
+	// CacheDir keeps the images fetched from URLs, each named by its
+	// SHA-256 (required when a design names a URL).
+	CacheDir string
+	// BaseURL is where the BMCs reach this store's handler (e.g.
+	// http://10.0.0.5:8702); an image's URL is BaseURL/firmware/<sha256>.
+	BaseURL string
+	// MaxBytes bounds an image (0: DefaultMaxBytes); FetchTimeout a
+	// download (0: DefaultFetchTimeout).
+	MaxBytes     int64
+	FetchTimeout time.Duration
+	// Client fetches URLs (nil: a client without a global timeout,
+	// FetchTimeout bounding each download).
+	Client *http.Client
+}
+
+// Label names what an image is for, in errors: the hardware profile and
+// the baseline's component.
+type Label struct {
+	Profile   string
+	Component string
+}
+
+// Image is a verified image.
+type Image struct {
+	SHA256 string
+	Size   int64
+	// URL is where the BMCs fetch it (BaseURL/firmware/<sha256>).
+	URL string
+}
+
+// Store keeps verified images by SHA-256. It is safe for concurrent use;
+// an image is fetched and verified once, whoever asks for it meanwhile
+// waiting for that fetch.
+type Store struct {
+	cfg Config
+	mu  sync.Mutex
+	// paths: verified images, by hash, where their bytes are.
+	paths map[string]string
+	// busy: fetches in flight, by hash; closed when done.
+	busy map[string]chan struct{}
+	// fetches counts the downloads and file reads (tests).
+	fetches int
+}
+
+// ErrChecksum is wrapped by Get's error when an image's SHA-256 is not
+// the one the design gives.
+var ErrChecksum = errors.New("firmware image checksum mismatch")
+
+var hexSHA = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// New makes a store.
+func New(cfg Config) (*Store, error) {
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	if cfg.FetchTimeout <= 0 {
+		cfg.FetchTimeout = DefaultFetchTimeout
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{}
+	}
+	cfg.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
+	if cfg.CacheDir != "" {
+		if err := os.MkdirAll(cfg.CacheDir, 0o750); err != nil {
+			return nil, fmt.Errorf("firmware cache directory: %w", err)
+		}
+	}
+	return &Store{cfg: cfg, paths: map[string]string{}, busy: map[string]chan struct{}{}}, nil
+}
+
+// Fetches is how many times the store read or downloaded an image.
+func (s *Store) Fetches() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fetches
+}
+
+// ImageURL is Get's URL: what the engine gives the BMC.
+func (s *Store) ImageURL(ctx context.Context, img design.FirmwareImage, profile, component string) (string, error) {
+	im, err := s.Get(ctx, img, Label{Profile: profile, Component: component})
+	return im.URL, err
+}
+
+// Get returns img verified: read from the firmware directory or fetched
+// from its URL once per hash, its SHA-256 checked against the design's.
+// A wrong checksum is an error wrapping ErrChecksum naming the profile,
+// component, file or URL, and both hashes; the image is not kept.
+func (s *Store) Get(ctx context.Context, img design.FirmwareImage, l Label) (Image, error) {
+	want := strings.ToLower(img.SHA256)
+	if !hexSHA.MatchString(want) {
+		return Image{}, fmt.Errorf("%s: sha256 %.80q is not 64 hex digits", l.what(img), img.SHA256)
+	}
+	if err := s.check(img, l); err != nil {
+		return Image{}, err
+	}
+	for {
+		s.mu.Lock()
+		if p, ok := s.paths[want]; ok {
+			s.mu.Unlock()
+			return s.image(want, p)
+		}
+		ch, running := s.busy[want]
+		if !running {
+			ch = make(chan struct{})
+			s.busy[want] = ch
+			s.fetches++
+		}
+		s.mu.Unlock()
+		if running {
+			select {
+			case <-ch:
+				continue // done (or failed: then this caller tries itself)
+			case <-ctx.Done():
+				return Image{}, ctx.Err()
+			}
+		}
+		p, err := s.load(ctx, img, want, l)
+		s.mu.Lock()
+		if err == nil {
+			s.paths[want] = p
+		}
+		delete(s.busy, want)
+		close(ch)
+		s.mu.Unlock()
+		if err != nil {
+			return Image{}, err
+		}
+		return s.image(want, p)
+	}
+}
+
+func (s *Store) image(sum, path string) (Image, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Image{}, fmt.Errorf("firmware image %s: %w", sum, err)
+	}
+	return Image{SHA256: sum, Size: fi.Size(), URL: s.cfg.BaseURL + Path + sum}, nil
+}
+
+// what names an image in errors: profile, component, file or URL (its
+// password redacted).
+func (l Label) what(img design.FirmwareImage) string {
+	src := "file " + img.File
+	if img.URL != "" {
+		src = "url " + redact(img.URL)
+	}
+	return fmt.Sprintf("firmware image of hardware profile %s, component %s (%s)", l.Profile, l.Component, src)
+}
+
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// check refuses an image the store cannot take, before anything is
+// looked up: both or neither of file and url, a file that is a path, a
+// URL that is not http(s).
+func (s *Store) check(img design.FirmwareImage, l Label) error {
+	switch {
+	case img.File != "" && img.URL != "":
+		return fmt.Errorf("%s: give file or url, not both", l.what(img))
+	case img.File != "":
+		if img.File != filepath.Base(img.File) || img.File == "." || img.File == ".." {
+			return fmt.Errorf("%s: a file is a name in the firmware directory, not a path", l.what(img))
+		}
+		if s.cfg.Dir == "" {
+			return fmt.Errorf("%s: no firmware directory is configured (serve --firmware-dir DIR)", l.what(img))
+		}
+	case img.URL != "":
+		u, err := url.Parse(img.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%s: the url is not an http(s) URL", l.what(img))
+		}
+		if s.cfg.CacheDir == "" {
+			return fmt.Errorf("%s: no firmware cache directory is configured", l.what(img))
+		}
+	default:
+		return fmt.Errorf("%s: the image names neither a file nor a url", l.what(img))
+	}
+	return nil
+}
+
+// load reads or fetches img (checked) and checks its hash; the path of
+// its bytes.
+func (s *Store) load(ctx context.Context, img design.FirmwareImage, want string, l Label) (string, error) {
+	if img.File != "" {
+		return s.loadFile(img, want, l)
+	}
+	return s.fetch(ctx, img, want, l)
+}
+
+// loadFile checks a file of the firmware directory; the file is served
+// from where it is.
+func (s *Store) loadFile(img design.FirmwareImage, want string, l Label) (string, error) {
+	p := filepath.Join(s.cfg.Dir, img.File)
+	f, err := os.Open(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w (put the image in the firmware directory %s)", l.what(img), err, s.cfg.Dir)
+	}
+	defer f.Close()
+	if s.cfg.CacheDir != "" {
+		// A copy is kept and served: a file replaced later in the
+		// directory is not served unchecked.
+		return s.keep(f, img, want, l)
+	}
+	got, _, err := hashBounded(f, s.cfg.MaxBytes, io.Discard)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", l.what(img), err)
+	}
+	if got != want {
+		return "", mismatch(l, img, want, got)
+	}
+	return p, nil
+}
+
+func mismatch(l Label, img design.FirmwareImage, want, got string) error {
+	return fmt.Errorf("%s: %w: expected sha256 %s, the image has %s: refused before any BMC saw it (fix the image or its sha256 in the profile)",
+		l.what(img), ErrChecksum, want, got)
+}
+
+// hashBounded copies r to w, hashing it, and fails past max bytes.
+func hashBounded(r io.Reader, max int64, w io.Writer) (string, int64, error) {
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(h, w), io.LimitReader(r, max+1))
+	if err != nil {
+		return "", n, err
+	}
+	if n > max {
+		return "", n, fmt.Errorf("the image is larger than the bound of %d bytes", max)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
