@@ -23,6 +23,8 @@ type v15Client struct {
 	rqSeq    byte
 	active   bool
 	timeout  time.Duration
+	initOut  uint32 // initial outbound sequence number Activate Session asks for (0 means 1)
+	lastSeq  uint32 // session sequence number of the last reply
 }
 
 var errTimeout = errors.New("no reply")
@@ -76,6 +78,7 @@ func (c *v15Client) exchange(pkt []byte) (byte, []byte, error) {
 	if !v15AuthOK(p, pad16(c.pass)) {
 		return 0, nil, errors.New("reply auth code mismatch")
 	}
+	c.lastSeq = p.seq
 	r, err := parseIPMIRequest(p.msg) // same layout: cc is data[0]
 	if err != nil || len(r.data) < 1 {
 		return 0, nil, errors.New("bad reply message")
@@ -87,9 +90,9 @@ func (c *v15Client) call(netFn, cmd byte, data ...byte) (byte, []byte, error) {
 	return c.exchange(c.packet(c.request(netFn, cmd, data)))
 }
 
-// open runs Get Channel Authentication Capabilities, Get Session
-// Challenge, Activate Session and Set Session Privilege Level (admin).
-func (c *v15Client) open() error {
+// openUntilActivate runs Get Channel Authentication Capabilities, Get
+// Session Challenge and Activate Session.
+func (c *v15Client) openUntilActivate() error {
 	cc, d, err := c.call(netFnApp, cmdGetChanAuthCaps, 0x0e, privAdmin)
 	if err != nil || cc != 0 {
 		return errors.Join(err, errors.New("auth caps failed"))
@@ -108,7 +111,7 @@ func (c *v15Client) open() error {
 	}
 	c.sid = binary.LittleEndian.Uint32(d[:4])
 	act := append([]byte{c.authType, privAdmin}, d[4:20]...)
-	act = append(act, 1, 0, 0, 0)
+	act = binary.LittleEndian.AppendUint32(act, max(c.initOut, 1))
 	cc, d, err = c.call(netFnApp, cmdActivateSession, act...)
 	if err != nil {
 		return err
@@ -119,7 +122,15 @@ func (c *v15Client) open() error {
 	c.sid = binary.LittleEndian.Uint32(d[1:5])
 	c.seq = binary.LittleEndian.Uint32(d[5:9]) - 1
 	c.active = true
-	cc, _, err = c.call(netFnApp, cmdSetSessionPriv, privAdmin)
+	return nil
+}
+
+// open runs openUntilActivate and Set Session Privilege Level (admin).
+func (c *v15Client) open() error {
+	if err := c.openUntilActivate(); err != nil {
+		return err
+	}
+	cc, _, err := c.call(netFnApp, cmdSetSessionPriv, privAdmin)
 	if err == nil && cc != 0 {
 		err = ccError(cc)
 	}
@@ -129,6 +140,32 @@ func (c *v15Client) open() error {
 type ccError byte
 
 func (e ccError) Error() string { return fmt.Sprintf("completion code %#02x", byte(e)) }
+
+// TestV15ActivateSessionSequence: the Activate Session reply carries the
+// initial outbound session sequence number the console asked for (IPMI
+// v2.0 section 22.17; ipmi_sim does the same), and the replies after it
+// count on from there. FreeIPMI's v1.5 tools check it and time out on 0.
+func TestV15ActivateSessionSequence(t *testing.T) {
+	b, _ := startBMC(t, nil)
+	c := dialV15(t, b, authMD5, "admin", "secret")
+	c.initOut = 0x01020304
+	if err := c.open(); err != nil {
+		t.Fatal(err)
+	}
+	// open's last exchange is Set Session Privilege, the first reply after
+	// Activate Session.
+	if c.lastSeq != 0x01020305 {
+		t.Fatalf("the reply after Activate Session carries sequence %#x, want %#x", c.lastSeq, 0x01020305)
+	}
+	c2 := dialV15(t, b, authMD5, "admin", "secret")
+	c2.initOut = 0x77
+	if err := c2.openUntilActivate(); err != nil {
+		t.Fatal(err)
+	}
+	if c2.lastSeq != 0x77 {
+		t.Fatalf("Activate Session's reply carries sequence %#x, want the initial outbound number 0x77", c2.lastSeq)
+	}
+}
 
 func TestV15AuthTypes(t *testing.T) {
 	for _, tc := range []struct {

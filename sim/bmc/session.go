@@ -61,6 +61,7 @@ type session struct {
 	authType  byte
 	challenge [16]byte
 	inSeqInit uint32 // initial inbound sequence number given to the console
+	outInit   uint32 // initial outbound sequence number the console asked for
 
 	// IPMI v2.0
 	cs     cipherState
@@ -200,12 +201,13 @@ func (b *BMC) processV15(pkt []byte) []byte {
 	}
 	if req.netFn == netFnApp && req.cmd == cmdActivateSession {
 		cc, data, ok := b.activateLocked(s, req, now)
+		seq := s.outInit // the reply carries the initial outbound number (section 22.17), as ipmi_sim's does
 		b.mu.Unlock()
 		if !ok {
 			return nil
 		}
 		b.countCommand(req.netFn, req.cmd)
-		return buildV15(s.authType, pw, s.id, 0, req.response(cc, data))
+		return buildV15(s.authType, pw, s.id, seq, req.response(cc, data))
 	}
 	if s.state != stateActive {
 		b.mu.Unlock()
@@ -273,7 +275,8 @@ func (b *BMC) activateLocked(s *session, req *ipmiRequest, now time.Time) (cc by
 	s.lastUsed = now
 	s.maxPriv = maxPriv
 	s.priv = min(privUser, maxPriv)
-	s.outSeq = binary.LittleEndian.Uint32(d[18:22])
+	s.outInit = binary.LittleEndian.Uint32(d[18:22])
+	s.outSeq = s.outInit + 1 // the Activate Session reply itself carries outInit
 	if s.outSeq == 0 {
 		s.outSeq = 1
 	}
