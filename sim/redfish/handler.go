@@ -28,8 +28,7 @@ func (s *Service) handler() http.Handler {
 	mux.HandleFunc("POST "+mediaPath+"/Actions/VirtualMedia.InsertMedia", s.insertMedia)
 	mux.HandleFunc("POST "+mediaPath+"/Actions/VirtualMedia.EjectMedia", s.ejectMedia)
 	mux.HandleFunc("GET "+managerPath, s.getManager)
-	mux.HandleFunc("GET /redfish/v1/UpdateService/FirmwareInventory/{id}", s.getFirmware)
-	mux.HandleFunc("GET "+tasksPath+"/{id}", s.getTask)
+	s.labRoutes(mux) // update.go: UpdateService, tasks, Storage
 	mux.HandleFunc("GET /", s.getMockup)
 	return s.guard(mux)
 }
@@ -39,7 +38,7 @@ func (s *Service) handler() http.Handler {
 // says, and so is a login).
 func (s *Service) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.o.Unreachable != nil && s.o.Unreachable() {
+		if s.bmcResetting() || (s.o.Unreachable != nil && s.o.Unreachable()) {
 			drop(w)
 			return
 		}

@@ -66,23 +66,6 @@ func (s *Service) ejectMedia(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Service) getManager(w http.ResponseWriter, _ *http.Request) {
 	doc := mockDoc(managerPath)
-	setIf(doc, "FirmwareVersion", s.o.BMCFirmware)
-	writeJSON(w, http.StatusOK, doc)
-}
-
-// getFirmware answers a firmware inventory member, with the versions the
-// options give for the BMC and the BIOS.
-func (s *Service) getFirmware(w http.ResponseWriter, r *http.Request) {
-	doc := mockDoc(r.URL.Path)
-	if doc == nil {
-		s.getMockup(w, r)
-		return
-	}
-	switch r.PathValue("id") {
-	case "BMC":
-		setIf(doc, "Version", s.o.BMCFirmware)
-	case "BIOS":
-		setIf(doc, "Version", s.o.BIOSVersion)
-	}
+	setIf(doc, "FirmwareVersion", s.version(kindBMC, s.o.BMCFirmware))
 	writeJSON(w, http.StatusOK, doc)
 }

@@ -43,6 +43,13 @@ type Options struct {
 	Latency        time.Duration
 	SessionTimeout time.Duration // idle sessions end after it; default 30 minutes
 	MaxSessions    int           // default 16; a login beyond it gets 503
+	// The firmware inventory, the drives behind the RAID controller and
+	// the firmware updates' timing (update.go, storage.go).
+	Firmware         []FirmwareItem // nil: DefaultFirmware's
+	Drives           []Drive        // nil: DefaultDrives()
+	UpdateDuration   time.Duration  // a firmware update's run once its image is in; default 2s
+	BMCResetDuration time.Duration  // the BMC's reset after its own update; default 1s
+	MaxImageBytes    int64          // the largest image the BMC takes; default 64 MiB
 }
 
 // Stats are the service's counters.
@@ -69,6 +76,7 @@ type Service struct {
 	sessions map[string]*session // by token
 	state    systemState
 	stats    Stats
+	lab      *lab // update.go, storage.go: firmware, updates, drives and volumes (under mu)
 }
 
 // systemState is what the service keeps of the system beyond the
@@ -110,6 +118,7 @@ func Start(ctx context.Context, m Machine, o Options) (*Service, error) {
 	s.stats.Resets = map[string]uint64{}
 	s.state.bios = mockAttributes()
 	s.state.pending = map[string]any{}
+	s.lab = newLab(o)
 	s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10,
 		ErrorLog:  log.New(io.Discard, "", 0), // refused handshakes are the tests' point
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
@@ -128,7 +137,7 @@ func (s *Service) Addr() *net.TCPAddr { return s.ln.Addr().(*net.TCPAddr) }
 func (s *Service) Fingerprint() string { return s.fp }
 
 // Close stops the service.
-func (s *Service) Close() { _ = s.srv.Close() }
+func (s *Service) Close() { s.lab.stop(); _ = s.srv.Close() }
 
 // SetBusy makes the next n requests answer 503 with Retry-After.
 func (s *Service) SetBusy(n int) { s.busy.Store(int64(n)) }

@@ -35,7 +35,8 @@ func (s *Service) getSystem(w http.ResponseWriter, _ *http.Request) {
 	setIf(doc, "SerialNumber", s.o.Serial)
 	setIf(doc, "Model", s.o.Model)
 	setIf(doc, "Manufacturer", s.o.Manufacturer)
-	setIf(doc, "BiosVersion", s.o.BIOSVersion)
+	setIf(doc, "BiosVersion", s.version(kindBIOS, s.o.BIOSVersion))
+	doc["Storage"] = map[string]any{"@odata.id": storagePath}
 	writeJSON(w, http.StatusOK, doc)
 }
 

@@ -68,30 +68,6 @@ func cdrom(s session) (*gfredfish.VirtualMedia, error) {
 	return nil, drivers.NewError(drivers.Permanent, errors.New("the BMC has no virtual CD or DVD"))
 }
 
-// Firmware is one entry of the BMC's firmware inventory.
-type Firmware struct {
-	ID, Name, Version string
-	Updateable        bool
-}
-
-// FirmwareInventory lists the firmware the BMC reports (BMC, BIOS, NICs
-// ...) from its UpdateService.
-func (d *Driver) FirmwareInventory(ctx context.Context, b drivers.BMC) ([]Firmware, error) {
-	var out []Firmware
-	err := d.with(ctx, b, func(s session) error {
-		us, err := s.c.Service.UpdateService()
-		if err != nil {
-			return err
-		}
-		inv, err := us.FirmwareInventories()
-		for _, f := range inv {
-			out = append(out, Firmware{ID: f.ID, Name: f.Name, Version: f.Version, Updateable: f.Updateable})
-		}
-		return err
-	})
-	return out, err
-}
-
 // Firmware is the BIOS and BMC firmware versions the BMC reports: its
 // firmware inventory's BIOS and BMC entries, else the system's
 // BiosVersion and the manager's FirmwareVersion (drivers.OOBFirmware).
