@@ -16,17 +16,15 @@ const maxBody = 64 << 10
 // authentication.
 func (s *Service) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+sessionsPath, s.login)
-	mux.HandleFunc("DELETE "+sessionsPath+"/{id}", s.logout)
+	s.routeRoot(mux)     // service.go
+	s.routeSessions(mux) // session.go
+	s.routeMedia(mux)    // media.go
 	mux.HandleFunc("GET "+systemPath, s.getSystem)
 	mux.HandleFunc("PATCH "+systemPath, s.patchSystem)
 	mux.HandleFunc("POST "+systemPath+"/Actions/ComputerSystem.Reset", s.reset)
 	mux.HandleFunc("GET "+biosPath, s.getBIOS)
 	mux.HandleFunc("GET "+settingsPath, s.getSettings)
 	mux.HandleFunc("PATCH "+settingsPath, s.patchSettings)
-	mux.HandleFunc("GET "+mediaPath, s.getMedia)
-	mux.HandleFunc("POST "+mediaPath+"/Actions/VirtualMedia.InsertMedia", s.insertMedia)
-	mux.HandleFunc("POST "+mediaPath+"/Actions/VirtualMedia.EjectMedia", s.ejectMedia)
 	mux.HandleFunc("GET "+managerPath, s.getManager)
 	s.labRoutes(mux) // update.go: UpdateService, tasks, Storage
 	mux.HandleFunc("GET /", s.getMockup)

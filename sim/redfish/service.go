@@ -31,8 +31,13 @@ type Options struct {
 	Password string
 	CA       *CA // signs the service's certificate (required)
 	// What the system and its firmware report; "" keeps the mockup's.
+	// UUID is the ComputerSystem's and the service root's (the lab gives
+	// each BMC its machine's IPMI GUID).
 	UUID, Serial, Model, Manufacturer string
 	BMCFirmware, BIOSVersion          string
+	// SystemMediaOnly serves the virtual CD only under the System (as
+	// DMTF's mockup and some older BMCs), not under the Manager.
+	SystemMediaOnly bool
 	// IgnoreGraceful: the operating system ignores GracefulShutdown and
 	// GracefulRestart (as a hung OS does), so only a forced reset works.
 	IgnoreGraceful bool
@@ -92,6 +97,7 @@ type systemState struct {
 type mediaState struct {
 	image                    string
 	inserted, writeProtected bool
+	via                      string // the path InsertMedia was posted to
 }
 
 // Start serves a Redfish service for m until ctx ends or Close.
@@ -162,6 +168,14 @@ func (s *Service) Media() (image string, inserted bool) {
 	return s.state.media.image, s.state.media.inserted
 }
 
+// MediaVia is the resource path the inserted medium was inserted through
+// (the Manager's CD or the System's alias); "" when none is inserted.
+func (s *Service) MediaVia() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.media.via
+}
+
 // BIOS returns the attributes in effect and those staged.
 func (s *Service) BIOS() (current, pending map[string]any) {
 	s.mu.Lock()
@@ -177,8 +191,22 @@ var (
 	settingsPath = biosPath + "/Settings"
 	mediaPath    = systemPath + "/VirtualMedia/CD1"
 	managerPath  = redfishmock.Root + "/Managers/" + redfishmock.ManagerID
-	sessionsPath = redfishmock.Root + "/SessionService/Sessions"
+	// managerMediaPath is the virtual CD where sushy and Ironic look for
+	// it; mediaPath is its alias.
+	managerMediaPath = managerPath + "/VirtualMedia/CD1"
+	sessionsPath     = redfishmock.Root + "/SessionService/Sessions"
 )
+
+// routeRoot serves the service root with the service's UUID.
+func (s *Service) routeRoot(mux *http.ServeMux) {
+	root := func(w http.ResponseWriter, _ *http.Request) {
+		doc := mockDoc(redfishmock.Root)
+		setIf(doc, "UUID", s.o.UUID)
+		writeJSON(w, http.StatusOK, doc)
+	}
+	mux.HandleFunc("GET "+redfishmock.Root+"/{$}", root)
+	mux.HandleFunc("GET "+redfishmock.Root, root)
+}
 
 func clone(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
+	"sort"
 	"strconv"
 	"time"
 )
@@ -12,6 +13,7 @@ import (
 // session is a login's: its token and when it was last used.
 type session struct {
 	id, user, tok string
+	seq           int
 	used          time.Time
 }
 
@@ -57,12 +59,73 @@ func (s *Service) login(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "Base.1.8.SessionLimitExceeded", "The session could not be created: too many sessions are open")
 		return
 	}
-	loc := sessionsPath + "/" + ss.id
 	w.Header().Set("X-Auth-Token", ss.tok)
-	w.Header().Set("Location", loc)
+	w.Header().Set("Location", sessionsPath+"/"+ss.id)
+	writeJSON(w, http.StatusCreated, sessionDoc(ss))
+}
+
+// routeSessions serves the Sessions collection (the live sessions), each
+// session, a login and a logout.
+func (s *Service) routeSessions(mux *http.ServeMux) {
+	mux.HandleFunc("POST "+sessionsPath, s.login)
+	mux.HandleFunc("GET "+sessionsPath, s.listSessions)
+	mux.HandleFunc("GET "+sessionsPath+"/{id}", s.getSession)
+	mux.HandleFunc("DELETE "+sessionsPath+"/{id}", s.logout)
+}
+
+// sessionDoc is a session's resource (the mockup's, with the session's
+// own ID, user and URI).
+func sessionDoc(ss *session) map[string]any {
 	doc := mockDoc(sessionsPath + "/1234567890ABCDEF")
-	doc["Id"], doc["UserName"], doc["@odata.id"] = ss.id, ss.user, loc
-	writeJSON(w, http.StatusCreated, doc)
+	doc["Id"], doc["UserName"], doc["@odata.id"] = ss.id, ss.user, sessionsPath+"/"+ss.id
+	return doc
+}
+
+// live lists the sessions not past their timeout, oldest first. Called
+// with s.mu held.
+func (s *Service) live() []*session {
+	out := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		if time.Since(ss.used) <= s.o.SessionTimeout {
+			out = append(out, ss)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+// listSessions answers the Sessions collection: the live sessions.
+func (s *Service) listSessions(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	live := s.live()
+	s.mu.Unlock()
+	doc := mockDoc(sessionsPath)
+	ms := make([]any, 0, len(live))
+	for _, ss := range live {
+		ms = append(ms, map[string]any{"@odata.id": sessionsPath + "/" + ss.id})
+	}
+	doc["Members"], doc["Members@odata.count"] = ms, len(ms)
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// getSession answers one live session. Any caller the service let in may
+// read any session: the lab has one account, an administrator's, and the
+// standard lets an administrator read every session.
+func (s *Service) getSession(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	var found *session
+	for _, ss := range s.live() {
+		if ss.id == id {
+			found = ss
+		}
+	}
+	s.mu.Unlock()
+	if found == nil {
+		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "No session has that ID")
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionDoc(found))
 }
 
 // openSession opens a session for user; false when MaxSessions are open
@@ -82,7 +145,7 @@ func (s *Service) openSession(user string) (*session, bool) {
 	s.state.sessionSeq++
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	ss := &session{id: strconv.Itoa(s.state.sessionSeq), user: user, tok: hex.EncodeToString(b), used: time.Now()}
+	ss := &session{id: strconv.Itoa(s.state.sessionSeq), seq: s.state.sessionSeq, user: user, tok: hex.EncodeToString(b), used: time.Now()}
 	s.sessions[ss.tok] = ss
 	s.stats.SessionsOpened++
 	return ss, true

@@ -12,7 +12,8 @@ import (
 // targets maps the engine's boot devices to Redfish override targets.
 var targets = map[string]gfredfish.BootSourceOverrideTarget{
 	"pxe": gfredfish.PxeBootSourceOverrideTarget, "disk": gfredfish.HddBootSourceOverrideTarget,
-	"cdrom": gfredfish.CdBootSourceOverrideTarget, "bios": gfredfish.BiosSetupBootSourceOverrideTarget,
+	"cdrom": gfredfish.CdBootSourceOverrideTarget, drivers.BootCD: gfredfish.CdBootSourceOverrideTarget, // the virtual CD (InsertMedia)
+	"bios": gfredfish.BiosSetupBootSourceOverrideTarget,
 	"http": gfredfish.UefiHTTPBootSourceOverrideTarget, "none": gfredfish.NoneBootSourceOverrideTarget,
 }
 
@@ -22,7 +23,7 @@ var targets = map[string]gfredfish.BootSourceOverrideTarget{
 func (d *Driver) SetBootDevice(ctx context.Context, b drivers.BMC, dev drivers.BootDevice) (drivers.Result, error) {
 	target, ok := targets[dev.Device]
 	if !ok {
-		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "redfish: boot device %q is not one of pxe, disk, cdrom, bios, http, none", dev.Device)
+		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "redfish: boot device %q is not one of pxe, disk, cd, cdrom, bios, http, none", dev.Device)
 	}
 	want := gfredfish.Boot{BootSourceOverrideTarget: target, BootSourceOverrideEnabled: gfredfish.OnceBootSourceOverrideEnabled,
 		BootSourceOverrideMode: gfredfish.LegacyBootSourceOverrideMode}

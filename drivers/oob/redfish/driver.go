@@ -67,6 +67,8 @@ var (
 	_ drivers.OOB         = (*Driver)(nil)
 	_ drivers.OOBBIOS     = (*Driver)(nil)
 	_ drivers.OOBFirmware = (*Driver)(nil)
+
+	_ drivers.OOBVirtualMedia = (*Driver)(nil)
 )
 
 // New makes the driver from its configuration (the registry's factory).

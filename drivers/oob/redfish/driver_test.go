@@ -220,22 +220,3 @@ func TestDMTFMockupAsServed(t *testing.T) {
 		t.Fatalf("Firmware: %+v %v", v, err)
 	}
 }
-
-// TestVirtualMediaTask: the insert runs as a task on the BMC; the driver
-// follows its monitor, so the medium is in when the call returns.
-func TestVirtualMediaTask(t *testing.T) {
-	d, b, s, _ := lab(t, simrf.Options{})
-	ctx := t.Context()
-	if r, err := d.InsertMedia(ctx, b, "http://10.0.0.1/rescue.iso", true); err != nil || r.Status != drivers.StatusDone {
-		t.Fatalf("InsertMedia: %+v %v", r, err)
-	}
-	if img, in := s.Media(); img != "http://10.0.0.1/rescue.iso" || !in {
-		t.Fatalf("after InsertMedia returned: %q inserted %v", img, in)
-	}
-	if r, err := d.EjectMedia(ctx, b); err != nil || r.Status != drivers.StatusDone {
-		t.Fatalf("EjectMedia: %+v %v", r, err)
-	}
-	if _, in := s.Media(); in {
-		t.Fatal("still inserted")
-	}
-}

@@ -1,0 +1,71 @@
+package redfish_test
+
+import (
+	"testing"
+
+	"github.com/slipway-dev/slipway/drivers"
+	simrf "github.com/slipway-dev/slipway/sim/redfish"
+)
+
+const (
+	managerCD = "/redfish/v1/Managers/BMC/VirtualMedia/CD1"
+	systemCD  = "/redfish/v1/Systems/437XR1138R2/VirtualMedia/CD1"
+)
+
+// TestVirtualMediaManagerFirst: the driver inserts through the Manager's
+// virtual CD (where the standard puts it) when the BMC has one, replaces
+// another image, boots once from it with SetBootDevice(cd), and ejects;
+// each step is read from the simulated BMC's own state.
+func TestVirtualMediaManagerFirst(t *testing.T) {
+	d, b, s, m := lab(t, simrf.Options{})
+	ctx := t.Context()
+	var _ drivers.OOBVirtualMedia = d
+	if r, err := d.InsertMedia(ctx, b, "http://10.0.0.1/old.iso"); err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("InsertMedia: %+v %v", r, err)
+	}
+	if via := s.MediaVia(); via != managerCD {
+		t.Fatalf("inserted through %q, want the Manager's %s", via, managerCD)
+	}
+	if r, err := d.InsertMedia(ctx, b, "http://10.0.0.1/boot.iso"); err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("InsertMedia over another image: %+v %v", r, err)
+	}
+	if r, err := d.InsertMedia(ctx, b, "http://10.0.0.1/boot.iso"); err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("InsertMedia again: %+v %v", r, err)
+	}
+	if img, in := s.Media(); img != "http://10.0.0.1/boot.iso" || !in || s.Stats().MediaInserted != 2 {
+		t.Fatalf("media %q inserted %v after %d inserts, want boot.iso in after 2", img, in, s.Stats().MediaInserted)
+	}
+	if r, err := d.SetBootDevice(ctx, b, drivers.BootDevice{Device: drivers.BootCD, EFI: true}); err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("SetBootDevice(cd): %+v %v", r, err)
+	}
+	if dev, persistent, _ := m.BootDevice(); dev != "cdrom" || persistent {
+		t.Fatalf("boot override %q persistent %v, want the CD once", dev, persistent)
+	}
+	if r, err := d.PowerOn(ctx, b); err != nil || r.Status == drivers.StatusFailed {
+		t.Fatalf("PowerOn: %+v %v", r, err)
+	}
+	if last, boots := m.LastBoot(); last != "cdrom" || boots != 1 {
+		t.Fatalf("booted %d times, last from %q, want once from the CD", boots, last)
+	}
+	if r, err := d.EjectMedia(ctx, b); err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("EjectMedia: %+v %v", r, err)
+	}
+	if r, err := d.EjectMedia(ctx, b); err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("EjectMedia when empty: %+v %v", r, err)
+	}
+	if _, in := s.Media(); in {
+		t.Fatal("still inserted after EjectMedia")
+	}
+}
+
+// TestVirtualMediaSystemFallback: a BMC with its virtual CD only under
+// the System (older BMCs, DMTF's mockup) is served through that path.
+func TestVirtualMediaSystemFallback(t *testing.T) {
+	d, b, s, _ := lab(t, simrf.Options{SystemMediaOnly: true})
+	if r, err := d.InsertMedia(t.Context(), b, "http://10.0.0.1/boot.iso"); err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("InsertMedia: %+v %v", r, err)
+	}
+	if img, in := s.Media(); img != "http://10.0.0.1/boot.iso" || !in || s.MediaVia() != systemCD {
+		t.Fatalf("media %q inserted %v through %q, want through %s", img, in, s.MediaVia(), systemCD)
+	}
+}
