@@ -56,7 +56,8 @@ func validate(r *report, d *Design) {
 	}
 	for _, n := range sortedNames(d.HardwareProfiles) {
 		v.hardware(d.HardwareProfiles[n])
-		v.expect(d.HardwareProfiles[n]) // validate_hardware.go
+		v.expect(d.HardwareProfiles[n])   // validate_hardware.go
+		v.baseline(d.HardwareProfiles[n]) // validate_baseline.go
 	}
 	for _, n := range sortedNames(d.HostProfiles) {
 		p := d.HostProfiles[n]

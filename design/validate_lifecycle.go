@@ -67,6 +67,7 @@ func (v *validator) lifecycle() {
 			v.r.errorf(RuleLifecycle, KindSite, name, pos, "lifecycle.timeouts.%s: %s is outside %s..%s", k, d, MinStageTimeout, MaxStageTimeout)
 		}
 	}
+	v.baselinePolicy(name, l) // validate_baseline.go
 }
 
 func orPos(p, def Pos) Pos {
