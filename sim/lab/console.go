@@ -2,6 +2,7 @@ package lab
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/slipway-dev/slipway/sim/maas"
 )
@@ -31,6 +32,8 @@ func (m *Machine) consolePOST(dev, os string) {
 		m.console("Booting from PXE: NIC %s", m.Hardware.NICs[0].MAC)
 	case dev == "pxe":
 		m.console("Booting from PXE")
+	case strings.HasPrefix(dev, "cd:"):
+		m.console("Booting from virtual CD: %s", strings.TrimPrefix(dev, "cd:"))
 	case os != "":
 		m.console("Booting from disk: %s", os)
 	default:

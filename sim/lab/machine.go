@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/sim/maas"
+	simrf "github.com/slipway-dev/slipway/sim/redfish"
 	"github.com/slipway-dev/slipway/sim/serial"
 )
 
@@ -30,6 +31,9 @@ type Machine struct {
 	agent      *agentRun // the node agent of the current (or last) deployment
 	systemID   string    // MAAS's, as of the last deployment
 	phases     []maas.Phase
+	rf         *simrf.Service // its BMC's Redfish service, when it speaks Redfish (its virtual CD)
+	noPXE      bool           // the machine cannot PXE-boot (vmedia.go)
+	bootLog    []string       // where it booted from (vmedia.go)
 }
 
 // PowerOn powers the machine on and boots it.
@@ -89,20 +93,30 @@ func (m *Machine) BootDevice() (string, bool, bool) {
 	return m.bootDev, m.persistent, m.efi
 }
 
-// boot is what happens at power on: from PXE, a machine MAAS doesn't know
-// enlists itself after the enlistment time; a one-time boot device reverts
-// to the default afterwards.
+// boot is what happens at power on: from PXE (or the provisioner's boot
+// ISO in the virtual CD, vmedia.go), a machine MAAS doesn't know enlists
+// itself after the enlistment time; a one-time boot device reverts to the
+// default afterwards.
 func (m *Machine) boot() {
 	m.mu.Lock()
 	m.boots++
-	dev, os := m.bootDev, m.os
-	pxe := dev == "pxe"
+	dev, os, hasPXE, rf := m.bootDev, m.os, !m.noPXE, m.rf
 	if !m.persistent {
 		m.bootDev = ""
 	}
 	m.mu.Unlock()
+	src, image := m.bootSource(rf, dev, hasPXE) // vmedia.go
+	m.mu.Lock()
+	m.logBoot(src)
+	m.mu.Unlock()
+	switch src {
+	case BootFromCD, BootFromProvisioner:
+		dev = "cd:" + isoName(image)
+	case BootFromDisk:
+		dev = "" // no PXE, or nothing in the virtual CD
+	}
 	m.consolePOST(dev, os)
-	if pxe && m.lab != nil {
+	if (src == BootFromPXE || src == BootFromProvisioner) && m.lab != nil {
 		m.lab.pxeBoot(m)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -33,17 +34,34 @@ func (l *Lab) startRedfish(ctx context.Context, m *Machine, sp machineSpec) erro
 	}
 	s, err := simrf.Start(ctx, m, simrf.Options{Addr: "127.0.0.1:0", Username: sp.user, Password: sp.password, CA: ca,
 		Unreachable: func() bool { return l.bmcUnreachable(m) }, Serial: "LAB-" + sp.name,
-		Manufacturer: sp.hw.Vendor, Model: sp.hw.Product, BMCFirmware: sp.hw.BMC()})
+		Manufacturer: sp.hw.Vendor, Model: sp.hw.Product, BMCFirmware: sp.hw.BMC(),
+		UUID: guidString(bmcGUID(sp.name))}) // the machine's IPMI GUID, as ipmitool mc guid shows it
 	if err != nil {
 		return fmt.Errorf("start the Redfish service of %s: %w", sp.name, err)
 	}
 	m.BMC.RedfishPort, m.BMC.RedfishURL, m.BMC.RedfishFingerprint = s.Addr().Port, s.URL(), s.Fingerprint()
+	m.mu.Lock()
+	m.rf = s // its virtual CD (vmedia.go)
+	m.mu.Unlock()
+	l.Handle(BootISOPath, http.HandlerFunc(serveBootISO))
 	l.redfish = append(l.redfish, s)
 	l.byPower["127.0.0.1:"+strconv.Itoa(s.Addr().Port)] = m
 	if sp.designBMC != "" {
 		l.byPower[net.JoinHostPort(sp.designBMC, "443")] = m
 	}
 	return nil
+}
+
+// guidString writes an IPMI GUID (bytes in the reverse of RFC 4122's
+// order, as Get System GUID sends them) as the RFC 4122 string: what
+// ipmitool's "mc guid" shows and what a real BMC reports as its
+// ComputerSystem's UUID.
+func guidString(g [16]byte) string {
+	var r [16]byte
+	for i := range g {
+		r[i] = g[15-i]
+	}
+	return fmt.Sprintf("%x-%x-%x-%x-%x", r[0:4], r[4:6], r[6:8], r[8:10], r[10:16])
 }
 
 // redfishCA is the lab's CA for its Redfish services, made at first use
