@@ -306,7 +306,7 @@ func (b *BMC) process(pkt []byte, addr *net.UDPAddr) []byte {
 		if pkt[4] == authRMCPPlus {
 			return b.processV20(pkt, addr)
 		}
-		return b.processV15(pkt)
+		return b.processV15(pkt, addr)
 	}
 	return nil
 }

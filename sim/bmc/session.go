@@ -48,6 +48,7 @@ const (
 // BMC.mu; cs is not changed once the session is active.
 type session struct {
 	id       uint32 // managed system (BMC) session ID
+	handle   byte   // session handle (Get Session Info), 1 to maxSessions
 	remoteID uint32 // remote console session ID (v2.0)
 	v2       bool
 	state    sessState
@@ -111,9 +112,23 @@ func (b *BMC) newSessionLocked(now time.Time) *session {
 		}
 		id = binary.LittleEndian.Uint32(r[:])
 	}
-	s := &session{id: id, lastUsed: now}
+	s := &session{id: id, lastUsed: now, handle: b.freeHandleLocked()}
 	b.sessions[id] = s
 	return s
+}
+
+// freeHandleLocked is the lowest session handle no session holds; there
+// is one, as there are fewer sessions than maxSessions when it is called.
+func (b *BMC) freeHandleLocked() byte {
+	used := make(map[byte]bool, len(b.sessions))
+	for _, x := range b.sessions {
+		used[x.handle] = true
+	}
+	h := byte(1)
+	for used[h] {
+		h++
+	}
+	return h
 }
 
 func (b *BMC) deleteSessionLocked(s *session) {
@@ -161,7 +176,7 @@ func le32(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
 
 // ---- IPMI v1.5 ----
 
-func (b *BMC) processV15(pkt []byte) []byte {
+func (b *BMC) processV15(pkt []byte, addr *net.UDPAddr) []byte {
 	p, err := parseV15(pkt)
 	if err != nil {
 		return nil
@@ -199,6 +214,7 @@ func (b *BMC) processV15(pkt []byte) []byte {
 		}
 		return nil
 	}
+	s.remember(addr)
 	if req.netFn == netFnApp && req.cmd == cmdActivateSession {
 		cc, data, ok := b.activateLocked(s, req, now)
 		seq := s.outInit // the reply carries the initial outbound number (section 22.17), as ipmi_sim's does
