@@ -53,6 +53,10 @@ func (s *Service) patchSettings(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, "Base.1.8.PropertyUnknown", "The attribute "+k+" is not in the attribute registry")
 			return
 		}
+		if s.lab.faults.readOnlyBIOS[k] {
+			writeError(w, http.StatusBadRequest, "Base.1.8.PropertyNotWritable", "The attribute "+k+" is read-only on this system and cannot be changed")
+			return
+		}
 		if fmt.Sprintf("%T", cur) != fmt.Sprintf("%T", v) {
 			writeError(w, http.StatusBadRequest, "Base.1.8.PropertyValueTypeError", fmt.Sprintf("The value of %s is of another type than the attribute's", k))
 			return
@@ -64,8 +68,9 @@ func (s *Service) patchSettings(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// applyPending makes the staged BIOS settings the ones in effect (at a
-// reset that starts the machine).
+// applyPending makes the staged BIOS settings, and the firmware installed
+// for the system's components, the ones in effect (at a reset that starts
+// the machine).
 func (s *Service) applyPending() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -73,4 +78,27 @@ func (s *Service) applyPending() {
 		s.state.bios[k] = v
 	}
 	s.state.pending = map[string]any{}
+	s.applyFirmware()
+}
+
+// SystemReset is a reset of the machine the service did not see (a power
+// cycle through IPMI, or the machine's own button): the staged BIOS
+// settings and the firmware installed take effect.
+func (s *Service) SystemReset() { s.applyPending() }
+
+// RefuseBIOS makes the BIOS refuse to change the attribute name (400
+// PropertyNotWritable naming it), as a BMC refuses a read-only or
+// locked attribute.
+func (s *Service) RefuseBIOS(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lab.faults.readOnlyBIOS[name] = true
+}
+
+// SetBIOS changes an attribute in effect behind everyone's back (as a
+// technician in the BIOS setup would).
+func (s *Service) SetBIOS(name string, v any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state.bios[name] = v
 }

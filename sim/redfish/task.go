@@ -8,73 +8,154 @@ import (
 	"github.com/slipway-dev/slipway/internal/redfishmock"
 )
 
-// taskDelay is how long a task (a virtual media insert) runs.
-const taskDelay = 150 * time.Millisecond
-
 // maxTasks bounds the tasks kept; the oldest finished one is dropped.
 const maxTasks = 64
 
 var tasksPath = redfishmock.Root + "/TaskService/Tasks"
 
-// task is a long operation: it runs for taskDelay, then does its work.
+// Task states (Redfish TaskState).
+const (
+	taskRunning   = "Running"
+	taskCompleted = "Completed"
+	taskException = "Exception"
+)
+
+// task is a long operation (a firmware update, a volume's build). It
+// runs from begin to done (both zero while it waits, e.g. for its image),
+// then finish does its work, at the first request after done
+// (Service.advance).
 type task struct {
-	id   string
-	done time.Time
-	run  func()
-	ran  bool
+	id, name, target string // target: the URI of the action that started it
+	start, begin     time.Time
+	done, end        time.Time
+	state            string
+	percent          int
+	messages         []taskMessage
+	finish           func(at time.Time)
+	after            func() // run (without mu) by the first read of the monitor after the task completed
 }
 
-// startTask answers 202 Accepted with the task monitor's URI in Location,
-// as Redfish services answer long operations; run happens when the task
-// completes (at its first read after taskDelay).
-func (s *Service) startTask(w http.ResponseWriter, run func()) {
-	s.mu.Lock()
+type taskMessage struct{ id, text, severity string }
+
+// newTask adds a running task. Called with mu held.
+func (s *Service) newTask(name, target string) *task {
 	s.state.taskSeq++
-	t := &task{id: strconv.Itoa(s.state.taskSeq), done: time.Now().Add(taskDelay), run: run}
+	t := &task{id: strconv.Itoa(s.state.taskSeq), name: name, target: target, start: time.Now(), state: taskRunning}
 	if len(s.state.tasks) >= maxTasks {
-		s.state.tasks = s.state.tasks[1:]
+		for i, x := range s.state.tasks {
+			if x.state != taskRunning {
+				s.state.tasks = append(s.state.tasks[:i:i], s.state.tasks[i+1:]...)
+				break
+			}
+		}
 	}
 	s.state.tasks = append(s.state.tasks, t)
+	return t
+}
+
+// dropTask forgets t (the BMC reset and lost it). Called with mu held.
+func (s *Service) dropTask(t *task) {
+	for i, x := range s.state.tasks {
+		if x == t {
+			s.state.tasks = append(s.state.tasks[:i:i], s.state.tasks[i+1:]...)
+			return
+		}
+	}
+}
+
+// taskDelay is how long a task started by startTask runs.
+const taskDelay = 150 * time.Millisecond
+
+// startTask answers 202 with a task that runs for taskDelay; run happens
+// (without mu) at the first read of its monitor after that.
+func (s *Service) startTask(w http.ResponseWriter, run func()) {
+	s.mu.Lock()
+	t := s.newTask("Task", "")
+	t.begin, t.done, t.after = t.start, t.start.Add(taskDelay), run
+	s.mu.Unlock()
+	s.answerTask(w, t)
+}
+
+// answerTask answers 202 Accepted with the task monitor's URI in
+// Location, as Redfish services answer long operations.
+func (s *Service) answerTask(w http.ResponseWriter, t *task) {
+	s.mu.Lock()
+	doc := taskDoc(t, time.Now())
 	s.mu.Unlock()
 	w.Header().Set("Location", tasksPath+"/"+t.id)
 	w.Header().Set("Retry-After", "1")
-	writeJSON(w, http.StatusAccepted, s.taskDoc(t, "Running"))
+	writeJSON(w, http.StatusAccepted, doc)
 }
 
-// getTask is the task monitor: 202 while the task runs, then 200 with it
-// Completed (its work done then).
+// getTask is the task monitor: 202 while the task runs, then 200 with its
+// end state (Completed or Exception and its messages); 404 for a task the
+// BMC does not know (or lost in its reset).
 func (s *Service) getTask(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	var t *task
-	for _, x := range s.state.tasks {
-		if x.id == r.PathValue("id") {
-			t = x
+	now := time.Now()
+	s.advance(now)
+	var doc map[string]any
+	var after func()
+	running := false
+	for _, t := range s.state.tasks {
+		if t.id == r.PathValue("id") {
+			doc, running = taskDoc(t, now), t.state == taskRunning
+			if !running {
+				after, t.after = t.after, nil
+			}
 		}
 	}
-	running := t != nil && time.Now().Before(t.done)
-	finish := t != nil && !running && !t.ran
-	if finish {
-		t.ran = true
-	}
 	s.mu.Unlock()
+	if after != nil {
+		after()
+	}
 	switch {
-	case t == nil:
+	case doc == nil:
 		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "No task has that ID")
 	case running:
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusAccepted, s.taskDoc(t, "Running"))
+		writeJSON(w, http.StatusAccepted, doc)
 	default:
-		if finish {
-			t.run()
-		}
-		writeJSON(w, http.StatusOK, s.taskDoc(t, "Completed"))
+		writeJSON(w, http.StatusOK, doc)
 	}
 }
 
-func (s *Service) taskDoc(t *task, state string) map[string]any {
-	doc := mockDoc(tasksPath + "/545")
-	doc["Id"], doc["Name"], doc["@odata.id"] = t.id, "Task "+t.id, tasksPath+"/"+t.id
-	doc["TaskState"], doc["TaskStatus"], doc["Messages"] = state, "OK", []any{}
-	delete(doc, "EndTime")
+// getTasks lists the tasks the BMC keeps.
+func (s *Service) getTasks(w http.ResponseWriter, _ *http.Request) {
+	doc := mockDoc(tasksPath)
+	s.mu.Lock()
+	s.advance(time.Now())
+	members := make([]any, 0, len(s.state.tasks))
+	for _, t := range s.state.tasks {
+		members = append(members, map[string]any{"@odata.id": tasksPath + "/" + t.id})
+	}
+	s.mu.Unlock()
+	doc["Members"], doc["Members@odata.count"] = members, len(members)
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// taskDoc is t's Task resource at now. Called with mu held.
+func taskDoc(t *task, now time.Time) map[string]any {
+	pct := t.percent
+	if t.state == taskRunning && !t.begin.IsZero() && t.done.After(t.begin) {
+		pct = min(99, int(100*now.Sub(t.begin)/t.done.Sub(t.begin)))
+	}
+	status := "OK"
+	if t.state == taskException {
+		status = "Critical"
+	}
+	msgs := make([]any, 0, len(t.messages))
+	for _, m := range t.messages {
+		msgs = append(msgs, map[string]any{"MessageId": m.id, "Message": m.text, "Severity": m.severity, "MessageSeverity": m.severity})
+	}
+	doc := map[string]any{
+		"@odata.type": "#Task.v1_7_0.Task", "@odata.id": tasksPath + "/" + t.id, "Id": t.id, "Name": t.name,
+		"TaskState": t.state, "TaskStatus": status, "PercentComplete": pct, "Messages": msgs,
+		"StartTime": t.start.UTC().Format(time.RFC3339),
+		"Payload":   map[string]any{"TargetUri": t.target, "HttpOperation": "POST"},
+	}
+	if !t.end.IsZero() {
+		doc["EndTime"] = t.end.UTC().Format(time.RFC3339)
+	}
 	return doc
 }
