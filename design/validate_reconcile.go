@@ -39,10 +39,14 @@ const (
 // itself: a status drift is put back by a task (deploy or destroy), an
 // orphan (a deployed node the design no longer has) by an operator's
 // decision. A switchport drift is a deployed node's switch port changed
-// behind the engine's back (repair configures its ports again).
+// behind the engine's back (repair configures its ports again). A
+// firmware or bios drift is a deployed node whose firmware versions or
+// BIOS settings in effect differ from its hardware profile's baseline:
+// reported only (a task that applies the baseline, which may reboot the
+// machine, puts it back).
 var (
-	DriftKinds      = []string{"status", "hostname", "tags", "power", "owner", "kernel-options", "leak", "orphan", "switchport"}
-	ReportOnlyDrift = []string{"status", "orphan"}
+	DriftKinds      = []string{"status", "hostname", "tags", "power", "owner", "kernel-options", "leak", "orphan", "switchport", "firmware", "bios"}
+	ReportOnlyDrift = []string{"status", "orphan", "firmware", "bios"}
 )
 
 // Bounds of the reconciliation interval: more often than every minute

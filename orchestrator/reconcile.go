@@ -88,6 +88,10 @@ type reconcilePass struct {
 	// ports could not be read: their stored switchport drift stays.
 	ported      []record.NodeRecord
 	unreadPorts map[string]bool
+	// unreadBMC are the nodes whose BMC did not answer the firmware and
+	// BIOS read (drift_baseline.go): their stored drift of those kinds
+	// stays.
+	unreadBMC map[string]bool
 }
 
 func (e *Engine) reconcile(ctx context.Context, trigger string) (record.SweepReport, error) {
@@ -118,6 +122,7 @@ func (e *Engine) reconcile(ctx context.Context, trigger string) (record.SweepRep
 	}
 	p.rep.Examined = len(p.examined)
 	p.switchports(ctx) // fabric_drift.go
+	p.baselines(ctx)   // drift_baseline.go
 	err = p.settle(ctx)
 	return p.rep, err
 }
@@ -409,8 +414,8 @@ func (p *reconcilePass) clearGone(b *batch, stored map[string]record.DriftRecord
 		if _, still := p.seen[k]; still {
 			continue
 		}
-		if old.Kind == record.DriftSwitchport && p.unreadPorts[old.Node] {
-			p.rep.Records = append(p.rep.Records, old) // its switch did not answer this run
+		if old.Kind == record.DriftSwitchport && p.unreadPorts[old.Node] || baselineKind(old.Kind) && p.unreadBMC[old.Node] {
+			p.rep.Records = append(p.rep.Records, old) // its switch or BMC did not answer this run
 			continue
 		}
 		if old.Kind != record.DriftLeak && !p.examined[old.Node] && p.e.holder(record.NodeRecord{Name: old.Node}) != "" {
@@ -489,6 +494,8 @@ func (e *Engine) repair(ctx context.Context, d *design.Design, dr record.DriftRe
 		return "", fmt.Errorf("%w: node %s is not in the current design: put it back in the design, or release its machine (resolution release, or `orchestrator destroy --node %s`)", ErrConflict, dr.Node, dr.Node)
 	case record.DriftSwitchport:
 		return e.repairPorts(ctx, d, dr) // fabric_drift.go
+	case record.DriftFirmware, record.DriftBIOS:
+		return e.repairBaseline(ctx, d, dr) // drift_baseline.go
 	}
 	return e.repairMachine(ctx, d, dr)
 }

@@ -40,10 +40,17 @@ const (
 	// as the design says (changed on the switch behind the engine's
 	// back).
 	DriftSwitchport DriftKind = "switchport"
+	// DriftFirmware: a deployed node's firmware inventory (as its BMC
+	// reports it) runs another version than its hardware profile's
+	// firmware baseline.
+	DriftFirmware DriftKind = "firmware"
+	// DriftBIOS: a deployed node's BIOS settings in effect differ from
+	// its hardware profile's bios.attributes.
+	DriftBIOS DriftKind = "bios"
 )
 
 // DriftKinds lists the kinds in the order reports show them.
-var DriftKinds = []DriftKind{DriftStatus, DriftHostname, DriftTags, DriftPower, DriftOwner, DriftKernelOptions, DriftLeak, DriftOrphan, DriftSwitchport}
+var DriftKinds = []DriftKind{DriftStatus, DriftHostname, DriftTags, DriftPower, DriftOwner, DriftKernelOptions, DriftLeak, DriftOrphan, DriftSwitchport, DriftFirmware, DriftBIOS}
 
 // ParseDriftKind checks a drift kind's name.
 func ParseDriftKind(s string) (DriftKind, error) {
