@@ -158,6 +158,9 @@ type HardwareProfileSpec struct {
 	DeviceAliases map[string]DeviceAlias `json:"deviceAliases,omitempty"`
 	Expect        *HardwareExpect        `json:"expect,omitempty"`
 	BIOS          *BIOSSettings          `json:"bios,omitempty"`
+	Firmware      []FirmwareBaseline     `json:"firmware,omitempty"`
+	RAID          *RAIDBaseline          `json:"raid,omitempty"`
+	VirtualMedia  *VirtualMediaBoot      `json:"virtualMedia,omitempty"`
 }
 
 // HardwareOOB is the API's design.HardwareOOB (conversions below).
@@ -238,6 +241,41 @@ type ExpectFirmware struct {
 // BIOSSettings is the API's design.BIOSSettings (conversions below).
 type BIOSSettings struct {
 	Attributes map[string]string `json:"attributes"`
+}
+
+// FirmwareBaseline is the API's design.FirmwareBaseline (conversions below).
+type FirmwareBaseline struct {
+	Component string        `json:"component"`
+	Devices   []string      `json:"devices,omitempty"`
+	Version   string        `json:"version"`
+	Image     FirmwareImage `json:"image"`
+}
+
+// FirmwareImage is the API's design.FirmwareImage (conversions below).
+type FirmwareImage struct {
+	URL    string `json:"url,omitempty"`
+	File   string `json:"file,omitempty"`
+	SHA256 string `json:"sha256"`
+}
+
+// RAIDBaseline is the API's design.RAIDBaseline (conversions below).
+type RAIDBaseline struct {
+	Volumes []RAIDVolume `json:"volumes"`
+}
+
+// RAIDVolume is the API's design.RAIDVolume (conversions below).
+type RAIDVolume struct {
+	Name   string   `json:"name"`
+	Level  string   `json:"level"`
+	Drives []string `json:"drives"`
+	Size   string   `json:"size,omitempty"`
+	Boot   bool     `json:"boot,omitempty"`
+}
+
+// VirtualMediaBoot is the API's design.VirtualMediaBoot (conversions below).
+type VirtualMediaBoot struct {
+	ISO    string `json:"iso"`
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // Diff is the API's design.Diff (conversions below).
@@ -506,7 +544,32 @@ func FromHardwareProfileSpec(v design.HardwareProfileSpec) HardwareProfileSpec {
 		p1 := FromBIOSSettings(*v.BIOS)
 		w.BIOS = &p1
 	}
+	fromBaseline(&w, v)
 	return w
+}
+
+// fromBaseline converts a hardware profile's baseline (firmware, raid,
+// virtualMedia) to the wire.
+func fromBaseline(w *HardwareProfileSpec, v design.HardwareProfileSpec) {
+	if v.Firmware != nil {
+		w.Firmware = make([]FirmwareBaseline, len(v.Firmware))
+		for i, f := range v.Firmware {
+			w.Firmware[i] = FirmwareBaseline{Component: f.Component, Devices: slices.Clone(f.Devices), Version: f.Version,
+				Image: FirmwareImage{URL: f.Image.URL, File: f.Image.File, SHA256: f.Image.SHA256}}
+		}
+	}
+	if v.RAID != nil {
+		w.RAID = &RAIDBaseline{}
+		if v.RAID.Volumes != nil {
+			w.RAID.Volumes = make([]RAIDVolume, len(v.RAID.Volumes))
+			for i, x := range v.RAID.Volumes {
+				w.RAID.Volumes[i] = RAIDVolume{Name: x.Name, Level: x.Level, Drives: slices.Clone(x.Drives), Size: x.Size, Boot: x.Boot}
+			}
+		}
+	}
+	if m := v.VirtualMedia; m != nil {
+		w.VirtualMedia = &VirtualMediaBoot{ISO: m.ISO, SHA256: m.SHA256}
+	}
 }
 
 // FromHardwareOOB converts design.HardwareOOB to the wire.
