@@ -173,7 +173,10 @@ func TestServiceUUIDs(t *testing.T) {
 	if _, _, doc := do(t, hc, "GET", s.URL()+systemPath, tok, nil); doc["UUID"] != id {
 		t.Fatalf("system UUID %v", doc["UUID"])
 	}
-	if _, _, doc := do(t, hc, "GET", s.URL()+managerPath, tok, nil); doc["ServiceEntryPointUUID"] != id {
-		t.Fatalf("manager ServiceEntryPointUUID %v", doc["ServiceEntryPointUUID"])
+	if _, _, doc := do(t, hc, "GET", s.URL()+managerPath, tok, nil); doc["ServiceEntryPointUUID"] != id || doc["UUID"] != managerUUID(id) || managerUUID(id) == id {
+		t.Fatalf("manager ServiceEntryPointUUID %v UUID %v", doc["ServiceEntryPointUUID"], doc["UUID"])
+	}
+	if a, b := managerUUID(id), managerUUID("6b1f7a42-91c3-5d0e-8a77-0c2d4e5f6a7c"); a == b || len(a) != 36 {
+		t.Fatalf("manager UUIDs %s and %s", a, b)
 	}
 }

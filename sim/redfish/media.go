@@ -110,6 +110,9 @@ func (s *Service) getManager(w http.ResponseWriter, _ *http.Request) {
 	doc := mockDoc(managerPath)
 	setIf(doc, "FirmwareVersion", s.version(kindBMC, s.o.BMCFirmware))
 	setIf(doc, "ServiceEntryPointUUID", s.o.UUID)
+	if s.o.UUID != "" {
+		doc["UUID"] = managerUUID(s.o.UUID) // the BMC's own, not the system's
+	}
 	if !s.o.SystemMediaOnly {
 		doc["VirtualMedia"] = map[string]any{"@odata.id": managerPath + "/VirtualMedia"}
 	}

@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"context"
+	"crypto/sha1" //nolint:gosec // a name-based UUID, not a security use
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -206,6 +207,23 @@ func (s *Service) routeRoot(mux *http.ServeMux) {
 	}
 	mux.HandleFunc("GET "+redfishmock.Root+"/{$}", root)
 	mux.HandleFunc("GET "+redfishmock.Root, root)
+	// The protocol versions document (redfishtool's "versions", its -C
+	// and -W checks read it).
+	versions := func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"v1": redfishmock.Root + "/"})
+	}
+	mux.HandleFunc("GET /redfish", versions)
+	mux.HandleFunc("GET /redfish/{$}", versions)
+}
+
+// managerUUID is the Manager's UUID of a service whose system has
+// UUID sys: a name-based (version 5 layout) UUID derived from it, so each
+// BMC has its own and keeps it.
+func managerUUID(sys string) string {
+	sum := sha1.Sum([]byte("slipway-lab-manager/" + sys))
+	sum[6] = sum[6]&0x0f | 0x50
+	sum[8] = sum[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
 }
 
 func clone(m map[string]any) map[string]any {

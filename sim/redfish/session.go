@@ -94,6 +94,13 @@ func (s *Service) live() []*session {
 	return out
 }
 
+// Sessions is the number of live sessions.
+func (s *Service) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.live())
+}
+
 // listSessions answers the Sessions collection: the live sessions.
 func (s *Service) listSessions(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
