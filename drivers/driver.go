@@ -32,6 +32,15 @@ type OOB interface {
 // plugin protocol carries the error's class and message, not this.
 var ErrBootNotKept = errors.New("the BMC does not keep the boot override")
 
+// BootFlagsCleared is in the message of a SetBootDevice result that is
+// Done although the BMC reads the override back with the right device but
+// its valid bit (or the persistent or EFI bit) clear: OpenIPMI's ipmi_sim
+// does, and real BMCs clear the valid bit at once or after the spec's 60
+// seconds. It is not a failure; the caller sets the override again right
+// before it powers the machine on. Only another device read back is
+// ErrBootNotKept.
+const BootFlagsCleared = "the valid bit reads back clear"
+
 // OOBFirmware is implemented by OOB drivers that read a server's firmware
 // versions from its BMC (Redfish's firmware inventory). The engine
 // completes the inventory commissioning found with them.

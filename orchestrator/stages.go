@@ -135,6 +135,9 @@ func (r *nodeRun) pxeNext(ctx context.Context) (step, error) {
 	if err != nil {
 		return step{}, err
 	}
+	if st, ok := r.bootFlagsCleared(res, bios); ok { // bootflags.go
+		return st, nil
+	}
 	return r.result(res, false, func() step { return sub("%snext boot from PXE", bios) })
 }
 

@@ -11,7 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/ipmisim"
 	"github.com/slipway-dev/slipway/sim/bmc"
 )
 
@@ -227,4 +230,33 @@ func TestPowerCommandLab(t *testing.T) {
 		return
 	}
 	t.Fatalf("no BMC for r02-gpu01 in %s", line)
+}
+
+// TestPowerPXEAgainstIPMISim: `power pxe` against OpenIPMI's ipmi_sim,
+// which acts on the boot device but reads it back with the valid bit
+// clear (00 04 00 00 00), as real BMCs may: the command succeeds and says
+// so, and ipmi_sim's own state holds the PXE boot.
+func TestPowerPXEAgainstIPMISim(t *testing.T) {
+	ipmisim.RequireOrSkip(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	c, err := ipmisim.Start(ctx, 1, ipmisim.Options{Username: "admin", Password: powerTestPassword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("ipmisim: %v", err)
+		}
+	})
+	sim := c.BMCs[0]
+	t.Setenv("SLIPWAY_SECRET_BMC_ADMIN", powerTestPassword)
+	args := []string{"pxe", "--node", "r01-cmp01", "--design", exampleSite, "--bmc", fmt.Sprintf("%s:%d", sim.Address, sim.Port)}
+	code, out, errs := powerCLI(t, args...)
+	if code != 0 || !strings.Contains(out, drivers.BootFlagsCleared) || !strings.Contains(out, "0004000000") {
+		t.Fatalf("power pxe against ipmi_sim: exit %d, stdout %q, stderr %q; want success saying the valid bit reads back clear", code, out, errs)
+	}
+	if dev, err := sim.BootDevice(); err != nil || dev != "pxe" {
+		t.Errorf("ipmi_sim's boot device after power pxe: %q %v, want pxe", dev, err)
+	}
 }

@@ -634,20 +634,32 @@ func (d *Driver) SetBootDevice(ctx context.Context, b drivers.BMC, dev drivers.B
 		if err != nil {
 			return err
 		}
-		if after != nil && (after[0]&0xe0 != flags || goipmi.BootDevice(after[1]&bootSelectorMask) != sel) {
-			// Not kept: the valid, persistent or EFI flag, or the device,
-			// reads back otherwise (before, only a valid device selector
-			// was compared, so ipmi_sim's 00 04 00 00 00 passed).
-			return drivers.NewError(drivers.Transient, fmt.Errorf("ipmi: %s (node %s) accepted booting %s but reads back boot flags %x: %w",
-				c.t.addr, nodeName(b), what, after, drivers.ErrBootNotKept))
-		}
-		res = drivers.Done("ipmi: %s (node %s) boots %s", c.t.addr, nodeName(b), what)
-		return nil
+		res, err = readBack(c, b, what, flags, sel, after)
+		return err
 	})
 	if err != nil {
 		return drivers.Result{}, err
 	}
 	return res, nil
+}
+
+// readBack judges the boot flags read back after setting them. Another
+// device is a transient ErrBootNotKept. The right device with the valid,
+// persistent or EFI bit otherwise (OpenIPMI's ipmi_sim reads back 00 04
+// 00 00 00; real BMCs clear the valid bit at once or after 60 seconds) is
+// Done, saying drivers.BootFlagsCleared: the caller sets the override
+// again right before powering on.
+func readBack(c *call, b drivers.BMC, what string, flags byte, sel goipmi.BootDevice, after []byte) (drivers.Result, error) {
+	switch {
+	case after == nil || after[0]&0xe0 == flags && goipmi.BootDevice(after[1]&bootSelectorMask) == sel:
+		return drivers.Done("ipmi: %s (node %s) boots %s", c.t.addr, nodeName(b), what), nil
+	case goipmi.BootDevice(after[1]&bootSelectorMask) != sel:
+		return drivers.Result{}, drivers.NewError(drivers.Transient, fmt.Errorf("ipmi: %s (node %s) accepted booting %s but reads back boot flags %x, another device: %w",
+			c.t.addr, nodeName(b), what, after, drivers.ErrBootNotKept))
+	}
+	return drivers.Done("ipmi: %s (node %s) accepted booting %s and reads back boot flags %x, the device right but %s "+
+		"(BMCs may clear the override at once or after 60 s): set it again right before powering on",
+		c.t.addr, nodeName(b), what, after, drivers.BootFlagsCleared), nil
 }
 
 func bootText(dev drivers.BootDevice) string {

@@ -226,6 +226,36 @@ func TestBootFlagsSimBMC(t *testing.T) {
 	}
 }
 
+// stubbornChassis boots from disk whatever override it is given: its BMC
+// reads back another device than was set.
+type stubbornChassis struct{ *chassis }
+
+func (c stubbornChassis) SetBootDevice(_ string, persistent, efi bool) {
+	c.chassis.SetBootDevice("disk", persistent, efi)
+}
+
+// TestBootDeviceNotKeptSimBMC: a BMC that reads back another device than
+// it was given fails SetBootDevice with the transient ErrBootNotKept
+// naming the bytes; only the device counts (the valid bit may be clear).
+func TestBootDeviceNotKeptSimBMC(t *testing.T) {
+	ch := stubbornChassis{newChassis()}
+	b, err := bmc.Start(context.Background(), ch, bmc.Options{Addr: "127.0.0.1:0", Username: simUser, Password: simPassword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	d := newTestDriver(t, nil)
+	for _, proto := range []string{"lanplus", "lan"} {
+		_, err := d.SetBootDevice(ctxT(t, 10*time.Second), simTarget(b, proto, 3), drivers.BootDevice{Device: "pxe", EFI: true})
+		if !errors.Is(err, drivers.ErrBootNotKept) || drivers.Classify(err) != drivers.Transient || !strings.Contains(err.Error(), "reads back boot flags a008") {
+			t.Errorf("%s: %v, want a transient ErrBootNotKept naming the flags read back (disk)", proto, err)
+		}
+		if dev, _, _ := ch.BootDevice(); dev != "disk" {
+			t.Fatalf("the chassis boots %s", dev)
+		}
+	}
+}
+
 // TestPowerCycleSimBMC: off -> power on; on -> power cycle; both confirmed.
 func TestPowerCycleSimBMC(t *testing.T) {
 	for _, proto := range []string{"lanplus", "lan"} {

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	gfredfish "github.com/stmcginnis/gofish/redfish"
 
@@ -52,12 +51,12 @@ func (d *Driver) ApplyBIOS(ctx context.Context, b drivers.BMC, want map[string]s
 		}
 		if err := bios.UpdateBiosAttributes(stage); err != nil {
 			if status(err) == 400 {
-				res = drivers.Failed("the BMC refused the BIOS settings %s: %s", names(stage), bmcMessage(err))
+				res = drivers.Failed("the BMC refused the BIOS settings %s: %v", names(stage), err)
 				return nil
 			}
 			return err
 		}
-		res = drivers.InProgress(5*time.Second, "staged %s: they take effect at the next reset of the machine", names(stage))
+		res = drivers.InProgress(0, "staged %s", names(stage))
 		return nil
 	})
 	return res, err
