@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	gfredfish "github.com/stmcginnis/gofish/redfish"
 
@@ -51,15 +52,15 @@ func (d *Driver) ApplyBIOS(ctx context.Context, b drivers.BMC, want map[string]s
 		}
 		if err := bios.UpdateBiosAttributes(stage); err != nil {
 			if status(err) == 400 {
-				res = drivers.Failed("the BMC refused the BIOS settings %s: %v", names(stage), err)
+				res = drivers.Failed("the BMC refused the BIOS settings %s: %s", names(stage), bmcMessage(err))
 				return nil
 			}
 			return err
 		}
-		res = drivers.InProgress(0, "staged %s", names(stage))
+		res = drivers.InProgress(5*time.Second, "staged %s: they take effect at the next reset of the machine", names(stage))
 		return nil
 	})
-	return res, err
+	return scrub(b, res), err
 }
 
 // biosChanges are the attributes of want whose value in effect differs,

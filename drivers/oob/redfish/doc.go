@@ -15,8 +15,12 @@
 // or Continuous; UEFI or Legacy) read back and refused by name when the
 // BMC did not take it. For drivers.OOBBIOS: the BIOS attributes in effect,
 // and staging those that differ in the Bios settings object for the next
-// reset. Beyond the interfaces (for the engine's later use): virtual
-// media insert and eject, and the firmware inventory.
+// reset. For drivers.OOBFirmwareUpdate: the firmware inventory, updates
+// through UpdateService.SimpleUpdate (never a second one while one runs)
+// followed by their task monitor, also through the BMC's own reset
+// (update.go). For drivers.OOBRAID: the system's Storage, its drives and
+// volumes, building and deleting volumes (raid.go). For
+// drivers.OOBVirtualMedia: the virtual CD, insert and eject (media.go).
 //
 // Sessions: one login per BMC, user and password, reused by later calls
 // (X-Auth-Token) and logged in again once when the BMC has dropped it;
