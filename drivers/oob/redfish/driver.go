@@ -28,14 +28,16 @@ const (
 	SettingRetries      = "retries"      // retries of a 503 answer, after its Retry-After (default 3, at most 10)
 	SettingGracefulWait = "gracefulWait" // how long PowerOff waits for a graceful shutdown before forcing it (default 30s)
 	SettingPollInterval = "pollInterval" // power state polling while confirming (default 1s)
+	SettingResetWait    = "resetWait"    // how long a BMC may not answer while it resets after its update (default drivers.ResetWait)
 )
 
 type settings struct {
 	timeout, gracefulWait, pollInterval time.Duration
+	resetWait                           time.Duration
 	retries                             int
 }
 
-var defaults = settings{timeout: 20 * time.Second, gracefulWait: 30 * time.Second, pollInterval: time.Second, retries: 3}
+var defaults = settings{timeout: 20 * time.Second, gracefulWait: 30 * time.Second, pollInterval: time.Second, retries: 3, resetWait: drivers.ResetWait}
 
 // credentialsRefused is how errors say the BMC refused the credentials.
 const credentialsRefused = "rejected the credentials"
@@ -50,6 +52,7 @@ type Driver struct {
 	mu         sync.Mutex
 	sessions   map[sessionKey]kept
 	transports map[string]*http.Transport // by endpoint and trust
+	silent     map[string]time.Time       // update.go: since when a BMC following an update has not answered
 }
 
 // kept is a session kept for reuse, and the BMC it is with (its trust
@@ -87,6 +90,7 @@ func NewDriver(cfg drivers.Config) (*Driver, error) {
 		SettingTimeout:      drivers.DurationSetting(&s.timeout),
 		SettingGracefulWait: drivers.DurationSetting(&s.gracefulWait),
 		SettingPollInterval: drivers.DurationSetting(&s.pollInterval),
+		SettingResetWait:    drivers.DurationSetting(&s.resetWait),
 		SettingRetries:      drivers.IntSetting(&s.retries, 0, 10),
 	})
 	if err != nil {

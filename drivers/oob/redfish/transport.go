@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -193,7 +194,7 @@ func (r retry503) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		resp, err := r.next.RoundTrip(req)
-		if err != nil || resp.StatusCode != http.StatusServiceUnavailable || attempt >= r.retries {
+		if err != nil || resp.StatusCode != http.StatusServiceUnavailable || attempt >= r.retries || isOneShot(req) {
 			return resp, err
 		}
 		wait := retryAfter(resp.Header.Get("Retry-After"))
@@ -235,7 +236,7 @@ func (w taskWaiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil {
 		loc = resp.Header.Get("Location")
 	}
-	if err != nil || resp.StatusCode != http.StatusAccepted || loc == "" || req.Method == http.MethodGet {
+	if err != nil || resp.StatusCode != http.StatusAccepted || loc == "" || req.Method == http.MethodGet || isOneShot(req) {
 		return resp, err
 	}
 	resp.Body.Close()
@@ -287,3 +288,13 @@ func taskOutcome(r *http.Response, err error) (*http.Response, error) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return r, nil
 }
+
+// oneShotKey marks a call's context: its requests are neither retried
+// after a 503 nor followed to their task's end. StartFirmwareUpdate's:
+// the caller follows the update's task itself, and a 503 there says an
+// update is running already.
+type oneShotKey struct{}
+
+func oneShot(ctx context.Context) context.Context { return context.WithValue(ctx, oneShotKey{}, true) }
+
+func isOneShot(req *http.Request) bool { return req.Context().Value(oneShotKey{}) != nil }
