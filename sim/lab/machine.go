@@ -105,6 +105,9 @@ func (m *Machine) boot() {
 		m.bootDev = ""
 	}
 	m.mu.Unlock()
+	if rf != nil {
+		rf.SystemReset() // staged BIOS settings and firmware take effect at any boot, not only a Redfish reset's
+	}
 	src, image := m.bootSource(rf, dev, hasPXE) // vmedia.go
 	m.mu.Lock()
 	m.logBoot(src)
