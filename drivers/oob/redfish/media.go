@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"strings"
 
 	gfredfish "github.com/stmcginnis/gofish/redfish"
@@ -23,12 +24,12 @@ func (d *Driver) InsertMedia(ctx context.Context, b drivers.BMC, url string) (dr
 			return err
 		}
 		if vm.Inserted && vm.Image == url {
-			res = drivers.Done("virtual CD %s holds %s", vm.ID, url)
+			res = drivers.Done("virtual CD %s holds %s", vm.ID, isoText(url))
 			return nil
 		}
 		if vm.Inserted {
 			if err := vm.EjectMedia(); err != nil {
-				return fmt.Errorf("eject %s from the virtual CD: %w", drivers.PeerText(vm.Image), err)
+				return fmt.Errorf("eject %s from the virtual CD: %w", isoText(vm.Image), err)
 			}
 		}
 		if err := vm.InsertMedia(url, true, true); err != nil {
@@ -39,7 +40,7 @@ func (d *Driver) InsertMedia(ctx context.Context, b drivers.BMC, url string) (dr
 		case err != nil:
 			return err
 		case got.Inserted && got.Image == url:
-			res = drivers.Done("virtual CD %s holds %s", vm.ID, url)
+			res = drivers.Done("virtual CD %s holds %s", vm.ID, isoText(url))
 		default:
 			res = drivers.InProgress(d.s.pollInterval, "the BMC accepted the image for virtual CD %s and does not show it inserted yet", vm.ID)
 		}
@@ -71,6 +72,17 @@ func (d *Driver) EjectMedia(ctx context.Context, b drivers.BMC) (drivers.Result,
 		return nil
 	})
 	return res, err
+}
+
+// isoText is an image URL as messages show it: scheme, host and path,
+// without user info or query (a presigned URL's token), bounded.
+func isoText(image string) string {
+	u, err := neturl.Parse(image)
+	if err != nil || u.Host == "" {
+		return "the image"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return drivers.PeerText(u.String())
 }
 
 // cdrom is the BMC's virtual medium for a CD or DVD: the Manager's first

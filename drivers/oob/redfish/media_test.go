@@ -1,6 +1,7 @@
 package redfish_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/slipway-dev/slipway/drivers"
@@ -67,5 +68,28 @@ func TestVirtualMediaSystemFallback(t *testing.T) {
 	}
 	if img, in := s.Media(); img != "http://10.0.0.1/boot.iso" || !in || s.MediaVia() != systemCD {
 		t.Fatalf("media %q inserted %v through %q, want through %s", img, in, s.MediaVia(), systemCD)
+	}
+}
+
+// TestVirtualMediaMessagesHideCredentials: an image URL's user info and
+// query (a presigned URL's token) reach the BMC but never the Result's
+// message, which the engine records as events.
+func TestVirtualMediaMessagesHideCredentials(t *testing.T) {
+	d, b, s, _ := lab(t, simrf.Options{})
+	const iso = "https://deploy:s3cr3t-pw@images.example/boot.iso?X-Amz-Signature=f00dfeed"
+	r, err := d.InsertMedia(t.Context(), b, iso)
+	if err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("InsertMedia: %+v %v", r, err)
+	}
+	if img, _ := s.Media(); img != iso {
+		t.Fatalf("the BMC got %q, want the whole URL", img)
+	}
+	for _, secret := range []string{"s3cr3t-pw", "f00dfeed", "deploy"} {
+		if strings.Contains(r.Message, secret) {
+			t.Fatalf("InsertMedia's message %q shows %q", r.Message, secret)
+		}
+	}
+	if !strings.Contains(r.Message, "images.example/boot.iso") {
+		t.Fatalf("InsertMedia's message %q does not name the image", r.Message)
 	}
 }
