@@ -14,6 +14,9 @@ import (
 
 // stage runs one call of the current stage's handler: the state table.
 func (r *nodeRun) stage(ctx context.Context) (step, error) {
+	if st, ok, err := r.ejectBooted(ctx); ok { // vmedia.go: the ISO out once the machine booted it
+		return st, err
+	}
 	switch r.rec.Stage {
 	case record.StageVerify:
 		return r.verify(ctx)
@@ -109,6 +112,9 @@ func (r *nodeRun) pxeNext(ctx context.Context) (step, error) {
 	if err != nil {
 		return step{}, err
 	}
+	if r.bootMedia() != nil {
+		return r.cdNext(ctx, bios) // vmedia.go
+	}
 	if r.rec.MachineID != "" {
 		ms, err := r.e.status(ctx, []drivers.NodeRef{r.ref()})
 		if err != nil {
@@ -141,10 +147,9 @@ func (r *nodeRun) pxeNext(ctx context.Context) (step, error) {
 	return r.result(res, false, func() step { return sub("%snext boot from PXE", bios) })
 }
 
-// pxeOnce is a one-time PXE boot in the node's boot mode.
-func (r *nodeRun) pxeOnce() drivers.BootDevice {
-	return drivers.BootDevice{Device: "pxe", EFI: r.n.Spec.Hardware == nil || r.n.Spec.Hardware.BootMode != "bios"}
-}
+// pxeOnce is a one-time PXE boot in the node's boot mode (from the
+// virtual CD for a profile with virtualMedia: vmedia.go).
+func (r *nodeRun) pxeOnce() drivers.BootDevice { return r.bootOnce() }
 
 // powerForPXE powers the machine on, or cycles it when it is on, so that
 // it boots from PXE; step 3 confirms an earlier cycle.
@@ -179,7 +184,7 @@ func (r *nodeRun) powerForPXE(ctx context.Context) (step, error) {
 		r.rec.Step = 3
 	}
 	return r.result(res, false, func() step {
-		return advance("power %s → on through the BMC; the machine boots from PXE", state)
+		return advance("power %s → on through the BMC; the machine boots from %s", state, bootWord(r.pxeOnce()))
 	})
 }
 

@@ -101,6 +101,9 @@ func (s *Service) insert(w http.ResponseWriter, r *http.Request, p string) {
 
 func (s *Service) ejectMedia(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
+	if s.state.media.inserted {
+		s.stats.MediaEjected++
+	}
 	s.state.media = mediaState{}
 	s.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)

@@ -68,6 +68,7 @@ type Stats struct {
 	Resets         map[string]uint64 // by ResetType
 	BootPatches    uint64
 	MediaInserted  uint64
+	MediaEjected   uint64 // ejects of an inserted medium
 }
 
 // Service is one simulated Redfish service.
