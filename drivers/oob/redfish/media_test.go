@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/drivers/driverstest"
 	simrf "github.com/slipway-dev/slipway/sim/redfish"
 )
 
@@ -92,4 +93,16 @@ func TestVirtualMediaMessagesHideCredentials(t *testing.T) {
 	if !strings.Contains(r.Message, "images.example/boot.iso") {
 		t.Fatalf("InsertMedia's message %q does not name the image", r.Message)
 	}
+}
+
+// TestVirtualMediaConformance: the shared virtual-media suite against the
+// lab's Redfish service, each outcome read from the service and machine.
+func TestVirtualMediaConformance(t *testing.T) {
+	driverstest.RunOOBVirtualMedia(t, func(t *testing.T) driverstest.MediaLab {
+		d, b, s, m := lab(t, simrf.Options{})
+		return driverstest.MediaLab{Driver: d, BMC: b, Media: s.Media, NextBootCD: func() bool {
+			dev, persistent, _ := m.BootDevice()
+			return dev == "cdrom" && !persistent
+		}}
+	})
 }
