@@ -97,12 +97,18 @@ func TestVirtualMediaMessagesHideCredentials(t *testing.T) {
 
 // TestVirtualMediaConformance: the shared virtual-media suite against the
 // lab's Redfish service, each outcome read from the service and machine.
+// It runs against a BMC with its CD under the Manager and against one
+// with it only under the System (the driver's fallback).
 func TestVirtualMediaConformance(t *testing.T) {
-	driverstest.RunOOBVirtualMedia(t, func(t *testing.T) driverstest.MediaLab {
-		d, b, s, m := lab(t, simrf.Options{})
-		return driverstest.MediaLab{Driver: d, BMC: b, Media: s.Media, NextBootCD: func() bool {
-			dev, persistent, _ := m.BootDevice()
-			return dev == "cdrom" && !persistent
-		}}
-	})
+	for name, o := range map[string]simrf.Options{"manager": {}, "system-only": {SystemMediaOnly: true}} {
+		t.Run(name, func(t *testing.T) {
+			driverstest.RunOOBVirtualMedia(t, func(t *testing.T) driverstest.MediaLab {
+				d, b, s, m := lab(t, o)
+				return driverstest.MediaLab{Driver: d, BMC: b, Media: s.Media, NextBootCD: func() bool {
+					dev, persistent, _ := m.BootDevice()
+					return dev == "cdrom" && !persistent
+				}}
+			})
+		})
+	}
 }
