@@ -50,7 +50,7 @@ func (s *Service) guard(next http.Handler) http.Handler {
 			writeError(w, http.StatusServiceUnavailable, "Base.1.8.ServiceTemporarilyUnavailable", "The service is busy; retry after the time given")
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		r.Body = http.MaxBytesReader(w, r.Body, s.bodyLimit(r)) // push.go: an image pushed is larger
 		if !open(r) && !s.authorized(r) {
 			s.count(func(st *Stats) { st.AuthFailures++ })
 			w.Header().Set("WWW-Authenticate", `Basic realm="redfish"`)

@@ -41,7 +41,7 @@ type FirmwareItem struct {
 
 // UpdateStats count the BMC's firmware updates and volume changes.
 type UpdateStats struct {
-	SimpleUpdates  uint64 // SimpleUpdate actions accepted (a task started)
+	SimpleUpdates  uint64 // updates accepted (a task started): SimpleUpdate actions and pushed images
 	RefusedBusy    uint64 // refused because an update was running
 	Completed      uint64
 	Failed         uint64 // ended in Exception (image refused, download failed)
@@ -71,6 +71,7 @@ type lab struct {
 
 // faults are the failures the tests ask for.
 type faults struct {
+	pushOnly        bool // no SimpleUpdate: images are pushed (OnlyMultipartPush)
 	rebootMidUpdate bool
 	readOnlyBIOS    map[string]bool
 	refuseVolumes   string
@@ -204,6 +205,7 @@ var (
 	updateServicePath = redfishmock.Root + "/UpdateService"
 	inventoryPath     = updateServicePath + "/FirmwareInventory"
 	simpleUpdatePath  = updateServicePath + "/Actions/UpdateService.SimpleUpdate"
+	multipartPath     = updateServicePath + "/MultipartUpload"
 	pcieDevicesPath   = redfishmock.Root + "/Chassis/" + redfishmock.ChassisID + "/PCIeDevices"
 )
 
@@ -212,6 +214,7 @@ func (s *Service) labRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+updateServicePath, s.getUpdateService)
 	mux.HandleFunc("POST "+simpleUpdatePath, s.simpleUpdate)
 	mux.HandleFunc("POST "+updateServicePath+"/Actions/SimpleUpdate", s.simpleUpdate) // the mockup's target
+	mux.HandleFunc("POST "+multipartPath, s.multipartPush)
 	mux.HandleFunc("GET "+inventoryPath, s.getInventory)
 	mux.HandleFunc("GET "+inventoryPath+"/{id}", s.getFirmware)
 	mux.HandleFunc("GET "+pcieDevicesPath+"/{id}", s.getPCIeDevice)
@@ -299,6 +302,12 @@ func (s *Service) getUpdateService(w http.ResponseWriter, _ *http.Request) {
 		"target": simpleUpdatePath,
 		"TransferProtocol@Redfish.AllowableValues": []string{"HTTP", "HTTPS"},
 	}}
+	s.mu.Lock()
+	if s.lab.faults.pushOnly {
+		doc["Actions"] = map[string]any{}
+	}
+	s.mu.Unlock()
+	doc["MultipartHttpPushUri"] = multipartPath
 	for _, k := range []string{"HttpPushUri", "HttpPushUriOptions", "HttpPushUriOptionsBusy", "ClientCertificates"} {
 		delete(doc, k) // not served
 	}
@@ -395,6 +404,24 @@ func (s *Service) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	pushOnly := s.lab.faults.pushOnly
+	s.mu.Unlock()
+	if pushOnly {
+		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "This BMC takes images pushed to its MultipartHttpPushUri only")
+		return
+	}
+	run := s.startUpdate(w, body.Targets, u.Redacted(), simpleUpdatePath)
+	if run != nil {
+		go s.download(run, u)
+		s.answerTask(w, run.t)
+	}
+}
+
+// startUpdate starts an update's task for targets, or answers why not
+// (nil): an update running (503, Retry-After, as OpenBMC's bmcweb
+// answers), a target unknown or not updateable (400).
+func (s *Service) startUpdate(w http.ResponseWriter, targetURIs []string, image, action string) *updateRun {
+	s.mu.Lock()
 	s.advance(time.Now())
 	if s.lab.run != nil {
 		s.lab.stats.RefusedBusy++
@@ -403,22 +430,21 @@ func (s *Service) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "30")
 		writeError(w, http.StatusServiceUnavailable, "Base.1.8.ServiceTemporarilyUnavailable",
 			"A firmware update is in progress (task "+id+"): wait for it to finish before starting another")
-		return
+		return nil
 	}
-	targets, msg := s.targets(body.Targets)
+	targets, msg := s.targets(targetURIs)
 	if msg != "" {
 		s.mu.Unlock()
 		writeError(w, http.StatusBadRequest, "Base.1.8.ActionParameterValueNotInList", msg)
-		return
+		return nil
 	}
-	run := &updateRun{targets: targets, image: u.Redacted()}
-	run.t = s.newTask("Firmware update", simpleUpdatePath)
+	run := &updateRun{targets: targets, image: image}
+	run.t = s.newTask("Firmware update", action)
 	s.lab.run = run
 	s.lab.stats.SimpleUpdates++
 	s.lab.stats.MaxRunning = max(s.lab.stats.MaxRunning, 1)
 	s.mu.Unlock()
-	go s.download(run, u)
-	s.answerTask(w, run.t)
+	return run
 }
 
 // maxTargets bounds a SimpleUpdate's targets.
@@ -474,6 +500,13 @@ func (s *Service) targets(uris []string) ([]*fwItem, string) {
 // naming why.
 func (s *Service) download(run *updateRun, u *url.URL) {
 	b, err := s.fetch(u)
+	s.install(run, b, err)
+}
+
+// install checks the image's header against the targets and starts the
+// install, or fails the task naming why (err: the image could not be
+// had).
+func (s *Service) install(run *updateRun, b []byte, err error) {
 	var kind, version string
 	if err == nil {
 		kind, version, err = parseImage(b)

@@ -1,6 +1,8 @@
 package redfish_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -178,5 +180,40 @@ func TestBMCMessagesScrubbed(t *testing.T) {
 	r, err := d.CreateVolume(t.Context(), b, drivers.Volume{Name: "os", Level: drivers.RAID1, Drives: []string{"0", "1"}})
 	if err != nil || r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "the controller saw credentials") || strings.Contains(r.Message, password) {
 		t.Fatalf("refused volume: %+v %v", r, err)
+	}
+}
+
+// TestPushWhenNoSimpleUpdate: a BMC that offers only a
+// MultipartHttpPushUri gets the image pushed, checked against its
+// SHA-256 first (3 MiB: the whole of it reaches the BMC); a wrong
+// checksum is refused before the BMC sees anything.
+func TestPushWhenNoSimpleUpdate(t *testing.T) {
+	_, b, s, _ := lab(t, quick(simrf.Options{BIOSVersion: "2.18.0"}))
+	s.OnlyMultipartPush()
+	d := withSettings(t, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write(simrf.LabImage("bios", "2.19.1", 3<<20))
+	}))
+	t.Cleanup(srv.Close)
+	sum := sha256.Sum256(simrf.LabImage("bios", "2.19.1", 3<<20))
+	u := drivers.FirmwareUpdate{Targets: []string{"BIOS"}, ImageURL: srv.URL + "/bios.bin", SHA256: strings.Repeat("0", 64)}
+	if _, err := d.StartFirmwareUpdate(t.Context(), b, u); drivers.Classify(err) != drivers.Permanent || !strings.Contains(err.Error(), "not pushed") || s.Updates().SimpleUpdates != 0 {
+		t.Fatalf("wrong checksum: %v, %d updates", err, s.Updates().SimpleUpdates)
+	}
+	u.SHA256 = hex.EncodeToString(sum[:])
+	h, err := d.StartFirmwareUpdate(t.Context(), b, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	r := drivers.Result{Status: drivers.StatusInProgress}
+	for r.Status == drivers.StatusInProgress && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		if r, err = d.FirmwareUpdateStatus(t.Context(), b, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.Status != drivers.StatusDone || s.PendingFirmware()["BIOS"] != "2.19.1" {
+		t.Fatalf("pushed update: %+v, pending %v", r, s.PendingFirmware())
 	}
 }

@@ -180,6 +180,9 @@ type retry503 struct {
 }
 
 func (r retry503) RoundTrip(req *http.Request) (*http.Response, error) {
+	if isOneShot(req) {
+		return r.next.RoundTrip(req) // not retried, so its body (an image pushed) is not held
+	}
 	var body []byte
 	if req.Body != nil {
 		b, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
@@ -194,7 +197,7 @@ func (r retry503) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		resp, err := r.next.RoundTrip(req)
-		if err != nil || resp.StatusCode != http.StatusServiceUnavailable || attempt >= r.retries || isOneShot(req) {
+		if err != nil || resp.StatusCode != http.StatusServiceUnavailable || attempt >= r.retries {
 			return resp, err
 		}
 		wait := retryAfter(resp.Header.Get("Retry-After"))

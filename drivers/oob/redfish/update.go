@@ -58,6 +58,7 @@ type odataLink struct {
 type updateServiceDoc struct {
 	Status            struct{ State string }
 	FirmwareInventory odataLink
+	MultipartPushURI  string `json:"MultipartHttpPushUri"`
 	Actions           struct {
 		SimpleUpdate struct {
 			Target string `json:"target"`
@@ -203,11 +204,14 @@ func (d *Driver) StartFirmwareUpdate(ctx context.Context, b drivers.BMC, u drive
 		if running, err = runningUpdate(s, us); err != nil || running != "" {
 			return err
 		}
-		target := us.Actions.SimpleUpdate.Target
-		if target == "" {
-			return drivers.Errorf(drivers.Permanent, "the BMC's UpdateService offers no SimpleUpdate action")
+		switch target, push := us.Actions.SimpleUpdate.Target, us.MultipartPushURI; {
+		case target != "":
+			handle, running, err = simpleUpdate(s, target, u, img)
+		case push != "":
+			handle, running, err = pushUpdate(ctx, s, push, u)
+		default:
+			err = drivers.Errorf(drivers.Permanent, "the BMC's UpdateService offers neither SimpleUpdate nor a MultipartHttpPushUri")
 		}
-		handle, running, err = simpleUpdate(s, target, u, img)
 		return err
 	})
 	if err == nil && running != "" {
@@ -269,26 +273,35 @@ func isUpdate(t *gfredfish.Task) bool {
 // simpleUpdate posts the SimpleUpdate action: the task monitor of the
 // update the BMC started, or what says an update runs already.
 func simpleUpdate(s session, target string, u drivers.FirmwareUpdate, img *url.URL) (handle, running string, err error) {
-	targets := make([]string, len(u.Targets))
-	for i, id := range u.Targets {
-		targets[i] = serviceRoot + "/UpdateService/FirmwareInventory/" + url.PathEscape(id)
-	}
-	body := gfredfish.SimpleUpdateParameters{ImageURI: u.ImageURL, Targets: targets,
+	body := gfredfish.SimpleUpdateParameters{ImageURI: u.ImageURL, Targets: inventoryURIs(u.Targets),
 		TransferProtocol: gfredfish.TransferProtocolType(strings.ToUpper(img.Scheme))}
 	resp, err := s.c.Post(target, body)
 	if err != nil {
-		if status(err) == http.StatusServiceUnavailable {
-			// What OpenBMC's bmcweb answers while an update runs (the
-			// check before found none: one started since, or the BMC does
-			// not list it); a BMC merely busy is retried the same way.
-			return "", "the BMC answered 503 to SimpleUpdate: " + bmcMessage(err), nil
-		}
-		if code := status(err); code >= 400 && code < 500 {
-			return "", "", drivers.Errorf(drivers.Permanent, "the BMC refused the firmware update of %s (%d): %s", strings.Join(u.Targets, ", "), code, bmcMessage(err))
-		}
-		return "", "", err
+		running, err := refusal(err, u)
+		return "", running, err
 	}
 	defer resp.Body.Close()
+	h, err := monitorOf(resp)
+	return h, "", err
+}
+
+// refusal reads a BMC's answer refusing an update: an update running
+// (what OpenBMC's bmcweb answers, 503, while one runs, when the check
+// before found none: one started since, or the BMC does not list it; a
+// BMC merely busy is waited for the same way), or an error.
+func refusal(err error, u drivers.FirmwareUpdate) (running string, _ error) {
+	switch code := status(err); {
+	case code == http.StatusServiceUnavailable:
+		return "the BMC answered 503 to the update: " + bmcMessage(err), nil
+	case code >= 400 && code < 500:
+		return "", drivers.Errorf(drivers.Permanent, "the BMC refused the firmware update of %s (%d): %s", strings.Join(u.Targets, ", "), code, bmcMessage(err))
+	}
+	return "", err
+}
+
+// monitorOf is the task monitor of an update the BMC accepted: its
+// Location, else the task's @odata.id in the answer.
+func monitorOf(resp *http.Response) (string, error) {
 	loc := resp.Header.Get("Location")
 	if loc == "" {
 		var t struct {
@@ -299,9 +312,9 @@ func simpleUpdate(s session, target string, u drivers.FirmwareUpdate, img *url.U
 	}
 	mon, err := url.Parse(loc)
 	if loc == "" || err != nil || len(loc) > maxHandle || !strings.HasPrefix(mon.Path, serviceRoot+"/") {
-		return "", "", drivers.Errorf(drivers.Permanent, "the BMC accepted the firmware update (%d) without a task to follow it by", resp.StatusCode)
+		return "", drivers.Errorf(drivers.Permanent, "the BMC accepted the firmware update (%d) without a task to follow it by", resp.StatusCode)
 	}
-	return mon.Path, "", nil
+	return mon.Path, nil
 }
 
 // bmcMessage is what a BMC's error answer says (its extended messages,
