@@ -35,7 +35,8 @@ func (l *Lab) startRedfish(ctx context.Context, m *Machine, sp machineSpec) erro
 	s, err := simrf.Start(ctx, m, simrf.Options{Addr: "127.0.0.1:0", Username: sp.user, Password: sp.password, CA: ca,
 		Unreachable: func() bool { return l.bmcUnreachable(m) }, Serial: "LAB-" + sp.name,
 		Manufacturer: sp.hw.Vendor, Model: sp.hw.Product, BMCFirmware: sp.hw.BMC(),
-		UUID: guidString(bmcGUID(sp.name))}) // the machine's IPMI GUID, as ipmitool mc guid shows it
+		UUID:     guidString(bmcGUID(sp.name)),    // the machine's IPMI GUID, as ipmitool mc guid shows it
+		Firmware: sp.firmware, Drives: sp.drives}) // baseline.go
 	if err != nil {
 		return fmt.Errorf("start the Redfish service of %s: %w", sp.name, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/secrets"
 	"github.com/slipway-dev/slipway/sim/maas"
+	simrf "github.com/slipway-dev/slipway/sim/redfish"
 )
 
 // DefaultBMCUser and DefaultBMCPassword are the credentials of generic
@@ -28,6 +29,10 @@ type machineSpec struct {
 	designBMC string
 	redfish   bool   // the BMC speaks Redfish too (redfish.go)
 	site      string // the node's Site (its MAAS region)
+	// The firmware inventory and bay drives its Redfish BMC reports (nil:
+	// the service's defaults; baseline.go).
+	firmware []simrf.FirmwareItem
+	drives   []simrf.Drive
 }
 
 // machineSpecs lists the machines to build: one per design node, then the
@@ -69,6 +74,7 @@ func nodeSpec(d *design.Design, n *design.Node, secrets func(string) (string, er
 	hw.Disks = nodeDisks(n)
 	applyProfile(&hw, n) // hardware.go
 	sp.hw = hw
+	sp.firmware, sp.drives = redfishInventory(&hw, n) // baseline.go
 	return sp, nil
 }
 

@@ -1,0 +1,105 @@
+package lab
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/slipway-dev/slipway/design"
+	simrf "github.com/slipway-dev/slipway/sim/redfish"
+)
+
+// exampleImageSize is the size of the example's lab firmware images
+// (redfish.LabImage).
+const exampleImageSize = 1 << 20
+
+// TestExampleBaselineImages: every firmware image of the example's
+// baseline is the lab's image of its component and version (its SHA-256
+// is LabImage's), so a BMC of the lab takes it.
+func TestExampleBaselineImages(t *testing.T) {
+	d := exampleDesign(t)
+	n := 0
+	for _, name := range slices.Sorted(maps.Keys(d.HardwareProfiles)) {
+		for _, f := range d.HardwareProfiles[name].Spec.Firmware {
+			sum := sha256.Sum256(simrf.LabImage(f.Component, f.Version, exampleImageSize))
+			if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, f.Image.SHA256) {
+				t.Errorf("%s: %s %s: sha256 %s, the lab image's is %s", name, f.Component, f.Version, f.Image.SHA256, got)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("the example has no firmware baseline")
+	}
+}
+
+// TestBaselineInventory: a machine whose hardware profile has a baseline
+// reports, through its Redfish BMC, its own NICs, GPUs and bay drives,
+// each at the version the baseline names but the BIOS (the expect
+// block's minimum, older than the baseline's: one update), its two bay
+// drives without a volume, and BIOS settings other than the baseline's.
+// A machine of a profile without one keeps the service's defaults.
+func TestBaselineInventory(t *testing.T) {
+	d := exampleDesign(t)
+	l, err := Start(t.Context(), Config{Design: d, TimeScale: 0.0005, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	gpus := 0
+	for _, name := range d.NodeNames() {
+		hw := d.Nodes[name].Spec.Hardware
+		m := l.Machine(name)
+		m.mu.Lock()
+		rf := m.rf
+		m.mu.Unlock()
+		if hw.Model != "PowerEdge XE9680" {
+			continue
+		}
+		gpus++
+		if rf == nil {
+			t.Fatalf("%s: no Redfish service", name)
+		}
+		checkInventory(t, name, hw, rf)
+	}
+	if gpus != 2 {
+		t.Fatalf("%d GPU nodes in the example, want 2", gpus)
+	}
+}
+
+func checkInventory(t *testing.T, name string, hw *design.HardwareProfileSpec, rf *simrf.Service) {
+	t.Helper()
+	kinds := map[string]int{}
+	differ := map[string]string{} // component -> version the baseline wants and the machine lacks
+	for _, it := range rf.Firmware() {
+		kinds[it.Kind]++
+		for _, f := range hw.Firmware {
+			if f.Component == it.Kind && (len(f.Devices) == 0 || slices.ContainsFunc(f.Devices, func(a string) bool {
+				return strings.EqualFold(hw.DeviceAliases[a].Address, it.Device)
+			})) && f.Version != it.Version {
+				differ[it.ID] = it.Version + " -> " + f.Version
+			}
+		}
+	}
+	if want := map[string]int{"bmc": 1, "bios": 1, "nic": 3, "gpu": 8, "drive": 2}; !maps.Equal(kinds, want) {
+		t.Errorf("%s: inventory by kind %v, want %v", name, kinds, want)
+	}
+	if want := map[string]string{"BIOS": "2.1.0 -> 2.19.1"}; !maps.Equal(differ, want) {
+		t.Errorf("%s: the baseline differs from the machine at %v, want exactly %v", name, differ, want)
+	}
+	if v := rf.Volumes(); len(v) != 0 {
+		t.Errorf("%s: volumes %+v before any baseline, want none", name, v)
+	}
+	cur, pending := rf.BIOS()
+	for k, want := range hw.BIOS.Attributes {
+		if have, ok := cur[k]; !ok || have == want {
+			t.Errorf("%s: BIOS %s is %v (known %v), want a default other than the baseline's %s", name, k, have, ok, want)
+		}
+	}
+	if len(pending) != 0 {
+		t.Errorf("%s: pending BIOS settings %v", name, pending)
+	}
+}
