@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	yamlv3 "gopkg.in/yaml.v3"
@@ -24,6 +25,15 @@ func addExampleSeeds(f *testing.F) {
 	f.Add([]byte("a: &a [*a]\n"))
 	f.Add([]byte("x: {<<: [*y]}\n"))
 	f.Add([]byte("apiVersion: slipway/v1\nkind: HostProfile\nmetadata: {name: a}\nspec: {parent: a, tags: [!x, \"!*\"]}\n"))
+	// A hardware profile's baseline (firmware, raid, virtual media) and a
+	// Site's baseline policy.
+	f.Add([]byte("apiVersion: slipway/v1\nkind: HardwareProfile\nmetadata: {name: b}\nspec:\n  oob: {type: redfish}\n" +
+		"  deviceAliases: {g0: {bus: pci, address: \"0000:18:00.0\"}, d0: {bus: bay, address: \"0\"}, d1: {bus: bay, address: \"1\"}}\n" +
+		"  firmware:\n    - {component: gpu, devices: [g0], version: \"1.0\", image: {url: \"https://fw.example/g.bin\", sha256: " + strings.Repeat("ab", 32) + "}}\n" +
+		"    - {component: bios, version: \"2\", image: {file: ../b.bin, sha256: x}}\n" +
+		"  raid: {volumes: [{name: os, level: raid1, drives: [d0, d1, d0], boot: true, size: 1g}]}\n" +
+		"  virtualMedia: {iso: \"http://u:p@boot.example/b.iso\"}\n---\n" +
+		"apiVersion: slipway/v1\nkind: Site\nmetadata: {name: s}\nspec: {lifecycle: {baseline: {reboots: allow, maxParallel: 0}}}\n"))
 }
 
 // FuzzParseFile: no input makes the parser panic or hang.
