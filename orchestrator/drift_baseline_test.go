@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	simrf "github.com/slipway-dev/slipway/sim/redfish"
 )
 
 // redfishNode is a node of the example whose hardware profile is
@@ -138,5 +140,73 @@ func TestBIOSDriftFromTheBMC(t *testing.T) {
 	rep, open = reconcile(t, e)
 	if open[key].Kind != "" || !slices.Contains(rep.Cleared, key) {
 		t.Fatalf("set back at the BMC: open %+v, cleared %v", open[key], rep.Cleared)
+	}
+}
+
+// TestFirmwareDriftFromTheBMC: a deployed node whose profile's firmware
+// baseline is what its BMC runs has no firmware drift; a GPU's firmware
+// changed at the BMC behind Slipway's back (a technician's update, set in
+// the lab's inventory) is firmware drift naming the item, its device,
+// the version it has and the baseline's; once the version is back, the
+// drift is gone, but not while the BMC does not answer (the record stays
+// as it was, neither cleared nor detected again).
+func TestFirmwareDriftFromTheBMC(t *testing.T) {
+	d := designtest.Example(t)
+	node := redfishNode(t, d)
+	withProfile(d, node, func(*design.HardwareProfileSpec) {})
+	env := startEnv(t, d, nil, nil, nil)
+	e := engine(t, env)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: onlyNodes(node)}, record.TaskSucceeded)
+
+	// The baseline: what the lab's BMC runs, its BIOS and a GPU by alias.
+	rf := env.Lab.Machine(node).Redfish()
+	var bios, gpu simrf.FirmwareItem
+	for _, it := range rf.Firmware() {
+		switch {
+		case it.Kind == "bios":
+			bios = it
+		case it.Kind == "gpu" && gpu.ID == "":
+			gpu = it
+		}
+	}
+	if bios.Version == "" || gpu.Device == "" {
+		t.Fatalf("the lab's inventory has no BIOS or GPU: %+v", rf.Firmware())
+	}
+	img := design.FirmwareImage{URL: "http://images.lab.example/fw.bin", SHA256: strings.Repeat("ab", 32)}
+	withProfile(d, node, func(hw *design.HardwareProfileSpec) {
+		hw.DeviceAliases = maps.Clone(hw.DeviceAliases)
+		hw.DeviceAliases["gpu0"] = design.DeviceAlias{Bus: "pci", Address: gpu.Device}
+		hw.Firmware = []design.FirmwareBaseline{{Component: "bios", Version: bios.Version, Image: img},
+			{Component: "gpu", Devices: []string{"gpu0"}, Version: gpu.Version, Image: img}}
+	})
+	putDesign(t, env, d)
+	key := node + "/firmware"
+	if _, open := reconcile(t, e); open[key].Kind != "" {
+		t.Fatalf("firmware drift with the baseline the BMC runs: %+v", open[key])
+	}
+
+	if !rf.SetFirmwareVersion(gpu.ID, "96.00.00.00.01") {
+		t.Fatalf("no inventory item %s", gpu.ID)
+	}
+	rep, open := reconcile(t, e)
+	want := "gpu " + gpu.ID + " (" + gpu.Device + "): have 96.00.00.00.01, want " + gpu.Version
+	if dr := open[key]; dr.Kind != record.DriftFirmware || dr.Observed != want || !slices.Contains(rep.Detected, key) ||
+		dr.Expected != "bios "+bios.Version+"; gpu [gpu0] "+gpu.Version {
+		t.Fatalf("after the GPU's update at the BMC: %+v (detected %v); want observed %q", dr, rep.Detected, want)
+	}
+
+	// Back at the BMC, but the BMC does not answer: nothing is known.
+	rf.SetFirmwareVersion(gpu.ID, gpu.Version)
+	rf.SetBusy(1 << 20) // the BMC answers 503 to everything
+	rep, open = reconcile(t, e)
+	rf.SetBusy(0)
+	if open[key].Observed != want || slices.Contains(rep.Detected, key) || slices.Contains(rep.Cleared, key) {
+		t.Fatalf("with the BMC silent: %+v, detected %v, cleared %v; want the record kept", open[key], rep.Detected, rep.Cleared)
+	}
+
+	rep, open = reconcile(t, e)
+	if open[key].Kind != "" || !slices.Contains(rep.Cleared, key) {
+		t.Fatalf("version back at the BMC: open %+v, cleared %v", open[key], rep.Cleared)
 	}
 }
