@@ -66,7 +66,26 @@ type lab struct {
 	volumes []*volume
 	volSeq  int
 	stats   UpdateStats
+	spans   []UpdateSpan // the updates' times, the last maxSpans
 	client  *http.Client // the BMC's downloads of images
+}
+
+// UpdateSpan is when an update ran: accepted at Start, ended (completed,
+// failed or lost) at End, zero while it runs.
+type UpdateSpan struct{ Start, End time.Time }
+
+// maxSpans bounds the update times kept.
+const maxSpans = 256
+
+// endSpan ends the span of the update run that started at start. Called
+// with mu held.
+func (l *lab) endSpan(start, end time.Time) {
+	for i := len(l.spans) - 1; i >= 0; i-- {
+		if l.spans[i].Start.Equal(start) && l.spans[i].End.IsZero() {
+			l.spans[i].End = end
+			return
+		}
+	}
 }
 
 // faults are the failures the tests ask for.
@@ -256,6 +275,7 @@ func (s *Service) advance(now time.Time) {
 		s.dropTask(r.t)
 		l.run = nil
 		l.bmcUp = r.t.begin.Add(l.o.UpdateDuration/2 + l.o.BMCResetDuration)
+		l.endSpan(r.t.start, r.t.begin.Add(l.o.UpdateDuration/2))
 		l.stats.Lost++
 		l.stats.BMCResets++
 	}
@@ -441,6 +461,10 @@ func (s *Service) startUpdate(w http.ResponseWriter, targetURIs []string, image,
 	run := &updateRun{targets: targets, image: image}
 	run.t = s.newTask("Firmware update", action)
 	s.lab.run = run
+	if len(s.lab.spans) >= maxSpans {
+		s.lab.spans = s.lab.spans[1:]
+	}
+	s.lab.spans = append(s.lab.spans, UpdateSpan{Start: run.t.start})
 	s.lab.stats.SimpleUpdates++
 	s.lab.stats.MaxRunning = max(s.lab.stats.MaxRunning, 1)
 	s.mu.Unlock()
@@ -580,6 +604,7 @@ func (s *Service) failUpdate(run *updateRun, msg string) {
 	run.t.state, run.t.end = taskException, time.Now()
 	run.t.messages = append(run.t.messages, taskMessage{"Update.1.0.ApplyFailed", "Installation of image " + run.image + " failed: " + msg, "Critical"})
 	s.lab.run = nil
+	s.lab.endSpan(run.t.start, run.t.end)
 	s.lab.stats.Failed++
 }
 
@@ -603,6 +628,7 @@ func (s *Service) installed(run *updateRun, at time.Time) {
 	run.t.messages = append(run.t.messages, taskMessage{"Update.1.0.UpdateSuccessful",
 		"Version " + run.version + " was installed on " + strings.Join(ids, ", ") + "; it takes effect after " + when, "OK"})
 	s.lab.run = nil
+	s.lab.endSpan(run.t.start, at)
 	s.lab.stats.Completed++
 }
 
@@ -655,6 +681,15 @@ func (s *Service) SetFirmwareVersion(id, version string) bool {
 		}
 	}
 	return false
+}
+
+// UpdateSpans are when the BMC's updates ran (the last 256), so that a
+// test can count how many ran at once across BMCs.
+func (s *Service) UpdateSpans() []UpdateSpan {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advance(time.Now())
+	return append([]UpdateSpan(nil), s.lab.spans...)
 }
 
 // Updates returns the update and volume counters.

@@ -145,6 +145,9 @@ func TestBIOSUpdatePendingUntilSystemReset(t *testing.T) {
 	if st := s.Updates(); st.SimpleUpdates != 1 || st.Completed != 1 || st.MaxRunning != 1 {
 		t.Fatalf("stats %+v", st)
 	}
+	if sp := s.UpdateSpans(); len(sp) != 1 || sp[0].End.Sub(sp[0].Start) < 300*time.Millisecond {
+		t.Fatalf("spans %v", sp)
+	}
 }
 
 // TestBMCUpdateResetsTheBMC: a BMC update completes, the BMC answers
@@ -202,6 +205,9 @@ func TestSecondUpdateRefused(t *testing.T) {
 	}
 	if st := s.Updates(); st.SimpleUpdates != 1 || st.RefusedBusy != 1 || st.MaxRunning != 1 {
 		t.Fatalf("stats %+v", st)
+	}
+	if sp := s.UpdateSpans(); len(sp) != 1 || !sp[0].End.IsZero() {
+		t.Fatalf("spans %v: want the one running", sp)
 	}
 }
 
@@ -290,6 +296,9 @@ func TestRebootMidUpdate(t *testing.T) {
 	}
 	if st := s.Updates(); st.Lost != 1 || st.Completed != 0 || inventory(t, c)["BIOS"] != "2.18.0" || len(s.PendingFirmware()) != 0 {
 		t.Fatalf("stats %+v, inventory %v", st, inventory(t, c))
+	}
+	if sp := s.UpdateSpans(); len(sp) != 1 || sp[0].End.IsZero() {
+		t.Fatalf("spans %v: want the lost one ended", sp)
 	}
 	// The BMC takes the next update.
 	if code, _, _ := post(t, c, simpleUpdatePath, map[string]any{"ImageURI": srv.URL + "/bios/2.19.1"}); code != http.StatusAccepted {
