@@ -217,3 +217,18 @@ func TestPushWhenNoSimpleUpdate(t *testing.T) {
 		t.Fatalf("pushed update: %+v, pending %v", r, s.PendingFirmware())
 	}
 }
+
+// TestBIOSRefusalQuotesTheBMC: a BIOS setting the BMC refuses is Failed
+// with the BMC's own message, not its whole JSON answer.
+func TestBIOSRefusalQuotesTheBMC(t *testing.T) {
+	d, b, s, _ := lab(t, simrf.Options{})
+	s.RefuseBIOS("ProcTurboMode")
+	r, err := d.ApplyBIOS(t.Context(), b, map[string]string{"ProcTurboMode": "Disabled"})
+	if err != nil || r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "The attribute ProcTurboMode is read-only on this system") ||
+		strings.Contains(r.Message, "{") {
+		t.Fatalf("refused: %+v %v", r, err)
+	}
+	if _, pending := s.BIOS(); len(pending) != 0 {
+		t.Fatalf("staged %v", pending)
+	}
+}
