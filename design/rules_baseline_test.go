@@ -222,6 +222,11 @@ var baselineCases = []ruleCase{
 			fail("schema", hwBase, "hw1", hwF+"@bay4", `deviceAliases.os4: bay address "bay4" must be the bay's number`),
 		}},
 
+	// a drive behind the RAID controller is no disk of the OS
+	{rule: "reference", name: "a storage device that is a bay drive",
+		edits: append(baselineHW(""), rep(profF, "    devices:\n      disk0:\n", "    devices:\n      os0: {} # @os0\n      disk0:\n")),
+		want: []exp{fail("reference", "HostProfile", "compute", profF+"@os0", "storage.devices.os0: os0 is a drive behind the RAID controller (bus bay)")}},
+
 	// virtual media
 	{rule: "baseline", name: "virtual media ISO not http(s), with a password; a bad sha256",
 		edits: []edit{redfishHW, withBaseline("  virtualMedia: {iso: \"nfs://boot.example/boot.iso\", sha256: abc} # @vm\n"),

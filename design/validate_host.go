@@ -72,6 +72,10 @@ func (v *validator) device(kind, name string, pos Pos, where, dev string, hw *Ha
 	if hw == nil {
 		return // resolved per node, where the hardware profile is known
 	}
+	if a, ok := hw.DeviceAliases[dev]; ok && a.Bus == "bay" {
+		v.r.errorf(RuleReference, kind, name, pos, "%s: %s is a drive behind the RAID controller (bus bay), which the operating system does not see: name the disk it sees (the RAID volume's, e.g. a scsi alias)", where, dev)
+		return
+	}
 	if _, ok := hw.DeviceAliases[dev]; ok || kernelNameRE.MatchString(dev) {
 		return
 	}
