@@ -225,7 +225,7 @@ var baselineCases = []ruleCase{
 	// a drive behind the RAID controller is no disk of the OS
 	{rule: "reference", name: "a storage device that is a bay drive",
 		edits: append(baselineHW(""), rep(profF, "    devices:\n      disk0:\n", "    devices:\n      os0: {} # @os0\n      disk0:\n")),
-		want: []exp{fail("reference", "HostProfile", "compute", profF+"@os0", "storage.devices.os0: os0 is a drive behind the RAID controller (bus bay)")}},
+		want:  []exp{fail("reference", "HostProfile", "compute", profF+"@os0", "storage.devices.os0: os0 is a drive behind the RAID controller (bus bay)")}},
 
 	// virtual media
 	{rule: "baseline", name: "virtual media ISO not http(s), with a password; a bad sha256",
