@@ -100,6 +100,7 @@ type BMC struct {
 	lastSweep      time.Time
 	boot           bootState
 	lastPowerEvent byte // Get Chassis Status byte 2
+	restartCause   byte // Get System Restart Cause: 0 unknown, 1 chassis control command (inventory_chassis.go)
 	commands       map[string]uint64
 	sel            [][]byte // System Event Log records (inventory_sel.go)
 	selAdded       uint32   // timestamps of the last addition and erase

@@ -254,6 +254,9 @@ func (b *BMC) chassisControl(d []byte) (byte, []byte) {
 		b.chassis.PowerCycle()
 	case 0x3: // hard reset
 		b.chassis.HardReset()
+		b.mu.Lock()
+		b.restartCause = restartChassisControl
+		b.mu.Unlock()
 	case 0x4: // pulse diagnostic interrupt: nothing to do
 		return ccOK, nil
 	case 0x5: // soft shutdown via ACPI: the OS powers the machine off
@@ -267,6 +270,9 @@ func (b *BMC) chassisControl(d []byte) (byte, []byte) {
 		on := b.chassis.IsPoweredOn()
 		b.mu.Lock()
 		b.lastPowerEvent = 0x10 // last power event: IPMI command
+		if c == 0x1 || c == 0x2 {
+			b.restartCause = restartChassisControl
+		}
 		if c == 0x2 {
 			b.logPowerLocked(false) // a cycle: off, then on
 		}

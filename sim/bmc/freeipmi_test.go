@@ -78,7 +78,7 @@ func startBMCLowPort(t *testing.T, mod func(*Options)) (*BMC, *fakeChassis) {
 
 func needFreeIPMI(t *testing.T) {
 	t.Helper()
-	for _, tool := range []string{"bmc-info", "ipmi-chassis", "ipmipower", "ipmi-sensors", "ipmi-sel", "ipmi-fru", "ipmi-config", "ipmiconsole"} {
+	for _, tool := range []string{"bmc-info", "bmc-device", "ipmi-chassis", "ipmipower", "ipmi-sensors", "ipmi-sel", "ipmi-fru", "ipmi-config", "ipmiconsole"} {
 		testtool.Need(t, tool, "freeipmi-tools")
 	}
 	testtool.Need(t, "script", "bsdutils") // a terminal for ipmiconsole
@@ -138,6 +138,15 @@ func (f *freeIPMI) checkInfo(d string, fru FRU) int {
 	if out := f.run("bmc-info", d, "--get-channel-info"); field(out, "Medium Type") != "802.3 LAN" {
 		t.Errorf("bmc-info --get-channel-info:\n%s", out)
 	}
+	if out := f.run("ipmi-config", d, "--checkout", "-S", "Lan_Conf"); !regexp.MustCompile(`(?m)^\s*IP_Address\s+127\.0\.0\.1\s*$`).MatchString(out) {
+		t.Errorf("ipmi-config --checkout -S Lan_Conf does not show the BMC's address:\n%s", out)
+	}
+	if out := f.run("ipmi-chassis", d, "--get-chassis-capabilities"); field(out, "FRU Info Device Address") != "20h" {
+		t.Errorf("ipmi-chassis --get-chassis-capabilities:\n%s", out)
+	}
+	if out := f.run("bmc-device", d, "--get-sdr-repository-time"); !strings.Contains(out, "SDR Repository Time") {
+		t.Errorf("bmc-device --get-sdr-repository-time:\n%s", out)
+	}
 	out = f.run("ipmi-sensors", d, "--sdr-cache-directory", f.sdr, "--quiet-cache")
 	for _, s := range []string{"CPU Temp", "Inlet Temp", "FAN1", "PSU1 Input"} {
 		if !strings.Contains(out, s) {
@@ -149,7 +158,7 @@ func (f *freeIPMI) checkInfo(d string, fru FRU) int {
 		field(out, "FRU Product Manufacturer Name") != fru.Manufacturer {
 		t.Errorf("ipmi-fru does not show the machine's FRU %+v:\n%s", fru, out)
 	}
-	return 6
+	return 9
 }
 
 // checkBoot: ipmi-config commits a boot device the machine then has, and
@@ -202,6 +211,9 @@ func (f *freeIPMI) checkPower(d string, ch *fakeChassis) int {
 		if got := field(f.run("ipmi-chassis", d, "--get-status"), "System Power"); got != step.want {
 			t.Errorf("ipmi-chassis --get-status after %s: %q", step.op, got)
 		}
+		if got := field(f.run("ipmi-chassis", d, "--get-system-restart-cause"), "Restart cause"); step.want == "on" && got != "power up via power push button or chassis control command" && !strings.Contains(strings.ToLower(got), "chassis control") {
+			t.Errorf("ipmi-chassis --get-system-restart-cause after %s: %q", step.op, got)
+		}
 		if step.op == "--cycle" && ch.cycles != cycles+1 {
 			t.Errorf("ipmipower --cycle: the machine cycled %d times", ch.cycles-cycles)
 		}
@@ -211,7 +223,7 @@ func (f *freeIPMI) checkPower(d string, ch *fakeChassis) int {
 	if n := strings.Count(out, "Power Unit"); n < changes {
 		t.Errorf("ipmi-sel lists %d power events after %d changes:\n%s", n, changes, out)
 	}
-	return 3*4 + 1
+	return 3*5 + 1
 }
 
 // checkSessionInfo: ipmitool's `session info active` describes the

@@ -50,8 +50,18 @@ func (b *BMC) lanParam(p byte) ([]byte, bool) {
 		return []byte{255, 0, 0, 0}, true
 	case 12: // default gateway
 		return []byte{0, 0, 0, 0}, true
+	case 13, 15: // default and backup gateway MAC: none (loopback)
+		return make([]byte, 6), true
+	case 14: // backup gateway
+		return []byte{0, 0, 0, 0}, true
 	case 20: // 802.1q VLAN ID: disabled
 		return []byte{0x00, 0x00}, true
+	case 50: // IPv6/IPv4 support: no IPv6
+		return []byte{0x00}, true
+	case 51: // IPv6/IPv4 addressing enables: IPv4 only
+		return []byte{0x00}, true
+	case 55: // IPv6 status: no static or dynamic IPv6 addresses (FreeIPMI's ipmi-config asks)
+		return []byte{0x00, 0x00, 0x00}, true
 	}
 	return nil, false
 }
