@@ -103,3 +103,66 @@ func checkInventory(t *testing.T, name string, hw *design.HardwareProfileSpec, r
 		t.Errorf("%s: pending BIOS settings %v", name, pending)
 	}
 }
+
+// TestBaselineSeenByTheDriver: through the Redfish driver, as the engine
+// reads it, a GPU node of the example differs from its profile's
+// baseline in exactly one firmware item (the BIOS), its two bay drives
+// carry no volume, and every BIOS setting of the baseline differs.
+func TestBaselineSeenByTheDriver(t *testing.T) {
+	d := exampleDesign(t)
+	l, err := Start(t.Context(), Config{Design: d, TimeScale: 0.0005, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const node = "r01-gpu01"
+	hw := d.Nodes[node].Spec.Hardware
+	drv, bmc := redfishDriver(t, l, l.Machine(node))
+	inv, err := drv.FirmwareInventory(t.Context(), bmc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var updates []string
+	for _, f := range hw.Firmware {
+		devs := map[string]bool{}
+		for _, a := range f.Devices {
+			devs[strings.ToLower(hw.DeviceAliases[a].Address)] = true
+		}
+		items := 0
+		for _, c := range inv {
+			if c.Kind != f.Component || (len(devs) > 0 && !devs[c.Device]) {
+				continue
+			}
+			items++
+			if c.Version != f.Version {
+				updates = append(updates, c.ID+" "+c.Version+" -> "+f.Version)
+			}
+		}
+		if want := map[string]int{"bios": 1, "gpu": 8, "nic": 2}[f.Component]; items != want {
+			t.Errorf("%s firmware: %d items of the inventory, want %d", f.Component, items, want)
+		}
+	}
+	if !slices.Equal(updates, []string{"BIOS 2.1.0 -> 2.19.1"}) {
+		t.Errorf("updates the baseline needs: %q, want exactly the BIOS's", updates)
+	}
+	drives, volumes, err := drv.Storage(t.Context(), bmc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bays []string
+	for _, dr := range drives {
+		bays = append(bays, dr.Bay)
+	}
+	if !slices.Equal(bays, []string{"0", "1"}) || len(volumes) != 0 {
+		t.Errorf("drives in bays %v, volumes %+v; want bays 0 and 1, no volume", bays, volumes)
+	}
+	attrs, err := drv.BIOSAttributes(t.Context(), bmc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range hw.BIOS.Attributes {
+		if have, ok := attrs[k]; !ok || have == want {
+			t.Errorf("BIOS %s: %q (known %v), want a value other than the baseline's %q", k, have, ok, want)
+		}
+	}
+}
