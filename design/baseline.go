@@ -11,6 +11,9 @@ type FirmwareBaseline struct {
 	Version string        `json:"version" required:"true"`
 	Image   FirmwareImage `json:"image"`
 	Pos     Pos           `json:"-"`
+	// VersionPos is set when the version key is written (an empty
+	// version is then reported as such, a missing one as required).
+	VersionPos Pos `json:"-" pos:"version"`
 }
 
 // FirmwareImage is where a firmware image comes from: a URL Slipway
@@ -21,6 +24,8 @@ type FirmwareImage struct {
 	File   string `json:"file,omitempty"`
 	SHA256 string `json:"sha256" required:"true"`
 	Pos    Pos    `json:"-"`
+
+	SHA256Pos Pos `json:"-" pos:"sha256"`
 }
 
 // RAIDBaseline is the RAID volumes a model's controller must have.
@@ -40,6 +45,9 @@ type RAIDVolume struct {
 	// Boot: the machine boots from this volume (at most one).
 	Boot bool `json:"boot,omitempty"`
 	Pos  Pos  `json:"-"`
+
+	NamePos   Pos `json:"-" pos:"name"`
+	DrivesPos Pos `json:"-" pos:"drives"`
 }
 
 // VirtualMediaBoot is the ISO a model's machines boot from as a virtual
@@ -48,6 +56,8 @@ type VirtualMediaBoot struct {
 	ISO    string `json:"iso" required:"true"`
 	SHA256 string `json:"sha256,omitempty"`
 	Pos    Pos    `json:"-"`
+
+	ISOPos Pos `json:"-" pos:"iso"`
 }
 
 // BaselinePolicy is a Site's policy for baselines.

@@ -159,6 +159,26 @@ var baselineCases = []ruleCase{
 			fail("baseline", hwBase, "hw1", hwF+"@fw4", "firmware[4]: nic firmware of data1 is already set by firmware[3] (hardware.yaml:"),
 			fail("baseline", hwBase, "hw1", hwF+"@fw6", "firmware[6]: bmc firmware of every device is already set by firmware[5] (hardware.yaml:"),
 		}},
+	{rule: "baseline", name: "empty version, sha256, volume name and drives, iso (written, not missing)",
+		edits: baselineHW(fw(
+			"    - component: bios\n      version: \"\" # @ver\n      image: {file: b.bin, sha256: \"\"} # @img\n") +
+			"  raid:\n    volumes:\n      - name: \"\" # @vname\n        level: raid1\n        drives: [] # @vdrives\n" +
+			"  virtualMedia:\n    iso: \"\" # @iso\n"),
+		want: []exp{
+			fail("baseline", hwBase, "hw1", hwF+"@ver", "firmware[0].version: empty: write the version"),
+			fail("baseline", hwBase, "hw1", hwF+"@img", "firmware[0].image.sha256 must be 64 hex digits"),
+			fail("baseline", hwBase, "hw1", hwF+"@vname", `raid.volumes[0].name "" is not a volume name`),
+			fail("baseline", hwBase, "hw1", hwF+"@vname", "raid.volumes[0].drives is empty: list the volume's member drives"),
+			fail("baseline", hwBase, "hw1", hwF+"@iso", "virtualMedia.iso is empty"),
+		}},
+	{rule: "schema", name: "missing version, volume name and drives: required, reported once",
+		edits: baselineHW(fw("    - {component: bios, image: {file: b.bin, sha256: "+sha+"}} # @fw0\n") +
+			"  raid:\n    volumes:\n      - {level: raid1} # @v0\n"),
+		want: []exp{
+			fail("schema", hwBase, "hw1", hwF+"@fw0", "spec.firmware[0].version is required"),
+			fail("schema", hwBase, "hw1", hwF+"@v0", "spec.raid.volumes[0].name is required"),
+			fail("schema", hwBase, "hw1", hwF+"@v0", "spec.raid.volumes[0].drives is required"),
+		}},
 	{rule: "baseline", name: "more firmware entries than the bound",
 		edits: baselineHW(manyFirmware(design.MaxFirmwareEntries + 1)),
 		want:  []exp{fail("baseline", hwBase, "hw1", hwF+"@many", "firmware lists 65 entries: at most 64")}},

@@ -77,8 +77,13 @@ func (v *validator) baseline(h *HardwareProfile) {
 		v.raid(bad, s)
 	}
 	if m := s.VirtualMedia; m != nil {
-		if p := imageURLProblem(m.ISO); p != "" && m.ISO != "" {
-			bad(m.Pos, "virtualMedia.iso: %s", p)
+		switch {
+		case m.ISO == "" && m.ISOPos.IsSet():
+			bad(m.ISOPos, "virtualMedia.iso is empty: write the URL of the boot ISO, or remove virtualMedia")
+		case m.ISO != "":
+			if p := imageURLProblem(m.ISO); p != "" {
+				bad(orPos(m.ISOPos, m.Pos), "virtualMedia.iso: %s", p)
+			}
 		}
 		if m.SHA256 != "" && !sha256RE.MatchString(m.SHA256) {
 			bad(m.Pos, "virtualMedia.sha256 must be 64 hex digits (the ISO's SHA-256), or left out")
@@ -137,10 +142,8 @@ func (v *validator) firmware(bad baselineReport, s *HardwareProfileSpec) {
 	for i := range s.Firmware {
 		f := &s.Firmware[i]
 		what := fmt.Sprintf("firmware[%d]", i)
-		if f.Version != "" {
-			if p := versionProblem(f.Version); p != "" {
-				bad(f.Pos, "%s.version: %s", what, p)
-			}
+		if p := versionProblem(f.Version); p != "" && (f.Version != "" || f.VersionPos.IsSet()) {
+			bad(orPos(f.VersionPos, f.Pos), "%s.version: %s", what, p)
 		}
 		firmwareImage(bad, orPos(f.Image.Pos, f.Pos), what+".image", &f.Image)
 		buses, known := firmwareBuses[f.Component]
@@ -156,6 +159,9 @@ func (v *validator) firmware(bad baselineReport, s *HardwareProfileSpec) {
 // at most MaxFirmwareVersionLen printable ASCII characters, no leading or
 // trailing space.
 func versionProblem(ver string) string {
+	if ver == "" {
+		return "empty: write the version as the BMC's firmware inventory reports it"
+	}
 	if len(ver) > MaxFirmwareVersionLen {
 		return fmt.Sprintf("%d bytes long, at most %d", len(ver), MaxFirmwareVersionLen)
 	}
@@ -187,7 +193,7 @@ func firmwareImage(bad baselineReport, pos Pos, what string, im *FirmwareImage) 
 			bad(pos, "%s.file: %s", what, p)
 		}
 	}
-	if im.SHA256 != "" && !sha256RE.MatchString(im.SHA256) {
+	if (im.SHA256 != "" || im.SHA256Pos.IsSet()) && !sha256RE.MatchString(im.SHA256) {
 		bad(pos, "%s.sha256 must be 64 hex digits (the image's SHA-256, as sha256sum prints it)", what)
 	}
 }
@@ -327,8 +333,8 @@ func (v *validator) raid(bad baselineReport, s *HardwareProfileSpec) {
 		vol := &r.Volumes[i]
 		what := fmt.Sprintf("raid.volumes[%d]", i)
 		pos := orPos(vol.Pos, r.Pos)
-		if vol.Name != "" && !raidVolumeNameRE.MatchString(vol.Name) {
-			bad(pos, "%s.name %.40q is not a volume name (a letter or digit, then letters, digits, _ . -; at most 32)", what, vol.Name)
+		if (vol.Name != "" || vol.NamePos.IsSet()) && !raidVolumeNameRE.MatchString(vol.Name) {
+			bad(orPos(vol.NamePos, pos), "%s.name %.40q is not a volume name (a letter or digit, then letters, digits, _ . -; at most 32)", what, vol.Name)
 		}
 		if j, dup := names[vol.Name]; dup && vol.Name != "" {
 			bad(pos, "%s: volume %s is already raid.volumes[%d] (%s)", what, vol.Name, j, orPos(r.Volumes[j].Pos, r.Pos))
@@ -378,12 +384,21 @@ func raidDrives(bad baselineReport, s *HardwareProfileSpec, pos Pos, what string
 		}
 		seen[d] = true
 	}
-	m, ok := raidMembers[vol.Level]
-	if !ok || len(vol.Drives) == 0 {
-		return // a level not in the enum, or no drives: schema findings
+	if len(vol.Drives) == 0 {
+		if vol.DrivesPos.IsSet() {
+			bad(pos, "%s.drives is empty: list the volume's member drives (bay aliases)", what)
+		}
+		return // else a missing required field, reported as such
 	}
+	raidLevelFits(bad, pos, what, vol)
+}
+
+// raidLevelFits reports a member count the volume's level does not take
+// (a level not in the enum is a schema finding).
+func raidLevelFits(bad baselineReport, pos Pos, what string, vol *RAIDVolume) {
+	m, ok := raidMembers[vol.Level]
 	n := len(vol.Drives)
-	if n < m.min || (m.exact && n != m.min) || (m.even && n%2 != 0) {
+	if ok && (n < m.min || (m.exact && n != m.min) || (m.even && n%2 != 0)) {
 		bad(pos, "%s: %s takes %s drives, not %d", what, vol.Level, m.say, n)
 	}
 }
