@@ -71,4 +71,6 @@ type BaselinePolicy struct {
 	// Site (a BMC runs at most one always); default 32.
 	MaxParallel *int `json:"max_parallel,omitempty" yaml:"maxParallel"`
 	Pos         Pos  `json:"-"`
+
+	MaxParallelPos Pos `json:"-" pos:"maxParallel"`
 }

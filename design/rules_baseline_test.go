@@ -266,7 +266,7 @@ var baselineCases = []ruleCase{
 		edits: []edit{baselineSite("      maxParallel: 0 # @maxp\n")},
 		want:  []exp{fail("lifecycle", "Site", "lab", siteF+"@maxp", "lifecycle.baseline.maxParallel 0 is outside 1..1024")}},
 	{rule: "lifecycle", name: "baseline maxParallel above the bound",
-		edits: []edit{baselineSite("      maxParallel: 1025 # @maxp\n")},
+		edits: []edit{baselineSite("      reboots: deny\n      maxParallel: 1025 # @maxp\n")},
 		want:  []exp{fail("lifecycle", "Site", "lab", siteF+"@maxp", "lifecycle.baseline.maxParallel 1025 is outside 1..1024")}},
 	{rule: "lifecycle", name: "ok: a baseline policy",
 		edits: []edit{baselineSite("      reboots: allow\n      maxParallel: 64\n")}},

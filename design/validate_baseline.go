@@ -407,7 +407,7 @@ func raidLevelFits(bad baselineReport, pos Pos, what string, vol *RAIDVolume) {
 func (v *validator) baselinePolicy(site string, l *Lifecycle) {
 	b := &l.Baseline
 	if b.MaxParallel != nil && (*b.MaxParallel < 1 || *b.MaxParallel > MaxBaselineParallel) {
-		v.r.errorf(RuleLifecycle, KindSite, site, orPos(b.Pos, l.Pos), "lifecycle.baseline.maxParallel %d is outside 1..%d (firmware updates at once in the Site)", *b.MaxParallel, MaxBaselineParallel)
+		v.r.errorf(RuleLifecycle, KindSite, site, orPos(b.MaxParallelPos, orPos(b.Pos, l.Pos)), "lifecycle.baseline.maxParallel %d is outside 1..%d (firmware updates at once in the Site)", *b.MaxParallel, MaxBaselineParallel)
 	}
 }
 
