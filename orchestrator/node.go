@@ -339,7 +339,7 @@ func (r *nodeRun) fail(class drivers.Class, reason string) {
 
 // finish records the node's final outcome in this task and frees it.
 func (r *nodeRun) finish(o record.Outcome, class, reason string) {
-	reason += r.ejectAtEnd() // vmedia.go: no ISO stays attached
+	reason += r.ejectAtEnd(o) // vmedia.go: no ISO stays attached
 	r.rec.Outcome, r.rec.Class, r.rec.Reason, r.rec.Task = o, class, reason, ""
 	r.res.Outcome, r.res.Class, r.res.Reason, r.res.Finished, r.res.Stage = o, class, reason, now(), r.rec.Stage
 	level, text := "info", fmt.Sprintf("%s at %s", o, r.rec.Stage)

@@ -14,7 +14,7 @@ import (
 
 // stage runs one call of the current stage's handler: the state table.
 func (r *nodeRun) stage(ctx context.Context) (step, error) {
-	if st, ok, err := r.ejectBooted(ctx); ok { // vmedia.go: the ISO out once the machine booted it
+	if st, ok, err := r.mediaForStage(ctx); ok { // vmedia.go: the ISO in or out as the stage needs
 		return st, err
 	}
 	switch r.rec.Stage {

@@ -179,11 +179,21 @@ func (r *nodeRun) setBootOnce(ctx context.Context, bios string) (step, error) {
 	return r.result(res, false, func() step { return sub("%sISO inserted; next boot (once) from the virtual CD", bios) })
 }
 
+// lentStages are the stages in which the provisioner boots a deployed
+// machine into its own environment (rescue mode, hardware tests) and
+// brings it back (rescue_exit): a machine without PXE boots the ISO for
+// them, and it stays in until the task ends (a rescue_enter that
+// succeeded leaves it in for the rescue environment, until rescue_exit).
+var lentStages = []record.Stage{record.StageRescue, record.StageRescueExit, record.StageTesting}
+
 // mediaNeeded reports whether the node's stage still needs the ISO:
 // from oob_prepare to the last stage of its workflow that the
 // provisioner boots the machine in (commission, deploy), as the machine
-// has no PXE.
+// has no PXE; and the lentStages.
 func (r *nodeRun) mediaNeeded() bool {
+	if slices.Contains(lentStages, r.rec.Stage) {
+		return true
+	}
 	first, last := slices.Index(r.seq, record.StageOOBPrepare), -1
 	for i, s := range r.seq {
 		if s == record.StageCommission || s == record.StageDeploy {
@@ -194,17 +204,27 @@ func (r *nodeRun) mediaNeeded() bool {
 	return first >= 0 && cur >= first && cur <= last
 }
 
-// ejectBooted ejects the ISO the engine inserted once the node is past
-// the provisioner's boots (mediaNeeded), or one left by an earlier task
-// before oob_prepare inserts it again; ok is false when there is nothing
-// to eject now, and the stage runs.
-func (r *nodeRun) ejectBooted(ctx context.Context) (step, bool, error) {
-	if r.bootMedia() == nil || r.mediaNeeded() {
+// mediaForStage puts the ISO in or out as the node's stage needs
+// before the stage runs: in for a rescue or a hardware test (insertLent),
+// out once the node is past the provisioner's boots (mediaNeeded), or one
+// left by an earlier task before oob_prepare inserts it again. ok is false
+// when there is nothing to do now, and the stage runs.
+func (r *nodeRun) mediaForStage(ctx context.Context) (step, bool, error) {
+	vm := r.bootMedia()
+	if vm == nil {
 		return step{}, false, nil
 	}
 	att, ok, err := r.e.mediaOf(ctx, r.rec.Name)
-	if err != nil || !ok {
-		return step{}, err != nil, err
+	switch {
+	case err != nil:
+		return step{}, true, err
+	case !ok && slices.Contains(lentStages, r.rec.Stage) && r.rec.Stage != record.StageRescueExit:
+		if st, done, err := r.insertISO(ctx, vm.ISO, ""); done || err != nil {
+			return st, true, err
+		}
+		return step{kind: stepAgain}, true, nil
+	case !ok || r.mediaNeeded():
+		return step{}, false, nil
 	}
 	b, err := r.eject(ctx)
 	if err != nil {
@@ -240,13 +260,13 @@ func (r *nodeRun) eject(ctx context.Context) (drivers.BMC, error) {
 	return t.bmc, r.e.forgetMedia(ctx, r.rec.Name)
 }
 
-// ejectAtEnd ejects the ISO of a node whose task ends (failed, cancelled,
-// frozen, or succeeded without the stage after identify) before the
-// outcome is recorded; what it could not do is said in the returned
+// ejectAtEnd ejects the ISO of a node whose task ends with outcome o
+// (failed, cancelled, frozen, or succeeded: a test, a rescue_exit) before
+// the outcome is recorded, but for a node left in rescue mode; what it could not do is said in the returned
 // note, appended to the node's reason.
-func (r *nodeRun) ejectAtEnd() string {
-	if r.e.ctx.Err() != nil {
-		return ""
+func (r *nodeRun) ejectAtEnd(o record.Outcome) string {
+	if r.e.ctx.Err() != nil || (o == record.OutcomeSucceeded && r.rec.Stage == record.StageRescueMode) {
+		return "" // the rescue environment runs from the ISO: rescue_exit ejects it
 	}
 	att, ok, err := r.e.mediaOf(r.e.ctx, r.rec.Name)
 	if err != nil || !ok {

@@ -224,3 +224,42 @@ func TestVirtualMediaResumesAfterCrash(t *testing.T) {
 		t.Fatalf("boots %v", boots)
 	}
 }
+
+// TestVirtualMediaRescueAndTests: the provisioner's own boots of a
+// deployed machine without PXE (rescue mode, hardware tests) find the
+// ISO in: rescue_enter inserts it and leaves it in for the rescue
+// environment, rescue_exit ejects it once the machine is back in its
+// OS, test_nodes inserts it and ejects it as the tests end. Counted at
+// the lab's BMC; the machine boots the ISO for each and never PXE.
+func TestVirtualMediaRescueAndTests(t *testing.T) {
+	d := designtest.Example(t)
+	node := redfishNode(t, d)
+	withProfile(d, node, func(hw *design.HardwareProfileSpec) { hw.VirtualMedia = &design.VirtualMediaBoot{ISO: labISO} })
+	env := startEnv(t, d, nil, nil, nil)
+	m := env.Lab.Machine(node)
+	m.SetPXE(false)
+	rf := m.Redfish()
+	e := engine(t, env)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: onlyNodes(node)}, record.TaskSucceeded)
+	media := func(what string, inserts, ejects uint64, in bool) {
+		t.Helper()
+		st := rf.Stats()
+		if _, got := rf.Media(); got != in || st.MediaInserted != inserts || st.MediaEjected != ejects {
+			t.Fatalf("%s: ISO in %v, %d inserts, %d ejects; want %v, %d, %d", what, got, st.MediaInserted, st.MediaEjected, in, inserts, ejects)
+		}
+	}
+	media("deployed", 1, 1, false)
+	boots := len(m.BootLog())
+
+	run(t, e, record.Request{Action: record.ActionRescueEnter, Requester: "test", Filter: onlyNodes(node)}, record.TaskSucceeded)
+	media("in rescue mode", 2, 1, true)
+	run(t, e, record.Request{Action: record.ActionRescueExit, Requester: "test", Filter: onlyNodes(node)}, record.TaskSucceeded)
+	media("rescue exited", 2, 2, false)
+	run(t, e, record.Request{Action: record.ActionTestNodes, Requester: "test", Filter: onlyNodes(node)}, record.TaskSucceeded)
+	media("tested", 3, 3, false)
+	later := m.BootLog()[boots:]
+	if !slices.Contains(later, lab.BootFromProvisioner) || slices.Contains(later, lab.BootFromPXE) {
+		t.Fatalf("boots after the deploy %v: want the ISO into the provisioner, never PXE", later)
+	}
+}
