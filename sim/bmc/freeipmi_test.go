@@ -141,6 +141,16 @@ func (f *freeIPMI) checkInfo(d string, fru FRU) int {
 	if out := f.run("ipmi-config", d, "--checkout", "-S", "Lan_Conf"); !regexp.MustCompile(`(?m)^\s*IP_Address\s+127\.0\.0\.1\s*$`).MatchString(out) {
 		t.Errorf("ipmi-config --checkout -S Lan_Conf does not show the BMC's address:\n%s", out)
 	}
+	// The core category's sections a LAN-only BMC serves in full (not
+	// Lan_Conf_Auth, Rmcpplus_Conf_Privilege, Serial_*: docs/lab.md).
+	out = f.run("ipmi-config", d, "--checkout", "-S", "User2", "-S", "Lan_Channel", "-S", "Lan_Conf_Security_Keys",
+		"-S", "Lan_Conf_User_Security", "-S", "Lan_Conf_Misc", "-S", "Lan6_Conf", "-S", "SOL_Conf")
+	for _, want := range []string{`Username\s+admin`, `Enable_User\s+Yes`, `SOL_Payload_Access\s+Yes`, `Lan_Privilege_Limit\s+Administrator`,
+		`K_G\s+0x0{40}`, `Enable_SOL\s+Yes`, `Non_Volatile_Bit_Rate\s+115200`} {
+		if !regexp.MustCompile(`(?m)^\s*` + want + `\s*$`).MatchString(out) {
+			t.Errorf("ipmi-config --checkout lacks %s:\n%s", want, out)
+		}
+	}
 	if out := f.run("ipmi-chassis", d, "--get-chassis-capabilities"); field(out, "FRU Info Device Address") != "20h" {
 		t.Errorf("ipmi-chassis --get-chassis-capabilities:\n%s", out)
 	}
@@ -158,7 +168,7 @@ func (f *freeIPMI) checkInfo(d string, fru FRU) int {
 		field(out, "FRU Product Manufacturer Name") != fru.Manufacturer {
 		t.Errorf("ipmi-fru does not show the machine's FRU %+v:\n%s", fru, out)
 	}
-	return 9
+	return 17
 }
 
 // checkBoot: ipmi-config commits a boot device the machine then has, and

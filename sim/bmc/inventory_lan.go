@@ -63,7 +63,49 @@ func (b *BMC) lanParam(p byte) ([]byte, bool) {
 	case 55: // IPv6 status: no static or dynamic IPv6 addresses (FreeIPMI's ipmi-config asks)
 		return []byte{0x00, 0x00, 0x00}, true
 	}
-	return nil, false
+	return b.lanParamMore(p)
+}
+
+// lanParamMore answers the LAN parameters FreeIPMI's ipmi-config reads
+// besides the addresses: ARP control, the RMCP+ cipher suites and their
+// privilege limits, the bad password threshold.
+func (b *BMC) lanParamMore(p byte) ([]byte, bool) {
+	suites := b.suites()
+	switch p {
+	case 10: // BMC-generated ARP control: none (the BMC answers on loopback)
+		return []byte{0x00}, true
+	case 11: // gratuitous ARP interval: 2 s (unused)
+		return []byte{0x04}, true
+	case 22: // cipher suite entry count
+		return []byte{byte(len(suites))}, true
+	case 23: // cipher suite IDs
+		ids := []byte{0x00}
+		for _, c := range suites {
+			ids = append(ids, c.id)
+		}
+		return ids, true
+	case 24: // maximum privilege per cipher suite entry, two 4-bit entries a byte: administrator
+		v := make([]byte, 9)
+		for i := range suites {
+			v[1+i/2] |= privAdmin << (4 * (i % 2))
+		}
+		return v, true
+	case 26: // bad password threshold: disabled
+		return make([]byte, 6), true
+	}
+	return lanParamIPv6Router(p)
+}
+
+// lanParamIPv6Router answers the IPv6 router parameters (64-72) as a BMC
+// without IPv6 does: neither static nor dynamic router configuration, the
+// two static routers' addresses, MACs and prefixes all zero.
+func lanParamIPv6Router(p byte) ([]byte, bool) {
+	sizes := map[byte]int{64: 1, 65: 16, 66: 6, 67: 1, 68: 16, 69: 16, 70: 6, 71: 1, 72: 16}
+	n, ok := sizes[p]
+	if !ok {
+		return nil, false
+	}
+	return make([]byte, n), true
 }
 
 func (b *BMC) noneAuth() byte {

@@ -11,6 +11,8 @@ const (
 	cmdGetSessionInfo         = 0x3d // App
 	cmdGetChannelPayloadSupp  = 0x4e // App
 	cmdGetChannelPayloadVers  = 0x4f // App
+	cmdGetUserPayloadAccess   = 0x4d // App
+	cmdSetChannelSecurityKeys = 0x56 // App
 	payloadSessionSetupBitsLo = 0x3f // payload types 0x10-0x15: RMCP+ Open Session and RAKP 1-4
 )
 
@@ -18,9 +20,11 @@ var sessionCommands = map[[2]byte]struct {
 	info cmdInfo
 	run  handler
 }{
-	{netFnApp, cmdGetSessionInfo}:        {cmdInfo{"Get Session Info", privUser}, (*BMC).getSessionInfo},
-	{netFnApp, cmdGetChannelPayloadSupp}: {cmdInfo{"Get Channel Payload Support", privUser}, (*BMC).getChannelPayloadSupport},
-	{netFnApp, cmdGetChannelPayloadVers}: {cmdInfo{"Get Channel Payload Version", privUser}, (*BMC).getChannelPayloadVersion},
+	{netFnApp, cmdGetSessionInfo}:         {cmdInfo{"Get Session Info", privUser}, (*BMC).getSessionInfo},
+	{netFnApp, cmdGetChannelPayloadSupp}:  {cmdInfo{"Get Channel Payload Support", privUser}, (*BMC).getChannelPayloadSupport},
+	{netFnApp, cmdGetChannelPayloadVers}:  {cmdInfo{"Get Channel Payload Version", privUser}, (*BMC).getChannelPayloadVersion},
+	{netFnApp, cmdGetUserPayloadAccess}:   {cmdInfo{"Get User Payload Access", privOperator}, (*BMC).getUserPayloadAccess},
+	{netFnApp, cmdSetChannelSecurityKeys}: {cmdInfo{"Set Channel Security Keys", privAdmin}, (*BMC).channelSecurityKeys},
 }
 
 func init() {
@@ -142,4 +146,40 @@ func sessionInfoLocked(t *session, active int) []byte {
 	r = append(r, ip...)
 	r = append(r, mac...)
 	return binary.LittleEndian.AppendUint16(r, uint16(port))
+}
+
+// getUserPayloadAccess answers Get User Payload Access (section 24.7):
+// the BMC's user (ID 2) may activate SOL, the others nothing.
+func (b *BMC) getUserPayloadAccess(_ *session, d []byte) (byte, []byte) {
+	if len(d) < 2 {
+		return ccReqDataLen, nil
+	}
+	if ch := d[0] & 0x0f; ch != lanChannel && ch != 0x0e {
+		return ccInvalidData, nil
+	}
+	id := d[1] & 0x3f
+	if id == 0 || id > maxUsers {
+		return ccInvalidData, nil
+	}
+	std := byte(0)
+	if id == 2 {
+		std = 1 << payloadSOL
+	}
+	return ccOK, []byte{std, 0, 0, 0}
+}
+
+// channelSecurityKeys answers Set Channel Security Keys (section 22.25)
+// in read mode only: no lock, and the keys are not set (K_G all zero, so
+// RMCP+ uses the user's key as K_G). Setting keys is refused.
+func (b *BMC) channelSecurityKeys(_ *session, d []byte) (byte, []byte) {
+	if len(d) < 3 {
+		return ccReqDataLen, nil
+	}
+	if ch := d[0] & 0x0f; ch != lanChannel && ch != 0x0e {
+		return ccInvalidData, nil
+	}
+	if d[1]&0x03 != 0 || d[2] > 1 { // only "read key" of K_R (0) or K_G (1)
+		return ccInvalidData, nil
+	}
+	return ccOK, append([]byte{0x00}, make([]byte, 20)...)
 }
