@@ -500,3 +500,32 @@ func TestRMCPPlusHandshake(t *testing.T) {
 		t.Fatalf("stats: %v", s)
 	}
 }
+
+// TestGetSessionInfo: Get Session Info by index (0 the asking session,
+// N the Nth active one), by handle and by session ID; a session that does
+// not exist is "invalid data".
+func TestGetSessionInfo(t *testing.T) {
+	b, _ := startBMC(t, nil)
+	a, c := dialV15(t, b, authMD5, "admin", "secret"), dialV15(t, b, authMD5, "admin", "secret")
+	for _, x := range []*v15Client{a, c} {
+		if err := x.open(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cc, own, err := c.call(netFnApp, cmdGetSessionInfo, 0x00)
+	if err != nil || cc != ccOK || len(own) != 18 || own[2] != 2 || own[3] != 2 || own[4] != privAdmin || own[5] != lanChannel {
+		t.Fatalf("current session: cc %#x %x %v", cc, own, err)
+	}
+	sid := le32(c.sid)
+	for _, req := range [][]byte{{0x02}, {0xfe, own[0]}, append([]byte{0xff}, sid...)} {
+		cc, d, err := a.call(netFnApp, cmdGetSessionInfo, req...)
+		if err != nil || cc != ccOK || len(d) < 1 || d[0] != own[0] {
+			t.Errorf("Get Session Info %x from another session: cc %#x %x %v, want handle %d", req, cc, d, err, own[0])
+		}
+	}
+	for _, req := range [][]byte{{0x03}, {0xfe, 0x3f}, {0xff, 1, 2, 3, 4}} {
+		if cc, d, err := a.call(netFnApp, cmdGetSessionInfo, req...); err != nil || cc != ccInvalidData {
+			t.Errorf("Get Session Info %x (no such session): cc %#x %x %v, want 0xcc", req, cc, d, err)
+		}
+	}
+}
