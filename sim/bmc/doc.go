@@ -1,7 +1,9 @@
 // Package bmc is the virtual lab's simulated baseboard management
 // controller: IPMI over LAN (RMCP on UDP), one BMC per simulated machine,
 // all in one process. Real clients talk to it: ipmitool -I lan and
-// -I lanplus, and github.com/vmware/goipmi's native "lan" transport.
+// -I lanplus, FreeIPMI's tools over -D LAN and -D LAN_2_0 (ipmiconsole
+// included; freeipmi_test.go), and github.com/vmware/goipmi's native
+// "lan" transport.
 //
 // # Transports
 //
