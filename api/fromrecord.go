@@ -52,8 +52,19 @@ func wireNodeRecord(r record.NodeRecord) apitypes.NodeRecord {
 		DeploymentEnded: r.DeploymentEnded, Intent: (*apitypes.Intent)(r.Intent), AllocatedBy: r.AllocatedBy,
 		Class: r.Class, Reason: r.Reason, PXEBeforePower: r.PXEBeforePower, Frozen: r.Frozen, FrozenWhy: r.FrozenWhy,
 		StageStart: r.StageStart, BudgetFrom: r.BudgetFrom, Recovery: (*apitypes.Recovery)(r.Recovery),
-		NextAt: r.NextAt, Updated: r.Updated,
+		Baseline: wireBaseline(r.Baseline), NextAt: r.NextAt, Updated: r.Updated,
 		History: mapSlice(r.History, func(t record.Transition) apitypes.Transition { return apitypes.Transition(t) })}
+}
+
+func wireBaseline(b *record.Baseline) *apitypes.Baseline {
+	if b == nil {
+		return nil
+	}
+	return &apitypes.Baseline{Task: b.Task, Planned: b.Planned, Reboot: b.Reboot, DryRun: b.DryRun, BIOS: b.BIOS, Staged: b.Staged,
+		ResetAt: b.ResetAt, ResetDone: b.ResetDone, Verified: b.Verified,
+		Plan:    mapSlice(b.Plan, func(c record.BaselineChange) apitypes.BaselineChange { return apitypes.BaselineChange(c) }),
+		Updates: mapSlice(b.Updates, func(u record.FirmwareUpdate) apitypes.FirmwareUpdate { return apitypes.FirmwareUpdate(u) }),
+		Volumes: mapSlice(b.Volumes, func(v record.VolumeBuild) apitypes.VolumeBuild { return apitypes.VolumeBuild(v) })}
 }
 
 func wireRebootstrapped(r record.Rebootstrapped) apitypes.Rebootstrapped {

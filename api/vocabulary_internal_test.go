@@ -20,11 +20,11 @@ import (
 // orchestrator/record changes what clients read and must be a decision:
 // update this list with the API's documentation.
 var apiWords = map[string][]string{
-	"Action": {"decommission_nodes", "deploy_nodes", "destroy_nodes", "power_cycle", "power_off", "power_on",
+	"Action": {"apply_baseline", "decommission_nodes", "deploy_nodes", "destroy_nodes", "power_cycle", "power_off", "power_on",
 		"prepare_nodes", "prepare_site", "redeploy_nodes", "rescue_enter", "rescue_exit", "test_nodes",
 		"validate_design", "verify_nodes", "verify_site"},
 	"TaskStatus": {"cancelled", "failed", "partially_succeeded", "queued", "running", "succeeded"},
-	"Stage": {"as-built", "bootstrap", "commission", "configure", "deleted", "deleting", "deploy", "deployed",
+	"Stage": {"as-built", "baseline", "baselined", "bootstrap", "commission", "configure", "deleted", "deleting", "deploy", "deployed",
 		"identify", "oob-prepare", "pending", "power", "powered", "ready", "released", "releasing", "rescue",
 		"rescue-exit", "rescue-mode", "tested", "testing", "verified", "verify"},
 	"Outcome":      {"cancelled", "failed", "manual-intervention", "queued", "running", "succeeded"},

@@ -25,6 +25,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers/oob/redfish"
 	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
 	"github.com/slipway-dev/slipway/drivers/server/sitemux"
+	"github.com/slipway-dev/slipway/firmwarestore"
 	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 	"github.com/slipway-dev/slipway/internal/gensite"
 	"github.com/slipway-dev/slipway/introspection"
@@ -83,9 +84,13 @@ type Env struct {
 	// SecretStore holds the lab's secrets (Options.Secrets and the MAAS
 	// API key), encrypted in Store.
 	SecretStore *secretstore.Store
-	resolver    secrets.Resolver
-	opts        Options
-	stop        context.CancelFunc
+	// Firmware is the lab's firmware store (firmware.go), the engine's
+	// Config.Firmware.
+	Firmware      *firmwarestore.Store
+	closeFirmware func()
+	resolver      secrets.Resolver
+	opts          Options
+	stop          context.CancelFunc
 }
 
 // Start starts the lab and stores the design.
@@ -150,6 +155,10 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	env.Drivers = orchestrator.Drivers{OOB: oob, OOBByType: map[string]drivers.OOB{redfish.Name: rf}, Server: srv, Network: net}
 	if err := env.startIntrospection(o); err != nil {
 		lb.Close()
+		return nil, err
+	}
+	if err := env.startFirmware(o.Design); err != nil {
+		env.Close()
 		return nil, err
 	}
 	return env, nil
@@ -243,6 +252,7 @@ func (env *Env) Config() orchestrator.Config {
 		BMCEndpoint:   env.Lab.Endpoint,
 		BMCOverride:   powercreds.New(env.SecretStore).BMC,
 		Bootstrap:     env.Introspection,
+		Firmware:      env.Firmware,
 		TimeScale:     s,
 		PollInterval:  max(time.Duration(float64(5*time.Second)*s), 20*time.Millisecond),
 		MaxWait:       max(time.Duration(float64(2*time.Minute)*s), 200*time.Millisecond),
@@ -274,6 +284,9 @@ func (env *Env) Close() {
 	env.Lab.Close()
 	if env.stop != nil {
 		env.stop()
+	}
+	if env.closeFirmware != nil {
+		env.closeFirmware()
 	}
 }
 

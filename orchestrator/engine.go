@@ -125,6 +125,10 @@ type Config struct {
 	// Bootstrap delivers user data and reports boot actions (nil: no user
 	// data, and the bootstrap stage has nothing to wait for).
 	Bootstrap Bootstrapper
+	// Firmware verifies the images of hardware profiles' baselines and
+	// gives the URL the BMCs fetch each from (package firmwarestore); nil:
+	// a profile with a firmware baseline fails its node, saying so.
+	Firmware FirmwareImages
 	// BootstrapDeadline is how long a node at the bootstrap stage may stay
 	// silent: no boot action report since the later of the stage's start,
 	// its last report, its token's (re)issue and the engine's start. Then
@@ -145,6 +149,9 @@ var DefaultTimeouts = map[record.Stage]time.Duration{
 	record.StageBootstrap:  60 * time.Minute,
 	record.StageReleasing:  45 * time.Minute, // erasing disks takes a while
 	record.StagePower:      10 * time.Minute,
+	// Firmware updates one at a time, the BMC's own reset and the
+	// machine's: a GPU server's full baseline takes an hour or more.
+	record.StageBaseline: 3 * time.Hour,
 }
 
 // DefaultBootstrapDeadline is how long a bootstrapping node may stay
@@ -171,7 +178,9 @@ type Engine struct {
 
 	pollLane sem // the poller's calls (pollStatus)
 	bmcs     drivers.KeyedLocks
-	poll     *poller
+	// updates bounds the firmware updates running (baseline_slots.go).
+	updates updateSlots
+	poll    *poller
 
 	statusOne group.Batcher[drivers.NodeRef, drivers.Machine] // status of one machine
 	recon     reconcileState                                  // reconcile.go

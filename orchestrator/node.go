@@ -19,20 +19,22 @@ import (
 // sequence is the state table's path for an action: the stages a node
 // passes through, the last one terminal.
 func sequence(a record.Action) []record.Stage {
-	build := []record.Stage{record.StageOOBPrepare, record.StageIdentify, record.StageCommission, record.StageAsBuilt, record.StageConfigure, record.StageDeploy, record.StageBootstrap, record.StageDeployed}
+	build := []record.Stage{record.StageBaseline, record.StageOOBPrepare, record.StageIdentify, record.StageCommission, record.StageAsBuilt, record.StageConfigure, record.StageDeploy, record.StageBootstrap, record.StageDeployed}
 	switch a {
 	case record.ActionDeployNodes:
 		return build
 	case record.ActionRedeployNodes:
 		return append([]record.Stage{record.StageReleasing}, build...)
 	case record.ActionPrepareNodes:
-		return []record.Stage{record.StageOOBPrepare, record.StageIdentify, record.StageCommission, record.StageAsBuilt, record.StageReady}
+		return []record.Stage{record.StageBaseline, record.StageOOBPrepare, record.StageIdentify, record.StageCommission, record.StageAsBuilt, record.StageReady}
 	case record.ActionVerifyNodes:
 		return []record.Stage{record.StageVerify, record.StageVerified}
 	case record.ActionDestroyNodes:
 		return []record.Stage{record.StageReleasing, record.StageReleased}
 	case record.ActionPowerOn, record.ActionPowerOff, record.ActionPowerCycle:
 		return []record.Stage{record.StagePower, record.StagePowered}
+	case record.ActionApplyBaseline:
+		return []record.Stage{record.StageBaseline, record.StageBaselined}
 	}
 	return lifecycleSequence(a) // decommission.go
 }
@@ -136,6 +138,8 @@ func (r *nodeRun) begin(ctx context.Context) bool {
 	if r.rec.Task != r.run.id {
 		return r.startFresh()
 	}
+	// A verb may have left it at a baseline stage its path lacks.
+	r.skipBaseline()
 	if r.res.Outcome != record.OutcomeRunning { // resume from the checkpoint
 		r.res.Outcome, r.res.Stage = record.OutcomeRunning, r.rec.Stage
 		if r.res.Started.IsZero() {

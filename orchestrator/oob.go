@@ -146,32 +146,14 @@ func (f *fallbacks) recent(node string) bool {
 	return ok
 }
 
-// applyBIOS stages the node's hardware profile's BIOS settings through
-// its OOB driver (drivers.OOBBIOS); they take effect at the machine's
-// next reset. It returns what it did as the start of a step's message
-// ("" when the profile has none); a BMC that refuses a setting, or a
-// driver that cannot apply settings, is a Permanent error.
-func (r *nodeRun) applyBIOS(ctx context.Context) (string, error) {
+// applyBIOS says, as the start of a step's message, where the hardware
+// profile's BIOS settings were applied: the baseline stage (baseline.go)
+// staged them, reset the machine and read them back before oob-prepare
+// ("" when the profile has none).
+func (r *nodeRun) applyBIOS(context.Context) (string, error) {
 	hw := r.n.Spec.Hardware
 	if hw == nil || hw.BIOS == nil || len(hw.BIOS.Attributes) == 0 {
 		return "", nil
 	}
-	var res drivers.Result
-	t, err := r.withOOB(ctx, func(ctx context.Context, drv drivers.OOB, b drivers.BMC) (err error) {
-		bd, ok := drv.(drivers.OOBBIOS)
-		if !ok {
-			return drivers.Errorf(drivers.Permanent, "hardware profile %s declares bios.attributes, and its OOB driver cannot apply BIOS settings: use a driver that can (redfish), or remove bios", r.n.Spec.HardwareProfile)
-		}
-		res, err = bd.ApplyBIOS(ctx, b, hw.BIOS.Attributes)
-		return err
-	})
-	switch {
-	case err != nil:
-		return "", err
-	case res.Status == drivers.StatusFailed:
-		return "", drivers.Errorf(drivers.Permanent, "BIOS settings of hardware profile %s refused by BMC %s:%d: %s (fix bios.attributes, then retry)", r.n.Spec.HardwareProfile, t.bmc.Address, t.bmc.Port, res.Message)
-	case res.Status == drivers.StatusInProgress:
-		return fmt.Sprintf("bios: %s (they take effect at the next reset); ", orDefault(res.Message, "settings staged")), nil
-	}
-	return "bios: settings in effect; ", nil
+	return "bios: applied at the baseline stage; ", nil
 }

@@ -20,6 +20,8 @@ func (r *nodeRun) stage(ctx context.Context) (step, error) {
 	switch r.rec.Stage {
 	case record.StageVerify:
 		return r.verify(ctx)
+	case record.StageBaseline:
+		return r.baseline(ctx) // baseline.go
 	case record.StageOOBPrepare:
 		return r.oobPrepare(ctx)
 	case record.StageIdentify:

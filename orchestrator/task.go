@@ -258,7 +258,7 @@ func (e *Engine) driveNodes(run *taskRun, d *design.Design, log zerolog.Logger) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nr := &nodeRun{e: e, run: run, d: nd, n: n, seq: taskSequence(t), log: log.With().Str("node", name).Logger()}
+			nr := &nodeRun{e: e, run: run, d: nd, n: n, seq: nodeSequence(t, n), log: log.With().Str("node", name).Logger()}
 			nr.drive()
 		}()
 	}

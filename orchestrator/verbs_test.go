@@ -145,6 +145,16 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 var deployPath = []record.Stage{record.StageOOBPrepare, record.StageIdentify, record.StageCommission,
 	record.StageAsBuilt, record.StageConfigure, record.StageDeploy, record.StageBootstrap, record.StageDeployed}
 
+// pathOf is node n's deploy path: deployPath, from the baseline stage
+// when its hardware profile has a baseline (the example's GPU nodes).
+func pathOf(d *design.Design, n string) []record.Stage {
+	hw := d.Nodes[n].Spec.Hardware
+	if hw != nil && (len(hw.Firmware) > 0 || hw.RAID != nil || hw.BIOS != nil && len(hw.BIOS.Attributes) > 0) {
+		return append([]record.Stage{record.StageBaseline}, deployPath...)
+	}
+	return deployPath
+}
+
 // TestVerbRetry: a node whose deployments fail beyond the engine's deploy
 // retries fails the task partially; retry runs that node only, from the
 // deploy stage, and the task succeeds. The other nodes' results are left
@@ -440,11 +450,12 @@ func TestVerbRerun(t *testing.T) {
 	for _, n := range d.NodeNames() {
 		rec := nodeRecord(t, e, n)
 		trs := since(rec, t0)
-		if len(trs) == 0 || trs[0].From != record.StageOOBPrepare {
-			t.Errorf("%s: transitions after rerun %v, want the first from %s", n, trs, record.StageOOBPrepare)
+		path := pathOf(d, n)
+		if len(trs) == 0 || trs[0].From != path[0] {
+			t.Errorf("%s: transitions after rerun %v, want the first from %s", n, trs, path[0])
 			continue
 		}
-		if diff := cmp.Diff(deployPath[1:], targets(trs)); diff != "" {
+		if diff := cmp.Diff(path[1:], targets(trs)); diff != "" {
 			t.Errorf("%s: stages entered by the rerun (-want +got):\n%s", n, diff)
 		}
 		if rec.MachineID != ids[n] {
@@ -496,8 +507,8 @@ func TestVerbRerunAfterFailedDeploy(t *testing.T) {
 	lc := lifecycle(env)
 	for _, n := range d.NodeNames() {
 		trs := since(nodeRecord(t, e, n), t0)
-		if len(trs) == 0 || trs[0].From != record.StageOOBPrepare {
-			t.Errorf("%s: transitions after rerun %v, want the first from %s", n, trs, record.StageOOBPrepare)
+		if first := pathOf(d, n)[0]; len(trs) == 0 || trs[0].From != first {
+			t.Errorf("%s: transitions after rerun %v, want the first from %s", n, trs, first)
 		}
 		want := 1
 		if n == bad {
@@ -524,9 +535,9 @@ func TestVerbRestartClean(t *testing.T) {
 
 	t0 := time.Now().UTC()
 	applyVerb(t, e, task.ID, record.VerbRestartClean, record.TaskSucceeded)
-	want := append([]record.Stage{}, deployPath...)
 	lc := lifecycle(env)
 	for _, n := range d.NodeNames() {
+		want := pathOf(d, n)
 		rec := nodeRecord(t, e, n)
 		trs := since(rec, t0)
 		if len(trs) == 0 || trs[0].From != record.StageReleasing {

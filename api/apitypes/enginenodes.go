@@ -43,7 +43,11 @@ type NodeRecord struct {
 	BudgetFrom     time.Time `json:"budget_from,omitzero"`
 	// Recovery is the recovery of the node's machine in progress, nil
 	// when none.
-	Recovery *Recovery    `json:"recovery,omitempty"`
+	Recovery *Recovery `json:"recovery,omitempty"`
+	// Baseline is the node's last baseline plan (the differences from its
+	// hardware profile's firmware, BIOS and RAID baseline) and how far
+	// applying it got; nil before the first.
+	Baseline *Baseline    `json:"baseline,omitempty"`
 	NextAt   time.Time    `json:"next_at,omitzero"`
 	Updated  time.Time    `json:"updated,omitzero"`
 	History  []Transition `json:"history,omitempty"`
@@ -104,4 +108,56 @@ type HardwareAcceptance struct {
 	By         string    `json:"by"`
 	At         time.Time `json:"at"`
 	Mismatches []string  `json:"mismatches"` // what was accepted
+}
+
+// Baseline is a node's baseline plan (the differences between its
+// machine and its hardware profile's firmware, BIOS and RAID baseline)
+// and how far applying it got.
+type Baseline struct {
+	Task    string           `json:"task,omitempty"`
+	Planned time.Time        `json:"planned,omitzero"`
+	Plan    []BaselineChange `json:"plan,omitempty"`
+	// Reboot: applying the plan needs a system reset.
+	Reboot  bool             `json:"reboot,omitempty"`
+	DryRun  bool             `json:"dry_run,omitempty"`
+	Updates []FirmwareUpdate `json:"updates,omitempty"`
+	// BIOS: the settings to stage; Staged: they were.
+	BIOS      map[string]string `json:"bios,omitempty"`
+	Staged    bool              `json:"bios_staged,omitempty"`
+	Volumes   []VolumeBuild     `json:"volumes,omitempty"`
+	ResetAt   time.Time         `json:"reset_at,omitzero"`
+	ResetDone bool              `json:"reset_done,omitempty"`
+	Verified  time.Time         `json:"verified,omitzero"`
+}
+
+// BaselineChange is one difference: kind firmware (item: the component,
+// target: the BMC's inventory items), bios (item: the attribute) or raid
+// (item: the volume).
+type BaselineChange struct {
+	Kind   string `json:"kind"`
+	Item   string `json:"item"`
+	Target string `json:"target,omitempty"`
+	Have   string `json:"have"`
+	Want   string `json:"want"`
+}
+
+// FirmwareUpdate is one firmware update of a plan: its BMC task (handle)
+// once started, its last progress, whether it is done.
+type FirmwareUpdate struct {
+	Component string    `json:"component"`
+	Version   string    `json:"version"`
+	Targets   []string  `json:"targets"`
+	SHA256    string    `json:"sha256"`
+	Started   time.Time `json:"started,omitzero"`
+	Handle    string    `json:"handle,omitempty"`
+	Progress  string    `json:"progress,omitempty"`
+	Seen      time.Time `json:"seen,omitzero"`
+	Done      bool      `json:"done,omitempty"`
+}
+
+// VolumeBuild is one RAID volume of a plan.
+type VolumeBuild struct {
+	Name    string    `json:"name"`
+	Started time.Time `json:"started,omitzero"`
+	Done    bool      `json:"done,omitempty"`
 }

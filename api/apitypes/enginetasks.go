@@ -67,7 +67,7 @@ type NodeFilter struct {
 }
 
 // TaskOptions are an action's options (decommission_nodes: erase,
-// delete; destroy_nodes: erase).
+// delete; destroy_nodes: erase; apply_baseline: reboot, dry_run).
 type TaskOptions struct {
 	// Erase overrides the design's erase policy (none | quick | secure;
 	// "" keeps the design's).
@@ -75,4 +75,10 @@ type TaskOptions struct {
 	// Delete removes the machine from the provisioner once released
 	// (decommission_nodes only).
 	Delete bool `json:"delete,omitempty"`
+	// Reboot lets apply_baseline reboot deployed nodes whose plan needs
+	// a reset when the Site's lifecycle.baseline.reboots is deny.
+	Reboot bool `json:"reboot,omitempty"`
+	// DryRun: apply_baseline records each node's plan (its record's
+	// baseline, and an event) and changes nothing.
+	DryRun bool `json:"dry_run,omitempty"`
 }

@@ -41,8 +41,9 @@ const (
 // provisioner (a decommission without delete leaves it released).
 const LifecycleDeleted Lifecycle = "deleted"
 
-// TaskOptions are an action's options. Only decommission_nodes and
-// destroy_nodes take any.
+// TaskOptions are an action's options: decommission_nodes and
+// destroy_nodes take erase (and delete), apply_baseline reboot and
+// dry_run.
 type TaskOptions struct {
 	// Erase overrides the design's erase policy for this task's releases
 	// (none | quick | secure; "" keeps the design's).
@@ -52,6 +53,12 @@ type TaskOptions struct {
 	// in the provisioner, Ready, its disks erased as the policy says: the
 	// storage-only cleanup.
 	Delete bool `json:"delete,omitempty"`
+	// Reboot lets apply_baseline reboot a deployed node when its plan
+	// needs a reset and the Site's lifecycle.baseline.reboots is deny.
+	Reboot bool `json:"reboot,omitempty"`
+	// DryRun: apply_baseline records each node's plan and changes
+	// nothing.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // Check validates the options of action a (nil: none).
@@ -67,6 +74,8 @@ func (o *TaskOptions) Check(a Action) error {
 		return fmt.Errorf("options.delete applies to %s only, not %s", ActionDecommissionNodes, a)
 	case o.Erase != "" && a != ActionDecommissionNodes && a != ActionDestroyNodes:
 		return fmt.Errorf("options.erase applies to %s and %s only, not %s", ActionDecommissionNodes, ActionDestroyNodes, a)
+	case (o.Reboot || o.DryRun) && a != ActionApplyBaseline:
+		return fmt.Errorf("options.reboot and options.dry_run apply to %s only, not %s", ActionApplyBaseline, a)
 	}
 	return nil
 }
@@ -82,6 +91,12 @@ func (o *TaskOptions) Describe() string {
 	}
 	if o.Delete {
 		parts = append(parts, "delete")
+	}
+	if o.Reboot {
+		parts = append(parts, "reboot")
+	}
+	if o.DryRun {
+		parts = append(parts, "dry run")
 	}
 	if len(parts) == 0 {
 		return ""

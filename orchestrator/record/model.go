@@ -31,7 +31,8 @@ const (
 var Actions = []Action{ActionValidateDesign, ActionVerifySite, ActionPrepareSite, ActionVerifyNodes,
 	ActionPrepareNodes, ActionDeployNodes, ActionRedeployNodes, ActionDestroyNodes,
 	ActionPowerOn, ActionPowerOff, ActionPowerCycle,
-	ActionDecommissionNodes, ActionRescueEnter, ActionRescueExit, ActionTestNodes} // the last four: decommission.go
+	ActionDecommissionNodes, ActionRescueEnter, ActionRescueExit, ActionTestNodes, // these four: decommission.go
+	ActionApplyBaseline} // baseline.go
 
 // SiteAction reports whether a acts on the site rather than on nodes.
 func (a Action) SiteAction() bool {
@@ -260,7 +261,10 @@ type NodeRecord struct {
 	// Recovery is the recovery in progress on the node's machine (its
 	// plan and how far it got), nil when none: a restarted engine
 	// resumes it at the step it had reached.
-	Recovery *Recovery    `json:"recovery,omitempty"`
+	Recovery *Recovery `json:"recovery,omitempty"`
+	// Baseline is the node's last baseline plan and its progress
+	// (baseline.go), nil before the first.
+	Baseline *Baseline    `json:"baseline,omitempty"`
 	NextAt   time.Time    `json:"next_at,omitzero"`
 	Updated  time.Time    `json:"updated,omitzero"`
 	History  []Transition `json:"history,omitempty"`

@@ -1,0 +1,208 @@
+package orchestrator_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
+	"github.com/slipway-dev/slipway/labrun"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
+	simrf "github.com/slipway-dev/slipway/sim/redfish"
+	"github.com/slipway-dev/slipway/statestore/memory"
+)
+
+// labGPU is the example's GPU node whose Redfish BMC the lab runs, with
+// the example's baseline (a BIOS update, two BIOS settings, a RAID-1
+// boot volume of bays 0 and 1).
+const labGPU = "r01-gpu01"
+
+// labBMC is the node's BMC in the lab: its Redfish service.
+func labBMC(t *testing.T, env *labrun.Env, node string) *simrf.Service {
+	t.Helper()
+	rf := env.Lab.Machine(node).Redfish()
+	if rf == nil {
+		t.Fatalf("%s has no Redfish BMC in the lab", node)
+	}
+	return rf
+}
+
+func labVersion(rf *simrf.Service, kind string) string {
+	for _, f := range rf.Firmware() {
+		if f.Kind == kind {
+			return f.Version
+		}
+	}
+	return ""
+}
+
+// checkBootable checks, from the BMC, that a failed baseline left the
+// machine as it boots: no update running, no BIOS setting staged, the
+// BIOS firmware still at its old version in effect; pending firmware only
+// when its update was installed whole (installed: it takes effect at the
+// next boot, a good image).
+func checkBootable(t *testing.T, rf *simrf.Service, biosVersion string, installed bool) {
+	t.Helper()
+	if _, pending := rf.BIOS(); len(pending) != 0 {
+		t.Errorf("BIOS settings left staged: %v", pending)
+	}
+	u := rf.Updates()
+	if p := rf.PendingFirmware(); len(p) != 0 && (!installed || u.Completed != 1) {
+		t.Errorf("firmware left pending: %v (updates %+v)", p, u)
+	}
+	if v := labVersion(rf, "bios"); v != biosVersion {
+		t.Errorf("BIOS firmware %s, want %s as before", v, biosVersion)
+	}
+	for _, v := range rf.Volumes() {
+		if v.Building {
+			t.Errorf("volume %s left building", v.ID)
+		}
+	}
+}
+
+// TestBaselineOnTheLab: the example's GPU node is brought to its
+// baseline on the lab's Redfish BMC while it is prepared: one firmware
+// update (the BMC counts one SimpleUpdate, never two at once), the BIOS
+// settings in effect and nothing pending, the RAID-1 volume built, all
+// after one reset.
+func TestBaselineOnTheLab(t *testing.T) {
+	t.Parallel()
+	d := designtest.Example(t)
+	env, e := prepared(t, d, nil)
+	rf := labBMC(t, env, labGPU)
+	before := labVersion(rf, "bios")
+	run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: only(labGPU), Requester: "test"}, record.TaskSucceeded)
+	u := rf.Updates()
+	if u.SimpleUpdates != 1 || u.MaxRunning > 1 || u.Lost != 0 || u.Failed != 0 {
+		t.Errorf("the BMC's updates: %+v, want one SimpleUpdate, never two at once", u)
+	}
+	if v := labVersion(rf, "bios"); v != "2.19.1" || before == "2.19.1" {
+		t.Errorf("BIOS firmware %s → %s, want → 2.19.1", before, v)
+	}
+	cur, pending := rf.BIOS()
+	for k, want := range d.Nodes[labGPU].Spec.Hardware.BIOS.Attributes {
+		if got, _ := cur[k].(string); got != want {
+			t.Errorf("BIOS %s = %v, want %s", k, cur[k], want)
+		}
+	}
+	if len(pending) != 0 || len(rf.PendingFirmware()) != 0 {
+		t.Errorf("pending after the baseline: BIOS %v, firmware %v", pending, rf.PendingFirmware())
+	}
+	if vols := rf.Volumes(); len(vols) != 1 || vols[0].RAIDType != "RAID1" || len(vols[0].Drives) != 2 || vols[0].Building {
+		t.Errorf("volumes %+v, want one RAID1 of two bays, built", vols)
+	}
+	rec := nodeRecord(t, e, labGPU)
+	if rec.Baseline == nil || rec.Baseline.Verified.IsZero() {
+		t.Errorf("the node's baseline record: %+v", rec.Baseline)
+	}
+}
+
+// TestBaselineBadInputOnTheLab: each bad input of the issue fails the
+// example's GPU node at the baseline stage with the reason, and its
+// machine stays bootable as its BMC reports it.
+func TestBaselineBadInputOnTheLab(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		design func(*design.Design)
+		bmc    func(*simrf.Service)
+		want   []string
+		// installed: the firmware update ended before the failure
+		// (pending until the next boot).
+		installed bool
+	}{
+		{"wrong checksum", func(d *design.Design) {
+			hw := *d.Nodes[labGPU].Spec.Hardware
+			hw.Firmware = append([]design.FirmwareBaseline(nil), hw.Firmware...)
+			hw.Firmware[0].Image.SHA256 = strings.Repeat("0", 64)
+			d.Nodes[labGPU].Spec.Hardware = &hw
+		}, nil, []string{"checksum mismatch", strings.Repeat("0", 64), "refused before any BMC"}, false},
+		{"BMC reboots mid-update", nil, func(rf *simrf.Service) { rf.RebootMidUpdate() }, []string{"firmware update of bios", "2.19.1"}, false},
+		{"BIOS attribute rejected", nil, func(rf *simrf.Service) { rf.RefuseBIOS("UsbControl") }, []string{"BIOS settings of hardware profile", "UsbControl", "none was staged"}, true},
+		{"RAID layout refused", nil, func(rf *simrf.Service) { rf.RefuseVolumes("the controller has no free bays") }, []string{"RAID volume os", "no free bays"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := designtest.Example(t)
+			if tc.design != nil {
+				tc.design(d)
+			}
+			env, e := prepared(t, d, nil)
+			rf := labBMC(t, env, labGPU)
+			before := labVersion(rf, "bios")
+			if tc.bmc != nil {
+				tc.bmc(rf)
+			}
+			_, res := run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: only(labGPU), Requester: "test"}, record.TaskFailed)
+			r := res[0]
+			if r.Stage != record.StageBaseline {
+				t.Errorf("failed at %s, want baseline", r.Stage)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.Reason, w) {
+					t.Errorf("reason %q does not say %q", r.Reason, w)
+				}
+			}
+			if tc.design != nil && rf.Updates().SimpleUpdates != 0 {
+				t.Errorf("the BMC got %d updates after a checksum refusal", rf.Updates().SimpleUpdates)
+			}
+			checkBootable(t, rf, before, tc.installed)
+		})
+	}
+}
+
+// TestBaselineCrashOnTheLab: the engine stops right after it saved the
+// handle of the lab BMC's running update; the next engine on the same
+// state follows that update to its end: the BMC counts one SimpleUpdate.
+func TestBaselineCrashOnTheLab(t *testing.T) {
+	t.Parallel()
+	d := designtest.Example(t)
+	base := memory.New()
+	env := startEnv(t, d, base, nil, nil)
+	e := engine(t, env)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	e.Close()
+	rf := labBMC(t, env, labGPU)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cs := &handleCrashStore{Store: base, onTrip: cancel}
+	cfg := env.Config()
+	cfg.Store = cs
+	e1, err := orchestrator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e1.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	task, err := e1.Submit(ctx, record.Request{Action: record.ActionPrepareNodes, Requester: "test", Filter: only(labGPU)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e1.Wait(ctx, task.ID); err == nil {
+		t.Fatal("the task finished: the crash point was never reached")
+	}
+	e1.Close()
+	if u := rf.Updates(); !cs.tripped.Load() || u.SimpleUpdates != 1 || u.Completed != 0 {
+		t.Fatalf("crash %v, BMC %+v: want a crash while the one update runs", cs.tripped.Load(), u)
+	}
+	e2 := engine(t, env)
+	wctx, wcancel := context.WithTimeout(t.Context(), time.Minute)
+	defer wcancel()
+	if _, err := e2.Wait(wctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r := results(t, e2, task.ID)[labGPU]; r.Outcome != record.OutcomeSucceeded {
+		t.Fatalf("%s: %s at %s: %s", labGPU, r.Outcome, r.Stage, r.Reason)
+	}
+	if u := rf.Updates(); u.SimpleUpdates != 1 || u.RefusedBusy != 0 || u.Completed != 1 {
+		t.Errorf("the BMC's updates after the restart: %+v, want the one update followed to its end", u)
+	}
+	if v := labVersion(rf, "bios"); v != "2.19.1" {
+		t.Errorf("BIOS firmware %s, want 2.19.1", v)
+	}
+}

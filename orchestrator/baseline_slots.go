@@ -1,0 +1,85 @@
+package orchestrator
+
+import (
+	"sync"
+	"time"
+)
+
+// DefaultBaselineParallel is how many firmware updates run at once in a
+// Site when its lifecycle.baseline.maxParallel says nothing.
+const DefaultBaselineParallel = 32
+
+// slotStale: a slot whose node has not looked at its update for this long
+// is taken as given up (the node failed, was cancelled or its engine
+// stopped) and counts no more.
+const slotStale = 5 * time.Minute
+
+// updateSlots bounds the firmware updates running at once: one per BMC,
+// always, and the Site's maxParallel. A node holds its slot from the
+// start of an update to its end, across the stage's waits; a restarted
+// engine's nodes that follow an update they started take theirs back
+// without asking.
+type updateSlots struct {
+	mu    sync.Mutex
+	held  map[string]slot // by node
+	peak  map[string]int  // by site: the most held at once (tests, metrics)
+	clock func() time.Time
+}
+
+type slot struct {
+	site, bmc string
+	seen      time.Time
+}
+
+// take gives node a slot for an update on bmc in site, limited to max in
+// the site; force takes it whatever the counts (an update running
+// already). ok is false when none is free: why says what it waits for.
+func (u *updateSlots) take(node, site, bmc string, max int, force bool) (ok bool, why string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	now := u.now()
+	if u.held == nil {
+		u.held, u.peak = map[string]slot{}, map[string]int{}
+	}
+	inSite := 0
+	for n, s := range u.held {
+		switch {
+		case n == node:
+		case now.Sub(s.seen) > slotStale:
+			delete(u.held, n)
+		case s.bmc == bmc && !force:
+			return false, "BMC " + bmc + " runs an update for node " + n
+		case s.site == site:
+			inSite++
+		}
+	}
+	if _, mine := u.held[node]; !mine && inSite >= max && !force {
+		return false, "the Site's lifecycle.baseline.maxParallel updates are running"
+	}
+	u.held[node] = slot{site: site, bmc: bmc, seen: now}
+	if inSite+1 > u.peak[site] {
+		u.peak[site] = inSite + 1
+	}
+	return true, ""
+}
+
+// give frees node's slot.
+func (u *updateSlots) give(node string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.held, node)
+}
+
+// Peak is the most firmware updates the engine ran at once in site.
+func (e *Engine) BaselinePeak(site string) int {
+	e.updates.mu.Lock()
+	defer e.updates.mu.Unlock()
+	return e.updates.peak[site]
+}
+
+func (u *updateSlots) now() time.Time {
+	if u.clock != nil {
+		return u.clock()
+	}
+	return time.Now()
+}
