@@ -88,6 +88,13 @@ type Config struct {
 	IntrospectionURL         string `yaml:"introspectionURL"`         // what nodes call; default: the Site's introspection.url
 	IntrospectionKeyFile     string `yaml:"introspectionKeyFile"`     // token key; default: introspection.key next to the state database
 	IntrospectionCheckSource bool   `yaml:"introspectionCheckSource"` // a node's calls must come from one of its addresses
+	// Firmware images of hardware profiles' baselines (firmware.go): the
+	// directory an image's file: names, the listener the BMCs fetch
+	// verified images from (default :8702 when firmwareDir is set) and
+	// the URL they reach it at (default: the listener's address).
+	FirmwareDir    string `yaml:"firmwareDir"`
+	FirmwareListen string `yaml:"firmwareListen"`
+	FirmwareURL    string `yaml:"firmwareURL"`
 	// BMCEndpoints overrides where a node's BMC is reached (host:port), by
 	// node, or by node/type for one of its methods (e.g. n1/redfish),
 	// e.g. through a NAT or, in tests, the virtual lab's loopback ports.
@@ -179,7 +186,8 @@ func (c *Config) stringKeys() map[string]*string {
 	return map[string]*string{"state": &c.State, "pluginDir": &c.PluginDir, "keyFile": &c.KeyFile, "listen": &c.Listen,
 		"tlsCert": &c.TLSCert, "tlsKey": &c.TLSKey, "introspectionListen": &c.IntrospectionListen,
 		"store": &c.Store, "etcdPrefix": &c.EtcdPrefix, "etcdCA": &c.EtcdCA, "etcdCert": &c.EtcdCert, "etcdKey": &c.EtcdKey,
-		"replicaID": &c.ReplicaID, "advertiseURL": &c.AdvertiseURL, "dataDir": &c.DataDir}
+		"replicaID": &c.ReplicaID, "advertiseURL": &c.AdvertiseURL, "dataDir": &c.DataDir,
+		"firmwareDir": &c.FirmwareDir, "firmwareListen": &c.FirmwareListen}
 }
 
 // Validate checks every key once, before anything is opened or listened

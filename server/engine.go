@@ -14,6 +14,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/drivers/server/sitemux"
+	"github.com/slipway-dev/slipway/firmwarestore"
 	"github.com/slipway-dev/slipway/introspection"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/drivermetrics"
@@ -95,6 +96,7 @@ type engineParts struct {
 	drv      orchestrator.Drivers
 	metrics  *prometheus.Registry
 	intro    *introspection.Server // nil without introspectionListen
+	firmware *firmwarestore.Store  // nil without firmwareDir or firmwareListen (firmware.go)
 	prober   probe.Prober
 	closers  []func() // in order; the caller closes the store
 }
@@ -153,6 +155,13 @@ func (o Options) openParts(ctx context.Context, c Config, st statestore.Store, c
 		}
 		p.intro, p.closers = srv, append([]func(){stop}, p.closers...)
 	}
+	fw, stop, err := o.startFirmware(c)
+	if err != nil {
+		return fail(err)
+	}
+	if fw != nil {
+		p.firmware, p.closers = fw, append([]func(){stop}, p.closers...)
+	}
 	return p, nil
 }
 
@@ -175,6 +184,9 @@ func (p *engineParts) engine(o Options, c Config, st statestore.Store) (*orchest
 	}
 	if p.intro != nil {
 		cfg.Bootstrap = p.intro
+	}
+	if p.firmware != nil {
+		cfg.Firmware = p.firmware
 	}
 	return orchestrator.New(cfg)
 }

@@ -16,6 +16,9 @@ func TestLifecycleCommandUsage(t *testing.T) {
 		{[]string{"rescue", "sideways", "--state", state}, "use enter or exit"},
 		{[]string{"destroy", "--delete", "--state", state}, "unknown flag: --delete"},
 		{[]string{"test", "extra", "--state", state}, "unknown command"},
+		{[]string{"apply-baseline", "--erase", "quick", "--state", state}, "unknown flag: --erase"},
+		{[]string{"destroy", "--reboot", "--state", state}, "unknown flag: --reboot"},
+		{[]string{"apply-baseline", "extra", "--state", state}, "unknown command"},
 	} {
 		code, out, errs := cli(t, tc.args...)
 		if code != exitUsage || !strings.Contains(out+errs, tc.want) {

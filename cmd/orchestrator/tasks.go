@@ -149,10 +149,18 @@ type optionFlags struct {
 	erase     string
 	delete    bool
 	canDelete bool
+	// baseline: apply_baseline's flags (reboot, dry run) instead of erase.
+	baseline       bool
+	reboot, dryRun bool
 }
 
 func (o *optionFlags) add(cmd *cobra.Command) {
 	if o == nil {
+		return
+	}
+	if o.baseline {
+		cmd.Flags().BoolVar(&o.reboot, "reboot", false, "reboot deployed nodes whose plan needs a reset although the Site's lifecycle.baseline.reboots is deny (drain them first)")
+		cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "record and show each node's plan (its firmware, BIOS and RAID differences) and change nothing")
 		return
 	}
 	cmd.Flags().StringVar(&o.erase, "erase", "", "erase the disks on release: none, quick or secure (default: the design's lifecycle.erase policy of each node)")
@@ -163,10 +171,10 @@ func (o *optionFlags) add(cmd *cobra.Command) {
 
 // options are the task options the flags give action (nil: none).
 func (o *optionFlags) options(action record.Action) (*apitypes.TaskOptions, error) {
-	if o == nil || (o.erase == "" && !o.delete) {
+	if o == nil || (o.erase == "" && !o.delete && !o.reboot && !o.dryRun) {
 		return nil, nil
 	}
-	opt := &apitypes.TaskOptions{Erase: o.erase, Delete: o.delete}
+	opt := &apitypes.TaskOptions{Erase: o.erase, Delete: o.delete, Reboot: o.reboot, DryRun: o.dryRun}
 	if err := (*record.TaskOptions)(opt).Check(action); err != nil { // the engine's check, before sending
 		return nil, err
 	}
@@ -407,6 +415,8 @@ func (a *app) engineCmds() []*cobra.Command {
 		a.taskCmdWith("decommission [--delete] [--erase MODE]", "Take the selected nodes out of service: release with their erase policy, delete the machines with --delete (decommission_nodes)", cobra.NoArgs,
 			func([]string) (record.Action, error) { return record.ActionDecommissionNodes, nil }, &optionFlags{canDelete: true}),
 		a.rescueCmd(),
+		a.taskCmdWith("apply-baseline [--dry-run] [--reboot]", "Bring the selected nodes' machines to their hardware profile's baseline: firmware, BIOS settings, RAID volumes; the plan first, in each node's record and events (apply_baseline)", cobra.NoArgs,
+			func([]string) (record.Action, error) { return record.ActionApplyBaseline, nil }, &optionFlags{baseline: true}),
 		a.taskCmd("test", record.ActionTestNodes, "Run the provisioner's hardware tests on the selected nodes' machines (test_nodes)"),
 		a.taskCmd("redeploy", record.ActionRedeployNodes, "Release and deploy again (redeploy_nodes)"),
 		a.taskCmd("prepare-site", record.ActionPrepareSite, "Create the design's networks, DHCP and keys in the provisioner (prepare_site)"),
