@@ -24,11 +24,8 @@ var reconcileCases = []ruleCase{
 	{rule: "reconciliation", name: "orphans are never repaired automatically",
 		edits: []edit{reconcileSite("    policy:\n      orphan: repair # @rc-orphan\n")},
 		want:  []exp{fail("reconciliation", "Site", "lab", siteF+"@rc-orphan", "orphan drift is never repaired automatically")}},
-	{rule: "reconciliation", name: "firmware drift is never repaired automatically",
-		edits: []edit{reconcileSite("    policy:\n      firmware: repair # @rc-fw\n")},
-		want:  []exp{fail("reconciliation", "Site", "lab", siteF+"@rc-fw", "firmware drift is never repaired automatically")}},
 	{rule: "reconciliation", name: "ok: interval and policies within bounds",
-		edits: []edit{reconcileSite("    interval: 10m\n    policy: {tags: repair, power: report, leak: repair, orphan: report, kernel-options: repair, switchport: repair, firmware: report, bios: report}\n")}},
+		edits: []edit{reconcileSite("    interval: 10m\n    policy: {tags: repair, power: report, leak: repair, orphan: report, kernel-options: repair, switchport: repair, firmware: repair, bios: report}\n")}},
 }
 
 func init() { ruleCases = append(ruleCases, reconcileCases...) }

@@ -41,12 +41,11 @@ const (
 // decision. A switchport drift is a deployed node's switch port changed
 // behind the engine's back (repair configures its ports again). A
 // firmware or bios drift is a deployed node whose firmware versions or
-// BIOS settings in effect differ from its hardware profile's baseline:
-// reported only (a task that applies the baseline, which may reboot the
-// machine, puts it back).
+// BIOS settings in effect differ from its hardware profile's baseline
+// (repair submits an apply_baseline task of the node).
 var (
 	DriftKinds      = []string{"status", "hostname", "tags", "power", "owner", "kernel-options", "leak", "orphan", "switchport", "firmware", "bios"}
-	ReportOnlyDrift = []string{"status", "orphan", "firmware", "bios"}
+	ReportOnlyDrift = []string{"status", "orphan"}
 )
 
 // Bounds of the reconciliation interval: more often than every minute

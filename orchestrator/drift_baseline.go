@@ -250,9 +250,31 @@ func baselineKind(k record.DriftKind) bool {
 	return k == record.DriftFirmware || k == record.DriftBIOS
 }
 
-// repairBaseline answers a repair of firmware or bios drift: the
-// engine does not update firmware or stage BIOS settings from
-// reconciliation; an apply_baseline task of the node does.
-func (e *Engine) repairBaseline(_ context.Context, _ *design.Design, dr record.DriftRecord) (string, error) {
-	return "", fmt.Errorf("%w: node %s: %s drift is put back by a task that applies the hardware profile's baseline (and may reboot the machine); accept it, or redeploy the node (`orchestrator redeploy --node %s`)", ErrConflict, dr.Node, dr.Kind, dr.Node)
+// repairBaseline repairs firmware or bios drift with an apply_baseline
+// task of the node (the Site's lifecycle.baseline.reboots decides whether
+// it may reboot the machine; under deny a plan that needs a reboot stops
+// before it changes anything). It submits none while a task holds the
+// node, nor after the node's last apply_baseline failed (the failure is
+// the operator's to look at: each run would fail the same way).
+func (e *Engine) repairBaseline(ctx context.Context, d *design.Design, dr record.DriftRecord) (string, error) {
+	if d == nil || d.Nodes[dr.Node] == nil {
+		return "", fmt.Errorf("%w: node %s is not in the current design: no baseline to apply", ErrConflict, dr.Node)
+	}
+	if h := e.holder(record.NodeRecord{Name: dr.Node}); h != "" {
+		return "", fmt.Errorf("%w: node %s is held by task %s; its %s drift is looked at again after it", ErrConflict, dr.Node, h, dr.Kind)
+	}
+	rec, _, err := e.rec.node(ctx, dr.Node)
+	if err != nil {
+		return "", err
+	}
+	if rec.Action == record.ActionApplyBaseline && rec.Outcome == record.OutcomeFailed {
+		return "", fmt.Errorf("%w: node %s: its last apply_baseline (task %s) failed: %s; fix that, then run `orchestrator apply-baseline --node %s` (or accept the drift)",
+			ErrConflict, dr.Node, rec.LastTask, rec.Reason, dr.Node)
+	}
+	t, err := e.Submit(ctx, record.Request{Action: record.ActionApplyBaseline, Requester: "reconciliation (" + string(dr.Kind) + " drift)",
+		Filter: record.Filter{Sets: []design.NodeFilter{{Names: []string{dr.Node}}}}})
+	if err != nil {
+		return "", fmt.Errorf("node %s: submitting apply_baseline for its %s drift: %w", dr.Node, dr.Kind, err)
+	}
+	return fmt.Sprintf("apply_baseline task %s submitted for node %s", t.ID, dr.Node), nil
 }

@@ -94,18 +94,44 @@ func setBIOSAtTheBMC(t *testing.T, env *labrun.Env, node, attr, val string) {
 	t.Helper()
 	bmcCall(t, env, node, "PATCH", labSystem+"/Bios/Settings", map[string]any{"Attributes": map[string]any{attr: val}}, nil)
 	bmcCall(t, env, node, "POST", labSystem+"/Actions/ComputerSystem.Reset", map[string]any{"ResetType": "ForceRestart"}, nil)
+	if got := biosAtTheBMC(t, env, node)[attr]; got != val {
+		t.Fatalf("the BMC of %s reports %s=%v after the reset, want %s", node, attr, got, val)
+	}
+}
+
+// biosAtTheBMC reads the BIOS settings in effect from the lab's BMC.
+func biosAtTheBMC(t *testing.T, env *labrun.Env, node string) map[string]any {
+	t.Helper()
 	var bios struct{ Attributes map[string]any }
 	bmcCall(t, env, node, "GET", labSystem+"/Bios", nil, &bios)
-	if bios.Attributes[attr] != val {
-		t.Fatalf("the BMC of %s reports %s=%v after the reset, want %s", node, attr, bios.Attributes[attr], val)
+	return bios.Attributes
+}
+
+// applyTaskOf is the ID of the node's last apply_baseline task.
+func applyTaskOf(t *testing.T, e *orchestrator.Engine, node string) string {
+	t.Helper()
+	ts, err := e.Tasks(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
+	id := ""
+	for _, task := range ts {
+		if task.Action == record.ActionApplyBaseline && slices.Contains(task.Nodes, node) {
+			id = task.ID
+		}
+	}
+	if id == "" {
+		t.Fatalf("no apply_baseline task of %s among %d tasks", node, len(ts))
+	}
+	return id
 }
 
 // TestBIOSDriftFromTheBMC: a deployed node whose BIOS setting is changed
 // at its BMC (staged and reset behind Slipway's back) is reported as
 // bios drift naming the attribute, what the BMC has and what the profile
-// wants; a repair is refused (an apply task puts it back); set back at
-// the BMC, the drift is gone with a resolved event.
+// wants; its repair, an apply_baseline task, stops under the Site's
+// reboots deny without touching the BMC, and a second repair is refused
+// while that failure stands; set back at the BMC, the drift is gone.
 func TestBIOSDriftFromTheBMC(t *testing.T) {
 	d := designtest.Example(t)
 	node := redfishNode(t, d)
@@ -132,8 +158,28 @@ func TestBIOSDriftFromTheBMC(t *testing.T) {
 	if evs := typedEvents(t, e, node, record.EventDriftDetected); len(evs) == 0 || !strings.Contains(evs[len(evs)-1].Message, "ProcTurboMode: have Disabled") {
 		t.Errorf("detected events %+v", evs)
 	}
-	if _, err := e.ResolveDrift(t.Context(), node, record.DriftBIOS, record.ResolveRepair, "test", ""); !errors.Is(err, orchestrator.ErrConflict) {
-		t.Errorf("repair of bios drift: %v, want a conflict naming the task that applies it", err)
+	// Repair: an apply_baseline task, which under the Site's default
+	// (reboots deny) stops before it changes anything; a second repair
+	// is refused while that failure stands.
+	res, err := e.ResolveDrift(t.Context(), node, record.DriftBIOS, record.ResolveRepair, "test", "")
+	if err != nil || !strings.Contains(res.Message, "apply_baseline task") {
+		t.Fatalf("repair of bios drift: %+v %v", res, err)
+	}
+	taskID := applyTaskOf(t, e, node)
+	if _, err := e.Wait(t.Context(), taskID); err != nil {
+		t.Fatal(err)
+	}
+	if got, nres, _ := e.Task(t.Context(), taskID); got.Status != record.TaskFailed || len(nres) != 1 || !strings.Contains(nres[0].Reason, "reboots is deny") {
+		t.Fatalf("apply_baseline under reboots deny: %s %+v", got.Status, nres)
+	}
+	if v := biosAtTheBMC(t, env, node)["ProcTurboMode"]; v != "Disabled" {
+		t.Fatalf("the BMC has ProcTurboMode %v after a refused apply_baseline", v)
+	}
+	if _, open = reconcile(t, e); open[key].Kind != record.DriftBIOS {
+		t.Fatalf("the drift after the refused repair: %+v", open[key])
+	}
+	if _, err := e.ResolveDrift(t.Context(), node, record.DriftBIOS, record.ResolveRepair, "test", ""); !errors.Is(err, orchestrator.ErrConflict) || !strings.Contains(err.Error(), "last apply_baseline") {
+		t.Errorf("a second repair after a failed apply_baseline: %v, want a conflict naming it", err)
 	}
 
 	setBIOSAtTheBMC(t, env, node, "ProcTurboMode", "Enabled")
@@ -208,5 +254,42 @@ func TestFirmwareDriftFromTheBMC(t *testing.T) {
 	rep, open = reconcile(t, e)
 	if open[key].Kind != "" || !slices.Contains(rep.Cleared, key) {
 		t.Fatalf("version back at the BMC: open %+v, cleared %v", open[key], rep.Cleared)
+	}
+}
+
+// TestBIOSDriftRepairedByTask: under policy bios: repair and reboots
+// allow, reconciliation repairs a BIOS setting changed at the BMC with
+// an apply_baseline task, which stages it and resets the machine: the
+// lab's BMC reads the profile's value again, and the next run finds no
+// drift.
+func TestBIOSDriftRepairedByTask(t *testing.T) {
+	d := designtest.Example(t)
+	node := redfishNode(t, d)
+	withProfile(d, node, func(hw *design.HardwareProfileSpec) {
+		hw.BIOS = &design.BIOSSettings{Attributes: map[string]string{"ProcTurboMode": "Enabled"}}
+	})
+	d.SiteOf(d.Nodes[node]).Spec.Lifecycle.Baseline.Reboots = "allow"
+	d.Site.Spec.Reconciliation.Policy = map[string]string{"bios": "repair"}
+	env := startEnv(t, d, nil, nil, nil)
+	e := engine(t, env)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: onlyNodes(node)}, record.TaskSucceeded)
+	setBIOSAtTheBMC(t, env, node, "ProcTurboMode", "Disabled")
+	key := node + "/bios"
+	if rep, _ := reconcile(t, e); !slices.Contains(rep.Repaired, key) {
+		t.Fatalf("repaired %v, detected %v; want %s repaired", rep.Repaired, rep.Detected, key)
+	}
+	taskID := applyTaskOf(t, e, node)
+	if _, err := e.Wait(t.Context(), taskID); err != nil {
+		t.Fatal(err)
+	}
+	if got, nres, _ := e.Task(t.Context(), taskID); got.Status != record.TaskSucceeded {
+		t.Fatalf("apply_baseline: %s %+v", got.Status, nres)
+	}
+	if v := biosAtTheBMC(t, env, node)["ProcTurboMode"]; v != "Enabled" {
+		t.Fatalf("the BMC has ProcTurboMode %v after the repair", v)
+	}
+	if _, open := reconcile(t, e); open[key].Kind != "" {
+		t.Fatalf("drift after the repair: %+v", open[key])
 	}
 }
