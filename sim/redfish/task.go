@@ -33,6 +33,7 @@ type task struct {
 	messages         []taskMessage
 	finish           func(at time.Time)
 	after            func() // run (without mu) by the first read of the monitor after the task completed
+	gave204          bool   // the monitor answered the task's completion (204); it answers 404 since
 }
 
 type taskMessage struct{ id, text, severity string }
@@ -82,42 +83,87 @@ func (s *Service) answerTask(w http.ResponseWriter, t *task) {
 	s.mu.Lock()
 	doc := taskDoc(t, time.Now())
 	s.mu.Unlock()
-	w.Header().Set("Location", tasksPath+"/"+t.id)
+	w.Header().Set("Location", monitorURI(t))
 	w.Header().Set("Retry-After", "1")
 	writeJSON(w, http.StatusAccepted, doc)
 }
 
-// getTask is the task monitor: 202 while the task runs, then 200 with its
-// end state (Completed or Exception and its messages); 404 for a task the
-// BMC does not know (or lost in its reset).
-func (s *Service) getTask(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	now := time.Now()
+// monitorURI is t's task monitor (where OpenBMC's bmcweb has it).
+func monitorURI(t *task) string { return tasksPath + "/" + t.id + "/Monitor" }
+
+// findTask is the task of that ID after moving the tasks on to now, and
+// its after hook when it is no longer running (taken: it runs once).
+// Called with mu held.
+func (s *Service) findTask(id string, now time.Time) (*task, func()) {
 	s.advance(now)
-	var doc map[string]any
-	var after func()
-	running := false
 	for _, t := range s.state.tasks {
-		if t.id == r.PathValue("id") {
-			doc, running = taskDoc(t, now), t.state == taskRunning
-			if !running {
+		if t.id == id {
+			var after func()
+			if t.state != taskRunning {
 				after, t.after = t.after, nil
 			}
+			return t, after
+		}
+	}
+	return nil, nil
+}
+
+// getMonitor is the task monitor: 202 and the task while it runs; once it
+// completed 204, once, then 404 (as bmcweb answers); a task that ended in
+// Exception is answered 500 with the task's messages, as the operation's
+// failure.
+func (s *Service) getMonitor(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	now := time.Now()
+	t, after := s.findTask(r.PathValue("id"), now)
+	var doc map[string]any
+	code := http.StatusNotFound
+	if t != nil && !t.gave204 {
+		doc, code = taskDoc(t, now), http.StatusAccepted
+		switch t.state {
+		case taskCompleted:
+			t.gave204, code = true, http.StatusNoContent
+		case taskException:
+			code = http.StatusInternalServerError
 		}
 	}
 	s.mu.Unlock()
 	if after != nil {
 		after()
 	}
-	switch {
-	case doc == nil:
-		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "No task has that ID")
-	case running:
+	switch code {
+	case http.StatusNotFound:
+		writeError(w, code, "Base.1.8.ResourceMissingAtURI", "No task monitor has that ID (a completed task's monitor answers once)")
+	case http.StatusNoContent:
+		w.WriteHeader(code)
+	case http.StatusAccepted:
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusAccepted, doc)
+		writeJSON(w, code, doc)
 	default:
-		writeJSON(w, http.StatusOK, doc)
+		writeJSON(w, code, doc)
 	}
+}
+
+// getTask is the Task resource: 200 with its TaskState (Running, then
+// Completed or Exception and its messages) throughout; 404 for a task the
+// BMC does not know (or lost in its reset).
+func (s *Service) getTask(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	now := time.Now()
+	t, after := s.findTask(r.PathValue("id"), now)
+	var doc map[string]any
+	if t != nil {
+		doc = taskDoc(t, now)
+	}
+	s.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	if doc == nil {
+		writeError(w, http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "No task has that ID")
+		return
+	}
+	writeJSON(w, http.StatusOK, doc)
 }
 
 // getTasks lists the tasks the BMC keeps.
@@ -153,6 +199,9 @@ func taskDoc(t *task, now time.Time) map[string]any {
 		"TaskState": t.state, "TaskStatus": status, "PercentComplete": pct, "Messages": msgs,
 		"StartTime": t.start.UTC().Format(time.RFC3339),
 		"Payload":   map[string]any{"TargetUri": t.target, "HttpOperation": "POST"},
+	}
+	if !t.gave204 {
+		doc["TaskMonitor"] = monitorURI(t)
 	}
 	if !t.end.IsZero() {
 		doc["EndTime"] = t.end.UTC().Format(time.RFC3339)

@@ -239,6 +239,7 @@ func (s *Service) labRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+pcieDevicesPath+"/{id}", s.getPCIeDevice)
 	mux.HandleFunc("GET "+tasksPath, s.getTasks)
 	mux.HandleFunc("GET "+tasksPath+"/{id}", s.getTask)
+	mux.HandleFunc("GET "+tasksPath+"/{id}/Monitor", s.getMonitor)
 	s.storageRoutes(mux)
 }
 

@@ -57,10 +57,11 @@ func post(t *testing.T, c *gofish.APIClient, uri string, body any) (int, string,
 	return resp.StatusCode, resp.Header.Get("Location"), string(b)
 }
 
-// followTask reads a task monitor until the task is no longer running (at most
-// 10 s): its document.
+// followTask reads the Task of a task monitor until the task is no longer
+// running (at most 10 s): its document.
 func followTask(t *testing.T, c *gofish.APIClient, uri string) map[string]any {
 	t.Helper()
+	uri = strings.TrimSuffix(uri, "/Monitor")
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		resp, err := c.Get(uri)

@@ -299,15 +299,20 @@ func refusal(err error, u drivers.FirmwareUpdate) (running string, _ error) {
 	return "", err
 }
 
-// monitorOf is the task monitor of an update the BMC accepted: its
-// Location, else the task's @odata.id in the answer.
+// monitorOf is what follows an update the BMC accepted: the Task
+// resource its answer carries (it reads TaskState throughout, where a
+// task monitor such as OpenBMC's Tasks/N/Monitor answers 204 once at the
+// end and 404 after), else the Location, else the answer's @odata.id.
 func monitorOf(resp *http.Response) (string, error) {
+	var t struct {
+		ID        string `json:"@odata.id"`
+		Type      string `json:"@odata.type"`
+		TaskState string
+	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, maxDocBytes)).Decode(&t)
 	loc := resp.Header.Get("Location")
-	if loc == "" {
-		var t struct {
-			ID string `json:"@odata.id"`
-		}
-		_ = json.NewDecoder(io.LimitReader(resp.Body, maxDocBytes)).Decode(&t)
+	isTask := t.TaskState != "" || strings.HasPrefix(t.Type, "#Task.")
+	if loc == "" || (isTask && strings.HasPrefix(t.ID, serviceRoot+"/TaskService/Tasks/")) {
 		loc = t.ID
 	}
 	mon, err := url.Parse(loc)
@@ -349,6 +354,14 @@ func (d *Driver) FirmwareUpdateStatus(ctx context.Context, b drivers.BMC, handle
 	var res drivers.Result
 	err := d.with(oneShot(ctx), b, func(s session) error {
 		var t gfredfish.Task
+		done, err := monitorDone(s, handle)
+		if err != nil {
+			return err
+		}
+		if done {
+			res = drivers.Done("the BMC's task monitor %s answered 204: the update completed", handle)
+			return nil
+		}
 		if err := getDoc(s.c, handle, &t); err != nil {
 			if status(err) == http.StatusNotFound {
 				res = drivers.Failed("the BMC no longer knows the update's task %s (it reset during the update, or dropped it): what it installed is unknown; read its firmware inventory, then start the update again", handle)
@@ -370,6 +383,25 @@ func (d *Driver) FirmwareUpdateStatus(ctx context.Context, b drivers.BMC, handle
 	}
 	d.answered(key)
 	return scrub(b, res), err
+}
+
+// monitorDone reads a handle that is a task monitor (a handle kept from
+// before the driver followed the Task resource, or a BMC whose answer
+// named no task): true when it answers 204 No Content, the operation's
+// completion. A handle that is a Task resource is read by the caller.
+func monitorDone(s session, handle string) (bool, error) {
+	if !strings.HasSuffix(strings.TrimSuffix(handle, "/"), "/Monitor") {
+		return false, nil
+	}
+	resp, err := s.c.Get(handle)
+	if err != nil {
+		if status(err) != 0 {
+			return false, nil // the caller reads it again and judges the answer
+		}
+		return false, err
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusNoContent, nil
 }
 
 // scrub takes every form of the BMC's password out of a Result's message
