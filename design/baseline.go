@@ -5,7 +5,7 @@ package design
 type FirmwareBaseline struct {
 	// Component: bmc | bios | nic | gpu | drive.
 	Component string `json:"component" enum:"bmc|bios|nic|gpu|drive" required:"true"`
-	// Devices are device aliases (pci for nic and gpu, bay/scsi/nvme for
+	// Devices are device aliases (pci for nic and gpu, bay/nvme for
 	// drive); empty: every item of the component's kind.
 	Devices []string      `json:"devices,omitempty"`
 	Version string        `json:"version" required:"true"`

@@ -74,7 +74,7 @@ var baselineCases = []ruleCase{
 			"    - {component: bmc, version: \"7.10.50.00\", image: {url: \"https://fw.example:8443/idrac.bin?x=1\", sha256: "+strings.ToUpper(sha)+"}}\n",
 			"    - {component: gpu, devices: [gpu0, gpu1], version: \"96.00.AF.00.01\", image: {url: \"http://10.0.0.1/gpu.bin\", sha256: "+sha+"}}\n",
 			"    - {component: nic, version: \"22.31.6\", image: {file: nic.bin, sha256: "+sha+"}}\n",
-			"    - {component: drive, devices: [os0, os1, nvme0, disk0], version: \"U46 v2.80\", image: {file: drive.bin, sha256: "+sha+"}}\n",
+			"    - {component: drive, devices: [os0, os1, nvme0], version: \"U46 v2.80\", image: {file: drive.bin, sha256: "+sha+"}}\n",
 		)+"  bios:\n    attributes: {ProcVirtualization: Enabled}\n"+
 			"  raid:\n    volumes:\n      - {name: os, level: raid1, drives: [os0, os1], boot: true, size: 480gi}\n"+
 			"      - {name: data.0, level: raid5, drives: [os2, os3, os4]}\n"+
@@ -131,6 +131,12 @@ var baselineCases = []ruleCase{
 			fail("baseline", hwBase, "hw1", hwF+"@fw1", "firmware[1].version: \"7.1\\t\" has a character that is not printable ASCII"),
 			fail("baseline", hwBase, "hw1", hwF+"@fw2", "firmware[2].version: \" 7.1\" starts or ends with a space"),
 		}},
+	{rule: "baseline", name: "drive firmware of a scsi alias: the BMC's inventory cannot name it",
+		edits: baselineHW(fw(
+			"    - {component: drive, devices: [os0, disk0], version: \"1\", image: {file: d.bin, sha256: " + sha + "}} # @fw0\n")),
+		want: []exp{
+			fail("baseline", hwBase, "hw1", hwF+"@fw0", "firmware[0].devices: alias disk0 is on bus scsi, the operating system's address of a disk, which a BMC's firmware inventory does not report: name the drive by its bay (bus bay), or an NVMe drive by its PCI address (bus nvme)"),
+		}},
 	{rule: "baseline", name: "devices: not an alias, the wrong bus, on a bmc, twice",
 		edits: append(baselineHW(fw(
 			"    - {component: gpu, devices: [gpu9], version: \"1\", image: {file: g.bin, sha256: "+sha+"}} # @fw0\n",
@@ -140,7 +146,7 @@ var baselineCases = []ruleCase{
 			rep(hwF, "    data1: {bus: pci, address: \"0000:3b:00.1\"}\n", "    data1: {bus: pci, address: \"0000:3b:00.1\"}\n    nic0: {bus: pci, address: \"0000:3B:00.0\"}\n")),
 		want: []exp{
 			fail("baseline", hwBase, "hw1", hwF+"@fw0", `firmware[0].devices: "gpu9" is not one of this profile's deviceAliases (data0, data1, gpu0, gpu1, nic0, pxe0)`),
-			fail("baseline", hwBase, "hw1", hwF+"@fw1", "firmware[1].devices: alias data0 is on bus pci; a drive is on bay or scsi or nvme"),
+			fail("baseline", hwBase, "hw1", hwF+"@fw1", "firmware[1].devices: alias data0 is on bus pci; a drive is on bay or nvme"),
 			fail("baseline", hwBase, "hw1", hwF+"@fw2", "firmware[2]: component bmc names no devices"),
 			fail("baseline", hwBase, "hw1", hwF+"@fw3", "firmware[3].devices: nic0 is the device of data0 already"),
 		}},

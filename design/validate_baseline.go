@@ -36,9 +36,12 @@ var (
 )
 
 // firmwareBuses are the device alias buses a firmware component's
-// devices may name; a component without buses names no device.
+// devices may name, as a BMC's firmware inventory reports the devices
+// (a drive by its bay, an NVMe drive by its PCI address; a scsi address
+// is the operating system's, which no BMC reports); a component without
+// buses names no device.
 var firmwareBuses = map[string][]string{
-	"nic": {"pci"}, "gpu": {"pci"}, "drive": {"bay", "scsi", "nvme"}, "bmc": nil, "bios": nil,
+	"nic": {"pci"}, "gpu": {"pci"}, "drive": {"bay", "nvme"}, "bmc": nil, "bios": nil,
 }
 
 // raidMembers are the member counts each RAID level accepts.
@@ -253,6 +256,9 @@ func firmwareDevices(bad baselineReport, s *HardwareProfileSpec, f *FirmwareBase
 		switch {
 		case !ok:
 			bad(f.Pos, "%s.devices: %.40q is not one of this profile's deviceAliases (%s)", what, alias, aliasesOn(s, buses))
+			continue
+		case da.Bus == "scsi" && f.Component == "drive":
+			bad(f.Pos, "%s.devices: alias %s is on bus scsi, the operating system's address of a disk, which a BMC's firmware inventory does not report: name the drive by its bay (bus bay), or an NVMe drive by its PCI address (bus nvme)", what, alias)
 			continue
 		case !slices.Contains(buses, da.Bus):
 			bad(f.Pos, "%s.devices: alias %s is on bus %s; a %s is on %s", what, alias, da.Bus, f.Component, strings.Join(buses, " or "))
