@@ -34,7 +34,8 @@ type FirmwareItem struct {
 	// Version in effect.
 	Version string
 	// Device: a NIC's or GPU's PCI address (0000:18:00.0), a drive's bay
-	// ("0"); "" for the BMC and the BIOS.
+	// ("0") or an NVMe drive's PCI address (its inventory item then belongs
+	// to its PCIe device); "" for the BMC and the BIOS.
 	Device     string
 	Updateable bool
 }
@@ -379,18 +380,21 @@ func relatedItem(it FirmwareItem) string {
 	case kindNIC, kindGPU:
 		return pcieDevicesPath + "/" + it.Device
 	case kindDrive:
+		if strings.Contains(it.Device, ":") {
+			return pcieDevicesPath + "/" + it.Device // an NVMe drive on the PCIe bus, by its PCI address
+		}
 		return controllerPath + "/Drives/Disk.Bay." + it.Device
 	}
 	return systemPath
 }
 
-// getPCIeDevice answers a NIC's or GPU's PCIe device (its Id is its PCI
-// address in the lab).
+// getPCIeDevice answers a NIC's, GPU's or NVMe drive's PCIe device (its
+// Id is its PCI address in the lab).
 func (s *Service) getPCIeDevice(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	var it *fwItem
 	for _, f := range s.lab.fw {
-		if (f.Kind == kindNIC || f.Kind == kindGPU) && f.Device == r.PathValue("id") {
+		if strings.HasPrefix(relatedItem(f.FirmwareItem), pcieDevicesPath+"/") && f.Device == r.PathValue("id") {
 			it = f
 		}
 	}

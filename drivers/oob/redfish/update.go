@@ -133,8 +133,8 @@ func component(s session, it inventoryItem) drivers.FirmwareComponent {
 		case strings.Contains(p, "/Drives/"):
 			fc.Kind, fc.Device = drivers.ComponentDrive, driveBay(s, p)
 		case strings.Contains(p, "/PCIeDevices/") || strings.Contains(p, "/PCIeFunctions/") || strings.Contains(p, "/NetworkAdapters/"):
-			if fc.Kind != drivers.ComponentGPU {
-				fc.Kind = drivers.ComponentNIC
+			if fc.Kind != drivers.ComponentGPU && fc.Kind != drivers.ComponentDrive {
+				fc.Kind = drivers.ComponentNIC // an NVMe drive on the PCIe bus stays a drive, at its PCI address
 			}
 			if a := p[strings.LastIndex(p, "/")+1:]; pciAddress.MatchString(a) {
 				fc.Device = strings.ToLower(a)
