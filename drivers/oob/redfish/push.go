@@ -100,10 +100,10 @@ func fetchImage(ctx context.Context, w io.Writer, u drivers.FirmwareUpdate) erro
 	if err != nil {
 		return drivers.Errorf(drivers.Permanent, "the image URL: %v", err)
 	}
-	where := req.URL.Redacted()
+	where := hideURLParts(u.ImageURL)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return drivers.Errorf(drivers.Transient, "fetching the image %s to push it: %s", where, drivers.PeerText(strings.ReplaceAll(err.Error(), u.ImageURL, where)))
+		return drivers.Errorf(drivers.Transient, "fetching the image %s to push it: %s", where, hideURLParts(drivers.PeerText(err.Error())))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

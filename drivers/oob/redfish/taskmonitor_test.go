@@ -60,3 +60,60 @@ func TestUpdateFollowedByItsTask(t *testing.T) {
 		t.Fatalf("bad image: %+v", r)
 	}
 }
+
+// TestUpdateMessagesHideImageCredentials: an image URL's user
+// information and query (a presigned URL's token) reach the BMC, and
+// never the Result, though the BMC's task messages quote the URL (the
+// lab's do, as iDRAC's and bmcweb's download errors do).
+func TestUpdateMessagesHideImageCredentials(t *testing.T) {
+	_, b, _, _ := lab(t, quick(simrf.Options{}))
+	d := withSettings(t, nil)
+	img := imageServer(t)
+	u := strings.Replace(img.URL, "http://", "http://fwuser:fw-Secret-77@", 1)
+	for _, path := range []string{"/junk?X-Amz-Signature=sig-Secret-88", "/no-such-image/x/y?token=tok-Secret-99"} {
+		h, err := d.StartFirmwareUpdate(t.Context(), b, drivers.FirmwareUpdate{Targets: []string{"BIOS"}, ImageURL: u + path, Version: "2.20.0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r drivers.Result
+		for i := 0; i < 200; i++ {
+			if r, err = d.FirmwareUpdateStatus(t.Context(), b, h); err != nil || r.Status != drivers.StatusInProgress {
+				break
+			}
+			time.Sleep(30 * time.Millisecond)
+		}
+		if err != nil || r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "failed") {
+			t.Fatalf("%s: %+v %v", path, r, err)
+		}
+		for _, secret := range []string{"fwuser", "Secret-77", "Secret-88", "Secret-99"} {
+			if strings.Contains(r.Message, secret) {
+				t.Fatalf("%s: the Result quotes %s: %s", path, secret, r.Message)
+			}
+		}
+	}
+}
+
+// TestPushMessagesHideImageCredentials: the driver's own fetch of an
+// image to push it names the URL without its user information or query,
+// whether the image is refused or cannot be fetched.
+func TestPushMessagesHideImageCredentials(t *testing.T) {
+	_, b, s, _ := lab(t, quick(simrf.Options{}))
+	s.OnlyMultipartPush()
+	d := withSettings(t, nil)
+	img := imageServer(t)
+	withCreds := strings.Replace(img.URL, "http://", "http://fwuser:fw-Secret-77@", 1)
+	for _, u := range []string{withCreds + "/bios/2.19.1?token=tok-Secret-88", "http://fwuser:fw-Secret-77@127.0.0.1:1/b.bin?token=tok-Secret-88"} {
+		_, err := d.StartFirmwareUpdate(t.Context(), b, drivers.FirmwareUpdate{Targets: []string{"BIOS"}, ImageURL: u, SHA256: strings.Repeat("0", 64)})
+		if err == nil {
+			t.Fatalf("%s: pushed", u)
+		}
+		for _, secret := range []string{"fwuser", "Secret-77", "Secret-88"} {
+			if strings.Contains(err.Error(), secret) {
+				t.Fatalf("the error quotes %s: %v", secret, err)
+			}
+		}
+	}
+	if n := s.Updates().SimpleUpdates; n != 0 {
+		t.Fatalf("the BMC started %d updates", n)
+	}
+}

@@ -327,7 +327,7 @@ func monitorOf(resp *http.Response) (string, error) {
 func bmcMessage(err error) string {
 	var e *common.Error
 	if !errors.As(err, &e) {
-		return drivers.PeerText(err.Error())
+		return hideURLParts(drivers.PeerText(err.Error()))
 	}
 	var msgs []string
 	for _, x := range e.ExtendedInfos {
@@ -338,7 +338,7 @@ func bmcMessage(err error) string {
 	if len(msgs) == 0 {
 		msgs = append(msgs, e.Message)
 	}
-	return drivers.PeerText(strings.Join(msgs, "; "))
+	return hideURLParts(drivers.PeerText(strings.Join(msgs, "; ")))
 }
 
 // FirmwareUpdateStatus reads the update's task monitor: InProgress with
@@ -404,13 +404,35 @@ func monitorDone(s session, handle string) (bool, error) {
 	return resp.StatusCode == http.StatusNoContent, nil
 }
 
-// scrub takes every form of the BMC's password out of a Result's message
-// (a BMC's message is quoted in it, and a BMC may echo what it was sent).
+// scrub takes every form of the BMC's password, and every URL's user
+// information and query, out of a Result's message (a BMC's message is
+// quoted in it, and a BMC may echo what it was sent: an image URL).
 func scrub(b drivers.BMC, r drivers.Result) drivers.Result {
 	if pw := b.Password.Reveal(); pw != "" {
 		r.Message = drivers.RedactSecrets(r.Message, pw, b.Username+":"+pw)
 	}
+	r.Message = hideURLParts(r.Message)
 	return r
+}
+
+// urlInText is a URL in a message: a scheme, "://", then no space or
+// quote.
+var urlInText = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]{0,15}://[^\s"'<>]+`)
+
+// hideURLParts shows each URL in text as its scheme, host and path: its
+// user information (a password, or a BMC's "user:xxxxx") and its query
+// and fragment (a presigned URL's token) are left out.
+func hideURLParts(text string) string {
+	return urlInText.ReplaceAllStringFunc(text, func(raw string) string {
+		scheme, rest, _ := strings.Cut(raw, "://")
+		if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 {
+			rest = rest[at+1:]
+		}
+		if i := strings.IndexAny(rest, "?#"); i >= 0 {
+			rest = rest[:i]
+		}
+		return scheme + "://" + rest
+	})
 }
 
 // taskResult is a task's state as a Result.
