@@ -84,7 +84,12 @@ func (s *Service) applyPending() {
 // SystemReset is a reset of the machine the service did not see (a power
 // cycle through IPMI, or the machine's own button): the staged BIOS
 // settings and the firmware installed take effect.
-func (s *Service) SystemReset() { s.applyPending() }
+func (s *Service) SystemReset() {
+	s.mu.Lock()
+	s.noteReset()
+	s.mu.Unlock()
+	s.applyPending()
+}
 
 // RefuseBIOS makes the BIOS refuse to change the attribute name (400
 // PropertyNotWritable naming it), as a BMC refuses a read-only or

@@ -81,8 +81,24 @@ func (s *Service) patchSystem(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// changesPower: the reset of that type changes the machine's power (on
+// says whether it is on); a power on of a machine that is on, a power off
+// of one that is off, and an NMI do not.
+func changesPower(resetType string, on bool) bool {
+	switch resetType {
+	case "Nmi":
+		return false
+	case "On", "ForceOn":
+		return !on
+	case "ForceOff", "GracefulShutdown":
+		return on
+	}
+	return true
+}
+
 // reset runs ComputerSystem.Reset. A reset that starts the machine
-// applies the staged BIOS settings.
+// applies the staged BIOS settings; one that changes the power while a
+// firmware update runs is counted (UpdateStats.ResetsDuringUpdate).
 func (s *Service) reset(w http.ResponseWriter, r *http.Request) {
 	var body struct{ ResetType string }
 	if !readJSON(w, r, &body) {
@@ -94,6 +110,11 @@ func (s *Service) reset(w http.ResponseWriter, r *http.Request) {
 	}
 	s.count(func(st *Stats) { st.Resets[body.ResetType]++ })
 	on := s.m.IsPoweredOn()
+	if changesPower(body.ResetType, on) {
+		s.mu.Lock()
+		s.noteReset()
+		s.mu.Unlock()
+	}
 	switch body.ResetType {
 	case "On", "ForceOn":
 		if !on {

@@ -51,6 +51,11 @@ type UpdateStats struct {
 	MaxRunning     int    // the most updates that ran at once (never more than 1)
 	VolumesCreated uint64
 	VolumesDeleted uint64
+	// ResetsDuringUpdate: system resets (a power change through
+	// ComputerSystem.Reset, or a boot the service did not see) while an
+	// update ran, which can brick a real server mid-flash: a correct
+	// client makes none.
+	ResetsDuringUpdate uint64
 }
 
 // lab is the service's firmware, update and storage state (under the
@@ -296,6 +301,15 @@ func (s *Service) advance(now time.Time) {
 			}
 		}
 		l.bmcUp = time.Time{}
+	}
+}
+
+// noteReset counts a system reset while an update runs. Called with mu
+// held.
+func (s *Service) noteReset() {
+	s.advance(time.Now())
+	if s.lab.run != nil {
+		s.lab.stats.ResetsDuringUpdate++
 	}
 }
 
