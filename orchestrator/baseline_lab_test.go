@@ -206,3 +206,48 @@ func TestBaselineCrashOnTheLab(t *testing.T) {
 		t.Errorf("BIOS firmware %s, want 2.19.1", v)
 	}
 }
+
+// maxOverlap is the most spans running at one time.
+func maxOverlap(spans []simrf.UpdateSpan) int {
+	most := 0
+	for _, s := range spans {
+		n := 0
+		for _, o := range spans {
+			if !o.Start.After(s.Start) && (o.End.IsZero() || o.End.After(s.Start)) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// TestBaselineSiteLimitOnTheLab: the Site's lifecycle.baseline.maxParallel
+// bounds the firmware updates running at once, as the lab's BMCs timed
+// them: 1 keeps the example's two GPU nodes' updates apart, the default
+// lets them run together.
+func TestBaselineSiteLimitOnTheLab(t *testing.T) {
+	t.Parallel()
+	gpus := []string{"r01-gpu01", "r02-gpu01"}
+	for _, tc := range []struct {
+		limit, want int
+	}{{1, 1}, {0, 2}} {
+		d := designtest.Example(t)
+		if tc.limit > 0 {
+			d.Site.Spec.Lifecycle.Baseline.MaxParallel = &tc.limit
+		}
+		env, e := prepared(t, d, nil)
+		run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: only(gpus...), Requester: "test"}, record.TaskSucceeded)
+		var spans []simrf.UpdateSpan
+		for _, n := range gpus {
+			rf := labBMC(t, env, n)
+			if u := rf.Updates(); u.SimpleUpdates != 1 || u.MaxRunning != 1 {
+				t.Errorf("maxParallel %d: %s's BMC: %+v, want one update", tc.limit, n, u)
+			}
+			spans = append(spans, rf.UpdateSpans()...)
+		}
+		if got := maxOverlap(spans); got != tc.want {
+			t.Errorf("maxParallel %d: %d updates ran at once in the lab (%+v), want %d", tc.limit, got, spans, tc.want)
+		}
+	}
+}

@@ -26,7 +26,7 @@ import (
 
 // stages are the deploy workflow's stages in the order the progress
 // shows them.
-var stages = []record.Stage{record.StagePending, record.StageOOBPrepare, record.StageIdentify,
+var stages = []record.Stage{record.StagePending, record.StageBaseline, record.StageOOBPrepare, record.StageIdentify,
 	record.StageCommission, record.StageAsBuilt, record.StageConfigure, record.StageDeploy, record.StageBootstrap,
 	record.StageDeployed}
 
@@ -65,6 +65,9 @@ type Run struct {
 	// Fabric is the connectivity measured with real packets on the
 	// design's switch fabric in Open vSwitch (nil: no fabric).
 	Fabric *Connectivity `json:"fabric,omitempty"`
+	// Baselines: what the baseline stage changed on each node whose
+	// hardware profile has a baseline (baseline.go).
+	Baselines []BaselineCount `json:"baselines,omitempty"`
 
 	results []record.NodeResult
 	reports int // boot action reports the node agents sent
@@ -235,6 +238,9 @@ func Deploy(ctx context.Context, o Options) (Run, error) {
 		return out, err
 	}
 	if err := out.measure(ctx, env, e, task.ID, start, before, beforeKinds); err != nil {
+		return out, err
+	}
+	if err := out.baselines(ctx, env, e, task.ID); err != nil {
 		return out, err
 	}
 	if fab != nil {
@@ -409,6 +415,7 @@ func (run Run) Summary(w io.Writer) {
 	if run.Store == "etcd" {
 		fmt.Fprintf(w, "the engine's state is in etcd under %s\n", run.EtcdPrefix)
 	}
+	run.baselineText(w)
 	if run.Fabric != nil {
 		fmt.Fprintln(w, "\nthe switch fabric: every cabled port configured in Open vSwitch by the network driver; connectivity measured with real packets (ping between the nodes' network namespaces)")
 		run.Fabric.Text(w)
