@@ -217,6 +217,11 @@ func (s *Service) createVolume(w http.ResponseWriter, r *http.Request) {
 	t.begin, t.done = t.start, t.start.Add(volumeBuild)
 	t.finish = func(time.Time) { vol.Building = false }
 	t.messages = append(t.messages, taskMessage{"Base.1.8.Created", "Volume " + v.ID + " is built", "OK"})
+	if why := s.lab.faults.failBuild; why != "" {
+		s.lab.faults.failBuild = ""
+		t.finish = func(at time.Time) { s.buildFailed(t, vol, why, at) }
+		t.messages = nil
+	}
 	s.mu.Unlock()
 	s.answerTask(w, t)
 }
@@ -332,6 +337,28 @@ func (s *Service) Volumes() []Volume {
 		out[i].Drives = slices.Clone(v.Drives)
 	}
 	return out
+}
+
+// FailVolumeBuild makes the controller accept the next volume and fail
+// its build (the task ends Exception with reason, the volume is gone), as
+// a controller does when a member drive fails during the build.
+func (s *Service) FailVolumeBuild(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lab.faults.failBuild = reason
+}
+
+// buildFailed ends t, the build of vol, in Exception and removes vol.
+// Called with mu held.
+func (s *Service) buildFailed(t *task, vol *volume, why string, at time.Time) {
+	t.state, t.end = taskException, at
+	t.messages = append(t.messages, taskMessage{"Base.1.8.InternalError", "The build of volume " + vol.ID + " failed: " + why, "Critical"})
+	for i, x := range s.lab.volumes {
+		if x == vol {
+			s.lab.volumes = append(s.lab.volumes[:i:i], s.lab.volumes[i+1:]...)
+			break
+		}
+	}
 }
 
 // RefuseVolumes makes the controller refuse every new volume with reason

@@ -108,10 +108,10 @@ func (s *Service) findTask(id string, now time.Time) (*task, func()) {
 	return nil, nil
 }
 
-// getMonitor is the task monitor: 202 and the task while it runs; once it
-// completed 204, once, then 404 (as bmcweb answers); a task that ended in
-// Exception is answered 500 with the task's messages, as the operation's
-// failure.
+// getMonitor is the task monitor, as OpenBMC's bmcweb answers it: 202 and
+// the task while it runs; once it ended (Completed or Exception: the
+// monitor does not tell them apart, the Task resource does) 204, once,
+// then 404.
 func (s *Service) getMonitor(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	now := time.Now()
@@ -120,11 +120,8 @@ func (s *Service) getMonitor(w http.ResponseWriter, r *http.Request) {
 	code := http.StatusNotFound
 	if t != nil && !t.gave204 {
 		doc, code = taskDoc(t, now), http.StatusAccepted
-		switch t.state {
-		case taskCompleted:
+		if t.state != taskRunning {
 			t.gave204, code = true, http.StatusNoContent
-		case taskException:
-			code = http.StatusInternalServerError
 		}
 	}
 	s.mu.Unlock()
@@ -136,10 +133,8 @@ func (s *Service) getMonitor(w http.ResponseWriter, r *http.Request) {
 		writeError(w, code, "Base.1.8.ResourceMissingAtURI", "No task monitor has that ID (a completed task's monitor answers once)")
 	case http.StatusNoContent:
 		w.WriteHeader(code)
-	case http.StatusAccepted:
-		w.Header().Set("Retry-After", "1")
-		writeJSON(w, code, doc)
 	default:
+		w.Header().Set("Retry-After", "1")
 		writeJSON(w, code, doc)
 	}
 }

@@ -75,3 +75,33 @@ func TestTaskMonitorAsOpenBMC(t *testing.T) {
 		t.Fatalf("pending firmware %v", s.PendingFirmware())
 	}
 }
+
+// TestVolumeBuildFails: FailVolumeBuild makes the controller accept a
+// layout and fail its build: the monitor answers 204 (as bmcweb's does
+// for any end), the Task reads Exception with the reason, and the volume
+// is gone.
+func TestVolumeBuildFails(t *testing.T) {
+	s, _, ca := start(t, Options{})
+	hc := rawClient(ca)
+	token, _ := loginRaw(t, hc, s)
+	c, err := connect(t, s, ca, pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.FailVolumeBuild("drive Disk.Bay.1 failed during the build")
+	code, loc, _ := post(t, c, volumesPath, map[string]any{"Name": "os", "RAIDType": "RAID1", "Links": map[string]any{"Drives": driveRefs("0", "1")}})
+	if code != http.StatusAccepted {
+		t.Fatalf("POST volume: %d", code)
+	}
+	doc := followTask(t, c, loc)
+	msgs, _ := doc["Messages"].([]any)
+	if doc["TaskState"] != taskException || len(msgs) != 1 || !strings.Contains(msgs[0].(map[string]any)["Message"].(string), "Disk.Bay.1 failed") {
+		t.Fatalf("the build's task: %v %v", doc["TaskState"], msgs)
+	}
+	if code, _ := getStatus(t, hc, s.URL(), token, loc); code != http.StatusNoContent {
+		t.Fatalf("the failed task's monitor: %d (want 204, as bmcweb)", code)
+	}
+	if v := s.Volumes(); len(v) != 0 {
+		t.Fatalf("volumes after a failed build: %+v", v)
+	}
+}

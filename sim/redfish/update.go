@@ -100,6 +100,7 @@ type faults struct {
 	rebootMidUpdate bool
 	readOnlyBIOS    map[string]bool
 	refuseVolumes   string
+	failBuild       string // the next volume's build fails with it
 }
 
 // fwItem is an inventory item and the version installed that takes

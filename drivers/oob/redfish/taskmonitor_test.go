@@ -117,3 +117,24 @@ func TestPushMessagesHideImageCredentials(t *testing.T) {
 		t.Fatalf("the BMC started %d updates", n)
 	}
 }
+
+// TestVolumeBuildFailureSeen: a controller that accepts a layout and then
+// fails the build: its task monitor answers 204 at the end (as OpenBMC's
+// bmcweb answers for a failed task too), and the Task reads Exception.
+// CreateVolume is Failed with the controller's reason, not Done; counted
+// from the lab: no volume.
+func TestVolumeBuildFailureSeen(t *testing.T) {
+	d, b, s, _ := lab(t, quick(simrf.Options{}))
+	s.FailVolumeBuild("drive Disk.Bay.1 failed during the build")
+	r, err := d.CreateVolume(t.Context(), b, drivers.Volume{Name: "os", Level: drivers.RAID1, Drives: []string{"0", "1"}, Boot: true})
+	if err != nil || r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "Disk.Bay.1 failed during the build") {
+		t.Fatalf("a failed build: %+v %v", r, err)
+	}
+	if v := s.Volumes(); len(v) != 0 {
+		t.Fatalf("volumes: %+v", v)
+	}
+	r, err = d.CreateVolume(t.Context(), b, drivers.Volume{Name: "os", Level: drivers.RAID1, Drives: []string{"0", "1"}, Boot: true})
+	if err != nil || r.Status != drivers.StatusDone || len(s.Volumes()) != 1 {
+		t.Fatalf("the build again: %+v %v, volumes %+v", r, err, s.Volumes())
+	}
+}

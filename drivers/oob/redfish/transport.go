@@ -242,7 +242,7 @@ func (w taskWaiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.StatusCode != http.StatusAccepted || loc == "" || req.Method == http.MethodGet || isOneShot(req) {
 		return resp, err
 	}
-	resp.Body.Close()
+	taskURI := acceptedTask(resp)
 	mon, err := req.URL.Parse(loc)
 	if err != nil {
 		return nil, fmt.Errorf("task monitor %q: %w", drivers.PeerText(loc), err)
@@ -266,11 +266,48 @@ func (w taskWaiter) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		r, err := w.next.RoundTrip(get)
+		if err == nil && r.StatusCode == http.StatusNoContent && taskURI != "" {
+			return w.taskAfter204(get, mon.ResolveReference(&url.URL{Path: taskURI}), r)
+		}
 		if err != nil || r.StatusCode != http.StatusAccepted {
 			return taskOutcome(r, err)
 		}
 		r.Body.Close()
 	}
+}
+
+// taskAfter204 reads the Task at task after its monitor answered 204,
+// which says the task ended and not how (OpenBMC's bmcweb answers so for
+// a failed task too): the Task's answer (a 500 when it did not complete,
+// taskOutcome), or the 204 when the Task cannot be read.
+func (w taskWaiter) taskAfter204(get *http.Request, task *url.URL, noContent *http.Response) (*http.Response, error) {
+	noContent.Body.Close()
+	noContent.Body = http.NoBody
+	get.URL = task
+	r, err := w.next.RoundTrip(get)
+	if err != nil || r.StatusCode != http.StatusOK {
+		if err == nil {
+			r.Body.Close()
+		}
+		return noContent, nil
+	}
+	return taskOutcome(r, nil)
+}
+
+// acceptedTask is the Task resource a 202's body names ("" when it is no
+// Task, or names none under the service root); it closes the body.
+func acceptedTask(resp *http.Response) string {
+	defer resp.Body.Close()
+	var t struct {
+		ID        string `json:"@odata.id"`
+		Type      string `json:"@odata.type"`
+		TaskState string
+	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, maxTaskBody)).Decode(&t)
+	if (t.TaskState == "" && !strings.HasPrefix(t.Type, "#Task.")) || !strings.HasPrefix(t.ID, serviceRoot+"/") || len(t.ID) > maxHandle {
+		return ""
+	}
+	return t.ID
 }
 
 // taskOutcome turns a finished task's document into a failure when the
