@@ -59,6 +59,13 @@ func TestUpdateFollowedByItsTask(t *testing.T) {
 	if r := follow(h); r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "SLIPWAY-LAB-FIRMWARE") {
 		t.Fatalf("bad image: %+v", r)
 	}
+	h, err = d.StartFirmwareUpdate(ctx, b, drivers.FirmwareUpdate{Targets: []string{"BIOS"}, ImageURL: img.URL + "/junk", Version: "2.20.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := follow(h + "/Monitor"); r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "SLIPWAY-LAB-FIRMWARE") {
+		t.Fatalf("bad image followed by its monitor (204 at any end): %+v", r)
+	}
 }
 
 // TestUpdateMessagesHideImageCredentials: an image URL's user

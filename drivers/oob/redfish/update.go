@@ -353,23 +353,15 @@ func (d *Driver) FirmwareUpdateStatus(ctx context.Context, b drivers.BMC, handle
 	}
 	var res drivers.Result
 	err := d.with(oneShot(ctx), b, func(s session) error {
-		var t gfredfish.Task
-		done, err := monitorDone(s, handle)
+		t, err := readTask(s, handle)
 		if err != nil {
-			return err
-		}
-		if done {
-			res = drivers.Done("the BMC's task monitor %s answered 204: the update completed", handle)
-			return nil
-		}
-		if err := getDoc(s.c, handle, &t); err != nil {
 			if status(err) == http.StatusNotFound {
 				res = drivers.Failed("the BMC no longer knows the update's task %s (it reset during the update, or dropped it): what it installed is unknown; read its firmware inventory, then start the update again", handle)
 				return nil
 			}
 			return err
 		}
-		res = taskResult(handle, &t)
+		res = taskResult(handle, t)
 		return nil
 	})
 	key := endpoint(b) + handle
@@ -385,23 +377,42 @@ func (d *Driver) FirmwareUpdateStatus(ctx context.Context, b drivers.BMC, handle
 	return scrub(b, res), err
 }
 
-// monitorDone reads a handle that is a task monitor (a handle kept from
-// before the driver followed the Task resource, or a BMC whose answer
-// named no task): true when it answers 204 No Content, the operation's
-// completion. A handle that is a Task resource is read by the caller.
-func monitorDone(s session, handle string) (bool, error) {
-	if !strings.HasSuffix(strings.TrimSuffix(handle, "/"), "/Monitor") {
-		return false, nil
+// readTask reads the update's task at handle: a Task resource, or a task
+// monitor (a handle kept from before the driver followed the Task, or a
+// BMC whose answer named none), read once per call: 202 and the Task
+// while it runs; its 204 (or another answer that is no Task: the
+// operation's own) says the task ended and not how (OpenBMC's bmcweb
+// answers 204 for a failed task too), so the Task beside it (.../Tasks/N
+// for .../Tasks/N/Monitor) is read then, and a Task that cannot be read
+// is taken as Completed.
+func readTask(s session, handle string) (*gfredfish.Task, error) {
+	t := &gfredfish.Task{}
+	base, isMonitor := strings.CutSuffix(strings.TrimSuffix(handle, "/"), "/Monitor")
+	if !isMonitor {
+		return t, getDoc(s.c, handle, t)
 	}
 	resp, err := s.c.Get(handle)
 	if err != nil {
-		if status(err) != 0 {
-			return false, nil // the caller reads it again and judges the answer
-		}
-		return false, err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	return resp.StatusCode == http.StatusNoContent, nil
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxDocBytes))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, t); err != nil && resp.StatusCode == http.StatusAccepted {
+			return nil, fmt.Errorf("%s: the BMC's answer is not the JSON of a task: %w", drivers.PeerText(handle), err)
+		}
+		if t.TaskState != "" || resp.StatusCode == http.StatusAccepted {
+			return t, nil
+		}
+	}
+	if getDoc(s.c, base, t) != nil || t.TaskState == "" {
+		t = &gfredfish.Task{TaskState: gfredfish.CompletedTaskState}
+		t.Messages = []common.Message{{Message: "the task monitor answered " + resp.Status}}
+	}
+	return t, nil
 }
 
 // scrub takes every form of the BMC's password, and every URL's user
