@@ -217,6 +217,10 @@ func (r *nodeRun) firmwareUpdate(ctx context.Context, u *record.FirmwareUpdate) 
 		h, err = fu.StartFirmwareUpdate(ctx, t.bmc, drivers.FirmwareUpdate{Targets: u.Targets, ImageURL: url, SHA256: u.SHA256, Version: u.Version})
 		return err
 	})
+	if st, ok := r.bmcResetting(err); ok && !errors.Is(err, drivers.ErrUpdateRunning) {
+		r.e.updates.give(r.rec.Name)
+		return st, nil
+	}
 	if errors.Is(err, drivers.ErrUpdateRunning) {
 		// Never a second update: wait for the running one to end.
 		r.save(r.event("warn", "firmware", "BMC %s runs a firmware update already (%v): waiting for it to end before %s %s", bmcKey, err, u.Component, u.Version))
@@ -292,6 +296,9 @@ func (r *nodeRun) baselineBIOS(ctx context.Context) (step, error) {
 		res, err = bd.ApplyBIOS(ctx, bmc, b.BIOS)
 		return err
 	})
+	if st, ok := r.bmcResetting(err); ok {
+		return st, nil
+	}
 	switch {
 	case err != nil:
 		return step{}, err
@@ -344,6 +351,9 @@ func (r *nodeRun) buildVolume(ctx context.Context, vb *record.VolumeBuild) (step
 		res, err = rd.CreateVolume(ctx, bmc, want)
 		return err
 	})
+	if st, ok := r.bmcResetting(err); ok {
+		return st, nil
+	}
 	if err != nil {
 		return step{}, err
 	}

@@ -34,6 +34,8 @@ type fwBMC struct {
 	rebootMid  bool
 	rejectAttr string
 	raidRefuse string
+	// bmcResetFor: after its own update the BMC answers nothing this long.
+	bmcResetFor time.Duration
 
 	mu          sync.Mutex
 	nodes       map[string]*fwNode
@@ -41,6 +43,7 @@ type fwBMC struct {
 	downloads   int
 	maxRunning  int
 	busyStarts  int // starts refused: the BMC ran an update
+	downAnswers int // calls refused while the BMC reset itself
 	resetsInUpd int
 	tasks       int
 }
@@ -53,6 +56,7 @@ type fwNode struct {
 	biosPending map[string]string
 	volumes     []drivers.Volume
 	resets      int
+	downUntil   time.Time // the BMC resets itself after its own update
 }
 
 type fwTask struct {
@@ -110,6 +114,7 @@ func (f *fwBMC) tick(now time.Time) {
 			if slices.Contains(t.targets, n.inv[i].ID) {
 				if t.comp == drivers.ComponentBMC {
 					n.inv[i].Version = t.version // the BMC resets itself
+					n.downUntil = t.start.Add(f.updateTime + f.bmcResetFor)
 				} else {
 					n.pending[n.inv[i].ID] = t.version
 				}
@@ -118,10 +123,22 @@ func (f *fwBMC) tick(now time.Time) {
 	}
 }
 
+// down answers a call of a BMC resetting itself; called with f.mu held.
+func (f *fwBMC) down(node string) error {
+	f.tick(time.Now())
+	if time.Now().Before(f.node(node).downUntil) {
+		f.downAnswers++
+		return drivers.Errorf(drivers.Transient, "fake BMC %s: no answer (it resets)", node)
+	}
+	return nil
+}
+
 func (f *fwBMC) FirmwareInventory(_ context.Context, b drivers.BMC) ([]drivers.FirmwareComponent, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.tick(time.Now())
+	if err := f.down(b.Node); err != nil {
+		return nil, err
+	}
 	return slices.Clone(f.node(b.Node).inv), nil
 }
 
@@ -208,12 +225,18 @@ func (f *fwBMC) FirmwareUpdateStatus(_ context.Context, b drivers.BMC, handle st
 func (f *fwBMC) BIOSAttributes(_ context.Context, b drivers.BMC) (map[string]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.down(b.Node); err != nil {
+		return nil, err
+	}
 	return maps.Clone(f.node(b.Node).bios), nil
 }
 
 func (f *fwBMC) ApplyBIOS(_ context.Context, b drivers.BMC, want map[string]string) (drivers.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.down(b.Node); err != nil {
+		return drivers.Result{}, err
+	}
 	if _, bad := want[f.rejectAttr]; bad && f.rejectAttr != "" {
 		return drivers.Failed("attribute %s is not in the BIOS registry (400)", f.rejectAttr), nil
 	}
@@ -234,6 +257,9 @@ func (f *fwBMC) ApplyBIOS(_ context.Context, b drivers.BMC, want map[string]stri
 func (f *fwBMC) Storage(_ context.Context, b drivers.BMC) ([]drivers.StorageDrive, []drivers.Volume, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.down(b.Node); err != nil {
+		return nil, nil, err
+	}
 	drives := []drivers.StorageDrive{{ID: "Disk.Bay.0", Bay: "0", CapacityBytes: 480e9}, {ID: "Disk.Bay.1", Bay: "1", CapacityBytes: 480e9}}
 	return drives, slices.Clone(f.node(b.Node).volumes), nil
 }
@@ -241,6 +267,9 @@ func (f *fwBMC) Storage(_ context.Context, b drivers.BMC) ([]drivers.StorageDriv
 func (f *fwBMC) CreateVolume(_ context.Context, b drivers.BMC, v drivers.Volume) (drivers.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.down(b.Node); err != nil {
+		return drivers.Result{}, err
+	}
 	if f.raidRefuse != "" {
 		return drivers.Failed("%s", f.raidRefuse), nil
 	}

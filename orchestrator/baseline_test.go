@@ -46,7 +46,7 @@ func baselineSite(t *testing.T, nodes ...string) (*design.Design, *firmwarestore
 	d := designtest.Example(t)
 	dir := t.TempDir()
 	bios, gpu := labImage("bios", "2.19.1"), labImage("gpu", "96.00")
-	for name, b := range map[string][]byte{"bios.bin": bios, "gpu.bin": gpu} {
+	for name, b := range map[string][]byte{"bios.bin": bios, "gpu.bin": gpu, "bmc.bin": labImage("bmc", "7.10")} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -381,5 +381,26 @@ func TestApplyBaselinePolicy(t *testing.T) {
 	}
 	if s, starts := fw.state(node); starts != 2 || s.resets != 1 || fw.version(node, "GPU.1") != "96.00" {
 		t.Errorf("%d updates, %d resets, GPU.1 %s: want 2, 1 and 96.00", starts, s.resets, fw.version(node, "GPU.1"))
+	}
+}
+
+// TestBaselineWaitsForTheBMCReset: a BMC firmware update ends with the
+// BMC resetting itself, answering nothing for a while; the stage waits
+// for it (up to drivers.ResetWait) instead of spending its retries, then
+// builds the volume, stages the BIOS and verifies, the BMC at 7.10.
+func TestBaselineWaitsForTheBMCReset(t *testing.T) {
+	t.Parallel()
+	const node = "r01-cmp01"
+	d, st, _ := baselineSite(t, node)
+	hw := d.Nodes[node].Spec.Hardware
+	hw.Firmware = []design.FirmwareBaseline{{Component: "bmc", Version: "7.10", Image: design.FirmwareImage{File: "bmc.bin", SHA256: hexSum(labImage("bmc", "7.10"))}}}
+	fw := newFWBMC(nil, 100*time.Millisecond)
+	fw.bmcResetFor = 450 * time.Millisecond // within drivers.ResetWait at the test's time scale (600 ms)
+	_, e := baselineEnv(t, d, st, &fw, nil)
+	run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: only(node), Requester: "test"}, record.TaskSucceeded)
+	s, starts := fw.state(node)
+	if starts != 1 || fw.version(node, "BMC") != "7.10" || len(s.volumes) != 1 || s.bios["ProcVirtualization"] != "Enabled" || fw.downAnswers == 0 {
+		t.Errorf("BMC: %d updates, version %s, volumes %+v, BIOS %v, %d calls refused while it reset: want 1, 7.10, one volume, the setting, some refused",
+			starts, fw.version(node, "BMC"), s.volumes, s.bios, fw.downAnswers)
 	}
 }

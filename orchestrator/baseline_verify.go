@@ -54,6 +54,9 @@ func (r *nodeRun) baselineReset(ctx context.Context) (step, error) {
 		}
 		return err
 	})
+	if st, ok := r.bmcResetting(err); ok {
+		return st, nil
+	}
 	if err != nil {
 		return step{}, err
 	}
@@ -132,4 +135,21 @@ func (r *nodeRun) notTaken(s seen) []string {
 		}
 	}
 	return out
+}
+
+// bmcResetting turns err into a wait when it is a BMC that does not
+// answer while it may still reset itself after its own firmware update (a
+// BMC update done less than baselineVerifyWait ago): the stage waits for
+// it instead of spending its retries.
+func (r *nodeRun) bmcResetting(err error) (step, bool) {
+	b := r.rec.Baseline
+	if err == nil || b == nil || drivers.Classify(err) != drivers.Transient {
+		return step{}, false
+	}
+	for _, u := range b.Updates {
+		if u.Component == drivers.ComponentBMC && u.Done && time.Since(u.Seen) < r.e.scaled(baselineVerifyWait) {
+			return waitFor(drivers.InProgress(2*time.Second, "the BMC does not answer after its own update (it resets): waiting (%v)", err), false), true
+		}
+	}
+	return step{}, false
 }
