@@ -211,6 +211,16 @@ var baselineCases = []ruleCase{
 			fail("baseline", hwBase, "hw1", hwF+"@v2", "raid.volumes[2].drives: os2 is listed twice"),
 			fail("baseline", hwBase, "hw1", hwF+"@v3", "raid.volumes[3].drives: os0 is already a member of raid.volumes[0] a"),
 		}},
+	{rule: "baseline", name: "raid members: two aliases of one bay, in one volume and in two",
+		edits: baselineHW("    bay0: {bus: bay, address: \"0\"}\n    bay2: {bus: bay, address: \"2\"}\n" +
+			"  raid:\n    volumes:\n" +
+			"      - {name: a, level: raid1, drives: [os0, bay0]} # @v0\n" +
+			"      - {name: b, level: raid1, drives: [os1, os2]}\n" +
+			"      - {name: c, level: raid1, drives: [os3, bay2]} # @v2\n"),
+		want: []exp{
+			fail("baseline", hwBase, "hw1", hwF+"@v0", "raid.volumes[0].drives: bay0 is bay 0, which os0 names already: a drive is listed once"),
+			fail("baseline", hwBase, "hw1", hwF+"@v2", "raid.volumes[2].drives: bay2 is bay 2, a member of raid.volumes[1] b (as os2): a drive belongs to one volume"),
+		}},
 	{rule: "baseline", name: "member counts that do not fit the level",
 		edits: baselineHW("  raid:\n    volumes:\n" +
 			"      - {name: a, level: raid1, drives: [os0, os1, os2]} # @v0\n" +
@@ -240,12 +250,14 @@ var baselineCases = []ruleCase{
 			fail("baseline", hwBase, "hw1", hwF+"@v1", "raid.volumes[1]: volume os is a boot volume, and so is raid.volumes[0] os (hardware.yaml:"),
 			fail("baseline", hwBase, "hw1", hwF+"@v2", `raid.volumes[2].name "my volume" is not a volume name`),
 		}},
-	{rule: "schema", name: "raid level not in the enum, a bay address that is no number",
+	{rule: "schema", name: "raid level not in the enum, a bay address that is no number, one with a leading zero",
 		edits: append(baselineHW("  raid:\n    volumes:\n      - {name: a, level: raid50, drives: [os0, os1]} # @v0\n"),
-			rep(hwF, "    os4: {bus: bay, address: \"4\"}\n", "    os4: {bus: bay, address: \"bay4\"} # @bay4\n")),
+			rep(hwF, "    os4: {bus: bay, address: \"4\"}\n", "    os4: {bus: bay, address: \"bay4\"} # @bay4\n"),
+			rep(hwF, "    os3: {bus: bay, address: \"3\"}\n", "    os3: {bus: bay, address: \"03\"} # @bay3\n")),
 		want: []exp{
 			fail("schema", hwBase, "hw1", hwF+"@v0", `"raid50" is not one of raid0, raid1, raid5, raid6, raid10`),
 			fail("schema", hwBase, "hw1", hwF+"@bay4", `deviceAliases.os4: bay address "bay4" must be the bay's number`),
+			fail("schema", hwBase, "hw1", hwF+"@bay3", `deviceAliases.os3: bay address "03" must be the bay's number`),
 		}},
 
 	// a drive behind the RAID controller is no disk of the OS

@@ -32,7 +32,7 @@ const (
 var (
 	sha256RE         = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 	raidVolumeNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$`)
-	bayAddressRE     = regexp.MustCompile(`^[0-9]{1,4}$`)
+	bayAddressRE     = regexp.MustCompile(`^(0|[1-9][0-9]{0,3})$`) // as a BMC writes a bay: no leading zero
 )
 
 // firmwareBuses are the device alias buses a firmware component's
@@ -333,7 +333,7 @@ func (v *validator) raid(bad baselineReport, s *HardwareProfileSpec) {
 		return
 	}
 	names := map[string]int{}
-	members := map[string]int{} // drive alias -> volume index
+	members := map[string]raidMember{} // bay address -> the volume and alias that name it
 	boot := -1
 	for i := range r.Volumes {
 		vol := &r.Volumes[i]
@@ -363,10 +363,17 @@ func (v *validator) raid(bad baselineReport, s *HardwareProfileSpec) {
 	}
 }
 
+// raidMember is the volume and alias that first named a bay.
+type raidMember struct {
+	volume int
+	alias  string
+}
+
 // raidDrives checks a volume's member drives: bay aliases of the
-// profile, distinct, in no earlier volume (members maps a drive to its
-// volume), as many as the level takes.
-func raidDrives(bad baselineReport, s *HardwareProfileSpec, pos Pos, what string, i int, vol *RAIDVolume, members map[string]int) {
+// profile, distinct bays (two aliases of one bay are one drive), in no
+// earlier volume (members maps a bay to its volume and alias), as many as
+// the level takes.
+func raidDrives(bad baselineReport, s *HardwareProfileSpec, pos Pos, what string, i int, vol *RAIDVolume, members map[string]raidMember) {
 	if n := len(vol.Drives); n > MaxRAIDDrives {
 		bad(pos, "%s lists %d drives: at most %d", what, n, MaxRAIDDrives)
 		return
@@ -374,6 +381,7 @@ func raidDrives(bad baselineReport, s *HardwareProfileSpec, pos Pos, what string
 	seen := map[string]bool{}
 	for _, d := range vol.Drives {
 		da, ok := s.DeviceAliases[d]
+		first, in := members[da.Address]
 		switch {
 		case !ok:
 			bad(pos, "%s.drives: %.40q is not one of this profile's deviceAliases (%s)", what, d, aliasesOn(s, []string{"bay"}))
@@ -381,12 +389,14 @@ func raidDrives(bad baselineReport, s *HardwareProfileSpec, pos Pos, what string
 			bad(pos, "%s.drives: alias %s is on bus %s; a volume's members are drives behind the RAID controller (bus bay, address the bay number)", what, d, da.Bus)
 		case seen[d]:
 			bad(pos, "%s.drives: %s is listed twice", what, d)
+		case in && first.volume == i:
+			bad(pos, "%s.drives: %s is bay %s, which %s names already: a drive is listed once", what, d, da.Address, first.alias)
+		case in && first.alias == d:
+			bad(pos, "%s.drives: %s is already a member of raid.volumes[%d] %s: a drive belongs to one volume", what, d, first.volume, s.RAID.Volumes[first.volume].Name)
+		case in:
+			bad(pos, "%s.drives: %s is bay %s, a member of raid.volumes[%d] %s (as %s): a drive belongs to one volume", what, d, da.Address, first.volume, s.RAID.Volumes[first.volume].Name, first.alias)
 		default:
-			if j, in := members[d]; in && j != i {
-				bad(pos, "%s.drives: %s is already a member of raid.volumes[%d] %s: a drive belongs to one volume", what, d, j, s.RAID.Volumes[j].Name)
-			} else {
-				members[d] = i
-			}
+			members[da.Address] = raidMember{i, d}
 		}
 		seen[d] = true
 	}
