@@ -311,7 +311,7 @@ func (f *fwBMC) PowerCycle(ctx context.Context, b drivers.BMC) (drivers.Result, 
 }
 
 func (f *fwBMC) PowerOn(ctx context.Context, b drivers.BMC) (drivers.Result, error) {
-	if st, err := f.OOB.PowerStatus(ctx, b); err == nil && st != drivers.PowerOn {
+	if st, err := f.PowerStatus(ctx, b); err == nil && st != drivers.PowerOn {
 		f.reset(b.Node)
 	}
 	return f.OOB.PowerOn(ctx, b)
