@@ -23,9 +23,10 @@ import (
 // in while the provisioner boots the machine (commissioning, deployment:
 // a machine without PXE boots the ISO for them), and the first call of
 // the stage after the last of those (as-built of a prepare, bootstrap of
-// a deploy) ejects it. A node whose task ends otherwise (failed,
-// cancelled, frozen) has it ejected as it finishes. No ISO stays
-// attached.
+// a deploy) ejects it. The provisioner's boots of a deployed machine
+// (rescue mode, hardware tests) get the ISO too (lentStages). A node
+// whose task ends otherwise (failed, cancelled, frozen) has it ejected
+// as it finishes. No ISO stays attached.
 //
 // Which nodes may have an ISO attached is kept in the store (collVMedia),
 // written before the insert and deleted after the eject, so that a
@@ -219,6 +220,9 @@ func (r *nodeRun) mediaForStage(ctx context.Context) (step, bool, error) {
 	case err != nil:
 		return step{}, true, err
 	case !ok && slices.Contains(lentStages, r.rec.Stage) && r.rec.Stage != record.StageRescueExit:
+		if err := r.mediaCapable(ctx); err != nil {
+			return step{}, true, err
+		}
 		if st, done, err := r.insertISO(ctx, vm.ISO, ""); done || err != nil {
 			return st, true, err
 		}
