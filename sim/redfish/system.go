@@ -53,6 +53,10 @@ func (s *Service) patchSystem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := body.Boot
+	if b.BootSourceOverrideMode != "" && b.BootSourceOverrideMode != "UEFI" && b.BootSourceOverrideMode != "Legacy" {
+		writeError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", "BootSourceOverrideMode "+bounded(b.BootSourceOverrideMode)+" is not UEFI or Legacy")
+		return
+	}
 	dev, persistent, efi := s.m.BootDevice()
 	if b.BootSourceOverrideTarget != "" {
 		d, ok := targets[b.BootSourceOverrideTarget]
