@@ -476,11 +476,8 @@ func TestServerRecoverRescueTestDelete(t *testing.T) {
 	if r := pollRecover(t, f, n.NodeRef, drivers.RecoveryTest); r.Status != drivers.StatusFailed {
 		t.Errorf("test of a New machine: %+v, want Failed", r)
 	}
-	if r := pollRecover(t, f, n.NodeRef, drivers.RecoveryMarkBroken); r.Status != drivers.StatusDone {
-		t.Errorf("mark-broken of an unowned machine: %+v, want Done (as MAAS allows it)", r)
-	}
-	if r := pollRecover(t, f, n.NodeRef, drivers.RecoveryMarkFixed); r.Status != drivers.StatusDone {
-		t.Errorf("mark-fixed: %+v, want Done", r)
+	if r := pollRecover(t, f, n.NodeRef, drivers.RecoveryMarkBroken); r.Status != drivers.StatusFailed {
+		t.Errorf("mark-broken of an unowned machine: %+v, want Failed", r)
 	}
 	for {
 		r, err := f.Commission(ctx, n.NodeRef)

@@ -49,10 +49,8 @@ func markBroken(m *machine) drivers.Result {
 	switch {
 	case m.State == StateBroken:
 		return drivers.Done("fake: machine %s is Broken", m.MachineID)
-	case !slices.Contains([]string{StateNew, StateReady, StateAllocated, StateDeploying, StateDeployed}, m.State):
-		// As MAAS: anyone may mark an unowned machine broken, from the
-		// states its transitions allow.
-		return drivers.Failed("fake: cannot mark-broken machine %s: it is %s", m.MachineID, m.State)
+	case !m.Owned || !slices.Contains([]string{StateAllocated, StateDeploying, StateDeployed}, m.State):
+		return drivers.Failed("fake: cannot mark-broken machine %s: it is %s and has no owner (only the owner may mark it broken)", m.MachineID, m.State)
 	}
 	from := m.State
 	m.State, m.polls = StateBroken, 0
