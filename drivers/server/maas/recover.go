@@ -33,10 +33,10 @@ const (
 //     transitions cannot be aborted (Failed: wait, or exit-rescue).
 //   - mark-fixed: Broken (op=mark_fixed) goes back to Ready, or Deployed
 //     if it was; Ready or Deployed is Done.
-//   - mark-broken: any state (op=mark_broken). MAAS lets the owner, an
-//     admin, or anyone for an unowned machine do it (NodePermission.edit);
-//     one allocated to another agent is refused here. MAAS releases an
-//     allocated machine on the way (no erase).
+//   - mark-broken: any state (op=mark_broken), but MAAS's API lets only
+//     the machine's owner do it: an unowned machine, or one allocated to
+//     another agent, is refused here. MAAS releases an allocated machine
+//     on the way (no erase).
 //   - rescue: New, Failed commissioning, Ready, Reserved, Allocated,
 //     Failed deployment, Deployed, Missing, Retired, Broken, Failed disk
 //     erasing, Failed testing (op=rescue_mode); Rescue mode is Done.
@@ -133,13 +133,12 @@ func (d *Driver) markBroken(ctx context.Context, n drivers.NodeRef, m *mMachine)
 	if m.Status == stBroken {
 		return drivers.Done("%s", describe(m)), nil
 	}
-	// An unowned machine is nobody's to take: MAAS lets any user mark it
-	// broken. An owned one must be ours (MAAS would let an admin key mark
-	// another agent's machine, which we refuse).
-	if m.Owner != nil && *m.Owner != "" {
-		if err := d.checkOurs(ctx, m, n.Name); err != nil {
-			return drivers.Result{}, err
-		}
+	if m.Owner == nil || *m.Owner == "" {
+		return drivers.Failed("cannot mark-broken: %s and has no owner; MAAS's API lets only a machine's owner mark it broken: "+
+			"mark it broken in MAAS as an administrator (or deploy it first)", describe(m)), nil
+	}
+	if err := d.checkOurs(ctx, m, n.Name); err != nil {
+		return drivers.Result{}, err
 	}
 	nm, err := d.machineOp(ctx, m.SystemID, "mark_broken", url.Values{"comment": {"marked broken by slipway " + d.instance + ": node " + n.Name}})
 	if err != nil {

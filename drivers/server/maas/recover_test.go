@@ -135,20 +135,15 @@ func TestRecoverTest(t *testing.T) {
 	}
 }
 
-// TestRecoverMarkBroken: MAAS lets anyone mark an unowned machine broken
-// (NodePermission.edit: no owner, the owner, or an admin); ours is marked
-// (and released on the way), and mark-fixed brings it back.
+// TestRecoverMarkBroken: MAAS lets only the owner mark a machine broken;
+// ours is marked (and released on the way), and mark-fixed brings it back.
 func TestRecoverMarkBroken(t *testing.T) {
 	l := startLab(t, lab.Config{Machines: 1})
 	d := newTestDriver(t, l, nil)
 	n := commissioned(t, d, l.Machines()[0])
-	mustDone(t, "mark-broken of an unowned machine", recoverStep(d, &n, drivers.RecoveryMarkBroken))
-	if s := stateOf(t, d, n.MachineID); s != "Broken" {
-		t.Fatalf("after mark-broken of an unowned machine: %s, want Broken", s)
-	}
-	mustDone(t, "mark-fixed of an unowned machine", recoverStep(d, &n, drivers.RecoveryMarkFixed))
-	if s := stateOf(t, d, n.MachineID); s != "Ready" {
-		t.Fatalf("after mark-fixed: %s, want Ready", s)
+	r, err := d.Recover(testCtx(t), n.NodeRef, drivers.RecoveryMarkBroken)
+	if err != nil || r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "owner") {
+		t.Errorf("mark-broken of an unowned machine: %+v %v, want Failed naming the owner rule", r, err)
 	}
 	mustDone(t, "Deploy", func(ctx context.Context) (drivers.Result, error) { return d.Deploy(ctx, n, drivers.Deployment{}) })
 	mustDone(t, "mark-broken", recoverStep(d, &n, drivers.RecoveryMarkBroken))
