@@ -61,16 +61,6 @@ func (s *Server) checkOAuth(r *http.Request) (string, *apiError) {
 	return user.name, nil
 }
 
-// isAdmin tells whether the API user named user is an admin.
-func (s *Server) isAdmin(user string) bool {
-	for _, u := range s.tokens {
-		if u.name == user {
-			return u.admin
-		}
-	}
-	return false
-}
-
 type apiUser struct {
 	name  string
 	creds Credentials

@@ -701,14 +701,14 @@ func (s *Server) opAbort(m *machine, _ *request) (any, *apiError) {
 	return s.renderMachine(m), nil
 }
 
-// opMarkBroken marks the machine Broken as MAAS does: its owner, an
-// admin, or anyone for an unowned machine may (MAAS's NodePermission.edit;
-// 403 for another user's machine); a machine in a releasable state is released on the
+// opMarkBroken marks the machine Broken as MAAS does: only its owner may
+// (the API answers 403 to anyone else, admins included, and so for an
+// unowned machine); a machine in a releasable state is released on the
 // way (agent name and OS cleared, powered off; one already off is
 // released at once, losing its owner and owner data) and keeps its
 // earlier status for mark_fixed.
 func (s *Server) opMarkBroken(m *machine, req *request) (any, *apiError) {
-	if m.Owner != "" && m.Owner != req.user && !s.isAdmin(req.user) {
+	if m.Owner != req.user {
 		return nil, errorf(http.StatusForbidden, "")
 	}
 	if m.Status == StatusBroken {

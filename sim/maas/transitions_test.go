@@ -297,16 +297,14 @@ func TestMarkBrokenMarkFixed(t *testing.T) {
 	}{
 		{"Deployed", l.deployed(1, "deployed"), StatusDeployed},
 	}
-	// MAAS (NodePermission.edit) lets the owner, an admin, or anyone for
-	// an unowned machine mark it broken; the lab's user is an admin.
+	// MAAS lets only the owner mark a machine broken: 403 for an unowned
+	// one, admin or not.
 	for _, id := range []string{l.ready(2, "ready"), l.enlist(3, "new")} {
 		before := l.statusOf(id)
-		if r := l.do("POST", "/machines/"+id+"/?op=mark_broken", url.Values{"comment": {"fan"}}); r.code != http.StatusOK {
-			t.Errorf("mark_broken of an unowned %s machine: %s, want 200", StatusName(before), r)
+		if r := l.do("POST", "/machines/"+id+"/?op=mark_broken", nil); r.code != http.StatusForbidden {
+			t.Errorf("mark_broken of an unowned %s machine: %s, want 403", StatusName(before), r)
 		}
-		if st := l.statusOf(id); st != StatusBroken {
-			t.Errorf("after mark_broken of an unowned %s machine the lab has it %s", StatusName(before), StatusName(st))
-		}
+		l.wantStill(t, "a refused mark_broken", id, before)
 	}
 	alloc := l.ready(4, "allocated")
 	l.must(http.StatusOK, "POST", "/machines/?op=allocate", url.Values{"system_id": {alloc}}, nil)
@@ -323,7 +321,8 @@ func TestMarkBrokenMarkFixed(t *testing.T) {
 			t.Errorf("mark_broken of a %s machine: %s %v", c.name, StatusName(st), m["status_message"])
 		}
 		if c.name == "Allocated" {
-			// Powered off, it was released at once: no owner any more.
+			// Powered off, it was released at once: no owner any more, so
+			// marking it broken again is the 403 of an unowned machine.
 			if m["owner"] != nil || len(m["owner_data"].(map[string]any)) != 0 {
 				t.Errorf("mark_broken of a powered-off Allocated machine kept owner %v, owner data %v", m["owner"], m["owner_data"])
 			}
