@@ -28,12 +28,17 @@ type BaselineCount struct {
 // baselines reads, for each node whose record has a baseline plan of
 // this task, the plan and its lab BMC's counts.
 func (out *Run) baselines(ctx context.Context, env *labrun.Env, e *orchestrator.Engine, task string) error {
+	recs, err := e.Nodes(ctx) // a node that failed its preflight has none
+	if err != nil {
+		return err
+	}
+	byName := map[string]record.NodeRecord{}
+	for _, r := range recs {
+		byName[r.Name] = r
+	}
 	for _, res := range out.results {
-		rec, err := e.Node(ctx, res.Node)
-		if err != nil {
-			return err
-		}
-		if rec.Baseline == nil || rec.Baseline.Task != task {
+		rec, ok := byName[res.Node]
+		if !ok || rec.Baseline == nil || rec.Baseline.Task != task {
 			continue
 		}
 		c := BaselineCount{Node: res.Node, Changed: orNothing(rec.Baseline.Summary())}
