@@ -71,6 +71,17 @@ func (r *nodeRun) skipBaseline() {
 }
 
 func (r *nodeRun) baseline(ctx context.Context) (step, error) {
+	st, err := r.baselineStep(ctx)
+	if st.kind == stepFail || err != nil && drivers.Classify(err) != drivers.Transient {
+		// The node stops here: its retry reads the machine and plans
+		// again (an update the BMC gave up on is not followed again).
+		r.rec.Step = blPlan
+	}
+	return st, err
+}
+
+// baselineStep runs the stage's current sub-step.
+func (r *nodeRun) baselineStep(ctx context.Context) (step, error) {
 	hw := r.n.Spec.Hardware
 	if r.rec.Step == blPlan {
 		if !wantsBaseline(hw) {

@@ -404,3 +404,26 @@ func TestBaselineWaitsForTheBMCReset(t *testing.T) {
 			starts, fw.version(node, "BMC"), s.volumes, s.bios, fw.downAnswers)
 	}
 }
+
+// TestBaselineRetryPlansAgain: a node whose firmware update the BMC
+// abandoned (it rebooted mid-update) is retried once the BMC behaves: the
+// retry reads the machine and plans again, starting a new update, instead
+// of following the lost one (which failed the node again).
+func TestBaselineRetryPlansAgain(t *testing.T) {
+	t.Parallel()
+	const node = "r01-cmp01"
+	d, st, _ := baselineSite(t, node)
+	fw := newFWBMC(nil, 100*time.Millisecond)
+	fw.rebootMid = true
+	_, e := baselineEnv(t, d, st, &fw, nil)
+	task, _ := run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: only(node), Requester: "test"}, record.TaskFailed)
+	fw.mu.Lock()
+	fw.rebootMid = false
+	fw.mu.Unlock()
+	if r := applyVerb(t, e, task.ID, record.VerbRetry, record.TaskSucceeded)[node]; r.Outcome != record.OutcomeSucceeded {
+		t.Fatalf("%s after retry: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
+	}
+	if _, starts := fw.state(node); starts != 3 || fw.version(node, "BIOS") != "2.19.1" || fw.version(node, "GPU.1") != "96.00" {
+		t.Errorf("%d updates (want 3: the lost one, then bios and gpu), BIOS %s, GPU.1 %s", starts, fw.version(node, "BIOS"), fw.version(node, "GPU.1"))
+	}
+}
