@@ -34,11 +34,11 @@ var ErrBootNotKept = errors.New("the BMC does not keep the boot override")
 
 // BootFlagsCleared is in the message of a SetBootDevice result that is
 // Done although the BMC reads the override back with the right device but
-// its valid bit (or the persistent or EFI bit) clear: OpenIPMI's ipmi_sim
+// its valid bit clear: OpenIPMI's ipmi_sim
 // does, and real BMCs clear the valid bit at once or after the spec's 60
 // seconds. It is not a failure; the caller sets the override again right
-// before it powers the machine on. Only another device read back is
-// ErrBootNotKept.
+// before it powers the machine on. Another device, or a valid override
+// with other persistent or EFI bits than were set, is ErrBootNotKept.
 const BootFlagsCleared = "the valid bit reads back clear"
 
 // OOBFirmware is implemented by OOB drivers that read a server's firmware

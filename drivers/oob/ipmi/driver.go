@@ -627,14 +627,7 @@ func (d *Driver) SetBootDevice(ctx context.Context, b drivers.BMC, dev drivers.B
 			res = drivers.Done("ipmi: %s (node %s) already boots %s", c.t.addr, nodeName(b), what)
 			return nil
 		}
-		if err := c.setBootFlags([]byte{flags, byte(sel), 0, 0, 0}); err != nil {
-			return err
-		}
-		after, err := c.bootFlags()
-		if err != nil {
-			return err
-		}
-		res, err = readBack(c, b, what, flags, sel, after)
+		res, err = c.setAndReadBack(b, what, flags, sel)
 		return err
 	})
 	if err != nil {
@@ -643,12 +636,43 @@ func (d *Driver) SetBootDevice(ctx context.Context, b drivers.BMC, dev drivers.B
 	return res, nil
 }
 
+// setAndReadBack sets the boot flags and judges them read back. A valid
+// override with the wrong EFI or persistent bit is set once more (some
+// BMCs keep it the second time) before it fails.
+func (c *call) setAndReadBack(b drivers.BMC, what string, flags byte, sel goipmi.BootDevice) (drivers.Result, error) {
+	var err error
+	for try := 0; try < 2; try++ {
+		if err = c.setBootFlags([]byte{flags, byte(sel), 0, 0, 0}); err != nil {
+			return drivers.Result{}, err
+		}
+		after, rerr := c.bootFlags()
+		if rerr != nil {
+			return drivers.Result{}, rerr
+		}
+		var res drivers.Result
+		res, err = readBack(c, b, what, flags, sel, after)
+		if err == nil || !wrongBits(flags, sel, after) {
+			return res, err
+		}
+	}
+	return drivers.Result{}, err
+}
+
+// wrongBits: the override reads back valid and with the right device but
+// its persistent or EFI bit is not what was set.
+func wrongBits(flags byte, sel goipmi.BootDevice, after []byte) bool {
+	return after != nil && after[0]&bootFlagValid != 0 && goipmi.BootDevice(after[1]&bootSelectorMask) == sel &&
+		after[0]&0xe0 != flags
+}
+
 // readBack judges the boot flags read back after setting them. Another
-// device is a transient ErrBootNotKept. The right device with the valid,
-// persistent or EFI bit otherwise (OpenIPMI's ipmi_sim reads back 00 04
-// 00 00 00; real BMCs clear the valid bit at once or after 60 seconds) is
-// Done, saying drivers.BootFlagsCleared: the caller sets the override
-// again right before powering on.
+// device is a transient ErrBootNotKept; so is a valid override whose
+// persistent or EFI bit differs (the machine would boot legacy, or keep
+// the override): wrongBits. The right device with the valid bit clear
+// (OpenIPMI's ipmi_sim reads back 00 04 00 00 00; real BMCs clear the
+// valid bit at once or after 60 seconds) is Done, saying
+// drivers.BootFlagsCleared: the caller sets the override again right
+// before powering on.
 func readBack(c *call, b drivers.BMC, what string, flags byte, sel goipmi.BootDevice, after []byte) (drivers.Result, error) {
 	switch {
 	case after == nil || after[0]&0xe0 == flags && goipmi.BootDevice(after[1]&bootSelectorMask) == sel:
@@ -656,10 +680,32 @@ func readBack(c *call, b drivers.BMC, what string, flags byte, sel goipmi.BootDe
 	case goipmi.BootDevice(after[1]&bootSelectorMask) != sel:
 		return drivers.Result{}, drivers.NewError(drivers.Transient, fmt.Errorf("ipmi: %s (node %s) accepted booting %s but reads back boot flags %x, another device: %w",
 			c.t.addr, nodeName(b), what, after, drivers.ErrBootNotKept))
+	case wrongBits(flags, sel, after):
+		return drivers.Result{}, drivers.NewError(drivers.Transient, fmt.Errorf("ipmi: %s (node %s) accepted booting %s twice but reads back boot flags %x, "+
+			"valid with %s: the machine would not boot as asked; check the BMC's boot settings: %w",
+			c.t.addr, nodeName(b), what, after, bitsText(flags, after[0]), drivers.ErrBootNotKept))
 	}
 	return drivers.Done("ipmi: %s (node %s) accepted booting %s and reads back boot flags %x, the device right but %s "+
 		"(BMCs may clear the override at once or after 60 s): set it again right before powering on",
 		c.t.addr, nodeName(b), what, after, drivers.BootFlagsCleared), nil
+}
+
+// bitsText names the persistent and EFI bits read back that differ from
+// those set.
+func bitsText(want, got byte) string {
+	var diff []string
+	for _, f := range []struct {
+		bit  byte
+		name string
+	}{{bootFlagEFI, "EFI"}, {bootFlagPersistent, "persistent"}} {
+		switch {
+		case want&f.bit != 0 && got&f.bit == 0:
+			diff = append(diff, "the "+f.name+" bit clear")
+		case want&f.bit == 0 && got&f.bit != 0:
+			diff = append(diff, "the "+f.name+" bit set")
+		}
+	}
+	return strings.Join(diff, " and ")
 }
 
 func bootText(dev drivers.BootDevice) string {
