@@ -1,8 +1,9 @@
 package redfish
 
 import (
-	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 )
 
 // mockAttributes are the mockup's BIOS attributes in effect.
@@ -38,8 +39,10 @@ func (s *Service) getSettings(w http.ResponseWriter, _ *http.Request) {
 }
 
 // patchSettings stages attributes for the next reset. An attribute the
-// BIOS does not have, or a value of another JSON type than its current
-// one, is refused (400), and nothing is staged.
+// BIOS does not have, a read-only one, or a value its registry does not
+// allow (another type, not in the enumeration's list, out of range) is
+// refused (400 naming it, Base message IDs as BMCs give them), and
+// nothing is staged.
 func (s *Service) patchSettings(w http.ResponseWriter, r *http.Request) {
 	var body struct{ Attributes map[string]any }
 	if !readJSON(w, r, &body) {
@@ -47,18 +50,9 @@ func (s *Service) patchSettings(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, v := range body.Attributes {
-		cur, ok := s.state.bios[k]
-		if !ok {
-			writeError(w, http.StatusBadRequest, "Base.1.8.PropertyUnknown", "The attribute "+k+" is not in the attribute registry")
-			return
-		}
-		if s.lab.faults.readOnlyBIOS[k] {
-			writeError(w, http.StatusBadRequest, "Base.1.8.PropertyNotWritable", "The attribute "+k+" is read-only on this system and cannot be changed")
-			return
-		}
-		if fmt.Sprintf("%T", cur) != fmt.Sprintf("%T", v) {
-			writeError(w, http.StatusBadRequest, "Base.1.8.PropertyValueTypeError", fmt.Sprintf("The value of %s is of another type than the attribute's", k))
+	for _, k := range slices.Sorted(maps.Keys(body.Attributes)) {
+		if id, msg := s.checkBIOS(k, body.Attributes[k]); id != "" {
+			writeError(w, http.StatusBadRequest, id, msg)
 			return
 		}
 	}

@@ -248,6 +248,7 @@ func (s *Service) labRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+tasksPath+"/{id}", s.getTask)
 	mux.HandleFunc("GET "+tasksPath+"/{id}/Monitor", s.getMonitor)
 	s.storageRoutes(mux)
+	s.routeBIOSRegistry(mux) // biosregistry.go
 }
 
 // bmcResetting: the BMC is resetting (after its own update, or lost mid
