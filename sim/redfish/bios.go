@@ -19,6 +19,7 @@ func (s *Service) getBIOS(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Unlock()
 	if st, ok := doc["@Redfish.Settings"].(map[string]any); ok {
 		delete(st, "Messages") // the mockup's failed setting is not this service's
+		st["SupportedApplyTimes"] = []string{biosApplyTime}
 	}
 	delete(doc, "ResetBiosToDefaultsPending")
 	writeJSON(w, http.StatusOK, doc)
@@ -44,8 +45,16 @@ func (s *Service) getSettings(w http.ResponseWriter, _ *http.Request) {
 // refused (400 naming it, Base message IDs as BMCs give them), and
 // nothing is staged.
 func (s *Service) patchSettings(w http.ResponseWriter, r *http.Request) {
-	var body struct{ Attributes map[string]any }
+	var body struct {
+		Attributes map[string]any
+		ApplyTime  *struct{ ApplyTime string } `json:"@Redfish.SettingsApplyTime"`
+	}
 	if !readJSON(w, r, &body) {
+		return
+	}
+	if body.ApplyTime != nil && body.ApplyTime.ApplyTime != biosApplyTime {
+		writeError(w, http.StatusBadRequest, "Base.1.8.PropertyValueNotInList", "The value "+body.ApplyTime.ApplyTime+
+			" of @Redfish.SettingsApplyTime/ApplyTime is not supported by the BIOS: "+biosApplyTime)
 		return
 	}
 	s.mu.Lock()
@@ -59,21 +68,36 @@ func (s *Service) patchSettings(w http.ResponseWriter, r *http.Request) {
 	for k, v := range body.Attributes {
 		s.state.pending[k] = v
 	}
+	if body.ApplyTime != nil {
+		s.lab.biosApplyAt = true
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
 // applyPending makes the staged BIOS settings, and the firmware installed
 // for the system's components, the ones in effect (at a reset that starts
 // the machine).
+//
+// Modelling iDRAC (Vendor "dell"), staged settings are applied only when
+// they were staged with an apply time: without one (and no configuration
+// job) they stay pending across resets.
 func (s *Service) applyPending() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, v := range s.state.pending {
-		s.state.bios[k] = v
+	if s.o.Vendor != vendorDell || s.lab.biosApplyAt {
+		for k, v := range s.state.pending {
+			s.state.bios[k] = v
+		}
+		s.state.pending = map[string]any{}
+		s.lab.biosApplyAt = false
 	}
-	s.state.pending = map[string]any{}
 	s.applyFirmware()
 }
+
+// biosApplyTime is the one apply time the lab's BIOS supports, and
+// advertises in its @Redfish.Settings: staged settings take effect at
+// the next reset of the system.
+const biosApplyTime = "OnReset"
 
 // SystemReset is a reset of the machine the service did not see (a power
 // cycle through IPMI, or the machine's own button): the staged BIOS

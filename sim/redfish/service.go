@@ -56,6 +56,12 @@ type Options struct {
 	UpdateDuration   time.Duration  // a firmware update's run once its image is in; default 2s
 	BMCResetDuration time.Duration  // the BMC's reset after its own update; default 1s
 	MaxImageBytes    int64          // the largest image the BMC takes; default 64 MiB
+	// Vendor selects answer shapes of a make (vendor.go): "dell" (iDRAC:
+	// BIOS settings staged without an apply time stay pending at a reset;
+	// volumes and updates answered with a Job), "hpe" (iLO: SimpleUpdate
+	// answered 200 with no task, followed in UpdateService's State), ""
+	// (DMTF's and OpenBMC's shapes).
+	Vendor string
 }
 
 // Stats are the service's counters.

@@ -73,7 +73,10 @@ type lab struct {
 	volSeq  int
 	stats   UpdateStats
 	spans   []UpdateSpan // the updates' times, the last maxSpans
-	client  *http.Client // the BMC's downloads of images
+	// biosApplyAt: the settings staged carried an apply time (OnReset);
+	// an iDRAC (Vendor dell) applies staged settings at a reset only then.
+	biosApplyAt bool
+	client      *http.Client // the BMC's downloads of images
 }
 
 // UpdateSpan is when an update ran: accepted at Start, ended (completed,

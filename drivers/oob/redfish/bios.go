@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stmcginnis/gofish/common"
 	gfredfish "github.com/stmcginnis/gofish/redfish"
 
 	"github.com/slipway-dev/slipway/drivers"
@@ -33,7 +34,10 @@ func (d *Driver) BIOSAttributes(ctx context.Context, b drivers.BMC) (map[string]
 }
 
 // ApplyBIOS stages the settings of want that differ from those in effect
-// (each converted to its attribute's type) for the next reset.
+// (each converted to its attribute's type) for the next reset, with
+// @Redfish.SettingsApplyTime OnReset when the Bios advertises it (iDRAC
+// keeps settings staged without one pending across resets: no
+// configuration job is made).
 func (d *Driver) ApplyBIOS(ctx context.Context, b drivers.BMC, want map[string]string) (drivers.Result, error) {
 	var res drivers.Result
 	err := d.with(ctx, b, func(s session) error {
@@ -50,7 +54,7 @@ func (d *Driver) ApplyBIOS(ctx context.Context, b drivers.BMC, want map[string]s
 			res = drivers.Done("BIOS settings in effect")
 			return nil
 		}
-		if err := bios.UpdateBiosAttributes(stage); err != nil {
+		if err := bios.UpdateBiosAttributesApplyAt(stage, applyTime(s.c, bios.ODataID)); err != nil {
 			if status(err) == 400 {
 				res = drivers.Failed("the BMC refused the BIOS settings %s: %s", names(stage), bmcMessage(err))
 				return nil
@@ -104,4 +108,18 @@ func typed(cur any, s string) (any, error) {
 
 func names(m gfredfish.SettingsAttributes) string {
 	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+}
+
+// applyTime is OnReset when the Bios at uri lists it in its
+// @Redfish.Settings SupportedApplyTimes, else "" (no apply time sent: a
+// BMC that advertises none may refuse the annotation). gofish reports
+// every apply time when the BMC lists none, so the list is read here.
+func applyTime(c common.Client, uri string) common.ApplyTime {
+	var doc struct {
+		Settings struct{ SupportedApplyTimes []string } `json:"@Redfish.Settings"`
+	}
+	if getDoc(c, uri, &doc) != nil || !slices.Contains(doc.Settings.SupportedApplyTimes, string(common.OnResetApplyTime)) {
+		return ""
+	}
+	return common.OnResetApplyTime
 }
