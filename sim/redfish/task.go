@@ -34,6 +34,7 @@ type task struct {
 	finish           func(at time.Time)
 	after            func() // run (without mu) by the first read of the monitor after the task completed
 	gave204          bool   // the monitor answered the task's completion (204); it answers 404 since
+	hidden           bool   // no Task resource shows it (iLO's SimpleUpdate: vendor.go)
 }
 
 type taskMessage struct{ id, text, severity string }
@@ -80,6 +81,10 @@ func (s *Service) startTask(w http.ResponseWriter, run func()) {
 // answerTask answers 202 Accepted with the task monitor's URI in
 // Location, as Redfish services answer long operations.
 func (s *Service) answerTask(w http.ResponseWriter, t *task) {
+	if s.o.Vendor == vendorDell {
+		answerJob(w, t) // vendor.go
+		return
+	}
 	s.mu.Lock()
 	doc := taskDoc(t, time.Now())
 	s.mu.Unlock()
@@ -97,7 +102,7 @@ func monitorURI(t *task) string { return tasksPath + "/" + t.id + "/Monitor" }
 func (s *Service) findTask(id string, now time.Time) (*task, func()) {
 	s.advance(now)
 	for _, t := range s.state.tasks {
-		if t.id == id {
+		if t.id == id && !t.hidden {
 			var after func()
 			if t.state != taskRunning {
 				after, t.after = t.after, nil
@@ -168,7 +173,9 @@ func (s *Service) getTasks(w http.ResponseWriter, _ *http.Request) {
 	s.advance(time.Now())
 	members := make([]any, 0, len(s.state.tasks))
 	for _, t := range s.state.tasks {
-		members = append(members, map[string]any{"@odata.id": tasksPath + "/" + t.id})
+		if !t.hidden {
+			members = append(members, map[string]any{"@odata.id": tasksPath + "/" + t.id})
+		}
 	}
 	s.mu.Unlock()
 	doc["Members"], doc["Members@odata.count"] = members, len(members)

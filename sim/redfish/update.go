@@ -76,6 +76,7 @@ type lab struct {
 	// biosApplyAt: the settings staged carried an apply time (OnReset);
 	// an iDRAC (Vendor dell) applies staged settings at a reset only then.
 	biosApplyAt bool
+	hpe         hpeState     // vendor.go: iLO's UpdateService state after the last update
 	client      *http.Client // the BMC's downloads of images
 }
 
@@ -250,6 +251,7 @@ func (s *Service) labRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+tasksPath, s.getTasks)
 	mux.HandleFunc("GET "+tasksPath+"/{id}", s.getTask)
 	mux.HandleFunc("GET "+tasksPath+"/{id}/Monitor", s.getMonitor)
+	mux.HandleFunc("GET "+jobsPath+"/{id}", s.getJob) // vendor.go: iDRAC's jobs
 	s.storageRoutes(mux)
 	s.routeBIOSRegistry(mux) // biosregistry.go
 }
@@ -290,6 +292,7 @@ func (s *Service) advance(now time.Time) {
 		l.endSpan(r.t.start, r.t.begin.Add(l.o.UpdateDuration/2))
 		l.stats.Lost++
 		l.stats.BMCResets++
+		l.hpe = hpeState{state: hpeIdle}
 	}
 	for _, t := range s.state.tasks {
 		if t.state == taskRunning && !t.done.IsZero() && !now.Before(t.done) {
@@ -306,6 +309,7 @@ func (s *Service) advance(now time.Time) {
 			}
 		}
 		l.bmcUp = time.Time{}
+		l.hpe = hpeState{state: hpeIdle}
 	}
 }
 
@@ -339,6 +343,11 @@ func (s *Service) getUpdateService(w http.ResponseWriter, _ *http.Request) {
 	}
 	doc["Status"] = map[string]any{"State": state, "Health": "OK"}
 	doc["MaxImageSizeBytes"] = s.lab.o.MaxImageBytes
+	if s.o.Vendor == vendorHPE {
+		s.mu.Lock()
+		s.hpeUpdateService(doc) // vendor.go
+		s.mu.Unlock()
+	}
 	doc["Actions"] = map[string]any{"#UpdateService.SimpleUpdate": map[string]any{
 		"target": simpleUpdatePath,
 		"TransferProtocol@Redfish.AllowableValues": []string{"HTTP", "HTTPS"},
@@ -455,7 +464,12 @@ func (s *Service) simpleUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	run := s.startUpdate(w, body.Targets, u.Redacted(), simpleUpdatePath)
-	if run != nil {
+	switch {
+	case run == nil:
+	case s.o.Vendor == vendorHPE:
+		s.answerNoTask(w, run.t) // vendor.go; before the download can end the run
+		go s.download(run, u)
+	default:
 		go s.download(run, u)
 		s.answerTask(w, run.t)
 	}
@@ -630,6 +644,7 @@ func (s *Service) failUpdate(run *updateRun, msg string) {
 	s.lab.run = nil
 	s.lab.endSpan(run.t.start, run.t.end)
 	s.lab.stats.Failed++
+	s.lab.hpe = hpeState{hpeError, "Installation of image " + run.image + " failed: " + msg}
 }
 
 // installed ends an update at: the targets' new version is installed (in
@@ -654,6 +669,7 @@ func (s *Service) installed(run *updateRun, at time.Time) {
 	s.lab.run = nil
 	s.lab.endSpan(run.t.start, at)
 	s.lab.stats.Completed++
+	s.lab.hpe = hpeState{state: hpeComplete}
 }
 
 // RebootMidUpdate makes the BMC reset halfway through the next firmware

@@ -250,6 +250,13 @@ func (w taskWaiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if origin(mon) != origin(req.URL) {
 		return nil, &redirectError{status: http.StatusAccepted, origin: origin(mon)}
 	}
+	return w.follow(req, mon, taskURI)
+}
+
+// follow polls the monitor mon of req's operation until the operation
+// ends (or req's context does): a 202 or a Task or Job that has not ended
+// is polled again.
+func (w taskWaiter) follow(req *http.Request, mon *url.URL, taskURI string) (*http.Response, error) {
 	for {
 		select {
 		case <-req.Context().Done():
@@ -270,7 +277,11 @@ func (w taskWaiter) RoundTrip(req *http.Request) (*http.Response, error) {
 			return w.taskAfter204(get, mon.ResolveReference(&url.URL{Path: taskURI}), r)
 		}
 		if err != nil || r.StatusCode != http.StatusAccepted {
-			return taskOutcome(r, err)
+			out, err := taskOutcome(r, err)
+			if err != nil || !stillRunning(out) {
+				return out, err
+			}
+			r = out // a Job (iDRAC) answers 200 while it is scheduled or runs
 		}
 		r.Body.Close()
 	}
@@ -321,12 +332,57 @@ func taskOutcome(r *http.Response, err error) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	var t struct{ TaskState string }
-	if json.Unmarshal(body, &t) == nil && (t.TaskState == "Exception" || t.TaskState == "Killed" || t.TaskState == "Cancelled") {
-		r.StatusCode, r.Status = http.StatusInternalServerError, "500 task "+t.TaskState
+	var t jobDoc
+	if json.Unmarshal(body, &t) == nil {
+		if st := t.state(); st == "Exception" || st == "Killed" || st == "Cancelled" {
+			r.StatusCode, r.Status = http.StatusInternalServerError, "500 task "+st
+			if t.JobState != "" {
+				r.Status = "500 job " + t.JobState + ": " + drivers.PeerText(t.Message)
+			}
+		}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return r, nil
+}
+
+// jobDoc is what the driver reads of a Task, or of a Job (iDRAC's
+// DellJob: JobState and Message, answered 200 throughout).
+type jobDoc struct {
+	TaskState, JobState, Message string
+}
+
+// state is the document's TaskState; a Job's JobState as a TaskState
+// (Completed; Failed or CompletedWithErrors: Exception; any other, such
+// as Scheduled, Downloading or Running: Running).
+func (t jobDoc) state() string {
+	switch t.JobState {
+	case "":
+		return t.TaskState
+	case "Completed":
+		return "Completed"
+	case "Failed", "CompletedWithErrors":
+		return "Exception"
+	}
+	return "Running"
+}
+
+// stillRunning: r (200, its body readable again) is a Task or Job that
+// has not ended: the operation is followed further.
+func stillRunning(r *http.Response) bool {
+	if r == nil || r.StatusCode != http.StatusOK {
+		return false
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var t jobDoc
+	if err != nil || json.Unmarshal(body, &t) != nil {
+		return false
+	}
+	switch t.state() {
+	case "", "Completed", "Exception", "Killed", "Cancelled":
+		return false
+	}
+	return true
 }
 
 // oneShotKey marks a call's context: its requests are neither retried

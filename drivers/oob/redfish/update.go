@@ -57,6 +57,7 @@ type odataLink struct {
 // updateServiceDoc is what the driver reads of the UpdateService.
 type updateServiceDoc struct {
 	Status            struct{ State string }
+	Oem               struct{ Hpe hpeUpdateState }
 	FirmwareInventory odataLink
 	MultipartPushURI  string `json:"MultipartHttpPushUri"`
 	Actions           struct {
@@ -231,6 +232,9 @@ func runningUpdate(s session, us updateServiceDoc) (string, error) {
 	if us.Status.State == "Updating" {
 		return "the UpdateService reads Updating", nil
 	}
+	if us.Oem.Hpe.running() {
+		return "the UpdateService reads " + drivers.PeerText(us.Oem.Hpe.State), nil
+	}
 	var coll struct{ Members []odataLink }
 	if err := getDoc(s.c, serviceRoot+"/TaskService/Tasks", &coll); err != nil {
 		if status(err) == http.StatusNotFound {
@@ -282,6 +286,9 @@ func simpleUpdate(s session, target string, u drivers.FirmwareUpdate, img *url.U
 	}
 	defer resp.Body.Close()
 	h, err := monitorOf(resp)
+	if h == updateServiceHandle && u.Version != "" && len(u.Version) < 128 {
+		h += "#" + url.PathEscape(u.Version) // hpe.go: the version the inventory shows once the update ran
+	}
 	return h, "", err
 }
 
@@ -314,6 +321,9 @@ func monitorOf(resp *http.Response) (string, error) {
 	isTask := t.TaskState != "" || strings.HasPrefix(t.Type, "#Task.")
 	if loc == "" || (isTask && strings.HasPrefix(t.ID, serviceRoot+"/TaskService/Tasks/")) {
 		loc = t.ID
+	}
+	if loc == "" && resp.StatusCode == http.StatusOK && !isTask {
+		return updateServiceHandle, nil // iLO: 200 and no task; followed in the UpdateService
 	}
 	mon, err := url.Parse(loc)
 	if loc == "" || err != nil || len(loc) > maxHandle || !strings.HasPrefix(mon.Path, serviceRoot+"/") {
@@ -350,6 +360,9 @@ func bmcMessage(err error) string {
 func (d *Driver) FirmwareUpdateStatus(ctx context.Context, b drivers.BMC, handle string) (drivers.Result, error) {
 	if len(handle) > maxHandle || !strings.HasPrefix(handle, serviceRoot+"/") {
 		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "redfish: node %s: %q is not a task monitor of this driver's", b.Node, drivers.PeerText(handle))
+	}
+	if h, version, _ := strings.Cut(handle, "#"); h == updateServiceHandle {
+		return d.updateServiceStatus(ctx, b, version)
 	}
 	var res drivers.Result
 	err := d.with(oneShot(ctx), b, func(s session) error {
@@ -389,7 +402,7 @@ func readTask(s session, handle string) (*gfredfish.Task, error) {
 	t := &gfredfish.Task{}
 	base, isMonitor := strings.CutSuffix(strings.TrimSuffix(handle, "/"), "/Monitor")
 	if !isMonitor {
-		return t, getDoc(s.c, handle, t)
+		return readJob(s, handle)
 	}
 	resp, err := s.c.Get(handle)
 	if err != nil {
@@ -411,6 +424,28 @@ func readTask(s session, handle string) (*gfredfish.Task, error) {
 	if getDoc(s.c, base, t) != nil || t.TaskState == "" {
 		t = &gfredfish.Task{TaskState: gfredfish.CompletedTaskState}
 		t.Messages = []common.Message{{Message: "the task monitor answered " + resp.Status}}
+	}
+	return t, nil
+}
+
+// readJob reads a Task resource, or a Job (iDRAC's DellJob, answered
+// 200 throughout): its JobState as a TaskState and its Message as the
+// task's message.
+func readJob(s session, handle string) (*gfredfish.Task, error) {
+	var raw json.RawMessage
+	if err := getDoc(s.c, handle, &raw); err != nil {
+		return nil, err
+	}
+	t := &gfredfish.Task{}
+	var j jobDoc
+	if err := json.Unmarshal(raw, t); err != nil || json.Unmarshal(raw, &j) != nil {
+		return nil, fmt.Errorf("%s: the BMC's answer is not the JSON of a task: %v", drivers.PeerText(handle), err)
+	}
+	if j.JobState != "" {
+		t.TaskState = gfredfish.TaskState(j.state())
+		if j.Message != "" {
+			t.Messages = append(t.Messages, common.Message{Message: j.Message})
+		}
 	}
 	return t, nil
 }
