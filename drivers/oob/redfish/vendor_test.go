@@ -113,3 +113,14 @@ func TestHPEUpdateWithoutTask(t *testing.T) {
 		t.Fatalf("the lab ran %+v", u)
 	}
 }
+
+// TestDellJobFailureSeen: a volume build whose Job ends Failed is Failed
+// with the job's message, not Done.
+func TestDellJobFailureSeen(t *testing.T) {
+	d, b, s, _ := lab(t, quick(simrf.Options{Vendor: "dell"}))
+	s.FailVolumeBuild("drive 1 reports a media error")
+	r, err := d.CreateVolume(t.Context(), b, drivers.Volume{Name: "os", Level: drivers.RAID1, Drives: []string{"0", "1"}, Boot: true})
+	if err != nil || r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "drive 1 reports a media error") {
+		t.Fatalf("volume: %+v %v", r, err)
+	}
+}
