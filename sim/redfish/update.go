@@ -396,7 +396,7 @@ func (s *Service) getFirmware(w http.ResponseWriter, r *http.Request) {
 		"@odata.type": "#SoftwareInventory.v1_9_0.SoftwareInventory", "@odata.id": inventoryPath + "/" + it.ID,
 		"Id": it.ID, "Name": it.Name, "Version": it.Version, "Updateable": it.Updateable,
 		"Status":      map[string]any{"State": "Enabled", "Health": "OK"},
-		"RelatedItem": []any{map[string]any{"@odata.id": relatedItem(it)}}, "RelatedItem@odata.count": 1,
+		"RelatedItem": []any{map[string]any{"@odata.id": s.related(it)}}, "RelatedItem@odata.count": 1,
 	})
 }
 
@@ -417,19 +417,20 @@ func relatedItem(it FirmwareItem) string {
 }
 
 // getPCIeDevice answers a NIC's, GPU's or NVMe drive's PCIe device (its
-// Id is its PCI address in the lab).
+// Id is its PCI address in the lab; iDRAC's bus-device, vendor.go).
 func (s *Service) getPCIeDevice(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	var it *fwItem
+	id := r.PathValue("id")
 	for _, f := range s.lab.fw {
-		if strings.HasPrefix(relatedItem(f.FirmwareItem), pcieDevicesPath+"/") && f.Device == r.PathValue("id") {
+		if s.related(f.FirmwareItem) == pcieDevicesPath+"/"+id {
 			it = f
 		}
 	}
 	var doc map[string]any
 	if it != nil {
-		doc = map[string]any{"@odata.type": "#PCIeDevice.v1_9_0.PCIeDevice", "@odata.id": pcieDevicesPath + "/" + it.Device,
-			"Id": it.Device, "Name": it.Name, "FirmwareVersion": it.Version, "Status": map[string]any{"State": "Enabled", "Health": "OK"}}
+		doc = map[string]any{"@odata.type": "#PCIeDevice.v1_9_0.PCIeDevice", "@odata.id": pcieDevicesPath + "/" + id,
+			"Id": id, "Name": it.Name, "FirmwareVersion": it.Version, "Status": map[string]any{"State": "Enabled", "Health": "OK"}}
 	}
 	s.mu.Unlock()
 	if doc == nil {
@@ -542,7 +543,7 @@ func (s *Service) targets(uris []string) ([]*fwItem, string) {
 	for _, uri := range uris {
 		var it *fwItem
 		for _, f := range s.lab.fw {
-			if uri == inventoryPath+"/"+f.ID || uri == relatedItem(f.FirmwareItem) {
+			if uri == inventoryPath+"/"+f.ID || uri == s.related(f.FirmwareItem) {
 				it = f
 			}
 		}

@@ -1,7 +1,9 @@
 package redfish
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -130,3 +132,25 @@ func (s *Service) hpeUpdateService(doc map[string]any) {
 
 // hpeState is the outcome iLO's UpdateService shows of the last update.
 type hpeState struct{ state, message string }
+
+// related is the resource an inventory item is the firmware of; with
+// Vendor "dell" a PCIe device is named as iDRAC names it (idracPCIeID).
+func (s *Service) related(it FirmwareItem) string {
+	p := relatedItem(it)
+	if dev, ok := strings.CutPrefix(p, pcieDevicesPath+"/"); ok && s.o.Vendor == vendorDell {
+		return pcieDevicesPath + "/" + idracPCIeID(dev)
+	}
+	return p
+}
+
+// idracPCIeID is iDRAC's Id of the PCIe device at PCI address addr
+// (0000:3b:00.0): its bus and device numbers in decimal ("59-0"), as
+// Linux's predictable interface names write them (enp59s0). addr as it is
+// when it is no PCI address.
+func idracPCIeID(addr string) string {
+	var seg, bus, dev, fn int
+	if n, err := fmt.Sscanf(addr, "%04x:%02x:%02x.%d", &seg, &bus, &dev, &fn); n != 4 || err != nil {
+		return addr
+	}
+	return strconv.Itoa(bus) + "-" + strconv.Itoa(dev)
+}

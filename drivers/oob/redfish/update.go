@@ -137,9 +137,7 @@ func component(s session, it inventoryItem) drivers.FirmwareComponent {
 			if fc.Kind != drivers.ComponentGPU && fc.Kind != drivers.ComponentDrive {
 				fc.Kind = drivers.ComponentNIC // an NVMe drive on the PCIe bus stays a drive, at its PCI address
 			}
-			if a := p[strings.LastIndex(p, "/")+1:]; pciAddress.MatchString(a) {
-				fc.Device = strings.ToLower(a)
-			}
+			fc.Device = pciOf(p[strings.LastIndex(p, "/")+1:])
 		}
 	}
 	return fc
@@ -147,6 +145,34 @@ func component(s session, it inventoryItem) drivers.FirmwareComponent {
 
 // pciAddress is a PCI address as device aliases write it.
 var pciAddress = regexp.MustCompile(`^[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$`)
+
+// idracPCIe is iDRAC's Id of a PCIe device (59-0) or function (59-0-1):
+// its bus, device and function numbers in decimal.
+var idracPCIe = regexp.MustCompile(`^([0-9]{1,3})-([0-9]{1,2})(?:-([0-7]))?$`)
+
+// pciOf is the PCI address a PCIe device's or function's Id gives: the
+// Id itself when it is one (the lab, OpenBMC), iDRAC's decimal
+// bus-device(-function) in segment 0 (59-0: 0000:3b:00.0), else "" (the
+// BMC tells no address: a profile's devices cannot match the item).
+func pciOf(id string) string {
+	if pciAddress.MatchString(id) {
+		return strings.ToLower(id)
+	}
+	m := idracPCIe.FindStringSubmatch(id)
+	if m == nil {
+		return ""
+	}
+	bus, _ := strconv.Atoi(m[1])
+	dev, _ := strconv.Atoi(m[2])
+	fn := 0
+	if m[3] != "" {
+		fn, _ = strconv.Atoi(m[3])
+	}
+	if bus > 255 || dev > 31 {
+		return ""
+	}
+	return fmt.Sprintf("0000:%02x:%02x.%d", bus, dev, fn)
+}
 
 // driveBay is the bay of the drive at p (its PhysicalLocation), else its
 // Id.
