@@ -56,9 +56,16 @@ func withSettings(t *testing.T, settings map[string]string) *redfish.Driver {
 
 // TestBaselineConformance: the shared baseline suite against the lab's
 // Redfish service, each outcome read from the lab.
+// Each vendor's answer shapes too: iDRAC's jobs, iLO's task-less update.
 func TestBaselineConformance(t *testing.T) {
+	for _, vendor := range []string{"", "dell", "hpe"} {
+		t.Run("vendor="+vendor, func(t *testing.T) { baselineConformance(t, vendor) })
+	}
+}
+
+func baselineConformance(t *testing.T, vendor string) {
 	driverstest.RunOOBBaseline(t, func(t *testing.T) driverstest.BaselineLab {
-		_, b, s, _ := lab(t, quick(simrf.Options{}))
+		_, b, s, _ := lab(t, quick(simrf.Options{Vendor: vendor}))
 		d := withSettings(t, nil)
 		img := imageServer(t)
 		return driverstest.BaselineLab{

@@ -3,6 +3,7 @@ package redfish
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -36,48 +37,76 @@ func (h hpeUpdateState) running() bool {
 	return false
 }
 
-// updateServiceStatus is an update without a task as its UpdateService
-// reads: Done at Complete, Failed at Error (with iLO's Result), InProgress
-// while it runs or reads Updating. Idle (or no state) is InProgress for
-// resetWait from the first time it was seen (the iLO resets after its own
-// update and reads Idle after) unless the inventory reports an item at
-// the version updated to (Done), then Failed: what was installed is
-// unknown. A BMC that does not answer is waited for the same way.
-func (d *Driver) updateServiceStatus(ctx context.Context, b drivers.BMC, version string) (drivers.Result, error) {
+// updateServiceStatus is an update without a task (handle) as its
+// UpdateService reads: Done at Complete, Failed at Error (with iLO's
+// Result), InProgress while it runs or reads Updating. Idle (or no state)
+// is Done when the inventory reports an item at the version updated to
+// (the iLO resets after its own update and reads Idle after); else it is
+// Failed when the BMC was seen not answering since (it reset and lost the
+// update), or InProgress for resetWait from the first time it was seen
+// (an update not started yet), then Failed. A BMC that does not answer is
+// InProgress for resetWait.
+func (d *Driver) updateServiceStatus(ctx context.Context, b drivers.BMC, handle, version string) (drivers.Result, error) {
 	var us updateServiceDoc
 	err := d.with(oneShot(ctx), b, func(s session) error { return getDoc(s.c, updateServiceHandle, &us) })
-	if version, _ = url.PathUnescape(version); err == nil && version != "" && !us.Oem.Hpe.running() && us.Oem.Hpe.State != "Complete" && us.Oem.Hpe.State != "Error" {
-		if id := d.itemAt(ctx, b, version); id != "" {
-			d.answered(endpoint(b) + updateServiceHandle)
-			return drivers.Done("the BMC's UpdateService reads %s after the update and its inventory reports %s at version %s", drivers.PeerText(us.Oem.Hpe.State), drivers.PeerText(id), drivers.PeerText(version)), nil
+	key := endpoint(b) + handle
+	if err != nil {
+		if drivers.Classify(err) != drivers.Transient || status(err) != 0 || errors.Is(err, context.Canceled) {
+			return drivers.Result{}, err
 		}
-	}
-	key := endpoint(b) + updateServiceHandle
-	silent := err != nil && drivers.Classify(err) == drivers.Transient && status(err) == 0 && !errors.Is(err, context.Canceled)
-	if err != nil && !silent {
-		return drivers.Result{}, err
+		d.silentSince(key + "#down")
+		return d.idleWait(key, handle, "does not answer"), nil
 	}
 	h := us.Oem.Hpe
 	switch {
-	case !silent && h.State == "Complete":
-		d.answered(key)
-		return drivers.Done("the BMC's UpdateService reads Complete (the update accepted without a task)"), nil
-	case !silent && h.State == "Error":
-		d.answered(key)
+	case h.State == "Complete":
+		d.forgetUpdate(key)
+		return drivers.Done("the BMC's UpdateService reads Complete (the update %s accepted without a task)", handle), nil
+	case h.State == "Error":
+		d.forgetUpdate(key)
 		said := strings.TrimSpace(h.Result.MessageID + ": " + strings.Join(h.Result.MessageArgs, "; "))
-		return scrub(b, drivers.Failed("the BMC's UpdateService reads Error after the update: %s", drivers.PeerText(said))), nil
-	case !silent && (h.running() || us.Status.State == "Updating"):
-		d.answered(key)
+		return scrub(b, drivers.Failed("the BMC's UpdateService reads Error after the update %s: %s", handle, drivers.PeerText(said))), nil
+	case h.running() || us.Status.State == "Updating":
+		d.forgetUpdate(key)
 		return drivers.InProgress(2*time.Second, "%d%% (the BMC's UpdateService reads %s)", h.FlashProgressPercent, drivers.PeerText(h.State+" "+us.Status.State)), nil
 	}
-	wait := time.Since(d.silentSince(key))
-	if wait < d.s.resetWait {
-		return drivers.InProgress(5*time.Second, "the BMC's UpdateService reads no update (or the BMC does not answer) for %s: waiting up to %s (it resets after its own update)",
-			wait.Round(time.Second), d.s.resetWait), nil
+	if version, _ = url.PathUnescape(version); version != "" {
+		if id := d.itemAt(ctx, b, version); id != "" {
+			d.forgetUpdate(key)
+			return drivers.Done("the BMC's UpdateService reads %s after the update and its inventory reports %s at version %s", drivers.PeerText(h.State), drivers.PeerText(id), drivers.PeerText(version)), nil
+		}
 	}
+	if d.wasSilent(key + "#down") {
+		d.forgetUpdate(key)
+		return drivers.Failed("the BMC reset during the update %s and its UpdateService reads %q after: what it installed is unknown; read its firmware inventory, then start the update again", handle, drivers.PeerText(h.State)), nil
+	}
+	return d.idleWait(key, handle, fmt.Sprintf("reads %q, no update", drivers.PeerText(h.State))), nil
+}
+
+// idleWait is InProgress while the UpdateService has said what for less
+// than resetWait, then Failed.
+func (d *Driver) idleWait(key, handle, what string) drivers.Result {
+	if wait := time.Since(d.silentSince(key)); wait < d.s.resetWait {
+		return drivers.InProgress(5*time.Second, "the BMC's UpdateService %s for %s after the update %s: waiting up to %s (it resets after its own update)",
+			what, wait.Round(time.Second), handle, d.s.resetWait)
+	}
+	d.forgetUpdate(key)
+	return drivers.Failed("the BMC's UpdateService %s for %s after accepting the update %s without a task: what it installed is unknown; read its firmware inventory, then start the update again",
+		what, d.s.resetWait, handle)
+}
+
+// forgetUpdate drops what was remembered of the update at key.
+func (d *Driver) forgetUpdate(key string) {
 	d.answered(key)
-	return drivers.Failed("the BMC's UpdateService has read no update for %s after accepting one without a task (state %q): what it installed is unknown; read its firmware inventory, then start the update again",
-		d.s.resetWait, drivers.PeerText(h.State)), nil
+	d.answered(key + "#down")
+}
+
+// wasSilent: the BMC was seen not answering (key marked by silentSince).
+func (d *Driver) wasSilent(key string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.silent[key]
+	return ok
 }
 
 // itemAt is the ID of an inventory item at version ("" when none, or the

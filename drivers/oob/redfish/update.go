@@ -388,7 +388,7 @@ func (d *Driver) FirmwareUpdateStatus(ctx context.Context, b drivers.BMC, handle
 		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "redfish: node %s: %q is not a task monitor of this driver's", b.Node, drivers.PeerText(handle))
 	}
 	if h, version, _ := strings.Cut(handle, "#"); h == updateServiceHandle {
-		return d.updateServiceStatus(ctx, b, version)
+		return d.updateServiceStatus(ctx, b, handle, version)
 	}
 	var res drivers.Result
 	err := d.with(oneShot(ctx), b, func(s session) error {
