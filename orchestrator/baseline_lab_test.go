@@ -2,6 +2,8 @@ package orchestrator_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +52,9 @@ func checkBootable(t *testing.T, rf *simrf.Service, biosVersion string, installe
 		t.Errorf("BIOS settings left staged: %v", pending)
 	}
 	u := rf.Updates()
+	if u.ResetsDuringUpdate != 0 {
+		t.Errorf("the machine was reset %d time(s) while a firmware update ran", u.ResetsDuringUpdate)
+	}
 	if p := rf.PendingFirmware(); len(p) != 0 && (!installed || u.Completed != 1) {
 		t.Errorf("firmware left pending: %v (updates %+v)", p, u)
 	}
@@ -76,7 +81,7 @@ func TestBaselineOnTheLab(t *testing.T) {
 	before := labVersion(rf, "bios")
 	run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: only(labGPU), Requester: "test"}, record.TaskSucceeded)
 	u := rf.Updates()
-	if u.SimpleUpdates != 1 || u.MaxRunning > 1 || u.Lost != 0 || u.Failed != 0 {
+	if u.SimpleUpdates != 1 || u.MaxRunning > 1 || u.Lost != 0 || u.Failed != 0 || u.ResetsDuringUpdate != 0 {
 		t.Errorf("the BMC's updates: %+v, want one SimpleUpdate, never two at once", u)
 	}
 	if v := labVersion(rf, "bios"); v != "2.19.1" || before == "2.19.1" {
@@ -108,8 +113,11 @@ func TestBaselineBadInputOnTheLab(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		design func(*design.Design)
-		bmc    func(*simrf.Service)
-		want   []string
+		// late changes the engine's design after the lab was built from
+		// it (the lab's machines match the design they were built from).
+		late func(*design.Design)
+		bmc  func(*simrf.Service)
+		want []string
 		// installed: the firmware update ended before the failure
 		// (pending until the next boot).
 		installed bool
@@ -119,10 +127,38 @@ func TestBaselineBadInputOnTheLab(t *testing.T) {
 			hw.Firmware = append([]design.FirmwareBaseline(nil), hw.Firmware...)
 			hw.Firmware[0].Image.SHA256 = strings.Repeat("0", 64)
 			d.Nodes[labGPU].Spec.Hardware = &hw
-		}, nil, []string{"checksum mismatch", strings.Repeat("0", 64), "refused before any BMC"}, false},
-		{"BMC reboots mid-update", nil, func(rf *simrf.Service) { rf.RebootMidUpdate() }, []string{"firmware update of bios", "2.19.1"}, false},
-		{"BIOS attribute rejected", nil, func(rf *simrf.Service) { rf.RefuseBIOS("UsbControl") }, []string{"BIOS settings of hardware profile", "UsbControl", "none was staged"}, true},
-		{"RAID layout refused", nil, func(rf *simrf.Service) { rf.RefuseVolumes("the controller has no free bays") }, []string{"RAID volume os", "no free bays"}, true},
+		}, nil, nil, []string{"checksum mismatch", strings.Repeat("0", 64), "refused before any BMC"}, false},
+		// Checks that can be made before anything changes are: a BIOS
+		// attribute the BMC does not have, a RAID member bay it has no
+		// drive in, a volume larger than its drives hold: the node fails
+		// at the plan, before the firmware update (the BMC counts none).
+		{"BIOS attribute the BMC lacks", func(d *design.Design) {
+			hw := *d.Nodes[labGPU].Spec.Hardware
+			bios := *hw.BIOS
+			bios.Attributes = maps.Clone(bios.Attributes)
+			bios.Attributes["NoSuchSetting"] = "Enabled"
+			hw.BIOS = &bios
+			d.Nodes[labGPU].Spec.Hardware = &hw
+		}, nil, nil, []string{"NoSuchSetting", "does not have", "nothing was changed"}, false},
+		{"RAID bay without a drive", nil, func(d *design.Design) {
+			hw := *d.Nodes[labGPU].Spec.Hardware
+			hw.DeviceAliases = maps.Clone(hw.DeviceAliases)
+			a := hw.DeviceAliases["os1"]
+			a.Address = "37"
+			hw.DeviceAliases["os1"] = a
+			d.Nodes[labGPU].Spec.Hardware = &hw
+		}, nil, []string{"RAID volume os", "bay 37", "nothing was changed"}, false},
+		{"RAID volume larger than its drives", func(d *design.Design) {
+			hw := *d.Nodes[labGPU].Spec.Hardware
+			raid := *hw.RAID
+			raid.Volumes = slices.Clone(raid.Volumes)
+			raid.Volumes[0].Size = "100ti"
+			hw.RAID = &raid
+			d.Nodes[labGPU].Spec.Hardware = &hw
+		}, nil, nil, []string{"RAID volume os", "larger than", "nothing was changed"}, false},
+		{"BMC reboots mid-update", nil, nil, func(rf *simrf.Service) { rf.RebootMidUpdate() }, []string{"firmware update of bios", "2.19.1"}, false},
+		{"BIOS attribute rejected", nil, nil, func(rf *simrf.Service) { rf.RefuseBIOS("UsbControl") }, []string{"BIOS settings of hardware profile", "UsbControl", "none was staged"}, true},
+		{"RAID layout refused", nil, nil, func(rf *simrf.Service) { rf.RefuseVolumes("the controller has no free bays") }, []string{"RAID volume os", "no free bays"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -131,6 +167,10 @@ func TestBaselineBadInputOnTheLab(t *testing.T) {
 				tc.design(d)
 			}
 			env, e := prepared(t, d, nil)
+			if tc.late != nil {
+				tc.late(d)
+				putDesign(t, env, d)
+			}
 			rf := labBMC(t, env, labGPU)
 			before := labVersion(rf, "bios")
 			if tc.bmc != nil {
@@ -146,8 +186,11 @@ func TestBaselineBadInputOnTheLab(t *testing.T) {
 					t.Errorf("reason %q does not say %q", r.Reason, w)
 				}
 			}
-			if tc.design != nil && rf.Updates().SimpleUpdates != 0 {
-				t.Errorf("the BMC got %d updates after a checksum refusal", rf.Updates().SimpleUpdates)
+			if (tc.design != nil || tc.late != nil) && rf.Updates().SimpleUpdates != 0 {
+				t.Errorf("the BMC got %d updates after a refusal at the plan", rf.Updates().SimpleUpdates)
+			}
+			if u := rf.Updates(); (tc.design != nil || tc.late != nil) && u.VolumesCreated != 0 {
+				t.Errorf("the controller built %d volume(s) after a refusal at the plan", u.VolumesCreated)
 			}
 			checkBootable(t, rf, before, tc.installed)
 		})
@@ -199,7 +242,7 @@ func TestBaselineCrashOnTheLab(t *testing.T) {
 	if r := results(t, e2, task.ID)[labGPU]; r.Outcome != record.OutcomeSucceeded {
 		t.Fatalf("%s: %s at %s: %s", labGPU, r.Outcome, r.Stage, r.Reason)
 	}
-	if u := rf.Updates(); u.SimpleUpdates != 1 || u.RefusedBusy != 0 || u.Completed != 1 {
+	if u := rf.Updates(); u.SimpleUpdates != 1 || u.RefusedBusy != 0 || u.Completed != 1 || u.ResetsDuringUpdate != 0 {
 		t.Errorf("the BMC's updates after the restart: %+v, want the one update followed to its end", u)
 	}
 	if v := labVersion(rf, "bios"); v != "2.19.1" {
@@ -241,7 +284,7 @@ func TestBaselineSiteLimitOnTheLab(t *testing.T) {
 		var spans []simrf.UpdateSpan
 		for _, n := range gpus {
 			rf := labBMC(t, env, n)
-			if u := rf.Updates(); u.SimpleUpdates != 1 || u.MaxRunning != 1 {
+			if u := rf.Updates(); u.SimpleUpdates != 1 || u.MaxRunning != 1 || u.ResetsDuringUpdate != 0 {
 				t.Errorf("maxParallel %d: %s's BMC: %+v, want one update", tc.limit, n, u)
 			}
 			spans = append(spans, rf.UpdateSpans()...)

@@ -92,6 +92,9 @@ func (r *nodeRun) planBaseline(ctx context.Context, s seen) (*record.Baseline, e
 		}
 	}
 	if hw.BIOS != nil {
+		if err := r.biosKnown(s.bios); err != nil {
+			return nil, err
+		}
 		for _, k := range slices.Sorted(maps.Keys(hw.BIOS.Attributes)) {
 			want := hw.BIOS.Attributes[k]
 			if have, ok := s.bios[k]; !ok || have != want {
@@ -210,6 +213,9 @@ func (r *nodeRun) planVolumes(b *record.Baseline, s seen) error {
 			return drivers.Errorf(drivers.Permanent, "hardware profile %s wants RAID volume %s (%s of bays %s), and %s: delete that volume on the controller (its data is lost) or change the profile",
 				r.n.Spec.HardwareProfile, v.Name, v.Level, strings.Join(want.Drives, ","), conflict)
 		}
+		if err := r.volumeFits(want, s.drives); err != nil {
+			return err
+		}
 		b.Plan = append(b.Plan, record.BaselineChange{Kind: "raid", Item: v.Name, Target: "bays " + strings.Join(want.Drives, ","), Have: "absent", Want: v.Level})
 		b.Volumes = append(b.Volumes, record.VolumeBuild{Name: v.Name})
 	}
@@ -248,4 +254,72 @@ func sameDrives(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// biosKnown refuses, at the plan, a BIOS attribute the BMC does not have
+// (it reports every attribute of its BIOS with its value): its refusal
+// would come after the firmware updates and the RAID build, a half
+// applied baseline.
+func (r *nodeRun) biosKnown(have map[string]string) error {
+	var unknown []string
+	for k := range r.n.Spec.Hardware.BIOS.Attributes {
+		if _, ok := have[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	names := slices.Sorted(maps.Keys(have))
+	if len(names) > 40 {
+		names = append(names[:40], "…")
+	}
+	return drivers.Errorf(drivers.Permanent, "hardware profile %s sets BIOS attribute(s) %s, which the BMC does not have (its attributes: %s): nothing was changed; fix bios.attributes (names as the BMC's BIOS spells them), then `orchestrator retry %s`",
+		r.n.Spec.HardwareProfile, strings.Join(unknown, ", "), strings.Join(names, ", "), r.run.id)
+}
+
+// volumeFits refuses, at the plan, a volume the controller cannot build
+// from the drives it reported: a member bay without a drive, a size
+// larger than the level gives over its members. Anything the controller
+// alone knows (a policy, a drive's state) is its to refuse later.
+func (r *nodeRun) volumeFits(want drivers.Volume, drives []drivers.StorageDrive) error {
+	var smallest int64
+	var bays []string
+	for _, d := range drives {
+		bays = append(bays, orDefault(d.Bay, d.ID))
+	}
+	for _, bay := range want.Drives {
+		i := slices.IndexFunc(drives, func(d drivers.StorageDrive) bool { return d.Bay == bay || driveIs(d.ID, bay) })
+		if i < 0 {
+			return drivers.Errorf(drivers.Permanent, "hardware profile %s wants RAID volume %s (%s of bays %s), and the controller has no drive in bay %s (its bays: %s): nothing was changed; fix the profile's deviceAliases or raid, then `orchestrator retry %s`",
+				r.n.Spec.HardwareProfile, want.Name, want.Level, strings.Join(want.Drives, ","), bay, orDefault(strings.Join(bays, ", "), "none"), r.run.id)
+		}
+		if c := drives[i].CapacityBytes; smallest == 0 || c < smallest {
+			smallest = c
+		}
+	}
+	if usable := usableBytes(want.Level, len(want.Drives), smallest); want.SizeBytes > 0 && usable > 0 && want.SizeBytes > usable {
+		return drivers.Errorf(drivers.Permanent, "hardware profile %s wants RAID volume %s (%s of bays %s) of %d bytes, larger than the %d bytes %s gives over those drives: nothing was changed; fix its size, then `orchestrator retry %s`",
+			r.n.Spec.HardwareProfile, want.Name, want.Level, strings.Join(want.Drives, ","), want.SizeBytes, usable, want.Level, r.run.id)
+	}
+	return nil
+}
+
+// usableBytes is what level gives over n drives of at least smallest
+// bytes each (0 when unknown).
+func usableBytes(level string, n int, smallest int64) int64 {
+	switch level {
+	case drivers.RAID0:
+		return int64(n) * smallest
+	case drivers.RAID1:
+		return smallest
+	case drivers.RAID5:
+		return int64(n-1) * smallest
+	case drivers.RAID6:
+		return int64(n-2) * smallest
+	case drivers.RAID10:
+		return int64(n/2) * smallest
+	}
+	return 0
 }
