@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -205,8 +206,8 @@ func (s *Store) check(img design.FirmwareImage, l Label) error {
 	case img.File != "" && img.URL != "":
 		return fmt.Errorf("%s: give file or url, not both", l.what(img))
 	case img.File != "":
-		if img.File != filepath.Base(img.File) || img.File == "." || img.File == ".." {
-			return fmt.Errorf("%s: a file is a name in the firmware directory, not a path", l.what(img))
+		if !fs.ValidPath(img.File) || img.File == "." || strings.ContainsAny(img.File, "\\\x00") {
+			return fmt.Errorf("%s: a file is a relative name inside the firmware directory (dell/x.bin), not a path out of it", l.what(img))
 		}
 		if s.cfg.Dir == "" {
 			return fmt.Errorf("%s: no firmware directory is configured (serve --firmware-dir DIR)", l.what(img))
@@ -237,8 +238,10 @@ func (s *Store) load(ctx context.Context, img design.FirmwareImage, want string,
 // loadFile checks a file of the firmware directory; the file is served
 // from where it is.
 func (s *Store) loadFile(img design.FirmwareImage, want string, l Label) (string, error) {
-	p := filepath.Join(s.cfg.Dir, img.File)
-	f, err := os.Open(p)
+	p := filepath.Join(s.cfg.Dir, filepath.FromSlash(img.File))
+	// Opened within the directory: a symbolic link leading out of it is
+	// refused.
+	f, err := os.OpenInRoot(s.cfg.Dir, filepath.FromSlash(img.File))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w (put the image in the firmware directory %s)", l.what(img), err, s.cfg.Dir)
 	}

@@ -206,3 +206,39 @@ func TestFileAndBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestFileInSubdirectory: a file named by a relative slash-separated
+// path (dell/xe9680-bios.bin), as design validation accepts it, is read
+// from that subdirectory of the firmware directory; a symbolic link in
+// the directory leading out of it is refused.
+func TestFileInSubdirectory(t *testing.T) {
+	dir := t.TempDir()
+	body := []byte("SLIPWAY-LAB-FIRMWARE component=bios version=2.19.1\n")
+	if err := os.MkdirAll(filepath.Join(dir, "dell"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dell", "xe9680-bios.bin"), body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "secret.bin")
+	if err := os.WriteFile(outside, body[:10], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "dell", "link.bin")); err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, firmwarestore.Config{Dir: dir})
+	l := firmwarestore.Label{Profile: "p", Component: "bios"}
+	im, err := s.Get(t.Context(), design.FirmwareImage{File: "dell/xe9680-bios.bin", SHA256: sum(body)}, l)
+	if err != nil || im.Size != int64(len(body)) {
+		t.Fatalf("dell/xe9680-bios.bin: %+v %v, want it read", im, err)
+	}
+	if _, err := s.Get(t.Context(), design.FirmwareImage{File: "dell/link.bin", SHA256: sum(body[:10])}, l); err == nil {
+		t.Error("a link out of the firmware directory was read")
+	}
+	for _, f := range []string{"../x.bin", "/etc/passwd", "dell/../../x.bin", `dell\x.bin`} {
+		if _, err := s.Get(t.Context(), design.FirmwareImage{File: f, SHA256: sum(body)}, l); err == nil || !strings.Contains(err.Error(), "not a path") {
+			t.Errorf("%s: %v, want refused", f, err)
+		}
+	}
+}
