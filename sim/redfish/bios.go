@@ -84,6 +84,12 @@ func (s *Service) patchSettings(w http.ResponseWriter, r *http.Request) {
 func (s *Service) applyPending() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	before := s.staged()
+	defer func() {
+		if s.staged() < before {
+			s.applied++
+		}
+	}()
 	if s.o.Vendor != vendorDell || s.lab.biosApplyAt {
 		for k, v := range s.state.pending {
 			s.state.bios[k] = v

@@ -89,7 +89,8 @@ type Service struct {
 	sessions map[string]*session // by token
 	state    systemState
 	stats    Stats
-	lab      *lab // update.go, storage.go: firmware, updates, drives and volumes (under mu)
+	lab      *lab   // update.go, storage.go: firmware, updates, drives and volumes (under mu)
+	applied  uint64 // system resets that applied staged settings or firmware (durations.go)
 }
 
 // systemState is what the service keeps of the system beyond the

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/slipway-dev/slipway/labrun/demo"
+)
+
+// TestDemoBaselineFromTheLab: `demo -o json` on the example (no switch
+// fabric) brings both GPU nodes to their profile's baseline and says what
+// changed as the lab's BMCs saw it, before against after: the BIOS
+// firmware 2.1.0 -> 2.19.1, the two BIOS settings in effect, nothing
+// pending, the RAID-1 volume over bays 0 and 1, exactly one firmware
+// update and one system reset that applied it. The floor counts the lab's
+// own durations of that work (the update, the volume's build), so the
+// wall time stays above it.
+func TestDemoBaselineFromTheLab(t *testing.T) {
+	code, out, errs := cli(t, "demo", "--site", exampleSite, "--no-fabric", "-o", "json", "--dashboard", "",
+		"--state", filepath.Join(t.TempDir(), "state.db"))
+	if code != 0 {
+		t.Fatalf("demo -o json: exit %d\n%s%s", code, out, errs)
+	}
+	var r demo.Run
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not one JSON summary (%v): %s", err, out)
+	}
+	if r.Deployed != r.Nodes || r.Nodes != 8 {
+		t.Fatalf("%d of %d deployed", r.Deployed, r.Nodes)
+	}
+	var nodes []string
+	for _, b := range r.Baselines {
+		nodes = append(nodes, b.Node)
+		checkGPUBaseline(t, b)
+		if r.FloorSeconds < b.FloorSeconds {
+			t.Errorf("floor %.2fs below %s's baseline floor %.2fs", r.FloorSeconds, b.Node, b.FloorSeconds)
+		}
+	}
+	if !slices.Equal(nodes, []string{"r01-gpu01", "r02-gpu01"}) {
+		t.Errorf("baselines of %v, want r01-gpu01 and r02-gpu01", nodes)
+	}
+	if r.WallSeconds < r.FloorSeconds {
+		t.Errorf("wall %.2fs below the floor %.2fs", r.WallSeconds, r.FloorSeconds)
+	}
+}
+
+// checkGPUBaseline checks one GPU node's changes as the lab counted them.
+func checkGPUBaseline(t *testing.T, b demo.BaselineCount) {
+	t.Helper()
+	fw := b.Lab.Firmware
+	if len(fw) != 1 || fw[0].Kind != "bios" || fw[0].From != "2.1.0" || fw[0].To != "2.19.1" {
+		t.Errorf("%s firmware changed: %+v, want bios 2.1.0 -> 2.19.1 alone", b.Node, fw)
+	}
+	want := map[string]string{"UsbControl": "UsbDisabled", "NicBoot2": "NetworkBoot"}
+	got := map[string]string{}
+	for _, s := range b.Lab.BIOS {
+		got[s.Name] = s.To
+		if s.From == s.To {
+			t.Errorf("%s BIOS %s listed unchanged", b.Node, s.Name)
+		}
+	}
+	if len(got) != 2 || got["UsbControl"] != want["UsbControl"] || got["NicBoot2"] != want["NicBoot2"] {
+		t.Errorf("%s BIOS changed: %+v, want %v", b.Node, b.Lab.BIOS, want)
+	}
+	v := b.Lab.Volumes
+	if len(v) != 1 || v[0].Name != "os" || v[0].RAIDType != "RAID1" || !slices.Equal(v[0].Drives, []int{0, 1}) {
+		t.Errorf("%s volumes built: %+v, want RAID1 os on bays 0,1", b.Node, v)
+	}
+	if b.Lab.Pending != 0 || b.Lab.FirmwareUpdates != 1 || b.Lab.SystemResets != 1 || b.Lab.BMCResets != 0 {
+		t.Errorf("%s: %d pending, %d updates, %d system resets applying changes, %d BMC resets; want 0, 1, 1, 0",
+			b.Node, b.Lab.Pending, b.Lab.FirmwareUpdates, b.Lab.SystemResets, b.Lab.BMCResets)
+	}
+	// The lab's default update (2 s) and volume build (200 ms).
+	if b.FloorSeconds < 2.2 {
+		t.Errorf("%s baseline floor %.2fs, want at least the lab's 2 s update and 0.2 s build", b.Node, b.FloorSeconds)
+	}
+	if !strings.Contains(b.Text, "bios firmware 2.1.0 -> 2.19.1") || !strings.Contains(b.Text, "1 firmware update") {
+		t.Errorf("%s text: %q", b.Node, b.Text)
+	}
+}
