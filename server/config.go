@@ -187,7 +187,7 @@ func (c *Config) stringKeys() map[string]*string {
 		"tlsCert": &c.TLSCert, "tlsKey": &c.TLSKey, "introspectionListen": &c.IntrospectionListen,
 		"store": &c.Store, "etcdPrefix": &c.EtcdPrefix, "etcdCA": &c.EtcdCA, "etcdCert": &c.EtcdCert, "etcdKey": &c.EtcdKey,
 		"replicaID": &c.ReplicaID, "advertiseURL": &c.AdvertiseURL, "dataDir": &c.DataDir,
-		"firmwareDir": &c.FirmwareDir, "firmwareListen": &c.FirmwareListen}
+		"firmwareDir": &c.FirmwareDir, "firmwareListen": &c.FirmwareListen, "firmwareURL": &c.FirmwareURL}
 }
 
 // Validate checks every key once, before anything is opened or listened
@@ -204,6 +204,7 @@ func (c Config) Validate() error {
 		c.SecretRefs.check,
 		c.checkGroup,
 		c.checkGit,
+		c.checkFirmware,
 	} {
 		if err := check(); err != nil {
 			return err

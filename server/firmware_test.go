@@ -57,3 +57,34 @@ func TestFirmwareServed(t *testing.T) {
 		t.Errorf("without firmwareDir or firmwareListen: %v %v, want nothing served", st, err)
 	}
 }
+
+// TestFirmwareNeedsAReachableURL: the URL the BMCs are given must be one
+// they can reach. A listener on every address (the default :8702, or
+// :PORT) without firmwareURL gave them http://[::]:8702/firmware/…, which
+// no BMC can fetch: the configuration is refused naming firmwareURL. A
+// firmwareURL with user information or not http(s) is refused too.
+func TestFirmwareNeedsAReachableURL(t *testing.T) {
+	state := Flag{Key: "state", Value: filepath.Join(t.TempDir(), "s.db"), Given: true}
+	dir := Flag{Key: "firmwareDir", Value: t.TempDir(), Given: true}
+	for _, tc := range []struct {
+		flags []Flag
+		want  string // "" = accepted
+	}{
+		{[]Flag{dir}, "firmwareURL"},
+		{[]Flag{dir, {Key: "firmwareListen", Value: ":0", Given: true}}, "firmwareURL"},
+		{[]Flag{dir, {Key: "firmwareListen", Value: "0.0.0.0:0", Given: true}}, "firmwareURL"},
+		{[]Flag{dir, {Key: "firmwareListen", Value: "127.0.0.1:0", Given: true}}, ""},
+		{[]Flag{dir, {Key: "firmwareURL", Value: "http://10.0.0.5:8702", Given: true}}, ""},
+		{[]Flag{dir, {Key: "firmwareURL", Value: "http://u:pw@10.0.0.5:8702", Given: true}}, "firmwareURL"},
+		{[]Flag{dir, {Key: "firmwareURL", Value: "ftp://10.0.0.5", Given: true}}, "firmwareURL"},
+		{nil, ""},
+	} {
+		_, err := LoadConfig("", append([]Flag{state}, tc.flags...)...)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.flags, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "pw") {
+			t.Errorf("the error repeats the URL's password: %v", err)
+		}
+	}
+}

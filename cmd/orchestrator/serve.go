@@ -16,7 +16,7 @@ import (
 type serveFlags struct {
 	cfgFile, state, dir, listen, tlsCert, tlsKey, introListen, cpuProfile, pprofAddr string
 	// the firmware images of hardware profiles' baselines (server/firmware.go)
-	firmwareDir, firmwareListen string
+	firmwareDir, firmwareListen, firmwareURL string
 	// a replica group on etcd (server/servegroup.go)
 	store, etcdPrefix, etcdCA, etcdCert, etcdKey, replicaID, advertise, dataDir string
 	leaseTTL                                                                    int
@@ -59,7 +59,8 @@ is an admin there, without a token.`,
 	cmd.Flags().StringVar(&f.listen, "listen", "127.0.0.1:8700", "address of the control API")
 	cmd.Flags().StringVar(&f.introListen, "introspection-listen", ":8701", "address of the introspection API (deploying nodes call it)")
 	cmd.Flags().StringVar(&f.firmwareDir, "firmware-dir", "", "directory of the firmware images hardware profiles' baselines name (image file:); served to the BMCs once each SHA-256 is checked")
-	cmd.Flags().StringVar(&f.firmwareListen, "firmware-listen", "", "address the BMCs fetch firmware images from (default :8702 with --firmware-dir; set firmwareURL in --config when they reach it by another address)")
+	cmd.Flags().StringVar(&f.firmwareListen, "firmware-listen", "", "address the BMCs fetch firmware images from (default :8702 with --firmware-dir: every address, so --firmware-url is then needed)")
+	cmd.Flags().StringVar(&f.firmwareURL, "firmware-url", "", "URL the BMCs reach the firmware listener at (http://10.0.0.5:8702); needed when --firmware-listen is on every address")
 	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
 	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	cmd.Flags().StringVar(&f.cpuProfile, "cpu-profile", "", "write a CPU profile of the process to FILE until it stops (runtime/pprof)")
@@ -96,6 +97,7 @@ func (f *serveFlags) config(cmd *cobra.Command) (server.Config, error) {
 		{"etcd-cert", "etcdCert", f.etcdCert}, {"etcd-key", "etcdKey", f.etcdKey}, {"replica-id", "replicaID", f.replicaID},
 		{"advertise-url", "advertiseURL", f.advertise}, {"data-dir", "dataDir", f.dataDir},
 		{"firmware-dir", "firmwareDir", f.firmwareDir}, {"firmware-listen", "firmwareListen", f.firmwareListen},
+		{"firmware-url", "firmwareURL", f.firmwareURL},
 		{"lease-ttl", "leaseTTL", strconv.Itoa(f.leaseTTL)}} {
 		flags = append(flags, server.Flag{Key: fl.key, Value: fl.val, Given: cmd.Flags().Changed(fl.flag)})
 	}
