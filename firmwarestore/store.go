@@ -107,6 +107,11 @@ func New(cfg Config) (*Store, error) {
 		if err := os.MkdirAll(cfg.CacheDir, 0o750); err != nil {
 			return nil, fmt.Errorf("firmware cache directory: %w", err)
 		}
+		// Downloads a killed process left behind (up to MaxBytes each).
+		left, _ := filepath.Glob(filepath.Join(cfg.CacheDir, ".partial-*"))
+		for _, p := range left {
+			_ = os.Remove(p)
+		}
 	}
 	return &Store{cfg: cfg, paths: map[string]string{}, busy: map[string]chan struct{}{}}, nil
 }

@@ -242,3 +242,25 @@ func TestFileInSubdirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialDownloadsRemoved: a serve killed mid-download (SIGKILL: no
+// deferred removal runs) leaves a .partial-* file of up to MaxBytes in the
+// cache; the next store on that cache removes it, and keeps the verified
+// images.
+func TestPartialDownloadsRemoved(t *testing.T) {
+	cache := t.TempDir()
+	partial := filepath.Join(cache, ".partial-123")
+	kept := filepath.Join(cache, sum([]byte("x")))
+	for _, p := range []string{partial, kept} {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newStore(t, firmwarestore.Config{CacheDir: cache})
+	if _, err := os.Stat(partial); !os.IsNotExist(err) {
+		t.Errorf("the partial download is still there: %v", err)
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("a verified image was removed: %v", err)
+	}
+}
