@@ -294,3 +294,50 @@ func TestBaselineSiteLimitOnTheLab(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselineCancelMidUpdateOnTheLab: a node cancelled while its BMC
+// runs its firmware update (which cannot be stopped) does not hold the
+// Site's update slot after that update ended: with maxParallel 1 the next
+// node's update starts once the first ended, not minutes later; the
+// machine is never reset while its update runs, and the two updates never
+// overlap, as the lab's BMCs timed them.
+func TestBaselineCancelMidUpdateOnTheLab(t *testing.T) {
+	t.Parallel()
+	d := designtest.Example(t)
+	one := 1
+	d.Site.Spec.Lifecycle.Baseline.MaxParallel = &one
+	env, e := prepared(t, d, nil)
+	first, second := labBMC(t, env, "r01-gpu01"), labBMC(t, env, "r02-gpu01")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	task, err := e.Submit(ctx, record.Request{Action: record.ActionPrepareNodes, Filter: only("r01-gpu01"), Requester: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for first.Updates().SimpleUpdates == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("no update started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := e.TaskVerb(ctx, task.ID, record.VerbCancel, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Wait(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: only("r02-gpu01"), Requester: "test"}, record.TaskSucceeded)
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the next node's prepare took %s: the cancelled node's slot outlived its update", took)
+	}
+	spans := append(first.UpdateSpans(), second.UpdateSpans()...)
+	if got := maxOverlap(spans); got != 1 {
+		t.Errorf("%d updates ran at once in the lab (%+v), want 1 (maxParallel)", got, spans)
+	}
+	for _, rf := range []*simrf.Service{first, second} {
+		if u := rf.Updates(); u.ResetsDuringUpdate != 0 || u.SimpleUpdates != 1 {
+			t.Errorf("BMC updates %+v: want one update, no reset during it", u)
+		}
+	}
+}

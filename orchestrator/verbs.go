@@ -246,6 +246,7 @@ func (e *Engine) cancelTask(ctx context.Context, id, who string) (record.Task, e
 // one keeps the node's lifecycle deployed.
 func (r *nodeRun) compensate() {
 	ctx := r.e.ctx
+	r.settleUpdate(ctx)
 	note, ok := r.abortCancelled(ctx)
 	if !ok {
 		return
