@@ -19,7 +19,7 @@ build: ## Build the orchestrator binary into bin/
 	$(GO) build -o $(BIN) ./cmd/orchestrator
 
 .PHONY: build-bench
-build-bench: ## Build the benchmark tools (cmd/slipway-bench: bench-introspection, bench-once, gen-hostile, bench-fabric) into bin/
+build-bench: ## Build the benchmark tools (cmd/slipway-bench: bench-introspection, bench-once, gen-hostile, bench-fabric, bench-baseline) into bin/
 	$(GO) build -o $(BENCH_BIN) ./cmd/slipway-bench
 
 .PHONY: test
@@ -95,6 +95,10 @@ bench-scale: build ## 10,000 nodes at time scale 0.5, engine (serve) and lab in 
 .PHONY: bench-fabric
 bench-fabric: build-bench ## The ovs network driver configuring 1,000 generated nodes' ports (3 each, on 16 switches) on real Open vSwitch, production then quarantine, against ovs-vsctl's floor (root)
 	scripts/bench-fabric.sh $(BENCH_BIN) $(or $(BENCH_FABRIC_NODES),1000) $(or $(BENCH_FABRIC_SWITCHES),16) $(or $(BENCH_FABRIC_WORKERS),8)
+
+.PHONY: bench-baseline
+bench-baseline: build-bench ## The baseline stage at 1,000 generated nodes, each with its own simulated Redfish BMC (a BIOS update, BIOS settings, a RAID-1 volume), outcomes counted from the BMCs, time per node against the lab's update and reset durations (the floor)
+	scripts/bench-baseline.sh $(BENCH_BIN) $(or $(BENCH_BASELINE_NODES),1000) $(or $(BENCH_BASELINE_PARALLEL),32) $(or $(BENCH_BASELINE_TIME_SCALE),0.05)
 
 .PHONY: bench-fabric-gnmi
 bench-fabric-gnmi: build-bench ## The gnmi network driver configuring 1,000 generated nodes' ports (3 each, on 25 switches of the lab's gNMI target), 64 calls at once, against a plain gNMI client's floor

@@ -7,6 +7,7 @@
 //	slipway-bench bench-once            send each request of a list once; throughput and latency
 //	slipway-bench gen-hostile           write YAML shaped to cost a parser the most memory per byte
 //	slipway-bench bench-fabric          time a network driver at scale: ovs on real Open vSwitch (root), or gnmi against the lab's gNMI target
+//	slipway-bench bench-baseline        bring N lab nodes with Redfish BMCs to a hardware baseline; time per node against the lab's floor
 //
 // Exit codes: 0 done, 2 bad usage or a failed run.
 package main
@@ -56,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd(), a.benchFabricCmd())
+	root.AddCommand(a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd(), a.benchFabricCmd(), a.benchBaselineCmd())
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -77,6 +77,9 @@ type BMCChanges struct {
 	FirmwareUpdates uint64 `json:"firmware_updates"` // updates the BMC accepted
 	FailedUpdates   uint64 `json:"failed_updates"`
 	BMCResets       uint64 `json:"bmc_resets"`
+	// ResetsDuringUpdate: system resets while an update ran (0: none
+	// could have bricked the machine).
+	ResetsDuringUpdate uint64 `json:"resets_during_update"`
 	// SystemResets: the system resets that applied staged settings or
 	// firmware (the BMC's AppliedResets).
 	SystemResets uint64 `json:"system_resets"`
@@ -128,6 +131,7 @@ func changes(before, after bmcState, m *lab.Machine) BMCChanges {
 	c.FirmwareUpdates = after.updates.SimpleUpdates - before.updates.SimpleUpdates
 	c.FailedUpdates = after.updates.Failed + after.updates.Lost - before.updates.Failed - before.updates.Lost
 	c.BMCResets = after.updates.BMCResets - before.updates.BMCResets
+	c.ResetsDuringUpdate = after.updates.ResetsDuringUpdate - before.updates.ResetsDuringUpdate
 	c.SystemResets = after.applied - before.applied
 	return c
 }
@@ -204,6 +208,7 @@ func (out *Run) baselines(ctx context.Context, env *labrun.Env, e *orchestrator.
 		for _, tr := range rec.History {
 			if tr.Task == task && tr.From == record.StageBaseline && !res.Started.IsZero() {
 				c.Seconds = tr.At.Sub(res.Started).Seconds()
+				out.BaselineWallSeconds = max(out.BaselineWallSeconds, tr.At.Sub(start).Seconds())
 			}
 		}
 		out.Baselines = append(out.Baselines, c)
@@ -219,17 +224,24 @@ func (out *Run) baselines(ctx context.Context, env *labrun.Env, e *orchestrator.
 // longest chain, each Site's update time / its maxParallel).
 func (out *Run) raiseFloor(env *labrun.Env, d *design.Design, lab map[string]BMCChanges, floors map[string]time.Duration, start time.Time) {
 	floor := time.Duration(out.FloorSeconds * float64(time.Second))
+	var baseline time.Duration
 	perSite := map[string]time.Duration{}
 	for name, bf := range floors {
 		m := env.Lab.Machine(name)
 		floor = max(floor, m.Timeline().Since(start).Floor()+bf)
+		baseline = max(baseline, bf)
+		if out.BMCDurations == nil {
+			bd := m.Redfish().Durations()
+			out.BMCDurations = &bd
+		}
 		site, limit := siteLimit(d, name)
 		perSite[site] += time.Duration(lab[name].FirmwareUpdates) * m.Redfish().Durations().Update / time.Duration(limit)
 	}
 	for _, total := range perSite {
-		floor = max(floor, total)
+		baseline = max(baseline, total)
 	}
-	out.FloorSeconds = floor.Seconds()
+	floor = max(floor, baseline)
+	out.FloorSeconds, out.BaselineFloorSeconds = floor.Seconds(), baseline.Seconds()
 	if out.FloorSeconds > 0 {
 		out.WallOverFloor = math.Round(out.WallSeconds/out.FloorSeconds*1000) / 1000
 	}
@@ -268,4 +280,6 @@ func (out Run) baselineText(w io.Writer) {
 	for _, c := range out.Baselines {
 		fmt.Fprintf(w, "%s: %s; %.2fs (lab floor %.2fs)\n", c.Node, c.Text, c.Seconds, c.FloorSeconds)
 	}
+	fmt.Fprintf(w, "the baseline stage: %d node(s) through it %.2fs after the start, against a floor of %.2fs by the lab's durations\n",
+		len(out.Baselines), out.BaselineWallSeconds, out.BaselineFloorSeconds)
 }

@@ -21,6 +21,7 @@ import (
 	secretstore "github.com/slipway-dev/slipway/secrets/store"
 	"github.com/slipway-dev/slipway/sim/lab"
 	"github.com/slipway-dev/slipway/sim/maas"
+	simrf "github.com/slipway-dev/slipway/sim/redfish"
 	"github.com/slipway-dev/slipway/statestore"
 )
 
@@ -70,6 +71,16 @@ type Run struct {
 	// Baselines: what the baseline stage changed on each node whose
 	// hardware profile has a baseline (baseline.go).
 	Baselines []BaselineCount `json:"baselines,omitempty"`
+	// BaselineWallSeconds: from the task's start until the last node
+	// left the baseline stage (the engine's transitions);
+	// BaselineFloorSeconds: the least that can take by the lab's own
+	// durations (max(one BMC's baseline work, each Site's update time
+	// over its maxParallel)).
+	BaselineWallSeconds  float64 `json:"baseline_wall_seconds,omitempty"`
+	BaselineFloorSeconds float64 `json:"baseline_floor_seconds,omitempty"`
+	// BMCDurations are the lab BMCs' durations the floor counts (of one
+	// of them: the lab gives every BMC the same).
+	BMCDurations *simrf.Durations `json:"bmc_durations,omitempty"`
 
 	results []record.NodeResult
 	reports int // boot action reports the node agents sent
