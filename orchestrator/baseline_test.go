@@ -427,3 +427,74 @@ func TestBaselineRetryPlansAgain(t *testing.T) {
 		t.Errorf("%d updates (want 3: the lost one, then bios and gpu), BIOS %s, GPU.1 %s", starts, fw.version(node, "BIOS"), fw.version(node, "GPU.1"))
 	}
 }
+
+// resetCrashStore refuses every write once the fake BMC saw a reset of
+// node, and stops the engine: a serve killed right after it power-cycled
+// the machine, before it recorded so.
+type resetCrashStore struct {
+	statestore.Store
+	fw      *fwBMC
+	node    string
+	tripped atomic.Bool
+	onTrip  func()
+}
+
+func (c *resetCrashStore) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, error) {
+	if s, _ := c.fw.state(c.node); s.resets > 0 && !c.tripped.Swap(true) {
+		c.onTrip()
+	}
+	if c.tripped.Load() {
+		return nil, errCrashed
+	}
+	return c.Store.Write(ctx, ops...)
+}
+
+// TestBaselineCrashAfterTheReset: the engine stops right after it
+// power-cycled the machine to apply the baseline (a real BMC then
+// flashes the staged BIOS firmware during that boot); the next engine on
+// the same state does not cycle it again (the fake BMC counts one reset):
+// the reset is recorded as asked before it is asked, and is at most once.
+func TestBaselineCrashAfterTheReset(t *testing.T) {
+	t.Parallel()
+	const node = "r01-cmp01"
+	d, st, _ := baselineSite(t, node)
+	base := memory.New()
+	var fw *fwBMC
+	env, e := baselineEnv(t, d, st, &fw, base)
+	e.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cs := &resetCrashStore{Store: base, fw: fw, node: node, onTrip: cancel}
+	cfg := env.Config()
+	cfg.Store = cs
+	e1, err := orchestrator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e1.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	task, err := e1.Submit(ctx, record.Request{Action: record.ActionApplyBaseline, Requester: "test", Filter: only(node), Options: &record.TaskOptions{Reboot: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e1.Wait(ctx, task.ID); err == nil {
+		t.Fatal("the task finished: the crash point was never reached")
+	}
+	e1.Close()
+	if s, _ := fw.state(node); !cs.tripped.Load() || s.resets != 1 {
+		t.Fatalf("crash %v after %d resets, want a crash after the one reset", cs.tripped.Load(), s.resets)
+	}
+	e2 := engine(t, env)
+	wctx, wcancel := context.WithTimeout(t.Context(), time.Minute)
+	defer wcancel()
+	if _, err := e2.Wait(wctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r := results(t, e2, task.ID)[node]; r.Outcome != record.OutcomeSucceeded {
+		t.Errorf("%s: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
+	}
+	if s, starts := fw.state(node); s.resets != 1 || starts != 2 || fw.resetsInUpd != 0 {
+		t.Errorf("%d resets, %d updates, %d resets during one: want the one reset, no second", s.resets, starts, fw.resetsInUpd)
+	}
+}

@@ -23,33 +23,43 @@ func needsReset(b *record.Baseline) bool {
 }
 
 // baselineReset is step 4: one power cycle (a power-on when the machine
-// is off), decided and saved before the BMC is asked; every update has
-// ended by then (step 1 finished them all).
+// is off); every update has ended by then (step 1 finished them all). The
+// reset is recorded as asked before the BMC is asked, so it is asked at
+// most once: a serve killed right after it does not cycle the machine
+// again on its restart, in the boot that may be flashing the staged
+// firmware. A machine still off baselineVerifyWait after it was asked is
+// powered on (a serve killed before its power-on reached the BMC).
 func (r *nodeRun) baselineReset(ctx context.Context) (step, error) {
 	b := r.rec.Baseline
 	if !needsReset(b) {
 		return sub("no reset needed"), nil
 	}
-	if b.ResetAt.IsZero() {
-		b.ResetAt = now()
-		if err := r.saveErr("intent: reset the machine to apply its baseline"); err != nil {
+	state, err := r.baselinePower(ctx, nil)
+	if st, ok := r.bmcResetting(err); ok {
+		return st, nil
+	}
+	if err != nil {
+		return step{}, err
+	}
+	switch {
+	case b.ResetDone && state == drivers.PowerOn:
+		return sub("reset: the machine restarted to apply its baseline"), nil
+	case b.ResetDone && time.Since(b.ResetAt) < r.e.scaled(baselineVerifyWait):
+		// Off during the cycle, or while the BMC flashes the system
+		// firmware with the host off: waited for, not powered on.
+		return waitFor(drivers.InProgress(time.Second, "reset: power is %s, waiting for on", state), false), nil
+	}
+	if !b.ResetDone {
+		b.ResetAt, b.ResetDone = now(), true
+		if err := r.saveErr("intent: reset the machine to apply its baseline (power %s; asked once, never again after a restart)", state); err != nil {
 			return step{}, err
 		}
 	}
 	var res drivers.Result
-	var state drivers.PowerState
-	_, err := r.withOOB(ctx, func(ctx context.Context, oob drivers.OOB, bmc drivers.BMC) (err error) {
-		if state, err = oob.PowerStatus(ctx, bmc); err != nil {
-			return err
-		}
-		switch {
-		case b.ResetDone && state == drivers.PowerOn:
-			res = drivers.Done("powered on")
-		case b.ResetDone:
-			res = drivers.InProgress(time.Second, "power is %s, waiting for on", state)
-		case state == drivers.PowerOn:
+	_, err = r.baselinePower(ctx, func(ctx context.Context, oob drivers.OOB, bmc drivers.BMC) (err error) {
+		if state == drivers.PowerOn {
 			res, err = oob.PowerCycle(ctx, bmc)
-		default:
+		} else {
 			res, err = oob.PowerOn(ctx, bmc)
 		}
 		return err
@@ -60,13 +70,21 @@ func (r *nodeRun) baselineReset(ctx context.Context) (step, error) {
 	if err != nil {
 		return step{}, err
 	}
-	if res.Status != drivers.StatusFailed && !b.ResetDone {
-		b.ResetDone = true
-		if err := r.saveErr("reset: power %s → cycle (%s)", state, orDefault(res.Message, "asked")); err != nil {
-			return step{}, err
-		}
-	}
 	return r.result(res, false, func() step { return sub("reset: the machine restarted to apply its baseline") })
+}
+
+// baselinePower reads the machine's power through its BMC, or runs act
+// there when it is given.
+func (r *nodeRun) baselinePower(ctx context.Context, act func(context.Context, drivers.OOB, drivers.BMC) error) (drivers.PowerState, error) {
+	var state drivers.PowerState
+	_, err := r.withOOB(ctx, func(ctx context.Context, oob drivers.OOB, bmc drivers.BMC) (err error) {
+		if act != nil {
+			return act(ctx, oob, bmc)
+		}
+		state, err = oob.PowerStatus(ctx, bmc)
+		return err
+	})
+	return state, err
 }
 
 // baselineVerify is step 5: what was applied is read back. A BMC that

@@ -37,8 +37,9 @@ type Baseline struct {
 	BIOS    map[string]string `json:"bios,omitempty"`
 	Staged  bool              `json:"bios_staged,omitempty"`
 	Volumes []VolumeBuild     `json:"volumes,omitempty"`
-	// ResetAt: the reset was decided (saved before the power cycle);
-	// ResetDone: the BMC took it.
+	// ResetAt, ResetDone: the reset was asked (both saved before the
+	// power cycle: it is asked at most once, a restart does not ask it
+	// again).
 	ResetAt   time.Time `json:"reset_at,omitzero"`
 	ResetDone bool      `json:"reset_done,omitempty"`
 	Verified  time.Time `json:"verified,omitzero"`
