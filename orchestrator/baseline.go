@@ -123,6 +123,9 @@ func (r *nodeRun) baselinePlan(ctx context.Context) (step, error) {
 	}
 	opts := r.options()
 	b.DryRun = opts.DryRun
+	if !b.DryRun {
+		keepInstalled(r.rec.Baseline, b)
+	}
 	r.rec.Baseline = b
 	if len(b.Plan) == 0 {
 		return advance("baseline of hardware profile %s in place: nothing to change", r.n.Spec.HardwareProfile), nil

@@ -261,6 +261,9 @@ func sameDrives(a, b []string) bool {
 // would come after the firmware updates and the RAID build, a half
 // applied baseline.
 func (r *nodeRun) biosKnown(have map[string]string) error {
+	if len(have) == 0 {
+		return nil // no attribute listed is no answer: the BMC decides
+	}
 	var unknown []string
 	for k := range r.n.Spec.Hardware.BIOS.Attributes {
 		if _, ok := have[k]; !ok {
@@ -284,6 +287,11 @@ func (r *nodeRun) biosKnown(have map[string]string) error {
 // larger than the level gives over its members. Anything the controller
 // alone knows (a policy, a drive's state) is its to refuse later.
 func (r *nodeRun) volumeFits(want drivers.Volume, drives []drivers.StorageDrive) error {
+	if len(drives) == 0 {
+		// No drive listed is no answer (a driver may skip a controller
+		// whose drives it could not read): the controller decides.
+		return nil
+	}
 	var smallest int64
 	var bays []string
 	for _, d := range drives {
@@ -322,4 +330,27 @@ func usableBytes(level string, n int, smallest int64) int64 {
 		return int64(n/2) * smallest
 	}
 	return 0
+}
+
+// keepInstalled marks Done the updates of plan b that the node's previous
+// plan installed (Done, same component, version, image and items) with no
+// reset asked since: such an image waits for the next reset and the BMC's
+// inventory still reports the old version, so the new plan lists it again;
+// installing it twice (a retry after a later step failed) is a needless
+// flash. The reset applies it; should the BMC have dropped it, the verify
+// reports the old version and the next plan, after that reset, installs
+// it again.
+func keepInstalled(prev, b *record.Baseline) {
+	if prev == nil || prev.DryRun || prev.ResetDone {
+		return
+	}
+	for i := range b.Updates {
+		u := &b.Updates[i]
+		for _, p := range prev.Updates {
+			if p.Done && p.Component == u.Component && p.Version == u.Version && p.SHA256 == u.SHA256 && slices.Equal(p.Targets, u.Targets) {
+				u.Done, u.Started, u.Handle, u.Seen = true, p.Started, p.Handle, p.Seen
+				u.Progress = "installed by task " + prev.Task + ", waits for the reset"
+			}
+		}
+	}
 }

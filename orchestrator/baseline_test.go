@@ -498,3 +498,32 @@ func TestBaselineCrashAfterTheReset(t *testing.T) {
 		t.Errorf("%d resets, %d updates, %d resets during one: want the one reset, no second", s.resets, starts, fw.resetsInUpd)
 	}
 }
+
+// TestBaselineRetryKeepsInstalledUpdates: the BIOS refuses a setting
+// after the BIOS and GPU images were installed (they wait for the next
+// reset, and the BMC's inventory still reports the old versions); the
+// retry, once the BIOS takes the setting, does not install the same
+// images again: the updates of the node's last plan that ended Done with
+// no reset since are kept, and the one reset applies them (the fake BMC
+// counts two updates in all).
+func TestBaselineRetryKeepsInstalledUpdates(t *testing.T) {
+	t.Parallel()
+	const node = "r01-cmp01"
+	d, st, _ := baselineSite(t, node)
+	fw := newFWBMC(nil, 100*time.Millisecond)
+	fw.rejectAttr = "ProcVirtualization"
+	_, e := baselineEnv(t, d, st, &fw, nil)
+	task, res := run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: only(node), Requester: "test"}, record.TaskFailed)
+	if _, starts := fw.state(node); starts != 2 || !strings.Contains(res[0].Reason, "ProcVirtualization") {
+		t.Fatalf("%d updates before the refusal (want 2), reason %q", starts, res[0].Reason)
+	}
+	fw.mu.Lock()
+	fw.rejectAttr = ""
+	fw.mu.Unlock()
+	if r := applyVerb(t, e, task.ID, record.VerbRetry, record.TaskSucceeded)[node]; r.Outcome != record.OutcomeSucceeded {
+		t.Fatalf("%s after retry: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
+	}
+	if s, starts := fw.state(node); starts != 2 || fw.version(node, "BIOS") != "2.19.1" || fw.version(node, "GPU.1") != "96.00" || s.bios["ProcVirtualization"] != "Enabled" {
+		t.Errorf("%d updates (want 2: installed once), BIOS %s, GPU.1 %s, ProcVirtualization %s", starts, fw.version(node, "BIOS"), fw.version(node, "GPU.1"), s.bios["ProcVirtualization"])
+	}
+}
