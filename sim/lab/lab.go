@@ -204,7 +204,7 @@ func (l *Lab) addMachine(ctx context.Context, sp machineSpec) error {
 	l.cfg.Faults.Machine(sp.name).ApplyHardware(&sp.hw) // the machine differs from its design as the faults say
 	m := &Machine{Name: sp.name, Hardware: sp.hw, lab: l, Serial: serial.New(), site: sp.site}
 	m.Serial.OnInput(m.typed)
-	b, err := bmc.Start(ctx, m, bmc.Options{Addr: "127.0.0.1:0", Username: sp.user, Password: sp.password, Serial: m.Serial,
+	b, err := l.startIPMI(ctx, m, bmc.Options{Addr: "127.0.0.1:0", Username: sp.user, Password: sp.password, Serial: m.Serial,
 		Unreachable: func() bool { return l.bmcUnreachable(m) }, Firmware: sp.hw.BMC(), GUID: bmcGUID(sp.name),
 		FRU: bmc.FRU{Manufacturer: sp.hw.Vendor, Product: sp.hw.Product, Serial: sp.hw.Serial, PartNumber: sp.hw.Product}})
 	if err != nil {

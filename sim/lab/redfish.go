@@ -32,13 +32,20 @@ func (l *Lab) startRedfish(ctx context.Context, m *Machine, sp machineSpec) erro
 	if err != nil {
 		return err
 	}
-	s, err := simrf.Start(ctx, m, simrf.Options{Addr: "127.0.0.1:0", Username: sp.user, Password: sp.password, CA: ca,
+	o := simrf.Options{Username: sp.user, Password: sp.password, CA: ca,
 		Unreachable: func() bool { return l.bmcUnreachable(m) }, Serial: "LAB-" + sp.name,
 		Manufacturer: sp.hw.Vendor, Model: sp.hw.Product, BMCFirmware: sp.hw.BMC(),
-		UUID:     guidString(bmcGUID(sp.name)),    // the machine's IPMI GUID, as ipmitool mc guid shows it
-		Firmware: sp.firmware, Drives: sp.drives}) // baseline.go
-	if err != nil {
-		return fmt.Errorf("start the Redfish service of %s: %w", sp.name, err)
+		UUID:     guidString(bmcGUID(sp.name)),   // the machine's IPMI GUID, as ipmitool mc guid shows it
+		Firmware: sp.firmware, Drives: sp.drives} // baseline.go
+	var s *simrf.Service
+	for try := 0; s == nil || (l.portTaken(s.Addr().Port) && try < maxPortTries); try++ { // ports.go
+		if s != nil {
+			s.Close()
+		}
+		o.Addr = redfishListen(l, try)
+		if s, err = simrf.Start(ctx, m, o); err != nil {
+			return fmt.Errorf("start the Redfish service of %s: %w", sp.name, err)
+		}
 	}
 	m.BMC.RedfishPort, m.BMC.RedfishURL, m.BMC.RedfishFingerprint = s.Addr().Port, s.URL(), s.Fingerprint()
 	m.mu.Lock()
