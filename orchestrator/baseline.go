@@ -212,7 +212,12 @@ func (r *nodeRun) firmwareUpdate(ctx context.Context, u *record.FirmwareUpdate) 
 		return r.followUpdate(ctx, t, fu, u)
 	}
 	if ok, why := r.e.updates.take(r.rec.Name, site, bmcKey, max, false); !ok {
+		r.waitingForSlot()
 		return waitFor(drivers.InProgress(time.Second, "firmware %s %s waits: %s", u.Component, u.Version, why), false), nil
+	}
+	if !r.slotWaitAt.IsZero() {
+		r.waitingForSlot() // the last stretch of the wait
+		r.slotWaitAt = time.Time{}
 	}
 	img := r.imageOf(u.Component)
 	url, err := r.e.cfg.Firmware.ImageURL(ctx, img, r.n.Spec.HardwareProfile, u.Component)

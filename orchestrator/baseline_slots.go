@@ -83,3 +83,18 @@ func (u *updateSlots) now() time.Time {
 	}
 	return time.Now()
 }
+
+// waitingForSlot keeps the time a node waits for an update slot out of
+// its baseline stage's timeout: the stage's start moves on by the wait
+// since the node last looked. The wait is the Site's queue, not the
+// machine's doing: at 1,000 nodes and maxParallel 32 the last nodes wait
+// for hours, longer than the stage's timeout, before their BMC is asked
+// anything. (A restart forgets the wait since the last save: then it
+// counts.)
+func (r *nodeRun) waitingForSlot() {
+	t := now()
+	if !r.slotWaitAt.IsZero() && !r.rec.StageStart.IsZero() {
+		r.rec.StageStart = r.rec.StageStart.Add(t.Sub(r.slotWaitAt))
+	}
+	r.slotWaitAt = t
+}

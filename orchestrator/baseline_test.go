@@ -527,3 +527,33 @@ func TestBaselineRetryKeepsInstalledUpdates(t *testing.T) {
 		t.Errorf("%d updates (want 2: installed once), BIOS %s, GPU.1 %s, ProcVirtualization %s", starts, fw.version(node, "BIOS"), fw.version(node, "GPU.1"), s.bios["ProcVirtualization"])
 	}
 }
+
+// TestBaselineSlotWaitNotTimed: a node waiting for the Site's update slot
+// (lifecycle.baseline.maxParallel) is not timed by the baseline stage's
+// timeout meanwhile: at 1,000 nodes and maxParallel 32 the last nodes
+// wait hours for a slot, more than the stage's 3 h, and failed without
+// their BMC doing anything. Here five nodes' updates run one at a time
+// (maxParallel 1), longer in all than the stage's timeout, which each
+// node's own work stays well within: every node succeeds.
+func TestBaselineSlotWaitNotTimed(t *testing.T) {
+	t.Parallel()
+	nodes := []string{"r01-cmp01", "r01-cmp02", "r01-cmp03", "r02-cmp01", "r02-cmp02"}
+	d, st, _ := baselineSite(t, nodes...)
+	one := 1
+	d.Site.Spec.Lifecycle.Baseline.MaxParallel = &one
+	var fw *fwBMC
+	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) {
+		fw = newFWBMC(c.Drivers.OOB, 400*time.Millisecond)
+		c.Drivers.OOB = fw
+		c.Firmware = st
+		c.Timeouts = map[record.Stage]time.Duration{record.StageBaseline: 3 * time.Second}
+	})
+	e := engine(t, env)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	start := time.Now()
+	run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: only(nodes...), Requester: "test"}, record.TaskSucceeded)
+	took := time.Since(start)
+	if fw.maxRunning != 1 || took < 3*time.Second {
+		t.Errorf("%d updates at once in %s: want 1, the whole longer than the stage's timeout", fw.maxRunning, took)
+	}
+}

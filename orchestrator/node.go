@@ -70,6 +70,9 @@ type nodeRun struct {
 	// kept is the lifecycle a cancel found the machine still in (deployed:
 	// the task did not take it), which the node keeps (compensate).
 	kept record.Lifecycle
+	// slotWaitAt: when the node last found no firmware update slot free
+	// (zero when it is not waiting for one; baseline_slots.go).
+	slotWaitAt time.Time
 }
 
 // stepKind is what a stage handler decided.
