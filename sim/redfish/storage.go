@@ -113,6 +113,10 @@ func (s *Service) getDrive(w http.ResponseWriter, r *http.Request) {
 		if d.id() != r.PathValue("id") {
 			continue
 		}
+		if slices.Contains(s.lab.faults.dropDrives, d.Bay) {
+			drop(w)
+			return
+		}
 		var vols []any
 		for _, v := range s.lab.volumes {
 			if slices.Contains(v.Drives, d.Bay) {
@@ -359,6 +363,15 @@ func (s *Service) buildFailed(t *task, vol *volume, why string, at time.Time) {
 			break
 		}
 	}
+}
+
+// DropDriveReads makes a GET of the drives in bays end its connection
+// without an answer, as a BMC whose storage agent hangs does (none given:
+// they answer again).
+func (s *Service) DropDriveReads(bays ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lab.faults.dropDrives = slices.Clone(bays)
 }
 
 // RefuseVolumes makes the controller refuse every new volume with reason

@@ -105,6 +105,7 @@ type faults struct {
 	readOnlyBIOS    map[string]bool
 	refuseVolumes   string
 	failBuild       string // the next volume's build fails with it
+	dropDrives      []int  // bays whose drive's GET drops the connection (DropDriveReads)
 }
 
 // fwItem is an inventory item and the version installed that takes

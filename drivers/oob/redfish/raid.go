@@ -2,6 +2,7 @@ package redfish
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -42,8 +43,13 @@ func controllers(s session) ([]controller, error) {
 	var out []controller
 	for _, st := range sts[:min(len(sts), maxControllers)] {
 		drives, err := st.Drives()
-		if err != nil || len(drives) == 0 {
-			continue // a controller without drives (or that cannot list them) has no volume to build
+		if err != nil {
+			// not a controller without drives: planning against an empty
+			// list would build (or verify) nothing
+			return nil, fmt.Errorf("the drives of storage controller %s cannot be read (%w): retry when the BMC's storage service answers", st.ID, err)
+		}
+		if len(drives) == 0 {
+			continue // a controller without drives has no volume to build
 		}
 		c := controller{drives: map[string]drivers.StorageDrive{}}
 		for _, dr := range drives {
