@@ -156,9 +156,9 @@ func (d *Driver) CreateVolume(ctx context.Context, b drivers.BMC, v drivers.Volu
 		if err != nil {
 			return err
 		}
-		c, uris, miss := controllerOf(cs, v.Drives)
-		if miss != "" {
-			res = drivers.Failed("volume %s: the BMC has no drive %s behind a RAID controller", drivers.PeerText(v.Name), drivers.PeerText(miss))
+		c, uris, why := controllerOf(cs, v.Drives)
+		if why != "" {
+			res = drivers.Failed("volume %s: %s", drivers.PeerText(v.Name), why)
 			return nil
 		}
 		if r, done := c.existing(v); done {
@@ -172,28 +172,35 @@ func (d *Driver) CreateVolume(ctx context.Context, b drivers.BMC, v drivers.Volu
 }
 
 // controllerOf finds the controller with every drive of addrs (bays or
-// Ids) and their URIs; the first address none has when there is none.
+// Ids) and their URIs; when there is none, why: the first address no
+// controller has, or that no one controller has them all.
 func controllerOf(cs []controller, addrs []string) (controller, []string, string) {
-	miss := ""
-	if len(addrs) > 0 {
-		miss = addrs[0]
-	}
 	for _, c := range cs {
-		var uris []string
-		for _, a := range addrs {
-			for uri, dr := range c.drives {
-				if dr.Bay == a || dr.ID == a {
-					uris = append(uris, uri)
-					break
-				}
-			}
-		}
-		if len(uris) == len(addrs) {
+		if uris := c.uris(addrs); len(uris) == len(addrs) {
 			slices.Sort(uris)
 			return c, uris, ""
 		}
 	}
-	return controller{}, nil, miss
+	for _, a := range addrs {
+		if !slices.ContainsFunc(cs, func(c controller) bool { return len(c.uris([]string{a})) == 1 }) {
+			return controller{}, nil, "the BMC has no drive " + drivers.PeerText(a) + " behind a RAID controller"
+		}
+	}
+	return controller{}, nil, "no one RAID controller has all of drives " + drivers.PeerText(strings.Join(addrs, ", "))
+}
+
+// uris are the URIs of the drives of addrs the controller has.
+func (c controller) uris(addrs []string) []string {
+	var uris []string
+	for _, a := range addrs {
+		for uri, dr := range c.drives {
+			if dr.Bay == a || dr.ID == a {
+				uris = append(uris, uri)
+				break
+			}
+		}
+	}
+	return uris
 }
 
 // existing: a volume of v's name over v's drives is there (Done, or

@@ -43,3 +43,19 @@ func TestStorageUnreadableDrivesIsAnError(t *testing.T) {
 		t.Errorf("after the fault: %d drives, %v", len(drives), err)
 	}
 }
+
+// TestCreateVolumeNamesTheMissingBay: a volume over a bay the controller
+// has not is Failed naming that bay, not the first one asked for.
+func TestCreateVolumeNamesTheMissingBay(t *testing.T) {
+	d, b, s, _ := lab(t, simrf.Options{})
+	res, err := d.CreateVolume(context.Background(), b, drivers.Volume{Name: "os", Level: drivers.RAID1, Drives: []string{"0", "37"}})
+	if err != nil || res.Status != drivers.StatusFailed {
+		t.Fatalf("CreateVolume over bay 37: %+v, %v; want Failed", res, err)
+	}
+	if !strings.Contains(res.Message, "no drive 37") || strings.Contains(res.Message, "no drive 0") {
+		t.Errorf("the failure does not name bay 37 (alone): %s", res.Message)
+	}
+	if v := s.Volumes(); len(v) != 0 {
+		t.Errorf("the lab built %d volumes", len(v))
+	}
+}
