@@ -123,9 +123,10 @@ func (r *nodeRun) baselinePlan(ctx context.Context) (step, error) {
 	}
 	opts := r.options()
 	b.DryRun = opts.DryRun
-	if !b.DryRun {
-		keepInstalled(r.rec.Baseline, b)
-	}
+	// A dry run's plan replaces the node's record too: it keeps the
+	// updates installed and waiting for the reset, so that the run after
+	// it does not install them again.
+	keepInstalled(r.rec.Baseline, b)
 	r.rec.Baseline = b
 	if len(b.Plan) == 0 {
 		return advance("baseline of hardware profile %s in place: nothing to change", r.n.Spec.HardwareProfile), nil

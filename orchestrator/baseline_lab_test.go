@@ -341,3 +341,36 @@ func TestBaselineCancelMidUpdateOnTheLab(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselineDryRunKeepsInstalledOnTheLab: a prepare installs the BIOS
+// image (pending until the reset) and fails at the BIOS settings the BMC
+// refuses; a dry run of apply_baseline then plans, and the real apply
+// that follows does not install the image again: the dry run did not
+// make the node forget that it is installed. The lab's BMC counts one
+// SimpleUpdate in all, and the reset applies the image.
+func TestBaselineDryRunKeepsInstalledOnTheLab(t *testing.T) {
+	t.Parallel()
+	d := designtest.Example(t)
+	env, e := prepared(t, d, nil)
+	rf := labBMC(t, env, labGPU)
+	rf.RefuseBIOS("UsbControl")
+	run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: only(labGPU), Requester: "test"}, record.TaskFailed)
+	if n := rf.Updates().SimpleUpdates; n != 1 || len(rf.PendingFirmware()) == 0 {
+		t.Fatalf("after the failed prepare: %d SimpleUpdates, pending firmware %v; want 1 installed, pending", n, rf.PendingFirmware())
+	}
+	rf.AllowBIOS("UsbControl")
+	apply := func(o *record.TaskOptions) record.Request {
+		return record.Request{Action: record.ActionApplyBaseline, Filter: only(labGPU), Requester: "test", Options: o}
+	}
+	run(t, e, apply(&record.TaskOptions{DryRun: true}), record.TaskSucceeded)
+	if n := rf.Updates().SimpleUpdates; n != 1 {
+		t.Fatalf("the dry run: %d SimpleUpdates, want 1", n)
+	}
+	_, res := run(t, e, apply(&record.TaskOptions{Reboot: true}), record.TaskSucceeded)
+	if n := rf.Updates().SimpleUpdates; n != 1 {
+		t.Errorf("after the dry run the apply installed the image again: the BMC counts %d SimpleUpdates, want 1", n)
+	}
+	if v := labVersion(rf, "bios"); v != "2.19.1" || len(rf.PendingFirmware()) != 0 || res[0].Stage != record.StageBaselined {
+		t.Errorf("BIOS firmware %s, pending %v, stage %s: want 2.19.1 applied by the reset, baselined", v, rf.PendingFirmware(), res[0].Stage)
+	}
+}

@@ -339,9 +339,11 @@ func usableBytes(level string, n int, smallest int64) int64 {
 // installing it twice (a retry after a later step failed) is a needless
 // flash. The reset applies it; should the BMC have dropped it, the verify
 // reports the old version and the next plan, after that reset, installs
-// it again.
+// it again. A dry run's plan has no update Done but those it kept this
+// way, so it passes them on (a dry run between a failed run and its
+// retry does not make the node forget them).
 func keepInstalled(prev, b *record.Baseline) {
-	if prev == nil || prev.DryRun || prev.ResetDone {
+	if prev == nil || prev.ResetDone {
 		return
 	}
 	for i := range b.Updates {
@@ -349,8 +351,14 @@ func keepInstalled(prev, b *record.Baseline) {
 		for _, p := range prev.Updates {
 			if p.Done && p.Component == u.Component && p.Version == u.Version && p.SHA256 == u.SHA256 && slices.Equal(p.Targets, u.Targets) {
 				u.Done, u.Started, u.Handle, u.Seen = true, p.Started, p.Handle, p.Seen
-				u.Progress = "installed by task " + prev.Task + ", waits for the reset"
+				u.Progress = p.Progress
+				if !strings.HasPrefix(p.Progress, installedBy) {
+					u.Progress = installedBy + prev.Task + ", waits for the reset"
+				}
 			}
 		}
 	}
 }
+
+// installedBy starts the progress of an update kept by keepInstalled.
+const installedBy = "installed by task "

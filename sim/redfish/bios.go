@@ -124,6 +124,13 @@ func (s *Service) RefuseBIOS(name string) {
 	s.lab.faults.readOnlyBIOS[name] = true
 }
 
+// AllowBIOS undoes RefuseBIOS: the BIOS takes changes of name again.
+func (s *Service) AllowBIOS(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.lab.faults.readOnlyBIOS, name)
+}
+
 // SetBIOS changes an attribute in effect behind everyone's back (as a
 // technician in the BIOS setup would).
 func (s *Service) SetBIOS(name string, v any) {
