@@ -302,6 +302,12 @@ func GeneratedSites(ctx context.Context, dir string, n, sites int) (*design.Desi
 	if _, err := gensite.Write(dir, gensite.Options{Nodes: n, Sites: sites}); err != nil {
 		return nil, err
 	}
+	return LoadGenerated(ctx, dir)
+}
+
+// LoadGenerated loads the generated site in dir (as Generated wrote it,
+// perhaps edited since), resolved and validated.
+func LoadGenerated(ctx context.Context, dir string) (*design.Design, error) {
 	res, err := yamlingest.Load(ctx, []string{dir})
 	if err != nil {
 		return nil, err

@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/slipway-dev/slipway/design"
-	yamlingest "github.com/slipway-dev/slipway/ingest/yaml"
 	"github.com/slipway-dev/slipway/internal/gensite"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/labrun/demo"
@@ -179,15 +178,7 @@ func baselineSite(ctx context.Context, dir string, o baselineBench) (*design.Des
 	if err := os.WriteFile(filepath.Join(dir, "hardware.yaml"), []byte(baselineHardware()), 0o600); err != nil {
 		return nil, err
 	}
-	res, err := yamlingest.Load(ctx, []string{dir})
-	if err != nil {
-		return nil, err
-	}
-	d, fs := design.Build(res.Sources)
-	if fs.HasErrors() {
-		return nil, fmt.Errorf("the generated baseline site is invalid: %v", fs)
-	}
-	return d, nil
+	return labrun.LoadGenerated(ctx, dir)
 }
 
 // baselineHardware is the generated site's hardware profiles (gensite's
