@@ -184,6 +184,10 @@ func (r *nodeRun) siteSlot() (string, int) {
 	return s.Metadata.Name, DefaultBaselineParallel
 }
 
+// startUpdateTimeout bounds the call that starts a firmware update, which
+// a cancel does not cut short.
+const startUpdateTimeout = 2 * time.Minute
+
 // baselineFirmware is step 1: the plan's updates, one after the other.
 func (r *nodeRun) baselineFirmware(ctx context.Context) (step, error) {
 	b := r.rec.Baseline
@@ -234,7 +238,12 @@ func (r *nodeRun) firmwareUpdate(ctx context.Context, u *record.FirmwareUpdate) 
 	}
 	var h string
 	err = r.e.callBMC(ctx, t.bmc, func(ctx context.Context) (err error) {
-		h, err = fu.StartFirmwareUpdate(ctx, t.bmc, drivers.FirmwareUpdate{Targets: u.Targets, ImageURL: url, SHA256: u.SHA256, Version: u.Version})
+		// Once asked, the BMC runs the update whatever becomes of this
+		// task: a cancel must not cut the call short and lose its handle
+		// (the cancel follows the update to its end: settleUpdate).
+		sctx, stop := context.WithTimeout(context.WithoutCancel(ctx), startUpdateTimeout)
+		defer stop()
+		h, err = fu.StartFirmwareUpdate(sctx, t.bmc, drivers.FirmwareUpdate{Targets: u.Targets, ImageURL: url, SHA256: u.SHA256, Version: u.Version})
 		return err
 	})
 	if st, ok := r.bmcResetting(err); ok && !errors.Is(err, drivers.ErrUpdateRunning) {
