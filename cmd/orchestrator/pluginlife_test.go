@@ -101,8 +101,33 @@ func pluginLabState(t *testing.T, info lab.Info) (dir, state, cfg string) {
 
 // startServeWithPlugin starts the built serve, asks /readyz (which probes
 // the network driver, so the plugin starts) and returns serve's process
-// and the plugin's PID, found among serve's children in /proc.
+// and the plugin's PID, found among serve's children in /proc. The
+// control API's port is picked free and then given to serve, so another
+// process may take it in between: serve then fails to bind, and is
+// started again on another port (at most 3 times).
 func startServeWithPlugin(t *testing.T, bin, cfg, state, dir string) (*exec.Cmd, int) {
+	t.Helper()
+	for try := 1; ; try++ {
+		cmd, addr, out, ok := startPluginServe(t, bin, cfg, state, dir)
+		if ok {
+			plugs := childrenNamed(cmd.Process.Pid, "slipway-driver-")
+			if len(plugs) != 1 {
+				t.Fatalf("serve (pid %d) runs %d plugin processes %v, want 1", cmd.Process.Pid, len(plugs), plugs)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(plugs[0], syscall.SIGKILL) }) // only if the test failed and left it
+			return cmd, plugs[0]
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait() // its output is complete once it has ended
+		if try == 3 || !strings.Contains(out.String(), "address already in use") {
+			t.Fatalf("serve (pid %d) on %s not ready within 20 s: %s", cmd.Process.Pid, addr, out.String())
+		}
+		t.Logf("serve could not bind %s, taken since it was picked: again on another port", addr)
+	}
+}
+
+// startPluginServe starts serve on a free port and waits for its /readyz.
+func startPluginServe(t *testing.T, bin, cfg, state, dir string) (*exec.Cmd, string, *strings.Builder, bool) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -110,32 +135,25 @@ func startServeWithPlugin(t *testing.T, bin, cfg, state, dir string) (*exec.Cmd,
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	var out strings.Builder
+	out := &strings.Builder{}
 	cmd := exec.Command(bin, "serve", "--config", cfg, "--state", state, "--listen", addr,
 		"--introspection-listen", "127.0.0.1:0", "--plugin-dir", dir)
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	deadline := time.Now().Add(20 * time.Second)
-	status := 0
-	for status != http.StatusOK && time.Now().Before(deadline) {
+	for time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
-			status = resp.StatusCode
 			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return cmd, addr, out, true
+			}
 		}
 	}
-	if status != http.StatusOK {
-		t.Fatalf("serve (pid %d) not ready within 20 s (last status %d): %s", cmd.Process.Pid, status, out.String())
-	}
-	plugs := childrenNamed(cmd.Process.Pid, "slipway-driver-")
-	if len(plugs) != 1 {
-		t.Fatalf("serve (pid %d) runs %d plugin processes %v, want 1: %s", cmd.Process.Pid, len(plugs), plugs, out.String())
-	}
-	t.Cleanup(func() { _ = syscall.Kill(plugs[0], syscall.SIGKILL) }) // only if the test failed and left it
-	return cmd, plugs[0]
+	return cmd, addr, out, false
 }
 
 // procStat reads a process's state and parent PID from /proc/PID/stat.
