@@ -1,0 +1,83 @@
+// Package labimage makes the lab's custom OS images: deterministic
+// content (a header naming the image and its architecture, then padding
+// derived from them) of any size, so that an example design can carry an
+// image's SHA-256 and size while the file itself is generated where it is
+// needed (the demo's image directory, a benchmark's temp dir) instead of
+// being kept in git. The lab's MAAS treats the content as opaque bytes, as
+// MAAS does; the header only lets a person recognise a lab image.
+package labimage
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"strings"
+)
+
+// MaxSize bounds a generated image (4 GiB): the lab never needs more.
+const MaxSize = 4 << 30
+
+// Reader returns size bytes of the image's content.
+func Reader(name, arch string, size int64) io.Reader {
+	header := fmt.Sprintf("SLIPWAY-LAB-IMAGE name=%s arch=%s size=%d\n", name, arch, size)
+	h := fnv.New64a()
+	_, _ = io.WriteString(h, header)
+	return io.LimitReader(io.MultiReader(strings.NewReader(header), &padding{state: h.Sum64() | 1}), size)
+}
+
+// Write creates path with the image's content and returns its SHA-256
+// (hex). An existing file is replaced.
+func Write(path, name, arch string, size int64) (string, error) {
+	if size <= 0 || size > MaxSize {
+		return "", fmt.Errorf("labimage: size %d is outside 1..%d bytes", size, int64(MaxSize))
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.New()
+	w := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<20)
+	if _, err := io.Copy(w, Reader(name, arch, size)); err != nil {
+		_ = f.Close()
+		return "", err
+	}
+	if err := w.Flush(); err != nil {
+		_ = f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// SHA256 is the SHA-256 (hex) of the image's content, without writing it.
+func SHA256(name, arch string, size int64) string {
+	sum := sha256.New()
+	_, _ = io.Copy(sum, Reader(name, arch, size))
+	return hex.EncodeToString(sum.Sum(nil))
+}
+
+// padding is an endless xorshift64 byte stream: the same bytes whatever
+// the sizes of the reads.
+type padding struct {
+	state uint64
+	pos   uint64
+}
+
+func (p *padding) Read(b []byte) (int, error) {
+	for i := range b {
+		if p.pos%8 == 0 {
+			p.state ^= p.state << 13
+			p.state ^= p.state >> 7
+			p.state ^= p.state << 17
+		}
+		b[i] = byte(p.state >> (8 * (p.pos % 8)))
+		p.pos++
+	}
+	return len(b), nil
+}
