@@ -153,7 +153,7 @@ func (d *decoder) decode(v *Value, rv reflect.Value, path *pathT, fi *fieldInfo)
 	switch rv.Kind() {
 	case reflect.String:
 		return d.decodeString(v, rv, path, fi)
-	case reflect.Int:
+	case reflect.Int, reflect.Int64:
 		return d.decodeInt(v, rv, path)
 	case reflect.Bool:
 		b, err := strconv.ParseBool(strings.ToLower(v.Str))
@@ -193,7 +193,7 @@ func (d *decoder) decodeString(v *Value, rv reflect.Value, path *pathT, fi *fiel
 	return true
 }
 
-// decodeInt fills an int from an integer scalar (with _ separators, in
+// decodeInt fills an int or int64 from an integer scalar (with _ separators, in
 // any base Go's literals have).
 func (d *decoder) decodeInt(v *Value, rv reflect.Value, path *pathT) bool {
 	if v.Kind != ScalarValue || v.Tag != TagInt {

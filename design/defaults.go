@@ -38,6 +38,7 @@ var (
 		"pxe", dMap("persistent", dBool("false")),
 	))
 	bootActionDefaults = specDefaults(dMap("signaling", dBool("true")))
+	imageDefaults      = specDefaults(dMap("architecture", dStr(DefaultImageArch)))
 )
 
 // nodeDefaults is the root every host profile chain starts from: the Site's

@@ -63,7 +63,7 @@ func (d Diff) Summary() string {
 
 var kindKeys = map[string]string{
 	KindNetwork: "networks", KindNetworkLink: "network_links", KindHardwareProfile: "hardware_profiles",
-	KindHostProfile: "host_profiles", KindNode: "nodes", KindBootAction: "boot_actions",
+	KindHostProfile: "host_profiles", KindNode: "nodes", KindBootAction: "boot_actions", KindImage: "images",
 }
 
 // DiffCanonical compares two designs in their canonical JSON form (as

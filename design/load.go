@@ -150,6 +150,7 @@ func Build(sources []Source) (*Design, Findings) {
 		HostProfiles:     map[string]*HostProfile{},
 		Nodes:            map[string]*Node{},
 		BootActions:      map[string]*BootAction{},
+		Images:           map[string]*Image{},
 	}
 	b := &builder{r: r, objs: objs, d: d}
 	b.site()
@@ -157,6 +158,7 @@ func Build(sources []Source) (*Design, Findings) {
 	decodeKind(r, objs[KindNetworkLink], linkDefaults, d.NetworkLinks, func(x *NetworkLink) (*ObjectMeta, any) { return &x.Metadata, &x.Spec })
 	decodeKind(r, objs[KindHardwareProfile], hardwareDefaults, d.HardwareProfiles, func(x *HardwareProfile) (*ObjectMeta, any) { return &x.Metadata, &x.Spec })
 	decodeKind(r, objs[KindBootAction], bootActionDefaults, d.BootActions, func(x *BootAction) (*ObjectMeta, any) { return &x.Metadata, &x.Spec })
+	decodeKind(r, objs[KindImage], imageDefaults, d.Images, func(x *Image) (*ObjectMeta, any) { return &x.Metadata, &x.Spec })
 	b.hostProfiles()
 	b.nodes()
 	d.nameSites()

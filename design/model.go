@@ -15,7 +15,7 @@ const (
 )
 
 // Kinds lists the document kinds in the order they are reported.
-var Kinds = []string{KindSite, KindNetwork, KindNetworkLink, KindHardwareProfile, KindHostProfile, KindNode, KindBootAction}
+var Kinds = []string{KindSite, KindNetwork, KindNetworkLink, KindHardwareProfile, KindHostProfile, KindNode, KindBootAction, KindImage}
 
 // Design is a fully resolved, validated site. Host profiles are resolved
 // along their chains; nodes carry their profile chain and hardware profile.
@@ -30,6 +30,9 @@ type Design struct {
 	HostProfiles     map[string]*HostProfile     `json:"host_profiles" yaml:"hostProfiles"`
 	Nodes            map[string]*Node            `json:"nodes"`
 	BootActions      map[string]*BootAction      `json:"boot_actions" yaml:"bootActions"`
+	// Images are the Image documents (image.go, images.go); absent from
+	// the canonical JSON when there are none.
+	Images map[string]*Image `json:"images,omitempty"`
 }
 
 // ObjectMeta is the metadata of every document.
@@ -272,7 +275,13 @@ type HardwareProfileSpec struct {
 	// VirtualMedia, when set, boots the model's machines from this ISO as
 	// a virtual CD instead of PXE (Redfish VirtualMedia).
 	VirtualMedia *VirtualMediaBoot `json:"virtual_media,omitempty" yaml:"virtualMedia"`
-	Pos          Pos               `json:"-"`
+	// Architecture is the machines' CPU architecture, as the provisioner
+	// names it; "" is amd64 (Arch). Every Image its nodes deploy must be
+	// of it.
+	Architecture string `json:"architecture,omitempty" enum:"amd64|arm64|ppc64el|s390x"`
+	Pos          Pos    `json:"-"`
+
+	ArchitecturePos Pos `json:"-" pos:"architecture"`
 }
 
 // HardwareExpect is a hardware profile's expectation of its machines.

@@ -43,7 +43,7 @@ func (d *Design) Counts() map[string]int {
 	c := map[string]int{
 		KindNetwork: len(d.Networks), KindNetworkLink: len(d.NetworkLinks),
 		KindHardwareProfile: len(d.HardwareProfiles), KindHostProfile: len(d.HostProfiles),
-		KindNode: len(d.Nodes), KindBootAction: len(d.BootActions),
+		KindNode: len(d.Nodes), KindBootAction: len(d.BootActions), KindImage: len(d.Images),
 	}
 	if d.Site != nil {
 		c[KindSite] = 1

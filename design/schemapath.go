@@ -10,7 +10,7 @@ var kindTypes = map[string]reflect.Type{
 	KindSite: reflect.TypeFor[Site](), KindNetwork: reflect.TypeFor[Network](),
 	KindNetworkLink: reflect.TypeFor[NetworkLink](), KindHardwareProfile: reflect.TypeFor[HardwareProfile](),
 	KindHostProfile: reflect.TypeFor[HostProfile](), KindNode: reflect.TypeFor[Node](),
-	KindBootAction: reflect.TypeFor[BootAction](),
+	KindBootAction: reflect.TypeFor[BootAction](), KindImage: reflect.TypeFor[Image](),
 }
 
 // SchemaPath is path, a dotted path through an object of kind in its

@@ -161,6 +161,7 @@ type HardwareProfileSpec struct {
 	Firmware      []FirmwareBaseline     `json:"firmware,omitempty"`
 	RAID          *RAIDBaseline          `json:"raid,omitempty"`
 	VirtualMedia  *VirtualMediaBoot      `json:"virtualMedia,omitempty"`
+	Architecture  string                 `json:"architecture,omitempty"`
 }
 
 // HardwareOOB is the API's design.HardwareOOB (conversions below).
@@ -528,6 +529,7 @@ func FromHardwareProfileSpec(v design.HardwareProfileSpec) HardwareProfileSpec {
 	w.Vendor = v.Vendor
 	w.Model = v.Model
 	w.BootMode = v.BootMode
+	w.Architecture = v.Architecture
 	w.OOB = FromHardwareOOB(v.OOB)
 	w.PXE = FromPXEConfig(v.PXE)
 	if v.DeviceAliases != nil {
