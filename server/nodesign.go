@@ -140,3 +140,8 @@ func (d noDesign) PlanNodes(context.Context, []drivers.Node) ([]drivers.MachineP
 func (d noDesign) PlanSite(context.Context, drivers.SiteSpec) ([]drivers.PlannedChange, error) {
 	return nil, fmt.Errorf("%w: %v", drivers.ErrCannotPlan, d.why())
 }
+
+// SiteImages fails as every call does: there are no Site drivers yet.
+func (d noDesign) SiteImages(_ context.Context, site string) (drivers.ServerImages, error) {
+	return nil, drivers.Errorf(drivers.Permanent, "images of site %s: %v", site, d.why())
+}

@@ -188,6 +188,13 @@ func (r *rebinding) RepairMachine(ctx context.Context, n drivers.Node, parts []s
 	return fix.RepairMachine(ctx, n, parts)
 }
 
+var _ drivers.SiteImager = (*rebinding)(nil)
+
+// SiteImages is the boot images of the site's driver there is now.
+func (r *rebinding) SiteImages(ctx context.Context, site string) (drivers.ServerImages, error) {
+	return drivers.ImagesAt(ctx, r.server(ctx), site)
+}
+
 var _ drivers.ServerPlanner = (*rebinding)(nil)
 
 // planner is the driver there is now as a planner, or an error wrapping

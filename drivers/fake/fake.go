@@ -48,6 +48,8 @@ var methods = map[string]bool{
 	"ProbeSite": true, "PrepareSite": true, "IdentifyNode": true, "Commission": true,
 	"ApplyNetworking": true, "ApplyStorage": true, "ApplyPlatform": true, "Deploy": true, "Release": true,
 	"Status": true, "Owned": true, "Recover": true,
+	// Server images (images.go).
+	"Images": true, "ImportImage": true, "StartImageUpload": true, "UploadImageChunk": true, "AbandonImageUpload": true,
 	// Network.
 	"ConfigurePorts": true,
 }

@@ -36,6 +36,7 @@ type Server struct {
 	byNode   map[string]string            // node name -> MachineID
 	site     *drivers.SiteSpec            // the last prepared site
 	hardware map[string]drivers.Inventory // SetHardware's, by node
+	img      images                       // boot images (images.go)
 }
 
 type machine struct {
@@ -48,6 +49,8 @@ type machine struct {
 	testedAt  time.Time     // the last test run finished then, the machine in testedIn
 	testedIn  string        // see testedAt
 	unmarked  bool          // its ownership marker was removed (Tamper)
+	image     string        // the image its last deploy took, and that version's SHA-256 (custom images)
+	imageSHA  string
 }
 
 var _ drivers.Server = (*Server)(nil)
@@ -102,6 +105,17 @@ func (f *Server) Applied(machineID, what string) bool {
 	defer f.mu.Unlock()
 	m := f.machines[machineID]
 	return m != nil && m.applied[what]
+}
+
+// DeployedImage returns the image the machine's last deploy took and, for
+// a custom image, the SHA-256 of the version it took.
+func (f *Server) DeployedImage(machineID string) (name, sha256 string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if m := f.machines[machineID]; m != nil {
+		return m.image, m.imageSHA
+	}
+	return "", ""
 }
 
 // Site returns the site last prepared, if any.
@@ -324,7 +338,11 @@ func (f *Server) Deploy(ctx context.Context, n drivers.Node, _ drivers.Deploymen
 		case StateDeployed:
 			return drivers.Done("fake: machine %s already deployed", m.MachineID), nil
 		case StateReady, StateAllocated:
-			m.State, m.polls = StateDeploying, 0
+			sha, err := f.deployable(n.Platform.Image)
+			if err != nil {
+				return drivers.Result{}, err
+			}
+			m.State, m.polls, m.image, m.imageSHA = StateDeploying, 0, n.Platform.Image, sha
 		case StateDeploying:
 		default:
 			return drivers.Result{}, notReady(m)

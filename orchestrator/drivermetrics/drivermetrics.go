@@ -267,6 +267,12 @@ func (s server) Recover(ctx context.Context, n drivers.NodeRef, a drivers.Recove
 	return s.d.Recover(ctx, n, a)
 }
 
+// SiteImages is the boot images of a Site's driver behind (see
+// drivers.ImagesAt); their calls are not measured here.
+func (s server) SiteImages(ctx context.Context, site string) (drivers.ServerImages, error) {
+	return drivers.ImagesAt(ctx, s.d, site)
+}
+
 type network struct {
 	d drivers.Network
 	m *Metrics
@@ -305,6 +311,7 @@ func (n networkReader) ReadPorts(ctx context.Context, ports []drivers.SwitchPort
 var (
 	_ drivers.OOB             = oob{}
 	_ drivers.Server          = server{}
+	_ drivers.SiteImager      = server{}
 	_ drivers.Network         = network{}
 	_ drivers.ReaderUnwrapper = network{}
 	_ drivers.NetworkReader   = networkReader{}

@@ -190,3 +190,20 @@ func (plainNetwork) Probe(context.Context) (drivers.NetworkInfo, error) {
 func (plainNetwork) ConfigurePorts(context.Context, drivers.Node, drivers.Phase) (drivers.Result, error) {
 	return drivers.Done("nothing"), nil
 }
+
+// The measured server driver leaves a Site's images reachable
+// (drivers.ImagesAt), as the driver behind has them.
+func TestWrappedServerKeepsImages(t *testing.T) {
+	f := fake.NewServer(fake.Script{})
+	d := drivermetrics.New(prometheus.NewRegistry()).Wrap(orchestrator.Drivers{Server: f})
+	im, err := drivers.ImagesAt(context.Background(), d.Server, "site-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := im.Images(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.Calls()); n != 1 || f.Calls()[0].Method != "Images" {
+		t.Errorf("the driver behind saw %+v, want one Images call", f.Calls())
+	}
+}

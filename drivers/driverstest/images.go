@@ -1,0 +1,280 @@
+package driverstest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"testing"
+
+	"github.com/slipway-dev/slipway/drivers"
+)
+
+// ImagesLab is a provisioner for the images suite (drivers.ServerImages):
+// the suite reads each outcome from it, never from the driver alone.
+type ImagesLab struct {
+	Driver drivers.ServerImages
+	// Custom names a custom image the provisioner does not have
+	// (Name custom/<name>, Architecture, Format, BaseImage, Title); the
+	// suite sets its SHA-256 and size from the content it uploads.
+	Custom drivers.ImageRef
+	// Standard is a standard image the boot source offers and the
+	// provisioner has not imported.
+	Standard drivers.ImageRef
+	// State is the provisioner's own view of an image by name (as in
+	// ImageRef.Name) and architecture.
+	State func(name, arch string) ImageState
+}
+
+// ImageState is an image as the provisioner keeps it.
+type ImageState struct {
+	Exists   bool
+	Complete bool   // a version is complete (deployable)
+	SHA256   string // of the newest complete version
+	Held     int64  // bytes held of the newest version
+}
+
+// RunImages runs the images conformance suite: an upload from offset 0 to
+// complete, found complete at once the next time; an upload abandoned
+// mid-way resumed from the offset the provisioner reports; content that
+// does not match its SHA-256 refused with ErrImageChecksum and nothing
+// usable left, the abandon removing it; a new version abandoned mid-way
+// leaves the previous one in service; a standard image imported. open is
+// called once per subtest with a fresh provisioner.
+func RunImages(t *testing.T, open func(t *testing.T) ImagesLab) {
+	t.Helper()
+	for name, f := range map[string]func(*testing.T, ImagesLab){
+		"UploadFromZero":         imagesUploadFromZero,
+		"ResumeAfterAbandon":     imagesResume,
+		"ChecksumRefused":        imagesChecksumRefused,
+		"PreviousStaysInService": imagesPreviousStays,
+		"StandardImport":         imagesImport,
+		"CancelledContext":       imagesCancelled,
+	} {
+		t.Run(name, func(t *testing.T) { f(t, open(t)) })
+	}
+}
+
+// imageContent is n bytes of deterministic content (seeded) and its
+// SHA-256.
+func imageContent(n int, seed byte) ([]byte, string) {
+	b := make([]byte, n)
+	x := uint32(seed) + 1
+	for i := range b {
+		x = x*1664525 + 1013904223
+		b[i] = byte(x >> 24)
+	}
+	sum := sha256.Sum256(b)
+	return b, hex.EncodeToString(sum[:])
+}
+
+// suiteImageSize is two whole chunks and a part: a resume starts past a
+// whole chunk and the last chunk is short, as real images' are.
+const suiteImageSize = 2*drivers.ImageChunkSize + 123_457
+
+func customRef(l ImagesLab, content []byte, sum string) drivers.ImageRef {
+	r := l.Custom
+	r.SHA256, r.Size = sum, int64(len(content))
+	return r
+}
+
+func startUpload(t *testing.T, l ImagesLab, ref drivers.ImageRef) drivers.ImageUpload {
+	t.Helper()
+	ctx, cancel := ctxFor()
+	defer cancel()
+	up, err := l.Driver.StartImageUpload(ctx, ref)
+	newChecker(realT{t}).checkErr("StartImageUpload", err)
+	if err != nil {
+		t.Fatalf("StartImageUpload %s: %v", ref.Name, err)
+	}
+	if up.Size != ref.Size || up.ResourceID == "" || up.FileID == "" {
+		t.Fatalf("StartImageUpload %s: %+v (want the size %d and the IDs)", ref.Name, up, ref.Size)
+	}
+	if up.Offset < 0 || up.Offset > up.Size || up.Offset%drivers.ImageChunkSize != 0 && up.Offset != up.Size {
+		t.Fatalf("StartImageUpload %s: offset %d is not a whole number of chunks within the size %d", ref.Name, up.Offset, up.Size)
+	}
+	return up
+}
+
+// sendChunks sends the content from up.Offset, at most n chunks (0: all),
+// and returns the upload as the driver last answered it.
+func sendChunks(t *testing.T, l ImagesLab, up drivers.ImageUpload, content []byte, n int) drivers.ImageUpload {
+	t.Helper()
+	for i := 0; up.Offset < int64(len(content)) && (n == 0 || i < n); i++ {
+		end := min(up.Offset+drivers.ImageChunkSize, int64(len(content)))
+		ctx, cancel := ctxFor()
+		next, err := l.Driver.UploadImageChunk(ctx, up, content[up.Offset:end])
+		cancel()
+		newChecker(realT{t}).checkErr("UploadImageChunk", err)
+		if err != nil {
+			t.Fatalf("UploadImageChunk at %d: %v", up.Offset, err)
+		}
+		if next.Offset != end {
+			t.Fatalf("UploadImageChunk at %d: the provisioner holds %d, want %d", up.Offset, next.Offset, end)
+		}
+		up = next
+	}
+	return up
+}
+
+func imagesUploadFromZero(t *testing.T, l ImagesLab) {
+	content, sum := imageContent(suiteImageSize, 1)
+	ref := customRef(l, content, sum)
+	up := startUpload(t, l, ref)
+	if up.Offset != 0 || up.Complete {
+		t.Fatalf("a new upload: %+v, want offset 0, not complete", up)
+	}
+	if st := l.State(ref.Name, ref.Architecture); st.Complete {
+		t.Fatalf("before any content the provisioner has %s complete: %+v", ref.Name, st)
+	}
+	up = sendChunks(t, l, up, content, 0)
+	if !up.Complete {
+		t.Fatalf("after the last chunk: %+v, want complete", up)
+	}
+	if st := l.State(ref.Name, ref.Architecture); !st.Complete || st.SHA256 != sum {
+		t.Fatalf("the provisioner has %+v, want complete with SHA-256 %s", st, sum)
+	}
+	again := startUpload(t, l, ref)
+	if !again.Complete || again.Offset != again.Size {
+		t.Errorf("StartImageUpload of content already there: %+v, want complete at once", again)
+	}
+	imagesListed(t, l, ref, sum)
+}
+
+// imagesListed checks that Images lists the image complete with its
+// SHA-256.
+func imagesListed(t *testing.T, l ImagesLab, ref drivers.ImageRef, sum string) {
+	t.Helper()
+	ctx, cancel := ctxFor()
+	defer cancel()
+	imgs, err := l.Driver.Images(ctx)
+	newChecker(realT{t}).checkErr("Images", err)
+	if err != nil {
+		t.Fatalf("Images: %v", err)
+	}
+	for _, im := range imgs {
+		if im.Name == ref.Name && im.Architecture == ref.Architecture {
+			if !im.Complete || !im.Custom || im.SHA256 != sum || im.Size != ref.Size {
+				t.Errorf("Images lists %+v, want custom, complete, SHA-256 %s, size %d", im, sum, ref.Size)
+			}
+			return
+		}
+	}
+	t.Errorf("Images does not list %s (%s): %+v", ref.Name, ref.Architecture, imgs)
+}
+
+func imagesResume(t *testing.T, l ImagesLab) {
+	content, sum := imageContent(suiteImageSize, 2)
+	ref := customRef(l, content, sum)
+	sendChunks(t, l, startUpload(t, l, ref), content, 1) // the loop dies here
+	if st := l.State(ref.Name, ref.Architecture); st.Held != drivers.ImageChunkSize || st.Complete {
+		t.Fatalf("after one chunk the provisioner has %+v, want %d bytes held, not complete", st, drivers.ImageChunkSize)
+	}
+	up := startUpload(t, l, ref)
+	if up.Offset != drivers.ImageChunkSize || up.Complete {
+		t.Fatalf("the resumed upload: %+v, want offset %d (what the provisioner holds)", up, drivers.ImageChunkSize)
+	}
+	if up = sendChunks(t, l, up, content, 0); !up.Complete {
+		t.Fatalf("after the last chunk: %+v, want complete", up)
+	}
+	if st := l.State(ref.Name, ref.Architecture); !st.Complete || st.SHA256 != sum {
+		t.Fatalf("the provisioner has %+v, want complete with SHA-256 %s", st, sum)
+	}
+}
+
+func imagesChecksumRefused(t *testing.T, l ImagesLab) {
+	content, sum := imageContent(suiteImageSize, 3)
+	ref := customRef(l, content, sum)
+	bad := bytes.Clone(content)
+	bad[len(bad)-1] ^= 0xff
+	up := sendChunks(t, l, startUpload(t, l, ref), bad, 2)
+	ctx, cancel := ctxFor()
+	defer cancel()
+	_, err := l.Driver.UploadImageChunk(ctx, up, bad[up.Offset:])
+	newChecker(realT{t}).checkErr("UploadImageChunk (the last, not matching)", err)
+	if !errors.Is(err, drivers.ErrImageChecksum) || drivers.Classify(err) != drivers.Permanent {
+		t.Fatalf("the last chunk of content not matching its SHA-256: %v, want a Permanent error wrapping ErrImageChecksum", err)
+	}
+	if st := l.State(ref.Name, ref.Architecture); st.Complete {
+		t.Fatalf("after a refused checksum the provisioner has %+v complete", st)
+	}
+	if err := l.Driver.AbandonImageUpload(ctx, up); err != nil {
+		t.Fatalf("AbandonImageUpload: %v", err)
+	}
+	if st := l.State(ref.Name, ref.Architecture); st.Exists {
+		t.Errorf("after AbandonImageUpload the provisioner still has %+v", st)
+	}
+}
+
+func imagesPreviousStays(t *testing.T, l ImagesLab) {
+	v1, sum1 := imageContent(suiteImageSize, 4)
+	ref1 := customRef(l, v1, sum1)
+	if up := sendChunks(t, l, startUpload(t, l, ref1), v1, 0); !up.Complete {
+		t.Fatalf("version 1: %+v, want complete", up)
+	}
+	v2, sum2 := imageContent(suiteImageSize, 5)
+	ref2 := customRef(l, v2, sum2)
+	up := startUpload(t, l, ref2)
+	if up.Offset != 0 || up.Complete {
+		t.Fatalf("version 2 (new content): %+v, want offset 0", up)
+	}
+	up = sendChunks(t, l, up, v2, 1)
+	if st := l.State(ref1.Name, ref1.Architecture); !st.Complete || st.SHA256 != sum1 {
+		t.Fatalf("while version 2 uploads the provisioner has %+v, want version 1 (%s) in service", st, sum1)
+	}
+	ctx, cancel := ctxFor()
+	defer cancel()
+	if err := l.Driver.AbandonImageUpload(ctx, up); err != nil {
+		t.Fatalf("AbandonImageUpload of version 2: %v", err)
+	}
+	if st := l.State(ref1.Name, ref1.Architecture); !st.Complete || st.SHA256 != sum1 {
+		t.Errorf("after version 2 was abandoned the provisioner has %+v, want version 1 (%s) in service", st, sum1)
+	}
+}
+
+func imagesImport(t *testing.T, l ImagesLab) {
+	ref := l.Standard
+	if st := l.State(ref.Name, ref.Architecture); st.Complete {
+		t.Fatalf("the provisioner has %s (%s) already: %+v; give the suite one it lacks", ref.Name, ref.Architecture, st)
+	}
+	c := newChecker(realT{t})
+	c.mustPoll("ImportImage "+ref.Name, func(ctx context.Context) (drivers.Result, error) { return l.Driver.ImportImage(ctx, ref) })
+	if st := l.State(ref.Name, ref.Architecture); !st.Complete {
+		t.Errorf("after ImportImage was Done the provisioner has %+v, want %s complete", st, ref.Name)
+	}
+	c.done("ImportImage again", func(ctx context.Context) (drivers.Result, error) { return l.Driver.ImportImage(ctx, ref) })
+}
+
+func imagesCancelled(t *testing.T, l ImagesLab) {
+	content, sum := imageContent(drivers.ImageChunkSize, 6)
+	ref := customRef(l, content, sum)
+	up := drivers.ImageUpload{ResourceID: "1", FileID: "1", Size: ref.Size}
+	calls := []ctxCall{
+		{name: "Images", call: func(ctx context.Context) (drivers.Result, error) {
+			_, err := l.Driver.Images(ctx)
+			return noResult(err)
+		}},
+		{name: "ImportImage", call: func(ctx context.Context) (drivers.Result, error) { return l.Driver.ImportImage(ctx, l.Standard) }},
+		{name: "StartImageUpload", call: func(ctx context.Context) (drivers.Result, error) {
+			_, err := l.Driver.StartImageUpload(ctx, ref)
+			return noResult(err)
+		}},
+		{name: "UploadImageChunk", call: func(ctx context.Context) (drivers.Result, error) {
+			_, err := l.Driver.UploadImageChunk(ctx, up, content)
+			return noResult(err)
+		}},
+		{name: "AbandonImageUpload", call: func(ctx context.Context) (drivers.Result, error) {
+			return noResult(l.Driver.AbandonImageUpload(ctx, up))
+		}},
+	}
+	c := newChecker(realT{t})
+	for _, m := range calls {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		c.doneCtx(ctx, m, "a cancelled context", context.Canceled)
+	}
+	if st := l.State(ref.Name, ref.Architecture); st.Exists {
+		t.Errorf("calls with a cancelled context made %s: %+v", ref.Name, st)
+	}
+}
