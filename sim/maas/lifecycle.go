@@ -233,7 +233,11 @@ func (s *Server) startDeploy(m *machine) {
 		s.addEvent(m, "Deployed", "INFO", "deployed "+m.OSystem+"/"+m.DistroSeries)
 		if s.opts.Hooks != nil {
 			id, macs, ud := m.SystemID, m.macs(), append([]byte(nil), m.UserData...)
-			go s.opts.Hooks.Deployed(id, macs, ud)
+			if ih, ok := s.opts.Hooks.(ImageHooks); ok { // bootres_deploy.go
+				go ih.DeployedWith(id, macs, ud, m.deployedImage())
+			} else {
+				go s.opts.Hooks.Deployed(id, macs, ud)
+			}
 		}
 	})
 }
@@ -314,7 +318,7 @@ func (s *Server) startRelease(m *machine, erase eraseMode, comment string) {
 		s.move(m, StatusReady)
 		m.Owner, m.AgentName, m.Comment, m.StatusMessage = "", "", "", ""
 		m.OwnerData = map[string]string{}
-		m.OSystem, m.DistroSeries, m.HWEKernel, m.UserData = "", "", "", nil
+		m.OSystem, m.DistroSeries, m.HWEKernel, m.UserData, m.ImageSHA256 = "", "", "", nil, ""
 		m.Locked = false
 		_ = s.power(m, "off")
 		s.addEvent(m, "Released", "INFO", "machine released")

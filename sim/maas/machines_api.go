@@ -606,12 +606,12 @@ func (s *Server) opDeploy(m *machine, req *request) (any, *apiError) {
 		s.lifecycleOf(m).DeployRefused++
 		return nil, errorf(http.StatusForbidden, "Machine is allocated to a different user.")
 	}
-	series := orDefault(f.get("distro_series"), "jammy")
-	series = strings.TrimPrefix(series, "ubuntu/")
-	if !s.haveImage(series) {
-		return nil, badRequest("distro_series", "'%s' is not a valid distro_series.  It should be one of: %s.", series, strings.Join(s.seriesList(), ", "))
+	img, res, ierr := s.deployImage(m, orDefault(f.get("distro_series"), "jammy")) // bootres_deploy.go
+	if ierr != nil {
+		return nil, ierr
 	}
-	if k := f.get("hwe_kernel"); (strings.HasPrefix(k, "ga-") || strings.HasPrefix(k, "hwe-")) && !s.haveKernel(series, k) {
+	series := img.Series
+	if k := f.get("hwe_kernel"); img.OSystem == "ubuntu" && (strings.HasPrefix(k, "ga-") || strings.HasPrefix(k, "hwe-")) && !s.haveKernel(series, k) {
 		return nil, badRequest("hwe_kernel", "%s is not available for ubuntu/%s on %s.", k, series, orDefault(m.Arch, "amd64/generic"))
 	}
 	// Validated: a Ready machine is allocated to the caller on the way.
@@ -621,7 +621,8 @@ func (s *Server) opDeploy(m *machine, req *request) (any, *apiError) {
 		}
 		m.Owner = req.user
 	}
-	m.OSystem, m.DistroSeries, m.HWEKernel = "ubuntu", series, f.get("hwe_kernel")
+	m.OSystem, m.DistroSeries, m.HWEKernel, m.ImageSHA256 = img.OSystem, series, f.get("hwe_kernel"), img.SHA256
+	res.LastDeployed = time.Now()
 	if ud := f.get("user_data"); ud != "" {
 		if b, err := base64.StdEncoding.DecodeString(ud); err == nil {
 			m.UserData = b
@@ -720,7 +721,7 @@ func (s *Server) opMarkBroken(m *machine, req *request) (any, *apiError) {
 	s.cancelPhase(m)
 	if releasable(m.Status) {
 		wasOff := m.PowerState == "off"
-		m.AgentName, m.OSystem, m.DistroSeries, m.HWEKernel, m.UserData = "", "", "", "", nil
+		m.AgentName, m.OSystem, m.DistroSeries, m.HWEKernel, m.UserData, m.ImageSHA256 = "", "", "", "", nil, ""
 		if wasOff {
 			s.releaseAutoIPs(m)
 			m.Owner, m.OwnerData = "", map[string]string{}
@@ -744,7 +745,7 @@ func (s *Server) opMarkFixed(m *machine, _ *request) (any, *apiError) {
 		s.move(m, StatusReady)
 	}
 	m.StatusMessage = ""
-	m.OSystem, m.DistroSeries, m.HWEKernel = "", "", "" // as MAAS's mark_fixed, even back to Deployed
+	m.OSystem, m.DistroSeries, m.HWEKernel, m.ImageSHA256 = "", "", "", "" // as MAAS's mark_fixed, even back to Deployed
 	s.addEvent(m, "User marking node fixed", "DEBUG", "mark fixed")
 	return s.renderMachine(m), nil
 }
@@ -880,15 +881,6 @@ func (s *Server) power(m *machine, action string) *apiError {
 	return nil
 }
 
-func (s *Server) haveImage(series string) bool {
-	for _, b := range s.bootRes {
-		if b.Name == "ubuntu/"+series {
-			return true
-		}
-	}
-	return false
-}
-
 // haveKernel: like MAAS (validate_hwe_kernel), a ga-/hwe- kernel is
 // available for a series when a boot resource of the image has it as
 // its subarchitecture.
@@ -899,14 +891,4 @@ func (s *Server) haveKernel(series, kernel string) bool {
 		}
 	}
 	return false
-}
-
-func (s *Server) seriesList() []string {
-	var out []string
-	for _, b := range s.bootRes {
-		if series := strings.TrimPrefix(b.Name, "ubuntu/"); !slices.Contains(out, series) {
-			out = append(out, series)
-		}
-	}
-	return out
 }

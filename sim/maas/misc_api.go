@@ -156,8 +156,7 @@ func (s *Server) routesPools() {
 	}))
 }
 
-// routesDomainsAndKeys: DNS domains, boot resources, the rack controller
-// and SSH keys.
+// routesDomainsAndKeys: DNS domains, the rack controller and SSH keys.
 func (s *Server) routesDomainsAndKeys() {
 	domains := byName[domain]{what: "Domain", objs: func(s *Server) map[string]*domain { return s.domains }, render: (*Server).renderDomain,
 		build: func(s *Server, name string, f formValues) *domain {
@@ -165,18 +164,7 @@ func (s *Server) routesDomainsAndKeys() {
 		}}
 	s.handle("GET", "/domains/", "", domains.list)
 	s.handle("POST", "/domains/", "", domains.create)
-	// Boot resources.
-	s.handle("GET", "/boot-resources/", "", func(s *Server, _ *request) (any, *apiError) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		out := []any{}
-		for _, b := range s.bootRes {
-			out = append(out, map[string]any{"id": b.ID, "type": b.Type, "name": b.Name, "architecture": b.Architecture,
-				"subarches": b.Subarches, "kflavor": "generic", "resource_uri": uri("/boot-resources/%d/", b.ID)})
-		}
-		return out, nil
-	})
-	s.handle("GET", "/boot-resources/", "is_importing", func(s *Server, _ *request) (any, *apiError) { return false, nil })
+	// Boot resources: bootres_api.go.
 	// Rack controllers.
 	s.handle("GET", "/rackcontrollers/", "", func(s *Server, _ *request) (any, *apiError) {
 		return []any{map[string]any{"system_id": s.rackID, "hostname": "lab-rack", "fqdn": "lab-rack." + s.opts.Domain,

@@ -121,6 +121,7 @@ type machine struct {
 	OSystem       string
 	DistroSeries  string
 	HWEKernel     string
+	ImageSHA256   string // the deployed uploaded image's set's SHA-256 (bootres_deploy.go)
 	UserData      []byte
 	Tags          []string
 	Locked        bool
@@ -349,14 +350,6 @@ type event struct {
 	Created     time.Time
 }
 
-type bootResource struct {
-	ID           int
-	Type         string // Synced | Uploaded
-	Name         string // ubuntu/jammy
-	Architecture string // amd64/ga-22.04: the architecture, then the kernel
-	Subarches    string // the kernel's compatibility levels
-}
-
 // defaultBootResources are what a region that synced Ubuntu 20.04, 22.04
 // and 24.04 lists, as MAAS does: one resource per image and kernel, its
 // architecture naming the kernel (amd64/ga-22.04 is the release's own
@@ -370,8 +363,9 @@ func defaultBootResources(nextID func() int) []*bootResource {
 			levels += ",ga-" + r.version
 		}
 		for _, k := range []string{"ga-", "hwe-"} {
+			entry, _ := catalogueOf("ubuntu", r.series)
 			out = append(out, &bootResource{ID: nextID(), Type: "Synced", Name: "ubuntu/" + r.series,
-				Architecture: "amd64/" + k + r.version, Subarches: levels})
+				Architecture: "amd64/" + k + r.version, Subarches: levels, Sets: []*bootSet{syncedSet(nextID, entry, true)}})
 		}
 	}
 	return out

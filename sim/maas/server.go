@@ -56,6 +56,9 @@ type Durations struct {
 	Test        time.Duration // TESTING: the hardware tests
 	EraseQuick  time.Duration // DISK_ERASING with quick_erase (Erase is the full overwrite)
 	EraseSecure time.Duration // DISK_ERASING with secure_erase (the lab's disks have it)
+	// Import is how long boot-resources?op=import takes to make the
+	// selected images complete (bootsrc_api.go); zero: DefaultImportDuration.
+	Import time.Duration
 }
 
 // or returns d, or def when d is zero.
@@ -129,6 +132,11 @@ type Options struct {
 	// have no hardware to discover beyond their MACs).
 	Inventory func(mac string) *Hardware
 	Log       zerolog.Logger
+	// ImageDir holds uploaded boot resource content ("": a temporary
+	// directory, removed at Close); MaxImageBytes bounds one uploaded file
+	// (0: DefaultMaxImageBytes). See bootres_store.go.
+	ImageDir      string
+	MaxImageBytes int64
 }
 
 // Server is the simulator. It is an http.Handler.
@@ -159,6 +167,7 @@ type Server struct {
 	sshKeys      map[int]*sshKey
 	events       []*event
 	bootRes      []*bootResource
+	img          imageState // bootres_store.go, bootsrc_api.go
 	config       map[string]any
 	rackID       string
 	closed       bool
@@ -228,12 +237,15 @@ func New(o Options) *Server {
 	s.vlans[5001] = &vlan{ID: 5001, FabricID: 0, VID: 0, Name: "untagged", MTU: 1500}
 	s.rackID = s.newSystemID()
 	s.bootRes = defaultBootResources(s.nextID)
+	s.img.sources = []*bootSource{defaultBootSource(s.nextID)}
 	s.scripts = defaultScripts(s.nextID)
 	s.routesMachines()
 	s.routesMisc()
 	s.routesNetworking()
 	s.routesStorage()
 	s.routesScripts()
+	s.routesBootResources()
+	s.routesBootSources()
 	return s
 }
 
@@ -255,6 +267,7 @@ func (s *Server) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.closeImages()
 	for _, m := range s.machines {
 		if m.timer != nil {
 			m.timer.Stop()
@@ -355,6 +368,9 @@ func writeAnswer(w http.ResponseWriter, out any) int {
 	case nil:
 		status = http.StatusNoContent
 		w.WriteHeader(status)
+	case created:
+		writeAnswer(&statusWriter{ResponseWriter: w, status: http.StatusCreated}, v.body)
+		return http.StatusCreated
 	case rawBody:
 		w.Header().Set("Content-Type", v.contentType)
 		w.WriteHeader(status)
@@ -575,7 +591,7 @@ func templateOf(path string) string {
 		case "machines", "nodes", "interfaces", "blockdevices", "partitions", "fabrics", "vlans", "subnets",
 			"ipranges", "spaces", "static-routes", "zones", "resourcepools", "resourcepool", "domains", "tags", "sshkeys",
 			"boot-resources", "rackcontrollers", "volume-groups", "logical-volumes", "devices",
-			"partition", "volume-group":
+			"partition", "volume-group", "boot-sources", "selections", "upload":
 			segs[i] = "{" + strings.TrimSuffix(segs[i-1], "s") + "}"
 			_ = sgm
 		}

@@ -1,0 +1,234 @@
+package maas
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const chunk4M = 4 << 20
+
+// imageBytes is n bytes of reproducible content and its SHA-256.
+func imageBytes(n int, seed int64) ([]byte, string) {
+	b := make([]byte, n)
+	rand.New(rand.NewSource(seed)).Read(b)
+	sum := sha256.Sum256(b)
+	return b, hex.EncodeToString(sum[:])
+}
+
+// createImage creates an uploaded resource without content, as the MAAS
+// CLI does before it uploads, and returns the resource and file IDs.
+func createImage(l *simLab, name, sha string, size int) (rid, fid int, upload string) {
+	l.tb.Helper()
+	var res struct {
+		ID   int `json:"id"`
+		Sets map[string]struct {
+			Files map[string]struct {
+				UploadURI string `json:"upload_uri"`
+			} `json:"files"`
+		} `json:"sets"`
+	}
+	l.must(http.StatusCreated, "POST", "/boot-resources/", url.Values{"name": {name}, "architecture": {"amd64/generic"},
+		"sha256": {sha}, "size": {fmt.Sprint(size)}, "filetype": {"ddraw"}, "title": {"GPU golden"}, "base_image": {"ubuntu/jammy"}}, &res)
+	for _, st := range res.Sets {
+		for _, f := range st.Files {
+			upload = f.UploadURI
+		}
+	}
+	if _, err := fmt.Sscanf(upload, APIPrefix+"/boot-resources/%d/upload/%d/", &rid, &fid); err != nil {
+		l.tb.Fatalf("upload_uri %q: %v", upload, err)
+	}
+	return rid, fid, upload
+}
+
+// putChunk sends one chunk as the MAAS CLI does.
+func putChunk(l *simLab, rid, fid int, chunk []byte) rawResp {
+	l.tb.Helper()
+	req, err := http.NewRequest("PUT", fmt.Sprintf("%s%s/boot-resources/%d/upload/%d/", l.hs.URL, APIPrefix, rid, fid), bytes.NewReader(chunk))
+	if err != nil {
+		l.tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	req.Header.Set("Authorization", oauthHeader(labCreds))
+	resp, err := l.hs.Client().Do(req)
+	if err != nil {
+		l.tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return rawResp{code: resp.StatusCode, body: b}
+}
+
+func viewOf(tb testing.TB, s *Server, id int) BootResourceView {
+	tb.Helper()
+	for _, v := range s.BootResources() {
+		if v.ID == id {
+			return v
+		}
+	}
+	tb.Fatalf("no boot resource %d in the lab", id)
+	return BootResourceView{}
+}
+
+// TestUploadInChunks uploads 10 MiB in 4 MiB chunks: the lab holds what
+// was sent, the set is complete at the last chunk, the content on disk
+// is the image, and a deploy takes it (custom/<name>, its SHA-256).
+func TestUploadInChunks(t *testing.T) {
+	dir := t.TempDir()
+	l := newSimLab(t, func(o *Options) { o.ImageDir = dir })
+	img, sha := imageBytes(10<<20, 1)
+	rid, fid, _ := createImage(l, "custom/gpu-golden", sha, len(img))
+	for off := 0; off < len(img); off += chunk4M {
+		if v := viewOf(t, l.s, rid); v.Complete || v.Held != int64(off) {
+			t.Fatalf("before the chunk at %d the lab holds %d (complete %v)", off, v.Held, v.Complete)
+		}
+		if r := putChunk(l, rid, fid, img[off:min(off+chunk4M, len(img))]); r.code != http.StatusOK {
+			t.Fatalf("chunk at %d: %s", off, r)
+		}
+	}
+	v := viewOf(t, l.s, rid)
+	if !v.Complete || v.Held != int64(len(img)) || v.SHA256 != sha || v.Name != "gpu-golden" || v.Type != "Uploaded" {
+		t.Fatalf("after the upload: %+v", v)
+	}
+	onDisk, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("file-%d", fid)))
+	if err != nil || !bytes.Equal(onDisk, img) {
+		t.Fatalf("content on disk: %d bytes, err %v; want the image", len(onDisk), err)
+	}
+	if st := l.s.ImageStats(); st.Chunks != 3 || st.BytesReceived != int64(len(img)) || st.Creates != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	if r := putChunk(l, rid, fid, []byte("x")); r.code != 400 || string(r.body) != "Cannot upload to a complete file." {
+		t.Fatalf("a chunk to a complete file: %s", r)
+	}
+	id := l.ready(1, "gpu01")
+	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=deploy", url.Values{"osystem": {"custom"}, "distro_series": {"gpu-golden"}}, nil)
+	m := l.waitStatus(id, StatusDeployed)
+	if m["osystem"] != "custom" || m["distro_series"] != "gpu-golden" {
+		t.Fatalf("deployed machine renders osystem %v distro_series %v", m["osystem"], m["distro_series"])
+	}
+	if d, _ := l.s.DeployedImage(id); d.Name() != "custom/gpu-golden" || d.SHA256 != sha {
+		t.Fatalf("deployed image %+v", d)
+	}
+}
+
+// TestUploadWrongChecksum: the last chunk of content whose SHA-256
+// differs is refused with MAAS's message; the file stays incomplete (not
+// deployable) at what it held before, and the resource can be deleted
+// (its file removed from disk).
+func TestUploadWrongChecksum(t *testing.T) {
+	dir := t.TempDir()
+	l := newSimLab(t, func(o *Options) { o.ImageDir = dir })
+	img, _ := imageBytes(6<<20, 2)
+	_, other := imageBytes(6<<20, 3)
+	rid, fid, _ := createImage(l, "custom/bad", other, len(img))
+	if r := putChunk(l, rid, fid, img[:chunk4M]); r.code != 200 {
+		t.Fatalf("first chunk: %s", r)
+	}
+	r := putChunk(l, rid, fid, img[chunk4M:])
+	if r.code != 400 || string(r.body) != "Saved content does not match given SHA256 value." {
+		t.Fatalf("last chunk of the wrong content: %s", r)
+	}
+	if v := viewOf(t, l.s, rid); v.Complete || v.Held != chunk4M {
+		t.Fatalf("after the refusal: %+v", v)
+	}
+	if st := l.s.ImageStats(); st.ChecksumRefused != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	id := l.ready(1, "gpu01")
+	r = l.do("POST", "/machines/"+id+"/?op=deploy", url.Values{"distro_series": {"custom/bad"}})
+	if r.code != 400 || !strings.Contains(string(r.body), `'custom/bad' is not a valid distro_series.  It should be one of: '', 'ubuntu/focal', 'ubuntu/jammy', 'ubuntu/noble'.`) {
+		t.Fatalf("deploying the refused image: %s", r)
+	}
+	l.must(http.StatusNoContent, "DELETE", fmt.Sprintf("/boot-resources/%d/", rid), nil, nil)
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("files left on disk after the delete: %v", ents)
+	}
+	l.must(http.StatusNotFound, "GET", fmt.Sprintf("/boot-resources/%d/", rid), nil, nil)
+}
+
+// TestUploadTooMuchAndResume: a chunk past the size is refused and
+// nothing of it is kept; a client that lost its place reads the file's
+// progress, resumes at the offset it gives, and completes.
+func TestUploadTooMuchAndResume(t *testing.T) {
+	l := newSimLab(t, nil)
+	img, sha := imageBytes(9<<20, 4)
+	rid, fid, _ := createImage(l, "gpu-golden", sha, len(img))
+	if r := putChunk(l, rid, fid, img[:chunk4M]); r.code != 200 {
+		t.Fatal(r)
+	}
+	if r := putChunk(l, rid, fid, append(img[chunk4M:], 0)); r.code != 400 || string(r.body) != "Too much data received." {
+		t.Fatalf("one byte too many: %s", r)
+	}
+	var res struct {
+		Sets map[string]struct {
+			Complete bool `json:"complete"`
+			Files    map[string]struct {
+				Size     int64   `json:"size"`
+				Progress float64 `json:"progress"`
+			} `json:"files"`
+		} `json:"sets"`
+	}
+	l.must(200, "GET", fmt.Sprintf("/boot-resources/%d/", rid), nil, &res)
+	var off int64
+	for _, st := range res.Sets {
+		for _, f := range st.Files {
+			off = int64(f.Progress*float64(f.Size)/100) / chunk4M * chunk4M
+		}
+	}
+	if off != chunk4M {
+		t.Fatalf("the progress read gives offset %d, want %d (%+v)", off, chunk4M, res)
+	}
+	for o := int(off); o < len(img); o += chunk4M {
+		if r := putChunk(l, rid, fid, img[o:min(o+chunk4M, len(img))]); r.code != 200 {
+			t.Fatalf("resumed chunk at %d: %s", o, r)
+		}
+	}
+	if v := viewOf(t, l.s, rid); !v.Complete || v.SHA256 != sha {
+		t.Fatalf("after the resume: %+v", v)
+	}
+}
+
+// TestUploadErrors: MAAS's answers to bad uploads, in its order.
+func TestUploadErrors(t *testing.T) {
+	l := newSimLab(t, func(o *Options) { o.MaxImageBytes = 8 << 20 })
+	img, sha := imageBytes(1<<20, 5)
+	rid, fid, _ := createImage(l, "small", sha, len(img))
+	if r := putChunk(l, rid, fid, nil); r.code != 400 || string(r.body) != "Missing data." {
+		t.Fatalf("empty chunk: %s", r)
+	}
+	synced := l.s.BootResources()[0]
+	if r := putChunk(l, synced.ID, fid, img[:10]); r.code != 403 || string(r.body) != "Cannot upload to a resource of type: 0." {
+		t.Fatalf("upload to a synced resource: %s", r)
+	}
+	r := l.do("POST", "/boot-resources/", url.Values{"name": {"huge"}, "architecture": {"amd64/generic"},
+		"sha256": {sha}, "size": {fmt.Sprint(9 << 20)}})
+	if r.code != 400 || !strings.Contains(string(r.body), "8388608") {
+		t.Fatalf("an image over MaxImageBytes: %s", r)
+	}
+	for _, c := range []struct {
+		form url.Values
+		want string
+	}{
+		{url.Values{"name": {"ubuntu/jammy"}, "architecture": {"amd64/generic"}, "sha256": {sha}, "size": {"1"}}, "ubuntu/jammy is a reserved name"},
+		{url.Values{"name": {"x"}, "architecture": {"mips/generic"}, "sha256": {sha}, "size": {"1"}}, "'mips/generic' is not a valid architecture"},
+		{url.Values{"name": {"x"}, "architecture": {"amd64/generic"}, "sha256": {"abc"}, "size": {"1"}}, "at least 64 characters (it has 3)"},
+		{url.Values{"name": {"x"}, "architecture": {"amd64/generic"}, "sha256": {sha}, "size": {"1"}, "filetype": {"iso"}}, "Select a valid choice. iso is not one of the available choices."},
+		{url.Values{"name": {"x"}, "architecture": {"amd64/generic"}, "sha256": {sha}, "size": {"1"}, "base_image": {"jammy"}}, "a base image must follow the format"},
+	} {
+		if r := l.do("POST", "/boot-resources/", c.form); r.code != 400 || !strings.Contains(string(r.body), c.want) {
+			t.Errorf("create %v: got %s, want 400 with %q", c.form, r, c.want)
+		}
+	}
+	if r := l.do("GET", "/boot-resources/?type=weird", nil); r.code != 400 {
+		t.Fatalf("bad type: %s", r)
+	}
+}
