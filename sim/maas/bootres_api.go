@@ -454,8 +454,9 @@ func pyList(l []string) string {
 
 // bootResourceCreate is POST boot-resources/: the uploaded resource of
 // that name and architecture (made when absent) gains a new set with one
-// file; the files of its older sets are removed (keep_old false, as the
-// API sends it).
+// file; the files of its older sets are removed unless keep_old is true
+// (LP:1660418 in BootResourceForm.save). An older complete set kept so
+// stays deployable while the new one uploads.
 func (s *Server) bootResourceCreate(req *request) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -485,14 +486,26 @@ func (s *Server) bootResourceCreate(req *request) (any, *apiError) {
 		}
 		s.img.stats.Chunks-- // content given at creation is no chunk
 	}
-	removeFiles(b.Sets)
-	for _, old := range b.Sets {
-		old.Files = nil
+	if !djangoBool(req.form.get("keep_old")) {
+		removeFiles(b.Sets)
+		for _, old := range b.Sets {
+			old.Files = nil
+		}
 	}
 	st.Files = []*bootFile{f}
 	b.Sets = append(b.Sets, st)
 	s.img.stats.Creates++
 	return created{s.renderBootResource(b, true)}, nil
+}
+
+// djangoBool is a BooleanField's reading of a form value: "", "false"
+// and "0" are false.
+func djangoBool(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "false", "0":
+		return false
+	}
+	return true
 }
 
 // uploadedResource finds or makes the uploaded resource of the form's

@@ -29,6 +29,14 @@ func imageBytes(n int, seed int64) ([]byte, string) {
 // CLI does before it uploads, and returns the resource and file IDs.
 func createImage(l *simLab, name, sha string, size int) (rid, fid int, upload string) {
 	l.tb.Helper()
+	return createImageForm(l, url.Values{"name": {name}, "architecture": {"amd64/generic"}, "sha256": {sha},
+		"size": {fmt.Sprint(size)}, "filetype": {"ddraw"}, "title": {"GPU golden"}, "base_image": {"ubuntu/jammy"}})
+}
+
+// createImageForm creates a resource from a form and returns the IDs of
+// its newest set's file, read from its upload_uri.
+func createImageForm(l *simLab, form url.Values) (rid, fid int, upload string) {
+	l.tb.Helper()
 	var res struct {
 		ID   int `json:"id"`
 		Sets map[string]struct {
@@ -37,11 +45,12 @@ func createImage(l *simLab, name, sha string, size int) (rid, fid int, upload st
 			} `json:"files"`
 		} `json:"sets"`
 	}
-	l.must(http.StatusCreated, "POST", "/boot-resources/", url.Values{"name": {name}, "architecture": {"amd64/generic"},
-		"sha256": {sha}, "size": {fmt.Sprint(size)}, "filetype": {"ddraw"}, "title": {"GPU golden"}, "base_image": {"ubuntu/jammy"}}, &res)
+	l.must(http.StatusCreated, "POST", "/boot-resources/", form, &res)
 	for _, st := range res.Sets {
 		for _, f := range st.Files {
-			upload = f.UploadURI
+			if f.UploadURI != "" {
+				upload = f.UploadURI
+			}
 		}
 	}
 	if _, err := fmt.Sscanf(upload, APIPrefix+"/boot-resources/%d/upload/%d/", &rid, &fid); err != nil {
@@ -230,5 +239,49 @@ func TestUploadErrors(t *testing.T) {
 	}
 	if r := l.do("GET", "/boot-resources/?type=weird", nil); r.code != 400 {
 		t.Fatalf("bad type: %s", r)
+	}
+}
+
+// TestDeployNewestCompleteSet: a second upload of the same name with
+// keep_old=true adds a set; while it is incomplete a deploy takes the
+// older complete set (its SHA-256); without keep_old the older set's
+// file is dropped (as MAAS does) and nothing is deployable until the
+// new set completes. An image of another architecture is refused.
+func TestDeployNewestCompleteSet(t *testing.T) {
+	l := newSimLab(t, nil)
+	v1, sha1 := imageBytes(1<<20, 11)
+	rid, fid, _ := createImage(l, "custom/golden", sha1, len(v1))
+	if r := putChunk(l, rid, fid, v1); r.code != 200 {
+		t.Fatal(r)
+	}
+	_, sha2 := imageBytes(1<<20, 12)
+	l.must(http.StatusCreated, "POST", "/boot-resources/", url.Values{"name": {"custom/golden"}, "architecture": {"amd64/generic"},
+		"sha256": {sha2}, "size": {fmt.Sprint(1 << 20)}, "filetype": {"ddraw"}, "keep_old": {"true"}}, nil)
+	if v := viewOf(t, l.s, rid); v.Sets != 2 || !v.Complete || v.SHA256 != sha2 {
+		t.Fatalf("after a second create with keep_old: %+v", v)
+	}
+	id := l.ready(1, "gpu01")
+	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=deploy", url.Values{"distro_series": {"custom/golden"}}, nil)
+	if d, _ := l.s.DeployedImage(id); d.SHA256 != sha1 {
+		t.Fatalf("deployed %+v, want the complete set's %s", d, sha1)
+	}
+	l.must(http.StatusCreated, "POST", "/boot-resources/", url.Values{"name": {"golden"}, "architecture": {"amd64/generic"},
+		"sha256": {sha2}, "size": {fmt.Sprint(1 << 20)}, "filetype": {"ddraw"}}, nil)
+	if v := viewOf(t, l.s, rid); v.Complete {
+		t.Fatalf("without keep_old the older sets keep a file: %+v", v)
+	}
+	id2 := l.ready(2, "gpu02")
+	if r := l.do("POST", "/machines/"+id2+"/?op=deploy", url.Values{"distro_series": {"golden"}}); r.code != 400 {
+		t.Fatalf("deploying an image with no complete set: %s", r)
+	}
+	arm, shaArm := imageBytes(1<<10, 13)
+	arid, afid, _ := createImageForm(l, url.Values{"name": {"armonly"}, "architecture": {"arm64/generic"},
+		"sha256": {shaArm}, "size": {fmt.Sprint(len(arm))}, "filetype": {"ddraw"}})
+	if r := putChunk(l, arid, afid, arm); r.code != 200 {
+		t.Fatalf("arm upload: %s", r)
+	}
+	if r := l.do("POST", "/machines/"+id2+"/?op=deploy", url.Values{"distro_series": {"armonly"}}); r.code != 400 ||
+		!strings.Contains(string(r.body), "'custom/armonly' is not a valid distro_series") {
+		t.Fatalf("deploying an arm64 image on an amd64 machine: %s", r)
 	}
 }

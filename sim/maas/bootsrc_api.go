@@ -50,7 +50,13 @@ type imageState struct {
 	importing   bool
 	importTimer *time.Timer
 	importGen   int
+	lastSource  int // boot sources and selections are numbered apart, from 1, as MAAS's tables
+	lastSel     int
 }
+
+func (st *imageState) nextSource() int { st.lastSource++; return st.lastSource }
+
+func (st *imageState) nextSelection() int { st.lastSel++; return st.lastSel }
 
 type bootSource struct {
 	ID              int
@@ -73,12 +79,12 @@ type bootSelection struct {
 
 // defaultBootSource is a fresh region's: images.maas.io, with a selection
 // per release the lab has synced (amd64).
-func defaultBootSource(nextID func() int) *bootSource {
+func defaultBootSource(st *imageState) *bootSource {
 	now := time.Now()
-	src := &bootSource{ID: nextID(), URL: "http://images.maas.io/ephemeral-v3/stable/",
+	src := &bootSource{ID: st.nextSource(), URL: "http://images.maas.io/ephemeral-v3/stable/",
 		KeyringFilename: "/snap/maas/current/usr/share/keyrings/ubuntu-cloudimage-keyring.gpg", Created: now, Updated: now}
 	for _, rel := range []string{"focal", "jammy", "noble"} {
-		src.Selections = append(src.Selections, &bootSelection{ID: nextID(), OS: "ubuntu", Release: rel,
+		src.Selections = append(src.Selections, &bootSelection{ID: st.nextSelection(), OS: "ubuntu", Release: rel,
 			Arches: []string{"amd64"}, Subarches: []string{"*"}, Labels: []string{"*"}})
 	}
 	return src
@@ -192,7 +198,7 @@ func (s *Server) bootSourceCreate(req *request) (any, *apiError) {
 	if err := s.bootSourceForm(src, req.form, true); err != nil {
 		return nil, err
 	}
-	src.ID, src.Created, src.Updated = s.nextID(), time.Now(), time.Now()
+	src.ID, src.Created, src.Updated = s.img.nextSource(), time.Now(), time.Now()
 	s.img.sources = append(s.img.sources, src)
 	return created{renderBootSource(src)}, nil
 }
@@ -223,7 +229,7 @@ func (s *Server) routesSelections(withSrc func(fn func(s *Server, src *bootSourc
 		if err := selectionForm(src, sel, req.form, true); err != nil {
 			return nil, err
 		}
-		sel.ID = s.nextID()
+		sel.ID = s.img.nextSelection()
 		src.Selections = append(src.Selections, sel)
 		return renderSelection(src, sel), nil
 	}))

@@ -237,7 +237,7 @@ func New(o Options) *Server {
 	s.vlans[5001] = &vlan{ID: 5001, FabricID: 0, VID: 0, Name: "untagged", MTU: 1500}
 	s.rackID = s.newSystemID()
 	s.bootRes = defaultBootResources(s.nextID)
-	s.img.sources = []*bootSource{defaultBootSource(s.nextID)}
+	s.img.sources = []*bootSource{defaultBootSource(&s.img)}
 	s.scripts = defaultScripts(s.nextID)
 	s.routesMachines()
 	s.routesMisc()
