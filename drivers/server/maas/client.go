@@ -246,7 +246,9 @@ func (c *client) classify(ctx context.Context, method, path, op string, err erro
 		// MAAS's answer, or a proxy's, may echo the request and its key.
 		msg := drivers.PeerText(se.BodyMessage, c.secrets...)
 		switch {
-		case se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden:
+		case se.StatusCode == http.StatusForbidden:
+			return &forbiddenError{drivers.Errorf(drivers.Permanent, "maas %s: MAAS refused the request to the API key's user (%d %s): admin-only calls need an administrator's key; check maas.apiKey", what, se.StatusCode, msg)}
+		case se.StatusCode == http.StatusUnauthorized:
 			return drivers.Errorf(drivers.Permanent, "maas %s: MAAS refused the API key (%d %s); check maas.apiKey", what, se.StatusCode, msg)
 		case se.StatusCode == http.StatusNotFound:
 			return &notFoundError{drivers.Errorf(drivers.Permanent, "maas %s: not found: %s", what, msg)}
@@ -268,6 +270,12 @@ type notFoundError struct{ error }
 func (e *notFoundError) Unwrap() error { return e.error }
 
 type conflictError struct{ error }
+
+// forbiddenError is a 403: the key is good but its user may not do this
+// (an admin-only call, such as boot images').
+type forbiddenError struct{ error }
+
+func (e *forbiddenError) Unwrap() error { return e.error }
 
 func (e *conflictError) Unwrap() error { return e.error }
 

@@ -49,6 +49,7 @@ type Driver struct {
 	tagBatches batch.Batcher[string, struct{}]   // tags.go: machine IDs by tag and op
 	lookups    batch.Batcher[string, []mMachine] // identify.go: machines by hostname or MAC
 	claimMu    sync.Mutex                        // identify.go: one choice by constraints at a time (claimBy)
+	uploads    sync.Map                          // images_upload.go: "resourceID/fileID" -> the SHA-256 of its content
 }
 
 // NewDriver configures a driver from its settings and the API key secret.
