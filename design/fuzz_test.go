@@ -49,3 +49,33 @@ func FuzzParseSecretRef(f *testing.F) {
 const secretMessages = "not a secret reference; write secret:NAME, env:VAR or file:/path, never the secret itself " +
 	"secret:NAME needs a NAME of letters, digits, '.', '_' or '-' env:VAR needs an environment variable name " +
 	"file:/path needs an absolute path not a secret reference (unknown scheme); write secret:NAME, env:VAR or file:/path, never the secret itself"
+
+// FuzzImageName: no platform.image or image fields panic ImageOf, the
+// image rule's checks or ProvisionerName; a name is an image's as written.
+func FuzzImageName(f *testing.F) {
+	for _, s := range []string{"jammy", "ubuntu/noble", "gpu-golden", "centos/centos8", "/", "a/b/c", "", "custom/x", "\x00"} {
+		f.Add(s, "amd64/generic", "ubuntu/jammy", "GPU golden")
+	}
+	f.Fuzz(func(t *testing.T, image, arch, base, title string) {
+		im := &Image{Metadata: ObjectMeta{Name: image}, Spec: ImageSpec{Architecture: arch,
+			Custom: &CustomImage{BaseImage: base, Title: title, Format: "ddraw", Size: 1, Source: FirmwareImage{File: image, SHA256: base}}}}
+		d := &Design{Images: map[string]*Image{"gpu-golden": im}}
+		n := &Node{}
+		n.Spec.Platform.Image = image
+		got := d.ImageOf(n)
+		switch {
+		case image == "" && got != nil:
+			t.Fatalf("ImageOf(%q) = %+v, want nil", image, got)
+		case image != "" && (got == nil || (image != "gpu-golden" && got.Metadata.Name != image)):
+			t.Fatalf("ImageOf(%q) = %+v", image, got)
+		case got != nil && got.ProvisionerName() == "":
+			t.Fatalf("ImageOf(%q): empty provisioner name", image)
+		}
+		r := newReport()
+		v := &validator{r: r, d: d}
+		v.image(im)
+		v.platformImage(KindNode, "n", &n.Spec.Platform, &HardwareProfileSpec{Architecture: "arm64"}, "hw")
+		_ = isUbuntuSeries(image)
+		_ = titleProblem(title)
+	})
+}

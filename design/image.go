@@ -50,4 +50,5 @@ type CustomImage struct {
 
 	SizePos      Pos `json:"-" pos:"size"`
 	BaseImagePos Pos `json:"-" pos:"baseImage"`
+	TitlePos     Pos `json:"-" pos:"title"`
 }

@@ -515,6 +515,10 @@ type Platform struct {
 	Image        string            `json:"image,omitempty"`
 	Kernel       string            `json:"kernel,omitempty"`
 	KernelParams map[string]string `json:"kernel_params,omitempty" yaml:"kernelParams"`
+
+	// ImagePos is where image was written (a profile, a node, the Site
+	// defaults): the image rule's findings point there.
+	ImagePos Pos `json:"-" pos:"image"`
 }
 
 // Node is one server, resolved over its host profile chain.

@@ -59,6 +59,7 @@ func validate(r *report, d *Design) {
 		v.expect(d.HardwareProfiles[n])   // validate_hardware.go
 		v.baseline(d.HardwareProfiles[n]) // validate_baseline.go
 	}
+	v.images() // validate_image.go
 	for _, n := range sortedNames(d.HostProfiles) {
 		p := d.HostProfiles[n]
 		var hw *HardwareProfileSpec
@@ -66,6 +67,7 @@ func validate(r *report, d *Design) {
 			hw = &h.Spec
 		}
 		v.host(KindHostProfile, n, &p.Spec.HostSpec, hw)
+		v.platformImage(KindHostProfile, n, &p.Spec.Platform, hw, p.Spec.HardwareProfile)
 		if c := p.Spec.OOB.Credentials; c != nil {
 			v.secretRef(KindHostProfile, n, c.Pos, "oob.credentials.password", c.Password)
 		}
@@ -77,6 +79,7 @@ func validate(r *report, d *Design) {
 		node := d.Nodes[n]
 		v.host(KindNode, n, &node.Spec.HostSpec, node.Spec.Hardware)
 		v.node(node)
+		v.platformImage(KindNode, n, &node.Spec.Platform, node.Spec.Hardware, node.Spec.HardwareProfile)
 		v.cabling(node, ports) // validate_hardware.go
 		v.constraints(node)
 		if !targeted[n] {

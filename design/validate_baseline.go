@@ -84,7 +84,7 @@ func (v *validator) baseline(h *HardwareProfile) {
 		case m.ISO == "" && m.ISOPos.IsSet():
 			bad(m.ISOPos, "virtualMedia.iso is empty: write the URL of the boot ISO, or remove virtualMedia")
 		case m.ISO != "":
-			if p := imageURLProblem(m.ISO); p != "" {
+			if p := imageURLProblem(m.ISO, firmwareDir); p != "" {
 				bad(orPos(m.ISOPos, m.Pos), "virtualMedia.iso: %s", p)
 			}
 		}
@@ -148,7 +148,7 @@ func (v *validator) firmware(bad baselineReport, s *HardwareProfileSpec) {
 		if p := versionProblem(f.Version); p != "" && (f.Version != "" || f.VersionPos.IsSet()) {
 			bad(orPos(f.VersionPos, f.Pos), "%s.version: %s", what, p)
 		}
-		firmwareImage(bad, orPos(f.Image.Pos, f.Pos), what+".image", &f.Image)
+		firmwareImage(bad, orPos(f.Image.Pos, f.Pos), what+".image", firmwareDir, &f.Image)
 		buses, known := firmwareBuses[f.Component]
 		if !known {
 			continue // not in the enum: a schema finding
@@ -179,32 +179,44 @@ func versionProblem(ver string) string {
 	return ""
 }
 
-// firmwareImage checks an image: exactly one of url and file, and a
-// SHA-256.
-func firmwareImage(bad baselineReport, pos Pos, what string, im *FirmwareImage) {
+// sourceDir is the directory of serve's that a design's file names
+// (firmware images, OS images), as findings describe it.
+type sourceDir struct {
+	name    string // "firmware directory"
+	example string // a file name to show
+}
+
+var (
+	firmwareDir = sourceDir{name: "firmware directory", example: "xe9680-bios-2.19.1.bin"}
+	osImageDir  = sourceDir{name: "image directory (serve --image-dir)", example: "gpu-golden.ddraw"}
+)
+
+// firmwareImage checks an image: exactly one of url and file (in dir),
+// and a SHA-256.
+func firmwareImage(bad baselineReport, pos Pos, what string, dir sourceDir, im *FirmwareImage) {
 	switch {
 	case im.URL == "" && im.File == "":
-		bad(pos, "%s needs url (where Slipway fetches it) or file (a file in Slipway's firmware directory)", what)
+		bad(pos, "%s needs url (where Slipway fetches it) or file (a file in Slipway's %s)", what, dir.name)
 	case im.URL != "" && im.File != "":
 		bad(pos, "%s has both url and file: keep one", what)
 	case im.URL != "":
-		if p := imageURLProblem(im.URL); p != "" {
+		if p := imageURLProblem(im.URL, dir); p != "" {
 			bad(pos, "%s.url: %s", what, p)
 		}
 	default:
-		if p := imageFileProblem(im.File); p != "" {
+		if p := imageFileProblem(im.File, dir); p != "" {
 			bad(pos, "%s.file: %s", what, p)
 		}
 	}
 	if (im.SHA256 != "" || im.SHA256Pos.IsSet()) && !sha256RE.MatchString(im.SHA256) {
-		bad(pos, "%s.sha256 must be 64 hex digits (the image's SHA-256, as sha256sum prints it)", what)
+		bad(orPos(im.SHA256Pos, pos), "%s.sha256 must be 64 hex digits (the image's SHA-256, as sha256sum prints it)", what)
 	}
 }
 
 // imageURLProblem is the problem of an image or ISO URL ("" when none): an
 // http(s) URL with a host and no user information. The URL is never
 // repeated: it might carry a password.
-func imageURLProblem(raw string) string {
+func imageURLProblem(raw string, dir sourceDir) string {
 	if len(raw) > MaxImageURLLen {
 		return fmt.Sprintf("the URL is %d bytes long, at most %d", len(raw), MaxImageURLLen)
 	}
@@ -213,7 +225,7 @@ func imageURLProblem(raw string) string {
 	case err != nil:
 		return "not a URL"
 	case u.User != nil:
-		return "the URL carries user information: a design holds no credentials; serve the file without them (or put it in Slipway's firmware directory and name it with file)"
+		return "the URL carries user information: a design holds no credentials; serve the file without them (or put it in Slipway's " + dir.name + " and name it with file)"
 	case u.Scheme != "http" && u.Scheme != "https":
 		return "not an http or https URL"
 	case u.Hostname() == "":
@@ -222,15 +234,15 @@ func imageURLProblem(raw string) string {
 	return ""
 }
 
-// imageFileProblem is the problem of a firmware file name ("" when none):
-// a relative path inside the firmware directory, slash-separated, with no
-// "." or ".." element, no backslash or control character.
-func imageFileProblem(f string) string {
+// imageFileProblem is the problem of a file name in dir ("" when none):
+// a relative path inside the directory, slash-separated, with no "." or
+// ".." element, no backslash or control character.
+func imageFileProblem(f string, dir sourceDir) string {
 	if len(f) > MaxImageFileLen {
 		return fmt.Sprintf("the name is %d bytes long, at most %d", len(f), MaxImageFileLen)
 	}
 	if !fs.ValidPath(f) || f == "." || strings.ContainsFunc(f, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
-		return fmt.Sprintf("%.60q is not a file in the firmware directory: write a relative name like xe9680-bios-2.19.1.bin (no leading /, no . or .. element, no backslash or control character)", f)
+		return fmt.Sprintf("%.60q is not a file in the %s: write a relative name like %s (no leading /, no . or .. element, no backslash or control character)", f, dir.name, dir.example)
 	}
 	return ""
 }

@@ -34,6 +34,14 @@ func addExampleSeeds(f *testing.F) {
 		"  raid: {volumes: [{name: os, level: raid1, drives: [d0, d1, d0], boot: true, size: 1g}]}\n" +
 		"  virtualMedia: {iso: \"http://u:p@boot.example/b.iso\"}\n---\n" +
 		"apiVersion: slipway/v1\nkind: Site\nmetadata: {name: s}\nspec: {lifecycle: {baseline: {reboots: allow, maxParallel: 0}}}\n"))
+	// Image documents (a custom one, a standard one, a bad one) and a
+	// host profile and a hardware profile that select and constrain them.
+	f.Add([]byte("apiVersion: slipway/v1\nkind: Image\nmetadata: {name: gpu-golden}\nspec:\n  architecture: arm64/generic\n" +
+		"  custom: {source: {file: gpu-golden.ddraw, sha256: " + strings.Repeat("cd", 32) + "}, format: ddraw, size: 8_388_608, baseImage: ubuntu/jammy, title: GPU}\n---\n" +
+		"apiVersion: slipway/v1\nkind: Image\nmetadata: {name: noble}\nspec: {os: ubuntu, release: noble}\n---\n" +
+		"apiVersion: slipway/v1\nkind: Image\nmetadata: {name: bad}\nspec: {os: custom, custom: {source: {url: \"http://u:p@x/\"}, format: qcow2, size: -1, baseImage: x}}\n---\n" +
+		"apiVersion: slipway/v1\nkind: HardwareProfile\nmetadata: {name: arm}\nspec: {architecture: arm64}\n---\n" +
+		"apiVersion: slipway/v1\nkind: HostProfile\nmetadata: {name: gpu}\nspec: {hardwareProfile: arm, platform: {image: gpu-golden}}\n"))
 }
 
 // FuzzParseFile: no input makes the parser panic or hang.
