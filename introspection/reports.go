@@ -37,8 +37,9 @@ const maxMessage = 4096
 
 // ReportRequest is the body of POST /v1/self/actions/{action}.
 type ReportRequest struct {
-	Status  string `json:"status"` // running | success | failure
-	Message string `json:"message,omitempty"`
+	Status  string       `json:"status"` // running | success | failure
+	Message string       `json:"message,omitempty"`
+	Image   *ReportImage `json:"image,omitempty"` // the image the node runs (reportimage.go)
 }
 
 // reportKind is a Report's stored form: it carries its schema version
@@ -56,6 +57,8 @@ type Report struct {
 	// Server: recorded by this server, not reported by the node: the
 	// action's assets could not be rendered for it (Status failure).
 	Server bool `json:"server,omitempty"`
+	// Image is the image the node said it runs (reportimage.go).
+	Image *ReportImage `json:"image,omitempty"`
 }
 
 func reportKey(node, deployment, action string) string {
@@ -77,7 +80,7 @@ func (s *Server) postReport(c echo.Context) error {
 		return err
 	}
 	rep := Report{Node: ss.rec.Node, Deployment: ss.rec.Deployment, Action: action, Status: req.Status,
-		Message: cleanMessage(req.Message), Time: statestore.StoreTime(time.Now())}
+		Message: cleanMessage(req.Message), Time: statestore.StoreTime(time.Now()), Image: req.Image}
 	stored, err := s.storeReport(c.Request().Context(), rep)
 	if err != nil {
 		return err
@@ -94,7 +97,7 @@ func (s *Server) storeReport(ctx context.Context, rep Report) (Report, error) {
 	if err != nil {
 		return Report{}, internal(http.StatusServiceUnavailable, "the state store did not answer; try again", err)
 	}
-	if found && prev.Status == rep.Status && prev.Message == rep.Message && prev.Server == rep.Server {
+	if found && prev.Status == rep.Status && prev.Message == rep.Message && prev.Server == rep.Server && sameImage(prev.Image, rep.Image) {
 		return prev, nil // a retry: already recorded
 	}
 	raw, err := reportKind.Encode(rep)
@@ -167,6 +170,9 @@ func decodeReport(r io.Reader) (ReportRequest, error) {
 	case StatusRunning, StatusSuccess, StatusFailure:
 	default:
 		return ReportRequest{}, problem(http.StatusBadRequest, "the report's status must be success, failure or running")
+	}
+	if err := req.Image.check(); err != nil {
+		return ReportRequest{}, err
 	}
 	return req, nil
 }
