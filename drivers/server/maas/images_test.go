@@ -1,6 +1,7 @@
 package maas
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -275,5 +276,59 @@ func TestUploadFileID(t *testing.T) {
 		if _, ok := uploadFileID(uri, 12); ok {
 			t.Errorf("%q: a file ID", uri)
 		}
+	}
+}
+
+// uploadAll uploads the content through the driver, chunk by chunk.
+func uploadAll(t *testing.T, d *Driver, ref drivers.ImageRef, content []byte) {
+	t.Helper()
+	ctx := testCtx(t)
+	up, err := d.StartImageUpload(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for up.Offset < up.Size {
+		end := min(up.Offset+drivers.ImageChunkSize, up.Size)
+		if up, err = d.UploadImageChunk(ctx, up, content[up.Offset:end]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDeployCustomImage: a machine deploys the custom image the driver
+// uploaded, the lab recording its SHA-256 (the newest complete version);
+// an image with no complete version is refused by MAAS and the machine
+// is not deployed.
+func TestDeployCustomImage(t *testing.T) {
+	l := startLab(t, lab.Config{Machines: 2})
+	d := newTestDriver(t, l, nil)
+	content, ref := testImage(drivers.ImageChunkSize + 5)
+	uploadAll(t, d, ref, content)
+	// A newer version, started and left incomplete: not the one deployed.
+	v2, ref2 := testImage(drivers.ImageChunkSize + 6)
+	up2, err := d.StartImageUpload(testCtx(t), ref2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.UploadImageChunk(testCtx(t), up2, v2[:drivers.ImageChunkSize]); err != nil {
+		t.Fatal(err)
+	}
+	n := commissioned(t, d, l.Machines()[0])
+	n.Platform.Image = ref.Name
+	mustDone(t, "Deploy", func(ctx context.Context) (drivers.Result, error) { return d.Deploy(ctx, n, drivers.Deployment{}) })
+	img, ok := l.MAAS.DeployedImage(n.MachineID)
+	if !ok || img.OSystem != "custom" || img.Series != "golden" || img.SHA256 != ref.SHA256 {
+		t.Errorf("the lab deployed %+v, want custom/golden with SHA-256 %s", img, ref.SHA256)
+	}
+
+	other := commissioned(t, d, l.Machines()[1])
+	other.Platform.Image = "custom/never-uploaded"
+	r, err := d.Deploy(testCtx(t), other, drivers.Deployment{})
+	if err == nil && r.Status != drivers.StatusFailed {
+		t.Fatalf("deploy of an image MAAS lacks: %+v, want refused", r)
+	}
+	t.Logf("deploy of an image MAAS lacks: %+v %v", r, err)
+	if img, _ := l.MAAS.DeployedImage(other.MachineID); img.OSystem != "" {
+		t.Errorf("the lab deployed %+v with an image it lacks", img)
 	}
 }

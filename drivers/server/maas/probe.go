@@ -179,9 +179,10 @@ func imagesAndKernels(res []bootResource) ([]string, map[string][]string) {
 		if r.Name == "" {
 			continue
 		}
-		if !seen[r.Name] {
-			seen[r.Name] = true
-			images = append(images, r.Name)
+		name := provisionerName(r.Type, r.Name) // an upload's bare name is custom/<name>
+		if !seen[name] {
+			seen[name] = true
+			images = append(images, name)
 		}
 		_, k, _ := strings.Cut(r.Architecture, "/")
 		if (strings.HasPrefix(k, "ga-") || strings.HasPrefix(k, "hwe-")) && !slices.Contains(kernels[r.Name], k) {

@@ -44,14 +44,17 @@ func TestImagesAndKernels(t *testing.T) {
 	 {"id": 5, "type": "Synced", "name": "ubuntu/jammy", "architecture": "amd64/ga-22.04", "subarches": "generic,hwe-p,ga-22.04", "kflavor": "generic", "resource_uri": "/MAAS/api/2.0/boot-resources/5/"},
 	 {"id": 8, "type": "Synced", "name": "ubuntu/jammy", "architecture": "amd64/hwe-22.04-lowlatency", "subarches": "generic,hwe-22.04-lowlatency", "kflavor": "lowlatency", "resource_uri": "/MAAS/api/2.0/boot-resources/8/"},
 	 {"id": 9, "type": "Synced", "name": "ubuntu/jammy", "architecture": "arm64/ga-22.04", "subarches": "generic,ga-22.04", "kflavor": "generic", "resource_uri": "/MAAS/api/2.0/boot-resources/9/"},
-	 {"id": 12, "type": "Uploaded", "name": "custom/rocky9", "architecture": "amd64/generic", "base_image": "rhel/9", "resource_uri": "/MAAS/api/2.0/boot-resources/12/"}
+	 {"id": 12, "type": "Uploaded", "name": "custom/rocky9", "architecture": "amd64/generic", "base_image": "rhel/9", "resource_uri": "/MAAS/api/2.0/boot-resources/12/"},
+	 {"id": 14, "type": "Uploaded", "name": "gpu-golden", "architecture": "amd64/generic", "base_image": "ubuntu/jammy", "resource_uri": "/MAAS/api/2.0/boot-resources/14/"}
 	]`
 	var res []bootResource
 	if err := json.Unmarshal([]byte(answer), &res); err != nil {
 		t.Fatal(err)
 	}
 	images, kernels := imagesAndKernels(res)
-	if want := []string{"custom/rocky9", "grub-efi-signed/uefi", "ubuntu/jammy"}; !slices.Equal(images, want) {
+	// MAAS keeps an upload's name bare (BootResourceForm.clean_name):
+	// a deploy and the design name it custom/<name>.
+	if want := []string{"custom/gpu-golden", "custom/rocky9", "grub-efi-signed/uefi", "ubuntu/jammy"}; !slices.Equal(images, want) {
 		t.Errorf("images %v, want %v", images, want)
 	}
 	want := map[string][]string{"ubuntu/jammy": {"ga-22.04", "hwe-22.04", "hwe-22.04-lowlatency"}}
