@@ -37,7 +37,9 @@ import (
 //     plus .slipway/actions.txt, .slipway/units.txt, .slipway/manifest.json);
 //  3. for every line "<name> <signaling>" of actions.txt, POSTs
 //     {"status":"running"} then {"status":"success"} (or "failure") to
-//     $SLIPWAY_URL/v1/self/actions/<name>.
+//     $SLIPWAY_URL/v1/self/actions/<name>, each with the image the
+//     machine runs, "image": {"name": "custom/gpu-golden", "sha256": ...}
+//     (image.go), when the region named one.
 //
 // Connection errors, 429 and 5xx are retried with a backoff; 401 (the
 // token was revoked) and any other answer stop the agent.
@@ -111,6 +113,22 @@ type Report struct {
 	Code    int // the HTTP status of the answer
 }
 
+// ReportedImage is the image a node agent reports: the "image" of its
+// boot action reports, {name: os/release, sha256}.
+type ReportedImage struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// reportedImage is the image a deployment installed as the agent reports
+// it (zero when the region named none).
+func reportedImage(img maas.DeployedImage) ReportedImage {
+	if img.OSystem == "" || img.Series == "" {
+		return ReportedImage{}
+	}
+	return ReportedImage{Name: img.Name(), SHA256: img.SHA256}
+}
+
 // BootstrapRecord is what the node agent of a machine's current (or last)
 // deployment did.
 type BootstrapRecord struct {
@@ -123,7 +141,10 @@ type BootstrapRecord struct {
 	Actions []Action // from .slipway/actions.txt
 	Units   []string // from .slipway/units.txt
 	Reports []Report // in the order sent
-	Err     string   // why the agent failed or was cancelled
+	// Image is the image the agent reports with every report (the one
+	// the region installed; zero when it installed none it named).
+	Image ReportedImage
+	Err   string // why the agent failed or was cancelled
 	// Finished is when the agent finished (done, failed or cancelled);
 	// zero while it runs.
 	Finished time.Time
@@ -214,7 +235,7 @@ func (m *Machine) RunBootstrap(env []byte) error {
 // err says why the file could not be read; m.mu is held.
 func (m *Machine) runAgentLocked(env map[string]string, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	run := &agentRun{cancel: cancel, done: make(chan struct{}), rec: BootstrapRecord{State: BootstrapBooting}}
+	run := &agentRun{cancel: cancel, done: make(chan struct{}), rec: BootstrapRecord{State: BootstrapBooting, Image: reportedImage(m.image)}}
 	m.agent = run
 	base, token := strings.TrimRight(env["SLIPWAY_URL"], "/"), env["SLIPWAY_TOKEN"]
 	run.rec.URL = base
@@ -233,7 +254,7 @@ func (m *Machine) runAgentLocked(env map[string]string, err error) {
 	}
 	l := m.lab
 	a := &agent{m: m, run: run, client: l.agentClient, base: base, token: token, scale: l.cfg.TimeScale,
-		fail: l.cfg.BootstrapFail[m.Name]}
+		fail: l.cfg.BootstrapFail[m.Name], image: run.rec.Image}
 	go func() {
 		start := time.Now()
 		if pause.Sleep(ctx, l.scaled(l.cfg.BootDelay)) != nil {
@@ -284,6 +305,7 @@ type agent struct {
 	token  string
 	scale  float64
 	fail   string // the action to report as failed (Config.BootstrapFail)
+	image  ReportedImage
 }
 
 // update changes the record unless the run has finished (a cancelled
@@ -359,7 +381,11 @@ func (a *agent) do(ctx context.Context) error {
 // report POSTs one status of an action and records the answer.
 func (a *agent) report(ctx context.Context, action, status, message string) error {
 	a.m.consoleAgent("%s %s: %s", action, status, message)
-	body, _ := json.Marshal(map[string]string{"status": status, "message": message})
+	rep := map[string]any{"status": status, "message": message}
+	if a.image.Name != "" {
+		rep["image"] = a.image
+	}
+	body, _ := json.Marshal(rep)
 	code, _, err := a.request(ctx, http.MethodPost, "/v1/self/actions/"+url.PathEscape(action), body, answerLimit)
 	if code != 0 {
 		a.update(func(r *BootstrapRecord) {

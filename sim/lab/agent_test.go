@@ -40,7 +40,10 @@ type introspection struct {
 	bodies   map[string]bool // POST bodies seen, raw
 }
 
-type postedReport struct{ Action, Status, Message string }
+type postedReport struct {
+	Action, Status, Message string
+	Image                   *ReportedImage // the report's image (image.go)
+}
 
 func newIntrospection(t *testing.T) *introspection {
 	t.Helper()
@@ -70,13 +73,16 @@ func newIntrospection(t *testing.T) *introspection {
 			http.Error(w, "want JSON", http.StatusUnsupportedMediaType)
 			return
 		}
-		var body struct{ Status, Message string }
+		var body struct {
+			Status, Message string
+			Image           *ReportedImage
+		}
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || (body.Status != "running" && body.Status != "success" && body.Status != "failure") {
 			http.Error(w, "bad report", http.StatusBadRequest)
 			return
 		}
 		s.mu.Lock()
-		s.posts = append(s.posts, postedReport{r.PathValue("name"), body.Status, body.Message})
+		s.posts = append(s.posts, postedReport{r.PathValue("name"), body.Status, body.Message, body.Image})
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -307,8 +313,8 @@ func TestAgentInjectedFailure(t *testing.T) {
 		t.Fatalf("record: %+v", rec)
 	}
 	got := api.reports()
-	want := []postedReport{{"kubernetes-join", "running", ""}, {"kubernetes-join", "failure", InjectedFailure},
-		{"motd-addresses", "running", ""}, {"motd-addresses", "success", ""}}
+	want := []postedReport{{"kubernetes-join", "running", "", nil}, {"kubernetes-join", "failure", InjectedFailure, nil},
+		{"motd-addresses", "running", "", nil}, {"motd-addresses", "success", "", nil}}
 	for i := range got {
 		if got[i].Status != "failure" {
 			got[i].Message = ""

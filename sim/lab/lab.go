@@ -413,6 +413,14 @@ func (h hooks) Deployed(id string, macs []string, userData []byte) {
 	}
 }
 
+// DeployedWith is maas.ImageHooks: the region says which image it
+// installed (image.go).
+func (h hooks) DeployedWith(id string, macs []string, userData []byte, img maas.DeployedImage) {
+	if m := h.l.machineByMAC(macs); m != nil {
+		m.deployedImage(id, img, userData)
+	}
+}
+
 func (h hooks) Released(_ string, macs []string) {
 	if m := h.l.machineByMAC(macs); m != nil {
 		m.released()

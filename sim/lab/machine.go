@@ -25,7 +25,8 @@ type Machine struct {
 	bootDev    string
 	persistent bool
 	efi        bool
-	os         string // "" (nothing installed) or the deployed series
+	os         string             // "" (nothing installed) or the deployed OS (ubuntu, custom)
+	image      maas.DeployedImage // what the region installed (image.go)
 	userData   []byte
 	boots      int
 	agent      *agentRun // the node agent of the current (or last) deployment
@@ -140,11 +141,16 @@ func (m *Machine) OS() string {
 
 // deployed: the OS is installed and boots; a node agent starts when the
 // user data carries a bootstrap.env (agent.go).
-func (m *Machine) deployed(systemID, series string, userData []byte) {
+func (m *Machine) deployed(systemID, osystem string, userData []byte) {
+	m.deployedImage(systemID, maas.DeployedImage{OSystem: osystem}, userData)
+}
+
+// deployedImage: deployed with the image the region installed.
+func (m *Machine) deployedImage(systemID string, img maas.DeployedImage, userData []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.os, m.userData, m.on, m.systemID = series, userData, true, systemID
-	m.consoleBooted(series)
+	m.os, m.image, m.userData, m.on, m.systemID = img.OSystem, img, userData, true, systemID
+	m.consoleBooted(img.OSystem)
 	m.startAgentLocked(userData)
 }
 
@@ -153,7 +159,7 @@ func (m *Machine) deployed(systemID, series string, userData []byte) {
 func (m *Machine) released() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.os, m.userData, m.on = "", nil, false
+	m.os, m.image, m.userData, m.on = "", maas.DeployedImage{}, nil, false
 	m.stopAgentLocked("machine released")
 }
 
