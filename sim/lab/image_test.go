@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,12 +20,14 @@ import (
 
 // TestAgentReportsDeployedImage: a custom image uploaded to the lab's MAAS
 // in chunks and deployed on its machine is what the machine records
-// (Lab.DeployedImages: the name and the SHA-256 of the uploaded content)
+// (Lab.DeployedImages: the name and the SHA-256 of the uploaded content;
+// the content is in the region's directory under Config.ImageDir)
 // and what its node agent reports with every boot action report; a
 // release forgets it.
 func TestAgentReportsDeployedImage(t *testing.T) {
 	api := newIntrospection(t)
-	l, m := agentLab(t, Config{})
+	dir := t.TempDir()
+	l, m := agentLab(t, Config{ImageDir: dir})
 	c := &labMAAS{t: t, base: "http://" + l.ln.Addr().String() + maas.APIPrefix, creds: l.MAAS.APIKey()}
 	img := bytes.Repeat([]byte("slipway-gpu-golden "), 300_000) // 5.7 MB: two 4 MiB chunks
 	sum := sha256.Sum256(img)
@@ -44,6 +48,13 @@ func TestAgentReportsDeployedImage(t *testing.T) {
 	}
 	for off := 0; off < len(img); off += 4 << 20 {
 		c.must(200, "PUT", upload, "application/octet-stream", img[off:min(off+4<<20, len(img))], nil)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "region-default", "file-*"))
+	if len(files) != 1 {
+		t.Fatalf("files under the lab's image directory: %v", files)
+	}
+	if onDisk, err := os.ReadFile(files[0]); err != nil || !bytes.Equal(onDisk, img) {
+		t.Fatalf("the region's copy: %d bytes, %v", len(onDisk), err)
 	}
 	sys := waitSystemID(t, c, m)
 	ud := base64.StdEncoding.EncodeToString(userData(api.url, testToken, false))

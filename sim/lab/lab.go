@@ -53,6 +53,12 @@ type Config struct {
 	// are cabled to (StartGNMI); Info gives its address.
 	GNMI *GNMIOptions
 	Log  zerolog.Logger
+	// ImageDir holds the regions' uploaded boot images, one directory
+	// per region ("": each region's own temporary directory, removed at
+	// Close); MaxImageBytes bounds one uploaded file (0: the simulator's
+	// default, 1 GiB). See sim/maas bootres_store.go.
+	ImageDir      string
+	MaxImageBytes int64
 }
 
 // BMCInfo tells where a machine's simulated BMC listens.

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"net/http"
+	"path/filepath"
 	"strings"
 
 	"github.com/slipway-dev/slipway/design"
@@ -37,7 +38,7 @@ func (l *Lab) startRegions(creds maas.Credentials) {
 	for i, name := range names {
 		r := Region{Site: name, MAAS: maas.New(maas.Options{APIKey: creds, TimeScale: l.cfg.TimeScale, Faults: l.cfg.Faults,
 			Seed: l.cfg.Seed + int64(i), Power: powerDriver{l}, Hooks: hooks{l}, Inventory: l.inventory, Log: l.cfg.Log,
-			Domain: domainOfSite(l.cfg.Design, name)})}
+			Domain: domainOfSite(l.cfg.Design, name), ImageDir: regionImageDir(l.cfg.ImageDir, name), MaxImageBytes: l.cfg.MaxImageBytes})}
 		if i > 0 {
 			r.Prefix = "/" + name
 		}
@@ -80,4 +81,13 @@ func domainOfSite(d *design.Design, site string) string {
 		}
 	}
 	return domainOf(d)
+}
+
+// regionImageDir is a region's directory of uploaded images under dir
+// ("" stays "": the region's own temporary directory).
+func regionImageDir(dir, site string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "region-"+orDefault(site, "default"))
 }
