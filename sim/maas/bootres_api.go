@@ -182,6 +182,9 @@ func diskName(sha string) string { return sha[:min(7, len(sha))] }
 // bootUpload is PUT boot-resources/{id}/upload/{file_id}/: one chunk,
 // appended; its checks in MAAS's order (BootResourceFileUploadHandler).
 func (s *Server) bootUpload(req *request) (any, *apiError) {
+	if err := s.uploadTarget(req); err != nil { // MAAS looks both up first
+		return nil, err
+	}
 	size := req.r.ContentLength
 	if size <= 0 {
 		return nil, errorf(http.StatusBadRequest, "Missing data.")
@@ -222,6 +225,19 @@ func (s *Server) bootUpload(req *request) (any, *apiError) {
 		return nil, errorf(http.StatusInternalServerError, "Could not store the chunk: %v", err)
 	}
 	return rawBody{contentType: "text/plain; charset=utf-8", body: []byte("OK")}, nil
+}
+
+// uploadTarget answers 404 when the upload's resource or file is absent.
+func (s *Server) uploadTarget(req *request) *apiError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bootResource(req.params["id"]) == nil {
+		return notFound("BootResource")
+	}
+	if s.fileOf(req.params["file_id"]) == nil {
+		return notFound("BootResourceFile")
+	}
+	return nil
 }
 
 // fileOf finds a file by ID among every resource's sets.

@@ -214,6 +214,9 @@ func TestUploadErrors(t *testing.T) {
 	if r := putChunk(l, rid, fid, nil); r.code != 400 || string(r.body) != "Missing data." {
 		t.Fatalf("empty chunk: %s", r)
 	}
+	if r := putChunk(l, rid, fid+1000, nil); r.code != 404 {
+		t.Fatalf("an empty chunk to a file that does not exist: %s, want 404 (MAAS looks the file up first)", r)
+	}
 	synced := l.s.BootResources()[0]
 	if r := putChunk(l, synced.ID, fid, img[:10]); r.code != 403 || string(r.body) != "Cannot upload to a resource of type: 0." {
 		t.Fatalf("upload to a synced resource: %s", r)
