@@ -97,7 +97,7 @@ func (s *Server) table() []route {
 		s.storeRoutes(),                    // backup.go
 		s.siteRoutes(), s.sitePartRoutes(), // sites.go, siteparts.go
 		s.workflowRoutes(), s.onboardingRoutes(), s.layerRoutes(), // workflows.go, onboardings.go, layer.go
-		s.gitRoutes(), s.fabricRoutes(), // git.go, fabric.go
+		s.gitRoutes(), s.fabricRoutes(), s.imageRoutes(), // git.go, fabric.go, images.go
 		s.clusterRoutes(), s.dashboardRoutes()) // cluster.go, ui.go
 }
 

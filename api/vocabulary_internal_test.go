@@ -21,11 +21,11 @@ import (
 // update this list with the API's documentation.
 var apiWords = map[string][]string{
 	"Action": {"apply_baseline", "decommission_nodes", "deploy_nodes", "destroy_nodes", "power_cycle", "power_off", "power_on",
-		"prepare_nodes", "prepare_site", "redeploy_nodes", "rescue_enter", "rescue_exit", "test_nodes",
+		"prepare_nodes", "prepare_site", "redeploy_nodes", "rescue_enter", "rescue_exit", "sync_images", "test_nodes",
 		"validate_design", "verify_nodes", "verify_site"},
 	"TaskStatus": {"cancelled", "failed", "partially_succeeded", "queued", "running", "succeeded"},
 	"Stage": {"as-built", "baseline", "baselined", "bootstrap", "commission", "configure", "deleted", "deleting", "deploy", "deployed",
-		"identify", "oob-prepare", "pending", "power", "powered", "ready", "released", "releasing", "rescue",
+		"identify", "images", "oob-prepare", "pending", "power", "powered", "ready", "released", "releasing", "rescue",
 		"rescue-exit", "rescue-mode", "tested", "testing", "verified", "verify"},
 	"Outcome":      {"cancelled", "failed", "manual-intervention", "queued", "running", "succeeded"},
 	"Lifecycle":    {"cancelled", "deleted", "deployed", "deploying", "failed", "new", "preparing", "ready", "released", "releasing"},

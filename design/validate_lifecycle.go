@@ -23,7 +23,7 @@ const (
 
 // TimeoutStages are the workflow stages whose timeout the Site may set
 // (the engine's stage names).
-var TimeoutStages = []string{"verify", "baseline", "oob-prepare", "identify", "commission", "as-built", "configure", "deploy",
+var TimeoutStages = []string{"verify", "baseline", "oob-prepare", "identify", "commission", "as-built", "configure", "images", "deploy",
 	"bootstrap", "releasing", "power", "deleting", "rescue", "rescue-exit", "testing"}
 
 // Erase policies a Site, host profile or node may name.

@@ -17,7 +17,7 @@ import (
 // time), hashing as it writes; a wrong hash removes it.
 func (s *Store) fetch(ctx context.Context, img design.FirmwareImage, want string, l Label) (string, error) {
 	dst := filepath.Join(s.cfg.CacheDir, want)
-	if ok, err := s.cached(dst, want); ok || err != nil {
+	if ok, err := s.cached(dst, want, l); ok || err != nil {
 		return dst, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.FetchTimeout)
@@ -41,7 +41,7 @@ func (s *Store) fetch(ctx context.Context, img design.FirmwareImage, want string
 // under its hash when it is want's, removed when not.
 func (s *Store) keep(r io.Reader, img design.FirmwareImage, want string, l Label) (string, error) {
 	dst := filepath.Join(s.cfg.CacheDir, want)
-	if ok, err := s.cached(dst, want); ok || err != nil {
+	if ok, err := s.cached(dst, want, l); ok || err != nil {
 		return dst, err
 	}
 	tmp, err := os.CreateTemp(s.cfg.CacheDir, ".partial-*")
@@ -49,7 +49,7 @@ func (s *Store) keep(r io.Reader, img design.FirmwareImage, want string, l Label
 		return "", fmt.Errorf("%s: %w", l.what(img), err)
 	}
 	defer os.Remove(tmp.Name()) // gone once renamed
-	got, _, err := hashBounded(r, s.cfg.MaxBytes, tmp)
+	got, _, err := hashBounded(r, l.bound(s.cfg.MaxBytes), tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -67,13 +67,13 @@ func (s *Store) keep(r io.Reader, img design.FirmwareImage, want string, l Label
 
 // cached reports whether the cache holds the image already (from an
 // earlier run): it is hashed again before it is trusted.
-func (s *Store) cached(path, want string) (bool, error) {
+func (s *Store) cached(path, want string, l Label) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, nil
 	}
 	defer f.Close()
-	got, _, err := hashBounded(f, s.cfg.MaxBytes, io.Discard)
+	got, _, err := hashBounded(f, l.bound(s.cfg.MaxBytes), io.Discard)
 	if err != nil || got != want {
 		_ = os.Remove(path) // corrupt or partial: fetched again
 		return false, nil

@@ -61,6 +61,27 @@ type Config struct {
 type Label struct {
 	Profile   string
 	Component string
+	// Image, when set, names an OS image (an Image document) instead:
+	// its errors name it, and Size is the exact size it must have (the
+	// read stops past it).
+	Image string
+	Size  int64
+}
+
+// bound is how many bytes an image of l may have.
+func (l Label) bound(max int64) int64 {
+	if l.Size > 0 {
+		return min(l.Size, max)
+	}
+	return max
+}
+
+// sawIt names who never saw a refused image.
+func (l Label) sawIt() string {
+	if l.Image != "" {
+		return "refused before the provisioner saw a byte (fix the image file or URL, or the sha256 and size of Image " + l.Image + ")"
+	}
+	return "refused before any BMC saw it (fix the image or its sha256 in the profile)"
 }
 
 // Image is a verified image.
@@ -69,6 +90,8 @@ type Image struct {
 	Size   int64
 	// URL is where the BMCs fetch it (BaseURL/firmware/<sha256>).
 	URL string
+	// Path is where its verified bytes are on disk.
+	Path string
 }
 
 // Store keeps verified images by SHA-256. It is safe for concurrent use;
@@ -182,7 +205,7 @@ func (s *Store) image(sum, path string) (Image, error) {
 	if err != nil {
 		return Image{}, fmt.Errorf("firmware image %s: %w", sum, err)
 	}
-	return Image{SHA256: sum, Size: fi.Size(), URL: s.cfg.BaseURL + Path + sum}, nil
+	return Image{SHA256: sum, Size: fi.Size(), URL: s.cfg.BaseURL + Path + sum, Path: path}, nil
 }
 
 // what names an image in errors: profile, component, file or URL (its
@@ -191,6 +214,9 @@ func (l Label) what(img design.FirmwareImage) string {
 	src := "file " + img.File
 	if img.URL != "" {
 		src = "url " + redact(img.URL)
+	}
+	if l.Image != "" {
+		return fmt.Sprintf("image %s (%s)", l.Image, src)
 	}
 	return fmt.Sprintf("firmware image of hardware profile %s, component %s (%s)", l.Profile, l.Component, src)
 }
@@ -213,6 +239,9 @@ func (s *Store) check(img design.FirmwareImage, l Label) error {
 	case img.File != "":
 		if !fs.ValidPath(img.File) || img.File == "." || strings.ContainsAny(img.File, "\\\x00") {
 			return fmt.Errorf("%s: a file is a relative name inside the firmware directory (dell/x.bin), not a path out of it", l.what(img))
+		}
+		if s.cfg.Dir == "" && l.Image != "" {
+			return fmt.Errorf("%s: no image directory is configured (serve --image-dir DIR)", l.what(img))
 		}
 		if s.cfg.Dir == "" {
 			return fmt.Errorf("%s: no firmware directory is configured (serve --firmware-dir DIR)", l.what(img))
@@ -256,7 +285,7 @@ func (s *Store) loadFile(img design.FirmwareImage, want string, l Label) (string
 		// directory is not served unchecked.
 		return s.keep(f, img, want, l)
 	}
-	got, _, err := hashBounded(f, s.cfg.MaxBytes, io.Discard)
+	got, _, err := hashBounded(f, l.bound(s.cfg.MaxBytes), io.Discard)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", l.what(img), err)
 	}
@@ -267,8 +296,8 @@ func (s *Store) loadFile(img design.FirmwareImage, want string, l Label) (string
 }
 
 func mismatch(l Label, img design.FirmwareImage, want, got string) error {
-	return fmt.Errorf("%s: %w: expected sha256 %s, the image has %s: refused before any BMC saw it (fix the image or its sha256 in the profile)",
-		l.what(img), ErrChecksum, want, got)
+	return fmt.Errorf("%s: %w: expected sha256 %s, the image has %s: %s",
+		l.what(img), ErrChecksum, want, got, l.sawIt())
 }
 
 // hashBounded copies r to w, hashing it, and fails past max bytes.
@@ -282,4 +311,18 @@ func hashBounded(r io.Reader, max int64, w io.Writer) (string, int64, error) {
 		return "", n, fmt.Errorf("the image is larger than the bound of %d bytes", max)
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// ImagePath verifies an OS image's content (an Image document's custom
+// source) as Get does, its exact size bounding the read, and returns
+// where its verified bytes are.
+func (s *Store) ImagePath(ctx context.Context, image string, src design.FirmwareImage, size int64) (string, error) {
+	im, err := s.Get(ctx, src, Label{Image: image, Size: size})
+	if err != nil {
+		return "", err
+	}
+	if im.Size != size {
+		return "", fmt.Errorf("image %s: its content is %d bytes, the Image document says %d: refused before the provisioner saw a byte (fix the size)", image, im.Size, size)
+	}
+	return im.Path, nil
 }

@@ -125,6 +125,10 @@ type Config struct {
 	// Bootstrap delivers user data and reports boot actions (nil: no user
 	// data, and the bootstrap stage has nothing to wait for).
 	Bootstrap Bootstrapper
+	// Images verifies custom images' content before a provisioner sees
+	// it (package firmwarestore, on serve's image directory); nil: a
+	// custom image's sync fails, saying so.
+	Images ImageContent
 	// Firmware verifies the images of hardware profiles' baselines and
 	// gives the URL the BMCs fetch each from (package firmwarestore); nil:
 	// a profile with a firmware baseline fails its node, saying so.
@@ -152,6 +156,8 @@ var DefaultTimeouts = map[record.Stage]time.Duration{
 	// Firmware updates one at a time, the BMC's own reset and the
 	// machine's: a GPU server's full baseline takes an hour or more.
 	record.StageBaseline: 3 * time.Hour,
+	// A custom image's upload into the Site's provisioner (images.go).
+	record.StageImages: 2 * time.Hour,
 }
 
 // DefaultBootstrapDeadline is how long a bootstrapping node may stay
@@ -180,7 +186,9 @@ type Engine struct {
 	bmcs     drivers.KeyedLocks
 	// updates bounds the firmware updates running (baseline_slots.go).
 	updates updateSlots
-	poll    *poller
+	// imgs: the image syncs running (images.go).
+	imgs imageSyncs
+	poll *poller
 
 	statusOne group.Batcher[drivers.NodeRef, drivers.Machine] // status of one machine
 	recon     reconcileState                                  // reconcile.go

@@ -21,10 +21,10 @@ import (
 func sequence(a record.Action) []record.Stage {
 	build := []record.Stage{record.StageBaseline, record.StageOOBPrepare, record.StageIdentify, record.StageCommission, record.StageAsBuilt, record.StageConfigure, record.StageDeploy, record.StageBootstrap, record.StageDeployed}
 	switch a {
-	case record.ActionDeployNodes:
-		return build
-	case record.ActionRedeployNodes:
-		return append([]record.Stage{record.StageReleasing}, build...)
+	case record.ActionDeployNodes: // the image is complete in the Site before the deploy (images.go)
+		return slices.Insert(build, slices.Index(build, record.StageDeploy), record.StageImages)
+	case record.ActionRedeployNodes: // ... and before anything is released
+		return append([]record.Stage{record.StageImages, record.StageReleasing}, build...)
 	case record.ActionPrepareNodes:
 		return []record.Stage{record.StageBaseline, record.StageOOBPrepare, record.StageIdentify, record.StageCommission, record.StageAsBuilt, record.StageReady}
 	case record.ActionVerifyNodes:

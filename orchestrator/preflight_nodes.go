@@ -54,6 +54,9 @@ func (e *Engine) specFindings(ctx context.Context, d *design.Design, nodes []str
 				fix: "nothing was released or allocated; fix it as said, then run the task again"})
 			continue
 		}
+		if im := declaredImage(d, n); im != nil && dn.Platform.Image == im.ProvisionerName() {
+			continue // an Image document: the images stage syncs it (images_stage.go)
+		}
 		p.addImage(name, design.Platform{Image: dn.Platform.Image, Kernel: dn.Platform.Kernel})
 	}
 	return out

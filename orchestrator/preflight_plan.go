@@ -74,7 +74,7 @@ func planPreflight(d *design.Design, nodes []string, bootData bool, overridden f
 		if ref := n.OOB(driver).PasswordRef; ref != "" && (overridden == nil || !overridden(name)) {
 			bmc[ref] = append(bmc[ref], name)
 		}
-		if bootData {
+		if bootData && declaredImage(d, n) == nil { // an Image document is synced by the images stage (images_stage.go)
 			p.addImage(name, n.Spec.Platform)
 		}
 	}

@@ -15,6 +15,9 @@ import (
 // runSite runs a site action with the retry policy; it returns the
 // task's final status and message.
 func (e *Engine) runSite(run *taskRun, d *design.Design) (record.TaskStatus, string) {
+	if run.task.Action == record.ActionSyncImages {
+		return e.runSyncImages(run, d) // images_task.go
+	}
 	return e.retrySite(run, func(ctx context.Context) (string, error) { return e.siteOnce(ctx, run.task.Action, d) })
 }
 

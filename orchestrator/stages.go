@@ -32,6 +32,8 @@ func (r *nodeRun) stage(ctx context.Context) (step, error) {
 		return r.asBuilt(ctx) // asbuilt.go
 	case record.StageConfigure:
 		return r.configure(ctx)
+	case record.StageImages:
+		return r.images(ctx) // images_stage.go
 	case record.StageDeploy:
 		return r.deploy(ctx)
 	case record.StageBootstrap:

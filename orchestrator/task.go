@@ -36,6 +36,9 @@ type taskRun struct {
 	// task's first port stage (ports_orphans.go); nil until then.
 	portsMu     sync.Mutex
 	orphanPorts map[drivers.SwitchPort]string
+
+	// imgs: the image syncs the task's nodes follow (images.go).
+	imgs runImages
 }
 
 func (t *taskRun) setResult(nr record.NodeResult) {
@@ -203,6 +206,7 @@ func (e *Engine) runTask(run *taskRun) {
 	if !e.preflightTask(run, d) {
 		return
 	}
+	e.startTaskImages(run, d) // images_stage.go
 	e.driveNodes(run, d, log)
 	if ectx.Err() != nil {
 		return // stopped: the task resumes at the next start
@@ -258,7 +262,7 @@ func (e *Engine) driveNodes(run *taskRun, d *design.Design, log zerolog.Logger) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nr := &nodeRun{e: e, run: run, d: nd, n: n, seq: nodeSequence(t, n), log: log.With().Str("node", name).Logger()}
+			nr := &nodeRun{e: e, run: run, d: nd, n: n, seq: imageSequence(nd, n, nodeSequence(t, n)), log: log.With().Str("node", name).Logger()}
 			nr.drive()
 		}()
 	}

@@ -95,6 +95,12 @@ type Config struct {
 	FirmwareDir    string `yaml:"firmwareDir"`
 	FirmwareListen string `yaml:"firmwareListen"`
 	FirmwareURL    string `yaml:"firmwareURL"`
+	// OS images (Image documents) the engine syncs into the Sites'
+	// provisioners (images.go): the directory a custom image's file:
+	// names, and where images fetched from URLs (and copies of files) are
+	// kept verified (default image-cache beside the state).
+	ImageDir   string `yaml:"imageDir"`
+	ImageCache string `yaml:"imageCache"`
 	// BMCEndpoints overrides where a node's BMC is reached (host:port), by
 	// node, or by node/type for one of its methods (e.g. n1/redfish),
 	// e.g. through a NAT or, in tests, the virtual lab's loopback ports.
@@ -187,7 +193,8 @@ func (c *Config) stringKeys() map[string]*string {
 		"tlsCert": &c.TLSCert, "tlsKey": &c.TLSKey, "introspectionListen": &c.IntrospectionListen,
 		"store": &c.Store, "etcdPrefix": &c.EtcdPrefix, "etcdCA": &c.EtcdCA, "etcdCert": &c.EtcdCert, "etcdKey": &c.EtcdKey,
 		"replicaID": &c.ReplicaID, "advertiseURL": &c.AdvertiseURL, "dataDir": &c.DataDir,
-		"firmwareDir": &c.FirmwareDir, "firmwareListen": &c.FirmwareListen, "firmwareURL": &c.FirmwareURL}
+		"firmwareDir": &c.FirmwareDir, "firmwareListen": &c.FirmwareListen, "firmwareURL": &c.FirmwareURL,
+		"imageDir": &c.ImageDir, "imageCache": &c.ImageCache}
 }
 
 // Validate checks every key once, before anything is opened or listened

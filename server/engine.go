@@ -188,6 +188,9 @@ func (p *engineParts) engine(o Options, c Config, st statestore.Store) (*orchest
 	if p.firmware != nil {
 		cfg.Firmware = p.firmware
 	}
+	if cfg.Images, err = c.imageStore(); err != nil { // images.go
+		return nil, err
+	}
 	return orchestrator.New(cfg)
 }
 

@@ -81,4 +81,8 @@ type TaskOptions struct {
 	// DryRun: apply_baseline records each node's plan (its record's
 	// baseline, and an event) and changes nothing.
 	DryRun bool `json:"dry_run,omitempty"`
+	// Site and Image narrow sync_images to one Site and one Image
+	// document ("": all the design's).
+	Site  string `json:"site,omitempty"`
+	Image string `json:"image,omitempty"`
 }

@@ -58,6 +58,7 @@ var typed = map[string]struct {
 	record.EventDecommissionManual:    {"A node's decommission stopped for manual intervention: it is frozen until an operator releases it.", []string{"task", "node"}},
 	record.EventDriftDetected:         {"Reconciliation found that a node's machine no longer matches the engine's record.", []string{"node"}},
 	record.EventDriftResolved:         {"A node's drift was resolved (repaired, accepted, or no longer seen).", []string{"node"}},
+	record.EventImageSync:             {"An image's sync into a Site's provisioner moved: asked, started, upload progress (every 10%), resumed, retried, complete or failed (the message names the site and image).", []string{"task"}},
 }
 
 // Document returns the AsyncAPI document.

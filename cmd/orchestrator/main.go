@@ -134,5 +134,6 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.auditCmd(), a.tokenCmd(), a.secretCmd(), a.bootdataCmd())
 	root.AddCommand(a.gitCmd())    // git.go
 	root.AddCommand(a.fabricCmd()) // fabric.go
+	root.AddCommand(a.imagesCmd()) // images.go
 	return root
 }

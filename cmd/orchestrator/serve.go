@@ -17,6 +17,8 @@ type serveFlags struct {
 	cfgFile, state, dir, listen, tlsCert, tlsKey, introListen, cpuProfile, pprofAddr string
 	// the firmware images of hardware profiles' baselines (server/firmware.go)
 	firmwareDir, firmwareListen, firmwareURL string
+	// the OS images' content (Image documents' custom sources; server/images.go)
+	imageDir, imageCache string
 	// a replica group on etcd (server/servegroup.go)
 	store, etcdPrefix, etcdCA, etcdCert, etcdKey, replicaID, advertise, dataDir string
 	leaseTTL                                                                    int
@@ -60,6 +62,8 @@ is an admin there, without a token.`,
 	cmd.Flags().StringVar(&f.introListen, "introspection-listen", ":8701", "address of the introspection API (deploying nodes call it)")
 	cmd.Flags().StringVar(&f.firmwareDir, "firmware-dir", "", "directory of the firmware images hardware profiles' baselines name (image file:); served to the BMCs once each SHA-256 is checked")
 	cmd.Flags().StringVar(&f.firmwareListen, "firmware-listen", "", "address the BMCs fetch firmware images from (default :8702 with --firmware-dir: every address, so --firmware-url is then needed)")
+	cmd.Flags().StringVar(&f.imageDir, "image-dir", "", "directory of the custom OS images Image documents name (source file:); each is verified (SHA-256, size) before any provisioner sees a byte")
+	cmd.Flags().StringVar(&f.imageCache, "image-cache", "", "directory keeping verified OS images (fetched from URLs, copied from --image-dir) until they are uploaded (default: image-cache beside --state)")
 	cmd.Flags().StringVar(&f.firmwareURL, "firmware-url", "", "URL the BMCs reach the firmware listener at (http://10.0.0.5:8702); needed when --firmware-listen is on every address")
 	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
 	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "TLS private key file (PEM)")
@@ -98,6 +102,7 @@ func (f *serveFlags) config(cmd *cobra.Command) (server.Config, error) {
 		{"advertise-url", "advertiseURL", f.advertise}, {"data-dir", "dataDir", f.dataDir},
 		{"firmware-dir", "firmwareDir", f.firmwareDir}, {"firmware-listen", "firmwareListen", f.firmwareListen},
 		{"firmware-url", "firmwareURL", f.firmwareURL},
+		{"image-dir", "imageDir", f.imageDir}, {"image-cache", "imageCache", f.imageCache},
 		{"lease-ttl", "leaseTTL", strconv.Itoa(f.leaseTTL)}} {
 		flags = append(flags, server.Flag{Key: fl.key, Value: fl.val, Given: cmd.Flags().Changed(fl.flag)})
 	}

@@ -119,6 +119,16 @@ func subnet(name string, n *design.Network) drivers.Subnet {
 	return out
 }
 
+// platformImage is the image the provisioner deploys n with: an Image
+// document's provisioner name (custom/gpu-golden, ubuntu/noble), else the
+// platform.image as written (a bare series: the provisioner's default OS).
+func platformImage(d *design.Design, n *design.Node) string {
+	if im := d.ImageOf(n); im != nil && d.Images[im.Metadata.Name] != nil {
+		return d.Images[im.Metadata.Name].ProvisionerName()
+	}
+	return n.Spec.Platform.Image
+}
+
 // Node answers what server and network drivers need of a node.
 // machineID is the provisioner's ID when already known.
 func Node(d *design.Design, n *design.Node, machineID string) drivers.Node {
@@ -130,7 +140,7 @@ func Node(d *design.Design, n *design.Node, machineID string) drivers.Node {
 		BMCAddress:  s.OOB.Address,
 		Rack:        s.Rack,
 		Primary:     s.PrimaryNetwork,
-		Platform:    drivers.Platform{Image: s.Platform.Image, Kernel: s.Platform.Kernel, KernelParams: s.Platform.KernelParams},
+		Platform:    drivers.Platform{Image: platformImage(d, n), Kernel: s.Platform.Kernel, KernelParams: s.Platform.KernelParams},
 		Tags:        s.Tags,
 		OwnerData:   s.OwnerData,
 		Constraints: constraints(s.Constraints),

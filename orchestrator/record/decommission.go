@@ -59,6 +59,10 @@ type TaskOptions struct {
 	// DryRun: apply_baseline records each node's plan and changes
 	// nothing.
 	DryRun bool `json:"dry_run,omitempty"`
+	// Site and Image narrow sync_images to one Site and one Image
+	// document ("": all the design's).
+	Site  string `json:"site,omitempty"`
+	Image string `json:"image,omitempty"`
 }
 
 // Check validates the options of action a (nil: none).
@@ -76,6 +80,10 @@ func (o *TaskOptions) Check(a Action) error {
 		return fmt.Errorf("options.erase applies to %s and %s only, not %s", ActionDecommissionNodes, ActionDestroyNodes, a)
 	case (o.Reboot || o.DryRun) && a != ActionApplyBaseline:
 		return fmt.Errorf("options.reboot and options.dry_run apply to %s only, not %s", ActionApplyBaseline, a)
+	case (o.Site != "" || o.Image != "") && a != ActionSyncImages:
+		return fmt.Errorf("options.site and options.image apply to %s only, not %s", ActionSyncImages, a)
+	case len(o.Site) > 253 || len(o.Image) > 253:
+		return fmt.Errorf("options.site and options.image are names of at most 253 bytes")
 	}
 	return nil
 }
@@ -97,6 +105,12 @@ func (o *TaskOptions) Describe() string {
 	}
 	if o.DryRun {
 		parts = append(parts, "dry run")
+	}
+	if o.Site != "" {
+		parts = append(parts, "site "+o.Site)
+	}
+	if o.Image != "" {
+		parts = append(parts, "image "+o.Image)
 	}
 	if len(parts) == 0 {
 		return ""

@@ -32,11 +32,12 @@ var Actions = []Action{ActionValidateDesign, ActionVerifySite, ActionPrepareSite
 	ActionPrepareNodes, ActionDeployNodes, ActionRedeployNodes, ActionDestroyNodes,
 	ActionPowerOn, ActionPowerOff, ActionPowerCycle,
 	ActionDecommissionNodes, ActionRescueEnter, ActionRescueExit, ActionTestNodes, // these four: decommission.go
-	ActionApplyBaseline} // baseline.go
+	ActionApplyBaseline, // baseline.go
+	ActionSyncImages}    // images.go
 
 // SiteAction reports whether a acts on the site rather than on nodes.
 func (a Action) SiteAction() bool {
-	return a == ActionValidateDesign || a == ActionVerifySite || a == ActionPrepareSite
+	return a == ActionValidateDesign || a == ActionVerifySite || a == ActionPrepareSite || a == ActionSyncImages
 }
 
 // ParseAction checks an action name.
@@ -315,7 +316,7 @@ const (
 // EventTypes lists every typed event name.
 var EventTypes = []string{EventOnboardingStarted, EventOnboardingCompleted, EventOnboardingFailed, EventOnboardingManual,
 	EventDecommissionStarted, EventDecommissionCompleted, EventDecommissionFailed, EventDecommissionManual,
-	EventDriftDetected, EventDriftResolved}
+	EventDriftDetected, EventDriftResolved, EventImageSync}
 
 // Lifecycle is where a node's machine is in its life, as the workflows
 // that own the machine left it. Tasks that only look at or power the

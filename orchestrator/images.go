@@ -1,0 +1,305 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/internal/storedrec"
+	"github.com/slipway-dev/slipway/orchestrator/record"
+)
+
+// Image syncs: the leader's engine syncs each design image into the
+// provisioner of every Site whose nodes deploy it. One sync of a Site's
+// image runs at a time (whoever asks joins it); syncs of different
+// images or Sites run side by side, at most maxImageSyncs at once. A
+// custom image's content is read and verified here first (its SHA-256
+// and size, by ImageContent), so that nothing reaches the provisioner
+// before it is known good; it is then uploaded chunk by chunk from the
+// offset the provisioner reports, the offset saved after every chunk.
+
+// collImageSyncs keeps the ImageSync records (key: site/image).
+const collImageSyncs = "image_syncs"
+
+func init() {
+	kinds[collImageSyncs] = storedrec.NewKind("image sync record", reflect.TypeFor[record.ImageSync]())
+}
+
+// maxImageSyncs bounds the image syncs running at once (all Sites).
+const maxImageSyncs = 4
+
+// imageEventStep: a progress event is written every this many percent of
+// an upload (not per chunk: a 64 GiB image is 16,384 chunks).
+const imageEventStep = 10
+
+// ImageContent gives a custom image's content verified: read from the
+// image directory or fetched from its URL, its SHA-256 and size checked
+// against the Image document's (package firmwarestore). The path is
+// where the verified bytes are.
+type ImageContent interface {
+	ImagePath(ctx context.Context, image string, src design.FirmwareImage, size int64) (string, error)
+}
+
+// imageJob is one sync of an image into a Site.
+type imageJob struct {
+	key  string
+	done chan struct{}
+	err  error // set before done is closed
+	// waiters are the nodes to wake when it ends.
+	mu      sync.Mutex
+	waiters map[string]bool
+}
+
+func (j *imageJob) finished() (bool, error) {
+	select {
+	case <-j.done:
+		return true, j.err
+	default:
+		return false, nil
+	}
+}
+
+func (j *imageJob) wait(node string) {
+	j.mu.Lock()
+	if j.waiters == nil {
+		j.waiters = map[string]bool{}
+	}
+	j.waiters[node] = true
+	j.mu.Unlock()
+}
+
+// imageSyncs are the syncs running (zero value ready).
+type imageSyncs struct {
+	mu      sync.Mutex
+	running map[string]*imageJob
+	slots   chan struct{}
+}
+
+// runImages is a task's image syncs, by site/image: the nodes of the
+// task follow those (a retry is a new run: it syncs again).
+type runImages struct {
+	mu   sync.Mutex
+	jobs map[string]*imageJob
+}
+
+// serverImages is the image API of site's provisioner (through the
+// wrappers of the server driver: site multiplexer, rebinding, metrics).
+func (e *Engine) serverImages(ctx context.Context, site string) (drivers.ServerImages, error) {
+	return drivers.ImagesAt(ctx, e.cfg.Drivers.Server, site)
+}
+
+// imageJobFor is the sync of im into site that run follows: the one it
+// started, else the one running, else a new one.
+func (e *Engine) imageJobFor(run *taskRun, d *design.Design, site string, im *design.Image) *imageJob {
+	key := site + "/" + im.Metadata.Name
+	run.imgs.mu.Lock()
+	defer run.imgs.mu.Unlock()
+	if j := run.imgs.jobs[key]; j != nil {
+		return j
+	}
+	j := e.startImageSync(run.id, d, site, im)
+	if run.imgs.jobs == nil {
+		run.imgs.jobs = map[string]*imageJob{}
+	}
+	run.imgs.jobs[key] = j
+	return j
+}
+
+// startImageSync starts the sync of im into site, or returns the one
+// running. A stopped engine returns a job that failed at once.
+func (e *Engine) startImageSync(task string, d *design.Design, site string, im *design.Image) *imageJob {
+	key := site + "/" + im.Metadata.Name
+	s := &e.imgs
+	s.mu.Lock()
+	if j := s.running[key]; j != nil {
+		s.mu.Unlock()
+		return j
+	}
+	if s.running == nil {
+		s.running, s.slots = map[string]*imageJob{}, make(chan struct{}, maxImageSyncs)
+	}
+	j := &imageJob{key: key, done: make(chan struct{})}
+	e.mu.Lock()
+	if e.ctx == nil || e.closed {
+		e.mu.Unlock()
+		s.mu.Unlock()
+		j.err = errors.New("the engine is stopping")
+		close(j.done)
+		return j
+	}
+	e.wg.Add(1)
+	e.mu.Unlock()
+	s.running[key] = j
+	s.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		j.err = e.runImageSync(e.ctx, task, d, site, im)
+		s.mu.Lock()
+		delete(s.running, key)
+		s.mu.Unlock()
+		close(j.done)
+		j.mu.Lock()
+		for n := range j.waiters {
+			e.wake(n)
+		}
+		j.mu.Unlock()
+	}()
+	return j
+}
+
+// runImageSync syncs im into site: waits for a slot, then imports or
+// uploads it, recording each step; its error is the failed sync's reason.
+func (e *Engine) runImageSync(ctx context.Context, task string, d *design.Design, site string, im *design.Image) error {
+	sy := newImageSync(site, im, task)
+	if old, ok, _ := e.imageSync(ctx, sy.Key()); ok && old.SHA256 == sy.SHA256 {
+		sy.ResourceID, sy.FileID, sy.Offset = old.ResourceID, old.FileID, old.Offset
+	}
+	e.saveImageSync(ctx, &sy, "info", "sync of image %s (%s) into site %s asked", im.Metadata.Name, sy.Name, site)
+	select {
+	case e.imgs.slots <- struct{}{}:
+		defer func() { <-e.imgs.slots }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	sy.State, sy.Started = record.ImageSyncing, now()
+	e.saveImageSync(ctx, &sy, "info", "sync of image %s into site %s started", im.Metadata.Name, site)
+	err := e.syncImage(ctx, d, &sy, im)
+	if ctx.Err() != nil {
+		return fmt.Errorf("site %s, image %s: the sync was interrupted (the engine stopped); it resumes from the provisioner's offset at the next sync", site, im.Metadata.Name)
+	}
+	if err != nil {
+		sy.State, sy.Error = record.ImageSyncFailed, err.Error()
+		e.saveImageSync(ctx, &sy, "error", "sync of image %s into site %s failed: %v", im.Metadata.Name, site, err)
+		return err
+	}
+	sy.State, sy.Error = record.ImageSynced, ""
+	if sy.Custom {
+		sy.Offset = sy.Size
+	}
+	e.saveImageSync(ctx, &sy, "info", "image %s (%s) is complete in site %s", im.Metadata.Name, sy.Name, site)
+	return nil
+}
+
+func newImageSync(site string, im *design.Image, task string) record.ImageSync {
+	sy := record.ImageSync{Site: site, Image: im.Metadata.Name, Name: im.ProvisionerName(), Architecture: im.Arch(),
+		State: record.ImageSyncPending, Task: task}
+	if c := im.Spec.Custom; c != nil {
+		sy.Custom, sy.SHA256, sy.Size = true, c.Source.SHA256, c.Size
+	}
+	return sy
+}
+
+// imageRef is im as the provisioner is told about it.
+func imageRef(im *design.Image) drivers.ImageRef {
+	ref := drivers.ImageRef{Name: im.ProvisionerName(), Architecture: im.Arch()}
+	if c := im.Spec.Custom; c != nil {
+		ref.Format, ref.SHA256, ref.Size, ref.Title, ref.BaseImage = c.Format, c.Source.SHA256, c.Size, c.Title, c.BaseImage
+	}
+	return ref
+}
+
+// syncImage runs one sync: an import for a standard image, a verified
+// upload for a custom one.
+func (e *Engine) syncImage(ctx context.Context, d *design.Design, sy *record.ImageSync, im *design.Image) error {
+	si, err := e.serverImages(ctx, sy.Site)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.timeout(record.StageImages))
+	defer cancel()
+	if !sy.Custom {
+		return e.importImage(ctx, si, sy, im)
+	}
+	return e.uploadImage(ctx, si, sy, im)
+}
+
+// importImage asks the provisioner to import a standard image and waits
+// until it is complete.
+func (e *Engine) importImage(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, im *design.Image) error {
+	ref := imageRef(im)
+	for {
+		var res drivers.Result
+		err := e.imageCall(ctx, sy, "import", func(ctx context.Context) (err error) {
+			res, err = si.ImportImage(ctx, ref)
+			return err
+		})
+		switch {
+		case err != nil:
+			return err
+		case res.Status == drivers.StatusDone:
+			return nil
+		case res.Status == drivers.StatusFailed:
+			return fmt.Errorf("site %s, image %s: the provisioner failed its import of %s: %s (check its boot source)", sy.Site, sy.Image, sy.Name, res.Message)
+		}
+		if !sleep(ctx, min(e.scaled(max(res.RetryAfter, 5*time.Second)), e.cfg.MaxWait)) {
+			return fmt.Errorf("site %s, image %s: the import of %s did not finish within the images stage's timeout (%s): %w", sy.Site, sy.Image, sy.Name, e.timeout(record.StageImages), ctx.Err())
+		}
+	}
+}
+
+// imageCall runs fn, retrying a transient error with backoff (the retry
+// policy's attempts); the error names the site, image and call.
+func (e *Engine) imageCall(ctx context.Context, sy *record.ImageSync, what string, fn func(context.Context) error) error {
+	for attempt := 1; ; attempt++ {
+		err := fn(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || drivers.Classify(err) != drivers.Transient || attempt >= e.cfg.Retry.Attempts {
+			return fmt.Errorf("site %s, image %s: %s: %w (after %d attempt(s))", sy.Site, sy.Image, what, err, attempt)
+		}
+		wait := e.scaled(e.cfg.Retry.backoff(attempt))
+		e.imageEvent(sy, "warn", "site %s, image %s: %s failed (%v); attempt %d in %s", sy.Site, sy.Image, what, err, attempt+1, wait.Round(time.Millisecond))
+		if !sleep(ctx, wait) {
+			return fmt.Errorf("site %s, image %s: %s: %w", sy.Site, sy.Image, what, ctx.Err())
+		}
+	}
+}
+
+// imageSync reads the record of site/image.
+func (e *Engine) imageSync(ctx context.Context, key string) (record.ImageSync, bool, error) {
+	var sy record.ImageSync
+	err := e.rec.getJSON(ctx, collImageSyncs, key, &sy)
+	if errors.Is(err, ErrNotFound) {
+		return sy, false, nil
+	}
+	return sy, err == nil, err
+}
+
+// saveImageSync writes the record with an image.sync event.
+func (e *Engine) saveImageSync(ctx context.Context, sy *record.ImageSync, level, format string, args ...any) {
+	sy.Updated = now()
+	var b batch
+	b.put(collImageSyncs, sy.Key(), *sy)
+	if format != "" {
+		b.event(imageSyncEvent(sy, level, format, args...))
+	}
+	if err := e.rec.write(context.WithoutCancel(ctx), &b); err != nil {
+		e.log.Warn().Err(err).Str("site", sy.Site).Str("image", sy.Image).Msg("save the image sync record")
+	}
+}
+
+func imageSyncEvent(sy *record.ImageSync, level, format string, args ...any) record.Event {
+	return record.Event{Time: now(), Task: sy.Task, Level: level, Kind: "image", Type: record.EventImageSync,
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// imageEvent writes an image.sync event alone.
+func (e *Engine) imageEvent(sy *record.ImageSync, level, format string, args ...any) {
+	var b batch
+	b.event(imageSyncEvent(sy, level, format, args...))
+	_ = e.rec.write(e.ctx, &b)
+}
+
+// ImageSyncs returns the image sync records, by site/image, sorted.
+func (e *Engine) ImageSyncs(ctx context.Context) ([]record.ImageSync, error) {
+	out, err := listSlice[record.ImageSync](ctx, e.cfg.Store, collImageSyncs, "")
+	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	return out, err
+}

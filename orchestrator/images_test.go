@@ -1,0 +1,397 @@
+package orchestrator_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/drivers/fake"
+	"github.com/slipway-dev/slipway/firmwarestore"
+	"github.com/slipway-dev/slipway/labrun"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/statestore"
+	"github.com/slipway-dev/slipway/statestore/memory"
+)
+
+// imgSize is the test image's size: two whole chunks and a part.
+const imgSize = 2*drivers.ImageChunkSize + 1234567
+
+// imgContent is the test image's content (deterministic, not all one byte).
+func imgContent() []byte {
+	b := make([]byte, imgSize)
+	for i := range b {
+		b[i] = byte(i*7 + i/4096)
+	}
+	return b
+}
+
+func sumHex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// imgEnv is an engine on the fake drivers with a design of nodes whose
+// hardware profiles deploy the custom image gpu-golden, its file in an
+// image directory.
+type imgEnv struct {
+	d     *design.Design
+	rev   string
+	srv   *fake.Server
+	st    statestore.Store
+	cfg   orchestrator.Config
+	dir   string
+	nodes []string
+}
+
+// newImgEnv builds the env; edit changes the image document before the
+// design is stored.
+func newImgEnv(t *testing.T, nodes int, content []byte, edit func(*design.Image)) *imgEnv {
+	t.Helper()
+	ctx := t.Context()
+	d, err := labrun.Generated(ctx, t.TempDir(), nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "gpu-golden.ddraw"), content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	im := &design.Image{Metadata: design.ObjectMeta{Name: "gpu-golden"}, Spec: design.ImageSpec{Architecture: "amd64/generic",
+		Custom: &design.CustomImage{Source: design.FirmwareImage{File: "gpu-golden.ddraw", SHA256: sumHex(imgContent())},
+			Format: "ddraw", Size: imgSize, BaseImage: "ubuntu/jammy", Title: "GPU golden"}}}
+	if edit != nil {
+		edit(im)
+	}
+	d.Images = map[string]*design.Image{"gpu-golden": im}
+	env := &imgEnv{d: d, srv: fake.NewServer(fake.Script{}), st: memory.New(), dir: dir}
+	for _, name := range d.NodeNames() {
+		d.Nodes[name].Spec.Platform.Image = "gpu-golden"
+		env.nodes = append(env.nodes, name)
+	}
+	env.rev = env.store(t, d)
+	fw, err := firmwarestore.New(firmwarestore.Config{Dir: dir, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.cfg = orchestrator.Config{Store: env.st, Drivers: orchestrator.Drivers{OOB: fake.NewOOB(fake.Script{}), Server: env.srv, Network: fake.NewNetwork(fake.Script{})},
+		Secrets:   func(context.Context, string) (drivers.Secret, error) { return drivers.NewSecret("test"), nil },
+		TimeScale: 0.001, Images: fw}
+	return env
+}
+
+// store writes d as a revision of the env's store.
+func (env *imgEnv) store(t *testing.T, d *design.Design) string {
+	t.Helper()
+	raw, id, err := d.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.st.PutRevision(t.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts(), Roots: []string{"(test)"}}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func (env *imgEnv) engine(t *testing.T) *orchestrator.Engine {
+	t.Helper()
+	e, err := orchestrator.New(env.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+// runTask submits req and waits for the task's end.
+func runTask(t *testing.T, e *orchestrator.Engine, req record.Request) record.Task {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	req.Requester = "test"
+	task, err := e.Submit(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.Wait(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// customView is the fake provisioner's custom/gpu-golden.
+func customView(srv *fake.Server) (fake.ImageView, bool) {
+	for _, v := range srv.ImageViews() {
+		if v.Name == "custom/gpu-golden" {
+			return v, true
+		}
+	}
+	return fake.ImageView{}, false
+}
+
+func calls(srv *fake.Server, method string) int {
+	n := 0
+	for _, c := range srv.Calls() {
+		if c.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+// TestImageDeployUploadsFirst: a deploy of nodes whose profile names a
+// custom image uploads it into the Site once (3 chunks for its 2.3
+// chunks' size, every byte once), and each node's machine deploys that
+// image, with the image's SHA-256, after the images stage.
+func TestImageDeployUploadsFirst(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 2, imgContent(), nil)
+	e := env.engine(t)
+	task := runTask(t, e, record.Request{Action: record.ActionDeployNodes})
+	if task.Status != record.TaskSucceeded {
+		t.Fatalf("deploy: %s: %s", task.Status, task.Message)
+	}
+	v, ok := customView(env.srv)
+	st := env.srv.ImageStats()
+	if !ok || !v.Complete || v.SHA256 != sumHex(imgContent()) || st.Creates != 1 || st.Chunks != 3 || st.BytesReceived != imgSize {
+		t.Fatalf("provisioner: %+v (found %v), stats %+v: want one complete upload of 3 chunks, %d bytes", v, ok, st, imgSize)
+	}
+	for _, n := range env.nodes {
+		rec, err := e.Node(t.Context(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, sum := env.srv.DeployedImage(rec.MachineID)
+		if name != "custom/gpu-golden" || sum != sumHex(imgContent()) {
+			t.Errorf("%s deployed %q (%s)", n, name, sum)
+		}
+		if !passedBefore(rec.History, record.StageImages, record.StageDeploy) {
+			t.Errorf("%s: no images stage before deploy in %v", n, rec.History)
+		}
+	}
+}
+
+// passedBefore reports whether the history has a transition from a
+// before one from b.
+func passedBefore(h []record.Transition, a, b record.Stage) bool {
+	ia, ib := -1, -1
+	for i, tr := range h {
+		if tr.From == a && ia < 0 {
+			ia = i
+		}
+		if tr.From == b && ib < 0 {
+			ib = i
+		}
+	}
+	return ia >= 0 && ib > ia
+}
+
+// TestImageSyncRefusedLocally: a wrong checksum, a content over the
+// Image's size and a source that does not answer are each refused before
+// the provisioner sees anything (it counts no create and no chunk), the
+// reason naming the image, the site and what to fix.
+func TestImageSyncRefusedLocally(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/gpu.img"
+	ln.Close() // nothing answers there
+	cases := []struct {
+		name    string
+		content []byte
+		edit    func(*design.Image)
+		want    string
+	}{
+		{"checksum", append([]byte("x"), imgContent()[1:]...), nil, "checksum mismatch"},
+		{"over size", append(imgContent(), 0), nil, "larger than the bound of"},
+		{"source does not answer", imgContent(), func(im *design.Image) {
+			im.Spec.Custom.Source = design.FirmwareImage{URL: dead, SHA256: sumHex(imgContent())}
+		}, "download"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env := newImgEnv(t, 1, c.content, c.edit)
+			e := env.engine(t)
+			task := runTask(t, e, record.Request{Action: record.ActionSyncImages})
+			if task.Status != record.TaskFailed || !strings.Contains(task.Message, c.want) || !strings.Contains(task.Message, "gpu-golden") ||
+				!strings.Contains(task.Message, "site ") {
+				t.Fatalf("task %s: %s", task.Status, task.Message)
+			}
+			if st := env.srv.ImageStats(); st.Creates != 0 || st.Chunks != 0 || calls(env.srv, "StartImageUpload") != 0 {
+				t.Fatalf("the provisioner saw the image: %+v, %d starts", st, calls(env.srv, "StartImageUpload"))
+			}
+			syncs, err := e.ImageSyncs(t.Context())
+			if err != nil || len(syncs) != 1 || syncs[0].State != record.ImageSyncFailed || syncs[0].Error == "" {
+				t.Fatalf("records %+v %v", syncs, err)
+			}
+		})
+	}
+}
+
+// TestImageSyncChecksumRefusedByProvisioner: the provisioner refuses the
+// completed content; the upload is abandoned (deleted: nothing half-made
+// is left) and the sync fails saying so.
+func TestImageSyncChecksumRefusedByProvisioner(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 1, imgContent(), nil)
+	env.srv.RefuseImageChecksums(true)
+	e := env.engine(t)
+	task := runTask(t, e, record.Request{Action: record.ActionSyncImages})
+	if task.Status != record.TaskFailed || !strings.Contains(task.Message, "refused the uploaded content") {
+		t.Fatalf("task %s: %s", task.Status, task.Message)
+	}
+	st := env.srv.ImageStats()
+	if _, left := customView(env.srv); left || st.ChecksumRefused != 1 || st.Deletes != 1 {
+		t.Fatalf("left %v, stats %+v: want the refused upload deleted", left, st)
+	}
+}
+
+// TestImageSyncTransientChunks: chunks whose answer is lost (the
+// provisioner took them) are not sent again: the provisioner is asked
+// its offset; every byte arrives once.
+func TestImageSyncTransientChunks(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 1, imgContent(), nil)
+	env.srv.FailImageChunks(2, true)
+	e := env.engine(t)
+	task := runTask(t, e, record.Request{Action: record.ActionSyncImages})
+	if task.Status != record.TaskSucceeded {
+		t.Fatalf("task %s: %s", task.Status, task.Message)
+	}
+	v, _ := customView(env.srv)
+	if st := env.srv.ImageStats(); !v.Complete || v.SHA256 != sumHex(imgContent()) || st.BytesReceived != imgSize {
+		t.Fatalf("view %+v stats %+v: want complete with %d bytes received", v, st, imgSize)
+	}
+}
+
+// offsetCrashStore cancels the engine once an image sync record with an
+// offset past 0 and short of the end is written: a crash (simulated: the
+// engine's context ends) mid-upload.
+type offsetCrashStore struct {
+	statestore.Store
+	onTrip  func()
+	tripped atomic.Bool
+}
+
+func (c *offsetCrashStore) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, error) {
+	revs, err := c.Store.Write(ctx, ops...)
+	for _, op := range ops {
+		if err == nil && op.Kind == statestore.OpPut && bytes.Contains(op.Value, []byte(`"offset":4194304`)) && c.tripped.CompareAndSwap(false, true) {
+			c.onTrip()
+		}
+	}
+	return revs, err
+}
+
+// TestImageSyncResumesAfterCrash (simulated crash: the engine's context
+// is cancelled after the first chunk's offset is saved): a new engine on
+// the same store resumes the task, asks the provisioner its offset and
+// sends only the rest; the image completes with the right SHA-256 and
+// every byte arrived once.
+func TestImageSyncResumesAfterCrash(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 1, imgContent(), nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cs := &offsetCrashStore{Store: env.st, onTrip: cancel}
+	cfg := env.cfg
+	cfg.Store = cs
+	e1, err := orchestrator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e1.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	task, err := e1.Submit(ctx, record.Request{Action: record.ActionSyncImages, Requester: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e1.Wait(ctx, task.ID); err == nil {
+		t.Fatal("the task finished: the crash point was never reached")
+	}
+	e1.Close()
+	if v, _ := customView(env.srv); !cs.tripped.Load() || v.Complete {
+		t.Fatalf("crash %v, image %+v: want a crash mid-upload", cs.tripped.Load(), v)
+	}
+	e2 := env.engine(t)
+	wctx, wcancel := context.WithTimeout(t.Context(), time.Minute)
+	defer wcancel()
+	got, err := e2.Wait(wctx, task.ID)
+	if err != nil || got.Status != record.TaskSucceeded {
+		t.Fatalf("resumed task: %+v %v", got, err)
+	}
+	v, _ := customView(env.srv)
+	st := env.srv.ImageStats()
+	if !v.Complete || v.SHA256 != sumHex(imgContent()) || st.Creates != 1 || st.BytesReceived != imgSize {
+		t.Fatalf("view %+v stats %+v: want one upload, complete, %d bytes received", v, st, imgSize)
+	}
+	syncs, err := e2.ImageSyncs(t.Context())
+	if err != nil || len(syncs) != 1 || syncs[0].State != record.ImageSynced || syncs[0].Resumed < drivers.ImageChunkSize {
+		t.Fatalf("records %+v %v: want synced, resumed from at least one chunk", syncs, err)
+	}
+}
+
+// TestRedeployUnsyncableImageReleasesNothing: a redeploy onto a design
+// revision whose image cannot be synced (its checksum is wrong) fails
+// every node at the images stage, before any machine is released.
+func TestRedeployUnsyncableImageReleasesNothing(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 2, imgContent(), nil)
+	e := env.engine(t)
+	if task := runTask(t, e, record.Request{Action: record.ActionDeployNodes}); task.Status != record.TaskSucceeded {
+		t.Fatalf("deploy: %s: %s", task.Status, task.Message)
+	}
+	d2, err := design.DecodeRevision(mustRevision(t, env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2.Images["gpu-golden"].Spec.Custom.Source.SHA256 = strings.Repeat("ab", 32)
+	rev2 := env.store(t, d2)
+	releases := calls(env.srv, "Release")
+	task := runTask(t, e, record.Request{Action: record.ActionRedeployNodes, Revision: rev2})
+	if task.Status != record.TaskFailed {
+		t.Fatalf("redeploy: %s: %s", task.Status, task.Message)
+	}
+	if n := calls(env.srv, "Release") - releases; n != 0 {
+		t.Fatalf("the redeploy released %d machine(s)", n)
+	}
+	for _, n := range env.nodes {
+		rec, err := e.Node(t.Context(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Stage != record.StageImages || !strings.Contains(rec.Reason, "gpu-golden") {
+			t.Errorf("%s: at %s: %s", n, rec.Stage, rec.Reason)
+		}
+		if name, sum := env.srv.DeployedImage(rec.MachineID); name != "custom/gpu-golden" || sum != sumHex(imgContent()) {
+			t.Errorf("%s: deployed %s (%s): the previous image is not in service", n, name, sum)
+		}
+	}
+}
+
+func mustRevision(t *testing.T, env *imgEnv) []byte {
+	t.Helper()
+	r, err := env.st.Revision(t.Context(), env.rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Design
+}

@@ -1,0 +1,124 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/record"
+)
+
+// uploadImage verifies a custom image's content locally, then uploads
+// it from the offset the provisioner reports, a chunk at a time, the
+// offset saved after each. A checksum the provisioner refuses abandons
+// the upload (nothing half-made is left); the previous image, if any,
+// stays in service.
+func (e *Engine) uploadImage(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, im *design.Image) error {
+	c := im.Spec.Custom
+	if e.cfg.Images == nil {
+		return fmt.Errorf("site %s, image %s: no image store is configured to read its content (serve --image-dir DIR): nothing was uploaded", sy.Site, sy.Image)
+	}
+	path, err := e.cfg.Images.ImagePath(ctx, im.Metadata.Name, c.Source, c.Size)
+	if err != nil {
+		return fmt.Errorf("site %s: %w; the previous image stays in service", sy.Site, err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("site %s, image %s: open the verified content: %w", sy.Site, sy.Image, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() != c.Size {
+		return fmt.Errorf("site %s, image %s: the verified content is not %d bytes as the Image document says: refused before the provisioner saw a byte (fix its size)", sy.Site, sy.Image, c.Size)
+	}
+	ref := imageRef(im)
+	up, err := e.startUpload(ctx, si, sy, ref)
+	if err != nil {
+		return err
+	}
+	if up.Offset > 0 && !up.Complete {
+		sy.Resumed = up.Offset
+		e.imageEvent(sy, "info", "site %s, image %s: the provisioner holds %d of %d bytes from an earlier upload: resumed there", sy.Site, sy.Image, up.Offset, up.Size)
+	}
+	return e.uploadChunks(ctx, si, sy, ref, f, up)
+}
+
+// startUpload asks the provisioner where the content goes and how much
+// of it it holds, and records it.
+func (e *Engine) startUpload(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, ref drivers.ImageRef) (drivers.ImageUpload, error) {
+	var up drivers.ImageUpload
+	err := e.imageCall(ctx, sy, "start the upload", func(ctx context.Context) (err error) {
+		up, err = si.StartImageUpload(ctx, ref)
+		return err
+	})
+	if err != nil {
+		return up, err
+	}
+	if up.Offset < 0 || up.Offset > ref.Size || (up.Size != 0 && up.Size != ref.Size) {
+		return up, fmt.Errorf("site %s, image %s: the provisioner reports %d of %d bytes held for an image of %d bytes: not resumable (delete its boot resource %s and sync again)",
+			sy.Site, sy.Image, up.Offset, up.Size, ref.Size, up.ResourceID)
+	}
+	sy.ResourceID, sy.FileID, sy.Offset = up.ResourceID, up.FileID, up.Offset
+	e.saveImageSync(ctx, sy, "", "")
+	return up, nil
+}
+
+// uploadChunks sends the content from up.Offset to its end. After a
+// transient failure the provisioner is asked again where it stands (a
+// chunk it took before the answer was lost is not sent twice).
+func (e *Engine) uploadChunks(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, ref drivers.ImageRef, f io.ReaderAt, up drivers.ImageUpload) error {
+	buf := make([]byte, drivers.ImageChunkSize)
+	failures, lastPct := 0, -1
+	for !up.Complete {
+		if up.Offset >= ref.Size {
+			return fmt.Errorf("site %s, image %s: the provisioner holds all %d bytes but does not report the image complete (look at its boot resource %s)", sy.Site, sy.Image, ref.Size, up.ResourceID)
+		}
+		n := int(min(int64(len(buf)), ref.Size-up.Offset))
+		if _, err := f.ReadAt(buf[:n], up.Offset); err != nil {
+			return fmt.Errorf("site %s, image %s: read the content at %d: %w", sy.Site, sy.Image, up.Offset, err)
+		}
+		next, err := si.UploadImageChunk(ctx, up, buf[:n])
+		if err != nil {
+			if up, err = e.chunkFailed(ctx, si, sy, ref, up, err, &failures); err != nil {
+				return err
+			}
+			continue
+		}
+		failures, up = 0, next
+		sy.Offset = up.Offset
+		e.saveImageSync(ctx, sy, "", "")
+		if pct := int(sy.Progress()) / imageEventStep; pct != lastPct && !up.Complete {
+			lastPct = pct
+			e.imageEvent(sy, "info", "site %s, image %s: %d of %d bytes uploaded (%.0f%%)", sy.Site, sy.Image, sy.Offset, ref.Size, sy.Progress())
+		}
+	}
+	return nil
+}
+
+// chunkFailed handles a chunk's error: a refused checksum abandons the
+// upload; another permanent error fails the sync; a transient one waits
+// (bounded) and asks the provisioner for its offset again.
+func (e *Engine) chunkFailed(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, ref drivers.ImageRef, up drivers.ImageUpload, err error, failures *int) (drivers.ImageUpload, error) {
+	if errors.Is(err, drivers.ErrImageChecksum) {
+		aerr := e.imageCall(context.WithoutCancel(ctx), sy, "abandon the refused upload", func(ctx context.Context) error { return si.AbandonImageUpload(ctx, up) })
+		left := "its upload was deleted: nothing half-made is left"
+		if aerr != nil {
+			left = fmt.Sprintf("deleting its upload failed too (%v): delete boot resource %s by hand", aerr, up.ResourceID)
+		}
+		sy.ResourceID, sy.FileID, sy.Offset = "", "", 0
+		return up, fmt.Errorf("site %s, image %s: the provisioner refused the uploaded content: %w; %s; the previous image stays in service (check the image file and its sha256)", sy.Site, sy.Image, err, left)
+	}
+	*failures++
+	if ctx.Err() != nil || drivers.Classify(err) != drivers.Transient || *failures >= e.cfg.Retry.Attempts {
+		return up, fmt.Errorf("site %s, image %s: upload of the chunk at %d of %d bytes: %w (after %d attempt(s)); a sync later resumes from what the provisioner holds", sy.Site, sy.Image, up.Offset, ref.Size, err, *failures)
+	}
+	wait := e.scaled(e.cfg.Retry.backoff(*failures))
+	e.imageEvent(sy, "warn", "site %s, image %s: the chunk at %d failed (%v): the provisioner is asked for its offset again in %s", sy.Site, sy.Image, up.Offset, err, wait)
+	if !sleep(ctx, wait) {
+		return up, fmt.Errorf("site %s, image %s: %w", sy.Site, sy.Image, ctx.Err())
+	}
+	return e.startUpload(ctx, si, sy, ref)
+}
