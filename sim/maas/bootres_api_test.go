@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const chunk4M = 4 << 20
@@ -286,5 +288,78 @@ func TestDeployNewestCompleteSet(t *testing.T) {
 	if r := l.do("POST", "/machines/"+id2+"/?op=deploy", url.Values{"distro_series": {"armonly"}}); r.code != 400 ||
 		!strings.Contains(string(r.body), "'custom/armonly' is not a valid distro_series") {
 		t.Fatalf("deploying an arm64 image on an amd64 machine: %s", r)
+	}
+}
+
+// TestImageWritesKeepListingCache: boot image writes (create, chunks,
+// sources, selections, import, delete) change no machine's JSON, so a
+// machine listing's cache survives them (a 10 GiB upload is 2,560 chunks;
+// each re-rendered every machine at the next listing).
+func TestImageWritesKeepListingCache(t *testing.T) {
+	l := newSimLab(t, func(o *Options) { o.Durations.Import = time.Second })
+	id := l.ready(1, "a")
+	l.must(http.StatusOK, "GET", "/machines/", nil, nil) // fills the cache
+	shared := l.s.sharedRev.Load()
+	img, sha := imageBytes(5<<20, 21)
+	rid, fid, _ := createImage(l, "custom/cache", sha, len(img))
+	putChunk(l, rid, fid, img[:chunk4M])
+	putChunk(l, rid, fid, img[chunk4M:])
+	l.must(http.StatusOK, "POST", "/boot-sources/1/selections/", url.Values{"release": {"bionic"}}, nil)
+	l.must(http.StatusOK, "PUT", "/boot-sources/1/selections/1/", url.Values{"arches": {"amd64"}}, nil)
+	l.must(http.StatusOK, "POST", "/boot-resources/?op=import", nil, nil)
+	l.must(http.StatusNoContent, "DELETE", fmt.Sprintf("/boot-resources/%d/", rid), nil, nil)
+	if got := l.s.sharedRev.Load(); got != shared {
+		t.Fatalf("image writes moved the listing cache's shared revision %d -> %d: every machine re-renders", shared, got)
+	}
+	l.s.mu.Lock()
+	m := l.s.machines[id]
+	ok := m.rendered.valid && m.rendered.rev == m.rev
+	l.s.mu.Unlock()
+	if !ok {
+		t.Fatal("machine a's cached JSON was dropped")
+	}
+}
+
+// TestCreateWithContentBounded: content given at creation (multipart, as
+// the MAAS CLI sends a small file) makes a complete resource; a body over
+// MaxImageBytes is refused naming the bound, before it is read whole.
+func TestCreateWithContentBounded(t *testing.T) {
+	l := newSimLab(t, func(o *Options) { o.MaxImageBytes = 1 << 20 })
+	send := func(content []byte) rawResp {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		for k, v := range map[string]string{"name": "custom/small", "architecture": "amd64/generic", "filetype": "ddraw"} {
+			_ = mw.WriteField(k, v)
+		}
+		fw, _ := mw.CreateFormFile("content", "image.raw")
+		_, _ = fw.Write(content)
+		_ = mw.Close()
+		req, _ := http.NewRequest("POST", l.hs.URL+APIPrefix+"/boot-resources/", &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		req.Header.Set("Authorization", oauthHeader(labCreds))
+		resp, err := l.hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return rawResp{code: resp.StatusCode, body: b}
+	}
+	small, sha := imageBytes(64<<10, 31)
+	if r := send(small); r.code != http.StatusCreated {
+		t.Fatalf("a small image with its content: %s", r)
+	}
+	var v BootResourceView
+	for _, x := range l.s.BootResources() {
+		if x.Name == "small" {
+			v = x
+		}
+	}
+	if !v.Complete || v.SHA256 != sha || v.Held != int64(len(small)) {
+		t.Fatalf("the created resource: %+v", v)
+	}
+	big, _ := imageBytes(3<<20, 32)
+	if r := send(big); r.code != 400 || !strings.Contains(string(r.body), "over the lab's bound") {
+		t.Fatalf("content over MaxImageBytes: %s", r)
 	}
 }

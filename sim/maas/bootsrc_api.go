@@ -447,5 +447,4 @@ func (s *Server) importDone(gen int) {
 	}
 	s.img.importing = false
 	s.img.stats.ImportsDone++
-	s.sharedRev.Add(1) // what deploys may take changed
 }

@@ -188,13 +188,26 @@ func (s *Server) cachedPowerParams(m *machine) rawJSON {
 // stats' request template).
 //
 // A new tag is on no machine; update_nodes bumps the rev of the machines
-// it names.
+// it names; boot image writes touch no machine.
 var oneMachineWrites = map[string]bool{
 	"POST /tags/":                       true,
 	"POST /tags/{tag}/?op=update_nodes": true,
 	"POST /machines/":                   true,
 	"POST /machines/?op=allocate":       true,
 	"POST /machines/?op=release":        true,
+	// Boot images and their sources change no machine's JSON
+	// (bootres_api.go, bootsrc_api.go).
+	"POST /boot-resources/":                                      true,
+	"PUT /boot-resources/{boot-resource}/upload/{upload}/":       true,
+	"DELETE /boot-resources/{boot-resource}/":                    true,
+	"POST /boot-resources/?op=import":                            true,
+	"POST /boot-resources/?op=stop_import":                       true,
+	"POST /boot-sources/":                                        true,
+	"PUT /boot-sources/{boot-source}/":                           true,
+	"DELETE /boot-sources/{boot-source}/":                        true,
+	"POST /boot-sources/{boot-source}/selections/":               true,
+	"PUT /boot-sources/{boot-source}/selections/{selection}/":    true,
+	"DELETE /boot-sources/{boot-source}/selections/{selection}/": true,
 }
 
 // verifyCandidates checks a listing the indexes answered against a walk

@@ -3,7 +3,9 @@ package maas
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand"
 	"mime"
@@ -295,7 +297,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasSuffix(path, "/") {
 		path += "/"
 	}
-	form, ferr := parseForm(r)
+	form, ferr := parseForm(r, s.maxImageBytes()+1<<20) // a multipart body may carry an image (bootres_api.go)
 	op := form.get("op")
 	key := r.Method + " " + templateOf(path) + opSuffix(op)
 	status := http.StatusOK
@@ -599,8 +601,9 @@ func templateOf(path string) string {
 	return "/" + strings.Join(segs, "/") + "/"
 }
 
-// parseForm merges the query string and a urlencoded or multipart body.
-func parseForm(r *http.Request) (formValues, *apiError) {
+// parseForm merges the query string and a urlencoded or multipart body;
+// a multipart body is bounded by maxMultipart bytes.
+func parseForm(r *http.Request, maxMultipart int64) (formValues, *apiError) {
 	out := formValues{}
 	for k, v := range r.URL.Query() {
 		out[k] = append(out[k], v...)
@@ -611,7 +614,12 @@ func parseForm(r *http.Request) (formValues, *apiError) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch ct {
 	case "multipart/form-data":
+		r.Body = http.MaxBytesReader(nil, r.Body, maxMultipart)
 		if err := r.ParseMultipartForm(32 << 20); err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, errorf(http.StatusBadRequest, "The multipart body is over the lab's bound of %d bytes.", mbe.Limit)
+			}
 			return nil, errorf(http.StatusBadRequest, "Invalid multipart body: %v", err)
 		}
 		for k, v := range r.MultipartForm.Value {
@@ -624,7 +632,7 @@ func parseForm(r *http.Request) (formValues, *apiError) {
 					continue
 				}
 				buf := make([]byte, fh.Size)
-				_, _ = f.Read(buf)
+				_, _ = io.ReadFull(f, buf)
 				f.Close()
 				out[k] = append(out[k], string(buf))
 			}
