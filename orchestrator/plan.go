@@ -62,6 +62,7 @@ func (e *Engine) Plan(ctx context.Context, d *design.Design, id string) (record.
 	if err != nil {
 		return p, err
 	}
+	p.Sites = planImages(p.Sites, curD, d) // plan_images.go
 	if p.Observed = planner != nil; !p.Observed {
 		p.Notes = append(p.Notes, noPlanner)
 	} else {
