@@ -2,9 +2,7 @@ package maas
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"sort"
@@ -178,67 +176,6 @@ func percent(held, size int64) float64 {
 
 // diskName is filename_on_disk: the SHA-256's first 7 characters.
 func diskName(sha string) string { return sha[:min(7, len(sha))] }
-
-// bootUpload is PUT boot-resources/{id}/upload/{file_id}/: one chunk,
-// appended; its checks in MAAS's order (BootResourceFileUploadHandler).
-func (s *Server) bootUpload(req *request) (any, *apiError) {
-	if err := s.uploadTarget(req); err != nil { // MAAS looks both up first
-		return nil, err
-	}
-	size := req.r.ContentLength
-	if size <= 0 {
-		return nil, errorf(http.StatusBadRequest, "Missing data.")
-	}
-	if size > maxChunkBytes {
-		return nil, errorf(http.StatusBadRequest, "Chunk of %d bytes is over the lab's bound of %d bytes per upload request.", size, maxChunkBytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(req.r.Body, size+1))
-	if err != nil {
-		return nil, errorf(http.StatusBadRequest, "Content-Length doesn't equal size of received data.")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.bootResource(req.params["id"])
-	if b == nil {
-		return nil, notFound("BootResource")
-	}
-	f := s.fileOf(req.params["file_id"])
-	if f == nil {
-		return nil, notFound("BootResourceFile")
-	}
-	if int64(len(data)) != size {
-		return nil, errorf(http.StatusBadRequest, "Content-Length doesn't equal size of received data.")
-	}
-	if b.Type != "Uploaded" {
-		return nil, errorf(http.StatusForbidden, "Cannot upload to a resource of type: %d.", rtypeOf(b.Type))
-	}
-	if f.complete() {
-		return nil, errorf(http.StatusBadRequest, "Cannot upload to a complete file.")
-	}
-	if err := s.appendChunk(f, data); err != nil {
-		switch {
-		case errors.Is(err, errTooMuch):
-			return nil, errorf(http.StatusBadRequest, msgTooMuch)
-		case errors.Is(err, errChecksum):
-			return nil, errorf(http.StatusBadRequest, msgChecksum)
-		}
-		return nil, errorf(http.StatusInternalServerError, "Could not store the chunk: %v", err)
-	}
-	return rawBody{contentType: "text/plain; charset=utf-8", body: []byte("OK")}, nil
-}
-
-// uploadTarget answers 404 when the upload's resource or file is absent.
-func (s *Server) uploadTarget(req *request) *apiError {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.bootResource(req.params["id"]) == nil {
-		return notFound("BootResource")
-	}
-	if s.fileOf(req.params["file_id"]) == nil {
-		return notFound("BootResourceFile")
-	}
-	return nil
-}
 
 // fileOf finds a file by ID among every resource's sets.
 func (s *Server) fileOf(id string) *bootFile {

@@ -363,3 +363,22 @@ func TestCreateWithContentBounded(t *testing.T) {
 		t.Fatalf("content over MaxImageBytes: %s", r)
 	}
 }
+
+// TestUploadWholeFileInOnePut: MAAS takes a chunk of any size; the lab
+// streams it to disk (a plain curl PUT of a whole 80 MiB image), without
+// holding it in memory or the region's lock.
+func TestUploadWholeFileInOnePut(t *testing.T) {
+	dir := t.TempDir()
+	l := newSimLab(t, func(o *Options) { o.ImageDir = dir })
+	img, sha := imageBytes(80<<20, 41)
+	rid, fid, _ := createImage(l, "custom/big", sha, len(img))
+	if r := putChunk(l, rid, fid, img); r.code != 200 {
+		t.Fatalf("one PUT of the whole image: %s", r)
+	}
+	if v := viewOf(t, l.s, rid); !v.Complete || v.Held != int64(len(img)) || v.SHA256 != sha {
+		t.Fatalf("after one PUT: %+v", v)
+	}
+	if onDisk, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("file-%d", fid))); err != nil || !bytes.Equal(onDisk, img) {
+		t.Fatalf("content on disk: %d bytes, %v", len(onDisk), err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -28,10 +29,6 @@ import (
 // DefaultMaxImageBytes bounds one uploaded file when Options.MaxImageBytes
 // is zero.
 const DefaultMaxImageBytes = 1 << 30
-
-// maxChunkBytes bounds one upload request's body (the lab's bound: MAAS
-// has none; its CLI sends 4 MiB per request).
-const maxChunkBytes = 64 << 20
 
 // The resource types as MAAS stores them (BOOT_RESOURCE_TYPE) and names
 // them in the API.
@@ -70,6 +67,7 @@ type bootFile struct {
 	Held     int64  // bytes the region holds
 	path     string // uploaded content on disk ("" for synced files)
 	hash     hash.Hash
+	mu       sync.Mutex // one upload request at a time (bootres_upload.go)
 }
 
 func (f *bootFile) complete() bool { return f.Held == f.Size }
