@@ -44,6 +44,9 @@ func (s *Server) bootUpload(req *request) (any, *apiError) {
 		return nil, aerr
 	}
 	if at.tooMuch {
+		if size > at.size { // never read more than a file's size (the lab's bound)
+			return nil, errorf(http.StatusBadRequest, msgTooMuch)
+		}
 		if n, _ := io.Copy(io.Discard, io.LimitReader(req.r.Body, size+1)); n != size {
 			return nil, errorf(http.StatusBadRequest, "Content-Length doesn't equal size of received data.")
 		}
