@@ -382,3 +382,59 @@ func TestUploadWholeFileInOnePut(t *testing.T) {
 		t.Fatalf("content on disk: %d bytes, %v", len(onDisk), err)
 	}
 }
+
+// TestUploadDoesNotBlockTheRegion: while a chunk is still arriving, the
+// region answers other requests (the chunk is streamed outside its lock),
+// and a second chunk to the same file waits for the first.
+func TestUploadDoesNotBlockTheRegion(t *testing.T) {
+	l := newSimLab(t, nil)
+	img, sha := imageBytes(2<<20, 51)
+	rid, fid, _ := createImage(l, "custom/slow", sha, len(img))
+	pr, pw := io.Pipe()
+	done := make(chan rawResp, 1)
+	go func() {
+		req, _ := http.NewRequest("PUT", fmt.Sprintf("%s%s/boot-resources/%d/upload/%d/", l.hs.URL, APIPrefix, rid, fid), pr)
+		req.ContentLength = 1 << 20
+		req.Header.Set("Content-Type", "application/octet-stream")
+		req.Header.Set("Authorization", oauthHeader(labCreds))
+		resp, err := l.hs.Client().Do(req)
+		if err != nil {
+			done <- rawResp{code: -1, body: []byte(err.Error())}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- rawResp{code: resp.StatusCode, body: b}
+	}()
+	if _, err := pw.Write(img[:1000]); err != nil { // the upload is under way
+		t.Fatal(err)
+	}
+	answered := make(chan int, 2)
+	go func() {
+		answered <- l.do("GET", "/machines/", nil).code
+		answered <- l.do("GET", fmt.Sprintf("/boot-resources/%d/", rid), nil).code
+	}()
+	for range 2 {
+		select {
+		case code := <-answered:
+			if code != http.StatusOK {
+				t.Fatalf("a request during the upload: %d", code)
+			}
+		case <-time.After(labWait):
+			t.Fatal("the region did not answer while a chunk was arriving")
+		}
+	}
+	if _, err := pw.Write(img[1000 : 1<<20]); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	if r := <-done; r.code != 200 {
+		t.Fatalf("the slow chunk: %s", r)
+	}
+	if r := putChunk(l, rid, fid, img[1<<20:]); r.code != 200 {
+		t.Fatalf("the last chunk: %s", r)
+	}
+	if v := viewOf(t, l.s, rid); !v.Complete {
+		t.Fatalf("%+v", v)
+	}
+}
