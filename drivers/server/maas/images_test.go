@@ -332,3 +332,48 @@ func TestDeployCustomImage(t *testing.T) {
 		t.Errorf("the lab deployed %+v with an image it lacks", img)
 	}
 }
+
+// TestResumeWithNewDriver: a crash simulated by a new driver (nothing in
+// memory) mid-upload; the new one resumes from what MAAS holds and the
+// lab receives each byte once, the content complete with its SHA-256.
+func TestResumeWithNewDriver(t *testing.T) {
+	l := startLab(t, lab.Config{})
+	content, ref := testImage(3*drivers.ImageChunkSize + 9)
+	first := newTestDriver(t, l, nil)
+	up, err := first.StartImageUpload(testCtx(t), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if up, err = first.UploadImageChunk(testCtx(t), up, content[up.Offset:up.Offset+drivers.ImageChunkSize]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := newTestDriver(t, l, nil)
+	up, err = second.StartImageUpload(testCtx(t), ref)
+	if err != nil || up.Offset != 2*drivers.ImageChunkSize || up.Complete {
+		t.Fatalf("resumed upload %+v %v, want offset %d", up, err, 2*drivers.ImageChunkSize)
+	}
+	uploadAll(t, second, ref, content)
+	st := l.MAAS.ImageStats()
+	if st.BytesReceived != ref.Size || st.Creates != 1 || st.ChecksumRefused != 0 {
+		t.Errorf("the lab counted %+v, want %d bytes once, one create, no refusal", st, ref.Size)
+	}
+	if s := labImageState(t, l, ref.Name, ref.Architecture); !s.Complete || s.SHA256 != ref.SHA256 {
+		t.Errorf("the lab has %+v, want complete with %s", s, ref.SHA256)
+	}
+}
+
+// TestImportUnknownRelease: a release the boot source does not offer is
+// refused by MAAS's selection form: Permanent, naming it; no import.
+func TestImportUnknownRelease(t *testing.T) {
+	l := startLab(t, lab.Config{})
+	d := newTestDriver(t, l, nil)
+	_, err := d.ImportImage(testCtx(t), drivers.ImageRef{Name: "ubuntu/warty", Architecture: "amd64/generic"})
+	if drivers.Classify(err) != drivers.Permanent || !strings.Contains(err.Error(), "warty") {
+		t.Fatalf("import of a release the source lacks: %v", err)
+	}
+	if st := l.MAAS.ImageStats(); st.Imports != 0 {
+		t.Errorf("the lab started %d imports", st.Imports)
+	}
+}
