@@ -1,0 +1,211 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/sim/maas"
+)
+
+// killImageSize is the image the kill test uploads: 32 chunks, so that
+// the kill lands mid-upload.
+const killImageSize = 128 << 20
+
+// labUpload is the lab MAAS's uploaded image as its API answers: the
+// resources named gpu-golden, and the newest one's sets.
+type labUpload struct {
+	resources int
+	sets      int
+	complete  bool
+	sha256    string
+	held      int64 // bytes of the newest set's file, from its progress
+}
+
+// upload reads the uploaded image gpu-golden from the lab's MAAS API
+// (boot-resources?type=uploaded, then the resource with its sets).
+func (lv *labView) upload(t *testing.T) labUpload {
+	t.Helper()
+	var list []struct {
+		ID   int    `json:"id"`
+		Name string `json:"name"`
+	}
+	if err := lv.maasGet("/boot-resources/", url.Values{"type": {"uploaded"}}, &list); err != nil {
+		t.Fatal(err)
+	}
+	var u labUpload
+	id := 0
+	for _, r := range list {
+		if r.Name == "gpu-golden" || r.Name == "custom/gpu-golden" {
+			u.resources++
+			id = r.ID
+		}
+	}
+	if id == 0 {
+		return u
+	}
+	var res struct {
+		Sets map[string]struct {
+			Complete bool `json:"complete"`
+			Files    map[string]struct {
+				SHA256   string  `json:"sha256"`
+				Size     int64   `json:"size"`
+				Complete bool    `json:"complete"`
+				Progress float64 `json:"progress"`
+			} `json:"files"`
+		} `json:"sets"`
+	}
+	if err := lv.maasGet(fmt.Sprintf("/boot-resources/%d/", id), nil, &res); err != nil {
+		t.Fatal(err)
+	}
+	u.sets = len(res.Sets)
+	for _, s := range res.Sets {
+		for _, f := range s.Files {
+			u.complete, u.sha256 = s.Complete && f.Complete, f.SHA256
+			u.held = int64(f.Progress * float64(f.Size) / 100)
+			if f.Complete {
+				u.held = f.Size
+			}
+		}
+	}
+	return u
+}
+
+// imageSite writes the kill test's custom image into dir/images and its
+// Image document into the generated site, whose Site defaults deploy it.
+func imageSite(t *testing.T, dir string) string {
+	t.Helper()
+	content := make([]byte, killImageSize)
+	for i := range content {
+		content[i] = byte(i*31 + i>>12)
+	}
+	sum := sha256.Sum256(content)
+	sha := hex.EncodeToString(sum[:])
+	if err := os.MkdirAll(filepath.Join(dir, "images"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "images", "gpu-golden.ddraw"), content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := fmt.Sprintf("apiVersion: slipway/v1\nkind: Image\nmetadata: {name: gpu-golden}\nspec:\n  architecture: amd64/generic\n"+
+		"  custom:\n    source: {file: gpu-golden.ddraw, sha256: %s}\n    format: ddraw\n    size: %d\n    baseImage: ubuntu/jammy\n", sha, killImageSize)
+	if err := os.WriteFile(filepath.Join(dir, "site", "images.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp := filepath.Join(dir, "site", "site.yaml")
+	b, err := os.ReadFile(sp)
+	if err != nil || !strings.Contains(string(b), "image: jammy") {
+		t.Fatalf("site.yaml: %v (no image: jammy to replace)", err)
+	}
+	if err := os.WriteFile(sp, []byte(strings.Replace(string(b), "image: jammy", "image: gpu-golden", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sha
+}
+
+// TestImageSyncKill9Resumes: `orchestrator images sync` (the engine in
+// the process) is killed with SIGKILL while it uploads a 128 MiB image
+// into the lab's MAAS (a separate process); `orchestrator wait` resumes
+// the task, which asks MAAS what it holds and sends the rest. From the
+// lab's MAAS API: one resource with one set, complete, with the image's
+// SHA-256 (MAAS checked it at the last byte), at most one upload request
+// more than the chunks (one cut by the kill), and it held two chunks or
+// more at the kill.
+func TestImageSyncKill9Resumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and uploads 128 MiB: skipped with -short")
+	}
+	dir, bin, _ := generatedSite(t, 1)
+	sha := imageSite(t, dir)
+	lv := startLabProc(t, bin, dir, &maas.Faults{}, 1, 0.01)
+	state, common := writeEngineFiles(t, dir, "synthetic", lv.info)
+	f, err := os.OpenFile(filepath.Join(dir, "engine.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = fmt.Fprintf(f, "imageDir: %s\n", filepath.Join(dir, "images"))
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, append([]string{"images", "sync", "-o", "json"}, common...)...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	held := killMidUpload(t, lv, cmd, &out)
+	code, o, errs := cli(t, "tasks", "--state", state, "-o", "json")
+	var tasks []struct{ ID, Action string }
+	if code != 0 || json.Unmarshal([]byte(o), &tasks) != nil {
+		t.Fatalf("tasks: %d %s %s", code, o, errs)
+	}
+	id := ""
+	for _, tk := range tasks {
+		if tk.Action == "sync_images" {
+			id = tk.ID
+		}
+	}
+	if id == "" {
+		t.Fatalf("the killed sync left no task: %s", o)
+	}
+	wait := exec.Command(bin, append([]string{"wait", id, "-o", "json"}, common...)...)
+	if b, err := wait.CombinedOutput(); err != nil {
+		t.Fatalf("wait: %v\n%s", err, b)
+	}
+	u := lv.upload(t)
+	if u.resources != 1 || u.sets != 1 || !u.complete || u.sha256 != sha || u.held != killImageSize {
+		t.Fatalf("the lab's MAAS after the resumed sync: %+v, want one resource, one set, complete, sha256 %s", u, sha)
+	}
+	puts := 0
+	for _, r := range lv.stats(t).Requests {
+		if strings.HasPrefix(r.Request, "PUT ") && strings.Contains(r.Request, "/upload/") {
+			puts += r.Count
+		}
+	}
+	if chunks := killImageSize / drivers.ImageChunkSize; puts > chunks+1 {
+		t.Errorf("the lab's MAAS took %d upload requests for %d chunks (one may be cut by the kill): chunks were sent again", puts, chunks)
+	}
+	t.Logf("killed with %d of %d bytes in MAAS; the resumed sync completed with MAAS's checksum; %d upload requests", held, killImageSize, puts)
+}
+
+// killMidUpload polls the lab's MAAS (every 10 ms, at most 2 minutes)
+// until it holds part of the image, SIGKILLs the process and returns
+// what MAAS held then.
+func killMidUpload(t *testing.T, lv *labView, cmd *exec.Cmd, out *strings.Builder) int64 {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("the upload never started within 2 minutes:\n%s", out.String())
+		}
+		if u := lv.upload(t); u.held >= 2*drivers.ImageChunkSize && !u.complete { // two chunks: resending the first is not forgiven
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("SIGKILL: %v", err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the sync ended before the kill: %v\n%s", err, out.String())
+	}
+	u := lv.upload(t)
+	if u.complete || u.held <= 0 || u.held >= killImageSize {
+		t.Fatalf("after the kill the lab's MAAS holds %+v: not mid-upload", u)
+	}
+	return u.held
+}
