@@ -185,6 +185,21 @@ func (r *fakeImage) view() drivers.ProvisionerImage {
 	return p
 }
 
+// bootImages names the images with a complete version, sorted, as
+// ProbeSite reports them (ubuntu/jammy and ubuntu/noble at first).
+func (f *Server) bootImages() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.img.load()
+	var out []string
+	for _, r := range f.img.res { // sorted by name
+		if r.newestComplete() != nil && !slices.Contains(out, r.name) {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
 // Images lists the provisioner's images.
 func (f *Server) Images(ctx context.Context) ([]drivers.ProvisionerImage, error) {
 	if _, stop, err := f.begin(ctx, "Images", "", false); stop {

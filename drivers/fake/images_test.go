@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/slipway-dev/slipway/drivers"
@@ -143,5 +144,23 @@ func TestImportUnknownRelease(t *testing.T) {
 	}
 	if st := f.ImageStats(); st.Imports != 0 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// The site probe reports the images with a complete version: an
+// uploaded one once it is complete.
+func TestProbeReportsCompleteImages(t *testing.T) {
+	f := NewServer(Script{})
+	b, sum := content(100)
+	ctx := context.Background()
+	up, _ := f.StartImageUpload(ctx, golden(b, sum))
+	info, _ := f.ProbeSite(ctx)
+	if want := []string{"ubuntu/jammy", "ubuntu/noble"}; !slices.Equal(info.BootImages, want) {
+		t.Fatalf("before the upload: %v, want %v", info.BootImages, want)
+	}
+	send(t, f, up, b)
+	info, _ = f.ProbeSite(ctx)
+	if want := []string{"custom/golden", "ubuntu/jammy", "ubuntu/noble"}; !slices.Equal(info.BootImages, want) {
+		t.Errorf("after the upload: %v, want %v", info.BootImages, want)
 	}
 }

@@ -215,7 +215,7 @@ func (f *Server) ProbeSite(ctx context.Context) (drivers.SiteInfo, error) {
 		return drivers.SiteInfo{}, err
 	}
 	return drivers.SiteInfo{Reachable: true, Authenticated: true, Version: "fake-1.0",
-		Capabilities: []string{"fake"}, BootImages: []string{"ubuntu/jammy", "ubuntu/noble"}}, nil
+		Capabilities: []string{"fake"}, BootImages: f.bootImages()}, nil
 }
 
 // PrepareSite records the site.
