@@ -395,3 +395,30 @@ func mustRevision(t *testing.T, env *imgEnv) []byte {
 	}
 	return r.Design
 }
+
+// TestImageSyncStandard: a standard Image document (ubuntu/focal, not in the provisioner yet) is
+// imported by the provisioner from its boot source (one import, the image
+// complete there afterwards); one the boot source does not offer fails
+// the sync, naming it.
+func TestImageSyncStandard(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		release string
+		ok      bool
+	}{{"focal", true}, {"warty", false}} {
+		env := newImgEnv(t, 1, imgContent(), func(im *design.Image) {
+			im.Spec = design.ImageSpec{OS: "ubuntu", Release: c.release, Architecture: "amd64/generic"}
+		})
+		task := runTask(t, env.engine(t), record.Request{Action: record.ActionSyncImages})
+		complete := false
+		for _, v := range env.srv.ImageViews() {
+			complete = complete || v.Name == "ubuntu/"+c.release && v.Complete
+		}
+		switch {
+		case c.ok && (task.Status != record.TaskSucceeded || !complete || env.srv.ImageStats().Imports != 1):
+			t.Errorf("%s: task %s (%s), complete %v, stats %+v", c.release, task.Status, task.Message, complete, env.srv.ImageStats())
+		case !c.ok && (task.Status != record.TaskFailed || complete || !strings.Contains(task.Message, "ubuntu/"+c.release)):
+			t.Errorf("%s: task %s (%s), complete %v", c.release, task.Status, task.Message, complete)
+		}
+	}
+}

@@ -167,6 +167,24 @@ func TestImageSyncKill9Resumes(t *testing.T) {
 	if u.resources != 1 || u.sets != 1 || !u.complete || u.sha256 != sha || u.held != killImageSize {
 		t.Fatalf("the lab's MAAS after the resumed sync: %+v, want one resource, one set, complete, sha256 %s", u, sha)
 	}
+	code, o, errs = cli(t, "images", "list", "--state", state, "-o", "json")
+	var list struct {
+		Images []struct {
+			Site, Image, State string
+			Progress           float64
+			Nodes              []string
+			Resumed            int64
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(o), &list) != nil || len(list.Images) != 1 {
+		t.Fatalf("images list: %d %s %s", code, o, errs)
+	}
+	if im := list.Images[0]; im.Image != "gpu-golden" || im.State != "synced" || im.Progress != 100 || len(im.Nodes) != 1 || im.Resumed < 2*drivers.ImageChunkSize {
+		t.Errorf("images list: %+v, want gpu-golden synced, its node, resumed from two chunks or more", im)
+	}
+	if code, o, _ := cli(t, "images", "show", "gpu-golden", "--state", state); code != 0 || !strings.Contains(o, "resumed from") {
+		t.Errorf("images show: %d %s", code, o)
+	}
 	puts := 0
 	for _, r := range lv.stats(t).Requests {
 		if strings.HasPrefix(r.Request, "PUT ") && strings.Contains(r.Request, "/upload/") {
