@@ -28,7 +28,7 @@ import (
 // stages are the deploy workflow's stages in the order the progress
 // shows them.
 var stages = []record.Stage{record.StagePending, record.StageBaseline, record.StageOOBPrepare, record.StageIdentify,
-	record.StageCommission, record.StageAsBuilt, record.StageConfigure, record.StageDeploy, record.StageBootstrap,
+	record.StageCommission, record.StageAsBuilt, record.StageConfigure, record.StageImages, record.StageDeploy, record.StageBootstrap,
 	record.StageDeployed}
 
 // Run is the outcome of a demo deployment. The outcome counts come
@@ -81,6 +81,9 @@ type Run struct {
 	// BMCDurations are the lab BMCs' durations the floor counts (of one
 	// of them: the lab gives every BMC the same).
 	BMCDurations *simrf.Durations `json:"bmc_durations,omitempty"`
+	// Images: the image each deployed machine runs against its design's,
+	// and each MAAS region's uploads, counted by the lab (images.go).
+	Images *ImageCount `json:"images,omitempty"`
 
 	results []record.NodeResult
 	reports int // boot action reports the node agents sent
@@ -257,6 +260,9 @@ func Deploy(ctx context.Context, o Options) (Run, error) {
 	if err := out.baselines(ctx, env, e, task.ID, d, bmcs, start); err != nil {
 		return out, err
 	}
+	if err := out.images(ctx, env, e, d); err != nil { // images.go
+		return out, err
+	}
 	if fab != nil {
 		if out.Fabric, err = fab.measure(ctx, e, env.Revision, out.notDeployed); err != nil {
 			return out, fmt.Errorf("the demo's switch fabric: %w", err)
@@ -377,7 +383,7 @@ func since(after, before map[string]int) map[string]int {
 // twice, and the fabric's connectivity (when measured) as the design says.
 func (out Run) OK() bool {
 	return out.Deployed == out.Nodes && out.Leaked == 0 && out.DuplicateDeploys == 0 && out.DuplicateAllocations == 0 &&
-		(out.Fabric == nil || out.Fabric.Pass)
+		(out.Fabric == nil || out.Fabric.Pass) && out.imagesOK()
 }
 
 // Snapshot counts a task's nodes in each stage of the deploy workflow, in
@@ -426,6 +432,7 @@ func (run Run) Summary(w io.Writer) {
 	for _, s := range run.Sites {
 		fmt.Fprintf(w, "site %s: its MAAS region holds %d machines Deployed and answered %d requests\n", s.Site, s.Deployed, s.MAASRequests)
 	}
+	run.imagesText(w) // images.go
 	if run.Store == "etcd" {
 		fmt.Fprintf(w, "the engine's state is in etcd under %s\n", run.EtcdPrefix)
 	}
