@@ -422,3 +422,20 @@ func TestImageSyncStandard(t *testing.T) {
 		}
 	}
 }
+
+// TestImagePreflightNoImageStore: a deploy of nodes whose custom image
+// cannot be read (no image store configured) fails at preflight, before
+// any machine is touched, naming the image and the fix.
+func TestImagePreflightNoImageStore(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 2, imgContent(), nil)
+	env.cfg.Images = nil
+	task := runTask(t, env.engine(t), record.Request{Action: record.ActionDeployNodes})
+	if task.Status != record.TaskFailed || !strings.Contains(task.Message, "preflight") || !strings.Contains(task.Message, "gpu-golden") ||
+		!strings.Contains(task.Message, "--image-dir") {
+		t.Fatalf("deploy: %s: %s", task.Status, task.Message)
+	}
+	if n := calls(env.srv, "IdentifyNode") + calls(env.srv, "Commission"); n != 0 {
+		t.Fatalf("%d machine call(s) before the refusal", n)
+	}
+}

@@ -30,6 +30,7 @@ const bmcProbes = 16
 // images from the specs.
 func (e *Engine) nodeFindings(run *taskRun, d *design.Design, p *preflightPlan) []finding {
 	out := e.specFindings(run.ctx, d, run.task.Nodes, p)
+	out = append(out, e.imageSyncFindings(run.ctx, d, run.task.Nodes)...) // preflight_images.go
 	if run.task.Action == record.ActionRedeployNodes {
 		out = append(out, e.bmcFindings(run.ctx, d, run.task.Nodes)...)
 	}
