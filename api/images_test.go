@@ -1,0 +1,90 @@
+package api_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/api/apitest"
+	apitypes "github.com/slipway-dev/slipway/api/apitypes"
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/firmwarestore"
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
+)
+
+// TestImagesRoutes: GET /images lists the design's custom image in its
+// Site, absent before a sync, with the nodes deploying it; a viewer may
+// not sync (403); an operator's POST /images/sync is a sync_images task,
+// after which the image is synced (100 %) in the lab's MAAS, as the region
+// counts; GET /images/{name} answers it, 404 for an unknown name.
+func TestImagesRoutes(t *testing.T) {
+	t.Parallel()
+	content := make([]byte, 5<<20+17)
+	for i := range content {
+		content[i] = byte(i * 13)
+	}
+	sum := sha256.Sum256(content)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "api-img.ddraw"), content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store, err := firmwarestore.New(firmwarestore.Config{Dir: dir, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var node string
+	f := &fixture{apitest.Start(t, apitest.WithSeed(9), apitest.WithDesign(func(d *design.Design) {
+		node = d.NodeNames()[0]
+		if d.Images == nil {
+			d.Images = map[string]*design.Image{}
+		}
+		d.Images["api-img"] = &design.Image{Metadata: design.ObjectMeta{Name: "api-img"}, Spec: design.ImageSpec{Architecture: "amd64/generic",
+			Custom: &design.CustomImage{Source: design.FirmwareImage{File: "api-img.ddraw", SHA256: hex.EncodeToString(sum[:])}, Format: "ddraw", Size: int64(len(content))}}}
+		d.Nodes[node].Spec.Platform.Image = "api-img"
+	}), apitest.WithTune(func(c *orchestrator.Config) { c.Images = store }))}
+	view, op := f.Token[api.RoleViewer], f.Token[api.RoleOperator]
+	row := func(list apitypes.Images) apitypes.ImageSite {
+		for _, im := range list.Images {
+			if im.Image == "api-img" {
+				return im
+			}
+		}
+		t.Fatalf("no api-img in %+v", list)
+		return apitypes.ImageSite{}
+	}
+	var list apitypes.Images
+	if code := f.json(t, "GET", "/api/v1/images", view, nil, &list); code != http.StatusOK {
+		t.Fatalf("GET /images: %d", code)
+	}
+	if im := row(list); im.State != "absent" || im.Name != "custom/api-img" || len(im.Nodes) != 1 || im.Nodes[0] != node {
+		t.Fatalf("before the sync: %+v", im)
+	}
+	if code := f.json(t, "POST", "/api/v1/images/sync", view, apitypes.ImageSyncRequest{Image: "api-img"}, nil); code != http.StatusForbidden {
+		t.Fatalf("a viewer's sync: %d, want 403", code)
+	}
+	var task apitypes.Task
+	if code := f.json(t, "POST", "/api/v1/images/sync", op, apitypes.ImageSyncRequest{Image: "api-img"}, &task); code != http.StatusCreated || task.Action != record.ActionSyncImages {
+		t.Fatalf("sync: %d %+v", code, task)
+	}
+	done, err := f.Engine.Wait(t.Context(), task.ID)
+	if err != nil || done.Status != record.TaskSucceeded {
+		t.Fatalf("sync task: %+v %v", done, err)
+	}
+	if code := f.json(t, "GET", "/api/v1/images/api-img", view, nil, &list); code != http.StatusOK {
+		t.Fatalf("GET /images/api-img: %d", code)
+	}
+	if im := row(list); im.State != "synced" || im.Progress != 100 || im.Task != task.ID {
+		t.Fatalf("after the sync: %+v", im)
+	}
+	if st := f.Env.Lab.MAAS.ImageStats(); st.Creates != 1 || st.BytesReceived != int64(len(content)) {
+		t.Fatalf("the lab's MAAS counts %+v, want one create and every byte once", st)
+	}
+	if code := f.json(t, "GET", "/api/v1/images/nope", view, nil, nil); code != http.StatusNotFound {
+		t.Fatalf("GET /images/nope: %d, want 404", code)
+	}
+}
