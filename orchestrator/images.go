@@ -94,10 +94,21 @@ func (e *Engine) serverImages(ctx context.Context, site string) (drivers.ServerI
 	return drivers.ImagesAt(ctx, e.cfg.Drivers.Server, site)
 }
 
+// jobKey names a sync: the Site, the image and its version (a custom
+// image's SHA-256, a standard one's provisioner name), so that a sync of
+// another revision's content is never taken for this one's.
+func jobKey(site string, im *design.Image) string {
+	v := im.ProvisionerName() + " " + im.Arch()
+	if c := im.Spec.Custom; c != nil {
+		v = c.Source.SHA256
+	}
+	return site + "/" + im.Metadata.Name + "@" + v
+}
+
 // imageJobFor is the sync of im into site that run follows: the one it
 // started, else the one running, else a new one.
 func (e *Engine) imageJobFor(run *taskRun, d *design.Design, site string, im *design.Image) *imageJob {
-	key := site + "/" + im.Metadata.Name
+	key := jobKey(site, im)
 	run.imgs.mu.Lock()
 	defer run.imgs.mu.Unlock()
 	if j := run.imgs.jobs[key]; j != nil {
@@ -114,7 +125,7 @@ func (e *Engine) imageJobFor(run *taskRun, d *design.Design, site string, im *de
 // startImageSync starts the sync of im into site, or returns the one
 // running. A stopped engine returns a job that failed at once.
 func (e *Engine) startImageSync(task string, d *design.Design, site string, im *design.Image) *imageJob {
-	key := site + "/" + im.Metadata.Name
+	key := jobKey(site, im)
 	s := &e.imgs
 	s.mu.Lock()
 	if j := s.running[key]; j != nil {
