@@ -132,9 +132,10 @@ async function route() {
   const view = $('#view');
   if (!S.me) { put(view); stopStream(); $('#token').focus(); return; }
   const [name, arg] = currentView();
-  if (name !== 'site') stopStream();
+  if (name !== 'site' && name !== 'images') stopStream();
+  clearTimeout(S.imagesTimer);
   try {
-    const render = { site: siteView, node: nodeView, tasks: tasksView, designs: designsView, drift: driftView, audit: auditView }[name] || siteView;
+    const render = { site: siteView, node: nodeView, tasks: tasksView, designs: designsView, drift: driftView, images: imagesView, audit: auditView }[name] || siteView;
     await render(view, arg);
   } catch (e) { showError(e); }
 }
@@ -328,6 +329,7 @@ async function readEvents(reader, signal) {
 // lifecycle, last task and outcome together (an event's stage alone would
 // name a new task's stage beside the last one's outcome).
 function onEvent(ev) {
+  if (currentView()[0] === 'images') { if (ev.type === 'image.sync') imagesSoon(); return; }
   if (!ev.node) return;
   S.dirty.add(ev.node);
   if (!S.flushing) S.flushing = setTimeout(flushDirty, 1000);
@@ -377,6 +379,7 @@ async function nodeView(view, name) {
   const w = d.workflow || {};
   const inv = await api('GET', '/api/v1/nodes/' + encodeURIComponent(name) + '/inventory').catch(() => null);
   const fabric = await api('GET', '/api/v1/fabric?node=' + encodeURIComponent(name)).catch(() => null);
+  const images = await api('GET', '/api/v1/images').catch(() => null);
   const kv = (pairs) => el('dl', { class: 'kv' }, ...pairs.filter(([, v]) => v !== undefined && v !== '').flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: String(v) })]));
   const lc = w.lifecycle || 'new';
   const last = w.action ? (w.last_task || '') + ' (' + w.action + ') ' + (w.outcome || 'pending') + ' at stage ' + (w.stage || 'pending') : '';
@@ -388,6 +391,7 @@ async function nodeView(view, name) {
       ['MAAS state', w.observed], ['power (as MAAS last reported it)', w.observed_power], ['reason', w.reason], ['frozen', w.frozen ? (w.frozen_reason || 'yes') : ''], ['design revision', d.design_revision]])),
     verbsPanel(name, w),
     el('div', { class: 'panel' }, el('h2', { text: 'Events' }), eventsTable(d.events || [])),
+    imagePanel(name, d.design, images),
     portsPanel(fabric, name),
     el('div', { class: 'panel' }, el('h2', { text: 'Hardware inventory' }), inv ? el('pre', { tabindex: '0', 'aria-label': 'Inventory', text: JSON.stringify(inv.inventory, null, 2) }) : el('p', { class: 'muted', text: 'Not commissioned yet.' })),
     el('div', { class: 'panel' }, el('h2', { text: 'Design (resolved)' }), el('pre', { tabindex: '0', 'aria-label': 'Resolved design', text: JSON.stringify(d.design || {}, null, 2) })),
@@ -516,6 +520,144 @@ function newTaskForm() {
     el('div', {}, el('label', { for: 'task-action', text: 'Action' }), action), el('div', {}, el('label', { for: 'task-names', text: 'Nodes' }), names),
     el('div', {}, el('label', { for: 'task-racks', text: 'Racks' }), racks), el('div', {}, el('label', { for: 'task-tags', text: 'Tags' }), tags),
     el('div', {}, el('label', { for: 'task-labels', text: 'Labels' }), labels), submit));
+}
+
+// --- images view ------------------------------------------------------------------
+
+// The images view lists the current design's Image documents in each Site
+// whose nodes deploy them (GET /images): what the provisioner is given,
+// where its sync stands, why a failed one failed, the nodes deploying it.
+// It is drawn again on each image.sync event of the stream, and every 2 s
+// while a sync is pending or running (at most imagesMaxPolls times in a
+// row: an hour; then a note says to reload).
+const imagesMaxPolls = 1800;
+
+async function imagesView(view) {
+  const box = el('div', { id: 'images' });
+  const all = can('operator') ? el('div', { class: 'verbs' }, syncButton('Sync all images', {}, 'sync-all')) : null;
+  put(view, el('h1', { text: 'Images' }),
+    el('p', { text: 'The images the current design names, in each Site whose nodes deploy them. A custom image is checked against its SHA-256 here, ' +
+      'then uploaded to the Site\'s provisioner, which checks it again; a standard image is imported from the provisioner\'s boot source.' }), all, box);
+  S.imagePolls = 0;
+  const last = await api('GET', '/api/v1/events/last'); // before the images: no event is missed after
+  await refreshImages(box);
+  S.lastSeq = last.seq;
+  startStream();
+}
+
+// syncButton starts a sync_images task (body: {site, image} or {} for
+// every image in every Site) after the operator confirms.
+function syncButton(label, body, id) {
+  const what = body.image ? 'image ' + body.image + ' into Site ' + body.site : 'every image of the design into every Site that deploys it';
+  return el('button', { type: 'button', id, text: label, 'aria-label': body.image ? label + ' ' + body.image + ' in ' + body.site : null, onclick: async () => {
+    if (!(await confirmDialog('Sync ' + what + '?'))) return;
+    try {
+      clearError();
+      await api('POST', '/api/v1/images/sync', body);
+      S.imagePolls = 0;
+      const box = $('#images');
+      if (box) await refreshImages(box);
+    } catch (e) { showError(e); }
+  } });
+}
+
+// imagesSoon draws the images again within half a second (events come in
+// bursts).
+function imagesSoon() {
+  if (S.imagesSoon) return;
+  S.imagesSoon = setTimeout(async () => {
+    S.imagesSoon = null;
+    const box = $('#images');
+    if (box && currentView()[0] === 'images') await refreshImages(box).catch(showError);
+  }, 500);
+}
+
+async function refreshImages(box) {
+  clearTimeout(S.imagesTimer);
+  const page = await api('GET', '/api/v1/images');
+  const rows = page.images || [];
+  const active = rows.some((r) => r.state === 'syncing' || r.state === 'pending');
+  box.replaceChildren(...imageSites(rows));
+  if (!active) return;
+  if (++S.imagePolls > imagesMaxPolls) {
+    box.append(el('p', { class: 'muted', text: 'Still syncing: reload the page to follow it (the view stops asking after an hour).' }));
+    return;
+  }
+  S.imagesTimer = setTimeout(() => { if (currentView()[0] === 'images' && box.isConnected) refreshImages(box).catch(showError); }, 2000);
+}
+
+// imageSites groups the rows by Site, one table each.
+function imageSites(rows) {
+  if (!rows.length) return [el('p', { class: 'panel', id: 'no-images', text: 'The current design names no Image document: its nodes deploy the provisioner\'s standard images.' })];
+  const bySite = new Map();
+  for (const r of rows) {
+    if (!bySite.has(r.site)) bySite.set(r.site, []);
+    bySite.get(r.site).push(r);
+  }
+  const head = ['image', 'provisioner name', 'architecture', 'kind', 'SHA-256', 'size', 'state', 'nodes deploying it'];
+  if (can('operator')) head.push('');
+  return [...bySite.keys()].sort().map((site) => el('section', { class: 'site', 'data-site': site, 'aria-labelledby': 'images-' + site },
+    el('h2', { id: 'images-' + site, text: 'Site ' + site }),
+    el('table', { class: 'images' }, el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { scope: 'col', text: h })))),
+      el('tbody', {}, ...bySite.get(site).map(imageRow)))));
+}
+
+// bytes says a size in the largest binary unit that keeps it >= 1.
+function bytes(n) {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0; let v = n;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return (i ? v.toFixed(v < 10 ? 1 : 0) : String(v)) + ' ' + units[i];
+}
+
+function imageRow(r) {
+  const sha = r.sha256 ? el('code', { title: r.sha256, 'aria-label': 'SHA-256 ' + r.sha256, text: r.sha256.slice(0, 12) + '…' }) : el('span', { class: 'muted', text: '—' });
+  const size = r.size ? el('span', { title: r.size + ' bytes', text: bytes(r.size) }) : el('span', { class: 'muted', text: '—' });
+  const tr = el('tr', { 'data-image': r.image, 'data-state': r.state, class: 'img-' + r.state },
+    el('th', { scope: 'row', text: r.image }), el('td', { text: r.provisioner_name }), el('td', { text: r.architecture }),
+    el('td', { text: r.custom ? 'custom' : 'standard' }), el('td', {}, sha), el('td', {}, size),
+    el('td', { class: 'img-state' }, imageState(r)), el('td', {}, nodeLinks(r.nodes || [])));
+  if (can('operator')) tr.append(el('td', {}, syncButton('Sync', { site: r.site, image: r.image })));
+  return tr;
+}
+
+// imageState: the state in words, a bar while it syncs, the reason of a
+// failed sync, and what an interrupted upload found already there.
+function imageState(r) {
+  const kids = [el('span', { class: 'state-word', text: r.state })];
+  if (r.state === 'syncing' || r.state === 'pending') {
+    const pct = Math.max(0, Math.min(100, r.progress || 0));
+    kids.push(' ', el('progress', { max: '100', value: String(pct), 'aria-label': r.image + ' in ' + r.site + ': ' + pct.toFixed(0) + '% uploaded' }),
+      el('span', { class: 'pct', text: ' ' + pct.toFixed(0) + '%' }));
+  }
+  if (r.resumed) kids.push(el('div', { class: 'muted', text: 'resumed from ' + bytes(r.resumed) + ' already held' }));
+  if (r.error) kids.push(el('div', { class: 'img-error', text: r.error }));
+  if (r.updated) kids.push(el('div', { class: 'muted', text: when(r.updated) + (r.task ? ' · task ' + r.task : '') }));
+  return kids;
+}
+
+// nodeLinks links the first 50 nodes to their views and counts the rest.
+function nodeLinks(nodes) {
+  if (!nodes.length) return el('span', { class: 'muted', text: 'none' });
+  const shown = nodes.slice(0, 50).map((n) => el('a', { href: '#/node/' + encodeURIComponent(n), text: n }));
+  const list = el('ul', { class: 'img-nodes' }, ...shown.map((a) => el('li', {}, a)));
+  if (nodes.length > 50) list.append(el('li', { class: 'muted', text: '… and ' + (nodes.length - 50) + ' more' }));
+  return list;
+}
+
+// imagePanel: the image the node deploys (its design's platform.image)
+// and, for an Image document, where its sync stands in the node's Site.
+function imagePanel(name, design, images) {
+  const panel = (...kids) => el('div', { class: 'panel', id: 'node-image' }, el('h2', { text: 'Image' }), ...kids);
+  const asked = ((design || {}).spec || {}).platform ? design.spec.platform.image : '';
+  if (!asked) return panel(el('p', { class: 'muted', text: 'The design names no image: the provisioner deploys its default.' }));
+  const r = ((images || {}).images || []).find((x) => (x.nodes || []).includes(name));
+  if (!r) return panel(el('p', { text: asked + ': a standard image that names no Image document; the provisioner imports it from its boot source.' }));
+  return panel(el('dl', { class: 'kv' },
+    el('dt', { text: 'image' }), el('dd', {}, el('a', { href: '#/images', text: r.image })),
+    el('dt', { text: 'provisioner name' }), el('dd', { text: r.provisioner_name + ' (' + (r.custom ? 'custom' : 'standard') + ', ' + r.architecture + ')' }),
+    r.sha256 ? el('dt', { text: 'SHA-256' }) : null, r.sha256 ? el('dd', {}, el('code', { text: r.sha256 })) : null,
+    el('dt', { text: 'in Site ' + r.site }), el('dd', { class: 'img-state' }, imageState(r))));
 }
 
 // --- designs, drift, audit --------------------------------------------------------
