@@ -23,7 +23,7 @@ func typedByNode(t *testing.T, e *orchestrator.Engine, task string) map[string][
 	}
 	out := map[string][]string{}
 	for _, ev := range evs {
-		if ev.Type != "" {
+		if ev.Type != "" && ev.Node != "" { // a node's (image.sync events are a Site's)
 			out[ev.Node] = append(out[ev.Node], ev.Type)
 		}
 	}

@@ -114,7 +114,7 @@ func (e *Engine) imageJobFor(run *taskRun, d *design.Design, site string, im *de
 	if j := run.imgs.jobs[key]; j != nil {
 		return j
 	}
-	j := e.startImageSync(run.id, d, site, im)
+	j := e.startImageSync(run.id, run.corr, d, site, im)
 	if run.imgs.jobs == nil {
 		run.imgs.jobs = map[string]*imageJob{}
 	}
@@ -124,7 +124,7 @@ func (e *Engine) imageJobFor(run *taskRun, d *design.Design, site string, im *de
 
 // startImageSync starts the sync of im into site, or returns the one
 // running. A stopped engine returns a job that failed at once.
-func (e *Engine) startImageSync(task string, d *design.Design, site string, im *design.Image) *imageJob {
+func (e *Engine) startImageSync(task, corr string, d *design.Design, site string, im *design.Image) *imageJob {
 	key := jobKey(site, im)
 	s := &e.imgs
 	s.mu.Lock()
@@ -150,7 +150,7 @@ func (e *Engine) startImageSync(task string, d *design.Design, site string, im *
 	s.mu.Unlock()
 	go func() {
 		defer e.wg.Done()
-		j.err = e.runImageSync(e.ctx, task, d, site, im)
+		j.err = e.runImageSync(e.ctx, task, corr, d, site, im)
 		s.mu.Lock()
 		delete(s.running, key)
 		s.mu.Unlock()
@@ -166,8 +166,9 @@ func (e *Engine) startImageSync(task string, d *design.Design, site string, im *
 
 // runImageSync syncs im into site: waits for a slot, then imports or
 // uploads it, recording each step; its error is the failed sync's reason.
-func (e *Engine) runImageSync(ctx context.Context, task string, d *design.Design, site string, im *design.Image) error {
+func (e *Engine) runImageSync(ctx context.Context, task, corr string, d *design.Design, site string, im *design.Image) error {
 	sy := newImageSync(site, im, task)
+	sy.Correlation = corr
 	if old, ok, _ := e.imageSync(ctx, sy.Key()); ok && old.SHA256 == sy.SHA256 {
 		sy.ResourceID, sy.FileID, sy.Offset = old.ResourceID, old.FileID, old.Offset
 	}
@@ -298,7 +299,7 @@ func (e *Engine) saveImageSync(ctx context.Context, sy *record.ImageSync, level,
 
 func imageSyncEvent(sy *record.ImageSync, level, format string, args ...any) record.Event {
 	return record.Event{Time: now(), Task: sy.Task, Level: level, Kind: "image", Type: record.EventImageSync,
-		Message: fmt.Sprintf(format, args...)}
+		Message: fmt.Sprintf(format, args...), Correlation: sy.Correlation}
 }
 
 // imageEvent writes an image.sync event alone.

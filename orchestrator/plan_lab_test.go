@@ -142,6 +142,12 @@ func (s noPlanner) RepairMachine(ctx context.Context, n drivers.Node, parts []st
 	}).RepairMachine(ctx, n, parts)
 }
 
+// SiteImages: the images of the driver behind (it is no planner, it
+// manages images).
+func (s noPlanner) SiteImages(ctx context.Context, site string) (drivers.ServerImages, error) {
+	return drivers.ImagesAt(ctx, s.Server, site)
+}
+
 func testPlanLab(t *testing.T, hide bool) {
 	full := designtest.Example(t)
 	const extra, removed = "r02-cmp02", "r02-gpu02"

@@ -148,11 +148,15 @@ var deployPath = []record.Stage{record.StageOOBPrepare, record.StageIdentify, re
 // pathOf is node n's deploy path: deployPath, from the baseline stage
 // when its hardware profile has a baseline (the example's GPU nodes).
 func pathOf(d *design.Design, n string) []record.Stage {
+	path := deployPath
+	if im := d.ImageOf(d.Nodes[n]); im != nil && d.Images[im.Metadata.Name] != nil { // an Image document: synced first
+		path = slices.Insert(slices.Clone(path), slices.Index(path, record.StageDeploy), record.StageImages)
+	}
 	hw := d.Nodes[n].Spec.Hardware
 	if hw != nil && (len(hw.Firmware) > 0 || hw.RAID != nil || hw.BIOS != nil && len(hw.BIOS.Attributes) > 0) {
-		return append([]record.Stage{record.StageBaseline}, deployPath...)
+		return append([]record.Stage{record.StageBaseline}, path...)
 	}
-	return deployPath
+	return path
 }
 
 // TestVerbRetry: a node whose deployments fail beyond the engine's deploy

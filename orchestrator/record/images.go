@@ -45,10 +45,12 @@ type ImageSync struct {
 	Size       int64  `json:"size,omitempty"`
 	State      string `json:"state"`
 	Error      string `json:"error,omitempty"`
-	// Task is the task that ran the sync last.
-	Task    string    `json:"task,omitempty"`
-	Started time.Time `json:"started,omitzero"`
-	Updated time.Time `json:"updated,omitzero"`
+	// Task is the task that ran the sync last, Correlation its request
+	// ID (its events carry it).
+	Task        string    `json:"task,omitempty"`
+	Correlation string    `json:"correlation_id,omitempty"`
+	Started     time.Time `json:"started,omitzero"`
+	Updated     time.Time `json:"updated,omitzero"`
 	// Resumed: the upload started from an offset the provisioner held
 	// from an earlier, interrupted run (bytes).
 	Resumed int64 `json:"resumed,omitempty"`
