@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -26,12 +27,15 @@ func (e *rawStatusError) Error() string { return fmt.Sprintf("%d %s", e.status, 
 // /api/2.0/), signed as every call is, with Content-Type
 // application/octet-stream and Content-Length len(body): what MAAS's
 // boot-resource upload handler reads (gomaasapi's Put sends only forms).
-// One attempt, bounded by the per-request timeout; it is not retried here
-// because MAAS appends what it gets, so whether to send it again is the
-// caller's decision after reading what MAAS holds. The answer is read up
-// to maxFailedAnswer bytes.
-func (c *client) putRaw(ctx context.Context, path string, body []byte) error {
-	rctx, cancel := context.WithTimeout(ctx, c.timeout)
+// One attempt, bounded by timeout (the per-request timeout when 0); it is
+// not retried here because MAAS appends what it gets, so whether to send
+// it again is the caller's decision after reading what MAAS holds. The
+// answer is read up to maxFailedAnswer bytes.
+func (c *client) putRaw(ctx context.Context, path string, body []byte, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = c.timeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	u := c.base.GetURL(&url.URL{Path: strings.TrimPrefix(path, "/")})
 	req, err := http.NewRequestWithContext(rctx, http.MethodPut, u.String(), bytes.NewReader(body))

@@ -40,6 +40,8 @@ type mBootResource struct {
 	Type         string              `json:"type"` // Synced, Uploaded, Generated
 	Name         string              `json:"name"`
 	Architecture string              `json:"architecture"`
+	BaseImage    string              `json:"base_image"`
+	Title        string              `json:"title"`
 	Sets         map[string]mBootSet `json:"sets"`
 }
 
@@ -220,12 +222,38 @@ func unclassed(err error) error {
 	return err
 }
 
-// heldBytes is how many bytes of the file MAAS holds, from its progress
-// percent (MAAS reports no byte count), rounded to the byte.
-func heldBytes(f mBootFile) int64 {
+// heldBytes is how many bytes of the file the region that receives the
+// upload holds, from its progress percent (MAAS reports no byte count):
+// MAAS's progress is over every region controller's copy
+// (100 * sum of the regions' bytes / (size * regions)), and an upload
+// writes only the receiving region's copy (the others copy it once it is
+// complete), so the bytes held are progress * size * regions / 100,
+// rounded to the byte and at most the size.
+func heldBytes(f mBootFile, regions int) int64 {
 	if f.Complete {
 		return f.Size
 	}
-	held := int64(math.Round(float64(f.Size) * f.Progress / 100))
+	held := int64(math.Round(float64(f.Size) * float64(max(regions, 1)) * f.Progress / 100))
 	return min(max(held, 0), f.Size)
+}
+
+// maxRegions bounds the region controllers counted.
+const maxRegions = 1000
+
+// regionCount is how many region controllers MAAS has (GET
+// regioncontrollers/), which its upload progress is divided by. A MAAS
+// that answers 404 (no such endpoint: a single region, as the lab before
+// it modelled several) counts one.
+func (d *Driver) regionCount(ctx context.Context) (int, error) {
+	var regions []struct {
+		SystemID string `json:"system_id"`
+	}
+	err := d.c.callLimit(ctx, http.MethodGet, "regioncontrollers/", "", nil, &regions, maxImagesAnswer)
+	if isNotFound(err) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return min(max(len(regions), 1), maxRegions), nil
 }

@@ -23,7 +23,7 @@ func FuzzBootResourceAnswer(f *testing.F) {
 		}
 		_ = r.view()
 		ref := drivers.ImageRef{Name: "custom/g", SHA256: strings.Repeat("a", 64), Size: 8388608}
-		up, ok, _ := resumable(&r, ref)
+		up, ok, _ := resumable(&r, ref, 1+len(answer)%3)
 		if ok && !up.Complete && (up.Offset < 0 || up.Offset > up.Size || up.Offset%drivers.ImageChunkSize != 0 && up.Offset != up.Size) {
 			t.Fatalf("resume at %d of %d", up.Offset, up.Size)
 		}

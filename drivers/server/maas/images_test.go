@@ -3,10 +3,12 @@ package maas
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -108,10 +110,10 @@ func TestImagesConformance(t *testing.T) {
 }
 
 func testImage(n int) ([]byte, drivers.ImageRef) {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i*31 + i>>13)
-	}
+	b := make([]byte, n) // seeded random: every chunk differs, so a chunk sent twice or misplaced changes the SHA-256
+	var seed [32]byte
+	binary.LittleEndian.PutUint64(seed[:], uint64(n))
+	_, _ = rand.NewChaCha8(seed).Read(b)
 	s := sha256.Sum256(b)
 	return b, drivers.ImageRef{Name: "custom/golden", Architecture: "amd64/generic", Format: "ddraw", BaseImage: "ubuntu/jammy",
 		SHA256: hex.EncodeToString(s[:]), Size: int64(n)}

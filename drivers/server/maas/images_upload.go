@@ -37,19 +37,30 @@ func imageArch(img drivers.ImageRef) string {
 	return img.Architecture
 }
 
-// StartImageUpload finds the version of the custom image with this
-// SHA-256 in MAAS (complete: nothing to send; incomplete: resumed where
-// MAAS's content ends) or creates a new version with no content.
+// StartImageUpload finds where the custom image with this SHA-256 stands
+// in MAAS, by rules that need no memory of earlier calls (a restarted
+// engine finds the same answer): Complete when the NEWEST complete
+// version carries this content (the one MAAS deploys); resumed at what
+// the receiving region holds when the NEWEST version carries it and is
+// incomplete (Offset == Size, not Complete: the other region controllers
+// are still copying it; poll until Complete); otherwise a new version
+// with no content. A version whose content MAAS refused is never the
+// newest once AbandonImageUpload ran (it makes a fresh one), so it is
+// never resumed.
 func (d *Driver) StartImageUpload(ctx context.Context, img drivers.ImageRef) (drivers.ImageUpload, error) {
 	if err := checkCustomRef(img); err != nil {
 		return drivers.ImageUpload{}, err
+	}
+	regions, err := d.regionCount(ctx)
+	if err != nil {
+		return drivers.ImageUpload{}, imageErr("image "+img.Name+": count the region controllers", err)
 	}
 	r, err := d.findUploaded(ctx, img)
 	if err != nil {
 		return drivers.ImageUpload{}, imageErr("image "+img.Name+": find its upload", err)
 	}
 	if r != nil {
-		up, ok, err := resumable(r, img)
+		up, ok, err := resumable(r, img, regions)
 		if err != nil || ok {
 			d.remember(up, img.SHA256)
 			return up, err
@@ -91,33 +102,48 @@ func (d *Driver) findUploaded(ctx context.Context, img drivers.ImageRef) (*mBoot
 	return nil, nil
 }
 
-// resumable is the upload of the newest version of r with the image's
-// SHA-256: complete, or at the offset of what MAAS holds. ok false: none
-// (or one that cannot resume by whole chunks: a new version is made).
-func resumable(r *mBootResource, img drivers.ImageRef) (drivers.ImageUpload, bool, error) {
-	for _, s := range r.newestFirst() {
-		f, one := s.onlyFile()
-		if !one || f.SHA256 != img.SHA256 {
-			continue
-		}
-		if f.Size != img.Size {
+// resumable is the upload of the image's content in r: complete when
+// the newest complete version carries it; the newest version when it
+// carries it and is incomplete, at the offset of what MAAS holds. ok
+// false: neither (or one that cannot resume by whole chunks): a new
+// version is made.
+func resumable(r *mBootResource, img drivers.ImageRef, regions int) (drivers.ImageUpload, bool, error) {
+	sets := r.newestFirst()
+	for _, s := range sets {
+		if f, one := s.onlyFile(); one && f.SHA256 == img.SHA256 && f.Size != img.Size {
 			return drivers.ImageUpload{}, false, drivers.Errorf(drivers.Permanent, "maas: image %s: MAAS holds content with SHA-256 %s of %d bytes, not %d: check the image's size",
 				img.Name, img.SHA256, f.Size, img.Size)
 		}
-		up := drivers.ImageUpload{ResourceID: strconv.Itoa(r.ID), Size: f.Size}
-		if s.Complete || f.Complete {
+	}
+	up := drivers.ImageUpload{ResourceID: strconv.Itoa(r.ID), Size: img.Size}
+	for _, s := range sets {
+		if !s.Complete {
+			continue
+		}
+		if f, one := s.onlyFile(); one && f.SHA256 == img.SHA256 {
 			up.Offset, up.Complete = f.Size, true
 			return up, true, nil
 		}
-		fid, ok := uploadFileID(f.UploadURI, r.ID)
-		held := heldBytes(f)
-		if !ok || held%drivers.ImageChunkSize != 0 && held != f.Size {
-			return drivers.ImageUpload{}, false, nil
-		}
+		break // the newest complete version is other content
+	}
+	if len(sets) == 0 || sets[0].Complete {
+		return drivers.ImageUpload{}, false, nil
+	}
+	f, one := sets[0].onlyFile()
+	if !one || f.SHA256 != img.SHA256 {
+		return drivers.ImageUpload{}, false, nil
+	}
+	fid, ok := uploadFileID(f.UploadURI, r.ID)
+	held := heldBytes(f, regions)
+	switch {
+	case held == f.Size: // all there; the other regions copy it
 		up.FileID, up.Offset = fid, held
 		return up, true, nil
+	case !ok || held%drivers.ImageChunkSize != 0:
+		return drivers.ImageUpload{}, false, nil
 	}
-	return drivers.ImageUpload{}, false, nil
+	up.FileID, up.Offset = fid, held
+	return up, true, nil
 }
 
 // uploadFileID is the file ID in an upload URI
@@ -149,11 +175,11 @@ func (d *Driver) createUpload(ctx context.Context, img drivers.ImageRef) (driver
 	if err := d.c.callLimit(ctx, http.MethodPost, "boot-resources/", "", params, &r, maxImagesAnswer); err != nil {
 		return drivers.ImageUpload{}, err
 	}
-	up, ok, err := resumable(&r, img)
+	up, ok, err := resumable(&r, img, 1)
 	if err != nil {
 		return up, err
 	}
-	if !ok || up.Offset != 0 && !up.Complete {
+	if !ok || up.Offset != 0 && up.Offset != up.Size {
 		return drivers.ImageUpload{}, drivers.Errorf(drivers.Transient, "MAAS made boot resource %d but answered no empty version with SHA-256 %s to upload to", r.ID, img.SHA256)
 	}
 	return up, nil
@@ -170,11 +196,15 @@ func uploadPath(up drivers.ImageUpload) (string, error) {
 	return fmt.Sprintf("boot-resources/%d/upload/%d/", rid, fid), nil
 }
 
-// UploadImageChunk sends one chunk, which MAAS appends. A failed send
-// (no answer, or MAAS refusing it) is settled by reading what MAAS holds:
-// a chunk that landed is not sent again, one that did not is sent again
-// (network errors and 5xx, as many times as the retries setting says);
-// anything else is an error saying where MAAS's content ends.
+// UploadImageChunk sends one chunk, which MAAS appends at what it holds
+// (it never refuses a repeat that still fits, so a chunk sent twice
+// spoils the content). A failed send (no answer, or MAAS refusing it) is
+// settled by reading what MAAS holds until two reads agree: a chunk that
+// landed is not sent again, one that did not is sent again (network
+// errors, timeouts and 5xx, as many times as the retries setting says);
+// anything else is an error saying where MAAS's content ends. After the
+// last chunk the upload is read back: Complete only when MAAS says so
+// (with several region controllers, once the others copied it).
 func (d *Driver) UploadImageChunk(ctx context.Context, up drivers.ImageUpload, chunk []byte) (drivers.ImageUpload, error) {
 	path, err := uploadPath(up)
 	if err != nil {
@@ -186,35 +216,86 @@ func (d *Driver) UploadImageChunk(ctx context.Context, up drivers.ImageUpload, c
 			path, len(chunk), up.Offset, up.Size, drivers.ImageChunkSize)
 	}
 	for attempt := 0; ; attempt++ {
-		err := d.c.putRaw(ctx, path, chunk)
+		err := d.c.putRaw(ctx, path, chunk, d.chunkTimeout(up.Size, end == up.Size))
 		if err == nil {
-			return advanced(up, end), nil
+			return d.landed(ctx, up, end), nil
 		}
-		if cerr := chunkErr(path, err); errors.Is(cerr, drivers.ErrImageChecksum) || ctx.Err() != nil {
+		cerr := chunkErr(path, err)
+		if errors.Is(cerr, drivers.ErrImageChecksum) || ctx.Err() != nil {
 			return up, cerr
 		}
-		now, rerr := d.heldNow(ctx, up)
+		now, rerr := d.settledHeld(ctx, up)
 		switch {
 		case rerr != nil:
-			return up, chunkErr(path, err)
-		case now.Offset == end:
+			return up, cerr
+		case now.Complete || now.Offset == end:
 			return now, nil // it landed; its answer was lost, or it was sent before
-		case now.Offset == up.Offset && drivers.Classify(chunkErr(path, err)) == drivers.Transient && attempt < d.c.retries:
+		case now.Offset == up.Offset && drivers.Classify(cerr) == drivers.Transient && attempt < d.c.retries:
 			if werr := sleepCtx(ctx, time.Duration(250<<attempt)*time.Millisecond); werr != nil {
 				return up, werr
 			}
 			continue
 		}
-		cerr := chunkErr(path, err)
 		return now, drivers.NewError(drivers.Classify(cerr), fmt.Errorf("%w (MAAS holds %d bytes of it, the chunk started at %d: resume from StartImageUpload)",
 			unclassed(cerr), now.Offset, up.Offset))
 	}
 }
 
-func advanced(up drivers.ImageUpload, end int64) drivers.ImageUpload {
+// hashRate is the slowest rate at which MAAS is assumed to re-read an
+// upload's whole file to check its SHA-256, inside the last chunk's PUT.
+const hashRate = 32 << 20 // bytes per second
+
+// chunkTimeout bounds a chunk's PUT: the per-request timeout, and for the
+// last chunk as much again as MAAS takes to hash the whole file (a
+// timeout there would make the caller consider sending it again).
+func (d *Driver) chunkTimeout(size int64, last bool) time.Duration {
+	if !last {
+		return d.c.timeout
+	}
+	return d.c.timeout + time.Duration(size/hashRate+1)*time.Second
+}
+
+// landed is the upload after MAAS took a chunk ending at end: a middle
+// chunk advances the offset; after the last one the upload is read back
+// and is Complete only when MAAS says so (Offset == Size and not Complete
+// while other region controllers copy it: the caller polls
+// StartImageUpload or Images).
+func (d *Driver) landed(ctx context.Context, up drivers.ImageUpload, end int64) drivers.ImageUpload {
 	up.Offset = end
-	up.Complete = end == up.Size // the last byte: MAAS checked the SHA-256 before answering 200
+	if end < up.Size {
+		return up
+	}
+	if now, err := d.heldNow(ctx, up); err == nil && now.Complete {
+		up.Complete = true
+	}
 	return up
+}
+
+// settle is the interval between the reads of what MAAS holds after a
+// failed chunk; settleReads bounds them.
+var settle = 500 * time.Millisecond
+
+const settleReads = 6
+
+// settledHeld reads what MAAS holds of the upload until two reads, settle
+// apart, agree: MAAS may still be taking a chunk whose answer was lost.
+func (d *Driver) settledHeld(ctx context.Context, up drivers.ImageUpload) (drivers.ImageUpload, error) {
+	prev, err := d.heldNow(ctx, up)
+	for i := 1; err == nil && i < settleReads; i++ {
+		if err = sleepCtx(ctx, settle); err != nil {
+			return up, err
+		}
+		var now drivers.ImageUpload
+		if now, err = d.heldNow(ctx, up); err == nil && now.Offset == prev.Offset && now.Complete == prev.Complete {
+			return now, nil
+		}
+		prev = now
+	}
+	if err != nil {
+		return up, err
+	}
+	return up, drivers.Errorf(drivers.Transient, "maas: upload to boot resource %s: what MAAS holds still changes (%d bytes last): resume from StartImageUpload",
+		up.ResourceID, prev.Offset)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -239,6 +320,10 @@ func chunkErr(path string, err error) error {
 	switch {
 	case se.status == http.StatusBadRequest && strings.Contains(se.msg, "SHA256"):
 		return drivers.NewError(drivers.Permanent, fmt.Errorf("%s: MAAS refused the content (%s): %w", what, se.msg, drivers.ErrImageChecksum))
+	case se.status == http.StatusBadRequest && strings.Contains(se.msg, "Too much data"):
+		// MAAS holds more than was sent from this upload (a chunk it took
+		// twice): its content is spoilt, like a refused checksum's.
+		return drivers.NewError(drivers.Permanent, fmt.Errorf("%s: MAAS refused the content (%s: it took a chunk twice): %w", what, se.msg, drivers.ErrImageChecksum))
 	case se.status == http.StatusForbidden && !strings.Contains(se.msg, "type"):
 		return drivers.Errorf(drivers.Permanent, "%s: the API key's user is not a MAAS administrator, and only administrators upload boot images (%s): use an admin user's key (maas.apiKey)", what, se.msg)
 	case se.status == http.StatusNotFound:
@@ -249,9 +334,15 @@ func chunkErr(path string, err error) error {
 	return drivers.Errorf(drivers.Permanent, "%s: MAAS refused the chunk: %d %s", what, se.status, se.msg)
 }
 
-// heldNow reads how much of the upload's file MAAS holds.
+// heldNow reads how much of the upload's file MAAS holds (counting the
+// region controllers its progress is spread over) and whether MAAS says
+// it is complete.
 func (d *Driver) heldNow(ctx context.Context, up drivers.ImageUpload) (drivers.ImageUpload, error) {
 	rid, _ := strconv.Atoi(up.ResourceID)
+	regions, err := d.regionCount(ctx)
+	if err != nil {
+		return up, err
+	}
 	r, err := d.readResource(ctx, rid)
 	if err != nil {
 		return up, err
@@ -261,7 +352,7 @@ func (d *Driver) heldNow(ctx context.Context, up drivers.ImageUpload) (drivers.I
 		for _, f := range s.Files {
 			if fid, ok := uploadFileID(f.UploadURI, rid); ok && fid == up.FileID || f.UploadURI == "" && sha != nil && f.SHA256 == sha {
 				now := up
-				now.Offset, now.Complete = heldBytes(f), f.Complete || s.Complete
+				now.Offset, now.Complete = heldBytes(f, regions), f.Complete || s.Complete
 				return now, nil
 			}
 		}
@@ -269,9 +360,14 @@ func (d *Driver) heldNow(ctx context.Context, up drivers.ImageUpload) (drivers.I
 	return up, drivers.Errorf(drivers.Permanent, "maas: boot resource %d has no file %s any more: start the upload again", rid, up.FileID)
 }
 
-// AbandonImageUpload deletes the upload's resource when no version of it
-// is complete (nothing half-made is left in MAAS); with one complete, the
-// resource stays and its incomplete version is never deployed.
+// AbandonImageUpload leaves nothing of an upload MAAS could resume or
+// deploy, and never deletes content in service: a resource whose only
+// version is this upload's, incomplete, is deleted; when the upload's
+// version is the newest of several, a fresh empty version of the same
+// content is made after it (keep_old), so the abandoned one (spoilt if
+// MAAS refused it) is never resumed; otherwise nothing changes. A
+// resource with more than one version is never deleted (on HA with a
+// region down every version can read incomplete).
 func (d *Driver) AbandonImageUpload(ctx context.Context, up drivers.ImageUpload) error {
 	rid, err := strconv.Atoi(up.ResourceID)
 	if err != nil || rid <= 0 {
@@ -288,8 +384,16 @@ func (d *Driver) AbandonImageUpload(ctx context.Context, up drivers.ImageUpload)
 	if r.Type != typeUploaded {
 		return drivers.Errorf(drivers.Permanent, "maas: boot resource %d (%s) is a %s image, not an upload: it is not deleted", rid, r.Name, r.Type)
 	}
-	if r.view().Complete {
+	sets := r.newestFirst()
+	if len(sets) == 0 || sets[0].Complete {
 		return nil
+	}
+	f, one := sets[0].onlyFile()
+	if fid, ok := uploadFileID(f.UploadURI, rid); !one || !ok || fid != up.FileID {
+		return nil // the newest version is not this upload's
+	}
+	if len(sets) > 1 {
+		return d.retire(ctx, r, f)
 	}
 	err = d.c.call(ctx, http.MethodDelete, fmt.Sprintf("boot-resources/%d/", rid), "", nil, nil)
 	if isNotFound(err) {
@@ -297,3 +401,20 @@ func (d *Driver) AbandonImageUpload(ctx context.Context, up drivers.ImageUpload)
 	}
 	return imageErr(fmt.Sprintf("delete boot resource %d (%s), whose upload was abandoned", rid, r.Name), err)
 }
+
+// retire makes a fresh empty version of file f's content the newest of
+// resource r, so that the abandoned version holding f is never resumed.
+func (d *Driver) retire(ctx context.Context, r *mBootResource, f mBootFile) error {
+	img := drivers.ImageRef{Name: provisionerName(r.Type, r.Name), Architecture: r.Architecture, Format: formFiletype[f.Filetype],
+		SHA256: f.SHA256, Size: f.Size, Title: r.Title, BaseImage: r.BaseImage}
+	if _, err := d.createUpload(ctx, img); err != nil {
+		return imageErr(fmt.Sprintf("image %s: put a fresh version after the abandoned one of boot resource %d", img.Name, r.ID), err)
+	}
+	return nil
+}
+
+// formFiletype is the create form's filetype of a stored file type
+// (MAAS's BootResourceForm choices: ddraw is stored as root-dd.raw, ...).
+var formFiletype = map[string]string{"root-tgz": "tgz", "root-tbz": "tbz", "root-txz": "txz", "root-dd": "ddtgz",
+	"root-dd.tar.bz2": "ddtbz", "root-dd.tar.xz": "ddtxz", "root-dd.tar": "ddtar", "root-dd.bz2": "ddbz2",
+	"root-dd.gz": "ddgz", "root-dd.xz": "ddxz", "root-dd.raw": "ddraw"}
