@@ -6,7 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -27,6 +30,11 @@ type ImagesLab struct {
 	State func(name, arch string) ImageState
 	// Secrets must appear in no error (the provisioner's API key).
 	Secrets []string
+	// CompletesLater: the provisioner keeps a verified upload incomplete
+	// for a while after its last byte (several region controllers copy
+	// it): the last chunk's answer is Offset == Size and not Complete, and
+	// StartImageUpload is polled until Complete. False: complete at once.
+	CompletesLater bool
 }
 
 // ImageState is an image as the provisioner keeps it.
@@ -35,6 +43,7 @@ type ImageState struct {
 	Complete bool   // a version is complete (deployable)
 	SHA256   string // of the newest complete version
 	Held     int64  // bytes held of the newest version
+	Versions int    // versions (sets) of the image
 }
 
 // RunImages runs the images conformance suite: an upload from offset 0 to
@@ -53,6 +62,9 @@ func RunImages(t *testing.T, open func(t *testing.T) ImagesLab) {
 		"PreviousStaysInService": imagesPreviousStays,
 		"StandardImport":         imagesImport,
 		"CancelledContext":       imagesCancelled,
+		"Rollback":               imagesRollback,
+		"RefusedNeverResumed":    imagesRefusedNeverResumed,
+		"CompletesWhenSynced":    imagesCompletesWhenSynced,
 	} {
 		t.Run(name, func(t *testing.T) { f(t, open(t)) })
 	}
@@ -96,6 +108,7 @@ func startUpload(t *testing.T, l ImagesLab, ref drivers.ImageRef) drivers.ImageU
 	if up.Offset < 0 || up.Offset > up.Size || up.Offset%drivers.ImageChunkSize != 0 && up.Offset != up.Size {
 		t.Fatalf("StartImageUpload %s: offset %d is not a whole number of chunks within the size %d", ref.Name, up.Offset, up.Size)
 	}
+	uploads.Store(fmt.Sprintf("%p/%s/%d", l.Driver, up.ResourceID, up.Size), ref)
 	return up
 }
 
@@ -117,6 +130,35 @@ func sendChunks(t *testing.T, l ImagesLab, up drivers.ImageUpload, content []byt
 		}
 		up = next
 	}
+	if up.Offset == up.Size && !up.Complete {
+		up = awaitComplete(t, l, up)
+	}
+	return up
+}
+
+// awaitComplete polls StartImageUpload (bounded) until the provisioner
+// says the whole upload is complete; meanwhile no new version is made.
+func awaitComplete(t *testing.T, l ImagesLab, up drivers.ImageUpload) drivers.ImageUpload {
+	t.Helper()
+	if !l.CompletesLater {
+		t.Fatalf("after the last chunk: %+v, want complete (this provisioner completes at once)", up)
+	}
+	for range 400 {
+		ctx, cancel := ctxFor()
+		next, err := l.Driver.StartImageUpload(ctx, refOfUpload(l, up))
+		cancel()
+		if err != nil {
+			t.Fatalf("StartImageUpload while the upload completes: %v", err)
+		}
+		if next.ResourceID != up.ResourceID || next.Offset != up.Size {
+			t.Fatalf("StartImageUpload while the upload completes: %+v, want the same upload at %d", next, up.Size)
+		}
+		if next.Complete {
+			return next
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("the upload %+v never completed", up)
 	return up
 }
 
@@ -278,5 +320,120 @@ func imagesCancelled(t *testing.T, l ImagesLab) {
 	}
 	if st := l.State(ref.Name, ref.Architecture); st.Exists {
 		t.Errorf("calls with a cancelled context made %s: %+v", ref.Name, st)
+	}
+}
+
+// uploads remembers each upload's ImageRef, for awaitComplete.
+var uploads sync.Map // resourceID/size -> drivers.ImageRef
+
+func refOfUpload(l ImagesLab, up drivers.ImageUpload) drivers.ImageRef {
+	if r, ok := uploads.Load(fmt.Sprintf("%p/%s/%d", l.Driver, up.ResourceID, up.Size)); ok {
+		return r.(drivers.ImageRef)
+	}
+	return l.Custom
+}
+
+// uploadWhole uploads content from StartImageUpload to complete.
+func uploadWhole(t *testing.T, l ImagesLab, content []byte, sum string) drivers.ImageRef {
+	t.Helper()
+	ref := customRef(l, content, sum)
+	if up := sendChunks(t, l, startUpload(t, l, ref), content, 0); !up.Complete {
+		t.Fatalf("upload of %s: %+v, want complete", sum, up)
+	}
+	return ref
+}
+
+// imagesRollback: going back to older content (v1 after v2) is not
+// complete at once (the provisioner deploys its newest complete version,
+// v2): a new version is uploaded and then carries v1.
+func imagesRollback(t *testing.T, l ImagesLab) {
+	v1, sum1 := imageContent(suiteImageSize, 7)
+	v2, sum2 := imageContent(suiteImageSize, 8)
+	ref1 := uploadWhole(t, l, v1, sum1)
+	uploadWhole(t, l, v2, sum2)
+	if st := l.State(ref1.Name, ref1.Architecture); st.SHA256 != sum2 {
+		t.Fatalf("after v2 the provisioner deploys %s, want v2 %s", st.SHA256, sum2)
+	}
+	up := startUpload(t, l, ref1)
+	if up.Complete || up.Offset != 0 {
+		t.Fatalf("StartImageUpload of v1 after v2: %+v, want a new version at 0", up)
+	}
+	sendChunks(t, l, up, v1, 0)
+	if st := l.State(ref1.Name, ref1.Architecture); !st.Complete || st.SHA256 != sum1 || st.Versions != 3 {
+		t.Errorf("after the rollback the provisioner has %+v, want v1 %s deployed, 3 versions", st, sum1)
+	}
+}
+
+// imagesRefusedNeverResumed: v1 in service; v2's content is refused
+// (a spoilt chunk), and a sync that resumes it without the abandon is
+// refused again (the provisioner keeps the spoilt bytes); after
+// AbandonImageUpload the next sync of v2 starts at 0 and completes, v1
+// in service all along.
+func imagesRefusedNeverResumed(t *testing.T, l ImagesLab) {
+	v1, sum1 := imageContent(suiteImageSize, 9)
+	ref1 := uploadWhole(t, l, v1, sum1)
+	v2, sum2 := imageContent(suiteImageSize, 10)
+	ref2 := customRef(l, v2, sum2)
+	bad := bytes.Clone(v2)
+	bad[10] ^= 0xff // the first chunk is spoilt
+	for try := range 2 {
+		up := startUpload(t, l, ref2)
+		if try == 1 && up.Offset != 2*drivers.ImageChunkSize {
+			t.Fatalf("a sync after a refusal without the abandon resumes at %d, want %d (the provisioner holds it)", up.Offset, 2*drivers.ImageChunkSize)
+		}
+		if up.Offset == 0 {
+			up = sendChunks(t, l, up, bad, 2)
+		}
+		ctx, cancel := ctxFor()
+		_, err := l.Driver.UploadImageChunk(ctx, up, v2[up.Offset:])
+		cancel()
+		if !errors.Is(err, drivers.ErrImageChecksum) {
+			t.Fatalf("try %d: the last chunk after a spoilt one: %v, want ErrImageChecksum", try, err)
+		}
+		bad = v2 // the right content from now on
+	}
+	ctx, cancel := ctxFor()
+	defer cancel()
+	up := startUpload(t, l, ref2)
+	if err := l.Driver.AbandonImageUpload(ctx, up); err != nil {
+		t.Fatalf("AbandonImageUpload: %v", err)
+	}
+	if st := l.State(ref1.Name, ref1.Architecture); !st.Complete || st.SHA256 != sum1 {
+		t.Fatalf("after the abandon the provisioner has %+v, want v1 %s in service", st, sum1)
+	}
+	up = startUpload(t, l, ref2)
+	if up.Offset != 0 || up.Complete {
+		t.Fatalf("the sync after the abandon: %+v, want a fresh version at 0", up)
+	}
+	sendChunks(t, l, up, v2, 0)
+	if st := l.State(ref2.Name, ref2.Architecture); !st.Complete || st.SHA256 != sum2 {
+		t.Errorf("the provisioner has %+v, want v2 %s", st, sum2)
+	}
+}
+
+// imagesCompletesWhenSynced: after the last chunk the upload is complete
+// only when the provisioner says so; with CompletesLater the answer is
+// Offset == Size, not complete, the provisioner's own state agrees, and
+// StartImageUpload is complete once it is (one version made).
+func imagesCompletesWhenSynced(t *testing.T, l ImagesLab) {
+	content, sum := imageContent(suiteImageSize, 11)
+	ref := customRef(l, content, sum)
+	up := startUpload(t, l, ref)
+	up = sendChunks(t, l, up, content, 2)
+	ctx, cancel := ctxFor()
+	defer cancel()
+	last, err := l.Driver.UploadImageChunk(ctx, up, content[up.Offset:])
+	if err != nil || last.Offset != last.Size {
+		t.Fatalf("the last chunk: %+v %v", last, err)
+	}
+	st := l.State(ref.Name, ref.Architecture)
+	if last.Complete != st.Complete || last.Complete == l.CompletesLater {
+		t.Fatalf("after the last chunk the driver says complete=%v, the provisioner %+v (completes later: %v)", last.Complete, st, l.CompletesLater)
+	}
+	if !last.Complete {
+		awaitComplete(t, l, last)
+	}
+	if st := l.State(ref.Name, ref.Architecture); !st.Complete || st.SHA256 != sum || st.Versions != 1 {
+		t.Errorf("the provisioner has %+v, want complete with %s, one version", st, sum)
 	}
 }

@@ -18,7 +18,7 @@ func fakeImagesLab(f *fake.Server) driverstest.ImagesLab {
 		State: func(name, arch string) driverstest.ImageState {
 			for _, v := range f.ImageViews() {
 				if v.Name == name && v.Architecture == arch {
-					return driverstest.ImageState{Exists: true, Complete: v.Complete, SHA256: v.SHA256, Held: v.Held}
+					return driverstest.ImageState{Exists: true, Complete: v.Complete, SHA256: v.SHA256, Held: v.Held, Versions: v.Sets}
 				}
 			}
 			return driverstest.ImageState{}
@@ -32,4 +32,13 @@ func TestFakeImages(t *testing.T) {
 			driverstest.RunImages(t, func(*testing.T) driverstest.ImagesLab { return fakeImagesLab(fake.NewServer(s.script)) })
 		})
 	}
+	// Several region controllers: a verified upload completes a few polls
+	// later.
+	driverstest.RunImages(t, func(*testing.T) driverstest.ImagesLab {
+		f := fake.NewServer(fake.Script{})
+		f.DelayImageCompletion(3)
+		l := fakeImagesLab(f)
+		l.CompletesLater = true
+		return l
+	})
 }

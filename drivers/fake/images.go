@@ -41,6 +41,7 @@ type images struct {
 	failChunks    int  // the next n chunks fail with a Transient error
 	failLanded    bool // and their content is kept (the answer was lost)
 	refuseChecked bool // every completed content is refused as not matching its SHA-256
+	syncPolls     int  // a verified upload completes after this many more StartImageUpload/Images calls
 }
 
 type fakeImage struct {
@@ -57,6 +58,8 @@ type imageSet struct {
 	held     int64
 	sum      hash.Hash
 	complete bool
+	spoilt   bool // refused once: refused again at every completion, as MAAS keeps the bytes
+	syncing  int  // verified, complete after this many more polls (other region controllers copying it)
 }
 
 // ImageStats counts what the fake provisioner did with images, for tests
@@ -90,6 +93,28 @@ func (f *Server) RefuseImageChecksums(on bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.img.refuseChecked = on
+}
+
+// DelayImageCompletion makes a verified upload complete only after n more
+// StartImageUpload or Images calls, as MAAS with several region
+// controllers says complete once the others copied it (0: at once).
+func (f *Server) DelayImageCompletion(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.img.syncPolls = n
+}
+
+// poll advances the copies of verified uploads by one poll.
+func (im *images) poll() {
+	for _, r := range im.res {
+		for _, s := range r.sets {
+			if s.syncing > 0 {
+				if s.syncing--; s.syncing == 0 {
+					s.complete = true
+				}
+			}
+		}
+	}
 }
 
 // ImageStats returns the counts of what the provisioner did with images.
@@ -185,15 +210,16 @@ func (r *fakeImage) view() drivers.ProvisionerImage {
 	return p
 }
 
-// bootImages names the images with a complete version, sorted, as
-// ProbeSite reports them (ubuntu/jammy and ubuntu/noble at first).
+// bootImages names every image, complete or not, sorted, as ProbeSite
+// reports them (MAAS's boot-resources list says nothing of completeness;
+// ubuntu/jammy and ubuntu/noble at first).
 func (f *Server) bootImages() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.img.load()
 	var out []string
 	for _, r := range f.img.res { // sorted by name
-		if r.newestComplete() != nil && !slices.Contains(out, r.name) {
+		if !slices.Contains(out, r.name) {
 			out = append(out, r.name)
 		}
 	}
@@ -208,6 +234,7 @@ func (f *Server) Images(ctx context.Context) ([]drivers.ProvisionerImage, error)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.img.load()
+	f.img.poll()
 	out := make([]drivers.ProvisionerImage, 0, len(f.img.res))
 	for _, r := range f.img.res {
 		out = append(out, r.view())

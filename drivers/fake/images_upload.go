@@ -36,16 +36,23 @@ func (f *Server) StartImageUpload(ctx context.Context, img drivers.ImageRef) (dr
 	if r == nil {
 		r = f.img.add(img.Name, arch, true)
 	}
-	for i := len(r.sets) - 1; i >= 0; i-- {
-		if s := r.sets[i]; s.sha256 == img.SHA256 {
-			return upload(r, s), nil
-		}
+	f.img.poll()
+	if s := r.newestComplete(); s != nil && s.sha256 == img.SHA256 {
+		return upload(r, s), nil // the version a deploy takes
 	}
-	f.img.nextID++
-	s := &imageSet{fileID: strconv.Itoa(f.img.nextID), sha256: img.SHA256, size: img.Size, sum: sha256.New()}
+	if n := len(r.sets); n > 0 && !r.sets[n-1].complete && r.sets[n-1].sha256 == img.SHA256 {
+		return upload(r, r.sets[n-1]), nil // the newest version, incomplete: resumed
+	}
+	return upload(r, f.img.newSet(r, img.SHA256, img.Size)), nil
+}
+
+// newSet appends a new, empty version of r.
+func (im *images) newSet(r *fakeImage, sha string, size int64) *imageSet {
+	im.nextID++
+	s := &imageSet{fileID: strconv.Itoa(im.nextID), sha256: sha, size: size, sum: sha256.New()}
 	r.sets = append(r.sets, s)
-	f.img.stats.Creates++
-	return upload(r, s), nil
+	im.stats.Creates++
+	return s
 }
 
 func upload(r *fakeImage, s *imageSet) drivers.ImageUpload {
@@ -94,12 +101,12 @@ func (f *Server) UploadImageChunk(ctx context.Context, up drivers.ImageUpload, c
 	switch {
 	case end == s.held: // sent again after a lost answer
 		return upload(r, s), nil
-	case s.complete:
+	case s.complete || s.syncing > 0:
 		return up, drivers.Errorf(drivers.Permanent, "fake: image %s: cannot upload to a complete file", r.name)
 	case up.Offset != s.held:
 		return upload(r, s), drivers.Errorf(drivers.Transient, "fake: image %s: the chunk starts at %d but the provisioner holds %d bytes: resume from StartImageUpload", r.name, up.Offset, s.held)
 	case end > s.size:
-		return up, drivers.Errorf(drivers.Permanent, "fake: image %s: too much data received (%d bytes past the size %d)", r.name, end-s.size, s.size)
+		return up, drivers.NewError(drivers.Permanent, fmt.Errorf("fake: image %s: too much data received (%d bytes past the size %d): %w", r.name, end-s.size, s.size, drivers.ErrImageChecksum))
 	}
 	if err := f.img.appendChunk(s, chunk); err != nil {
 		return upload(r, s), drivers.NewError(drivers.Permanent, fmt.Errorf("fake: image %s (SHA-256 %s): %w", r.name, s.sha256, err))
@@ -107,9 +114,10 @@ func (f *Server) UploadImageChunk(ctx context.Context, up drivers.ImageUpload, c
 	return upload(r, s), nil
 }
 
-// appendChunk appends and, at the last byte, checks the content: a
-// refused content is dropped (the version holds nothing and stays
-// incomplete).
+// appendChunk appends and, at the last byte, checks the content. A
+// refused content stays as MAAS keeps it: the version holds all but the
+// last chunk, spoilt, and every later completion of it is refused too.
+// A verified one is complete at once, or after syncPolls polls.
 func (im *images) appendChunk(s *imageSet, chunk []byte) error {
 	s.sum.Write(chunk)
 	s.held += int64(len(chunk))
@@ -118,12 +126,15 @@ func (im *images) appendChunk(s *imageSet, chunk []byte) error {
 	if s.held < s.size {
 		return nil
 	}
-	if im.refuseChecked || hex.EncodeToString(s.sum.Sum(nil)) != s.sha256 {
+	if im.refuseChecked || s.spoilt || hex.EncodeToString(s.sum.Sum(nil)) != s.sha256 {
 		im.stats.ChecksumRefused++
-		s.held, s.sum = 0, sha256.New()
+		s.held -= int64(len(chunk))
+		s.spoilt = true
 		return drivers.ErrImageChecksum
 	}
-	s.complete = true
+	if s.syncing = im.syncPolls; s.syncing == 0 {
+		s.complete = true
+	}
 	return nil
 }
 
@@ -140,8 +151,11 @@ func (im *images) set(up drivers.ImageUpload) (*fakeImage, *imageSet) {
 	return r, nil
 }
 
-// AbandonImageUpload deletes the upload's image when it has no complete
-// version; otherwise the incomplete version stays, never deployed.
+// AbandonImageUpload deletes the upload's image when its only version
+// is this upload's, incomplete; when this upload's version is the newest
+// of several, a fresh empty version of the same content is made after it
+// (a refused one is never resumed); a resource with more than one
+// version is never deleted.
 func (f *Server) AbandonImageUpload(ctx context.Context, up drivers.ImageUpload) error {
 	if _, stop, err := f.begin(ctx, "AbandonImageUpload", "", false); stop {
 		return err
@@ -149,7 +163,15 @@ func (f *Server) AbandonImageUpload(ctx context.Context, up drivers.ImageUpload)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r := f.img.byID(up.ResourceID)
-	if r == nil || r.newestComplete() != nil {
+	if r == nil || len(r.sets) == 0 {
+		return nil
+	}
+	newest := r.sets[len(r.sets)-1]
+	if newest.complete || newest.syncing > 0 || newest.fileID != up.FileID {
+		return nil
+	}
+	if len(r.sets) > 1 {
+		f.img.newSet(r, newest.sha256, newest.size)
 		return nil
 	}
 	for i, x := range f.img.res {

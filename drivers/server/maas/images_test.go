@@ -40,7 +40,7 @@ func labImageState(t *testing.T, l *lab.Lab, name, arch string) driverstest.Imag
 		st.Exists = true
 		st.Complete = st.Complete || r.Complete
 		if custom {
-			st.Held = r.Held
+			st.Held, st.Versions = r.Held, r.Sets
 			if r.Complete {
 				st.SHA256 = labCompleteSHA(t, l, r.ID)
 			}
