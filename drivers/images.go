@@ -18,8 +18,9 @@ import (
 const ImageChunkSize = 4 << 20
 
 // ErrImageChecksum is wrapped, in a Permanent error, by UploadImageChunk
-// when the provisioner refused the completed content: its SHA-256 is not
-// the one the image was created with.
+// when the provisioner refused the content: its SHA-256 is not the one
+// the image was created with, or it holds more than was sent (a chunk
+// taken twice). That version is spoilt: AbandonImageUpload it.
 var ErrImageChecksum = errors.New("the provisioner refused the image's content: its SHA-256 does not match")
 
 // ImageRef names an image as the provisioner knows it and, for a custom
@@ -90,18 +91,22 @@ type ServerImages interface {
 	// is complete there, InProgress while it imports.
 	ImportImage(ctx context.Context, img ImageRef) (Result, error)
 	// StartImageUpload returns where a custom image's content goes: the
-	// upload in progress for this SHA-256 when there is one (its Offset
-	// what the provisioner holds, so that a crashed upload resumes), else
-	// a new one with Offset 0; Complete when that content is there and
-	// verified already.
+	// newest version when it carries this SHA-256 and is incomplete (its
+	// Offset what the provisioner holds, so that a crashed upload
+	// resumes; Offset == Size and not Complete while the provisioner
+	// still copies verified content: poll until Complete), else a new one
+	// with Offset 0; Complete only when the newest complete version (the
+	// one a deploy takes) carries this content.
 	StartImageUpload(ctx context.Context, img ImageRef) (ImageUpload, error)
 	// UploadImageChunk sends chunk (at most ImageChunkSize bytes), which
 	// starts at up.Offset, and returns the upload as the provisioner now
-	// holds it. The last chunk completes it, or fails with a Permanent
-	// error wrapping ErrImageChecksum.
+	// holds it. After the last chunk it is Complete when the provisioner
+	// says so (else Offset == Size: poll StartImageUpload), or fails with
+	// a Permanent error wrapping ErrImageChecksum.
 	UploadImageChunk(ctx context.Context, up ImageUpload, chunk []byte) (ImageUpload, error)
-	// AbandonImageUpload deletes an upload's image when no complete
-	// version of it is left in service (a refused or abandoned upload
-	// never lingers); otherwise leaves it, the incomplete version unused.
+	// AbandonImageUpload deletes an upload's image when its only version
+	// is this upload's, incomplete; otherwise it never deletes, and makes
+	// sure the abandoned version is never resumed (the next
+	// StartImageUpload starts a fresh version at 0).
 	AbandonImageUpload(ctx context.Context, up ImageUpload) error
 }
