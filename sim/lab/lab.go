@@ -59,6 +59,13 @@ type Config struct {
 	// default, 1 GiB). See sim/maas bootres_store.go.
 	ImageDir      string
 	MaxImageBytes int64
+	// RegionControllers is how many region controllers each Site's MAAS
+	// has (0: one): an uploaded image is complete there only once the
+	// other regions copied it, RegionSync after its last byte (scaled by
+	// TimeScale; 0: maas.DefaultRegionSync). See sim/maas
+	// bootres_regions.go.
+	RegionControllers int
+	RegionSync        time.Duration
 }
 
 // BMCInfo tells where a machine's simulated BMC listens.

@@ -35,10 +35,17 @@ func (l *Lab) startRegions(creds maas.Credentials) {
 	if d := l.cfg.Design; d != nil && len(d.SiteNames()) > 0 {
 		names = d.SiteNames()
 	}
+	var dur *maas.Durations
+	if l.cfg.RegionSync != 0 {
+		d := maas.DefaultDurations
+		d.RegionSync = l.cfg.RegionSync
+		dur = &d
+	}
 	for i, name := range names {
 		r := Region{Site: name, MAAS: maas.New(maas.Options{APIKey: creds, TimeScale: l.cfg.TimeScale, Faults: l.cfg.Faults,
 			Seed: l.cfg.Seed + int64(i), Power: powerDriver{l}, Hooks: hooks{l}, Inventory: l.inventory, Log: l.cfg.Log,
-			Domain: domainOfSite(l.cfg.Design, name), ImageDir: regionImageDir(l.cfg.ImageDir, name), MaxImageBytes: l.cfg.MaxImageBytes})}
+			Domain: domainOfSite(l.cfg.Design, name), ImageDir: regionImageDir(l.cfg.ImageDir, name), MaxImageBytes: l.cfg.MaxImageBytes,
+			RegionControllers: l.cfg.RegionControllers, Durations: dur})}
 		if i > 0 {
 			r.Prefix = "/" + name
 		}

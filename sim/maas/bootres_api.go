@@ -18,29 +18,47 @@ import (
 
 func (s *Server) routesBootResources() {
 	s.handle("GET", "/boot-resources/", "", (*Server).bootResourcesList)
-	s.handle("POST", "/boot-resources/", "", (*Server).bootResourceCreate)
+	s.handleAdmin("POST", "/boot-resources/", "", (*Server).bootResourceCreate)
 	s.handle("GET", "/boot-resources/", "is_importing", func(s *Server, _ *request) (any, *apiError) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.img.importing, nil
 	})
-	s.handle("POST", "/boot-resources/", "import", (*Server).bootImport)
-	s.handle("POST", "/boot-resources/", "stop_import", (*Server).bootStopImport)
+	s.handleAdmin("POST", "/boot-resources/", "import", (*Server).bootImport)
+	s.handleAdmin("POST", "/boot-resources/", "stop_import", (*Server).bootStopImport)
 	withRes := func(fn func(s *Server, b *bootResource, req *request) (any, *apiError)) handler {
 		return withFound("BootResource", func(s *Server, req *request) *bootResource {
 			return s.bootResource(req.params["id"])
 		}, fn)
 	}
 	s.handle("GET", "/boot-resources/{id}/", "", withRes(func(s *Server, b *bootResource, _ *request) (any, *apiError) {
+		if aerr := divisionByZero(b); aerr != nil {
+			return nil, aerr
+		}
 		return s.renderBootResource(b, true), nil
 	}))
-	s.handle("DELETE", "/boot-resources/{id}/", "", withRes(func(s *Server, b *bootResource, _ *request) (any, *apiError) {
-		removeFiles(b.Sets)
-		s.bootRes = removeResource(s.bootRes, b)
-		s.img.stats.Deletes++
-		return nil, nil
-	}))
-	s.handle("PUT", "/boot-resources/{id}/upload/{file_id}/", "", (*Server).bootUpload)
+	s.handleAdmin("DELETE", "/boot-resources/{id}/", "", (*Server).bootResourceDelete)
+	s.handleAdmin("PUT", "/boot-resources/{id}/upload/{file_id}/", "", (*Server).bootUpload)
+}
+
+// bootResourceDelete is DELETE boot-resources/{id}/: MAAS looks the
+// resource up with BootResource.objects.get, so a missing one is an
+// unhandled DoesNotExist (500 with its text), not a 404.
+func (s *Server) bootResourceDelete(req *request) (any, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := req.params["id"]
+	if _, err := strconv.Atoi(id); err != nil {
+		return nil, errorf(http.StatusInternalServerError, "Field 'id' expected a number but got '%s'.", id)
+	}
+	b := s.bootResource(id)
+	if b == nil {
+		return nil, errorf(http.StatusInternalServerError, "BootResource matching query does not exist.")
+	}
+	removeFiles(b.Sets)
+	s.bootRes = removeResource(s.bootRes, b)
+	s.img.stats.Deletes++
+	return nil, nil
 }
 
 func (s *Server) bootResource(id string) *bootResource {
@@ -145,17 +163,17 @@ func (s *Server) renderBootResource(b *bootResource, withSets bool) map[string]a
 }
 
 func (s *Server) renderBootSet(b *bootResource, st *bootSet) map[string]any {
-	size, held := st.sizes()
+	size, held, total := st.sizes()
 	out := map[string]any{"version": st.Version, "label": st.Label, "size": size, "complete": st.complete()}
 	if !st.complete() {
-		out["progress"] = percent(held, size)
+		out["progress"] = percent(held, total)
 	}
 	files := map[string]any{}
 	for _, f := range st.Files {
 		fd := map[string]any{"filename": f.Filename, "filetype": f.Filetype, "sha256": f.SHA256,
 			"filename_on_disk": diskName(f.SHA256), "size": f.Size, "complete": f.complete()}
 		if !f.complete() {
-			fd["progress"] = percent(f.Held, f.Size)
+			fd["progress"], _ = fileProgress(f, f.rowed || b.Type == "Synced")
 			if b.Type == "Uploaded" {
 				fd["upload_uri"] = uri("/boot-resources/%d/upload/%d/", b.ID, f.ID)
 			}
@@ -339,9 +357,9 @@ func (s *Server) cleanShaAndSize(errs fieldErrors, f formValues) (string, int64)
 		errs.add("size", msgInvalidNumber)
 		return sha, 0
 	}
-	if size <= 0 {
-		errs.add("size", "Ensure this value is greater than or equal to 1.")
-	} else if max := s.maxImageBytes(); size > max {
+	// An IntegerField without a minimum: MAAS takes 0 and negative sizes
+	// (an upload to them is then refused, bootres_upload.go).
+	if max := s.maxImageBytes(); size > max {
 		errs.add("size", "The image is %d bytes, over the lab's bound of %d bytes per file (Options.MaxImageBytes).", size, max)
 	}
 	return sha, size
@@ -424,12 +442,13 @@ func (s *Server) bootResourceCreate(req *request) (any, *apiError) {
 		form.sha, form.size = sha256Hex(form.content), int64(len(form.content))
 	}
 	if s.shaOfOtherSize(form.sha, form.size) {
-		return nil, badRequest("__all__", "File already exists with sha256 that is of different size.")
+		return nil, errorf(http.StatusBadRequest, "File already exists with sha256 that is of different size.")
 	}
 	b := s.uploadedResource(form)
 	st := &bootSet{ID: s.nextID(), Version: b.nextVersion(time.Now()), Label: "uploaded"}
 	stored := storedFiletype(form.filetype)
 	f := &bootFile{ID: s.nextID(), Filename: uploadedFilename(stored), Filetype: stored, SHA256: form.sha, Size: form.size}
+	s.newUploadedFile(f)
 	if err := s.newUploadFile(f); err != nil {
 		return nil, errorf(http.StatusInternalServerError, "Could not make the image file: %v", err)
 	}
@@ -438,6 +457,8 @@ func (s *Server) bootResourceCreate(req *request) (any, *apiError) {
 			return nil, errorf(http.StatusInternalServerError, "Could not store the content: %v", err)
 		}
 		s.img.stats.Chunks-- // content given at creation is no chunk
+		f.rowed = true
+		s.receivedWhole(f)
 	}
 	if !djangoBool(req.form.get("keep_old")) {
 		removeFiles(b.Sets)

@@ -132,8 +132,8 @@ func TestUploadInChunks(t *testing.T) {
 }
 
 // TestUploadWrongChecksum: the last chunk of content whose SHA-256
-// differs is refused with MAAS's message; the file stays incomplete (not
-// deployable) at what it held before, and the resource can be deleted
+// differs is refused with MAAS's message; the file stays incomplete (a
+// deploy of it fails at install) at what it held before, and the resource can be deleted
 // (its file removed from disk).
 func TestUploadWrongChecksum(t *testing.T) {
 	dir := t.TempDir()
@@ -155,9 +155,9 @@ func TestUploadWrongChecksum(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	id := l.ready(1, "gpu01")
-	r = l.do("POST", "/machines/"+id+"/?op=deploy", url.Values{"distro_series": {"custom/bad"}})
-	if r.code != 400 || !strings.Contains(string(r.body), `'custom/bad' is not a valid distro_series.  It should be one of: '', 'ubuntu/focal', 'ubuntu/jammy', 'ubuntu/noble'.`) {
-		t.Fatalf("deploying the refused image: %s", r)
+	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=deploy", url.Values{"distro_series": {"custom/bad"}}, nil)
+	if m := l.waitStatus(id, StatusFailedDeployment); !strings.Contains(fmt.Sprint(m["status_message"]), "No image could be found for the given selection: os=custom, arch=amd64, subarch=generic, series=bad") {
+		t.Fatalf("deploying the refused image: %v", m["status_message"])
 	}
 	l.must(http.StatusNoContent, "DELETE", fmt.Sprintf("/boot-resources/%d/", rid), nil, nil)
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
@@ -250,8 +250,9 @@ func TestUploadErrors(t *testing.T) {
 // TestDeployNewestCompleteSet: a second upload of the same name with
 // keep_old=true adds a set; while it is incomplete a deploy takes the
 // older complete set (its SHA-256); without keep_old the older set's
-// file is dropped (as MAAS does) and nothing is deployable until the
-// new set completes. An image of another architecture is refused.
+// file is dropped (as MAAS does) and a deploy is accepted but fails at
+// install until the new set completes. An image of another architecture
+// fails at install too (MAAS takes it as a distro_series).
 func TestDeployNewestCompleteSet(t *testing.T) {
 	l := newSimLab(t, nil)
 	v1, sha1 := imageBytes(1<<20, 11)
@@ -267,6 +268,7 @@ func TestDeployNewestCompleteSet(t *testing.T) {
 	}
 	id := l.ready(1, "gpu01")
 	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=deploy", url.Values{"distro_series": {"custom/golden"}}, nil)
+	l.waitStatus(id, StatusDeployed)
 	if d, _ := l.s.DeployedImage(id); d.SHA256 != sha1 {
 		t.Fatalf("deployed %+v, want the complete set's %s", d, sha1)
 	}
@@ -276,8 +278,9 @@ func TestDeployNewestCompleteSet(t *testing.T) {
 		t.Fatalf("without keep_old the older sets keep a file: %+v", v)
 	}
 	id2 := l.ready(2, "gpu02")
-	if r := l.do("POST", "/machines/"+id2+"/?op=deploy", url.Values{"distro_series": {"golden"}}); r.code != 400 {
-		t.Fatalf("deploying an image with no complete set: %s", r)
+	l.must(http.StatusOK, "POST", "/machines/"+id2+"/?op=deploy", url.Values{"distro_series": {"golden"}}, nil)
+	if m := l.waitStatus(id2, StatusFailedDeployment); !strings.Contains(fmt.Sprint(m["status_message"]), "series=golden, purpose=xinstall") {
+		t.Fatalf("deploying an image with no complete set: %v", m["status_message"])
 	}
 	arm, shaArm := imageBytes(1<<10, 13)
 	arid, afid, _ := createImageForm(l, url.Values{"name": {"armonly"}, "architecture": {"arm64/generic"},
@@ -285,9 +288,9 @@ func TestDeployNewestCompleteSet(t *testing.T) {
 	if r := putChunk(l, arid, afid, arm); r.code != 200 {
 		t.Fatalf("arm upload: %s", r)
 	}
-	if r := l.do("POST", "/machines/"+id2+"/?op=deploy", url.Values{"distro_series": {"armonly"}}); r.code != 400 ||
-		!strings.Contains(string(r.body), "'custom/armonly' is not a valid distro_series") {
-		t.Fatalf("deploying an arm64 image on an amd64 machine: %s", r)
+	l.must(http.StatusOK, "POST", "/machines/"+id2+"/?op=deploy", url.Values{"distro_series": {"armonly"}}, nil)
+	if m := l.waitStatus(id2, StatusFailedDeployment); !strings.Contains(fmt.Sprint(m["status_message"]), "arch=amd64, subarch=generic, series=armonly") {
+		t.Fatalf("deploying an arm64 image on an amd64 machine: %v", m["status_message"])
 	}
 }
 

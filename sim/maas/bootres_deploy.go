@@ -1,8 +1,10 @@
 package maas
 
 import (
+	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Deploying with an image. MAAS's deploy takes distro_series only (its
@@ -13,10 +15,13 @@ import (
 // release when an uploaded image has that name), "os/release" is taken
 // as written; the result must be one of the usable os/release choices
 // (clean_distro_series_field), else 400 on distro_series with MAAS's
-// compose_invalid_choice_text. An image is usable when a set of it is
-// complete, so an upload under way is refused. The lab also refuses an
-// image that has no complete set for the machine's architecture (MAAS
-// refuses it later, when it renders the machine's preseed); docs/lab.md.
+// compose_invalid_choice_text. The usable operating systems
+// (list_all_usable_osystems) are every boot resource's, complete or not,
+// of any architecture: the deploy is accepted and fails at install
+// (get_curtin_image's MissingBootImage, Failed deployment) when the
+// machine's architecture has no complete set of the image. The set
+// installed is the newest complete one when the install runs (the end
+// of the lab's deploy phase).
 
 // ImageHooks, when the MachineHooks implement it too, hear of a finished
 // deployment with the image it installed (instead of Deployed).
@@ -24,10 +29,9 @@ type ImageHooks interface {
 	DeployedWith(systemID string, macs []string, userData []byte, image DeployedImage)
 }
 
-// deployImage resolves a deploy's distro_series for m: the image, and the
-// resource whose newest complete set it deploys.
-func (s *Server) deployImage(m *machine, series string) (DeployedImage, *bootResource, *apiError) {
-	arch := archOnly(orDefault(m.Arch, "amd64/generic"))
+// deployImage resolves a deploy's distro_series for m: the OS and
+// release it deploys (the set is chosen at install, installImage).
+func (s *Server) deployImage(series string) (DeployedImage, *apiError) {
 	osys, rel, slash := strings.Cut(series, "/")
 	if !slash {
 		osys, rel = s.osOfRelease(series), series
@@ -36,16 +40,28 @@ func (s *Server) deployImage(m *machine, series string) (DeployedImage, *bootRes
 	if osys != "" && !slash {
 		shown = osys + "/" + rel
 	}
-	res := s.usableResource(osys, rel, arch)
-	if osys == "" || res == nil {
-		choices := append([]string{""}, s.releaseChoices(arch)...)
-		return DeployedImage{}, nil, badRequest("distro_series", "%s", msgInvalidChoiceOf(shown, "distro_series", choices))
+	if osys == "" || !contains(s.releaseChoices(), osys+"/"+rel) {
+		choices := append([]string{""}, s.releaseChoices()...)
+		return DeployedImage{}, badRequest("distro_series", "%s", msgInvalidChoiceOf(shown, "distro_series", choices))
 	}
-	img := DeployedImage{OSystem: osys, Series: rel}
-	if osys == "custom" {
-		img.SHA256 = res.latestComplete().Files[0].SHA256
+	return DeployedImage{OSystem: osys, Series: rel}, nil
+}
+
+// installImage is the image m's install takes: the newest complete set of
+// its OS and release for m's architecture, recorded on m and its
+// resource; else MAAS's MissingBootImage message (s.mu is held).
+func (s *Server) installImage(m *machine) string {
+	arch, sub, _ := strings.Cut(orDefault(m.Arch, "amd64/generic"), "/")
+	res := s.usableResource(m.OSystem, m.DistroSeries, arch)
+	if res == nil {
+		return fmt.Sprintf("Error generating the URL of curtin's image file.  No image could be found for the given selection: "+
+			"os=%s, arch=%s, subarch=%s, series=%s, purpose=xinstall.", m.OSystem, arch, orDefault(sub, "generic"), m.DistroSeries)
 	}
-	return img, res, nil
+	if m.OSystem == "custom" {
+		m.ImageSHA256 = res.latestComplete().Files[0].SHA256
+	}
+	res.LastDeployed = time.Now()
+	return ""
 }
 
 // imageOS is the OS a resource's image is a release of: custom for an
@@ -57,11 +73,11 @@ func imageOS(b *bootResource) (osys, rel string) {
 	return "custom", b.Name
 }
 
-// osOfRelease finds the OS that has a usable release of that name (any
-// architecture), "" when none.
+// osOfRelease finds the OS that has a release of that name (any
+// architecture, complete or not), "" when none.
 func (s *Server) osOfRelease(rel string) string {
 	for _, b := range s.bootRes {
-		if o, r := imageOS(b); r == rel && b.latestComplete() != nil {
+		if o, r := imageOS(b); r == rel {
 			return o
 		}
 	}
@@ -80,12 +96,12 @@ func (s *Server) usableResource(osys, rel, arch string) *bootResource {
 	return out
 }
 
-// releaseChoices are the usable os/release values for the architecture,
+// releaseChoices are the os/release values of every boot resource,
 // sorted.
-func (s *Server) releaseChoices(arch string) []string {
+func (s *Server) releaseChoices() []string {
 	var out []string
 	for _, b := range s.bootRes {
-		if o, r := imageOS(b); archOnly(b.Architecture) == arch && b.latestComplete() != nil && !contains(out, o+"/"+r) {
+		if o, r := imageOS(b); !contains(out, o+"/"+r) {
 			out = append(out, o+"/"+r)
 		}
 	}

@@ -64,13 +64,31 @@ type bootFile struct {
 	Filetype string
 	SHA256   string
 	Size     int64
-	Held     int64  // bytes the region holds
+	Held     int64  // bytes the receiving region holds
 	path     string // uploaded content on disk ("" for synced files)
 	hash     hash.Hash
 	mu       sync.Mutex // one upload request at a time (bootres_upload.go)
+	// The other region controllers' copies (bootres_regions.go): want of
+	// them must copy the file once the receiving region holds it whole;
+	// copies did. rowed: the receiving region has a sync row for it (an
+	// upload was attempted; MAAS's progress divides by the size then).
+	want, copies int
+	rowed        bool
 }
 
-func (f *bootFile) complete() bool { return f.Held == f.Size }
+// holdsAll: the receiving region holds every byte (MAAS's "Cannot upload
+// to a complete file." test, on that region's row).
+func (f *bootFile) holdsAll() bool { return f.Held == f.Size }
+
+// complete is MAAS's complete: every region holds the whole file
+// (sync_progress == 100, never for a size <= 0).
+func (f *bootFile) complete() bool { return f.Size > 0 && f.holdsAll() && f.copies >= f.want }
+
+// regionBytes is the numerator and denominator of MAAS's sync_progress:
+// the bytes every region holds, and size times the regions.
+func (f *bootFile) regionBytes() (held, total int64) {
+	return f.Held + int64(f.copies)*f.Size, f.Size * int64(f.want+1)
+}
 
 func (st *bootSet) complete() bool {
 	if len(st.Files) == 0 {
@@ -84,13 +102,14 @@ func (st *bootSet) complete() bool {
 	return true
 }
 
-// sizes are the set's total size and the bytes held.
-func (st *bootSet) sizes() (size, held int64) {
+// sizes are the set's total size, and the bytes every region holds and
+// size times the regions (MAAS's set sync_progress).
+func (st *bootSet) sizes() (size, held, total int64) {
 	for _, f := range st.Files {
-		size += f.Size
-		held += f.Held
+		h, t := f.regionBytes()
+		size, held, total = size+f.Size, held+h, total+t
 	}
-	return size, held
+	return size, held, total
 }
 
 // latestComplete is the newest complete set (nil: none).
@@ -151,8 +170,20 @@ type BootResourceView struct {
 	Complete bool
 	SHA256   string
 	Size     int64
-	Held     int64 // bytes of that file the region holds (on disk for an upload)
+	Held     int64 // bytes of that file the receiving region holds (on disk for an upload)
+	Regions  int   // region controllers that hold that file whole
 	Sets     int
+}
+
+// regionsHolding counts the region controllers that hold f whole.
+func (s *Server) regionsHolding(f *bootFile) int {
+	switch {
+	case f.complete():
+		return s.regionCount()
+	case f.Size > 0 && f.holdsAll():
+		return 1 + f.copies
+	}
+	return 0
 }
 
 // ImageStats count what the region did with images.
@@ -176,7 +207,7 @@ func (s *Server) BootResources() []BootResourceView {
 			Complete: b.latestComplete() != nil, Sets: len(b.Sets)}
 		if n := len(b.Sets); n > 0 && len(b.Sets[n-1].Files) > 0 {
 			f := b.Sets[n-1].Files[0]
-			v.SHA256, v.Size, v.Held = f.SHA256, f.Size, f.Held
+			v.SHA256, v.Size, v.Held, v.Regions = f.SHA256, f.Size, f.Held, s.regionsHolding(f)
 		}
 		out = append(out, v)
 	}
@@ -317,6 +348,9 @@ func removeFiles(sets []*bootSet) {
 func (s *Server) closeImages() {
 	if s.img.importTimer != nil {
 		s.img.importTimer.Stop()
+	}
+	for _, t := range s.img.syncTimers {
+		t.Stop()
 	}
 	if s.img.tempDir && s.img.dir != "" {
 		_ = os.RemoveAll(s.img.dir)

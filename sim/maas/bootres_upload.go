@@ -101,7 +101,8 @@ func (s *Server) uploadStart(req *request, f *bootFile, size int64) (uploadAt, *
 	if b.Type != "Uploaded" {
 		return uploadAt{}, errorf(http.StatusForbidden, "Cannot upload to a resource of type: %d.", rtypeOf(b.Type))
 	}
-	if f.complete() {
+	f.rowed = true // MAAS's get_or_create of the receiving region's sync row
+	if f.holdsAll() {
 		return uploadAt{}, errorf(http.StatusBadRequest, "Cannot upload to a complete file.")
 	}
 	if f.hash == nil {
@@ -158,12 +159,13 @@ func (s *Server) uploadCommit(req *request, f *bootFile, at uploadAt, size int64
 	f.hash = at.hash
 	s.img.stats.Chunks++
 	s.img.stats.BytesReceived += size
-	if f.complete() {
+	if f.holdsAll() {
 		done := strings.TrimSuffix(f.path, ".incomplete")
 		if err := os.Rename(f.path, done); err == nil {
 			f.path = done
 		}
 		f.hash = nil
+		s.receivedWhole(f) // bootres_regions.go
 	}
 	return rawBody{contentType: "text/plain; charset=utf-8", body: []byte("OK")}, nil
 }

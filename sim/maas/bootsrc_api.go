@@ -50,7 +50,8 @@ type imageState struct {
 	importing   bool
 	importTimer *time.Timer
 	importGen   int
-	lastSource  int // boot sources and selections are numbered apart, from 1, as MAAS's tables
+	syncTimers  map[int]*time.Timer // by file ID: the other regions' copies under way (bootres_regions.go)
+	lastSource  int                 // boot sources and selections are numbered apart, from 1, as MAAS's tables
 	lastSel     int
 }
 
@@ -91,7 +92,7 @@ func defaultBootSource(st *imageState) *bootSource {
 }
 
 func (s *Server) routesBootSources() {
-	s.handle("GET", "/boot-sources/", "", func(s *Server, _ *request) (any, *apiError) {
+	s.handleRestricted("GET", "/boot-sources/", "", func(s *Server, _ *request) (any, *apiError) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		out := []any{}
@@ -100,15 +101,15 @@ func (s *Server) routesBootSources() {
 		}
 		return out, nil
 	})
-	s.handle("POST", "/boot-sources/", "", (*Server).bootSourceCreate)
+	s.handleRestricted("POST", "/boot-sources/", "", (*Server).bootSourceCreate)
 	withSrc := func(fn func(s *Server, src *bootSource, req *request) (any, *apiError)) handler {
 		return withFound("BootSource", func(s *Server, req *request) *bootSource { return s.bootSource(req.params["id"]) }, fn)
 	}
-	s.handle("GET", "/boot-sources/{id}/", "", withSrc(func(s *Server, src *bootSource, _ *request) (any, *apiError) {
+	s.handleRestricted("GET", "/boot-sources/{id}/", "", withSrc(func(s *Server, src *bootSource, _ *request) (any, *apiError) {
 		return renderBootSource(src), nil
 	}))
-	s.handle("PUT", "/boot-sources/{id}/", "", withSrc((*Server).bootSourceUpdate))
-	s.handle("DELETE", "/boot-sources/{id}/", "", withSrc(func(s *Server, src *bootSource, _ *request) (any, *apiError) {
+	s.handleRestricted("PUT", "/boot-sources/{id}/", "", withSrc((*Server).bootSourceUpdate))
+	s.handleRestricted("DELETE", "/boot-sources/{id}/", "", withSrc(func(s *Server, src *bootSource, _ *request) (any, *apiError) {
 		out := s.img.sources[:0:0]
 		for _, x := range s.img.sources {
 			if x != src {
@@ -214,14 +215,14 @@ func (s *Server) bootSourceUpdate(src *bootSource, req *request) (any, *apiError
 }
 
 func (s *Server) routesSelections(withSrc func(fn func(s *Server, src *bootSource, req *request) (any, *apiError)) handler) {
-	s.handle("GET", "/boot-sources/{id}/selections/", "", withSrc(func(s *Server, src *bootSource, _ *request) (any, *apiError) {
+	s.handleRestricted("GET", "/boot-sources/{id}/selections/", "", withSrc(func(s *Server, src *bootSource, _ *request) (any, *apiError) {
 		out := []any{}
 		for _, sel := range src.Selections {
 			out = append(out, renderSelection(src, sel))
 		}
 		return out, nil
 	}))
-	s.handle("POST", "/boot-sources/{id}/selections/", "", withSrc(func(s *Server, src *bootSource, req *request) (any, *apiError) {
+	s.handleRestricted("POST", "/boot-sources/{id}/selections/", "", withSrc(func(s *Server, src *bootSource, req *request) (any, *apiError) {
 		if len(src.Selections) >= maxSelections {
 			return nil, errorf(http.StatusBadRequest, "The lab keeps at most %d selections per boot source.", maxSelections)
 		}
@@ -243,10 +244,10 @@ func (s *Server) routesSelections(withSrc func(fn func(s *Server, src *bootSourc
 			return nil, notFound("BootSourceSelection")
 		})
 	}
-	s.handle("GET", "/boot-sources/{id}/selections/{sel}/", "", withSel(func(s *Server, src *bootSource, sel *bootSelection, _ *request) (any, *apiError) {
+	s.handleRestricted("GET", "/boot-sources/{id}/selections/{sel}/", "", withSel(func(s *Server, src *bootSource, sel *bootSelection, _ *request) (any, *apiError) {
 		return renderSelection(src, sel), nil
 	}))
-	s.handle("PUT", "/boot-sources/{id}/selections/{sel}/", "", withSel(func(s *Server, src *bootSource, sel *bootSelection, req *request) (any, *apiError) {
+	s.handleRestricted("PUT", "/boot-sources/{id}/selections/{sel}/", "", withSel(func(s *Server, src *bootSource, sel *bootSelection, req *request) (any, *apiError) {
 		c := *sel
 		if err := selectionForm(src, &c, req.form, false); err != nil {
 			return nil, err
@@ -254,7 +255,7 @@ func (s *Server) routesSelections(withSrc func(fn func(s *Server, src *bootSourc
 		*sel = c
 		return renderSelection(src, sel), nil
 	}))
-	s.handle("DELETE", "/boot-sources/{id}/selections/{sel}/", "", withSel(func(s *Server, src *bootSource, sel *bootSelection, _ *request) (any, *apiError) {
+	s.handleRestricted("DELETE", "/boot-sources/{id}/selections/{sel}/", "", withSel(func(s *Server, src *bootSource, sel *bootSelection, _ *request) (any, *apiError) {
 		out := src.Selections[:0:0]
 		for _, x := range src.Selections {
 			if x != sel {

@@ -227,6 +227,14 @@ func (s *Server) startDeploy(m *machine) {
 		if mf.FailDeploy > 0 {
 			m.failDeployLft = -1 // the script has played out: later deployments succeed
 		}
+		if msg := s.installImage(m); msg != "" { // bootres_deploy.go
+			if s.move(m, StatusFailedDeployment) {
+				s.deployFailed(m)
+			}
+			m.StatusMessage = msg
+			s.addEvent(m, "Failed deployment", "ERROR", msg)
+			return
+		}
 		s.move(m, StatusDeployed)
 		m.StatusMessage = ""
 		m.PowerState = "on"

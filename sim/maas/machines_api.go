@@ -606,7 +606,7 @@ func (s *Server) opDeploy(m *machine, req *request) (any, *apiError) {
 		s.lifecycleOf(m).DeployRefused++
 		return nil, errorf(http.StatusForbidden, "Machine is allocated to a different user.")
 	}
-	img, res, ierr := s.deployImage(m, orDefault(f.get("distro_series"), "jammy")) // bootres_deploy.go
+	img, ierr := s.deployImage(orDefault(f.get("distro_series"), "jammy")) // bootres_deploy.go
 	if ierr != nil {
 		return nil, ierr
 	}
@@ -621,8 +621,7 @@ func (s *Server) opDeploy(m *machine, req *request) (any, *apiError) {
 		}
 		m.Owner = req.user
 	}
-	m.OSystem, m.DistroSeries, m.HWEKernel, m.ImageSHA256 = img.OSystem, series, f.get("hwe_kernel"), img.SHA256
-	res.LastDeployed = time.Now()
+	m.OSystem, m.DistroSeries, m.HWEKernel, m.ImageSHA256 = img.OSystem, series, f.get("hwe_kernel"), ""
 	if ud := f.get("user_data"); ud != "" {
 		if b, err := base64.StdEncoding.DecodeString(ud); err == nil {
 			m.UserData = b

@@ -61,6 +61,10 @@ type Durations struct {
 	// Import is how long boot-resources?op=import takes to make the
 	// selected images complete (bootsrc_api.go); zero: DefaultImportDuration.
 	Import time.Duration
+	// RegionSync is how long the other region controllers take to copy an
+	// uploaded file once its last byte arrived (bootres_regions.go); zero:
+	// DefaultRegionSync.
+	RegionSync time.Duration
 }
 
 // or returns d, or def when d is zero.
@@ -139,6 +143,14 @@ type Options struct {
 	// (0: DefaultMaxImageBytes). See bootres_store.go.
 	ImageDir      string
 	MaxImageBytes int64
+	// RegionControllers is how many region controllers the MAAS has (0:
+	// one). An uploaded file is complete only once every region holds it:
+	// the others copy it Durations.RegionSync after its last byte
+	// (bootres_regions.go).
+	RegionControllers int
+	// UserKey, when set, is a second, non-admin user's API key (named
+	// "user"): what MAAS reserves for admins answers it 403.
+	UserKey Credentials
 }
 
 // Server is the simulator. It is an http.Handler.
@@ -231,6 +243,9 @@ func New(o Options) *Server {
 			"commissioning_distro_series": "jammy", "ntp_servers": "", "upstream_dns": "", "default_storage_layout": "flat",
 		},
 	}
+	if o.UserKey.TokenKey != "" && o.UserKey.TokenKey != o.APIKey.TokenKey {
+		s.tokens[o.UserKey.TokenKey] = apiUser{name: "user", creds: o.UserKey} // bootres_rights.go
+	}
 	s.zones["default"] = &zone{ID: s.nextID(), Name: "default"}
 	s.pools["default"] = &pool{ID: s.nextID(), Name: "default", Description: "Default pool"}
 	s.domains[o.Domain] = &domain{ID: 0, Name: o.Domain, Authoritative: true}
@@ -248,6 +263,7 @@ func New(o Options) *Server {
 	s.routesScripts()
 	s.routesBootResources()
 	s.routesBootSources()
+	s.routesRegions()
 	return s
 }
 
