@@ -278,3 +278,34 @@ func TestBootResourceLesserAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFaultLoseAnswer: with OpFaults.LoseAnswer the request is carried
+// out and its answer lost (the connection closes without one): an upload
+// chunk lands (the lab holds and counts it) while the client sees a
+// transport error; requests of other ops answer as usual.
+func TestFaultLoseAnswer(t *testing.T) {
+	l := newSimLab(t, func(o *Options) {
+		o.Faults = &Faults{Seed: 3, Ops: map[string]OpFaults{"PUT read": {LoseAnswer: 1}}}
+	})
+	img, sha := imageBytes(1<<16, 39)
+	rid, fid, _ := createImage(l, "custom/lost", sha, len(img))
+	req, err := http.NewRequest("PUT", fmt.Sprintf("%s%s/boot-resources/%d/upload/%d/", l.hs.URL, APIPrefix, rid, fid), strings.NewReader(string(img[:1<<15])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	req.Header.Set("Authorization", oauthHeader(labCreds))
+	if resp, err := l.hs.Client().Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the chunk's answer arrived: %d", resp.StatusCode)
+	}
+	if v := viewOf(t, l.s, rid); v.Held != 1<<15 {
+		t.Fatalf("the lab holds %d bytes after the lost answer, want %d", v.Held, 1<<15)
+	}
+	if st := l.s.ImageStats(); st.Chunks != 1 || st.BytesReceived != 1<<15 {
+		t.Fatalf("stats %+v", st)
+	}
+	if fs := readFileState(l, rid); !near(fs.FileProgress, 50) {
+		t.Fatalf("progress after the lost answer: %+v", fs)
+	}
+}

@@ -25,10 +25,14 @@ type Faults struct {
 
 // OpFaults are the failure rates (0..1) and added latency of one op.
 type OpFaults struct {
-	Error500   float64       `json:"error500"`
-	Error503   float64       `json:"error503"`
-	RetryAfter int           `json:"retryAfter"` // seconds in the 503's Retry-After
-	Error409   float64       `json:"error409"`
+	Error500   float64 `json:"error500"`
+	Error503   float64 `json:"error503"`
+	RetryAfter int     `json:"retryAfter"` // seconds in the 503's Retry-After
+	Error409   float64 `json:"error409"`
+	// LoseAnswer is the rate of requests carried out whose answer is
+	// lost: the connection closes without one (an upload chunk lands and
+	// the client cannot know it).
+	LoseAnswer float64       `json:"loseAnswer,omitempty"`
 	Latency    time.Duration `json:"latency"`
 }
 
@@ -152,7 +156,7 @@ func (f *Faults) check() error {
 		return fmt.Errorf("more than %d entries", maxFaultEntries)
 	}
 	for k, o := range f.Ops {
-		for _, r := range []float64{o.Error500, o.Error503, o.Error409} {
+		for _, r := range []float64{o.Error500, o.Error503, o.Error409, o.LoseAnswer} {
 			if !(r >= 0 && r <= 1) {
 				return fmt.Errorf("ops[%q]: a rate must be in [0, 1]", k)
 			}
@@ -254,6 +258,39 @@ func (in *injector) draw(method, op string) (*apiError, time.Duration) {
 		return conflict("Injected conflict: the request conflicts with the current state of the resource"), of.Latency
 	}
 	return nil, of.Latency
+}
+
+// loseAnswer decides whether a request carried out loses its answer (a
+// draw only for an op with a LoseAnswer rate, so other faults' draws are
+// as before).
+func (in *injector) loseAnswer(method, op string) bool {
+	if op == "" {
+		op = "read"
+	}
+	of, ok := in.f.Ops[method+" "+op]
+	if !ok {
+		of = in.f.Ops["*"]
+	}
+	if of.LoseAnswer <= 0 {
+		return false
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.rnd.Float64() < of.LoseAnswer
+}
+
+// dropAnswer closes the connection without an answer.
+func dropAnswer(w http.ResponseWriter) bool {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		return false
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
 }
 
 func (in *injector) machine(hostname string) MachineFaults {

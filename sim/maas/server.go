@@ -356,6 +356,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(herr)
 		return
 	}
+	if s.faults.loseAnswer(r.Method, op) && dropAnswer(w) { // faults.go
+		status = 0
+		return
+	}
 	status = writeAnswer(w, out)
 }
 
