@@ -326,3 +326,11 @@ func (s *Store) ImagePath(ctx context.Context, image string, src design.Firmware
 	}
 	return im.Path, nil
 }
+
+// CheckImage refuses an OS image's source the store cannot take, before
+// anything is read: both or neither of file and url, a file that is a
+// path or with no image directory configured, a URL that is not http(s)
+// or with no cache directory.
+func (s *Store) CheckImage(image string, src design.FirmwareImage) error {
+	return s.check(src, Label{Image: image})
+}

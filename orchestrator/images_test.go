@@ -430,6 +430,25 @@ func TestImagePreflightNoImageStore(t *testing.T) {
 	t.Parallel()
 	env := newImgEnv(t, 2, imgContent(), nil)
 	env.cfg.Images = nil
+	preflightRefuses(t, env)
+}
+
+// TestImagePreflightNoImageDir: the same when the image store has no
+// image directory for the image's file (serve without --image-dir).
+func TestImagePreflightNoImageDir(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 2, imgContent(), nil)
+	st, err := firmwarestore.New(firmwarestore.Config{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.cfg.Images = st
+	preflightRefuses(t, env)
+}
+
+// preflightRefuses runs a deploy that preflight must refuse for its image.
+func preflightRefuses(t *testing.T, env *imgEnv) {
+	t.Helper()
 	task := runTask(t, env.engine(t), record.Request{Action: record.ActionDeployNodes})
 	if task.Status != record.TaskFailed || !strings.Contains(task.Message, "preflight") || !strings.Contains(task.Message, "gpu-golden") ||
 		!strings.Contains(task.Message, "--image-dir") {
