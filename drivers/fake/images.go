@@ -15,10 +15,11 @@ import (
 // semantics: a custom image is a resource with versions (sets), each one
 // content file that is appended to chunk by chunk and whose SHA-256 is
 // checked when its last byte arrives; only a complete version is usable
-// (Deploy of a custom image takes the newest complete one and refuses an
-// image with none). A standard image is imported from a boot source that
-// offers StandardReleases on StandardArches, complete Script.Polls
-// ImportImage calls after it was selected.
+// (a deploy installs the newest complete one; a deploy of an image with
+// none is taken and fails at install, Failed deployment, as MAAS's). A
+// standard image is imported from a boot source that offers
+// StandardReleases on StandardArches, complete Script.Polls ImportImage
+// calls after it was selected.
 
 // StandardReleases and StandardArches are what the fake's boot source
 // offers; ubuntu/jammy and ubuntu/noble on amd64/generic are there from

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/slipway-dev/slipway/drivers"
@@ -87,7 +88,9 @@ func TestImageChunkWrongOffset(t *testing.T) {
 }
 
 // RefuseImageChecksums: the completed content is refused, nothing usable
-// stays, Deploy refuses the image, Abandon deletes it.
+// stays; a Deploy of the image is taken, as MAAS takes it, and fails at
+// install (Failed deployment, naming the missing complete version, no
+// image recorded); Abandon deletes it.
 func TestImageChecksumRefusedNotDeployable(t *testing.T) {
 	f := NewServer(Script{})
 	b, sum := content(1000)
@@ -100,8 +103,20 @@ func TestImageChecksumRefusedNotDeployable(t *testing.T) {
 	}
 	m := f.AddMachine(drivers.Machine{Node: "n1"})
 	n := drivers.Node{NodeRef: drivers.NodeRef{Name: "n1", MachineID: m.MachineID}, Platform: drivers.Platform{Image: "custom/golden"}}
-	if _, err := f.Deploy(ctx, n, drivers.Deployment{}); drivers.Classify(err) != drivers.Permanent {
-		t.Fatalf("deploy of an image with no complete version: %v, want Permanent", err)
+	r, err := f.Deploy(ctx, n, drivers.Deployment{})
+	if err != nil || r.Status != drivers.StatusFailed || !strings.Contains(r.Message, "no complete version") {
+		t.Fatalf("deploy of an image with no complete version: %+v %v, want a Failed deployment naming it", r, err)
+	}
+	for _, got := range f.Machines() {
+		if got.MachineID == m.MachineID && got.State != StateFailedDeployment {
+			t.Errorf("the machine is %s, want %s", got.State, StateFailedDeployment)
+		}
+	}
+	if name, sha := f.DeployedImage(m.MachineID); sha != "" {
+		t.Errorf("the machine records %s %s deployed", name, sha)
+	}
+	if r, err := f.Release(ctx, n.NodeRef, drivers.EraseNone); err != nil || r.Status == drivers.StatusFailed {
+		t.Errorf("release after the failed deployment: %+v %v", r, err)
 	}
 	if err := f.AbandonImageUpload(ctx, up); err != nil {
 		t.Fatal(err)

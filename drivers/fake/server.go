@@ -21,6 +21,9 @@ const (
 	StateDeployed      = "Deployed"
 	StateReleasing     = "Releasing"
 	StateBroken        = "Broken"
+	// StateFailedDeployment: a deploy that failed at install (a custom
+	// image with no complete version, as MAAS's install fails).
+	StateFailedDeployment = "Failed deployment"
 	// Recovery (recover.go).
 	StateEnteringRescue = "Entering rescue mode"
 	StateRescue         = "Rescue mode"
@@ -51,6 +54,7 @@ type machine struct {
 	unmarked  bool          // its ownership marker was removed (Tamper)
 	image     string        // the image its last deploy took, and that version's SHA-256 (custom images)
 	imageSHA  string
+	failedMsg string // why its deploy failed (Failed deployment)
 }
 
 var _ drivers.Server = (*Server)(nil)
@@ -338,17 +342,35 @@ func (f *Server) Deploy(ctx context.Context, n drivers.Node, _ drivers.Deploymen
 		case StateDeployed:
 			return drivers.Done("fake: machine %s already deployed", m.MachineID), nil
 		case StateReady, StateAllocated:
-			sha, err := f.deployable(n.Platform.Image)
-			if err != nil {
-				return drivers.Result{}, err
-			}
-			m.State, m.polls, m.image, m.imageSHA = StateDeploying, 0, n.Platform.Image, sha
+			m.State, m.polls, m.image, m.imageSHA = StateDeploying, 0, n.Platform.Image, ""
 		case StateDeploying:
+		case StateFailedDeployment:
+			return drivers.Failed("fake: deployment of machine %s failed: %s", m.MachineID, m.failedMsg), nil
 		default:
 			return drivers.Result{}, notReady(m)
 		}
-		return f.progress(m, "deploying", func() { m.State = StateDeployed }), nil
+		return f.install(m), nil
 	})
+}
+
+// install advances a deploy; at its end the image is installed: the
+// newest complete version then (MAAS takes any image name at deploy and
+// fails at install when it has no complete version: Failed deployment).
+// Called with f.mu held.
+func (f *Server) install(m *machine) drivers.Result {
+	var failed error
+	r := f.progress(m, "deploying", func() {
+		sha, err := f.deployable(m.image)
+		if failed = err; err != nil {
+			m.State, m.failedMsg = StateFailedDeployment, err.Error()
+			return
+		}
+		m.State, m.imageSHA, m.failedMsg = StateDeployed, sha, ""
+	})
+	if failed != nil {
+		return drivers.Failed("fake: deployment of machine %s failed at install: %v", m.MachineID, failed)
+	}
+	return r
 }
 
 // Release releases a Deployed or Allocated machine (Releasing, then
@@ -358,7 +380,7 @@ func (f *Server) Release(ctx context.Context, ref drivers.NodeRef, erase drivers
 		switch m.State {
 		case StateReady:
 			return drivers.Done("fake: machine %s already released", m.MachineID), nil
-		case StateDeployed, StateAllocated:
+		case StateDeployed, StateAllocated, StateFailedDeployment:
 			m.State, m.polls, m.erase = StateReleasing, 0, erase
 		case StateReleasing:
 		default:
