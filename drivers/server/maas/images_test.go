@@ -298,9 +298,9 @@ func uploadAll(t *testing.T, d *Driver, ref drivers.ImageRef, content []byte) {
 }
 
 // TestDeployCustomImage: a machine deploys the custom image the driver
-// uploaded, the lab recording its SHA-256 (the newest complete version);
-// an image with no complete version is refused by MAAS and the machine
-// is not deployed.
+// uploaded, the lab recording its SHA-256 (the newest complete version,
+// not the newer incomplete one); an image MAAS does not have at all is
+// refused (400 on distro_series) and the machine is not deployed.
 func TestDeployCustomImage(t *testing.T) {
 	l := startLab(t, lab.Config{Machines: 2})
 	d := newTestDriver(t, l, nil)
