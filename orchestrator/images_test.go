@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +22,7 @@ import (
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/sim/labimage"
 	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
@@ -27,13 +30,31 @@ import (
 // imgSize is the test image's size: two whole chunks and a part.
 const imgSize = 2*drivers.ImageChunkSize + 1234567
 
-// imgContent is the test image's content (deterministic, not all one byte).
+// imgContent is the test image's content: the lab's deterministic image
+// generator (seeded per name), so that no two chunks are alike and a
+// chunk sent in the wrong place changes the SHA-256.
 func imgContent() []byte {
-	b := make([]byte, imgSize)
-	for i := range b {
-		b[i] = byte(i*7 + i/4096)
+	b, err := io.ReadAll(labimage.Reader("gpu-golden", "amd64/generic", imgSize))
+	if err != nil || len(b) != imgSize {
+		panic(fmt.Sprintf("labimage: %d bytes, %v", len(b), err))
 	}
 	return b
+}
+
+// TestImgContentChunksDiffer: every chunk of the test content differs
+// from every other (a content that repeats could pass the SHA-256 check
+// with a chunk in the wrong place).
+func TestImgContentChunksDiffer(t *testing.T) {
+	t.Parallel()
+	b := imgContent()
+	seen := map[string]int{}
+	for off := 0; off+1<<20 <= len(b); off += 1 << 20 {
+		k := sumHex(b[off : off+1<<20])
+		if prev, ok := seen[k]; ok {
+			t.Fatalf("the MiB at %d repeats the one at %d", off, prev)
+		}
+		seen[k] = off
+	}
 }
 
 func sumHex(b []byte) string {
@@ -260,6 +281,44 @@ func TestImageSyncChecksumRefusedByProvisioner(t *testing.T) {
 	st := env.srv.ImageStats()
 	if _, left := customView(env.srv); left || st.ChecksumRefused != 1 || st.Deletes != 1 {
 		t.Fatalf("left %v, stats %+v: want the refused upload deleted", left, st)
+	}
+}
+
+// TestImageSyncWaitsForRegionCopies: with several region controllers the
+// provisioner holds all the bytes, verified, but says the image complete
+// only after the others copied it (the fake's DelayImageCompletion); the
+// sync polls until then, without sending a byte more, and a deploy only
+// follows once the provisioner itself says complete.
+func TestImageSyncWaitsForRegionCopies(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 1, imgContent(), nil)
+	env.srv.DelayImageCompletion(3)
+	e := env.engine(t)
+	task := runTask(t, e, record.Request{Action: record.ActionDeployNodes})
+	if task.Status != record.TaskSucceeded {
+		t.Fatalf("deploy: %s: %s", task.Status, task.Message)
+	}
+	v, _ := customView(env.srv)
+	if st := env.srv.ImageStats(); !v.Complete || v.SHA256 != sumHex(imgContent()) || st.Creates != 1 || st.BytesReceived != imgSize {
+		t.Fatalf("view %+v stats %+v: want one complete upload, %d bytes received", v, st, imgSize)
+	}
+	rec, err := e.Node(t.Context(), env.nodes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, sum := env.srv.DeployedImage(rec.MachineID); name != "custom/gpu-golden" || sum != sumHex(imgContent()) {
+		t.Fatalf("deployed %q (%s)", name, sum)
+	}
+	evs, err := e.Events(t.Context(), 0, 10000, task.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copying := false
+	for _, ev := range evs {
+		copying = copying || strings.Contains(ev.Message, "copying to the region controllers")
+	}
+	if !copying {
+		t.Fatal("no event says the provisioner copies the image to its region controllers")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
@@ -74,7 +75,7 @@ func (e *Engine) uploadChunks(ctx context.Context, si drivers.ServerImages, sy *
 	failures, lastPct := 0, -1
 	for !up.Complete {
 		if up.Offset >= ref.Size {
-			return fmt.Errorf("site %s, image %s: the provisioner holds all %d bytes but does not report the image complete (look at its boot resource %s)", sy.Site, sy.Image, ref.Size, up.ResourceID)
+			return e.awaitCopies(ctx, si, sy, ref, up)
 		}
 		n := int(min(int64(len(buf)), ref.Size-up.Offset))
 		if _, err := f.ReadAt(buf[:n], up.Offset); err != nil {
@@ -94,6 +95,31 @@ func (e *Engine) uploadChunks(ctx context.Context, si drivers.ServerImages, sy *
 			lastPct = pct
 			e.imageEvent(sy, "info", "site %s, image %s: %d of %d bytes uploaded (%.0f%%)", sy.Site, sy.Image, sy.Offset, ref.Size, sy.Progress())
 		}
+	}
+	return nil
+}
+
+// awaitCopies waits, once the provisioner holds every byte, until it
+// says the image complete: MAAS with several region controllers says so
+// only once the others copied the verified content. It asks again with
+// backoff, bounded by the images stage's timeout (ctx).
+func (e *Engine) awaitCopies(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, ref drivers.ImageRef, up drivers.ImageUpload) error {
+	e.imageEvent(sy, "info", "site %s, image %s: all %d bytes are in the provisioner, verified; copying to the region controllers", sy.Site, sy.Image, ref.Size)
+	for attempt := 1; !up.Complete; attempt++ {
+		wait := min(e.scaled(min(time.Duration(attempt)*2*time.Second, 30*time.Second)), e.cfg.MaxWait)
+		if !sleep(ctx, wait) {
+			return fmt.Errorf("site %s, image %s: the provisioner holds all %d bytes but did not say the image complete within the images stage's timeout (%s; its region controllers still copying it? look at boot resource %s, then sync again): %w",
+				sy.Site, sy.Image, ref.Size, e.timeout(record.StageImages), up.ResourceID, ctx.Err())
+		}
+		next, err := e.startUpload(ctx, si, sy, ref)
+		if err != nil {
+			return err
+		}
+		if next.Offset < ref.Size && !next.Complete {
+			return fmt.Errorf("site %s, image %s: the provisioner held all %d bytes, then %d (boot resource %s, file %s): its copy was lost; sync again to upload a fresh version",
+				sy.Site, sy.Image, ref.Size, next.Offset, next.ResourceID, next.FileID)
+		}
+		up = next
 	}
 	return nil
 }
