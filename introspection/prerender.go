@@ -37,7 +37,7 @@ import (
 // served (the answer is rendered from the design again), so a server
 // upgraded with a changed renderer never serves what the previous one
 // stored. TestSelfRenderVersion fails when the output changes.
-const selfRenderVersion = 2 // 2: a cabled NIC of a Site with a fabric carries its switch port
+const selfRenderVersion = 3 // 2: a cabled NIC of a Site with a fabric carries its switch port; 3: an Image document's provisioner name
 
 const (
 	selfKey        = `,"self":`

@@ -280,7 +280,7 @@ func TestStoredSelfFollowsToken(t *testing.T) {
 
 // selfRenderGolden is the SHA-256 of every example node's /v1/self
 // answer (deployment "1", in name order) at selfRenderVersion.
-const selfRenderGolden = "c5bc4172693dab651f4daa1a47d07d5905af12ee36fd19549708f0296078ad23"
+const selfRenderGolden = "33e43d1444c007a59f0482c7fd5d2ddcc117dc60cf0c12e04d4099d936d90b5d"
 
 // TestSelfRenderVersion fails when appendSelf's output changes, so that
 // selfRenderVersion is bumped with it: answers stored by the previous

@@ -23,6 +23,10 @@ type selfParts struct {
 	// fabric reports whether a node's Site declares switches: its NICs
 	// then carry the switch port their cabling names (driverspec).
 	fabric func(*design.Node) bool
+	// images are the design's Image documents: a platform.image naming
+	// one is written as its provisioner name (custom/gpu-golden), as
+	// driverspec tells the server driver.
+	images map[string]*design.Image
 }
 
 type linkPart struct {
@@ -45,7 +49,7 @@ type actionPart struct {
 // newSelfParts encodes a design's shared parts.
 func newSelfParts(d *design.Design) *selfParts {
 	p := &selfParts{links: map[string]*linkPart{}, nets: map[string]*netPart{}, dns: map[string][]byte{},
-		fabric: func(n *design.Node) bool { return d.SiteOf(n).HasFabric() }}
+		fabric: func(n *design.Node) bool { return d.SiteOf(n).HasFabric() }, images: d.Images}
 	var site *design.SiteSpec
 	if d.Site != nil {
 		site = &d.Site.Spec
@@ -240,7 +244,11 @@ func appendSelf(dst []byte, p *selfParts, n *design.Node, deployment string) []b
 	dst = append(dst, `],"storage":`...)
 	dst = appendStorage(dst, s)
 	dst = append(dst, `,"platform":{"image":`...)
-	dst = appendString(dst, s.Platform.Image)
+	if im := p.images[s.Platform.Image]; im != nil {
+		dst = appendString(dst, im.ProvisionerName())
+	} else {
+		dst = appendString(dst, s.Platform.Image)
+	}
 	dst = appendOptString(dst, `,"kernel":`, s.Platform.Kernel)
 	if len(s.Platform.KernelParams) > 0 {
 		dst = append(dst, `,"kernelParams":`...)

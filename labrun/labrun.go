@@ -13,6 +13,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	stdnet "net"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -88,9 +90,13 @@ type Env struct {
 	// Config.Firmware.
 	Firmware      *firmwarestore.Store
 	closeFirmware func()
-	resolver      secrets.Resolver
-	opts          Options
-	stop          context.CancelFunc
+	// Images is the lab's OS image store (images.go), the engine's
+	// Config.Images; imageDir holds it and the MAAS regions' uploads.
+	Images   *firmwarestore.Store
+	imageDir string
+	resolver secrets.Resolver
+	opts     Options
+	stop     context.CancelFunc
 }
 
 // Start starts the lab and stores the design.
@@ -102,22 +108,10 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	if err := env.storeSecrets(ctx, o); err != nil {
 		return nil, err
 	}
-	lb, err := lab.Start(ctx, lab.Config{Design: o.Design, TimeScale: o.TimeScale, Faults: o.Faults, Seed: o.Seed,
-		Secrets: env.reveal, BootstrapFail: o.BootstrapFail, Log: o.Log})
-	if err != nil {
-		return nil, fmt.Errorf("start the lab: %w", err)
-	}
-	env.Lab = lb
-	raw, id, err := o.Design.Canonical()
-	if err != nil {
-		lb.Close()
+	if err := env.startLab(ctx, o); err != nil {
 		return nil, err
 	}
-	if _, err := o.Store.PutRevision(ctx, statestore.Revision{ID: id, Design: raw, Counts: o.Design.Counts(), Roots: []string{"(lab)"}}); err != nil {
-		lb.Close()
-		return nil, fmt.Errorf("store the design: %w", err)
-	}
-	env.Revision = id
+	lb := env.Lab
 	info := lb.Info()
 	// The lab's BMCs answer on loopback within a millisecond: a lost
 	// reply is known quickly (real BMCs get the driver's defaults).
@@ -125,23 +119,23 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 		ipmi.SettingBackoff: "20ms", ipmi.SettingPollInterval: "20ms", ipmi.SettingPowerWait: "2s",
 		ipmi.SettingMaxConcurrent: "64"}})
 	if err != nil {
-		lb.Close()
+		env.Close()
 		return nil, err
 	}
 	key, err := env.maasKey(ctx, info.APIKey)
 	if err != nil {
-		lb.Close()
+		env.Close()
 		return nil, err
 	}
 	srv, err := serverDriver(o.Design, info, key)
 	if err != nil {
-		lb.Close()
+		env.Close()
 		return nil, err
 	}
 	net := o.Network
 	if net == nil {
 		if net, err = noop.New(drivers.Config{}); err != nil {
-			lb.Close()
+			env.Close()
 			return nil, err
 		}
 	}
@@ -149,19 +143,53 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 	rf, err := redfish.New(drivers.Config{Settings: map[string]string{redfish.SettingTimeout: "5s",
 		redfish.SettingGracefulWait: "2s", redfish.SettingPollInterval: "20ms"}})
 	if err != nil {
-		lb.Close()
+		env.Close()
 		return nil, err
 	}
 	env.Drivers = orchestrator.Drivers{OOB: oob, OOBByType: map[string]drivers.OOB{redfish.Name: rf}, Server: srv, Network: net}
 	if err := env.startIntrospection(o); err != nil {
-		lb.Close()
+		env.Close()
 		return nil, err
 	}
 	if err := env.startFirmware(o.Design); err != nil {
 		env.Close()
 		return nil, err
 	}
+	if err := env.startImages(o.Design); err != nil {
+		env.Close()
+		return nil, err
+	}
 	return env, nil
+}
+
+// startLab starts the lab, its MAAS regions' uploads in the run's image
+// directory (images.go), and stores the design as a revision; on an
+// error nothing is left running.
+func (env *Env) startLab(ctx context.Context, o Options) error {
+	imageDir, err := makeImageDir()
+	if err != nil {
+		return err
+	}
+	lb, err := lab.Start(ctx, lab.Config{Design: o.Design, TimeScale: o.TimeScale, Faults: o.Faults, Seed: o.Seed,
+		Secrets: env.reveal, BootstrapFail: o.BootstrapFail, Log: o.Log, ImageDir: filepath.Join(imageDir, imageMAASDir)})
+	if err != nil {
+		_ = os.RemoveAll(imageDir)
+		return fmt.Errorf("start the lab: %w", err)
+	}
+	fail := func(err error) error {
+		lb.Close()
+		_ = os.RemoveAll(imageDir)
+		return err
+	}
+	raw, id, err := o.Design.Canonical()
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := o.Store.PutRevision(ctx, statestore.Revision{ID: id, Design: raw, Counts: o.Design.Counts(), Roots: []string{"(lab)"}}); err != nil {
+		return fail(fmt.Errorf("store the design: %w", err))
+	}
+	env.Lab, env.imageDir, env.Revision = lb, imageDir, id
+	return nil
 }
 
 // startIntrospection serves the introspection API on a loopback port
@@ -253,6 +281,7 @@ func (env *Env) Config() orchestrator.Config {
 		BMCOverride:   powercreds.New(env.SecretStore).BMC,
 		Bootstrap:     env.Introspection,
 		Firmware:      env.Firmware,
+		Images:        env.Images,
 		TimeScale:     s,
 		PollInterval:  max(time.Duration(float64(5*time.Second)*s), 20*time.Millisecond),
 		MaxWait:       max(time.Duration(float64(2*time.Minute)*s), 200*time.Millisecond),
@@ -287,6 +316,9 @@ func (env *Env) Close() {
 	}
 	if env.closeFirmware != nil {
 		env.closeFirmware()
+	}
+	if env.imageDir != "" {
+		_ = os.RemoveAll(env.imageDir)
 	}
 }
 

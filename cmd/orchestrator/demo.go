@@ -176,7 +176,8 @@ func (a *app) demoExampleDeploy(ctx context.Context, d *design.Design, df *demoF
 	res.Summary(a.stdout)
 	a.printGPUInventory(ctx, st, d.NodeNames()) // inventory.go
 	if !res.OK() {
-		return &exitError{code: exitInvalid, err: fmt.Errorf("demo: %d of %d nodes deployed", res.Deployed, res.Nodes)}
+		return &exitError{code: exitInvalid, err: fmt.Errorf("demo: %d of %d nodes deployed, %d of them with another image than the design's (see the summary)",
+			res.Deployed, res.Nodes, res.WrongImages())}
 	}
 	fmt.Fprintln(a.stdout, `
 == Next

@@ -26,6 +26,7 @@ type labFlags struct {
 	siteDir    string
 	cpuProfile string
 	gnmi       bool
+	imageDir   string
 }
 
 func (a *app) labCmd() *cobra.Command {
@@ -48,6 +49,9 @@ the engine). A design with several Sites gets one MAAS region per Site, all
 on --maas-listen (the first Site's at /MAAS, each other's at /SITE/MAAS),
 listed in "sites": [{"site", "maas_url"}] (the same API key opens each).
 POST /sim/audit counts a run's outcomes from the lab's state.
+With --image-dir DIR, the design's custom images (Image documents whose
+source is a file) are written into DIR as the lab generates them (their
+SHA-256 is the example's): give DIR to serve --image-dir.
 With --gnmi, a gNMI target on loopback (plain TCP) serves every switch the
 design cables, each cabled port with its machine's NIC as LLDP neighbour;
 "gnmi_address" and "gnmi_username" say where, the password is
@@ -78,6 +82,7 @@ It runs until interrupted.`,
 	f.StringVar(&lf.siteDir, "site-dir", "", "with --nodes: write the generated site here (default: a temporary directory)")
 	f.StringVar(&lf.cpuProfile, "cpu-profile", "", "write a CPU profile of the lab to FILE until it stops")
 	f.BoolVar(&lf.gnmi, "gnmi", false, "serve the design's cabled switches over gNMI (sim/gnmi)")
+	f.StringVar(&lf.imageDir, "image-dir", "", "write the lab image (sim/labimage) of each custom Image of the design whose source is a file into DIR, for serve --image-dir")
 	return cmd
 }
 
@@ -91,6 +96,14 @@ func (a *app) runLab(ctx context.Context, lf *labFlags) error {
 	}
 	defer cleanup()
 	cfg.Design = d
+	if lf.imageDir != "" {
+		if d == nil {
+			return usageErr(fmt.Errorf("--image-dir goes with --design or --nodes"))
+		}
+		if err := labrun.WriteLabImages(d, lf.imageDir); err != nil {
+			return usageErr(fmt.Errorf("--image-dir: %w", err))
+		}
+	}
 	if lf.gnmi {
 		cfg.GNMI = &lab.GNMIOptions{Username: lab.DefaultSwitchUser, Password: lab.DefaultSwitchPassword}
 	}

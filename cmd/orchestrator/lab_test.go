@@ -3,10 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,8 +23,9 @@ func TestLabCommand(t *testing.T) {
 	defer cancel()
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
+	images := filepath.Join(t.TempDir(), "images")
 	go func() {
-		done <- run(ctx, []string{"lab", "--design", exampleSite, "--machines", "2", "--maas-listen", "127.0.0.1:0", "--gnmi"}, pw, io.Discard)
+		done <- run(ctx, []string{"lab", "--design", exampleSite, "--machines", "2", "--maas-listen", "127.0.0.1:0", "--gnmi", "--image-dir", images}, pw, io.Discard)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -44,6 +48,11 @@ func TestLabCommand(t *testing.T) {
 	}
 	if len(info.BMCs) != 10 || info.BMCs[0].Address != "127.0.0.1" || info.BMCs[0].Port == 0 || info.APIKey == "" {
 		t.Errorf("info: %+v", info)
+	}
+	// --image-dir: the example's custom image as serve --image-dir takes
+	// it (the SHA-256 of images.yaml).
+	if b, err := os.ReadFile(filepath.Join(images, "gpu-golden.ddraw")); err != nil || fmt.Sprintf("%x", sha256.Sum256(b)) != "daf26e2ff9e81e4fd39ff7668a0cfadd7339c5ab4c345019bce81580af67d155" {
+		t.Errorf("--image-dir: %d bytes, %v", len(b), err)
 	}
 	if c, err := net.DialTimeout("tcp", info.GNMIAddress, 2*time.Second); err != nil || info.GNMIUsername != "admin" {
 		t.Errorf("--gnmi: target at %q (user %q): %v", info.GNMIAddress, info.GNMIUsername, err)

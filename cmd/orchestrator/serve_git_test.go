@@ -130,7 +130,13 @@ func TestServeFollowsGit(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := startServe(t, cfg, state, dir, "--introspection-listen", intro)
+	// The example's GPU nodes deploy its custom image: serve reads it
+	// from --image-dir, where the lab's generated file goes.
+	images := filepath.Join(dir, "images")
+	if err := labrun.WriteLabImages(designtest.Example(t), images); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, cfg, state, dir, "--introspection-listen", intro, "--image-dir", images)
 	defer p.stop()
 
 	st := p.waitGit(t, 20*time.Second, "the first commit held", func(s apitypes.GitStatus) bool { return s.Held != nil })
