@@ -19,7 +19,7 @@ build: ## Build the orchestrator binary into bin/
 	$(GO) build -o $(BIN) ./cmd/orchestrator
 
 .PHONY: build-bench
-build-bench: ## Build the benchmark tools (cmd/slipway-bench: bench-introspection, bench-once, gen-hostile, bench-fabric, bench-baseline) into bin/
+build-bench: ## Build the benchmark tools (cmd/slipway-bench: bench-introspection, bench-once, gen-hostile, bench-fabric, bench-baseline, bench-images) into bin/
 	$(GO) build -o $(BENCH_BIN) ./cmd/slipway-bench
 
 .PHONY: test
@@ -99,6 +99,10 @@ bench-fabric: build-bench ## The ovs network driver configuring 1,000 generated 
 .PHONY: bench-baseline
 bench-baseline: build-bench ## The baseline stage at 1,000 generated nodes, each with its own simulated Redfish BMC (a BIOS update, BIOS settings, a RAID-1 volume), outcomes counted from the BMCs, time per node against the lab's update and reset durations (the floor)
 	scripts/bench-baseline.sh $(BENCH_BIN) $(or $(BENCH_BASELINE_NODES),1000) $(or $(BENCH_BASELINE_PARALLEL),32) $(or $(BENCH_BASELINE_TIME_SCALE),0.05)
+
+.PHONY: bench-images
+bench-images: build-bench ## Upload one generated image (512 MiB; BENCH_IMAGES_MIB) into a lab MAAS region by Slipway's sync and by curl (whole, and per 4 MiB chunk); MiB/s and the ratio, outcomes from the region
+	scripts/bench-images.sh $(BENCH_BIN) $(or $(BENCH_IMAGES_MIB),512)
 
 .PHONY: bench-fabric-gnmi
 bench-fabric-gnmi: build-bench ## The gnmi network driver configuring 1,000 generated nodes' ports (3 each, on 25 switches of the lab's gNMI target), 64 calls at once, against a plain gNMI client's floor

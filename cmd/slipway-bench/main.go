@@ -8,6 +8,7 @@
 //	slipway-bench gen-hostile           write YAML shaped to cost a parser the most memory per byte
 //	slipway-bench bench-fabric          time a network driver at scale: ovs on real Open vSwitch (root), or gnmi against the lab's gNMI target
 //	slipway-bench bench-baseline        bring N lab nodes with Redfish BMCs to a hardware baseline; time per node against the lab's floor
+//	slipway-bench bench-images          upload one image into a lab MAAS region by Slipway's sync and by curl; MiB/s and the ratio
 //
 // Exit codes: 0 done, 2 bad usage or a failed run.
 package main
@@ -57,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd(), a.benchFabricCmd(), a.benchBaselineCmd())
+	root.AddCommand(a.benchIntrospectionCmd(), a.benchOnceCmd(), a.genHostileCmd(), a.benchFabricCmd(), a.benchBaselineCmd(), a.benchImagesCmd())
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
