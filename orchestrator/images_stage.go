@@ -2,10 +2,13 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -54,7 +57,7 @@ const imagesWait = 10 * time.Second
 // images is the images stage: the node waits until its image is complete
 // in its Site's provisioner. A failed sync fails the node here, before
 // anything is deployed (or, in a redeploy, released).
-func (r *nodeRun) images(_ context.Context) (step, error) {
+func (r *nodeRun) images(ctx context.Context) (step, error) {
 	if !slices.Contains(r.seq, record.StageImages) {
 		return r.skipImages(), nil
 	}
@@ -72,7 +75,63 @@ func (r *nodeRun) images(_ context.Context) (step, error) {
 	case err != nil:
 		return failed("image %s (%s) is not in site %s: %v; nothing was released or deployed: fix the image, then retry the task", im.Metadata.Name, im.ProvisionerName(), site, err), nil
 	}
-	return advance("image %s (%s, %s) is complete in site %s", im.Metadata.Name, im.ProvisionerName(), im.Arch(), site), nil
+	return r.confirmImage(ctx, site, im), nil
+}
+
+// imageCheckTimeout bounds one read of a Site's images.
+const imageCheckTimeout = 30 * time.Second
+
+// confirmImage lets the node on only when the provisioner itself lists
+// the image's newest complete version with the design's content (a
+// custom image's SHA-256; a standard one complete), whatever the sync's
+// own account: MAAS deploys the newest complete version, and says a new
+// one complete only once every region controller holds it.
+func (r *nodeRun) confirmImage(ctx context.Context, site string, im *design.Image) step {
+	ctx, cancel := context.WithTimeout(ctx, imageCheckTimeout)
+	defer cancel()
+	waiting := func(why string) step {
+		return step{kind: stepWait, wait: imagesWait, msg: fmt.Sprintf("waiting for image %s (%s) to be complete in site %s: %s", im.Metadata.Name, im.ProvisionerName(), site, why)}
+	}
+	si, err := r.e.serverImages(ctx, site)
+	if err != nil {
+		return failed("image %s: site %s: %v; nothing was released or deployed", im.Metadata.Name, site, err)
+	}
+	list, err := si.Images(ctx)
+	if err != nil {
+		return waiting(fmt.Sprintf("the provisioner's images could not be read (%v)", err))
+	}
+	p, ok := findImage(list, im)
+	want := ""
+	if c := im.Spec.Custom; c != nil {
+		want = c.Source.SHA256
+	}
+	switch {
+	case !ok:
+		return waiting("the provisioner does not list it")
+	case !p.Complete:
+		return waiting("the provisioner has no complete version of it yet")
+	case want != "" && p.SHA256 != want:
+		return waiting(fmt.Sprintf("its newest complete version carries SHA-256 %s, not the design's %s (a newer one is still being copied?)", p.SHA256, want))
+	}
+	return advance("image %s (%s, %s) is complete in site %s, as its provisioner says", im.Metadata.Name, im.ProvisionerName(), im.Arch(), site)
+}
+
+// findImage is im in a provisioner's list: the same name and the same
+// architecture before the slash (MAAS lists a synced image as
+// amd64/ga-22.04, an uploaded one as amd64/generic).
+func findImage(list []drivers.ProvisionerImage, im *design.Image) (drivers.ProvisionerImage, bool) {
+	arch, _, _ := strings.Cut(im.Arch(), "/")
+	var found drivers.ProvisionerImage
+	ok := false
+	for _, p := range list {
+		if a, _, _ := strings.Cut(p.Architecture, "/"); p.Name != im.ProvisionerName() || a != arch {
+			continue
+		}
+		if !ok || p.Complete && !found.Complete {
+			found, ok = p, true
+		}
+	}
+	return found, ok
 }
 
 // skipImages moves a node whose path has no images stage past it (a verb

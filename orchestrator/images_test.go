@@ -322,6 +322,46 @@ func TestImageSyncWaitsForRegionCopies(t *testing.T) {
 	}
 }
 
+// earlyComplete is a server driver whose UploadImageChunk says the image
+// complete at its last byte whatever the provisioner says (a driver that
+// trusts its own count): the images stage must not take its word.
+type earlyComplete struct{ *fake.Server }
+
+func (s earlyComplete) UploadImageChunk(ctx context.Context, up drivers.ImageUpload, chunk []byte) (drivers.ImageUpload, error) {
+	next, err := s.Server.UploadImageChunk(ctx, up, chunk)
+	if err == nil && next.Offset == next.Size {
+		next.Complete = true
+	}
+	return next, err
+}
+
+// TestImageStageAsksTheProvisioner: the sync ends (its driver says
+// complete) while the provisioner's newest complete version does not
+// carry the design's SHA-256 yet (its region controllers still copy it);
+// the node deploys only once the provisioner's own list says so, with the
+// design's content (counted from the fake provisioner's state).
+func TestImageStageAsksTheProvisioner(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 1, imgContent(), nil)
+	env.srv.DelayImageCompletion(4)
+	env.cfg.Drivers.Server = earlyComplete{env.srv}
+	e := env.engine(t)
+	task := runTask(t, e, record.Request{Action: record.ActionDeployNodes})
+	if task.Status != record.TaskSucceeded {
+		t.Fatalf("deploy: %s: %s", task.Status, task.Message)
+	}
+	rec, err := e.Node(t.Context(), env.nodes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, sum := env.srv.DeployedImage(rec.MachineID); name != "custom/gpu-golden" || sum != sumHex(imgContent()) {
+		t.Fatalf("deployed %q (%s): want custom/gpu-golden with the design's SHA-256", name, sum)
+	}
+	if n := calls(env.srv, "Images"); n == 0 {
+		t.Fatal("the images stage never read the provisioner's images")
+	}
+}
+
 // TestImageSyncTransientChunks: chunks whose answer is lost (the
 // provisioner took them) are not sent again: the provisioner is asked
 // its offset; every byte arrives once.
