@@ -78,16 +78,13 @@ func (r *nodeRun) images(ctx context.Context) (step, error) {
 	return r.confirmImage(ctx, site, im), nil
 }
 
-// imageCheckTimeout bounds one read of a Site's images.
-const imageCheckTimeout = 30 * time.Second
-
 // confirmImage lets the node on only when the provisioner itself lists
 // the image's newest complete version with the design's content (a
 // custom image's SHA-256; a standard one complete), whatever the sync's
 // own account: MAAS deploys the newest complete version, and says a new
 // one complete only once every region controller holds it.
 func (r *nodeRun) confirmImage(ctx context.Context, site string, im *design.Image) step {
-	ctx, cancel := context.WithTimeout(ctx, imageCheckTimeout)
+	ctx, cancel := context.WithTimeout(ctx, imageListTimeout)
 	defer cancel()
 	waiting := func(why string) step {
 		return step{kind: stepWait, wait: imagesWait, msg: fmt.Sprintf("waiting for image %s (%s) to be complete in site %s: %s", im.Metadata.Name, im.ProvisionerName(), site, why)}

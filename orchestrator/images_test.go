@@ -362,6 +362,58 @@ func TestImageStageAsksTheProvisioner(t *testing.T) {
 	}
 }
 
+// newContentRevision stores a revision of the env's design whose image
+// gpu-golden has content b (file gpu-golden-b.ddraw), and returns it.
+func newContentRevision(t *testing.T, env *imgEnv, b []byte) string {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(env.dir, "gpu-golden-b.ddraw"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := design.DecodeRevision(mustRevision(t, env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d2.Images["gpu-golden"].Spec.Custom
+	c.Source.File, c.Source.SHA256, c.Size = "gpu-golden-b.ddraw", sumHex(b), int64(len(b))
+	return env.store(t, d2)
+}
+
+// otherContent is content of the test image's size unlike imgContent.
+func otherContent() []byte {
+	b, err := io.ReadAll(labimage.Reader("gpu-golden-b", "amd64/generic", imgSize))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestImageSyncRefusedKeepsOlderVersion: new content refused by the
+// provisioner's checksum while an older version is in service: nothing is
+// deleted (the older version still deploys), and the sync's reason says
+// so: the refused version is left unused and the next sync uploads a
+// fresh one, not that the upload was deleted.
+func TestImageSyncRefusedKeepsOlderVersion(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 1, imgContent(), nil)
+	e := env.engine(t)
+	if task := runTask(t, e, record.Request{Action: record.ActionSyncImages}); task.Status != record.TaskSucceeded {
+		t.Fatalf("first sync: %s: %s", task.Status, task.Message)
+	}
+	rev2 := newContentRevision(t, env, otherContent())
+	env.srv.RefuseImageChecksums(true)
+	task := runTask(t, e, record.Request{Action: record.ActionSyncImages, Revision: rev2})
+	if task.Status != record.TaskFailed || !strings.Contains(task.Message, "refused the uploaded content") {
+		t.Fatalf("second sync: %s: %s", task.Status, task.Message)
+	}
+	v, ok := customView(env.srv)
+	if st := env.srv.ImageStats(); !ok || !v.Complete || v.SHA256 != sumHex(imgContent()) || st.Deletes != 0 {
+		t.Fatalf("view %+v (found %v), stats %+v: want the older version in service, nothing deleted", v, ok, st)
+	}
+	if strings.Contains(task.Message, "was deleted") || !strings.Contains(task.Message, "fresh version") {
+		t.Fatalf("the reason does not say what happened: %s", task.Message)
+	}
+}
+
 // TestImageSyncTransientChunks: chunks whose answer is lost (the
 // provisioner took them) are not sent again: the provisioner is asked
 // its offset; every byte arrives once.

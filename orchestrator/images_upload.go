@@ -16,8 +16,7 @@ import (
 // uploadImage verifies a custom image's content locally, then uploads
 // it from the offset the provisioner reports, a chunk at a time, the
 // offset saved after each. A checksum the provisioner refuses abandons
-// the upload (nothing half-made is left); the previous image, if any,
-// stays in service.
+// the upload (see abandon); the previous image, if any, stays in service.
 func (e *Engine) uploadImage(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, im *design.Image) error {
 	c := im.Spec.Custom
 	if e.cfg.Images == nil {
@@ -124,16 +123,39 @@ func (e *Engine) awaitCopies(ctx context.Context, si drivers.ServerImages, sy *r
 	return nil
 }
 
+// abandon gives up a refused upload and says what the provisioner did
+// with it, from its own list afterwards: the image deleted (its only
+// version was this upload), or kept because an older version stays in
+// service (the refused version is never resumed: the next sync uploads
+// a fresh one from zero).
+func (e *Engine) abandon(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, ref drivers.ImageRef, up drivers.ImageUpload) string {
+	err := e.imageCall(ctx, sy, "abandon the refused upload", func(ctx context.Context) error { return si.AbandonImageUpload(ctx, up) })
+	if err != nil {
+		return fmt.Sprintf("abandoning the refused version failed too (%v): look at boot resource %s (delete it by hand when no version of it is in service)", err, up.ResourceID)
+	}
+	lctx, cancel := context.WithTimeout(ctx, imageListTimeout)
+	defer cancel()
+	list, err := si.Images(lctx)
+	if err != nil {
+		return fmt.Sprintf("the refused version was abandoned (the provisioner's images could not be read afterwards: %v)", err)
+	}
+	for _, p := range list {
+		if p.ID == up.ResourceID && p.Name == ref.Name {
+			return fmt.Sprintf("boot resource %s was kept, as an older version of it stays in service: the refused version is left unused and the next sync uploads a fresh version from zero", up.ResourceID)
+		}
+	}
+	return fmt.Sprintf("boot resource %s, whose only version was this upload, was deleted: nothing half-made is left", up.ResourceID)
+}
+
+// imageListTimeout bounds one read of a provisioner's images.
+const imageListTimeout = 30 * time.Second
+
 // chunkFailed handles a chunk's error: a refused checksum abandons the
 // upload; another permanent error fails the sync; a transient one waits
 // (bounded) and asks the provisioner for its offset again.
 func (e *Engine) chunkFailed(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, ref drivers.ImageRef, up drivers.ImageUpload, err error, failures *int) (drivers.ImageUpload, error) {
 	if errors.Is(err, drivers.ErrImageChecksum) {
-		aerr := e.imageCall(context.WithoutCancel(ctx), sy, "abandon the refused upload", func(ctx context.Context) error { return si.AbandonImageUpload(ctx, up) })
-		left := "its upload was deleted: nothing half-made is left"
-		if aerr != nil {
-			left = fmt.Sprintf("deleting its upload failed too (%v): delete boot resource %s by hand", aerr, up.ResourceID)
-		}
+		left := e.abandon(context.WithoutCancel(ctx), si, sy, ref, up)
 		sy.ResourceID, sy.FileID, sy.Offset = "", "", 0
 		return up, fmt.Errorf("site %s, image %s: the provisioner refused the uploaded content: %w; %s; the previous image stays in service (check the image file and its sha256)", sy.Site, sy.Image, err, left)
 	}
