@@ -75,7 +75,7 @@ func wireImage(st orchestrator.ImageStatus) apitypes.ImageSite {
 	}
 	return apitypes.ImageSite{Site: st.Site, Image: st.Image, Name: st.Name, Architecture: st.Architecture, Custom: st.Custom,
 		SHA256: st.SHA256, Size: st.Size, State: st.State, Progress: st.Progress, Error: st.Error, Nodes: nodes, Task: st.Task,
-		Updated: st.Updated, Resumed: st.Resumed}
+		Updated: st.Updated, Resumed: st.Resumed, ProvisionerError: st.ProvisionerError}
 }
 
 func (s *Server) listImages(c echo.Context) error {

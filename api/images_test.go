@@ -3,6 +3,7 @@ package api_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/slipway-dev/slipway/firmwarestore"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/sim/labimage"
 )
 
 // TestImagesRoutes: GET /images lists the design's custom image in its
@@ -24,9 +26,9 @@ import (
 // counts; GET /images/{name} answers it, 404 for an unknown name.
 func TestImagesRoutes(t *testing.T) {
 	t.Parallel()
-	content := make([]byte, 5<<20+17)
-	for i := range content {
-		content[i] = byte(i * 13)
+	content, err := io.ReadAll(labimage.Reader("api-img", "amd64/generic", 5<<20+17)) // no chunk like another
+	if err != nil {
+		t.Fatal(err)
 	}
 	sum := sha256.Sum256(content)
 	dir := t.TempDir()
@@ -86,5 +88,43 @@ func TestImagesRoutes(t *testing.T) {
 	}
 	if code := f.json(t, "GET", "/api/v1/images/nope", view, nil, nil); code != http.StatusNotFound {
 		t.Fatalf("GET /images/nope: %d, want 404", code)
+	}
+}
+
+// TestImagesListReadsTheProvisioner: a standard Image document whose
+// image the lab's MAAS holds already (ubuntu/jammy, listed by MAAS as
+// amd64/ga-22.04) is listed synced, 100 %, though no sync ever ran (the
+// lab's MAAS counts no import); the engine has no record of it.
+func TestImagesListReadsTheProvisioner(t *testing.T) {
+	t.Parallel()
+	f := &fixture{apitest.Start(t, apitest.WithSeed(9), apitest.WithDesign(func(d *design.Design) {
+		if d.Images == nil {
+			d.Images = map[string]*design.Image{}
+		}
+		d.Images["jammy-std"] = &design.Image{Metadata: design.ObjectMeta{Name: "jammy-std"}, Spec: design.ImageSpec{OS: "ubuntu", Release: "jammy"}}
+		d.Nodes[d.NodeNames()[0]].Spec.Platform.Image = "jammy-std"
+	}))}
+	var list apitypes.Images
+	if code := f.json(t, "GET", "/api/v1/images?site=", f.Token[api.RoleViewer], nil, &list); code != http.StatusOK {
+		t.Fatalf("GET /images: %d", code)
+	}
+	found := false
+	for _, im := range list.Images {
+		if im.Image != "jammy-std" {
+			continue
+		}
+		found = true
+		if im.State != "synced" || im.Progress != 100 || im.ProvisionerError != "" || im.Task != "" {
+			t.Fatalf("jammy-std: %+v: want synced from the provisioner's own list", im)
+		}
+	}
+	if !found {
+		t.Fatalf("no jammy-std in %+v", list)
+	}
+	if st := f.Env.Lab.MAAS.ImageStats(); st.Imports != 0 {
+		t.Fatalf("the lab's MAAS imported: %+v", st)
+	}
+	if syncs, err := f.Engine.ImageSyncs(t.Context()); err != nil || len(syncs) != 0 {
+		t.Fatalf("image sync records %+v %v: want none", syncs, err)
 	}
 }

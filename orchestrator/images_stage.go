@@ -97,7 +97,7 @@ func (r *nodeRun) confirmImage(ctx context.Context, site string, im *design.Imag
 	if err != nil {
 		return waiting(fmt.Sprintf("the provisioner's images could not be read (%v)", err))
 	}
-	p, ok := findImage(list, im)
+	p, ok := findImage(list, im.ProvisionerName(), im.Arch())
 	want := ""
 	if c := im.Spec.Custom; c != nil {
 		want = c.Source.SHA256
@@ -113,15 +113,15 @@ func (r *nodeRun) confirmImage(ctx context.Context, site string, im *design.Imag
 	return advance("image %s (%s, %s) is complete in site %s, as its provisioner says", im.Metadata.Name, im.ProvisionerName(), im.Arch(), site)
 }
 
-// findImage is im in a provisioner's list: the same name and the same
-// architecture before the slash (MAAS lists a synced image as
-// amd64/ga-22.04, an uploaded one as amd64/generic).
-func findImage(list []drivers.ProvisionerImage, im *design.Image) (drivers.ProvisionerImage, bool) {
-	arch, _, _ := strings.Cut(im.Arch(), "/")
+// findImage is an image in a provisioner's list: the same name and the
+// same architecture before the slash (MAAS lists a synced image as
+// amd64/ga-22.04, an uploaded one as amd64/generic); a complete one first.
+func findImage(list []drivers.ProvisionerImage, name, arch string) (drivers.ProvisionerImage, bool) {
+	arch, _, _ = strings.Cut(arch, "/")
 	var found drivers.ProvisionerImage
 	ok := false
 	for _, p := range list {
-		if a, _, _ := strings.Cut(p.Architecture, "/"); p.Name != im.ProvisionerName() || a != arch {
+		if a, _, _ := strings.Cut(p.Architecture, "/"); p.Name != name || a != arch {
 			continue
 		}
 		if !ok || p.Complete && !found.Complete {

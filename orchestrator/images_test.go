@@ -414,6 +414,72 @@ func TestImageSyncRefusedKeepsOlderVersion(t *testing.T) {
 	}
 }
 
+// putImage uploads b as custom/gpu-golden into the fake provisioner
+// directly, as an operator's own tools would (no sync of the engine).
+func putImage(t *testing.T, srv *fake.Server, b []byte) {
+	t.Helper()
+	ctx := t.Context()
+	up, err := srv.StartImageUpload(ctx, drivers.ImageRef{Name: "custom/gpu-golden", Architecture: "amd64/generic", Format: "ddraw",
+		SHA256: sumHex(b), Size: int64(len(b))})
+	for err == nil && !up.Complete {
+		end := min(up.Offset+drivers.ImageChunkSize, up.Size)
+		up, err = srv.UploadImageChunk(ctx, up, b[up.Offset:end])
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestImageStatusesReadTheProvisioner: an image the Site's provisioner
+// already holds (uploaded by other means, no sync run by the engine) is
+// listed synced; one it holds in another version is absent, with the
+// reason; when the provisioner's images cannot be read the list still
+// answers, from the engine's records, and says so for that Site.
+func TestImageStatusesReadTheProvisioner(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		content []byte
+		fail    bool
+		state   string
+		errWant string
+	}{
+		{"held", imgContent(), false, record.ImageSynced, ""},
+		{"another version", otherContent(), false, orchestrator.ImageAbsent, "newest complete version"},
+		{"unreadable", imgContent(), true, orchestrator.ImageAbsent, "could not be read"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env := newImgEnv(t, 1, imgContent(), nil)
+			putImage(t, env.srv, c.content)
+			if c.fail {
+				env.srv = fake.NewServer(fake.Script{FailAt: "Images", FailClass: drivers.Permanent})
+				env.cfg.Drivers.Server = env.srv
+			}
+			e := env.engine(t)
+			d, err := design.DecodeRevision(mustRevision(t, env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sts, err := e.ImageStatuses(t.Context(), d)
+			if err != nil || len(sts) != 1 {
+				t.Fatalf("statuses %+v, %v", sts, err)
+			}
+			st := sts[0]
+			msg := st.Error + " " + st.ProvisionerError
+			if st.State != c.state || (c.errWant != "" && !strings.Contains(msg, c.errWant)) || (c.errWant == "" && msg != " ") {
+				t.Fatalf("status %+v: want %s (%q)", st, c.state, c.errWant)
+			}
+			if c.state == record.ImageSynced && st.Progress != 100 {
+				t.Fatalf("status %+v: a held image is 100%% there", st)
+			}
+			if syncs, _ := e.ImageSyncs(t.Context()); len(syncs) != 0 {
+				t.Fatalf("a sync ran: %+v", syncs)
+			}
+		})
+	}
+}
+
 // TestImageSyncTransientChunks: chunks whose answer is lost (the
 // provisioner took them) are not sent again: the provisioner is asked
 // its offset; every byte arrives once.

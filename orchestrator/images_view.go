@@ -2,11 +2,14 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -34,12 +37,37 @@ type ImageStatus struct {
 	Updated time.Time
 	// Resumed: bytes the last upload found in the provisioner already.
 	Resumed int64
+	// ProvisionerError: the Site's provisioner could not be asked which
+	// images it holds (State is then the engine's record alone).
+	ProvisionerError string
 }
 
 // ImageStatuses lists every Image document of d in every Site whose
-// nodes deploy it (sorted by image, then site), with its sync's state.
+// nodes deploy it (sorted by image, then site), with its sync's state
+// (the engine's record) corrected by what each Site's provisioner holds
+// (a live read, bounded): an image it holds is synced even when no sync
+// ran; one whose newest complete version is not this one is absent.
 // A record of another version of the image (another SHA-256) is absent.
 func (e *Engine) ImageStatuses(ctx context.Context, d *design.Design) ([]ImageStatus, error) {
+	out, err := e.recordedStatuses(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	var sites []string
+	for _, st := range out {
+		if !slices.Contains(sites, st.Site) {
+			sites = append(sites, st.Site)
+		}
+	}
+	live := e.liveImages(ctx, sites)
+	for i := range out {
+		applyLive(&out[i], live[out[i].Site])
+	}
+	return out, nil
+}
+
+// recordedStatuses are the statuses from the engine's sync records.
+func (e *Engine) recordedStatuses(ctx context.Context, d *design.Design) ([]ImageStatus, error) {
 	syncs, err := e.ImageSyncs(ctx)
 	if err != nil {
 		return nil, err
@@ -65,6 +93,76 @@ func (e *Engine) ImageStatuses(ctx context.Context, d *design.Design) ([]ImageSt
 		}
 	}
 	return out, nil
+}
+
+// siteImages is one Site's provisioner's images as read, or why not.
+type siteImages struct {
+	list []drivers.ProvisionerImage
+	err  error
+}
+
+// imageStatusTimeout bounds the read of one Site's images for a list;
+// maxImageReads bounds the Sites read at once.
+const (
+	imageStatusTimeout = 10 * time.Second
+	maxImageReads      = 8
+)
+
+// liveImages reads the images of each Site's provisioner, side by side
+// (bounded in number and time).
+func (e *Engine) liveImages(ctx context.Context, sites []string) map[string]siteImages {
+	out := make(map[string]siteImages, len(sites))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxImageReads)
+	for _, site := range sites {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			rctx, cancel := context.WithTimeout(ctx, imageStatusTimeout)
+			defer cancel()
+			var r siteImages
+			si, err := e.serverImages(rctx, site)
+			if err == nil {
+				r.list, err = si.Images(rctx)
+			}
+			r.err = err
+			mu.Lock()
+			out[site] = r
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// applyLive corrects st by what its Site's provisioner holds. A sync
+// that runs keeps its own state (its progress is the provisioner's).
+func applyLive(st *ImageStatus, li siteImages) {
+	if li.err != nil {
+		st.ProvisionerError = fmt.Sprintf("site %s: the provisioner's images could not be read (%v): the state shown is the engine's record alone", st.Site, li.err)
+		return
+	}
+	if st.State == record.ImageSyncing || st.State == record.ImageSyncPending {
+		return
+	}
+	p, ok := findImage(li.list, st.Name, st.Architecture)
+	switch {
+	case ok && p.Complete && (!st.Custom || p.SHA256 == st.SHA256):
+		st.State, st.Progress, st.Error = record.ImageSynced, 100, ""
+	case st.State == record.ImageSyncFailed:
+	case !ok:
+		st.State, st.Error = ImageAbsent, "the provisioner does not list it"
+	case !p.Complete:
+		st.State, st.Error = ImageAbsent, "the provisioner has no complete version of it"
+	default:
+		st.State, st.Error = ImageAbsent, fmt.Sprintf("the provisioner's newest complete version of it carries SHA-256 %s, not this one: a deploy takes that one until this one is synced", p.SHA256)
+	}
+	if st.State == ImageAbsent {
+		st.Progress = 0
+	}
 }
 
 // imageNodes are the nodes deploying image name, by Site.

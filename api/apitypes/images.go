@@ -26,6 +26,9 @@ type ImageSite struct {
 	// Resumed: bytes the last upload found in the provisioner from an
 	// earlier, interrupted one.
 	Resumed int64 `json:"resumed,omitempty"`
+	// ProvisionerError: the Site's provisioner could not be asked which
+	// images it holds; State is then the engine's record alone.
+	ProvisionerError string `json:"provisioner_error,omitempty"`
 }
 
 // Images is GET /images: every image of the current design, per Site.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -190,7 +191,17 @@ func printImages(w io.Writer, ims []apitypes.ImageSite) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%d\t%s\t%.0f%%\t%s\n", im.Site, im.Image, im.Name, im.Architecture, im.Custom,
 			orDash(sum), im.Size, im.State, im.Progress, nodeCount(im.Nodes))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var said []string
+	for _, im := range ims {
+		if im.ProvisionerError != "" && !slices.Contains(said, im.Site) {
+			said = append(said, im.Site)
+			fmt.Fprintf(w, "note: %s\n", printable(im.ProvisionerError))
+		}
+	}
+	return nil
 }
 
 // printImageDetail shows each Site's row of one image in full.
@@ -213,6 +224,9 @@ func printImageDetail(w io.Writer, ims []apitypes.ImageSite) error {
 		}
 		if im.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", printable(im.Error))
+		}
+		if im.ProvisionerError != "" {
+			fmt.Fprintf(w, "  provisioner: %s\n", printable(im.ProvisionerError))
 		}
 		fmt.Fprintf(w, "  nodes: %s\n", orDash(strings.Join(im.Nodes, ", ")))
 	}
