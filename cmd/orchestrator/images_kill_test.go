@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/sim/labimage"
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
@@ -86,18 +88,16 @@ func (lv *labView) upload(t *testing.T) labUpload {
 // Image document into the generated site, whose Site defaults deploy it.
 func imageSite(t *testing.T, dir string) string {
 	t.Helper()
-	content := make([]byte, killImageSize)
-	for i := range content {
-		content[i] = byte(i*31 + i>>12)
-	}
-	sum := sha256.Sum256(content)
-	sha := hex.EncodeToString(sum[:])
 	if err := os.MkdirAll(filepath.Join(dir, "images"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "images", "gpu-golden.ddraw"), content, 0o644); err != nil {
+	// The lab's image generator: no chunk is like another, so a chunk
+	// sent twice or in the wrong place changes the SHA-256 MAAS checks.
+	path := filepath.Join(dir, "images", "gpu-golden.ddraw")
+	if _, err := labimage.Write(path, "gpu-golden", "amd64/generic", killImageSize); err != nil {
 		t.Fatal(err)
 	}
+	sha := fileSHA256(t, path) // of the file as written, read back
 	doc := fmt.Sprintf("apiVersion: slipway/v1\nkind: Image\nmetadata: {name: gpu-golden}\nspec:\n  architecture: amd64/generic\n"+
 		"  custom:\n    source: {file: gpu-golden.ddraw, sha256: %s}\n    format: ddraw\n    size: %d\n    baseImage: ubuntu/jammy\n", sha, killImageSize)
 	if err := os.WriteFile(filepath.Join(dir, "site", "images.yaml"), []byte(doc), 0o644); err != nil {
@@ -114,12 +114,28 @@ func imageSite(t *testing.T, dir string) string {
 	return sha
 }
 
+// fileSHA256 is the SHA-256 (hex) of the file at path.
+func fileSHA256(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // TestImageSyncKill9Resumes: `orchestrator images sync` (the engine in
 // the process) is killed with SIGKILL while it uploads a 128 MiB image
 // into the lab's MAAS (a separate process); `orchestrator wait` resumes
 // the task, which asks MAAS what it holds and sends the rest. From the
-// lab's MAAS API: one resource with one set, complete, with the image's
-// SHA-256 (MAAS checked it at the last byte), at most one upload request
+// lab's MAAS API: one resource with one set, complete, with the SHA-256
+// of the image file (MAAS checked its content against it at the last
+// byte; the content, the lab's image generator's, repeats no chunk), at most one upload request
 // more than the chunks (one cut by the kill), and it held two chunks or
 // more at the kill.
 func TestImageSyncKill9Resumes(t *testing.T) {
