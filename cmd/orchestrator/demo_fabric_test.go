@@ -40,4 +40,15 @@ func TestDemoExampleJSON(t *testing.T) {
 	if len(f.Quarantine) != 3 {
 		t.Errorf("quarantine: %+v", f.Quarantine)
 	}
+	// The GPU nodes' custom image, by the lab's count: every machine on
+	// its design's image, the region holding gpu-golden complete.
+	const sha = "daf26e2ff9e81e4fd39ff7668a0cfadd7339c5ab4c345019bce81580af67d155"
+	im := r.Images
+	if im == nil || im.Matched != 8 || im.Custom != 3 || len(im.Wrong) != 0 || len(im.Regions) != 1 || len(im.Syncs) != 1 {
+		t.Fatalf("images: %+v", im)
+	}
+	if up := im.Regions[0].Uploaded; len(up) != 1 || up[0].Name != "gpu-golden" || !up[0].Complete || up[0].SHA256 != sha || up[0].Held != 12<<20 ||
+		im.Regions[0].Stats.Chunks != 3 || im.Syncs[0].State != "synced" || im.Syncs[0].Seconds <= 0 {
+		t.Errorf("region %+v, sync %+v", im.Regions[0], im.Syncs[0])
+	}
 }
