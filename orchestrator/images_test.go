@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -477,6 +478,88 @@ func TestImageStatusesReadTheProvisioner(t *testing.T) {
 				t.Fatalf("a sync ran: %+v", syncs)
 			}
 		})
+	}
+}
+
+// heldVersion is a server driver whose chunk uploads of one content
+// (SHA-256 sha) wait until release is closed; held is closed when the
+// first of them waits.
+type heldVersion struct {
+	*fake.Server
+	sha     string
+	held    chan struct{}
+	release chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	files   map[string]string // file ID -> SHA-256
+}
+
+func (h *heldVersion) StartImageUpload(ctx context.Context, img drivers.ImageRef) (drivers.ImageUpload, error) {
+	up, err := h.Server.StartImageUpload(ctx, img)
+	if err == nil {
+		h.mu.Lock()
+		h.files[up.FileID] = img.SHA256
+		h.mu.Unlock()
+	}
+	return up, err
+}
+
+func (h *heldVersion) UploadImageChunk(ctx context.Context, up drivers.ImageUpload, chunk []byte) (drivers.ImageUpload, error) {
+	h.mu.Lock()
+	sha := h.files[up.FileID]
+	h.mu.Unlock()
+	if sha == h.sha {
+		h.once.Do(func() { close(h.held) })
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return up, ctx.Err()
+		}
+	}
+	return h.Server.UploadImageChunk(ctx, up, chunk)
+}
+
+// TestImageSyncKeyedByVersion: while a sync of content A is held in the
+// middle of its upload, a deploy on a revision whose image has content B
+// does not join it: it starts its own sync (the provisioner counts a
+// second version created), and its node deploys B, as the provisioner
+// says, before A's upload is let go.
+func TestImageSyncKeyedByVersion(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 1, imgContent(), nil)
+	h := &heldVersion{Server: env.srv, sha: sumHex(imgContent()), held: make(chan struct{}), release: make(chan struct{}), files: map[string]string{}}
+	env.cfg.Drivers.Server = h
+	e := env.engine(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	syncA, err := e.Submit(ctx, record.Request{Action: record.ActionSyncImages, Requester: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.held:
+	case <-ctx.Done():
+		t.Fatal("the sync of content A never reached its upload")
+	}
+	b := otherContent()
+	rev2 := newContentRevision(t, env, b)
+	task := runTask(t, e, record.Request{Action: record.ActionDeployNodes, Revision: rev2})
+	close(h.release) // A's upload was held all through the deploy
+	if task.Status != record.TaskSucceeded {
+		t.Fatalf("deploy of content B: %s: %s", task.Status, task.Message)
+	}
+	rec, err := e.Node(t.Context(), env.nodes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, sum := env.srv.DeployedImage(rec.MachineID); name != "custom/gpu-golden" || sum != sumHex(b) {
+		t.Fatalf("deployed %q (%s): want content B (%s)", name, sum, sumHex(b))
+	}
+	if st := env.srv.ImageStats(); st.Creates != 2 {
+		t.Fatalf("stats %+v: want two versions created, one per content", st)
+	}
+	if got, err := e.Wait(ctx, syncA.ID); err != nil || got.Status != record.TaskSucceeded {
+		t.Fatalf("the sync of content A after its release: %+v %v", got, err)
 	}
 }
 
