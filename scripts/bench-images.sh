@@ -9,7 +9,8 @@
 # curl's arguments. Outcomes from the region's own state: each resource
 # complete with the file's SHA-256, every byte received once. The engine's
 # verification of the file (SHA-256 and size, before MAAS sees a byte) is
-# timed apart (verify_seconds; slipway_cold_over_curl counts it).
+# timed apart (verify_seconds; slipway_cold_over_curl counts it). The
+# dirty pages are flushed (sync(2)) before each timed upload.
 # Usage: bench-images.sh [bench] [size MiB]
 set -euo pipefail
 bench=${1:-bin/slipway-bench}
