@@ -4,12 +4,16 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/drivers"
+	maasdrv "github.com/slipway-dev/slipway/drivers/server/maas"
 	"github.com/slipway-dev/slipway/firmwarestore"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/sim/lab"
 )
 
 // TestImagesOnTheLab: a deploy of nodes in two Sites whose profile names
@@ -66,5 +70,42 @@ func TestImagesOnTheLab(t *testing.T) {
 		if img := deployed[name]; img.Name() != "custom/gpu-golden" || img.SHA256 != sumHex(content) {
 			t.Errorf("%s runs %q (%s), want custom/gpu-golden (%s)", name, img.Name(), img.SHA256, sumHex(content))
 		}
+	}
+}
+
+// TestImageSyncAcrossRegionsOnTheLab: the lab's MAAS has three region
+// controllers, which copy an uploaded image 600 ms (scaled) after its
+// last byte; MAAS says it complete only then. The engine's sync, through
+// the MAAS driver, waits for that and ends synced; from the lab's MAAS:
+// one version, complete with the content's SHA-256, every byte received
+// once.
+func TestImageSyncAcrossRegionsOnTheLab(t *testing.T) {
+	t.Parallel()
+	l, err := lab.Start(t.Context(), lab.Config{TimeScale: 0.001, RegionControllers: 3, RegionSync: 600 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	info := l.Info()
+	srv, err := maasdrv.New(drivers.Config{Settings: map[string]string{maasdrv.SettingURL: info.MAASURL, maasdrv.SettingTimeout: "20s"},
+		Secrets: map[string]drivers.Secret{maasdrv.SecretAPIKey: drivers.NewSecret(info.APIKey)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := newImgEnv(t, 1, imgContent(), nil)
+	env.cfg.Drivers.Server = srv
+	e := env.engine(t)
+	task := runTask(t, e, record.Request{Action: record.ActionSyncImages})
+	if task.Status != record.TaskSucceeded {
+		t.Fatalf("sync: %s: %s", task.Status, task.Message)
+	}
+	complete := 0
+	for _, b := range l.MAAS.BootResources() {
+		if b.Type == "Uploaded" && b.Complete && b.SHA256 == sumHex(imgContent()) && b.Size == imgSize {
+			complete++
+		}
+	}
+	if st := l.MAAS.ImageStats(); st.Creates != 1 || st.BytesReceived != imgSize || st.ChecksumRefused != 0 || complete != 1 {
+		t.Fatalf("the lab's MAAS: %+v, %d complete image(s) of the content: want one create, %d bytes once", st, complete, imgSize)
 	}
 }
