@@ -30,8 +30,15 @@ const (
 	// DefaultMaxBytes bounds one image (a BMC or GPU image is tens to
 	// hundreds of MiB; a full system bundle some GiB).
 	DefaultMaxBytes = 4 << 30
-	// DefaultFetchTimeout bounds one download.
+	// DefaultFetchTimeout bounds one download (of an image of known
+	// size: plus its size at DefaultMinFetchRate).
 	DefaultFetchTimeout = 30 * time.Minute
+	// DefaultIdleTimeout fails a download that receives nothing for this
+	// long.
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultMinFetchRate (bytes/s) scales the bound of a download of
+	// known size: a 64 GiB OS image has 30 min + 4.6 h.
+	DefaultMinFetchRate = 4 << 20
 	// Path is the URL path prefix images are served under.
 	Path = "/firmware/"
 )
@@ -51,6 +58,12 @@ type Config struct {
 	// download (0: DefaultFetchTimeout).
 	MaxBytes     int64
 	FetchTimeout time.Duration
+	// IdleTimeout fails a download that receives nothing for this long
+	// (0: DefaultIdleTimeout). MinFetchRate (bytes/s; 0:
+	// DefaultMinFetchRate) scales the bound of a download of known size
+	// (an OS image's): FetchTimeout plus its size at that rate.
+	IdleTimeout  time.Duration
+	MinFetchRate int64
 	// Client fetches URLs (nil: a client without a global timeout,
 	// FetchTimeout bounding each download).
 	Client *http.Client
@@ -104,6 +117,11 @@ type Store struct {
 	paths map[string]string
 	// busy: fetches in flight, by hash; closed when done.
 	busy map[string]chan struct{}
+	// stamps: the files of OS images verified where they are (in the
+	// image directory), by hash: a file changed since is verified again.
+	stamps map[string]os.FileInfo
+	// idxMu serializes the cache's index of OS images (evict.go).
+	idxMu sync.Mutex
 	// fetches counts the downloads and file reads (tests).
 	fetches int
 }
@@ -122,6 +140,12 @@ func New(cfg Config) (*Store, error) {
 	if cfg.FetchTimeout <= 0 {
 		cfg.FetchTimeout = DefaultFetchTimeout
 	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MinFetchRate <= 0 {
+		cfg.MinFetchRate = DefaultMinFetchRate
+	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
 	}
@@ -136,7 +160,7 @@ func New(cfg Config) (*Store, error) {
 			_ = os.Remove(p)
 		}
 	}
-	return &Store{cfg: cfg, paths: map[string]string{}, busy: map[string]chan struct{}{}}, nil
+	return &Store{cfg: cfg, paths: map[string]string{}, busy: map[string]chan struct{}{}, stamps: map[string]os.FileInfo{}}, nil
 }
 
 // Fetches is how many times the store read or downloaded an image.
@@ -166,7 +190,13 @@ func (s *Store) Get(ctx context.Context, img design.FirmwareImage, l Label) (Ima
 	}
 	for {
 		s.mu.Lock()
-		if p, ok := s.paths[want]; ok {
+		p, ok := s.paths[want]
+		if ok && s.changed(want, p) {
+			delete(s.paths, want)
+			delete(s.stamps, want)
+			ok = false
+		}
+		if ok {
 			s.mu.Unlock()
 			return s.image(want, p)
 		}
@@ -209,7 +239,7 @@ func (s *Store) image(sum, path string) (Image, error) {
 }
 
 // what names an image in errors: profile, component, file or URL (its
-// password redacted).
+// scheme, host and path only: see redact).
 func (l Label) what(img design.FirmwareImage) string {
 	src := "file " + img.File
 	if img.URL != "" {
@@ -221,12 +251,20 @@ func (l Label) what(img design.FirmwareImage) string {
 	return fmt.Sprintf("firmware image of hardware profile %s, component %s (%s)", l.Profile, l.Component, src)
 }
 
+// redact is a URL as errors, logs, events and API answers may show it:
+// scheme, host and path. Its user info, query and fragment may carry a
+// secret (a password, a signed URL's X-Amz-Signature, ?token=) and are
+// left out.
 func redact(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
+	if err != nil || u.Scheme == "" {
 		return "(an unparsable URL)"
 	}
-	return u.Redacted()
+	out := u.Scheme + "://" + u.Host + u.EscapedPath()
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		out += "?(redacted)"
+	}
+	return out
 }
 
 // check refuses an image the store cannot take, before anything is
@@ -252,6 +290,9 @@ func (s *Store) check(img design.FirmwareImage, l Label) error {
 			return fmt.Errorf("%s: the url is not an http(s) URL", l.what(img))
 		}
 		if s.cfg.CacheDir == "" {
+			if l.Image != "" {
+				return fmt.Errorf("%s: no image cache directory is configured (serve --image-cache DIR)", l.what(img))
+			}
 			return fmt.Errorf("%s: no firmware cache directory is configured", l.what(img))
 		}
 	default:
@@ -269,8 +310,9 @@ func (s *Store) load(ctx context.Context, img design.FirmwareImage, want string,
 	return s.fetch(ctx, img, want, l)
 }
 
-// loadFile checks a file of the firmware directory; the file is served
-// from where it is.
+// loadFile checks a file of the firmware directory: a firmware image is
+// copied into the cache when there is one (and served from there), else
+// served from where it is; an OS image is verified where it is.
 func (s *Store) loadFile(img design.FirmwareImage, want string, l Label) (string, error) {
 	p := filepath.Join(s.cfg.Dir, filepath.FromSlash(img.File))
 	// Opened within the directory: a symbolic link leading out of it is
@@ -280,6 +322,9 @@ func (s *Store) loadFile(img design.FirmwareImage, want string, l Label) (string
 		return "", fmt.Errorf("%s: %w (put the image in the firmware directory %s)", l.what(img), err, s.cfg.Dir)
 	}
 	defer f.Close()
+	if l.Image != "" {
+		return s.verifyInPlace(f, p, img, want, l)
+	}
 	if s.cfg.CacheDir != "" {
 		// A copy is kept and served: a file replaced later in the
 		// directory is not served unchecked.
@@ -315,7 +360,9 @@ func hashBounded(r io.Reader, max int64, w io.Writer) (string, int64, error) {
 
 // ImagePath verifies an OS image's content (an Image document's custom
 // source) as Get does, its exact size bounding the read, and returns
-// where its verified bytes are.
+// where its verified bytes are: a file of the image directory where it
+// is (never copied), a URL's download in the cache. The cache keeps one
+// version per image: the one asked last (remember).
 func (s *Store) ImagePath(ctx context.Context, image string, src design.FirmwareImage, size int64) (string, error) {
 	im, err := s.Get(ctx, src, Label{Image: image, Size: size})
 	if err != nil {
@@ -324,6 +371,7 @@ func (s *Store) ImagePath(ctx context.Context, image string, src design.Firmware
 	if im.Size != size {
 		return "", fmt.Errorf("image %s: its content is %d bytes, the Image document says %d: refused before the provisioner saw a byte (fix the size)", image, im.Size, size)
 	}
+	s.remember(image, im.SHA256)
 	return im.Path, nil
 }
 

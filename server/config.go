@@ -97,10 +97,17 @@ type Config struct {
 	FirmwareURL    string `yaml:"firmwareURL"`
 	// OS images (Image documents) the engine syncs into the Sites'
 	// provisioners (images.go): the directory a custom image's file:
-	// names, and where images fetched from URLs (and copies of files) are
-	// kept verified (default image-cache beside the state).
+	// names (verified in place), and where images fetched from URLs are
+	// kept verified, the newest version of each (default image-cache
+	// beside the state).
 	ImageDir   string `yaml:"imageDir"`
 	ImageCache string `yaml:"imageCache"`
+	// A URL image's download fails when nothing arrives for
+	// imageFetchIdleTimeout (default 2m), or when it lasts longer than
+	// 30 minutes plus the image's size at imageFetchMinRate bytes/s
+	// (default 4MiB: 64 GiB has 4.9 h).
+	ImageFetchIdleTimeout string   `yaml:"imageFetchIdleTimeout"`
+	ImageFetchMinRate     ByteSize `yaml:"imageFetchMinRate"`
 	// BMCEndpoints overrides where a node's BMC is reached (host:port), by
 	// node, or by node/type for one of its methods (e.g. n1/redfish),
 	// e.g. through a NAT or, in tests, the virtual lab's loopback ports.
@@ -212,6 +219,7 @@ func (c Config) Validate() error {
 		c.checkGroup,
 		c.checkGit,
 		c.checkFirmware,
+		c.checkImageFetch,
 	} {
 		if err := check(); err != nil {
 			return err

@@ -63,7 +63,7 @@ is an admin there, without a token.`,
 	cmd.Flags().StringVar(&f.firmwareDir, "firmware-dir", "", "directory of the firmware images hardware profiles' baselines name (image file:); served to the BMCs once each SHA-256 is checked")
 	cmd.Flags().StringVar(&f.firmwareListen, "firmware-listen", "", "address the BMCs fetch firmware images from (default :8702 with --firmware-dir: every address, so --firmware-url is then needed)")
 	cmd.Flags().StringVar(&f.imageDir, "image-dir", "", "directory of the custom OS images Image documents name (source file:); each is verified (SHA-256, size) before any provisioner sees a byte")
-	cmd.Flags().StringVar(&f.imageCache, "image-cache", "", "directory keeping verified OS images (fetched from URLs, copied from --image-dir) until they are uploaded (default: image-cache beside --state)")
+	cmd.Flags().StringVar(&f.imageCache, "image-cache", "", "directory keeping the verified downloads of URL OS images, the newest version of each (--image-dir files are verified in place, not copied; default: image-cache beside --state)")
 	cmd.Flags().StringVar(&f.firmwareURL, "firmware-url", "", "URL the BMCs reach the firmware listener at (http://10.0.0.5:8702); needed when --firmware-listen is on every address")
 	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
 	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "TLS private key file (PEM)")
