@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync/atomic"
 
+	"github.com/slipway-dev/slipway/api"
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -65,6 +66,15 @@ func (h *haEngine) Node(ctx context.Context, name string) (record.NodeRecord, er
 func (h *haEngine) Nodes(ctx context.Context) ([]record.NodeRecord, error) {
 	return h.read().Nodes(ctx)
 }
+
+// ImageStatuses answers GET /api/v1/images on any replica: the records
+// are the shared store's; the reader reads the Sites' provisioners too.
+func (h *haEngine) ImageStatuses(ctx context.Context, d *design.Design) ([]orchestrator.ImageStatus, error) {
+	return h.read().ImageStatuses(ctx, d)
+}
+
+// The API lists images through the engine it is given (501 otherwise).
+var _ api.ImageViewer = (*haEngine)(nil)
 
 func (h *haEngine) LastEvent(ctx context.Context) (uint64, error) { return h.read().LastEvent(ctx) }
 
