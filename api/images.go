@@ -113,6 +113,9 @@ func (s *Server) syncImages(c echo.Context) error {
 	if *opts == (record.TaskOptions{}) {
 		opts = nil
 	}
+	if err := s.checkSyncTarget(c, b); err != nil {
+		return err
+	}
 	auditWhat(c, AuditWhat{Action: "images.sync", Verb: string(record.ActionSyncImages)})
 	t, err := s.cfg.Engine.Submit(c.Request().Context(), record.Request{Action: record.ActionSyncImages, Requester: who(c), Correlation: requestIDOf(c), Options: opts})
 	if err != nil {
@@ -125,4 +128,23 @@ func (s *Server) syncImages(c echo.Context) error {
 	auditWhat(c, AuditWhat{Action: "images.sync", Verb: string(record.ActionSyncImages), Task: t.ID})
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/tasks/"+t.ID)
 	return c.JSON(http.StatusCreated, wireTask(t))
+}
+
+// checkSyncTarget refuses (422) a sync naming an image or a Site the
+// current design does not have, before any task is made.
+func (s *Server) checkSyncTarget(c echo.Context, b apitypes.ImageSyncRequest) error {
+	if b.Image == "" && b.Site == "" {
+		return nil
+	}
+	d, err := s.currentDesignOrNil(c.Request().Context())
+	if err != nil || d == nil {
+		return err // no design: the task says so
+	}
+	if b.Image != "" && d.Images[b.Image] == nil {
+		return problem(http.StatusUnprocessableEntity, fmt.Sprintf("the current design has no Image document %.80q (orchestrator images list shows its images)", b.Image))
+	}
+	if b.Site != "" && d.SiteNamed(b.Site) == nil {
+		return problem(http.StatusUnprocessableEntity, fmt.Sprintf("the current design has no Site %.80q", b.Site))
+	}
+	return nil
 }

@@ -3,10 +3,12 @@ package api_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/slipway-dev/slipway/api"
@@ -126,5 +128,33 @@ func TestImagesListReadsTheProvisioner(t *testing.T) {
 	}
 	if syncs, err := f.Engine.ImageSyncs(t.Context()); err != nil || len(syncs) != 0 {
 		t.Fatalf("image sync records %+v %v: want none", syncs, err)
+	}
+}
+
+// TestImagesSyncUnknownImage: POST /images/sync naming an image the
+// current design does not declare (or a Site it does not have) is
+// refused 422 naming it, and no task is made (the engine's task list is
+// unchanged), instead of 201 and a task that fails.
+func TestImagesSyncUnknownImage(t *testing.T) {
+	t.Parallel()
+	f := &fixture{apitest.Start(t, apitest.WithSeed(9))}
+	op := f.Token[api.RoleOperator]
+	before, err := f.Engine.Tasks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []apitypes.ImageSyncRequest{{Image: "nope-img"}, {Site: "nope-site"}} {
+		body, _ := json.Marshal(req)
+		code, answer := f.do(t, "POST", "/api/v1/images/sync", op, "application/json", body)
+		if code != http.StatusUnprocessableEntity || !strings.Contains(string(answer), "nope-") {
+			t.Fatalf("sync %+v: %d %s, want 422 naming it", req, code, answer)
+		}
+	}
+	after, err := f.Engine.Tasks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("tasks: %d before, %d after refused syncs", len(before), len(after))
 	}
 }
