@@ -151,9 +151,15 @@ func (s *Store) cached(path, want string, l Label) (bool, error) {
 var urlInText = regexp.MustCompile(`(?i)https?://[^\s"'<>]+`)
 
 // redactErr is err's text with every URL in it reduced to scheme, host
-// and path (redact), and raw's password, when it has one, taken out.
+// and path (redact), and raw's query and password, when it has them,
+// taken out.
 func redactErr(err error, raw string) string {
 	msg := urlInText.ReplaceAllStringFunc(err.Error(), redact)
+	// raw's query or fragment wherever else it stands (raw as the
+	// library quoted it, when it is no http(s) URL).
+	if i := strings.IndexAny(raw, "?#"); i >= 0 && len(raw)-i > 4 {
+		msg = strings.ReplaceAll(msg, raw[i+1:], "(redacted)")
+	}
 	u, perr := url.Parse(raw)
 	if perr != nil || u.User == nil {
 		return msg
