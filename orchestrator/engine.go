@@ -306,6 +306,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	if n, ok := e.cfg.Bootstrap.(ReportNotifier); ok {
 		n.NotifyReports(e.wake)
 	}
+	e.markInterruptedSyncs(ctx)
 	e.wg.Add(1)
 	go func() { defer e.wg.Done(); e.poll.run(e.ctx) }()
 	for _, t := range tasks {

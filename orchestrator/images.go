@@ -54,6 +54,46 @@ type imageJob struct {
 	// waiters are the nodes to wake when it ends.
 	mu      sync.Mutex
 	waiters map[string]bool
+	// tasks follow the sync (the last to ask names it in its record);
+	// stop ends it when the last one that may stop it lets it go.
+	tasks map[string]bool
+	last  string
+	stop  context.CancelCauseFunc
+}
+
+// follow records that task follows the job: the record names the last
+// task that asked for it, so that task's CLI draws its progress.
+func (j *imageJob) follow(task string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.tasks == nil {
+		j.tasks = map[string]bool{}
+	}
+	j.tasks[task], j.last = true, task
+}
+
+// release lets task's interest in the job go: when no task follows it
+// any more, the sync is stopped (the upload stays resumable).
+func (j *imageJob) release(task string, cause error) {
+	j.mu.Lock()
+	delete(j.tasks, task)
+	if j.last == task {
+		j.last = ""
+		for t := range j.tasks {
+			j.last = max(j.last, t)
+		}
+	}
+	idle := len(j.tasks) == 0
+	j.mu.Unlock()
+	if idle && j.stop != nil {
+		j.stop(cause)
+	}
+}
+
+func (j *imageJob) lastTask() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.last
 }
 
 func (j *imageJob) finished() (bool, error) {
@@ -115,6 +155,7 @@ func (e *Engine) imageJobFor(run *taskRun, d *design.Design, site string, im *de
 		return j
 	}
 	j := e.startImageSync(run.id, run.corr, d, site, im)
+	j.follow(run.id)
 	if run.imgs.jobs == nil {
 		run.imgs.jobs = map[string]*imageJob{}
 	}
@@ -135,7 +176,7 @@ func (e *Engine) startImageSync(task, corr string, d *design.Design, site string
 	if s.running == nil {
 		s.running, s.slots = map[string]*imageJob{}, make(chan struct{}, maxImageSyncs)
 	}
-	j := &imageJob{key: key, done: make(chan struct{})}
+	j := &imageJob{key: key, done: make(chan struct{}), tasks: map[string]bool{task: true}, last: task}
 	e.mu.Lock()
 	if e.ctx == nil || e.closed {
 		e.mu.Unlock()
@@ -145,12 +186,15 @@ func (e *Engine) startImageSync(task, corr string, d *design.Design, site string
 		return j
 	}
 	e.wg.Add(1)
+	ctx, stop := context.WithCancelCause(e.ctx)
+	j.stop = stop
 	e.mu.Unlock()
 	s.running[key] = j
 	s.mu.Unlock()
 	go func() {
 		defer e.wg.Done()
-		j.err = e.runImageSync(e.ctx, task, corr, d, site, im)
+		j.err = e.runImageSync(ctx, task, corr, d, site, im)
+		stop(nil)
 		s.mu.Lock()
 		delete(s.running, key)
 		s.mu.Unlock()
@@ -172,30 +216,87 @@ func (e *Engine) runImageSync(ctx context.Context, task, corr string, d *design.
 	if old, ok, _ := e.imageSync(ctx, sy.Key()); ok && old.SHA256 == sy.SHA256 {
 		sy.ResourceID, sy.FileID, sy.Offset = old.ResourceID, old.FileID, old.Offset
 	}
-	e.saveImageSync(ctx, &sy, "info", "sync of image %s (%s) into site %s asked", im.Metadata.Name, sy.Name, site)
+	_ = e.saveImageSync(ctx, &sy, "info", "sync of image %s (%s) into site %s asked", im.Metadata.Name, sy.Name, site)
 	select {
 	case e.imgs.slots <- struct{}{}:
 		defer func() { <-e.imgs.slots }()
 	case <-ctx.Done():
-		return ctx.Err()
+		return e.interrupted(ctx, &sy)
 	}
 	sy.State, sy.Started = record.ImageSyncing, now()
-	e.saveImageSync(ctx, &sy, "info", "sync of image %s into site %s started", im.Metadata.Name, site)
+	if err := e.saveImageSync(ctx, &sy, "info", "sync of image %s into site %s started", im.Metadata.Name, site); err != nil {
+		return err
+	}
 	err := e.syncImage(ctx, d, &sy, im)
 	if ctx.Err() != nil {
-		return fmt.Errorf("site %s, image %s: the sync was interrupted (the engine stopped); it resumes from the provisioner's offset at the next sync", site, im.Metadata.Name)
+		return e.interrupted(ctx, &sy)
+	}
+	if errors.Is(err, errRecordWrite) {
+		return err
 	}
 	if err != nil {
 		sy.State, sy.Error = record.ImageSyncFailed, err.Error()
-		e.saveImageSync(ctx, &sy, "error", "sync of image %s into site %s failed: %v", im.Metadata.Name, site, err)
+		_ = e.saveImageSync(ctx, &sy, "error", "sync of image %s into site %s failed: %v", im.Metadata.Name, site, err)
 		return err
 	}
 	sy.State, sy.Error = record.ImageSynced, ""
 	if sy.Custom {
 		sy.Offset = sy.Size
 	}
-	e.saveImageSync(ctx, &sy, "info", "image %s (%s) is complete in site %s", im.Metadata.Name, sy.Name, site)
-	return nil
+	return e.saveImageSync(ctx, &sy, "info", "image %s (%s) is complete in site %s", im.Metadata.Name, sy.Name, site)
+}
+
+// interrupted records a sync stopped before its end (the engine stopped,
+// or every task that asked for it was cancelled) and says so.
+func (e *Engine) interrupted(ctx context.Context, sy *record.ImageSync) error {
+	why := "the engine stopped"
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+		why = c.Error()
+	}
+	sy.State = ImageInterrupted
+	sy.Error = fmt.Sprintf("interrupted (%s) at %d of %d bytes: the provisioner keeps what it received, an incomplete version it never deploys; the next sync resumes there", why, sy.Offset, sy.Size)
+	_ = e.saveImageSync(ctx, sy, "warn", "sync of image %s into site %s %s", sy.Image, sy.Site, sy.Error)
+	return fmt.Errorf("site %s, image %s: %s", sy.Site, sy.Image, sy.Error)
+}
+
+// markInterruptedSyncs, at Start (no sync runs yet), records every sync
+// left syncing or pending by an engine that stopped (or was killed) as
+// interrupted: a task resumed next starts it again.
+func (e *Engine) markInterruptedSyncs(ctx context.Context) {
+	syncs, err := e.ImageSyncs(ctx)
+	if err != nil {
+		e.log.Warn().Err(err).Msg("read the image sync records")
+		return
+	}
+	for i := range syncs {
+		sy := &syncs[i]
+		if sy.State != record.ImageSyncing && sy.State != record.ImageSyncPending {
+			continue
+		}
+		sy.State = ImageInterrupted
+		sy.Error = fmt.Sprintf("interrupted (serve stopped during the sync) at %d of %d bytes: the provisioner keeps what it received, an incomplete version it never deploys; the next sync resumes there", sy.Offset, sy.Size)
+		_ = e.saveImageSync(ctx, sy, "warn", "sync of image %s into site %s %s", sy.Image, sy.Site, sy.Error)
+	}
+}
+
+// imageJobKey is jobKey from a sync's record.
+func imageJobKey(sy *record.ImageSync) string {
+	v := sy.Name + " " + sy.Architecture
+	if sy.Custom {
+		v = sy.SHA256
+	}
+	return sy.Site + "/" + sy.Image + "@" + v
+}
+
+// lastTask is the task that last asked for the running sync of sy.
+func (s *imageSyncs) lastTask(sy *record.ImageSync) string {
+	s.mu.Lock()
+	j := s.running[imageJobKey(sy)]
+	s.mu.Unlock()
+	if j == nil {
+		return ""
+	}
+	return j.lastTask()
 }
 
 func newImageSync(site string, im *design.Image, task string) record.ImageSync {
@@ -284,9 +385,19 @@ func (e *Engine) imageSync(ctx context.Context, key string) (record.ImageSync, b
 	return sy, err == nil, err
 }
 
-// saveImageSync writes the record with an image.sync event.
-func (e *Engine) saveImageSync(ctx context.Context, sy *record.ImageSync, level, format string, args ...any) {
+// errRecordWrite marks a sync ended because its record could not be
+// written: under a replica group, this engine may have lost its
+// leadership (its writes fenced), and must send the provisioner nothing
+// more; the leader resumes from the provisioner's offset.
+var errRecordWrite = errors.New("the sync's record could not be written")
+
+// saveImageSync writes the record with an image.sync event; its error
+// (logged) wraps errRecordWrite.
+func (e *Engine) saveImageSync(ctx context.Context, sy *record.ImageSync, level, format string, args ...any) error {
 	sy.Updated = now()
+	if t := e.imgs.lastTask(sy); t != "" {
+		sy.Task = t
+	}
 	var b batch
 	b.put(collImageSyncs, sy.Key(), *sy)
 	if format != "" {
@@ -294,7 +405,9 @@ func (e *Engine) saveImageSync(ctx context.Context, sy *record.ImageSync, level,
 	}
 	if err := e.rec.write(context.WithoutCancel(ctx), &b); err != nil {
 		e.log.Warn().Err(err).Str("site", sy.Site).Str("image", sy.Image).Msg("save the image sync record")
+		return fmt.Errorf("site %s, image %s: %w (%v): this engine stops uploading (a replica no longer leading must not go on); the leader resumes from the provisioner's offset", sy.Site, sy.Image, errRecordWrite, err)
 	}
+	return nil
 }
 
 func imageSyncEvent(sy *record.ImageSync, level, format string, args ...any) record.Event {

@@ -69,7 +69,8 @@ func (e *Engine) runSyncImages(run *taskRun, d *design.Design) (record.TaskStatu
 		case <-j.done:
 		case <-run.ctx.Done():
 			if run.isCancelled() {
-				return record.TaskCancelled, "cancelled: the syncs running go on to their end (an upload is never left half-made in use)"
+				e.releaseImageJobs(run)
+				return record.TaskCancelled, "cancelled: the syncs only this task asked for were stopped (the provisioner keeps what it received, an incomplete version it never deploys: the next sync resumes there); those a deploy also waits for go on"
 			}
 			return record.TaskFailed, run.ctx.Err().Error()
 		}
@@ -86,4 +87,19 @@ func (e *Engine) runSyncImages(run *taskRun, d *design.Design) (record.TaskStatu
 		return record.TaskFailed, msg + "; " + strings.Join(slices.Compact(failed), "; ")
 	}
 	return record.TaskPartiallySucceeded, msg + "; " + strings.Join(slices.Compact(failed), "; ")
+}
+
+// releaseImageJobs lets a cancelled task's syncs go: each one no other
+// task follows is stopped.
+func (e *Engine) releaseImageJobs(run *taskRun) {
+	run.imgs.mu.Lock()
+	jobs := make([]*imageJob, 0, len(run.imgs.jobs))
+	for _, j := range run.imgs.jobs {
+		jobs = append(jobs, j)
+	}
+	run.imgs.mu.Unlock()
+	cause := fmt.Errorf("task %s, which asked for it, was cancelled", run.id)
+	for _, j := range jobs {
+		j.release(run.id, cause)
+	}
 }

@@ -62,8 +62,7 @@ func (e *Engine) startUpload(ctx context.Context, si drivers.ServerImages, sy *r
 			sy.Site, sy.Image, up.Offset, up.Size, ref.Size, up.ResourceID)
 	}
 	sy.ResourceID, sy.FileID, sy.Offset = up.ResourceID, up.FileID, up.Offset
-	e.saveImageSync(ctx, sy, "", "")
-	return up, nil
+	return up, e.saveImageSync(ctx, sy, "", "")
 }
 
 // uploadChunks sends the content from up.Offset to its end. After a
@@ -73,6 +72,9 @@ func (e *Engine) uploadChunks(ctx context.Context, si drivers.ServerImages, sy *
 	buf := make([]byte, drivers.ImageChunkSize)
 	failures, lastPct := 0, -1
 	for !up.Complete {
+		if err := ctx.Err(); err != nil {
+			return err // stopped (cancelled, or the engine stops): see interrupted
+		}
 		if up.Offset >= ref.Size {
 			return e.awaitCopies(ctx, si, sy, ref, up)
 		}
@@ -89,7 +91,9 @@ func (e *Engine) uploadChunks(ctx context.Context, si drivers.ServerImages, sy *
 		}
 		failures, up = 0, next
 		sy.Offset = up.Offset
-		e.saveImageSync(ctx, sy, "", "")
+		if err := e.saveImageSync(ctx, sy, "", ""); err != nil {
+			return err
+		}
 		if pct := int(sy.Progress()) / imageEventStep; pct != lastPct && !up.Complete {
 			lastPct = pct
 			e.imageEvent(sy, "info", "site %s, image %s: %d of %d bytes uploaded (%.0f%%)", sy.Site, sy.Image, sy.Offset, ref.Size, sy.Progress())

@@ -15,7 +15,12 @@ import (
 
 // Image states in a Site besides the sync's (record.ImageSync*): absent
 // means no sync of this version of the image has run there.
-const ImageAbsent = "absent"
+// interrupted: a sync stopped before its end (serve stopped, or the
+// tasks asking for it were cancelled); the next sync resumes it.
+const (
+	ImageAbsent      = "absent"
+	ImageInterrupted = "interrupted"
+)
 
 // ImageStatus is one image of the design in one Site: what the design
 // asks and where its sync stands (the engine's record of it).
@@ -27,7 +32,7 @@ type ImageStatus struct {
 	Custom       bool
 	SHA256       string
 	Size         int64
-	// State: synced | syncing | pending | failed | absent.
+	// State: synced | syncing | pending | interrupted | failed | absent.
 	State    string
 	Progress float64
 	Error    string
@@ -152,7 +157,7 @@ func applyLive(st *ImageStatus, li siteImages) {
 	switch {
 	case ok && p.Complete && (!st.Custom || p.SHA256 == st.SHA256):
 		st.State, st.Progress, st.Error = record.ImageSynced, 100, ""
-	case st.State == record.ImageSyncFailed:
+	case st.State == record.ImageSyncFailed, st.State == ImageInterrupted:
 	case !ok:
 		st.State, st.Error = ImageAbsent, "the provisioner does not list it"
 	case !p.Complete:

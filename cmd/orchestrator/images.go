@@ -142,14 +142,16 @@ func (a *app) syncImages(ctx context.Context, ef *engineFlags, req apitypes.Imag
 }
 
 // drawImageBars prints the bar of each image sync of the task that moved
-// since it was last drawn.
+// since it was last drawn: a row naming the task (the engine names the
+// last task that asked for a sync), or any sync running in the task's
+// scope (one the task joined, before its next record names it).
 func (a *app) drawImageBars(ctx context.Context, c *client.Client, b *imageBars, req apitypes.ImageSyncRequest, task string) {
 	im, err := c.Images(ctx, req.Site)
 	if err != nil {
 		return // best effort: the task's end says what happened
 	}
 	for _, st := range im.Images {
-		if (req.Image == "" || st.Image == req.Image) && st.Task == task {
+		if (req.Image == "" || st.Image == req.Image) && (st.Task == task || st.State == "syncing" || st.State == "pending") {
 			b.draw(st)
 		}
 	}

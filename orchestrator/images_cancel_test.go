@@ -1,0 +1,124 @@
+package orchestrator_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/orchestrator"
+	"github.com/slipway-dev/slipway/orchestrator/record"
+)
+
+// TestImageSyncCancelStopsUpload (from R2's scratch test): a sync_images
+// task is cancelled mid-upload; the sync only it asked for stops (the
+// fake provisioner counts one chunk of three, the image incomplete), its
+// record says interrupted, and after a restart (simulated: the engine is
+// closed, a new one started on the same store) no image reads syncing.
+func TestImageSyncCancelStopsUpload(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 1, imgContent(), nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	tripped, release := make(chan struct{}), make(chan struct{})
+	cs := &offsetCrashStore{Store: env.st, onTrip: func() { close(tripped); <-release }}
+	cfg := env.cfg
+	cfg.Store = cs
+	e1, err := orchestrator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e1.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	task, err := e1.Submit(ctx, record.Request{Action: record.ActionSyncImages, Requester: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-tripped:
+	case <-ctx.Done():
+		t.Fatal("never mid-upload")
+	}
+	if _, err := e1.TaskVerb(ctx, task.ID, record.VerbCancel, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e1.Wait(ctx, task.ID); err != nil || got.Status != record.TaskCancelled {
+		t.Fatalf("task after cancel: %+v %v", got, err)
+	}
+	close(release)
+	var state string
+	for i := 0; i < 500 && state != orchestrator.ImageInterrupted; i++ {
+		time.Sleep(10 * time.Millisecond)
+		syncs, err := e1.ImageSyncs(ctx)
+		if err != nil || len(syncs) != 1 {
+			t.Fatalf("records %+v %v", syncs, err)
+		}
+		state = syncs[0].State
+	}
+	if state != orchestrator.ImageInterrupted {
+		t.Fatalf("the cancelled sync's record reads %q: want %q", state, orchestrator.ImageInterrupted)
+	}
+	v, _ := customView(env.srv)
+	if st := env.srv.ImageStats(); st.Chunks != 1 || v.Complete {
+		t.Fatalf("stats %+v, image %+v: want the upload stopped after its first chunk", st, v)
+	}
+	e1.Close()
+	e2 := env.engine(t)
+	sts, err := e2.ImageStatuses(ctx, env.d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sts {
+		if s.State == record.ImageSyncing || s.State == record.ImageSyncPending {
+			t.Errorf("image %s in site %s reads %q after the restart, with no sync running", s.Image, s.Site, s.State)
+		}
+	}
+}
+
+// TestImageSyncJoinedTaskNamed (from R2's scratch test): a second
+// sync_images task joins the upload a first one runs; the sync's record
+// names the second task (its CLI draws the bar and the end), and it ends
+// synced, the provisioner holding one complete version.
+func TestImageSyncJoinedTaskNamed(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 1, imgContent(), nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	tripped, release := make(chan struct{}), make(chan struct{})
+	cs := &offsetCrashStore{Store: env.st, onTrip: func() { close(tripped); <-release }}
+	env.cfg.Store = cs
+	e1 := env.engine(t)
+	if _, err := e1.Submit(ctx, record.Request{Action: record.ActionSyncImages, Requester: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-tripped:
+	case <-ctx.Done():
+		t.Fatal("never mid-upload")
+	}
+	b, err := e1.Submit(ctx, record.Request{Action: record.ActionSyncImages, Requester: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 500; i++ { // until task B follows the sync (its wait starts)
+		if got, _, err := e1.Task(ctx, b.ID); err == nil && got.Status == record.TaskRunning {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	if gb, err := e1.Wait(ctx, b.ID); err != nil || gb.Status != record.TaskSucceeded {
+		t.Fatalf("task B: %+v %v", gb, err)
+	}
+	sts, err := e1.ImageStatuses(ctx, env.d)
+	if err != nil || len(sts) != 1 {
+		t.Fatalf("statuses %+v %v", sts, err)
+	}
+	if s := sts[0]; s.Task != b.ID || s.State != record.ImageSynced {
+		t.Fatalf("row %s/%s state %s task %s: want synced, naming task B %s", s.Site, s.Image, s.State, s.Task, b.ID)
+	}
+	if st := env.srv.ImageStats(); st.Creates != 1 {
+		t.Fatalf("stats %+v: want one version", st)
+	}
+}
