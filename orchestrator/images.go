@@ -217,17 +217,20 @@ func (e *Engine) runImageSync(ctx context.Context, task, corr string, d *design.
 		sy.ResourceID, sy.FileID, sy.Offset = old.ResourceID, old.FileID, old.Offset
 	}
 	_ = e.saveImageSync(ctx, &sy, "info", "sync of image %s (%s) into site %s asked", im.Metadata.Name, sy.Name, site)
-	select {
-	case e.imgs.slots <- struct{}{}:
-		defer func() { <-e.imgs.slots }()
-	case <-ctx.Done():
-		return e.interrupted(ctx, &sy)
+	path, err := e.imageContent(ctx, &sy, im) // outside the upload slot
+	if err == nil {
+		select {
+		case e.imgs.slots <- struct{}{}:
+			defer func() { <-e.imgs.slots }()
+		case <-ctx.Done():
+			return e.interrupted(ctx, &sy)
+		}
+		sy.State, sy.Started = record.ImageSyncing, now()
+		if err := e.saveImageSync(ctx, &sy, "info", "sync of image %s into site %s started", im.Metadata.Name, site); err != nil {
+			return err
+		}
+		err = e.syncImage(ctx, &sy, im, path)
 	}
-	sy.State, sy.Started = record.ImageSyncing, now()
-	if err := e.saveImageSync(ctx, &sy, "info", "sync of image %s into site %s started", im.Metadata.Name, site); err != nil {
-		return err
-	}
-	err := e.syncImage(ctx, d, &sy, im)
 	if ctx.Err() != nil {
 		return e.interrupted(ctx, &sy)
 	}
@@ -319,7 +322,7 @@ func imageRef(im *design.Image) drivers.ImageRef {
 
 // syncImage runs one sync: an import for a standard image, a verified
 // upload for a custom one.
-func (e *Engine) syncImage(ctx context.Context, d *design.Design, sy *record.ImageSync, im *design.Image) error {
+func (e *Engine) syncImage(ctx context.Context, sy *record.ImageSync, im *design.Image, path string) error {
 	si, err := e.serverImages(ctx, sy.Site)
 	if err != nil {
 		return err
@@ -329,7 +332,7 @@ func (e *Engine) syncImage(ctx context.Context, d *design.Design, sy *record.Ima
 	if !sy.Custom {
 		return e.importImage(ctx, si, sy, im)
 	}
-	return e.uploadImage(ctx, si, sy, im)
+	return e.uploadImage(ctx, si, sy, im, path)
 }
 
 // importImage asks the provisioner to import a standard image and waits

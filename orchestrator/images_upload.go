@@ -17,15 +17,8 @@ import (
 // it from the offset the provisioner reports, a chunk at a time, the
 // offset saved after each. A checksum the provisioner refuses abandons
 // the upload (see abandon); the previous image, if any, stays in service.
-func (e *Engine) uploadImage(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, im *design.Image) error {
+func (e *Engine) uploadImage(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, im *design.Image, path string) error {
 	c := im.Spec.Custom
-	if e.cfg.Images == nil {
-		return fmt.Errorf("site %s, image %s: no image store is configured to read its content (serve --image-dir DIR): nothing was uploaded", sy.Site, sy.Image)
-	}
-	path, err := e.cfg.Images.ImagePath(ctx, im.Metadata.Name, c.Source, c.Size)
-	if err != nil {
-		return fmt.Errorf("site %s: %w; the previous image stays in service", sy.Site, err)
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("site %s, image %s: open the verified content: %w", sy.Site, sy.Image, err)
@@ -44,6 +37,24 @@ func (e *Engine) uploadImage(ctx context.Context, si drivers.ServerImages, sy *r
 		e.imageEvent(sy, "info", "site %s, image %s: the provisioner holds %d of %d bytes from an earlier upload: resumed there", sy.Site, sy.Image, up.Offset, up.Size)
 	}
 	return e.uploadChunks(ctx, si, sy, ref, f, up)
+}
+
+// imageContent fetches and verifies a custom image's content (nothing
+// for a standard one: ""), before the sync takes an upload slot: the
+// store fetches each version once, whichever Sites wait for it.
+func (e *Engine) imageContent(ctx context.Context, sy *record.ImageSync, im *design.Image) (string, error) {
+	c := im.Spec.Custom
+	if c == nil {
+		return "", nil
+	}
+	if e.cfg.Images == nil {
+		return "", fmt.Errorf("site %s, image %s: no image store is configured to read its content (serve --image-dir DIR): nothing was uploaded", sy.Site, sy.Image)
+	}
+	path, err := e.cfg.Images.ImagePath(ctx, im.Metadata.Name, c.Source, c.Size)
+	if err != nil {
+		return "", fmt.Errorf("site %s: %w; the previous image stays in service", sy.Site, err)
+	}
+	return path, nil
 }
 
 // startUpload asks the provisioner where the content goes and how much
