@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -176,6 +177,7 @@ func (e *Engine) startImageSync(task, corr string, d *design.Design, site string
 	if s.running == nil {
 		s.running, s.slots = map[string]*imageJob{}, make(chan struct{}, maxImageSyncs)
 	}
+	olds := e.supersede(site, im, key)
 	j := &imageJob{key: key, done: make(chan struct{}), tasks: map[string]bool{task: true}, last: task}
 	e.mu.Lock()
 	if e.ctx == nil || e.closed {
@@ -193,6 +195,12 @@ func (e *Engine) startImageSync(task, corr string, d *design.Design, site string
 	s.mu.Unlock()
 	go func() {
 		defer e.wg.Done()
+		for _, o := range olds { // their uploads stopped (abandoned) first
+			select {
+			case <-o.done:
+			case <-ctx.Done():
+			}
+		}
 		j.err = e.runImageSync(ctx, task, corr, d, site, im)
 		stop(nil)
 		s.mu.Lock()
@@ -206,6 +214,28 @@ func (e *Engine) startImageSync(task, corr string, d *design.Design, site string
 		j.mu.Unlock()
 	}()
 	return j
+}
+
+// errSuperseded is the cause of a sync stopped because a sync of
+// another version of its image into its Site started.
+var errSuperseded = errors.New("superseded")
+
+// supersede stops the running syncs of other versions of im into site
+// (called with e.imgs.mu held) and returns them: the newest version
+// asked wins, and an older one's upload never completes after it (MAAS
+// deploys the version created last among the complete ones).
+func (e *Engine) supersede(site string, im *design.Image, key string) []*imageJob {
+	prefix := site + "/" + im.Metadata.Name + "@"
+	var olds []*imageJob
+	for k, o := range e.imgs.running {
+		if k != key && strings.HasPrefix(k, prefix) {
+			olds = append(olds, o)
+			if o.stop != nil {
+				o.stop(fmt.Errorf("%w by a sync of version %s", errSuperseded, strings.TrimPrefix(key, prefix)))
+			}
+		}
+	}
+	return olds
 }
 
 // runImageSync syncs im into site: waits for a slot, then imports or
@@ -258,8 +288,31 @@ func (e *Engine) interrupted(ctx context.Context, sy *record.ImageSync) error {
 	}
 	sy.State = ImageInterrupted
 	sy.Error = fmt.Sprintf("interrupted (%s) at %d of %d bytes: the provisioner keeps what it received, an incomplete version it never deploys; the next sync resumes there", why, sy.Offset, sy.Size)
+	if errors.Is(context.Cause(ctx), errSuperseded) {
+		sy.Error = fmt.Sprintf("interrupted (%s) at %d of %d bytes: %s", why, sy.Offset, sy.Size, e.abandonSuperseded(ctx, sy))
+	}
 	_ = e.saveImageSync(ctx, sy, "warn", "sync of image %s into site %s %s", sy.Image, sy.Site, sy.Error)
 	return fmt.Errorf("site %s, image %s: %s", sy.Site, sy.Image, sy.Error)
+}
+
+// abandonSuperseded gives up the upload of a superseded version (when
+// one was started) through the provisioner's AbandonImageUpload, so that
+// nothing of it is resumed, and says what was done.
+func (e *Engine) abandonSuperseded(ctx context.Context, sy *record.ImageSync) string {
+	if !sy.Custom || sy.FileID == "" {
+		return "no upload of it had started"
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*imageListTimeout)
+	defer cancel()
+	si, err := e.serverImages(actx, sy.Site)
+	if err != nil {
+		return fmt.Sprintf("its upload could not be abandoned (%v): look at boot resource %s", err, sy.ResourceID)
+	}
+	up := drivers.ImageUpload{ResourceID: sy.ResourceID, FileID: sy.FileID, Offset: sy.Offset, Size: sy.Size}
+	ref := drivers.ImageRef{Name: sy.Name, Architecture: sy.Architecture, SHA256: sy.SHA256, Size: sy.Size}
+	left := e.abandon(actx, si, sy, ref, up, "superseded")
+	sy.ResourceID, sy.FileID, sy.Offset = "", "", 0
+	return "its upload was abandoned: " + left
 }
 
 // markInterruptedSyncs, at Start (no sync runs yet), records every sync

@@ -523,7 +523,7 @@ func (h *heldVersion) UploadImageChunk(ctx context.Context, up drivers.ImageUplo
 // middle of its upload, a deploy on a revision whose image has content B
 // does not join it: it starts its own sync (the provisioner counts a
 // second version created), and its node deploys B, as the provisioner
-// says, before A's upload is let go.
+// says, before A's upload is let go; A's sync, superseded, ends there.
 func TestImageSyncKeyedByVersion(t *testing.T) {
 	t.Parallel()
 	env := newImgEnv(t, 1, imgContent(), nil)
@@ -558,8 +558,8 @@ func TestImageSyncKeyedByVersion(t *testing.T) {
 	if st := env.srv.ImageStats(); st.Creates != 2 {
 		t.Fatalf("stats %+v: want two versions created, one per content", st)
 	}
-	if got, err := e.Wait(ctx, syncA.ID); err != nil || got.Status != record.TaskSucceeded {
-		t.Fatalf("the sync of content A after its release: %+v %v", got, err)
+	if got, err := e.Wait(ctx, syncA.ID); err != nil || got.Status == record.TaskSucceeded || !strings.Contains(got.Message, "superseded") {
+		t.Fatalf("the sync of content A after its release: %+v %v: want it stopped, superseded by B's", got, err)
 	}
 }
 

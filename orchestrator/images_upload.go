@@ -138,25 +138,25 @@ func (e *Engine) awaitCopies(ctx context.Context, si drivers.ServerImages, sy *r
 	return nil
 }
 
-// abandon gives up a refused upload and says what the provisioner did
+// abandon gives up a refused (or superseded) upload and says what the provisioner did
 // with it, from its own list afterwards: the image deleted (its only
 // version was this upload), or kept because an older version stays in
 // service (the refused version is never resumed: the next sync uploads
 // a fresh one from zero).
-func (e *Engine) abandon(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, ref drivers.ImageRef, up drivers.ImageUpload) string {
-	err := e.imageCall(ctx, sy, "abandon the refused upload", func(ctx context.Context) error { return si.AbandonImageUpload(ctx, up) })
+func (e *Engine) abandon(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, ref drivers.ImageRef, up drivers.ImageUpload, what string) string {
+	err := e.imageCall(ctx, sy, "abandon the "+what+" upload", func(ctx context.Context) error { return si.AbandonImageUpload(ctx, up) })
 	if err != nil {
-		return fmt.Sprintf("abandoning the refused version failed too (%v): look at boot resource %s (delete it by hand when no version of it is in service)", err, up.ResourceID)
+		return fmt.Sprintf("abandoning the %s version failed too (%v): look at boot resource %s (delete it by hand when no version of it is in service)", what, err, up.ResourceID)
 	}
 	lctx, cancel := context.WithTimeout(ctx, imageListTimeout)
 	defer cancel()
 	list, err := si.Images(lctx)
 	if err != nil {
-		return fmt.Sprintf("the refused version was abandoned (the provisioner's images could not be read afterwards: %v)", err)
+		return fmt.Sprintf("the %s version was abandoned (the provisioner's images could not be read afterwards: %v)", what, err)
 	}
 	for _, p := range list {
 		if p.ID == up.ResourceID && p.Name == ref.Name {
-			return fmt.Sprintf("boot resource %s was kept, as an older version of it stays in service: the refused version is left unused and the next sync uploads a fresh version from zero", up.ResourceID)
+			return fmt.Sprintf("boot resource %s was kept, as an older version of it stays in service: the %s version is left unused and the next sync uploads a fresh version from zero", up.ResourceID, what)
 		}
 	}
 	return fmt.Sprintf("boot resource %s, whose only version was this upload, was deleted: nothing half-made is left", up.ResourceID)
@@ -170,7 +170,7 @@ const imageListTimeout = 30 * time.Second
 // (bounded) and asks the provisioner for its offset again.
 func (e *Engine) chunkFailed(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, ref drivers.ImageRef, up drivers.ImageUpload, err error, failures *int) (drivers.ImageUpload, error) {
 	if errors.Is(err, drivers.ErrImageChecksum) {
-		left := e.abandon(context.WithoutCancel(ctx), si, sy, ref, up)
+		left := e.abandon(context.WithoutCancel(ctx), si, sy, ref, up, "refused")
 		sy.ResourceID, sy.FileID, sy.Offset = "", "", 0
 		return up, fmt.Errorf("site %s, image %s: the provisioner refused the uploaded content: %w; %s; the previous image stays in service (check the image file and its sha256)", sy.Site, sy.Image, err, left)
 	}
