@@ -107,6 +107,9 @@ func (r *nodeRun) confirmImage(ctx context.Context, site string, im *design.Imag
 		return waiting("the provisioner does not list it")
 	case !p.Complete:
 		return waiting("the provisioner has no complete version of it yet")
+	case want != "" && p.SHA256 != want && !p.Pending && !r.e.imageSyncRunning(site, im):
+		return failed("image %s (%s) in site %s: the provisioner's newest complete version carries SHA-256 %s, not the design's %s, none is pending and no sync of it runs: nothing was released or deployed; sync it (`orchestrator images sync --site %s --image %s`), then retry the task",
+			im.Metadata.Name, im.ProvisionerName(), site, p.SHA256, want, site, im.Metadata.Name)
 	case want != "" && p.SHA256 != want:
 		return waiting(fmt.Sprintf("its newest complete version carries SHA-256 %s, not the design's %s (a newer one is still being copied?)", p.SHA256, want))
 	}
@@ -142,4 +145,12 @@ func (r *nodeRun) skipImages() step {
 		r.rec.Stage, r.rec.Step = full[i+1], 0
 	}
 	return step{kind: stepAgain}
+}
+
+// imageSyncRunning says whether a sync of this version of im into site
+// runs (in any task).
+func (e *Engine) imageSyncRunning(site string, im *design.Image) bool {
+	e.imgs.mu.Lock()
+	defer e.imgs.mu.Unlock()
+	return e.imgs.running[jobKey(site, im)] != nil
 }
