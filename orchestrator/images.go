@@ -380,12 +380,17 @@ func (e *Engine) syncImage(ctx context.Context, sy *record.ImageSync, im *design
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.timeout(record.StageImages))
+	tctx, cancel := context.WithTimeout(ctx, e.timeout(record.StageImages))
 	defer cancel()
 	if !sy.Custom {
-		return e.importImage(ctx, si, sy, im)
+		err = e.importImage(tctx, si, sy, im)
+	} else {
+		err = e.uploadImage(tctx, si, sy, im, path)
 	}
-	return e.uploadImage(ctx, si, sy, im, path)
+	if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) && !strings.Contains(err.Error(), "lifecycle.timeouts.images") {
+		err = fmt.Errorf("%w; the sync did not finish within lifecycle.timeouts.images (%s): raise it for a large image or a slow link; the next sync resumes from what the provisioner holds", err, e.timeout(record.StageImages))
+	}
+	return err
 }
 
 // importImage asks the provisioner to import a standard image and waits
@@ -407,7 +412,7 @@ func (e *Engine) importImage(ctx context.Context, si drivers.ServerImages, sy *r
 			return fmt.Errorf("site %s, image %s: the provisioner failed its import of %s: %s (check its boot source)", sy.Site, sy.Image, sy.Name, res.Message)
 		}
 		if !sleep(ctx, min(e.scaled(max(res.RetryAfter, 5*time.Second)), e.cfg.MaxWait)) {
-			return fmt.Errorf("site %s, image %s: the import of %s did not finish within the images stage's timeout (%s): %w", sy.Site, sy.Image, sy.Name, e.timeout(record.StageImages), ctx.Err())
+			return fmt.Errorf("site %s, image %s: the import of %s did not finish within lifecycle.timeouts.images (%s): %w", sy.Site, sy.Image, sy.Name, e.timeout(record.StageImages), ctx.Err())
 		}
 	}
 }

@@ -122,7 +122,7 @@ func (e *Engine) awaitCopies(ctx context.Context, si drivers.ServerImages, sy *r
 	for attempt := 1; !up.Complete; attempt++ {
 		wait := min(e.scaled(min(time.Duration(attempt)*2*time.Second, 30*time.Second)), e.cfg.MaxWait)
 		if !sleep(ctx, wait) {
-			return fmt.Errorf("site %s, image %s: the provisioner holds all %d bytes but did not say the image complete within the images stage's timeout (%s; its region controllers still copying it? look at boot resource %s, then sync again): %w",
+			return fmt.Errorf("site %s, image %s: the provisioner holds all %d bytes but did not say the image complete within lifecycle.timeouts.images (%s; its region controllers still copying it? look at boot resource %s, then sync again): %w",
 				sy.Site, sy.Image, ref.Size, e.timeout(record.StageImages), up.ResourceID, ctx.Err())
 		}
 		next, err := e.startUpload(ctx, si, sy, ref)
@@ -165,14 +165,20 @@ func (e *Engine) abandon(ctx context.Context, si drivers.ServerImages, sy *recor
 // imageListTimeout bounds one read of a provisioner's images.
 const imageListTimeout = 30 * time.Second
 
-// chunkFailed handles a chunk's error: a refused checksum abandons the
-// upload; another permanent error fails the sync; a transient one waits
+// chunkFailed handles a chunk's error: a refused checksum, or another
+// permanent refusal (MAAS's size bound), abandons the upload (nothing
+// half-made is resumed and refused again); a transient one waits
 // (bounded) and asks the provisioner for its offset again.
 func (e *Engine) chunkFailed(ctx context.Context, si drivers.ServerImages, sy *record.ImageSync, ref drivers.ImageRef, up drivers.ImageUpload, err error, failures *int) (drivers.ImageUpload, error) {
 	if errors.Is(err, drivers.ErrImageChecksum) {
 		left := e.abandon(context.WithoutCancel(ctx), si, sy, ref, up, "refused")
 		sy.ResourceID, sy.FileID, sy.Offset = "", "", 0
 		return up, fmt.Errorf("site %s, image %s: the provisioner refused the uploaded content: %w; %s; the previous image stays in service (check the image file and its sha256)", sy.Site, sy.Image, err, left)
+	}
+	if ctx.Err() == nil && drivers.Classify(err) == drivers.Permanent {
+		left := e.abandon(context.WithoutCancel(ctx), si, sy, ref, up, "refused")
+		sy.ResourceID, sy.FileID, sy.Offset = "", "", 0
+		return up, fmt.Errorf("site %s, image %s: the provisioner refused the chunk at %d of %d bytes: %w; %s; the previous image stays in service (check its bounds, e.g. MAAS's upload size limit, then sync again)", sy.Site, sy.Image, up.Offset, ref.Size, err, left)
 	}
 	*failures++
 	if ctx.Err() != nil || drivers.Classify(err) != drivers.Transient || *failures >= e.cfg.Retry.Attempts {

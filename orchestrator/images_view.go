@@ -52,7 +52,8 @@ type ImageStatus struct {
 // (the engine's record) corrected by what each Site's provisioner holds
 // (a live read, bounded): an image it holds is synced even when no sync
 // ran; one whose newest complete version is not this one is absent.
-// A record of another version of the image (another SHA-256) is absent.
+// A record of another version of the image (another SHA-256, name or
+// architecture) is absent.
 func (e *Engine) ImageStatuses(ctx context.Context, d *design.Design) ([]ImageStatus, error) {
 	out, err := e.recordedStatuses(ctx, d)
 	if err != nil {
@@ -91,7 +92,7 @@ func (e *Engine) recordedStatuses(ctx context.Context, d *design.Design) ([]Imag
 			if c := im.Spec.Custom; c != nil {
 				st.SHA256, st.Size = c.Source.SHA256, c.Size
 			}
-			if sy, ok := byKey[site+"/"+name]; ok && sy.SHA256 == st.SHA256 && sy.Name == st.Name {
+			if sy, ok := byKey[site+"/"+name]; ok && sy.SHA256 == st.SHA256 && sy.Name == st.Name && sy.Architecture == st.Architecture {
 				st.State, st.Progress, st.Error, st.Task, st.Updated, st.Resumed = sy.State, sy.Progress(), sy.Error, sy.Task, sy.Updated, sy.Resumed
 			}
 			out = append(out, st)
