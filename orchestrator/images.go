@@ -120,6 +120,7 @@ type imageSyncs struct {
 	mu      sync.Mutex
 	running map[string]*imageJob
 	slots   chan struct{}
+	reads   imageReads // the lists' recent reads of each Site
 }
 
 // runImages is a task's image syncs, by site/image: the nodes of the
@@ -463,6 +464,9 @@ func (e *Engine) saveImageSync(ctx context.Context, sy *record.ImageSync, level,
 	b.put(collImageSyncs, sy.Key(), *sy)
 	if format != "" {
 		b.event(imageSyncEvent(sy, level, format, args...))
+	}
+	if sy.State != record.ImageSyncing && sy.State != record.ImageSyncPending {
+		defer e.imgs.reads.drop(sy.Site) // the sync ended: the next list reads afresh
 	}
 	if err := e.rec.write(context.WithoutCancel(ctx), &b); err != nil {
 		e.log.Warn().Err(err).Str("site", sy.Site).Str("image", sy.Image).Msg("save the image sync record")

@@ -127,14 +127,17 @@ func (e *Engine) liveImages(ctx context.Context, sites []string) map[string]site
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			rctx, cancel := context.WithTimeout(ctx, imageStatusTimeout)
-			defer cancel()
-			var r siteImages
-			si, err := e.serverImages(rctx, site)
-			if err == nil {
-				r.list, err = si.Images(rctx)
+			r, ok := e.imgs.reads.get(site)
+			if !ok {
+				rctx, cancel := context.WithTimeout(ctx, imageStatusTimeout)
+				defer cancel()
+				si, err := e.serverImages(rctx, site)
+				if err == nil {
+					r.list, err = si.Images(rctx)
+				}
+				r.err = err
+				e.imgs.reads.put(site, r)
 			}
-			r.err = err
 			mu.Lock()
 			out[site] = r
 			mu.Unlock()
@@ -142,6 +145,52 @@ func (e *Engine) liveImages(ctx context.Context, sites []string) map[string]site
 	}
 	wg.Wait()
 	return out
+}
+
+// imageReadTTL is how long a Site's read is reused by the lists: the
+// dashboard polls every 2 s, and several viewers do not each read every
+// Site's provisioner. A sync's end drops its Site's read.
+const imageReadTTL = 2 * time.Second
+
+// imageReads are the Sites' recent reads (zero value ready).
+type imageReads struct {
+	mu sync.Mutex
+	m  map[string]cachedRead
+}
+
+type cachedRead struct {
+	at time.Time
+	r  siteImages
+}
+
+func (c *imageReads) get(site string) (siteImages, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cr, ok := c.m[site]
+	if !ok || time.Since(cr.at) >= imageReadTTL {
+		return siteImages{}, false
+	}
+	return cr.r, true
+}
+
+func (c *imageReads) put(site string, r siteImages) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]cachedRead{}
+	}
+	for k, cr := range c.m { // bounded by the Sites: drop the stale
+		if time.Since(cr.at) >= imageReadTTL {
+			delete(c.m, k)
+		}
+	}
+	c.m[site] = cachedRead{at: time.Now(), r: r}
+}
+
+func (c *imageReads) drop(site string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, site)
 }
 
 // applyLive corrects st by what its Site's provisioner holds. A sync

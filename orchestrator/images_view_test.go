@@ -78,3 +78,30 @@ func TestImageSyncPermanentChunkErrorAbandons(t *testing.T) {
 		t.Fatalf("stats %+v: want the resource deleted", env.srv.ImageStats())
 	}
 }
+
+// TestImageStatusesCacheLiveRead: list calls close together (the
+// dashboard's 2 s poll, several viewers) read a Site's provisioner once
+// (counted by the fake's calls); a sync's end reads it afresh, so the
+// list says synced at once.
+func TestImageStatusesCacheLiveRead(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 1, imgContent(), nil)
+	e := env.engine(t)
+	for range 3 {
+		sts, err := e.ImageStatuses(t.Context(), env.d)
+		if err != nil || len(sts) != 1 || sts[0].State != orchestrator.ImageAbsent {
+			t.Fatalf("statuses %+v %v", sts, err)
+		}
+	}
+	if n := calls(env.srv, "Images"); n != 1 {
+		t.Fatalf("three lists read the provisioner %d times: want once", n)
+	}
+	if task := runTask(t, e, record.Request{Action: record.ActionSyncImages}); task.Status != record.TaskSucceeded {
+		t.Fatalf("sync: %s: %s", task.Status, task.Message)
+	}
+	before := calls(env.srv, "Images")
+	sts, err := e.ImageStatuses(t.Context(), env.d)
+	if err != nil || len(sts) != 1 || sts[0].State != record.ImageSynced || calls(env.srv, "Images") != before+1 {
+		t.Fatalf("statuses %+v %v after the sync: want synced, read afresh", sts, err)
+	}
+}
