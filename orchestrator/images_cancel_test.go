@@ -1,12 +1,17 @@
 package orchestrator_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/statestore"
 )
 
 // TestImageSyncCancelStopsUpload (from R2's scratch test): a sync_images
@@ -120,5 +125,72 @@ func TestImageSyncJoinedTaskNamed(t *testing.T) {
 	}
 	if st := env.srv.ImageStats(); st.Creates != 1 {
 		t.Fatalf("stats %+v: want one version", st)
+	}
+}
+
+// frozenStore takes no write once frozen: what a SIGKILLed serve leaves
+// (simulated: the engine goes on in memory, but nothing more is stored).
+type frozenStore struct {
+	statestore.Store
+	frozen atomic.Bool
+}
+
+func (s *frozenStore) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, error) {
+	if s.frozen.Load() {
+		return nil, errors.New("killed")
+	}
+	revs, err := s.Store.Write(ctx, ops...)
+	for _, op := range ops {
+		if err == nil && op.Kind == statestore.OpPut && bytes.Contains(op.Value, []byte(`"offset":4194304`)) {
+			s.frozen.Store(true)
+		}
+	}
+	return revs, err
+}
+
+// TestImageSyncKilledMarkedInterrupted (simulated kill: nothing is stored
+// after the first chunk's record): the next engine's Start records the
+// sync left syncing as interrupted (its image.sync event) before the
+// resumed task syncs it to its end.
+func TestImageSyncKilledMarkedInterrupted(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 1, imgContent(), nil)
+	fs := &frozenStore{Store: env.st}
+	cfg := env.cfg
+	cfg.Store = fs
+	e1, err := orchestrator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e1.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	task, err := e1.Submit(t.Context(), record.Request{Action: record.ActionSyncImages, Requester: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 1000 && !fs.frozen.Load(); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	e1.Close()
+	if syncs, err := e1.ImageSyncs(t.Context()); err != nil || len(syncs) != 1 || syncs[0].State != record.ImageSyncing {
+		t.Fatalf("records after the kill %+v %v: want one left syncing", syncs, err)
+	}
+	e2 := env.engine(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if got, err := e2.Wait(ctx, task.ID); err != nil || got.Status != record.TaskSucceeded {
+		t.Fatalf("resumed task: %+v %v", got, err)
+	}
+	evs, err := e2.Events(ctx, 0, 1000, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ev := range evs {
+		found = found || ev.Type == record.EventImageSync && strings.Contains(ev.Message, "interrupted (serve stopped")
+	}
+	if !found {
+		t.Fatal("no image.sync event says the sync left syncing was interrupted")
 	}
 }
