@@ -11,7 +11,6 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/labrun"
-	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	simrf "github.com/slipway-dev/slipway/sim/redfish"
 	"github.com/slipway-dev/slipway/statestore/memory"
@@ -215,20 +214,7 @@ func TestBaselineCrashOnTheLab(t *testing.T) {
 	cs := &handleCrashStore{Store: base, onTrip: cancel}
 	cfg := env.Config()
 	cfg.Store = cs
-	e1, err := orchestrator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e1.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	task, err := e1.Submit(ctx, record.Request{Action: record.ActionPrepareNodes, Requester: "test", Filter: only(labGPU)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e1.Wait(ctx, task.ID); err == nil {
-		t.Fatal("the task finished: the crash point was never reached")
-	}
+	e1, task := runToCrash(ctx, t, cfg, record.Request{Action: record.ActionPrepareNodes, Requester: "test", Filter: only(labGPU)})
 	e1.Close()
 	if u := rf.Updates(); !cs.tripped.Load() || u.SimpleUpdates != 1 || u.Completed != 0 {
 		t.Fatalf("crash %v, BMC %+v: want a crash while the one update runs", cs.tripped.Load(), u)

@@ -316,20 +316,7 @@ func TestBaselineCrashFollowsUpdate(t *testing.T) {
 	cs := &handleCrashStore{Store: base, onTrip: cancel}
 	cfg := env.Config()
 	cfg.Store = cs
-	e1, err := orchestrator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e1.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	task, err := e1.Submit(ctx, record.Request{Action: record.ActionPrepareNodes, Requester: "test", Filter: only(node)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e1.Wait(ctx, task.ID); err == nil {
-		t.Fatal("the task finished: the crash point was never reached")
-	}
+	e1, task := runToCrash(ctx, t, cfg, record.Request{Action: record.ActionPrepareNodes, Requester: "test", Filter: only(node)})
 	e1.Close()
 	if _, starts := fw.state(node); !cs.tripped.Load() || starts != 1 {
 		t.Fatalf("crash %v with %d updates started, want a crash after the first", cs.tripped.Load(), starts)
@@ -467,20 +454,7 @@ func TestBaselineCrashAfterTheReset(t *testing.T) {
 	cs := &resetCrashStore{Store: base, fw: fw, node: node, onTrip: cancel}
 	cfg := env.Config()
 	cfg.Store = cs
-	e1, err := orchestrator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e1.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	task, err := e1.Submit(ctx, record.Request{Action: record.ActionApplyBaseline, Requester: "test", Filter: only(node), Options: &record.TaskOptions{Reboot: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e1.Wait(ctx, task.ID); err == nil {
-		t.Fatal("the task finished: the crash point was never reached")
-	}
+	e1, task := runToCrash(ctx, t, cfg, record.Request{Action: record.ActionApplyBaseline, Requester: "test", Filter: only(node), Options: &record.TaskOptions{Reboot: true}})
 	e1.Close()
 	if s, _ := fw.state(node); !cs.tripped.Load() || s.resets != 1 {
 		t.Fatalf("crash %v after %d resets, want a crash after the one reset", cs.tripped.Load(), s.resets)

@@ -25,16 +25,9 @@ func TestImageSyncCancelStopsUpload(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	tripped, release := make(chan struct{}), make(chan struct{})
-	cs := &offsetCrashStore{Store: env.st, onTrip: func() { close(tripped); <-release }}
-	cfg := env.cfg
-	cfg.Store = cs
-	e1, err := orchestrator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e1.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	env.cfg.Store = &offsetCrashStore{Store: env.st, onTrip: func() { close(tripped); <-release }}
+	e1 := env.engine(t)
+	env.cfg.Store = env.st // the next engine's
 	task, err := e1.Submit(ctx, record.Request{Action: record.ActionSyncImages, Requester: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -156,15 +149,9 @@ func TestImageSyncKilledMarkedInterrupted(t *testing.T) {
 	t.Parallel()
 	env := newImgEnv(t, 1, imgContent(), nil)
 	fs := &frozenStore{Store: env.st}
-	cfg := env.cfg
-	cfg.Store = fs
-	e1, err := orchestrator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e1.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	env.cfg.Store = fs
+	e1 := env.engine(t)
+	env.cfg.Store = env.st // the next engine's
 	task, err := e1.Submit(t.Context(), record.Request{Action: record.ActionSyncImages, Requester: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -73,20 +73,9 @@ func TestImageSyncNewerVersionSupersedes(t *testing.T) {
 func TestImageSyncSupersededUploadAbandoned(t *testing.T) {
 	t.Parallel()
 	env := newImgEnv(t, 1, imgContent(), nil)
-	h := &heldVersion{Server: env.srv, sha: sumHex(imgContent()), held: make(chan struct{}), release: make(chan struct{}), files: map[string]string{}}
-	env.cfg.Drivers.Server = h
-	e := env.engine(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	syncA, err := e.Submit(ctx, record.Request{Action: record.ActionSyncImages, Requester: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-h.held:
-	case <-ctx.Done():
-		t.Fatal("the sync of A never reached its upload")
-	}
+	e, h, syncA := startHeldSync(ctx, t, env)
 	b := otherContent()
 	taskB := runTask(t, e, record.Request{Action: record.ActionSyncImages, Revision: newContentRevision(t, env, b)})
 	close(h.release)

@@ -519,19 +519,14 @@ func (h *heldVersion) UploadImageChunk(ctx context.Context, up drivers.ImageUplo
 	return h.Server.UploadImageChunk(ctx, up, chunk)
 }
 
-// TestImageSyncKeyedByVersion: while a sync of content A is held in the
-// middle of its upload, a deploy on a revision whose image has content B
-// does not join it: it starts its own sync (the provisioner counts a
-// second version created), and its node deploys B, as the provisioner
-// says, before A's upload is let go; A's sync, superseded, ends there.
-func TestImageSyncKeyedByVersion(t *testing.T) {
-	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+// startHeldSync starts an engine whose uploads of the env's content are
+// held (see heldVersion), submits a sync_images task and returns once
+// its upload is held.
+func startHeldSync(ctx context.Context, t *testing.T, env *imgEnv) (*orchestrator.Engine, *heldVersion, record.Task) {
+	t.Helper()
 	h := &heldVersion{Server: env.srv, sha: sumHex(imgContent()), held: make(chan struct{}), release: make(chan struct{}), files: map[string]string{}}
 	env.cfg.Drivers.Server = h
 	e := env.engine(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
 	syncA, err := e.Submit(ctx, record.Request{Action: record.ActionSyncImages, Requester: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -541,6 +536,20 @@ func TestImageSyncKeyedByVersion(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the sync of content A never reached its upload")
 	}
+	return e, h, syncA
+}
+
+// TestImageSyncKeyedByVersion: while a sync of content A is held in the
+// middle of its upload, a deploy on a revision whose image has content B
+// does not join it: it starts its own sync (the provisioner counts a
+// second version created), and its node deploys B, as the provisioner
+// says, before A's upload is let go; A's sync, superseded, ends there.
+func TestImageSyncKeyedByVersion(t *testing.T) {
+	t.Parallel()
+	env := newImgEnv(t, 1, imgContent(), nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	e, h, syncA := startHeldSync(ctx, t, env)
 	b := otherContent()
 	rev2 := newContentRevision(t, env, b)
 	task := runTask(t, e, record.Request{Action: record.ActionDeployNodes, Revision: rev2})
@@ -613,20 +622,7 @@ func TestImageSyncResumesAfterCrash(t *testing.T) {
 	cs := &offsetCrashStore{Store: env.st, onTrip: cancel}
 	cfg := env.cfg
 	cfg.Store = cs
-	e1, err := orchestrator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e1.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	task, err := e1.Submit(ctx, record.Request{Action: record.ActionSyncImages, Requester: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e1.Wait(ctx, task.ID); err == nil {
-		t.Fatal("the task finished: the crash point was never reached")
-	}
+	e1, task := runToCrash(ctx, t, cfg, record.Request{Action: record.ActionSyncImages, Requester: "test"})
 	e1.Close()
 	if v, _ := customView(env.srv); !cs.tripped.Load() || v.Complete {
 		t.Fatalf("crash %v, image %+v: want a crash mid-upload", cs.tripped.Load(), v)

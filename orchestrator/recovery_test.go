@@ -427,20 +427,7 @@ func TestRecoveryResumesAfterCrash(t *testing.T) {
 	cs := &recoveryCrashStore{Store: base, onTrip: cancel}
 	cfg := env.Config()
 	cfg.Store = cs
-	e1, err := orchestrator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e1.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	task, err := e1.Submit(ctx, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e1.Wait(ctx, task.ID); err == nil {
-		t.Fatal("the task finished: the crash point was never reached")
-	}
+	e1, task := runToCrash(ctx, t, cfg, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)})
 	e1.Close()
 	if !cs.tripped.Load() {
 		t.Fatal("no crash")

@@ -12,7 +12,6 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
@@ -188,20 +187,7 @@ func TestVirtualMediaResumesAfterCrash(t *testing.T) {
 	cfg := env.Config()
 	cfg.Drivers.OOBByType = maps.Clone(cfg.Drivers.OOBByType)
 	cfg.Drivers.OOBByType["redfish"] = &crashAfterInsert{OOB: cfg.Drivers.OOBByType["redfish"], crash: cancel}
-	e1, err := orchestrator.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e1.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	task, err := e1.Submit(ctx, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: onlyNodes(node)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e1.Wait(ctx, task.ID); err == nil {
-		t.Fatal("the task finished: the crash point was never reached")
-	}
+	e1, task := runToCrash(ctx, t, cfg, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: onlyNodes(node)})
 	e1.Close()
 	if _, in := rf.Media(); !in || m.IsPoweredOn() {
 		t.Fatalf("at the crash: ISO inserted %v, machine on %v; want in and off", in, m.IsPoweredOn())
