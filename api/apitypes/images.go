@@ -13,7 +13,7 @@ type ImageSite struct {
 	Custom       bool   `json:"custom"`
 	SHA256       string `json:"sha256,omitempty"`
 	Size         int64  `json:"size,omitempty"`
-	// State: synced | syncing | pending | failed | absent (no sync of
+	// State: synced | syncing | pending | interrupted | failed | absent (no sync of
 	// this version has run in the Site).
 	State string `json:"state"`
 	// Progress is the percent of a custom image's content the Site's
