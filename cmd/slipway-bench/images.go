@@ -65,9 +65,9 @@ type ImagesResult struct {
 	Bytes  int64  `json:"bytes"`
 	SHA256 string `json:"sha256"`
 	// VerifySeconds: the engine's image store reading and verifying the
-	// file (SHA-256, size) into its cache, as the first sync does before
-	// MAAS sees a byte; measured apart, before the sync, which then finds
-	// the verified copy.
+	// file (SHA-256, size) where it is in the image directory, as the
+	// first sync does before MAAS sees a byte; measured apart, before the
+	// sync, which then finds it verified (unchanged since).
 	VerifySeconds float64         `json:"verify_seconds"`
 	Slipway       UploadRun       `json:"slipway"`
 	Curl          UploadRun       `json:"curl"`
