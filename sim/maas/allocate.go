@@ -169,10 +169,10 @@ func (s *Server) machinesAllocate(req *request) (any, *apiError) {
 		return s.renderAllocated(m), nil
 	}
 	s.touch(m) // a write of one machine's (listing.go)
+	m.Owner, m.AgentName, m.Comment = req.user, f.get("agent_name"), f.get("comment") // before the status: its event names the owner
 	if s.move(m, StatusAllocated) {
 		s.lifecycleOf(m).Allocations++
 	}
-	m.Owner, m.AgentName, m.Comment = req.user, f.get("agent_name"), f.get("comment")
 	s.addEvent(m, "Allocated", "INFO", "allocated to "+req.user)
 	return s.renderAllocated(m), nil
 }

@@ -567,7 +567,7 @@ func (s *Server) move(m *machine, to int) bool {
 	if m.Status != to && (to == StatusNew || to == StatusReady) {
 		m.Owner = "" // as MAAS's clear_owner_when_status_changes_to_new_or_ready
 	}
-	m.Status = to
+	s.setStatus(m, to)
 	m.Updated = time.Now()
 	return true
 }
@@ -671,15 +671,15 @@ func (s *Server) opAbort(m *machine, _ *request) (any, *apiError) {
 	switch m.Status {
 	case StatusCommissioning:
 		s.cancelPhase(m)
-		m.Status = StatusNew
+		s.setStatus(m, StatusNew)
 		m.Owner = "" // clear_owner_when_status_changes_to_new_or_ready
 		_ = s.power(m, "off")
 	case StatusDeploying:
 		s.cancelPhase(m)
-		m.Status = StatusAllocated
+		s.setStatus(m, StatusAllocated)
 	case StatusDiskErasing:
 		s.cancelPhase(m)
-		m.Status = StatusFailedDiskErasing
+		s.setStatus(m, StatusFailedDiskErasing)
 		_ = s.power(m, "off")
 	case StatusTesting:
 		s.cancelPhase(m)
@@ -690,7 +690,7 @@ func (s *Server) opAbort(m *machine, _ *request) (any, *apiError) {
 		if to == StatusNew || to == StatusReady {
 			m.Owner = "" // the owner testing gave it (clear_owner_when_status_changes_to_new_or_ready)
 		}
-		m.Status = to
+		s.setStatus(m, to)
 		m.StatusMessage = ""
 		_ = s.power(m, "off")
 	default:

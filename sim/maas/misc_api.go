@@ -195,43 +195,6 @@ func (s *Server) routesDomainsAndKeys() {
 	})
 }
 
-// eventsQuery is GET /events/?op=query: the newest events first, at most
-// limit (100 by default), filtered by machine, hostname and level.
-func (s *Server) eventsQuery(req *request) (any, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	limit := 100
-	if l, err := strconv.Atoi(req.form.get("limit")); err == nil && l > 0 {
-		limit = l
-	}
-	ids, hosts := req.form["id"], req.form["hostname"]
-	// MAAS returns the events of the level asked for and above,
-	// INFO by default (api/events.py query).
-	min, ok := eventLevels[strings.ToUpper(orDefault(req.form.get("level"), "INFO"))]
-	if !ok {
-		return nil, errorf(http.StatusBadRequest, "Unrecognised log level: %s", req.form.get("level"))
-	}
-	var evs []any
-	for i := len(s.events) - 1; i >= 0 && len(evs) < limit; i-- {
-		e := s.events[i]
-		if eventLevels[e.Level] < min {
-			continue
-		}
-		if len(ids) > 0 && !contains(ids, e.SystemID) {
-			continue
-		}
-		if len(hosts) > 0 && !contains(hosts, e.Hostname) {
-			continue
-		}
-		evs = append(evs, map[string]any{"id": e.ID, "node": e.SystemID, "hostname": e.Hostname, "type": e.Type,
-			"level": e.Level, "description": e.Description, "created": e.Created.UTC().Format("Mon, 02 Jan. 2006 15:04:05")})
-	}
-	if evs == nil {
-		evs = []any{}
-	}
-	return map[string]any{"count": len(evs), "events": evs, "next_uri": "", "prev_uri": ""}, nil
-}
-
 // byName serves the listing and creation of the objects MAAS keeps by a
 // unique name (zones, resource pools, domains, tags).
 type byName[T any] struct {
@@ -425,6 +388,3 @@ func removeString(list []string, s string) []string {
 	}
 	return out
 }
-
-// eventLevels orders MAAS's event levels.
-var eventLevels = map[string]int{"DEBUG": 10, "INFO": 20, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}

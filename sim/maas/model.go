@@ -340,15 +340,6 @@ type sshKey struct {
 	Key string
 }
 
-type event struct {
-	ID          int
-	SystemID    string
-	Hostname    string
-	Type        string
-	Level       string
-	Description string
-	Created     time.Time
-}
 
 // defaultBootResources are what a region that synced Ubuntu 20.04, 22.04
 // and 24.04 lists, as MAAS does: one resource per image and kernel, its

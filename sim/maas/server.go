@@ -179,7 +179,7 @@ type Server struct {
 	tags         map[string]*tag
 	scripts      map[string]*script // scripts_api.go
 	sshKeys      map[int]*sshKey
-	events       []*event
+	events       eventLog // events.go
 	bootRes      []*bootResource
 	img          imageState // bootres_store.go, bootsrc_api.go
 	config       map[string]any
@@ -666,12 +666,6 @@ func parseForm(r *http.Request, maxMultipart int64) (formValues, *apiError) {
 		}
 	}
 	return out, nil
-}
-
-// addEvent records an event (GET /events/?op=query).
-func (s *Server) addEvent(m *machine, typ, level, desc string) {
-	s.events = append(s.events, &event{ID: len(s.events) + 1, SystemID: m.SystemID, Hostname: m.Hostname,
-		Type: typ, Level: level, Description: desc, Created: time.Now()})
 }
 
 func sortedMachines(ms map[string]*machine) []*machine {
