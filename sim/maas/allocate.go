@@ -169,7 +169,8 @@ func (s *Server) machinesAllocate(req *request) (any, *apiError) {
 		return s.renderAllocated(m), nil
 	}
 	s.touch(m) // a write of one machine's (listing.go)
-	m.Owner, m.AgentName, m.Comment = req.user, f.get("agent_name"), f.get("comment") // before the status: its event names the owner
+	// The owner before the status: the status change's event names it.
+	m.Owner, m.AgentName, m.Comment = req.user, f.get("agent_name"), f.get("comment")
 	if s.move(m, StatusAllocated) {
 		s.lifecycleOf(m).Allocations++
 	}

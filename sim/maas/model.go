@@ -340,7 +340,6 @@ type sshKey struct {
 	Key string
 }
 
-
 // defaultBootResources are what a region that synced Ubuntu 20.04, 22.04
 // and 24.04 lists, as MAAS does: one resource per image and kernel, its
 // architecture naming the kernel (amd64/ga-22.04 is the release's own
