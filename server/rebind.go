@@ -195,6 +195,13 @@ func (r *rebinding) SiteImages(ctx context.Context, site string) (drivers.Server
 	return drivers.ImagesAt(ctx, r.server(ctx), site)
 }
 
+var _ drivers.SiteChanger = (*rebinding)(nil)
+
+// SiteChanges is the changes reader of the site's driver there is now.
+func (r *rebinding) SiteChanges(ctx context.Context, site string) (drivers.ServerChanges, bool) {
+	return drivers.ChangesAt(ctx, r.server(ctx), site)
+}
+
 var _ drivers.ServerPlanner = (*rebinding)(nil)
 
 // planner is the driver there is now as a planner, or an error wrapping

@@ -29,7 +29,9 @@ import (
 func (f *Server) recoverMore(ref drivers.NodeRef, m *machine, action drivers.Recovery) (drivers.Result, error) {
 	switch action {
 	case drivers.RecoveryMarkBroken:
-		return markBroken(m), nil
+		r := markBroken(m)
+		f.note(m)
+		return r, nil
 	case drivers.RecoveryRescue:
 		return f.rescue(m), nil
 	case drivers.RecoveryExitRescue:
@@ -64,6 +66,7 @@ func (f *Server) rescue(m *machine) drivers.Result {
 	case m.State == StateEnteringRescue:
 	case slices.Contains(atRest, m.State):
 		m.before, m.State, m.polls = m.State, StateEnteringRescue, 0
+		f.note(m)
 	default:
 		return drivers.Failed("fake: cannot enter rescue mode: machine %s is %s", m.MachineID, m.State)
 	}
@@ -74,6 +77,7 @@ func (f *Server) exitRescue(m *machine) drivers.Result {
 	switch m.State {
 	case StateRescue, StateEnteringRescue:
 		m.State, m.polls = StateExitingRescue, 0
+		f.note(m)
 	case StateExitingRescue:
 	default:
 		return drivers.Done("fake: machine %s is not in rescue mode (%s)", m.MachineID, m.State)
@@ -90,11 +94,13 @@ func (f *Server) test(ref drivers.NodeRef, m *machine) drivers.Result {
 		return drivers.Failed("fake: cannot test machine %s: it is New (commission it first)", m.MachineID)
 	case slices.Contains(atRest, m.State) || m.State == StateRescue:
 		m.before, m.State, m.polls = m.State, StateTesting, 0
+		f.note(m)
 	default:
 		return drivers.Failed("fake: cannot test machine %s: it is %s", m.MachineID, m.State)
 	}
 	return f.progress(m, "testing", func() {
 		m.State = m.before
+		f.note(m)
 		m.testedAt, m.testedIn = time.Now(), m.State
 	})
 }

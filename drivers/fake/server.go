@@ -40,6 +40,7 @@ type Server struct {
 	site     *drivers.SiteSpec            // the last prepared site
 	hardware map[string]drivers.Inventory // SetHardware's, by node
 	img      images                       // boot images (images.go)
+	rev      int                          // state changes so far (changes.go)
 }
 
 type machine struct {
@@ -55,6 +56,8 @@ type machine struct {
 	image     string        // the image its last deploy took, and that version's SHA-256 (custom images)
 	imageSHA  string
 	failedMsg string // why its deploy failed (Failed deployment)
+	noted     string // the state changes.go last counted
+	changed   int    // the change counter when it last changed (changes.go)
 }
 
 var _ drivers.Server = (*Server)(nil)
@@ -77,6 +80,7 @@ func (f *Server) AddMachine(m drivers.Machine) drivers.Machine {
 		m.State = StateReady
 	}
 	f.machines[m.MachineID] = &machine{Machine: m, applied: map[string]bool{}}
+	f.note(f.machines[m.MachineID])
 	if m.Node != "" {
 		f.byNode[m.Node] = m.MachineID
 	}
@@ -92,6 +96,7 @@ func (f *Server) SetState(machineID, state string) error {
 		return fmt.Errorf("fake: unknown machine %q", machineID)
 	}
 	m.State, m.polls, m.enlisting = state, 0, false
+	f.note(m)
 	return nil
 }
 
@@ -206,6 +211,7 @@ func (f *Server) progress(m *machine, what string, finish func()) drivers.Result
 	}
 	m.polls = 0
 	finish()
+	f.note(m)
 	return drivers.Done("fake: %s %s done, machine is %s", what, m.MachineID, m.State)
 }
 
@@ -258,6 +264,7 @@ func (f *Server) IdentifyNode(ctx context.Context, n drivers.Node) (drivers.Mach
 		m = &machine{Machine: drivers.Machine{MachineID: f.newID(), Hostname: hostname, State: StateNew},
 			enlisting: true, applied: map[string]bool{}}
 		f.machines[m.MachineID] = m
+		f.note(m)
 	}
 	if m.Node != "" && m.Node != n.Name {
 		return drivers.Machine{}, drivers.Result{}, drivers.Errorf(drivers.Permanent,
@@ -281,6 +288,7 @@ func (f *Server) Commission(ctx context.Context, ref drivers.NodeRef) (drivers.R
 			return drivers.Done("fake: machine %s already commissioned", m.MachineID), nil
 		case StateNew, StateBroken:
 			m.State, m.polls = StateCommissioning, 0
+			f.note(m)
 		case StateCommissioning:
 		default:
 			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: machine %s is %s, cannot commission", m.MachineID, m.State)
@@ -343,6 +351,7 @@ func (f *Server) Deploy(ctx context.Context, n drivers.Node, _ drivers.Deploymen
 			return drivers.Done("fake: machine %s already deployed", m.MachineID), nil
 		case StateReady, StateAllocated:
 			m.State, m.polls, m.image, m.imageSHA = StateDeploying, 0, n.Platform.Image, ""
+			f.note(m)
 		case StateDeploying:
 		case StateFailedDeployment:
 			return drivers.Failed("fake: deployment of machine %s failed: %s", m.MachineID, m.failedMsg), nil
@@ -363,9 +372,11 @@ func (f *Server) install(m *machine) drivers.Result {
 		sha, err := f.deployable(m.image)
 		if failed = err; err != nil {
 			m.State, m.failedMsg = StateFailedDeployment, err.Error()
+			f.note(m)
 			return
 		}
 		m.State, m.imageSHA, m.failedMsg = StateDeployed, sha, ""
+		f.note(m)
 	})
 	if failed != nil {
 		return drivers.Failed("fake: deployment of machine %s failed at install: %v", m.MachineID, failed)
@@ -382,6 +393,7 @@ func (f *Server) Release(ctx context.Context, ref drivers.NodeRef, erase drivers
 			return drivers.Done("fake: machine %s already released", m.MachineID), nil
 		case StateDeployed, StateAllocated, StateFailedDeployment:
 			m.State, m.polls, m.erase = StateReleasing, 0, erase
+			f.note(m)
 		case StateReleasing:
 		default:
 			return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: machine %s is %s, cannot release", m.MachineID, m.State)
@@ -450,6 +462,7 @@ func (f *Server) Recover(ctx context.Context, ref drivers.NodeRef, action driver
 		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "fake: cannot %s machine %s: it is %s", action, m.MachineID, m.State)
 	}
 	m.State, m.polls = to, 0
+	f.note(m)
 	return drivers.Done("fake: %s: machine %s moved from %s to %s", action, m.MachineID, from, m.State), nil
 }
 

@@ -273,6 +273,26 @@ func (s server) SiteImages(ctx context.Context, site string) (drivers.ServerImag
 	return drivers.ImagesAt(ctx, s.d, site)
 }
 
+// SiteChanges is the changes reader of a Site's driver behind (see
+// drivers.ChangesAt), its calls measured as method Changes.
+func (s server) SiteChanges(ctx context.Context, site string) (drivers.ServerChanges, bool) {
+	ch, ok := drivers.ChangesAt(ctx, s.d, site)
+	if !ok {
+		return nil, false
+	}
+	return changes{ch: ch, s: s}, true
+}
+
+type changes struct {
+	ch drivers.ServerChanges
+	s  server
+}
+
+func (c changes) Changes(ctx context.Context, cursor string) (out drivers.Changes, err error) {
+	defer func(t time.Time) { c.s.obs("Changes", t, err) }(time.Now())
+	return c.ch.Changes(ctx, cursor)
+}
+
 type network struct {
 	d drivers.Network
 	m *Metrics
