@@ -23,4 +23,7 @@ type Event struct {
 	// Correlation is the request ID of the API call that created the
 	// event's task.
 	Correlation string `json:"correlation_id,omitempty"`
+	// ProvisionerWait is, on a transition event, how long (milliseconds)
+	// the stage the node left waited on the provisioner or hardware.
+	ProvisionerWait int64 `json:"provisioner_wait_ms,omitempty"`
 }

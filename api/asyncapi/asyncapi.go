@@ -29,16 +29,17 @@ const Version = "3.0.0"
 // fieldDocs describes the event's fields, by JSON name. Every field of
 // orchestrator.Event must have one (Document fails otherwise).
 var fieldDocs = map[string]string{
-	"seq":            "The event's position in the event log; pass it as ?since= (or Last-Event-ID on the stream) to read what follows.",
-	"time":           "When the engine wrote the event (UTC).",
-	"task":           "The task the event belongs to, when it belongs to one.",
-	"node":           "The node the event is about, when it is about one.",
-	"stage":          "The node's workflow stage when the event was written.",
-	"level":          "info, warn or error.",
-	"kind":           "The event's untyped kind (transition, retry, failed, drift, task, verb, ...); the stream's SSE event name.",
-	"message":        "What happened, for a person.",
-	"type":           "The stable, typed name of a lifecycle milestone; absent on the other events.",
-	"correlation_id": "The server's ID of the API request that created the event's task (that request's X-Request-Id answer header and audit record's request_id), or that resolved the drift; absent for tasks started outside the API (the CLI).",
+	"seq":                 "The event's position in the event log; pass it as ?since= (or Last-Event-ID on the stream) to read what follows.",
+	"time":                "When the engine wrote the event (UTC).",
+	"task":                "The task the event belongs to, when it belongs to one.",
+	"node":                "The node the event is about, when it is about one.",
+	"stage":               "The node's workflow stage when the event was written.",
+	"level":               "info, warn or error.",
+	"kind":                "The event's untyped kind (transition, retry, failed, drift, task, verb, ...); the stream's SSE event name.",
+	"message":             "What happened, for a person.",
+	"type":                "The stable, typed name of a lifecycle milestone; absent on the other events.",
+	"provisioner_wait_ms": "On a transition event: how long, in milliseconds, the stage the node left (the one before stage) waited on the provisioner or the hardware, from the provisioner's first in-progress answer to the end of the wait that saw the machine's phase end; the rest of the stage's time was Slipway's own (limits, configure calls, store writes). Absent when the stage never waited; partial for a stage an engine restart interrupted.",
+	"correlation_id":      "The server's ID of the API request that created the event's task (that request's X-Request-Id answer header and audit record's request_id), or that resolved the drift; absent for tasks started outside the API (the CLI).",
 }
 
 // typed describes each typed event: its summary and the fields it always
@@ -125,6 +126,7 @@ func eventSchema() (map[string]any, error) {
 	props["type"].(map[string]any)["enum"] = anys(record.EventTypes)
 	props["correlation_id"].(map[string]any)["maxLength"] = record.MaxCorrelationLen
 	props["correlation_id"].(map[string]any)["pattern"] = "^[A-Za-z0-9._:-]+$"
+	props["provisioner_wait_ms"].(map[string]any)["minimum"] = 0
 	return event, nil
 }
 

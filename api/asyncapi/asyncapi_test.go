@@ -97,7 +97,7 @@ func TestDocumentDescribesEveryTypedEvent(t *testing.T) {
 	// The Event schema has every field of the event the stream sends.
 	props := doc["components"].(map[string]any)["schemas"].(map[string]any)["Event"].(map[string]any)["properties"].(map[string]any)
 	b, _ := json.Marshal(apitypes.Event{Seq: 1, Time: time.Now(), Task: "t", Node: "n", Stage: "s", Level: "info",
-		Kind: "k", Message: "m", Type: record.EventOnboardingStarted, Correlation: "c"})
+		Kind: "k", Message: "m", Type: record.EventOnboardingStarted, Correlation: "c", ProvisionerWait: 5})
 	var ev map[string]any
 	_ = json.Unmarshal(b, &ev)
 	for k := range ev {
@@ -145,6 +145,7 @@ func TestValidatorJudgesEvents(t *testing.T) {
 		good,
 		`{"seq":1,"time":"2026-01-02T03:04:05Z","level":"warn","kind":"leak","message":"m"}`,
 		`{"seq":1,"time":"2026-01-02T03:04:05Z","node":"n1","level":"warn","kind":"drift","message":"m","type":"node.drift.detected"}`,
+		`{"seq":2,"time":"2026-01-02T03:04:05Z","task":"T","node":"n1","stage":"bootstrap","level":"info","kind":"transition","message":"deploy → bootstrap","provisioner_wait_ms":480}`,
 	} {
 		if err := v.Validate([]byte(ev)); err != nil {
 			t.Errorf("%s: %v", ev, err)
@@ -159,6 +160,7 @@ func TestValidatorJudgesEvents(t *testing.T) {
 		strings.Replace(good, `node.onboarding.completed`, `node.onboarding.exploded`, 1),
 		strings.Replace(good, `"correlation_id":"ABC"`, `"correlation_id":"a b"`, 1),
 		strings.Replace(good, `"time":"2026-01-02T03:04:05Z"`, `"time":7`, 1),
+		strings.Replace(good, `"correlation_id":"ABC"`, `"correlation_id":"ABC","provisioner_wait_ms":-1`, 1), // a wait is never negative
 	} {
 		if err := v.Validate([]byte(ev)); err == nil {
 			t.Errorf("accepted %s", ev)

@@ -295,6 +295,11 @@ type Event struct {
 	// Correlation links the event to the API request (its audit record's
 	// request_id) that created the task, and so to the task and node.
 	Correlation string `json:"correlation_id,omitempty"`
+	// ProvisionerWait, on a transition event, is how long (milliseconds)
+	// the stage the node left waited on the provisioner or the hardware:
+	// from its first in-progress answer to the end of the last wait that
+	// saw the machine move on (stagewait.go). 0 when it never waited.
+	ProvisionerWait int64 `json:"provisioner_wait_ms,omitempty"`
 }
 
 // Typed event names. A node's deploy workflow is its onboarding; its
