@@ -218,7 +218,11 @@ func (r *nodeRun) firmwareUpdate(ctx context.Context, u *record.FirmwareUpdate) 
 	}
 	if ok, why := r.e.updates.take(r.rec.Name, site, bmcKey, max, false); !ok {
 		r.waitingForSlot()
-		return waitFor(drivers.InProgress(time.Second, "firmware %s %s waits: %s", u.Component, u.Version, why), false), nil
+		// A slot given back wakes the node (updateSlots.give): its own
+		// look again is the fallback only.
+		st := waitFor(drivers.InProgress(time.Second, "firmware %s %s waits: %s", u.Component, u.Version, why), false)
+		st.woken = true
+		return st, nil
 	}
 	if !r.slotWaitAt.IsZero() {
 		r.waitingForSlot() // the last stretch of the wait

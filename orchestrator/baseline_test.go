@@ -531,3 +531,34 @@ func TestBaselineSlotWaitNotTimed(t *testing.T) {
 		t.Errorf("%d updates at once in %s: want 1, the whole longer than the stage's timeout", fw.maxRunning, took)
 	}
 }
+
+// TestBaselineSlotGivenWakesWaiter: a node waiting for the Site's update
+// slot starts its update when the slot is given back, not at its next
+// look: with maxParallel 1 and an engine whose waiting nodes look again
+// only every hour (MaxWait), three nodes' updates (two each) still run
+// one after the other within the test's bound, as the BMCs count them.
+func TestBaselineSlotGivenWakesWaiter(t *testing.T) {
+	t.Parallel()
+	nodes := []string{"r01-cmp01", "r01-cmp02", "r02-cmp01"}
+	d, st, _ := baselineSite(t, nodes...)
+	one := 1
+	d.Site.Spec.Lifecycle.Baseline.MaxParallel = &one
+	var fw *fwBMC
+	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) {
+		fw = newFWBMC(c.Drivers.OOB, 150*time.Millisecond)
+		c.Drivers.OOB = fw
+		c.Firmware = st
+		c.MaxWait = time.Hour
+	})
+	e := engine(t, env)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: only(nodes...), Requester: "test"}, record.TaskSucceeded)
+	if fw.maxRunning != 1 || fw.busyStarts != 0 {
+		t.Errorf("at most %d updates ran at once (want 1), %d starts on a busy BMC (want 0)", fw.maxRunning, fw.busyStarts)
+	}
+	for _, n := range nodes {
+		if _, starts := fw.state(n); starts != 2 {
+			t.Errorf("%s: %d updates, want 2", n, starts)
+		}
+	}
+}

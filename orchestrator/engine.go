@@ -239,6 +239,7 @@ func New(cfg Config) (*Engine, error) {
 		runs: map[string]*taskRun{}, leases: map[string]string{}, leaseCh: make(chan struct{}),
 		frozen: map[string]string{}, designs: map[string]*design.Design{}, wakes: map[string]chan struct{}{}}
 	e.statusOne.Max = statusBatch
+	e.updates.wake = e.wake
 	e.poll = newPoller(e, cfg.PollInterval)
 	return e, nil
 }

@@ -91,6 +91,9 @@ type step struct {
 	msg  string
 	wait time.Duration // stepWait: the driver's hint
 	poll bool          // stepWait: wake on a status change of the machine
+	// woken (stepWait): what the node waits for wakes it (e.wake); it
+	// looks again on its own only after MaxWait.
+	woken bool
 }
 
 func advance(format string, args ...any) step {
@@ -270,6 +273,9 @@ func (r *nodeRun) take(ctx context.Context, st step) bool {
 // when the machine is known, else on a timer.
 func (r *nodeRun) waitStep(ctx context.Context, st step) {
 	d := min(r.e.scaled(max(st.wait, time.Second)), r.e.cfg.MaxWait)
+	if st.woken {
+		d = r.e.cfg.MaxWait
+	}
 	if st.poll && r.rec.MachineID != "" {
 		// The batched poll sees the change; MaxWait is only the fallback
 		// (the driver's hint is for a caller that polls on its own).
