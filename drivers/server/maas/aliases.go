@@ -38,6 +38,12 @@ type nodeDevice struct {
 // name used as is; the others resolve through the node devices, then the
 // lshw data of the commissioning details.
 func (d *Driver) resolveDevices(ctx context.Context, systemID string, devs []drivers.Device, disks bool) (map[string]resolved, error) {
+	return d.resolveFrom(ctx, systemID, devs, disks, nil)
+}
+
+// resolveFrom is resolveDevices with the node devices read already (nil:
+// read them, from the cache when it has them).
+func (d *Driver) resolveFrom(ctx context.Context, systemID string, devs []drivers.Device, disks bool, nds []nodeDevice) (map[string]resolved, error) {
 	out := map[string]resolved{}
 	var pending []drivers.Device
 	for _, dev := range devs {
@@ -50,9 +56,11 @@ func (d *Driver) resolveDevices(ctx context.Context, systemID string, devs []dri
 	if len(pending) == 0 {
 		return out, nil
 	}
-	nds, err := d.nodeDevicesOf(ctx, systemID, !disks)
-	if err != nil {
-		return nil, err
+	if nds == nil {
+		var err error
+		if nds, err = d.nodeDevicesOf(ctx, systemID, !disks); err != nil {
+			return nil, err
+		}
 	}
 	left := byNodeDevices(pending, nds, disks, out)
 	if len(left) == 0 {

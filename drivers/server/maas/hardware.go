@@ -2,11 +2,14 @@ package maas
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/juju/mgo/v2/bson"
+	segjson "github.com/segmentio/encoding/json"
 	"github.com/slipway-dev/slipway/drivers"
 )
 
@@ -25,15 +28,16 @@ func (d *Driver) Inventory(ctx context.Context, n drivers.Node) (drivers.Invento
 	if n.MachineID == "" {
 		return drivers.Inventory{}, drivers.Errorf(drivers.Permanent, "maas: inventory of node %s: the node has no machine yet (identify it first)", n.Name)
 	}
-	m, err := d.machine(ctx, n.MachineID, partInterfaces)
+	rd, err := d.inventoryReads(ctx, n.MachineID)
 	if err != nil {
 		return drivers.Inventory{}, err
 	}
+	m := rd.m
 	var devs []drivers.Device
 	for _, in := range n.Interfaces {
 		devs = append(devs, in.Devices...)
 	}
-	names, err := d.resolveDevices(ctx, m.SystemID, devs, false)
+	names, err := d.resolveFrom(ctx, m.SystemID, devs, false, rd.nds)
 	if err != nil {
 		return drivers.Inventory{}, err
 	}
@@ -56,7 +60,7 @@ func (d *Driver) Inventory(ctx context.Context, n drivers.Node) (drivers.Invento
 			return drivers.Inventory{}, drivers.Errorf(drivers.Permanent, "maas: machine %s has no physical interface %s for device %s of node %s", m.SystemID, r.Name, a, n.Name)
 		}
 	}
-	if err := d.hardwareFacts(ctx, n, &inv); err != nil {
+	if err := d.hardwareFacts(ctx, n, &inv, rd); err != nil {
 		return drivers.Inventory{}, err
 	}
 	return inv, nil
@@ -121,20 +125,65 @@ const (
 	maxNodeDevices      = 4096
 )
 
-// hardwareFacts fills the inventory's hardware facts beside its NICs.
-func (d *Driver) hardwareFacts(ctx context.Context, n drivers.Node, inv *drivers.Inventory) error {
-	id := inv.MachineID
-	var hw mHardware
-	if err := d.c.callLimit(ctx, http.MethodGet, "machines/"+id+"/", "", nil, &hw, maxMachineReadBytes); err != nil {
+// invReads are the machine and its node devices as Inventory reads
+// them, once each: decoded for the hardware facts and for what resolving
+// the design's device aliases and the cache take.
+type invReads struct {
+	m     *mMachine
+	hw    mHardware
+	ndevs []hwDevice
+	nds   []nodeDevice
+}
+
+// inventoryReads reads the machine and its node devices (MAAS 2.x has
+// none: 404) in one request each, and keeps both in the read cache: the
+// configure stage that follows reads neither again.
+func (d *Driver) inventoryReads(ctx context.Context, id string) (invReads, error) {
+	var rd invReads
+	since := d.c.cache.begin()
+	var raw json.RawMessage
+	if err := d.c.callLimit(ctx, http.MethodGet, "machines/"+url.PathEscape(id)+"/", "", nil, &raw, maxMachineReadBytes); err != nil {
+		if isNotFound(err) {
+			return rd, drivers.Errorf(drivers.Permanent, "maas: machine %s does not exist (deleted from MAAS?); identify the node again", id)
+		}
+		return rd, err
+	}
+	rd.m = &mMachine{}
+	if err := decodeBoth(raw, rd.m, &rd.hw); err != nil {
+		return rd, drivers.Errorf(drivers.Permanent, "maas: machine %s: decode the machine read: %v", id, err)
+	}
+	d.c.cache.putMachines(since, []mMachine{*rd.m})
+	raw = nil
+	if err := d.c.callLimit(ctx, http.MethodGet, "nodes/"+id+"/devices/", "", nil, &raw, maxMachineReadBytes); err != nil && !isNotFound(err) {
+		return rd, err
+	}
+	if len(raw) > 0 {
+		if err := decodeBoth(raw, &rd.nds, &rd.ndevs); err != nil {
+			return rd, drivers.Errorf(drivers.Permanent, "maas: machine %s: decode the node devices: %v", id, err)
+		}
+	}
+	if rd.nds == nil { // none (MAAS 2.x): not to be read again
+		rd.nds = []nodeDevice{}
+	}
+	if len(rd.ndevs) > maxNodeDevices {
+		rd.ndevs, rd.nds = rd.ndevs[:maxNodeDevices], rd.nds[:maxNodeDevices]
+	}
+	d.c.cache.putDevices(since, id, rd.nds)
+	return rd, nil
+}
+
+// decodeBoth decodes one answer into two views of it.
+func decodeBoth(raw []byte, a, b any) error {
+	if err := segjson.Unmarshal(raw, a); err != nil {
 		return err
 	}
-	var ndevs []hwDevice
-	if err := d.c.callLimit(ctx, http.MethodGet, "nodes/"+id+"/devices/", "", nil, &ndevs, maxMachineReadBytes); err != nil && !isNotFound(err) {
-		return err // MAAS 2.x has none: 404
-	}
-	if len(ndevs) > maxNodeDevices {
-		ndevs = ndevs[:maxNodeDevices]
-	}
+	return segjson.Unmarshal(raw, b)
+}
+
+// hardwareFacts fills the inventory's hardware facts beside its NICs.
+func (d *Driver) hardwareFacts(ctx context.Context, n drivers.Node, inv *drivers.Inventory, rd invReads) error {
+	id := inv.MachineID
+	hw, ndevs := rd.hw, rd.ndevs
 	facts, lldp, err := d.details(ctx, id)
 	if err != nil {
 		return err
@@ -146,7 +195,7 @@ func (d *Driver) hardwareFacts(ctx context.Context, n drivers.Node, inv *drivers
 	}
 	nicFacts(inv.NICs, hw.Interfaces, facts.NICs, lldp, pciDev)
 	inv.GPUs = gpuFacts(facts.GPUs, ndevs, pciDev)
-	diskAlias, err := d.diskAliases(ctx, id, n.Storage)
+	diskAlias, err := d.diskAliases(ctx, id, n.Storage, rd.nds)
 	if err != nil {
 		return err
 	}
@@ -257,7 +306,7 @@ func gpuFacts(gpus []drivers.PCIDevice, ndevs []hwDevice, pciDev map[string]hwDe
 // diskAliases are the design's disk aliases by MAAS name, where they
 // resolve (a disk the design names but the machine lacks is the as-built
 // check's to report, not a reason to fail the inventory).
-func (d *Driver) diskAliases(ctx context.Context, id string, s drivers.Storage) (map[string]string, error) {
+func (d *Driver) diskAliases(ctx context.Context, id string, s drivers.Storage, nds []nodeDevice) (map[string]string, error) {
 	diskAlias := map[string]string{}
 	var ddevs []drivers.Device
 	for _, sd := range s.Devices {
@@ -266,7 +315,7 @@ func (d *Driver) diskAliases(ctx context.Context, id string, s drivers.Storage) 
 	if len(ddevs) == 0 {
 		return diskAlias, nil
 	}
-	dn, err := d.resolveDevices(ctx, id, ddevs, true)
+	dn, err := d.resolveFrom(ctx, id, ddevs, true, nds)
 	if err != nil && drivers.Classify(err) != drivers.Permanent {
 		return nil, err
 	}
