@@ -1,0 +1,83 @@
+package maas
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/drivers/driverstest"
+	"github.com/slipway-dev/slipway/sim/lab"
+)
+
+// labStatus is the lab MAAS's own status of a machine.
+func labStatus(l *lab.Lab, id string) string {
+	for _, m := range l.MAAS.Machines() {
+		if m.SystemID == id {
+			return m.Status
+		}
+	}
+	return ""
+}
+
+// TestChangesConformance runs the changes suite against the lab's MAAS,
+// each state read from the lab's own machines.
+func TestChangesConformance(t *testing.T) {
+	l := startLab(t, lab.Config{Machines: 1})
+	m := l.Machines()[0]
+	node := drivers.Node{NodeRef: drivers.NodeRef{Name: m.Name}, Hostname: m.Name,
+		BootMAC: m.Hardware.NICs[0].MAC, Platform: drivers.Platform{Image: "jammy"}}
+	d := newTestDriver(t, l, nil)
+	driverstest.RunChanges(t, func(*testing.T) driverstest.ChangesLab {
+		return driverstest.ChangesLab{Driver: d, Site: "lab", Node: node, State: func(id string) string { return labStatus(l, id) }}
+	})
+}
+
+// TestChangesPages: with small pages, Changes pages until a short page
+// and names each machine that changed once; past changesPages pages it
+// is Reset, its cursor the newest read. Counted from the lab's requests.
+func TestChangesPages(t *testing.T) {
+	l := startLab(t, lab.Config{Machines: 2})
+	d := newTestDriver(t, l, nil)
+	ctx := t.Context()
+	first, err := d.Changes(ctx, "")
+	if err != nil || !first.Reset {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	var ids []string
+	for _, m := range l.Machines() {
+		ids = append(ids, commissioned(t, d, m).MachineID)
+	}
+	limit, pages := changesLimit, changesPages
+	t.Cleanup(func() { changesLimit, changesPages = limit, pages })
+	changesLimit, changesPages = 2, 1000
+	before := eventReads(l)
+	got, err := d.Changes(ctx, first.Cursor)
+	if err != nil || got.Reset {
+		t.Fatalf("Changes: %+v %v", got, err)
+	}
+	slices.Sort(ids)
+	if gs := slices.Sorted(slices.Values(got.Machines)); !slices.Equal(gs, ids) {
+		t.Fatalf("changed machines %v, want each of %v once", got.Machines, ids)
+	}
+	reqs := eventReads(l) - before
+	if reqs < 3 {
+		t.Fatalf("%d event reads: the small pages were not paged", reqs)
+	}
+	changesPages = 1
+	reset, err := d.Changes(ctx, first.Cursor)
+	if err != nil || !reset.Reset || reset.Cursor == first.Cursor {
+		t.Fatalf("one page of 2 for %d machines' changes: %+v %v, want Reset from a later cursor", len(ids), reset, err)
+	}
+}
+
+// eventReads counts the lab's GET /events/ requests.
+func eventReads(l *lab.Lab) int {
+	n := 0
+	for _, r := range l.MAAS.Stats().Snapshot().Requests {
+		if strings.HasPrefix(r.Request, "GET /events/") {
+			n += r.Count
+		}
+	}
+	return n
+}
