@@ -73,6 +73,9 @@ type nodeRun struct {
 	// slotWaitAt: when the node last found no firmware update slot free
 	// (zero when it is not waiting for one; baseline_slots.go).
 	slotWaitAt time.Time
+	// wait: how long the current stage waited on the provisioner or
+	// hardware (stagewait.go), for its transition event.
+	wait stageWait
 }
 
 // stepKind is what a stage handler decided.
@@ -196,6 +199,7 @@ func (r *nodeRun) round(ctx context.Context) bool {
 	if r.stageTimedOut(ctx) {
 		return false
 	}
+	r.wait.asking()
 	st, err := r.stage(ctx)
 	if err != nil {
 		return r.stageFailed(ctx, err)
@@ -260,7 +264,9 @@ func (r *nodeRun) take(ctx context.Context, st step) bool {
 		r.rec.Attempts = 0
 		return r.save(r.event("info", "step", "%s", st.msg))
 	case stepWait:
+		r.wait.begin(r.hardwareWait(st))
 		r.waitStep(ctx, st)
+		r.wait.end()
 	case stepFail:
 		r.fail(drivers.Permanent, st.msg)
 		return false
@@ -343,7 +349,9 @@ func (r *nodeRun) transition(to record.Stage, msg string) bool {
 	if msg != "" {
 		text += ": " + msg
 	}
-	return r.save(r.event("info", "transition", "%s", text))
+	ev := r.event("info", "transition", "%s", text)
+	ev.ProvisionerWait = r.wait.take()
+	return r.save(ev)
 }
 
 func (r *nodeRun) fail(class drivers.Class, reason string) {

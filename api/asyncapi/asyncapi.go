@@ -38,7 +38,7 @@ var fieldDocs = map[string]string{
 	"kind":                "The event's untyped kind (transition, retry, failed, drift, task, verb, ...); the stream's SSE event name.",
 	"message":             "What happened, for a person.",
 	"type":                "The stable, typed name of a lifecycle milestone; absent on the other events.",
-	"provisioner_wait_ms": "On a transition event: how long, in milliseconds, the stage the node left (the one before stage) waited on the provisioner or the hardware, from the provisioner's first in-progress answer to the end of the wait that saw the machine's phase end; the rest of the stage's time was Slipway's own (limits, configure calls, store writes). Absent when the stage never waited; partial for a stage an engine restart interrupted.",
+	"provisioner_wait_ms": "On a transition event: how long, in milliseconds, the stage the node left (the one before stage) waited on the provisioner or the hardware (a machine's phase in the provisioner, a BMC's power action), from the start of the call that first answered in progress to the end of the wait that saw the phase end; the rest of the stage's time was Slipway's own (limits, configure calls, store writes). Absent when the stage never waited; partial for a stage an engine restart interrupted.",
 	"correlation_id":      "The server's ID of the API request that created the event's task (that request's X-Request-Id answer header and audit record's request_id), or that resolved the drift; absent for tasks started outside the API (the CLI).",
 }
 

@@ -297,8 +297,9 @@ type Event struct {
 	Correlation string `json:"correlation_id,omitempty"`
 	// ProvisionerWait, on a transition event, is how long (milliseconds)
 	// the stage the node left waited on the provisioner or the hardware:
-	// from its first in-progress answer to the end of the last wait that
-	// saw the machine move on (stagewait.go). 0 when it never waited.
+	// from the call that first answered in progress to the end of the
+	// last wait, which saw the machine move on (stagewait.go). 0 when it
+	// never waited.
 	ProvisionerWait int64 `json:"provisioner_wait_ms,omitempty"`
 }
 

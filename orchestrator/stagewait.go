@@ -1,0 +1,64 @@
+package orchestrator
+
+import (
+	"slices"
+	"time"
+
+	"github.com/slipway-dev/slipway/orchestrator/record"
+)
+
+// stageWait is how long the node's current stage waited on the
+// provisioner or the hardware: from the call that first answered in
+// progress (the provisioner asked, the machine's phase running) to the
+// end of the last
+// such wait, when the poll (or the timer) saw the machine move on. The
+// stage's transition event carries it (record.Event.ProvisionerWait);
+// the rest of the stage's time is Slipway's own. Two timestamps per node,
+// no allocation; a stage an engine restart interrupted counts only the
+// waits after the restart.
+type stageWait struct {
+	asked    time.Time // when the stage's handler was last called
+	from, to time.Time
+	timing   bool // the running wait counts
+}
+
+// bmcStages wait on a BMC's power action when they wait on a timer.
+var bmcStages = []record.Stage{record.StageOOBPrepare, record.StagePower, record.StageVerify}
+
+// hardwareWait reports whether a wait of st is on the provisioner or the
+// hardware: a machine's phase in the provisioner (the batched poll), or
+// a BMC's power action. The images stage's wait on a sync, a firmware
+// update slot's (Slipway's own limits) do not count.
+func (r *nodeRun) hardwareWait(st step) bool {
+	return st.poll && r.rec.MachineID != "" || slices.Contains(bmcStages, r.rec.Stage)
+}
+
+// asking notes that the stage's handler is called: a wait that follows
+// counts from here, when the provisioner was asked.
+func (w *stageWait) asking() { w.asked = now() }
+
+// begin starts a wait of the stage after its handler's in-progress
+// answer; counted says whether it counts.
+func (w *stageWait) begin(counted bool) {
+	w.timing = counted
+	if counted && w.from.IsZero() {
+		w.from = w.asked
+	}
+}
+
+// end ends the running wait.
+func (w *stageWait) end() {
+	if w.timing {
+		w.to, w.timing = now(), false
+	}
+}
+
+// take is the stage's wait in milliseconds, and starts the next stage's.
+func (w *stageWait) take() int64 {
+	var ms int64
+	if !w.from.IsZero() && w.to.After(w.from) {
+		ms = w.to.Sub(w.from).Milliseconds()
+	}
+	*w = stageWait{}
+	return ms
+}
