@@ -144,6 +144,14 @@ func (c *readCache) putRead(since uint64, ms []mMachine, missing part) {
 		if id == "" || c.dropped[id] > since {
 			continue
 		}
+		if e, ok := c.machines[id]; ok && missing != 0 && e.stale&missing != missing && now.Sub(e.at) <= c.machineTTL && e.m.Status == ms[i].Status {
+			// A state read of a machine held in full, whose state did
+			// not move: the new state over the parts read before
+			// (their writes since marked them stale already).
+			e.m.mMachineState = ms[i].mMachineState
+			c.machines[id] = e
+			continue
+		}
 		stale := missing
 		for k, e := range c.touched[id] {
 			if e > since { // written while it was read
