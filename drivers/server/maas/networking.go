@@ -89,9 +89,10 @@ func (d *Driver) runNetworking(ctx context.Context, m *mMachine, n drivers.Node,
 			return nil, err
 		}
 	}
-	// Structural changes move links around (a bond takes its parents'
-	// links): read the interfaces again before linking.
-	if len(r.done) > 0 && !dry {
+	// Each write's answer (and, for a bond, what MAAS does to its
+	// parents: takeParents) keeps r.ifaces what MAAS has; only a rename
+	// of an interface others name as their parent needs a read again.
+	if r.reread && !dry {
 		if err := d.c.call(ctx, http.MethodGet, r.base, "", nil, &r.ifaces); err != nil {
 			return nil, err
 		}
@@ -305,6 +306,9 @@ type netRun struct {
 	dry     bool
 	planned []drivers.PlannedChange
 	fake    int // the last made-up ID of an object a dry run creates (negative)
+	// reread: a write changed what its answer does not show (a renamed
+	// parent): the links are planned on the interfaces read again.
+	reread bool
 }
 
 // write runs one write of the run and answers true, or in a dry run
@@ -407,6 +411,9 @@ func (r *netRun) updateInterface(ctx context.Context, target *mInterface, name s
 	}
 	if !wrote {
 		out = r.updated(target, put)
+	}
+	if put.Has("name") && slices.ContainsFunc(r.ifaces, func(c mInterface) bool { return slices.Contains(c.Parents, target.Name) }) {
+		r.reread = true
 	}
 	r.done.add("interface %s (was %s): %s", name, target.Name, describePut(put))
 	r.ifaces = replaceIface(r.ifaces, target.Name, out)
@@ -700,7 +707,7 @@ func (r *netRun) ensureBond(ctx context.Context, in drivers.Interface, parents [
 		out = r.bonded(in, pnames, want)
 	}
 	r.done.add("bond %s over %s (%s)", in.Name, strings.Join(pnames, ", "), in.Link.BondMode)
-	// The parents lost their links: take the bond's answer and keep the rest.
+	r.takeParents(out.VLAN, pnames)
 	r.ifaces = append(r.ifaces, out)
 	return &r.ifaces[len(r.ifaces)-1], nil
 }

@@ -90,7 +90,7 @@ func (r *netRun) describeUpdate(target *mInterface, put url.Values) string {
 }
 
 // bonded is the bond MAAS makes of the parents pnames: on the first
-// parent's VLAN, the parents' links gone (they follow the bond's VLAN).
+// parent's VLAN (takeParents then does the rest).
 func (r *netRun) bonded(in drivers.Interface, pnames []string, params map[string]string) mInterface {
 	b := mInterface{ID: r.fakeID(), Name: in.Name, Type: "bond", Parents: slices.Clone(pnames), MTU: in.Link.MTU}
 	have := map[string]any{}
@@ -108,14 +108,20 @@ func (r *netRun) bonded(in drivers.Interface, pnames []string, params map[string
 		if b.MTU == 0 {
 			b.MTU = r.ifaces[i].MTU
 		}
-		r.ifaces[i].Links = nil
-	}
-	for i := range r.ifaces {
-		if slices.Contains(pnames, r.ifaces[i].Name) {
-			r.ifaces[i].VLAN = b.VLAN
-		}
 	}
 	return b
+}
+
+// takeParents does to the interfaces pnames what MAAS does to the
+// parents of a new bond (Interface._update_parents, MAAS 3.x): their
+// links cleared, their VLAN the bond's.
+func (r *netRun) takeParents(vlan *mVLAN, pnames []string) {
+	for i := range r.ifaces {
+		if slices.Contains(pnames, r.ifaces[i].Name) {
+			r.ifaces[i].Links = nil
+			r.ifaces[i].VLAN = vlan
+		}
+	}
 }
 
 // removedIface is ifaces without o and the VLAN interfaces on it (MAAS

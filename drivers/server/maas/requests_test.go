@@ -129,6 +129,9 @@ func TestNodeRequestsByKind(t *testing.T) {
 	// though the configure stage's status read came in between (it
 	// replaced the full read in the cache with the state alone).
 	t.Run("ConfigureKeepsInventoryRead", func(t *testing.T) { none(t, "GET /machines/{machine}/") })
+	// Networking links on the interfaces its writes' answers describe
+	// (it read them all again after making the bond and VLANs).
+	t.Run("NetworkingNoReread", func(t *testing.T) { none(t, "GET /nodes/{node}/interfaces/") })
 	// Inventory reads the machine, its node devices and its
 	// commissioning details once each (it read the machine and the node
 	// devices twice).
