@@ -3,6 +3,7 @@ package maas
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,7 +119,7 @@ func withoutPolls(k map[string]int) map[string]int {
 // driver made a moment before, counted by the lab by kind. Each subtest
 // is one cut (issue #39) and failed before it.
 func TestNodeRequestsByKind(t *testing.T) {
-	ph, _, _, _ := nodePhases(t)
+	ph, l, drv, n := nodePhases(t)
 	cfg := withoutPolls(ph["configure"])
 	none := func(t *testing.T, k string) {
 		if cfg[k] != 0 {
@@ -132,6 +133,10 @@ func TestNodeRequestsByKind(t *testing.T) {
 	// Networking links on the interfaces its writes' answers describe
 	// (it read them all again after making the bond and VLANs).
 	t.Run("NetworkingNoReread", func(t *testing.T) { none(t, "GET /nodes/{node}/interfaces/") })
+	// Storage takes the volume group the LVM layout made from the
+	// layout's answer (it read the volume groups after the layout).
+	t.Run("LayoutNoVGRead", func(t *testing.T) { none(t, "GET /nodes/{node}/volume-groups/") })
+	t.Run("StorageAsDesigned", func(t *testing.T) { storageAsDesigned(t, l, drv, n) })
 	// Inventory reads the machine, its node devices and its
 	// commissioning details once each (it read the machine and the node
 	// devices twice).
@@ -141,4 +146,62 @@ func TestNodeRequestsByKind(t *testing.T) {
 			t.Errorf("inventory: requests %v, want %v", got, want)
 		}
 	})
+}
+
+// storageAsDesigned checks the machine's storage in the lab's own account
+// (its volume groups and block devices, read from the lab's API, not
+// through the driver) against the node's design: each volume group with
+// the design's logical volumes, their sizes and filesystems; and the
+// volume group the driver tells from a machine answer
+// (layoutAnswer.volumeGroup) equals the lab's.
+func storageAsDesigned(t *testing.T, l *lab.Lab, drv *Driver, n drivers.Node) {
+	var vgs []mVolumeGroup
+	cfgCall(t, drv, "GET", "nodes/"+n.MachineID+"/volume-groups/", "", nil, &vgs)
+	if len(vgs) != len(n.Storage.VolumeGroups) {
+		t.Fatalf("the lab has %d volume groups, the design %d", len(vgs), len(n.Storage.VolumeGroups))
+	}
+	for _, want := range n.Storage.VolumeGroups {
+		i := slices.IndexFunc(vgs, func(v mVolumeGroup) bool { return v.Name == want.Name })
+		if i < 0 {
+			t.Fatalf("no volume group %s in the lab: %+v", want.Name, vgs)
+		}
+		vg := vgs[i]
+		if len(vg.LVs) != len(want.LogicalVolumes) || vg.Avail != 0 {
+			t.Errorf("volume group %s: %d logical volumes, %d bytes free; the design %d, none free", vg.Name, len(vg.LVs), vg.Avail, len(want.LogicalVolumes))
+		}
+		for _, lv := range want.LogicalVolumes {
+			k := slices.IndexFunc(vg.LVs, func(b mBlockDevice) bool { return b.Name == vg.Name+"-"+lv.Name })
+			if k < 0 {
+				t.Errorf("no logical volume %s-%s in the lab", vg.Name, lv.Name)
+				continue
+			}
+			var bd mBlockDevice
+			cfgCall(t, drv, "GET", "nodes/"+n.MachineID+"/blockdevices/"+itoa(vg.LVs[k].ID)+"/", "", nil, &bd)
+			size, err := design.ParseSize(lv.Size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !size.AtLeast && size.Percent == 0 && (bd.Size > size.Bytes || bd.Size < size.Bytes-2*alignment) {
+				t.Errorf("logical volume %s: %d bytes, the design %s", bd.Name, bd.Size, lv.Size)
+			}
+			if !fsMatches(lv.Filesystem, bd.FS) {
+				t.Errorf("logical volume %s: filesystem %+v, the design %+v", bd.Name, bd.FS, lv.Filesystem)
+			}
+		}
+	}
+	var ans layoutAnswer
+	cfgCall(t, drv, "GET", "machines/"+n.MachineID+"/", "", nil, &ans)
+	got, ok := ans.volumeGroup(vgs[0].Name)
+	if !ok || len(got) != 1 {
+		t.Fatalf("volume group from the machine: %+v %v", got, ok)
+	}
+	g, w := got[0], vgs[0]
+	same := g.ID == w.ID && g.Name == w.Name && g.Size == w.Size && g.Avail == w.Avail && slices.Equal(g.Devices, w.Devices) && len(g.LVs) == len(w.LVs)
+	for i := range g.LVs {
+		same = same && i < len(w.LVs) && g.LVs[i].ID == w.LVs[i].ID && g.LVs[i].Size == w.LVs[i].Size
+	}
+	if !same {
+		t.Errorf("volume group from the machine\n %+v\nthe lab's\n %+v", g, w)
+	}
+	_ = l
 }

@@ -96,15 +96,18 @@ func layoutFS(s sized, fstype, mount, label string) bool {
 // built something else (nothing more was changed).
 func (d *Driver) applyLVMLayout(ctx context.Context, id string, plan *storagePlan, params url.Values, rest []sized) (cfgChanges, bool, error) {
 	var done cfgChanges
-	var m mMachine
-	if err := d.c.call(ctx, http.MethodPost, "machines/"+id+"/", "set_storage_layout", params, &m); err != nil {
+	var ans layoutAnswer
+	if err := d.c.call(ctx, http.MethodPost, "machines/"+id+"/", "set_storage_layout", params, &ans); err != nil {
 		return done, false, err
 	}
-	var vgs []mVolumeGroup
-	if err := d.c.call(ctx, http.MethodGet, "nodes/"+id+"/volume-groups/", "", nil, &vgs); err != nil {
-		return done, false, err
-	}
+	m := ans.mMachine
 	name := params.Get("vg_name")
+	vgs, ok := ans.volumeGroup(name)
+	if !ok { // not what the layout makes: MAAS's own account
+		if err := d.c.call(ctx, http.MethodGet, "nodes/"+id+"/volume-groups/", "", nil, &vgs); err != nil {
+			return done, false, err
+		}
+	}
 	start := storagePlan{disks: slices.Clone(plan.disks), vgs: map[string][]sized{name: plan.vgs[name][:1]}}
 	for i := range start.disks { // as the layout left them
 		k := slices.IndexFunc(m.BlockDevices, func(b mBlockDevice) bool { return b.ID == start.disks[i].bd.ID })
@@ -125,4 +128,53 @@ func (d *Driver) applyLVMLayout(ctx context.Context, id string, plan *storagePla
 		return done, true, err
 	}
 	return done, true, nil
+}
+
+// layoutAnswer is the machine set_storage_layout answers, with the IDs
+// of its volume groups (MAAS lists them without their details).
+type layoutAnswer struct {
+	mMachine
+	VGs []struct {
+		ID int `json:"id"`
+	} `json:"volume_groups"`
+}
+
+// lvmExtent is MAAS's LVM_PE_SIZE: a volume group is whole extents of
+// its physical volumes, less one extent each for LVM's metadata
+// (FilesystemGroup.get_lvm_size, MAAS 3.x).
+const lvmExtent = 4 * mib
+
+// volumeGroup is the one volume group (named name) the LVM layout made,
+// as GET volume-groups/ would answer it, told from the answer alone: its
+// physical volumes are the partitions and disks formatted lvm-pv, its
+// logical volumes the virtual block devices named name-*. ok is false
+// when the answer is not that (more than one group, no physical volume).
+func (a *layoutAnswer) volumeGroup(name string) ([]mVolumeGroup, bool) {
+	if len(a.VGs) != 1 || a.SystemID == "" {
+		return nil, false
+	}
+	vg := mVolumeGroup{ID: a.VGs[0].ID, Name: name, SystemID: a.SystemID}
+	var pvBytes int64
+	for _, b := range a.BlockDevices {
+		switch {
+		case b.Type == "virtual" && strings.HasPrefix(b.Name, name+"-"):
+			vg.LVs = append(vg.LVs, b)
+		case b.Type == "physical" && isPV(b.FS):
+			vg.Devices, pvBytes = append(vg.Devices, mVGMember{ID: b.ID, Type: "physical"}), pvBytes+b.Size
+		}
+		for _, p := range b.Partitions {
+			if isPV(p.FS) {
+				vg.Devices, pvBytes = append(vg.Devices, mVGMember{ID: p.ID, Type: "partition"}), pvBytes+p.Size
+			}
+		}
+	}
+	if len(vg.Devices) == 0 {
+		return nil, false
+	}
+	vg.Size = (pvBytes/lvmExtent - int64(len(vg.Devices))) * lvmExtent
+	vg.Avail = vg.Size
+	for _, lv := range vg.LVs {
+		vg.Avail -= lv.Size
+	}
+	return []mVolumeGroup{vg}, true
 }
