@@ -184,6 +184,8 @@ func (s *Server) taskRoutes() []route {
 			Query:   []param{{Name: "status", Many: true}, {Name: "action", Many: true, Enum: enum(record.Actions)}, offsetParam, limitParam},
 			Summary: "tasks, newest first (filters, pages)", handler: s.listTasks},
 		{Method: "GET", Path: v1 + "/tasks/:id", Role: view, Response: apitypes.TaskDetail{}, Summary: "a task with its per-node results", handler: s.getTask},
+		{Method: "GET", Path: v1 + "/tasks/:id/timeline", Role: view, Response: apitypes.TaskTimeline{},
+			Summary: "where the task's time goes: its nodes per stage over time (at most 120 points) and each stage's p50/p95 duration, split into the wait on the provisioner or hardware and Slipway's own", handler: s.taskTimeline},
 		{Method: "POST", Path: v1 + "/tasks/:id/:verb", Role: op, Mutating: true, OK: []int{http.StatusAccepted}, Response: apitypes.Task{},
 			Problems: []int{http.StatusConflict}, Summary: "retry, resume, rerun, restart-clean or cancel", handler: s.taskVerb},
 

@@ -178,6 +178,8 @@ type Server struct {
 	// designMu: one design change (an apply, an onboarding) at a time.
 	designMu sync.Mutex
 	idem     idemState // Idempotency-Key (idempotency.go)
+	// timelines: what GET /tasks/{id}/timeline read so far (timeline.go).
+	timelines timelines
 }
 
 // Body limits.

@@ -1,0 +1,121 @@
+package api
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/orchestrator/record"
+)
+
+// logOf serves a fixed event log as the engine would (after, limit).
+type logOf []record.Event
+
+func (l logOf) Events(_ context.Context, after uint64, limit int, _, _ string) ([]record.Event, error) {
+	var out []record.Event
+	for _, ev := range l {
+		if ev.Seq > after && len(out) < limit {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// TestTimelineCounts: three nodes of a task (one never starts, one
+// deploys, one fails), another task's events beside them. The last point
+// counts each node once where it ended; the deploy stage's percentiles
+// split its time by the wait its transition carries; the other task's
+// node is not counted.
+func TestTimelineCounts(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	var l logOf
+	ev := func(s float64, task, node, kind string, stage record.Stage, waitMs int64) {
+		l = append(l, record.Event{Seq: uint64(len(l) + 1), Time: at(s), Task: task, Node: node, Kind: kind, Stage: stage, ProvisionerWait: waitMs})
+	}
+	ev(0, "T", "a", "transition", "configure", 0)
+	ev(0, "T", "b", "transition", "configure", 0)
+	ev(1, "U", "x", "transition", "deploy", 0)
+	ev(2, "T", "a", "transition", "deploy", 0)
+	ev(3, "T", "b", "transition", "deploy", 0)
+	ev(4, "T", "b", "retry", "deploy", 0)
+	ev(12, "T", "a", "transition", "deployed", 8000) // 10 s in deploy, 8 s of it on the provisioner
+	ev(12, "T", "a", "succeeded", "deployed", 0)
+	ev(13, "T", "b", "failed", "deploy", 0)
+	task := record.Task{ID: "T", Status: record.TaskPartiallySucceeded, Nodes: []string{"a", "b", "c"}, Started: t0, Finished: at(14)}
+
+	var ts timelines
+	tr := ts.get("T")
+	complete, err := tr.read(t.Context(), l, task)
+	if err != nil || !complete {
+		t.Fatalf("read: %v, complete %v", err, complete)
+	}
+	got := tr.answer(task, complete, at(100))
+	want := []string{"queued", "configure", "deploy", "deployed", "failed"}
+	if !slices.Equal(got.Series, want) {
+		t.Fatalf("series %v, want %v", got.Series, want)
+	}
+	if len(got.Points) != timelinePoints || got.Points[len(got.Points)-1].At != 14 {
+		t.Fatalf("%d points, the last at %v s (want %d, 14 s: the task's end)", len(got.Points), got.Points[len(got.Points)-1].At, timelinePoints)
+	}
+	if last := got.Points[len(got.Points)-1].Counts; !slices.Equal(last, []int{1, 0, 0, 1, 1}) {
+		t.Errorf("last point %v, want c queued, a deployed, b failed", last)
+	}
+	if first := got.Points[0].Counts; !slices.Equal(first, []int{1, 2, 0, 0, 0}) {
+		t.Errorf("first point %v, want two nodes in configure", first)
+	}
+	var deploy *stageP50
+	for _, s := range got.Stages {
+		if s.Stage == "deploy" {
+			deploy = &stageP50{s.Done, s.Total.P50, s.Provisioner.P50, s.Slipway.P50}
+		}
+	}
+	if deploy == nil || *deploy != (stageP50{1, 10, 8, 2}) {
+		t.Errorf("deploy stage times %+v, want 1 done, 10 s, 8 s on the provisioner, 2 s Slipway's", deploy)
+	}
+	// Asked again: nothing new is read, the same answer.
+	if again := tr.answer(task, true, at(100)); !slices.Equal(again.Points[119].Counts, got.Points[119].Counts) {
+		t.Errorf("second answer %v", again.Points[119].Counts)
+	}
+}
+
+// stageP50 is a stage's runs and medians.
+type stageP50 struct {
+	done                 int
+	total, wait, slipway float64
+}
+
+// TestTimelineBounds: a task of more nodes than the trace follows says
+// truncated and counts the nodes it follows; a read stops after
+// timelinePages pages and says incomplete, the next goes on.
+func TestTimelineBounds(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	var l logOf
+	for i := range timelinePage*timelinePages + 10 {
+		l = append(l, record.Event{Seq: uint64(i + 1), Time: t0, Task: "other", Node: "n", Kind: "transition", Stage: "deploy"})
+	}
+	l = append(l, record.Event{Seq: uint64(len(l) + 1), Time: t0, Task: "T", Node: "a", Kind: "transition", Stage: "deploy"})
+	task := record.Task{ID: "T", Status: record.TaskRunning, Nodes: []string{"a"}, Started: t0}
+	var ts timelines
+	tr := ts.get("T")
+	if complete, err := tr.read(t.Context(), l, task); err != nil || complete {
+		t.Fatalf("first read: complete %v, %v (want incomplete at %d pages)", complete, err, timelinePages)
+	}
+	if complete, err := tr.read(t.Context(), l, task); err != nil || !complete || len(tr.nodes) != 1 {
+		t.Fatalf("second read: complete %v, %v, %d nodes", complete, err, len(tr.nodes))
+	}
+	for i := range timelineNodes + 1 {
+		tr.add(&record.Event{Time: t0, Task: "T", Node: "n" + strconv.Itoa(i), Kind: "transition", Stage: "deploy"})
+	}
+	if got := tr.answer(task, true, t0.Add(time.Minute)); !got.Truncated || len(tr.nodes) != timelineNodes {
+		t.Errorf("truncated %v with %d nodes followed", got.Truncated, len(tr.nodes))
+	}
+	for i := range timelineTasks + 1 {
+		ts.get("task" + strconv.Itoa(i))
+	}
+	if len(ts.traces) != timelineTasks {
+		t.Errorf("%d traces kept, want %d", len(ts.traces), timelineTasks)
+	}
+}
