@@ -116,20 +116,28 @@ func (s *Switchd) ns(ns string) string {
 	return ns
 }
 
-// Ping sends count pings (at most 20, one per 0.2 s, each waiting up to
-// 1 s) from namespace ns to addr and reports whether any was answered;
-// the whole is bounded by timeout.
-func (s *Switchd) Ping(ctx context.Context, ns, addr string, count int, timeout time.Duration) bool {
-	n, _ := s.PingCount(ctx, ns, addr, count, timeout)
+// Ping pings from namespace ns to addr, one packet per 0.2 s, and
+// reports whether one was answered: it returns at the first answer, and
+// with none it sends on until timeout.
+func (s *Switchd) Ping(ctx context.Context, ns, addr string, timeout time.Duration) bool {
+	n, _ := s.PingCount(ctx, ns, addr, 1, timeout)
 	return n > 0
 }
 
 var receivedRE = regexp.MustCompile(`(\d+) received`)
 
-// PingCount is Ping's number of answers, and ping's output.
+// pingStartSlack bounds how long ip netns exec and ping may take to
+// start, beyond ping's deadline.
+const pingStartSlack = 5 * time.Second
+
+// PingCount sends pings (one per 0.2 s, each waiting up to 1 s) from
+// namespace ns to addr until count (at most 20) are answered or timeout
+// passes, and answers how many were, and ping's output. The timeout is
+// ping's own deadline; starting ip and ping may take pingStartSlack more
+// on a loaded machine (many pings at once) without eating into it.
 func (s *Switchd) PingCount(ctx context.Context, ns, addr string, count int, timeout time.Duration) (int, string) {
 	count = min(max(count, 1), 20)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout+pingStartSlack)
 	defer cancel()
 	deadline := max(int(timeout/time.Second), 1)
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", s.ns(ns), "ping", "-n", "-q", "-c", strconv.Itoa(count),

@@ -71,7 +71,7 @@ func TestNodeSideWithHandSetSwitch(t *testing.T) {
 	reach := func(from *ovs.Node, fromNet string, to *ovs.Node, toNet string) bool {
 		src, _ := from.Net(fromNet)
 		dst, _ := to.Net(toNet)
-		return s.Ping(ctx, src.NS, dst.IP(), 3, 6*time.Second)
+		return s.Ping(ctx, src.NS, dst.IP(), 6*time.Second)
 	}
 	for _, nw := range []string{"mgmt", "prod"} {
 		if !reach(a, nw, b, nw) {

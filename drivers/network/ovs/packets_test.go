@@ -90,7 +90,7 @@ func (l *lab) configure(phase drivers.Phase, names ...string) []time.Duration {
 	return took
 }
 
-// reach pings from one node's network to another's (3 pings).
+// reach pings from one node's network to another's (until an answer, at most 6 s).
 func (l *lab) reach(from, fromNet, to, toNet string) bool {
 	l.t.Helper()
 	src, ok1 := l.nodes[from].Net(fromNet)
@@ -98,7 +98,7 @@ func (l *lab) reach(from, fromNet, to, toNet string) bool {
 	if !ok1 || !ok2 {
 		l.t.Fatalf("no network %s on %s or %s on %s", fromNet, from, toNet, to)
 	}
-	return l.s.Ping(l.ctx, src.NS, dst.IP(), 3, 6*time.Second)
+	return l.s.Ping(l.ctx, src.NS, dst.IP(), 6*time.Second)
 }
 
 // vsctl is ovs-vsctl's trimmed output.
