@@ -100,5 +100,8 @@ func TestMain(m *testing.M) {
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
+	if sharedDemo.dir != "" {
+		os.RemoveAll(sharedDemo.dir)
+	}
 	os.Exit(code)
 }

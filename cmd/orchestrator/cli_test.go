@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/slipway-dev/slipway/sim/ovs/ovstest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -308,10 +307,11 @@ func TestGenSiteValidates(t *testing.T) {
 	}
 }
 
+// TestDemo: the text demo of the example site (the shared run, without
+// the switch fabric: see sharedDemo) deploys every node by the lab's
+// count, and bootdata serves a demo node's data from the state it leaves.
 func TestDemo(t *testing.T) {
-	ovstest.Require(t) // make demo runs the example's switches in Open vSwitch
-	state := filepath.Join(t.TempDir(), "state.db")
-	code, out, errs := cli(t, "demo", "--site", exampleSite, "--state", state)
+	state, code, out, errs := exampleDemo(t)
 	if code != 0 {
 		t.Fatalf("demo: exit %d\n%s%s", code, out, errs)
 	}

@@ -135,8 +135,7 @@ func TestInventoryCommand(t *testing.T) {
 // node's inventory, and inventory reads the state it leaves: the GPU
 // node's GPUs, NIC drivers and LLDP neighbours, and --diff of the site.
 func TestInventoryAfterDemo(t *testing.T) {
-	state := filepath.Join(t.TempDir(), "state.db")
-	code, out, errs := cli(t, "demo", "--site", exampleSite, "--no-fabric", "--state", state, "--time-scale", "0.001")
+	state, code, out, errs := exampleDemo(t) // shared with TestDemo
 	if code != 0 {
 		t.Fatalf("demo: %d %s\n%s", code, errs, out)
 	}
