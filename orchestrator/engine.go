@@ -101,6 +101,11 @@ type Config struct {
 	// PollInterval is how often waiting nodes' machines are polled, in
 	// one batched call (default 10s).
 	PollInterval time.Duration
+	// FullPollInterval is how often the poll reads every waiting
+	// machine even when the driver's changes (drivers.ServerChanges) name
+	// none of them: the safety net (default 1m scaled by TimeScale, at
+	// least PollInterval).
+	FullPollInterval time.Duration
 	// MaxWait caps how long a waiting node sleeps before it looks again
 	// itself, whatever its driver suggested (default 1m).
 	MaxWait time.Duration

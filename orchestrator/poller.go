@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,42 +15,64 @@ import (
 // 5 KB, under the 8 KB request line proxies commonly allow).
 const statusBatch = 500
 
-// poller watches the machines of waiting nodes with one batched Status
-// call per interval for all of them, and wakes a node when its machine's
-// state changes (or its wait runs out), so N waiting nodes cost one
-// request per interval, not N.
+// defaultFullPoll is how often (scaled by the time scale) every waiting
+// machine is read whatever the changes said: the safety net for a change
+// the provisioner's log did not show (Config.FullPollInterval).
+const defaultFullPoll = time.Minute
+
+// poller watches the machines of waiting nodes and wakes a node when its
+// machine's state changes (or its wait runs out). Each interval it first
+// asks each Site's driver what changed since the last poll
+// (drivers.ServerChanges: MAAS's event log), then reads with one batched
+// Status call only the waiting machines that changed, that were never
+// read since their node began to wait, or whose wait ran out; every
+// waiting machine when the driver cannot tell (Reset, an error, a driver
+// without changes) or when the periodic full read is due. So N waiting
+// nodes cost one request per interval, and machines that did not change
+// are not read.
 type poller struct {
 	e        *Engine
 	interval time.Duration
+	fullPoll time.Duration // the safety net's period
 
 	mu      sync.Mutex
 	waiters map[*waiter]struct{}
 	kick    chan struct{}
+
+	// The poll loop's own (one poll at a time):
+	cursors  map[string]string // by Site: where its changes were read to
+	lastFull time.Time         // the last full read
 }
 
 type waiter struct {
+	site  string // the node's Site (its changes are read there)
 	ref   drivers.NodeRef
 	last  string // state the node last saw
 	until time.Time
 	done  chan drivers.Machine // receives the machine as last seen (State "" when unseen)
+	read  bool                 // a poll read it since it began to wait (the poll loop's)
 }
 
 func newPoller(e *Engine, interval time.Duration) *poller {
-	return &poller{e: e, interval: interval, waiters: map[*waiter]struct{}{}, kick: make(chan struct{}, 1)}
+	full := e.cfg.FullPollInterval
+	if full <= 0 {
+		full = e.scaled(defaultFullPoll)
+	}
+	return &poller{e: e, interval: interval, fullPoll: max(full, interval), waiters: map[*waiter]struct{}{},
+		kick: make(chan struct{}, 1), cursors: map[string]string{}, lastFull: time.Now()}
 }
 
-// wait blocks until the machine's state differs from last, maxWait
-// passes, or ctx ends. It returns the machine as the last poll saw it
-// (State "" when none did).
+// wait is waitAt with the Site unknown (its changes are read from the
+// driver's only Site, else the machine is read every poll).
 func (p *poller) wait(ctx context.Context, ref drivers.NodeRef, last string, maxWait time.Duration) (drivers.Machine, error) {
-	w := &waiter{ref: ref, last: last, until: time.Now().Add(maxWait), done: make(chan drivers.Machine, 1)}
-	p.mu.Lock()
-	p.waiters[w] = struct{}{}
-	p.mu.Unlock()
-	select {
-	case p.kick <- struct{}{}:
-	default:
-	}
+	return p.waitAt(ctx, "", ref, last, maxWait)
+}
+
+// waitAt blocks until the machine's state differs from last, maxWait
+// passes, or ctx ends. It returns the machine as the last poll saw it
+// (State "" when none did). site is the node's Site.
+func (p *poller) waitAt(ctx context.Context, site string, ref drivers.NodeRef, last string, maxWait time.Duration) (drivers.Machine, error) {
+	w := p.add(site, ref, last, maxWait)
 	select {
 	case m := <-w.done:
 		return m, nil
@@ -58,6 +82,18 @@ func (p *poller) wait(ctx context.Context, ref drivers.NodeRef, last string, max
 		p.mu.Unlock()
 		return drivers.Machine{}, ctx.Err()
 	}
+}
+
+func (p *poller) add(site string, ref drivers.NodeRef, last string, maxWait time.Duration) *waiter {
+	w := &waiter{site: site, ref: ref, last: last, until: time.Now().Add(maxWait), done: make(chan drivers.Machine, 1)}
+	p.mu.Lock()
+	p.waiters[w] = struct{}{}
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+	return w
 }
 
 // run polls until ctx ends. A poll of many machines is a heavy read for
@@ -88,17 +124,81 @@ func (p *poller) run(ctx context.Context) {
 	}
 }
 
+// pollOnce reads what each Site's waiting machines need and wakes the
+// nodes whose machine changed or whose wait ran out.
 func (p *poller) pollOnce(ctx context.Context) {
 	p.mu.Lock()
-	ws := make([]*waiter, 0, len(p.waiters))
+	bySite := map[string][]*waiter{}
 	for w := range p.waiters {
-		ws = append(ws, w)
+		bySite[w.site] = append(bySite[w.site], w)
 	}
 	p.mu.Unlock()
-	if len(ws) == 0 {
+	if len(bySite) == 0 {
 		return
 	}
 	now := time.Now()
+	full := now.Sub(p.lastFull) >= p.fullPoll
+	for _, site := range slices.Sorted(maps.Keys(bySite)) {
+		read := p.toRead(ctx, site, bySite[site], full, now)
+		if ctx.Err() != nil || !p.readAndWake(ctx, read, now) {
+			return
+		}
+	}
+	if full {
+		p.lastFull = now
+	}
+}
+
+// toRead is the waiters of a Site whose machines this poll reads. The
+// Site's changes are read first, before any of its machines, so that a
+// change after this read is in the next one.
+func (p *poller) toRead(ctx context.Context, site string, ws []*waiter, full bool, now time.Time) []*waiter {
+	ch, ok := drivers.ChangesAt(ctx, p.e.cfg.Drivers.Server, site)
+	if !ok {
+		return ws // the driver cannot tell: every machine, every poll
+	}
+	changed, all := p.changes(ctx, site, ch)
+	if all || full {
+		return ws
+	}
+	out := make([]*waiter, 0, len(changed))
+	for _, w := range ws {
+		if _, c := changed[w.ref.MachineID]; c || !w.read || now.After(w.until) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// changes reads the Site's changes since its cursor, in the poll lane;
+// all is true when every machine must be read (Reset, or an error).
+func (p *poller) changes(ctx context.Context, site string, ch drivers.ServerChanges) (changed map[string]struct{}, all bool) {
+	if err := p.e.pollLane.acquire(ctx); err != nil {
+		return nil, true
+	}
+	c, err := ch.Changes(ctx, p.cursors[site])
+	p.e.pollLane.release()
+	if err != nil {
+		if ctx.Err() == nil {
+			p.e.log.Warn().Err(err).Str("site", site).
+				Msg("reading what changed at the site failed; this poll reads every waiting machine, the next asks again")
+		}
+		return nil, true
+	}
+	p.cursors[site] = c.Cursor
+	if c.Reset {
+		return nil, true
+	}
+	changed = make(map[string]struct{}, len(c.Machines))
+	for _, id := range c.Machines {
+		changed[id] = struct{}{}
+	}
+	return changed, false
+}
+
+// readAndWake reads the waiters' machines in batches and wakes those
+// whose state changed or whose wait ran out; false when ctx ended.
+func (p *poller) readAndWake(ctx context.Context, ws []*waiter, now time.Time) bool {
 	for start := 0; start < len(ws); start += statusBatch {
 		chunk := ws[start:min(start+statusBatch, len(ws))]
 		refs := make([]drivers.NodeRef, len(chunk))
@@ -108,7 +208,7 @@ func (p *poller) pollOnce(ctx context.Context) {
 		ms, err := p.e.pollStatus(ctx, refs)
 		if err != nil {
 			if ctx.Err() != nil {
-				return
+				return false
 			}
 			p.e.log.Warn().Err(err).Int("machines", len(refs)).Msg("batched status poll failed; waiting nodes fall back to their own timers")
 		}
@@ -116,6 +216,7 @@ func (p *poller) pollOnce(ctx context.Context) {
 			var m drivers.Machine
 			if err == nil && i < len(ms) {
 				m = ms[i]
+				w.read = true
 			}
 			switch {
 			case m.State != "" && m.State != w.last:
@@ -125,6 +226,7 @@ func (p *poller) pollOnce(ctx context.Context) {
 			}
 		}
 	}
+	return true
 }
 
 func (p *poller) finish(w *waiter, m drivers.Machine) {

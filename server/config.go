@@ -50,6 +50,9 @@ type Config struct {
 	PollInterval      string            `yaml:"pollInterval"`
 	SweepInterval     string            `yaml:"sweepInterval"`
 	ReleaseLeaks      bool              `yaml:"releaseLeaks"`
+	// FullPollInterval: how often the poll reads every waiting machine
+	// whatever the provisioner's changes say (default 1m, scaled).
+	FullPollInterval string `yaml:"fullPollInterval"`
 	// BootstrapDeadline: how long a bootstrapping node may stay silent
 	// (default 20m).
 	BootstrapDeadline string `yaml:"bootstrapDeadline"`
@@ -266,7 +269,8 @@ func (c Config) durations(cfg *orchestrator.Config) error {
 		val  string
 		dst  *time.Duration
 	}{{"retryBase", c.RetryBase, &cfg.Retry.Base}, {"retryMax", c.RetryMax, &cfg.Retry.Max},
-		{"pollInterval", c.PollInterval, &cfg.PollInterval}, {"sweepInterval", c.SweepInterval, &cfg.SweepInterval},
+		{"pollInterval", c.PollInterval, &cfg.PollInterval}, {"fullPollInterval", c.FullPollInterval, &cfg.FullPollInterval},
+		{"sweepInterval", c.SweepInterval, &cfg.SweepInterval},
 		{"bootstrapDeadline", c.BootstrapDeadline, &cfg.BootstrapDeadline}} {
 		var err error
 		if *f.dst, err = duration(f.name, f.val); err != nil {
