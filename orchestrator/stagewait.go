@@ -26,11 +26,13 @@ type stageWait struct {
 var bmcStages = []record.Stage{record.StageOOBPrepare, record.StagePower, record.StageVerify}
 
 // hardwareWait reports whether a wait of st is on the provisioner or the
-// hardware: a machine's phase in the provisioner (the batched poll), or
-// a BMC's power action. The images stage's wait on a sync, a firmware
-// update slot's (Slipway's own limits) do not count.
+// hardware: a machine's phase in the provisioner (the batched poll), a
+// BMC's power action, or a BMC's firmware update. The images stage's
+// wait on a sync and a wait for a firmware update slot (the Site's
+// limit: Slipway's own) do not count.
 func (r *nodeRun) hardwareWait(st step) bool {
-	return st.poll && r.rec.MachineID != "" || slices.Contains(bmcStages, r.rec.Stage)
+	return st.poll && r.rec.MachineID != "" || slices.Contains(bmcStages, r.rec.Stage) ||
+		r.rec.Stage == record.StageBaseline && r.slotWaitAt.IsZero()
 }
 
 // asking notes that the stage's handler is called: a wait that follows
