@@ -132,8 +132,9 @@ async function route() {
   const view = $('#view');
   if (!S.me) { put(view); stopStream(); $('#token').focus(); return; }
   const [name, arg] = currentView();
-  if (name !== 'site' && name !== 'images') stopStream();
+  if (name !== 'site' && name !== 'images' && !(name === 'tasks' && arg)) stopStream();
   clearTimeout(S.imagesTimer);
+  clearTimeout(S.timelineTimer);
   try {
     const render = { site: siteView, node: nodeView, tasks: tasksView, designs: designsView, drift: driftView, images: imagesView, audit: auditView }[name] || siteView;
     await render(view, arg);
@@ -330,6 +331,7 @@ async function readEvents(reader, signal) {
 // name a new task's stage beside the last one's outcome).
 function onEvent(ev) {
   if (currentView()[0] === 'images') { if (ev.type === 'image.sync') imagesSoon(); return; }
+  if (currentView()[0] === 'tasks') { if (ev.task && ev.task === currentView()[1]) timelineSoon(1000); return; }
   if (!ev.node) return;
   S.dirty.add(ev.node);
   if (!S.flushing) S.flushing = setTimeout(flushDirty, 1000);
@@ -455,7 +457,8 @@ function eventsTable(evs) {
 
 const taskActions = ['deploy_nodes', 'redeploy_nodes', 'destroy_nodes', 'prepare_site', 'prepare_nodes', 'verify_nodes'];
 
-async function tasksView(view) {
+async function tasksView(view, id) {
+  if (id) { await taskView(view, id); return; }
   const table = el('div', { id: 'tasks' });
   put(view, el('h1', { text: 'Tasks' }), can('operator') ? newTaskForm() : null, table);
   await refreshTasks(table);
@@ -485,7 +488,7 @@ async function taskRow(t) {
     if (!(await confirmDialog(v + ' task ' + t.id + '?'))) return;
     try { clearError(); await api('POST', '/api/v1/tasks/' + encodeURIComponent(t.id) + '/' + v); await route(); } catch (e) { showError(e); }
   } }))) : null;
-  return el('tr', {}, el('td', { text: t.id }), el('td', { text: t.action }), el('td', { text: t.status }), el('td', { text: String((t.nodes || []).length) }),
+  return el('tr', {}, el('td', {}, el('a', { href: '#/tasks/' + encodeURIComponent(t.id), text: t.id, 'aria-label': 'Task ' + t.id + ': where its time goes' })), el('td', { text: t.action }), el('td', { text: t.status }), el('td', { text: String((t.nodes || []).length) }),
     el('td', {}, bar), el('td', { text: t.requester || '' }), el('td', {}, verbs));
 }
 
@@ -496,6 +499,157 @@ function stageBar(results) {
   const colors = { deployed: '--s-done', failed: '--s-failed', bootstrap: '--s-bootstrap', deploy: '--s-deploy', configure: '--s-config', commission: '--s-commission' };
   const parts = [...c.entries()].map(([k, v]) => el('span', { title: k + ' ' + v, style: 'width:' + (100 * v / total) + '%;background:var(' + (colors[k] || '--s-early') + ')' }));
   return el('div', { class: 'bar', role: 'img', 'aria-label': [...c.entries()].map(([k, v]) => k + ' ' + v).join(', ') }, parts);
+}
+
+
+// --- task view: where a rollout's time goes --------------------------------------
+
+// The task view plots the task's nodes per stage over time and each
+// stage's p50/p95 duration, split into the wait on the provisioner or
+// hardware and Slipway's own time (GET /tasks/{id}/timeline, computed
+// from the engine's events). It is drawn again within a second of each
+// event of the task on the stream, and every 5 s while the task runs (at
+// most timelineMaxPolls times in a row: an hour).
+const timelineMaxPolls = 720;
+
+async function taskView(view, id) {
+  const d = await api('GET', '/api/v1/tasks/' + encodeURIComponent(id));
+  const box = el('div', { id: 'timeline' });
+  put(view, el('h1', { text: 'Task ' + id }),
+    el('p', { id: 'task-summary', text: d.action + ' · ' + d.status + ' · ' + (d.nodes || []).length + ' nodes' + (d.requester ? ' · requested by ' + d.requester : '') }),
+    el('p', {}, el('a', { href: '#/tasks', text: 'All tasks' })), box);
+  S.timelinePolls = 0;
+  const last = await api('GET', '/api/v1/events/last'); // before the timeline: no event is missed after
+  await refreshTimeline(box, id);
+  S.lastSeq = last.seq;
+  startStream();
+}
+
+// timelineSoon draws the timeline again within ms (events come in bursts).
+function timelineSoon(ms) {
+  if (S.timelineSoon) return;
+  S.timelineSoon = setTimeout(async () => {
+    S.timelineSoon = null;
+    const [name, id] = currentView();
+    const box = $('#timeline');
+    if (box && name === 'tasks' && id) await refreshTimeline(box, id).catch(showError);
+  }, ms);
+}
+
+async function refreshTimeline(box, id) {
+  clearTimeout(S.timelineTimer);
+  const tl = await api('GET', '/api/v1/tasks/' + encodeURIComponent(id) + '/timeline');
+  S.timeline = tl;
+  const sum = $('#task-summary');
+  if (sum) sum.textContent = sum.textContent.replace(/ · [a-z_]+ · /, ' · ' + tl.status + ' · ');
+  box.replaceChildren(timelinePanel(tl), stageTimesPanel(tl));
+  if (!tl.complete) { timelineSoon(200); return; } // the server stopped at its bound: the rest follows
+  if (tl.status !== 'running' && tl.status !== 'queued') return;
+  if (++S.timelinePolls > timelineMaxPolls) {
+    box.append(el('p', { class: 'muted', text: 'Still running: reload the page to follow it (the view stops asking after an hour).' }));
+    return;
+  }
+  S.timelineTimer = setTimeout(() => { if (box.isConnected) refreshTimeline(box, id).catch(showError); }, 5000);
+}
+
+// Series colours: the stages in order, then the outcomes short of the goal.
+const outcomeColors = { queued: '#8a939e', failed: '#c62828', cancelled: '#c25e00', 'manual-intervention': '#7a5200' };
+const stageColors = ['#5b8fd1', '#2f6fd6', '#0f8a8a', '#5a4fcf', '#8a3fc7', '#b0409a', '#3d6b1f', '#1e7d32', '#6b5e00', '#9c4f2e', '#2e5f8a', '#59636e'];
+function seriesColor(tl, i) {
+  const name = tl.series[i];
+  if (outcomeColors[name]) return outcomeColors[name];
+  const goal = ['deployed', 'ready', 'verified', 'released', 'powered', 'baselined', 'deleted', 'tested'];
+  if (goal.includes(name)) return '#145a22';
+  return stageColors[(i - 1 + stageColors.length) % stageColors.length];
+}
+
+const svgNS = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs = {}, ...kids) {
+  const e = document.createElementNS(svgNS, tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'text') e.textContent = v; else e.setAttribute(k, v);
+  }
+  for (const k of kids.flat()) if (k) e.append(k);
+  return e;
+}
+
+const secs = (s) => (s >= 120 ? (s / 60).toFixed(1) + ' min' : s >= 10 ? s.toFixed(0) + ' s' : s.toFixed(s >= 1 ? 1 : 3) + ' s');
+
+// stackedChart draws the points as stacked areas, one per series with
+// nodes in it at some point; x is seconds since the task started.
+function stackedChart(tl) {
+  const W = 720; const H = 260; const L = 48; const R = 8; const T = 8; const B = 32;
+  const pts = tl.points; const last = pts[pts.length - 1];
+  const xMax = Math.max(last.at_s, 0.001); const yMax = Math.max(tl.nodes, 1);
+  const x = (s) => L + (W - L - R) * s / xMax; const y = (n) => T + (H - T - B) * (1 - n / yMax);
+  const shown = tl.series.map((_, i) => i).filter((i) => pts.some((p) => p.counts[i] > 0));
+  const base = pts.map(() => 0);
+  const areas = shown.map((i) => {
+    const lo = base.slice();
+    pts.forEach((p, k) => { base[k] += p.counts[i]; });
+    const top = pts.map((p, k) => x(p.at_s).toFixed(1) + ',' + y(base[k]).toFixed(1));
+    const bottom = pts.map((p, k) => x(p.at_s).toFixed(1) + ',' + y(lo[k]).toFixed(1)).reverse();
+    return svg('polygon', { points: top.concat(bottom).join(' '), fill: seriesColor(tl, i), 'data-series': tl.series[i] });
+  });
+  const axes = [svg('line', { x1: L, y1: y(0), x2: W - R, y2: y(0), class: 'axis' }), svg('line', { x1: L, y1: T, x2: L, y2: y(0), class: 'axis' }),
+    svg('text', { x: L - 6, y: y(yMax) + 4, 'text-anchor': 'end', text: String(yMax) }), svg('text', { x: L - 6, y: y(0), 'text-anchor': 'end', text: '0' }),
+    svg('text', { x: L, y: H - 10, text: '0' }), svg('text', { x: W - R, y: H - 10, 'text-anchor': 'end', text: secs(last.at_s) }),
+    svg('text', { x: (L + W) / 2, y: H - 10, 'text-anchor': 'middle', text: 'time since the task started' })];
+  const fig = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, class: 'chart', role: 'img', 'aria-labelledby': 'timeline-h timeline-desc' }, ...areas, ...axes);
+  const legendList = el('ul', { class: 'chart-legend', 'aria-label': 'Series' }, ...shown.map((i) => el('li', {},
+    el('span', { class: 'swatch', style: 'background-color:' + seriesColor(tl, i) }), tl.series[i] + ' ' + last.counts[i])));
+  return [fig, legendList];
+}
+
+// timelinePanel: the chart, in words, and as a table (its text
+// alternative: about a dozen evenly spaced points and the last).
+function timelinePanel(tl) {
+  const pts = tl.points; const last = pts[pts.length - 1];
+  const now = tl.series.map((s, i) => [s, last.counts[i]]).filter(([, n]) => n > 0).map(([s, n]) => s + ' ' + n).join(', ');
+  const step = Math.max(1, Math.floor(pts.length / 12));
+  const rows = pts.filter((_, k) => k % step === 0 && k !== pts.length - 1).concat([last]);
+  const table = el('table', { id: 'timeline-table' }, el('caption', { text: 'Nodes per stage over time' }),
+    el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'time since start' }), ...tl.series.map((s) => el('th', { scope: 'col', text: s })))),
+    el('tbody', {}, ...rows.map((p) => el('tr', { 'data-last': p === last ? 'true' : null }, el('th', { scope: 'row', text: secs(p.at_s) }),
+      ...p.counts.map((c, i) => el('td', { 'data-series': tl.series[i], text: String(c) }))))));
+  return el('section', { class: 'panel', 'aria-labelledby': 'timeline-h' },
+    el('h2', { id: 'timeline-h', text: 'Nodes per stage over time' }),
+    el('p', { id: 'timeline-desc', text: 'The task\'s ' + tl.nodes + ' nodes by stage, ' + secs(last.at_s) + ' since it started' + (tl.status === 'running' ? ' (running)' : ' (' + tl.status + ')') + ': ' + (now || 'none yet') + '.' }),
+    pts.length > 1 ? stackedChart(tl) : null,
+    tl.complete ? null : el('p', { class: 'muted', text: 'Still reading the event log…' }),
+    tl.truncated ? el('p', { class: 'muted', text: 'The task has more nodes than the plot follows (100,000): the rest are not counted.' }) : null,
+    el('details', {}, el('summary', { text: 'The plot as a table' }), table));
+}
+
+// verdict says where most of the stages' median time went.
+function verdict(tl) {
+  let hw = 0; let own = 0;
+  for (const s of tl.stages) { hw += s.done * s.provisioner.p50_s; own += s.done * s.slipway.p50_s; }
+  if (hw + own === 0) return 'No stage has ended yet.';
+  const share = Math.round(100 * hw / (hw + own));
+  return (share >= 50 ? 'Mostly waiting on the provisioner (MAAS) or the hardware: ' : 'Mostly Slipway\'s own time (limits, configure calls, store writes): ') +
+    share + '% of the stages\' median time was the wait on them, ' + (100 - share) + '% Slipway\'s.';
+}
+
+function stageTimesPanel(tl) {
+  const pair = (p) => secs(p.p50_s) + ' / ' + secs(p.p95_s);
+  const bar = (s) => {
+    const t = s.total.p50_s || 1; const hw = Math.min(100, 100 * s.provisioner.p50_s / t);
+    return el('div', { class: 'bar split', role: 'img', 'aria-label': Math.round(hw) + '% waiting on the provisioner or hardware' },
+      el('span', { class: 'hw', style: 'width:' + hw + '%' }), el('span', { class: 'own', style: 'width:' + (100 - hw) + '%' }));
+  };
+  const head = ['stage', 'nodes done', 'total p50 / p95', 'provisioner or hardware p50 / p95', 'Slipway p50 / p95', 'median split'];
+  return el('section', { class: 'panel', 'aria-labelledby': 'stage-times-h' },
+    el('h2', { id: 'stage-times-h', text: 'Where the time goes' }),
+    el('p', { id: 'timeline-verdict', text: verdict(tl) }),
+    el('p', { class: 'legend' }, el('span', { class: 'swatch hw' }), 'waiting on the provisioner (MAAS) or hardware: a machine\'s phase, a BMC\'s power action ',
+      el('span', { class: 'swatch own' }), 'Slipway\'s own: limits, configure calls, store writes'),
+    tl.stages.length === 0 ? el('p', { class: 'muted', text: 'No stage has ended yet.' }) :
+      el('table', { id: 'stage-times' }, el('caption', { text: 'Stage durations over the nodes that left each stage' }),
+        el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { scope: 'col', text: h })))),
+        el('tbody', {}, ...tl.stages.map((s) => el('tr', { 'data-stage': s.stage }, el('th', { scope: 'row', text: s.stage }), el('td', { text: String(s.done) }),
+          el('td', { text: pair(s.total) }), el('td', { class: 'hw-p', 'data-p50': String(s.provisioner.p50_s), text: pair(s.provisioner) }),
+          el('td', { text: pair(s.slipway) }), el('td', {}, bar(s)))))));
 }
 
 function newTaskForm() {
