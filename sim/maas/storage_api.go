@@ -24,6 +24,7 @@ import (
 // changes need a Ready machine; format, unformat, mount and unmount are also
 // allowed on an Allocated one.
 func (s *Server) routesStorage() {
+	s.handle("POST", "/machines/", "clone", (*Server).machinesClone) // storage_clone.go
 	const bds = "/nodes/{system_id}/blockdevices/"
 	s.handle("GET", bds, "", s.withMachine((*Server).blockDevicesRead))
 	s.handle("POST", bds, "", s.withMachine((*Server).blockDevicesCreate))
