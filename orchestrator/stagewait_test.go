@@ -17,6 +17,7 @@ import (
 // and no longer than the stage lasted by the events; the configure
 // stage, which never waits on the machine, says nothing.
 func TestTransitionCarriesProvisionerWait(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	env := startEnv(t, d, nil, nil, nil)
 	e := engine(t, env)

@@ -26,6 +26,7 @@ import (
 // time each machine spent deploying, which no orchestrator can shorten).
 // The view passes axe-core; its screenshot goes to SLIPWAY_SCREENSHOTS.
 func TestTaskTimelineView(t *testing.T) {
+	t.Parallel()
 	srv := apitest.Start(t, apitest.WithSeed(4), apitest.WithConfig(func(c *api.Config) { c.UI = ui.Handler() }))
 	b := newBrowser(t)
 	names := designtest.Example(t).NodeNames()
