@@ -49,7 +49,37 @@ type readCache struct {
 	devices  map[string]cachedDevices
 	lists    map[string]cachedList
 	flight   singleflight.Group
-	puts     int // machines put since the last sweep of old entries
+	// aged: the machines and devices put, oldest first; each put drops
+	// the entries that aged out before it (memory: the cache holds what
+	// was read within its TTLs, not every machine ever read).
+	aged, agedDevices ageQueue
+}
+
+// ageQueue is a first-in first-out list of the keys put, with when.
+type ageQueue struct {
+	keys []string
+	at   []time.Time
+	head int
+}
+
+func (q *ageQueue) push(key string, at time.Time) {
+	if q.head > 0 && q.head >= len(q.keys)/2 { // reuse the front
+		n := copy(q.keys, q.keys[q.head:])
+		copy(q.at, q.at[q.head:])
+		clear(q.keys[n:])
+		q.keys, q.at, q.head = q.keys[:n], q.at[:n], 0
+	}
+	q.keys, q.at = append(q.keys, key), append(q.at, at)
+}
+
+// expire pops the keys put before cutoff and calls drop with each and
+// when it was put.
+func (q *ageQueue) expire(cutoff time.Time, drop func(key string, at time.Time)) {
+	for q.head < len(q.keys) && q.at[q.head].Before(cutoff) {
+		drop(q.keys[q.head], q.at[q.head])
+		q.keys[q.head] = ""
+		q.head++
+	}
 }
 
 type cachedMachine struct {
@@ -131,14 +161,11 @@ func (c *readCache) putRead(since uint64, ms []mMachine, missing part) {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.puts += len(ms); c.puts > 1024 && c.puts > len(c.machines)/2 { // drop what aged out (memory)
-		c.puts = 0
-		for id, e := range c.machines {
-			if now.Sub(e.at) > c.machineTTL {
-				delete(c.machines, id)
-			}
+	c.aged.expire(now.Add(-c.machineTTL), func(id string, at time.Time) {
+		if e, ok := c.machines[id]; ok && !e.at.After(at) { // not put again since
+			delete(c.machines, id)
 		}
-	}
+	})
 	for i := range ms {
 		id := ms[i].SystemID
 		if id == "" || c.dropped[id] > since {
@@ -159,6 +186,7 @@ func (c *readCache) putRead(since uint64, ms []mMachine, missing part) {
 			}
 		}
 		c.machines[id] = cachedMachine{m: ms[i], at: now, stale: stale}
+		c.aged.push(id, now)
 	}
 }
 
@@ -182,11 +210,39 @@ func (c *readCache) putDevices(since uint64, id string, nds []nodeDevice) {
 	if !c.enabled() {
 		return
 	}
+	now := time.Now()
+	kept := compactDevices(nds)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.agedDevices.expire(now.Add(-c.deviceTTL), func(id string, at time.Time) {
+		if e, ok := c.devices[id]; ok && !e.at.After(at) {
+			delete(c.devices, id)
+		}
+	})
 	if c.dropped["devices:"+id] <= since {
-		c.devices[id] = cachedDevices{nds: nds, at: time.Now(), since: since}
+		c.devices[id] = cachedDevices{nds: kept, at: now, since: since}
+		c.agedDevices.push(id, now)
 	}
+}
+
+// compactDevices is what the cache keeps of a machine's node devices:
+// what resolving device aliases reads of them (byNodeDevices: the PCI
+// address, the interface's ID, name and MAC, the disk's ID and name), not
+// the whole interface and disk objects MAAS sends with each, which
+// held most of the cache's memory while thousands of machines waited
+// between their inventory and their configure stage.
+func compactDevices(nds []nodeDevice) []nodeDevice {
+	out := make([]nodeDevice, len(nds))
+	for i, nd := range nds {
+		out[i].PCIAddress = nd.PCIAddress
+		if nd.Interface != nil {
+			out[i].Interface = &mInterface{ID: nd.Interface.ID, Name: nd.Interface.Name, MAC: nd.Interface.MAC}
+		}
+		if nd.Disk != nil {
+			out[i].Disk = &mBlockDevice{ID: nd.Disk.ID, Name: nd.Disk.Name}
+		}
+	}
+	return out
 }
 
 // forgetDevices drops a machine's node devices: the next read asks MAAS
@@ -351,6 +407,11 @@ func (c *readCache) wroteMachine(parts []string, op string, params url.Values) {
 	}
 	for _, id := range params["system_id"] { // allocate
 		c.drop(id)
+	}
+	if op == "clone" { // the destinations' storage (interfaces too when asked)
+		for _, id := range params["destinations"] {
+			c.touch(id, partStorage|partInterfaces)
+		}
 	}
 }
 

@@ -770,7 +770,7 @@ func bondParams(l drivers.Link) map[string]string {
 }
 
 func bondMatches(b *mInterface, want map[string]string) bool {
-	have, _ := b.Params.(map[string]any)
+	have := b.Params.Map()
 	for k, v := range want {
 		if fmt.Sprint(have[k]) != v {
 			return false

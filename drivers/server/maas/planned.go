@@ -97,7 +97,7 @@ func (r *netRun) bonded(in drivers.Interface, pnames []string, params map[string
 	for k, v := range params {
 		have[k] = v
 	}
-	b.Params = have
+	b.Params = paramsOf(have)
 	for i := range r.ifaces {
 		if !slices.Contains(pnames, r.ifaces[i].Name) {
 			continue

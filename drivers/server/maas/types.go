@@ -1,5 +1,11 @@
 package maas
 
+import (
+	"bytes"
+
+	segjson "github.com/segmentio/encoding/json"
+)
+
 // The parts of MAAS's JSON the driver reads.
 
 type mMachine struct {
@@ -46,7 +52,7 @@ type mInterface struct {
 	Parents  []string       `json:"parents"`
 	Children []string       `json:"children"`
 	MTU      int            `json:"effective_mtu"`
-	Params   any            `json:"params"`
+	Params   mParams        `json:"params"`
 	VLAN     *mVLAN         `json:"vlan"`
 	Links    []mLink        `json:"links"`
 	Enabled  bool           `json:"enabled"`
@@ -107,3 +113,50 @@ type mFS struct {
 	Label      *string `json:"label"`
 	MountOpts  *string `json:"mount_options"`
 }
+
+// mParams is an interface's params as MAAS sends them, kept as their
+// JSON until read: only a bond's are ever compared (bondMatches), and a
+// machine's dozen interfaces each decoded into a map were most of what a
+// cached machine held. An empty object (or MAAS's "" for none) keeps
+// nothing.
+type mParams struct {
+	raw []byte         // the JSON object, when not empty
+	m   map[string]any // what the driver set (planned bonds), or raw decoded
+}
+
+// UnmarshalJSON keeps a copy of the object (the decoder reuses b).
+func (p *mParams) UnmarshalJSON(b []byte) error {
+	*p = mParams{}
+	t := bytes.TrimSpace(b)
+	if len(t) == 0 || t[0] != '{' || bytes.Equal(t, []byte("{}")) {
+		return nil // "", null or {}: no params
+	}
+	p.raw = bytes.Clone(t) // the decoder delimited a whole JSON value
+	return nil
+}
+
+// MarshalJSON writes the params back as an object.
+func (p mParams) MarshalJSON() ([]byte, error) {
+	switch {
+	case p.m != nil:
+		return segjson.Marshal(p.m)
+	case p.raw != nil:
+		return p.raw, nil
+	}
+	return []byte("{}"), nil
+}
+
+// Map is the params as a map (numbers as float64, as encoding/json
+// decodes them into any); nil when there are none or they do not decode.
+func (p mParams) Map() map[string]any {
+	if p.m != nil || p.raw == nil {
+		return p.m
+	}
+	var m map[string]any
+	if segjson.Unmarshal(p.raw, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+func paramsOf(m map[string]any) mParams { return mParams{m: m} }
