@@ -285,7 +285,7 @@ func (r *nodeRun) waitStep(ctx context.Context, st step) {
 	if st.poll && r.rec.MachineID != "" {
 		// The batched poll sees the change; MaxWait is only the fallback
 		// (the driver's hint is for a caller that polls on its own).
-		m, err := r.e.poll.wait(ctx, r.ref(), r.rec.Observed, r.e.cfg.MaxWait)
+		m, err := r.e.poll.waitAt(ctx, siteOfNode(r.d, r.n), r.ref(), r.rec.Observed, r.e.cfg.MaxWait)
 		if err == nil && m.State != "" {
 			r.rec.Observed = m.State
 			r.rec.ObservedPower = orDefault(string(m.Power), r.rec.ObservedPower)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
 )
 
@@ -62,15 +63,10 @@ func newPoller(e *Engine, interval time.Duration) *poller {
 		kick: make(chan struct{}, 1), cursors: map[string]string{}, lastFull: time.Now()}
 }
 
-// wait is waitAt with the Site unknown (its changes are read from the
-// driver's only Site, else the machine is read every poll).
-func (p *poller) wait(ctx context.Context, ref drivers.NodeRef, last string, maxWait time.Duration) (drivers.Machine, error) {
-	return p.waitAt(ctx, "", ref, last, maxWait)
-}
-
 // waitAt blocks until the machine's state differs from last, maxWait
 // passes, or ctx ends. It returns the machine as the last poll saw it
-// (State "" when none did). site is the node's Site.
+// (State "" when none did). site is the node's Site ("": the driver's
+// only Site, else the machine is read every poll).
 func (p *poller) waitAt(ctx context.Context, site string, ref drivers.NodeRef, last string, maxWait time.Duration) (drivers.Machine, error) {
 	w := p.add(site, ref, last, maxWait)
 	select {
@@ -82,6 +78,14 @@ func (p *poller) waitAt(ctx context.Context, site string, ref drivers.NodeRef, l
 		p.mu.Unlock()
 		return drivers.Machine{}, ctx.Err()
 	}
+}
+
+// siteOfNode is the Site of a node of design d ("" without them).
+func siteOfNode(d *design.Design, n *design.Node) string {
+	if d == nil || n == nil {
+		return ""
+	}
+	return d.SiteNameOf(n)
 }
 
 func (p *poller) add(site string, ref drivers.NodeRef, last string, maxWait time.Duration) *waiter {
