@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"net/http"
@@ -59,7 +60,8 @@ func (ts *timelines) get(id string) *trace {
 			}
 			delete(ts.traces, oldest)
 		}
-		tr = &trace{task: id, nodes: map[string]*nodeTrace{}, index: map[string]int{seriesQueued: 0}, series: []string{seriesQueued}, runs: map[int]*stageRuns{}}
+		tr = &trace{task: id, nodes: map[string]*nodeTrace{}, index: map[string]int{seriesQueued: 0}, series: []string{seriesQueued},
+			place: []float64{0}, entered: []float64{0}, runs: map[int]*stageRuns{}}
 		ts.traces[id] = tr
 	}
 	tr.used = time.Now()
@@ -78,6 +80,8 @@ type trace struct {
 	nodes     map[string]*nodeTrace
 	series    []string       // in the order first reached
 	index     map[string]int // series -> its index
+	place     []float64      // per series: the sum of the nodes' ordinals on entering it
+	entered   []float64      // per series: how many times a node entered it
 	changes   []change       // in the log's order
 	runs      map[int]*stageRuns
 	truncated bool
@@ -85,6 +89,7 @@ type trace struct {
 
 type nodeTrace struct {
 	idx    int32
+	steps  int32 // the series it entered so far
 	series int
 	since  time.Time // when it entered its stage
 	open   bool      // in a stage it has yet to leave (not queued, ended or terminal)
@@ -197,7 +202,11 @@ func (tr *trace) move(n *nodeTrace, s string, at time.Time, open bool) {
 		i = len(tr.series)
 		tr.index[s] = i
 		tr.series = append(tr.series, s)
+		tr.place, tr.entered = append(tr.place, 0), append(tr.entered, 0)
 	}
+	tr.place[i] += float64(n.steps)
+	tr.entered[i]++
+	n.steps++
 	n.series, n.since, n.open = i, at, open
 	if len(tr.changes) >= timelineChanges {
 		tr.truncated = true
@@ -243,7 +252,9 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
-// order lists the series: queued, the stages as first reached, then the
+// order lists the series: queued, the stages in the order the nodes
+// went through them (by the mean place of each in the nodes' paths: a
+// stage some nodes skip still sorts between its neighbours), then the
 // outcomes short of the goal.
 func (tr *trace) order() []int {
 	out := make([]int, 0, len(tr.series))
@@ -252,6 +263,13 @@ func (tr *trace) order() []int {
 			out = append(out, i)
 		}
 	}
+	mean := func(i int) float64 {
+		if i == 0 || tr.entered[i] == 0 {
+			return -1 // queued first
+		}
+		return tr.place[i] / tr.entered[i]
+	}
+	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(mean(a), mean(b)) })
 	for _, s := range outcomeSeries {
 		if i, ok := tr.index[s]; ok {
 			out = append(out, i)

@@ -173,3 +173,31 @@ func BenchmarkTimelineAnswer10000(b *testing.B) {
 		tr.answer(task, true, task.Started.Add(time.Hour))
 	}
 }
+
+// TestTimelineStageOrder: a stage only some nodes go through (images)
+// sorts between its neighbours although another node reached the next
+// stage before any node reached it.
+func TestTimelineStageOrder(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	var l logOf
+	ev := func(s int, node string, stage record.Stage) {
+		l = append(l, record.Event{Seq: uint64(len(l) + 1), Time: t0.Add(time.Duration(s) * time.Second), Task: "T", Node: node, Kind: "transition", Stage: stage})
+	}
+	ev(0, "b", "configure")
+	ev(1, "b", "deploy")
+	ev(1, "a", "configure")
+	ev(2, "a", "images")
+	ev(3, "a", "deploy")
+	ev(4, "a", "deployed")
+	ev(4, "b", "deployed")
+	task := record.Task{ID: "T", Status: record.TaskRunning, Nodes: []string{"a", "b"}, Started: t0}
+	var ts timelines
+	tr := ts.get("T")
+	if _, err := tr.read(t.Context(), l, task); err != nil {
+		t.Fatal(err)
+	}
+	got := tr.answer(task, true, t0.Add(5*time.Second))
+	if want := []string{"queued", "configure", "images", "deploy", "deployed"}; !slices.Equal(got.Series, want) {
+		t.Errorf("series %v, want %v", got.Series, want)
+	}
+}
