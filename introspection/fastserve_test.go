@@ -79,3 +79,55 @@ func TestServeOverFasthttp(t *testing.T) {
 		t.Errorf("after the deployment ended: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestWellFormed: a token's form is the prefix and 43 base64url
+// characters; every other byte at any of those places, another length or
+// another prefix is refused.
+func TestWellFormed(t *testing.T) {
+	tok := TokenPrefix + strings.Repeat("Az09-_xY", 6)[:TokenLen-len(TokenPrefix)]
+	if !wellFormed(tok) {
+		t.Fatalf("%q refused", tok)
+	}
+	b64 := "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	for i := len(TokenPrefix); i < TokenLen; i++ {
+		for c := range 256 {
+			b := []byte(tok)
+			b[i] = byte(c)
+			if want := strings.IndexByte(b64, byte(c)) >= 0; wellFormed(string(b)) != want {
+				t.Fatalf("byte %#x at %d: well formed %v, want %v", c, i, !want, want)
+			}
+		}
+	}
+	for _, bad := range []string{"", tok[:TokenLen-1], tok + "A", "sni-" + tok[4:], "SNI_" + tok[4:]} {
+		if wellFormed(bad) {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestFastPathAllocatesNothing: GET /v1/self of a token whose answer is
+// cached is answered without an allocation (the request's token read in
+// place, the answer sent as cached, the headers from constant bytes), on
+// the fasthttp path Serve runs.
+func TestFastPathAllocatesNothing(t *testing.T) {
+	srv, d := boltServer(t)
+	if _, err := srv.UserData(t.Context(), d, "r01-cmp01", "1"); err != nil {
+		t.Fatal(err)
+	}
+	req := []byte("GET /v1/self HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + srv.Token("r01-cmp01", "1") + "\r\n\r\n")
+	fs := srv.fastServer()
+	c := &loopConn{reqs: [][]byte{req}, n: 2} // from the store, then cached
+	if err := fs.ServeConn(c); err != nil || c.ok != 2 {
+		t.Fatalf("%v, %d of 2 answered 200", err, c.ok)
+	}
+	const n = 200
+	allocs := testing.AllocsPerRun(5, func() {
+		c.i, c.n, c.ok = 0, n, 0
+		if err := fs.ServeConn(c); err != nil || c.ok != n {
+			t.Fatalf("%v, %d of %d answered 200", err, c.ok, n)
+		}
+	})
+	if allocs >= n/10 {
+		t.Errorf("%v allocations for %d cached answers on one connection", allocs, n)
+	}
+}

@@ -2,6 +2,7 @@ package introspection
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -227,10 +228,11 @@ func (s *Server) fastAllowed() bool {
 func (s *Server) fastSelf(w http.ResponseWriter, r *http.Request, tok string) bool {
 	buf := scratchBufs.Get().(*[]byte)
 	defer scratchBufs.Put(buf)
-	body := (*buf)[:0]
-	if !s.fastBody(r.Context(), tok, func(a []byte) { body = append(body, a...) }) {
+	sink := &bufSink{b: (*buf)[:0]}
+	if !s.fastBody(r.Context(), tok, sink) {
 		return false
 	}
+	body := sink.b
 	*buf = body
 	h := w.Header()
 	h[echo.HeaderXRequestID] = []string{newRequestID()}
@@ -242,12 +244,26 @@ func (s *Server) fastSelf(w http.ResponseWriter, r *http.Request, tok string) bo
 	return true
 }
 
-// fastBody hands put (which copies it, and does no I/O) the token's
-// /v1/self answer: the cached one, or, for a token not cached, the one
-// its stored record carries, read in place (answerFromStore), else the
-// one authenticateToken finds. false when the token does not
-// authenticate or anything panicked (echo then answers).
-func (s *Server) fastBody(ctx context.Context, tok string, put func([]byte)) (ok bool) {
+// answerSink takes a /v1/self answer: kept, it is immutable and may be
+// kept as it is; else it is lent (by the store) and must be copied. put
+// does no I/O.
+type answerSink interface {
+	put(answer []byte, kept bool)
+}
+
+// bufSink is an answerSink that appends to b.
+type bufSink struct{ b []byte }
+
+func (k *bufSink) put(a []byte, _ bool) { k.b = append(k.b, a...) }
+
+// fastBody hands sink the token's /v1/self answer: the cached one, or,
+// for a token not cached, the one its stored record carries, read in
+// place (answerFromStore), else the one authenticateHashed finds. The
+// token is checked for form and hashed once, and the cache looked up
+// once. false when the token does not authenticate or anything panicked
+// (echo then answers). tok is only read, never kept (the fasthttp path
+// lends it from the request's buffer).
+func (s *Server) fastBody(ctx context.Context, tok string, sink answerSink) (ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			ok = false
@@ -257,30 +273,20 @@ func (s *Server) fastBody(ctx context.Context, tok string, put func([]byte)) (ok
 		return false
 	}
 	h := hashOf(tok)
-	if _, cached := s.tokens.get(h); !cached && !s.tokens.seenOnce(h) && s.answerFromStore(ctx, tok, h, put) {
-		return true // a token's first answer; its second is cached (authenticateToken)
+	ss, cached := s.tokens.get(h)
+	if cached && subtle.ConstantTimeCompare(ss.hash[:], h[:]) == 1 {
+		sink.put(s.answer(ss).body, true)
+		return true
 	}
-	a := s.fastAnswer(ctx, tok)
-	if a == nil {
+	if !cached && !s.tokens.seenOnce(h) && s.answerFromStore(ctx, tok, h, sink) {
+		return true // a token's first answer; its second is cached (authenticateHashed)
+	}
+	ss, err := s.authenticateHashed(ctx, tok, h, false)
+	if err != nil {
 		return false
 	}
-	put(a.body)
+	sink.put(s.answer(ss).body, true)
 	return true
-}
-
-// fastAnswer is the token's /v1/self answer; nil when the token does not
-// authenticate or anything panicked (echo then answers the request).
-func (s *Server) fastAnswer(ctx context.Context, tok string) (a *selfAnswer) {
-	defer func() {
-		if p := recover(); p != nil {
-			a = nil
-		}
-	}()
-	ss, err := s.authenticateToken(ctx, tok, false)
-	if err != nil {
-		return nil
-	}
-	return s.answer(ss)
 }
 
 const (
@@ -304,10 +310,20 @@ func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func newRequestID() string {
-	var b [12]byte
-	binary.LittleEndian.PutUint64(b[:8], mrand.Uint64())
-	binary.LittleEndian.PutUint32(b[8:], mrand.Uint32())
-	return hex.EncodeToString(b[:])
+	var b [2 * requestIDLen]byte
+	return string(appendRequestID(b[:0]))
+}
+
+// requestIDLen is the length of a request ID in bytes (in hex, twice
+// that).
+const requestIDLen = 12
+
+// appendRequestID appends a new request ID, in hex, to b.
+func appendRequestID(b []byte) []byte {
+	var r [requestIDLen]byte
+	binary.LittleEndian.PutUint64(r[:8], mrand.Uint64())
+	binary.LittleEndian.PutUint32(r[8:], mrand.Uint32())
+	return hex.AppendEncode(b, r[:])
 }
 
 // noStore is every answer's Cache-Control (shared: a header value slice

@@ -128,13 +128,23 @@ func wellFormed(s string) bool {
 	if len(s) != TokenLen || !strings.HasPrefix(s, TokenPrefix) {
 		return false
 	}
+	var bad uint8 // no branch a character: a token's are random
 	for i := len(TokenPrefix); i < len(s); i++ {
-		if c := s[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
+		bad |= notBase64URL[s[i]]
+	}
+	return bad == 0
+}
+
+// notBase64URL is 1 at the bytes that are not base64url characters
+// (A-Z, a-z, 0-9, '-' and '_').
+var notBase64URL = func() (t [256]uint8) {
+	for c := range t {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			t[c] = 1
 		}
 	}
-	return true
-}
+	return t
+}()
 
 // checkName rejects a node or deployment name that could make two
 // (node, deployment) pairs derive the same token, or break a record key.
@@ -381,15 +391,15 @@ func (s *Server) derives(rec tokenRecord, presented string) bool {
 	return subtle.ConstantTimeCompare(want[:], unsafe.Slice(unsafe.StringData(presented), len(presented))) == 1
 }
 
-// answerFromStore hands copy the /v1/self answer of a presented token
-// straight from its stored record, inside the store's read (copy must
-// copy what it keeps and do no I/O), once the record checks against the
-// key. Nothing is cached: a token's first answer keeps no copy in
-// memory, its next request caches one (authenticateToken). false when the
+// answerFromStore hands sink the /v1/self answer of a presented token
+// straight from its stored record, lent (not kept), inside the store's
+// read, once the record checks against the key. Nothing is cached: a
+// token's first answer keeps no copy in memory, its next request caches
+// one (authenticateToken). false when the
 // store lends no records, the record is absent, carries no answer of this
 // render version, or does not check (the caller's other path then
 // answers, and logs, those).
-func (s *Server) answerFromStore(ctx context.Context, presented string, h tokenHash, copy func([]byte)) bool {
+func (s *Server) answerFromStore(ctx context.Context, presented string, h tokenHash, sink answerSink) bool {
 	if s.viewer == nil {
 		return false
 	}
@@ -399,8 +409,10 @@ func (s *Server) answerFromStore(ctx context.Context, presented string, h tokenH
 	_ = s.viewer.ViewRecord(ctx, collTokens, string(key[:]), func(v []byte) error {
 		var rec tokenRecord
 		cut, answer, ok := cutSelf(v)
-		if ok && answer != nil && decodeRecordOpen(string(v[:cut]), &rec) && s.derives(rec, presented) {
-			copy(answer)
+		// The record's strings are views of the stored bytes, not copies:
+		// rec is only read here, inside the store's read.
+		if ok && answer != nil && decodeRecordOpen(unsafe.String(unsafe.SliceData(v), cut), &rec) && s.derives(rec, presented) {
+			sink.put(answer, false)
 			served = true
 		}
 		return nil
@@ -423,7 +435,12 @@ func (s *Server) authenticateToken(ctx context.Context, presented string, withDe
 	if !wellFormed(presented) {
 		return nil, errUnauthorized
 	}
-	h := hashOf(presented)
+	return s.authenticateHashed(ctx, presented, hashOf(presented), withDesign)
+}
+
+// authenticateHashed is authenticateToken of a well-formed token whose
+// hash h is known.
+func (s *Server) authenticateHashed(ctx context.Context, presented string, h tokenHash, withDesign bool) (*session, error) {
 	if ss, ok := s.tokens.get(h); ok && subtle.ConstantTimeCompare(ss.hash[:], h[:]) == 1 {
 		if withDesign && ss.d == nil {
 			return s.addDesign(ctx, ss)
