@@ -34,8 +34,14 @@ func TestTaskTimelineView(t *testing.T) {
 	b.run(t, "prepare the site", 30*time.Second, startTask(srv.URL, "prepare_site"))
 	waitTasksDone(t, b)
 	b.run(t, "start the deploy", 30*time.Second, startTask(srv.URL, "deploy_nodes"))
-	id := eval[string](t, b, `fetch('/api/v1/tasks?limit=1&action=deploy_nodes', {headers: {Authorization: 'Bearer ' + sessionStorage.getItem('slipway.token')}})
-		.then(r => r.json()).then(p => p.items[0].id)`)
+	id := ""
+	for deadline := time.Now().Add(30 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		id = eval[string](t, b, `fetch('/api/v1/tasks?limit=1&action=deploy_nodes', {headers: {Authorization: 'Bearer ' + sessionStorage.getItem('slipway.token')}})
+			.then(r => r.json()).then(p => p.items.length ? p.items[0].id : '')`) // the page's POST may still be on its way
+	}
+	if id == "" {
+		t.Fatal("no deploy task 30 s after the page started one")
+	}
 	b.run(t, "open the task from its row", 30*time.Second,
 		chromedp.Navigate(srv.URL+"/ui/#/tasks"),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#tasks a[href="#/tasks/%s"]`, id))),
