@@ -20,6 +20,7 @@ import (
 // allocates it); identify again finds it by hostname; no match waits,
 // naming the constraints; release takes the claim tag away.
 func TestIdentifyChoosesByConstraints(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 3})
 	d := newTestDriver(t, l, nil)
 	ms := l.Machines()
@@ -88,6 +89,7 @@ func TestIdentifyChoosesByConstraints(t *testing.T) {
 // TestIdentifyChoosesDifferentMachines: unpinned nodes identified at the
 // same time by one driver never claim the same machine.
 func TestIdentifyChoosesDifferentMachines(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 4})
 	d := newTestDriver(t, l, nil)
 	for _, m := range l.Machines() {

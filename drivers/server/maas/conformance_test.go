@@ -11,6 +11,7 @@ import (
 // TestConformance runs the driver conformance suite against the lab's MAAS,
 // with a lab machine the driver enlists by its boot MAC.
 func TestConformance(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 1})
 	m := l.Machines()[0]
 	node := drivers.Node{NodeRef: drivers.NodeRef{Name: m.Name}, Hostname: m.Name,

@@ -68,6 +68,7 @@ func TestUploadAcrossRegions(t *testing.T) {
 // with three region controllers (an upload completes when the others
 // copied it).
 func TestImagesConformanceRegions(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	driverstest.RunImages(t, func(t *testing.T) driverstest.ImagesLab {
 		l := regionsLab(t)
 		d := newTestDriver(t, l, nil)

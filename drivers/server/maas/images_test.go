@@ -103,6 +103,7 @@ func imagesLab(t *testing.T) (driverstest.ImagesLab, *lab.Lab, *Driver) {
 // TestImagesConformance runs the images conformance suite against the
 // lab's MAAS; each outcome is read from the lab's own boot resources.
 func TestImagesConformance(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	driverstest.RunImages(t, func(t *testing.T) driverstest.ImagesLab {
 		il, _, _ := imagesLab(t)
 		return il
@@ -302,6 +303,7 @@ func uploadAll(t *testing.T, d *Driver, ref drivers.ImageRef, content []byte) {
 // not the newer incomplete one); an image MAAS does not have at all is
 // refused (400 on distro_series) and the machine is not deployed.
 func TestDeployCustomImage(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 2})
 	d := newTestDriver(t, l, nil)
 	content, ref := testImage(drivers.ImageChunkSize + 5)

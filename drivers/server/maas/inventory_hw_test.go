@@ -13,6 +13,7 @@ import (
 // lab machine really has, read from MAAS's machine, node devices and
 // commissioning details (lshw, lldp).
 func TestInventoryHardware(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 1})
 	d := newTestDriver(t, l, nil)
 	lm := l.Machines()[0]

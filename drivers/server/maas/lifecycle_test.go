@@ -193,6 +193,7 @@ func TestPrepareSiteTwice(t *testing.T) {
 // TestLifecycle takes generic lab machines through identify, commission,
 // deploy, status, owned, recover and release.
 func TestLifecycle(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 3})
 	d := newTestDriver(t, l, nil)
 	ms := l.Machines()
@@ -358,6 +359,7 @@ func enlistAndIdentify(t *testing.T, d *Driver, m *lab.Machine) drivers.Node {
 }
 
 func TestFailCommissioningAfterRetries(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 1, Faults: &maas.Faults{Machines: map[string]maas.MachineFaults{"lab-0001": {FailCommissioning: 10}}}})
 	d := newTestDriver(t, l, map[string]string{SettingCommissionRetries: "2"})
 	n := enlistAndIdentify(t, d, l.Machines()[0])
@@ -375,6 +377,7 @@ func TestFailCommissioningAfterRetries(t *testing.T) {
 // Failed, and stays so for the same budget; an operator's retry opens a
 // fresh budget (NodeRef.BudgetFrom) and the machine commissions again.
 func TestCommissionBudgetFrom(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 1, Faults: &maas.Faults{Machines: map[string]maas.MachineFaults{"lab-0001": {FailCommissioning: 3}}}})
 	d := newTestDriver(t, l, map[string]string{SettingCommissionRetries: "1"})
 	n := enlistAndIdentify(t, d, l.Machines()[0])
@@ -397,6 +400,7 @@ func TestCommissionBudgetFrom(t *testing.T) {
 }
 
 func TestCommissionRetrySucceeds(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 1, Faults: &maas.Faults{Machines: map[string]maas.MachineFaults{"lab-0001": {FailCommissioning: 1}}}})
 	d := newTestDriver(t, l, nil)
 	n := enlistAndIdentify(t, d, l.Machines()[0])
@@ -433,6 +437,7 @@ func TestDeployFailures(t *testing.T) {
 }
 
 func TestBMCUnreachable(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 1, Faults: &maas.Faults{Machines: map[string]maas.MachineFaults{"lab-0001": {BMCUnreachable: true}}}})
 	d := newTestDriver(t, l, map[string]string{SettingRetries: "1"})
 	m := l.Machines()[0]

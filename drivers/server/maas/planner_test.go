@@ -395,6 +395,7 @@ func withBondMTU(n drivers.Node, mtu int) drivers.Node {
 // machine MAAS does not know, is not found; more nodes than a batch are
 // read in ceil(n/planBatch) machine reads, the plans in the nodes' order.
 func TestPlanNodesUnknownAndBatched(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{})
 	const count = planBatch*2 + 1
 	nodes := []drivers.Node{{NodeRef: drivers.NodeRef{Name: "none"}}, {NodeRef: drivers.NodeRef{Name: "gone", MachineID: "xyz123"}}}
@@ -514,6 +515,7 @@ func siteObjects(t *testing.T, drv *Driver) map[string][]string {
 // engine makes it a reason to redeploy); the ownership marker removed
 // behind the driver's back is planned and, repaired, planned no more.
 func TestPlanNodesDeployed(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	d := cfgDesign(t)
 	l, drv := cfgLab(t, d)
 	const name = "r01-cmp01"

@@ -14,6 +14,7 @@ import (
 // design's BMC as its power parameters, and MAAS can then power it (the
 // lab's power driver checks address and credentials).
 func TestIdentifySetsPowerParameters(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 1})
 	d := newTestDriver(t, l, nil)
 	m := l.Machines()[0]

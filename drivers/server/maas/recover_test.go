@@ -32,6 +32,7 @@ func nextSecond() { time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(t
 // TestRecoverRescueDeployed: a deployed node goes into rescue mode and
 // back to its OS; each action is Done when asked again.
 func TestRecoverRescueDeployed(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 1})
 	d := newTestDriver(t, l, nil)
 	n := commissioned(t, d, l.Machines()[0])
@@ -72,6 +73,7 @@ func TestRecoverRescueDeployed(t *testing.T) {
 // MAAS's reason, and stays so; exit-rescue returns the machine to Ready,
 // and a fresh budget (BudgetFrom) tries the rescue again.
 func TestRecoverRescueFails(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 1, Faults: &maas.Faults{Machines: map[string]maas.MachineFaults{"lab-0001": {FailRescue: 1}}}})
 	d := newTestDriver(t, l, nil)
 	n := commissioned(t, d, l.Machines()[0])
@@ -95,6 +97,7 @@ func TestRecoverRescueFails(t *testing.T) {
 // asked again they are not run again; a failed run is Failed testing with
 // MAAS's reason until a fresh budget runs them again.
 func TestRecoverTest(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 2, Faults: &maas.Faults{Machines: map[string]maas.MachineFaults{"lab-0002": {FailTesting: 1}}}})
 	d := newTestDriver(t, l, nil)
 	good, bad := commissioned(t, d, l.Machines()[0]), commissioned(t, d, l.Machines()[1])
@@ -138,6 +141,7 @@ func TestRecoverTest(t *testing.T) {
 // TestRecoverMarkBroken: MAAS lets only the owner mark a machine broken;
 // ours is marked (and released on the way), and mark-fixed brings it back.
 func TestRecoverMarkBroken(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 1})
 	d := newTestDriver(t, l, nil)
 	n := commissioned(t, d, l.Machines()[0])
@@ -162,6 +166,7 @@ func TestRecoverMarkBroken(t *testing.T) {
 // it is Done); one another agent allocated is refused; one of ours with
 // an operation running is Failed until it ends.
 func TestRecoverDelete(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 3})
 	d := newTestDriver(t, l, nil)
 	ms := l.Machines()
@@ -260,6 +265,7 @@ func eventsOf(t *testing.T, d *Driver, id string) []mEvent {
 // state): exit-rescue is Failed naming what to do, and so it stays
 // without a fresh budget. Rescue is refused while an operation runs.
 func TestRecoverRescueAllocated(t *testing.T) {
+	t.Parallel() // waits on the lab (main_test.go)
 	l := startLab(t, lab.Config{Machines: 2})
 	d := newTestDriver(t, l, nil)
 	n := commissioned(t, d, l.Machines()[0])
