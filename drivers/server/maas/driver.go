@@ -50,6 +50,9 @@ type Driver struct {
 	lookups    batch.Batcher[string, []mMachine] // identify.go: machines by hostname or MAC
 	claimMu    sync.Mutex                        // identify.go: one choice by constraints at a time (claimBy)
 	uploads    sync.Map                          // images_upload.go: "resourceID/fileID" -> the SHA-256 of its content
+	// storageSources: machines whose storage is the design's, to clone
+	// (storage_clone.go).
+	storageSources storageTemplates
 }
 
 // NewDriver configures a driver from its settings and the API key secret.

@@ -54,53 +54,72 @@ func delta(after, before map[string]int) map[string]int {
 	return out
 }
 
-// nodePhases runs one generated node through the driver calls the engine
+// nodePhases runs a generated node through the driver calls the engine
 // makes for a deploy (identify, commission, inventory, the configure
 // stage's status read, networking, storage, platform, deploy) and answers
-// the lab's requests of each phase by kind.
-func nodePhases(t *testing.T) (map[string]map[string]int, *lab.Lab, *Driver, drivers.Node) {
+// the lab's requests of each phase by kind. A second node of the same
+// hardware is commissioned beside it and configured after it: its
+// storage is phase "storage2".
+func nodePhases(t *testing.T) (map[string]map[string]int, *lab.Lab, *Driver, []drivers.Node) {
 	t.Helper()
-	d := genDesign(t, 1)
+	d := genDesign(t, 2)
 	l, drv := cfgLab(t, d)
 	cfgSubnets(t, drv, driverspec.Site(d))
-	var name string
-	for k := range d.Nodes {
-		name = k
+	names := slices.Sorted(maps.Keys(d.Nodes))
+	var nodes []drivers.Node
+	for _, name := range names {
+		nodes = append(nodes, driverspec.Node(d, d.Nodes[name], ""))
+		pxeBoot(l.Machine(name))
 	}
-	n := driverspec.Node(d, d.Nodes[name], "")
-	pxeBoot(l.Machine(name))
 	out := map[string]map[string]int{}
 	phase := func(what string, fn func()) {
 		before := kinds(l)
 		fn()
 		out[what] = delta(kinds(l), before)
 	}
-	phase("identify", func() { n.MachineID = identify(t, drv, n).MachineID })
+	n := &nodes[0]
+	phase("identify", func() { n.MachineID = identify(t, drv, *n).MachineID })
+	nodes[1].MachineID = identify(t, drv, nodes[1]).MachineID
+	if _, err := drv.Commission(t.Context(), nodes[1].NodeRef); err != nil { // both commission at once
+		t.Fatal(err)
+	}
 	phase("commission", func() {
 		mustDone(t, "Commission", func(ctx context.Context) (drivers.Result, error) { return drv.Commission(ctx, n.NodeRef) })
 	})
 	phase("inventory", func() {
-		if _, err := drv.Inventory(t.Context(), n); err != nil {
+		if _, err := drv.Inventory(t.Context(), *n); err != nil {
 			t.Fatal(err)
 		}
 	})
-	phase("configure", func() {
-		if _, err := drv.Status(t.Context(), []drivers.NodeRef{n.NodeRef}); err != nil {
-			t.Fatal(err)
-		}
-		mustDone(t, "ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyNetworking(ctx, n) })
-		mustDone(t, "ApplyStorage", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyStorage(ctx, n) })
-		mustDone(t, "ApplyPlatform", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyPlatform(ctx, n) })
-	})
+	phase("configure", func() { configureNode(t, drv, *n, nil) })
 	phase("deploy", func() {
-		if r, err := drv.Deploy(t.Context(), n, drivers.Deployment{}); err != nil || r.Status == drivers.StatusFailed {
+		if r, err := drv.Deploy(t.Context(), *n, drivers.Deployment{}); err != nil || r.Status == drivers.StatusFailed {
 			t.Fatalf("Deploy: %+v %v", r, err)
 		}
 	})
-	for _, p := range []string{"identify", "commission", "inventory", "configure", "deploy"} {
+	mustDone(t, "Commission", func(ctx context.Context) (drivers.Result, error) { return drv.Commission(ctx, nodes[1].NodeRef) })
+	configureNode(t, drv, nodes[1], func(fn func()) { phase("storage2", fn) })
+	for _, p := range []string{"identify", "commission", "inventory", "configure", "deploy", "storage2"} {
 		t.Logf("%s: %v", p, out[p])
 	}
-	return out, l, drv, n
+	return out, l, drv, nodes
+}
+
+// configureNode runs the configure stage's calls on n; storage, when not
+// nil, wraps its storage step.
+func configureNode(t *testing.T, drv *Driver, n drivers.Node, storage func(func())) {
+	t.Helper()
+	if storage == nil {
+		storage = func(fn func()) { fn() }
+	}
+	if _, err := drv.Status(t.Context(), []drivers.NodeRef{n.NodeRef}); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, "ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyNetworking(ctx, n) })
+	storage(func() {
+		mustDone(t, "ApplyStorage", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyStorage(ctx, n) })
+	})
+	mustDone(t, "ApplyPlatform", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyPlatform(ctx, n) })
 }
 
 // polls leaves out the reads a waiting step repeats (the machine's state
@@ -119,7 +138,8 @@ func withoutPolls(k map[string]int) map[string]int {
 // driver made a moment before, counted by the lab by kind. Each subtest
 // is one cut (issue #39) and failed before it.
 func TestNodeRequestsByKind(t *testing.T) {
-	ph, l, drv, n := nodePhases(t)
+	t.Parallel()
+	ph, l, drv, nodes := nodePhases(t)
 	cfg := withoutPolls(ph["configure"])
 	none := func(t *testing.T, k string) {
 		if cfg[k] != 0 {
@@ -136,7 +156,25 @@ func TestNodeRequestsByKind(t *testing.T) {
 	// Storage takes the volume group the LVM layout made from the
 	// layout's answer (it read the volume groups after the layout).
 	t.Run("LayoutNoVGRead", func(t *testing.T) { none(t, "GET /nodes/{node}/volume-groups/") })
-	t.Run("StorageAsDesigned", func(t *testing.T) { storageAsDesigned(t, l, drv, n) })
+	t.Run("StorageAsDesigned", func(t *testing.T) { storageAsDesigned(t, l, drv, nodes[0]) })
+	// The second node of the same hardware gets its storage by MAAS's
+	// clone of the first's and one read to check it (it was built like
+	// the first's: the layout, then each logical volume created,
+	// formatted and mounted), and it is the design's in the lab's view.
+	t.Run("StorageByClone", func(t *testing.T) {
+		want := map[string]int{"POST /machines/?op=clone": 1, "GET /machines/{machine}/": 1}
+		if got := ph["storage2"]; !maps.Equal(got, want) {
+			t.Errorf("second node's storage: requests %v, want %v", got, want)
+		}
+		storageAsDesigned(t, l, drv, nodes[1])
+		w0, _ := cfgWrites(l)
+		if r, err := drv.ApplyStorage(t.Context(), nodes[1]); err != nil || !strings.Contains(r.Message, "already configured") {
+			t.Errorf("storage again: %+v %v", r, err)
+		}
+		if w1, _ := cfgWrites(l); w1 != w0 {
+			t.Errorf("storage again wrote %d times", w1-w0)
+		}
+	})
 	// Inventory reads the machine, its node devices and its
 	// commissioning details once each (it read the machine and the node
 	// devices twice).

@@ -142,11 +142,24 @@ func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Resu
 	if err != nil {
 		return drivers.Result{}, err
 	}
+	key, cloneable := cloneKey(m, n, &plan)
 	if diff == "" {
+		if cloneable {
+			d.storageSources.put(key, id)
+		}
 		return drivers.Done("storage of machine %s already configured", id), nil
+	}
+	if cloneable {
+		done, cloned, err := d.storageByClone(ctx, m, &plan, key)
+		if err != nil || cloned {
+			return done.result("storage", id), err
+		}
 	}
 	if params, rest, ok := plan.lvmLayout(m); ok {
 		done, applied, err := d.applyLVMLayout(ctx, id, &plan, params, rest)
+		if err == nil && applied && cloneable {
+			d.storageSources.put(key, id)
+		}
 		if err != nil || applied {
 			return done.result("storage", id), err
 		}
