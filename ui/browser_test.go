@@ -126,6 +126,7 @@ func confirmClick(xpath string) chromedp.Action[chromedp.Void] {
 // URL the page requested holds a token. Screenshots of the site and node
 // views go to SLIPWAY_SCREENSHOTS (make screenshots: docs/images).
 func TestDashboard(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	names := d.NodeNames()
 	failing := names[len(names)-1]
@@ -283,6 +284,7 @@ func checkAccessibility(t *testing.T, b *browser, what string) {
 // audit view gets the API's refusal as its problem detail says (title,
 // detail, request ID).
 func TestDashboardViews(t *testing.T) {
+	t.Parallel()
 	srv := apitest.Start(t, apitest.WithSeed(5), apitest.WithConfig(func(c *api.Config) { c.UI = ui.Handler() }))
 	b := newBrowser(t)
 	names := designtest.Example(t).NodeNames()

@@ -25,6 +25,7 @@ import (
 // on the switch behind Slipway's back how it differs; a node the design
 // cables to nothing says so. Both pass axe-core.
 func TestNodeViewShowsPorts(t *testing.T) {
+	t.Parallel()
 	net := fake.NewNetwork(fake.Script{})
 	var d *design.Design
 	srv := apitest.Start(t, apitest.WithSeed(21), apitest.WithConfig(func(c *api.Config) { c.UI = ui.Handler() }),

@@ -53,6 +53,7 @@ func exampleFiles(t *testing.T, node string) map[string]string {
 // current revision is then that commit's. A viewer gets no approve
 // button. Both views pass axe-core.
 func TestDesignsViewShowsGit(t *testing.T) {
+	t.Parallel()
 	up := gittest.NewUpstream(t)
 	daemon := gittest.StartDaemon(t, up.Root)
 	app := &api.GitApplier{}

@@ -215,6 +215,7 @@ func checkHeld(t *testing.T, r shownImage, im *design.Image, views []fake.ImageV
 // names its image; a viewer is offered no Sync. Every state shown is
 // checked against the fake provisioner's own view (checkShown).
 func TestImagesView(t *testing.T) {
+	t.Parallel()
 	srvImg := &gatedImages{Server: fake.NewServer(fake.Script{})}
 	var d *design.Design
 	srv := apitest.Start(t, apitest.WithSeed(38), apitest.WithConfig(func(c *api.Config) { c.UI = ui.Handler() }),

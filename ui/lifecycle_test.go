@@ -121,6 +121,7 @@ func lifecycleCases() []tileCase {
 // lifecycle filter finds them, and the node view says the same. Both
 // views pass axe-core.
 func TestSiteViewColoursByLifecycle(t *testing.T) {
+	t.Parallel()
 	cases := lifecycleCases()
 	s := serveSeeded(t, len(cases))
 	var ops []statestore.Op

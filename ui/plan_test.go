@@ -82,6 +82,7 @@ func exampleWithout(t *testing.T, node string) []byte {
 // shows that revision's plan, the destructive action listed and its node
 // first in the table, and passes axe-core.
 func TestDesignsViewShowsPlan(t *testing.T) {
+	t.Parallel()
 	srv := apitest.Start(t, apitest.WithSeed(6), apitest.WithConfig(func(c *api.Config) { c.UI = ui.Handler() }))
 	op := srv.Token[api.RoleOperator]
 	const node = "r01-cmp01"
@@ -122,6 +123,7 @@ func TestDesignsViewShowsPlan(t *testing.T) {
 // TestNoDesignYet: on a server with no design, the site view and the
 // designs view say so and what to do, and pass axe-core.
 func TestNoDesignYet(t *testing.T) {
+	t.Parallel()
 	st := memory.New()
 	e, err := orchestrator.New(orchestrator.Config{Store: st})
 	if err != nil {

@@ -12,20 +12,39 @@ import (
 	"github.com/slipway-dev/slipway/statestore"
 )
 
-// TestSiteViewAt10000Nodes: the site view of a generated 10,000-node
-// design loads every tile, then follows 10,000 nodes deploying through
-// three stages (30,000 events written to the state in waves, as an engine
-// would) and ends showing each node deployed, its deploy task done; the page's frame
-// intervals while it does are measured in the browser (requestAnimation-
-// Frame). Their 95th percentile must stay under 50 ms in `make bench-ui`
-// (SLIPWAY_UI_FRAME_BUDGET=1, on a machine doing nothing else): under
-// `make test` the test runs beside other packages' and only reports them
-// (a performance target is a benchmark's, not a timed unit test's).
-func TestSiteViewAt10000Nodes(t *testing.T) {
+// TestSiteViewFollowsARollout: the site view of a generated 1,000-node
+// design loads every tile, then follows the nodes deploying through three
+// stages (3,000 events written to the state in ten waves a stage, as an
+// engine would) and ends showing each node deployed, its deploy task done;
+// the page's frame intervals while it does are reported. It is
+// TestSiteViewAt10000Nodes at a tenth of the size: the same code path,
+// in make test.
+func TestSiteViewFollowsARollout(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
-		t.Skip("10,000 nodes in a browser: skipped with -short")
+		t.Skip("a browser following 1,000 nodes: skipped with -short")
 	}
-	const n = 10000
+	siteViewRollout(t, 1000)
+}
+
+// TestSiteViewAt10000Nodes is the dashboard's frame-time benchmark (make
+// bench-ui sets SLIPWAY_UI_FRAME_BUDGET): TestSiteViewFollowsARollout at
+// 10,000 nodes and 30,000 events, whose frame intervals' 95th percentile
+// must stay under 50 ms on a machine doing nothing else. make test runs
+// the 1,000-node test instead (this one took 2 to 3 minutes there, and
+// a performance target is a benchmark's, not a timed unit test's).
+func TestSiteViewAt10000Nodes(t *testing.T) {
+	if os.Getenv("SLIPWAY_UI_FRAME_BUDGET") == "" {
+		t.Skip("the 10,000-node frame benchmark: make bench-ui runs it; TestSiteViewFollowsARollout covers the view at 1,000 nodes")
+	}
+	siteViewRollout(t, 10000)
+}
+
+// siteViewRollout serves n generated nodes, signs in, moves them through
+// commission, deploy and deployed in waves of n/10 every 100 ms and waits
+// for every tile to show deployed; with SLIPWAY_UI_FRAME_BUDGET set, the
+// 95th percentile frame interval must be under 50 ms.
+func siteViewRollout(t *testing.T, n int) {
 	srv := serveSeeded(t, n) // lifecycle_test.go
 
 	b := newBrowser(t)
@@ -36,15 +55,16 @@ func TestSiteViewAt10000Nodes(t *testing.T) {
 		const tick = (now) => { f.push(now - last); last = now; if (f.length < 100000) requestAnimationFrame(tick); }; requestAnimationFrame(tick); return 0; })()`)
 	names := srv.Names
 	moved := time.Now()
+	wave := n / 10
 	for _, stage := range []record.Stage{record.StageCommission, record.StageDeploy, record.StageDeployed} {
-		for i := 0; i < n; i += 1000 {
-			writeWave(t, srv.Store, names[i:min(i+1000, n)], stage)
+		for i := 0; i < n; i += wave {
+			writeWave(t, srv.Store, names[i:min(i+wave, n)], stage)
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
 	b.run(t, "every tile deployed", 2*time.Minute,
 		poll(fmt.Sprintf(`document.querySelectorAll('#sites .tile.lc-deployed:not(.lt-running)').length === %d`, n), 2*time.Minute))
-	t.Logf("30,000 events over %d nodes shown %s after the first was written", n, time.Since(moved).Round(time.Millisecond))
+	t.Logf("%d events over %d nodes shown %s after the first was written", 3*n, n, time.Since(moved).Round(time.Millisecond))
 	frames := eval[[]float64](t, b, `window.slipwayFrames.slice(1)`)
 	if len(frames) < 20 {
 		t.Fatalf("only %d frames measured", len(frames))
