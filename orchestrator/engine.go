@@ -130,6 +130,12 @@ type Config struct {
 	// Bootstrap delivers user data and reports boot actions (nil: no user
 	// data, and the bootstrap stage has nothing to wait for).
 	Bootstrap Bootstrapper
+	// Design, when set, is design revision DesignRev as its caller (serve)
+	// decoded it already: the engine reads that revision from it instead of
+	// decoding and keeping a copy of its own (a 10,000-node design decoded
+	// is tens of MB). Neither the engine nor its caller changes a design.
+	Design    *design.Design
+	DesignRev string
 	// Images verifies custom images' content before a provisioner sees
 	// it (package firmwarestore, on serve's image directory); nil: a
 	// custom image's sync fails, saying so.
@@ -243,6 +249,9 @@ func New(cfg Config) (*Engine, error) {
 		glob: make(sem, cfg.Limits.Global), prov: make(sem, cfg.Limits.Provisioner), oob: make(sem, cfg.Limits.OOB), pollLane: make(sem, 1),
 		runs: map[string]*taskRun{}, leases: map[string]string{}, leaseCh: make(chan struct{}),
 		frozen: map[string]string{}, designs: map[string]*design.Design{}, wakes: map[string]chan struct{}{}}
+	if cfg.Design != nil && cfg.DesignRev != "" {
+		e.designs[cfg.DesignRev] = cfg.Design
+	}
 	e.statusOne.Max = statusBatch
 	e.updates.wake = e.wake
 	e.poll = newPoller(e, cfg.PollInterval)

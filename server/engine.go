@@ -93,6 +93,7 @@ type engineParts struct {
 	resolver secrets.Resolver
 	sites    *siteregistry.Registry
 	design   *design.Design
+	rev      string // design's revision ID ("": the empty design)
 	drv      orchestrator.Drivers
 	metrics  *prometheus.Registry
 	intro    *introspection.Server // nil without introspectionListen
@@ -111,7 +112,7 @@ func (o Options) openParts(ctx context.Context, c Config, st statestore.Store, c
 		return fail(err)
 	}
 	var empty bool
-	if p.design, empty, err = currentOrEmpty(ctx, c, st); err != nil { // nodesign.go
+	if p.design, p.rev, empty, err = currentOrEmpty(ctx, c, st); err != nil { // nodesign.go
 		return fail(err)
 	}
 	reg, err := o.registry(c.PluginDir, c.PluginSHA256)
@@ -174,6 +175,7 @@ func (p *engineParts) engine(o Options, c Config, st statestore.Store) (*orchest
 	if p.sites != nil {
 		cfg.SiteProfiles, cfg.RoCE = siteProfiles{p.sites}, siteProfiles{p.sites} // siteprofiles.go
 	}
+	cfg.Design, cfg.DesignRev = p.design, p.rev // one decoded copy of it in the process
 	if p.sec != nil {
 		cfg.BMCOverride = powercreds.New(p.sec).BMC // written through the API (api/powercreds.go)
 	}
@@ -223,15 +225,21 @@ func (c Config) secrets(st statestore.Store, createKey bool) (*secretstore.Store
 
 // CurrentDesign decodes the store's current design.
 func CurrentDesign(ctx context.Context, st statestore.Store, state string) (*design.Design, error) {
+	d, _, err := currentDesignRev(ctx, st, state)
+	return d, err
+}
+
+// currentDesignRev is CurrentDesign and its revision ID, from one read.
+func currentDesignRev(ctx context.Context, st statestore.Store, state string) (*design.Design, string, error) {
 	cur, err := st.Current(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w (apply a design first: `orchestrator apply --state %s ROOT`)", err, state)
+		return nil, "", fmt.Errorf("%w (apply a design first: `orchestrator apply --state %s ROOT`)", err, state)
 	}
 	d, err := design.DecodeRevision(cur.Design)
 	if err != nil {
-		return nil, fmt.Errorf("design revision %s: %w", cur.ID, err)
+		return nil, "", fmt.Errorf("design revision %s: %w", cur.ID, err)
 	}
-	return d, nil
+	return d, cur.ID, nil
 }
 
 // orchestratorConfig is the engine's configuration from the file's.

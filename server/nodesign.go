@@ -16,15 +16,15 @@ import (
 var errNoDesign = errors.New("no design applied yet: POST one to /api/v1/designs (`orchestrator apply --server URL ROOT`), " +
 	"then set the secrets it names (`orchestrator secret set --server URL NAME`) or create its site record")
 
-// currentOrEmpty is the store's current design; under serve on a state
+// currentOrEmpty is the store's current design and its revision ID; under serve on a state
 // where none was applied yet, an empty one instead (empty true): serve
 // then starts and takes its first design through the API (issue 35).
-func currentOrEmpty(ctx context.Context, c Config, st statestore.Store) (d *design.Design, empty bool, err error) {
-	d, err = CurrentDesign(ctx, st, c.State)
+func currentOrEmpty(ctx context.Context, c Config, st statestore.Store) (d *design.Design, rev string, empty bool, err error) {
+	d, rev, err = currentDesignRev(ctx, st, c.State)
 	if err != nil && c.startEmpty && errors.Is(err, statestore.ErrNotFound) {
-		return &design.Design{}, true, nil
+		return &design.Design{}, "", true, nil
 	}
-	return d, false, err
+	return d, rev, false, err
 }
 
 // emptyDrivers are the drivers of a serve with no design yet: the
