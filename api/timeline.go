@@ -1,7 +1,6 @@
 package api
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"net/http"
@@ -61,7 +60,7 @@ func (ts *timelines) get(id string) *trace {
 			delete(ts.traces, oldest)
 		}
 		tr = &trace{task: id, nodes: map[string]*nodeTrace{}, index: map[string]int{seriesQueued: 0}, series: []string{seriesQueued},
-			place: []float64{0}, entered: []float64{0}, runs: map[int]*stageRuns{}}
+			before: [][]int32{{0}}, runs: map[int]*stageRuns{}}
 		ts.traces[id] = tr
 	}
 	tr.used = time.Now()
@@ -76,20 +75,21 @@ type trace struct {
 	// after is the last event read (of any task: the log is read whole).
 	after uint64
 	// caughtUp: the task had finished when the log was last read to its end.
-	caughtUp  bool
-	nodes     map[string]*nodeTrace
-	series    []string       // in the order first reached
-	index     map[string]int // series -> its index
-	place     []float64      // per series: the sum of the nodes' ordinals on entering it
-	entered   []float64      // per series: how many times a node entered it
-	changes   []change       // in the log's order
+	caughtUp bool
+	nodes    map[string]*nodeTrace
+	series   []string       // in the order first reached
+	index    map[string]int // series -> its index
+	// before[a][b]: how many times a node entered series b after it had
+	// entered a (the first 64 series): the stages' order.
+	before    [][]int32
+	changes   []change // in the log's order
 	runs      map[int]*stageRuns
 	truncated bool
 }
 
 type nodeTrace struct {
 	idx    int32
-	steps  int32 // the series it entered so far
+	seen   uint64 // the series (of the first 64) it entered
 	series int
 	since  time.Time // when it entered its stage
 	open   bool      // in a stage it has yet to leave (not queued, ended or terminal)
@@ -202,11 +202,19 @@ func (tr *trace) move(n *nodeTrace, s string, at time.Time, open bool) {
 		i = len(tr.series)
 		tr.index[s] = i
 		tr.series = append(tr.series, s)
-		tr.place, tr.entered = append(tr.place, 0), append(tr.entered, 0)
+		for a := range tr.before {
+			tr.before[a] = append(tr.before[a], 0)
+		}
+		tr.before = append(tr.before, make([]int32, len(tr.series)))
 	}
-	tr.place[i] += float64(n.steps)
-	tr.entered[i]++
-	n.steps++
+	if i < 64 {
+		for a := range min(len(tr.series), 64) {
+			if a != i && n.seen&(1<<a) != 0 {
+				tr.before[a][i]++
+			}
+		}
+		n.seen |= 1 << i
+	}
 	n.series, n.since, n.open = i, at, open
 	if len(tr.changes) >= timelineChanges {
 		tr.truncated = true
@@ -253,29 +261,41 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // order lists the series: queued, the stages in the order the nodes
-// went through them (by the mean place of each in the nodes' paths: a
-// stage some nodes skip still sorts between its neighbours), then the
-// outcomes short of the goal.
+// went through them, then the outcomes short of the goal. A stage comes
+// next when no stage left to place was entered after it more often than
+// before it (a stage some nodes skip, images, still sorts between its
+// neighbours); among those, the one first reached.
 func (tr *trace) order() []int {
-	out := make([]int, 0, len(tr.series))
-	for i, s := range tr.series {
+	var left []int
+	for i, s := range tr.series[1:] {
 		if !slices.Contains(outcomeSeries, s) {
-			out = append(out, i)
+			left = append(left, i+1)
 		}
 	}
-	mean := func(i int) float64 {
-		if i == 0 || tr.entered[i] == 0 {
-			return -1 // queued first
+	out := append(make([]int, 0, len(tr.series)), 0)
+	for len(left) > 0 {
+		pick := 0
+		for k, c := range left {
+			if !slices.ContainsFunc(left, func(o int) bool { return tr.follows(c, o) }) {
+				pick = k
+				break
+			}
 		}
-		return tr.place[i] / tr.entered[i]
+		out = append(out, left[pick])
+		left = slices.Delete(left, pick, pick+1)
 	}
-	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(mean(a), mean(b)) })
 	for _, s := range outcomeSeries {
 		if i, ok := tr.index[s]; ok {
 			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// follows reports whether nodes entered series c after o more often
+// than before it.
+func (tr *trace) follows(c, o int) bool {
+	return c != o && tr.before[o][c] > tr.before[c][o]
 }
 
 // points counts the nodes in each series at timelinePoints times from

@@ -174,30 +174,36 @@ func BenchmarkTimelineAnswer10000(b *testing.B) {
 	}
 }
 
-// TestTimelineStageOrder: a stage only some nodes go through (images)
-// sorts between its neighbours although another node reached the next
-// stage before any node reached it.
+// TestTimelineStageOrder: the example site's deploy, in short: two
+// nodes go through the baseline stage first, three (two of them those)
+// through images, and a node that skips images reached deploy before any
+// node reached images. The series follow the workflow all the same.
 func TestTimelineStageOrder(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
 	var l logOf
-	ev := func(s int, node string, stage record.Stage) {
-		l = append(l, record.Event{Seq: uint64(len(l) + 1), Time: t0.Add(time.Duration(s) * time.Second), Task: "T", Node: node, Kind: "transition", Stage: stage})
+	path := func(s int, node string, stages ...record.Stage) {
+		for k, st := range stages {
+			l = append(l, record.Event{Seq: uint64(len(l) + 1), Time: t0.Add(time.Duration(s+k) * time.Second), Task: "T", Node: node, Kind: "transition", Stage: st})
+		}
 	}
-	ev(0, "b", "configure")
-	ev(1, "b", "deploy")
-	ev(1, "a", "configure")
-	ev(2, "a", "images")
-	ev(3, "a", "deploy")
-	ev(4, "a", "deployed")
-	ev(4, "b", "deployed")
-	task := record.Task{ID: "T", Status: record.TaskRunning, Nodes: []string{"a", "b"}, Started: t0}
+	for _, c := range []string{"c1", "c2", "c3", "c4", "c5"} {
+		path(0, c, "oob-prepare", "configure", "deploy", "deployed")
+	}
+	path(5, "g1", "baseline", "oob-prepare", "configure", "images", "deploy", "deployed")
+	path(5, "g2", "baseline", "oob-prepare", "configure", "images", "deploy", "deployed")
+	path(5, "g3", "oob-prepare", "configure", "images", "deploy", "deployed")
+	slices.SortStableFunc(l, func(a, b record.Event) int { return a.Time.Compare(b.Time) })
+	for i := range l {
+		l[i].Seq = uint64(i + 1)
+	}
+	task := record.Task{ID: "T", Status: record.TaskRunning, Started: t0}
 	var ts timelines
 	tr := ts.get("T")
 	if _, err := tr.read(t.Context(), l, task); err != nil {
 		t.Fatal(err)
 	}
-	got := tr.answer(task, true, t0.Add(5*time.Second))
-	if want := []string{"queued", "configure", "images", "deploy", "deployed"}; !slices.Equal(got.Series, want) {
+	got := tr.answer(task, true, t0.Add(time.Minute))
+	if want := []string{"queued", "baseline", "oob-prepare", "configure", "images", "deploy", "deployed"}; !slices.Equal(got.Series, want) {
 		t.Errorf("series %v, want %v", got.Series, want)
 	}
 }
