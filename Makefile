@@ -89,7 +89,7 @@ bench-ui: ## The dashboard's site view at 10,000 nodes in Debian's chromium: fra
 
 .PHONY: screenshots
 screenshots: ## Regenerate the dashboard's screenshots in docs/images from the browser test (Debian's chromium)
-	SLIPWAY_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^(TestDashboard|TestImagesView)$$' ./ui
+	SLIPWAY_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^(TestDashboard|TestImagesView|TestTaskTimelineView)$$' ./ui
 
 .PHONY: bench-scale
 bench-scale: build ## 10,000 nodes at time scale 0.5, engine (serve) and lab in processes of their own; wall/floor, RSS, CPU, profiles

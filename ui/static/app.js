@@ -554,7 +554,8 @@ async function refreshTimeline(box, id) {
 
 // Series colours: the stages in order, then the outcomes short of the goal.
 const outcomeColors = { queued: '#8a939e', failed: '#c62828', cancelled: '#c25e00', 'manual-intervention': '#7a5200' };
-const stageColors = ['#5b8fd1', '#2f6fd6', '#0f8a8a', '#5a4fcf', '#8a3fc7', '#b0409a', '#3d6b1f', '#1e7d32', '#6b5e00', '#9c4f2e', '#2e5f8a', '#59636e'];
+// No green but the goal's; neighbours differ in hue.
+const stageColors = ['#5b8fd1', '#0f8a8a', '#5a4fcf', '#b0409a', '#2e5f8a', '#9c4f2e', '#8a3fc7', '#6b5e00', '#c2185b', '#59636e', '#2f6fd6'];
 function seriesColor(tl, i) {
   const name = tl.series[i];
   if (outcomeColors[name]) return outcomeColors[name];
@@ -642,7 +643,7 @@ function stageTimesPanel(tl) {
   return el('section', { class: 'panel', 'aria-labelledby': 'stage-times-h' },
     el('h2', { id: 'stage-times-h', text: 'Where the time goes' }),
     el('p', { id: 'timeline-verdict', text: verdict(tl) }),
-    el('p', { class: 'legend' }, el('span', { class: 'swatch hw' }), 'waiting on the provisioner (MAAS) or hardware: a machine\'s phase, a BMC\'s power action ',
+    el('p', { class: 'legend' }, el('span', { class: 'swatch hw' }), 'waiting on the provisioner (MAAS) or hardware: a machine\'s phase, a BMC\'s power action or firmware update ',
       el('span', { class: 'swatch own' }), 'Slipway\'s own: limits, configure calls, store writes'),
     tl.stages.length === 0 ? el('p', { class: 'muted', text: 'No stage has ended yet.' }) :
       el('table', { id: 'stage-times' }, el('caption', { text: 'Stage durations over the nodes that left each stage' }),
