@@ -25,7 +25,7 @@ import (
 const (
 	eventChunk = 4096
 	// maxEvents bounds the log (about 64 bytes each: 256 MiB at most).
-	// A 10,000-node deploy emits about 25 events a machine: 250,000.
+	// A 10,000-node deploy emits 10 to 20 events a machine: ~200,000.
 	maxEvents = 1 << 22
 	// maxEventCount is MAAS's MAX_EVENT_LOG_COUNT; defaultEventCount its
 	// DEFAULT_EVENT_LOG_LIMIT.
