@@ -297,8 +297,13 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("Owned: %+v, %v", owned, err)
 	}
 
-	// Recovery: abort a deployment of B, then deploy it to the end.
+	// Recovery: abort a deployment of B, then deploy it to the end. The
+	// deployment to abort lasts until the abort (at the test's time scale
+	// a deploy takes 0.24 s, less than a loaded machine may take between
+	// the two calls); the next one takes the usual time.
+	l.MAAS.SetDurations(func(du *maas.Durations) { du.Deploy = 1000 * time.Hour })
 	r, err = d.Deploy(testCtx(t), nB, drivers.Deployment{})
+	l.MAAS.SetDurations(func(du *maas.Durations) { du.Deploy = maas.DefaultDurations.Deploy })
 	if err != nil || r.Status != drivers.StatusInProgress {
 		t.Fatalf("Deploy B: %+v, %v", r, err)
 	}
