@@ -211,6 +211,15 @@ func (r *nodeRun) identify(ctx context.Context) (step, error) {
 	if err != nil {
 		return step{}, err
 	}
+	// The commissioning's scripts: a provisioner that enlists the machine
+	// may start its commissioning with them (MAAS does, in one request).
+	p, ok, err := r.e.siteProfile(ctx, r.d, r.n) // siteprofile.go
+	if err != nil {
+		return step{}, err
+	}
+	if ok {
+		dn.Scripts = p.commissionScripts()
+	}
 	var m drivers.Machine
 	var res drivers.Result
 	err = r.e.callServer(ctx, func(ctx context.Context) error {

@@ -275,9 +275,24 @@ func (s *Server) machinesCreate(req *request) (any, *apiError) {
 	m.PowerParams = powerParamsFrom(f)
 	s.addEvent(m, "Enlisting", "INFO", "Machine created by "+req.user)
 	if paramTrue(f.get("commission")) {
-		s.startCommission(m, false)
+		s.commissionOnCreate(m, f)
 	}
 	return s.renderMachine(m), nil
+}
+
+// commissionOnCreate is MachinesHandler.create's CommissionForm on the
+// request's data: the machine commissions with its scripts and
+// skip_bmc_config; a form that does not validate is silently ignored
+// (MAAS's LP:1600328), the machine left New.
+func (s *Server) commissionOnCreate(m *machine, f formValues) {
+	comm, e1 := s.scriptChoice(f, "commissioning_scripts", scriptCommissioning, false)
+	test, e2 := s.scriptChoice(f, "testing_scripts", scriptTesting, true)
+	if mergeFieldErrors(e1, e2) != nil {
+		return
+	}
+	skip := f.get("skip_bmc_config") == "1" || f.get("skip_bmc_config") == "true"
+	m.Commission = CommissionRequest{Commissioning: comm, Testing: test, SkipBMCConfig: skip}
+	s.startCommission(m, skip)
 }
 
 // newMachine registers a New machine with one physical interface per MAC.

@@ -297,7 +297,11 @@ func splitBMC(s string) (string, string) {
 }
 
 func (d *Driver) enlist(ctx context.Context, n drivers.Node) (*mMachine, error) {
-	p := url.Values{"mac_addresses": {strings.ToLower(n.BootMAC)}, "architecture": {"amd64/generic"}}
+	// MAAS commissions a machine an administrator creates (commission
+	// defaults to true): it starts now, with the parameters Commission
+	// would give it, which then finds it commissioning (one request
+	// less than a create and a commission).
+	p := d.commissionParams(url.Values{"mac_addresses": {strings.ToLower(n.BootMAC)}, "architecture": {"amd64/generic"}, "commission": {"1"}}, n.Scripts)
 	if n.Hostname != "" {
 		p.Set("hostname", n.Hostname)
 	}

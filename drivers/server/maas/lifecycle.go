@@ -184,8 +184,10 @@ func (d *Driver) Commission(ctx context.Context, n drivers.NodeRef) (drivers.Res
 	return drivers.Failed("cannot commission: %s", describe(m)), nil
 }
 
-func (d *Driver) startCommission(ctx context.Context, m *mMachine, sc *drivers.CommissionScripts, note string) (drivers.Result, error) {
-	p := url.Values{}
+// commissionParams are the parameters of a commissioning: skip_bmc_config
+// and the scripts sc chooses (op=commission, and a create that
+// commissions: MAAS's CommissionForm takes the same).
+func (d *Driver) commissionParams(p url.Values, sc *drivers.CommissionScripts) url.Values {
 	if d.skipBMCConfig {
 		p.Set("skip_bmc_config", "1")
 	}
@@ -195,6 +197,11 @@ func (d *Driver) startCommission(ctx context.Context, m *mMachine, sc *drivers.C
 	if sc != nil && len(sc.Testing) > 0 {
 		p.Set("testing_scripts", strings.Join(sc.Testing, ","))
 	}
+	return p
+}
+
+func (d *Driver) startCommission(ctx context.Context, m *mMachine, sc *drivers.CommissionScripts, note string) (drivers.Result, error) {
+	p := d.commissionParams(url.Values{}, sc)
 	nm, err := d.machineOp(ctx, m.SystemID, "commission", p)
 	if err != nil {
 		if isConflict(err) { // it moved on meanwhile: look again soon

@@ -264,14 +264,20 @@ func TestLifecycle(t *testing.T) {
 	nB.BootMAC, nB.BMCAddress = strings.ToUpper(ms[1].Hardware.NICs[0].MAC), ""
 	mB := identify(t, d, nB)
 	nB.MachineID = mB.MachineID
-	// C: never powered on; enlisted by its boot MAC.
+	// C: never powered on; enlisted by its boot MAC, which starts its
+	// commissioning (MAAS's create commissions when asked).
 	nC.BootMAC, nC.BMCAddress = ms[2].Hardware.NICs[0].MAC, ""
+	commissions := count(l, "POST /machines/{machine}/?op=commission")
 	mC := identify(t, d, nC)
 	nC.MachineID = mC.MachineID
-	if mC.State != "New" || mC.Hostname != nC.Hostname || mB.MachineID == mC.MachineID {
+	if mC.State != "Commissioning" || mC.Hostname != nC.Hostname || mB.MachineID == mC.MachineID {
 		t.Errorf("machines B %+v, C %+v", mB, mC)
 	}
 	mustDone(t, "Commission B", func(ctx context.Context) (drivers.Result, error) { return d.Commission(ctx, nB.NodeRef) })
+	mustDone(t, "Commission C", func(ctx context.Context) (drivers.Result, error) { return d.Commission(ctx, nC.NodeRef) })
+	if n := count(l, "POST /machines/{machine}/?op=commission") - commissions; n != 1 {
+		t.Errorf("%d commission requests for B and C, want 1 (B's; C's create commissioned it)", n)
+	}
 
 	// Status of several nodes: one request.
 	lists := count(l, "GET /machines/")
@@ -282,7 +288,7 @@ func TestLifecycle(t *testing.T) {
 	if n := count(l, "GET /machines/") - lists; n != 1 {
 		t.Errorf("Status of 5 nodes made %d GET /machines/ requests, want 1", n)
 	}
-	want := []struct{ id, state string }{{mA.MachineID, "Deployed"}, {"", ""}, {mC.MachineID, "New"}, {mB.MachineID, "Ready"}, {"", ""}}
+	want := []struct{ id, state string }{{mA.MachineID, "Deployed"}, {"", ""}, {mC.MachineID, "Ready"}, {mB.MachineID, "Ready"}, {"", ""}}
 	for i, w := range want {
 		if sts[i].MachineID != w.id || sts[i].State != w.state || sts[i].Node == "" {
 			t.Errorf("Status[%d] = %+v, want %s %s", i, sts[i], w.id, w.state)

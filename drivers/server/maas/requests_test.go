@@ -156,6 +156,18 @@ func TestNodeRequestsByKind(t *testing.T) {
 	// Storage takes the volume group the LVM layout made from the
 	// layout's answer (it read the volume groups after the layout).
 	t.Run("LayoutNoVGRead", func(t *testing.T) { none(t, "GET /nodes/{node}/volume-groups/") })
+	// Enlisting the machine starts its commissioning (MAAS's create
+	// commissions when asked, with the commission's parameters): the
+	// commission step then only waits (it started it in a request of
+	// its own).
+	t.Run("EnlistCommissions", func(t *testing.T) {
+		if ph["identify"]["POST /machines/"] != 1 || ph["commission"]["POST /machines/{machine}/?op=commission"] != 0 {
+			t.Errorf("identify %v, commission %v: want the create alone", ph["identify"], ph["commission"])
+		}
+		if c := l.MAAS.LastCommission(nodes[0].MachineID); !c.SkipBMCConfig {
+			t.Errorf("the create's commissioning: %+v, want skip_bmc_config", c)
+		}
+	})
 	t.Run("StorageAsDesigned", func(t *testing.T) { storageAsDesigned(t, l, drv, nodes[0]) })
 	// The second node of the same hardware gets its storage by MAAS's
 	// clone of the first's and one read to check it (it was built like
