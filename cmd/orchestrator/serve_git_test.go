@@ -100,14 +100,20 @@ func (p *serveProc) hook(t *testing.T, delivery, ref, key string) (int, string) 
 	return resp.StatusCode, string(b)
 }
 
+// gitWebhookWait bounds how long TestServeFollowsGit waits for a round
+// its webhook started.
+const gitWebhookWait = 15 * time.Second
+
 // TestServeFollowsGit: a serve started on an empty state with a git:
 // block (a git daemon on 127.0.0.1) takes its first design from the
 // repository; the first commit sets the credential bindings, so it is
 // held until approved by its commit (an admin: it says so); a commit with malformed YAML is
 // recorded with its findings and the last good revision stays current;
 // a webhook with a wrong signature is refused (401, an audit record,
-// nothing fetched by the daemon); a pushed commit is applied within 2 s
-// of its webhook; a replayed delivery fetches nothing.
+// nothing fetched by the daemon); a pushed commit is applied after its
+// webhook (the interval is 1 h: only the webhook starts a round; the
+// waits allow 15 s, which a loaded machine under -race needs: 2 s
+// failed at load 20); a replayed delivery fetches nothing.
 func TestServeFollowsGit(t *testing.T) {
 	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 35})
 	if err != nil {
@@ -165,7 +171,7 @@ func TestServeFollowsGit(t *testing.T) {
 	if c, b := p.hook(t, "d-1", "refs/heads/main", "hook-key"); c != 202 {
 		t.Fatalf("webhook: %d %s", c, b)
 	}
-	st = p.waitGit(t, 2*time.Second, "the invalid commit recorded", func(s apitypes.GitStatus) bool { return s.Rejected != nil })
+	st = p.waitGit(t, gitWebhookWait, "the invalid commit recorded", func(s apitypes.GitStatus) bool { return s.Rejected != nil })
 	if st.Rejected.Commit != c2 || st.Rejected.Outcome != "invalid" || len(st.Rejected.Findings) == 0 || !strings.HasPrefix(st.Rejected.Findings[0], "zz-broken.yaml:") {
 		t.Fatalf("invalid commit: %+v", st.Rejected)
 	}
@@ -192,7 +198,7 @@ func TestServeFollowsGit(t *testing.T) {
 	if c, b := p.hook(t, "d-3", "refs/heads/main", "hook-key"); c != 202 {
 		t.Fatalf("webhook: %d %s", c, b)
 	}
-	p.waitGit(t, 2*time.Second, "the new commit applied", func(s apitypes.GitStatus) bool { return s.Applied != nil && s.Applied.Commit == c3 })
+	p.waitGit(t, gitWebhookWait, "the new commit applied", func(s apitypes.GitStatus) bool { return s.Applied != nil && s.Applied.Commit == c3 })
 	if cur := p.currentCommit(t); cur.GitCommit != c3 {
 		t.Fatalf("current revision's commit %s, want %s", cur.GitCommit, c3)
 	}
