@@ -152,7 +152,10 @@ func TestNodeRequestsByKind(t *testing.T) {
 	t.Run("ConfigureKeepsInventoryRead", func(t *testing.T) { none(t, "GET /machines/{machine}/") })
 	// Networking links on the interfaces its writes' answers describe
 	// (it read them all again after making the bond and VLANs).
-	t.Run("NetworkingNoReread", func(t *testing.T) { none(t, "GET /nodes/{node}/interfaces/") })
+	t.Run("NetworkingNoReread", func(t *testing.T) {
+		none(t, "GET /nodes/{node}/interfaces/")
+		networkingAsDesigned(t, drv, nodes[0])
+	})
 	// Storage takes the volume group the LVM layout made from the
 	// layout's answer (it read the volume groups after the layout).
 	t.Run("LayoutNoVGRead", func(t *testing.T) { none(t, "GET /nodes/{node}/volume-groups/") })
@@ -254,4 +257,53 @@ func storageAsDesigned(t *testing.T, l *lab.Lab, drv *Driver, n drivers.Node) {
 		t.Errorf("volume group from the machine\n %+v\nthe lab's\n %+v", g, w)
 	}
 	_ = l
+}
+
+// networkingAsDesigned checks the machine's interfaces in the lab's own
+// account (GET interfaces/, not through the driver) against the design:
+// each design interface exists (a bond over as many parents as the
+// design's devices, its parents without links), and each static address
+// of the design is linked once, on an interface of its network's VLAN.
+func networkingAsDesigned(t *testing.T, drv *Driver, n drivers.Node) {
+	var ifaces []mInterface
+	cfgCall(t, drv, "GET", "nodes/"+n.MachineID+"/interfaces/", "", nil, &ifaces)
+	byName, checked := map[string]mInterface{}, 0
+	for _, in := range ifaces {
+		byName[in.Name] = in
+	}
+	for _, in := range n.Interfaces {
+		have, ok := byName[in.Name]
+		switch {
+		case !ok:
+			t.Errorf("no interface %s in the lab: %v", in.Name, slices.Collect(maps.Keys(byName)))
+			continue
+		case in.Link.Bonded() && (have.Type != "bond" || len(have.Parents) != len(in.Devices)):
+			t.Errorf("interface %s: %s over %v, the design a bond of %d", in.Name, have.Type, have.Parents, len(in.Devices))
+		}
+		for _, p := range have.Parents {
+			if len(byName[p].Links) > 0 {
+				t.Errorf("bond %s's parent %s has links %+v", in.Name, p, byName[p].Links)
+			}
+		}
+		for _, net := range in.Networks {
+			if net.Address == "" || net.Address == "dhcp" {
+				continue
+			}
+			found := 0
+			checked++
+			for _, x := range ifaces {
+				for _, l := range x.Links {
+					if l.IP == net.Address && l.Mode == "static" && x.VLAN != nil && x.VLAN.VID == net.VLAN {
+						found++
+					}
+				}
+			}
+			if found != 1 {
+				t.Errorf("address %s (network %s, VLAN %d) linked %d times, want once", net.Address, net.Name, net.VLAN, found)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("the design has no static address to check")
+	}
 }
