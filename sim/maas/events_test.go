@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/canonical/gomaasclient/entity"
 	maasevent "github.com/canonical/gomaasclient/entity/event"
@@ -179,5 +180,20 @@ func TestEventLogChunksKeepIDs(t *testing.T) {
 	}
 	if lg.last() != 2*eventChunk+5 || lg.get(eventChunk+1) == nil || lg.get(0) != nil || lg.get(lg.last()+1) != nil {
 		t.Fatalf("last %d", lg.last())
+	}
+}
+
+// An abort changes the status outside the phases (opAbort): its change
+// is recorded like every other.
+func TestEventsStatusChangeOnAbort(t *testing.T) {
+	l := newSimLab(t, nil)
+	l.setDuration(func(d *Durations) { d.Commission = time.Hour })
+	id := l.enlist(1, "abort-a")
+	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=commission", nil, nil)
+	l.must(http.StatusOK, "POST", "/machines/"+id+"/?op=abort", nil, nil)
+	got := l.events(url.Values{"level": {"DEBUG"}, "id": {id}}).statusChanges()[id]
+	want := []string{"From 'Commissioning' to 'New'", "From 'New' to 'Commissioning'"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("status changes: got %q, want %q", got, want)
 	}
 }
