@@ -112,6 +112,7 @@ func body(method, path string) (string, []byte) {
 
 // TestAuthorizationMatrix: every route × no token × each role.
 func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var task record.Task
 	if code := f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "validate_design"}, &task); code != http.StatusCreated {
@@ -161,6 +162,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 // TestAuditEveryMutatingRoute: each mutating call, allowed or refused,
 // leaves exactly one audit record naming who, what and the outcome.
 func TestAuditEveryMutatingRoute(t *testing.T) {
+	t.Parallel()
 	// More refusals a minute than the default sampling records: one per
 	// audited route here.
 	f := &fixture{apitest.Start(t, apitest.WithSeed(9), apitest.WithConfig(func(c *api.Config) { c.AuditRefusalsPerAddress = 1000 }))}
@@ -204,6 +206,7 @@ func TestAuditEveryMutatingRoute(t *testing.T) {
 // TestOpenAPICoversEveryRoute: the document served at /openapi.json
 // lists every route the router serves, and nothing else.
 func TestOpenAPICoversEveryRoute(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var doc struct {
 		Paths map[string]map[string]json.RawMessage `json:"paths"`
@@ -237,6 +240,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 // TestSecretsNeverLeak: a stored secret's value is in no response and no
 // log line.
 func TestSecretsNeverLeak(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	const value = "hunter2-very-secret-value"
 	if code := f.json(t, "PUT", "/api/v1/secrets/bmc-admin", f.Token[api.RoleAdmin], map[string]string{"value": value}, nil); code != 200 {
@@ -268,6 +272,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 // TestTaskFlow: apply, a deploy task over the API, its results, events.
 func TestTaskFlow(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, a := range []string{"prepare_site", "deploy_nodes"} {
 		var task record.Task
@@ -310,6 +315,7 @@ func TestTaskFlow(t *testing.T) {
 // TestDesignUpload: a JSON list of documents with an error gives 422 with
 // the findings; validate reports without storing.
 func TestDesignUpload(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	bad := `[{"apiVersion":"slipway/v1","kind":"Network","metadata":{"name":"n1"},"spec":{"cidr":"10.99.0.1/24"}}]`
 	code, b := f.do(t, "POST", "/api/v1/designs", f.Token[api.RoleOperator], "application/json", []byte(bad))

@@ -14,6 +14,7 @@ import (
 // userinfo at all (provenance refuses it). A commit from such a remote is
 // applied, its root without the user.
 func TestApplyDirSSHRemoteRoot(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cfg := gitsync.Config{URL: "ssh://git@git.example.net:2222/ops/site.git", Branch: "main", Path: "site", KnownHosts: "/dev/null", SSHKeySecret: "k"}
 	if err := cfg.Check(); err != nil {

@@ -66,6 +66,7 @@ func auditOf(t *testing.T, f *fixture, route string) []api.AuditRecord {
 // in the store and shown by GET /designs and /designs/{id}; the same
 // files again are unchanged; each call is audited under its actor.
 func TestApplyDir(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := t.Context()
 	commit := strings.Repeat("ab", 20)
@@ -105,6 +106,7 @@ func TestApplyDir(t *testing.T) {
 // findings (file:line relative to the directory); nothing is stored and
 // the audit says why.
 func TestApplyDirInvalid(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := t.Context()
 	before, err := f.Store.History(ctx)
@@ -140,6 +142,7 @@ func TestApplyDirInvalid(t *testing.T) {
 // changes where credentials go is held (nothing stored) until the
 // approval names its revision; a trusted source applies it.
 func TestApplyDirBindingsHeld(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := t.Context()
 	before, err := f.Store.History(ctx)
@@ -179,6 +182,7 @@ func withApprove(r api.DirApply, rev string) api.DirApply {
 // read a file of the server's), a root URL with credentials and a commit
 // that is not hex are errors; nothing is stored.
 func TestApplyDirRefuses(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := t.Context()
 	before, err := f.Store.History(ctx)

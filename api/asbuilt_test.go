@@ -14,6 +14,7 @@ import (
 // node with no as-built check to accept is a 409 saying what runs one,
 // an unknown node a 404.
 func TestAcceptHardwareRoute(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	path := "/api/v1/nodes/" + f.Node + "/as-built/accept"
 	if code := f.json(t, "POST", path, f.Token[api.RoleViewer], nil, nil); code != http.StatusForbidden {

@@ -143,6 +143,7 @@ func streamed(t *testing.T, url, token, task string) [][]byte {
 // carries the correlation ID that is the X-Request-Id of the call that
 // created its task.
 func TestEmittedEventsFollowAsyncAPI(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join("..", asyncapi.Path))
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ var wantAction = map[string]string{
 // action and what it acted on (targets or the task), never a secret's
 // value; a task's record carries the request ID its events correlate to.
 func TestAuditNamesWhatWasDone(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var task record.Task
 	f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "validate_design"}, &task)

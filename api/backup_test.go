@@ -42,6 +42,7 @@ func (g *gatedBackup) Backup(ctx context.Context, w io.Writer) error {
 // 503 with Retry-After while one runs), and the archive restores into a
 // state holding the records.
 func TestStoreBackupRoute(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"), bolt.Options{})
 	if err != nil {
@@ -137,6 +138,7 @@ func auditLine(t *testing.T, raw []byte) string {
 // TestStoreBackupUnsupported: a server without an online backup (etcd)
 // answers 501 saying what to use.
 func TestStoreBackupUnsupported(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	code, b := f.do(t, "GET", "/api/v1/admin/store/backup", f.Token[api.RoleAdmin], "", nil)
 	if code != http.StatusNotImplemented || !strings.Contains(string(b), "etcdctl snapshot save") {

@@ -15,6 +15,7 @@ import (
 // /api/v1/nodes/{name} shows, and the node's lab BMC gets no update; the
 // options reboot and dry_run are refused (400) for another action.
 func TestApplyBaselineOverTheAPI(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	const gpu = "r01-gpu01"
 	one := map[string]any{"sets": []any{map[string]any{"names": []string{gpu}}}}

@@ -75,6 +75,7 @@ func exampleTar(t *testing.T, edit func(string) string) []byte {
 // naming what changed, nothing stored, audited) and applied for an
 // admin; other changes stay an operator's.
 func TestCredentialBindingsNeedAdmin(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	op, admin := f.Token[api.RoleOperator], f.Token[api.RoleAdmin]
 	current := func() string {

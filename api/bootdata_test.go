@@ -12,6 +12,7 @@ import (
 // GET /nodes/{name}/bootdata/{part}: admins only, audited, the part the
 // node's current deployment is served, its token redacted.
 func TestBootData(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	url := "/api/v1/nodes/" + f.Node + "/bootdata/"
 	if code, b := f.do(t, "GET", url+"user-data", f.Token[api.RoleAdmin], "", nil); code != 409 || !strings.Contains(string(b), "no current deployment") {

@@ -15,6 +15,7 @@ import (
 // earlier path stays served, marked deprecated in the OpenAPI document;
 // the admin paths answer, and refuse the roles below theirs.
 func TestBoundaryAdminPaths(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	routes := map[string]api.RouteInfo{}
 	for _, r := range f.API.Routes() {

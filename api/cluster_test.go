@@ -46,6 +46,7 @@ func (f *fakeCluster) set(u string) {
 // no leader it refuses with 503, with a dead one 502, and a call that was
 // forwarded already is never forwarded again.
 func TestStandbyForwards(t *testing.T) {
+	t.Parallel()
 	leader := &fixture{apitest.Start(t)}
 	fc := &fakeCluster{}
 	fc.set(leader.URL)

@@ -18,6 +18,7 @@ import (
 // not have is 404, a cursor or limit that is not one 400; the contract
 // wrapper checks every answer against docs/openapi.json.
 func TestFabricRoute(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	d := designtest.Example(t)
 	if code, _ := f.do(t, "GET", "/api/v1/fabric", "", "", nil); code != http.StatusUnauthorized {

@@ -15,6 +15,7 @@ import (
 // answered the first call's answer; with the same parameters it is a
 // retry (replayed).
 func TestIdempotencyKeyBindsQuery(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	archive := exampleTar(t, func(s string) string { return s })
 	call := func(query string) (int, http.Header, []byte) {

@@ -56,6 +56,7 @@ func idemFlood(t *testing.T, cfg func(*api.Config), flood func(f *fixture, i int
 // operator's keyed calls to cancel tasks that do not exist (404) evicted
 // the admin's key, and the admin's retry created a second task.
 func TestIdempotencyOneCallerEvictsOnlyItsOwn(t *testing.T) {
+	t.Parallel()
 	t.Run("refusals are not kept", func(t *testing.T) {
 		idemFlood(t, func(c *api.Config) { c.IdempotencyRecords = 8 }, func(f *fixture, i int) (int, int) {
 			code, _, _ := f.keyed(t, "POST", fmt.Sprintf("/api/v1/tasks/nonexistent-%d/cancel", i), f.Token[api.RoleOperator], fmt.Sprint("op-", i), "")

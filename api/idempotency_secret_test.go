@@ -58,6 +58,7 @@ func (f *fixture) storeHolds(t *testing.T, s string) []string {
 // retry with the same Idempotency-Key is told the call was made (409),
 // never given the token again, and no idempotency record holds it.
 func TestRebootstrapAnswerNotKept(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, a := range []string{"prepare_site", "deploy_nodes"} {
 		var task record.Task

@@ -49,6 +49,7 @@ func (l *losingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // same Idempotency-Key and gets the first call's answer: one task in the
 // store (counted from its records, not the engine), the one answered.
 func TestRetryAfterLostAnswerAppliesOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lt := &losingTransport{}
 	lt.lose.Store(1)
@@ -87,6 +88,7 @@ func TestRetryAfterLostAnswerAppliesOnce(t *testing.T) {
 // holds a secret (a new token) is not replayed (409), and still applied
 // once.
 func TestIdempotencyKeyRules(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := t.Context()
 	call := func(method, path, token, key, body string) (int, http.Header, []byte) {

@@ -14,6 +14,7 @@ import (
 // TestNodeInventory: a viewer reads the recorded inventory of a node with
 // its hardware profile; a node not commissioned yet is a 404 that names it.
 func TestNodeInventory(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := t.Context()
 	c, err := client.New(f.URL, f.Token[api.RoleViewer])

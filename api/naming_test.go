@@ -93,6 +93,7 @@ func decoded(t *testing.T, v any) any {
 // snake_case, but a design object's (the schemas a resolved node reaches),
 // which are the design schema's camelCase names.
 func TestJSONNamesAreSnakeCase(t *testing.T) {
+	t.Parallel()
 	doc, err := api.Document()
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +133,7 @@ func TestJSONNamesAreSnakeCase(t *testing.T) {
 // TestBadNamesFindsCamelCase: the check fails on the names the API spelled
 // before, wherever they sit in a schema.
 func TestBadNamesFindsCamelCase(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		schema *openapi3.Schema

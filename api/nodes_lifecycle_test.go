@@ -15,6 +15,7 @@ import (
 // stage powered; ?lifecycle= filters on it. Adopt takes a machine in its
 // body, bounded, and an unknown machine is a 404 naming it.
 func TestNodesLifecycleAndLastTask(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, a := range []string{"prepare_site", "deploy_nodes", "power_cycle"} {
 		var task record.Task

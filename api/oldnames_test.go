@@ -13,6 +13,7 @@ import (
 // camelCase names (before issue #18) is served with every field, under
 // the snake_case names.
 func TestAuditReadsPreviousReleaseRecords(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	start := f.lastAudit(t)
 	old := `{"time":"2026-01-02T03:04:05Z","requestId":"R1","clientRequestId":"C1","who":{"id":"abcd1234","name":"ci","role":"operator"},` +

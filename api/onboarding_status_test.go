@@ -21,6 +21,7 @@ import (
 // onboarding, whose own task is still failed, then reads succeeded, in GET
 // and in the ?status= filter. A destroy of the node makes it released.
 func TestOnboardingStatusFollowsNode(t *testing.T) {
+	t.Parallel()
 	const host, bmc = "r02-cmp01", "10.10.0.111"
 	f := &fixture{apitest.Start(t, apitest.WithSeed(9),
 		apitest.WithFaults(&maas.Faults{Machines: map[string]maas.MachineFaults{host: {FailDeploy: 4}}}))}

@@ -63,6 +63,7 @@ func labMachine(f *fixture, host string) (status string, agentDone bool) {
 // the lab's own MAAS says it is Deployed with its node agent done. The
 // next upload that defines the node takes it over from the layer.
 func TestOnboarding(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	admin, op := f.Token[api.RoleAdmin], f.Token[api.RoleOperator]
 	const host, bmc = "r02-cmp01", "10.10.0.111"

@@ -16,6 +16,7 @@ import (
 // TestCommittedOpenAPIIsCurrent: docs/openapi.json is what the code
 // generates.
 func TestCommittedOpenAPIIsCurrent(t *testing.T) {
+	t.Parallel()
 	want, err := api.DocumentJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +53,7 @@ func redocly(t *testing.T) string {
 // committed document (redocly.yaml and .redocly.lint-ignore.yaml say
 // what is configured and why).
 func TestOpenAPILint(t *testing.T) {
+	t.Parallel()
 	bin := redocly(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()

@@ -16,6 +16,7 @@ import (
 // apply now releases a machine nobody approved (409 naming both, nothing
 // stored, the lab's MAAS still says Deployed). The new approval passes.
 func TestApprovalBoundToPlan(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	const a, b = "r01-cmp01", "r01-cmp02"
 	deployed(t, f, a)

@@ -58,6 +58,7 @@ func planOf(t *testing.T, f *fixture, archive []byte) (int, apitypes.Plan, []byt
 // a viewer may not apply at all. Approved, it is stored with its plan,
 // which GET /designs/{rev}/plan and GET /designs show.
 func TestPlanAndApprove(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	const node = "r01-cmp01"
 	deployed(t, f, node)
@@ -138,6 +139,7 @@ func TestPlanAndApprove(t *testing.T) {
 // TestPlanNoChange: with every node deployed, the current design plans
 // no change (every node none, changed false); before, each node is new.
 func TestPlanNoChange(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	_, plan, _ := planOf(t, f, exampleTar(t, func(s string) string { return s }))
 	if !plan.Changed || plan.Counts["new"] != len(plan.Nodes) {
@@ -156,6 +158,7 @@ func TestPlanNoChange(t *testing.T) {
 // TestPlanInvalid: a design with errors plans nothing: 422 with its
 // findings, as apply.
 func TestPlanInvalid(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	code, _, b := planOf(t, f, exampleArchive(t, "address: 10.13.0.101", "address: 10.13.0.999"))
 	var p api.Problem
@@ -168,6 +171,7 @@ func TestPlanInvalid(t *testing.T) {
 // releases a deployed machine is held (nothing stored) until the
 // approval names its revision; then stored with its plan.
 func TestApplyDirHeldDestructive(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := t.Context()
 	const node = "r01-cmp02"

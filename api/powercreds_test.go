@@ -38,6 +38,7 @@ func powerTask(t *testing.T, f *fixture, action, node string) record.Task {
 // power. Viewers and operators get 403; no answer, audit record or log
 // line holds the password.
 func TestPowerCredentialOverride(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	admin := f.Token[api.RoleAdmin]
 	m := f.Env.Lab.Machine(f.Node)
@@ -139,6 +140,7 @@ func checkPowerAudit(t *testing.T, f *fixture, pw string) {
 // TestPowerCredentialBounds: the body is bounded and checked; the names
 // of the overrides' secrets are not the secret routes' to write.
 func TestPowerCredentialBounds(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	admin := f.Token[api.RoleAdmin]
 	path := "/api/v1/admin/nodes/" + f.Node + "/power-credentials"

@@ -37,6 +37,7 @@ func lastApply(t *testing.T, f *fixture) (apitypes.RevisionSummary, apitypes.Rev
 // query gives (read back through the API and from the store), and one that
 // gives none is recorded as saying so ("provenance": "none").
 func TestRawUploadProvenance(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	commit := strings.Repeat("0123456789abcdef", 4)[:40]
 	code, b := rawApply(t, f, url.Values{"git_commit": {commit}, "git_dirty": {"true"}, "root": {"https://git.example.net/site.git"}}, "10.13.0.150")
@@ -76,6 +77,7 @@ func TestRawUploadProvenance(t *testing.T) {
 // oversize root, a git_dirty that is not a boolean or has no commit) is a
 // 400 naming the field, the secret is not echoed, and nothing is stored.
 func TestRawUploadProvenanceBad(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	before, err := f.Store.History(t.Context())
 	if err != nil {

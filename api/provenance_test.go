@@ -13,6 +13,7 @@ import (
 // cannot record (a git commit that is not hex, a root with a control
 // character) with a 400, before it reads the upload.
 func TestUploadProvenanceRefused(t *testing.T) {
+	t.Parallel()
 	s := apitest.Start(t)
 	for _, q := range []string{"git_commit=not-hex", "root=a%0Ab", "root="} {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL+"/api/v1/designs?"+q, strings.NewReader("not read"))

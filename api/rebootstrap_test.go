@@ -15,6 +15,7 @@ import (
 // node's reports again; the call is audited, and the token is in no audit
 // record, event or log line.
 func TestRebootstrap(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	url := "/api/v1/nodes/" + f.Node + "/rebootstrap"
 	if code, b := f.do(t, "POST", url, f.Token[api.RoleAdmin], "", nil); code != http.StatusConflict {

@@ -10,6 +10,7 @@ import (
 // TestRefusalSampler: per address (IPv6 by /64) and in all per minute;
 // the next recorded refusal carries the count of those dropped before it.
 func TestRefusalSampler(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := newRefusalSampler(2, 6)
 	s.now = func() time.Time { return now }
@@ -40,6 +41,7 @@ func TestRefusalSampler(t *testing.T) {
 // TestAuditRecordBound: whatever its input, a record's JSON stays under
 // MaxAuditRecordBytes and is valid.
 func TestAuditRecordBound(t *testing.T) {
+	t.Parallel()
 	for _, fill := range []string{"a", "<", `"`, "\x00", "\xff", "é", "\u2028", "😀"} {
 		big := strings.Repeat(fill, 100000)
 		r := AuditRecord{Time: time.Now(), RequestID: big, ClientRequestID: big, Who: Principal{ID: big, Name: big, Role: Role(big)},

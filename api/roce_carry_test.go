@@ -17,6 +17,7 @@ import (
 // 422 naming the node, the interface and the address, and stores nothing
 // of the batch, while the same address on the bond itself is stored.
 func TestRoCEUpsertRefusesWhatTheNodeCannotCarry(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	admin := f.Token[api.RoleAdmin]
 	d := designtest.Example(t) // the design the fixture stored

@@ -87,6 +87,8 @@ func (f *fixture) metric(t *testing.T, name string) float64 {
 // and paths grows the audit log by a bounded number of bounded records;
 // every answer carries a request ID of the server's, never the client's.
 func TestUnauthenticatedFloodIsBounded(t *testing.T) {
+	// Not parallel: its refusals must land in one minute (the sampler's
+	// window); beside other tests on a loaded machine they took longer.
 	f := newFixture(t)
 	before := f.lastAudit(t)
 	huge := strings.Repeat("A", 256<<10)
@@ -138,6 +140,7 @@ func TestUnauthenticatedFloodIsBounded(t *testing.T) {
 // server's in the audit record and the log line, never echoed; others are
 // dropped.
 func TestClientRequestID(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, c := range []struct{ sent, kept string }{
 		{"ci-run-42.7:a_b", "ci-run-42.7:a_b"}, {strings.Repeat("a", 65), ""}, {"has space", ""}, {`x"y`, ""}, {"", ""},
@@ -168,6 +171,7 @@ func TestClientRequestID(t *testing.T) {
 // F2: every field of an audit record is bounded, whatever the path or the
 // error's detail holds.
 func TestAuditRecordsAreBounded(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	before := f.lastAudit(t)
 	op := f.Token[api.RoleOperator]
@@ -193,6 +197,7 @@ func TestAuditRecordsAreBounded(t *testing.T) {
 // F2: GET /audit pages by records and by bytes, with a cursor to the next
 // page; a record stored before the bounds existed is bounded when read.
 func TestAuditPages(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := t.Context()
 	start := f.lastAudit(t)
@@ -271,6 +276,7 @@ func TestAuditPages(t *testing.T) {
 
 // F7: a mutating call refused for its body's size is audited, once.
 func TestOversizeBodyIsAudited(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	big := bytes.Repeat([]byte(" "), 2<<20)
 	for _, c := range []struct {
@@ -305,6 +311,7 @@ func TestOversizeBodyIsAudited(t *testing.T) {
 
 // F8: a bad token name is the caller's mistake: 400 with a problem detail.
 func TestTokenNameRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, name := range []string{strings.Repeat("n", 65), "bad\x01name", "line\nbreak", "tab\there"} {
 		body, _ := json.Marshal(map[string]string{"role": "viewer", "name": name})
@@ -323,6 +330,7 @@ func TestTokenNameRefused(t *testing.T) {
 // F9: the manual-intervention verbs refuse a node that is not in the
 // current design, and leave no record of it.
 func TestManualVerbsUnknownNode(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	op := f.Token[api.RoleOperator]
 	for _, verb := range []string{"mark-manual-intervention", "release-manual"} {
@@ -344,6 +352,7 @@ func TestManualVerbsUnknownNode(t *testing.T) {
 // F11: a task's node filter is bounded, and names a node the design does
 // not have for no action.
 func TestTaskFilterBounds(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	op := f.Token[api.RoleOperator]
 	names := func(n int, prefix string) []string {
@@ -414,6 +423,7 @@ func TestTaskFilterBounds(t *testing.T) {
 
 // F12: the last admin token can't be revoked.
 func TestLastAdminToken(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var toks []api.Principal
 	f.json(t, "GET", "/api/v1/tokens", f.Token[api.RoleAdmin], nil, &toks)
@@ -447,6 +457,7 @@ func TestLastAdminToken(t *testing.T) {
 // A token given where its ID belongs (DELETE /tokens/{token}) is refused
 // without being written to the audit log or repeated in the answer.
 func TestRevokeGivenATokenKeepsItOutOfTheAudit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var tok struct {
 		api.Principal
@@ -467,6 +478,7 @@ func TestRevokeGivenATokenKeepsItOutOfTheAudit(t *testing.T) {
 
 // F14: the apply history's keys are camelCase, like the rest of the API.
 func TestDesignListKeys(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	code, b := f.do(t, "GET", "/api/v1/designs", f.Token[api.RoleViewer], "", nil)
 	var hist []map[string]any

@@ -14,6 +14,7 @@ import (
 // release is applied without one. An upload-like apply (no SitePolicy)
 // is held whatever the Site says.
 func TestApplyDirSitePolicy(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := t.Context()
 	const node = "r01-cmp02"

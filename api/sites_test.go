@@ -23,6 +23,7 @@ import (
 // (the lab's: answers; a wrong key: not authenticated); the secret routes
 // can't touch a site's key.
 func TestMAASSites(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	info := f.Env.Lab.Info()
 	admin, op := f.Token[api.RoleAdmin], f.Token[api.RoleOperator]
@@ -158,6 +159,7 @@ func entries(log []statestore.LogEntry) [][]byte {
 // is stored, and one with an overlapping pair answers 422 naming both,
 // storing nothing.
 func TestSiteProfilesAndRoCE(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	admin := f.Token[api.RoleAdmin]
 	d := designtest.Example(t) // the design the fixture stored
@@ -227,6 +229,7 @@ func nodeWithTwoAliases(t *testing.T, d *design.Design) (string, string, string)
 
 // GET /nodes?site= lists the nodes of a Site, each saying its Site.
 func TestNodesBySite(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var page struct {
 		Items []apitypes.NodeSummary `json:"items"`

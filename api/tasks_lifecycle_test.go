@@ -16,6 +16,7 @@ import (
 // stored; the OpenAPI document lists the actions as the engine has them
 // and the options' schema.
 func TestTaskOptionsOverTheAPI(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	one := map[string]any{"sets": []any{map[string]any{"names": []string{f.Node}}}}
 	for _, a := range []string{"prepare_site", "deploy_nodes"} {

@@ -168,6 +168,7 @@ func TestHostileUploadServerStaysUp(t *testing.T) {
 // Content-Length is a 413 like one with it (it was a 400, "the tar
 // archive is damaged", as the limit showed up as a read error).
 func TestDesignUploadChunkedTooLarge(t *testing.T) {
+	t.Parallel()
 	f, dir := uploadFixture(t, func(c *api.Config) { c.DesignBodyBytes = 1 << 20 })
 	noise := make([]byte, 2<<20)
 	rand.Read(noise)

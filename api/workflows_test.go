@@ -17,6 +17,7 @@ import (
 // (released and kept, then deleted); the verbs are the task's and the
 // node's.
 func TestDecommissionWorkflows(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	admin := f.Token[api.RoleAdmin]
 	var task record.Task
