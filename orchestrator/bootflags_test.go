@@ -92,6 +92,7 @@ func (o *ipmiSimBootOOB) SetBootDevice(ctx context.Context, b drivers.BMC, d dri
 // in all, counted where they reach the driver), and the node deploys;
 // ipmi_sim's own state holds the PXE boot.
 func TestBootOverrideValidBitClearIPMISim(t *testing.T) {
+	t.Parallel()
 	ipmisim.RequireOrSkip(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()

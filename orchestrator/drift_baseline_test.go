@@ -133,6 +133,7 @@ func applyTaskOf(t *testing.T, e *orchestrator.Engine, node string) string {
 // reboots deny without touching the BMC, and a second repair is refused
 // while that failure stands; set back at the BMC, the drift is gone.
 func TestBIOSDriftFromTheBMC(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	node := redfishNode(t, d)
 	withProfile(d, node, func(hw *design.HardwareProfileSpec) {
@@ -197,6 +198,7 @@ func TestBIOSDriftFromTheBMC(t *testing.T) {
 // drift is gone, but not while the BMC does not answer (the record stays
 // as it was, neither cleared nor detected again).
 func TestFirmwareDriftFromTheBMC(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	node := redfishNode(t, d)
 	withProfile(d, node, func(*design.HardwareProfileSpec) {})
@@ -263,6 +265,7 @@ func TestFirmwareDriftFromTheBMC(t *testing.T) {
 // lab's BMC reads the profile's value again, and the next run finds no
 // drift.
 func TestBIOSDriftRepairedByTask(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	node := redfishNode(t, d)
 	withProfile(d, node, func(hw *design.HardwareProfileSpec) {

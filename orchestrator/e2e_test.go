@@ -80,6 +80,7 @@ func audit(t *testing.T, env *labrun.Env, e *orchestrator.Engine, deployed int) 
 }
 
 func TestDeployExampleSite(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	env := startEnv(t, d, nil, nil, nil)
 	e := engine(t, env)
@@ -132,6 +133,7 @@ func generated(t *testing.T, n int) *design.Design {
 }
 
 func TestDeploy50Nodes(t *testing.T) {
+	t.Parallel()
 	d := generated(t, 50)
 	env := startEnv(t, d, nil, nil, nil)
 	e := engine(t, env)
@@ -151,6 +153,7 @@ func TestDeploy50Nodes(t *testing.T) {
 // failure ends failed at bootstrap with the action's message; its token is
 // revoked when destroy releases the machine.
 func TestBootActionFailureFailsTheNode(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	bad := d.NodeNames()[0]
 	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.001, Seed: 7,

@@ -13,6 +13,7 @@ import (
 // the example site deploys in the lab with its state in a real etcd, and
 // the lab counts every node Deployed, none leaked or deployed twice.
 func TestDeployOnEtcd(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	st := etcdstore.New(etcdtest.Start(t, 1).Client(t), "/e2e/")
 	env := startEnv(t, d, st, nil, nil)

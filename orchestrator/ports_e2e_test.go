@@ -197,6 +197,7 @@ func checkPorts(t *testing.T, sw *labSwitch, d *design.Design, node string, phas
 // after destroy released it (Ready). The ports read back as planned; the
 // unowned port p9 is never touched.
 func TestPortPhasesInOrder(t *testing.T) {
+	t.Parallel()
 	_, e, sw, d, cabled := fabricEnv(t)
 	node := cabled[0]
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
@@ -249,6 +250,7 @@ func orNone(s string) string {
 // the machine stays deployed (not released); once the switch keeps it,
 // retry deploys the node.
 func TestPortReadBackMismatchFailsTheStage(t *testing.T) {
+	t.Parallel()
 	env, e, sw, d, cabled := fabricEnv(t)
 	node := cabled[0]
 	c := d.Nodes[node].Spec.Cabling["data0"]
@@ -288,6 +290,7 @@ func TestPortReadBackMismatchFailsTheStage(t *testing.T) {
 // fails there, and retry, the switch back, puts the ports in quarantine
 // without releasing again.
 func TestSwitchDownFailsWithoutRelease(t *testing.T) {
+	t.Parallel()
 	env, e, sw, d, cabled := fabricEnv(t)
 	nodes := cabled[:2]
 	sw.set(func(s *labSwitch) { s.down[drivers.PhaseProduction] = true })
@@ -336,6 +339,7 @@ func TestSwitchDownFailsWithoutRelease(t *testing.T) {
 // Decommission puts the ports in quarantine after the release too, and
 // deleting the machine from MAAS after it does not need the switch.
 func TestDecommissionQuarantinesPorts(t *testing.T) {
+	t.Parallel()
 	env, e, sw, d, cabled := fabricEnv(t)
 	node := cabled[1]
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)

@@ -25,6 +25,7 @@ import (
 // as they were (read from the switch itself), the destroy says which
 // ports it left and why, and b then deploys on them.
 func TestOrphanQuarantineSparesAnotherNodesPorts(t *testing.T) {
+	t.Parallel()
 	env, e, sw, d, cabled := fabricEnv(t)
 	a, b := cabled[0], cabled[1]
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
@@ -79,6 +80,7 @@ func putDesign(t *testing.T, env *labrun.Env, d *design.Design) {
 // server off its networks. The switch sees no provisioning call after
 // the first deploy, and the ports read back as production.
 func TestDeployedNodeKeepsProductionPorts(t *testing.T) {
+	t.Parallel()
 	env, e, sw, d, cabled := fabricEnv(t)
 	node := cabled[0]
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
@@ -103,6 +105,7 @@ func TestDeployedNodeKeepsProductionPorts(t *testing.T) {
 // lab's MAAS has the machine back (Ready); the switch reads them back
 // on the quarantine VLAN, and switchport drift finds nothing.
 func TestCancelledDeployQuarantinesPorts(t *testing.T) {
+	t.Parallel()
 	env, e, sw, d, cabled := fabricEnv(t)
 	node := cabled[0]
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
@@ -151,6 +154,7 @@ func TestCancelledDeployQuarantinesPorts(t *testing.T) {
 // The destroy leaves those ports, saying which and why (set them by
 // hand), and ends; the lab's MAAS has the machine released once.
 func TestOrphanQuarantineOnASwitchNoLongerDesigned(t *testing.T) {
+	t.Parallel()
 	env, e, sw, d, cabled := fabricEnv(t)
 	a := cabled[0]
 	gone := ""
@@ -209,6 +213,7 @@ func TestOrphanQuarantineOnASwitchNoLongerDesigned(t *testing.T) {
 // the orphan is destroyed (its quarantine leaves the ports the design
 // gives b), retry deploys b on them.
 func TestProvisioningWaitsForTheOrphanOnItsPorts(t *testing.T) {
+	t.Parallel()
 	env, e, sw, d, cabled := fabricEnv(t)
 	a, b := cabled[0], cabled[1]
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)

@@ -39,6 +39,7 @@ func labMachineOf(t *testing.T, env *labrun.Env, hostname string) (maas.MachineS
 // the next step, and the lab's MAAS still has the machine Deployed and
 // owned, never released.
 func TestRedeployRefusedBeforeRelease(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	site := d.Site.Metadata.Name
 	gpu := firstGPU(d)

@@ -1,7 +1,6 @@
 package orchestrator_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -13,15 +12,6 @@ import (
 	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
-
-// unsetEnv clears secret environment variables for the test: the lab
-// resolves secrets from its store, then from the environment.
-func unsetEnv(t *testing.T, names ...string) {
-	for _, n := range names {
-		t.Setenv(n, "")
-		os.Unsetenv(n)
-	}
-}
 
 // untouched asserts from the lab itself, not the engine's records, that
 // no machine was touched since before: no MAAS request changing machines,
@@ -54,7 +44,7 @@ func untouched(t *testing.T, env *labrun.Env, before maas.StatsSnapshot) {
 // synced fails at once, each node failed at pending, the task naming what
 // is missing and who needs it, and no machine is touched.
 func TestPreflightFailsBeforeAnyMachine(t *testing.T) {
-	unsetEnv(t, "SLIPWAY_SECRET_KUBEADM_JOIN_TOKEN", "SLIPWAY_SECRET_BMC_ADMIN")
+	t.Parallel() // the secrets' environment variables are unset for the package (TestMain)
 	for _, c := range []struct {
 		name    string
 		action  record.Action
@@ -81,6 +71,7 @@ func TestPreflightFailsBeforeAnyMachine(t *testing.T) {
 		want: []string{`kernel "hwe-24.04" is not among the provisioner's kernels for ubuntu/jammy (ga-22.04, hwe-22.04) (needed by nodes r01-cmp01, r01-cmp02)`},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			d := designtest.Example(t)
 			if c.edit != nil {
 				c.edit(d)
@@ -111,7 +102,7 @@ func TestPreflightFailsBeforeAnyMachine(t *testing.T) {
 // the encrypted store, as `orchestrator secret set` does) and retries
 // the failed task: it deploys every node.
 func TestPreflightRetryAfterFix(t *testing.T) {
-	unsetEnv(t, "SLIPWAY_SECRET_KUBEADM_JOIN_TOKEN")
+	t.Parallel() // SLIPWAY_SECRET_KUBEADM_JOIN_TOKEN is unset for the package (TestMain)
 	d := designtest.Example(t)
 	env := secretsEnv(t, d, map[string]string{"bmc-admin": lab.DefaultBMCPassword})
 	e := engine(t, env)
@@ -137,7 +128,7 @@ func TestPreflightRetryAfterFix(t *testing.T) {
 
 // TestVerifySitePreflight: verify_site checks what every node needs.
 func TestVerifySitePreflight(t *testing.T) {
-	unsetEnv(t, "SLIPWAY_SECRET_KUBEADM_JOIN_TOKEN")
+	t.Parallel() // SLIPWAY_SECRET_KUBEADM_JOIN_TOKEN is unset for the package (TestMain)
 	d := designtest.Example(t)
 	env := secretsEnv(t, d, map[string]string{"bmc-admin": lab.DefaultBMCPassword})
 	e := engine(t, env)

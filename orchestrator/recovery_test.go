@@ -192,9 +192,19 @@ func TestBrokenWhileDeployingMarkFixedRelease(t *testing.T) {
 	t.Parallel()
 	const bad = "r02-cmp02"
 	d := designtest.Example(t)
-	env := startEnv(t, d, nil, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}}}, func(c *orchestrator.Config) {
-		c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 1200 * time.Millisecond}
-	})
+	// The deploy stage's timeout is the test's window to mark the first
+	// deployment broken (the second hangs until it), and must end before
+	// the lab's MAAS gives up on the hung deployment (30 minutes, scaled).
+	// At startEnv's time scale (1.2 s of 1.8 s) a loaded machine under
+	// -race sometimes missed the window: this lab runs at twice the scale.
+	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.002, Seed: 7,
+		Faults: &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}}}, Tune: func(c *orchestrator.Config) {
+			c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 2400 * time.Millisecond}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Close)
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
 	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)})

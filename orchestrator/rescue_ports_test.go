@@ -81,6 +81,7 @@ func wantCalls(t *testing.T, sw *labSwitch, node string, more ...string) {
 // PXE-boots it), read back; rescue_exit puts them back in production
 // once MAAS has the machine Deployed again, read back.
 func TestRescuePortsAroundPXE(t *testing.T) {
+	t.Parallel()
 	env, l, node := deployedOne(t)
 	run(t, l.e, record.Request{Action: record.ActionRescueEnter, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
 	if m, _ := dcMachine(env, node); m.Status != "Rescue mode" {
@@ -104,6 +105,7 @@ func TestRescuePortsAroundPXE(t *testing.T) {
 // (before the tests, which PXE-boot it), and back in production once the
 // tests passed and MAAS has it Deployed again.
 func TestTestNodesPortsAroundPXE(t *testing.T) {
+	t.Parallel()
 	env, l, node := deployedOne(t)
 	run(t, l.e, record.Request{Action: record.ActionTestNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
 	if m, _ := dcMachine(env, node); m.Status != deployedState {
@@ -126,6 +128,7 @@ func TestTestNodesPortsAroundPXE(t *testing.T) {
 // tests, still has the machine Deployed, and the lab machine stayed on.
 // Once the switch answers, retry enters rescue mode.
 func TestRescueStopsWhenSwitchFails(t *testing.T) {
+	t.Parallel()
 	env, l, node := deployedOne(t)
 	l.sw.set(func(s *labSwitch) { s.down[drivers.PhaseProvisioning] = true })
 	var rescue string
@@ -165,6 +168,7 @@ func TestRescueStopsWhenSwitchFails(t *testing.T) {
 // production, and a port changed on the switch after it is drift again,
 // repaired.
 func TestRescuePortsNotRepairedByReconcile(t *testing.T) {
+	t.Parallel()
 	e, sw, d, node := rescueLab(t, "repair")
 	c := d.Nodes[node].Spec.Cabling["data0"]
 	port := drivers.SwitchPort{Switch: c.Switch, Port: c.Port}
@@ -207,6 +211,7 @@ func TestRescuePortsNotRepairedByReconcile(t *testing.T) {
 // node is in rescue mode: the repair is refused naming rescue and the
 // ports stay in provisioning (read from the switch).
 func TestRescuePortsRepairRefused(t *testing.T) {
+	t.Parallel()
 	e, sw, d, node := rescueLab(t, "")
 	changeData0(t, sw, d, node)
 	if _, open := reconcile(t, e); len(open) != 1 {
@@ -271,6 +276,7 @@ func changeData0(t *testing.T, sw *labSwitch, d *design.Design, node string) {
 // (read from the switch); MAAS was never asked for rescue mode and keeps
 // the machine Deployed.
 func TestRescueExitAfterFailedPortsStep(t *testing.T) {
+	t.Parallel()
 	env, l, node := deployedOne(t)
 	c := l.d.Nodes[node].Spec.Cabling["data0"]
 	port := drivers.SwitchPort{Switch: c.Switch, Port: c.Port}
@@ -293,6 +299,7 @@ func TestRescueExitAfterFailedPortsStep(t *testing.T) {
 // has the machine Ready (after the release, before the deploy PXE-boots
 // it), and in production once MAAS has it Deployed again.
 func TestRedeployPortsThroughProvisioning(t *testing.T) {
+	t.Parallel()
 	env, l, node := deployedOne(t)
 	run(t, l.e, record.Request{Action: record.ActionRedeployNodes, Requester: "test", Filter: only(node)}, record.TaskSucceeded)
 	wantCalls(t, l.sw, node, "provisioning:"+maas.StatusName(maas.StatusReady), "production:"+deployedState)
@@ -311,6 +318,7 @@ func TestRedeployPortsThroughProvisioning(t *testing.T) {
 // provisioning step fails the destroy before the release: MAAS keeps the
 // machine Deployed, never released.
 func TestDestroyEraseProvisioningFirst(t *testing.T) {
+	t.Parallel()
 	env, l, node := deployedOne(t)
 	l.sw.set(func(s *labSwitch) { s.down[drivers.PhaseProvisioning] = true })
 	destroy := func(erase string, want record.TaskStatus) (record.Task, []record.NodeResult) {
@@ -347,6 +355,7 @@ func TestDestroyEraseProvisioningFirst(t *testing.T) {
 // provisioning while MAAS has the machine Ready, before the tests, and
 // back in quarantine after them (read from the switch).
 func TestTestNodesOfReleasedNodePorts(t *testing.T) {
+	t.Parallel()
 	env, l, node := deployedOne(t)
 	run(t, l.e, record.Request{Action: record.ActionDestroyNodes, Requester: "test", Filter: only(node),
 		Options: &record.TaskOptions{Erase: "none"}}, record.TaskSucceeded)
@@ -364,6 +373,7 @@ func TestTestNodesOfReleasedNodePorts(t *testing.T) {
 // mode in the provisioning phase, its ports ok as the switch holds them
 // (rescue_enter put them there); after rescue_exit, production and ok.
 func TestFabricViewOfNodeInRescue(t *testing.T) {
+	t.Parallel()
 	_, l, node := deployedOne(t)
 	view := func(want drivers.Phase) {
 		t.Helper()

@@ -36,6 +36,7 @@ func (r roce) RoCEAddresses(_ context.Context, _, host string) ([]driverspec.RoC
 // (not the engine); a node naming a profile its site lacks fails at the
 // stage that needs it, saying which.
 func TestSiteProfileAtDeploy(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	site := d.Site.Metadata.Name
 	gpu, cmp := "", ""

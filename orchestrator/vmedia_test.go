@@ -40,6 +40,7 @@ func vmediaEvents(t *testing.T, evs []record.Event) []string {
 // the ISO into the provisioner, its BMC saw one insert and one eject and
 // holds no medium at the end.
 func TestVirtualMediaDeploy(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	node := redfishNode(t, d)
 	withProfile(d, node, func(hw *design.HardwareProfileSpec) { hw.VirtualMedia = &design.VirtualMediaBoot{ISO: labISO} })
@@ -84,6 +85,7 @@ func TestVirtualMediaDeploy(t *testing.T) {
 // OOB driver cannot attach an ISO (IPMI) fails the node, Permanent,
 // naming the profile and the fix; nothing is powered.
 func TestVirtualMediaNeedsADriverThatCan(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	node := cancelNode // its profile is managed over IPMI
 	if d.Nodes[node].Spec.Hardware.OOB.Type == "redfish" {
@@ -109,6 +111,7 @@ func TestVirtualMediaNeedsADriverThatCan(t *testing.T) {
 // provisioner commissions the machine (the ISO in) ejects it: the
 // lab's BMC holds no medium once the task has ended.
 func TestVirtualMediaEjectedOnCancel(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	node := redfishNode(t, d)
 	withProfile(d, node, func(hw *design.HardwareProfileSpec) { hw.VirtualMedia = &design.VirtualMediaBoot{ISO: labISO} })
@@ -171,6 +174,7 @@ func (c *crashAfterInsert) EjectMedia(ctx context.Context, b drivers.BMC) (drive
 // the node, finds the ISO in (one insert in all, counted at the lab's
 // BMC), boots it, deploys and ejects it once.
 func TestVirtualMediaResumesAfterCrash(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	node := redfishNode(t, d)
 	withProfile(d, node, func(hw *design.HardwareProfileSpec) { hw.VirtualMedia = &design.VirtualMediaBoot{ISO: labISO} })
@@ -218,6 +222,7 @@ func TestVirtualMediaResumesAfterCrash(t *testing.T) {
 // OS, test_nodes inserts it and ejects it as the tests end. Counted at
 // the lab's BMC; the machine boots the ISO for each and never PXE.
 func TestVirtualMediaRescueAndTests(t *testing.T) {
+	t.Parallel()
 	d := designtest.Example(t)
 	node := redfishNode(t, d)
 	withProfile(d, node, func(hw *design.HardwareProfileSpec) { hw.VirtualMedia = &design.VirtualMediaBoot{ISO: labISO} })
