@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -203,19 +204,28 @@ func (lv *labView) maasRelease(t *testing.T, systemID string) error {
 // eventsAfter are the lab's MAAS events (INFO and above) after ID after,
 // oldest first.
 func (lv *labView) eventsAfter(after int) ([]simEvent, error) {
-	var page struct {
-		Events []simEvent `json:"events"`
-	}
-	if err := lv.maasGet("/events/", url.Values{"op": {"query"}, "limit": {"100000"}}, &page); err != nil {
-		return nil, err
-	}
+	// MAAS answers at most 1,000 events a query: with after=ID the oldest
+	// 1,000 after it, newest first (api/events.py); page until a short page.
 	var out []simEvent
-	for i := len(page.Events) - 1; i >= 0; i-- {
-		if page.Events[i].ID > after {
-			out = append(out, page.Events[i])
+	for pages := 0; pages < 10000; pages++ {
+		var page struct {
+			Events []simEvent `json:"events"`
 		}
+		q := url.Values{"op": {"query"}, "limit": {"1000"}, "after": {strconv.Itoa(after)}}
+		if err := lv.maasGet("/events/", q, &page); err != nil {
+			return nil, err
+		}
+		for i := len(page.Events) - 1; i >= 0; i-- {
+			if page.Events[i].ID > after {
+				out = append(out, page.Events[i])
+			}
+		}
+		if len(page.Events) < 1000 {
+			return out, nil
+		}
+		after = page.Events[0].ID
 	}
-	return out, nil
+	return nil, fmt.Errorf("lab events after %d: more than 10,000 pages", after)
 }
 
 // powerState asks the lab's MAAS to query the machine's BMC.
