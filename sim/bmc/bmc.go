@@ -258,18 +258,47 @@ func (b *BMC) readLoop() {
 			b.dropped.Add(1) // overloaded: drop like a busy BMC
 			continue
 		}
+		if handshake(pkt) {
+			// A BMC takes the RMCP+ handshake's messages one at a time,
+			// in the order they came: a retransmitted RAKP 1 taken after
+			// the one that followed it would leave the BMC with another
+			// random number than the one the client answers, and RAKP 3
+			// refused as a wrong password. Only the reply's latency runs
+			// apart. (Commands in a session stay concurrent: a slow
+			// chassis action is not executed again when retransmitted.)
+			reply := b.process(pkt, addr)
+			b.wg.Add(1)
+			go func() {
+				defer b.wg.Done()
+				defer func() { <-b.sem }()
+				b.send(reply, addr)
+			}()
+			continue
+		}
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
 			defer func() { <-b.sem }()
-			b.handle(pkt, addr)
+			b.send(b.process(pkt, addr), addr)
 		}()
 	}
 }
 
-// handle processes one datagram and sends the reply, if any.
-func (b *BMC) handle(pkt []byte, addr *net.UDPAddr) {
-	reply := b.process(pkt, addr)
+// handshake tells the RMCP+ session set-up messages (Open Session, RAKP 1
+// and RAKP 3) apart.
+func handshake(pkt []byte) bool {
+	if len(pkt) < rmcpHeaderLen+2 || pkt[3] != rmcpClassIPMI || pkt[4] != authRMCPPlus {
+		return false
+	}
+	switch pkt[5] & 0x3f {
+	case payloadOpenSessReq, payloadRAKP1, payloadRAKP3:
+		return true
+	}
+	return false
+}
+
+// send sends reply (nil: the packet is dropped) after the configured latency.
+func (b *BMC) send(reply []byte, addr *net.UDPAddr) {
 	if reply == nil {
 		b.dropped.Add(1)
 		return
