@@ -108,3 +108,39 @@ func TestStorageClone(t *testing.T) {
 		t.Fatalf("the source's storage is not what the test built:\n%s", want)
 	}
 }
+
+// TestStorageCloneIsOneMachineWrite: a clone changes only its
+// destinations, so it neither moves the shared revision (which rebuilds
+// every machine's address, MAC and hostname indexes at the next
+// link_subnet: at 10,000 nodes, one rebuild per clone) nor leaves a
+// destination's cached listing stale (TestMain checks every cache hit).
+func TestStorageCloneIsOneMachineWrite(t *testing.T) {
+	st := newStorageSim(t)
+	a := st.addMachine("st2", st.m.hw.Disks...)
+	st.ok("POST", "/machines/"+st.sid+"/", "set_storage_layout", url.Values{"storage_layout": {"lvm"}, "vg_name": {"vg0"}})
+	st.list("/machines/", nil) // the listing cache holds a
+	st.s.mu.Lock()
+	shared, rev := st.s.sharedRev.Load(), st.s.machines[a].rev
+	st.s.mu.Unlock()
+	if code, body := st.call("POST", "/machines/", "clone", url.Values{"source": {st.sid}, "destinations": {a}, "storage": {"true"}}); code != http.StatusNoContent {
+		t.Fatalf("clone: %d %s", code, body)
+	}
+	st.s.mu.Lock()
+	sharedAfter, revAfter := st.s.sharedRev.Load(), st.s.machines[a].rev
+	st.s.mu.Unlock()
+	if sharedAfter != shared {
+		t.Errorf("a clone moved the shared revision %d -> %d", shared, sharedAfter)
+	}
+	if revAfter == rev {
+		t.Errorf("a clone left its destination's revision at %d", rev)
+	}
+	found := false
+	for _, m := range st.list("/machines/", nil) {
+		if m["system_id"] == a {
+			found = strings.Contains(fmt.Sprint(m["blockdevice_set"]), "vg0")
+		}
+	}
+	if !found {
+		t.Errorf("the listing does not show %s's cloned storage", a)
+	}
+}
