@@ -15,7 +15,9 @@
 # floor (the longest any machine waited in the lab's phases, as the demo
 # measures it), peak RSS (VmHWM) and CPU seconds (utime+stime) of the
 # engine and of the lab, MAAS requests, and the engine's and the lab's
-# CPU profiles with `go tool pprof -top -nodecount 25` of each.
+# CPU profiles with `go tool pprof -top -nodecount 25` of each, and the
+# engine's in-use heap profile at its peak (serve --heap-profile; the top
+# in engine-heap-top.txt, the runtime's memory classes then in the summary).
 #
 #   scripts/bench-scale.sh [BIN [NODES [SCALE]]]   (bin/orchestrator 10000 0.5)
 #
@@ -150,7 +152,7 @@ poll_ms=$(awk -v s="$scale" 'BEGIN { p = 5000 * s; if (p < 20) p = 20; printf "%
 } >"$out/apply.log" 2>&1
 
 # 3. The engine, with a CPU profile of the whole run.
-"$bin" serve --config "$work/engine.yaml" --cpu-profile "$out/engine.pprof" 2>"$out/serve.log" &
+"$bin" serve --config "$work/engine.yaml" --cpu-profile "$out/engine.pprof" --heap-profile "$out/engine-heap.pprof" 2>"$out/serve.log" &
 serve_pid=$!
 wait_for "$out/serve.log" 'control API on http' 120
 api=$(grep -oE 'control API on http://[0-9.:]+' "$out/serve.log" | head -n 1)
@@ -260,9 +262,13 @@ stop "$lab_pid"
 lab_pid=
 go tool pprof -top -nodecount 25 "$bin" "$out/engine.pprof" >"$out/engine-top.txt" 2>/dev/null || true
 go tool pprof -top -nodecount 25 "$lab_bin" "$out/lab.pprof" >"$out/lab-top.txt" 2>/dev/null || true
+# The engine's heap at its peak (serve --heap-profile): what is live then,
+# and the runtime's memory classes at that moment.
+[ -s "$out/engine-heap.pprof.json" ] || echo null >"$out/engine-heap.pprof.json"
+go tool pprof -sample_index=inuse_space -top -nodecount 40 "$bin" "$out/engine-heap.pprof" >"$out/engine-heap-top.txt" 2>/dev/null || true
 
 jq -n \
-  --slurpfile task "$out/task.json" --slurpfile plan "$out/plan.json" --slurpfile audit "$out/audit.json" --slurpfile before "$out/audit-before.json" \
+  --slurpfile task "$out/task.json" --slurpfile heap "$out/engine-heap.pprof.json" --slurpfile plan "$out/plan.json" --slurpfile audit "$out/audit.json" --slurpfile before "$out/audit-before.json" \
   --argjson nodes "$nodes" --argjson scale "$scale" --arg timed_out "$timed_out" --arg status "$status" \
   --argjson engine_hwm "$engine_hwm" --argjson lab_hwm "$lab_hwm" \
   --argjson engine_cpu "$(awk -v a="$engine_cpu0" -v b="$engine_cpu1" 'BEGIN { printf "%.2f", b - a }')" \
@@ -296,6 +302,7 @@ jq -n \
     lab_cpu_seconds: $lab_cpu, lab_cpu_seconds_total: $lab_cpu_total, lab_start_seconds: $lab_start,
     maas_requests: $requests, maas_requests_per_node: ($requests / $nodes * 10 | round / 10),
     maas_requests_by_kind: ($a.maas_requests_by_kind | with_entries(.value -= ($before[0].maas_requests_by_kind[.key] // 0)) | with_entries(select(.value > 0))),
+    engine_heap_at_peak: $heap[0], engine_heap_profile: ($engine_profile | sub("engine.pprof$"; "engine-heap.pprof")),
     engine_cpu_profile: $engine_profile, engine_profile_top: ($engine_top | split("\n") | map(select(. != ""))),
     plan: $plan[0],
     lab_cpu_profile: $lab_profile, lab_profile_top: ($lab_top | split("\n") | map(select(. != "")))

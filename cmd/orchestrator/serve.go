@@ -14,7 +14,7 @@ import (
 // serveFlags are serve's flags (the configuration file's keys win unless
 // a flag is given).
 type serveFlags struct {
-	cfgFile, state, dir, listen, tlsCert, tlsKey, introListen, cpuProfile, pprofAddr string
+	cfgFile, state, dir, listen, tlsCert, tlsKey, introListen, cpuProfile, pprofAddr, heapProfile string
 	// the firmware images of hardware profiles' baselines (server/firmware.go)
 	firmwareDir, firmwareListen, firmwareURL string
 	// the OS images' content (Image documents' custom sources; server/images.go)
@@ -51,6 +51,13 @@ is an admin there, without a token.`,
 				return usageErr(err)
 			}
 			defer stop()
+			if f.heapProfile != "" {
+				stopHeap, err := startHeapPeakProfile(f.heapProfile)
+				if err != nil {
+					return usageErr(err)
+				}
+				defer stopHeap()
+			}
 			if err := server.Run(cmd.Context(), c, a.serverOptions()); err != nil {
 				return usageErr(err)
 			}
@@ -68,6 +75,7 @@ is an admin there, without a token.`,
 	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file (PEM)")
 	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	cmd.Flags().StringVar(&f.cpuProfile, "cpu-profile", "", "write a CPU profile of the process to FILE until it stops (runtime/pprof)")
+	cmd.Flags().StringVar(&f.heapProfile, "heap-profile", "", "write an in-use heap profile to FILE each time the live heap and the goroutine stacks reach a new high together (sampled every 2 s), and the runtime's memory classes and the goroutines at that moment to FILE.json and FILE.goroutines")
 	cmd.Flags().StringVar(&f.pprofAddr, "pprof", "", "serve net/http/pprof (heap, goroutines, CPU) on this loopback address, e.g. 127.0.0.1:6060")
 	stateFlag(cmd, &f.state)
 	pluginDirFlag(cmd, &f.dir)

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHeapPeakProfile: serve --heap-profile leaves an in-use heap profile
+// that parses, the memory classes at its moment and the goroutines then.
+func TestHeapPeakProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "heap.pprof")
+	stop, err := startHeapPeakProfile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop() // the last sample: the first is always a new high
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f) // a pprof profile: gzipped protobuf
+	if err != nil {
+		t.Fatalf("heap profile: %v", err)
+	}
+	pb, err := io.ReadAll(zr)
+	if err != nil || !strings.Contains(string(pb), "inuse_space") {
+		t.Fatalf("not an in-use heap profile (%v)", err)
+	}
+	b, err := os.ReadFile(path + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]uint64
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["/sched/goroutines:goroutines"] == 0 || m["/memory/classes/heap/stacks:bytes"] == 0 || m["/gc/heap/live:bytes"]+m["/memory/classes/heap/objects:bytes"] == 0 {
+		t.Fatalf("memory classes: %v", m)
+	}
+	g, err := os.ReadFile(path + ".goroutines")
+	if err != nil || !strings.HasPrefix(string(g), "goroutine profile: total ") {
+		t.Fatalf("goroutines: %v %.80q", err, g)
+	}
+}
