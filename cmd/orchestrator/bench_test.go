@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -90,18 +89,4 @@ func BenchmarkBareDecode10k(b *testing.B) {
 	for b.Loop() {
 		bareDecode(b, files)
 	}
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if siteDir != "" {
-		os.RemoveAll(filepath.Clean(siteDir))
-	}
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
-	if sharedDemo.dir != "" {
-		os.RemoveAll(sharedDemo.dir)
-	}
-	os.Exit(code)
 }

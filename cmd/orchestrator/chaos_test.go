@@ -74,7 +74,7 @@ func runChaos(t *testing.T, spec chaosSpec) chaosResult {
 	names := d.NodeNames()
 	faults, dead := faultMix(int64(seed), names)
 	lv := startLabProc(t, bin, dir, faults, int64(seed), spec.scale)
-	state, common := writeEngineFiles(t, dir, d.Site.Metadata.Name, lv.info)
+	state, common := writeEngineFiles(t, bin, dir, d.Site.Metadata.Name, lv.info)
 	ctx, cancel := context.WithTimeout(t.Context(), spec.budget)
 	defer cancel()
 	taskID, kills := deployWithKills(ctx, t, bin, common, state, lv, rnd, spec)
@@ -113,11 +113,11 @@ func chaosSeed(t *testing.T) uint64 {
 }
 
 // generatedSite is a test directory with the built binary and a
-// generated site of n nodes (in site/), the lab's BMC password set.
+// generated site of n nodes (in site/). The processes started on it get
+// the lab's secrets from childEnv, not from this process's environment.
 func generatedSite(t *testing.T, n int) (dir, bin string, d *design.Design) {
 	dir = t.TempDir()
 	bin = buildBinary(t, dir)
-	t.Setenv("SLIPWAY_SECRET_BMC_ADMIN", lab.DefaultBMCPassword)
 	d, err := labrun.Generated(t.Context(), filepath.Join(dir, "site"), n)
 	if err != nil {
 		t.Fatal(err)
@@ -182,6 +182,15 @@ func faultMix(seed int64, names []string) (*maas.Faults, map[string]bool) {
 		}
 	}
 	return f, dead
+}
+
+// childEnv is the environment of a process started on the lab: this
+// process's, with the lab's BMC password and its MAAS key (the site
+// layer's env:SLIPWAY_TEST_MAAS_KEY). Given to each child explicitly
+// rather than set with t.Setenv, so that the tests that start them can
+// run in parallel (t.Setenv forbids it), each with its own lab's key.
+func childEnv(info lab.Info) []string {
+	return append(os.Environ(), "SLIPWAY_SECRET_BMC_ADMIN="+lab.DefaultBMCPassword, "SLIPWAY_TEST_MAAS_KEY="+info.APIKey)
 }
 
 // labView reads the lab process's simulator: its MAAS API and /sim/stats.
@@ -287,9 +296,9 @@ func (lv *labView) machines(t *testing.T) []simMachine {
 }
 
 // writeEngineFiles writes the site layer (the lab's MAAS) and the engine
-// configuration (its BMC ports), applies the site and prepares it.
-func writeEngineFiles(t *testing.T, dir, siteName string, info lab.Info) (state string, common []string) {
-	t.Setenv("SLIPWAY_TEST_MAAS_KEY", info.APIKey)
+// configuration (its BMC ports), applies the site and prepares it (bin
+// prepare-site, with the lab's secrets in its environment: childEnv).
+func writeEngineFiles(t *testing.T, bin, dir, siteName string, info lab.Info) (state string, common []string) {
 	layer := filepath.Join(dir, "layer")
 	site := fmt.Sprintf("apiVersion: slipway/v1\nkind: Site\nmetadata: {name: %s}\nspec:\n  maas: {url: %q, apiKey: \"env:SLIPWAY_TEST_MAAS_KEY\"}\n",
 		siteName, info.MAASURL)
@@ -311,8 +320,10 @@ func writeEngineFiles(t *testing.T, dir, siteName string, info lab.Info) (state 
 	if code, out, errs := cli(t, "apply", "--state", state, filepath.Join(dir, "site"), layer); code != 0 {
 		t.Fatalf("apply: %d %s %s", code, out, errs)
 	}
-	if code, out, errs := cli(t, append([]string{"prepare-site"}, common...)...); code != 0 {
-		t.Fatalf("prepare-site: %d %s %s", code, out, errs)
+	prep := exec.Command(bin, append([]string{"prepare-site"}, common...)...)
+	prep.Env = childEnv(info)
+	if out, err := prep.CombinedOutput(); err != nil {
+		t.Fatalf("prepare-site: %v\n%s", err, out)
 	}
 	return state, common
 }
@@ -336,6 +347,7 @@ func deployWithKills(ctx context.Context, t *testing.T, bin string, common []str
 	var kills []killReport
 	for run := 0; run <= spec.kills; run++ {
 		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = childEnv(lv.info)
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {

@@ -25,10 +25,11 @@ func TestHAGitLeaderOnly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary, runs etcd and three replicas: skipped with -short")
 	}
+	t.Parallel()
 	ec := etcdtest.Start(t, 1)
 	dir, bin, d := generatedSite(t, 3)
 	lv := startLabProc(t, bin, dir, &maas.Faults{}, 1, 0.01)
-	state, _ := writeEngineFiles(t, dir, d.Site.Metadata.Name, lv.info)
+	state, _ := writeEngineFiles(t, bin, dir, d.Site.Metadata.Name, lv.info)
 	up := gittest.NewUpstream(t)
 	c1 := up.Commit("one", map[string]string{"site/site.yaml": "apiVersion: slipway/v1\nkind: Network\nmetadata: {name: n1}\nspec: {cidr: 10.99.0.0/24}\n"})
 	dmn := gittest.StartDaemon(t, up.Root)
@@ -42,7 +43,7 @@ func TestHAGitLeaderOnly(t *testing.T) {
 	if code, out, errs := cli(t, "store", "migrate", "--from", "bolt:"+state, "--to", store); code != 0 {
 		t.Fatalf("store migrate: %d %s %s", code, out, errs)
 	}
-	g := startGroup(t, bin, dir, store, 2)
+	g := startGroup(t, bin, dir, store, 2, childEnv(lv.info))
 	leader := g.waitLeader(t, "", 30*time.Second)
 	standby := (leader + 1) % len(g.urls)
 	g.waitGitFetched(t, standby, c1, 20*time.Second)

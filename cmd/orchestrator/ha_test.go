@@ -64,6 +64,7 @@ func TestHAFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary, runs etcd and 200 nodes: skipped with -short")
 	}
+	t.Parallel()
 	spec := haSpec{nodes: envInt("SLIPWAY_HA_NODES", 200), kills: envInt("SLIPWAY_HA_KILLS", 2), ttl: envInt("SLIPWAY_HA_TTL", 3),
 		scale: 0.02, budget: time.Duration(envInt("SLIPWAY_HA_BUDGET_MIN", 6)) * time.Minute, pause: true}
 	if v, err := strconv.ParseFloat(os.Getenv("SLIPWAY_HA_SCALE"), 64); err == nil && v > 0 && v <= 1 {
@@ -172,6 +173,7 @@ func envInt(name string, def int) int {
 type haGroup struct {
 	bin, dir, store string
 	args            [][]string // each replica's serve arguments
+	env             []string   // the replicas' environment (childEnv)
 	procs           []*exec.Cmd
 	urls            []string
 	intro           []string
@@ -189,8 +191,7 @@ func runHA(t *testing.T, spec haSpec) haResult {
 	res.leaderIDs = append(res.leaderIDs, g.replicaID(first))
 	standby := (first + 1) % len(g.urls)
 	g.waitSees(t, standby, first)
-	t.Setenv("SLIPWAY_TOKEN", g.tok)
-	code, out, errs := cli(t, "deploy", "--server", g.urls[standby], "--no-wait")
+	code, out, errs := cli(t, "deploy", "--server", g.urls[standby], "--token", g.tok, "--no-wait")
 	var task record.Task
 	if f := strings.Fields(out); code != 0 || len(f) < 3 || f[0] != "task" || f[2] != "stored" {
 		t.Fatalf("deploy through the standby %s: %d %s %s", g.replicaID(standby), code, out, errs)
@@ -222,7 +223,7 @@ func runHA(t *testing.T, spec haSpec) haResult {
 	}
 	g.waitTask(t, task.ID, spec.budget-time.Since(begun))
 	stopProgress()
-	res.chaosResult = auditLab(t, lv, []string{"--server", g.urls[leader]}, task.ID, names, nil)
+	res.chaosResult = auditLab(t, lv, []string{"--server", g.urls[leader], "--token", g.tok}, task.ID, names, nil)
 	cl := g.cluster(t, leader)
 	res.keys = cl.Store.Keys
 	for _, m := range cl.Store.Members {
@@ -238,12 +239,12 @@ func runHA(t *testing.T, spec haSpec) haResult {
 func haSite(t *testing.T, ec *etcdtest.Cluster, n int, scale float64, ttl int) (*haGroup, *labView, []string) {
 	dir, bin, d := generatedSite(t, n)
 	lv := startLabProc(t, bin, dir, &maas.Faults{}, 1, scale)
-	state, _ := writeEngineFiles(t, dir, d.Site.Metadata.Name, lv.info)
+	state, _ := writeEngineFiles(t, bin, dir, d.Site.Metadata.Name, lv.info)
 	store := "etcd://" + strings.Join(trimScheme(ec.Endpoints()), ",")
 	if code, out, errs := cli(t, "store", "migrate", "--from", "bolt:"+state, "--to", store); code != 0 {
 		t.Fatalf("store migrate: %d %s %s", code, out, errs)
 	}
-	return startGroup(t, bin, dir, store, ttl), lv, d.NodeNames()
+	return startGroup(t, bin, dir, store, ttl, childEnv(lv.info)), lv, d.NodeNames()
 }
 
 func trimScheme(eps []string) []string {
@@ -255,9 +256,10 @@ func trimScheme(eps []string) []string {
 }
 
 // startGroup starts three replicas on the store, behind one balancer for
-// the introspection API (what nodes call), with the keys made once.
-func startGroup(t *testing.T, bin, dir, store string, ttl int) *haGroup {
-	g := &haGroup{bin: bin, dir: dir, store: store, hc: &http.Client{Timeout: 10 * time.Second}}
+// the introspection API (what nodes call), with the keys made once and
+// env as their environment.
+func startGroup(t *testing.T, bin, dir, store string, ttl int, env []string) *haGroup {
+	g := &haGroup{bin: bin, dir: dir, store: store, env: env, hc: &http.Client{Timeout: 10 * time.Second}}
 	for _, k := range []string{"slipway.key", "introspection.key"} {
 		if _, err := secretstore.LoadOrCreateKey(filepath.Join(dir, k)); err != nil {
 			t.Fatal(err)
@@ -311,6 +313,7 @@ func (g *haGroup) start(t *testing.T, i int) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(g.bin, g.args[i]...)
+	cmd.Env = g.env
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -494,6 +497,7 @@ func TestHAQuorum(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs etcd: skipped with -short")
 	}
+	t.Parallel()
 	ec := etcdtest.Start(t, 3)
 	g, _, _ := haSite(t, ec, 4, 0.02, 10)
 	leader := g.waitLeader(t, "", 30*time.Second)

@@ -142,10 +142,11 @@ func TestImageSyncKill9Resumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and uploads 128 MiB: skipped with -short")
 	}
+	t.Parallel()
 	dir, bin, _ := generatedSite(t, 1)
 	sha := imageSite(t, dir)
 	lv := startLabProc(t, bin, dir, &maas.Faults{}, 1, 0.01)
-	state, common := writeEngineFiles(t, dir, "synthetic", lv.info)
+	state, common := writeEngineFiles(t, bin, dir, "synthetic", lv.info)
 	f, err := os.OpenFile(filepath.Join(dir, "engine.yaml"), os.O_APPEND|os.O_WRONLY, 0)
 	if err == nil {
 		_, err = fmt.Fprintf(f, "imageDir: %s\n", filepath.Join(dir, "images"))
@@ -155,6 +156,7 @@ func TestImageSyncKill9Resumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, append([]string{"images", "sync", "-o", "json"}, common...)...)
+	cmd.Env = childEnv(lv.info)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -176,6 +178,7 @@ func TestImageSyncKill9Resumes(t *testing.T) {
 		t.Fatalf("the killed sync left no task: %s", o)
 	}
 	wait := exec.Command(bin, append([]string{"wait", id, "-o", "json"}, common...)...)
+	wait.Env = childEnv(lv.info)
 	if b, err := wait.CombinedOutput(); err != nil {
 		t.Fatalf("wait: %v\n%s", err, b)
 	}

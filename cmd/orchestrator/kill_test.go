@@ -16,6 +16,7 @@ func TestKill9Resume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and deploys 40 nodes: skipped with -short")
 	}
+	t.Parallel()
 	start := time.Now()
 	res := runChaos(t, chaosSpec{nodes: 40, kills: 3, scale: 0.01, earliest: 300 * time.Millisecond, spread: 2500 * time.Millisecond, budget: 3 * time.Minute})
 	t.Logf("seed %d, %d nodes: %d deployed, %d failed (%d scripted to fail), %d leaked, %d duplicate deploys; %s; wall %s",

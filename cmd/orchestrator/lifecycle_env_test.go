@@ -29,14 +29,16 @@ import (
 type lrServe struct {
 	bin, dir, base, tok string
 	args                []string
+	env                 []string // serve's environment (childEnv)
 	cmd                 *exec.Cmd
 	logPath             string
 }
 
 // startLRServe writes serve's configuration (the engine's, the lab's
 // MAAS key from the environment, an introspection API on a free port)
-// and starts serve on the state, its waits scaled like the lab's phases.
-func startLRServe(t *testing.T, bin, dir, state string, scale float64) *lrServe {
+// and starts serve on the state with env, its waits scaled like the
+// lab's phases.
+func startLRServe(t *testing.T, bin, dir, state string, scale float64, env []string) *lrServe {
 	engine, err := os.ReadFile(filepath.Join(dir, "engine.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +50,7 @@ func startLRServe(t *testing.T, bin, dir, state string, scale float64) *lrServe 
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &lrServe{bin: bin, dir: dir, base: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), logPath: filepath.Join(dir, "serve.log"),
+	s := &lrServe{bin: bin, dir: dir, env: env, base: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), logPath: filepath.Join(dir, "serve.log"),
 		args: []string{"serve", "--config", cfgFile, "--state", state, "--listen", fmt.Sprintf("127.0.0.1:%d", ports[0]),
 			"--introspection-listen", fmt.Sprintf("127.0.0.1:%d", ports[1]), "--plugin-dir", dir}}
 	t.Cleanup(func() {
@@ -71,6 +73,7 @@ func (s *lrServe) start() error {
 	}
 	defer f.Close()
 	s.cmd = exec.Command(s.bin, s.args...)
+	s.cmd.Env = s.env
 	s.cmd.Stdout, s.cmd.Stderr = f, f
 	if err := s.cmd.Start(); err != nil {
 		return err

@@ -31,18 +31,23 @@ import (
 // a node waits out real IPMI timeouts).
 var lrSeeds = []uint64{4, 11, 17}
 
-// TestLifecycleRandom runs a few short sequences (make test); with
+// TestLifecycleRandom runs a few short sequences (make test), in
+// parallel: each has its lab, serve and environment to itself; with
 // SLIPWAY_LIFECYCLE_SEED it replays that seed instead.
 func TestLifecycleRandom(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the lab and serve as processes: skipped with -short")
 	}
+	t.Parallel()
 	seeds := lrSeeds
 	if s, ok := envSeed(t); ok {
 		seeds = []uint64{s}
 	}
 	for _, seed := range seeds {
-		runLifecycleSeed(t, seed, lrSpec{nodes: 8 + int(seed%3)*2, ops: 10, scale: 0.003, quiet: 90 * time.Second})
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			runLifecycleSeed(t, seed, lrSpec{nodes: 8 + int(seed%3)*2, ops: 10, scale: 0.003, quiet: 90 * time.Second})
+		})
 	}
 }
 
@@ -63,7 +68,9 @@ func TestLifecycleRandomChaos(t *testing.T) {
 	t.Logf("%d sequences from seed %d, shard %d/%d", runs, base, shard, of)
 	for k := shard; k < runs; k += of {
 		seed := base + uint64(k)
-		runLifecycleSeed(t, seed, lrSpec{nodes: 12 + int(seed%9), ops: 15, scale: 0.003, quiet: 120 * time.Second, anyRequest: true})
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			runLifecycleSeed(t, seed, lrSpec{nodes: 12 + int(seed%9), ops: 15, scale: 0.003, quiet: 120 * time.Second, anyRequest: true})
+		})
 	}
 }
 
@@ -99,8 +106,9 @@ func lrShard(t *testing.T) (int, int) {
 }
 
 // runLifecycleSeed runs the seed's sequence (SLIPWAY_LIFECYCLE_OPS keeps
-// some of its ops) and reports a failure with its replay line, shortened
-// by shrink when SLIPWAY_LIFECYCLE_SHRINK is set.
+// some of its ops) in t, the seed's subtest, and reports a failure with
+// its replay line, shortened by shrink when SLIPWAY_LIFECYCLE_SHRINK is
+// set.
 func runLifecycleSeed(t *testing.T, seed uint64, spec lrSpec) {
 	all := generateOps(seed, lrNames(t, spec.nodes), spec.ops)
 	idx := lrKept(t, len(all))
@@ -117,14 +125,15 @@ func runLifecycleSeed(t *testing.T, seed uint64, spec lrSpec) {
 }
 
 // replayLine is the command that runs the seed's ops idx again, with
-// the sizes of the test that drew them.
+// the sizes of the test that drew them (t is the seed's subtest).
 func replayLine(t *testing.T, seed uint64, idx []int) string {
+	top, _, _ := strings.Cut(t.Name(), "/")
 	runs := ""
-	if t.Name() == "TestLifecycleRandomChaos" {
+	if top == "TestLifecycleRandomChaos" {
 		runs = "SLIPWAY_LIFECYCLE_RUNS=1 "
 	}
 	return fmt.Sprintf("%sSLIPWAY_LIFECYCLE_SEED=%d SLIPWAY_LIFECYCLE_OPS=%s go test -count=1 -v -run '^%s$' ./cmd/orchestrator",
-		runs, seed, joinInts(idx), t.Name())
+		runs, seed, joinInts(idx), top)
 }
 
 // lrNames are the node names of the generated site of n nodes (the
@@ -178,7 +187,7 @@ func joinInts(idx []int) string {
 // position in idx of the failing step (-1: none) and what broke.
 func replay(t *testing.T, seed uint64, spec lrSpec, all []lrOp, idx []int) (int, []string) {
 	step, viol := -1, []string(nil)
-	t.Run(fmt.Sprintf("seed=%d/ops=%d", seed, len(idx)), func(t *testing.T) {
+	t.Run(fmt.Sprintf("ops=%d", len(idx)), func(t *testing.T) {
 		begun := time.Now()
 		r := startLRRun(t, seed, spec)
 		t.Logf("seed %d: %d nodes, %d ops:\n%s", seed, spec.nodes, len(idx), describeOps(pickOps(all, idx), idx))

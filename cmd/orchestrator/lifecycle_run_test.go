@@ -69,11 +69,11 @@ func startLRRun(t *testing.T, seed uint64, spec lrSpec) *lrRun {
 		delete(faults.Ops, "*")
 	}
 	lv := startLabProc(t, bin, dir, faults, int64(seed), spec.scale)
-	state, _ := writeEngineFiles(t, dir, d.Site.Metadata.Name, lv.info)
+	state, _ := writeEngineFiles(t, bin, dir, d.Site.Metadata.Name, lv.info)
 	if seed%2 == 0 {
 		noDeployRetries(t, dir, state)
 	}
-	srv := startLRServe(t, bin, dir, state, spec.scale)
+	srv := startLRServe(t, bin, dir, state, spec.scale, childEnv(lv.info))
 	return &lrRun{t: t, seed: seed, spec: spec, lv: lv, srv: srv, cl: srv.client(t), names: names, noPower: noPower,
 		taskNodes: map[string][]string{}, deployed: map[string]bool{}}
 }
