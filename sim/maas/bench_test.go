@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -206,4 +208,74 @@ func BenchmarkRequests10000(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkHotHandlers is what the requests a rollout's configure stage
+// sends most cost the simulator at 2,000 machines, through its handler
+// (no HTTP): a machine read when nothing changed it since the last
+// answer, a write that answers the machine (set_owner_data) followed by
+// the engine's read of it, and the batched status poll of 500 machines
+// of which 50 were written since the last poll.
+func BenchmarkHotHandlers(b *testing.B) {
+	const n = 2000
+	verify := verifyListingCache
+	verifyListingCache = false // what the lab does: measure cache hits, not their check
+	defer func() { verifyListingCache = verify }()
+	s := New(Options{APIKey: labCreds, TimeScale: labTimeScale, Durations: labDurations()})
+	defer s.Close()
+	hw := make([]*Hardware, n)
+	for i := range hw {
+		hw[i] = benchHardware(i)
+	}
+	addReadyMachines(s, hw)
+	addLinks(s)
+	ms := sortedMachines(s.machines)
+	one := ms[n/2].SystemID
+	ids := url.Values{}
+	for _, m := range ms[:500] {
+		ids.Add("id", m.SystemID)
+	}
+	serve := func(b *testing.B, method, target string, body url.Values) {
+		req := httptest.NewRequest(method, APIPrefix+target, strings.NewReader(body.Encode()))
+		if body != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		req.Header.Set("Authorization", oauthHeader(labCreds))
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%s %s: %d %s", method, target, rec.Code, rec.Body.String()[:min(rec.Body.Len(), 200)])
+		}
+	}
+	read := "/machines/" + one + "/"
+	b.Run("read", func(b *testing.B) {
+		serve(b, "GET", read, nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			serve(b, "GET", read, nil)
+		}
+	})
+	b.Run("write+read", func(b *testing.B) {
+		b.ReportAllocs()
+		k := 0
+		for b.Loop() {
+			k++
+			serve(b, "POST", read+"?op=set_owner_data", url.Values{"bench": {strconv.Itoa(k % 2)}})
+			serve(b, "GET", read, nil)
+		}
+	})
+	b.Run("poll500-50changed", func(b *testing.B) {
+		serve(b, "GET", "/machines/?"+ids.Encode(), nil)
+		b.ReportAllocs()
+		k := 0
+		for b.Loop() {
+			s.mu.Lock()
+			for j := 0; j < 50; j++ {
+				k++
+				s.touch(ms[k%500])
+			}
+			s.mu.Unlock()
+			serve(b, "GET", "/machines/?"+ids.Encode(), nil)
+		}
+	})
 }

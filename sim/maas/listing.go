@@ -145,6 +145,20 @@ func (s *Server) listMachines(ms []*machine) any {
 	return pooledJSON{buf}
 }
 
+// machineJSON is renderMachine(m) encoded, from the cache when it is
+// current (cachedMachine), in a buffer of listingBuffers: a machine read
+// or a write's answer. Call it under the lock.
+func (s *Server) machineJSON(m *machine) any {
+	defer s.beginListing()()
+	h, d, t, ok := s.cachedMachine(m, make(map[string]rawJSON, 1))
+	if !ok { // not expected: appendJSON failed, encoding/json decides
+		return s.renderMachine(m)
+	}
+	buf := listingBuffers.Get().(*[]byte)
+	*buf = append(append(append((*buf)[:0], h...), d...), t...)
+	return pooledJSON{buf}
+}
+
 // pooledJSON is JSON in a buffer of listingBuffers: ServeHTTP writes it
 // as it is and puts the buffer back.
 type pooledJSON struct{ buf *[]byte }

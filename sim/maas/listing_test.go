@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -148,4 +149,49 @@ func TestIPIndexFollowsLinks(t *testing.T) {
 	if n := listingCacheStale.Load() - before; n > 0 {
 		t.Errorf("%d wrong answers of the index", n)
 	}
+}
+
+// TestMachineAnswersShareTheListingCache: a machine read changes nothing,
+// so it leaves the machine's kept JSON current, and a write that answers
+// the machine (set_owner_data) leaves its answer kept for the next read
+// and listing; every such answer is byte for byte a fresh rendering,
+// with the Content-Length MAAS's Django sends.
+func TestMachineAnswersShareTheListingCache(t *testing.T) {
+	l := newSimLab(t, nil)
+	a := l.ready(1, "a")
+	current := func() bool {
+		l.s.mu.Lock()
+		defer l.s.mu.Unlock()
+		m := l.s.machines[a]
+		return m.rendered.valid && m.rendered.rev == m.rev
+	}
+	fresh := func() string {
+		l.s.mu.Lock()
+		defer l.s.mu.Unlock()
+		b, err := appendJSON(nil, l.s.renderMachine(l.s.machines[a]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+	check := func(what string, r rawResp) {
+		t.Helper()
+		if got, want := string(r.body), fresh(); got != want {
+			t.Errorf("%s: answer differs from a fresh rendering:\n got %s\nwant %s", what, got, want)
+		}
+		if got := r.header.Get("Content-Length"); got != strconv.Itoa(len(r.body)) {
+			t.Errorf("%s: Content-Length %q, body %d bytes", what, got, len(r.body))
+		}
+		if !current() {
+			t.Errorf("%s: the machine's kept JSON is not current after it", what)
+		}
+	}
+	l.must(http.StatusOK, "GET", "/machines/", nil, nil) // fills the cache
+	check("read", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil))
+	l.must(http.StatusOK, "GET", "/machines/"+a+"/?op=details", nil, nil)
+	if !current() {
+		t.Error("details: the machine's kept JSON is not current after it")
+	}
+	check("set_owner_data", l.must(http.StatusOK, "POST", "/machines/"+a+"/?op=set_owner_data", url.Values{"team": {"x"}}, nil))
+	check("read after the write", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil))
 }

@@ -18,7 +18,7 @@ func (s *Server) routesMachines() {
 	s.handle("POST", "/machines/", "allocate", (*Server).machinesAllocate)
 	s.handle("POST", "/machines/", "release", (*Server).machinesRelease)
 	s.handle("GET", "/machines/", "power_parameters", (*Server).machinesPowerParameters)
-	s.handle("GET", "/machines/{system_id}/", "", s.withMachine((*Server).machineRead))
+	s.handle("GET", "/machines/{system_id}/", "", s.readMachine((*Server).machineRead))
 	s.handle("PUT", "/machines/{system_id}/", "", s.withMachine((*Server).machineUpdate))
 	s.handle("DELETE", "/machines/{system_id}/", "", s.withMachine((*Server).machineDelete))
 	for op, fn := range map[string]machineHandler{
@@ -36,8 +36,8 @@ func (s *Server) routesMachines() {
 	}
 	s.handle("GET", "/machines/{system_id}/", "query_power_state", s.withMachine((*Server).opQueryPower))
 	s.handle("GET", "/machines/{system_id}/", "power_parameters", s.withMachine((*Server).opPowerParameters))
-	s.handle("GET", "/machines/{system_id}/", "details", s.withMachine((*Server).opDetails))
-	s.handle("GET", "/nodes/{system_id}/", "details", s.withMachine((*Server).opDetails)) // NodeHandler's, which machines inherit
+	s.handle("GET", "/machines/{system_id}/", "details", s.readMachine((*Server).opDetails))
+	s.handle("GET", "/nodes/{system_id}/", "details", s.readMachine((*Server).opDetails)) // NodeHandler's, which machines inherit
 }
 
 type machineHandler func(s *Server, m *machine, req *request) (any, *apiError)
@@ -52,12 +52,42 @@ func (s *Server) withMachine(fn machineHandler) handler {
 			return nil, notFound("Machine")
 		}
 		s.touch(m) // whatever fn changes, before (a look at the IP index in fn) and after: see listing.go, ipindex.go
-		defer s.touch(m)
-		return fn(s, m, req)
+		out, err := fn(s, m, req)
+		s.touch(m)
+		if a, ok := out.(machineAnswer); ok { // after the last touch: cached as it stays
+			out = s.machineJSON(a.m)
+		}
+		return out, err
 	}
 }
 
-func (s *Server) machineRead(m *machine, _ *request) (any, *apiError) { return s.renderMachine(m), nil }
+// readMachine is withMachine for the requests that change nothing (a
+// read, the details): the machine is not touched, so that its JSON kept
+// for the listing (listing.go) stays current.
+func (s *Server) readMachine(fn machineHandler) handler {
+	return func(s *Server, req *request) (any, *apiError) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		m := s.machines[req.params["system_id"]]
+		if m == nil {
+			return nil, notFound("Machine")
+		}
+		out, err := fn(s, m, req)
+		if a, ok := out.(machineAnswer); ok {
+			out = s.machineJSON(a.m)
+		}
+		return out, err
+	}
+}
+
+// machineAnswer is what a handler of withMachine or readMachine returns
+// to answer the machine as renderMachine renders it: the wrapper encodes
+// it, under the lock, after its last touch, through the listing cache
+// (machineJSON), so that a write's answer, the engine's read after it and
+// the next poll's listing render the machine once.
+type machineAnswer struct{ m *machine }
+
+func (s *Server) machineRead(m *machine, _ *request) (any, *apiError) { return machineAnswer{m}, nil }
 
 // machinesRead lists machines, filtered as MAAS filters them. With an id
 // filter only the machines named are looked at (the engine's batched
@@ -559,7 +589,7 @@ func (s *Server) machineUpdate(m *machine, req *request) (any, *apiError) {
 		m.Arch = a
 	}
 	m.Updated = time.Now()
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 func (s *Server) machineDelete(m *machine, _ *request) (any, *apiError) {
@@ -606,7 +636,7 @@ func (s *Server) opCommission(m *machine, req *request) (any, *apiError) {
 	skip := req.form.get("skip_bmc_config") == "1" || req.form.get("skip_bmc_config") == "true"
 	m.Commission = CommissionRequest{Commissioning: comm, Testing: test, SkipBMCConfig: skip}
 	s.startCommission(m, skip)
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 func (s *Server) opDeploy(m *machine, req *request) (any, *apiError) {
@@ -651,7 +681,7 @@ func (s *Server) opDeploy(m *machine, req *request) (any, *apiError) {
 		return nil, err
 	}
 	s.startDeploy(m)
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 func releasable(st int) bool {
@@ -665,13 +695,13 @@ func releasable(st int) bool {
 func (s *Server) opRelease(m *machine, req *request) (any, *apiError) {
 	if m.Status == StatusReady || m.Status == StatusReleasing {
 		// MAAS: nothing to do, a redundant retry whose postcondition holds.
-		return s.renderMachine(m), nil
+		return machineAnswer{m}, nil
 	}
 	if !releasable(m.Status) {
 		return nil, conflict("Machine cannot be released in its current state ('%s').", StatusName(m.Status))
 	}
 	s.startRelease(m, s.eraseOf(req.form), req.form.get("comment"))
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 // opAbort stops a running operation as Node.abort_operation does:
@@ -713,7 +743,7 @@ func (s *Server) opAbort(m *machine, _ *request) (any, *apiError) {
 	}
 	m.Updated = time.Now()
 	s.addEvent(m, "Aborted "+aborted, "INFO", "operation aborted")
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 // opMarkBroken marks the machine Broken as MAAS does: only its owner may
@@ -727,7 +757,7 @@ func (s *Server) opMarkBroken(m *machine, req *request) (any, *apiError) {
 		return nil, errorf(http.StatusForbidden, "")
 	}
 	if m.Status == StatusBroken {
-		return s.renderMachine(m), nil
+		return machineAnswer{m}, nil
 	}
 	if !canMove(m.Status, StatusBroken) {
 		return nil, transitionError(m.Status, StatusBroken)
@@ -746,7 +776,7 @@ func (s *Server) opMarkBroken(m *machine, req *request) (any, *apiError) {
 	s.move(m, StatusBroken)
 	m.StatusMessage = req.form.get("comment")
 	s.addEvent(m, "User marking node broken", "DEBUG", orDefault(m.StatusMessage, "mark broken"))
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 func (s *Server) opMarkFixed(m *machine, _ *request) (any, *apiError) {
@@ -761,7 +791,7 @@ func (s *Server) opMarkFixed(m *machine, _ *request) (any, *apiError) {
 	m.StatusMessage = ""
 	m.OSystem, m.DistroSeries, m.HWEKernel, m.ImageSHA256 = "", "", "", "" // as MAAS's mark_fixed, even back to Deployed
 	s.addEvent(m, "User marking node fixed", "DEBUG", "mark fixed")
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 func (s *Server) opPowerOn(m *machine, _ *request) (any, *apiError) {
@@ -771,7 +801,7 @@ func (s *Server) opPowerOn(m *machine, _ *request) (any, *apiError) {
 	if err := s.power(m, "on"); err != nil {
 		return nil, err
 	}
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 func (s *Server) opPowerOff(m *machine, _ *request) (any, *apiError) {
@@ -781,7 +811,7 @@ func (s *Server) opPowerOff(m *machine, _ *request) (any, *apiError) {
 	if err := s.power(m, "off"); err != nil {
 		return nil, err
 	}
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 func (s *Server) opQueryPower(m *machine, _ *request) (any, *apiError) {
@@ -809,7 +839,7 @@ func (s *Server) opSetOwnerData(m *machine, req *request) (any, *apiError) {
 			m.OwnerData[k] = v
 		}
 	}
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 func (s *Server) opLock(m *machine, _ *request) (any, *apiError) {
@@ -817,12 +847,12 @@ func (s *Server) opLock(m *machine, _ *request) (any, *apiError) {
 		return nil, conflict("Cannot lock machine in state %s.", StatusName(m.Status))
 	}
 	m.Locked = true
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 func (s *Server) opUnlock(m *machine, _ *request) (any, *apiError) {
 	m.Locked = false
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 // configurable reports whether a machine's networking and storage may be
@@ -840,7 +870,7 @@ func (s *Server) opRestoreNetworking(m *machine, _ *request) (any, *apiError) {
 		return nil, stateError(m, "restore networking configuration of")
 	}
 	s.discoverInterfaces(m)
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 func (s *Server) opRestoreStorage(m *machine, _ *request) (any, *apiError) {
@@ -848,7 +878,7 @@ func (s *Server) opRestoreStorage(m *machine, _ *request) (any, *apiError) {
 		return nil, stateError(m, "restore storage configuration of")
 	}
 	s.discoverDisks(m)
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 func (s *Server) opRestoreDefault(m *machine, req *request) (any, *apiError) {
@@ -857,7 +887,7 @@ func (s *Server) opRestoreDefault(m *machine, req *request) (any, *apiError) {
 	}
 	s.discoverInterfaces(m)
 	s.discoverDisks(m)
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 // power acts through the power driver (the lab's BMCs) and records the state.

@@ -265,7 +265,7 @@ func (s *Server) domainCount(name string) int {
 // renderMachine is the machine as GET /machines/{system_id}/ answers it.
 func (s *Server) renderMachine(m *machine) map[string]any {
 	ifaces, boot, ips := s.renderMachineInterfaces(m)
-	physical, all, virtual, storage := s.renderMachineDisks(m)
+	physical, all, virtual, storage, bootDisk := s.renderMachineDisks(m)
 	vgs := []any{}
 	for _, v := range m.VolumeGroups {
 		vgs = append(vgs, map[string]any{"system_id": m.SystemID, "id": v.ID, "__incomplete__": true})
@@ -296,7 +296,7 @@ func (s *Server) renderMachine(m *machine) map[string]any {
 		"current_commissioning_result_id": nil, "current_testing_result_id": nil, "current_installation_result_id": nil,
 		"commissioning_status": 2, "commissioning_status_name": "Passed", "testing_status": -1, "testing_status_name": "None",
 		"default_gateways": s.defaultGateways(m),
-		"boot_disk":        s.bootDisk(m), "workload_annotations": ownerData, "created": m.Created.UTC().Format("2006-01-02T15:04:05.000"),
+		"boot_disk":        bootDisk, "workload_annotations": ownerData, "created": m.Created.UTC().Format("2006-01-02T15:04:05.000"),
 		"last_sync": nil, "enable_hw_sync": false, "is_dpu": false, "ephemeral_deploy": false,
 		"bios_boot_method": "pxe", "disable_ipv4": false, "error_description": "", "parent": nil,
 		"virtualmachine_id": nil, "sync_interval": nil, "next_sync": nil, "enable_kernel_crash_dump": false,
@@ -309,11 +309,14 @@ func (s *Server) renderMachine(m *machine) map[string]any {
 }
 
 // renderMachineInterfaces is a machine's interface_set, its
-// boot_interface and its ip_addresses.
+// boot_interface and its ip_addresses. Each interface is encoded once
+// (encodeOnce): the boot interface repeats one.
 func (s *Server) renderMachineInterfaces(m *machine) (ifaces []any, boot any, ips []string) {
 	ifaces, ips = make([]any, 0, len(m.Interfaces)), []string{}
+	var scratch []byte
 	for _, i := range m.Interfaces {
-		r := s.renderInterface(m, i)
+		var r any
+		r, scratch = encodeOnce(scratch, s.renderInterface(m, i))
 		ifaces = append(ifaces, r)
 		if i.ID == m.BootIfaceID {
 			boot = r
@@ -328,11 +331,19 @@ func (s *Server) renderMachineInterfaces(m *machine) (ifaces []any, boot any, ip
 }
 
 // renderMachineDisks is a machine's physical, all and virtual block device
-// sets, and its storage: the physical disks' MB.
-func (s *Server) renderMachineDisks(m *machine) (physical, all, virtual []any, storage float64) {
+// sets, its storage (the physical disks' MB) and its boot_disk. Each
+// device is encoded once (encodeOnce): the sets and the boot disk repeat
+// them.
+func (s *Server) renderMachineDisks(m *machine) (physical, all, virtual []any, storage float64, boot any) {
 	physical, all, virtual = []any{}, []any{}, []any{}
+	bootDev := m.bootDisk() // storage_usage.go
+	var scratch []byte
 	for _, b := range m.BlockDevices {
-		r := s.renderBlockDevice(m, b)
+		var r any
+		r, scratch = encodeOnce(scratch, s.renderBlockDevice(m, b))
+		if b == bootDev {
+			boot = r
+		}
 		all = append(all, r)
 		if b.Type == "physical" {
 			physical = append(physical, r)
@@ -341,7 +352,22 @@ func (s *Server) renderMachineDisks(m *machine) (physical, all, virtual []any, s
 			virtual = append(virtual, r)
 		}
 	}
-	return physical, all, virtual, storage
+	if boot == nil && bootDev != nil { // not one of m.BlockDevices: not expected
+		boot = s.renderBlockDevice(m, bootDev)
+	}
+	return physical, all, virtual, storage, boot
+}
+
+// encodeOnce is v's JSON, appended to scratch (returned grown), for a
+// part a machine's JSON repeats; v itself when appendJSON cannot encode
+// it (encoding/json decides then).
+func encodeOnce(scratch []byte, v map[string]any) (any, []byte) {
+	start := len(scratch)
+	b, err := appendJSON(scratch, v)
+	if err != nil {
+		return v, scratch[:start]
+	}
+	return rawJSON(b[start:len(b):len(b)]), b
 }
 
 // machinePlace is a machine's zone, pool and domain, the defaults for
@@ -385,13 +411,6 @@ func renderNUMA(m *machine) []any {
 		out = append(out, map[string]any{"index": k, "memory": m.MemoryMiB / n, "cores": cores, "hugepages_set": []any{}})
 	}
 	return out
-}
-
-func (s *Server) bootDisk(m *machine) any {
-	if b := m.bootDisk(); b != nil { // storage_usage.go
-		return s.renderBlockDevice(m, b)
-	}
-	return nil
 }
 
 // powerParamsJSON is the power parameters as MAAS returns them.

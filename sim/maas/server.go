@@ -398,9 +398,9 @@ func writeAnswer(w http.ResponseWriter, out any) int {
 		w.WriteHeader(status)
 		_, _ = w.Write(v.body)
 	case pooledJSON:
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(status)
 		*v.buf = append(*v.buf, '\n')
+		setJSONHeaders(w, len(*v.buf))
+		w.WriteHeader(status)
 		_, _ = w.Write(*v.buf)
 		v.release()
 	default:
@@ -410,9 +410,9 @@ func writeAnswer(w http.ResponseWriter, out any) int {
 			writeJSON(w, status, v)
 			return status
 		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(status)
 		body = append(body, '\n')
+		setJSONHeaders(w, len(body))
+		w.WriteHeader(status)
 		_, _ = w.Write(body)
 		if cap(body) <= 64<<20 {
 			*buf = body
@@ -421,6 +421,17 @@ func writeAnswer(w http.ResponseWriter, out any) int {
 	}
 	return status
 }
+
+// setJSONHeaders names a JSON answer's type and length, as MAAS's
+// Django does: with the length known, net/http sends the body as it is,
+// not in chunks (an answer over 2 KiB went chunked).
+func setJSONHeaders(w http.ResponseWriter, n int) {
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(n)}
+}
+
+var jsonContentType = []string{"application/json; charset=utf-8"}
 
 // jsonBuffers recycles response buffers (a read of 1,000 machines is 10
 // MiB).
