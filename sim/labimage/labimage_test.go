@@ -36,6 +36,32 @@ func TestContentIndependentOfReadSizes(t *testing.T) {
 	}
 }
 
+// The example design's gpu-golden image has the SHA-256 its Image pins
+// (examples/site-yaml/images.yaml), and reads of sizes that cut the
+// generator's words and its stack buffer anywhere give the same bytes.
+func TestExampleImagePinned(t *testing.T) {
+	const size = 12582912
+	if got := SHA256("gpu-golden", "amd64/generic", size); got != "daf26e2ff9e81e4fd39ff7668a0cfadd7339c5ab4c345019bce81580af67d155" {
+		t.Fatalf("gpu-golden's SHA-256 is %s, not the example's", got)
+	}
+	want, err := io.ReadAll(io.LimitReader(Reader("gpu-golden", "amd64/generic", size), 64<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Reader("gpu-golden", "amd64/generic", size)
+	var got []byte
+	for i := 0; len(got) < len(want); i++ {
+		b := make([]byte, min([]int{1, 3, 4096, 7, 8, 4099, 9000, 16}[i%8], len(want)-len(got)))
+		if _, err := io.ReadFull(r, b); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, b...)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("reads of mixed sizes differ from one big read")
+	}
+}
+
 func TestWriteMatchesSHA256(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "img")
 	sum, err := Write(path, "x", "arm64/generic", 3<<20+5)
@@ -52,5 +78,17 @@ func TestWriteMatchesSHA256(t *testing.T) {
 	}
 	if _, err := Write(path, "x", "amd64", 0); err == nil {
 		t.Fatal("a zero size was accepted")
+	}
+}
+
+// BenchmarkWrite writes the example design's 12 MiB image (every lab
+// start of the example site writes it).
+func BenchmarkWrite(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "img")
+	b.SetBytes(12 << 20)
+	for b.Loop() {
+		if _, err := Write(path, "gpu-golden", "amd64/generic", 12<<20); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
