@@ -18,7 +18,9 @@ import (
 // domains. The cache answers such repeated reads from a recent answer:
 //
 //   - a machine, for machineTTL (5 s) after MAAS sent it (the poll's batched
-//     read counts), unless this driver wrote to the machine since: any
+//     read counts); its state (status, owner, owner data) for longer while
+//     the change feed shows it did not change (cache_feed.go); unless this
+//     driver wrote to the machine since: any
 //     write under machines/{id}/ or nodes/{id}/, an allocation naming it,
 //     a tag change of it. A read that a write overlapped is not kept.
 //     Writes of its interfaces, its storage or its tags make only that
@@ -40,6 +42,7 @@ import (
 // one.
 type readCache struct {
 	machineTTL, deviceTTL, siteTTL time.Duration
+	now                            func() time.Time // the clock (tests set their own)
 
 	mu       sync.Mutex
 	epoch    uint64               // counts writes
@@ -51,8 +54,12 @@ type readCache struct {
 	flight   singleflight.Group
 	// aged: the machines and devices put, oldest first; each put drops
 	// the entries that aged out before it (memory: the cache holds what
-	// was read within its TTLs, not every machine ever read).
-	aged, agedDevices ageQueue
+	// was read within its TTLs, not every machine ever read). A machine
+	// the change feed follows keeps its state alone past machineTTL, in
+	// feedAged, until feedTTL.
+	aged, agedDevices, feedAged ageQueue
+	feedTTL                     time.Duration // SettingCacheFeedTTL (0: the feed keeps nothing)
+	feed                        feedState
 }
 
 // ageQueue is a first-in first-out list of the keys put, with when.
@@ -84,8 +91,13 @@ func (q *ageQueue) expire(cutoff time.Time, drop func(key string, at time.Time))
 
 type cachedMachine struct {
 	m     mMachine
-	at    time.Time
-	stale part // parts written since the read
+	at    time.Time // when the read was put (its parts are fresh until at+machineTTL)
+	stale part      // parts written since the read
+	// since is the epoch when the read of its state began, seen when its
+	// state was read last (a state read of the same status refreshes the
+	// state alone): what the change feed follows (cache_feed.go).
+	since uint64
+	seen  time.Time
 }
 
 // part is a part of a machine that a write changes without changing the
@@ -133,7 +145,7 @@ const (
 )
 
 func newReadCache(machineTTL time.Duration) *readCache {
-	return &readCache{machineTTL: machineTTL, deviceTTL: defaultDeviceTTL, siteTTL: defaultSiteTTL,
+	return &readCache{machineTTL: machineTTL, deviceTTL: defaultDeviceTTL, siteTTL: defaultSiteTTL, now: time.Now, feedTTL: defaultFeedTTL,
 		dropped: map[string]uint64{}, touched: map[string][3]uint64{}, machines: map[string]cachedMachine{}, devices: map[string]cachedDevices{}, lists: map[string]cachedList{}}
 }
 
@@ -158,14 +170,10 @@ func (c *readCache) putRead(since uint64, ms []mMachine, missing part) {
 	if !c.enabled() {
 		return
 	}
-	now := time.Now()
+	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.aged.expire(now.Add(-c.machineTTL), func(id string, at time.Time) {
-		if e, ok := c.machines[id]; ok && !e.at.After(at) { // not put again since
-			delete(c.machines, id)
-		}
-	})
+	c.expireMachines(now)
 	for i := range ms {
 		id := ms[i].SystemID
 		if id == "" || c.dropped[id] > since {
@@ -176,6 +184,7 @@ func (c *readCache) putRead(since uint64, ms []mMachine, missing part) {
 			// not move: the new state over the parts read before
 			// (their writes since marked them stale already).
 			e.m.mMachineState = ms[i].mMachineState
+			e.since, e.seen = max(e.since, since), now
 			c.machines[id] = e
 			continue
 		}
@@ -185,13 +194,15 @@ func (c *readCache) putRead(since uint64, ms []mMachine, missing part) {
 				stale |= 1 << k
 			}
 		}
-		c.machines[id] = cachedMachine{m: ms[i], at: now, stale: stale}
+		c.machines[id] = cachedMachine{m: ms[i], at: now, stale: stale, since: since, seen: now}
 		c.aged.push(id, now)
 	}
 }
 
 // machine answers a copy of the cached machine when fresh and none of
-// the parts the caller needs was written since.
+// the parts the caller needs was written since; a caller that needs the
+// state alone (need 0) is answered past machineTTL too while the change
+// feed follows the machine (followed).
 func (c *readCache) machine(id string, need part) (*mMachine, bool) {
 	if !c.enabled() {
 		return nil, false
@@ -199,7 +210,10 @@ func (c *readCache) machine(id string, need part) (*mMachine, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.machines[id]
-	if !ok || time.Since(e.at) > c.machineTTL || e.stale&need != 0 {
+	if !ok || e.stale&need != 0 {
+		return nil, false
+	}
+	if now := c.now(); now.Sub(e.at) > c.machineTTL && (need != 0 || !c.followed(e, now)) {
 		return nil, false
 	}
 	m := e.m
@@ -210,7 +224,7 @@ func (c *readCache) putDevices(since uint64, id string, nds []nodeDevice) {
 	if !c.enabled() {
 		return
 	}
-	now := time.Now()
+	now := c.now()
 	kept := compactDevices(nds)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -268,7 +282,7 @@ func (c *readCache) nodeDevices(id string, nics bool) ([]nodeDevice, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.devices[id]
-	if !ok || time.Since(e.at) > c.deviceTTL || (nics && c.touched[id][0] > e.since) {
+	if !ok || c.now().Sub(e.at) > c.deviceTTL || (nics && c.touched[id][0] > e.since) {
 		return nil, false
 	}
 	return e.nds, true
@@ -330,7 +344,7 @@ func (c *readCache) raw(ctx context.Context, cl *client, path, op string) ([]byt
 	c.mu.Lock()
 	e, ok := c.lists[key]
 	c.mu.Unlock()
-	if ok && time.Since(e.at) <= c.siteTTL {
+	if ok && c.now().Sub(e.at) <= c.siteTTL {
 		return e.body, nil
 	}
 	v, err, _ := c.flight.Do(key, func() (any, error) {
@@ -341,7 +355,7 @@ func (c *readCache) raw(ctx context.Context, cl *client, path, op string) ([]byt
 		}
 		c.mu.Lock()
 		if c.dropped[key] <= since {
-			c.lists[key] = cachedList{body: raw, at: time.Now()}
+			c.lists[key] = cachedList{body: raw, at: c.now()}
 		}
 		c.mu.Unlock()
 		return []byte(raw), nil

@@ -49,8 +49,17 @@ type mChangesPage struct {
 
 // Changes answers the machines whose status changed after cursor (an
 // event ID); "" or a cursor that is not one is Reset from the newest
-// event.
+// event. The read cache takes each answer (cache_feed.go).
 func (d *Driver) Changes(ctx context.Context, cursor string) (drivers.Changes, error) {
+	sent := d.c.cache.clock()
+	out, err := d.changes(ctx, cursor)
+	if err == nil { // the read cache follows the feed (cache_feed.go)
+		d.c.cache.changed(cursor, out.Cursor, out.Machines, sent, out.Reset)
+	}
+	return out, err
+}
+
+func (d *Driver) changes(ctx context.Context, cursor string) (drivers.Changes, error) {
 	after, ok := parseCursor(cursor)
 	if !ok {
 		newest, err := d.newestEvent(ctx)

@@ -23,6 +23,10 @@ const (
 	SettingSecureErase = "secureErase" // release with secure_erase (default false; over quickErase)
 	SettingErase       = "erase"       // erase disks on release (default true)
 	SettingCacheTTL    = "cacheTTL"    // how long a machine read answers repeated reads (default 5s; 0s: no read cache; cache.go)
+	// SettingCacheFeedTTL: how long after a machine's state was read the
+	// change feed may keep answering it (default 1m, the engine's full
+	// read period; 0s: never; cache_feed.go).
+	SettingCacheFeedTTL = "cacheFeedTTL"
 	// SettingSkipBMCConfig: commission with skip_bmc_config (default
 	// true: Slipway owns the BMC and its credentials; "false" lets MAAS's
 	// commissioning configure the BMC, a site record's policy).
@@ -88,6 +92,11 @@ func NewDriver(cfg drivers.Config) (*Driver, error) {
 		}
 	}
 	c.cache = newReadCache(ttl)
+	if v, ok := cfg.Settings[SettingCacheFeedTTL]; ok && v != "" {
+		if c.cache.feedTTL, err = time.ParseDuration(v); err != nil || c.cache.feedTTL < 0 {
+			return nil, drivers.Errorf(drivers.Permanent, "maas: setting %s=%q is not a duration like 1m (0s: the change feed keeps no read)", SettingCacheFeedTTL, v)
+		}
+	}
 	d := &Driver{c: c, instance: cfg.Settings[SettingInstance], erase: cfg.Settings[SettingErase] != "false",
 		quickErase: cfg.Settings[SettingQuickErase] == "true", secureErase: cfg.Settings[SettingSecureErase] == "true",
 		commissionRetries: commRetries, skipBMCConfig: cfg.Settings[SettingSkipBMCConfig] != "false"}

@@ -429,7 +429,7 @@ func (d *Driver) Release(ctx context.Context, n drivers.NodeRef, erase drivers.E
 	if !erase.Valid() {
 		return drivers.Result{}, drivers.Errorf(drivers.Permanent, "release node %s: unknown erase policy %q (want none, quick, secure or empty for the driver's default)", n.Name, erase)
 	}
-	m, err := d.machine(ctx, n.MachineID, 0)
+	m, err := d.machine(ctx, n.MachineID, partTags) // unclaim reads its tags
 	if err != nil {
 		return drivers.Result{}, err
 	}

@@ -5,7 +5,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
@@ -57,13 +59,20 @@ func delta(after, before map[string]int) map[string]int {
 // nodePhases runs a generated node through the driver calls the engine
 // makes for a deploy (identify, commission, inventory, the configure
 // stage's status read, networking, storage, platform, deploy) and answers
-// the lab's requests of each phase by kind. A second node of the same
-// hardware is commissioned beside it and configured after it: its
-// storage is phase "storage2".
+// the lab's requests of each phase by kind. It reads the changes feed
+// (Changes) where the engine's poller would: before the node is
+// identified, after its commissioning, and before its deploy, which
+// starts after the read cache's TTL (machineTTL) on the driver's clock.
+// A second node of the same hardware is commissioned beside it and
+// configured after it: its storage is phase "storage2", and its platform
+// step, "platform2", comes more than machineTTL after its networking read
+// the machine (the configure stage queued behind others), but less after
+// its storage was cloned.
 func nodePhases(t *testing.T) (map[string]map[string]int, *lab.Lab, *Driver, []drivers.Node) {
 	t.Helper()
 	d := genDesign(t, 2)
 	l, drv := cfgLab(t, d)
+	skew := skewClock(drv)
 	cfgSubnets(t, drv, driverspec.Site(d))
 	names := slices.Sorted(maps.Keys(d.Nodes))
 	var nodes []drivers.Node
@@ -77,6 +86,7 @@ func nodePhases(t *testing.T) (map[string]map[string]int, *lab.Lab, *Driver, []d
 		fn()
 		out[what] = delta(kinds(l), before)
 	}
+	feed := changesFeed(t, drv)
 	n := &nodes[0]
 	phase("identify", func() { n.MachineID = identify(t, drv, *n).MachineID })
 	nodes[1].MachineID = identify(t, drv, nodes[1]).MachineID
@@ -86,40 +96,82 @@ func nodePhases(t *testing.T) (map[string]map[string]int, *lab.Lab, *Driver, []d
 	phase("commission", func() {
 		mustDone(t, "Commission", func(ctx context.Context) (drivers.Result, error) { return drv.Commission(ctx, n.NodeRef) })
 	})
+	feed()
 	phase("inventory", func() {
 		if _, err := drv.Inventory(t.Context(), *n); err != nil {
 			t.Fatal(err)
 		}
 	})
 	phase("configure", func() { configureNode(t, drv, *n, nil) })
+	skew(drv.c.cache.machineTTL + time.Second)
+	feed()
 	phase("deploy", func() {
 		if r, err := drv.Deploy(t.Context(), *n, drivers.Deployment{}); err != nil || r.Status == drivers.StatusFailed {
 			t.Fatalf("Deploy: %+v %v", r, err)
 		}
 	})
 	mustDone(t, "Commission", func(ctx context.Context) (drivers.Result, error) { return drv.Commission(ctx, nodes[1].NodeRef) })
-	configureNode(t, drv, nodes[1], func(fn func()) { phase("storage2", fn) })
-	for _, p := range []string{"identify", "commission", "inventory", "configure", "deploy", "storage2"} {
+	configureNode(t, drv, nodes[1], func(step string, fn func()) {
+		switch step {
+		case "storage":
+			skew(drv.c.cache.machineTTL - time.Second)
+			phase("storage2", fn)
+		case "platform":
+			skew(2 * time.Second)
+			phase("platform2", fn)
+		default:
+			fn()
+		}
+	})
+	for _, p := range []string{"identify", "commission", "inventory", "configure", "deploy", "storage2", "platform2"} {
 		t.Logf("%s: %v", p, out[p])
 	}
 	return out, l, drv, nodes
 }
 
-// configureNode runs the configure stage's calls on n; storage, when not
-// nil, wraps its storage step.
-func configureNode(t *testing.T, drv *Driver, n drivers.Node, storage func(func())) {
+// skewClock sets the driver's read cache on a clock that the answered
+// function moves ahead (the lab's own time is not moved).
+func skewClock(drv *Driver) func(time.Duration) {
+	var off atomic.Int64
+	drv.c.cache.now = func() time.Time { return time.Now().Add(time.Duration(off.Load())) }
+	return func(d time.Duration) { off.Add(int64(d)) }
+}
+
+// changesFeed reads the driver's changes from where its last call left,
+// as the engine's poller does each poll.
+func changesFeed(t *testing.T, drv *Driver) func() {
+	cursor := ""
+	return func() {
+		t.Helper()
+		c, err := drv.Changes(t.Context(), cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cursor = c.Cursor
+	}
+}
+
+// configureNode runs the configure stage's calls on n; step, when not
+// nil, wraps each ("status", "networking", "storage", "platform").
+func configureNode(t *testing.T, drv *Driver, n drivers.Node, step func(string, func())) {
 	t.Helper()
-	if storage == nil {
-		storage = func(fn func()) { fn() }
+	if step == nil {
+		step = func(_ string, fn func()) { fn() }
 	}
-	if _, err := drv.Status(t.Context(), []drivers.NodeRef{n.NodeRef}); err != nil {
-		t.Fatal(err)
-	}
-	mustDone(t, "ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyNetworking(ctx, n) })
-	storage(func() {
+	step("status", func() {
+		if _, err := drv.Status(t.Context(), []drivers.NodeRef{n.NodeRef}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	step("networking", func() {
+		mustDone(t, "ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyNetworking(ctx, n) })
+	})
+	step("storage", func() {
 		mustDone(t, "ApplyStorage", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyStorage(ctx, n) })
 	})
-	mustDone(t, "ApplyPlatform", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyPlatform(ctx, n) })
+	step("platform", func() {
+		mustDone(t, "ApplyPlatform", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyPlatform(ctx, n) })
+	})
 }
 
 // polls leaves out the reads a waiting step repeats (the machine's state
@@ -188,6 +240,26 @@ func TestNodeRequestsByKind(t *testing.T) {
 		}
 		if w1, _ := cfgWrites(l); w1 != w0 {
 			t.Errorf("storage again wrote %d times", w1-w0)
+		}
+	})
+	// The platform step after a storage clone takes the machine the
+	// clone's check read (it read the machine again when the networking
+	// step's read had aged out).
+	t.Run("PlatformAfterCloneNoRead", func(t *testing.T) {
+		if got := ph["platform2"]["GET /machines/{machine}/"]; got != 0 {
+			t.Errorf("platform after the clone: %d machine reads, want none (all: %v)", got, ph["platform2"])
+		}
+	})
+	// Deploy looks at the machine's state in the read the inventory
+	// made, older than machineTTL but followed by the changes feed, which
+	// shows no status change of it since (it read the machine again);
+	// and the deploy started in the lab.
+	t.Run("DeployLookByFeed", func(t *testing.T) {
+		if got := ph["deploy"]["GET /machines/{machine}/"]; got != 0 {
+			t.Errorf("deploy: %d machine reads, want none (all: %v)", got, ph["deploy"])
+		}
+		if st := labStatus(l, nodes[0].MachineID); st != "Deploying" && st != "Deployed" {
+			t.Errorf("the lab's machine is %s after Deploy, want Deploying or Deployed", st)
 		}
 	})
 	// Inventory reads the machine, its node devices and its

@@ -21,8 +21,9 @@ import (
 // design, MAAS's clone (POST machines/?op=clone storage=true, MAAS 3.x)
 // copies it onto another machine in one request: its partitions,
 // filesystems, volume groups and logical volumes, the boot disk onto the
-// boot disk. The driver then reads the machine once and compares it with
-// the design, as after a build; a clone MAAS refuses, or one that reads
+// boot disk. The driver then reads the machine once (kept in the read
+// cache: the platform step starts from it) and compares it with the
+// design, as after a build; a clone MAAS refuses, or one that reads
 // otherwise (the source changed since), forgets that source and builds.
 //
 // Only a plan on the boot disk alone is cloned (what the LVM layout path
@@ -106,10 +107,12 @@ func (d *Driver) storageByClone(ctx context.Context, m *mMachine, plan *storageP
 		}
 		return done, false, err
 	}
+	since := d.c.cache.begin()
 	var ans layoutAnswer
 	if err := d.c.call(ctx, http.MethodGet, "machines/"+url.PathEscape(m.SystemID)+"/", "", nil, &ans); err != nil {
 		return done, false, err
 	}
+	d.c.cache.putMachines(since, []mMachine{ans.mMachine}) // the platform step reads it next
 	var name string
 	for vg := range plan.vgs {
 		name = vg
