@@ -4,6 +4,7 @@ package maas
 // driver's inventory poll), and the memory 10,000 simulated machines take.
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -278,4 +279,102 @@ func BenchmarkHotHandlers(b *testing.B) {
 			serve(b, "GET", "/machines/?"+ids.Encode(), nil)
 		}
 	})
+}
+
+// BenchmarkConfigure is one machine's network configuration as the
+// engine's configure stage sends it, on a site of 2,000 Ready machines
+// with a linked provisioning address each: a bond (of one NIC: the
+// simulated NICs are on VLANs of their own), two VLAN
+// interfaces on it, a static address on each (the design's, as the
+// engine sends it) and an automatic one on the
+// provisioning NIC, the owner data, the engine's read of the machine and
+// the poll of it; then restore_networking_configuration, so that the
+// next round configures the next machine from the same start.
+func BenchmarkConfigure(b *testing.B) {
+	const n = 2000
+	verify := verifyListingCache
+	verifyListingCache = false // what the lab does
+	defer func() { verifyListingCache = verify }()
+	s := New(Options{APIKey: labCreds, TimeScale: labTimeScale, Durations: labDurations()})
+	defer s.Close()
+	hw := make([]*Hardware, n)
+	for i := range hw {
+		hw[i] = benchHardware(i)
+	}
+	addReadyMachines(s, hw)
+	addLinks(s)
+	ms := sortedMachines(s.machines)
+	vlanIDs, subnetIDs, provSubnet := benchVLANs(s, ms[0])
+	do := func(method, target string, form url.Values) string {
+		var req *http.Request
+		if method == http.MethodGet {
+			req = httptest.NewRequest(method, APIPrefix+target+"?"+form.Encode(), nil)
+		} else {
+			req = httptest.NewRequest(method, APIPrefix+target, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		req.Header.Set("Authorization", oauthHeader(labCreds))
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%s %s: %d %s", method, target, rec.Code, rec.Body.String()[:min(rec.Body.Len(), 300)])
+		}
+		var out struct{ ID int }
+		if method == http.MethodPost && strings.Contains(target, "op=create_") {
+			_ = json.Unmarshal(rec.Body.Bytes(), &out) // the new interface's id
+		}
+		return strconv.Itoa(out.ID)
+	}
+	b.ReportAllocs()
+	k := 0
+	for b.Loop() {
+		m := ms[k%n]
+		k++
+		sid := m.SystemID
+		nics := map[string]string{}
+		for _, i := range m.Interfaces {
+			nics[i.Name] = strconv.Itoa(i.ID)
+		}
+		base := "/nodes/" + sid + "/interfaces/"
+		bond := do("POST", base+"?op=create_bond", url.Values{"name": {"bond0"}, "parents": {nics["ens3f1"]}})
+		for j, v := range vlanIDs {
+			vif := do("POST", base+"?op=create_vlan", url.Values{"parent": {bond}, "vlan": {v}})
+			ip := fmt.Sprintf("10.%d.%d.%d", 101+j, 1+k/250%250, 1+k%250) // the design's address
+			do("POST", base+vif+"/?op=link_subnet", url.Values{"mode": {"static"}, "subnet": {subnetIDs[j]}, "ip_address": {ip}})
+		}
+		do("POST", base+nics["ens3f0"]+"/?op=link_subnet", url.Values{"mode": {"auto"}, "subnet": {provSubnet}, "force": {"true"}})
+		do("POST", "/machines/"+sid+"/?op=set_owner_data", url.Values{"rollout": {"bench"}})
+		do("GET", "/machines/"+sid+"/", nil)
+		do("GET", "/machines/", url.Values{"id": {sid}})
+		do("POST", "/machines/"+sid+"/?op=restore_networking_configuration", nil)
+	}
+}
+
+// benchVLANs adds two tagged VLANs, with a subnet each, on the fabric of
+// m's data NIC, and returns their IDs and the provisioning subnet's.
+func benchVLANs(s *Server, m *machine) (vlans, subnets []string, prov string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var fabric, provVLAN int
+	for _, i := range m.Interfaces {
+		switch i.Name {
+		case "ens3f1":
+			fabric = s.vlans[i.VLANID].FabricID
+		case "ens3f0":
+			provVLAN = i.VLANID
+		}
+	}
+	for _, sn := range s.subnets {
+		if sn.VLANID == provVLAN {
+			prov = strconv.Itoa(sn.ID)
+		}
+	}
+	for j, vid := range []int{101, 102} {
+		v := &vlan{ID: s.nextID(), FabricID: fabric, VID: vid, Name: strconv.Itoa(vid), MTU: 1500}
+		s.vlans[v.ID] = v
+		sn := &subnet{ID: s.nextID(), Name: "v" + strconv.Itoa(vid), CIDR: fmt.Sprintf("10.%d.0.0/16", 101+j), VLANID: v.ID, Managed: true}
+		s.subnets[sn.ID] = sn
+		vlans, subnets = append(vlans, strconv.Itoa(v.ID)), append(subnets, strconv.Itoa(sn.ID))
+	}
+	return vlans, subnets, prov
 }

@@ -195,3 +195,48 @@ func TestMachineAnswersShareTheListingCache(t *testing.T) {
 	check("set_owner_data", l.must(http.StatusOK, "POST", "/machines/"+a+"/?op=set_owner_data", url.Values{"team": {"x"}}, nil))
 	check("read after the write", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil))
 }
+
+// TestSharedJSONFollowsVLANAndSubnetChanges: the VLAN and subnet JSON
+// every interface repeats (render_shared.go) shows a change to the VLAN,
+// its fabric or the subnet at the next read of the machine.
+func TestSharedJSONFollowsVLANAndSubnetChanges(t *testing.T) {
+	l := newSimLab(t, nil)
+	a := l.ready(1, "a")
+	var ifs []map[string]any
+	l.must(http.StatusOK, "GET", "/nodes/"+a+"/interfaces/", nil, &ifs)
+	nic, v := fmt.Sprint(ifs[0]["id"]), ifs[0]["vlan"].(map[string]any)
+	vlan, fabric := fmt.Sprint(v["id"]), fmt.Sprint(v["fabric_id"])
+	var sn map[string]any
+	l.must(http.StatusOK, "POST", "/subnets/", url.Values{"cidr": {"10.78.0.0/24"}, "vlan": {vlan}}, &sn)
+	l.must(http.StatusOK, "POST", "/nodes/"+a+"/interfaces/"+nic+"/?op=link_subnet",
+		url.Values{"mode": {"static"}, "subnet": {fmt.Sprint(sn["id"])}, "ip_address": {"10.78.0.9"}}, nil)
+	first := func() (vl, sub map[string]any) {
+		t.Helper()
+		m := l.machine(a)
+		for _, i := range m["interface_set"].([]any) {
+			i := i.(map[string]any)
+			if fmt.Sprint(i["id"]) == nic {
+				s := i["links"].([]any)[0].(map[string]any)["subnet"].(map[string]any)
+				return i["vlan"].(map[string]any), s
+			}
+		}
+		t.Fatalf("no interface %s on %s", nic, a)
+		return nil, nil
+	}
+	first() // kept
+	before := listingCacheStale.Load()
+	l.must(http.StatusOK, "PUT", "/fabrics/"+fabric+"/vlans/"+fmt.Sprint(v["vid"])+"/", url.Values{"mtu": {"9000"}, "name": {"jumbo"}}, nil)
+	l.must(http.StatusOK, "PUT", "/fabrics/"+fabric+"/", url.Values{"name": {"renamed"}}, nil)
+	l.must(http.StatusOK, "PUT", "/subnets/"+fmt.Sprint(sn["id"])+"/", url.Values{"gateway_ip": {"10.78.0.1"}, "dns_servers": {"10.78.0.2"}}, nil)
+	vl, sub := first()
+	if vl["mtu"] != 9000.0 || vl["name"] != "jumbo" || vl["fabric"] != "renamed" {
+		t.Errorf("interface's VLAN after the changes: %v", vl)
+	}
+	sv := sub["vlan"].(map[string]any)
+	if sub["gateway_ip"] != "10.78.0.1" || fmt.Sprint(sub["dns_servers"]) != "[10.78.0.2]" || sv["mtu"] != 9000.0 || sv["fabric"] != "renamed" {
+		t.Errorf("link's subnet after the changes: %v", sub)
+	}
+	if n := listingCacheStale.Load() - before; n > 0 {
+		t.Errorf("%d stale answers", n)
+	}
+}

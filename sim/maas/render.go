@@ -73,7 +73,7 @@ func (s *Server) renderLink(l *link) map[string]any {
 		out["ip_address"] = l.IP
 	}
 	if sn := s.subnets[l.SubnetID]; sn != nil {
-		out["subnet"] = s.renderSubnet(sn)
+		out["subnet"] = s.subnetAnswer(sn) // render_shared.go
 	}
 	return out
 }
@@ -85,7 +85,7 @@ func (s *Server) renderInterface(m *machine, i *iface) map[string]any {
 	}
 	var vl any
 	if v := s.vlans[i.VLANID]; v != nil {
-		vl = s.renderVLAN(v)
+		vl = s.vlanAnswer(v) // render_shared.go
 	}
 	children := []string{}
 	for _, o := range m.Interfaces {
