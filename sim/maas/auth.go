@@ -47,9 +47,10 @@ func (s *Server) checkOAuth(r *http.Request) (string, *apiError) {
 	if params["oauth_signature_method"] != "PLAINTEXT" {
 		return "", errorf(http.StatusUnauthorized, "Authorization Error: 'Unsupported signature method'")
 	}
-	s.mu.Lock()
+	// s.tokens is set once, in New, and only read after: no lock, so
+	// that authenticating a request does not queue behind the handlers
+	// that hold s.mu (a listing of thousands of machines).
 	user, ok := s.tokens[params["oauth_token"]]
-	s.mu.Unlock()
 	if !ok || user.creds.ConsumerKey != params["oauth_consumer_key"] {
 		return "", errorf(http.StatusUnauthorized, "Authorization Error: 'Invalid access token: %s'", params["oauth_token"])
 	}

@@ -165,7 +165,7 @@ type Server struct {
 	mu           sync.Mutex
 	rnd          *rand.Rand
 	lastID       int
-	tokens       map[string]apiUser // token key -> user
+	tokens       map[string]apiUser // token key -> user; set in New, only read after (checkOAuth reads it without the lock)
 	machines     map[string]*machine
 	fabrics      map[int]*fabric
 	vlans        map[int]*vlan
