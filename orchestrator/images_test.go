@@ -33,14 +33,19 @@ const imgSize = 2*drivers.ImageChunkSize + 1234567
 
 // imgContent is the test image's content: the lab's deterministic image
 // generator (seeded per name), so that no two chunks are alike and a
-// chunk sent in the wrong place changes the SHA-256.
-func imgContent() []byte {
+// chunk sent in the wrong place changes the SHA-256. It is generated
+// once per test process (about 9 MiB, 48 callers: under -race each
+// generation cost a sixth of a CPU second); every caller gets its own
+// copy, so a test that changes its bytes changes no other test's.
+func imgContent() []byte { return bytes.Clone(imgContentOnce()) }
+
+var imgContentOnce = sync.OnceValue(func() []byte {
 	b, err := io.ReadAll(labimage.Reader("gpu-golden", "amd64/generic", imgSize))
 	if err != nil || len(b) != imgSize {
 		panic(fmt.Sprintf("labimage: %d bytes, %v", len(b), err))
 	}
 	return b
-}
+})
 
 // TestImgContentChunksDiffer: every chunk of the test content differs
 // from every other (a content that repeats could pass the SHA-256 check

@@ -1,3 +1,12 @@
+// The lab's Redfish BMCs and gNMI switches serve TLS on loopback, and
+// each lab's engine opens new connections to them: under -race the
+// handshakes' post-quantum key exchange (X25519MLKEM768, Go's default
+// since 1.24) was about a tenth of the package's CPU. The tests check
+// what the engine does over TLS (trust, pinning, refusals), not the key
+// exchange, so this test binary offers the classic curves only; the
+// product keeps Go's defaults.
+//
+//go:debug tlsmlkem=0
 package orchestrator_test
 
 import (
