@@ -313,7 +313,7 @@ func (s *Server) renderMachine(m *machine) map[string]any {
 // (encodeOnce): the boot interface repeats one.
 func (s *Server) renderMachineInterfaces(m *machine) (ifaces []any, boot any, ips []string) {
 	ifaces, ips = make([]any, 0, len(m.Interfaces)), []string{}
-	var scratch []byte
+	scratch := make([]byte, 0, 1536*len(m.Interfaces)) // an interface with a link is about 1.3 KiB
 	for _, i := range m.Interfaces {
 		var r any
 		r, scratch = encodeOnce(scratch, s.renderInterface(m, i))
@@ -336,8 +336,8 @@ func (s *Server) renderMachineInterfaces(m *machine) (ifaces []any, boot any, ip
 // them.
 func (s *Server) renderMachineDisks(m *machine) (physical, all, virtual []any, storage float64, boot any) {
 	physical, all, virtual = []any{}, []any{}, []any{}
-	bootDev := m.bootDisk() // storage_usage.go
-	var scratch []byte
+	bootDev := m.bootDisk()                              // storage_usage.go
+	scratch := make([]byte, 0, 1024*len(m.BlockDevices)) // a disk without partitions is about 0.8 KiB
 	for _, b := range m.BlockDevices {
 		var r any
 		r, scratch = encodeOnce(scratch, s.renderBlockDevice(m, b))
