@@ -136,8 +136,8 @@ type invReads struct {
 }
 
 // inventoryReads reads the machine and its node devices (MAAS 2.x has
-// none: 404) in one request each, and keeps both in the read cache: the
-// configure stage that follows reads neither again.
+// none: 404) in one request each, decodes each once, and keeps both in
+// the read cache: the configure stage that follows reads neither again.
 func (d *Driver) inventoryReads(ctx context.Context, id string) (invReads, error) {
 	var rd invReads
 	since := d.c.cache.begin()
@@ -148,8 +148,8 @@ func (d *Driver) inventoryReads(ctx context.Context, id string) (invReads, error
 		}
 		return rd, err
 	}
-	rd.m = &mMachine{}
-	if err := decodeBoth(raw, rd.m, &rd.hw); err != nil {
+	var err error
+	if rd.m, rd.hw, err = decodeMachineRead(raw); err != nil {
 		return rd, drivers.Errorf(drivers.Permanent, "maas: machine %s: decode the machine read: %v", id, err)
 	}
 	d.c.cache.putMachines(since, []mMachine{*rd.m})
@@ -158,7 +158,7 @@ func (d *Driver) inventoryReads(ctx context.Context, id string) (invReads, error
 		return rd, err
 	}
 	if len(raw) > 0 {
-		if err := decodeBoth(raw, &rd.nds, &rd.ndevs); err != nil {
+		if rd.nds, rd.ndevs, err = decodeDevicesRead(raw); err != nil {
 			return rd, drivers.Errorf(drivers.Permanent, "maas: machine %s: decode the node devices: %v", id, err)
 		}
 	}
@@ -172,12 +172,71 @@ func (d *Driver) inventoryReads(ctx context.Context, id string) (invReads, error
 	return rd, nil
 }
 
-// decodeBoth decodes one answer into two views of it.
-func decodeBoth(raw []byte, a, b any) error {
-	if err := segjson.Unmarshal(raw, a); err != nil {
-		return err
+// machineRead is a machine read decoded once into both what the driver
+// keeps of it (mMachine) and what inventory takes (mHardware): each
+// interface carries the fields of both.
+type machineRead struct {
+	mMachine
+	CPUCount     int               `json:"cpu_count"`
+	Memory       int64             `json:"memory"`
+	HardwareInfo map[string]string `json:"hardware_info"`
+	Disks        []hwDisk          `json:"physicalblockdevice_set"`
+	Interfaces   []readInterface   `json:"interface_set"` // over mMachine's
+}
+
+// readInterface is an interface of a machine read: mInterface and the
+// facts hwInterface takes besides.
+type readInterface struct {
+	mInterface
+	Vendor        *string `json:"vendor"`
+	Product       *string `json:"product"`
+	Firmware      *string `json:"firmware_version"`
+	LinkConnected *bool   `json:"link_connected"`
+	LinkSpeed     int     `json:"link_speed"`
+}
+
+// decodeMachineRead decodes a machine read once into the machine and its
+// hardware facts.
+func decodeMachineRead(raw []byte) (*mMachine, mHardware, error) {
+	var r machineRead
+	if err := segjson.Unmarshal(raw, &r); err != nil {
+		return nil, mHardware{}, err
 	}
-	return segjson.Unmarshal(raw, b)
+	m := r.mMachine
+	hw := mHardware{CPUCount: r.CPUCount, Memory: r.Memory, HardwareInfo: r.HardwareInfo, Disks: r.Disks}
+	if r.Interfaces != nil {
+		m.Interfaces, hw.Interfaces = make([]mInterface, len(r.Interfaces)), make([]hwInterface, len(r.Interfaces))
+	}
+	for i, in := range r.Interfaces {
+		m.Interfaces[i] = in.mInterface
+		hw.Interfaces[i] = hwInterface{Name: in.Name, Type: in.Type, MAC: in.MAC, Vendor: in.Vendor, Product: in.Product,
+			Firmware: in.Firmware, LinkConnected: in.LinkConnected, LinkSpeed: in.LinkSpeed}
+	}
+	return &m, hw, nil
+}
+
+// deviceRead is a node device decoded once into both views of it.
+type deviceRead struct {
+	hwDevice
+	Interface *mInterface   `json:"physical_interface"`
+	Disk      *mBlockDevice `json:"physical_blockdevice"`
+}
+
+// decodeDevicesRead decodes a node devices read once into what resolving
+// aliases takes (nodeDevice) and inventory's facts (hwDevice).
+func decodeDevicesRead(raw []byte) ([]nodeDevice, []hwDevice, error) {
+	var rs []deviceRead
+	if err := segjson.Unmarshal(raw, &rs); err != nil {
+		return nil, nil, err
+	}
+	if rs == nil {
+		return nil, nil, nil
+	}
+	nds, devs := make([]nodeDevice, len(rs)), make([]hwDevice, len(rs))
+	for i, r := range rs {
+		nds[i], devs[i] = nodeDevice{PCIAddress: r.PCIAddress, Interface: r.Interface, Disk: r.Disk}, r.hwDevice
+	}
+	return nds, devs, nil
 }
 
 // hardwareFacts fills the inventory's hardware facts beside its NICs.

@@ -112,29 +112,55 @@ func statusMessage(m *mMachine) string {
 // fetchMachine reads one machine. An unknown ID is a Permanent error: the
 // engine's MachineID is stale (IdentifyNode finds the machine again).
 func (d *Driver) fetchMachine(ctx context.Context, id string) (*mMachine, error) {
-	if id == "" {
-		return nil, drivers.Errorf(drivers.Permanent, "maas: the node has no machine ID yet (IdentifyNode first)")
-	}
 	since := d.c.cache.begin()
 	var m mMachine
-	if err := d.c.call(ctx, http.MethodGet, "machines/"+url.PathEscape(id)+"/", "", nil, &m); err != nil {
-		if isNotFound(err) {
-			return nil, drivers.Errorf(drivers.Permanent, "maas: machine %s does not exist (deleted from MAAS?); identify the node again", id)
-		}
+	if err := d.getMachine(ctx, id, &m); err != nil {
 		return nil, err
 	}
 	d.c.cache.putMachines(since, []mMachine{m})
 	return &m, nil
 }
 
+// fetchState is fetchMachine that decodes the machine's state alone
+// (mMachineState, with its tags), not its interfaces and disks (most of
+// a machine's ~10 KB): for the looks that need no more.
+func (d *Driver) fetchState(ctx context.Context, id string) (*mMachine, error) {
+	since := d.c.cache.begin()
+	var st mMachineState
+	if err := d.getMachine(ctx, id, &st); err != nil {
+		return nil, err
+	}
+	m := st.machine()
+	d.c.cache.putRead(since, []mMachine{m}, partInterfaces|partStorage)
+	return &m, nil
+}
+
+// getMachine is GET machines/{id}/ decoded into out.
+func (d *Driver) getMachine(ctx context.Context, id string, out any) error {
+	if id == "" {
+		return drivers.Errorf(drivers.Permanent, "maas: the node has no machine ID yet (IdentifyNode first)")
+	}
+	if err := d.c.call(ctx, http.MethodGet, "machines/"+url.PathEscape(id)+"/", "", nil, out); err != nil {
+		if isNotFound(err) {
+			return drivers.Errorf(drivers.Permanent, "maas: machine %s does not exist (deleted from MAAS?); identify the node again", id)
+		}
+		return err
+	}
+	return nil
+}
+
 // machine is fetchMachine answered from the read cache when it holds a
 // recent read of the machine (cache.go): the read a stage starts with.
 // Where MAAS answered that the state moved, fetchMachine reads again.
 // need names the parts of the machine the caller reads besides its
-// state and owner.
+// state, owner and tags; a caller that needs neither its interfaces nor
+// its storage gets the state alone (fetchState).
 func (d *Driver) machine(ctx context.Context, id string, need part) (*mMachine, error) {
 	if m, ok := d.c.cache.machine(id, need); ok {
 		return m, nil
+	}
+	if need&(partInterfaces|partStorage) == 0 {
+		return d.fetchState(ctx, id)
 	}
 	return d.fetchMachine(ctx, id)
 }
@@ -329,7 +355,7 @@ func (d *Driver) allocate(ctx context.Context, m *mMachine, node string) (am *mM
 	if isConflict(err) {
 		// Not available: look at it again; perhaps ours, allocated by a
 		// call whose answer was lost (checkOurs decides).
-		cur, rerr := d.fetchMachine(ctx, m.SystemID)
+		cur, rerr := d.fetchState(ctx, m.SystemID)
 		if rerr != nil {
 			return nil, false, rerr
 		}
@@ -406,7 +432,7 @@ func (d *Driver) startDeploy(ctx context.Context, m *mMachine, n drivers.Node, d
 	nm, err := d.machineOp(ctx, m.SystemID, "deploy", p)
 	if err != nil {
 		if isConflict(err) {
-			cur, rerr := d.fetchMachine(ctx, m.SystemID)
+			cur, rerr := d.fetchState(ctx, m.SystemID)
 			if rerr != nil {
 				return drivers.Result{}, rerr
 			}
@@ -475,7 +501,7 @@ func (d *Driver) releaseHeld(ctx context.Context, m *mMachine, n drivers.NodeRef
 // releaseConflict reads a machine whose release MAAS refused with a 409:
 // one that became Ready or is on its way there meanwhile is fine.
 func (d *Driver) releaseConflict(ctx context.Context, id string, conflict error) (drivers.Result, error) {
-	cur, err := d.fetchMachine(ctx, id)
+	cur, err := d.fetchState(ctx, id)
 	if err != nil {
 		return drivers.Result{}, err
 	}

@@ -19,7 +19,7 @@ import (
 
 // genDesign is a generated site (internal/gensite, the layout of the
 // scale benchmarks) of n nodes.
-func genDesign(t *testing.T, n int) *design.Design {
+func genDesign(t testing.TB, n int) *design.Design {
 	t.Helper()
 	dir := t.TempDir()
 	if _, err := gensite.Write(dir, gensite.Options{Nodes: n}); err != nil {
@@ -260,6 +260,20 @@ func TestNodeRequestsByKind(t *testing.T) {
 		}
 		if st := labStatus(l, nodes[0].MachineID); st != "Deploying" && st != "Deployed" {
 			t.Errorf("the lab's machine is %s after Deploy, want Deploying or Deployed", st)
+		}
+	})
+	// Inventory decodes the lab's machine and node devices answers once
+	// each, into what it decoded in two passes before.
+	t.Run("InventoryDecodesOnce", func(t *testing.T) {
+		id := nodes[0].MachineID
+		for path, same := range map[string]func([]byte) string{"machines/" + id + "/": sameMachine, "nodes/" + id + "/devices/": sameDevices} {
+			raw, err := drv.c.getRaw(t.Context(), path, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := same(raw); diff != "" {
+				t.Errorf("%s: %s", path, diff)
+			}
 		}
 	})
 	// Inventory reads the machine, its node devices and its
