@@ -1,7 +1,9 @@
 package maas
 
 import (
+	"bytes"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -175,7 +177,36 @@ func (s *Server) machinesAllocate(req *request) (any, *apiError) {
 		s.lifecycleOf(m).Allocations++
 	}
 	s.addEvent(m, "Allocated", "INFO", "allocated to "+req.user)
-	return s.renderAllocated(m), nil
+	return s.allocatedJSON(m), nil
+}
+
+// constraintsByType is the key allocate's answer adds to the machine's
+// JSON, before the first key that sorts after it (cpu_count: no part
+// of a machine's JSON before it has that key, and a string in it would
+// have its quotes escaped).
+var constraintsByType, afterConstraints = []byte(`,"constraints_by_type":{}`), []byte(`,"cpu_count":`)
+
+// allocatedJSON is renderAllocated(m) encoded: the machine's JSON as
+// machineJSON keeps it (kept for the engine's next read and poll), with
+// constraintsByType put in. Call it under the lock, after the last change.
+func (s *Server) allocatedJSON(m *machine) any {
+	j, ok := s.machineJSON(m).(pooledJSON)
+	if !ok { // not expected: encoding/json decides
+		return s.renderAllocated(m)
+	}
+	i := bytes.Index(*j.buf, afterConstraints)
+	if i < 0 { // not expected
+		j.release()
+		return s.renderAllocated(m)
+	}
+	*j.buf = slices.Insert(*j.buf, i, constraintsByType...)
+	if verifyListingCache {
+		if fresh, err := appendJSON(nil, s.renderAllocated(m)); err == nil && !bytes.Equal(fresh, *j.buf) {
+			listingCacheStale.Add(1)
+			s.log.Error().Str("system_id", m.SystemID).Msg("allocate: answer differs from a fresh rendering")
+		}
+	}
+	return j
 }
 
 // inputConstraints is the request's parameters but op as MAAS logs them

@@ -154,7 +154,8 @@ func TestIPIndexFollowsLinks(t *testing.T) {
 // TestMachineAnswersShareTheListingCache: a machine read changes nothing,
 // so it leaves the machine's kept JSON current, and a write that answers
 // the machine (set_owner_data) leaves its answer kept for the next read
-// and listing; every such answer is byte for byte a fresh rendering,
+// and listing, and so does allocate's answer (the machine's JSON with
+// constraints_by_type); every such answer is byte for byte a fresh rendering,
 // with the Content-Length MAAS's Django sends.
 func TestMachineAnswersShareTheListingCache(t *testing.T) {
 	l := newSimLab(t, nil)
@@ -194,6 +195,18 @@ func TestMachineAnswersShareTheListingCache(t *testing.T) {
 	}
 	check("set_owner_data", l.must(http.StatusOK, "POST", "/machines/"+a+"/?op=set_owner_data", url.Values{"team": {"x"}}, nil))
 	check("read after the write", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil))
+	// allocate answers the machine with constraints_by_type added.
+	r := l.must(http.StatusOK, "POST", "/machines/?op=allocate", url.Values{"system_id": {a}}, nil)
+	l.s.mu.Lock()
+	want, err := appendJSON(nil, l.s.renderAllocated(l.s.machines[a]))
+	l.s.mu.Unlock()
+	if err != nil || string(r.body) != string(want)+"\n" {
+		t.Errorf("allocate: answer differs from a fresh rendering (%v):\n got %s\nwant %s", err, r.body, want)
+	}
+	if !current() {
+		t.Error("allocate: the machine's kept JSON is not current after it")
+	}
+	check("read after allocate", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil))
 }
 
 // TestSharedJSONFollowsVLANAndSubnetChanges: the VLAN and subnet JSON
