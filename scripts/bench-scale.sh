@@ -265,10 +265,11 @@ go tool pprof -top -nodecount 25 "$lab_bin" "$out/lab.pprof" >"$out/lab-top.txt"
 # The engine's heap at its peak (serve --heap-profile): what is live then,
 # and the runtime's memory classes at that moment.
 [ -s "$out/engine-heap.pprof.json" ] || echo null >"$out/engine-heap.pprof.json"
+[ -s "$out/engine-heap.pprof.rss.json" ] || echo null >"$out/engine-heap.pprof.rss.json"
 go tool pprof -sample_index=inuse_space -top -nodecount 40 "$bin" "$out/engine-heap.pprof" >"$out/engine-heap-top.txt" 2>/dev/null || true
 
 jq -n \
-  --slurpfile task "$out/task.json" --slurpfile heap "$out/engine-heap.pprof.json" --slurpfile plan "$out/plan.json" --slurpfile audit "$out/audit.json" --slurpfile before "$out/audit-before.json" \
+  --slurpfile task "$out/task.json" --slurpfile heap "$out/engine-heap.pprof.json" --slurpfile rss "$out/engine-heap.pprof.rss.json" --slurpfile plan "$out/plan.json" --slurpfile audit "$out/audit.json" --slurpfile before "$out/audit-before.json" \
   --argjson nodes "$nodes" --argjson scale "$scale" --arg timed_out "$timed_out" --arg status "$status" \
   --argjson engine_hwm "$engine_hwm" --argjson lab_hwm "$lab_hwm" \
   --argjson engine_cpu "$(awk -v a="$engine_cpu0" -v b="$engine_cpu1" 'BEGIN { printf "%.2f", b - a }')" \
@@ -302,7 +303,7 @@ jq -n \
     lab_cpu_seconds: $lab_cpu, lab_cpu_seconds_total: $lab_cpu_total, lab_start_seconds: $lab_start,
     maas_requests: $requests, maas_requests_per_node: ($requests / $nodes * 10 | round / 10),
     maas_requests_by_kind: ($a.maas_requests_by_kind | with_entries(.value -= ($before[0].maas_requests_by_kind[.key] // 0)) | with_entries(select(.value > 0))),
-    engine_heap_at_peak: $heap[0], engine_heap_profile: ($engine_profile | sub("engine.pprof$"; "engine-heap.pprof")),
+    engine_heap_at_peak: $heap[0], engine_rss_parts_at_peak: $rss[0], engine_heap_profile: ($engine_profile | sub("engine.pprof$"; "engine-heap.pprof")),
     engine_cpu_profile: $engine_profile, engine_profile_top: ($engine_top | split("\n") | map(select(. != ""))),
     plan: $plan[0],
     lab_cpu_profile: $lab_profile, lab_profile_top: ($lab_top | split("\n") | map(select(. != "")))

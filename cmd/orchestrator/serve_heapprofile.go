@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime/metrics"
 	rpprof "runtime/pprof"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -42,7 +44,8 @@ var heapPeakMetrics = []string{
 // the live heap (marked by the last GC; the in-use profile shows the same
 // objects) and the goroutine stacks together reach a new high, writes an in-use heap profile to path and the memory classes
 // at that moment to path.json and the goroutines' stacks (counted) to
-// path.goroutines (each replaced whole, through a temporary
+// path.goroutines; and the parts of the highest resident set seen
+// (VmRSS, RssAnon, RssFile, RssShmem) to path.rss.json (each replaced whole, through a temporary
 // file). stop ends the sampling and takes a last sample.
 func startHeapPeakProfile(path string) (stop func(), err error) {
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
@@ -69,11 +72,34 @@ func startHeapPeakProfile(path string) (stop func(), err error) {
 }
 
 // heapPeak is the sampler's state: the highest live heap and stacks
-// profiled.
+// profiled, and the process's highest resident set seen, in parts.
 type heapPeak struct {
 	path   string
 	high   uint64
 	writes int
+	rss    map[string]uint64 // VmRSS, RssAnon, RssFile, RssShmem (KiB) at the highest VmRSS
+}
+
+// rssParts reads the resident set's parts from /proc/self/status (KiB;
+// nil where there is none): RssFile counts the pages of the state
+// database's memory map the process touched, RssAnon the heap, stacks
+// and the runtime's own.
+func rssParts() map[string]uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return nil
+	}
+	parts := map[string]uint64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "VmRSS" && !strings.HasPrefix(k, "Rss")) {
+			continue
+		}
+		if n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64); err == nil {
+			parts[k+"_kib"] = n
+		}
+	}
+	return parts
 }
 
 func (p *heapPeak) sample() {
@@ -82,8 +108,16 @@ func (p *heapPeak) sample() {
 		s[i].Name = name
 	}
 	metrics.Read(s)
+	rssNew := false
+	if r := rssParts(); r["VmRSS_kib"] > p.rss["VmRSS_kib"] {
+		p.rss, rssNew = r, true
+	}
 	inuse := s[6].Value.Uint64() + s[4].Value.Uint64()
 	if float64(inuse) < float64(p.high)*heapPeakGrowth || p.writes >= heapPeakMaxWrites {
+		if rssNew && p.writes > 0 && p.writes < heapPeakMaxWrites { // the summary's resident set only
+			p.writes++
+			_ = replaceFile(p.path+".rss.json", func(f *os.File) error { return json.NewEncoder(f).Encode(p.rss) })
+		}
 		return
 	}
 	p.high = inuse
@@ -92,6 +126,10 @@ func (p *heapPeak) sample() {
 	for _, m := range s {
 		summary[m.Name] = m.Value.Uint64()
 	}
+	for k, v := range p.rss {
+		summary["max_"+k] = v
+	}
+	_ = replaceFile(p.path+".rss.json", func(f *os.File) error { return json.NewEncoder(f).Encode(p.rss) })
 	_ = replaceFile(p.path, func(f *os.File) error { return rpprof.Lookup("heap").WriteTo(f, 0) })
 	// Where the goroutines wait then, with their counts (their stacks are
 	// part of the peak).

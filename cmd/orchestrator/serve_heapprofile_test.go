@@ -43,6 +43,14 @@ func TestHeapPeakProfile(t *testing.T) {
 	if m["/sched/goroutines:goroutines"] == 0 || m["/memory/classes/heap/stacks:bytes"] == 0 || m["/gc/heap/live:bytes"]+m["/memory/classes/heap/objects:bytes"] == 0 {
 		t.Fatalf("memory classes: %v", m)
 	}
+	b, err = os.ReadFile(path + ".rss.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rss map[string]uint64
+	if err := json.Unmarshal(b, &rss); err != nil || rss["VmRSS_kib"] == 0 || rss["RssAnon_kib"] == 0 {
+		t.Fatalf("resident set: %v %s", err, b)
+	}
 	g, err := os.ReadFile(path + ".goroutines")
 	if err != nil || !strings.HasPrefix(string(g), "goroutine profile: total ") {
 		t.Fatalf("goroutines: %v %.80q", err, g)
