@@ -14,6 +14,7 @@ import (
 // plan printed it is stored; --approve and --approval together are a
 // usage error.
 func TestApplyApproval(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	op := s.Token[api.RoleOperator]
 	as := func(args ...string) (int, string, string) {

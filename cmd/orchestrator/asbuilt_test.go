@@ -11,6 +11,7 @@ import (
 // operator's; a node whose as-built check found no difference has
 // nothing to accept (exit 2 with the server's 409 saying so).
 func TestAcceptHardwareCommand(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	as := func(tok string, args ...string) (int, string, string) {
 		t.Helper()

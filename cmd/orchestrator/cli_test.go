@@ -311,6 +311,7 @@ func TestGenSiteValidates(t *testing.T) {
 // the switch fabric: see sharedDemo) deploys every node by the lab's
 // count, and bootdata serves a demo node's data from the state it leaves.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	state, code, out, errs := exampleDemo(t)
 	if code != 0 {
 		t.Fatalf("demo: exit %d\n%s%s", code, out, errs)
@@ -353,6 +354,7 @@ func TestDemo(t *testing.T) {
 // has two Sites; the demo deploys them side by side, each node's machine
 // in its own Site's MAAS region, counted from each region's state.
 func TestDemoTwoSites(t *testing.T) {
+	t.Parallel()
 	two := filepath.Join(filepath.Dir(exampleSite), "two-sites")
 	code, out, errs := cli(t, "demo", "--site", exampleSite, "--site", two, "--no-fabric")
 	if code != 0 {

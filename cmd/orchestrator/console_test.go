@@ -15,6 +15,7 @@ import (
 // prints its login prompt again once deployed); --for detaches; an
 // operator is refused.
 func TestConsoleCommand(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	url, node := s.URL, s.Node
 	op, admin := s.Token[api.RoleOperator], s.Token[api.RoleAdmin]

@@ -13,6 +13,7 @@ import (
 // copy of a real one, after the demo) fails with exit 2 and says the file
 // is damaged and to restore the backup; none panics.
 func TestDamagedState(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	state := filepath.Join(dir, "demo.db")
 	if code, out, errs := cli(t, "demo", "--site", exampleSite, "--no-fabric", "--state", state); code != 0 {

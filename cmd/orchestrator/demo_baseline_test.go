@@ -19,6 +19,7 @@ import (
 // own durations of that work (the update, the volume's build), so the
 // wall time stays above it.
 func TestDemoBaselineFromTheLab(t *testing.T) {
+	t.Parallel()
 	code, out, errs := cli(t, "demo", "--site", exampleSite, "--no-fabric", "-o", "json", "--dashboard", "",
 		"--state", filepath.Join(t.TempDir(), "state.db"))
 	if code != 0 {

@@ -15,6 +15,7 @@ import (
 // nothing leaked or deployed twice, and the engine's records under the
 // prefix afterwards.
 func TestDemoEtcdStore(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	store := "etcd://" + strings.TrimPrefix(c.Endpoints()[0], "http://")
 	const prefix = "/demo-etcd-test/"

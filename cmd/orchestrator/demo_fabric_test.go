@@ -16,6 +16,7 @@ import (
 // isolated, the destroyed node's ports in quarantine. In CI a missing
 // Open vSwitch fails (ovstest.Require).
 func TestDemoExampleJSON(t *testing.T) {
+	t.Parallel()
 	ovstest.Require(t)
 	code, out, errs := cli(t, "demo", "--site", exampleSite, "-o", "json", "--state", filepath.Join(t.TempDir(), "state.db"))
 	if code != 0 {

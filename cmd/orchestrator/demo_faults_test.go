@@ -39,6 +39,7 @@ func TestDemoSiteFaults(t *testing.T) {
 // stage, naming the GPU that is missing and how to go on; the seven
 // others deploy (the lab's count).
 func TestDemoMissingGPU(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	faults := filepath.Join(dir, "faults.json")
 	if err := os.WriteFile(faults, []byte(`{"machines": {"r01-gpu01": {"missingGPUs": 1}}}`), 0o644); err != nil {

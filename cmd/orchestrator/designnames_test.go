@@ -24,6 +24,7 @@ const designNamesNode = "r02-gpu02"
 // The key paths of the four documents, walked in full, are one set; the
 // envelope of the node's detail keeps its snake_case names.
 func TestDesignNamesEveryOutput(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	if code, out, errs := cli(t, "--server", s.URL, "--token", s.Token[api.RoleOperator], "apply", exampleSite); code != 0 {
 		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)

@@ -16,6 +16,7 @@ import (
 // provenance) shows "none" in the GIT column of 'orchestrator designs'
 // instead of a blank "-".
 func TestDesignsRawUploadSaysNone(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	site := copyExample(t)
 	p := filepath.Join(site, "nodes-r01.yaml")

@@ -24,9 +24,7 @@ import (
 // 1; -o json is the API's answer; --node narrows; a node the design does
 // not have is an error (exit 2, as every failed call).
 func TestFabricCommand(t *testing.T) {
-	t.Setenv(envServer, "")
-	t.Setenv(envToken, "")
-	t.Setenv(envCAFile, "")
+	t.Parallel()
 	net := fake.NewNetwork(fake.Script{})
 	var d *design.Design
 	s := apitest.Start(t, apitest.WithSeed(13), apitest.WithDesign(func(x *design.Design) { designtest.Fabric(x, "fake", nil); d = x }),
@@ -137,9 +135,7 @@ func out0(t *testing.T, as func(args ...string) (int, string, string)) string {
 // the fake switch, its independent state): every row is unmanaged and
 // the command exits 0.
 func TestFabricCommandFreshSite(t *testing.T) {
-	t.Setenv(envServer, "")
-	t.Setenv(envToken, "")
-	t.Setenv(envCAFile, "")
+	t.Parallel()
 	net := fake.NewNetwork(fake.Script{})
 	var d *design.Design
 	s := apitest.Start(t, apitest.WithSeed(14), apitest.WithDesign(func(x *design.Design) { designtest.Fabric(x, "fake", nil); d = x }),

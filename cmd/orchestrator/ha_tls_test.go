@@ -17,6 +17,7 @@ import (
 // certificates (--etcd-ca, --etcd-cert, --etcd-key), and serve on it: it
 // leads, reports the store, and runs a task through the engine there.
 func TestServeEtcdTLS(t *testing.T) {
+	t.Parallel()
 	ec := etcdtest.StartTLS(t, 1)
 	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 6})
 	if err != nil {
@@ -48,8 +49,7 @@ func TestServeEtcdTLS(t *testing.T) {
 		t.Errorf("GET /metrics: %d: no role or leader-change metrics", code)
 	}
 	promtoolCheck(t, metrics)
-	t.Setenv("SLIPWAY_TOKEN", p.tok)
-	if code, out, errs := cli(t, "cluster", "--server", p.base); code != 0 || !strings.Contains(out, "(answered)  leader") || !strings.Contains(out, "store etcd /slipway/: writable") {
+	if code, out, errs := cli(t, "cluster", "--server", p.base, "--token", p.tok); code != 0 || !strings.Contains(out, "(answered)  leader") || !strings.Contains(out, "store etcd /slipway/: writable") {
 		t.Errorf("orchestrator cluster: %d\n%s%s", code, out, errs)
 	}
 	if status, msg := p.task(t, "prepare_site"); status != "succeeded" {

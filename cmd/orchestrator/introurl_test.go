@@ -38,6 +38,7 @@ func introspectionLayer(t *testing.T, url string) string {
 // from MAAS carries B (not A), the node's agent bootstraps against it and
 // the task succeeds; the boot data route renders B too.
 func TestIntrospectionURLFromRevision(t *testing.T) {
+	t.Parallel()
 	const node = "r01-cmp01"
 	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 8})
 	if err != nil {
@@ -48,7 +49,11 @@ func TestIntrospectionURLFromRevision(t *testing.T) {
 	urlA, urlB := fmt.Sprintf("http://127.0.0.1:%d", ports[0]), fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	info := lb.Info()
 	dir, state, cfg := serveLabState(t, info, introspectionLayer(t, urlA))
-	conf := "secretRefs: {env: [SLIPWAY_TEST_MAAS_KEY]}\npollInterval: 100ms\nretryBase: 100ms\nretryMax: 1s\nbmcEndpoints:\n"
+	refs, err := os.ReadFile(cfg) // the secretRefs naming the lab's key
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(refs) + "pollInterval: 100ms\nretryBase: 100ms\nretryMax: 1s\nbmcEndpoints:\n"
 	for _, b := range info.BMCs {
 		conf += fmt.Sprintf("  %s: 127.0.0.1:%d\n", b.Node, b.Port)
 	}

@@ -30,6 +30,7 @@ func testInventory(serial string, gpus int, fw string) drivers.Inventory {
 // table, JSON or YAML; a node not commissioned is refused by name;
 // --diff names the odd one out of a hardware profile.
 func TestInventoryCommand(t *testing.T) {
+	t.Parallel()
 	state := filepath.Join(t.TempDir(), "state.db")
 	if code, _, errs := cli(t, "apply", "--state", state, exampleSite); code != 0 {
 		t.Fatalf("apply: %s", errs)
@@ -135,6 +136,7 @@ func TestInventoryCommand(t *testing.T) {
 // node's inventory, and inventory reads the state it leaves: the GPU
 // node's GPUs, NIC drivers and LLDP neighbours, and --diff of the site.
 func TestInventoryAfterDemo(t *testing.T) {
+	t.Parallel()
 	state, code, out, errs := exampleDemo(t) // shared with TestDemo
 	if code != 0 {
 		t.Fatalf("demo: %d %s\n%s", code, errs, out)
@@ -174,6 +176,7 @@ func TestInventoryAfterDemo(t *testing.T) {
 // TestInventoryRemote: inventory and --diff through the control API with
 // a viewer token.
 func TestInventoryRemote(t *testing.T) {
+	t.Parallel()
 	srv := remoteServer(t)
 	ctx := t.Context()
 	d, err := currentDesign(ctx, srv.Store)

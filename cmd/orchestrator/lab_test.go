@@ -19,6 +19,7 @@ import (
 )
 
 func TestLabCommand(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	pr, pw := io.Pipe()

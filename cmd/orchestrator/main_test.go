@@ -2,11 +2,14 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
+
+	secretstore "github.com/slipway-dev/slipway/secrets/store"
 )
 
 // testParallel is how many of the package's parallel tests run at once
@@ -17,10 +20,24 @@ import (
 // nearly one after another.
 const testParallel = 4
 
-// TestMain raises -test.parallel to testParallel when it is not given,
-// runs the tests, and removes what they shared: the generated 10,000-node
-// site, the built binary and the example demo's state.
+// clearedEnv is the remote mode's environment (remote.go) and the secret
+// store's key: the CLI follows them, so the tests start from none.
+// Clearing them once for the whole test process, instead of with t.Setenv
+// in each test, lets those tests run in parallel (t.Setenv forbids it); a
+// test that sets one does so with t.Setenv and is not parallel.
+var clearedEnv = []string{envServer, envToken, envCAFile, secretstore.KeyEnv}
+
+// TestMain clears clearedEnv, raises -test.parallel to testParallel when
+// it is not given, runs the tests, and removes what they shared: the
+// generated 10,000-node site, the built binary and the example demo's
+// state.
 func TestMain(m *testing.M) {
+	for _, name := range clearedEnv {
+		if err := os.Unsetenv(name); err != nil {
+			fmt.Fprintln(os.Stderr, "unset", name+":", err)
+			os.Exit(2)
+		}
+	}
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })

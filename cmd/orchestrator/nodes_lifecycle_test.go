@@ -15,6 +15,7 @@ import (
 // --lifecycle filters; `adopt NODE --machine` reaches the API and its
 // refusal names the machine.
 func TestRemoteNodesLifecycle(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	url, node := s.URL, s.Node
 	tokViewer, tokOperator := s.Token[api.RoleViewer], s.Token[api.RoleOperator]

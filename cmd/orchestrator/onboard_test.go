@@ -23,6 +23,7 @@ import (
 // node to commit, and `apply` of the design with it says it was taken
 // over.
 func TestOnboardCLI(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	admin, op := s.Token[api.RoleAdmin], s.Token[api.RoleOperator]
 	run := func(tok string, args ...string) string {

@@ -40,6 +40,7 @@ func labStatus(s *apitest.Server, host string) string {
 // once every node is deployed as designed (-o json is the wire plan),
 // and 1 for an invalid design, a bad flag or no roots.
 func TestPlanCommand(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	viewer, op := s.Token[api.RoleViewer], s.Token[api.RoleOperator]
 	as := func(tok string, args ...string) (int, string, string) {
@@ -98,6 +99,7 @@ func TestPlanCommand(t *testing.T) {
 // --approve it is stored with its plan, which `designs` and `designs
 // show` show.
 func TestApplyApprove(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	viewer, op := s.Token[api.RoleViewer], s.Token[api.RoleOperator]
 	as := func(tok string, args ...string) (int, string, string) {

@@ -28,6 +28,7 @@ func TestPluginDiesWithServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries and runs serve twice: skipped with -short")
 	}
+	t.Parallel()
 	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func TestPluginDiesWithServe(t *testing.T) {
 				}
 			}()
 		}
-		serve, plug := startServeWithPlugin(t, bin, cfg, state, dir)
+		serve, plug := startServeWithPlugin(t, bin, cfg, state, dir, append(os.Environ(), "SLIPWAY_TEST_MAAS_KEY="+lb.Info().APIKey))
 		if err := serve.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -69,11 +70,11 @@ func TestPluginDiesWithServe(t *testing.T) {
 }
 
 // pluginLabState applies the example design with a Site layer that
-// points at the lab's MAAS and names the network driver "ext", installed
-// as a plugin in dir.
+// points at the lab's MAAS (its key from env:SLIPWAY_TEST_MAAS_KEY, which
+// the test puts in serve's environment) and names the network driver
+// "ext", installed as a plugin in dir.
 func pluginLabState(t *testing.T, info lab.Info) (dir, state, cfg string) {
 	t.Helper()
-	t.Setenv("SLIPWAY_TEST_MAAS_KEY", info.APIKey)
 	dir = t.TempDir()
 	plug := filepath.Join(dir, "slipway-driver-network-ext")
 	if out, err := exec.Command("go", "build", "-o", plug, "github.com/slipway-dev/slipway/cmd/slipway-driver-network-noop").CombinedOutput(); err != nil {
@@ -105,10 +106,10 @@ func pluginLabState(t *testing.T, info lab.Info) (dir, state, cfg string) {
 // control API's port is picked free and then given to serve, so another
 // process may take it in between: serve then fails to bind, and is
 // started again on another port (at most 3 times).
-func startServeWithPlugin(t *testing.T, bin, cfg, state, dir string) (*exec.Cmd, int) {
+func startServeWithPlugin(t *testing.T, bin, cfg, state, dir string, env []string) (*exec.Cmd, int) {
 	t.Helper()
 	for try := 1; ; try++ {
-		cmd, addr, out, ok := startPluginServe(t, bin, cfg, state, dir)
+		cmd, addr, out, ok := startPluginServe(t, bin, cfg, state, dir, env)
 		if ok {
 			plugs := childrenNamed(cmd.Process.Pid, "slipway-driver-")
 			if len(plugs) != 1 {
@@ -126,8 +127,9 @@ func startServeWithPlugin(t *testing.T, bin, cfg, state, dir string) (*exec.Cmd,
 	}
 }
 
-// startPluginServe starts serve on a free port and waits for its /readyz.
-func startPluginServe(t *testing.T, bin, cfg, state, dir string) (*exec.Cmd, string, *strings.Builder, bool) {
+// startPluginServe starts serve on a free port, env its environment, and
+// waits for its /readyz.
+func startPluginServe(t *testing.T, bin, cfg, state, dir string, env []string) (*exec.Cmd, string, *strings.Builder, bool) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -138,6 +140,7 @@ func startPluginServe(t *testing.T, bin, cfg, state, dir string) (*exec.Cmd, str
 	out := &strings.Builder{}
 	cmd := exec.Command(bin, "serve", "--config", cfg, "--state", state, "--listen", addr,
 		"--introspection-listen", "127.0.0.1:0", "--plugin-dir", dir)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -124,6 +124,7 @@ func checkAnonBody(t *testing.T, code int, body string, leaks ...string) bool {
 // no state path, no cluster view, nothing of the proxy's error page. A
 // token's holder still gets the cluster view, and the reason when not ready.
 func TestReadyzCachedAndMinimal(t *testing.T) {
+	t.Parallel()
 	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 33})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // the node runs its bootstrap with the written environment file, the
 // task that waits for it succeeds.
 func TestRemoteRebootstrap(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	url, node := s.URL, s.Node
 	op, admin := s.Token[api.RoleOperator], s.Token[api.RoleAdmin]

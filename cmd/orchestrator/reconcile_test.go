@@ -37,6 +37,7 @@ func labMAAS(t *testing.T, s *apitest.Server, method, path, op string, form url.
 // however often it runs, repair and release checked in the lab, the
 // resolved event correlated to the request.
 func TestReconcileCommands(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	viewer, operator := s.Token[api.RoleViewer], s.Token[api.RoleOperator]
 	as := func(tok string, args ...string) (int, string, string) {

@@ -16,13 +16,11 @@ import (
 )
 
 // remoteServer serves a real control API over the virtual lab running the
-// example site (see apitest), with the remote mode's environment cleared.
+// example site (see apitest). The remote mode's environment is cleared
+// once for the whole test process (TestMain), so that the tests using it
+// can run in parallel.
 func remoteServer(t *testing.T) *apitest.Server {
 	t.Helper()
-	// The remote mode follows the environment: start from none.
-	t.Setenv(envServer, "")
-	t.Setenv(envToken, "")
-	t.Setenv(envCAFile, "")
 	return apitest.Start(t, apitest.WithSeed(11))
 }
 
@@ -212,6 +210,7 @@ func taskID(t *testing.T, out string) string {
 
 // TestRemoteFollowEvents: events -f streams until interrupted, then exits 0.
 func TestRemoteFollowEvents(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	url, tokViewer, tokOperator := s.URL, s.Token[api.RoleViewer], s.Token[api.RoleOperator]
 	if code, out, errs := cli(t, "--server", url, "--token", tokOperator, "task", "validate_design"); code != 0 {

@@ -20,6 +20,7 @@ import (
 // through the bulk route; a file with an overlapping pair is refused
 // naming it, storing nothing; `roce list` shows what is stored.
 func TestRoCEImport(t *testing.T) {
+	t.Parallel()
 	s := remoteServer(t)
 	admin := s.Token[api.RoleAdmin]
 	d := designtest.Example(t)

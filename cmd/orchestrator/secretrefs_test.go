@@ -64,6 +64,7 @@ func labSite(t *testing.T, dir, ref string) (state, key string) {
 // (secretRefs); the refusal names the reference and the key to set. The
 // CLI's local commands still resolve them.
 func TestServeSecretRefAllowList(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "secrets", "maas.key")
 	state, key := labSite(t, dir, "file:"+keyFile)

@@ -115,6 +115,7 @@ const gitWebhookWait = 15 * time.Second
 // waits allow 15 s, which a loaded machine under -race needs: 2 s
 // failed at load 20); a replayed delivery fetches nothing.
 func TestServeFollowsGit(t *testing.T) {
+	t.Parallel()
 	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 35})
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ const (
 // prepare_site that failed on it, and serve's log. The echo itself is
 // checked to have carried the secret, so the test sees what it guards.
 func TestServeHidesEchoedKey(t *testing.T) {
+	t.Parallel()
 	var echoed atomic.Int32
 	// 500 where the probes start (version/), 400 elsewhere: the engine
 	// retries a 500, and prepare_site is to fail promptly.

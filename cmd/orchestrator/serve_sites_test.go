@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,19 +28,36 @@ type serveProc struct {
 	stop      func() int
 }
 
+// maasKeyEnvs numbers the variables maasKeyEnv sets.
+var maasKeyEnvs atomic.Int64
+
+// maasKeyEnv puts key in an environment variable of this process named
+// for the calling test alone (SLIPWAY_TEST_MAAS_KEY_<n>, removed at its
+// cleanup) and returns the name: the in-process serves of parallel tests
+// each read their own lab's key (t.Setenv would forbid t.Parallel).
+func maasKeyEnv(t *testing.T, key string) string {
+	t.Helper()
+	name := fmt.Sprintf("SLIPWAY_TEST_MAAS_KEY_%d", maasKeyEnvs.Add(1))
+	if err := os.Setenv(name, key); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Unsetenv(name) })
+	return name
+}
+
 // serveLabState applies the example (with roots layered over it) to a
 // state file beside a serve configuration, the first Site pointed at the
-// lab's MAAS with its key from the environment (listed in the
+// lab's MAAS with its key from the environment (maasKeyEnv, listed in the
 // configuration's secretRefs): what a test's `serve` starts from.
 func serveLabState(t *testing.T, info lab.Info, roots ...string) (dir, state, cfg string) {
 	t.Helper()
-	t.Setenv("SLIPWAY_TEST_MAAS_KEY", info.APIKey)
+	keyEnv := maasKeyEnv(t, info.APIKey)
 	dir = t.TempDir()
 	layer := filepath.Join(dir, "layer")
 	if err := os.MkdirAll(layer, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	body := "apiVersion: slipway/v1\nkind: Site\nmetadata: {name: lab}\nspec:\n  maas: {url: \"" + info.MAASURL + "\", apiKey: \"env:SLIPWAY_TEST_MAAS_KEY\"}\n"
+	body := "apiVersion: slipway/v1\nkind: Site\nmetadata: {name: lab}\nspec:\n  maas: {url: \"" + info.MAASURL + "\", apiKey: \"env:" + keyEnv + "\"}\n"
 	if err := os.WriteFile(filepath.Join(layer, "site.yaml"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +68,7 @@ func serveLabState(t *testing.T, info lab.Info, roots ...string) (dir, state, cf
 	}
 	// serve resolves env: references only when its configuration lists them.
 	cfg = filepath.Join(dir, "serve.yaml")
-	if err := os.WriteFile(cfg, []byte("secretRefs: {env: [SLIPWAY_TEST_MAAS_KEY]}\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("secretRefs: {env: ["+keyEnv+"]}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir, state, cfg
@@ -124,6 +143,7 @@ func (p *serveProc) task(t *testing.T, action string) (string, string) {
 // same serve, without a restart, prepares both Sites, each in its own
 // MAAS region (counted by the regions themselves).
 func TestServeTwoSites(t *testing.T) {
+	t.Parallel()
 	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.TwoSites(t), TimeScale: 0.001, Seed: 5})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 // written 0600, the API answers with it (and refuses without), a task runs
 // through the API, a secret is stored encrypted and only its name returns.
 func TestServe(t *testing.T) {
+	t.Parallel()
 	lb, err := lab.Start(t.Context(), lab.Config{Design: designtest.Example(t), TimeScale: 0.001, Seed: 4})
 	if err != nil {
 		t.Fatal(err)

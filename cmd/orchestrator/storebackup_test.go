@@ -77,8 +77,7 @@ func (b backupSite) copyKeys(t *testing.T, dir string, names ...string) {
 // `store restore` into another directory holding the same keys gives a
 // state whose secret decrypts with them.
 func TestStoreBackupRestoreCLI(t *testing.T) {
-	t.Setenv(secretstore.KeyEnv, "")
-	t.Setenv(envServer, "")
+	t.Parallel()
 	b := newBackupSite(t)
 	file := filepath.Join(t.TempDir(), "backup.tar")
 	code, out, errs := cli(t, "store", "backup", "--state", b.state, file)
@@ -144,8 +143,7 @@ func checkBackupAudited(t *testing.T, state string) {
 // key, a damaged archive, a state a process holds, and a serve answering
 // beside the state.
 func TestStoreRestoreRefusals(t *testing.T) {
-	t.Setenv(secretstore.KeyEnv, "")
-	t.Setenv(envServer, "")
+	t.Parallel()
 	b := newBackupSite(t)
 	file := filepath.Join(t.TempDir(), "backup.tar")
 	if code, out, errs := cli(t, "store", "backup", "--state", b.state, file); code != 0 {
@@ -247,8 +245,7 @@ type stormAck struct {
 // value with the same key), none begun after it returned, and passes
 // bbolt's check.
 func TestStoreBackupWriteStormViaSocket(t *testing.T) {
-	t.Setenv(secretstore.KeyEnv, "")
-	t.Setenv(envServer, "")
+	t.Parallel()
 	b := newBackupSite(t)
 	sock := serveOnSocket(t, b.state)
 	c, err := client.New("http://local", "", client.WithUnixSocket(sock))
