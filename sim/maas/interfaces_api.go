@@ -51,8 +51,22 @@ func (s *Server) withNode(what string, fn machineHandler) handler {
 		}
 		s.touch(m) // whatever fn changes, before (a look at the IP index in fn) and after: see listing.go, ipindex.go
 		defer s.touch(m)
-		return fn(s, m, req)
+		return encodedHere(fn(s, m, req))
 	}
+}
+
+// encodedHere encodes a handler's answer while its caller holds the lock:
+// an answer holds the machine's own slices and maps (an interface's
+// parents, tags and params), which the next request on the machine may
+// change while ServeHTTP would encode it.
+func encodedHere(out any, err *apiError) (any, *apiError) {
+	switch out.(type) {
+	case map[string]any, []any:
+		if b, e := appendJSON(nil, out); e == nil {
+			return rawJSON(b), err
+		}
+	}
+	return out, err
 }
 
 func (s *Server) withIface(what string, fn ifaceHandler) handler {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"strconv"
@@ -251,5 +252,47 @@ func TestSharedJSONFollowsVLANAndSubnetChanges(t *testing.T) {
 	}
 	if n := listingCacheStale.Load() - before; n > 0 {
 		t.Errorf("%d stale answers", n)
+	}
+}
+
+// TestAnswersEncodedUnderTheLock: the answers of the requests on a
+// machine (its read, its ops, its interfaces' reads and writes) leave the
+// handler encoded. A rendering holds the machine's own maps and slices
+// (owner_data, tag_names, an interface's params, parents and tags);
+// encoded by ServeHTTP after the lock was let go, it raced with the next
+// request on the machine (a poll's read against the node's
+// set_owner_data), which could crash the lab with a concurrent map
+// read and write.
+func TestAnswersEncodedUnderTheLock(t *testing.T) {
+	l := newSimLab(t, nil)
+	a := l.ready(1, "a")
+	var ifs []map[string]any
+	l.must(http.StatusOK, "GET", "/nodes/"+a+"/interfaces/", nil, &ifs)
+	nic := fmt.Sprint(ifs[0]["id"])
+	for _, c := range []struct {
+		method, path, op string
+		form             formValues
+	}{
+		{"GET", "/machines/" + a + "/", "", nil},
+		{"POST", "/machines/" + a + "/", "set_owner_data", formValues{"team": {"x"}}},
+		{"POST", "/machines/" + a + "/", "restore_networking_configuration", nil},
+		{"GET", "/nodes/" + a + "/interfaces/", "", nil},
+		{"GET", "/nodes/" + a + "/interfaces/" + nic + "/", "", nil},
+		{"PUT", "/nodes/" + a + "/interfaces/" + nic + "/", "", formValues{"tags": {"t1"}}},
+	} {
+		fn, params, err := l.s.match(c.method, c.path, c.op)
+		if err != nil {
+			t.Fatalf("%s %s op=%s: %v", c.method, c.path, c.op, err)
+		}
+		r := httptest.NewRequest(c.method, APIPrefix+c.path, nil)
+		out, aerr := fn(l.s, &request{r: r, params: params, form: c.form, user: l.s.opts.User, op: c.op})
+		if aerr != nil {
+			t.Fatalf("%s %s op=%s: %v", c.method, c.path, c.op, aerr.msg)
+		}
+		switch out.(type) {
+		case rawJSON, pooledJSON:
+		default:
+			t.Errorf("%s %s op=%s answers %T, encoded after the lock is let go", c.method, c.path, c.op, out)
+		}
 	}
 }

@@ -307,7 +307,7 @@ func (s *Server) machinesCreate(req *request) (any, *apiError) {
 	if paramTrue(f.get("commission")) {
 		s.commissionOnCreate(m, f)
 	}
-	return s.renderMachine(m), nil
+	return s.machineJSON(m), nil // encoded under the lock (listing.go)
 }
 
 // commissionOnCreate is MachinesHandler.create's CommissionForm on the

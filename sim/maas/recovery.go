@@ -33,7 +33,7 @@ func transitionError(from, to int) *apiError {
 // allows (the lab does not boot the machine again).
 func (s *Server) opRescueMode(m *machine, req *request) (any, *apiError) {
 	if m.Status == StatusEnteringRescueMode {
-		return s.renderMachine(m), nil
+		return machineAnswer{m}, nil
 	}
 	if !canMove(m.Status, StatusEnteringRescueMode) {
 		return nil, transitionError(m.Status, StatusEnteringRescueMode)
@@ -58,7 +58,7 @@ func (s *Server) opRescueMode(m *machine, req *request) (any, *apiError) {
 		m.StatusMessage = "Rescue mode"
 		s.addEvent(m, "Rescue mode", "INFO", "rescue mode entered")
 	})
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 // opExitRescueMode leaves rescue mode (POST op=exit_rescue_mode):
@@ -102,7 +102,7 @@ func (s *Server) opExitRescueMode(m *machine, req *request) (any, *apiError) {
 	default:
 		s.schedule(m, PhaseExitRescue, s.dur.ReleaseTimeout, func() { s.failExitRescue(m) })
 	}
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 func (s *Server) failExitRescue(m *machine) {
@@ -179,7 +179,7 @@ func (s *Server) opTest(m *machine, req *request) (any, *apiError) {
 			_ = s.power(m, "off")
 		}
 	})
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 // testedTo is where a machine goes when its tests pass.

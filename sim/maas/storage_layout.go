@@ -27,7 +27,7 @@ func (s *Server) opSetStorageLayout(m *machine, req *request) (any, *apiError) {
 	if err := s.applyStorageLayout(m, req.form); err != nil {
 		return nil, err
 	}
-	return s.renderMachine(m), nil
+	return machineAnswer{m}, nil
 }
 
 // applyDefaultStorageLayout is what MAAS does at the end of commissioning:
