@@ -190,9 +190,11 @@ func TestMachineAnswersShareTheListingCache(t *testing.T) {
 	}
 	l.must(http.StatusOK, "GET", "/machines/", nil, nil) // fills the cache
 	check("read", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil))
-	l.must(http.StatusOK, "GET", "/machines/"+a+"/?op=details", nil, nil)
-	if !current() {
-		t.Error("details: the machine's kept JSON is not current after it")
+	for _, q := range []string{"/machines/" + a + "/?op=details", "/nodes/" + a + "/devices/"} {
+		l.must(http.StatusOK, "GET", q, nil, nil)
+		if !current() {
+			t.Errorf("GET %s: the machine's kept JSON is not current after it", q)
+		}
 	}
 	check("set_owner_data", l.must(http.StatusOK, "POST", "/machines/"+a+"/?op=set_owner_data", url.Values{"team": {"x"}}, nil))
 	check("read after the write", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil))
@@ -276,6 +278,9 @@ func TestAnswersEncodedUnderTheLock(t *testing.T) {
 		{"GET", "/machines/" + a + "/", "", nil},
 		{"POST", "/machines/" + a + "/", "set_owner_data", formValues{"team": {"x"}}},
 		{"POST", "/machines/" + a + "/", "restore_networking_configuration", nil},
+		{"GET", "/nodes/" + a + "/devices/", "", nil},
+		{"GET", "/nodes/" + a + "/blockdevices/", "", nil},
+		{"GET", "/machines/" + a + "/", "power_parameters", nil},
 		{"GET", "/nodes/" + a + "/interfaces/", "", nil},
 		{"GET", "/nodes/" + a + "/interfaces/" + nic + "/", "", nil},
 		{"PUT", "/nodes/" + a + "/interfaces/" + nic + "/", "", formValues{"tags": {"t1"}}},

@@ -55,15 +55,16 @@ func (s *Server) withMachine(fn machineHandler) handler {
 		out, err := fn(s, m, req)
 		s.touch(m)
 		if a, ok := out.(machineAnswer); ok { // after the last touch: cached as it stays
-			out = s.machineJSON(a.m)
+			return s.machineJSON(a.m), err
 		}
-		return out, err
+		return encodedHere(out, err) // interfaces_api.go
 	}
 }
 
-// readMachine is withMachine for the requests that change nothing (a
-// read, the details): the machine is not touched, so that its JSON kept
-// for the listing (listing.go) stays current.
+// readMachine is withMachine for the requests that change nothing its
+// JSON shows (a read, the details, its node devices): the machine is not
+// touched, so that its JSON kept for the listing (listing.go) stays
+// current.
 func (s *Server) readMachine(fn machineHandler) handler {
 	return func(s *Server, req *request) (any, *apiError) {
 		s.mu.Lock()
@@ -74,9 +75,9 @@ func (s *Server) readMachine(fn machineHandler) handler {
 		}
 		out, err := fn(s, m, req)
 		if a, ok := out.(machineAnswer); ok {
-			out = s.machineJSON(a.m)
+			return s.machineJSON(a.m), err
 		}
-		return out, err
+		return encodedHere(out, err) // interfaces_api.go
 	}
 }
 

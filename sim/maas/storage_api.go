@@ -70,8 +70,10 @@ func (s *Server) routesStorage() {
 		s.handle("POST", vg, "delete_logical_volume", s.withVolumeGroup((*Server).volumeGroupDeleteLV))
 	}
 
-	s.handle("GET", "/nodes/{system_id}/devices/", "", s.withMachine((*Server).nodeDevicesRead))
-	s.handle("GET", "/nodes/{system_id}/devices/{id}/", "", s.withMachine((*Server).nodeDeviceRead))
+	// Node devices are not in the machine's JSON: reading them (and
+	// syncing them with the hardware) leaves its kept JSON current.
+	s.handle("GET", "/nodes/{system_id}/devices/", "", s.readMachine((*Server).nodeDevicesRead))
+	s.handle("GET", "/nodes/{system_id}/devices/{id}/", "", s.readMachine((*Server).nodeDeviceRead))
 
 	s.handle("POST", "/machines/{system_id}/", "set_storage_layout", s.withMachine((*Server).opSetStorageLayout))
 }
