@@ -27,6 +27,10 @@ const (
 	// change feed may keep answering it (default 1m, the engine's full
 	// read period; 0s: never; cache_feed.go).
 	SettingCacheFeedTTL = "cacheFeedTTL"
+	// SettingTagWindow: how long a tag's batch gathers the machines
+	// tagged before its update_nodes request is sent (default 200ms;
+	// tags.go).
+	SettingTagWindow = "tagWindow"
 	// SettingSkipBMCConfig: commission with skip_bmc_config (default
 	// true: Slipway owns the BMC and its credentials; "false" lets MAAS's
 	// commissioning configure the BMC, a site record's policy).
@@ -50,10 +54,11 @@ type Driver struct {
 	commissionRetries int  // SettingCommissionRetries (lifecycle.go)
 	skipBMCConfig     bool // SettingSkipBMCConfig
 
-	tagBatches batch.Batcher[string, struct{}]   // tags.go: machine IDs by tag and op
-	lookups    batch.Batcher[string, []mMachine] // identify.go: machines by hostname or MAC
-	claimMu    sync.Mutex                        // identify.go: one choice by constraints at a time (claimBy)
-	uploads    sync.Map                          // images_upload.go: "resourceID/fileID" -> the SHA-256 of its content
+	tagging   tagBatches                        // tags.go: machine IDs by tag and op
+	tagWindow time.Duration                     // SettingTagWindow
+	lookups   batch.Batcher[string, []mMachine] // identify.go: machines by hostname or MAC
+	claimMu   sync.Mutex                        // identify.go: one choice by constraints at a time (claimBy)
+	uploads   sync.Map                          // images_upload.go: "resourceID/fileID" -> the SHA-256 of its content
 	// storageSources: machines whose storage is the design's, to clone
 	// (storage_clone.go).
 	storageSources storageTemplates
@@ -101,7 +106,10 @@ func NewDriver(cfg drivers.Config) (*Driver, error) {
 		quickErase: cfg.Settings[SettingQuickErase] == "true", secureErase: cfg.Settings[SettingSecureErase] == "true",
 		commissionRetries: commRetries, skipBMCConfig: cfg.Settings[SettingSkipBMCConfig] != "false"}
 	d.lookups.Max = lookupBatch
-	d.lookups.Wait, d.tagBatches.Wait = drivers.Waiting, drivers.Waiting // the engine's slot serves others meanwhile
+	d.lookups.Wait = drivers.Waiting // the engine's slot serves others meanwhile
+	if d.tagWindow, err = durationSetting(cfg, SettingTagWindow, defaultTagWindow); err != nil {
+		return nil, err
+	}
 	if d.instance == "" {
 		d.instance = "slipway"
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -49,8 +50,9 @@ func kernelOpts(params map[string]string) string {
 // released, and Deploy sets it, the design's with this orchestrator's
 // mark, right after it allocates the machine.
 //
-// Tagging is batched: the machines tagged with the same tag at the same
-// time are added in one update_nodes request (tags.go).
+// Tagging is batched: the machines tagged with the same tag within the
+// batch window are added in one update_nodes request (tags.go), and a
+// node's tags are sent at once.
 func (d *Driver) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Result, error) {
 	m, wait, err := d.configurable(ctx, n, "platform", partTags)
 	if err != nil || wait != nil {
@@ -68,20 +70,43 @@ func (d *Driver) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Res
 			return drivers.Result{}, err
 		}
 	}
-	for _, t := range tp.untag { // kernel parameters the node no longer has
-		if err := d.tagNodes(ctx, t, "remove", id); err != nil {
-			return drivers.Result{}, err
-		}
-		done.add("untagged %s", t)
+	tagged, err := d.applyTags(ctx, id, tp, exists)
+	if err != nil {
+		return drivers.Result{}, err
 	}
-	for _, t := range tp.add {
-		if err := d.addTag(ctx, id, t, exists, t == tp.ktag, &done); err != nil {
-			return drivers.Result{}, err
-		}
-	}
+	done = append(done, tagged...)
 	r := done.result("platform", id)
 	r.Message += "; image " + orNone(n.Platform.Image) + " and kernel " + orNone(n.Platform.Kernel) + " are applied at deploy"
 	return r, nil
+}
+
+// applyTags removes the machine's kernel tags the node no longer has and
+// adds the tags it lacks, all at once: each goes in its tag's batch
+// (tags.go), so the node waits for one batch window, not one per tag.
+func (d *Driver) applyTags(ctx context.Context, id string, tp tagPlan, exists map[string]mTag) (cfgChanges, error) {
+	n := len(tp.untag) + len(tp.add)
+	errs, changes := make([]error, n), make([]cfgChanges, n)
+	var wg sync.WaitGroup
+	for i, t := range tp.untag { // kernel parameters the node no longer has
+		wg.Go(func() {
+			if errs[i] = d.tagNodes(ctx, t, "remove", id); errs[i] == nil {
+				changes[i].add("untagged %s", t)
+			}
+		})
+	}
+	for j, t := range tp.add {
+		i := len(tp.untag) + j
+		wg.Go(func() { errs[i] = d.addTag(ctx, id, t, exists, t == tp.ktag, &changes[i]) })
+	}
+	wg.Wait()
+	var done cfgChanges
+	for i := range n {
+		if errs[i] != nil {
+			return done, errs[i]
+		}
+		done = append(done, changes[i]...)
+	}
+	return done, nil
 }
 
 // tagPlan is what ApplyPlatform changes in the machine's tags (planTags).

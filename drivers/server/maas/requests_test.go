@@ -45,6 +45,23 @@ func kinds(l *lab.Lab) map[string]int {
 	return out
 }
 
+// settled is kinds once the lab has recorded every request answered:
+// the lab records a request when its handler returns, which can be just
+// after the client has read a long answer, so the count is read again
+// until two reads 20 ms apart agree (at most 2 s).
+func settled(l *lab.Lab) map[string]int {
+	last := l.MAAS.Stats().Snapshot().Total
+	for range 100 {
+		time.Sleep(20 * time.Millisecond)
+		now := l.MAAS.Stats().Snapshot().Total
+		if now == last {
+			break
+		}
+		last = now
+	}
+	return kinds(l)
+}
+
 // delta is after minus before, by kind, leaving out kinds that did not move.
 func delta(after, before map[string]int) map[string]int {
 	out := map[string]int{}
@@ -82,9 +99,9 @@ func nodePhases(t *testing.T) (map[string]map[string]int, *lab.Lab, *Driver, []d
 	}
 	out := map[string]map[string]int{}
 	phase := func(what string, fn func()) {
-		before := kinds(l)
+		before := settled(l)
 		fn()
-		out[what] = delta(kinds(l), before)
+		out[what] = delta(settled(l), before)
 	}
 	feed := changesFeed(t, drv)
 	n := &nodes[0]

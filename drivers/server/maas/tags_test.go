@@ -1,0 +1,67 @@
+package maas
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
+)
+
+// TestTagsBatchedAcrossNodes: the platform steps of nodes that come one
+// after another (30 ms apart, as the configure stage lets them through;
+// each request done long before the next node comes) tag their machines
+// in one update_nodes request per tag, counted by the lab; every machine
+// carries the design's tags in the lab's own answer. Without the
+// coalescing window each node's tags went in requests of their own.
+func TestTagsBatchedAcrossNodes(t *testing.T) {
+	t.Parallel()
+	d := genDesign(t, 6)
+	l, drv := cfgLab(t, d)
+	drv.tagWindow = 3 * time.Second // far above the nodes' spread, whatever the load
+	var nodes []drivers.Node
+	for _, name := range slices.Sorted(maps.Keys(d.Nodes)) {
+		nodes = append(nodes, driverspec.Node(d, d.Nodes[name], ""))
+		pxeBoot(l.Machine(name))
+	}
+	for i := range nodes {
+		nodes[i].MachineID = identify(t, drv, nodes[i]).MachineID
+	}
+	for _, n := range nodes {
+		mustDone(t, "Commission", func(ctx context.Context) (drivers.Result, error) { return drv.Commission(ctx, n.NodeRef) })
+	}
+	tags := map[string]bool{}
+	before := count(l, "POST /tags/{tag}/?op=update_nodes")
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r, err := drv.ApplyPlatform(t.Context(), n); err != nil || r.Status != drivers.StatusDone {
+				t.Errorf("ApplyPlatform %s: %+v %v", n.Name, r, err)
+			}
+		}()
+		time.Sleep(30 * time.Millisecond)
+	}
+	wg.Wait()
+	for _, n := range nodes {
+		m := cfgMachine(t, drv, n.MachineID)
+		want := slices.Clone(n.Tags)
+		if opts := kernelOpts(n.Platform.KernelParams); opts != "" {
+			want = append(want, kernelTag(opts))
+		}
+		for _, tag := range want {
+			tags[tag] = true
+			if !slices.Contains(m.TagNames, tag) {
+				t.Errorf("machine %s of %s: tags %v in the lab, want %s", n.MachineID, n.Name, m.TagNames, tag)
+			}
+		}
+	}
+	if got := count(l, "POST /tags/{tag}/?op=update_nodes") - before; got != len(tags) {
+		t.Errorf("%d update_nodes requests for %d nodes, want one per tag (%d: %v)", got, len(nodes), len(tags), slices.Sorted(maps.Keys(tags)))
+	}
+}
