@@ -1,3 +1,11 @@
+// The labs these tests start in-process serve Redfish and gNMI over TLS
+// on loopback, and each engine opens new connections to them: under -race
+// the handshakes' post-quantum key exchange (X25519MLKEM768, Go's default)
+// costs CPU that checks nothing here (the tests check trust, pinning and
+// refusals, not the key exchange), so this test binary offers the classic
+// curves only. The binary the process tests build keeps Go's defaults.
+//
+//go:debug tlsmlkem=0
 package main
 
 import (

@@ -86,7 +86,10 @@ func startServe(t *testing.T, cfg, state, dir string, extra ...string) *servePro
 	done := make(chan int, 1)
 	p := &serveProc{base: "http://" + addr, stderr: &bytes.Buffer{}}
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--config", cfg, "--state", state, "--listen", addr, "--plugin-dir", dir}, extra...), &bytes.Buffer{}, p.stderr)
+		// The introspection API on a free port unless extra names one (the
+		// last flag wins): its default, :8701, is one port for all tests.
+		done <- run(ctx, append([]string{"serve", "--config", cfg, "--state", state, "--listen", addr, "--plugin-dir", dir,
+			"--introspection-listen", "127.0.0.1:0"}, extra...), &bytes.Buffer{}, p.stderr)
 	}()
 	p.stop = func() int { cancel(); return <-done }
 	tokFile := filepath.Join(filepath.Dir(state), "admin.token")
