@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -81,30 +80,28 @@ func (d *Driver) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Res
 }
 
 // applyTags removes the machine's kernel tags the node no longer has and
-// adds the tags it lacks, all at once: each goes in its tag's batch
-// (tags.go), so the node waits for one batch window, not one per tag.
+// adds the tags it lacks (creating those MAAS lacks first), all in their
+// tags' batches at once (tagAll): the node waits for one batch window,
+// not one per tag.
 func (d *Driver) applyTags(ctx context.Context, id string, tp tagPlan, exists map[string]mTag) (cfgChanges, error) {
-	n := len(tp.untag) + len(tp.add)
-	errs, changes := make([]error, n), make([]cfgChanges, n)
-	var wg sync.WaitGroup
-	for i, t := range tp.untag { // kernel parameters the node no longer has
-		wg.Go(func() {
-			if errs[i] = d.tagNodes(ctx, t, "remove", id); errs[i] == nil {
-				changes[i].add("untagged %s", t)
-			}
-		})
-	}
-	for j, t := range tp.add {
-		i := len(tp.untag) + j
-		wg.Go(func() { errs[i] = d.addTag(ctx, id, t, exists, t == tp.ktag, &changes[i]) })
-	}
-	wg.Wait()
 	var done cfgChanges
-	for i := range n {
-		if errs[i] != nil {
-			return done, errs[i]
+	var ops []tagOp
+	for _, t := range tp.untag { // kernel parameters the node no longer has
+		ops = append(ops, tagOp{t, "remove"})
+		done.add("untagged %s", t)
+	}
+	for _, t := range tp.add {
+		if err := d.ensureTag(ctx, t, exists, t == tp.ktag, &done); err != nil {
+			return nil, err
 		}
-		done = append(done, changes[i]...)
+		ops = append(ops, tagOp{t, "add"})
+		done.add("tagged %s", t)
+	}
+	if len(ops) == 0 {
+		return done, nil
+	}
+	if err := d.tagAll(ctx, id, ops); err != nil {
+		return nil, err
 	}
 	return done, nil
 }
@@ -141,10 +138,24 @@ func planTags(m *mMachine, n drivers.Node, exists map[string]mTag) tagPlan {
 	return tp
 }
 
-// addTag tags the machine with t, creating the tag when MAAS lacks it (a
-// kernel tag, made by ensureKernelTag, never here). An automatic tag (one
-// with a definition) cannot be set on a machine: a Permanent error.
+// addTag tags the machine with t (ensureTag first), in its own batch
+// wait.
 func (d *Driver) addTag(ctx context.Context, id, t string, exists map[string]mTag, kernel bool, done *cfgChanges) error {
+	if err := d.ensureTag(ctx, t, exists, kernel, done); err != nil {
+		return err
+	}
+	if err := d.tagNodes(ctx, t, "add", id); err != nil {
+		return err
+	}
+	done.add("tagged %s", t)
+	return nil
+}
+
+// ensureTag makes sure MAAS has tag t to set on a machine: it creates
+// it when MAAS lacks it (a kernel tag, made by ensureKernelTag, never
+// here). An automatic tag (one with a definition) cannot be set on a
+// machine: a Permanent error.
+func (d *Driver) ensureTag(ctx context.Context, t string, exists map[string]mTag, kernel bool, done *cfgChanges) error {
 	tag, ok := exists[t]
 	switch {
 	case !ok && !kernel:
@@ -155,10 +166,6 @@ func (d *Driver) addTag(ctx context.Context, id, t string, exists map[string]mTa
 	case ok && tag.Definition != "":
 		return drivers.Errorf(drivers.Permanent, "maas: tag %s is an automatic tag (definition %q): MAAS does not let it be set on a machine", t, tag.Definition)
 	}
-	if err := d.tagNodes(ctx, t, "add", id); err != nil {
-		return err
-	}
-	done.add("tagged %s", t)
 	return nil
 }
 

@@ -1,9 +1,11 @@
 package maas
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,7 +21,8 @@ import (
 // The next machine opens the next batch, whether or not that request is
 // still under way. A node waits at most tagWindow before its request
 // starts (its engine slot serves others meanwhile: drivers.Waiting), and
-// ApplyPlatform sends a node's tags at once, so it waits once.
+// ApplyPlatform puts a node's tags in their batches at once (tagAll), so
+// it waits once.
 //
 // MAAS ignores IDs it does not know, so one machine cannot fail another's
 // request; a failed request fails every caller in it (each retries).
@@ -72,31 +75,61 @@ func (t *tagBatches) close(key string, b *tagBatch) []string {
 	return b.ids
 }
 
-// tagNodes adds the machine to the tag, or removes it (op "add" or
-// "remove"), in the update_nodes request of the tag's batch.
+// tagOp is a machine's addition to a tag, or removal (op "add" or
+// "remove").
+type tagOp struct{ tag, op string }
+
+// tagNodes adds the machine to the tag, or removes it, in the
+// update_nodes request of the tag's batch.
 func (d *Driver) tagNodes(ctx context.Context, tag, op, id string) error {
-	key := tag + "\x00" + op
-	b, lead := d.tagging.join(key, id)
+	return d.tagAll(ctx, id, []tagOp{{tag, op}})
+}
+
+// tagAll puts the machine in the batches of all of ops at once, so it
+// waits for one window whatever their number. The batches it opened it
+// sends when the window ends; then it waits for those others opened. A
+// wait lends the engine's slot (drivers.Waiting), once at a time.
+func (d *Driver) tagAll(ctx context.Context, id string, ops []tagOp) error {
+	var led, joined []*tagBatch
+	var keys []string
+	for _, o := range ops {
+		key := o.tag + "\x00" + o.op
+		if b, lead := d.tagging.join(key, id); lead {
+			led, keys = append(led, b), append(keys, key)
+		} else {
+			joined = append(joined, b)
+		}
+	}
+	if len(led) > 0 {
+		resume := drivers.Waiting(ctx)
+		timer := time.NewTimer(d.tagWindow)
+		select {
+		case <-timer.C:
+		case <-ctx.Done(): // sent now: the others in them wait for them
+			timer.Stop()
+		}
+		resume()
+	}
+	var first error
+	for i, b := range led {
+		tag, op, _ := strings.Cut(keys[i], "\x00")
+		ids := d.tagging.close(keys[i], b)
+		b.err = d.c.call(ctx, http.MethodPost, "tags/"+url.PathEscape(tag)+"/", "update_nodes", url.Values{op: ids}, nil)
+		close(b.done)
+		first = cmp.Or(first, b.err)
+	}
+	if len(joined) == 0 {
+		return first
+	}
 	resume := drivers.Waiting(ctx)
-	if !lead {
+	defer resume()
+	for _, b := range joined {
 		select {
 		case <-b.done:
-			resume()
-			return b.err
+			first = cmp.Or(first, b.err)
 		case <-ctx.Done():
-			resume()
 			return ctx.Err()
 		}
 	}
-	timer := time.NewTimer(d.tagWindow)
-	select {
-	case <-timer.C:
-	case <-ctx.Done(): // sent now: the others in it wait for it
-		timer.Stop()
-	}
-	resume()
-	ids := d.tagging.close(key, b)
-	b.err = d.c.call(ctx, http.MethodPost, "tags/"+url.PathEscape(tag)+"/", "update_nodes", url.Values{op: ids}, nil)
-	close(b.done)
-	return b.err
+	return first
 }

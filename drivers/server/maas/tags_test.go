@@ -17,7 +17,11 @@ import (
 // each request done long before the next node comes) tag their machines
 // in one update_nodes request per tag, counted by the lab; every machine
 // carries the design's tags in the lab's own answer. Without the
-// coalescing window each node's tags went in requests of their own.
+// coalescing window each node's tags went in requests of their own. The
+// calls hold slots of a limit as the engine's calls do, lent while they
+// wait (drivers.WithWaiting, one lend at a time: a node's tags sent by
+// goroutines of their own, each lending, held more slots than it had and
+// deadlocked the engine).
 func TestTagsBatchedAcrossNodes(t *testing.T) {
 	t.Parallel()
 	d := genDesign(t, 6)
@@ -36,12 +40,17 @@ func TestTagsBatchedAcrossNodes(t *testing.T) {
 	}
 	tags := map[string]bool{}
 	before := count(l, "POST /tags/{tag}/?op=update_nodes")
+	slots := engineSlots(2)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
 	var wg sync.WaitGroup
 	for _, n := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if r, err := drv.ApplyPlatform(t.Context(), n); err != nil || r.Status != drivers.StatusDone {
+			var r drivers.Result
+			err := slots(ctx, func(ctx context.Context) (err error) { r, err = drv.ApplyPlatform(ctx, n); return err })
+			if err != nil || r.Status != drivers.StatusDone {
 				t.Errorf("ApplyPlatform %s: %+v %v", n.Name, r, err)
 			}
 		}()
@@ -63,5 +72,43 @@ func TestTagsBatchedAcrossNodes(t *testing.T) {
 	}
 	if got := count(l, "POST /tags/{tag}/?op=update_nodes") - before; got != len(tags) {
 		t.Errorf("%d update_nodes requests for %d nodes, want one per tag (%d: %v)", got, len(nodes), len(tags), slices.Sorted(maps.Keys(tags)))
+	}
+}
+
+// engineSlots runs calls under a limit of n slots as the engine's
+// callServer does: a call holds a slot, and its context lends it while
+// the driver waits (give it back, take one again when the wait ends).
+func engineSlots(n int) func(context.Context, func(context.Context) error) error {
+	sem := make(chan struct{}, n)
+	return func(ctx context.Context, fn func(context.Context) error) error {
+		var mu sync.Mutex
+		held := false
+		take := func() error {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			mu.Lock()
+			held = true
+			mu.Unlock()
+			return nil
+		}
+		give := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if held {
+				<-sem
+				held = false
+			}
+		}
+		if err := take(); err != nil {
+			return err
+		}
+		defer give()
+		return fn(drivers.WithWaiting(ctx, func() func() {
+			give()
+			return func() { _ = take() }
+		}))
 	}
 }
