@@ -56,6 +56,7 @@ type Driver struct {
 
 	tagging   tagBatches                        // tags.go: machine IDs by tag and op
 	tagWindow time.Duration                     // SettingTagWindow
+	tagsMade  madeTags                          // tags.go: tags created lately
 	lookups   batch.Batcher[string, []mMachine] // identify.go: machines by hostname or MAC
 	claimMu   sync.Mutex                        // identify.go: one choice by constraints at a time (claimBy)
 	uploads   sync.Map                          // images_upload.go: "resourceID/fileID" -> the SHA-256 of its content

@@ -153,16 +153,27 @@ func (d *Driver) addTag(ctx context.Context, id, t string, exists map[string]mTa
 
 // ensureTag makes sure MAAS has tag t to set on a machine: it creates
 // it when MAAS lacks it (a kernel tag, made by ensureKernelTag, never
-// here). An automatic tag (one with a definition) cannot be set on a
+// here), once for the nodes that find it missing at the same time or
+// within the tag list's lifetime in the read cache (tagsMade). An automatic tag (one with a definition) cannot be set on a
 // machine: a Permanent error.
 func (d *Driver) ensureTag(ctx context.Context, t string, exists map[string]mTag, kernel bool, done *cfgChanges) error {
 	tag, ok := exists[t]
 	switch {
-	case !ok && !kernel:
-		if err := d.c.call(ctx, http.MethodPost, "tags/", "", url.Values{"name": {t}}, nil); err != nil && !isConflict(err) && !isBadRequestExists(err) {
+	case !ok && !kernel && !d.tagsMade.recent(t):
+		_, err, shared := d.c.cache.flight.Do("tag:"+t, func() (any, error) {
+			err := d.c.call(ctx, http.MethodPost, "tags/", "", url.Values{"name": {t}}, nil)
+			if err != nil && !isConflict(err) && !isBadRequestExists(err) {
+				return nil, err
+			}
+			d.tagsMade.note(t)
+			return nil, nil
+		})
+		if err != nil {
 			return err
 		}
-		done.add("created tag %s", t)
+		if !shared {
+			done.add("created tag %s", t)
+		}
 	case ok && tag.Definition != "":
 		return drivers.Errorf(drivers.Permanent, "maas: tag %s is an automatic tag (definition %q): MAAS does not let it be set on a machine", t, tag.Definition)
 	}
@@ -179,15 +190,32 @@ func kernelTag(opts string) string {
 // its kernel_opts when someone changed them.
 func (d *Driver) ensureKernelTag(ctx context.Context, exists map[string]mTag, ktag, opts string, done *cfgChanges) error {
 	t, ok := exists[ktag]
-	if ok && t.KernelOpts == opts {
+	if (ok && t.KernelOpts == opts) || d.tagsMade.recent(ktag+"\x00"+opts) {
 		return nil
 	}
+	_, err, _ := d.c.cache.flight.Do("tag:"+ktag, func() (any, error) { return nil, d.makeKernelTag(ctx, ok, ktag, opts) })
+	if err != nil {
+		return err
+	}
+	done.add("tag %s kernel_opts=%q", ktag, opts)
+	return nil
+}
+
+// makeKernelTag creates the kernel tag (found: MAAS has it with other
+// kernel_opts: sets them), once for the nodes that find it missing at
+// the same time.
+func (d *Driver) makeKernelTag(ctx context.Context, found bool, ktag, opts string) error {
+	if d.tagsMade.recent(ktag + "\x00" + opts) {
+		return nil
+	}
+	var t mTag
 	var err error
-	if !ok {
+	if !found {
 		err = d.c.call(ctx, http.MethodPost, "tags/", "", url.Values{"name": {ktag}, "kernel_opts": {opts},
 			"comment": {"kernel parameters set by slipway"}}, nil)
 		if isConflict(err) || isBadRequestExists(err) { // created meanwhile: check it
 			if err = d.c.call(ctx, http.MethodGet, "tags/"+url.PathEscape(ktag)+"/", "", nil, &t); err == nil && t.KernelOpts == opts {
+				d.tagsMade.note(ktag + "\x00" + opts)
 				return nil
 			}
 		}
@@ -195,11 +223,10 @@ func (d *Driver) ensureKernelTag(ctx context.Context, exists map[string]mTag, kt
 	if err == nil {
 		err = d.c.call(ctx, http.MethodPut, "tags/"+url.PathEscape(ktag)+"/", "", url.Values{"kernel_opts": {opts}}, nil)
 	}
-	if err != nil {
-		return err
+	if err == nil {
+		d.tagsMade.note(ktag + "\x00" + opts)
 	}
-	done.add("tag %s kernel_opts=%q", ktag, opts)
-	return nil
+	return err
 }
 
 // isBadRequestExists: MAAS answers 400 "Tag with this Name already exists."

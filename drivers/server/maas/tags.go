@@ -133,3 +133,34 @@ func (d *Driver) tagAll(ctx context.Context, id string, ops []tagOp) error {
 	}
 	return first
 }
+
+// madeTags are the tags this driver created (or found created by another
+// caller) lately, by name (a kernel tag's with its kernel_opts): the
+// nodes that read the tag list before it was created (the list is cached
+// for siteTTL) do not create it again.
+type madeTags struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (m *madeTags) note(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.at == nil {
+		m.at = map[string]time.Time{}
+	}
+	now := time.Now()
+	for k, t := range m.at { // a site has a few dozen tags: bounded
+		if now.Sub(t) > defaultSiteTTL {
+			delete(m.at, k)
+		}
+	}
+	m.at[key] = now
+}
+
+func (m *madeTags) recent(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.at[key]
+	return ok && time.Since(t) <= defaultSiteTTL
+}
