@@ -193,7 +193,8 @@ type Engine struct {
 	prov     sem
 	oob      sem
 
-	pollLane sem // the poller's calls (pollStatus)
+	pollLane sem        // the poller's calls (pollStatus)
+	gate     *roundGate // nodes in a stage's handler at once (gate.go)
 	bmcs     drivers.KeyedLocks
 	// updates bounds the firmware updates running (baseline_slots.go).
 	updates updateSlots
@@ -212,6 +213,7 @@ type Engine struct {
 	frozen  map[string]string   // node → why it is frozen
 	designs map[string]*design.Design
 	wakes   map[string]chan struct{} // node → its wake-up (wake.go)
+	parked  map[string]func()        // node → what wakes it, parked on a timer (park.go)
 
 	ctx     context.Context
 	stop    context.CancelFunc
@@ -247,6 +249,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, rec: records{cfg.Store}, log: cfg.Log,
 		glob: make(sem, cfg.Limits.Global), prov: make(sem, cfg.Limits.Provisioner), oob: make(sem, cfg.Limits.OOB), pollLane: make(sem, 1),
+		gate: newRoundGate(cfg.Limits.Rounds),
 		runs: map[string]*taskRun{}, leases: map[string]string{}, leaseCh: make(chan struct{}),
 		frozen: map[string]string{}, designs: map[string]*design.Design{}, wakes: map[string]chan struct{}{}}
 	if cfg.Design != nil && cfg.DesignRev != "" {
@@ -383,10 +386,7 @@ func (e *Engine) callServer(ctx context.Context, fn func(context.Context) error)
 	}
 	defer s.give()
 	// A driver that waits for another call's batch lends the slot.
-	return fn(drivers.WithWaiting(ctx, func() func() {
-		s.give()
-		return func() { _ = s.take(ctx) }
-	}))
+	return fn(drivers.WithWaiting(ctx, func() func() { return s.lend(ctx) }))
 }
 
 // readServer is callServer for a call that only reads the provisioner
@@ -415,10 +415,32 @@ func transient(err error) bool {
 }
 
 // serverSlot is a server call's slot of the global and provisioner
-// limits, which the call can give back while it waits.
+// limits, which the call can give back while it waits. Several
+// goroutines of one call may wait at once (the MAAS driver's tags): the
+// first lends the slot, the last to resume takes it back.
 type serverSlot struct {
 	e    *Engine
+	mu   sync.Mutex // lent and the slot's giving back and taking again
+	lent int        // the call's waits in progress
 	held bool
+}
+
+// lend gives the slot back for a wait of the call; the returned resume
+// takes it again when the call's last wait ends.
+func (s *serverSlot) lend(ctx context.Context) (resume func()) {
+	s.mu.Lock()
+	s.lent++
+	if s.lent == 1 {
+		s.give()
+	}
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.lent--; s.lent == 0 {
+			_ = s.take(ctx)
+		}
+	}
 }
 
 func (s *serverSlot) take(ctx context.Context) error {

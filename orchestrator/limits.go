@@ -18,6 +18,10 @@ type Limits struct {
 	// beyond what the driver runs at once they would only hold slots of
 	// the global limit that provisioner calls need.
 	OOB int
+	// Rounds bounds the nodes running a stage's handler at once (default
+	// 4×Global, at least 256; gate.go): the others wait without a
+	// goroutine.
+	Rounds int
 	// One operation per BMC is always enforced: BMCs handle few sessions.
 }
 
@@ -30,6 +34,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.OOB <= 0 {
 		l.OOB = 32
+	}
+	if l.Rounds <= 0 {
+		l.Rounds = max(4*l.Global, 256)
 	}
 	return l
 }

@@ -76,6 +76,12 @@ type nodeRun struct {
 	// wait: how long the current stage waited on the provisioner or
 	// hardware (stagewait.go), for its transition event.
 	wait stageWait
+	// pend: the wait the round ended with, which loop parks the node on
+	// (park.go); exit: called once when the drive is over.
+	pend parking
+	exit func()
+	// gated: the node holds a place at the round gate (gate.go).
+	gated bool
 }
 
 // stepKind is what a stage handler decided.
@@ -112,15 +118,16 @@ func failed(format string, args ...any) step {
 	return step{kind: stepFail, msg: fmt.Sprintf(format, args...)}
 }
 
-// drive runs the node to a final outcome, or returns when the engine
-// stops (the checkpoint stays; the next start resumes it).
+// drive runs the node to a final outcome, or until the engine stops
+// (the checkpoint stays; the next start resumes it), then calls r.exit.
+// A waiting node holds no goroutine (park.go): drive returns at its first
+// wait, and its wake-ups run the rest.
 func (r *nodeRun) drive() {
-	ctx := r.run.ctx
-	if !r.begin(ctx) {
+	if !r.begin(r.run.ctx) {
+		r.over()
 		return
 	}
-	for r.round(ctx) {
-	}
+	r.loop()
 }
 
 // begin leases the node and loads its record, starting the task's run
@@ -193,11 +200,15 @@ func (r *nodeRun) round(ctx context.Context) bool {
 		r.finish(record.OutcomeSucceeded, "", "")
 		return false
 	}
-	if d := time.Until(r.rec.NextAt); d > 0 && !sleep(ctx, d) {
+	if d := time.Until(r.rec.NextAt); d > 0 {
+		r.pend = parking{kind: parkSleep, d: d} // then this round again
 		return true
 	}
 	if r.stageTimedOut(ctx) {
 		return false
+	}
+	if !r.enterGate() { // parks until a place is free; then this round again
+		return true
 	}
 	r.wait.asking()
 	st, err := r.stage(ctx)
@@ -263,10 +274,9 @@ func (r *nodeRun) take(ctx context.Context, st step) bool {
 		r.rec.Step++
 		r.rec.Attempts = 0
 		return r.save(r.event("info", "step", "%s", st.msg))
-	case stepWait:
+	case stepWait: // the wake-up ends the wait (park.go's resume)
 		r.wait.begin(r.hardwareWait(st))
-		r.waitStep(ctx, st)
-		r.wait.end()
+		r.waitStep(st)
 	case stepFail:
 		r.fail(drivers.Permanent, st.msg)
 		return false
@@ -275,9 +285,10 @@ func (r *nodeRun) take(ctx context.Context, st step) bool {
 	return true
 }
 
-// waitStep sleeps as an in-progress result asks: on the batched poller
-// when the machine is known, else on a timer.
-func (r *nodeRun) waitStep(ctx context.Context, st step) {
+// waitStep parks the node as an in-progress result asks: on the batched
+// poller when the machine is known, else on a timer that a report of the
+// node (ReportNotifier) ends early.
+func (r *nodeRun) waitStep(st step) {
 	d := min(r.e.scaled(max(st.wait, time.Second)), r.e.cfg.MaxWait)
 	if st.woken {
 		d = r.e.cfg.MaxWait
@@ -285,20 +296,10 @@ func (r *nodeRun) waitStep(ctx context.Context, st step) {
 	if st.poll && r.rec.MachineID != "" {
 		// The batched poll sees the change; MaxWait is only the fallback
 		// (the driver's hint is for a caller that polls on its own).
-		m, err := r.e.poll.waitAt(ctx, siteOfNode(r.d, r.n), r.ref(), r.rec.Observed, r.e.cfg.MaxWait)
-		if err == nil && m.State != "" {
-			r.rec.Observed = m.State
-			r.rec.ObservedPower = orDefault(string(m.Power), r.rec.ObservedPower)
-		}
+		r.pend = parking{kind: parkPoll}
 		return
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select { // a report of the node wakes it (ReportNotifier)
-	case <-t.C:
-	case <-r.e.wakeCh(r.rec.Name):
-	case <-ctx.Done():
-	}
+	r.pend = parking{kind: parkTimer, d: d}
 }
 
 // callFailed applies a driver error's class; false when the node is done.

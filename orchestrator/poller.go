@@ -50,8 +50,9 @@ type waiter struct {
 	ref   drivers.NodeRef
 	last  string // state the node last saw
 	until time.Time
-	done  chan drivers.Machine // receives the machine as last seen (State "" when unseen)
-	read  bool                 // a poll read it since it began to wait (the poll loop's)
+	done  chan drivers.Machine  // receives the machine as last seen (State "" when unseen)
+	fn    func(drivers.Machine) // instead of done: called with it (a parked node, park.go); must not block
+	read  bool                  // a poll read it since it began to wait (the poll loop's)
 }
 
 func newPoller(e *Engine, interval time.Duration) *poller {
@@ -63,23 +64,6 @@ func newPoller(e *Engine, interval time.Duration) *poller {
 		kick: make(chan struct{}, 1), cursors: map[string]string{}, lastFull: time.Now()}
 }
 
-// waitAt blocks until the machine's state differs from last, maxWait
-// passes, or ctx ends. It returns the machine as the last poll saw it
-// (State "" when none did). site is the node's Site ("": the driver's
-// only Site, else the machine is read every poll).
-func (p *poller) waitAt(ctx context.Context, site string, ref drivers.NodeRef, last string, maxWait time.Duration) (drivers.Machine, error) {
-	w := p.add(site, ref, last, maxWait)
-	select {
-	case m := <-w.done:
-		return m, nil
-	case <-ctx.Done():
-		p.mu.Lock()
-		delete(p.waiters, w)
-		p.mu.Unlock()
-		return drivers.Machine{}, ctx.Err()
-	}
-}
-
 // siteOfNode is the Site of a node of design d ("" without them).
 func siteOfNode(d *design.Design, n *design.Node) string {
 	if d == nil || n == nil {
@@ -88,8 +72,30 @@ func siteOfNode(d *design.Design, n *design.Node) string {
 	return d.SiteNameOf(n)
 }
 
+// add is addFunc with the machine sent on the waiter's done instead.
 func (p *poller) add(site string, ref drivers.NodeRef, last string, maxWait time.Duration) *waiter {
-	w := &waiter{site: site, ref: ref, last: last, until: time.Now().Add(maxWait), done: make(chan drivers.Machine, 1)}
+	return p.addWaiter(&waiter{site: site, ref: ref, last: last, until: time.Now().Add(maxWait), done: make(chan drivers.Machine, 1)})
+}
+
+// addFunc adds a wait that ends when the machine's state differs from
+// last or maxWait passes: the poll then calls fn with the machine as it
+// saw it (State "" when it did not read it). remove ends the wait
+// otherwise (the node's context ended). site is the node's Site ("": the
+// driver's only Site, else the machine is read every poll).
+func (p *poller) addFunc(site string, ref drivers.NodeRef, last string, maxWait time.Duration, fn func(drivers.Machine)) *waiter {
+	return p.addWaiter(&waiter{site: site, ref: ref, last: last, until: time.Now().Add(maxWait), fn: fn})
+}
+
+// remove ends a wait the poll did not end; false when it did.
+func (p *poller) remove(w *waiter) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.waiters[w]
+	delete(p.waiters, w)
+	return ok
+}
+
+func (p *poller) addWaiter(w *waiter) *waiter {
 	p.mu.Lock()
 	p.waiters[w] = struct{}{}
 	p.mu.Unlock()
@@ -238,7 +244,11 @@ func (p *poller) finish(w *waiter, m drivers.Machine) {
 	_, ok := p.waiters[w]
 	delete(p.waiters, w)
 	p.mu.Unlock()
-	if ok {
+	switch {
+	case !ok:
+	case w.fn != nil:
+		w.fn(m)
+	default:
 		w.done <- m
 	}
 }

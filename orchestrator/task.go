@@ -260,11 +260,8 @@ func (e *Engine) driveNodes(run *taskRun, d *design.Design, log zerolog.Logger) 
 			continue
 		}
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			nr := &nodeRun{e: e, run: run, d: nd, n: n, seq: imageSequence(nd, n, nodeSequence(t, n)), log: log.With().Str("node", name).Logger()}
-			nr.drive()
-		}()
+		nr := &nodeRun{e: e, run: run, d: nd, n: n, seq: imageSequence(nd, n, nodeSequence(t, n)), log: log.With().Str("node", name).Logger(), exit: wg.Done}
+		go nr.drive()
 	}
 	wg.Wait()
 }

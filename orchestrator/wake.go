@@ -21,9 +21,17 @@ func (e *Engine) wakeCh(node string) chan struct{} {
 	return ch
 }
 
-// wake wakes the node if it waits on a timer; a node that is not
+// wake wakes the node if it waits on a timer (parked, or on wakeCh); a node that is not
 // waiting looks once more than it needed to the next time it waits.
 func (e *Engine) wake(node string) {
+	e.mu.Lock()
+	if fn := e.parked[node]; fn != nil { // park.go
+		delete(e.parked, node)
+		e.mu.Unlock()
+		fn()
+		return
+	}
+	e.mu.Unlock()
 	select {
 	case e.wakeCh(node) <- struct{}{}:
 	default:
