@@ -45,21 +45,27 @@ func kinds(l *lab.Lab) map[string]int {
 	return out
 }
 
-// settled is kinds once the lab has recorded every request answered:
-// the lab records a request when its handler returns, which can be just
+// settled is kinds once the lab has recorded every request answered
+// (labSettle).
+func settled(l *lab.Lab) map[string]int {
+	labSettle(l)
+	return kinds(l)
+}
+
+// labSettle waits until the lab has recorded every request answered: the
+// lab records a request when its handler returns, which can be just
 // after the client has read a long answer, so the count is read again
 // until two reads 20 ms apart agree (at most 2 s).
-func settled(l *lab.Lab) map[string]int {
+func labSettle(l *lab.Lab) {
 	last := l.MAAS.Stats().Snapshot().Total
 	for range 100 {
 		time.Sleep(20 * time.Millisecond)
 		now := l.MAAS.Stats().Snapshot().Total
 		if now == last {
-			break
+			return
 		}
 		last = now
 	}
-	return kinds(l)
 }
 
 // delta is after minus before, by kind, leaving out kinds that did not move.
