@@ -223,7 +223,13 @@ func (r *nodeRun) identify(ctx context.Context) (step, error) {
 	var m drivers.Machine
 	var res drivers.Result
 	err = r.e.callServer(ctx, func(ctx context.Context) error {
-		m, res, err = r.e.cfg.Drivers.Server.IdentifyNode(ctx, dn)
+		// The call may create the machine (and start its commissioning):
+		// a cancel does not cut it short, so the answer naming the
+		// machine is kept and the cancel's compensation aborts it; the
+		// engine's stop does (a resumed identify finds the machine).
+		cctx, stop := r.e.untilStop(ctx)
+		defer stop()
+		m, res, err = r.e.cfg.Drivers.Server.IdentifyNode(cctx, dn)
 		return err
 	})
 	if err != nil {
@@ -645,4 +651,12 @@ func (r *nodeRun) powerReached(ctx context.Context, oob drivers.OOB, b drivers.B
 		return drivers.Done("power is %s", st), nil
 	}
 	return drivers.InProgress(5e9, "power is %s, waiting for %s", st, want), nil
+}
+
+// untilStop is ctx (its values) cancelled only when the engine stops, not
+// when ctx is: for a call whose effect must be recorded once it was made.
+func (e *Engine) untilStop(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(e.ctx, cancel)
+	return c, func() { unhook(); cancel() }
 }

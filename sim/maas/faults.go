@@ -34,6 +34,10 @@ type OpFaults struct {
 	// the client cannot know it).
 	LoseAnswer float64       `json:"loseAnswer,omitempty"`
 	Latency    time.Duration `json:"latency"`
+	// AnswerLatency delays the answer of a request already carried out
+	// (a region that committed, then answers late): the client sees the
+	// change in the API before the answer that names it.
+	AnswerLatency time.Duration `json:"answerLatency,omitempty"`
 }
 
 // MachineFaults script one machine's failures.
@@ -161,8 +165,8 @@ func (f *Faults) check() error {
 				return fmt.Errorf("ops[%q]: a rate must be in [0, 1]", k)
 			}
 		}
-		if o.RetryAfter < 0 || o.Latency < 0 {
-			return fmt.Errorf("ops[%q]: retryAfter and latency must not be negative", k)
+		if o.RetryAfter < 0 || o.Latency < 0 || o.AnswerLatency < 0 {
+			return fmt.Errorf("ops[%q]: retryAfter, latency and answerLatency must not be negative", k)
 		}
 	}
 	for name, m := range f.Machines {
@@ -260,10 +264,8 @@ func (in *injector) draw(method, op string) (*apiError, time.Duration) {
 	return nil, of.Latency
 }
 
-// loseAnswer decides whether a request carried out loses its answer (a
-// draw only for an op with a LoseAnswer rate, so other faults' draws are
-// as before).
-func (in *injector) loseAnswer(method, op string) bool {
+// ops is the faults of a request's op ("*" when it has none of its own).
+func (in *injector) ops(method, op string) OpFaults {
 	if op == "" {
 		op = "read"
 	}
@@ -271,6 +273,19 @@ func (in *injector) loseAnswer(method, op string) bool {
 	if !ok {
 		of = in.f.Ops["*"]
 	}
+	return of
+}
+
+// answerLatency is how long a request carried out waits for its answer.
+func (in *injector) answerLatency(method, op string) time.Duration {
+	return in.ops(method, op).AnswerLatency
+}
+
+// loseAnswer decides whether a request carried out loses its answer (a
+// draw only for an op with a LoseAnswer rate, so other faults' draws are
+// as before).
+func (in *injector) loseAnswer(method, op string) bool {
+	of := in.ops(method, op)
 	if of.LoseAnswer <= 0 {
 		return false
 	}

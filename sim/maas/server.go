@@ -358,11 +358,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(herr)
 		return
 	}
+	if !s.answerLate(r, op) {
+		status = 0 // the client went away while the answer waited
+		return
+	}
 	if s.faults.loseAnswer(r.Method, op) && dropAnswer(w) { // faults.go
 		status = 0
 		return
 	}
 	status = writeAnswer(w, out)
+}
+
+// answerLate waits the injected answer latency of a request carried out;
+// false when the client went away meanwhile.
+func (s *Server) answerLate(r *http.Request, op string) bool {
+	d := s.faults.answerLatency(r.Method, op)
+	if d <= 0 {
+		return true
+	}
+	select {
+	case <-time.After(d):
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 // beginWrite counts a write request in flight, and one that may change
