@@ -37,11 +37,17 @@ type parking struct {
 
 // loop runs the node's rounds until its drive is over or it waits: a
 // waiting node's goroutine ends here, and its wake-up calls loop again.
+//
+// A node keeps its place at the round gate from round to round until it
+// waits: the rounds of a stage follow each other (the stage's reads are
+// still fresh in the driver's cache at its next step) instead of each
+// going to the back of the gate's queue behind thousands of nodes, and a
+// node started is finished before more are let in.
 func (r *nodeRun) loop() {
 	ctx := r.run.ctx
 	for r.round(ctx) {
-		r.leaveGate()
 		if r.pend.kind != parkNone {
+			r.leaveGate()
 			r.park(ctx)
 			return
 		}
