@@ -1,7 +1,6 @@
 package orchestrator_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -37,14 +36,7 @@ func TestCancelWhileMachineCreated(t *testing.T) {
 	if got := nodeRecord(t, e, cancelNode); got.MachineID != "" {
 		t.Fatalf("%s: the engine knows machine %s already: the create's answer was not held", cancelNode, got.MachineID)
 	}
-	if _, err := e.TaskVerb(t.Context(), task.ID, record.VerbCancel, "test"); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if _, err := e.Wait(ctx, task.ID); err != nil {
-		t.Fatal(err)
-	}
+	cancelAndWait(t, e, task.ID)
 	if got := labStatus(t, env, cancelNode).StatusName; got != "New" {
 		t.Errorf("machine of %s is %s in the lab after the cancel, want New (its commissioning aborted)", cancelNode, got)
 	}

@@ -51,6 +51,19 @@ func waitLab(t *testing.T, env *labrun.Env, e *orchestrator.Engine, task, status
 	}
 }
 
+// cancelAndWait cancels the task and waits (bounded) for its end.
+func cancelAndWait(t *testing.T, e *orchestrator.Engine, task string) {
+	t.Helper()
+	if _, err := e.TaskVerb(t.Context(), task, record.VerbCancel, "test"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := e.Wait(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // deployFirst deploys the node before the task under test.
 func deployFirst(t *testing.T, _ *labrun.Env, e *orchestrator.Engine) {
 	t.Helper()
@@ -115,14 +128,7 @@ func TestCancelCompensates(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitLab(t, env, e, task.ID, tc.at)
-			if _, err := e.TaskVerb(t.Context(), task.ID, record.VerbCancel, "test"); err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-			defer cancel()
-			if _, err := e.Wait(ctx, task.ID); err != nil {
-				t.Fatal(err)
-			}
+			cancelAndWait(t, e, task.ID)
 			if got := labStatus(t, env, cancelNode).StatusName; got != tc.want {
 				t.Errorf("machine of %s is %s in the lab after the cancel, want %s", cancelNode, got, tc.want)
 			}
@@ -158,14 +164,7 @@ func TestCancelAfterRebootstrap(t *testing.T) {
 	if out.Task != task.ID {
 		t.Fatalf("rebootstrap opened task %s, want %s", out.Task, task.ID)
 	}
-	if _, err := e.TaskVerb(t.Context(), task.ID, record.VerbCancel, "test"); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	if _, err := e.Wait(ctx, task.ID); err != nil {
-		t.Fatal(err)
-	}
+	cancelAndWait(t, e, task.ID)
 	if got := labStatus(t, env, cancelNode).StatusName; got != "Deployed" {
 		t.Errorf("machine of %s is %s in the lab after the cancel, want Deployed", cancelNode, got)
 	}
