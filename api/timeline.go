@@ -239,7 +239,8 @@ func (tr *trace) answer(t record.Task, complete bool, now time.Time) apitypes.Ta
 	end = maxTime(end, start)
 	order := tr.order()
 	out := apitypes.TaskTimeline{Task: t.ID, Status: string(t.Status), Nodes: max(len(t.Nodes), len(tr.nodes)), Start: start, End: end,
-		Series: make([]string, len(order)), Complete: complete, Truncated: tr.truncated}
+		Series: make([]string, len(order)), Complete: complete, Truncated: tr.truncated,
+		Stages: make([]apitypes.StageTimes, 0, len(order))} // [] before a stage ended: the dashboard iterates it
 	pos := make([]int, len(order)) // a series' index -> its place in the answer
 	for place, i := range order {
 		out.Series[place], pos[i] = tr.series[i], place

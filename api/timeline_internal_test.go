@@ -1,8 +1,10 @@
 package api
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"testing"
@@ -205,5 +207,27 @@ func TestTimelineStageOrder(t *testing.T) {
 	got := tr.answer(task, true, t0.Add(time.Minute))
 	if want := []string{"queued", "baseline", "oob-prepare", "configure", "images", "deploy", "deployed"}; !slices.Equal(got.Series, want) {
 		t.Errorf("series %v, want %v", got.Series, want)
+	}
+}
+
+// TestTimelineNoStageEndedYet: a running task whose nodes have not left a
+// stage answers an empty stage list, not null (the dashboard iterates it:
+// "tl.stages is not iterable" in TestTaskTimelineView).
+func TestTimelineNoStageEndedYet(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	l := logOf{{Seq: 1, Time: t0, Task: "T", Node: "a", Kind: "transition", Stage: "configure"}}
+	task := record.Task{ID: "T", Status: record.TaskRunning, Nodes: []string{"a"}, Started: t0}
+	var ts timelines
+	tr := ts.get("T")
+	complete, err := tr.read(t.Context(), l, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(tr.answer(task, complete, t0.Add(time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := bytes.Index(b, []byte(`"stages":`)); i < 0 || !bytes.HasPrefix(b[i:], []byte(`"stages":[]`)) {
+		t.Errorf("answer's stages %.20q, want \"stages\":[]", b[max(i, 0):])
 	}
 }
