@@ -179,10 +179,10 @@ func TestDuplicateDeploys(t *testing.T) {
 
 func TestStatsByKind(t *testing.T) {
 	st := newStats()
-	st.record("POST /machines/{system_id}/?op=deploy", 200)
-	st.record("POST /machines/{system_id}/?op=deploy", 409)
-	st.record("POST /machines/?op=allocate", 200)
-	st.record("GET /machines/{system_id}/", 200)
+	st.arrived("POST /machines/{system_id}/?op=deploy")
+	st.arrived("POST /machines/{system_id}/?op=deploy")
+	st.arrived("POST /machines/?op=allocate")
+	st.arrived("GET /machines/{system_id}/")
 	want := map[string]int{"POST deploy": 2, "POST allocate": 1, "GET /machines/{system_id}/": 1}
 	got := st.ByKind()
 	if len(got) != len(want) {

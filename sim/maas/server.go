@@ -161,6 +161,9 @@ type Server struct {
 	stats  *Stats
 	faults *injector
 	log    zerolog.Logger
+	// beforeStatus, when set (tests), runs after a request's handler has
+	// answered and before its status is counted.
+	beforeStatus func()
 
 	mu           sync.Mutex
 	rnd          *rand.Rand
@@ -319,7 +322,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op := form.get("op")
 	key := r.Method + " " + templateOf(path) + opSuffix(op)
 	status := http.StatusOK
-	defer func() { s.stats.record(key, status) }()
+	s.stats.arrived(key)
+	defer func() {
+		if s.beforeStatus != nil {
+			s.beforeStatus()
+		}
+		s.stats.answered(status)
+	}()
 	fail := func(e *apiError) {
 		status = e.status
 		e.write(w)

@@ -18,12 +18,21 @@ type Stats struct {
 
 func newStats() *Stats { return &Stats{requests: map[string]int{}, statuses: map[int]int{}} }
 
-func (st *Stats) record(key string, status int) {
+// arrived counts a request by its key as it arrives, before its handler
+// answers: a client that has its answer always finds its request counted
+// (counting on return let a test read a count one short).
+func (st *Stats) arrived(key string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.requests[key]++
-	st.statuses[status]++
 	st.total++
+}
+
+// answered counts the status a request was answered with.
+func (st *Stats) answered(status int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.statuses[status]++
 }
 
 // StatsSnapshot is the JSON at /sim/stats.

@@ -20,12 +20,13 @@ import (
 func planOne(t *testing.T, l *lab.Lab, drv *Driver, n drivers.Node) drivers.MachinePlan {
 	t.Helper()
 	w0, _ := cfgWrites(l)
+	k0 := l.MAAS.Stats().ByKind()
 	ps, err := drv.PlanNodes(t.Context(), []drivers.Node{n})
 	if err != nil {
 		t.Fatalf("PlanNodes: %v", err)
 	}
 	if w1, _ := cfgWrites(l); w1 != w0 {
-		t.Fatalf("PlanNodes wrote %d times to MAAS", w1-w0)
+		t.Fatalf("PlanNodes wrote %d times to MAAS: before %v after %v", w1-w0, k0, l.MAAS.Stats().ByKind())
 	}
 	if len(ps) != 1 || ps[0].Node != n.Name || !ps[0].Found {
 		t.Fatalf("plans: %+v", ps)
