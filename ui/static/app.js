@@ -17,6 +17,7 @@ const S = {
   lastSeq: 0,
   repaint: new Set(), // tiles to draw again (paint)
   painting: 0,
+  routeGen: 0, // route()'s calls so far: a render a later call overtook leaves the view alone
 };
 window.slipway = S; // for the browser test
 
@@ -37,8 +38,17 @@ function el(tag, attrs = {}, ...kids) {
   return e;
 }
 
-// put makes kids (nulls left out) the children of view.
-function put(view, ...kids) { view.replaceChildren(...kids.filter((k) => k !== null && k !== undefined)); }
+// Overtaken stops a view's render that a later route() overtook: an
+// action's re-render that ends after the operator moved to another view
+// must not replace that view (nor start its stream).
+class Overtaken extends Error {}
+
+// put makes kids (nulls left out) the children of view: an element, or
+// the slot route() hands a view's render ({ el, gen }).
+function put(view, ...kids) {
+  if (view.gen !== undefined && view.gen !== S.routeGen) throw new Overtaken();
+  (view.el || view).replaceChildren(...kids.filter((k) => k !== null && k !== undefined));
+}
 
 // --- the API -------------------------------------------------------------
 
@@ -127,6 +137,7 @@ function currentView() {
 }
 
 async function route() {
+  const gen = ++S.routeGen;
   clearError();
   chrome();
   const view = $('#view');
@@ -137,8 +148,8 @@ async function route() {
   clearTimeout(S.timelineTimer);
   try {
     const render = { site: siteView, node: nodeView, tasks: tasksView, designs: designsView, drift: driftView, images: imagesView, audit: auditView }[name] || siteView;
-    await render(view, arg);
-  } catch (e) { showError(e); }
+    await render({ el: view, gen }, arg);
+  } catch (e) { if (gen === S.routeGen && !(e instanceof Overtaken)) showError(e); }
 }
 
 // --- site view -------------------------------------------------------------
