@@ -170,7 +170,7 @@ func (s *Server) machinesAllocate(req *request) (any, *apiError) {
 	if paramTrue(f.get("dry_run")) {
 		return s.renderAllocated(m), nil
 	}
-	s.touch(m) // a write of one machine's (listing.go)
+	s.touchParts(m, partNone) // a write of one machine's (listing.go): its owner and status
 	// The owner before the status: the status change's event names it.
 	m.Owner, m.AgentName, m.Comment = req.user, f.get("agent_name"), f.get("comment")
 	if s.move(m, StatusAllocated) {

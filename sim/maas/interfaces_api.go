@@ -49,8 +49,10 @@ func (s *Server) withNode(what string, fn machineHandler) handler {
 		if m == nil {
 			return nil, notFound(what)
 		}
-		s.touch(m) // whatever fn changes, before (a look at the IP index in fn) and after: see listing.go, ipindex.go
-		defer s.touch(m)
+		// Whatever fn changes, before (a look at the IP index in fn) and
+		// after: see listing.go, ipindex.go. No disk (render_parts.go).
+		s.touchParts(m, partIfaces)
+		defer s.touchParts(m, partIfaces)
 		return encodedHere(fn(s, m, req))
 	}
 }

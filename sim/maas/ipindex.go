@@ -20,8 +20,13 @@ import (
 
 // touch marks m changed: its cached JSON and MACs are stale, its
 // addresses are to be indexed again. Call it under the lock.
-func (s *Server) touch(m *machine) {
+func (s *Server) touch(m *machine) { s.touchParts(m, partsAll) }
+
+// touchParts is touch for a change that may show only in the parts of
+// m's JSON that p names (render_parts.go): the others stay cached.
+func (s *Server) touchParts(m *machine, p part) {
 	m.rev++
+	m.parts.touch(p)
 	if !m.ipDirty {
 		m.ipDirty = true
 		s.ipDirty = append(s.ipDirty, m)

@@ -11,6 +11,12 @@ import (
 // moved on to another phase first; a phase that ran its course is told
 // to the hooks (phaseWaited) as one the machine waited.
 func (s *Server) schedule(m *machine, name string, d time.Duration, fn func()) {
+	s.scheduleParts(m, name, d, partsAll, fn)
+}
+
+// scheduleParts is schedule for a phase whose end may change only the
+// parts p of the machine's JSON (render_parts.go).
+func (s *Server) scheduleParts(m *machine, name string, d time.Duration, p part, fn func()) {
 	if m.timer != nil {
 		m.timer.Stop()
 	}
@@ -26,7 +32,7 @@ func (s *Server) schedule(m *machine, name string, d time.Duration, fn func()) {
 		m.timer = nil
 		s.phaseWaited(m, Phase{Name: name, Start: start, End: time.Now(), Nominal: s.scale(d)})
 		fn()
-		s.touch(m) // see listing.go
+		s.touchParts(m, p) // see listing.go
 	})
 }
 
@@ -211,7 +217,9 @@ func (s *Server) startDeploy(m *machine) {
 		})
 		return
 	}
-	s.schedule(m, PhaseDeploy, s.dur.Deploy, func() {
+	// Its end changes the status, the power state and the image: no
+	// interface, no disk.
+	s.scheduleParts(m, PhaseDeploy, s.dur.Deploy, partNone, func() {
 		if m.failDeployLft == 0 && mf.FailDeploy > 0 {
 			m.failDeployLft = mf.FailDeploy + 1
 		}

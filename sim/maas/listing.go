@@ -101,7 +101,9 @@ var verifyListingCache = false
 var listingCacheStale atomic.Int64
 
 func (s *Server) verifyCached(m *machine, head, domain, tail []byte) {
+	s.freshRender = true // every part rendered anew (render_parts.go)
 	fresh, err := appendJSON(nil, s.renderMachine(m))
+	s.freshRender = false
 	cached := append(append(append([]byte(nil), head...), domain...), tail...)
 	if err == nil && !bytes.Equal(fresh, cached) {
 		listingCacheStale.Add(1)

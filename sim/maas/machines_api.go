@@ -32,18 +32,40 @@ func (s *Server) routesMachines() {
 		"restore_storage_configuration":    (*Server).opRestoreStorage,
 		"restore_default_configuration":    (*Server).opRestoreDefault,
 	} {
-		s.handle("POST", "/machines/{system_id}/", op, s.withMachine(fn))
+		s.handle("POST", "/machines/{system_id}/", op, s.withMachineParts(partsOf(op), fn))
 	}
-	s.handle("GET", "/machines/{system_id}/", "query_power_state", s.withMachine((*Server).opQueryPower))
-	s.handle("GET", "/machines/{system_id}/", "power_parameters", s.withMachine((*Server).opPowerParameters))
+	s.handle("GET", "/machines/{system_id}/", "query_power_state", s.withMachineParts(partNone, (*Server).opQueryPower))
+	s.handle("GET", "/machines/{system_id}/", "power_parameters", s.withMachineParts(partNone, (*Server).opPowerParameters))
 	s.handle("GET", "/machines/{system_id}/", "details", s.readMachine((*Server).opDetails))
 	s.handle("GET", "/nodes/{system_id}/", "details", s.readMachine((*Server).opDetails)) // NodeHandler's, which machines inherit
 }
 
 type machineHandler func(s *Server, m *machine, req *request) (any, *apiError)
 
+// opParts are the parts of a machine's JSON (render_parts.go) that the
+// machine ops named here may change; any other op may change all.
+var opParts = map[string]part{
+	"set_owner_data": partNone, "set_workload_annotations": partNone, // owner data
+	"lock": partNone, "unlock": partNone, // locked
+	"power_on": partNone, "power_off": partNone, // the power state
+	"restore_networking_configuration": partIfaces,
+	"restore_storage_configuration":    partDisks,
+}
+
+// partsOf is opParts[op], every part for an op it does not name.
+func partsOf(op string) part {
+	if p, ok := opParts[op]; ok {
+		return p
+	}
+	return partsAll
+}
+
 // withMachine looks the machine up (404 like MAAS) and runs fn under the lock.
-func (s *Server) withMachine(fn machineHandler) handler {
+func (s *Server) withMachine(fn machineHandler) handler { return s.withMachineParts(partsAll, fn) }
+
+// withMachineParts is withMachine for a request that may change only
+// the parts p of the machine's JSON (render_parts.go).
+func (s *Server) withMachineParts(p part, fn machineHandler) handler {
 	return func(s *Server, req *request) (any, *apiError) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -51,9 +73,9 @@ func (s *Server) withMachine(fn machineHandler) handler {
 		if m == nil {
 			return nil, notFound("Machine")
 		}
-		s.touch(m) // whatever fn changes, before (a look at the IP index in fn) and after: see listing.go, ipindex.go
+		s.touchParts(m, p) // whatever fn changes, before (a look at the IP index in fn) and after: see listing.go, ipindex.go
 		out, err := fn(s, m, req)
-		s.touch(m)
+		s.touchParts(m, p)
 		if a, ok := out.(machineAnswer); ok { // after the last touch: cached as it stays
 			return s.machineJSON(a.m), err
 		}

@@ -360,7 +360,7 @@ func (s *Server) tagUpdateNodes(t *tag, req *request) (any, *apiError) {
 	for _, k := range []string{"add", "remove"} {
 		for _, id := range req.form[k] {
 			if m := s.machines[id]; m != nil {
-				s.touch(m) // its tag_names may change (listing.go)
+				s.touchParts(m, partNone) // its tag_names may change (listing.go)
 			}
 		}
 	}

@@ -151,6 +151,7 @@ type machine struct {
 	rev       uint64       // bumped by every request on the machine and every phase end (listing.go)
 	rendered  listed       // the machine's JSON as the last listing rendered it
 	powerJSON listed       // its entry in the power_parameters op's answer
+	parts     machineParts // its interfaces' and disks' JSON as last rendered (render_parts.go)
 	macSet    macSet       // its MACs for a scan of every machine (machineMACs)
 	ipAddrs   []netip.Addr // its links' addresses as the IP index holds them (ipindex.go)
 	ipDirty   bool         // on s.ipDirty

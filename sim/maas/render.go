@@ -264,8 +264,8 @@ func (s *Server) domainCount(name string) int {
 
 // renderMachine is the machine as GET /machines/{system_id}/ answers it.
 func (s *Server) renderMachine(m *machine) map[string]any {
-	ifaces, boot, ips := s.renderMachineInterfaces(m)
-	physical, all, virtual, storage, bootDisk := s.renderMachineDisks(m)
+	ifaces, boot, ips := s.machineIfaces(m)                        // render_parts.go
+	physical, all, virtual, storage, bootDisk := s.machineDisks(m) // render_parts.go
 	vgs := []any{}
 	for _, v := range m.VolumeGroups {
 		vgs = append(vgs, map[string]any{"system_id": m.SystemID, "id": v.ID, "__incomplete__": true})

@@ -164,6 +164,9 @@ type Server struct {
 	// beforeStatus, when set (tests), runs after a request's handler has
 	// answered and before its status is counted.
 	beforeStatus func()
+	// freshRender, set under the lock, renders a machine's parts anew
+	// instead of taking them from its cache (render_parts.go).
+	freshRender bool
 
 	mu           sync.Mutex
 	rnd          *rand.Rand

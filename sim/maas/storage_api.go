@@ -75,7 +75,7 @@ func (s *Server) routesStorage() {
 	s.handle("GET", "/nodes/{system_id}/devices/", "", s.readMachine((*Server).nodeDevicesRead))
 	s.handle("GET", "/nodes/{system_id}/devices/{id}/", "", s.readMachine((*Server).nodeDeviceRead))
 
-	s.handle("POST", "/machines/{system_id}/", "set_storage_layout", s.withMachine((*Server).opSetStorageLayout))
+	s.handle("POST", "/machines/{system_id}/", "set_storage_layout", s.withMachineParts(partDisks, (*Server).opSetStorageLayout))
 }
 
 // Lookups, each under the lock (withMachine holds it).

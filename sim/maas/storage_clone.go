@@ -45,7 +45,7 @@ func (s *Server) machinesClone(req *request) (any, *apiError) {
 	for k, d := range dests {
 		s.cloneStorage(d, src, maps[k])
 		d.Updated = time.Now()
-		s.touch(d) // a one-machine write for each (listing.go oneMachineWrites)
+		s.touchParts(d, partDisks) // a one-machine write for each (listing.go oneMachineWrites), of its disks
 	}
 	return nil, nil
 }
