@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 	"unicode"
@@ -331,6 +332,17 @@ func (s *Server) getAssets(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/gzip", b)
 }
 
+// gzipWriters are the archives' compressors, reused (Reset): a new one
+// allocates about 800 KB, which at one archive per node was a fifth of
+// the engine's allocations in a 10,000-node rollout. BestSpeed: the
+// archive is small text fetched once per boot over the LAN; the default
+// level took 3-4 times the CPU for an archive a fifth smaller
+// (BenchmarkBuildArchive).
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // a valid level: no error
+	return zw
+}}
+
 // buildArchive writes the gzip'd tar: the metadata, then each action's
 // files at their paths without the leading "/", owned by root. Every
 // entry has the time the deployment's token was issued, so the archive
@@ -358,7 +370,9 @@ func buildArchive(acts []renderedAction, deployment string, at time.Time) ([]byt
 		return nil, err
 	}
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(&buf)
 	tw := tar.NewWriter(zw)
 	add := func(name string, mode int64, data []byte) error {
 		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(data)),
