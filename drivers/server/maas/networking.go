@@ -60,6 +60,9 @@ func (c cfgChanges) result(what, id string) drivers.Result {
 // bond, interface settings, VLAN interfaces), then the links
 // (planLinks, then unlink, link and default gateway).
 func (d *Driver) ApplyNetworking(ctx context.Context, n drivers.Node) (drivers.Result, error) {
+	if n.MachineID != "" { // its tags' batches wait for it (tags.go)
+		d.tagging.coming(n.MachineID)
+	}
 	m, wait, err := d.configurable(ctx, n, "networking", partInterfaces)
 	if err != nil || wait != nil {
 		return cfgResult(wait), err

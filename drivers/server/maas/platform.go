@@ -53,6 +53,7 @@ func kernelOpts(params map[string]string) string {
 // batch window are added in one update_nodes request (tags.go), and a
 // node's tags are sent at once.
 func (d *Driver) ApplyPlatform(ctx context.Context, n drivers.Node) (drivers.Result, error) {
+	defer d.tagging.arrived(n.MachineID) // tagged, or not on its way to (tags.go)
 	m, wait, err := d.configurable(ctx, n, "platform", partTags)
 	if err != nil || wait != nil {
 		return cfgResult(wait), err

@@ -24,6 +24,14 @@ import (
 // ApplyPlatform puts a node's tags in their batches at once (tagAll), so
 // it waits once.
 //
+// The window is adaptive: it waits only for nodes that can still join.
+// A node is on its way from the start of its ApplyNetworking until its
+// ApplyPlatform tags it (or ends); a batch is sent when its window ends
+// or as soon as no node is on its way, and at once when none is (a lone
+// node, or the last of a small fleet, does not wait). Entries older than
+// onWayTTL (a node that stopped mid-configure) are dropped, so a
+// stopped node holds windows to their full length for that long at most.
+//
 // MAAS ignores IDs it does not know, so one machine cannot fail another's
 // request; a failed request fails every caller in it (each retries).
 
@@ -34,10 +42,67 @@ const defaultTagWindow = 200 * time.Millisecond
 // tagBatchMax is the most machines in one update_nodes request.
 const tagBatchMax = 1000
 
-// tagBatches are the tag batches gathering, by tag and op.
+// onWayTTL is how long a node counts as on its way to its tags.
+const onWayTTL = 5 * time.Minute
+
+// tagBatches are the tag batches gathering, by tag and op, and the
+// machines on their way to them.
 type tagBatches struct {
-	mu   sync.Mutex
-	open map[string]*tagBatch
+	mu    sync.Mutex
+	open  map[string]*tagBatch
+	onWay map[string]time.Time // by machine ID: since when (one per node: bounded by the fleet)
+	quiet chan struct{}        // closed when onWay empties; nil while it is empty
+	swept time.Time            // onWay's last sweep of expired entries
+}
+
+// coming notes that the machine is on its way to its tags (its
+// configuration began).
+func (t *tagBatches) coming(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.onWay == nil {
+		t.onWay = map[string]time.Time{}
+	}
+	t.onWay[id] = time.Now()
+	if t.quiet == nil {
+		t.quiet = make(chan struct{})
+	}
+}
+
+// arrived notes that the machine is no longer on its way (it is tagging,
+// or its platform step ended).
+func (t *tagBatches) arrived(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.onWay, id)
+	t.quietIfEmpty()
+}
+
+func (t *tagBatches) quietIfEmpty() {
+	if len(t.onWay) == 0 && t.quiet != nil {
+		close(t.quiet)
+		t.quiet = nil
+	}
+}
+
+// company answers a channel closed when no machine is on its way any
+// more; nil when none is now (a batch need not wait).
+func (t *tagBatches) company() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if now := time.Now(); now.Sub(t.swept) > onWayTTL/4 {
+		t.swept = now
+		for id, since := range t.onWay {
+			if now.Sub(since) > onWayTTL {
+				delete(t.onWay, id)
+			}
+		}
+		t.quietIfEmpty()
+	}
+	if t.quiet == nil {
+		return nil
+	}
+	return t.quiet
 }
 
 // tagBatch is one tag's batch: the machines in it and, once sent, the
@@ -87,9 +152,11 @@ func (d *Driver) tagNodes(ctx context.Context, tag, op, id string) error {
 
 // tagAll puts the machine in the batches of all of ops at once, so it
 // waits for one window whatever their number. The batches it opened it
-// sends when the window ends; then it waits for those others opened. A
-// wait lends the engine's slot (drivers.Waiting), once at a time.
+// sends when the window ends (gather); then it waits for those others
+// opened. A wait lends the engine's slot (drivers.Waiting), once at a
+// time.
 func (d *Driver) tagAll(ctx context.Context, id string, ops []tagOp) error {
+	d.tagging.arrived(id)
 	var led, joined []*tagBatch
 	var keys []string
 	for _, o := range ops {
@@ -101,14 +168,7 @@ func (d *Driver) tagAll(ctx context.Context, id string, ops []tagOp) error {
 		}
 	}
 	if len(led) > 0 {
-		resume := drivers.Waiting(ctx)
-		timer := time.NewTimer(d.tagWindow)
-		select {
-		case <-timer.C:
-		case <-ctx.Done(): // sent now: the others in them wait for them
-			timer.Stop()
-		}
-		resume()
+		d.gather(ctx)
 	}
 	var first error
 	for i, b := range led {
@@ -132,6 +192,25 @@ func (d *Driver) tagAll(ctx context.Context, id string, ops []tagOp) error {
 		}
 	}
 	return first
+}
+
+// gather is a batch's window: it ends after tagWindow, when no machine
+// is on its way to its tags any more (at once when none is), or when
+// ctx ends (the batch is sent then: the others in it wait for it).
+func (d *Driver) gather(ctx context.Context) {
+	others := d.tagging.company()
+	if others == nil {
+		return
+	}
+	resume := drivers.Waiting(ctx)
+	defer resume()
+	timer := time.NewTimer(d.tagWindow)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-others:
+	case <-ctx.Done():
+	}
 }
 
 // madeTags are the tags this driver created (or found created by another

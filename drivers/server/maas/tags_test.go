@@ -21,12 +21,14 @@ import (
 // calls hold slots of a limit as the engine's calls do, lent while they
 // wait (drivers.WithWaiting, one lend at a time: a node's tags sent by
 // goroutines of their own, each lending, held more slots than it had and
-// deadlocked the engine).
+// deadlocked the engine). The window is an hour: the batch goes when the
+// last node on its way (its networking applied) joins it, not when the
+// window ends (the test's 30 s context would end first).
 func TestTagsBatchedAcrossNodes(t *testing.T) {
 	t.Parallel()
 	d := genDesign(t, 6)
 	l, drv := cfgLab(t, d)
-	drv.tagWindow = 3 * time.Second // far above the nodes' spread, whatever the load
+	drv.tagWindow = time.Hour
 	var nodes []drivers.Node
 	for _, name := range slices.Sorted(maps.Keys(d.Nodes)) {
 		nodes = append(nodes, driverspec.Node(d, d.Nodes[name], ""))
@@ -37,6 +39,10 @@ func TestTagsBatchedAcrossNodes(t *testing.T) {
 	}
 	for _, n := range nodes {
 		mustDone(t, "Commission", func(ctx context.Context) (drivers.Result, error) { return drv.Commission(ctx, n.NodeRef) })
+	}
+	cfgSubnets(t, drv, driverspec.Site(d))
+	for _, n := range nodes { // on their way to the platform step
+		mustDone(t, "ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyNetworking(ctx, n) })
 	}
 	tags := map[string]bool{}
 	before := count(l, "POST /tags/{tag}/?op=update_nodes")
@@ -110,5 +116,88 @@ func engineSlots(n int) func(context.Context, func(context.Context) error) error
 			give()
 			return func() { _ = take() }
 		}))
+	}
+}
+
+// TestTagWindowAlone: a node whose platform step comes while no other
+// node is on its way to its tags sends them at once, whatever the
+// window (an hour here: before, the step waited it out and the test's
+// 30 s context ended it); the lab's answer carries the tags.
+func TestTagWindowAlone(t *testing.T) {
+	t.Parallel()
+	d := genDesign(t, 1)
+	l, drv := cfgLab(t, d)
+	drv.tagWindow = time.Hour
+	n := driverspec.Node(d, d.Nodes[slices.Sorted(maps.Keys(d.Nodes))[0]], "")
+	pxeBoot(l.Machine(n.Name))
+	n.MachineID = identify(t, drv, n).MachineID
+	mustDone(t, "Commission", func(ctx context.Context) (drivers.Result, error) { return drv.Commission(ctx, n.NodeRef) })
+	cfgSubnets(t, drv, driverspec.Site(d))
+	mustDone(t, "ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyNetworking(ctx, n) })
+	before := count(l, "POST /tags/{tag}/?op=update_nodes")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if r, err := drv.ApplyPlatform(ctx, n); err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("ApplyPlatform %s: %+v %v", n.Name, r, err)
+	}
+	m := cfgMachine(t, drv, n.MachineID)
+	for _, tag := range n.Tags {
+		if !slices.Contains(m.TagNames, tag) {
+			t.Errorf("machine %s: tags %v in the lab, want %s", n.MachineID, m.TagNames, tag)
+		}
+	}
+	if got := count(l, "POST /tags/{tag}/?op=update_nodes") - before; got == 0 || len(n.Tags) == 0 {
+		t.Errorf("%d update_nodes requests for tags %v: the test needs a node with tags", got, n.Tags)
+	}
+}
+
+// TestTagWindowWaitsForNodesOnTheirWay: while another node is on its way
+// (its networking applied, its platform step not yet come), a node's
+// batch waits the window out; the other node, coming within the window,
+// joins it: one update_nodes per tag, counted by the lab.
+func TestTagWindowWaitsForNodesOnTheirWay(t *testing.T) {
+	t.Parallel()
+	d := genDesign(t, 2)
+	l, drv := cfgLab(t, d)
+	drv.tagWindow = time.Hour
+	var nodes []drivers.Node
+	for _, name := range slices.Sorted(maps.Keys(d.Nodes)) {
+		n := driverspec.Node(d, d.Nodes[name], "")
+		pxeBoot(l.Machine(name))
+		n.MachineID = identify(t, drv, n).MachineID
+		mustDone(t, "Commission", func(ctx context.Context) (drivers.Result, error) { return drv.Commission(ctx, n.NodeRef) })
+		nodes = append(nodes, n)
+	}
+	cfgSubnets(t, drv, driverspec.Site(d))
+	for _, n := range nodes {
+		mustDone(t, "ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyNetworking(ctx, n) })
+	}
+	before := count(l, "POST /tags/{tag}/?op=update_nodes")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	first := make(chan error, 1)
+	go func() { _, err := drv.ApplyPlatform(ctx, nodes[0]); first <- err }()
+	select {
+	case err := <-first:
+		t.Fatalf("the first node's platform step ended (%v) while the second was on its way", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if r, err := drv.ApplyPlatform(ctx, nodes[1]); err != nil || r.Status != drivers.StatusDone {
+		t.Fatalf("ApplyPlatform %s: %+v %v", nodes[1].Name, r, err)
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("ApplyPlatform %s: %v", nodes[0].Name, err)
+	}
+	tags := map[string]bool{}
+	for _, n := range nodes {
+		for _, tag := range n.Tags {
+			tags[tag] = true
+		}
+		if opts := kernelOpts(n.Platform.KernelParams); opts != "" {
+			tags[kernelTag(opts)] = true
+		}
+	}
+	if got := count(l, "POST /tags/{tag}/?op=update_nodes") - before; got != len(tags) {
+		t.Errorf("%d update_nodes requests for 2 nodes, want one per tag (%d)", got, len(tags))
 	}
 }
