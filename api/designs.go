@@ -197,8 +197,10 @@ func (s *Server) design(ctx context.Context, id string) (*design.Design, error) 
 	if err != nil {
 		return nil, err
 	}
-	d = &design.Design{}
-	if err := design.RevisionRecord.Decode("", r.Design, d); err != nil {
+	// Read only, cached: the nodes share their equal parts (a sixth of
+	// a decode of its own at 10,000 nodes, #39).
+	d, err = design.DecodeShared(r.Design)
+	if err != nil {
 		return nil, fmt.Errorf("design revision %s: %w", r.ID, err)
 	}
 	s.mu.Lock()

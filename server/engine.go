@@ -126,6 +126,9 @@ func (o Options) openParts(ctx context.Context, c Config, st statestore.Store, c
 		bind = func(name string) (siteregistry.Endpoint, error) { return p.sites.Binding(ctx, name) }
 	}
 	ds := &designSites{st: st}
+	if !empty { // the multi-Site driver's node-to-Site map reads the copy decoded above until the design changes
+		ds.rev, ds.d = p.rev, p.design
+	}
 	perSite := sitemux.NewMetrics() // shared by the server drivers built again (rebind.go)
 	var drv orchestrator.Drivers
 	if empty {
@@ -223,7 +226,8 @@ func (c Config) secrets(st statestore.Store, createKey bool) (*secretstore.Store
 	return sec, resolver, err
 }
 
-// CurrentDesign decodes the store's current design.
+// CurrentDesign decodes the store's current design, read only (its nodes
+// share their equal parts: design.DecodeShared).
 func CurrentDesign(ctx context.Context, st statestore.Store, state string) (*design.Design, error) {
 	d, _, err := currentDesignRev(ctx, st, state)
 	return d, err
@@ -235,7 +239,7 @@ func currentDesignRev(ctx context.Context, st statestore.Store, state string) (*
 	if err != nil {
 		return nil, "", fmt.Errorf("%w (apply a design first: `orchestrator apply --state %s ROOT`)", err, state)
 	}
-	d, err := design.DecodeRevision(cur.Design)
+	d, err := design.DecodeShared(cur.Design) // read only, held for the run: its nodes share their parts
 	if err != nil {
 		return nil, "", fmt.Errorf("design revision %s: %w", cur.ID, err)
 	}

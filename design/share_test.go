@@ -1,0 +1,73 @@
+package design_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/design/designtest"
+)
+
+// TestDecodeSharedSharesParts: a revision decoded by DecodeShared is the same design
+// (its canonical JSON is the stored one), each node's hardware is its
+// hardware profile's spec, and nodes with equal interfaces, storage and
+// owner data hold one copy of each (#39: the engine holds the decoded
+// design for the whole run).
+func TestDecodeSharedSharesParts(t *testing.T) {
+	built := designtest.Example(t)
+	body, _, err := built.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := design.DecodeShared(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := d.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, body) {
+		t.Fatal("the decoded revision's canonical JSON differs from the stored one")
+	}
+	shared := 0
+	first := map[string]*design.Node{} // by the JSON of its interfaces, storage and owner data
+	for _, name := range d.NodeNames() {
+		n := d.Nodes[name]
+		if hp := d.HardwareProfiles[n.Spec.HardwareProfile]; hp != nil && n.Spec.Hardware != &hp.Spec {
+			t.Errorf("node %s: its hardware is a copy of hardware profile %s's spec, not the spec", name, hp.Metadata.Name)
+		}
+		k := partsKey(t, n)
+		f := first[k]
+		if f == nil {
+			first[k] = n
+			continue
+		}
+		shared++
+		for what, pair := range map[string][2]any{
+			"interfaces":           {f.Spec.Interfaces, n.Spec.Interfaces},
+			"storage devices":      {f.Spec.Storage.Devices, n.Spec.Storage.Devices},
+			"storage volume group": {f.Spec.Storage.VolumeGroups, n.Spec.Storage.VolumeGroups},
+			"owner data":           {f.Spec.OwnerData, n.Spec.OwnerData},
+		} {
+			a, b := reflect.ValueOf(pair[0]), reflect.ValueOf(pair[1])
+			if a.Len() > 0 && a.UnsafePointer() != b.UnsafePointer() {
+				t.Errorf("nodes %s and %s: equal %s, two copies", f.Metadata.Name, name, what)
+			}
+		}
+	}
+	if shared == 0 {
+		t.Fatal("the example has no two nodes with equal interfaces, storage and owner data: the test shows nothing")
+	}
+}
+
+func partsKey(t *testing.T, n *design.Node) string {
+	t.Helper()
+	b, err := json.Marshal([]any{n.Spec.Interfaces, n.Spec.Storage, n.Spec.OwnerData})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
