@@ -324,7 +324,19 @@ func (e *Engine) finishTask(run *taskRun, status record.TaskStatus, msg string) 
 	run.mu.Lock()
 	run.task = t
 	run.mu.Unlock()
-	e.log.Info().Str("task", t.ID).Str("status", string(status)).Msg(msg)
+	ll := e.log.Info().Str("task", t.ID).Str("status", string(status))
+	if wc, ok := e.cfg.Store.(writeCounter); ok {
+		writes, commits := wc.WriteCounts()
+		ll = ll.Uint64("store_writes", writes).Uint64("store_commits", commits)
+	}
+	ll.Msg(msg)
+}
+
+// writeCounter is a store that counts its Writes and the commits that
+// carried them since it opened (statestore/bolt): the task's end logs
+// them, to see how well writes share commits.
+type writeCounter interface {
+	WriteCounts() (writes, commits uint64)
 }
 
 // Wait blocks until the task finishes, ctx ends or the engine stops, and

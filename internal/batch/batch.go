@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Batcher batches items of type I answered by results of type R. The zero
@@ -20,10 +21,18 @@ type Batcher[I, R any] struct {
 	// the caller sends a call itself). The MAAS driver lends the engine's
 	// provisioner slot with it (drivers.Waiting).
 	Wait func(ctx context.Context) (resume func())
+	// Linger, when set, is how long a call waits for company before it
+	// is sent (or until it holds Max items), once its key's last call
+	// carried more than one item: callers that come together then share
+	// fewer, fuller calls. A call for a key whose callers come alone is
+	// sent at once, so they pay no latency.
+	Linger time.Duration
 
 	mu      sync.Mutex
 	waiting map[string][]*call[I, R] // key → the calls gathered
 	sending map[string]bool          // key → a caller sends its key's calls
+	crowded map[string]bool          // key → its last call carried more than one item (Linger)
+	full    map[string]chan struct{} // key → closed when a lingering call holds Max items
 }
 
 type call[I, R any] struct {
@@ -45,8 +54,13 @@ func (b *Batcher[I, R]) Do(ctx context.Context, key string, item I, send Send[I,
 	b.mu.Lock()
 	if b.waiting == nil {
 		b.waiting, b.sending = map[string][]*call[I, R]{}, map[string]bool{}
+		b.crowded, b.full = map[string]bool{}, map[string]chan struct{}{}
 	}
 	b.waiting[key] = append(b.waiting[key], c)
+	if full := b.full[key]; full != nil && len(b.waiting[key]) >= b.Max {
+		close(full) // a lingering call has all it can carry
+		delete(b.full, key)
+	}
 	leading := !b.sending[key]
 	if leading {
 		b.sending[key] = true
@@ -74,6 +88,7 @@ func (b *Batcher[I, R]) Do(ctx context.Context, key string, item I, send Send[I,
 // sendNext sends the key's gathered calls (the sender's among them), then
 // hands the sending on to the first caller gathered meanwhile.
 func (b *Batcher[I, R]) sendNext(ctx context.Context, key string, send Send[I, R]) {
+	b.linger(key)
 	b.mu.Lock()
 	cs := b.waiting[key]
 	n := len(cs)
@@ -100,10 +115,40 @@ func (b *Batcher[I, R]) sendNext(ctx context.Context, key string, send Send[I, R
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.Linger > 0 {
+		b.crowded[key] = n > 1
+	}
 	if rest := b.waiting[key]; len(rest) > 0 {
 		close(rest[0].lead)
 		return
 	}
 	delete(b.waiting, key)
 	delete(b.sending, key)
+}
+
+// linger waits, before a call for key is sent, for up to Linger or until
+// Max items gathered, when the key's last call carried more than one.
+func (b *Batcher[I, R]) linger(key string) {
+	b.mu.Lock()
+	if b.Linger <= 0 || !b.crowded[key] || (b.Max > 0 && len(b.waiting[key]) >= b.Max) {
+		b.mu.Unlock()
+		return
+	}
+	var full chan struct{}
+	if b.Max > 0 {
+		full = make(chan struct{})
+		b.full[key] = full
+	}
+	b.mu.Unlock()
+	t := time.NewTimer(b.Linger)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-full: // nil without Max: only the timer ends the wait
+	}
+	b.mu.Lock()
+	if b.full[key] == full {
+		delete(b.full, key)
+	}
+	b.mu.Unlock()
 }

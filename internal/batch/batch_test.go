@@ -147,3 +147,55 @@ func TestWaitHook(t *testing.T) {
 		t.Errorf("waits %d, resumed %d; want the two callers that waited", waiting, resumed)
 	}
 }
+
+// TestLingerGathersWhenCrowded: with Linger set, a call is sent at once
+// while callers come alone; once a call has carried more than one item,
+// the next call waits for company (here until Max items, since Linger is
+// an hour) instead of going alone.
+func TestLingerGathersWhenCrowded(t *testing.T) {
+	b := Batcher[int, int]{Max: 4, Linger: time.Hour}
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var calls [][]int
+	send := func(_ context.Context, items []int) ([]int, error) {
+		mu.Lock()
+		calls = append(calls, slices.Clone(items))
+		mu.Unlock()
+		if slices.Contains(items, 0) {
+			<-release
+		}
+		return items, nil
+	}
+	ncalls := func() int { mu.Lock(); defer mu.Unlock(); return len(calls) }
+	done := make(chan int, 7)
+	do := func(i int) {
+		res, err := b.Do(t.Context(), "k", i, send)
+		if err != nil || res != i {
+			t.Errorf("item %d: %d, %v", i, res, err)
+		}
+		done <- i
+	}
+	go do(0) // alone: sent at once (an hour's linger would hang the test)
+	waitFor(t, func() bool { return ncalls() == 1 })
+	go do(1)
+	go do(2)
+	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.waiting["k"]) == 2 })
+	close(release)
+	for range 3 {
+		<-done
+	}
+	go do(3) // the last call carried two items: this one waits for company
+	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.waiting["k"]) == 1 })
+	for i := 4; i <= 6; i++ {
+		go do(i)
+	}
+	for range 4 {
+		<-done
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := [][]int{{0}, {1, 2}, {3, 4, 5, 6}}
+	if len(calls) != 3 || !slices.Equal(calls[0], want[0]) || len(calls[1]) != 2 || len(calls[2]) != 4 {
+		t.Errorf("calls %v, want %v (in any order within a call)", calls, want)
+	}
+}

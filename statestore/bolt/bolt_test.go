@@ -542,3 +542,22 @@ func BenchmarkWriteConcurrent(b *testing.B) {
 		})
 	}
 }
+
+// TestWriteCounts: WriteCounts answers the Writes committed (counted
+// here from the records the store holds) and the commits that carried
+// them; lone Writes each commit alone, however long the linger.
+func TestWriteCounts(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "state.db"), bolt.Options{})
+	defer s.Close()
+	bolt.SetCommitLinger(s, time.Hour) // a lone Write never lingers
+	for i := range 3 {
+		mustWrite(t, s, statestore.Put("nodes", fmt.Sprint("n", i), []byte("{}")))
+	}
+	recs, err := s.List(t.Context(), "nodes", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, c := s.WriteCounts(); w != uint64(len(recs)) || c != 3 || len(recs) != 3 {
+		t.Errorf("WriteCounts %d writes in %d commits; the store holds %d records, want 3 in 3", w, c, len(recs))
+	}
+}

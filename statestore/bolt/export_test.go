@@ -1,6 +1,9 @@
 package bolt
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // SetSnapshotOpened sets a function called after a shared read
 // transaction began and before it is shared (tests run a Write there).
@@ -15,3 +18,6 @@ func SetCommitWait(s *Store, f func(ctx context.Context) (resume func())) { s.co
 // SetBeforeOpen sets a function Open calls after its checks of the state
 // file and before bbolt opens it (nil: none).
 func SetBeforeOpen(f func(path string)) { beforeOpen = f }
+
+// SetCommitLinger sets how long a crowded commit waits for company.
+func SetCommitLinger(s *Store, d time.Duration) { s.commits.Linger = d }
