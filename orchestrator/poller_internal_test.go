@@ -138,6 +138,7 @@ func TestPollerReadsOnlyChangedMachines(t *testing.T) {
 	if st := pl.status(a.MachineID); st == wa.last {
 		t.Fatalf("the lab's machine %s stayed %s after Commission", a.MachineID, st)
 	}
+	poll("A changed, the log not asked (the last ask found nothing)", 0)
 	poll("A changed", 1)
 	m, ok := woken(wa)
 	if !ok || m.State == wa.last || m.State == "" {
