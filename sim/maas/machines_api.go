@@ -18,7 +18,7 @@ func (s *Server) routesMachines() {
 	s.handle("POST", "/machines/", "allocate", (*Server).machinesAllocate)
 	s.handle("POST", "/machines/", "release", (*Server).machinesRelease)
 	s.handle("GET", "/machines/", "power_parameters", (*Server).machinesPowerParameters)
-	s.handle("GET", "/machines/{system_id}/", "", s.readMachine((*Server).machineRead))
+	s.handle("GET", "/machines/{system_id}/", "", s.readShared((*Server).machineReadShared, (*Server).machineRead))
 	s.handle("PUT", "/machines/{system_id}/", "", s.withMachine((*Server).machineUpdate))
 	s.handle("DELETE", "/machines/{system_id}/", "", s.withMachine((*Server).machineDelete))
 	for op, fn := range map[string]machineHandler{
@@ -36,8 +36,8 @@ func (s *Server) routesMachines() {
 	}
 	s.handle("GET", "/machines/{system_id}/", "query_power_state", s.withMachineParts(partNone, (*Server).opQueryPower))
 	s.handle("GET", "/machines/{system_id}/", "power_parameters", s.withMachineParts(partNone, (*Server).opPowerParameters))
-	s.handle("GET", "/machines/{system_id}/", "details", s.readMachine((*Server).opDetails))
-	s.handle("GET", "/nodes/{system_id}/", "details", s.readMachine((*Server).opDetails)) // NodeHandler's, which machines inherit
+	s.handle("GET", "/machines/{system_id}/", "details", s.readShared((*Server).opDetailsShared, (*Server).opDetails))
+	s.handle("GET", "/nodes/{system_id}/", "details", s.readShared((*Server).opDetailsShared, (*Server).opDetails)) // NodeHandler's, which machines inherit
 }
 
 type machineHandler func(s *Server, m *machine, req *request) (any, *apiError)
@@ -117,6 +117,18 @@ func (s *Server) machineRead(m *machine, _ *request) (any, *apiError) { return m
 // status poll names thousands); each machine's JSON comes from the
 // listing cache when nothing changed it since the last listing.
 func (s *Server) machinesRead(req *request) (any, *apiError) {
+	if _, ok := req.form["id"]; ok { // the engine's poll: beside other reads when it can (shared_reads.go)
+		s.mu.RLock()
+		out, ms, ok := s.machinesReadShared(req)
+		s.mu.RUnlock()
+		if ok {
+			s.sharedReads.Add(1)
+			if verifyListingCache {
+				s.verifySharedListing(ms)
+			}
+			return out, nil
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.beginListing()()

@@ -168,7 +168,7 @@ type Server struct {
 	// instead of taking them from its cache (render_parts.go).
 	freshRender bool
 
-	mu           sync.Mutex
+	mu           sync.RWMutex // shared_reads.go
 	rnd          *rand.Rand
 	lastID       int
 	tokens       map[string]apiUser // token key -> user; set in New, only read after (checkOAuth reads it without the lock)
@@ -217,6 +217,10 @@ type Server struct {
 	// flight.
 	sharedRev    atomic.Uint64
 	sharedWrites atomic.Int64
+
+	// sharedReads counts the reads answered under the read lock
+	// (shared_reads.go).
+	sharedReads atomic.Uint64
 }
 
 // New returns a simulator with a default zone, pool, domain, fabric and
