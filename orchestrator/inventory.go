@@ -78,14 +78,34 @@ func (r *nodeRun) recordInventory(ctx context.Context, dn drivers.Node) error {
 // ensureInventory records the inventory unless the stored one is of the
 // node's current machine.
 func (r *nodeRun) ensureInventory(ctx context.Context, dn drivers.Node) error {
-	inv, ok, err := NodeInventory(ctx, r.e.rec.s, r.rec.Name)
+	machine, ok, err := inventoryMachine(ctx, r.e.rec.s, r.rec.Name)
 	if err != nil {
 		return err
 	}
-	if ok && inv.MachineID == dn.MachineID {
+	if ok && machine == dn.MachineID {
 		return nil
 	}
 	return r.recordInventory(ctx, dn)
+}
+
+// inventoryMachine is the machine of a node's stored inventory, decoded
+// alone (every deploy asks; the whole inventory is not needed); false
+// when none was recorded.
+func inventoryMachine(ctx context.Context, s Getter, node string) (string, bool, error) {
+	b, err := s.Get(ctx, collInventory, node)
+	if errors.Is(err, statestore.ErrNoRecord) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	var inv struct {
+		MachineID string `json:"machine_id"`
+	}
+	if err := kindOf(collInventory).Decode(node, b, &inv); err != nil {
+		return "", false, err
+	}
+	return inv.MachineID, true, nil
 }
 
 // InventoryOddity is one fact in which a node differs from the majority
