@@ -14,9 +14,13 @@
 // [Store.Write] commits at once when no commit is under way; Writes made
 // while one is under way wait for it and then share one transaction, and
 // so one fsync (group commit): the slower the disk, the more Writes each
-// commit carries. Each Write is still all-or-none: when one Write of a
-// shared commit fails, the transaction is rolled back and each of the
-// others commits alone.
+// commit carries. Once a commit carried more than one Write, the next
+// waits up to [CommitLinger] for company before it begins: while many
+// writers come together (a rollout's nodes) each fsync carries more of
+// them, and a lone writer still commits at once. A Write returns only
+// when its own commit is durable, lingered or not. Each Write is still
+// all-or-none: when one Write of a shared commit fails, the transaction
+// is rolled back and each of the others commits alone.
 //
 // # Layout
 //
