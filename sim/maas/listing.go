@@ -79,6 +79,18 @@ func (s *Server) cachedMachine(m *machine, domains map[string]rawJSON) (head, do
 		}
 		return c.json, domain, c.tail, true
 	}
+	if !s.renderListed(m, shared, busy) {
+		return nil, nil, nil, false
+	}
+	return c.json, domain, c.tail, true
+}
+
+// renderListed renders m into its listing cache (m.rendered), kept
+// valid unless a shared write was in flight (busy); false when
+// appendJSON failed. Call it under the lock, or under the read lock
+// with m.renderMu held (shared_reads.go).
+func (s *Server) renderListed(m *machine, shared uint64, busy bool) bool {
+	c := &m.rendered
 	r := s.renderMachine(m)
 	r["domain"] = domainMark
 	// Sized as the machine's last JSON: grown from nothing, a machine's
@@ -87,10 +99,10 @@ func (s *Server) cachedMachine(m *machine, domains map[string]rawJSON) (head, do
 	i := bytes.IndexByte(b, 0)
 	if err != nil || i < 0 || bytes.IndexByte(b[i+1:], 0) >= 0 {
 		c.valid = false
-		return nil, nil, nil, false
+		return false
 	}
 	*c = listed{json: b[:i:i], tail: b[i+1:], rev: m.rev, shared: shared, valid: !busy}
-	return c.json, domain, c.tail, true
+	return true
 }
 
 // verifyListingCache makes every cache hit check itself against a fresh

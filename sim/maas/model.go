@@ -3,6 +3,7 @@ package maas
 import (
 	"fmt"
 	"net/netip"
+	"sync"
 	"time"
 )
 
@@ -152,11 +153,14 @@ type machine struct {
 	rendered  listed       // the machine's JSON as the last listing rendered it
 	powerJSON listed       // its entry in the power_parameters op's answer
 	parts     machineParts // its interfaces' and disks' JSON as last rendered (render_parts.go)
-	macSet    macSet       // its MACs for a scan of every machine (machineMACs)
-	ipAddrs   []netip.Addr // its links' addresses as the IP index holds them (ipindex.go)
-	ipDirty   bool         // on s.ipDirty
-	idxMACs   []string     // its MACs (lower case) as the MAC index holds them
-	idxHost   string       // its hostname as the hostname index holds it
+	// renderMu guards rendered and parts among the renderings under the
+	// read lock (shared_reads.go); holding the lock alone needs no more.
+	renderMu sync.Mutex
+	macSet   macSet       // its MACs for a scan of every machine (machineMACs)
+	ipAddrs  []netip.Addr // its links' addresses as the IP index holds them (ipindex.go)
+	ipDirty  bool         // on s.ipDirty
+	idxMACs  []string     // its MACs (lower case) as the MAC index holds them
+	idxHost  string       // its hostname as the hostname index holds it
 }
 
 // iface is a machine interface.

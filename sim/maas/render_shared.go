@@ -35,7 +35,9 @@ func (s *Server) vlanAnswer(v *vlan) any {
 	if f := s.fabrics[v.FabricID]; f != nil {
 		fname = f.Name
 	}
+	s.jsonMu.Lock()
 	c := s.vlanJSONs[v.ID]
+	s.jsonMu.Unlock()
 	if c != nil && c.v == *v && c.fabric == fname {
 		if verifyListingCache {
 			s.verifyShared("vlan", c.json, s.renderVLAN(v))
@@ -46,10 +48,12 @@ func (s *Server) vlanAnswer(v *vlan) any {
 	if err != nil { // not expected: encoding/json decides
 		return s.renderVLAN(v)
 	}
+	s.jsonMu.Lock()
 	if s.vlanJSONs == nil {
 		s.vlanJSONs = map[int]*vlanJSON{}
 	}
 	s.vlanJSONs[v.ID] = &vlanJSON{v: *v, fabric: fname, json: b}
+	s.jsonMu.Unlock()
 	return rawJSON(b)
 }
 
@@ -64,7 +68,9 @@ func (s *Server) subnetAnswer(sn *subnet) any {
 		}
 		vl = j
 	}
+	s.jsonMu.Lock()
 	c := s.subnetJSONs[sn.ID]
+	s.jsonMu.Unlock()
 	if c != nil && sameSubnet(&c.sn, c.dns, sn) && bytes.Equal(c.vlan, vl) {
 		if verifyListingCache {
 			s.verifyShared("subnet", c.json, s.renderSubnet(sn))
@@ -75,12 +81,14 @@ func (s *Server) subnetAnswer(sn *subnet) any {
 	if err != nil { // not expected: encoding/json decides
 		return s.renderSubnet(sn)
 	}
+	kept := *sn
+	kept.DNSServers = nil
+	s.jsonMu.Lock()
 	if s.subnetJSONs == nil {
 		s.subnetJSONs = map[int]*subnetJSON{}
 	}
-	kept := *sn
-	kept.DNSServers = nil
 	s.subnetJSONs[sn.ID] = &subnetJSON{sn: kept, dns: slices.Clone(sn.DNSServers), vlan: vl, json: b}
+	s.jsonMu.Unlock()
 	return rawJSON(b)
 }
 

@@ -202,8 +202,11 @@ type Server struct {
 	ipDirty             []*machine            // touched since their addresses were indexed
 	macMachines         map[string][]*machine // by lower-case MAC (ipindex.go)
 	hostMachines        map[string][]*machine // by hostname (ipindex.go)
-	vlanJSONs           map[int]*vlanJSON     // each VLAN's JSON as last rendered (render_shared.go)
-	subnetJSONs         map[int]*subnetJSON   // each subnet's JSON as last rendered (render_shared.go)
+	// jsonMu guards vlanJSONs and subnetJSONs, which renderings under the
+	// read lock fill too (shared_reads.go).
+	jsonMu      sync.Mutex
+	vlanJSONs   map[int]*vlanJSON   // each VLAN's JSON as last rendered (render_shared.go)
+	subnetJSONs map[int]*subnetJSON // each subnet's JSON as last rendered (render_shared.go)
 
 	// The MAC index (machineWithMAC), and the write requests it must not
 	// miss: completed, and in flight.

@@ -14,7 +14,9 @@ import (
 
 // TestReadsBesideWrites: machine reads, polls and details answered
 // under the read lock (shared_reads.go) while each machine's owner data
-// is written over and over: every read answers 200, every machine's
+// is written over and over, with a tag on an interface and the storage
+// layout in between (so that reads render interfaces and disks beside
+// each other): every read answers 200, every machine's
 // owner data a reader sees never goes back (a read sees every write
 // that ended before it began), the details are the BSON document, and
 // every answer checks against a fresh rendering (TestMain's
@@ -23,6 +25,12 @@ import (
 func TestReadsBesideWrites(t *testing.T) {
 	l := newSimLab(t, nil)
 	ids := []string{l.ready(1, "a"), l.ready(2, "b"), l.ready(3, "c")}
+	nics := map[string]string{}
+	for _, id := range ids {
+		var ifs []map[string]any
+		l.must(http.StatusOK, "GET", "/nodes/"+id+"/interfaces/", nil, &ifs)
+		nics[id] = fmt.Sprint(ifs[0]["id"])
+	}
 	before, sharedBefore := listingCacheStale.Load(), l.s.sharedReads.Load()
 	const writes, readers, reads = 40, 3, 60
 	send := func(method, pathQuery string, form url.Values) (int, []byte, error) {
@@ -57,11 +65,20 @@ func TestReadsBesideWrites(t *testing.T) {
 		wg.Add(1)
 		go func() { // one writer per machine: its owner data counts up
 			defer wg.Done()
+			nic := "/nodes/" + id + "/interfaces/" + nics[id] + "/"
 			for k := 1; k <= writes; k++ {
-				code, b, err := send("POST", "/machines/"+id+"/?op=set_owner_data", url.Values{"n": {strconv.Itoa(k)}})
-				if err != nil || code != http.StatusOK {
-					errs <- fmt.Errorf("set_owner_data %s n=%d: %d %v %s", id, k, code, err, b)
-					return
+				for _, w := range []struct {
+					target string
+					form   url.Values
+				}{
+					{"/machines/" + id + "/?op=set_owner_data", url.Values{"n": {strconv.Itoa(k)}}},
+					{nic + "?op=" + []string{"add_tag", "remove_tag"}[k%2], url.Values{"tag": {"t"}}},
+					{"/machines/" + id + "/?op=set_storage_layout", url.Values{"storage_layout": {[]string{"flat", "lvm"}[k%2]}}},
+				} {
+					if code, b, err := send("POST", w.target, w.form); err != nil || code != http.StatusOK {
+						errs <- fmt.Errorf("%s n=%d: %d %v %.200s", w.target, k, code, err, b)
+						return
+					}
 				}
 			}
 		}()
