@@ -1,6 +1,7 @@
 package design
 
 import (
+	"crypto/sha256"
 	"reflect"
 
 	"github.com/slipway-dev/slipway/internal/storedrec"
@@ -32,13 +33,20 @@ func DecodeRevision(canonical []byte) (*Design, error) {
 // DecodeShared is DecodeRevision for a reader that holds the design and
 // never writes into it (the engine's current design, the control API's
 // cache): the nodes share their equal parts (share.go), about a sixth of
-// DecodeRevision's memory a node. DecodeRevision's design is the reader's
-// own, every node's maps its own (tests edit copies so).
+// DecodeRevision's memory a node, and readers of the same revision share
+// one design while any holds it (serve's engine and its control API).
+// DecodeRevision's design is the reader's own, every node's maps its own
+// (tests edit copies so).
 func DecodeShared(canonical []byte) (*Design, error) {
+	sum := sha256.Sum256(canonical)
+	if d := sharedRevisions.get(sum); d != nil {
+		return d, nil
+	}
 	d, err := DecodeRevision(canonical)
 	if err != nil {
 		return nil, err
 	}
 	d.shareParts()
+	sharedRevisions.put(sum, d)
 	return d, nil
 }

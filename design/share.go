@@ -3,7 +3,10 @@ package design
 import (
 	"encoding/json"
 	"reflect"
+	"runtime"
 	"slices"
+	"sync"
+	"weak"
 )
 
 // A decoded revision repeats what the nodes inherit from their profiles in
@@ -103,3 +106,47 @@ func (s *sharer) node(n *Node) {
 // addressDHCP is the address of a node's network that MAAS addresses by
 // DHCP.
 const addressDHCP = "dhcp"
+
+// sharedRevisions are the designs DecodeShared gave, by the SHA-256 of
+// their canonical JSON, held weakly: a revision's entry goes when no
+// reader holds its design any more.
+var sharedRevisions = revisionCache{byHash: map[[32]byte]weak.Pointer[Design]{}}
+
+type revisionCache struct {
+	mu     sync.Mutex
+	byHash map[[32]byte]weak.Pointer[Design]
+}
+
+// get is the design of the revision whose JSON hashes to sum, when a
+// reader still holds it; else nil.
+func (c *revisionCache) get(sum [32]byte) *Design {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byHash[sum].Value()
+}
+
+// put keeps d as the design of sum until no reader holds it.
+func (c *revisionCache) put(sum [32]byte, d *Design) {
+	c.mu.Lock()
+	c.byHash[sum] = weak.Make(d)
+	c.mu.Unlock()
+	runtime.AddCleanup(d, c.forget, sum)
+}
+
+// forget drops sum's entry once its design is gone (a later put may have
+// replaced it with a live one: that stays).
+func (c *revisionCache) forget(sum [32]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byHash[sum].Value() == nil {
+		delete(c.byHash, sum)
+	}
+}
+
+// has reports whether sum has an entry, its design held or not (tests).
+func (c *revisionCache) has(sum [32]byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.byHash[sum]
+	return ok
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/slipway-dev/slipway/design"
@@ -70,4 +71,32 @@ func partsKey(t *testing.T, n *design.Node) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestDecodeSharedOneDesignPerRevision: readers of the same revision
+// (serve's engine and its control API) get one design, not a copy each;
+// another revision gets its own.
+func TestDecodeSharedOneDesignPerRevision(t *testing.T) {
+	body, _, err := designtest.Example(t).Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := design.DecodeShared(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := design.DecodeShared(slices.Clone(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Fatal("two readers of one revision hold two decoded designs")
+	}
+	other, err := design.DecodeShared(bytes.Replace(body, []byte(`"r01-gpu01"`), []byte(`"r01-gpu91"`), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == a || other.Nodes["r01-gpu91"] == nil {
+		t.Fatal("another revision was answered with the first's design")
+	}
 }
