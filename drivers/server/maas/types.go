@@ -34,11 +34,30 @@ type mMachineState struct {
 	Owner      *string           `json:"owner"`
 	PowerState string            `json:"power_state"`
 	PowerType  string            `json:"power_type"`
-	OwnerData  map[string]string `json:"owner_data"`
+	OwnerData  ownerData         `json:"owner_data"`
 	TagNames   []string          `json:"tag_names"`
 	Domain     struct {
 		Name string `json:"name"`
 	} `json:"domain"`
+}
+
+// ownerData is a machine's owner data, decoded into a map of its own
+// size: segmentio's decoder makes a new map[string]string with room for
+// 64 entries (about 5 KB, for every machine of a listing, held by the
+// read cache), unless it is given one. Empty or null: nil.
+type ownerData map[string]string
+
+// UnmarshalJSON decodes the owner data object into a map of its size.
+func (o *ownerData) UnmarshalJSON(b []byte) error {
+	m := map[string]string{} // given: no room made for 64
+	if err := segjson.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	if len(m) == 0 {
+		m = nil
+	}
+	*o = m
+	return nil
 }
 
 // machine is the state as a machine without interfaces and disks.
