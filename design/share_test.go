@@ -100,3 +100,30 @@ func TestDecodeSharedOneDesignPerRevision(t *testing.T) {
 		t.Fatal("another revision was answered with the first's design")
 	}
 }
+
+// FuzzDecodeShared: whatever a stored revision holds, DecodeShared reads
+// the design DecodeRevision reads (same error, or the same canonical
+// JSON): sharing changes where the parts are, never what they say.
+func FuzzDecodeShared(f *testing.F) {
+	body, _, err := designtest.Example(f).Canonical()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(body)
+	f.Add([]byte(`{"nodes":{"a":{"metadata":{"name":"a"},"spec":{"tags":["x"],"owner_data":{"k":"v"}}},"b":{"metadata":{"name":"b"},"spec":{"tags":["x"],"owner_data":{"k":"v"}}}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		own, errOwn := design.DecodeRevision(b)
+		shared, errShared := design.DecodeShared(b)
+		if (errOwn == nil) != (errShared == nil) {
+			t.Fatalf("DecodeRevision: %v; DecodeShared: %v", errOwn, errShared)
+		}
+		if errOwn != nil {
+			return
+		}
+		a, _, errA := own.Canonical()
+		c, _, errC := shared.Canonical()
+		if (errA == nil) != (errC == nil) || !bytes.Equal(a, c) {
+			t.Fatalf("the shared design reads otherwise: %v, %v\n%s\n%s", errA, errC, a, c)
+		}
+	})
+}
