@@ -276,12 +276,12 @@ func TestStoreBackupWriteStormViaSocket(t *testing.T) {
 			}
 		}()
 	}
-	waitCount(&n, 400, 30*time.Second)
+	waitCount(t, &n, 400, "before the backup")
 	file := filepath.Join(t.TempDir(), "backup.tar")
 	begin := time.Now()
 	code, out, errs := cli(t, "store", "backup", "--state", b.state, file)
 	end := time.Now()
-	waitCount(&n, n.Load()+100, 10*time.Second)
+	waitCount(t, &n, n.Load()+100, "after the backup")
 	close(stop)
 	wg.Wait()
 	if code != 0 {
@@ -329,10 +329,18 @@ func serveOnSocket(t *testing.T, state string) string {
 	return server.LocalSocket(state)
 }
 
-// waitCount waits until n reaches want or d passed.
-func waitCount(n *atomic.Int64, want int64, d time.Duration) {
-	end := time.Now().Add(d)
-	for n.Load() < want && time.Now().Before(end) {
+// waitCount waits until n reaches want; it fails the test if the writers
+// stall (3 minutes without reaching it).
+func waitCount(t *testing.T, n *atomic.Int64, want int64, when string) {
+	t.Helper()
+	// Bounded by the writers' own pace, not a guess at the machine's
+	// speed: at load 18 on 2 cores 400 writes took longer than 30 s, and
+	// a wait that returned short failed the count below instead.
+	end := time.Now().Add(3 * time.Minute)
+	for n.Load() < want {
+		if time.Now().After(end) {
+			t.Fatalf("%d of %d secrets acknowledged %s within 3 minutes: the writers stalled", n.Load(), want, when)
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
