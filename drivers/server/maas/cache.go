@@ -9,7 +9,10 @@ import (
 	"sync"
 	"time"
 
+	segjson "github.com/segmentio/encoding/json"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/slipway-dev/slipway/drivers"
 )
 
 // Read cache. A fleet's nodes ask MAAS the same things at the same time:
@@ -298,7 +301,10 @@ func (c *readCache) list(ctx context.Context, cl *client, path, op string, out a
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(body, out)
+	if err := segjson.Unmarshal(body, out); err != nil { // as decodeAnswer: the error quotes the answer
+		return drivers.Errorf(drivers.Permanent, "maas GET %s: decode the answer: %s", path, drivers.PeerText(err.Error(), cl.secrets...))
+	}
+	return nil
 }
 
 // derive answers what build makes of a site-wide list, built once per

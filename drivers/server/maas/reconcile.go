@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	segjson "github.com/segmentio/encoding/json"
+
 	"github.com/slipway-dev/slipway/drivers"
 )
 
@@ -157,16 +159,25 @@ func (d *Driver) repairOwner(ctx context.Context, m *mMachine, n drivers.Node, d
 }
 
 // knownTags reads MAAS's tags by name.
+//
+// The map is built once per read of the tag list and shared by every
+// caller until the next read: read it, never change it.
 func (d *Driver) knownTags(ctx context.Context) (map[string]mTag, error) {
-	var tags []mTag
-	if err := d.c.cache.list(ctx, d.c, "tags/", "", &tags); err != nil {
+	v, err := d.c.cache.derive(ctx, d.c, "tags/", "", func(b []byte) (any, error) {
+		var tags []mTag
+		if err := segjson.Unmarshal(b, &tags); err != nil {
+			return nil, drivers.Errorf(drivers.Permanent, "maas GET tags/: decode the answer: %s", drivers.PeerText(err.Error(), d.c.secrets...))
+		}
+		exists := make(map[string]mTag, len(tags))
+		for _, t := range tags {
+			exists[t.Name] = t
+		}
+		return exists, nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	exists := map[string]mTag{}
-	for _, t := range tags {
-		exists[t.Name] = t
-	}
-	return exists, nil
+	return v.(map[string]mTag), nil
 }
 
 // repairTags adds the design's missing tags.

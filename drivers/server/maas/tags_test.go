@@ -3,6 +3,9 @@ package maas
 import (
 	"context"
 	"maps"
+	"net/http"
+	"net/url"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -199,5 +202,36 @@ func TestTagWindowWaitsForNodesOnTheirWay(t *testing.T) {
 	}
 	if got := count(l, "POST /tags/{tag}/?op=update_nodes") - before; got != len(tags) {
 		t.Errorf("%d update_nodes requests for 2 nodes, want one per tag (%d)", got, len(tags))
+	}
+}
+
+// TestKnownTagsBuiltOncePerRead: the nodes' platform steps share the tag
+// list's map while the list is cached (before, each decoded the list
+// again: a map of its own each time); a tag created since is in the next
+// read's map, as the lab holds it.
+func TestKnownTagsBuiltOncePerRead(t *testing.T) {
+	t.Parallel()
+	_, drv := cfgLab(t, genDesign(t, 1))
+	ctx := t.Context()
+	a, err := drv.knownTags(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := drv.knownTags(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.ValueOf(a).UnsafePointer() != reflect.ValueOf(b).UnsafePointer() {
+		t.Error("two reads of the cached tag list built two maps")
+	}
+	if err := drv.c.call(ctx, http.MethodPost, "tags/", "", url.Values{"name": {"built-once"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c, err := drv.knownTags(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c["built-once"]; !ok {
+		t.Errorf("the tag list after a tag was created: %v, want built-once in it", slices.Sorted(maps.Keys(c)))
 	}
 }

@@ -26,16 +26,16 @@ type mMachine struct {
 
 // mMachineState is the part of a machine that a status read decodes.
 type mMachineState struct {
-	SystemID   string            `json:"system_id"`
-	Hostname   string            `json:"hostname"`
-	Status     int               `json:"status"`
-	StatusName string            `json:"status_name"`
-	StatusMsg  *string           `json:"status_message"`
-	Owner      *string           `json:"owner"`
-	PowerState string            `json:"power_state"`
-	PowerType  string            `json:"power_type"`
-	OwnerData  ownerData         `json:"owner_data"`
-	TagNames   []string          `json:"tag_names"`
+	SystemID   string    `json:"system_id"`
+	Hostname   string    `json:"hostname"`
+	Status     int       `json:"status"`
+	StatusName string    `json:"status_name"`
+	StatusMsg  *string   `json:"status_message"`
+	Owner      *string   `json:"owner"`
+	PowerState string    `json:"power_state"`
+	PowerType  string    `json:"power_type"`
+	OwnerData  ownerData `json:"owner_data"`
+	TagNames   []string  `json:"tag_names"`
 	Domain     struct {
 		Name string `json:"name"`
 	} `json:"domain"`
