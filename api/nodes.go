@@ -64,9 +64,15 @@ func (s *Server) listNodes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	byName := make(map[string]record.NodeRecord, len(recs))
-	for _, r := range recs {
-		byName[r.Name] = r
+	byName := make(map[string]*record.NodeRecord, len(recs)) // into recs: no second copy of every record
+	for i := range recs {
+		byName[recs[i].Name] = &recs[i]
+	}
+	recOf := func(name string) record.NodeRecord {
+		if r := byName[name]; r != nil {
+			return *r
+		}
+		return record.NodeRecord{}
 	}
 	q := c.QueryParams()
 	f, err := nodeFilterOf(q)
@@ -75,7 +81,7 @@ func (s *Server) listNodes(c echo.Context) error {
 	}
 	var match []string // the filter is applied to all; summaries are built for the page only
 	for _, name := range d.NodeNames() {
-		if f.Matches(d.Nodes[name]) && siteMatches(d, d.Nodes[name], q["site"]) && recordMatches(withStage(byName[name]), q) {
+		if f.Matches(d.Nodes[name]) && siteMatches(d, d.Nodes[name], q["site"]) && recordMatches(withStage(recOf(name)), q) {
 			match = append(match, name)
 		}
 	}
@@ -85,7 +91,7 @@ func (s *Server) listNodes(c echo.Context) error {
 	p := page(match, offset, limit)
 	items := make([]NodeSummary, 0, len(p.Items))
 	for _, name := range p.Items {
-		sum := nodeSummary(d.Nodes[name], byName[name])
+		sum := nodeSummary(d.Nodes[name], recOf(name))
 		if n := d.Nodes[name]; n != nil {
 			sum.Site = d.SiteNameOf(n)
 		}
