@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -377,4 +378,69 @@ func benchVLANs(s *Server, m *machine) (vlans, subnets []string, prov string) {
 		vlans, subnets = append(vlans, strconv.Itoa(v.ID)), append(subnets, strconv.Itoa(sn.ID))
 	}
 	return vlans, subnets, prov
+}
+
+// BenchmarkMachineOpsParallel is a rollout's configure-stage traffic
+// from several goroutines at once, each on machines of its own turn (run
+// it with -cpu 2 and more): an owner data write, a tag added to or
+// removed from an interface (a write of its interfaces), the engine's
+// read of the machine after them, its details, and a poll of 20
+// machines. Reads that run beside each other under the read lock
+// (shared_reads.go) show as ns/op falling as -cpu grows.
+func BenchmarkMachineOpsParallel(b *testing.B) {
+	const n = 500
+	verify := verifyListingCache
+	verifyListingCache = false // what the lab does
+	defer func() { verifyListingCache = verify }()
+	s := New(Options{APIKey: labCreds, TimeScale: labTimeScale, Durations: labDurations()})
+	defer s.Close()
+	hw := make([]*Hardware, n)
+	for i := range hw {
+		hw[i] = benchHardware(i)
+	}
+	addReadyMachines(s, hw)
+	addLinks(s)
+	ms := sortedMachines(s.machines)
+	nics := make([]string, n)
+	for k, m := range ms {
+		nics[k] = strconv.Itoa(m.Interfaces[0].ID)
+	}
+	serve := func(method, target string, body url.Values) int {
+		req := httptest.NewRequest(method, APIPrefix+target, strings.NewReader(body.Encode()))
+		if body != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		req.Header.Set("Authorization", oauthHeader(labCreds))
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	var turn atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			k := int(turn.Add(1))
+			sid := ms[k%n].SystemID
+			poll := url.Values{}
+			for j := 0; j < 20; j++ {
+				poll.Add("id", ms[(k+j*25)%n].SystemID)
+			}
+			op := []string{"add_tag", "remove_tag"}[k/n%2]
+			for _, c := range []struct {
+				method, target string
+				body           url.Values
+			}{
+				{"POST", "/machines/" + sid + "/?op=set_owner_data", url.Values{"bench": {strconv.Itoa(k)}}},
+				{"POST", "/nodes/" + sid + "/interfaces/" + nics[k%n] + "/?op=" + op, url.Values{"tag": {"bench"}}},
+				{"GET", "/machines/" + sid + "/", nil},
+				{"GET", "/machines/" + sid + "/?op=details", nil},
+				{"GET", "/machines/?" + poll.Encode(), nil},
+			} {
+				if code := serve(c.method, c.target, c.body); code != http.StatusOK {
+					b.Errorf("%s %s: %d", c.method, c.target, code)
+					return
+				}
+			}
+		}
+	})
 }

@@ -60,10 +60,7 @@ func (s *Server) cachedMachine(m *machine, domains map[string]rawJSON) (head, do
 	// moves sharedRev on, and the cache is not used.
 	busy := s.sharedWrites.Load() > 0
 	shared := s.sharedRev.Load()
-	d := s.domains[m.Domain]
-	if d == nil {
-		d = s.domains[s.opts.Domain]
-	}
+	d := s.domainOf(m)
 	domain, ok = domains[d.Name]
 	if !ok {
 		b, err := appendJSON(nil, s.renderDomain(d))
@@ -128,10 +125,8 @@ func (s *Server) verifyCached(m *machine, head, domain, tail []byte) {
 // 10,000 machines is some 100 MiB: grown by doubling and copied again
 // into the response buffer, it cost more than the rest of the listing).
 func (s *Server) listMachines(ms []*machine) any {
-	type part struct{ head, domain, tail rawJSON }
-	parts := make([]part, len(ms))
+	parts := make([]listedParts, len(ms))
 	domains := map[string]rawJSON{}
-	size := 2
 	for i, m := range ms {
 		h, d, t, ok := s.cachedMachine(m, domains)
 		if !ok { // not expected: appendJSON failed, encoding/json decides
@@ -141,8 +136,21 @@ func (s *Server) listMachines(ms []*machine) any {
 			}
 			return out
 		}
-		parts[i] = part{h, d, t}
-		size += len(h) + len(d) + len(t) + 1
+		parts[i] = listedParts{h, d, t}
+	}
+	return assembleListing(parts)
+}
+
+// listedParts is one machine's JSON in a listing: the head and tail
+// its cache keeps, the domain between them.
+type listedParts struct{ head, domain, tail rawJSON }
+
+// assembleListing is the JSON array of the machines' parts, in a buffer
+// of listingBuffers sized once.
+func assembleListing(parts []listedParts) pooledJSON {
+	size := 2
+	for _, p := range parts {
+		size += len(p.head) + len(p.domain) + len(p.tail) + 1
 	}
 	buf := listingBuffers.Get().(*[]byte)
 	b := (*buf)[:0]
@@ -156,8 +164,7 @@ func (s *Server) listMachines(ms []*machine) any {
 		}
 		b = append(append(append(b, p.head...), p.domain...), p.tail...)
 	}
-	b = append(b, ']')
-	*buf = b
+	*buf = append(b, ']')
 	return pooledJSON{buf}
 }
 

@@ -381,11 +381,15 @@ func (s *Server) machinePlace(m *machine) (*zone, *pool, *domain) {
 	if p == nil {
 		p = s.pools["default"]
 	}
-	d := s.domains[m.Domain]
-	if d == nil {
-		d = s.domains[s.opts.Domain]
+	return z, p, s.domainOf(m)
+}
+
+// domainOf is m's domain, the default one when it names one gone.
+func (s *Server) domainOf(m *machine) *domain {
+	if d := s.domains[m.Domain]; d != nil {
+		return d
 	}
-	return z, p, d
+	return s.domains[s.opts.Domain]
 }
 
 // renderNUMA is the machine's NUMA nodes: one per socket once

@@ -99,10 +99,7 @@ func (s *Server) keptMachine(m *machine, domains map[*domain]rawJSON) (head, dom
 	if (!c.valid || c.rev != m.rev || c.shared != shared) && !s.renderListed(m, shared, false) {
 		return nil, nil, nil, false
 	}
-	d := s.domains[m.Domain]
-	if d == nil {
-		d = s.domains[s.opts.Domain]
-	}
+	d := s.domainOf(m)
 	dj, ok := domains[d]
 	if !ok {
 		b, err := appendJSON(nil, s.renderDomain(d))
@@ -132,32 +129,16 @@ func (s *Server) machinesReadShared(req *request) (any, []*machine, bool) {
 		}
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].SystemID < ms[j].SystemID })
-	type part struct{ head, domain, tail rawJSON }
-	parts := make([]part, len(ms))
+	parts := make([]listedParts, len(ms))
 	domains := map[*domain]rawJSON{}
-	size := 2
 	for i, m := range ms {
 		h, d, t, ok := s.keptMachine(m, domains)
 		if !ok {
 			return nil, nil, false
 		}
-		parts[i] = part{h, d, t}
-		size += len(h) + len(d) + len(t) + 1
+		parts[i] = listedParts{h, d, t}
 	}
-	buf := listingBuffers.Get().(*[]byte)
-	b := (*buf)[:0]
-	if cap(b) < size {
-		b = make([]byte, 0, size+size/8)
-	}
-	b = append(b, '[')
-	for i, p := range parts {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(append(append(b, p.head...), p.domain...), p.tail...)
-	}
-	*buf = append(b, ']')
-	return pooledJSON{buf}, ms, true
+	return assembleListing(parts), ms, true
 }
 
 // verifySharedListing checks the machines a listing answered under the
@@ -171,10 +152,7 @@ func (s *Server) verifySharedListing(ms []*machine) {
 		if s.sharedWrites.Load() > 0 || c.rev != m.rev || c.shared != s.sharedRev.Load() || s.machines[m.SystemID] != m {
 			continue // changed since: nothing to compare with
 		}
-		d := s.domains[m.Domain]
-		if d == nil {
-			d = s.domains[s.opts.Domain]
-		}
+		d := s.domainOf(m)
 		if dj, err := appendJSON(nil, s.renderDomain(d)); err == nil {
 			s.verifyCached(m, c.json, dj, c.tail)
 		}
