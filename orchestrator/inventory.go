@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	segjson "github.com/segmentio/encoding/json"
+
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/statestore"
 )
@@ -99,11 +101,17 @@ func inventoryMachine(ctx context.Context, s Getter, node string) (string, bool,
 	if err != nil {
 		return "", false, err
 	}
+	up, err := kindOf(collInventory).Upgrade(node, b)
+	if err != nil {
+		return "", false, err
+	}
 	var inv struct {
 		MachineID string `json:"machine_id"`
 	}
-	if err := kindOf(collInventory).Decode(node, b, &inv); err != nil {
-		return "", false, err
+	// segmentio's decoder skips the fields not asked for without
+	// encoding/json's validating pass over the whole record.
+	if err := segjson.Unmarshal(up, &inv); err != nil {
+		return "", false, fmt.Errorf("inventory of node %s: %w", node, err)
 	}
 	return inv.MachineID, true, nil
 }

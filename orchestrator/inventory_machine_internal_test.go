@@ -10,7 +10,8 @@ import (
 
 // TestInventoryMachine: the machine of a stored inventory, decoded alone,
 // is the one NodeInventory decodes, from a record written today and from
-// one in the camelCase names of version 1; no record answers false.
+// one in the camelCase names of version 1; no record answers false, and
+// a record cut short is an error.
 func TestInventoryMachine(t *testing.T) {
 	st := memory.New()
 	op, err := InventoryOp("n1", drivers.Inventory{MachineID: "abc123", NICs: []drivers.NIC{{Name: "eth0", MAC: "52:54:00:00:00:01"}}, MemoryMiB: 4096})
@@ -18,8 +19,13 @@ func TestInventoryMachine(t *testing.T) {
 		t.Fatal(err)
 	}
 	legacy := statestore.Put(collInventory, "n2", []byte(`{"machineId":"def456","nics":[],"memoryMib":8}`))
-	if _, err := st.Write(t.Context(), op, legacy); err != nil {
+	cut := statestore.Put(collInventory, "n4", []byte(`{"v":2,"machine_id":"abc123","nics":[{"name":"eth0"`))
+	if _, err := st.Write(t.Context(), op, legacy, cut); err != nil {
 		t.Fatal(err)
+	}
+	_, _, wantErr := NodeInventory(t.Context(), st, "n4")
+	if _, _, err := inventoryMachine(t.Context(), st, "n4"); err == nil || wantErr == nil {
+		t.Errorf("a record cut short: error %v (NodeInventory's %v), want one from both", err, wantErr)
 	}
 	for _, node := range []string{"n1", "n2", "n3"} {
 		want, wantOK, err := NodeInventory(t.Context(), st, node)
