@@ -17,7 +17,7 @@ import (
 func cfgDesign(t *testing.T) *design.Design { return designtest.Example(t) }
 
 // cfgLab starts a lab from the design and a driver on its MAAS.
-func cfgLab(t *testing.T, d *design.Design) (*lab.Lab, *Driver) {
+func cfgLab(t testing.TB, d *design.Design) (*lab.Lab, *Driver) {
 	t.Helper()
 	l, err := lab.Start(t.Context(), lab.Config{Design: d, TimeScale: 0.0005, Seed: 5})
 	if err != nil {
@@ -90,7 +90,7 @@ func cfgEnlisted(t *testing.T, l *lab.Lab, d *Driver, node string) string {
 // cfgSubnets prepares the site from the design: pxe on the pxe-link
 // fabric, mgmt untagged and storage/public on their VLANs of the data-bond
 // fabric (the fabrics commissioning found, named after the links).
-func cfgSubnets(t *testing.T, d *Driver, site drivers.SiteSpec) {
+func cfgSubnets(t testing.TB, d *Driver, site drivers.SiteSpec) {
 	t.Helper()
 	r, err := d.PrepareSite(t.Context(), site)
 	if err != nil || r.Status != drivers.StatusDone {

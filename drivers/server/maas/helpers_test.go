@@ -56,7 +56,7 @@ func newTestDriver(t *testing.T, l *lab.Lab, settings map[string]string) *Driver
 	return d
 }
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
@@ -65,7 +65,7 @@ func testCtx(t *testing.T) context.Context {
 // poll calls step until it is no longer InProgress, sleeping as long as
 // RetryAfter says (capped), and answers the last Result and how many
 // calls it took. An error ends the test.
-func poll(t *testing.T, what string, step func(context.Context) (drivers.Result, error)) (drivers.Result, int) {
+func poll(t testing.TB, what string, step func(context.Context) (drivers.Result, error)) (drivers.Result, int) {
 	t.Helper()
 	deadline := time.Now().Add(pollDeadline)
 	for n := 1; ; n++ {
@@ -87,7 +87,7 @@ func poll(t *testing.T, what string, step func(context.Context) (drivers.Result,
 }
 
 // mustDone polls step and ends the test unless it reaches Done.
-func mustDone(t *testing.T, what string, step func(context.Context) (drivers.Result, error)) drivers.Result {
+func mustDone(t testing.TB, what string, step func(context.Context) (drivers.Result, error)) drivers.Result {
 	t.Helper()
 	r, _ := poll(t, what, step)
 	if r.Status != drivers.StatusDone {
@@ -97,7 +97,7 @@ func mustDone(t *testing.T, what string, step func(context.Context) (drivers.Res
 }
 
 // identify polls IdentifyNode until Done.
-func identify(t *testing.T, d *Driver, n drivers.Node) drivers.Machine {
+func identify(t testing.TB, d *Driver, n drivers.Node) drivers.Machine {
 	t.Helper()
 	var m drivers.Machine
 	mustDone(t, "IdentifyNode "+n.Name, func(ctx context.Context) (r drivers.Result, err error) {
