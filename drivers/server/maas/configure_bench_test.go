@@ -18,7 +18,7 @@ import (
 // most configureBenchNodes x; the tag window at its default, the node
 // alone on its way). Run with -benchmem.
 func BenchmarkConfigureNode(b *testing.B) {
-	const configureBenchNodes = 16
+	const configureBenchNodes = 8
 	d := genDesign(b, configureBenchNodes)
 	l, drv := cfgLab(b, d)
 	var nodes []drivers.Node
