@@ -126,6 +126,13 @@ type guard struct {
 
 func (g guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	g.seen.note(req.Header.Get("X-Auth-Token"))
+	if req.Close {
+		// gofish marks a request Connection: close unless it made the
+		// HTTP client itself: the kept transport's connection (and its
+		// TLS session) serves the BMC's next call instead.
+		req = req.Clone(req.Context())
+		req.Close = false
+	}
 	resp, err := g.next.RoundTrip(req)
 	if err != nil {
 		return resp, err
