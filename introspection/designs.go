@@ -208,7 +208,7 @@ func (c *designCache) load(ctx context.Context, id string) (*design.Design, erro
 	if err != nil {
 		return nil, fmt.Errorf("load design revision %s: %w", id, err)
 	}
-	d, err := design.DecodeRevision(r.Design)
+	d, err := design.DecodeShared(r.Design) // read only: shared with the engine's and the control API's copy
 	if err != nil {
 		return nil, fmt.Errorf("decode design revision %s: %w", id, err)
 	}

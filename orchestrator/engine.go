@@ -365,7 +365,7 @@ func (e *Engine) design(ctx context.Context, rev string) (*design.Design, string
 	if err != nil {
 		return nil, "", err
 	}
-	d, err = design.DecodeRevision(r.Design)
+	d, err = design.DecodeShared(r.Design) // read only: shared with the control API's copy of the revision
 	if err != nil {
 		return nil, "", fmt.Errorf("design revision %s: %w", r.ID, err)
 	}
