@@ -224,8 +224,8 @@ func noSecretIn(t *testing.T, e *orchestrator.Engine, node string, secrets ...st
 }
 
 // TestBootstrapDeadlineThenRebootstrap: a node that never reports fails
-// at bootstrap once the bootstrap deadline passed (2 s in the lab: the
-// scaled default is below the floor), long before the stage timeout, with
+// at bootstrap once the bootstrap deadline passed (2 s here, the scaled
+// default's floor in the lab), long before the stage timeout, with
 // what to check and do. Rebootstrap reissues its token (the previous one
 // is refused), puts it back at bootstrap in its deploy task, and once the
 // new environment file runs on the node, the node reports and the task
@@ -235,6 +235,7 @@ func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
 	const node, other = "r01-cmp01", "r02-cmp02"
 	env := startEnv(t, designtest.Example(t), nil, nil, func(c *orchestrator.Config) {
 		c.Bootstrap = silent{c.Bootstrap, node}
+		c.BootstrapDeadline = 2 * time.Second
 	})
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
