@@ -48,17 +48,21 @@ var errBodyNotRead = errors.New("the request's body was not read: its token did 
 // hands them in full, once its bearer token authenticates: as it
 // arrives, into a buffer that grows with what came, up to one byte over
 // maxBody (bodyLimit answers 413 past it). fasthttp has read at most one
-// byte of it (Serve). A body over the limit by its announced length, or
-// whose request does not authenticate, is not read at all: the
-// connection is closed after the answer, and echo answers from the
-// announced length (413) or the token (401) as before (unread).
+// byte of it (Serve). A body over the limit by its announced length is
+// read and dropped (up to maxDrained) when its token authenticates; a
+// request that does not authenticate has its body left unread. Either
+// way the connection is closed after the answer, and echo answers from
+// the announced length (413) or the token (401) as before (unread).
 func (s *Server) takeBody(c *fasthttp.RequestCtx) {
 	r := &c.Request
 	if !hasBody(&r.Header) || r.BodyStream() == nil {
 		return
 	}
 	n := r.Header.ContentLength()
-	if n > maxBody || !s.tokenAuthenticates(c, &r.Header) {
+	if authentic := s.tokenAuthenticates(c, &r.Header); n > maxBody || !authentic {
+		if authentic && n <= maxDrained {
+			discardBody(r)
+		}
 		c.SetUserValue(unreadBody{}, n)
 		r.ResetBody()
 		c.SetConnectionClose()
@@ -75,6 +79,19 @@ func (s *Server) takeBody(c *fasthttp.RequestCtx) {
 		return
 	}
 	r.SetBodyRaw(b.Bytes())
+}
+
+// maxDrained bounds the oversized body of an authenticated request that
+// is read and dropped before the 413: a socket closed with data unread
+// is reset by the kernel, and the node would lose the answer that says
+// what was wrong. Larger bodies, and any body of a request that does not
+// authenticate, are not read.
+const maxDrained = 1 << 20
+
+// discardBody reads what is left of r's body, at most maxDrained bytes
+// (the read timeout bounds a slow sender).
+func discardBody(r *fasthttp.Request) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.BodyStream(), maxDrained))
 }
 
 // tokenAuthenticates reports whether the request's bearer token is a
