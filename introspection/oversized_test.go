@@ -2,9 +2,7 @@ package introspection
 
 import (
 	"bytes"
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,26 +16,14 @@ import (
 // KiB here failed every time).
 func TestOversizedBodyAnswered413(t *testing.T) {
 	srv, d := boltServer(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}()
+	addr := serveOn(t, srv)
 	if _, err := srv.UserData(t.Context(), d, "r01-cmp01", "1"); err != nil {
 		t.Fatal(err)
 	}
 	tok := srv.Token("r01-cmp01", "1")
 	body := bytes.Repeat([]byte("x"), 8*maxBody)
 	for i := range 20 {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+ln.Addr().String()+"/v1/self/actions/a", bytes.NewReader(body))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+addr+"/v1/self/actions/a", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
