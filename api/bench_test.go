@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/statestore"
@@ -22,9 +23,13 @@ import (
 
 // benchServer serves the API over a stored 10,000-node design (bbolt on
 // disk, no drivers: the benchmarks measure the API and the store).
-func benchServer(b *testing.B) *httptest.Server {
+func benchServer(b *testing.B) *httptest.Server { return benchServerWith(b, 10000, nil) }
+
+// benchServerWith serves the API over a stored design of n generated
+// nodes; fill, when set, writes into the store before the engine starts.
+func benchServerWith(b *testing.B, n int, fill func(statestore.Store, *design.Design)) *httptest.Server {
 	b.Helper()
-	d, err := labrun.Generated(b.Context(), b.TempDir(), 10000)
+	d, err := labrun.Generated(b.Context(), b.TempDir(), n)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,6 +44,9 @@ func benchServer(b *testing.B) *httptest.Server {
 	}
 	if _, err := st.PutRevision(b.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts()}); err != nil {
 		b.Fatal(err)
+	}
+	if fill != nil {
+		fill(st, d)
 	}
 	e, err := orchestrator.New(orchestrator.Config{Store: st, SweepInterval: -1})
 	if err != nil {

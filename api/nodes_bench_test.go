@@ -9,15 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/slipway-dev/slipway/api"
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/internal/storedrec"
-	"github.com/slipway-dev/slipway/labrun"
-	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
-	"github.com/slipway-dev/slipway/statestore/bolt"
 )
 
 // listBenchNodes is the size of the site BenchmarkListNodes lists (as
@@ -54,45 +49,15 @@ func BenchmarkListNodes(b *testing.B) {
 // nodes all have the record a deploy leaves.
 func listBenchServer(b *testing.B) *httptest.Server {
 	b.Helper()
-	d, err := labrun.Generated(b.Context(), b.TempDir(), listBenchNodes)
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := bolt.Open(b.TempDir()+"/state.db", bolt.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	raw, id, err := d.Canonical()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := st.PutRevision(b.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts()}); err != nil {
-		b.Fatal(err)
-	}
-	ops := make([]statestore.Op, 0, listBenchNodes)
-	for i, name := range d.NodeNames() {
-		ops = append(ops, statestore.Put("nodes", name, deployedRecord(b, name, i)))
-	}
-	if _, err := st.Write(b.Context(), ops...); err != nil {
-		b.Fatal(err)
-	}
-	e, err := orchestrator.New(orchestrator.Config{Store: st, SweepInterval: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := e.Start(b.Context()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(e.Close)
-	srv, err := api.New(api.Config{Engine: e, Store: st, Authenticate: benchAuth, Log: zerolog.Nop()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	b.Cleanup(ts.Close)
-	request(b, "GET", ts.URL+"/api/v1/nodes?limit=1", nil) // decode the design once, outside the timings
-	return ts
+	return benchServerWith(b, listBenchNodes, func(st statestore.Store, d *design.Design) {
+		ops := make([]statestore.Op, 0, listBenchNodes)
+		for i, name := range d.NodeNames() {
+			ops = append(ops, statestore.Put("nodes", name, deployedRecord(b, name, i)))
+		}
+		if _, err := st.Write(b.Context(), ops...); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 // deployedRecord is the stored record (storedrec's versioned JSON) of a

@@ -168,19 +168,31 @@ func liveHeap() int64 {
 // machine's power parameters), the batched status poll of every machine
 // by id (twice: the second from the listing cache), a single machine's
 // read. Served by the handler directly, without HTTP.
-func BenchmarkRequests10000(b *testing.B) {
-	const n = 10000
+// benchSite is a simulator of n Ready machines, each with a linked
+// provisioning address, without the listing cache's self-check (what the
+// lab does: a benchmark measures cache hits, not their check); it closes,
+// and the check is back, when b ends.
+func benchSite(b *testing.B, n int) *Server {
+	b.Helper()
 	verify := verifyListingCache
-	verifyListingCache = false // what the lab does: measure cache hits, not their check
-	defer func() { verifyListingCache = verify }()
+	verifyListingCache = false
 	s := New(Options{APIKey: labCreds, TimeScale: labTimeScale, Durations: labDurations()})
-	defer s.Close()
+	b.Cleanup(func() {
+		s.Close()
+		verifyListingCache = verify
+	})
 	hw := make([]*Hardware, n)
 	for i := range hw {
 		hw[i] = benchHardware(i)
 	}
 	addReadyMachines(s, hw)
 	addLinks(s)
+	return s
+}
+
+func BenchmarkRequests10000(b *testing.B) {
+	const n = 10000
+	s := benchSite(b, n)
 	ids := url.Values{}
 	for _, m := range sortedMachines(s.machines) {
 		ids.Add("id", m.SystemID)
@@ -220,17 +232,7 @@ func BenchmarkRequests10000(b *testing.B) {
 // of which 50 were written since the last poll.
 func BenchmarkHotHandlers(b *testing.B) {
 	const n = 2000
-	verify := verifyListingCache
-	verifyListingCache = false // what the lab does: measure cache hits, not their check
-	defer func() { verifyListingCache = verify }()
-	s := New(Options{APIKey: labCreds, TimeScale: labTimeScale, Durations: labDurations()})
-	defer s.Close()
-	hw := make([]*Hardware, n)
-	for i := range hw {
-		hw[i] = benchHardware(i)
-	}
-	addReadyMachines(s, hw)
-	addLinks(s)
+	s := benchSite(b, n)
 	ms := sortedMachines(s.machines)
 	one := ms[n/2].SystemID
 	ids := url.Values{}
@@ -293,17 +295,7 @@ func BenchmarkHotHandlers(b *testing.B) {
 // next round configures the next machine from the same start.
 func BenchmarkConfigure(b *testing.B) {
 	const n = 2000
-	verify := verifyListingCache
-	verifyListingCache = false // what the lab does
-	defer func() { verifyListingCache = verify }()
-	s := New(Options{APIKey: labCreds, TimeScale: labTimeScale, Durations: labDurations()})
-	defer s.Close()
-	hw := make([]*Hardware, n)
-	for i := range hw {
-		hw[i] = benchHardware(i)
-	}
-	addReadyMachines(s, hw)
-	addLinks(s)
+	s := benchSite(b, n)
 	ms := sortedMachines(s.machines)
 	vlanIDs, subnetIDs, provSubnet := benchVLANs(s, ms[0])
 	do := func(method, target string, form url.Values) string {
@@ -389,17 +381,7 @@ func benchVLANs(s *Server, m *machine) (vlans, subnets []string, prov string) {
 // (shared_reads.go) show as ns/op falling as -cpu grows.
 func BenchmarkMachineOpsParallel(b *testing.B) {
 	const n = 500
-	verify := verifyListingCache
-	verifyListingCache = false // what the lab does
-	defer func() { verifyListingCache = verify }()
-	s := New(Options{APIKey: labCreds, TimeScale: labTimeScale, Durations: labDurations()})
-	defer s.Close()
-	hw := make([]*Hardware, n)
-	for i := range hw {
-		hw[i] = benchHardware(i)
-	}
-	addReadyMachines(s, hw)
-	addLinks(s)
+	s := benchSite(b, n)
 	ms := sortedMachines(s.machines)
 	nics := make([]string, n)
 	for k, m := range ms {
