@@ -17,9 +17,13 @@ import (
 func cfgDesign(t *testing.T) *design.Design { return designtest.Example(t) }
 
 // cfgLab starts a lab from the design and a driver on its MAAS.
-func cfgLab(t testing.TB, d *design.Design) (*lab.Lab, *Driver) {
+func cfgLab(t testing.TB, d *design.Design, tune ...func(*lab.Config)) (*lab.Lab, *Driver) {
 	t.Helper()
-	l, err := lab.Start(t.Context(), lab.Config{Design: d, TimeScale: 0.0005, Seed: 5})
+	cfg := lab.Config{Design: d, TimeScale: 0.0005, Seed: 5}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	l, err := lab.Start(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

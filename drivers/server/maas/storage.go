@@ -150,6 +150,8 @@ func (d *Driver) ApplyStorage(ctx context.Context, n drivers.Node) (drivers.Resu
 		return drivers.Done("storage of machine %s already configured", id), nil
 	}
 	if cloneable {
+		end := d.awaitStorageBuild(ctx, key)
+		defer end()
 		done, cloned, err := d.storageByClone(ctx, m, &plan, key)
 		if err != nil || cloned {
 			return done.result("storage", id), err

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -33,8 +34,36 @@ import (
 // storageTemplates are, by cloneKey, the machines whose storage was seen
 // equal to the design.
 type storageTemplates struct {
-	mu sync.Mutex
-	by map[string]string // cloneKey -> system ID
+	mu       sync.Mutex
+	by       map[string]string        // cloneKey -> system ID
+	building map[string]chan struct{} // cloneKey -> closed when the node building it ends (claim)
+}
+
+// claim says how a node without a source for key goes on. When another
+// node is building key's storage, wait is closed once that build ends
+// (then the node clones it, or builds when it left no source). Otherwise
+// the caller may build, and end ends its claim (call it when the build
+// ended, whatever the outcome).
+func (t *storageTemplates) claim(key string) (end func(), wait <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.by[key] != "" {
+		return func() {}, nil
+	}
+	if ch, ok := t.building[key]; ok {
+		return func() {}, ch
+	}
+	if t.building == nil {
+		t.building = map[string]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	t.building[key] = ch
+	return func() {
+		t.mu.Lock()
+		delete(t.building, key)
+		t.mu.Unlock()
+		close(ch)
+	}, nil
 }
 
 func (t *storageTemplates) get(key string) string {
@@ -62,6 +91,31 @@ func (t *storageTemplates) drop(key, id string) {
 		delete(t.by, key)
 	}
 }
+
+// awaitStorageBuild waits, when another node is building key's storage
+// and no machine holds it yet, until that build ends, so that this node
+// clones it instead of building its own (six requests more; at 100 nodes
+// 44 built theirs beside the first). The wait lends the engine's slot and
+// is bounded by storageBuildWait. end ends this node's own claim to build.
+func (d *Driver) awaitStorageBuild(ctx context.Context, key string) (end func()) {
+	end, wait := d.storageSources.claim(key)
+	if wait == nil {
+		return end
+	}
+	resume := drivers.Waiting(ctx)
+	defer resume()
+	timer := time.NewTimer(storageBuildWait)
+	defer timer.Stop()
+	select {
+	case <-wait:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return end
+}
+
+// storageBuildWait bounds the wait for another node's storage build.
+const storageBuildWait = time.Minute
 
 // maxStorageTemplates bounds the sources kept (one per design storage
 // and disk sizes: a site has a handful).
