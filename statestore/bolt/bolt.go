@@ -45,6 +45,14 @@ const (
 	logPrefix  = "l/"
 )
 
+const (
+	// logFillPercent: a log's pages are filled whole when they split.
+	// Its keys only grow, so a page left half full (bbolt's default)
+	// is never filled later: the events log took 2.4 times its data in
+	// pages, and the file's memory map counts in the engine's RSS.
+	logFillPercent = 1.0
+)
+
 // Options configure Open.
 type Options struct {
 	// Timeout is how long Open waits for the file lock; zero means DefaultTimeout.
@@ -444,6 +452,7 @@ func (s *Store) Write(ctx context.Context, ops ...statestore.Op) ([]uint64, erro
 				if err != nil {
 					return fmt.Errorf("create log %q: %w", op.Coll, err)
 				}
+				b.FillPercent = logFillPercent
 				seq, err := b.NextSequence()
 				if err == nil {
 					err = b.Put(seqKey(seq), op.Value)
