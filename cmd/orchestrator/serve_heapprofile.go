@@ -24,6 +24,8 @@ const (
 	heapPeakGrowth   = 1.05
 	// heapPeakMaxWrites bounds the profiles one process writes.
 	heapPeakMaxWrites = 200
+	// heapSeriesMax bounds path.series: an hour of samples.
+	heapSeriesMax = 1800
 )
 
 // heapPeakMetrics are the runtime's memory classes the peak summary
@@ -40,13 +42,15 @@ var heapPeakMetrics = []string{
 	"/sched/goroutines:goroutines",
 }
 
-// startHeapPeakProfile samples the heap every heapPeakInterval and, when
-// the live heap (marked by the last GC; the in-use profile shows the same
-// objects) and the goroutine stacks together reach a new high, writes an in-use heap profile to path and the memory classes
-// at that moment to path.json and the goroutines' stacks (counted) to
-// path.goroutines; and the parts of the highest resident set seen
-// (VmRSS, RssAnon, RssFile, RssShmem) to path.rss.json (each replaced whole, through a temporary
-// file). stop ends the sampling and takes a last sample.
+// startHeapPeakProfile samples the process every heapPeakInterval: each
+// sample (the runtime's memory classes and the resident set's parts,
+// VmRSS, RssAnon, RssFile, RssShmem) is a JSON line of path.series; when
+// the resident set reaches a new high it writes its parts to
+// path.rss.json and, when that high is heapPeakGrowth above the last
+// profile's, an in-use heap profile to path, that sample to path.json and
+// the goroutines' stacks (counted) to path.goroutines (each replaced
+// whole, through a temporary file). stop ends the sampling and takes a
+// last sample.
 func startHeapPeakProfile(path string) (stop func(), err error) {
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		return nil, fmt.Errorf("heap profile: %w", err)
@@ -78,6 +82,7 @@ type heapPeak struct {
 	high   uint64
 	writes int
 	rss    map[string]uint64 // VmRSS, RssAnon, RssFile, RssShmem (KiB) at the highest VmRSS
+	series int               // lines written to path.series
 }
 
 // rssParts reads the resident set's parts from /proc/self/status (KiB;
@@ -108,33 +113,47 @@ func (p *heapPeak) sample() {
 		s[i].Name = name
 	}
 	metrics.Read(s)
-	rssNew := false
-	if r := rssParts(); r["VmRSS_kib"] > p.rss["VmRSS_kib"] {
-		p.rss, rssNew = r, true
-	}
-	inuse := s[6].Value.Uint64() + s[4].Value.Uint64()
-	if float64(inuse) < float64(p.high)*heapPeakGrowth || p.writes >= heapPeakMaxWrites {
-		if rssNew && p.writes > 0 && p.writes < heapPeakMaxWrites { // the summary's resident set only
-			p.writes++
-			_ = replaceFile(p.path+".rss.json", func(f *os.File) error { return json.NewEncoder(f).Encode(p.rss) })
-		}
-		return
-	}
-	p.high = inuse
-	p.writes++
-	summary := map[string]uint64{"live_and_stacks_bytes": inuse}
+	r := rssParts()
+	summary := map[string]uint64{"unix_ms": uint64(time.Now().UnixMilli())}
 	for _, m := range s {
 		summary[m.Name] = m.Value.Uint64()
 	}
-	for k, v := range p.rss {
-		summary["max_"+k] = v
+	for k, v := range r {
+		summary[k] = v
 	}
+	p.appendSeries(summary)
+	if r["VmRSS_kib"] <= p.rss["VmRSS_kib"] {
+		return
+	}
+	p.rss = r
 	_ = replaceFile(p.path+".rss.json", func(f *os.File) error { return json.NewEncoder(f).Encode(p.rss) })
+	// The profile follows the resident set's highs (by heapPeakGrowth).
+	if float64(r["VmRSS_kib"]) < float64(p.high)*heapPeakGrowth || p.writes >= heapPeakMaxWrites {
+		return
+	}
+	p.high = r["VmRSS_kib"]
+	p.writes++
 	_ = replaceFile(p.path, func(f *os.File) error { return rpprof.Lookup("heap").WriteTo(f, 0) })
 	// Where the goroutines wait then, with their counts (their stacks are
 	// part of the peak).
 	_ = replaceFile(p.path+".goroutines", func(f *os.File) error { return rpprof.Lookup("goroutine").WriteTo(f, 1) })
 	_ = replaceFile(p.path+".json", func(f *os.File) error { return json.NewEncoder(f).Encode(summary) })
+}
+
+// appendSeries adds one sample (the memory classes and the resident
+// set's parts) as a JSON line to path.series, at most heapSeriesMax
+// lines a run.
+func (p *heapPeak) appendSeries(sample map[string]uint64) {
+	if p.series >= heapSeriesMax {
+		return
+	}
+	p.series++
+	f, err := os.OpenFile(p.path+".series", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	_ = json.NewEncoder(f).Encode(sample)
+	_ = f.Close()
 }
 
 // replaceFile writes path whole through a temporary file beside it.

@@ -51,6 +51,15 @@ func TestHeapPeakProfile(t *testing.T) {
 	if err := json.Unmarshal(b, &rss); err != nil || rss["VmRSS_kib"] == 0 || rss["RssAnon_kib"] == 0 {
 		t.Fatalf("resident set: %v %s", err, b)
 	}
+	series, err := os.ReadFile(path + ".series")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(series)), "\n")
+	var first map[string]uint64
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || len(lines) != 1 || first["RssFile_kib"] == 0 || first["/gc/heap/goal:bytes"] == 0 || first["unix_ms"] == 0 {
+		t.Fatalf("series (%d lines): %v %s", len(lines), err, series)
+	}
 	g, err := os.ReadFile(path + ".goroutines")
 	if err != nil || !strings.HasPrefix(string(g), "goroutine profile: total ") {
 		t.Fatalf("goroutines: %v %.80q", err, g)
