@@ -148,11 +148,9 @@ func (c *client) callLimit(ctx context.Context, method, path, op string, params 
 		defer c.cache.wrote(path, op, params)
 	}
 	for attempt := 0; attempt <= c.retries; attempt++ {
-		body, release, err := c.send(ctx, method, uri, op, params, limit)
+		body, err := c.send(ctx, method, uri, op, params, limit)
 		if err == nil {
-			err = c.decodeAnswer(method, path, body, out, limit)
-			release()
-			return err
+			return c.decodeAnswer(method, path, body, out, limit)
 		}
 		lastErr = c.classify(ctx, method, path, op, err)
 		wait, retry := c.retryAfter(err, attempt)
@@ -169,24 +167,24 @@ func (c *client) callLimit(ctx context.Context, method, path, op string, params 
 }
 
 // send makes one attempt of a request, bounded by the per-request timeout
-// (and its answer by limit, 0: none). release gives back the answer's
-// buffer (a GET's is pooled): body must not be used after it.
-func (c *client) send(ctx context.Context, method string, uri *url.URL, op string, params url.Values, limit int64) (body []byte, release func(), err error) {
+// (and its answer by limit, 0: none).
+func (c *client) send(ctx context.Context, method string, uri *url.URL, op string, params url.Values, limit int64) ([]byte, error) {
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	if method == http.MethodGet {
-		return c.getPooled(rctx, uri, op, params, limit)
-	}
 	cl := c.bound(rctx, limit)
 	switch method {
+	case http.MethodGet:
+		// gomaasapi's Get sets "op" in the values it is given and
+		// refuses values that carry one: a fresh copy per attempt.
+		return cl.Get(uri, op, cloneValues(params))
 	case http.MethodPost:
-		body, err = cl.Post(uri, op, params, nil)
+		return cl.Post(uri, op, params, nil)
 	case http.MethodPut:
-		body, err = cl.Put(uri, params, nil)
+		return cl.Put(uri, params, nil)
 	case http.MethodDelete:
-		err = cl.Delete(uri)
+		return nil, cl.Delete(uri)
 	}
-	return body, func() {}, err
+	return nil, nil
 }
 
 // decodeAnswer checks an answer against limit and decodes it into out
@@ -220,11 +218,11 @@ func (c *client) retryAfter(err error, attempt int) (time.Duration, bool) {
 	if _, ok := errors.AsType[*redirectError](err); ok {
 		return 0, false
 	}
-	if status, header, _, ok := serverAnswer(err); ok {
-		if status != http.StatusServiceUnavailable && status != http.StatusTooManyRequests {
+	if se, ok := gomaasapi.GetServerError(err); ok {
+		if se.StatusCode != http.StatusServiceUnavailable && se.StatusCode != http.StatusTooManyRequests {
 			return 0, false
 		}
-		if s, perr := strconv.Atoi(header.Get(hdrRetryAfter)); perr == nil && s >= 0 {
+		if s, perr := strconv.Atoi(se.Header.Get(hdrRetryAfter)); perr == nil && s >= 0 {
 			return min(time.Duration(s)*time.Second, c.maxWait), true
 		}
 		return backoff, true
@@ -244,24 +242,24 @@ func (c *client) classify(ctx context.Context, method, path, op string, err erro
 	if re, ok := errors.AsType[*redirectError](err); ok {
 		return drivers.Errorf(drivers.Permanent, "maas %s: %v: check maas.url (the region's API URL, e.g. https://maas.example:5240/MAAS, as the region serves it, not a URL that redirects)", what, re)
 	}
-	if status, _, body, ok := serverAnswer(err); ok {
+	if se, ok := gomaasapi.GetServerError(err); ok {
 		// MAAS's answer, or a proxy's, may echo the request and its key.
-		msg := drivers.PeerText(body, c.secrets...)
+		msg := drivers.PeerText(se.BodyMessage, c.secrets...)
 		switch {
-		case status == http.StatusForbidden:
-			return &forbiddenError{drivers.Errorf(drivers.Permanent, "maas %s: MAAS refused the request to the API key's user (%d %s): admin-only calls need an administrator's key; check maas.apiKey", what, status, msg)}
-		case status == http.StatusUnauthorized:
-			return drivers.Errorf(drivers.Permanent, "maas %s: MAAS refused the API key (%d %s); check maas.apiKey", what, status, msg)
-		case status == http.StatusNotFound:
+		case se.StatusCode == http.StatusForbidden:
+			return &forbiddenError{drivers.Errorf(drivers.Permanent, "maas %s: MAAS refused the request to the API key's user (%d %s): admin-only calls need an administrator's key; check maas.apiKey", what, se.StatusCode, msg)}
+		case se.StatusCode == http.StatusUnauthorized:
+			return drivers.Errorf(drivers.Permanent, "maas %s: MAAS refused the API key (%d %s); check maas.apiKey", what, se.StatusCode, msg)
+		case se.StatusCode == http.StatusNotFound:
 			return &notFoundError{drivers.Errorf(drivers.Permanent, "maas %s: not found: %s", what, msg)}
-		case status == http.StatusConflict:
+		case se.StatusCode == http.StatusConflict:
 			return &conflictError{drivers.Errorf(drivers.Permanent, "maas %s: %s", what, msg)}
-		case status == http.StatusBadRequest:
+		case se.StatusCode == http.StatusBadRequest:
 			return drivers.Errorf(drivers.Permanent, "maas %s: MAAS rejected the request: %s", what, msg)
-		case status >= 500 || status == http.StatusTooManyRequests:
-			return drivers.Errorf(drivers.Transient, "maas %s: %d %s", what, status, msg)
+		case se.StatusCode >= 500 || se.StatusCode == http.StatusTooManyRequests:
+			return drivers.Errorf(drivers.Transient, "maas %s: %d %s", what, se.StatusCode, msg)
 		}
-		return drivers.Errorf(drivers.Permanent, "maas %s: %d %s", what, status, msg)
+		return drivers.Errorf(drivers.Permanent, "maas %s: %d %s", what, se.StatusCode, msg)
 	}
 	return drivers.Errorf(drivers.Transient, "maas %s: %s", what, drivers.RedactSecrets(err.Error(), c.secrets...))
 }
