@@ -36,7 +36,7 @@ func TestStreamLifetimeResume(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	const tasks = 8
-	last := make(chan string, 1)
+	submitted := make(chan string, tasks)
 	go func() { // a task every 100 ms: events keep coming across the reconnects
 		for i := range tasks {
 			if i > 0 {
@@ -48,30 +48,31 @@ func TestStreamLifetimeResume(t *testing.T) {
 				cancel()
 				return
 			}
-			if i == tasks-1 {
-				last <- tk.ID
-			}
+			submitted <- tk.ID
 		}
 	}()
+	// The stop is counted from the events alone: a task can succeed before
+	// its Submit returns to the goroutine above, so waiting on its ID could
+	// wait for an event that has already been delivered.
 	var got []apitypes.Event
 	succeeded := map[string]bool{}
-	lastID := ""
 	err := c.StreamEvents(ctx, 0, "", "", func(ev apitypes.Event) error {
 		got = append(got, ev)
 		if ev.Kind == "task" && strings.Contains(ev.Message, "succeeded") {
 			succeeded[ev.Task] = true
 		}
-		select {
-		case lastID = <-last:
-		default:
-		}
-		if lastID != "" && succeeded[lastID] {
+		if len(succeeded) == tasks {
 			return client.ErrStop
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatalf("stream: %v (%d events)", err, len(got))
+	}
+	for range tasks {
+		if id := <-submitted; !succeeded[id] {
+			t.Errorf("task %s: no succeeded event streamed", id)
+		}
 	}
 	if n := streams.Load(); n < 3 {
 		t.Errorf("%d stream connections in %d events: want the server to have ended several at their lifetime", n, len(got))
