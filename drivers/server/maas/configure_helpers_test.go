@@ -1,8 +1,11 @@
 package maas
 
 import (
+	"context"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,8 +13,33 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	"github.com/slipway-dev/slipway/sim/lab"
 )
+
+// networkedNodes are the design's nodes (sorted by name) enlisted,
+// commissioned and with their networking applied: at their storage step.
+// Each machine is powered on once its create has enlisted it (powered on
+// first, it may enlist itself before the create on a loaded machine).
+func networkedNodes(t *testing.T, l *lab.Lab, drv *Driver, d *design.Design) []drivers.Node {
+	t.Helper()
+	names := slices.Sorted(maps.Keys(d.Nodes))
+	var nodes []drivers.Node
+	for _, name := range names {
+		n := driverspec.Node(d, d.Nodes[name], "")
+		n.MachineID = identify(t, drv, n).MachineID
+		pxeBoot(l.Machine(name))
+		nodes = append(nodes, n)
+	}
+	for _, n := range nodes {
+		mustDone(t, "Commission", func(ctx context.Context) (drivers.Result, error) { return drv.Commission(ctx, n.NodeRef) })
+	}
+	cfgSubnets(t, drv, driverspec.Site(d))
+	for _, n := range nodes {
+		mustDone(t, "ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyNetworking(ctx, n) })
+	}
+	return nodes
+}
 
 // cfgDesign loads the example site design.
 func cfgDesign(t *testing.T) *design.Design { return designtest.Example(t) }

@@ -2,14 +2,11 @@ package maas
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
-	"github.com/slipway-dev/slipway/orchestrator/driverspec"
 	"github.com/slipway-dev/slipway/sim/lab"
 	simmaas "github.com/slipway-dev/slipway/sim/maas"
 )
@@ -26,21 +23,7 @@ func TestStorageBuiltOnceThenCloned(t *testing.T) {
 	l, drv := cfgLab(t, d, func(c *lab.Config) {
 		c.Faults = &simmaas.Faults{Ops: map[string]simmaas.OpFaults{"POST set_storage_layout": {AnswerLatency: 2 * time.Second}}}
 	})
-	var nodes []drivers.Node
-	for _, name := range slices.Sorted(maps.Keys(d.Nodes)) {
-		nodes = append(nodes, driverspec.Node(d, d.Nodes[name], ""))
-		pxeBoot(l.Machine(name))
-	}
-	for i := range nodes {
-		nodes[i].MachineID = identify(t, drv, nodes[i]).MachineID
-	}
-	for _, n := range nodes {
-		mustDone(t, "Commission", func(ctx context.Context) (drivers.Result, error) { return drv.Commission(ctx, n.NodeRef) })
-	}
-	cfgSubnets(t, drv, driverspec.Site(d))
-	for _, n := range nodes {
-		mustDone(t, "ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyNetworking(ctx, n) })
-	}
+	nodes := networkedNodes(t, l, drv, d)
 	layouts, clones := count(l, "POST /machines/{machine}/?op=set_storage_layout"), count(l, "POST /machines/?op=clone")
 	slots := engineSlots(2)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)

@@ -32,21 +32,7 @@ func TestTagsBatchedAcrossNodes(t *testing.T) {
 	d := genDesign(t, 6)
 	l, drv := cfgLab(t, d)
 	drv.tagWindow = time.Hour
-	var nodes []drivers.Node
-	for _, name := range slices.Sorted(maps.Keys(d.Nodes)) {
-		nodes = append(nodes, driverspec.Node(d, d.Nodes[name], ""))
-		pxeBoot(l.Machine(name))
-	}
-	for i := range nodes {
-		nodes[i].MachineID = identify(t, drv, nodes[i]).MachineID
-	}
-	for _, n := range nodes {
-		mustDone(t, "Commission", func(ctx context.Context) (drivers.Result, error) { return drv.Commission(ctx, n.NodeRef) })
-	}
-	cfgSubnets(t, drv, driverspec.Site(d))
-	for _, n := range nodes { // on their way to the platform step
-		mustDone(t, "ApplyNetworking", func(ctx context.Context) (drivers.Result, error) { return drv.ApplyNetworking(ctx, n) })
-	}
+	nodes := networkedNodes(t, l, drv, d) // on their way to the platform step
 	tags := map[string]bool{}
 	before := count(l, "POST /tags/{tag}/?op=update_nodes")
 	slots := engineSlots(2)
