@@ -70,6 +70,10 @@ func (c Config) etcdLimits() etcdstore.Limits {
 	return etcdstore.Limits{MaxTxnOps: c.EtcdMaxTxnOps, MaxRequestBytes: c.EtcdMaxRequestBytes}
 }
 
+// etcdUnaryRetries: enough to go round three members more than three
+// times (the client backs off 25 ms after each quorum's worth of tries).
+const etcdUnaryRetries = 10
+
 // EtcdClientConfig is the client configuration of the store's cluster.
 func (c Config) EtcdClientConfig() (clientv3.Config, error) {
 	scheme := "http"
@@ -86,9 +90,15 @@ func (c Config) EtcdClientConfig() (clientv3.Config, error) {
 		return clientv3.Config{}, fmt.Errorf("store %w", err)
 	}
 	// The client may send what the members take (its own limit is 2 MiB).
+	// A call the members answer Unavailable ("no leader", a member gone)
+	// is tried etcdUnaryRetries more times, not the client's default 100:
+	// those are round trips a request waits through (over 10 s on a
+	// loaded machine), and the store serves a read the cluster can't
+	// answer linearizably from the member's copy, and retries a write
+	// itself until etcdstore.QuorumWait has passed.
 	return clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second, TLS: tc,
 		DialKeepAliveTime: 5 * time.Second, DialKeepAliveTimeout: 3 * time.Second,
-		MaxCallSendMsgSize: max(2<<20, c.EtcdMaxRequestBytes+64<<10)}, nil
+		MaxCallSendMsgSize: max(2<<20, c.EtcdMaxRequestBytes+64<<10), MaxUnaryRetries: etcdUnaryRetries}, nil
 }
 
 // clientTLS trusts ca (else the system's roots) and presents cert/key

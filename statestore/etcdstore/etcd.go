@@ -150,7 +150,7 @@ func New(c *clientv3.Client, prefix string) *Store {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return &Store{c: c, kv: quorumKV{kv: c.KV, q: &quorumState{}}, prefix: prefix, closed: &atomic.Bool{}, w: &writer{},
+	return &Store{c: c, kv: quorumKV{kv: c.KV, q: &quorumState{}, ctx: c.Ctx()}, prefix: prefix, closed: &atomic.Bool{}, w: &writer{},
 		marks: &markLease{}}
 }
 

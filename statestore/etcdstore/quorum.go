@@ -22,18 +22,24 @@ import (
 // write fails at once (the member requires a leader) with an error that
 // says the cluster has no quorum and answers 503 (Unavailable). Once the
 // cluster has been without a leader for a second, reads go to the
-// member's copy straight away (the linearizable try costs seconds of the
-// client's own retries), but for one linearizable read every 2 s that
-// finds out when the quorum is back.
+// member's copy straight away: a linearizable try costs seconds of the
+// client's own retries (100 of them, each a round trip; over ten seconds
+// on a loaded machine), so whether the quorum is back is found out by a
+// probe in the background, at most one every 2 s, that no read waits for.
 type quorumKV struct {
 	kv clientv3.KV
 	q  *quorumState
+	// ctx ends the probes: the client's own, done when it closes.
+	ctx context.Context
 }
+
+// probeTimeout bounds one probe for the quorum's return.
+const probeTimeout = 10 * time.Second
 
 // quorumState is when the cluster was last found without a leader.
 type quorumState struct {
 	since atomic.Int64 // unix ns of the first no-leader answer since the last good one; 0: none
-	probe atomic.Int64 // unix ns of the last linearizable read tried while without one
+	probe atomic.Int64 // unix ns of the last probe started while without one
 }
 
 func (s *quorumState) note(err error) {
@@ -53,32 +59,41 @@ func (s *quorumState) lostFor() time.Duration {
 	return 0
 }
 
-// skipLinearizable: the cluster has been without a leader for a second
-// and another read probed less than 2 s ago.
-func (s *quorumState) skipLinearizable() bool {
-	if s.lostFor() < time.Second {
-		return false
-	}
+// probeDue claims the next probe: none started in the last 2 s.
+func (s *quorumState) probeDue() bool {
 	now := time.Now().UnixNano()
 	last := s.probe.Load()
-	return now-last < int64(2*time.Second) || !s.probe.CompareAndSwap(last, now)
+	return now-last >= int64(2*time.Second) && s.probe.CompareAndSwap(last, now)
 }
 
 func (q quorumKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
 	var err error
-	if !q.q.skipLinearizable() {
+	if q.q.lostFor() < time.Second {
 		var resp *clientv3.GetResponse
 		resp, err = q.kv.Get(clientv3.WithRequireLeader(ctx), key, opts...)
 		q.q.note(err)
 		if err == nil || ctx.Err() != nil || !noQuorum(err) {
 			return resp, err
 		}
+	} else if q.q.probeDue() {
+		go q.probe(key)
 	}
 	resp, serr := q.kv.Get(ctx, key, append(opts, clientv3.WithSerializable())...)
 	if serr != nil {
 		return nil, quorumErr(cmp.Or(err, serr))
 	}
 	return resp, nil
+}
+
+// probe reads key's count linearizably: an answer means the cluster has a
+// leader again.
+func (q quorumKV) probe(key string) {
+	ctx, cancel := context.WithTimeout(cmp.Or(q.ctx, context.Background()), probeTimeout)
+	defer cancel()
+	_, err := q.kv.Get(clientv3.WithRequireLeader(ctx), key, clientv3.WithCountOnly())
+	if q.ctx == nil || q.ctx.Err() == nil {
+		q.q.note(err)
+	}
 }
 
 func (q quorumKV) Put(ctx context.Context, key, val string, opts ...clientv3.OpOption) (*clientv3.PutResponse, error) {
