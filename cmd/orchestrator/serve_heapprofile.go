@@ -81,7 +81,7 @@ type heapPeak struct {
 	path   string
 	high   uint64
 	writes int
-	rss    map[string]uint64 // VmRSS, RssAnon, RssFile, RssShmem (KiB) at the highest VmRSS
+	rss    map[string]uint64 // VmRSS, RssAnon, RssFile (and its state database and binary parts), RssShmem (KiB) at the highest VmRSS
 	series int               // lines written to path.series
 }
 
@@ -107,6 +107,37 @@ func rssParts() map[string]uint64 {
 	return parts
 }
 
+// mappedRSS splits RssFile by what is mapped (KiB, from
+// /proc/self/smaps): RssStateDB the state database's map (a *.db file),
+// RssBinary the executable's own pages.
+func mappedRSS() map[string]uint64 {
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return nil
+	}
+	exe, _ := os.Executable()
+	parts := map[string]uint64{}
+	key := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			key = ""
+			switch path := f[len(f)-1]; {
+			case len(f) == 6 && strings.HasSuffix(path, ".db"):
+				key = "RssStateDB_kib"
+			case len(f) == 6 && path == exe:
+				key = "RssBinary_kib"
+			}
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "Rss:"); ok && key != "" {
+			if n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64); err == nil {
+				parts[key] += n
+			}
+		}
+	}
+	return parts
+}
+
 func (p *heapPeak) sample() {
 	s := make([]metrics.Sample, len(heapPeakMetrics))
 	for i, name := range heapPeakMetrics {
@@ -114,6 +145,12 @@ func (p *heapPeak) sample() {
 	}
 	metrics.Read(s)
 	r := rssParts()
+	if r == nil {
+		r = map[string]uint64{}
+	}
+	for k, v := range mappedRSS() {
+		r[k] = v
+	}
 	summary := map[string]uint64{"unix_ms": uint64(time.Now().UnixMilli())}
 	for _, m := range s {
 		summary[m.Name] = m.Value.Uint64()

@@ -8,12 +8,21 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	bbolt "go.etcd.io/bbolt"
 )
 
 // TestHeapPeakProfile: serve --heap-profile leaves an in-use heap profile
-// that parses, the memory classes at its moment and the goroutines then.
+// that parses, the memory classes at its moment and the goroutines then,
+// and the resident set in parts: the state database's map and the
+// binary's pages apart.
 func TestHeapPeakProfile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "heap.pprof")
+	db, err := bbolt.Open(filepath.Join(t.TempDir(), "state.db"), 0o600, nil) // mapped; its meta pages read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
 	stop, err := startHeapPeakProfile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +66,7 @@ func TestHeapPeakProfile(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(series)), "\n")
 	var first map[string]uint64
-	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || len(lines) != 1 || first["RssFile_kib"] == 0 || first["/gc/heap/goal:bytes"] == 0 || first["unix_ms"] == 0 {
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || len(lines) != 1 || first["RssFile_kib"] == 0 || first["RssStateDB_kib"] == 0 || first["RssBinary_kib"] == 0 || first["/gc/heap/goal:bytes"] == 0 || first["unix_ms"] == 0 {
 		t.Fatalf("series (%d lines): %v %s", len(lines), err, series)
 	}
 	g, err := os.ReadFile(path + ".goroutines")
