@@ -173,6 +173,7 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 30s)
 	$(GO) test -run '^$$' -fuzz '^FuzzRequestBodies$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./api
 	$(GO) test -run '^$$' -fuzz '^FuzzActionReport$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./introspection
 	$(GO) test -run '^$$' -fuzz '^FuzzToken$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./introspection
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeList$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./drivers/server/maas
 
 .PHONY: demo
 demo: build ## Run the end-to-end demo on the example site, its switch ports in Open vSwitch with the connectivity measured (as root; apt-get install openvswitch-switch iproute2 iputils-ping)

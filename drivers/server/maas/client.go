@@ -141,16 +141,40 @@ func (c *client) call(ctx context.Context, method, path, op string, params url.V
 // callLimit is call whose answer may not be longer than limit bytes (0:
 // no limit): the body is cut at limit+1 and refused (Permanent).
 func (c *client) callLimit(ctx context.Context, method, path, op string, params url.Values, out any, limit int64) error {
-	var lastErr error
 	uri := &url.URL{Path: strings.TrimPrefix(path, "/")}
 	if method != http.MethodGet {
 		c.cache.wrote(path, op, params)
 		defer c.cache.wrote(path, op, params)
 	}
+	return c.retrying(ctx, method, path, op, func(rctx context.Context) error {
+		body, err := c.send(rctx, method, uri, op, params, limit)
+		if err != nil {
+			return err
+		}
+		return finalError{c.decodeAnswer(method, path, body, out, limit)}
+	})
+}
+
+// finalError is an attempt's outcome that is not retried (nil inside:
+// success).
+type finalError struct{ err error }
+
+func (e finalError) Error() string { return e.err.Error() }
+
+// retrying runs try, one attempt of a request bounded by the per-request
+// timeout, with the retry rules; try's errors are classified, except a
+// finalError's, which is the outcome.
+func (c *client) retrying(ctx context.Context, method, path, op string, try func(context.Context) error) error {
+	var lastErr error
 	for attempt := 0; attempt <= c.retries; attempt++ {
-		body, err := c.send(ctx, method, uri, op, params, limit)
+		rctx, cancel := context.WithTimeout(ctx, c.timeout)
+		err := try(rctx)
+		cancel()
+		if f, ok := err.(finalError); ok {
+			return f.err
+		}
 		if err == nil {
-			return c.decodeAnswer(method, path, body, out, limit)
+			return nil
 		}
 		lastErr = c.classify(ctx, method, path, op, err)
 		wait, retry := c.retryAfter(err, attempt)
@@ -166,12 +190,10 @@ func (c *client) callLimit(ctx context.Context, method, path, op string, params 
 	return lastErr
 }
 
-// send makes one attempt of a request, bounded by the per-request timeout
-// (and its answer by limit, 0: none).
+// send makes one attempt of a request (its answer bounded by limit, 0:
+// none).
 func (c *client) send(ctx context.Context, method string, uri *url.URL, op string, params url.Values, limit int64) ([]byte, error) {
-	rctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	cl := c.bound(rctx, limit)
+	cl := c.bound(ctx, limit)
 	switch method {
 	case http.MethodGet:
 		// gomaasapi's Get sets "op" in the values it is given and
@@ -218,11 +240,11 @@ func (c *client) retryAfter(err error, attempt int) (time.Duration, bool) {
 	if _, ok := errors.AsType[*redirectError](err); ok {
 		return 0, false
 	}
-	if se, ok := gomaasapi.GetServerError(err); ok {
-		if se.StatusCode != http.StatusServiceUnavailable && se.StatusCode != http.StatusTooManyRequests {
+	if status, header, _, ok := serverAnswer(err); ok {
+		if status != http.StatusServiceUnavailable && status != http.StatusTooManyRequests {
 			return 0, false
 		}
-		if s, perr := strconv.Atoi(se.Header.Get(hdrRetryAfter)); perr == nil && s >= 0 {
+		if s, perr := strconv.Atoi(header.Get(hdrRetryAfter)); perr == nil && s >= 0 {
 			return min(time.Duration(s)*time.Second, c.maxWait), true
 		}
 		return backoff, true
@@ -242,24 +264,24 @@ func (c *client) classify(ctx context.Context, method, path, op string, err erro
 	if re, ok := errors.AsType[*redirectError](err); ok {
 		return drivers.Errorf(drivers.Permanent, "maas %s: %v: check maas.url (the region's API URL, e.g. https://maas.example:5240/MAAS, as the region serves it, not a URL that redirects)", what, re)
 	}
-	if se, ok := gomaasapi.GetServerError(err); ok {
+	if status, _, body, ok := serverAnswer(err); ok {
 		// MAAS's answer, or a proxy's, may echo the request and its key.
-		msg := drivers.PeerText(se.BodyMessage, c.secrets...)
+		msg := drivers.PeerText(body, c.secrets...)
 		switch {
-		case se.StatusCode == http.StatusForbidden:
-			return &forbiddenError{drivers.Errorf(drivers.Permanent, "maas %s: MAAS refused the request to the API key's user (%d %s): admin-only calls need an administrator's key; check maas.apiKey", what, se.StatusCode, msg)}
-		case se.StatusCode == http.StatusUnauthorized:
-			return drivers.Errorf(drivers.Permanent, "maas %s: MAAS refused the API key (%d %s); check maas.apiKey", what, se.StatusCode, msg)
-		case se.StatusCode == http.StatusNotFound:
+		case status == http.StatusForbidden:
+			return &forbiddenError{drivers.Errorf(drivers.Permanent, "maas %s: MAAS refused the request to the API key's user (%d %s): admin-only calls need an administrator's key; check maas.apiKey", what, status, msg)}
+		case status == http.StatusUnauthorized:
+			return drivers.Errorf(drivers.Permanent, "maas %s: MAAS refused the API key (%d %s); check maas.apiKey", what, status, msg)
+		case status == http.StatusNotFound:
 			return &notFoundError{drivers.Errorf(drivers.Permanent, "maas %s: not found: %s", what, msg)}
-		case se.StatusCode == http.StatusConflict:
+		case status == http.StatusConflict:
 			return &conflictError{drivers.Errorf(drivers.Permanent, "maas %s: %s", what, msg)}
-		case se.StatusCode == http.StatusBadRequest:
+		case status == http.StatusBadRequest:
 			return drivers.Errorf(drivers.Permanent, "maas %s: MAAS rejected the request: %s", what, msg)
-		case se.StatusCode >= 500 || se.StatusCode == http.StatusTooManyRequests:
-			return drivers.Errorf(drivers.Transient, "maas %s: %d %s", what, se.StatusCode, msg)
+		case status >= 500 || status == http.StatusTooManyRequests:
+			return drivers.Errorf(drivers.Transient, "maas %s: %d %s", what, status, msg)
 		}
-		return drivers.Errorf(drivers.Permanent, "maas %s: %d %s", what, se.StatusCode, msg)
+		return drivers.Errorf(drivers.Permanent, "maas %s: %d %s", what, status, msg)
 	}
 	return drivers.Errorf(drivers.Transient, "maas %s: %s", what, drivers.RedactSecrets(err.Error(), c.secrets...))
 }

@@ -32,8 +32,8 @@ func (d *Driver) Status(ctx context.Context, nodes []drivers.NodeRef) ([]drivers
 		return out, nil
 	}
 	since := d.c.cache.begin()
-	var st []mMachineState
-	if err := d.c.call(ctx, http.MethodGet, "machines/", "", p, &st); err != nil {
+	st, err := list[mMachineState](ctx, d.c, "machines/", p)
+	if err != nil {
 		return nil, err
 	}
 	ms := make([]mMachine, len(st))
