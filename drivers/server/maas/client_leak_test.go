@@ -50,6 +50,11 @@ func TestErrorsHideEchoedKey(t *testing.T) {
 		if leaks := leakcheck.Find(msg, leakSecret, leakKey); len(leaks) > 0 {
 			t.Errorf("%d: the error shows the key: %v\n%.300s", status, leaks, msg)
 		}
+		if lmsg := listingError(t, status); lmsg != "" {
+			if leaks := leakcheck.Find(lmsg, leakSecret, leakKey); len(leaks) > 0 {
+				t.Errorf("%d: the listing's error shows the key: %v\n%.300s", status, leaks, lmsg)
+			}
+		}
 		if !strings.Contains(msg, "maas GET version/") || !strings.Contains(msg, "request echoed") {
 			t.Errorf("%d: the error does not say what failed and what MAAS answered: %s", status, msg)
 		}
@@ -57,6 +62,27 @@ func TestErrorsHideEchoedKey(t *testing.T) {
 			t.Errorf("%d: the error quotes %d bytes of the answer: %.200s", status, len(msg), msg)
 		}
 	}
+}
+
+// listingError is the error of a status listing (decoded as read, on a
+// GET of the driver's own) from a MAAS that echoes the request with
+// status; it names the listing.
+func listingError(t *testing.T, status int) string {
+	t.Helper()
+	srv := httptest.NewServer(leakcheck.Echo(status))
+	defer srv.Close()
+	d := leakDriver(t, srv.URL+"/MAAS")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err := d.Status(ctx, []drivers.NodeRef{{Name: "n1", MachineID: "m1"}})
+	if err == nil {
+		t.Errorf("%d: the listing: no error", status)
+		return ""
+	}
+	if !strings.Contains(err.Error(), "maas GET machines/") {
+		t.Errorf("%d: the listing's error does not say what failed: %.300s", status, err)
+	}
+	return err.Error()
 }
 
 // TestNoRedirectWithKey (S6): MAAS never redirects an API call; a

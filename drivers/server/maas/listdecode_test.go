@@ -106,6 +106,17 @@ func FuzzDecodeList(f *testing.F) {
 	})
 }
 
+// driverAt is a driver on the MAAS at url, with the default retries.
+func driverAt(t *testing.T, url string) *Driver {
+	t.Helper()
+	drv, err := NewDriver(drivers.Config{Settings: map[string]string{SettingURL: url, SettingTimeout: "10s"},
+		Secrets: map[string]drivers.Secret{SecretAPIKey: drivers.NewSecret("a:b:c")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return drv
+}
+
 // listingOf is a machines/ answer of n machines of about 10 KB each
 // (padded with interfaces, strings with escapes and braces, as MAAS's
 // machine objects carry much the status poll does not read).
@@ -146,11 +157,7 @@ func TestStatusListingNotHeldWhole(t *testing.T) {
 		_, _ = w.Write(listing)
 	}))
 	defer srv.Close()
-	drv, err := NewDriver(drivers.Config{Settings: map[string]string{SettingURL: srv.URL + "/MAAS", SettingTimeout: "10s"},
-		Secrets: map[string]drivers.Secret{SecretAPIKey: drivers.NewSecret("a:b:c")}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	drv := driverAt(t, srv.URL+"/MAAS")
 	refs := make([]drivers.NodeRef, n)
 	for i := range refs {
 		refs[i] = drivers.NodeRef{Name: fmt.Sprintf("n%05d", i), MachineID: fmt.Sprintf("m%05d", i)}
@@ -195,18 +202,14 @@ func TestStatusListingErrorsClassified(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	drv, err := NewDriver(drivers.Config{Settings: map[string]string{SettingURL: srv.URL + "/MAAS", SettingTimeout: "10s"},
-		Secrets: map[string]drivers.Secret{SecretAPIKey: drivers.NewSecret("a:b:c")}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	drv := driverAt(t, srv.URL+"/MAAS")
 	refs := []drivers.NodeRef{{Name: "n00000", MachineID: "m00000"}}
 	if ms, err := drv.Status(t.Context(), refs); err != nil || ms[0].State != "Deployed" || calls.Load() != 2 {
 		t.Fatalf("after a 503: %+v %v, %d requests (want 2)", ms, err, calls.Load())
 	}
 	refuse.Store(true)
 	before := calls.Load()
-	_, err = drv.Status(t.Context(), refs)
+	_, err := drv.Status(t.Context(), refs)
 	if drivers.Classify(err) != drivers.Permanent || !strings.Contains(err.Error(), "check maas.apiKey") || calls.Load() != before+1 {
 		t.Fatalf("a 401: %v (class %v), %d requests", err, drivers.Classify(err), calls.Load()-before)
 	}
