@@ -212,6 +212,7 @@ func (r *nodeRun) round(ctx context.Context) bool {
 	}
 	r.wait.asking()
 	st, err := r.stage(ctx)
+	r.wait.end()
 	if err != nil {
 		return r.stageFailed(ctx, err)
 	}
@@ -274,7 +275,7 @@ func (r *nodeRun) take(ctx context.Context, st step) bool {
 		r.rec.Step++
 		r.rec.Attempts = 0
 		return r.save(r.event("info", "step", "%s", st.msg))
-	case stepWait: // the wake-up ends the wait (park.go's resume)
+	case stepWait: // the next call's answer ends the wait
 		r.wait.begin(r.hardwareWait(st))
 		r.waitStep(st)
 	case stepFail:
@@ -351,7 +352,7 @@ func (r *nodeRun) transition(to record.Stage, msg string) bool {
 		text += ": " + msg
 	}
 	ev := r.event("info", "transition", "%s", text)
-	ev.ProvisionerWait = r.wait.take()
+	ev.ProvisionerWait = r.wait.take(r.rec.StageStart, r.rec.Observed)
 	return r.save(ev)
 }
 

@@ -63,6 +63,7 @@ func (r *nodeRun) enterGate() bool {
 		return true // handed one while it waited
 	}
 	if !r.e.gate.enter() {
+		r.wait.end() // the gate is Slipway's own wait
 		r.pend = parking{kind: parkGate}
 		return false
 	}
@@ -103,7 +104,7 @@ func (r *nodeRun) park(ctx context.Context) {
 	case parkSleep: // a round from the top
 		w.next = r.loop
 	case parkTimer:
-		w.next = r.resume
+		w.next = r.loop                       // the next call's answer ends the wait (stagewait.go)
 		if r.e.parkWake(r.rec.Name, w.fire) { // a report came before the wait began
 			w.firedLocked()
 			return
@@ -121,7 +122,7 @@ func (r *nodeRun) parkPoll(ctx context.Context, w *wakeup) {
 			r.rec.Observed = seen.State
 			r.rec.ObservedPower = orDefault(string(seen.Power), r.rec.ObservedPower)
 		}
-		r.resume()
+		r.loop()
 	}
 	pw := r.e.poll.addFunc(siteOfNode(r.d, r.n), r.ref(), r.rec.Observed, r.e.cfg.MaxWait, func(m drivers.Machine) {
 		seen = m // only one of the poll and the context gets the waiter
@@ -132,12 +133,6 @@ func (r *nodeRun) parkPoll(ctx context.Context, w *wakeup) {
 			w.fire()
 		}
 	}))
-}
-
-// resume ends the wait (stagewait.go) and runs the node's next rounds.
-func (r *nodeRun) resume() {
-	r.wait.end()
-	r.loop()
 }
 
 // wakeup is a parked node's way back: the first of its wake-ups to fire

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,13 +61,17 @@ func planRecovery(state string, ours bool) ([]record.RecoveryStep, string) {
 	return nil, fmt.Sprintf("the machine is %s, a state the engine has no recovery for: bring it to Ready in the provisioner (or release it), then `release-manual` the node and retry", state)
 }
 
+// busyStates are the provisioner's states of a machine in a phase of
+// its own (commissioning, deploying, erasing): an abort stops it.
+var busyStates = []string{"Commissioning", "Testing", "Deploying", "Disk erasing"}
+
 // stepReached reports whether a step's goal holds for a machine in
 // state: a step asked again after a crash, or answered Failed because
 // the machine is already past it, counts as done.
 func stepReached(s record.RecoveryStep, state string) bool {
 	switch s {
 	case record.RecAbort:
-		return state != "Deploying" && state != "Commissioning" && state != "Testing" && state != "Disk erasing"
+		return !slices.Contains(busyStates, state)
 	case record.RecMarkBroken:
 		return state == "Broken" || state == "Ready" || state == "Deployed"
 	case record.RecMarkFixed:

@@ -446,11 +446,18 @@ func TestRecoveryResumesAfterCrash(t *testing.T) {
 		t.Fatalf("after the crash the machine is %s, want Allocated (aborted, not yet released)", s)
 	}
 
-	e2 := engine(t, env) // on the surviving state
-	rec := nodeRecord(t, e2, bad)
+	// The surviving checkpoint, read before an engine is started on it
+	// (a started engine resumes the recovery at once).
+	reader, err := orchestrator.New(env.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := nodeRecord(t, reader, bad)
+	reader.Close()
 	if rec.Recovery == nil || rec.Recovery.Done != 0 || len(rec.Recovery.Steps) != 2 {
 		t.Fatalf("the surviving checkpoint's recovery: %+v", rec.Recovery)
 	}
+	e2 := engine(t, env)
 	wctx, wcancel := context.WithTimeout(t.Context(), time.Minute)
 	defer wcancel()
 	if _, err := e2.Wait(wctx, task.ID); err != nil {

@@ -9,15 +9,17 @@ import (
 
 // stageWait is how long the node's current stage waited on the
 // provisioner or the hardware: from the call that first answered in
-// progress (the provisioner asked, the machine's phase running) to the
-// end of the last
-// such wait, when the poll (or the timer) saw the machine move on. The
-// stage's transition event carries it (record.Event.ProvisionerWait);
-// the rest of the stage's time is Slipway's own. Two timestamps per node,
-// no allocation; a stage an engine restart interrupted counts only the
+// progress (the provisioner asked, the machine's phase running), or from
+// the stage's start when the machine was already in a phase then (a
+// create that commissions), to the answer of the call that followed the
+// last such wait (the call that saw the machine move on took part in
+// the wait). The stage's transition event carries it
+// (record.Event.ProvisionerWait); the rest of the stage's time is
+// Slipway's own. A stage an engine restart interrupted counts only the
 // waits after the restart.
 type stageWait struct {
 	asked    time.Time // when the stage's handler was last called
+	busyFrom time.Time // the stage's start, when the machine was in a phase then
 	from, to time.Time
 	timing   bool // the running wait counts
 }
@@ -45,22 +47,32 @@ func (w *stageWait) begin(counted bool) {
 	w.timing = counted
 	if counted && w.from.IsZero() {
 		w.from = w.asked
+		if !w.busyFrom.IsZero() {
+			w.from = w.busyFrom
+		}
 	}
 }
 
-// end ends the running wait.
+// end ends the running wait: at the answer of the call that followed
+// it, or where Slipway's own wait begins (the round gate).
 func (w *stageWait) end() {
 	if w.timing {
 		w.to, w.timing = now(), false
 	}
 }
 
-// take is the stage's wait in milliseconds, and starts the next stage's.
-func (w *stageWait) take() int64 {
+// take is the stage's wait in milliseconds, and starts the next stage's,
+// which began at start with the machine in state: a machine already in
+// a phase (busyStates) is waited on from the stage's start.
+func (w *stageWait) take(start time.Time, state string) int64 {
+	w.end()
 	var ms int64
 	if !w.from.IsZero() && w.to.After(w.from) {
 		ms = w.to.Sub(w.from).Milliseconds()
 	}
 	*w = stageWait{}
+	if slices.Contains(busyStates, state) {
+		w.busyFrom = start
+	}
 	return ms
 }
