@@ -88,10 +88,10 @@ func (q quorumKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption
 // probe reads key's count linearizably: an answer means the cluster has a
 // leader again.
 func (q quorumKV) probe(key string) {
-	ctx, cancel := context.WithTimeout(cmp.Or(q.ctx, context.Background()), probeTimeout)
+	ctx, cancel := context.WithTimeout(q.ctx, probeTimeout)
 	defer cancel()
 	_, err := q.kv.Get(clientv3.WithRequireLeader(ctx), key, clientv3.WithCountOnly())
-	if q.ctx == nil || q.ctx.Err() == nil {
+	if q.ctx.Err() == nil { // not the client's close
 		q.q.note(err)
 	}
 }

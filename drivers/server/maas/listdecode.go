@@ -44,12 +44,13 @@ type elementReader struct {
 }
 
 // more reads into the window once (moving the unconsumed bytes to its
-// start, growing it when they fill it): false when r has nothing more.
+// start once the consumed ones are half of it or it is full, growing it
+// when they fill it): false when r has nothing more.
 func (e *elementReader) more() bool {
 	if e.err != nil {
 		return false
 	}
-	if e.off > 0 {
+	if e.off > 0 && (e.off >= cap(e.buf)/2 || len(e.buf) == cap(e.buf)) {
 		n := copy(e.buf, e.buf[e.off:])
 		e.buf, e.off = e.buf[:n], 0
 	}
