@@ -2,7 +2,6 @@ package maas
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 
 	"github.com/slipway-dev/slipway/drivers"
@@ -58,11 +57,17 @@ func (d *Driver) Status(ctx context.Context, nodes []drivers.NodeRef) ([]drivers
 }
 
 // Owned lists the machines allocated to this orchestrator (agent_name =
-// instanceID), in one request.
+// instanceID), in one request decoded as it is read, each machine's
+// state only (as Status): a site's every machine, tens of KB each, is
+// never held whole.
 func (d *Driver) Owned(ctx context.Context) ([]drivers.Machine, error) {
-	var ms []mMachine
-	if err := d.c.call(ctx, http.MethodGet, "machines/", "", url.Values{"agent_name": {d.instance}}, &ms); err != nil {
+	st, err := list[mMachineState](ctx, d.c, "machines/", url.Values{"agent_name": {d.instance}})
+	if err != nil {
 		return nil, err
+	}
+	ms := make([]mMachine, len(st))
+	for i := range st {
+		ms[i] = st[i].machine()
 	}
 	out := make([]drivers.Machine, 0, len(ms))
 	src := make([]*mMachine, 0, len(ms))
