@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 )
 
 // MaxSize bounds a generated image (4 GiB): the lab never needs more.
@@ -31,11 +32,24 @@ func Reader(name, arch string, size int64) io.Reader {
 }
 
 // Write creates path with the image's content and returns its SHA-256
-// (hex). An existing file is replaced.
+// (hex). An existing file is replaced. An image of at most
+// [maxKeptSize] is made once per process and kept: every lab start
+// writes the example's 12 MiB image, and under the race detector making
+// it again (each byte through the generator, the buffers and the hash)
+// was a tenth of a test package's CPU.
 func Write(path, name, arch string, size int64) (string, error) {
 	if size <= 0 || size > MaxSize {
 		return "", fmt.Errorf("labimage: size %d is outside 1..%d bytes", size, int64(MaxSize))
 	}
+	if size <= maxKeptSize {
+		im := keptImage(name, arch, size)
+		return im.sum, os.WriteFile(path, im.content, 0o600)
+	}
+	return writeStream(path, name, arch, size)
+}
+
+// writeStream writes the image's content to path as it is made.
+func writeStream(path, name, arch string, size int64) (string, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return "", err
@@ -54,6 +68,31 @@ func Write(path, name, arch string, size int64) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// maxKeptSize is the largest image Write keeps in memory once made.
+const maxKeptSize = 64 << 20
+
+// made is an image's content and SHA-256 (hex), made once.
+type made struct {
+	once    sync.Once
+	content []byte
+	sum     string
+}
+
+// kept are the images made in this process, by name, arch and size.
+var kept sync.Map // string -> *made
+
+func keptImage(name, arch string, size int64) *made {
+	v, _ := kept.LoadOrStore(fmt.Sprintf("%s\x00%s\x00%d", name, arch, size), &made{})
+	im := v.(*made)
+	im.once.Do(func() {
+		im.content = make([]byte, size)
+		_, _ = io.ReadFull(Reader(name, arch, size), im.content)
+		s := sha256.Sum256(im.content)
+		im.sum = hex.EncodeToString(s[:])
+	})
+	return im
 }
 
 // SHA256 is the SHA-256 (hex) of the image's content, without writing it.

@@ -63,20 +63,26 @@ func TestExampleImagePinned(t *testing.T) {
 }
 
 func TestWriteMatchesSHA256(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "img")
-	sum, err := Write(path, "x", "arm64/generic", 3<<20+5)
-	if err != nil {
-		t.Fatal(err)
+	const size = 3<<20 + 5
+	want := SHA256("x", "arm64/generic", size)
+	// Made and kept, written again from what was kept, and streamed (an
+	// image larger than maxKeptSize).
+	for i, write := range []func(string, string, string, int64) (string, error){Write, Write, writeStream} {
+		path := filepath.Join(t.TempDir(), "img")
+		sum, err := write(path, "x", "arm64/generic", size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := sha256.Sum256(b)
+		if hex.EncodeToString(got[:]) != sum || sum != want || len(b) != size {
+			t.Fatalf("write %d: its sum %s, the file's %x, SHA256 %s, %d bytes", i, sum, got, want, len(b))
+		}
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := sha256.Sum256(b)
-	if hex.EncodeToString(got[:]) != sum || sum != SHA256("x", "arm64/generic", 3<<20+5) || len(b) != 3<<20+5 {
-		t.Fatalf("Write's sum %s, file's %x, SHA256 %s, %d bytes", sum, got, SHA256("x", "arm64/generic", 3<<20+5), len(b))
-	}
-	if _, err := Write(path, "x", "amd64", 0); err == nil {
+	if _, err := Write(filepath.Join(t.TempDir(), "img"), "x", "amd64", 0); err == nil {
 		t.Fatal("a zero size was accepted")
 	}
 }
