@@ -1,11 +1,10 @@
 package orchestrator_test
 
 import (
-	"context"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,51 +16,71 @@ import (
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
-// dcWatchLab records every status the lab's machines pass through, by
-// hostname, until the test ends: what MAAS itself showed, not what the
-// engine says.
+// dcLabWatch reads the statuses the lab's machines passed through since
+// it began (or was reset) from the lab's MAAS event log, where every
+// status change is a "Node changed status" event (as MAAS logs it):
+// what MAAS itself recorded, not what the engine says, and not a
+// sampling that a short phase can slip through.
 type dcLabWatch struct {
-	mu   sync.Mutex
-	seen map[string][]string
+	t     *testing.T
+	env   *labrun.Env
+	after int // the newest event when it began
+}
+
+type dcLabEvent struct {
+	ID          int    `json:"id"`
+	Type        string `json:"type"`
+	Description string `json:"description"`
 }
 
 func dcWatchLab(t *testing.T, env *labrun.Env) *dcLabWatch {
 	t.Helper()
-	w := &dcLabWatch{seen: map[string][]string{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			for _, m := range env.Lab.MAAS.Machines() {
-				w.mu.Lock()
-				if s := w.seen[m.Hostname]; len(s) == 0 || s[len(s)-1] != m.Status {
-					w.seen[m.Hostname] = append(s, m.Status)
-				}
-				w.mu.Unlock()
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	w := &dcLabWatch{t: t, env: env}
+	w.reset()
 	return w
 }
 
-// statuses returns the statuses a machine went through since the last
-// reset.
-func (w *dcLabWatch) statuses(host string) []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.seen[host])
+// reset forgets what was seen.
+func (w *dcLabWatch) reset() {
+	w.t.Helper()
+	var evs struct{ Events []dcLabEvent }
+	labCall(w.t, w.env, "GET", "/events/", "query&limit=1&level=DEBUG", nil, &evs)
+	w.after = 0
+	if len(evs.Events) > 0 {
+		w.after = evs.Events[0].ID
+	}
 }
 
-// reset forgets what was seen, keeping each machine's current status.
-func (w *dcLabWatch) reset() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for h, s := range w.seen {
-		w.seen[h] = s[len(s)-1:]
+// statuses returns the statuses a machine went through since the last
+// reset, the one it had then first; its current one alone when it did
+// not move.
+func (w *dcLabWatch) statuses(host string) []string {
+	w.t.Helper()
+	var evs struct{ Events []dcLabEvent }
+	labCall(w.t, w.env, "GET", "/events/", fmt.Sprintf("query&level=DEBUG&limit=1000&after=%d&hostname=%s", w.after, url.QueryEscape(host)), nil, &evs)
+	slices.SortFunc(evs.Events, func(a, b dcLabEvent) int { return a.ID - b.ID })
+	var out []string
+	for _, ev := range evs.Events {
+		if ev.Type != "Node changed status" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(ev.Description, "From '")
+		from, to, ok2 := strings.Cut(rest, "' to '")
+		to, _, ok3 := strings.Cut(to, "'")
+		if !ok || !ok2 || !ok3 {
+			w.t.Fatalf("%s: a status change described %q", host, ev.Description)
+		}
+		if len(out) == 0 {
+			out = append(out, from)
+		}
+		out = append(out, to)
 	}
+	if len(out) == 0 {
+		if m, ok := dcMachine(w.env, host); ok {
+			out = append(out, m.Status)
+		}
+	}
+	return out
 }
 
 // dcMachine is the lab's machine of a hostname; ok is false when the
@@ -165,9 +184,8 @@ func TestDecommissionEraseModes(t *testing.T) {
 			t.Errorf("%s: %s at %s: %s", r.Node, r.Outcome, r.Stage, r.Reason)
 		}
 	}
-	// The watch samples the lab every millisecond: let it catch up with
-	// the machines' last move before reading what it saw.
-	eventually(t, 5*time.Second, "the lab watch sees the machines Ready", func() bool {
+	// The lab logs each move as it makes it: the last is to Ready.
+	eventually(t, 5*time.Second, "the lab's log to show the machines Ready", func() bool {
 		for _, n := range []string{quick, secure, none} {
 			if s := w.statuses(n); len(s) == 0 || s[len(s)-1] != "Ready" {
 				return false
@@ -226,8 +244,7 @@ func TestDecommissionDelete(t *testing.T) {
 	env, e := prepared(t, d, nil)
 	run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
 	id := nodeRecord(t, e, node).MachineID
-	w := dcWatchLab(t, env)
-	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(node)) > 0 })
+	t0 := time.Now()
 
 	_, res := run(t, e, record.Request{Action: record.ActionDecommissionNodes, Filter: dcNodes(node), Requester: "test",
 		Options: &record.TaskOptions{Delete: true, Erase: "quick"}}, record.TaskSucceeded)
@@ -237,9 +254,13 @@ func TestDecommissionDelete(t *testing.T) {
 	if m, ok := dcMachine(env, node); ok {
 		t.Errorf("%s: the lab still has machine %+v", node, m)
 	}
-	if seen := w.statuses(node); !slices.Contains(seen, "Disk erasing") {
-		t.Errorf("%s: the lab showed %v, want Disk erasing (the task's erase option)", node, seen)
-	}
+	// MAAS answers no events of a deleted machine: the lab's machine
+	// (its hardware, which stays) recorded the erase phase it waited.
+	eventually(t, 5*time.Second, "the lab's machine to have waited an erase (the task's erase option)", func() bool {
+		return slices.ContainsFunc(env.Lab.Machine(node).Timeline().Phases, func(p maas.Phase) bool {
+			return p.Name == maas.PhaseErase && p.Start.After(t0)
+		})
+	})
 	rec := nodeRecord(t, e, node)
 	if rec.MachineID != "" || rec.Observed != orchestrator.ObservedDeleted || rec.LifecycleState() != record.LifecycleDeleted {
 		t.Errorf("%s: record machine %q observed %q lifecycle %s, want none, %q, deleted", node, rec.MachineID, rec.Observed, rec.LifecycleState(), orchestrator.ObservedDeleted)
