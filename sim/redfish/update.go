@@ -201,9 +201,19 @@ func DefaultFirmware(o Options) []FirmwareItem {
 // bytes (the header alone when size is smaller), so a design can carry
 // its SHA-256.
 func LabImage(kind, version string, size int) []byte {
-	b := []byte(labImageHeader + " component=" + kind + " version=" + version + "\n")
-	for i := len(b); i < size; i++ {
-		b = append(b, byte(i*131+7))
+	header := labImageHeader + " component=" + kind + " version=" + version + "\n"
+	b := make([]byte, max(size, len(header)))
+	n := copy(b, header)
+	// The padding's byte at i is byte(i*131+7), which repeats every 256
+	// bytes: one period is made byte by byte, the rest copied (every lab
+	// start makes its firmware images, and under the race detector each
+	// byte stored on its own is checked on its own).
+	period := min(256, len(b)-n)
+	for i := n; i < n+period; i++ {
+		b[i] = byte(i*131 + 7)
+	}
+	for done := period; n+done < len(b); done *= 2 {
+		copy(b[n+done:], b[n:n+done])
 	}
 	return b
 }
