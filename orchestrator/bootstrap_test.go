@@ -232,7 +232,9 @@ func noSecretIn(t *testing.T, e *orchestrator.Engine, node string, secrets ...st
 // succeeds. No token is in any event or reason.
 func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
 	t.Parallel()
-	const node, other = "r01-cmp01", "r02-cmp02"
+	// The node alone: a healthy node beside it would have to report
+	// within the 2 s deadline too, which a loaded machine can miss.
+	const node = "r01-cmp01"
 	env := startEnv(t, designtest.Example(t), nil, nil, func(c *orchestrator.Config) {
 		c.Bootstrap = silent{c.Bootstrap, node}
 		c.BootstrapDeadline = 2 * time.Second
@@ -240,20 +242,16 @@ func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
 	start := time.Now()
-	task, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: only(node, other), Requester: "test"}, record.TaskPartiallySucceeded)
+	task, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Filter: only(node), Requester: "test"}, record.TaskFailed)
 	took := time.Since(start)
 	r := byNode(res)[node]
-	url := introspectionURL(t, env)
 	if r.Outcome != record.OutcomeFailed || r.Stage != record.StageBootstrap ||
 		!strings.Contains(r.Reason, "no report from the node since ") || !strings.Contains(r.Reason, "(deployment 1)") ||
-		!strings.Contains(r.Reason, "can reach "+url) || !strings.Contains(r.Reason, "`rebootstrap`") {
+		!strings.Contains(r.Reason, "can reach ") || !strings.Contains(r.Reason, "`rebootstrap`") {
 		t.Fatalf("%s: %s at %s: %s", node, r.Outcome, r.Stage, r.Reason)
 	}
 	if took > 30*time.Second { // the bootstrap stage's timeout is a minute here
 		t.Errorf("the silent node failed after %s", took)
-	}
-	if o := byNode(res)[other]; o.Outcome != record.OutcomeSucceeded {
-		t.Errorf("%s: %s at %s: %s", other, o.Outcome, o.Stage, o.Reason)
 	}
 
 	oldTok, _ := token(t, env, e, node)
@@ -262,17 +260,10 @@ func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out.Task != task.ID || out.Node.Stage != record.StageBootstrap || out.Node.Outcome != record.OutcomeRunning ||
-		!strings.Contains(out.Env, "SLIPWAY_URL='"+url+"'") || !strings.Contains(out.UserData, envToken(t, out.Env)) {
-		t.Fatalf("rebootstrap: task %s (want %s), node %s/%s, env has the URL: %v", out.Task, task.ID, out.Node.Stage, out.Node.Outcome,
-			strings.Contains(out.Env, url))
+		!strings.Contains(out.UserData, envToken(t, out.Env)) {
+		t.Fatalf("rebootstrap: task %s (want %s), node %s/%s", out.Task, task.ID, out.Node.Stage, out.Node.Outcome)
 	}
 	newTok := envToken(t, out.Env)
-	if code := selfStatus(t, env, oldTok); code != http.StatusUnauthorized {
-		t.Errorf("the previous token answers %d, want 401", code)
-	}
-	if code := selfStatus(t, env, newTok); code != http.StatusOK {
-		t.Errorf("the reissued token answers %d, want 200", code)
-	}
 	if err := env.Lab.Machine(node).RunBootstrap([]byte(out.Env)); err != nil {
 		t.Fatal(err)
 	}
@@ -288,8 +279,20 @@ func TestBootstrapDeadlineThenRebootstrap(t *testing.T) {
 	if b, err := env.Lab.Machine(node).WaitBootstrap(ctx); err != nil || b.State != lab.BootstrapDone || len(b.Reports) == 0 {
 		t.Errorf("%s's bootstrap: %s %s (%v)", node, b.State, b.Err, err)
 	}
+	// The introspection API the node reached, by the lab's node agent:
+	// the failure's reason named it, and so did the new environment.
+	url := introspectionURL(t, env)
+	if !strings.Contains(r.Reason, "can reach "+url) || !strings.Contains(out.Env, "SLIPWAY_URL='"+url+"'") {
+		t.Errorf("the node reached %s; the failure's reason %q, the new environment names it: %v", url, r.Reason, strings.Contains(out.Env, url))
+	}
+	if code := selfStatus(t, env, oldTok); code != http.StatusUnauthorized {
+		t.Errorf("the previous token answers %d, want 401", code)
+	}
+	if code := selfStatus(t, env, newTok); code != http.StatusOK {
+		t.Errorf("the reissued token answers %d, want 200", code)
+	}
 	noSecretIn(t, e, node, oldTok, newTok)
-	audit(t, env, e, 2)
+	audit(t, env, e, 1)
 }
 
 // TestRebootstrapWhileWaiting: a node waiting at bootstrap in a running

@@ -11,6 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/sim/maas"
 )
 
 // cancelNode is the node the cancel paths run on.
@@ -123,6 +124,13 @@ func TestCancelCompensates(t *testing.T) {
 			if tc.before != nil {
 				tc.before(t, env, e)
 			}
+			// The phase the cancel lands in lasts until it does: a phase of
+			// the lab's scale (300 ms of commissioning) could end first on a
+			// loaded machine.
+			env.Lab.MAAS.SetDurations(func(d *maas.Durations) {
+				*map[string]*time.Duration{"Commissioning": &d.Commission, "Deploying": &d.Deploy, "Testing": &d.Test}[tc.at] = 1000 * time.Hour
+				d.NodeTimeout = 2000 * time.Hour
+			})
 			task, err := e.Submit(t.Context(), record.Request{Action: tc.action, Filter: onlyNodes(cancelNode), Requester: "test"})
 			if err != nil {
 				t.Fatal(err)

@@ -297,9 +297,10 @@ type Event struct {
 	Correlation string `json:"correlation_id,omitempty"`
 	// ProvisionerWait, on a transition event, is how long (milliseconds)
 	// the stage the node left waited on the provisioner or the hardware:
-	// from the call that first answered in progress to the end of the
-	// last wait, which saw the machine move on (stagewait.go). 0 when it
-	// never waited.
+	// from the call that first answered in progress (or the stage's
+	// start, when the machine was in a phase then) to the answer of the
+	// call that saw the machine move on (stagewait.go). 0 when it never
+	// waited.
 	ProvisionerWait int64 `json:"provisioner_wait_ms,omitempty"`
 }
 
