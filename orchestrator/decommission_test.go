@@ -17,7 +17,7 @@ import (
 )
 
 // dcLabWatch reads the statuses the lab's machines passed through since
-// it began (or was reset) from the lab's MAAS event log, where every
+// it began from the lab's MAAS event log, where every
 // status change is a "Node changed status" event (as MAAS logs it):
 // what MAAS itself recorded, not what the engine says, and not a
 // sampling that a short phase can slip through.
@@ -33,26 +33,20 @@ type dcLabEvent struct {
 	Description string `json:"description"`
 }
 
+// dcWatchLab begins a watch at the lab's newest event.
 func dcWatchLab(t *testing.T, env *labrun.Env) *dcLabWatch {
 	t.Helper()
-	w := &dcLabWatch{t: t, env: env}
-	w.reset()
-	return w
-}
-
-// reset forgets what was seen.
-func (w *dcLabWatch) reset() {
-	w.t.Helper()
 	var evs struct{ Events []dcLabEvent }
-	labCall(w.t, w.env, "GET", "/events/", "query&limit=1&level=DEBUG", nil, &evs)
-	w.after = 0
+	labCall(t, env, "GET", "/events/", "query&limit=1&level=DEBUG", nil, &evs)
+	w := &dcLabWatch{t: t, env: env}
 	if len(evs.Events) > 0 {
 		w.after = evs.Events[0].ID
 	}
+	return w
 }
 
-// statuses returns the statuses a machine went through since the last
-// reset, the one it had then first; its current one alone when it did
+// statuses returns the statuses a machine went through since the watch
+// began, the one it had then first; its current one alone when it did
 // not move.
 func (w *dcLabWatch) statuses(host string) []string {
 	w.t.Helper()
@@ -174,8 +168,6 @@ func TestDecommissionEraseModes(t *testing.T) {
 		}
 	}
 	w := dcWatchLab(t, env)
-	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(quick)) > 0 })
-	w.reset()
 
 	task, res := run(t, e, record.Request{Action: record.ActionDecommissionNodes, Filter: sel, Requester: "test",
 		Correlation: "req-decommission-1"}, record.TaskSucceeded)
@@ -309,7 +301,6 @@ func TestDecommissionRetry(t *testing.T) {
 	}
 	run(t, e, record.Request{Action: record.ActionRescueExit, Filter: dcNodes(node), Requester: "test"}, record.TaskSucceeded)
 	w := dcWatchLab(t, env)
-	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(node)) > 0 })
 
 	t0 := time.Now().UTC()
 	after := applyVerb(t, e, task.ID, record.VerbRetry, record.TaskSucceeded)
@@ -379,7 +370,6 @@ func TestRescueEnterExit(t *testing.T) {
 	// destroy_nodes is a decommission too (typed events); its erase
 	// option overrides the design's (the lab's default erases).
 	w := dcWatchLab(t, env)
-	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(node)) > 0 })
 	task, _ := run(t, e, record.Request{Action: record.ActionDestroyNodes, Filter: dcNodes(node), Requester: "test",
 		Options: &record.TaskOptions{Erase: "none"}}, record.TaskSucceeded)
 	if m, _ := dcMachine(env, node); m.Status != "Ready" || slices.Contains(w.statuses(node), "Disk erasing") {
@@ -402,7 +392,6 @@ func TestHardwareTests(t *testing.T) {
 	sel := dcNodes(good, bad)
 	run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: sel, Requester: "test"}, record.TaskSucceeded)
 	w := dcWatchLab(t, env)
-	eventually(t, 5*time.Second, "the lab watch", func() bool { return len(w.statuses(good)) > 0 })
 
 	_, res := run(t, e, record.Request{Action: record.ActionTestNodes, Filter: sel, Requester: "test"}, record.TaskPartiallySucceeded)
 	r := byNode(res)
