@@ -337,7 +337,7 @@ func TestEventStream(t *testing.T) {
 	f := newFixture(t)
 	var task record.Task
 	f.json(t, "POST", "/api/v1/tasks", f.Token[api.RoleOperator], map[string]any{"action": "validate_design"}, &task)
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", f.URL+"/api/v1/events/stream?task="+task.ID, nil)
 	req.Header.Set("Authorization", "Bearer "+f.Token[api.RoleViewer])

@@ -13,6 +13,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/introspection"
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
@@ -388,15 +389,16 @@ func TestRenderFailureFailsNodeAtBootstrap(t *testing.T) {
 }
 
 // TestReportWakesBootstrap: a node waiting for its boot action reports
-// is woken by the report itself. The engine's look-ups are made 30 s
-// apart (time scale 1 for the engine; the lab runs fast): without the
-// wake-up the node would finish 10 s after its first look, the deadline
-// of this test.
+// is woken by the report itself. The bootstrapper asks for look-ups
+// 1,000 h apart (1 h at the lab's time scale, capped to MaxWait, 10 min):
+// without the wake-up the node would finish 10 min after its first look,
+// long past this test's 3 min bound, however loaded the machine is.
 func TestReportWakesBootstrap(t *testing.T) {
 	t.Parallel()
 	const node = "r01-cmp01"
 	env := startEnv(t, designtest.Example(t), nil, nil, func(c *orchestrator.Config) {
-		c.TimeScale, c.MaxWait = 1, 30*time.Second
+		c.MaxWait = 10 * time.Minute
+		c.Bootstrap = rareLooks{c.Bootstrap.(*introspection.Server)}
 	})
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
@@ -405,10 +407,22 @@ func TestReportWakesBootstrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 9*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	got, err := e.Wait(ctx, task.ID)
 	if err != nil || got.Status != record.TaskSucceeded {
-		t.Fatalf("deploy with bootstrap look-ups 10 s apart: %s %v after %s (the report did not wake the node?)", got.Status, err, time.Since(start).Round(time.Millisecond))
+		t.Fatalf("deploy with bootstrap look-ups 10 min apart: %s %v after %s (the report did not wake the node?)", got.Status, err, time.Since(start).Round(time.Millisecond))
 	}
+}
+
+// rareLooks is the lab's introspection API (its report notifications
+// included) asking a waiting node to look again only after 1,000 h.
+type rareLooks struct{ *introspection.Server }
+
+func (r rareLooks) BootstrapStatus(ctx context.Context, d *design.Design, node, deployment string) (orchestrator.BootstrapProgress, error) {
+	p, err := r.Server.BootstrapStatus(ctx, d, node, deployment)
+	if p.Result.Status == drivers.StatusInProgress {
+		p.Result.RetryAfter = 1000 * time.Hour
+	}
+	return p, err
 }

@@ -199,7 +199,7 @@ func deploy(l *Lab, m *Machine, ud []byte) {
 
 func waitAgent(t *testing.T, m *Machine) BootstrapRecord {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	rec, err := m.WaitBootstrap(ctx)
 	if err != nil {
