@@ -112,7 +112,7 @@ bench-fabric: build-bench ## The ovs network driver configuring 1,000 generated 
 
 .PHONY: bench-baseline
 bench-baseline: build-bench ## The baseline stage at 1,000 generated nodes, each with its own simulated Redfish BMC (a BIOS update, BIOS settings, a RAID-1 volume), outcomes counted from the BMCs, time per node against the lab's update and reset durations (the floor)
-	scripts/bench-baseline.sh $(BENCH_BIN) $(or $(BENCH_BASELINE_NODES),1000) $(or $(BENCH_BASELINE_PARALLEL),32) $(or $(BENCH_BASELINE_TIME_SCALE),0.05)
+	scripts/bench-baseline.sh $(BENCH_BIN) $(or $(BENCH_BASELINE_NODES),1000) $(or $(BENCH_BASELINE_PARALLEL),32) $(or $(BENCH_BASELINE_TIME_SCALE),0.01)
 
 .PHONY: bench-images
 bench-images: build-bench ## Upload one generated image (512 MiB; BENCH_IMAGES_MIB) into a lab MAAS region by Slipway's sync and by curl (whole, and per 4 MiB chunk); MiB/s and the ratio, outcomes from the region

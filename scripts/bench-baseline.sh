@@ -14,7 +14,7 @@ set -euo pipefail
 bench=${1:-bin/slipway-bench}
 nodes=${2:-1000}
 parallel=${3:-32}
-scale=${4:-0.05}
+scale=${4:-0.01}
 echo "$(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [ -x /usr/bin/time ]; then
   /usr/bin/time -f "bench-baseline $nodes nodes: %e s wall, %U s user, %S s sys, %M KiB peak RSS" \

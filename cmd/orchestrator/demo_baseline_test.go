@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slipway-dev/slipway/labrun/demo"
+	"github.com/slipway-dev/slipway/sim/lab"
 )
 
 // TestDemoBaselineFromTheLab: `demo -o json` on the example (no switch
@@ -74,9 +76,13 @@ func checkGPUBaseline(t *testing.T, b demo.BaselineCount) {
 		t.Errorf("%s: %d pending, %d updates, %d system resets applying changes, %d BMC resets; want 0, 1, 1, 0",
 			b.Node, b.Lab.Pending, b.Lab.FirmwareUpdates, b.Lab.SystemResets, b.Lab.BMCResets)
 	}
-	// The lab's default update (2 s) and volume build (200 ms).
-	if b.FloorSeconds < 2.2 {
-		t.Errorf("%s baseline floor %.2fs, want at least the lab's 2 s update and 0.2 s build", b.Node, b.FloorSeconds)
+	// The lab's update (4 min at the demo's default time scale, 0.002)
+	// and its volume build (200 ms).
+	if want := (time.Duration(float64(lab.FirmwareUpdateTime)*0.002) + 200*time.Millisecond).Seconds(); b.FloorSeconds < want {
+		t.Errorf("%s baseline floor %.2fs, want at least the lab's update and volume build, %.2fs", b.Node, b.FloorSeconds, want)
+	}
+	if b.Seconds < b.FloorSeconds {
+		t.Errorf("%s baseline stage %.2fs, below its floor %.2fs", b.Node, b.Seconds, b.FloorSeconds)
 	}
 	if !strings.Contains(b.Text, "bios firmware 2.1.0 -> 2.19.1") || !strings.Contains(b.Text, "1 firmware update") {
 		t.Errorf("%s text: %q", b.Node, b.Text)

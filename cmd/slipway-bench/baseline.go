@@ -102,7 +102,7 @@ func (a *app) benchBaselineCmd() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&o.nodes, "nodes", 1000, fmt.Sprintf("generated nodes, each with its own Redfish BMC (1..%d)", maxBenchBaselineNodes))
 	cmd.Flags().IntVar(&o.maxParallel, "max-parallel", 32, "the Site's lifecycle.baseline.maxParallel: firmware updates at once (1..1024)")
-	cmd.Flags().Float64Var(&o.timeScale, "time-scale", 0.05, "scales the lab's MAAS phases (commissioning, deployment) and the engine's waits; the BMCs' update and reset times are the lab's own, unscaled")
+	cmd.Flags().Float64Var(&o.timeScale, "time-scale", 0.01, "scales the lab's MAAS phases (commissioning, deployment), its BMCs' update and reset times (4 min and 2 min at scale 1) and the engine's waits")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long (at most 2h)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVar(&o.log, "log", false, "write the lab's and the engine's log (info) to stderr")

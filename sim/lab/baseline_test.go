@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slipway-dev/slipway/design"
 	simrf "github.com/slipway-dev/slipway/sim/redfish"
@@ -64,6 +65,11 @@ func TestBaselineInventory(t *testing.T) {
 			t.Fatalf("%s: no Redfish service", name)
 		}
 		checkInventory(t, name, hw, rf)
+		// A real update and a BMC's reset take minutes: the lab scales them
+		// like MAAS's phases (they were 2 s and 1 s at every scale).
+		if got, want := rf.Durations(), (simrf.Durations{Update: 120 * time.Millisecond, BMCReset: 60 * time.Millisecond}); got.Update != want.Update || got.BMCReset != want.BMCReset {
+			t.Errorf("%s: update %s, BMC reset %s at time scale 0.0005; want %s and %s (4 min and 2 min scaled)", name, got.Update, got.BMCReset, want.Update, want.BMCReset)
+		}
 	}
 	if gpus != 2 {
 		t.Fatalf("%d GPU nodes in the example, want 2", gpus)

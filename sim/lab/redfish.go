@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
@@ -24,6 +25,17 @@ func redfishOf(d *design.Design, n *design.Node) bool {
 	return ok && fb.Type == "redfish"
 }
 
+// FirmwareUpdateTime and BMCResetTime are, at time scale 1, how long a lab
+// BMC runs a firmware update once its image is in and how long it stays
+// silent resetting after its own update. Real BMCs take minutes for both
+// (a BIOS or BMC image is written to flash and verified; iDRAC and iLO
+// answer again two to three minutes after their reset); the lab scales
+// them like MAAS's phases.
+const (
+	FirmwareUpdateTime = 4 * time.Minute
+	BMCResetTime       = 2 * time.Minute
+)
+
 // startRedfish starts the machine's Redfish service beside its IPMI BMC
 // (one BMC, two protocols, as on real servers), with the same
 // credentials and faults, signed by the lab's CA.
@@ -36,7 +48,8 @@ func (l *Lab) startRedfish(ctx context.Context, m *Machine, sp machineSpec) erro
 		Unreachable: func() bool { return l.bmcUnreachable(m) }, Serial: "LAB-" + sp.name,
 		Manufacturer: sp.hw.Vendor, Model: sp.hw.Product, BMCFirmware: sp.hw.BMC(),
 		UUID:     guidString(bmcGUID(sp.name)),   // the machine's IPMI GUID, as ipmitool mc guid shows it
-		Firmware: sp.firmware, Drives: sp.drives} // baseline.go
+		Firmware: sp.firmware, Drives: sp.drives, // baseline.go
+		UpdateDuration: l.scaled(FirmwareUpdateTime), BMCResetDuration: l.scaled(BMCResetTime)}
 	var s *simrf.Service
 	for try := 0; s == nil || (l.portTaken(s.Addr().Port) && try < maxPortTries); try++ { // ports.go
 		if s != nil {

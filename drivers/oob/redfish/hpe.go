@@ -68,7 +68,7 @@ func (d *Driver) updateServiceStatus(ctx context.Context, b drivers.BMC, handle,
 		return scrub(b, drivers.Failed("the BMC's UpdateService reads Error after the update %s: %s", handle, drivers.PeerText(said))), nil
 	case h.running() || us.Status.State == "Updating":
 		d.forgetUpdate(key)
-		return drivers.InProgress(2*time.Second, "%d%% (the BMC's UpdateService reads %s)", h.FlashProgressPercent, drivers.PeerText(h.State+" "+us.Status.State)), nil
+		return drivers.InProgress(updatePoll, "%d%% (the BMC's UpdateService reads %s)", h.FlashProgressPercent, drivers.PeerText(h.State+" "+us.Status.State)), nil
 	}
 	if version, _ = url.PathUnescape(version); version != "" {
 		if id := d.itemAt(ctx, b, version); id != "" {

@@ -487,6 +487,13 @@ func scrub(b drivers.BMC, r drivers.Result) drivers.Result {
 	return r
 }
 
+// updatePoll is how long the engine waits between two looks at a running
+// firmware update. An update runs for minutes (an image written to flash
+// and verified); a look every 10 s costs at most 10 s after its end, where
+// a look every 2 s cost each update five times the BMC requests (and, in
+// the lab, the engine's CPU). Ironic's Redfish driver looks once a minute.
+const updatePoll = 10 * time.Second
+
 // urlInText is a URL in a message: a scheme, "://", then no space or
 // quote.
 var urlInText = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]{0,15}://[^\s"'<>]+`)
@@ -525,7 +532,7 @@ func taskResult(handle string, t *gfredfish.Task) drivers.Result {
 		}
 		return drivers.Failed("the BMC's update task %s ended %s: %s", handle, t.TaskState, said)
 	}
-	return drivers.InProgress(2*time.Second, "%d%% (task %s %s)", t.PercentComplete, handle, t.TaskState)
+	return drivers.InProgress(updatePoll, "%d%% (task %s %s)", t.PercentComplete, handle, t.TaskState)
 }
 
 // maxSilent bounds the BMCs remembered as not answering.
