@@ -21,7 +21,7 @@ import (
 // closed, a new one started on the same store) no image reads syncing.
 func TestImageSyncCancelStopsUpload(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	tripped, release := make(chan struct{}), make(chan struct{})
@@ -79,7 +79,7 @@ func TestImageSyncCancelStopsUpload(t *testing.T) {
 // synced, the provisioner holding one complete version.
 func TestImageSyncJoinedTaskNamed(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	tripped, release := make(chan struct{}), make(chan struct{})
@@ -147,7 +147,7 @@ func (s *frozenStore) Write(ctx context.Context, ops ...statestore.Op) ([]uint64
 // resumed task syncs it to its end.
 func TestImageSyncKilledMarkedInterrupted(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	fs := &frozenStore{Store: env.st}
 	env.cfg.Store = fs
 	e1 := env.engine(t)

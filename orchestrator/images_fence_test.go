@@ -40,7 +40,7 @@ func (s *fencedStore) Write(ctx context.Context, ops ...statestore.Op) ([]uint64
 // provisioner counts one chunk of three, the image incomplete there.
 func TestImageSyncStopsWhenFenced(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	env.cfg.Store = &fencedStore{Store: env.st}
 	e := env.engine(t)
 	task := runTask(t, e, record.Request{Action: record.ActionSyncImages})

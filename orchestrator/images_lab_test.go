@@ -92,7 +92,7 @@ func TestImageSyncAcrossRegionsOnTheLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	env.cfg.Drivers.Server = srv
 	e := env.engine(t)
 	task := runTask(t, e, record.Request{Action: record.ActionSyncImages})
@@ -101,7 +101,7 @@ func TestImageSyncAcrossRegionsOnTheLab(t *testing.T) {
 	}
 	complete := 0
 	for _, b := range l.MAAS.BootResources() {
-		if b.Type == "Uploaded" && b.Complete && b.SHA256 == sumHex(imgContent()) && b.Size == imgSize {
+		if b.Type == "Uploaded" && b.Complete && b.SHA256 == imgSum() && b.Size == imgSize {
 			complete++
 		}
 	}

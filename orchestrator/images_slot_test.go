@@ -38,7 +38,7 @@ func (h *heldContent) ImagePath(ctx context.Context, image string, src design.Fi
 // once the four fetches wait.
 func TestImageFetchOutsideUploadSlot(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 5, imgContent(), nil)
+	env := newImgEnv(t, 5, imgContentOnce(), nil)
 	gold := env.d.Images["gpu-golden"]
 	for i, n := range env.nodes[:4] {
 		im := *gold

@@ -25,7 +25,7 @@ func (s claimsComplete) StartImageUpload(ctx context.Context, img drivers.ImageR
 // instead of waiting out lifecycle.timeouts.images.
 func TestImageStageFailsEarlyOnOtherContent(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	putImage(t, env.srv, otherContent())
 	env.cfg.Drivers.Server = claimsComplete{env.srv}
 	e := env.engine(t)

@@ -32,8 +32,8 @@ func (h *heldSHA) ImagePath(ctx context.Context, image string, src design.Firmwa
 // deploy takes), and A's task says it was superseded.
 func TestImageSyncNewerVersionSupersedes(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
-	h := &heldSHA{heldContent: heldContent{ImageContent: env.cfg.Images, release: make(chan struct{})}, sha: sumHex(imgContent())}
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
+	h := &heldSHA{heldContent: heldContent{ImageContent: env.cfg.Images, release: make(chan struct{})}, sha: imgSum()}
 	env.cfg.Images = h
 	e := env.engine(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -72,7 +72,7 @@ func TestImageSyncNewerVersionSupersedes(t *testing.T) {
 // and B, uploaded after, is the newest complete version.
 func TestImageSyncSupersededUploadAbandoned(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	e, h, syncA := startHeldSync(ctx, t, env)

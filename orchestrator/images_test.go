@@ -39,6 +39,8 @@ const imgSize = 2*drivers.ImageChunkSize + 1234567
 // copy, so a test that changes its bytes changes no other test's.
 func imgContent() []byte { return bytes.Clone(imgContentOnce()) }
 
+// imgContentOnce is the content itself, shared: for callers that only
+// read it (newImgEnv writes it to the image file).
 var imgContentOnce = sync.OnceValue(func() []byte {
 	b, err := io.ReadAll(labimage.Reader("gpu-golden", "amd64/generic", imgSize))
 	if err != nil || len(b) != imgSize {
@@ -46,6 +48,9 @@ var imgContentOnce = sync.OnceValue(func() []byte {
 	}
 	return b
 })
+
+// imgSum is the SHA-256 of the test content, in hex (made once).
+var imgSum = sync.OnceValue(func() string { return sumHex(imgContentOnce()) })
 
 // TestImgContentChunksDiffer: every chunk of the test content differs
 // from every other (a content that repeats could pass the SHA-256 check
@@ -95,7 +100,7 @@ func newImgEnv(t *testing.T, nodes int, content []byte, edit func(*design.Image)
 		t.Fatal(err)
 	}
 	im := &design.Image{Metadata: design.ObjectMeta{Name: "gpu-golden"}, Spec: design.ImageSpec{Architecture: "amd64/generic",
-		Custom: &design.CustomImage{Source: design.FirmwareImage{File: "gpu-golden.ddraw", SHA256: sumHex(imgContent())},
+		Custom: &design.CustomImage{Source: design.FirmwareImage{File: "gpu-golden.ddraw", SHA256: imgSum()},
 			Format: "ddraw", Size: imgSize, BaseImage: "ubuntu/jammy", Title: "GPU golden"}}}
 	if edit != nil {
 		edit(im)
@@ -186,7 +191,7 @@ func calls(srv *fake.Server, method string) int {
 // image, with the image's SHA-256, after the images stage.
 func TestImageDeployUploadsFirst(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 2, imgContent(), nil)
+	env := newImgEnv(t, 2, imgContentOnce(), nil)
 	e := env.engine(t)
 	task := runTask(t, e, record.Request{Action: record.ActionDeployNodes})
 	if task.Status != record.TaskSucceeded {
@@ -194,7 +199,7 @@ func TestImageDeployUploadsFirst(t *testing.T) {
 	}
 	v, ok := customView(env.srv)
 	st := env.srv.ImageStats()
-	if !ok || !v.Complete || v.SHA256 != sumHex(imgContent()) || st.Creates != 1 || st.Chunks != 3 || st.BytesReceived != imgSize {
+	if !ok || !v.Complete || v.SHA256 != imgSum() || st.Creates != 1 || st.Chunks != 3 || st.BytesReceived != imgSize {
 		t.Fatalf("provisioner: %+v (found %v), stats %+v: want one complete upload of 3 chunks, %d bytes", v, ok, st, imgSize)
 	}
 	for _, n := range env.nodes {
@@ -203,7 +208,7 @@ func TestImageDeployUploadsFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		name, sum := env.srv.DeployedImage(rec.MachineID)
-		if name != "custom/gpu-golden" || sum != sumHex(imgContent()) {
+		if name != "custom/gpu-golden" || sum != imgSum() {
 			t.Errorf("%s deployed %q (%s)", n, name, sum)
 		}
 		if !passedBefore(rec.History, record.StageImages, record.StageDeploy) {
@@ -248,7 +253,7 @@ func TestImageSyncRefusedLocally(t *testing.T) {
 		{"checksum", append([]byte("x"), imgContent()[1:]...), nil, "checksum mismatch"},
 		{"over size", append(imgContent(), 0), nil, "larger than the bound of"},
 		{"source does not answer", imgContent(), func(im *design.Image) {
-			im.Spec.Custom.Source = design.FirmwareImage{URL: dead, SHA256: sumHex(imgContent())}
+			im.Spec.Custom.Source = design.FirmwareImage{URL: dead, SHA256: imgSum()}
 		}, "download"},
 	}
 	for _, c := range cases {
@@ -277,7 +282,7 @@ func TestImageSyncRefusedLocally(t *testing.T) {
 // is left) and the sync fails saying so.
 func TestImageSyncChecksumRefusedByProvisioner(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	env.srv.RefuseImageChecksums(true)
 	e := env.engine(t)
 	task := runTask(t, e, record.Request{Action: record.ActionSyncImages})
@@ -297,7 +302,7 @@ func TestImageSyncChecksumRefusedByProvisioner(t *testing.T) {
 // follows once the provisioner itself says complete.
 func TestImageSyncWaitsForRegionCopies(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	env.srv.DelayImageCompletion(3)
 	e := env.engine(t)
 	task := runTask(t, e, record.Request{Action: record.ActionDeployNodes})
@@ -305,14 +310,14 @@ func TestImageSyncWaitsForRegionCopies(t *testing.T) {
 		t.Fatalf("deploy: %s: %s", task.Status, task.Message)
 	}
 	v, _ := customView(env.srv)
-	if st := env.srv.ImageStats(); !v.Complete || v.SHA256 != sumHex(imgContent()) || st.Creates != 1 || st.BytesReceived != imgSize {
+	if st := env.srv.ImageStats(); !v.Complete || v.SHA256 != imgSum() || st.Creates != 1 || st.BytesReceived != imgSize {
 		t.Fatalf("view %+v stats %+v: want one complete upload, %d bytes received", v, st, imgSize)
 	}
 	rec, err := e.Node(t.Context(), env.nodes[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name, sum := env.srv.DeployedImage(rec.MachineID); name != "custom/gpu-golden" || sum != sumHex(imgContent()) {
+	if name, sum := env.srv.DeployedImage(rec.MachineID); name != "custom/gpu-golden" || sum != imgSum() {
 		t.Fatalf("deployed %q (%s)", name, sum)
 	}
 	evs, err := e.Events(t.Context(), 0, 10000, task.ID, "")
@@ -348,7 +353,7 @@ func (s earlyComplete) UploadImageChunk(ctx context.Context, up drivers.ImageUpl
 // design's content (counted from the fake provisioner's state).
 func TestImageStageAsksTheProvisioner(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	env.srv.DelayImageCompletion(4)
 	env.cfg.Drivers.Server = earlyComplete{env.srv}
 	e := env.engine(t)
@@ -360,7 +365,7 @@ func TestImageStageAsksTheProvisioner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name, sum := env.srv.DeployedImage(rec.MachineID); name != "custom/gpu-golden" || sum != sumHex(imgContent()) {
+	if name, sum := env.srv.DeployedImage(rec.MachineID); name != "custom/gpu-golden" || sum != imgSum() {
 		t.Fatalf("deployed %q (%s): want custom/gpu-golden with the design's SHA-256", name, sum)
 	}
 	if n := calls(env.srv, "Images"); n == 0 {
@@ -400,7 +405,7 @@ func otherContent() []byte {
 // fresh one, not that the upload was deleted.
 func TestImageSyncRefusedKeepsOlderVersion(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	e := env.engine(t)
 	if task := runTask(t, e, record.Request{Action: record.ActionSyncImages}); task.Status != record.TaskSucceeded {
 		t.Fatalf("first sync: %s: %s", task.Status, task.Message)
@@ -412,7 +417,7 @@ func TestImageSyncRefusedKeepsOlderVersion(t *testing.T) {
 		t.Fatalf("second sync: %s: %s", task.Status, task.Message)
 	}
 	v, ok := customView(env.srv)
-	if st := env.srv.ImageStats(); !ok || !v.Complete || v.SHA256 != sumHex(imgContent()) || st.Deletes != 0 {
+	if st := env.srv.ImageStats(); !ok || !v.Complete || v.SHA256 != imgSum() || st.Deletes != 0 {
 		t.Fatalf("view %+v (found %v), stats %+v: want the older version in service, nothing deleted", v, ok, st)
 	}
 	if strings.Contains(task.Message, "was deleted") || !strings.Contains(task.Message, "fresh version") {
@@ -456,7 +461,7 @@ func TestImageStatusesReadTheProvisioner(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			env := newImgEnv(t, 1, imgContent(), nil)
+			env := newImgEnv(t, 1, imgContentOnce(), nil)
 			putImage(t, env.srv, c.content)
 			if c.fail {
 				env.srv = fake.NewServer(fake.Script{FailAt: "Images", FailClass: drivers.Permanent})
@@ -529,7 +534,7 @@ func (h *heldVersion) UploadImageChunk(ctx context.Context, up drivers.ImageUplo
 // its upload is held.
 func startHeldSync(ctx context.Context, t *testing.T, env *imgEnv) (*orchestrator.Engine, *heldVersion, record.Task) {
 	t.Helper()
-	h := &heldVersion{Server: env.srv, sha: sumHex(imgContent()), held: make(chan struct{}), release: make(chan struct{}), files: map[string]string{}}
+	h := &heldVersion{Server: env.srv, sha: imgSum(), held: make(chan struct{}), release: make(chan struct{}), files: map[string]string{}}
 	env.cfg.Drivers.Server = h
 	e := env.engine(t)
 	syncA, err := e.Submit(ctx, record.Request{Action: record.ActionSyncImages, Requester: "test"})
@@ -551,7 +556,7 @@ func startHeldSync(ctx context.Context, t *testing.T, env *imgEnv) (*orchestrato
 // says, before A's upload is let go; A's sync, superseded, ends there.
 func TestImageSyncKeyedByVersion(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	e, h, syncA := startHeldSync(ctx, t, env)
@@ -582,7 +587,7 @@ func TestImageSyncKeyedByVersion(t *testing.T) {
 // its offset; every byte arrives once.
 func TestImageSyncTransientChunks(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	env.srv.FailImageChunks(2, true)
 	e := env.engine(t)
 	task := runTask(t, e, record.Request{Action: record.ActionSyncImages})
@@ -590,7 +595,7 @@ func TestImageSyncTransientChunks(t *testing.T) {
 		t.Fatalf("task %s: %s", task.Status, task.Message)
 	}
 	v, _ := customView(env.srv)
-	if st := env.srv.ImageStats(); !v.Complete || v.SHA256 != sumHex(imgContent()) || st.BytesReceived != imgSize {
+	if st := env.srv.ImageStats(); !v.Complete || v.SHA256 != imgSum() || st.BytesReceived != imgSize {
 		t.Fatalf("view %+v stats %+v: want complete with %d bytes received", v, st, imgSize)
 	}
 }
@@ -621,7 +626,7 @@ func (c *offsetCrashStore) Write(ctx context.Context, ops ...statestore.Op) ([]u
 // every byte arrived once.
 func TestImageSyncResumesAfterCrash(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	cs := &offsetCrashStore{Store: env.st, onTrip: cancel}
@@ -641,7 +646,7 @@ func TestImageSyncResumesAfterCrash(t *testing.T) {
 	}
 	v, _ := customView(env.srv)
 	st := env.srv.ImageStats()
-	if !v.Complete || v.SHA256 != sumHex(imgContent()) || st.Creates != 1 || st.BytesReceived != imgSize {
+	if !v.Complete || v.SHA256 != imgSum() || st.Creates != 1 || st.BytesReceived != imgSize {
 		t.Fatalf("view %+v stats %+v: want one upload, complete, %d bytes received", v, st, imgSize)
 	}
 	syncs, err := e2.ImageSyncs(t.Context())
@@ -655,7 +660,7 @@ func TestImageSyncResumesAfterCrash(t *testing.T) {
 // every node at the images stage, before any machine is released.
 func TestRedeployUnsyncableImageReleasesNothing(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 2, imgContent(), nil)
+	env := newImgEnv(t, 2, imgContentOnce(), nil)
 	e := env.engine(t)
 	if task := runTask(t, e, record.Request{Action: record.ActionDeployNodes}); task.Status != record.TaskSucceeded {
 		t.Fatalf("deploy: %s: %s", task.Status, task.Message)
@@ -682,7 +687,7 @@ func TestRedeployUnsyncableImageReleasesNothing(t *testing.T) {
 		if rec.Stage != record.StageImages || !strings.Contains(rec.Reason, "gpu-golden") {
 			t.Errorf("%s: at %s: %s", n, rec.Stage, rec.Reason)
 		}
-		if name, sum := env.srv.DeployedImage(rec.MachineID); name != "custom/gpu-golden" || sum != sumHex(imgContent()) {
+		if name, sum := env.srv.DeployedImage(rec.MachineID); name != "custom/gpu-golden" || sum != imgSum() {
 			t.Errorf("%s: deployed %s (%s): the previous image is not in service", n, name, sum)
 		}
 	}
@@ -707,7 +712,7 @@ func TestImageSyncStandard(t *testing.T) {
 		release string
 		ok      bool
 	}{{"focal", true}, {"warty", false}} {
-		env := newImgEnv(t, 1, imgContent(), func(im *design.Image) {
+		env := newImgEnv(t, 1, imgContentOnce(), func(im *design.Image) {
 			im.Spec = design.ImageSpec{OS: "ubuntu", Release: c.release, Architecture: "amd64/generic"}
 		})
 		task := runTask(t, env.engine(t), record.Request{Action: record.ActionSyncImages})
@@ -729,7 +734,7 @@ func TestImageSyncStandard(t *testing.T) {
 // any machine is touched, naming the image and the fix.
 func TestImagePreflightNoImageStore(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 2, imgContent(), nil)
+	env := newImgEnv(t, 2, imgContentOnce(), nil)
 	env.cfg.Images = nil
 	preflightRefuses(t, env)
 }
@@ -738,7 +743,7 @@ func TestImagePreflightNoImageStore(t *testing.T) {
 // image directory for the image's file (serve without --image-dir).
 func TestImagePreflightNoImageDir(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 2, imgContent(), nil)
+	env := newImgEnv(t, 2, imgContentOnce(), nil)
 	st, err := firmwarestore.New(firmwarestore.Config{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 // asks arm64 (the provisioner unreadable, so the record alone counts).
 func TestImageStatusesCompareArchitecture(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	if task := runTask(t, env.engine(t), record.Request{Action: record.ActionSyncImages}); task.Status != record.TaskSucceeded {
 		t.Fatalf("sync: %s: %s", task.Status, task.Message)
 	}
@@ -51,7 +51,7 @@ func (s stuckChunks) UploadImageChunk(ctx context.Context, up drivers.ImageUploa
 // timeout fails naming lifecycle.timeouts.images and its value.
 func TestImageSyncTimeoutNamed(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	env.cfg.Drivers.Server = stuckChunks{env.srv}
 	env.cfg.Timeouts = map[record.Stage]time.Duration{record.StageImages: 300 * time.Millisecond}
 	task := runTask(t, env.engine(t), record.Request{Action: record.ActionSyncImages})
@@ -67,7 +67,7 @@ func TestImageSyncTimeoutNamed(t *testing.T) {
 // again.
 func TestImageSyncPermanentChunkErrorAbandons(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	env.srv = fake.NewServer(fake.Script{FailAt: "UploadImageChunk", FailClass: drivers.Permanent})
 	env.cfg.Drivers.Server = env.srv
 	task := runTask(t, env.engine(t), record.Request{Action: record.ActionSyncImages})
@@ -85,7 +85,7 @@ func TestImageSyncPermanentChunkErrorAbandons(t *testing.T) {
 // list says synced at once.
 func TestImageStatusesCacheLiveRead(t *testing.T) {
 	t.Parallel()
-	env := newImgEnv(t, 1, imgContent(), nil)
+	env := newImgEnv(t, 1, imgContentOnce(), nil)
 	e := env.engine(t)
 	for range 3 {
 		sts, err := e.ImageStatuses(t.Context(), env.d)
