@@ -98,13 +98,12 @@ func TestImageSyncJoinedTaskNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 500; i++ { // until task B follows the sync (its wait starts)
-		if got, _, err := e1.Task(ctx, b.ID); err == nil && got.Status == record.TaskRunning {
-			break
+	for !e1.SyncFollowedBy(b.ID) { // until task B follows the running sync
+		if ctx.Err() != nil {
+			t.Fatal("task B never followed the running sync")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond)
 	close(release)
 	if gb, err := e1.Wait(ctx, b.ID); err != nil || gb.Status != record.TaskSucceeded {
 		t.Fatalf("task B: %+v %v", gb, err)
