@@ -19,7 +19,10 @@ import (
 // pending, the RAID-1 volume over bays 0 and 1, exactly one firmware
 // update and one system reset that applied it. The floor counts the lab's
 // own durations of that work (the update, the volume's build), so the
-// wall time stays above it.
+// wall time stays above it. The same summary carries the GPU nodes'
+// custom image as the lab counted it. (The fabric's connectivity and its
+// JSON are checked by labrun/demo's TestDemoFabricMatrix, which runs the
+// same deployment in Open vSwitch.)
 func TestDemoBaselineFromTheLab(t *testing.T) {
 	t.Parallel()
 	code, out, errs := cli(t, "demo", "--site", exampleSite, "--no-fabric", "-o", "json", "--dashboard", "",
@@ -48,6 +51,10 @@ func TestDemoBaselineFromTheLab(t *testing.T) {
 	if r.WallSeconds < r.FloorSeconds {
 		t.Errorf("wall %.2fs below the floor %.2fs", r.WallSeconds, r.FloorSeconds)
 	}
+	if r.Fabric != nil {
+		t.Errorf("--no-fabric measured a fabric: %+v", r.Fabric)
+	}
+	checkDemoImages(t, r.Images)
 }
 
 // checkGPUBaseline checks one GPU node's changes as the lab counted them.
@@ -86,5 +93,20 @@ func checkGPUBaseline(t *testing.T, b demo.BaselineCount) {
 	}
 	if !strings.Contains(b.Text, "bios firmware 2.1.0 -> 2.19.1") || !strings.Contains(b.Text, "1 firmware update") {
 		t.Errorf("%s text: %q", b.Node, b.Text)
+	}
+}
+
+// checkDemoImages: the GPU nodes' custom image, by the lab's count:
+// every machine on its design's image, the region holding gpu-golden
+// complete after one sync of 3 chunks.
+func checkDemoImages(t *testing.T, im *demo.ImageCount) {
+	t.Helper()
+	const sha = "daf26e2ff9e81e4fd39ff7668a0cfadd7339c5ab4c345019bce81580af67d155"
+	if im == nil || im.Matched != 8 || im.Custom != 3 || len(im.Wrong) != 0 || len(im.Regions) != 1 || len(im.Syncs) != 1 {
+		t.Fatalf("images: %+v", im)
+	}
+	if up := im.Regions[0].Uploaded; len(up) != 1 || up[0].Name != "gpu-golden" || !up[0].Complete || up[0].SHA256 != sha || up[0].Held != 12<<20 ||
+		im.Regions[0].Stats.Chunks != 3 || im.Syncs[0].State != "synced" || im.Syncs[0].Seconds <= 0 {
+		t.Errorf("region %+v, sync %+v", im.Regions[0], im.Syncs[0])
 	}
 }

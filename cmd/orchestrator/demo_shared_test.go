@@ -12,9 +12,9 @@ import (
 // fabric (--no-fabric), run by the first test that asks for it and read
 // by the others: TestDemo checks its output and what bootdata serves from
 // its state, TestInventoryAfterDemo what inventory reads from it. Both
-// only read the state it leaves. The fabric is run by TestDemoExampleJSON
-// (the CLI's JSON summary of it) and labrun/demo's TestDemoFabricMatrix;
-// its text by TestConnectivityVerdict.
+// only read the state it leaves. The fabric is run by labrun/demo's
+// TestDemoFabricMatrix (its connectivity, and the Run's JSON that `demo
+// -o json` prints); its text by TestConnectivityVerdict.
 var sharedDemo struct {
 	once      sync.Once
 	dir       string // removed by TestMain

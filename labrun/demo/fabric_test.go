@@ -2,8 +2,10 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -63,8 +65,18 @@ func TestDemoFabricMatrix(t *testing.T) {
 			t.Errorf("after destroy, %s:%s has VLAN %d trunks %v (ovs-vsctl), want access VLAN %d", q.Switch, q.Port, q.VLAN, q.Trunk, quarantine)
 		}
 	}
-	if !c.Pass || !res.OK() {
-		t.Errorf("the fabric's verdict: pass %v, %d unexpected of %d pings; run OK %v", c.Pass, c.Unexpected, c.Pings, res.OK())
+	if !c.Pass || !res.OK() || c.Pings != 3*8*7+48 || c.Unexpected != 0 {
+		t.Errorf("the fabric's verdict: pass %v, %d unexpected of %d pings (want 3 x 8 x 7 + 48 probes); run OK %v", c.Pass, c.Unexpected, c.Pings, res.OK())
+	}
+	// What `demo -o json` prints of it (cmd/orchestrator encodes the Run)
+	// reads back the same.
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Run
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back.Fabric, res.Fabric) {
+		t.Errorf("the run's fabric through JSON: %v\n%+v\nwant %+v", err, back.Fabric, res.Fabric)
 	}
 }
 
