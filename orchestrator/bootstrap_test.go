@@ -421,8 +421,8 @@ type rareLooks struct{ *introspection.Server }
 
 func (r rareLooks) BootstrapStatus(ctx context.Context, d *design.Design, node, deployment string) (orchestrator.BootstrapProgress, error) {
 	p, err := r.Server.BootstrapStatus(ctx, d, node, deployment)
-	if p.Result.Status == drivers.StatusInProgress {
-		p.Result.RetryAfter = 1000 * time.Hour
+	if p.Status == drivers.StatusInProgress {
+		p.RetryAfter = 1000 * time.Hour
 	}
 	return p, err
 }
