@@ -37,10 +37,12 @@ type demoFlags struct {
 	noFabric                                         bool
 }
 
+// demoTimeScale is the demo's default time scale (--time-scale).
+const demoTimeScale = 0.002
+
 // demoCmd runs the example site end to end: validation (with a layer of
 // mistakes), render, apply twice, then a deployment of every node into the
 // virtual lab with live progress and a summary table (labrun/demo).
-
 func (a *app) demoCmd() *cobra.Command {
 	var df demoFlags
 	cmd := &cobra.Command{
@@ -61,7 +63,7 @@ func (a *app) demoCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&df.noFabric, "no-fabric", false, "deploy with the noop network driver even when the design declares a switch fabric (which the demo otherwise runs in Open vSwitch, as root)")
 	cmd.Flags().StringVar(&df.cpuProfile, "cpu-profile", "", "with --nodes: write a CPU profile of the whole run (lab and engine) to FILE")
 	cmd.Flags().StringVar(&df.pprofAddr, "pprof", "", "with --nodes: serve net/http/pprof on this loopback address (heap, goroutines) during the run")
-	cmd.Flags().Float64Var(&df.timeScale, "time-scale", 0.002, "multiplies the lab's phase durations (1 = real MAAS timing)")
+	cmd.Flags().Float64Var(&df.timeScale, "time-scale", demoTimeScale, "multiplies the lab's phase durations (1 = real MAAS timing)")
 	cmd.Flags().StringVar(&df.store, "store", "", "with --nodes: keep the engine's state in etcd instead of a bbolt file: etcd://HOST:PORT[,HOST:PORT...]")
 	cmd.Flags().StringVar(&df.etcdPrefix, "etcd-prefix", "", "with --store: the key prefix of the state in etcd (default: a fresh /slipway-demo-RANDOM/)")
 	cmd.Flags().IntVar(&df.etcdLimits.MaxTxnOps, "etcd-max-txn-ops", 0, "with --store: the members' --max-txn-ops when raised from etcd's default (128)")

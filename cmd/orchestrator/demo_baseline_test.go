@@ -83,9 +83,9 @@ func checkGPUBaseline(t *testing.T, b demo.BaselineCount) {
 		t.Errorf("%s: %d pending, %d updates, %d system resets applying changes, %d BMC resets; want 0, 1, 1, 0",
 			b.Node, b.Lab.Pending, b.Lab.FirmwareUpdates, b.Lab.SystemResets, b.Lab.BMCResets)
 	}
-	// The lab's update (4 min at the demo's default time scale, 0.002)
+	// The lab's update (4 min, at the demo's default time scale)
 	// and its volume build (200 ms).
-	if want := (time.Duration(float64(lab.FirmwareUpdateTime)*0.002) + 200*time.Millisecond).Seconds(); b.FloorSeconds < want {
+	if want := (time.Duration(float64(lab.FirmwareUpdateTime)*demoTimeScale) + 200*time.Millisecond).Seconds(); b.FloorSeconds < want {
 		t.Errorf("%s baseline floor %.2fs, want at least the lab's update and volume build, %.2fs", b.Node, b.FloorSeconds, want)
 	}
 	if b.Seconds < b.FloorSeconds {
