@@ -21,9 +21,12 @@ import (
 	"github.com/slipway-dev/slipway/sim/maas"
 )
 
-// killImageSize is the image the kill test uploads: 32 chunks, so that
-// the kill lands mid-upload.
-const killImageSize = 128 << 20
+// killImageSize is the image the kill test uploads (32 chunks); killAt is
+// where the lab's MAAS stalls it for the kill: four chunks in.
+const (
+	killImageSize = 128 << 20
+	killAt        = 4 * drivers.ImageChunkSize
+)
 
 // labUpload is the lab MAAS's uploaded image as its API answers: the
 // resources named gpu-golden, and the newest one's sets.
@@ -136,8 +139,8 @@ func fileSHA256(t *testing.T, path string) string {
 // lab's MAAS API: one resource with one set, complete, with the SHA-256
 // of the image file (MAAS checked its content against it at the last
 // byte; the content, the lab's image generator's, repeats no chunk), at most one upload request
-// more than the chunks (one cut by the kill), and it held two chunks or
-// more at the kill.
+// more than the chunks (the one the lab stalled, cut by the kill), and it
+// held the four chunks before the stall at the kill.
 func TestImageSyncKill9Resumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and uploads 128 MiB: skipped with -short")
@@ -145,7 +148,10 @@ func TestImageSyncKill9Resumes(t *testing.T) {
 	t.Parallel()
 	dir, bin, _ := generatedSite(t, 1)
 	sha := imageSite(t, dir)
-	lv := startLabProc(t, bin, dir, &maas.Faults{}, 1, 0.01)
+	// The lab's MAAS stalls the chunk at killAt until its client goes
+	// away, so the kill lands mid-upload whatever the machine's speed.
+	stall := &maas.UploadStall{AtBytes: killAt, Times: 1, For: 10 * time.Minute}
+	lv := startLabProc(t, bin, dir, &maas.Faults{UploadStall: stall}, 1, 0.01)
 	state, common := writeEngineFiles(t, bin, dir, "synthetic", lv.info)
 	f, err := os.OpenFile(filepath.Join(dir, "engine.yaml"), os.O_APPEND|os.O_WRONLY, 0)
 	if err == nil {
@@ -198,8 +204,8 @@ func TestImageSyncKill9Resumes(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(o), &list) != nil || len(list.Images) != 1 {
 		t.Fatalf("images list: %d %s %s", code, o, errs)
 	}
-	if im := list.Images[0]; im.Image != "gpu-golden" || im.State != "synced" || im.Progress != 100 || len(im.Nodes) != 1 || im.Resumed < 2*drivers.ImageChunkSize {
-		t.Errorf("images list: %+v, want gpu-golden synced, its node, resumed from two chunks or more", im)
+	if im := list.Images[0]; im.Image != "gpu-golden" || im.State != "synced" || im.Progress != 100 || len(im.Nodes) != 1 || im.Resumed != killAt {
+		t.Errorf("images list: %+v, want gpu-golden synced, its node, resumed from %d bytes", im, killAt)
 	}
 	if code, o, _ := cli(t, "images", "show", "gpu-golden", "--state", state); code != 0 || !strings.Contains(o, "resumed from") {
 		t.Errorf("images show: %d %s", code, o)
@@ -217,17 +223,17 @@ func TestImageSyncKill9Resumes(t *testing.T) {
 }
 
 // killMidUpload polls the lab's MAAS (every 10 ms, at most 2 minutes)
-// until it holds part of the image, SIGKILLs the process and returns
-// what MAAS held then.
+// until it holds the image up to killAt, where its UploadStall holds the
+// next chunk, SIGKILLs the process and returns what MAAS held then.
 func killMidUpload(t *testing.T, lv *labView, cmd *exec.Cmd, out *strings.Builder) int64 {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			t.Fatalf("the upload never started within 2 minutes:\n%s", out.String())
+			t.Fatalf("the upload did not reach %d bytes within 2 minutes:\n%s", killAt, out.String())
 		}
-		if u := lv.upload(t); u.held >= 2*drivers.ImageChunkSize && !u.complete { // two chunks: resending the first is not forgiven
+		if u := lv.upload(t); u.held >= killAt || u.complete {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -240,9 +246,8 @@ func killMidUpload(t *testing.T, lv *labView, cmd *exec.Cmd, out *strings.Builde
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the sync ended before the kill: %v\n%s", err, out.String())
 	}
-	u := lv.upload(t)
-	if u.complete || u.held <= 0 || u.held >= killImageSize {
-		t.Fatalf("after the kill the lab's MAAS holds %+v: not mid-upload", u)
+	if u := lv.upload(t); u.complete || u.held != killAt {
+		t.Fatalf("after the kill the lab's MAAS holds %+v, want %d bytes: the stall did not hold the upload", u, killAt)
 	}
-	return u.held
+	return killAt
 }

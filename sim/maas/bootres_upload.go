@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The chunked upload: PUT boot-resources/{id}/upload/{file_id}/ appends
@@ -38,6 +39,9 @@ func (s *Server) bootUpload(req *request) (any, *apiError) {
 	if size <= 0 {
 		return nil, errorf(http.StatusBadRequest, "Missing data.")
 	}
+	if aerr := s.stall(req, f, size); aerr != nil {
+		return nil, aerr
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	at, aerr := s.uploadStart(req, f, size)
@@ -62,6 +66,27 @@ func (s *Server) bootUpload(req *request) (any, *apiError) {
 		return nil, aerr
 	}
 	return s.uploadCommit(req, f, at, size)
+}
+
+// stall carries out the injected UploadStall (faults.go): the chunk is
+// read and dropped, and the answer waits. The body is read first because
+// only then does net/http notice a client that goes away.
+func (s *Server) stall(req *request, f *bootFile, size int64) *apiError {
+	s.mu.Lock()
+	held := f.Held
+	s.mu.Unlock()
+	d := s.faults.stallUpload(held)
+	if d <= 0 {
+		return nil
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(req.r.Body, size))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-req.r.Context().Done():
+	}
+	return errorf(http.StatusServiceUnavailable, "Service temporarily unavailable (injected upload stall)")
 }
 
 // uploadAt is where a chunk goes: the file's path, what it held, a copy

@@ -21,6 +21,18 @@ type Faults struct {
 	Ops map[string]OpFaults `json:"ops"`
 	// Machines maps a hostname to a script of failures for that machine.
 	Machines map[string]MachineFaults `json:"machines"`
+	// UploadStall makes the region hang mid-upload (bootres_upload.go).
+	UploadStall *UploadStall `json:"uploadStall,omitempty"`
+}
+
+// UploadStall: the first Times upload chunks that start at AtBytes of
+// their file or past it are received, then neither stored nor answered
+// for For, or until their client goes away (a region that stops
+// answering mid-upload). Later chunks go through as before.
+type UploadStall struct {
+	AtBytes int64         `json:"atBytes"`
+	Times   int           `json:"times"`
+	For     time.Duration `json:"for"`
 }
 
 // OpFaults are the failure rates (0..1) and added latency of one op.
@@ -169,6 +181,9 @@ func (f *Faults) check() error {
 			return fmt.Errorf("ops[%q]: retryAfter, latency and answerLatency must not be negative", k)
 		}
 	}
+	if st := f.UploadStall; st != nil && (st.AtBytes < 0 || st.Times < 0 || st.For <= 0) {
+		return fmt.Errorf("uploadStall: atBytes and times must not be negative, and for must be positive")
+	}
 	for name, m := range f.Machines {
 		if len(name) > maxFaultString {
 			return fmt.Errorf("machine name longer than %d bytes", maxFaultString)
@@ -217,9 +232,26 @@ func (f *Faults) Machine(name string) MachineFaults {
 
 // injector draws from the seeded source.
 type injector struct {
-	mu  sync.Mutex
-	rnd *rand.Rand
-	f   *Faults
+	mu     sync.Mutex
+	rnd    *rand.Rand
+	f      *Faults
+	stalls int // upload chunks stalled so far
+}
+
+// stallUpload decides whether a chunk starting at held is stalled, and
+// for how long.
+func (in *injector) stallUpload(held int64) time.Duration {
+	st := in.f.UploadStall
+	if st == nil || held < st.AtBytes {
+		return 0
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.stalls >= st.Times {
+		return 0
+	}
+	in.stalls++
+	return st.For
 }
 
 func newInjector(f *Faults) *injector {

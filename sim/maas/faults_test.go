@@ -357,12 +357,15 @@ func TestParseFaultsRefuses(t *testing.T) {
 		{`{"machines":{"n1":{"swapCables":["a","` + long + `"]}}}`, `machines["n1"].swapCables`},
 		{`{"machines":{"n1":{"firmware":{"bios":"` + long + `"}}}}`, `machines["n1"].firmware`},
 		{`{"ops":{"deploy":{"error500":1.5}}}`, `ops["deploy"]: a rate must be in [0, 1]`},
+		{`{"uploadStall":{"atBytes":1,"times":1}}`, `uploadStall: `},
+		{`{"uploadStall":{"atBytes":-1,"times":1,"for":1}}`, `uploadStall: `},
 	} {
 		if _, err := ParseFaults([]byte(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseFaults(%.80s): %v, want an error with %q", c.json, err, c.want)
 		}
 	}
-	ok := `{"machines":{"n1":{"failDeploy":1,"nicSpeedMbps":{"eth0":25000},"swapCables":["eth0","eth1"],"firmware":{"bios":"2.1"}}}}`
+	ok := `{"machines":{"n1":{"failDeploy":1,"nicSpeedMbps":{"eth0":25000},"swapCables":["eth0","eth1"],"firmware":{"bios":"2.1"}}},` +
+		`"uploadStall":{"atBytes":4194304,"times":1,"for":60000000000}}`
 	if _, err := ParseFaults([]byte(ok)); err != nil {
 		t.Errorf("ParseFaults(%s): %v", ok, err)
 	}
