@@ -23,15 +23,29 @@ func TestUploadStall(t *testing.T) {
 	if r := putChunk(l, rid, fid, img[:chunk4M]); r.code != http.StatusOK {
 		t.Fatalf("the first chunk, before AtBytes: %s", r)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "PUT", fmt.Sprintf("%s%s/boot-resources/%d/upload/%d/", l.hs.URL, APIPrefix, rid, fid),
 		bytes.NewReader(img[chunk4M:2*chunk4M]))
 	req.Header.Set("Authorization", oauthHeader(labCreds))
-	if resp, err := l.hs.Client().Do(req); err == nil {
-		resp.Body.Close()
-		t.Fatalf("the chunk at AtBytes was answered (%d), want it stalled", resp.StatusCode)
+	answered := make(chan error, 1)
+	go func() {
+		resp, err := l.hs.Client().Do(req)
+		if err == nil {
+			resp.Body.Close()
+			err = fmt.Errorf("answered %d", resp.StatusCode)
+		}
+		answered <- err
+	}()
+	for l.s.faults.held.Load() == 0 { // the lab holds the chunk: its client goes away
+		select {
+		case err := <-answered:
+			t.Fatalf("the chunk at AtBytes ended before the lab held it (%v), want it stalled", err)
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
+	cancel()
+	<-answered
 	deadline := time.Now().Add(labWait)
 	for l.s.writesInFlight.Load() != 0 {
 		if time.Now().After(deadline) {

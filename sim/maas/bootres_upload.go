@@ -80,6 +80,8 @@ func (s *Server) stall(req *request, f *bootFile, size int64) *apiError {
 		return nil
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(req.r.Body, size))
+	s.faults.held.Add(1)
+	defer s.faults.held.Add(-1)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

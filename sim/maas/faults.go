@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -235,7 +236,8 @@ type injector struct {
 	mu     sync.Mutex
 	rnd    *rand.Rand
 	f      *Faults
-	stalls int // upload chunks stalled so far
+	stalls int          // upload chunks stalled so far
+	held   atomic.Int32 // upload chunks stalled now (bootres_upload.go)
 }
 
 // stallUpload decides whether a chunk starting at held is stalled, and
