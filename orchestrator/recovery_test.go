@@ -157,10 +157,13 @@ func TestStuckDeployingAbortRelease(t *testing.T) {
 	const bad = "r01-cmp01"
 	d := designtest.Example(t)
 	env := startEnv(t, d, nil, &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}}}, func(c *orchestrator.Config) {
-		c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 700 * time.Millisecond} // MAAS gives up after 1.8 s here
+		c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 700 * time.Millisecond}
 	})
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	// MAAS never gives up on the hung deployment (1.8 s at the lab's
+	// scale): only the engine's abort ends it, however loaded the machine.
+	env.Lab.MAAS.SetDurations(func(d *maas.Durations) { d.NodeTimeout = 1000 * time.Hour })
 	_, res := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)}, record.TaskFailed)
 	r := res[0]
 	if r.Stage != record.StageDeploy || r.Outcome != record.OutcomeFailed ||
@@ -193,13 +196,11 @@ func TestBrokenWhileDeployingMarkFixedRelease(t *testing.T) {
 	const bad = "r02-cmp02"
 	d := designtest.Example(t)
 	// The deploy stage's timeout is the test's window to mark the first
-	// deployment broken (the second hangs until it), and must end before
-	// the lab's MAAS gives up on the hung deployment (30 minutes, scaled).
-	// At startEnv's time scale (1.2 s of 1.8 s) a loaded machine under
-	// -race sometimes missed the window: this lab runs at twice the scale.
+	// deployment broken (the second hangs until it); the lab's MAAS never
+	// gives up on a hung deployment here, so only the engine ends it.
 	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.002, Seed: 7,
 		Faults: &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}}}, Tune: func(c *orchestrator.Config) {
-			c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 2400 * time.Millisecond}
+			c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 10 * time.Second}
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -207,6 +208,7 @@ func TestBrokenWhileDeployingMarkFixedRelease(t *testing.T) {
 	t.Cleanup(env.Close)
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	env.Lab.MAAS.SetDurations(func(d *maas.Durations) { d.NodeTimeout = 1000 * time.Hour })
 	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)})
 	if err != nil {
 		t.Fatal(err)
@@ -431,6 +433,9 @@ func TestRecoveryResumesAfterCrash(t *testing.T) {
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
 	e.Close()
+	// MAAS never gives up on the hung deployment (1.8 s at the lab's
+	// scale): only the engine's abort ends it, however loaded the machine.
+	env.Lab.MAAS.SetDurations(func(d *maas.Durations) { d.NodeTimeout = 1000 * time.Hour })
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -631,6 +636,9 @@ func TestCancelReleaseRefused(t *testing.T) {
 		Ops:      map[string]maas.OpFaults{"POST release": {Error409: 1}},
 		Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}},
 	})
+	// MAAS never gives up on the hung deployment (1.8 s at the lab's
+	// scale): only the engine's abort ends it, however loaded the machine.
+	env.Lab.MAAS.SetDurations(func(d *maas.Durations) { d.NodeTimeout = 1000 * time.Hour })
 	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Requester: "test", Filter: only(bad)})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/sim/lab"
+	"github.com/slipway-dev/slipway/sim/maas"
 )
 
 // labISO is the provisioner's boot ISO a test profile names (the lab
@@ -121,6 +122,9 @@ func TestVirtualMediaEjectedOnCancel(t *testing.T) {
 	rf := m.Redfish()
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	// Commissioning lasts until the cancel: at the lab's 300 ms it could
+	// end between two looks on a loaded machine.
+	env.Lab.MAAS.SetDurations(func(d *maas.Durations) { d.Commission, d.NodeTimeout = 1000*time.Hour, 2000*time.Hour })
 	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Filter: onlyNodes(node), Requester: "test"})
 	if err != nil {
 		t.Fatal(err)
