@@ -76,7 +76,7 @@ func TestCrashMidRound(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
-	waitCommit(t, a, c1, 5*time.Second)
+	waitCommit(t, a, c1, hangGuard)
 	cancel()
 	if err := <-done; err != nil {
 		t.Error(err)
