@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -216,10 +217,14 @@ func TestRemoteFollowEvents(t *testing.T) {
 	if code, out, errs := cli(t, "--server", url, "--token", tokOperator, "task", "validate_design"); code != 0 {
 		t.Fatalf("validate_design: exit %d\n%s%s", code, out, errs)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang guard: the interrupt comes once the task's end is out
 	defer cancel()
-	var out, errb bytes.Buffer
-	code := run(ctx, []string{"--server", url, "--token", tokViewer, "events", "-f", "-o", "json"}, &out, &errb)
+	out := &interruptAt{cancel: cancel, at: "task succeeded"}
+	var errb bytes.Buffer
+	code := run(ctx, []string{"--server", url, "--token", tokViewer, "events", "-f", "-o", "json"}, out, &errb)
+	if ctx.Err() == context.DeadlineExceeded {
+		t.Fatalf("events -f: no \"task succeeded\" within a minute:\n%s", out.String())
+	}
 	if code != 0 {
 		t.Fatalf("events -f: exit %d: %s", code, errb.String())
 	}
@@ -228,6 +233,30 @@ func TestRemoteFollowEvents(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || !strings.HasPrefix(last.Message, "task succeeded") {
 		t.Errorf("events -f -o json: %v\n%s", err, out.String())
 	}
+}
+
+// interruptAt is a command's output that interrupts it (cancel) once a
+// write holds at.
+type interruptAt struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	cancel func()
+	at     string
+}
+
+func (w *interruptAt) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if bytes.Contains(p, []byte(w.at)) {
+		defer w.cancel()
+	}
+	return w.buf.Write(p)
+}
+
+func (w *interruptAt) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 // TestRemoteUsage: --server without a token, bad -o, local-only flags.
