@@ -32,6 +32,9 @@ type Script struct {
 	FailTimes  int           // fail only the first N calls of FailAt, then behave; 0 = fail every call
 	Polls      int           // long steps (PowerCycle, Commission, Deploy, Release, and IdentifyNode when enlisting) answer InProgress (RetryAfter 10ms) this many times before Done
 	Block      bool          // calls block until ctx is done, then return ctx.Err() (for cancellation tests): every call, or only FailAt's calls when FailAt is set
+	// OnBlock, when set, is told each call that Block holds, as it starts
+	// to wait (the plugin logs it, so a test knows the call is inside).
+	OnBlock func(method string)
 }
 
 // Call is one recorded call: the method and the node it was about ("" for
@@ -168,6 +171,9 @@ func (c *core) begin(ctx context.Context, method, node string, hasResult bool) (
 		return drivers.Result{}, true, err
 	}
 	if c.script.Block && (c.script.FailAt == "" || c.script.FailAt == method) {
+		if c.script.OnBlock != nil {
+			c.script.OnBlock(method)
+		}
 		<-ctx.Done()
 		return drivers.Result{}, true, ctx.Err()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -657,10 +658,10 @@ func TestScriptFromConfig(t *testing.T) {
 		"failTimes": "2", "polls": "4", "block": "false",
 	}, Secrets: map[string]drivers.Secret{"apiKey": drivers.NewSecret("k")}})
 	want := fake.Script{FailAt: "Deploy", FailClass: drivers.NeedsIntervention, FailResult: true, FailTimes: 2, Polls: 4}
-	if err != nil || s != want {
+	if err != nil || !reflect.DeepEqual(s, want) {
 		t.Fatalf("got %+v, %v; want %+v", s, err, want)
 	}
-	if s, err := fake.ScriptFromConfig(drivers.Config{}); err != nil || s != (fake.Script{}) {
+	if s, err := fake.ScriptFromConfig(drivers.Config{}); err != nil || !reflect.DeepEqual(s, fake.Script{}) {
 		t.Fatalf("empty config: %+v, %v", s, err)
 	}
 	if s, err := fake.ScriptFromConfig(drivers.Config{Settings: map[string]string{"block": "true"}}); err != nil || !s.Block {

@@ -131,8 +131,9 @@ func testNode() drivers.Node {
 }
 
 func TestKilledPluginIsTransientAndRestarts(t *testing.T) {
+	var logs testtool.SyncBuffer
 	e := external(t, drivers.KindNetwork, "slipway-driver-any-fake",
-		map[string]string{"failAt": "ConfigurePorts", "block": "true"}, zerolog.Nop())
+		map[string]string{"failAt": "ConfigurePorts", "block": "true"}, zerolog.New(&logs))
 	n := Network{e}
 	if _, err := n.Probe(t.Context()); err != nil {
 		t.Fatalf("first probe: %v", err)
@@ -146,7 +147,11 @@ func TestKilledPluginIsTransientAndRestarts(t *testing.T) {
 		_, err := n.ConfigurePorts(t.Context(), testNode(), drivers.PhaseProvisioning)
 		errc <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // the call is now blocked inside the plugin
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(logs.String(), "call blocked"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) { // a hang guard: the plugin logs the block as it starts
+			t.Fatalf("the call never blocked inside the plugin:\n%s", logs.String())
+		}
+	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
