@@ -13,6 +13,7 @@ import (
 	"github.com/slipway-dev/slipway/labrun"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
+	"github.com/slipway-dev/slipway/sim/maas"
 	"github.com/slipway-dev/slipway/statestore/memory"
 )
 
@@ -47,7 +48,6 @@ func goroutinesIn(t *testing.T, frame string) int {
 // Failed before: each waiting node's goroutine sat in poller.waitAt.
 func TestWaitingNodesHoldNoGoroutine(t *testing.T) {
 	d := designtest.Example(t)
-	// Commissioning takes 300 s × 0.02 = 6 s in the lab.
 	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.02, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +55,9 @@ func TestWaitingNodesHoldNoGoroutine(t *testing.T) {
 	t.Cleanup(env.Close)
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	// Commissioning lasts until the cancel: at 6 s, the first machine's
+	// could end before the last one's started on a loaded machine.
+	env.Lab.MAAS.SetDurations(func(d *maas.Durations) { d.Commission, d.NodeTimeout = 1000*time.Hour, 2000*time.Hour })
 	nodes := []string{"r01-cmp01", "r01-cmp02", "r02-cmp01"}
 	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionPrepareNodes, Filter: only(nodes...), Requester: "test"})
 	if err != nil {
@@ -71,7 +74,7 @@ func TestWaitingNodesHoldNoGoroutine(t *testing.T) {
 	eventually(t, time.Minute, "every node's machine commissioning in the lab", commissioning)
 	// While the lab commissions them, the nodes wait on the poll: none
 	// holds a goroutine (a round in progress may, for a moment).
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a hang guard: the rounds end at once
 	held := goroutinesIn(t, "orchestrator.(*nodeRun)")
 	for held > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -97,6 +100,9 @@ func TestRoundGateBoundsHandlers(t *testing.T) {
 	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.Limits.Rounds = 1 })
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	// Commissioning lasts until the cancel: at 6 s, the first machine's
+	// could end before the last one's started on a loaded machine.
+	env.Lab.MAAS.SetDurations(func(d *maas.Durations) { d.Commission, d.NodeTimeout = 1000*time.Hour, 2000*time.Hour })
 	nodes := []string{"r01-cmp01", "r01-cmp02", "r02-cmp01"}
 	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Filter: only(nodes...), Requester: "test"})
 	if err != nil {
