@@ -101,8 +101,8 @@ func (p *serveProc) hook(t *testing.T, delivery, ref, key string) (int, string) 
 }
 
 // gitWebhookWait bounds how long TestServeFollowsGit waits for a round
-// its webhook started.
-const gitWebhookWait = 15 * time.Second
+// its webhook started (a hang guard: the wait ends when the round is saved).
+const gitWebhookWait = time.Minute
 
 // TestServeFollowsGit: a serve started on an empty state with a git:
 // block (a git daemon on 127.0.0.1) takes its first design from the
@@ -146,7 +146,7 @@ func TestServeFollowsGit(t *testing.T) {
 	p := startServe(t, cfg, state, dir, "--introspection-listen", intro, "--image-dir", images)
 	defer p.stop()
 
-	st := p.waitGit(t, 20*time.Second, "the first commit held", func(s apitypes.GitStatus) bool { return s.Held != nil })
+	st := p.waitGit(t, gitWebhookWait, "the first commit held", func(s apitypes.GitStatus) bool { return s.Held != nil })
 	if st.Held.Commit != c1 || len(st.Held.Destructive) == 0 || !st.Held.AdminApproves || st.Remote != d.URL {
 		t.Fatalf("held: %+v (remote %s)", st.Held, st.Remote)
 	}
@@ -248,7 +248,7 @@ func heldThenApproved(t *testing.T, p *serveProc, lb *lab.Lab, up *gittest.Upstr
 	if c, b := p.hook(t, "d-4", "refs/heads/main", "hook-key"); c != 202 {
 		t.Fatalf("webhook: %d %s", c, b)
 	}
-	st := p.waitGit(t, 5*time.Second, "the removal held", func(s apitypes.GitStatus) bool { return s.Held != nil && s.Held.Commit == c4 })
+	st := p.waitGit(t, gitWebhookWait, "the removal held", func(s apitypes.GitStatus) bool { return s.Held != nil && s.Held.Commit == c4 })
 	if !strings.Contains(strings.Join(st.Held.Destructive, "; "), removed) {
 		t.Errorf("held for %q, want the release of %s named", st.Held.Destructive, removed)
 	}

@@ -93,13 +93,14 @@ func startServe(t *testing.T, cfg, state, dir string, extra ...string) *servePro
 	}()
 	p.stop = func() int { cancel(); return <-done }
 	tokFile := filepath.Join(filepath.Dir(state), "admin.token")
-	for i := 0; i < 200 && p.tok == ""; i++ {
+	deadline := time.Now().Add(time.Minute) // a hang guard: serve comes up in a second or two
+	for p.tok == "" && time.Now().Before(deadline) {
 		if b, err := os.ReadFile(tokFile); err == nil {
 			p.tok = strings.TrimSpace(string(b))
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	for i := 0; i < 200; i++ {
+	for time.Now().Before(deadline) {
 		if code, _ := p.call(t, "GET", "/healthz", ""); code == 200 {
 			return p
 		}
@@ -132,7 +133,8 @@ func (p *serveProc) task(t *testing.T, action string) (string, string) {
 	if code != 201 || json.Unmarshal([]byte(b), &task) != nil {
 		t.Fatalf("POST /tasks %s: %d %s", action, code, b)
 	}
-	for i := 0; i < 400 && (task.Status == "queued" || task.Status == "pending" || task.Status == "running" || task.Status == ""); i++ {
+	deadline := time.Now().Add(time.Minute) // a hang guard; the caller checks the status
+	for time.Now().Before(deadline) && (task.Status == "queued" || task.Status == "pending" || task.Status == "running" || task.Status == "") {
 		time.Sleep(25 * time.Millisecond)
 		_, b = p.call(t, "GET", "/api/v1/tasks/"+task.ID, "")
 		_ = json.Unmarshal([]byte(b), &task)
