@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/slipway-dev/slipway/internal/etcdtest"
 	"github.com/slipway-dev/slipway/internal/leader"
@@ -68,13 +69,19 @@ func TestGroup(t *testing.T) {
 	if v := roleGauge(t, other.reg, "leader"); v != 0 {
 		t.Errorf("the standby's slipway_replica_role{role=leader} = %v", v)
 	}
-	stopped := time.Now()
+	cli := ec.Client(t)
+	keys, err := cli.Get(t.Context(), "/t/ha/election/", clientv3.WithFirstCreate()...)
+	if err != nil || len(keys.Kvs) == 0 {
+		t.Fatalf("the leader's election key: %v", err)
+	}
 	lead.cancel()
 	<-lead.done
-	testtool.WaitUntil(t, other.r.Leading, "the standby to lead")
-	if took := time.Since(stopped); took > 3*time.Second {
-		t.Errorf("handover after a stop took %s (the lease is 5 s: the leader did not resign)", took)
+	// Stopped, the leader resigned: its key is gone at once, where it
+	// would stay for the 5 s lease otherwise.
+	if r, err := cli.Get(t.Context(), string(keys.Kvs[0].Key)); err != nil || len(r.Kvs) != 0 {
+		t.Errorf("the stopped leader did not resign: its election key %s is still in etcd (%v)", keys.Kvs[0].Key, err)
 	}
+	testtool.WaitUntil(t, other.r.Leading, "the standby to lead")
 	if other.leads.Load() != 1 || lead.leads.Load() != 1 {
 		t.Errorf("lead ran %d and %d times", lead.leads.Load(), other.leads.Load())
 	}
