@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	"github.com/slipway-dev/slipway/statestore"
@@ -45,17 +46,14 @@ func TestImageSyncCancelStopsUpload(t *testing.T) {
 	}
 	close(release)
 	var state string
-	for i := 0; i < 500 && state != orchestrator.ImageInterrupted; i++ {
-		time.Sleep(10 * time.Millisecond)
+	testtool.WaitUntil(t, func() bool {
 		syncs, err := e1.ImageSyncs(ctx)
 		if err != nil || len(syncs) != 1 {
 			t.Fatalf("records %+v %v", syncs, err)
 		}
 		state = syncs[0].State
-	}
-	if state != orchestrator.ImageInterrupted {
-		t.Fatalf("the cancelled sync's record reads %q: want %q", state, orchestrator.ImageInterrupted)
-	}
+		return state == orchestrator.ImageInterrupted
+	}, "the cancelled sync's record to read "+orchestrator.ImageInterrupted)
 	v, _ := customView(env.srv)
 	if st := env.srv.ImageStats(); st.Chunks != 1 || v.Complete {
 		t.Fatalf("stats %+v, image %+v: want the upload stopped after its first chunk", st, v)
@@ -155,9 +153,7 @@ func TestImageSyncKilledMarkedInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 1000 && !fs.frozen.Load(); i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testtool.WaitUntil(t, fs.frozen.Load, "the store to freeze mid-sync (the kill)")
 	e1.Close()
 	if syncs, err := e1.ImageSyncs(t.Context()); err != nil || len(syncs) != 1 || syncs[0].State != record.ImageSyncing {
 		t.Fatalf("records after the kill %+v %v: want one left syncing", syncs, err)

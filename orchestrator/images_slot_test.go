@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
@@ -66,17 +67,15 @@ func TestImageFetchOutsideUploadSlot(t *testing.T) {
 	for i := range 4 {
 		tasks = append(tasks, sync(fmt.Sprintf("gpu-%d", i)))
 	}
-	for i := 0; i < 1000 && h.waiting.Load() < 4; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testtool.WaitUntil(t, func() bool { return h.waiting.Load() >= 4 }, "the four uploads to hold their slots")
 	tasks = append(tasks, sync("std-focal"))
 	focal := false
-	for i := 0; i < 1000 && !focal; i++ {
-		time.Sleep(10 * time.Millisecond)
+	testtool.WaitUntil(t, func() bool {
 		for _, v := range env.srv.ImageViews() {
 			focal = focal || v.Name == "ubuntu/focal" && v.Complete
 		}
-	}
+		return focal
+	}, "ubuntu/focal imported while the uploads hold every slot")
 	waiting := h.waiting.Load()
 	close(h.release)
 	if !focal || waiting != 4 {

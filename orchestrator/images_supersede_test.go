@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
+	"github.com/slipway-dev/slipway/internal/testtool"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 )
 
@@ -42,9 +43,7 @@ func TestImageSyncNewerVersionSupersedes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 1000 && h.waiting.Load() < 1; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testtool.WaitUntil(t, func() bool { return h.waiting.Load() >= 1 }, "sync A's upload to be held")
 	b := otherContent()
 	rev2 := newContentRevision(t, env, b)
 	taskB := runTask(t, e, record.Request{Action: record.ActionSyncImages, Revision: rev2})
