@@ -78,14 +78,14 @@ func following(t *testing.T, srv *Server, st *etcdstore.Store) {
 			if err != nil {
 				t.Errorf("Follow returned %v when its context ended, want nil", err)
 			}
-		case <-time.After(5 * time.Second):
-			t.Error("Follow did not return within 5 s of its context's end")
+		case <-time.After(time.Minute):
+			t.Error("Follow did not return within a minute of its context's end")
 		}
 	})
 	want := map[string]bool{collTokens + " probe": true, collReports + " probe": true}
-	for deadline := time.Now().Add(5 * time.Second); len(want) > 0; {
+	for deadline := time.Now().Add(time.Minute); len(want) > 0; {
 		if time.Now().After(deadline) {
-			t.Fatalf("Follow's watches told of no probe for 5 s (missing %v)", want)
+			t.Fatalf("Follow's watches told of no probe for a minute (missing %v)", want)
 		}
 		if _, err := st.Write(t.Context(), statestore.Put(collTokens, "probe", nil), statestore.Put(collReports, "probe", nil)); err != nil {
 			t.Fatal(err)
@@ -103,10 +103,11 @@ func following(t *testing.T, srv *Server, st *etcdstore.Store) {
 }
 
 // refusedWithin polls GET /v1/self with tok on srv until it is refused
-// (401), failing when it is still answered after 5 s.
+// (401), failing when it is still answered after a minute (the cache has
+// no expiry: only the watch can drop the token).
 func refusedWithin(t *testing.T, srv *Server, tok, what string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		code, body := getSelf(srv, tok)
 		if code == 401 {
@@ -116,7 +117,7 @@ func refusedWithin(t *testing.T, srv *Server, tok, what string) {
 			t.Fatalf("the %s token on the other replica: %d %s, want 401", what, code, body)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the %s token is still answered by the other replica 5 s after the change (from its cache)", what)
+			t.Fatalf("the %s token is still answered by the other replica a minute after the change (from its cache)", what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -207,8 +208,8 @@ func TestFollowReports(t *testing.T) {
 		if n != node {
 			t.Errorf("A's NotifyReports func got %q, want %q", n, node)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("A's NotifyReports func was not called within 5 s of a report stored through B")
+	case <-time.After(time.Minute):
+		t.Fatal("A's NotifyReports func was not called within a minute of a report stored through B")
 	}
 }
 
