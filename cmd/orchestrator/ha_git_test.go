@@ -43,7 +43,9 @@ func TestHAGitLeaderOnly(t *testing.T) {
 	if code, out, errs := cli(t, "store", "migrate", "--from", "bolt:"+state, "--to", store); code != 0 {
 		t.Fatalf("store migrate: %d %s %s", code, out, errs)
 	}
-	g := startGroup(t, bin, dir, store, 2, childEnv(lv.info))
+	// A 6 s lease: with 2 s, a leader starved that long on a loaded
+	// machine could lose it, and the next one make a git cache of its own.
+	g := startGroup(t, bin, dir, store, 6, childEnv(lv.info))
 	leader := g.waitLeader(t, "", 30*time.Second)
 	standby := (leader + 1) % len(g.urls)
 	g.waitGitFetched(t, standby, c1, 20*time.Second)
