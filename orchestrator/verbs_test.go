@@ -239,6 +239,9 @@ func TestVerbCancelResume(t *testing.T) {
 		// when says when to cancel, from the task's results and the
 		// node records.
 		when func(t *testing.T, env *labrun.Env, e *orchestrator.Engine, id string) bool
+		// hold is the lab's phase that lasts until the cancel (at the
+		// lab's scale it could end first on a loaded machine).
+		hold func(*maas.Durations) *time.Duration
 	}{
 		{"in commission", func(t *testing.T, _ *labrun.Env, e *orchestrator.Engine, id string) bool {
 			for _, r := range results(t, e, id) {
@@ -247,7 +250,7 @@ func TestVerbCancelResume(t *testing.T) {
 				}
 			}
 			return false
-		}},
+		}, func(d *maas.Durations) *time.Duration { return &d.Commission }},
 		{"while a machine deploys", func(t *testing.T, env *labrun.Env, e *orchestrator.Engine, id string) bool {
 			lc := lifecycle(env)
 			for _, r := range results(t, e, id) {
@@ -256,13 +259,18 @@ func TestVerbCancelResume(t *testing.T) {
 				}
 			}
 			return false
-		}},
+		}, func(d *maas.Durations) *time.Duration { return &d.Deploy }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			d := designtest.Example(t)
 			env, e := prepared(t, d, nil)
+			var lab maas.Durations
+			env.Lab.MAAS.SetDurations(func(d *maas.Durations) {
+				lab = *d
+				*tc.hold(d), d.NodeTimeout = 1000*time.Hour, 2000*time.Hour
+			})
 			task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Requester: "test"})
 			if err != nil {
 				t.Fatal(err)
@@ -276,6 +284,7 @@ func TestVerbCancelResume(t *testing.T) {
 			if _, err := e.Wait(ctx, task.ID); err != nil {
 				t.Fatal(err)
 			}
+			env.Lab.MAAS.SetDurations(func(d *maas.Durations) { *d = lab }) // for the resume
 			got, res, err := e.Task(ctx, task.ID)
 			if err != nil {
 				t.Fatal(err)
