@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,7 +46,9 @@ func TestUploadStall(t *testing.T) {
 		}
 	}
 	cancel()
-	<-answered
+	if err := <-answered; err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Fatalf("the stalled chunk's client after its cancel: %v, want its context's error", err)
+	}
 	deadline := time.Now().Add(labWait)
 	for l.s.writesInFlight.Load() != 0 {
 		if time.Now().After(deadline) {
