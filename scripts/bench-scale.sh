@@ -26,7 +26,9 @@
 # (default: 3 floors + 120 s); BENCH_SCALE_LAB_BIN: another build for the
 # lab (default BIN), to compare simulators under one engine;
 # BENCH_SCALE_MEMORY_LIMIT: the engine's soft memory limit (default none);
-# BENCH_SCALE_KEEP_STATE=1 keeps the engine's state.db in the output. Exit status 1 when not every node deployed
+# BENCH_SCALE_KEEP_STATE=1 keeps the engine's state.db in the output;
+# BENCH_SCALE_PPROF=127.0.0.1:PORT serves the engine's net/http/pprof there
+# (an execution trace: /debug/pprof/trace?seconds=5). Exit status 1 when not every node deployed
 # by the lab's count or the deploy timed out.
 set -euo pipefail
 bin=${1:-bin/orchestrator}
@@ -154,7 +156,8 @@ poll_ms=$(awk -v s="$scale" 'BEGIN { p = 5000 * s; if (p < 20) p = 20; printf "%
 } >"$out/apply.log" 2>&1
 
 # 3. The engine, with a CPU profile of the whole run.
-"$bin" serve --config "$work/engine.yaml" --cpu-profile "$out/engine.pprof" --heap-profile "$out/engine-heap.pprof" 2>"$out/serve.log" &
+"$bin" serve --config "$work/engine.yaml" --cpu-profile "$out/engine.pprof" --heap-profile "$out/engine-heap.pprof" \
+  ${BENCH_SCALE_PPROF:+--pprof "$BENCH_SCALE_PPROF"} 2>"$out/serve.log" &
 serve_pid=$!
 wait_for "$out/serve.log" 'control API on http' 120
 api=$(grep -oE 'control API on http://[0-9.:]+' "$out/serve.log" | head -n 1)

@@ -40,6 +40,7 @@ func servePprof(addr string) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace) // an execution trace of ?seconds=N: where goroutines wait
 	go func() { _ = http.Serve(l, mux) }()
 	return nil
 }
