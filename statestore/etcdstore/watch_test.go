@@ -61,28 +61,30 @@ func noMoreKeys(t *testing.T, keys <-chan string) {
 	}
 }
 
-// waitWatching writes coll's key "ready" through s until the watch of
-// keys tells of it (it tells of what is written after it started) and
-// then of nothing for a moment.
+// waitWatching writes coll's keys ready-0, ready-1, … through s until the
+// watch of keys tells of the last one written (it tells of what is
+// written after it started). The watch tells in commit order, so every
+// earlier ready-N has come by then (and was read here): nothing of them
+// is left for the test's own keys.
 func waitWatching(t *testing.T, s *Store, coll string, keys <-chan string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for seen := false; !seen; {
+	deadline := time.Now().Add(time.Minute) // a hang guard
+	for i := 0; ; i++ {
+		last := fmt.Sprintf("ready-%d", i)
+		write(t, s, statestore.Put(coll, last, nil))
+		for wait := time.After(200 * time.Millisecond); ; {
+			select {
+			case k := <-keys:
+				if k == last {
+					return
+				}
+				continue // an earlier ready-N
+			case <-wait:
+			}
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("the watch told of nothing written for 5 s")
-		}
-		write(t, s, statestore.Put(coll, "ready", nil))
-		select {
-		case k := <-keys:
-			seen = k == "ready"
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	for {
-		select {
-		case <-keys: // a "ready" written before the watch answered
-		case <-time.After(300 * time.Millisecond):
-			return
+			t.Fatal("the watch told of nothing written for a minute")
 		}
 	}
 }
