@@ -100,9 +100,6 @@ func TestRoundGateBoundsHandlers(t *testing.T) {
 	env := startEnv(t, d, nil, nil, func(c *orchestrator.Config) { c.Limits.Rounds = 1 })
 	e := engine(t, env)
 	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
-	// Commissioning lasts until the cancel: at 6 s, the first machine's
-	// could end before the last one's started on a loaded machine.
-	env.Lab.MAAS.SetDurations(func(d *maas.Durations) { d.Commission, d.NodeTimeout = 1000*time.Hour, 2000*time.Hour })
 	nodes := []string{"r01-cmp01", "r01-cmp02", "r02-cmp01"}
 	task, err := e.Submit(t.Context(), record.Request{Action: record.ActionDeployNodes, Filter: only(nodes...), Requester: "test"})
 	if err != nil {
