@@ -358,8 +358,9 @@ func TestDaemonIntervalAndWebhook(t *testing.T) {
 	}
 }
 
-// hangGuard bounds a wait that ends when its condition holds.
-const hangGuard = time.Minute
+// hangGuard bounds a wait that ends when its condition holds (under the
+// default interval, 1 min, so a follower that fell back to it fails).
+const hangGuard = 30 * time.Second
 
 // waitRound waits until a round of f started at or after since is saved.
 func waitRound(t *testing.T, f *Follower, since time.Time, within time.Duration) {

@@ -67,7 +67,7 @@ func TestImageFetchOutsideUploadSlot(t *testing.T) {
 	for i := range 4 {
 		tasks = append(tasks, sync(fmt.Sprintf("gpu-%d", i)))
 	}
-	testtool.WaitUntil(t, func() bool { return h.waiting.Load() >= 4 }, "the four uploads to hold their slots")
+	testtool.WaitUntil(t, func() bool { return h.waiting.Load() >= 4 }, "the four fetches to wait")
 	tasks = append(tasks, sync("std-focal"))
 	focal := false
 	testtool.WaitUntil(t, func() bool {
@@ -75,7 +75,7 @@ func TestImageFetchOutsideUploadSlot(t *testing.T) {
 			focal = focal || v.Name == "ubuntu/focal" && v.Complete
 		}
 		return focal
-	}, "ubuntu/focal imported while the uploads hold every slot")
+	}, "ubuntu/focal imported while the four fetches wait")
 	waiting := h.waiting.Load()
 	close(h.release)
 	if !focal || waiting != 4 {

@@ -197,7 +197,9 @@ func TestBrokenWhileDeployingMarkFixedRelease(t *testing.T) {
 	d := designtest.Example(t)
 	// The deploy stage's timeout is the test's window to mark the first
 	// deployment broken (the second hangs until it); the lab's MAAS never
-	// gives up on a hung deployment here, so only the engine ends it.
+	// gives up on a hung deployment here, so only the engine ends it. (The
+	// lab runs at twice startEnv's scale from when its scaled timeout was
+	// the window's end; the scale no longer bounds the window.)
 	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: 0.002, Seed: 7,
 		Faults: &maas.Faults{Machines: map[string]maas.MachineFaults{bad: {HangDeploy: true}}}, Tune: func(c *orchestrator.Config) {
 			c.Timeouts = map[record.Stage]time.Duration{record.StageDeploy: 10 * time.Second}

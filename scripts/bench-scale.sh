@@ -28,7 +28,8 @@
 # BENCH_SCALE_MEMORY_LIMIT: the engine's soft memory limit (default none);
 # BENCH_SCALE_KEEP_STATE=1 keeps the engine's state.db in the output;
 # BENCH_SCALE_PPROF=127.0.0.1:PORT serves the engine's net/http/pprof there
-# (an execution trace: /debug/pprof/trace?seconds=5). Exit status 1 when not every node deployed
+# (an execution trace: /debug/pprof/trace?seconds=5), BENCH_SCALE_LAB_PPROF
+# the lab's. Exit status 1 when not every node deployed
 # by the lab's count or the deploy timed out.
 set -euo pipefail
 bin=${1:-bin/orchestrator}
@@ -102,7 +103,7 @@ now() { date +%s.%N; }
 # 1. The lab: the generated site, in its own process.
 t0=$(now)
 "$lab_bin" lab --nodes "$nodes" --site-dir "$work/site" --maas-listen 127.0.0.1:0 \
-  --time-scale "$scale" --cpu-profile "$out/lab.pprof" >"$work/lab.json" 2>"$out/lab.log" &
+  --time-scale "$scale" --cpu-profile "$out/lab.pprof" ${BENCH_SCALE_LAB_PPROF:+--pprof "$BENCH_SCALE_LAB_PPROF"} >"$work/lab.json" 2>"$out/lab.log" &
 lab_pid=$!
 wait_for "$work/lab.json" '^\{' 600
 lab_start=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')

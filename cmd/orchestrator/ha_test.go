@@ -530,26 +530,36 @@ func TestHAQuorum(t *testing.T) {
 	// A leader stopped (SIGINT) gives the leadership up as it exits: its
 	// key in the election is gone from etcd once the process has ended,
 	// where a leader that did not resign leaves it for its 10 s lease.
+	// (The key is gone before its lease could have ended: the exit took
+	// less than what the lease had left at the stop.)
 	cur := g.waitLeader(t, "", 30*time.Second)
 	cl := ec.Client(t)
-	key := leaderKey(t, cl, "/slipway/ha/election/")
+	key, left := leaderKey(t, cl, "/slipway/ha/election/")
 	stopped := time.Now()
 	interruptAndWait(t, g.procs[cur])
+	took := time.Since(stopped)
 	if r, err := cl.Get(t.Context(), key); err != nil || len(r.Kvs) != 0 {
 		t.Errorf("leader %s exited without resigning: its election key %s is still in etcd (%v)", g.replicaID(cur), key, err)
+	} else if took >= left {
+		t.Errorf("leader %s took %s to exit, and its lease had %s left: the key's end does not show it resigned", g.replicaID(cur), took, left)
 	}
 	next := g.waitLeader(t, g.replicaID(cur), 30*time.Second)
 	t.Logf("leader %s stopped: %s leads %s later", g.replicaID(cur), g.replicaID(next), time.Since(stopped).Round(time.Millisecond))
 }
 
-// leaderKey is the election's leader key: the first created under prefix.
-func leaderKey(t *testing.T, cl *clientv3.Client, prefix string) string {
+// leaderKey is the election's leader key (the first created under
+// prefix) and the least time its lease has left (etcd rounds down).
+func leaderKey(t *testing.T, cl *clientv3.Client, prefix string) (string, time.Duration) {
 	t.Helper()
 	r, err := cl.Get(t.Context(), prefix, clientv3.WithFirstCreate()...)
 	if err != nil || len(r.Kvs) == 0 {
 		t.Fatalf("the leader key under %s: %v", prefix, err)
 	}
-	return string(r.Kvs[0].Key)
+	ttl, err := cl.TimeToLive(t.Context(), clientv3.LeaseID(r.Kvs[0].Lease))
+	if err != nil || ttl.TTL <= 0 {
+		t.Fatalf("the leader key's lease: %v (TTL %d)", err, ttl.TTL)
+	}
+	return string(r.Kvs[0].Key), time.Duration(ttl.TTL) * time.Second
 }
 
 // interruptAndWait interrupts a process this test started and waits for

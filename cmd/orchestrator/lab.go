@@ -25,6 +25,7 @@ type labFlags struct {
 	sites      int
 	siteDir    string
 	cpuProfile string
+	pprofAddr  string
 	gnmi       bool
 	imageDir   string
 }
@@ -59,13 +60,11 @@ lab-switch-password (docs/lab.md): gnmic --insecure reads and sets it.
 It runs until interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if lf.cpuProfile != "" {
-				stop, err := startCPUProfile(lf.cpuProfile)
-				if err != nil {
-					return usageErr(err)
-				}
-				defer stop()
+			stop, err := startProfiling(lf.pprofAddr, lf.cpuProfile)
+			if err != nil {
+				return usageErr(err)
 			}
+			defer stop()
 			return a.runLab(cmd.Context(), &lf)
 		},
 	}
@@ -81,6 +80,7 @@ It runs until interrupted.`,
 	f.IntVar(&lf.sites, "sites", 1, "with --nodes: split the generated racks among this many Sites, one MAAS region each")
 	f.StringVar(&lf.siteDir, "site-dir", "", "with --nodes: write the generated site here (default: a temporary directory)")
 	f.StringVar(&lf.cpuProfile, "cpu-profile", "", "write a CPU profile of the lab to FILE until it stops")
+	f.StringVar(&lf.pprofAddr, "pprof", "", "serve net/http/pprof (heap, goroutines, CPU, execution trace) of the lab on this loopback address")
 	f.BoolVar(&lf.gnmi, "gnmi", false, "serve the design's cabled switches over gNMI (sim/gnmi)")
 	f.StringVar(&lf.imageDir, "image-dir", "", "write the lab image (sim/labimage) of each custom Image of the design whose source is a file into DIR, for serve --image-dir")
 	return cmd

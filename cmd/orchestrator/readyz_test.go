@@ -118,9 +118,9 @@ func checkAnonBody(t *testing.T, code int, body string, leaks ...string) bool {
 }
 
 // TestReadyzCachedAndMinimal (issue 33, S4): 200 anonymous /readyz at once
-// cost the lab's MAAS at most one probe (counted by the lab MAAS itself),
-// and the same burst while a proxy in front of MAAS fails costs that proxy
-// at most one probe too; the anonymous answer is only ready / not ready:
+// cost the lab's MAAS one probe, and one more per readiness TTL the burst
+// lasted (counted by the lab MAAS itself), and the same burst while a
+// proxy in front of MAAS fails costs that proxy as much; the anonymous answer is only ready / not ready:
 // no state path, no cluster view, nothing of the proxy's error page. A
 // token's holder still gets the cluster view, and the reason when not ready.
 func TestReadyzCachedAndMinimal(t *testing.T) {

@@ -76,7 +76,7 @@ is an admin there, without a token.`,
 	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	cmd.Flags().StringVar(&f.cpuProfile, "cpu-profile", "", "write a CPU profile of the process to FILE until it stops (runtime/pprof)")
 	cmd.Flags().StringVar(&f.heapProfile, "heap-profile", "", "sample the memory every 2 s into FILE.series (JSON lines: the runtime's memory classes, the resident set's parts); at each new high of the resident set (5% above the last) write an in-use heap profile to FILE, that sample to FILE.json and the goroutines to FILE.goroutines")
-	cmd.Flags().StringVar(&f.pprofAddr, "pprof", "", "serve net/http/pprof (heap, goroutines, CPU) on this loopback address, e.g. 127.0.0.1:6060")
+	cmd.Flags().StringVar(&f.pprofAddr, "pprof", "", "serve net/http/pprof (heap, goroutines, CPU, execution trace) on this loopback address, e.g. 127.0.0.1:6060")
 	stateFlag(cmd, &f.state)
 	pluginDirFlag(cmd, &f.dir)
 	f.haFlags(cmd)

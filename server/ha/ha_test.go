@@ -74,12 +74,19 @@ func TestGroup(t *testing.T) {
 	if err != nil || len(keys.Kvs) == 0 {
 		t.Fatalf("the leader's election key: %v", err)
 	}
+	lease, err := cli.TimeToLive(t.Context(), clientv3.LeaseID(keys.Kvs[0].Lease))
+	if err != nil || lease.TTL <= 0 {
+		t.Fatalf("the leader key's lease: %v", err)
+	}
+	stopped := time.Now()
 	lead.cancel()
 	<-lead.done
-	// Stopped, the leader resigned: its key is gone at once, where it
-	// would stay for the 5 s lease otherwise.
+	// Stopped, the leader resigned: its key is gone once it has, sooner
+	// than its lease (5 s) could have ended.
 	if r, err := cli.Get(t.Context(), string(keys.Kvs[0].Key)); err != nil || len(r.Kvs) != 0 {
 		t.Errorf("the stopped leader did not resign: its election key %s is still in etcd (%v)", keys.Kvs[0].Key, err)
+	} else if took, left := time.Since(stopped), time.Duration(lease.TTL)*time.Second; took >= left {
+		t.Errorf("the leader took %s to stop, and its lease had %s left: the key's end does not show it resigned", took, left)
 	}
 	testtool.WaitUntil(t, other.r.Leading, "the standby to lead")
 	if other.leads.Load() != 1 || lead.leads.Load() != 1 {

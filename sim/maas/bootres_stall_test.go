@@ -59,6 +59,9 @@ func TestUploadStall(t *testing.T) {
 	if v := viewOf(t, l.s, rid); v.Held != chunk4M || v.Complete {
 		t.Fatalf("after the stall the lab holds %d (complete %v), want the first chunk only", v.Held, v.Complete)
 	}
+	if n := l.s.Stats().Snapshot().Statuses[0]; n != 1 {
+		t.Errorf("/sim/stats counts %d answers of status 0, want 1: the stalled chunk's client went away unanswered", n)
+	}
 	for off := chunk4M; off < len(img); off += chunk4M {
 		if r := putChunk(l, rid, fid, img[off:off+chunk4M]); r.code != http.StatusOK {
 			t.Fatalf("chunk at %d after the stall: %s", off, r)

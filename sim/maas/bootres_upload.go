@@ -69,8 +69,11 @@ func (s *Server) bootUpload(req *request) (any, *apiError) {
 }
 
 // stall carries out the injected UploadStall (faults.go): the chunk is
-// read and dropped, and the answer waits. The body is read first because
-// only then does net/http notice a client that goes away.
+// read and dropped, and the answer waits (until For, the client's leaving
+// or the server's Close). The body is read first because only then does
+// net/http notice a client that goes away. It comes before MAAS's checks
+// of the request, and counts as a write in flight while it waits (the
+// lab's listing caches are off meanwhile).
 func (s *Server) stall(req *request, f *bootFile, size int64) *apiError {
 	s.mu.Lock()
 	held := f.Held
@@ -87,6 +90,7 @@ func (s *Server) stall(req *request, f *bootFile, size int64) *apiError {
 	select {
 	case <-t.C:
 	case <-req.r.Context().Done():
+	case <-s.stopped:
 	}
 	return errorf(http.StatusServiceUnavailable, "Service temporarily unavailable (injected upload stall)")
 }

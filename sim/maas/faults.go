@@ -26,10 +26,11 @@ type Faults struct {
 	UploadStall *UploadStall `json:"uploadStall,omitempty"`
 }
 
-// UploadStall: the first Times upload chunks that start at AtBytes of
-// their file or past it are received, then neither stored nor answered
-// for For, or until their client goes away (a region that stops
-// answering mid-upload). Later chunks go through as before.
+// UploadStall: the first Times upload requests (each region counts its
+// own; 0 stalls none) that start at AtBytes of their file or past it are
+// received, then neither stored nor answered for For, or until their
+// client goes away (a region that stops answering mid-upload). Later
+// chunks go through as before.
 type UploadStall struct {
 	AtBytes int64         `json:"atBytes"`
 	Times   int           `json:"times"`

@@ -191,6 +191,7 @@ type Server struct {
 	config       map[string]any
 	rackID       string
 	closed       bool
+	stopped      chan struct{} // closed by Close: a held answer ends (bootres_upload.go)
 	lifecycle    map[string]*MachineLifecycle // by system ID (lifecycleOf)
 
 	listingDomainCounts map[string]int        // machines per domain, while a listing renders (beginListing)
@@ -243,7 +244,7 @@ func New(o Options) *Server {
 		dur = *o.Durations
 	}
 	s := &Server{
-		opts: o, dur: dur, stats: newStats(), faults: newInjector(o.Faults), log: o.Log,
+		opts: o, dur: dur, stats: newStats(), faults: newInjector(o.Faults), log: o.Log, stopped: make(chan struct{}),
 		rnd:      rand.New(rand.NewSource(o.Seed)),
 		tokens:   map[string]apiUser{o.APIKey.TokenKey: {name: o.User, creds: o.APIKey, admin: true}},
 		machines: map[string]*machine{}, fabrics: map[int]*fabric{}, vlans: map[int]*vlan{},
@@ -299,6 +300,9 @@ func (s *Server) scale(d time.Duration) time.Duration {
 func (s *Server) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.closed {
+		close(s.stopped)
+	}
 	s.closed = true
 	s.closeImages()
 	for _, m := range s.machines {
@@ -373,6 +377,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.beginWrite(key, params)()
 	}
 	out, herr := fn(s, &request{r: r, params: params, form: form, user: user, op: op})
+	if herr != nil && r.Context().Err() != nil {
+		status = 0 // the client went away: nothing is sent
+		return
+	}
 	if herr != nil {
 		fail(herr)
 		return

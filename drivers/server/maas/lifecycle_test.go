@@ -501,11 +501,12 @@ func TestRetryAfterHonoured(t *testing.T) {
 
 // TestCancelledContext: a call ends with context.Canceled when its
 // context is cancelled mid-call. Every answer of the lab's MAAS waits
-// 2 minutes, so only the cancel can end a call within the test's 1 min
-// bound (a hang guard, not a measurement).
+// 2 minutes and the driver's own request timeout is 5 minutes, so only
+// the cancel can end a call within the test's 1 min bound (a hang guard,
+// not a measurement).
 func TestCancelledContext(t *testing.T) {
 	l := startLab(t, lab.Config{Machines: 1, Faults: &maas.Faults{Ops: map[string]maas.OpFaults{"*": {Latency: 2 * time.Minute}}}})
-	d := newTestDriver(t, l, nil)
+	d := newTestDriver(t, l, map[string]string{SettingTimeout: "5m", SettingRetries: "0"})
 	ref := drivers.NodeRef{Name: "n", MachineID: "abc"}
 	calls := map[string]func(context.Context) error{
 		"ProbeSite":  func(ctx context.Context) error { _, err := d.ProbeSite(ctx); return err },
