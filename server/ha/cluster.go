@@ -24,7 +24,8 @@ const viewTTL = 2 * time.Second
 // (other than this one), each member's own status, and whether a write
 // can commit now.
 type storeView struct {
-	checked  time.Time
+	checked  time.Time // when it was asked
+	until    time.Time // reused until then: viewTTL after the answers came
 	replicas []apitypes.Replica
 	members  []apitypes.StoreMember
 	writable bool
@@ -33,8 +34,8 @@ type storeView struct {
 
 // Cluster is the group as this replica sees it: itself and the leader as
 // of now, the registered replicas and the etcd cluster (each member's own
-// answer, and whether a write can commit) as of Store.Checked, at most
-// viewTTL ago.
+// answer, and whether a write can commit) as of Store.Checked: asked at
+// most viewTTL (and the asking's 2 s) ago.
 func (r *Replica) Cluster(ctx context.Context) (apitypes.Cluster, error) {
 	out := apitypes.Cluster{Self: r.self(), Leader: r.leader.Load()}
 	v := r.storeView(ctx)
@@ -51,12 +52,14 @@ func (r *Replica) Cluster(ctx context.Context) (apitypes.Cluster, error) {
 	return out, nil
 }
 
-// storeView is the last view of etcd, asked again when older than viewTTL
-// (callers meanwhile wait for the one asking, at most 2 s).
+// storeView is the last view of etcd, asked again viewTTL after its
+// answers came (callers meanwhile wait for the one asking, at most 2 s).
+// Counted from the answers, not the asking: a view whose silent members
+// took most of the 2 s to time out is still reused for viewTTL.
 func (r *Replica) storeView(ctx context.Context) storeView {
 	r.viewMu.Lock()
 	defer r.viewMu.Unlock()
-	if time.Since(r.view.checked) < viewTTL {
+	if time.Now().Before(r.view.until) {
 		return r.view
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second) // shared with later callers
@@ -72,6 +75,7 @@ func (r *Replica) storeView(ctx context.Context) storeView {
 		return nil
 	})
 	_ = g.Wait()
+	v.until = time.Now().Add(viewTTL)
 	r.view = v
 	return v
 }
