@@ -191,7 +191,7 @@ type Server struct {
 	config       map[string]any
 	rackID       string
 	closed       bool
-	stopped      chan struct{} // closed by Close: a held answer ends (bootres_upload.go)
+	stopped      chan struct{}                // closed by Close: a held answer ends (bootres_upload.go)
 	lifecycle    map[string]*MachineLifecycle // by system ID (lifecycleOf)
 
 	listingDomainCounts map[string]int        // machines per domain, while a listing renders (beginListing)
@@ -343,10 +343,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.stats.answered(status)
 	}()
-	fail := func(e *apiError) {
-		status = e.status
-		e.write(w)
-	}
+	fail := func(e *apiError) { status = failWith(w, r, e) }
 	if ferr != nil {
 		fail(ferr)
 		return
@@ -377,10 +374,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.beginWrite(key, params)()
 	}
 	out, herr := fn(s, &request{r: r, params: params, form: form, user: user, op: op})
-	if herr != nil && r.Context().Err() != nil {
-		status = 0 // the client went away: nothing is sent
-		return
-	}
 	if herr != nil {
 		fail(herr)
 		return
@@ -394,6 +387,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status = writeAnswer(w, out)
+}
+
+// failWith answers e and returns its status, unless the client went away
+// (then nothing is sent: status 0).
+func failWith(w http.ResponseWriter, r *http.Request, e *apiError) int {
+	if r.Context().Err() != nil {
+		return 0
+	}
+	e.write(w)
+	return e.status
 }
 
 // answerLate waits the injected answer latency of a request carried out;
