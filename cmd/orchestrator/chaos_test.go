@@ -237,15 +237,21 @@ func startLabProc(t *testing.T, bin, dir string, faults *maas.Faults, seed int64
 }
 
 // stopProc interrupts a process this test started, then kills it after 5 s.
-func stopProc(cmd *exec.Cmd) {
+func stopProc(cmd *exec.Cmd) { interruptWithin(cmd, 5*time.Second) }
+
+// interruptWithin interrupts a process this test started and waits for
+// it to exit; after d it kills it. False when it had to be killed.
+func interruptWithin(cmd *exec.Cmd, d time.Duration) bool {
 	_ = cmd.Process.Signal(os.Interrupt)
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
+		return true
+	case <-time.After(d):
 		_ = cmd.Process.Kill()
 		<-done
+		return false
 	}
 }
 

@@ -566,14 +566,7 @@ func leaderKey(t *testing.T, cl *clientv3.Client, prefix string) (string, time.D
 // it to exit (a minute at most, then SIGKILL and the test fails).
 func interruptAndWait(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
-	_ = cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		_ = cmd.Process.Kill()
-		<-done
+	if !interruptWithin(cmd, time.Minute) {
 		t.Fatalf("process %d did not exit within a minute of SIGINT", cmd.Process.Pid)
 	}
 }
