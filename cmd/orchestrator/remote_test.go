@@ -219,7 +219,7 @@ func TestRemoteFollowEvents(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a hang guard: the interrupt comes once the task's end is out
 	defer cancel()
-	out := &interruptAt{cancel: cancel, at: "task succeeded"}
+	out := &interruptAt{cancel: cancel, at: []string{"task succeeded"}}
 	var errb bytes.Buffer
 	code := run(ctx, []string{"--server", url, "--token", tokViewer, "events", "-f", "-o", "json"}, out, &errb)
 	if ctx.Err() == context.DeadlineExceeded {
@@ -235,22 +235,27 @@ func TestRemoteFollowEvents(t *testing.T) {
 	}
 }
 
-// interruptAt is a command's output that interrupts it (cancel) once a
-// write holds at.
+// interruptAt is a command's output that interrupts it (cancel) once all
+// of at have been written.
 type interruptAt struct {
 	mu     sync.Mutex
 	buf    bytes.Buffer
 	cancel func()
-	at     string
+	at     []string
 }
 
 func (w *interruptAt) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if bytes.Contains(p, []byte(w.at)) {
-		defer w.cancel()
+	n, err := w.buf.Write(p)
+	all := true
+	for _, a := range w.at {
+		all = all && bytes.Contains(w.buf.Bytes(), []byte(a))
 	}
-	return w.buf.Write(p)
+	if all {
+		w.cancel()
+	}
+	return n, err
 }
 
 func (w *interruptAt) String() string {
