@@ -426,6 +426,7 @@ func FuzzParseFaults(f *testing.F) {
 	f.Add([]byte(`{"machines": {"gpu-1": {"missingGPUs": 2, "nicSpeedMbps": {"data0": 10000}, "swapCables": ["data0", "data1"], "firmware": {"bios": "1.0"}}}}`))
 	f.Add([]byte(`{"seed": 3, "ops": {"POST deploy": {"error500": 0.5, "latency": 1000}}}`))
 	f.Add([]byte(`{"machines": {"a": {"failDeploy": 1}}}`))
+	f.Add([]byte(`{"uploadStall": {"atBytes": 16777216, "times": 1, "for": 600000000000}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fs, err := ParseFaults(b)
 		if err != nil {
@@ -433,6 +434,9 @@ func FuzzParseFaults(f *testing.F) {
 		}
 		if err := fs.check(); err != nil {
 			t.Fatalf("parsed faults fail their check: %v", err)
+		}
+		if st := fs.UploadStall; st != nil && newInjector(fs).stallUpload(st.AtBytes) < 0 {
+			t.Fatalf("a stall of negative length: %+v", st)
 		}
 		for name, mf := range fs.Machines {
 			hw := Hardware{GPUs: []PCIDevice{{PCI: "0000:18:00.0"}}, NICs: []NIC{{Alias: "data0"}, {Alias: "data1"}}}
