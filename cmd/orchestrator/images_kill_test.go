@@ -231,6 +231,7 @@ func killMidUpload(t *testing.T, lv *labView, cmd *exec.Cmd, out *strings.Builde
 	for {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
+			_ = cmd.Wait() // its output is complete (and no longer written) then
 			t.Fatalf("the upload did not reach %d bytes within 2 minutes:\n%s", killAt, out.String())
 		}
 		if u := lv.upload(t); u.held >= killAt || u.complete {
