@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
@@ -15,6 +16,9 @@ import (
 func (e *Engine) bmcAuth(ctx context.Context, d *design.Design, n *design.Node) (user string, pw drivers.Secret, err error) {
 	if e.cfg.BMCOverride != nil {
 		u, p, ok, err := e.bmcOverride(ctx, n.Metadata.Name)
+		if cut := lookupCut(ctx, "node "+n.Metadata.Name+": its BMC power-credential override"); err != nil && cut != nil {
+			return "", drivers.Secret{}, cut
+		}
 		if err != nil {
 			return "", drivers.Secret{}, drivers.Errorf(drivers.Permanent,
 				"node %s: its BMC power-credential override: %v (write it again with PUT /api/v1/admin/nodes/%s/power-credentials, or delete it; then retry the task)",
@@ -26,6 +30,17 @@ func (e *Engine) bmcAuth(ctx context.Context, d *design.Design, n *design.Node) 
 	}
 	pw, err = e.password(ctx, d, n)
 	return "", pw, err
+}
+
+// lookupCut is the error of a secret's lookup that the caller's context
+// ended (the task cancelled, the engine stopping), or nil: not the
+// node's failure, so it wraps the context's error, which the stage sees
+// as such (stageFailed), instead of failing the node for good.
+func lookupCut(ctx context.Context, what string) error {
+	if ctx == nil || ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, ctx.Err())
 }
 
 // bmcOverride reads node's override within secretWait and the engine's
