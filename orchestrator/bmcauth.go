@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
@@ -12,16 +11,15 @@ import (
 // override when it has one (user is then the override's username), else
 // the design's password (user "": the endpoint's own username). The
 // override is read at each call, so a rotation takes effect at the
-// node's next BMC call.
+// node's next BMC call. A failed read fails the node for good, its error
+// wrapping the read's: one the step's context cut short (a cancel, the
+// engine stopping) is then seen as that by the stage (stageFailed).
 func (e *Engine) bmcAuth(ctx context.Context, d *design.Design, n *design.Node) (user string, pw drivers.Secret, err error) {
 	if e.cfg.BMCOverride != nil {
 		u, p, ok, err := e.bmcOverride(ctx, n.Metadata.Name)
-		if cut := lookupCut(ctx, "node "+n.Metadata.Name+": its BMC power-credential override"); err != nil && cut != nil {
-			return "", drivers.Secret{}, cut
-		}
 		if err != nil {
 			return "", drivers.Secret{}, drivers.Errorf(drivers.Permanent,
-				"node %s: its BMC power-credential override: %v (write it again with PUT /api/v1/admin/nodes/%s/power-credentials, or delete it; then retry the task)",
+				"node %s: its BMC power-credential override: %w (write it again with PUT /api/v1/admin/nodes/%s/power-credentials, or delete it; then retry the task)",
 				n.Metadata.Name, err, n.Metadata.Name)
 		}
 		if ok {
@@ -30,17 +28,6 @@ func (e *Engine) bmcAuth(ctx context.Context, d *design.Design, n *design.Node) 
 	}
 	pw, err = e.password(ctx, d, n)
 	return "", pw, err
-}
-
-// lookupCut is the error of a secret's lookup that the caller's context
-// ended (the task cancelled, the engine stopping), or nil: not the
-// node's failure, so it wraps the context's error, which the stage sees
-// as such (stageFailed), instead of failing the node for good.
-func lookupCut(ctx context.Context, what string) error {
-	if ctx == nil || ctx.Err() == nil {
-		return nil
-	}
-	return fmt.Errorf("%s: %w", what, ctx.Err())
 }
 
 // bmcOverride reads node's override within secretWait and the engine's

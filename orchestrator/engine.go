@@ -528,12 +528,9 @@ func (e *Engine) password(ctx context.Context, d *design.Design, n *design.Node)
 		return drivers.Secret{}, nil
 	}
 	pw, err := e.secret(ctx, ref)
-	if cut := lookupCut(ctx, "node "+n.Metadata.Name+": BMC password "+ref); err != nil && cut != nil {
-		return drivers.Secret{}, cut
-	}
 	if err != nil {
 		return drivers.Secret{}, drivers.Errorf(drivers.Permanent,
-			"node %s: BMC password %s: %v (set the secret, then retry the task)", n.Metadata.Name, ref, err)
+			"node %s: BMC password %s: %w (set the secret, then retry the task)", n.Metadata.Name, ref, err)
 	}
 	return pw, nil
 }
