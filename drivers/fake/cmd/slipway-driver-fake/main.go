@@ -13,32 +13,25 @@ import (
 
 func main() {
 	log := plugin.NewLogger("fake")
-	script := func(cfg drivers.Config) (fake.Script, error) {
-		s, err := fake.ScriptFromConfig(cfg)
-		s.OnBlock = func(method string) { log.Info("fake: call blocked until its context ends", "method", method) }
-		return s, err
-	}
+	blocked := func(method string) { log.Info("fake: call blocked until its context ends", "method", method) }
 	plugin.Serve(plugin.Drivers{
-		OOB: func(cfg drivers.Config) (drivers.OOB, error) {
-			s, err := script(cfg)
-			if err != nil {
-				return nil, err
-			}
-			return fake.NewOOB(s), nil
-		},
-		Server: func(cfg drivers.Config) (drivers.Server, error) {
-			s, err := script(cfg)
-			if err != nil {
-				return nil, err
-			}
-			return fake.NewServer(s), nil
-		},
-		Network: func(cfg drivers.Config) (drivers.Network, error) {
-			s, err := script(cfg)
-			if err != nil {
-				return nil, err
-			}
-			return fake.NewNetwork(s), nil
-		},
+		OOB:     scripted(blocked, func(s fake.Script) drivers.OOB { return fake.NewOOB(s) }),
+		Server:  scripted(blocked, func(s fake.Script) drivers.Server { return fake.NewServer(s) }),
+		Network: scripted(blocked, func(s fake.Script) drivers.Network { return fake.NewNetwork(s) }),
 	})
+}
+
+// scripted is a factory of the fake that build makes from the driver's
+// settings (fake.ScriptFromConfig), its Block waits told to onBlock (the
+// plugin's log, so a test knows a call is inside).
+func scripted[T any](onBlock func(string), build func(fake.Script) T) func(drivers.Config) (T, error) {
+	return func(cfg drivers.Config) (T, error) {
+		s, err := fake.ScriptFromConfig(cfg)
+		if err != nil {
+			var none T
+			return none, err
+		}
+		s.OnBlock = onBlock
+		return build(s), nil
+	}
 }
