@@ -11,6 +11,7 @@ import (
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/labrun"
+	"github.com/slipway-dev/slipway/orchestrator"
 	"github.com/slipway-dev/slipway/orchestrator/record"
 	simrf "github.com/slipway-dev/slipway/sim/redfish"
 	"github.com/slipway-dev/slipway/statestore/memory"
@@ -265,7 +266,14 @@ func TestBaselineSiteLimitOnTheLab(t *testing.T) {
 		if tc.limit > 0 {
 			d.Site.Spec.Lifecycle.Baseline.MaxParallel = &tc.limit
 		}
-		env, e := prepared(t, d, nil)
+		// Updates that must overlap last 2.4 s (time scale 0.01, not
+		// 0.001's 240 ms): the two nodes reach their updates a moment
+		// apart, which a loaded machine stretched past 240 ms.
+		scale := 0.001
+		if tc.want > 1 {
+			scale = 0.01
+		}
+		env, e := preparedAt(t, d, scale)
 		run(t, e, record.Request{Action: record.ActionPrepareNodes, Filter: only(gpus...), Requester: "test"}, record.TaskSucceeded)
 		var spans []simrf.UpdateSpan
 		for _, n := range gpus {
@@ -279,6 +287,20 @@ func TestBaselineSiteLimitOnTheLab(t *testing.T) {
 			t.Errorf("maxParallel %d: %d updates ran at once in the lab (%+v), want %d", tc.limit, got, spans, tc.want)
 		}
 	}
+}
+
+// preparedAt is prepared with the lab at time scale scale.
+func preparedAt(t *testing.T, d *design.Design, scale float64) (*labrun.Env, *orchestrator.Engine) {
+	t.Helper()
+	env, err := labrun.Start(t.Context(), labrun.Options{Design: d, Store: memory.New(), TimeScale: scale, Seed: 7,
+		Tune: func(c *orchestrator.Config) { c.BootstrapDeadline = 30 * time.Second }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Close)
+	e := engine(t, env)
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	return env, e
 }
 
 // TestBaselineCancelMidUpdateOnTheLab: a node cancelled while its BMC
