@@ -1,12 +1,11 @@
 package maas
 
 import (
+	"bytes"
 	"context"
 	"encoding/xml"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/juju/mgo/v2/bson"
@@ -191,34 +190,17 @@ func (c *client) getRaw(ctx context.Context, path, op string) ([]byte, error) {
 }
 
 // getRawLimit is getRaw whose answer may not be longer than limit bytes:
-// the body is cut at limit+1 and refused (gomaasapi reads it whole).
+// the body is cut at limit+1 and refused.
 func (c *client) getRawLimit(ctx context.Context, path, op string, limit int64) ([]byte, error) {
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cl := c.bound(rctx, limit)
-	body, err := cl.Get(&url.URL{Path: strings.TrimPrefix(path, "/")}, op, nil)
+	answer, err := c.send(rctx, http.MethodGet, path, op, nil, limit)
 	if err != nil {
 		return nil, c.classify(ctx, http.MethodGet, path, op, err)
 	}
-	if int64(len(body)) > limit {
+	defer putAnswer(answer)
+	if int64(answer.Len()) > limit {
 		return nil, drivers.Errorf(drivers.Permanent, "maas GET %s op=%s: the answer is larger than %d bytes", path, op, limit)
 	}
-	return body, nil
-}
-
-// limitTransport cuts response bodies after limit+1 bytes.
-type limitTransport struct {
-	base  http.RoundTripper
-	limit int64
-}
-
-func (t limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(r)
-	if err == nil && resp.Body != nil {
-		resp.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.LimitReader(resp.Body, t.limit+1), resp.Body}
-	}
-	return resp, err
+	return bytes.Clone(answer.Bytes()), nil
 }

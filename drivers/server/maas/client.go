@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -19,9 +18,10 @@ import (
 	"github.com/slipway-dev/slipway/drivers"
 )
 
-// client wraps gomaasapi's signed low-level client. gomaasapi has no
-// context: each call gets a copy of the client whose HTTP transport
-// carries the caller's context (and so its deadline and cancellation).
+// client sends the driver's requests to the region: built and signed
+// with gomaasapi's client (its API URL and OAuth signer), sent with the
+// caller's context (gomaasapi has none) and read by the driver
+// (client_send.go).
 type client struct {
 	base    gomaasapi.Client
 	timeout time.Duration // per request, when the caller's deadline is later
@@ -29,7 +29,8 @@ type client struct {
 	maxWait time.Duration // cap of one Retry-After wait
 	cache   *readCache    // told of every write (nil: no cache)
 	conns   http.RoundTripper
-	secrets []string // the key and its secret part: redacted from every error (drivers.RedactSecrets)
+	httpc   *http.Client // on conns, the request's own context, no redirect followed
+	secrets []string     // the key and its secret part: redacted from every error (drivers.RedactSecrets)
 }
 
 // maxIdleConns is how many connections to MAAS are kept open for reuse:
@@ -55,58 +56,12 @@ func newClient(apiURL, apiKey string, timeout time.Duration, retries int) (*clie
 	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
 	secret := apiKey[strings.LastIndexByte(apiKey, ':')+1:]
 	return &client{base: *c, timeout: timeout, retries: retries, maxWait: 30 * time.Second, conns: t,
+		httpc:   &http.Client{Transport: t, CheckRedirect: refuseRedirect},
 		secrets: []string{apiKey, secret}}, nil
-}
-
-type ctxTransport struct {
-	ctx  context.Context
-	base http.RoundTripper
-}
-
-// hdrRetryAfter carries MAAS's Retry-After past gomaasapi, which would
-// otherwise sleep it out itself (uncapped, deaf to the context, up to four
-// times) on every 503 and 409; call's loop honours it instead.
-const hdrRetryAfter = "X-Slipway-Retry-After"
-
-// RoundTrip sends the request with the bound context, on a kept
-// connection: gomaasapi asks for the connection to be closed after every
-// request (Request.Close), which made a busy engine dial MAAS for each
-// one (17,800 sockets in TIME_WAIT while 10,000 nodes deployed).
-func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.WithContext(t.ctx) // a shallow copy: the caller's request is not changed
-	r.Close = false
-	resp, err := t.base.RoundTrip(r)
-	if err != nil {
-		return resp, err
-	}
-	if resp.Header.Get("Retry-After") != "" {
-		resp.Header.Set(hdrRetryAfter, resp.Header.Get("Retry-After"))
-		resp.Header.Del("Retry-After")
-	}
-	if resp.StatusCode/100 != 2 && resp.Body != nil {
-		// A failed answer is only quoted (bounded): gomaasapi reads it whole.
-		resp.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.LimitReader(resp.Body, maxFailedAnswer), resp.Body}
-	}
-	return resp, nil
 }
 
 // maxFailedAnswer bounds what is read of an answer that is not a 2xx.
 const maxFailedAnswer = 64 << 10
-
-// bound returns a copy of the client whose requests carry ctx, with
-// answers cut after limit+1 bytes (0: not cut).
-func (c *client) bound(ctx context.Context, limit int64) gomaasapi.Client {
-	cl := c.base
-	var rt http.RoundTripper = ctxTransport{ctx: ctx, base: c.conns}
-	if limit > 0 {
-		rt = limitTransport{base: rt, limit: limit}
-	}
-	cl.HTTPClient = &http.Client{Transport: rt, CheckRedirect: refuseRedirect}
-	return cl
-}
 
 // redirectError is a redirect MAAS answered, not followed: MAAS never
 // redirects an API call, and following one would send the key where it
@@ -141,17 +96,17 @@ func (c *client) call(ctx context.Context, method, path, op string, params url.V
 // callLimit is call whose answer may not be longer than limit bytes (0:
 // no limit): the body is cut at limit+1 and refused (Permanent).
 func (c *client) callLimit(ctx context.Context, method, path, op string, params url.Values, out any, limit int64) error {
-	uri := &url.URL{Path: strings.TrimPrefix(path, "/")}
 	if method != http.MethodGet {
 		c.cache.wrote(path, op, params)
 		defer c.cache.wrote(path, op, params)
 	}
 	return c.retrying(ctx, method, path, op, func(rctx context.Context) error {
-		body, err := c.send(rctx, method, uri, op, params, limit)
+		answer, err := c.send(rctx, method, path, op, params, limit)
 		if err != nil {
 			return err
 		}
-		return finalError{c.decodeAnswer(method, path, body, out, limit)}
+		defer putAnswer(answer)
+		return finalError{c.decodeAnswer(method, path, answer.Bytes(), out, limit)}
 	})
 }
 
@@ -190,25 +145,6 @@ func (c *client) retrying(ctx context.Context, method, path, op string, try func
 	return lastErr
 }
 
-// send makes one attempt of a request (its answer bounded by limit, 0:
-// none).
-func (c *client) send(ctx context.Context, method string, uri *url.URL, op string, params url.Values, limit int64) ([]byte, error) {
-	cl := c.bound(ctx, limit)
-	switch method {
-	case http.MethodGet:
-		// gomaasapi's Get sets "op" in the values it is given and
-		// refuses values that carry one: a fresh copy per attempt.
-		return cl.Get(uri, op, cloneValues(params))
-	case http.MethodPost:
-		return cl.Post(uri, op, params, nil)
-	case http.MethodPut:
-		return cl.Put(uri, params, nil)
-	case http.MethodDelete:
-		return nil, cl.Delete(uri)
-	}
-	return nil, nil
-}
-
 // decodeAnswer checks an answer against limit and decodes it into out
 // (nil: the answer is not wanted).
 func (c *client) decodeAnswer(method, path string, body []byte, out any, limit int64) error {
@@ -244,7 +180,7 @@ func (c *client) retryAfter(err error, attempt int) (time.Duration, bool) {
 		if status != http.StatusServiceUnavailable && status != http.StatusTooManyRequests {
 			return 0, false
 		}
-		if s, perr := strconv.Atoi(header.Get(hdrRetryAfter)); perr == nil && s >= 0 {
+		if s, perr := strconv.Atoi(header.Get("Retry-After")); perr == nil && s >= 0 {
 			return min(time.Duration(s)*time.Second, c.maxWait), true
 		}
 		return backoff, true
@@ -252,7 +188,7 @@ func (c *client) retryAfter(err error, attempt int) (time.Duration, bool) {
 	return backoff, true // a network error or timeout
 }
 
-// classify turns gomaasapi's errors into classified driver errors.
+// classify turns a request's errors into classified driver errors.
 func (c *client) classify(ctx context.Context, method, path, op string, err error) error {
 	what := method + " " + path
 	if op != "" {

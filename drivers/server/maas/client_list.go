@@ -7,9 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
-	"github.com/juju/gomaasapi/v2"
 	"github.com/slipway-dev/slipway/drivers"
 )
 
@@ -40,23 +38,13 @@ func list[T any](ctx context.Context, c *client, path string, params url.Values)
 // getStream sends one GET of path, signed, and answers its body when
 // MAAS answered 2xx; otherwise a *statusError with the (bounded) answer.
 func (c *client) getStream(ctx context.Context, path string, params url.Values) (io.ReadCloser, error) {
-	u := c.base.GetURL(&url.URL{Path: strings.TrimPrefix(path, "/")})
-	u.RawQuery = params.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := c.request(ctx, http.MethodGet, path, "", params)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.base.Signer.OAuthSign(req); err != nil {
-		return nil, err
-	}
-	resp, err := c.bound(ctx, 0).HTTPClient.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body) // cut at maxFailedAnswer by ctxTransport
-		return nil, &statusError{status: resp.StatusCode, header: resp.Header, body: string(b)}
 	}
 	return resp.Body, nil
 }
@@ -88,8 +76,7 @@ func putListWindow(w []byte) {
 }
 
 // statusError is a non-2xx answer to a request the driver sent itself
-// (getStream): the status, the headers (Retry-After moved by
-// ctxTransport) and the answer, bounded by ctxTransport.
+// (do): the status, the headers and the answer, bounded by maxFailedAnswer.
 type statusError struct {
 	status int
 	header http.Header
@@ -100,12 +87,8 @@ func (e *statusError) Error() string {
 	return fmt.Sprintf("ServerError: %d %s (%s)", e.status, http.StatusText(e.status), e.body)
 }
 
-// serverAnswer is the status, headers and answer of a non-2xx answer,
-// from gomaasapi's error or getStream's.
+// serverAnswer is the status, headers and answer of a non-2xx answer.
 func serverAnswer(err error) (status int, header http.Header, body string, ok bool) {
-	if se, ok := gomaasapi.GetServerError(err); ok {
-		return se.StatusCode, se.Header, se.BodyMessage, true
-	}
 	if se, ok := errors.AsType[*statusError](err); ok {
 		return se.status, se.header, se.body, true
 	}

@@ -48,8 +48,7 @@ func (c *client) putRaw(ctx context.Context, path string, body []byte, timeout t
 	if err := c.base.Signer.OAuthSign(req); err != nil {
 		return drivers.Errorf(drivers.Permanent, "maas PUT %s: sign the request: %s", path, drivers.RedactSecrets(err.Error(), c.secrets...))
 	}
-	hc := &http.Client{Transport: ctxTransport{ctx: rctx, base: c.conns}, CheckRedirect: refuseRedirect}
-	resp, err := hc.Do(req)
+	resp, err := c.httpc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("maas PUT %s: %w", path, ctx.Err())
