@@ -165,12 +165,15 @@ func (d *Driver) machine(ctx context.Context, id string, need part) (*mMachine, 
 	return d.fetchMachine(ctx, id)
 }
 
-// machineOp runs POST machines/{id}/?op=... and decodes the machine it answers.
+// machineOp runs POST machines/{id}/?op=... and decodes the state of
+// the machine it answers (mMachineState: its callers read no more, and
+// the whole machine, interfaces and storage, is most of the answer).
 func (d *Driver) machineOp(ctx context.Context, id, op string, params url.Values) (*mMachine, error) {
-	var m mMachine
-	if err := d.c.call(ctx, http.MethodPost, "machines/"+url.PathEscape(id)+"/", op, params, &m); err != nil {
+	var st mMachineState
+	if err := d.c.call(ctx, http.MethodPost, "machines/"+url.PathEscape(id)+"/", op, params, &st); err != nil {
 		return nil, err
 	}
+	m := st.machine()
 	return &m, nil
 }
 
@@ -347,11 +350,11 @@ func (d *Driver) deployAllocated(ctx context.Context, m *mMachine, n drivers.Nod
 // call allocated it. It answers nil when the machine is no longer
 // available and not Allocated (taken and moved on meanwhile).
 func (d *Driver) allocate(ctx context.Context, m *mMachine, node string) (am *mMachine, fresh bool, err error) {
-	var out mMachine
+	var st mMachineState // its state is all deployAllocated reads
 	err = d.c.call(ctx, http.MethodPost, "machines/", "allocate", url.Values{
 		"system_id": {m.SystemID}, "agent_name": {d.instance},
 		"comment": {"slipway " + d.instance + ": node " + node},
-	}, &out)
+	}, &st)
 	if isConflict(err) {
 		// Not available: look at it again; perhaps ours, allocated by a
 		// call whose answer was lost (checkOurs decides).
@@ -367,6 +370,7 @@ func (d *Driver) allocate(ctx context.Context, m *mMachine, node string) (am *mM
 	if err != nil {
 		return nil, false, err
 	}
+	out := st.machine()
 	return &out, true, nil
 }
 
