@@ -482,6 +482,11 @@ func (e *Engine) callBMC(ctx context.Context, b drivers.BMC, fn func(context.Con
 		return err
 	}
 	defer e.glob.release()
+	// The calls fn makes to the BMC may share one session (power state,
+	// boot device and power on: one handshake instead of three), closed
+	// before the BMC's lock is given back.
+	ctx, end := drivers.WithSessionScope(ctx)
+	defer end()
 	return fn(ctx)
 }
 

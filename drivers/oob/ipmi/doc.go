@@ -39,7 +39,9 @@
 // only faster. Calls to one BMC (address:port) run one at a time; at most
 // `maxConcurrent` calls run at once over all BMCs (a call waiting between
 // power polls gives its slot back). Each call opens and closes its own
-// session.
+// session, except in a session scope (drivers.WithSessionScope): there
+// the calls to one BMC with the same credentials and context share one
+// session, closed when the scope ends or a call fails.
 //
 // # Errors
 //

@@ -2,6 +2,7 @@ package ipmi
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
@@ -56,8 +57,9 @@ const maxRetries = 10
 // calls for one BMC (address and port) run one at a time, and at most
 // maxConcurrent calls run at once.
 type Driver struct {
-	s   settings
-	sem chan struct{}
+	s        settings
+	sem      chan struct{}
+	keptIdle time.Duration // how long a kept session may wait for its next call (maxKeptIdle)
 
 	mu     sync.Mutex
 	locks  map[string]*bmcLock
@@ -105,7 +107,7 @@ func NewDriver(cfg drivers.Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Driver{s: s, sem: make(chan struct{}, s.maxConcurrent), locks: map[string]*bmcLock{}, cycles: map[string]*cycleState{}}, nil
+	return &Driver{s: s, sem: make(chan struct{}, s.maxConcurrent), keptIdle: maxKeptIdle, locks: map[string]*bmcLock{}, cycles: map[string]*cycleState{}}, nil
 }
 
 // String names the driver.
@@ -213,11 +215,71 @@ func (d *Driver) with(ctx context.Context, b drivers.BMC, f func(c *call) error)
 		return err
 	}
 	defer c.release()
-	if err := c.open(); err != nil {
+	if err := c.openOrTake(); err != nil {
 		return err
 	}
-	defer c.close()
-	return f(c)
+	err = f(c)
+	if err == nil && c.keep() {
+		return nil
+	}
+	c.close()
+	return err
+}
+
+// sessionKey is what a kept session may be reused for (drivers'
+// session scopes): this driver, the BMC, the same credentials (the
+// password as its hash), privilege and protocol.
+type sessionKey struct {
+	d          *Driver
+	addr, user string
+	pw         [sha256.Size]byte
+	priv       byte
+	v2         bool
+	suite      int
+}
+
+// keptSession is a session kept in a scope, with the context its socket
+// was opened with (only a call with that same context reuses it: the
+// socket gives up when that context ends) and when it was last used.
+type keptSession struct {
+	ctx  context.Context
+	l    *link
+	s    session
+	used time.Time
+}
+
+// maxKeptIdle is how long a kept session may wait for its next call: far
+// below the 60 s after which BMCs commonly drop an idle session, so that
+// a call never finds its session gone.
+const maxKeptIdle = 10 * time.Second
+
+func (c *call) sessionKey() sessionKey {
+	k := sessionKey{d: c.d, addr: c.t.addr, user: c.t.user, pw: sha256.Sum256([]byte(c.t.bmc.Password.Reveal())), priv: c.t.priv, v2: c.t.v2}
+	if c.t.v2 {
+		k.suite = c.t.suite.id
+	}
+	return k
+}
+
+// openOrTake uses the session the caller's scope keeps for this BMC and
+// these credentials, opened with the same context; else opens one.
+func (c *call) openOrTake() error {
+	if v, ok := drivers.TakeSession(c.ctx, c.sessionKey()).(*keptSession); ok {
+		if v.ctx == c.ctx && time.Since(v.used) < c.d.keptIdle {
+			c.l, c.s = v.l, v.s
+			return nil
+		}
+		v.s.close()
+		v.l.close()
+	}
+	return c.open()
+}
+
+// keep gives the session to the caller's scope for its next call to the
+// BMC (true), or says there is no scope to keep it in.
+func (c *call) keep() bool {
+	k := &keptSession{ctx: c.ctx, l: c.l, s: c.s, used: time.Now()}
+	return drivers.KeepSession(c.ctx, c.sessionKey(), k, func() { k.s.close(); k.l.close() })
 }
 
 func bmcLabel(b drivers.BMC) string {
