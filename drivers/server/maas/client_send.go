@@ -90,7 +90,9 @@ func (c *client) send(ctx context.Context, method, path, op string, params url.V
 	}
 	buf := getAnswer()
 	if resp.ContentLength > 0 && (limit <= 0 || resp.ContentLength <= limit) {
-		buf.Grow(int(resp.ContentLength))
+		// ReadFrom wants MinRead bytes free for the read that finds the
+		// end: without them a buffer of the exact size grows once more.
+		buf.Grow(int(resp.ContentLength) + bytes.MinRead)
 	}
 	if _, err := buf.ReadFrom(r); err != nil {
 		putAnswer(buf)
