@@ -28,9 +28,8 @@ type client struct {
 	retries int           // for 503/429 (honouring Retry-After) and network errors
 	maxWait time.Duration // cap of one Retry-After wait
 	cache   *readCache    // told of every write (nil: no cache)
-	conns   http.RoundTripper
-	httpc   *http.Client // on conns, the request's own context, no redirect followed
-	secrets []string     // the key and its secret part: redacted from every error (drivers.RedactSecrets)
+	httpc   *http.Client  // kept connections (maxIdleConns), no redirect followed
+	secrets []string      // the key and its secret part: redacted from every error (drivers.RedactSecrets)
 }
 
 // maxIdleConns is how many connections to MAAS are kept open for reuse:
@@ -55,7 +54,7 @@ func newClient(apiURL, apiKey string, timeout time.Duration, retries int) (*clie
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
 	secret := apiKey[strings.LastIndexByte(apiKey, ':')+1:]
-	return &client{base: *c, timeout: timeout, retries: retries, maxWait: 30 * time.Second, conns: t,
+	return &client{base: *c, timeout: timeout, retries: retries, maxWait: 30 * time.Second,
 		httpc:   &http.Client{Transport: t, CheckRedirect: refuseRedirect},
 		secrets: []string{apiKey, secret}}, nil
 }
