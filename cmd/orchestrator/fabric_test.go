@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -39,6 +40,13 @@ func TestFabricCommand(t *testing.T) {
 			task, err = s.Engine.Wait(t.Context(), task.ID)
 		}
 		if err != nil || task.Status != record.TaskSucceeded {
+			// What went wrong, for a run that cannot be repeated (CI's).
+			evs, _ := s.Engine.Events(context.Background(), 0, 1000, task.ID, "")
+			for _, ev := range evs {
+				if ev.Level != "info" {
+					t.Logf("%s %s %s: %s", ev.Node, ev.Level, ev.Kind, ev.Message)
+				}
+			}
 			t.Fatalf("%s: %s, %v", a, task.Status, err)
 		}
 	}
