@@ -108,3 +108,30 @@ func TestSessionScopeFailedCallNotKept(t *testing.T) {
 		t.Errorf("after a failed call: %d opened, %d active; want 1 and 0", s.SessionsOpened, s.ActiveSessions)
 	}
 }
+
+// TestSessionScopeIPMISim: OpenIPMI's ipmi_sim takes calls that share one
+// session in a scope (the session's sequence numbers carried from call to
+// call), over lanplus and lan: power state, boot device, power on and
+// power state again all succeed and act.
+func TestSessionScopeIPMISim(t *testing.T) {
+	c := startIPMISim(t, 2)
+	for i, proto := range []string{"lanplus", "lan"} {
+		d := realDriver(t, nil)
+		target := realTarget(c.BMCs[i], proto, 3)
+		ctx, end := drivers.WithSessionScope(ctxT(t, time.Minute))
+		if _, err := d.PowerStatus(ctx, target); err != nil {
+			t.Fatalf("%s: PowerStatus: %v", proto, err)
+		}
+		if _, err := d.SetBootDevice(ctx, target, drivers.BootDevice{Device: "pxe"}); err != nil {
+			t.Fatalf("%s: SetBootDevice: %v", proto, err)
+		}
+		if _, err := d.PowerOn(ctx, target); err != nil {
+			t.Fatalf("%s: PowerOn: %v", proto, err)
+		}
+		p, err := d.PowerStatus(ctx, target)
+		if err != nil || p != drivers.PowerOn {
+			t.Fatalf("%s: PowerStatus after PowerOn in the same session: %v, %v", proto, p, err)
+		}
+		end()
+	}
+}
