@@ -37,14 +37,14 @@ const maxMismatchesShown = 12
 
 // asBuilt runs the as-built stage: (0) compare, (1) hardware tags.
 func (r *nodeRun) asBuilt(ctx context.Context) (step, error) {
+	if why, ok := r.asBuiltNothing(); ok {
+		return advance("%s", why), nil
+	}
 	var exp *design.HardwareExpect
 	if hw := r.n.Spec.Hardware; hw != nil {
 		exp = hw.Expect
 	}
 	hwTags := siteHardwareTags(r.d)
-	if exp == nil && len(hwTags) == 0 && r.switchSideReader() == nil {
-		return advance("no hardware expectations (hardware profile %s has no expect) and no hardware tags", orDefault(r.n.Spec.HardwareProfile, "none")), nil
-	}
 	dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
 	if err != nil {
 		return step{}, err
@@ -83,6 +83,16 @@ func (r *nodeRun) asBuilt(ctx context.Context) (step, error) {
 		return advance("no hardware tag matches the machine's inventory"), nil
 	}
 	return r.applyHardwareTags(ctx, dn, names)
+}
+
+// asBuiltNothing answers why the node's as-built stage has nothing to
+// check, when it has not: no hardware expectations, no hardware tags of
+// its Site and no switch to read.
+func (r *nodeRun) asBuiltNothing() (string, bool) {
+	if hw := r.n.Spec.Hardware; hw != nil && hw.Expect != nil || len(siteHardwareTags(r.d)) > 0 || r.switchSideReader() != nil {
+		return "", false
+	}
+	return fmt.Sprintf("no hardware expectations (hardware profile %s has no expect) and no hardware tags", orDefault(r.n.Spec.HardwareProfile, "none")), true
 }
 
 // asBuiltCheck compares and records the check.

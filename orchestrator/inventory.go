@@ -58,16 +58,7 @@ func InventoryOp(node string, inv drivers.Inventory) (statestore.Op, error) {
 // stores it. Commissioning ends with it; a deploy records it first when
 // it is missing or belongs to another machine (an adopted node).
 func (r *nodeRun) recordInventory(ctx context.Context, dn drivers.Node) error {
-	var inv drivers.Inventory
-	err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
-		inv, err = r.e.cfg.Drivers.Server.Inventory(ctx, dn)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	r.completeFirmware(ctx, &inv.Firmware)
-	op, err := InventoryOp(r.rec.Name, inv)
+	op, err := r.inventoryOp(ctx, dn)
 	if err != nil {
 		return err
 	}
@@ -75,6 +66,21 @@ func (r *nodeRun) recordInventory(ctx context.Context, dn drivers.Node) error {
 		return drivers.Errorf(drivers.Transient, "store the inventory of node %s: %v", r.rec.Name, err)
 	}
 	return nil
+}
+
+// inventoryOp reads the machine's inventory and answers the write that
+// records it.
+func (r *nodeRun) inventoryOp(ctx context.Context, dn drivers.Node) (statestore.Op, error) {
+	var inv drivers.Inventory
+	err := r.e.callServer(ctx, func(ctx context.Context) (err error) {
+		inv, err = r.e.cfg.Drivers.Server.Inventory(ctx, dn)
+		return err
+	})
+	if err != nil {
+		return statestore.Op{}, err
+	}
+	r.completeFirmware(ctx, &inv.Firmware)
+	return InventoryOp(r.rec.Name, inv)
 }
 
 // ensureInventory records the inventory unless the stored one is of the

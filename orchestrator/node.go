@@ -14,6 +14,7 @@ import (
 
 	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/drivers"
+	"github.com/slipway-dev/slipway/statestore"
 )
 
 // sequence is the state table's path for an action: the stages a node
@@ -60,6 +61,10 @@ type nodeRun struct {
 
 	rec record.NodeRecord
 	res record.NodeResult
+	// later holds what the next save writes with the node's record
+	// (note, keepWithSave): events of what a stage did between two
+	// checkpoints, records that belong to the next one.
+	later batch
 	// recoveries counts the recoveries this run started whose stage goes
 	// on (startRecovery caps them: a machine that is recovered and still
 	// refuses is an operator's).
@@ -237,6 +242,17 @@ func (r *nodeRun) halted() bool {
 	return false
 }
 
+// stopAsked reports, acting on nothing, whether halted would stop the
+// drive now (or ctx ended): a stage that makes several calls in one
+// round asks between two.
+func (r *nodeRun) stopAsked(ctx context.Context) bool {
+	if ctx.Err() != nil || r.e.ctx.Err() != nil || r.run.isCancelled() {
+		return true
+	}
+	_, frozen := r.e.frozenReason(r.n.Metadata.Name)
+	return frozen
+}
+
 // stageTimedOut fails the node (or recovers its machine first) when the
 // stage ran past its timeout; true when it did.
 func (r *nodeRun) stageTimedOut(ctx context.Context) bool {
@@ -343,6 +359,16 @@ func (r *nodeRun) callFailed(err error) bool {
 
 // transition moves to a stage and persists it.
 func (r *nodeRun) transition(to record.Stage, msg string) bool {
+	ev := r.enter(to, msg)
+	if why, ok := r.nothingToDo(); ok { // on to the next stage, in the same save
+		r.note(ev)
+		ev = r.enter(next(r.seq, to), why)
+	}
+	return r.save(ev)
+}
+
+// enter moves the record to stage to and answers the transition's event.
+func (r *nodeRun) enter(to record.Stage, msg string) record.Event {
 	from := r.rec.Stage
 	r.rec.Stage, r.rec.Step, r.rec.Attempts, r.rec.NextAt, r.rec.StageStart = to, 0, 0, time.Time{}, now()
 	r.rec.AddHistory(record.Transition{At: now(), Task: r.run.id, From: from, To: to, Message: msg})
@@ -353,7 +379,19 @@ func (r *nodeRun) transition(to record.Stage, msg string) bool {
 	}
 	ev := r.event("info", "transition", "%s", text)
 	ev.ProvisionerWait = r.wait.take(r.rec.StageStart, r.rec.Observed)
-	return r.save(ev)
+	return ev
+}
+
+// nothingToDo answers why the stage the node just entered has nothing
+// to do for it, when it has not and it is not the workflow's last: the
+// as-built check of a node with no hardware expectations, no hardware
+// tags of its Site and no switch to read (asBuiltNothing). Its round
+// would only advance, with a save of its own.
+func (r *nodeRun) nothingToDo() (string, bool) {
+	if r.rec.Stage != record.StageAsBuilt || r.rec.Stage == r.seq[len(r.seq)-1] {
+		return "", false
+	}
+	return r.asBuiltNothing()
 }
 
 func (r *nodeRun) fail(class drivers.Class, reason string) {
@@ -392,6 +430,15 @@ func opensBudget(a record.Action) bool {
 // the provisioner, which a recovery gets moving again.
 var stuckStages = []record.Stage{record.StageCommission, record.StageDeploy, record.StageReleasing}
 
+// note keeps ev to be written with the node's next save (before that
+// save's own event): what a stage did between two checkpoints.
+func (r *nodeRun) note(ev record.Event) { r.later.event(ev) }
+
+// keepWithSave keeps op to be written with the node's next save: a
+// record that needs no commit of its own because the stage is redone
+// (and the record made again) when that save does not happen.
+func (r *nodeRun) keepWithSave(op statestore.Op) { r.later.ops = append(r.later.ops, op) }
+
 func (r *nodeRun) event(level, kind, format string, args ...any) record.Event {
 	return record.Event{Time: now(), Task: r.run.id, Node: r.rec.Name, Stage: r.rec.Stage, Level: level, Kind: kind,
 		Message: fmt.Sprintf(format, args...), Correlation: r.run.corr}
@@ -411,7 +458,7 @@ func (r *nodeRun) save(ev record.Event) bool {
 		r.rec.Lifecycle = r.kept
 	}
 	r.rec.Updated = now()
-	var b batch
+	b := batch{ops: r.later.ops}
 	b.node(r.rec)
 	b.result(r.run.id, r.res)
 	b.event(ev)
@@ -421,6 +468,7 @@ func (r *nodeRun) save(ev record.Event) bool {
 		}
 		return false
 	}
+	r.later = batch{}
 	r.run.setResult(r.res)
 	ll := r.log.Debug()
 	if ev.Level != "info" {

@@ -263,9 +263,13 @@ func (r *nodeRun) commission(ctx context.Context) (step, error) {
 		if err != nil {
 			return step{}, err
 		}
-		if err := r.recordInventory(ctx, dn); err != nil {
+		// Written with the stage's end: without that save, the stage
+		// (and this read) is done again.
+		op, err := r.inventoryOp(ctx, dn)
+		if err != nil {
 			return step{}, err
 		}
+		r.keepWithSave(op)
 	}
 	return r.result(res, true, func() step { return advance("%s", res.Message) })
 }
@@ -275,17 +279,18 @@ func (r *nodeRun) commission(ctx context.Context) (step, error) {
 var configured = []string{"Allocated", "Deploying", "Deployed", "Failed deployment"}
 
 // configure applies networking, storage and platform while the machine
-// is Ready (MAAS accepts storage changes only then).
+// is Ready (MAAS accepts storage changes only then), the three calls in
+// one round: each compares first and changes only what differs, so a
+// stage cut short (a crash, a wait, a failed call) runs its calls again
+// from the one its checkpoint names with nothing lost, and the node is
+// saved once for the three (each call's message an event of that save)
+// instead of once per call. A stop or cancel asked between two calls
+// ends the round with what is done saved.
 func (r *nodeRun) configure(ctx context.Context) (step, error) {
-	dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
-	if err != nil {
-		return step{}, err
-	}
-	s := r.e.cfg.Drivers.Server
 	calls := []struct {
 		what string
 		fn   func(context.Context, drivers.Node) (drivers.Result, error)
-	}{{"networking", s.ApplyNetworking}, {"storage", s.ApplyStorage}, {"platform", s.ApplyPlatform}}
+	}{{"networking", r.e.cfg.Drivers.Server.ApplyNetworking}, {"storage", r.e.cfg.Drivers.Server.ApplyStorage}, {"platform", r.e.cfg.Drivers.Server.ApplyPlatform}}
 	if r.rec.Step >= len(calls) {
 		return advance("configured"), nil
 	}
@@ -299,21 +304,39 @@ func (r *nodeRun) configure(ctx context.Context) (step, error) {
 			return advance("machine %s is %s: configuration kept as it was applied", r.rec.MachineID, ms[0].State), nil
 		}
 	}
-	c := calls[r.rec.Step]
-	var res drivers.Result
-	err = r.e.callServer(ctx, func(ctx context.Context) (err error) {
-		res, err = c.fn(ctx, dn)
-		return err
-	})
+	dn, err := r.e.serverNode(ctx, r.d, r.n, r.rec.MachineID)
 	if err != nil {
 		return step{}, err
 	}
-	return r.result(res, false, func() step {
-		if r.rec.Step == len(calls)-1 {
-			return advance("%s: %s", c.what, res.Message)
+	for {
+		c := calls[r.rec.Step]
+		var res drivers.Result
+		err = r.e.callServer(ctx, func(ctx context.Context) (err error) {
+			res, err = c.fn(ctx, dn)
+			return err
+		})
+		if err != nil || res.Status != drivers.StatusDone {
+			return r.resultErr(res, err)
 		}
-		return sub("%s: %s", c.what, res.Message)
-	})
+		if r.rec.Step == len(calls)-1 {
+			return advance("%s: %s", c.what, res.Message), nil
+		}
+		if r.stopAsked(ctx) {
+			return sub("%s: %s", c.what, res.Message), nil
+		}
+		r.rec.Step++
+		r.rec.Attempts = 0
+		r.note(r.event("info", "step", "%s: %s", c.what, res.Message))
+	}
+}
+
+// resultErr is result for a call that returned err (when not nil) or
+// res, not done.
+func (r *nodeRun) resultErr(res drivers.Result, err error) (step, error) {
+	if err != nil {
+		return step{}, err
+	}
+	return r.result(res, false, nil)
 }
 
 // deploy: (0) record the intent, then deploy (allocating when needed);
