@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slipway-dev/slipway/design"
 	"github.com/slipway-dev/slipway/design/designtest"
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/orchestrator"
@@ -56,6 +57,21 @@ func (s *stageWrites) count(node string, st record.Stage) int {
 	return s.n[node+"/"+string(st)]
 }
 
+// deployCounted prepares the site and deploys every node of d on a
+// stageWrites store; it answers the store and the deploy task's events.
+func deployCounted(t *testing.T, d *design.Design) (*stageWrites, []record.Event) {
+	t.Helper()
+	store := &stageWrites{Store: memory.New(), n: map[string]int{}, inventories: map[string][]string{}}
+	e := engine(t, startEnv(t, d, store, nil, nil))
+	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
+	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskSucceeded)
+	evs, err := e.Events(t.Context(), 0, 0, task.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, evs
+}
+
 // TestConfigureSavesOnce: the configure stage runs networking, storage
 // and platform in one round and saves the node once for them (the
 // transition into the stage), not once per call, and each call's
@@ -66,15 +82,7 @@ func (s *stageWrites) count(node string, st record.Stage) int {
 func TestConfigureSavesOnce(t *testing.T) {
 	t.Parallel()
 	d := designtest.Example(t)
-	store := &stageWrites{Store: memory.New(), n: map[string]int{}, inventories: map[string][]string{}}
-	env := startEnv(t, d, store, nil, nil)
-	e := engine(t, env)
-	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
-	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskSucceeded)
-	evs, err := e.Events(t.Context(), 0, 0, task.ID, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, evs := deployCounted(t, d)
 	for _, name := range d.NodeNames() {
 		if got := store.count(name, record.StageConfigure); got != 1 {
 			t.Errorf("%s: %d writes of its record at stage configure, want 1", name, got)
@@ -105,15 +113,7 @@ func TestConfigureSavesOnce(t *testing.T) {
 func TestCommissionEndSavedOnce(t *testing.T) {
 	t.Parallel()
 	d := generated(t, 3)
-	store := &stageWrites{Store: memory.New(), n: map[string]int{}, inventories: map[string][]string{}}
-	env := startEnv(t, d, store, nil, nil)
-	e := engine(t, env)
-	run(t, e, record.Request{Action: record.ActionPrepareSite, Requester: "test"}, record.TaskSucceeded)
-	task, _ := run(t, e, record.Request{Action: record.ActionDeployNodes, Requester: "test"}, record.TaskSucceeded)
-	evs, err := e.Events(t.Context(), 0, 0, task.ID, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, evs := deployCounted(t, d)
 	store.mu.Lock()
 	defer store.mu.Unlock()
 	for _, name := range d.NodeNames() {
