@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -121,13 +122,21 @@ func TestFastPathAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v, %d of 2 answered 200", err, c.ok)
 	}
 	const n = 200
+	// No collection while it counts: a GC empties the sync.Pools that
+	// fasthttp keeps its per-connection state in, and the refills were
+	// counted (CI under -race: 22 for 200, once).
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	allocs := testing.AllocsPerRun(5, func() {
 		c.i, c.n, c.ok = 0, n, 0
 		if err := fs.ServeConn(c); err != nil || c.ok != n {
 			t.Fatalf("%v, %d of %d answered 200", err, c.ok, n)
 		}
 	})
-	if allocs >= n/10 {
-		t.Errorf("%v allocations for %d cached answers on one connection", allocs, n)
+	limit := float64(n / 10)
+	if raceOn { // refills of the pools the race detector emptied; one allocation a request is still far past it
+		limit = n / 2
+	}
+	if allocs >= limit {
+		t.Errorf("%v allocations for %d cached answers on one connection (at most %v)", allocs, n, limit)
 	}
 }
