@@ -284,8 +284,8 @@ var configured = []string{"Allocated", "Deploying", "Deployed", "Failed deployme
 // stage cut short (a crash, a wait, a failed call) runs its calls again
 // from the one its checkpoint names with nothing lost, and the node is
 // saved once for the three (each call's message an event of that save)
-// instead of once per call. A stop or cancel asked between two calls
-// ends the round with what is done saved.
+// instead of once per call. A stop, cancel or freeze asked between two
+// calls ends the round with what is done saved (stopAsked).
 func (r *nodeRun) configure(ctx context.Context) (step, error) {
 	calls := []struct {
 		what string
