@@ -39,6 +39,7 @@ SLOW_TEST_PKGS := ./orchestrator/ ./cmd/orchestrator/ ./drivers/server/maas/ ./a
 TEST_P ?= 4
 test: ## Run vet and every test (what CI runs)
 	$(GO) vet ./...
+	$(GO) test -count=1 -run 'AllocatesNothing$$' ./introspection/ # allocation counts: exact only without -race
 	$(GO) test -race -count=1 -p $(TEST_P) -timeout 25m $(SLOW_TEST_PKGS) ./...
 
 # Linters, at the versions .ci/run installs. Found on PATH or in

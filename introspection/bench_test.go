@@ -30,13 +30,16 @@ const benchNodes = 10000
 
 // benchSite is a generated 10,000-node design (internal/gensite), built
 // once for every benchmark of the run.
-var benchSite = sync.OnceValues(func() (*design.Design, error) {
-	dir, err := os.MkdirTemp("", "slipway-bench-site-")
+var benchSite = sync.OnceValues(func() (*design.Design, error) { return genSite(benchNodes) })
+
+// genSite is a generated design of n nodes (internal/gensite).
+func genSite(n int) (*design.Design, error) {
+	dir, err := os.MkdirTemp("", "slipway-gen-site-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	if _, err := gensite.Write(dir, gensite.Options{Nodes: benchNodes}); err != nil {
+	if _, err := gensite.Write(dir, gensite.Options{Nodes: n}); err != nil {
 		return nil, err
 	}
 	res, err := yamlingest.Load(context.Background(), []string{dir})
@@ -48,7 +51,7 @@ var benchSite = sync.OnceValues(func() (*design.Design, error) {
 		return nil, fmt.Errorf("generated site is invalid: %v", fs[0])
 	}
 	return d, nil
-})
+}
 
 type benchStore interface {
 	Store

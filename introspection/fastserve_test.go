@@ -3,12 +3,19 @@ package introspection
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/slipway-dev/slipway/statestore"
+	"github.com/slipway-dev/slipway/statestore/bolt"
 )
 
 // TestServeOverFasthttp: the listener Serve runs answers as the handler
@@ -138,5 +145,101 @@ func TestFastPathAllocatesNothing(t *testing.T) {
 	}
 	if allocs >= limit {
 		t.Errorf("%v allocations for %d cached answers on one connection (at most %v)", allocs, n, limit)
+	}
+}
+
+// A token's first answer (straight from the store, nothing cached) does
+// not allocate either: before, bbolt's cursor grew its stack three times
+// a read and the store's read took a closure and its result (6 a request).
+func TestFirstAnswerAllocatesNothing(t *testing.T) {
+	const runs = 60
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	d, err := genSite(runs + 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, id, err := d.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.PutRevision(t.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts()}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Store: st, URL: testURL, Key: testKey, Log: zerolog.Nop()}
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toks []string
+	for _, n := range d.NodeNames() {
+		if _, err := srv.UserData(t.Context(), d, n, "1"); err != nil {
+			t.Fatal(err)
+		}
+		toks = append(toks, srv.Token(n, "1"))
+	}
+	s, err := New(cfg) // caches empty, as after a restart
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink countSink
+	if !s.fastBody(t.Context(), toks[0], &sink) { // the server's own pools filled
+		t.Fatal("first answer refused")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	i := 1
+	allocs := testing.AllocsPerRun(runs, func() {
+		if !s.fastBody(t.Context(), toks[i], &sink) {
+			t.Fatalf("token %d refused", i)
+		}
+		i++
+	})
+	if sink.lent != runs+2 || sink.kept != 0 {
+		t.Fatalf("%d answers lent by the store and %d cached, want %d and 0: not first answers", sink.lent, sink.kept, runs+2)
+	}
+	limit := 0.5
+	if raceOn {
+		// Refills of the pools the race detector empties (a quarter of
+		// the cursors, views and MACs put back, a MAC 5 allocations):
+		// only a gross regression shows. The count that holds it to 0 is
+		// make test's run of these tests without -race.
+		limit = 12
+	}
+	t.Logf("%v allocations a first answer (at most %v)", allocs, limit)
+	if allocs > limit {
+		t.Errorf("%v allocations for a token's first answer (at most %v)", allocs, limit)
+	}
+}
+
+// countSink counts the answers it is given, lent (from the store) or kept.
+type countSink struct{ lent, kept int }
+
+func (c *countSink) put(_ []byte, kept bool) {
+	if kept {
+		c.kept++
+	} else {
+		c.lent++
+	}
+}
+
+// onceSet marks a token on its first sight only, and clears every mark
+// once a stripe has had its share of them.
+func TestOnceSet(t *testing.T) {
+	var o onceSet
+	a, b := hashOf("a"), hashOf("b")
+	if o.seen(a) || !o.seen(a) || o.seen(b) || !o.seen(b) {
+		t.Fatal("a token is new on its first sight only")
+	}
+	var h tokenHash
+	h[0] = a[0]                            // a's stripe
+	for i := range onceMax / tokenShards { // a had one mark there: the last of these takes the stripe past its share
+		binary.LittleEndian.PutUint64(h[8:16], uint64(i)*7919+uint64(onceBits/2))
+		o.seen(h)
+	}
+	if o.seen(a) || o.seen(b) {
+		t.Fatal("the marks were not cleared when a stripe had its share")
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -403,21 +404,46 @@ func (s *Server) answerFromStore(ctx context.Context, presented string, h tokenH
 	if s.viewer == nil {
 		return false
 	}
-	var key [2 * sha256.Size]byte
-	hex.Encode(key[:], h[:])
-	served := false
-	_ = s.viewer.ViewRecord(ctx, collTokens, string(key[:]), func(v []byte) error {
-		var rec tokenRecord
-		cut, answer, ok := cutSelf(v)
-		// The record's strings are views of the stored bytes, not copies:
-		// rec is only read here, inside the store's read.
-		if ok && answer != nil && decodeRecordOpen(unsafe.String(unsafe.SliceData(v), cut), &rec) && s.derives(rec, presented) {
-			sink.put(answer, false)
-			served = true
-		}
-		return nil
-	})
+	v := storeViews.Get().(*storeView)
+	v.s, v.presented, v.sink, v.served = s, presented, sink, false
+	hex.Encode(v.key[:], h[:])
+	_ = s.viewer.ViewRecord(ctx, collTokens, unsafe.String(&v.key[0], len(v.key)), v.fn)
+	served := v.served
+	*v = storeView{key: v.key, fn: v.fn}
+	storeViews.Put(v)
 	return served
+}
+
+// storeView is answerFromStore's read of one record: its fields and the
+// function the store calls, bound once, so that a read allocates no
+// closure. Pooled; its fields are cleared before it goes back.
+type storeView struct {
+	s         *Server
+	presented string
+	sink      answerSink
+	served    bool
+	key       [2 * sha256.Size]byte // the record's key (hex), the store only reads it
+	fn        func(v []byte) error
+}
+
+var storeViews = sync.Pool{New: func() any {
+	v := new(storeView)
+	v.fn = v.view
+	return v
+}}
+
+// view hands the sink the answer of a stored record (v, lent by the
+// store) that checks against the presented token.
+func (v *storeView) view(b []byte) error {
+	var rec tokenRecord
+	cut, answer, ok := cutSelf(b)
+	// The record's strings are views of the stored bytes, not copies:
+	// rec is only read here, inside the store's read.
+	if ok && answer != nil && decodeRecordOpen(unsafe.String(unsafe.SliceData(b), cut), &rec) && v.s.derives(rec, v.presented) {
+		v.sink.put(answer, false)
+		v.served = true
+	}
+	return nil
 }
 
 // authenticateToken returns the session of a presented token: from the
@@ -568,6 +594,7 @@ func (l *stripedLock) lock(key string) func() {
 // tokens seldom wait for one another.
 type tokenCache struct {
 	shards [tokenShards]tokenShard
+	once   onceSet
 }
 
 const (
@@ -579,11 +606,52 @@ type tokenShard struct {
 	mu  sync.RWMutex
 	gen uint64
 	m   map[tokenHash]*session
-	// once are the tokens (by their hash's first 8 bytes) answered once
-	// straight from the store and not cached: their next request caches
-	// (seenOnce).
-	once map[uint64]struct{}
-	_    [64]byte // one shard a cache line (or more): no false sharing
+	_   [64]byte // one shard a cache line (or more): no false sharing
+}
+
+// onceSet marks the tokens answered once straight from the store and not
+// cached, their next request caching (seenOnce): a bit a token, chosen
+// by its hash, set with one atomic operation and no lock, where a map
+// under the shard's lock took a lock, a miss and, as it grew, copies on
+// every first request. Two tokens may share a bit: the second's first
+// answer is then cached (as every answer was before the marks), nothing
+// else. Every bit is cleared once onceMax tokens were marked, counted in
+// stripes of their own cache lines (a stripe at its share clears all).
+type onceSet struct {
+	bits    [onceBits / 64]atomic.Uint64
+	stripes [tokenShards]struct {
+		n atomic.Int64
+		_ [56]byte
+	}
+}
+
+const (
+	onceBits = 1 << 20      // 128 KiB
+	onceMax  = onceBits / 8 // marks before all are cleared: at most one bit in 8 set
+)
+
+// seen reports whether h's bit was set, and sets it.
+func (o *onceSet) seen(h tokenHash) bool {
+	i := binary.LittleEndian.Uint64(h[8:16]) % onceBits
+	w, m := &o.bits[i/64], uint64(1)<<(i%64)
+	if w.Load()&m != 0 || w.Or(m)&m != 0 {
+		return true
+	}
+	if o.stripes[h[0]%tokenShards].n.Add(1) >= onceMax/tokenShards {
+		o.clear()
+	}
+	return false
+}
+
+// clear unsets every bit and restarts the counts (a mark made meanwhile
+// may go too: its token's next answer comes from the store again).
+func (o *onceSet) clear() {
+	for i := range o.stripes {
+		o.stripes[i].n.Store(0)
+	}
+	for i := range o.bits {
+		o.bits[i].Store(0)
+	}
 }
 
 func (c *tokenCache) shard(h tokenHash) *tokenShard { return &c.shards[h[0]%tokenShards] }
@@ -597,23 +665,8 @@ func (c *tokenCache) get(h tokenHash) (*session, bool) {
 }
 
 // seenOnce reports whether h was answered once already without being
-// cached, and marks it so; the mark goes when the shard holds
-// tokenCacheMax/tokenShards of them (its next answer comes from the store
-// again).
-func (c *tokenCache) seenOnce(h tokenHash) bool {
-	sh := c.shard(h)
-	k := binary.LittleEndian.Uint64(h[:8])
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if _, ok := sh.once[k]; ok {
-		return true
-	}
-	if sh.once == nil || len(sh.once) >= tokenCacheMax/tokenShards {
-		sh.once = make(map[uint64]struct{})
-	}
-	sh.once[k] = struct{}{}
-	return false
-}
+// cached, and marks it so (onceSet).
+func (c *tokenCache) seenOnce(h tokenHash) bool { return c.once.seen(h) }
 
 // generation is h's shard's generation, to give put.
 func (c *tokenCache) generation(h tokenHash) uint64 {

@@ -15,7 +15,8 @@
 #    the last answer, percentiles over all 10,000. nginx gets each of its
 #    10,000 files once from the same generator; it has no cache of its own
 #    to be cold (the files are in the page cache, as our state store is).
-#    Repeated COLD_RUNS times (a restart each).
+#    Repeated COLD_RUNS times (default 5, a restart each); the median ratio
+#    of the runs is the figure.
 #  - warm (steady state): wrk for SECS seconds, every token cycled; nginx
 #    the same way.
 # After each measurement: the CPU time (user + system, from /proc) each
@@ -31,7 +32,7 @@ set -euo pipefail
 bin=${1:-bin/slipway-bench}
 nodes=${2:-10000}
 secs=${3:-15}
-cold_runs=${COLD_RUNS:-3}
+cold_runs=${COLD_RUNS:-5}
 # LOADS: the "THREADS CONNS" loads to run, separated by commas (default both).
 IFS=, read -r -a loads <<<"${LOADS:-1 16,2 64}"
 # PPROF=ADDR: serve net/http/pprof of our server there (to profile it under this load).
@@ -102,6 +103,12 @@ once() { # once NAME URL ARGS...: each request once, THREADS and CONNS as for wr
   echo "$1: ${rps} requests/s, p50 ${p50}, p99 ${p99}$([ "$bad" = 0 ] || echo ", non-200 $bad")"
 }
 ratio() { awk -v a="$1" -v b="$2" -v w="$3" 'BEGIN { printf "%s slipway/nginx throughput ratio: %.2f\n", w, a / b }'; }
+# median_of "X Y Z...": the median (and range) of the cold runs' ratios:
+# one cold pass is 10,000 requests in a quarter of a second, and the
+# ratio of two such passes moves by a tenth from one to the next.
+median_of() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -n | awk '{ v[NR] = $1 } END {
+  m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+  printf "cold slipway/nginx throughput ratio, median of %d runs: %.2f (%.2f to %.2f)\n", NR, m, v[1], v[NR] }'; }
 # CPU time (user + system, in clock ticks) a server used: ours, or nginx's
 # master and workers. Printed per request after each measurement: less
 # sensitive than throughput to whatever else the machine runs.
@@ -129,6 +136,7 @@ sleep 1
 for load in "${loads[@]}"; do
   read -r THREADS CONNS <<<"$load"
   echo "== cold: each of the $nodes tokens once after a restart, $CONNS connections, generator on $THREADS cores ($cold_runs runs)"
+  ratios=""
   for r in $(seq 1 "$cold_runs"); do
     restart
     g0=$(gc_stats)
@@ -140,8 +148,10 @@ for load in "${loads[@]}"; do
     once "cold nginx" "http://127.0.0.1:$nport" --path '/self/%d.json' --count "$nodes"
     nginx_cpu=$(per_req $(($(nginx_ticks) - t0)) "$nodes")
     ratio "$ours" "$rps" "cold"
+    ratios+=" $(awk -v a="$ours" -v b="$rps" 'BEGIN { printf "%.4f", a / b }')"
     echo "cold server CPU per request: slipway ${ours_cpu} us, nginx ${nginx_cpu} us"
   done
+  median_of "$ratios"
   echo "== warm (steady state): wrk -t$THREADS -c$CONNS, ${secs}s"
   g0=$(gc_stats)
   t0=$(ours_ticks)

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"maps"
 	"sync"
@@ -38,8 +39,32 @@ type snapshot struct {
 	refs atomic.Int64
 	// buckets maps collection names to their buckets (nil: none), copied
 	// on write (a read looks it up without a lock).
-	buckets atomic.Pointer[map[string]*bbolt.Bucket]
+	buckets atomic.Pointer[map[string]*snapBucket]
 	mu      sync.Mutex // adding to buckets
+}
+
+// snapBucket is a bucket of a snapshot and the cursors its reads reuse:
+// bbolt's Get makes a cursor for every call, and its stack grows by
+// appending, a few allocations a read; a reused cursor keeps its stack.
+// A cursor is used by one read at a time (taken from the pool, put back).
+type snapBucket struct {
+	b       *bbolt.Bucket // nil: the collection has none
+	cursors sync.Pool     // of *bbolt.Cursor over b
+}
+
+// get is b's value of key (nil: absent, or a nested bucket), as Get
+// answers it, through a reused cursor.
+func (sb *snapBucket) get(key []byte) []byte {
+	c, _ := sb.cursors.Get().(*bbolt.Cursor)
+	if c == nil {
+		c = sb.b.Cursor()
+	}
+	k, v := c.Seek(key)
+	sb.cursors.Put(c)
+	if v == nil || !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
 }
 
 // snapshots is the store's shared read transaction and what guards it.
@@ -146,8 +171,8 @@ func (s *Store) closeSnapshots() {
 	}
 }
 
-// bucket is the collection's bucket in sn (nil when it does not exist).
-func (sn *snapshot) bucket(coll string) *bbolt.Bucket {
+// bucket is the collection's bucket in sn (its b nil when it does not exist).
+func (sn *snapshot) bucket(coll string) *snapBucket {
 	if m := sn.buckets.Load(); m != nil {
 		if b, ok := (*m)[coll]; ok {
 			return b
@@ -161,8 +186,8 @@ func (sn *snapshot) bucket(coll string) *bbolt.Bucket {
 			return b
 		}
 	}
-	b := sn.tx.Bucket([]byte(collPrefix + coll))
-	m := make(map[string]*bbolt.Bucket, 1)
+	b := &snapBucket{b: sn.tx.Bucket([]byte(collPrefix + coll))}
+	m := make(map[string]*snapBucket, 1)
 	if old != nil {
 		if len(*old) >= maxSnapshotBuckets {
 			return b // not kept: names are bounded, but a map of them need not be
@@ -188,21 +213,24 @@ func (s *Store) readRecord(coll, key string, fn func(v []byte) error) error {
 	}
 	if sn == nil {
 		return s.view(func(tx *bbolt.Tx) error {
-			return lookup(tx.Bucket([]byte(collPrefix+coll)), coll, key, fn)
+			b := tx.Bucket([]byte(collPrefix + coll))
+			return lookup(b != nil, b.Get, coll, key, fn)
 		})
 	}
 	return guard(s.path, func() error {
 		defer sn.release()
-		return lookup(sn.bucket(coll), coll, key, fn)
+		sb := sn.bucket(coll)
+		return lookup(sb.b != nil, sb.get, coll, key, fn)
 	})
 }
 
-func lookup(b *bbolt.Bucket, coll, key string, fn func(v []byte) error) error {
-	if b == nil {
+// lookup calls fn with key's value in a bucket (exists) read by get.
+func lookup(exists bool, get func([]byte) []byte, coll, key string, fn func(v []byte) error) error {
+	if !exists {
 		return statestore.NoRecordError(coll, key)
 	}
 	// bbolt only reads the key: no copy of it.
-	v := b.Get(unsafe.Slice(unsafe.StringData(key), len(key)))
+	v := get(unsafe.Slice(unsafe.StringData(key), len(key)))
 	if v == nil {
 		return statestore.NoRecordError(coll, key)
 	}
