@@ -59,6 +59,18 @@ type benchStore interface {
 	PutRevision(ctx context.Context, rev statestore.Revision) (statestore.PutResult, error)
 }
 
+// putDesign stores d as a revision in st.
+func putDesign(tb testing.TB, st benchStore, d *design.Design) {
+	tb.Helper()
+	raw, id, err := d.Canonical()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := st.PutRevision(tb.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts()}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // benchServer stores the design in st and issues a token for every node
 // (UserData, 64 at a time).
 func benchServer(b *testing.B, st benchStore) (*Server, []string) {
@@ -67,13 +79,7 @@ func benchServer(b *testing.B, st benchStore) (*Server, []string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	raw, id, err := d.Canonical()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := st.PutRevision(b.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts()}); err != nil {
-		b.Fatal(err)
-	}
+	putDesign(b, st, d)
 	srv, err := New(Config{Store: st, URL: "http://10.96.0.1:8701", Key: testKey, Log: zerolog.Nop()})
 	if err != nil {
 		b.Fatal(err)

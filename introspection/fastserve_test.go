@@ -14,7 +14,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/slipway-dev/slipway/statestore"
 	"github.com/slipway-dev/slipway/statestore/bolt"
 )
 
@@ -162,13 +161,7 @@ func TestFirstAnswerAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, id, err := d.Canonical()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.PutRevision(t.Context(), statestore.Revision{ID: id, Design: raw, Counts: d.Counts()}); err != nil {
-		t.Fatal(err)
-	}
+	putDesign(t, st, d)
 	cfg := Config{Store: st, URL: testURL, Key: testKey, Log: zerolog.Nop()}
 	srv, err := New(cfg)
 	if err != nil {
