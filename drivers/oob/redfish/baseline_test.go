@@ -197,7 +197,9 @@ func TestBMCMessagesScrubbed(t *testing.T) {
 func TestPushWhenNoSimpleUpdate(t *testing.T) {
 	_, b, s, _ := lab(t, quick(simrf.Options{BIOSVersion: "2.18.0"}))
 	s.OnlyMultipartPush()
-	d := withSettings(t, nil)
+	// The push of 3 MiB is one request: 2 s was too short for it under
+	// -race beside the rest of make test (CI of f3384de: no headers in 2 s).
+	d := withSettings(t, map[string]string{redfish.SettingTimeout: "20s"})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write(simrf.LabImage("bios", "2.19.1", 3<<20))
 	}))
