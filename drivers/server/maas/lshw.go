@@ -95,8 +95,17 @@ func parseLSHW(doc []byte) (hwFacts, error) {
 	return w.f, nil
 }
 
-// lshwTops decodes the document's top nodes.
+// lshwTops decodes the document's top nodes: lshwScan's when it reads
+// the document, else encoding/xml's.
 func lshwTops(doc []byte) ([]*lshwXNode, error) {
+	if tops, ok := lshwScan(doc); ok {
+		return tops, nil
+	}
+	return lshwTopsXML(doc)
+}
+
+// lshwTopsXML decodes the document's top nodes with encoding/xml.
+func lshwTopsXML(doc []byte) ([]*lshwXNode, error) {
 	var root struct {
 		XMLName xml.Name
 		lshwXNode
