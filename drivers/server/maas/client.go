@@ -38,6 +38,11 @@ type client struct {
 // default keeps 2).
 const maxIdleConns = 128
 
+// readBufferSize is each connection's read buffer: a machine's JSON (10
+// KB for a generated node) in one read from the socket where it has
+// come, not several reads of Go's default 4 KB.
+const readBufferSize = 32 << 10
+
 func newClient(apiURL, apiKey string, timeout time.Duration, retries int) (*client, error) {
 	u := strings.TrimSuffix(apiURL, "/")
 	if !strings.HasSuffix(u, "/api/2.0") {
@@ -53,6 +58,7 @@ func newClient(apiURL, apiKey string, timeout time.Duration, retries int) (*clie
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
+	t.ReadBufferSize = readBufferSize
 	secret := apiKey[strings.LastIndexByte(apiKey, ':')+1:]
 	return &client{base: *c, timeout: timeout, retries: retries, maxWait: 30 * time.Second,
 		httpc:   &http.Client{Transport: t, CheckRedirect: refuseRedirect},
