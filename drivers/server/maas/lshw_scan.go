@@ -135,6 +135,7 @@ const (
 // element's own character data (its children's is not).
 func (s *lshwScanner) element(name []byte, kind scanKind, n *lshwXNode) (text string, ok bool) {
 	var set lshwSet
+	var own []byte // a kindText element's character data so far
 	closed, ok := s.attrs(kind, n, &set)
 	if kind == kindSetting {
 		n.Settings = append(n.Settings, set)
@@ -152,14 +153,12 @@ func (s *lshwScanner) element(name []byte, kind scanKind, n *lshwXNode) (text st
 			return "", false
 		}
 		if kind == kindText && len(t) > 0 {
-			if text, ok = appendUnescaped(text, t); !ok {
-				return "", false
-			}
+			own = appendUnescaped(own, t)
 		}
 		s.i++ // '<'
 		switch {
 		case s.skipPrefix("/"):
-			return text, s.endTag(name)
+			return string(own), s.endTag(name)
 		case s.skipPrefix("!--"):
 			ok = s.comment()
 		case s.skipPrefix("?"):
@@ -383,18 +382,18 @@ func namedOnly(raw []byte) bool {
 }
 
 // unescaped is raw (namedOnly) with its references replaced.
-func unescaped(raw []byte) string {
-	s, _ := appendUnescaped("", raw)
-	return s
-}
+func unescaped(raw []byte) string { return string(appendUnescaped(nil, raw)) }
 
-// appendUnescaped appends raw (namedOnly) to s, its references
-// replaced.
-func appendUnescaped(s string, raw []byte) (string, bool) {
+// appendUnescaped appends raw (namedOnly) to b, its references replaced.
+// To nil it may answer raw itself, its capacity cut so that a later
+// append copies it.
+func appendUnescaped(b, raw []byte) []byte {
 	if bytes.IndexByte(raw, '&') < 0 {
-		return s + string(raw), true
+		if b == nil {
+			return raw[:len(raw):len(raw)]
+		}
+		return append(b, raw...)
 	}
-	b := []byte(s)
 	for len(raw) > 0 {
 		k := bytes.IndexByte(raw, '&')
 		if k < 0 {
@@ -403,13 +402,13 @@ func appendUnescaped(s string, raw []byte) (string, bool) {
 		}
 		b = append(b, raw[:k]...)
 		c, n := namedEntity(raw[k:])
-		if n == 0 {
-			return "", false
+		if n == 0 { // not namedOnly: kept as it is
+			return append(b, raw[k:]...)
 		}
 		b = append(b, c)
 		raw = raw[k+n:]
 	}
-	return string(b), true
+	return b
 }
 
 // namedEntities are XML's named entities and their characters.

@@ -51,6 +51,7 @@ func TestLSHWScanGivesUp(t *testing.T) {
 	}{
 		{"named entities", `<list><node id="a&amp;b"><vendor>AT&amp;T &lt;x&gt; &apos;&quot;</vendor></node></list>`, true},
 		{"field twice: the last", `<node><product>a</product><product>b</product></node>`, true},
+		{"pieces with references", `<node><vendor>a&amp;<!--x-->b&lt;<?p q?>c</vendor><product>x<y/>y</product></node>`, true},
 		{"own text only", `<node><product>a<!-- c -->b<x>skipped</x>c</product></node>`, true},
 		{"settings of two configurations", `<node><configuration><setting id="a" value="1"/></configuration><configuration><setting id="b" value="2"><x/></setting><other/></configuration></node>`, true},
 		{"empty fields", `<node><logicalname/><logicalname>x</logicalname><serial/></node>`, true},
@@ -84,4 +85,25 @@ func FuzzLSHWScan(f *testing.F) {
 	f.Add(readTestdata(f, "lshw-gpu.xml"))
 	f.Add([]byte(`<?xml version="1.0" standalone="yes" ?><!-- c --><list><node id="a" class="system"><product>x&amp;y</product><configuration><setting id="cores" value="4" /></configuration><node class="network"><logicalname>eth0</logicalname></node></node></list>`))
 	f.Fuzz(func(t *testing.T, doc []byte) { scanAgrees(t, doc) })
+}
+
+// BenchmarkLSHW reads the lab's document of a generated machine: the
+// driver's parse (the scanner and the walk) against encoding/xml's tree
+// alone. Run with -benchmem.
+func BenchmarkLSHW(b *testing.B) {
+	doc := readTestdata(b, "lshw-lab.xml")
+	b.Run("parseLSHW", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := parseLSHW(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-xml", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := lshwTopsXML(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
