@@ -202,25 +202,17 @@ func (s *lshwScanner) child(kind scanKind, n *lshwXNode) bool {
 	return ok
 }
 
-// attr sets the node's attribute a (those lshwXNode keeps).
-func (n *lshwXNode) attr(a []byte, v string) {
+// attr sets the node's attribute a to raw, its references replaced
+// (only those lshwXNode keeps: the others are not copied).
+func (n *lshwXNode) attr(a, raw []byte) {
 	switch string(a) {
 	case "id":
-		n.ID = v
+		n.ID = unescaped(raw)
 	case "class":
-		n.Class = v
+		n.Class = unescaped(raw)
 	case "handle":
-		n.Handle = v
+		n.Handle = unescaped(raw)
 	}
-}
-
-// keeps: the attribute is one attr sets.
-func (n *lshwXNode) keeps(a []byte) bool {
-	switch string(a) {
-	case "id", "class", "handle":
-		return true
-	}
-	return false
 }
 
 // field is the node's string field of child element name, nil for one
@@ -245,12 +237,12 @@ func (n *lshwXNode) field(name []byte) *string {
 	return nil
 }
 
-func (st *lshwSet) attr(a []byte, v string) {
+func (st *lshwSet) attr(a, raw []byte) {
 	switch string(a) {
 	case "id":
-		st.ID = v
+		st.ID = unescaped(raw)
 	case "value":
-		st.Value = v
+		st.Value = unescaped(raw)
 	}
 }
 
@@ -280,11 +272,11 @@ func (s *lshwScanner) attrs(kind scanKind, n *lshwXNode, set *lshwSet) (closed, 
 		if !ok {
 			return false, false
 		}
-		switch {
-		case kind == kindNode && n.keeps(a):
-			n.attr(a, unescaped(v))
-		case kind == kindSetting:
-			set.attr(a, unescaped(v))
+		switch kind {
+		case kindNode:
+			n.attr(a, v)
+		case kindSetting:
+			set.attr(a, v)
 		}
 	}
 }
