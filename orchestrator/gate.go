@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"math"
 	"sync"
 )
 
@@ -29,6 +30,18 @@ type gateWaiter struct {
 }
 
 func newRoundGate(width int) *roundGate { return &roundGate{free: width} }
+
+// room is how many nodes may enter without queueing: the free places
+// less the nodes queued (negative when more queue than are free).
+// Unbounded without a gate.
+func (g *roundGate) room() int {
+	if g == nil {
+		return math.MaxInt
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.free - len(g.queue)
+}
 
 // enter takes a place; false when the gate is full (the node then parks
 // with parkGate).

@@ -1,8 +1,10 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -44,6 +46,7 @@ type poller struct {
 	cursors  map[string]string // by Site: where its changes were read to
 	quiet    map[string]bool   // by Site: its last changes read found none (the next poll does not ask)
 	lastFull time.Time         // the last full read
+	polls    uint64            // polls so far
 }
 
 type waiter struct {
@@ -54,6 +57,10 @@ type waiter struct {
 	done  chan drivers.Machine  // receives the machine as last seen (State "" when unseen)
 	fn    func(drivers.Machine) // instead of done: called with it (a parked node, park.go); must not block
 	read  bool                  // a poll read it since it began to wait (the poll loop's)
+	// due: the poll that first had it to read and did not (its machine
+	// changed, or a full read), 0 when none: it is read in a later poll
+	// before those due after it (the poll loop's; admission below).
+	due uint64
 }
 
 func newPoller(e *Engine, interval time.Duration) *poller {
@@ -149,9 +156,11 @@ func (p *poller) pollOnce(ctx context.Context) {
 	}
 	now := time.Now()
 	full := now.Sub(p.lastFull) >= p.fullPoll
+	p.polls++
+	room := p.e.gate.room()
 	for _, site := range slices.Sorted(maps.Keys(bySite)) {
 		read := p.toRead(ctx, site, bySite[site], full, now)
-		if ctx.Err() != nil || !p.readAndWake(ctx, read, now) {
+		if ctx.Err() != nil || !p.readAdmitted(ctx, read, &room, now) {
 			return
 		}
 	}
@@ -184,11 +193,69 @@ func (p *poller) toRead(ctx context.Context, site string, ws []*waiter, full boo
 	}
 	out := make([]*waiter, 0, len(changed))
 	for _, w := range ws {
-		if _, c := changed[w.ref.MachineID]; c || !w.read || now.After(w.until) {
+		if _, c := changed[w.ref.MachineID]; c || !w.read || w.due != 0 || now.After(w.until) {
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// Admission. A parked node that a poll wakes needs a place in the round
+// gate (gate.go); when the gate is full it queues there, and in a large
+// rollout thousands queue at once when their machines finish
+// commissioning together. The state the poll read of each is then tens
+// of seconds old when its node runs, and the read cache, which keeps a
+// read for seconds, cannot spare the node's next read of its machine
+// (the inventory's, which the status read answers when recent:
+// drivers/server/maas/status_read.go). So a poll reads the parked nodes'
+// machines only while the gate has room for the nodes it wakes: those
+// it cannot read now are due, and read first in later polls. A node
+// waiting in its handler (it holds its place) is always read. Nodes
+// wait for the gate as before, only in MAAS's state rather than in the
+// gate's queue; their machines are read once either way.
+
+// readAdmitted reads the waiters' machines: those in their handlers
+// all; the parked ones due first, a batch at a time while room is left
+// (each node woken takes one; a batch may wake up to statusBatch more
+// than room: they queue for moments); the parked ones left unread
+// become due. False when ctx ended.
+func (p *poller) readAdmitted(ctx context.Context, ws []*waiter, room *int, now time.Time) bool {
+	var held, parked []*waiter
+	for _, w := range ws {
+		if w.fn == nil {
+			held = append(held, w)
+		} else {
+			parked = append(parked, w)
+		}
+	}
+	if _, ok := p.readAndWake(ctx, held, now); !ok {
+		return false
+	}
+	slices.SortStableFunc(parked, func(a, b *waiter) int { return cmp.Compare(dueRank(a), dueRank(b)) })
+	for len(parked) > 0 && *room > 0 {
+		n := min(len(parked), statusBatch)
+		woke, ok := p.readAndWake(ctx, parked[:n], now)
+		if !ok {
+			return false
+		}
+		*room -= woke
+		parked = parked[n:]
+	}
+	for _, w := range parked {
+		if w.due == 0 {
+			w.due = p.polls
+		}
+	}
+	return true
+}
+
+// dueRank orders waiters by the poll they were due since (not due:
+// last).
+func dueRank(w *waiter) uint64 {
+	if w.due == 0 {
+		return math.MaxUint64
+	}
+	return w.due
 }
 
 // changes reads the Site's changes since its cursor, in the poll lane;
@@ -218,8 +285,9 @@ func (p *poller) changes(ctx context.Context, site string, ch drivers.ServerChan
 }
 
 // readAndWake reads the waiters' machines in batches and wakes those
-// whose state changed or whose wait ran out; false when ctx ended.
-func (p *poller) readAndWake(ctx context.Context, ws []*waiter, now time.Time) bool {
+// whose state changed or whose wait ran out, answering how many it
+// woke; false when ctx ended.
+func (p *poller) readAndWake(ctx context.Context, ws []*waiter, now time.Time) (woke int, ok bool) {
 	for start := 0; start < len(ws); start += statusBatch {
 		chunk := ws[start:min(start+statusBatch, len(ws))]
 		refs := make([]drivers.NodeRef, len(chunk))
@@ -229,7 +297,7 @@ func (p *poller) readAndWake(ctx context.Context, ws []*waiter, now time.Time) b
 		ms, err := p.e.pollStatus(ctx, refs)
 		if err != nil {
 			if ctx.Err() != nil {
-				return false
+				return woke, false
 			}
 			p.e.log.Warn().Err(err).Int("machines", len(refs)).Msg("batched status poll failed; waiting nodes fall back to their own timers")
 		}
@@ -237,17 +305,15 @@ func (p *poller) readAndWake(ctx context.Context, ws []*waiter, now time.Time) b
 			var m drivers.Machine
 			if err == nil && i < len(ms) {
 				m = ms[i]
-				w.read = true
+				w.read, w.due = true, 0
 			}
-			switch {
-			case m.State != "" && m.State != w.last:
+			if (m.State != "" && m.State != w.last) || now.After(w.until) {
 				p.finish(w, m)
-			case now.After(w.until):
-				p.finish(w, m)
+				woke++
 			}
 		}
 	}
-	return true
+	return woke, true
 }
 
 func (p *poller) finish(w *waiter, m drivers.Machine) {

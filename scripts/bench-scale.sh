@@ -26,6 +26,7 @@
 # (default: 3 floors + 120 s); BENCH_SCALE_LAB_BIN: another build for the
 # lab (default BIN), to compare simulators under one engine;
 # BENCH_SCALE_MEMORY_LIMIT: the engine's soft memory limit (default none);
+# BENCH_SCALE_FULL_POLL: the engine's fullPollInterval (default its own);
 # BENCH_SCALE_KEEP_STATE=1 keeps the engine's state.db in the output;
 # BENCH_SCALE_PPROF=127.0.0.1:PORT serves the engine's net/http/pprof there
 # (an execution trace: /debug/pprof/trace?seconds=5), BENCH_SCALE_LAB_PPROF
@@ -146,6 +147,9 @@ poll_ms=$(awk -v s="$scale" 'BEGIN { p = 5000 * s; if (p < 20) p = 20; printf "%
   # default: none, as #39's RSS target is stated).
   [ "$mem_limit" = 0 ] || echo "memoryLimit: $mem_limit"
   echo "sweepInterval: 24h"
+  # BENCH_SCALE_FULL_POLL: the poll's full read period (default: the
+  # engine's, one minute scaled).
+  [ -z "${BENCH_SCALE_FULL_POLL:-}" ] || echo "fullPollInterval: $BENCH_SCALE_FULL_POLL"
   echo "bmcEndpoints:"
   jq -r '.bmcs[] | "  \(.node): 127.0.0.1:\(.port)"' "$work/lab.json"
 } >"$work/engine.yaml"

@@ -79,7 +79,7 @@ type Store struct {
 // once the last commit carried more than one (internal/batch's Linger):
 // while writers come together, each fsync'd commit carries more of them;
 // a lone writer commits at once. BenchmarkWriteThinking measures it.
-const CommitLinger = 2 * time.Millisecond
+const CommitLinger = 5 * time.Millisecond
 
 // WriteCounts answers how many Writes the store committed since Open,
 // and in how many transactions (each one fsync'd commit).

@@ -20,7 +20,7 @@ import (
 // call, and again. It reports the Writes a commit carried and the
 // process's CPU per Write, with and without the commit linger.
 func BenchmarkWriteThinking(b *testing.B) {
-	for _, linger := range []time.Duration{0, time.Millisecond, bolt.CommitLinger, 5 * time.Millisecond} {
+	for _, linger := range []time.Duration{0, time.Millisecond, 2 * time.Millisecond, bolt.CommitLinger} {
 		for _, writers := range []int{8, 64} {
 			b.Run(fmt.Sprintf("linger=%s/writers=%d", linger, writers), func(b *testing.B) {
 				benchThinking(b, linger, writers)

@@ -101,6 +101,9 @@ type cachedMachine struct {
 	// state alone): what the change feed follows (cache_feed.go).
 	since uint64
 	seen  time.Time
+	// raw: the JSON of a Ready machine's state read, for the inventory
+	// that takes it (status_read.go); nil once taken, or when not kept.
+	raw []byte
 }
 
 // part is a part of a machine that a write changes without changing the
@@ -167,13 +170,67 @@ func (c *readCache) begin() uint64 {
 
 func (c *readCache) putMachines(since uint64, ms []mMachine) { c.putRead(since, ms, 0) }
 
-// putRead keeps machines read without some parts (missing: their
-// interfaces and storage, for a status read that decoded only the state).
-func (c *readCache) putRead(since uint64, ms []mMachine, missing part) {
+// keepJSON keeps the JSON of a machine the status read that began at
+// since has just put (state only), for the inventory that follows
+// (status_read.go).
+func (c *readCache) keepJSON(since uint64, id string, raw []byte) {
 	if !c.enabled() {
 		return
 	}
-	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.machines[id]; ok && e.since == since && c.unwritten(id, since) {
+		e.raw = raw
+		c.machines[id] = e
+	}
+}
+
+// takeJSON answers, once, the JSON kept of the machine (keepJSON) while
+// it is fresh and nothing of the machine was written since it was read,
+// with when its read began and when it was answered.
+func (c *readCache) takeJSON(id string) (raw []byte, since uint64, at time.Time, ok bool) {
+	if !c.enabled() {
+		return nil, 0, at, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.machines[id]
+	if !ok || e.raw == nil {
+		return nil, 0, at, false
+	}
+	raw = e.raw
+	e.raw = nil
+	c.machines[id] = e
+	if c.now().Sub(e.at) > c.machineTTL || !c.unwritten(id, e.since) {
+		return nil, 0, at, false
+	}
+	return raw, e.since, e.at, true
+}
+
+// unwritten says no part of the machine was written since epoch since.
+// The caller holds c.mu.
+func (c *readCache) unwritten(id string, since uint64) bool {
+	if c.dropped[id] > since {
+		return false
+	}
+	for _, e := range c.touched[id] {
+		if e > since {
+			return false
+		}
+	}
+	return true
+}
+
+// putRead keeps machines read without some parts (missing: their
+// interfaces and storage, for a status read that decoded only the state).
+func (c *readCache) putRead(since uint64, ms []mMachine, missing part) {
+	if c.enabled() {
+		c.putReadAt(since, c.now(), ms, missing)
+	}
+}
+
+// putReadAt is putRead of a read MAAS answered at at.
+func (c *readCache) putReadAt(since uint64, now time.Time, ms []mMachine, missing part) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.expireMachines(now)

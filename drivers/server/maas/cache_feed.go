@@ -109,7 +109,7 @@ func (c *readCache) expireMachines(now time.Time) {
 			delete(c.machines, id)
 			return
 		}
-		e.m = e.m.machine() // the state alone: memory
+		e.m, e.raw = e.m.machine(), nil // the state alone: memory
 		e.stale |= partInterfaces | partStorage
 		c.machines[id] = e
 		c.feedAged.push(id, e.seen)

@@ -141,25 +141,42 @@ type invReads struct {
 func (d *Driver) inventoryReads(ctx context.Context, id string) (invReads, error) {
 	var rd invReads
 	since := d.c.cache.begin()
-	var raw json.RawMessage
-	if err := d.c.callLimit(ctx, http.MethodGet, "machines/"+url.PathEscape(id)+"/", "", nil, &raw, maxMachineReadBytes); err != nil {
-		if isNotFound(err) {
-			return rd, drivers.Errorf(drivers.Permanent, "maas: machine %s does not exist (deleted from MAAS?); identify the node again", id)
+	raw, read, at, kept := d.c.cache.takeJSON(id) // the status poll's read (status_read.go)
+	if !kept {
+		read = since
+		if err := d.c.callLimit(ctx, http.MethodGet, "machines/"+url.PathEscape(id)+"/", "", nil, (*json.RawMessage)(&raw), maxMachineReadBytes); err != nil {
+			if isNotFound(err) {
+				return rd, drivers.Errorf(drivers.Permanent, "maas: machine %s does not exist (deleted from MAAS?); identify the node again", id)
+			}
+			return rd, err
 		}
-		return rd, err
 	}
 	var err error
 	if rd.m, rd.hw, err = decodeMachineRead(raw); err != nil {
 		return rd, drivers.Errorf(drivers.Permanent, "maas: machine %s: decode the machine read: %v", id, err)
 	}
-	d.c.cache.putMachines(since, []mMachine{*rd.m})
-	raw = nil
+	if rd.m.SystemID != id {
+		return rd, drivers.Errorf(drivers.Permanent, "maas: machine %s: MAAS answered machine %q", id, rd.m.SystemID)
+	}
+	if kept {
+		d.c.cache.putReadAt(read, at, []mMachine{*rd.m}, 0)
+	} else {
+		d.c.cache.putMachines(read, []mMachine{*rd.m})
+	}
+	return rd, d.nodeDevicesRead(ctx, id, since, &rd)
+}
+
+// nodeDevicesRead reads the machine's node devices into rd and keeps
+// them in the read cache.
+func (d *Driver) nodeDevicesRead(ctx context.Context, id string, since uint64, rd *invReads) error {
+	var raw json.RawMessage
 	if err := d.c.callLimit(ctx, http.MethodGet, "nodes/"+id+"/devices/", "", nil, &raw, maxMachineReadBytes); err != nil && !isNotFound(err) {
-		return rd, err
+		return err
 	}
 	if len(raw) > 0 {
+		var err error
 		if rd.nds, rd.ndevs, err = decodeDevicesRead(raw); err != nil {
-			return rd, drivers.Errorf(drivers.Permanent, "maas: machine %s: decode the node devices: %v", id, err)
+			return drivers.Errorf(drivers.Permanent, "maas: machine %s: decode the node devices: %v", id, err)
 		}
 	}
 	if rd.nds == nil { // none (MAAS 2.x): not to be read again
@@ -169,7 +186,7 @@ func (d *Driver) inventoryReads(ctx context.Context, id string) (invReads, error
 		rd.ndevs, rd.nds = rd.ndevs[:maxNodeDevices], rd.nds[:maxNodeDevices]
 	}
 	d.c.cache.putDevices(since, id, rd.nds)
-	return rd, nil
+	return nil
 }
 
 // machineRead is a machine read decoded once into both what the driver

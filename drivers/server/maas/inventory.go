@@ -12,7 +12,9 @@ import (
 // without a MachineID, or whose machine MAAS no longer has, gets a
 // Machine with an empty MachineID. Only the machines' state, owner and
 // tags are decoded (mMachineState): a poll of thousands of machines
-// neither decodes nor keeps their interfaces and disks. The kernel
+// neither decodes nor keeps their interfaces and disks, but for the
+// machines that are Ready, which the inventory reads next
+// (status_read.go). The kernel
 // parameters of deployed machines come from their kernel tag, read in
 // the (cached) tag list (kernelOptions).
 func (d *Driver) Status(ctx context.Context, nodes []drivers.NodeRef) ([]drivers.Machine, error) {
@@ -31,7 +33,7 @@ func (d *Driver) Status(ctx context.Context, nodes []drivers.NodeRef) ([]drivers
 		return out, nil
 	}
 	since := d.c.cache.begin()
-	st, err := list[mMachineState](ctx, d.c, "machines/", p)
+	st, err := list[statusRead](ctx, d.c, "machines/", p)
 	if err != nil {
 		return nil, err
 	}
@@ -40,6 +42,7 @@ func (d *Driver) Status(ctx context.Context, nodes []drivers.NodeRef) ([]drivers
 		ms[i] = st[i].machine()
 	}
 	d.c.cache.putRead(since, ms, partInterfaces|partStorage)
+	d.c.cache.keepReady(since, st) // the inventory's read (status_read.go)
 	byID := make(map[string]*mMachine, len(ms))
 	for i := range ms {
 		byID[ms[i].SystemID] = &ms[i]
