@@ -21,6 +21,11 @@ type Changes struct {
 	Cursor   string   // ask from here next
 	Machines []string // machine IDs that changed (each once); none when Reset
 	Reset    bool     // read every watched machine
+	// States, when the driver can tell, is the state (as Machine.State)
+	// each machine changed to last, by machine ID: a caller whose view
+	// of a machine is that state need not read it. A machine missing
+	// from States (or States nil) must be read.
+	States map[string]string
 }
 
 // SiteChanger is implemented by a wrapper of server drivers (a site

@@ -30,7 +30,9 @@ const defaultFullPoll = time.Minute
 // Status call only the waiting machines that changed, that were never
 // read since their node began to wait, or whose wait ran out; every
 // waiting machine when the driver cannot tell (Reset, an error, a driver
-// without changes) or when the periodic full read is due. So N waiting
+// without changes) or when the periodic full read is due. A machine whose
+// newest change was to the state its node last saw (the driver says so:
+// Changes.States), as its own deploy's, is not read either. So N waiting
 // nodes cost one request per interval, and machines that did not change
 // are not read.
 type poller struct {
@@ -180,7 +182,7 @@ func (p *poller) toRead(ctx context.Context, site string, ws []*waiter, full boo
 	// While nothing changes the log is asked every other poll: a change
 	// is seen at most one interval later, and a quiet rollout of a few
 	// nodes asks half as often (MAAS requests per node).
-	var changed map[string]struct{}
+	var changed map[string]string
 	all := false
 	if p.quiet[site] {
 		delete(p.quiet, site)
@@ -193,7 +195,13 @@ func (p *poller) toRead(ctx context.Context, site string, ws []*waiter, full boo
 	}
 	out := make([]*waiter, 0, len(changed))
 	for _, w := range ws {
-		if _, c := changed[w.ref.MachineID]; c || !w.read || w.due != 0 || now.After(w.until) {
+		to, c := changed[w.ref.MachineID]
+		if c && to != "" && to == w.last && w.due == 0 {
+			// Its newest change was to the state the node saw (its own
+			// action's, as a deploy's Allocated and Deploying): no read.
+			w.read, c = true, false
+		}
+		if c || !w.read || w.due != 0 || now.After(w.until) {
 			out = append(out, w)
 		}
 	}
@@ -258,9 +266,11 @@ func dueRank(w *waiter) uint64 {
 	return w.due
 }
 
-// changes reads the Site's changes since its cursor, in the poll lane;
-// all is true when every machine must be read (Reset, or an error).
-func (p *poller) changes(ctx context.Context, site string, ch drivers.ServerChanges) (changed map[string]struct{}, all bool) {
+// changes reads the Site's changes since its cursor, in the poll lane:
+// the machines that changed, each with the state it changed to last
+// ("" when the driver cannot tell); all is true when every machine must
+// be read (Reset, or an error).
+func (p *poller) changes(ctx context.Context, site string, ch drivers.ServerChanges) (changed map[string]string, all bool) {
 	if err := p.e.pollLane.acquire(ctx); err != nil {
 		return nil, true
 	}
@@ -277,9 +287,9 @@ func (p *poller) changes(ctx context.Context, site string, ch drivers.ServerChan
 	if c.Reset {
 		return nil, true
 	}
-	changed = make(map[string]struct{}, len(c.Machines))
+	changed = make(map[string]string, len(c.Machines))
 	for _, id := range c.Machines {
-		changed[id] = struct{}{}
+		changed[id] = c.States[id]
 	}
 	return changed, false
 }

@@ -29,7 +29,13 @@ type pollLab struct {
 
 func startPollLab(t *testing.T, machines int) *pollLab {
 	t.Helper()
-	l, err := lab.Start(t.Context(), lab.Config{Machines: machines, TimeScale: 0.0005})
+	return startPollLabScaled(t, machines, 0.0005)
+}
+
+// startPollLabScaled is startPollLab with the lab's phases at scale.
+func startPollLabScaled(t *testing.T, machines int, scale float64) *pollLab {
+	t.Helper()
+	l, err := lab.Start(t.Context(), lab.Config{Machines: machines, TimeScale: scale})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,5 +193,54 @@ func TestPollerChangesErrorReadsAll(t *testing.T) {
 	}
 	if status != 3 {
 		t.Fatalf("%d Status calls in 3 polls whose changes failed, want 3", status)
+	}
+}
+
+// TestPollerSkipsItsOwnChange: a node that deployed its machine waits
+// for "Deploying" to end; the change feed then names the machine for the
+// deploy's own status changes (Allocated, Deploying), and says the
+// newest was to Deploying, so the poll does not read it. Its deploy's
+// end is read and wakes the node.
+func TestPollerSkipsItsOwnChange(t *testing.T) {
+	pl := startPollLabScaled(t, 2, 0.01)
+	p := testPoller(pl.d)
+	a, b := pl.refs[0], pl.refs[1]
+	p.add("", b, pl.status(b.MachineID), time.Hour) // keeps the poll going
+	p.pollOnce(t.Context())                         // the feed's first answer: Reset, every machine read
+	untilDone(t, func(ctx context.Context) (string, drivers.Result, error) {
+		r, err := pl.d.Commission(ctx, a)
+		return "", r, err
+	})
+	p.pollOnce(t.Context()) // past the commissioning's changes
+	node := drivers.Node{NodeRef: a, Hostname: a.Name, Platform: drivers.Platform{Image: "ubuntu/jammy"}}
+	if r, err := pl.d.Deploy(t.Context(), node, drivers.Deployment{}); err != nil || r.Status != drivers.StatusInProgress {
+		t.Fatalf("Deploy: %+v %v", r, err)
+	}
+	if st := pl.status(a.MachineID); st != "Deploying" {
+		t.Fatalf("the lab's machine is %s after Deploy, want Deploying", st)
+	}
+	wa := p.add("", a, "Deploying", time.Hour)
+	before := pl.machineReads()
+	p.quiet = map[string]bool{} // ask the log this poll
+	p.pollOnce(t.Context())
+	if got := pl.machineReads() - before; got != 0 {
+		t.Fatalf("the poll after the deploy read %d machine lists, want none (its newest change was to Deploying)", got)
+	}
+	if _, ok := woken(wa); ok {
+		t.Fatal("the waiter woke with its machine Deploying")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for pl.status(a.MachineID) == "Deploying" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for range 3 {
+		p.quiet = map[string]bool{}
+		p.pollOnce(t.Context())
+		if _, ok := woken(wa); ok {
+			break
+		}
+	}
+	if m, ok := woken(wa); !ok || m.State != pl.status(a.MachineID) {
+		t.Fatalf("after the deploy ended (%s): woken %t with %+v", pl.status(a.MachineID), ok, m)
 	}
 }

@@ -14,7 +14,8 @@
 # time (the deploy task's start to its last node's outcome) against the
 # floor (the longest any machine waited in the lab's phases, as the demo
 # measures it), peak RSS (VmHWM) and CPU seconds (utime+stime) of the
-# engine and of the lab, MAAS requests, and the engine's and the lab's
+# engine and of the lab, MAAS requests (and the machines the status poll
+# asked MAAS for by ID, per node), and the engine's and the lab's
 # CPU profiles with `go tool pprof -top -nodecount 25` of each, and the
 # engine's in-use heap profile at its peak (serve --heap-profile; the top
 # in engine-heap-top.txt, the runtime's memory classes then in the summary).
@@ -176,7 +177,7 @@ export SLIPWAY_SERVER=$api SLIPWAY_TOKEN=$token
 }
 
 # 4. Deploy every node; wait (bounded) until the task ends.
-req0=$(curl -sf "$stats_url" | jq .total)
+read -r req0 listed0 <<<"$(curl -sf "$stats_url" | jq -r '"\(.total) \(.listed_by_id // 0)"')"
 echo '{"claims": {}}' | curl -sf -X POST --data-binary @- "$audit_url" >"$out/audit-before.json"
 read -r _ engine_cpu0 <<<"$(proc_stats "$serve_pid")"
 read -r _ lab_cpu0 <<<"$(proc_stats "$lab_pid")"
@@ -197,7 +198,7 @@ while :; do
 done
 read -r engine_hwm engine_cpu1 <<<"$(proc_stats "$serve_pid")"
 read -r lab_hwm lab_cpu1 <<<"$(proc_stats "$lab_pid")"
-req1=$(curl -sf "$stats_url" | jq .total)
+read -r req1 listed1 <<<"$(curl -sf "$stats_url" | jq -r '"\(.total) \(.listed_by_id // 0)"')"
 
 # 5. What the lab says: outcomes from its own state, the floor since the
 # task started; the engine's node records only say which machine each
@@ -290,7 +291,7 @@ jq -n \
   --argjson engine_cpu_total "$engine_cpu1" \
   --argjson lab_cpu "$(awk -v a="$lab_cpu0" -v b="$lab_cpu1" 'BEGIN { printf "%.2f", b - a }')" \
   --argjson lab_cpu_total "$lab_cpu1" --argjson lab_start "$lab_start" \
-  --argjson requests "$((req1 - req0))" \
+  --argjson requests "$((req1 - req0))" --argjson polled "$((listed1 - listed0))" \
   --arg engine_profile "$out/engine.pprof" --arg lab_profile "$out/lab.pprof" \
   --arg engine_bin "$bin" --arg lab_bin "$lab_bin" --arg mem_limit "$mem_limit" --argjson state_bytes "$state_bytes" \
   --rawfile engine_top "$out/engine-top.txt" --rawfile lab_top "$out/lab-top.txt" '
@@ -317,6 +318,7 @@ jq -n \
     engine_cpu_seconds: $engine_cpu, engine_cpu_seconds_total: $engine_cpu_total,
     lab_cpu_seconds: $lab_cpu, lab_cpu_seconds_total: $lab_cpu_total, lab_start_seconds: $lab_start,
     maas_requests: $requests, maas_requests_per_node: ($requests / $nodes * 10 | round / 10),
+    maas_machines_polled_per_node: ($polled / $nodes * 10 | round / 10),
     maas_requests_by_kind: ($a.maas_requests_by_kind | with_entries(.value -= ($before[0].maas_requests_by_kind[.key] // 0)) | with_entries(select(.value > 0))),
     engine_heap_at_peak: $heap[0], engine_rss_parts_at_peak: $rss[0], engine_heap_profile: ($engine_profile | sub("engine.pprof$"; "engine-heap.pprof")),
     engine_cpu_profile: $engine_profile, engine_profile_top: ($engine_top | split("\n") | map(select(. != ""))),

@@ -38,6 +38,10 @@ func (f *Server) Changes(ctx context.Context, cursor string) (drivers.Changes, e
 	for id, m := range f.machines {
 		if m.changed > after {
 			out.Machines = append(out.Machines, id)
+			if out.States == nil {
+				out.States = map[string]string{}
+			}
+			out.States[id] = m.noted
 		}
 	}
 	slices.Sort(out.Machines)

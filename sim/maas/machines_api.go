@@ -117,7 +117,8 @@ func (s *Server) machineRead(m *machine, _ *request) (any, *apiError) { return m
 // status poll names thousands); each machine's JSON comes from the
 // listing cache when nothing changed it since the last listing.
 func (s *Server) machinesRead(req *request) (any, *apiError) {
-	if _, ok := req.form["id"]; ok { // the engine's poll: beside other reads when it can (shared_reads.go)
+	if ids, ok := req.form["id"]; ok { // the engine's poll: beside other reads when it can (shared_reads.go)
+		s.stats.listed(len(ids))
 		s.mu.RLock()
 		out, ms, ok := s.machinesReadShared(req)
 		s.mu.RUnlock()

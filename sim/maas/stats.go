@@ -14,6 +14,9 @@ type Stats struct {
 	requests map[string]int // "GET /machines/ op=" -> count
 	statuses map[int]int
 	total    int
+	// listedByID: the machines that listings were asked for by ID (the
+	// engine's status poll reads this many machine objects).
+	listedByID int
 }
 
 func newStats() *Stats { return &Stats{requests: map[string]int{}, statuses: map[int]int{}} }
@@ -28,6 +31,13 @@ func (st *Stats) arrived(key string) {
 	st.total++
 }
 
+// listed counts n machines asked for by ID in a listing.
+func (st *Stats) listed(n int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.listedByID += n
+}
+
 // answered counts the status a request was answered with.
 func (st *Stats) answered(status int) {
 	st.mu.Lock()
@@ -40,6 +50,9 @@ type StatsSnapshot struct {
 	Total    int            `json:"total"`
 	Requests []RequestCount `json:"requests"`
 	Statuses map[int]int    `json:"statuses"`
+	// ListedByID: the machines listings were asked for by ID (GET
+	// machines/?id=...&id=...: the engine's status poll).
+	ListedByID int `json:"listed_by_id"`
 	// Lifecycle is Server.Lifecycle, by system ID. /sim/stats fills it
 	// in; Stats.Snapshot, which counts requests only, leaves it nil.
 	Lifecycle map[string]MachineLifecycle `json:"lifecycle"`
@@ -55,7 +68,7 @@ type RequestCount struct {
 func (st *Stats) Snapshot() StatsSnapshot {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	out := StatsSnapshot{Total: st.total, Statuses: map[int]int{}}
+	out := StatsSnapshot{Total: st.total, Statuses: map[int]int{}, ListedByID: st.listedByID}
 	for k, v := range st.requests {
 		out.Requests = append(out.Requests, RequestCount{k, v})
 	}

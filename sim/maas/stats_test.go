@@ -30,3 +30,16 @@ func TestRequestCountedBeforeItsAnswerEnds(t *testing.T) {
 		t.Errorf("200 answers %d after the request, want %d", got, before+1)
 	}
 }
+
+// TestListedByIDCounted: the machines a listing is asked for by ID are
+// counted (how many machine objects the engine's status poll reads),
+// and a listing without IDs counts none.
+func TestListedByIDCounted(t *testing.T) {
+	l := newSimLab(t, nil)
+	a, b := l.enlist(1, "a"), l.enlist(2, "b")
+	l.must(http.StatusOK, http.MethodGet, "/machines/", map[string][]string{"id": {a, b}}, nil)
+	l.must(http.StatusOK, http.MethodGet, "/machines/", nil, nil)
+	if got := l.s.Stats().Snapshot().ListedByID; got != 2 {
+		t.Errorf("listed by ID: %d, want 2", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -37,9 +38,10 @@ var _ drivers.ServerChanges = (*Driver)(nil)
 
 // mChangeEvent is what Changes reads of an event.
 type mChangeEvent struct {
-	ID   int64  `json:"id"`
-	Node string `json:"node"`
-	Type string `json:"type"`
+	ID          int64  `json:"id"`
+	Node        string `json:"node"`
+	Type        string `json:"type"`
+	Description string `json:"description"`
 }
 
 // mChangesPage is what Changes reads of GET events/?op=query.
@@ -69,15 +71,18 @@ func (d *Driver) changes(ctx context.Context, cursor string) (drivers.Changes, e
 		return drivers.Changes{Cursor: formatCursor(newest), Reset: true}, nil
 	}
 	seen := map[string]struct{}{}
+	last := map[string]changedTo{}
 	var out drivers.Changes
 	for range changesPages {
 		page, err := d.eventsAfter(ctx, after)
 		if err != nil {
 			return drivers.Changes{}, err
 		}
+		page.lastStates(after, last)
 		after = page.collect(after, seen, &out.Machines)
 		if len(page.Events) < changesLimit {
 			out.Cursor = formatCursor(after)
+			out.States = statesOf(last)
 			return out, nil
 		}
 	}
@@ -133,3 +138,60 @@ func parseCursor(s string) (int64, bool) {
 }
 
 func formatCursor(id int64) string { return strconv.FormatInt(id, 10) }
+
+// changedTo is the status a machine's newest status change event in an
+// answer changed it to ("" when its description does not say), and the
+// event's ID.
+type changedTo struct {
+	id    int64
+	state string
+}
+
+// lastStates notes in last, for each machine of the page's status
+// changes after after, the status its newest one changed it to: MAAS
+// describes each "From 'Deploying' to 'Deployed'" (with " (to USER)"
+// when allocated; signals/events.py), the names of status_name.
+func (p *mChangesPage) lastStates(after int64, last map[string]changedTo) {
+	for _, e := range p.Events {
+		if e.ID <= after || e.Type != changesType || e.Node == "" {
+			continue
+		}
+		if l, ok := last[e.Node]; !ok || e.ID > l.id {
+			last[e.Node] = changedTo{id: e.ID, state: statusChangedTo(e.Description)}
+		}
+	}
+}
+
+// statusChangedTo is the status a status change event's description
+// names as the new one ("" when the description is not MAAS's form).
+func statusChangedTo(desc string) string {
+	rest, ok := strings.CutPrefix(desc, "From '")
+	if !ok {
+		return ""
+	}
+	_, rest, ok = strings.Cut(rest, "' to '")
+	if !ok {
+		return ""
+	}
+	to, _, ok := strings.Cut(rest, "'")
+	if !ok || to == "" || len(to) > 64 {
+		return ""
+	}
+	return to
+}
+
+// statesOf is the known new statuses of last, by machine ID (nil when
+// none is known).
+func statesOf(last map[string]changedTo) map[string]string {
+	var out map[string]string
+	for id, l := range last {
+		if l.state == "" {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]string, len(last))
+		}
+		out[id] = l.state
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package maas
 
 import (
+	"strings"
 	"testing"
 
 	segjson "github.com/segmentio/encoding/json"
@@ -34,6 +35,32 @@ func FuzzChangesAnswer(f *testing.F) {
 				t.Fatalf("machines %q: empty or twice", ms)
 			}
 			seen[m] = true
+		}
+		last := map[string]changedTo{}
+		page.lastStates(after, last)
+		for id, st := range statesOf(last) {
+			if !seen[id] || st == "" || len(st) > 64 || strings.Contains(st, "'") {
+				t.Fatalf("state %q of machine %q: not a machine named (%q), empty, too long or quoted", st, id, ms)
+			}
+		}
+	})
+}
+
+// FuzzStatusChangedTo: any description gives a status no longer than 64
+// bytes and without a quote, or none; MAAS's form gives its new status.
+func FuzzStatusChangedTo(f *testing.F) {
+	f.Add("From 'Ready' to 'Allocated' (to admin)")
+	f.Add("From 'Deploying' to 'Failed deployment'")
+	f.Add("From '' to ''")
+	f.Fuzz(func(t *testing.T, desc string) {
+		got := statusChangedTo(desc)
+		if len(got) > 64 || strings.Contains(got, "'") {
+			t.Fatalf("%q: status %q", desc, got)
+		}
+		if st := strings.ReplaceAll(desc, "'", ""); st != "" && len(st) <= 64 {
+			if again := statusChangedTo("From 'X' to '" + st + "'"); again != st {
+				t.Fatalf("the form with %q gave %q", st, again)
+			}
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package maas
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -80,4 +81,44 @@ func eventReads(l *lab.Lab) int {
 		}
 	}
 	return n
+}
+
+// TestStatusChangedTo: MAAS's descriptions of a status change give the
+// new status; anything else gives none (the machine is then read).
+func TestStatusChangedTo(t *testing.T) {
+	for desc, want := range map[string]string{
+		"From 'Ready' to 'Allocated' (to admin)":  "Allocated",
+		"From 'Deploying' to 'Failed deployment'": "Failed deployment",
+		"From 'New' to 'Commissioning'":           "Commissioning",
+		"from 'New' to 'Commissioning'":           "",
+		"From 'New' to ''":                        "",
+		"From 'New' to 'Commissioning":            "",
+		"Powering on":                             "",
+		"":                                        "",
+	} {
+		if got := statusChangedTo(desc); got != want {
+			t.Errorf("%q: %q, want %q", desc, got, want)
+		}
+	}
+}
+
+// TestChangesStatesNewest: Changes answers each machine's newest status
+// change, by event ID, whatever order MAAS lists them in.
+func TestChangesStatesNewest(t *testing.T) {
+	page := mChangesPage{Events: []mChangeEvent{
+		{ID: 12, Node: "a", Type: changesType, Description: "From 'Allocated' to 'Deploying'"},
+		{ID: 13, Node: "b", Type: "Powering on", Description: "From 'X' to 'Y'"},
+		{ID: 11, Node: "a", Type: changesType, Description: "From 'Ready' to 'Allocated' (to admin)"},
+		{ID: 9, Node: "c", Type: changesType, Description: "From 'Ready' to 'Allocated'"},
+		{ID: 10, Node: "d", Type: changesType, Description: "garbled"},
+	}}
+	last := map[string]changedTo{}
+	page.lastStates(9, last)
+	page2 := mChangesPage{Events: []mChangeEvent{{ID: 14, Node: "d", Type: changesType, Description: "From 'Ready' to 'Allocated'"}}}
+	page2.lastStates(13, last)
+	got := statesOf(last)
+	want := map[string]string{"a": "Deploying", "d": "Allocated"}
+	if !maps.Equal(got, want) {
+		t.Errorf("states %v, want %v", got, want)
+	}
 }
