@@ -51,7 +51,7 @@ type Config struct {
 	SweepInterval     string            `yaml:"sweepInterval"`
 	ReleaseLeaks      bool              `yaml:"releaseLeaks"`
 	// FullPollInterval: how often the poll reads every waiting machine
-	// whatever the provisioner's changes say (default 1m, scaled).
+	// whatever the provisioner's changes say (default 5m, scaled).
 	FullPollInterval string `yaml:"fullPollInterval"`
 	// BootstrapDeadline: how long a bootstrapping node may stay silent
 	// (default 20m).

@@ -52,6 +52,7 @@ type event struct {
 	typ                uint16 // index in eventLog.types
 	level              uint8  // index in levelNames
 	from, to           int8   // a status change's statuses
+	held               bool   // not answered until released (HoldStatusEvents)
 }
 
 type eventLog struct {
@@ -137,7 +138,12 @@ func (s *Server) setStatus(m *machine, to int) {
 	if to == StatusAllocated {
 		e.desc = fmt.Sprintf("From '%s' to '%s' (to %s)", StatusName(from), StatusName(to), m.Owner)
 	}
-	s.events.add(e, statusChangedType)
+	e.held = s.holdNext[m.SystemID]
+	id := s.events.add(e, statusChangedType)
+	if e.held {
+		delete(s.holdNext, m.SystemID)
+		s.heldEvents = append(s.heldEvents, id)
+	}
 }
 
 func (s *Server) describe(e *event) string {
@@ -202,6 +208,9 @@ func parseEventQuery(f formValues) (eventQuery, *apiError) {
 // eventMatches: the event is of an existing machine the query names, at its
 // level (AUDIT: audit events only).
 func (s *Server) eventMatches(q *eventQuery, e *event) bool {
+	if e.held {
+		return false
+	}
 	lv := eventLevels[levelNames[e.level]]
 	if (q.level == 0) != (lv == 0) || lv < q.level {
 		return false
@@ -287,4 +296,32 @@ func eventURIs(f formValues, q *eventQuery, ids []int) (next string, prev any) {
 		pv.Set("before", strconv.Itoa(*q.after+1))
 	}
 	return base + nv.Encode(), base + pv.Encode()
+}
+
+// HoldStatusEvents makes the next status change of each machine named
+// take its event ID at once but stay out of every query until
+// ReleaseEvents: in MAAS, the event of a transaction that commits after
+// a later event's (IDs come from a sequence), which a reader of the log
+// then finds behind the point it read to.
+func (s *Server) HoldStatusEvents(systemIDs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holdNext == nil {
+		s.holdNext = map[string]bool{}
+	}
+	for _, id := range systemIDs {
+		s.holdNext[id] = true
+	}
+}
+
+// ReleaseEvents answers the held events from now on.
+func (s *Server) ReleaseEvents() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range s.heldEvents {
+		if e := s.events.get(id); e != nil {
+			e.held = false
+		}
+	}
+	s.heldEvents, s.holdNext = nil, nil
 }

@@ -186,13 +186,16 @@ type Server struct {
 	scripts      map[string]*script // scripts_api.go
 	sshKeys      map[int]*sshKey
 	events       eventLog // events.go
-	bootRes      []*bootResource
-	img          imageState // bootres_store.go, bootsrc_api.go
-	config       map[string]any
-	rackID       string
-	closed       bool
-	stopped      chan struct{}                // closed by Close: a held answer ends (bootres_upload.go)
-	lifecycle    map[string]*MachineLifecycle // by system ID (lifecycleOf)
+	// holdNext, heldEvents: HoldStatusEvents (events.go).
+	holdNext   map[string]bool
+	heldEvents []int
+	bootRes    []*bootResource
+	img        imageState // bootres_store.go, bootsrc_api.go
+	config     map[string]any
+	rackID     string
+	closed     bool
+	stopped    chan struct{}                // closed by Close: a held answer ends (bootres_upload.go)
+	lifecycle  map[string]*MachineLifecycle // by system ID (lifecycleOf)
 
 	listingDomainCounts map[string]int        // machines per domain, while a listing renders (beginListing)
 	domainCounts        map[string]int        // machines per domain (domainCount); nil when a machine came, went or moved

@@ -31,9 +31,10 @@ import "time"
 // chain's latest call was sent within machineTTL (the poller asks every
 // poll; a feed that stopped keeps nothing), and only for feedTTL after the
 // state was read: an event whose transaction committed after a later
-// event's was read (its ID already behind the cursor) is never seen by
-// the chain, and the engine's full read every minute (orchestrator's
-// defaultFullPoll) is the safety net for it; feedTTL (one minute by
+// event's was read (its ID already behind the cursor) is seen by the
+// chain only when it is within changesOverlap of the cursor (changes.go),
+// and the engine's full read (orchestrator's defaultFullPoll) is the
+// safety net for one further behind; feedTTL (one minute by
 // default, SettingCacheFeedTTL) bounds how long a cached state can hide
 // such a change to the same. A waiting node's state is refreshed sooner:
 // the poll's reads of it replace the cached state.

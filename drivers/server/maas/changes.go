@@ -4,8 +4,10 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/slipway-dev/slipway/drivers"
 )
@@ -20,8 +22,12 @@ import (
 // changed that reading every machine is as cheap).
 //
 // Event IDs come from a database sequence: an event whose transaction
-// commits after a later one's is behind the cursor when it appears, and
-// is missed; the caller's periodic full read covers it.
+// commits after a later one's is behind the cursor when it appears. So
+// each read starts changesOverlap IDs behind the cursor and names the
+// machines of the events there that it did not answer before (the IDs
+// it answered lately are kept, feedSeen): such an event is missed only
+// when it commits more than changesOverlap events late, and the caller's
+// periodic full read covers that.
 const (
 	changesLevel = "DEBUG" // every level from DEBUG up (not AUDIT)
 	changesType  = "Node changed status"
@@ -31,8 +37,9 @@ const (
 )
 
 // changesLimit is a page's events (MAAS's MAX_EVENT_LOG_COUNT) and
-// changesPages the pages one Changes reads; variables for the tests only.
-var changesLimit, changesPages = 1000, 20
+// changesPages the pages one Changes reads; changesOverlap how many IDs
+// behind the cursor a read starts. Variables for the tests only.
+var changesLimit, changesPages, changesOverlap = 1000, 20, int64(1000)
 
 var _ drivers.ServerChanges = (*Driver)(nil)
 
@@ -70,23 +77,123 @@ func (d *Driver) changes(ctx context.Context, cursor string) (drivers.Changes, e
 		}
 		return drivers.Changes{Cursor: formatCursor(newest), Reset: true}, nil
 	}
+	d.feedSeen.mu.Lock() // one read at a time follows the IDs answered
+	defer d.feedSeen.mu.Unlock()
+	behind := d.feedSeen.behind(cursor, after)
 	seen := map[string]struct{}{}
 	last := map[string]changedTo{}
 	var out drivers.Changes
+	var answered []int64
+	from := after
+	if len(behind) > 0 {
+		from = behind[0]
+	}
 	for range changesPages {
-		page, err := d.eventsAfter(ctx, after)
+		page, err := d.eventsAfter(ctx, from)
 		if err != nil {
 			return drivers.Changes{}, err
 		}
+		late := page.late(after, behind)
 		page.lastStates(after, last)
-		after = page.collect(after, seen, &out.Machines)
+		newest := page.collect(after, seen, &out.Machines)
+		late.collect(0, seen, &out.Machines) // named, no state: read
+		answered = page.ids(answered)
+		if newest > after {
+			after = newest
+		}
+		from = max(from, page.newest())
 		if len(page.Events) < changesLimit {
 			out.Cursor = formatCursor(after)
 			out.States = statesOf(last)
+			d.feedSeen.answered(out.Cursor, after, answered)
 			return out, nil
 		}
 	}
+	d.feedSeen.forget()
 	return drivers.Changes{Cursor: formatCursor(after), Reset: true}, nil
+}
+
+// seenEvents are the event IDs the change feed answered within
+// changesOverlap of its last cursor, and that cursor: a read from it
+// starts behind it and skips these.
+type seenEvents struct {
+	mu     sync.Mutex
+	cursor string
+	ids    []int64 // ascending
+}
+
+// behind is the window of IDs a read from cursor (after, parsed) reads
+// again: [after-changesOverlap, after] as a sorted list of the IDs in it
+// already answered, headed by the window's start (exclusive). A cursor
+// the feed did not answer last has no window (its answers are unknown):
+// the read starts at the cursor.
+func (s *seenEvents) behind(cursor string, after int64) []int64 {
+	if cursor != s.cursor || changesOverlap <= 0 {
+		return nil
+	}
+	start := max(0, after-changesOverlap)
+	out := []int64{start}
+	for _, id := range s.ids {
+		if id > start && id <= after {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// answered keeps the IDs a read answered (and those kept still within
+// the overlap of its cursor, newest).
+func (s *seenEvents) answered(cursor string, newest int64, ids []int64) {
+	keep := s.ids[:0]
+	for _, id := range s.ids {
+		if id > newest-changesOverlap {
+			keep = append(keep, id)
+		}
+	}
+	for _, id := range ids {
+		if id > newest-changesOverlap && id <= newest {
+			keep = append(keep, id)
+		}
+	}
+	slices.Sort(keep)
+	s.ids, s.cursor = slices.Compact(keep), cursor
+}
+
+func (s *seenEvents) forget() { s.ids, s.cursor = nil, "" }
+
+// late is the page's events at or behind after that the window behind
+// (from seenEvents.behind) does not hold: committed after the read that
+// passed their IDs.
+func (p *mChangesPage) late(after int64, behind []int64) mChangesPage {
+	var out mChangesPage
+	if len(behind) == 0 {
+		return out
+	}
+	for _, e := range p.Events {
+		if e.ID > behind[0] && e.ID <= after {
+			if _, found := slices.BinarySearch(behind[1:], e.ID); !found {
+				out.Events = append(out.Events, e)
+			}
+		}
+	}
+	return out
+}
+
+// ids appends the page's event IDs to to.
+func (p *mChangesPage) ids(to []int64) []int64 {
+	for _, e := range p.Events {
+		to = append(to, e.ID)
+	}
+	return to
+}
+
+// newest is the page's newest event ID (0 for none).
+func (p *mChangesPage) newest() int64 {
+	var n int64
+	for _, e := range p.Events {
+		n = max(n, e.ID)
+	}
+	return n
 }
 
 // newestEvent is the newest event's ID (0 when there is none).

@@ -5,10 +5,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slipway-dev/slipway/drivers"
 	"github.com/slipway-dev/slipway/drivers/driverstest"
 	"github.com/slipway-dev/slipway/sim/lab"
+	simmaas "github.com/slipway-dev/slipway/sim/maas"
 )
 
 // labStatus is the lab MAAS's own status of a machine.
@@ -120,5 +122,48 @@ func TestChangesStatesNewest(t *testing.T) {
 	want := map[string]string{"a": "Deploying", "d": "Allocated"}
 	if !maps.Equal(got, want) {
 		t.Errorf("states %v, want %v", got, want)
+	}
+}
+
+// TestChangesLateEvent: an event whose transaction commits after a later
+// one's (the lab holds it: HoldStatusEvents) is behind the cursor when it
+// appears; the next read, which starts changesOverlap IDs behind the
+// cursor, names its machine (without a state: it is read), and the read
+// after that does not name it again.
+func TestChangesLateEvent(t *testing.T) {
+	l := startLab(t, lab.Config{Machines: 2})
+	l.MAAS.SetDurations(func(d *simmaas.Durations) { d.Commission, d.NodeTimeout = time.Hour, 2*time.Hour }) // no commissioning ends during the test
+	d := newTestDriver(t, l, nil)
+	ctx := t.Context()
+	first, err := d.Changes(ctx, "")
+	if err != nil || !first.Reset {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	a, b := enlistAndIdentify(t, d, l.Machines()[0]), enlistAndIdentify(t, d, l.Machines()[1])
+	c0, err := d.Changes(ctx, first.Cursor)
+	if err != nil || c0.Reset {
+		t.Fatalf("after the creates: %+v %v", c0, err)
+	}
+	l.MAAS.HoldStatusEvents(a.MachineID)
+	for _, n := range []drivers.Node{a, b} { // A's event is held, B's (later) answered at once
+		if r, err := d.Commission(ctx, n.NodeRef); err != nil || labStatus(l, n.MachineID) != "Commissioning" {
+			t.Fatalf("Commission %s: %+v %v; the lab says %s", n.Name, r, err, labStatus(l, n.MachineID))
+		}
+	}
+	c1, err := d.Changes(ctx, c0.Cursor)
+	if err != nil || c1.Reset || !slices.Contains(c1.Machines, b.MachineID) || slices.Contains(c1.Machines, a.MachineID) {
+		t.Fatalf("with A's event held: %+v %v, want B named and not A", c1, err)
+	}
+	l.MAAS.ReleaseEvents()
+	c2, err := d.Changes(ctx, c1.Cursor)
+	if err != nil || c2.Reset || !slices.Contains(c2.Machines, a.MachineID) {
+		t.Fatalf("A's event committed late: %+v %v, want A named", c2, err)
+	}
+	if st, ok := c2.States[a.MachineID]; ok {
+		t.Errorf("A named by its late event with state %q, want none (read it)", st)
+	}
+	c3, err := d.Changes(ctx, c2.Cursor)
+	if err != nil || c3.Reset || slices.Contains(c3.Machines, a.MachineID) || slices.Contains(c3.Machines, b.MachineID) {
+		t.Fatalf("the read after: %+v %v, want neither named again", c3, err)
 	}
 }

@@ -63,6 +63,9 @@ type Driver struct {
 	// storageSources: machines whose storage is the design's, to clone
 	// (storage_clone.go).
 	storageSources storageTemplates
+	// feedSeen: the event IDs the change feed answered lately, to read
+	// again behind its cursor (changes.go).
+	feedSeen seenEvents
 }
 
 // NewDriver configures a driver from its settings and the API key secret.
