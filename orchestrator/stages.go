@@ -379,6 +379,12 @@ func (r *nodeRun) deploy(ctx context.Context) (step, error) {
 		return advance("%s", res.Message), nil
 	case drivers.StatusFailed:
 		return r.deployFailed(ctx, res)
+	case drivers.StatusInProgress:
+		// The machine deploys: the poll wakes the node when that state
+		// ends. With the state seen before the deploy (Ready), the
+		// first poll woke it at Deploying to call Deploy again (user
+		// data, a driver call, a checkpoint) for nothing.
+		r.rec.Observed = "Deploying"
 	}
 	return r.result(res, true, nil)
 }
