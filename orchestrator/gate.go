@@ -21,6 +21,7 @@ import (
 type roundGate struct {
 	mu    sync.Mutex
 	free  int
+	width int
 	queue []*gateWaiter
 }
 
@@ -29,18 +30,22 @@ type gateWaiter struct {
 	w *wakeup
 }
 
-func newRoundGate(width int) *roundGate { return &roundGate{free: width} }
+func newRoundGate(width int) *roundGate { return &roundGate{free: width, width: width} }
 
-// room is how many nodes may enter without queueing: the free places
-// less the nodes queued (negative when more queue than are free).
-// Unbounded without a gate.
+// room is how many more nodes may come before half the gate's width
+// queue: the free places less the nodes queued, plus half the width
+// (negative when more queue). The poll wakes parked nodes while there is
+// room (poller.go): half a width queued keeps the places that free up
+// between two polls taken (the poll wakes nodes once a poll interval,
+// the gate hands places on at once), and the last of them waits about
+// a second. Unbounded without a gate.
 func (g *roundGate) room() int {
 	if g == nil {
 		return math.MaxInt
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.free - len(g.queue)
+	return g.free - len(g.queue) + g.width/2
 }
 
 // enter takes a place; false when the gate is full (the node then parks

@@ -225,8 +225,9 @@ func (p *poller) toRead(ctx context.Context, site string, ws []*waiter, full boo
 // read for seconds, cannot spare the node's next read of its machine
 // (the inventory's, which the status read answers when recent:
 // drivers/server/maas/status_read.go). So a poll reads the parked nodes'
-// machines only while the gate has room for the nodes it wakes: those
-// it cannot read now are due, and read first in later polls. A node
+// machines only while the gate has room for the nodes it wakes (up to
+// half its width queued: roundGate.room): those it cannot read now are
+// due, and read first in later polls. A node
 // waiting in its handler (it holds its place) is always read. Nodes
 // wait for the gate as before, only in MAAS's state rather than in the
 // gate's queue; their machines are read once either way.

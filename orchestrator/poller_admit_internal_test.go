@@ -63,3 +63,25 @@ func TestPollerAdmitsWhatTheGateTakes(t *testing.T) {
 		t.Fatalf("%d parked nodes woken in all, want %d", n, parked)
 	}
 }
+
+// TestGateRoomHalfWidth: the gate's room for woken nodes is its free
+// places less its queue plus half its width (so places that free up
+// between polls find a node queued).
+func TestGateRoomHalfWidth(t *testing.T) {
+	g := newRoundGate(8)
+	for range 8 {
+		if !g.enter() {
+			t.Fatal("a free place refused")
+		}
+	}
+	if r := g.room(); r != 4 {
+		t.Errorf("a full gate of 8: room %d, want 4", r)
+	}
+	g.leave()
+	if r := g.room(); r != 5 {
+		t.Errorf("one left: room %d, want 5", r)
+	}
+	if r := (*roundGate)(nil).room(); r <= 1<<30 {
+		t.Errorf("no gate: room %d, want unbounded", r)
+	}
+}
