@@ -271,6 +271,15 @@ func (r *nodeRun) stageTimedOut(ctx context.Context) bool {
 	return true
 }
 
+// stageDeadline is when the current stage times out (stageTimedOut);
+// zero when its start is not known.
+func (r *nodeRun) stageDeadline() time.Time {
+	if r.rec.StageStart.IsZero() {
+		return time.Time{}
+	}
+	return r.rec.StageStart.Add(r.stageTimeout())
+}
+
 // stageFailed handles a stage's error; false when the drive is over.
 func (r *nodeRun) stageFailed(ctx context.Context, err error) bool {
 	switch {

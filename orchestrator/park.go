@@ -124,7 +124,7 @@ func (r *nodeRun) parkPoll(ctx context.Context, w *wakeup) {
 		}
 		r.loop()
 	}
-	pw := r.e.poll.addFunc(siteOfNode(r.d, r.n), r.ref(), r.rec.Observed, r.e.cfg.MaxWait, func(m drivers.Machine) {
+	pw := r.e.poll.addFunc(siteOfNode(r.d, r.n), r.ref(), r.rec.Observed, r.e.cfg.MaxWait, r.stageDeadline(), func(m drivers.Machine) {
 		seen = m // only one of the poll and the context gets the waiter
 		w.fire()
 	})

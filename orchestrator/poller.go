@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/slipway-dev/slipway/design"
@@ -62,6 +63,18 @@ type waiter struct {
 	ref   drivers.NodeRef
 	last  string // state the node last saw
 	until time.Time
+	// maxWait is how long the wait runs before the node looks again;
+	// deadline (zero: none) is when its stage times out. While the
+	// Site's changes are read, a wait that runs out on a machine they
+	// do not name is renewed instead (renew), up to the deadline.
+	maxWait  time.Duration
+	deadline time.Time
+	// expired: the wait ends at the next poll whatever the machine's
+	// state (expire; set outside the poll loop).
+	expired atomic.Bool
+	// tracked: its Site's driver tells what changed (the poll loop's):
+	// a wait that runs out on a machine read unchanged is renewed.
+	tracked bool
 	done  chan drivers.Machine  // receives the machine as last seen (State "" when unseen)
 	fn    func(drivers.Machine) // instead of done: called with it (a parked node, park.go); must not block
 	read  bool                  // a poll read it since it began to wait (the poll loop's)
@@ -90,16 +103,34 @@ func siteOfNode(d *design.Design, n *design.Node) string {
 
 // add is addFunc with the machine sent on the waiter's done instead.
 func (p *poller) add(site string, ref drivers.NodeRef, last string, maxWait time.Duration) *waiter {
-	return p.addWaiter(&waiter{site: site, ref: ref, last: last, until: time.Now().Add(maxWait), done: make(chan drivers.Machine, 1)})
+	return p.addWaiter(&waiter{site: site, ref: ref, last: last, until: time.Now().Add(maxWait), maxWait: maxWait, done: make(chan drivers.Machine, 1)})
 }
 
 // addFunc adds a wait that ends when the machine's state differs from
-// last or maxWait passes: the poll then calls fn with the machine as it
-// saw it (State "" when it did not read it). remove ends the wait
-// otherwise (the node's context ended). site is the node's Site ("": the
-// driver's only Site, else the machine is read every poll).
-func (p *poller) addFunc(site string, ref drivers.NodeRef, last string, maxWait time.Duration, fn func(drivers.Machine)) *waiter {
-	return p.addWaiter(&waiter{site: site, ref: ref, last: last, until: time.Now().Add(maxWait), fn: fn})
+// last or maxWait passes (see renew): the poll then calls fn with the
+// machine as it saw it (State "" when it did not read it). remove ends
+// the wait otherwise (the node's context ended). site is the node's Site
+// ("": the driver's only Site, else the machine is read every poll);
+// deadline is when the node's stage times out (zero: never).
+func (p *poller) addFunc(site string, ref drivers.NodeRef, last string, maxWait time.Duration, deadline time.Time, fn func(drivers.Machine)) *waiter {
+	return p.addWaiter(&waiter{site: site, ref: ref, last: last, until: time.Now().Add(maxWait), maxWait: maxWait, deadline: deadline, fn: fn})
+}
+
+// expire ends node's waits at the next poll, its machine read or not: a
+// node frozen while it waits (MarkManual) stops then, not when its
+// machine next changes.
+func (p *poller) expire(node string) {
+	p.mu.Lock()
+	for w := range p.waiters {
+		if w.ref.Name == node {
+			w.expired.Store(true)
+		}
+	}
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
 }
 
 // remove ends a wait the poll did not end; false when it did.
@@ -188,6 +219,9 @@ func (p *poller) toRead(ctx context.Context, site string, ws []*waiter, full boo
 	if !ok {
 		return ws // the driver cannot tell: every machine, every poll
 	}
+	for _, w := range ws {
+		w.tracked = true
+	}
 	// While nothing changes the log is asked every other poll: a change
 	// is seen at most one interval later, and a quiet rollout of a few
 	// nodes asks half as often (MAAS requests per node).
@@ -210,11 +244,33 @@ func (p *poller) toRead(ctx context.Context, site string, ws []*waiter, full boo
 			// action's, as a deploy's Allocated and Deploying): no read.
 			w.read, c = true, false
 		}
-		if c || !w.read || w.due != 0 || now.After(w.until) {
+		if !c && w.read && w.due == 0 && now.After(w.until) {
+			w.renew(now)
+		}
+		if c || !w.read || w.due != 0 || w.over(now) {
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// renew starts the wait of a node whose wait ran out afresh, up to its
+// stage's deadline, when the poll knows its machine did not change: it
+// was read since the wait began, and the Site's changes since that read
+// do not name it (or it was just read, in the state the node saw). Its node would only look again, its stage calling the
+// driver to find the state the poll has (for a deploying node: its user
+// data rendered, a Deploy call answered from the machine's read), each
+// MaxWait of a deployment; and the poll read it first. The changes' own
+// net (the periodic full read) still reads it. At the deadline the
+// node is woken, read, to time its stage out.
+func (w *waiter) renew(now time.Time) {
+	if w.maxWait <= 0 || w.expired.Load() || (!w.deadline.IsZero() && !now.Before(w.deadline)) {
+		return
+	}
+	w.until = now.Add(w.maxWait)
+	if !w.deadline.IsZero() && w.deadline.Before(w.until) {
+		w.until = w.deadline
+	}
 }
 
 // Admission. A parked node that a poll wakes needs a place in the round
@@ -327,7 +383,10 @@ func (p *poller) readAndWake(ctx context.Context, ws []*waiter, now time.Time) (
 				m = ms[i]
 				w.read, w.due = true, 0
 			}
-			if (m.State != "" && m.State != w.last) || now.After(w.until) {
+			if w.tracked && m.State != "" && m.State == w.last && w.over(now) {
+				w.renew(now) // read unchanged: its node would find what the poll found
+			}
+			if (m.State != "" && m.State != w.last) || w.over(now) {
 				p.finish(w, m)
 				woke++
 			}
@@ -335,6 +394,9 @@ func (p *poller) readAndWake(ctx context.Context, ws []*waiter, now time.Time) (
 	}
 	return woke, true
 }
+
+// over: the wait ran out (or was ended: expire).
+func (w *waiter) over(now time.Time) bool { return now.After(w.until) || w.expired.Load() }
 
 func (p *poller) finish(w *waiter, m drivers.Machine) {
 	p.mu.Lock()

@@ -28,7 +28,7 @@ func TestPollerAdmitsWhatTheGateTakes(t *testing.T) {
 	for i := range parked {
 		m := f.AddMachine(drivers.Machine{State: "Commissioning"})
 		ids = append(ids, m.MachineID)
-		p.addFunc("", drivers.NodeRef{Name: "n" + strconv.Itoa(i), MachineID: m.MachineID}, m.State, time.Hour,
+		p.addFunc("", drivers.NodeRef{Name: "n" + strconv.Itoa(i), MachineID: m.MachineID}, m.State, time.Hour, time.Time{},
 			func(drivers.Machine) { woke.Add(1); p.e.gate.enter() }) // a woken node takes a place if one is free
 	}
 	held := f.AddMachine(drivers.Machine{State: "Commissioning"})

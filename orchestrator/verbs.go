@@ -393,6 +393,9 @@ func (e *Engine) freeze(node, why string) {
 	e.mu.Lock()
 	e.frozen[node] = why
 	e.mu.Unlock()
+	if e.poll != nil { // a node waiting for its machine stops at the next poll
+		e.poll.expire(node)
+	}
 }
 
 func (e *Engine) frozenReason(node string) (string, bool) {
