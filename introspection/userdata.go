@@ -174,3 +174,15 @@ func (s *Server) EndDeployment(ctx context.Context, node string) error {
 }
 
 var _ orchestrator.Bootstrapper = (*Server)(nil)
+
+// Warm implements orchestrator.BootstrapWarmer: the revision of d is
+// computed and checked stored now (designCache.idOf), so that the first
+// UserData of a deployment of thousands does not hold the others while
+// it encodes the design. An error is UserData's to report.
+func (s *Server) Warm(ctx context.Context, d *design.Design) {
+	if d != nil {
+		_, _ = s.designs.idOf(ctx, d)
+	}
+}
+
+var _ orchestrator.BootstrapWarmer = (*Server)(nil)

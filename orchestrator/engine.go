@@ -52,6 +52,15 @@ type Bootstrapper interface {
 	EndDeployment(ctx context.Context, node string) error
 }
 
+// BootstrapWarmer is a Bootstrapper that prepares once what its
+// UserData needs of a design (the introspection API: the design's
+// revision, and that it is stored). A deploying task has it warm the
+// design when it starts, while its nodes commission, rather than have its
+// first deploy compute it while the others wait.
+type BootstrapWarmer interface {
+	Warm(ctx context.Context, d *design.Design)
+}
+
 // BootstrapProgress is what BootstrapStatus found.
 type BootstrapProgress struct {
 	drivers.Result

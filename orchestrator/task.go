@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -246,6 +247,9 @@ func (e *Engine) startRun(run *taskRun) error {
 // once, and returns when all have stopped.
 func (e *Engine) driveNodes(run *taskRun, d *design.Design, log zerolog.Logger) {
 	t := run.task
+	if w, ok := e.cfg.Bootstrap.(BootstrapWarmer); ok && d != nil && slices.Contains(sequence(t.Action), record.StageDeploy) {
+		go w.Warm(e.ctx, d)
+	}
 	var wg sync.WaitGroup
 	for _, name := range t.Nodes {
 		if run.result(name).Outcome.Finished() {
