@@ -199,3 +199,23 @@ func TestConfigureStopsBetweenCalls(t *testing.T) {
 		t.Errorf("no networking step event among %d", len(evs))
 	}
 }
+
+// TestDeployTransitionWithIntent: a node going from configure to a fresh
+// deploy is saved once on entering the deploy stage, the transition in
+// the same write as the deploy intent (the deploy's first act), not in a
+// write of its own right before it; the transition is still an event.
+func TestDeployTransitionWithIntent(t *testing.T) {
+	t.Parallel()
+	d := generated(t, 3)
+	store, evs := deployCounted(t, d)
+	for _, name := range d.NodeNames() {
+		if got := store.count(name, record.StageDeploy); got != 1 {
+			t.Errorf("%s: %d writes of its record at stage deploy, want 1 (the intent, with the transition)", name, got)
+		}
+		if !slices.ContainsFunc(evs, func(ev record.Event) bool {
+			return ev.Node == name && ev.Kind == "transition" && strings.HasPrefix(ev.Message, "configure → deploy")
+		}) {
+			t.Errorf("%s: no transition event configure → deploy", name)
+		}
+	}
+}

@@ -373,7 +373,21 @@ func (r *nodeRun) transition(to record.Stage, msg string) bool {
 		r.note(ev)
 		ev = r.enter(next(r.seq, to), why)
 	}
+	if r.savesFirst() { // the stage's first save writes the transition too
+		r.note(ev)
+		return true
+	}
 	return r.save(ev)
+}
+
+// savesFirst: the stage just entered saves before it calls anything, so
+// its transition is written with that save rather than alone: a deploy
+// that starts a fresh deployment, whose first act is to record its intent
+// (deployIntent). Cut short before that save, the node resumes at the
+// stage before, which looks again and calls nothing twice that differs.
+func (r *nodeRun) savesFirst() bool {
+	fresh := r.rec.MachineID == "" || r.rec.Deployment == 0 || r.rec.DeploymentEnded
+	return r.rec.Stage == record.StageDeploy && r.rec.Step == 0 && r.rec.Intent == nil && r.rec.AllocatedBy == "" && fresh
 }
 
 // enter moves the record to stage to and answers the transition's event.
