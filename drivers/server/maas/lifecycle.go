@@ -402,8 +402,8 @@ func (d *Driver) checkOurs(ctx context.Context, m *mMachine, node string) error 
 // owner data. It is set after allocation only: MAAS clears owner data on
 // release, and marks on an unowned machine would claim what we don't own.
 func (d *Driver) setOwnerData(ctx context.Context, id string, n drivers.Node) error {
-	_, err := d.machineOp(ctx, id, "set_owner_data", d.ownerData(n))
-	return err
+	// The answer (the whole machine) is not decoded: nothing of it is used.
+	return d.c.call(ctx, http.MethodPost, "machines/"+url.PathEscape(id)+"/", "set_owner_data", d.ownerData(n), nil)
 }
 
 // ownerData is the owner data setOwnerData gives the node's machine.
