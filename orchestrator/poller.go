@@ -75,9 +75,9 @@ type waiter struct {
 	// tracked: its Site's driver tells what changed (the poll loop's):
 	// a wait that runs out on a machine read unchanged is renewed.
 	tracked bool
-	done  chan drivers.Machine  // receives the machine as last seen (State "" when unseen)
-	fn    func(drivers.Machine) // instead of done: called with it (a parked node, park.go); must not block
-	read  bool                  // a poll read it since it began to wait (the poll loop's)
+	done    chan drivers.Machine  // receives the machine as last seen (State "" when unseen)
+	fn      func(drivers.Machine) // instead of done: called with it (a parked node, park.go); must not block
+	read    bool                  // a poll read it since it began to wait (the poll loop's)
 	// due: the poll that first had it to read and did not (its machine
 	// changed, or a full read), 0 when none: it is read in a later poll
 	// before those due after it (the poll loop's; admission below).
