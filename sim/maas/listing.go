@@ -88,11 +88,9 @@ func (s *Server) cachedMachine(m *machine, domains map[string]rawJSON) (head, do
 // with m.renderMu held (shared_reads.go).
 func (s *Server) renderListed(m *machine, shared uint64, busy bool) bool {
 	c := &m.rendered
-	r := s.renderMachine(m)
-	r["domain"] = domainMark
 	// Sized as the machine's last JSON: grown from nothing, a machine's
 	// 8 KiB were a dozen copies.
-	b, err := appendJSON(make([]byte, 0, max(len(c.json)+len(c.tail)+1024, 8<<10)), r)
+	b, err := s.appendMachine(make([]byte, 0, max(len(c.json)+len(c.tail)+1024, 8<<10)), m, domainMark) // render_machine.go
 	i := bytes.IndexByte(b, 0)
 	if err != nil || i < 0 || bytes.IndexByte(b[i+1:], 0) >= 0 {
 		c.valid = false

@@ -262,52 +262,6 @@ func (s *Server) domainCount(name string) int {
 	return s.domainCounts[name]
 }
 
-// renderMachine is the machine as GET /machines/{system_id}/ answers it.
-func (s *Server) renderMachine(m *machine) map[string]any {
-	ifaces, boot, ips := s.machineIfaces(m)                        // render_parts.go
-	physical, all, virtual, storage, bootDisk := s.machineDisks(m) // render_parts.go
-	vgs := []any{}
-	for _, v := range m.VolumeGroups {
-		vgs = append(vgs, map[string]any{"system_id": m.SystemID, "id": v.ID, "__incomplete__": true})
-	}
-	z, p, d := s.machinePlace(m)
-	tags := m.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	ownerData := m.OwnerData
-	if ownerData == nil {
-		ownerData = map[string]string{}
-	}
-	hwInfo := hardwareInfo(m) // hardware.go
-	return map[string]any{
-		"system_id": m.SystemID, "hostname": m.Hostname, "fqdn": m.fqdn(), "description": m.Description,
-		"domain": s.renderDomain(d), "status": m.Status, "status_name": StatusName(m.Status),
-		"status_message": nilIfEmpty(m.StatusMessage), "status_action": "", "owner": nilIfEmpty(m.Owner),
-		"owner_data": ownerData, "tag_names": tags, "zone": s.renderZone(z), "pool": s.renderPool(p),
-		"osystem": m.OSystem, "distro_series": m.DistroSeries, "hwe_kernel": nilIfEmpty(m.HWEKernel),
-		"min_hwe_kernel": "", "architecture": nilIfEmpty(m.Arch), "memory": m.MemoryMiB, "cpu_count": m.CPUCount,
-		"cpu_speed": cpuSpeed(m), "storage": storage, "ip_addresses": ips, "power_state": m.PowerState,
-		"power_type": m.PowerType, "boot_interface": boot, "interface_set": ifaces,
-		"physicalblockdevice_set": physical, "blockdevice_set": all, "virtualblockdevice_set": virtual,
-		"volume_groups": vgs, "raids": []any{}, "cache_sets": []any{}, "bcaches": []any{}, "special_filesystems": []any{},
-		"hardware_info": hwInfo, "node_type": 0, "node_type_name": "Machine", "locked": m.Locked,
-		"netboot": m.Netboot, "address_ttl": nil, "pod": nil, "swap_size": nil, "hardware_uuid": nil,
-		"current_commissioning_result_id": nil, "current_testing_result_id": nil, "current_installation_result_id": nil,
-		"commissioning_status": 2, "commissioning_status_name": "Passed", "testing_status": -1, "testing_status_name": "None",
-		"default_gateways": s.defaultGateways(m),
-		"boot_disk":        bootDisk, "workload_annotations": ownerData, "created": m.Created.UTC().Format("2006-01-02T15:04:05.000"),
-		"last_sync": nil, "enable_hw_sync": false, "is_dpu": false, "ephemeral_deploy": false,
-		"bios_boot_method": "pxe", "disable_ipv4": false, "error_description": "", "parent": nil,
-		"virtualmachine_id": nil, "sync_interval": nil, "next_sync": nil, "enable_kernel_crash_dump": false,
-		"cpu_test_status": -1, "cpu_test_status_name": "Unknown", "memory_test_status": -1, "memory_test_status_name": "Unknown",
-		"network_test_status": -1, "network_test_status_name": "Unknown", "storage_test_status": -1, "storage_test_status_name": "Unknown",
-		"other_test_status": -1, "other_test_status_name": "Unknown", "interface_test_status": -1, "interface_test_status_name": "Unknown",
-		"numanode_set": renderNUMA(m),
-		"resource_uri": uri("/machines/%s/", m.SystemID),
-	}
-}
-
 // renderMachineInterfaces is a machine's interface_set, its
 // boot_interface and its ip_addresses. Each interface is encoded once
 // (encodeOnce): the boot interface repeats one.
