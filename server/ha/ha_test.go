@@ -88,7 +88,9 @@ func TestGroup(t *testing.T) {
 	} else if took, left := time.Since(stopped), time.Duration(lease.TTL)*time.Second; took >= left {
 		t.Errorf("the leader took %s to stop, and its lease had %s left: the key's end does not show it resigned", took, left)
 	}
-	testtool.WaitUntil(t, other.r.Leading, "the standby to lead")
+	// Leading is true a moment before Run calls the function it leads
+	// with: wait for the call, not for the flag.
+	testtool.WaitUntil(t, func() bool { return other.r.Leading() && other.leads.Load() > 0 }, "the standby to lead")
 	if other.leads.Load() != 1 || lead.leads.Load() != 1 {
 		t.Errorf("lead ran %d and %d times", lead.leads.Load(), other.leads.Load())
 	}
