@@ -256,13 +256,13 @@ func (p *poller) toRead(ctx context.Context, site string, ws []*waiter, full boo
 
 // renew starts the wait of a node whose wait ran out afresh, up to its
 // stage's deadline, when the poll knows its machine did not change: it
-// was read since the wait began, and the Site's changes since that read
-// do not name it (or it was just read, in the state the node saw). Its node would only look again, its stage calling the
-// driver to find the state the poll has (for a deploying node: its user
-// data rendered, a Deploy call answered from the machine's read), each
-// MaxWait of a deployment; and the poll read it first. The changes' own
-// net (the periodic full read) still reads it. At the deadline the
-// node is woken, read, to time its stage out.
+// was read since the wait began and the Site's changes since that read
+// do not name it, or it was just read in the state the node saw. Woken,
+// the node would only look again, its stage calling the driver to find
+// the state the poll has (for a deploying node: its user data rendered,
+// a Deploy call answered from the machine's read). The changes' own net
+// (the periodic full read) still reads it. At the deadline the node is
+// woken, read, to time its stage out.
 func (w *waiter) renew(now time.Time) {
 	if w.maxWait <= 0 || w.expired.Load() || (!w.deadline.IsZero() && !now.Before(w.deadline)) {
 		return
