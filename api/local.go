@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	apitypes "github.com/slipway-dev/slipway/api/apitypes"
@@ -63,9 +64,7 @@ func ListenLocal(path string) (*net.UnixListener, error) {
 			return nil, fmt.Errorf("local socket %s: remove the stale socket: %w", path, err)
 		}
 	}
-	old := umask(0o177) // the socket is created 0600, never wider for a moment
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	umask(old)
+	ln, err := listenMasked(path)
 	if err != nil {
 		return nil, fmt.Errorf("local socket %s: %w", path, err)
 	}
@@ -75,6 +74,26 @@ func ListenLocal(path string) (*net.UnixListener, error) {
 	}
 	ln.SetUnlinkOnClose(true)
 	return ln, nil
+}
+
+// umaskMu serialises listenMasked: the umask is the process's, so two
+// binds at once would each restore the other's 0177, and the process
+// would keep it (every file it then wrote would lose its group and other
+// bits, executables their x bits).
+var umaskMu sync.Mutex
+
+// setUmask sets the process's umask and returns the old one (a variable
+// for the test that interleaves two binds).
+var setUmask = umask
+
+// listenMasked binds the Unix socket at path under umask 0177, so that it
+// is 0600 from its first moment, and restores the umask before it returns.
+func listenMasked(path string) (*net.UnixListener, error) {
+	umaskMu.Lock()
+	defer umaskMu.Unlock()
+	old := setUmask(0o177)
+	defer setUmask(old)
+	return net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 }
 
 // ServeLocal serves the API on ln, a Unix socket, until ctx ends. name
