@@ -56,13 +56,12 @@ func (s *Server) match(method, path, op string) (handler, map[string]string, *ap
 	segs := split(path)
 	pathKnown := false
 	for _, rt := range s.routes {
-		params, ok := matchSegments(rt.segments, segs)
-		if !ok {
+		if !segmentsMatch(rt.segments, segs) {
 			continue
 		}
 		pathKnown = true
 		if rt.method == method && rt.op == op {
-			return rt.fn, params, nil
+			return rt.fn, pathParams(rt.segments, segs), nil
 		}
 	}
 	if !pathKnown {
@@ -74,22 +73,33 @@ func (s *Server) match(method, path, op string) (handler, map[string]string, *ap
 	return nil, nil, errorf(http.StatusBadRequest, "Unrecognised signature: method=%s op=%s", method, op)
 }
 
-func matchSegments(pattern, segs []string) (map[string]string, bool) {
+// segmentsMatch says whether segs fit the route's pattern: its literal
+// segments equal, a {name} segment anything. It allocates nothing: a
+// path fits every route of its shape (each method and op), and making
+// the parameters for each was a map per route tried.
+func segmentsMatch(pattern, segs []string) bool {
 	if len(pattern) != len(segs) {
-		return nil, false
+		return false
 	}
+	for i, p := range pattern {
+		if !strings.HasPrefix(p, "{") && p != segs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// pathParams are the {name} segments of pattern with their values in segs
+// (nil when it has none); segs fit pattern (segmentsMatch).
+func pathParams(pattern, segs []string) map[string]string {
 	var params map[string]string
 	for i, p := range pattern {
 		if strings.HasPrefix(p, "{") {
 			if params == nil {
-				params = map[string]string{}
+				params = make(map[string]string, 2)
 			}
 			params[strings.Trim(p, "{}")] = segs[i]
-			continue
-		}
-		if p != segs[i] {
-			return nil, false
 		}
 	}
-	return params, true
+	return params
 }
