@@ -88,16 +88,31 @@ func (s *Server) cachedMachine(m *machine, domains map[string]rawJSON) (head, do
 // with m.renderMu held (shared_reads.go).
 func (s *Server) renderListed(m *machine, shared uint64, busy bool) bool {
 	c := &m.rendered
-	// Sized as the machine's last JSON: grown from nothing, a machine's
-	// 8 KiB were a dozen copies.
-	b, err := s.appendMachine(make([]byte, 0, max(len(c.json)+len(c.tail)+1024, 8<<10)), m, domainMark) // render_machine.go
+	scratch := renderScratch.Get().(*[]byte)
+	defer putRenderScratch(scratch)
+	b, err := s.appendMachine((*scratch)[:0], m, domainMark) // render_machine.go
+	*scratch = b
 	i := bytes.IndexByte(b, 0)
 	if err != nil || i < 0 || bytes.IndexByte(b[i+1:], 0) >= 0 {
 		c.valid = false
 		return false
 	}
-	*c = listed{json: b[:i:i], tail: b[i+1:], rev: m.rev, shared: shared, valid: !busy}
+	// Kept in a buffer of its exact size: rendered straight into a kept
+	// buffer, a machine's JSON was grown by copies past its estimate and
+	// kept its spare capacity (a fifth of the lab's machine JSON).
+	kept := bytes.Clone(append(b[:i], b[i+1:]...))
+	*c = listed{json: kept[:i:i], tail: kept[i:], rev: m.rev, shared: shared, valid: !busy}
 	return true
+}
+
+// renderScratch holds the buffers machines are rendered in before their
+// JSON is kept (renderListed).
+var renderScratch = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+
+func putRenderScratch(b *[]byte) {
+	if cap(*b) <= 1<<20 {
+		renderScratch.Put(b)
+	}
 }
 
 // verifyListingCache makes every cache hit check itself against a fresh

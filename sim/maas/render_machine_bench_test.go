@@ -18,6 +18,15 @@ func BenchmarkRenderMachine(b *testing.B) {
 			}
 		}
 	})
+	b.Run("listed", func(b *testing.B) { // what the listing cache keeps: the bytes a render allocates
+		b.ReportAllocs()
+		for b.Loop() {
+			if !s.renderListed(m, 0, true) {
+				b.Fatal("render failed")
+			}
+		}
+		b.ReportMetric(float64(len(m.rendered.json)+len(m.rendered.tail)), "json-bytes")
+	})
 	b.Run("map", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
