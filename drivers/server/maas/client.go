@@ -30,6 +30,7 @@ type client struct {
 	cache   *readCache    // told of every write (nil: no cache)
 	httpc   *http.Client  // kept connections (maxIdleConns), no redirect followed
 	secrets []string      // the key and its secret part: redacted from every error (drivers.RedactSecrets)
+	signer  *oauthSigner  // oauth.go
 }
 
 // maxIdleConns is how many connections to MAAS are kept open for reuse:
@@ -59,10 +60,14 @@ func newClient(apiURL, apiKey string, timeout time.Duration, retries int) (*clie
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
 	t.ReadBufferSize = readBufferSize
+	signer, err := newOAuthSigner(apiKey)
+	if err != nil {
+		return nil, drivers.Errorf(drivers.Transient, "maas: draw the OAuth nonce prefix: %v", err)
+	}
 	secret := apiKey[strings.LastIndexByte(apiKey, ':')+1:]
 	return &client{base: *c, timeout: timeout, retries: retries, maxWait: 30 * time.Second,
 		httpc:   &http.Client{Transport: t, CheckRedirect: refuseRedirect},
-		secrets: []string{apiKey, secret}}, nil
+		secrets: []string{apiKey, secret}, signer: signer}, nil
 }
 
 // maxFailedAnswer bounds what is read of an answer that is not a 2xx.

@@ -45,9 +45,7 @@ func (c *client) putRaw(ctx context.Context, path string, body []byte, timeout t
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", "application/octet-stream")
 	req.Header.Set("Content-Length", strconv.Itoa(len(body)))
-	if err := c.base.Signer.OAuthSign(req); err != nil {
-		return drivers.Errorf(drivers.Permanent, "maas PUT %s: sign the request: %s", path, drivers.RedactSecrets(err.Error(), c.secrets...))
-	}
+	c.signer.sign(req)
 	resp, err := c.httpc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -47,9 +47,7 @@ func (c *client) request(ctx context.Context, method, path, op string, params ur
 	if form {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	if err := c.base.Signer.OAuthSign(req); err != nil {
-		return nil, err
-	}
+	c.signer.sign(req)
 	return req, nil
 }
 
