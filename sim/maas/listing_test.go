@@ -301,3 +301,29 @@ func TestAnswersEncodedUnderTheLock(t *testing.T) {
 		}
 	}
 }
+
+// TestDeployKeepsTheDisksRendered: a deploy changes the machine's
+// interfaces (the AUTO links' addresses), not its disks, so the disks'
+// part of its JSON is not rendered again (the answer and every later
+// read are still checked against a fresh rendering: verifyListingCache).
+func TestDeployKeepsTheDisksRendered(t *testing.T) {
+	l := newSimLab(t, nil)
+	a := l.ready(1, "a")
+	revs := func() (iface, disk uint64) {
+		l.s.mu.Lock()
+		defer l.s.mu.Unlock()
+		p := &l.s.machines[a].parts
+		return p.ifaceRev, p.diskRev
+	}
+	before := listingCacheStale.Load()
+	l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil)
+	i0, d0 := revs()
+	l.must(http.StatusOK, "POST", "/machines/"+a+"/?op=deploy", nil, nil)
+	l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil)
+	if i1, d1 := revs(); d1 != d0 || i1 == i0 {
+		t.Errorf("deploy: interface rev %d -> %d, disk rev %d -> %d; want the interfaces touched and the disks not", i0, i1, d0, d1)
+	}
+	if n := listingCacheStale.Load() - before; n > 0 {
+		t.Errorf("%d stale answers", n)
+	}
+}

@@ -49,6 +49,9 @@ var opParts = map[string]part{
 	"lock": partNone, "unlock": partNone, // locked
 	"power_on": partNone, "power_off": partNone, // the power state
 	"restore_networking_configuration": partIfaces,
+	// A deploy allocates, claims the AUTO links' addresses and starts:
+	// its interfaces change, its disks do not (their JSON shows no status).
+	"deploy": partIfaces,
 	"restore_storage_configuration":    partDisks,
 }
 
