@@ -32,8 +32,10 @@ func (s *Server) checkOAuth(r *http.Request) (string, *apiError) {
 	if !strings.HasPrefix(h, "OAuth ") {
 		return "", errorf(http.StatusUnauthorized, "Authorization Error: 'Expected OAuth authorization header'")
 	}
-	params := map[string]string{}
-	for _, part := range strings.Split(strings.TrimPrefix(h, "OAuth "), ",") {
+	var method, token, consumer, sig string // the fields read, the last of each name
+	for rest := strings.TrimPrefix(h, "OAuth "); rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ",")
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
 			continue
@@ -42,21 +44,30 @@ func (s *Server) checkOAuth(r *http.Request) (string, *apiError) {
 		if u, err := url.QueryUnescape(v); err == nil {
 			v = u
 		}
-		params[k] = v
+		switch k {
+		case "oauth_signature_method":
+			method = v
+		case "oauth_token":
+			token = v
+		case "oauth_consumer_key":
+			consumer = v
+		case "oauth_signature":
+			sig = v
+		}
 	}
-	if params["oauth_signature_method"] != "PLAINTEXT" {
+	if method != "PLAINTEXT" {
 		return "", errorf(http.StatusUnauthorized, "Authorization Error: 'Unsupported signature method'")
 	}
 	// s.tokens is set once, in New, and only read after: no lock, so
 	// that authenticating a request does not queue behind the handlers
 	// that hold s.mu (a listing of thousands of machines).
-	user, ok := s.tokens[params["oauth_token"]]
-	if !ok || user.creds.ConsumerKey != params["oauth_consumer_key"] {
-		return "", errorf(http.StatusUnauthorized, "Authorization Error: 'Invalid access token: %s'", params["oauth_token"])
+	user, ok := s.tokens[token]
+	if !ok || user.creds.ConsumerKey != consumer {
+		return "", errorf(http.StatusUnauthorized, "Authorization Error: 'Invalid access token: %s'", token)
 	}
 	// PLAINTEXT: the signature is consumer_secret&token_secret; MAAS's
 	// consumer secret is empty.
-	if sig := params["oauth_signature"]; sig != "&"+user.creds.TokenSecret {
+	if sig != "&"+user.creds.TokenSecret {
 		return "", errorf(http.StatusUnauthorized, "Authorization Error: 'Invalid signature'")
 	}
 	return user.name, nil
