@@ -51,8 +51,8 @@ var opParts = map[string]part{
 	"restore_networking_configuration": partIfaces,
 	// A deploy allocates, claims the AUTO links' addresses and starts:
 	// its interfaces change, its disks do not (their JSON shows no status).
-	"deploy": partIfaces,
-	"restore_storage_configuration":    partDisks,
+	"deploy":                        partIfaces,
+	"restore_storage_configuration": partDisks,
 }
 
 // partsOf is opParts[op], every part for an op it does not name.
