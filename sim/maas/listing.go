@@ -98,8 +98,8 @@ func (s *Server) renderListed(m *machine, shared uint64, busy bool) bool {
 		return false
 	}
 	// Kept in a buffer of its exact size: rendered straight into a kept
-	// buffer, a machine's JSON was grown by copies past its estimate and
-	// kept its spare capacity (a fifth of the lab's machine JSON).
+	// buffer sized from its last JSON, a machine whose JSON grew was
+	// grown by copies, and every kept JSON held its spare capacity.
 	kept := bytes.Clone(append(b[:i], b[i+1:]...))
 	*c = listed{json: kept[:i:i], tail: kept[i:], rev: m.rev, shared: shared, valid: !busy}
 	return true
