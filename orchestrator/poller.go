@@ -263,8 +263,15 @@ func (p *poller) toRead(ctx context.Context, site string, ws []*waiter, full boo
 // a Deploy call answered from the machine's read). The changes' own net
 // (the periodic full read) still reads it. At the deadline the node is
 // woken, read, to time its stage out.
+//
+// Only a machine in a phase of its own (busyStates: commissioning,
+// testing, deploying, erasing) is renewed: there the stage waits for the
+// provisioner, and a look finds what the poll found. A node waiting on a
+// settled state (Failed commissioning, Ready, New) waits because its
+// stage's last call did not act (a stale read, a conflict); woken, its
+// stage calls again and acts, as it did before renewals.
 func (w *waiter) renew(now time.Time) {
-	if w.maxWait <= 0 || w.expired.Load() || (!w.deadline.IsZero() && !now.Before(w.deadline)) {
+	if w.maxWait <= 0 || w.expired.Load() || (!w.deadline.IsZero() && !now.Before(w.deadline)) || !slices.Contains(busyStates, w.last) {
 		return
 	}
 	w.until = now.Add(w.maxWait)
