@@ -44,6 +44,11 @@ const maxIdleConns = 128
 // come, not several reads of Go's default 4 KB.
 const readBufferSize = 32 << 10
 
+// writeBufferSize is each connection's write buffer: a deploy's request
+// (its form holds the node's base64 user data, about 12 KB) goes to the
+// socket in one write, not a flushed 4 KB (Go's default) and the rest.
+const writeBufferSize = 32 << 10
+
 func newClient(apiURL, apiKey string, timeout time.Duration, retries int) (*client, error) {
 	u := strings.TrimSuffix(apiURL, "/")
 	if !strings.HasSuffix(u, "/api/2.0") {
@@ -59,7 +64,7 @@ func newClient(apiURL, apiKey string, timeout time.Duration, retries int) (*clie
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
-	t.ReadBufferSize = readBufferSize
+	t.ReadBufferSize, t.WriteBufferSize = readBufferSize, writeBufferSize
 	signer, err := newOAuthSigner(apiKey)
 	if err != nil {
 		return nil, drivers.Errorf(drivers.Transient, "maas: draw the OAuth nonce prefix: %v", err)

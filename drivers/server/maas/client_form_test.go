@@ -1,11 +1,14 @@
 package maas
 
 import (
+	"context"
 	"encoding/base64"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -59,5 +62,46 @@ func TestDeployFormAllocatesTheBodyOnce(t *testing.T) {
 	t.Logf("a deploy request of a %d-byte body allocated %d bytes", size, per)
 	if per > uint64(size)+6<<10 {
 		t.Errorf("a deploy request of a %d-byte body allocated %d bytes: more than the body once and 6 KB", size, per)
+	}
+}
+
+// writeCounting counts a connection's writes.
+type writeCounting struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c writeCounting) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// TestDeployRequestInOneWrite: a deploy's request, its form about 12 KB,
+// goes to the socket in one write (each write is a system call, costly
+// in a virtual machine), not Go's 4 KB buffer flushed and then the rest.
+func TestDeployRequestInOneWrite(t *testing.T) {
+	srv, _ := recordRequests(t, []byte(`{"system_id":"abc","status":9}`))
+	c, err := newClient(srv.URL+"/MAAS", "a:b:c", 5*time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes atomic.Int64
+	tr := c.httpc.Transport.(*http.Transport)
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		return writeCounting{conn, &writes}, err
+	}
+	ud := base64.StdEncoding.EncodeToString(make([]byte, 9<<10))
+	p := url.Values{"agent_name": {"slipway"}, "user_data": {ud}}
+	d := &Driver{c: c}
+	for i := range 3 {
+		writes.Store(0)
+		if _, err := d.machineOp(t.Context(), "abc", "deploy", p); err != nil {
+			t.Fatal(err)
+		}
+		if n := writes.Load(); n != 1 {
+			t.Fatalf("deploy %d: the request of %d bytes of form took %d writes, want 1", i+1, len(p.Encode()), n)
+		}
 	}
 }
