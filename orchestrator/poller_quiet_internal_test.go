@@ -51,3 +51,25 @@ func TestPollerAsksEveryOtherPollWhileQuiet(t *testing.T) {
 		t.Fatalf("A's waiter two polls after its change: woken %v with %q, want another state than %q (the lab: %s)", ok, m.State, wa.last, pl.status(a.MachineID))
 	}
 }
+
+// TestPollerAsksEveryPollWhileManyWait: with askEveryPollFrom machines
+// waiting, every poll asks the event log, quiet or not (the lab counts
+// the queries: before, every other poll), so that a change is seen
+// within one interval.
+func TestPollerAsksEveryPollWhileManyWait(t *testing.T) {
+	defer func(n int) { askEveryPollFrom = n }(askEveryPollFrom)
+	askEveryPollFrom = 2
+	pl := startPollLab(t, 2)
+	p := testPoller(pl.d)
+	for _, r := range pl.refs {
+		p.add("", r, pl.status(r.MachineID), time.Hour)
+	}
+	p.pollOnce(t.Context()) // the first: the log's newest event, every machine read
+	before := pl.eventQueries()
+	for range 6 {
+		p.pollOnce(t.Context())
+	}
+	if got := pl.eventQueries() - before; got < 6 {
+		t.Fatalf("6 polls with %d machines waiting asked the lab's event log %d times, want every poll", len(pl.refs), got)
+	}
+}
