@@ -226,21 +226,7 @@ func (p *poller) toRead(ctx context.Context, site string, ws []*waiter, full boo
 	for _, w := range ws {
 		w.tracked = true
 	}
-	// While nothing changes the log is asked every other poll: a change
-	// is seen at most one interval later, and a quiet rollout of a few
-	// nodes asks half as often (MAAS requests per node). Not while many
-	// wait: there the skip saves a request shared by hundreds, and costs
-	// each of them the interval (the first of thousands of commissioned
-	// machines was seen 2 s late at time scale 0.2, while both cores
-	// idled).
-	var changed map[string]string
-	all := false
-	if p.quiet[site] && len(ws) < askEveryPollFrom {
-		delete(p.quiet, site)
-	} else {
-		changed, all = p.changes(ctx, site, ch)
-		p.quiet[site] = !all && len(changed) == 0
-	}
+	changed, all := p.askChanges(ctx, site, len(ws), ch)
 	if all || full {
 		return ws
 	}
@@ -345,6 +331,25 @@ func dueRank(w *waiter) uint64 {
 		return math.MaxUint64
 	}
 	return w.due
+}
+
+// askChanges is changes, unless the Site's last changes read found none
+// and fewer than askEveryPollFrom of its machines wait (waiting): then
+// the log is not asked this poll (nothing changed, all false). So while
+// nothing changes the log is asked every other poll: a change is seen at
+// most one interval later, and a quiet rollout of a few nodes asks half
+// as often (MAAS requests per node). Not while many wait: there the skip
+// saves a request shared by hundreds, and costs each of them the
+// interval (the first of thousands of commissioned machines was seen 2 s
+// late at time scale 0.2, while both cores idled).
+func (p *poller) askChanges(ctx context.Context, site string, waiting int, ch drivers.ServerChanges) (changed map[string]string, all bool) {
+	if p.quiet[site] && waiting < askEveryPollFrom {
+		delete(p.quiet, site)
+		return nil, false
+	}
+	changed, all = p.changes(ctx, site, ch)
+	p.quiet[site] = !all && len(changed) == 0
+	return changed, all
 }
 
 // changes reads the Site's changes since its cursor, in the poll lane:
