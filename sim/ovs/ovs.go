@@ -174,7 +174,20 @@ func (s *Switchd) startServer(ctx context.Context, tcpPort string) error {
 		return err
 	}
 	s.server = p
-	return s.waitFor(ctx, p, func() bool { return s.tcpPort() != "" && dials(s.DBSock) })
+	return s.waitFor(ctx, p, func() bool { return s.listens(tcpPort) && dials("unix", s.DBSock) })
+}
+
+// listens says whether the starting ovsdb-server listens on TCP: on an
+// ephemeral port ("0") it logs the port it took; restarted on a known
+// port it logs nothing of it, and its first start's line is still in
+// the log (StartDB took that line for the restarted server's and
+// returned before the listener was back: a client was refused), so the
+// port is dialled.
+func (s *Switchd) listens(tcpPort string) bool {
+	if tcpPort == "0" {
+		return s.tcpPort() != ""
+	}
+	return dials("tcp", "127.0.0.1:"+tcpPort)
 }
 
 // KillDB kills ovsdb-server with SIGKILL (a crash: its clients lose
@@ -438,8 +451,8 @@ func (s *Switchd) PIDs() []int {
 }
 
 // dials reports whether a server accepts connections on the unix socket.
-func dials(sock string) bool {
-	c, err := net.DialTimeout("unix", sock, time.Second)
+func dials(network, addr string) bool {
+	c, err := net.DialTimeout(network, addr, time.Second)
 	if err != nil {
 		return false
 	}
