@@ -190,7 +190,7 @@ var constraintsByType, afterConstraints = []byte(`,"constraints_by_type":{}`), [
 // machineJSON keeps it (kept for the engine's next read and poll), with
 // constraintsByType put in. Call it under the lock, after the last change.
 func (s *Server) allocatedJSON(m *machine) any {
-	j, ok := s.machineJSON(m).(pooledJSON)
+	j, ok := s.writtenJSON(m).(pooledJSON)
 	if !ok { // not expected: encoding/json decides
 		return s.renderAllocated(m)
 	}

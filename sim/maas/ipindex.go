@@ -27,6 +27,7 @@ func (s *Server) touch(m *machine) { s.touchParts(m, partsAll) }
 func (s *Server) touchParts(m *machine, p part) {
 	m.rev++
 	m.parts.touch(p)
+	m.dropStale(p)
 	if !m.ipDirty {
 		m.ipDirty = true
 		s.ipDirty = append(s.ipDirty, m)

@@ -134,7 +134,7 @@ func (s *Server) verifyCached(m *machine, head, domain, tail []byte) {
 }
 
 // listMachines is the JSON array of the machines, each from the cache
-// when current, in a buffer of listingBuffers sized once (a poll of
+// when current, in a pooled buffer sized once (a poll of
 // 10,000 machines is some 100 MiB: grown by doubling and copied again
 // into the response buffer, it cost more than the rest of the listing).
 func (s *Server) listMachines(ms []*machine) any {
@@ -158,18 +158,15 @@ func (s *Server) listMachines(ms []*machine) any {
 // its cache keeps, the domain between them.
 type listedParts struct{ head, domain, tail rawJSON }
 
-// assembleListing is the JSON array of the machines' parts, in a buffer
-// of listingBuffers sized once.
+// assembleListing is the JSON array of the machines' parts, in a pooled
+// buffer sized once (pooledBuffer).
 func assembleListing(parts []listedParts) pooledJSON {
 	size := 2
 	for _, p := range parts {
 		size += len(p.head) + len(p.domain) + len(p.tail) + 1
 	}
-	buf := listingBuffers.Get().(*[]byte)
+	buf := pooledBuffer(size)
 	b := (*buf)[:0]
-	if cap(b) < size {
-		b = make([]byte, 0, size+size/8)
-	}
 	b = append(b, '[')
 	for i, p := range parts {
 		if i > 0 {
@@ -182,28 +179,78 @@ func assembleListing(parts []listedParts) pooledJSON {
 }
 
 // machineJSON is renderMachine(m) encoded, from the cache when it is
-// current (cachedMachine), in a buffer of listingBuffers: a machine read
-// or a write's answer. Call it under the lock.
+// current (cachedMachine), in a buffer of answerBuffers: a machine read.
+// Call it under the lock.
 func (s *Server) machineJSON(m *machine) any {
 	defer s.beginListing()()
 	h, d, t, ok := s.cachedMachine(m, make(map[string]rawJSON, 1))
 	if !ok { // not expected: appendJSON failed, encoding/json decides
 		return s.renderMachine(m)
 	}
-	buf := listingBuffers.Get().(*[]byte)
+	buf := answerBuffers.Get().(*[]byte)
 	*buf = append(append(append((*buf)[:0], h...), d...), t...)
 	return pooledJSON{buf}
 }
 
-// pooledJSON is JSON in a buffer of listingBuffers: ServeHTTP writes it
-// as it is and puts the buffer back.
+// writtenJSON is renderMachine(m) encoded for the answer of a write on
+// it, in a buffer of answerBuffers, and not kept for the listing: the
+// machine is written again before it is read (a rollout allocates, marks,
+// deploys and configures each machine in requests one after the other),
+// so each kept copy was garbage at the next request, a fifth of the
+// lab's allocation while it configured 10,000 machines. Its parts
+// (render_parts.go) are kept as ever. Call it under the lock.
+func (s *Server) writtenJSON(m *machine) any {
+	defer s.beginListing()()
+	d, err := appendJSON(nil, s.renderDomain(s.domainOf(m)))
+	if err != nil { // not expected: encoding/json decides
+		return s.renderMachine(m)
+	}
+	buf := answerBuffers.Get().(*[]byte)
+	b, err := s.appendMachine((*buf)[:0], m, d) // render_machine.go
+	if err != nil {
+		answerBuffers.Put(buf)
+		return s.renderMachine(m)
+	}
+	*buf = b
+	return pooledJSON{buf}
+}
+
+// pooledJSON is JSON in a pooled buffer (answerBuffers, listingBuffers):
+// ServeHTTP writes it as it is and puts the buffer back.
 type pooledJSON struct{ buf *[]byte }
 
-var listingBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1<<16); return &b }}
+// The buffers of one machine's JSON and those of listings are pooled
+// apart: from one pool, a 17 KB answer took a listing's 9 MB buffer and
+// the next listing made a new one, and the pool held some 90 MB.
+var (
+	answerBuffers  = sync.Pool{New: func() any { b := make([]byte, 0, 1<<16); return &b }}
+	listingBuffers = sync.Pool{New: func() any { return new([]byte) }}
+)
 
-// release puts the buffer back (ServeHTTP, after writing it).
+// pooledBuffer is an empty buffer of at least size bytes from the pool
+// of its size (release puts it back there).
+func pooledBuffer(size int) *[]byte {
+	pool := &answerBuffers
+	if size > answerBufferMax {
+		pool = &listingBuffers
+	}
+	buf := pool.Get().(*[]byte)
+	if cap(*buf) < size {
+		*buf = make([]byte, 0, size+size/8)
+	}
+	return buf
+}
+
+// answerBufferMax is the largest buffer answerBuffers keeps.
+const answerBufferMax = 1 << 20
+
+// release puts the buffer back (ServeHTTP, after writing it), in the
+// pool of its size.
 func (p pooledJSON) release() {
-	if cap(*p.buf) <= 256<<20 {
+	switch c := cap(*p.buf); {
+	case c <= answerBufferMax:
+		answerBuffers.Put(p.buf)
+	case c <= 256<<20:
 		listingBuffers.Put(p.buf)
 	}
 }

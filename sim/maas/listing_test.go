@@ -153,19 +153,20 @@ func TestIPIndexFollowsLinks(t *testing.T) {
 }
 
 // TestMachineAnswersShareTheListingCache: a machine read changes nothing,
-// so it leaves the machine's kept JSON current, and a write that answers
-// the machine (set_owner_data) leaves its answer kept for the next read
-// and listing, and so does allocate's answer (the machine's JSON with
-// constraints_by_type); every such answer is byte for byte a fresh rendering,
+// so it leaves the machine's kept JSON current; a write that answers the
+// machine (set_owner_data, and allocate with constraints_by_type) is
+// answered by a fresh rendering that is not kept (writtenJSON), and the
+// stale JSON kept before it is let go (dropStale); the next read keeps
+// its rendering again. Every answer is byte for byte a fresh rendering,
 // with the Content-Length MAAS's Django sends.
 func TestMachineAnswersShareTheListingCache(t *testing.T) {
 	l := newSimLab(t, nil)
 	a := l.ready(1, "a")
-	current := func() bool {
+	kept := func() (current, held bool) {
 		l.s.mu.Lock()
 		defer l.s.mu.Unlock()
 		m := l.s.machines[a]
-		return m.rendered.valid && m.rendered.rev == m.rev
+		return m.rendered.valid && m.rendered.rev == m.rev, m.rendered.json != nil
 	}
 	fresh := func() string {
 		l.s.mu.Lock()
@@ -176,7 +177,7 @@ func TestMachineAnswersShareTheListingCache(t *testing.T) {
 		}
 		return string(b) + "\n"
 	}
-	check := func(what string, r rawResp) {
+	check := func(what string, r rawResp, wantKept bool) {
 		t.Helper()
 		if got, want := string(r.body), fresh(); got != want {
 			t.Errorf("%s: answer differs from a fresh rendering:\n got %s\nwant %s", what, got, want)
@@ -184,20 +185,20 @@ func TestMachineAnswersShareTheListingCache(t *testing.T) {
 		if got := r.header.Get("Content-Length"); got != strconv.Itoa(len(r.body)) {
 			t.Errorf("%s: Content-Length %q, body %d bytes", what, got, len(r.body))
 		}
-		if !current() {
-			t.Errorf("%s: the machine's kept JSON is not current after it", what)
+		if current, held := kept(); current != wantKept || held != wantKept {
+			t.Errorf("%s: kept JSON current %v, held %v; want both %v", what, current, held, wantKept)
 		}
 	}
 	l.must(http.StatusOK, "GET", "/machines/", nil, nil) // fills the cache
-	check("read", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil))
+	check("read", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil), true)
 	for _, q := range []string{"/machines/" + a + "/?op=details", "/nodes/" + a + "/devices/"} {
 		l.must(http.StatusOK, "GET", q, nil, nil)
-		if !current() {
+		if current, _ := kept(); !current {
 			t.Errorf("GET %s: the machine's kept JSON is not current after it", q)
 		}
 	}
-	check("set_owner_data", l.must(http.StatusOK, "POST", "/machines/"+a+"/?op=set_owner_data", url.Values{"team": {"x"}}, nil))
-	check("read after the write", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil))
+	check("set_owner_data", l.must(http.StatusOK, "POST", "/machines/"+a+"/?op=set_owner_data", url.Values{"team": {"x"}}, nil), false)
+	check("read after the write", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil), true)
 	// allocate answers the machine with constraints_by_type added.
 	r := l.must(http.StatusOK, "POST", "/machines/?op=allocate", url.Values{"system_id": {a}}, nil)
 	l.s.mu.Lock()
@@ -206,10 +207,29 @@ func TestMachineAnswersShareTheListingCache(t *testing.T) {
 	if err != nil || string(r.body) != string(want)+"\n" {
 		t.Errorf("allocate: answer differs from a fresh rendering (%v):\n got %s\nwant %s", err, r.body, want)
 	}
-	if !current() {
-		t.Error("allocate: the machine's kept JSON is not current after it")
+	if current, held := kept(); current || held {
+		t.Errorf("allocate: kept JSON current %v, held %v; want neither", current, held)
 	}
-	check("read after allocate", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil))
+	check("read after allocate", l.must(http.StatusOK, "GET", "/machines/"+a+"/", nil, nil), true)
+}
+
+// TestAnswersTakeNoListingBuffer: once a listing of many machines has
+// put its buffer back, a machine's answer is written from a buffer of
+// its own size class, and the listing's buffer serves the next listing.
+func TestAnswersTakeNoListingBuffer(t *testing.T) {
+	big := pooledBuffer(4 * answerBufferMax)
+	*big = append((*big)[:0], make([]byte, 4*answerBufferMax)...)
+	pooledJSON{big}.release()
+	for range 8 { // sync.Pool may drop what was put; none of the gets may be the listing's
+		b := pooledBuffer(17 << 10)
+		if cap(*b) > answerBufferMax {
+			t.Fatalf("an answer of 17 KB took a buffer of %d bytes", cap(*b))
+		}
+		pooledJSON{b}.release()
+	}
+	if b := pooledBuffer(2 * answerBufferMax); cap(*b) < 2*answerBufferMax {
+		t.Fatalf("a listing buffer of %d bytes, want at least %d", cap(*b), 2*answerBufferMax)
+	}
 }
 
 // TestSharedJSONFollowsVLANAndSubnetChanges: the VLAN and subnet JSON

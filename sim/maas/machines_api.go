@@ -79,8 +79,8 @@ func (s *Server) withMachineParts(p part, fn machineHandler) handler {
 		s.touchParts(m, p) // whatever fn changes, before (a look at the IP index in fn) and after: see listing.go, ipindex.go
 		out, err := fn(s, m, req)
 		s.touchParts(m, p)
-		if a, ok := out.(machineAnswer); ok { // after the last touch: cached as it stays
-			return s.machineJSON(a.m), err
+		if a, ok := out.(machineAnswer); ok { // after the last touch
+			return s.writtenJSON(a.m), err
 		}
 		return encodedHere(out, err) // interfaces_api.go
 	}

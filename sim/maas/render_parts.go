@@ -42,6 +42,20 @@ func (p *machineParts) touch(which part) {
 	}
 }
 
+// dropStale lets go of the JSON kept of m that a change to its parts p
+// made stale (touchParts): it is never served again (its revision is
+// behind), and 10,000 machines held some 150 MB of it until their next
+// rendering.
+func (m *machine) dropStale(p part) {
+	m.rendered = listed{}
+	if p&partIfaces != 0 {
+		m.parts.ifaces = ifacesPart{}
+	}
+	if p&partDisks != 0 {
+		m.parts.disks = disksPart{}
+	}
+}
+
 // ifacesPart is renderMachineInterfaces' answer: each interface encoded
 // (rawJSON), never changed once made, so answers may share it.
 type ifacesPart struct {

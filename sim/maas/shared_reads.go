@@ -65,7 +65,7 @@ func (s *Server) machineReadShared(m *machine, _ *request) (any, *apiError, bool
 	if !ok {
 		return nil, nil, false
 	}
-	buf := listingBuffers.Get().(*[]byte)
+	buf := answerBuffers.Get().(*[]byte)
 	*buf = append(append(append((*buf)[:0], h...), d...), t...)
 	return pooledJSON{buf}, nil, true
 }
