@@ -187,8 +187,9 @@ func (s *Server) machinesAllocate(req *request) (any, *apiError) {
 var constraintsByType, afterConstraints = []byte(`,"constraints_by_type":{}`), []byte(`,"cpu_count":`)
 
 // allocatedJSON is renderAllocated(m) encoded: the machine's JSON as
-// machineJSON keeps it (kept for the engine's next read and poll), with
-// constraintsByType put in. Call it under the lock, after the last change.
+// writtenJSON renders it (not kept: the engine writes the machine next),
+// with constraintsByType put in. Call it under the lock, after the last
+// change.
 func (s *Server) allocatedJSON(m *machine) any {
 	j, ok := s.writtenJSON(m).(pooledJSON)
 	if !ok { // not expected: encoding/json decides
