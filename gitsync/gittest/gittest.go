@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/slipway-dev/slipway/internal/testtool"
 )
 
 // Git runs git in dir (a test's own repositories) and fails the test
@@ -133,15 +135,9 @@ func StartDaemon(t *testing.T, root string) *Daemon {
 	}
 }
 
-// FreePort is a TCP port free on 127.0.0.1 a moment ago.
-func FreePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+// FreePort is a TCP port free on 127.0.0.1 a moment ago (testtool's pick,
+// below the ephemeral range).
+func FreePort(t *testing.T) int { return testtool.FreePorts(t, 1)[0] }
 
 // HTTP serves root with git http-backend behind net/http/cgi, asking
 // for basic auth (user, token); Requests counts the git requests it let

@@ -5,6 +5,7 @@ package etcdtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -92,15 +93,45 @@ func StartTLS(t testing.TB, n int) *Cluster {
 	return start(t, n, newTLSFiles(t), nil)
 }
 
+// freePorts picks loopback ports; a test replaces it to hand out a
+// port that is taken.
+var freePorts = testtool.FreePorts
+
+// bindAttempts bounds how often a cluster is started again on new ports
+// when a member could not bind one: another test's process can take a
+// port between FreePorts closing it and etcd binding it.
+const bindAttempts = 4
+
 func start(t testing.TB, n int, tf *TLSFiles, extra []string) *Cluster {
 	t.Helper()
 	bin := testtool.Need(t, "etcd", "etcd-server")
+	if tf != nil {
+		extra = append([]string{"--cert-file", tf.ServerCert, "--key-file", tf.ServerKey, "--client-cert-auth", "--trusted-ca-file", tf.CA}, extra...)
+	}
+	for attempt := 1; ; attempt++ {
+		c := launch(t, bin, n, tf, extra)
+		err := c.waitReady(t)
+		if err == nil {
+			return c
+		}
+		if !errors.Is(err, errPortTaken) || attempt == bindAttempts {
+			t.Fatalf("etcd did not answer within 30 s (start %d of %d): %v\n%s", attempt, bindAttempts, err, c.output())
+		}
+		t.Logf("etcd start %d of %d: %v; starting again on other ports", attempt, bindAttempts, err)
+		for _, m := range c.Members {
+			m.Stop()
+		}
+	}
+}
+
+// launch starts n members on fresh loopback ports.
+func launch(t testing.TB, bin string, n int, tf *TLSFiles, extra []string) *Cluster {
+	t.Helper()
 	scheme := "http"
 	if tf != nil {
 		scheme = "https"
-		extra = append([]string{"--cert-file", tf.ServerCert, "--key-file", tf.ServerKey, "--client-cert-auth", "--trusted-ca-file", tf.CA}, extra...)
 	}
-	ports := testtool.FreePorts(t, 2*n)
+	ports := freePorts(t, 2*n)
 	var initial []string
 	for i := range n {
 		initial = append(initial, fmt.Sprintf("m%d=http://127.0.0.1:%d", i, ports[2*i+1]))
@@ -119,6 +150,15 @@ func start(t testing.TB, n int, tf *TLSFiles, extra []string) *Cluster {
 		t.Cleanup(func() { m.Stop() })
 		c.Members = append(c.Members, m)
 	}
+	return c
+}
+
+var errPortTaken = errors.New("a member could not bind its port")
+
+// waitReady waits up to 30 s for the cluster to answer a read; it stops
+// early with errPortTaken when a member reports its port in use.
+func (c *Cluster) waitReady(t testing.TB) error {
+	t.Helper()
 	cl := c.Client(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -126,11 +166,59 @@ func start(t testing.TB, n int, tf *TLSFiles, extra []string) *Cluster {
 		_, err := cl.Get(ctx, "health")
 		cancel()
 		if err == nil {
-			return c
+			err = c.checkMembers(cl)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("etcd did not answer within 30 s: %v\n%s", err, c.Members[0].out.String())
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, errPortTaken), strings.Contains(c.output(), "address already in use"):
+			return errPortTaken
+		case time.Now().After(deadline):
+			return err
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// checkMembers makes sure the cluster that answered is this one: when a
+// member's client port was taken by another test's etcd, that etcd
+// answers, with its own members' peer URLs.
+func (c *Cluster) checkMembers(cl *clientv3.Client) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := cl.MemberList(ctx)
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, m := range c.Members {
+		want[m.peerURL()] = true
+	}
+	for _, m := range resp.Members {
+		for _, u := range m.PeerURLs {
+			if !want[u] {
+				return fmt.Errorf("%w: a cluster with peer %s answered", errPortTaken, u)
+			}
+		}
+	}
+	return nil
+}
+
+// peerURL is the member's peer URL, from its arguments.
+func (m *Member) peerURL() string {
+	for i, a := range m.args {
+		if a == "--listen-peer-urls" && i+1 < len(m.args) {
+			return m.args[i+1]
+		}
+	}
+	return ""
+}
+
+// output is every member's log so far.
+func (c *Cluster) output() string {
+	var b strings.Builder
+	for _, m := range c.Members {
+		fmt.Fprintf(&b, "[%s]\n%s", m.Name, m.out.String())
+	}
+	return b.String()
 }

@@ -6,6 +6,8 @@ package testtool
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -73,13 +75,16 @@ func (s *SyncBuffer) String() string {
 	return s.b.String()
 }
 
-// FreePorts are n loopback TCP ports that were free a moment ago.
+// FreePorts are n loopback TCP ports that were free a moment ago. They
+// are picked below the kernel's ephemeral range where it leaves room, so
+// that no outgoing connection (tests make thousands) can take one before
+// the process it is meant for binds it; only another test's pick can.
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
 	var out []int
 	var lns []net.Listener
 	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := listenFree()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,4 +95,36 @@ func FreePorts(t testing.TB, n int) []int {
 		ln.Close()
 	}
 	return out
+}
+
+// quietPortsFrom is the lowest port FreePorts picks from when the
+// ephemeral range starts above it.
+const quietPortsFrom = 10000
+
+// listenFree listens on a free port below the ephemeral range (a few
+// random tries), or on one the kernel picks.
+func listenFree() (net.Listener, error) {
+	if low := ephemeralLow(); low > quietPortsFrom+1000 {
+		for range 20 {
+			port := quietPortsFrom + rand.IntN(low-quietPortsFrom)
+			if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+				return ln, nil
+			}
+		}
+	}
+	return net.Listen("tcp", "127.0.0.1:0")
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range, 0 when
+// it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	var low, high int
+	if _, err := fmt.Sscan(string(b), &low, &high); err != nil {
+		return 0
+	}
+	return low
 }
