@@ -25,6 +25,7 @@ type Member struct {
 	out       *testtool.SyncBuffer
 	bin       string
 	args      []string // to start it again on its data directory
+	peerURL   string
 }
 
 // Stop kills the member (SIGKILL), as a crash would.
@@ -140,6 +141,7 @@ func launch(t testing.TB, bin string, n int, tf *TLSFiles, extra []string) *Clus
 	for i := range n {
 		m := &Member{Name: fmt.Sprintf("m%d", i), ClientURL: fmt.Sprintf("%s://127.0.0.1:%d", scheme, ports[2*i]), out: &testtool.SyncBuffer{}}
 		peer := fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1])
+		m.peerURL = peer
 		m.bin, m.args = bin, []string{"--name", m.Name, "--data-dir", t.TempDir(),
 			"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,
 			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
@@ -192,7 +194,7 @@ func (c *Cluster) checkMembers(cl *clientv3.Client) error {
 	}
 	want := map[string]bool{}
 	for _, m := range c.Members {
-		want[m.peerURL()] = true
+		want[m.peerURL] = true
 	}
 	for _, m := range resp.Members {
 		for _, u := range m.PeerURLs {
@@ -202,16 +204,6 @@ func (c *Cluster) checkMembers(cl *clientv3.Client) error {
 		}
 	}
 	return nil
-}
-
-// peerURL is the member's peer URL, from its arguments.
-func (m *Member) peerURL() string {
-	for i, a := range m.args {
-		if a == "--listen-peer-urls" && i+1 < len(m.args) {
-			return m.args[i+1]
-		}
-	}
-	return ""
 }
 
 // output is every member's log so far.
