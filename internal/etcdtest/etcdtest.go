@@ -65,6 +65,14 @@ func (c *Cluster) Endpoints() []string {
 // Client is a client of the cluster, closed when the test ends.
 func (c *Cluster) Client(t testing.TB) *clientv3.Client {
 	t.Helper()
+	cl := c.newClient(t)
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+// newClient is a client of the cluster; the caller closes it.
+func (c *Cluster) newClient(t testing.TB) *clientv3.Client {
+	t.Helper()
 	cfg := clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second}
 	if c.TLS != nil {
 		cfg.TLS = c.TLS.clientConfig(t)
@@ -73,7 +81,6 @@ func (c *Cluster) Client(t testing.TB) *clientv3.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cl.Close() })
 	return cl
 }
 
@@ -158,10 +165,12 @@ func launch(t testing.TB, bin string, n int, tf *TLSFiles, extra []string) *Clus
 var errPortTaken = errors.New("a member could not bind its port")
 
 // waitReady waits up to 30 s for the cluster to answer a read; it stops
-// early with errPortTaken when a member reports its port in use.
+// early with errPortTaken when a member reports its port in use. Its
+// client is closed on return, so an abandoned start leaves none retrying.
 func (c *Cluster) waitReady(t testing.TB) error {
 	t.Helper()
-	cl := c.Client(t)
+	cl := c.newClient(t)
+	defer cl.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

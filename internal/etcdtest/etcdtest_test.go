@@ -24,7 +24,7 @@ func takenFirst(t *testing.T, port int) *int {
 	return &calls
 }
 
-func putGet(t *testing.T, c *Cluster) {
+func mustPut(t *testing.T, c *Cluster) {
 	t.Helper()
 	cl := c.Client(t)
 	if _, err := cl.Put(context.Background(), "k", "v"); err != nil {
@@ -46,7 +46,7 @@ func TestStartRetriesATakenPort(t *testing.T) {
 	if *calls != 2 {
 		t.Fatalf("ports picked %d times, want 2 (one retry)", *calls)
 	}
-	putGet(t, c)
+	mustPut(t, c)
 }
 
 // TestStartRefusesAnotherClusterOnItsPort: when the taken port is another
@@ -67,5 +67,5 @@ func TestStartRefusesAnotherClusterOnItsPort(t *testing.T) {
 	if *calls != 2 || c.Members[0].ClientURL == other.Members[0].ClientURL {
 		t.Fatalf("ports picked %d times, client %s (the other cluster's is %s)", *calls, c.Members[0].ClientURL, other.Members[0].ClientURL)
 	}
-	putGet(t, c)
+	mustPut(t, c)
 }
